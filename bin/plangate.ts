@@ -1,0 +1,56 @@
+#!/usr/bin/env -S npx tsx
+/**
+ * The plangate CLI. Each command lives in lib/cli/<command>.ts and exports
+ * `run(argv: string[]): Promise<number>` (the exit code) and `usage: string`.
+ * Exit codes: 0 ok, 1 the plan is invalid or the run failed, 2 usage.
+ */
+import { realpathSync } from 'node:fs';
+import { fileURLToPath } from 'node:url';
+
+interface CommandModule {
+  run(argv: string[]): Promise<number>;
+  usage: string;
+}
+
+/** Command name → loader; loaded lazily so `plangate validate` does not pay for the engine or the AWS SDK. */
+const COMMANDS: Record<string, { summary: string; load: () => Promise<CommandModule> }> = {};
+
+function overview(): string {
+  const lines = ['Usage: plangate <command> [options]', '', 'Commands:'];
+  for (const [name, { summary }] of Object.entries(COMMANDS)) lines.push(`  ${name.padEnd(10)} ${summary}`);
+  lines.push('', "Run `plangate <command> --help` for a command's options.");
+  return lines.join('\n');
+}
+
+export async function main(argv: string[]): Promise<number> {
+  const [name, ...rest] = argv;
+  if (name === undefined || name === '--help' || name === '-h' || name === 'help') {
+    process.stdout.write(`${overview()}\n`);
+    return name === undefined ? 2 : 0;
+  }
+  const entry = COMMANDS[name];
+  if (!entry) {
+    process.stderr.write(`plangate: unknown command "${name}"\n\n${overview()}\n`);
+    return 2;
+  }
+  const command = await entry.load();
+  if (rest.includes('--help') || rest.includes('-h')) {
+    process.stdout.write(`${command.usage}\n`);
+    return 0;
+  }
+  return command.run(rest);
+}
+
+const invokedDirectly =
+  process.argv[1] !== undefined && realpathSync(process.argv[1]) === fileURLToPath(import.meta.url);
+if (invokedDirectly) {
+  main(process.argv.slice(2)).then(
+    (code) => {
+      process.exitCode = code;
+    },
+    (error: unknown) => {
+      process.stderr.write(`plangate: ${error instanceof Error ? error.message : String(error)}\n`);
+      process.exitCode = 1;
+    },
+  );
+}

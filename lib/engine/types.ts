@@ -1,0 +1,118 @@
+/**
+ * Contracts between the parts of plangate's embedded Step Functions engine:
+ * the interpreter (lib/engine/core), the service integrations and mocks
+ * (lib/engine/resources), the data-flow functions (lib/engine/dataflow) and
+ * the Step Functions API server (lib/engine/api).
+ *
+ * The engine's public surface is the Step Functions API itself: `StepFunctionsEngine`
+ * takes and returns the request/response shapes of @aws-sdk/client-sfn, so the
+ * HTTP server is a thin AWS JSON 1.0 dispatcher over it.
+ */
+import type * as sfn from '@aws-sdk/client-sfn';
+
+/** An error the API returns with AWS's code and shape, e.g. `ExecutionDoesNotExist`. */
+export class SfnServiceError extends Error {
+  constructor(
+    /** AWS's error code, e.g. `InvalidDefinition`, `StateMachineDoesNotExist`, `TaskDoesNotExist`. */
+    readonly code: string,
+    message: string,
+    /** HTTP status the API server answers with. */
+    readonly httpStatus = 400,
+  ) {
+    super(message);
+    this.name = code;
+  }
+}
+
+/** A located problem in an ASL definition, e.g. `/States/Build/Next: state "Biuld" does not exist`. */
+export interface DefinitionProblem {
+  /** JSON pointer into the definition, e.g. `/States/Build/Retry/0/ErrorEquals`. */
+  readonly location: string;
+  readonly code: string;
+  readonly message: string;
+}
+
+/** A failure raised while running a state, carried as Step Functions' `{ Error, Cause }`. */
+export class StatesError extends Error {
+  constructor(
+    readonly error: string,
+    readonly cause: string | undefined,
+  ) {
+    super(cause ? `${error}: ${cause}` : error);
+    this.name = error;
+  }
+}
+
+/** What a Task state hands to a service integration. */
+export interface TaskInvocation {
+  /** The state's Resource, e.g. `arn:aws:states:::lambda:invoke.waitForTaskToken`. */
+  readonly resource: string;
+  /** The evaluated Parameters/Arguments (the effective input of the task). */
+  readonly parameters: unknown;
+  readonly stateName: string;
+  readonly executionArn: string;
+  readonly stateMachineArn: string;
+  /** Present for `.waitForTaskToken` tasks (already substituted where the definition placed `$$.Task.Token`). */
+  readonly taskToken?: string;
+  readonly timeoutSeconds?: number;
+  /** Aborted when the execution stops, the task times out, or a sibling Parallel branch fails. */
+  readonly signal: AbortSignal;
+}
+
+/**
+ * A service integration: returns the task result (for `.waitForTaskToken`, resolves once the
+ * request has been dispatched; the engine then waits for SendTaskSuccess/Failure).
+ * Throws `StatesError` for task failures (e.g. `Lambda.ServiceException`, `States.TaskFailed`).
+ */
+export type ResourceInvoker = (invocation: TaskInvocation) => Promise<unknown>;
+
+/** A Lambda handler run in-process, as AWS Lambda would call it. */
+export type LambdaHandler = (event: unknown, context: LambdaLikeContext) => Promise<unknown>;
+
+export interface LambdaLikeContext {
+  readonly functionName: string;
+  readonly functionVersion: string;
+  readonly invokedFunctionArn: string;
+  readonly memoryLimitInMB: string;
+  readonly awsRequestId: string;
+  readonly logGroupName: string;
+  readonly logStreamName: string;
+  getRemainingTimeInMillis(): number;
+  readonly callbackWaitsForEmptyEventLoop: boolean;
+}
+
+/** The Step Functions API, as the engine implements it (same names and shapes as @aws-sdk/client-sfn). */
+export interface StepFunctionsEngine {
+  createStateMachine(input: sfn.CreateStateMachineInput): Promise<sfn.CreateStateMachineOutput>;
+  updateStateMachine(input: sfn.UpdateStateMachineInput): Promise<sfn.UpdateStateMachineOutput>;
+  describeStateMachine(input: sfn.DescribeStateMachineInput): Promise<sfn.DescribeStateMachineOutput>;
+  listStateMachines(input: sfn.ListStateMachinesInput): Promise<sfn.ListStateMachinesOutput>;
+  deleteStateMachine(input: sfn.DeleteStateMachineInput): Promise<sfn.DeleteStateMachineOutput>;
+  publishStateMachineVersion(
+    input: sfn.PublishStateMachineVersionInput,
+  ): Promise<sfn.PublishStateMachineVersionOutput>;
+  listStateMachineVersions(input: sfn.ListStateMachineVersionsInput): Promise<sfn.ListStateMachineVersionsOutput>;
+  deleteStateMachineVersion(
+    input: sfn.DeleteStateMachineVersionInput,
+  ): Promise<sfn.DeleteStateMachineVersionOutput>;
+  createStateMachineAlias(input: sfn.CreateStateMachineAliasInput): Promise<sfn.CreateStateMachineAliasOutput>;
+  describeStateMachineAlias(
+    input: sfn.DescribeStateMachineAliasInput,
+  ): Promise<sfn.DescribeStateMachineAliasOutput>;
+  updateStateMachineAlias(input: sfn.UpdateStateMachineAliasInput): Promise<sfn.UpdateStateMachineAliasOutput>;
+  listStateMachineAliases(input: sfn.ListStateMachineAliasesInput): Promise<sfn.ListStateMachineAliasesOutput>;
+  deleteStateMachineAlias(input: sfn.DeleteStateMachineAliasInput): Promise<sfn.DeleteStateMachineAliasOutput>;
+  validateStateMachineDefinition(
+    input: sfn.ValidateStateMachineDefinitionInput,
+  ): Promise<sfn.ValidateStateMachineDefinitionOutput>;
+  startExecution(input: sfn.StartExecutionInput): Promise<sfn.StartExecutionOutput>;
+  startSyncExecution(input: sfn.StartSyncExecutionInput): Promise<sfn.StartSyncExecutionOutput>;
+  describeExecution(input: sfn.DescribeExecutionInput): Promise<sfn.DescribeExecutionOutput>;
+  listExecutions(input: sfn.ListExecutionsInput): Promise<sfn.ListExecutionsOutput>;
+  getExecutionHistory(input: sfn.GetExecutionHistoryInput): Promise<sfn.GetExecutionHistoryOutput>;
+  stopExecution(input: sfn.StopExecutionInput): Promise<sfn.StopExecutionOutput>;
+  redriveExecution(input: sfn.RedriveExecutionInput): Promise<sfn.RedriveExecutionOutput>;
+  sendTaskSuccess(input: sfn.SendTaskSuccessInput): Promise<sfn.SendTaskSuccessOutput>;
+  sendTaskFailure(input: sfn.SendTaskFailureInput): Promise<sfn.SendTaskFailureOutput>;
+  sendTaskHeartbeat(input: sfn.SendTaskHeartbeatInput): Promise<sfn.SendTaskHeartbeatOutput>;
+}
