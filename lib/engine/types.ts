@@ -36,7 +36,7 @@ export interface DefinitionProblem {
 export class StatesError extends Error {
   constructor(
     readonly error: string,
-    readonly cause: string | undefined,
+    override readonly cause: string | undefined,
   ) {
     super(cause ? `${error}: ${cause}` : error);
     this.name = error;
