@@ -1,0 +1,113 @@
+/**
+ * Runs one `bash -c` command in its own process group, with a timeout that kills the whole
+ * group (so `sleep 100 &` children die too), and bounded stdout/stderr capture. Shared by the
+ * shell and agent tools and by command contracts.
+ */
+import { spawn } from 'node:child_process';
+import { BoundedBuffer, DEFAULT_OUTPUT_LIMIT_BYTES } from './truncate.ts';
+
+export interface RunProcessProps {
+  readonly command: string;
+  /** @default process.cwd() */
+  readonly cwd?: string;
+  /** Added to (and overriding) the inherited environment. */
+  readonly env?: Readonly<Record<string, string>>;
+  /** @default 60_000 */
+  readonly timeoutMs?: number;
+  /** Per stream. @default DEFAULT_OUTPUT_LIMIT_BYTES */
+  readonly maxOutputBytes?: number;
+  /** Written to stdin, then stdin is closed. */
+  readonly stdin?: string;
+  /** Aborting kills the process group like a timeout. */
+  readonly signal?: AbortSignal;
+  /**
+   * How long after SIGTERM the group gets SIGKILL.
+   * @default 2000
+   */
+  readonly killGraceMs?: number;
+}
+
+export interface ProcessResult {
+  /** null when the process was killed by a signal. */
+  readonly exitCode: number | null;
+  readonly signal: NodeJS.Signals | null;
+  readonly stdout: string;
+  readonly stderr: string;
+  readonly stdoutTruncated: boolean;
+  readonly stderrTruncated: boolean;
+  readonly timedOut: boolean;
+  readonly aborted: boolean;
+  readonly durationMs: number;
+}
+
+/** Runs the command; resolves when it exits (or is killed). Rejects only when bash cannot start. */
+export function runProcess(props: RunProcessProps): Promise<ProcessResult> {
+  const started = performance.now();
+  const limit = props.maxOutputBytes ?? DEFAULT_OUTPUT_LIMIT_BYTES;
+  const stdout = new BoundedBuffer(limit);
+  const stderr = new BoundedBuffer(limit);
+  return new Promise<ProcessResult>((resolve, reject) => {
+    const child = spawn('bash', ['-c', props.command], {
+      cwd: props.cwd,
+      env: { ...process.env, ...props.env },
+      // Own process group: a timeout kills the command and everything it started.
+      detached: true,
+      stdio: ['pipe', 'pipe', 'pipe'],
+    });
+    let timedOut = false;
+    let aborted = false;
+    let killTimer: NodeJS.Timeout | undefined;
+    const killGroup = (): void => {
+      if (child.pid === undefined || child.exitCode !== null) return;
+      signalGroup(child.pid, 'SIGTERM');
+      killTimer = setTimeout(() => signalGroup(child.pid as number, 'SIGKILL'), props.killGraceMs ?? 2000);
+    };
+    const timer = setTimeout(() => {
+      timedOut = true;
+      killGroup();
+    }, props.timeoutMs ?? 60_000);
+    const onAbort = (): void => {
+      aborted = true;
+      killGroup();
+    };
+    props.signal?.addEventListener('abort', onAbort, { once: true });
+    if (props.signal?.aborted) onAbort();
+
+    child.stdout.on('data', (chunk: Buffer) => stdout.push(chunk));
+    child.stderr.on('data', (chunk: Buffer) => stderr.push(chunk));
+    child.stdin.on('error', () => {
+      // The command may exit without reading stdin (EPIPE); its exit code says what happened.
+    });
+    child.stdin.end(props.stdin ?? '');
+    child.on('error', (error) => {
+      clearTimeout(timer);
+      reject(error);
+    });
+    child.on('close', (exitCode, signal) => {
+      clearTimeout(timer);
+      // The leader is gone; make sure no background child of the group outlives a timeout.
+      if (timedOut || aborted) signalGroup(child.pid as number, 'SIGKILL');
+      if (killTimer) clearTimeout(killTimer);
+      props.signal?.removeEventListener('abort', onAbort);
+      resolve({
+        exitCode,
+        signal,
+        stdout: stdout.toString(),
+        stderr: stderr.toString(),
+        stdoutTruncated: stdout.truncated,
+        stderrTruncated: stderr.truncated,
+        timedOut,
+        aborted,
+        durationMs: Math.round(performance.now() - started),
+      });
+    });
+  });
+}
+
+function signalGroup(pid: number, signal: NodeJS.Signals): void {
+  try {
+    process.kill(-pid, signal);
+  } catch {
+    // ESRCH: the group already exited.
+  }
+}

@@ -1,0 +1,36 @@
+/**
+ * Named outputs from process-based tools, GitHub-Actions style: the process appends
+ * `name=value` lines to the file named by $PLANGATE_OUTPUT and the harness reads them back.
+ */
+import { mkdtemp, readFile, rm } from 'node:fs/promises';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+
+/** The environment variable naming the outputs file. */
+export const OUTPUT_FILE_ENV = 'PLANGATE_OUTPUT';
+
+/** Creates an empty outputs file, hands its path to `use`, and returns what was written to it. */
+export async function withOutputsFile<T>(
+  use: (path: string) => Promise<T>,
+): Promise<{ result: T; outputs: Record<string, string> }> {
+  const dir = await mkdtemp(join(tmpdir(), 'plangate-out-'));
+  const path = join(dir, 'outputs');
+  try {
+    const result = await use(path);
+    const text = await readFile(path, 'utf8').catch(() => '');
+    return { result, outputs: parseOutputs(text) };
+  } finally {
+    await rm(dir, { recursive: true, force: true });
+  }
+}
+
+/** Parses `name=value` lines; later lines win; lines without `=` are ignored. */
+export function parseOutputs(text: string): Record<string, string> {
+  const outputs: Record<string, string> = {};
+  for (const line of text.split('\n')) {
+    const eq = line.indexOf('=');
+    if (eq <= 0) continue;
+    outputs[line.slice(0, eq).trim()] = line.slice(eq + 1).replace(/\r$/, '');
+  }
+  return outputs;
+}
