@@ -65,12 +65,12 @@ async function lookup(
   };
   switch (namespace) {
     case 'secrets': {
-      if (second !== undefined) fail('has too many parts; use ${secrets.<name>}');
+      if (second !== undefined) fail(`has too many parts; use \${secrets.${first}}`);
       if (!scope.secrets) fail('cannot be resolved here: no secrets are available');
       return (scope.secrets as SecretSource).resolve(first, location);
     }
     case 'steps': {
-      if (second === undefined) fail('needs an output name: ${steps.<id>.<output>}');
+      if (second === undefined) fail(`needs an output name: \${steps.${first}.<output>}`);
       const outputs = scope.steps[first];
       if (!outputs) return fail(`refers to step "${first}", which has no recorded outputs yet`);
       if (!Object.hasOwn(outputs, second as string)) {

@@ -1,0 +1,37 @@
+/**
+ * The local DynamoDB: dynalite (the DynamoDB API over LevelDB) on loopback, its data under
+ * `<dataDir>/dynamodb`, so executions survive a restart of `plangate run`.
+ */
+import { mkdir } from 'node:fs/promises';
+import { join } from 'node:path';
+import dynalite from 'dynalite';
+import { closeServer, listenOnLoopback } from './listen.ts';
+
+export interface LocalDynamoProps {
+  /** The `.plangate` directory; data goes to `<dataDir>/dynamodb`. In memory when omitted. */
+  readonly dataDir?: string;
+  /** @default 0 (any free port) */
+  readonly port?: number;
+}
+
+export interface LocalDynamo {
+  /** e.g. `http://127.0.0.1:43123` */
+  readonly endpoint: string;
+  /** The LevelDB directory, when persistent. */
+  readonly path?: string;
+  close(): Promise<void>;
+}
+
+export async function startLocalDynamo(props: LocalDynamoProps = {}): Promise<LocalDynamo> {
+  const path = props.dataDir ? join(props.dataDir, 'dynamodb') : undefined;
+  if (path) await mkdir(path, { recursive: true });
+  // Tables are usable at once: no CREATING delay to wait through.
+  const server = dynalite({
+    ...(path ? { path } : {}),
+    createTableMs: 0,
+    deleteTableMs: 0,
+    updateTableMs: 0,
+  });
+  const endpoint = await listenOnLoopback(server, props.port);
+  return { endpoint, ...(path ? { path } : {}), close: () => closeServer(server) };
+}

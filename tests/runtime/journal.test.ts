@@ -1,0 +1,185 @@
+import { mkdtemp, rm } from 'node:fs/promises';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { ConditionalCheckFailedException, DescribeTableCommand } from '@aws-sdk/client-dynamodb';
+import { PutCommand } from '@aws-sdk/lib-dynamodb';
+import fc from 'fast-check';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import type { BusEvent } from '../../lib/local/eventbus.ts';
+import { type LocalDataPlane, startLocalDataPlane } from '../../lib/local/stack.ts';
+import type { StoredEvent } from '../../lib/runtime/events.ts';
+import { hashEvent, Journal, queryEvents, readEvents, verifyChain } from '../../lib/runtime/journal.ts';
+import { Redactor } from '../../lib/runtime/redact.ts';
+import { ensureTables } from '../../lib/runtime/tables.ts';
+
+let dir: string;
+let plane: LocalDataPlane;
+let journal: Journal;
+const published: BusEvent[] = [];
+
+const base = { planId: 'deploy', planVersion: 1, planDigest: 'sha256:abc', executionId: 'exec-1' };
+
+beforeAll(async () => {
+  dir = await mkdtemp(join(tmpdir(), 'plangate-journal-'));
+  plane = await startLocalDataPlane({ dataDir: dir });
+  plane.bus.subscribe({ source: ['plangate'] }, (e) => {
+    published.push(e);
+  });
+  journal = new Journal({
+    dynamo: plane.clients.doc,
+    eventsTable: plane.tableNames.events,
+    events: plane.clients.events,
+    redactor: new Redactor(['hunter2-db-password']),
+  });
+});
+afterAll(async () => {
+  await plane.close();
+  await rm(dir, { recursive: true, force: true });
+});
+
+describe('tables', () => {
+  it('creates the events table with its auditor indexes, and is idempotent', async () => {
+    await ensureTables(plane.clients.dynamo, plane.tableNames);
+    const out = await plane.clients.dynamo.send(
+      new DescribeTableCommand({ TableName: plane.tableNames.events }),
+    );
+    expect(out.Table?.GlobalSecondaryIndexes?.map((i) => i.IndexName).sort()).toEqual([
+      'byApprover',
+      'byEventType',
+      'byPlan',
+      'byTask',
+    ]);
+  });
+});
+
+describe('Journal', () => {
+  it('appends in sequence, chains by hash, publishes the same event, and verifies', async () => {
+    await journal.append({ ...base, event: 'GATE_APPROVAL_REQUESTED', details: { planId: 'deploy' } });
+    await journal.append({ ...base, event: 'GATE_APPROVED', approver: 'ana@example.com', details: {} });
+    const third = await journal.append({
+      ...base,
+      event: 'TASK_STARTED',
+      taskId: 'build',
+      taskName: 'Build',
+      details: {},
+    });
+    expect(third.published).toBe(true);
+    expect(third.stored.seq).toBe('000000000003');
+    const events = await readEvents(plane.clients.doc, plane.tableNames.events, 'exec-1');
+    expect(events.map((e) => e.event)).toEqual(['GATE_APPROVAL_REQUESTED', 'GATE_APPROVED', 'TASK_STARTED']);
+    expect(events[1]?.prevHash).toBe(events[0]?.hash);
+    expect(verifyChain(events)).toEqual({ ok: true, count: 3 });
+    await plane.bus.drain();
+    expect(
+      published
+        .filter((e) => e.detail && (e.detail as StoredEvent).executionId === 'exec-1')
+        .map((e) => e.detail),
+    ).toEqual(events);
+  });
+
+  it('answers auditor queries by plan, event type, task and approver', async () => {
+    const q = (index: 'byPlan' | 'byEventType' | 'byTask' | 'byApprover', value: string) =>
+      queryEvents(plane.clients.doc, plane.tableNames.events, { index, value });
+    expect((await q('byApprover', 'ana@example.com')).map((e) => e.event)).toEqual(['GATE_APPROVED']);
+    expect((await q('byTask', 'deploy#build')).map((e) => e.event)).toEqual(['TASK_STARTED']);
+    expect((await q('byEventType', 'TASK_STARTED')).length).toBeGreaterThanOrEqual(1);
+    expect((await q('byPlan', 'deploy')).length).toBeGreaterThanOrEqual(3);
+  });
+
+  it('never overwrites a stored event (the conditional put refuses)', async () => {
+    const [first] = await readEvents(plane.clients.doc, plane.tableNames.events, 'exec-1');
+    await expect(
+      plane.clients.doc.send(
+        new PutCommand({
+          TableName: plane.tableNames.events,
+          Item: { ...first, event: 'TASK_COMPLETED' },
+          ConditionExpression: 'attribute_not_exists(executionId)',
+        }),
+      ),
+    ).rejects.toBeInstanceOf(ConditionalCheckFailedException);
+  });
+
+  it('keeps one unbroken chain when many writers append to one execution at once', async () => {
+    const writers = Array.from(
+      { length: 4 },
+      () => new Journal({ dynamo: plane.clients.doc, eventsTable: plane.tableNames.events }),
+    );
+    await Promise.all(
+      Array.from({ length: 24 }, (_, i) =>
+        (writers[i % writers.length] as Journal).append({
+          ...base,
+          executionId: 'exec-concurrent',
+          event: 'TASK_STARTED',
+          taskId: `t${i}`,
+          details: { i },
+        }),
+      ),
+    );
+    const events = await readEvents(plane.clients.doc, plane.tableNames.events, 'exec-concurrent');
+    expect(events).toHaveLength(24);
+    expect(new Set(events.map((e) => (e.details as { i: number }).i)).size).toBe(24);
+    expect(verifyChain(events)).toEqual({ ok: true, count: 24 });
+  });
+
+  it('redacts declared secrets and credential shapes before storing or publishing', async () => {
+    const { stored } = await journal.append({
+      ...base,
+      executionId: 'exec-secret',
+      event: 'TASK_FAILED',
+      taskId: 'db',
+      details: {
+        error: 'login failed for postgres://admin:hunter2-db-password@db:5432 with key AKIAABCDEFGHIJKLMNOP',
+        headers: { Authorization: 'Bearer abc.def.ghi-jkl' },
+      },
+    });
+    const text = JSON.stringify(stored);
+    expect(text).not.toContain('hunter2-db-password');
+    expect(text).not.toContain('AKIAABCDEFGHIJKLMNOP');
+    expect(text).not.toContain('abc.def.ghi-jkl');
+    await plane.bus.drain();
+    expect(JSON.stringify(published)).not.toContain('hunter2-db-password');
+  });
+
+  it('rejects a malformed event with a located error and stores nothing', async () => {
+    await expect(
+      journal.append({ ...base, executionId: 'exec-bad', event: 'NOT_AN_EVENT' as never, details: {} }),
+    ).rejects.toThrow(/event\.event/);
+    expect(await readEvents(plane.clients.doc, plane.tableNames.events, 'exec-bad')).toEqual([]);
+  });
+});
+
+describe('verifyChain', () => {
+  const chain = (n: number): StoredEvent[] => {
+    const events: StoredEvent[] = [];
+    for (let i = 1; i <= n; i++) {
+      const unhashed = {
+        timestamp: new Date(1_700_000_000_000 + i).toISOString(),
+        event: 'TASK_STARTED' as const,
+        ...base,
+        details: { i },
+        seq: String(i).padStart(12, '0'),
+        prevHash: events[i - 2]?.hash ?? '0'.repeat(64),
+      };
+      events.push({ ...unhashed, hash: hashEvent(unhashed) });
+    }
+    return events;
+  };
+
+  it('finds a deleted event, an edit, a re-hashed edit and a swap', () => {
+    fc.assert(
+      fc.property(fc.integer({ min: 3, max: 12 }), fc.nat(), (n, pick) => {
+        const events = chain(n);
+        const i = pick % (n - 1);
+        const deleted = events.filter((_, k) => k !== i);
+        expect(verifyChain(deleted)).toMatchObject({ ok: false, problem: 'gap' });
+        const edited = events.map((e, k) => (k === i ? { ...e, details: { i: -1 } } : e));
+        expect(verifyChain(edited)).toMatchObject({ ok: false, index: i, problem: 'edited' });
+        const rehashed = edited.map((e, k) => (k === i ? { ...e, hash: hashEvent(e) } : e));
+        expect(verifyChain(rehashed)).toMatchObject({ ok: false, index: i + 1, problem: 'broken-link' });
+        const swapped = [...events];
+        [swapped[i], swapped[i + 1]] = [swapped[i + 1] as StoredEvent, swapped[i] as StoredEvent];
+        expect(verifyChain(swapped)).toMatchObject({ ok: false, index: i });
+      }),
+    );
+  });
+});
