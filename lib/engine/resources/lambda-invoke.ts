@@ -1,0 +1,160 @@
+import { randomBytes, randomUUID } from 'node:crypto';
+import { type LambdaLikeContext, StatesError, type TaskInvocation } from '../types.ts';
+import { errorPayload, functionErrorToStatesError, lambdaServiceError } from './lambda-errors.ts';
+import { type LambdaHandlerRegistry, parseFunctionName, type ResolvedFunction } from './lambda-registry.ts';
+import { sdkMetadata } from './sdk-metadata.ts';
+
+/** Lambda's longest function timeout, used as the remaining time when the task sets none. */
+const MAX_LAMBDA_SECONDS = 900;
+/** Lambda's limit on a synchronous response payload. */
+const MAX_RESPONSE_BYTES = 6 * 1024 * 1024;
+
+/** Calls a registered handler as Lambda would; returns the JSON-serialized result (undefined → null). */
+async function callHandler(
+  fn: ResolvedFunction,
+  event: unknown,
+  invocation: TaskInvocation,
+  requestId: string,
+): Promise<unknown> {
+  const deadline = Date.now() + (invocation.timeoutSeconds ?? MAX_LAMBDA_SECONDS) * 1000;
+  const day = new Date().toISOString().slice(0, 10).replaceAll('-', '/');
+  const context: LambdaLikeContext = {
+    functionName: fn.functionName,
+    functionVersion: '$LATEST',
+    invokedFunctionArn: fn.qualifier ? `${fn.functionArn}:${fn.qualifier}` : fn.functionArn,
+    memoryLimitInMB: '128',
+    awsRequestId: requestId,
+    logGroupName: `/aws/lambda/${fn.functionName}`,
+    logStreamName: `${day}/[$LATEST]${randomBytes(16).toString('hex')}`,
+    getRemainingTimeInMillis: () => Math.max(0, deadline - Date.now()),
+    callbackWaitsForEmptyEventLoop: true,
+  };
+  // Lambda hands the handler a fresh copy of the event and serializes what it returns.
+  const eventCopy = event === undefined ? {} : structuredClone(event);
+  let result: unknown;
+  try {
+    result = await abortable(fn.handler(eventCopy, context), invocation.signal);
+  } catch (error) {
+    if (invocation.signal.aborted) throw error;
+    throw functionErrorToStatesError(error);
+  }
+  let serialized: string | undefined;
+  try {
+    serialized = JSON.stringify(result);
+  } catch (error) {
+    throw functionErrorToStatesError({ ...errorPayload(error), errorType: 'Runtime.MarshalError' });
+  }
+  if (serialized !== undefined && Buffer.byteLength(serialized) > MAX_RESPONSE_BYTES) {
+    throw lambdaServiceError(
+      'AWSLambdaException',
+      'Response payload size exceeded maximum allowed payload size (6291556 bytes).',
+      413,
+      requestId,
+    );
+  }
+  return serialized === undefined ? null : JSON.parse(serialized);
+}
+
+function abortable<T>(work: Promise<T>, signal: AbortSignal): Promise<T> {
+  if (signal.aborted) return Promise.reject(signal.reason);
+  return new Promise<T>((resolve, reject) => {
+    const onAbort = () => reject(signal.reason);
+    signal.addEventListener('abort', onAbort, { once: true });
+    work.then(
+      (value) => {
+        signal.removeEventListener('abort', onAbort);
+        resolve(value);
+      },
+      (error: unknown) => {
+        signal.removeEventListener('abort', onAbort);
+        reject(error);
+      },
+    );
+  });
+}
+
+async function findFunction(
+  registry: LambdaHandlerRegistry,
+  reference: string,
+  requestId: string,
+): Promise<ResolvedFunction> {
+  let fn: ResolvedFunction | undefined;
+  try {
+    fn = await registry.resolve(reference);
+  } catch (error) {
+    throw functionErrorToStatesError(error);
+  }
+  if (fn) return fn;
+  const { name, qualifier } = parseFunctionName(reference);
+  throw lambdaServiceError(
+    'ResourceNotFoundException',
+    `Function not found: ${registry.functionArn(name)}:${qualifier ?? '$LATEST'}`,
+    404,
+    requestId,
+  );
+}
+
+/** `arn:aws:states:::lambda:invoke`: Parameters are Lambda's Invoke request; the result is Invoke's response. */
+export async function invokeLambdaIntegration(
+  registry: LambdaHandlerRegistry,
+  invocation: TaskInvocation,
+): Promise<unknown> {
+  const parameters = (invocation.parameters ?? {}) as Record<string, unknown>;
+  const requestId = randomUUID();
+  const functionName = parameters.FunctionName;
+  if (typeof functionName !== 'string' || functionName === '') {
+    throw new StatesError(
+      'Lambda.InvalidParameterValueException',
+      `1 validation error detected: Value null at 'functionName' failed to satisfy constraint: Member must not be null (Service: AWSLambda; Status Code: 400; Error Code: InvalidParameterValueException; Request ID: ${requestId}; Proxy: null)`,
+    );
+  }
+  const qualified =
+    typeof parameters.Qualifier === 'string' ? `${functionName}:${parameters.Qualifier}` : functionName;
+  const fn = await findFunction(registry, qualified, requestId);
+  const event = parameters.Payload;
+  if (parameters.InvocationType === 'Event' || parameters.InvocationType === 'DryRun') {
+    if (parameters.InvocationType === 'Event') {
+      // Asynchronous invocation: Lambda accepts the event and runs the function later; its outcome is not reported.
+      callHandler(fn, event, { ...invocation, signal: new AbortController().signal }, requestId).catch(
+        () => undefined,
+      );
+    }
+    const status = parameters.InvocationType === 'Event' ? 202 : 204;
+    return {
+      Payload: '',
+      StatusCode: status,
+      ...sdkMetadata(lambdaHeaders(requestId, 0), status, requestId),
+    };
+  }
+  const payload = await callHandler(fn, event, invocation, requestId);
+  const length = Buffer.byteLength(JSON.stringify(payload));
+  return {
+    ExecutedVersion: '$LATEST',
+    Payload: payload,
+    ...sdkMetadata(lambdaHeaders(requestId, length), 200, requestId),
+    StatusCode: 200,
+  };
+}
+
+/** A plain function ARN resource: the state input is the event, the function's return value is the result. */
+export async function invokeLambdaFunction(
+  registry: LambdaHandlerRegistry,
+  invocation: TaskInvocation,
+): Promise<unknown> {
+  const requestId = randomUUID();
+  const fn = await findFunction(registry, invocation.resource, requestId);
+  return callHandler(fn, invocation.parameters, invocation, requestId);
+}
+
+function lambdaHeaders(requestId: string, contentLength: number): Record<string, string> {
+  return {
+    'Content-Type': 'application/json',
+    'Content-Length': String(contentLength),
+    Connection: 'keep-alive',
+    Date: new Date().toUTCString(),
+    'X-Amz-Executed-Version': '$LATEST',
+    'x-amzn-Remapped-Content-Length': '0',
+    'x-amzn-RequestId': requestId,
+    'X-Amzn-Trace-Id': `Root=1-${Math.floor(Date.now() / 1000).toString(16)}-${randomBytes(12).toString('hex')};Sampled=0`,
+  };
+}
