@@ -1,6 +1,7 @@
 import {
   type EventBridgeClient,
   PutEventsCommand,
+  type PutEventsCommandOutput,
   type PutEventsRequestEntry,
 } from '@aws-sdk/client-eventbridge';
 import { StatesError } from '../types.ts';
@@ -34,10 +35,7 @@ export async function invokePutEvents(
       ...(typeof time === 'string' || typeof time === 'number' ? { Time: new Date(time) } : {}),
     } as PutEventsRequestEntry;
   });
-  let response: Awaited<ReturnType<EventBridgeClient['send']>> & {
-    Entries?: unknown[];
-    FailedEntryCount?: number;
-  };
+  let response: PutEventsCommandOutput;
   try {
     response = await client.send(new PutEventsCommand({ Entries: request }), { abortSignal: signal });
   } catch (error) {
