@@ -152,13 +152,15 @@ export async function evaluateJsonataTemplate(
 
 /** A Choice rule's `Condition`: must evaluate to a boolean. */
 export async function evaluateJsonataCondition(
-  condition: string,
+  condition: unknown,
   bindings: JsonataBindings,
 ): Promise<boolean> {
+  // A literal boolean Condition is allowed (AWS evaluates `"Condition": true` as is).
+  if (typeof condition === 'boolean') return condition;
   const expression = jsonataExpressionOf(condition);
   if (expression === undefined) {
     throw queryEvaluationError(
-      `The Condition field must be a JSONata expression enclosed in {% %}, but was '${condition}'.`,
+      `The Condition field must be a JSONata expression enclosed in {% %}, but was ${jsonText(condition)}.`,
     );
   }
   const result = await evaluateJsonataExpression(expression, bindings, 'Condition');

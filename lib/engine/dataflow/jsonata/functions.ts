@@ -38,13 +38,20 @@ function parseJson(text: unknown): unknown {
   }
 }
 
+/** $range returns a JSONata sequence: one number alone is the number itself, none is nothing. */
+function range(...args: unknown[]): unknown {
+  const values = viaIntrinsic('States.ArrayRange', 'range')(...args) as number[];
+  if (values.length === 0) return undefined;
+  return values.length === 1 ? values[0] : values;
+}
+
 export const AWS_JSONATA_FUNCTIONS: readonly JsonataFunction[] = [
   {
     name: 'partition',
     implementation: viaIntrinsic('States.ArrayPartition', 'partition'),
     signature: '<an:a>',
   },
-  { name: 'range', implementation: viaIntrinsic('States.ArrayRange', 'range'), signature: '<nnn:a<n>>' },
+  { name: 'range', implementation: range, signature: '<nnn:a<n>>' },
   { name: 'hash', implementation: viaIntrinsic('States.Hash', 'hash'), signature: '<j-s:s>' },
   {
     name: 'random',

@@ -39,13 +39,13 @@ interface PathNode {
 export function evaluatePath(path: ParsedPath, roots: PathRoots): unknown {
   const start = rootValue(path, roots);
   let nodes: PathNode[] = [{ value: start, at: rootText(path.root) }];
-  let upstreamDefinite = true;
+  // Jayway only raises lookup errors on definite paths; an indefinite path just matches nothing.
+  const upstreamDefinite = path.definite;
   const last = path.segments.length - 1;
   path.segments.forEach((segment, i) => {
     const next: PathNode[] = [];
     for (const node of nodes) applySegment(segment, node, i === last, upstreamDefinite, roots, next);
     nodes = next;
-    upstreamDefinite &&= isDefiniteSegment(segment);
   });
   if (path.definite) {
     const first = nodes[0];
@@ -70,10 +70,6 @@ function rootValue(path: ParsedPath, roots: PathRoots): unknown {
       return roots.variables[name];
     }
   }
-}
-
-function isDefiniteSegment(segment: Segment): boolean {
-  return segment.kind === 'property' || segment.kind === 'index' || segment.kind === 'function';
 }
 
 function javaTypeName(value: unknown): string {

@@ -190,11 +190,10 @@ class PathParser {
       if (c === undefined) this.fail('unterminated string');
       this.pos++;
       if (c === quote) return out;
-      if (c === '\\') {
-        const next = this.peek();
-        if (next === undefined) this.fail('unterminated string');
+      if (c === '\\' && (this.peek() === quote || this.peek() === '\\')) {
+        // Jayway unescapes only the quote and the backslash; any other `\x` stays as written.
+        out += this.peek();
         this.pos++;
-        out += next;
       } else {
         out += c;
       }
