@@ -1,0 +1,84 @@
+/**
+ * One harness Lambda: a handler module from lambdas/ bundled by esbuild into a single ESM file
+ * for Node 20 on arm64, with X-Ray tracing and a log group whose retention we own.
+ */
+import { Duration, RemovalPolicy } from 'aws-cdk-lib';
+import { Architecture, Runtime, Tracing } from 'aws-cdk-lib/aws-lambda';
+import { NodejsFunction, OutputFormat } from 'aws-cdk-lib/aws-lambda-nodejs';
+import { LogGroup, RetentionDays } from 'aws-cdk-lib/aws-logs';
+import { Construct } from 'constructs';
+import { LOCK_FILE, PROJECT_ROOT } from './paths.ts';
+
+export interface HarnessFunctionProps {
+  /** Absolute path of the handler module (a file in lambdas/). */
+  readonly entry: string;
+  /** What the function does, shown in the console. */
+  readonly description: string;
+  /**
+   * @default Duration.seconds(30)
+   */
+  readonly timeout?: Duration;
+  /**
+   * @default 512
+   */
+  readonly memorySize?: number;
+  /**
+   * @default RetentionDays.THREE_MONTHS
+   */
+  readonly logRetention?: RetentionDays;
+  /**
+   * What happens to the log group when the stack is deleted.
+   * @default RemovalPolicy.RETAIN
+   */
+  readonly logRemovalPolicy?: RemovalPolicy;
+  /**
+   * @default {}
+   */
+  readonly environment?: Record<string, string>;
+}
+
+/**
+ * ESM bundles still contain CommonJS dependencies that call `require` for Node built-ins;
+ * esbuild's ESM output has no `require`, so the banner provides one.
+ */
+const ESM_REQUIRE_SHIM =
+  "import { createRequire } from 'node:module'; const require = createRequire(import.meta.url);";
+
+export class HarnessFunction extends Construct {
+  public readonly function: NodejsFunction;
+  public readonly logGroup: LogGroup;
+
+  constructor(scope: Construct, id: string, props: HarnessFunctionProps) {
+    super(scope, id);
+    this.logGroup = new LogGroup(this, 'Logs', {
+      retention: props.logRetention ?? RetentionDays.THREE_MONTHS,
+      removalPolicy: props.logRemovalPolicy ?? RemovalPolicy.RETAIN,
+    });
+    this.function = new NodejsFunction(this, 'Function', {
+      entry: props.entry,
+      handler: 'handler',
+      description: props.description,
+      runtime: Runtime.NODEJS_20_X,
+      architecture: Architecture.ARM_64,
+      memorySize: props.memorySize ?? 512,
+      timeout: props.timeout ?? Duration.seconds(30),
+      tracing: Tracing.ACTIVE,
+      logGroup: this.logGroup,
+      environment: { NODE_OPTIONS: '--enable-source-maps', ...props.environment },
+      projectRoot: PROJECT_ROOT,
+      depsLockFilePath: LOCK_FILE,
+      bundling: {
+        format: OutputFormat.ESM,
+        target: 'node20',
+        platform: 'node',
+        mainFields: ['module', 'main'],
+        // Bundle everything, the AWS SDK included: the SDK version that runs is the one we tested.
+        externalModules: [],
+        banner: ESM_REQUIRE_SHIM,
+        minify: true,
+        sourceMap: true,
+        forceDockerBundling: false,
+      },
+    });
+  }
+}

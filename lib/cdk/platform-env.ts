@@ -1,0 +1,23 @@
+/**
+ * Environment variables the platform gives the harness Lambdas. Table names use
+ * lib/runtime/tables.ts's `tableNamesFromEnv` names.
+ */
+export const PLATFORM_ENV = {
+  eventsTable: 'PLANGATE_EVENTS_TABLE',
+  gatesTable: 'PLANGATE_GATES_TABLE',
+  eventBus: 'PLANGATE_EVENT_BUS',
+  /** Base URL of the Plans/approvals API, for approval links. */
+  apiUrl: 'PLANGATE_API_URL',
+  /** Name of the SSM parameter holding the SES sender identity. */
+  sesSenderParameter: 'PLANGATE_SES_SENDER_PARAMETER',
+  /** ARN of the secret holding the Slack webhook URL. */
+  slackWebhookSecretArn: 'PLANGATE_SLACK_WEBHOOK_SECRET_ARN',
+  /** Secrets Manager name prefix plans' secrets must use. */
+  planSecretsPrefix: 'PLANGATE_PLAN_SECRETS_PREFIX',
+  /** Prefix of state machine names (run-time plans are named `<prefix>-<planId>`). */
+  namePrefix: 'PLANGATE_NAME_PREFIX',
+  runtimePlanRoleArn: 'PLANGATE_RUNTIME_PLAN_ROLE_ARN',
+  runtimePlanLogGroupArn: 'PLANGATE_RUNTIME_PLAN_LOG_GROUP_ARN',
+  /** JSON object: placeholder name → value, for compiling plans at run time. */
+  substitutions: 'PLANGATE_SUBSTITUTIONS',
+} as const;
