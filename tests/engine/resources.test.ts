@@ -63,13 +63,16 @@ describe('Lambda integrations', () => {
   it('returns the lambda:invoke response shape AWS records', async () => {
     const result = (await invoke(
       task('arn:aws:states:::lambda:invoke', { FunctionName: 'echo', Payload: { a: 1 } }),
-    )) as Record<string, never>;
+    )) as {
+      SdkHttpMetadata: { HttpHeaders: object };
+      SdkResponseMetadata: { RequestId: string };
+    };
     const recorded = JSON.parse(
       readFileSync('/work/shared/conformance/cases/context_object_test_result_selector.json', 'utf8'),
     ).mockConfig.MockedResponses.TestStateMock['0'].Return;
     expect(Object.keys(result).sort()).toEqual(Object.keys(recorded).sort());
     expect(Object.keys(result.SdkHttpMetadata).sort()).toEqual(Object.keys(recorded.SdkHttpMetadata).sort());
-    expect(Object.keys((result.SdkHttpMetadata as { HttpHeaders: object }).HttpHeaders).sort()).toEqual(
+    expect(Object.keys(result.SdkHttpMetadata.HttpHeaders).sort()).toEqual(
       Object.keys(recorded.SdkHttpMetadata.HttpHeaders).sort(),
     );
     expect(result).toMatchObject({
@@ -77,9 +80,7 @@ describe('Lambda integrations', () => {
       StatusCode: 200,
       Payload: { got: { a: 1 }, fn: 'echo' },
     });
-    expect((result.SdkResponseMetadata as { RequestId: string }).RequestId).toBe(
-      seen.at(-1)?.context.awsRequestId,
-    );
+    expect(result.SdkResponseMetadata.RequestId).toBe(seen.at(-1)?.context.awsRequestId);
   });
 
   it('calls the handler with a Lambda-like context and a copy of the event', async () => {
