@@ -8,7 +8,7 @@ import { type EventBridgeClient, PutEventsCommand } from '@aws-sdk/client-eventb
 import { type DynamoDBDocumentClient, PutCommand, QueryCommand } from '@aws-sdk/lib-dynamodb';
 import { canonicalJson, sha256Hex } from './canonical-json.ts';
 import { InvalidInputError } from './errors.ts';
-import { GENESIS_HASH, type JournalEventInput, JournalEventInputSchema, type StoredEvent } from './events.ts';
+import { EVENT_DETAILS, type JournalEvent, JournalEventSchema, type JournalRecord } from './payloads.ts';
 import { Redactor } from './redact.ts';
 import { SEQ_DIGITS } from './tables.ts';
 import { truncateText } from './truncate.ts';
@@ -37,8 +37,14 @@ export interface JournalProps {
   readonly clock?: () => Date;
 }
 
+/** An event as a Lambda hands it to the journal (timestamp and details optional). */
+export type JournalEventInput = Omit<JournalEvent, 'timestamp' | 'details'> & {
+  readonly timestamp?: string;
+  readonly details?: Record<string, unknown>;
+};
+
 export interface AppendResult {
-  readonly stored: StoredEvent;
+  readonly stored: JournalRecord;
   /** False when the event is stored but the bus refused it (the table is the source of truth). */
   readonly published: boolean;
   readonly publishError?: string;
@@ -51,54 +57,58 @@ export class Journal {
     this.redactor = props.redactor ?? new Redactor();
   }
 
-  /** Appends one event (validated, redacted, chained) and publishes it. */
+  /**
+   * Appends one event (validated against its type's details schema, redacted, chained) and publishes it.
+   * `timestamp` defaults to now.
+   */
   async append(input: JournalEventInput): Promise<AppendResult> {
-    const parsed = JournalEventInputSchema.safeParse(input);
-    if (!parsed.success) {
-      const issue = parsed.error.issues[0];
-      throw new InvalidInputError(issue?.message ?? 'invalid event', {
-        location: `event.${issue?.path.join('.')}`,
+    const candidate = {
+      ...input,
+      timestamp: input.timestamp ?? (this.props.clock ?? (() => new Date()))().toISOString(),
+      details: input.details ?? {},
+    };
+    const parsed = JournalEventSchema.safeParse(candidate);
+    const detailsParsed = parsed.success
+      ? EVENT_DETAILS[parsed.data.event].safeParse(parsed.data.details)
+      : undefined;
+    const issue = !parsed.success
+      ? { where: 'event', issue: parsed.error.issues[0] }
+      : detailsParsed && !detailsParsed.success
+        ? { where: 'event.details', issue: detailsParsed.error.issues[0] }
+        : undefined;
+    if (issue) {
+      const path = issue.issue?.path.length ? `.${issue.issue.path.join('.')}` : '';
+      throw new InvalidInputError(issue.issue?.message ?? 'invalid event', {
+        location: `${issue.where}${path}`,
       });
     }
-    const clean = this.redactor.value(parsed.data);
-    const body = {
-      timestamp: clean.timestamp ?? (this.props.clock ?? (() => new Date()))().toISOString(),
-      event: clean.event,
-      planId: clean.planId,
-      planVersion: clean.planVersion,
-      planDigest: clean.planDigest,
-      executionId: clean.executionId,
-      ...(clean.taskId !== undefined
-        ? { taskId: clean.taskId, planTask: `${clean.planId}#${clean.taskId}` }
-        : {}),
-      ...(clean.taskName !== undefined ? { taskName: clean.taskName } : {}),
-      ...(clean.approver !== undefined ? { approver: clean.approver } : {}),
-      details: limitStrings(clean.details) as Record<string, unknown>,
-    };
-    const stored = await this.store(body);
+    const clean = this.redactor.value(parsed.data as JournalEvent);
+    const event: JournalEvent = { ...clean, details: limitStrings(clean.details) as Record<string, unknown> };
+    const stored = await this.store(event);
     return { stored, ...(await this.publish(stored)) };
   }
 
-  private async store(body: Omit<StoredEvent, 'seq' | 'prevHash' | 'hash'>): Promise<StoredEvent> {
+  private async store(event: JournalEvent): Promise<JournalRecord> {
     const maxRetries = this.props.maxConflictRetries ?? 20;
     for (let attempt = 0; ; attempt++) {
-      const tail = await readTail(this.props.dynamo, this.props.eventsTable, body.executionId);
-      const unhashed = {
-        ...body,
-        seq: formatSeq((tail ? parseSeq(tail.seq) : 0) + 1),
-        prevHash: tail?.hash ?? GENESIS_HASH,
+      const tail = await readTail(this.props.dynamo, this.props.eventsTable, event.executionId);
+      const prevHash = tail?.hash ?? GENESIS_HASH;
+      const record: JournalRecord = {
+        ...event,
+        seq: (tail?.seq ?? 0) + 1,
+        prevHash,
+        hash: hashEvent(prevHash, event),
       };
-      const stored: StoredEvent = { ...unhashed, hash: hashEvent(unhashed) };
       try {
         await this.props.dynamo.send(
           new PutCommand({
             TableName: this.props.eventsTable,
-            Item: stored,
+            Item: toItem(record),
             // Written once: a taken sequence number is never overwritten.
             ConditionExpression: 'attribute_not_exists(executionId)',
           }),
         );
-        return stored;
+        return record;
       } catch (error) {
         if (!(error instanceof ConditionalCheckFailedException) || attempt >= maxRetries) throw error;
         // Another writer took this number: back off a little (jittered) and chain onto the new tail.
@@ -107,7 +117,7 @@ export class Journal {
     }
   }
 
-  private async publish(stored: StoredEvent): Promise<{ published: boolean; publishError?: string }> {
+  private async publish(stored: JournalRecord): Promise<{ published: boolean; publishError?: string }> {
     if (!this.props.events) return { published: false };
     try {
       const out = await this.props.events.send(
@@ -134,20 +144,54 @@ export class Journal {
   }
 }
 
-/** The hash of an event: SHA-256 over the canonical JSON of everything but `hash`. */
-export function hashEvent(event: Omit<StoredEvent, 'hash'> | StoredEvent): string {
-  const { hash: _hash, ...rest } = event as StoredEvent;
-  return sha256Hex(canonicalJson(rest));
+/** prevHash of an execution's first event. */
+export const GENESIS_HASH = `sha256:${'0'.repeat(64)}`;
+
+/** The fields of a record that are the event itself (what the hash covers). */
+const EVENT_FIELDS = [
+  'timestamp',
+  'event',
+  'executionId',
+  'planId',
+  'planVersion',
+  'planDigest',
+  'task_id',
+  'task_name',
+  'details',
+] as const satisfies readonly (keyof JournalEvent)[];
+
+/** `sha256:` + hex SHA-256 of prevHash followed by the canonical JSON of the event. */
+export function hashEvent(prevHash: string, event: JournalEvent | JournalRecord): string {
+  const own: Record<string, unknown> = {};
+  for (const field of EVENT_FIELDS) if (event[field] !== undefined) own[field] = event[field];
+  return `sha256:${sha256Hex(prevHash + canonicalJson(own))}`;
 }
 
+/** The table's sort key for a sequence number: zero-padded so string order is numeric order. */
 export const formatSeq = (n: number): string => String(n).padStart(SEQ_DIGITS, '0');
-export const parseSeq = (seq: string): number => Number.parseInt(seq, 10);
+
+/** The stored item: the record plus the key and sparse index attributes. */
+function toItem(record: JournalRecord): Record<string, unknown> {
+  const approver = (record.details as { approver?: unknown }).approver;
+  return {
+    ...record,
+    sk: formatSeq(record.seq),
+    ...(record.task_id !== undefined ? { planTask: `${record.planId}#${record.task_id}` } : {}),
+    ...(typeof approver === 'string' && approver !== '' ? { approver } : {}),
+  };
+}
+
+/** Back from an item to the record (index attributes dropped). */
+function fromItem(item: Record<string, unknown>): JournalRecord {
+  const { sk: _sk, planTask: _planTask, approver: _approver, ...record } = item;
+  return record as JournalRecord;
+}
 
 async function readTail(
   dynamo: DynamoDBDocumentClient,
   table: string,
   executionId: string,
-): Promise<StoredEvent | undefined> {
+): Promise<JournalRecord | undefined> {
   const out = await dynamo.send(
     new QueryCommand({
       TableName: table,
@@ -158,7 +202,8 @@ async function readTail(
       ConsistentRead: true,
     }),
   );
-  return out.Items?.[0] as StoredEvent | undefined;
+  const item = out.Items?.[0];
+  return item ? fromItem(item) : undefined;
 }
 
 /** Every event of an execution, in sequence order. */
@@ -166,8 +211,8 @@ export async function readEvents(
   dynamo: DynamoDBDocumentClient,
   table: string,
   executionId: string,
-): Promise<StoredEvent[]> {
-  const events: StoredEvent[] = [];
+): Promise<JournalRecord[]> {
+  const events: JournalRecord[] = [];
   let start: Record<string, unknown> | undefined;
   do {
     const out = await dynamo.send(
@@ -179,7 +224,7 @@ export async function readEvents(
         ExclusiveStartKey: start,
       }),
     );
-    events.push(...((out.Items ?? []) as StoredEvent[]));
+    events.push(...(out.Items ?? []).map(fromItem));
     start = out.LastEvaluatedKey;
   } while (start);
   return events;
@@ -205,8 +250,8 @@ export async function queryEvents(
   dynamo: DynamoDBDocumentClient,
   table: string,
   query: EventQuery,
-): Promise<StoredEvent[]> {
-  const events: StoredEvent[] = [];
+): Promise<JournalRecord[]> {
+  const events: JournalRecord[] = [];
   const range =
     query.from && query.to
       ? ' AND #t BETWEEN :from AND :to'
@@ -231,7 +276,7 @@ export async function queryEvents(
         ExclusiveStartKey: start,
       }),
     );
-    events.push(...((out.Items ?? []) as StoredEvent[]));
+    events.push(...(out.Items ?? []).map(fromItem));
     start = out.LastEvaluatedKey;
   } while (start);
   return events;
@@ -244,18 +289,17 @@ export type ChainVerdict =
       readonly ok: false;
       /** Index in the given array. */
       readonly index: number;
-      readonly seq: string | undefined;
+      readonly seq: number | undefined;
       readonly problem: 'gap' | 'reordered' | 'edited' | 'broken-link' | 'mixed-executions';
       readonly message: string;
     };
 
 /** Checks an execution's events, in the order given: consecutive sequence numbers from 1, each hash intact, each link to the previous. */
-export function verifyChain(events: readonly StoredEvent[]): ChainVerdict {
+export function verifyChain(events: readonly JournalRecord[]): ChainVerdict {
   let prevHash = GENESIS_HASH;
   const executionId = events[0]?.executionId;
   for (const [index, event] of events.entries()) {
     const expected = index + 1;
-    const seq = parseSeq(event.seq);
     const fail = (
       problem: Exclude<ChainVerdict, { ok: true }>['problem'],
       message: string,
@@ -269,10 +313,11 @@ export function verifyChain(events: readonly StoredEvent[]): ChainVerdict {
     if (event.executionId !== executionId) {
       return fail('mixed-executions', `belongs to execution ${event.executionId}, not ${executionId}`);
     }
-    if (seq < expected) return fail('reordered', `sequence ${seq} comes after ${expected - 1}`);
-    if (seq > expected) return fail('gap', `sequence jumps from ${expected - 1} to ${seq}`);
-    if (hashEvent(event) !== event.hash) return fail('edited', 'content does not match its hash');
+    if (event.seq < expected) return fail('reordered', `sequence ${event.seq} comes after ${expected - 1}`);
+    if (event.seq > expected) return fail('gap', `sequence jumps from ${expected - 1} to ${event.seq}`);
     if (event.prevHash !== prevHash) return fail('broken-link', 'prevHash does not match the previous event');
+    if (hashEvent(event.prevHash, event) !== event.hash)
+      return fail('edited', 'content does not match its hash');
     prevHash = event.hash;
   }
   return { ok: true, count: events.length };

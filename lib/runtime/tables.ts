@@ -26,7 +26,7 @@ export interface IndexDefinition {
 
 export interface TableDefinition {
   /** Stable id used by CDK construct ids and by `TableNames`. */
-  readonly id: 'events' | 'gates';
+  readonly id: 'events' | 'gates' | 'joins' | 'outputs';
   readonly partitionKey: KeyDefinition;
   readonly sortKey?: KeyDefinition;
   readonly globalSecondaryIndexes: readonly IndexDefinition[];
@@ -39,13 +39,13 @@ export const SEQ_DIGITS = 12;
 
 /**
  * The event journal: one item per event, written once (conditional put), never updated or deleted.
- * pk `executionId`, sk `seq` (zero-padded). Index attributes are only set when they apply, so the
- * task and approver indexes are sparse.
+ * pk `executionId`, sk `sk` (the sequence number, zero-padded). Index attributes are only set
+ * when they apply (`planTask` on task events, `approver` on gate decisions), so those indexes are sparse.
  */
 export const EVENTS_TABLE: TableDefinition = {
   id: 'events',
   partitionKey: { name: 'executionId', type: 'S' },
-  sortKey: { name: 'seq', type: 'S' },
+  sortKey: { name: 'sk', type: 'S' },
   globalSecondaryIndexes: [
     {
       indexName: 'byPlan',
@@ -92,22 +92,56 @@ export const GATES_TABLE: TableDefinition = {
   timeToLiveAttribute: 'expiresAtEpoch',
 };
 
-export const TABLES: readonly TableDefinition[] = [EVENTS_TABLE, GATES_TABLE];
+/**
+ * Exact joins across Parallel branches: one item per waiting step (`<executionId>#<stepId>`) holding
+ * its task token and the signals received so far. Conditional updates make release happen once.
+ */
+export const JOINS_TABLE: TableDefinition = {
+  id: 'joins',
+  partitionKey: { name: 'joinKey', type: 'S' },
+  globalSecondaryIndexes: [],
+  timeToLiveAttribute: 'expiresAtEpoch',
+};
+
+/**
+ * Step outputs too large to travel in the state payload (an OutputRef `dynamodb://<table>/<key>`
+ * points here). Written once, read by later steps' runners and checkers.
+ */
+export const OUTPUTS_TABLE: TableDefinition = {
+  id: 'outputs',
+  partitionKey: { name: 'outputKey', type: 'S' },
+  globalSecondaryIndexes: [],
+  timeToLiveAttribute: 'expiresAtEpoch',
+};
+
+export const TABLES: readonly TableDefinition[] = [EVENTS_TABLE, GATES_TABLE, JOINS_TABLE, OUTPUTS_TABLE];
 
 /** Physical table names, by definition id. */
 export type TableNames = Readonly<Record<TableDefinition['id'], string>>;
 
 /** Default physical names (local mode; CDK passes its own through the environment). */
-export const DEFAULT_TABLE_NAMES: TableNames = { events: 'plangate-events', gates: 'plangate-gates' };
+export const DEFAULT_TABLE_NAMES: TableNames = {
+  events: 'plangate-events',
+  gates: 'plangate-gates',
+  joins: 'plangate-joins',
+  outputs: 'plangate-outputs',
+};
 
-/** Table names from `PLANGATE_EVENTS_TABLE` / `PLANGATE_GATES_TABLE`, falling back to the defaults. */
+/** The environment variable carrying each table's physical name (set by CDK on every Lambda). */
+export const TABLE_NAME_ENV: TableNames = {
+  events: 'PLANGATE_EVENTS_TABLE',
+  gates: 'PLANGATE_GATES_TABLE',
+  joins: 'PLANGATE_JOINS_TABLE',
+  outputs: 'PLANGATE_OUTPUTS_TABLE',
+};
+
+/** Table names from the environment (TABLE_NAME_ENV), falling back to the defaults. */
 export function tableNamesFromEnv(
   env: Readonly<Record<string, string | undefined>> = process.env,
 ): TableNames {
-  return {
-    events: env.PLANGATE_EVENTS_TABLE ?? DEFAULT_TABLE_NAMES.events,
-    gates: env.PLANGATE_GATES_TABLE ?? DEFAULT_TABLE_NAMES.gates,
-  };
+  const names: Record<string, string> = {};
+  for (const def of TABLES) names[def.id] = env[TABLE_NAME_ENV[def.id]] ?? DEFAULT_TABLE_NAMES[def.id];
+  return names as TableNames;
 }
 
 /** The CreateTable request for a definition (on-demand billing, every index projecting all attributes). */

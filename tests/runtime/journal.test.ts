@@ -7,8 +7,15 @@ import fc from 'fast-check';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { BusEvent } from '../../lib/local/eventbus.ts';
 import { type LocalDataPlane, startLocalDataPlane } from '../../lib/local/stack.ts';
-import type { StoredEvent } from '../../lib/runtime/events.ts';
-import { hashEvent, Journal, queryEvents, readEvents, verifyChain } from '../../lib/runtime/journal.ts';
+import {
+  GENESIS_HASH,
+  hashEvent,
+  Journal,
+  queryEvents,
+  readEvents,
+  verifyChain,
+} from '../../lib/runtime/journal.ts';
+import type { JournalRecord } from '../../lib/runtime/payloads.ts';
 import { Redactor } from '../../lib/runtime/redact.ts';
 import { ensureTables } from '../../lib/runtime/tables.ts';
 
@@ -54,17 +61,25 @@ describe('tables', () => {
 
 describe('Journal', () => {
   it('appends in sequence, chains by hash, publishes the same event, and verifies', async () => {
-    await journal.append({ ...base, event: 'GATE_APPROVAL_REQUESTED', details: { planId: 'deploy' } });
-    await journal.append({ ...base, event: 'GATE_APPROVED', approver: 'ana@example.com', details: {} });
+    await journal.append({
+      ...base,
+      event: 'GATE_APPROVAL_REQUESTED',
+      details: { plan_id: 'deploy', gate: 'plan', round: 1 },
+    });
+    await journal.append({
+      ...base,
+      event: 'GATE_APPROVED',
+      details: { gate: 'plan', approver: 'ana@example.com' },
+    });
     const third = await journal.append({
       ...base,
       event: 'TASK_STARTED',
-      taskId: 'build',
-      taskName: 'Build',
-      details: {},
+      task_id: 'build',
+      task_name: 'Build',
+      details: { attempt: 1, progress: '[Task 1/1]' },
     });
     expect(third.published).toBe(true);
-    expect(third.stored.seq).toBe('000000000003');
+    expect(third.stored.seq).toBe(3);
     const events = await readEvents(plane.clients.doc, plane.tableNames.events, 'exec-1');
     expect(events.map((e) => e.event)).toEqual(['GATE_APPROVAL_REQUESTED', 'GATE_APPROVED', 'TASK_STARTED']);
     expect(events[1]?.prevHash).toBe(events[0]?.hash);
@@ -72,7 +87,7 @@ describe('Journal', () => {
     await plane.bus.drain();
     expect(
       published
-        .filter((e) => e.detail && (e.detail as StoredEvent).executionId === 'exec-1')
+        .filter((e) => e.detail && (e.detail as JournalRecord).executionId === 'exec-1')
         .map((e) => e.detail),
     ).toEqual(events);
   });
@@ -92,7 +107,7 @@ describe('Journal', () => {
       plane.clients.doc.send(
         new PutCommand({
           TableName: plane.tableNames.events,
-          Item: { ...first, event: 'TASK_COMPLETED' },
+          Item: { ...first, sk: '000000000001', event: 'TASK_COMPLETED' },
           ConditionExpression: 'attribute_not_exists(executionId)',
         }),
       ),
@@ -110,14 +125,14 @@ describe('Journal', () => {
           ...base,
           executionId: 'exec-concurrent',
           event: 'TASK_STARTED',
-          taskId: `t${i}`,
-          details: { i },
+          task_id: `t${i}`,
+          details: { attempt: i + 1, progress: `[Task ${i + 1}/24]` },
         }),
       ),
     );
     const events = await readEvents(plane.clients.doc, plane.tableNames.events, 'exec-concurrent');
     expect(events).toHaveLength(24);
-    expect(new Set(events.map((e) => (e.details as { i: number }).i)).size).toBe(24);
+    expect(new Set(events.map((e) => (e.details as { attempt: number }).attempt)).size).toBe(24);
     expect(verifyChain(events)).toEqual({ ok: true, count: 24 });
   });
 
@@ -126,10 +141,13 @@ describe('Journal', () => {
       ...base,
       executionId: 'exec-secret',
       event: 'TASK_FAILED',
-      taskId: 'db',
+      task_id: 'db',
       details: {
-        error: 'login failed for postgres://admin:hunter2-db-password@db:5432 with key AKIAABCDEFGHIJKLMNOP',
-        headers: { Authorization: 'Bearer abc.def.ghi-jkl' },
+        error: 'Plangate.Permission',
+        progress: '[Task 1/1]',
+        error_message:
+          'login failed for postgres://admin:hunter2-db-password@db:5432 with key AKIAABCDEFGHIJKLMNOP',
+        request: { headers: { Authorization: 'Bearer abc.def.ghi-jkl' } },
       },
     });
     const text = JSON.stringify(stored);
@@ -144,23 +162,30 @@ describe('Journal', () => {
     await expect(
       journal.append({ ...base, executionId: 'exec-bad', event: 'NOT_AN_EVENT' as never, details: {} }),
     ).rejects.toThrow(/event\.event/);
+    await expect(
+      journal.append({
+        ...base,
+        executionId: 'exec-bad',
+        event: 'TASK_STARTED',
+        details: { attempt: 'one' },
+      }),
+    ).rejects.toThrow(/event\.details\.attempt/);
     expect(await readEvents(plane.clients.doc, plane.tableNames.events, 'exec-bad')).toEqual([]);
   });
 });
 
 describe('verifyChain', () => {
-  const chain = (n: number): StoredEvent[] => {
-    const events: StoredEvent[] = [];
+  const chain = (n: number): JournalRecord[] => {
+    const events: JournalRecord[] = [];
     for (let i = 1; i <= n; i++) {
-      const unhashed = {
+      const event = {
         timestamp: new Date(1_700_000_000_000 + i).toISOString(),
         event: 'TASK_STARTED' as const,
         ...base,
-        details: { i },
-        seq: String(i).padStart(12, '0'),
-        prevHash: events[i - 2]?.hash ?? '0'.repeat(64),
+        details: { attempt: i, progress: `[Task ${i}/${n}]` },
       };
-      events.push({ ...unhashed, hash: hashEvent(unhashed) });
+      const prevHash = events[i - 2]?.hash ?? GENESIS_HASH;
+      events.push({ ...event, seq: i, prevHash, hash: hashEvent(prevHash, event) });
     }
     return events;
   };
@@ -172,12 +197,12 @@ describe('verifyChain', () => {
         const i = pick % (n - 1);
         const deleted = events.filter((_, k) => k !== i);
         expect(verifyChain(deleted)).toMatchObject({ ok: false, problem: 'gap' });
-        const edited = events.map((e, k) => (k === i ? { ...e, details: { i: -1 } } : e));
+        const edited = events.map((e, k) => (k === i ? { ...e, details: { attempt: -1 } } : e));
         expect(verifyChain(edited)).toMatchObject({ ok: false, index: i, problem: 'edited' });
-        const rehashed = edited.map((e, k) => (k === i ? { ...e, hash: hashEvent(e) } : e));
+        const rehashed = edited.map((e, k) => (k === i ? { ...e, hash: hashEvent(e.prevHash, e) } : e));
         expect(verifyChain(rehashed)).toMatchObject({ ok: false, index: i + 1, problem: 'broken-link' });
         const swapped = [...events];
-        [swapped[i], swapped[i + 1]] = [swapped[i + 1] as StoredEvent, swapped[i] as StoredEvent];
+        [swapped[i], swapped[i + 1]] = [swapped[i + 1] as JournalRecord, swapped[i] as JournalRecord];
         expect(verifyChain(swapped)).toMatchObject({ ok: false, index: i });
       }),
     );
