@@ -1,0 +1,2 @@
+export { type ApiReply, dispatch } from './dispatch.ts';
+export { type EngineServer, type EngineServerProps, MAX_REQUEST_BYTES, startEngineServer } from './server.ts';
