@@ -5,7 +5,7 @@
  * `PlanStateMachine`s (deployed with CDK) or created at run time through the API (lib/runtime/deploy-plan.ts).
  */
 import { join } from 'node:path';
-import { ArnFormat, type Duration, RemovalPolicy, Stack } from 'aws-cdk-lib';
+import { ArnFormat, type Duration, RemovalPolicy, Stack, Validations } from 'aws-cdk-lib';
 import { Grant, type IGrantable, PolicyStatement, Role, ServicePrincipal } from 'aws-cdk-lib/aws-iam';
 import type { IFunction } from 'aws-cdk-lib/aws-lambda';
 import { LogGroup, RetentionDays } from 'aws-cdk-lib/aws-logs';
@@ -17,6 +17,7 @@ import { EventsTable } from './events-table.ts';
 import { GatesTable } from './gates-table.ts';
 import { HarnessFunction } from './harness-function.ts';
 import { HARNESS_HANDLERS, type HarnessHandlerName } from './harness-handlers.ts';
+import { acknowledgeWildcardResource } from './nag.ts';
 import { LAMBDAS_DIR } from './paths.ts';
 import { PlanHttpApi } from './plan-http-api.ts';
 import { PLATFORM_ENV } from './platform-env.ts';
@@ -87,6 +88,8 @@ export class PlanPlatform extends Construct {
   /** SSM parameter holding the SES sender, when one was given. */
   public readonly sesSenderParameter?: StringParameter;
   public readonly slackWebhookSecret?: ISecret;
+  /** The SES sender address or domain, when one was given. */
+  public readonly sesSender?: string;
 
   constructor(scope: Construct, id: string, props: PlanPlatformProps = {}) {
     super(scope, id);
@@ -98,6 +101,7 @@ export class PlanPlatform extends Construct {
       ...(props.eventArchiveRetention ? { archiveRetention: props.eventArchiveRetention } : {}),
     });
     this.slackWebhookSecret = props.slackWebhookSecret;
+    this.sesSender = props.sesSender;
     if (props.sesSender) {
       this.sesSenderParameter = new StringParameter(this, 'SesSender', {
         description: 'plangate: the SES identity approval emails are sent from',
@@ -133,6 +137,11 @@ export class PlanPlatform extends Construct {
     this.grantPlanExecution(this.runtimePlanRole, this.placeholderNames());
     grantStateMachineLogging(this.runtimePlanRole);
     grantXRayTracing(this.runtimePlanRole);
+    Validations.of(this.runtimePlanRole).acknowledge({
+      id: 'AwsSolutions-IAM5[Resource::*]',
+      reason:
+        'Step Functions logging (logs:*LogDelivery, PutResourcePolicy, DescribeResourcePolicies, DescribeLogGroups) and X-Ray (PutTraceSegments, PutTelemetryRecords, GetSampling*) support only Resource "*".',
+    });
 
     this.httpApi = new PlanHttpApi(this, 'HttpApi', {
       handler: this.functions.api.function,
@@ -213,6 +222,11 @@ export class PlanPlatform extends Construct {
 
   /** SendTaskSuccess / SendTaskFailure / SendTaskHeartbeat on this platform's state machines. */
   grantTaskResponse(grantee: IGrantable): Grant {
+    acknowledgeOn(
+      grantee,
+      this.stateMachineArnPattern,
+      `Task tokens belong to executions of any plan state machine of this platform, created at deploy time or at run time by the Plans API, so the grant is scoped by the "${this.namePrefix}-" name prefix rather than by ARN.`,
+    );
     return Grant.addToPrincipal({
       grantee,
       actions: ['states:SendTaskSuccess', 'states:SendTaskFailure', 'states:SendTaskHeartbeat'],
@@ -229,7 +243,7 @@ export class PlanPlatform extends Construct {
     for (const placeholder of placeholders) {
       const handler = this.handlerForPlaceholder(placeholder);
       if (handler) {
-        this.fn(handler).grantInvoke(grantee);
+        this.grantInvokeHandler(grantee, handler);
       } else if (placeholder === RESOURCE_PLACEHOLDERS.eventsTable) {
         this.eventsTable.grantAppend(grantee);
       } else if (placeholder === RESOURCE_PLACEHOLDERS.gatesTable) {
@@ -240,6 +254,18 @@ export class PlanPlatform extends Construct {
         throw new Error(`placeholder \${${placeholder}} is not provided by the platform`);
       }
     }
+  }
+
+  /**
+   * lambda:InvokeFunction on exactly the function's unqualified ARN (compiled definitions call
+   * the unqualified ARN, so no `:*` version wildcard is needed).
+   */
+  grantInvokeHandler(grantee: IGrantable, handler: HarnessHandlerName): Grant {
+    return Grant.addToPrincipal({
+      grantee,
+      actions: ['lambda:InvokeFunction'],
+      resourceArns: [this.fn(handler).functionArn],
+    });
   }
 
   private handlerForPlaceholder(placeholder: string): HarnessHandlerName | undefined {
@@ -281,7 +307,7 @@ export class PlanPlatform extends Construct {
       gate.addToRolePolicy(
         new PolicyStatement({
           actions: ['ses:SendEmail'],
-          resources: [stack.formatArn({ service: 'ses', resource: 'identity', resourceName: '*' })],
+          resources: sesIdentityArns(stack, this.sesSender!),
         }),
       );
     }
@@ -296,6 +322,11 @@ export class PlanPlatform extends Construct {
         new PolicyStatement({ actions: ['secretsmanager:GetSecretValue'], resources: [planSecretsArn] }),
       );
       fn.addEnvironment(PLATFORM_ENV.planSecretsPrefix, planSecretsPrefix);
+      acknowledgeOn(
+        fn,
+        planSecretsArn,
+        `Plans name their Secrets Manager secrets (source: secretsmanager) and are submitted at run time; reads are scoped to the "${planSecretsPrefix}" name prefix.`,
+      );
     }
 
     const join = this.functions.join.function;
@@ -318,6 +349,21 @@ export class PlanPlatform extends Construct {
   grantPlanLaunch(grantee: IGrantable): Grant {
     const machines = this.stateMachineArnPattern;
     const versions = `${machines}:*`;
+    acknowledgeOn(
+      grantee,
+      machines,
+      `Plans submitted at run time become new state machines whose names are known only then; creation and launch are scoped to the "${this.namePrefix}-" name prefix.`,
+    );
+    acknowledgeOn(
+      grantee,
+      versions,
+      'Each plan version is published as a state machine version (<machine>:<n>) and launched pinned to it; version numbers are assigned at run time.',
+    );
+    acknowledgeOn(
+      grantee,
+      this.executionArnPattern,
+      `Execution ARNs exist only once a plan is launched; status, history and stop are scoped to executions of "${this.namePrefix}-" machines.`,
+    );
     return Grant.addToPrincipal({
       grantee,
       actions: [
@@ -339,12 +385,23 @@ export class PlanPlatform extends Construct {
           resourceArns: [this.executionArnPattern],
         }),
       )
-      .combine(
-        // Finding a machine by name: ListStateMachines has no resource-level permissions.
-        Grant.addToPrincipal({ grantee, actions: ['states:ListStateMachines'], resourceArns: ['*'] }),
-      )
       .combine(this.runtimePlanRole.grantPassRole(grantee.grantPrincipal));
   }
+}
+
+/** SES authorizes SendEmail against the sender's identity: the address itself or its verified domain. */
+function sesIdentityArns(stack: Stack, sender: string): string[] {
+  const domain = sender.includes('@') ? sender.slice(sender.lastIndexOf('@') + 1) : sender;
+  const identities = sender === domain ? [domain] : [sender, domain];
+  return identities.map((identity) =>
+    stack.formatArn({ service: 'ses', resource: 'identity', resourceName: identity }),
+  );
+}
+
+/** Acknowledges a scoped wildcard on the grantee's own policy, when the grantee is part of this app. */
+function acknowledgeOn(grantee: IGrantable, resourceArn: string, reason: string): void {
+  const principal = grantee.grantPrincipal;
+  if (Construct.isConstruct(principal)) acknowledgeWildcardResource(principal, resourceArn, reason);
 }
 
 function pascal(name: string): string {
