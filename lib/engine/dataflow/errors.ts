@@ -36,3 +36,20 @@ export function queryEvaluationError(cause: string): StatesError {
 export function intrinsicFailure(cause: string): StatesError {
   return new StatesError('States.IntrinsicFailure', cause);
 }
+
+/**
+ * AWS's text when a JSONata field returns the wrong type, e.g. for Map `Items`:
+ * "The JSONata expression '$ItemsVar' specified for the field 'Items' returned an unexpected
+ * result type. Expected 'array', but was 'null' for value: null".
+ */
+export function jsonataResultTypeError(
+  expression: string,
+  field: string,
+  expected: string,
+  value: unknown,
+): StatesError {
+  const type = value === null || value === undefined ? 'null' : Array.isArray(value) ? 'array' : typeof value;
+  return queryEvaluationError(
+    `The JSONata expression '${expression}' specified for the field '${field}' returned an unexpected result type. Expected '${expected}', but was '${type}' for value: ${JSON.stringify(value ?? null)}`,
+  );
+}

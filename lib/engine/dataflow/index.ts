@@ -5,7 +5,15 @@
  */
 export { evaluateAssign } from './assign.ts';
 export { evaluateChoiceRule, stringMatches } from './choice.ts';
-export { locateError, type StateLocation, statePrefix } from './errors.ts';
+export {
+  intrinsicFailure,
+  jsonataResultTypeError,
+  locateError,
+  queryEvaluationError,
+  runtimeError,
+  type StateLocation,
+  statePrefix,
+} from './errors.ts';
 export { evaluateIntrinsic } from './intrinsics/evaluate.ts';
 export { isIntrinsicExpression } from './intrinsics/parse.ts';
 export { canonicalJsonSize, type Json, jsonText, jsonTypeName } from './json.ts';

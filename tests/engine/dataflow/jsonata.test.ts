@@ -111,3 +111,12 @@ describe('Assign', () => {
     expect(out).toEqual({ x: 'R', y: 10, z: 'exec', lit: { k: 'R' } });
   });
 });
+
+describe('jsonataResultTypeError', () => {
+  it("words a wrong result type as AWS does for Map's Items", async () => {
+    const { jsonataResultTypeError } = await import('../../../lib/engine/dataflow/index.ts');
+    expect(jsonataResultTypeError('$ItemsVar', 'Items', 'array', { foo: 'bar' }).cause).toBe(
+      `The JSONata expression '$ItemsVar' specified for the field 'Items' returned an unexpected result type. Expected 'array', but was 'object' for value: {"foo":"bar"}`,
+    );
+  });
+});
