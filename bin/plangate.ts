@@ -13,7 +13,16 @@ interface CommandModule {
 }
 
 /** Command name → loader; loaded lazily so `plangate validate` does not pay for the engine or the AWS SDK. */
-const COMMANDS: Record<string, { summary: string; load: () => Promise<CommandModule> }> = {};
+const COMMANDS: Record<string, { summary: string; load: () => Promise<CommandModule> }> = {
+  validate: {
+    summary: 'check a plan file; every problem located',
+    load: () => import('../lib/cli/validate.ts'),
+  },
+  render: {
+    summary: 'print a plan as a checklist, Mermaid graph, JSON or YAML',
+    load: () => import('../lib/cli/render.ts'),
+  },
+};
 
 function overview(): string {
   const lines = ['Usage: plangate <command> [options]', '', 'Commands:'];

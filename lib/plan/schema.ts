@@ -73,7 +73,7 @@ export type Contract = z.infer<typeof ContractSchema>;
 /** How a failure is recognised as belonging to a class. Any matching rule matches. */
 export const DetectionSchema = z.strictObject({
   errorNames: z.array(z.string()).default([]),
-  /** Regular expressions tested against the error message. */
+  /** Regular expressions tested case-insensitively against the error message. */
   messagePatterns: z.array(z.string()).default([]),
   httpStatuses: z.array(z.number().int().min(100).max(599)).default([]),
   exitCodes: z.array(z.number().int().min(0).max(255)).default([]),
@@ -173,6 +173,12 @@ export const SecretRefSchema = z.strictObject({
   ref: z.string().min(1),
 });
 
+/** How many steps a plan may have (seed 000: 3–7); a plan may declare its own, e.g. a generated migration. */
+export const SizePolicySchema = z.strictObject({
+  minSteps: z.number().int().min(1).optional(),
+  maxSteps: z.number().int().min(1).optional(),
+});
+
 export const PlanSchema = z.strictObject({
   id: IdSchema,
   version: z.number().int().min(1).default(1),
@@ -194,6 +200,8 @@ export const PlanSchema = z.strictObject({
   }),
   budget: BudgetSchema.default({}),
   secrets: z.array(SecretRefSchema).default([]),
+  /** Overrides the validator's step-count policy for this plan. */
+  sizePolicy: SizePolicySchema.optional(),
 });
 export type Plan = z.infer<typeof PlanSchema>;
 /** A plan as written, before defaults are applied. */

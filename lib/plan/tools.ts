@@ -1,0 +1,184 @@
+/**
+ * The tools a step may call, as data: name, description, zod input schema and whether
+ * a call is destructive (then the step needs `requiresApproval`). The step runner in
+ * lib/runtime implements the built-ins against these names and schemas; teams add
+ * their own with `createToolRegistry([...])`.
+ */
+import { z } from 'zod';
+import { suggest } from './names.ts';
+import type { Step } from './schema.ts';
+
+export interface ToolDefinition {
+  /** The name steps use in `tool:`. */
+  readonly name: string;
+  readonly description: string;
+  /** Validates the step's `args` (after whole-string `${...}` references are set aside). */
+  readonly inputSchema: z.ZodType;
+  /** Every call changes or deletes something that is hard to undo. */
+  readonly destructive: boolean;
+  /**
+   * For tools that are destructive only with some arguments (`rm -rf`, HTTP DELETE).
+   * Receives the step's args as written (references unresolved).
+   * @default no call is destructive beyond `destructive`
+   */
+  readonly isDestructiveCall?: (args: Record<string, unknown>) => boolean;
+}
+
+const seconds = z.number().int().positive().max(86_400);
+
+export const ShellArgsSchema = z.strictObject({
+  command: z.string().min(1),
+  cwd: z.string().min(1).optional(),
+  env: z.record(z.string(), z.string()).optional(),
+  timeoutSeconds: seconds.optional(),
+});
+export type ShellArgs = z.infer<typeof ShellArgsSchema>;
+
+export const HttpArgsSchema = z.strictObject({
+  method: z.enum(['GET', 'HEAD', 'POST', 'PUT', 'PATCH', 'DELETE', 'OPTIONS']),
+  url: z.string().min(1),
+  headers: z.record(z.string(), z.string()).optional(),
+  /** A string is sent as is; anything else as JSON. */
+  body: z.unknown().optional(),
+  timeoutSeconds: seconds.optional(),
+});
+export type HttpArgs = z.infer<typeof HttpArgsSchema>;
+
+export const LambdaArgsSchema = z.strictObject({
+  functionName: z.string().min(1),
+  payload: z.unknown().optional(),
+});
+export type LambdaArgs = z.infer<typeof LambdaArgsSchema>;
+
+export const AgentArgsSchema = z.strictObject({
+  /** The task text (seed 004's `**task:**`). */
+  task: z.string().min(1),
+  /** The agent role (seed 004's `**target:**`). */
+  agent: z.string().min(1).optional(),
+});
+export type AgentArgs = z.infer<typeof AgentArgsSchema>;
+
+export const WaitArgsSchema = z.strictObject({
+  seconds: z.number().int().min(0).max(31_536_000),
+});
+export type WaitArgs = z.infer<typeof WaitArgsSchema>;
+
+export const EchoArgsSchema = z.strictObject({
+  message: z.string().optional(),
+  value: z.unknown().optional(),
+});
+export type EchoArgs = z.infer<typeof EchoArgsSchema>;
+
+/** Shell commands that delete, overwrite or force: these need an approval gate. */
+export const DESTRUCTIVE_SHELL_PATTERNS: readonly RegExp[] = [
+  /\brm\s+(?:-\w*[rRf]|--recursive|--force)/,
+  /\bgit\s+push\b[^\n;&|]*\s(?:--force\b|-f\b|--delete\b)/,
+  /\bgit\s+(?:reset\s+--hard|clean\s+-\w*f)/,
+  /\b(?:mkfs|shred|wipefs)\b/,
+  /\bdd\s+[^\n]*\bof=/,
+  /\bdrop\s+(?:table|database|schema)\b/i,
+  /\btruncate\s+table\b/i,
+  /\bkubectl\s+delete\b/,
+  /\bterraform\s+(?:destroy|apply\s+[^\n]*-auto-approve)/,
+  /\baws\s+\S+\s+(?:delete|remove|terminate|deregister)-/,
+  /\bgh\s+repo\s+delete\b/,
+];
+
+export const BUILTIN_TOOLS: readonly ToolDefinition[] = [
+  {
+    name: 'shell',
+    description: 'Run a shell command (bash -c) in the work directory; fails on a non-zero exit code.',
+    inputSchema: ShellArgsSchema,
+    destructive: false,
+    isDestructiveCall: (args) =>
+      typeof args.command === 'string' &&
+      DESTRUCTIVE_SHELL_PATTERNS.some((p) => p.test(args.command as string)),
+  },
+  {
+    name: 'http',
+    description: 'Send an HTTP request; fails on a network error or a 5xx status.',
+    inputSchema: HttpArgsSchema,
+    destructive: false,
+    isDestructiveCall: (args) => args.method === 'DELETE',
+  },
+  {
+    name: 'lambda',
+    description: 'Invoke an AWS Lambda function synchronously with a JSON payload.',
+    inputSchema: LambdaArgsSchema,
+    destructive: false,
+  },
+  {
+    name: 'agent',
+    description: 'Dispatch a task to an agent role (seed 004); steps with `target` use it implicitly.',
+    inputSchema: AgentArgsSchema,
+    destructive: false,
+  },
+  {
+    name: 'wait',
+    description: 'Wait a number of seconds (a Step Functions Wait state).',
+    inputSchema: WaitArgsSchema,
+    destructive: false,
+  },
+  {
+    name: 'echo',
+    description: 'Return its message and value as the step output; does nothing else.',
+    inputSchema: EchoArgsSchema,
+    destructive: false,
+  },
+];
+
+/** Tools by name. Immutable once built; build another to add tools. */
+export class ToolRegistry {
+  private readonly tools = new Map<string, ToolDefinition>();
+
+  constructor(tools: readonly ToolDefinition[]) {
+    for (const tool of tools) {
+      if (this.tools.has(tool.name)) throw new Error(`tool "${tool.name}" is registered twice`);
+      if (!/^[A-Za-z][A-Za-z0-9_.:-]*$/.test(tool.name))
+        throw new Error(`tool name "${tool.name}" is not valid`);
+      this.tools.set(tool.name, tool);
+    }
+  }
+
+  get(name: string): ToolDefinition | undefined {
+    return this.tools.get(name);
+  }
+
+  names(): string[] {
+    return [...this.tools.keys()];
+  }
+
+  /** ` (did you mean "shell"?)` for a near-miss name, else ''. */
+  suggest(name: string): string {
+    return suggest(name, this.names());
+  }
+}
+
+/** The built-in tools plus a team's own; a name may be registered only once. */
+export function createToolRegistry(extra: readonly ToolDefinition[] = []): ToolRegistry {
+  return new ToolRegistry([...BUILTIN_TOOLS, ...extra]);
+}
+
+/**
+ * The call a step makes: its tool and args, with seed 004's `target`/`task` mapped onto
+ * the `agent` tool. Undefined for a pure human step (`requiresHuman` and no tool).
+ */
+export function stepInvocation(
+  step: Pick<Step, 'tool' | 'args' | 'target' | 'task'>,
+): { tool: string; args: Record<string, unknown> } | undefined {
+  const tool = step.tool ?? (step.target !== undefined ? 'agent' : undefined);
+  if (tool === undefined) return undefined;
+  if (tool !== 'agent') return { tool, args: step.args };
+  const args: Record<string, unknown> = { ...step.args };
+  if (args.task === undefined && step.task !== undefined) args.task = step.task;
+  if (args.agent === undefined && step.target !== undefined) args.agent = step.target;
+  return { tool, args };
+}
+
+/** Whether this step's call is destructive per its tool's definition. */
+export function isDestructiveStep(step: Step, registry: ToolRegistry): boolean {
+  const call = stepInvocation(step);
+  const tool = call && registry.get(call.tool);
+  if (!call || !tool) return false;
+  return tool.destructive || (tool.isDestructiveCall?.(call.args) ?? false);
+}
