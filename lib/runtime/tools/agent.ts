@@ -14,8 +14,8 @@ export const AGENT_COMMAND_ENV = 'PLANGATE_AGENT_COMMAND';
 export interface AgentInput {
   /** Overrides the step's task text. */
   readonly task?: string;
-  /** Overrides the step's target role. */
-  readonly target?: string;
+  /** The agent role; overrides the step's target. */
+  readonly agent?: string;
   /** Overrides $PLANGATE_AGENT_COMMAND for this step. */
   readonly command?: string;
   readonly timeoutSeconds?: number;
@@ -38,7 +38,7 @@ export async function runAgent(input: AgentInput, ctx: ToolContext): Promise<Too
   const task = input.task ?? ctx.task;
   if (!task)
     throw new NotConfiguredError('the agent tool needs task text (the step\'s "task")', { location });
-  const target = input.target ?? ctx.target ?? '';
+  const target = input.agent ?? ctx.target ?? '';
   const timeoutMs = Math.min(
     input.timeoutSeconds ? input.timeoutSeconds * 1000 : ctx.timeoutMs,
     ctx.timeoutMs,

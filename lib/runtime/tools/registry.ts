@@ -1,5 +1,5 @@
 /**
- * The tool registry: built-in tools plus the ones teams register by name — a Lambda function
+ * The executable tool registry (lib/plan/tools.ts holds the definitions): built-in tools plus the ones teams register by name — a Lambda function
  * (on AWS), or locally a module path or a command. The step runner looks tools up here and
  * validates args against the tool's schema before anything runs.
  */
@@ -30,7 +30,7 @@ export const ToolBindingsSchema = z.record(z.string().regex(/^[a-z][a-z0-9_.-]*$
 /** Args of a team tool are any JSON object; the tool validates them itself. */
 const AnyArgsSchema = z.record(z.string(), z.unknown());
 
-export class ToolRegistry {
+export class ToolExecutorRegistry {
   private readonly tools = new Map<string, Tool>();
 
   /** Registers a tool; registering a name twice is a mistake, not an override. */
