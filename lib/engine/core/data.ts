@@ -1,0 +1,76 @@
+/**
+ * The one place where the interpreter calls the data-flow functions of lib/engine/dataflow,
+ * so each state handler reads as AWS's processing order and nothing else.
+ */
+import {
+  applyInputPath,
+  applyOutputPath,
+  applyResultPath,
+  evaluateAssign,
+  evaluateChoiceRule,
+  evaluateJsonataCondition,
+  evaluateJsonataTemplate,
+  parseTimestamp,
+  resolveDynamicValue,
+  resolvePayloadTemplate,
+  selectPath,
+} from '../dataflow/index.ts';
+import type { QueryLanguage } from './runtime.ts';
+
+export type Variables = Record<string, unknown>;
+
+/** `$states` and the variables a JSONata expression sees. */
+export interface JsonataScope {
+  readonly input: unknown;
+  readonly context: unknown;
+  readonly result?: unknown;
+  readonly errorOutput?: unknown;
+  readonly variables: Variables;
+}
+
+export {
+  applyInputPath,
+  applyOutputPath,
+  applyResultPath,
+  resolveDynamicValue,
+  resolvePayloadTemplate,
+  selectPath,
+};
+
+/** Evaluates a JSONata field value (a `{% %}` string, or an object/array holding them) . */
+export async function jsonataValue(template: unknown, scope: JsonataScope, field: string): Promise<unknown> {
+  return evaluateJsonataTemplate(template, scope, field);
+}
+
+export async function jsonataCondition(condition: unknown, scope: JsonataScope): Promise<boolean> {
+  return evaluateJsonataCondition(condition as string, scope);
+}
+
+/** A JSONPath Choice rule. */
+export function choiceRuleMatches(
+  rule: Record<string, unknown>,
+  input: unknown,
+  context: unknown,
+  variables: Variables,
+): boolean {
+  return evaluateChoiceRule(rule, input, context, variables);
+}
+
+/**
+ * Evaluates an Assign block against the variables as they were before the state, returning the
+ * new variable bindings (the caller merges them). For JSONPath `$` is the error output, else the
+ * result, else the input of `scope`.
+ */
+export async function assignVariables(
+  assign: unknown,
+  language: QueryLanguage,
+  scope: JsonataScope,
+): Promise<Variables> {
+  return evaluateAssign(assign as Record<string, unknown>, language, scope);
+}
+
+/** Epoch milliseconds of an ISO-8601 extended offset timestamp, or undefined if it is not one. */
+export function timestampMillis(text: unknown): number | undefined {
+  const instant = parseTimestamp(text);
+  return instant === undefined ? undefined : instant.epochSeconds * 1000 + Math.floor(instant.nanos / 1e6);
+}

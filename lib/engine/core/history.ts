@@ -1,0 +1,63 @@
+/** History events as the engine stores them, and their AWS GetExecutionHistory shape. */
+import type * as sfn from '@aws-sdk/client-sfn';
+
+/**
+ * One history event as stored (one JSON line). `key` identifies the event's logical position
+ * (scope + sequence number) so that replay after a restart finds it again even when concurrent
+ * branches interleaved differently; `internal` carries what the engine needs to resume but
+ * AWS does not show (never a task token: only its hash).
+ */
+export interface StoredEvent {
+  readonly id: number;
+  readonly prev: number;
+  /** Epoch milliseconds. */
+  readonly ts: number;
+  readonly type: string;
+  readonly key: string;
+  readonly details?: Record<string, unknown>;
+  readonly internal?: Record<string, unknown>;
+}
+
+/** The name of the `*EventDetails` member AWS uses for an event type. */
+export function detailsMember(type: string): string | undefined {
+  if (type.endsWith('StateEntered')) return 'stateEnteredEventDetails';
+  if (type.endsWith('StateExited')) return 'stateExitedEventDetails';
+  if (NO_DETAILS.has(type)) return undefined;
+  return `${type[0]?.toLowerCase()}${type.slice(1)}EventDetails`;
+}
+
+const NO_DETAILS = new Set([
+  'ParallelStateStarted',
+  'ParallelStateSucceeded',
+  'ParallelStateFailed',
+  'ParallelStateAborted',
+  'MapStateSucceeded',
+  'MapStateFailed',
+  'MapStateAborted',
+  'TaskStateAborted',
+  'WaitStateAborted',
+  'ExecutionRedriven_',
+]);
+
+/** Converts a stored event into the GetExecutionHistory shape. */
+export function toHistoryEvent(event: StoredEvent, includeExecutionData: boolean): sfn.HistoryEvent {
+  const out: Record<string, unknown> = {
+    timestamp: new Date(event.ts),
+    type: event.type,
+    id: event.id,
+    previousEventId: event.prev,
+  };
+  const member = detailsMember(event.type);
+  if (member && event.details) {
+    out[member] = includeExecutionData ? event.details : withoutData(event.details);
+  }
+  return out as unknown as sfn.HistoryEvent;
+}
+
+const DATA_FIELDS = new Set(['input', 'output', 'parameters']);
+
+function withoutData(details: Record<string, unknown>): Record<string, unknown> {
+  const out: Record<string, unknown> = {};
+  for (const [k, v] of Object.entries(details)) if (!DATA_FIELDS.has(k)) out[k] = v;
+  return out;
+}

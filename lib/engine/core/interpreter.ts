@@ -1,0 +1,588 @@
+/**
+ * The Amazon States Language interpreter: runs a states block state by state in AWS's processing
+ * order, emitting AWS-shaped history events through the journal. On replay (restart, redrive)
+ * states whose exit is already recorded are skipped with their recorded output and variables.
+ */
+
+import { locateError } from '../dataflow/errors.ts';
+import { StatesError } from '../types.ts';
+import {
+  applyInputPath,
+  applyOutputPath,
+  applyResultPath,
+  assignVariables,
+  choiceRuleMatches,
+  type JsonataScope,
+  jsonataCondition,
+  jsonataValue,
+  resolveDynamicValue,
+  resolvePayloadTemplate,
+  selectPath,
+  timestampMillis,
+  type Variables,
+} from './data.ts';
+import type { Scope } from './journal.ts';
+import { MockedThrow } from './mock-config.ts';
+import { errorMatches, type Retrier, retryDelaySeconds } from './retry.ts';
+import type { ExecutionRuntime, QueryLanguage, StateDefinition, StatesBlock } from './runtime.ts';
+import { AbortedError, sleepUntil } from './timers.ts';
+
+/** AWS's payload limit (256 KiB) for state input/output and task results. */
+export const MAX_PAYLOAD_BYTES = 262_144;
+
+/** Marks errors that no Retry or Catch may handle (States.Runtime, the engine's own DataLimitExceeded). */
+const terminalErrors = new WeakSet<StatesError>();
+
+export function terminal(error: StatesError): StatesError {
+  terminalErrors.add(error);
+  return error;
+}
+
+export function isTerminal(error: unknown): boolean {
+  return error instanceof StatesError && (error.error === 'States.Runtime' || terminalErrors.has(error));
+}
+
+/** Where a states block runs: its event thread, variables and abort signal. */
+export interface Frame {
+  readonly rt: ExecutionRuntime;
+  readonly scope: Scope;
+  readonly variables: Variables;
+  readonly language: QueryLanguage;
+  readonly signal: AbortSignal;
+  /** Context `Map.Item` inside a Map iteration. */
+  readonly mapItem?: { readonly Index: number; readonly Value: unknown };
+  /** Inside a Parallel branch (an uncaught Task failure there is followed by TaskStateAborted). */
+  readonly inBranch: boolean;
+}
+
+/** One state being run. */
+export interface StateRun {
+  readonly frame: Frame;
+  readonly name: string;
+  readonly state: StateDefinition;
+  readonly language: QueryLanguage;
+  readonly rawInput: unknown;
+  readonly enteredId: number;
+  readonly context: Record<string, unknown> & {
+    State: { Name: string; EnteredTime: string; RetryCount: number };
+  };
+}
+
+export interface StateOutcome {
+  readonly output: unknown;
+  /** Absent: the block ends here. */
+  readonly next?: string;
+}
+
+/** Runs a states block from StartAt to its end; throws StatesError when it fails. */
+export async function runBlock(frame: Frame, block: StatesBlock, input: unknown): Promise<unknown> {
+  let name = block.StartAt;
+  let value = input;
+  for (;;) {
+    const state = block.States[name];
+    if (!state) throw terminal(new StatesError('States.Runtime', `State '${name}' does not exist`));
+    const outcome = await runState(frame, name, state, value);
+    if (outcome.next === undefined) return outcome.output;
+    name = outcome.next;
+    value = outcome.output;
+  }
+}
+
+/** Handlers of the state types that need more than a few lines (Task, Map, Parallel). */
+export interface CompoundHandlers {
+  task(run: StateRun): Promise<StateOutcome>;
+  map(run: StateRun): Promise<StateOutcome>;
+  parallel(run: StateRun): Promise<StateOutcome>;
+}
+
+let compound: CompoundHandlers | undefined;
+
+/** Wires the Task/Map/Parallel handlers (their modules import this one). */
+export function registerCompoundHandlers(handlers: CompoundHandlers): void {
+  compound = handlers;
+}
+
+async function runState(
+  frame: Frame,
+  name: string,
+  state: StateDefinition,
+  rawInput: unknown,
+): Promise<StateOutcome> {
+  const { scope, rt } = frame;
+  const recorded = scope.peek();
+  if (recorded && recorded.type === `${state.Type}StateEntered`) {
+    const exited = rt.journal.exitOf(recorded.id);
+    if (exited) {
+      scope.skipPast(exited);
+      const internal = exited.internal ?? {};
+      if (internal.assigned) Object.assign(frame.variables, internal.assigned);
+      const output = JSON.parse(String(exited.details?.output ?? 'null'));
+      return internal.next === undefined ? { output } : { output, next: String(internal.next) };
+    }
+  }
+  const entered = scope.emit(`${state.Type}StateEntered`, {
+    name,
+    input: JSON.stringify(rawInput),
+    inputDetails: { truncated: false },
+  });
+  const context: StateRun['context'] = {
+    Execution: rt.contextBase.Execution,
+    StateMachine: rt.contextBase.StateMachine,
+    State: { EnteredTime: new Date(entered.ts).toISOString(), Name: name, RetryCount: 0 },
+  };
+  if (frame.mapItem) context.Map = { Item: frame.mapItem };
+  const run: StateRun = {
+    frame,
+    name,
+    state,
+    language: (state.QueryLanguage as QueryLanguage | undefined) ?? frame.language,
+    rawInput,
+    enteredId: entered.id,
+    context,
+  };
+  try {
+    switch (state.Type) {
+      case 'Pass':
+        return exitSimple(run, await passState(run));
+      case 'Choice':
+        return exitSimple(run, await choiceState(run));
+      case 'Wait':
+        return exitSimple(run, await waitState(run));
+      case 'Succeed':
+        return exitSimple(run, await succeedState(run));
+      case 'Fail':
+        return await failState(run);
+      case 'Task':
+        return await requireCompound().task(run);
+      case 'Map':
+        return await requireCompound().map(run);
+      case 'Parallel':
+        return await requireCompound().parallel(run);
+      default:
+        throw terminal(new StatesError('States.Runtime', `Unsupported state type '${state.Type}'`));
+    }
+  } catch (error) {
+    throw failureOf(run, error);
+  }
+}
+
+function requireCompound(): CompoundHandlers {
+  if (!compound) throw new Error('Task/Map/Parallel handlers are not registered');
+  return compound;
+}
+
+/** Locates data-flow errors and records EvaluationFailed for JSONata evaluation failures. */
+export function failureOf(run: StateRun, error: unknown): unknown {
+  if (error instanceof AbortedError || !(error instanceof StatesError)) return error;
+  if ((error as { located?: boolean }).located) return error;
+  const located = locateError(error, { stateName: run.name, enteredEventId: run.enteredId }) as StatesError;
+  if (located !== error && isTerminal(error)) terminal(located);
+  if (located.error === 'States.QueryEvaluationError' && !(error as { reported?: boolean }).reported) {
+    run.frame.scope.emit('EvaluationFailed', { error: located.error, cause: located.cause, state: run.name });
+  }
+  Object.defineProperty(located, 'located', { value: true });
+  return located;
+}
+
+/** Emits `<Type>StateExited` with what replay needs to skip the state next time. */
+export function exitState(run: StateRun, outcome: StateOutcome, assigned?: Variables): StateOutcome {
+  const details = {
+    name: run.name,
+    output: JSON.stringify(outcome.output),
+    outputDetails: { truncated: false },
+  };
+  checkPayloadSize(details.output, run);
+  const internal: Record<string, unknown> = { entered: run.enteredId };
+  if (outcome.next !== undefined) internal.next = outcome.next;
+  if (assigned && Object.keys(assigned).length > 0) internal.assigned = assigned;
+  run.frame.scope.emit(`${run.state.Type}StateExited`, details, internal);
+  return outcome;
+}
+
+function checkPayloadSize(text: string, run: StateRun): void {
+  if (text.length > MAX_PAYLOAD_BYTES / 4 && Buffer.byteLength(text) > MAX_PAYLOAD_BYTES) {
+    throw terminal(
+      new StatesError(
+        'States.DataLimitExceeded',
+        `The state/task '${run.name}' returned a result with a size exceeding the maximum number of bytes service limit.`,
+      ),
+    );
+  }
+}
+
+/** `$states` for JSONata fields of this state. */
+export function jsonataScope(
+  run: StateRun,
+  extra?: { result?: unknown; errorOutput?: unknown },
+): JsonataScope {
+  return { input: run.rawInput, context: run.context, variables: run.frame.variables, ...extra };
+}
+
+/** The state's effective input (JSONPath InputPath). */
+export function effectiveInput(run: StateRun): unknown {
+  if (run.language === 'JSONata') return run.rawInput;
+  return applyInputPath(
+    run.rawInput,
+    run.state.InputPath as string | null | undefined,
+    run.context,
+    run.frame.variables,
+  );
+}
+
+/**
+ * Applies the result of a state (Task/Map/Parallel/Pass) in AWS's order: JSONPath ResultSelector →
+ * Assign → ResultPath → OutputPath; JSONata Output and Assign, both seeing `$states.result`.
+ * Returns the state output and the assigned variables (not yet visible to the caller's frame).
+ */
+export async function applyResult(
+  run: StateRun,
+  result: unknown,
+  options: { readonly selector?: boolean } = {},
+): Promise<{ output: unknown; assigned: Variables }> {
+  const { state, frame } = run;
+  if (run.language === 'JSONata') {
+    const scope = jsonataScope(run, { result });
+    const assigned = state.Assign === undefined ? {} : await assignVariables(state.Assign, 'JSONata', scope);
+    const output = state.Output === undefined ? result : await jsonataValue(state.Output, scope, 'Output');
+    return { output, assigned };
+  }
+  let selected = result;
+  if (options.selector !== false && state.ResultSelector !== undefined) {
+    selected = resolvePayloadTemplate(
+      state.ResultSelector,
+      result,
+      run.context,
+      frame.variables,
+      'ResultSelector',
+    );
+  }
+  const assigned =
+    state.Assign === undefined
+      ? {}
+      : await assignVariables(state.Assign, 'JSONPath', jsonataScope(run, { result: selected }));
+  const placed = applyResultPath(run.rawInput, selected, state.ResultPath as string | null | undefined);
+  const output = applyOutputPath(
+    placed,
+    state.OutputPath as string | null | undefined,
+    run.context,
+    frame.variables,
+  );
+  return { output, assigned };
+}
+
+/** Makes assigned variables visible to the following states of the frame. */
+export function commitVariables(run: StateRun, assigned: Variables): void {
+  for (const k of Object.keys(assigned)) run.frame.variables[k] = assigned[k];
+}
+
+function nextOf(state: StateDefinition): string | undefined {
+  return state.End === true ? undefined : (state.Next as string | undefined);
+}
+
+async function passState(run: StateRun): Promise<StateOutcome> {
+  const { state } = run;
+  if (run.language === 'JSONata') {
+    const { output, assigned } = await applyResult(run, run.rawInput);
+    commitVariables(run, assigned);
+    return withAssigned({ output, next: nextOf(state) }, assigned);
+  }
+  const input = effectiveInput(run);
+  let result: unknown = input;
+  if (Object.hasOwn(state, 'Result')) result = state.Result;
+  else if (state.Parameters !== undefined) {
+    result = resolvePayloadTemplate(state.Parameters, input, run.context, run.frame.variables, 'Parameters');
+  }
+  const { output, assigned } = await applyResult(run, result, { selector: false });
+  commitVariables(run, assigned);
+  return withAssigned({ output, next: nextOf(state) }, assigned);
+}
+
+const assignedOf = new WeakMap<StateOutcome, Variables>();
+
+function withAssigned(outcome: StateOutcome, assigned: Variables): StateOutcome {
+  assignedOf.set(outcome, assigned);
+  return outcome;
+}
+
+/** The variables a simple state assigned (for the exit event). */
+export function assignedBy(outcome: StateOutcome): Variables | undefined {
+  return assignedOf.get(outcome);
+}
+
+async function choiceState(run: StateRun): Promise<StateOutcome> {
+  const { state, frame } = run;
+  const choices = (state.Choices as Array<Record<string, unknown>>) ?? [];
+  if (run.language === 'JSONata') {
+    const scope = jsonataScope(run);
+    for (const rule of choices) {
+      if (await jsonataCondition(rule.Condition, scope)) {
+        return choose(run, rule, String(rule.Next));
+      }
+    }
+  } else {
+    const input = effectiveInput(run);
+    for (const rule of choices) {
+      if (choiceRuleMatches(rule, input, run.context, frame.variables))
+        return choose(run, rule, String(rule.Next));
+    }
+  }
+  if (typeof state.Default === 'string') return choose(run, state, state.Default);
+  throw new StatesError(
+    'States.NoChoiceMatched',
+    `No Matches! at ${run.name}, state input: ${JSON.stringify(run.rawInput)}`,
+  );
+}
+
+async function choose(run: StateRun, holder: Record<string, unknown>, next: string): Promise<StateOutcome> {
+  const { state, frame } = run;
+  if (run.language === 'JSONata') {
+    const scope = jsonataScope(run);
+    const assigned =
+      holder.Assign === undefined ? {} : await assignVariables(holder.Assign, 'JSONata', scope);
+    const outputTemplate = holder.Output ?? state.Output;
+    const output =
+      outputTemplate === undefined ? run.rawInput : await jsonataValue(outputTemplate, scope, 'Output');
+    commitVariables(run, assigned);
+    return withAssigned({ output, next }, assigned);
+  }
+  const input = effectiveInput(run);
+  const assigned =
+    holder.Assign === undefined
+      ? {}
+      : await assignVariables(holder.Assign, 'JSONPath', jsonataScope(run, { result: input }));
+  const output = applyOutputPath(
+    input,
+    state.OutputPath as string | null | undefined,
+    run.context,
+    frame.variables,
+  );
+  commitVariables(run, assigned);
+  return withAssigned({ output, next }, assigned);
+}
+
+async function waitState(run: StateRun): Promise<StateOutcome> {
+  const { state, frame } = run;
+  const { rt } = frame;
+  const input = effectiveInput(run);
+  let untilMs: number;
+  const enteredAt = rt.journal.eventAt(run.enteredId).ts;
+  if (run.language === 'JSONata') {
+    const scope = jsonataScope(run);
+    if (state.Seconds !== undefined) {
+      const seconds = await jsonataValue(state.Seconds, scope, 'Seconds');
+      untilMs = enteredAt + scaled(rt, Number(seconds) * 1000);
+    } else {
+      const text = await jsonataValue(state.Timestamp, scope, 'Timestamp');
+      const at = timestampMillis(text);
+      if (at === undefined) {
+        throw new StatesError(
+          'States.QueryEvaluationError',
+          `The Timestamp field cannot be parsed as an ISO-8601 extended offset date-time format string: ${String(text)}`,
+        );
+      }
+      untilMs = enteredAt + scaled(rt, at - enteredAt);
+    }
+  } else if (state.Seconds !== undefined) {
+    untilMs = enteredAt + scaled(rt, Number(state.Seconds) * 1000);
+  } else if (state.SecondsPath !== undefined) {
+    const path = String(state.SecondsPath);
+    const seconds = selectPath(input, path, run.context, frame.variables, 'SecondsPath');
+    if (typeof seconds !== 'number' || !Number.isInteger(seconds)) {
+      throw new StatesError(
+        'States.Runtime',
+        `The SecondsPath parameter cannot be parsed as a long value: ${path} == ${JSON.stringify(seconds)}`,
+      );
+    }
+    if (seconds < 0) {
+      throw new StatesError(
+        'States.Runtime',
+        `The SecondsPath parameter references a negative value: ${path} == ${seconds}`,
+      );
+    }
+    untilMs = enteredAt + scaled(rt, seconds * 1000);
+  } else {
+    const isPath = state.TimestampPath !== undefined;
+    const text = isPath
+      ? selectPath(input, String(state.TimestampPath), run.context, frame.variables, 'TimestampPath')
+      : state.Timestamp;
+    const at = timestampMillis(text);
+    if (at === undefined) {
+      throw new StatesError(
+        'States.Runtime',
+        isPath
+          ? `The TimestampPath parameter does not reference a valid ISO-8601 extended offset date-time format string: ${String(state.TimestampPath)} == ${String(text)}`
+          : `The Timestamp parameter does not reference a valid ISO-8601 extended offset date-time format string: ${String(text)}`,
+      );
+    }
+    untilMs = enteredAt + scaled(rt, at - enteredAt);
+  }
+  try {
+    await sleepUntil(untilMs, rt.now, frame.signal);
+  } catch (error) {
+    if (error instanceof AbortedError) frame.scope.emit('WaitStateAborted');
+    throw error;
+  }
+  if (run.language === 'JSONata') {
+    const { output, assigned } = await applyResult(run, run.rawInput);
+    commitVariables(run, assigned);
+    return withAssigned({ output, next: nextOf(state) }, assigned);
+  }
+  const assigned =
+    state.Assign === undefined
+      ? {}
+      : await assignVariables(state.Assign, 'JSONPath', jsonataScope(run, { result: input }));
+  const output = applyOutputPath(
+    input,
+    state.OutputPath as string | null | undefined,
+    run.context,
+    frame.variables,
+  );
+  commitVariables(run, assigned);
+  return withAssigned({ output, next: nextOf(state) }, assigned);
+}
+
+/** A duration scaled by the engine's time scale (negative durations do not wait). */
+export function scaled(rt: ExecutionRuntime, ms: number): number {
+  return Math.max(0, ms) * rt.timeScale;
+}
+
+async function succeedState(run: StateRun): Promise<StateOutcome> {
+  if (run.language === 'JSONata') {
+    const { output, assigned } = await applyResult(run, run.rawInput);
+    return withAssigned({ output }, assigned);
+  }
+  const input = effectiveInput(run);
+  const output = applyOutputPath(
+    input,
+    run.state.OutputPath as string | null | undefined,
+    run.context,
+    run.frame.variables,
+  );
+  return { output };
+}
+
+async function failState(run: StateRun): Promise<never> {
+  const { state, frame } = run;
+  let error: unknown = state.Error;
+  let cause: unknown = state.Cause;
+  if (run.language === 'JSONata') {
+    const scope = jsonataScope(run);
+    if (error !== undefined) error = await jsonataValue(error, scope, 'Error');
+    if (cause !== undefined) cause = await jsonataValue(cause, scope, 'Cause');
+  } else {
+    if (state.ErrorPath !== undefined) {
+      error = resolveDynamicValue(state.ErrorPath, run.rawInput, run.context, frame.variables, 'ErrorPath');
+    }
+    if (state.CausePath !== undefined) {
+      cause = resolveDynamicValue(state.CausePath, run.rawInput, run.context, frame.variables, 'CausePath');
+    }
+  }
+  throw new FailStateError(
+    error === undefined || error === null ? undefined : String(error),
+    cause === undefined || cause === null ? undefined : String(cause),
+  );
+}
+
+/** The failure raised by a Fail state (may have no Error or Cause). */
+export class FailStateError extends StatesError {
+  constructor(
+    readonly failError: string | undefined,
+    readonly failCause: string | undefined,
+  ) {
+    super(failError ?? '', failCause);
+  }
+}
+
+/** `{ Error, Cause }` as a Catch sees it. */
+export function errorOutput(error: StatesError): Record<string, unknown> {
+  if (error instanceof MockedThrow)
+    return { Error: error.mockedError ?? null, Cause: error.mockedCause ?? null };
+  if (error instanceof FailStateError) {
+    const out: Record<string, unknown> = {};
+    if (error.failError !== undefined) out.Error = error.failError;
+    if (error.failCause !== undefined) out.Cause = error.failCause;
+    return out;
+  }
+  const out: Record<string, unknown> = { Error: error.error };
+  if (error.cause !== undefined) out.Cause = error.cause;
+  return out;
+}
+
+/** Normalises anything thrown while a state ran into a StatesError (or rethrows aborts). */
+export function asStatesError(error: unknown): StatesError {
+  if (error instanceof AbortedError) throw error;
+  if (error instanceof StatesError) return error;
+  return terminal(new StatesError('States.Runtime', error instanceof Error ? error.message : String(error)));
+}
+
+/**
+ * Runs `attempt` with the state's Retry and Catch: retries by the first matching retrier (each
+ * retrier counts its own attempts), then the first matching catcher; uncatchable errors pass.
+ * `onFailed` emits the state's final failure event (MapStateFailed, ParallelStateFailed).
+ */
+export async function withRetryAndCatch(
+  run: StateRun,
+  attempt: () => Promise<{ output: unknown; assigned: Variables }>,
+  onFailed?: () => void,
+): Promise<StateOutcome> {
+  const { state, frame } = run;
+  const retriers = (state.Retry as Retrier[] | undefined) ?? [];
+  const attempts = new Array<number>(retriers.length).fill(0);
+  for (;;) {
+    let failure: StatesError;
+    try {
+      const { output, assigned } = await attempt();
+      commitVariables(run, assigned);
+      return exitState(run, { output, next: nextOf(state) }, assigned);
+    } catch (error) {
+      failure = failureOf(run, asStatesError(error)) as StatesError;
+    }
+    if (isTerminal(failure)) {
+      onFailed?.();
+      throw failure;
+    }
+    const index = retriers.findIndex((r) => errorMatches(r.ErrorEquals, failure.error));
+    const retrier = retriers[index];
+    if (retrier && (attempts[index] ?? 0) < (retrier.MaxAttempts ?? 3)) {
+      const delay = retryDelaySeconds(retrier, attempts[index] ?? 0);
+      attempts[index] = (attempts[index] ?? 0) + 1;
+      run.context.State.RetryCount++;
+      const failedAt = frame.rt.journal.eventAt(frame.scope.lastEventId).ts;
+      await sleepUntil(failedAt + scaled(frame.rt, delay * 1000), frame.rt.now, frame.signal);
+      continue;
+    }
+    onFailed?.();
+    const catchers = (state.Catch as Array<Record<string, unknown>> | undefined) ?? [];
+    const catcher = catchers.find((c) => errorMatches(c.ErrorEquals as string[], failure.error));
+    if (!catcher) throw failure;
+    return catchWith(run, catcher, errorOutput(failure));
+  }
+}
+
+async function catchWith(
+  run: StateRun,
+  catcher: Record<string, unknown>,
+  error: Record<string, unknown>,
+): Promise<StateOutcome> {
+  const next = String(catcher.Next);
+  if (run.language === 'JSONata') {
+    const scope = jsonataScope(run, { errorOutput: error });
+    const assigned =
+      catcher.Assign === undefined ? {} : await assignVariables(catcher.Assign, 'JSONata', scope);
+    const output = catcher.Output === undefined ? error : await jsonataValue(catcher.Output, scope, 'Output');
+    commitVariables(run, assigned);
+    return exitState(run, { output, next }, assigned);
+  }
+  const assigned =
+    catcher.Assign === undefined
+      ? {}
+      : await assignVariables(catcher.Assign, 'JSONPath', jsonataScope(run, { errorOutput: error }));
+  const output = applyResultPath(run.rawInput, error, catcher.ResultPath as string | null | undefined);
+  commitVariables(run, assigned);
+  return exitState(run, { output, next }, assigned);
+}
+
+/** Exits a simple state, recording the variables it assigned. */
+function exitSimple(run: StateRun, outcome: StateOutcome): StateOutcome {
+  return exitState(run, outcome, assignedBy(outcome));
+}

@@ -1,0 +1,172 @@
+/**
+ * The history of one execution while it runs: appends events to its log in per-tick batches
+ * and, after a restart or a redrive, hands recorded events back to the interpreter by their
+ * logical key instead of writing them again, so nothing is lost, duplicated or re-run.
+ */
+import type { StoredEvent } from './history.ts';
+import type { ExecutionLog } from './store.ts';
+
+/** A sequential thread of events: the execution itself, one Parallel branch or one Map iteration. */
+export class Scope {
+  private seq = 0;
+
+  constructor(
+    readonly journal: Journal,
+    readonly id: string,
+    /** Id of the last event emitted in this scope (AWS's previousEventId). */
+    public lastEventId: number,
+  ) {}
+
+  /** Emits (or, on replay, finds again) the next event of this scope. */
+  emit(type: string, details?: Record<string, unknown>, internal?: Record<string, unknown>): StoredEvent {
+    const key = `${this.id}.${this.seq++}`;
+    const event = this.journal.record(key, this.lastEventId, type, details, internal);
+    this.lastEventId = event.id;
+    return event;
+  }
+
+  /** The recorded event that the next `emit` would return on replay, if any. */
+  peek(): StoredEvent | undefined {
+    return this.journal.recorded(`${this.id}.${this.seq}`);
+  }
+
+  /** Continues after a recorded event of this scope (replay skips a finished state). */
+  skipPast(event: StoredEvent): void {
+    this.seq = Number(event.key.slice(event.key.lastIndexOf('.') + 1)) + 1;
+    this.lastEventId = event.id;
+  }
+
+  /** A nested scope (branch or iteration) whose events follow `parentEventId`. */
+  child(name: string | number, parentEventId: number): Scope {
+    return new Scope(this.journal, `${this.id}/${name}`, parentEventId);
+  }
+}
+
+/** Readonly props of a {@link Journal}. */
+export interface JournalProps {
+  readonly log: ExecutionLog;
+  /** Events already stored (restart/redrive): the history so far. */
+  readonly stored?: readonly StoredEvent[];
+  readonly now: () => number;
+  /** Called when the first event of a batch waits to be written. */
+  readonly onDirty: (journal: Journal) => void;
+}
+
+export class Journal {
+  readonly events: StoredEvent[];
+  private readonly replay = new Map<string, StoredEvent>();
+  /** `*StateExited` events by the id of their `*StateEntered` event. */
+  private readonly exits = new Map<number, StoredEvent>();
+  private pending: StoredEvent[] = [];
+  private readonly log: ExecutionLog;
+  private readonly now: () => number;
+  private readonly onDirty: (journal: Journal) => void;
+
+  constructor(props: JournalProps) {
+    this.log = props.log;
+    this.now = props.now;
+    this.onDirty = props.onDirty;
+    this.events = [];
+    for (const e of props.stored ?? []) {
+      this.events.push(e);
+      if (e.type === 'ExecutionRedriven') this.forgetFailedStates();
+      else this.replay.set(e.key, e);
+      this.indexExit(e);
+    }
+  }
+
+  private indexExit(e: StoredEvent): void {
+    const entered = e.internal?.entered;
+    if (typeof entered === 'number') this.exits.set(entered, e);
+  }
+
+  /** The recorded exit of a state entered by event `enteredId`, if it finished. */
+  exitOf(enteredId: number): StoredEvent | undefined {
+    return this.exits.get(enteredId);
+  }
+
+  /** The event with id `id` (1-based). */
+  eventAt(id: number): StoredEvent {
+    const e = this.events[id - 1];
+    if (!e) throw new Error(`no history event #${id}`);
+    return e;
+  }
+
+  /** A top-level scope (the execution itself is `root('')`). */
+  root(id: string): Scope {
+    return new Scope(this, id, 0);
+  }
+
+  get length(): number {
+    return this.events.length;
+  }
+
+  recorded(key: string): StoredEvent | undefined {
+    return this.replay.get(key);
+  }
+
+  record(
+    key: string,
+    prev: number,
+    type: string,
+    details?: Record<string, unknown>,
+    internal?: Record<string, unknown>,
+  ): StoredEvent {
+    const old = this.replay.get(key);
+    if (old && old.type === type) return old;
+    const event: StoredEvent = {
+      id: this.events.length + 1,
+      prev,
+      ts: this.now(),
+      type,
+      key,
+      ...(details ? { details } : {}),
+      ...(internal ? { internal } : {}),
+    };
+    this.events.push(event);
+    this.indexExit(event);
+    if (this.pending.length === 0) this.onDirty(this);
+    this.pending.push(event);
+    return event;
+  }
+
+  /** Writes every pending event; called before any side effect and at the end of each tick. */
+  flush(): void {
+    if (this.pending.length === 0) return;
+    const batch = this.pending;
+    this.pending = [];
+    this.log.append(batch);
+  }
+
+  /**
+   * Prepares a redrive: in every scope that did not finish, the state that was running when
+   * the execution failed (from its last `*StateEntered`) is forgotten so that it runs again;
+   * finished scopes (successful branches and iterations) are replayed as they were.
+   */
+  forgetFailedStates(): void {
+    this.replay.clear();
+    const byScope = new Map<string, StoredEvent[]>();
+    for (const e of this.events) {
+      if (e.key.startsWith('!')) continue;
+      const scope = e.key.slice(0, e.key.lastIndexOf('.'));
+      const list = byScope.get(scope);
+      if (list) list.push(e);
+      else byScope.set(scope, [e]);
+    }
+    for (const list of byScope.values()) {
+      let cut = list.length;
+      for (let i = list.length - 1; i >= 0; i--) {
+        const t = list[i]?.type ?? '';
+        if (t.endsWith('StateExited')) break;
+        if (t.endsWith('StateEntered')) {
+          cut = i;
+          break;
+        }
+      }
+      for (let i = 0; i < cut; i++) {
+        const e = list[i] as StoredEvent;
+        this.replay.set(e.key, e);
+      }
+    }
+  }
+}

@@ -1,0 +1,82 @@
+/** State machines, their published versions and aliases, kept as one durable snapshot. */
+import { randomUUID } from 'node:crypto';
+import { SfnServiceError } from '../types.ts';
+import type { EngineStore } from './store.ts';
+
+export interface VersionRecord {
+  readonly version: number;
+  readonly definition: string;
+  readonly roleArn: string;
+  readonly description?: string;
+  readonly revisionId: string;
+  readonly creationDate: number;
+}
+
+export interface AliasRecord {
+  readonly name: string;
+  description?: string;
+  routingConfiguration: Array<{ stateMachineVersionArn: string; weight: number }>;
+  readonly creationDate: number;
+  updateDate: number;
+}
+
+export interface MachineRecord {
+  readonly name: string;
+  readonly arn: string;
+  definition: string;
+  roleArn: string;
+  readonly type: 'STANDARD' | 'EXPRESS';
+  readonly creationDate: number;
+  updateDate?: number;
+  revisionId: string;
+  description?: string;
+  loggingConfiguration?: unknown;
+  tracingConfiguration?: unknown;
+  versions: VersionRecord[];
+  nextVersion: number;
+  aliases: AliasRecord[];
+}
+
+/** The registry; every change is written through to the store before the API answers. */
+export class MachineRegistry {
+  private readonly machines = new Map<string, MachineRecord>();
+
+  constructor(private readonly store: EngineStore) {
+    const snapshot = store.readRegistry() as { machines?: MachineRecord[] } | undefined;
+    for (const m of snapshot?.machines ?? []) this.machines.set(m.name, m);
+  }
+
+  get(name: string): MachineRecord {
+    const machine = this.machines.get(name);
+    if (!machine)
+      throw new SfnServiceError('StateMachineDoesNotExist', `State Machine Does Not Exist: '${name}'`);
+    return machine;
+  }
+
+  find(name: string): MachineRecord | undefined {
+    return this.machines.get(name);
+  }
+
+  all(): MachineRecord[] {
+    return [...this.machines.values()];
+  }
+
+  add(machine: MachineRecord): void {
+    this.machines.set(machine.name, machine);
+    this.save();
+  }
+
+  remove(name: string): void {
+    this.machines.delete(name);
+    this.save();
+  }
+
+  /** Persists after an in-place change of a record. */
+  save(): void {
+    this.store.writeRegistry({ machines: [...this.machines.values()] });
+  }
+}
+
+export function newRevisionId(): string {
+  return randomUUID();
+}

@@ -1,0 +1,162 @@
+/**
+ * Durable storage of the engine: one append-only JSON-lines history file per execution
+ * (the execution's only state) and an atomically replaced snapshot of the state machine registry.
+ * Writes are synchronous `write(2)` calls, so a process killed with -9 loses nothing it wrote;
+ * a torn last line (killed mid-write, never acknowledged) is cut off when the file is reopened.
+ */
+import * as fs from 'node:fs';
+import * as path from 'node:path';
+import type { StoredEvent } from './history.ts';
+
+/** The history file of one execution. */
+export interface ExecutionLog {
+  /** Appends events in order, synchronously. */
+  append(events: readonly StoredEvent[]): void;
+  /** Every stored event, oldest first. */
+  readAll(): StoredEvent[];
+}
+
+/** Where the engine keeps state machines and executions. */
+export interface EngineStore {
+  readRegistry(): unknown;
+  writeRegistry(snapshot: unknown): void;
+  openLog(machineName: string, executionName: string): ExecutionLog;
+  /** Every stored execution, as (machine name, execution name). */
+  listLogs(): Array<{ machineName: string; executionName: string }>;
+}
+
+/** Keeps everything in memory: for tests and EXPRESS-like throwaway runs. */
+export class MemoryStore implements EngineStore {
+  private registry: unknown;
+  private readonly logs = new Map<
+    string,
+    { machineName: string; executionName: string; events: StoredEvent[] }
+  >();
+
+  readRegistry(): unknown {
+    return this.registry === undefined ? undefined : structuredClone(this.registry);
+  }
+
+  writeRegistry(snapshot: unknown): void {
+    this.registry = structuredClone(snapshot);
+  }
+
+  openLog(machineName: string, executionName: string): ExecutionLog {
+    const id = `${machineName}:${executionName}`;
+    let entry = this.logs.get(id);
+    if (!entry) {
+      entry = { machineName, executionName, events: [] };
+      this.logs.set(id, entry);
+    }
+    const events = entry.events;
+    return {
+      append: (batch) => {
+        for (const e of batch) events.push(e);
+      },
+      readAll: () => events.slice(),
+    };
+  }
+
+  listLogs(): Array<{ machineName: string; executionName: string }> {
+    return [...this.logs.values()].map(({ machineName, executionName }) => ({ machineName, executionName }));
+  }
+}
+
+/** Readonly props of a {@link FileStore}. */
+export interface FileStoreProps {
+  /** Directory holding `registry.json` and `executions/<machine>/<execution>.jsonl`. */
+  readonly dir: string;
+}
+
+/** File names are derived from validated names, then percent-encoded, so no name can escape the directory. */
+function fileSafe(name: string): string {
+  return `_${encodeURIComponent(name).replace(/\./g, '%2E')}`;
+}
+
+function fromFileSafe(file: string): string {
+  return decodeURIComponent(file.slice(1));
+}
+
+/** Durable store in a directory (default `.plangate/engine`). */
+export class FileStore implements EngineStore {
+  private readonly dir: string;
+  private readonly executionsDir: string;
+
+  constructor(props: FileStoreProps) {
+    this.dir = path.resolve(props.dir);
+    this.executionsDir = path.join(this.dir, 'executions');
+    fs.mkdirSync(this.executionsDir, { recursive: true });
+  }
+
+  readRegistry(): unknown {
+    const file = path.join(this.dir, 'registry.json');
+    if (!fs.existsSync(file)) return undefined;
+    return JSON.parse(fs.readFileSync(file, 'utf8'));
+  }
+
+  writeRegistry(snapshot: unknown): void {
+    const file = path.join(this.dir, 'registry.json');
+    const tmp = `${file}.${process.pid}.tmp`;
+    fs.writeFileSync(tmp, JSON.stringify(snapshot));
+    fs.renameSync(tmp, file);
+  }
+
+  openLog(machineName: string, executionName: string): ExecutionLog {
+    const machineDir = path.join(this.executionsDir, fileSafe(machineName));
+    fs.mkdirSync(machineDir, { recursive: true });
+    return new FileExecutionLog(path.join(machineDir, `${fileSafe(executionName)}.jsonl`));
+  }
+
+  listLogs(): Array<{ machineName: string; executionName: string }> {
+    const out: Array<{ machineName: string; executionName: string }> = [];
+    for (const m of fs.readdirSync(this.executionsDir)) {
+      if (!m.startsWith('_')) continue;
+      for (const f of fs.readdirSync(path.join(this.executionsDir, m))) {
+        if (f.startsWith('_') && f.endsWith('.jsonl')) {
+          out.push({ machineName: fromFileSafe(m), executionName: fromFileSafe(f.slice(0, -6)) });
+        }
+      }
+    }
+    return out;
+  }
+}
+
+class FileExecutionLog implements ExecutionLog {
+  private fd: number | undefined;
+
+  constructor(private readonly file: string) {}
+
+  append(events: readonly StoredEvent[]): void {
+    if (events.length === 0) return;
+    if (this.fd === undefined) {
+      this.cutTornTail();
+      this.fd = fs.openSync(this.file, 'a');
+    }
+    let text = '';
+    for (const e of events) text += `${JSON.stringify(e)}\n`;
+    fs.writeSync(this.fd, text);
+  }
+
+  readAll(): StoredEvent[] {
+    if (!fs.existsSync(this.file)) return [];
+    const text = fs.readFileSync(this.file, 'utf8');
+    const out: StoredEvent[] = [];
+    for (const line of text.split('\n')) {
+      if (!line) continue;
+      try {
+        out.push(JSON.parse(line) as StoredEvent);
+      } catch {
+        break; // a torn last line: never acknowledged
+      }
+    }
+    return out;
+  }
+
+  /** Removes a partial last line left by a kill during a write. */
+  private cutTornTail(): void {
+    if (!fs.existsSync(this.file)) return;
+    const text = fs.readFileSync(this.file, 'utf8');
+    if (text.length === 0 || text.endsWith('\n')) return;
+    fs.truncateSync(this.file, Buffer.byteLength(text.slice(0, text.lastIndexOf('\n') + 1)));
+  }
+}

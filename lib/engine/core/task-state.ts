@@ -1,0 +1,389 @@
+/**
+ * The Task state: Parameters/Arguments, the service call (mocked, in-process resource, child
+ * execution or `.waitForTaskToken` callback), TimeoutSeconds/HeartbeatSeconds, and AWS's
+ * Lambda*, Activity* and Task* history events. A task whose outcome is in the history is never
+ * called again: replay takes the recorded result.
+ */
+import { StatesError } from '../types.ts';
+import { jsonataValue, resolvePayloadTemplate, selectPath } from './data.ts';
+import type { StoredEvent } from './history.ts';
+import {
+  applyResult,
+  asStatesError,
+  effectiveInput,
+  isTerminal,
+  jsonataScope,
+  MAX_PAYLOAD_BYTES,
+  type StateOutcome,
+  type StateRun,
+  scaled,
+  withRetryAndCatch,
+} from './interpreter.ts';
+import { MockedThrow } from './mock-config.ts';
+import { newTaskToken, tokenHash } from './task-tokens.ts';
+import { AbortedError, sleepUntil } from './timers.ts';
+
+/** How a Task's Resource is called and which history events describe it. */
+export interface ResourceKind {
+  readonly family: 'Lambda' | 'Activity' | 'Task';
+  readonly resourceType: string;
+  readonly resourceName: string;
+  readonly pattern: 'request' | 'sync' | 'token';
+}
+
+export function classifyResource(resource: string): ResourceKind {
+  if (/^arn:[^:]+:lambda:/.test(resource)) {
+    return { family: 'Lambda', resourceType: 'lambda', resourceName: resource, pattern: 'request' };
+  }
+  if (/^arn:[^:]+:states:[^:]+:[^:]+:activity:/.test(resource)) {
+    return { family: 'Activity', resourceType: 'activity', resourceName: resource, pattern: 'request' };
+  }
+  const service = resource.replace(/^arn:[^:]+:states:::/, '');
+  const cut = service.lastIndexOf(':');
+  const resourceName = cut < 0 ? service : service.slice(cut + 1);
+  let resourceType = cut < 0 ? service : service.slice(0, cut);
+  let name = resourceName;
+  // `.sync:2` puts a colon inside the action: keep it with the action
+  if (/^\d+$/.test(resourceName) && resourceType.endsWith('.sync')) {
+    const inner = resourceType.lastIndexOf(':');
+    name = `${resourceType.slice(inner + 1)}:${resourceName}`;
+    resourceType = resourceType.slice(0, inner);
+  }
+  const pattern = name.includes('.waitForTaskToken') ? 'token' : name.includes('.sync') ? 'sync' : 'request';
+  return { family: 'Task', resourceType, resourceName: name, pattern };
+}
+
+/** Runs a Task state with its Retry and Catch. */
+export async function taskState(run: StateRun): Promise<StateOutcome> {
+  try {
+    return await withRetryAndCatch(run, async () => {
+      const result = await attempt(run);
+      return applyResult(run, result);
+    });
+  } catch (error) {
+    if (
+      error instanceof AbortedError ||
+      (run.frame.inBranch && error instanceof StatesError && !isTerminal(error))
+    ) {
+      run.frame.scope.emit('TaskStateAborted');
+    }
+    throw error;
+  }
+}
+
+async function attempt(run: StateRun): Promise<unknown> {
+  const { state, frame } = run;
+  const { rt, scope } = frame;
+  const resource = String(state.Resource);
+  const kind = classifyResource(resource);
+  const token = kind.pattern === 'token' ? newTaskToken() : undefined;
+  if (token) run.context.Task = { Token: token };
+  const parameters = await taskParameters(run);
+  const timeoutSeconds = await durationField(run, 'TimeoutSeconds');
+  const heartbeatSeconds = await durationField(run, 'HeartbeatSeconds');
+  const ids = kind.family === 'Task' ? { resourceType: kind.resourceType, resource: kind.resourceName } : {};
+
+  const scheduled =
+    kind.family === 'Task'
+      ? {
+          ...ids,
+          region: rt.region,
+          parameters: redact(JSON.stringify(parameters), token),
+          ...(timeoutSeconds === undefined ? {} : { timeoutInSeconds: timeoutSeconds }),
+          ...(heartbeatSeconds === undefined ? {} : { heartbeatInSeconds: heartbeatSeconds }),
+        }
+      : {
+          resource,
+          input: JSON.stringify(parameters),
+          inputDetails: { truncated: false },
+          ...(timeoutSeconds === undefined ? {} : { timeoutInSeconds: timeoutSeconds }),
+          ...(heartbeatSeconds === undefined || kind.family !== 'Activity'
+            ? {}
+            : { heartbeatInSeconds: heartbeatSeconds }),
+        };
+  const scheduledEvent = scope.emit(
+    `${kind.family}Scheduled`,
+    scheduled,
+    token ? { tokenHash: tokenHash(token) } : undefined,
+  );
+  const started = scope.emit(
+    `${kind.family}Started`,
+    kind.family === 'Task' ? ids : kind.family === 'Activity' ? { workerName: 'plangate' } : undefined,
+  );
+
+  // with time scaled to 0 nothing waits, so nothing can time out either
+  const timed = rt.timeScale > 0;
+  const timeoutAt =
+    timeoutSeconds === undefined || !timed ? undefined : started.ts + scaled(rt, timeoutSeconds * 1000);
+  const heartbeatMs =
+    heartbeatSeconds === undefined || !timed ? undefined : scaled(rt, heartbeatSeconds * 1000);
+
+  const recordedOutcome = takeRecordedOutcome(run, kind);
+  if (recordedOutcome) return recordedOutcome.value;
+
+  let result: unknown;
+  try {
+    result = await call(run, kind, parameters, token, scheduledEvent, timeoutAt, heartbeatMs, timeoutSeconds);
+    const text = JSON.stringify(result) ?? 'null';
+    if (text.length > MAX_PAYLOAD_BYTES / 4 && Buffer.byteLength(text) > MAX_PAYLOAD_BYTES) {
+      throw new StatesError(
+        'States.DataLimitExceeded',
+        `The state/task '${resource}' returned a result with a size exceeding the maximum number of bytes service limit.`,
+      );
+    }
+  } catch (error) {
+    if (error instanceof AbortedError) throw error;
+    const failure = asStatesError(error);
+    const timedOut = failure.error === 'States.Timeout' || failure.error === 'States.HeartbeatTimeout';
+    const details: Record<string, unknown> = { ...ids };
+    if (!(failure instanceof MockedThrow) || failure.mockedError !== undefined) details.error = failure.error;
+    if (failure.cause !== undefined) details.cause = failure.cause;
+    scope.emit(`${kind.family}${timedOut ? 'TimedOut' : 'Failed'}`, details);
+    throw failure;
+  }
+  scope.emit(`${kind.family}Succeeded`, {
+    ...ids,
+    output: JSON.stringify(result),
+    outputDetails: { truncated: false },
+  });
+  return result;
+}
+
+/** The effective parameters of the call (JSONPath Parameters or the effective input; JSONata Arguments). */
+async function taskParameters(run: StateRun): Promise<unknown> {
+  const { state } = run;
+  if (run.language === 'JSONata') {
+    return state.Arguments === undefined
+      ? run.rawInput
+      : jsonataValue(state.Arguments, jsonataScope(run), 'Arguments');
+  }
+  const input = effectiveInput(run);
+  if (state.Parameters === undefined) return input;
+  return resolvePayloadTemplate(state.Parameters, input, run.context, run.frame.variables, 'Parameters');
+}
+
+/** TimeoutSeconds / HeartbeatSeconds from their literal, *Path or JSONata form. */
+async function durationField(
+  run: StateRun,
+  field: 'TimeoutSeconds' | 'HeartbeatSeconds',
+): Promise<number | undefined> {
+  const { state } = run;
+  let value: unknown = state[field];
+  if (run.language === 'JSONata' && typeof value === 'string') {
+    value = await jsonataValue(value, jsonataScope(run), field);
+  } else if (state[`${field}Path`] !== undefined) {
+    value = selectPath(
+      effectiveInput(run),
+      String(state[`${field}Path`]),
+      run.context,
+      run.frame.variables,
+      `${field}Path`,
+    );
+  }
+  if (value === undefined) return undefined;
+  if (typeof value !== 'number' || !Number.isInteger(value) || value < 1) {
+    throw new StatesError(
+      'States.Runtime',
+      `The ${field} value must be a positive integer, but was ${JSON.stringify(value)}`,
+    );
+  }
+  return value;
+}
+
+/** On replay: the recorded result of this call, consuming its events. */
+function takeRecordedOutcome(run: StateRun, kind: ResourceKind): { value: unknown } | undefined {
+  const { scope } = run.frame;
+  let next = scope.peek();
+  if (next?.type === `${kind.family}Submitted`) {
+    const after = run.frame.rt.journal.recorded(nextKey(next));
+    if (!after || !isOutcome(after.type, kind)) return undefined;
+    scope.emit(next.type);
+    next = after;
+  }
+  if (!next || !isOutcome(next.type, kind)) return undefined;
+  const event = scope.emit(next.type);
+  if (event.type.endsWith('Succeeded')) return { value: JSON.parse(String(event.details?.output ?? 'null')) };
+  const error = event.details?.error as string | undefined;
+  const cause = event.details?.cause as string | undefined;
+  throw error === undefined ? new MockedThrow(undefined, cause) : new StatesError(error, cause);
+}
+
+function nextKey(event: StoredEvent): string {
+  const dot = event.key.lastIndexOf('.');
+  return `${event.key.slice(0, dot)}.${Number(event.key.slice(dot + 1)) + 1}`;
+}
+
+function isOutcome(type: string, kind: ResourceKind): boolean {
+  return (
+    type === `${kind.family}Succeeded` || type === `${kind.family}Failed` || type === `${kind.family}TimedOut`
+  );
+}
+
+async function call(
+  run: StateRun,
+  kind: ResourceKind,
+  parameters: unknown,
+  token: string | undefined,
+  scheduled: StoredEvent,
+  timeoutAt: number | undefined,
+  heartbeatMs: number | undefined,
+  timeoutSeconds: number | undefined,
+): Promise<unknown> {
+  const { frame, name, state } = run;
+  const { rt, scope } = frame;
+  const resource = String(state.Resource);
+  const submittedDetails = (output: unknown) => ({
+    resourceType: kind.resourceType,
+    resource: kind.resourceName,
+    output: JSON.stringify(output ?? {}),
+    outputDetails: { truncated: false },
+  });
+  if (rt.mocks?.mocks(name)) {
+    if (kind.pattern !== 'request') scope.emit('TaskSubmitted', submittedDetails({}));
+    return rt.mocks.invoke(name);
+  }
+  const controller = new AbortController();
+  const onAbort = () => controller.abort(frame.signal.reason);
+  frame.signal.addEventListener('abort', onAbort, { once: true });
+  try {
+    const guarded = <T>(work: Promise<T>) => withDeadline(work, timeoutAt, rt.now, controller.signal);
+    const recordedSubmit = scope.peek();
+    const isChild = kind.resourceType === 'states' && kind.resourceName.startsWith('startExecution');
+    if (isChild && kind.pattern !== 'token') {
+      let childArn: string;
+      if (recordedSubmit?.type === 'TaskSubmitted') {
+        scope.emit('TaskSubmitted');
+        childArn = String(JSON.parse(String(recordedSubmit.details?.output ?? '{}')).ExecutionArn);
+      } else {
+        rt.journal.flush();
+        const started = await rt.startChildExecution(parameters, rt.executionArn);
+        if (kind.pattern === 'request')
+          return { ExecutionArn: started.ExecutionArn, StartDate: started.StartDate };
+        scope.emit('TaskSubmitted', submittedDetails(started));
+        childArn = started.ExecutionArn;
+      }
+      const described = await guarded(rt.awaitChildExecution(childArn, controller.signal));
+      const v2 = kind.resourceName.endsWith('.sync:2');
+      if (described.Status === 'SUCCEEDED') {
+        return v2 && typeof described.Output === 'string'
+          ? { ...described, Output: JSON.parse(described.Output) }
+          : described;
+      }
+      throw new StatesError('States.TaskFailed', JSON.stringify(described));
+    }
+    if (kind.pattern === 'token' && token) {
+      const hash = tokenHash(token);
+      const waiting = waitForToken(
+        run,
+        String(scheduled.internal?.tokenHash ?? hash),
+        heartbeatMs,
+        controller.signal,
+      );
+      if (recordedSubmit?.type === 'TaskSubmitted') scope.emit('TaskSubmitted');
+      else {
+        rt.journal.flush();
+        const dispatched = await guarded(
+          rt.invokeResource({
+            resource,
+            parameters,
+            stateName: name,
+            executionArn: rt.executionArn,
+            stateMachineArn: rt.stateMachineArn,
+            taskToken: token,
+            ...(timeoutSeconds === undefined ? {} : { timeoutSeconds }),
+            signal: controller.signal,
+          }),
+        );
+        scope.emit('TaskSubmitted', submittedDetails(dispatched));
+      }
+      return await guarded(waiting);
+    }
+    rt.journal.flush();
+    return await guarded(
+      rt.invokeResource({
+        resource,
+        parameters,
+        stateName: name,
+        executionArn: rt.executionArn,
+        stateMachineArn: rt.stateMachineArn,
+        ...(timeoutSeconds === undefined ? {} : { timeoutSeconds }),
+        signal: controller.signal,
+      }),
+    );
+  } finally {
+    frame.signal.removeEventListener('abort', onAbort);
+    controller.abort();
+  }
+}
+
+/** Races `work` against the task deadline (States.Timeout) and the abort signal. */
+function withDeadline<T>(
+  work: Promise<T>,
+  deadline: number | undefined,
+  now: () => number,
+  signal: AbortSignal,
+): Promise<T> {
+  work.catch(() => undefined); // settled after the race was lost: nobody waits for it any more
+  const guards: Array<Promise<T>> = [work];
+  const local = new AbortController();
+  const relay = () => local.abort(signal.reason);
+  signal.addEventListener('abort', relay, { once: true });
+  if (deadline !== undefined) {
+    guards.push(
+      sleepUntil(deadline, now, local.signal).then(() => {
+        throw new StatesError('States.Timeout', undefined);
+      }),
+    );
+  }
+  return Promise.race(guards).finally(() => {
+    signal.removeEventListener('abort', relay);
+    local.abort();
+  });
+}
+
+/** Waits for SendTaskSuccess/Failure on the token with this hash; heartbeats re-arm the heartbeat timer. */
+function waitForToken(
+  run: StateRun,
+  hash: string,
+  heartbeatMs: number | undefined,
+  signal: AbortSignal,
+): Promise<unknown> {
+  const { tokens } = run.frame.rt;
+  return new Promise((resolve, reject) => {
+    let timer: NodeJS.Timeout | undefined;
+    const finish = (settle: () => void) => {
+      clearTimeout(timer);
+      tokens.close(hash);
+      signal.removeEventListener('abort', onAbort);
+      settle();
+    };
+    const arm = () => {
+      if (heartbeatMs === undefined) return;
+      clearTimeout(timer);
+      timer = setTimeout(
+        () => finish(() => reject(new StatesError('States.HeartbeatTimeout', undefined))),
+        heartbeatMs,
+      );
+    };
+    const onAbort = () =>
+      finish(() =>
+        reject(signal.reason instanceof StatesError ? signal.reason : new AbortedError(signal.reason)),
+      );
+    signal.addEventListener('abort', onAbort, { once: true });
+    tokens.register(hash, {
+      complete: (outcome) =>
+        finish(() =>
+          outcome.kind === 'success'
+            ? resolve(outcome.output)
+            : reject(new MockedThrow(outcome.error, outcome.cause)),
+        ),
+      heartbeat: arm,
+    });
+    arm();
+  });
+}
+
+/** Task tokens never reach the history: replaced where the definition placed them. */
+function redact(text: string, token: string | undefined): string {
+  return token ? text.split(token).join('<task token>') : text;
+}

@@ -1,0 +1,64 @@
+/**
+ * Task tokens for `.waitForTaskToken` tasks: unguessable (256 random bits), and kept only as a
+ * SHA-256 hash in the history so that a waiting token keeps working after a restart while the
+ * token itself never lands on disk.
+ */
+import { createHash, randomBytes } from 'node:crypto';
+import { SfnServiceError } from '../types.ts';
+
+/** A new task token. */
+export function newTaskToken(): string {
+  return `pgt1.${randomBytes(32).toString('base64url')}`;
+}
+
+/** What the history stores instead of the token. */
+export function tokenHash(token: string): string {
+  return createHash('sha256').update(token).digest('base64url');
+}
+
+/** AWS's InvalidToken for anything that cannot be one of our tokens. */
+export function assertTokenShape(token: unknown): asserts token is string {
+  if (typeof token !== 'string' || token.length < 1 || token.length > 1024) {
+    throw new SfnServiceError('InvalidToken', 'Invalid Token');
+  }
+  if (!/^pgt1\.[A-Za-z0-9_-]{43}$/.test(token)) {
+    throw new SfnServiceError('InvalidToken', 'Invalid Token');
+  }
+}
+
+/** The callback outcome of a waiting task. */
+export type TokenOutcome =
+  | { readonly kind: 'success'; readonly output: unknown }
+  | { readonly kind: 'failure'; readonly error?: string; readonly cause?: string };
+
+/** A task waiting for SendTaskSuccess/Failure/Heartbeat. */
+export interface TokenWaiter {
+  complete(outcome: TokenOutcome): void;
+  heartbeat(): void;
+}
+
+/** Waiting tasks by token hash; closed tokens are remembered so that late calls get TaskTimedOut. */
+export class TaskTokenRegistry {
+  private readonly waiting = new Map<string, TokenWaiter>();
+  private readonly closed = new Set<string>();
+
+  register(hash: string, waiter: TokenWaiter): void {
+    this.waiting.set(hash, waiter);
+  }
+
+  /** The task stopped waiting (completed, timed out, aborted). */
+  close(hash: string): void {
+    this.waiting.delete(hash);
+    this.closed.add(hash);
+  }
+
+  /** The waiter of a token; throws TaskDoesNotExist / TaskTimedOut as AWS does. */
+  waiterFor(token: unknown): TokenWaiter {
+    assertTokenShape(token);
+    const hash = tokenHash(token);
+    const waiter = this.waiting.get(hash);
+    if (waiter) return waiter;
+    if (this.closed.has(hash)) throw new SfnServiceError('TaskTimedOut', 'Task Timed Out');
+    throw new SfnServiceError('TaskDoesNotExist', 'Task does not exist anymore');
+  }
+}

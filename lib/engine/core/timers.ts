@@ -1,0 +1,38 @@
+/** Scaled, abortable waiting: Wait states, retry intervals and task timeouts all go through here. */
+
+/** Thrown into a waiting state when its branch, task or execution is aborted. */
+export class AbortedError extends Error {
+  constructor(readonly reason: unknown) {
+    super('aborted');
+    this.name = 'AbortedError';
+  }
+}
+
+/** Resolves at `deadline` (epoch ms, already scaled) or rejects with AbortedError when `signal` aborts. */
+export function sleepUntil(deadline: number, now: () => number, signal: AbortSignal): Promise<void> {
+  if (signal.aborted) return Promise.reject(new AbortedError(signal.reason));
+  const ms = deadline - now();
+  if (ms <= 0) return Promise.resolve();
+  return new Promise((resolve, reject) => {
+    const onAbort = () => {
+      clearTimeout(timer);
+      reject(new AbortedError(signal.reason));
+    };
+    const timer = setTimeout(
+      () => {
+        signal.removeEventListener('abort', onAbort);
+        resolve();
+      },
+      Math.min(ms, 2_147_483_647),
+    );
+    signal.addEventListener('abort', onAbort, { once: true });
+  });
+}
+
+/** Rejects with AbortedError once `signal` aborts; never resolves otherwise. */
+export function untilAborted(signal: AbortSignal): Promise<never> {
+  return new Promise((_, reject) => {
+    if (signal.aborted) reject(new AbortedError(signal.reason));
+    else signal.addEventListener('abort', () => reject(new AbortedError(signal.reason)), { once: true });
+  });
+}

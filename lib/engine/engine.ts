@@ -1,0 +1,1080 @@
+/**
+ * plangate's embedded Step Functions engine: the Step Functions API (same names and shapes as
+ * @aws-sdk/client-sfn) over the ASL interpreter in ./core, durable in a store directory.
+ * Every execution's history is its only state: running executions resume from it at start-up.
+ */
+import type * as sfn from '@aws-sdk/client-sfn';
+import {
+  type ArnScope,
+  assertValidName,
+  executionArn as buildExecutionArn,
+  stateMachineArn as buildMachineArn,
+  expressExecutionArn,
+  parseExecutionArn,
+  parseStateMachineArn,
+} from './core/arn.ts';
+import { type StoredEvent, toHistoryEvent } from './core/history.ts';
+import { type Frame, MAX_PAYLOAD_BYTES, registerCompoundHandlers, runBlock } from './core/interpreter.ts';
+import { Journal } from './core/journal.ts';
+import { mapState } from './core/map-state.ts';
+import { type MockConfig, MockedTestCase, parseMockConfig } from './core/mock-config.ts';
+import { parallelState } from './core/parallel-state.ts';
+import { type MachineRecord, MachineRegistry, newRevisionId } from './core/registry.ts';
+import type { ExecutionRuntime, QueryLanguage, StatesBlock } from './core/runtime.ts';
+import { type EngineStore, FileStore, MemoryStore } from './core/store.ts';
+import { taskState } from './core/task-state.ts';
+import { assertTokenShape, TaskTokenRegistry } from './core/task-tokens.ts';
+import { AbortedError } from './core/timers.ts';
+import { type ResourceInvoker, SfnServiceError, StatesError, type StepFunctionsEngine } from './types.ts';
+import { validateDefinition } from './validate/index.ts';
+
+registerCompoundHandlers({ task: taskState, map: mapState, parallel: parallelState });
+
+/** Options of {@link createEngine}. */
+export interface EngineOptions {
+  /** Store directory; `undefined` keeps everything in memory. @default '.plangate/engine' (via createEngine) */
+  readonly storeDir?: string;
+  /** Service integrations (Lambda, DynamoDB, EventBridge, ...). */
+  readonly invokeResource: ResourceInvoker;
+  /** A Step Functions Local MockConfigFile (object); executions choose a test case by `<arn>#<TestCase>`. @default none */
+  readonly mockConfig?: object;
+  /** Multiplies Wait, retry and timeout durations: 1 = real time, 0 = no waiting. @default 1 */
+  readonly timeScale?: number;
+  /** Milliseconds since the epoch. @default Date.now */
+  readonly clock?: () => number;
+  /** @default 'us-east-1' */
+  readonly region?: string;
+  /** @default '123456789012' */
+  readonly accountId?: string;
+}
+
+/** An execution as the engine tracks it in memory (rebuilt from its history at start-up). */
+interface ExecutionRecord {
+  readonly arn: string;
+  readonly name: string;
+  readonly machineName: string;
+  readonly machineArn: string;
+  readonly versionArn?: string;
+  readonly aliasArn?: string;
+  readonly definition: StatesBlock;
+  readonly input: string;
+  readonly startDate: number;
+  readonly roleArn: string;
+  readonly testCase?: string;
+  readonly express: boolean;
+  journal: Journal;
+  status: sfn.ExecutionStatus;
+  stopDate?: number;
+  output?: string;
+  error?: string;
+  cause?: string;
+  redriveCount: number;
+  redriveDate?: number;
+  controller: AbortController;
+  done: Promise<void>;
+  settle: () => void;
+}
+
+const TERMINAL: Record<string, sfn.ExecutionStatus> = {
+  ExecutionSucceeded: 'SUCCEEDED',
+  ExecutionFailed: 'FAILED',
+  ExecutionTimedOut: 'TIMED_OUT',
+  ExecutionAborted: 'ABORTED',
+};
+
+/** The reason an execution's runner is aborted. */
+type StopReason =
+  | { kind: 'stop'; error?: string; cause?: string }
+  | { kind: 'timeout' }
+  | { kind: 'shutdown' };
+
+const MAX_HISTORY_EVENTS = 25_000;
+
+export class Engine implements StepFunctionsEngine {
+  private readonly scope: ArnScope;
+  private readonly store: EngineStore;
+  private readonly registry: MachineRegistry;
+  private readonly executions = new Map<string, ExecutionRecord>();
+  private readonly tokens = new TaskTokenRegistry();
+  private readonly mockConfig: MockConfig | undefined;
+  private readonly dirty = new Set<Journal>();
+  private flushScheduled = false;
+  private readonly now: () => number;
+  private readonly timeScale: number;
+  private closed = false;
+
+  constructor(private readonly options: EngineOptions) {
+    this.scope = { region: options.region ?? 'us-east-1', accountId: options.accountId ?? '123456789012' };
+    this.store =
+      options.storeDir === undefined ? new MemoryStore() : new FileStore({ dir: options.storeDir });
+    this.registry = new MachineRegistry(this.store);
+    this.mockConfig = options.mockConfig === undefined ? undefined : parseMockConfig(options.mockConfig);
+    this.now = options.clock ?? Date.now;
+    this.timeScale = options.timeScale ?? 1;
+    this.resumeStoredExecutions();
+  }
+
+  /** Writes pending events and stops running executions without recording anything (they resume on restart). */
+  async close(): Promise<void> {
+    this.flushAll();
+    this.closed = true;
+    for (const e of this.executions.values()) {
+      if (e.status === 'RUNNING') e.controller.abort({ kind: 'shutdown' } satisfies StopReason);
+    }
+  }
+
+  // ---- state machines -------------------------------------------------------------------------
+
+  async createStateMachine(input: sfn.CreateStateMachineInput): Promise<sfn.CreateStateMachineOutput> {
+    assertValidName(input.name, 'State Machine name');
+    const definition = this.checkedDefinition(input.definition);
+    const type = input.type ?? 'STANDARD';
+    if (type !== 'STANDARD' && type !== 'EXPRESS')
+      throw new SfnServiceError('ValidationException', `Invalid type '${type}'`);
+    const arn = buildMachineArn(this.scope, input.name);
+    const existing = this.registry.find(input.name);
+    if (existing) {
+      if (
+        existing.definition === definition &&
+        existing.roleArn === input.roleArn &&
+        existing.type === type
+      ) {
+        return { stateMachineArn: arn, creationDate: new Date(existing.creationDate) };
+      }
+      throw new SfnServiceError('StateMachineAlreadyExists', `State Machine Already Exists: '${arn}'`);
+    }
+    const machine: MachineRecord = {
+      name: input.name,
+      arn,
+      definition,
+      roleArn: input.roleArn ?? `arn:aws:iam::${this.scope.accountId}:role/plangate-engine`,
+      type,
+      creationDate: this.now(),
+      revisionId: newRevisionId(),
+      versions: [],
+      nextVersion: 1,
+      aliases: [],
+      ...(input.loggingConfiguration ? { loggingConfiguration: input.loggingConfiguration } : {}),
+      ...(input.tracingConfiguration ? { tracingConfiguration: input.tracingConfiguration } : {}),
+    };
+    const out: sfn.CreateStateMachineOutput = {
+      stateMachineArn: arn,
+      creationDate: new Date(machine.creationDate),
+    };
+    if (input.publish) {
+      const version = this.publish(machine, input.versionDescription);
+      out.stateMachineVersionArn = `${arn}:${version}`;
+    }
+    this.registry.add(machine);
+    return out;
+  }
+
+  async updateStateMachine(input: sfn.UpdateStateMachineInput): Promise<sfn.UpdateStateMachineOutput> {
+    const ref = parseStateMachineArn(this.scope, input.stateMachineArn);
+    if (ref.version !== undefined || ref.alias !== undefined) {
+      throw new SfnServiceError('ValidationException', 'Cannot update a state machine version or alias');
+    }
+    const machine = this.registry.get(ref.name);
+    if (input.definition !== undefined) machine.definition = this.checkedDefinition(input.definition);
+    if (input.roleArn !== undefined) machine.roleArn = input.roleArn;
+    if (input.loggingConfiguration) machine.loggingConfiguration = input.loggingConfiguration;
+    if (input.tracingConfiguration) machine.tracingConfiguration = input.tracingConfiguration;
+    machine.updateDate = this.now();
+    machine.revisionId = newRevisionId();
+    const out: sfn.UpdateStateMachineOutput = {
+      updateDate: new Date(machine.updateDate),
+      revisionId: machine.revisionId,
+    };
+    if (input.publish)
+      out.stateMachineVersionArn = `${machine.arn}:${this.publish(machine, input.versionDescription)}`;
+    this.registry.save();
+    return out;
+  }
+
+  async describeStateMachine(input: sfn.DescribeStateMachineInput): Promise<sfn.DescribeStateMachineOutput> {
+    const ref = parseStateMachineArn(this.scope, input.stateMachineArn);
+    const machine = this.registry.get(ref.name);
+    let definition = machine.definition;
+    let roleArn = machine.roleArn;
+    let revisionId = machine.revisionId;
+    let description: string | undefined = machine.description;
+    let arn = machine.arn;
+    if (ref.version !== undefined || ref.alias !== undefined) {
+      const version = this.resolveVersion(machine, ref);
+      definition = version.definition;
+      roleArn = version.roleArn;
+      revisionId = version.revisionId;
+      description = version.description;
+      arn = `${machine.arn}:${version.version}`;
+    }
+    return {
+      stateMachineArn: arn,
+      name: machine.name,
+      status: 'ACTIVE',
+      definition,
+      roleArn,
+      type: machine.type,
+      creationDate: new Date(machine.creationDate),
+      revisionId,
+      ...(description ? { description } : {}),
+      loggingConfiguration: (machine.loggingConfiguration as sfn.LoggingConfiguration) ?? {
+        level: 'OFF',
+        includeExecutionData: false,
+      },
+      tracingConfiguration: (machine.tracingConfiguration as sfn.TracingConfiguration) ?? { enabled: false },
+    };
+  }
+
+  async listStateMachines(input: sfn.ListStateMachinesInput): Promise<sfn.ListStateMachinesOutput> {
+    const all = this.registry
+      .all()
+      .sort((a, b) => a.creationDate - b.creationDate)
+      .map((m) => ({
+        stateMachineArn: m.arn,
+        name: m.name,
+        type: m.type,
+        creationDate: new Date(m.creationDate),
+      }));
+    const { page, nextToken } = paginate(all, input.maxResults, input.nextToken);
+    return { stateMachines: page, ...(nextToken ? { nextToken } : {}) };
+  }
+
+  async deleteStateMachine(input: sfn.DeleteStateMachineInput): Promise<sfn.DeleteStateMachineOutput> {
+    const ref = parseStateMachineArn(this.scope, input.stateMachineArn);
+    if (ref.version !== undefined)
+      return this.deleteStateMachineVersion({ stateMachineVersionArn: input.stateMachineArn });
+    if (ref.alias !== undefined)
+      return this.deleteStateMachineAlias({ stateMachineAliasArn: input.stateMachineArn });
+    if (this.registry.find(ref.name)) this.registry.remove(ref.name);
+    return {};
+  }
+
+  async publishStateMachineVersion(
+    input: sfn.PublishStateMachineVersionInput,
+  ): Promise<sfn.PublishStateMachineVersionOutput> {
+    const ref = parseStateMachineArn(this.scope, input.stateMachineArn);
+    const machine = this.registry.get(ref.name);
+    if (input.revisionId !== undefined && input.revisionId !== machine.revisionId) {
+      throw new SfnServiceError('ConflictException', 'The revision id does not match the latest revision');
+    }
+    const latest = machine.versions.at(-1);
+    if (latest && latest.revisionId === machine.revisionId) {
+      return {
+        stateMachineVersionArn: `${machine.arn}:${latest.version}`,
+        creationDate: new Date(latest.creationDate),
+      };
+    }
+    const version = this.publish(machine, input.description);
+    this.registry.save();
+    return { stateMachineVersionArn: `${machine.arn}:${version}`, creationDate: new Date(this.now()) };
+  }
+
+  async listStateMachineVersions(
+    input: sfn.ListStateMachineVersionsInput,
+  ): Promise<sfn.ListStateMachineVersionsOutput> {
+    const machine = this.registry.get(parseStateMachineArn(this.scope, input.stateMachineArn).name);
+    const all = [...machine.versions].reverse().map((v) => ({
+      stateMachineVersionArn: `${machine.arn}:${v.version}`,
+      creationDate: new Date(v.creationDate),
+    }));
+    const { page, nextToken } = paginate(all, input.maxResults, input.nextToken);
+    return { stateMachineVersions: page, ...(nextToken ? { nextToken } : {}) };
+  }
+
+  async deleteStateMachineVersion(
+    input: sfn.DeleteStateMachineVersionInput,
+  ): Promise<sfn.DeleteStateMachineVersionOutput> {
+    const ref = parseStateMachineArn(this.scope, input.stateMachineVersionArn);
+    if (ref.version === undefined)
+      throw new SfnServiceError('ValidationException', 'Not a state machine version ARN');
+    const machine = this.registry.find(ref.name);
+    if (!machine) return {};
+    const arn = `${machine.arn}:${ref.version}`;
+    if (machine.aliases.some((a) => a.routingConfiguration.some((r) => r.stateMachineVersionArn === arn))) {
+      throw new SfnServiceError('ConflictException', `Version ${arn} is referenced by an alias`);
+    }
+    machine.versions = machine.versions.filter((v) => v.version !== ref.version);
+    this.registry.save();
+    return {};
+  }
+
+  async createStateMachineAlias(
+    input: sfn.CreateStateMachineAliasInput,
+  ): Promise<sfn.CreateStateMachineAliasOutput> {
+    assertValidName(input.name, 'alias name');
+    if (/^\d+$/.test(input.name))
+      throw new SfnServiceError('ValidationException', 'An alias name cannot be a number');
+    const routing = this.checkedRouting(input.routingConfiguration);
+    const machine = this.registry.get(
+      parseStateMachineArn(this.scope, routing[0]?.stateMachineVersionArn).name,
+    );
+    const arn = `${machine.arn}:${input.name}`;
+    const existing = machine.aliases.find((a) => a.name === input.name);
+    if (existing) {
+      if (JSON.stringify(existing.routingConfiguration) === JSON.stringify(routing)) {
+        return { stateMachineAliasArn: arn, creationDate: new Date(existing.creationDate) };
+      }
+      throw new SfnServiceError('ConflictException', `Alias ${arn} already exists`);
+    }
+    const now = this.now();
+    machine.aliases.push({
+      name: input.name,
+      routingConfiguration: routing,
+      creationDate: now,
+      updateDate: now,
+      ...(input.description ? { description: input.description } : {}),
+    });
+    this.registry.save();
+    return { stateMachineAliasArn: arn, creationDate: new Date(now) };
+  }
+
+  async describeStateMachineAlias(
+    input: sfn.DescribeStateMachineAliasInput,
+  ): Promise<sfn.DescribeStateMachineAliasOutput> {
+    const { machine, alias } = this.findAlias(input.stateMachineAliasArn);
+    return {
+      stateMachineAliasArn: `${machine.arn}:${alias.name}`,
+      name: alias.name,
+      routingConfiguration: alias.routingConfiguration,
+      creationDate: new Date(alias.creationDate),
+      updateDate: new Date(alias.updateDate),
+      ...(alias.description ? { description: alias.description } : {}),
+    };
+  }
+
+  async updateStateMachineAlias(
+    input: sfn.UpdateStateMachineAliasInput,
+  ): Promise<sfn.UpdateStateMachineAliasOutput> {
+    const { alias } = this.findAlias(input.stateMachineAliasArn);
+    if (input.routingConfiguration)
+      alias.routingConfiguration = this.checkedRouting(input.routingConfiguration);
+    if (input.description !== undefined) alias.description = input.description;
+    alias.updateDate = this.now();
+    this.registry.save();
+    return { updateDate: new Date(alias.updateDate) };
+  }
+
+  async listStateMachineAliases(
+    input: sfn.ListStateMachineAliasesInput,
+  ): Promise<sfn.ListStateMachineAliasesOutput> {
+    const machine = this.registry.get(parseStateMachineArn(this.scope, input.stateMachineArn).name);
+    const all = machine.aliases.map((a) => ({
+      stateMachineAliasArn: `${machine.arn}:${a.name}`,
+      creationDate: new Date(a.creationDate),
+    }));
+    const { page, nextToken } = paginate(all, input.maxResults, input.nextToken);
+    return { stateMachineAliases: page, ...(nextToken ? { nextToken } : {}) };
+  }
+
+  async deleteStateMachineAlias(
+    input: sfn.DeleteStateMachineAliasInput,
+  ): Promise<sfn.DeleteStateMachineAliasOutput> {
+    const ref = parseStateMachineArn(this.scope, input.stateMachineAliasArn);
+    const machine = this.registry.find(ref.name);
+    if (machine && ref.alias !== undefined) {
+      machine.aliases = machine.aliases.filter((a) => a.name !== ref.alias);
+      this.registry.save();
+    }
+    return {};
+  }
+
+  async validateStateMachineDefinition(
+    input: sfn.ValidateStateMachineDefinitionInput,
+  ): Promise<sfn.ValidateStateMachineDefinitionOutput> {
+    if (typeof input.definition !== 'string') {
+      throw new SfnServiceError('ValidationException', 'definition is required');
+    }
+    const problems = validateDefinition(input.definition);
+    return {
+      result: problems.length === 0 ? 'OK' : 'FAIL',
+      diagnostics: problems.map((p) => ({
+        severity: 'ERROR',
+        code: p.code,
+        message: p.message,
+        location: p.location,
+      })),
+      truncated: false,
+    };
+  }
+
+  // ---- executions -----------------------------------------------------------------------------
+
+  async startExecution(input: sfn.StartExecutionInput): Promise<sfn.StartExecutionOutput> {
+    const record = this.beginExecution(input, false);
+    this.flushAll();
+    return { executionArn: record.arn, startDate: new Date(record.startDate) };
+  }
+
+  async startSyncExecution(input: sfn.StartSyncExecutionInput): Promise<sfn.StartSyncExecutionOutput> {
+    const record = this.beginExecution(input, true);
+    await record.done;
+    const out: sfn.StartSyncExecutionOutput = {
+      executionArn: record.arn,
+      stateMachineArn: record.machineArn,
+      name: record.name,
+      startDate: new Date(record.startDate),
+      stopDate: new Date(record.stopDate ?? this.now()),
+      status:
+        record.status === 'SUCCEEDED' ? 'SUCCEEDED' : record.status === 'TIMED_OUT' ? 'TIMED_OUT' : 'FAILED',
+      input: record.input,
+      inputDetails: { included: true },
+      billingDetails: { billedMemoryUsedInMB: 64, billedDurationInMilliseconds: 100 },
+    };
+    if (record.output !== undefined) {
+      out.output = record.output;
+      out.outputDetails = { included: true };
+    }
+    if (record.error !== undefined) out.error = record.error;
+    if (record.cause !== undefined) out.cause = record.cause;
+    return out;
+  }
+
+  async describeExecution(input: sfn.DescribeExecutionInput): Promise<sfn.DescribeExecutionOutput> {
+    this.flushAll();
+    const e = this.getExecution(input.executionArn);
+    const out: sfn.DescribeExecutionOutput = {
+      executionArn: e.arn,
+      stateMachineArn: e.machineArn,
+      name: e.name,
+      status: e.status,
+      startDate: new Date(e.startDate),
+      input: e.input,
+      inputDetails: { included: true },
+      redriveCount: e.redriveCount,
+      redriveStatus: this.redriveStatus(e),
+    };
+    if (e.versionArn) out.stateMachineVersionArn = e.versionArn;
+    if (e.aliasArn) out.stateMachineAliasArn = e.aliasArn;
+    if (e.stopDate !== undefined) out.stopDate = new Date(e.stopDate);
+    if (e.output !== undefined) {
+      out.output = e.output;
+      out.outputDetails = { included: true };
+    }
+    if (e.error !== undefined) out.error = e.error;
+    if (e.cause !== undefined) out.cause = e.cause;
+    if (e.redriveDate !== undefined) out.redriveDate = new Date(e.redriveDate);
+    return out;
+  }
+
+  async listExecutions(input: sfn.ListExecutionsInput): Promise<sfn.ListExecutionsOutput> {
+    let machineName: string | undefined;
+    if (input.stateMachineArn !== undefined) {
+      machineName = parseStateMachineArn(this.scope, input.stateMachineArn).name;
+      this.registry.get(machineName);
+    }
+    const all = [...this.executions.values()]
+      .filter((e) => !e.express)
+      .filter((e) => machineName === undefined || e.machineName === machineName)
+      .filter((e) => input.statusFilter === undefined || e.status === input.statusFilter)
+      .sort((a, b) => b.startDate - a.startDate)
+      .map((e) => ({
+        executionArn: e.arn,
+        stateMachineArn: e.machineArn,
+        name: e.name,
+        status: e.status,
+        startDate: new Date(e.startDate),
+        ...(e.stopDate === undefined ? {} : { stopDate: new Date(e.stopDate) }),
+        redriveCount: e.redriveCount,
+      }));
+    const { page, nextToken } = paginate(all, input.maxResults, input.nextToken);
+    return { executions: page, ...(nextToken ? { nextToken } : {}) };
+  }
+
+  async getExecutionHistory(input: sfn.GetExecutionHistoryInput): Promise<sfn.GetExecutionHistoryOutput> {
+    this.flushAll();
+    const e = this.getExecution(input.executionArn);
+    const events = e.journal.events;
+    const limit = Math.min(Math.max(input.maxResults || 100, 1), 1000);
+    const start = input.nextToken === undefined ? 0 : decodeToken(input.nextToken);
+    const includeData = input.includeExecutionData !== false;
+    const page: sfn.HistoryEvent[] = [];
+    for (let i = start; i < events.length && page.length < limit; i++) {
+      const event = input.reverseOrder ? events[events.length - 1 - i] : events[i];
+      if (event) page.push(toHistoryEvent(event, includeData));
+    }
+    const next = start + page.length;
+    return { events: page, ...(next < events.length ? { nextToken: encodeToken(next) } : {}) };
+  }
+
+  async stopExecution(input: sfn.StopExecutionInput): Promise<sfn.StopExecutionOutput> {
+    const e = this.getExecution(input.executionArn);
+    if (e.status !== 'RUNNING') {
+      throw new SfnServiceError('ValidationException', `Execution is not running: '${e.arn}'`);
+    }
+    e.controller.abort({
+      kind: 'stop',
+      ...(input.error === undefined ? {} : { error: input.error }),
+      ...(input.cause === undefined ? {} : { cause: input.cause }),
+    } satisfies StopReason);
+    await e.done;
+    return { stopDate: new Date(e.stopDate ?? this.now()) };
+  }
+
+  async redriveExecution(input: sfn.RedriveExecutionInput): Promise<sfn.RedriveExecutionOutput> {
+    const e = this.getExecution(input.executionArn);
+    if (this.redriveStatus(e) !== 'REDRIVABLE') {
+      throw new SfnServiceError('ExecutionNotRedrivable', `Execution is not redrivable: '${e.arn}'`);
+    }
+    e.redriveCount++;
+    e.redriveDate = this.now();
+    e.status = 'RUNNING';
+    e.stopDate = undefined;
+    e.error = undefined;
+    e.cause = undefined;
+    e.output = undefined;
+    e.journal.record(`!redrive.${e.redriveCount}`, e.journal.length, 'ExecutionRedriven', {
+      redriveCount: e.redriveCount,
+    });
+    e.journal.forgetFailedStates();
+    this.launch(e);
+    this.flushAll();
+    return { redriveDate: new Date(e.redriveDate) };
+  }
+
+  async sendTaskSuccess(input: sfn.SendTaskSuccessInput): Promise<sfn.SendTaskSuccessOutput> {
+    assertTokenShape(input.taskToken);
+    let output: unknown;
+    try {
+      output = JSON.parse(String(input.output));
+    } catch {
+      throw new SfnServiceError('InvalidOutput', 'Invalid Output: the output must be a valid JSON text');
+    }
+    if (Buffer.byteLength(String(input.output)) > MAX_PAYLOAD_BYTES) {
+      throw new SfnServiceError(
+        'InvalidOutput',
+        'Invalid Output: the output exceeds the maximum size of 256 KiB',
+      );
+    }
+    this.tokens.waiterFor(input.taskToken).complete({ kind: 'success', output });
+    this.flushAll();
+    return {};
+  }
+
+  async sendTaskFailure(input: sfn.SendTaskFailureInput): Promise<sfn.SendTaskFailureOutput> {
+    assertTokenShape(input.taskToken);
+    this.tokens.waiterFor(input.taskToken).complete({
+      kind: 'failure',
+      ...(input.error === undefined ? {} : { error: input.error }),
+      ...(input.cause === undefined ? {} : { cause: input.cause }),
+    });
+    this.flushAll();
+    return {};
+  }
+
+  async sendTaskHeartbeat(input: sfn.SendTaskHeartbeatInput): Promise<sfn.SendTaskHeartbeatOutput> {
+    this.tokens.waiterFor(input.taskToken).heartbeat();
+    return {};
+  }
+
+  /** Resolves once the execution has ended (or the engine closed); for tests, the CLI and child executions. */
+  async awaitExecution(executionArn: string): Promise<sfn.DescribeExecutionOutput> {
+    const e = this.getExecution(executionArn);
+    while (e.status === 'RUNNING' && !this.closed) await e.done;
+    return this.describeExecution({ executionArn });
+  }
+
+  // ---- internals ------------------------------------------------------------------------------
+
+  private checkedDefinition(definition: unknown): string {
+    if (typeof definition !== 'string')
+      throw new SfnServiceError(
+        'InvalidDefinition',
+        'Invalid State Machine Definition: definition is required',
+      );
+    const problems = validateDefinition(definition);
+    if (problems.length > 0) {
+      const listed = problems.map((p) => `${p.code}: ${p.message} at ${p.location || '/'}`).join(', ');
+      throw new SfnServiceError('InvalidDefinition', `Invalid State Machine Definition: '${listed}'`);
+    }
+    return definition;
+  }
+
+  private publish(machine: MachineRecord, description: string | undefined): number {
+    const version = machine.nextVersion++;
+    machine.versions.push({
+      version,
+      definition: machine.definition,
+      roleArn: machine.roleArn,
+      revisionId: machine.revisionId,
+      creationDate: this.now(),
+      ...(description ? { description } : {}),
+    });
+    return version;
+  }
+
+  private resolveVersion(machine: MachineRecord, ref: { version?: number; alias?: string }) {
+    let number = ref.version;
+    if (ref.alias !== undefined) {
+      const alias = machine.aliases.find((a) => a.name === ref.alias);
+      if (!alias)
+        throw new SfnServiceError('ResourceNotFound', `Alias not found: '${machine.arn}:${ref.alias}'`);
+      const roll = Math.random() * 100;
+      let acc = 0;
+      let chosen = alias.routingConfiguration[0]?.stateMachineVersionArn ?? '';
+      for (const r of alias.routingConfiguration) {
+        acc += r.weight;
+        if (roll < acc) {
+          chosen = r.stateMachineVersionArn;
+          break;
+        }
+      }
+      number = parseStateMachineArn(this.scope, chosen).version;
+    }
+    const version = machine.versions.find((v) => v.version === number);
+    if (!version)
+      throw new SfnServiceError('ResourceNotFound', `Version not found: '${machine.arn}:${number}'`);
+    return version;
+  }
+
+  private checkedRouting(routing: sfn.RoutingConfigurationListItem[] | undefined) {
+    if (!routing || routing.length < 1 || routing.length > 2) {
+      throw new SfnServiceError('ValidationException', 'routingConfiguration must have 1 or 2 entries');
+    }
+    let total = 0;
+    const out: Array<{ stateMachineVersionArn: string; weight: number }> = [];
+    let machineName: string | undefined;
+    for (const r of routing) {
+      const ref = parseStateMachineArn(this.scope, r.stateMachineVersionArn);
+      if (ref.version === undefined)
+        throw new SfnServiceError('ValidationException', 'routingConfiguration needs version ARNs');
+      if (machineName !== undefined && machineName !== ref.name) {
+        throw new SfnServiceError(
+          'ValidationException',
+          'routingConfiguration versions must belong to one state machine',
+        );
+      }
+      machineName = ref.name;
+      const machine = this.registry.get(ref.name);
+      this.resolveVersion(machine, ref);
+      const weight = Number(r.weight);
+      if (!Number.isInteger(weight) || weight < 0 || weight > 100)
+        throw new SfnServiceError('ValidationException', 'weight must be 0..100');
+      total += weight;
+      out.push({ stateMachineVersionArn: `${machine.arn}:${ref.version}`, weight });
+    }
+    if (total !== 100)
+      throw new SfnServiceError('ValidationException', 'routingConfiguration weights must add up to 100');
+    return out;
+  }
+
+  private findAlias(aliasArn: unknown) {
+    const ref = parseStateMachineArn(this.scope, aliasArn);
+    const machine = this.registry.find(ref.name);
+    const alias = machine?.aliases.find((a) => a.name === ref.alias);
+    if (!machine || !alias)
+      throw new SfnServiceError('ResourceNotFound', `Alias not found: '${String(aliasArn)}'`);
+    return { machine, alias };
+  }
+
+  private getExecution(arn: unknown): ExecutionRecord {
+    const ref = parseExecutionArn(this.scope, arn);
+    const e =
+      this.executions.get(buildExecutionArn(this.scope, ref.machineName, ref.name)) ??
+      this.executions.get(String(arn));
+    if (!e) throw new SfnServiceError('ExecutionDoesNotExist', `Execution Does Not Exist: '${String(arn)}'`);
+    return e;
+  }
+
+  private redriveStatus(e: ExecutionRecord): sfn.ExecutionRedriveStatus {
+    if (e.express) return 'NOT_REDRIVABLE';
+    if (e.status === 'FAILED' || e.status === 'TIMED_OUT' || e.status === 'ABORTED') return 'REDRIVABLE';
+    return e.status === 'RUNNING' ? 'NOT_REDRIVABLE' : 'NOT_REDRIVABLE';
+  }
+
+  /** Validates a start request, writes ExecutionStarted and starts the runner. */
+  private beginExecution(input: sfn.StartExecutionInput, sync: boolean): ExecutionRecord {
+    if (this.closed) throw new SfnServiceError('ServiceUnavailable', 'The engine is shutting down', 503);
+    const [machineArnText, testCase, ...rest] = String(input.stateMachineArn ?? '').split('#');
+    if (rest.length > 0)
+      throw new SfnServiceError('InvalidArn', `Invalid Arn: '${String(input.stateMachineArn)}'`);
+    const ref = parseStateMachineArn(this.scope, machineArnText);
+    const machine = this.registry.get(ref.name);
+    if (sync && machine.type !== 'EXPRESS') {
+      throw new SfnServiceError(
+        'StateMachineTypeNotSupported',
+        'This operation is not supported by this type of state machine',
+      );
+    }
+    const mocks =
+      testCase === undefined ? undefined : MockedTestCase.select(this.mockConfig, machine.name, testCase);
+    let definitionText = machine.definition;
+    let roleArn = machine.roleArn;
+    let versionArn: string | undefined;
+    let aliasArn: string | undefined;
+    if (ref.version !== undefined || ref.alias !== undefined) {
+      const version = this.resolveVersion(machine, ref);
+      definitionText = version.definition;
+      roleArn = version.roleArn;
+      versionArn = `${machine.arn}:${version.version}`;
+      if (ref.alias !== undefined) aliasArn = `${machine.arn}:${ref.alias}`;
+    }
+    const name = input.name ?? crypto.randomUUID();
+    assertValidName(name, 'execution name');
+    const inputText = input.input ?? '{}';
+    let parsedInput: unknown;
+    try {
+      parsedInput = JSON.parse(inputText);
+    } catch {
+      throw new SfnServiceError(
+        'InvalidExecutionInput',
+        'Invalid Execution Input: the input must be a valid JSON text',
+      );
+    }
+    if (Buffer.byteLength(inputText) > MAX_PAYLOAD_BYTES) {
+      throw new SfnServiceError(
+        'InvalidExecutionInput',
+        'Invalid Execution Input: the input exceeds the maximum size of 256 KiB',
+      );
+    }
+    const express = machine.type === 'EXPRESS';
+    const arn = express
+      ? expressExecutionArn(this.scope, machine.name, name)
+      : buildExecutionArn(this.scope, machine.name, name);
+    const existing = this.executions.get(arn);
+    if (existing) {
+      if (existing.status === 'RUNNING' && existing.input === inputText) return existing;
+      throw new SfnServiceError('ExecutionAlreadyExists', `Execution Already Exists: '${arn}'`);
+    }
+    const log = express
+      ? new MemoryStore().openLog(machine.name, name)
+      : this.store.openLog(machine.name, name);
+    const journal = this.newJournal(log, []);
+    const started = journal.root('').emit(
+      'ExecutionStarted',
+      {
+        input: inputText,
+        inputDetails: { truncated: false },
+        roleArn,
+        ...(versionArn ? { stateMachineVersionArn: versionArn } : {}),
+        ...(aliasArn ? { stateMachineAliasArn: aliasArn } : {}),
+      },
+      {
+        definition: definitionText,
+        stateMachineArn: machine.arn,
+        express,
+        ...(testCase === undefined ? {} : { testCase }),
+      },
+    );
+    const record = this.newRecord({
+      arn,
+      name,
+      machineName: machine.name,
+      machineArn: machine.arn,
+      ...(versionArn ? { versionArn } : {}),
+      ...(aliasArn ? { aliasArn } : {}),
+      definition: JSON.parse(definitionText) as StatesBlock,
+      input: inputText,
+      startDate: started.ts,
+      roleArn,
+      ...(testCase === undefined ? {} : { testCase }),
+      express,
+      journal,
+    });
+    this.executions.set(arn, record);
+    this.launch(record, mocks, parsedInput);
+    return record;
+  }
+
+  private newRecord(
+    fields: Omit<ExecutionRecord, 'status' | 'redriveCount' | 'controller' | 'done' | 'settle'>,
+  ): ExecutionRecord {
+    return {
+      ...fields,
+      status: 'RUNNING',
+      redriveCount: 0,
+      controller: new AbortController(),
+      done: Promise.resolve(),
+      settle: () => {},
+    };
+  }
+
+  private newJournal(log: ReturnType<EngineStore['openLog']>, stored: StoredEvent[]): Journal {
+    return new Journal({
+      log,
+      stored,
+      now: this.now,
+      onDirty: (journal) => {
+        this.dirty.add(journal);
+        if (!this.flushScheduled) {
+          this.flushScheduled = true;
+          setImmediate(() => this.flushAll());
+        }
+      },
+    });
+  }
+
+  private flushAll(): void {
+    this.flushScheduled = false;
+    if (this.closed) return;
+    for (const j of this.dirty) j.flush();
+    this.dirty.clear();
+  }
+
+  /** Runs (or resumes) the interpreter for an execution until it ends or the engine closes. */
+  private launch(e: ExecutionRecord, mocks?: MockedTestCase, parsedInput?: unknown): void {
+    e.controller = new AbortController();
+    e.done = new Promise<void>((resolve) => {
+      e.settle = resolve;
+    });
+    const mocked =
+      mocks ??
+      (e.testCase === undefined
+        ? undefined
+        : MockedTestCase.select(this.mockConfig, e.machineName, e.testCase));
+    const startedIso = new Date(e.startDate).toISOString();
+    const rt: ExecutionRuntime = {
+      executionArn: e.arn,
+      stateMachineArn: e.versionArn ?? e.machineArn,
+      region: this.scope.region,
+      accountId: this.scope.accountId,
+      journal: e.journal,
+      contextBase: {
+        Execution: {
+          Id: e.arn,
+          Input: parsedInput ?? JSON.parse(e.input),
+          StartTime: startedIso,
+          Name: e.name,
+          RoleArn: e.roleArn,
+          RedriveCount: e.redriveCount,
+          ...(e.redriveDate === undefined ? {} : { RedriveTime: new Date(e.redriveDate).toISOString() }),
+        },
+        StateMachine: { Id: e.versionArn ?? e.machineArn, Name: e.machineName },
+      },
+      invokeResource: this.options.invokeResource,
+      mocks: mocked,
+      tokens: this.tokens,
+      timeScale: this.timeScale,
+      now: this.now,
+      signal: e.controller.signal,
+      startChildExecution: (parameters) => this.startChild(parameters),
+      awaitChildExecution: (arn, signal) => this.awaitChild(arn, signal),
+    };
+    const root = e.journal.root('');
+    root.skipPast(e.journal.eventAt(1)); // ExecutionStarted is always the first event
+    const frame: Frame = {
+      rt,
+      scope: root,
+      variables: {},
+      language: (e.definition.QueryLanguage as QueryLanguage | undefined) ?? 'JSONPath',
+      signal: e.controller.signal,
+      inBranch: false,
+    };
+    let timer: NodeJS.Timeout | undefined;
+    const timeoutSeconds = e.definition.TimeoutSeconds;
+    if (typeof timeoutSeconds === 'number') {
+      const deadline = e.startDate + timeoutSeconds * 1000 * this.timeScale;
+      timer = setTimeout(
+        () => e.controller.abort({ kind: 'timeout' } satisfies StopReason),
+        Math.max(0, deadline - this.now()),
+      );
+    }
+    const input = rt.contextBase.Execution.Input;
+    runBlock(frame, e.definition, input)
+      .then(
+        (output) =>
+          this.finish(e, root, 'ExecutionSucceeded', {
+            output: JSON.stringify(output),
+            outputDetails: { truncated: false },
+          }),
+        (error) => this.fail(e, root, error),
+      )
+      .finally(() => {
+        clearTimeout(timer);
+        e.settle();
+      });
+  }
+
+  private fail(e: ExecutionRecord, root: ReturnType<Journal['root']>, error: unknown): void {
+    const reason = e.controller.signal.reason as StopReason | undefined;
+    if (reason?.kind === 'shutdown' || this.closed) return;
+    if (reason?.kind === 'stop') {
+      this.finish(e, root, 'ExecutionAborted', {
+        ...(reason.error === undefined ? {} : { error: reason.error }),
+        ...(reason.cause === undefined ? {} : { cause: reason.cause }),
+      });
+      return;
+    }
+    if (reason?.kind === 'timeout') {
+      this.finish(e, root, 'ExecutionTimedOut', {
+        error: 'States.Timeout',
+        cause: 'The execution timed out',
+      });
+      return;
+    }
+    if (error instanceof AbortedError || !(error instanceof StatesError)) {
+      const cause = error instanceof Error ? error.message : String(error);
+      this.finish(e, root, 'ExecutionFailed', { error: 'States.Runtime', cause });
+      return;
+    }
+    const details: Record<string, unknown> = {};
+    const out = errorFields(error);
+    if (out.error !== undefined) details.error = out.error;
+    if (out.cause !== undefined) details.cause = out.cause;
+    this.finish(e, root, 'ExecutionFailed', details);
+  }
+
+  private finish(
+    e: ExecutionRecord,
+    root: ReturnType<Journal['root']>,
+    type: string,
+    details: Record<string, unknown>,
+  ): void {
+    if (this.closed) return;
+    if (e.journal.length >= MAX_HISTORY_EVENTS && type === 'ExecutionSucceeded') {
+      type = 'ExecutionFailed';
+      details = {
+        error: 'States.Runtime',
+        cause: `The execution reached the maximum number of history events (${MAX_HISTORY_EVENTS}).`,
+      };
+    }
+    const event = root.emit(type, details);
+    this.applyTerminal(e, event);
+    e.journal.flush();
+  }
+
+  private applyTerminal(e: ExecutionRecord, event: StoredEvent): void {
+    const status = TERMINAL[event.type];
+    if (!status) return;
+    e.status = status;
+    e.stopDate = event.ts;
+    const d = event.details ?? {};
+    if (status === 'SUCCEEDED') e.output = String(d.output);
+    if (typeof d.error === 'string') e.error = d.error;
+    if (typeof d.cause === 'string') e.cause = d.cause;
+  }
+
+  /** Rebuilds every stored execution from its history; running ones resume. */
+  private resumeStoredExecutions(): void {
+    for (const { machineName, executionName } of this.store.listLogs()) {
+      const log = this.store.openLog(machineName, executionName);
+      const events = log.readAll();
+      const first = events[0];
+      if (first?.type !== 'ExecutionStarted') continue;
+      const internal = first.internal ?? {};
+      const details = first.details ?? {};
+      const journal = this.newJournal(log, events);
+      const testCase = typeof internal.testCase === 'string' ? internal.testCase : undefined;
+      const record = this.newRecord({
+        arn: buildExecutionArn(this.scope, machineName, executionName),
+        name: executionName,
+        machineName,
+        machineArn: String(internal.stateMachineArn),
+        ...(typeof details.stateMachineVersionArn === 'string'
+          ? { versionArn: details.stateMachineVersionArn }
+          : {}),
+        ...(typeof details.stateMachineAliasArn === 'string'
+          ? { aliasArn: details.stateMachineAliasArn }
+          : {}),
+        definition: JSON.parse(String(internal.definition)) as StatesBlock,
+        input: String(details.input),
+        startDate: first.ts,
+        roleArn: String(details.roleArn),
+        ...(testCase === undefined ? {} : { testCase }),
+        express: false,
+        journal,
+      });
+      let last: StoredEvent | undefined;
+      for (const ev of events) {
+        if (ev.type === 'ExecutionRedriven') {
+          record.redriveCount++;
+          record.redriveDate = ev.ts;
+          record.status = 'RUNNING';
+          record.error = undefined;
+          record.cause = undefined;
+          record.stopDate = undefined;
+        } else if (TERMINAL[ev.type]) last = ev;
+        if (ev.type === 'ExecutionRedriven') last = undefined;
+      }
+      if (last) this.applyTerminal(record, last);
+      this.executions.set(record.arn, record);
+      if (record.status === 'RUNNING') this.launch(record);
+    }
+  }
+
+  private async startChild(parameters: unknown): Promise<{ ExecutionArn: string; StartDate: Date }> {
+    const p = (parameters ?? {}) as { StateMachineArn?: unknown; Input?: unknown; Name?: unknown };
+    const input = typeof p.Input === 'string' ? p.Input : JSON.stringify(p.Input ?? {});
+    try {
+      const out = await this.startExecution({
+        stateMachineArn: String(p.StateMachineArn),
+        input,
+        ...(typeof p.Name === 'string' ? { name: p.Name } : {}),
+      });
+      return { ExecutionArn: String(out.executionArn), StartDate: out.startDate ?? new Date() };
+    } catch (error) {
+      if (error instanceof SfnServiceError)
+        throw new StatesError(`StepFunctions.${error.code}Exception`, error.message);
+      throw error;
+    }
+  }
+
+  private async awaitChild(arn: string, signal: AbortSignal): Promise<Record<string, unknown>> {
+    const e = this.getExecution(arn);
+    await Promise.race([
+      e.done,
+      new Promise((_, reject) =>
+        signal.addEventListener('abort', () => reject(new AbortedError(signal.reason)), { once: true }),
+      ),
+    ]);
+    while (e.status === 'RUNNING') await e.done;
+    const d = await this.describeExecution({ executionArn: arn });
+    const out: Record<string, unknown> = {
+      ExecutionArn: d.executionArn,
+      Input: d.input,
+      InputDetails: { Included: true },
+      Name: d.name,
+      StartDate: d.startDate?.getTime(),
+      StateMachineArn: d.stateMachineArn,
+      Status: d.status,
+      StopDate: d.stopDate?.getTime(),
+    };
+    if (d.output !== undefined) {
+      out.Output = d.output;
+      out.OutputDetails = { Included: true };
+    }
+    if (d.error !== undefined) out.Error = d.error;
+    if (d.cause !== undefined) out.Cause = d.cause;
+    return out;
+  }
+}
+
+function errorFields(error: StatesError): { error?: string; cause?: string } {
+  const e = error as StatesError & {
+    mockedError?: string;
+    mockedCause?: string;
+    failError?: string;
+    failCause?: string;
+  };
+  if ('mockedError' in e)
+    return {
+      ...(e.mockedError ? { error: e.mockedError } : {}),
+      ...(e.mockedCause ? { cause: e.mockedCause } : {}),
+    };
+  if ('failError' in e)
+    return { ...(e.failError ? { error: e.failError } : {}), ...(e.failCause ? { cause: e.failCause } : {}) };
+  return { error: error.error, ...(error.cause === undefined ? {} : { cause: error.cause }) };
+}
+
+function encodeToken(index: number): string {
+  return Buffer.from(`pg:${index}`).toString('base64url');
+}
+
+function decodeToken(token: string): number {
+  const m = /^pg:(\d{1,9})$/.exec(Buffer.from(token, 'base64url').toString());
+  if (!m) throw new SfnServiceError('InvalidToken', 'Invalid pagination token');
+  return Number(m[1]);
+}
+
+function paginate<T>(all: T[], maxResults: number | undefined, nextToken: string | undefined) {
+  const limit = Math.min(Math.max(maxResults || 100, 1), 1000);
+  const start = nextToken === undefined ? 0 : decodeToken(nextToken);
+  const page = all.slice(start, start + limit);
+  const next = start + page.length;
+  return { page, nextToken: next < all.length ? encodeToken(next) : undefined };
+}
+
+/** Creates an engine; `storeDir` defaults to `.plangate/engine` (pass `storeDir: undefined` explicitly for memory). */
+export function createEngine(options: EngineOptions): Engine {
+  const storeDir = 'storeDir' in options ? options.storeDir : '.plangate/engine';
+  return new Engine({ ...options, ...(storeDir === undefined ? {} : { storeDir }) });
+}

@@ -1,0 +1,42 @@
+/**
+ * Plays the recorded-AWS conformance cases (../shared/conformance/cases) through the embedded
+ * engine and prints per-category pass rates and every failing case with its first mismatch.
+ *
+ *   npm run conformance -- [--threshold 95] [--filter text] [--http] [--json out.json] [--cases DIR]
+ *
+ * In-process by default; with --http through the engine's Step Functions API server via
+ * @aws-sdk/client-sfn. Exits 1 when the pass rate is below --threshold.
+ */
+import * as fs from 'node:fs';
+import * as path from 'node:path';
+import { pathToFileURL } from 'node:url';
+import { playCases } from '../lib/engine/core/conformance.ts';
+
+const args = process.argv.slice(2);
+const flag = (name: string) => {
+  const i = args.indexOf(name);
+  return i < 0 ? undefined : args[i + 1];
+};
+const casesDir = path.resolve(flag('--cases') ?? '../shared/conformance/cases');
+const compare = await import(pathToFileURL(path.join(casesDir, '..', 'compare.mjs')).href);
+const threshold = Number(flag('--threshold') ?? 0);
+const filter = flag('--filter');
+const files = fs
+  .readdirSync(casesDir)
+  .filter((f) => f.endsWith('.json') && !f.startsWith('_'))
+  .sort();
+const cases = files
+  .map((f) => JSON.parse(fs.readFileSync(path.join(casesDir, f), 'utf8')))
+  .filter((c) => !filter || String(c.id).includes(filter));
+const report = await playCases(cases, compare.compareResult);
+for (const [category, r] of Object.entries(report.categories).sort()) {
+  console.log(
+    `${category.padEnd(20)} ${String(r.passed).padStart(4)}/${String(r.total).padEnd(4)} ${((100 * r.passed) / r.total).toFixed(1)}%`,
+  );
+}
+for (const f of report.failures) console.log(`FAIL ${f.id}\n     ${f.mismatch.slice(0, 400)}`);
+const rate = (100 * report.passed) / Math.max(report.total, 1);
+console.log(`TOTAL ${report.passed}/${report.total} = ${rate.toFixed(1)}% (${report.elapsedMs} ms)`);
+const out = flag('--json');
+if (out) fs.writeFileSync(out, JSON.stringify({ ...report, rate }, null, 2));
+process.exit(rate + 1e-9 < threshold ? 1 : 0);
