@@ -1,8 +1,8 @@
 /**
- * `PlanPlatform`: everything compiled plans run on — the events and gates tables, the event bus
- * with its archive, one Lambda per harness handler, the Plans/approvals HTTP API, the notification
- * settings and the role that plans submitted at run time execute with. Plans themselves are
- * `PlanStateMachine`s (deployed with CDK) or created at run time through the API (lib/runtime/deploy-plan.ts).
+ * `PlanPlatform`: everything compiled plans run on — the events journal and the working tables,
+ * the event bus with its archive, one Lambda per harness handler, the Plans/approvals HTTP API,
+ * the notification settings and the role that plans submitted at run time execute with. Plans
+ * are `PlanStateMachine`s (deployed with CDK) or created at run time (lib/runtime/deploy-plan.ts).
  */
 import { join } from 'node:path';
 import { ArnFormat, type Duration, RemovalPolicy, Stack, Validations } from 'aws-cdk-lib';
@@ -12,11 +12,12 @@ import { LogGroup, RetentionDays } from 'aws-cdk-lib/aws-logs';
 import type { ISecret } from 'aws-cdk-lib/aws-secretsmanager';
 import { StringParameter } from 'aws-cdk-lib/aws-ssm';
 import { Construct } from 'constructs';
+import { GATES_TABLE, JOINS_TABLE, OUTPUTS_TABLE, TABLE_NAME_ENV } from '../runtime/tables.ts';
 import { PlanEventBus } from './event-bus.ts';
 import { EventsTable } from './events-table.ts';
-import { GatesTable } from './gates-table.ts';
 import { HarnessFunction } from './harness-function.ts';
-import { HARNESS_HANDLERS, type HarnessHandlerName } from './harness-handlers.ts';
+import { HARNESS_HANDLERS, type HarnessHandlerName, STATE_MACHINE_HANDLERS } from './harness-handlers.ts';
+import { HarnessTable } from './harness-table.ts';
 import { acknowledgeWildcardResource } from './nag.ts';
 import { LAMBDAS_DIR } from './paths.ts';
 import { PlanHttpApi } from './plan-http-api.ts';
@@ -32,19 +33,19 @@ export interface PlanPlatformProps {
    */
   readonly namePrefix?: string;
   /**
-   * The SES identity approval emails are sent from (an address or a domain verified in SES).
-   * Stored as an SSM parameter the gate Lambda reads.
+   * The SES identity approval emails are sent from: an address (or a domain) verified in SES.
+   * Kept in an SSM parameter the gate Lambda reads, so it can change without a deploy.
    * @default - no approval emails
    */
   readonly sesSender?: string;
   /**
-   * The Secrets Manager secret holding the Slack incoming-webhook URL (never the URL itself).
+   * The Secrets Manager secret holding the Slack incoming-webhook URL (the URL is never inline).
    * @default - no Slack messages
    */
   readonly slackWebhookSecret?: ISecret;
   /**
    * Prefix of the Secrets Manager secret names plans may reference (`source: secretsmanager`);
-   * the step runner and contract checker may read only those.
+   * the step runner and the contract checker may read only those.
    * @default 'plangate/'
    */
   readonly planSecretsPrefix?: string;
@@ -54,7 +55,7 @@ export interface PlanPlatformProps {
    */
   readonly eventArchiveRetention?: Duration;
   /**
-   * Directory holding the handler modules (HARNESS_HANDLERS' files).
+   * Directory holding the handler modules named in HARNESS_HANDLERS (inside the project root).
    * @default the project's lambdas/ directory
    */
   readonly handlersDir?: string;
@@ -65,17 +66,17 @@ export interface PlanPlatformProps {
   readonly logRetention?: RetentionDays;
 }
 
-/** Placeholder names for the platform's non-function resources (lib/runtime/payloads.ts, lib/compiler). */
-export const RESOURCE_PLACEHOLDERS = {
-  eventsTable: 'EventsTableName',
-  gatesTable: 'GatesTableName',
-  eventBus: 'EventBusName',
-} as const;
-
 export class PlanPlatform extends Construct {
   public readonly namePrefix: string;
+  public readonly logRetention: RetentionDays;
+  /** The append-only event journal. */
   public readonly eventsTable: EventsTable;
-  public readonly gatesTable: GatesTable;
+  /** Pending approvals; task tokens stay here, server-side. */
+  public readonly gatesTable: HarnessTable;
+  /** Exact joins across Parallel branches: waiting tokens and predecessor signals. */
+  public readonly joinsTable: HarnessTable;
+  /** Step outputs too large for the state payload. */
+  public readonly outputsTable: HarnessTable;
   public readonly eventBus: PlanEventBus;
   /** The harness Lambdas, by handler name. */
   public readonly functions: Readonly<Record<HarnessHandlerName, HarnessFunction>>;
@@ -84,46 +85,45 @@ export class PlanPlatform extends Construct {
   public readonly runtimePlanRole: Role;
   /** Where state machines created at run time log. */
   public readonly runtimePlanLogGroup: LogGroup;
-  public readonly logRetention: RetentionDays;
   /** SSM parameter holding the SES sender, when one was given. */
   public readonly sesSenderParameter?: StringParameter;
   public readonly slackWebhookSecret?: ISecret;
-  /** The SES sender address or domain, when one was given. */
-  public readonly sesSender?: string;
+  public readonly planSecretsPrefix: string;
 
   constructor(scope: Construct, id: string, props: PlanPlatformProps = {}) {
     super(scope, id);
     this.namePrefix = props.namePrefix ?? 'plangate';
     this.logRetention = props.logRetention ?? RetentionDays.THREE_MONTHS;
+    this.planSecretsPrefix = props.planSecretsPrefix ?? 'plangate/';
+    this.slackWebhookSecret = props.slackWebhookSecret;
+
     this.eventsTable = new EventsTable(this, 'Events');
-    this.gatesTable = new GatesTable(this, 'Gates');
+    this.gatesTable = new HarnessTable(this, 'Gates', { definition: GATES_TABLE });
+    this.joinsTable = new HarnessTable(this, 'Joins', { definition: JOINS_TABLE });
+    this.outputsTable = new HarnessTable(this, 'Outputs', { definition: OUTPUTS_TABLE });
     this.eventBus = new PlanEventBus(this, 'EventBus', {
       ...(props.eventArchiveRetention ? { archiveRetention: props.eventArchiveRetention } : {}),
     });
-    this.slackWebhookSecret = props.slackWebhookSecret;
-    this.sesSender = props.sesSender;
-    if (props.sesSender) {
-      this.sesSenderParameter = new StringParameter(this, 'SesSender', {
-        description: 'plangate: the SES identity approval emails are sent from',
-        stringValue: props.sesSender,
-      });
-    }
 
+    const environment = this.tableEnvironment();
     const functions = {} as Record<HarnessHandlerName, HarnessFunction>;
-    for (const [name, spec] of Object.entries(HARNESS_HANDLERS) as [
-      HarnessHandlerName,
-      (typeof HARNESS_HANDLERS)[HarnessHandlerName],
-    ][]) {
-      functions[name] = new HarnessFunction(this, `${pascal(name)}Handler`, {
+    for (const name of Object.keys(HARNESS_HANDLERS) as HarnessHandlerName[]) {
+      const spec = HARNESS_HANDLERS[name];
+      functions[name] = new HarnessFunction(this, `${name.charAt(0).toUpperCase()}${name.slice(1)}Handler`, {
         entry: join(props.handlersDir ?? LAMBDAS_DIR, spec.file),
         description: spec.description,
         timeout: spec.timeout,
         memorySize: spec.memorySize,
         logRetention: this.logRetention,
-        environment: this.baseEnvironment(),
+        environment,
       });
     }
     this.functions = functions;
+
+    this.httpApi = new PlanHttpApi(this, 'HttpApi', {
+      handler: this.fn('api'),
+      logRetention: this.logRetention,
+    });
 
     this.runtimePlanLogGroup = new LogGroup(this, 'RuntimePlanLogs', {
       logGroupName: `/aws/vendedlogs/states/${this.namePrefix}-runtime-plans-${Stack.of(this).stackName}`,
@@ -134,21 +134,23 @@ export class PlanPlatform extends Construct {
       assumedBy: new ServicePrincipal('states.amazonaws.com'),
       description: 'plangate: role of the state machines the Plans API creates at run time',
     });
-    this.grantPlanExecution(this.runtimePlanRole, this.placeholderNames());
+    for (const handler of STATE_MACHINE_HANDLERS) this.grantInvokeHandler(this.runtimePlanRole, handler);
+    this.grantRunChildren(this.runtimePlanRole, this.stateMachineArnPattern, this.executionArnPattern);
     grantStateMachineLogging(this.runtimePlanRole);
     grantXRayTracing(this.runtimePlanRole);
     Validations.of(this.runtimePlanRole).acknowledge({
       id: 'AwsSolutions-IAM5[Resource::*]',
       reason:
-        'Step Functions logging (logs:*LogDelivery, PutResourcePolicy, DescribeResourcePolicies, DescribeLogGroups) and X-Ray (PutTraceSegments, PutTelemetryRecords, GetSampling*) support only Resource "*".',
+        'Step Functions log delivery (logs:*LogDelivery, PutResourcePolicy, DescribeResourcePolicies, DescribeLogGroups) and X-Ray (PutTraceSegments, PutTelemetryRecords, GetSampling*) support only Resource "*".',
     });
 
-    this.httpApi = new PlanHttpApi(this, 'HttpApi', {
-      handler: this.functions.api.function,
-      logRetention: this.logRetention,
-    });
-
-    this.wireHandlers(props.planSecretsPrefix ?? 'plangate/');
+    if (props.sesSender) {
+      this.sesSenderParameter = new StringParameter(this, 'SesSender', {
+        description: 'plangate: the SES identity approval emails are sent from',
+        stringValue: props.sesSender,
+      });
+    }
+    this.wireHandlers(props.sesSender);
   }
 
   /** The Lambda function behind a harness handler. */
@@ -156,47 +158,40 @@ export class PlanPlatform extends Construct {
     return this.functions[name].function;
   }
 
-  /** Every placeholder this platform can substitute, with its value (a deploy-time token). */
+  /** Placeholder → value (a deploy-time token) for every harness function a compiled definition may call. */
   get substitutions(): Readonly<Record<string, string>> {
-    const out: Record<string, string> = {
-      [RESOURCE_PLACEHOLDERS.eventsTable]: this.eventsTable.table.tableName,
-      [RESOURCE_PLACEHOLDERS.gatesTable]: this.gatesTable.table.tableName,
-      [RESOURCE_PLACEHOLDERS.eventBus]: this.eventBus.bus.eventBusName,
-    };
-    for (const [name, spec] of Object.entries(HARNESS_HANDLERS)) {
-      if ('placeholder' in spec) out[spec.placeholder] = this.fn(name as HarnessHandlerName).functionArn;
-    }
+    const out: Record<string, string> = {};
+    for (const handler of STATE_MACHINE_HANDLERS)
+      out[HARNESS_HANDLERS[handler].placeholder] = this.fn(handler).functionArn;
     return out;
   }
 
-  placeholderNames(): string[] {
-    return Object.keys(this.substitutions);
+  /** The handler a placeholder names, if it names one. */
+  handlerForPlaceholder(placeholder: string): HarnessHandlerName | undefined {
+    return STATE_MACHINE_HANDLERS.find((handler) => HARNESS_HANDLERS[handler].placeholder === placeholder);
   }
 
   /** ARN pattern of every state machine of this platform (`stateMachine:<prefix>-*`). */
   get stateMachineArnPattern(): string {
-    return Stack.of(this).formatArn({
-      service: 'states',
-      resource: 'stateMachine',
-      resourceName: `${this.namePrefix}-*`,
-      arnFormat: ArnFormat.COLON_RESOURCE_NAME,
-    });
+    return this.statesArn('stateMachine', `${this.namePrefix}-*`);
   }
 
   /** ARN pattern of every execution of this platform's state machines. */
   get executionArnPattern(): string {
+    return this.statesArn('execution', `${this.namePrefix}-*`);
+  }
+
+  /** A Step Functions ARN in this stack's account and region. */
+  statesArn(resource: 'stateMachine' | 'execution', resourceName: string): string {
     return Stack.of(this).formatArn({
       service: 'states',
-      resource: 'execution',
-      resourceName: `${this.namePrefix}-*`,
+      resource,
+      resourceName,
       arnFormat: ArnFormat.COLON_RESOURCE_NAME,
     });
   }
 
-  /**
-   * What a journal writer needs: put (never update or delete) and query the events table,
-   * and put events on the bus.
-   */
+  /** What a journal writer needs: put (never update or delete) and query events, put them on the bus. */
   grantAppendEvents(grantee: IGrantable): Grant {
     return this.eventsTable
       .grantAppend(grantee)
@@ -210,12 +205,12 @@ export class PlanPlatform extends Construct {
   }
 
   /**
-   * What answering a gate needs: read and record the decision in the gates table, complete the
+   * What answering a gate needs: read the pending approval and record the decision, complete the
    * waiting task (SendTaskSuccess/Failure on this platform's state machines), journal the decision.
    */
   grantAnswerGates(grantee: IGrantable): Grant {
     return this.gatesTable
-      .grantAnswer(grantee)
+      .grantItems(grantee, 'read', 'write')
       .combine(this.grantTaskResponse(grantee))
       .combine(this.grantAppendEvents(grantee));
   }
@@ -235,30 +230,8 @@ export class PlanPlatform extends Construct {
   }
 
   /**
-   * What a compiled state machine needs to run on this platform, given the placeholders its
-   * definition uses: invoke exactly the functions it names, append events / publish when it
-   * names the table / bus. Throws for a placeholder the platform cannot substitute.
-   */
-  grantPlanExecution(grantee: IGrantable, placeholders: Iterable<string>): void {
-    for (const placeholder of placeholders) {
-      const handler = this.handlerForPlaceholder(placeholder);
-      if (handler) {
-        this.grantInvokeHandler(grantee, handler);
-      } else if (placeholder === RESOURCE_PLACEHOLDERS.eventsTable) {
-        this.eventsTable.grantAppend(grantee);
-      } else if (placeholder === RESOURCE_PLACEHOLDERS.gatesTable) {
-        this.gatesTable.grantOpen(grantee);
-      } else if (placeholder === RESOURCE_PLACEHOLDERS.eventBus) {
-        this.eventBus.grantPublish(grantee);
-      } else {
-        throw new Error(`placeholder \${${placeholder}} is not provided by the platform`);
-      }
-    }
-  }
-
-  /**
-   * lambda:InvokeFunction on exactly the function's unqualified ARN (compiled definitions call
-   * the unqualified ARN, so no `:*` version wildcard is needed).
+   * lambda:InvokeFunction on exactly the function's unqualified ARN (compiled definitions call the
+   * unqualified ARN, so no `:*` version wildcard is needed).
    */
   grantInvokeHandler(grantee: IGrantable, handler: HarnessHandlerName): Grant {
     return Grant.addToPrincipal({
@@ -268,83 +241,49 @@ export class PlanPlatform extends Construct {
     });
   }
 
-  private handlerForPlaceholder(placeholder: string): HarnessHandlerName | undefined {
-    for (const [name, spec] of Object.entries(HARNESS_HANDLERS)) {
-      if ('placeholder' in spec && spec.placeholder === placeholder) return name as HarnessHandlerName;
-    }
-    return undefined;
-  }
-
-  private baseEnvironment(): Record<string, string> {
-    return {
-      [PLATFORM_ENV.eventsTable]: this.eventsTable.table.tableName,
-      [PLATFORM_ENV.gatesTable]: this.gatesTable.table.tableName,
-      [PLATFORM_ENV.eventBus]: this.eventBus.bus.eventBusName,
-    };
-  }
-
-  /** Each handler's own permissions and settings, and nothing more. */
-  private wireHandlers(planSecretsPrefix: string): void {
-    const stack = Stack.of(this);
-    const planSecretsArn = stack.formatArn({
-      service: 'secretsmanager',
-      resource: 'secret',
-      resourceName: `${planSecretsPrefix}*`,
-      arnFormat: ArnFormat.COLON_RESOURCE_NAME,
+  /**
+   * What `states:startExecution.sync:2` needs: start the child machines, describe and stop their
+   * executions, and manage the rule Step Functions uses to learn that a child finished.
+   */
+  grantRunChildren(
+    grantee: IGrantable,
+    childMachineArns: string | string[],
+    childExecutionArns: string | string[],
+  ): Grant {
+    const machines = [childMachineArns].flat();
+    const executions = [childExecutionArns].flat();
+    const rule = Stack.of(this).formatArn({
+      service: 'events',
+      resource: 'rule',
+      resourceName: 'StepFunctionsGetEventsForStepFunctionsExecutionRule',
     });
-    for (const name of Object.keys(HARNESS_HANDLERS) as HarnessHandlerName[]) {
-      this.grantAppendEvents(this.fn(name));
+    for (const arn of [...machines, ...executions]) {
+      acknowledgeOn(
+        grantee,
+        arn,
+        'startExecution.sync:2 starts child executions whose names are generated at run time; DescribeExecution/StopExecution are scoped to the executions of the named child machines.',
+      );
     }
-
-    const gate = this.functions.gate.function;
-    this.gatesTable.grantOpen(gate);
-    // A recipe whose escalation is skip/abort is answered by the gate itself.
-    this.grantTaskResponse(gate);
-    gate.addEnvironment(PLATFORM_ENV.apiUrl, this.httpApi.url);
-    if (this.sesSenderParameter) {
-      this.sesSenderParameter.grantRead(gate);
-      gate.addEnvironment(PLATFORM_ENV.sesSenderParameter, this.sesSenderParameter.parameterName);
-      gate.addToRolePolicy(
-        new PolicyStatement({
-          actions: ['ses:SendEmail'],
-          resources: sesIdentityArns(stack, this.sesSender!),
+    return Grant.addToPrincipal({ grantee, actions: ['states:StartExecution'], resourceArns: machines })
+      .combine(
+        Grant.addToPrincipal({
+          grantee,
+          actions: ['states:DescribeExecution', 'states:StopExecution'],
+          resourceArns: executions,
+        }),
+      )
+      .combine(
+        Grant.addToPrincipal({
+          grantee,
+          actions: ['events:PutTargets', 'events:PutRule', 'events:DescribeRule'],
+          resourceArns: [rule],
         }),
       );
-    }
-    if (this.slackWebhookSecret) {
-      this.slackWebhookSecret.grantRead(gate);
-      gate.addEnvironment(PLATFORM_ENV.slackWebhookSecretArn, this.slackWebhookSecret.secretArn);
-    }
-
-    for (const name of ['stepRunner', 'contractChecker'] as const) {
-      const fn = this.functions[name].function;
-      fn.addToRolePolicy(
-        new PolicyStatement({ actions: ['secretsmanager:GetSecretValue'], resources: [planSecretsArn] }),
-      );
-      fn.addEnvironment(PLATFORM_ENV.planSecretsPrefix, planSecretsPrefix);
-      acknowledgeOn(
-        fn,
-        planSecretsArn,
-        `Plans name their Secrets Manager secrets (source: secretsmanager) and are submitted at run time; reads are scoped to the "${planSecretsPrefix}" name prefix.`,
-      );
-    }
-
-    const join = this.functions.join.function;
-    this.gatesTable.grantOpen(join);
-    this.grantTaskResponse(join);
-
-    const api = this.functions.api.function;
-    this.grantAnswerGates(api);
-    this.grantPlanLaunch(api);
-    api.addEnvironment(PLATFORM_ENV.namePrefix, this.namePrefix);
-    api.addEnvironment(PLATFORM_ENV.runtimePlanRoleArn, this.runtimePlanRole.roleArn);
-    api.addEnvironment(PLATFORM_ENV.runtimePlanLogGroupArn, this.runtimePlanLogGroup.logGroupArn);
-    api.addEnvironment(PLATFORM_ENV.substitutions, stack.toJsonString(this.substitutions));
   }
 
   /**
-   * What launching plans needs: create/update/publish state machines named `<prefix>-*` with the
-   * runtime plan role, start and stop their executions, read their status and history.
+   * What launching plans needs: create, update and publish state machines named `<prefix>-*` with
+   * the runtime plan role, start them (pinned versions too), read and stop their executions.
    */
   grantPlanLaunch(grantee: IGrantable): Grant {
     const machines = this.stateMachineArnPattern;
@@ -374,7 +313,6 @@ export class PlanPlatform extends Construct {
         'states:ListStateMachineVersions',
         'states:StartExecution',
         'states:ListExecutions',
-        'states:TagResource',
       ],
       resourceArns: [machines, versions],
     })
@@ -386,6 +324,78 @@ export class PlanPlatform extends Construct {
         }),
       )
       .combine(this.runtimePlanRole.grantPassRole(grantee.grantPrincipal));
+  }
+
+  private tableEnvironment(): Record<string, string> {
+    return {
+      [TABLE_NAME_ENV.events]: this.eventsTable.table.tableName,
+      [TABLE_NAME_ENV.gates]: this.gatesTable.table.tableName,
+      [TABLE_NAME_ENV.joins]: this.joinsTable.table.tableName,
+      [TABLE_NAME_ENV.outputs]: this.outputsTable.table.tableName,
+      [PLATFORM_ENV.eventBus]: this.eventBus.bus.eventBusName,
+    };
+  }
+
+  /** Each handler's own permissions and settings, and nothing more. */
+  private wireHandlers(sesSender: string | undefined): void {
+    const stack = Stack.of(this);
+    for (const name of Object.keys(HARNESS_HANDLERS) as HarnessHandlerName[])
+      this.grantAppendEvents(this.fn(name));
+
+    const gate = this.fn('gate');
+    this.gatesTable.grantItems(gate, 'read', 'write');
+    // A recipe whose escalation is skip/abort is answered by the gate itself.
+    this.grantTaskResponse(gate);
+    this.functions.gate.function.addEnvironment(PLATFORM_ENV.apiUrl, this.httpApi.url);
+    if (this.sesSenderParameter && sesSender) {
+      this.sesSenderParameter.grantRead(gate);
+      this.functions.gate.function.addEnvironment(
+        PLATFORM_ENV.sesSenderParameter,
+        this.sesSenderParameter.parameterName,
+      );
+      gate.addToRolePolicy(
+        new PolicyStatement({ actions: ['ses:SendEmail'], resources: sesIdentityArns(stack, sesSender) }),
+      );
+    }
+    if (this.slackWebhookSecret) {
+      this.slackWebhookSecret.grantRead(gate);
+      this.functions.gate.function.addEnvironment(
+        PLATFORM_ENV.slackWebhookSecretArn,
+        this.slackWebhookSecret.secretArn,
+      );
+    }
+
+    const planSecretsArn = stack.formatArn({
+      service: 'secretsmanager',
+      resource: 'secret',
+      resourceName: `${this.planSecretsPrefix}*`,
+      arnFormat: ArnFormat.COLON_RESOURCE_NAME,
+    });
+    for (const name of ['stepRunner', 'contractChecker'] as const) {
+      const fn = this.fn(name);
+      fn.addToRolePolicy(
+        new PolicyStatement({ actions: ['secretsmanager:GetSecretValue'], resources: [planSecretsArn] }),
+      );
+      this.functions[name].function.addEnvironment(PLATFORM_ENV.planSecretsPrefix, this.planSecretsPrefix);
+      acknowledgeOn(
+        fn,
+        planSecretsArn,
+        `Plans name their Secrets Manager secrets (source: secretsmanager) and may be submitted at run time; reads are scoped to the "${this.planSecretsPrefix}" name prefix.`,
+      );
+    }
+    this.outputsTable.grantItems(this.fn('stepRunner'), 'read', 'write');
+    this.outputsTable.grantItems(this.fn('contractChecker'), 'read');
+
+    this.joinsTable.grantItems(this.fn('join'), 'read', 'write');
+    this.grantTaskResponse(this.fn('join'));
+
+    const api = this.functions.api.function;
+    this.grantAnswerGates(api);
+    this.grantPlanLaunch(api);
+    api.addEnvironment(PLATFORM_ENV.namePrefix, this.namePrefix);
+    api.addEnvironment(PLATFORM_ENV.runtimePlanRoleArn, this.runtimePlanRole.roleArn);
+    api.addEnvironment(PLATFORM_ENV.runtimePlanLogGroupArn, this.runtimePlanLogGroup.logGroupArn);
+    api.addEnvironment(PLATFORM_ENV.substitutions, stack.toJsonString(this.substitutions));
   }
 }
 
@@ -402,8 +412,4 @@ function sesIdentityArns(stack: Stack, sender: string): string[] {
 function acknowledgeOn(grantee: IGrantable, resourceArn: string, reason: string): void {
   const principal = grantee.grantPrincipal;
   if (Construct.isConstruct(principal)) acknowledgeWildcardResource(principal, resourceArn, reason);
-}
-
-function pascal(name: string): string {
-  return name.charAt(0).toUpperCase() + name.slice(1);
 }
