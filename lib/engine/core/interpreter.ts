@@ -30,6 +30,8 @@ import { AbortedError, sleepUntil } from './timers.ts';
 /** AWS's payload limit (256 KiB) for state input/output and task results. */
 export const MAX_PAYLOAD_BYTES = 262_144;
 
+const RETRYING_TYPES = new Set(['Task', 'Map', 'Parallel']);
+
 /** Marks errors that no Retry or Catch may handle (States.Runtime, the engine's own DataLimitExceeded). */
 const terminalErrors = new WeakSet<StatesError>();
 
@@ -64,7 +66,7 @@ export interface StateRun {
   readonly rawInput: unknown;
   readonly enteredId: number;
   readonly context: Record<string, unknown> & {
-    State: { Name: string; EnteredTime: string; RetryCount: number };
+    State: { Name: string; EnteredTime: string; RetryCount?: number };
   };
 }
 
@@ -128,8 +130,10 @@ async function runState(
   const context: StateRun['context'] = {
     Execution: rt.contextBase.Execution,
     StateMachine: rt.contextBase.StateMachine,
-    State: { EnteredTime: new Date(entered.ts).toISOString(), Name: name, RetryCount: 0 },
+    State: { EnteredTime: new Date(entered.ts).toISOString(), Name: name },
   };
+  // AWS shows State.RetryCount only for the states that can retry
+  if (RETRYING_TYPES.has(state.Type)) context.State.RetryCount = 0;
   if (frame.mapItem) context.Map = { Item: frame.mapItem };
   const run: StateRun = {
     frame,
@@ -546,7 +550,7 @@ export async function withRetryAndCatch(
     if (retrier && (attempts[index] ?? 0) < (retrier.MaxAttempts ?? 3)) {
       const delay = retryDelaySeconds(retrier, attempts[index] ?? 0);
       attempts[index] = (attempts[index] ?? 0) + 1;
-      run.context.State.RetryCount++;
+      run.context.State.RetryCount = (run.context.State.RetryCount ?? 0) + 1;
       const failedAt = frame.rt.journal.eventAt(frame.scope.lastEventId).ts;
       await sleepUntil(failedAt + scaled(frame.rt, delay * 1000), frame.rt.now, frame.signal);
       continue;

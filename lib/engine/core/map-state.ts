@@ -51,7 +51,7 @@ export async function mapState(run: StateRun): Promise<StateOutcome> {
         iterationScope = (i) => detached.root(`i${i}`);
       } else {
         iterationScope = (i) =>
-          frame.scope.child(`m${run.enteredId}r${run.context.State.RetryCount}i${i}`, started.id);
+          frame.scope.child(`m${run.enteredId}r${run.context.State.RetryCount ?? 0}i${i}`, started.id);
       }
       let failures = 0;
       const toleratedOutputs = new Map<number, unknown>();
@@ -190,7 +190,7 @@ async function maxConcurrency(run: StateRun, input: unknown): Promise<number> {
     value = await jsonataValue(value, jsonataScope(run), 'MaxConcurrency');
   } else if (state.MaxConcurrencyPath !== undefined) {
     const path = String(state.MaxConcurrencyPath);
-    value = selectPath(input, path, run.context, run.frame.variables, 'MaxConcurrencyPath');
+    value = numeric(selectPath(input, path, run.context, run.frame.variables, 'MaxConcurrencyPath'));
     if (typeof value !== 'number' || !Number.isInteger(value) || value < 0) {
       throw new StatesError(
         'States.Runtime',
@@ -215,7 +215,7 @@ async function toleratedFailures(run: StateRun, input: unknown): Promise<Toleran
       value = await jsonataValue(value, jsonataScope(run), field);
     } else if (state[`${field}Path`] !== undefined) {
       const path = String(state[`${field}Path`]);
-      value = selectPath(input, path, run.context, run.frame.variables, `${field}Path`);
+      value = numeric(selectPath(input, path, run.context, run.frame.variables, `${field}Path`));
       const valid = typeof value === 'number' && (kind === 'float' || Number.isInteger(value));
       if (!valid) {
         throw new StatesError(
@@ -239,4 +239,9 @@ async function toleratedFailures(run: StateRun, input: unknown): Promise<Toleran
     count: count ?? (percentage === undefined ? 0 : Number.POSITIVE_INFINITY),
     percentage: percentage ?? (count === undefined ? 0 : 100),
   };
+}
+
+/** Path-selected numbers may be numeric strings, as AWS parses them ("1" is a valid MaxConcurrencyPath value). */
+function numeric(value: unknown): unknown {
+  return typeof value === 'string' && /^-?\d+(\.\d+)?$/.test(value) ? Number(value) : value;
 }
