@@ -243,8 +243,8 @@ export const GateRequestSchema = z.object({
   stepId: IdSchema.optional(),
   /** 1 for the first request; +1 after each ASK_FOR_CLARIFICATION (or each escalation of the step). */
   round: z.number().int().min(1),
-  /** The question from the previous round's ASK_FOR_CLARIFICATION, to show the approver. */
-  question: z.string().optional(),
+  /** The question from the previous round's ASK_FOR_CLARIFICATION, to show the approver; null on round 1. */
+  question: z.string().nullish(),
   /** How long the gate waits (the Task's TimeoutSeconds); after it the machine fails `Plangate.GateTimedOut`. */
   timeoutSeconds: z.number().int().positive(),
   /** Kind `escalation`: what failed. */
@@ -292,6 +292,8 @@ export const RunnerRequestSchema = z.object({
   argOverrides: z.record(z.string(), z.unknown()).default({}),
   /** The plan's context, present only when the args reference `${context.*}`. */
   context: z.record(z.string(), z.unknown()).optional(),
+  /** The step's dependencies; one missing from `inputs` counts as not completed. */
+  dependsOn: z.array(IdSchema),
   /** Ledger entries of the step's dependencies (every `dependsOn` id). */
   inputs: z.record(z.string(), StepEntrySchema),
   /** The step is skipped by an approver's decision (plan-gate modification or step-gate REJECT). */
