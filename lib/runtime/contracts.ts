@@ -7,6 +7,7 @@ import type { LambdaClient } from '@aws-sdk/client-lambda';
 import jsonata from 'jsonata';
 import type { Contract } from '../plan/schema.ts';
 import { type FailureFacts, failureFacts } from './errors.ts';
+import type { Evidence as PayloadEvidence } from './payloads.ts';
 import { runProcess } from './process.ts';
 import { Redactor } from './redact.ts';
 import { type ReferenceScope, resolveReferences } from './references.ts';
@@ -16,8 +17,8 @@ import { invokeLambda } from './tools/lambda.ts';
 import { DEFAULT_EXCERPT_BYTES, truncateText } from './truncate.ts';
 
 /** What the harness saw when it checked a contract; stored with TASK_COMPLETED / TASK_FAILED. */
-export interface Evidence {
-  readonly kind: Contract['kind'];
+export interface Evidence extends PayloadEvidence {
+  readonly kind: Contract['kind'] | 'none';
   /** What ran, as written in the plan (references unresolved, so no secret values). */
   readonly ran: string;
   readonly exitCode?: number | null;
@@ -66,6 +67,43 @@ export async function checkContract(
   scope: ContractScope,
   deps: ContractDeps = {},
 ): Promise<Evidence> {
+  const checkedAt = new Date().toISOString();
+  const ev = await runCheck(contract, scope, deps);
+  return { ...ev, summary: summarize(ev), checkedAt };
+}
+
+/** One line for progress output and the TASK_COMPLETED evidence: `exit 0`, `HTTP 200`, `assert true`. */
+function summarize(ev: Omit<Evidence, 'summary' | 'checkedAt'>): string {
+  const verdict = ev.passed ? 'passed' : `failed: ${ev.reason ?? 'did not pass'}`;
+  switch (ev.kind) {
+    case 'command':
+      return ev.exitCode !== undefined && ev.exitCode !== null ? `exit ${ev.exitCode} (${verdict})` : verdict;
+    case 'http':
+    case 'lambda':
+      return ev.status !== undefined ? `HTTP ${ev.status} (${verdict})` : verdict;
+    default:
+      return `${ev.kind} ${verdict}`;
+  }
+}
+
+/** Evidence of a step with no contract: it completes when its runner succeeded. */
+export function noContractEvidence(): Evidence {
+  return {
+    kind: 'none',
+    ran: 'no contract',
+    excerpt: '',
+    durationMs: 0,
+    passed: true,
+    summary: 'no contract: completed when the step ran',
+    checkedAt: new Date().toISOString(),
+  };
+}
+
+async function runCheck(
+  contract: Contract,
+  scope: ContractScope,
+  deps: ContractDeps,
+): Promise<Omit<Evidence, 'summary' | 'checkedAt'>> {
   const started = performance.now();
   const refScope: ReferenceScope = { steps: scope.steps, context: scope.context, secrets: deps.secrets };
   const excerptBytes = deps.excerptBytes ?? DEFAULT_EXCERPT_BYTES;

@@ -1,3 +1,4 @@
+// biome-ignore-all lint/suspicious/noTemplateCurlyInString: plan references are literal `${...}` strings
 import fc from 'fast-check';
 import { describe, expect, it } from 'vitest';
 import { Redactor } from '../../lib/runtime/redact.ts';

@@ -1,0 +1,175 @@
+/**
+ * The contract checker's two jobs: completing a step (only a passing contract does) and, at the
+ * end of a run, checking the plan's postconditions and writing EXECUTION_COMPLETE.
+ */
+import { classifyFailure } from './classify.ts';
+import { checkContract, contractFailure, type Evidence, noContractEvidence } from './contracts.ts';
+import { type HarnessDeps, journalFor } from './deps.ts';
+import { failureCause } from './failures.ts';
+import { readEvents } from './journal.ts';
+import { entryOutput } from './output-store.ts';
+import {
+  type CheckRequest,
+  type CheckResult,
+  CONTRACT_FAILED,
+  ERROR_NAMES,
+  type FinalizeRequest,
+  type FinalizeResult,
+  HarnessFailure,
+} from './payloads.ts';
+import { Redactor } from './redact.ts';
+import { SecretSource } from './secrets.ts';
+import { progressLabel } from './step-runner.ts';
+
+/** Checks one step's contract. Passing → TASK_COMPLETED; failing → TASK_FAILED and a thrown, named failure. */
+export async function checkStep(req: CheckRequest, deps: HarnessDeps): Promise<CheckResult> {
+  if (req.run.status !== 'succeeded') return { status: req.run.status };
+  const identity = {
+    executionId: req.executionId,
+    planId: req.plan.id,
+    planVersion: req.plan.version,
+    planDigest: req.plan.digest,
+    task_id: req.stepId,
+  };
+  const progress = progressLabel(req.index, req.total);
+  const output = (await entryOutput(deps.dynamo, { status: 'completed', ...pickOutput(req) })) ?? {};
+  const secrets = secretSource(deps);
+  const evidence: Evidence = req.contract
+    ? await checkContract(
+        req.contract,
+        { output, context: {}, steps: {} },
+        {
+          secrets,
+          ...(deps.lambda ? { lambda: deps.lambda } : {}),
+          ...(deps.cwd ? { cwd: deps.cwd } : {}),
+        },
+      )
+    : noContractEvidence();
+  const journal = journalFor(deps, secrets.resolvedValues);
+  if (evidence.passed) {
+    await journal.append({
+      ...identity,
+      event: 'TASK_COMPLETED',
+      details: {
+        result: resultSummary(output),
+        evidence,
+        progress: `${progress} ✓ ${req.stepId} (${evidence.summary})`,
+      },
+    });
+    return { status: 'completed', ...pickOutput(req), evidence };
+  }
+  const facts = contractFailure(evidence);
+  // A contract that ran and said no is the work's fault; trouble reaching what it checks is classified.
+  const failureClass = evidence.error || evidence.timedOut ? classifyFailure(facts).failureClass : 'logic';
+  const name = failureClass === 'logic' ? CONTRACT_FAILED : ERROR_NAMES[failureClass];
+  const cause = failureCause(facts, failureClass, new Redactor(secrets.resolvedValues));
+  await journal.append({
+    ...identity,
+    event: 'TASK_FAILED',
+    details: {
+      error: name,
+      error_message: cause.message,
+      progress: `${progress} ✗ ${req.stepId}: ${evidence.reason ?? 'contract failed'}`,
+      evidence,
+    },
+  });
+  throw new HarnessFailure(name, cause);
+}
+
+/** Checks every postcondition (when the run got that far) and writes EXECUTION_COMPLETE. */
+export async function finalizeExecution(req: FinalizeRequest, deps: HarnessDeps): Promise<FinalizeResult> {
+  const identity = {
+    executionId: req.executionId,
+    planId: req.plan.id,
+    planVersion: req.plan.version,
+    planDigest: req.plan.digest,
+  };
+  const secrets = secretSource(deps);
+  const failedPostconditions: string[] = [];
+  let summary: FinalizeResult['summary'];
+  if (req.ledger && !req.error) {
+    const steps: Record<string, Record<string, unknown> | undefined> = {};
+    for (const [id, entry] of Object.entries(req.ledger.steps))
+      steps[id] = await entryOutput(deps.dynamo, entry);
+    for (const post of req.postconditions) {
+      const evidence = await checkContract(
+        post.contract,
+        { output: steps, context: {}, steps },
+        { secrets, ...(deps.lambda ? { lambda: deps.lambda } : {}), ...(deps.cwd ? { cwd: deps.cwd } : {}) },
+      );
+      if (!evidence.passed) failedPostconditions.push(post.id);
+      await journalFor(deps, secrets.resolvedValues).append({
+        ...identity,
+        event: 'POSTCONDITION_CHECKED',
+        details: { postcondition_id: post.id, passed: evidence.passed, evidence },
+      });
+    }
+    const statuses = req.stepIds.map((id) => req.ledger?.steps[id]?.status);
+    const completed = statuses.filter((s) => s === 'completed').length;
+    const skipped = statuses.filter((s) => s === 'skipped' || s === 'blocked').length;
+    summary = { completed, skipped, failed: req.stepIds.length - completed - skipped };
+  } else {
+    summary = await summaryFromJournal(req, deps);
+  }
+  const succeeded = !req.error && summary.failed === 0 && failedPostconditions.length === 0;
+  await journalFor(deps, secrets.resolvedValues).append({
+    ...identity,
+    event: 'EXECUTION_COMPLETE',
+    details: {
+      summary,
+      succeeded,
+      ...(req.error
+        ? { error: req.error.Error }
+        : failedPostconditions.length > 0
+          ? { error: 'Plangate.PostconditionFailed' }
+          : {}),
+    },
+  });
+  return { succeeded, summary, failedPostconditions };
+}
+
+/** When the run ended early there is no ledger: count from what the journal recorded. */
+async function summaryFromJournal(
+  req: FinalizeRequest,
+  deps: HarnessDeps,
+): Promise<FinalizeResult['summary']> {
+  const events = await readEvents(deps.dynamo, deps.tables.events, req.executionId);
+  const last = new Map<string, string>();
+  for (const e of events) {
+    if (e.task_id && ['TASK_COMPLETED', 'TASK_SKIPPED', 'TASK_BLOCKED', 'TASK_FAILED'].includes(e.event)) {
+      last.set(e.task_id, e.event);
+    }
+  }
+  let completed = 0;
+  let skipped = 0;
+  for (const id of req.stepIds) {
+    const final = last.get(id);
+    if (final === 'TASK_COMPLETED') completed++;
+    else if (final === 'TASK_SKIPPED' || final === 'TASK_BLOCKED') skipped++;
+  }
+  return { completed, skipped, failed: req.stepIds.length - completed - skipped };
+}
+
+function pickOutput(req: CheckRequest): Pick<CheckResult, 'output' | 'outputRef'> {
+  return {
+    ...(req.run.output ? { output: req.run.output } : {}),
+    ...(req.run.outputRef ? { outputRef: req.run.outputRef } : {}),
+  };
+}
+
+/** What TASK_COMPLETED keeps of the output: keys and short values, not whole logs. */
+function resultSummary(output: Record<string, unknown>): Record<string, unknown> {
+  const summary: Record<string, unknown> = {};
+  for (const [key, value] of Object.entries(output)) {
+    summary[key] = typeof value === 'string' && value.length > 512 ? `${value.slice(0, 512)}…` : value;
+  }
+  return summary;
+}
+
+function secretSource(deps: HarnessDeps): SecretSource {
+  return new SecretSource({
+    secrets: deps.secrets ?? [],
+    ...(deps.env ? { env: deps.env } : {}),
+    ...(deps.secretsManager ? { secretsManager: deps.secretsManager } : {}),
+  });
+}

@@ -1,0 +1,44 @@
+/** What every harness function receives: its AWS clients and settings, injected (powertools style). */
+import type { EventBridgeClient } from '@aws-sdk/client-eventbridge';
+import type { LambdaClient } from '@aws-sdk/client-lambda';
+import type { SecretsManagerClient } from '@aws-sdk/client-secrets-manager';
+import type { SFNClient } from '@aws-sdk/client-sfn';
+import type { DynamoDBDocumentClient } from '@aws-sdk/lib-dynamodb';
+import { Journal } from './journal.ts';
+import { Redactor } from './redact.ts';
+import type { SecretRef } from './secrets.ts';
+import type { TableNames } from './tables.ts';
+import type { ToolExecutorRegistry } from './tools/registry.ts';
+
+export interface HarnessDeps {
+  readonly dynamo: DynamoDBDocumentClient;
+  readonly tables: TableNames;
+  /** Without it events are stored but not published. */
+  readonly events?: EventBridgeClient;
+  /** @default 'default' */
+  readonly eventBusName?: string;
+  /** For the lambda tool, lambda contracts and Lambda-backed team tools. */
+  readonly lambda?: LambdaClient;
+  /** For gates and joins (SendTaskSuccess). */
+  readonly sfn?: SFNClient;
+  /** For `secretsmanager` secrets. */
+  readonly secretsManager?: SecretsManagerClient;
+  /** Secret declarations (name → env var or Secrets Manager id), resolved at call time. */
+  readonly secrets?: readonly SecretRef[];
+  /** @default process.env */
+  readonly env?: Readonly<Record<string, string | undefined>>;
+  /** Working directory of process tools and command contracts. @default process.cwd() */
+  readonly cwd?: string;
+  readonly tools: ToolExecutorRegistry;
+}
+
+/** A journal over the deps, redacting `secretValues` on top of credential shapes. */
+export function journalFor(deps: HarnessDeps, secretValues: Iterable<string> = []): Journal {
+  return new Journal({
+    dynamo: deps.dynamo,
+    eventsTable: deps.tables.events,
+    ...(deps.events ? { events: deps.events } : {}),
+    ...(deps.eventBusName ? { eventBusName: deps.eventBusName } : {}),
+    redactor: new Redactor(secretValues),
+  });
+}
