@@ -9,6 +9,19 @@ const MAX_LAMBDA_SECONDS = 900;
 /** Lambda's limit on a synchronous response payload. */
 const MAX_RESPONSE_BYTES = 6 * 1024 * 1024;
 
+/** One log stream per function, as one warm Lambda sandbox keeps its stream for its lifetime. */
+const logStreams = new Map<string, string>();
+
+function logStreamOf(functionName: string): string {
+  let stream = logStreams.get(functionName);
+  if (!stream) {
+    const day = new Date().toISOString().slice(0, 10).replaceAll('-', '/');
+    stream = `${day}/[$LATEST]${randomBytes(16).toString('hex')}`;
+    logStreams.set(functionName, stream);
+  }
+  return stream;
+}
+
 /** Calls a registered handler as Lambda would; returns the JSON-serialized result (undefined → null). */
 async function callHandler(
   fn: ResolvedFunction,
@@ -17,7 +30,6 @@ async function callHandler(
   requestId: string,
 ): Promise<unknown> {
   const deadline = Date.now() + (invocation.timeoutSeconds ?? MAX_LAMBDA_SECONDS) * 1000;
-  const day = new Date().toISOString().slice(0, 10).replaceAll('-', '/');
   const context: LambdaLikeContext = {
     functionName: fn.functionName,
     functionVersion: '$LATEST',
@@ -25,7 +37,7 @@ async function callHandler(
     memoryLimitInMB: '128',
     awsRequestId: requestId,
     logGroupName: `/aws/lambda/${fn.functionName}`,
-    logStreamName: `${day}/[$LATEST]${randomBytes(16).toString('hex')}`,
+    logStreamName: logStreamOf(fn.functionName),
     getRemainingTimeInMillis: () => Math.max(0, deadline - Date.now()),
     callbackWaitsForEmptyEventLoop: true,
   };
