@@ -2,10 +2,10 @@
  * Plays the recorded-AWS conformance cases (../shared/conformance/cases) through the embedded
  * engine and prints per-category pass rates and every failing case with its first mismatch.
  *
- *   npm run conformance -- [--threshold 95] [--filter text] [--http] [--json out.json] [--cases DIR]
+ *   npm run conformance -- [--threshold 95] [--filter text] [--history] [--json out.json] [--cases DIR]
  *
- * In-process by default; with --http through the engine's Step Functions API server via
- * @aws-sdk/client-sfn. Exits 1 when the pass rate is below --threshold.
+ * In-process through the Engine API. --history also lists cases whose history event types differ
+ * from AWS's (informative). Exits 1 when the pass rate is below --threshold.
  */
 import * as fs from 'node:fs';
 import * as path from 'node:path';
@@ -35,6 +35,12 @@ for (const [category, r] of Object.entries(report.categories).sort()) {
   );
 }
 for (const f of report.failures) console.log(`FAIL ${f.id}\n     ${f.mismatch.slice(0, 400)}`);
+if (args.includes('--history')) {
+  for (const d of report.historyDifferences) console.log(`HISTORY ${d.id}\n     ${d.difference}`);
+}
+console.log(
+  `history event types equal to AWS's in ${report.historyMatches}/${report.total} cases (informative)`,
+);
 const rate = (100 * report.passed) / Math.max(report.total, 1);
 console.log(`TOTAL ${report.passed}/${report.total} = ${rate.toFixed(1)}% (${report.elapsedMs} ms)`);
 const out = flag('--json');

@@ -987,7 +987,10 @@ export class Engine implements StepFunctionsEngine {
       }
       if (last) this.applyTerminal(record, last);
       this.executions.set(record.arn, record);
-      if (record.status === 'RUNNING') this.launch(record);
+      if (record.status === 'RUNNING') {
+        for (const hash of waitingTokenHashes(journal)) this.tokens.expect(hash);
+        this.launch(record);
+      }
     }
   }
 
@@ -1053,6 +1056,20 @@ function errorFields(error: StatesError): { error?: string; cause?: string } {
   if ('failError' in e)
     return { ...(e.failError ? { error: e.failError } : {}), ...(e.failCause ? { cause: e.failCause } : {}) };
   return { error: error.error, ...(error.cause === undefined ? {} : { cause: error.cause }) };
+}
+
+/** Token hashes of `.waitForTaskToken` tasks in a history that have no outcome yet. */
+function waitingTokenHashes(journal: Journal): string[] {
+  const hashes: string[] = [];
+  for (const e of journal.events) {
+    const hash = e.internal?.tokenHash;
+    if (typeof hash !== 'string') continue;
+    const dot = e.key.lastIndexOf('.');
+    const seq = Number(e.key.slice(dot + 1));
+    // Scheduled, Started, Submitted, then the outcome
+    if (!journal.recorded(`${e.key.slice(0, dot)}.${seq + 3}`)) hashes.push(hash);
+  }
+  return hashes;
 }
 
 function encodeToken(index: number): string {

@@ -15,7 +15,9 @@ export interface ConformanceCase {
   readonly definition: unknown;
   readonly input: unknown;
   readonly mockConfig: { StateMachines?: Record<string, unknown>; MockedResponses?: Record<string, unknown> };
-  readonly expected: { status: string };
+  readonly expected: { status: string; historyTypes?: string[] };
+  readonly concurrent?: boolean;
+  readonly parallelEventsResorted?: boolean;
   readonly hasWait?: boolean;
   readonly hasRetry?: boolean;
 }
@@ -27,6 +29,8 @@ export interface CaseResult {
   error?: string;
   cause?: string;
   statesEntered: string[];
+  /** Every history event type, in order (informative: compared separately from pass/fail). */
+  historyTypes: string[];
 }
 
 export type CompareFn = (c: ConformanceCase, got: CaseResult) => string[];
@@ -36,6 +40,10 @@ export interface ConformanceReport {
   readonly passed: number;
   readonly categories: Record<string, { total: number; passed: number }>;
   readonly failures: Array<{ id: string; category: string; mismatch: string }>;
+  /** Cases whose history event types equal AWS's (as a multiset where events interleave). */
+  readonly historyMatches: number;
+  /** Cases whose history event types differ, with the first difference. */
+  readonly historyDifferences: Array<{ id: string; difference: string }>;
   readonly elapsedMs: number;
 }
 
@@ -91,6 +99,7 @@ export async function runCase(
   await driver.awaitEnd(arn);
   const described = await driver.api.describeExecution({ executionArn: arn });
   const statesEntered: string[] = [];
+  const historyTypes: string[] = [];
   let nextToken: string | undefined;
   do {
     const page: sfn.GetExecutionHistoryOutput = await driver.api.getExecutionHistory({
@@ -99,11 +108,12 @@ export async function runCase(
       ...(nextToken ? { nextToken } : {}),
     });
     for (const e of page.events ?? []) {
+      historyTypes.push(String(e.type));
       if (e.type?.endsWith('StateEntered')) statesEntered.push(String(e.stateEnteredEventDetails?.name));
     }
     nextToken = page.nextToken;
   } while (nextToken);
-  const result: CaseResult = { status: String(described.status), statesEntered };
+  const result: CaseResult = { status: String(described.status), statesEntered, historyTypes };
   if (described.output !== undefined) result.output = JSON.parse(described.output);
   if (described.error !== undefined) result.error = described.error;
   if (described.cause !== undefined) result.cause = described.cause;
@@ -123,6 +133,8 @@ export async function playCases(
   const categories: Record<string, { total: number; passed: number }> = {};
   const failures: ConformanceReport['failures'] = [];
   let passed = 0;
+  let historyMatches = 0;
+  const historyDifferences: ConformanceReport['historyDifferences'] = [];
   for (const [index, c] of cases.entries()) {
     const tally = categories[c.category] ?? { total: 0, passed: 0 };
     categories[c.category] = tally;
@@ -132,6 +144,9 @@ export async function playCases(
     try {
       const result = await withTimeout(runCase(c, driver, options.machineName?.(index) ?? 'Case'), 10_000);
       mismatch = compare(c, result)[0];
+      const difference = historyDifference(c, result.historyTypes);
+      if (difference === undefined) historyMatches++;
+      else historyDifferences.push({ id: c.id, difference });
     } catch (error) {
       mismatch = `error: ${error instanceof Error ? `${error.name}: ${error.message}` : String(error)}`;
     } finally {
@@ -142,7 +157,28 @@ export async function playCases(
       tally.passed++;
     } else failures.push({ id: c.id, category: c.category, mismatch });
   }
-  return { total: cases.length, passed, categories, failures, elapsedMs: Date.now() - started };
+  return {
+    total: cases.length,
+    passed,
+    categories,
+    failures,
+    historyMatches,
+    historyDifferences,
+    elapsedMs: Date.now() - started,
+  };
+}
+
+/** The first difference between AWS's event types and ours (sorted first where events interleave). */
+function historyDifference(c: ConformanceCase, got: string[]): string | undefined {
+  const expected = c.expected.historyTypes;
+  if (!expected) return undefined;
+  const unordered = c.concurrent || c.parallelEventsResorted;
+  const a = unordered ? [...expected].sort() : expected;
+  const b = unordered ? [...got].sort() : got;
+  for (let i = 0; i < Math.max(a.length, b.length); i++) {
+    if (a[i] !== b[i]) return `event ${i + 1}: expected ${a[i]}, got ${b[i]}`;
+  }
+  return undefined;
 }
 
 function withTimeout<T>(work: Promise<T>, ms: number): Promise<T> {

@@ -527,7 +527,7 @@ export function asStatesError(error: unknown): StatesError {
 export async function withRetryAndCatch(
   run: StateRun,
   attempt: () => Promise<{ output: unknown; assigned: Variables }>,
-  onFailed?: () => void,
+  onFailed?: (error: StatesError) => void,
 ): Promise<StateOutcome> {
   const { state, frame } = run;
   const retriers = (state.Retry as Retrier[] | undefined) ?? [];
@@ -542,7 +542,7 @@ export async function withRetryAndCatch(
       failure = failureOf(run, asStatesError(error)) as StatesError;
     }
     if (isTerminal(failure)) {
-      onFailed?.();
+      onFailed?.(failure);
       throw failure;
     }
     const index = retriers.findIndex((r) => errorMatches(r.ErrorEquals, failure.error));
@@ -555,7 +555,7 @@ export async function withRetryAndCatch(
       await sleepUntil(failedAt + scaled(frame.rt, delay * 1000), frame.rt.now, frame.signal);
       continue;
     }
-    onFailed?.();
+    onFailed?.(failure);
     const catchers = (state.Catch as Array<Record<string, unknown>> | undefined) ?? [];
     const catcher = catchers.find((c) => errorMatches(c.ErrorEquals as string[], failure.error));
     if (!catcher) throw failure;

@@ -36,8 +36,8 @@ export async function mapState(run: StateRun): Promise<StateOutcome> {
       const input = effectiveInput(run);
       const items = await mapItems(run, input);
       const limit = await maxConcurrency(run, input);
-      const tolerance = await toleratedFailures(run, input);
       const started = frame.scope.emit('MapStateStarted', { length: items.length });
+      const tolerance = await toleratedFailures(run, input);
       let iterationScope: (index: number) => Scope;
       if (distributed) {
         const mapRunArn = `arn:aws:states:${frame.rt.region}:${frame.rt.accountId}:mapRun:${frame.rt.contextBase.StateMachine.Name}/${run.name}:${randomUUID()}`;
@@ -87,7 +87,10 @@ export async function mapState(run: StateRun): Promise<StateOutcome> {
       frame.scope.emit('MapStateSucceeded');
       return applyResult(run, results);
     },
-    () => frame.scope.emit('MapStateFailed'),
+    (error) => {
+      // AWS records no MapStateFailed when the Map's own configuration fails at run time
+      if (error.error !== 'States.Runtime') frame.scope.emit('MapStateFailed');
+    },
   );
 }
 

@@ -44,7 +44,6 @@ export async function parallelState(run: StateRun): Promise<StateOutcome> {
         };
         return runBlock(child, branches[i] as StatesBlock, input);
       });
-      frame.scope.emit('ParallelStateSucceeded');
       return applyResult(run, results);
     },
     () => frame.scope.emit('ParallelStateFailed'),

@@ -25,7 +25,7 @@ import { AbortedError, sleepUntil } from './timers.ts';
 
 /** How a Task's Resource is called and which history events describe it. */
 export interface ResourceKind {
-  readonly family: 'Lambda' | 'Activity' | 'Task';
+  readonly family: 'LambdaFunction' | 'Activity' | 'Task';
   readonly resourceType: string;
   readonly resourceName: string;
   readonly pattern: 'request' | 'sync' | 'token';
@@ -33,7 +33,7 @@ export interface ResourceKind {
 
 export function classifyResource(resource: string): ResourceKind {
   if (/^arn:[^:]+:lambda:/.test(resource)) {
-    return { family: 'Lambda', resourceType: 'lambda', resourceName: resource, pattern: 'request' };
+    return { family: 'LambdaFunction', resourceType: 'lambda', resourceName: resource, pattern: 'request' };
   }
   if (/^arn:[^:]+:states:[^:]+:[^:]+:activity:/.test(resource)) {
     return { family: 'Activity', resourceType: 'activity', resourceName: resource, pattern: 'request' };

@@ -42,8 +42,19 @@ export class TaskTokenRegistry {
   private readonly waiting = new Map<string, TokenWaiter>();
   private readonly closed = new Set<string>();
 
+  /** Outcomes that arrived for a resuming task before it reached its waiting point again. */
+  private readonly early = new Map<string, TokenOutcome | undefined>();
+
   register(hash: string, waiter: TokenWaiter): void {
+    const outcome = this.early.get(hash);
+    this.early.delete(hash);
     this.waiting.set(hash, waiter);
+    if (outcome) waiter.complete(outcome);
+  }
+
+  /** A task that was waiting before a restart and will register again once replay reaches it. */
+  expect(hash: string): void {
+    if (!this.waiting.has(hash)) this.early.set(hash, undefined);
   }
 
   /** The task stopped waiting (completed, timed out, aborted). */
@@ -58,6 +69,14 @@ export class TaskTokenRegistry {
     const hash = tokenHash(token);
     const waiter = this.waiting.get(hash);
     if (waiter) return waiter;
+    if (this.early.has(hash)) {
+      return {
+        complete: (outcome) => {
+          if (this.early.get(hash) === undefined) this.early.set(hash, outcome);
+        },
+        heartbeat: () => {},
+      };
+    }
     if (this.closed.has(hash)) throw new SfnServiceError('TaskTimedOut', 'Task Timed Out');
     throw new SfnServiceError('TaskDoesNotExist', 'Task does not exist anymore');
   }

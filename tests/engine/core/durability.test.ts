@@ -1,0 +1,168 @@
+import { type ChildProcess, spawn } from 'node:child_process';
+import * as fs from 'node:fs';
+import * as os from 'node:os';
+import * as path from 'node:path';
+import { afterEach, describe, expect, it } from 'vitest';
+
+const CHILD = path.join(import.meta.dirname, 'durable-child.ts');
+const TSX = path.resolve('node_modules/.bin/tsx');
+const dirs: string[] = [];
+
+function workDir(): string {
+  const dir = fs.mkdtempSync(path.join(os.tmpdir(), 'plangate-durable-'));
+  dirs.push(dir);
+  return dir;
+}
+
+afterEach(() => {
+  for (const d of dirs.splice(0)) fs.rmSync(d, { recursive: true, force: true });
+});
+
+function startChild(args: string[]): ChildProcess {
+  return spawn(TSX, [CHILD, ...args], { stdio: ['ignore', 'pipe', 'pipe'] });
+}
+
+async function waitFor(check: () => boolean, ms = 15_000): Promise<void> {
+  const until = Date.now() + ms;
+  while (!check()) {
+    if (Date.now() > until) throw new Error('condition not reached');
+    await new Promise((r) => setTimeout(r, 20));
+  }
+}
+
+function storedHistory(store: string): string {
+  const dir = path.join(store, 'executions');
+  if (!fs.existsSync(dir)) return '';
+  return fs
+    .readdirSync(dir)
+    .flatMap((m) =>
+      fs.readdirSync(path.join(dir, m)).map((f) => fs.readFileSync(path.join(dir, m, f), 'utf8')),
+    )
+    .join('');
+}
+
+async function runToEnd(
+  args: string[],
+): Promise<{ described: { status: string; output?: string }; history: Array<Record<string, unknown>> }> {
+  const child = startChild(args);
+  let out = '';
+  child.stdout?.on('data', (d) => {
+    out += d;
+  });
+  let err = '';
+  child.stderr?.on('data', (d) => {
+    err += d;
+  });
+  const code = await new Promise((r) => child.on('exit', r));
+  if (code !== 0) throw new Error(`child failed (${code}): ${err}`);
+  return JSON.parse(out.trim().split('\n').at(-1) ?? '{}');
+}
+
+async function kill9(child: ChildProcess): Promise<void> {
+  const exited = new Promise((r) => child.on('exit', r));
+  child.kill('SIGKILL');
+  await exited;
+}
+
+describe('durability across kill -9', () => {
+  it('resumes a waiting task token: no completed task runs again, no event lost or duplicated', async () => {
+    const dir = workDir();
+    const store = path.join(dir, 'store');
+    const definition = path.join(dir, 'definition.json');
+    fs.writeFileSync(
+      definition,
+      JSON.stringify({
+        StartAt: 'First',
+        States: {
+          First: {
+            Type: 'Task',
+            Resource: 'arn:aws:lambda:us-east-1:123456789012:function:first',
+            Next: 'Gate',
+          },
+          Gate: {
+            Type: 'Task',
+            Resource: 'arn:aws:states:::lambda:invoke.waitForTaskToken',
+            Parameters: { FunctionName: 'gate', Payload: { 'token.$': '$$.Task.Token' } },
+            ResultPath: '$.decision',
+            Next: 'Last',
+          },
+          Last: {
+            Type: 'Task',
+            Resource: 'arn:aws:lambda:us-east-1:123456789012:function:last',
+            ResultPath: '$.last',
+            End: true,
+          },
+        },
+      }),
+    );
+    const child = startChild([store, dir, 'start', definition]);
+    await waitFor(
+      () => fs.existsSync(path.join(dir, 'token.txt')) && storedHistory(store).includes('TaskSubmitted'),
+    );
+    await kill9(child);
+
+    const token = fs.readFileSync(path.join(dir, 'token.txt'), 'utf8');
+    expect(storedHistory(store)).not.toContain(token);
+
+    const { described, history } = await runToEnd([store, dir, 'resume']);
+    expect(described.status).toBe('SUCCEEDED');
+    expect(JSON.parse(String(described.output))).toEqual({
+      from: 'First',
+      decision: { approved: true },
+      last: { from: 'Last' },
+    });
+    expect(fs.readFileSync(path.join(dir, 'invocations.log'), 'utf8').trim().split('\n')).toEqual([
+      'First',
+      'Gate',
+      'Last',
+    ]);
+    expect(history.map((e) => e.id)).toEqual(history.map((_, i) => i + 1));
+    expect(history.map((e) => e.type)).toEqual([
+      'ExecutionStarted',
+      'TaskStateEntered',
+      'LambdaFunctionScheduled',
+      'LambdaFunctionStarted',
+      'LambdaFunctionSucceeded',
+      'TaskStateExited',
+      'TaskStateEntered',
+      'TaskScheduled',
+      'TaskStarted',
+      'TaskSubmitted',
+      'TaskSucceeded',
+      'TaskStateExited',
+      'TaskStateEntered',
+      'LambdaFunctionScheduled',
+      'LambdaFunctionStarted',
+      'LambdaFunctionSucceeded',
+      'TaskStateExited',
+      'ExecutionSucceeded',
+    ]);
+  });
+
+  it('keeps a Wait state deadline across a restart', async () => {
+    const dir = workDir();
+    const store = path.join(dir, 'store');
+    const definition = path.join(dir, 'definition.json');
+    fs.writeFileSync(
+      definition,
+      JSON.stringify({
+        StartAt: 'Pause',
+        States: {
+          Pause: { Type: 'Wait', Seconds: 2, Next: 'Done' },
+          Done: { Type: 'Task', Resource: 'arn:aws:lambda:us-east-1:123456789012:function:done', End: true },
+        },
+      }),
+    );
+    const child = startChild([store, dir, 'start', definition]);
+    await waitFor(() => storedHistory(store).includes('WaitStateEntered'));
+    await kill9(child);
+    await new Promise((r) => setTimeout(r, 500));
+    const { described, history } = await runToEnd([store, dir, 'resume']);
+    expect(described.status).toBe('SUCCEEDED');
+    const at = (type: string) => new Date(String(history.find((e) => e.type === type)?.timestamp)).getTime();
+    const waited = at('WaitStateExited') - at('WaitStateEntered');
+    expect(waited).toBeGreaterThanOrEqual(1990);
+    expect(waited).toBeLessThan(3000);
+    expect(history.filter((e) => e.type === 'WaitStateEntered')).toHaveLength(1);
+  });
+});
