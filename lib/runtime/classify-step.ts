@@ -1,0 +1,119 @@
+/**
+ * The classifier Lambda's logic: called from a step's Catch once its Retry blocks gave up,
+ * it classifies the failure, records it, and says whether the whole step runs again or a
+ * person (or the recipe) decides at the escalation gate.
+ */
+import type { FailureClass } from '../plan/schema.ts';
+import { classifyFailure } from './classify.ts';
+import { type HarnessDeps, journalFor } from './deps.ts';
+import type { FailureFacts } from './errors.ts';
+import {
+  type ClassifyRequest,
+  type ClassifyResult,
+  CONTRACT_FAILED,
+  FailureCauseSchema,
+  failureClassOfError,
+  LAMBDA_ERROR_NAMES,
+} from './payloads.ts';
+import { Redactor } from './redact.ts';
+
+export async function classifyStepFailure(req: ClassifyRequest, deps: HarnessDeps): Promise<ClassifyResult> {
+  const identity = {
+    executionId: req.executionId,
+    planId: req.plan.id,
+    planVersion: req.plan.version,
+    planDigest: req.plan.digest,
+    task_id: req.stepId,
+  };
+  const journal = journalFor(deps);
+  const facts = factsOf(req.error);
+  const message = new Redactor().text(facts.message);
+  const namedByHarness = (LAMBDA_ERROR_NAMES as readonly string[]).includes(req.error.Error);
+  if (!namedByHarness) {
+    // Nobody recorded this one yet (States.Timeout, Lambda.Unknown, ...): the runner never saw it.
+    await journal.append({
+      ...identity,
+      event: 'FAILURE_DETECTED',
+      details: { error: req.error.Error, error_message: message, attempt: req.attempt },
+    });
+  }
+  const named = failureClassOfError(req.error.Error);
+  // Unknown errors get a second look with the plan's own recipes, which the runner did not have.
+  const failureClass: FailureClass =
+    named && named !== 'unknown' ? named : classifyFailure(facts, req.recovery).failureClass;
+  const recipe = req.recovery[failureClass];
+  const retries = req.onFail?.retries ?? recipe?.maxAttempts ?? 0;
+  // A named class error already went through its Retry block; contract failures and errors
+  // classified here are retried by looping the whole step. Unknown always asks a person.
+  const loopsBack =
+    failureClass !== 'unknown' &&
+    (req.error.Error === CONTRACT_FAILED || !namedByHarness || named === 'unknown');
+  const action = loopsBack && req.attempt <= retries ? 'RETRY' : 'ESCALATE';
+  const policy = failureClass === 'unknown' ? 'ask' : (req.onFail?.escalation ?? recipe?.escalation ?? 'ask');
+
+  await journal.append({
+    ...identity,
+    event: 'FAILURE_CLASSIFIED',
+    details: { failure_type: failureClass, error: req.error.Error },
+  });
+  if (failureClass === 'permission') {
+    await journal.append({
+      ...identity,
+      event: 'PERMISSION_REQUIRED',
+      details: {
+        message:
+          'Access was denied. Configure the credentials out of band (environment, credential vault) and answer the escalation with RETRY, or SKIP / ABORT.',
+      },
+    });
+  }
+  await journal.append({
+    ...identity,
+    event: 'RECOVERY_APPLIED',
+    details: {
+      recipe_name: failureClass,
+      outcome:
+        action === 'RETRY'
+          ? `retry: attempt ${req.attempt + 1} of ${retries + 1}`
+          : `escalate (${policy === 'ask' ? 'a person decides' : `recipe says ${policy}`})`,
+    },
+  });
+  return {
+    failureClass,
+    error: req.error.Error,
+    message,
+    phase: req.phase,
+    action,
+    policy,
+    recipe: failureClass,
+  };
+}
+
+/** The facts in a Step Functions error: our JSON cause when a harness Lambda threw, else the raw text. */
+function factsOf(error: ClassifyRequest['error']): FailureFacts {
+  const raw = error.Cause ?? '';
+  let parsedCause: unknown;
+  try {
+    parsedCause = JSON.parse(raw);
+  } catch {
+    parsedCause = undefined;
+  }
+  const cause = FailureCauseSchema.safeParse(parsedCause);
+  if (cause.success) {
+    return {
+      name: error.Error,
+      message: cause.data.message,
+      ...(cause.data.httpStatus !== undefined ? { httpStatus: cause.data.httpStatus } : {}),
+      ...(cause.data.exitCode !== undefined ? { exitCode: cause.data.exitCode } : {}),
+      ...(cause.data.code !== undefined ? { code: cause.data.code } : {}),
+    };
+  }
+  // Lambda's own error envelope: {"errorType": "...", "errorMessage": "..."}.
+  const envelope = parsedCause as { errorType?: unknown; errorMessage?: unknown } | undefined;
+  if (envelope && typeof envelope.errorMessage === 'string') {
+    return {
+      name: typeof envelope.errorType === 'string' ? envelope.errorType : error.Error,
+      message: envelope.errorMessage,
+    };
+  }
+  return { name: error.Error, message: raw || error.Error };
+}
