@@ -9,7 +9,7 @@ import { ArnFormat, type Duration, RemovalPolicy, Stack, Validations } from 'aws
 import { Grant, type IGrantable, PolicyStatement, Role, ServicePrincipal } from 'aws-cdk-lib/aws-iam';
 import type { IFunction } from 'aws-cdk-lib/aws-lambda';
 import { LogGroup, RetentionDays } from 'aws-cdk-lib/aws-logs';
-import type { ISecret } from 'aws-cdk-lib/aws-secretsmanager';
+import { type ISecret, Secret } from 'aws-cdk-lib/aws-secretsmanager';
 import { StringParameter } from 'aws-cdk-lib/aws-ssm';
 import { Construct } from 'constructs';
 import { GATES_TABLE, JOINS_TABLE, OUTPUTS_TABLE, TABLE_NAME_ENV } from '../runtime/tables.ts';
@@ -50,6 +50,12 @@ export interface PlanPlatformProps {
    */
   readonly planSecretsPrefix?: string;
   /**
+   * Prefix of the Lambda function names plans may call (the `lambda` tool and `lambda` contracts);
+   * the step runner and the contract checker may invoke only those.
+   * @default 'plangate-'
+   */
+  readonly planFunctionsPrefix?: string;
+  /**
    * How long the event bus archive keeps events.
    * @default Duration.days(365)
    */
@@ -89,12 +95,16 @@ export class PlanPlatform extends Construct {
   public readonly sesSenderParameter?: StringParameter;
   public readonly slackWebhookSecret?: ISecret;
   public readonly planSecretsPrefix: string;
+  public readonly planFunctionsPrefix: string;
+  /** The HMAC key that signs approval ids (generated; the gate signs, the API verifies). */
+  public readonly approvalSigningKey: Secret;
 
   constructor(scope: Construct, id: string, props: PlanPlatformProps = {}) {
     super(scope, id);
     this.namePrefix = props.namePrefix ?? 'plangate';
     this.logRetention = props.logRetention ?? RetentionDays.THREE_MONTHS;
     this.planSecretsPrefix = props.planSecretsPrefix ?? 'plangate/';
+    this.planFunctionsPrefix = props.planFunctionsPrefix ?? 'plangate-';
     this.slackWebhookSecret = props.slackWebhookSecret;
 
     this.eventsTable = new EventsTable(this, 'Events');
@@ -142,6 +152,16 @@ export class PlanPlatform extends Construct {
       id: 'AwsSolutions-IAM5[Resource::*]',
       reason:
         'Step Functions log delivery (logs:*LogDelivery, PutResourcePolicy, DescribeResourcePolicies, DescribeLogGroups) and X-Ray (PutTraceSegments, PutTelemetryRecords, GetSampling*) support only Resource "*".',
+    });
+
+    this.approvalSigningKey = new Secret(this, 'ApprovalSigningKey', {
+      description: 'plangate: HMAC key signing approval ids (links carry the signed id, never a task token)',
+      generateSecretString: { passwordLength: 64, excludePunctuation: true },
+    });
+    Validations.of(this.approvalSigningKey).acknowledge({
+      id: 'AwsSolutions-SMG4',
+      reason:
+        'Rotating the approval signing key invalidates every outstanding approval link at once; it is rotated deliberately (update the secret when no gate is pending), not on a schedule.',
     });
 
     if (props.sesSender) {
@@ -342,6 +362,14 @@ export class PlanPlatform extends Construct {
     for (const name of Object.keys(HARNESS_HANDLERS) as HarnessHandlerName[])
       this.grantAppendEvents(this.fn(name));
 
+    for (const name of ['gate', 'api'] as const) {
+      this.approvalSigningKey.grantRead(this.fn(name));
+      this.functions[name].function.addEnvironment(
+        PLATFORM_ENV.approvalSigningKeySecretArn,
+        this.approvalSigningKey.secretArn,
+      );
+    }
+
     const gate = this.fn('gate');
     this.gatesTable.grantItems(gate, 'read', 'write');
     // A recipe whose escalation is skip/abort is answered by the gate itself.
@@ -371,10 +399,24 @@ export class PlanPlatform extends Construct {
       resourceName: `${this.planSecretsPrefix}*`,
       arnFormat: ArnFormat.COLON_RESOURCE_NAME,
     });
+    const planFunctionsArn = stack.formatArn({
+      service: 'lambda',
+      resource: 'function',
+      resourceName: `${this.planFunctionsPrefix}*`,
+      arnFormat: ArnFormat.COLON_RESOURCE_NAME,
+    });
     for (const name of ['stepRunner', 'contractChecker'] as const) {
       const fn = this.fn(name);
       fn.addToRolePolicy(
         new PolicyStatement({ actions: ['secretsmanager:GetSecretValue'], resources: [planSecretsArn] }),
+      );
+      fn.addToRolePolicy(
+        new PolicyStatement({ actions: ['lambda:InvokeFunction'], resources: [planFunctionsArn] }),
+      );
+      acknowledgeOn(
+        fn,
+        planFunctionsArn,
+        `Plans name the Lambda functions their steps and contracts call (lambda tool, lambda contracts), possibly at run time; invocation is scoped to the "${this.planFunctionsPrefix}" name prefix.`,
       );
       this.functions[name].function.addEnvironment(PLATFORM_ENV.planSecretsPrefix, this.planSecretsPrefix);
       acknowledgeOn(

@@ -12,6 +12,8 @@ export const PLATFORM_ENV = {
   sesSenderParameter: 'PLANGATE_SES_SENDER_PARAMETER',
   /** ARN of the secret holding the Slack webhook URL. */
   slackWebhookSecretArn: 'PLANGATE_SLACK_WEBHOOK_SECRET_ARN',
+  /** ARN of the secret holding the approval-id HMAC key. */
+  approvalSigningKeySecretArn: 'PLANGATE_APPROVAL_KEY_SECRET_ARN',
   /** Secrets Manager name prefix plans' secrets must use. */
   planSecretsPrefix: 'PLANGATE_PLAN_SECRETS_PREFIX',
   /** Prefix of state machine names (run-time plans are named `<prefix>-<planId>`). */
