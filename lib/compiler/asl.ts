@@ -1,0 +1,47 @@
+/** The ASL shapes the building blocks produce (JSONata query language). */
+
+/** One state, as it appears under `States`. Loosely typed: each block builds its own fields. */
+export type AslState = Record<string, unknown>;
+
+export type AslStates = Record<string, AslState>;
+
+/** A rendered piece of a state machine: where it starts and the states it adds. */
+export interface Fragment {
+  readonly startAt: string;
+  readonly states: AslStates;
+}
+
+/** A complete definition (top level or a Parallel branch). */
+export interface AslDefinition {
+  readonly Comment?: string;
+  readonly QueryLanguage?: 'JSONata';
+  readonly StartAt: string;
+  readonly States: AslStates;
+  readonly TimeoutSeconds?: number;
+}
+
+/** `Next: name` or `End: true`. */
+export function transition(next: string | undefined): { Next: string } | { End: true } {
+  return next === undefined ? { End: true } : { Next: next };
+}
+
+export const LAMBDA_INVOKE = 'arn:aws:states:::lambda:invoke';
+export const LAMBDA_INVOKE_WAIT = 'arn:aws:states:::lambda:invoke.waitForTaskToken';
+export const START_EXECUTION_SYNC = 'arn:aws:states:::states:startExecution.sync:2';
+
+/** Lambda service errors AWS recommends retrying on every lambda:invoke task. */
+export const LAMBDA_SERVICE_ERRORS = [
+  'Lambda.ServiceException',
+  'Lambda.AWSLambdaException',
+  'Lambda.SdkClientException',
+  'Lambda.TooManyRequestsException',
+];
+
+/** Retry for the harness's own bookkeeping calls (classifier, join, finalize). */
+export const SERVICE_RETRY = {
+  ErrorEquals: LAMBDA_SERVICE_ERRORS,
+  IntervalSeconds: 1,
+  MaxAttempts: 6,
+  BackoffRate: 2,
+  JitterStrategy: 'FULL',
+};

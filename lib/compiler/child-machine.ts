@@ -1,0 +1,47 @@
+/**
+ * The frame of a child state machine (a block of a split plan): `Start part` takes the plan
+ * identity, modifications and needed ledger entries from the input (see `ChildInput` in
+ * lib/runtime/payloads.ts) into the same workflow variables the parent uses; `Part done`
+ * returns the entries the parent still needs. Children have no gate: the parent's approval
+ * (same digest) covers them.
+ */
+import type { RecipeSummary } from '../runtime/payloads.ts';
+import type { AslStates, Fragment } from './asl.ts';
+import { entriesOf } from './dataflow.ts';
+import { jsonata, literal } from './jsonata.ts';
+
+export interface ChildMachineProps {
+  readonly recovery: Readonly<Record<string, RecipeSummary>>;
+  /** Entries the parent reads after this block. */
+  readonly outputs: readonly string[];
+}
+
+export const CHILD_STATES = { start: 'Start part', done: 'Part done' } as const;
+
+export class ChildMachine {
+  constructor(private readonly props: ChildMachineProps) {}
+
+  /** The frame around `body`; `body` must end at {@link CHILD_STATES.done}. */
+  toAsl(body: Fragment): Fragment {
+    const states: AslStates = {
+      [CHILD_STATES.start]: {
+        Type: 'Pass',
+        Assign: {
+          plan: jsonata('$states.input.plan'),
+          executionId: jsonata('$states.input.executionId'),
+          recovery: literal(this.props.recovery),
+          mods: jsonata('{"skipSteps": $states.input.skipSteps, "argOverrides": $states.input.argOverrides}'),
+        },
+        Output: jsonata('{"steps": $states.input.steps}'),
+        Next: body.startAt,
+      },
+      ...body.states,
+      [CHILD_STATES.done]: {
+        Type: 'Pass',
+        Output: jsonata(`{"steps": ${entriesOf(this.props.outputs)}}`),
+        End: true,
+      },
+    };
+    return { startAt: CHILD_STATES.start, states };
+  }
+}

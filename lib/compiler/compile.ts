@@ -1,0 +1,325 @@
+/**
+ * compilePlan: a validated plan → ASL definitions (JSONata) with `${…}` resource placeholders,
+ * and a compile report. Pure: no I/O, same input → same output.
+ */
+import { planDigest } from '../plan/digest.ts';
+import { effectiveRecovery, type RecoveryTable } from '../plan/recovery.ts';
+import { FAILURE_CLASSES, type Plan, type PlanInput, PlanSchema } from '../plan/schema.ts';
+import type { PlanIdentity, RecipeSummary } from '../runtime/payloads.ts';
+import type { AslDefinition, Fragment } from './asl.ts';
+import { CHILD_STATES, ChildMachine } from './child-machine.ts';
+import { COMPLETION_STATES, Completion } from './completion.ts';
+import { childPlaceholder, ref } from './placeholders.ts';
+import { PLAN_GATE_STATES, PlanGate } from './plan-gate.ts';
+import { HISTORY_EVENTS, PlanStep } from './plan-step.ts';
+import { type ChildBlock, LayoutRenderer } from './render.ts';
+import { buildReport, type CompileReport } from './report.ts';
+import { BranchScope, StateNamer } from './scope.ts';
+import { type Layout, type Size, Splitter } from './split.ts';
+import { decompose } from './structure.ts';
+
+export interface CompileOptions {
+  /**
+   * The approved plan's digest, `sha256:<hex>`.
+   * @default - computed from the plan with lib/plan's planDigest
+   */
+  readonly digest?: string;
+  /**
+   * Step outputs whose JSON is larger than this are stored outside the state payload and
+   * passed by reference.
+   * @default 4096
+   */
+  readonly inlineOutputLimitBytes?: number;
+  /**
+   * AWS's execution history limit.
+   * @default 25000
+   */
+  readonly maxHistoryEvents?: number;
+  /**
+   * Share of the history limit kept free for retries, escalations and loops; the happy path of
+   * each machine must fit in the rest.
+   * @default 0.5
+   */
+  readonly historyHeadroom?: number;
+  /**
+   * Largest definition per machine, in bytes (AWS's limit is 1 MiB).
+   * @default 900000
+   */
+  readonly maxDefinitionBytes?: number;
+  /**
+   * Name of the main definition; children are `<name>-part-<n>`.
+   * @default the plan id
+   */
+  readonly name?: string;
+  /**
+   * Compute critical-path inflation by simulating the compiled definition (unit durations).
+   * @default true
+   */
+  readonly simulate?: boolean;
+}
+
+export interface CompiledDefinition {
+  readonly name: string;
+  readonly asl: AslDefinition;
+  /** The definition as deployed (compact JSON). */
+  readonly json: string;
+  /** For a child machine: the substitution its parent uses for its ARN. */
+  readonly arnSubstitution?: string;
+}
+
+export interface CompileResult {
+  /** The main machine first, then its children (part 1, 2, …). */
+  readonly definitions: readonly CompiledDefinition[];
+  /** Every `${…}` name the definitions use, sorted. */
+  readonly substitutions: readonly string[];
+  readonly report: CompileReport;
+}
+
+/** Bad input to the compiler: says where. */
+export class CompileError extends Error {
+  constructor(message: string) {
+    super(message);
+    this.name = 'CompileError';
+  }
+}
+
+const MACHINE_OVERHEAD = {
+  top: { events: 40, bytes: 6_000 },
+  child: { events: 8, bytes: 1_500 },
+} as const;
+
+export function compilePlan(input: Plan | PlanInput, options: CompileOptions = {}): CompileResult {
+  const parsed = PlanSchema.safeParse(input);
+  if (!parsed.success) {
+    const issue = parsed.error.issues[0];
+    const where = issue?.path.length ? issue.path.join('.') : 'plan';
+    throw new CompileError(`${where}: ${issue?.message ?? 'invalid plan'}`);
+  }
+  const plan = parsed.data;
+  const identity: PlanIdentity = {
+    id: plan.id,
+    version: plan.version,
+    digest: options.digest ?? `sha256:${planDigest(plan)}`,
+  };
+  const name = options.name ?? plan.id;
+  const inlineOutputLimitBytes = options.inlineOutputLimitBytes ?? 4096;
+  const maxHistoryEvents = options.maxHistoryEvents ?? 25_000;
+  const headroom = options.historyHeadroom ?? 0.5;
+  const maxDefinitionBytes = options.maxDefinitionBytes ?? 900_000;
+
+  let decomposition: ReturnType<typeof decompose>;
+  try {
+    decomposition = decompose(plan.steps);
+  } catch (error) {
+    throw new CompileError((error as Error).message);
+  }
+  const recovery = effectiveRecovery(plan);
+  const recoverySummary = summarize(recovery.plan);
+  const approvalTimeoutSeconds = plan.approval.timeoutSeconds;
+
+  const planSteps = new Map<string, PlanStep>();
+  plan.steps.forEach((step, i) => {
+    planSteps.set(
+      step.id,
+      new PlanStep({
+        step,
+        index: i + 1,
+        total: plan.steps.length,
+        recovery: recovery.steps.get(step.id) ?? recovery.plan,
+        approvalTimeoutSeconds,
+        inlineOutputLimitBytes,
+        joinPredecessors: decomposition.joins.get(step.id) ?? [],
+        signalSuccessors: decomposition.signals.get(step.id) ?? [],
+        ...(JSON.stringify(step.args).includes('${context.') ? { context: plan.context } : {}),
+      }),
+    );
+  });
+
+  // Sizes come from rendering each step once on its own.
+  const sizing = new BranchScope(new StateNamer());
+  const stepSizes = new Map<string, Size>();
+  for (const [id, planStep] of planSteps) {
+    const bytes = JSON.stringify(planStep.toAsl(sizing, 'Next state').states).length;
+    stepSizes.set(id, { events: planStep.cost().historyEvents, bytes });
+  }
+  const budget: Size = {
+    events: Math.floor(maxHistoryEvents * (1 - headroom)) - MACHINE_OVERHEAD.top.events,
+    bytes: maxDefinitionBytes - MACHINE_OVERHEAD.top.bytes,
+  };
+  const splitter = new Splitter({ stepSize: (id) => stepSizes.get(id) as Size, budget });
+  const layout = splitter.fit(decomposition.root);
+
+  const stepById = new Map(plan.steps.map((s) => [s.id, s]));
+  const renderer = new LayoutRenderer({
+    steps: planSteps,
+    childInputs: (block) => childInputs(block, stepById, decomposition.joins),
+  });
+  const namer = new StateNamer();
+
+  // Main machine: Start → plan gate → Execute (the whole plan as one Parallel branch) → Finalize.
+  const top = new BranchScope(namer);
+  const executeScope = top.child();
+  const body = renderer.render(layout, executeScope, undefined);
+  const gate = new PlanGate({
+    plan: identity,
+    recovery: recoverySummary,
+    timeoutSeconds: approvalTimeoutSeconds,
+    next: EXECUTE_STATE,
+  }).toAsl();
+  const completion = new Completion({
+    postconditions: plan.postconditions,
+    stepIds: plan.steps.map((s) => s.id),
+  }).toAsl();
+  const mainStates: Fragment['states'] = {
+    ...gate.states,
+    [EXECUTE_STATE]: {
+      Type: 'Parallel',
+      Comment:
+        'The approved plan. Any stop inside (abort, critical skip, timeout) is caught here so Finalize always runs.',
+      Branches: [{ StartAt: body.startAt, States: { ...body.states, ...executeScope.failStates } }],
+      Output: jsonOutput('{"steps": $states.result[0].steps}'),
+      Catch: [
+        {
+          ErrorEquals: ['States.ALL'],
+          Output: jsonOutput('{"error": $states.errorOutput}'),
+          Next: COMPLETION_STATES.finalize,
+        },
+      ],
+      Next: COMPLETION_STATES.finalize,
+    },
+    ...completion.states,
+  };
+  const definitions: CompiledDefinition[] = [
+    definition(name, {
+      Comment: `plangate ${plan.id} v${plan.version} (${identity.digest}): ${oneLine(plan.objective)}`,
+      QueryLanguage: 'JSONata',
+      StartAt: PLAN_GATE_STATES.start,
+      States: mainStates,
+    }),
+  ];
+
+  // Children, in the order their tasks appear (rendering a child may reveal grandchildren).
+  for (let i = 0; i < renderer.children.length; i++) {
+    const block = renderer.children[i] as ChildBlock;
+    const scope = new BranchScope(namer);
+    const inner = renderer.render(block.body, scope, CHILD_STATES.done);
+    const frame = new ChildMachine({
+      recovery: recoverySummary,
+      outputs: childOutputs(block, stepById, decomposition.joins),
+    }).toAsl({ startAt: inner.startAt, states: { ...inner.states, ...scope.failStates } });
+    definitions.push({
+      ...definition(`${name}-part-${block.part}`, {
+        Comment: `plangate ${plan.id} v${plan.version} (${identity.digest}), part ${block.part}`,
+        QueryLanguage: 'JSONata',
+        StartAt: frame.startAt,
+        States: frame.states,
+      }),
+      arnSubstitution: childPlaceholder(block.part),
+    });
+  }
+
+  const substitutions = [
+    ...new Set(
+      definitions.flatMap((d) => [...d.json.matchAll(/\$\{([A-Za-z0-9_]+)\}/g)].map((m) => m[1] as string)),
+    ),
+  ].sort();
+  const report = buildReport({
+    plan,
+    identity,
+    definitions,
+    planSteps,
+    decomposition,
+    layout,
+    limits: { maxHistoryEvents, maxDefinitionBytes, inlineOutputLimitBytes },
+    machineOverhead: {
+      top: MACHINE_OVERHEAD.top.events,
+      child: MACHINE_OVERHEAD.child.events,
+      parallel: HISTORY_EVENTS.parallel,
+    },
+    simulate: options.simulate ?? true,
+  });
+  return { definitions, substitutions, report };
+}
+
+export const EXECUTE_STATE = 'Execute';
+
+function jsonOutput(expression: string): string {
+  return `{% ${expression} %}`;
+}
+
+function definition(name: string, asl: AslDefinition): CompiledDefinition {
+  return { name, asl, json: JSON.stringify(asl) };
+}
+
+function oneLine(text: string): string {
+  const flat = text.replace(/\s+/g, ' ').trim();
+  return flat.length > 200 ? `${flat.slice(0, 197)}...` : flat;
+}
+
+function summarize(table: RecoveryTable): Record<string, RecipeSummary> {
+  const out: Record<string, RecipeSummary> = {};
+  for (const failureClass of FAILURE_CLASSES) {
+    const recipe = table[failureClass];
+    out[failureClass] = {
+      maxAttempts: recipe.maxAttempts,
+      escalation: recipe.escalation,
+      detect: recipe.detect,
+    };
+  }
+  return out;
+}
+
+/** Steps of a layout, including those inside child blocks. */
+export function layoutSteps(layout: Layout): string[] {
+  const out: string[] = [];
+  const stack: Layout[] = [layout];
+  while (stack.length > 0) {
+    const node = stack.pop() as Layout;
+    if (node.kind === 'step') out.push(node.id);
+    else if (node.kind === 'child') stack.push(node.body);
+    else {
+      const parts = node.kind === 'seq' ? node.items : node.branches;
+      for (let i = parts.length - 1; i >= 0; i--) stack.push(parts[i] as Layout);
+    }
+  }
+  return out;
+}
+
+type StepLookup = ReadonlyMap<string, { readonly dependsOn: readonly string[] }>;
+
+/** Entries a child block reads from outside: dependencies not inside it and not joined. */
+function childInputs(
+  block: ChildBlock,
+  steps: StepLookup,
+  joins: ReadonlyMap<string, readonly string[]>,
+): string[] {
+  const inside = new Set(layoutSteps(block.body));
+  const needed = new Set<string>();
+  for (const id of inside) {
+    const joined = new Set(joins.get(id) ?? []);
+    for (const dep of steps.get(id)?.dependsOn ?? [])
+      if (!inside.has(dep) && !joined.has(dep)) needed.add(dep);
+  }
+  return [...needed].sort();
+}
+
+/** Entries of a child block that steps after it read from the ledger. */
+function childOutputs(
+  block: ChildBlock,
+  steps: ReadonlyMap<string, { readonly id: string; readonly dependsOn: readonly string[] }>,
+  joins: ReadonlyMap<string, readonly string[]>,
+): string[] {
+  const inside = new Set(layoutSteps(block.body));
+  const needed = new Set<string>();
+  for (const step of steps.values()) {
+    if (inside.has(step.id)) continue;
+    const joined = new Set(joins.get(step.id) ?? []);
+    for (const dep of step.dependsOn) if (inside.has(dep) && !joined.has(dep)) needed.add(dep);
+  }
+  return [...needed].sort();
+}
+
+/** The `${…}` text of a child machine's ARN, as the parent's task holds it. */
+export function childArnRef(part: number): string {
+  return ref(childPlaceholder(part));
+}

@@ -1,0 +1,80 @@
+/**
+ * The last states of a top-level machine. `Finalize` (the contract checker's finalize mode)
+ * checks the postconditions, writes EXECUTION_COMPLETE {completed, failed, skipped} and says
+ * whether the run succeeded: every step completed or legitimately skipped/blocked, every
+ * postcondition held. Runs that stopped early (abort, critical skip, gate timeout) reach it too,
+ * with the error, so EXECUTION_COMPLETE is always written; the machine then fails with that error.
+ */
+import type { Postcondition } from '../plan/schema.ts';
+import { MACHINE_ERRORS } from '../runtime/payloads.ts';
+import type { Fragment } from './asl.ts';
+import { LAMBDA_INVOKE, SERVICE_RETRY } from './asl.ts';
+import { jsonata, toJsonataSource } from './jsonata.ts';
+import { PLACEHOLDERS, ref } from './placeholders.ts';
+
+export interface CompletionProps {
+  readonly postconditions: readonly Postcondition[];
+  /** Every step id of the plan, so the summary accounts for steps that never ran. */
+  readonly stepIds: readonly string[];
+}
+
+export const COMPLETION_STATES = {
+  finalize: 'Finalize',
+  outcome: 'Outcome',
+  succeeded: 'Run succeeded',
+  failed: 'Run failed',
+  postconditionFailed: 'Postconditions failed',
+} as const;
+
+export class Completion {
+  constructor(private readonly props: CompletionProps) {}
+
+  toAsl(): Fragment {
+    const s = COMPLETION_STATES;
+    const fixed = `{"kind": "finalize", "plan": $plan, "executionId": $executionId, "postconditions": ${toJsonataSource(
+      this.props.postconditions,
+    )}, "stepIds": ${toJsonataSource(this.props.stepIds)}}`;
+    return {
+      startAt: s.finalize,
+      states: {
+        [s.finalize]: {
+          Type: 'Task',
+          Resource: LAMBDA_INVOKE,
+          Arguments: {
+            FunctionName: ref(PLACEHOLDERS.contractChecker),
+            Payload: jsonata(
+              `$merge([${fixed}, $exists($states.input.error) ? {"error": $states.input.error} : {"ledger": {"steps": $states.input.steps}}])`,
+            ),
+          },
+          Output: jsonata('$merge([$states.input, {"outcome": $states.result.Payload}])'),
+          Retry: [SERVICE_RETRY],
+          Next: s.outcome,
+        },
+        [s.outcome]: {
+          Type: 'Choice',
+          Choices: [
+            { Condition: jsonata('$exists($states.input.error)'), Next: s.failed },
+            { Condition: jsonata('$states.input.outcome.succeeded = true'), Next: s.succeeded },
+          ],
+          Default: s.postconditionFailed,
+        },
+        [s.succeeded]: {
+          Type: 'Succeed',
+          Output: jsonata('{"summary": $states.input.outcome.summary}'),
+        },
+        [s.failed]: {
+          Type: 'Fail',
+          Error: jsonata('$states.input.error.Error'),
+          Cause: jsonata(
+            '$exists($states.input.error.Cause) ? $states.input.error.Cause : $states.input.error.Error',
+          ),
+        },
+        [s.postconditionFailed]: {
+          Type: 'Fail',
+          Error: MACHINE_ERRORS.postconditionFailed,
+          Cause: jsonata('$string($states.input.outcome)'),
+        },
+      },
+    };
+  }
+}

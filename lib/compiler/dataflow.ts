@@ -1,0 +1,49 @@
+/**
+ * The JSONata expressions shared by the building blocks. The state flowing between states is
+ * `{ steps: Ledger.steps, current?: {...} }`: `steps` holds finished steps' entries, `current`
+ * the step in progress (attempt, gate decision, runner result, failure). Plan-wide values are
+ * workflow variables assigned once in the top scope: `$plan`, `$executionId`, `$mods`,
+ * `$recovery` (readable from every branch, never reassigned inside one).
+ */
+import { quote, quoteList } from './jsonata.ts';
+
+export const STEPS = '$states.input.steps';
+export const CURRENT = '$states.input.current';
+
+/** The attempt of the step in progress (1 unless a loop-back retry raised it). */
+export const ATTEMPT = `($exists(${CURRENT}.attempt) ? ${CURRENT}.attempt : 1)`;
+
+/** Fields every harness request carries. */
+export const EXECUTION_SCOPE = { plan: '{% $plan %}', executionId: '{% $executionId %}' } as const;
+
+/** The ledger entries of `ids` (an object; `{}` when none is present). */
+export function entriesOf(ids: readonly string[]): string {
+  if (ids.length === 0) return '{}';
+  return `$merge([{}, $sift(${STEPS}, function($v, $k) { $k in ${quoteList(ids)} })])`;
+}
+
+/** True when every id in `ids` is `completed` in the ledger (a missing entry is not). */
+export function allCompleted(ids: readonly string[]): string {
+  if (ids.length === 0) return 'true';
+  return `$count(${quoteList(ids)}[$not($lookup(${STEPS}, $).status = "completed")]) = 0`;
+}
+
+/** The flowing state with `current` replaced by `currentExpression`. */
+export function withCurrent(currentExpression: string): string {
+  return `{"steps": ${STEPS}, "current": ${currentExpression}}`;
+}
+
+/** The flowing state with `fields` merged into `current`. */
+export function mergeCurrent(fields: string): string {
+  return withCurrent(`$merge([${CURRENT}, ${fields}])`);
+}
+
+/** The flowing state of a fresh attempt (attempt + 1), keeping the step gate's decision. */
+export function nextAttempt(): string {
+  return withCurrent(`{"attempt": ${CURRENT}.attempt + 1, "gate": ${CURRENT}.gate}`);
+}
+
+/** `"<id>" in $mods.skipSteps`: the approver skipped this step at the plan gate. */
+export function skippedByApprover(stepId: string): string {
+  return `${quote(stepId)} in $mods.skipSteps`;
+}

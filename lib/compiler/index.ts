@@ -1,0 +1,14 @@
+/** lib/compiler's public API: plan → Step Functions definitions (ASL, JSONata) + report. */
+export type { AslDefinition, AslState } from './asl.ts';
+export {
+  type CompiledDefinition,
+  CompileError,
+  type CompileOptions,
+  type CompileResult,
+  compilePlan,
+  EXECUTE_STATE,
+} from './compile.ts';
+export { childPlaceholder, PLACEHOLDERS } from './placeholders.ts';
+export type { CompileReport, MachineReport, StepReport } from './report.ts';
+export { criticalPath, type SimulationResult, simulate } from './simulate.ts';
+export { type Decomposition, decompose, type Structure } from './structure.ts';

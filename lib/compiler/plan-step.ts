@@ -1,0 +1,126 @@
+/**
+ * Everything one step compiles to, in order: [Join] → [step gate] → Run → Check → [Signal] →
+ * next, plus its escalation (Classify → Triage → Escalate → Decide) off the happy path.
+ */
+import type { RecoveryTable } from '../plan/recovery.ts';
+import type { Step } from '../plan/schema.ts';
+import type { AslStates, Fragment } from './asl.ts';
+import { Escalation, escalationStates } from './escalation.ts';
+import { JoinSignal, JoinWait, joinSignalState, joinWaitState } from './join.ts';
+import { RetryPolicy } from './retry-policy.ts';
+import type { BranchScope } from './scope.ts';
+import { StepGate, stepGateStates } from './step-gate.ts';
+import { StepTask, stepTaskStates } from './step-task.ts';
+
+export interface PlanStepProps {
+  readonly step: Step;
+  readonly index: number;
+  readonly total: number;
+  /** The step's effective recipes (the plan's, with its `onFail` applied). */
+  readonly recovery: RecoveryTable;
+  /** The approval policy's timeout, for the step gate and the escalation gate. */
+  readonly approvalTimeoutSeconds: number;
+  readonly inlineOutputLimitBytes: number;
+  /**
+   * Predecessors on other branches, waited for on a join.
+   * @default - none
+   */
+  readonly joinPredecessors?: readonly string[];
+  /**
+   * Steps on other branches waiting for this one.
+   * @default - none
+   */
+  readonly signalSuccessors?: readonly string[];
+  /**
+   * The plan's context, when the step's args reference it.
+   * @default - not passed
+   */
+  readonly context?: Record<string, unknown>;
+}
+
+/** What a step costs on the happy path. */
+export interface StepCost {
+  readonly states: number;
+  /** State transitions (what Standard workflows bill). */
+  readonly transitions: number;
+  readonly historyEvents: number;
+}
+
+/** History events per state on the happy path: lambda:invoke 5, .waitForTaskToken 6, Choice 2. */
+export const HISTORY_EVENTS = { invoke: 5, waitForToken: 6, choice: 2, parallel: 4, pass: 2 } as const;
+
+export class PlanStep {
+  constructor(private readonly props: PlanStepProps) {}
+
+  toAsl(scope: BranchScope, next: string | undefined): Fragment {
+    const { step } = this.props;
+    const task = stepTaskStates(step.id);
+    const escalation = escalationStates(step.id);
+    const states: AslStates = {};
+    const signals = this.props.signalSuccessors ?? [];
+    const joins = this.props.joinPredecessors ?? [];
+
+    const afterCheck = signals.length > 0 ? joinSignalState(step.id) : next;
+    const body = new StepTask({
+      step,
+      index: this.props.index,
+      total: this.props.total,
+      retryPolicy: new RetryPolicy({ recovery: this.props.recovery }),
+      recoverState: escalation.classify,
+      inlineOutputLimitBytes: this.props.inlineOutputLimitBytes,
+      ...(this.props.context !== undefined ? { context: this.props.context } : {}),
+    }).toAsl(afterCheck);
+    Object.assign(states, body.states);
+    if (signals.length > 0) {
+      states[joinSignalState(step.id)] = new JoinSignal({ stepId: step.id, successors: signals }).toAsl(next);
+    }
+    Object.assign(
+      states,
+      new Escalation({
+        stepId: step.id,
+        critical: step.critical,
+        ...(step.onFail ? { onFail: step.onFail } : {}),
+        timeoutSeconds: this.props.approvalTimeoutSeconds,
+        runState: task.run,
+        checkState: task.check,
+      }).toAsl(scope).states,
+    );
+
+    let startAt = task.run;
+    if (step.requiresApproval) {
+      const gate = new StepGate({
+        stepId: step.id,
+        dependsOn: step.dependsOn,
+        timeoutSeconds: this.props.approvalTimeoutSeconds,
+        runState: task.run,
+      }).toAsl(scope);
+      Object.assign(states, gate.states);
+      startAt = stepGateStates(step.id).check;
+    }
+    if (joins.length > 0) {
+      states[joinWaitState(step.id)] = new JoinWait({ stepId: step.id, predecessors: joins }).toAsl(startAt);
+      startAt = joinWaitState(step.id);
+    }
+    return { startAt, states };
+  }
+
+  /** Happy-path cost: the Lambdas write the events, so no state exists only to log. */
+  cost(): StepCost {
+    const e = HISTORY_EVENTS;
+    let states = 2;
+    let historyEvents = 2 * e.invoke;
+    if ((this.props.joinPredecessors ?? []).length > 0) {
+      states += 1;
+      historyEvents += e.waitForToken;
+    }
+    if ((this.props.signalSuccessors ?? []).length > 0) {
+      states += 1;
+      historyEvents += e.invoke;
+    }
+    if (this.props.step.requiresApproval) {
+      states += 3;
+      historyEvents += 2 * e.choice + e.waitForToken;
+    }
+    return { states, transitions: states, historyEvents };
+  }
+}

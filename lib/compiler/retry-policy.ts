@@ -1,0 +1,61 @@
+/**
+ * Retry blocks from the effective recovery recipes: one retrier per failure class whose recipe
+ * retries, on that class's named error (the Lambdas throw `Plangate.<Class>`), plus the Lambda
+ * service errors on the transient recipe. `Plangate.ContractFailed` is never retried here:
+ * re-checking the same work is pointless, so the classifier loops the whole step instead.
+ */
+import type { FailureClass, RecoveryRecipe } from '../plan/schema.ts';
+import { FAILURE_CLASSES } from '../plan/schema.ts';
+import { ERROR_NAMES } from '../runtime/payloads.ts';
+import { LAMBDA_SERVICE_ERRORS } from './asl.ts';
+
+export interface RetryPolicyProps {
+  /** The plan's effective recipes (seed 000's defaults with the plan's overrides). */
+  readonly recovery: Readonly<Record<FailureClass, RecoveryRecipe>>;
+  /**
+   * Also retry the Lambda service's own transient errors (throttling, service exceptions).
+   * @default true
+   */
+  readonly includeLambdaServiceErrors?: boolean;
+}
+
+/** One ASL retrier. */
+export interface AslRetrier {
+  readonly ErrorEquals: string[];
+  readonly IntervalSeconds: number;
+  readonly MaxAttempts: number;
+  readonly BackoffRate: number;
+  readonly MaxDelaySeconds?: number;
+}
+
+export class RetryPolicy {
+  constructor(private readonly props: RetryPolicyProps) {}
+
+  toAsl(): AslRetrier[] {
+    const retriers: AslRetrier[] = [];
+    for (const failureClass of FAILURE_CLASSES) {
+      const recipe = this.props.recovery[failureClass];
+      if (recipe.maxAttempts > 0) retriers.push(retrier([ERROR_NAMES[failureClass]], recipe));
+    }
+    if (this.props.includeLambdaServiceErrors ?? true) {
+      const transient = this.props.recovery.transient;
+      retriers.push(
+        transient.maxAttempts > 0
+          ? retrier(LAMBDA_SERVICE_ERRORS, transient)
+          : { ErrorEquals: LAMBDA_SERVICE_ERRORS, IntervalSeconds: 1, MaxAttempts: 3, BackoffRate: 2 },
+      );
+    }
+    return retriers;
+  }
+}
+
+function retrier(errors: string[], recipe: RecoveryRecipe): AslRetrier {
+  return {
+    ErrorEquals: errors,
+    // ASL requires a positive interval; a recipe's 0 means "as soon as possible".
+    IntervalSeconds: Math.max(1, recipe.intervalSeconds),
+    MaxAttempts: recipe.maxAttempts,
+    BackoffRate: recipe.backoffRate,
+    ...(recipe.maxDelaySeconds !== undefined ? { MaxDelaySeconds: recipe.maxDelaySeconds } : {}),
+  };
+}

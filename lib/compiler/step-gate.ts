@@ -1,0 +1,90 @@
+/**
+ * The gate in front of a step with `requiresApproval`: asked only when the step would run (not
+ * skipped, every dependency completed). ASK_FOR_CLARIFICATION asks again; every other decision
+ * goes on to the runner, which treats REJECT as "skip this step" (seed 001) and applies
+ * APPROVE_WITH_MODIFICATIONS' arg overrides for this step.
+ */
+import type { Fragment } from './asl.ts';
+import { LAMBDA_INVOKE_WAIT, SERVICE_RETRY } from './asl.ts';
+import { allCompleted, CURRENT, EXECUTION_SCOPE, STEPS, skippedByApprover, withCurrent } from './dataflow.ts';
+import { jsonata } from './jsonata.ts';
+import { PLACEHOLDERS, ref } from './placeholders.ts';
+import type { BranchScope } from './scope.ts';
+
+export interface StepGateProps {
+  readonly stepId: string;
+  readonly dependsOn: readonly string[];
+  /** The approval policy's timeout. */
+  readonly timeoutSeconds: number;
+  /** The step's runner state, where every decision but ASK_FOR_CLARIFICATION leads. */
+  readonly runState: string;
+}
+
+export function stepGateStates(stepId: string) {
+  return { check: `Gate? ${stepId}`, gate: `Gate ${stepId}`, decision: `Gate decision ${stepId}` };
+}
+
+export class StepGate {
+  constructor(private readonly props: StepGateProps) {}
+
+  toAsl(scope: BranchScope): Fragment {
+    const { stepId, runState } = this.props;
+    const names = stepGateStates(stepId);
+    const round = `($exists(${CURRENT}.round) ? ${CURRENT}.round : 1)`;
+    return {
+      startAt: names.check,
+      states: {
+        [names.check]: {
+          Type: 'Choice',
+          Comment: 'A skipped or blocked step runs through without asking anyone.',
+          Choices: [
+            {
+              Condition: jsonata(
+                `$not(${skippedByApprover(stepId)}) and ${allCompleted(this.props.dependsOn)}`,
+              ),
+              Next: names.gate,
+            },
+          ],
+          Default: runState,
+        },
+        [names.gate]: {
+          Type: 'Task',
+          Resource: LAMBDA_INVOKE_WAIT,
+          Arguments: {
+            FunctionName: ref(PLACEHOLDERS.gate),
+            Payload: {
+              kind: 'step',
+              taskToken: jsonata('$states.context.Task.Token'),
+              ...EXECUTION_SCOPE,
+              stepId,
+              round: jsonata(round),
+              question: jsonata(`$exists(${CURRENT}.question) ? ${CURRENT}.question : null`),
+              timeoutSeconds: this.props.timeoutSeconds,
+            },
+          },
+          TimeoutSeconds: this.props.timeoutSeconds,
+          Output: jsonata(withCurrent(`{"round": ${round}, "gate": $states.result}`)),
+          Retry: [SERVICE_RETRY],
+          Catch: [
+            {
+              ErrorEquals: ['States.Timeout'],
+              Output: jsonata(withCurrent(`{"stepId": "${stepId}", "gate": "step"}`)),
+              Next: scope.fail('gateTimedOut'),
+            },
+          ],
+          Next: names.decision,
+        },
+        [names.decision]: {
+          Type: 'Choice',
+          Choices: [
+            { Condition: jsonata(`${CURRENT}.gate.decision = "ASK_FOR_CLARIFICATION"`), Next: names.gate },
+          ],
+          Default: runState,
+          Output: jsonata(
+            `${CURRENT}.gate.decision = "ASK_FOR_CLARIFICATION" ? {"steps": ${STEPS}, "current": {"round": ${CURRENT}.round + 1, "question": ${CURRENT}.gate.question}} : {"steps": ${STEPS}, "current": {"gate": ${CURRENT}.gate}}`,
+          ),
+        },
+      },
+    };
+  }
+}
