@@ -195,7 +195,11 @@ export function parseMarkdownPlan(text: string, file: string): MarkdownParseResu
       (section ? section.fields : planFields).push(field);
       continue;
     }
-    if (line.text.trim() === '') continue;
+    if (line.text.trim() === '') {
+      // A blank line ends a one-line field (`**Budget:** …`); a field written below its label runs on.
+      if (field && field.inline !== '') field = undefined;
+      continue;
+    }
     const item = /^[ \t]*[-*+][ \t]+(.*)$/.exec(line.text);
     if (field && item) field.items.push({ text: item[1]!.trim(), number: line.number });
     else if (field) field.text.push({ text: line.text.trim(), number: line.number });

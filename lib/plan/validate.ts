@@ -327,6 +327,15 @@ function checkArgs(
         );
       continue;
     }
+    if (issue.code === 'invalid_type' && valueAt(args, path) === undefined) {
+      report(
+        'error',
+        'invalid-args',
+        `${toolName} is missing required argument "${path.join('.')}"`,
+        pointerFor(path) ?? `${at}${relative}`,
+      );
+      continue;
+    }
     const where = path.length > 0 ? `"${path.join('.')}": ` : '';
     report(
       'error',
@@ -335,6 +344,15 @@ function checkArgs(
       pointerFor(path) ?? `${at}${relative}`,
     );
   }
+}
+
+function valueAt(value: unknown, path: ReadonlyArray<string | number>): unknown {
+  let current = value;
+  for (const segment of path) {
+    if (current === null || typeof current !== 'object' || !Object.hasOwn(current, segment)) return undefined;
+    current = (current as Record<string | number, unknown>)[segment];
+  }
+  return current;
 }
 
 function checkUrl(url: string, pointer: string, report: Report) {
