@@ -1,0 +1,85 @@
+/**
+ * Typed answers to a gate, as a person writes them in the terminal or on the approval page.
+ * Plan and step gates: approve / skip <steps> (approve with modifications) / ask <question> /
+ * reject <reason>. Escalations: retry / skip / abort. Seed 000's approval signals count too
+ * ("yes", "proceed", "✓", 👍; "no").
+ */
+import type { ApprovalDecision, EscalationDecision, GateKind } from '../../runtime/payloads.ts';
+
+export const GATE_CHOICES = [
+  '  approve                 run the plan as shown        (a, yes, proceed, ✓)',
+  '  skip <step>[,<step>…]   approve without those steps  (their dependents are blocked)',
+  '  ask <question>          ask for clarification        (the gate asks again)',
+  '  reject <reason>         do not run it                (r, no)',
+];
+
+export const ESCALATION_CHOICES = [
+  '  retry   run the step again (fix credentials or inputs out of band first)',
+  '  skip    skip this step; its dependents are blocked',
+  '  abort   stop the run',
+];
+
+const APPROVE = new Set(['a', 'approve', 'approved', 'y', 'yes', 'proceed', 'ok', '✓', '👍']);
+const REJECT = new Set(['r', 'reject', 'rejected', 'n', 'no']);
+
+/** Parses a plan/step gate answer; a string is the problem to show. */
+export function parseApproval(
+  text: string,
+  opts: { kind: GateKind; stepIds: readonly string[]; by: string },
+): ApprovalDecision | string {
+  const line = text.trim();
+  const [word = '', ...rest] = line.split(/\s+/);
+  const verb = word.toLowerCase();
+  const tail = line.slice(word.length).trim();
+  if (APPROVE.has(verb) && rest.length === 0) return { decision: 'APPROVE', by: opts.by };
+  if (verb === 's' || verb === 'skip') {
+    if (opts.kind !== 'plan') return 'only the plan gate takes skipped steps; answer approve or reject';
+    const skipSteps = tail.split(/[\s,]+/).filter(Boolean);
+    if (skipSteps.length === 0) return 'name the steps to skip, e.g. "skip deploy,notify"';
+    const unknown = skipSteps.filter((id) => !opts.stepIds.includes(id));
+    if (unknown.length > 0)
+      return `no step ${unknown.map((u) => `"${u}"`).join(', ')} in this plan (steps: ${opts.stepIds.join(', ')})`;
+    return { decision: 'APPROVE_WITH_MODIFICATIONS', by: opts.by, skipSteps, argOverrides: {} };
+  }
+  if (verb === 'c' || verb === 'ask' || verb === '?') {
+    if (!tail) return 'write the question after "ask"';
+    return { decision: 'ASK_FOR_CLARIFICATION', by: opts.by, question: tail };
+  }
+  if (REJECT.has(verb))
+    return { decision: 'REJECT', by: opts.by, reason: tail || 'rejected without a reason' };
+  return `not an answer: "${line}"; answer approve, skip <steps>, ask <question> or reject <reason>`;
+}
+
+/** Parses an escalation answer; a string is the problem to show. */
+export function parseEscalation(text: string, by: string): EscalationDecision | string {
+  const line = text.trim();
+  const [word = ''] = line.split(/\s+/);
+  const tail = line.slice(word.length).trim();
+  switch (word.toLowerCase()) {
+    case 'retry':
+    case 'r':
+      return { decision: 'RETRY', by, ...(tail ? { comment: tail } : {}) };
+    case 'skip':
+    case 's':
+      return { decision: 'SKIP', by, ...(tail ? { comment: tail } : {}) };
+    case 'abort':
+    case 'a':
+      return { decision: 'ABORT', by, ...(tail ? { reason: tail } : {}) };
+    default:
+      return `not an answer: "${line}"; answer retry, skip or abort`;
+  }
+}
+
+/** One line saying what was decided, for the side that did not answer. */
+export function describeAnswer(answer: ApprovalDecision | EscalationDecision): string {
+  switch (answer.decision) {
+    case 'APPROVE_WITH_MODIFICATIONS':
+      return `APPROVE_WITH_MODIFICATIONS (skip ${answer.skipSteps.join(', ') || 'nothing'})`;
+    case 'ASK_FOR_CLARIFICATION':
+      return `ASK_FOR_CLARIFICATION: ${answer.question}`;
+    case 'REJECT':
+      return `REJECT: ${answer.reason}`;
+    default:
+      return answer.decision;
+  }
+}

@@ -1,0 +1,163 @@
+/**
+ * Seed 000's progress lines, computed from journal events only (the log is the source of
+ * truth): `[Task 2/5] ✓ Build image (4.1s)`, `[Task 3/5] ✗ Run tests: exit 1`,
+ * `RECOVERY_APPLIED: retry_transient → success`, and the final `5/5 tasks completed. 0 failures.`
+ */
+import type { Plan } from '../../plan/schema.ts';
+import type { JournalRecord } from '../../runtime/payloads.ts';
+
+/** What the progress view knows of the plan: step order and names. */
+export interface PlanOutline {
+  readonly id: string;
+  readonly steps: readonly { readonly id: string; readonly description: string }[];
+}
+
+export function outlineOf(plan: Plan): PlanOutline {
+  return { id: plan.id, steps: plan.steps.map((s) => ({ id: s.id, description: s.description })) };
+}
+
+/** A step that has started and not ended, for the spinner. */
+export interface RunningStep {
+  readonly label: string;
+  readonly since: number;
+}
+
+/** Turns events into lines; keeps just enough state for durations and the spinner. */
+export class ProgressFormatter {
+  private readonly started = new Map<string, number>();
+
+  constructor(private readonly outline: PlanOutline) {}
+
+  /** Steps started and not yet completed, failed, skipped or blocked. */
+  running(): RunningStep[] {
+    return [...this.started].map(([id, since]) => ({
+      label: `${this.position(id)} ${this.name(id)}`,
+      since,
+    }));
+  }
+
+  /** The lines an event prints (none for events the view does not show). */
+  lines(event: JournalRecord): string[] {
+    const d = event.details as Record<string, unknown>;
+    const id = event.task_id ?? '';
+    const at = Date.parse(event.timestamp);
+    switch (event.event) {
+      case 'PLAN_CREATED':
+        return [`PLAN_CREATED: ${event.planId} v${event.planVersion}, ${num(d.task_count)} tasks`];
+      case 'GATE_APPROVAL_REQUESTED':
+        return [`GATE_APPROVAL_REQUESTED: ${gateLabel(d.gate, id, this)} (round ${num(d.round)})`];
+      case 'GATE_APPROVED':
+        return [
+          `GATE_APPROVED: ${gateLabel(d.gate, id, this)}${by(d.approver)}${modifications(d.modifications)}`,
+        ];
+      case 'GATE_REJECTED':
+        return [`GATE_REJECTED: ${gateLabel(d.gate, id, this)}${by(d.approver)}: ${str(d.reason)}`];
+      case 'GATE_CLARIFICATION_REQUESTED':
+        return [`GATE_CLARIFICATION_REQUESTED: ${str(d.question)}`];
+      case 'TASK_STARTED':
+        this.started.set(id, at);
+        return num(d.attempt) > 1
+          ? [`${this.position(id)} ↻ ${this.name(id)} (attempt ${num(d.attempt)})`]
+          : [];
+      case 'TASK_COMPLETED': {
+        const since = this.started.get(id);
+        this.started.delete(id);
+        const took = since === undefined ? '' : ` (${seconds(at - since)})`;
+        const evidence = (d.evidence as { summary?: unknown } | undefined)?.summary;
+        return [`${this.position(id)} ✓ ${this.name(id)}${took}${evidence ? ` — ${str(evidence)}` : ''}`];
+      }
+      case 'TASK_FAILED':
+        this.started.delete(id);
+        return [`${this.position(id)} ✗ ${this.name(id)}: ${oneLine(str(d.error_message))}`];
+      case 'TASK_SKIPPED':
+        this.started.delete(id);
+        return [`${this.position(id)} - ${this.name(id)}: skipped (${oneLine(str(d.reason))})`];
+      case 'TASK_BLOCKED':
+        this.started.delete(id);
+        return [`${this.position(id)} ! ${this.name(id)}: blocked by ${list(d.blocked_by)}`];
+      case 'FAILURE_DETECTED':
+        this.started.delete(id);
+        return [`  FAILURE_DETECTED: ${oneLine(str(d.error_message))} (attempt ${num(d.attempt)})`];
+      case 'FAILURE_CLASSIFIED':
+        return [`  FAILURE_CLASSIFIED: ${str(d.failure_type)} (${str(d.error)})`];
+      case 'RECOVERY_APPLIED':
+        return [`RECOVERY_APPLIED: ${str(d.recipe_name)} → ${str(d.outcome)}`];
+      case 'RECOVERY_ESCALATION':
+        return d.user_decision === undefined
+          ? [`RECOVERY_ESCALATION: ${this.name(id)}: ${oneLine(str(d.reason))}`]
+          : [
+              `RECOVERY_ESCALATION: ${this.name(id)} → ${str(d.user_decision)} (${str(d.decided_by ?? 'person')})`,
+            ];
+      case 'PERMISSION_REQUIRED':
+        return [
+          `PERMISSION_REQUIRED: ${oneLine(str(d.message))}`,
+          '  Configure the credentials out of band (environment, vault, config file), then answer retry.',
+        ];
+      case 'POSTCONDITION_CHECKED': {
+        const evidence = (d.evidence as { summary?: unknown } | undefined)?.summary;
+        return [
+          `Postcondition ${str(d.postcondition_id)} ${d.passed ? '✓' : '✗'}${evidence ? ` — ${str(evidence)}` : ''}`,
+        ];
+      }
+      case 'EXECUTION_COMPLETE':
+        this.started.clear();
+        return [summaryLine(this.outline.steps.length, d)];
+    }
+  }
+
+  /** `[Task N/M]` by the step's place in the plan. */
+  position(stepId: string): string {
+    const index = this.outline.steps.findIndex((s) => s.id === stepId);
+    return `[Task ${index < 0 ? '?' : index + 1}/${this.outline.steps.length}]`;
+  }
+
+  name(stepId: string): string {
+    return this.outline.steps.find((s) => s.id === stepId)?.description ?? stepId;
+  }
+}
+
+/** Seed 000's final line: `3/3 tasks completed. 0 failures.` (plus what was skipped, and why it stopped). */
+export function summaryLine(total: number, details: Record<string, unknown>): string {
+  const summary = (details.summary ?? {}) as Record<string, unknown>;
+  const failed = num(summary.failed);
+  const skipped = num(summary.skipped);
+  const parts = [
+    `${num(summary.completed)}/${total} tasks completed.`,
+    `${failed} failure${failed === 1 ? '' : 's'}.`,
+  ];
+  if (skipped > 0) parts.push(`${skipped} skipped or blocked.`);
+  if (details.error !== undefined) parts.push(`Stopped: ${str(details.error)}.`);
+  return parts.join(' ');
+}
+
+/** `4.1s`, or `2m 05s` for long steps. */
+export function seconds(ms: number): string {
+  if (ms < 60_000) return `${(Math.max(0, ms) / 1000).toFixed(1)}s`;
+  const s = Math.round(ms / 1000);
+  return `${Math.floor(s / 60)}m ${String(s % 60).padStart(2, '0')}s`;
+}
+
+function gateLabel(gate: unknown, stepId: string, f: ProgressFormatter): string {
+  if (gate === 'step') return `step gate before "${f.name(stepId)}"`;
+  if (gate === 'escalation') return `escalation for "${f.name(stepId)}"`;
+  return 'plan gate';
+}
+
+function modifications(value: unknown): string {
+  const m = value as { skipSteps?: unknown; argOverrides?: unknown } | undefined;
+  if (!m) return '';
+  const parts: string[] = [];
+  if (Array.isArray(m.skipSteps) && m.skipSteps.length > 0) parts.push(`skip ${m.skipSteps.join(', ')}`);
+  const overridden = m.argOverrides && typeof m.argOverrides === 'object' ? Object.keys(m.argOverrides) : [];
+  if (overridden.length > 0) parts.push(`new args for ${overridden.join(', ')}`);
+  return parts.length > 0 ? ` with modifications: ${parts.join('; ')}` : '';
+}
+
+const by = (approver: unknown): string => (typeof approver === 'string' && approver ? ` by ${approver}` : '');
+const str = (v: unknown): string => (typeof v === 'string' ? v : v === undefined ? '' : JSON.stringify(v));
+const num = (v: unknown): number => (typeof v === 'number' ? v : 0);
+const list = (v: unknown): string => (Array.isArray(v) ? v.join(', ') : str(v));
+const oneLine = (s: string): string => {
+  const line = s.replace(/\s+/g, ' ').trim();
+  return line.length > 200 ? `${line.slice(0, 199)}…` : line;
+};

@@ -1,0 +1,84 @@
+/**
+ * The `.plangate` store directory and the session file that says which process owns it.
+ * The engine store and dynalite's LevelDB are single-process, so while `plangate run` (or
+ * `resume`) holds the store, `status` and `events` talk to its endpoints instead of opening it.
+ */
+import { mkdir, readFile, rm, writeFile } from 'node:fs/promises';
+import { join, resolve } from 'node:path';
+import { z } from 'zod';
+
+export const DEFAULT_STORE_DIR = '.plangate';
+
+export interface StorePaths {
+  readonly root: string;
+  /** The embedded engine's durable store. */
+  readonly engine: string;
+  /** The data directory given to dynalite and the event bus (they add `dynamodb/`, `eventbus/`). */
+  readonly data: string;
+  readonly session: string;
+  readonly linkKey: string;
+}
+
+export function storePaths(dir: string = DEFAULT_STORE_DIR): StorePaths {
+  const root = resolve(dir);
+  return {
+    root,
+    engine: join(root, 'engine'),
+    data: root,
+    session: join(root, 'session.json'),
+    linkKey: join(root, 'approval-link.key'),
+  };
+}
+
+/** Where a running session can be reached. */
+export const SessionInfoSchema = z.object({
+  pid: z.number().int(),
+  startedAt: z.string(),
+  dynamoEndpoint: z.string(),
+  eventsEndpoint: z.string(),
+  sfnEndpoint: z.string(),
+  approvalUrl: z.string(),
+});
+export type SessionInfo = z.infer<typeof SessionInfoSchema>;
+
+export async function writeSession(paths: StorePaths, info: SessionInfo): Promise<void> {
+  await mkdir(paths.root, { recursive: true });
+  await writeFile(paths.session, `${JSON.stringify(info, null, 2)}\n`, { mode: 0o600 });
+}
+
+/** The live session holding the store, if any; a session file left by a killed process is ignored. */
+export async function liveSession(paths: StorePaths): Promise<SessionInfo | undefined> {
+  let text: string;
+  try {
+    text = await readFile(paths.session, 'utf8');
+  } catch {
+    return undefined;
+  }
+  const parsed = SessionInfoSchema.safeParse(safeJson(text));
+  if (!parsed.success || !processAlive(parsed.data.pid)) return undefined;
+  return parsed.data;
+}
+
+/** Removes the session file if it is this process's. */
+export async function releaseSession(paths: StorePaths): Promise<void> {
+  const parsed = SessionInfoSchema.safeParse(safeJson(await readFile(paths.session, 'utf8').catch(() => '')));
+  if (parsed.success && parsed.data.pid === process.pid) await rm(paths.session, { force: true });
+}
+
+function processAlive(pid: number): boolean {
+  if (pid === process.pid) return true;
+  try {
+    process.kill(pid, 0);
+    return true;
+  } catch (error) {
+    return (error as NodeJS.ErrnoException).code === 'EPERM';
+  }
+}
+
+function safeJson(text: string): unknown {
+  try {
+    return JSON.parse(text);
+  } catch {
+    return undefined;
+  }
+}
