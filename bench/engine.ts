@@ -16,7 +16,7 @@ import { noop, WORKLOADS, type Workload } from './engine-workloads.ts';
 
 const quick = process.argv.includes('--quick');
 /** Measured executions per workload and engine (after one warm-up run); the median is reported. */
-const RUNS = quick ? 3 : 7;
+const RUNS = quick ? 3 : 15;
 
 interface Measurement {
   readonly medianMs: number;
