@@ -8,6 +8,7 @@ import {
   StartExecutionCommand,
   ValidateStateMachineDefinitionCommand,
 } from '@aws-sdk/client-sfn';
+import fc from 'fast-check';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import {
   dispatch,
@@ -221,6 +222,36 @@ describe('Step Functions API server', () => {
       (await raw('{"executionArn":"a:known"}', { 'x-amz-target': 'AWSStepFunctions.DescribeExecution' }))
         .status,
     ).toBe(200);
+  });
+
+  it('answers every fuzzed request with a status and a JSON body, never a crash', async () => {
+    const engine = minimalEngine();
+    const targets = fc.oneof(
+      fc
+        .constantFrom(
+          'StartExecution',
+          'CreateStateMachine',
+          'DescribeExecution',
+          'ListStateMachines',
+          'ValidateStateMachineDefinition',
+          'Nope',
+        )
+        .map((op) => `AWSStepFunctions.${op}`),
+      fc.string(),
+    );
+    const bodies = fc.oneof(
+      fc.string(),
+      fc.json(),
+      fc.jsonValue().map((v) => JSON.stringify(v)),
+    );
+    await fc.assert(
+      fc.asyncProperty(targets, bodies, async (target, body) => {
+        const reply = await dispatch(engine, target, body);
+        expect(reply.status === 200 || typeof reply.body.__type === 'string').toBe(true);
+        expect(() => JSON.stringify(reply.body)).not.toThrow();
+      }),
+      { numRuns: 300 },
+    );
   });
 
   it('dispatch never throws, whatever the bytes', async () => {
