@@ -1,0 +1,14 @@
+/** Classifier Lambda: classifies a step's failure and says RETRY or ESCALATE. */
+import type { Context } from 'aws-lambda';
+import { classifyStepFailure } from '../lib/runtime/classify-step.ts';
+import type { HarnessDeps } from '../lib/runtime/deps.ts';
+import { ClassifyRequestSchema, type ClassifyResult } from '../lib/runtime/payloads.ts';
+import { defaultHarnessDeps } from './default-deps.ts';
+import { parseEvent } from './edge.ts';
+
+export const makeHandler =
+  (deps: HarnessDeps) =>
+  async (event: unknown, _context?: Context): Promise<ClassifyResult> =>
+    classifyStepFailure(parseEvent(ClassifyRequestSchema, event), deps);
+
+export const handler = makeHandler(defaultHarnessDeps());

@@ -1,0 +1,23 @@
+/**
+ * Gate Lambda (lambda:invoke.waitForTaskToken): stores the token, records the request, notifies.
+ * Returns nothing: the approval id goes only to the notifier, never into execution history.
+ */
+import type { Context } from 'aws-lambda';
+import { type GateDeps, openGate } from '../lib/runtime/gate.ts';
+import { GateRequestSchema } from '../lib/runtime/payloads.ts';
+import { defaultGateDeps } from './default-deps.ts';
+import { parseEvent } from './edge.ts';
+
+export const makeHandler =
+  (deps: GateDeps | Promise<GateDeps>) =>
+  async (event: unknown, _context?: Context): Promise<Record<string, never>> => {
+    await openGate(parseEvent(GateRequestSchema, event), await deps);
+    return {};
+  };
+
+/** The signing key may come from Secrets Manager: fetched once per container, on first use. */
+let gateDeps: Promise<GateDeps> | undefined;
+export const handler = async (event: unknown, context?: Context): Promise<Record<string, never>> => {
+  gateDeps ??= defaultGateDeps();
+  return makeHandler(gateDeps)(event, context);
+};
