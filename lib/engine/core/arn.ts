@@ -11,9 +11,9 @@ export interface ArnScope {
 const NAME_PATTERN = /^[^\s<>{}[\]?*"#%\\^|~`$&,;:/\u0000-\u001f\u007f-\u009f]{1,80}$/u;
 
 /** Throws AWS's InvalidName unless `name` is a valid resource name. */
-export function assertValidName(name: unknown, what = 'name'): asserts name is string {
+export function assertValidName(name: unknown, what = 'name', code = 'InvalidName'): asserts name is string {
   if (typeof name !== 'string' || !NAME_PATTERN.test(name)) {
-    throw new SfnServiceError('InvalidName', `Invalid ${what}: '${String(name).slice(0, 100)}'`);
+    throw new SfnServiceError(code, `Invalid ${what}: '${String(name).slice(0, 100)}'`);
   }
 }
 
@@ -51,11 +51,11 @@ export function parseStateMachineArn(scope: ArnScope, arn: unknown): MachineRef 
     throw new SfnServiceError('InvalidArn', `Invalid Arn: '${String(arn).slice(0, 200)}'`);
   }
   const name = parts[6] ?? '';
-  assertValidName(name, 'Arn');
+  assertValidName(name, 'Arn', 'InvalidArn');
   const qualifier = parts[7];
   if (qualifier === undefined) return { name };
   if (/^[1-9]\d{0,8}$/.test(qualifier)) return { name, version: Number(qualifier) };
-  assertValidName(qualifier, 'Arn');
+  assertValidName(qualifier, 'Arn', 'InvalidArn');
   return { name, alias: qualifier };
 }
 
@@ -81,7 +81,7 @@ export function parseExecutionArn(scope: ArnScope, arn: unknown): ExecutionRef {
   }
   const machineName = parts[6] ?? '';
   const name = parts[7] ?? '';
-  assertValidName(machineName, 'Arn');
-  assertValidName(name, 'Arn');
+  assertValidName(machineName, 'Arn', 'InvalidArn');
+  assertValidName(name, 'Arn', 'InvalidArn');
   return { machineName, name, express: parts[5] === 'express' };
 }

@@ -65,6 +65,8 @@ export interface StateRun {
   readonly language: QueryLanguage;
   readonly rawInput: unknown;
   readonly enteredId: number;
+  /** Position of the `*StateEntered` event in its scope: stable across restarts and redrives. */
+  readonly enteredSeq: string;
   readonly context: Record<string, unknown> & {
     State: { Name: string; EnteredTime: string; RetryCount?: number };
   };
@@ -142,6 +144,7 @@ async function runState(
     language: (state.QueryLanguage as QueryLanguage | undefined) ?? frame.language,
     rawInput,
     enteredId: entered.id,
+    enteredSeq: entered.key.slice(entered.key.lastIndexOf('.') + 1),
     context,
   };
   try {

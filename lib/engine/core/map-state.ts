@@ -51,7 +51,7 @@ export async function mapState(run: StateRun): Promise<StateOutcome> {
         iterationScope = (i) => detached.root(`i${i}`);
       } else {
         iterationScope = (i) =>
-          frame.scope.child(`m${run.enteredId}r${run.context.State.RetryCount ?? 0}i${i}`, started.id);
+          frame.scope.child(`m${run.enteredSeq}r${run.context.State.RetryCount ?? 0}i${i}`, started.id);
       }
       let failures = 0;
       const toleratedOutputs = new Map<number, unknown>();

@@ -36,7 +36,10 @@ export async function parallelState(run: StateRun): Promise<StateOutcome> {
       const results = await runConcurrently(frame, branches.length, (i, signal) => {
         const child: Frame = {
           rt: frame.rt,
-          scope: frame.scope.child(`p${run.enteredId}r${run.context.State.RetryCount ?? 0}b${i}`, started.id),
+          scope: frame.scope.child(
+            `p${run.enteredSeq}r${run.context.State.RetryCount ?? 0}b${i}`,
+            started.id,
+          ),
           variables: { ...frame.variables },
           language: frame.language,
           signal,

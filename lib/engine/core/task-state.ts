@@ -133,6 +133,8 @@ async function attempt(run: StateRun): Promise<unknown> {
     }
   } catch (error) {
     if (error instanceof AbortedError) throw error;
+    // a call that ended because its branch or execution was stopped was aborted, not failed
+    if (frame.signal.aborted) throw new AbortedError(frame.signal.reason);
     const failure = asStatesError(error);
     const timedOut = failure.error === 'States.Timeout' || failure.error === 'States.HeartbeatTimeout';
     const details: Record<string, unknown> = { ...ids };
