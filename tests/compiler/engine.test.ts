@@ -1,0 +1,183 @@
+import { describe, expect, it } from 'vitest';
+import { compilePlan } from '../../lib/compiler/index.ts';
+import type { PlanInput } from '../../lib/plan/schema.ts';
+import { runCompiled } from './harness.ts';
+
+/** a → (b, c); d after b; e after b and c: a diamond with a tail (series-parallel). */
+const plan: PlanInput = {
+  id: 'release',
+  objective: 'Release the service',
+  steps: [
+    { id: 'a', description: 'Build', tool: 'shell', args: { cmd: 'make' } },
+    { id: 'b', description: 'Test', tool: 'shell', dependsOn: ['a'] },
+    { id: 'c', description: 'Docs', tool: 'shell', dependsOn: ['a'], critical: false },
+    { id: 'd', description: 'Package', tool: 'shell', dependsOn: ['b'] },
+    { id: 'e', description: 'Publish', tool: 'shell', dependsOn: ['b', 'c'] },
+  ],
+  postconditions: [
+    { id: 'live', description: 'Service answers', contract: { kind: 'assert', expression: 'true' } },
+  ],
+};
+
+const before = (order: string[], x: string, y: string) => order.indexOf(x) < order.indexOf(y);
+
+describe('compiled plans on the embedded engine', () => {
+  it('runs every step after its dependencies when the plan gate approves', async () => {
+    const run = await runCompiled(compilePlan(plan));
+    expect(run.status).toBe('SUCCEEDED');
+    expect([...run.started].sort()).toEqual(['a', 'b', 'c', 'd', 'e']);
+    for (const [x, y] of [
+      ['a', 'b'],
+      ['a', 'c'],
+      ['b', 'd'],
+      ['b', 'e'],
+      ['c', 'e'],
+    ] as const)
+      expect(before(run.started, x, y)).toBe(true);
+    expect(run.output).toEqual({ summary: { completed: 5, failed: 0, skipped: 0 } });
+    expect(run.gates.map((g) => g.kind)).toEqual(['plan']);
+  });
+
+  it('fails with Plangate.GateRejected and runs nothing when the plan gate rejects', async () => {
+    const run = await runCompiled(compilePlan(plan), { gate: () => ({ decision: 'REJECT', reason: 'no' }) });
+    expect(run.status).toBe('FAILED');
+    expect(run.error).toBe('Plangate.GateRejected');
+    expect(run.started).toEqual([]);
+  });
+
+  it('asks again after ASK_FOR_CLARIFICATION, then applies skips and arg overrides', async () => {
+    const run = await runCompiled(compilePlan(plan), {
+      gate: (request) =>
+        request.round === 1
+          ? { decision: 'ASK_FOR_CLARIFICATION', question: 'Why docs?' }
+          : {
+              decision: 'APPROVE_WITH_MODIFICATIONS',
+              skipSteps: ['d'],
+              argOverrides: { a: { cmd: 'make fast' } },
+            },
+    });
+    expect(run.status).toBe('SUCCEEDED');
+    expect(run.gates.map((g) => [g.round, g.question])).toEqual([
+      [1, null],
+      [2, 'Why docs?'],
+    ]);
+    expect(run.started).not.toContain('d');
+    expect(run.statuses.get('d')).toBe('skipped');
+    expect(run.overrides.get('a')).toEqual({ cmd: 'make fast' });
+    expect(run.output).toEqual({ summary: { completed: 4, failed: 0, skipped: 1 } });
+  });
+
+  it('recovers a transient failure with the Retry block', async () => {
+    const run = await runCompiled(compilePlan(plan), {
+      runnerError: (step, _attempt, call) => (step === 'b' && call === 1 ? 'Plangate.Transient' : undefined),
+    });
+    expect(run.status).toBe('SUCCEEDED');
+    expect(run.runnerCalls.get('b')).toBe(2);
+    expect(run.gates.map((g) => g.kind)).toEqual(['plan']);
+  });
+
+  it('escalation SKIP of a non-critical step blocks its dependents while the independent branch completes', async () => {
+    const run = await runCompiled(compilePlan(plan), {
+      runnerError: (step) => (step === 'c' ? 'Plangate.Permission' : undefined),
+      escalate: () => ({ decision: 'SKIP' }),
+    });
+    expect(run.status).toBe('SUCCEEDED');
+    expect(run.statuses.get('c')).toBe('skipped');
+    expect(run.statuses.get('e')).toBe('blocked');
+    expect(run.started).toEqual(expect.arrayContaining(['a', 'b', 'd']));
+    expect(run.started).not.toContain('e');
+    expect(run.gates.filter((g) => g.kind === 'escalation').map((g) => [g.stepId, g.critical])).toEqual([
+      ['c', false],
+    ]);
+    expect(run.output).toEqual({ summary: { completed: 3, failed: 0, skipped: 2 } });
+  });
+
+  it('escalation SKIP of a critical step fails the run with Plangate.CriticalStepSkipped', async () => {
+    const run = await runCompiled(compilePlan(plan), {
+      runnerError: (step) => (step === 'b' ? 'Plangate.Permission' : undefined),
+      escalate: () => ({ decision: 'SKIP' }),
+    });
+    expect(run.status).toBe('FAILED');
+    expect(run.error).toBe('Plangate.CriticalStepSkipped');
+    expect(run.finalize?.succeeded).toBe(false);
+  });
+
+  it('re-runs the step after a contract failure (logic recipe), then escalates and aborts', async () => {
+    const recovered = await runCompiled(compilePlan(plan), {
+      contractFails: (step, attempt) => step === 'd' && attempt === 1,
+    });
+    expect(recovered.status).toBe('SUCCEEDED');
+    expect(recovered.runnerCalls.get('d')).toBe(2);
+
+    const aborted = await runCompiled(compilePlan(plan), {
+      contractFails: (step) => step === 'd',
+      escalate: () => ({ decision: 'ABORT' }),
+    });
+    expect(aborted.status).toBe('FAILED');
+    expect(aborted.error).toBe('Plangate.Aborted');
+    expect(aborted.statuses.has('d')).toBe(false);
+  });
+
+  it('escalation RETRY loops back to the step', async () => {
+    const run = await runCompiled(compilePlan(plan), {
+      runnerError: (step, attempt) => (step === 'a' && attempt === 1 ? 'Plangate.Permission' : undefined),
+      escalate: () => ({ decision: 'RETRY' }),
+    });
+    expect(run.status).toBe('SUCCEEDED');
+    expect(run.gates.filter((g) => g.kind === 'escalation').map((g) => g.attempt)).toEqual([1]);
+    expect(run.runnerCalls.get('a')).toBe(2);
+  });
+
+  it('fails with Plangate.PostconditionFailed when a postcondition does not hold', async () => {
+    const run = await runCompiled(compilePlan(plan), { failingPostconditions: ['live'] });
+    expect(run.status).toBe('FAILED');
+    expect(run.error).toBe('Plangate.PostconditionFailed');
+    expect(run.statuses.size).toBe(5);
+  });
+
+  it('gates a requiresApproval step; REJECT there skips it and blocks its dependents', async () => {
+    const gated: PlanInput = {
+      ...plan,
+      steps: plan.steps.map((s) => (s.id === 'b' ? { ...s, requiresApproval: true } : s)),
+    };
+    const run = await runCompiled(compilePlan(gated), {
+      gate: (request) =>
+        request.kind === 'step' ? { decision: 'REJECT', reason: 'not today' } : { decision: 'APPROVE' },
+    });
+    expect(run.gates.map((g) => [g.kind, g.stepId])).toEqual([
+      ['plan', undefined],
+      ['step', 'b'],
+    ]);
+    expect(run.statuses.get('b')).toBe('skipped');
+    expect(run.statuses.get('d')).toBe('blocked');
+    expect(run.statuses.get('e')).toBe('blocked');
+    expect(run.statuses.get('c')).toBe('completed');
+    expect(run.status).toBe('SUCCEEDED');
+  });
+
+  it('synchronizes a non-series-parallel join exactly (N graph) and a split plan across child machines', async () => {
+    const nGraph: PlanInput = {
+      id: 'ngraph',
+      objective: 'N-shaped dependencies',
+      steps: [
+        { id: 'a', description: 'A', tool: 'shell' },
+        { id: 'b', description: 'B', tool: 'shell' },
+        { id: 'c', description: 'C', tool: 'shell', dependsOn: ['a', 'b'] },
+        { id: 'd', description: 'D', tool: 'shell', dependsOn: ['b'] },
+      ],
+    };
+    const compiled = compilePlan(nGraph);
+    expect(compiled.report.structure.joinEdges).toBe(1);
+    const run = await runCompiled(compiled);
+    expect(run.status).toBe('SUCCEEDED');
+    expect(
+      before(run.started, 'a', 'c') && before(run.started, 'b', 'c') && before(run.started, 'b', 'd'),
+    ).toBe(true);
+
+    const split = compilePlan(nGraph, { maxDefinitionBytes: 20_000 });
+    expect(split.definitions.length).toBeGreaterThan(1);
+    const splitRun = await runCompiled(split);
+    expect(splitRun.status).toBe('SUCCEEDED');
+    expect([...splitRun.started].sort()).toEqual(['a', 'b', 'c', 'd']);
+  });
+});

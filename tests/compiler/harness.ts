@@ -1,0 +1,239 @@
+/**
+ * In-test harness Lambdas that implement lib/runtime/payloads.ts faithfully (every request is
+ * parsed with its schema, every answer has the contract's shape), scripted per test: what the
+ * approver decides, which attempts of which steps fail and how. Runs compiled definitions on
+ * the embedded engine with the `${…}` substitutions filled in.
+ */
+
+import { type CompileResult, PLACEHOLDERS } from '../../lib/compiler/index.ts';
+import type { Engine } from '../../lib/engine/engine.ts';
+import { createEngine } from '../../lib/engine/engine.ts';
+import { createResourceInvoker } from '../../lib/engine/resources/resource-invoker.ts';
+import {
+  type ApprovalDecision,
+  CheckRequestSchema,
+  type CheckResult,
+  ClassifyRequestSchema,
+  type ClassifyResult,
+  type EscalationDecision,
+  FinalizeRequestSchema,
+  type FinalizeResult,
+  failureClassOfError,
+  type GateRequest,
+  GateRequestSchema,
+  HarnessFailure,
+  JoinRequestSchema,
+  type LambdaErrorName,
+  RunnerRequestSchema,
+  type RunnerResult,
+  type StepEntry,
+} from '../../lib/runtime/payloads.ts';
+
+export interface Script {
+  /** Decision for a plan or step gate. @default APPROVE */
+  gate?: (request: GateRequest) => ApprovalDecision;
+  /** Decision for an escalation gate asked of a person. @default ABORT */
+  escalate?: (request: GateRequest) => EscalationDecision;
+  /** Error name the runner throws for (step, attempt, try within the Retry block). */
+  runnerError?: (stepId: string, attempt: number, call: number) => LambdaErrorName | undefined;
+  /** Steps whose contract fails on the given attempt. */
+  contractFails?: (stepId: string, attempt: number) => boolean;
+  /** Postcondition ids that do not hold. */
+  failingPostconditions?: readonly string[];
+}
+
+export interface RunRecord {
+  status: string | undefined;
+  error: string | undefined;
+  output: unknown;
+  /** Steps in the order their runner started work (skipped/blocked are not started). */
+  started: string[];
+  /** Final status per step as the checker recorded it. */
+  statuses: Map<string, string>;
+  gates: GateRequest[];
+  finalize: FinalizeResult | undefined;
+  runnerCalls: Map<string, number>;
+  /** Per step: the argOverrides the runner received. */
+  overrides: Map<string, Record<string, unknown>>;
+}
+
+const FUNCTIONS = {
+  [PLACEHOLDERS.gate]: 'gate',
+  [PLACEHOLDERS.stepRunner]: 'runner',
+  [PLACEHOLDERS.contractChecker]: 'checker',
+  [PLACEHOLDERS.classifier]: 'classifier',
+  [PLACEHOLDERS.join]: 'join',
+} as const;
+
+const fnArn = (name: string) => `arn:aws:lambda:us-east-1:123456789012:function:${name}`;
+
+export function substitute(json: string, values: Record<string, string>): string {
+  return json.replace(/\$\{([A-Za-z0-9_]+)\}/g, (whole, name: string) => values[name] ?? whole);
+}
+
+export async function runCompiled(compiled: CompileResult, script: Script = {}): Promise<RunRecord> {
+  const record: RunRecord = {
+    status: undefined,
+    error: undefined,
+    output: undefined,
+    started: [],
+    statuses: new Map(),
+    gates: [],
+    finalize: undefined,
+    runnerCalls: new Map(),
+    overrides: new Map(),
+  };
+  let engine: Engine | undefined;
+  const later = (fn: () => Promise<unknown>) => {
+    setTimeout(() => {
+      fn().catch((error: unknown) => {
+        throw error;
+      });
+    }, 1);
+  };
+  const answer = (taskToken: string, output: unknown) =>
+    later(() => (engine as Engine).sendTaskSuccess({ taskToken, output: JSON.stringify(output) }));
+
+  const joins = new Map<string, { token?: string; predecessors: string[] }>();
+  const signals = new Map<string, StepEntry>();
+  const releaseIfReady = (stepId: string) => {
+    const join = joins.get(stepId);
+    if (!join?.token || !join.predecessors.every((p) => signals.has(p))) return;
+    const entries = Object.fromEntries(join.predecessors.map((p) => [p, signals.get(p) as StepEntry]));
+    const token = join.token;
+    join.token = undefined;
+    answer(token, { entries });
+  };
+
+  const handlers = {
+    gate: async (event: unknown) => {
+      const request = GateRequestSchema.parse(event);
+      record.gates.push(request);
+      if (request.kind === 'escalation') {
+        const decision: EscalationDecision =
+          request.policy === 'skip'
+            ? { decision: 'SKIP' }
+            : request.policy === 'abort'
+              ? { decision: 'ABORT' }
+              : (script.escalate?.(request) ?? { decision: 'ABORT' });
+        answer(request.taskToken, decision);
+      } else {
+        answer(request.taskToken, script.gate?.(request) ?? { decision: 'APPROVE' });
+      }
+      return { requested: true };
+    },
+    runner: async (event: unknown): Promise<RunnerResult> => {
+      const request = RunnerRequestSchema.parse(event);
+      const base = { stepId: request.stepId, attempt: request.attempt, durationMs: 0 };
+      if (request.skip) return { ...base, status: 'skipped' };
+      const blockedBy = request.dependsOn.filter((d) => request.inputs[d]?.status !== 'completed');
+      if (blockedBy.length > 0) return { ...base, status: 'blocked', blockedBy };
+      const call = (record.runnerCalls.get(request.stepId) ?? 0) + 1;
+      record.runnerCalls.set(request.stepId, call);
+      record.overrides.set(request.stepId, request.argOverrides);
+      const error = script.runnerError?.(request.stepId, request.attempt, call);
+      if (error) throw new HarnessFailure(error, { message: `${request.stepId} failed (${error})` });
+      record.started.push(request.stepId);
+      return { ...base, status: 'succeeded', output: { value: `${request.stepId}#${request.attempt}` } };
+    },
+    checker: async (event: unknown): Promise<CheckResult | FinalizeResult> => {
+      if ((event as { kind?: string }).kind === 'finalize') {
+        const request = FinalizeRequestSchema.parse(event);
+        const failed = (script.failingPostconditions ?? []).filter((id) =>
+          request.postconditions.some((p) => p.id === id),
+        );
+        let completed = 0;
+        let skipped = 0;
+        for (const id of request.stepIds) {
+          const status = record.statuses.get(id);
+          if (status === 'completed') completed += 1;
+          else if (status === 'skipped' || status === 'blocked') skipped += 1;
+        }
+        const missing = request.stepIds.length - completed - skipped;
+        const result: FinalizeResult = {
+          succeeded: !request.error && missing === 0 && failed.length === 0,
+          summary: { completed, failed: missing, skipped },
+          failedPostconditions: failed,
+        };
+        record.finalize = result;
+        return result;
+      }
+      const request = CheckRequestSchema.parse(event);
+      if (request.run.status !== 'succeeded') {
+        record.statuses.set(request.stepId, request.run.status);
+        return { status: request.run.status };
+      }
+      if (script.contractFails?.(request.stepId, request.attempt)) {
+        throw new HarnessFailure('Plangate.ContractFailed', {
+          message: 'contract did not pass',
+          failureClass: 'logic',
+        });
+      }
+      record.statuses.set(request.stepId, 'completed');
+      return {
+        status: 'completed',
+        ...(request.run.output ? { output: request.run.output } : {}),
+        evidence: { kind: 'none', passed: true, summary: 'ok', checkedAt: new Date(0).toISOString() },
+      };
+    },
+    classifier: async (event: unknown): Promise<ClassifyResult> => {
+      const request = ClassifyRequestSchema.parse(event);
+      const named = failureClassOfError(request.error.Error);
+      const failureClass = named ?? 'unknown';
+      const recipe = request.recovery[failureClass];
+      const loops = request.error.Error === 'Plangate.ContractFailed' || named === undefined;
+      const retries = request.onFail?.retries ?? recipe?.maxAttempts ?? 0;
+      return {
+        failureClass,
+        error: request.error.Error,
+        message: request.error.Cause ?? '',
+        phase: request.phase,
+        action: loops && request.attempt <= retries ? 'RETRY' : 'ESCALATE',
+        policy: request.onFail?.escalation ?? recipe?.escalation ?? 'ask',
+        recipe: failureClass,
+      };
+    },
+    join: async (event: unknown) => {
+      const request = JoinRequestSchema.parse(event);
+      if (request.action === 'wait') {
+        joins.set(request.stepId, { token: request.taskToken, predecessors: request.predecessors });
+        releaseIfReady(request.stepId);
+        return { waiting: true };
+      }
+      signals.set(request.stepId, request.entry);
+      for (const successor of request.successors) releaseIfReady(successor);
+      return { released: [] };
+    },
+  };
+
+  engine = createEngine({
+    invokeResource: createResourceInvoker({
+      lambdaHandlers: Object.fromEntries(Object.entries(handlers).map(([n, h]) => [n, h])),
+    }),
+    timeScale: 0,
+    storeDir: undefined,
+  });
+  const values: Record<string, string> = {};
+  for (const [placeholder, name] of Object.entries(FUNCTIONS)) values[placeholder] = fnArn(name);
+  try {
+    // Children first, so the parent's substitutions can name their ARNs.
+    for (const definition of [...compiled.definitions].reverse()) {
+      const created = await engine.createStateMachine({
+        name: definition.name,
+        definition: substitute(definition.json, values),
+        roleArn: 'arn:aws:iam::123456789012:role/plangate',
+      });
+      if (definition.arnSubstitution) values[definition.arnSubstitution] = created.stateMachineArn as string;
+    }
+    const main = compiled.definitions[0];
+    const arn = `arn:aws:states:us-east-1:123456789012:stateMachine:${main?.name}`;
+    const { executionArn } = await engine.startExecution({ stateMachineArn: arn, input: '{}' });
+    const described = await engine.awaitExecution(executionArn as string);
+    record.status = described.status;
+    record.error = described.error;
+    record.output = described.output ? JSON.parse(described.output) : undefined;
+    return record;
+  } finally {
+    await engine.close();
+  }
+}
