@@ -19,7 +19,7 @@ const plan: PlanInput = {
   ],
 };
 
-const before = (order: string[], x: string, y: string) => order.indexOf(x) < order.indexOf(y);
+const runsBefore = (order: string[], x: string, y: string) => order.indexOf(x) < order.indexOf(y);
 
 describe('compiled plans on the embedded engine', () => {
   it('runs every step after its dependencies when the plan gate approves', async () => {
@@ -33,7 +33,7 @@ describe('compiled plans on the embedded engine', () => {
       ['b', 'e'],
       ['c', 'e'],
     ] as const)
-      expect(before(run.started, x, y)).toBe(true);
+      expect(runsBefore(run.started, x, y)).toBe(true);
     expect(run.output).toEqual({ summary: { completed: 5, failed: 0, skipped: 0 } });
     expect(run.gates.map((g) => g.kind)).toEqual(['plan']);
   });
@@ -171,7 +171,9 @@ describe('compiled plans on the embedded engine', () => {
     const run = await runCompiled(compiled);
     expect(run.status).toBe('SUCCEEDED');
     expect(
-      before(run.started, 'a', 'c') && before(run.started, 'b', 'c') && before(run.started, 'b', 'd'),
+      runsBefore(run.started, 'a', 'c') &&
+        runsBefore(run.started, 'b', 'c') &&
+        runsBefore(run.started, 'b', 'd'),
     ).toBe(true);
 
     const split = compilePlan(nGraph, { maxDefinitionBytes: 20_000 });
