@@ -2,15 +2,20 @@
  * Plays the recorded-AWS conformance cases (../shared/conformance/cases) through the embedded
  * engine and prints per-category pass rates and every failing case with its first mismatch.
  *
- *   npm run conformance -- [--threshold 95] [--filter text] [--history] [--json out.json] [--cases DIR]
+ *   npm run conformance -- [--threshold 95] [--filter text] [--http] [--history] [--json out.json] [--cases DIR]
  *
- * In-process through the Engine API. --history also lists cases whose history event types differ
+ * In-process through the Engine API by default; with --http through the engine's Step Functions API
+ * server via @aws-sdk/client-sfn. --history also lists cases whose history event types differ
  * from AWS's (informative). Exits 1 when the pass rate is below --threshold.
  */
 import * as fs from 'node:fs';
 import * as path from 'node:path';
 import { pathToFileURL } from 'node:url';
-import { playCases } from '../lib/engine/core/conformance.ts';
+import * as sfn from '@aws-sdk/client-sfn';
+import { SFNClient } from '@aws-sdk/client-sfn';
+import { startEngineServer } from '../lib/engine/api/index.ts';
+import { type CaseDriver, type ConformanceCase, playCases } from '../lib/engine/core/conformance.ts';
+import { createEngine } from '../lib/engine/engine.ts';
 
 const args = process.argv.slice(2);
 const flag = (name: string) => {
@@ -28,7 +33,49 @@ const files = fs
 const cases = files
   .map((f) => JSON.parse(fs.readFileSync(path.join(casesDir, f), 'utf8')))
   .filter((c) => !filter || String(c.id).includes(filter));
-const report = await playCases(cases, compare.compareResult);
+/** One engine per case behind the Step Functions API server, driven by @aws-sdk/client-sfn. */
+async function httpDriver(c: ConformanceCase): Promise<CaseDriver> {
+  const engine = createEngine({
+    storeDir: undefined,
+    accountId: '111111111111',
+    mockConfig: c.mockConfig,
+    timeScale: 0,
+    invokeResource: async (invocation) => {
+      throw new Error(`resource ${invocation.resource} is not mocked for state '${invocation.stateName}'`);
+    },
+  });
+  const server = await startEngineServer({ engine });
+  const client = new SFNClient({
+    endpoint: server.url,
+    region: 'us-east-1',
+    credentials: { accessKeyId: 'local', secretAccessKey: 'local' },
+    disableHostPrefix: true,
+  });
+  return {
+    api: {
+      createStateMachine: (input) => client.send(new sfn.CreateStateMachineCommand(input)),
+      startExecution: (input) => client.send(new sfn.StartExecutionCommand(input)),
+      describeExecution: (input) => client.send(new sfn.DescribeExecutionCommand(input)),
+      getExecutionHistory: (input) => client.send(new sfn.GetExecutionHistoryCommand(input)),
+    },
+    awaitEnd: async (executionArn) => {
+      while ((await client.send(new sfn.DescribeExecutionCommand({ executionArn }))).status === 'RUNNING') {
+        await new Promise((r) => setTimeout(r, 2));
+      }
+    },
+    close: async () => {
+      client.destroy();
+      await server.close();
+      await engine.close();
+    },
+  };
+}
+
+const report = await playCases(
+  cases,
+  compare.compareResult,
+  args.includes('--http') ? { driverFor: httpDriver } : {},
+);
 for (const [category, r] of Object.entries(report.categories).sort()) {
   console.log(
     `${category.padEnd(20)} ${String(r.passed).padStart(4)}/${String(r.total).padEnd(4)} ${((100 * r.passed) / r.total).toFixed(1)}%`,
