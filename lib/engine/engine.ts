@@ -861,7 +861,7 @@ export class Engine implements StepFunctionsEngine {
     };
     let timer: NodeJS.Timeout | undefined;
     const timeoutSeconds = e.definition.TimeoutSeconds;
-    if (typeof timeoutSeconds === 'number') {
+    if (typeof timeoutSeconds === 'number' && this.timeScale > 0) {
       const deadline = e.startDate + timeoutSeconds * 1000 * this.timeScale;
       timer = setTimeout(
         () => e.controller.abort({ kind: 'timeout' } satisfies StopReason),

@@ -27,6 +27,9 @@ import { errorMatches, type Retrier, retryDelaySeconds } from './retry.ts';
 import type { ExecutionRuntime, QueryLanguage, StateDefinition, StatesBlock } from './runtime.ts';
 import { AbortedError, sleepUntil } from './timers.ts';
 
+/** AWS's quota of events in one execution's history. */
+export const MAX_HISTORY_EVENTS = 25_000;
+
 /** AWS's payload limit (256 KiB) for state input/output and task results. */
 export const MAX_PAYLOAD_BYTES = 262_144;
 
@@ -123,6 +126,14 @@ async function runState(
       const output = JSON.parse(String(exited.details?.output ?? 'null'));
       return internal.next === undefined ? { output } : { output, next: String(internal.next) };
     }
+  }
+  if (rt.journal.length >= MAX_HISTORY_EVENTS) {
+    throw terminal(
+      new StatesError(
+        'States.Runtime',
+        `The execution reached the maximum number of history events (${MAX_HISTORY_EVENTS}) before entering the state '${name}'.`,
+      ),
+    );
   }
   const entered = scope.emit(`${state.Type}StateEntered`, {
     name,

@@ -444,3 +444,40 @@ describe('the Step Functions API', () => {
     expect(JSON.parse(String(described.output))).toEqual({ done: true });
   });
 });
+
+describe('limits', () => {
+  it('fails an execution whose history would exceed 25,000 events', async () => {
+    const e = engine();
+    const { described } = await run(e, {
+      StartAt: 'Loop',
+      States: {
+        Loop: { Type: 'Pass', Next: 'Again' },
+        Again: {
+          Type: 'Choice',
+          Choices: [{ Variable: '$.stop', IsPresent: true, Next: 'End' }],
+          Default: 'Loop',
+        },
+        End: { Type: 'Succeed' },
+      },
+    });
+    expect(described.status).toBe('FAILED');
+    expect(described.error).toBe('States.Runtime');
+    expect(described.cause).toContain('25000');
+  });
+
+  it('fails with States.DataLimitExceeded when a state output exceeds 256 KiB', async () => {
+    const e = engine();
+    const { described } = await run(
+      e,
+      {
+        StartAt: 'Big',
+        States: {
+          Big: { Type: 'Pass', Parameters: { 'a.$': '$.s', 'b.$': '$.s' }, End: true },
+        },
+      },
+      { s: 'x'.repeat(200_000) },
+    );
+    expect(described.status).toBe('FAILED');
+    expect(described.error).toBe('States.DataLimitExceeded');
+  });
+});
