@@ -37,9 +37,8 @@ export async function runStep(req: RunnerRequest, deps: HarnessDeps): Promise<Ru
     });
     return { ...base, status: 'skipped', durationMs: 0 };
   }
-  const blockedBy = Object.entries(req.inputs)
-    .filter(([, entry]) => entry.status !== 'completed')
-    .map(([id]) => id);
+  // A dependency missing from `inputs` counts as not completed.
+  const blockedBy = req.dependsOn.filter((id) => req.inputs[id]?.status !== 'completed');
   if (blockedBy.length > 0) {
     await journalFor(deps).append({ ...identity, event: 'TASK_BLOCKED', details: { blocked_by: blockedBy } });
     return { ...base, status: 'blocked', blockedBy, durationMs: 0 };

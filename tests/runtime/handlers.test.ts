@@ -1,0 +1,471 @@
+// biome-ignore-all lint/suspicious/noTemplateCurlyInString: plan references are literal `${...}` strings
+/**
+ * The Lambda handlers against the local stack: dynalite and the local event bus through the real
+ * SDK clients. SendTaskSuccess goes, through the real SFNClient, to a small recording endpoint
+ * that stands in for Step Functions' task-token API.
+ */
+import { mkdtemp, rm } from 'node:fs/promises';
+import { createServer, type Server } from 'node:http';
+import type { AddressInfo } from 'node:net';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { SFNClient } from '@aws-sdk/client-sfn';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { makeHandler as makeClassifier } from '../../lambdas/classifier.ts';
+import { makeHandler as makeChecker } from '../../lambdas/contract-checker.ts';
+import { makeHandler as makeGate } from '../../lambdas/gate.ts';
+import { makeHandler as makeJoin } from '../../lambdas/join.ts';
+import { makeHandler as makeRunner } from '../../lambdas/step-runner.ts';
+import { LOCAL_CREDENTIALS } from '../../lib/local/clients.ts';
+import type { BusEvent } from '../../lib/local/eventbus.ts';
+import { type LocalDataPlane, startLocalDataPlane } from '../../lib/local/stack.ts';
+import { Approvals } from '../../lib/runtime/approvals.ts';
+import { type HarnessDeps, journalFor } from '../../lib/runtime/deps.ts';
+import { type ApprovalNotice, approvalsFor, type GateDeps } from '../../lib/runtime/gate.ts';
+import { readEvents, verifyChain } from '../../lib/runtime/journal.ts';
+import type { RunnerRequest, RunnerResult } from '../../lib/runtime/payloads.ts';
+import { builtinRegistry } from '../../lib/runtime/tools/builtins.ts';
+
+let dir: string;
+let plane: LocalDataPlane;
+let sfnServer: Server;
+let sfn: SFNClient;
+const taskSuccesses: { taskToken: string; output: unknown }[] = [];
+const published: BusEvent[] = [];
+let deps: HarnessDeps;
+
+const plan = { id: 'demo', version: 1, digest: 'sha256:feed' };
+const TOKEN = `AQ${'t'.repeat(300)}`;
+
+beforeAll(async () => {
+  dir = await mkdtemp(join(tmpdir(), 'plangate-handlers-'));
+  plane = await startLocalDataPlane({ dataDir: dir });
+  plane.bus.subscribe({ source: ['plangate'] }, (e) => {
+    published.push(e);
+  });
+  sfnServer = createServer((req, res) => {
+    const chunks: Buffer[] = [];
+    req.on('data', (c: Buffer) => chunks.push(c));
+    req.on('end', () => {
+      const body = JSON.parse(Buffer.concat(chunks).toString('utf8')) as {
+        taskToken: string;
+        output: string;
+      };
+      if (req.headers['x-amz-target'] !== 'AWSStepFunctions.SendTaskSuccess') {
+        res.writeHead(400, { 'content-type': 'application/x-amz-json-1.0' });
+        res.end(JSON.stringify({ __type: 'UnknownOperationException', message: 'only SendTaskSuccess' }));
+        return;
+      }
+      taskSuccesses.push({ taskToken: body.taskToken, output: JSON.parse(body.output) });
+      res.writeHead(200, { 'content-type': 'application/x-amz-json-1.0' });
+      res.end('{}');
+    });
+  });
+  await new Promise<void>((r) => sfnServer.listen(0, '127.0.0.1', r));
+  sfn = new SFNClient({
+    region: 'us-east-1',
+    credentials: LOCAL_CREDENTIALS,
+    endpoint: `http://127.0.0.1:${(sfnServer.address() as AddressInfo).port}`,
+  });
+  deps = {
+    dynamo: plane.clients.doc,
+    tables: plane.tableNames,
+    events: plane.clients.events,
+    tools: builtinRegistry(),
+    cwd: dir,
+    env: { PATH: process.env.PATH, API_TOKEN: 'tok-very-secret-123' },
+    secrets: [{ name: 'apiToken', source: 'env', ref: 'API_TOKEN' }],
+  };
+});
+afterAll(async () => {
+  sfn.destroy();
+  sfnServer.closeAllConnections();
+  await new Promise((r) => sfnServer.close(r));
+  await plane.close();
+  await rm(dir, { recursive: true, force: true });
+});
+
+const runnerReq = (executionId: string, over: Partial<RunnerRequest> = {}): RunnerRequest => ({
+  plan,
+  executionId,
+  stepId: 'build',
+  index: 1,
+  total: 2,
+  description: 'Build the report',
+  tool: 'shell',
+  subscriptions: [],
+  args: { command: 'echo built' },
+  argOverrides: {},
+  inputs: {},
+  dependsOn: [],
+  skip: false,
+  attempt: 1,
+  requiresHuman: false,
+  outputs: [],
+  timeoutSeconds: 30,
+  inlineOutputLimitBytes: 8192,
+  ...over,
+});
+
+const events = async (executionId: string) =>
+  readEvents(plane.clients.doc, plane.tableNames.events, executionId);
+
+describe('step runner + contract checker', () => {
+  it('runs a step, and only the contract completes it (with evidence)', async () => {
+    const runner = makeRunner(deps);
+    const checker = makeChecker(deps);
+    const run = await runner(
+      runnerReq('exec-ok', {
+        args: {
+          command:
+            'echo "report=r.txt" >> "$PLANGATE_OUTPUT"; echo "${secrets.apiToken}" > token.txt; echo ${secrets.apiToken}',
+        },
+        outputs: ['report'],
+      }),
+    );
+    expect(run).toMatchObject({ status: 'succeeded', output: { report: 'r.txt' } });
+    const checked = await checker({
+      plan,
+      executionId: 'exec-ok',
+      stepId: 'build',
+      index: 1,
+      total: 2,
+      attempt: 1,
+      run,
+      contract: {
+        kind: 'command',
+        command: 'test -s token.txt && echo fine',
+        expectExitCode: 0,
+        timeoutSeconds: 10,
+      },
+    });
+    expect(checked).toMatchObject({
+      status: 'completed',
+      output: { report: 'r.txt' },
+      evidence: { passed: true, kind: 'command' },
+    });
+    const stored = await events('exec-ok');
+    expect(stored.map((e) => e.event)).toEqual(['TASK_STARTED', 'TASK_COMPLETED']);
+    expect(stored[1]?.details).toMatchObject({ progress: expect.stringMatching(/^\[Task 1\/2\] ✓ build/) });
+    expect(verifyChain(stored)).toEqual({ ok: true, count: 2 });
+  });
+
+  it('refuses a premature completion: the step says done, the contract fails → TASK_FAILED, ContractFailed', async () => {
+    const run = await makeRunner(deps)(
+      runnerReq('exec-premature', { args: { command: 'echo "all tests pass"' } }),
+    );
+    await expect(
+      makeChecker(deps)({
+        plan,
+        executionId: 'exec-premature',
+        stepId: 'build',
+        index: 1,
+        total: 2,
+        attempt: 1,
+        run,
+        contract: {
+          kind: 'command',
+          command: 'test -f never-made.txt',
+          expectExitCode: 0,
+          timeoutSeconds: 10,
+        },
+      }),
+    ).rejects.toMatchObject({ name: 'Plangate.ContractFailed' });
+    expect((await events('exec-premature')).map((e) => e.event)).toEqual(['TASK_STARTED', 'TASK_FAILED']);
+  });
+
+  it('classifies a tool failure, records FAILURE_DETECTED, never leaks the secret', async () => {
+    await expect(
+      makeRunner(deps)(
+        runnerReq('exec-fail', { args: { command: 'echo "denied for ${secrets.apiToken}" >&2; exit 126' } }),
+      ),
+    ).rejects.toMatchObject({ name: 'Plangate.Unknown' });
+    const stored = await events('exec-fail');
+    expect(stored.map((e) => e.event)).toEqual(['TASK_STARTED', 'FAILURE_DETECTED']);
+    expect(JSON.stringify(stored)).not.toContain('tok-very-secret-123');
+  });
+
+  it('skips and blocks without running anything', async () => {
+    expect(await makeRunner(deps)(runnerReq('exec-skip', { skip: true }))).toMatchObject({
+      status: 'skipped',
+    });
+    expect(
+      await makeRunner(deps)(
+        runnerReq('exec-skip', {
+          stepId: 'deploy',
+          dependsOn: ['build', 'lint'],
+          inputs: { build: { status: 'skipped' } },
+        }),
+      ),
+    ).toMatchObject({ status: 'blocked', blockedBy: ['build', 'lint'] });
+    expect((await events('exec-skip')).map((e) => e.event)).toEqual(['TASK_SKIPPED', 'TASK_BLOCKED']);
+  });
+
+  it('rejects a malformed request at the edge, located, writing nothing', async () => {
+    await expect(makeRunner(deps)({ ...runnerReq('exec-bad'), index: 0 })).rejects.toMatchObject({
+      name: 'Plangate.InvalidInput',
+      message: expect.stringContaining('"location":"index"'),
+    });
+    expect(await events('exec-bad')).toEqual([]);
+  });
+
+  it('stores large outputs by reference and reads them back for the next step', async () => {
+    const run = (await makeRunner(deps)(
+      runnerReq('exec-big', {
+        args: { command: 'head -c 20000 /dev/zero | tr "\\0" x' },
+        inlineOutputLimitBytes: 1024,
+      }),
+    )) as RunnerResult;
+    expect(run.outputRef?.uri).toMatch(/^dynamodb:\/\//);
+    const next = await makeRunner(deps)(
+      runnerReq('exec-big', {
+        stepId: 'count',
+        tool: 'shell',
+        args: { command: 'echo -n "${steps.build.stdout}" | wc -c' },
+        dependsOn: ['build'],
+        inputs: { build: { status: 'completed', outputRef: run.outputRef } },
+      }),
+    );
+    expect((next.output as { stdout: string }).stdout.trim()).toBe('20000');
+  });
+
+  it('finalizes: postconditions checked, EXECUTION_COMPLETE with the summary', async () => {
+    const result = await makeChecker(deps)({
+      kind: 'finalize',
+      plan,
+      executionId: 'exec-ok',
+      postconditions: [
+        {
+          id: 'tokenFile',
+          description: 'token file exists',
+          contract: { kind: 'command', command: 'test -f token.txt', expectExitCode: 0, timeoutSeconds: 5 },
+        },
+      ],
+      ledger: { steps: { build: { status: 'completed' }, ship: { status: 'skipped' } } },
+      stepIds: ['build', 'ship'],
+    });
+    expect(result).toEqual({
+      succeeded: true,
+      summary: { completed: 1, failed: 0, skipped: 1 },
+      failedPostconditions: [],
+    });
+    const stored = await events('exec-ok');
+    expect(stored.slice(-2).map((e) => e.event)).toEqual(['POSTCONDITION_CHECKED', 'EXECUTION_COMPLETE']);
+  });
+});
+
+describe('classifier', () => {
+  const recovery = {
+    transient: { maxAttempts: 2, escalation: 'ask' as const },
+    logic: { maxAttempts: 1, escalation: 'ask' as const },
+    permission: { maxAttempts: 0, escalation: 'ask' as const },
+    invalid_input: { maxAttempts: 0, escalation: 'ask' as const },
+    unrecoverable: { maxAttempts: 0, escalation: 'abort' as const },
+    unknown: { maxAttempts: 0, escalation: 'ask' as const },
+  };
+  const req = (error: { Error: string; Cause?: string }, attempt: number) => ({
+    plan,
+    executionId: 'exec-classify',
+    stepId: 'build',
+    phase: 'check' as const,
+    error,
+    attempt,
+    recovery,
+  });
+
+  it('retries a failed contract per the logic recipe, then escalates', async () => {
+    const classify = makeClassifier(deps);
+    const cause = JSON.stringify({ message: 'exit 1', failureClass: 'logic' });
+    expect(await classify(req({ Error: 'Plangate.ContractFailed', Cause: cause }, 1))).toMatchObject({
+      failureClass: 'logic',
+      action: 'RETRY',
+    });
+    expect(await classify(req({ Error: 'Plangate.ContractFailed', Cause: cause }, 2))).toMatchObject({
+      action: 'ESCALATE',
+      policy: 'ask',
+    });
+  });
+
+  it('stops for a person on a permission error, and classifies errors nobody named', async () => {
+    const classify = makeClassifier(deps);
+    expect(
+      await classify(req({ Error: 'Plangate.Permission', Cause: '{"message":"403"}' }, 1)),
+    ).toMatchObject({
+      failureClass: 'permission',
+      action: 'ESCALATE',
+    });
+    expect(await classify(req({ Error: 'States.Timeout', Cause: 'Task timed out' }, 1))).toMatchObject({
+      failureClass: 'transient',
+      action: 'RETRY',
+    });
+    const types = (await events('exec-classify')).map((e) => e.event);
+    expect(types).toContain('PERMISSION_REQUIRED');
+    expect(types.filter((t) => t === 'FAILURE_DETECTED')).toHaveLength(1);
+    expect(types.filter((t) => t === 'RECOVERY_APPLIED')).toHaveLength(4);
+  });
+});
+
+describe('gate and approvals', () => {
+  const notices: ApprovalNotice[] = [];
+  let now = new Date();
+  const gateDeps = (): GateDeps => ({
+    ...deps,
+    sfn,
+    signingKey: 'k'.repeat(32),
+    notify: async (n) => {
+      notices.push(n);
+    },
+    approvalPolicy: () => ({ approvers: ['ana', 'ben', 'cy'], forbiddenApprovers: ['author'], quorum: 2 }),
+  });
+  const approvals = () => approvalsFor(gateDeps());
+  const gateReq = (executionId: string, timeoutSeconds = 3600) => ({
+    kind: 'plan' as const,
+    taskToken: `${TOKEN}-${executionId}`,
+    plan,
+    executionId,
+    round: 1,
+    timeoutSeconds,
+  });
+
+  it('keeps the token server-side, needs a quorum, and lets exactly one of two concurrent clicks decide', async () => {
+    await makeGate(gateDeps())(gateReq('exec-gate'));
+    const notice = notices.at(-1) as ApprovalNotice;
+    expect(notice.approvalId).not.toContain(TOKEN.slice(0, 20));
+    const a = approvals();
+    await expect(
+      a.answer(notice.approvalId, { by: 'author', digest: plan.digest, decision: { decision: 'APPROVE' } }),
+    ).rejects.toMatchObject({ reason: 'forbidden' });
+    await expect(
+      a.answer(notice.approvalId, { by: 'mallory', digest: plan.digest, decision: { decision: 'APPROVE' } }),
+    ).rejects.toMatchObject({ reason: 'forbidden' });
+    await expect(
+      a.answer(notice.approvalId, { by: 'ana', digest: 'sha256:other', decision: { decision: 'APPROVE' } }),
+    ).rejects.toMatchObject({ reason: 'digest-mismatch' });
+    await expect(
+      a.answer(`${notice.approvalId.slice(0, -2)}xx`, {
+        by: 'ana',
+        digest: plan.digest,
+        decision: { decision: 'APPROVE' },
+      }),
+    ).rejects.toMatchObject({ reason: 'forged' });
+    expect(
+      await a.answer(notice.approvalId, {
+        by: 'ana',
+        digest: plan.digest,
+        decision: { decision: 'APPROVE' },
+      }),
+    ).toEqual({ status: 'pending', votes: 1 });
+    const before = taskSuccesses.length;
+    const results = await Promise.allSettled([
+      approvals().answer(notice.approvalId, {
+        by: 'ben',
+        digest: plan.digest,
+        decision: { decision: 'APPROVE_WITH_MODIFICATIONS', skipSteps: ['ship'] },
+      }),
+      approvals().answer(notice.approvalId, {
+        by: 'cy',
+        digest: plan.digest,
+        decision: { decision: 'APPROVE' },
+      }),
+    ]);
+    expect(results.filter((r) => r.status === 'fulfilled')).toHaveLength(1);
+    expect(results.find((r) => r.status === 'rejected')).toMatchObject({ reason: { reason: 'used' } });
+    expect(taskSuccesses.length - before).toBe(1);
+    expect(taskSuccesses.at(-1)?.taskToken).toBe(`${TOKEN}-exec-gate`);
+    await expect(
+      a.answer(notice.approvalId, { by: 'cy', digest: plan.digest, decision: { decision: 'APPROVE' } }),
+    ).rejects.toMatchObject({ reason: 'used' });
+    const stored = await events('exec-gate');
+    expect(stored.map((e) => e.event)).toEqual(['GATE_APPROVAL_REQUESTED', 'GATE_APPROVED']);
+    expect(verifyChain(stored).ok).toBe(true);
+  });
+
+  it('refuses an expired link and changes nothing', async () => {
+    await makeGate(gateDeps())(gateReq('exec-expired', 60));
+    const notice = notices.at(-1) as ApprovalNotice;
+    now = new Date(Date.now() + 120_000);
+    const expired = new Approvals({
+      dynamo: plane.clients.doc,
+      gatesTable: plane.tableNames.gates,
+      sfn,
+      journal: journalFor(deps),
+      signingKey: 'k'.repeat(32),
+      clock: () => now,
+    });
+    await expect(
+      expired.answer(notice.approvalId, {
+        by: 'ana',
+        digest: plan.digest,
+        decision: { decision: 'APPROVE' },
+      }),
+    ).rejects.toMatchObject({ reason: 'expired' });
+    expect((await events('exec-expired')).map((e) => e.event)).toEqual(['GATE_APPROVAL_REQUESTED']);
+  });
+
+  it('lets a recipe answer an escalation itself (skip) without asking anyone', async () => {
+    const before = notices.length;
+    await makeGate(gateDeps())({
+      ...gateReq('exec-esc'),
+      kind: 'escalation',
+      stepId: 'build',
+      policy: 'skip',
+      failure: { failureClass: 'logic', error: 'Plangate.ContractFailed', message: 'exit 1', phase: 'check' },
+    });
+    expect(notices.length).toBe(before);
+    expect(taskSuccesses.at(-1)?.output).toEqual({ decision: 'SKIP', by: 'recipe' });
+    expect((await events('exec-esc')).map((e) => [e.event, e.details.decided_by])).toEqual([
+      ['RECOVERY_ESCALATION', 'recipe'],
+    ]);
+  });
+
+  it('never puts a task token on the bus or in the table of events', async () => {
+    await plane.bus.drain();
+    expect(JSON.stringify(published)).not.toContain(TOKEN.slice(0, 40));
+  });
+});
+
+describe('join', () => {
+  it('releases a waiting step once, whether signals come before or after the wait', async () => {
+    const joinHandler = makeJoin({ dynamo: plane.clients.doc, joinsTable: plane.tableNames.joins, sfn });
+    const before = taskSuccesses.length;
+    const scope = { plan, executionId: 'exec-join' };
+    expect(
+      await joinHandler({
+        action: 'signal',
+        ...scope,
+        stepId: 'a',
+        entry: { status: 'completed' },
+        successors: ['c'],
+      }),
+    ).toEqual({ released: [] });
+    await joinHandler({
+      action: 'wait',
+      ...scope,
+      stepId: 'c',
+      predecessors: ['a', 'b'],
+      taskToken: `${TOKEN}-join`,
+    });
+    expect(taskSuccesses.length).toBe(before);
+    const last = await Promise.all([
+      joinHandler({
+        action: 'signal',
+        ...scope,
+        stepId: 'b',
+        entry: { status: 'skipped' },
+        successors: ['c'],
+      }),
+      joinHandler({
+        action: 'signal',
+        ...scope,
+        stepId: 'b',
+        entry: { status: 'skipped' },
+        successors: ['c'],
+      }),
+    ]);
+    expect(last.flatMap((r) => ('released' in r ? r.released : []))).toEqual(['c']);
+    expect(taskSuccesses.length - before).toBe(1);
+    expect(taskSuccesses.at(-1)?.output).toEqual({
+      entries: { a: { status: 'completed' }, b: { status: 'skipped' } },
+    });
+  });
+});
