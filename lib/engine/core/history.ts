@@ -36,7 +36,6 @@ const NO_DETAILS = new Set([
   'MapStateAborted',
   'TaskStateAborted',
   'WaitStateAborted',
-  'ExecutionRedriven_',
 ]);
 
 /** Converts a stored event into the GetExecutionHistory shape. */

@@ -31,13 +31,6 @@ export interface ExecutionContextBase {
   readonly StateMachine: { readonly Id: string; readonly Name: string };
 }
 
-/** The outcome of a child execution started by `states:startExecution`. */
-export interface ChildExecutionRequest {
-  readonly parameters: unknown;
-  readonly parentExecutionArn: string;
-  readonly signal: AbortSignal;
-}
-
 /** Engine services for one running execution. */
 export interface ExecutionRuntime {
   readonly executionArn: string;
