@@ -1,0 +1,198 @@
+/**
+ * `PlanStateMachine`: one plan, compiled at synth time by lib/compiler and kept in the template
+ * as the compiler wrote it (`DefinitionBody.fromString` + `definitionSubstitutions`), so the ASL
+ * deployed is byte-for-byte the ASL that runs locally. Its role may invoke exactly the harness
+ * functions the definition names; a split plan's parts are child state machines the root starts
+ * with `startExecution.sync:2`.
+ */
+import { readFileSync } from 'node:fs';
+import { RemovalPolicy, Validations } from 'aws-cdk-lib';
+import type { Grant, IGrantable } from 'aws-cdk-lib/aws-iam';
+import { LogGroup } from 'aws-cdk-lib/aws-logs';
+import { DefinitionBody, LogLevel, StateMachine, StateMachineType } from 'aws-cdk-lib/aws-stepfunctions';
+import { Construct } from 'constructs';
+import { type CompileOptions, type CompileResult, compilePlan } from '../compiler/index.ts';
+import { planDigest } from '../plan/digest.ts';
+import { parsePlanBytes } from '../plan/parse.ts';
+import { formatProblem, hasErrors } from '../plan/problems.ts';
+import type { Plan } from '../plan/schema.ts';
+import {
+  partOrder,
+  partPlaceholder,
+  placeholdersIn,
+  planStateMachineName,
+  stateMachineNames,
+  versionDescription,
+} from '../runtime/deploy-plan.ts';
+import type { HarnessHandlerName } from './harness-handlers.ts';
+import type { PlanPlatform } from './plan-platform.ts';
+
+export interface PlanStateMachineProps {
+  /** The plan to deploy (parsed and validated, e.g. with lib/plan's `loadPlan`). Give this or `planFile`. */
+  readonly plan?: Plan;
+  /**
+   * A plan file (Markdown, YAML or JSON) parsed at synth time; parse problems fail synth, located.
+   * Validate it first (`plangate validate`, or `loadPlan` in the app as bin/cdk.ts does).
+   */
+  readonly planFile?: string;
+  /** The platform whose harness functions the plan runs on. */
+  readonly platform: PlanPlatform;
+  /**
+   * Name of the (root) state machine; parts are `<name>-part<n>`. Must start with the platform's
+   * `namePrefix` followed by `-`, since the platform's grants are scoped to that prefix.
+   * @default `<namePrefix>-<planId>`
+   */
+  readonly stateMachineName?: string;
+  /**
+   * What the machines log to CloudWatch Logs (execution data is never logged).
+   * @default LogLevel.ALL
+   */
+  readonly logLevel?: LogLevel.ALL | LogLevel.ERROR;
+  /** Passed to the compiler. */
+  readonly compileOptions?: CompileOptions;
+}
+
+export class PlanStateMachine extends Construct {
+  public readonly plan: Plan;
+  /** The plan digest (hex); the machines' descriptions carry it. */
+  public readonly digest: string;
+  /** What the compiler produced (definitions with placeholders, and the compile report). */
+  public readonly compiled: CompileResult;
+  /** The machine executions start: the plan gate is its first state. */
+  public readonly stateMachine: StateMachine;
+  /** Child machines of a split plan, in the compiler's order (its definitions after the first); empty when the plan fits one machine. */
+  public readonly parts: readonly StateMachine[];
+  public readonly logGroup: LogGroup;
+
+  constructor(scope: Construct, id: string, props: PlanStateMachineProps) {
+    super(scope, id);
+    this.plan = resolvePlan(props);
+    this.digest = planDigest(this.plan);
+    this.compiled = compilePlan(this.plan, props.compileOptions);
+    const platform = props.platform;
+    const names = stateMachineNames(
+      props.stateMachineName ?? planStateMachineName(platform.namePrefix, this.plan.id),
+      this.compiled.definitions,
+    );
+    const rootName = names[0] as string;
+    if (!rootName.startsWith(`${platform.namePrefix}-`)) {
+      throw new Error(
+        `stateMachineName "${rootName}" must start with "${platform.namePrefix}-": the platform's grants are scoped to that prefix`,
+      );
+    }
+    const [root, ...children] = this.compiled.definitions;
+    if (!root) throw new Error(`plan ${this.plan.id} compiled to no definition`);
+
+    const logLevel = props.logLevel ?? LogLevel.ALL;
+    this.logGroup = new LogGroup(this, 'Logs', {
+      // The vended-logs prefix keeps CloudWatch Logs' resource policy small as plans multiply.
+      logGroupName: `/aws/vendedlogs/states/${rootName}`,
+      retention: platform.logRetention,
+      removalPolicy: RemovalPolicy.RETAIN,
+    });
+    const description = versionDescription(this.plan, this.digest);
+
+    const parts: StateMachine[] = new Array(children.length);
+    const childMachines: Record<string, { arn: string; name: string }> = {};
+    for (const i of partOrder(children)) {
+      const child = children[i] as (typeof children)[number];
+      const name = names[i + 1] as string;
+      const machine = this.machine(
+        `Part-${child.name}`,
+        name,
+        child.json,
+        childMachines,
+        platform,
+        logLevel,
+        description,
+      );
+      parts[i] = machine;
+      childMachines[partPlaceholder(child, i)] = { arn: machine.stateMachineArn, name };
+    }
+    this.parts = parts;
+    this.stateMachine = this.machine(
+      'StateMachine',
+      rootName,
+      root.json,
+      childMachines,
+      platform,
+      logLevel,
+      description,
+    );
+  }
+
+  /** Lets `grantee` start executions of this plan (and read them). */
+  grantStartExecution(grantee: IGrantable): Grant {
+    return this.stateMachine.grantStartExecution(grantee).combine(this.stateMachine.grantRead(grantee));
+  }
+
+  private machine(
+    id: string,
+    name: string,
+    definition: string,
+    childMachines: Readonly<Record<string, { arn: string; name: string }>>,
+    platform: PlanPlatform,
+    logLevel: LogLevel,
+    description: string,
+  ): StateMachine {
+    const used = placeholdersIn(definition);
+    const substitutions: Record<string, string> = {};
+    const handlers: HarnessHandlerName[] = [];
+    const childArns: string[] = [];
+    const childExecutions: string[] = [];
+    for (const placeholder of used) {
+      const handler = platform.handlerForPlaceholder(placeholder);
+      const child = childMachines[placeholder];
+      if (handler) {
+        substitutions[placeholder] = platform.fn(handler).functionArn;
+        handlers.push(handler);
+      } else if (child) {
+        substitutions[placeholder] = child.arn;
+        childArns.push(child.arn);
+        childExecutions.push(platform.statesArn('execution', `${child.name}:*`));
+      } else {
+        throw new Error(
+          `plan ${this.plan.id}: definition ${name} uses \${${placeholder}}, which neither the platform nor the plan's parts provide`,
+        );
+      }
+    }
+    const machine = new StateMachine(this, id, {
+      stateMachineName: name,
+      stateMachineType: StateMachineType.STANDARD,
+      comment: description,
+      definitionBody: DefinitionBody.fromString(definition),
+      definitionSubstitutions: substitutions,
+      logs: { destination: this.logGroup, level: logLevel, includeExecutionData: false },
+      tracingEnabled: true,
+    });
+    for (const handler of handlers) platform.grantInvokeHandler(machine, handler);
+    if (childArns.length > 0) platform.grantRunChildren(machine, childArns, childExecutions);
+    Validations.of(machine.role).acknowledge({
+      id: 'AwsSolutions-IAM5[Resource::*]',
+      reason:
+        'Step Functions log delivery (logs:*LogDelivery, PutResourcePolicy, DescribeResourcePolicies, DescribeLogGroups) and X-Ray (PutTraceSegments, PutTelemetryRecords, GetSampling*) support only Resource "*".',
+    });
+    if (logLevel !== LogLevel.ALL) {
+      Validations.of(machine).acknowledge({
+        id: 'AwsSolutions-SF1',
+        reason:
+          'Every state change is already an event in the append-only events table; this machine logs errors only to keep CloudWatch costs proportional to failures.',
+      });
+    }
+    return machine;
+  }
+}
+
+function resolvePlan(props: PlanStateMachineProps): Plan {
+  if (props.plan && props.planFile)
+    throw new Error('PlanStateMachine: give either plan or planFile, not both');
+  if (props.plan) return props.plan;
+  if (!props.planFile) throw new Error('PlanStateMachine: give plan or planFile');
+  const parsed = parsePlanBytes(readFileSync(props.planFile), { filename: props.planFile });
+  if (!parsed.plan || hasErrors(parsed.problems)) {
+    throw new Error(
+      `${props.planFile} is not a valid plan:\n${parsed.problems.map(formatProblem).join('\n')}`,
+    );
+  }
+  return parsed.plan;
+}
