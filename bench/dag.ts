@@ -108,7 +108,8 @@ export function measure(dag: RandomDag): DagMeasurement {
   const compiled = compilePlan(dag.plan, { simulate: false });
   const [main, ...children] = compiled.definitions;
   const childMap = new Map<string, AslDefinition>();
-  children.forEach((c, i) => childMap.set(ref(c.arnSubstitution ?? childPlaceholder(i + 1)), c.asl));
+  for (const [i, c] of children.entries())
+    childMap.set(ref(c.arnSubstitution ?? childPlaceholder(i + 1)), c.asl);
   const duration = (id: string) => dag.duration.get(id) as number;
   const sim = simulate({
     definition: main?.asl as AslDefinition,
