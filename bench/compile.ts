@@ -1,0 +1,50 @@
+/**
+ * Compile time against plan size: random DAG plans of 10, 100, 1,000 and 10,000 steps
+ * (best of several runs each), with the number of definitions, the largest definition and the
+ * largest estimated history per machine. Writes bench/results/compile.json.
+ */
+import { mkdirSync, writeFileSync } from 'node:fs';
+import { compilePlan } from '../lib/compiler/index.ts';
+import { prng, randomDag } from './dag.ts';
+
+const SIZES = [10, 100, 1_000, 10_000];
+
+function bestOf(runs: number, work: () => void): number {
+  let best = Number.POSITIVE_INFINITY;
+  for (let i = 0; i < runs; i++) {
+    const started = performance.now();
+    work();
+    best = Math.min(best, performance.now() - started);
+  }
+  return best;
+}
+
+const random = prng(7);
+const rows = SIZES.map((steps) => {
+  const dag = randomDag(steps, random, `plan${steps}`);
+  // Warm up the JIT on this size before timing.
+  const result = compilePlan(dag.plan, { simulate: false });
+  const ms = bestOf(steps >= 10_000 ? 3 : 5, () => compilePlan(dag.plan, { simulate: false }));
+  const machines = result.report.machines;
+  return {
+    steps,
+    milliseconds: Math.round(ms * 10) / 10,
+    microsecondsPerStep: Math.round((ms * 1000) / steps),
+    definitions: result.definitions.length,
+    largestDefinitionBytes: Math.max(...machines.map((m) => m.bytes)),
+    largestEstimatedHistoryEvents: Math.max(...machines.map((m) => m.estimatedHistoryEvents)),
+    totalStates: result.report.totals.states,
+    joinEdges: result.report.structure.joinEdges,
+  };
+});
+
+const output = {
+  description:
+    'compilePlan wall time (best of 3–5 runs, simulation off) on random DAG plans; each definition must stay under 1 MiB and 25,000 history events',
+  node: process.version,
+  limits: { definitionBytes: 1_048_576, historyEvents: 25_000 },
+  rows,
+};
+mkdirSync(new URL('./results/', import.meta.url), { recursive: true });
+writeFileSync(new URL('./results/compile.json', import.meta.url), `${JSON.stringify(output, null, 2)}\n`);
+process.stdout.write(`${JSON.stringify(output, null, 2)}\n`);
