@@ -10,7 +10,9 @@ import { type EngineServer, startEngineServer } from '../../engine/api/index.ts'
 import { createEngine, type Engine } from '../../engine/engine.ts';
 import { createResourceInvoker, LambdaHandlerRegistry } from '../../engine/resources/index.ts';
 import type { LambdaHandler, TaskInvocation } from '../../engine/types.ts';
+import type { ApprovalPolicy } from '../../runtime/approvals.ts';
 import type { HarnessDeps } from '../../runtime/deps.ts';
+import type { ApprovalNotice, GateDeps } from '../../runtime/gate.ts';
 import type { SecretRef } from '../../runtime/secrets.ts';
 import { builtinRegistry } from '../../runtime/tools/builtins.ts';
 import { LOCAL_CREDENTIALS } from '../clients.ts';
@@ -41,6 +43,12 @@ export interface LocalRunStackProps {
   readonly cwd?: string;
   /** The plan's declared secrets, resolved at call time by the tools. @default none */
   readonly secrets?: readonly SecretRef[];
+  /** The HMAC key the gate Lambda signs approval ids with. */
+  readonly signingKey: Buffer;
+  /** Who may answer gates. @default anyone, quorum 1 */
+  readonly approvalPolicy?: ApprovalPolicy;
+  /** The gate Lambda's notifier: here, the run session's terminal and approval page. */
+  readonly notify: (notice: ApprovalNotice) => Promise<void>;
 }
 
 export class LocalRunStack {
@@ -90,7 +98,7 @@ export class LocalRunStack {
       });
       server = await startEngineServer({ engine });
       const sfn = new SFNClient({ region: REGION, endpoint: server.url, credentials: LOCAL_CREDENTIALS });
-      const deps: HarnessDeps = {
+      const deps: GateDeps = {
         dynamo: data.clients.doc,
         tables: data.tableNames,
         events: data.clients.events,
@@ -98,6 +106,9 @@ export class LocalRunStack {
         tools: builtinRegistry(),
         cwd: props.cwd ?? process.cwd(),
         ...(props.secrets ? { secrets: props.secrets } : {}),
+        signingKey: props.signingKey,
+        notify: props.notify,
+        ...(props.approvalPolicy ? { approvalPolicy: () => props.approvalPolicy as ApprovalPolicy } : {}),
       };
       for (const fn of HARNESS_FUNCTIONS) registry.register(fn.name, await loadHandler(fn.file, deps));
       release();

@@ -3,6 +3,7 @@
  * The engine store and dynalite's LevelDB are single-process, so while `plangate run` (or
  * `resume`) holds the store, `status` and `events` talk to its endpoints instead of opening it.
  */
+import { randomBytes } from 'node:crypto';
 import { mkdir, readFile, rm, writeFile } from 'node:fs/promises';
 import { join, resolve } from 'node:path';
 import { z } from 'zod';
@@ -26,7 +27,7 @@ export function storePaths(dir: string = DEFAULT_STORE_DIR): StorePaths {
     engine: join(root, 'engine'),
     data: root,
     session: join(root, 'session.json'),
-    linkKey: join(root, 'approval-link.key'),
+    linkKey: join(root, 'approval-signing.key'),
   };
 }
 
@@ -81,4 +82,23 @@ function safeJson(text: string): unknown {
   } catch {
     return undefined;
   }
+}
+
+/** The store's approval-id signing key (32 random bytes, mode 0600), created on first use so links survive a restart. */
+export async function loadSigningKey(paths: StorePaths): Promise<Buffer> {
+  try {
+    const key = Buffer.from((await readFile(paths.linkKey, 'utf8')).trim(), 'base64url');
+    if (key.length >= 32) return key;
+  } catch (error) {
+    if ((error as NodeJS.ErrnoException).code !== 'ENOENT') throw error;
+  }
+  const key = randomBytes(32);
+  await mkdir(paths.root, { recursive: true });
+  await writeFile(paths.linkKey, key.toString('base64url'), { mode: 0o600 });
+  return key;
+}
+
+/** Where the plan a run started with is kept, so `resume` shows and follows the same plan. */
+export function planFile(paths: StorePaths, digestHex: string): string {
+  return join(paths.root, 'plans', `${digestHex.replace(/^sha256:/, '')}.json`);
 }

@@ -1,0 +1,48 @@
+/**
+ * `plangate resume <execution>`: re-attach to an execution left unfinished (Ctrl-C, kill -9):
+ * the engine carries on from its stored history, so completed steps are not run again, and
+ * gates still waiting are asked again.
+ */
+import { runSession } from '../local/run/session.ts';
+import { DEFAULT_STORE_DIR, storePaths } from '../local/run/store.ts';
+import { parseRunArgs } from './run.ts';
+
+export const usage = `Usage: plangate resume <execution-arn> [options]
+
+Carries on with an unfinished execution from the local store (see plangate status): completed
+steps are not run again, pending gates are asked again, progress continues live.
+
+Options:
+  --approve          approve plan and step gates non-interactively when the plan allows it
+  --json             print the events as JSON lines on stdout (prompts and notes on stderr)
+  --store DIR        the local store (default ${DEFAULT_STORE_DIR})
+  --time-scale X     multiply retry intervals, waits and gate timeouts (default 1)
+  -h, --help         show this help
+
+Exit codes: 0 succeeded, 1 failed or not found, 2 usage, 130 interrupted.`;
+
+export async function run(argv: string[]): Promise<number> {
+  const args = parseRunArgs(argv);
+  if (typeof args === 'string' || args.positionals.length !== 1) {
+    const problem = typeof args === 'string' ? args : 'give exactly one execution ARN';
+    process.stderr.write(`plangate resume: ${problem}\n\n${usage}\n`);
+    return 2;
+  }
+  const executionArn = args.positionals[0] as string;
+  if (!/^arn:aws:states:[^:]+:\d{12}:execution:[^:]+:[^:]+$/.test(executionArn)) {
+    process.stderr.write(
+      `plangate resume: "${executionArn}" is not an execution ARN (see plangate status)\n`,
+    );
+    return 2;
+  }
+  return runSession(
+    { kind: 'execution', executionArn },
+    {
+      paths: storePaths(args.store),
+      approve: args.approve,
+      json: args.json,
+      timeScale: args.timeScale,
+      io: { stdout: process.stdout, stderr: process.stderr, stdin: process.stdin },
+    },
+  );
+}

@@ -1,0 +1,412 @@
+/**
+ * One `plangate run` / `plangate resume`: the local stack up, the plan deployed through
+ * @aws-sdk/client-sfn, the execution started (or re-attached), its journal followed and shown
+ * as progress, its gates asked in the terminal and on the approval page at once, and the exit
+ * code taken from how the execution ended.
+ */
+import { mkdir, readFile, writeFile } from 'node:fs/promises';
+import { userInfo } from 'node:os';
+import { dirname } from 'node:path';
+import {
+  DescribeExecutionCommand,
+  type DescribeExecutionCommandOutput,
+  ListExecutionsCommand,
+  StartExecutionCommand,
+} from '@aws-sdk/client-sfn';
+import { renderChecklist } from '../../plan/render.ts';
+import { type Plan, PlanSchema } from '../../plan/schema.ts';
+import { type ApprovalPolicy, Approvals } from '../../runtime/approvals.ts';
+import { deployPlan } from '../../runtime/deploy-plan.ts';
+import type { ApprovalNotice } from '../../runtime/gate.ts';
+import { Journal, readEvents } from '../../runtime/journal.ts';
+import type { JournalRecord } from '../../runtime/payloads.ts';
+import { ApprovalPageServer } from '../approval-page/server.ts';
+import { ApprovalsDesk } from './approvals-desk.ts';
+import {
+  describeAnswer,
+  ESCALATION_CHOICES,
+  GATE_CHOICES,
+  parseApproval,
+  parseEscalation,
+} from './decisions.ts';
+import { EventFollower } from './follow.ts';
+import type { GateAnswer, PendingGate } from './gate-desk.ts';
+import { LocalRunStack } from './local-stack.ts';
+import { outlineOf, ProgressFormatter } from './progress.ts';
+import { Spinner } from './spinner.ts';
+import {
+  liveSession,
+  loadSigningKey,
+  planFile,
+  releaseSession,
+  type StorePaths,
+  writeSession,
+} from './store.ts';
+import { type Asked, TerminalPrompter } from './terminal.ts';
+
+const ROLE_ARN = 'arn:aws:iam::123456789012:role/plangate-local';
+/** Who `--approve` answers as, so the event says the approval was non-interactive. */
+export const AUTO_APPROVER = 'plangate-run--approve';
+
+export interface SessionIo {
+  readonly stdout: NodeJS.WritableStream & { isTTY?: boolean };
+  readonly stderr: NodeJS.WritableStream;
+  readonly stdin: NodeJS.ReadableStream;
+}
+
+export interface SessionOptions {
+  readonly paths: StorePaths;
+  /** Approve plan and step gates non-interactively when the plan's policy allows it. */
+  readonly approve: boolean;
+  /** Events as JSON lines on stdout; everything else on stderr. */
+  readonly json: boolean;
+  readonly timeScale: number;
+  readonly io: SessionIo;
+}
+
+export type SessionTarget =
+  | { readonly kind: 'plan'; readonly plan: Plan; readonly digest: string }
+  | { readonly kind: 'execution'; readonly executionArn: string };
+
+/** Runs (or resumes) to the end; returns the exit code: 0 succeeded, 1 otherwise, 130 interrupted. */
+export async function runSession(target: SessionTarget, options: SessionOptions): Promise<number> {
+  const { paths, io } = options;
+  const note = (text: string) => io.stderr.write(`${text}\n`);
+  const holder = await liveSession(paths);
+  if (holder) {
+    note(`plangate: the store ${paths.root} is in use by process ${holder.pid}; wait for it or use --store.`);
+    return 1;
+  }
+  let plan: Plan;
+  let digest: string;
+  if (target.kind === 'plan') {
+    ({ plan, digest } = target);
+  } else {
+    const found = await storedPlanOf(paths, target.executionArn);
+    if (typeof found === 'string') {
+      note(`plangate: ${found}`);
+      return 1;
+    }
+    ({ plan, digest } = found);
+  }
+
+  const signingKey = await loadSigningKey(paths);
+  const notices = new NoticeBoard();
+  const stack = await LocalRunStack.start({
+    paths,
+    timeScale: options.timeScale,
+    secrets: plan.secrets,
+    signingKey,
+    approvalPolicy: policyOf(plan),
+    notify: async (notice) => notices.post(notice),
+  });
+  const approvals = new Approvals({
+    dynamo: stack.data.clients.doc,
+    gatesTable: stack.data.tableNames.gates,
+    sfn: stack.sfn,
+    journal: journalOf(stack),
+    signingKey,
+  });
+  const desk = new ApprovalsDesk({
+    approvals,
+    dynamo: stack.data.clients.doc,
+    gatesTable: stack.data.tableNames.gates,
+    signingKey,
+    planDigest: `sha256:${digest}`,
+  });
+  const prompter = new TerminalPrompter(io.stdin, io.stderr);
+  const asked = new Map<string, Asked<GateAnswer>>();
+  const page = await ApprovalPageServer.start({
+    desk,
+    describe: async (gate) => ({
+      checklist: renderChecklist(plan),
+      stepIds: plan.steps.map((s) => s.id),
+      ...(gate.stepId
+        ? { stepName: plan.steps.find((s) => s.id === gate.stepId)?.description ?? gate.stepId }
+        : {}),
+    }),
+    onAnswered: (gate, answer) =>
+      asked.get(gate.linkId)?.withdraw(`Answered on the approval page: ${describeAnswer(answer)}`),
+  });
+  await writeSession(paths, {
+    pid: process.pid,
+    startedAt: new Date().toISOString(),
+    dynamoEndpoint: stack.data.dynamo.endpoint,
+    eventsEndpoint: stack.data.bus.endpoint,
+    sfnEndpoint: stack.engineServer.url,
+    approvalUrl: page.url,
+  });
+
+  const out = (line: string) => (options.json ? io.stderr : io.stdout).write(`${line}\n`);
+  const spinner = new Spinner(io.stdout, !options.json && io.stdout.isTTY === true);
+  let follower: EventFollower | undefined;
+  let interrupted = false;
+  const onSignal = () => {
+    interrupted = true;
+  };
+  process.once('SIGINT', onSignal);
+  process.once('SIGTERM', onSignal);
+  try {
+    const executionArn =
+      target.kind === 'execution'
+        ? target.executionArn
+        : await startOrReattach(stack, plan, digest, paths, note);
+    note(`Execution: ${executionArn}`);
+    note(`Approval page: ${page.url} (links are printed with each gate)`);
+    if (!options.json) out(`\n${renderChecklist(plan)}\n`);
+
+    const progress = new ProgressFormatter(outlineOf(plan));
+    const failures = new Map<string, string>();
+    follower = new EventFollower({
+      dynamo: stack.data.clients.doc,
+      eventsTable: stack.data.tableNames.events,
+      bus: stack.data.bus,
+      executionId: executionArn,
+      onEvent: (event) => {
+        if (event.event === 'FAILURE_CLASSIFIED' && event.task_id)
+          failures.set(
+            event.task_id,
+            `${String(event.details.failure_type)} (${String(event.details.error)})`,
+          );
+        if (options.json) io.stdout.write(`${JSON.stringify(event)}\n`);
+        else spinner.print(progress.lines(event));
+        spinner.update(progress.running());
+      },
+    });
+    await follower.start();
+
+    const ask = (gate: PendingGate) => {
+      if (asked.has(gate.linkId)) return;
+      const question = gateQuestion(gate, plan, failures, page.linkFor(gate));
+      if (gate.kind !== 'escalation' && options.approve) {
+        if (plan.approval.allowAutoApprove) {
+          note(
+            `--approve: answering the ${gate.kind} gate APPROVE non-interactively (the plan's approval policy allows it).`,
+          );
+          asked.set(gate.linkId, { answer: Promise.resolve(undefined), withdraw: () => {} });
+          void answerGate(desk, gate, { decision: 'APPROVE', by: AUTO_APPROVER }, note);
+          return;
+        }
+        note("--approve: the plan's approval policy (allowAutoApprove: false) requires a person; asking.");
+      }
+      const byName = userInfo().username;
+      const pending = prompter.ask<GateAnswer>({
+        text: question,
+        parse: (line) =>
+          gate.kind === 'escalation'
+            ? parseEscalation(line, byName)
+            : parseApproval(line, { kind: gate.kind, stepIds: plan.steps.map((s) => s.id), by: byName }),
+      });
+      asked.set(gate.linkId, pending);
+      void pending.answer.then((answer) => {
+        if (answer) void answerGate(desk, gate, answer, note);
+      });
+    };
+    notices.onNotice((notice) => ask(noticeGate(notice)));
+    for (const gate of await desk.pending(executionArn)) ask(gate);
+
+    const final = await waitForEnd(stack, executionArn, () => interrupted);
+    if (!final) {
+      spinner.stop();
+      note(`\nInterrupted. The execution keeps its state; resume with:\n  plangate resume ${executionArn}`);
+      return 130;
+    }
+    await follower.catchUp();
+    await follower.settled();
+    spinner.stop();
+    if (final.status !== 'SUCCEEDED')
+      note(`Execution ${final.status}: ${final.error ?? ''} ${short(final.cause)}`.trim());
+    return final.status === 'SUCCEEDED' ? 0 : 1;
+  } finally {
+    process.off('SIGINT', onSignal);
+    process.off('SIGTERM', onSignal);
+    spinner.stop();
+    follower?.stop();
+    prompter.close();
+    await page.close();
+    await stack.close();
+    await releaseSession(paths);
+  }
+}
+
+/** The unfinished execution of this plan digest, else a new one (PLAN_CREATED first). */
+async function startOrReattach(
+  stack: LocalRunStack,
+  plan: Plan,
+  digest: string,
+  paths: StorePaths,
+  note: (text: string) => void,
+): Promise<string> {
+  const deployed = await deployPlan({
+    sfn: stack.sfn,
+    plan,
+    roleArn: ROLE_ARN,
+    substitutions: LocalRunStack.substitutions(),
+    tracing: false,
+  });
+  const file = planFile(paths, digest);
+  await mkdir(dirname(file), { recursive: true });
+  await writeFile(file, `${JSON.stringify(plan)}\n`);
+
+  const running = await stack.sfn.send(
+    new ListExecutionsCommand({ stateMachineArn: deployed.stateMachineArn, statusFilter: 'RUNNING' }),
+  );
+  for (const execution of running.executions ?? []) {
+    const arn = execution.executionArn as string;
+    const [first] = await readEvents(stack.data.clients.doc, stack.data.tableNames.events, arn);
+    if (first?.planDigest === `sha256:${digest}`) {
+      note(
+        `Re-attaching to the unfinished execution of this plan (same digest): completed steps are not run again.`,
+      );
+      return arn;
+    }
+  }
+
+  const name = `${plan.id.slice(0, 50)}-${Date.now().toString(36)}`;
+  const executionArn = deployed.stateMachineArn.replace(':stateMachine:', ':execution:') + `:${name}`;
+  // PLAN_CREATED comes first in the journal, before the plan gate asks.
+  await journalOf(stack).append({
+    event: 'PLAN_CREATED',
+    executionId: executionArn,
+    planId: plan.id,
+    planVersion: plan.version,
+    planDigest: `sha256:${digest}`,
+    details: {
+      task_count: plan.steps.length,
+      dependencies: Object.fromEntries(plan.steps.map((s) => [s.id, s.dependsOn])),
+    },
+  });
+  const started = await stack.sfn.send(
+    new StartExecutionCommand({ stateMachineArn: deployed.stateMachineVersionArn, name, input: '{}' }),
+  );
+  if (started.executionArn !== executionArn)
+    throw new Error(`the engine named the execution ${started.executionArn}, expected ${executionArn}`);
+  return executionArn;
+}
+
+/** The plan an execution was started with, from the store. */
+async function storedPlanOf(
+  paths: StorePaths,
+  executionArn: string,
+): Promise<{ plan: Plan; digest: string } | string> {
+  const { startLocalDynamo } = await import('../dynamo.ts');
+  const { documentClient, localClients } = await import('../clients.ts');
+  const { DEFAULT_TABLE_NAMES } = await import('../../runtime/tables.ts');
+  const dynamo = await startLocalDynamo({ dataDir: paths.data });
+  const clients = localClients({ dynamoEndpoint: dynamo.endpoint, eventsEndpoint: dynamo.endpoint });
+  let first: JournalRecord | undefined;
+  try {
+    [first] = await readEvents(
+      documentClient(clients.dynamo),
+      DEFAULT_TABLE_NAMES.events,
+      executionArn,
+    ).catch(() => []);
+  } finally {
+    clients.destroy();
+    await dynamo.close();
+  }
+  if (!first) return `no execution ${executionArn} in ${paths.root} (see plangate status)`;
+  try {
+    const plan = PlanSchema.parse(JSON.parse(await readFile(planFile(paths, first.planDigest), 'utf8')));
+    return { plan, digest: first.planDigest.replace(/^sha256:/, '') };
+  } catch {
+    return `the plan of ${executionArn} (${first.planDigest}) is not in ${paths.root}/plans`;
+  }
+}
+
+async function waitForEnd(
+  stack: LocalRunStack,
+  executionArn: string,
+  interrupted: () => boolean,
+): Promise<DescribeExecutionCommandOutput | undefined> {
+  for (;;) {
+    if (interrupted()) return undefined;
+    const described = await stack.sfn.send(new DescribeExecutionCommand({ executionArn }));
+    if (described.status !== 'RUNNING' && described.status !== 'PENDING_REDRIVE') return described;
+    await new Promise((r) => setTimeout(r, 150));
+  }
+}
+
+async function answerGate(
+  desk: ApprovalsDesk,
+  gate: PendingGate,
+  answer: GateAnswer,
+  note: (text: string) => void,
+): Promise<void> {
+  const outcome = await desk.answer(gate.linkId, answer).catch((error: unknown) => ({
+    ok: false as const,
+    reason: 'invalid' as const,
+    message: error instanceof Error ? error.message : String(error),
+  }));
+  if (!outcome.ok) note(`Not recorded: ${outcome.message}`);
+}
+
+function gateQuestion(gate: PendingGate, plan: Plan, failures: Map<string, string>, link: string): string {
+  const step = gate.stepId ? plan.steps.find((s) => s.id === gate.stepId) : undefined;
+  const lines = [''];
+  if (gate.kind === 'plan') lines.push(`Approve plan "${plan.id}" v${plan.version}? (round ${gate.round})`);
+  else if (gate.kind === 'step')
+    lines.push(`Step "${step?.description ?? gate.stepId}" needs approval before it runs.`);
+  else {
+    const failure = gate.failure
+      ? `${gate.failure.failureClass} (${gate.failure.error}): ${gate.failure.message}`
+      : (failures.get(gate.stepId ?? '') ?? 'failed');
+    lines.push(`Step "${step?.description ?? gate.stepId}" failed: ${short(failure)}`);
+    if (gate.failure?.failureClass === 'permission')
+      lines.push('Configure the credentials out of band (environment, vault, config file) before you retry.');
+  }
+  if (gate.question) lines.push(`Question asked: ${gate.question}`);
+  lines.push(`Answer here or open ${link}`);
+  lines.push(...(gate.kind === 'escalation' ? ESCALATION_CHOICES : GATE_CHOICES));
+  return lines.join('\n');
+}
+
+function noticeGate(notice: ApprovalNotice): PendingGate {
+  return {
+    linkId: notice.approvalId,
+    executionId: notice.executionId,
+    kind: notice.kind,
+    ...(notice.stepId ? { stepId: notice.stepId } : {}),
+    round: notice.round,
+    ...(notice.question ? { question: notice.question } : {}),
+    ...(notice.failure ? { failure: notice.failure } : {}),
+    expiresAtEpoch: Math.floor(Date.parse(notice.expiresAt) / 1000),
+  };
+}
+
+function policyOf(plan: Plan): ApprovalPolicy {
+  return {
+    approvers: plan.approval.approvers,
+    forbiddenApprovers: plan.approval.forbiddenApprovers,
+    quorum: plan.approval.quorum,
+  };
+}
+
+function journalOf(stack: LocalRunStack): Journal {
+  return new Journal({
+    dynamo: stack.data.clients.doc,
+    eventsTable: stack.data.tableNames.events,
+    events: stack.data.clients.events,
+  });
+}
+
+const short = (text: string | undefined): string => {
+  const line = (text ?? '').replace(/\s+/g, ' ').trim();
+  return line.length > 300 ? `${line.slice(0, 299)}…` : line;
+};
+
+/** Notices from the gate Lambda, handed to whoever listens (the session, once it is attached). */
+class NoticeBoard {
+  private listener: ((notice: ApprovalNotice) => void) | undefined;
+  private readonly early: ApprovalNotice[] = [];
+
+  post(notice: ApprovalNotice): void {
+    if (this.listener) this.listener(notice);
+    else this.early.push(notice);
+  }
+
+  onNotice(listener: (notice: ApprovalNotice) => void): void {
+    this.listener = listener;
+    for (const notice of this.early.splice(0)) listener(notice);
+  }
+}
