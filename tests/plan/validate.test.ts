@@ -1,3 +1,4 @@
+// biome-ignore-all lint/suspicious/noTemplateCurlyInString: plan references are written as ${...}
 import fc from 'fast-check';
 import { describe, expect, it } from 'vitest';
 import { z } from 'zod';
@@ -40,21 +41,35 @@ describe('validatePlan (property)', () => {
     },
     {
       code: 'duplicate-id',
-      apply: (p, k) => void (p.steps[(k % (p.steps.length - 1)) + 1]!.id = p.steps[0]!.id),
+      apply: (p, k) => {
+        p.steps[(k % (p.steps.length - 1)) + 1]!.id = p.steps[0]!.id;
+      },
     },
-    { code: 'unknown-tool', apply: (p, k) => void (p.steps[k % p.steps.length]!.tool = 'teleport') },
-    { code: 'invalid-args', apply: (p, k) => void (p.steps[k % p.steps.length]!.args = { nonsense: true }) },
+    {
+      code: 'unknown-tool',
+      apply: (p, k) => {
+        p.steps[k % p.steps.length]!.tool = 'teleport';
+      },
+    },
+    {
+      code: 'invalid-args',
+      apply: (p, k) => {
+        p.steps[k % p.steps.length]!.args = { nonsense: true };
+      },
+    },
     { code: 'missing-contract', apply: (p, k) => void delete p.steps[k % p.steps.length]!.contract },
     { code: 'plan-size', apply: (p) => void p.steps.splice(2) },
     {
       code: 'invalid-jsonata',
-      apply: (p, k) =>
-        void (p.steps[k % p.steps.length]!.contract = { kind: 'assert', expression: 'output.(' }),
+      apply: (p, k) => {
+        p.steps[k % p.steps.length]!.contract = { kind: 'assert', expression: 'output.(' };
+      },
     },
     {
       code: 'unknown-context-key',
-      apply: (p, k) =>
-        void (p.steps[k % p.steps.length]!.args = { message: '${context.definitelyMissingKey}' }),
+      apply: (p, k) => {
+        p.steps[k % p.steps.length]!.args = { message: '${context.definitelyMissingKey}' };
+      },
     },
     {
       code: 'destructive-without-approval',
