@@ -22,6 +22,10 @@ const COMMANDS: Record<string, { summary: string; load: () => Promise<CommandMod
     summary: 'print a plan as a checklist, Mermaid graph, JSON or YAML',
     load: () => import('../lib/cli/render.ts'),
   },
+  compile: {
+    summary: 'compile a plan into Step Functions definition(s) and print the compile report',
+    load: () => import('../lib/cli/compile.ts'),
+  },
   engine: {
     summary: 'serve the embedded Step Functions engine API on 127.0.0.1 (engine serve)',
     load: () => import('../lib/cli/engine.ts'),
