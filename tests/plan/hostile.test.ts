@@ -27,7 +27,10 @@ describe('hostile and malformed plans', () => {
     writeFileSync(path, `id: huge\nobjective: ${'x'.repeat(10 * 1024 * 1024)}\n`);
     const result = await parsePlanFile(path);
     expect(result.problems).toEqual([
-      expect.objectContaining({ code: 'file-too-large', message: expect.stringMatching(/10\.0 MiB; plans are limited to 8\.0 MiB/) }),
+      expect.objectContaining({
+        code: 'file-too-large',
+        message: expect.stringMatching(/10\.0 MiB; plans are limited to 8\.0 MiB/),
+      }),
     ]);
   });
 
@@ -72,7 +75,9 @@ describe('hostile and malformed plans', () => {
       code: 'invalid-utf8',
       location: { line: 2, column: 15 },
     });
-    expect(parsePlanBytes(new Uint8Array([0xf0, 0x9f, 0x98]), { filename: 'u.md' }).problems[0]?.code).toBe('invalid-utf8');
+    expect(parsePlanBytes(new Uint8Array([0xf0, 0x9f, 0x98]), { filename: 'u.md' }).problems[0]?.code).toBe(
+      'invalid-utf8',
+    );
   });
 
   it('reports truncated JSON, YAML and Markdown as located syntax errors', () => {
@@ -81,8 +86,12 @@ describe('hostile and malformed plans', () => {
       message: 'unexpected end of JSON (is the file truncated?)',
       location: { line: 1, column: 33 },
     });
-    expect(parsePlanText('id: p\nsteps:\n  - {id: a, tool: "ec', { format: 'yaml' }).problems[0]?.code).toBe('yaml-syntax');
-    expect(parsePlanText('# T\n\n### 1. A\n**contract:**\n```shell\ntrue', { format: 'markdown' }).problems).toContainEqual(
+    expect(parsePlanText('id: p\nsteps:\n  - {id: a, tool: "ec', { format: 'yaml' }).problems[0]?.code).toBe(
+      'yaml-syntax',
+    );
+    expect(
+      parsePlanText('# T\n\n### 1. A\n**contract:**\n```shell\ntrue', { format: 'markdown' }).problems,
+    ).toContainEqual(
       expect.objectContaining({ code: 'markdown-syntax', location: expect.objectContaining({ line: 5 }) }),
     );
   });
@@ -96,10 +105,16 @@ describe('hostile and malformed plans', () => {
 
   it('names a cycle through 10,000 steps without listing all of them', async () => {
     const parsed = parsePlanText(chain(10_000, true), { filename: 'cycle.json' });
-    const result = await validatePlan(parsed.plan!, { sourceMap: parsed.sourceMap, missingContract: 'off', maxSteps: 10_000 });
+    const result = await validatePlan(parsed.plan!, {
+      sourceMap: parsed.sourceMap,
+      missingContract: 'off',
+      maxSteps: 10_000,
+    });
     expect(result.problems).toHaveLength(1);
     expect(result.problems[0]).toMatchObject({ code: 'dependency-cycle', location: { line: 1 } });
-    expect(result.problems[0]!.message).toMatch(/^circular dependency: s0 → s9999 → s9998 → .* → … 9989 more … → s2 → s1 → s0$/);
+    expect(result.problems[0]!.message).toMatch(
+      /^circular dependency: s0 → s9999 → s9998 → .* → … 9989 more … → s2 → s1 → s0$/,
+    );
   });
 
   it('exits 2 on usage errors and a missing file, 1 on an invalid plan', async () => {
