@@ -30,6 +30,22 @@ const COMMANDS: Record<string, { summary: string; load: () => Promise<CommandMod
     summary: 'serve the embedded Step Functions engine API on 127.0.0.1 (engine serve)',
     load: () => import('../lib/cli/engine.ts'),
   },
+  run: {
+    summary: 'validate, gate and run a plan on the local stack with live progress',
+    load: () => import('../lib/cli/run.ts'),
+  },
+  resume: {
+    summary: 'carry on with an interrupted execution (completed steps are not run again)',
+    load: () => import('../lib/cli/resume.ts'),
+  },
+  status: {
+    summary: 'list the executions in the local store (plan, status, started, progress)',
+    load: () => import('../lib/cli/status.ts'),
+  },
+  events: {
+    summary: "list an execution's stored events and verify their hash chain",
+    load: () => import('../lib/cli/events.ts'),
+  },
 };
 
 function overview(): string {

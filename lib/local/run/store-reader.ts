@@ -1,0 +1,103 @@
+/**
+ * Read-only access to a store's journal for `status` and `events`: through the running
+ * session's DynamoDB endpoint when one holds the store, else dynalite opened on the store's data.
+ * The engine is not started: reading must never resume (and so run) an execution.
+ */
+import type { DynamoDBDocumentClient } from '@aws-sdk/lib-dynamodb';
+import { readEvents } from '../../runtime/journal.ts';
+import type { JournalRecord } from '../../runtime/payloads.ts';
+import { DEFAULT_TABLE_NAMES, ensureTables } from '../../runtime/tables.ts';
+import { localClients } from '../clients.ts';
+import { startLocalDynamo } from '../dynamo.ts';
+import { liveSession, type StorePaths } from './store.ts';
+
+export interface StoreReader {
+  readonly doc: DynamoDBDocumentClient;
+  readonly eventsTable: string;
+  /** The pid of the `plangate run`/`resume` holding the store, if one is running. */
+  readonly livePid?: number;
+  close(): Promise<void>;
+}
+
+export async function openStoreReader(paths: StorePaths): Promise<StoreReader> {
+  const session = await liveSession(paths);
+  const dynamo = session ? undefined : await startLocalDynamo({ dataDir: paths.data });
+  const endpoint = session?.dynamoEndpoint ?? (dynamo?.endpoint as string);
+  const clients = localClients({ dynamoEndpoint: endpoint, eventsEndpoint: endpoint });
+  if (!session) await ensureTables(clients.dynamo);
+  return {
+    doc: clients.doc,
+    eventsTable: DEFAULT_TABLE_NAMES.events,
+    ...(session ? { livePid: session.pid } : {}),
+    close: async () => {
+      clients.destroy();
+      await dynamo?.close();
+    },
+  };
+}
+
+/** One line of `plangate status`. */
+export interface ExecutionSummary {
+  readonly executionArn: string;
+  readonly planId: string;
+  readonly planVersion: number;
+  readonly planDigest: string;
+  readonly started: string;
+  /** SUCCEEDED, FAILED, WAITING (a gate or escalation asks), RUNNING, or UNFINISHED (resume it). */
+  readonly status: 'SUCCEEDED' | 'FAILED' | 'WAITING' | 'RUNNING' | 'UNFINISHED';
+  readonly completed: number;
+  readonly total: number;
+  readonly lastEvent: string;
+}
+
+/** Summarises an execution from its journal alone. */
+export function summarise(events: readonly JournalRecord[], live: boolean): ExecutionSummary | undefined {
+  const first = events[0];
+  const last = events.at(-1);
+  if (!first || !last) return undefined;
+  const total = Number((first.details as { task_count?: unknown }).task_count ?? 0);
+  const completed = new Set(events.filter((e) => e.event === 'TASK_COMPLETED').map((e) => e.task_id)).size;
+  const end = events.find((e) => e.event === 'EXECUTION_COMPLETE');
+  const rejected = events.some((e) => e.event === 'GATE_REJECTED' && e.details.gate === 'plan');
+  const waiting =
+    last.event === 'GATE_APPROVAL_REQUESTED' ||
+    (last.event === 'RECOVERY_ESCALATION' && last.details.user_decision === undefined);
+  const status = end
+    ? end.details.succeeded === true
+      ? 'SUCCEEDED'
+      : 'FAILED'
+    : rejected
+      ? 'FAILED'
+      : waiting
+        ? 'WAITING'
+        : live
+          ? 'RUNNING'
+          : 'UNFINISHED';
+  return {
+    executionArn: first.executionId,
+    planId: first.planId,
+    planVersion: first.planVersion,
+    planDigest: first.planDigest,
+    started: first.timestamp,
+    status,
+    completed,
+    total,
+    lastEvent: last.event,
+  };
+}
+
+/** Every execution in the store (those with a PLAN_CREATED), newest first. */
+export async function listExecutions(reader: StoreReader): Promise<ExecutionSummary[]> {
+  const { queryEvents } = await import('../../runtime/journal.ts');
+  const created = await queryEvents(reader.doc, reader.eventsTable, {
+    index: 'byEventType',
+    value: 'PLAN_CREATED',
+  });
+  const summaries: ExecutionSummary[] = [];
+  for (const c of created) {
+    const events = await readEvents(reader.doc, reader.eventsTable, c.executionId);
+    const summary = summarise(events, reader.livePid !== undefined);
+    if (summary) summaries.push(summary);
+  }
+  return summaries.sort((a, b) => b.started.localeCompare(a.started));
+}
