@@ -1,0 +1,44 @@
+/**
+ * How long parsing + validating large and hostile plans takes (the issue asks for
+ * "within a second"). Writes bench/results/plan-validate.json.
+ */
+import { mkdirSync, writeFileSync } from 'node:fs';
+import { cpus, loadavg } from 'node:os';
+import { parsePlanText } from '../lib/plan/parse.ts';
+import { validatePlan } from '../lib/plan/validate.ts';
+
+function chain(n: number, cycle: boolean): string {
+  const steps: string[] = [];
+  for (let i = 0; i < n; i++) {
+    const dep = i === 0 ? (cycle ? `"s${n - 1}"` : '') : `"s${i - 1}"`;
+    steps.push(`{"id":"s${i}","description":"d","tool":"echo","dependsOn":[${dep}]}`);
+  }
+  return `{"id":"big","objective":"o","steps":[${steps.join(',')}]}`;
+}
+
+const cases: Array<[name: string, text: string, format: 'json' | 'yaml' | 'markdown']> = [
+  ['chain-100k-json', chain(100_000, false), 'json'],
+  ['cycle-10k-json', chain(10_000, true), 'json'],
+  ['nested-100k-json', '['.repeat(100_000), 'json'],
+  ['nested-100k-yaml', `${'- '.repeat(100_000)}x`, 'yaml'],
+  ['oversized-10mb-yaml', `objective: ${'x'.repeat(10 * 1024 * 1024)}`, 'yaml'],
+];
+
+const results = [];
+for (const [name, text, format] of cases) {
+  const start = performance.now();
+  const parsed = parsePlanText(text, { filename: name, format });
+  const problems = parsed.plan
+    ? (await validatePlan(parsed.plan, { sourceMap: parsed.sourceMap, missingContract: 'off' })).problems
+    : parsed.problems;
+  const ms = performance.now() - start;
+  results.push({ name, bytes: text.length, ms: Math.round(ms), problems: problems.map((p) => p.code) });
+  console.log(
+    `${name.padEnd(22)} ${String(Math.round(ms)).padStart(6)} ms  ${problems.map((p) => p.code).join(', ')}`,
+  );
+}
+mkdirSync('bench/results', { recursive: true });
+writeFileSync(
+  'bench/results/plan-validate.json',
+  `${JSON.stringify({ node: process.version, cpus: cpus().length, loadavg: loadavg(), date: new Date().toISOString(), results }, null, 2)}\n`,
+);
