@@ -1,0 +1,217 @@
+import aslValidator from 'asl-validator';
+import fc from 'fast-check';
+import { describe, expect, it } from 'vitest';
+import { prng, randomDag } from '../../bench/dag.ts';
+import type { AslDefinition } from '../../lib/compiler/asl.ts';
+import {
+  CompileError,
+  type CompileResult,
+  compilePlan,
+  criticalPath,
+  decompose,
+  EXECUTE_STATE,
+  simulate,
+} from '../../lib/compiler/index.ts';
+import { childPlaceholder } from '../../lib/compiler/placeholders.ts';
+import { validateDefinition } from '../../lib/engine/validate/index.ts';
+import type { PlanInput } from '../../lib/plan/schema.ts';
+
+/** A DAG as fast-check builds it: step i may depend on any earlier step. */
+const dagArbitrary = fc
+  .integer({ min: 1, max: 40 })
+  .chain((n) =>
+    fc.tuple(
+      fc.constant(n),
+      fc.array(fc.array(fc.nat(), { maxLength: 4 }), { minLength: n, maxLength: n }),
+      fc.array(fc.integer({ min: 1, max: 1000 }), { minLength: n, maxLength: n }),
+    ),
+  )
+  .map(([n, picks, durations]) => {
+    const steps = Array.from({ length: n }, (_, i) => ({
+      id: `s${i}`,
+      dependsOn: i === 0 ? [] : [...new Set((picks[i] ?? []).map((p) => `s${p % i}`))],
+    }));
+    return { steps, duration: new Map(steps.map((s, i) => [s.id, durations[i] as number])) };
+  });
+
+function planOf(steps: readonly { id: string; dependsOn: string[] }[], id = 'prop'): PlanInput {
+  return {
+    id,
+    objective: 'property test',
+    steps: steps.map((s) => ({
+      id: s.id,
+      description: `Step ${s.id}`,
+      tool: 'noop',
+      dependsOn: s.dependsOn,
+    })),
+  };
+}
+
+function run(compiled: CompileResult, duration: (id: string) => number) {
+  const [main, ...children] = compiled.definitions;
+  const map = new Map<string, AslDefinition>();
+  for (const [i, c] of children.entries())
+    map.set(`\${${c.arnSubstitution ?? childPlaceholder(i + 1)}}`, c.asl);
+  return simulate({
+    definition: (main as { asl: AslDefinition }).asl,
+    startAt: EXECUTE_STATE,
+    children: map,
+    duration,
+  });
+}
+
+function expectValid(compiled: CompileResult) {
+  for (const d of compiled.definitions) {
+    // asl-validator annotates the object it checks: give it a copy.
+    const result = aslValidator(JSON.parse(d.json));
+    expect(result.isValid, result.isValid ? '' : result.errorsText('\n')).toBe(true);
+    expect(validateDefinition(d.json)).toEqual([]);
+  }
+}
+
+describe('compilePlan', () => {
+  it('starts every step exactly when its last dependency finishes, for any DAG and durations', () => {
+    fc.assert(
+      fc.property(dagArbitrary, ({ steps, duration }) => {
+        const compiled = compilePlan(planOf(steps), { simulate: false });
+        const sim = run(compiled, (id) => duration.get(id) as number);
+        for (const s of steps) {
+          const ready = Math.max(0, ...s.dependsOn.map((d) => sim.finish.get(d) as number));
+          expect(sim.start.get(s.id)).toBe(ready);
+        }
+        expect(sim.makespan).toBe(criticalPath(steps, (id) => duration.get(id) as number));
+      }),
+      { numRuns: 150 },
+    );
+  });
+
+  it('emits definitions that pass asl-validator and the engine validator', () => {
+    fc.assert(
+      fc.property(dagArbitrary, ({ steps }) => expectValid(compilePlan(planOf(steps), { simulate: false }))),
+      { numRuns: 10 },
+    );
+  });
+
+  it('needs no join for series-parallel graphs (chain, diamond, fork-join of chains)', () => {
+    const sp = [
+      [
+        { id: 'a', dependsOn: [] },
+        { id: 'b', dependsOn: ['a'] },
+        { id: 'c', dependsOn: ['b'] },
+      ],
+      [
+        { id: 'a', dependsOn: [] },
+        { id: 'b', dependsOn: ['a'] },
+        { id: 'c', dependsOn: ['a'] },
+        { id: 'd', dependsOn: ['b', 'c'] },
+      ],
+      [
+        { id: 'a', dependsOn: [] },
+        { id: 'b1', dependsOn: ['a'] },
+        { id: 'b2', dependsOn: ['b1'] },
+        { id: 'c1', dependsOn: ['a'] },
+        { id: 'd', dependsOn: ['b2', 'c1', 'a'] },
+        { id: 'e', dependsOn: ['d'] },
+        { id: 'f', dependsOn: ['d'] },
+      ],
+    ];
+    for (const steps of sp) expect(decompose(steps).joins.size).toBe(0);
+    // The N graph is the smallest graph that is not series-parallel: one join edge.
+    const n = decompose([
+      { id: 'a', dependsOn: [] },
+      { id: 'b', dependsOn: [] },
+      { id: 'c', dependsOn: ['a', 'b'] },
+      { id: 'd', dependsOn: ['b'] },
+    ]);
+    expect([...n.joins.values()].flat()).toHaveLength(1);
+  });
+
+  it('embeds plan data as literals: no JSONata evaluation, no stray ${…} substitutions', () => {
+    const compiled = compilePlan({
+      id: 'tricky',
+      objective: 'args that look like expressions',
+      context: { env: 'prod' },
+      steps: [
+        { id: 'a', description: '{% $states.context %}', tool: 'shell', args: { cmd: '{% 1 + 1 %}' } },
+        {
+          id: 'b',
+          description: 'uses a reference',
+          tool: 'shell',
+          dependsOn: ['a'],
+          args: { text: 'line1\nline2 ${steps.a.out} ${context.env}\u2028' },
+        },
+      ],
+    });
+    expectValid(compiled);
+    expect(compiled.substitutions).toEqual([
+      'ClassifierFunctionArn',
+      'ContractCheckerFunctionArn',
+      'GateFunctionArn',
+      'StepRunnerFunctionArn',
+    ]);
+    const run = compiled.definitions[0]?.asl.States.Execute as { Branches: AslDefinition[] };
+    const payload = (run.Branches[0]?.States['Run b']?.Arguments as { Payload: Record<string, string> })
+      .Payload;
+    expect(payload.args).toBe(
+      '{% {"text":"line1\\nline2 \\u0024{steps.a.out} \\u0024{context.env}\\u2028"} %}',
+    );
+    expect(payload.context).toBe('{% {"env":"prod"} %}');
+  });
+
+  it('is deterministic', () => {
+    const dag = randomDag(60, prng(3));
+    expect(compilePlan(dag.plan).definitions.map((d) => d.json)).toEqual(
+      compilePlan(dag.plan).definitions.map((d) => d.json),
+    );
+  });
+
+  it('rejects an unknown dependency or a cycle with a located error', () => {
+    expect(() =>
+      compilePlan({ id: 'bad', objective: 'x', steps: [{ id: 'a', description: 'A', dependsOn: ['zz'] }] }),
+    ).toThrow(new CompileError('steps[0].dependsOn: unknown step "zz"'));
+    expect(() =>
+      compilePlan({
+        id: 'bad',
+        objective: 'x',
+        steps: [
+          { id: 'a', description: 'A', dependsOn: ['b'] },
+          { id: 'b', description: 'B', dependsOn: ['a'] },
+        ],
+      }),
+    ).toThrow(/cycle through a, b/);
+    expect(() => compilePlan({ id: 'bad', objective: 'x', steps: [] })).toThrow(/^steps: /);
+  });
+
+  it('splits a 10,000-step plan into definitions that are each within AWS limits, still exact', () => {
+    const dag = randomDag(10_000, prng(11), 'huge');
+    const compiled = compilePlan(dag.plan, { simulate: false });
+    expect(compiled.definitions.length).toBeGreaterThan(1);
+    for (const m of compiled.report.machines) {
+      expect(m.bytes).toBeLessThan(1_048_576);
+      expect(m.estimatedHistoryEvents * 2).toBeLessThan(25_000);
+    }
+    expect(compiled.substitutions).toContain('PartStateMachineArn1');
+    const duration = (id: string) => dag.duration.get(id) as number;
+    expect(run(compiled, duration).makespan).toBeCloseTo(criticalPath(dag.steps, duration), 6);
+  });
+
+  it('reports per-step cost: 2 transitions for runner → checker, more for gates and joins', () => {
+    const compiled = compilePlan({
+      id: 'costs',
+      objective: 'x',
+      steps: [
+        { id: 'a', description: 'A', tool: 't' },
+        { id: 'b', description: 'B', tool: 't' },
+        { id: 'c', description: 'C', tool: 't', dependsOn: ['a', 'b'], requiresApproval: true },
+        { id: 'd', description: 'D', tool: 't', dependsOn: ['b'] },
+      ],
+    });
+    const byId = new Map(compiled.report.perStep.map((s) => [s.stepId, s]));
+    expect(byId.get('a')?.transitions).toBe(2);
+    expect(compiled.report.criticalPathInflation).toBe(1);
+    const joined = [...byId.values()].filter((s) => s.join);
+    expect(joined).toHaveLength(1);
+    expect(joined[0]?.transitions).toBe(joined[0]?.gate ? 6 : 3);
+    expect(byId.get('c')?.gate).toBe(true);
+  });
+});
