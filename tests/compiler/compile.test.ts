@@ -1,4 +1,3 @@
-import aslValidator from 'asl-validator';
 import fc from 'fast-check';
 import { describe, expect, it } from 'vitest';
 import { prng, randomDag } from '../../bench/dag.ts';
@@ -15,6 +14,7 @@ import {
 import { childPlaceholder } from '../../lib/compiler/placeholders.ts';
 import { validateDefinition } from '../../lib/engine/validate/index.ts';
 import type { PlanInput } from '../../lib/plan/schema.ts';
+import { aslValidator } from './asl-validator.ts';
 
 /** A DAG as fast-check builds it: step i may depend on any earlier step. */
 const dagArbitrary = fc

@@ -1,7 +1,7 @@
-import aslValidator from 'asl-validator';
 import { describe, expect, it } from 'vitest';
 import { validateDefinition } from '../../lib/engine/validate/index.ts';
 import { currentStatemachines, expectedStatemachines } from '../../scripts/build-statemachines.ts';
+import { aslValidator } from './asl-validator.ts';
 
 describe('statemachines/', () => {
   it('holds exactly the compiled ASL of every example plan (run `npm run statemachines` when this fails)', async () => {
