@@ -1,0 +1,111 @@
+/**
+ * Drives the real `plangate` CLI as a child process (no mocks): JSON-line events from stdout,
+ * prompts from stderr, answers on stdin; then reads what the run stored in the local DynamoDB.
+ */
+import { type ChildProcess, spawn } from 'node:child_process';
+import { mkdtemp } from 'node:fs/promises';
+import { tmpdir } from 'node:os';
+import { join, resolve } from 'node:path';
+import { openStoreReader } from '../../lib/local/run/store-reader.ts';
+import { storePaths } from '../../lib/local/run/store.ts';
+import { readEvents, verifyChain } from '../../lib/runtime/journal.ts';
+import type { JournalRecord } from '../../lib/runtime/payloads.ts';
+
+export const REPO = resolve(import.meta.dirname, '../..');
+const TSX = join(REPO, 'node_modules/.bin/tsx');
+const CLI = join(REPO, 'bin/plangate.ts');
+
+export const scenario = (name: string): string => join(REPO, 'examples/scenarios', name);
+
+export async function workDir(): Promise<string> {
+  return mkdtemp(join(tmpdir(), 'plangate-e2e-'));
+}
+
+export class CliRun {
+  readonly events: JournalRecord[] = [];
+  stderr = '';
+  stdout = '';
+  readonly exited: Promise<number | null>;
+  private readonly child: ChildProcess;
+  private waiters: (() => void)[] = [];
+
+  constructor(args: readonly string[], cwd: string) {
+    this.child = spawn(TSX, [CLI, ...args], {
+      cwd,
+      env: { ...process.env, NODE_NO_WARNINGS: '1' },
+      stdio: ['pipe', 'pipe', 'pipe'],
+    });
+    let partial = '';
+    this.child.stdout?.on('data', (chunk: Buffer) => {
+      this.stdout += chunk.toString();
+      partial += chunk.toString();
+      const lines = partial.split('\n');
+      partial = lines.pop() ?? '';
+      for (const line of lines) if (line.startsWith('{')) this.events.push(JSON.parse(line) as JournalRecord);
+      this.wake();
+    });
+    this.child.stderr?.on('data', (chunk: Buffer) => {
+      this.stderr += chunk.toString();
+      this.wake();
+    });
+    this.exited = new Promise((resolveExit) => this.child.on('exit', (code) => resolveExit(code)));
+    void this.exited.then(() => this.wake());
+  }
+
+  /** Resolves when `check` holds; rejects after `timeoutMs` with what was seen. */
+  async until(what: string, check: () => boolean, timeoutMs = 20_000): Promise<void> {
+    const deadline = Date.now() + timeoutMs;
+    while (!check()) {
+      if (Date.now() > deadline || this.child.exitCode !== null)
+        if (!check())
+          throw new Error(`${what}: not seen (exit ${this.child.exitCode})\nstderr:\n${this.stderr}\nevents: ${this.events.map((e) => e.event).join(', ')}`);
+      await new Promise<void>((r) => {
+        this.waiters.push(r);
+        setTimeout(r, 200);
+      });
+    }
+  }
+
+  untilEvent(type: string, taskId?: string, count = 1): Promise<void> {
+    return this.until(`${count}× ${type}${taskId ? ` of ${taskId}` : ''}`, () => this.count(type, taskId) >= count);
+  }
+
+  count(type: string, taskId?: string): number {
+    return this.events.filter((e) => e.event === type && (taskId === undefined || e.task_id === taskId)).length;
+  }
+
+  answer(line: string): void {
+    this.child.stdin?.write(`${line}\n`);
+  }
+
+  kill9(): void {
+    this.child.kill('SIGKILL');
+  }
+
+  get executionArn(): string {
+    const match = /Execution: (arn:\S+)/.exec(this.stderr);
+    if (!match?.[1]) throw new Error(`no execution ARN in stderr:\n${this.stderr}`);
+    return match[1];
+  }
+
+  private wake(): void {
+    for (const w of this.waiters.splice(0)) w();
+  }
+}
+
+/** `plangate run <plan> --json --time-scale 0.01 [...]` in `cwd`, store under `cwd/.plangate`. */
+export function runPlan(plan: string, cwd: string, extra: readonly string[] = []): CliRun {
+  return new CliRun(['run', plan, '--json', '--time-scale', '0.01', ...extra], cwd);
+}
+
+/** The events the run stored in the local DynamoDB (the store opened after the CLI exited). */
+export async function storedEvents(cwd: string, executionArn: string): Promise<JournalRecord[]> {
+  const reader = await openStoreReader(storePaths(join(cwd, '.plangate')));
+  try {
+    return await readEvents(reader.doc, reader.eventsTable, executionArn);
+  } finally {
+    await reader.close();
+  }
+}
+
+export { verifyChain };

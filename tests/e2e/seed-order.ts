@@ -1,0 +1,37 @@
+/**
+ * Seed 000's event list and order, as checks over one execution's stored events: the plan is
+ * created first, the gate is requested before it is answered, nothing runs before the plan is
+ * approved, a task starts before it ends, a failure is classified before a recovery is applied,
+ * and EXECUTION_COMPLETE closes the log.
+ */
+import { EVENT_TYPES, type JournalRecord } from '../../lib/runtime/payloads.ts';
+
+export function seedOrderProblems(events: readonly JournalRecord[]): string[] {
+  const problems: string[] = [];
+  const types = events.map((e) => e.event);
+  const index = (type: string, from = 0) => types.indexOf(type as (typeof types)[number], from);
+  for (const t of types) if (!(EVENT_TYPES as readonly string[]).includes(t)) problems.push(`unknown event ${t}`);
+  if (types[0] !== 'PLAN_CREATED') problems.push(`first event is ${types[0]}, not PLAN_CREATED`);
+  const requested = events.findIndex((e) => e.event === 'GATE_APPROVAL_REQUESTED' && e.details.gate === 'plan');
+  const decided = events.findIndex(
+    (e) => (e.event === 'GATE_APPROVED' || e.event === 'GATE_REJECTED') && e.details.gate === 'plan',
+  );
+  if (requested < 0) problems.push('no plan GATE_APPROVAL_REQUESTED');
+  if (decided >= 0 && decided < requested) problems.push('plan gate decided before it was requested');
+  const firstTask = types.findIndex((t) => t.startsWith('TASK_'));
+  if (firstTask >= 0 && (decided < 0 || firstTask < decided || events[decided]?.event !== 'GATE_APPROVED'))
+    problems.push(`${types[firstTask]} before the plan gate was approved`);
+  events.forEach((e, i) => {
+    if ((e.event === 'TASK_COMPLETED' || e.event === 'TASK_FAILED') && e.task_id) {
+      const started = events.slice(0, i).some((p) => p.event === 'TASK_STARTED' && p.task_id === e.task_id);
+      if (!started) problems.push(`${e.event} of ${e.task_id} (seq ${e.seq}) without TASK_STARTED before it`);
+    }
+    if (e.event === 'RECOVERY_APPLIED') {
+      const classified = events.slice(0, i).some((p) => p.event === 'FAILURE_CLASSIFIED' && p.task_id === e.task_id);
+      if (!classified) problems.push(`RECOVERY_APPLIED of ${e.task_id} (seq ${e.seq}) before FAILURE_CLASSIFIED`);
+    }
+  });
+  const complete = index('EXECUTION_COMPLETE');
+  if (complete >= 0 && complete !== types.length - 1) problems.push('events after EXECUTION_COMPLETE');
+  return problems;
+}
