@@ -6,9 +6,7 @@ import { Duration } from 'aws-cdk-lib';
 import { Archive, EventBus } from 'aws-cdk-lib/aws-events';
 import type { IGrantable } from 'aws-cdk-lib/aws-iam';
 import { Construct } from 'constructs';
-
-/** The `source` of every event plangate puts on its bus. */
-export const PLANGATE_EVENT_SOURCE = 'plangate';
+import { EVENT_SOURCE } from '../runtime/journal.ts';
 
 export interface PlanEventBusProps {
   /**
@@ -28,7 +26,7 @@ export class PlanEventBus extends Construct {
     this.archive = new Archive(this, 'Archive', {
       sourceEventBus: this.bus,
       description: 'Every plangate event, for replay',
-      eventPattern: { source: [PLANGATE_EVENT_SOURCE] },
+      eventPattern: { source: [EVENT_SOURCE] },
       retention: props.archiveRetention ?? Duration.days(365),
     });
   }

@@ -1,7 +1,7 @@
 /**
- * The harness Lambdas the platform deploys: one entry per handler module in lambdas/, with the
- * compiler placeholder (lib/runtime/payloads.ts) that names its ARN in compiled definitions.
- * A test checks that every module in lambdas/ is listed here, so none is skipped silently.
+ * The harness Lambdas the platform deploys: one entry per handler module in lambdas/ (a module
+ * exporting `handler`), with the compiler placeholder naming its ARN in compiled definitions.
+ * A test checks that every handler module in lambdas/ is listed here, so none is skipped silently.
  */
 import { Duration } from 'aws-cdk-lib';
 import { PLACEHOLDERS } from '../compiler/placeholders.ts';
@@ -14,15 +14,21 @@ export interface HarnessHandlerSpec {
   readonly placeholder?: string;
   readonly timeout: Duration;
   readonly memorySize: number;
+  /**
+   * Handlers compiled plans cannot run without are required: synth fails when the module is
+   * missing. An optional one is left out (with a synth warning) while its module does not exist.
+   */
+  readonly required: boolean;
 }
 
 export const HARNESS_HANDLERS = {
   gate: {
     file: 'gate.ts',
-    description: 'plangate gate: keeps the task token server-side and sends the approval request',
+    description: 'plangate gate: keeps the task token server-side and asks for a decision',
     placeholder: PLACEHOLDERS.gate,
     timeout: Duration.seconds(30),
     memorySize: 512,
+    required: true,
   },
   stepRunner: {
     file: 'step-runner.ts',
@@ -30,6 +36,7 @@ export const HARNESS_HANDLERS = {
     placeholder: PLACEHOLDERS.stepRunner,
     timeout: Duration.minutes(15),
     memorySize: 1024,
+    required: true,
   },
   contractChecker: {
     file: 'contract-checker.ts',
@@ -37,6 +44,7 @@ export const HARNESS_HANDLERS = {
     placeholder: PLACEHOLDERS.contractChecker,
     timeout: Duration.minutes(15),
     memorySize: 1024,
+    required: true,
   },
   classifier: {
     file: 'classifier.ts',
@@ -44,6 +52,7 @@ export const HARNESS_HANDLERS = {
     placeholder: PLACEHOLDERS.classifier,
     timeout: Duration.seconds(30),
     memorySize: 512,
+    required: true,
   },
   join: {
     file: 'join.ts',
@@ -51,18 +60,27 @@ export const HARNESS_HANDLERS = {
     placeholder: PLACEHOLDERS.join,
     timeout: Duration.seconds(30),
     memorySize: 512,
+    required: true,
+  },
+  notifier: {
+    file: 'notifier.ts',
+    description: 'plangate notifier: sends approval requests by email (SES) and Slack',
+    timeout: Duration.seconds(30),
+    memorySize: 512,
+    required: false,
   },
   api: {
     file: 'api.ts',
     description: 'plangate Plans API: submit and launch plans, answer approvals',
     timeout: Duration.seconds(29),
     memorySize: 1024,
+    required: false,
   },
 } as const satisfies Record<string, HarnessHandlerSpec>;
 
 export type HarnessHandlerName = keyof typeof HARNESS_HANDLERS;
 
-/** The handlers compiled state machines call (each has a placeholder); the API is called by people. */
+/** The handlers compiled state machines call (each has a placeholder). */
 export const STATE_MACHINE_HANDLERS = [
   'gate',
   'stepRunner',
@@ -70,3 +88,4 @@ export const STATE_MACHINE_HANDLERS = [
   'classifier',
   'join',
 ] as const satisfies readonly (keyof typeof PLACEHOLDERS & HarnessHandlerName)[];
+export type StateMachineHandlerName = (typeof STATE_MACHINE_HANDLERS)[number];

@@ -33,8 +33,8 @@ export const IAM_ROUTES: readonly [HttpMethod, string][] = [
 
 /** Routes a person reaches from an email link or Slack; the handler authorizes them. */
 export const LINK_ROUTES: readonly [HttpMethod, string][] = [
-  [HttpMethod.GET, '/approvals/{approvalId}'],
-  [HttpMethod.POST, '/approvals/{approvalId}'],
+  [HttpMethod.GET, '/approve/{approvalId}'],
+  [HttpMethod.POST, '/approve/{approvalId}'],
   [HttpMethod.POST, '/slack/interactions'],
 ];
 

@@ -4,10 +4,12 @@
  * the notification settings and the role that plans submitted at run time execute with. Plans
  * are `PlanStateMachine`s (deployed with CDK) or created at run time (lib/runtime/deploy-plan.ts).
  */
+import { existsSync } from 'node:fs';
 import { join } from 'node:path';
-import { ArnFormat, type Duration, RemovalPolicy, Stack, Validations } from 'aws-cdk-lib';
+import { Annotations, ArnFormat, type Duration, RemovalPolicy, Stack, Validations } from 'aws-cdk-lib';
 import { Grant, type IGrantable, PolicyStatement, Role, ServicePrincipal } from 'aws-cdk-lib/aws-iam';
 import type { IFunction } from 'aws-cdk-lib/aws-lambda';
+import type { NodejsFunction } from 'aws-cdk-lib/aws-lambda-nodejs';
 import { LogGroup, RetentionDays } from 'aws-cdk-lib/aws-logs';
 import { type ISecret, Secret } from 'aws-cdk-lib/aws-secretsmanager';
 import { StringParameter } from 'aws-cdk-lib/aws-ssm';
@@ -16,7 +18,12 @@ import { GATES_TABLE, JOINS_TABLE, OUTPUTS_TABLE, TABLE_NAME_ENV } from '../runt
 import { PlanEventBus } from './event-bus.ts';
 import { EventsTable } from './events-table.ts';
 import { HarnessFunction } from './harness-function.ts';
-import { HARNESS_HANDLERS, type HarnessHandlerName, STATE_MACHINE_HANDLERS } from './harness-handlers.ts';
+import {
+  HARNESS_HANDLERS,
+  type HarnessHandlerName,
+  STATE_MACHINE_HANDLERS,
+  type StateMachineHandlerName,
+} from './harness-handlers.ts';
 import { HarnessTable } from './harness-table.ts';
 import { acknowledgeWildcardResource } from './nag.ts';
 import { LAMBDAS_DIR } from './paths.ts';
@@ -61,11 +68,6 @@ export interface PlanPlatformProps {
    */
   readonly eventArchiveRetention?: Duration;
   /**
-   * Directory holding the handler modules named in HARNESS_HANDLERS (inside the project root).
-   * @default the project's lambdas/ directory
-   */
-  readonly handlersDir?: string;
-  /**
    * Retention of the Lambda, API and state machine log groups.
    * @default RetentionDays.THREE_MONTHS
    */
@@ -84,9 +86,14 @@ export class PlanPlatform extends Construct {
   /** Step outputs too large for the state payload. */
   public readonly outputsTable: HarnessTable;
   public readonly eventBus: PlanEventBus;
-  /** The harness Lambdas, by handler name. */
-  public readonly functions: Readonly<Record<HarnessHandlerName, HarnessFunction>>;
-  public readonly httpApi: PlanHttpApi;
+  /** The harness Lambdas compiled state machines call, by handler name. */
+  public readonly functions: Readonly<Record<StateMachineHandlerName, HarnessFunction>>;
+  /** Sends approval requests (email, Slack); absent while lambdas/notifier.ts does not exist. */
+  public readonly notifier?: HarnessFunction;
+  /** Serves the Plans/approvals HTTP API; absent while lambdas/api.ts does not exist. */
+  public readonly api?: HarnessFunction;
+  /** The Plans/approvals HTTP API, when the API handler exists. */
+  public readonly httpApi?: PlanHttpApi;
   /** The role state machines created at run time (through the Plans API) execute with. */
   public readonly runtimePlanRole: Role;
   /** Where state machines created at run time log. */
@@ -116,24 +123,37 @@ export class PlanPlatform extends Construct {
     });
 
     const environment = this.tableEnvironment();
-    const functions = {} as Record<HarnessHandlerName, HarnessFunction>;
-    for (const name of Object.keys(HARNESS_HANDLERS) as HarnessHandlerName[]) {
+    const harnessFunction = (name: HarnessHandlerName): HarnessFunction | undefined => {
       const spec = HARNESS_HANDLERS[name];
-      functions[name] = new HarnessFunction(this, `${name.charAt(0).toUpperCase()}${name.slice(1)}Handler`, {
-        entry: join(props.handlersDir ?? LAMBDAS_DIR, spec.file),
+      const entry = join(LAMBDAS_DIR, spec.file);
+      if (!existsSync(entry)) {
+        if (spec.required) throw new Error(`PlanPlatform: handler module ${entry} does not exist`);
+        Annotations.of(this).addWarningV2(
+          `plangate:missing-handler:${name}`,
+          `lambdas/${spec.file} does not exist yet: the ${name} function (and what depends on it) is not deployed`,
+        );
+        return undefined;
+      }
+      return new HarnessFunction(this, `${name.charAt(0).toUpperCase()}${name.slice(1)}Handler`, {
+        entry,
         description: spec.description,
         timeout: spec.timeout,
         memorySize: spec.memorySize,
         logRetention: this.logRetention,
         environment,
       });
-    }
+    };
+    const functions = {} as Record<StateMachineHandlerName, HarnessFunction>;
+    for (const name of STATE_MACHINE_HANDLERS) functions[name] = harnessFunction(name) as HarnessFunction;
     this.functions = functions;
-
-    this.httpApi = new PlanHttpApi(this, 'HttpApi', {
-      handler: this.fn('api'),
-      logRetention: this.logRetention,
-    });
+    this.notifier = harnessFunction('notifier');
+    this.api = harnessFunction('api');
+    if (this.api) {
+      this.httpApi = new PlanHttpApi(this, 'HttpApi', {
+        handler: this.api.function,
+        logRetention: this.logRetention,
+      });
+    }
 
     this.runtimePlanLogGroup = new LogGroup(this, 'RuntimePlanLogs', {
       logGroupName: `/aws/vendedlogs/states/${this.namePrefix}-runtime-plans-${Stack.of(this).stackName}`,
@@ -173,8 +193,8 @@ export class PlanPlatform extends Construct {
     this.wireHandlers(props.sesSender);
   }
 
-  /** The Lambda function behind a harness handler. */
-  fn(name: HarnessHandlerName): IFunction {
+  /** The Lambda function behind a handler compiled state machines call. */
+  fn(name: StateMachineHandlerName): IFunction {
     return this.functions[name].function;
   }
 
@@ -187,7 +207,7 @@ export class PlanPlatform extends Construct {
   }
 
   /** The handler a placeholder names, if it names one. */
-  handlerForPlaceholder(placeholder: string): HarnessHandlerName | undefined {
+  handlerForPlaceholder(placeholder: string): StateMachineHandlerName | undefined {
     return STATE_MACHINE_HANDLERS.find((handler) => HARNESS_HANDLERS[handler].placeholder === placeholder);
   }
 
@@ -253,7 +273,7 @@ export class PlanPlatform extends Construct {
    * lambda:InvokeFunction on exactly the function's unqualified ARN (compiled definitions call the
    * unqualified ARN, so no `:*` version wildcard is needed).
    */
-  grantInvokeHandler(grantee: IGrantable, handler: HarnessHandlerName): Grant {
+  grantInvokeHandler(grantee: IGrantable, handler: StateMachineHandlerName): Grant {
     return Grant.addToPrincipal({
       grantee,
       actions: ['lambda:InvokeFunction'],
@@ -359,38 +379,27 @@ export class PlanPlatform extends Construct {
   /** Each handler's own permissions and settings, and nothing more. */
   private wireHandlers(sesSender: string | undefined): void {
     const stack = Stack.of(this);
-    for (const name of Object.keys(HARNESS_HANDLERS) as HarnessHandlerName[])
-      this.grantAppendEvents(this.fn(name));
+    const all = [
+      ...Object.values(this.functions),
+      ...(this.notifier ? [this.notifier] : []),
+      ...(this.api ? [this.api] : []),
+    ];
+    for (const fn of all) this.grantAppendEvents(fn.function);
 
-    for (const name of ['gate', 'api'] as const) {
-      this.approvalSigningKey.grantRead(this.fn(name));
-      this.functions[name].function.addEnvironment(
-        PLATFORM_ENV.approvalSigningKeySecretArn,
-        this.approvalSigningKey.secretArn,
-      );
+    // The gate signs approval ids, the API verifies them.
+    for (const fn of [this.functions.gate, ...(this.api ? [this.api] : [])]) {
+      this.approvalSigningKey.grantRead(fn.function);
+      fn.function.addEnvironment(PLATFORM_ENV.approvalSigningKeySecret, this.approvalSigningKey.secretArn);
     }
 
-    const gate = this.fn('gate');
+    const gate = this.functions.gate.function;
     this.gatesTable.grantItems(gate, 'read', 'write');
     // A recipe whose escalation is skip/abort is answered by the gate itself.
     this.grantTaskResponse(gate);
-    this.functions.gate.function.addEnvironment(PLATFORM_ENV.apiUrl, this.httpApi.url);
-    if (this.sesSenderParameter && sesSender) {
-      this.sesSenderParameter.grantRead(gate);
-      this.functions.gate.function.addEnvironment(
-        PLATFORM_ENV.sesSenderParameter,
-        this.sesSenderParameter.parameterName,
-      );
-      gate.addToRolePolicy(
-        new PolicyStatement({ actions: ['ses:SendEmail'], resources: sesIdentityArns(stack, sesSender) }),
-      );
-    }
-    if (this.slackWebhookSecret) {
-      this.slackWebhookSecret.grantRead(gate);
-      this.functions.gate.function.addEnvironment(
-        PLATFORM_ENV.slackWebhookSecretArn,
-        this.slackWebhookSecret.secretArn,
-      );
+    if (this.notifier) {
+      this.notifier.function.grantInvoke(gate);
+      gate.addEnvironment(PLATFORM_ENV.notifierFunction, this.notifier.function.functionName);
+      this.wireNotifier(this.notifier.function, stack, sesSender);
     }
 
     const planSecretsArn = stack.formatArn({
@@ -406,23 +415,23 @@ export class PlanPlatform extends Construct {
       arnFormat: ArnFormat.COLON_RESOURCE_NAME,
     });
     for (const name of ['stepRunner', 'contractChecker'] as const) {
-      const fn = this.fn(name);
+      const fn = this.functions[name].function;
       fn.addToRolePolicy(
         new PolicyStatement({ actions: ['secretsmanager:GetSecretValue'], resources: [planSecretsArn] }),
       );
       fn.addToRolePolicy(
         new PolicyStatement({ actions: ['lambda:InvokeFunction'], resources: [planFunctionsArn] }),
       );
-      acknowledgeOn(
-        fn,
-        planFunctionsArn,
-        `Plans name the Lambda functions their steps and contracts call (lambda tool, lambda contracts), possibly at run time; invocation is scoped to the "${this.planFunctionsPrefix}" name prefix.`,
-      );
-      this.functions[name].function.addEnvironment(PLATFORM_ENV.planSecretsPrefix, this.planSecretsPrefix);
+      fn.addEnvironment(PLATFORM_ENV.planSecretsPrefix, this.planSecretsPrefix);
       acknowledgeOn(
         fn,
         planSecretsArn,
         `Plans name their Secrets Manager secrets (source: secretsmanager) and may be submitted at run time; reads are scoped to the "${this.planSecretsPrefix}" name prefix.`,
+      );
+      acknowledgeOn(
+        fn,
+        planFunctionsArn,
+        `Plans name the Lambda functions their steps and contracts call (lambda tool, lambda contracts), possibly at run time; invocation is scoped to the "${this.planFunctionsPrefix}" name prefix.`,
       );
     }
     this.outputsTable.grantItems(this.fn('stepRunner'), 'read', 'write');
@@ -431,13 +440,32 @@ export class PlanPlatform extends Construct {
     this.joinsTable.grantItems(this.fn('join'), 'read', 'write');
     this.grantTaskResponse(this.fn('join'));
 
-    const api = this.functions.api.function;
-    this.grantAnswerGates(api);
-    this.grantPlanLaunch(api);
-    api.addEnvironment(PLATFORM_ENV.namePrefix, this.namePrefix);
-    api.addEnvironment(PLATFORM_ENV.runtimePlanRoleArn, this.runtimePlanRole.roleArn);
-    api.addEnvironment(PLATFORM_ENV.runtimePlanLogGroupArn, this.runtimePlanLogGroup.logGroupArn);
-    api.addEnvironment(PLATFORM_ENV.substitutions, stack.toJsonString(this.substitutions));
+    if (this.api) {
+      const api = this.api.function;
+      this.grantAnswerGates(api);
+      this.grantPlanLaunch(api);
+      this.grantReadEvents(api);
+      api.addEnvironment(PLATFORM_ENV.namePrefix, this.namePrefix);
+      api.addEnvironment(PLATFORM_ENV.runtimePlanRoleArn, this.runtimePlanRole.roleArn);
+      api.addEnvironment(PLATFORM_ENV.runtimePlanLogGroupArn, this.runtimePlanLogGroup.logGroupArn);
+      api.addEnvironment(PLATFORM_ENV.substitutions, stack.toJsonString(this.substitutions));
+    }
+  }
+
+  /** The notifier sends the approval request: SES from the configured sender, Slack through the webhook secret. */
+  private wireNotifier(notifier: NodejsFunction, stack: Stack, sesSender: string | undefined): void {
+    if (this.httpApi) notifier.addEnvironment(PLATFORM_ENV.apiUrl, this.httpApi.url);
+    if (this.sesSenderParameter && sesSender) {
+      this.sesSenderParameter.grantRead(notifier);
+      notifier.addEnvironment(PLATFORM_ENV.sesSenderParameter, this.sesSenderParameter.parameterName);
+      notifier.addToRolePolicy(
+        new PolicyStatement({ actions: ['ses:SendEmail'], resources: sesIdentityArns(stack, sesSender) }),
+      );
+    }
+    if (this.slackWebhookSecret) {
+      this.slackWebhookSecret.grantRead(notifier);
+      notifier.addEnvironment(PLATFORM_ENV.slackWebhookSecretArn, this.slackWebhookSecret.secretArn);
+    }
   }
 }
 

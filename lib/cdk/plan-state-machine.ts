@@ -24,7 +24,7 @@ import {
   stateMachineNames,
   versionDescription,
 } from '../runtime/deploy-plan.ts';
-import type { HarnessHandlerName } from './harness-handlers.ts';
+import type { StateMachineHandlerName } from './harness-handlers.ts';
 import type { PlanPlatform } from './plan-platform.ts';
 
 export interface PlanStateMachineProps {
@@ -137,7 +137,7 @@ export class PlanStateMachine extends Construct {
   ): StateMachine {
     const used = placeholdersIn(definition);
     const substitutions: Record<string, string> = {};
-    const handlers: HarnessHandlerName[] = [];
+    const handlers: StateMachineHandlerName[] = [];
     const childArns: string[] = [];
     const childExecutions: string[] = [];
     for (const placeholder of used) {

@@ -12,8 +12,10 @@ export const PLATFORM_ENV = {
   sesSenderParameter: 'PLANGATE_SES_SENDER_PARAMETER',
   /** ARN of the secret holding the Slack webhook URL. */
   slackWebhookSecretArn: 'PLANGATE_SLACK_WEBHOOK_SECRET_ARN',
-  /** ARN of the secret holding the approval-id HMAC key. */
-  approvalSigningKeySecretArn: 'PLANGATE_APPROVAL_KEY_SECRET_ARN',
+  /** Secret (ARN) holding the approval-id HMAC key (lambdas/default-deps.ts reads it). */
+  approvalSigningKeySecret: 'PLANGATE_APPROVAL_SIGNING_KEY_SECRET',
+  /** The function the gate invokes (asynchronously) to send an approval request. */
+  notifierFunction: 'PLANGATE_NOTIFIER_FUNCTION',
   /** Secrets Manager name prefix plans' secrets must use. */
   planSecretsPrefix: 'PLANGATE_PLAN_SECRETS_PREFIX',
   /** Prefix of state machine names (run-time plans are named `<prefix>-<planId>`). */

@@ -1,0 +1,39 @@
+/**
+ * The plangate CDK app's contents: the platform stack with every example plan on it, checked by
+ * cdk-nag's AwsSolutions rules. bin/cdk.ts runs it; tests build the same app.
+ */
+import { type App, Validations } from 'aws-cdk-lib';
+import { AwsSolutionsChecks } from 'cdk-nag';
+import { loadExamplePlans } from './examples.ts';
+import { PlanPlatformStack } from './plan-platform-stack.ts';
+
+/** Context keys `cdk synth -c key=value` accepts. */
+export const APP_CONTEXT = {
+  /** Stack name. @default 'Plangate' */
+  stackName: 'plangate:stackName',
+  /** The SES identity approval emails are sent from. @default - no email */
+  sesSender: 'plangate:sesSender',
+  /** State machine name prefix. @default 'plangate' */
+  namePrefix: 'plangate:namePrefix',
+} as const;
+
+/**
+ * Adds the platform stack and one `PlanStateMachine` per example plan to `app`, and the
+ * AwsSolutions checks. Rejects, listing every located problem, if an example does not validate.
+ */
+export async function buildPlangateApp(app: App, examplesDir?: string): Promise<PlanPlatformStack> {
+  const context = (key: string): string | undefined => {
+    const value: unknown = app.node.tryGetContext(key);
+    return typeof value === 'string' && value !== '' ? value : undefined;
+  };
+  const sesSender = context(APP_CONTEXT.sesSender);
+  const namePrefix = context(APP_CONTEXT.namePrefix);
+  const stack = new PlanPlatformStack(app, context(APP_CONTEXT.stackName) ?? 'Plangate', {
+    description:
+      'plangate: plan-execution harness (tables, bus, harness Lambdas, Plans API) and the example plans',
+    platform: { ...(sesSender ? { sesSender } : {}), ...(namePrefix ? { namePrefix } : {}) },
+  });
+  for (const plan of await loadExamplePlans(examplesDir)) stack.addPlan(plan);
+  Validations.of(app).addPlugins(new AwsSolutionsChecks(app));
+  return stack;
+}

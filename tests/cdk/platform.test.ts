@@ -1,0 +1,228 @@
+/** The platform's resources, as CloudFormation will see them. */
+import { readdirSync, readFileSync } from 'node:fs';
+import { join } from 'node:path';
+import { Stack } from 'aws-cdk-lib';
+import { Match, Template } from 'aws-cdk-lib/assertions';
+import { Code, Function as LambdaFunction, Runtime } from 'aws-cdk-lib/aws-lambda';
+import { RetentionDays } from 'aws-cdk-lib/aws-logs';
+import { AwsSolutionsChecks } from 'cdk-nag';
+import { beforeAll, describe, expect, it } from 'vitest';
+import { HARNESS_HANDLERS } from '../../lib/cdk/harness-handlers.ts';
+import { LAMBDAS_DIR } from '../../lib/cdk/paths.ts';
+import { PlanHttpApi } from '../../lib/cdk/plan-http-api.ts';
+import { PlanPlatformStack } from '../../lib/cdk/plan-platform-stack.ts';
+import {
+  EVENTS_TABLE,
+  GATES_TABLE,
+  JOINS_TABLE,
+  OUTPUTS_TABLE,
+  TABLE_NAME_ENV,
+} from '../../lib/runtime/tables.ts';
+import { testApp } from './support.ts';
+
+let stack: PlanPlatformStack;
+let template: Template;
+
+beforeAll(() => {
+  const app = testApp();
+  stack = new PlanPlatformStack(app, 'Platform', { platform: { sesSender: 'approvals@example.com' } });
+  template = Template.fromStack(stack);
+});
+
+type Resource = { Type: string; Properties: Record<string, unknown>; DeletionPolicy?: string };
+
+describe('events table', () => {
+  it('is on-demand, point-in-time recoverable, deletion-protected and retained', () => {
+    const id = stack.getLogicalId(stack.platform.eventsTable.table.node.defaultChild as never);
+    const table = template.toJSON().Resources[id] as Resource;
+    expect(table.DeletionPolicy).toBe('Retain');
+    expect(table.Properties).toMatchObject({
+      BillingMode: 'PAY_PER_REQUEST',
+      DeletionProtectionEnabled: true,
+      PointInTimeRecoverySpecification: { PointInTimeRecoveryEnabled: true },
+    });
+  });
+
+  it('has the keys and auditor indexes of lib/runtime/tables.ts', () => {
+    const id = stack.getLogicalId(stack.platform.eventsTable.table.node.defaultChild as never);
+    const table = template.toJSON().Resources[id] as Resource;
+    expect(table.Properties.KeySchema).toEqual([
+      { AttributeName: EVENTS_TABLE.partitionKey.name, KeyType: 'HASH' },
+      { AttributeName: EVENTS_TABLE.sortKey?.name, KeyType: 'RANGE' },
+    ]);
+    const indexes = table.Properties.GlobalSecondaryIndexes as { IndexName: string; KeySchema: unknown }[];
+    expect(indexes.map((i) => i.IndexName)).toEqual(
+      EVENTS_TABLE.globalSecondaryIndexes.map((i) => i.indexName),
+    );
+    for (const def of EVENTS_TABLE.globalSecondaryIndexes) {
+      expect(indexes.find((i) => i.IndexName === def.indexName)?.KeySchema).toEqual([
+        { AttributeName: def.partitionKey.name, KeyType: 'HASH' },
+        ...(def.sortKey ? [{ AttributeName: def.sortKey.name, KeyType: 'RANGE' }] : []),
+      ]);
+    }
+  });
+
+  it('denies every principal updating or deleting events, in its resource policy', () => {
+    template.hasResourceProperties('AWS::DynamoDB::Table', {
+      ResourcePolicy: {
+        PolicyDocument: {
+          Statement: Match.arrayWith([
+            Match.objectLike({
+              Effect: 'Deny',
+              Principal: { AWS: '*' },
+              Action: Match.arrayWith([
+                'dynamodb:UpdateItem',
+                'dynamodb:DeleteItem',
+                'dynamodb:BatchWriteItem',
+              ]),
+            }),
+          ]),
+        },
+      },
+    });
+  });
+
+  it('gives every harness function an explicit Deny of UpdateItem/DeleteItem/BatchWriteItem and no such Allow', () => {
+    const tableArn = {
+      'Fn::GetAtt': [stack.getLogicalId(stack.platform.eventsTable.table.node.defaultChild as never), 'Arn'],
+    };
+    const policies = Object.values(template.findResources('AWS::IAM::Policy')) as Resource[];
+    const harnessRoles = Object.values(stack.platform.functions).map((fn) => ({
+      Ref: stack.getLogicalId(fn.role.node.defaultChild as never),
+    }));
+    for (const role of harnessRoles) {
+      const statements = policies
+        .filter((p) => JSON.stringify(p.Properties.Roles) === JSON.stringify([role]))
+        .flatMap((p) => (p.Properties.PolicyDocument as { Statement: Record<string, unknown>[] }).Statement);
+      const deny = statements.find((s) => s.Effect === 'Deny');
+      expect(deny, `a Deny for ${role.Ref}`).toBeDefined();
+      expect(deny?.Action).toEqual(
+        expect.arrayContaining(['dynamodb:UpdateItem', 'dynamodb:DeleteItem', 'dynamodb:BatchWriteItem']),
+      );
+      expect(deny?.Resource).toEqual(tableArn);
+      const allowsMutation = statements.some(
+        (s) =>
+          s.Effect === 'Allow' &&
+          JSON.stringify(s.Resource).includes(JSON.stringify(tableArn)) &&
+          [s.Action].flat().some((a) => /UpdateItem|DeleteItem|BatchWriteItem|PartiQL/.test(String(a))),
+      );
+      expect(allowsMutation, `${role.Ref} may mutate events`).toBe(false);
+    }
+  });
+});
+
+describe('working tables', () => {
+  it.each([
+    ['gates', GATES_TABLE],
+    ['joins', JOINS_TABLE],
+    ['outputs', OUTPUTS_TABLE],
+  ] as const)('%s: keys from tables.ts, TTL, on-demand, PITR', (name, def) => {
+    const table = stack.platform[`${name}Table`].table;
+    const resource = template.toJSON().Resources[
+      stack.getLogicalId(table.node.defaultChild as never)
+    ] as Resource;
+    expect(resource.Properties).toMatchObject({
+      BillingMode: 'PAY_PER_REQUEST',
+      PointInTimeRecoverySpecification: { PointInTimeRecoveryEnabled: true },
+      TimeToLiveSpecification: { AttributeName: def.timeToLiveAttribute, Enabled: true },
+      KeySchema: [{ AttributeName: def.partitionKey.name, KeyType: 'HASH' }],
+    });
+  });
+});
+
+describe('event bus', () => {
+  it('has an archive of every plangate event', () => {
+    template.resourceCountIs('AWS::Events::EventBus', 1);
+    template.hasResourceProperties('AWS::Events::Archive', {
+      SourceArn: {
+        'Fn::GetAtt': [stack.getLogicalId(stack.platform.eventBus.bus.node.defaultChild as never), 'Arn'],
+      },
+      EventPattern: { source: ['plangate'] },
+      RetentionDays: 365,
+    });
+  });
+});
+
+describe('harness functions', () => {
+  it('exist for every handler module in lambdas/ (none skipped silently)', () => {
+    const handlerModules = readdirSync(LAMBDAS_DIR).filter(
+      (file) =>
+        file.endsWith('.ts') &&
+        /export\s+(const|async\s+function|function)\s+handler\b/.test(
+          readFileSync(join(LAMBDAS_DIR, file), 'utf8'),
+        ),
+    );
+    const listed = Object.values(HARNESS_HANDLERS).map((spec) => spec.file);
+    for (const file of handlerModules)
+      expect(listed, `lambdas/${file} has no platform function`).toContain(file);
+    const deployed = Object.values(HARNESS_HANDLERS).filter((spec) => handlerModules.includes(spec.file));
+    template.resourceCountIs('AWS::Lambda::Function', deployed.length);
+  });
+
+  it('run Node 20 on arm64 with X-Ray active tracing and their own log group', () => {
+    const functions = Object.values(template.findResources('AWS::Lambda::Function')) as Resource[];
+    expect(functions.length).toBeGreaterThanOrEqual(5);
+    for (const fn of functions) {
+      expect(fn.Properties).toMatchObject({
+        Runtime: 'nodejs20.x',
+        Architectures: ['arm64'],
+        TracingConfig: { Mode: 'Active' },
+        Handler: 'index.handler',
+        LoggingConfig: { LogGroup: { Ref: expect.any(String) } },
+      });
+    }
+    const logGroups = Object.values(template.findResources('AWS::Logs::LogGroup')) as Resource[];
+    expect(logGroups.every((g) => g.Properties.RetentionInDays === 90)).toBe(true);
+  });
+
+  it('use no AWS managed policy', () => {
+    for (const role of Object.values(template.findResources('AWS::IAM::Role')) as Resource[]) {
+      expect(role.Properties.ManagedPolicyArns).toBeUndefined();
+    }
+  });
+
+  it('get every table name and the bus through the environment names lib/runtime reads', () => {
+    const gate = stack.platform.functions.gate.function;
+    const resource = template.toJSON().Resources[
+      stack.getLogicalId(gate.node.defaultChild as never)
+    ] as Resource;
+    const variables = (resource.Properties.Environment as { Variables: Record<string, unknown> }).Variables;
+    for (const env of Object.values(TABLE_NAME_ENV)) expect(variables).toHaveProperty(env);
+    expect(variables).toHaveProperty('PLANGATE_EVENT_BUS');
+    expect(variables).toHaveProperty('PLANGATE_APPROVAL_SIGNING_KEY_SECRET');
+  });
+});
+
+describe('HTTP API', () => {
+  it('requires IAM on plan routes, logs access, and lets only approval links and Slack through unsigned', () => {
+    const app = testApp();
+    const apiStack = new Stack(app, 'Api');
+    const handler = new LambdaFunction(apiStack, 'Handler', {
+      runtime: Runtime.NODEJS_LATEST,
+      handler: 'index.handler',
+      code: Code.fromInline('export const handler = async () => ({ statusCode: 200 });'),
+    });
+    const api = new PlanHttpApi(apiStack, 'PlansApi', { handler, logRetention: RetentionDays.ONE_MONTH });
+    const t = Template.fromStack(apiStack);
+    const routes = Object.values(t.findResources('AWS::ApiGatewayV2::Route')) as Resource[];
+    const unsigned = routes
+      .filter((r) => r.Properties.AuthorizationType !== 'AWS_IAM')
+      .map((r) => r.Properties.RouteKey);
+    expect(unsigned.sort()).toEqual([
+      'GET /approve/{approvalId}',
+      'POST /approve/{approvalId}',
+      'POST /slack/interactions',
+    ]);
+    expect(routes.length).toBe(api.iamRoutes.length + api.linkRoutes.length);
+    t.hasResourceProperties('AWS::ApiGatewayV2::Stage', {
+      StageName: '$default',
+      AutoDeploy: true,
+      AccessLogSettings: { DestinationArn: Match.anyValue(), Format: Match.stringLikeRegexp('requestId') },
+    });
+    // cdk-nag: the API construct itself has no unacknowledged finding.
+    const apiFindings = new AwsSolutionsChecks(app)
+      .validateScope(app)
+      .violations.filter((v) => v.violatingResources.some((r) => r.constructPath?.startsWith('Api/PlansApi')));
+    expect(apiFindings.map((v) => v.ruleName)).toEqual([]);
+  });
+});
