@@ -34,16 +34,8 @@ describe('plangate compile', () => {
     const dir = await mkdtemp(join(tmpdir(), 'plangate-compile-'));
     dirs.push(dir);
     const bad = join(dir, 'bad.json');
-    await writeFile(
-      fs.writeFile(
-        bad,
-        JSON.stringify({
-          id: 'bad',
-          objective: 'x',
-          steps: [{ id: 'a', description: 'A', dependsOn: ['zz'] }],
-        }),
-      ),
-    );
+    const plan = { id: 'bad', objective: 'x', steps: [{ id: 'a', description: 'A', dependsOn: ['zz'] }] };
+    await writeFile(bad, JSON.stringify(plan));
     expect(await run([bad, '--out', join(dir, 'out')])).toBe(1);
     await expect(readdir(join(dir, 'out'))).rejects.toThrow();
   });
