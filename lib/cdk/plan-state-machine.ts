@@ -9,7 +9,13 @@ import { readFileSync } from 'node:fs';
 import { RemovalPolicy, Validations } from 'aws-cdk-lib';
 import type { Grant, IGrantable } from 'aws-cdk-lib/aws-iam';
 import { LogGroup } from 'aws-cdk-lib/aws-logs';
-import { DefinitionBody, LogLevel, StateMachine, StateMachineType } from 'aws-cdk-lib/aws-stepfunctions';
+import {
+  CfnStateMachineVersion,
+  DefinitionBody,
+  LogLevel,
+  StateMachine,
+  StateMachineType,
+} from 'aws-cdk-lib/aws-stepfunctions';
 import { Construct } from 'constructs';
 import { type CompileOptions, type CompileResult, compilePlan } from '../compiler/index.ts';
 import { planDigest } from '../plan/digest.ts';
@@ -54,7 +60,7 @@ export interface PlanStateMachineProps {
 
 export class PlanStateMachine extends Construct {
   public readonly plan: Plan;
-  /** The plan digest (hex); the machines' descriptions carry it. */
+  /** The plan digest (hex); the published version's description carries it. */
   public readonly digest: string;
   /** What the compiler produced (definitions with placeholders, and the compile report). */
   public readonly compiled: CompileResult;
@@ -63,6 +69,11 @@ export class PlanStateMachine extends Construct {
   /** Child machines of a split plan, in the compiler's order (its definitions after the first); empty when the plan fits one machine. */
   public readonly parts: readonly StateMachine[];
   public readonly logGroup: LogGroup;
+  /**
+   * The version of the main machine published for this plan version; its description carries the
+   * plan digest (as run-time deployments' versions do). Start executions on it to run exactly this plan.
+   */
+  public readonly version: CfnStateMachineVersion;
 
   constructor(scope: Construct, id: string, props: PlanStateMachineProps) {
     super(scope, id);
@@ -97,28 +108,17 @@ export class PlanStateMachine extends Construct {
     for (const i of partOrder(children)) {
       const child = children[i] as (typeof children)[number];
       const name = names[i + 1] as string;
-      const machine = this.machine(
-        `Part-${child.name}`,
-        name,
-        child.json,
-        childMachines,
-        platform,
-        logLevel,
-        description,
-      );
+      const machine = this.machine(`Part-${child.name}`, name, child.json, childMachines, platform, logLevel);
       parts[i] = machine;
       childMachines[partPlaceholder(child, i)] = { arn: machine.stateMachineArn, name };
     }
     this.parts = parts;
-    this.stateMachine = this.machine(
-      'StateMachine',
-      rootName,
-      root.json,
-      childMachines,
-      platform,
-      logLevel,
+    this.stateMachine = this.machine('StateMachine', rootName, root.json, childMachines, platform, logLevel);
+    this.version = new CfnStateMachineVersion(this, 'Version', {
+      stateMachineArn: this.stateMachine.stateMachineArn,
+      stateMachineRevisionId: this.stateMachine.stateMachineRevisionId,
       description,
-    );
+    });
   }
 
   /** Lets `grantee` start executions of this plan (and read them). */
@@ -133,7 +133,6 @@ export class PlanStateMachine extends Construct {
     childMachines: Readonly<Record<string, { arn: string; name: string }>>,
     platform: PlanPlatform,
     logLevel: LogLevel,
-    description: string,
   ): StateMachine {
     const used = placeholdersIn(definition);
     const substitutions: Record<string, string> = {};
@@ -159,7 +158,6 @@ export class PlanStateMachine extends Construct {
     const machine = new StateMachine(this, id, {
       stateMachineName: name,
       stateMachineType: StateMachineType.STANDARD,
-      comment: description,
       definitionBody: DefinitionBody.fromString(definition),
       definitionSubstitutions: substitutions,
       logs: { destination: this.logGroup, level: logLevel, includeExecutionData: false },
