@@ -1,0 +1,87 @@
+/**
+ * The CDK app as `npx cdk synth` builds it: platform + every example plan, cdk-nag AwsSolutions
+ * and CloudFormation's own rules with nothing unacknowledged; and the real CLI, offline.
+ */
+import { spawnSync } from 'node:child_process';
+import { copyFileSync, existsSync, mkdtempSync, readdirSync, readFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { App } from 'aws-cdk-lib';
+import { AwsSolutionsChecks } from 'cdk-nag';
+import { describe, expect, it } from 'vitest';
+import { buildPlangateApp } from '../../lib/cdk/app.ts';
+import { EXAMPLES_DIR, PROJECT_ROOT } from '../../lib/cdk/paths.ts';
+
+interface ValidationReport {
+  pluginReports: { pluginName: string; violations: { ruleName: string; severity?: string }[] }[];
+}
+
+function unacknowledged(outdir: string): string[] {
+  const file = join(outdir, 'validation-report.json');
+  if (!existsSync(file)) return [];
+  const report = JSON.parse(readFileSync(file, 'utf8')) as ValidationReport;
+  return report.pluginReports.flatMap((plugin) =>
+    plugin.violations.map((v) => `${plugin.pluginName}: ${v.ruleName}`),
+  );
+}
+
+describe('the CDK app', () => {
+  it('has zero unacknowledged cdk-nag AwsSolutions or CloudFormation findings, errors or warnings', async () => {
+    const outdir = mkdtempSync(join(tmpdir(), 'plangate-synth-'));
+    const app = new App({ outdir, context: { 'aws:cdk:bundling-stacks': [] } });
+    await buildPlangateApp(app);
+    app.synth(); // throws when a validation plugin reports an error
+    expect(unacknowledged(outdir)).toEqual([]);
+    const findings = new AwsSolutionsChecks().validateScope(app).violations;
+    expect(
+      findings.map((v) => `${v.severity} ${v.ruleName} ${v.violatingResources[0]?.constructPath}`),
+    ).toEqual([]);
+  });
+
+  it('fails when an example plan does not validate, with every located problem', async () => {
+    const dir = mkdtempSync(join(tmpdir(), 'plangate-examples-'));
+    copyFileSync(join(EXAMPLES_DIR, 'release-api.json'), join(dir, 'release-api.json'));
+    copyFileSync(join(PROJECT_ROOT, 'tests/fixtures/invalid/dependency-cycle.yaml'), join(dir, 'cycle.yaml'));
+    const app = new App({ context: { 'aws:cdk:bundling-stacks': [] } });
+    await expect(buildPlangateApp(app, dir)).rejects.toThrow(/cycle\.yaml:\d+:\d+ error dependency-cycle/);
+  });
+
+  it('synthesizes with `npx cdk synth`: offline, no credentials, no Docker, ESM bundles with the SDK inside', () => {
+    const outdir = mkdtempSync(join(tmpdir(), 'plangate-cdk-out-'));
+    const env: Record<string, string> = {};
+    for (const [key, value] of Object.entries(process.env)) {
+      if (value !== undefined && !key.startsWith('AWS_')) env[key] = value;
+    }
+    const started = Date.now();
+    const result = spawnSync('npx', ['cdk', 'synth', '--quiet', '--no-notices', '-o', outdir], {
+      cwd: PROJECT_ROOT,
+      env: { ...env, AWS_EC2_METADATA_DISABLED: 'true', CDK_DOCKER: 'docker-is-not-used' },
+      encoding: 'utf8',
+      timeout: 170_000,
+    });
+    expect(result.status, result.stderr).toBe(0);
+    expect(Date.now() - started).toBeLessThan(170_000);
+    const template = JSON.parse(readFileSync(join(outdir, 'Plangate.template.json'), 'utf8')) as {
+      Resources: Record<string, { Type: string }>;
+    };
+    const machines = Object.values(template.Resources).filter(
+      (r) => r.Type === 'AWS::StepFunctions::StateMachine',
+    );
+    expect(machines.length).toBe(
+      readdirSync(EXAMPLES_DIR).filter((f) => /\.(md|ya?ml|json)$/.test(f)).length,
+    );
+    const bundles = readdirSync(outdir)
+      .filter((d) => d.startsWith('asset.'))
+      .map((d) => join(outdir, d, 'index.mjs'))
+      .filter(existsSync);
+    expect(bundles.length).toBeGreaterThanOrEqual(5);
+    for (const bundle of bundles) {
+      const code = readFileSync(bundle, 'utf8');
+      expect(code.startsWith("import { createRequire } from 'node:module';")).toBe(true);
+      // The SDK is inside (its DynamoDB protocol target is in every bundle), never imported from outside.
+      expect(code).toContain('DynamoDB_20120810');
+      expect(code).not.toMatch(/\bfrom\s*["']@aws-sdk\//);
+    }
+    expect(unacknowledged(outdir)).toEqual([]);
+  }, 180_000);
+});
