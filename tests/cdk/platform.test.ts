@@ -222,7 +222,9 @@ describe('HTTP API', () => {
     // cdk-nag: the API construct itself has no unacknowledged finding.
     const apiFindings = new AwsSolutionsChecks(app)
       .validateScope(app)
-      .violations.filter((v) => v.violatingResources.some((r) => r.constructPath?.startsWith('Api/PlansApi')));
+      .violations.filter((v) =>
+        v.violatingResources.some((r) => r.constructPath?.startsWith('Api/PlansApi')),
+      );
     expect(apiFindings.map((v) => v.ruleName)).toEqual([]);
   });
 });
