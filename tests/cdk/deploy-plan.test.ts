@@ -11,6 +11,7 @@ import {
   StartExecutionCommand,
   StopExecutionCommand,
 } from '@aws-sdk/client-sfn';
+import fc from 'fast-check';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { compilePlan, PLACEHOLDERS } from '../../lib/compiler/index.ts';
 import { type EngineServer, startEngineServer } from '../../lib/engine/api/index.ts';
@@ -257,6 +258,28 @@ describe('state machine names', () => {
       'plangate-short',
       'plangate-short-part-2',
     ]);
+  });
+
+  it('are valid, within 80 characters, keep their part suffix and stay distinct (property)', () => {
+    const id = fc.stringMatching(/^[A-Za-z][A-Za-z0-9_-]{0,63}$/);
+    const prefix = fc.stringMatching(/^[a-z][a-z0-9-]{0,15}$/);
+    fc.assert(
+      fc.property(prefix, id, id, fc.integer({ min: 1, max: 999 }), (namePrefix, a, b, part) => {
+        const [rootA, partA] = stateMachineNames(planStateMachineName(namePrefix, a), [
+          { name: a },
+          { name: `${a}-part-${part}` },
+        ]);
+        const [rootB] = stateMachineNames(planStateMachineName(namePrefix, b), [{ name: b }]);
+        for (const name of [rootA!, partA!, rootB!]) {
+          expect(name.length).toBeLessThanOrEqual(80);
+          expect(name).toMatch(/^[A-Za-z0-9_-]+$/);
+        }
+        expect(partA!.endsWith(`-part-${part}`)).toBe(true);
+        expect(partA).not.toBe(rootA);
+        if (a !== b) expect(rootA).not.toBe(rootB);
+      }),
+      { numRuns: 500 },
+    );
   });
 
   it('orders parts so each comes after the parts it starts', () => {

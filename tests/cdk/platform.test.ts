@@ -3,6 +3,7 @@ import { readdirSync, readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { Stack } from 'aws-cdk-lib';
 import { Match, Template } from 'aws-cdk-lib/assertions';
+import { AccountRootPrincipal, Role } from 'aws-cdk-lib/aws-iam';
 import { Code, Function as LambdaFunction, Runtime } from 'aws-cdk-lib/aws-lambda';
 import { RetentionDays } from 'aws-cdk-lib/aws-logs';
 import { AwsSolutionsChecks } from 'cdk-nag';
@@ -226,5 +227,52 @@ describe('HTTP API', () => {
         v.violatingResources.some((r) => r.constructPath?.startsWith('Api/PlansApi')),
       );
     expect(apiFindings.map((v) => v.ruleName)).toEqual([]);
+  });
+});
+
+describe('grant helpers', () => {
+  it('grantAnswerGates: gates read/write, task responses on plangate-* machines, append-only events', () => {
+    const app = testApp();
+    const s = new PlanPlatformStack(app, 'Grants');
+    const approver = new Role(s, 'Approver', { assumedBy: new AccountRootPrincipal() });
+    s.platform.grantAnswerGates(approver);
+    const t = Template.fromStack(s);
+    const role = { Ref: s.getLogicalId(approver.node.defaultChild as never) };
+    const statements = (Object.values(t.findResources('AWS::IAM::Policy')) as Resource[])
+      .filter((p) => JSON.stringify(p.Properties.Roles) === JSON.stringify([role]))
+      .flatMap(
+        (p) =>
+          (
+            p.Properties.PolicyDocument as {
+              Statement: { Effect: string; Action: unknown; Resource: unknown }[];
+            }
+          ).Statement,
+      );
+    const actions = (effect: string) =>
+      statements.filter((st) => st.Effect === effect).flatMap((st) => [st.Action].flat() as string[]);
+    expect(actions('Allow')).toEqual(
+      expect.arrayContaining([
+        'dynamodb:UpdateItem',
+        'states:SendTaskSuccess',
+        'states:SendTaskFailure',
+        'dynamodb:PutItem',
+        'events:PutEvents',
+      ]),
+    );
+    expect(actions('Deny')).toEqual(
+      expect.arrayContaining(['dynamodb:UpdateItem', 'dynamodb:DeleteItem', 'dynamodb:BatchWriteItem']),
+    );
+    const taskResponse = statements.find((st) => [st.Action].flat().includes('states:SendTaskSuccess'));
+    expect(JSON.stringify(taskResponse?.Resource)).toContain(':stateMachine:plangate-*');
+    // UpdateItem is allowed on the gates table only, never on the events table.
+    const eventsArn = JSON.stringify({
+      'Fn::GetAtt': [s.getLogicalId(s.platform.eventsTable.table.node.defaultChild as never), 'Arn'],
+    });
+    for (const st of statements.filter(
+      (x) => x.Effect === 'Allow' && [x.Action].flat().includes('dynamodb:UpdateItem'),
+    )) {
+      expect(JSON.stringify(st.Resource)).not.toContain(eventsArn);
+    }
+    expect(new AwsSolutionsChecks().validateScope(app).violations.map((v) => v.ruleName)).toEqual([]);
   });
 });
