@@ -6,13 +6,15 @@ import { type ChildProcess, spawn } from 'node:child_process';
 import { mkdtemp } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join, resolve } from 'node:path';
-import { openStoreReader } from '../../lib/local/run/store-reader.ts';
+import { pathToFileURL } from 'node:url';
 import { storePaths } from '../../lib/local/run/store.ts';
+import { openStoreReader } from '../../lib/local/run/store-reader.ts';
 import { readEvents, verifyChain } from '../../lib/runtime/journal.ts';
 import type { JournalRecord } from '../../lib/runtime/payloads.ts';
 
 export const REPO = resolve(import.meta.dirname, '../..');
-const TSX = join(REPO, 'node_modules/.bin/tsx');
+/** tsx as a loader of this very process, so kill -9 hits the harness itself, not a wrapper. */
+const TSX_LOADER = pathToFileURL(join(REPO, 'node_modules/tsx/dist/loader.mjs')).href;
 const CLI = join(REPO, 'bin/plangate.ts');
 
 export const scenario = (name: string): string => join(REPO, 'examples/scenarios', name);
@@ -30,7 +32,7 @@ export class CliRun {
   private waiters: (() => void)[] = [];
 
   constructor(args: readonly string[], cwd: string) {
-    this.child = spawn(TSX, [CLI, ...args], {
+    this.child = spawn(process.execPath, ['--import', TSX_LOADER, CLI, ...args], {
       cwd,
       env: { ...process.env, NODE_NO_WARNINGS: '1' },
       stdio: ['pipe', 'pipe', 'pipe'],
@@ -58,7 +60,9 @@ export class CliRun {
     while (!check()) {
       if (Date.now() > deadline || this.child.exitCode !== null)
         if (!check())
-          throw new Error(`${what}: not seen (exit ${this.child.exitCode})\nstderr:\n${this.stderr}\nevents: ${this.events.map((e) => e.event).join(', ')}`);
+          throw new Error(
+            `${what}: not seen (exit ${this.child.exitCode})\nstderr:\n${this.stderr}\nevents: ${this.events.map((e) => e.event).join(', ')}`,
+          );
       await new Promise<void>((r) => {
         this.waiters.push(r);
         setTimeout(r, 200);
@@ -67,11 +71,15 @@ export class CliRun {
   }
 
   untilEvent(type: string, taskId?: string, count = 1): Promise<void> {
-    return this.until(`${count}× ${type}${taskId ? ` of ${taskId}` : ''}`, () => this.count(type, taskId) >= count);
+    return this.until(
+      `${count}× ${type}${taskId ? ` of ${taskId}` : ''}`,
+      () => this.count(type, taskId) >= count,
+    );
   }
 
   count(type: string, taskId?: string): number {
-    return this.events.filter((e) => e.event === type && (taskId === undefined || e.task_id === taskId)).length;
+    return this.events.filter((e) => e.event === type && (taskId === undefined || e.task_id === taskId))
+      .length;
   }
 
   answer(line: string): void {

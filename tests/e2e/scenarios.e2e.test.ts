@@ -23,7 +23,7 @@ async function checkedEvents(cwd: string, run: CliRun): Promise<JournalRecord[]>
 const types = (events: readonly JournalRecord[], taskId?: string) =>
   events.filter((e) => taskId === undefined || e.task_id === taskId).map((e) => e.event);
 
-describe.concurrent('plangate run, end to end on the local stack', () => {
+describe.concurrent('plangate run, end to end on the local stack', { timeout: 60_000 }, () => {
   it('recovers a transient failure by retry with backoff', async () => {
     const cwd = await workDir();
     const run = runPlan(scenario('transient-retry.yaml'), cwd, ['--approve']);
@@ -43,14 +43,19 @@ describe.concurrent('plangate run, end to end on the local stack', () => {
     const run = runPlan(scenario('contract-skip.yaml'), cwd);
     await run.untilEvent('GATE_APPROVAL_REQUESTED');
     run.answer('approve');
-    await run.until('escalation prompt', () => run.stderr.includes('retry, skip or abort') || run.stderr.includes('skip    skip this step'));
+    await run.until(
+      'escalation prompt',
+      () => run.stderr.includes('retry, skip or abort') || run.stderr.includes('skip    skip this step'),
+    );
     run.answer('skip');
     expect(await run.exited).toBe(0);
     const events = await checkedEvents(cwd, run);
     expect(types(events, 'broken')).toEqual(
       expect.arrayContaining(['TASK_FAILED', 'FAILURE_CLASSIFIED', 'RECOVERY_ESCALATION']),
     );
-    expect(events.find((e) => e.event === 'RECOVERY_ESCALATION' && e.details.user_decision)?.details).toMatchObject({
+    expect(
+      events.find((e) => e.event === 'RECOVERY_ESCALATION' && e.details.user_decision)?.details,
+    ).toMatchObject({
       user_decision: 'SKIP',
       decided_by: 'person',
     });
@@ -72,7 +77,9 @@ describe.concurrent('plangate run, end to end on the local stack', () => {
     expect(await run.exited).toBe(0);
     const events = await checkedEvents(cwd, run);
     expect(types(events, 'deploy').filter((t) => t === 'TASK_STARTED')).toHaveLength(2);
-    expect(events.find((e) => e.event === 'RECOVERY_ESCALATION' && e.details.user_decision)?.details.user_decision).toBe('RETRY');
+    expect(
+      events.find((e) => e.event === 'RECOVERY_ESCALATION' && e.details.user_decision)?.details.user_decision,
+    ).toBe('RETRY');
     expect(existsSync(join(cwd, 'verified.txt'))).toBe(true);
   });
 
@@ -107,7 +114,9 @@ describe.concurrent('plangate run, end to end on the local stack', () => {
     });
     expect(answered.status).toBe(200);
     // Single use: the same link cannot answer twice.
-    expect((await fetch(link, { method: 'POST', body: new URLSearchParams({ decision: 'REJECT' }) })).status).toBe(410);
+    expect(
+      (await fetch(link, { method: 'POST', body: new URLSearchParams({ decision: 'REJECT' }) })).status,
+    ).toBe(410);
     expect(await run.exited).toBe(0);
     expect(run.stderr).toContain('Answered on the approval page: APPROVE_WITH_MODIFICATIONS');
     const events = await checkedEvents(cwd, run);

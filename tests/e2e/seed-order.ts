@@ -10,9 +10,12 @@ export function seedOrderProblems(events: readonly JournalRecord[]): string[] {
   const problems: string[] = [];
   const types = events.map((e) => e.event);
   const index = (type: string, from = 0) => types.indexOf(type as (typeof types)[number], from);
-  for (const t of types) if (!(EVENT_TYPES as readonly string[]).includes(t)) problems.push(`unknown event ${t}`);
+  for (const t of types)
+    if (!(EVENT_TYPES as readonly string[]).includes(t)) problems.push(`unknown event ${t}`);
   if (types[0] !== 'PLAN_CREATED') problems.push(`first event is ${types[0]}, not PLAN_CREATED`);
-  const requested = events.findIndex((e) => e.event === 'GATE_APPROVAL_REQUESTED' && e.details.gate === 'plan');
+  const requested = events.findIndex(
+    (e) => e.event === 'GATE_APPROVAL_REQUESTED' && e.details.gate === 'plan',
+  );
   const decided = events.findIndex(
     (e) => (e.event === 'GATE_APPROVED' || e.event === 'GATE_REJECTED') && e.details.gate === 'plan',
   );
@@ -27,8 +30,11 @@ export function seedOrderProblems(events: readonly JournalRecord[]): string[] {
       if (!started) problems.push(`${e.event} of ${e.task_id} (seq ${e.seq}) without TASK_STARTED before it`);
     }
     if (e.event === 'RECOVERY_APPLIED') {
-      const classified = events.slice(0, i).some((p) => p.event === 'FAILURE_CLASSIFIED' && p.task_id === e.task_id);
-      if (!classified) problems.push(`RECOVERY_APPLIED of ${e.task_id} (seq ${e.seq}) before FAILURE_CLASSIFIED`);
+      const classified = events
+        .slice(0, i)
+        .some((p) => p.event === 'FAILURE_CLASSIFIED' && p.task_id === e.task_id);
+      if (!classified)
+        problems.push(`RECOVERY_APPLIED of ${e.task_id} (seq ${e.seq}) before FAILURE_CLASSIFIED`);
     }
   });
   const complete = index('EXECUTION_COMPLETE');

@@ -116,6 +116,12 @@ export async function runSession(target: SessionTarget, options: SessionOptions)
   });
   const prompter = new TerminalPrompter(io.stdin, io.stderr);
   const asked = new Map<string, Asked<GateAnswer>>();
+  /** Answers being recorded: the run waits for them so their events are shown. */
+  const recording = new Set<Promise<void>>();
+  const record = (gate: PendingGate, answer: GateAnswer) => {
+    const done = answerGate(desk, gate, answer, note).finally(() => recording.delete(done));
+    recording.add(done);
+  };
   const page = await ApprovalPageServer.start({
     desk,
     describe: async (gate) => ({
@@ -184,7 +190,7 @@ export async function runSession(target: SessionTarget, options: SessionOptions)
             `--approve: answering the ${gate.kind} gate APPROVE non-interactively (the plan's approval policy allows it).`,
           );
           asked.set(gate.linkId, { answer: Promise.resolve(undefined), withdraw: () => {} });
-          void answerGate(desk, gate, { decision: 'APPROVE', by: AUTO_APPROVER }, note);
+          record(gate, { decision: 'APPROVE', by: AUTO_APPROVER });
           return;
         }
         note("--approve: the plan's approval policy (allowAutoApprove: false) requires a person; asking.");
@@ -199,7 +205,7 @@ export async function runSession(target: SessionTarget, options: SessionOptions)
       });
       asked.set(gate.linkId, pending);
       void pending.answer.then((answer) => {
-        if (answer) void answerGate(desk, gate, answer, note);
+        if (answer) record(gate, answer);
       });
     };
     notices.onNotice((notice) => ask(noticeGate(notice)));
@@ -211,6 +217,7 @@ export async function runSession(target: SessionTarget, options: SessionOptions)
       note(`\nInterrupted. The execution keeps its state; resume with:\n  plangate resume ${executionArn}`);
       return 130;
     }
+    await Promise.all(recording);
     await follower.catchUp();
     await follower.settled();
     spinner.stop();

@@ -66,6 +66,10 @@ export class TerminalPrompter {
   close(): void {
     this.readline?.close();
     this.readline = undefined;
+    // A pipe left open by the caller must not keep the process alive once the run is over.
+    const stream = this.input as { pause?: () => void; unref?: () => void };
+    stream.pause?.();
+    stream.unref?.();
   }
 
   private open(): void {
