@@ -102,6 +102,8 @@ export class ProgressFormatter {
       case 'EXECUTION_COMPLETE':
         this.started.clear();
         return [summaryLine(this.outline.steps.length, d)];
+      default:
+        return [`${event.event}${id ? `: ${this.name(id)}` : ''}`];
     }
   }
 
