@@ -7,7 +7,7 @@
  */
 import { readFileSync } from 'node:fs';
 import { RemovalPolicy, Validations } from 'aws-cdk-lib';
-import type { Grant, IGrantable } from 'aws-cdk-lib/aws-iam';
+import { Grant, type IGrantable } from 'aws-cdk-lib/aws-iam';
 import { LogGroup } from 'aws-cdk-lib/aws-logs';
 import {
   CfnStateMachineVersion,
@@ -31,6 +31,7 @@ import {
   versionDescription,
 } from '../runtime/deploy-plan.ts';
 import type { StateMachineHandlerName } from './harness-handlers.ts';
+import { acknowledgeWildcardResource } from './nag.ts';
 import type { PlanPlatform } from './plan-platform.ts';
 
 export interface PlanStateMachineProps {
@@ -74,6 +75,7 @@ export class PlanStateMachine extends Construct {
    * plan digest (as run-time deployments' versions do). Start executions on it to run exactly this plan.
    */
   public readonly version: CfnStateMachineVersion;
+  private readonly platform: PlanPlatform;
 
   constructor(scope: Construct, id: string, props: PlanStateMachineProps) {
     super(scope, id);
@@ -81,6 +83,7 @@ export class PlanStateMachine extends Construct {
     this.digest = planDigest(this.plan);
     this.compiled = compilePlan(this.plan, props.compileOptions);
     const platform = props.platform;
+    this.platform = platform;
     const names = stateMachineNames(
       props.stateMachineName ?? planStateMachineName(platform.namePrefix, this.plan.id),
       this.compiled.definitions,
@@ -121,9 +124,31 @@ export class PlanStateMachine extends Construct {
     });
   }
 
-  /** Lets `grantee` start executions of this plan (and read them). */
+  /**
+   * Lets `grantee` start executions of this plan (on the machine, or pinned to its published
+   * version), follow them (describe, history) and stop them.
+   */
   grantStartExecution(grantee: IGrantable): Grant {
-    return this.stateMachine.grantStartExecution(grantee).combine(this.stateMachine.grantRead(grantee));
+    const executions = this.platform.statesArn('execution', `${this.stateMachine.stateMachineName}:*`);
+    const principal = grantee.grantPrincipal;
+    if (Construct.isConstruct(principal)) {
+      acknowledgeWildcardResource(
+        principal,
+        executions,
+        'Execution names are chosen when a run starts; describe, history and stop are scoped to executions of this one plan machine.',
+      );
+    }
+    return Grant.addToPrincipal({
+      grantee,
+      actions: ['states:StartExecution', 'states:DescribeStateMachine', 'states:ListExecutions'],
+      resourceArns: [this.stateMachine.stateMachineArn, this.version.attrArn],
+    }).combine(
+      Grant.addToPrincipal({
+        grantee,
+        actions: ['states:DescribeExecution', 'states:GetExecutionHistory', 'states:StopExecution'],
+        resourceArns: [executions],
+      }),
+    );
   }
 
   private machine(

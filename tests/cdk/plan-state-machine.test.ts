@@ -3,6 +3,7 @@ import { mkdtempSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { Template } from 'aws-cdk-lib/assertions';
+import { AccountRootPrincipal, Role } from 'aws-cdk-lib/aws-iam';
 import { LogLevel } from 'aws-cdk-lib/aws-stepfunctions';
 import { AwsSolutionsChecks } from 'cdk-nag';
 import { beforeAll, describe, expect, it } from 'vitest';
@@ -209,5 +210,26 @@ describe('PlanStateMachine props', () => {
     expect(
       resourceOf(machine.stateMachine, Template.fromStack(accepted), accepted).Properties.StateMachineName,
     ).toBe('plangate-custom');
+  });
+});
+
+describe('grantStartExecution', () => {
+  it('allows starting the machine and its published version, nag-clean', () => {
+    const app = testApp();
+    const s = new PlanPlatformStack(app, 'Start');
+    const machine = s.addPlan(plans[0]!);
+    const launcher = new Role(s, 'Launcher', { assumedBy: new AccountRootPrincipal() });
+    machine.grantStartExecution(launcher);
+    const t = Template.fromStack(s);
+    const role = { Ref: s.getLogicalId(launcher.node.defaultChild as never) };
+    const start = (Object.values(t.findResources('AWS::IAM::Policy')) as Resource[])
+      .filter((p) => JSON.stringify(p.Properties.Roles) === JSON.stringify([role]))
+      .flatMap((p) => (p.Properties.PolicyDocument as { Statement: Statement[] }).Statement)
+      .find((st) => [st.Action].flat().includes('states:StartExecution'));
+    expect(start?.Resource).toEqual([
+      { Ref: s.getLogicalId(machine.stateMachine.node.defaultChild as never) },
+      { 'Fn::GetAtt': [s.getLogicalId(machine.version), 'Arn'] },
+    ]);
+    expect(new AwsSolutionsChecks().validateScope(app).violations.map((v) => v.ruleName)).toEqual([]);
   });
 });
