@@ -1,0 +1,156 @@
+/** Unit tests of the run session's pure parts: progress lines, typed gate answers, status summaries. */
+import fc from 'fast-check';
+import { describe, expect, it } from 'vitest';
+import { parseApproval, parseEscalation } from '../../lib/local/run/decisions.ts';
+import { ProgressFormatter, seconds, summaryLine } from '../../lib/local/run/progress.ts';
+import { summarise } from '../../lib/local/run/store-reader.ts';
+import type { JournalRecord } from '../../lib/runtime/payloads.ts';
+
+const outline = {
+  id: 'p',
+  steps: [
+    { id: 'build', description: 'Build image' },
+    { id: 'test', description: 'Run tests' },
+  ],
+};
+
+let seq = 0;
+function event(
+  type: JournalRecord['event'],
+  at: string,
+  details: Record<string, unknown>,
+  task_id?: string,
+): JournalRecord {
+  seq++;
+  return {
+    timestamp: at,
+    event: type,
+    executionId: 'arn:x',
+    planId: 'p',
+    planVersion: 1,
+    planDigest: 'sha256:00',
+    ...(task_id ? { task_id } : {}),
+    details,
+    seq,
+    prevHash: '',
+    hash: '',
+  };
+}
+
+describe('progress lines (seed 000 form)', () => {
+  it('prints [Task N/M] ✓ with the duration from TASK_STARTED to TASK_COMPLETED', () => {
+    const f = new ProgressFormatter(outline);
+    expect(
+      f.lines(event('TASK_STARTED', '2024-01-01T00:00:00.000Z', { attempt: 1, progress: '' }, 'test')),
+    ).toEqual([]);
+    expect(f.running()).toHaveLength(1);
+    const lines = f.lines(
+      event(
+        'TASK_COMPLETED',
+        '2024-01-01T00:00:04.100Z',
+        { evidence: { summary: 'exit 0' }, result: {}, progress: '' },
+        'test',
+      ),
+    );
+    expect(lines).toEqual(['[Task 2/2] ✓ Run tests (4.1s) — exit 0']);
+    expect(f.running()).toEqual([]);
+  });
+
+  it('prints failures, recoveries and the final summary', () => {
+    const f = new ProgressFormatter(outline);
+    expect(
+      f.lines(
+        event(
+          'TASK_FAILED',
+          '2024-01-01T00:00:00Z',
+          { error: 'x', error_message: 'exit 1', progress: '' },
+          'test',
+        ),
+      ),
+    ).toEqual(['[Task 2/2] ✗ Run tests: exit 1']);
+    expect(
+      f.lines(
+        event(
+          'RECOVERY_APPLIED',
+          '2024-01-01T00:00:00Z',
+          { recipe_name: 'retry_transient', outcome: 'success' },
+          'test',
+        ),
+      ),
+    ).toEqual(['RECOVERY_APPLIED: retry_transient → success']);
+    expect(summaryLine(5, { summary: { completed: 5, failed: 0, skipped: 0 } })).toBe(
+      '5/5 tasks completed. 0 failures.',
+    );
+    expect(
+      summaryLine(3, { summary: { completed: 1, failed: 1, skipped: 1 }, error: 'Plangate.Aborted' }),
+    ).toBe('1/3 tasks completed. 1 failure. 1 skipped or blocked. Stopped: Plangate.Aborted.');
+  });
+
+  it('formats any duration without throwing', () => {
+    fc.assert(
+      fc.property(fc.integer({ min: -1e6, max: 1e9 }), (ms) =>
+        /^\d+(\.\d)?s$|^\d+m \d\ds$/.test(seconds(ms)),
+      ),
+    );
+  });
+});
+
+describe('gate answers typed in the terminal', () => {
+  const opts = { kind: 'plan' as const, stepIds: ['a', 'b'], by: 'ann' };
+  it('reads approve / skip / ask / reject', () => {
+    expect(parseApproval('yes', opts)).toEqual({ decision: 'APPROVE', by: 'ann' });
+    expect(parseApproval('skip b', opts)).toEqual({
+      decision: 'APPROVE_WITH_MODIFICATIONS',
+      by: 'ann',
+      skipSteps: ['b'],
+      argOverrides: {},
+    });
+    expect(parseApproval('ask why b?', opts)).toEqual({
+      decision: 'ASK_FOR_CLARIFICATION',
+      by: 'ann',
+      question: 'why b?',
+    });
+    expect(parseApproval('reject wrong approach', opts)).toEqual({
+      decision: 'REJECT',
+      by: 'ann',
+      reason: 'wrong approach',
+    });
+  });
+  it('refuses unknown steps, skips at a step gate, and anything else, saying why', () => {
+    expect(parseApproval('skip zz', opts)).toMatch(/no step "zz"/);
+    expect(parseApproval('skip a', { ...opts, kind: 'step' })).toMatch(/only the plan gate/);
+    expect(parseApproval('maybe', opts)).toMatch(/not an answer/);
+    expect(parseEscalation('retry', 'ann')).toEqual({ decision: 'RETRY', by: 'ann' });
+    expect(parseEscalation('later', 'ann')).toMatch(/retry, skip or abort/);
+  });
+  it('never throws on any line', () => {
+    fc.assert(
+      fc.property(fc.string(), (line) => {
+        parseApproval(line, opts);
+        parseEscalation(line, 'ann');
+      }),
+    );
+  });
+});
+
+describe('status from the journal alone', () => {
+  it('says WAITING at a gate, UNFINISHED when nobody is attached, and SUCCEEDED at the end', () => {
+    const created = event('PLAN_CREATED', '2024-01-01T00:00:00Z', { task_count: 2, dependencies: {} });
+    const asked = event('GATE_APPROVAL_REQUESTED', '2024-01-01T00:00:01Z', {
+      plan_id: 'p',
+      gate: 'plan',
+      round: 1,
+    });
+    const done = event('TASK_COMPLETED', '2024-01-01T00:00:02Z', {}, 'build');
+    const end = event('EXECUTION_COMPLETE', '2024-01-01T00:00:03Z', { succeeded: true, summary: {} });
+    expect(summarise([created, asked], false)?.status).toBe('WAITING');
+    expect(summarise([created, asked, done], false)).toMatchObject({
+      status: 'UNFINISHED',
+      completed: 1,
+      total: 2,
+    });
+    expect(summarise([created, asked, done], true)?.status).toBe('RUNNING');
+    expect(summarise([created, asked, done, end], false)?.status).toBe('SUCCEEDED');
+    expect(summarise([], false)).toBeUndefined();
+  });
+});
