@@ -423,6 +423,8 @@ export class PlanPlatform extends Construct {
         new PolicyStatement({ actions: ['lambda:InvokeFunction'], resources: [planFunctionsArn] }),
       );
       fn.addEnvironment(PLATFORM_ENV.planSecretsPrefix, this.planSecretsPrefix);
+      // Lambda's filesystem is read-only except /tmp: process tools and command contracts run there.
+      fn.addEnvironment(PLATFORM_ENV.workdir, '/tmp');
       acknowledgeOn(
         fn,
         planSecretsArn,

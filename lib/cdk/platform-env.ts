@@ -18,6 +18,8 @@ export const PLATFORM_ENV = {
   notifierFunction: 'PLANGATE_NOTIFIER_FUNCTION',
   /** Secrets Manager name prefix plans' secrets must use. */
   planSecretsPrefix: 'PLANGATE_PLAN_SECRETS_PREFIX',
+  /** Working directory of process tools and command contracts (lambdas/default-deps.ts reads it). */
+  workdir: 'PLANGATE_WORKDIR',
   /** Prefix of state machine names (run-time plans are named `<prefix>-<planId>`). */
   namePrefix: 'PLANGATE_NAME_PREFIX',
   runtimePlanRoleArn: 'PLANGATE_RUNTIME_PLAN_ROLE_ARN',
