@@ -7,6 +7,8 @@ export interface PageGate {
   readonly checklist: string;
   readonly stepIds: readonly string[];
   readonly stepName?: string;
+  /** A human step's declared outputs, asked for on the page. */
+  readonly outputs?: readonly string[];
 }
 
 const STYLE =
@@ -29,7 +31,9 @@ export function gatePage(page: PageGate, action: string): string {
       ? 'Approve this plan?'
       : gate.kind === 'step'
         ? `Approve step "${page.stepName ?? gate.stepId}" before it runs?`
-        : `Step "${page.stepName ?? gate.stepId}" failed: retry, skip or abort?`;
+        : gate.kind === 'human'
+          ? `Step "${page.stepName ?? gate.stepId}" is yours to do: report it`
+          : `Step "${page.stepName ?? gate.stepId}" failed: retry, skip or abort?`;
   const parts = [`<h1>${escapeHtml(heading)}</h1>`];
   if (gate.question) parts.push(`<p><strong>Question asked:</strong> ${escapeHtml(gate.question)}</p>`);
   if (gate.failure)
@@ -44,7 +48,14 @@ export function gatePage(page: PageGate, action: string): string {
     `<pre>${escapeHtml(page.checklist)}</pre>`,
     `<form method="post" action="${escapeHtml(action)}">`,
   );
-  if (gate.kind === 'escalation') {
+  if (gate.kind === 'human') {
+    for (const name of page.outputs ?? [])
+      parts.push(`<p>${escapeHtml(name)}: <input type="text" name="output.${escapeHtml(name)}"></p>`);
+    parts.push(
+      '<p><button name="decision" value="DONE">done</button></p>',
+      '<p>Reason: <input type="text" name="reason"> <button name="decision" value="FAILED">failed</button></p>',
+    );
+  } else if (gate.kind === 'escalation') {
     for (const d of ['RETRY', 'SKIP', 'ABORT'])
       parts.push(`<button name="decision" value="${d}">${d.toLowerCase()}</button>`);
   } else {

@@ -83,6 +83,14 @@ export class ApprovalPageServer {
 export function formAnswer(gate: PendingGate, form: URLSearchParams): GateAnswer | string {
   const decision = form.get('decision') ?? '';
   const by = PAGE_APPROVER;
+  if (gate.kind === 'human') {
+    if (decision === 'FAILED')
+      return { decision, by, reason: (form.get('reason') ?? '').trim() || 'not done' };
+    if (decision !== 'DONE') return 'answer done or failed';
+    const outputs: Record<string, string> = {};
+    for (const [name, value] of form) if (name.startsWith('output.')) outputs[name.slice(7)] = value;
+    return { decision, by, outputs };
+  }
   if (gate.kind === 'escalation') {
     if (decision === 'RETRY' || decision === 'SKIP' || decision === 'ABORT')
       return { decision, by } satisfies EscalationDecision;

@@ -4,7 +4,12 @@
  * reject <reason>. Escalations: retry / skip / abort. Seed 000's approval signals count too
  * ("yes", "proceed", "✓", 👍; "no").
  */
-import type { ApprovalDecision, EscalationDecision, GateKind } from '../../runtime/payloads.ts';
+import type {
+  ApprovalDecision,
+  EscalationDecision,
+  GateKind,
+  HumanDecision,
+} from '../../runtime/payloads.ts';
 
 export const GATE_CHOICES = [
   '  approve                 run the plan as shown        (a, yes, proceed, ✓)',
@@ -17,6 +22,11 @@ export const ESCALATION_CHOICES = [
   '  retry   run the step again (fix credentials or inputs out of band first)',
   '  skip    skip this step; its dependents are blocked',
   '  abort   stop the run',
+];
+
+export const HUMAN_CHOICES = [
+  '  done [name=value …]   the step is done; give its declared outputs',
+  '  failed <reason>       the step could not be done',
 ];
 
 const APPROVE = new Set(['a', 'approve', 'approved', 'y', 'yes', 'proceed', 'ok', '✓', '👍']);
@@ -70,8 +80,29 @@ export function parseEscalation(text: string, by: string): EscalationDecision | 
   }
 }
 
+/** Parses a human step's report: `done name=value …` or `failed <reason>`. */
+export function parseHumanReport(text: string, by: string): HumanDecision | string {
+  const line = text.trim();
+  const [word = '', ...rest] = line.split(/\s+/);
+  const verb = word.toLowerCase();
+  if (verb === 'done') {
+    const outputs: Record<string, string> = {};
+    for (const pair of rest) {
+      const eq = pair.indexOf('=');
+      if (eq <= 0) return `"${pair}" is not name=value`;
+      outputs[pair.slice(0, eq)] = pair.slice(eq + 1);
+    }
+    return { decision: 'DONE', by, outputs };
+  }
+  if (verb === 'failed') {
+    const reason = line.slice(word.length).trim();
+    return reason ? { decision: 'FAILED', by, reason } : 'say why after "failed"';
+  }
+  return `not an answer: "${line}"; answer done [name=value …] or failed <reason>`;
+}
+
 /** One line saying what was decided, for the side that did not answer. */
-export function describeAnswer(answer: ApprovalDecision | EscalationDecision): string {
+export function describeAnswer(answer: ApprovalDecision | EscalationDecision | HumanDecision): string {
   switch (answer.decision) {
     case 'APPROVE_WITH_MODIFICATIONS':
       return `APPROVE_WITH_MODIFICATIONS (skip ${answer.skipSteps.join(', ') || 'nothing'})`;

@@ -8,6 +8,7 @@ import type {
   ClassifiedFailure,
   EscalationDecision,
   GateKind,
+  HumanDecision,
 } from '../../runtime/payloads.ts';
 
 export interface PendingGate {
@@ -24,7 +25,7 @@ export interface PendingGate {
   readonly expiresAtEpoch: number;
 }
 
-export type GateAnswer = ApprovalDecision | EscalationDecision;
+export type GateAnswer = ApprovalDecision | EscalationDecision | HumanDecision;
 
 export type AnswerOutcome =
   | { readonly ok: true }

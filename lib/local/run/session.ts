@@ -26,8 +26,10 @@ import {
   describeAnswer,
   ESCALATION_CHOICES,
   GATE_CHOICES,
+  HUMAN_CHOICES,
   parseApproval,
   parseEscalation,
+  parseHumanReport,
 } from './decisions.ts';
 import { EventFollower } from './follow.ts';
 import type { GateAnswer, PendingGate } from './gate-desk.ts';
@@ -103,6 +105,7 @@ export async function runSession(target: SessionTarget, options: SessionOptions)
   const approvals = new Approvals({
     dynamo: stack.data.clients.doc,
     gatesTable: stack.data.tableNames.gates,
+    outputsTable: stack.data.tableNames.outputs,
     sfn: stack.sfn,
     journal: journalOf(stack),
     signingKey,
@@ -130,6 +133,7 @@ export async function runSession(target: SessionTarget, options: SessionOptions)
       ...(gate.stepId
         ? { stepName: plan.steps.find((s) => s.id === gate.stepId)?.description ?? gate.stepId }
         : {}),
+      outputs: plan.steps.find((s) => s.id === gate.stepId)?.outputs ?? [],
     }),
     onAnswered: (gate, answer) =>
       asked.get(gate.linkId)?.withdraw(`Answered on the approval page: ${describeAnswer(answer)}`),
@@ -184,7 +188,7 @@ export async function runSession(target: SessionTarget, options: SessionOptions)
     const ask = (gate: PendingGate) => {
       if (asked.has(gate.linkId)) return;
       const question = gateQuestion(gate, plan, failures, page.linkFor(gate));
-      if (gate.kind !== 'escalation' && options.approve) {
+      if ((gate.kind === 'plan' || gate.kind === 'step') && options.approve) {
         if (plan.approval.allowAutoApprove) {
           note(
             `--approve: answering the ${gate.kind} gate APPROVE non-interactively (the plan's approval policy allows it).`,
@@ -201,7 +205,9 @@ export async function runSession(target: SessionTarget, options: SessionOptions)
         parse: (line) =>
           gate.kind === 'escalation'
             ? parseEscalation(line, byName)
-            : parseApproval(line, { kind: gate.kind, stepIds: plan.steps.map((s) => s.id), by: byName }),
+            : gate.kind === 'human'
+              ? parseHumanReport(line, byName)
+              : parseApproval(line, { kind: gate.kind, stepIds: plan.steps.map((s) => s.id), by: byName }),
       });
       asked.set(gate.linkId, pending);
       void pending.answer.then((answer) => {
@@ -364,7 +370,13 @@ function gateQuestion(gate: PendingGate, plan: Plan, failures: Map<string, strin
   }
   if (gate.question) lines.push(`Question asked: ${gate.question}`);
   lines.push(`Answer here or open ${link}`);
-  lines.push(...(gate.kind === 'escalation' ? ESCALATION_CHOICES : GATE_CHOICES));
+  lines.push(
+    ...(gate.kind === 'escalation'
+      ? ESCALATION_CHOICES
+      : gate.kind === 'human'
+        ? HUMAN_CHOICES
+        : GATE_CHOICES),
+  );
   return lines.join('\n');
 }
 
