@@ -6,7 +6,7 @@ import { StateMachine } from 'aws-local-stepfunctions';
 
 type JSONValue = Parameters<StateMachine['run']>[0];
 
-import { noop, type Workload } from './engine-workloads.ts';
+import type { Workload } from './engine-workloads.ts';
 
 interface Resolvers<T> {
   promise: Promise<T>;
@@ -25,13 +25,41 @@ promiseStatics.withResolvers ??= <T>(): Resolvers<T> => {
   return { promise, resolve, reject };
 };
 
-/** Builds a runner that executes `workload` once on the peer. */
-export function peerRunner(workload: Workload): () => Promise<unknown> {
-  const machine = new StateMachine(workload.definition as never, {
-    validationOptions: { checkArn: false, checkPaths: false },
-  });
-  const taskResourceLocalHandlers = Object.fromEntries(
-    workload.taskStates.map((name) => [name, (input: JSONValue) => noop(input) as Promise<JSONValue>]),
-  );
-  return () => machine.run(workload.input as JSONValue, { overrides: { taskResourceLocalHandlers } }).result;
+/** Runs the workload's definitions on the peer; Task states call `handler` (the bench's noop). */
+export class PeerRunner {
+  private readonly machine: StateMachine;
+  private readonly handlers: Record<string, (input: JSONValue) => Promise<JSONValue>>;
+
+  constructor(
+    private readonly workload: Workload,
+    handler: (event: unknown) => Promise<unknown>,
+  ) {
+    this.machine = new StateMachine(workload.definition as never, {
+      validationOptions: { checkArn: false, checkPaths: false },
+    });
+    this.handlers = Object.fromEntries(
+      workload.taskStates.map((name) => [name, (input: JSONValue) => handler(input) as Promise<JSONValue>]),
+    );
+  }
+
+  /** One execution; resolves to its output. */
+  run(): Promise<unknown> {
+    return this.machine.run(this.workload.input as JSONValue, {
+      overrides: { taskResourceLocalHandlers: this.handlers },
+    }).result;
+  }
+
+  /** One execution observed through the peer's event log: its output and the states it entered. */
+  async runObserved(): Promise<{ output: unknown; statesEntered: number }> {
+    const execution = this.machine.run(this.workload.input as JSONValue, {
+      overrides: { taskResourceLocalHandlers: this.handlers },
+    });
+    let statesEntered = 0;
+    const counting = (async () => {
+      for await (const event of execution.eventLogs) if (event.type === 'StateEntered') statesEntered++;
+    })();
+    const output = await execution.result;
+    await counting;
+    return { output, statesEntered };
+  }
 }

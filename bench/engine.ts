@@ -1,45 +1,77 @@
 /**
  * Engine benchmark: transitions per second and overhead per transition of plangate's embedded
- * engine (in memory and durable) and of aws-local-stepfunctions@3 (in memory), on the same
- * definitions in the same run. Writes bench/results/engine.json.
+ * engine, durable (a temp store directory) and in memory, against aws-local-stepfunctions@3
+ * (in memory), on the same definitions in the same run. Before timing, every workload runs once
+ * on each engine and the outputs and the number of states entered must be equal, so the peer is
+ * known to execute the definitions. Rounds are interleaved (each round runs every engine once,
+ * in a rotating order) after warm-up rounds, so load on a shared machine hits all engines alike.
+ * Writes bench/results/engine.json.
  *
- * Run: npm run bench:engine [-- --quick]
+ * Run: npm run bench:engine [-- --quick] [-- --rounds N]
  */
+
 import { mkdir, mkdtemp, rm, writeFile } from 'node:fs/promises';
-import { tmpdir } from 'node:os';
+import * as os from 'node:os';
 import { join } from 'node:path';
 import { performance } from 'node:perf_hooks';
+import { isDeepStrictEqual } from 'node:util';
 import { createEngine, type Engine } from '../lib/engine/engine.ts';
 import { createResourceInvoker } from '../lib/engine/resources/index.ts';
-import { peerRunner } from './engine-peer.ts';
+import { PeerRunner } from './engine-peer.ts';
 import { noop, WORKLOADS, type Workload } from './engine-workloads.ts';
 
 const quick = process.argv.includes('--quick');
-/** Measured executions per workload and engine (after one warm-up run); the median is reported. */
-const RUNS = quick ? 3 : 15;
+const roundsArg = process.argv.indexOf('--rounds');
+/** Measured rounds per workload; each round times one execution on every engine. */
+const ROUNDS = roundsArg > 0 ? Number(process.argv[roundsArg + 1]) : quick ? 5 : 31;
+/** Rounds run first and discarded (JIT warm-up, file system caches). */
+const WARMUP_ROUNDS = quick ? 2 : 8;
+
+type EngineName = 'plangate-durable' | 'plangate-memory' | 'aws-local-stepfunctions';
+const ENGINES: readonly EngineName[] = ['plangate-durable', 'plangate-memory', 'aws-local-stepfunctions'];
+
+/** Invocations of the bench's Lambda function, to check that both engines call it alike. */
+let handlerCalls = 0;
+function countedNoop(event: unknown): Promise<unknown> {
+  handlerCalls++;
+  return noop(event);
+}
 
 interface Measurement {
   readonly medianMs: number;
+  readonly p25Ms: number;
+  readonly p75Ms: number;
   readonly minMs: number;
+  readonly maxMs: number;
+  /** (p75 − p25) / median, in percent. */
+  readonly spreadPercent: number;
   readonly transitionsPerSecond: number;
   readonly overheadMicrosPerTransition: number;
 }
 
-async function measure(workload: Workload, runOnce: () => Promise<unknown>): Promise<Measurement> {
-  await runOnce();
-  const times: number[] = [];
-  for (let i = 0; i < RUNS; i++) {
-    const started = performance.now();
-    await runOnce();
-    times.push(performance.now() - started);
-  }
-  times.sort((a, b) => a - b);
-  const medianMs = times[Math.floor(times.length / 2)] ?? Number.NaN;
+function quantile(sorted: readonly number[], q: number): number {
+  const at = (sorted.length - 1) * q;
+  const low = Math.floor(at);
+  const high = Math.ceil(at);
+  const a = sorted[low] ?? Number.NaN;
+  const b = sorted[high] ?? Number.NaN;
+  return a + (b - a) * (at - low);
+}
+
+function summarize(workload: Workload, times: readonly number[]): Measurement {
+  const sorted = [...times].sort((a, b) => a - b);
+  const median = quantile(sorted, 0.5);
+  const p25 = quantile(sorted, 0.25);
+  const p75 = quantile(sorted, 0.75);
   return {
-    medianMs: round(medianMs),
-    minMs: round(times[0] ?? Number.NaN),
-    transitionsPerSecond: Math.round(workload.transitions / (medianMs / 1000)),
-    overheadMicrosPerTransition: round((medianMs * 1000) / workload.transitions),
+    medianMs: round(median),
+    p25Ms: round(p25),
+    p75Ms: round(p75),
+    minMs: round(sorted[0] ?? Number.NaN),
+    maxMs: round(sorted.at(-1) ?? Number.NaN),
+    spreadPercent: round(((p75 - p25) / median) * 100),
+    transitionsPerSecond: Math.round(workload.transitions / (median / 1000)),
+    overheadMicrosPerTransition: round((median * 1000) / workload.transitions),
   };
 }
 
@@ -49,46 +81,166 @@ function round(value: number): number {
 
 /** One plangate engine (memory or durable) with the bench's Lambda function registered. */
 function plangateEngine(storeDir: string | undefined): Engine {
-  const invokeResource = createResourceInvoker({ lambdaHandlers: { noop: (event) => noop(event) } });
+  const invokeResource = createResourceInvoker({ lambdaHandlers: { noop: countedNoop } });
   return createEngine({ storeDir, invokeResource, timeScale: 0 });
 }
 
-async function plangateRunner(engine: Engine, workload: Workload): Promise<() => Promise<unknown>> {
-  const { stateMachineArn } = await engine.createStateMachine({
-    name: workload.name,
-    definition: JSON.stringify(workload.definition),
-    roleArn: 'arn:aws:iam::123456789012:role/bench',
-  });
-  const input = JSON.stringify(workload.input);
-  return async () => {
-    const { executionArn } = await engine.startExecution({ stateMachineArn, input });
-    const done = await engine.awaitExecution(executionArn!);
+/** Runs a workload on a plangate engine: one execution per call, resolving to its output. */
+class PlangateRunner {
+  private constructor(
+    private readonly engine: Engine,
+    private readonly workload: Workload,
+    private readonly stateMachineArn: string,
+    private readonly input: string,
+  ) {}
+
+  static async create(engine: Engine, workload: Workload): Promise<PlangateRunner> {
+    const { stateMachineArn } = await engine.createStateMachine({
+      name: workload.name,
+      definition: JSON.stringify(workload.definition),
+      roleArn: 'arn:aws:iam::123456789012:role/bench',
+    });
+    return new PlangateRunner(engine, workload, String(stateMachineArn), JSON.stringify(workload.input));
+  }
+
+  async run(): Promise<unknown> {
+    return (await this.execute()).output;
+  }
+
+  /** One execution and the states it entered (from its history). */
+  async runObserved(): Promise<{ output: unknown; statesEntered: number }> {
+    const { output, executionArn } = await this.execute();
+    let statesEntered = 0;
+    let nextToken: string | undefined;
+    do {
+      const page = await this.engine.getExecutionHistory({
+        executionArn,
+        maxResults: 1000,
+        includeExecutionData: false,
+        ...(nextToken ? { nextToken } : {}),
+      });
+      for (const e of page.events ?? []) if (e.type?.endsWith('StateEntered')) statesEntered++;
+      nextToken = page.nextToken;
+    } while (nextToken);
+    return { output, statesEntered };
+  }
+
+  private async execute(): Promise<{ output: unknown; executionArn: string }> {
+    const { executionArn } = await this.engine.startExecution({
+      stateMachineArn: this.stateMachineArn,
+      input: this.input,
+    });
+    const done = await this.engine.awaitExecution(String(executionArn));
     if (done.status !== 'SUCCEEDED')
-      throw new Error(`${workload.name} ended ${done.status}: ${done.error} ${done.cause}`);
-    return done.output;
+      throw new Error(`${this.workload.name} ended ${done.status}: ${done.error} ${done.cause}`);
+    return { output: JSON.parse(String(done.output)), executionArn: String(executionArn) };
+  }
+}
+
+interface Runner {
+  run(): Promise<unknown>;
+  runObserved(): Promise<{ output: unknown; statesEntered: number }>;
+}
+
+/** Runs each engine once, untimed, and fails unless outputs, states entered and handler calls agree. */
+async function verify(workload: Workload, runners: Record<EngineName, Runner>): Promise<void> {
+  const seen: Array<{ engine: EngineName; output: unknown; statesEntered: number; calls: number }> = [];
+  for (const engine of ENGINES) {
+    const before = handlerCalls;
+    const { output, statesEntered } = await runners[engine].runObserved();
+    seen.push({ engine, output, statesEntered, calls: handlerCalls - before });
+  }
+  const [first, ...rest] = seen;
+  if (!first) return;
+  for (const other of rest) {
+    if (!isDeepStrictEqual(other.output, first.output))
+      throw new Error(`${workload.name}: ${other.engine} output differs from ${first.engine}'s`);
+    if (other.calls !== first.calls)
+      throw new Error(
+        `${workload.name}: ${other.engine} made ${other.calls} task calls, ${first.engine} ${first.calls}`,
+      );
+  }
+  for (const s of seen) {
+    if (s.statesEntered !== workload.transitions)
+      throw new Error(
+        `${workload.name}: ${s.engine} entered ${s.statesEntered} states, expected ${workload.transitions}`,
+      );
+    if (s.calls !== workload.taskStates.length)
+      throw new Error(
+        `${workload.name}: ${s.engine} made ${s.calls} task calls, expected ${workload.taskStates.length}`,
+      );
+  }
+}
+
+/** Warm-up, then interleaved timed rounds; the engine order rotates every round. */
+async function measure(runners: Record<EngineName, Runner>): Promise<Record<EngineName, number[]>> {
+  const times: Record<EngineName, number[]> = {
+    'plangate-durable': [],
+    'plangate-memory': [],
+    'aws-local-stepfunctions': [],
+  };
+  for (let r = 0; r < WARMUP_ROUNDS + ROUNDS; r++) {
+    for (let k = 0; k < ENGINES.length; k++) {
+      const engine = ENGINES[(r + k) % ENGINES.length] as EngineName;
+      const started = performance.now();
+      await runners[engine].run();
+      const elapsed = performance.now() - started;
+      if (r >= WARMUP_ROUNDS) times[engine].push(elapsed);
+    }
+  }
+  return times;
+}
+
+function machine() {
+  const cpus = os.cpus();
+  return {
+    node: process.version,
+    platform: `${process.platform}-${process.arch}`,
+    osRelease: os.release(),
+    cpuModel: cpus[0]?.model ?? 'unknown',
+    logicalCpus: cpus.length,
+    totalMemoryGiB: round(os.totalmem() / 2 ** 30),
+    loadAverage1mAtStart: round(os.loadavg()[0] ?? Number.NaN),
   };
 }
 
 async function main(): Promise<void> {
-  const storeDir = await mkdtemp(join(tmpdir(), 'plangate-bench-'));
+  const host = machine();
+  const storeDir = await mkdtemp(join(os.tmpdir(), 'plangate-bench-'));
   const memory = plangateEngine(undefined);
   const durable = plangateEngine(storeDir);
   const rows = [];
   try {
     for (const workload of WORKLOADS) {
+      const runners: Record<EngineName, Runner> = {
+        'plangate-durable': await PlangateRunner.create(durable, workload),
+        'plangate-memory': await PlangateRunner.create(memory, workload),
+        'aws-local-stepfunctions': new PeerRunner(workload, countedNoop),
+      };
+      await verify(workload, runners);
+      const times = await measure(runners);
       const engines = {
-        'plangate-memory': await measure(workload, await plangateRunner(memory, workload)),
-        'plangate-durable': await measure(workload, await plangateRunner(durable, workload)),
-        'aws-local-stepfunctions': await measure(workload, peerRunner(workload)),
+        'plangate-durable': summarize(workload, times['plangate-durable']),
+        'plangate-memory': summarize(workload, times['plangate-memory']),
+        'aws-local-stepfunctions': summarize(workload, times['aws-local-stepfunctions']),
       };
       const peer = engines['aws-local-stepfunctions'].medianMs;
+      const pairedDurable = times['plangate-durable'].map(
+        (t, i) => (times['aws-local-stepfunctions'][i] ?? Number.NaN) / t,
+      );
       const ratios = {
-        durableSpeedupVsPeer: round(peer / engines['plangate-durable'].medianMs),
-        memorySpeedupVsPeer: round(peer / engines['plangate-memory'].medianMs),
+        peerOverDurable: round(peer / engines['plangate-durable'].medianMs),
+        peerOverDurablePairedMedian: round(
+          quantile(
+            [...pairedDurable].sort((a, b) => a - b),
+            0.5,
+          ),
+        ),
+        peerOverMemory: round(peer / engines['plangate-memory'].medianMs),
       };
       rows.push({ workload: workload.name, transitions: workload.transitions, engines, ratios });
       process.stdout.write(
-        `${workload.name.padEnd(28)} memory ${fmt(engines['plangate-memory'])}  durable ${fmt(engines['plangate-durable'])}  peer ${fmt(engines['aws-local-stepfunctions'])}  durable/peer ×${ratios.durableSpeedupVsPeer}\n`,
+        `${workload.name.padEnd(26)} durable ${fmt(engines['plangate-durable'])}  memory ${fmt(engines['plangate-memory'])}  peer ${fmt(engines['aws-local-stepfunctions'])}  peer/durable ×${ratios.peerOverDurable}\n`,
       );
     }
   } finally {
@@ -98,31 +250,39 @@ async function main(): Promise<void> {
   }
   const geomean = (values: number[]) =>
     round(Math.exp(values.reduce((sum, v) => sum + Math.log(v), 0) / values.length));
+  const durableRatios = rows.map((r) => r.ratios.peerOverDurable);
   const result = {
     benchmark: 'engine',
     generatedAt: new Date().toISOString(),
-    node: process.version,
-    platform: `${process.platform}-${process.arch}`,
-    runsPerMeasurement: RUNS,
+    machine: { ...host, loadAverage1mAtEnd: round(os.loadavg()[0] ?? Number.NaN) },
+    warmupRounds: WARMUP_ROUNDS,
+    rounds: ROUNDS,
     method:
-      'median wall time of one execution (start to terminal status), after one warm-up run; transitions = states entered; ' +
-      'speedup = peer median / plangate median (>1: plangate faster). plangate-durable persists every history event to a temp store directory.',
+      'Each workload first runs once on every engine untimed: outputs must be equal, every engine must enter the same number of states ' +
+      '(plangate: *StateEntered history events; peer: StateEntered event logs) and make the same number of task calls. Then ' +
+      `${WARMUP_ROUNDS} warm-up and ${ROUNDS} timed rounds; each round times one execution (start to terminal status) per engine, ` +
+      'in an order that rotates every round. Times are wall-clock ms: median, quartiles, min, max; spreadPercent = IQR / median. ' +
+      'transitions = states entered. Ratios are peer time / plangate time (> 1: plangate faster): peerOverDurable from the medians, ' +
+      'peerOverDurablePairedMedian the median of per-round ratios. plangate-durable writes every history event to a temp store ' +
+      'directory (one synchronous write before each task call and at the end of each tick); the peer keeps everything in memory.',
     workloads: rows,
     summary: {
-      durableSpeedupVsPeerGeometricMean: geomean(rows.map((r) => r.ratios.durableSpeedupVsPeer)),
-      memorySpeedupVsPeerGeometricMean: geomean(rows.map((r) => r.ratios.memorySpeedupVsPeer)),
+      peerOverDurableGeometricMean: geomean(durableRatios),
+      peerOverDurableLowest: Math.min(...durableRatios),
+      peerOverMemoryGeometricMean: geomean(rows.map((r) => r.ratios.peerOverMemory)),
+      durableFasterOnEveryWorkload: durableRatios.every((r) => r > 1),
     },
   };
   const dir = new URL('./results/', import.meta.url);
   await mkdir(dir, { recursive: true });
   await writeFile(new URL('engine.json', dir), `${JSON.stringify(result, null, 2)}\n`);
   process.stdout.write(
-    `summary: durable ×${result.summary.durableSpeedupVsPeerGeometricMean} vs peer (geometric mean), memory ×${result.summary.memorySpeedupVsPeerGeometricMean}\n`,
+    `summary: peer/durable ×${result.summary.peerOverDurableGeometricMean} (geometric mean), lowest ×${result.summary.peerOverDurableLowest}; peer/memory ×${result.summary.peerOverMemoryGeometricMean}\n`,
   );
 }
 
 function fmt(m: Measurement): string {
-  return `${String(m.medianMs).padStart(8)} ms ${String(m.transitionsPerSecond).padStart(7)} tr/s`;
+  return `${m.medianMs.toFixed(2).padStart(7)} ms ±${String(Math.round(m.spreadPercent)).padStart(3)}%`;
 }
 
 await main();

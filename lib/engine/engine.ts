@@ -90,6 +90,25 @@ type StopReason =
 
 const MAX_HISTORY_EVENTS = 25_000;
 
+/**
+ * Parsed definitions by their text, so that starting an execution does not parse its machine
+ * again. The interpreter only reads definitions (data flow builds new values), so executions share them.
+ */
+class ParsedDefinitions {
+  private static readonly MAX_ENTRIES = 64;
+  private readonly byText = new Map<string, StatesBlock>();
+
+  parse(text: string): StatesBlock {
+    let block = this.byText.get(text);
+    if (!block) {
+      if (this.byText.size >= ParsedDefinitions.MAX_ENTRIES) this.byText.clear();
+      block = JSON.parse(text) as StatesBlock;
+      this.byText.set(text, block);
+    }
+    return block;
+  }
+}
+
 export class Engine implements StepFunctionsEngine {
   private readonly scope: ArnScope;
   private readonly store: EngineStore;
@@ -98,6 +117,7 @@ export class Engine implements StepFunctionsEngine {
   private readonly tokens = new TaskTokenRegistry();
   private readonly mockConfig: MockConfig | undefined;
   private readonly dirty = new Set<Journal>();
+  private readonly definitions = new ParsedDefinitions();
   private flushScheduled = false;
   private readonly now: () => number;
   private readonly timeScale: number;
@@ -120,6 +140,7 @@ export class Engine implements StepFunctionsEngine {
     this.closed = true;
     for (const e of this.executions.values()) {
       if (e.status === 'RUNNING') e.controller.abort({ kind: 'shutdown' } satisfies StopReason);
+      e.journal.close();
     }
   }
 
@@ -762,7 +783,7 @@ export class Engine implements StepFunctionsEngine {
       machineArn: machine.arn,
       ...(versionArn ? { versionArn } : {}),
       ...(aliasArn ? { aliasArn } : {}),
-      definition: JSON.parse(definitionText) as StatesBlock,
+      definition: this.definitions.parse(definitionText),
       input: inputText,
       startDate: started.ts,
       roleArn,
@@ -929,7 +950,7 @@ export class Engine implements StepFunctionsEngine {
     }
     const event = root.emit(type, details);
     this.applyTerminal(e, event);
-    e.journal.flush();
+    e.journal.close();
   }
 
   private applyTerminal(e: ExecutionRecord, event: StoredEvent): void {
@@ -965,7 +986,7 @@ export class Engine implements StepFunctionsEngine {
         ...(typeof details.stateMachineAliasArn === 'string'
           ? { aliasArn: details.stateMachineAliasArn }
           : {}),
-        definition: JSON.parse(String(internal.definition)) as StatesBlock,
+        definition: this.definitions.parse(String(internal.definition)),
         input: String(details.input),
         startDate: first.ts,
         roleArn: String(details.roleArn),

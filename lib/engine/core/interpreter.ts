@@ -22,6 +22,7 @@ import {
   type Variables,
 } from './data.ts';
 import type { Scope } from './journal.ts';
+import { isoTime, payloadText } from './json-text.ts';
 import { MockedThrow } from './mock-config.ts';
 import { errorMatches, type Retrier, retryDelaySeconds } from './retry.ts';
 import type { ExecutionRuntime, QueryLanguage, StateDefinition, StatesBlock } from './runtime.ts';
@@ -79,6 +80,8 @@ export interface StateOutcome {
   readonly output: unknown;
   /** Absent: the block ends here. */
   readonly next?: string;
+  /** Variables a simple state (Pass, Choice, Wait, Succeed) assigned, for its exit event. */
+  readonly assigned?: Variables;
 }
 
 /** Runs a states block from StartAt to its end; throws StatesError when it fails. */
@@ -137,13 +140,13 @@ async function runState(
   }
   const entered = scope.emit(`${state.Type}StateEntered`, {
     name,
-    input: JSON.stringify(rawInput),
+    input: payloadText(rawInput),
     inputDetails: { truncated: false },
   });
   const context: StateRun['context'] = {
     Execution: rt.contextBase.Execution,
     StateMachine: rt.contextBase.StateMachine,
-    State: { EnteredTime: new Date(entered.ts).toISOString(), Name: name },
+    State: { EnteredTime: isoTime(entered.ts), Name: name },
   };
   // AWS shows State.RetryCount only for the states that can retry
   if (RETRYING_TYPES.has(state.Type)) context.State.RetryCount = 0;
@@ -159,15 +162,22 @@ async function runState(
     context,
   };
   try {
+    // simple JSONPath states without Assign finish synchronously: no promise to wait for
     switch (state.Type) {
-      case 'Pass':
-        return exitSimple(run, await passState(run));
-      case 'Choice':
-        return exitSimple(run, await choiceState(run));
+      case 'Pass': {
+        const outcome = passState(run);
+        return exitSimple(run, outcome instanceof Promise ? await outcome : outcome);
+      }
+      case 'Choice': {
+        const outcome = choiceState(run);
+        return exitSimple(run, outcome instanceof Promise ? await outcome : outcome);
+      }
       case 'Wait':
         return exitSimple(run, await waitState(run));
-      case 'Succeed':
-        return exitSimple(run, await succeedState(run));
+      case 'Succeed': {
+        const outcome = succeedState(run);
+        return exitSimple(run, outcome instanceof Promise ? await outcome : outcome);
+      }
       case 'Fail':
         return await failState(run);
       case 'Task':
@@ -206,15 +216,20 @@ export function failureOf(run: StateRun, error: unknown): unknown {
 export function exitState(run: StateRun, outcome: StateOutcome, assigned?: Variables): StateOutcome {
   const details = {
     name: run.name,
-    output: JSON.stringify(outcome.output),
+    output: payloadText(outcome.output),
     outputDetails: { truncated: false },
   };
   checkPayloadSize(details.output, run);
-  const internal: Record<string, unknown> = { entered: run.enteredId };
-  if (outcome.next !== undefined) internal.next = outcome.next;
-  if (assigned && Object.keys(assigned).length > 0) internal.assigned = assigned;
+  const internal: Record<string, unknown> =
+    outcome.next === undefined ? { entered: run.enteredId } : { entered: run.enteredId, next: outcome.next };
+  if (assigned && hasKeys(assigned)) internal.assigned = assigned;
   run.frame.scope.emit(`${run.state.Type}StateExited`, details, internal);
   return outcome;
+}
+
+function hasKeys(object: object): boolean {
+  for (const _ in object) return true;
+  return false;
 }
 
 function checkPayloadSize(text: string, run: StateRun): void {
@@ -252,11 +267,49 @@ export function effectiveInput(run: StateRun): unknown {
  * Assign → ResultPath → OutputPath; JSONata Output and Assign, both seeing `$states.result`.
  * Returns the state output and the assigned variables (not yet visible to the caller's frame).
  */
-export async function applyResult(
+export function applyResult(
   run: StateRun,
   result: unknown,
   options: { readonly selector?: boolean } = {},
-): Promise<{ output: unknown; assigned: Variables }> {
+): AppliedResult | Promise<AppliedResult> {
+  if (run.language === 'JSONata' || run.state.Assign !== undefined)
+    return applyResultEvaluated(run, result, options);
+  const { state, frame } = run;
+  let selected = result;
+  if (options.selector !== false && state.ResultSelector !== undefined) {
+    selected = resolvePayloadTemplate(
+      state.ResultSelector,
+      result,
+      run.context,
+      frame.variables,
+      'ResultSelector',
+    );
+  }
+  const placed = applyResultPath(run.rawInput, selected, state.ResultPath as string | null | undefined);
+  const output = applyOutputPath(
+    placed,
+    state.OutputPath as string | null | undefined,
+    run.context,
+    frame.variables,
+  );
+  return { output, assigned: NONE_ASSIGNED };
+}
+
+/** A state's output and the variables it assigned. */
+export interface AppliedResult {
+  readonly output: unknown;
+  readonly assigned: Variables;
+}
+
+/** No Assign: shared, never written (commitVariables only reads it). */
+const NONE_ASSIGNED: Variables = Object.freeze({}) as Variables;
+
+/** {@link applyResult} for JSONata states and states with Assign (evaluation may be asynchronous). */
+async function applyResultEvaluated(
+  run: StateRun,
+  result: unknown,
+  options: { readonly selector?: boolean },
+): Promise<AppliedResult> {
   const { state, frame } = run;
   if (run.language === 'JSONata') {
     const scope = jsonataScope(run, { result });
@@ -297,61 +350,94 @@ function nextOf(state: StateDefinition): string | undefined {
   return state.End === true ? undefined : (state.Next as string | undefined);
 }
 
-async function passState(run: StateRun): Promise<StateOutcome> {
+const NO_SELECTOR = { selector: false } as const;
+
+function passState(run: StateRun): StateOutcome | Promise<StateOutcome> {
   const { state } = run;
-  if (run.language === 'JSONata') {
-    const { output, assigned } = await applyResult(run, run.rawInput);
-    commitVariables(run, assigned);
-    return withAssigned({ output, next: nextOf(state) }, assigned);
+  let result: unknown = run.rawInput;
+  if (run.language === 'JSONPath') {
+    const input = effectiveInput(run);
+    result = input;
+    if (Object.hasOwn(state, 'Result')) result = state.Result;
+    else if (state.Parameters !== undefined) {
+      result = resolvePayloadTemplate(
+        state.Parameters,
+        input,
+        run.context,
+        run.frame.variables,
+        'Parameters',
+      );
+    }
   }
-  const input = effectiveInput(run);
-  let result: unknown = input;
-  if (Object.hasOwn(state, 'Result')) result = state.Result;
-  else if (state.Parameters !== undefined) {
-    result = resolvePayloadTemplate(state.Parameters, input, run.context, run.frame.variables, 'Parameters');
-  }
-  const { output, assigned } = await applyResult(run, result, { selector: false });
+  const applied = applyResult(run, result, NO_SELECTOR);
+  if (applied instanceof Promise) return applied.then((a) => passed(run, a));
+  return passed(run, applied);
+}
+
+function passed(run: StateRun, { output, assigned }: AppliedResult): StateOutcome {
   commitVariables(run, assigned);
-  return withAssigned({ output, next: nextOf(state) }, assigned);
+  return withAssigned({ output, next: nextOf(run.state) }, assigned);
 }
 
-const assignedOf = new WeakMap<StateOutcome, Variables>();
-
-function withAssigned(outcome: StateOutcome, assigned: Variables): StateOutcome {
-  assignedOf.set(outcome, assigned);
-  return outcome;
+function withAssigned(outcome: { output: unknown; next?: string }, assigned: Variables): StateOutcome {
+  return assigned === NONE_ASSIGNED ? outcome : { ...outcome, assigned };
 }
 
-/** The variables a simple state assigned (for the exit event). */
-export function assignedBy(outcome: StateOutcome): Variables | undefined {
-  return assignedOf.get(outcome);
-}
-
-async function choiceState(run: StateRun): Promise<StateOutcome> {
+function choiceState(run: StateRun): StateOutcome | Promise<StateOutcome> {
+  if (run.language === 'JSONata') return jsonataChoiceState(run);
   const { state, frame } = run;
   const choices = (state.Choices as Array<Record<string, unknown>>) ?? [];
-  if (run.language === 'JSONata') {
-    const scope = jsonataScope(run);
-    for (const rule of choices) {
-      if (await jsonataCondition(rule.Condition, scope)) {
-        return choose(run, rule, String(rule.Next));
-      }
-    }
-  } else {
-    const input = effectiveInput(run);
-    for (const rule of choices) {
-      if (choiceRuleMatches(rule, input, run.context, frame.variables))
-        return choose(run, rule, String(rule.Next));
-    }
+  const input = effectiveInput(run);
+  for (const rule of choices) {
+    if (choiceRuleMatches(rule, input, run.context, frame.variables))
+      return choose(run, rule, String(rule.Next));
   }
   if (typeof state.Default === 'string') return choose(run, state, state.Default);
-  throw new StatesError(
+  throw noChoiceMatched(run);
+}
+
+function noChoiceMatched(run: StateRun): StatesError {
+  return new StatesError(
     'States.NoChoiceMatched',
     `No Matches! at ${run.name}, state input: ${JSON.stringify(run.rawInput)}`,
   );
 }
 
-async function choose(run: StateRun, holder: Record<string, unknown>, next: string): Promise<StateOutcome> {
+async function jsonataChoiceState(run: StateRun): Promise<StateOutcome> {
+  const { state } = run;
+  const choices = (state.Choices as Array<Record<string, unknown>>) ?? [];
+  const scope = jsonataScope(run);
+  for (const rule of choices) {
+    if (await jsonataCondition(rule.Condition, scope)) {
+      return choose(run, rule, String(rule.Next));
+    }
+  }
+  if (typeof state.Default === 'string') return choose(run, state, state.Default);
+  throw noChoiceMatched(run);
+}
+
+function choose(
+  run: StateRun,
+  holder: Record<string, unknown>,
+  next: string,
+): StateOutcome | Promise<StateOutcome> {
+  if (run.language === 'JSONata' || holder.Assign !== undefined) return chooseEvaluated(run, holder, next);
+  const input = effectiveInput(run);
+  const output = applyOutputPath(
+    input,
+    run.state.OutputPath as string | null | undefined,
+    run.context,
+    run.frame.variables,
+  );
+  return { output, next };
+}
+
+/** {@link choose} for JSONata states and choices with Assign. */
+async function chooseEvaluated(
+  run: StateRun,
+  holder: Record<string, unknown>,
+  next: string,
+): Promise<StateOutcome> {
   const { state, frame } = run;
   if (run.language === 'JSONata') {
     const scope = jsonataScope(run);
@@ -459,16 +545,18 @@ async function waitState(run: StateRun): Promise<StateOutcome> {
   return withAssigned({ output, next: nextOf(state) }, assigned);
 }
 
+async function jsonataSucceedState(run: StateRun): Promise<StateOutcome> {
+  const { output, assigned } = await applyResult(run, run.rawInput);
+  return withAssigned({ output }, assigned);
+}
+
 /** A duration scaled by the engine's time scale (negative durations do not wait). */
 export function scaled(rt: ExecutionRuntime, ms: number): number {
   return Math.max(0, ms) * rt.timeScale;
 }
 
-async function succeedState(run: StateRun): Promise<StateOutcome> {
-  if (run.language === 'JSONata') {
-    const { output, assigned } = await applyResult(run, run.rawInput);
-    return withAssigned({ output }, assigned);
-  }
+function succeedState(run: StateRun): StateOutcome | Promise<StateOutcome> {
+  if (run.language === 'JSONata') return jsonataSucceedState(run);
   const input = effectiveInput(run);
   const output = applyOutputPath(
     input,
@@ -602,5 +690,5 @@ async function catchWith(
 
 /** Exits a simple state, recording the variables it assigned. */
 function exitSimple(run: StateRun, outcome: StateOutcome): StateOutcome {
-  return exitState(run, outcome, assignedBy(outcome));
+  return exitState(run, outcome, outcome.assigned);
 }

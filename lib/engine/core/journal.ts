@@ -27,6 +27,7 @@ export class Scope {
 
   /** The recorded event that the next `emit` would return on replay, if any. */
   peek(): StoredEvent | undefined {
+    if (!this.journal.replaying) return undefined;
     return this.journal.recorded(`${this.id}.${this.seq}`);
   }
 
@@ -101,6 +102,11 @@ export class Journal {
     return this.events.length;
   }
 
+  /** Whether recorded events wait to be found again (after a restart or a redrive). */
+  get replaying(): boolean {
+    return this.replay.size > 0;
+  }
+
   recorded(key: string): StoredEvent | undefined {
     return this.replay.get(key);
   }
@@ -112,17 +118,20 @@ export class Journal {
     details?: Record<string, unknown>,
     internal?: Record<string, unknown>,
   ): StoredEvent {
-    const old = this.replay.get(key);
-    if (old && old.type === type) return old;
-    const event: StoredEvent = {
-      id: this.events.length + 1,
-      prev,
-      ts: this.now(),
-      type,
-      key,
-      ...(details ? { details } : {}),
-      ...(internal ? { internal } : {}),
-    };
+    if (this.replay.size > 0) {
+      const old = this.replay.get(key);
+      if (old && old.type === type) return old;
+    }
+    const id = this.events.length + 1;
+    const ts = this.now();
+    // one literal per shape: cheaper than spreading optional members on every event
+    const event: StoredEvent = details
+      ? internal
+        ? { id, prev, ts, type, key, details, internal }
+        : { id, prev, ts, type, key, details }
+      : internal
+        ? { id, prev, ts, type, key, internal }
+        : { id, prev, ts, type, key };
     this.events.push(event);
     this.indexExit(event);
     if (this.pending.length === 0) this.onDirty(this);
@@ -136,6 +145,12 @@ export class Journal {
     const batch = this.pending;
     this.pending = [];
     this.log.append(batch);
+  }
+
+  /** Writes pending events and releases the log file (an execution that ended); a redrive reopens it. */
+  close(): void {
+    this.flush();
+    this.log.close();
   }
 
   /**

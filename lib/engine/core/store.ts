@@ -6,6 +6,7 @@
  */
 import * as fs from 'node:fs';
 import * as path from 'node:path';
+import { eventLine } from './event-line.ts';
 import type { StoredEvent } from './history.ts';
 
 /** The history file of one execution. */
@@ -14,6 +15,8 @@ export interface ExecutionLog {
   append(events: readonly StoredEvent[]): void;
   /** Every stored event, oldest first. */
   readAll(): StoredEvent[];
+  /** Releases the file while the execution is not running; a later `append` opens it again. */
+  close(): void;
 }
 
 /** Where the engine keeps state machines and executions. */
@@ -54,6 +57,7 @@ export class MemoryStore implements EngineStore {
         for (const e of batch) events.push(e);
       },
       readAll: () => events.slice(),
+      close: () => {},
     };
   }
 
@@ -81,6 +85,8 @@ function fromFileSafe(file: string): string {
 export class FileStore implements EngineStore {
   private readonly dir: string;
   private readonly executionsDir: string;
+  /** Machine directories known to exist (one mkdir per machine, not per execution). */
+  private readonly machineDirs = new Set<string>();
 
   constructor(props: FileStoreProps) {
     this.dir = path.resolve(props.dir);
@@ -103,7 +109,10 @@ export class FileStore implements EngineStore {
 
   openLog(machineName: string, executionName: string): ExecutionLog {
     const machineDir = path.join(this.executionsDir, fileSafe(machineName));
-    fs.mkdirSync(machineDir, { recursive: true });
+    if (!this.machineDirs.has(machineDir)) {
+      fs.mkdirSync(machineDir, { recursive: true });
+      this.machineDirs.add(machineDir);
+    }
     return new FileExecutionLog(path.join(machineDir, `${fileSafe(executionName)}.jsonl`));
   }
 
@@ -128,13 +137,16 @@ class FileExecutionLog implements ExecutionLog {
 
   append(events: readonly StoredEvent[]): void {
     if (events.length === 0) return;
-    if (this.fd === undefined) {
-      this.cutTornTail();
-      this.fd = fs.openSync(this.file, 'a');
-    }
+    if (this.fd === undefined) this.fd = this.openForAppend();
     let text = '';
-    for (const e of events) text += `${JSON.stringify(e)}\n`;
+    for (const e of events) text += eventLine(e);
     fs.writeSync(this.fd, text);
+  }
+
+  close(): void {
+    if (this.fd === undefined) return;
+    fs.closeSync(this.fd);
+    this.fd = undefined;
   }
 
   readAll(): StoredEvent[] {
@@ -152,11 +164,21 @@ class FileExecutionLog implements ExecutionLog {
     return out;
   }
 
-  /** Removes a partial last line left by a kill during a write. */
-  private cutTornTail(): void {
-    if (!fs.existsSync(this.file)) return;
-    const text = fs.readFileSync(this.file, 'utf8');
-    if (text.length === 0 || text.endsWith('\n')) return;
-    fs.truncateSync(this.file, Buffer.byteLength(text.slice(0, text.lastIndexOf('\n') + 1)));
+  /** Opens the file for appending, first removing a partial last line left by a kill during a write. */
+  private openForAppend(): number {
+    const fd = fs.openSync(this.file, 'a+');
+    try {
+      const size = fs.fstatSync(fd).size;
+      if (size === 0) return fd;
+      const last = Buffer.alloc(1);
+      fs.readSync(fd, last, 0, 1, size - 1);
+      if (last[0] === 0x0a) return fd;
+      const text = fs.readFileSync(this.file);
+      fs.ftruncateSync(fd, text.lastIndexOf(0x0a) + 1);
+      return fd;
+    } catch (error) {
+      fs.closeSync(fd);
+      throw error;
+    }
   }
 }

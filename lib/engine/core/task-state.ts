@@ -19,6 +19,7 @@ import {
   scaled,
   withRetryAndCatch,
 } from './interpreter.ts';
+import { forgetPayloadText, payloadText } from './json-text.ts';
 import { MockedThrow } from './mock-config.ts';
 import { newTaskToken, tokenHash } from './task-tokens.ts';
 import { AbortedError, sleepUntil } from './timers.ts';
@@ -32,6 +33,20 @@ export interface ResourceKind {
 }
 
 export function classifyResource(resource: string): ResourceKind {
+  let kind = classified.get(resource);
+  if (!kind) {
+    if (classified.size >= MAX_CLASSIFIED) classified.clear();
+    kind = classify(resource);
+    classified.set(resource, kind);
+  }
+  return kind;
+}
+
+/** Resources come from definitions, so a few hundred cover every machine; the cap bounds the rest. */
+const MAX_CLASSIFIED = 1024;
+const classified = new Map<string, ResourceKind>();
+
+function classify(resource: string): ResourceKind {
   if (/^arn:[^:]+:lambda:/.test(resource)) {
     return { family: 'LambdaFunction', resourceType: 'lambda', resourceName: resource, pattern: 'request' };
   }
@@ -78,9 +93,13 @@ async function attempt(run: StateRun): Promise<unknown> {
   const kind = classifyResource(resource);
   const token = kind.pattern === 'token' ? newTaskToken() : undefined;
   if (token) run.context.Task = { Token: token };
-  const parameters = await taskParameters(run);
-  const timeoutSeconds = await durationField(run, 'TimeoutSeconds');
-  const heartbeatSeconds = await durationField(run, 'HeartbeatSeconds');
+  const parameters = run.language === 'JSONata' ? await taskArguments(run) : taskParameters(run);
+  const timeoutSeconds = hasDuration(run, 'TimeoutSeconds')
+    ? await durationField(run, 'TimeoutSeconds')
+    : undefined;
+  const heartbeatSeconds = hasDuration(run, 'HeartbeatSeconds')
+    ? await durationField(run, 'HeartbeatSeconds')
+    : undefined;
   const ids = kind.family === 'Task' ? { resourceType: kind.resourceType, resource: kind.resourceName } : {};
 
   const scheduled =
@@ -88,13 +107,13 @@ async function attempt(run: StateRun): Promise<unknown> {
       ? {
           ...ids,
           region: rt.region,
-          parameters: redact(JSON.stringify(parameters), token),
+          parameters: redact(payloadText(parameters), token),
           ...(timeoutSeconds === undefined ? {} : { timeoutInSeconds: timeoutSeconds }),
           ...(heartbeatSeconds === undefined ? {} : { heartbeatInSeconds: heartbeatSeconds }),
         }
       : {
           resource,
-          input: JSON.stringify(parameters),
+          input: payloadText(parameters),
           inputDetails: { truncated: false },
           ...(timeoutSeconds === undefined ? {} : { timeoutInSeconds: timeoutSeconds }),
           ...(heartbeatSeconds === undefined || kind.family !== 'Activity'
@@ -122,9 +141,13 @@ async function attempt(run: StateRun): Promise<unknown> {
   if (recordedOutcome) return recordedOutcome.value;
 
   let result: unknown;
+  let resultText: string;
   try {
+    // the values handed over may be changed by whoever receives them: texts are taken afresh
+    forgetPayloadText();
     result = await call(run, kind, parameters, token, scheduledEvent, timeoutAt, heartbeatMs, timeoutSeconds);
-    const text = JSON.stringify(result) ?? 'null';
+    resultText = payloadText(result);
+    const text = resultText ?? 'null';
     if (text.length > MAX_PAYLOAD_BYTES / 4 && Buffer.byteLength(text) > MAX_PAYLOAD_BYTES) {
       throw new StatesError(
         'States.DataLimitExceeded',
@@ -145,23 +168,31 @@ async function attempt(run: StateRun): Promise<unknown> {
   }
   scope.emit(`${kind.family}Succeeded`, {
     ...ids,
-    output: JSON.stringify(result),
+    output: resultText,
     outputDetails: { truncated: false },
   });
   return result;
 }
 
-/** The effective parameters of the call (JSONPath Parameters or the effective input; JSONata Arguments). */
-async function taskParameters(run: StateRun): Promise<unknown> {
+/** The effective parameters of a JSONata task (Arguments, else the input). */
+async function taskArguments(run: StateRun): Promise<unknown> {
   const { state } = run;
-  if (run.language === 'JSONata') {
-    return state.Arguments === undefined
-      ? run.rawInput
-      : jsonataValue(state.Arguments, jsonataScope(run), 'Arguments');
-  }
+  return state.Arguments === undefined
+    ? run.rawInput
+    : jsonataValue(state.Arguments, jsonataScope(run), 'Arguments');
+}
+
+/** The effective parameters of a JSONPath task (Parameters, else the effective input). */
+function taskParameters(run: StateRun): unknown {
+  const { state } = run;
   const input = effectiveInput(run);
   if (state.Parameters === undefined) return input;
   return resolvePayloadTemplate(state.Parameters, input, run.context, run.frame.variables, 'Parameters');
+}
+
+/** Whether the state sets TimeoutSeconds / HeartbeatSeconds in any form. */
+function hasDuration(run: StateRun, field: 'TimeoutSeconds' | 'HeartbeatSeconds'): boolean {
+  return run.state[field] !== undefined || run.state[`${field}Path`] !== undefined;
 }
 
 /** TimeoutSeconds / HeartbeatSeconds from their literal, *Path or JSONata form. */
@@ -244,13 +275,26 @@ async function call(
     if (kind.pattern !== 'request') scope.emit('TaskSubmitted', submittedDetails({}));
     return rt.mocks.invoke(name);
   }
+  const isChild = kind.resourceType === 'states' && kind.resourceName.startsWith('startExecution');
+  if (!isChild && kind.pattern !== 'token' && timeoutAt === undefined) {
+    // nothing but a stop or a failing sibling can end this call early: the frame's signal says both
+    rt.journal.flush();
+    return rt.invokeResource({
+      resource,
+      parameters,
+      stateName: name,
+      executionArn: rt.executionArn,
+      stateMachineArn: rt.stateMachineArn,
+      ...(timeoutSeconds === undefined ? {} : { timeoutSeconds }),
+      signal: frame.signal,
+    });
+  }
   const controller = new AbortController();
   const onAbort = () => controller.abort(frame.signal.reason);
   frame.signal.addEventListener('abort', onAbort, { once: true });
   try {
     const guarded = <T>(work: Promise<T>) => withDeadline(work, timeoutAt, rt.now, controller.signal);
     const recordedSubmit = scope.peek();
-    const isChild = kind.resourceType === 'states' && kind.resourceName.startsWith('startExecution');
     if (isChild && kind.pattern !== 'token') {
       let childArn: string;
       if (recordedSubmit?.type === 'TaskSubmitted') {
@@ -314,9 +358,15 @@ async function call(
     );
   } finally {
     frame.signal.removeEventListener('abort', onAbort);
-    controller.abort();
+    controller.abort(CALL_ENDED);
   }
 }
+
+/**
+ * Why a finished call's signal is aborted (stops whatever the call left running); one shared
+ * reason, because `abort()` without one builds a DOMException with a stack trace each time.
+ */
+const CALL_ENDED = new AbortedError('the task call ended');
 
 /** Races `work` against the task deadline (States.Timeout) and the abort signal. */
 function withDeadline<T>(
@@ -339,7 +389,7 @@ function withDeadline<T>(
   }
   return Promise.race(guards).finally(() => {
     signal.removeEventListener('abort', relay);
-    local.abort();
+    local.abort(CALL_ENDED);
   });
 }
 

@@ -38,11 +38,14 @@ async function callHandler(
     awsRequestId: requestId,
     logGroupName: `/aws/lambda/${fn.functionName}`,
     logStreamName: logStreamOf(fn.functionName),
-    getRemainingTimeInMillis: () => Math.max(0, deadline - Date.now()),
+    // a method, not an arrow property: nothing to name on every call
+    getRemainingTimeInMillis() {
+      return Math.max(0, deadline - Date.now());
+    },
     callbackWaitsForEmptyEventLoop: true,
   };
-  // Lambda hands the handler a fresh copy of the event and serializes what it returns.
-  const eventCopy = event === undefined ? {} : structuredClone(event);
+  // Lambda hands the handler its event as JSON (a fresh copy) and serializes what it returns.
+  const eventCopy = event === undefined ? {} : JSON.parse(JSON.stringify(event));
   let result: unknown;
   try {
     result = await abortable(fn.handler(eventCopy, context), invocation.signal);
@@ -56,7 +59,12 @@ async function callHandler(
   } catch (error) {
     throw functionErrorToStatesError({ ...errorPayload(error), errorType: 'Runtime.MarshalError' });
   }
-  if (serialized !== undefined && Buffer.byteLength(serialized) > MAX_RESPONSE_BYTES) {
+  // a UTF-16 unit takes at most 3 UTF-8 bytes: short texts cannot be over the limit
+  if (
+    serialized !== undefined &&
+    serialized.length * 3 > MAX_RESPONSE_BYTES &&
+    Buffer.byteLength(serialized) > MAX_RESPONSE_BYTES
+  ) {
     throw lambdaServiceError(
       'AWSLambdaException',
       'Response payload size exceeded maximum allowed payload size (6291556 bytes).',
@@ -67,22 +75,40 @@ async function callHandler(
   return serialized === undefined ? null : JSON.parse(serialized);
 }
 
+/** `work`, or its signal's reason once the signal aborts first. */
 function abortable<T>(work: Promise<T>, signal: AbortSignal): Promise<T> {
   if (signal.aborted) return Promise.reject(signal.reason);
   return new Promise<T>((resolve, reject) => {
-    const onAbort = () => reject(signal.reason);
-    signal.addEventListener('abort', onAbort, { once: true });
+    const listener = new AbortListener(signal, reject);
     work.then(
       (value) => {
-        signal.removeEventListener('abort', onAbort);
+        listener.detach();
         resolve(value);
       },
       (error: unknown) => {
-        signal.removeEventListener('abort', onAbort);
+        listener.detach();
         reject(error);
       },
     );
   });
+}
+
+/** Rejects with the signal's reason when it aborts (an object listener: no per-call closure to name). */
+class AbortListener {
+  constructor(
+    private readonly signal: AbortSignal,
+    private readonly reject: (reason: unknown) => void,
+  ) {
+    signal.addEventListener('abort', this);
+  }
+
+  handleEvent(): void {
+    this.reject(this.signal.reason);
+  }
+
+  detach(): void {
+    this.signal.removeEventListener('abort', this);
+  }
 }
 
 async function findFunction(
@@ -154,7 +180,9 @@ export async function invokeLambdaFunction(
   invocation: TaskInvocation,
 ): Promise<unknown> {
   const requestId = randomUUID();
-  const fn = await findFunction(registry, invocation.resource, requestId);
+  const fn =
+    registry.resolveRegistered(invocation.resource) ??
+    (await findFunction(registry, invocation.resource, requestId));
   return callHandler(fn, invocation.parameters, invocation, requestId);
 }
 

@@ -33,6 +33,9 @@ export function parseFunctionName(reference: string): { name: string; qualifier?
   return qualifier === undefined ? { name } : { name, qualifier };
 }
 
+/** Bound on remembered references, should callers invent them without end. */
+const MAX_REGISTERED_REFERENCES = 1024;
+
 /**
  * In-process Lambda functions, registered by function name or ARN: either a handler, or a module
  * spec (`path/to/module.ts#export`) loaded on first invocation (as Lambda loads the handler module).
@@ -41,6 +44,8 @@ export class LambdaHandlerRegistry {
   private readonly handlers = new Map<string, LambdaHandler>();
   private readonly modules = new Map<string, { path: string; exportName: string }>();
   private readonly loading = new Map<string, Promise<LambdaHandler>>();
+  /** {@link resolveRegistered} answers by reference (references come from definitions: few). */
+  private readonly registered = new Map<string, ResolvedFunction>();
   readonly region: string;
   readonly accountId: string;
 
@@ -52,7 +57,29 @@ export class LambdaHandlerRegistry {
   /** Registers `handler` under a function name or ARN. */
   register(nameOrArn: string, handler: LambdaHandler): this {
     this.handlers.set(this.key(nameOrArn), handler);
+    this.registered.clear();
     return this;
+  }
+
+  /**
+   * The function a reference names when its handler was registered directly (no module to
+   * load), at once; the same reference gets the same object every time. Undefined otherwise.
+   */
+  resolveRegistered(reference: string): ResolvedFunction | undefined {
+    let fn = this.registered.get(reference);
+    if (fn) return fn;
+    const { name, qualifier } = parseFunctionName(reference);
+    const handler = this.handlers.get(name);
+    if (!handler) return undefined;
+    fn = {
+      functionName: name,
+      functionArn: this.functionArn(name),
+      handler,
+      ...(qualifier ? { qualifier } : {}),
+    };
+    if (this.registered.size >= MAX_REGISTERED_REFERENCES) this.registered.clear();
+    this.registered.set(reference, fn);
+    return fn;
   }
 
   /** Registers a handler module (`path#export`, export defaults to `handler`) loaded on first use. */

@@ -10,7 +10,7 @@ import {
 import { invokePutEvents } from './eventbridge.ts';
 import { invokeLambdaFunction, invokeLambdaIntegration } from './lambda-invoke.ts';
 import { LambdaHandlerRegistry } from './lambda-registry.ts';
-import { parseResource } from './resource-arn.ts';
+import { parseResource, type ResourceTarget } from './resource-arn.ts';
 
 export interface ResourceInvokerOptions {
   /** In-process Lambda functions: a registry, or handlers keyed by function name or ARN. @default no functions */
@@ -66,9 +66,17 @@ function registryFrom(options: ResourceInvokerOptions): LambdaHandlerRegistry {
  */
 export function createResourceInvoker(options: ResourceInvokerOptions = {}): ResourceInvoker {
   const registry = registryFrom(options);
+  // Resources come from definitions: parse each once (bounded, should callers invent them without end)
+  const targets = new Map<string, ResourceTarget>();
+  const remember = (resource: string): ResourceTarget => {
+    if (targets.size >= 1024) targets.clear();
+    const target = parseResource(resource);
+    targets.set(resource, target);
+    return target;
+  };
   return async (invocation: TaskInvocation): Promise<unknown> => {
     const { resource, parameters, signal } = invocation;
-    const target = parseResource(resource);
+    const target = targets.get(resource) ?? remember(resource);
     if (target.kind === 'lambda-function') return invokeLambdaFunction(registry, invocation);
     if (target.kind === 'integration' && target.pattern !== 'sync') {
       if (target.service === 'lambda' && target.action === 'invoke')
