@@ -7,9 +7,7 @@ import { EventBridgeClient } from '@aws-sdk/client-eventbridge';
 import { InvocationType, InvokeCommand, LambdaClient } from '@aws-sdk/client-lambda';
 import { GetSecretValueCommand, SecretsManagerClient } from '@aws-sdk/client-secrets-manager';
 import { SFNClient } from '@aws-sdk/client-sfn';
-import { z } from 'zod';
 import { documentClient } from '../lib/local/clients.ts';
-import { SecretRefSchema } from '../lib/plan/schema.ts';
 import type { HarnessDeps } from '../lib/runtime/deps.ts';
 import { NotConfiguredError } from '../lib/runtime/errors.ts';
 import type { ApprovalNotifier, GateDeps } from '../lib/runtime/gate.ts';
@@ -21,9 +19,6 @@ type Env = Readonly<Record<string, string | undefined>>;
 /** The runner/checker/classifier deps: DynamoDB, EventBridge, Lambda, Secrets Manager, SFN. */
 export function defaultHarnessDeps(env: Env = process.env): HarnessDeps & { sfn: SFNClient } {
   const dynamo = new DynamoDBClient({});
-  const secrets = env.PLANGATE_SECRETS
-    ? z.array(SecretRefSchema).parse(JSON.parse(env.PLANGATE_SECRETS))
-    : [];
   return {
     dynamo: documentClient(dynamo),
     tables: tableNamesFromEnv(env),
@@ -32,7 +27,6 @@ export function defaultHarnessDeps(env: Env = process.env): HarnessDeps & { sfn:
     lambda: new LambdaClient({}),
     sfn: new SFNClient({}),
     secretsManager: new SecretsManagerClient({}),
-    secrets,
     env,
     ...(env.PLANGATE_WORKDIR ? { cwd: env.PLANGATE_WORKDIR } : {}),
     tools: builtinRegistry(),

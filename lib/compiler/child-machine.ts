@@ -9,9 +9,12 @@ import type { RecipeSummary } from '../runtime/payloads.ts';
 import type { AslStates, Fragment } from './asl.ts';
 import { entriesOf } from './dataflow.ts';
 import { jsonata, literal } from './jsonata.ts';
+import { type PlanFacts, planFactsAssign } from './plan-facts.ts';
 
 export interface ChildMachineProps {
   readonly recovery: Readonly<Record<string, RecipeSummary>>;
+  /** The same literals as the parent's: a child's facts come from its definition, not its input. */
+  readonly facts: PlanFacts;
   /** Entries the parent reads after this block. */
   readonly outputs: readonly string[];
 }
@@ -30,6 +33,7 @@ export class ChildMachine {
           plan: jsonata('$states.input.plan'),
           executionId: jsonata('$states.input.executionId'),
           recovery: literal(this.props.recovery),
+          ...planFactsAssign(this.props.facts),
           mods: jsonata('{"skipSteps": $states.input.skipSteps, "argOverrides": $states.input.argOverrides}'),
         },
         Output: jsonata('{"steps": $states.input.steps}'),

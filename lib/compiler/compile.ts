@@ -10,6 +10,7 @@ import type { AslDefinition, Fragment } from './asl.ts';
 import { CHILD_STATES, ChildMachine } from './child-machine.ts';
 import { COMPLETION_STATES, Completion } from './completion.ts';
 import { childPlaceholder, ref } from './placeholders.ts';
+import { planFacts } from './plan-facts.ts';
 import { PLAN_GATE_STATES, PlanGate } from './plan-gate.ts';
 import { HISTORY_EVENTS, PlanStep } from './plan-step.ts';
 import { type ChildBlock, LayoutRenderer } from './render.ts';
@@ -114,6 +115,8 @@ export function compilePlan(input: Plan | PlanInput, options: CompileOptions = {
     throw new CompileError((error as Error).message);
   }
   const recovery = effectiveRecovery(plan);
+  const facts = planFacts(plan);
+  const stepIds = new Set(plan.steps.map((s) => s.id));
   const recoverySummary = summarize(recovery.plan);
   const approvalTimeoutSeconds = plan.approval.timeoutSeconds;
 
@@ -130,7 +133,7 @@ export function compilePlan(input: Plan | PlanInput, options: CompileOptions = {
         inlineOutputLimitBytes,
         joinPredecessors: decomposition.joins.get(step.id) ?? [],
         signalSuccessors: decomposition.signals.get(step.id) ?? [],
-        ...(JSON.stringify(step.args).includes('${context.') ? { context: plan.context } : {}),
+        stepIds,
       }),
     );
   });
@@ -163,6 +166,8 @@ export function compilePlan(input: Plan | PlanInput, options: CompileOptions = {
   const gate = new PlanGate({
     plan: identity,
     recovery: recoverySummary,
+    facts,
+    summary: { objective: oneLine(plan.objective), steps: plan.steps.length },
     timeoutSeconds: approvalTimeoutSeconds,
     next: EXECUTE_STATE,
   }).toAsl();
@@ -205,6 +210,7 @@ export function compilePlan(input: Plan | PlanInput, options: CompileOptions = {
     const inner = renderer.render(block.body, scope, CHILD_STATES.done);
     const frame = new ChildMachine({
       recovery: recoverySummary,
+      facts,
       outputs: childOutputs(block, stepById, decomposition.joins),
     }).toAsl({ startAt: inner.startAt, states: { ...inner.states, ...scope.failStates } });
     definitions.push({

@@ -31,7 +31,7 @@ export class Completion {
 
   toAsl(): Fragment {
     const s = COMPLETION_STATES;
-    const fixed = `{"kind": "finalize", "plan": $plan, "executionId": $executionId, "postconditions": ${toJsonataSource(
+    const fixed = `{"kind": "finalize", "plan": $plan, "executionId": $executionId, "context": $context, "secrets": $secrets, "postconditions": ${toJsonataSource(
       this.props.postconditions,
     )}, "stepIds": ${toJsonataSource(this.props.stepIds)}}`;
     return {

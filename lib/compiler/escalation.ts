@@ -8,14 +8,16 @@
  */
 import type { RecoveryRecipe } from '../plan/schema.ts';
 import type { Fragment } from './asl.ts';
-import { LAMBDA_INVOKE, LAMBDA_INVOKE_WAIT, SERVICE_RETRY } from './asl.ts';
+import { LAMBDA_INVOKE, SERVICE_RETRY } from './asl.ts';
 import { CURRENT, EXECUTION_SCOPE, mergeCurrent, nextAttempt, withCurrent } from './dataflow.ts';
+import { gateTask } from './gate-task.ts';
 import { jsonata, literal } from './jsonata.ts';
 import { PLACEHOLDERS, ref } from './placeholders.ts';
 import type { BranchScope } from './scope.ts';
 
 export interface EscalationProps {
   readonly stepId: string;
+  readonly description: string;
   readonly critical: boolean;
   /** The step's own `on_fail`. @default - the recipes decide */
   readonly onFail?: { readonly retries: number; readonly escalation: RecoveryRecipe['escalation'] };
@@ -73,37 +75,31 @@ export class Escalation {
           Default: names.escalate,
           Output: jsonata(`${CURRENT}.failure.action = "RETRY" ? ${nextAttempt()} : $states.input`),
         },
-        [names.escalate]: {
-          Type: 'Task',
-          Resource: LAMBDA_INVOKE_WAIT,
-          Arguments: {
-            FunctionName: ref(PLACEHOLDERS.gate),
-            Payload: {
-              kind: 'escalation',
-              taskToken: jsonata('$states.context.Task.Token'),
-              ...EXECUTION_SCOPE,
-              stepId,
-              round: jsonata(`${CURRENT}.attempt`),
-              question: null,
-              timeoutSeconds: this.props.timeoutSeconds,
-              failure: jsonata(`${CURRENT}.failure`),
-              attempt: jsonata(`${CURRENT}.attempt`),
-              critical,
-              policy: jsonata(`${CURRENT}.failure.policy`),
-            },
+        [names.escalate]: gateTask({
+          kind: 'escalation',
+          payload: {
+            stepId,
+            description: literal(this.props.description),
+            round: jsonata(`${CURRENT}.attempt`),
+            question: null,
+            failure: jsonata(`${CURRENT}.failure`),
+            attempt: jsonata(`${CURRENT}.attempt`),
+            critical,
+            policy: jsonata(`${CURRENT}.failure.policy`),
           },
-          TimeoutSeconds: this.props.timeoutSeconds,
-          Output: jsonata(mergeCurrent('{"decision": $states.result.decision}')),
-          Retry: [SERVICE_RETRY],
-          Catch: [
-            {
-              ErrorEquals: ['States.Timeout'],
-              Output: jsonata(mergeCurrent(`{"stepId": "${stepId}", "gate": "escalation"}`)),
-              Next: scope.fail('gateTimedOut'),
-            },
-          ],
-          Next: names.decide,
-        },
+          timeoutSeconds: this.props.timeoutSeconds,
+          rest: {
+            Output: jsonata(mergeCurrent('{"decision": $states.result.decision}')),
+            Catch: [
+              {
+                ErrorEquals: ['States.Timeout'],
+                Output: jsonata(mergeCurrent(`{"stepId": "${stepId}", "gate": "escalation"}`)),
+                Next: scope.fail('gateTimedOut'),
+              },
+            ],
+            Next: names.decide,
+          },
+        }),
         [names.decide]: {
           Type: 'Choice',
           Choices: [

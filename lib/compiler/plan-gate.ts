@@ -6,14 +6,19 @@
  * REJECT → Fail `Plangate.GateRejected`. No decision within the timeout → Fail `Plangate.GateTimedOut`.
  */
 import { MACHINE_ERRORS, type PlanIdentity, type RecipeSummary } from '../runtime/payloads.ts';
-import { type Fragment, LAMBDA_INVOKE_WAIT, SERVICE_RETRY } from './asl.ts';
+import type { Fragment } from './asl.ts';
+import { gateTask } from './gate-task.ts';
 import { jsonata, literal } from './jsonata.ts';
-import { PLACEHOLDERS, ref } from './placeholders.ts';
+import { type PlanFacts, planFactsAssign } from './plan-facts.ts';
 
 export interface PlanGateProps {
   readonly plan: PlanIdentity;
   /** What the classifier needs of each recipe, assigned to `$recovery`. */
   readonly recovery: Readonly<Record<string, RecipeSummary>>;
+  /** Context, secret declarations and approval policy, assigned once to `$context`, `$secrets`, `$approval`. */
+  readonly facts: PlanFacts;
+  /** What the approver is shown of the plan. */
+  readonly summary: { readonly objective: string; readonly steps: number };
   /** The approval policy's timeout. */
   readonly timeoutSeconds: number;
   /** The state that runs the approved plan. */
@@ -45,6 +50,7 @@ export class PlanGate {
             plan: literal(this.props.plan),
             executionId: jsonata('$states.context.Execution.Id'),
             recovery: literal(this.props.recovery),
+            ...planFactsAssign(this.props.facts),
             mods: literal({ skipSteps: [], argOverrides: {} }),
             round: 1,
             question: null,
@@ -52,29 +58,22 @@ export class PlanGate {
           Output: literal({ steps: {} }),
           Next: s.gate,
         },
-        [s.gate]: {
-          Type: 'Task',
-          Comment: 'Blocks until a person decides; the gate Lambda keeps the token server-side.',
-          Resource: LAMBDA_INVOKE_WAIT,
-          Arguments: {
-            FunctionName: ref(PLACEHOLDERS.gate),
-            Payload: {
-              kind: 'plan',
-              taskToken: jsonata('$states.context.Task.Token'),
-              plan: jsonata('$plan'),
-              executionId: jsonata('$executionId'),
-              round: jsonata('$round'),
-              question: jsonata('$question'),
-              timeoutSeconds: this.props.timeoutSeconds,
-            },
+        [s.gate]: gateTask({
+          kind: 'plan',
+          comment: 'Blocks until a person decides; the gate Lambda keeps the token server-side.',
+          payload: {
+            round: jsonata('$round'),
+            question: jsonata('$question'),
+            summary: literal(this.props.summary),
           },
-          TimeoutSeconds: this.props.timeoutSeconds,
-          Assign: { decision: jsonata('$states.result') },
-          Output: jsonata('$states.input'),
-          Retry: [SERVICE_RETRY],
-          Catch: [{ ErrorEquals: ['States.Timeout'], Next: s.timedOut }],
-          Next: s.decision,
-        },
+          timeoutSeconds: this.props.timeoutSeconds,
+          rest: {
+            Assign: { decision: jsonata('$states.result') },
+            Output: jsonata('$states.input'),
+            Catch: [{ ErrorEquals: ['States.Timeout'], Next: s.timedOut }],
+            Next: s.decision,
+          },
+        }),
         [s.decision]: {
           Type: 'Choice',
           Choices: [

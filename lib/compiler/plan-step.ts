@@ -31,11 +31,8 @@ export interface PlanStepProps {
    * @default - none
    */
   readonly signalSuccessors?: readonly string[];
-  /**
-   * The plan's context, when the step's args reference it.
-   * @default - not passed
-   */
-  readonly context?: Record<string, unknown>;
+  /** Every step id of the plan, to tell step references from other text. */
+  readonly stepIds: ReadonlySet<string>;
 }
 
 /** What a step costs on the happy path. */
@@ -68,7 +65,8 @@ export class PlanStep {
       retryPolicy: new RetryPolicy({ recovery: this.props.recovery }),
       recoverState: escalation.classify,
       inlineOutputLimitBytes: this.props.inlineOutputLimitBytes,
-      ...(this.props.context !== undefined ? { context: this.props.context } : {}),
+      stepIds: this.props.stepIds,
+      approvalTimeoutSeconds: this.props.approvalTimeoutSeconds,
     }).toAsl(afterCheck);
     Object.assign(states, body.states);
     if (signals.length > 0) {
@@ -78,6 +76,7 @@ export class PlanStep {
       states,
       new Escalation({
         stepId: step.id,
+        description: step.description,
         critical: step.critical,
         ...(step.onFail ? { onFail: step.onFail } : {}),
         timeoutSeconds: this.props.approvalTimeoutSeconds,
@@ -90,6 +89,7 @@ export class PlanStep {
     if (step.requiresApproval) {
       const gate = new StepGate({
         stepId: step.id,
+        description: step.description,
         dependsOn: step.dependsOn,
         timeoutSeconds: this.props.approvalTimeoutSeconds,
         runState: task.run,

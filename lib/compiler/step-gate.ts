@@ -5,14 +5,14 @@
  * APPROVE_WITH_MODIFICATIONS' arg overrides for this step.
  */
 import type { Fragment } from './asl.ts';
-import { LAMBDA_INVOKE_WAIT, SERVICE_RETRY } from './asl.ts';
-import { allCompleted, CURRENT, EXECUTION_SCOPE, STEPS, skippedByApprover, withCurrent } from './dataflow.ts';
-import { jsonata } from './jsonata.ts';
-import { PLACEHOLDERS, ref } from './placeholders.ts';
+import { allCompleted, CURRENT, STEPS, skippedByApprover, withCurrent } from './dataflow.ts';
+import { gateTask } from './gate-task.ts';
+import { jsonata, literal } from './jsonata.ts';
 import type { BranchScope } from './scope.ts';
 
 export interface StepGateProps {
   readonly stepId: string;
+  readonly description: string;
   readonly dependsOn: readonly string[];
   /** The approval policy's timeout. */
   readonly timeoutSeconds: number;
@@ -47,33 +47,27 @@ export class StepGate {
           ],
           Default: runState,
         },
-        [names.gate]: {
-          Type: 'Task',
-          Resource: LAMBDA_INVOKE_WAIT,
-          Arguments: {
-            FunctionName: ref(PLACEHOLDERS.gate),
-            Payload: {
-              kind: 'step',
-              taskToken: jsonata('$states.context.Task.Token'),
-              ...EXECUTION_SCOPE,
-              stepId,
-              round: jsonata(round),
-              question: jsonata(`$exists(${CURRENT}.question) ? ${CURRENT}.question : null`),
-              timeoutSeconds: this.props.timeoutSeconds,
-            },
+        [names.gate]: gateTask({
+          kind: 'step',
+          payload: {
+            stepId,
+            description: literal(this.props.description),
+            round: jsonata(round),
+            question: jsonata(`$exists(${CURRENT}.question) ? ${CURRENT}.question : null`),
           },
-          TimeoutSeconds: this.props.timeoutSeconds,
-          Output: jsonata(withCurrent(`{"round": ${round}, "gate": $states.result}`)),
-          Retry: [SERVICE_RETRY],
-          Catch: [
-            {
-              ErrorEquals: ['States.Timeout'],
-              Output: jsonata(withCurrent(`{"stepId": "${stepId}", "gate": "step"}`)),
-              Next: scope.fail('gateTimedOut'),
-            },
-          ],
-          Next: names.decision,
-        },
+          timeoutSeconds: this.props.timeoutSeconds,
+          rest: {
+            Output: jsonata(withCurrent(`{"round": ${round}, "gate": $states.result}`)),
+            Catch: [
+              {
+                ErrorEquals: ['States.Timeout'],
+                Output: jsonata(withCurrent(`{"stepId": "${stepId}", "gate": "step"}`)),
+                Next: scope.fail('gateTimedOut'),
+              },
+            ],
+            Next: names.decision,
+          },
+        }),
         [names.decision]: {
           Type: 'Choice',
           Choices: [

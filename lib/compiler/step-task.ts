@@ -2,9 +2,11 @@
  * A step: the step-runner task (calls the tool) followed by the contract-checker task (proves
  * it). Only the checker's answer enters the ledger, so only the checker completes a step. Both
  * carry the recipe Retry blocks; anything left over is caught into the step's escalation.
+ * A step with `requiresHuman` (seed 003) has a human gate where the runner would be: a person
+ * gets the instructions, does the work and reports the outputs, which the checker then checks.
  */
-import type { Contract, Step } from '../plan/schema.ts';
-import type { Fragment } from './asl.ts';
+import type { Step } from '../plan/schema.ts';
+import type { AslState, Fragment } from './asl.ts';
 import { LAMBDA_INVOKE } from './asl.ts';
 import {
   ATTEMPT,
@@ -15,9 +17,11 @@ import {
   STEPS,
   skippedByApprover,
 } from './dataflow.ts';
+import { gateTask } from './gate-task.ts';
 import { jsonata, literal, lookup } from './jsonata.ts';
 import { PLACEHOLDERS, ref } from './placeholders.ts';
 import type { RetryPolicy } from './retry-policy.ts';
+import { contractNeeds, type DataNeeds, runnerNeeds } from './step-reads.ts';
 
 export interface StepTaskProps {
   readonly step: Step;
@@ -29,11 +33,10 @@ export interface StepTaskProps {
   readonly recoverState: string;
   /** Above this many bytes the runner stores the output outside the payload. */
   readonly inlineOutputLimitBytes: number;
-  /**
-   * The plan's context, given to the runner only when the step's args reference it.
-   * @default - not passed
-   */
-  readonly context?: Record<string, unknown>;
+  /** Every step id of the plan, to find the steps this one reads. */
+  readonly stepIds: ReadonlySet<string>;
+  /** How long a human step's gate waits for the person: the approval policy's timeout. */
+  readonly approvalTimeoutSeconds: number;
 }
 
 export function stepTaskStates(stepId: string) {
@@ -59,46 +62,13 @@ export class StepTask {
         Next: this.props.recoverState,
       },
     ];
-    const gate = `${CURRENT}.gate`;
+    const checks = contractNeeds(step.contract, step.id, this.props.stepIds);
     return {
       startAt: names.run,
       states: {
-        [names.run]: {
-          Type: 'Task',
-          Resource: LAMBDA_INVOKE,
-          Arguments: {
-            FunctionName: ref(PLACEHOLDERS.stepRunner),
-            Payload: {
-              ...EXECUTION_SCOPE,
-              stepId: step.id,
-              index,
-              total,
-              description: literal(step.description),
-              ...(step.tool !== undefined ? { tool: literal(step.tool) } : {}),
-              ...(step.target !== undefined ? { target: literal(step.target) } : {}),
-              ...(step.task !== undefined ? { task: literal(step.task) } : {}),
-              subscriptions: literal(step.subscriptions),
-              args: literal(step.args),
-              argOverrides: jsonata(
-                `$merge([{}, ${lookup('$mods.argOverrides', step.id)}, ${lookup(`${gate}.argOverrides`, step.id)}])`,
-              ),
-              ...(this.props.context !== undefined ? { context: literal(this.props.context) } : {}),
-              dependsOn: literal(step.dependsOn),
-              inputs: jsonata(entriesOf(step.dependsOn)),
-              skip: jsonata(`${skippedByApprover(step.id)} or ${gate}.decision = "REJECT"`),
-              attempt: jsonata(ATTEMPT),
-              requiresHuman: step.requiresHuman,
-              outputs: literal(step.outputs),
-              timeoutSeconds: step.timeoutSeconds,
-              inlineOutputLimitBytes: this.props.inlineOutputLimitBytes,
-            },
-          },
-          TimeoutSeconds: step.timeoutSeconds,
-          Output: jsonata(mergeCurrent(`{"attempt": ${ATTEMPT}, "run": $states.result.Payload}`)),
-          ...(retry.length > 0 ? { Retry: retry } : {}),
-          Catch: catchInto('run'),
-          Next: names.check,
-        },
+        [names.run]: step.requiresHuman
+          ? this.humanGate(names.check, catchInto('run'))
+          : this.runner(names.check, retry, catchInto('run')),
         [names.check]: {
           Type: 'Task',
           Resource: LAMBDA_INVOKE,
@@ -109,7 +79,10 @@ export class StepTask {
               stepId: step.id,
               index,
               total,
-              ...contractField(step.contract),
+              description: literal(step.description),
+              ...(step.contract !== undefined ? { contract: literal(step.contract) } : {}),
+              ...planData(checks),
+              ...(checks.steps.length > 0 ? { inputs: jsonata(entriesOf(checks.steps)) } : {}),
               run: jsonata(`${CURRENT}.run`),
               attempt: jsonata(ATTEMPT),
             },
@@ -124,8 +97,90 @@ export class StepTask {
       },
     };
   }
+
+  private runner(next: string, retry: unknown[], catchers: unknown[]): AslState {
+    const { step, index, total } = this.props;
+    const reads = runnerNeeds(step, this.props.stepIds);
+    const gate = `${CURRENT}.gate`;
+    return {
+      Type: 'Task',
+      Resource: LAMBDA_INVOKE,
+      Arguments: {
+        FunctionName: ref(PLACEHOLDERS.stepRunner),
+        Payload: {
+          ...EXECUTION_SCOPE,
+          stepId: step.id,
+          index,
+          total,
+          description: literal(step.description),
+          ...(step.tool !== undefined ? { tool: literal(step.tool) } : {}),
+          ...(step.target !== undefined ? { target: literal(step.target) } : {}),
+          ...(step.task !== undefined ? { task: literal(step.task) } : {}),
+          subscriptions: literal(step.subscriptions),
+          args: literal(step.args),
+          argOverrides: jsonata(
+            `$merge([{}, ${lookup('$mods.argOverrides', step.id)}, ${lookup(`${gate}.argOverrides`, step.id)}])`,
+          ),
+          ...planData(reads),
+          dependsOn: literal(step.dependsOn),
+          inputs: jsonata(entriesOf(union(step.dependsOn, reads.steps))),
+          skip: jsonata(`${skippedByApprover(step.id)} or ${gate}.decision = "REJECT"`),
+          attempt: jsonata(ATTEMPT),
+          outputs: literal(step.outputs),
+          timeoutSeconds: step.timeoutSeconds,
+          inlineOutputLimitBytes: this.props.inlineOutputLimitBytes,
+        },
+      },
+      TimeoutSeconds: step.timeoutSeconds,
+      Output: jsonata(mergeCurrent(`{"attempt": ${ATTEMPT}, "run": $states.result.Payload}`)),
+      ...(retry.length > 0 ? { Retry: retry } : {}),
+      Catch: catchers,
+      Next: next,
+    };
+  }
+
+  /** The runner's place for a human step: its answer is the runner result the checker checks. */
+  private humanGate(next: string, catchers: unknown[]): AslState {
+    const { step, index, total } = this.props;
+    const gate = `${CURRENT}.gate`;
+    return gateTask({
+      kind: 'human',
+      comment: 'A person does this step and reports its outputs; the contract checker then checks them.',
+      payload: {
+        stepId: step.id,
+        description: literal(step.description),
+        index,
+        total,
+        round: jsonata(ATTEMPT),
+        question: null,
+        attempt: jsonata(ATTEMPT),
+        human: {
+          instructions: literal(step.task ?? step.description),
+          outputs: literal(step.outputs),
+          skip: jsonata(`${skippedByApprover(step.id)} or ${gate}.decision = "REJECT"`),
+          dependsOn: literal(step.dependsOn),
+          inputs: jsonata(entriesOf(step.dependsOn)),
+          inlineOutputLimitBytes: this.props.inlineOutputLimitBytes,
+        },
+      },
+      timeoutSeconds: this.props.approvalTimeoutSeconds,
+      rest: {
+        Output: jsonata(mergeCurrent(`{"attempt": ${ATTEMPT}, "run": $states.result}`)),
+        Catch: catchers,
+        Next: next,
+      },
+    });
+  }
 }
 
-function contractField(contract: Contract | undefined): { contract?: string } {
-  return contract === undefined ? {} : { contract: literal(contract) };
+/** `$context` / `$secrets` fields, only when the step's text references them. */
+function planData(needs: DataNeeds): Record<string, string> {
+  return {
+    ...(needs.context ? { context: jsonata('$context') } : {}),
+    ...(needs.secrets ? { secrets: jsonata('$secrets') } : {}),
+  };
+}
+
+function union(a: readonly string[], b: readonly string[]): string[] {
+  return [...new Set([...a, ...b])];
 }

@@ -6,26 +6,29 @@
  */
 import { createHmac, randomBytes, timingSafeEqual } from 'node:crypto';
 import { ConditionalCheckFailedException } from '@aws-sdk/client-dynamodb';
-import { SendTaskSuccessCommand, type SFNClient } from '@aws-sdk/client-sfn';
+import { SendTaskFailureCommand, SendTaskSuccessCommand, type SFNClient } from '@aws-sdk/client-sfn';
 import { type DynamoDBDocumentClient, GetCommand, PutCommand, UpdateCommand } from '@aws-sdk/lib-dynamodb';
+import { eventIdentity } from './deps.ts';
 import { HarnessError } from './errors.ts';
 import type { Journal } from './journal.ts';
+import { inlineOrStored } from './output-store.ts';
 import {
   type ApprovalDecision,
   ApprovalDecisionSchema,
-  type EscalationDecision,
+  type ApprovalPolicy,
+  ERROR_NAMES,
   EscalationDecisionSchema,
+  type FailureCause,
+  type GateDecision,
   type GateRequest,
+  type HumanDecision,
+  HumanDecisionSchema,
+  type RunnerResult,
 } from './payloads.ts';
+import { Redactor } from './redact.ts';
+import { DEFAULT_TABLE_NAMES } from './tables.ts';
 
-/** Who may answer a gate (lib/plan/schema.ts ApprovalPolicySchema, the fields that matter here). */
-export interface ApprovalPolicy {
-  readonly approvers: readonly string[];
-  readonly forbiddenApprovers: readonly string[];
-  readonly quorum: number;
-}
-
-export const ANY_APPROVER: ApprovalPolicy = { approvers: [], forbiddenApprovers: [], quorum: 1 };
+export type { ApprovalPolicy } from './payloads.ts';
 
 /** Why an answer was refused; nothing was changed. */
 export class ApprovalError extends HarnessError {
@@ -56,6 +59,17 @@ interface GateItem {
   planDigest: string;
   stepId?: string;
   round: number;
+  description?: string;
+  summary?: GateRequest['summary'];
+  question?: string;
+  failure?: GateRequest['failure'];
+  /** Kind `human`: what the person is asked to do and report. */
+  human?: {
+    instructions: string;
+    outputs: string[];
+    attempt: number;
+    inlineOutputLimitBytes: number;
+  };
   createdAt: string;
   expiresAt: string;
   expiresAtEpoch: number;
@@ -63,8 +77,11 @@ interface GateItem {
   version: number;
   policy: ApprovalPolicy;
   votes: { by: string; decision: ApprovalDecision }[];
-  decision?: ApprovalDecision | EscalationDecision;
+  decision?: GateDecision;
 }
+
+/** What an approval page may show about a gate: everything stored but the token. */
+export type GateView = Omit<GateItem, 'taskToken' | 'version'>;
 
 export interface ApprovalsProps {
   readonly dynamo: DynamoDBDocumentClient;
@@ -73,6 +90,11 @@ export interface ApprovalsProps {
   readonly journal: Journal;
   /** The HMAC key (at least 32 bytes); from Secrets Manager or the environment, never from a plan. */
   readonly signingKey: string | Buffer;
+  /**
+   * Where a human step's large reported outputs are stored (see output-store.ts).
+   * @default DEFAULT_TABLE_NAMES.outputs
+   */
+  readonly outputsTable?: string;
   /** @default () => new Date() */
   readonly clock?: () => Date;
 }
@@ -83,8 +105,9 @@ export class Approvals {
       throw new Error('the approval signing key must be at least 32 bytes');
   }
 
-  /** Stores the gate (with its token) and returns the approval id to put in links and buttons. */
-  async create(req: GateRequest, policy: ApprovalPolicy = ANY_APPROVER): Promise<string> {
+  /** Stores the gate (with its token and the plan's approval policy) and returns the approval id for links and buttons. */
+  async create(req: GateRequest): Promise<string> {
+    const policy: ApprovalPolicy = req.approval;
     const now = this.now();
     const expires = new Date(now.getTime() + req.timeoutSeconds * 1000);
     const approvalId = randomBytes(16).toString('base64url');
@@ -98,6 +121,20 @@ export class Approvals {
       planDigest: req.plan.digest,
       ...(req.stepId ? { stepId: req.stepId } : {}),
       round: req.round,
+      ...(req.description !== undefined ? { description: req.description } : {}),
+      ...(req.summary ? { summary: req.summary } : {}),
+      ...(req.question ? { question: req.question } : {}),
+      ...(req.failure ? { failure: req.failure } : {}),
+      ...(req.kind === 'human' && req.human
+        ? {
+            human: {
+              instructions: req.human.instructions,
+              outputs: [...req.human.outputs],
+              attempt: req.attempt ?? 1,
+              inlineOutputLimitBytes: req.human.inlineOutputLimitBytes,
+            },
+          }
+        : {}),
       createdAt: now.toISOString(),
       expiresAt: expires.toISOString(),
       expiresAtEpoch: Math.ceil(expires.getTime() / 1000),
@@ -121,7 +158,7 @@ export class Approvals {
   }
 
   /** What an approval page may show about a link (never the token). Throws ApprovalError when the link is not answerable. */
-  async describe(linkId: string): Promise<Omit<GateItem, 'taskToken' | 'version'>> {
+  async describe(linkId: string): Promise<GateView> {
     const item = await this.verify(linkId);
     const { taskToken: _t, version: _v, ...visible } = item;
     return visible;
@@ -134,10 +171,7 @@ export class Approvals {
   async answer(
     linkId: string,
     answer: { by: string; digest: string; decision: unknown },
-  ): Promise<
-    | { status: 'decided'; decision: ApprovalDecision | EscalationDecision }
-    | { status: 'pending'; votes: number }
-  > {
+  ): Promise<{ status: 'decided'; decision: GateDecision } | { status: 'pending'; votes: number }> {
     for (;;) {
       const item = await this.verify(linkId);
       if (answer.digest !== item.planDigest) {
@@ -148,17 +182,12 @@ export class Approvals {
       }
       this.checkApprover(item, answer.by);
       const decision = this.parseDecision(item, answer.decision, answer.by);
-      const votes =
-        item.kind === 'escalation'
-          ? []
-          : [...item.votes, { by: answer.by, decision: decision as ApprovalDecision }];
+      // Only plan and step gates vote (quorum); an escalation or a human step has one answer.
+      const voting = item.kind === 'plan' || item.kind === 'step';
+      const votes = voting ? [...item.votes, { by: answer.by, decision: decision as ApprovalDecision }] : [];
       const approving = decision.decision === 'APPROVE' || decision.decision === 'APPROVE_WITH_MODIFICATIONS';
-      const decided = !approving || item.kind === 'escalation' || votes.length >= item.policy.quorum;
-      const final = decided
-        ? approving && item.kind !== 'escalation'
-          ? mergeVotes(votes)
-          : decision
-        : undefined;
+      const decided = !voting || !approving || votes.length >= item.policy.quorum;
+      const final = decided ? (voting && approving ? mergeVotes(votes) : decision) : undefined;
       try {
         await this.props.dynamo.send(
           new UpdateCommand({
@@ -184,28 +213,91 @@ export class Approvals {
         throw error;
       }
       if (!final) return { status: 'pending', votes: votes.length };
-      await this.props.sfn.send(
-        new SendTaskSuccessCommand({ taskToken: item.taskToken as string, output: JSON.stringify(final) }),
-      );
+      if (item.kind === 'human') await this.completeHumanTask(item, final as HumanDecision);
+      else
+        await this.props.sfn.send(
+          new SendTaskSuccessCommand({ taskToken: item.taskToken as string, output: JSON.stringify(final) }),
+        );
       await this.record(item, final, answer.by);
       return { status: 'decided', decision: final };
     }
   }
 
-  private async record(
-    item: GateItem,
-    decision: ApprovalDecision | EscalationDecision,
-    by: string,
-  ): Promise<void> {
-    const identity = {
-      executionId: item.executionId,
-      planId: item.planId,
-      planVersion: item.planVersion,
-      planDigest: item.planDigest,
-      ...(item.stepId ? { task_id: item.stepId } : {}),
+  /**
+   * A human step's answer becomes the step's runner result (DONE: the reported outputs, then the
+   * contract checker decides) or its failure (FAILED: `Plangate.Unrecoverable`, escalated).
+   */
+  private async completeHumanTask(item: GateItem, decision: HumanDecision): Promise<void> {
+    const taskToken = item.taskToken as string;
+    const human = item.human as NonNullable<GateItem['human']>;
+    if (decision.decision === 'FAILED') {
+      const cause: FailureCause = {
+        message: new Redactor().text(`reported failed by a person: ${decision.reason}`),
+        failureClass: 'unrecoverable',
+      };
+      await this.props.sfn.send(
+        new SendTaskFailureCommand({
+          taskToken,
+          error: ERROR_NAMES.unrecoverable,
+          cause: JSON.stringify(cause),
+        }),
+      );
+      return;
+    }
+    const stepId = item.stepId as string;
+    const output = new Redactor().value(decision.outputs);
+    const result: RunnerResult = {
+      stepId,
+      status: 'succeeded',
+      attempt: human.attempt,
+      durationMs: Math.max(0, this.now().getTime() - Date.parse(item.createdAt)),
+      ...(await inlineOrStored(
+        output,
+        { executionId: item.executionId, stepId, inlineOutputLimitBytes: human.inlineOutputLimitBytes },
+        {
+          dynamo: this.props.dynamo,
+          tables: { outputs: this.props.outputsTable ?? DEFAULT_TABLE_NAMES.outputs },
+        },
+      )),
     };
+    await this.props.sfn.send(new SendTaskSuccessCommand({ taskToken, output: JSON.stringify(result) }));
+  }
+
+  private async record(item: GateItem, decision: GateDecision, by: string): Promise<void> {
+    const identity = eventIdentity(
+      {
+        executionId: item.executionId,
+        plan: { id: item.planId, version: item.planVersion, digest: item.planDigest },
+      },
+      item.stepId
+        ? { id: item.stepId, ...(item.description !== undefined ? { name: item.description } : {}) }
+        : undefined,
+    );
     const journal = this.props.journal;
     switch (decision.decision) {
+      case 'DONE':
+        await journal.append({
+          ...identity,
+          event: 'HUMAN_TASK_ANSWERED',
+          details: { decision: 'DONE', answered_by: by, outputs: Object.keys(decision.outputs) },
+        });
+        return;
+      case 'FAILED':
+        await journal.append({
+          ...identity,
+          event: 'HUMAN_TASK_ANSWERED',
+          details: { decision: 'FAILED', answered_by: by, reason: decision.reason },
+        });
+        await journal.append({
+          ...identity,
+          event: 'FAILURE_DETECTED',
+          details: {
+            error: ERROR_NAMES.unrecoverable,
+            error_message: `reported failed by ${by}: ${decision.reason}`,
+            attempt: item.human?.attempt ?? 1,
+          },
+        });
+        return;
       case 'APPROVE':
         await journal.append({
           ...identity,
@@ -258,8 +350,13 @@ export class Approvals {
       throw new ApprovalError('used', `${by} has already approved this gate`);
   }
 
-  private parseDecision(item: GateItem, raw: unknown, by: string): ApprovalDecision | EscalationDecision {
-    const schema = item.kind === 'escalation' ? EscalationDecisionSchema : ApprovalDecisionSchema;
+  private parseDecision(item: GateItem, raw: unknown, by: string): GateDecision {
+    const schema =
+      item.kind === 'escalation'
+        ? EscalationDecisionSchema
+        : item.kind === 'human'
+          ? HumanDecisionSchema
+          : ApprovalDecisionSchema;
     const parsed = schema.safeParse({ ...(raw as object), by });
     if (!parsed.success) {
       const issue = parsed.error.issues[0];
@@ -268,6 +365,7 @@ export class Approvals {
         `decision.${issue?.path.join('.') ?? ''}: ${issue?.message ?? 'invalid'}`,
       );
     }
+    if (parsed.data.decision === 'DONE') checkReportedOutputs(parsed.data.outputs, item.human?.outputs ?? []);
     return parsed.data;
   }
 
@@ -325,4 +423,20 @@ function safeEqual(a: string, b: string): boolean {
   const x = Buffer.from(a);
   const y = Buffer.from(b);
   return x.length === y.length && timingSafeEqual(x, y);
+}
+
+/** A human step's report must hold exactly its declared outputs. */
+function checkReportedOutputs(
+  reported: Readonly<Record<string, unknown>>,
+  declared: readonly string[],
+): void {
+  const missing = declared.find((name) => !Object.hasOwn(reported, name));
+  if (missing !== undefined)
+    throw new ApprovalError('invalid', `decision.outputs.${missing}: this step must report "${missing}"`);
+  const extra = Object.keys(reported).find((name) => !declared.includes(name));
+  if (extra !== undefined)
+    throw new ApprovalError(
+      'invalid',
+      `decision.outputs.${extra}: this step declares no output "${extra}" (declared: ${declared.join(', ') || 'none'})`,
+    );
 }

@@ -4,7 +4,7 @@
  */
 import { classifyFailure } from './classify.ts';
 import { checkContract, contractFailure, type Evidence, noContractEvidence } from './contracts.ts';
-import { type HarnessDeps, journalFor } from './deps.ts';
+import { eventIdentity, type HarnessDeps, journalFor, secretsFor } from './deps.ts';
 import { failureCause } from './failures.ts';
 import { readEvents } from './journal.ts';
 import { entryOutput } from './output-store.ts';
@@ -18,26 +18,21 @@ import {
   HarnessFailure,
 } from './payloads.ts';
 import { Redactor } from './redact.ts';
-import { SecretSource } from './secrets.ts';
-import { progressLabel } from './step-runner.ts';
+import { progressLabel } from './step-start.ts';
 
 /** Checks one step's contract. Passing → TASK_COMPLETED; failing → TASK_FAILED and a thrown, named failure. */
 export async function checkStep(req: CheckRequest, deps: HarnessDeps): Promise<CheckResult> {
   if (req.run.status !== 'succeeded') return { status: req.run.status };
-  const identity = {
-    executionId: req.executionId,
-    planId: req.plan.id,
-    planVersion: req.plan.version,
-    planDigest: req.plan.digest,
-    task_id: req.stepId,
-  };
+  const identity = eventIdentity(req, { id: req.stepId, name: req.description });
   const progress = progressLabel(req.index, req.total);
   const output = (await entryOutput(deps.dynamo, { status: 'completed', ...pickOutput(req) })) ?? {};
-  const secrets = secretSource(deps);
+  const secrets = secretsFor(deps, req.secrets);
+  const steps: Record<string, Record<string, unknown> | undefined> = {};
+  for (const [id, entry] of Object.entries(req.inputs)) steps[id] = await entryOutput(deps.dynamo, entry);
   const evidence: Evidence = req.contract
     ? await checkContract(
         req.contract,
-        { output, context: {}, steps: {} },
+        { output, context: req.context ?? {}, steps },
         {
           secrets,
           ...(deps.lambda ? { lambda: deps.lambda } : {}),
@@ -53,7 +48,7 @@ export async function checkStep(req: CheckRequest, deps: HarnessDeps): Promise<C
       details: {
         result: resultSummary(output),
         evidence,
-        progress: `${progress} ✓ ${req.stepId} (${evidence.summary})`,
+        progress: `${progress} ✓ ${req.description} (${evidence.summary})`,
       },
     });
     return { status: 'completed', ...pickOutput(req), evidence };
@@ -69,7 +64,7 @@ export async function checkStep(req: CheckRequest, deps: HarnessDeps): Promise<C
     details: {
       error: name,
       error_message: cause.message,
-      progress: `${progress} ✗ ${req.stepId}: ${evidence.reason ?? 'contract failed'}`,
+      progress: `${progress} ✗ ${req.description}: ${evidence.reason ?? 'contract failed'}`,
       evidence,
     },
   });
@@ -78,13 +73,8 @@ export async function checkStep(req: CheckRequest, deps: HarnessDeps): Promise<C
 
 /** Checks every postcondition (when the run got that far) and writes EXECUTION_COMPLETE. */
 export async function finalizeExecution(req: FinalizeRequest, deps: HarnessDeps): Promise<FinalizeResult> {
-  const identity = {
-    executionId: req.executionId,
-    planId: req.plan.id,
-    planVersion: req.plan.version,
-    planDigest: req.plan.digest,
-  };
-  const secrets = secretSource(deps);
+  const identity = eventIdentity(req);
+  const secrets = secretsFor(deps, req.secrets);
   const failedPostconditions: string[] = [];
   let summary: FinalizeResult['summary'];
   if (req.ledger && !req.error) {
@@ -94,7 +84,7 @@ export async function finalizeExecution(req: FinalizeRequest, deps: HarnessDeps)
     for (const post of req.postconditions) {
       const evidence = await checkContract(
         post.contract,
-        { output: steps, context: {}, steps },
+        { output: steps, context: req.context, steps },
         { secrets, ...(deps.lambda ? { lambda: deps.lambda } : {}), ...(deps.cwd ? { cwd: deps.cwd } : {}) },
       );
       if (!evidence.passed) failedPostconditions.push(post.id);
@@ -164,12 +154,4 @@ function resultSummary(output: Record<string, unknown>): Record<string, unknown>
     summary[key] = typeof value === 'string' && value.length > 512 ? `${value.slice(0, 512)}…` : value;
   }
   return summary;
-}
-
-function secretSource(deps: HarnessDeps): SecretSource {
-  return new SecretSource({
-    secrets: deps.secrets ?? [],
-    ...(deps.env ? { env: deps.env } : {}),
-    ...(deps.secretsManager ? { secretsManager: deps.secretsManager } : {}),
-  });
 }

@@ -5,7 +5,7 @@
  */
 import type { FailureClass } from '../plan/schema.ts';
 import { classifyFailure } from './classify.ts';
-import { type HarnessDeps, journalFor } from './deps.ts';
+import { eventIdentity, type HarnessDeps, journalFor } from './deps.ts';
 import type { FailureFacts } from './errors.ts';
 import {
   type ClassifyRequest,
@@ -18,13 +18,7 @@ import {
 import { Redactor } from './redact.ts';
 
 export async function classifyStepFailure(req: ClassifyRequest, deps: HarnessDeps): Promise<ClassifyResult> {
-  const identity = {
-    executionId: req.executionId,
-    planId: req.plan.id,
-    planVersion: req.plan.version,
-    planDigest: req.plan.digest,
-    task_id: req.stepId,
-  };
+  const identity = eventIdentity(req, { id: req.stepId });
   const journal = journalFor(deps);
   const facts = factsOf(req.error);
   const message = new Redactor().text(facts.message);

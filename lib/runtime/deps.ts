@@ -5,8 +5,9 @@ import type { SecretsManagerClient } from '@aws-sdk/client-secrets-manager';
 import type { SFNClient } from '@aws-sdk/client-sfn';
 import type { DynamoDBDocumentClient } from '@aws-sdk/lib-dynamodb';
 import { Journal } from './journal.ts';
+import type { PlanIdentity } from './payloads.ts';
 import { Redactor } from './redact.ts';
-import type { SecretRef } from './secrets.ts';
+import { type SecretRef, SecretSource } from './secrets.ts';
 import type { TableNames } from './tables.ts';
 import type { ToolExecutorRegistry } from './tools/registry.ts';
 
@@ -23,8 +24,6 @@ export interface HarnessDeps {
   readonly sfn?: SFNClient;
   /** For `secretsmanager` secrets. */
   readonly secretsManager?: SecretsManagerClient;
-  /** Secret declarations (name → env var or Secrets Manager id), resolved at call time. */
-  readonly secrets?: readonly SecretRef[];
   /** @default process.env */
   readonly env?: Readonly<Record<string, string | undefined>>;
   /** Working directory of process tools and command contracts. @default process.cwd() */
@@ -33,7 +32,10 @@ export interface HarnessDeps {
 }
 
 /** A journal over the deps, redacting `secretValues` on top of credential shapes. */
-export function journalFor(deps: HarnessDeps, secretValues: Iterable<string> = []): Journal {
+export function journalFor(
+  deps: Pick<HarnessDeps, 'dynamo' | 'tables' | 'events' | 'eventBusName'>,
+  secretValues: Iterable<string> = [],
+): Journal {
   return new Journal({
     dynamo: deps.dynamo,
     eventsTable: deps.tables.events,
@@ -41,4 +43,31 @@ export function journalFor(deps: HarnessDeps, secretValues: Iterable<string> = [
     ...(deps.eventBusName ? { eventBusName: deps.eventBusName } : {}),
     redactor: new Redactor(secretValues),
   });
+}
+
+/**
+ * Resolves the secrets a request declares (the plan's declarations travel in the payload; the
+ * values are read from the environment or Secrets Manager only now).
+ */
+export function secretsFor(deps: HarnessDeps, declarations: readonly SecretRef[]): SecretSource {
+  return new SecretSource({
+    secrets: declarations,
+    ...(deps.env ? { env: deps.env } : {}),
+    ...(deps.secretsManager ? { secretsManager: deps.secretsManager } : {}),
+  });
+}
+
+/** The identity fields of a journal event about one run (and, given `task`, one of its steps). */
+export function eventIdentity(
+  req: { readonly plan: PlanIdentity; readonly executionId: string },
+  task?: { readonly id: string; readonly name?: string },
+) {
+  return {
+    executionId: req.executionId,
+    planId: req.plan.id,
+    planVersion: req.plan.version,
+    planDigest: req.plan.digest,
+    ...(task ? { task_id: task.id } : {}),
+    ...(task?.name !== undefined ? { task_name: task.name } : {}),
+  };
 }

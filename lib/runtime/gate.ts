@@ -3,10 +3,11 @@
  * the approval id (never the token) to whoever notifies people (email, Slack, terminal, page).
  */
 import { SendTaskSuccessCommand, type SFNClient } from '@aws-sdk/client-sfn';
-import { ANY_APPROVER, type ApprovalPolicy, Approvals } from './approvals.ts';
-import { type HarnessDeps, journalFor } from './deps.ts';
+import { Approvals } from './approvals.ts';
+import { eventIdentity, type HarnessDeps, journalFor } from './deps.ts';
 import { NotConfiguredError } from './errors.ts';
-import type { EscalationDecision, GateRequest } from './payloads.ts';
+import type { ApprovalPolicy, EscalationDecision, GateRequest } from './payloads.ts';
+import { progressLabel, skipOrBlock } from './step-start.ts';
 
 /** What a notifier gets: enough to ask a person, and the signed approval id for the answer. */
 export interface ApprovalNotice {
@@ -16,9 +17,15 @@ export interface ApprovalNotice {
   readonly executionId: string;
   readonly plan: GateRequest['plan'];
   readonly stepId?: string;
+  /** The step's description (step, escalation and human gates). */
+  readonly description?: string;
+  /** Plan gate: the plan's objective and step count. */
+  readonly summary?: GateRequest['summary'];
   readonly round: number;
   readonly question?: string;
   readonly failure?: GateRequest['failure'];
+  /** Human step: what to do and which values to report. */
+  readonly human?: { readonly instructions: string; readonly outputs: readonly string[] };
   readonly expiresAt: string;
   readonly policy: ApprovalPolicy;
 }
@@ -31,17 +38,19 @@ export interface GateDeps extends HarnessDeps {
   readonly signingKey: string | Buffer;
   /** Tells people a gate is waiting. */
   readonly notify: ApprovalNotifier;
-  /**
-   * The approval policy of a plan.
-   * @default anyone may approve, quorum 1
-   */
-  readonly approvalPolicy?: (plan: GateRequest['plan']) => Promise<ApprovalPolicy> | ApprovalPolicy;
 }
 
-export function approvalsFor(deps: GateDeps): Approvals {
+/** What answering gates needs (the gate Lambda, the approvals API, the local session). */
+export type ApprovalsDeps = Pick<
+  GateDeps,
+  'dynamo' | 'tables' | 'events' | 'eventBusName' | 'sfn' | 'signingKey'
+>;
+
+export function approvalsFor(deps: ApprovalsDeps): Approvals {
   return new Approvals({
     dynamo: deps.dynamo,
     gatesTable: deps.tables.gates,
+    outputsTable: deps.tables.outputs,
     sfn: deps.sfn,
     journal: journalFor(deps),
     signingKey: deps.signingKey,
@@ -49,13 +58,12 @@ export function approvalsFor(deps: GateDeps): Approvals {
 }
 
 export async function openGate(req: GateRequest, deps: GateDeps): Promise<{ approvalId?: string }> {
-  const identity = {
-    executionId: req.executionId,
-    planId: req.plan.id,
-    planVersion: req.plan.version,
-    planDigest: req.plan.digest,
-    ...(req.stepId ? { task_id: req.stepId } : {}),
-  };
+  const identity = eventIdentity(
+    req,
+    req.stepId
+      ? { id: req.stepId, ...(req.description !== undefined ? { name: req.description } : {}) }
+      : undefined,
+  );
   const journal = journalFor(deps);
   const reason = req.failure
     ? `${req.failure.failureClass} failure in ${req.failure.phase} (${req.failure.error}): ${req.failure.message}`
@@ -82,11 +90,34 @@ export async function openGate(req: GateRequest, deps: GateDeps): Promise<{ appr
       location: 'failure',
     });
   }
+  if (req.kind === 'human') {
+    const human = requireHuman(req);
+    // Skipped by an approver or blocked by a dependency: answered now, nobody is asked.
+    const notRun = await skipOrBlock(
+      { stepId: req.stepId as string, attempt: req.attempt ?? 1, ...human },
+      journal,
+      identity,
+    );
+    if (notRun) {
+      await deps.sfn.send(
+        new SendTaskSuccessCommand({ taskToken: req.taskToken, output: JSON.stringify(notRun) }),
+      );
+      return {};
+    }
+  }
 
-  const policy = (await deps.approvalPolicy?.(req.plan)) ?? ANY_APPROVER;
-  const approvalId = await approvalsFor(deps).create(req, policy);
+  const approvalId = await approvalsFor(deps).create(req);
   if (req.kind === 'escalation') {
     await journal.append({ ...identity, event: 'RECOVERY_ESCALATION', details: { reason } });
+  } else if (req.kind === 'human') {
+    await journal.append({
+      ...identity,
+      event: 'TASK_STARTED',
+      details: {
+        attempt: req.attempt ?? 1,
+        progress: `${progressLabel(req.index ?? 1, req.total ?? 1)} ▶ ${req.description ?? req.stepId} (waiting for a person)`,
+      },
+    });
   } else {
     await journal.append({
       ...identity,
@@ -100,11 +131,20 @@ export async function openGate(req: GateRequest, deps: GateDeps): Promise<{ appr
     executionId: req.executionId,
     plan: req.plan,
     ...(req.stepId ? { stepId: req.stepId } : {}),
+    ...(req.description !== undefined ? { description: req.description } : {}),
+    ...(req.summary ? { summary: req.summary } : {}),
     round: req.round,
     ...(req.question ? { question: req.question } : {}),
     ...(req.failure ? { failure: req.failure } : {}),
+    ...(req.human ? { human: { instructions: req.human.instructions, outputs: req.human.outputs } } : {}),
     expiresAt: new Date(Date.now() + req.timeoutSeconds * 1000).toISOString(),
-    policy,
+    policy: req.approval,
   });
   return { approvalId };
+}
+
+function requireHuman(req: GateRequest): NonNullable<GateRequest['human']> {
+  if (!req.human || !req.stepId)
+    throw new NotConfiguredError('a human-step gate needs the step and its task', { location: 'human' });
+  return req.human;
 }

@@ -6,8 +6,9 @@
 import { ConditionalCheckFailedException } from '@aws-sdk/client-dynamodb';
 import { type EventBridgeClient, PutEventsCommand } from '@aws-sdk/client-eventbridge';
 import { type DynamoDBDocumentClient, PutCommand, QueryCommand } from '@aws-sdk/lib-dynamodb';
-import { canonicalJson, sha256Hex } from './canonical-json.ts';
+import { canonicalJson } from '../plan/digest.ts';
 import { InvalidInputError } from './errors.ts';
+import { sha256Hex } from './hash.ts';
 import { EVENT_DETAILS, type JournalEvent, JournalEventSchema, type JournalRecord } from './payloads.ts';
 import { Redactor } from './redact.ts';
 import { SEQ_DIGITS } from './tables.ts';

@@ -4,8 +4,8 @@
  */
 import { randomUUID } from 'node:crypto';
 import { type DynamoDBDocumentClient, GetCommand, PutCommand } from '@aws-sdk/lib-dynamodb';
-import { sha256Hex } from './canonical-json.ts';
 import { InvalidInputError } from './errors.ts';
+import { sha256Hex } from './hash.ts';
 import type { OutputRef, StepEntry } from './payloads.ts';
 
 const SCHEME = 'dynamodb://';
@@ -64,4 +64,16 @@ export async function entryOutput(
   if (entry.output) return entry.output;
   if (entry.outputRef) return loadOutput(dynamo, entry.outputRef);
   return undefined;
+}
+
+/** The output inline when its JSON fits `inlineOutputLimitBytes`, else stored and referenced. */
+export async function inlineOrStored(
+  output: Record<string, unknown>,
+  req: { readonly executionId: string; readonly stepId: string; readonly inlineOutputLimitBytes: number },
+  deps: { readonly dynamo: DynamoDBDocumentClient; readonly tables: { readonly outputs: string } },
+): Promise<{ output?: Record<string, unknown>; outputRef?: OutputRef }> {
+  if (Buffer.byteLength(JSON.stringify(output)) <= req.inlineOutputLimitBytes) return { output };
+  return {
+    outputRef: await storeOutput(deps.dynamo, deps.tables.outputs, req.executionId, req.stepId, output),
+  };
 }

@@ -17,7 +17,15 @@
  *   is JSON of {@link FailureCause} (never a secret, never a task token).
  */
 import { z } from 'zod';
-import { ContractSchema, FAILURE_CLASSES, FailureClassSchema, IdSchema } from '../plan/schema.ts';
+import {
+  ContractSchema,
+  DetectionSchema,
+  FAILURE_CLASSES,
+  FailureClassSchema,
+  IdSchema,
+  ApprovalPolicySchema as PlanApprovalPolicySchema,
+  SecretRefSchema,
+} from '../plan/schema.ts';
 
 // ---------------------------------------------------------------------------------------------
 // Error names
@@ -157,6 +165,24 @@ const ExecutionScope = {
   executionId: z.string().min(1),
 };
 
+/**
+ * The plan's secret declarations (name, source, ref: where the value lives, never the value),
+ * assigned once to `$secrets` at the start of a run and sent to the Lambdas that resolve
+ * `${secrets.*}`: the runner (args), the checker (contracts, postconditions).
+ */
+export const SecretDeclarationsSchema = z.array(SecretRefSchema);
+
+/** The plan's context (`$context`), for `${context.*}` references and contract assertions. */
+export const PlanContextSchema = z.record(z.string(), z.unknown());
+
+/** Who may answer the plan's gates (`$approval`): the plan's approval policy, minus what the machine itself enforces. */
+export const ApprovalPolicySchema = PlanApprovalPolicySchema.pick({
+  approvers: true,
+  forbiddenApprovers: true,
+  quorum: true,
+});
+export type ApprovalPolicy = z.infer<typeof ApprovalPolicySchema>;
+
 /** "[Task N/M]": the step's 1-based position in the plan and the plan's step count. */
 const Progress = {
   index: z.number().int().min(1),
@@ -167,7 +193,8 @@ const Progress = {
 // Gate Lambda (`${GateFunctionArn}`, lambda:invoke.waitForTaskToken)
 // ---------------------------------------------------------------------------------------------
 
-export const GATE_KINDS = ['plan', 'step', 'escalation'] as const;
+/** `human`: a step with `requiresHuman` (seed 003) waits for a person to do it and report its outputs. */
+export const GATE_KINDS = ['plan', 'step', 'escalation', 'human'] as const;
 export const GateKindSchema = z.enum(GATE_KINDS);
 export type GateKind = z.infer<typeof GateKindSchema>;
 
@@ -211,6 +238,41 @@ export const EscalationDecisionSchema = z.discriminatedUnion('decision', [
 ]);
 export type EscalationDecision = z.infer<typeof EscalationDecisionSchema>;
 
+/**
+ * A person's answer to a human step. DONE carries the captured values, exactly the step's
+ * declared outputs; the gate turns it into the step's {@link RunnerResult} and the contract
+ * checker then checks it like any step. FAILED fails the step as `Plangate.Unrecoverable`
+ * (the escalation asks what next: retry, skip or abort).
+ */
+export const HumanDecisionSchema = z.discriminatedUnion('decision', [
+  z.object({
+    decision: z.literal('DONE'),
+    by: z.string().optional(),
+    outputs: z.record(z.string(), z.unknown()).default({}),
+    comment: z.string().optional(),
+  }),
+  z.object({ decision: z.literal('FAILED'), by: z.string().optional(), reason: z.string().min(1) }),
+]);
+export type HumanDecision = z.infer<typeof HumanDecisionSchema>;
+
+/** Any decision a gate can receive, by kind. */
+export type GateDecision = ApprovalDecision | EscalationDecision | HumanDecision;
+
+/** What a human step's gate needs besides the common gate fields (the runner's view of the step). */
+export const HumanTaskSchema = z.object({
+  /** What to do: the step's task text, or its description. */
+  instructions: z.string(),
+  /** The values the person must report (`step.outputs`). */
+  outputs: z.array(IdSchema),
+  /** Skipped by an approver: answered `skipped` at once, nobody is asked. */
+  skip: z.boolean(),
+  dependsOn: z.array(IdSchema),
+  /** Ledger entries of the dependencies; one not `completed` answers `blocked` at once. */
+  inputs: z.record(z.string(), StepEntrySchema),
+  inlineOutputLimitBytes: z.number().int().positive(),
+});
+export type HumanTask = z.infer<typeof HumanTaskSchema>;
+
 /** The classified failure an escalation gate asks about. */
 export const ClassifiedFailureSchema = z.object({
   failureClass: FailureClassSchema,
@@ -225,13 +287,16 @@ export type ClassifiedFailure = z.infer<typeof ClassifiedFailureSchema>;
 
 /**
  * Input of the gate Lambda. It stores `taskToken` server-side (never in a link, log, event or
- * message), writes GATE_APPROVAL_REQUESTED (plan/step) or RECOVERY_ESCALATION (escalation) and
- * sends the approval request. Whoever answers calls SendTaskSuccess with an
- * {@link ApprovalDecision} (plan, step) or {@link EscalationDecision} (escalation) as output,
- * after writing GATE_APPROVED / GATE_REJECTED / RECOVERY_ESCALATION{user_decision}.
+ * message), writes GATE_APPROVAL_REQUESTED (plan/step), RECOVERY_ESCALATION (escalation) or
+ * TASK_STARTED (human) and sends the request through the notifier. Whoever answers calls
+ * SendTaskSuccess with an {@link ApprovalDecision} (plan, step), an {@link EscalationDecision}
+ * (escalation) or, for a human step, the step's {@link RunnerResult} built from a
+ * {@link HumanDecision}, after writing GATE_APPROVED / GATE_REJECTED /
+ * RECOVERY_ESCALATION{user_decision} / HUMAN_TASK_ANSWERED.
  *
  * When `kind` is `escalation` and `policy` is `skip` or `abort`, no person is asked: the gate
- * Lambda answers SKIP or ABORT itself at once and records that the recipe decided.
+ * Lambda answers SKIP or ABORT itself at once and records that the recipe decided. A human step
+ * that is skipped or blocked is answered at once too (TASK_SKIPPED / TASK_BLOCKED).
  * The Lambda's own return value is ignored.
  */
 export const GateRequestSchema = z.object({
@@ -239,8 +304,14 @@ export const GateRequestSchema = z.object({
   /** `$states.context.Task.Token`. Secret: store it, never print it. */
   taskToken: z.string().min(1),
   ...ExecutionScope,
-  /** The step gated (kind `step`) or that failed (kind `escalation`). Absent for the plan gate. */
+  /** The step gated (kind `step`), that failed (`escalation`) or to do (`human`). Absent for the plan gate. */
   stepId: IdSchema.optional(),
+  /** That step's description, to show the person. */
+  description: z.string().optional(),
+  /** Kind `plan`: what the plan is for and how many steps it has, to show the approver. */
+  summary: z.object({ objective: z.string(), steps: z.number().int().min(1) }).optional(),
+  /** Who may answer (`$approval`): checked on every answer. */
+  approval: ApprovalPolicySchema,
   /** 1 for the first request; +1 after each ASK_FOR_CLARIFICATION (or each escalation of the step). */
   round: z.number().int().min(1),
   /** The question from the previous round's ASK_FOR_CLARIFICATION, to show the approver; null on round 1. */
@@ -249,8 +320,13 @@ export const GateRequestSchema = z.object({
   timeoutSeconds: z.number().int().positive(),
   /** Kind `escalation`: what failed. */
   failure: ClassifiedFailureSchema.optional(),
-  /** Kind `escalation`: the step's attempt that failed (1-based). */
+  /** Kind `escalation`: the step's attempt that failed; kind `human`: the attempt asked for (1-based). */
   attempt: z.number().int().min(1).optional(),
+  /** Kind `human`: "[Task N/M]". */
+  index: Progress.index.optional(),
+  total: Progress.total.optional(),
+  /** Kind `human`: the work asked of the person. */
+  human: HumanTaskSchema.optional(),
   /** Kind `escalation`: whether skipping fails the run (critical) or lets independent branches go on. */
   critical: z.boolean().optional(),
   /** Kind `escalation`: the recipe's escalation; `skip`/`abort` are answered by the Lambda itself. */
@@ -290,18 +366,18 @@ export const RunnerRequestSchema = z.object({
   args: z.record(z.string(), z.unknown()),
   /** Approved modifications for this step (plan gate and step gate merged); `{}` when none. */
   argOverrides: z.record(z.string(), z.unknown()).default({}),
-  /** The plan's context, present only when the args reference `${context.*}`. */
-  context: z.record(z.string(), z.unknown()).optional(),
+  /** The plan's context (`$context`), present only when the args reference `${context.*}`. */
+  context: PlanContextSchema.optional(),
+  /** The plan's secret declarations (`$secrets`), present only when the args reference `${secrets.*}`. */
+  secrets: SecretDeclarationsSchema.default([]),
   /** The step's dependencies; one missing from `inputs` counts as not completed. */
   dependsOn: z.array(IdSchema),
-  /** Ledger entries of the step's dependencies (every `dependsOn` id). */
+  /** Ledger entries of the step's dependencies and of every step its args reference. */
   inputs: z.record(z.string(), StepEntrySchema),
   /** The step is skipped by an approver's decision (plan-gate modification or step-gate REJECT). */
   skip: z.boolean(),
   /** 1-based; a loop-back retry (contract failure, escalation RETRY) increments it. */
   attempt: z.number().int().min(1),
-  /** Seed 003: a person does the step and records the outputs (the runner waits on them). */
-  requiresHuman: z.boolean().default(false),
   /** Names of the values to capture (`step.outputs`). */
   outputs: z.array(IdSchema).default([]),
   timeoutSeconds: z.number().int().positive(),
@@ -340,7 +416,18 @@ export const CheckRequestSchema = z.object({
   ...ExecutionScope,
   stepId: IdSchema,
   ...Progress,
+  /** For the progress line ("[Task 2/5] ✓ Build the image"). */
+  description: z.string(),
   contract: ContractSchema.optional(),
+  /** `$context`, present when the contract may read it (assert, lambda, `${context.*}`). */
+  context: PlanContextSchema.optional(),
+  /** `$secrets`, present when the contract references `${secrets.*}`. */
+  secrets: SecretDeclarationsSchema.default([]),
+  /**
+   * Ledger entries of the earlier steps the contract names (`${steps.<id>.*}`, or `steps.<id>`
+   * in an assertion); the assertion sees their outputs as `steps`.
+   */
+  inputs: z.record(z.string(), StepEntrySchema).default({}),
   run: RunnerResultSchema,
   attempt: z.number().int().min(1),
 });
@@ -372,6 +459,9 @@ export const FinalizeRequestSchema = z.object({
   kind: z.literal('finalize'),
   ...ExecutionScope,
   postconditions: z.array(z.object({ id: IdSchema, description: z.string(), contract: ContractSchema })),
+  /** `$context` and `$secrets`, for postconditions that reference them. */
+  context: PlanContextSchema.default({}),
+  secrets: SecretDeclarationsSchema.default([]),
   ledger: LedgerSchema.optional(),
   error: ErrorOutputSchema.optional(),
   /** Every step id of the plan (across child machines), to count what never ran. */
@@ -403,14 +493,7 @@ export const RecipeSummarySchema = z.object({
   maxAttempts: z.number().int().min(0),
   escalation: z.enum(['ask', 'skip', 'abort']),
   /** The recipe's detection rules, to classify errors the Lambdas did not name. */
-  detect: z
-    .object({
-      errorNames: z.array(z.string()).default([]),
-      messagePatterns: z.array(z.string()).default([]),
-      httpStatuses: z.array(z.number().int()).default([]),
-      exitCodes: z.array(z.number().int()).default([]),
-    })
-    .optional(),
+  detect: DetectionSchema.optional(),
 });
 export type RecipeSummary = z.infer<typeof RecipeSummarySchema>;
 
@@ -543,6 +626,8 @@ export const EVENT_TYPES = [
   'RECOVERY_ESCALATION',
   /** Seed 000's permission recipe: credentials must be fixed out of band before RETRY. */
   'PERMISSION_REQUIRED',
+  /** A person answered a human step (seed 003): done with its outputs, or failed. */
+  'HUMAN_TASK_ANSWERED',
   'POSTCONDITION_CHECKED',
   'EXECUTION_COMPLETE',
 ] as const;
@@ -577,6 +662,13 @@ export const EVENT_DETAILS = {
     decided_by: z.enum(['person', 'recipe']).optional(),
   }),
   PERMISSION_REQUIRED: z.object({ message: z.string() }),
+  HUMAN_TASK_ANSWERED: z.object({
+    decision: z.enum(['DONE', 'FAILED']),
+    answered_by: z.string(),
+    /** The names of the reported outputs (their values go to the checker, not the journal). */
+    outputs: z.array(z.string()).optional(),
+    reason: z.string().optional(),
+  }),
   POSTCONDITION_CHECKED: z.object({
     postcondition_id: z.string(),
     passed: z.boolean(),

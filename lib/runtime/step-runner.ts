@@ -4,62 +4,31 @@
  */
 import { stepInvocation } from '../plan/tools.ts';
 import { classifyFailure } from './classify.ts';
-import { type HarnessDeps, journalFor } from './deps.ts';
+import { eventIdentity, type HarnessDeps, journalFor, secretsFor } from './deps.ts';
 import { failureFacts, HarnessError, InvalidInputError } from './errors.ts';
 import { classFailure } from './failures.ts';
-import { entryOutput, storeOutput } from './output-store.ts';
+import { entryOutput, inlineOrStored } from './output-store.ts';
 import { ERROR_NAMES, type RunnerRequest, type RunnerResult } from './payloads.ts';
 import { Redactor } from './redact.ts';
 import { resolveReferences } from './references.ts';
-import { SecretSource } from './secrets.ts';
-
-/** `[Task N/M]`, the spec's progress notation. */
-export const progressLabel = (index: number, total: number): string => `[Task ${index}/${total}]`;
+import { progressLabel, skipOrBlock } from './step-start.ts';
 
 export async function runStep(req: RunnerRequest, deps: HarnessDeps): Promise<RunnerResult> {
   const started = performance.now();
-  const identity = {
-    executionId: req.executionId,
-    planId: req.plan.id,
-    planVersion: req.plan.version,
-    planDigest: req.plan.digest,
-    task_id: req.stepId,
-    task_name: req.description,
-  };
-  const base = { stepId: req.stepId, attempt: req.attempt };
-  const progress = progressLabel(req.index, req.total);
+  const identity = eventIdentity(req, { id: req.stepId, name: req.description });
+  const notRun = await skipOrBlock(req, journalFor(deps), identity);
+  if (notRun) return notRun;
 
-  if (req.skip) {
-    await journalFor(deps).append({
-      ...identity,
-      event: 'TASK_SKIPPED',
-      details: { reason: 'skipped by an approver' },
-    });
-    return { ...base, status: 'skipped', durationMs: 0 };
-  }
-  // A dependency missing from `inputs` counts as not completed.
-  const blockedBy = req.dependsOn.filter((id) => req.inputs[id]?.status !== 'completed');
-  if (blockedBy.length > 0) {
-    await journalFor(deps).append({ ...identity, event: 'TASK_BLOCKED', details: { blocked_by: blockedBy } });
-    return { ...base, status: 'blocked', blockedBy, durationMs: 0 };
-  }
-
-  const secrets = new SecretSource({
-    secrets: deps.secrets ?? [],
-    ...(deps.env ? { env: deps.env } : {}),
-    ...(deps.secretsManager ? { secretsManager: deps.secretsManager } : {}),
-  });
+  const secrets = secretsFor(deps, req.secrets);
   await journalFor(deps).append({
     ...identity,
     event: 'TASK_STARTED',
-    details: { attempt: req.attempt, progress: `${progress} ▶ ${req.description}` },
+    details: {
+      attempt: req.attempt,
+      progress: `${progressLabel(req.index, req.total)} ▶ ${req.description}`,
+    },
   });
   try {
-    if (req.requiresHuman) {
-      throw new InvalidInputError('this step is done by a person; the runner cannot perform it', {
-        location: `steps.${req.stepId}.requiresHuman`,
-      });
-    }
     const call = stepInvocation({ tool: req.tool, args: req.args, target: req.target, task: req.task });
     if (!call)
       throw new InvalidInputError('the step names no tool and no target', {
@@ -88,18 +57,13 @@ export async function runStep(req: RunnerRequest, deps: HarnessDeps): Promise<Ru
     );
     const redactor = new Redactor(secrets.resolvedValues);
     const output = redactor.value(captureOutputs(req, result));
-    const durationMs = Math.round(performance.now() - started);
-    if (Buffer.byteLength(JSON.stringify(output)) > req.inlineOutputLimitBytes) {
-      const outputRef = await storeOutput(
-        deps.dynamo,
-        deps.tables.outputs,
-        req.executionId,
-        req.stepId,
-        output,
-      );
-      return { ...base, status: 'succeeded', outputRef, durationMs };
-    }
-    return { ...base, status: 'succeeded', output, durationMs };
+    return {
+      stepId: req.stepId,
+      attempt: req.attempt,
+      status: 'succeeded',
+      ...(await inlineOrStored(output, req, deps)),
+      durationMs: Math.round(performance.now() - started),
+    };
   } catch (error) {
     const redactor = new Redactor(secrets.resolvedValues);
     const { failureClass } = classifyFailure(failureFacts(error));

@@ -150,12 +150,19 @@ describe('compilePlan', () => {
       'StepRunnerFunctionArn',
     ]);
     const run = compiled.definitions[0]?.asl.States.Execute as { Branches: AslDefinition[] };
-    const payload = (run.Branches[0]?.States['Run b']?.Arguments as { Payload: Record<string, string> })
-      .Payload;
+    const payloadOf = (state: string) =>
+      (run.Branches[0]?.States[state]?.Arguments as { Payload: Record<string, string> } | undefined)
+        ?.Payload ?? {};
+    const payload = payloadOf('Run b');
     expect(payload.args).toBe(
       '{% {"text":"line1\\nline2 \\u0024{steps.a.out} \\u0024{context.env}\\u2028"} %}',
     );
-    expect(payload.context).toBe('{% {"env":"prod"} %}');
+    // Plan-wide facts are literals assigned once at Start; steps that need them read the variable.
+    expect(payload.context).toBe('{% $context %}');
+    expect(payload.secrets).toBeUndefined();
+    const start = compiled.definitions[0]?.asl.States.Start as { Assign: Record<string, string> };
+    expect(start.Assign.context).toBe('{% {"env":"prod"} %}');
+    expect(payloadOf('Run a').context).toBeUndefined();
   });
 
   it('is deterministic', () => {

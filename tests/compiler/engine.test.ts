@@ -182,4 +182,77 @@ describe('compiled plans on the embedded engine', () => {
     expect(splitRun.status).toBe('SUCCEEDED');
     expect([...splitRun.started].sort()).toEqual(['a', 'b', 'c', 'd']);
   });
+
+  it('turns a requiresHuman step into a human gate whose reported outputs the checker checks', async () => {
+    const human: PlanInput = {
+      id: 'handoff',
+      objective: 'Provision a key by hand, then use it',
+      context: { region: 'eu-west-1' },
+      approval: { approvers: ['ops@example.com'], quorum: 1, forbiddenApprovers: ['bot'] },
+      steps: [
+        {
+          id: 'key',
+          description: 'Create the API key in the console',
+          task: 'Open the console and create a key named deploy',
+          requiresHuman: true,
+          outputs: ['keyId'],
+          contract: { kind: 'assert', expression: '$exists(output.keyId) and context.region = "eu-west-1"' },
+        },
+        {
+          id: 'use',
+          description: 'Deploy with the key',
+          tool: 'shell',
+          dependsOn: ['key'],
+          contract: { kind: 'assert', expression: 'steps.key.keyId = "key#1"' },
+        },
+      ],
+    };
+    const run = await runCompiled(compilePlan(human));
+    expect(run.status).toBe('SUCCEEDED');
+    const gate = run.gates.find((g) => g.kind === 'human');
+    expect(gate).toMatchObject({
+      stepId: 'key',
+      description: 'Create the API key in the console',
+      approval: { approvers: ['ops@example.com'], forbiddenApprovers: ['bot'], quorum: 1 },
+      human: {
+        instructions: 'Open the console and create a key named deploy',
+        outputs: ['keyId'],
+        skip: false,
+      },
+    });
+    expect(run.gates[0]?.approval).toEqual(gate?.approval);
+    // The checker gets the description, the context its assertion reads and the outputs of the steps it names.
+    const [checkKey, checkUse] = run.checks;
+    expect(checkKey).toMatchObject({
+      stepId: 'key',
+      description: 'Create the API key in the console',
+      context: { region: 'eu-west-1' },
+      run: { status: 'succeeded', output: { keyId: 'key#1' } },
+    });
+    expect(checkUse?.inputs).toEqual({ key: { status: 'completed', output: { keyId: 'key#1' } } });
+    expect(checkUse?.context).toBeUndefined();
+  });
+
+  it('escalates a human step the person reports failed, and asks again on RETRY', async () => {
+    const human: PlanInput = {
+      id: 'handoff',
+      objective: 'A manual step',
+      steps: [{ id: 'plug', description: 'Plug the cable in', requiresHuman: true, outputs: [] }],
+    };
+    const run = await runCompiled(compilePlan(human), {
+      human: (request) =>
+        request.attempt === 1
+          ? { decision: 'FAILED', reason: 'no cable' }
+          : { decision: 'DONE', outputs: {} },
+      escalate: () => ({ decision: 'RETRY' }),
+    });
+    expect(run.status).toBe('SUCCEEDED');
+    expect(run.gates.map((g) => [g.kind, g.attempt])).toEqual([
+      ['plan', undefined],
+      ['human', 1],
+      ['escalation', 1],
+      ['human', 2],
+    ]);
+    expect(run.gates[2]?.failure?.failureClass).toBe('unrecoverable');
+  });
 });

@@ -11,6 +11,7 @@ import { createEngine } from '../../lib/engine/engine.ts';
 import { createResourceInvoker } from '../../lib/engine/resources/resource-invoker.ts';
 import {
   type ApprovalDecision,
+  type CheckRequest,
   CheckRequestSchema,
   type CheckResult,
   ClassifyRequestSchema,
@@ -22,6 +23,7 @@ import {
   type GateRequest,
   GateRequestSchema,
   HarnessFailure,
+  type HumanDecision,
   JoinRequestSchema,
   type LambdaErrorName,
   RunnerRequestSchema,
@@ -34,6 +36,8 @@ export interface Script {
   gate?: (request: GateRequest) => ApprovalDecision;
   /** Decision for an escalation gate asked of a person. @default ABORT */
   escalate?: (request: GateRequest) => EscalationDecision;
+  /** A person's answer to a human step. @default DONE with `<output>: "<step>#<attempt>"` per declared output */
+  human?: (request: GateRequest) => HumanDecision;
   /** Error name the runner throws for (step, attempt, try within the Retry block). */
   runnerError?: (stepId: string, attempt: number, call: number) => LambdaErrorName | undefined;
   /** Steps whose contract fails on the given attempt. */
@@ -51,6 +55,8 @@ export interface RunRecord {
   /** Final status per step as the checker recorded it. */
   statuses: Map<string, string>;
   gates: GateRequest[];
+  /** Every contract-checker request, in order. */
+  checks: CheckRequest[];
   finalize: FinalizeResult | undefined;
   runnerCalls: Map<string, number>;
   /** Per step: the argOverrides the runner received. */
@@ -79,6 +85,7 @@ export async function runCompiled(compiled: CompileResult, script: Script = {}):
     started: [],
     statuses: new Map(),
     gates: [],
+    checks: [],
     finalize: undefined,
     runnerCalls: new Map(),
     overrides: new Map(),
@@ -117,6 +124,31 @@ export async function runCompiled(compiled: CompileResult, script: Script = {}):
               ? { decision: 'ABORT' }
               : (script.escalate?.(request) ?? { decision: 'ABORT' });
         answer(request.taskToken, decision);
+      } else if (request.kind === 'human') {
+        const human = request.human as NonNullable<GateRequest['human']>;
+        const stepId = request.stepId as string;
+        const attempt = request.attempt ?? 1;
+        const base = { stepId, attempt, durationMs: 0 };
+        const blockedBy = human.dependsOn.filter((d) => human.inputs[d]?.status !== 'completed');
+        if (human.skip) answer(request.taskToken, { ...base, status: 'skipped' });
+        else if (blockedBy.length > 0) answer(request.taskToken, { ...base, status: 'blocked', blockedBy });
+        else {
+          record.started.push(stepId);
+          const decision = script.human?.(request) ?? {
+            decision: 'DONE',
+            outputs: Object.fromEntries(human.outputs.map((o) => [o, `${stepId}#${attempt}`])),
+          };
+          if (decision.decision === 'DONE')
+            answer(request.taskToken, { ...base, status: 'succeeded', output: decision.outputs });
+          else
+            later(() =>
+              (engine as Engine).sendTaskFailure({
+                taskToken: request.taskToken,
+                error: 'Plangate.Unrecoverable',
+                cause: JSON.stringify({ message: decision.reason }),
+              }),
+            );
+        }
       } else {
         answer(request.taskToken, script.gate?.(request) ?? { decision: 'APPROVE' });
       }
@@ -159,6 +191,7 @@ export async function runCompiled(compiled: CompileResult, script: Script = {}):
         return result;
       }
       const request = CheckRequestSchema.parse(event);
+      record.checks.push(request);
       if (request.run.status !== 'succeeded') {
         record.statuses.set(request.stepId, request.run.status);
         return { status: request.run.status };

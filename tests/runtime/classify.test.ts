@@ -1,7 +1,8 @@
 import fc from 'fast-check';
 import { describe, expect, it } from 'vitest';
+import { DEFAULT_DETECTION, classifyFailure as planClassify } from '../../lib/plan/recovery.ts';
 import { FAILURE_CLASSES } from '../../lib/plan/schema.ts';
-import { classifyFailure, DEFAULT_DETECTIONS } from '../../lib/runtime/classify.ts';
+import { classifyFailure } from '../../lib/runtime/classify.ts';
 import { ContractFailedError, failureFacts, TimeoutError } from '../../lib/runtime/errors.ts';
 import { ERROR_NAMES } from '../../lib/runtime/payloads.ts';
 
@@ -88,17 +89,40 @@ describe('classifyFailure', () => {
   });
 
   it('leaves anything no rule matches unknown (a person decides)', () => {
+    const claimed = new Set(Object.values(DEFAULT_DETECTION).flatMap((d) => d.exitCodes));
     fc.assert(
       fc.property(
         neutralName,
         neutralMessage,
-        fc.integer({ min: 0, max: 125 }),
+        fc.integer({ min: 0, max: 255 }).filter((code) => !claimed.has(code)),
         (name, message, exitCode) => {
           expect(classifyFailure({ name, message, exitCode })).toEqual({
             failureClass: 'unknown',
             source: 'none',
-            rule: 'no rule matched',
           });
+        },
+      ),
+    );
+  });
+
+  it("uses lib/plan's default rules: a failure they classify gets the same class here", () => {
+    fc.assert(
+      fc.property(
+        fc.record({
+          name: fc.constantFrom(...Object.values(DEFAULT_DETECTION).flatMap((d) => d.errorNames), 'Error'),
+          message: fc.constantFrom(
+            'plain',
+            'socket hang up',
+            'permission denied',
+            'no such file',
+            'malformed',
+          ),
+          httpStatus: fc.option(fc.constantFrom(200, 400, 403, 404, 503), { nil: undefined }),
+          exitCode: fc.option(fc.constantFrom(0, 1, 124, 126, 127), { nil: undefined }),
+        }),
+        (facts) => {
+          const expected = planClassify({ errorName: facts.name, ...facts });
+          expect(classifyFailure(facts).failureClass).toBe(expected);
         },
       ),
     );
@@ -118,10 +142,7 @@ describe('classifyFailure', () => {
   it('reads real errors: timeouts, socket codes, AWS SDK exceptions, failed contracts', () => {
     expect(classifyFailure(failureFacts(new TimeoutError('slow'))).failureClass).toBe('transient');
     const reset = Object.assign(new Error('read ECONNRESET'), { code: 'ECONNRESET' });
-    expect(classifyFailure(failureFacts(reset))).toMatchObject({
-      failureClass: 'transient',
-      rule: 'errorName ECONNRESET',
-    });
+    expect(classifyFailure(failureFacts(reset))).toEqual({ failureClass: 'transient', source: 'default' });
     const denied = Object.assign(new Error('User is not allowed'), {
       name: 'AccessDeniedException',
       $metadata: { httpStatusCode: 400 },
@@ -141,9 +162,13 @@ describe('classifyFailure', () => {
     ).toBe('unknown');
   });
 
-  it('has defaults for every class but unknown', () => {
-    expect(Object.keys(DEFAULT_DETECTIONS).sort()).toEqual(
-      FAILURE_CLASSES.filter((c) => c !== 'unknown').sort(),
+  it("knows the runtime's own errors: bad input and missing configuration are invalid input", () => {
+    expect(classifyFailure({ name: 'InvalidInput', message: 'args.url: required' })).toEqual({
+      failureClass: 'invalid_input',
+      source: 'named',
+    });
+    expect(classifyFailure({ name: 'NotConfigured', message: 'no agent command' }).failureClass).toBe(
+      'invalid_input',
     );
   });
 });

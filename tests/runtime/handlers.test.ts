@@ -35,6 +35,8 @@ const published: BusEvent[] = [];
 let deps: HarnessDeps;
 
 const plan = { id: 'demo', version: 1, digest: 'sha256:feed' };
+/** The plan's secret declarations, as the compiled machine sends them (`$secrets`). */
+const SECRETS = [{ name: 'apiToken', source: 'env' as const, ref: 'API_TOKEN' }];
 const TOKEN = `AQ${'t'.repeat(300)}`;
 
 beforeAll(async () => {
@@ -74,7 +76,6 @@ beforeAll(async () => {
     tools: builtinRegistry(),
     cwd: dir,
     env: { PATH: process.env.PATH, API_TOKEN: 'tok-very-secret-123' },
-    secrets: [{ name: 'apiToken', source: 'env', ref: 'API_TOKEN' }],
   };
 });
 afterAll(async () => {
@@ -96,11 +97,11 @@ const runnerReq = (executionId: string, over: Partial<RunnerRequest> = {}): Runn
   subscriptions: [],
   args: { command: 'echo built' },
   argOverrides: {},
+  secrets: SECRETS,
   inputs: {},
   dependsOn: [],
   skip: false,
   attempt: 1,
-  requiresHuman: false,
   outputs: [],
   timeoutSeconds: 30,
   inlineOutputLimitBytes: 8192,
@@ -130,6 +131,7 @@ describe('step runner + contract checker', () => {
       stepId: 'build',
       index: 1,
       total: 2,
+      description: 'Build the report',
       attempt: 1,
       run,
       contract: {
@@ -146,7 +148,9 @@ describe('step runner + contract checker', () => {
     });
     const stored = await events('exec-ok');
     expect(stored.map((e) => e.event)).toEqual(['TASK_STARTED', 'TASK_COMPLETED']);
-    expect(stored[1]?.details).toMatchObject({ progress: expect.stringMatching(/^\[Task 1\/2\] ✓ build/) });
+    expect(stored[1]?.details).toMatchObject({
+      progress: expect.stringMatching(/^\[Task 1\/2\] ✓ Build the report/),
+    });
     expect(verifyChain(stored)).toEqual({ ok: true, count: 2 });
   });
 
@@ -161,6 +165,7 @@ describe('step runner + contract checker', () => {
         stepId: 'build',
         index: 1,
         total: 2,
+        description: 'Build the report',
         attempt: 1,
         run,
         contract: {
@@ -179,10 +184,46 @@ describe('step runner + contract checker', () => {
       makeRunner(deps)(
         runnerReq('exec-fail', { args: { command: 'echo "denied for ${secrets.apiToken}" >&2; exit 126' } }),
       ),
-    ).rejects.toMatchObject({ name: 'Plangate.Unknown' });
+    ).rejects.toMatchObject({ name: 'Plangate.Permission' });
     const stored = await events('exec-fail');
     expect(stored.map((e) => e.event)).toEqual(['TASK_STARTED', 'FAILURE_DETECTED']);
     expect(JSON.stringify(stored)).not.toContain('tok-very-secret-123');
+  });
+
+  it('resolves only the secrets the request declares (the plan travels in the payload, not the environment)', async () => {
+    await expect(
+      makeRunner(deps)(
+        runnerReq('exec-undeclared', { secrets: [], args: { command: 'echo ${secrets.apiToken}' } }),
+      ),
+    ).rejects.toMatchObject({
+      name: 'Plangate.InvalidInput',
+      message: expect.stringContaining('not declared'),
+    });
+  });
+
+  it('gives an assertion the plan context and the outputs of the steps it names', async () => {
+    const check = (expression: string, executionId: string) =>
+      makeChecker(deps)({
+        plan,
+        executionId,
+        stepId: 'verify',
+        index: 2,
+        total: 2,
+        description: 'Verify the build',
+        context: { env: 'prod' },
+        inputs: { build: { status: 'completed', output: { report: 'r.txt' } } },
+        attempt: 1,
+        run: { stepId: 'verify', status: 'succeeded', output: { ok: true }, attempt: 1, durationMs: 1 },
+        contract: { kind: 'assert', expression },
+      });
+    expect(
+      await check('output.ok and context.env = "prod" and steps.build.report = "r.txt"', 'exec-assert'),
+    ).toMatchObject({ status: 'completed' });
+    await expect(check('context.env = "dev"', 'exec-assert-no')).rejects.toMatchObject({
+      name: 'Plangate.ContractFailed',
+    });
+    const failed = (await events('exec-assert-no')).at(-1);
+    expect(failed?.details.progress).toMatch(/^\[Task 2\/2\] ✗ Verify the build/);
   });
 
   it('skips and blocks without running anything', async () => {
@@ -315,14 +356,15 @@ describe('gate and approvals', () => {
     notify: async (n) => {
       notices.push(n);
     },
-    approvalPolicy: () => ({ approvers: ['ana', 'ben', 'cy'], forbiddenApprovers: ['author'], quorum: 2 }),
   });
+  const approval = { approvers: ['ana', 'ben', 'cy'], forbiddenApprovers: ['author'], quorum: 2 };
   const approvals = () => approvalsFor(gateDeps());
   const gateReq = (executionId: string, timeoutSeconds = 3600) => ({
     kind: 'plan' as const,
     taskToken: `${TOKEN}-${executionId}`,
     plan,
     executionId,
+    approval,
     round: 1,
     timeoutSeconds,
   });

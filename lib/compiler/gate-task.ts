@@ -1,0 +1,44 @@
+/**
+ * A task-token wait on the gate Lambda: the one shape behind the plan gate, step gates,
+ * escalation gates and human steps. The token goes to the gate Lambda (which keeps it
+ * server-side) together with the plan identity and the plan's approval policy (`$approval`).
+ */
+import type { GateKind } from '../runtime/payloads.ts';
+import { type AslState, LAMBDA_INVOKE_WAIT, SERVICE_RETRY } from './asl.ts';
+import { EXECUTION_SCOPE } from './dataflow.ts';
+import { jsonata } from './jsonata.ts';
+import { PLACEHOLDERS, ref } from './placeholders.ts';
+
+export interface GateTaskProps {
+  readonly kind: GateKind;
+  /** Fields of the GateRequest besides kind, token, plan, executionId and approval. */
+  readonly payload: Readonly<Record<string, unknown>>;
+  /** The wait's TimeoutSeconds (sent to the Lambda too, for the link's expiry). */
+  readonly timeoutSeconds: number;
+  /** ASL fields after the Task's own: Output/Assign, Catch, Next/End. */
+  readonly rest: Readonly<Record<string, unknown>>;
+  /** @default - none */
+  readonly comment?: string;
+}
+
+export function gateTask(props: GateTaskProps): AslState {
+  return {
+    Type: 'Task',
+    ...(props.comment ? { Comment: props.comment } : {}),
+    Resource: LAMBDA_INVOKE_WAIT,
+    Arguments: {
+      FunctionName: ref(PLACEHOLDERS.gate),
+      Payload: {
+        kind: props.kind,
+        taskToken: jsonata('$states.context.Task.Token'),
+        ...EXECUTION_SCOPE,
+        approval: jsonata('$approval'),
+        ...props.payload,
+        timeoutSeconds: props.timeoutSeconds,
+      },
+    },
+    TimeoutSeconds: props.timeoutSeconds,
+    Retry: [SERVICE_RETRY],
+    ...props.rest,
+  };
+}
