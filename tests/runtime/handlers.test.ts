@@ -31,6 +31,7 @@ let plane: LocalDataPlane;
 let sfnServer: Server;
 let sfn: SFNClient;
 const taskSuccesses: { taskToken: string; output: unknown }[] = [];
+const taskFailures: { taskToken: string; error: string; cause: string }[] = [];
 const published: BusEvent[] = [];
 let deps: HarnessDeps;
 
@@ -52,7 +53,15 @@ beforeAll(async () => {
       const body = JSON.parse(Buffer.concat(chunks).toString('utf8')) as {
         taskToken: string;
         output: string;
+        error: string;
+        cause: string;
       };
+      if (req.headers['x-amz-target'] === 'AWSStepFunctions.SendTaskFailure') {
+        taskFailures.push({ taskToken: body.taskToken, error: body.error, cause: body.cause });
+        res.writeHead(200, { 'content-type': 'application/x-amz-json-1.0' });
+        res.end('{}');
+        return;
+      }
       if (req.headers['x-amz-target'] !== 'AWSStepFunctions.SendTaskSuccess') {
         res.writeHead(400, { 'content-type': 'application/x-amz-json-1.0' });
         res.end(JSON.stringify({ __type: 'UnknownOperationException', message: 'only SendTaskSuccess' }));
@@ -458,6 +467,90 @@ describe('gate and approvals', () => {
     expect((await events('exec-esc')).map((e) => [e.event, e.details.decided_by])).toEqual([
       ['RECOVERY_ESCALATION', 'recipe'],
     ]);
+  });
+
+  const humanReq = (executionId: string, over: Record<string, unknown> = {}) => ({
+    ...gateReq(executionId),
+    kind: 'human' as const,
+    approval: { approvers: [], forbiddenApprovers: [], quorum: 1 },
+    stepId: 'key',
+    description: 'Create the deploy key',
+    index: 2,
+    total: 3,
+    attempt: 1,
+    human: {
+      instructions: 'In the console, create a key named deploy',
+      outputs: ['keyId'],
+      skip: false,
+      dependsOn: ['build'],
+      inputs: { build: { status: 'completed' as const } },
+      inlineOutputLimitBytes: 4096,
+    },
+    ...over,
+  });
+
+  it('sends a human step to a person and turns the reported outputs into the runner result', async () => {
+    await makeGate(gateDeps())(humanReq('exec-human'));
+    const notice = notices.at(-1) as ApprovalNotice;
+    expect(notice).toMatchObject({
+      kind: 'human',
+      description: 'Create the deploy key',
+      human: { instructions: 'In the console, create a key named deploy', outputs: ['keyId'] },
+    });
+    const answer = (decision: unknown) =>
+      approvals().answer(notice.approvalId, { by: 'ops', digest: plan.digest, decision });
+    await expect(answer({ decision: 'DONE', outputs: {} })).rejects.toMatchObject({
+      reason: 'invalid',
+      message: expect.stringContaining('decision.outputs.keyId'),
+    });
+    await expect(answer({ decision: 'DONE', outputs: { keyId: 'k1', extra: 1 } })).rejects.toMatchObject({
+      reason: 'invalid',
+      message: expect.stringContaining('decision.outputs.extra'),
+    });
+    await answer({ decision: 'DONE', outputs: { keyId: 'k1' } });
+    expect(taskSuccesses.at(-1)).toMatchObject({
+      taskToken: `${TOKEN}-exec-human`,
+      output: { stepId: 'key', status: 'succeeded', output: { keyId: 'k1' }, attempt: 1 },
+    });
+    const stored = await events('exec-human');
+    expect(stored.map((e) => e.event)).toEqual(['TASK_STARTED', 'HUMAN_TASK_ANSWERED']);
+    expect(stored[0]?.details.progress).toBe('[Task 2/3] ▶ Create the deploy key (waiting for a person)');
+    expect(stored[1]?.details).toEqual({ decision: 'DONE', answered_by: 'ops', outputs: ['keyId'] });
+  });
+
+  it('fails a human step the person reports failed, as Plangate.Unrecoverable', async () => {
+    await makeGate(gateDeps())(humanReq('exec-human-failed'));
+    const notice = notices.at(-1) as ApprovalNotice;
+    await approvals().answer(notice.approvalId, {
+      by: 'ops',
+      digest: plan.digest,
+      decision: { decision: 'FAILED', reason: 'the console is down' },
+    });
+    expect(taskFailures.at(-1)).toMatchObject({
+      taskToken: `${TOKEN}-exec-human-failed`,
+      error: 'Plangate.Unrecoverable',
+    });
+    expect((await events('exec-human-failed')).map((e) => e.event)).toEqual([
+      'TASK_STARTED',
+      'HUMAN_TASK_ANSWERED',
+      'FAILURE_DETECTED',
+    ]);
+  });
+
+  it('answers a skipped or blocked human step at once, asking nobody', async () => {
+    const before = notices.length;
+    await makeGate(gateDeps())(
+      humanReq('exec-human-skip', { human: { ...humanReq('x').human, skip: true } }),
+    );
+    expect(taskSuccesses.at(-1)?.output).toMatchObject({ status: 'skipped' });
+    await makeGate(gateDeps())(
+      humanReq('exec-human-skip', {
+        human: { ...humanReq('x').human, inputs: { build: { status: 'blocked' } } },
+      }),
+    );
+    expect(taskSuccesses.at(-1)?.output).toMatchObject({ status: 'blocked', blockedBy: ['build'] });
+    expect(notices.length).toBe(before);
+    expect((await events('exec-human-skip')).map((e) => e.event)).toEqual(['TASK_SKIPPED', 'TASK_BLOCKED']);
   });
 
   it('never puts a task token on the bus or in the table of events', async () => {
