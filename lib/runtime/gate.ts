@@ -6,29 +6,10 @@ import { SendTaskSuccessCommand, type SFNClient } from '@aws-sdk/client-sfn';
 import { Approvals } from './approvals.ts';
 import { eventIdentity, type HarnessDeps, journalFor } from './deps.ts';
 import { NotConfiguredError } from './errors.ts';
-import type { ApprovalPolicy, EscalationDecision, GateRequest } from './payloads.ts';
+import type { ApprovalNotice, EscalationDecision, GateRequest } from './payloads.ts';
 import { progressLabel, skipOrBlock } from './step-start.ts';
 
-/** What a notifier gets: enough to ask a person, and the signed approval id for the answer. */
-export interface ApprovalNotice {
-  /** Opaque, signed, expiring, single-use; goes into links and buttons. */
-  readonly approvalId: string;
-  readonly kind: GateRequest['kind'];
-  readonly executionId: string;
-  readonly plan: GateRequest['plan'];
-  readonly stepId?: string;
-  /** The step's description (step, escalation and human gates). */
-  readonly description?: string;
-  /** Plan gate: the plan's objective and step count. */
-  readonly summary?: GateRequest['summary'];
-  readonly round: number;
-  readonly question?: string;
-  readonly failure?: GateRequest['failure'];
-  /** Human step: what to do and which values to report. */
-  readonly human?: { readonly instructions: string; readonly outputs: readonly string[] };
-  readonly expiresAt: string;
-  readonly policy: ApprovalPolicy;
-}
+export type { ApprovalNotice } from './payloads.ts';
 
 export type ApprovalNotifier = (notice: ApprovalNotice) => Promise<void>;
 

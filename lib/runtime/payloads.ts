@@ -334,6 +334,31 @@ export const GateRequestSchema = z.object({
 });
 export type GateRequest = z.infer<typeof GateRequestSchema>;
 
+/**
+ * What the gate hands the notifier (`PLANGATE_NOTIFIER_FUNCTION`, invoked asynchronously): enough
+ * to ask a person, and the approval id for the link. Never the task token.
+ */
+export const ApprovalNoticeSchema = z.object({
+  /** Opaque, signed, expiring, single-use; the only thing links and buttons carry. */
+  approvalId: z.string().min(1),
+  kind: GateKindSchema,
+  executionId: z.string().min(1),
+  plan: PlanIdentitySchema,
+  stepId: IdSchema.optional(),
+  /** The step's description (step, escalation and human gates). */
+  description: z.string().optional(),
+  /** Plan gate: the plan's objective and step count. */
+  summary: z.object({ objective: z.string(), steps: z.number().int().min(1) }).optional(),
+  round: z.number().int().min(1),
+  question: z.string().optional(),
+  failure: ClassifiedFailureSchema.optional(),
+  /** Human step: what to do and which values to report. */
+  human: z.object({ instructions: z.string(), outputs: z.array(IdSchema) }).optional(),
+  expiresAt: z.string(),
+  policy: ApprovalPolicySchema,
+});
+export type ApprovalNotice = z.infer<typeof ApprovalNoticeSchema>;
+
 // ---------------------------------------------------------------------------------------------
 // Step-runner Lambda (`${StepRunnerFunctionArn}`, lambda:invoke)
 // ---------------------------------------------------------------------------------------------

@@ -17,11 +17,11 @@ const CREDENTIAL_PATTERNS: readonly { readonly pattern: RegExp; readonly replace
     replace: `$1${REDACTED}`,
   },
   // HTTP Authorization schemes.
-  { pattern: /\b(Bearer|Basic|Token)\s+[A-Za-z0-9._~+/=-]{8,}/g, replace: `$1 ${REDACTED}` },
+  { pattern: /(Bearer|Basic|Token)\s+[A-Za-z0-9._~+/=-]{8,}/g, replace: `$1 ${REDACTED}` },
   // Passwords in URLs: scheme://user:password@host
   { pattern: /([a-z][a-z0-9+.-]*:\/\/[^\s:/@]+:)[^\s@/]+@/gi, replace: `$1${REDACTED}@` },
-  // Step Functions task tokens: long opaque base64 runs starting with "AQ".
-  { pattern: /\bAQ[A-Za-z0-9+/=_-]{100,}/g, replace: REDACTED },
+  // Step Functions task tokens: long opaque base64 runs starting with "AQ" (glued to other text too).
+  { pattern: /AQ[A-Za-z0-9+/=_-]{100,}/g, replace: REDACTED },
   // GitHub, Slack and private-key material.
   { pattern: /\bgh[pousr]_[A-Za-z0-9]{20,}\b/g, replace: REDACTED },
   { pattern: /\bxox[abposr]-[A-Za-z0-9-]{10,}/g, replace: REDACTED },

@@ -1,0 +1,60 @@
+/**
+ * Notifier Lambda, invoked asynchronously by the gate (PLANGATE_NOTIFIER_FUNCTION) with an
+ * ApprovalNotice: emails the plan's approvers through SES and posts to Slack, each message
+ * carrying only the approval page link.
+ *
+ * Environment: PLANGATE_API_URL (base of the approval links), PLANGATE_SES_SENDER (verified
+ * sender; without it no email), PLANGATE_NOTIFY_EMAILS (comma-separated extra recipients),
+ * PLANGATE_SLACK_WEBHOOK_SECRET_ARN (secret holding the webhook URL; without it no Slack).
+ */
+import { SecretsManagerClient } from '@aws-sdk/client-secrets-manager';
+import { SESv2Client } from '@aws-sdk/client-sesv2';
+import type { Context } from 'aws-lambda';
+import { NotConfiguredError } from '../lib/runtime/errors.ts';
+import { EmailNotifier } from '../lib/runtime/notify/email.ts';
+import { type NotifyDeps, type NotifyResult, sendApprovalRequest } from '../lib/runtime/notify/notify.ts';
+import { SlackNotifier } from '../lib/runtime/notify/slack.ts';
+import { ApprovalNoticeSchema } from '../lib/runtime/payloads.ts';
+import { parseEvent } from './edge.ts';
+
+type Env = Readonly<Record<string, string | undefined>>;
+
+export const makeHandler =
+  (deps: NotifyDeps) =>
+  async (event: unknown, _context?: Context): Promise<NotifyResult> =>
+    sendApprovalRequest(parseEvent(ApprovalNoticeSchema, event), deps);
+
+export function defaultNotifyDeps(env: Env = process.env): NotifyDeps {
+  const approvalsBaseUrl = env.PLANGATE_API_URL;
+  if (!approvalsBaseUrl) throw new NotConfiguredError('PLANGATE_API_URL (base of approval links) is not set');
+  const extra = (env.PLANGATE_NOTIFY_EMAILS ?? '')
+    .split(',')
+    .map((a) => a.trim())
+    .filter(Boolean);
+  return {
+    approvalsBaseUrl,
+    ...(env.PLANGATE_SES_SENDER
+      ? {
+          email: new EmailNotifier({
+            ses: new SESv2Client({}),
+            from: env.PLANGATE_SES_SENDER,
+            alwaysTo: extra,
+          }),
+        }
+      : {}),
+    ...(env.PLANGATE_SLACK_WEBHOOK_SECRET_ARN
+      ? {
+          slack: new SlackNotifier({
+            secretsManager: new SecretsManagerClient({}),
+            webhookSecretId: env.PLANGATE_SLACK_WEBHOOK_SECRET_ARN,
+          }),
+        }
+      : {}),
+  };
+}
+
+let deps: NotifyDeps | undefined;
+export const handler = async (event: unknown, context?: Context): Promise<NotifyResult> => {
+  deps ??= defaultNotifyDeps();
+  return makeHandler(deps)(event, context);
+};

@@ -1,0 +1,50 @@
+/** Approval requests by email through Amazon SES v2 (an injected SESv2Client). */
+import { type SESv2Client, SendEmailCommand } from '@aws-sdk/client-sesv2';
+import type { ApprovalNotice } from '../payloads.ts';
+import type { ApprovalMessage } from './message.ts';
+
+export interface EmailNotifierProps {
+  readonly ses: SESv2Client;
+  /** A verified SES identity, e.g. `plangate@example.com`. */
+  readonly from: string;
+  /**
+   * Who else is told, besides the plan's approvers that are email addresses.
+   * @default - only the approvers
+   */
+  readonly alwaysTo?: readonly string[];
+}
+
+const EMAIL = /^[^\s@<>"]+@[^\s@<>"]+\.[^\s@<>"]+$/;
+
+export class EmailNotifier {
+  constructor(private readonly props: EmailNotifierProps) {}
+
+  /** The approvers that are email addresses, plus `alwaysTo`; forbidden approvers are never told. */
+  recipients(notice: ApprovalNotice): string[] {
+    const forbidden = new Set(notice.policy.forbiddenApprovers);
+    const all = [...notice.policy.approvers, ...(this.props.alwaysTo ?? [])];
+    return [...new Set(all.filter((a) => EMAIL.test(a) && !forbidden.has(a)))];
+  }
+
+  /** Sends the message; returns how many recipients it went to (0: nobody to tell, nothing sent). */
+  async send(notice: ApprovalNotice, message: ApprovalMessage): Promise<number> {
+    const to = this.recipients(notice);
+    if (to.length === 0) return 0;
+    await this.props.ses.send(
+      new SendEmailCommand({
+        FromEmailAddress: this.props.from,
+        Destination: { ToAddresses: to },
+        Content: {
+          Simple: {
+            Subject: { Data: message.subject, Charset: 'UTF-8' },
+            Body: {
+              Text: { Data: message.text, Charset: 'UTF-8' },
+              Html: { Data: message.html, Charset: 'UTF-8' },
+            },
+          },
+        },
+      }),
+    );
+    return to.length;
+  }
+}

@@ -1,0 +1,141 @@
+/**
+ * What a person is told about a waiting gate, as plain text, HTML and Slack blocks. Built only
+ * from the notice (which never holds a task token) and the approval link (an opaque, signed,
+ * expiring, single-use id); every plan-authored string is redacted and escaped for its medium,
+ * so a step name can neither inject markup nor smuggle a credential into a message.
+ */
+import type { ApprovalNotice } from '../payloads.ts';
+import { Redactor } from '../redact.ts';
+
+export interface ApprovalMessage {
+  readonly subject: string;
+  readonly text: string;
+  readonly html: string;
+  /** Slack Block Kit blocks; the buttons are plain links to the approval page. */
+  readonly slackBlocks: readonly Record<string, unknown>[];
+  /** The approval page. */
+  readonly link: string;
+}
+
+/** One labelled line of the message. */
+interface Line {
+  readonly label: string;
+  readonly value: string;
+}
+
+const TITLES: Record<ApprovalNotice['kind'], string> = {
+  plan: 'Plan approval requested',
+  step: 'Step approval requested',
+  escalation: 'A step failed: retry, skip or abort?',
+  human: 'A step needs you to do it',
+};
+
+/** The buttons each kind of gate offers (each opens the approval page, where the answer is given). */
+const ACTIONS: Record<ApprovalNotice['kind'], readonly string[]> = {
+  plan: ['Approve', 'Review / modify', 'Reject'],
+  step: ['Approve', 'Reject'],
+  escalation: ['Retry', 'Skip', 'Abort'],
+  human: ['Report outputs', 'Report failure'],
+};
+
+/** Longest plan-authored text carried in a message. */
+const MAX_FIELD = 1000;
+
+export function approvalLink(baseUrl: string, approvalId: string): string {
+  return `${baseUrl.replace(/\/+$/, '')}/approvals/${encodeURIComponent(approvalId)}`;
+}
+
+export function approvalMessage(notice: ApprovalNotice, baseUrl: string): ApprovalMessage {
+  const redactor = new Redactor();
+  const clean = (text: string) => {
+    const flat = redactor.text(text).replace(/\s+/g, ' ').trim();
+    return flat.length > MAX_FIELD ? `${flat.slice(0, MAX_FIELD - 1)}…` : flat;
+  };
+  const link = approvalLink(baseUrl, notice.approvalId);
+  const title = TITLES[notice.kind];
+  const lines: Line[] = [
+    { label: 'Plan', value: `${notice.plan.id} v${notice.plan.version}` },
+    { label: 'Digest', value: notice.plan.digest },
+  ];
+  if (notice.summary) {
+    lines.push({ label: 'Objective', value: notice.summary.objective });
+    lines.push({ label: 'Steps', value: String(notice.summary.steps) });
+  }
+  if (notice.stepId)
+    lines.push({
+      label: 'Step',
+      value: notice.description ? `${notice.stepId}: ${notice.description}` : notice.stepId,
+    });
+  if (notice.human) {
+    lines.push({ label: 'What to do', value: notice.human.instructions });
+    if (notice.human.outputs.length > 0)
+      lines.push({ label: 'Report', value: notice.human.outputs.join(', ') });
+  }
+  if (notice.failure)
+    lines.push({
+      label: 'Failure',
+      value: `${notice.failure.failureClass} (${notice.failure.error}): ${notice.failure.message}`,
+    });
+  if (notice.question) lines.push({ label: 'Question asked', value: notice.question });
+  lines.push({ label: 'Answer by', value: notice.expiresAt });
+  const shown = lines.map((l) => ({ label: l.label, value: clean(l.value) }));
+  const subject = clean(
+    `[plangate] ${title}: ${notice.plan.id}${notice.stepId ? ` / ${notice.stepId}` : ''}`,
+  );
+
+  const text = [
+    title,
+    '',
+    ...shown.map((l) => `${l.label}: ${l.value}`),
+    '',
+    `Answer here: ${link}`,
+    'The link works once and expires; it carries no credentials.',
+  ].join('\n');
+  const html = [
+    '<!doctype html><html><body>',
+    `<h2>${escapeHtml(title)}</h2>`,
+    '<table>',
+    ...shown.map(
+      (l) => `<tr><th align="left">${escapeHtml(l.label)}</th><td>${escapeHtml(l.value)}</td></tr>`,
+    ),
+    '</table>',
+    `<p><a href="${escapeHtml(link)}">Open the approval page</a></p>`,
+    '<p>The link works once and expires; it carries no credentials.</p>',
+    '</body></html>',
+  ].join('\n');
+  const slackBlocks = [
+    { type: 'header', text: { type: 'plain_text', text: title } },
+    {
+      type: 'section',
+      text: { type: 'mrkdwn', text: shown.map((l) => `*${l.label}:* ${escapeSlack(l.value)}`).join('\n') },
+    },
+    {
+      type: 'actions',
+      elements: ACTIONS[notice.kind].map((label, i) => ({
+        type: 'button',
+        text: { type: 'plain_text', text: label },
+        url: link,
+        action_id: `open-${i}`,
+      })),
+    },
+  ];
+  return { subject, text, html, slackBlocks, link };
+}
+
+export function escapeHtml(text: string): string {
+  return text
+    .replace(/&/g, '&amp;')
+    .replace(/</g, '&lt;')
+    .replace(/>/g, '&gt;')
+    .replace(/"/g, '&quot;')
+    .replace(/'/g, '&#39;');
+}
+
+/** Slack mrkdwn: `&`, `<` and `>` are control characters (links, mentions); formatting marks are neutralised. */
+export function escapeSlack(text: string): string {
+  return text
+    .replace(/&/g, '&amp;')
+    .replace(/</g, '&lt;')
+    .replace(/>/g, '&gt;')
+    .replace(/([*_~`])/g, '\u200b$1\u200b');
+}

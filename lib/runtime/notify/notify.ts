@@ -1,0 +1,36 @@
+/** Sends one approval request on every configured channel; one channel failing does not stop the others. */
+import type { ApprovalNotice } from '../payloads.ts';
+import type { EmailNotifier } from './email.ts';
+import { approvalMessage } from './message.ts';
+import type { SlackNotifier } from './slack.ts';
+
+export interface NotifyDeps {
+  /** Base URL of the approvals API, e.g. `https://abc.execute-api.eu-west-1.amazonaws.com`. */
+  readonly approvalsBaseUrl: string;
+  /** @default - no email */
+  readonly email?: EmailNotifier;
+  /** @default - no Slack */
+  readonly slack?: SlackNotifier;
+}
+
+export interface NotifyResult {
+  readonly emailed: number;
+  readonly slack: boolean;
+}
+
+export async function sendApprovalRequest(notice: ApprovalNotice, deps: NotifyDeps): Promise<NotifyResult> {
+  const message = approvalMessage(notice, deps.approvalsBaseUrl);
+  const [emailed, slack] = await Promise.allSettled([
+    deps.email ? deps.email.send(notice, message) : Promise.resolve(0),
+    deps.slack ? deps.slack.send(message).then(() => true) : Promise.resolve(false),
+  ]);
+  const failures = [emailed, slack].filter((r) => r.status === 'rejected');
+  // Every channel failed: let the invocation fail so Lambda retries the asynchronous event.
+  if (failures.length > 0 && failures.length === [deps.email, deps.slack].filter(Boolean).length) {
+    throw (failures[0] as PromiseRejectedResult).reason;
+  }
+  return {
+    emailed: emailed.status === 'fulfilled' ? emailed.value : 0,
+    slack: slack.status === 'fulfilled' && slack.value,
+  };
+}

@@ -1,0 +1,253 @@
+/**
+ * Notifications for gates: SES through the real SESv2Client against a tiny local SES endpoint,
+ * Slack through a real local HTTP server (its URL read through the real SecretsManagerClient
+ * from a tiny local Secrets Manager endpoint). No message may carry a task token, a secret or
+ * live markup, whatever the plan's authors wrote.
+ */
+import { createServer, type IncomingMessage, type Server } from 'node:http';
+import type { AddressInfo } from 'node:net';
+import { SecretsManagerClient } from '@aws-sdk/client-secrets-manager';
+import { SESv2Client } from '@aws-sdk/client-sesv2';
+import fc from 'fast-check';
+import { afterAll, beforeAll, beforeEach, describe, expect, it } from 'vitest';
+import { makeHandler } from '../../lambdas/notifier.ts';
+import { LOCAL_CREDENTIALS } from '../../lib/local/clients.ts';
+import { EmailNotifier } from '../../lib/runtime/notify/email.ts';
+import { approvalMessage } from '../../lib/runtime/notify/message.ts';
+import { SlackNotifier } from '../../lib/runtime/notify/slack.ts';
+import type { ApprovalNotice } from '../../lib/runtime/payloads.ts';
+
+const TOKEN = `AQ${'Tk9'.repeat(60)}`;
+const APPROVAL_ID = 'aB3-dE_f.1900000000.c2lnbmF0dXJl';
+const BASE = 'https://approvals.example.com/';
+
+interface Recorded {
+  path: string;
+  headers: IncomingMessage['headers'];
+  body: string;
+}
+
+let server: Server;
+let url: string;
+const requests: Recorded[] = [];
+let slackStatus = 200;
+
+beforeAll(async () => {
+  server = createServer((req, res) => {
+    const chunks: Buffer[] = [];
+    req.on('data', (c: Buffer) => chunks.push(c));
+    req.on('end', () => {
+      const body = Buffer.concat(chunks).toString('utf8');
+      requests.push({ path: req.url ?? '', headers: req.headers, body });
+      if (req.headers['x-amz-target'] === 'secretsmanager.GetSecretValue') {
+        res.writeHead(200, { 'content-type': 'application/x-amz-json-1.1' });
+        res.end(
+          JSON.stringify({ Name: 'slack', SecretString: `${url}/slack/hooks/T0/B0/s3cr3tWebhookPart` }),
+        );
+      } else if (req.url === '/v2/email/outbound-emails') {
+        res.writeHead(200, { 'content-type': 'application/json' });
+        res.end(JSON.stringify({ MessageId: `m-${requests.length}` }));
+      } else if (req.url?.startsWith('/slack/')) {
+        res.writeHead(slackStatus, { 'content-type': 'text/plain' });
+        res.end(slackStatus === 200 ? 'ok' : 'no_service');
+      } else {
+        res.writeHead(404);
+        res.end();
+      }
+    });
+  });
+  await new Promise<void>((r) => server.listen(0, '127.0.0.1', r));
+  url = `http://127.0.0.1:${(server.address() as AddressInfo).port}`;
+});
+afterAll(async () => {
+  server.closeAllConnections();
+  await new Promise((r) => server.close(r));
+});
+beforeEach(() => {
+  requests.length = 0;
+  slackStatus = 200;
+});
+
+const clients = () => ({
+  ses: new SESv2Client({ region: 'us-east-1', endpoint: url, credentials: LOCAL_CREDENTIALS }),
+  secretsManager: new SecretsManagerClient({
+    region: 'us-east-1',
+    endpoint: url,
+    credentials: LOCAL_CREDENTIALS,
+  }),
+});
+
+const notice = (over: Partial<ApprovalNotice> = {}): ApprovalNotice => ({
+  approvalId: APPROVAL_ID,
+  kind: 'plan',
+  executionId: 'arn:aws:states:us-east-1:123456789012:execution:demo:run-1',
+  plan: { id: 'demo', version: 2, digest: 'sha256:abc123' },
+  summary: { objective: 'Ship the report', steps: 4 },
+  round: 1,
+  expiresAt: '2030-01-01T00:00:00.000Z',
+  policy: {
+    approvers: ['ana@example.com', 'ben', 'author@example.com'],
+    forbiddenApprovers: ['author@example.com'],
+    quorum: 1,
+  },
+  ...over,
+});
+
+const handler = (slackOnly = false) => {
+  const { ses, secretsManager } = clients();
+  return makeHandler({
+    approvalsBaseUrl: BASE,
+    ...(slackOnly
+      ? {}
+      : { email: new EmailNotifier({ ses, from: 'plangate@example.com', alwaysTo: ['ops@example.com'] }) }),
+    slack: new SlackNotifier({ secretsManager, webhookSecretId: 'slack-webhook' }),
+  });
+};
+
+describe('notifier Lambda', () => {
+  it('emails the approvers (never the forbidden ones) and posts Slack buttons that link to the approval page', async () => {
+    const result = await handler()(notice());
+    expect(result).toEqual({ emailed: 2, slack: true });
+    const link = `https://approvals.example.com/approvals/${encodeURIComponent(APPROVAL_ID)}`;
+
+    const email = requests.find((r) => r.path === '/v2/email/outbound-emails') as Recorded;
+    const sent = JSON.parse(email.body) as {
+      FromEmailAddress: string;
+      Destination: { ToAddresses: string[] };
+      Content: {
+        Simple: { Subject: { Data: string }; Body: { Text: { Data: string }; Html: { Data: string } } };
+      };
+    };
+    expect(sent.FromEmailAddress).toBe('plangate@example.com');
+    expect(sent.Destination.ToAddresses).toEqual(['ana@example.com', 'ops@example.com']);
+    expect(sent.Content.Simple.Body.Text.Data).toContain(link);
+    expect(sent.Content.Simple.Body.Html.Data).toContain(`href="${link}"`);
+    expect(sent.Content.Simple.Body.Text.Data).toContain('sha256:abc123');
+
+    const slack = requests.find((r) => r.path.startsWith('/slack/')) as Recorded;
+    const posted = JSON.parse(slack.body) as {
+      blocks: { type: string; elements?: { url: string; text: { text: string } }[] }[];
+    };
+    const buttons = posted.blocks.find((b) => b.type === 'actions')?.elements ?? [];
+    expect(buttons.map((b) => b.text.text)).toEqual(['Approve', 'Review / modify', 'Reject']);
+    expect(buttons.every((b) => b.url === link)).toBe(true);
+  });
+
+  it('tells a person what to do for a human step, and which values to report', async () => {
+    await handler()(
+      notice({
+        kind: 'human',
+        stepId: 'key',
+        description: 'Create the deploy key',
+        human: { instructions: 'Open the console; create key "deploy"', outputs: ['keyId'] },
+      }),
+    );
+    const email = JSON.parse((requests.find((r) => r.path.startsWith('/v2/')) as Recorded).body);
+    expect(email.Content.Simple.Body.Text.Data).toContain(
+      'What to do: Open the console; create key "deploy"',
+    );
+    expect(email.Content.Simple.Body.Text.Data).toContain('Report: keyId');
+  });
+
+  it('fails (so the event is retried) when every channel fails, and never names the webhook URL', async () => {
+    slackStatus = 500;
+    const error = await handler(true)(notice()).catch((e: unknown) => e as Error);
+    expect(error).toBeInstanceOf(Error);
+    expect(String((error as Error).message)).toContain('HTTP 500');
+    expect(String((error as Error).message)).not.toContain('s3cr3t');
+  });
+
+  it('rejects a malformed notice, located, sending nothing', async () => {
+    await expect(handler()({ ...notice(), approvalId: '' })).rejects.toMatchObject({
+      name: 'Plangate.InvalidInput',
+      message: expect.stringContaining('approvalId'),
+    });
+    expect(requests).toEqual([]);
+  });
+
+  it('sends no token, secret or live markup over the wire, whatever the step says', async () => {
+    const hostile = `<script>alert(1)</script> *bold* <https://evil.example|click> & password=hunter22 ${TOKEN}`;
+    await handler()(notice({ kind: 'escalation', stepId: 'x', description: hostile, question: hostile }));
+    const wire = requests.map((r) => r.body).join('\n');
+    expect(wire).not.toContain(TOKEN.slice(0, 40));
+    expect(wire).not.toContain('hunter22');
+    // Markup is live only in the HTML part and in Slack mrkdwn; plain text may show it as text.
+    const email = JSON.parse((requests.find((r) => r.path.startsWith('/v2/')) as Recorded).body);
+    const slack = (requests.find((r) => r.path.startsWith('/slack/')) as Recorded).body;
+    for (const live of [email.Content.Simple.Body.Html.Data as string, slack]) {
+      expect(live).not.toContain('<script>');
+      expect(live).not.toContain('<https://evil.example|click>');
+    }
+    // The webhook URL is only the request's target, never its body.
+    expect(wire).not.toContain('s3cr3tWebhookPart');
+  });
+});
+
+describe('approval messages', () => {
+  const text = fc.string({ unit: 'binary', maxLength: 80 });
+  const hostile = fc
+    .tuple(
+      text,
+      fc.constantFrom(
+        '',
+        TOKEN,
+        'password=hunter22',
+        'Bearer abcdefghijkl',
+        '<b>',
+        '<!here>',
+        '&amp;',
+        '"\'',
+      ),
+      text,
+    )
+    .map(([a, b, c]) => `${a}${b}${c}`);
+
+  it('never carries a task token or credential, and escapes every plan-authored string for HTML and Slack', () => {
+    fc.assert(
+      fc.property(
+        fc.record({
+          description: hostile,
+          objective: hostile,
+          question: hostile,
+          instructions: hostile,
+          failure: hostile,
+        }),
+        fc.constantFrom<ApprovalNotice['kind']>('plan', 'step', 'escalation', 'human'),
+        (s, kind) => {
+          const message = approvalMessage(
+            notice({
+              kind,
+              stepId: 'step-1',
+              description: s.description,
+              summary: { objective: s.objective, steps: 3 },
+              question: s.question,
+              human: { instructions: s.instructions, outputs: ['out'] },
+              failure: { failureClass: 'unknown', error: 'E', message: s.failure, phase: 'run' },
+            }),
+            BASE,
+          );
+          const all = JSON.stringify(message);
+          expect(all).not.toContain(TOKEN.slice(0, 40));
+          expect(all).not.toContain('hunter22');
+          expect(all).not.toContain('abcdefghijkl');
+          // HTML: the only tags are the template's own.
+          const tags = [...message.html.matchAll(/<\/?([a-z!][a-z0-9]*)/gi)].map((m) =>
+            (m[1] as string).toLowerCase(),
+          );
+          expect(new Set(tags)).toEqual(
+            new Set(['!doctype', 'html', 'body', 'h2', 'table', 'tr', 'th', 'td', 'p', 'a']),
+          );
+          // Slack: no control characters from the plan survive in mrkdwn (no links, mentions or entities).
+          const mrkdwn = (message.slackBlocks[1] as { text: { text: string } }).text.text;
+          expect(mrkdwn).not.toMatch(/[<>]/);
+          expect(mrkdwn.replace(/&(amp|lt|gt);/g, '')).not.toContain('&');
+          // The link carries the approval id and nothing else.
+          expect(message.link).toBe(
+            `https://approvals.example.com/approvals/${encodeURIComponent(APPROVAL_ID)}`,
+          );
+        },
+      ),
+      { numRuns: 300 },
+    );
+  });
+});
