@@ -1,12 +1,13 @@
 /**
  * Durable storage of the engine: one append-only JSON-lines history file per execution
  * (the execution's only state) and an atomically replaced snapshot of the state machine registry.
- * Writes are synchronous `write(2)` calls, so a process killed with -9 loses nothing it wrote;
- * a torn last line (killed mid-write, never acknowledged) is cut off when the file is reopened.
+ * Each write is one line: a single event (a JSON object) or a batch of events (a JSON array),
+ * since one JSON.stringify over a batch costs far less than one per event. Writes are
+ * synchronous `write(2)` calls, so a process killed with -9 loses nothing it wrote; a torn last
+ * line (killed mid-write, never acknowledged) is cut off when the file is reopened.
  */
 import * as fs from 'node:fs';
 import * as path from 'node:path';
-import { eventLine } from './event-line.ts';
 import type { StoredEvent } from './history.ts';
 
 /** The history file of one execution. */
@@ -138,9 +139,7 @@ class FileExecutionLog implements ExecutionLog {
   append(events: readonly StoredEvent[]): void {
     if (events.length === 0) return;
     if (this.fd === undefined) this.fd = this.openForAppend();
-    let text = '';
-    for (const e of events) text += eventLine(e);
-    fs.writeSync(this.fd, text);
+    fs.writeSync(this.fd, `${JSON.stringify(events.length === 1 ? events[0] : events)}\n`);
   }
 
   close(): void {
@@ -155,11 +154,14 @@ class FileExecutionLog implements ExecutionLog {
     const out: StoredEvent[] = [];
     for (const line of text.split('\n')) {
       if (!line) continue;
+      let parsed: StoredEvent | StoredEvent[];
       try {
-        out.push(JSON.parse(line) as StoredEvent);
+        parsed = JSON.parse(line) as StoredEvent | StoredEvent[];
       } catch {
         break; // a torn last line: never acknowledged
       }
+      if (Array.isArray(parsed)) for (const e of parsed) out.push(e);
+      else out.push(parsed);
     }
     return out;
   }

@@ -265,14 +265,8 @@ async function call(
   const { frame, name, state } = run;
   const { rt, scope } = frame;
   const resource = String(state.Resource);
-  const submittedDetails = (output: unknown) => ({
-    resourceType: kind.resourceType,
-    resource: kind.resourceName,
-    output: JSON.stringify(output ?? {}),
-    outputDetails: { truncated: false },
-  });
   if (rt.mocks?.mocks(name)) {
-    if (kind.pattern !== 'request') scope.emit('TaskSubmitted', submittedDetails({}));
+    if (kind.pattern !== 'request') scope.emit('TaskSubmitted', submittedDetails(kind, {}));
     return rt.mocks.invoke(name);
   }
   const isChild = kind.resourceType === 'states' && kind.resourceName.startsWith('startExecution');
@@ -305,7 +299,7 @@ async function call(
         const started = await rt.startChildExecution(parameters, rt.executionArn);
         if (kind.pattern === 'request')
           return { ExecutionArn: started.ExecutionArn, StartDate: started.StartDate };
-        scope.emit('TaskSubmitted', submittedDetails(started));
+        scope.emit('TaskSubmitted', submittedDetails(kind, started));
         childArn = started.ExecutionArn;
       }
       const described = await guarded(rt.awaitChildExecution(childArn, controller.signal));
@@ -340,7 +334,7 @@ async function call(
             signal: controller.signal,
           }),
         );
-        scope.emit('TaskSubmitted', submittedDetails(dispatched));
+        scope.emit('TaskSubmitted', submittedDetails(kind, dispatched));
       }
       return await guarded(waiting);
     }
@@ -360,6 +354,16 @@ async function call(
     frame.signal.removeEventListener('abort', onAbort);
     controller.abort(CALL_ENDED);
   }
+}
+
+/** Details of TaskSubmitted: the service's answer to a `.sync` or `.waitForTaskToken` request. */
+function submittedDetails(kind: ResourceKind, output: unknown): Record<string, unknown> {
+  return {
+    resourceType: kind.resourceType,
+    resource: kind.resourceName,
+    output: JSON.stringify(output ?? {}),
+    outputDetails: { truncated: false },
+  };
 }
 
 /**

@@ -75,40 +75,47 @@ async function callHandler(
   return serialized === undefined ? null : JSON.parse(serialized);
 }
 
+/**
+ * Calls waiting on each signal: one 'abort' listener per signal (an execution or a branch), not
+ * one per call, since adding and removing AbortSignal listeners is costly in Node.
+ */
+const waitingBySignal = new WeakMap<AbortSignal, Set<(reason: unknown) => void>>();
+
+function waitingOn(signal: AbortSignal): Set<(reason: unknown) => void> {
+  let waiting = waitingBySignal.get(signal);
+  if (!waiting) {
+    const calls = new Set<(reason: unknown) => void>();
+    signal.addEventListener(
+      'abort',
+      () => {
+        for (const reject of calls) reject(signal.reason);
+        calls.clear();
+      },
+      { once: true },
+    );
+    waitingBySignal.set(signal, calls);
+    waiting = calls;
+  }
+  return waiting;
+}
+
 /** `work`, or its signal's reason once the signal aborts first. */
 function abortable<T>(work: Promise<T>, signal: AbortSignal): Promise<T> {
   if (signal.aborted) return Promise.reject(signal.reason);
+  const waiting = waitingOn(signal);
   return new Promise<T>((resolve, reject) => {
-    const listener = new AbortListener(signal, reject);
+    waiting.add(reject);
     work.then(
       (value) => {
-        listener.detach();
+        waiting.delete(reject);
         resolve(value);
       },
       (error: unknown) => {
-        listener.detach();
+        waiting.delete(reject);
         reject(error);
       },
     );
   });
-}
-
-/** Rejects with the signal's reason when it aborts (an object listener: no per-call closure to name). */
-class AbortListener {
-  constructor(
-    private readonly signal: AbortSignal,
-    private readonly reject: (reason: unknown) => void,
-  ) {
-    signal.addEventListener('abort', this);
-  }
-
-  handleEvent(): void {
-    this.reject(this.signal.reason);
-  }
-
-  detach(): void {
-    this.signal.removeEventListener('abort', this);
-  }
 }
 
 async function findFunction(
