@@ -12,7 +12,6 @@ import type { IFunction } from 'aws-cdk-lib/aws-lambda';
 import type { NodejsFunction } from 'aws-cdk-lib/aws-lambda-nodejs';
 import { LogGroup, RetentionDays } from 'aws-cdk-lib/aws-logs';
 import { type ISecret, Secret } from 'aws-cdk-lib/aws-secretsmanager';
-import { StringParameter } from 'aws-cdk-lib/aws-ssm';
 import { Construct } from 'constructs';
 import { GATES_TABLE, JOINS_TABLE, OUTPUTS_TABLE, TABLE_NAME_ENV } from '../runtime/tables.ts';
 import { PlanEventBus } from './event-bus.ts';
@@ -40,11 +39,16 @@ export interface PlanPlatformProps {
    */
   readonly namePrefix?: string;
   /**
-   * The SES identity approval emails are sent from: an address (or a domain) verified in SES.
-   * Kept in an SSM parameter the gate Lambda reads, so it can change without a deploy.
+   * The address approval emails are sent from; it (or its domain) must be verified in SES.
+   * The notifier may send as this identity only.
    * @default - no approval emails
    */
   readonly sesSender?: string;
+  /**
+   * Addresses every approval email also goes to, besides the plan's approvers.
+   * @default []
+   */
+  readonly approvalEmails?: string[];
   /**
    * The Secrets Manager secret holding the Slack incoming-webhook URL (the URL is never inline).
    * @default - no Slack messages
@@ -98,8 +102,8 @@ export class PlanPlatform extends Construct {
   public readonly runtimePlanRole: Role;
   /** Where state machines created at run time log. */
   public readonly runtimePlanLogGroup: LogGroup;
-  /** SSM parameter holding the SES sender, when one was given. */
-  public readonly sesSenderParameter?: StringParameter;
+  /** The address approval emails are sent from, when email is on. */
+  public readonly sesSender?: string;
   public readonly slackWebhookSecret?: ISecret;
   public readonly planSecretsPrefix: string;
   public readonly planFunctionsPrefix: string;
@@ -113,6 +117,7 @@ export class PlanPlatform extends Construct {
     this.planSecretsPrefix = props.planSecretsPrefix ?? 'plangate/';
     this.planFunctionsPrefix = props.planFunctionsPrefix ?? 'plangate-';
     this.slackWebhookSecret = props.slackWebhookSecret;
+    this.sesSender = props.sesSender;
 
     this.eventsTable = new EventsTable(this, 'Events');
     this.gatesTable = new HarnessTable(this, 'Gates', { definition: GATES_TABLE });
@@ -184,13 +189,7 @@ export class PlanPlatform extends Construct {
         'Rotating the approval signing key invalidates every outstanding approval link at once; it is rotated deliberately (update the secret when no gate is pending), not on a schedule.',
     });
 
-    if (props.sesSender) {
-      this.sesSenderParameter = new StringParameter(this, 'SesSender', {
-        description: 'plangate: the SES identity approval emails are sent from',
-        stringValue: props.sesSender,
-      });
-    }
-    this.wireHandlers(props.sesSender);
+    this.wireHandlers(props.approvalEmails ?? []);
   }
 
   /** The Lambda function behind a handler compiled state machines call. */
@@ -377,14 +376,12 @@ export class PlanPlatform extends Construct {
   }
 
   /** Each handler's own permissions and settings, and nothing more. */
-  private wireHandlers(sesSender: string | undefined): void {
+  private wireHandlers(approvalEmails: readonly string[]): void {
     const stack = Stack.of(this);
-    const all = [
-      ...Object.values(this.functions),
-      ...(this.notifier ? [this.notifier] : []),
-      ...(this.api ? [this.api] : []),
-    ];
-    for (const fn of all) this.grantAppendEvents(fn.function);
+    // Everything but the notifier writes journal events.
+    for (const fn of [...Object.values(this.functions), ...(this.api ? [this.api] : [])]) {
+      this.grantAppendEvents(fn.function);
+    }
 
     // The gate signs approval ids, the API verifies them.
     for (const fn of [this.functions.gate, ...(this.api ? [this.api] : [])]) {
@@ -397,9 +394,13 @@ export class PlanPlatform extends Construct {
     // A recipe whose escalation is skip/abort is answered by the gate itself.
     this.grantTaskResponse(gate);
     if (this.notifier) {
-      this.notifier.function.grantInvoke(gate);
+      Grant.addToPrincipal({
+        grantee: gate,
+        actions: ['lambda:InvokeFunction'],
+        resourceArns: [this.notifier.function.functionArn],
+      });
       gate.addEnvironment(PLATFORM_ENV.notifierFunction, this.notifier.function.functionName);
-      this.wireNotifier(this.notifier.function, stack, sesSender);
+      this.wireNotifier(this.notifier.function, stack, approvalEmails);
     }
 
     const planSecretsArn = stack.formatArn({
@@ -454,14 +455,18 @@ export class PlanPlatform extends Construct {
     }
   }
 
-  /** The notifier sends the approval request: SES from the configured sender, Slack through the webhook secret. */
-  private wireNotifier(notifier: NodejsFunction, stack: Stack, sesSender: string | undefined): void {
+  /** The notifier sends the approval request: SES as the configured sender, Slack through the webhook secret. */
+  private wireNotifier(notifier: NodejsFunction, stack: Stack, approvalEmails: readonly string[]): void {
     if (this.httpApi) notifier.addEnvironment(PLATFORM_ENV.apiUrl, this.httpApi.url);
-    if (this.sesSenderParameter && sesSender) {
-      this.sesSenderParameter.grantRead(notifier);
-      notifier.addEnvironment(PLATFORM_ENV.sesSenderParameter, this.sesSenderParameter.parameterName);
+    if (this.sesSender) {
+      notifier.addEnvironment(PLATFORM_ENV.sesSender, this.sesSender);
+      if (approvalEmails.length > 0)
+        notifier.addEnvironment(PLATFORM_ENV.notifyEmails, approvalEmails.join(','));
       notifier.addToRolePolicy(
-        new PolicyStatement({ actions: ['ses:SendEmail'], resources: sesIdentityArns(stack, sesSender) }),
+        new PolicyStatement({
+          actions: ['ses:SendEmail'],
+          resources: sesIdentityArns(stack, this.sesSender),
+        }),
       );
     }
     if (this.slackWebhookSecret) {

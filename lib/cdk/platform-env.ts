@@ -8,8 +8,10 @@ export const PLATFORM_ENV = {
   eventBus: 'PLANGATE_EVENT_BUS',
   /** Base URL of the Plans/approvals API, for approval links. */
   apiUrl: 'PLANGATE_API_URL',
-  /** Name of the SSM parameter holding the SES sender identity. */
-  sesSenderParameter: 'PLANGATE_SES_SENDER_PARAMETER',
+  /** The address approval emails are sent from (lambdas/notifier.ts). */
+  sesSender: 'PLANGATE_SES_SENDER',
+  /** Comma-separated addresses every approval email also goes to. */
+  notifyEmails: 'PLANGATE_NOTIFY_EMAILS',
   /** ARN of the secret holding the Slack webhook URL. */
   slackWebhookSecretArn: 'PLANGATE_SLACK_WEBHOOK_SECRET_ARN',
   /** Secret (ARN) holding the approval-id HMAC key (lambdas/default-deps.ts reads it). */

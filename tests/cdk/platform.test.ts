@@ -1,16 +1,18 @@
 /** The platform's resources, as CloudFormation will see them. */
-import { readdirSync, readFileSync } from 'node:fs';
+import { existsSync, readdirSync, readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { Stack } from 'aws-cdk-lib';
 import { Match, Template } from 'aws-cdk-lib/assertions';
 import { AccountRootPrincipal, Role } from 'aws-cdk-lib/aws-iam';
 import { Code, Function as LambdaFunction, Runtime } from 'aws-cdk-lib/aws-lambda';
 import { RetentionDays } from 'aws-cdk-lib/aws-logs';
+import { Secret } from 'aws-cdk-lib/aws-secretsmanager';
 import { AwsSolutionsChecks } from 'cdk-nag';
 import { beforeAll, describe, expect, it } from 'vitest';
 import { HARNESS_HANDLERS } from '../../lib/cdk/harness-handlers.ts';
 import { LAMBDAS_DIR } from '../../lib/cdk/paths.ts';
 import { PlanHttpApi } from '../../lib/cdk/plan-http-api.ts';
+import { PlanPlatform } from '../../lib/cdk/plan-platform.ts';
 import { PlanPlatformStack } from '../../lib/cdk/plan-platform-stack.ts';
 import {
   EVENTS_TABLE,
@@ -275,4 +277,58 @@ describe('grant helpers', () => {
     }
     expect(new AwsSolutionsChecks().validateScope(app).violations.map((v) => v.ruleName)).toEqual([]);
   });
+});
+
+describe('notifier', () => {
+  it.skipIf(!existsSync(join(LAMBDAS_DIR, HARNESS_HANDLERS.notifier.file)))(
+    'sends as the SES sender only, reads the Slack webhook from its secret, and is what the gate invokes',
+    () => {
+      const app = testApp();
+      const s = new Stack(app, 'Notify');
+      const slack = new Secret(s, 'Slack');
+      const platform = new PlanPlatform(s, 'Platform', {
+        sesSender: 'approvals@example.com',
+        approvalEmails: ['ops@example.com', 'audit@example.com'],
+        slackWebhookSecret: slack,
+      });
+      const t = Template.fromStack(s);
+      const resources = t.toJSON().Resources as Record<string, Resource>;
+      const notifier = platform.notifier!;
+      const fn = resources[s.getLogicalId(notifier.function.node.defaultChild as never)]!;
+      expect((fn.Properties.Environment as { Variables: Record<string, unknown> }).Variables).toMatchObject({
+        PLANGATE_SES_SENDER: 'approvals@example.com',
+        PLANGATE_NOTIFY_EMAILS: 'ops@example.com,audit@example.com',
+        PLANGATE_SLACK_WEBHOOK_SECRET_ARN: { Ref: s.getLogicalId(slack.node.defaultChild as never) },
+      });
+      const statementsOf = (role: { node: { defaultChild?: unknown } }) =>
+        (Object.values(t.findResources('AWS::IAM::Policy')) as Resource[])
+          .filter(
+            (p) =>
+              JSON.stringify(p.Properties.Roles) ===
+              JSON.stringify([{ Ref: s.getLogicalId(role.node.defaultChild as never) }]),
+          )
+          .flatMap(
+            (p) => (p.Properties.PolicyDocument as { Statement: Record<string, unknown>[] }).Statement,
+          );
+      const ses = statementsOf(notifier.role).find((st) => st.Action === 'ses:SendEmail');
+      expect(JSON.stringify(ses?.Resource)).toContain(':identity/approvals@example.com');
+      expect(JSON.stringify(ses?.Resource)).toContain(':identity/example.com');
+      expect(JSON.stringify(ses?.Resource)).not.toContain('identity/*');
+      const gate = platform.functions.gate;
+      const gateFn = resources[s.getLogicalId(gate.function.node.defaultChild as never)]!;
+      expect(
+        (gateFn.Properties.Environment as { Variables: Record<string, unknown> }).Variables,
+      ).toHaveProperty('PLANGATE_NOTIFIER_FUNCTION');
+      const invoke = statementsOf(gate.role).find((st) => st.Action === 'lambda:InvokeFunction');
+      expect(invoke?.Resource).toEqual({
+        'Fn::GetAtt': [s.getLogicalId(notifier.function.node.defaultChild as never), 'Arn'],
+      });
+      const platformFindings = new AwsSolutionsChecks()
+        .validateScope(app)
+        .violations.filter((v) =>
+          v.violatingResources.some((r) => r.constructPath?.startsWith('Notify/Platform')),
+        );
+      expect(platformFindings.map((v) => v.ruleName)).toEqual([]);
+    },
+  );
 });
