@@ -47,7 +47,8 @@ export async function defaultGateDeps(env: Env = process.env): Promise<GateDeps>
   };
 }
 
-async function signingKey(env: Env, secretsManager: SecretsManagerClient): Promise<string> {
+/** The approval HMAC key: PLANGATE_APPROVAL_SIGNING_KEY, or the Secrets Manager secret PLANGATE_APPROVAL_SIGNING_KEY_SECRET names. */
+export async function signingKey(env: Env, secretsManager: SecretsManagerClient): Promise<string> {
   if (env.PLANGATE_APPROVAL_SIGNING_KEY) return env.PLANGATE_APPROVAL_SIGNING_KEY;
   const secretId = env.PLANGATE_APPROVAL_SIGNING_KEY_SECRET;
   if (!secretId) {

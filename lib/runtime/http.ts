@@ -1,0 +1,87 @@
+/**
+ * The HTTP edge of the API Lambdas: API Gateway HTTP API (payload v2) events in, structured
+ * results out, and who is asking (JWT claims on AWS; a header in local mode).
+ */
+import type { APIGatewayProxyEventV2, APIGatewayProxyStructuredResultV2 } from 'aws-lambda';
+
+/** An HTTP API v2 event, with the JWT authorizer's claims when one is configured. */
+export type HttpEvent = APIGatewayProxyEventV2 & {
+  readonly requestContext: APIGatewayProxyEventV2['requestContext'] & {
+    readonly authorizer?: { readonly jwt?: { readonly claims?: Record<string, string | number | boolean> } };
+  };
+};
+export type HttpResult = APIGatewayProxyStructuredResultV2;
+
+/**
+ * Where the caller's identity comes from. `jwt`: the API's JWT authorizer verified the token and
+ * its claims name the caller (email, then username, then sub). `header`: local mode only, where
+ * the one machine's user is trusted to say who they are.
+ */
+export type IdentitySource = { readonly mode: 'jwt' } | { readonly mode: 'header'; readonly header: string };
+
+/** The default header of local mode. */
+export const LOCAL_IDENTITY_HEADER = 'x-plangate-user';
+
+/** Largest request body read (a plan document is at most 8 MiB; the approval form far less). */
+export const MAX_BODY_BYTES = 8 * 1024 * 1024;
+
+export function identityOf(event: HttpEvent, source: IdentitySource): string | undefined {
+  if (source.mode === 'header') {
+    const value = headerOf(event, source.header)?.trim();
+    return value ? value : undefined;
+  }
+  const claims = event.requestContext.authorizer?.jwt?.claims ?? {};
+  for (const claim of ['email', 'cognito:username', 'username', 'sub']) {
+    const value = claims[claim];
+    if (typeof value === 'string' && value !== '') return value;
+  }
+  return undefined;
+}
+
+export function headerOf(event: HttpEvent, name: string): string | undefined {
+  const wanted = name.toLowerCase();
+  for (const [key, value] of Object.entries(event.headers ?? {}))
+    if (key.toLowerCase() === wanted) return value;
+  return undefined;
+}
+
+/** The request body as text (API Gateway base64-encodes binary and form bodies). */
+export function bodyText(event: HttpEvent): string {
+  if (!event.body) return '';
+  return event.isBase64Encoded ? Buffer.from(event.body, 'base64').toString('utf8') : event.body;
+}
+
+export function json(statusCode: number, body: unknown): HttpResult {
+  return {
+    statusCode,
+    headers: { 'content-type': 'application/json; charset=utf-8', 'cache-control': 'no-store' },
+    body: JSON.stringify(body),
+  };
+}
+
+export function html(statusCode: number, page: string): HttpResult {
+  return {
+    statusCode,
+    headers: {
+      'content-type': 'text/html; charset=utf-8',
+      'cache-control': 'no-store',
+      // Nothing runs on the page and forms post only back to it.
+      'content-security-policy': "default-src 'none'; style-src 'unsafe-inline'; form-action 'self'",
+      'x-content-type-options': 'nosniff',
+      'referrer-policy': 'no-referrer',
+    },
+    body: page,
+  };
+}
+
+/** The path's segments after decoding, e.g. `/approvals/a%2Fb` → `['approvals', 'a/b']`; undefined if malformed. */
+export function pathSegments(event: HttpEvent): string[] | undefined {
+  try {
+    return (event.rawPath ?? '/')
+      .split('/')
+      .filter((s) => s !== '')
+      .map((s) => decodeURIComponent(s));
+  } catch {
+    return undefined;
+  }
+}
