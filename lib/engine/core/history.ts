@@ -18,6 +18,12 @@ export interface StoredEvent {
   readonly internal?: Record<string, unknown>;
 }
 
+/**
+ * `inputDetails`/`outputDetails` of payloads the engine never truncates: one shared, frozen
+ * object rather than a new one on every event.
+ */
+export const NOT_TRUNCATED: { readonly truncated: false } = Object.freeze({ truncated: false });
+
 /** The name of the `*EventDetails` member AWS uses for an event type. */
 export function detailsMember(type: string): string | undefined {
   if (type.endsWith('StateEntered')) return 'stateEnteredEventDetails';

@@ -21,6 +21,7 @@ import {
   timestampMillis,
   type Variables,
 } from './data.ts';
+import { NOT_TRUNCATED } from './history.ts';
 import type { Scope } from './journal.ts';
 import { isoTime, payloadText } from './json-text.ts';
 import { MockedThrow } from './mock-config.ts';
@@ -69,8 +70,8 @@ export interface StateRun {
   readonly language: QueryLanguage;
   readonly rawInput: unknown;
   readonly enteredId: number;
-  /** Position of the `*StateEntered` event in its scope: stable across restarts and redrives. */
-  readonly enteredSeq: string;
+  /** Key of the `*StateEntered` event (scope and position): stable across restarts and redrives. */
+  readonly enteredKey: string;
   readonly context: Record<string, unknown> & {
     State: { Name: string; EnteredTime: string; RetryCount?: number };
   };
@@ -86,16 +87,25 @@ export interface StateOutcome {
 
 /** Runs a states block from StartAt to its end; throws StatesError when it fails. */
 export async function runBlock(frame: Frame, block: StatesBlock, input: unknown): Promise<unknown> {
+  // Branches and iterations take turns state by state (each state yields once); the execution's
+  // own thread runs states that finish synchronously back to back.
+  const takesTurns = frame.inBranch || frame.mapItem !== undefined;
   let name = block.StartAt;
   let value = input;
   for (;;) {
     const state = block.States[name];
     if (!state) throw terminal(new StatesError('States.Runtime', `State '${name}' does not exist`));
-    const outcome = await runState(frame, name, state, value);
+    const running = runState(frame, name, state, value);
+    const outcome = takesTurns || running instanceof Promise ? await running : running;
     if (outcome.next === undefined) return outcome.output;
     name = outcome.next;
     value = outcome.output;
   }
+}
+
+/** Position of the state's `*StateEntered` event in its scope (names its branches and iterations). */
+export function enteredSeq(run: StateRun): string {
+  return run.enteredKey.slice(run.enteredKey.lastIndexOf('.') + 1);
 }
 
 /** Handlers of the state types that need more than a few lines (Task, Map, Parallel). */
@@ -112,12 +122,12 @@ export function registerCompoundHandlers(handlers: CompoundHandlers): void {
   compound = handlers;
 }
 
-async function runState(
+function runState(
   frame: Frame,
   name: string,
   state: StateDefinition,
   rawInput: unknown,
-): Promise<StateOutcome> {
+): StateOutcome | Promise<StateOutcome> {
   const { scope, rt } = frame;
   const recorded = scope.peek();
   if (recorded && recorded.type === `${state.Type}StateEntered`) {
@@ -141,7 +151,7 @@ async function runState(
   const entered = scope.emit(`${state.Type}StateEntered`, {
     name,
     input: payloadText(rawInput),
-    inputDetails: { truncated: false },
+    inputDetails: NOT_TRUNCATED,
   });
   const context: StateRun['context'] = {
     Execution: rt.contextBase.Execution,
@@ -158,40 +168,56 @@ async function runState(
     language: (state.QueryLanguage as QueryLanguage | undefined) ?? frame.language,
     rawInput,
     enteredId: entered.id,
-    enteredSeq: entered.key.slice(entered.key.lastIndexOf('.') + 1),
+    enteredKey: entered.key,
     context,
   };
   try {
-    // simple JSONPath states without Assign finish synchronously: no promise to wait for
-    switch (state.Type) {
-      case 'Pass': {
-        const outcome = passState(run);
-        return exitSimple(run, outcome instanceof Promise ? await outcome : outcome);
-      }
-      case 'Choice': {
-        const outcome = choiceState(run);
-        return exitSimple(run, outcome instanceof Promise ? await outcome : outcome);
-      }
-      case 'Wait':
-        return exitSimple(run, await waitState(run));
-      case 'Succeed': {
-        const outcome = succeedState(run);
-        return exitSimple(run, outcome instanceof Promise ? await outcome : outcome);
-      }
-      case 'Fail':
-        return await failState(run);
-      case 'Task':
-        return await requireCompound().task(run);
-      case 'Map':
-        return await requireCompound().map(run);
-      case 'Parallel':
-        return await requireCompound().parallel(run);
-      default:
-        throw terminal(new StatesError('States.Runtime', `Unsupported state type '${state.Type}'`));
-    }
+    const outcome = dispatch(run);
+    return outcome instanceof Promise ? settled(run, outcome) : outcome;
   } catch (error) {
     throw failureOf(run, error);
   }
+}
+
+async function settled(run: StateRun, outcome: Promise<StateOutcome>): Promise<StateOutcome> {
+  try {
+    return await outcome;
+  } catch (error) {
+    throw failureOf(run, error);
+  }
+}
+
+/** Runs the state by its type; simple JSONPath states without Assign finish synchronously. */
+function dispatch(run: StateRun): StateOutcome | Promise<StateOutcome> {
+  switch (run.state.Type) {
+    case 'Pass':
+      return exitAfter(run, passState(run));
+    case 'Choice':
+      return exitAfter(run, choiceState(run));
+    case 'Wait':
+      return exitAfter(run, waitState(run));
+    case 'Succeed':
+      return exitAfter(run, succeedState(run));
+    case 'Fail':
+      return failState(run);
+    case 'Task':
+      return requireCompound().task(run);
+    case 'Map':
+      return requireCompound().map(run);
+    case 'Parallel':
+      return requireCompound().parallel(run);
+    default:
+      throw terminal(new StatesError('States.Runtime', `Unsupported state type '${run.state.Type}'`));
+  }
+}
+
+function exitAfter(
+  run: StateRun,
+  outcome: StateOutcome | Promise<StateOutcome>,
+): StateOutcome | Promise<StateOutcome> {
+  return outcome instanceof Promise
+    ? outcome.then((done) => exitSimple(run, done))
+    : exitSimple(run, outcome);
 }
 
 function requireCompound(): CompoundHandlers {
@@ -217,7 +243,7 @@ export function exitState(run: StateRun, outcome: StateOutcome, assigned?: Varia
   const details = {
     name: run.name,
     output: payloadText(outcome.output),
-    outputDetails: { truncated: false },
+    outputDetails: NOT_TRUNCATED,
   };
   checkPayloadSize(details.output, run);
   const internal: Record<string, unknown> =

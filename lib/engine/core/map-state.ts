@@ -9,6 +9,7 @@ import { jsonataValue, resolvePayloadTemplate, selectPath } from './data.ts';
 import {
   applyResult,
   effectiveInput,
+  enteredSeq,
   errorOutput,
   type Frame,
   jsonataScope,
@@ -50,8 +51,8 @@ export async function mapState(run: StateRun): Promise<StateOutcome> {
         });
         iterationScope = (i) => detached.root(`i${i}`);
       } else {
-        iterationScope = (i) =>
-          frame.scope.child(`m${run.enteredSeq}r${run.context.State.RetryCount ?? 0}i${i}`, started.id);
+        const prefix = `m${enteredSeq(run)}r${run.context.State.RetryCount ?? 0}i`;
+        iterationScope = (i) => frame.scope.child(`${prefix}${i}`, started.id);
       }
       let failures = 0;
       const toleratedOutputs = new Map<number, unknown>();
@@ -108,18 +109,18 @@ async function iteration(
   const details = { name: run.name, index };
   if (withEvents) scope.emit('MapIterationStarted', details);
   try {
-    const context = { ...run.context, Map: { Item: item } };
     let itemInput: unknown = item.Value;
     const selector = state.ItemSelector ?? state.Parameters;
     if (run.language === 'JSONata') {
       if (state.ItemSelector !== undefined) {
+        const context = { ...run.context, Map: { Item: item } };
         itemInput = await jsonataValue(state.ItemSelector, { ...jsonataScope(run), context }, 'ItemSelector');
       }
     } else if (selector !== undefined) {
       itemInput = resolvePayloadTemplate(
         selector,
         effectiveInput(run),
-        context,
+        { ...run.context, Map: { Item: item } },
         frame.variables,
         state.ItemSelector === undefined ? 'Parameters' : 'ItemSelector',
       );

@@ -4,6 +4,7 @@ import { jsonataValue, resolvePayloadTemplate } from './data.ts';
 import {
   applyResult,
   effectiveInput,
+  enteredSeq,
   type Frame,
   jsonataScope,
   runBlock,
@@ -33,13 +34,11 @@ export async function parallelState(run: StateRun): Promise<StateOutcome> {
         }
       }
       const started = frame.scope.emit('ParallelStateStarted');
+      const prefix = `p${enteredSeq(run)}r${run.context.State.RetryCount ?? 0}b`;
       const results = await runConcurrently(frame, branches.length, (i, signal) => {
         const child: Frame = {
           rt: frame.rt,
-          scope: frame.scope.child(
-            `p${run.enteredSeq}r${run.context.State.RetryCount ?? 0}b${i}`,
-            started.id,
-          ),
+          scope: frame.scope.child(`${prefix}${i}`, started.id),
           variables: { ...frame.variables },
           language: frame.language,
           signal,

@@ -6,7 +6,7 @@
  */
 import { StatesError } from '../types.ts';
 import { jsonataValue, resolvePayloadTemplate, selectPath } from './data.ts';
-import type { StoredEvent } from './history.ts';
+import { NOT_TRUNCATED, type StoredEvent } from './history.ts';
 import {
   applyResult,
   asStatesError,
@@ -114,7 +114,7 @@ async function attempt(run: StateRun): Promise<unknown> {
       : {
           resource,
           input: payloadText(parameters),
-          inputDetails: { truncated: false },
+          inputDetails: NOT_TRUNCATED,
           ...(timeoutSeconds === undefined ? {} : { timeoutInSeconds: timeoutSeconds }),
           ...(heartbeatSeconds === undefined || kind.family !== 'Activity'
             ? {}
@@ -169,7 +169,7 @@ async function attempt(run: StateRun): Promise<unknown> {
   scope.emit(`${kind.family}Succeeded`, {
     ...ids,
     output: resultText,
-    outputDetails: { truncated: false },
+    outputDetails: NOT_TRUNCATED,
   });
   return result;
 }
