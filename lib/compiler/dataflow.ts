@@ -10,8 +10,8 @@ import { quote, quoteList } from './jsonata.ts';
 export const STEPS = '$states.input.steps';
 export const CURRENT = '$states.input.current';
 
-/** The attempt of the step in progress (1 unless a loop-back retry raised it). */
-export const ATTEMPT = `($exists(${CURRENT}.attempt) ? ${CURRENT}.attempt : 1)`;
+/** The attempt of the step in progress (1 unless a loop-back retry raised it; `$max` drops a missing one). */
+export const ATTEMPT = `$max([${CURRENT}.attempt, 1])`;
 
 /** Fields every harness request carries. */
 export const EXECUTION_SCOPE = { plan: '{% $plan %}', executionId: '{% $executionId %}' } as const;

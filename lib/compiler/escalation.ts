@@ -111,8 +111,11 @@ export class Escalation {
           ],
           // ABORT, and anything that is not a decision: stop.
           Default: scope.fail('aborted'),
+          // A critical step's SKIP stops the run like ABORT does, so it needs no `skipped` record.
           Output: jsonata(
-            `${decision} = "RETRY" ? ${nextAttempt()} : (${decision} = "SKIP" and ${!critical}) ? ${skipped} : ${stopped}`,
+            critical
+              ? `${decision} = "RETRY" ? ${nextAttempt()} : ${stopped}`
+              : `${decision} = "RETRY" ? ${nextAttempt()} : ${decision} = "SKIP" ? ${skipped} : ${stopped}`,
           ),
         },
       },

@@ -101,7 +101,7 @@ export class StepTask {
   private runner(next: string, retry: unknown[], catchers: unknown[]): AslState {
     const { step, index, total } = this.props;
     const reads = runnerNeeds(step, this.props.stepIds);
-    const gate = `${CURRENT}.gate`;
+    const approverOverrides = lookup('$mods.argOverrides', step.id);
     return {
       Type: 'Task',
       Resource: LAMBDA_INVOKE,
@@ -116,17 +116,18 @@ export class StepTask {
           ...(step.tool !== undefined ? { tool: literal(step.tool) } : {}),
           ...(step.target !== undefined ? { target: literal(step.target) } : {}),
           ...(step.task !== undefined ? { task: literal(step.task) } : {}),
-          subscriptions: literal(step.subscriptions),
+          ...(step.subscriptions.length > 0 ? { subscriptions: literal(step.subscriptions) } : {}),
           args: literal(step.args),
+          // Only a step gate can add overrides of its own.
           argOverrides: jsonata(
-            `$merge([{}, ${lookup('$mods.argOverrides', step.id)}, ${lookup(`${gate}.argOverrides`, step.id)}])`,
+            `$merge([{}, ${approverOverrides}${step.requiresApproval ? `, ${lookup(`${CURRENT}.gate.argOverrides`, step.id)}` : ''}])`,
           ),
           ...planData(reads),
-          dependsOn: literal(step.dependsOn),
+          ...(step.dependsOn.length > 0 ? { dependsOn: literal(step.dependsOn) } : {}),
           inputs: jsonata(entriesOf(union(step.dependsOn, reads.steps))),
-          skip: jsonata(`${skippedByApprover(step.id)} or ${gate}.decision = "REJECT"`),
+          skip: jsonata(skipped(step)),
           attempt: jsonata(ATTEMPT),
-          outputs: literal(step.outputs),
+          ...(step.outputs.length > 0 ? { outputs: literal(step.outputs) } : {}),
           timeoutSeconds: step.timeoutSeconds,
           inlineOutputLimitBytes: this.props.inlineOutputLimitBytes,
         },
@@ -142,7 +143,6 @@ export class StepTask {
   /** The runner's place for a human step: its answer is the runner result the checker checks. */
   private humanGate(next: string, catchers: unknown[]): AslState {
     const { step, index, total } = this.props;
-    const gate = `${CURRENT}.gate`;
     return gateTask({
       kind: 'human',
       comment: 'A person does this step and reports its outputs; the contract checker then checks them.',
@@ -157,7 +157,7 @@ export class StepTask {
         human: {
           instructions: literal(step.task ?? step.description),
           outputs: literal(step.outputs),
-          skip: jsonata(`${skippedByApprover(step.id)} or ${gate}.decision = "REJECT"`),
+          skip: jsonata(skipped(step)),
           dependsOn: literal(step.dependsOn),
           inputs: jsonata(entriesOf(step.dependsOn)),
           inlineOutputLimitBytes: this.props.inlineOutputLimitBytes,
@@ -171,6 +171,12 @@ export class StepTask {
       },
     });
   }
+}
+
+/** Skipped at the plan gate, or (only a gated step can be) refused at its step gate. */
+function skipped(step: Step): string {
+  const byPlanGate = skippedByApprover(step.id);
+  return step.requiresApproval ? `${byPlanGate} or ${CURRENT}.gate.decision = "REJECT"` : byPlanGate;
 }
 
 /** `$context` / `$secrets` fields, only when the step's text references them. */

@@ -396,7 +396,7 @@ export const RunnerRequestSchema = z.object({
   /** The plan's secret declarations (`$secrets`), present only when the args reference `${secrets.*}`. */
   secrets: SecretDeclarationsSchema.default([]),
   /** The step's dependencies; one missing from `inputs` counts as not completed. */
-  dependsOn: z.array(IdSchema),
+  dependsOn: z.array(IdSchema).default([]),
   /** Ledger entries of the step's dependencies and of every step its args reference. */
   inputs: z.record(z.string(), StepEntrySchema),
   /** The step is skipped by an approver's decision (plan-gate modification or step-gate REJECT). */
