@@ -369,6 +369,7 @@ async function applyResultEvaluated(
 
 /** Makes assigned variables visible to the following states of the frame. */
 export function commitVariables(run: StateRun, assigned: Variables): void {
+  if (assigned === NONE_ASSIGNED) return;
   for (const k of Object.keys(assigned)) run.frame.variables[k] = assigned[k];
 }
 

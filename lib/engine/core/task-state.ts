@@ -102,24 +102,19 @@ async function attempt(run: StateRun): Promise<unknown> {
     : undefined;
   const ids = kind.family === 'Task' ? { resourceType: kind.resourceType, resource: kind.resourceName } : {};
 
-  const scheduled =
+  const scheduled: Record<string, unknown> =
     kind.family === 'Task'
       ? {
-          ...ids,
+          resourceType: kind.resourceType,
+          resource: kind.resourceName,
           region: rt.region,
           parameters: redact(payloadText(parameters), token),
-          ...(timeoutSeconds === undefined ? {} : { timeoutInSeconds: timeoutSeconds }),
-          ...(heartbeatSeconds === undefined ? {} : { heartbeatInSeconds: heartbeatSeconds }),
         }
-      : {
-          resource,
-          input: payloadText(parameters),
-          inputDetails: NOT_TRUNCATED,
-          ...(timeoutSeconds === undefined ? {} : { timeoutInSeconds: timeoutSeconds }),
-          ...(heartbeatSeconds === undefined || kind.family !== 'Activity'
-            ? {}
-            : { heartbeatInSeconds: heartbeatSeconds }),
-        };
+      : { resource, input: payloadText(parameters), inputDetails: NOT_TRUNCATED };
+  if (timeoutSeconds !== undefined) scheduled.timeoutInSeconds = timeoutSeconds;
+  // Lambda's events have no heartbeat
+  if (heartbeatSeconds !== undefined && kind.family !== 'LambdaFunction')
+    scheduled.heartbeatInSeconds = heartbeatSeconds;
   const scheduledEvent = scope.emit(
     `${kind.family}Scheduled`,
     scheduled,
@@ -166,11 +161,12 @@ async function attempt(run: StateRun): Promise<unknown> {
     scope.emit(`${kind.family}${timedOut ? 'TimedOut' : 'Failed'}`, details);
     throw failure;
   }
-  scope.emit(`${kind.family}Succeeded`, {
-    ...ids,
-    output: resultText,
-    outputDetails: NOT_TRUNCATED,
-  });
+  scope.emit(
+    `${kind.family}Succeeded`,
+    kind.family === 'Task'
+      ? { ...ids, output: resultText, outputDetails: NOT_TRUNCATED }
+      : { output: resultText, outputDetails: NOT_TRUNCATED },
+  );
   return result;
 }
 
@@ -252,7 +248,7 @@ function isOutcome(type: string, kind: ResourceKind): boolean {
   );
 }
 
-async function call(
+function call(
   run: StateRun,
   kind: ResourceKind,
   parameters: unknown,
@@ -267,22 +263,40 @@ async function call(
   const resource = String(state.Resource);
   if (rt.mocks?.mocks(name)) {
     if (kind.pattern !== 'request') scope.emit('TaskSubmitted', submittedDetails(kind, {}));
-    return rt.mocks.invoke(name);
+    return Promise.resolve(rt.mocks.invoke(name));
   }
   const isChild = kind.resourceType === 'states' && kind.resourceName.startsWith('startExecution');
-  if (!isChild && kind.pattern !== 'token' && timeoutAt === undefined) {
-    // nothing but a stop or a failing sibling can end this call early: the frame's signal says both
-    rt.journal.flush();
-    return rt.invokeResource({
-      resource,
-      parameters,
-      stateName: name,
-      executionArn: rt.executionArn,
-      stateMachineArn: rt.stateMachineArn,
-      ...(timeoutSeconds === undefined ? {} : { timeoutSeconds }),
-      signal: frame.signal,
-    });
+  if (isChild || kind.pattern === 'token' || timeoutAt !== undefined) {
+    return guardedCall(run, kind, parameters, token, scheduled, timeoutAt, heartbeatMs, timeoutSeconds);
   }
+  // nothing but a stop or a failing sibling can end this call early: the frame's signal says both
+  rt.journal.flush();
+  return rt.invokeResource({
+    resource,
+    parameters,
+    stateName: name,
+    executionArn: rt.executionArn,
+    stateMachineArn: rt.stateMachineArn,
+    ...(timeoutSeconds === undefined ? {} : { timeoutSeconds }),
+    signal: frame.signal,
+  });
+}
+
+/** A child execution, a callback task or a task with a deadline: raced against its timeouts. */
+async function guardedCall(
+  run: StateRun,
+  kind: ResourceKind,
+  parameters: unknown,
+  token: string | undefined,
+  scheduled: StoredEvent,
+  timeoutAt: number | undefined,
+  heartbeatMs: number | undefined,
+  timeoutSeconds: number | undefined,
+): Promise<unknown> {
+  const { frame, name, state } = run;
+  const { rt, scope } = frame;
+  const resource = String(state.Resource);
+  const isChild = kind.resourceType === 'states' && kind.resourceName.startsWith('startExecution');
   const controller = new AbortController();
   const onAbort = () => controller.abort(frame.signal.reason);
   frame.signal.addEventListener('abort', onAbort, { once: true });

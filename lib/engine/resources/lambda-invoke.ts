@@ -182,15 +182,16 @@ export async function invokeLambdaIntegration(
 }
 
 /** A plain function ARN resource: the state input is the event, the function's return value is the result. */
-export async function invokeLambdaFunction(
+export function invokeLambdaFunction(
   registry: LambdaHandlerRegistry,
   invocation: TaskInvocation,
 ): Promise<unknown> {
   const requestId = randomUUID();
-  const fn =
-    registry.resolveRegistered(invocation.resource) ??
-    (await findFunction(registry, invocation.resource, requestId));
-  return callHandler(fn, invocation.parameters, invocation, requestId);
+  const registered = registry.resolveRegistered(invocation.resource);
+  if (registered) return callHandler(registered, invocation.parameters, invocation, requestId);
+  return findFunction(registry, invocation.resource, requestId).then((fn) =>
+    callHandler(fn, invocation.parameters, invocation, requestId),
+  );
 }
 
 function lambdaHeaders(requestId: string, contentLength: number): Record<string, string> {

@@ -74,7 +74,16 @@ export function createResourceInvoker(options: ResourceInvokerOptions = {}): Res
     targets.set(resource, target);
     return target;
   };
-  return async (invocation: TaskInvocation): Promise<unknown> => {
+  // not an async function: the Lambda call's own promise is handed back without another hop
+  return (invocation: TaskInvocation): Promise<unknown> => {
+    try {
+      return dispatch(invocation);
+    } catch (error) {
+      return Promise.reject(error);
+    }
+  };
+
+  function dispatch(invocation: TaskInvocation): Promise<unknown> {
     const { resource, parameters, signal } = invocation;
     const target = targets.get(resource) ?? remember(resource);
     if (target.kind === 'lambda-function') return invokeLambdaFunction(registry, invocation);
@@ -105,5 +114,5 @@ export function createResourceInvoker(options: ResourceInvokerOptions = {}): Res
     }
     if (options.fallback) return options.fallback(invocation);
     throw unknownResourceError(resource);
-  };
+  }
 }
