@@ -2,7 +2,7 @@
  * JSON text of state payloads for history events, serialized once where one value is both a
  * state's output and the next state's input. Payloads are immutable while the engine moves them
  * from state to state (data flow always builds new values), so the same object has the same text;
- * the memo is dropped before anything outside the engine (a service call) can touch a value.
+ * the memo is dropped once a value has been handed to anything outside the engine (a service call).
  */
 
 let lastValue: object | undefined;
@@ -16,6 +16,13 @@ export function payloadText(value: unknown): string {
   lastValue = value;
   lastText = text;
   return text;
+}
+
+/** Records the text a value was just parsed from (a service's answer), for {@link payloadText}. */
+export function rememberPayloadText(value: unknown, text: string): void {
+  if (typeof value !== 'object' || value === null) return;
+  lastValue = value;
+  lastText = text;
 }
 
 /** Forgets the memo: called before a value leaves the engine's hands. */

@@ -138,9 +138,19 @@ async function attempt(run: StateRun): Promise<unknown> {
   let result: unknown;
   let resultText: string;
   try {
-    // the values handed over may be changed by whoever receives them: texts are taken afresh
+    const calling = call(
+      run,
+      kind,
+      parameters,
+      token,
+      scheduledEvent,
+      timeoutAt,
+      heartbeatMs,
+      timeoutSeconds,
+    );
+    // whoever received the parameters may change them from now on: texts are taken afresh
     forgetPayloadText();
-    result = await call(run, kind, parameters, token, scheduledEvent, timeoutAt, heartbeatMs, timeoutSeconds);
+    result = await calling;
     resultText = payloadText(result);
     const text = resultText ?? 'null';
     if (text.length > MAX_PAYLOAD_BYTES / 4 && Buffer.byteLength(text) > MAX_PAYLOAD_BYTES) {
@@ -188,8 +198,13 @@ function taskParameters(run: StateRun): unknown {
 
 /** Whether the state sets TimeoutSeconds / HeartbeatSeconds in any form. */
 function hasDuration(run: StateRun, field: 'TimeoutSeconds' | 'HeartbeatSeconds'): boolean {
-  return run.state[field] !== undefined || run.state[`${field}Path`] !== undefined;
+  return run.state[field] !== undefined || run.state[DURATION_PATHS[field]] !== undefined;
 }
+
+const DURATION_PATHS = {
+  TimeoutSeconds: 'TimeoutSecondsPath',
+  HeartbeatSeconds: 'HeartbeatSecondsPath',
+} as const;
 
 /** TimeoutSeconds / HeartbeatSeconds from their literal, *Path or JSONata form. */
 async function durationField(

@@ -1,4 +1,5 @@
 import { randomBytes, randomUUID } from 'node:crypto';
+import { payloadText, rememberPayloadText } from '../core/json-text.ts';
 import { type LambdaLikeContext, StatesError, type TaskInvocation } from '../types.ts';
 import { errorPayload, functionErrorToStatesError, lambdaServiceError } from './lambda-errors.ts';
 import { type LambdaHandlerRegistry, parseFunctionName, type ResolvedFunction } from './lambda-registry.ts';
@@ -44,8 +45,9 @@ async function callHandler(
     },
     callbackWaitsForEmptyEventLoop: true,
   };
-  // Lambda hands the handler its event as JSON (a fresh copy) and serializes what it returns.
-  const eventCopy = event === undefined ? {} : JSON.parse(JSON.stringify(event));
+  // Lambda hands the handler its event as JSON (a fresh copy) and serializes what it returns;
+  // the engine has usually just written the same text into the history
+  const eventCopy = event === undefined ? {} : JSON.parse(payloadText(event));
   let result: unknown;
   try {
     result = await abortable(fn.handler(eventCopy, context), invocation.signal);
@@ -72,7 +74,10 @@ async function callHandler(
       requestId,
     );
   }
-  return serialized === undefined ? null : JSON.parse(serialized);
+  if (serialized === undefined) return null;
+  const copy: unknown = JSON.parse(serialized);
+  rememberPayloadText(copy, serialized);
+  return copy;
 }
 
 /**
