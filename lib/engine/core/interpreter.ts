@@ -103,6 +103,21 @@ export async function runBlock(frame: Frame, block: StatesBlock, input: unknown)
   }
 }
 
+/** `<Type>StateEntered` / `<Type>StateExited`, built once per state type and shared by every event. */
+const eventTypesByState = new Map<string, { readonly entered: string; readonly exited: string }>();
+
+function stateEventTypes(stateType: string): { readonly entered: string; readonly exited: string } {
+  let types = eventTypesByState.get(stateType);
+  if (!types) {
+    types = { entered: `${stateType}StateEntered`, exited: `${stateType}StateExited` };
+    // unknown types fail at once; only the known ones are kept
+    if (STATE_TYPES.has(stateType)) eventTypesByState.set(stateType, types);
+  }
+  return types;
+}
+
+const STATE_TYPES = new Set(['Pass', 'Choice', 'Wait', 'Succeed', 'Fail', 'Task', 'Map', 'Parallel']);
+
 /** Position of the state's `*StateEntered` event in its scope (names its branches and iterations). */
 export function enteredSeq(run: StateRun): string {
   return run.enteredKey.slice(run.enteredKey.lastIndexOf('.') + 1);
@@ -130,7 +145,8 @@ function runState(
 ): StateOutcome | Promise<StateOutcome> {
   const { scope, rt } = frame;
   const recorded = scope.peek();
-  if (recorded && recorded.type === `${state.Type}StateEntered`) {
+  const types = stateEventTypes(state.Type);
+  if (recorded && recorded.type === types.entered) {
     const exited = rt.journal.exitOf(recorded.id);
     if (exited) {
       scope.skipPast(exited);
@@ -148,7 +164,7 @@ function runState(
       ),
     );
   }
-  const entered = scope.emit(`${state.Type}StateEntered`, {
+  const entered = scope.emit(types.entered, {
     name,
     input: payloadText(rawInput),
     inputDetails: NOT_TRUNCATED,
@@ -249,7 +265,7 @@ export function exitState(run: StateRun, outcome: StateOutcome, assigned?: Varia
   const internal: Record<string, unknown> =
     outcome.next === undefined ? { entered: run.enteredId } : { entered: run.enteredId, next: outcome.next };
   if (assigned && hasKeys(assigned)) internal.assigned = assigned;
-  run.frame.scope.emit(`${run.state.Type}StateExited`, details, internal);
+  run.frame.scope.emit(stateEventTypes(run.state.Type).exited, details, internal);
   return outcome;
 }
 

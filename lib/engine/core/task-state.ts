@@ -32,6 +32,23 @@ export interface ResourceKind {
   readonly pattern: 'request' | 'sync' | 'token';
 }
 
+/** The event types of each family, built once and shared by every event. */
+const FAMILY_EVENTS = {
+  LambdaFunction: familyEvents('LambdaFunction'),
+  Activity: familyEvents('Activity'),
+  Task: familyEvents('Task'),
+} as const;
+
+function familyEvents(family: ResourceKind['family']) {
+  return {
+    scheduled: `${family}Scheduled`,
+    started: `${family}Started`,
+    succeeded: `${family}Succeeded`,
+    failed: `${family}Failed`,
+    timedOut: `${family}TimedOut`,
+  } as const;
+}
+
 export function classifyResource(resource: string): ResourceKind {
   let kind = classified.get(resource);
   if (!kind) {
@@ -116,12 +133,12 @@ async function attempt(run: StateRun): Promise<unknown> {
   if (heartbeatSeconds !== undefined && kind.family !== 'LambdaFunction')
     scheduled.heartbeatInSeconds = heartbeatSeconds;
   const scheduledEvent = scope.emit(
-    `${kind.family}Scheduled`,
+    FAMILY_EVENTS[kind.family].scheduled,
     scheduled,
     token ? { tokenHash: tokenHash(token) } : undefined,
   );
   const started = scope.emit(
-    `${kind.family}Started`,
+    FAMILY_EVENTS[kind.family].started,
     kind.family === 'Task' ? ids : kind.family === 'Activity' ? { workerName: 'plangate' } : undefined,
   );
 
@@ -168,11 +185,11 @@ async function attempt(run: StateRun): Promise<unknown> {
     const details: Record<string, unknown> = { ...ids };
     if (!(failure instanceof MockedThrow) || failure.mockedError !== undefined) details.error = failure.error;
     if (failure.cause !== undefined) details.cause = failure.cause;
-    scope.emit(`${kind.family}${timedOut ? 'TimedOut' : 'Failed'}`, details);
+    scope.emit(timedOut ? FAMILY_EVENTS[kind.family].timedOut : FAMILY_EVENTS[kind.family].failed, details);
     throw failure;
   }
   scope.emit(
-    `${kind.family}Succeeded`,
+    FAMILY_EVENTS[kind.family].succeeded,
     kind.family === 'Task'
       ? { ...ids, output: resultText, outputDetails: NOT_TRUNCATED }
       : { output: resultText, outputDetails: NOT_TRUNCATED },
