@@ -138,11 +138,13 @@ export function compilePlan(input: Plan | PlanInput, options: CompileOptions = {
     );
   });
 
-  // Sizes come from rendering each step once on its own.
+  // Sizes come from rendering each step once: its own states plus its share of the scope's
+  // shared escalation (whose fixed part is in the splitter's per-branch overhead).
   const sizing = new BranchScope(new StateNamer());
   const stepSizes = new Map<string, Size>();
   for (const [id, planStep] of planSteps) {
-    const bytes = JSON.stringify(planStep.toAsl(sizing, 'Next state').states).length;
+    const bytes =
+      JSON.stringify(planStep.toAsl(sizing, 'Next state').states).length + planStep.escalationBytes();
     stepSizes.set(id, { events: planStep.cost().historyEvents, bytes });
   }
   const budget: Size = {
@@ -181,7 +183,7 @@ export function compilePlan(input: Plan | PlanInput, options: CompileOptions = {
       Type: 'Parallel',
       Comment:
         'The approved plan. Any stop inside (abort, critical skip, timeout) is caught here so Finalize always runs.',
-      Branches: [{ StartAt: body.startAt, States: { ...body.states, ...executeScope.failStates } }],
+      Branches: [{ StartAt: body.startAt, States: { ...body.states, ...executeScope.sharedStates } }],
       Output: jsonOutput('{"steps": $states.result[0].steps}'),
       Catch: [
         {
@@ -212,7 +214,7 @@ export function compilePlan(input: Plan | PlanInput, options: CompileOptions = {
       recovery: recoverySummary,
       facts,
       outputs: childOutputs(block, stepById, decomposition.joins),
-    }).toAsl({ startAt: inner.startAt, states: { ...inner.states, ...scope.failStates } });
+    }).toAsl({ startAt: inner.startAt, states: { ...inner.states, ...scope.sharedStates } });
     definitions.push({
       ...definition(`${name}-part-${block.part}`, {
         Comment: `plangate ${plan.id} v${plan.version} (${identity.digest}), part ${block.part}`,

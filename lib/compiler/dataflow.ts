@@ -38,9 +38,11 @@ export function mergeCurrent(fields: string): string {
   return withCurrent(`$merge([${CURRENT}, ${fields}])`);
 }
 
-/** The flowing state of a fresh attempt (attempt + 1), keeping the step gate's decision. */
+/** The flowing state of a fresh attempt (attempt + 1), keeping the step (for the retry router) and its gate decision. */
 export function nextAttempt(): string {
-  return withCurrent(`{"attempt": ${CURRENT}.attempt + 1, "gate": ${CURRENT}.gate}`);
+  return withCurrent(
+    `{"stepId": ${CURRENT}.stepId, "attempt": ${CURRENT}.attempt + 1, "gate": ${CURRENT}.gate}`,
+  );
 }
 
 /** `"<id>" in $mods.skipSteps`: the approver skipped this step at the plan gate. */

@@ -1,11 +1,11 @@
 /**
  * Everything one step compiles to, in order: [Join] → [step gate] → Run → Check → [Signal] →
- * next, plus its escalation (Classify → Triage → Escalate → Decide) off the happy path.
+ * next; failures go to its scope's shared escalation (Classify → Triage → Escalate → Decide).
  */
 import type { RecoveryTable } from '../plan/recovery.ts';
 import type { Step } from '../plan/schema.ts';
 import type { AslStates, Fragment } from './asl.ts';
-import { Escalation, escalationStates } from './escalation.ts';
+import { type EscalatedStep, escalationOf, ScopeEscalation } from './escalation.ts';
 import { JoinSignal, JoinWait, joinSignalState, joinWaitState } from './join.ts';
 import { RetryPolicy } from './retry-policy.ts';
 import type { BranchScope } from './scope.ts';
@@ -52,10 +52,12 @@ export class PlanStep {
   toAsl(scope: BranchScope, next: string | undefined): Fragment {
     const { step } = this.props;
     const task = stepTaskStates(step.id);
-    const escalation = escalationStates(step.id);
     const states: AslStates = {};
     const signals = this.props.signalSuccessors ?? [];
     const joins = this.props.joinPredecessors ?? [];
+    const recoverState = escalationOf(scope, { timeoutSeconds: this.props.approvalTimeoutSeconds }).register(
+      this.escalated(),
+    );
 
     const afterCheck = signals.length > 0 ? joinSignalState(step.id) : next;
     const body = new StepTask({
@@ -63,7 +65,7 @@ export class PlanStep {
       index: this.props.index,
       total: this.props.total,
       retryPolicy: new RetryPolicy({ recovery: this.props.recovery }),
-      recoverState: escalation.classify,
+      recoverState,
       inlineOutputLimitBytes: this.props.inlineOutputLimitBytes,
       stepIds: this.props.stepIds,
       approvalTimeoutSeconds: this.props.approvalTimeoutSeconds,
@@ -72,18 +74,6 @@ export class PlanStep {
     if (signals.length > 0) {
       states[joinSignalState(step.id)] = new JoinSignal({ stepId: step.id, successors: signals }).toAsl(next);
     }
-    Object.assign(
-      states,
-      new Escalation({
-        stepId: step.id,
-        description: step.description,
-        critical: step.critical,
-        ...(step.onFail ? { onFail: step.onFail } : {}),
-        timeoutSeconds: this.props.approvalTimeoutSeconds,
-        runState: task.run,
-        checkState: task.check,
-      }).toAsl(scope).states,
-    );
 
     let startAt = task.run;
     if (step.requiresApproval) {
@@ -102,6 +92,24 @@ export class PlanStep {
       startAt = joinWaitState(step.id);
     }
     return { startAt, states };
+  }
+
+  /** What this step adds to its scope's shared escalation, in bytes. */
+  escalationBytes(): number {
+    return ScopeEscalation.bytesPerStep(this.escalated());
+  }
+
+  private escalated(): EscalatedStep {
+    const { step } = this.props;
+    const task = stepTaskStates(step.id);
+    return {
+      stepId: step.id,
+      description: step.description,
+      critical: step.critical,
+      ...(step.onFail ? { onFail: step.onFail } : {}),
+      runState: task.run,
+      checkState: task.check,
+    };
   }
 
   /** Happy-path cost: the Lambdas write the events, so no state exists only to log. */

@@ -54,7 +54,7 @@ export class LayoutRenderer {
         const branches = layout.branches.map((branch) => {
           const branchScope = scope.child();
           const fragment = this.render(branch, branchScope, undefined);
-          return { StartAt: fragment.startAt, States: { ...fragment.states, ...branchScope.failStates } };
+          return { StartAt: fragment.startAt, States: { ...fragment.states, ...branchScope.sharedStates } };
         });
         return {
           startAt: name,

@@ -34,12 +34,27 @@ const FAIL_LABELS: Record<FailKind, string> = {
 };
 
 export class BranchScope {
-  /** The Fail states this scope needed, added to its States when the branch is assembled. */
-  readonly failStates: AslStates = {};
-  private readonly id: number;
+  /** Unique in the definition; names the shared states. */
+  readonly id: number;
+  private readonly fails: AslStates = {};
+  private readonly builders: (() => AslStates)[] = [];
 
   constructor(readonly namer: StateNamer) {
     this.id = namer.scope();
+  }
+
+  /**
+   * States shared by the scope's steps (its Fail states, its escalation), added to its States
+   * when the branch is assembled; built then, so a scope of n steps renders them once.
+   */
+  get sharedStates(): AslStates {
+    const built = this.builders.map((build) => build());
+    return Object.assign({}, this.fails, ...built);
+  }
+
+  /** Adds shared states, built when the branch is assembled. */
+  addShared(build: () => AslStates): void {
+    this.builders.push(build);
   }
 
   /**
@@ -48,8 +63,8 @@ export class BranchScope {
    */
   fail(kind: FailKind): string {
     const name = `${FAIL_LABELS[kind]} ${this.id}`;
-    if (!this.failStates[name]) {
-      this.failStates[name] = {
+    if (!this.fails[name]) {
+      this.fails[name] = {
         Type: 'Fail',
         Error: MACHINE_ERRORS[kind],
         Cause: jsonata('$string($states.input.current)'),

@@ -23,7 +23,8 @@ export interface Size {
 /** What a Parallel, one of its branches, and a child-machine task add, roughly. */
 export const OVERHEAD = {
   parallel: { events: 4, bytes: 400 },
-  branch: { events: 0, bytes: 500 },
+  /** A branch's Fail states and shared escalation states. */
+  branch: { events: 0, bytes: 3_500 },
   childTask: { events: 6, bytes: 900 },
 } as const;
 

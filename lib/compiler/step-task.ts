@@ -18,7 +18,7 @@ import {
   skippedByApprover,
 } from './dataflow.ts';
 import { gateTask } from './gate-task.ts';
-import { jsonata, literal, lookup } from './jsonata.ts';
+import { jsonata, literal, lookup, quote } from './jsonata.ts';
 import { PLACEHOLDERS, ref } from './placeholders.ts';
 import type { RetryPolicy } from './retry-policy.ts';
 import { contractNeeds, type DataNeeds, runnerNeeds } from './step-reads.ts';
@@ -57,7 +57,9 @@ export class StepTask {
       {
         ErrorEquals: ['States.ALL'],
         Output: jsonata(
-          mergeCurrent(`{"attempt": ${ATTEMPT}, "phase": "${phase}", "error": $states.errorOutput}`),
+          mergeCurrent(
+            `{"stepId": ${quote(step.id)}, "attempt": ${ATTEMPT}, "phase": "${phase}", "error": $states.errorOutput}`,
+          ),
         ),
         Next: this.props.recoverState,
       },

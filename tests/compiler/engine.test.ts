@@ -255,4 +255,49 @@ describe('compiled plans on the embedded engine', () => {
     ]);
     expect(run.gates[2]?.failure?.failureClass).toBe('unrecoverable');
   });
+
+  it('shares one escalation among the steps of a branch and routes each answer back to the failed step', async () => {
+    const chain: PlanInput = {
+      id: 'chain',
+      objective: 'A sequence in one branch',
+      steps: [
+        { id: 'a', description: 'First', tool: 'shell' },
+        { id: 'b', description: 'Second', tool: 'shell', dependsOn: ['a'], critical: false },
+        { id: 'c', description: 'Third', tool: 'shell', dependsOn: ['b'] },
+        { id: 'd', description: 'Fourth', tool: 'shell', dependsOn: ['a'] },
+      ],
+    };
+    const compiled = compilePlan(chain);
+    // a, then (b → c) beside d: three branch scopes, so b and c share one escalation.
+    const escalations = (JSON.stringify(compiled.definitions[0]?.asl).match(/"Escalate \d+":\{/g) ?? [])
+      .length;
+    expect(escalations).toBe(3);
+    // c fails its contract until a person says RETRY; b fails and is skipped, so c is then blocked.
+    const retried = await runCompiled(compiled, {
+      contractFails: (id, attempt) => (id === 'c' || id === 'd') && attempt <= 2,
+      escalate: () => ({ decision: 'RETRY' }),
+    });
+    expect(retried.status).toBe('SUCCEEDED');
+    expect(
+      retried.gates.filter((g) => g.kind === 'escalation').map((g) => [g.stepId, g.description]),
+    ).toEqual(
+      expect.arrayContaining([
+        ['c', 'Third'],
+        ['d', 'Fourth'],
+      ]),
+    );
+    expect(retried.runnerCalls.get('a')).toBe(1);
+    expect(retried.runnerCalls.get('c')).toBe(3);
+    const skipped = await runCompiled(compiled, {
+      contractFails: (id) => id === 'b',
+      escalate: () => ({ decision: 'SKIP' }),
+    });
+    expect(skipped.status).toBe('SUCCEEDED');
+    expect(Object.fromEntries(skipped.statuses)).toEqual({
+      a: 'completed',
+      b: 'skipped',
+      c: 'blocked',
+      d: 'completed',
+    });
+  });
 });
