@@ -69,11 +69,18 @@ export const HARNESS_HANDLERS = {
     memorySize: 512,
     required: false,
   },
-  api: {
-    file: 'api.ts',
-    description: 'plangate Plans API: submit and launch plans, answer approvals',
+  plansApi: {
+    file: 'plans-api.ts',
+    description: 'plangate Plans API: validate, compile, deploy and start plans; report on them',
     timeout: Duration.seconds(29),
     memorySize: 1024,
+    required: false,
+  },
+  approvalsApi: {
+    file: 'approvals-api.ts',
+    description: 'plangate approvals API: the approval page and the answers to gates',
+    timeout: Duration.seconds(29),
+    memorySize: 512,
     required: false,
   },
 } as const satisfies Record<string, HarnessHandlerSpec>;

@@ -1,5 +1,6 @@
 /** lib/cdk's public API: the platform, plans as state machines, and the app builder. */
 export { APP_CONTEXT, buildPlangateApp } from './app.ts';
+export { ApproverPool } from './approver-pool.ts';
 export { PlanEventBus, type PlanEventBusProps } from './event-bus.ts';
 export { EVENT_MUTATING_ACTIONS, EventsTable, type EventsTableProps } from './events-table.ts';
 export { loadExamplePlans } from './examples.ts';
@@ -12,7 +13,13 @@ export {
   type StateMachineHandlerName,
 } from './harness-handlers.ts';
 export { HarnessTable, type HarnessTableProps, type ItemAccess } from './harness-table.ts';
-export { IAM_ROUTES, LINK_ROUTES, PlanHttpApi, type PlanHttpApiProps } from './plan-http-api.ts';
+export {
+  APPROVAL_ANSWER_ROUTE,
+  APPROVAL_PAGE_ROUTE,
+  PLAN_ROUTES,
+  PlanHttpApi,
+  type PlanHttpApiProps,
+} from './plan-http-api.ts';
 export { PlanPlatform, type PlanPlatformProps } from './plan-platform.ts';
 export { PlanPlatformStack, type PlanPlatformStackProps } from './plan-platform-stack.ts';
 export { PlanStateMachine, type PlanStateMachineProps } from './plan-state-machine.ts';

@@ -1,8 +1,9 @@
 /**
- * The Plans and approvals HTTP API (API Gateway v2) in front of the API Lambda.
- * Launching and managing plans requires IAM (SigV4) authorization; approval links and Slack
- * interactions cannot sign requests, so they are authorized by the handler instead (an opaque,
- * signed, expiring, single-use approval id; Slack's request signature).
+ * The Plans and approvals HTTP API (API Gateway v2, payload v2) in front of lambdas/plans-api.ts
+ * and lambdas/approvals-api.ts. Submitting and following plans requires IAM (SigV4). Answering a
+ * gate requires a JWT (the approvals handler names the approver from its claims). Only the
+ * approval page itself is open: it is reached from an email or Slack link whose approval id is
+ * opaque, signed, expiring and single-use, and it shows the gate without answering it.
  */
 import { RemovalPolicy, Validations } from 'aws-cdk-lib';
 import { AccessLogFormat } from 'aws-cdk-lib/aws-apigateway';
@@ -12,6 +13,7 @@ import {
   HttpRoute,
   HttpRouteKey,
   HttpStage,
+  type IHttpRouteAuthorizer,
   LogGroupLogDestination,
 } from 'aws-cdk-lib/aws-apigatewayv2';
 import { HttpIamAuthorizer } from 'aws-cdk-lib/aws-apigatewayv2-authorizers';
@@ -20,27 +22,29 @@ import type { IFunction } from 'aws-cdk-lib/aws-lambda';
 import { LogGroup, type RetentionDays } from 'aws-cdk-lib/aws-logs';
 import { Construct } from 'constructs';
 
-/** Routes callers sign with SigV4 (IAM authorization). */
-export const IAM_ROUTES: readonly [HttpMethod, string][] = [
+/** Routes of lambdas/plans-api.ts; callers sign with SigV4. */
+export const PLAN_ROUTES: readonly [HttpMethod, string][] = [
   [HttpMethod.POST, '/plans'],
-  [HttpMethod.GET, '/plans'],
-  [HttpMethod.GET, '/plans/{planId}'],
-  [HttpMethod.POST, '/plans/{planId}/executions'],
-  [HttpMethod.GET, '/executions/{executionId}'],
+  [HttpMethod.GET, '/plans/{executionId}'],
   [HttpMethod.GET, '/executions/{executionId}/events'],
-  [HttpMethod.POST, '/executions/{executionId}/stop'],
 ];
 
-/** Routes a person reaches from an email link or Slack; the handler authorizes them. */
-export const LINK_ROUTES: readonly [HttpMethod, string][] = [
-  [HttpMethod.GET, '/approve/{approvalId}'],
-  [HttpMethod.POST, '/approve/{approvalId}'],
-  [HttpMethod.POST, '/slack/interactions'],
+/** The approval page (lambdas/approvals-api.ts), opened from a link. */
+export const APPROVAL_PAGE_ROUTE: readonly [HttpMethod, string] = [HttpMethod.GET, '/approvals/{approvalId}'];
+
+/** Answering a gate (lambdas/approvals-api.ts); the JWT names the approver. */
+export const APPROVAL_ANSWER_ROUTE: readonly [HttpMethod, string] = [
+  HttpMethod.POST,
+  '/approvals/{approvalId}',
 ];
 
 export interface PlanHttpApiProps {
-  /** The Lambda that serves every route. */
-  readonly handler: IFunction;
+  /** Serves PLAN_ROUTES. @default - no plan routes */
+  readonly plansHandler?: IFunction;
+  /** Serves the approval page and answers. @default - no approval routes */
+  readonly approvalsHandler?: IFunction;
+  /** Verifies the approver's JWT on APPROVAL_ANSWER_ROUTE. Required with `approvalsHandler`. */
+  readonly approverAuthorizer?: IHttpRouteAuthorizer;
   readonly logRetention: RetentionDays;
 }
 
@@ -48,10 +52,8 @@ export class PlanHttpApi extends Construct {
   public readonly api: HttpApi;
   public readonly stage: HttpStage;
   public readonly accessLogs: LogGroup;
-  /** Routes that require SigV4; grant callers `execute-api:Invoke` with `grantInvoke`. */
-  public readonly iamRoutes: HttpRoute[] = [];
-  /** Routes authorized by the handler (signed approval ids, Slack signatures). */
-  public readonly linkRoutes: HttpRoute[] = [];
+  /** Every route, by route key (e.g. `POST /plans`). */
+  public readonly routes = new Map<string, HttpRoute>();
 
   constructor(scope: Construct, id: string, props: PlanHttpApiProps) {
     super(scope, id);
@@ -72,23 +74,30 @@ export class PlanHttpApi extends Construct {
       },
       throttle: { rateLimit: 50, burstLimit: 100 },
     });
-    const integration = new HttpLambdaIntegration('Handler', props.handler);
-    const iam = new HttpIamAuthorizer();
-    for (const [method, path] of IAM_ROUTES) {
-      this.iamRoutes.push(this.route(method, path, integration, iam));
+
+    if (props.plansHandler) {
+      const plans = new HttpLambdaIntegration('Plans', props.plansHandler);
+      const iam = new HttpIamAuthorizer();
+      for (const [method, path] of PLAN_ROUTES) this.route(method, path, plans, iam);
     }
-    for (const [method, path] of LINK_ROUTES) {
-      const route = this.route(method, path, integration);
-      Validations.of(route).acknowledge({
+    if (props.approvalsHandler) {
+      if (!props.approverAuthorizer) {
+        throw new Error(
+          'PlanHttpApi: approvalsHandler needs an approverAuthorizer (who answers is named by it)',
+        );
+      }
+      const approvals = new HttpLambdaIntegration('Approvals', props.approvalsHandler);
+      const page = this.route(...APPROVAL_PAGE_ROUTE, approvals);
+      Validations.of(page).acknowledge({
         id: 'AwsSolutions-APIG4',
         reason:
-          'Approval links (email, web page) and Slack buttons cannot sign requests; the handler authorizes each call by its opaque, signed, expiring, single-use approval id or by the Slack request signature. Every other route requires IAM (SigV4).',
+          'The approval page is opened from an email or Slack link, which cannot carry credentials; the handler only shows a gate whose opaque, signed, expiring, single-use approval id verifies, and answering it (POST) requires a JWT.',
       });
-      this.linkRoutes.push(route);
+      this.route(...APPROVAL_ANSWER_ROUTE, approvals, props.approverAuthorizer);
     }
   }
 
-  /** The API's base URL (the `$default` stage). */
+  /** The API's base URL (the `$default` stage); approval links are `<url>/approvals/<id>`. */
   get url(): string {
     return this.api.apiEndpoint;
   }
@@ -97,13 +106,15 @@ export class PlanHttpApi extends Construct {
     method: HttpMethod,
     path: string,
     integration: HttpLambdaIntegration,
-    authorizer?: HttpIamAuthorizer,
+    authorizer?: IHttpRouteAuthorizer,
   ): HttpRoute {
-    return new HttpRoute(this, `${method}${path.replace(/[^A-Za-z0-9]/g, '_')}`, {
+    const route = new HttpRoute(this, `${method}${path.replace(/[^A-Za-z0-9]/g, '_')}`, {
       httpApi: this.api,
       routeKey: HttpRouteKey.with(path, method),
       integration,
       ...(authorizer ? { authorizer } : {}),
     });
+    this.routes.set(`${method} ${path}`, route);
+    return route;
   }
 }

@@ -7,6 +7,9 @@
 import { existsSync } from 'node:fs';
 import { join } from 'node:path';
 import { Annotations, ArnFormat, type Duration, RemovalPolicy, Stack, Validations } from 'aws-cdk-lib';
+import type { IHttpRouteAuthorizer } from 'aws-cdk-lib/aws-apigatewayv2';
+import { HttpJwtAuthorizer, HttpUserPoolAuthorizer } from 'aws-cdk-lib/aws-apigatewayv2-authorizers';
+import type { UserPool, UserPoolClient } from 'aws-cdk-lib/aws-cognito';
 import { Grant, type IGrantable, PolicyStatement, Role, ServicePrincipal } from 'aws-cdk-lib/aws-iam';
 import type { IFunction } from 'aws-cdk-lib/aws-lambda';
 import type { NodejsFunction } from 'aws-cdk-lib/aws-lambda-nodejs';
@@ -14,6 +17,7 @@ import { LogGroup, RetentionDays } from 'aws-cdk-lib/aws-logs';
 import { type ISecret, Secret } from 'aws-cdk-lib/aws-secretsmanager';
 import { Construct } from 'constructs';
 import { GATES_TABLE, JOINS_TABLE, OUTPUTS_TABLE, TABLE_NAME_ENV } from '../runtime/tables.ts';
+import { ApproverPool } from './approver-pool.ts';
 import { PlanEventBus } from './event-bus.ts';
 import { EventsTable } from './events-table.ts';
 import { HarnessFunction } from './harness-function.ts';
@@ -55,6 +59,12 @@ export interface PlanPlatformProps {
    */
   readonly slackWebhookSecret?: ISecret;
   /**
+   * The OpenID Connect issuer whose JWTs name approvers (their `email`, `cognito:username`,
+   * `username` or `sub` claim) when they answer a gate through the API.
+   * @default - a Cognito user pool for approvers (MFA required, no self sign-up)
+   */
+  readonly approverJwt?: { readonly issuer: string; readonly audience: string[] };
+  /**
    * Prefix of the Secrets Manager secret names plans may reference (`source: secretsmanager`);
    * the step runner and the contract checker may read only those.
    * @default 'plangate/'
@@ -94,10 +104,15 @@ export class PlanPlatform extends Construct {
   public readonly functions: Readonly<Record<StateMachineHandlerName, HarnessFunction>>;
   /** Sends approval requests (email, Slack); absent while lambdas/notifier.ts does not exist. */
   public readonly notifier?: HarnessFunction;
-  /** Serves the Plans/approvals HTTP API; absent while lambdas/api.ts does not exist. */
-  public readonly api?: HarnessFunction;
-  /** The Plans/approvals HTTP API, when the API handler exists. */
+  /** Serves the Plans API; absent while lambdas/plans-api.ts does not exist. */
+  public readonly plansApi?: HarnessFunction;
+  /** Serves the approval page and answers; absent while lambdas/approvals-api.ts does not exist. */
+  public readonly approvalsApi?: HarnessFunction;
+  /** The Plans/approvals HTTP API, when either API handler exists. */
   public readonly httpApi?: PlanHttpApi;
+  /** The approvers' user pool, created when no `approverJwt` issuer is given. */
+  public readonly approverPool?: UserPool;
+  public readonly approverPoolClient?: UserPoolClient;
   /** The role state machines created at run time (through the Plans API) execute with. */
   public readonly runtimePlanRole: Role;
   /** Where state machines created at run time log. */
@@ -152,10 +167,28 @@ export class PlanPlatform extends Construct {
     for (const name of STATE_MACHINE_HANDLERS) functions[name] = harnessFunction(name) as HarnessFunction;
     this.functions = functions;
     this.notifier = harnessFunction('notifier');
-    this.api = harnessFunction('api');
-    if (this.api) {
+    this.plansApi = harnessFunction('plansApi');
+    this.approvalsApi = harnessFunction('approvalsApi');
+    if (this.plansApi || this.approvalsApi) {
+      let approverAuthorizer: IHttpRouteAuthorizer | undefined;
+      if (this.approvalsApi) {
+        if (props.approverJwt) {
+          approverAuthorizer = new HttpJwtAuthorizer('Approvers', props.approverJwt.issuer, {
+            jwtAudience: props.approverJwt.audience,
+          });
+        } else {
+          const approvers = new ApproverPool(this, 'Approvers');
+          this.approverPool = approvers.pool;
+          this.approverPoolClient = approvers.client;
+          approverAuthorizer = new HttpUserPoolAuthorizer('Approvers', approvers.pool, {
+            userPoolClients: [approvers.client],
+          });
+        }
+      }
       this.httpApi = new PlanHttpApi(this, 'HttpApi', {
-        handler: this.api.function,
+        ...(this.plansApi ? { plansHandler: this.plansApi.function } : {}),
+        ...(this.approvalsApi ? { approvalsHandler: this.approvalsApi.function } : {}),
+        ...(approverAuthorizer ? { approverAuthorizer } : {}),
         logRetention: this.logRetention,
       });
     }
@@ -379,12 +412,11 @@ export class PlanPlatform extends Construct {
   private wireHandlers(approvalEmails: readonly string[]): void {
     const stack = Stack.of(this);
     // Everything but the notifier writes journal events.
-    for (const fn of [...Object.values(this.functions), ...(this.api ? [this.api] : [])]) {
-      this.grantAppendEvents(fn.function);
-    }
+    const apis = [this.plansApi, this.approvalsApi].filter((fn): fn is HarnessFunction => fn !== undefined);
+    for (const fn of [...Object.values(this.functions), ...apis]) this.grantAppendEvents(fn.function);
 
-    // The gate signs approval ids, the API verifies them.
-    for (const fn of [this.functions.gate, ...(this.api ? [this.api] : [])]) {
+    // The gate signs approval ids, the approvals API verifies them.
+    for (const fn of [this.functions.gate, ...(this.approvalsApi ? [this.approvalsApi] : [])]) {
       this.approvalSigningKey.grantRead(fn.function);
       fn.function.addEnvironment(PLATFORM_ENV.approvalSigningKeySecret, this.approvalSigningKey.secretArn);
     }
@@ -443,15 +475,14 @@ export class PlanPlatform extends Construct {
     this.joinsTable.grantItems(this.fn('join'), 'read', 'write');
     this.grantTaskResponse(this.fn('join'));
 
-    if (this.api) {
-      const api = this.api.function;
-      this.grantAnswerGates(api);
-      this.grantPlanLaunch(api);
-      this.grantReadEvents(api);
-      api.addEnvironment(PLATFORM_ENV.namePrefix, this.namePrefix);
-      api.addEnvironment(PLATFORM_ENV.runtimePlanRoleArn, this.runtimePlanRole.roleArn);
-      api.addEnvironment(PLATFORM_ENV.runtimePlanLogGroupArn, this.runtimePlanLogGroup.logGroupArn);
-      api.addEnvironment(PLATFORM_ENV.substitutions, stack.toJsonString(this.substitutions));
+    if (this.approvalsApi) this.grantAnswerGates(this.approvalsApi.function);
+    if (this.plansApi) {
+      const plans = this.plansApi.function;
+      this.grantPlanLaunch(plans);
+      plans.addEnvironment(PLATFORM_ENV.namePrefix, this.namePrefix);
+      plans.addEnvironment(PLATFORM_ENV.runtimePlanRoleArn, this.runtimePlanRole.roleArn);
+      plans.addEnvironment(PLATFORM_ENV.runtimePlanLogGroupArn, this.runtimePlanLogGroup.logGroupArn);
+      plans.addEnvironment(PLATFORM_ENV.substitutions, stack.toJsonString(this.substitutions));
     }
   }
 

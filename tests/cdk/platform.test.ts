@@ -4,16 +4,14 @@ import { join } from 'node:path';
 import { Stack } from 'aws-cdk-lib';
 import { Match, Template } from 'aws-cdk-lib/assertions';
 import { AccountRootPrincipal, Role } from 'aws-cdk-lib/aws-iam';
-import { Code, Function as LambdaFunction, Runtime } from 'aws-cdk-lib/aws-lambda';
-import { RetentionDays } from 'aws-cdk-lib/aws-logs';
 import { Secret } from 'aws-cdk-lib/aws-secretsmanager';
 import { AwsSolutionsChecks } from 'cdk-nag';
 import { beforeAll, describe, expect, it } from 'vitest';
 import { HARNESS_HANDLERS } from '../../lib/cdk/harness-handlers.ts';
 import { LAMBDAS_DIR } from '../../lib/cdk/paths.ts';
-import { PlanHttpApi } from '../../lib/cdk/plan-http-api.ts';
 import { PlanPlatform } from '../../lib/cdk/plan-platform.ts';
 import { PlanPlatformStack } from '../../lib/cdk/plan-platform-stack.ts';
+import { PLACEHOLDERS } from '../../lib/compiler/index.ts';
 import {
   EVENTS_TABLE,
   GATES_TABLE,
@@ -197,38 +195,69 @@ describe('harness functions', () => {
 });
 
 describe('HTTP API', () => {
-  it('requires IAM on plan routes, logs access, and lets only approval links and Slack through unsigned', () => {
-    const app = testApp();
-    const apiStack = new Stack(app, 'Api');
-    const handler = new LambdaFunction(apiStack, 'Handler', {
-      runtime: Runtime.NODEJS_LATEST,
-      handler: 'index.handler',
-      code: Code.fromInline('export const handler = async () => ({ statusCode: 200 });'),
+  it('signs plan routes with IAM, answers with a JWT, and leaves only the approval page open', () => {
+    const routes = Object.values(template.findResources('AWS::ApiGatewayV2::Route')) as Resource[];
+    const auth = Object.fromEntries(
+      routes.map((r) => [r.Properties.RouteKey, r.Properties.AuthorizationType]),
+    );
+    expect(auth).toEqual({
+      'POST /plans': 'AWS_IAM',
+      'GET /plans/{executionId}': 'AWS_IAM',
+      'GET /executions/{executionId}/events': 'AWS_IAM',
+      'GET /approvals/{approvalId}': 'NONE',
+      'POST /approvals/{approvalId}': 'JWT',
     });
-    const api = new PlanHttpApi(apiStack, 'PlansApi', { handler, logRetention: RetentionDays.ONE_MONTH });
-    const t = Template.fromStack(apiStack);
-    const routes = Object.values(t.findResources('AWS::ApiGatewayV2::Route')) as Resource[];
-    const unsigned = routes
-      .filter((r) => r.Properties.AuthorizationType !== 'AWS_IAM')
-      .map((r) => r.Properties.RouteKey);
-    expect(unsigned.sort()).toEqual([
-      'GET /approve/{approvalId}',
-      'POST /approve/{approvalId}',
-      'POST /slack/interactions',
-    ]);
-    expect(routes.length).toBe(api.iamRoutes.length + api.linkRoutes.length);
-    t.hasResourceProperties('AWS::ApiGatewayV2::Stage', {
+    template.hasResourceProperties('AWS::ApiGatewayV2::Authorizer', {
+      AuthorizerType: 'JWT',
+      JwtConfiguration: { Issuer: Match.anyValue(), Audience: Match.anyValue() },
+    });
+    template.hasResourceProperties('AWS::Cognito::UserPool', {
+      MfaConfiguration: 'ON',
+      AdminCreateUserConfig: { AllowAdminCreateUserOnly: true },
+    });
+    template.hasResourceProperties('AWS::ApiGatewayV2::Stage', {
       StageName: '$default',
       AutoDeploy: true,
       AccessLogSettings: { DestinationArn: Match.anyValue(), Format: Match.stringLikeRegexp('requestId') },
     });
-    // cdk-nag: the API construct itself has no unacknowledged finding.
-    const apiFindings = new AwsSolutionsChecks(app)
-      .validateScope(app)
-      .violations.filter((v) =>
-        v.violatingResources.some((r) => r.constructPath?.startsWith('Api/PlansApi')),
-      );
-    expect(apiFindings.map((v) => v.ruleName)).toEqual([]);
+  });
+
+  it('uses the given OpenID Connect issuer instead of a user pool', () => {
+    const s = new Stack(testApp(), 'Oidc');
+    new PlanPlatform(s, 'Platform', {
+      approverJwt: { issuer: 'https://login.example.com/', audience: ['plangate'] },
+    });
+    const t = Template.fromStack(s);
+    t.resourceCountIs('AWS::Cognito::UserPool', 0);
+    t.hasResourceProperties('AWS::ApiGatewayV2::Authorizer', {
+      AuthorizerType: 'JWT',
+      JwtConfiguration: { Issuer: 'https://login.example.com/', Audience: ['plangate'] },
+    });
+  });
+
+  it('gives the Plans API what run-time deployment needs, and the approvals API the signing key', () => {
+    const resources = template.toJSON().Resources as Record<string, Resource>;
+    const variables = (fn: { node: { defaultChild?: unknown } }) =>
+      (
+        resources[stack.getLogicalId(fn.node.defaultChild as never)]!.Properties.Environment as {
+          Variables: Record<string, unknown>;
+        }
+      ).Variables;
+    const plans = variables(stack.platform.plansApi!.function);
+    for (const name of [
+      'PLANGATE_RUNTIME_PLAN_ROLE_ARN',
+      'PLANGATE_SUBSTITUTIONS',
+      'PLANGATE_NAME_PREFIX',
+      'PLANGATE_RUNTIME_PLAN_LOG_GROUP_ARN',
+    ]) {
+      expect(plans).toHaveProperty(name);
+    }
+    expect(variables(stack.platform.approvalsApi!.function)).toHaveProperty(
+      'PLANGATE_APPROVAL_SIGNING_KEY_SECRET',
+    );
+    // Every placeholder the compiler uses is substituted at run time too.
+    const substitutions = JSON.stringify(plans.PLANGATE_SUBSTITUTIONS);
+    for (const placeholder of Object.values(PLACEHOLDERS)) expect(substitutions).toContain(placeholder);
   });
 });
 
