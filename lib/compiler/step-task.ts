@@ -50,7 +50,7 @@ export class StepTask {
   constructor(private readonly props: StepTaskProps) {}
 
   toAsl(next: string | undefined): Fragment {
-    const { step, index, total } = this.props;
+    const { step } = this.props;
     const names = stepTaskStates(step.id);
     const retry = this.props.retryPolicy.toAsl();
     const catchInto = (phase: 'run' | 'check') => [
@@ -77,11 +77,7 @@ export class StepTask {
           Arguments: {
             FunctionName: ref(PLACEHOLDERS.contractChecker),
             Payload: {
-              ...EXECUTION_SCOPE,
-              stepId: step.id,
-              index,
-              total,
-              description: literal(step.description),
+              ...this.stepScope(),
               ...(step.contract !== undefined ? { contract: literal(step.contract) } : {}),
               ...planData(checks),
               ...(checks.steps.length > 0 ? { inputs: jsonata(entriesOf(checks.steps)) } : {}),
@@ -100,8 +96,14 @@ export class StepTask {
     };
   }
 
-  private runner(next: string, retry: unknown[], catchers: unknown[]): AslState {
+  /** The request fields naming the step (payloads.ts StepScope). */
+  private stepScope() {
     const { step, index, total } = this.props;
+    return { ...EXECUTION_SCOPE, stepId: step.id, index, total, description: literal(step.description) };
+  }
+
+  private runner(next: string, retry: unknown[], catchers: unknown[]): AslState {
+    const { step } = this.props;
     const reads = runnerNeeds(step, this.props.stepIds);
     const approverOverrides = lookup('$mods.argOverrides', step.id);
     return {
@@ -110,11 +112,7 @@ export class StepTask {
       Arguments: {
         FunctionName: ref(PLACEHOLDERS.stepRunner),
         Payload: {
-          ...EXECUTION_SCOPE,
-          stepId: step.id,
-          index,
-          total,
-          description: literal(step.description),
+          ...this.stepScope(),
           ...(step.tool !== undefined ? { tool: literal(step.tool) } : {}),
           ...(step.target !== undefined ? { target: literal(step.target) } : {}),
           ...(step.task !== undefined ? { task: literal(step.task) } : {}),

@@ -189,6 +189,14 @@ const Progress = {
   total: z.number().int().min(1),
 };
 
+/** Common to the runner's and the checker's requests: which step, where in the plan, and its description (for progress lines). */
+const StepScope = {
+  ...ExecutionScope,
+  stepId: IdSchema,
+  ...Progress,
+  description: z.string(),
+};
+
 // ---------------------------------------------------------------------------------------------
 // Gate Lambda (`${GateFunctionArn}`, lambda:invoke.waitForTaskToken)
 // ---------------------------------------------------------------------------------------------
@@ -378,10 +386,7 @@ export type ApprovalNotice = z.infer<typeof ApprovalNoticeSchema>;
  *   a {@link HarnessFailure} named by the failure class.
  */
 export const RunnerRequestSchema = z.object({
-  ...ExecutionScope,
-  stepId: IdSchema,
-  ...Progress,
-  description: z.string(),
+  ...StepScope,
   /** The tool to call; absent when `target` names an agent (seed 004), which runs the `agent` tool. */
   tool: z.string().optional(),
   target: z.string().optional(),
@@ -438,11 +443,7 @@ export type RunnerResult = z.infer<typeof RunnerResultSchema>;
  * A step with no contract completes when its runner succeeded (evidence `kind: 'none'`).
  */
 export const CheckRequestSchema = z.object({
-  ...ExecutionScope,
-  stepId: IdSchema,
-  ...Progress,
-  /** For the progress line ("[Task 2/5] ✓ Build the image"). */
-  description: z.string(),
+  ...StepScope,
   contract: ContractSchema.optional(),
   /** `$context`, present when the contract may read it (assert, lambda, `${context.*}`). */
   context: PlanContextSchema.optional(),
