@@ -7,7 +7,8 @@
  * in a rotating order) after warm-up rounds, so load on a shared machine hits all engines alike.
  * Writes bench/results/engine.json.
  *
- * Run: npm run bench:engine [-- --quick] [-- --rounds N]
+ * Run: npm run bench:engine [-- --quick] [-- --rounds N] [-- --out file.json --label text]
+ * (--out/--label: e.g. to measure an older engine with this harness and keep it apart)
  */
 
 import { mkdir, mkdtemp, rm, writeFile } from 'node:fs/promises';
@@ -24,6 +25,10 @@ const quick = process.argv.includes('--quick');
 const roundsArg = process.argv.indexOf('--rounds');
 /** Measured rounds per workload; each round times one execution on every engine. */
 const ROUNDS = roundsArg > 0 ? Number(process.argv[roundsArg + 1]) : quick ? 5 : 31;
+const outArg = process.argv.indexOf('--out');
+const labelArg = process.argv.indexOf('--label');
+/** What this run measured, when it is not the working tree's engine. */
+const LABEL = labelArg > 0 ? process.argv[labelArg + 1] : undefined;
 /** Rounds run first and discarded (JIT warm-up, file system caches). */
 const WARMUP_ROUNDS = quick ? 2 : 8;
 
@@ -253,6 +258,7 @@ async function main(): Promise<void> {
   const durableRatios = rows.map((r) => r.ratios.peerOverDurable);
   const result = {
     benchmark: 'engine',
+    ...(LABEL === undefined ? {} : { label: LABEL }),
     generatedAt: new Date().toISOString(),
     machine: { ...host, loadAverage1mAtEnd: round(os.loadavg()[0] ?? Number.NaN) },
     warmupRounds: WARMUP_ROUNDS,
@@ -273,9 +279,12 @@ async function main(): Promise<void> {
       durableFasterOnEveryWorkload: durableRatios.every((r) => r > 1),
     },
   };
-  const dir = new URL('./results/', import.meta.url);
-  await mkdir(dir, { recursive: true });
-  await writeFile(new URL('engine.json', dir), `${JSON.stringify(result, null, 2)}\n`);
+  const out =
+    outArg > 0
+      ? new URL(String(process.argv[outArg + 1]), `file://${process.cwd()}/`)
+      : new URL('./results/engine.json', import.meta.url);
+  await mkdir(new URL('./', out), { recursive: true });
+  await writeFile(out, `${JSON.stringify(result, null, 2)}\n`);
   process.stdout.write(
     `summary: peer/durable ×${result.summary.peerOverDurableGeometricMean} (geometric mean), lowest ×${result.summary.peerOverDurableLowest}; peer/memory ×${result.summary.peerOverMemoryGeometricMean}\n`,
   );

@@ -62,7 +62,10 @@ interface ExecutionRecord {
   readonly roleArn: string;
   readonly testCase?: string;
   readonly express: boolean;
-  journal: Journal;
+  /** The history; a finished durable execution lets go of it (see {@link Engine.historyOf}). */
+  journal: Journal | undefined;
+  /** A finished durable execution's history while memory allows; reread from the store after. */
+  released?: WeakRef<Journal>;
   status: sfn.ExecutionStatus;
   stopDate?: number;
   output?: string;
@@ -140,7 +143,7 @@ export class Engine implements StepFunctionsEngine {
     this.closed = true;
     for (const e of this.executions.values()) {
       if (e.status === 'RUNNING') e.controller.abort({ kind: 'shutdown' } satisfies StopReason);
-      e.journal.close();
+      e.journal?.close();
     }
   }
 
@@ -504,7 +507,7 @@ export class Engine implements StepFunctionsEngine {
   async getExecutionHistory(input: sfn.GetExecutionHistoryInput): Promise<sfn.GetExecutionHistoryOutput> {
     this.flushAll();
     const e = this.getExecution(input.executionArn);
-    const events = e.journal.events;
+    const events = this.historyOf(e).events;
     const limit = Math.min(Math.max(input.maxResults || 100, 1), 1000);
     const start = input.nextToken === undefined ? 0 : decodeToken(input.nextToken);
     const includeData = input.includeExecutionData !== false;
@@ -543,10 +546,11 @@ export class Engine implements StepFunctionsEngine {
     e.error = undefined;
     e.cause = undefined;
     e.output = undefined;
-    e.journal.record(`!redrive.${e.redriveCount}`, e.journal.length, 'ExecutionRedriven', {
+    const journal = this.holdJournal(e);
+    journal.record(`!redrive.${e.redriveCount}`, journal.length, 'ExecutionRedriven', {
       redriveCount: e.redriveCount,
     });
-    e.journal.forgetFailedStates();
+    journal.forgetFailedStates();
     this.launch(e);
     this.flushAll();
     return { redriveDate: new Date(e.redriveDate) };
@@ -824,6 +828,35 @@ export class Engine implements StepFunctionsEngine {
     });
   }
 
+  /**
+   * An execution's history: held while it runs; once a durable execution has finished, its
+   * events are only weakly held (a long-lived engine does not keep every history in memory,
+   * and the collector does not have to trace them) and reread from the store when needed.
+   */
+  private historyOf(e: ExecutionRecord): Journal {
+    const held = e.journal ?? e.released?.deref();
+    if (held) return held;
+    const log = this.store.openLog(e.machineName, e.name);
+    const journal = this.newJournal(log, log.readAll());
+    e.released = new WeakRef(journal);
+    return journal;
+  }
+
+  /** The history, held again (the execution runs again). */
+  private holdJournal(e: ExecutionRecord): Journal {
+    const journal = this.historyOf(e);
+    e.journal = journal;
+    e.released = undefined;
+    return journal;
+  }
+
+  /** Lets go of a finished execution's history when the store keeps it (not in memory, not EXPRESS). */
+  private releaseJournal(e: ExecutionRecord): void {
+    if (this.options.storeDir === undefined || e.express || !e.journal) return;
+    e.released = new WeakRef(e.journal);
+    e.journal = undefined;
+  }
+
   private flushAll(): void {
     this.flushScheduled = false;
     if (this.closed) return;
@@ -833,6 +866,7 @@ export class Engine implements StepFunctionsEngine {
 
   /** Runs (or resumes) the interpreter for an execution until it ends or the engine closes. */
   private launch(e: ExecutionRecord, mocks?: MockedTestCase, parsedInput?: unknown): void {
+    const journal = this.holdJournal(e);
     e.controller = new AbortController();
     e.done = new Promise<void>((resolve) => {
       e.settle = resolve;
@@ -848,7 +882,7 @@ export class Engine implements StepFunctionsEngine {
       stateMachineArn: e.versionArn ?? e.machineArn,
       region: this.scope.region,
       accountId: this.scope.accountId,
-      journal: e.journal,
+      journal,
       contextBase: {
         Execution: {
           Id: e.arn,
@@ -870,8 +904,8 @@ export class Engine implements StepFunctionsEngine {
       startChildExecution: (parameters) => this.startChild(parameters),
       awaitChildExecution: (arn, signal) => this.awaitChild(arn, signal),
     };
-    const root = e.journal.root('');
-    root.skipPast(e.journal.eventAt(1)); // ExecutionStarted is always the first event
+    const root = journal.root('');
+    root.skipPast(journal.eventAt(1)); // ExecutionStarted is always the first event
     const frame: Frame = {
       rt,
       scope: root,
@@ -941,7 +975,8 @@ export class Engine implements StepFunctionsEngine {
     details: Record<string, unknown>,
   ): void {
     if (this.closed) return;
-    if (e.journal.length >= MAX_HISTORY_EVENTS && type === 'ExecutionSucceeded') {
+    const journal = this.holdJournal(e);
+    if (journal.length >= MAX_HISTORY_EVENTS && type === 'ExecutionSucceeded') {
       type = 'ExecutionFailed';
       details = {
         error: 'States.Runtime',
@@ -950,7 +985,8 @@ export class Engine implements StepFunctionsEngine {
     }
     const event = root.emit(type, details);
     this.applyTerminal(e, event);
-    e.journal.close();
+    journal.close();
+    this.releaseJournal(e);
   }
 
   private applyTerminal(e: ExecutionRecord, event: StoredEvent): void {
@@ -1011,6 +1047,8 @@ export class Engine implements StepFunctionsEngine {
       if (record.status === 'RUNNING') {
         for (const hash of waitingTokenHashes(journal)) this.tokens.expect(hash);
         this.launch(record);
+      } else {
+        record.journal = undefined; // finished: its history is reread from the store when asked for
       }
     }
   }
