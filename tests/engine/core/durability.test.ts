@@ -5,7 +5,7 @@ import * as path from 'node:path';
 import { afterEach, describe, expect, it } from 'vitest';
 
 const CHILD = path.join(import.meta.dirname, 'durable-child.ts');
-const TSX = path.resolve('node_modules/.bin/tsx');
+
 const dirs: string[] = [];
 
 function workDir(): string {
@@ -18,8 +18,9 @@ afterEach(() => {
   for (const d of dirs.splice(0)) fs.rmSync(d, { recursive: true, force: true });
 });
 
+/** The engine runs in this very process (node with the tsx loader, no wrapper), so kill -9 kills the engine. */
 function startChild(args: string[]): ChildProcess {
-  return spawn(TSX, [CHILD, ...args], { stdio: ['ignore', 'pipe', 'pipe'] });
+  return spawn(process.execPath, ['--import', 'tsx', CHILD, ...args], { stdio: ['ignore', 'pipe', 'pipe'] });
 }
 
 async function waitFor(check: () => boolean, ms = 15_000): Promise<void> {
