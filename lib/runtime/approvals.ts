@@ -213,12 +213,14 @@ export class Approvals {
         throw error;
       }
       if (!final) return { status: 'pending', votes: votes.length };
+      // The decision is final (the update above won): record it before the machine moves on, so
+      // nothing the next states write can come before it in the journal.
+      await this.record(item, final, answer.by);
       if (item.kind === 'human') await this.completeHumanTask(item, final as HumanDecision);
       else
         await this.props.sfn.send(
           new SendTaskSuccessCommand({ taskToken: item.taskToken as string, output: JSON.stringify(final) }),
         );
-      await this.record(item, final, answer.by);
       return { status: 'decided', decision: final };
     }
   }

@@ -56,14 +56,14 @@ export async function openGate(req: GateRequest, deps: GateDeps): Promise<{ appr
       req.policy === 'skip'
         ? { decision: 'SKIP', by: 'recipe' }
         : { decision: 'ABORT', by: 'recipe', reason };
-    await deps.sfn.send(
-      new SendTaskSuccessCommand({ taskToken: req.taskToken, output: JSON.stringify(decision) }),
-    );
     await journal.append({
       ...identity,
       event: 'RECOVERY_ESCALATION',
       details: { reason, user_decision: decision.decision, decided_by: 'recipe' },
     });
+    await deps.sfn.send(
+      new SendTaskSuccessCommand({ taskToken: req.taskToken, output: JSON.stringify(decision) }),
+    );
     return {};
   }
   if (req.kind === 'escalation' && !req.failure) {
