@@ -243,6 +243,11 @@ export class PlanPlatform extends Construct {
     return STATE_MACHINE_HANDLERS.find((handler) => HARNESS_HANDLERS[handler].placeholder === placeholder);
   }
 
+  /** Name prefix of state machines created at run time (inside `<prefix>-*`, apart from code plans). */
+  get runtimeNamePrefix(): string {
+    return `${this.namePrefix}-run`;
+  }
+
   /** ARN pattern of every state machine of this platform (`stateMachine:<prefix>-*`). */
   get stateMachineArnPattern(): string {
     return this.statesArn('stateMachine', `${this.namePrefix}-*`);
@@ -479,7 +484,8 @@ export class PlanPlatform extends Construct {
     if (this.plansApi) {
       const plans = this.plansApi.function;
       this.grantPlanLaunch(plans);
-      plans.addEnvironment(PLATFORM_ENV.namePrefix, this.namePrefix);
+      // Plans submitted at run time are `<prefix>-run-<planId>`, apart from plans deployed as code.
+      plans.addEnvironment(PLATFORM_ENV.namePrefix, this.runtimeNamePrefix);
       plans.addEnvironment(PLATFORM_ENV.runtimePlanRoleArn, this.runtimePlanRole.roleArn);
       plans.addEnvironment(PLATFORM_ENV.runtimePlanLogGroupArn, this.runtimePlanLogGroup.logGroupArn);
       plans.addEnvironment(PLATFORM_ENV.substitutions, stack.toJsonString(this.substitutions));

@@ -255,6 +255,8 @@ describe('HTTP API', () => {
     expect(variables(stack.platform.approvalsApi!.function)).toHaveProperty(
       'PLANGATE_APPROVAL_SIGNING_KEY_SECRET',
     );
+    // Run-time plans are named apart from plans deployed as code (plangate-<planId>).
+    expect(plans.PLANGATE_NAME_PREFIX).toBe('plangate-run');
     // Every placeholder the compiler uses is substituted at run time too.
     const substitutions = JSON.stringify(plans.PLANGATE_SUBSTITUTIONS);
     for (const placeholder of Object.values(PLACEHOLDERS)) expect(substitutions).toContain(placeholder);
