@@ -121,6 +121,7 @@ export class Engine implements StepFunctionsEngine {
   private readonly mockConfig: MockConfig | undefined;
   private readonly dirty = new Set<Journal>();
   private readonly definitions = new ParsedDefinitions();
+  private readonly definitionRefs = new Map<string, string>();
   private flushScheduled = false;
   private readonly now: () => number;
   private readonly timeScale: number;
@@ -774,7 +775,8 @@ export class Engine implements StepFunctionsEngine {
         ...(aliasArn ? { stateMachineAliasArn: aliasArn } : {}),
       },
       {
-        definition: definitionText,
+        // EXPRESS histories live in memory only; durable ones refer to the definition the store keeps
+        ...(express ? { definition: definitionText } : { definitionRef: this.definitionRef(definitionText) }),
         stateMachineArn: machine.arn,
         express,
         ...(testCase === undefined ? {} : { testCase }),
@@ -826,6 +828,17 @@ export class Engine implements StepFunctionsEngine {
         }
       },
     });
+  }
+
+  /** The store's reference to a definition, kept once per text. */
+  private definitionRef(text: string): string {
+    let ref = this.definitionRefs.get(text);
+    if (ref === undefined) {
+      if (this.definitionRefs.size >= 64) this.definitionRefs.clear();
+      ref = this.store.putDefinition(text);
+      this.definitionRefs.set(text, ref);
+    }
+    return ref;
   }
 
   /**
@@ -1009,6 +1022,11 @@ export class Engine implements StepFunctionsEngine {
       if (first?.type !== 'ExecutionStarted') continue;
       const internal = first.internal ?? {};
       const details = first.details ?? {};
+      const definitionText =
+        typeof internal.definition === 'string'
+          ? internal.definition
+          : this.store.getDefinition(String(internal.definitionRef));
+      if (definitionText === undefined) continue; // its definition is gone: nothing to run
       const journal = this.newJournal(log, events);
       const testCase = typeof internal.testCase === 'string' ? internal.testCase : undefined;
       const record = this.newRecord({
@@ -1022,7 +1040,7 @@ export class Engine implements StepFunctionsEngine {
         ...(typeof details.stateMachineAliasArn === 'string'
           ? { aliasArn: details.stateMachineAliasArn }
           : {}),
-        definition: this.definitions.parse(String(internal.definition)),
+        definition: this.definitions.parse(definitionText),
         input: String(details.input),
         startDate: first.ts,
         roleArn: String(details.roleArn),

@@ -6,6 +6,7 @@
  * synchronous `write(2)` calls, so a process killed with -9 loses nothing it wrote; a torn last
  * line (killed mid-write, never acknowledged) is cut off when the file is reopened.
  */
+import { createHash } from 'node:crypto';
 import * as fs from 'node:fs';
 import * as path from 'node:path';
 import type { StoredEvent } from './history.ts';
@@ -27,7 +28,20 @@ export interface EngineStore {
   openLog(machineName: string, executionName: string): ExecutionLog;
   /** Every stored execution, as (machine name, execution name). */
   listLogs(): Array<{ machineName: string; executionName: string }>;
+  /**
+   * Keeps a definition once, by its content, and returns the reference executions record
+   * (`sha256:<hex>`), so that starting an execution does not copy its definition into its history.
+   */
+  putDefinition(text: string): string;
+  /** A definition kept by {@link EngineStore.putDefinition}, or undefined. */
+  getDefinition(ref: string): string | undefined;
 }
+
+function definitionRef(text: string): string {
+  return `sha256:${createHash('sha256').update(text).digest('hex')}`;
+}
+
+const DEFINITION_REF = /^sha256:([0-9a-f]{64})$/;
 
 /** Keeps everything in memory: for tests and EXPRESS-like throwaway runs. */
 export class MemoryStore implements EngineStore {
@@ -65,6 +79,18 @@ export class MemoryStore implements EngineStore {
   listLogs(): Array<{ machineName: string; executionName: string }> {
     return [...this.logs.values()].map(({ machineName, executionName }) => ({ machineName, executionName }));
   }
+
+  private readonly definitions = new Map<string, string>();
+
+  putDefinition(text: string): string {
+    const ref = definitionRef(text);
+    this.definitions.set(ref, text);
+    return ref;
+  }
+
+  getDefinition(ref: string): string | undefined {
+    return this.definitions.get(ref);
+  }
 }
 
 /** Readonly props of a {@link FileStore}. */
@@ -86,13 +112,42 @@ function fromFileSafe(file: string): string {
 export class FileStore implements EngineStore {
   private readonly dir: string;
   private readonly executionsDir: string;
+  private readonly definitionsDir: string;
+  /** Definitions known to be on disk. */
+  private readonly storedDefinitions = new Set<string>();
   /** Machine directories known to exist (one mkdir per machine, not per execution). */
   private readonly machineDirs = new Set<string>();
 
   constructor(props: FileStoreProps) {
     this.dir = path.resolve(props.dir);
     this.executionsDir = path.join(this.dir, 'executions');
+    this.definitionsDir = path.join(this.dir, 'definitions');
     fs.mkdirSync(this.executionsDir, { recursive: true });
+    fs.mkdirSync(this.definitionsDir, { recursive: true });
+  }
+
+  putDefinition(text: string): string {
+    const ref = definitionRef(text);
+    if (this.storedDefinitions.has(ref)) return ref;
+    const file = this.definitionFile(ref);
+    if (!fs.existsSync(file)) {
+      // written whole before any history refers to it
+      const tmp = `${file}.${process.pid}.tmp`;
+      fs.writeFileSync(tmp, text);
+      fs.renameSync(tmp, file);
+    }
+    this.storedDefinitions.add(ref);
+    return ref;
+  }
+
+  getDefinition(ref: string): string | undefined {
+    if (!DEFINITION_REF.test(ref)) return undefined;
+    const file = this.definitionFile(ref);
+    return fs.existsSync(file) ? fs.readFileSync(file, 'utf8') : undefined;
+  }
+
+  private definitionFile(ref: string): string {
+    return path.join(this.definitionsDir, `${ref.slice('sha256:'.length)}.json`);
   }
 
   readRegistry(): unknown {

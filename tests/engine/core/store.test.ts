@@ -5,6 +5,7 @@ import fc from 'fast-check';
 import { afterEach, describe, expect, it } from 'vitest';
 import type { StoredEvent } from '../../../lib/engine/core/history.ts';
 import { FileStore } from '../../../lib/engine/core/store.ts';
+import { createEngine } from '../../../lib/engine/engine.ts';
 
 const dirs: string[] = [];
 function storeDir(): string {
@@ -91,5 +92,56 @@ describe('FileStore execution logs', () => {
     reopened.append([event(1)]);
     reopened.close();
     expect(reopened.readAll()).toEqual([event(1)]);
+  });
+});
+
+describe('FileStore definitions', () => {
+  it('keeps each definition once, by content, across reopening', () => {
+    const dir = storeDir();
+    const store = new FileStore({ dir });
+    const text = JSON.stringify({ StartAt: 'A', States: { A: { Type: 'Pass', End: true } } });
+    const ref = store.putDefinition(text);
+    expect(ref).toMatch(/^sha256:[0-9a-f]{64}$/);
+    expect(store.putDefinition(text)).toBe(ref);
+    expect(store.putDefinition(`${text} `)).not.toBe(ref);
+    expect(fs.readdirSync(path.join(dir, 'definitions'))).toHaveLength(2);
+    expect(new FileStore({ dir }).getDefinition(ref)).toBe(text);
+  });
+
+  it('answers undefined for unknown or malformed references, never reading outside the store', () => {
+    const store = new FileStore({ dir: storeDir() });
+    expect(store.getDefinition(`sha256:${'0'.repeat(64)}`)).toBeUndefined();
+    expect(store.getDefinition('sha256:../../etc/passwd')).toBeUndefined();
+    expect(store.getDefinition('')).toBeUndefined();
+  });
+});
+
+describe('durable executions', () => {
+  it('refer to their definition instead of copying it into every history', async () => {
+    const dir = storeDir();
+    const engine = createEngine({ storeDir: dir, timeScale: 0, invokeResource: async () => ({}) });
+    const definition = JSON.stringify({
+      StartAt: 'A',
+      States: { A: { Type: 'Pass', Comment: 'a-marker-only-the-definition-has', End: true } },
+    });
+    const { stateMachineArn } = await engine.createStateMachine({
+      name: 'M',
+      definition,
+      roleArn: 'arn:aws:iam::123456789012:role/r',
+    });
+    for (let i = 0; i < 2; i++) {
+      const { executionArn } = await engine.startExecution({ stateMachineArn: String(stateMachineArn) });
+      expect((await engine.awaitExecution(String(executionArn))).status).toBe('SUCCEEDED');
+    }
+    await engine.close();
+    const machines = path.join(dir, 'executions');
+    const histories = fs
+      .readdirSync(machines)
+      .flatMap((m) =>
+        fs.readdirSync(path.join(machines, m)).map((f) => fs.readFileSync(path.join(machines, m, f), 'utf8')),
+      );
+    expect(histories).toHaveLength(2);
+    for (const h of histories) expect(h).not.toContain('a-marker-only-the-definition-has');
+    expect(fs.readdirSync(path.join(dir, 'definitions'))).toHaveLength(1);
   });
 });
