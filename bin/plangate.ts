@@ -56,6 +56,8 @@ function overview(): string {
 }
 
 export async function main(argv: string[]): Promise<number> {
+  // plangate supports Node 20 on purpose; the SDK's notice about its future Node 22 floor is noise here.
+  process.env.AWS_SDK_JS_NODE_VERSION_SUPPORT_WARNING_DISABLED ??= 'true';
   const [name, ...rest] = argv;
   if (name === undefined || name === '--help' || name === '-h' || name === 'help') {
     process.stdout.write(`${overview()}\n`);
