@@ -165,7 +165,7 @@ describe('harness functions', () => {
     expect(functions.length).toBeGreaterThanOrEqual(5);
     for (const fn of functions) {
       expect(fn.Properties).toMatchObject({
-        Runtime: 'nodejs20.x',
+        Runtime: 'nodejs24.x',
         Architectures: ['arm64'],
         TracingConfig: { Mode: 'Active' },
         Handler: 'index.handler',
