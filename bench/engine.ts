@@ -7,10 +7,12 @@
  * in a rotating order) after warm-up rounds, so load on a shared machine hits all engines alike.
  * Writes bench/results/engine.json.
  *
- * Run: npm run bench:engine [-- --quick] [-- --rounds N] [-- --out file.json --label text]
- * (--out/--label: e.g. to measure an older engine with this harness and keep it apart)
+ * Run: npm run bench:engine [-- --quick] [-- --rounds N] [-- --out file.json --label text --no-floor]
+ * (--out/--label: e.g. to measure an older engine with this harness and keep it apart; --no-floor
+ * for engines whose history files are not one line per write)
  */
 
+import { readdirSync } from 'node:fs';
 import { mkdir, mkdtemp, rm, writeFile } from 'node:fs/promises';
 import * as os from 'node:os';
 import { join } from 'node:path';
@@ -18,13 +20,15 @@ import { performance } from 'node:perf_hooks';
 import { isDeepStrictEqual } from 'node:util';
 import { createEngine, type Engine } from '../lib/engine/engine.ts';
 import { createResourceInvoker } from '../lib/engine/resources/index.ts';
+import { durabilityFloor } from './engine-floor.ts';
 import { PeerRunner } from './engine-peer.ts';
 import { noop, WORKLOADS, type Workload } from './engine-workloads.ts';
 
 const quick = process.argv.includes('--quick');
 const roundsArg = process.argv.indexOf('--rounds');
 /** Measured rounds per workload; each round times one execution on every engine. */
-const ROUNDS = roundsArg > 0 ? Number(process.argv[roundsArg + 1]) : quick ? 5 : 31;
+const ROUNDS = roundsArg > 0 ? Number(process.argv[roundsArg + 1]) : quick ? 5 : 61;
+const withFloor = !process.argv.includes('--no-floor');
 const outArg = process.argv.indexOf('--out');
 const labelArg = process.argv.indexOf('--label');
 /** What this run measured, when it is not the working tree's engine. */
@@ -196,6 +200,14 @@ async function measure(runners: Record<EngineName, Runner>): Promise<Record<Engi
   return times;
 }
 
+/** The durable store's history directory of a state machine. */
+function historyDir(storeDir: string, machineName: string): string {
+  const executions = join(storeDir, 'executions');
+  const dir = readdirSync(executions).find((d) => decodeURIComponent(d.slice(1)) === machineName);
+  if (!dir) throw new Error(`no histories of ${machineName} in ${executions}`);
+  return join(executions, dir);
+}
+
 function machine() {
   const cpus = os.cpus();
   return {
@@ -233,8 +245,12 @@ async function main(): Promise<void> {
       const pairedDurable = times['plangate-durable'].map(
         (t, i) => (times['aws-local-stepfunctions'][i] ?? Number.NaN) / t,
       );
+      const floor = withFloor
+        ? durabilityFloor(historyDir(storeDir, workload.name), join(storeDir, 'floor.tmp'))
+        : undefined;
       const ratios = {
         peerOverDurable: round(peer / engines['plangate-durable'].medianMs),
+        ...(floor ? { peerOverDurabilityFloor: round(peer / floor.floorMs) } : {}),
         peerOverDurablePairedMedian: round(
           quantile(
             [...pairedDurable].sort((a, b) => a - b),
@@ -243,7 +259,13 @@ async function main(): Promise<void> {
         ),
         peerOverMemory: round(peer / engines['plangate-memory'].medianMs),
       };
-      rows.push({ workload: workload.name, transitions: workload.transitions, engines, ratios });
+      rows.push({
+        workload: workload.name,
+        transitions: workload.transitions,
+        engines,
+        ratios,
+        ...(floor ? { durabilityFloor: floor } : {}),
+      });
       process.stdout.write(
         `${workload.name.padEnd(26)} durable ${fmt(engines['plangate-durable'])}  memory ${fmt(engines['plangate-memory'])}  peer ${fmt(engines['aws-local-stepfunctions'])}  peer/durable ×${ratios.peerOverDurable}\n`,
       );
@@ -270,7 +292,10 @@ async function main(): Promise<void> {
       'in an order that rotates every round. Times are wall-clock ms: median, quartiles, min, max; spreadPercent = IQR / median. ' +
       'transitions = states entered. Ratios are peer time / plangate time (> 1: plangate faster): peerOverDurable from the medians, ' +
       'peerOverDurablePairedMedian the median of per-round ratios. plangate-durable writes every history event to a temp store ' +
-      'directory (one synchronous write before each task call and at the end of each tick); the peer keeps everything in memory.',
+      'directory (one synchronous write before each task call and at the end of each tick); the peer keeps everything in memory. ' +
+      'durabilityFloor: the least any engine writing this history format must spend per execution on this machine (one ' +
+      'JSON.stringify over the whole stored history + one write(2) per stored batch, see bench/engine-floor.ts); ' +
+      'peerOverDurabilityFloor < 1 means that floor alone takes longer than the whole peer execution.',
     workloads: rows,
     summary: {
       peerOverDurableGeometricMean: geomean(durableRatios),
