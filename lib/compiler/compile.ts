@@ -134,6 +134,7 @@ export function compilePlan(input: Plan | PlanInput, options: CompileOptions = {
         joinPredecessors: decomposition.joins.get(step.id) ?? [],
         signalSuccessors: decomposition.signals.get(step.id) ?? [],
         stepIds,
+        sendRecipes: Object.keys(plan.recovery).length > 0,
       }),
     );
   });
@@ -172,6 +173,7 @@ export function compilePlan(input: Plan | PlanInput, options: CompileOptions = {
     summary: { objective: oneLine(plan.objective), steps: plan.steps.length },
     timeoutSeconds: approvalTimeoutSeconds,
     next: EXECUTE_STATE,
+    finish: COMPLETION_STATES.finalize,
   }).toAsl();
   const completion = new Completion({
     postconditions: plan.postconditions,

@@ -13,6 +13,12 @@ export const CURRENT = '$states.input.current';
 /** The attempt of the step in progress (1 unless a loop-back retry raised it; `$max` drops a missing one). */
 export const ATTEMPT = `$max([${CURRENT}.attempt, 1])`;
 
+/**
+ * The attempt a runner call is: the step's attempt plus the retries its Retry block made
+ * (`State.RetryCount`, 0 on entry; `$sum` also covers an engine that leaves it out).
+ */
+export const RUN_ATTEMPT = `$sum([${ATTEMPT}, $states.context.State.RetryCount])`;
+
 /** Fields every harness request carries. */
 export const EXECUTION_SCOPE = { plan: '{% $plan %}', executionId: '{% $executionId %}' } as const;
 

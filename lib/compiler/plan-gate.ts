@@ -3,7 +3,9 @@
  * the plan gate waits for a decision (lambda:invoke.waitForTaskToken) and a Choice routes it:
  * APPROVE → run; APPROVE_WITH_MODIFICATIONS → run with `$mods` set (skipped steps, arg
  * overrides); ASK_FOR_CLARIFICATION → ask again (round + 1, with the question);
- * REJECT → Fail `Plangate.GateRejected`. No decision within the timeout → Fail `Plangate.GateTimedOut`.
+ * REJECT → the completion states with the error `Plangate.GateRejected` (the reason as its cause),
+ * so EXECUTION_COMPLETE is written and the machine then fails with it. No decision within the
+ * timeout → the same with `Plangate.GateTimedOut`.
  */
 import { MACHINE_ERRORS, type PlanIdentity, type RecipeSummary } from '../runtime/payloads.ts';
 import type { Fragment } from './asl.ts';
@@ -23,6 +25,8 @@ export interface PlanGateProps {
   readonly timeoutSeconds: number;
   /** The state that runs the approved plan. */
   readonly next: string;
+  /** Where a plan that will not run goes with its `error` (Finalize: EXECUTION_COMPLETE, then Fail). */
+  readonly finish: string;
 }
 
 export const PLAN_GATE_STATES = {
@@ -97,14 +101,21 @@ export class PlanGate {
           Default: s.rejected,
         },
         [s.rejected]: {
-          Type: 'Fail',
-          Error: MACHINE_ERRORS.gateRejected,
-          Cause: jsonata('$exists($decision.reason) ? $decision.reason : $string($decision)'),
+          Type: 'Pass',
+          Output: jsonata(
+            `{"error": {"Error": "${MACHINE_ERRORS.gateRejected}", "Cause": $exists($decision.reason) ? $decision.reason : $string($decision)}}`,
+          ),
+          Next: this.props.finish,
         },
         [s.timedOut]: {
-          Type: 'Fail',
-          Error: MACHINE_ERRORS.gateTimedOut,
-          Cause: 'No decision arrived at the plan gate before its timeout.',
+          Type: 'Pass',
+          Output: {
+            error: {
+              Error: MACHINE_ERRORS.gateTimedOut,
+              Cause: 'No decision arrived at the plan gate before its timeout.',
+            },
+          },
+          Next: this.props.finish,
         },
       },
     };

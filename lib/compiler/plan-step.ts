@@ -33,6 +33,8 @@ export interface PlanStepProps {
   readonly signalSuccessors?: readonly string[];
   /** Every step id of the plan, to tell step references from other text. */
   readonly stepIds: ReadonlySet<string>;
+  /** The plan declares recipes of its own: the runner and checker classify with them. @default false */
+  readonly sendRecipes?: boolean;
 }
 
 /** What a step costs on the happy path. */
@@ -69,6 +71,7 @@ export class PlanStep {
       inlineOutputLimitBytes: this.props.inlineOutputLimitBytes,
       stepIds: this.props.stepIds,
       approvalTimeoutSeconds: this.props.approvalTimeoutSeconds,
+      sendRecipes: this.props.sendRecipes ?? false,
     }).toAsl(afterCheck);
     Object.assign(states, body.states);
     if (signals.length > 0) {

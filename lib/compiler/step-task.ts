@@ -14,6 +14,7 @@ import {
   EXECUTION_SCOPE,
   entriesOf,
   mergeCurrent,
+  RUN_ATTEMPT,
   STEPS,
   skippedByApprover,
 } from './dataflow.ts';
@@ -37,6 +38,12 @@ export interface StepTaskProps {
   readonly stepIds: ReadonlySet<string>;
   /** How long a human step's gate waits for the person: the approval policy's timeout. */
   readonly approvalTimeoutSeconds: number;
+  /**
+   * Send the plan's recipes (`$recovery`) to the runner and checker, so a failure is classified
+   * by them when it is detected. Only plans that declare recipes need it.
+   * @default false
+   */
+  readonly sendRecipes?: boolean;
 }
 
 export function stepTaskStates(stepId: string) {
@@ -53,12 +60,13 @@ export class StepTask {
     const { step } = this.props;
     const names = stepTaskStates(step.id);
     const retry = this.props.retryPolicy.toAsl();
+    // The runner's failed attempt counts its Retry block's retries; a check retries no work.
     const catchInto = (phase: 'run' | 'check') => [
       {
         ErrorEquals: ['States.ALL'],
         Output: jsonata(
           mergeCurrent(
-            `{"stepId": ${quote(step.id)}, "attempt": ${ATTEMPT}, "phase": "${phase}", "error": $states.errorOutput}`,
+            `{"stepId": ${quote(step.id)}, "attempt": ${phase === 'run' && !step.requiresHuman ? RUN_ATTEMPT : ATTEMPT}, "phase": "${phase}", "error": $states.errorOutput}`,
           ),
         ),
         Next: this.props.recoverState,
@@ -83,6 +91,8 @@ export class StepTask {
               ...(checks.steps.length > 0 ? { inputs: jsonata(entriesOf(checks.steps)) } : {}),
               run: jsonata(`${CURRENT}.run`),
               attempt: jsonata(ATTEMPT),
+              checkRetries: jsonata('$states.context.State.RetryCount'),
+              ...this.recipes(),
             },
           },
           Output: jsonata(
@@ -94,6 +104,11 @@ export class StepTask {
         },
       },
     };
+  }
+
+  /** `recovery: $recovery` when the plan declares recipes of its own. */
+  private recipes(): { recovery?: string } {
+    return this.props.sendRecipes ? { recovery: jsonata('$recovery') } : {};
   }
 
   /** The request fields naming the step (payloads.ts StepScope). */
@@ -126,14 +141,17 @@ export class StepTask {
           ...(step.dependsOn.length > 0 ? { dependsOn: literal(step.dependsOn) } : {}),
           inputs: jsonata(entriesOf(union(step.dependsOn, reads.steps))),
           skip: jsonata(skipped(step)),
-          attempt: jsonata(ATTEMPT),
+          attempt: jsonata(RUN_ATTEMPT),
+          ...this.recipes(),
           ...(step.outputs.length > 0 ? { outputs: literal(step.outputs) } : {}),
           timeoutSeconds: step.timeoutSeconds,
           inlineOutputLimitBytes: this.props.inlineOutputLimitBytes,
         },
       },
       TimeoutSeconds: step.timeoutSeconds,
-      Output: jsonata(mergeCurrent(`{"attempt": ${ATTEMPT}, "run": $states.result.Payload}`)),
+      Output: jsonata(
+        mergeCurrent('{"attempt": $states.result.Payload.attempt, "run": $states.result.Payload}'),
+      ),
       ...(retry.length > 0 ? { Retry: retry } : {}),
       Catch: catchers,
       Next: next,

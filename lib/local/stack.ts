@@ -27,6 +27,9 @@ export interface LocalDataPlane {
 }
 
 export async function startLocalDataPlane(props: LocalDataPlaneProps = {}): Promise<LocalDataPlane> {
+  // The handlers run in this process on Node 20 on purpose: the SDK's notice about its Node 22
+  // floor is noise here (unless the caller chose otherwise).
+  process.env.AWS_SDK_JS_NODE_VERSION_SUPPORT_WARNING_DISABLED ??= 'true';
   const dynamo = await startLocalDynamo({ ...(props.dataDir ? { dataDir: props.dataDir } : {}) });
   const bus = await startLocalEventBus({ ...(props.dataDir ? { dataDir: props.dataDir } : {}) });
   const endpoints = {

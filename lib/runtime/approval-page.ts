@@ -9,7 +9,7 @@ import { escapeHtml } from './notify/message.ts';
 const STYLE =
   'body{font-family:system-ui,sans-serif;max-width:52rem;margin:2rem auto;padding:0 1rem}' +
   'th{text-align:left;padding-right:1rem;vertical-align:top}button{margin:.25rem .5rem .25rem 0;padding:.4rem 1rem}' +
-  'input[type=text]{width:24rem}';
+  'input[type=text]{width:24rem}pre{background:#f4f4f4;padding:1rem;overflow:auto}';
 
 const HEADINGS: Record<GateView['kind'], string> = {
   plan: 'Approve this plan?',
@@ -18,7 +18,13 @@ const HEADINGS: Record<GateView['kind'], string> = {
   human: 'This step is yours to do: report it',
 };
 
-export function approvalPage(gate: GateView, action: string): string {
+/** What a page may show besides the stored gate. */
+export interface ApprovalPageExtras {
+  /** The whole plan as a checklist (lib/plan render), where the page's host has the plan. @default - not shown */
+  readonly checklist?: string;
+}
+
+export function approvalPage(gate: GateView, action: string, extras: ApprovalPageExtras = {}): string {
   const rows: [string, string][] = [
     ['Plan', `${gate.planId} v${gate.planVersion}`],
     ['Digest', gate.planDigest],
@@ -68,6 +74,7 @@ export function approvalPage(gate: GateView, action: string): string {
   const body = [
     `<h1>${escapeHtml(HEADINGS[gate.kind])}</h1>`,
     `<table>${rows.map(([k, v]) => `<tr><th>${escapeHtml(k)}</th><td>${escapeHtml(v)}</td></tr>`).join('')}</table>`,
+    ...(extras.checklist ? [`<pre>${escapeHtml(extras.checklist)}</pre>`] : []),
     `<form method="post" action="${escapeHtml(action)}">`,
     `<input type="hidden" name="digest" value="${escapeHtml(gate.planDigest)}">`,
     ...controls,

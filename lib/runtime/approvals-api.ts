@@ -80,7 +80,8 @@ export async function handleApprovalsRequest(event: HttpEvent, deps: ApprovalsAp
   }
 }
 
-interface Answer {
+/** An answer as a page or a script gives it: the digest reviewed and the decision's fields (checked by Approvals). */
+export interface FormAnswer {
   readonly digest: string;
   readonly decision: Record<string, unknown>;
 }
@@ -90,7 +91,7 @@ function isJsonBody(event: HttpEvent): boolean {
 }
 
 /** `{"digest": "...", "decision": "APPROVE", ...fields}`. */
-function jsonAnswer(text: string): Answer | string {
+function jsonAnswer(text: string): FormAnswer | string {
   let value: unknown;
   try {
     value = JSON.parse(text);
@@ -105,7 +106,7 @@ function jsonAnswer(text: string): Answer | string {
 }
 
 /** The approval page's form: `decision`, `digest`, and the decision's own fields. */
-function formAnswer(form: URLSearchParams, kind: string): Answer | string {
+export function formAnswer(form: URLSearchParams, kind: string): FormAnswer | string {
   const digest = form.get('digest') ?? '';
   if (!digest) return 'digest: say which plan digest you reviewed';
   const decision = form.get('decision') ?? '';

@@ -7,22 +7,27 @@
 import { createHmac, randomBytes, timingSafeEqual } from 'node:crypto';
 import { ConditionalCheckFailedException } from '@aws-sdk/client-dynamodb';
 import { SendTaskFailureCommand, SendTaskSuccessCommand, type SFNClient } from '@aws-sdk/client-sfn';
-import { type DynamoDBDocumentClient, GetCommand, PutCommand, UpdateCommand } from '@aws-sdk/lib-dynamodb';
+import {
+  type DynamoDBDocumentClient,
+  GetCommand,
+  PutCommand,
+  QueryCommand,
+  UpdateCommand,
+} from '@aws-sdk/lib-dynamodb';
 import { eventIdentity } from './deps.ts';
 import { HarnessError } from './errors.ts';
+import { recordFailure } from './failure-events.ts';
 import type { Journal } from './journal.ts';
 import { inlineOrStored } from './output-store.ts';
 import {
   type ApprovalDecision,
-  ApprovalDecisionSchema,
   type ApprovalPolicy,
+  decisionSchemaOf,
   ERROR_NAMES,
-  EscalationDecisionSchema,
   type FailureCause,
   type GateDecision,
   type GateRequest,
   type HumanDecision,
-  HumanDecisionSchema,
   type RunnerResult,
 } from './payloads.ts';
 import { Redactor } from './redact.ts';
@@ -155,6 +160,33 @@ export class Approvals {
       }),
     );
     return this.sign(approvalId, item.expiresAtEpoch, item.planDigest);
+  }
+
+  /**
+   * The gates of an execution still waiting for an answer (unexpired), oldest first, each with the
+   * link id it was handed out with: a session that re-attaches after a crash can ask them again.
+   */
+  async pending(executionId: string): Promise<{ readonly linkId: string; readonly gate: GateView }[]> {
+    const waiting: { linkId: string; gate: GateView }[] = [];
+    let start: Record<string, unknown> | undefined;
+    do {
+      const out = await this.props.dynamo.send(
+        new QueryCommand({
+          TableName: this.props.gatesTable,
+          IndexName: 'byExecution',
+          KeyConditionExpression: 'executionId = :e',
+          ExpressionAttributeValues: { ':e': executionId },
+          ExclusiveStartKey: start,
+        }),
+      );
+      for (const item of (out.Items ?? []) as GateItem[]) {
+        if (item.status !== 'pending' || this.now().getTime() / 1000 > item.expiresAtEpoch) continue;
+        const { taskToken: _t, version: _v, ...gate } = item;
+        waiting.push({ linkId: this.sign(item.approvalId, item.expiresAtEpoch, item.planDigest), gate });
+      }
+      start = out.LastEvaluatedKey;
+    } while (start);
+    return waiting;
   }
 
   /** What an approval page may show about a link (never the token). Throws ApprovalError when the link is not answerable. */
@@ -290,14 +322,11 @@ export class Approvals {
           event: 'HUMAN_TASK_ANSWERED',
           details: { decision: 'FAILED', answered_by: by, reason: decision.reason },
         });
-        await journal.append({
-          ...identity,
-          event: 'FAILURE_DETECTED',
-          details: {
-            error: ERROR_NAMES.unrecoverable,
-            error_message: `reported failed by ${by}: ${decision.reason}`,
-            attempt: item.human?.attempt ?? 1,
-          },
+        await recordFailure(journal, identity, {
+          error: ERROR_NAMES.unrecoverable,
+          message: `reported failed by ${by}: ${decision.reason}`,
+          attempt: item.human?.attempt ?? 1,
+          failureClass: 'unrecoverable',
         });
         return;
       case 'APPROVE':
@@ -353,13 +382,7 @@ export class Approvals {
   }
 
   private parseDecision(item: GateItem, raw: unknown, by: string): GateDecision {
-    const schema =
-      item.kind === 'escalation'
-        ? EscalationDecisionSchema
-        : item.kind === 'human'
-          ? HumanDecisionSchema
-          : ApprovalDecisionSchema;
-    const parsed = schema.safeParse({ ...(raw as object), by });
+    const parsed = decisionSchemaOf(item.kind).safeParse({ ...(raw as object), by });
     if (!parsed.success) {
       const issue = parsed.error.issues[0];
       throw new ApprovalError(

@@ -5,6 +5,7 @@
 import { classifyFailure } from './classify.ts';
 import { checkContract, contractFailure, type Evidence, noContractEvidence } from './contracts.ts';
 import { eventIdentity, type HarnessDeps, journalFor, secretsFor } from './deps.ts';
+import { recipeName, recordFailure, retriedFailureClass } from './failure-events.ts';
 import { failureCause } from './failures.ts';
 import { readEvents } from './journal.ts';
 import { entryOutput } from './output-store.ts';
@@ -42,6 +43,17 @@ export async function checkStep(req: CheckRequest, deps: HarnessDeps): Promise<C
     : noContractEvidence();
   const journal = journalFor(deps, secrets.resolvedValues);
   if (evidence.passed) {
+    // A retried run (or re-check) passing is the outcome of the recipe that retried it.
+    const recovered =
+      req.run.attempt > 1 || req.checkRetries > 0
+        ? await retriedFailureClass(deps.dynamo, deps.tables.events, req.executionId, req.stepId)
+        : undefined;
+    if (recovered)
+      await journal.append({
+        ...identity,
+        event: 'RECOVERY_APPLIED',
+        details: { recipe_name: recipeName(recovered, 1), outcome: 'success' },
+      });
     await journal.append({
       ...identity,
       event: 'TASK_COMPLETED',
@@ -55,15 +67,16 @@ export async function checkStep(req: CheckRequest, deps: HarnessDeps): Promise<C
   }
   const facts = contractFailure(evidence);
   // A contract that ran and said no is the work's fault; trouble reaching what it checks is classified.
-  const failureClass = evidence.error || evidence.timedOut ? classifyFailure(facts).failureClass : 'logic';
+  const failureClass =
+    evidence.error || evidence.timedOut ? classifyFailure(facts, req.recovery).failureClass : 'logic';
   const name = failureClass === 'logic' ? CONTRACT_FAILED : ERROR_NAMES[failureClass];
   const cause = failureCause(facts, failureClass, new Redactor(secrets.resolvedValues));
-  await journal.append({
-    ...identity,
-    event: 'TASK_FAILED',
-    details: {
-      error: name,
-      error_message: cause.message,
+  await recordFailure(journal, identity, {
+    error: name,
+    message: cause.message,
+    attempt: req.run.attempt,
+    failureClass,
+    taskFailed: {
       progress: `${progress} ✗ ${req.description}: ${evidence.reason ?? 'contract failed'}`,
       evidence,
     },
@@ -109,7 +122,7 @@ export async function finalizeExecution(req: FinalizeRequest, deps: HarnessDeps)
       summary,
       succeeded,
       ...(req.error
-        ? { error: req.error.Error }
+        ? { error: req.error.Error, ...(req.error.Cause ? { reason: req.error.Cause } : {}) }
         : failedPostconditions.length > 0
           ? { error: 'Plangate.PostconditionFailed' }
           : {}),
@@ -118,26 +131,34 @@ export async function finalizeExecution(req: FinalizeRequest, deps: HarnessDeps)
   return { succeeded, summary, failedPostconditions };
 }
 
-/** When the run ended early there is no ledger: count from what the journal recorded. */
+/**
+ * When the run ended early there is no ledger: count from what the journal recorded. A step
+ * whose last word was a failure counts as failed; one that never ran, or was stopped before it
+ * ended (abort, rejection, a critical skip elsewhere), counts as skipped, like one a person
+ * skipped at an escalation.
+ */
 async function summaryFromJournal(
   req: FinalizeRequest,
   deps: HarnessDeps,
 ): Promise<FinalizeResult['summary']> {
   const events = await readEvents(deps.dynamo, deps.tables.events, req.executionId);
-  const last = new Map<string, string>();
+  const last = new Map<string, 'completed' | 'failed' | 'other'>();
   for (const e of events) {
-    if (e.task_id && ['TASK_COMPLETED', 'TASK_SKIPPED', 'TASK_BLOCKED', 'TASK_FAILED'].includes(e.event)) {
-      last.set(e.task_id, e.event);
-    }
+    if (!e.task_id) continue;
+    if (e.event === 'TASK_COMPLETED') last.set(e.task_id, 'completed');
+    else if (e.event === 'TASK_FAILED' || e.event === 'FAILURE_DETECTED') last.set(e.task_id, 'failed');
+    else if (
+      e.event === 'TASK_STARTED' ||
+      e.event === 'TASK_SKIPPED' ||
+      e.event === 'TASK_BLOCKED' ||
+      (e.event === 'RECOVERY_ESCALATION' && e.details.user_decision === 'SKIP')
+    )
+      last.set(e.task_id, 'other');
   }
-  let completed = 0;
-  let skipped = 0;
-  for (const id of req.stepIds) {
-    const final = last.get(id);
-    if (final === 'TASK_COMPLETED') completed++;
-    else if (final === 'TASK_SKIPPED' || final === 'TASK_BLOCKED') skipped++;
-  }
-  return { completed, skipped, failed: req.stepIds.length - completed - skipped };
+  const outcomes = req.stepIds.map((id) => last.get(id));
+  const completed = outcomes.filter((o) => o === 'completed').length;
+  const failed = outcomes.filter((o) => o === 'failed').length;
+  return { completed, failed, skipped: req.stepIds.length - completed - failed };
 }
 
 function pickOutput(req: CheckRequest): Pick<CheckResult, 'output' | 'outputRef'> {

@@ -7,6 +7,7 @@ import type { FailureClass } from '../plan/schema.ts';
 import { classifyFailure } from './classify.ts';
 import { eventIdentity, type HarnessDeps, journalFor } from './deps.ts';
 import type { FailureFacts } from './errors.ts';
+import { recipeName, recordFailure } from './failure-events.ts';
 import {
   type ClassifyRequest,
   type ClassifyResult,
@@ -22,34 +23,29 @@ export async function classifyStepFailure(req: ClassifyRequest, deps: HarnessDep
   const journal = journalFor(deps);
   const facts = factsOf(req.error);
   const message = new Redactor().text(facts.message);
-  const namedByHarness = (LAMBDA_ERROR_NAMES as readonly string[]).includes(req.error.Error);
-  if (!namedByHarness) {
+  // A harness Lambda that named the error classified it with the plan's recipes and recorded it.
+  const named = (LAMBDA_ERROR_NAMES as readonly string[]).includes(req.error.Error)
+    ? failureClassOfError(req.error.Error)
+    : undefined;
+  const failureClass: FailureClass = named ?? classifyFailure(facts, req.recovery).failureClass;
+  if (!named) {
     // Nobody recorded this one yet (States.Timeout, Lambda.Unknown, ...): the runner never saw it.
-    await journal.append({
-      ...identity,
-      event: 'FAILURE_DETECTED',
-      details: { error: req.error.Error, error_message: message, attempt: req.attempt },
+    await recordFailure(journal, identity, {
+      error: req.error.Error,
+      message,
+      attempt: req.attempt,
+      failureClass,
     });
   }
-  const named = failureClassOfError(req.error.Error);
-  // Unknown errors get a second look with the plan's own recipes, which the runner did not have.
-  const failureClass: FailureClass =
-    named && named !== 'unknown' ? named : classifyFailure(facts, req.recovery).failureClass;
   const recipe = req.recovery[failureClass];
   const retries = req.onFail?.retries ?? recipe?.maxAttempts ?? 0;
   // A named class error already went through its Retry block; contract failures and errors
   // classified here are retried by looping the whole step. Unknown always asks a person.
-  const loopsBack =
-    failureClass !== 'unknown' &&
-    (req.error.Error === CONTRACT_FAILED || !namedByHarness || named === 'unknown');
+  const loopsBack = failureClass !== 'unknown' && (req.error.Error === CONTRACT_FAILED || !named);
   const action = loopsBack && req.attempt <= retries ? 'RETRY' : 'ESCALATE';
   const policy = failureClass === 'unknown' ? 'ask' : (req.onFail?.escalation ?? recipe?.escalation ?? 'ask');
+  const recipeApplied = recipeName(failureClass, retries);
 
-  await journal.append({
-    ...identity,
-    event: 'FAILURE_CLASSIFIED',
-    details: { failure_type: failureClass, error: req.error.Error },
-  });
   if (failureClass === 'permission') {
     await journal.append({
       ...identity,
@@ -60,17 +56,13 @@ export async function classifyStepFailure(req: ClassifyRequest, deps: HarnessDep
       },
     });
   }
-  await journal.append({
-    ...identity,
-    event: 'RECOVERY_APPLIED',
-    details: {
-      recipe_name: failureClass,
-      outcome:
-        action === 'RETRY'
-          ? `retry: attempt ${req.attempt + 1} of ${retries + 1}`
-          : `escalate (${policy === 'ask' ? 'a person decides' : `recipe says ${policy}`})`,
-    },
-  });
+  // A retry's outcome is recorded when it is known (the checker's `success`, or `escalated` here).
+  if (action === 'ESCALATE')
+    await journal.append({
+      ...identity,
+      event: 'RECOVERY_APPLIED',
+      details: { recipe_name: recipeApplied, outcome: 'escalated' },
+    });
   return {
     failureClass,
     error: req.error.Error,
@@ -78,7 +70,7 @@ export async function classifyStepFailure(req: ClassifyRequest, deps: HarnessDep
     phase: req.phase,
     action,
     policy,
-    recipe: failureClass,
+    recipe: recipeApplied,
   };
 }
 

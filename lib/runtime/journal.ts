@@ -9,7 +9,13 @@ import { type DynamoDBDocumentClient, PutCommand, QueryCommand } from '@aws-sdk/
 import { canonicalJson } from '../plan/digest.ts';
 import { InvalidInputError } from './errors.ts';
 import { sha256Hex } from './hash.ts';
-import { EVENT_DETAILS, type JournalEvent, JournalEventSchema, type JournalRecord } from './payloads.ts';
+import {
+  EVENT_DETAILS,
+  type EventType,
+  type JournalEvent,
+  JournalEventSchema,
+  type JournalRecord,
+} from './payloads.ts';
 import { Redactor } from './redact.ts';
 import { SEQ_DIGITS } from './tables.ts';
 import { truncateText } from './truncate.ts';
@@ -229,6 +235,43 @@ export async function readEvents(
     start = out.LastEvaluatedKey;
   } while (start);
   return events;
+}
+
+/**
+ * The latest of an execution's events about `taskId` whose type is one of `types`, read backwards
+ * from the tail (a step's recent history is near the end), or undefined when there is none.
+ */
+export async function lastTaskEvent(
+  dynamo: DynamoDBDocumentClient,
+  table: string,
+  executionId: string,
+  taskId: string,
+  types: readonly EventType[],
+): Promise<JournalRecord | undefined> {
+  let start: Record<string, unknown> | undefined;
+  do {
+    const out = await dynamo.send(
+      new QueryCommand({
+        TableName: table,
+        KeyConditionExpression: 'executionId = :e',
+        FilterExpression: `task_id = :t AND #event IN (${types.map((_, i) => `:v${i}`).join(', ')})`,
+        ExpressionAttributeNames: { '#event': 'event' },
+        ExpressionAttributeValues: {
+          ':e': executionId,
+          ':t': taskId,
+          ...Object.fromEntries(types.map((t, i) => [`:v${i}`, t])),
+        },
+        ScanIndexForward: false,
+        ConsistentRead: true,
+        Limit: 200,
+        ExclusiveStartKey: start,
+      }),
+    );
+    const item = out.Items?.[0];
+    if (item) return fromItem(item);
+    start = out.LastEvaluatedKey;
+  } while (start);
+  return undefined;
 }
 
 /** An auditor's query over one of the events table's indexes, optionally within [from, to] (ISO timestamps). */

@@ -183,6 +183,22 @@ export const ApprovalPolicySchema = PlanApprovalPolicySchema.pick({
 });
 export type ApprovalPolicy = z.infer<typeof ApprovalPolicySchema>;
 
+/** A recipe as the Lambdas need it (the rest of the recipe is compiled into Retry blocks). */
+export const RecipeSummarySchema = z.object({
+  /** Retries after the first attempt. */
+  maxAttempts: z.number().int().min(0),
+  escalation: z.enum(['ask', 'skip', 'abort']),
+  /** The recipe's detection rules, to classify errors the Lambdas did not name. */
+  detect: DetectionSchema.optional(),
+});
+export type RecipeSummary = z.infer<typeof RecipeSummarySchema>;
+
+/**
+ * The plan's recipes (`$recovery`), sent to the runner and the checker only when the plan declares
+ * its own: they classify a failure when they detect it, and the class they record is final.
+ */
+export const RecoverySummarySchema = z.record(FailureClassSchema, RecipeSummarySchema);
+
 /** "[Task N/M]": the step's 1-based position in the plan and the plan's step count. */
 const Progress = {
   index: z.number().int().min(1),
@@ -265,6 +281,17 @@ export type HumanDecision = z.infer<typeof HumanDecisionSchema>;
 
 /** Any decision a gate can receive, by kind. */
 export type GateDecision = ApprovalDecision | EscalationDecision | HumanDecision;
+
+/** The schema of the decisions a gate of `kind` takes. */
+export function decisionSchemaOf(
+  kind: GateKind,
+): typeof ApprovalDecisionSchema | typeof EscalationDecisionSchema | typeof HumanDecisionSchema {
+  return kind === 'escalation'
+    ? EscalationDecisionSchema
+    : kind === 'human'
+      ? HumanDecisionSchema
+      : ApprovalDecisionSchema;
+}
 
 /** What a human step's gate needs besides the common gate fields (the runner's view of the step). */
 export const HumanTaskSchema = z.object({
@@ -382,8 +409,9 @@ export type ApprovalNotice = z.infer<typeof ApprovalNoticeSchema>;
  * - any entry of `inputs` not `completed` → writes TASK_BLOCKED, returns `{ status: 'blocked', blockedBy }`.
  * - otherwise writes TASK_STARTED ("[Task N/M] …"), calls the tool, returns `{ status: 'succeeded' }`
  *   with the captured outputs inline when their JSON is at most `inlineOutputLimitBytes`, else
- *   stored outside and returned as `outputRef`. On failure it writes FAILURE_DETECTED and throws
- *   a {@link HarnessFailure} named by the failure class.
+ *   stored outside and returned as `outputRef`. On failure it writes TASK_FAILED,
+ *   FAILURE_DETECTED and FAILURE_CLASSIFIED (the class is final) and throws a
+ *   {@link HarnessFailure} named by the failure class, which the class's Retry block may retry.
  */
 export const RunnerRequestSchema = z.object({
   ...StepScope,
@@ -406,8 +434,13 @@ export const RunnerRequestSchema = z.object({
   inputs: z.record(z.string(), StepEntrySchema),
   /** The step is skipped by an approver's decision (plan-gate modification or step-gate REJECT). */
   skip: z.boolean(),
-  /** 1-based; a loop-back retry (contract failure, escalation RETRY) increments it. */
+  /**
+   * 1-based, counting every run of the step: a Retry block's retry (the compiler adds
+   * `$states.context.State.RetryCount`) and a loop-back (contract failure, escalation RETRY).
+   */
   attempt: z.number().int().min(1),
+  /** The plan's own recipes, when it declares any; else seed 000's defaults classify. */
+  recovery: RecoverySummarySchema.optional(),
   /** Names of the values to capture (`step.outputs`). */
   outputs: z.array(IdSchema).default([]),
   timeoutSeconds: z.number().int().positive(),
@@ -436,10 +469,12 @@ export type RunnerResult = z.infer<typeof RunnerResultSchema>;
  * Input of the contract checker, the only thing that completes a step.
  * - `run.status` `skipped`/`blocked` → returns the same status (no contract is run).
  * - `run.status` `succeeded` → runs `contract` (if any) against `run.output`/`run.outputRef`;
- *   passes → writes TASK_COMPLETED with the evidence and returns `{ status: 'completed', … }`;
- *   fails → writes TASK_FAILED with the evidence and throws `Plangate.ContractFailed`.
- *   Infrastructure trouble while checking (e.g. a timeout reaching a URL) is thrown as the
- *   matching class error instead (e.g. `Plangate.Transient`).
+ *   passes → writes TASK_COMPLETED with the evidence and returns `{ status: 'completed', … }`,
+ *   preceded by RECOVERY_APPLIED {recipe_name: `retry_<class>`, outcome: `success`} when this
+ *   attempt (or re-check) is what a recipe's retry of the step's last classified failure led to;
+ *   fails → writes TASK_FAILED with the evidence, FAILURE_DETECTED and FAILURE_CLASSIFIED, and
+ *   throws `Plangate.ContractFailed`. Infrastructure trouble while checking (e.g. a timeout
+ *   reaching a URL) is thrown as the matching class error instead (e.g. `Plangate.Transient`).
  * A step with no contract completes when its runner succeeded (evidence `kind: 'none'`).
  */
 export const CheckRequestSchema = z.object({
@@ -456,6 +491,10 @@ export const CheckRequestSchema = z.object({
   inputs: z.record(z.string(), StepEntrySchema).default({}),
   run: RunnerResultSchema,
   attempt: z.number().int().min(1),
+  /** How often this check was retried in place (`$states.context.State.RetryCount`). */
+  checkRetries: z.number().int().min(0).default(0),
+  /** The plan's own recipes, when it declares any; else seed 000's defaults classify. */
+  recovery: RecoverySummarySchema.optional(),
 });
 export type CheckRequest = z.infer<typeof CheckRequestSchema>;
 
@@ -513,26 +552,19 @@ export type FinalizeResult = z.infer<typeof FinalizeResultSchema>;
 // Classifier Lambda (`${ClassifierFunctionArn}`, lambda:invoke)
 // ---------------------------------------------------------------------------------------------
 
-/** A recipe as the classifier needs it (the rest of the recipe is compiled into Retry blocks). */
-export const RecipeSummarySchema = z.object({
-  /** Retries after the first attempt. */
-  maxAttempts: z.number().int().min(0),
-  escalation: z.enum(['ask', 'skip', 'abort']),
-  /** The recipe's detection rules, to classify errors the Lambdas did not name. */
-  detect: DetectionSchema.optional(),
-});
-export type RecipeSummary = z.infer<typeof RecipeSummarySchema>;
-
 /**
  * Input of the classifier, called from a step's Catch after its Retry blocks gave up.
- * It writes FAILURE_CLASSIFIED and RECOVERY_APPLIED and decides what happens next:
+ * An error a harness Lambda named was already recorded (FAILURE_DETECTED, FAILURE_CLASSIFIED)
+ * by that Lambda; any other error is recorded here. It decides what happens next:
  * - `error` is a class name (`Plangate.Transient`, …): the Retry block of that class already
  *   used the recipe's attempts → `ESCALATE`.
  * - `error` is `Plangate.ContractFailed`, or an error no Lambda named (`States.Timeout`,
  *   `Lambda.Unknown`, …) classified with `recovery` detection rules: `RETRY` (the whole step,
  *   attempt + 1) while `attempt <= retries`, where `retries` is `onFail.retries` when given, else
  *   the class recipe's `maxAttempts`; then `ESCALATE`.
- * `ESCALATE` leads to the escalation gate, which applies the recipe's `escalation` policy.
+ * `RETRY` writes nothing (the next attempt's TASK_STARTED and the checker's RECOVERY_APPLIED
+ * `success` say how it went); `ESCALATE` writes RECOVERY_APPLIED {recipe_name, outcome:
+ * `escalated`} and leads to the escalation gate, which applies the recipe's `escalation` policy.
  */
 export const ClassifyRequestSchema = z.object({
   ...ExecutionScope,
@@ -541,7 +573,7 @@ export const ClassifyRequestSchema = z.object({
   error: ErrorOutputSchema,
   attempt: z.number().int().min(1),
   /** Effective recipes of the plan (seed 000 defaults + plan overrides), by class. */
-  recovery: z.record(FailureClassSchema, RecipeSummarySchema),
+  recovery: RecoverySummarySchema,
   /** The step's own `on_fail` (seed 004), overriding the recipe's retries and escalation. */
   onFail: z
     .object({ retries: z.number().int().min(0), escalation: z.enum(['ask', 'skip', 'abort']) })
@@ -553,7 +585,7 @@ export const ClassifyResultSchema = ClassifiedFailureSchema.extend({
   action: z.enum(['RETRY', 'ESCALATE']),
   /** The escalation policy that applies (recipe's, or `onFail`'s). */
   policy: z.enum(['ask', 'skip', 'abort']),
-  /** The recipe applied, e.g. `transient`, for RECOVERY_APPLIED {recipe_name}. */
+  /** The recipe applied, e.g. `retry_transient` or `escalate_permission` (RECOVERY_APPLIED {recipe_name}). */
   recipe: z.string(),
 });
 export type ClassifyResult = z.infer<typeof ClassifyResultSchema>;
@@ -704,6 +736,8 @@ export const EVENT_DETAILS = {
     summary: z.object({ completed: z.number().int(), failed: z.number().int(), skipped: z.number().int() }),
     succeeded: z.boolean(),
     error: z.string().optional(),
+    /** Why the run stopped early, e.g. the plan gate's rejection reason. */
+    reason: z.string().optional(),
   }),
 } as const satisfies Record<EventType, z.ZodType>;
 

@@ -6,6 +6,7 @@ import { stepInvocation } from '../plan/tools.ts';
 import { classifyFailure } from './classify.ts';
 import { eventIdentity, type HarnessDeps, journalFor, secretsFor } from './deps.ts';
 import { failureFacts, HarnessError, InvalidInputError } from './errors.ts';
+import { recordFailure } from './failure-events.ts';
 import { classFailure } from './failures.ts';
 import { entryOutput, inlineOrStored } from './output-store.ts';
 import { ERROR_NAMES, type RunnerRequest, type RunnerResult } from './payloads.ts';
@@ -66,15 +67,16 @@ export async function runStep(req: RunnerRequest, deps: HarnessDeps): Promise<Ru
     };
   } catch (error) {
     const redactor = new Redactor(secrets.resolvedValues);
-    const { failureClass } = classifyFailure(failureFacts(error));
+    const { failureClass } = classifyFailure(failureFacts(error), req.recovery);
     const failure = classFailure(error, failureClass, redactor);
-    await journalFor(deps, secrets.resolvedValues).append({
-      ...identity,
-      event: 'FAILURE_DETECTED',
-      details: {
-        error: ERROR_NAMES[failureClass],
-        error_message: failure.failureCause.message,
-        attempt: req.attempt,
+    const message = failure.failureCause.message;
+    await recordFailure(journalFor(deps, secrets.resolvedValues), identity, {
+      error: ERROR_NAMES[failureClass],
+      message,
+      attempt: req.attempt,
+      failureClass,
+      taskFailed: {
+        progress: `${progressLabel(req.index, req.total)} ✗ ${req.description}: ${firstLine(message)}`,
       },
     });
     throw failure;
@@ -103,3 +105,5 @@ function captureOutputs(
   }
   return captured;
 }
+
+const firstLine = (text: string): string => text.split('\n', 1)[0] ?? '';

@@ -24,18 +24,53 @@ const types = (events: readonly JournalRecord[], taskId?: string) =>
   events.filter((e) => taskId === undefined || e.task_id === taskId).map((e) => e.event);
 
 describe.concurrent('plangate run, end to end on the local stack', { timeout: 60_000 }, () => {
-  it('recovers a transient failure by retry with backoff', async () => {
+  it('recovers a transient failure by retry with backoff, and the events say so in order', async () => {
     const cwd = await workDir();
-    const run = runPlan(scenario('transient-retry.yaml'), cwd, ['--approve']);
+    // Without --json: what a person sees.
+    const run = new CliRun(
+      ['run', scenario('transient-retry.yaml'), '--approve', '--time-scale', '0.01'],
+      cwd,
+    );
     expect(await run.exited).toBe(0);
     expect(readFileSync(join(cwd, 'record.txt'), 'utf8').trim()).toBe('2');
-    const events = await checkedEvents(cwd, run);
-    expect(types(events, 'fetch')).toEqual(
-      expect.arrayContaining(['TASK_STARTED', 'FAILURE_DETECTED', 'TASK_COMPLETED']),
-    );
+    const events = await storedEvents(cwd, run.executionArn);
+    expect(verifyChain(events)).toEqual({ ok: true, count: events.length });
+    expect(seedOrderProblems(events)).toEqual([]);
+    expect(events.map((e) => `${e.event}${e.task_id ? ` ${e.task_id}` : ''}`)).toEqual([
+      'PLAN_CREATED',
+      'GATE_APPROVAL_REQUESTED',
+      'GATE_APPROVED',
+      'TASK_STARTED fetch',
+      'TASK_FAILED fetch',
+      'FAILURE_DETECTED fetch',
+      'FAILURE_CLASSIFIED fetch',
+      'TASK_STARTED fetch',
+      'RECOVERY_APPLIED fetch',
+      'TASK_COMPLETED fetch',
+      'TASK_STARTED record',
+      'TASK_COMPLETED record',
+      'EXECUTION_COMPLETE',
+    ]);
+    const fetch = events.filter((e) => e.task_id === 'fetch');
+    expect(fetch.filter((e) => e.event === 'TASK_STARTED').map((e) => e.details.attempt)).toEqual([1, 2]);
+    expect(fetch.find((e) => e.event === 'FAILURE_DETECTED')?.details).toMatchObject({
+      error: 'Plangate.Transient',
+      attempt: 1,
+    });
+    expect(fetch.find((e) => e.event === 'FAILURE_CLASSIFIED')?.details).toEqual({
+      failure_type: 'transient',
+      error: 'Plangate.Transient',
+    });
+    expect(fetch.find((e) => e.event === 'RECOVERY_APPLIED')?.details).toEqual({
+      recipe_name: 'retry_transient',
+      outcome: 'success',
+    });
     expect(events.find((e) => e.event === 'GATE_APPROVED')?.details.approver).toBe('plangate-run--approve');
     expect(events.at(-1)?.details).toMatchObject({ succeeded: true, summary: { completed: 2, failed: 0 } });
     expect(run.stderr).toContain('--approve: answering the plan gate APPROVE');
+    expect(run.stdout).toContain('RECOVERY_APPLIED: retry_transient → success');
+    expect(run.stdout).toContain('(attempt 2)');
+    expect(run.stdout).toContain('2/2 tasks completed. 0 failures.');
   });
 
   it('escalates a contract failure; skipping it blocks its dependent while the independent branch completes', async () => {
@@ -95,7 +130,146 @@ describe.concurrent('plangate run, end to end on the local stack', { timeout: 60
       reason: 'wrong approach, split the work differently',
     });
     expect(types(events).filter((t) => t.startsWith('TASK_'))).toEqual([]);
+    expect(types(events).slice(-2)).toEqual(['GATE_REJECTED', 'EXECUTION_COMPLETE']);
+    expect(events.at(-1)?.details).toMatchObject({
+      succeeded: false,
+      error: 'Plangate.GateRejected',
+      reason: 'wrong approach, split the work differently',
+      summary: { completed: 0, failed: 0, skipped: 3 },
+    });
+    expect(run.stderr).toContain(
+      '0/3 tasks completed. Plan rejected: wrong approach, split the work differently.',
+    );
     expect(existsSync(join(cwd, 'a.txt'))).toBe(false);
+  });
+
+  it('asks the plan gate again after a question, then runs once approved', async () => {
+    const cwd = await workDir();
+    const run = runPlan(scenario('gated.yaml'), cwd);
+    await run.untilEvent('GATE_APPROVAL_REQUESTED');
+    run.answer('ask why does c.txt copy b.txt instead of writing c?');
+    await run.untilEvent('GATE_APPROVAL_REQUESTED', undefined, 2);
+    await run.until('the question shown again', () =>
+      run.stderr.includes('Question asked: why does c.txt copy b.txt instead of writing c?'),
+    );
+    run.answer('approve');
+    expect(await run.exited).toBe(0);
+    const events = await checkedEvents(cwd, run);
+    expect(types(events).slice(0, 5)).toEqual([
+      'PLAN_CREATED',
+      'GATE_APPROVAL_REQUESTED',
+      'GATE_CLARIFICATION_REQUESTED',
+      'GATE_APPROVAL_REQUESTED',
+      'GATE_APPROVED',
+    ]);
+    expect(events.filter((e) => e.event === 'GATE_APPROVAL_REQUESTED').map((e) => e.details.round)).toEqual([
+      1, 2,
+    ]);
+    expect(events[2]?.details).toEqual({
+      gate: 'plan',
+      question: 'why does c.txt copy b.txt instead of writing c?',
+    });
+    expect(events.at(-1)?.details).toMatchObject({ succeeded: true, summary: { completed: 3 } });
+  });
+
+  it('asks each gated step: an approved one runs, a rejected one is skipped and its dependent blocked', async () => {
+    const cwd = await workDir();
+    const run = runPlan(scenario('step-gates.yaml'), cwd);
+    await run.untilEvent('GATE_APPROVAL_REQUESTED');
+    run.answer('approve');
+    await run.untilEvent('GATE_APPROVAL_REQUESTED', 'deploy-staging');
+    await run.until('the staging question', () =>
+      run.stderr.includes('Write out/staging.txt containing the word staging" needs approval'),
+    );
+    run.answer('approve');
+    await run.untilEvent('GATE_APPROVAL_REQUESTED', 'deploy-prod');
+    await run.until('the prod question', () =>
+      run.stderr.includes('Write out/prod.txt containing the word prod" needs approval'),
+    );
+    run.answer('reject not during the freeze');
+    expect(await run.exited).toBe(0);
+    const events = await checkedEvents(cwd, run);
+    expect(types(events, 'deploy-staging')).toEqual([
+      'GATE_APPROVAL_REQUESTED',
+      'GATE_APPROVED',
+      'TASK_STARTED',
+      'TASK_COMPLETED',
+    ]);
+    expect(types(events, 'deploy-prod')).toEqual([
+      'GATE_APPROVAL_REQUESTED',
+      'GATE_REJECTED',
+      'TASK_SKIPPED',
+    ]);
+    expect(events.find((e) => e.event === 'GATE_REJECTED')?.details).toMatchObject({
+      gate: 'step',
+      reason: 'not during the freeze',
+    });
+    expect(types(events, 'announce')).toEqual(['TASK_BLOCKED']);
+    expect(events.find((e) => e.event === 'TASK_BLOCKED')?.details.blocked_by).toEqual(['deploy-prod']);
+    expect(events.at(-1)?.details).toMatchObject({
+      succeeded: true,
+      summary: { completed: 2, failed: 0, skipped: 2 },
+    });
+    expect(existsSync(join(cwd, 'out/staging.txt'))).toBe(true);
+    expect(existsSync(join(cwd, 'out/prod.txt'))).toBe(false);
+  });
+
+  it('waits for a person to do a human step; their reported output is checked and used later', async () => {
+    const cwd = await workDir();
+    const run = runPlan(scenario('human-step.yaml'), cwd, ['--approve']);
+    await run.untilEvent('TASK_STARTED', 'pick-version');
+    await run.until('the human prompt', () => run.stderr.includes('done [name=value …]'));
+    expect(run.stderr).toContain('Choose the next release version');
+    // A report without the declared output is refused and asked again.
+    run.answer('done release=1.2.3');
+    await run.until('the refusal', () => run.stderr.includes('this step must report "version"'));
+    run.answer('done version=1.2.3');
+    expect(await run.exited).toBe(0);
+    const events = await checkedEvents(cwd, run);
+    expect(types(events, 'pick-version')).toEqual(['TASK_STARTED', 'HUMAN_TASK_ANSWERED', 'TASK_COMPLETED']);
+    expect(events.find((e) => e.event === 'HUMAN_TASK_ANSWERED')?.details).toMatchObject({
+      decision: 'DONE',
+      outputs: ['version'],
+    });
+    const completed = events.find((e) => e.event === 'TASK_COMPLETED' && e.task_id === 'pick-version');
+    expect(completed?.details).toMatchObject({
+      result: { version: '1.2.3' },
+      evidence: { kind: 'assert', passed: true },
+    });
+    expect(readFileSync(join(cwd, 'version.txt'), 'utf8')).toBe('1.2.3\n');
+    expect(types(events, 'write-version')).toEqual(['TASK_STARTED', 'TASK_COMPLETED']);
+  });
+
+  it('aborts at an escalation: the failed step counts as failed, the steps that never ran as skipped', async () => {
+    const cwd = await workDir();
+    const run = runPlan(scenario('abort.yaml'), cwd, ['--approve']);
+    await run.until('escalation prompt', () => run.stderr.includes('skip    skip this step'));
+    run.answer('abort wrong number written');
+    expect(await run.exited).toBe(1);
+    const events = await checkedEvents(cwd, run);
+    expect(types(events, 'two')).toEqual([
+      'TASK_STARTED',
+      'TASK_FAILED',
+      'FAILURE_DETECTED',
+      'FAILURE_CLASSIFIED',
+      'RECOVERY_APPLIED',
+      'RECOVERY_ESCALATION',
+      'RECOVERY_ESCALATION',
+    ]);
+    expect(events.filter((e) => e.event === 'RECOVERY_APPLIED').map((e) => e.details)).toEqual([
+      { recipe_name: 'escalate_logic', outcome: 'escalated' },
+    ]);
+    expect(events.filter((e) => e.event === 'RECOVERY_ESCALATION').at(-1)?.details).toMatchObject({
+      user_decision: 'ABORT',
+      decided_by: 'person',
+    });
+    for (const never of ['three', 'four', 'five']) expect(types(events, never)).toEqual([]);
+    expect(events.at(-1)?.details).toMatchObject({
+      succeeded: false,
+      error: 'Plangate.Aborted',
+      summary: { completed: 1, failed: 1, skipped: 3 },
+    });
+    expect(run.stderr).toContain('1/5 tasks completed. 1 failure. 3 skipped or blocked.');
   });
 
   it('applies a modification made on the approval page (a skipped step) and tells the terminal', async () => {
@@ -107,10 +281,14 @@ describe.concurrent('plangate run, end to end on the local stack', { timeout: 60
     expect(link).not.toMatch(/token/i);
     const page = await fetch(link);
     expect(page.status).toBe(200);
-    expect(await page.text()).toContain('Write b.txt containing the letter b');
+    const html = await page.text();
+    expect(html).toContain('Write b.txt containing the letter b');
+    // The form binds the answer to the digest the page showed.
+    const digest = /name="digest" value="([^"]+)"/.exec(html)?.[1] as string;
+    expect(digest).toMatch(/^sha256:[0-9a-f]{64}$/);
     const answered = await fetch(link, {
       method: 'POST',
-      body: new URLSearchParams({ decision: 'APPROVE_WITH_MODIFICATIONS', skipSteps: 'write-b' }),
+      body: new URLSearchParams({ decision: 'APPROVE_WITH_MODIFICATIONS', skipSteps: 'write-b', digest }),
     });
     expect(answered.status).toBe(200);
     // Single use: the same link cannot answer twice.

@@ -1,8 +1,9 @@
 /**
  * Seed 000's event list and order, as checks over one execution's stored events: the plan is
  * created first, the gate is requested before it is answered, nothing runs before the plan is
- * approved, a task starts before it ends, a failure is classified before a recovery is applied,
- * and EXECUTION_COMPLETE closes the log.
+ * approved, a task starts before it ends, a failure is detected then classified before a
+ * recovery is applied, an escalation follows the recipe giving up, and EXECUTION_COMPLETE
+ * closes the log.
  */
 import { EVENT_TYPES, type JournalRecord } from '../../lib/runtime/payloads.ts';
 
@@ -38,6 +39,46 @@ export function seedOrderProblems(events: readonly JournalRecord[]): string[] {
     }
   });
   const complete = index('EXECUTION_COMPLETE');
-  if (complete >= 0 && complete !== types.length - 1) problems.push('events after EXECUTION_COMPLETE');
+  if (complete < 0) problems.push('no EXECUTION_COMPLETE');
+  else if (complete !== types.length - 1) problems.push('events after EXECUTION_COMPLETE');
+  const tasks = new Set(events.flatMap((e) => (e.task_id ? [e.task_id] : [])));
+  for (const task of tasks) problems.push(...recoveryProblems(events.filter((e) => e.task_id === task)));
+  return problems;
+}
+
+/**
+ * Stage 4 for one task: each failure is detected, then classified; a recipe's outcome follows its
+ * classification (`success` right before the task completes); an escalation follows the recipe's
+ * `escalated` outcome; attempts never go down.
+ */
+function recoveryProblems(own: readonly JournalRecord[]): string[] {
+  const problems: string[] = [];
+  const at = (e: JournalRecord) => `${e.event} of ${e.task_id} (seq ${e.seq})`;
+  let lastAttempt = 0;
+  own.forEach((e, i) => {
+    const before = own[i - 1];
+    const after = own[i + 1];
+    if (e.event === 'TASK_STARTED') {
+      const attempt = Number(e.details.attempt);
+      // The same attempt may start again (a resumed run redelivers the task it was in); never an older one.
+      if (!(attempt >= lastAttempt)) problems.push(`${at(e)}: attempt ${attempt} after ${lastAttempt}`);
+      lastAttempt = attempt;
+    }
+    if (e.event === 'FAILURE_DETECTED' && after?.event !== 'FAILURE_CLASSIFIED')
+      problems.push(`${at(e)} not followed by FAILURE_CLASSIFIED`);
+    if (e.event === 'FAILURE_CLASSIFIED' && before?.event !== 'FAILURE_DETECTED')
+      problems.push(`${at(e)} without FAILURE_DETECTED right before it`);
+    if (
+      e.event === 'RECOVERY_APPLIED' &&
+      e.details.outcome === 'success' &&
+      after?.event !== 'TASK_COMPLETED'
+    )
+      problems.push(`${at(e)}: success not followed by TASK_COMPLETED`);
+    if (e.event === 'RECOVERY_ESCALATION') {
+      const applied = own.slice(0, i).findLast((p) => p.event === 'RECOVERY_APPLIED');
+      if (applied?.details.outcome !== 'escalated')
+        problems.push(`${at(e)} without RECOVERY_APPLIED {outcome: escalated} before it`);
+    }
+  });
   return problems;
 }

@@ -185,17 +185,31 @@ describe('step runner + contract checker', () => {
         },
       }),
     ).rejects.toMatchObject({ name: 'Plangate.ContractFailed' });
-    expect((await events('exec-premature')).map((e) => e.event)).toEqual(['TASK_STARTED', 'TASK_FAILED']);
+    const stored = await events('exec-premature');
+    expect(stored.map((e) => e.event)).toEqual([
+      'TASK_STARTED',
+      'TASK_FAILED',
+      'FAILURE_DETECTED',
+      'FAILURE_CLASSIFIED',
+    ]);
+    expect(stored.at(-1)?.details).toEqual({ failure_type: 'logic', error: 'Plangate.ContractFailed' });
   });
 
-  it('classifies a tool failure, records FAILURE_DETECTED, never leaks the secret', async () => {
+  it('classifies a tool failure, records TASK_FAILED, FAILURE_DETECTED, FAILURE_CLASSIFIED, never leaks the secret', async () => {
     await expect(
       makeRunner(deps)(
         runnerReq('exec-fail', { args: { command: 'echo "denied for ${secrets.apiToken}" >&2; exit 126' } }),
       ),
     ).rejects.toMatchObject({ name: 'Plangate.Permission' });
     const stored = await events('exec-fail');
-    expect(stored.map((e) => e.event)).toEqual(['TASK_STARTED', 'FAILURE_DETECTED']);
+    expect(stored.map((e) => e.event)).toEqual([
+      'TASK_STARTED',
+      'TASK_FAILED',
+      'FAILURE_DETECTED',
+      'FAILURE_CLASSIFIED',
+    ]);
+    expect(stored[2]?.details).toMatchObject({ error: 'Plangate.Permission', attempt: 1 });
+    expect(stored[3]?.details).toEqual({ failure_type: 'permission', error: 'Plangate.Permission' });
     expect(JSON.stringify(stored)).not.toContain('tok-very-secret-123');
   });
 
@@ -231,7 +245,7 @@ describe('step runner + contract checker', () => {
     await expect(check('context.env = "dev"', 'exec-assert-no')).rejects.toMatchObject({
       name: 'Plangate.ContractFailed',
     });
-    const failed = (await events('exec-assert-no')).at(-1);
+    const failed = (await events('exec-assert-no')).find((e) => e.event === 'TASK_FAILED');
     expect(failed?.details.progress).toMatch(/^\[Task 2\/2\] ✗ Verify the build/);
   });
 
@@ -277,6 +291,124 @@ describe('step runner + contract checker', () => {
       }),
     );
     expect((next.output as { stdout: string }).stdout.trim()).toBe('20000');
+  });
+
+  it("records a recipe's retry that passes as RECOVERY_APPLIED retry_<class> → success, and only that", async () => {
+    const flaky =
+      'n=$(cat tries 2>/dev/null || echo 0); echo $((n+1)) > tries; [ $n -ge 1 ] || { echo "Connection timeout" >&2; exit 75; }';
+    const check = (executionId: string, run: RunnerResult, checkRetries = 0) =>
+      makeChecker(deps)({
+        plan,
+        executionId,
+        stepId: 'build',
+        index: 1,
+        total: 2,
+        description: 'Build the report',
+        attempt: run.attempt,
+        checkRetries,
+        run,
+        contract: { kind: 'command', command: 'test -f tries', expectExitCode: 0, timeoutSeconds: 5 },
+      });
+    const retried = async (executionId: string, between?: () => Promise<unknown>) => {
+      await rm(join(dir, 'tries'), { force: true });
+      await expect(
+        makeRunner(deps)(runnerReq(executionId, { args: { command: flaky } })),
+      ).rejects.toMatchObject({ name: 'Plangate.Transient' });
+      await between?.();
+      const run = (await makeRunner(deps)(
+        runnerReq(executionId, { args: { command: flaky }, attempt: 2 }),
+      )) as RunnerResult;
+      expect(run.attempt).toBe(2);
+      await check(executionId, run);
+      return events(executionId);
+    };
+
+    const stored = await retried('exec-retry-ok');
+    expect(stored.map((e) => e.event)).toEqual([
+      'TASK_STARTED',
+      'TASK_FAILED',
+      'FAILURE_DETECTED',
+      'FAILURE_CLASSIFIED',
+      'TASK_STARTED',
+      'RECOVERY_APPLIED',
+      'TASK_COMPLETED',
+    ]);
+    expect(stored[3]?.details).toEqual({ failure_type: 'transient', error: 'Plangate.Transient' });
+    expect(stored[4]?.details.attempt).toBe(2);
+    expect(stored[5]?.details).toEqual({ recipe_name: 'retry_transient', outcome: 'success' });
+
+    // After an escalation a person decided to retry: that is not the recipe's outcome.
+    const byPerson = await retried('exec-retry-person', () =>
+      journalFor(deps).append({
+        executionId: 'exec-retry-person',
+        planId: plan.id,
+        planVersion: plan.version,
+        planDigest: plan.digest,
+        task_id: 'build',
+        event: 'RECOVERY_ESCALATION',
+        details: { reason: 'answered by ops', user_decision: 'RETRY', decided_by: 'person' },
+      }),
+    );
+    expect(byPerson.map((e) => e.event)).not.toContain('RECOVERY_APPLIED');
+
+    // A first attempt that passes reads nothing back and records no recovery.
+    const first = (await makeRunner(deps)(runnerReq('exec-retry-none'))) as RunnerResult;
+    await check('exec-retry-none', first);
+    expect((await events('exec-retry-none')).map((e) => e.event)).toEqual(['TASK_STARTED', 'TASK_COMPLETED']);
+  });
+
+  it('counts a run that stopped early from the journal: never-run steps are skipped, not failed', async () => {
+    const id = 'exec-aborted';
+    const journal = journalFor(deps);
+    const base = { executionId: id, planId: plan.id, planVersion: plan.version, planDigest: plan.digest };
+    await journal.append({
+      ...base,
+      task_id: 'build',
+      event: 'TASK_STARTED',
+      details: { attempt: 1, progress: 'p' },
+    });
+    await journal.append({
+      ...base,
+      task_id: 'build',
+      event: 'TASK_COMPLETED',
+      details: {
+        result: {},
+        evidence: { kind: 'none', passed: true, summary: 's', checkedAt: 'now' },
+        progress: 'p',
+      },
+    });
+    await journal.append({
+      ...base,
+      task_id: 'test',
+      event: 'TASK_STARTED',
+      details: { attempt: 1, progress: 'p' },
+    });
+    await journal.append({
+      ...base,
+      task_id: 'test',
+      event: 'TASK_FAILED',
+      details: { error: 'Plangate.ContractFailed', error_message: 'no', progress: 'p' },
+    });
+    await journal.append({
+      ...base,
+      task_id: 'test',
+      event: 'RECOVERY_ESCALATION',
+      details: { reason: 'r', user_decision: 'ABORT', decided_by: 'person' },
+    });
+    const result = await makeChecker(deps)({
+      kind: 'finalize',
+      plan,
+      executionId: id,
+      postconditions: [],
+      error: { Error: 'Plangate.Aborted', Cause: 'aborted by ops' },
+      stepIds: ['build', 'test', 'ship', 'notify'],
+    });
+    expect(result).toMatchObject({ succeeded: false, summary: { completed: 1, failed: 1, skipped: 2 } });
+    expect((await events(id)).at(-1)?.details).toMatchObject({
+      error: 'Plangate.Aborted',
+      reason: 'aborted by ops',
+      summary: { completed: 1, failed: 1, skipped: 2 },
+    });
   });
 
   it('finalizes: postconditions checked, EXECUTION_COMPLETE with the summary', async () => {
@@ -350,8 +482,16 @@ describe('classifier', () => {
     });
     const types = (await events('exec-classify')).map((e) => e.event);
     expect(types).toContain('PERMISSION_REQUIRED');
+    // The runner recorded the named error; the one nobody named is recorded here.
     expect(types.filter((t) => t === 'FAILURE_DETECTED')).toHaveLength(1);
-    expect(types.filter((t) => t === 'RECOVERY_APPLIED')).toHaveLength(4);
+    expect(types.filter((t) => t === 'FAILURE_CLASSIFIED')).toHaveLength(1);
+    // A retry's outcome is not known yet; the escalation's is.
+    expect(
+      (await events('exec-classify')).filter((e) => e.event === 'RECOVERY_APPLIED').map((e) => e.details),
+    ).toEqual([
+      { recipe_name: 'retry_logic', outcome: 'escalated' },
+      { recipe_name: 'escalate_permission', outcome: 'escalated' },
+    ]);
   });
 });
 
@@ -534,6 +674,7 @@ describe('gate and approvals', () => {
       'TASK_STARTED',
       'HUMAN_TASK_ANSWERED',
       'FAILURE_DETECTED',
+      'FAILURE_CLASSIFIED',
     ]);
   });
 

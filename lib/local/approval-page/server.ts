@@ -1,20 +1,23 @@
 /**
- * The local approval page: `GET /approve/<link id>` shows the gate, `POST` answers it. The id is
- * the approvals service's signed, expiring, single-use id, never the task token; the first
- * answer wins, so a second one (here or in the terminal) is told it came too late.
+ * The local approval page: `GET /approve/<link id>` shows the gate, `POST` answers it. The page
+ * and its form are the approvals API's (lib/runtime/approval-page.ts, approvals-api.ts), plus the
+ * plan's checklist. The id is the approvals service's signed, expiring, single-use id, never the
+ * task token; the first answer wins, so a second one (here or in the terminal) is told it came
+ * too late.
  */
 import { createServer, type IncomingMessage, type ServerResponse } from 'node:http';
-import type { ApprovalDecision, EscalationDecision } from '../../runtime/payloads.ts';
+import { approvalPage, messagePage } from '../../runtime/approval-page.ts';
+import { formAnswer } from '../../runtime/approvals-api.ts';
+import { decisionSchemaOf } from '../../runtime/payloads.ts';
 import { closeServer, listenOnLoopback } from '../listen.ts';
-import type { GateAnswer, GateDesk, PendingGate } from '../run/gate-desk.ts';
-import { gatePage, messagePage, type PageGate } from './page.ts';
+import type { GateAnswer, GateDesk } from '../run/gate-desk.ts';
 
 export interface ApprovalPageProps {
   readonly desk: GateDesk;
-  /** The checklist and names to show for a gate. */
-  readonly describe: (gate: PendingGate) => Promise<Omit<PageGate, 'gate'>>;
+  /** The plan as a checklist, shown on every gate's page. */
+  readonly checklist: string;
   /** Told of every decision made on the page (the terminal withdraws its question). */
-  readonly onAnswered?: (gate: PendingGate, answer: GateAnswer) => void;
+  readonly onAnswered?: (linkId: string, answer: GateAnswer) => void;
   /** @default 0 (any free port) */
   readonly port?: number;
 }
@@ -42,9 +45,9 @@ export class ApprovalPageServer {
     return page;
   }
 
-  /** The link a person opens for this gate. */
-  linkFor(gate: PendingGate): string {
-    return `${this.url}/approve/${gate.linkId}`;
+  /** The link a person opens for the gate handed out as `linkId`. */
+  linkFor(linkId: string): string {
+    return `${this.url}/approve/${linkId}`;
   }
 
   close(): Promise<void> {
@@ -52,9 +55,9 @@ export class ApprovalPageServer {
   }
 
   private async handle(req: IncomingMessage, res: ServerResponse): Promise<void> {
-    const match = PATH.exec(new URL(req.url ?? '/', this.url).pathname);
-    if (!match?.[1]) return send(res, 404, messagePage('Not found', 'No such approval.'));
-    const gate = await this.props.desk.get(match[1]);
+    const linkId = PATH.exec(new URL(req.url ?? '/', this.url).pathname)?.[1];
+    if (!linkId) return send(res, 404, messagePage('Not found', 'No such approval.'));
+    const gate = await this.props.desk.view(linkId);
     if (!gate)
       return send(
         res,
@@ -64,54 +67,35 @@ export class ApprovalPageServer {
           'This approval link is not valid, has expired, or was answered already.',
         ),
       );
-    if (req.method === 'GET') {
-      return send(res, 200, gatePage({ gate, ...(await this.props.describe(gate)) }, `/approve/${match[1]}`));
-    }
+    if (req.method === 'GET')
+      return send(res, 200, approvalPage(gate, `/approve/${linkId}`, { checklist: this.props.checklist }));
     if (req.method !== 'POST') return send(res, 405, messagePage('Method not allowed', 'Use the form.'));
     const form = await readForm(req);
     if (!form) return send(res, 413, messagePage('Too large', 'The form is too large.'));
-    const answer = formAnswer(gate, form);
-    if (typeof answer === 'string') return send(res, 400, messagePage('Not an answer', answer));
-    const outcome = await this.props.desk.answer(gate.linkId, answer);
+    const fields = formAnswer(form, gate.kind);
+    if (typeof fields === 'string') return send(res, 400, messagePage('Not an answer', fields));
+    if (fields.digest !== gate.planDigest)
+      return send(
+        res,
+        409,
+        messagePage('Not recorded', 'This answer is for a different version of the plan.'),
+      );
+    const parsed = decisionSchemaOf(gate.kind).safeParse({ ...fields.decision, by: PAGE_APPROVER });
+    if (!parsed.success) {
+      const issue = parsed.error.issues[0];
+      return send(
+        res,
+        400,
+        messagePage(
+          'Not an answer',
+          `${issue?.path.join('.') || 'decision'}: ${issue?.message ?? 'invalid'}`,
+        ),
+      );
+    }
+    const outcome = await this.props.desk.answer(linkId, parsed.data);
     if (!outcome.ok) return send(res, 409, messagePage('Not recorded', outcome.message));
-    this.props.onAnswered?.(gate, answer);
-    return send(res, 200, messagePage('Recorded', `Your answer (${answer.decision}) was recorded.`));
-  }
-}
-
-/** The form's fields as a decision, or the problem with them. */
-export function formAnswer(gate: PendingGate, form: URLSearchParams): GateAnswer | string {
-  const decision = form.get('decision') ?? '';
-  const by = PAGE_APPROVER;
-  if (gate.kind === 'human') {
-    if (decision === 'FAILED')
-      return { decision, by, reason: (form.get('reason') ?? '').trim() || 'not done' };
-    if (decision !== 'DONE') return 'answer done or failed';
-    const outputs: Record<string, string> = {};
-    for (const [name, value] of form) if (name.startsWith('output.')) outputs[name.slice(7)] = value;
-    return { decision, by, outputs };
-  }
-  if (gate.kind === 'escalation') {
-    if (decision === 'RETRY' || decision === 'SKIP' || decision === 'ABORT')
-      return { decision, by } satisfies EscalationDecision;
-    return 'answer retry, skip or abort';
-  }
-  switch (decision) {
-    case 'APPROVE':
-      return { decision, by } satisfies ApprovalDecision;
-    case 'APPROVE_WITH_MODIFICATIONS': {
-      const skipSteps = (form.get('skipSteps') ?? '').split(/[\s,]+/).filter(Boolean);
-      if (gate.kind !== 'plan' || skipSteps.length === 0) return 'name the steps to skip';
-      return { decision, by, skipSteps, argOverrides: {} };
-    }
-    case 'ASK_FOR_CLARIFICATION': {
-      const question = (form.get('question') ?? '').trim();
-      return question ? { decision, by, question } : 'write the question';
-    }
-    case 'REJECT':
-      return { decision, by, reason: (form.get('reason') ?? '').trim() || 'rejected on the approval page' };
-    default:
-      return 'answer approve, approve with modifications, ask for clarification or reject';
+    this.props.onAnswered?.(linkId, parsed.data);
+    return send(res, 200, messagePage('Recorded', `Your answer (${parsed.data.decision}) was recorded.`));
   }
 }
 

@@ -3,6 +3,7 @@
  * and a way to answer one. Whoever answers first wins (the gates table's conditional update);
  * a later answer is told it came too late.
  */
+import type { GateView } from '../../runtime/approvals.ts';
 import type {
   ApprovalDecision,
   ClassifiedFailure,
@@ -21,6 +22,8 @@ export interface PendingGate {
   readonly question?: string | null;
   readonly failure?: ClassifiedFailure;
   readonly critical?: boolean;
+  /** A human step: what to do and which outputs to report. */
+  readonly human?: { readonly instructions: string; readonly outputs: readonly string[] };
   /** Seconds since the epoch; links expire with the gate. */
   readonly expiresAtEpoch: number;
 }
@@ -38,8 +41,8 @@ export type AnswerOutcome =
 export interface GateDesk {
   /** Gates of the execution still waiting for a decision, oldest first. */
   pending(executionId: string): Promise<PendingGate[]>;
-  /** The gate a link answers, while it still waits. */
-  get(linkId: string): Promise<PendingGate | undefined>;
+  /** What a page may show of the gate a link answers, while it still waits. */
+  view(linkId: string): Promise<GateView | undefined>;
   /** Records the decision (journal event) and releases the gate (SendTaskSuccess). */
   answer(linkId: string, answer: GateAnswer): Promise<AnswerOutcome>;
 }

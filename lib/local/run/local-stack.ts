@@ -10,10 +10,8 @@ import { type EngineServer, startEngineServer } from '../../engine/api/index.ts'
 import { createEngine, type Engine } from '../../engine/engine.ts';
 import { createResourceInvoker, LambdaHandlerRegistry } from '../../engine/resources/index.ts';
 import type { LambdaHandler, TaskInvocation } from '../../engine/types.ts';
-import type { ApprovalPolicy } from '../../runtime/approvals.ts';
 import type { HarnessDeps } from '../../runtime/deps.ts';
 import type { ApprovalNotice, GateDeps } from '../../runtime/gate.ts';
-import type { SecretRef } from '../../runtime/secrets.ts';
 import { builtinRegistry } from '../../runtime/tools/builtins.ts';
 import { LOCAL_CREDENTIALS } from '../clients.ts';
 import { type LocalDataPlane, startLocalDataPlane } from '../stack.ts';
@@ -41,12 +39,8 @@ export interface LocalRunStackProps {
   readonly timeScale?: number;
   /** Where shell tools and command contracts run. @default process.cwd() */
   readonly cwd?: string;
-  /** The plan's declared secrets, resolved at call time by the tools. @default none */
-  readonly secrets?: readonly SecretRef[];
   /** The HMAC key the gate Lambda signs approval ids with. */
   readonly signingKey: Buffer;
-  /** Who may answer gates. @default anyone, quorum 1 */
-  readonly approvalPolicy?: ApprovalPolicy;
   /** The gate Lambda's notifier: here, the run session's terminal and approval page. */
   readonly notify: (notice: ApprovalNotice) => Promise<void>;
 }
@@ -59,6 +53,14 @@ export class LocalRunStack {
     /** @aws-sdk/client-sfn against the engine's API: how the CLI and the handlers reach the engine. */
     readonly sfn: SFNClient,
   ) {}
+
+  /** The role local state machines are created with (the engine does not assume it). */
+  static readonly ROLE_ARN = `arn:aws:iam::${ACCOUNT}:role/plangate-local`;
+
+  /** The ARN the engine gives the state machine `name`. */
+  static stateMachineArn(name: string): string {
+    return `arn:aws:states:${REGION}:${ACCOUNT}:stateMachine:${name}`;
+  }
 
   /** `${...}` substitutions for compiled definitions: local function ARNs. */
   static substitutions(): Record<string, string> {
@@ -105,10 +107,8 @@ export class LocalRunStack {
         sfn,
         tools: builtinRegistry(),
         cwd: props.cwd ?? process.cwd(),
-        ...(props.secrets ? { secrets: props.secrets } : {}),
         signingKey: props.signingKey,
         notify: props.notify,
-        ...(props.approvalPolicy ? { approvalPolicy: () => props.approvalPolicy as ApprovalPolicy } : {}),
       };
       for (const fn of HARNESS_FUNCTIONS) registry.register(fn.name, await loadHandler(fn.file, deps));
       release();

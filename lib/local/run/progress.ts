@@ -4,7 +4,7 @@
  * `RECOVERY_APPLIED: retry_transient → success`, and the final `5/5 tasks completed. 0 failures.`
  */
 import type { Plan } from '../../plan/schema.ts';
-import type { JournalRecord } from '../../runtime/payloads.ts';
+import { type JournalRecord, MACHINE_ERRORS } from '../../runtime/payloads.ts';
 
 /** What the progress view knows of the plan: step order and names. */
 export interface PlanOutline {
@@ -25,6 +25,8 @@ export interface RunningStep {
 /** Turns events into lines; keeps just enough state for durations and the spinner. */
 export class ProgressFormatter {
   private readonly started = new Map<string, number>();
+  /** Steps whose TASK_FAILED line was just printed. */
+  private readonly failedLine = new Set<string>();
 
   constructor(private readonly outline: PlanOutline) {}
 
@@ -68,6 +70,7 @@ export class ProgressFormatter {
       }
       case 'TASK_FAILED':
         this.started.delete(id);
+        this.failedLine.add(id);
         return [`${this.position(id)} ✗ ${this.name(id)}: ${oneLine(str(d.error_message))}`];
       case 'TASK_SKIPPED':
         this.started.delete(id);
@@ -75,9 +78,14 @@ export class ProgressFormatter {
       case 'TASK_BLOCKED':
         this.started.delete(id);
         return [`${this.position(id)} ! ${this.name(id)}: blocked by ${list(d.blocked_by)}`];
-      case 'FAILURE_DETECTED':
+      case 'FAILURE_DETECTED': {
         this.started.delete(id);
-        return [`  FAILURE_DETECTED: ${oneLine(str(d.error_message))} (attempt ${num(d.attempt)})`];
+        // After the step's own ✗ line the message is already shown.
+        const shown = this.failedLine.delete(id);
+        return [
+          `  FAILURE_DETECTED: ${shown ? str(d.error) : oneLine(str(d.error_message))} (attempt ${num(d.attempt)})`,
+        ];
+      }
       case 'FAILURE_CLASSIFIED':
         return [`  FAILURE_CLASSIFIED: ${str(d.failure_type)} (${str(d.error)})`];
       case 'RECOVERY_APPLIED':
@@ -118,9 +126,14 @@ export class ProgressFormatter {
   }
 }
 
-/** Seed 000's final line: `3/3 tasks completed. 0 failures.` (plus what was skipped, and why it stopped). */
+/**
+ * Seed 000's final line: `3/3 tasks completed. 0 failures.` (plus what was skipped, and why it
+ * stopped); a rejected plan: `0/5 tasks completed. Plan rejected: <reason>.`
+ */
 export function summaryLine(total: number, details: Record<string, unknown>): string {
   const summary = (details.summary ?? {}) as Record<string, unknown>;
+  if (details.error === MACHINE_ERRORS.gateRejected)
+    return `${num(summary.completed)}/${total} tasks completed. Plan rejected: ${oneLine(str(details.reason)).replace(/\.$/, '')}.`;
   const failed = num(summary.failed);
   const skipped = num(summary.skipped);
   const parts = [

@@ -11,14 +11,14 @@ import {
   DescribeExecutionCommand,
   type DescribeExecutionCommandOutput,
   ListExecutionsCommand,
-  StartExecutionCommand,
+  StateMachineDoesNotExist,
 } from '@aws-sdk/client-sfn';
 import { renderChecklist } from '../../plan/render.ts';
 import { type Plan, PlanSchema } from '../../plan/schema.ts';
-import { type ApprovalPolicy, Approvals } from '../../runtime/approvals.ts';
-import { deployPlan } from '../../runtime/deploy-plan.ts';
-import type { ApprovalNotice } from '../../runtime/gate.ts';
-import { Journal, readEvents } from '../../runtime/journal.ts';
+import { planStateMachineName } from '../../runtime/deploy-plan.ts';
+import { type ApprovalNotice, approvalsFor } from '../../runtime/gate.ts';
+import { readEvents } from '../../runtime/journal.ts';
+import { launchPlan } from '../../runtime/launch-plan.ts';
 import type { JournalRecord } from '../../runtime/payloads.ts';
 import { ApprovalPageServer } from '../approval-page/server.ts';
 import { ApprovalsDesk } from './approvals-desk.ts';
@@ -32,7 +32,7 @@ import {
   parseHumanReport,
 } from './decisions.ts';
 import { EventFollower } from './follow.ts';
-import type { GateAnswer, PendingGate } from './gate-desk.ts';
+import type { AnswerOutcome, GateAnswer, PendingGate } from './gate-desk.ts';
 import { LocalRunStack } from './local-stack.ts';
 import { outlineOf, ProgressFormatter } from './progress.ts';
 import { Spinner } from './spinner.ts';
@@ -46,7 +46,8 @@ import {
 } from './store.ts';
 import { type Asked, TerminalPrompter } from './terminal.ts';
 
-const ROLE_ARN = 'arn:aws:iam::123456789012:role/plangate-local';
+/** Local state machines are named `plangate-<planId>`, as they always were (stores from earlier runs re-attach). */
+const NAME_PREFIX = 'plangate';
 /** Who `--approve` answers as, so the event says the approval was non-interactive. */
 export const AUTO_APPROVER = 'plangate-run--approve';
 
@@ -97,46 +98,34 @@ export async function runSession(target: SessionTarget, options: SessionOptions)
   const stack = await LocalRunStack.start({
     paths,
     timeScale: options.timeScale,
-    secrets: plan.secrets,
     signingKey,
-    approvalPolicy: policyOf(plan),
     notify: async (notice) => notices.post(notice),
   });
-  const approvals = new Approvals({
-    dynamo: stack.data.clients.doc,
-    gatesTable: stack.data.tableNames.gates,
-    outputsTable: stack.data.tableNames.outputs,
-    sfn: stack.sfn,
-    journal: journalOf(stack),
-    signingKey,
-  });
   const desk = new ApprovalsDesk({
-    approvals,
-    dynamo: stack.data.clients.doc,
-    gatesTable: stack.data.tableNames.gates,
-    signingKey,
+    approvals: approvalsFor({ ...journalDeps(stack), sfn: stack.sfn, signingKey }),
     planDigest: `sha256:${digest}`,
   });
   const prompter = new TerminalPrompter(io.stdin, io.stderr);
   const asked = new Map<string, Asked<GateAnswer>>();
   /** Answers being recorded: the run waits for them so their events are shown. */
   const recording = new Set<Promise<void>>();
+  /** Asks a gate again after the approvals service refused an answer (e.g. missing outputs). */
+  let askAgain: (gate: PendingGate) => void = () => {};
   const record = (gate: PendingGate, answer: GateAnswer) => {
-    const done = answerGate(desk, gate, answer, note).finally(() => recording.delete(done));
+    const done = answerGate(desk, gate, answer, note)
+      .then((refused) => {
+        if (refused !== 'invalid') return;
+        asked.delete(gate.linkId);
+        askAgain(gate);
+      })
+      .finally(() => recording.delete(done));
     recording.add(done);
   };
   const page = await ApprovalPageServer.start({
     desk,
-    describe: async (gate) => ({
-      checklist: renderChecklist(plan),
-      stepIds: plan.steps.map((s) => s.id),
-      ...(gate.stepId
-        ? { stepName: plan.steps.find((s) => s.id === gate.stepId)?.description ?? gate.stepId }
-        : {}),
-      outputs: plan.steps.find((s) => s.id === gate.stepId)?.outputs ?? [],
-    }),
-    onAnswered: (gate, answer) =>
-      asked.get(gate.linkId)?.withdraw(`Answered on the approval page: ${describeAnswer(answer)}`),
+    checklist: renderChecklist(plan),
+    onAnswered: (linkId, answer) =>
+      asked.get(linkId)?.withdraw(`Answered on the approval page: ${describeAnswer(answer)}`),
   });
   await writeSession(paths, {
     pid: process.pid,
@@ -178,8 +167,11 @@ export async function runSession(target: SessionTarget, options: SessionOptions)
             event.task_id,
             `${String(event.details.failure_type)} (${String(event.details.error)})`,
           );
-        if (options.json) io.stdout.write(`${JSON.stringify(event)}\n`);
-        else spinner.print(progress.lines(event));
+        if (options.json) {
+          io.stdout.write(`${JSON.stringify(event)}\n`);
+          // Scripts read events on stdout; the final summary line still goes to a person.
+          if (event.event === 'EXECUTION_COMPLETE') note(progress.lines(event).join('\n'));
+        } else spinner.print(progress.lines(event));
         spinner.update(progress.running());
       },
     });
@@ -187,7 +179,7 @@ export async function runSession(target: SessionTarget, options: SessionOptions)
 
     const ask = (gate: PendingGate) => {
       if (asked.has(gate.linkId)) return;
-      const question = gateQuestion(gate, plan, failures, page.linkFor(gate));
+      const question = gateQuestion(gate, plan, failures, page.linkFor(gate.linkId));
       if ((gate.kind === 'plan' || gate.kind === 'step') && options.approve) {
         if (plan.approval.allowAutoApprove) {
           note(
@@ -214,6 +206,7 @@ export async function runSession(target: SessionTarget, options: SessionOptions)
         if (answer) record(gate, answer);
       });
     };
+    askAgain = ask;
     notices.onNotice((notice) => ask(noticeGate(notice)));
     for (const gate of await desk.pending(executionArn)) ask(gate);
 
@@ -242,7 +235,7 @@ export async function runSession(target: SessionTarget, options: SessionOptions)
   }
 }
 
-/** The unfinished execution of this plan digest, else a new one (PLAN_CREATED first). */
+/** The unfinished execution of this plan digest, else a new one (launchPlan: PLAN_CREATED first). */
 async function startOrReattach(
   stack: LocalRunStack,
   plan: Plan,
@@ -250,20 +243,17 @@ async function startOrReattach(
   paths: StorePaths,
   note: (text: string) => void,
 ): Promise<string> {
-  const deployed = await deployPlan({
-    sfn: stack.sfn,
-    plan,
-    roleArn: ROLE_ARN,
-    substitutions: LocalRunStack.substitutions(),
-    tracing: false,
-  });
   const file = planFile(paths, digest);
   await mkdir(dirname(file), { recursive: true });
   await writeFile(file, `${JSON.stringify(plan)}\n`);
 
-  const running = await stack.sfn.send(
-    new ListExecutionsCommand({ stateMachineArn: deployed.stateMachineArn, statusFilter: 'RUNNING' }),
-  );
+  const stateMachineArn = LocalRunStack.stateMachineArn(planStateMachineName(NAME_PREFIX, plan.id));
+  const running = await stack.sfn
+    .send(new ListExecutionsCommand({ stateMachineArn, statusFilter: 'RUNNING' }))
+    .catch((error: unknown) => {
+      if (error instanceof StateMachineDoesNotExist) return { executions: [] };
+      throw error;
+    });
   for (const execution of running.executions ?? []) {
     const arn = execution.executionArn as string;
     const [first] = await readEvents(stack.data.clients.doc, stack.data.tableNames.events, arn);
@@ -275,26 +265,17 @@ async function startOrReattach(
     }
   }
 
-  const name = `${plan.id.slice(0, 50)}-${Date.now().toString(36)}`;
-  const executionArn = deployed.stateMachineArn.replace(':stateMachine:', ':execution:') + `:${name}`;
-  // PLAN_CREATED comes first in the journal, before the plan gate asks.
-  await journalOf(stack).append({
-    event: 'PLAN_CREATED',
-    executionId: executionArn,
-    planId: plan.id,
-    planVersion: plan.version,
-    planDigest: `sha256:${digest}`,
-    details: {
-      task_count: plan.steps.length,
-      dependencies: Object.fromEntries(plan.steps.map((s) => [s.id, s.dependsOn])),
-    },
+  const launched = await launchPlan({
+    sfn: stack.sfn,
+    plan,
+    roleArn: LocalRunStack.ROLE_ARN,
+    substitutions: LocalRunStack.substitutions(),
+    namePrefix: NAME_PREFIX,
+    tracing: false,
+    journal: journalDeps(stack),
+    executionName: `${plan.id.slice(0, 50)}-${Date.now().toString(36)}`,
   });
-  const started = await stack.sfn.send(
-    new StartExecutionCommand({ stateMachineArn: deployed.stateMachineVersionArn, name, input: '{}' }),
-  );
-  if (started.executionArn !== executionArn)
-    throw new Error(`the engine named the execution ${started.executionArn}, expected ${executionArn}`);
-  return executionArn;
+  return launched.executionArn;
 }
 
 /** The plan an execution was started with, from the store. */
@@ -340,19 +321,24 @@ async function waitForEnd(
   }
 }
 
+/** Records an answer; says why when it was refused, and returns the refusal's reason. */
 async function answerGate(
   desk: ApprovalsDesk,
   gate: PendingGate,
   answer: GateAnswer,
   note: (text: string) => void,
-): Promise<void> {
+): Promise<AnswerRefusal | undefined> {
   const outcome = await desk.answer(gate.linkId, answer).catch((error: unknown) => ({
     ok: false as const,
     reason: 'invalid' as const,
     message: error instanceof Error ? error.message : String(error),
   }));
-  if (!outcome.ok) note(`Not recorded: ${outcome.message}`);
+  if (outcome.ok) return undefined;
+  note(`Not recorded: ${outcome.message}`);
+  return outcome.reason;
 }
+
+type AnswerRefusal = Extract<AnswerOutcome, { ok: false }>['reason'];
 
 function gateQuestion(gate: PendingGate, plan: Plan, failures: Map<string, string>, link: string): string {
   const step = gate.stepId ? plan.steps.find((s) => s.id === gate.stepId) : undefined;
@@ -360,7 +346,13 @@ function gateQuestion(gate: PendingGate, plan: Plan, failures: Map<string, strin
   if (gate.kind === 'plan') lines.push(`Approve plan "${plan.id}" v${plan.version}? (round ${gate.round})`);
   else if (gate.kind === 'step')
     lines.push(`Step "${step?.description ?? gate.stepId}" needs approval before it runs.`);
-  else {
+  else if (gate.kind === 'human') {
+    lines.push(
+      `Step "${step?.description ?? gate.stepId}" is yours to do: ${gate.human?.instructions ?? ''}`,
+    );
+    const outputs = gate.human?.outputs ?? step?.outputs ?? [];
+    if (outputs.length > 0) lines.push(`When it is done, report: ${outputs.map((o) => `${o}=…`).join(' ')}`);
+  } else {
     const failure = gate.failure
       ? `${gate.failure.failureClass} (${gate.failure.error}): ${gate.failure.message}`
       : (failures.get(gate.stepId ?? '') ?? 'failed');
@@ -389,24 +381,14 @@ function noticeGate(notice: ApprovalNotice): PendingGate {
     round: notice.round,
     ...(notice.question ? { question: notice.question } : {}),
     ...(notice.failure ? { failure: notice.failure } : {}),
+    ...(notice.human ? { human: notice.human } : {}),
     expiresAtEpoch: Math.floor(Date.parse(notice.expiresAt) / 1000),
   };
 }
 
-function policyOf(plan: Plan): ApprovalPolicy {
-  return {
-    approvers: plan.approval.approvers,
-    forbiddenApprovers: plan.approval.forbiddenApprovers,
-    quorum: plan.approval.quorum,
-  };
-}
-
-function journalOf(stack: LocalRunStack): Journal {
-  return new Journal({
-    dynamo: stack.data.clients.doc,
-    eventsTable: stack.data.tableNames.events,
-    events: stack.data.clients.events,
-  });
+/** The journal's tables and bus on the local stack. */
+function journalDeps(stack: LocalRunStack) {
+  return { dynamo: stack.data.clients.doc, tables: stack.data.tableNames, events: stack.data.clients.events };
 }
 
 const short = (text: string | undefined): string => {
