@@ -1,14 +1,16 @@
 /**
  * Durable storage of the engine: one append-only JSON-lines history file per execution
  * (the execution's only state) and an atomically replaced snapshot of the state machine registry.
- * Each write is one line: a single event (a JSON object) or a batch of events (a JSON array),
- * since one JSON.stringify over a batch costs far less than one per event. Writes are
+ * Each write is one line holding a batch of events in the compact format of event-codec.ts
+ * (payload texts once, then by reference); files written in the older format (one event object,
+ * or an array of them, per line) are still read and appended to. Writes are
  * synchronous `write(2)` calls, so a process killed with -9 loses nothing it wrote; a torn last
  * line (killed mid-write, never acknowledged) is cut off when the file is reopened.
  */
 import { createHash } from 'node:crypto';
 import * as fs from 'node:fs';
 import * as path from 'node:path';
+import { EventCodec, FORMAT_2 } from './event-codec.ts';
 import type { StoredEvent } from './history.ts';
 
 /** The history file of one execution. */
@@ -188,54 +190,81 @@ export class FileStore implements EngineStore {
 
 class FileExecutionLog implements ExecutionLog {
   private fd: number | undefined;
+  /** Encoder state after the file's last line; set when the file is opened for appending. */
+  private codec: EventCodec | undefined;
 
   constructor(private readonly file: string) {}
 
   append(events: readonly StoredEvent[]): void {
     if (events.length === 0) return;
-    if (this.fd === undefined) this.fd = this.openForAppend();
-    fs.writeSync(this.fd, `${JSON.stringify(events.length === 1 ? events[0] : events)}\n`);
+    if (this.fd === undefined || this.codec === undefined) this.open();
+    fs.writeSync(this.fd as number, (this.codec as EventCodec).encodeBatch(events));
   }
 
   close(): void {
     if (this.fd === undefined) return;
     fs.closeSync(this.fd);
     this.fd = undefined;
+    this.codec = undefined;
   }
 
   readAll(): StoredEvent[] {
     if (!fs.existsSync(this.file)) return [];
-    const text = fs.readFileSync(this.file, 'utf8');
-    const out: StoredEvent[] = [];
-    for (const line of text.split('\n')) {
-      if (!line) continue;
-      let parsed: StoredEvent | StoredEvent[];
-      try {
-        parsed = JSON.parse(line) as StoredEvent | StoredEvent[];
-      } catch {
-        break; // a torn last line: never acknowledged
-      }
-      if (Array.isArray(parsed)) for (const e of parsed) out.push(e);
-      else out.push(parsed);
-    }
-    return out;
+    return decodeHistory(fs.readFileSync(this.file, 'utf8'), new EventCodec());
   }
 
-  /** Opens the file for appending, first removing a partial last line left by a kill during a write. */
-  private openForAppend(): number {
+  /**
+   * Opens the file for appending, first removing a partial last line left by a kill during a
+   * write, and takes up the encoder state its lines leave behind.
+   */
+  private open(): void {
     const fd = fs.openSync(this.file, 'a+');
+    const codec = new EventCodec();
     try {
       const size = fs.fstatSync(fd).size;
-      if (size === 0) return fd;
-      const last = Buffer.alloc(1);
-      fs.readSync(fd, last, 0, 1, size - 1);
-      if (last[0] === 0x0a) return fd;
-      const text = fs.readFileSync(this.file);
-      fs.ftruncateSync(fd, text.lastIndexOf(0x0a) + 1);
-      return fd;
+      if (size > 0) {
+        const text = fs.readFileSync(this.file);
+        const end = text.lastIndexOf(0x0a) + 1;
+        if (end < size) fs.ftruncateSync(fd, end);
+        decodeHistory(text.subarray(0, end).toString('utf8'), codec);
+      }
     } catch (error) {
       fs.closeSync(fd);
       throw error;
     }
+    this.fd = fd;
+    this.codec = codec;
   }
+}
+
+/**
+ * The events of a history file: format-2 lines (see event-codec.ts) and the older lines (one
+ * event as a JSON object, or a batch as an array of them). Stops at a torn last line.
+ */
+function decodeHistory(text: string, codec: EventCodec): StoredEvent[] {
+  const out: StoredEvent[] = [];
+  let start = 0;
+  while (start < text.length) {
+    let end = text.indexOf('\n', start);
+    if (end < 0) end = text.length;
+    const line = text.slice(start, end);
+    start = end + 1;
+    if (!line) continue;
+    let parsed: unknown;
+    try {
+      parsed = JSON.parse(line);
+    } catch {
+      break; // a torn last line: never acknowledged
+    }
+    if (Array.isArray(parsed) && parsed[0] === FORMAT_2) {
+      codec.decodeLine(parsed, out);
+      continue;
+    }
+    const events = (Array.isArray(parsed) ? parsed : [parsed]) as StoredEvent[];
+    for (const e of events) {
+      out.push(e);
+      codec.follow(e);
+    }
+  }
+  return out;
 }

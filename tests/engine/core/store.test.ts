@@ -3,7 +3,7 @@ import * as os from 'node:os';
 import * as path from 'node:path';
 import fc from 'fast-check';
 import { afterEach, describe, expect, it } from 'vitest';
-import type { StoredEvent } from '../../../lib/engine/core/history.ts';
+import { NOT_TRUNCATED, type StoredEvent } from '../../../lib/engine/core/history.ts';
 import { FileStore } from '../../../lib/engine/core/store.ts';
 import { createEngine } from '../../../lib/engine/engine.ts';
 
@@ -92,6 +92,172 @@ describe('FileStore execution logs', () => {
     reopened.append([event(1)]);
     reopened.close();
     expect(reopened.readAll()).toEqual([event(1)]);
+  });
+});
+
+describe('FileStore history format 2 (compact records, payloads by reference)', () => {
+  const names = fc.constantFrom('A', 'Pass 1', 'ünï"code\\', '');
+  const payloads = fc.constantFrom('{"n":1}', '{}', '"x"', 'null', '[1,2]', '{"s":"a\\nb"}');
+  const scopes = fc.constantFrom('', '/0', '/1/2', '!redrive');
+  /** Events as the interpreter writes them: state entered/exited pairs, tasks, and odd ones. */
+  const historyEvents = fc.array(
+    fc.record({
+      kind: fc.constantFrom('entered', 'exited', 'task', 'bare', 'generic', 'oddKey'),
+      name: names,
+      payload: payloads,
+      scope: scopes,
+      seqJump: fc.constantFrom(0, 0, 0, 1, -1),
+      dt: fc.constantFrom(0, 0, 1, 5, -3, 0.5),
+      next: fc.option(names, { nil: undefined }),
+      assigned: fc.option(fc.dictionary(fc.string(), fc.jsonValue()), { nil: undefined }),
+    }),
+    { maxLength: 60 },
+  );
+
+  function build(specs: typeof historyEvents extends fc.Arbitrary<infer T> ? T : never): StoredEvent[] {
+    const seqs = new Map<string, number>();
+    let ts = 1_700_000_000_000;
+    return specs.map((s, i) => {
+      const id = i + 1;
+      const seq = Math.max(0, (seqs.get(s.scope) ?? -1) + 1 + s.seqJump);
+      seqs.set(s.scope, seq);
+      ts += s.dt;
+      const base = {
+        id,
+        prev: Math.max(0, id - 1 - (i % 3)),
+        ts,
+        key: s.kind === 'oddKey' ? `x${s.scope}` : `${s.scope}.${seq}`,
+      };
+      switch (s.kind) {
+        case 'entered':
+          return {
+            ...base,
+            type: 'PassStateEntered',
+            details: { name: s.name, input: s.payload, inputDetails: NOT_TRUNCATED },
+          };
+        case 'exited': {
+          const internal: Record<string, unknown> = { entered: Math.max(1, id - 1) };
+          if (s.next !== undefined) internal.next = s.next;
+          if (s.assigned !== undefined) internal.assigned = s.assigned;
+          return {
+            ...base,
+            type: 'TaskStateExited',
+            details: { name: s.name, output: s.payload, outputDetails: NOT_TRUNCATED },
+            internal,
+          };
+        }
+        case 'task':
+          return {
+            ...base,
+            type: 'LambdaFunctionScheduled',
+            details: { resource: s.name, input: s.payload, inputDetails: NOT_TRUNCATED, timeoutInSeconds: 3 },
+          };
+        case 'bare':
+          return { ...base, type: 'LambdaFunctionStarted' };
+        default:
+          return {
+            ...base,
+            type: `Custom${s.name}`,
+            details: { output: s.payload, outputDetails: { truncated: true }, parameters: 7 },
+            internal: { tokenHash: s.name },
+          };
+      }
+    });
+  }
+
+  it('reads back exactly the events written, whatever the batches and reopenings', () => {
+    fc.assert(
+      fc.property(historyEvents, fc.array(fc.nat({ max: 7 }), { maxLength: 20 }), (specs, cuts) => {
+        const dir = storeDir();
+        const all = build(specs);
+        let log = new FileStore({ dir }).openLog('m', 'e');
+        let at = 0;
+        for (const cut of cuts) {
+          log.append(all.slice(at, at + cut));
+          at = Math.min(all.length, at + cut);
+          if (cut % 3 === 0) {
+            log.close();
+            log = new FileStore({ dir }).openLog('m', 'e'); // a restart: encoding goes on from the file
+          }
+        }
+        log.append(all.slice(at));
+        log.close();
+        expect(new FileStore({ dir }).openLog('m', 'e').readAll()).toEqual(JSON.parse(JSON.stringify(all)));
+      }),
+      { numRuns: 100 },
+    );
+  });
+
+  it('writes each payload text once per history', () => {
+    const dir = storeDir();
+    const log = new FileStore({ dir }).openLog('m', 'e');
+    const payload = JSON.stringify({ marker: 'only-once', items: [1, 2, 3] });
+    const events: StoredEvent[] = [];
+    for (let i = 0; i < 10; i++) {
+      const id = events.length + 1;
+      events.push({
+        id,
+        prev: id - 1,
+        ts: 1,
+        type: 'PassStateEntered',
+        key: `.${i * 2}`,
+        details: { name: 'P', input: payload, inputDetails: NOT_TRUNCATED },
+      });
+      events.push({
+        id: id + 1,
+        prev: id,
+        ts: 1,
+        type: 'PassStateExited',
+        key: `.${i * 2 + 1}`,
+        details: { name: 'P', output: payload, outputDetails: NOT_TRUNCATED },
+        internal: { entered: id, next: 'P' },
+      });
+    }
+    log.append(events.slice(0, 7));
+    log.append(events.slice(7));
+    log.close();
+    expect(fs.readFileSync(logFile(dir), 'utf8').split('only-once')).toHaveLength(2);
+    expect(log.readAll()).toEqual(events);
+  });
+
+  it('appends format-2 lines to a history of the older format and reads both', () => {
+    const dir = storeDir();
+    fs.mkdirSync(path.join(dir, 'executions', '_m'), { recursive: true });
+    const file = path.join(dir, 'executions', '_m', '_e.jsonl');
+    fs.writeFileSync(file, `${JSON.stringify(event(1))}\n${JSON.stringify([event(2), event(3)])}\n`);
+    const log = new FileStore({ dir }).openLog('m', 'e');
+    log.append([event(4), event(5, { ts: 1_700_000_000_000 })]);
+    log.close();
+    expect(fs.readFileSync(file, 'utf8').trim().split('\n').at(-1)).toMatch(/^\[2,/);
+    expect(new FileStore({ dir }).openLog('m', 'e').readAll()).toEqual([
+      event(1),
+      event(2),
+      event(3),
+      event(4),
+      event(5, { ts: 1_700_000_000_000 }),
+    ]);
+  });
+
+  it('cuts a torn format-2 line and goes on encoding from the lines before it', () => {
+    const dir = storeDir();
+    const log = new FileStore({ dir }).openLog('m', 'e');
+    log.append([event(1), event(2)]);
+    log.close();
+    const file = logFile(dir);
+    const whole = fs.readFileSync(file, 'utf8');
+    log.append([event(3), event(4)]);
+    log.close();
+    fs.writeFileSync(file, fs.readFileSync(file, 'utf8').slice(0, whole.length + 9));
+    expect(
+      new FileStore({ dir })
+        .openLog('m', 'e')
+        .readAll()
+        .map((e) => e.id),
+    ).toEqual([1, 2]);
+    const reopened = new FileStore({ dir }).openLog('m', 'e');
+    reopened.append([event(3)]);
+    reopened.close();
+    expect(reopened.readAll()).toEqual([event(1), event(2), event(3)]);
   });
 });
 
