@@ -7,18 +7,21 @@
  * Lines are hand-built JSON (no wrapper objects to stringify) and read back with one JSON.parse;
  * {@link EventCodec.decodeLine} rebuilds exactly the events that were encoded.
  *
- * A line is `[2,record,...]`. A record is `[type, scope, seq, dt, did, dprev, ...fields]`:
+ * A line is `[2,record,...]`. A record is `[head, ...fields]`; the head is the type alone when
+ * the event continues the previous one (same scope, next sequence number, same millisecond, id
+ * and previous id one on), else `[type, scope, seq, dt, did, dprev]`:
  * - type: index into {@link EVENT_TYPES} (which also fixes the fields), or the type name itself
- *   (then the fields are the generic `details, internal?`);
+ *   (then the fields are the generic `details | 0, internal?`);
  * - scope: index of a scope seen before, a string (a new scope, numbered in order), or `[key]`
  *   for a key that is not `<scope>.<integer>`;
- * - seq: the sequence number minus (the scope's last one + 1);
+ * - seq: the sequence number minus (the scope's last one + 1) (a new scope: the number itself);
  * - dt: milliseconds since the previous event (or `[ts]` when not an integer);
  * - did: id minus the expected id (previous + 1); dprev: id minus previousEventId.
  * Payloads: a number refers to a payload text written before; a string is a new one; `[value]`
  * is a value that is not a string, verbatim.
  * EVENT_TYPES is part of the format: only ever append to it.
  */
+import { ByteWriter } from './byte-writer.ts';
 import { NOT_TRUNCATED, type StoredEvent } from './history.ts';
 
 const STATE_TYPES = ['Pass', 'Choice', 'Wait', 'Succeed', 'Fail', 'Task', 'Map', 'Parallel'];
@@ -90,114 +93,186 @@ export class EventCodec {
   private readonly payloads: string[] = [];
   private lastTs = 0;
   private lastId = 0;
+  /** Scope of the last event (a short record continues it). */
+  private lastScope: ScopeState | undefined;
 
-  /** One line (with its newline) holding `events`. */
-  encodeBatch(events: readonly StoredEvent[]): string {
-    let line = '[2';
-    for (const e of events) line += `,${this.encode(e)}`;
-    return `${line}]\n`;
+  /**
+   * One line (with its newline) holding `events`, as bytes to write at once: valid until the next
+   * call (every codec writes into one shared buffer).
+   */
+  encodeBatch(events: readonly StoredEvent[]): Uint8Array {
+    const w = writer;
+    w.reset();
+    w.byte(91); // [
+    w.byte(50); // 2
+    for (const e of events) {
+      w.byte(44); // ,
+      this.encode(w, e);
+    }
+    w.byte(93); // ]
+    w.byte(10); // \n
+    return w.bytes();
   }
 
-  private encode(e: StoredEvent): string {
+  private encode(w: ByteWriter, e: StoredEvent): void {
     const { details, internal } = e;
-    let code = CODES.get(e.type);
-    let fields: string | undefined;
+    const code = CODES.get(e.type);
+    w.byte(91); // [
     if (code !== undefined && code < STATE_CODES) {
-      fields = code % 2 === 0 ? this.enteredFields(details, internal) : this.exitedFields(e);
-      if (fields === undefined) code = undefined;
+      const fits = code % 2 === 0 ? enteredFits(details, internal) : exitedFits(details, internal);
+      if (fits) {
+        this.head(w, code, e);
+        const d = details as Record<string, unknown>;
+        w.byte(44);
+        w.raw(quote(d.name as string));
+        w.byte(44);
+        this.payload(w, (code % 2 === 0 ? d.input : d.output) as string);
+        if (code % 2 === 1) {
+          const i = internal as Record<string, unknown>;
+          w.byte(44);
+          w.number(e.id - (i.entered as number));
+          w.byte(44);
+          if (i.next === undefined) w.byte(48);
+          else w.raw(quote(i.next as string));
+          if (i.assigned !== undefined) {
+            w.byte(44);
+            w.text(JSON.stringify(i.assigned));
+          }
+        }
+        w.byte(93); // ]
+        return;
+      }
     }
-    let head = code === undefined ? JSON.stringify(e.type) : String(code);
-    head += `,${this.keyFields(e.key)},${this.timeField(e.ts)},${e.id - this.lastId - 1},${e.id - e.prev}`;
-    this.lastId = e.id;
-    if (fields === undefined && (details !== undefined || internal !== undefined)) {
-      fields = details === undefined ? '0' : this.detailsText(details);
-      if (internal !== undefined) fields += `,${JSON.stringify(internal)}`;
+    this.head(w, code === undefined || code < STATE_CODES ? quote(e.type) : code, e);
+    if (details !== undefined || internal !== undefined) {
+      w.byte(44);
+      if (details === undefined) w.byte(48);
+      else this.details(w, details);
+      if (internal !== undefined) {
+        w.byte(44);
+        w.text(JSON.stringify(internal));
+      }
     }
-    return fields === undefined ? `[${head}]` : `[${head},${fields}]`;
-  }
-
-  /** `name, payload` of `{ name, input, inputDetails: NOT_TRUNCATED }`, else undefined. */
-  private enteredFields(
-    details: Record<string, unknown> | undefined,
-    internal: Record<string, unknown> | undefined,
-  ): string | undefined {
-    if (!details || internal !== undefined || details.inputDetails !== NOT_TRUNCATED) return undefined;
-    const { name, input } = details;
-    if (typeof name !== 'string' || typeof input !== 'string' || countKeys(details) !== 3) return undefined;
-    return `${JSON.stringify(name)},${this.payloadField(input)}`;
+    w.byte(93); // ]
   }
 
   /**
-   * `name, payload, id − entered, next | 0[, assigned]` of `{ name, output, outputDetails }` with
-   * internal `{ entered, next?, assigned? }`, else undefined.
+   * The type alone when the event continues the previous one (same scope, next seq, same
+   * millisecond, ids one on), else `[type, scope, seq, dt, did, dprev]`.
    */
-  private exitedFields(e: StoredEvent): string | undefined {
-    const { details, internal } = e;
-    if (!details || !internal || details.outputDetails !== NOT_TRUNCATED) return undefined;
-    const { name, output } = details;
-    const { entered, next, assigned } = internal;
-    if (typeof name !== 'string' || typeof output !== 'string' || typeof entered !== 'number')
-      return undefined;
-    if (next !== undefined && typeof next !== 'string') return undefined;
-    if (countKeys(details) !== 3) return undefined;
-    const internalKeys = 1 + (next === undefined ? 0 : 1) + (assigned === undefined ? 0 : 1);
-    if (countKeys(internal) !== internalKeys) return undefined;
-    let fields = `${JSON.stringify(name)},${this.payloadField(output)},${e.id - entered},${next === undefined ? 0 : JSON.stringify(next)}`;
-    if (assigned !== undefined) fields += `,${JSON.stringify(assigned)}`;
-    return fields;
+  private head(w: ByteWriter, type: number | Uint8Array, e: StoredEvent): void {
+    const { key, ts, id } = e;
+    const did = id - this.lastId - 1;
+    const dprev = id - e.prev;
+    this.lastId = id;
+    const integral = Number.isSafeInteger(ts);
+    const dt = integral ? ts - this.lastTs : 0;
+    if (integral) this.lastTs = ts;
+    // the sequence number: the digits after the last dot, read without slicing
+    let seq = 0;
+    let unit = 1;
+    let at = key.length - 1;
+    for (; at >= 0; at--) {
+      const c = key.charCodeAt(at);
+      if (c < 48 || c > 57) break;
+      seq += (c - 48) * unit;
+      unit *= 10;
+    }
+    const digitCount = key.length - 1 - at;
+    let scope: ScopeState | undefined;
+    let scopeName: string | undefined;
+    let q = 0;
+    if (
+      at < 0 ||
+      key.charCodeAt(at) !== 46 ||
+      digitCount === 0 ||
+      digitCount > 15 ||
+      (digitCount > 1 && key.charCodeAt(at + 1) === 48)
+    ) {
+      this.lastScope = undefined;
+    } else {
+      scope = this.lastScope;
+      if (scope === undefined || scope.name.length !== at || !key.startsWith(scope.name)) {
+        scopeName = at === 0 ? '' : key.slice(0, at);
+        scope = this.scopes.get(scopeName);
+      }
+      if (scope === undefined) {
+        q = seq;
+        this.lastScope = this.declareScope(scopeName as string, seq);
+      } else {
+        q = seq - scope.last - 1;
+        scope.last = seq;
+        if (integral && scope === this.lastScope && q === 0 && dt === 0 && did === 0 && dprev === 1) {
+          if (typeof type === 'number') w.number(type);
+          else w.raw(type);
+          return;
+        }
+        this.lastScope = scope;
+        scopeName = undefined;
+      }
+    }
+    w.byte(91);
+    if (typeof type === 'number') w.number(type);
+    else w.raw(type);
+    w.byte(44);
+    if (this.lastScope === undefined) {
+      w.byte(91);
+      w.raw(quote(key));
+      w.byte(93);
+    } else if (scopeName !== undefined) w.raw(quote(scopeName));
+    else w.number(this.lastScope.index);
+    w.byte(44);
+    w.number(q);
+    w.byte(44);
+    if (integral) w.number(dt);
+    else {
+      w.byte(91);
+      w.number(ts);
+      w.byte(93);
+    }
+    w.byte(44);
+    w.number(did);
+    w.byte(44);
+    w.number(dprev);
+    w.byte(93);
   }
 
-  private keyFields(key: string): string {
-    const dot = key.lastIndexOf('.');
-    const seq = dot < 0 ? Number.NaN : Number(key.slice(dot + 1));
-    if (!Number.isSafeInteger(seq) || seq < 0 || key.length - dot - 1 !== digits(seq)) {
-      return `[${JSON.stringify(key)}],0`;
-    }
-    const name = key.slice(0, dot);
-    const known = this.scopes.get(name);
-    if (known) {
-      const q = seq - known.last - 1;
-      known.last = seq;
-      return `${known.index},${q}`;
-    }
-    this.declareScope(name, seq);
-    return `${JSON.stringify(name)},${seq}`;
-  }
-
-  private declareScope(name: string, seq: number): void {
+  private declareScope(name: string, seq: number): ScopeState {
     const scope = { name, index: this.scopeList.length, last: seq };
     this.scopes.set(name, scope);
     this.scopeList.push(scope);
+    return scope;
   }
 
-  private timeField(ts: number): string {
-    if (!Number.isSafeInteger(ts)) return `[${JSON.stringify(ts)}]`;
-    const dt = ts - this.lastTs;
-    this.lastTs = ts;
-    return String(dt);
-  }
-
-  private payloadField(text: string): string {
+  /** A payload text: its number when written before, else the text (numbered from now on). */
+  private payload(w: ByteWriter, text: string): void {
     const ref = this.payloadRefs.get(text);
-    if (ref !== undefined) return String(ref);
+    if (ref !== undefined) {
+      w.number(ref);
+      return;
+    }
     this.payloadRefs.set(text, this.payloads.length);
     this.payloads.push(text);
-    return JSON.stringify(text);
+    w.text(JSON.stringify(text));
   }
 
-  private detailsText(details: Record<string, unknown>): string {
-    let text = '{';
+  private details(w: ByteWriter, details: Record<string, unknown>): void {
+    w.byte(123); // {
+    let first = true;
     for (const k in details) {
       const v = details[k];
       if (v === undefined) continue;
-      if (text.length > 1) text += ',';
-      text += `${JSON.stringify(k)}:`;
-      if (PAYLOAD_KEYS.has(k))
-        text += typeof v === 'string' ? this.payloadField(v) : `[${JSON.stringify(v)}]`;
-      else if (v === NOT_TRUNCATED && TRUNCATION_KEYS.has(k)) text += '0';
-      else text += JSON.stringify(v);
+      if (!first) w.byte(44);
+      first = false;
+      w.raw(quote(k));
+      w.byte(58); // :
+      if (PAYLOAD_KEYS.has(k)) {
+        if (typeof v === 'string') this.payload(w, v);
+        else w.text(`[${JSON.stringify(v)}]`);
+      } else if (v === NOT_TRUNCATED && TRUNCATION_KEYS.has(k)) w.byte(48);
+      else w.text(JSON.stringify(v));
     }
-    return `${text}}`;
+    w.byte(125); // }
   }
 
   // ---- decoding ---------------------------------------------------------------------------------
@@ -214,43 +289,61 @@ export class EventCodec {
   }
 
   private decode(r: readonly unknown[]): StoredEvent {
-    const [c, s, q, dt, did, dprev] = r as [unknown, unknown, number, unknown, number, number];
-    const type = typeof c === 'number' ? (EVENT_TYPES[c] as string) : String(c);
+    const head = r[0];
+    let c: unknown;
     let key: string;
-    if (Array.isArray(s)) key = String(s[0]);
-    else if (typeof s === 'number') {
-      const scope = this.scopeList[s] as ScopeState;
-      scope.last += 1 + q;
-      key = `${scope.name}.${scope.last}`;
-    } else {
-      this.declareScope(String(s), q);
-      key = `${String(s)}.${q}`;
-    }
     let ts: number;
-    if (Array.isArray(dt)) ts = Number(dt[0]);
-    else {
-      ts = this.lastTs + Number(dt);
-      this.lastTs = ts;
+    let id: number;
+    let prev: number;
+    if (Array.isArray(head)) {
+      const [type, s, q, dt, did, dprev] = head as [unknown, unknown, number, unknown, number, number];
+      c = type;
+      if (Array.isArray(s)) {
+        key = String(s[0]);
+        this.lastScope = undefined;
+      } else {
+        let scope: ScopeState;
+        if (typeof s === 'number') {
+          scope = this.scopeList[s] as ScopeState;
+          scope.last += 1 + q;
+        } else scope = this.declareScope(String(s), q);
+        key = `${scope.name}.${scope.last}`;
+        this.lastScope = scope;
+      }
+      if (Array.isArray(dt)) ts = Number(dt[0]);
+      else {
+        ts = this.lastTs + Number(dt);
+        this.lastTs = ts;
+      }
+      id = this.lastId + 1 + did;
+      prev = id - dprev;
+    } else {
+      c = head;
+      const scope = this.lastScope as ScopeState;
+      scope.last += 1;
+      key = `${scope.name}.${scope.last}`;
+      ts = this.lastTs;
+      id = this.lastId + 1;
+      prev = id - 1;
     }
-    const id = this.lastId + 1 + did;
     this.lastId = id;
-    const prev = id - dprev;
+    const type = typeof c === 'number' ? (EVENT_TYPES[c] as string) : String(c);
     if (typeof c === 'number' && c < STATE_CODES) {
-      const name = r[6] as string;
+      const name = r[1] as string;
       if (c % 2 === 0) {
-        const details = { name, input: this.payloadOf(r[7]), inputDetails: NOT_TRUNCATED };
+        const details = { name, input: this.payloadOf(r[2]), inputDetails: NOT_TRUNCATED };
         return { id, prev, ts, type, key, details };
       }
-      const details = { name, output: this.payloadOf(r[7]), outputDetails: NOT_TRUNCATED };
-      const next = r[9];
-      const internal: Record<string, unknown> =
-        next === 0 ? { entered: id - (r[8] as number) } : { entered: id - (r[8] as number), next };
-      if (r.length > 10) internal.assigned = r[10];
+      const details = { name, output: this.payloadOf(r[2]), outputDetails: NOT_TRUNCATED };
+      const next = r[4];
+      const entered = id - (r[3] as number);
+      const internal: Record<string, unknown> = next === 0 ? { entered } : { entered, next };
+      if (r.length > 5) internal.assigned = r[5];
       return { id, prev, ts, type, key, details, internal };
     }
-    if (r.length <= 6) return { id, prev, ts, type, key };
-    const encoded = r[6];
-    const internal = r[7] as Record<string, unknown> | undefined;
+    if (r.length === 1) return { id, prev, ts, type, key };
+    const encoded = r[1];
+    const internal = r[2] as Record<string, unknown> | undefined;
     if (encoded === 0) return { id, prev, ts, type, key, internal: internal as Record<string, unknown> };
     const details = this.detailsOf(encoded as Record<string, unknown>);
     return internal === undefined
@@ -276,12 +369,58 @@ export class EventCodec {
   }
 }
 
+/** Quoted names (state names, event types, scopes) repeat from event to event: kept once each, as UTF-8. */
+const quoted = new Map<string, Uint8Array>();
+
+/** `JSON.stringify(text)` as UTF-8 bytes, remembered. */
+function quote(text: string): Uint8Array {
+  let q = quoted.get(text);
+  if (q === undefined) {
+    if (quoted.size >= 4096) quoted.clear();
+    q = Buffer.from(JSON.stringify(text));
+    quoted.set(text, q);
+  }
+  return q;
+}
+
+/** Every codec encodes into this one buffer; a line is written before the next is encoded. */
+const writer = new ByteWriter();
+
+/** Whether a `*StateEntered` event has exactly `{ name, input, inputDetails: NOT_TRUNCATED }`. */
+function enteredFits(
+  details: Record<string, unknown> | undefined,
+  internal: Record<string, unknown> | undefined,
+): boolean {
+  return (
+    details !== undefined &&
+    internal === undefined &&
+    details.inputDetails === NOT_TRUNCATED &&
+    typeof details.name === 'string' &&
+    typeof details.input === 'string' &&
+    countKeys(details) === 3
+  );
+}
+
+/**
+ * Whether a `*StateExited` event has exactly `{ name, output, outputDetails: NOT_TRUNCATED }` and
+ * internal `{ entered, next?, assigned? }`.
+ */
+function exitedFits(
+  details: Record<string, unknown> | undefined,
+  internal: Record<string, unknown> | undefined,
+): boolean {
+  if (details === undefined || internal === undefined || details.outputDetails !== NOT_TRUNCATED)
+    return false;
+  const { entered, next, assigned } = internal;
+  if (typeof details.name !== 'string' || typeof details.output !== 'string' || typeof entered !== 'number')
+    return false;
+  if (next !== undefined && typeof next !== 'string') return false;
+  const internalKeys = 1 + (next === undefined ? 0 : 1) + (assigned === undefined ? 0 : 1);
+  return countKeys(details) === 3 && countKeys(internal) === internalKeys;
+}
+
 function countKeys(object: object): number {
   let n = 0;
   for (const _ in object) n++;
   return n;
-}
-
-function digits(n: number): number {
-  return n < 10 ? 1 : n < 100 ? 2 : n < 1000 ? 3 : String(n).length;
 }

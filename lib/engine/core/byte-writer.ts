@@ -1,0 +1,81 @@
+/**
+ * Builds a line of bytes in place: numbers as ASCII digits and texts as UTF-8, straight into one
+ * growing buffer that is written to the file as it is, so encoding a history line makes no
+ * intermediate strings (no rope of small strings to flatten and convert at write time).
+ */
+export class ByteWriter {
+  private buf: Buffer = Buffer.allocUnsafe(64 * 1024);
+  /** Bytes written so far. */
+  length = 0;
+
+  /** Starts a new line. */
+  reset(): void {
+    this.length = 0;
+  }
+
+  /** The bytes written since {@link reset}: valid until the writer is used again. */
+  bytes(): Uint8Array {
+    return this.buf.subarray(0, this.length);
+  }
+
+  private room(n: number): void {
+    if (this.length + n <= this.buf.length) return;
+    const bigger = Buffer.allocUnsafe(Math.max(this.buf.length * 2, this.length + n));
+    this.buf.copy(bigger, 0, 0, this.length);
+    this.buf = bigger;
+  }
+
+  /** One ASCII character by code. */
+  byte(c: number): void {
+    this.room(1);
+    this.buf[this.length++] = c;
+  }
+
+  /** A JSON number: integers digit by digit, anything else as JSON writes it. */
+  number(n: number): void {
+    if (!Number.isSafeInteger(n)) {
+      this.text(JSON.stringify(n));
+      return;
+    }
+    this.room(17);
+    const buf = this.buf;
+    if (n < 0) {
+      buf[this.length++] = 45;
+      n = -n;
+    }
+    if (n < 10) {
+      buf[this.length++] = 48 + n;
+      return;
+    }
+    let digits = 1;
+    for (let x = n; x >= 10; x = Math.floor(x / 10)) digits++;
+    let at = this.length + digits;
+    this.length = at;
+    while (n >= 10) {
+      const rest = Math.floor(n / 10);
+      buf[--at] = 48 + (n - rest * 10);
+      n = rest;
+    }
+    buf[--at] = 48 + n;
+  }
+
+  /** Bytes prepared before (e.g. a quoted name). */
+  raw(bytes: Uint8Array): void {
+    const n = bytes.length;
+    this.room(n);
+    const buf = this.buf;
+    let at = this.length;
+    if (n < 32) for (let i = 0; i < n; i++) buf[at++] = bytes[i] as number;
+    else {
+      buf.set(bytes, at);
+      at += n;
+    }
+    this.length = at;
+  }
+
+  /** A text as UTF-8 (already JSON where it must be). */
+  text(text: string): void {
+    this.room(text.length * 3);
+    this.length += this.buf.write(text, this.length, 'utf8');
+  }
+}
