@@ -146,6 +146,7 @@ export class Engine implements StepFunctionsEngine {
       if (e.status === 'RUNNING') e.controller.abort({ kind: 'shutdown' } satisfies StopReason);
       e.journal?.close();
     }
+    this.store.close();
   }
 
   // ---- state machines -------------------------------------------------------------------------

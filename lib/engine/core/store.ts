@@ -11,6 +11,7 @@ import { createHash } from 'node:crypto';
 import * as fs from 'node:fs';
 import * as path from 'node:path';
 import { EventCodec, FORMAT_2 } from './event-codec.ts';
+import { SpareFiles } from './spare-files.ts';
 import type { StoredEvent } from './history.ts';
 
 /** The history file of one execution. */
@@ -37,6 +38,8 @@ export interface EngineStore {
   putDefinition(text: string): string;
   /** A definition kept by {@link EngineStore.putDefinition}, or undefined. */
   getDefinition(ref: string): string | undefined;
+  /** Releases what the store holds open (the engine closes). */
+  close(): void;
 }
 
 function definitionRef(text: string): string {
@@ -93,6 +96,8 @@ export class MemoryStore implements EngineStore {
   getDefinition(ref: string): string | undefined {
     return this.definitions.get(ref);
   }
+
+  close(): void {}
 }
 
 /** Readonly props of a {@link FileStore}. */
@@ -119,6 +124,9 @@ export class FileStore implements EngineStore {
   private readonly storedDefinitions = new Set<string>();
   /** Machine directories known to exist (one mkdir per machine, not per execution). */
   private readonly machineDirs = new Set<string>();
+  private readonly spares: SpareFiles;
+  /** New histories so far: the helper thread that makes spares starts with the fourth. */
+  private created = 0;
 
   constructor(props: FileStoreProps) {
     this.dir = path.resolve(props.dir);
@@ -126,6 +134,21 @@ export class FileStore implements EngineStore {
     this.definitionsDir = path.join(this.dir, 'definitions');
     fs.mkdirSync(this.executionsDir, { recursive: true });
     fs.mkdirSync(this.definitionsDir, { recursive: true });
+    const sparesDir = path.join(this.dir, 'spares');
+    // a spare left by a killed process may be a second name of a history: only the name goes
+    fs.rmSync(sparesDir, { recursive: true, force: true });
+    fs.mkdirSync(sparesDir, { recursive: true });
+    this.spares = new SpareFiles({ dir: sparesDir });
+  }
+
+  close(): void {
+    this.spares.close();
+  }
+
+  /** An empty file already named `file` and open for appending, when a spare is ready (see spare-files.ts). */
+  private takeSpare(file: string): number | undefined {
+    if (++this.created === 4) this.spares.start();
+    return this.spares.take(file);
   }
 
   putDefinition(text: string): string {
@@ -171,7 +194,8 @@ export class FileStore implements EngineStore {
       fs.mkdirSync(machineDir, { recursive: true });
       this.machineDirs.add(machineDir);
     }
-    return new FileExecutionLog(path.join(machineDir, `${fileSafe(executionName)}.jsonl`));
+    const file = path.join(machineDir, `${fileSafe(executionName)}.jsonl`);
+    return new FileExecutionLog(file, () => this.takeSpare(file));
   }
 
   listLogs(): Array<{ machineName: string; executionName: string }> {
@@ -193,7 +217,11 @@ class FileExecutionLog implements ExecutionLog {
   /** Encoder state after the file's last line; set when the file is opened for appending. */
   private codec: EventCodec | undefined;
 
-  constructor(private readonly file: string) {}
+  constructor(
+    private readonly file: string,
+    /** An empty file already linked at `file`, open for appending, if the store has one ready. */
+    private readonly takeSpare: () => number | undefined,
+  ) {}
 
   append(events: readonly StoredEvent[]): void {
     if (events.length === 0) return;
@@ -218,6 +246,12 @@ class FileExecutionLog implements ExecutionLog {
    * write, and takes up the encoder state its lines leave behind.
    */
   private open(): void {
+    const spare = this.takeSpare();
+    if (spare !== undefined) {
+      this.fd = spare;
+      this.codec = new EventCodec();
+      return;
+    }
     const fd = fs.openSync(this.file, 'a+');
     const codec = new EventCodec();
     try {
