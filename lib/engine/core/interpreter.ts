@@ -164,6 +164,7 @@ function runState(
       ),
     );
   }
+  // event-codec.ts stores exactly these members of every *StateEntered
   const entered = scope.emit(types.entered, {
     name,
     input: payloadText(rawInput),
@@ -256,6 +257,7 @@ export function failureOf(run: StateRun, error: unknown): unknown {
 
 /** Emits `<Type>StateExited` with what replay needs to skip the state next time. */
 export function exitState(run: StateRun, outcome: StateOutcome, assigned?: Variables): StateOutcome {
+  // event-codec.ts stores exactly these members (and entered, next, assigned) of every *StateExited
   const details = {
     name: run.name,
     output: payloadText(outcome.output),

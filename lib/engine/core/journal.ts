@@ -56,8 +56,12 @@ export interface JournalProps {
 export class Journal {
   readonly events: StoredEvent[];
   private readonly replay = new Map<string, StoredEvent>();
-  /** `*StateExited` events by the id of their `*StateEntered` event. */
+  /**
+   * `*StateExited` events by the id of their `*StateEntered` event, for replay only: built when
+   * first asked for (most executions never replay), from events up to {@link exitsIndexed}.
+   */
   private readonly exits = new Map<number, StoredEvent>();
+  private exitsIndexed = 0;
   private pending: StoredEvent[] = [];
   private readonly log: ExecutionLog;
   private readonly now: () => number;
@@ -72,17 +76,16 @@ export class Journal {
       this.events.push(e);
       if (e.type === 'ExecutionRedriven') this.forgetFailedStates();
       else this.replay.set(e.key, e);
-      this.indexExit(e);
     }
-  }
-
-  private indexExit(e: StoredEvent): void {
-    const entered = e.internal?.entered;
-    if (typeof entered === 'number') this.exits.set(entered, e);
   }
 
   /** The recorded exit of a state entered by event `enteredId`, if it finished. */
   exitOf(enteredId: number): StoredEvent | undefined {
+    for (; this.exitsIndexed < this.events.length; this.exitsIndexed++) {
+      const e = this.events[this.exitsIndexed] as StoredEvent;
+      const entered = e.internal?.entered;
+      if (typeof entered === 'number') this.exits.set(entered, e);
+    }
     return this.exits.get(enteredId);
   }
 
@@ -133,7 +136,6 @@ export class Journal {
         ? { id, prev, ts, type, key, internal }
         : { id, prev, ts, type, key };
     this.events.push(event);
-    this.indexExit(event);
     if (this.pending.length === 0) this.onDirty(this);
     this.pending.push(event);
     return event;
