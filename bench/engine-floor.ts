@@ -1,12 +1,15 @@
 /**
  * The least a durable engine with plangate's history format must spend on one execution of a
- * workload, on this machine: JSON-encoding its history (one JSON.stringify over all its events,
- * the cheapest way) plus one write(2) per batch the engine had to write before acting (before
- * each task call, at the end). Measured from a history the durable engine actually stored.
+ * workload, on this machine: encoding its history (store format 2, event-codec.ts, all events in
+ * one batch, the cheapest way) plus one write(2) per batch the engine had to write before acting
+ * (before each task call, at the end). Measured from a history the durable engine actually
+ * stored. For comparison, the same for the earlier format (the AWS-shaped events as JSON).
  */
 import * as fs from 'node:fs';
 import * as path from 'node:path';
 import { performance } from 'node:perf_hooks';
+import { EventCodec } from '../lib/engine/core/event-codec.ts';
+import { decodeHistory } from '../lib/engine/core/store.ts';
 
 export interface DurabilityFloor {
   /** Events in the execution's history. */
@@ -14,8 +17,11 @@ export interface DurabilityFloor {
   /** Lines (write batches) in its history file. */
   readonly writes: number;
   readonly historyBytes: number;
-  /** Median of JSON.stringify over every event of the history at once. */
+  /** Median of encoding every event of the history at once (store format 2). */
   readonly encodeHistoryMs: number;
+  /** The earlier format: bytes of the events as JSON, and the median of one JSON.stringify over them. */
+  readonly jsonHistoryBytes: number;
+  readonly jsonEncodeHistoryMs: number;
   /** Median of one synchronous append of an average-sized batch line to a file. */
   readonly writeMicros: number;
   /** encodeHistoryMs + writes × writeMicros. */
@@ -33,15 +39,16 @@ export function durabilityFloor(machineDir: string, scratchFile: string): Durabi
   if (!newest) throw new Error(`no history in ${machineDir}`);
   const text = fs.readFileSync(newest, 'utf8');
   const lines = text.split('\n').filter((l) => l !== '');
-  const events = lines.flatMap((l) => {
-    const parsed: unknown = JSON.parse(l);
-    return Array.isArray(parsed) ? parsed : [parsed];
-  });
+  const events = decodeHistory(text);
   const encode: number[] = [];
+  const encodeJson: number[] = [];
   for (let i = 0; i < SAMPLES; i++) {
-    const started = performance.now();
-    JSON.stringify(events);
+    let started = performance.now();
+    new EventCodec().encodeBatch(events);
     encode.push(performance.now() - started);
+    started = performance.now();
+    JSON.stringify(events);
+    encodeJson.push(performance.now() - started);
   }
   const line = 'x'.repeat(Math.max(1, Math.round(Buffer.byteLength(text) / lines.length) - 1)) + '\n';
   const fd = fs.openSync(scratchFile, 'a');
@@ -63,6 +70,8 @@ export function durabilityFloor(machineDir: string, scratchFile: string): Durabi
     writes: lines.length,
     historyBytes: Buffer.byteLength(text),
     encodeHistoryMs: round(encodeHistoryMs),
+    jsonHistoryBytes: Buffer.byteLength(JSON.stringify(events)),
+    jsonEncodeHistoryMs: round(median(encodeJson)),
     writeMicros: round(writeMicros),
     floorMs: round(encodeHistoryMs + (lines.length * writeMicros) / 1000),
   };

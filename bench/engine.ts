@@ -293,8 +293,8 @@ async function main(): Promise<void> {
       'transitions = states entered. Ratios are peer time / plangate time (> 1: plangate faster): peerOverDurable from the medians, ' +
       'peerOverDurablePairedMedian the median of per-round ratios. plangate-durable writes every history event to a temp store ' +
       'directory (one synchronous write before each task call and at the end of each tick); the peer keeps everything in memory. ' +
-      'durabilityFloor: the least any engine writing this history format must spend per execution on this machine (one ' +
-      'JSON.stringify over the whole stored history + one write(2) per stored batch, see bench/engine-floor.ts); ' +
+      'durabilityFloor: the least any engine writing this history format must spend per execution on this machine (' +
+      'encoding the whole stored history in store format 2 + one write(2) per stored batch, see bench/engine-floor.ts; jsonEncodeHistoryMs: the same history as JSON, the earlier format); ' +
       'peerOverDurabilityFloor < 1 means that floor alone takes longer than the whole peer execution.',
     workloads: rows,
     summary: {

@@ -11,8 +11,8 @@ import { createHash } from 'node:crypto';
 import * as fs from 'node:fs';
 import * as path from 'node:path';
 import { EventCodec, FORMAT_2 } from './event-codec.ts';
-import { SpareFiles } from './spare-files.ts';
 import type { StoredEvent } from './history.ts';
+import { SpareFiles } from './spare-files.ts';
 
 /** The history file of one execution. */
 export interface ExecutionLog {
@@ -275,7 +275,7 @@ class FileExecutionLog implements ExecutionLog {
  * The events of a history file: format-2 lines (see event-codec.ts) and the older lines (one
  * event as a JSON object, or a batch as an array of them). Stops at a torn last line.
  */
-function decodeHistory(text: string, codec: EventCodec): StoredEvent[] {
+export function decodeHistory(text: string, codec = new EventCodec()): StoredEvent[] {
   const out: StoredEvent[] = [];
   let start = 0;
   while (start < text.length) {
