@@ -28,7 +28,8 @@ export async function checkStep(req: CheckRequest, deps: HarnessDeps): Promise<C
   const progress = progressLabel(req.index, req.total);
   const output = (await entryOutput(deps.dynamo, { status: 'completed', ...pickOutput(req) })) ?? {};
   const secrets = secretsFor(deps, req.secrets);
-  const steps: Record<string, Record<string, unknown> | undefined> = {};
+  // The contract may name the step's own outputs too (`${steps.<this step>.url}`).
+  const steps: Record<string, Record<string, unknown> | undefined> = { [req.stepId]: output };
   for (const [id, entry] of Object.entries(req.inputs)) steps[id] = await entryOutput(deps.dynamo, entry);
   const evidence: Evidence = req.contract
     ? await checkContract(

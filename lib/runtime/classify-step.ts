@@ -74,16 +74,16 @@ export async function classifyStepFailure(req: ClassifyRequest, deps: HarnessDep
   };
 }
 
-/** The facts in a Step Functions error: our JSON cause when a harness Lambda threw, else the raw text. */
+/**
+ * The facts in a Step Functions error: our JSON cause when a harness Lambda threw (as the Cause
+ * itself, or inside Lambda's error envelope `{"errorType", "errorMessage"}`), else the raw text.
+ */
 function factsOf(error: ClassifyRequest['error']): FailureFacts {
   const raw = error.Cause ?? '';
-  let parsedCause: unknown;
-  try {
-    parsedCause = JSON.parse(raw);
-  } catch {
-    parsedCause = undefined;
-  }
-  const cause = FailureCauseSchema.safeParse(parsedCause);
+  const parsed = parseJson(raw);
+  const envelope = parsed as { errorType?: unknown; errorMessage?: unknown } | undefined;
+  const inner = typeof envelope?.errorMessage === 'string' ? envelope.errorMessage : undefined;
+  const cause = FailureCauseSchema.safeParse(inner === undefined ? parsed : parseJson(inner));
   if (cause.success) {
     return {
       name: error.Error,
@@ -93,13 +93,18 @@ function factsOf(error: ClassifyRequest['error']): FailureFacts {
       ...(cause.data.code !== undefined ? { code: cause.data.code } : {}),
     };
   }
-  // Lambda's own error envelope: {"errorType": "...", "errorMessage": "..."}.
-  const envelope = parsedCause as { errorType?: unknown; errorMessage?: unknown } | undefined;
-  if (envelope && typeof envelope.errorMessage === 'string') {
+  if (inner !== undefined)
     return {
-      name: typeof envelope.errorType === 'string' ? envelope.errorType : error.Error,
-      message: envelope.errorMessage,
+      name: typeof envelope?.errorType === 'string' ? envelope.errorType : error.Error,
+      message: inner,
     };
-  }
   return { name: error.Error, message: raw || error.Error };
+}
+
+function parseJson(text: string): unknown {
+  try {
+    return JSON.parse(text);
+  } catch {
+    return undefined;
+  }
 }

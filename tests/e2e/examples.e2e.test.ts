@@ -3,12 +3,12 @@
  * also run end to end on the local stack. The others need things a fresh machine does not
  * have, and say so here.
  */
-import { readdirSync } from 'node:fs';
+import { readdirSync, readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { compilePlan } from '../../lib/compiler/index.ts';
 import { loadPlan } from '../../lib/plan/load.ts';
-import { REPO, runPlan, storedEvents, verifyChain, workDir } from './cli.ts';
+import { CliRun, REPO, runPlan, storedEvents, verifyChain, workDir } from './cli.ts';
 import { seedOrderProblems } from './seed-order.ts';
 
 /** Examples that cannot run locally, and why (validated and compiled only). */
@@ -43,4 +43,32 @@ describe.concurrent('example plans', { timeout: 60_000 }, () => {
       expect(events.at(-1)?.details).toMatchObject({ succeeded: true, summary: { failed: 0 } });
     },
   );
+
+  it("local-demo.yaml, the README's main command: the whole loop in a few seconds, a server started and stopped", async () => {
+    const cwd = await workDir();
+    const started = Date.now();
+    const run = new CliRun(['run', join(REPO, 'examples/local-demo.yaml'), '--approve'], cwd);
+    expect(await run.exited, run.stderr).toBe(0);
+    expect(Date.now() - started).toBeLessThan(15_000);
+    const work = join(cwd, '.plangate/demo-work');
+    expect(JSON.parse(readFileSync(join(work, 'out/report.json'), 'utf8'))).toEqual({
+      total: 5050,
+      longest: 'epsilon',
+    });
+    const events = await storedEvents(cwd, run.executionArn);
+    expect(verifyChain(events)).toEqual({ ok: true, count: events.length });
+    expect(seedOrderProblems(events)).toEqual([]);
+    const completed = (id: string) =>
+      events.find((e) => e.event === 'TASK_COMPLETED' && e.task_id === id)?.details;
+    expect(completed('serve')).toMatchObject({ evidence: { kind: 'http', passed: true } });
+    expect(completed('announce')).toMatchObject({ evidence: { kind: 'assert', passed: true } });
+    expect(completed('stop-server')).toMatchObject({ evidence: { kind: 'command', passed: true } });
+    // The background server is gone: nothing answers on its port.
+    const port = readFileSync(join(work, 'server.port'), 'utf8').trim();
+    expect(port).toMatch(/^\d+$/);
+    await expect(fetch(`http://127.0.0.1:${port}/report.json`)).rejects.toThrow();
+    expect(run.stdout).toContain('9/9 tasks completed. 0 failures.');
+    expect(run.stdout).toContain(`Outputs: ${work} (the plan's context.workDir)`);
+    expect(run.stdout).toContain(`Events: plangate events ${run.executionArn}`);
+  });
 });

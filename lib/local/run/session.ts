@@ -6,7 +6,7 @@
  */
 import { mkdir, readFile, writeFile } from 'node:fs/promises';
 import { userInfo } from 'node:os';
-import { dirname } from 'node:path';
+import { dirname, resolve } from 'node:path';
 import {
   DescribeExecutionCommand,
   type DescribeExecutionCommandOutput,
@@ -222,6 +222,7 @@ export async function runSession(target: SessionTarget, options: SessionOptions)
     spinner.stop();
     if (final.status !== 'SUCCEEDED')
       note(`Execution ${final.status}: ${final.error ?? ''} ${short(final.cause)}`.trim());
+    for (const line of whereToLook(plan, executionArn)) out(line);
     return final.status === 'SUCCEEDED' ? 0 : 1;
   } finally {
     process.off('SIGINT', onSignal);
@@ -276,6 +277,16 @@ async function startOrReattach(
     executionName: `${plan.id.slice(0, 50)}-${Date.now().toString(36)}`,
   });
   return launched.executionArn;
+}
+
+/** The closing lines: where the plan's work is (its `context.workDir`, by convention) and how to see the events. */
+function whereToLook(plan: Plan, executionArn: string): string[] {
+  const workDir = plan.context.workDir;
+  return [
+    '',
+    ...(typeof workDir === 'string' ? [`Outputs: ${resolve(workDir)} (the plan's context.workDir)`] : []),
+    `Events: plangate events ${executionArn}   (add --json for the full records; the hash chain is verified)`,
+  ];
 }
 
 /** The plan an execution was started with, from the store. */
