@@ -493,6 +493,18 @@ describe('classifier', () => {
       { recipe_name: 'escalate_permission', outcome: 'escalated' },
     ]);
   });
+  it("reads the harness's cause inside Lambda's error envelope (what Step Functions hands a Catch)", async () => {
+    const cause = JSON.stringify({
+      errorType: 'Plangate.Permission',
+      errorMessage: JSON.stringify({ message: '403 Forbidden: no deploy scope', failureClass: 'permission' }),
+    });
+    expect(
+      await makeClassifier(deps)({
+        ...req({ Error: 'Plangate.Permission', Cause: cause }, 1),
+        executionId: 'exec-envelope',
+      }),
+    ).toMatchObject({ failureClass: 'permission', message: '403 Forbidden: no deploy scope' });
+  });
 });
 
 describe('gate and approvals', () => {
