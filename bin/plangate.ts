@@ -46,6 +46,10 @@ const COMMANDS: Record<string, { summary: string; load: () => Promise<CommandMod
     summary: "list an execution's stored events and verify their hash chain",
     load: () => import('../lib/cli/events.ts'),
   },
+  audit: {
+    summary: 'query, export and verify the event tables (local store or --aws --table NAME)',
+    load: () => import('../lib/cli/audit.ts'),
+  },
 };
 
 function overview(): string {

@@ -1,0 +1,57 @@
+/**
+ * Which events table an audit reads: the local store (dynalite opened on its data, or the running
+ * session's endpoint; the engine is never started) or a table on AWS through the ordinary SDK
+ * credential chain. Everything after this point is the same code for both.
+ */
+import { access } from 'node:fs/promises';
+import { join } from 'node:path';
+import { DynamoDBClient } from '@aws-sdk/client-dynamodb';
+import type { DynamoDBDocumentClient } from '@aws-sdk/lib-dynamodb';
+import { documentClient } from '../local/clients.ts';
+import { storePaths } from '../local/run/store.ts';
+import { openStoreReader } from '../local/run/store-reader.ts';
+
+export type AuditTargetSpec =
+  | { readonly kind: 'local'; readonly store: string }
+  | { readonly kind: 'aws'; readonly table: string; readonly region?: string };
+
+export interface AuditTarget {
+  readonly doc: DynamoDBDocumentClient;
+  readonly table: string;
+  /** e.g. `local store /home/me/.plangate` or `aws table plangate-events`. */
+  readonly source: string;
+  close(): Promise<void>;
+}
+
+/** Opens the target; a local store that does not exist is an error, never created. */
+export async function openAuditTarget(spec: AuditTargetSpec): Promise<AuditTarget> {
+  if (spec.kind === 'aws') {
+    const dynamo = new DynamoDBClient(spec.region ? { region: spec.region } : {});
+    return {
+      doc: documentClient(dynamo),
+      table: spec.table,
+      source: `aws table ${spec.table}`,
+      close: async () => dynamo.destroy(),
+    };
+  }
+  const paths = storePaths(spec.store);
+  try {
+    await access(join(paths.data, 'dynamodb'));
+  } catch {
+    throw new AuditTargetError(
+      `no plangate store at ${paths.root} (give --store DIR, or --aws --table NAME)`,
+    );
+  }
+  const reader = await openStoreReader(paths);
+  return {
+    doc: reader.doc,
+    table: reader.eventsTable,
+    source: `local store ${paths.root}`,
+    close: () => reader.close(),
+  };
+}
+
+/** The target cannot be opened (reported, exit 1). */
+export class AuditTargetError extends Error {
+  override readonly name = 'AuditTargetError';
+}
