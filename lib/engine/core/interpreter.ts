@@ -21,7 +21,7 @@ import {
   timestampMillis,
   type Variables,
 } from './data.ts';
-import { NOT_TRUNCATED } from './history.ts';
+import { NOT_TRUNCATED, type StoredEvent } from './history.ts';
 import type { Scope } from './journal.ts';
 import { isoTime, payloadText } from './json-text.ts';
 import { MockedThrow } from './mock-config.ts';
@@ -103,6 +103,46 @@ export async function runBlock(frame: Frame, block: StatesBlock, input: unknown)
   }
 }
 
+/**
+ * A {@link StateRun} whose Context object is built when first read: most states of a JSONPath
+ * chain never look at `$$`, and the object (and its EnteredTime text) would be garbage at once.
+ */
+class RunningState implements StateRun {
+  readonly language: QueryLanguage;
+  readonly enteredId: number;
+  readonly enteredKey: string;
+  private builtContext: StateRun['context'] | undefined;
+
+  constructor(
+    readonly frame: Frame,
+    readonly name: string,
+    readonly state: StateDefinition,
+    readonly rawInput: unknown,
+    private readonly entered: StoredEvent,
+    /** `<Type>StateExited` of this state's type. */
+    readonly exitedType: string,
+  ) {
+    this.language = (state.QueryLanguage as QueryLanguage | undefined) ?? frame.language;
+    this.enteredId = entered.id;
+    this.enteredKey = entered.key;
+  }
+
+  get context(): StateRun['context'] {
+    if (this.builtContext) return this.builtContext;
+    const { rt, mapItem } = this.frame;
+    const context: StateRun['context'] = {
+      Execution: rt.contextBase.Execution,
+      StateMachine: rt.contextBase.StateMachine,
+      State: { EnteredTime: isoTime(this.entered.ts), Name: this.name },
+    };
+    // AWS shows State.RetryCount only for the states that can retry
+    if (RETRYING_TYPES.has(this.state.Type)) context.State.RetryCount = 0;
+    if (mapItem) context.Map = { Item: mapItem };
+    this.builtContext = context;
+    return context;
+  }
+}
+
 /** `<Type>StateEntered` / `<Type>StateExited`, built once per state type and shared by every event. */
 const eventTypesByState = new Map<string, { readonly entered: string; readonly exited: string }>();
 
@@ -170,24 +210,7 @@ function runState(
     input: payloadText(rawInput),
     inputDetails: NOT_TRUNCATED,
   });
-  const context: StateRun['context'] = {
-    Execution: rt.contextBase.Execution,
-    StateMachine: rt.contextBase.StateMachine,
-    State: { EnteredTime: isoTime(entered.ts), Name: name },
-  };
-  // AWS shows State.RetryCount only for the states that can retry
-  if (RETRYING_TYPES.has(state.Type)) context.State.RetryCount = 0;
-  if (frame.mapItem) context.Map = { Item: frame.mapItem };
-  const run: StateRun = {
-    frame,
-    name,
-    state,
-    language: (state.QueryLanguage as QueryLanguage | undefined) ?? frame.language,
-    rawInput,
-    enteredId: entered.id,
-    enteredKey: entered.key,
-    context,
-  };
+  const run = new RunningState(frame, name, state, rawInput, entered, types.exited);
   try {
     const outcome = dispatch(run);
     return outcome instanceof Promise ? settled(run, outcome) : outcome;
@@ -267,7 +290,8 @@ export function exitState(run: StateRun, outcome: StateOutcome, assigned?: Varia
   const internal: Record<string, unknown> =
     outcome.next === undefined ? { entered: run.enteredId } : { entered: run.enteredId, next: outcome.next };
   if (assigned && hasKeys(assigned)) internal.assigned = assigned;
-  run.frame.scope.emit(stateEventTypes(run.state.Type).exited, details, internal);
+  const exited = run instanceof RunningState ? run.exitedType : stateEventTypes(run.state.Type).exited;
+  run.frame.scope.emit(exited, details, internal);
   return outcome;
 }
 
@@ -298,12 +322,10 @@ export function jsonataScope(
 /** The state's effective input (JSONPath InputPath). */
 export function effectiveInput(run: StateRun): unknown {
   if (run.language === 'JSONata') return run.rawInput;
-  return applyInputPath(
-    run.rawInput,
-    run.state.InputPath as string | null | undefined,
-    run.context,
-    run.frame.variables,
-  );
+  const path = run.state.InputPath as string | null | undefined;
+  // no path: the Context object is not needed (and not built)
+  if (path === undefined) return run.rawInput;
+  return applyInputPath(run.rawInput, path, run.context, run.frame.variables);
 }
 
 /**
@@ -330,13 +352,15 @@ export function applyResult(
     );
   }
   const placed = applyResultPath(run.rawInput, selected, state.ResultPath as string | null | undefined);
-  const output = applyOutputPath(
-    placed,
-    state.OutputPath as string | null | undefined,
-    run.context,
-    frame.variables,
-  );
+  const output = outputPathOf(run, placed);
   return { output, assigned: NONE_ASSIGNED };
+}
+
+/** The state's output after JSONPath OutputPath; the Context object is built only for a path. */
+function outputPathOf(run: StateRun, value: unknown): unknown {
+  const path = run.state.OutputPath as string | null | undefined;
+  if (path === undefined) return value;
+  return applyOutputPath(value, path, run.context, run.frame.variables);
 }
 
 /** A state's output and the variables it assigned. */
@@ -376,12 +400,7 @@ async function applyResultEvaluated(
       ? {}
       : await assignVariables(state.Assign, 'JSONPath', jsonataScope(run, { result: selected }));
   const placed = applyResultPath(run.rawInput, selected, state.ResultPath as string | null | undefined);
-  const output = applyOutputPath(
-    placed,
-    state.OutputPath as string | null | undefined,
-    run.context,
-    frame.variables,
-  );
+  const output = outputPathOf(run, placed);
   return { output, assigned };
 }
 
@@ -468,12 +487,7 @@ function choose(
 ): StateOutcome | Promise<StateOutcome> {
   if (run.language === 'JSONata' || holder.Assign !== undefined) return chooseEvaluated(run, holder, next);
   const input = effectiveInput(run);
-  const output = applyOutputPath(
-    input,
-    run.state.OutputPath as string | null | undefined,
-    run.context,
-    run.frame.variables,
-  );
+  const output = outputPathOf(run, input);
   return { output, next };
 }
 
@@ -483,7 +497,7 @@ async function chooseEvaluated(
   holder: Record<string, unknown>,
   next: string,
 ): Promise<StateOutcome> {
-  const { state, frame } = run;
+  const { state } = run;
   if (run.language === 'JSONata') {
     const scope = jsonataScope(run);
     const assigned =
@@ -499,12 +513,7 @@ async function chooseEvaluated(
     holder.Assign === undefined
       ? {}
       : await assignVariables(holder.Assign, 'JSONPath', jsonataScope(run, { result: input }));
-  const output = applyOutputPath(
-    input,
-    state.OutputPath as string | null | undefined,
-    run.context,
-    frame.variables,
-  );
+  const output = outputPathOf(run, input);
   commitVariables(run, assigned);
   return withAssigned({ output, next }, assigned);
 }
@@ -580,12 +589,7 @@ async function waitState(run: StateRun): Promise<StateOutcome> {
     state.Assign === undefined
       ? {}
       : await assignVariables(state.Assign, 'JSONPath', jsonataScope(run, { result: input }));
-  const output = applyOutputPath(
-    input,
-    state.OutputPath as string | null | undefined,
-    run.context,
-    frame.variables,
-  );
+  const output = outputPathOf(run, input);
   commitVariables(run, assigned);
   return withAssigned({ output, next: nextOf(state) }, assigned);
 }
@@ -603,12 +607,7 @@ export function scaled(rt: ExecutionRuntime, ms: number): number {
 function succeedState(run: StateRun): StateOutcome | Promise<StateOutcome> {
   if (run.language === 'JSONata') return jsonataSucceedState(run);
   const input = effectiveInput(run);
-  const output = applyOutputPath(
-    input,
-    run.state.OutputPath as string | null | undefined,
-    run.context,
-    run.frame.variables,
-  );
+  const output = outputPathOf(run, input);
   return { output };
 }
 
