@@ -6,7 +6,7 @@
 import type { Context } from 'aws-lambda';
 import { type ApprovalsApiDeps, handleApprovalsRequest } from '../lib/runtime/approvals-api.ts';
 import { type HttpEvent, type HttpResult, LOCAL_IDENTITY_HEADER } from '../lib/runtime/http.ts';
-import { defaultHarnessDeps, signingKey } from './default-deps.ts';
+import { apiDeps, defaultHarnessDeps, signingKey } from './default-deps.ts';
 
 export const makeHandler =
   (deps: ApprovalsApiDeps | Promise<ApprovalsApiDeps>) =>
@@ -18,11 +18,7 @@ export async function defaultApprovalsApiDeps(
 ): Promise<ApprovalsApiDeps> {
   const base = defaultHarnessDeps(env);
   return {
-    dynamo: base.dynamo,
-    tables: base.tables,
-    ...(base.events ? { events: base.events } : {}),
-    ...(base.eventBusName ? { eventBusName: base.eventBusName } : {}),
-    sfn: base.sfn,
+    ...apiDeps(base),
     signingKey: await signingKey(env, base.secretsManager as NonNullable<typeof base.secretsManager>),
     identity:
       env.PLANGATE_IDENTITY === 'header'

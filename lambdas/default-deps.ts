@@ -33,6 +33,19 @@ export function defaultHarnessDeps(env: Env = process.env): HarnessDeps & { sfn:
   };
 }
 
+/** What the API handlers share: the journal's tables and bus, and Step Functions. */
+export function apiDeps(
+  base: ReturnType<typeof defaultHarnessDeps>,
+): Pick<HarnessDeps, 'dynamo' | 'tables' | 'events' | 'eventBusName'> & { sfn: SFNClient } {
+  return {
+    dynamo: base.dynamo,
+    tables: base.tables,
+    ...(base.events ? { events: base.events } : {}),
+    ...(base.eventBusName ? { eventBusName: base.eventBusName } : {}),
+    sfn: base.sfn,
+  };
+}
+
 /**
  * The gate's deps: the harness deps plus the signing key (PLANGATE_APPROVAL_SIGNING_KEY, or the
  * Secrets Manager secret named by PLANGATE_APPROVAL_SIGNING_KEY_SECRET) and a notifier that

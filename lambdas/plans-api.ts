@@ -11,7 +11,7 @@ import { z } from 'zod';
 import { NotConfiguredError } from '../lib/runtime/errors.ts';
 import type { HttpEvent, HttpResult } from '../lib/runtime/http.ts';
 import { handlePlansRequest, type PlansApiDeps } from '../lib/runtime/plans-api.ts';
-import { defaultHarnessDeps } from './default-deps.ts';
+import { apiDeps, defaultHarnessDeps } from './default-deps.ts';
 
 export const makeHandler =
   (deps: PlansApiDeps) =>
@@ -28,11 +28,7 @@ export function defaultPlansApiDeps(
     .record(z.string(), z.string())
     .parse(JSON.parse(env.PLANGATE_SUBSTITUTIONS ?? '{}'));
   return {
-    dynamo: base.dynamo,
-    tables: base.tables,
-    ...(base.events ? { events: base.events } : {}),
-    ...(base.eventBusName ? { eventBusName: base.eventBusName } : {}),
-    sfn: base.sfn,
+    ...apiDeps(base),
     roleArn,
     substitutions,
     ...(env.PLANGATE_NAME_PREFIX ? { namePrefix: env.PLANGATE_NAME_PREFIX } : {}),

@@ -5,7 +5,12 @@
  */
 import { ConditionalCheckFailedException } from '@aws-sdk/client-dynamodb';
 import { type EventBridgeClient, PutEventsCommand } from '@aws-sdk/client-eventbridge';
-import { type DynamoDBDocumentClient, PutCommand, QueryCommand } from '@aws-sdk/lib-dynamodb';
+import {
+  type DynamoDBDocumentClient,
+  PutCommand,
+  QueryCommand,
+  type QueryCommandInput,
+} from '@aws-sdk/lib-dynamodb';
 import { canonicalJson } from '../plan/digest.ts';
 import { InvalidInputError } from './errors.ts';
 import { sha256Hex } from './hash.ts';
@@ -220,20 +225,13 @@ export async function readEvents(
   executionId: string,
 ): Promise<JournalRecord[]> {
   const events: JournalRecord[] = [];
-  let start: Record<string, unknown> | undefined;
-  do {
-    const out = await dynamo.send(
-      new QueryCommand({
-        TableName: table,
-        KeyConditionExpression: 'executionId = :e',
-        ExpressionAttributeValues: { ':e': executionId },
-        ConsistentRead: true,
-        ExclusiveStartKey: start,
-      }),
-    );
-    events.push(...(out.Items ?? []).map(fromItem));
-    start = out.LastEvaluatedKey;
-  } while (start);
+  for await (const item of queryItems(dynamo, {
+    TableName: table,
+    KeyConditionExpression: 'executionId = :e',
+    ExpressionAttributeValues: { ':e': executionId },
+    ConsistentRead: true,
+  }))
+    events.push(fromItem(item));
   return events;
 }
 
@@ -248,30 +246,36 @@ export async function lastTaskEvent(
   taskId: string,
   types: readonly EventType[],
 ): Promise<JournalRecord | undefined> {
+  for await (const item of queryItems(dynamo, {
+    TableName: table,
+    KeyConditionExpression: 'executionId = :e',
+    FilterExpression: `task_id = :t AND #event IN (${types.map((_, i) => `:v${i}`).join(', ')})`,
+    ExpressionAttributeNames: { '#event': 'event' },
+    ExpressionAttributeValues: {
+      ':e': executionId,
+      ':t': taskId,
+      ...Object.fromEntries(types.map((t, i) => [`:v${i}`, t])),
+    },
+    ScanIndexForward: false,
+    ConsistentRead: true,
+    // A step's recent history is near the tail: small pages stop reading early.
+    Limit: 200,
+  }))
+    return fromItem(item);
+  return undefined;
+}
+
+/** Every item a query matches, page after page, as they come (stop early by breaking out). */
+async function* queryItems(
+  dynamo: DynamoDBDocumentClient,
+  input: QueryCommandInput,
+): AsyncGenerator<Record<string, unknown>> {
   let start: Record<string, unknown> | undefined;
   do {
-    const out = await dynamo.send(
-      new QueryCommand({
-        TableName: table,
-        KeyConditionExpression: 'executionId = :e',
-        FilterExpression: `task_id = :t AND #event IN (${types.map((_, i) => `:v${i}`).join(', ')})`,
-        ExpressionAttributeNames: { '#event': 'event' },
-        ExpressionAttributeValues: {
-          ':e': executionId,
-          ':t': taskId,
-          ...Object.fromEntries(types.map((t, i) => [`:v${i}`, t])),
-        },
-        ScanIndexForward: false,
-        ConsistentRead: true,
-        Limit: 200,
-        ExclusiveStartKey: start,
-      }),
-    );
-    const item = out.Items?.[0];
-    if (item) return fromItem(item);
+    const out = await dynamo.send(new QueryCommand({ ...input, ExclusiveStartKey: start }));
+    yield* out.Items ?? [];
     start = out.LastEvaluatedKey;
   } while (start);
-  return undefined;
 }
 
 /** An auditor's query over one of the events table's indexes, optionally within [from, to] (ISO timestamps). */
@@ -295,7 +299,6 @@ export async function queryEvents(
   table: string,
   query: EventQuery,
 ): Promise<JournalRecord[]> {
-  const events: JournalRecord[] = [];
   const range =
     query.from && query.to
       ? ' AND #t BETWEEN :from AND :to'
@@ -304,25 +307,19 @@ export async function queryEvents(
         : query.to
           ? ' AND #t <= :to'
           : '';
-  let start: Record<string, unknown> | undefined;
-  do {
-    const out = await dynamo.send(
-      new QueryCommand({
-        TableName: table,
-        IndexName: query.index,
-        KeyConditionExpression: `#k = :v${range}`,
-        ExpressionAttributeNames: { '#k': INDEX_KEYS[query.index], ...(range ? { '#t': 'timestamp' } : {}) },
-        ExpressionAttributeValues: {
-          ':v': query.value,
-          ...(query.from ? { ':from': query.from } : {}),
-          ...(query.to ? { ':to': query.to } : {}),
-        },
-        ExclusiveStartKey: start,
-      }),
-    );
-    events.push(...(out.Items ?? []).map(fromItem));
-    start = out.LastEvaluatedKey;
-  } while (start);
+  const events: JournalRecord[] = [];
+  for await (const item of queryItems(dynamo, {
+    TableName: table,
+    IndexName: query.index,
+    KeyConditionExpression: `#k = :v${range}`,
+    ExpressionAttributeNames: { '#k': INDEX_KEYS[query.index], ...(range ? { '#t': 'timestamp' } : {}) },
+    ExpressionAttributeValues: {
+      ':v': query.value,
+      ...(query.from ? { ':from': query.from } : {}),
+      ...(query.to ? { ':to': query.to } : {}),
+    },
+  }))
+    events.push(fromItem(item));
   return events;
 }
 

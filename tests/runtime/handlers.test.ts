@@ -23,7 +23,7 @@ import { Approvals } from '../../lib/runtime/approvals.ts';
 import { type HarnessDeps, journalFor } from '../../lib/runtime/deps.ts';
 import { type ApprovalNotice, approvalsFor, type GateDeps } from '../../lib/runtime/gate.ts';
 import { readEvents, verifyChain } from '../../lib/runtime/journal.ts';
-import type { RunnerRequest, RunnerResult } from '../../lib/runtime/payloads.ts';
+import type { EventType, RunnerRequest, RunnerResult } from '../../lib/runtime/payloads.ts';
 import { builtinRegistry } from '../../lib/runtime/tools/builtins.ts';
 
 let dir: string;
@@ -117,6 +117,19 @@ const runnerReq = (executionId: string, over: Partial<RunnerRequest> = {}): Runn
   ...over,
 });
 
+/** A check of step `build` ([Task 1/2]) after `run`, with a command contract. */
+const checkReq = (executionId: string, run: RunnerResult, command: string) => ({
+  plan,
+  executionId,
+  stepId: 'build',
+  index: 1,
+  total: 2,
+  description: 'Build the report',
+  attempt: run.attempt,
+  run,
+  contract: { kind: 'command' as const, command, expectExitCode: 0, timeoutSeconds: 10 },
+});
+
 const events = async (executionId: string) =>
   readEvents(plane.clients.doc, plane.tableNames.events, executionId);
 
@@ -134,22 +147,7 @@ describe('step runner + contract checker', () => {
       }),
     );
     expect(run).toMatchObject({ status: 'succeeded', output: { report: 'r.txt' } });
-    const checked = await checker({
-      plan,
-      executionId: 'exec-ok',
-      stepId: 'build',
-      index: 1,
-      total: 2,
-      description: 'Build the report',
-      attempt: 1,
-      run,
-      contract: {
-        kind: 'command',
-        command: 'test -s token.txt && echo fine',
-        expectExitCode: 0,
-        timeoutSeconds: 10,
-      },
-    });
+    const checked = await checker(checkReq('exec-ok', run as RunnerResult, 'test -s token.txt && echo fine'));
     expect(checked).toMatchObject({
       status: 'completed',
       output: { report: 'r.txt' },
@@ -168,22 +166,7 @@ describe('step runner + contract checker', () => {
       runnerReq('exec-premature', { args: { command: 'echo "all tests pass"' } }),
     );
     await expect(
-      makeChecker(deps)({
-        plan,
-        executionId: 'exec-premature',
-        stepId: 'build',
-        index: 1,
-        total: 2,
-        description: 'Build the report',
-        attempt: 1,
-        run,
-        contract: {
-          kind: 'command',
-          command: 'test -f never-made.txt',
-          expectExitCode: 0,
-          timeoutSeconds: 10,
-        },
-      }),
+      makeChecker(deps)(checkReq('exec-premature', run as RunnerResult, 'test -f never-made.txt')),
     ).rejects.toMatchObject({ name: 'Plangate.ContractFailed' });
     const stored = await events('exec-premature');
     expect(stored.map((e) => e.event)).toEqual([
@@ -296,19 +279,8 @@ describe('step runner + contract checker', () => {
   it("records a recipe's retry that passes as RECOVERY_APPLIED retry_<class> → success, and only that", async () => {
     const flaky =
       'n=$(cat tries 2>/dev/null || echo 0); echo $((n+1)) > tries; [ $n -ge 1 ] || { echo "Connection timeout" >&2; exit 75; }';
-    const check = (executionId: string, run: RunnerResult, checkRetries = 0) =>
-      makeChecker(deps)({
-        plan,
-        executionId,
-        stepId: 'build',
-        index: 1,
-        total: 2,
-        description: 'Build the report',
-        attempt: run.attempt,
-        checkRetries,
-        run,
-        contract: { kind: 'command', command: 'test -f tries', expectExitCode: 0, timeoutSeconds: 5 },
-      });
+    const check = (executionId: string, run: RunnerResult) =>
+      makeChecker(deps)(checkReq(executionId, run, 'test -f tries'));
     const retried = async (executionId: string, between?: () => Promise<unknown>) => {
       await rm(join(dir, 'tries'), { force: true });
       await expect(
@@ -360,41 +332,25 @@ describe('step runner + contract checker', () => {
   it('counts a run that stopped early from the journal: never-run steps are skipped, not failed', async () => {
     const id = 'exec-aborted';
     const journal = journalFor(deps);
-    const base = { executionId: id, planId: plan.id, planVersion: plan.version, planDigest: plan.digest };
-    await journal.append({
-      ...base,
-      task_id: 'build',
-      event: 'TASK_STARTED',
-      details: { attempt: 1, progress: 'p' },
-    });
-    await journal.append({
-      ...base,
-      task_id: 'build',
-      event: 'TASK_COMPLETED',
-      details: {
-        result: {},
-        evidence: { kind: 'none', passed: true, summary: 's', checkedAt: 'now' },
-        progress: 'p',
-      },
-    });
-    await journal.append({
-      ...base,
-      task_id: 'test',
-      event: 'TASK_STARTED',
-      details: { attempt: 1, progress: 'p' },
-    });
-    await journal.append({
-      ...base,
-      task_id: 'test',
-      event: 'TASK_FAILED',
-      details: { error: 'Plangate.ContractFailed', error_message: 'no', progress: 'p' },
-    });
-    await journal.append({
-      ...base,
-      task_id: 'test',
-      event: 'RECOVERY_ESCALATION',
-      details: { reason: 'r', user_decision: 'ABORT', decided_by: 'person' },
-    });
+    const started = { attempt: 1, progress: 'p' };
+    const evidence = { kind: 'none', passed: true, summary: 's', checkedAt: 'now' };
+    const history: [string, EventType, Record<string, unknown>][] = [
+      ['build', 'TASK_STARTED', started],
+      ['build', 'TASK_COMPLETED', { result: {}, evidence, progress: 'p' }],
+      ['test', 'TASK_STARTED', started],
+      ['test', 'TASK_FAILED', { error: 'Plangate.ContractFailed', error_message: 'no', progress: 'p' }],
+      ['test', 'RECOVERY_ESCALATION', { reason: 'r', user_decision: 'ABORT', decided_by: 'person' }],
+    ];
+    for (const [task_id, event, details] of history)
+      await journal.append({
+        executionId: id,
+        planId: plan.id,
+        planVersion: plan.version,
+        planDigest: plan.digest,
+        task_id,
+        event,
+        details,
+      });
     const result = await makeChecker(deps)({
       kind: 'finalize',
       plan,

@@ -3,7 +3,13 @@
  * execution, and answers that bind to the plan digest the person was shown.
  */
 import { ApprovalError, type Approvals, type GateView } from '../../runtime/approvals.ts';
-import type { AnswerOutcome, GateAnswer, GateDesk, PendingGate } from './gate-desk.ts';
+import {
+  type AnswerOutcome,
+  type GateAnswer,
+  type GateDesk,
+  type PendingGate,
+  pendingGate,
+} from './gate-desk.ts';
 
 export interface ApprovalsDeskProps {
   readonly approvals: Approvals;
@@ -16,7 +22,7 @@ export class ApprovalsDesk implements GateDesk {
 
   async pending(executionId: string): Promise<PendingGate[]> {
     return (await this.props.approvals.pending(executionId)).map(({ linkId, gate }) =>
-      toPending(gate, linkId),
+      pendingGate(linkId, gate, gate.expiresAtEpoch),
     );
   }
 
@@ -46,20 +52,6 @@ export class ApprovalsDesk implements GateDesk {
       return { ok: false, reason, message: error.message };
     }
   }
-}
-
-function toPending(g: GateView, linkId: string): PendingGate {
-  return {
-    linkId,
-    executionId: g.executionId,
-    kind: g.kind,
-    ...(g.stepId ? { stepId: g.stepId } : {}),
-    round: g.round,
-    ...(g.question ? { question: g.question } : {}),
-    ...(g.failure ? { failure: g.failure } : {}),
-    ...(g.human ? { human: { instructions: g.human.instructions, outputs: g.human.outputs } } : {}),
-    expiresAtEpoch: g.expiresAtEpoch,
-  };
 }
 
 const sameDigest = (a: string, b: string): boolean => a.replace(/^sha256:/, '') === b.replace(/^sha256:/, '');

@@ -12,18 +12,21 @@ import type {
   HumanDecision,
 } from '../../runtime/payloads.ts';
 
-export interface PendingGate {
-  /** The signed, expiring, single-use id links carry (the task token stays in the gates table). */
-  readonly linkId: string;
+/** What a gate request, a stored gate and a notice all say about a waiting gate. */
+export interface GateFacts {
   readonly executionId: string;
   readonly kind: GateKind;
   readonly stepId?: string;
   readonly round: number;
   readonly question?: string | null;
   readonly failure?: ClassifiedFailure;
-  readonly critical?: boolean;
   /** A human step: what to do and which outputs to report. */
   readonly human?: { readonly instructions: string; readonly outputs: readonly string[] };
+}
+
+export interface PendingGate extends GateFacts {
+  /** The signed, expiring, single-use id links carry (the task token stays in the gates table). */
+  readonly linkId: string;
   /** Seconds since the epoch; links expire with the gate. */
   readonly expiresAtEpoch: number;
 }
@@ -45,4 +48,21 @@ export interface GateDesk {
   view(linkId: string): Promise<GateView | undefined>;
   /** Records the decision (journal event) and releases the gate (SendTaskSuccess). */
   answer(linkId: string, answer: GateAnswer): Promise<AnswerOutcome>;
+}
+
+/** The pending gate a link id answers, from what is known about it. */
+export function pendingGate(linkId: string, facts: GateFacts, expiresAtEpoch: number): PendingGate {
+  return {
+    linkId,
+    executionId: facts.executionId,
+    kind: facts.kind,
+    ...(facts.stepId ? { stepId: facts.stepId } : {}),
+    round: facts.round,
+    ...(facts.question ? { question: facts.question } : {}),
+    ...(facts.failure ? { failure: facts.failure } : {}),
+    ...(facts.human
+      ? { human: { instructions: facts.human.instructions, outputs: facts.human.outputs } }
+      : {}),
+    expiresAtEpoch,
+  };
 }

@@ -32,7 +32,7 @@ import {
   parseHumanReport,
 } from './decisions.ts';
 import { EventFollower } from './follow.ts';
-import type { AnswerOutcome, GateAnswer, PendingGate } from './gate-desk.ts';
+import { type AnswerOutcome, type GateAnswer, type PendingGate, pendingGate } from './gate-desk.ts';
 import { LocalRunStack } from './local-stack.ts';
 import { outlineOf, ProgressFormatter } from './progress.ts';
 import { Spinner } from './spinner.ts';
@@ -384,17 +384,7 @@ function gateQuestion(gate: PendingGate, plan: Plan, failures: Map<string, strin
 }
 
 function noticeGate(notice: ApprovalNotice): PendingGate {
-  return {
-    linkId: notice.approvalId,
-    executionId: notice.executionId,
-    kind: notice.kind,
-    ...(notice.stepId ? { stepId: notice.stepId } : {}),
-    round: notice.round,
-    ...(notice.question ? { question: notice.question } : {}),
-    ...(notice.failure ? { failure: notice.failure } : {}),
-    ...(notice.human ? { human: notice.human } : {}),
-    expiresAtEpoch: Math.floor(Date.parse(notice.expiresAt) / 1000),
-  };
+  return pendingGate(notice.approvalId, notice, Math.floor(Date.parse(notice.expiresAt) / 1000));
 }
 
 /** The journal's tables and bus on the local stack. */
