@@ -48,9 +48,15 @@ export async function exportEvents(
 ): Promise<ExportManifest> {
   const partial = `${props.out}.partial`;
   const stream = createWriteStream(partial, { mode: 0o600 });
+  // A write error surfaces through the next write or the finish; this listener keeps it from being uncaught.
+  let streamError: Error | undefined;
+  stream.on('error', (error) => {
+    streamError = error;
+  });
   const digest = createHash('sha256');
   let count = 0;
   const write = async (text: string): Promise<void> => {
+    if (streamError) throw streamError;
     if (!stream.write(text)) await once(stream, 'drain');
   };
   const content = async (text: string): Promise<void> => {
@@ -81,7 +87,11 @@ export async function exportEvents(
     await rename(partial, props.out);
     return manifest;
   } catch (error) {
-    stream.destroy();
+    if (!stream.destroyed) {
+      const closed = new Promise((resolve) => stream.once('close', resolve));
+      stream.destroy();
+      await closed;
+    }
     await rm(partial, { force: true });
     throw error;
   }

@@ -18,7 +18,10 @@ const IsoTime = z
     // A time without a zone is read as UTC: the journal stores UTC.
     const zoned = /T/.test(text) && !/(Z|[+-]\d{2}:\d{2})$/.test(text) ? `${text}Z` : text;
     const date = new Date(zoned);
-    if (Number.isNaN(date.getTime())) {
+    const [y, m, d] = text.slice(0, 10).split('-').map(Number) as [number, number, number];
+    const day = new Date(Date.UTC(y, m - 1, d));
+    // Date rolls 2025-02-30 over to March: a day the month does not have is an error, not a guess.
+    if (Number.isNaN(date.getTime()) || day.getUTCMonth() !== m - 1 || day.getUTCDate() !== d) {
       ctx.addIssue({ code: 'custom', message: `not a real date/time: ${text}` });
       return z.NEVER;
     }

@@ -32,7 +32,7 @@ export type ProblemKind = (typeof PROBLEM_KINDS)[number];
 
 export interface ChainProblem {
   readonly executionId: string;
-  /** The sequence number of the stored item (from its key), when it has one. */
+  /** The stored item's sequence number (from its key), or for a gap the first missing one. */
   readonly seq: number | undefined;
   readonly kind: ProblemKind;
   readonly message: string;
@@ -91,11 +91,11 @@ export async function checkExecution(
     }
     if (seq > expected) {
       report(
-        seq,
+        expected,
         'gap',
         seq - expected === 1
-          ? `seq ${expected} is missing before it`
-          : `seq ${expected}..${seq - 1} are missing before it`,
+          ? `missing (the next stored event is seq ${seq})`
+          : `seq ${expected}..${seq - 1} are missing (the next stored event is seq ${seq})`,
       );
     }
     const afterGap = seq > expected;
