@@ -88,7 +88,7 @@ export async function exportEvents(
     return manifest;
   } catch (error) {
     if (!stream.destroyed) {
-      const closed = new Promise((resolve) => stream.once('close', resolve));
+      const closed = new Promise<void>((resolve) => stream.once('close', () => resolve()));
       stream.destroy();
       await closed;
     }
