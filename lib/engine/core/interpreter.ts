@@ -677,7 +677,8 @@ export async function withRetryAndCatch(
 ): Promise<StateOutcome> {
   const { state, frame } = run;
   const retriers = (state.Retry as Retrier[] | undefined) ?? [];
-  const attempts = new Array<number>(retriers.length).fill(0);
+  // attempts per retrier, counted from the first failure (most states never fail)
+  let attempts: number[] | undefined;
   for (;;) {
     let failure: StatesError;
     try {
@@ -693,6 +694,7 @@ export async function withRetryAndCatch(
     }
     const index = retriers.findIndex((r) => errorMatches(r.ErrorEquals, failure.error));
     const retrier = retriers[index];
+    attempts ??= new Array<number>(retriers.length).fill(0);
     if (retrier && (attempts[index] ?? 0) < (retrier.MaxAttempts ?? 3)) {
       const delay = retryDelaySeconds(retrier, attempts[index] ?? 0);
       attempts[index] = (attempts[index] ?? 0) + 1;

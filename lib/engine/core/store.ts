@@ -16,7 +16,7 @@ import { SpareFiles } from './spare-files.ts';
 
 /** The history file of one execution. */
 export interface ExecutionLog {
-  /** Appends events in order, synchronously. */
+  /** Appends events in order, synchronously; the store may keep the array itself: never change it afterwards. */
   append(events: readonly StoredEvent[]): void;
   /** Every stored event, oldest first. */
   readAll(): StoredEvent[];
@@ -53,7 +53,7 @@ export class MemoryStore implements EngineStore {
   private registry: unknown;
   private readonly logs = new Map<
     string,
-    { machineName: string; executionName: string; events: StoredEvent[] }
+    { machineName: string; executionName: string; batches: (readonly StoredEvent[])[] }
   >();
 
   readRegistry(): unknown {
@@ -68,15 +68,16 @@ export class MemoryStore implements EngineStore {
     const id = `${machineName}:${executionName}`;
     let entry = this.logs.get(id);
     if (!entry) {
-      entry = { machineName, executionName, events: [] };
+      entry = { machineName, executionName, batches: [] };
       this.logs.set(id, entry);
     }
-    const events = entry.events;
+    const batches = entry.batches;
     return {
+      // the journal hands over each batch and never touches it again: kept as it is, not copied
       append: (batch) => {
-        for (const e of batch) events.push(e);
+        batches.push(batch);
       },
-      readAll: () => events.slice(),
+      readAll: () => batches.flat(),
       close: () => {},
     };
   }

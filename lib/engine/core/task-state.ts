@@ -85,13 +85,13 @@ function classify(resource: string): ResourceKind {
   return { family: 'Task', resourceType, resourceName: name, pattern };
 }
 
+/** Lambda and activity events name no resource type: one shared, never written object. */
+const NO_IDS: Readonly<Record<string, never>> = Object.freeze({});
+
 /** Runs a Task state with its Retry and Catch. */
 export async function taskState(run: StateRun): Promise<StateOutcome> {
   try {
-    return await withRetryAndCatch(run, async () => {
-      const result = await attempt(run);
-      return applyResult(run, result);
-    });
+    return await withRetryAndCatch(run, () => attempt(run).then((result) => applyResult(run, result)));
   } catch (error) {
     if (
       error instanceof AbortedError ||
@@ -117,7 +117,8 @@ async function attempt(run: StateRun): Promise<unknown> {
   const heartbeatSeconds = hasDuration(run, 'HeartbeatSeconds')
     ? await durationField(run, 'HeartbeatSeconds')
     : undefined;
-  const ids = kind.family === 'Task' ? { resourceType: kind.resourceType, resource: kind.resourceName } : {};
+  const ids =
+    kind.family === 'Task' ? { resourceType: kind.resourceType, resource: kind.resourceName } : NO_IDS;
 
   const scheduled: Record<string, unknown> =
     kind.family === 'Task'
@@ -303,15 +304,27 @@ function call(
   }
   // nothing but a stop or a failing sibling can end this call early: the frame's signal says both
   rt.journal.flush();
-  return rt.invokeResource({
-    resource,
-    parameters,
-    stateName: name,
-    executionArn: rt.executionArn,
-    stateMachineArn: rt.stateMachineArn,
-    ...(timeoutSeconds === undefined ? {} : { timeoutSeconds }),
-    signal: frame.signal,
-  });
+  // one literal per shape: cheaper than spreading an optional member on every call
+  return rt.invokeResource(
+    timeoutSeconds === undefined
+      ? {
+          resource,
+          parameters,
+          stateName: name,
+          executionArn: rt.executionArn,
+          stateMachineArn: rt.stateMachineArn,
+          signal: frame.signal,
+        }
+      : {
+          resource,
+          parameters,
+          stateName: name,
+          executionArn: rt.executionArn,
+          stateMachineArn: rt.stateMachineArn,
+          timeoutSeconds,
+          signal: frame.signal,
+        },
+  );
 }
 
 /** A child execution, a callback task or a task with a deadline: raced against its timeouts. */

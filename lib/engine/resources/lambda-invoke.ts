@@ -23,8 +23,12 @@ function logStreamOf(functionName: string): string {
   return stream;
 }
 
-/** Calls a registered handler as Lambda would; returns the JSON-serialized result (undefined → null). */
-async function callHandler(
+/**
+ * Calls a registered handler as Lambda would; resolves to a copy of its JSON-serialized result
+ * (undefined → null). Not an async function: the handler's settlement reaches the task with one
+ * promise hop fewer.
+ */
+function callHandler(
   fn: ResolvedFunction,
   event: unknown,
   invocation: TaskInvocation,
@@ -48,13 +52,28 @@ async function callHandler(
   // Lambda hands the handler its event as JSON (a fresh copy) and serializes what it returns;
   // the engine has usually just written the same text into the history
   const eventCopy = event === undefined ? {} : JSON.parse(payloadText(event));
-  let result: unknown;
+  const { signal } = invocation;
+  let running: Promise<unknown>;
   try {
-    result = await abortable(fn.handler(eventCopy, context), invocation.signal);
+    running = abortable(fn.handler(eventCopy, context), signal);
   } catch (error) {
-    if (invocation.signal.aborted) throw error;
-    throw functionErrorToStatesError(error);
+    return Promise.reject(handlerFailure(error, signal));
   }
+  return running.then(
+    (result) => serializedResult(result, requestId),
+    (error: unknown) => {
+      throw handlerFailure(error, signal);
+    },
+  );
+}
+
+/** What a failed handler call ends with: the abort as it is, else the function error as Step Functions reports it. */
+function handlerFailure(error: unknown, signal: AbortSignal): unknown {
+  return signal.aborted ? error : functionErrorToStatesError(error);
+}
+
+/** The handler's result as Lambda returns it: serialized (size-checked) and parsed again. */
+function serializedResult(result: unknown, requestId: string): unknown {
   let serialized: string | undefined;
   try {
     serialized = JSON.stringify(result);
