@@ -2,7 +2,8 @@
  * `plangate audit` as a user runs it, on a real local store: dynalite opened on the store's data
  * (no session) or reached through a running session's endpoint; output captured, exit codes checked.
  */
-import { mkdtemp, rm } from 'node:fs/promises';
+import { createHash } from 'node:crypto';
+import { mkdtemp, readFile, rm, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { DeleteCommand, PutCommand } from '@aws-sdk/lib-dynamodb';
@@ -142,6 +143,25 @@ describe('plangate audit', () => {
     const all = await audit('verify', '--store', store, '--all');
     expect(all.code).toBe(0);
     expect(all.stderr).toContain('3 executions verified: all intact');
+  });
+
+  it('verify --export: an edit hidden behind a recomputed digest is still found by the chains', async () => {
+    const file = join(dir, 'all.jsonl');
+    const lines = (await readFile(file, 'utf8')).trimEnd().split('\n');
+    const trailer = JSON.parse(lines.pop()!) as { manifest: { sha256: string } };
+    const edited = lines.map((l) =>
+      l.replace('"approver":"bo@example.com"', '"approver":"mallory@example.com"'),
+    );
+    expect(edited).not.toEqual(lines);
+    const content = edited.map((l) => `${l}\n`).join('');
+    trailer.manifest.sha256 = createHash('sha256').update(content).digest('hex');
+    const forged = join(dir, 'forged.jsonl');
+    await writeFile(forged, `${content}${JSON.stringify(trailer)}\n`);
+    const result = await audit('verify', '--export', forged);
+    expect(result.code).toBe(1);
+    expect(result.stdout).toContain(`BROKEN   ${EXEC.billing}`);
+    expect(result.stdout).toMatch(/^\s+3 {2}edited\s+seq 3: GATE_APPROVED/m);
+    expect(result.stderr).toContain('3 whole chain(s) checked, 1 with problems');
   });
 
   it('verify: a tampered store exits 1 with each problem located; an unknown execution is reported', async () => {
