@@ -184,6 +184,36 @@ describe('plangate audit', () => {
     expect(unknown.stdout).toContain('MISSING  arn:nope');
   });
 
+  it('--aws: the default credential chain and endpoint resolution (pointed at dynalite by the environment)', async () => {
+    const plane = await startLocalDataPlane();
+    const saved = { ...process.env };
+    try {
+      await seedRuns(plane.clients.doc, plane.tableNames.events);
+      // The SDK's own environment settings, as on a workstation or in a Lambda; the CLI passes no endpoint.
+      Object.assign(process.env, plane.env);
+      const result = await audit(
+        'query',
+        '--aws',
+        '--table',
+        plane.tableNames.events,
+        '--type',
+        'GATE_APPROVED',
+      );
+      expect(result.code).toBe(0);
+      expect(result.stdout.trimEnd().split('\n')).toHaveLength(3);
+      expect(result.stderr).toContain('index byEventType');
+      const verified = await audit('verify', '--aws', '--table', plane.tableNames.events, '--all');
+      expect(verified.code).toBe(0);
+      const missing = await audit('query', '--aws', '--table', 'no-such-table');
+      expect(missing.code).toBe(1);
+      expect(missing.stderr).toContain('aws table no-such-table');
+    } finally {
+      for (const key of Object.keys(process.env)) if (!(key in saved)) delete process.env[key];
+      Object.assign(process.env, saved);
+      await plane.close();
+    }
+  });
+
   it('while a session holds the store, reads through its endpoint', async () => {
     const plane = await startLocalDataPlane({ dataDir: store });
     const paths = storePaths(store);
