@@ -549,7 +549,7 @@ export class Engine implements StepFunctionsEngine {
     e.cause = undefined;
     e.output = undefined;
     const journal = this.holdJournal(e);
-    journal.record(`!redrive.${e.redriveCount}`, journal.length, 'ExecutionRedriven', {
+    journal.record('!redrive', e.redriveCount, journal.length, 'ExecutionRedriven', {
       redriveCount: e.redriveCount,
     });
     journal.forgetFailedStates();

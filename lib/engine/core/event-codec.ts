@@ -22,7 +22,7 @@
  * EVENT_TYPES is part of the format: only ever append to it.
  */
 import { ByteWriter } from './byte-writer.ts';
-import { NOT_TRUNCATED, type StoredEvent } from './history.ts';
+import { NOT_TRUNCATED, RecordedEvent, type StoredEvent } from './history.ts';
 
 const STATE_TYPES = ['Pass', 'Choice', 'Wait', 'Succeed', 'Fail', 'Task', 'Map', 'Parallel'];
 
@@ -156,19 +156,11 @@ export class EventCodec {
     w.byte(93); // ]
   }
 
-  /**
-   * The type alone when the event continues the previous one (same scope, next seq, same
-   * millisecond, ids one on), else `[type, scope, seq, dt, did, dprev]`.
-   */
-  private head(w: ByteWriter, type: number | Uint8Array, e: StoredEvent): void {
-    const { key, ts, id } = e;
-    const did = id - this.lastId - 1;
-    const dprev = id - e.prev;
-    this.lastId = id;
-    const integral = Number.isSafeInteger(ts);
-    const dt = integral ? ts - this.lastTs : 0;
-    if (integral) this.lastTs = ts;
-    // the sequence number: the digits after the last dot, read without slicing
+  /** Scope part of the key {@link parseKey} read last; undefined when the key is not `<scope>.<integer>`. */
+  private parsedScope: string | undefined;
+
+  /** The sequence number of a `<scope>.<integer>` key (its scope in {@link parsedScope}), read without slicing digits. */
+  private parseKey(key: string): number {
     let seq = 0;
     let unit = 1;
     let at = key.length - 1;
@@ -179,21 +171,50 @@ export class EventCodec {
       unit *= 10;
     }
     const digitCount = key.length - 1 - at;
-    let scope: ScopeState | undefined;
-    let scopeName: string | undefined;
-    let q = 0;
-    if (
+    const wellFormed = !(
       at < 0 ||
       key.charCodeAt(at) !== 46 ||
       digitCount === 0 ||
       digitCount > 15 ||
       (digitCount > 1 && key.charCodeAt(at + 1) === 48)
-    ) {
+    );
+    this.parsedScope = wellFormed ? (at === 0 ? '' : key.slice(0, at)) : undefined;
+    return seq;
+  }
+
+  /**
+   * The type alone when the event continues the previous one (same scope, next seq, same
+   * millisecond, ids one on), else `[type, scope, seq, dt, did, dprev]`.
+   */
+  private head(w: ByteWriter, type: number | Uint8Array, e: StoredEvent): void {
+    const { ts, id } = e;
+    const did = id - this.lastId - 1;
+    const dprev = id - e.prev;
+    this.lastId = id;
+    const integral = Number.isSafeInteger(ts);
+    const dt = integral ? ts - this.lastTs : 0;
+    if (integral) this.lastTs = ts;
+    // the key's scope and sequence number: as recorded, or the digits after the key's last dot
+    let scopeId: string | undefined;
+    let seq = 0;
+    let key = '';
+    if (e instanceof RecordedEvent) {
+      scopeId = e.scopeId;
+      seq = e.seq;
+    } else {
+      key = e.key;
+      seq = this.parseKey(key);
+      scopeId = this.parsedScope;
+    }
+    let scope: ScopeState | undefined;
+    let scopeName: string | undefined;
+    let q = 0;
+    if (scopeId === undefined) {
       this.lastScope = undefined;
     } else {
       scope = this.lastScope;
-      if (scope === undefined || scope.name.length !== at || !key.startsWith(scope.name)) {
-        scopeName = at === 0 ? '' : key.slice(0, at);
+      if (scope === undefined || scope.name !== scopeId) {
+        scopeName = scopeId;
         scope = this.scopes.get(scopeName);
       }
       if (scope === undefined) {

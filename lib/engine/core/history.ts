@@ -19,6 +19,30 @@ export interface StoredEvent {
 }
 
 /**
+ * An event the journal has just recorded. Its key is kept as scope and sequence number and
+ * spelled out only when read: a long execution keeps thousands of events, and a key string per
+ * event was a good part of what the collector had to copy.
+ */
+export class RecordedEvent implements StoredEvent {
+  constructor(
+    readonly id: number,
+    readonly prev: number,
+    readonly ts: number,
+    readonly type: string,
+    /** The key's scope part (before the last dot). */
+    readonly scopeId: string,
+    /** The key's sequence number (after the last dot). */
+    readonly seq: number,
+    readonly details: Record<string, unknown> | undefined,
+    readonly internal: Record<string, unknown> | undefined,
+  ) {}
+
+  get key(): string {
+    return `${this.scopeId}.${this.seq}`;
+  }
+}
+
+/**
  * `inputDetails`/`outputDetails` of payloads the engine never truncates: one shared, frozen
  * object rather than a new one on every event.
  */

@@ -110,7 +110,6 @@ export async function runBlock(frame: Frame, block: StatesBlock, input: unknown)
 class RunningState implements StateRun {
   readonly language: QueryLanguage;
   readonly enteredId: number;
-  readonly enteredKey: string;
   private builtContext: StateRun['context'] | undefined;
 
   constructor(
@@ -124,7 +123,11 @@ class RunningState implements StateRun {
   ) {
     this.language = (state.QueryLanguage as QueryLanguage | undefined) ?? frame.language;
     this.enteredId = entered.id;
-    this.enteredKey = entered.key;
+  }
+
+  /** Spelled out when asked for (Map and Parallel name their scopes by it). */
+  get enteredKey(): string {
+    return this.entered.key;
   }
 
   get context(): StateRun['context'] {

@@ -3,7 +3,7 @@
  * and, after a restart or a redrive, hands recorded events back to the interpreter by their
  * logical key instead of writing them again, so nothing is lost, duplicated or re-run.
  */
-import type { StoredEvent } from './history.ts';
+import { RecordedEvent, type StoredEvent } from './history.ts';
 import type { ExecutionLog } from './store.ts';
 
 /** A sequential thread of events: the execution itself, one Parallel branch or one Map iteration. */
@@ -19,8 +19,7 @@ export class Scope {
 
   /** Emits (or, on replay, finds again) the next event of this scope. */
   emit(type: string, details?: Record<string, unknown>, internal?: Record<string, unknown>): StoredEvent {
-    const key = `${this.id}.${this.seq++}`;
-    const event = this.journal.record(key, this.lastEventId, type, details, internal);
+    const event = this.journal.record(this.id, this.seq++, this.lastEventId, type, details, internal);
     this.lastEventId = event.id;
     return event;
   }
@@ -114,27 +113,29 @@ export class Journal {
     return this.replay.get(key);
   }
 
+  /** Records the event at `<scope>.<seq>` (or, on replay, finds the recorded one again). */
   record(
-    key: string,
+    scope: string,
+    seq: number,
     prev: number,
     type: string,
     details?: Record<string, unknown>,
     internal?: Record<string, unknown>,
   ): StoredEvent {
     if (this.replay.size > 0) {
-      const old = this.replay.get(key);
+      const old = this.replay.get(`${scope}.${seq}`);
       if (old && old.type === type) return old;
     }
-    const id = this.events.length + 1;
-    const ts = this.now();
-    // one literal per shape: cheaper than spreading optional members on every event
-    const event: StoredEvent = details
-      ? internal
-        ? { id, prev, ts, type, key, details, internal }
-        : { id, prev, ts, type, key, details }
-      : internal
-        ? { id, prev, ts, type, key, internal }
-        : { id, prev, ts, type, key };
+    const event = new RecordedEvent(
+      this.events.length + 1,
+      prev,
+      this.now(),
+      type,
+      scope,
+      seq,
+      details,
+      internal,
+    );
     this.events.push(event);
     if (this.pending.length === 0) this.onDirty(this);
     this.pending.push(event);
