@@ -91,17 +91,27 @@ export interface StepFunctionsEngine {
   publishStateMachineVersion(
     input: sfn.PublishStateMachineVersionInput,
   ): Promise<sfn.PublishStateMachineVersionOutput>;
-  listStateMachineVersions(input: sfn.ListStateMachineVersionsInput): Promise<sfn.ListStateMachineVersionsOutput>;
+  listStateMachineVersions(
+    input: sfn.ListStateMachineVersionsInput,
+  ): Promise<sfn.ListStateMachineVersionsOutput>;
   deleteStateMachineVersion(
     input: sfn.DeleteStateMachineVersionInput,
   ): Promise<sfn.DeleteStateMachineVersionOutput>;
-  createStateMachineAlias(input: sfn.CreateStateMachineAliasInput): Promise<sfn.CreateStateMachineAliasOutput>;
+  createStateMachineAlias(
+    input: sfn.CreateStateMachineAliasInput,
+  ): Promise<sfn.CreateStateMachineAliasOutput>;
   describeStateMachineAlias(
     input: sfn.DescribeStateMachineAliasInput,
   ): Promise<sfn.DescribeStateMachineAliasOutput>;
-  updateStateMachineAlias(input: sfn.UpdateStateMachineAliasInput): Promise<sfn.UpdateStateMachineAliasOutput>;
-  listStateMachineAliases(input: sfn.ListStateMachineAliasesInput): Promise<sfn.ListStateMachineAliasesOutput>;
-  deleteStateMachineAlias(input: sfn.DeleteStateMachineAliasInput): Promise<sfn.DeleteStateMachineAliasOutput>;
+  updateStateMachineAlias(
+    input: sfn.UpdateStateMachineAliasInput,
+  ): Promise<sfn.UpdateStateMachineAliasOutput>;
+  listStateMachineAliases(
+    input: sfn.ListStateMachineAliasesInput,
+  ): Promise<sfn.ListStateMachineAliasesOutput>;
+  deleteStateMachineAlias(
+    input: sfn.DeleteStateMachineAliasInput,
+  ): Promise<sfn.DeleteStateMachineAliasOutput>;
   validateStateMachineDefinition(
     input: sfn.ValidateStateMachineDefinitionInput,
   ): Promise<sfn.ValidateStateMachineDefinitionOutput>;
