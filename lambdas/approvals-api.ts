@@ -1,10 +1,17 @@
 /**
  * Approvals API Lambda (API Gateway HTTP API, payload v2): GET /approvals/{id} renders the
- * approval page, POST /approvals/{id} answers the gate. The caller is named by the JWT
- * authorizer's claims; with PLANGATE_IDENTITY=header (local mode only) by the x-plangate-user header.
+ * approval page, POST /approvals/{id} answers the gate as the caller the JWT authorizer's claims
+ * name (with PLANGATE_IDENTITY=header, local mode only, the x-plangate-user header), POST
+ * /approvals/{id}/as-recipient as the recipient a recipient-bound id names.
+ *
+ * Sign-in on pages of shared links: PLANGATE_COGNITO_DOMAIN (the hosted UI's base URL),
+ * PLANGATE_COGNITO_CLIENT_ID (a public app client) and PLANGATE_API_URL (the callback is
+ * `<api>/approvals/signed-in`); all three or none.
  */
 import type { Context } from 'aws-lambda';
+import { type SignInConfig, signInCallbackUrl } from '../lib/runtime/approval-page.ts';
 import { type ApprovalsApiDeps, handleApprovalsRequest } from '../lib/runtime/approvals-api.ts';
+import { NotConfiguredError } from '../lib/runtime/errors.ts';
 import { type HttpEvent, type HttpResult, LOCAL_IDENTITY_HEADER } from '../lib/runtime/http.ts';
 import { apiDeps, defaultHarnessDeps, signingKey } from './default-deps.ts';
 
@@ -24,7 +31,24 @@ export async function defaultApprovalsApiDeps(
       env.PLANGATE_IDENTITY === 'header'
         ? { mode: 'header', header: LOCAL_IDENTITY_HEADER }
         : { mode: 'jwt' },
+    ...signInFromEnv(env),
   };
+}
+
+/** The hosted sign-in the page uses, from the environment; a partial configuration is an error. */
+export function signInFromEnv(env: Readonly<Record<string, string | undefined>>): { signIn?: SignInConfig } {
+  const domain = env.PLANGATE_COGNITO_DOMAIN;
+  const clientId = env.PLANGATE_COGNITO_CLIENT_ID;
+  const apiUrl = env.PLANGATE_API_URL;
+  if (!domain && !clientId) return {};
+  if (!domain || !clientId || !apiUrl)
+    throw new NotConfiguredError(
+      'approval sign-in needs PLANGATE_COGNITO_DOMAIN, PLANGATE_COGNITO_CLIENT_ID and PLANGATE_API_URL together',
+    );
+  const domainUrl = /^https:\/\//.test(domain) ? domain : `https://${domain}`;
+  if (!URL.canParse(domainUrl) || !/^[A-Za-z0-9_+-]+$/.test(clientId))
+    throw new NotConfiguredError('PLANGATE_COGNITO_DOMAIN must be a host or https URL and PLANGATE_COGNITO_CLIENT_ID an app client id');
+  return { signIn: { domainUrl: new URL(domainUrl).origin, clientId, redirectUri: signInCallbackUrl(apiUrl) } };
 }
 
 let deps: Promise<ApprovalsApiDeps> | undefined;

@@ -2,7 +2,13 @@
  * The approval page: what is asked (plan summary and digest, the step, the failure, the work for
  * a person), and a form whose buttons answer it. Everything shown is escaped; the page holds the
  * plan digest (the answer binds to it) and never the task token, which the page never sees.
+ *
+ * How the answer is sent depends on the link: a recipient-bound link's form posts as that
+ * recipient (no script); a shared link's page signs the person in with the platform's Cognito
+ * hosted UI (authorization code + PKCE, one inline script allowed by its hash) and posts the
+ * answer with the ID token. The page holds only public values (domain, client id, callback).
  */
+import { createHash } from 'node:crypto';
 import type { GateView } from './approvals.ts';
 import { escapeHtml } from './notify/message.ts';
 
@@ -22,6 +28,112 @@ const HEADINGS: Record<GateView['kind'], string> = {
 export interface ApprovalPageExtras {
   /** The whole plan as a checklist (lib/plan render), where the page's host has the plan. @default - not shown */
   readonly checklist?: string;
+  /** The recipient a recipient-bound link answers as (shown, so nobody answers unknowingly as someone else). @default - not bound */
+  readonly answeringAs?: string;
+  /** Sign in before answering (shared links on AWS). @default - the form posts as is */
+  readonly signIn?: SignInConfig;
+}
+
+/** The public values of the approvers' OAuth client; nothing here is secret. */
+export interface SignInConfig {
+  /** The hosted UI's base URL, e.g. `https://plangate-1234.auth.eu-west-1.amazoncognito.com`. */
+  readonly domainUrl: string;
+  /** The app client id (a public client: no secret). */
+  readonly clientId: string;
+  /** Where the hosted UI returns the code: {@link signInCallbackUrl}. */
+  readonly redirectUri: string;
+}
+
+/** The path the hosted UI returns to (Cognito needs one exact callback URL, not a pattern). */
+export const SIGN_IN_CALLBACK_PATH = '/approvals/signed-in';
+
+/** The callback URL registered with the app client and sent by the page: `<api>/approvals/signed-in`. */
+export function signInCallbackUrl(apiBaseUrl: string): string {
+  return `${apiBaseUrl.replace(/\/+$/, '')}${SIGN_IN_CALLBACK_PATH}`;
+}
+
+/**
+ * The page's only script. On the approval page it keeps the chosen answer (never a token) in
+ * sessionStorage with a PKCE verifier and goes to the hosted UI; on the callback page it
+ * exchanges the code for tokens, posts the answer with the ID token (kept in memory only) to the
+ * same origin, and shows what the API said, as text.
+ */
+const SIGN_IN_SCRIPT = `(() => {
+  const cfg = document.getElementById('plangate-sign-in').dataset;
+  const say = (text) => { document.getElementById('plangate-status').textContent = text; };
+  const KEY = 'plangate.pending-answer';
+  const b64 = (bytes) => btoa(String.fromCharCode(...new Uint8Array(bytes))).replace(/\\+/g, '-').replace(/\\//g, '_').replace(/=+$/, '');
+  const form = document.getElementById('plangate-answer');
+  if (form) form.addEventListener('submit', async (event) => {
+    event.preventDefault();
+    const body = new URLSearchParams(new FormData(form));
+    if (event.submitter && event.submitter.name) body.set(event.submitter.name, event.submitter.value);
+    const verifier = b64(crypto.getRandomValues(new Uint8Array(32)));
+    const state = b64(crypto.getRandomValues(new Uint8Array(16)));
+    const challenge = b64(await crypto.subtle.digest('SHA-256', new TextEncoder().encode(verifier)));
+    sessionStorage.setItem(KEY, JSON.stringify({ state, verifier, answerUrl: form.action, body: body.toString() }));
+    say('Signing you in…');
+    location.assign(cfg.domain + '/oauth2/authorize?' + new URLSearchParams({
+      response_type: 'code', client_id: cfg.clientId, redirect_uri: cfg.redirectUri,
+      scope: 'openid email', state, code_challenge: challenge, code_challenge_method: 'S256',
+    }));
+  });
+  if (cfg.mode !== 'callback') return;
+  (async () => {
+    const params = new URLSearchParams(location.search);
+    history.replaceState(null, '', location.pathname);
+    const pending = JSON.parse(sessionStorage.getItem(KEY) || 'null');
+    sessionStorage.removeItem(KEY);
+    if (!pending || !params.get('code') || params.get('state') !== pending.state
+        || new URL(pending.answerUrl).origin !== location.origin) {
+      say('Sign-in did not complete (' + (params.get('error') || 'no answer waiting') + '). Open the approval link again.');
+      return;
+    }
+    const tokens = await fetch(cfg.domain + '/oauth2/token', {
+      method: 'POST',
+      headers: { 'content-type': 'application/x-www-form-urlencoded' },
+      body: new URLSearchParams({ grant_type: 'authorization_code', client_id: cfg.clientId,
+        code: params.get('code'), redirect_uri: cfg.redirectUri, code_verifier: pending.verifier }),
+    });
+    if (!tokens.ok) { say('Sign-in failed (HTTP ' + tokens.status + '). Open the approval link again.'); return; }
+    const { id_token } = await tokens.json();
+    say('Sending your answer…');
+    const res = await fetch(pending.answerUrl, {
+      method: 'POST',
+      headers: { authorization: 'Bearer ' + id_token, 'content-type': 'application/x-www-form-urlencoded', accept: 'application/json' },
+      body: pending.body,
+    });
+    const out = await res.json().catch(() => ({}));
+    if (!res.ok) say('Not recorded: ' + (out.message || 'HTTP ' + res.status));
+    else if (out.status === 'pending') say('Your approval was recorded; ' + out.votes + ' of the required approvals so far.');
+    else say('Your answer (' + out.decision.decision + ') was recorded.');
+  })().catch(() => say('Something went wrong; nothing was sent if no answer was confirmed. Open the approval link again.'));
+})();`;
+
+/** The Content-Security-Policy of a page without script: styles inline, forms post back here only. */
+export const PAGE_CSP = "default-src 'none'; style-src 'unsafe-inline'; form-action 'self'; base-uri 'none'; frame-ancestors 'none'";
+
+/**
+ * The Content-Security-Policy of a sign-in page: exactly {@link SIGN_IN_SCRIPT} may run (by its
+ * hash), and it may talk only to this origin and the hosted UI's domain.
+ */
+export function signInPageCsp(signIn: SignInConfig): string {
+  const hash = createHash('sha256').update(SIGN_IN_SCRIPT).digest('base64');
+  return `default-src 'none'; style-src 'unsafe-inline'; script-src 'sha256-${hash}'; connect-src 'self' ${new URL(signIn.domainUrl).origin}; form-action 'self'; base-uri 'none'; frame-ancestors 'none'`;
+}
+
+/** Where the page's inline script reads its configuration (public values, escaped). */
+function signInElements(signIn: SignInConfig, mode: 'answer' | 'callback'): string {
+  return [
+    `<div id="plangate-sign-in" hidden data-mode="${mode}" data-domain="${escapeHtml(new URL(signIn.domainUrl).origin)}" data-client-id="${escapeHtml(signIn.clientId)}" data-redirect-uri="${escapeHtml(signIn.redirectUri)}"></div>`,
+    `<p id="plangate-status" role="status"></p>`,
+    `<script>${SIGN_IN_SCRIPT}</script>`,
+  ].join('\n');
+}
+
+/** The page the hosted UI returns to: finishes sign-in and sends the answer waiting in this tab. */
+export function signInCallbackPage(signIn: SignInConfig): string {
+  return page('Signing in', `<h1>Answering the gate</h1>\n${signInElements(signIn, 'callback')}`);
 }
 
 export function approvalPage(gate: GateView, action: string, extras: ApprovalPageExtras = {}): string {
@@ -71,14 +183,23 @@ export function approvalPage(gate: GateView, action: string, extras: ApprovalPag
         `<p>${field('What went wrong', 'reason')} ${button('FAILED', 'Could not do it')}</p>`,
       );
   }
+  const who = extras.answeringAs
+    ? [
+        `<p><strong>You are answering as ${escapeHtml(extras.answeringAs)}</strong> (this link was sent to that address only; do not forward it).</p>`,
+      ]
+    : extras.signIn
+      ? ['<p>You will be asked to sign in when you answer; your answer is recorded under your account.</p>']
+      : [];
   const body = [
     `<h1>${escapeHtml(HEADINGS[gate.kind])}</h1>`,
+    ...who,
     `<table>${rows.map(([k, v]) => `<tr><th>${escapeHtml(k)}</th><td>${escapeHtml(v)}</td></tr>`).join('')}</table>`,
     ...(extras.checklist ? [`<pre>${escapeHtml(extras.checklist)}</pre>`] : []),
-    `<form method="post" action="${escapeHtml(action)}">`,
+    `<form id="plangate-answer" method="post" action="${escapeHtml(action)}">`,
     `<input type="hidden" name="digest" value="${escapeHtml(gate.planDigest)}">`,
     ...controls,
     '</form>',
+    ...(extras.signIn && !extras.answeringAs ? [signInElements(extras.signIn, 'answer')] : []),
   ].join('\n');
   return page(HEADINGS[gate.kind], body);
 }

@@ -1,12 +1,25 @@
 /**
- * The approvals HTTP API: `GET /approvals/{id}` shows the approval page, `POST /approvals/{id}`
- * answers the gate (a form from the page, or JSON from a script). The caller's identity comes
- * from the request (JWT claims on AWS, a header locally) and is checked against the plan's
- * approval policy by Approvals, which also checks the link (signed, expiring, single-use) and
- * the plan digest the answer was given for.
+ * The approvals HTTP API:
+ * - `GET /approvals/{id}` shows the approval page (for a recipient-bound id: who answers; for a
+ *   shared id with sign-in configured: the page that signs in first);
+ * - `POST /approvals/{id}` answers as the caller the request names (JWT claims on AWS, a header
+ *   locally);
+ * - `POST /approvals/{id}/as-recipient` answers as the recipient a recipient-bound id names
+ *   (no JWT: the id's signature is the proof);
+ * - `GET /approvals/signed-in` is where the hosted UI returns after sign-in.
+ * Approvals checks the link (signed, expiring, single-use), the approver against the plan's
+ * approval policy and the plan digest the answer was given for.
  */
-import { approvalPage, messagePage } from './approval-page.ts';
-import { ApprovalError } from './approvals.ts';
+import {
+  approvalPage,
+  messagePage,
+  PAGE_CSP,
+  SIGN_IN_CALLBACK_PATH,
+  type SignInConfig,
+  signInCallbackPage,
+  signInPageCsp,
+} from './approval-page.ts';
+import { ApprovalError, recipientOf } from './approvals.ts';
 import { type ApprovalsDeps, approvalsFor } from './gate.ts';
 import {
   bodyText,
@@ -23,7 +36,13 @@ import {
 
 export interface ApprovalsApiDeps extends ApprovalsDeps {
   readonly identity: IdentitySource;
+  /** The approvers' hosted sign-in, used by pages of shared links. @default - no sign-in on the page */
+  readonly signIn?: SignInConfig;
 }
+
+/** The path suffix of answering through a recipient-bound link. */
+export const AS_RECIPIENT = 'as-recipient';
+const CALLBACK_SEGMENT = SIGN_IN_CALLBACK_PATH.split('/').pop() as string;
 
 const STATUS_OF: Record<ApprovalError['reason'], number> = {
   malformed: 400,
@@ -43,27 +62,49 @@ export async function handleApprovalsRequest(event: HttpEvent, deps: ApprovalsAp
   const fail = (status: number, title: string, message: string): HttpResult =>
     wantsJson ? json(status, { error: title, message }) : html(status, messagePage(title, message));
   const [resource, linkId, ...rest] = segments ?? [];
-  if (resource !== 'approvals' || linkId === undefined || rest.length > 0)
+  const asRecipient = rest.length === 1 && rest[0] === AS_RECIPIENT;
+  if (resource !== 'approvals' || linkId === undefined || (rest.length > 0 && !asRecipient))
     return fail(404, 'Not found', 'no such page');
+  if (linkId === CALLBACK_SEGMENT && rest.length === 0 && method === 'GET') {
+    if (!deps.signIn) return fail(404, 'Not found', 'sign-in is not configured');
+    return withCsp(html(200, signInCallbackPage(deps.signIn)), signInPageCsp(deps.signIn));
+  }
   const approvals = approvalsFor(deps);
   try {
     if (method === 'GET') {
+      if (asRecipient) return fail(405, 'Method not allowed', 'open the approval link itself');
       const gate = await approvals.describe(linkId);
       if (wantsJson) {
         const { votes, ...shown } = gate;
         return json(200, { ...shown, votes: votes.length });
       }
-      return html(200, approvalPage(gate, `/approvals/${encodeURIComponent(linkId)}`));
+      // describe verified the id, so the recipient it names is the one its signature binds.
+      const recipient = recipientOf(linkId);
+      const path = `/approvals/${encodeURIComponent(linkId)}`;
+      if (recipient !== undefined)
+        return withCsp(
+          html(200, approvalPage(gate, `${path}/${AS_RECIPIENT}`, { answeringAs: recipient })),
+          PAGE_CSP,
+        );
+      if (deps.signIn)
+        return withCsp(
+          html(200, approvalPage(gate, path, { signIn: deps.signIn })),
+          signInPageCsp(deps.signIn),
+        );
+      return withCsp(html(200, approvalPage(gate, path)), PAGE_CSP);
     }
     if (method !== 'POST') return fail(405, 'Method not allowed', 'use GET or POST');
-    const by = identityOf(event, deps.identity);
-    if (!by) return fail(401, 'Who are you?', 'the request does not say who is answering');
+    const by = asRecipient ? undefined : identityOf(event, deps.identity);
+    if (!asRecipient && !by) return fail(401, 'Who are you?', 'the request does not say who is answering');
     const text = bodyText(event);
     if (Buffer.byteLength(text) > MAX_BODY_BYTES) return fail(413, 'Too large', 'the answer is too large');
     const gate = await approvals.describe(linkId);
     const answer = isJsonBody(event) ? jsonAnswer(text) : formAnswer(new URLSearchParams(text), gate.kind);
     if (typeof answer === 'string') return fail(400, 'Not recorded', answer);
-    const outcome = await approvals.answer(linkId, { by, digest: answer.digest, decision: answer.decision });
+    const given = { digest: answer.digest, decision: answer.decision };
+    const outcome = by
+      ? await approvals.answer(linkId, { by, ...given })
+      : await approvals.answerAsRecipient(linkId, given);
     if (wantsJson) return json(200, outcome);
     return html(
       200,
@@ -78,6 +119,11 @@ export async function handleApprovalsRequest(event: HttpEvent, deps: ApprovalsAp
     if (error instanceof ApprovalError) return fail(STATUS_OF[error.reason], 'Not recorded', error.message);
     throw error;
   }
+}
+
+/** The page's own policy replaces the default one of `html` (which allows no script at all). */
+function withCsp(result: HttpResult, csp: string): HttpResult {
+  return { ...result, headers: { ...result.headers, 'content-security-policy': csp } };
 }
 
 /** An answer as a page or a script gives it: the digest reviewed and the decision's fields (checked by Approvals). */

@@ -3,6 +3,11 @@
  * HMAC-signed, expiring, single-use approval id. Answering verifies the id, the plan digest and
  * the approval policy, wins a conditional update (so of two concurrent clicks exactly one
  * counts), and only then calls SendTaskSuccess and writes the decision event.
+ *
+ * Two kinds of link id, one signer ({@link LinkSigner}): the shared id `<approval>.<expiry>.<mac>`
+ * (Slack, the web; the approver signs in and the API names them) and the recipient-bound id
+ * `<approval>.<expiry>.<recipient>.<mac>` that one emailed approver gets: its MAC also covers the
+ * recipient, so answering through it names that recipient (possession of the inbox).
  */
 import { createHmac, randomBytes, timingSafeEqual } from 'node:crypto';
 import { ConditionalCheckFailedException } from '@aws-sdk/client-dynamodb';
@@ -104,10 +109,94 @@ export interface ApprovalsProps {
   readonly clock?: () => Date;
 }
 
+/** A link id whose signature, expiry and single use were checked, with the gate it opens. */
+interface VerifiedLink {
+  readonly item: GateItem;
+  /** Set when the id is bound to one emailed recipient. */
+  readonly recipient?: string;
+}
+
+/**
+ * Signs and checks approval link ids: HMAC-SHA256 over the approval id, its expiry and the plan
+ * digest, plus the recipient for a recipient-bound id. Needs no table: the notifier derives each
+ * recipient's id from the shared one it was given, after checking that one.
+ */
+export class LinkSigner {
+  constructor(private readonly key: string | Buffer) {
+    if (Buffer.byteLength(key) < 32) throw new Error('the approval signing key must be at least 32 bytes');
+  }
+
+  /** The shared id `<approval>.<expiry>.<mac>`. */
+  shared(approvalId: string, expiresAtEpoch: number, planDigest: string): string {
+    return `${approvalId}.${expiresAtEpoch}.${this.mac(`${approvalId}.${expiresAtEpoch}.${planDigest}`)}`;
+  }
+
+  /** The id only `recipient` answers through: `<approval>.<expiry>.<base64url recipient>.<mac>`. */
+  bound(approvalId: string, expiresAtEpoch: number, planDigest: string, recipient: string): string {
+    // A NUL separates the recipient part: a shared id's MAC input never holds one, so the two never collide.
+    const mac = this.mac(`recipient\0${approvalId}.${expiresAtEpoch}.${planDigest}\0${recipient}`);
+    return `${approvalId}.${expiresAtEpoch}.${Buffer.from(recipient).toString('base64url')}.${mac}`;
+  }
+
+  /**
+   * Derives `recipient`'s own id from a shared id, which must verify for `planDigest` (a notice
+   * that was not issued by the gate yields no link). Throws ApprovalError `forged` otherwise.
+   */
+  forRecipient(sharedLinkId: string, planDigest: string, recipient: string): string {
+    const parsed = parseLinkId(sharedLinkId);
+    if (parsed.recipient !== undefined || !this.verifies(parsed, planDigest))
+      throw new ApprovalError('forged', 'this approval link is not valid');
+    if (!recipient) throw new ApprovalError('invalid', 'a recipient-bound link needs a recipient');
+    return this.bound(parsed.approvalId, parsed.expiresAtEpoch, planDigest, recipient);
+  }
+
+  /** Whether a parsed id's MAC is right for `planDigest` (constant time). */
+  verifies(link: ParsedLinkId, planDigest: string): boolean {
+    const expected =
+      link.recipient === undefined
+        ? this.shared(link.approvalId, link.expiresAtEpoch, planDigest)
+        : this.bound(link.approvalId, link.expiresAtEpoch, planDigest, link.recipient);
+    return safeEqual(expected, link.text);
+  }
+
+  private mac(message: string): string {
+    return createHmac('sha256', this.key).update(message).digest('base64url');
+  }
+}
+
+/** A link id's parts, not yet verified. */
+export interface ParsedLinkId {
+  readonly text: string;
+  readonly approvalId: string;
+  readonly expiresAtEpoch: number;
+  readonly recipient?: string;
+}
+
+/** Splits a link id (shared or recipient-bound); throws ApprovalError `malformed` for anything else. */
+export function parseLinkId(linkId: string): ParsedLinkId {
+  const parts = linkId.split('.');
+  const [approvalId, expiresText] = parts;
+  const malformed = () => new ApprovalError('malformed', 'this approval link is malformed');
+  if ((parts.length !== 3 && parts.length !== 4) || !approvalId || !/^\d{1,12}$/.test(expiresText ?? ''))
+    throw malformed();
+  if (parts.length === 3) return { text: linkId, approvalId, expiresAtEpoch: Number(expiresText) };
+  const encoded = parts[2] as string;
+  const recipient = Buffer.from(encoded, 'base64url').toString('utf8');
+  // Only the canonical encoding of a non-empty name: one recipient has exactly one id.
+  if (!recipient || Buffer.from(recipient).toString('base64url') !== encoded) throw malformed();
+  return { text: linkId, approvalId, expiresAtEpoch: Number(expiresText), recipient };
+}
+
+/** The recipient a link id names, when it is recipient-bound (not verified: for display after `describe`). */
+export function recipientOf(linkId: string): string | undefined {
+  return parseLinkId(linkId).recipient;
+}
+
 export class Approvals {
+  private readonly signer: LinkSigner;
+
   constructor(private readonly props: ApprovalsProps) {
-    if (Buffer.byteLength(props.signingKey) < 32)
-      throw new Error('the approval signing key must be at least 32 bytes');
+    this.signer = new LinkSigner(props.signingKey);
   }
 
   /** Stores the gate (with its token and the plan's approval policy) and returns the approval id for links and buttons. */
@@ -159,7 +248,7 @@ export class Approvals {
         ConditionExpression: 'attribute_not_exists(approvalId)',
       }),
     );
-    return this.sign(approvalId, item.expiresAtEpoch, item.planDigest);
+    return this.signer.shared(approvalId, item.expiresAtEpoch, item.planDigest);
   }
 
   /**
@@ -182,7 +271,7 @@ export class Approvals {
       for (const item of (out.Items ?? []) as GateItem[]) {
         if (item.status !== 'pending' || this.now().getTime() / 1000 > item.expiresAtEpoch) continue;
         const { taskToken: _t, version: _v, ...gate } = item;
-        waiting.push({ linkId: this.sign(item.approvalId, item.expiresAtEpoch, item.planDigest), gate });
+        waiting.push({ linkId: this.signer.shared(item.approvalId, item.expiresAtEpoch, item.planDigest), gate });
       }
       start = out.LastEvaluatedKey;
     } while (start);
@@ -191,7 +280,7 @@ export class Approvals {
 
   /** What an approval page may show about a link (never the token). Throws ApprovalError when the link is not answerable. */
   async describe(linkId: string): Promise<GateView> {
-    const item = await this.verify(linkId);
+    const { item } = await this.verify(linkId);
     const { taskToken: _t, version: _v, ...visible } = item;
     return visible;
   }
@@ -200,23 +289,47 @@ export class Approvals {
    * Answers a gate. `digest` is the plan digest the approver saw: an approval binds to it.
    * Returns the final decision once the gate is decided, or `pending` while a quorum is still short.
    */
-  async answer(
+  async answer(linkId: string, answer: { by: string; digest: string; decision: unknown }): Promise<AnswerOutcome> {
+    return this.answerAs(linkId, () => answer.by, answer);
+  }
+
+  /**
+   * Answers through a recipient-bound link: the approver is the recipient the link's signature
+   * binds (whoever holds that inbox), checked against the policy like any approver. A shared
+   * link is refused (`forbidden`): its holder must sign in instead.
+   */
+  async answerAsRecipient(linkId: string, answer: { digest: string; decision: unknown }): Promise<AnswerOutcome> {
+    return this.answerAs(
+      linkId,
+      (link) => {
+        if (link.recipient === undefined)
+          throw new ApprovalError('forbidden', 'this link is not addressed to one person: sign in to answer');
+        return link.recipient;
+      },
+      answer,
+    );
+  }
+
+  private async answerAs(
     linkId: string,
-    answer: { by: string; digest: string; decision: unknown },
-  ): Promise<{ status: 'decided'; decision: GateDecision } | { status: 'pending'; votes: number }> {
+    approverOf: (link: VerifiedLink) => string,
+    answer: { digest: string; decision: unknown },
+  ): Promise<AnswerOutcome> {
     for (;;) {
-      const item = await this.verify(linkId);
+      const link = await this.verify(linkId);
+      const item = link.item;
+      const by = approverOf(link);
       if (answer.digest !== item.planDigest) {
         throw new ApprovalError(
           'digest-mismatch',
           'this approval is for a different version of the plan; review the current plan',
         );
       }
-      this.checkApprover(item, answer.by);
-      const decision = this.parseDecision(item, answer.decision, answer.by);
+      this.checkApprover(item, by);
+      const decision = this.parseDecision(item, answer.decision, by);
       // Only plan and step gates vote (quorum); an escalation or a human step has one answer.
       const voting = item.kind === 'plan' || item.kind === 'step';
-      const votes = voting ? [...item.votes, { by: answer.by, decision: decision as ApprovalDecision }] : [];
+      const votes = voting ? [...item.votes, { by: by, decision: decision as ApprovalDecision }] : [];
       const approving = decision.decision === 'APPROVE' || decision.decision === 'APPROVE_WITH_MODIFICATIONS';
       const decided = !voting || !approving || votes.length >= item.policy.quorum;
       const final = decided ? (voting && approving ? mergeVotes(votes) : decision) : undefined;
@@ -247,7 +360,7 @@ export class Approvals {
       if (!final) return { status: 'pending', votes: votes.length };
       // The decision is final (the update above won): record it before the machine moves on, so
       // nothing the next states write can come before it in the journal.
-      await this.record(item, final, answer.by);
+      await this.record(item, final, by);
       if (item.kind === 'human') await this.completeHumanTask(item, final as HumanDecision);
       else
         await this.props.sfn.send(
@@ -394,37 +507,35 @@ export class Approvals {
     return parsed.data;
   }
 
-  /** Checks signature, expiry and single use; returns the stored gate. */
-  private async verify(linkId: string): Promise<GateItem> {
-    const parts = linkId.split('.');
-    if (parts.length !== 3 || !/^\d+$/.test(parts[1] ?? ''))
-      throw new ApprovalError('malformed', 'this approval link is malformed');
-    const [approvalId, expiresText] = parts as [string, string, string];
+  /** Checks signature, expiry and single use; returns the stored gate (and the bound recipient). */
+  private async verify(linkId: string): Promise<VerifiedLink> {
+    const link = parseLinkId(linkId);
     const out = await this.props.dynamo.send(
-      new GetCommand({ TableName: this.props.gatesTable, Key: { approvalId }, ConsistentRead: true }),
+      new GetCommand({
+        TableName: this.props.gatesTable,
+        Key: { approvalId: link.approvalId },
+        ConsistentRead: true,
+      }),
     );
     const item = out.Item as GateItem | undefined;
-    // Same answer for an unknown id and a bad signature: a guesser learns nothing.
-    if (!item || !safeEqual(this.sign(approvalId, Number(expiresText), item.planDigest), linkId)) {
+    // Same answer for an unknown id and a bad signature: a guesser learns nothing. The expiry in
+    // the id is signed, and must be the gate's own.
+    if (!item || link.expiresAtEpoch !== item.expiresAtEpoch || !this.signer.verifies(link, item.planDigest)) {
       throw new ApprovalError('forged', 'this approval link is not valid');
     }
     if (this.now().getTime() / 1000 > item.expiresAtEpoch)
       throw new ApprovalError('expired', 'this approval link has expired');
     if (item.status !== 'pending') throw new ApprovalError('used', 'this gate has already been answered');
-    return item;
-  }
-
-  private sign(approvalId: string, expiresAtEpoch: number, planDigest: string): string {
-    const mac = createHmac('sha256', this.props.signingKey)
-      .update(`${approvalId}.${expiresAtEpoch}.${planDigest}`)
-      .digest('base64url');
-    return `${approvalId}.${expiresAtEpoch}.${mac}`;
+    return link.recipient === undefined ? { item } : { item, recipient: link.recipient };
   }
 
   private now(): Date {
     return (this.props.clock ?? (() => new Date()))();
   }
 }
+
+/** What an answer did: decided the gate, or recorded one vote of a quorum still short. */
+export type AnswerOutcome = { status: 'decided'; decision: GateDecision } | { status: 'pending'; votes: number };
 
 /** The decision a quorum of approvals makes: modifications of every vote combined. */
 function mergeVotes(votes: readonly { decision: ApprovalDecision }[]): ApprovalDecision {
