@@ -1,40 +1,46 @@
 /**
  * Notifier Lambda, invoked asynchronously by the gate (PLANGATE_NOTIFIER_FUNCTION) with an
  * ApprovalNotice: emails the plan's approvers through SES and posts to Slack, each message
- * carrying only the approval page link.
+ * carrying only the approval page link: each emailed recipient its own recipient-bound link
+ * (signed with the approval signing key), Slack the shared link (the page signs people in).
  *
  * Environment: PLANGATE_API_URL (base of the approval links), PLANGATE_SES_SENDER (verified
  * sender; without it no email), PLANGATE_NOTIFY_EMAILS (comma-separated extra recipients),
- * PLANGATE_SLACK_WEBHOOK_SECRET_ARN (secret holding the webhook URL; without it no Slack).
+ * PLANGATE_SLACK_WEBHOOK_SECRET_ARN (secret holding the webhook URL; without it no Slack),
+ * PLANGATE_APPROVAL_SIGNING_KEY_SECRET (or PLANGATE_APPROVAL_SIGNING_KEY; needed with email).
  */
 import { SecretsManagerClient } from '@aws-sdk/client-secrets-manager';
 import { SESv2Client } from '@aws-sdk/client-sesv2';
 import type { Context } from 'aws-lambda';
+import { LinkSigner } from '../lib/runtime/approvals.ts';
 import { NotConfiguredError } from '../lib/runtime/errors.ts';
 import { EmailNotifier } from '../lib/runtime/notify/email.ts';
 import { type NotifyDeps, type NotifyResult, sendApprovalRequest } from '../lib/runtime/notify/notify.ts';
 import { SlackNotifier } from '../lib/runtime/notify/slack.ts';
 import { ApprovalNoticeSchema } from '../lib/runtime/payloads.ts';
+import { signingKey } from './default-deps.ts';
 import { parseEvent } from './edge.ts';
 
 type Env = Readonly<Record<string, string | undefined>>;
 
 export const makeHandler =
-  (deps: NotifyDeps) =>
+  (deps: NotifyDeps | Promise<NotifyDeps>) =>
   async (event: unknown, _context?: Context): Promise<NotifyResult> =>
-    sendApprovalRequest(parseEvent(ApprovalNoticeSchema, event), deps);
+    sendApprovalRequest(parseEvent(ApprovalNoticeSchema, event), await deps);
 
-export function defaultNotifyDeps(env: Env = process.env): NotifyDeps {
+export async function defaultNotifyDeps(env: Env = process.env): Promise<NotifyDeps> {
   const approvalsBaseUrl = env.PLANGATE_API_URL;
   if (!approvalsBaseUrl) throw new NotConfiguredError('PLANGATE_API_URL (base of approval links) is not set');
   const extra = (env.PLANGATE_NOTIFY_EMAILS ?? '')
     .split(',')
     .map((a) => a.trim())
     .filter(Boolean);
+  const secretsManager = new SecretsManagerClient({});
   return {
     approvalsBaseUrl,
     ...(env.PLANGATE_SES_SENDER
       ? {
+          linkSigner: new LinkSigner(await signingKey(env, secretsManager)),
           email: new EmailNotifier({
             ses: new SESv2Client({}),
             from: env.PLANGATE_SES_SENDER,
@@ -45,7 +51,7 @@ export function defaultNotifyDeps(env: Env = process.env): NotifyDeps {
     ...(env.PLANGATE_SLACK_WEBHOOK_SECRET_ARN
       ? {
           slack: new SlackNotifier({
-            secretsManager: new SecretsManagerClient({}),
+            secretsManager,
             webhookSecretId: env.PLANGATE_SLACK_WEBHOOK_SECRET_ARN,
           }),
         }
@@ -53,7 +59,7 @@ export function defaultNotifyDeps(env: Env = process.env): NotifyDeps {
   };
 }
 
-let deps: NotifyDeps | undefined;
+let deps: Promise<NotifyDeps> | undefined;
 export const handler = async (event: unknown, context?: Context): Promise<NotifyResult> => {
   deps ??= defaultNotifyDeps();
   return makeHandler(deps)(event, context);

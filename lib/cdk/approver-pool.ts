@@ -1,17 +1,40 @@
 /**
  * The people who may answer gates through the API, when no outside OpenID Connect issuer is
  * configured: a Cognito user pool (administrators add approvers; no self sign-up; MFA required)
- * whose JWTs the approvals route checks and whose claims name the approver.
+ * whose JWTs the approvals route checks and whose claims name the approver. Its hosted UI
+ * (a Cognito domain) signs approvers in from the approval page, through a public app client
+ * ({@link ApproverPool.addPageClient}: authorization code + PKCE, no secret).
  */
 import { Duration, RemovalPolicy, Validations } from 'aws-cdk-lib';
-import { AccountRecovery, Mfa, UserPool, type UserPoolClient } from 'aws-cdk-lib/aws-cognito';
+import {
+  AccountRecovery,
+  Mfa,
+  OAuthScope,
+  UserPool,
+  type UserPoolClient,
+  UserPoolClientIdentityProvider,
+  type UserPoolDomain,
+} from 'aws-cdk-lib/aws-cognito';
 import { Construct } from 'constructs';
+
+export interface ApproverPoolProps {
+  /**
+   * The hosted UI's Cognito domain prefix (`<prefix>.auth.<region>.amazoncognito.com`), unique
+   * in the region; it may not contain `aws`, `amazon` or `cognito`.
+   */
+  readonly domainPrefix: string;
+}
 
 export class ApproverPool extends Construct {
   public readonly pool: UserPool;
+  /** For scripts and the CLI (SRP sign-in). */
   public readonly client: UserPoolClient;
+  /** The hosted sign-in the approval page sends approvers to. */
+  public readonly domain: UserPoolDomain;
+  /** The approval page's app client, once {@link addPageClient} made it. */
+  public pageClient?: UserPoolClient;
 
-  constructor(scope: Construct, id: string) {
+  constructor(scope: Construct, id: string, props: ApproverPoolProps) {
     super(scope, id);
     this.pool = new UserPool(this, 'Pool', {
       selfSignUpEnabled: false,
@@ -40,5 +63,30 @@ export class ApproverPool extends Construct {
       accessTokenValidity: Duration.hours(1),
       idTokenValidity: Duration.hours(1),
     });
+    this.domain = this.pool.addDomain('SignIn', { cognitoDomain: { domainPrefix: props.domainPrefix } });
+  }
+
+  /**
+   * The approval page's client: public (no secret: a page cannot keep one), authorization code
+   * flow only (the page adds PKCE), scopes `openid email` (the ID token's email names the
+   * approver), returning only to `callbackUrl`.
+   */
+  addPageClient(callbackUrl: string): UserPoolClient {
+    if (this.pageClient) throw new Error('ApproverPool: the page client exists already');
+    this.pageClient = this.pool.addClient('PageClient', {
+      generateSecret: false,
+      authFlows: {},
+      oAuth: {
+        flows: { authorizationCodeGrant: true },
+        scopes: [OAuthScope.OPENID, OAuthScope.EMAIL],
+        callbackUrls: [callbackUrl],
+      },
+      supportedIdentityProviders: [UserPoolClientIdentityProvider.COGNITO],
+      preventUserExistenceErrors: true,
+      accessTokenValidity: Duration.hours(1),
+      idTokenValidity: Duration.hours(1),
+      refreshTokenValidity: Duration.hours(1),
+    });
+    return this.pageClient;
   }
 }

@@ -1,9 +1,11 @@
 /**
  * The Plans and approvals HTTP API (API Gateway v2, payload v2) in front of lambdas/plans-api.ts
  * and lambdas/approvals-api.ts. Submitting and following plans requires IAM (SigV4). Answering a
- * gate requires a JWT (the approvals handler names the approver from its claims). Only the
- * approval page itself is open: it is reached from an email or Slack link whose approval id is
- * opaque, signed, expiring and single-use, and it shows the gate without answering it.
+ * gate requires a JWT (the approvals handler names the approver from its claims), except through
+ * a recipient-bound link, whose signature the handler checks and which answers as the one
+ * recipient it was emailed to. The approval page itself is open: it is reached from an email or
+ * Slack link whose approval id is opaque, signed, expiring and single-use, and it shows the gate
+ * without answering it.
  */
 import { RemovalPolicy, Validations } from 'aws-cdk-lib';
 import { AccessLogFormat } from 'aws-cdk-lib/aws-apigateway';
@@ -38,10 +40,16 @@ export const APPROVAL_ANSWER_ROUTE: readonly [HttpMethod, string] = [
   '/approvals/{approvalId}',
 ];
 
+/** Answering through a recipient-bound (emailed) link: no JWT, the handler verifies the id's signature. */
+export const APPROVAL_RECIPIENT_ANSWER_ROUTE: readonly [HttpMethod, string] = [
+  HttpMethod.POST,
+  '/approvals/{approvalId}/as-recipient',
+];
+
 export interface PlanHttpApiProps {
   /** Serves PLAN_ROUTES. @default - no plan routes */
   readonly plansHandler?: IFunction;
-  /** Serves the approval page and answers. @default - no approval routes */
+  /** Serves the approval page and answers. @default - no approval routes (or {@link PlanHttpApi.addApprovalRoutes} later) */
   readonly approvalsHandler?: IFunction;
   /** Verifies the approver's JWT on APPROVAL_ANSWER_ROUTE. Required with `approvalsHandler`. */
   readonly approverAuthorizer?: IHttpRouteAuthorizer;
@@ -86,15 +94,33 @@ export class PlanHttpApi extends Construct {
           'PlanHttpApi: approvalsHandler needs an approverAuthorizer (who answers is named by it)',
         );
       }
-      const approvals = new HttpLambdaIntegration('Approvals', props.approvalsHandler);
-      const page = this.route(...APPROVAL_PAGE_ROUTE, approvals);
-      Validations.of(page).acknowledge({
-        id: 'AwsSolutions-APIG4',
-        reason:
-          'The approval page is opened from an email or Slack link, which cannot carry credentials; the handler only shows a gate whose opaque, signed, expiring, single-use approval id verifies, and answering it (POST) requires a JWT.',
-      });
-      this.route(...APPROVAL_ANSWER_ROUTE, approvals, props.approverAuthorizer);
+      this.addApprovalRoutes(props.approvalsHandler, props.approverAuthorizer);
     }
+  }
+
+  /**
+   * The approval routes: the page (open; also the sign-in callback `/approvals/signed-in`), the
+   * answer behind `authorizer`, and the recipient-bound answer (open, verified by the handler).
+   * Separate from the constructor because a sign-in client's callback URL needs this API's URL
+   * before the authorizer that accepts that client's tokens exists.
+   */
+  addApprovalRoutes(handler: IFunction, authorizer: IHttpRouteAuthorizer): void {
+    if (this.routes.has(APPROVAL_PAGE_ROUTE.join(' ')))
+      throw new Error('PlanHttpApi: the approval routes exist already');
+    const approvals = new HttpLambdaIntegration('Approvals', handler);
+    const page = this.route(...APPROVAL_PAGE_ROUTE, approvals);
+    Validations.of(page).acknowledge({
+      id: 'AwsSolutions-APIG4',
+      reason:
+        'The approval page (and the sign-in callback page at /approvals/signed-in) is opened from an email or Slack link or the hosted sign-in redirect, which cannot carry credentials; the handler only shows a gate whose opaque, signed, expiring, single-use approval id verifies, and answering it needs a JWT or a recipient-bound id.',
+    });
+    this.route(...APPROVAL_ANSWER_ROUTE, approvals, authorizer);
+    const asRecipient = this.route(...APPROVAL_RECIPIENT_ANSWER_ROUTE, approvals);
+    Validations.of(asRecipient).acknowledge({
+      id: 'AwsSolutions-APIG4',
+      reason:
+        'Answering through an emailed link: the id is an HMAC over approval id, recipient, expiry and plan digest that only the emailed recipient holds (possession of the inbox is the authentication); the handler verifies it, names that recipient as the approver, checks the plan approval policy, and accepts one answer per recipient before the link expires.',
+    });
   }
 
   /** The API's base URL (the `$default` stage); approval links are `<url>/approvals/<id>`. */

@@ -9,13 +9,14 @@ import { join } from 'node:path';
 import { Annotations, ArnFormat, type Duration, RemovalPolicy, Stack, Validations } from 'aws-cdk-lib';
 import type { IHttpRouteAuthorizer } from 'aws-cdk-lib/aws-apigatewayv2';
 import { HttpJwtAuthorizer, HttpUserPoolAuthorizer } from 'aws-cdk-lib/aws-apigatewayv2-authorizers';
-import type { UserPool, UserPoolClient } from 'aws-cdk-lib/aws-cognito';
+import type { UserPool, UserPoolClient, UserPoolDomain } from 'aws-cdk-lib/aws-cognito';
 import { Grant, type IGrantable, PolicyStatement, Role, ServicePrincipal } from 'aws-cdk-lib/aws-iam';
 import type { IFunction } from 'aws-cdk-lib/aws-lambda';
 import type { NodejsFunction } from 'aws-cdk-lib/aws-lambda-nodejs';
 import { LogGroup, RetentionDays } from 'aws-cdk-lib/aws-logs';
 import { type ISecret, Secret } from 'aws-cdk-lib/aws-secretsmanager';
 import { Construct } from 'constructs';
+import { signInCallbackUrl } from '../runtime/approval-page.ts';
 import { GATES_TABLE, JOINS_TABLE, OUTPUTS_TABLE, TABLE_NAME_ENV } from '../runtime/tables.ts';
 import { ApproverPool } from './approver-pool.ts';
 import { PlanEventBus } from './event-bus.ts';
@@ -65,6 +66,12 @@ export interface PlanPlatformProps {
    */
   readonly approverJwt?: { readonly issuer: string; readonly audience: string[] };
   /**
+   * The Cognito domain prefix of the approvers' hosted sign-in (with the user pool only); unique
+   * per region, so two platforms in one account and region need different ones.
+   * @default `<namePrefix>-approvers-<account id>`
+   */
+  readonly approverSignInDomainPrefix?: string;
+  /**
    * Prefix of the Secrets Manager secret names plans may reference (`source: secretsmanager`);
    * the step runner and the contract checker may read only those.
    * @default 'plangate/'
@@ -113,6 +120,8 @@ export class PlanPlatform extends Construct {
   /** The approvers' user pool, created when no `approverJwt` issuer is given. */
   public readonly approverPool?: UserPool;
   public readonly approverPoolClient?: UserPoolClient;
+  /** The approvers' hosted sign-in (with the user pool) and the approval page's public client. */
+  public readonly approverSignIn?: { readonly domain: UserPoolDomain; readonly pageClient: UserPoolClient };
   /** The role state machines created at run time (through the Plans API) execute with. */
   public readonly runtimePlanRole: Role;
   /** Where state machines created at run time log. */
@@ -170,27 +179,33 @@ export class PlanPlatform extends Construct {
     this.plansApi = harnessFunction('plansApi');
     this.approvalsApi = harnessFunction('approvalsApi');
     if (this.plansApi || this.approvalsApi) {
-      let approverAuthorizer: IHttpRouteAuthorizer | undefined;
+      const httpApi = new PlanHttpApi(this, 'HttpApi', {
+        ...(this.plansApi ? { plansHandler: this.plansApi.function } : {}),
+        logRetention: this.logRetention,
+      });
+      this.httpApi = httpApi;
       if (this.approvalsApi) {
+        let approverAuthorizer: IHttpRouteAuthorizer;
         if (props.approverJwt) {
           approverAuthorizer = new HttpJwtAuthorizer('Approvers', props.approverJwt.issuer, {
             jwtAudience: props.approverJwt.audience,
           });
         } else {
-          const approvers = new ApproverPool(this, 'Approvers');
+          const approvers = new ApproverPool(this, 'Approvers', {
+            domainPrefix:
+              props.approverSignInDomainPrefix ?? `${this.namePrefix}-approvers-${Stack.of(this).account}`,
+          });
+          // The page client returns to the API's callback page, so it comes after the API.
+          const pageClient = approvers.addPageClient(signInCallbackUrl(httpApi.url));
           this.approverPool = approvers.pool;
           this.approverPoolClient = approvers.client;
+          this.approverSignIn = { domain: approvers.domain, pageClient };
           approverAuthorizer = new HttpUserPoolAuthorizer('Approvers', approvers.pool, {
-            userPoolClients: [approvers.client],
+            userPoolClients: [approvers.client, pageClient],
           });
         }
+        httpApi.addApprovalRoutes(this.approvalsApi.function, approverAuthorizer);
       }
-      this.httpApi = new PlanHttpApi(this, 'HttpApi', {
-        ...(this.plansApi ? { plansHandler: this.plansApi.function } : {}),
-        ...(this.approvalsApi ? { approvalsHandler: this.approvalsApi.function } : {}),
-        ...(approverAuthorizer ? { approverAuthorizer } : {}),
-        logRetention: this.logRetention,
-      });
     }
 
     this.runtimePlanLogGroup = new LogGroup(this, 'RuntimePlanLogs', {
@@ -420,8 +435,11 @@ export class PlanPlatform extends Construct {
     const apis = [this.plansApi, this.approvalsApi].filter((fn): fn is HarnessFunction => fn !== undefined);
     for (const fn of [...Object.values(this.functions), ...apis]) this.grantAppendEvents(fn.function);
 
-    // The gate signs approval ids, the approvals API verifies them.
-    for (const fn of [this.functions.gate, ...(this.approvalsApi ? [this.approvalsApi] : [])]) {
+    // The gate signs approval ids, the approvals API verifies them, the notifier derives each
+    // emailed recipient's own id from the gate's (recipient-bound links).
+    const signers = [this.functions.gate, ...(this.approvalsApi ? [this.approvalsApi] : [])];
+    if (this.notifier && this.sesSender) signers.push(this.notifier);
+    for (const fn of signers) {
       this.approvalSigningKey.grantRead(fn.function);
       fn.function.addEnvironment(PLATFORM_ENV.approvalSigningKeySecret, this.approvalSigningKey.secretArn);
     }
@@ -480,7 +498,15 @@ export class PlanPlatform extends Construct {
     this.joinsTable.grantItems(this.fn('join'), 'read', 'write');
     this.grantTaskResponse(this.fn('join'));
 
-    if (this.approvalsApi) this.grantAnswerGates(this.approvalsApi.function);
+    if (this.approvalsApi) {
+      this.grantAnswerGates(this.approvalsApi.function);
+      if (this.approverSignIn && this.httpApi) {
+        const page = this.approvalsApi.function;
+        page.addEnvironment(PLATFORM_ENV.cognitoDomain, this.approverSignIn.domain.baseUrl());
+        page.addEnvironment(PLATFORM_ENV.cognitoClientId, this.approverSignIn.pageClient.userPoolClientId);
+        page.addEnvironment(PLATFORM_ENV.apiUrl, this.httpApi.url);
+      }
+    }
     if (this.plansApi) {
       const plans = this.plansApi.function;
       this.grantPlanLaunch(plans);

@@ -16,6 +16,10 @@ export const PLATFORM_ENV = {
   slackWebhookSecretArn: 'PLANGATE_SLACK_WEBHOOK_SECRET_ARN',
   /** Secret (ARN) holding the approval-id HMAC key (lambdas/default-deps.ts reads it). */
   approvalSigningKeySecret: 'PLANGATE_APPROVAL_SIGNING_KEY_SECRET',
+  /** Base URL of the approvers' hosted sign-in (Cognito domain), for the approval page. */
+  cognitoDomain: 'PLANGATE_COGNITO_DOMAIN',
+  /** The approval page's public app client id (no secret). */
+  cognitoClientId: 'PLANGATE_COGNITO_CLIENT_ID',
   /** The function the gate invokes (asynchronously) to send an approval request. */
   notifierFunction: 'PLANGATE_NOTIFIER_FUNCTION',
   /** Secrets Manager name prefix plans' secrets must use. */

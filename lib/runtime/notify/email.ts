@@ -1,4 +1,7 @@
-/** Approval requests by email through Amazon SES v2 (an injected SESv2Client). */
+/**
+ * Approval requests by email through Amazon SES v2 (an injected SESv2Client): one email per
+ * recipient, since each may carry that recipient's own link.
+ */
 import { type SESv2Client, SendEmailCommand } from '@aws-sdk/client-sesv2';
 import type { ApprovalNotice } from '../payloads.ts';
 import type { ApprovalMessage } from './message.ts';
@@ -26,14 +29,23 @@ export class EmailNotifier {
     return [...new Set(all.filter((a) => EMAIL.test(a) && !forbidden.has(a)))];
   }
 
-  /** Sends the message; returns how many recipients it went to (0: nobody to tell, nothing sent). */
-  async send(notice: ApprovalNotice, message: ApprovalMessage): Promise<number> {
+  /**
+   * Sends each recipient its message; returns how many it went to (0: nobody to tell). Every
+   * recipient is tried; if any send failed, the first error is thrown after the others went out.
+   */
+  async send(notice: ApprovalNotice, messageFor: (recipient: string) => ApprovalMessage): Promise<number> {
     const to = this.recipients(notice);
-    if (to.length === 0) return 0;
+    const sent = await Promise.allSettled(to.map((recipient) => this.sendOne(recipient, messageFor(recipient))));
+    const failed = sent.find((r) => r.status === 'rejected');
+    if (failed) throw failed.reason;
+    return to.length;
+  }
+
+  private async sendOne(recipient: string, message: ApprovalMessage): Promise<void> {
     await this.props.ses.send(
       new SendEmailCommand({
         FromEmailAddress: this.props.from,
-        Destination: { ToAddresses: to },
+        Destination: { ToAddresses: [recipient] },
         Content: {
           Simple: {
             Subject: { Data: message.subject, Charset: 'UTF-8' },
@@ -45,6 +57,5 @@ export class EmailNotifier {
         },
       }),
     );
-    return to.length;
   }
 }

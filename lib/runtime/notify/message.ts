@@ -45,13 +45,28 @@ export function approvalLink(baseUrl: string, approvalId: string): string {
   return `${baseUrl.replace(/\/+$/, '')}/approvals/${encodeURIComponent(approvalId)}`;
 }
 
-export function approvalMessage(notice: ApprovalNotice, baseUrl: string): ApprovalMessage {
+/** Whose message it is: one emailed recipient gets a link bound to them. */
+export interface MessageAddressee {
+  /** The recipient-bound link id (LinkSigner.forRecipient). */
+  readonly linkId: string;
+  /** Who answers through it. */
+  readonly recipient: string;
+}
+
+/**
+ * The message about a gate. Without `to`, the shared link (Slack, anyone told): the approver
+ * signs in on the page. With `to`, that recipient's own link, which answers as them.
+ */
+export function approvalMessage(notice: ApprovalNotice, baseUrl: string, to?: MessageAddressee): ApprovalMessage {
   const redactor = new Redactor();
   const clean = (text: string) => {
     const flat = redactor.text(text).replace(/\s+/g, ' ').trim();
     return flat.length > MAX_FIELD ? `${flat.slice(0, MAX_FIELD - 1)}…` : flat;
   };
-  const link = approvalLink(baseUrl, notice.approvalId);
+  const link = approvalLink(baseUrl, to ? to.linkId : notice.approvalId);
+  const how = to
+    ? `This link is yours alone: it answers as ${to.recipient}, works once and expires. Do not forward it.`
+    : 'The link expires and carries no credentials; you sign in on the page to answer.';
   const title = TITLES[notice.kind];
   const lines: Line[] = [
     { label: 'Plan', value: `${notice.plan.id} v${notice.plan.version}` },
@@ -89,7 +104,7 @@ export function approvalMessage(notice: ApprovalNotice, baseUrl: string): Approv
     ...shown.map((l) => `${l.label}: ${l.value}`),
     '',
     `Answer here: ${link}`,
-    'The link works once and expires; it carries no credentials.',
+    how,
   ].join('\n');
   const html = [
     '<!doctype html><html><body>',
@@ -100,7 +115,7 @@ export function approvalMessage(notice: ApprovalNotice, baseUrl: string): Approv
     ),
     '</table>',
     `<p><a href="${escapeHtml(link)}">Open the approval page</a></p>`,
-    '<p>The link works once and expires; it carries no credentials.</p>',
+    `<p>${escapeHtml(how)}</p>`,
     '</body></html>',
   ].join('\n');
   const slackBlocks = [

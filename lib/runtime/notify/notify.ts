@@ -1,4 +1,9 @@
-/** Sends one approval request on every configured channel; one channel failing does not stop the others. */
+/**
+ * Sends one approval request on every configured channel; one channel failing does not stop the
+ * others. Each emailed recipient gets a link bound to them (answering through it names them);
+ * Slack gets the shared link, whose page asks the approver to sign in.
+ */
+import type { LinkSigner } from '../approvals.ts';
 import type { ApprovalNotice } from '../payloads.ts';
 import type { EmailNotifier } from './email.ts';
 import { approvalMessage } from './message.ts';
@@ -7,6 +12,11 @@ import type { SlackNotifier } from './slack.ts';
 export interface NotifyDeps {
   /** Base URL of the approvals API, e.g. `https://abc.execute-api.eu-west-1.amazonaws.com`. */
   readonly approvalsBaseUrl: string;
+  /**
+   * Derives each emailed recipient's own link id from the notice's shared one (which it checks).
+   * @default - emails carry the shared link too (the approver signs in to answer)
+   */
+  readonly linkSigner?: LinkSigner;
   /** @default - no email */
   readonly email?: EmailNotifier;
   /** @default - no Slack */
@@ -20,8 +30,16 @@ export interface NotifyResult {
 
 export async function sendApprovalRequest(notice: ApprovalNotice, deps: NotifyDeps): Promise<NotifyResult> {
   const message = approvalMessage(notice, deps.approvalsBaseUrl);
+  const { linkSigner } = deps;
+  const messageFor = linkSigner
+    ? (recipient: string) =>
+        approvalMessage(notice, deps.approvalsBaseUrl, {
+          linkId: linkSigner.forRecipient(notice.approvalId, notice.plan.digest, recipient),
+          recipient,
+        })
+    : () => message;
   const [emailed, slack] = await Promise.allSettled([
-    deps.email ? deps.email.send(notice, message) : Promise.resolve(0),
+    deps.email ? deps.email.send(notice, messageFor) : Promise.resolve(0),
     deps.slack ? deps.slack.send(message).then(() => true) : Promise.resolve(false),
   ]);
   const failures = [emailed, slack].filter((r) => r.status === 'rejected');
