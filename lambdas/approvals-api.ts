@@ -47,8 +47,12 @@ export function signInFromEnv(env: Readonly<Record<string, string | undefined>>)
     );
   const domainUrl = /^https:\/\//.test(domain) ? domain : `https://${domain}`;
   if (!URL.canParse(domainUrl) || !/^[A-Za-z0-9_+-]+$/.test(clientId))
-    throw new NotConfiguredError('PLANGATE_COGNITO_DOMAIN must be a host or https URL and PLANGATE_COGNITO_CLIENT_ID an app client id');
-  return { signIn: { domainUrl: new URL(domainUrl).origin, clientId, redirectUri: signInCallbackUrl(apiUrl) } };
+    throw new NotConfiguredError(
+      'PLANGATE_COGNITO_DOMAIN must be a host or https URL and PLANGATE_COGNITO_CLIENT_ID an app client id',
+    );
+  return {
+    signIn: { domainUrl: new URL(domainUrl).origin, clientId, redirectUri: signInCallbackUrl(apiUrl) },
+  };
 }
 
 let deps: Promise<ApprovalsApiDeps> | undefined;

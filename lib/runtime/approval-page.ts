@@ -111,7 +111,8 @@ const SIGN_IN_SCRIPT = `(() => {
 })();`;
 
 /** The Content-Security-Policy of a page without script: styles inline, forms post back here only. */
-export const PAGE_CSP = "default-src 'none'; style-src 'unsafe-inline'; form-action 'self'; base-uri 'none'; frame-ancestors 'none'";
+export const PAGE_CSP =
+  "default-src 'none'; style-src 'unsafe-inline'; form-action 'self'; base-uri 'none'; frame-ancestors 'none'";
 
 /**
  * The Content-Security-Policy of a sign-in page: exactly {@link SIGN_IN_SCRIPT} may run (by its

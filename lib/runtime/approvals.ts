@@ -271,7 +271,10 @@ export class Approvals {
       for (const item of (out.Items ?? []) as GateItem[]) {
         if (item.status !== 'pending' || this.now().getTime() / 1000 > item.expiresAtEpoch) continue;
         const { taskToken: _t, version: _v, ...gate } = item;
-        waiting.push({ linkId: this.signer.shared(item.approvalId, item.expiresAtEpoch, item.planDigest), gate });
+        waiting.push({
+          linkId: this.signer.shared(item.approvalId, item.expiresAtEpoch, item.planDigest),
+          gate,
+        });
       }
       start = out.LastEvaluatedKey;
     } while (start);
@@ -289,7 +292,10 @@ export class Approvals {
    * Answers a gate. `digest` is the plan digest the approver saw: an approval binds to it.
    * Returns the final decision once the gate is decided, or `pending` while a quorum is still short.
    */
-  async answer(linkId: string, answer: { by: string; digest: string; decision: unknown }): Promise<AnswerOutcome> {
+  async answer(
+    linkId: string,
+    answer: { by: string; digest: string; decision: unknown },
+  ): Promise<AnswerOutcome> {
     return this.answerAs(linkId, () => answer.by, answer);
   }
 
@@ -298,7 +304,10 @@ export class Approvals {
    * binds (whoever holds that inbox), checked against the policy like any approver. A shared
    * link is refused (`forbidden`): its holder must sign in instead.
    */
-  async answerAsRecipient(linkId: string, answer: { digest: string; decision: unknown }): Promise<AnswerOutcome> {
+  async answerAsRecipient(
+    linkId: string,
+    answer: { digest: string; decision: unknown },
+  ): Promise<AnswerOutcome> {
     return this.answerAs(
       linkId,
       (link) => {
@@ -520,7 +529,11 @@ export class Approvals {
     const item = out.Item as GateItem | undefined;
     // Same answer for an unknown id and a bad signature: a guesser learns nothing. The expiry in
     // the id is signed, and must be the gate's own.
-    if (!item || link.expiresAtEpoch !== item.expiresAtEpoch || !this.signer.verifies(link, item.planDigest)) {
+    if (
+      !item ||
+      link.expiresAtEpoch !== item.expiresAtEpoch ||
+      !this.signer.verifies(link, item.planDigest)
+    ) {
       throw new ApprovalError('forged', 'this approval link is not valid');
     }
     if (this.now().getTime() / 1000 > item.expiresAtEpoch)
@@ -535,7 +548,9 @@ export class Approvals {
 }
 
 /** What an answer did: decided the gate, or recorded one vote of a quorum still short. */
-export type AnswerOutcome = { status: 'decided'; decision: GateDecision } | { status: 'pending'; votes: number };
+export type AnswerOutcome =
+  | { status: 'decided'; decision: GateDecision }
+  | { status: 'pending'; votes: number };
 
 /** The decision a quorum of approvals makes: modifications of every vote combined. */
 function mergeVotes(votes: readonly { decision: ApprovalDecision }[]): ApprovalDecision {

@@ -35,7 +35,9 @@ export class EmailNotifier {
    */
   async send(notice: ApprovalNotice, messageFor: (recipient: string) => ApprovalMessage): Promise<number> {
     const to = this.recipients(notice);
-    const sent = await Promise.allSettled(to.map((recipient) => this.sendOne(recipient, messageFor(recipient))));
+    const sent = await Promise.allSettled(
+      to.map((recipient) => this.sendOne(recipient, messageFor(recipient))),
+    );
     const failed = sent.find((r) => r.status === 'rejected');
     if (failed) throw failed.reason;
     return to.length;

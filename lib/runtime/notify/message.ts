@@ -57,7 +57,11 @@ export interface MessageAddressee {
  * The message about a gate. Without `to`, the shared link (Slack, anyone told): the approver
  * signs in on the page. With `to`, that recipient's own link, which answers as them.
  */
-export function approvalMessage(notice: ApprovalNotice, baseUrl: string, to?: MessageAddressee): ApprovalMessage {
+export function approvalMessage(
+  notice: ApprovalNotice,
+  baseUrl: string,
+  to?: MessageAddressee,
+): ApprovalMessage {
   const redactor = new Redactor();
   const clean = (text: string) => {
     const flat = redactor.text(text).replace(/\s+/g, ' ').trim();
