@@ -1,5 +1,5 @@
 /**
- * Plays the recorded-AWS conformance cases (../shared/conformance/cases) through the embedded
+ * Plays the recorded-AWS conformance cases (tests/fixtures/conformance/cases, or --cases DIR) through the embedded
  * engine and prints per-category pass rates and every failing case with its first mismatch.
  *
  *   npm run conformance -- [--threshold 95] [--filter text] [--http] [--history] [--json out.json] [--cases DIR]
@@ -8,6 +8,7 @@
  * server via @aws-sdk/client-sfn. --history also lists cases whose history event types differ
  * from AWS's (informative). Exits 1 when the pass rate is below --threshold.
  */
+
 import * as fs from 'node:fs';
 import * as path from 'node:path';
 import { pathToFileURL } from 'node:url';
@@ -16,13 +17,14 @@ import { SFNClient } from '@aws-sdk/client-sfn';
 import { startEngineServer } from '../lib/engine/api/index.ts';
 import { type CaseDriver, type ConformanceCase, playCases } from '../lib/engine/core/conformance.ts';
 import { createEngine } from '../lib/engine/engine.ts';
+import { CONFORMANCE_CASES } from '../tests/conformance-dir.ts';
 
 const args = process.argv.slice(2);
 const flag = (name: string) => {
   const i = args.indexOf(name);
   return i < 0 ? undefined : args[i + 1];
 };
-const casesDir = path.resolve(flag('--cases') ?? '../shared/conformance/cases');
+const casesDir = path.resolve(flag('--cases') ?? CONFORMANCE_CASES);
 const compare = await import(pathToFileURL(path.join(casesDir, '..', 'compare.mjs')).href);
 const threshold = Number(flag('--threshold') ?? 0);
 const filter = flag('--filter');

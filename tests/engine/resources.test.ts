@@ -14,6 +14,7 @@ import {
   parseResource,
 } from '../../lib/engine/resources/index.ts';
 import { type LambdaLikeContext, StatesError, type TaskInvocation } from '../../lib/engine/types.ts';
+import { CONFORMANCE_CASES } from '../conformance-dir.ts';
 
 const credentials = { accessKeyId: 'test', secretAccessKey: 'test' };
 
@@ -68,7 +69,7 @@ describe('Lambda integrations', () => {
       SdkResponseMetadata: { RequestId: string };
     };
     const recorded = JSON.parse(
-      readFileSync('/work/shared/conformance/cases/context_object_test_result_selector.json', 'utf8'),
+      readFileSync(join(CONFORMANCE_CASES, 'context_object_test_result_selector.json'), 'utf8'),
     ).mockConfig.MockedResponses.TestStateMock['0'].Return;
     expect(Object.keys(result).sort()).toEqual(Object.keys(recorded).sort());
     expect(Object.keys(result.SdkHttpMetadata).sort()).toEqual(Object.keys(recorded.SdkHttpMetadata).sort());

@@ -3,11 +3,12 @@ import { createRequire } from 'node:module';
 import fc from 'fast-check';
 import { describe, expect, it } from 'vitest';
 import { MAX_DEFINITION_BYTES, validateDefinition } from '../../lib/engine/validate/index.ts';
+import { CONFORMANCE_CASES } from '../conformance-dir.ts';
 
 const require = createRequire(import.meta.url);
 const aslValidator = require('asl-validator') as (definition: unknown) => { isValid: boolean };
 
-const CASES_DIR = '/work/shared/conformance/cases';
+const CASES_DIR = CONFORMANCE_CASES;
 const caseFiles = readdirSync(CASES_DIR).filter((file) => file.endsWith('.json'));
 const definitions = caseFiles.map((file) => ({
   file,

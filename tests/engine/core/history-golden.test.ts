@@ -7,6 +7,7 @@
  *
  * Re-record only for an intended change of the served history: UPDATE_HISTORY_GOLDEN=1 npx vitest run tests/engine/core/history-golden.test.ts
  */
+
 import { createHash } from 'node:crypto';
 import * as fs from 'node:fs';
 import * as os from 'node:os';
@@ -15,8 +16,9 @@ import type * as sfn from '@aws-sdk/client-sfn';
 import { afterAll, describe, expect, it } from 'vitest';
 import type { ConformanceCase } from '../../../lib/engine/core/conformance.ts';
 import { createEngine, type Engine } from '../../../lib/engine/engine.ts';
+import { CONFORMANCE_CASES } from '../../conformance-dir.ts';
 
-const CASES = path.resolve('../shared/conformance/cases');
+const CASES = CONFORMANCE_CASES;
 const GOLDEN = path.join(import.meta.dirname, 'history-golden.json');
 const ROLE = 'arn:aws:iam::111111111111:role/conformance';
 const update = process.env.UPDATE_HISTORY_GOLDEN === '1';
@@ -91,7 +93,7 @@ afterAll(() => {
   for (const d of dirs.splice(0)) fs.rmSync(d, { recursive: true, force: true });
 });
 
-describe.skipIf(!fs.existsSync(CASES))('GetExecutionHistory of every conformance case', () => {
+describe('GetExecutionHistory of every conformance case', () => {
   it('is the recorded one in memory, durable, and rebuilt from the store by another engine', async () => {
     const cases: ConformanceCase[] = fs
       .readdirSync(CASES)

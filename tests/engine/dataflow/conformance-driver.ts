@@ -21,7 +21,7 @@ import {
 } from '../../../lib/engine/dataflow/index.ts';
 import { StatesError } from '../../../lib/engine/types.ts';
 
-export const CONFORMANCE_DIR = '/work/shared/conformance';
+import { CONFORMANCE_DIR } from '../../conformance-dir.ts';
 
 export interface ConformanceCase {
   id: string;

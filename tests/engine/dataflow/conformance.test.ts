@@ -1,6 +1,6 @@
 import { describe, expect, it } from 'vitest';
 // @ts-expect-error compare.mjs is plain JavaScript shared by every engine's runner
-import { compareResult } from '../../../../shared/conformance/compare.mjs';
+import { compareResult } from '../../fixtures/conformance/compare.mjs';
 import { loadDataflowCases, runCase } from './conformance-driver.ts';
 
 const cases = loadDataflowCases();
