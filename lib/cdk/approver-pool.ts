@@ -59,6 +59,8 @@ export class ApproverPool extends Construct {
     Validations.of(this.pool).acknowledge({ id: 'AwsSolutions-COG8', reason: planReason });
     this.client = this.pool.addClient('Client', {
       authFlows: { userSrp: true },
+      // Scripts sign in with SRP; without this CDK would also enable hosted-UI flows to a placeholder callback.
+      disableOAuth: true,
       preventUserExistenceErrors: true,
       accessTokenValidity: Duration.hours(1),
       idTokenValidity: Duration.hours(1),

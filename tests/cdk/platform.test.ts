@@ -206,6 +206,7 @@ describe('HTTP API', () => {
       'GET /executions/{executionId}/events': 'AWS_IAM',
       'GET /approvals/{approvalId}': 'NONE',
       'POST /approvals/{approvalId}': 'JWT',
+      'POST /approvals/{approvalId}/as-recipient': 'NONE',
     });
     template.hasResourceProperties('AWS::ApiGatewayV2::Authorizer', {
       AuthorizerType: 'JWT',
@@ -222,6 +223,34 @@ describe('HTTP API', () => {
     });
   });
 
+  it('signs approvers in on the page: hosted UI domain, a public code+PKCE client returning to the API, its id in the page env', () => {
+    template.resourceCountIs('AWS::Cognito::UserPoolDomain', 1);
+    template.hasResourceProperties('AWS::Cognito::UserPoolClient', {
+      GenerateSecret: false,
+      AllowedOAuthFlows: ['code'],
+      AllowedOAuthFlowsUserPoolClient: true,
+      AllowedOAuthScopes: ['openid', 'email'],
+      SupportedIdentityProviders: ['COGNITO'],
+      CallbackURLs: [
+        { 'Fn::Join': ['', [Match.anyValue(), Match.stringLikeRegexp('/approvals/signed-in$')]] },
+      ],
+    });
+    const clients = template.findResources('AWS::Cognito::UserPoolClient') as Record<string, Resource>;
+    const page = Object.keys(clients).find((id) => clients[id]?.Properties.AllowedOAuthFlows !== undefined);
+    // The answer route's authorizer accepts the page client's ID tokens (and the scripts' client).
+    const authorizer = Object.values(template.findResources('AWS::ApiGatewayV2::Authorizer'))[0] as Resource;
+    expect(JSON.stringify(authorizer.Properties.JwtConfiguration)).toContain(`"Ref":"${page}"`);
+    const resources = template.toJSON().Resources as Record<string, Resource>;
+    const env = (
+      resources[stack.getLogicalId(stack.platform.approvalsApi!.function.node.defaultChild as never)]!
+        .Properties.Environment as { Variables: Record<string, unknown> }
+    ).Variables;
+    expect(env.PLANGATE_COGNITO_CLIENT_ID).toEqual({ Ref: page });
+    expect(JSON.stringify(env.PLANGATE_COGNITO_DOMAIN)).toContain('amazoncognito.com');
+    expect(env).toHaveProperty('PLANGATE_API_URL');
+    expect(JSON.stringify(env)).not.toMatch(/ClientSecret/);
+  });
+
   it('uses the given OpenID Connect issuer instead of a user pool', () => {
     const s = new Stack(testApp(), 'Oidc');
     new PlanPlatform(s, 'Platform', {
@@ -229,6 +258,7 @@ describe('HTTP API', () => {
     });
     const t = Template.fromStack(s);
     t.resourceCountIs('AWS::Cognito::UserPool', 0);
+    t.resourceCountIs('AWS::Cognito::UserPoolDomain', 0);
     t.hasResourceProperties('AWS::ApiGatewayV2::Authorizer', {
       AuthorizerType: 'JWT',
       JwtConfiguration: { Issuer: 'https://login.example.com/', Audience: ['plangate'] },

@@ -12,13 +12,15 @@ import fc from 'fast-check';
 import { afterAll, beforeAll, beforeEach, describe, expect, it } from 'vitest';
 import { makeHandler } from '../../lambdas/notifier.ts';
 import { LOCAL_CREDENTIALS } from '../../lib/local/clients.ts';
+import { LinkSigner } from '../../lib/runtime/approvals.ts';
 import { EmailNotifier } from '../../lib/runtime/notify/email.ts';
 import { approvalMessage } from '../../lib/runtime/notify/message.ts';
 import { SlackNotifier } from '../../lib/runtime/notify/slack.ts';
 import type { ApprovalNotice } from '../../lib/runtime/payloads.ts';
 
 const TOKEN = `AQ${'Tk9'.repeat(60)}`;
-const APPROVAL_ID = 'aB3-dE_f.1900000000.c2lnbmF0dXJl';
+const SIGNER = new LinkSigner('n'.repeat(32));
+const APPROVAL_ID = SIGNER.shared('aB3-dE_f', 1900000000, 'sha256:abc123');
 const BASE = 'https://approvals.example.com/';
 
 interface Recorded {
@@ -97,6 +99,7 @@ const handler = (slackOnly = false) => {
   const { ses, secretsManager } = clients();
   return makeHandler({
     approvalsBaseUrl: BASE,
+    linkSigner: SIGNER,
     ...(slackOnly
       ? {}
       : { email: new EmailNotifier({ ses, from: 'plangate@example.com', alwaysTo: ['ops@example.com'] }) }),
@@ -110,19 +113,33 @@ describe('notifier Lambda', () => {
     expect(result).toEqual({ emailed: 2, slack: true });
     const link = `https://approvals.example.com/approvals/${encodeURIComponent(APPROVAL_ID)}`;
 
-    const email = requests.find((r) => r.path === '/v2/email/outbound-emails') as Recorded;
-    const sent = JSON.parse(email.body) as {
-      FromEmailAddress: string;
-      Destination: { ToAddresses: string[] };
-      Content: {
-        Simple: { Subject: { Data: string }; Body: { Text: { Data: string }; Html: { Data: string } } };
-      };
-    };
-    expect(sent.FromEmailAddress).toBe('plangate@example.com');
-    expect(sent.Destination.ToAddresses).toEqual(['ana@example.com', 'ops@example.com']);
-    expect(sent.Content.Simple.Body.Text.Data).toContain(link);
-    expect(sent.Content.Simple.Body.Html.Data).toContain(`href="${link}"`);
-    expect(sent.Content.Simple.Body.Text.Data).toContain('sha256:abc123');
+    const emails = requests
+      .filter((r) => r.path === '/v2/email/outbound-emails')
+      .map(
+        (email) =>
+          JSON.parse(email.body) as {
+            FromEmailAddress: string;
+            Destination: { ToAddresses: string[] };
+            Content: {
+              Simple: { Subject: { Data: string }; Body: { Text: { Data: string }; Html: { Data: string } } };
+            };
+          },
+      );
+    // One email per recipient, each with that recipient's own link (never the shared one).
+    expect(emails.map((e) => e.Destination.ToAddresses).sort()).toEqual([
+      ['ana@example.com'],
+      ['ops@example.com'],
+    ]);
+    for (const sent of emails) {
+      const recipient = sent.Destination.ToAddresses[0] as string;
+      const own = `https://approvals.example.com/approvals/${encodeURIComponent(SIGNER.forRecipient(APPROVAL_ID, 'sha256:abc123', recipient))}`;
+      expect(sent.FromEmailAddress).toBe('plangate@example.com');
+      expect(sent.Content.Simple.Body.Text.Data).toContain(own);
+      expect(sent.Content.Simple.Body.Text.Data).toContain(`it answers as ${recipient}`);
+      expect(sent.Content.Simple.Body.Html.Data).toContain(`href="${own}"`);
+      expect(sent.Content.Simple.Body.Text.Data).not.toContain(`${link}\n`);
+      expect(sent.Content.Simple.Body.Text.Data).toContain('sha256:abc123');
+    }
 
     const slack = requests.find((r) => r.path.startsWith('/slack/')) as Recorded;
     const posted = JSON.parse(slack.body) as {
