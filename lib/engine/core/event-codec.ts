@@ -22,7 +22,13 @@
  * EVENT_TYPES is part of the format: only ever append to it.
  */
 import { ByteWriter } from './byte-writer.ts';
-import { NOT_TRUNCATED, RecordedEvent, type StoredEvent } from './history.ts';
+import {
+  JournalEvent,
+  NOT_TRUNCATED,
+  StateEnteredEvent,
+  StateExitedEvent,
+  type StoredEvent,
+} from './history.ts';
 
 const STATE_TYPES = ['Pass', 'Choice', 'Wait', 'Succeed', 'Fail', 'Task', 'Map', 'Parallel'];
 
@@ -115,31 +121,37 @@ export class EventCodec {
   }
 
   private encode(w: ByteWriter, e: StoredEvent): void {
-    const { details, internal } = e;
     const code = CODES.get(e.type);
     w.byte(91); // [
     if (code !== undefined && code < STATE_CODES) {
+      // the journal's own state events: their texts straight from the event, no details object
+      if (e instanceof StateEnteredEvent) {
+        this.stateRecord(w, code, e, e.name, e.input);
+        return;
+      }
+      if (e instanceof StateExitedEvent) {
+        this.stateRecord(w, code, e, e.name, e.output, e.entered, e.next, e.assigned);
+        return;
+      }
+    }
+    const { details, internal } = e;
+    if (code !== undefined && code < STATE_CODES) {
       const fits = code % 2 === 0 ? enteredFits(details, internal) : exitedFits(details, internal);
       if (fits) {
-        this.head(w, code, e);
         const d = details as Record<string, unknown>;
-        w.byte(44);
-        w.raw(quote(d.name as string));
-        w.byte(44);
-        this.payload(w, (code % 2 === 0 ? d.input : d.output) as string);
-        if (code % 2 === 1) {
-          const i = internal as Record<string, unknown>;
-          w.byte(44);
-          w.number(e.id - (i.entered as number));
-          w.byte(44);
-          if (i.next === undefined) w.byte(48);
-          else w.raw(quote(i.next as string));
-          if (i.assigned !== undefined) {
-            w.byte(44);
-            w.text(JSON.stringify(i.assigned));
-          }
-        }
-        w.byte(93); // ]
+        const i = internal as Record<string, unknown>;
+        if (code % 2 === 0) this.stateRecord(w, code, e, d.name as string, d.input as string);
+        else
+          this.stateRecord(
+            w,
+            code,
+            e,
+            d.name as string,
+            d.output as string,
+            i.entered as number,
+            i.next as string | undefined,
+            i.assigned,
+          );
         return;
       }
     }
@@ -151,6 +163,39 @@ export class EventCodec {
       if (internal !== undefined) {
         w.byte(44);
         w.text(JSON.stringify(internal));
+      }
+    }
+    w.byte(93); // ]
+  }
+
+  /**
+   * The record of a `*StateEntered` (name, input) or `*StateExited` (name, output, entered, next,
+   * assigned) event, after its opening bracket.
+   */
+  private stateRecord(
+    w: ByteWriter,
+    code: number,
+    e: StoredEvent,
+    name: string,
+    payload: string,
+    entered?: number,
+    next?: string,
+    assigned?: unknown,
+  ): void {
+    this.head(w, code, e);
+    w.byte(44);
+    w.raw(quote(name));
+    w.byte(44);
+    this.payload(w, payload);
+    if (code % 2 === 1) {
+      w.byte(44);
+      w.number(e.id - (entered as number));
+      w.byte(44);
+      if (next === undefined) w.byte(48);
+      else w.raw(quote(next));
+      if (assigned !== undefined) {
+        w.byte(44);
+        w.text(JSON.stringify(assigned));
       }
     }
     w.byte(93); // ]
@@ -198,7 +243,7 @@ export class EventCodec {
     let scopeId: string | undefined;
     let seq = 0;
     let key = '';
-    if (e instanceof RecordedEvent) {
+    if (e instanceof JournalEvent) {
       scopeId = e.scopeId;
       seq = e.seq;
     } else {

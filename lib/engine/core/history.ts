@@ -23,7 +23,7 @@ export interface StoredEvent {
  * spelled out only when read: a long execution keeps thousands of events, and a key string per
  * event was a good part of what the collector had to copy.
  */
-export class RecordedEvent implements StoredEvent {
+export abstract class JournalEvent implements StoredEvent {
   constructor(
     readonly id: number,
     readonly prev: number,
@@ -33,12 +33,94 @@ export class RecordedEvent implements StoredEvent {
     readonly scopeId: string,
     /** The key's sequence number (after the last dot). */
     readonly seq: number,
-    readonly details: Record<string, unknown> | undefined,
-    readonly internal: Record<string, unknown> | undefined,
   ) {}
 
   get key(): string {
     return `${this.scopeId}.${this.seq}`;
+  }
+
+  abstract get details(): Record<string, unknown> | undefined;
+  abstract get internal(): Record<string, unknown> | undefined;
+}
+
+/** Any recorded event, with its details and internal members as given. */
+export class RecordedEvent extends JournalEvent {
+  constructor(
+    id: number,
+    prev: number,
+    ts: number,
+    type: string,
+    scopeId: string,
+    seq: number,
+    readonly details: Record<string, unknown> | undefined,
+    readonly internal: Record<string, unknown> | undefined,
+  ) {
+    super(id, prev, ts, type, scopeId, seq);
+  }
+}
+
+/**
+ * `<Type>StateEntered`: details `{ name, input, inputDetails }` are built when read (by the API,
+ * replay or a test); the codec writes the two texts straight from the event.
+ */
+export class StateEnteredEvent extends JournalEvent {
+  constructor(
+    id: number,
+    prev: number,
+    ts: number,
+    type: string,
+    scopeId: string,
+    seq: number,
+    readonly name: string,
+    /** The state input as JSON text. */
+    readonly input: string,
+  ) {
+    super(id, prev, ts, type, scopeId, seq);
+  }
+
+  get details(): Record<string, unknown> {
+    return { name: this.name, input: this.input, inputDetails: NOT_TRUNCATED };
+  }
+
+  get internal(): undefined {
+    return undefined;
+  }
+}
+
+/**
+ * `<Type>StateExited`: details `{ name, output, outputDetails }` and internal `{ entered, next?,
+ * assigned? }` (what replay needs to skip the state) built when read.
+ */
+export class StateExitedEvent extends JournalEvent {
+  constructor(
+    id: number,
+    prev: number,
+    ts: number,
+    type: string,
+    scopeId: string,
+    seq: number,
+    readonly name: string,
+    /** The state output as JSON text. */
+    readonly output: string,
+    /** Id of the state's `*StateEntered` event. */
+    readonly entered: number,
+    /** The next state; undefined when the states block ends here. */
+    readonly next: string | undefined,
+    /** Variables the state assigned; undefined when none. */
+    readonly assigned: Record<string, unknown> | undefined,
+  ) {
+    super(id, prev, ts, type, scopeId, seq);
+  }
+
+  get details(): Record<string, unknown> {
+    return { name: this.name, output: this.output, outputDetails: NOT_TRUNCATED };
+  }
+
+  get internal(): Record<string, unknown> {
+    const internal: Record<string, unknown> =
+      this.next === undefined ? { entered: this.entered } : { entered: this.entered, next: this.next };
+    if (this.assigned !== undefined) internal.assigned = this.assigned;
+    return internal;
   }
 }
 

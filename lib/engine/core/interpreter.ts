@@ -21,7 +21,7 @@ import {
   timestampMillis,
   type Variables,
 } from './data.ts';
-import { NOT_TRUNCATED, type StoredEvent } from './history.ts';
+import type { StoredEvent } from './history.ts';
 import type { Scope } from './journal.ts';
 import { isoTime, payloadText } from './json-text.ts';
 import { MockedThrow } from './mock-config.ts';
@@ -207,12 +207,7 @@ function runState(
       ),
     );
   }
-  // event-codec.ts stores exactly these members of every *StateEntered
-  const entered = scope.emit(types.entered, {
-    name,
-    input: payloadText(rawInput),
-    inputDetails: NOT_TRUNCATED,
-  });
+  const entered = scope.emitEntered(types.entered, name, payloadText(rawInput));
   const run = new RunningState(frame, name, state, rawInput, entered, types.exited);
   try {
     const outcome = dispatch(run);
@@ -283,18 +278,17 @@ export function failureOf(run: StateRun, error: unknown): unknown {
 
 /** Emits `<Type>StateExited` with what replay needs to skip the state next time. */
 export function exitState(run: StateRun, outcome: StateOutcome, assigned?: Variables): StateOutcome {
-  // event-codec.ts stores exactly these members (and entered, next, assigned) of every *StateExited
-  const details = {
-    name: run.name,
-    output: payloadText(outcome.output),
-    outputDetails: NOT_TRUNCATED,
-  };
-  checkPayloadSize(details.output, run);
-  const internal: Record<string, unknown> =
-    outcome.next === undefined ? { entered: run.enteredId } : { entered: run.enteredId, next: outcome.next };
-  if (assigned && hasKeys(assigned)) internal.assigned = assigned;
+  const output = payloadText(outcome.output);
+  checkPayloadSize(output, run);
   const exited = run instanceof RunningState ? run.exitedType : stateEventTypes(run.state.Type).exited;
-  run.frame.scope.emit(exited, details, internal);
+  run.frame.scope.emitExited(
+    exited,
+    run.name,
+    output,
+    run.enteredId,
+    outcome.next,
+    assigned && hasKeys(assigned) ? assigned : undefined,
+  );
   return outcome;
 }
 

@@ -3,7 +3,7 @@
  * and, after a restart or a redrive, hands recorded events back to the interpreter by their
  * logical key instead of writing them again, so nothing is lost, duplicated or re-run.
  */
-import { RecordedEvent, type StoredEvent } from './history.ts';
+import { RecordedEvent, StateEnteredEvent, StateExitedEvent, type StoredEvent } from './history.ts';
 import type { ExecutionLog } from './store.ts';
 
 /** A sequential thread of events: the execution itself, one Parallel branch or one Map iteration. */
@@ -20,6 +20,60 @@ export class Scope {
   /** Emits (or, on replay, finds again) the next event of this scope. */
   emit(type: string, details?: Record<string, unknown>, internal?: Record<string, unknown>): StoredEvent {
     const event = this.journal.record(this.id, this.seq++, this.lastEventId, type, details, internal);
+    this.lastEventId = event.id;
+    return event;
+  }
+
+  /** Emits `<Type>StateEntered` with details `{ name, input, inputDetails }` (see {@link StateEnteredEvent}). */
+  emitEntered(type: string, name: string, input: string): StoredEvent {
+    const { journal } = this;
+    const seq = this.seq++;
+    const event =
+      journal.replayed(this.id, seq, type) ??
+      journal.add(
+        new StateEnteredEvent(
+          journal.length + 1,
+          this.lastEventId,
+          journal.time(),
+          type,
+          this.id,
+          seq,
+          name,
+          input,
+        ),
+      );
+    this.lastEventId = event.id;
+    return event;
+  }
+
+  /** Emits `<Type>StateExited` with what replay needs to skip the state (see {@link StateExitedEvent}). */
+  emitExited(
+    type: string,
+    name: string,
+    output: string,
+    entered: number,
+    next: string | undefined,
+    assigned: Record<string, unknown> | undefined,
+  ): StoredEvent {
+    const { journal } = this;
+    const seq = this.seq++;
+    const event =
+      journal.replayed(this.id, seq, type) ??
+      journal.add(
+        new StateExitedEvent(
+          journal.length + 1,
+          this.lastEventId,
+          journal.time(),
+          type,
+          this.id,
+          seq,
+          name,
+          output,
+          entered,
+          next,
+          assigned,
+        ),
+      );
     this.lastEventId = event.id;
     return event;
   }
@@ -122,24 +176,32 @@ export class Journal {
     details?: Record<string, unknown>,
     internal?: Record<string, unknown>,
   ): StoredEvent {
-    if (this.replay.size > 0) {
-      const old = this.replay.get(`${scope}.${seq}`);
-      if (old && old.type === type) return old;
-    }
-    const event = new RecordedEvent(
-      this.events.length + 1,
-      prev,
-      this.now(),
-      type,
-      scope,
-      seq,
-      details,
-      internal,
+    return (
+      this.replayed(scope, seq, type) ??
+      this.add(
+        new RecordedEvent(this.events.length + 1, prev, this.now(), type, scope, seq, details, internal),
+      )
     );
+  }
+
+  /** On replay: the recorded event of type `type` at `<scope>.<seq>`, if there is one. */
+  replayed(scope: string, seq: number, type: string): StoredEvent | undefined {
+    if (this.replay.size === 0) return undefined;
+    const old = this.replay.get(`${scope}.${seq}`);
+    return old && old.type === type ? old : undefined;
+  }
+
+  /** Appends a new event (its id must be the next one) to the history and the pending batch. */
+  add(event: StoredEvent): StoredEvent {
     this.events.push(event);
     if (this.pending.length === 0) this.onDirty(this);
     this.pending.push(event);
     return event;
+  }
+
+  /** The clock of this history's events (epoch ms). */
+  time(): number {
+    return this.now();
   }
 
   /** Writes every pending event; called before any side effect and at the end of each tick. */
