@@ -78,6 +78,9 @@ const PAYLOAD_KEYS = new Set(['input', 'output', 'parameters']);
 /** Detail members that are usually the shared NOT_TRUNCATED object (written as 0). */
 const TRUNCATION_KEYS = new Set(['inputDetails', 'outputDetails']);
 
+/** Longest detail text whose quoted bytes are cached (longer ones, e.g. causes, rarely recur). */
+const MAX_QUOTED_VALUE = 128;
+
 /** The first element of every format-2 line. */
 export const FORMAT_2 = 2;
 
@@ -336,6 +339,8 @@ export class EventCodec {
         if (typeof v === 'string') this.payload(w, v);
         else w.text(`[${JSON.stringify(v)}]`);
       } else if (v === NOT_TRUNCATED && TRUNCATION_KEYS.has(k)) w.byte(48);
+      // short texts (resources, names, error codes) recur: their quoted bytes are cached
+      else if (typeof v === 'string' && v.length <= MAX_QUOTED_VALUE) w.raw(quote(v));
       else w.text(JSON.stringify(v));
     }
     w.byte(125); // }

@@ -10,8 +10,29 @@ const MAX_LAMBDA_SECONDS = 900;
 /** Lambda's limit on a synchronous response payload. */
 const MAX_RESPONSE_BYTES = 6 * 1024 * 1024;
 
+/** The names a function's context reports, built once per function. */
+interface FunctionNames {
+  readonly invokedFunctionArn: string;
+  readonly logGroupName: string;
+  readonly logStreamName: string;
+}
+
+const namesByFunction = new WeakMap<ResolvedFunction, FunctionNames>();
 /** One log stream per function, as one warm Lambda sandbox keeps its stream for its lifetime. */
 const logStreams = new Map<string, string>();
+
+function namesOf(fn: ResolvedFunction): FunctionNames {
+  let names = namesByFunction.get(fn);
+  if (!names) {
+    names = {
+      invokedFunctionArn: fn.qualifier ? `${fn.functionArn}:${fn.qualifier}` : fn.functionArn,
+      logGroupName: `/aws/lambda/${fn.functionName}`,
+      logStreamName: logStreamOf(fn.functionName),
+    };
+    namesByFunction.set(fn, names);
+  }
+  return names;
+}
 
 function logStreamOf(functionName: string): string {
   let stream = logStreams.get(functionName);
@@ -35,14 +56,15 @@ function callHandler(
   requestId: string,
 ): Promise<unknown> {
   const deadline = Date.now() + (invocation.timeoutSeconds ?? MAX_LAMBDA_SECONDS) * 1000;
+  const names = namesOf(fn);
   const context: LambdaLikeContext = {
     functionName: fn.functionName,
     functionVersion: '$LATEST',
-    invokedFunctionArn: fn.qualifier ? `${fn.functionArn}:${fn.qualifier}` : fn.functionArn,
+    invokedFunctionArn: names.invokedFunctionArn,
     memoryLimitInMB: '128',
     awsRequestId: requestId,
-    logGroupName: `/aws/lambda/${fn.functionName}`,
-    logStreamName: logStreamOf(fn.functionName),
+    logGroupName: names.logGroupName,
+    logStreamName: names.logStreamName,
     // a method, not an arrow property: nothing to name on every call
     getRemainingTimeInMillis() {
       return Math.max(0, deadline - Date.now());
