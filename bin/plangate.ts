@@ -10,6 +10,8 @@ import { fileURLToPath } from 'node:url';
 interface CommandModule {
   run(argv: string[]): Promise<number>;
   usage: string;
+  /** Commands with subcommands answer `--help` themselves (e.g. `plangate audit query --help`). */
+  handlesOwnHelp?: boolean;
 }
 
 /** Command name → loader; loaded lazily so `plangate validate` does not pay for the engine or the AWS SDK. */
@@ -73,7 +75,7 @@ export async function main(argv: string[]): Promise<number> {
     return 2;
   }
   const command = await entry.load();
-  if (rest.includes('--help') || rest.includes('-h')) {
+  if (!command.handlesOwnHelp && (rest.includes('--help') || rest.includes('-h'))) {
     process.stdout.write(`${command.usage}\n`);
     return 0;
   }

@@ -96,6 +96,8 @@ const SUBCOMMANDS: Record<string, { usage: string; run: (argv: string[]) => Prom
   verify: { usage: VERIFY_USAGE, run: runVerify },
 };
 
+export const handlesOwnHelp = true;
+
 export async function run(argv: string[]): Promise<number> {
   const [name, ...rest] = argv;
   if (name === '--help' || name === '-h') {
