@@ -77,16 +77,11 @@ function callHandler(
   const { signal } = invocation;
   let running: Promise<unknown>;
   try {
-    running = abortable(fn.handler(eventCopy, context), signal);
+    running = fn.handler(eventCopy, context);
   } catch (error) {
     return Promise.reject(handlerFailure(error, signal));
   }
-  return running.then(
-    (result) => serializedResult(result, requestId),
-    (error: unknown) => {
-      throw handlerFailure(error, signal);
-    },
-  );
+  return handlerOutcome(running, signal, requestId);
 }
 
 /** What a failed handler call ends with: the abort as it is, else the function error as Step Functions reports it. */
@@ -145,22 +140,31 @@ function waitingOn(signal: AbortSignal): Set<(reason: unknown) => void> {
   return waiting;
 }
 
-/** `work`, or its signal's reason once the signal aborts first. */
-function abortable<T>(work: Promise<T>, signal: AbortSignal): Promise<T> {
+/**
+ * What the handler's promise ends with, as Lambda reports it (its serialized result, or the
+ * function error), or the signal's reason once the signal aborts first; settled in one hop.
+ */
+function handlerOutcome(work: Promise<unknown>, signal: AbortSignal, requestId: string): Promise<unknown> {
   if (signal.aborted) return Promise.reject(signal.reason);
   const waiting = waitingOn(signal);
-  return new Promise<T>((resolve, reject) => {
+  return new Promise<unknown>((resolve, reject) => {
     waiting.add(reject);
-    work.then(
-      (value) => {
+    const failed = (error: unknown) => {
+      waiting.delete(reject);
+      reject(handlerFailure(error, signal));
+    };
+    try {
+      work.then((value) => {
         waiting.delete(reject);
-        resolve(value);
-      },
-      (error: unknown) => {
-        waiting.delete(reject);
-        reject(error);
-      },
-    );
+        try {
+          resolve(serializedResult(value, requestId));
+        } catch (error) {
+          reject(error);
+        }
+      }, failed);
+    } catch (error) {
+      failed(error); // the handler returned no promise
+    }
   });
 }
 
