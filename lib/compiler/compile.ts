@@ -4,7 +4,7 @@
  */
 import { planDigest } from '../plan/digest.ts';
 import { effectiveRecovery, type RecoveryTable } from '../plan/recovery.ts';
-import { FAILURE_CLASSES, type Plan, type PlanInput, PlanSchema } from '../plan/schema.ts';
+import { FAILURE_CLASSES, type Plan, type PlanInput, PlanSchema, type Step } from '../plan/schema.ts';
 import type { PlanIdentity, RecipeSummary } from '../runtime/payloads.ts';
 import type { AslDefinition, Fragment } from './asl.ts';
 import { CHILD_STATES, ChildMachine } from './child-machine.ts';
@@ -120,6 +120,7 @@ export function compilePlan(input: Plan | PlanInput, options: CompileOptions = {
   const recoverySummary = summarize(recovery.plan);
   const approvalTimeoutSeconds = plan.approval.timeoutSeconds;
 
+  const ancestors = ancestorsOf(plan.steps);
   const planSteps = new Map<string, PlanStep>();
   plan.steps.forEach((step, i) => {
     planSteps.set(
@@ -133,6 +134,7 @@ export function compilePlan(input: Plan | PlanInput, options: CompileOptions = {
         inlineOutputLimitBytes,
         joinPredecessors: decomposition.joins.get(step.id) ?? [],
         signalSuccessors: decomposition.signals.get(step.id) ?? [],
+        ancestors: ancestors.get(step.id) ?? [],
         stepIds,
         sendRecipes: Object.keys(plan.recovery).length > 0,
       }),
@@ -252,6 +254,24 @@ export function compilePlan(input: Plan | PlanInput, options: CompileOptions = {
 }
 
 export const EXECUTE_STATE = 'Execute';
+
+/** Every step's transitive dependencies, sorted (the plan is acyclic: the validator said so). */
+function ancestorsOf(steps: readonly Step[]): Map<string, string[]> {
+  const byId = new Map(steps.map((s) => [s.id, s]));
+  const memo = new Map<string, Set<string>>();
+  const visit = (id: string): Set<string> => {
+    const known = memo.get(id);
+    if (known) return known;
+    const all = new Set<string>();
+    memo.set(id, all);
+    for (const dep of byId.get(id)?.dependsOn ?? []) {
+      all.add(dep);
+      for (const a of visit(dep)) all.add(a);
+    }
+    return all;
+  };
+  return new Map(steps.map((s) => [s.id, [...visit(s.id)].sort()]));
+}
 
 function jsonOutput(expression: string): string {
   return `{% ${expression} %}`;

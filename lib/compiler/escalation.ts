@@ -24,6 +24,14 @@ export interface EscalatedStep {
   readonly stepId: string;
   readonly description: string;
   readonly critical: boolean;
+  /** 1-based position in the plan and the plan's step count, for the classifier's "[Task N/M]" line. */
+  readonly index: number;
+  readonly total: number;
+  /**
+   * A human step's gate timeout: the classifier escalates its timeout (nobody answered) instead
+   * of treating it as transient. @default - not a human step
+   */
+  readonly humanTimeoutSeconds?: number;
   /** The step's own `on_fail`. @default - the recipes decide */
   readonly onFail?: { readonly retries: number; readonly escalation: RecoveryRecipe['escalation'] };
   /** Where RETRY goes (the runner, or a human step's gate). */
@@ -51,9 +59,21 @@ export function escalationOf(scope: BranchScope, props: ScopeEscalationProps): S
 
 const registry = new WeakMap<BranchScope, ScopeEscalation>();
 
+/** What the shared states know of a step, by id. */
+function stepFacts(step: EscalatedStep) {
+  return {
+    critical: step.critical,
+    description: step.description,
+    index: step.index,
+    total: step.total,
+    ...(step.humanTimeoutSeconds !== undefined ? { humanTimeoutSeconds: step.humanTimeoutSeconds } : {}),
+  };
+}
+
 export class ScopeEscalation {
   private readonly steps: EscalatedStep[] = [];
   private readonly names: {
+    failed: string;
     classify: string;
     triage: string;
     escalate: string;
@@ -68,6 +88,7 @@ export class ScopeEscalation {
   ) {
     const n = scope.id;
     this.names = {
+      failed: `Failed ${n}`,
       classify: `Classify ${n}`,
       triage: `Triage ${n}`,
       escalate: `Escalate ${n}`,
@@ -80,14 +101,12 @@ export class ScopeEscalation {
   /** Adds a step; returns the state its Catch blocks go to. */
   register(step: EscalatedStep): string {
     this.steps.push(step);
-    return this.names.classify;
+    return this.names.failed;
   }
 
   /** What one step adds to the shared states, in bytes (for sizing machines before they are built). */
   static bytesPerStep(step: EscalatedStep): number {
-    const facts = JSON.stringify({
-      [step.stepId]: { critical: step.critical, description: step.description },
-    });
+    const facts = JSON.stringify({ [step.stepId]: stepFacts(step) });
     const onFail = step.onFail ? JSON.stringify({ [step.stepId]: { onFail: step.onFail } }) : '';
     const rule = JSON.stringify({
       Condition: jsonata(`${CURRENT}.stepId = ${quote(step.stepId)}`),
@@ -100,9 +119,7 @@ export class ScopeEscalation {
   states(): AslStates {
     const names = this.names;
     const decision = `${CURRENT}.decision`;
-    const facts = Object.fromEntries(
-      this.steps.map((s) => [s.stepId, { critical: s.critical, description: s.description }]),
-    );
+    const facts = Object.fromEntries(this.steps.map((s) => [s.stepId, stepFacts(s)]));
     const onFail = Object.fromEntries(
       this.steps.flatMap((s) => (s.onFail ? [[s.stepId, { onFail: s.onFail }]] : [])),
     );
@@ -121,8 +138,14 @@ export class ScopeEscalation {
       })),
       Default: this.scope.fail('aborted'),
     });
-    const request = `{"plan": $plan, "executionId": $executionId, "stepId": ${CURRENT}.stepId, "phase": ${CURRENT}.phase, "error": ${CURRENT}.error, "attempt": ${CURRENT}.attempt, "recovery": $recovery}`;
+    const request = `$merge([{"plan": $plan, "executionId": $executionId, "stepId": ${CURRENT}.stepId, "phase": ${CURRENT}.phase, "error": ${CURRENT}.error, "attempt": ${CURRENT}.attempt, "recovery": $recovery}, $sift(${CURRENT}.step, function($v, $k) { $k in ["description", "index", "total", "humanTimeoutSeconds"] })])`;
     const shared: AslStates = {
+      // The failed step's facts, looked up once: the classifier's request and the escalation read them.
+      [names.failed]: {
+        Type: 'Pass',
+        Output: jsonata(mergeCurrent(`{"step": $lookup(${toJsonataSource(facts)}, ${CURRENT}.stepId)}`)),
+        Next: names.classify,
+      },
       [names.classify]: {
         Type: 'Task',
         Resource: LAMBDA_INVOKE,
@@ -134,11 +157,7 @@ export class ScopeEscalation {
               : request,
           ),
         },
-        Output: jsonata(
-          mergeCurrent(
-            `{"failure": $states.result.Payload, "step": $lookup(${toJsonataSource(facts)}, ${CURRENT}.stepId)}`,
-          ),
-        ),
+        Output: jsonata(mergeCurrent('{"failure": $states.result.Payload}')),
         Retry: [SERVICE_RETRY],
         Next: names.triage,
       },

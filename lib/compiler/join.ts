@@ -7,7 +7,7 @@
  */
 import type { AslState } from './asl.ts';
 import { LAMBDA_INVOKE, LAMBDA_INVOKE_WAIT, SERVICE_RETRY, transition } from './asl.ts';
-import { EXECUTION_SCOPE, STEPS } from './dataflow.ts';
+import { EXECUTION_SCOPE, entriesOf, STEPS } from './dataflow.ts';
 import { jsonata, literal, lookup } from './jsonata.ts';
 import { PLACEHOLDERS, ref } from './placeholders.ts';
 
@@ -51,6 +51,12 @@ export interface JoinSignalProps {
   readonly stepId: string;
   /** The steps on other branches waiting for it. */
   readonly successors: readonly string[];
+  /**
+   * The step's transitive dependencies, whose entries (those in its ledger) travel with the
+   * signal: a join then hands its step every ancestor on every branch, not only the direct ones.
+   * @default - none
+   */
+  readonly carried?: readonly string[];
 }
 
 export class JoinSignal {
@@ -68,6 +74,9 @@ export class JoinSignal {
           stepId: this.props.stepId,
           entry: jsonata(lookup(STEPS, this.props.stepId)),
           successors: literal(this.props.successors),
+          ...((this.props.carried ?? []).length > 0
+            ? { carried: jsonata(entriesOf(this.props.carried ?? [])) }
+            : {}),
         },
       },
       Output: jsonata('$states.input'),

@@ -31,6 +31,12 @@ export interface PlanStepProps {
    * @default - none
    */
   readonly signalSuccessors?: readonly string[];
+  /**
+   * The step's transitive dependencies. Its join signal carries their entries too, so a step
+   * after the join can read any of its own transitive dependencies, whatever branch ran them.
+   * @default - none
+   */
+  readonly ancestors?: readonly string[];
   /** Every step id of the plan, to tell step references from other text. */
   readonly stepIds: ReadonlySet<string>;
   /** The plan declares recipes of its own: the runner and checker classify with them. @default false */
@@ -75,7 +81,11 @@ export class PlanStep {
     }).toAsl(afterCheck);
     Object.assign(states, body.states);
     if (signals.length > 0) {
-      states[joinSignalState(step.id)] = new JoinSignal({ stepId: step.id, successors: signals }).toAsl(next);
+      states[joinSignalState(step.id)] = new JoinSignal({
+        stepId: step.id,
+        successors: signals,
+        carried: this.props.ancestors ?? [],
+      }).toAsl(next);
     }
 
     let startAt = task.run;
@@ -109,6 +119,9 @@ export class PlanStep {
       stepId: step.id,
       description: step.description,
       critical: step.critical,
+      index: this.props.index,
+      total: this.props.total,
+      ...(step.requiresHuman ? { humanTimeoutSeconds: this.props.approvalTimeoutSeconds } : {}),
       ...(step.onFail ? { onFail: step.onFail } : {}),
       runState: task.run,
       checkState: task.check,

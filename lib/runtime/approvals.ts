@@ -36,6 +36,7 @@ import {
   type RunnerResult,
 } from './payloads.ts';
 import { Redactor } from './redact.ts';
+import { progressLabel } from './step-start.ts';
 import { DEFAULT_TABLE_NAMES } from './tables.ts';
 
 export type { ApprovalPolicy } from './payloads.ts';
@@ -79,6 +80,8 @@ interface GateItem {
     outputs: string[];
     attempt: number;
     inlineOutputLimitBytes: number;
+    /** "[Task N/M]", for the TASK_FAILED line of a FAILED answer. */
+    progress?: string;
   };
   createdAt: string;
   expiresAt: string;
@@ -226,6 +229,9 @@ export class Approvals {
               outputs: [...req.human.outputs],
               attempt: req.attempt ?? 1,
               inlineOutputLimitBytes: req.human.inlineOutputLimitBytes,
+              ...(req.index !== undefined && req.total !== undefined
+                ? { progress: progressLabel(req.index, req.total) }
+                : {}),
             },
           }
         : {}),
@@ -444,12 +450,18 @@ export class Approvals {
           event: 'HUMAN_TASK_ANSWERED',
           details: { decision: 'FAILED', answered_by: by, reason: decision.reason },
         });
-        await recordFailure(journal, identity, {
-          error: ERROR_NAMES.unrecoverable,
-          message: `reported failed by ${by}: ${decision.reason}`,
-          attempt: item.human?.attempt ?? 1,
-          failureClass: 'unrecoverable',
-        });
+        {
+          const message = `reported failed by ${by}: ${decision.reason}`;
+          await recordFailure(journal, identity, {
+            error: ERROR_NAMES.unrecoverable,
+            message,
+            attempt: item.human?.attempt ?? 1,
+            failureClass: 'unrecoverable',
+            taskFailed: {
+              progress: `${item.human?.progress ?? '[Task]'} ✗ ${item.description ?? item.stepId}: ${message}`,
+            },
+          });
+        }
         return;
       case 'APPROVE':
         await journal.append({

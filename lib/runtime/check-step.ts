@@ -5,7 +5,7 @@
 import { classifyFailure } from './classify.ts';
 import { checkContract, contractFailure, type Evidence, noContractEvidence } from './contracts.ts';
 import { eventIdentity, type HarnessDeps, journalFor, secretsFor } from './deps.ts';
-import { recipeName, recordFailure, retriedFailureClass } from './failure-events.ts';
+import { recordFailure, retriedRecipe } from './failure-events.ts';
 import { failureCause } from './failures.ts';
 import { readEvents } from './journal.ts';
 import { entryOutput } from './output-store.ts';
@@ -44,16 +44,16 @@ export async function checkStep(req: CheckRequest, deps: HarnessDeps): Promise<C
     : noContractEvidence();
   const journal = journalFor(deps, secrets.resolvedValues);
   if (evidence.passed) {
-    // A retried run (or re-check) passing is the outcome of the recipe that retried it.
+    // A retried run (or re-check) passing is the outcome of the recipe (or person) that retried it.
     const recovered =
       req.run.attempt > 1 || req.checkRetries > 0
-        ? await retriedFailureClass(deps.dynamo, deps.tables.events, req.executionId, req.stepId)
+        ? await retriedRecipe(deps.dynamo, deps.tables.events, req.executionId, req.stepId)
         : undefined;
     if (recovered)
       await journal.append({
         ...identity,
         event: 'RECOVERY_APPLIED',
-        details: { recipe_name: recipeName(recovered, 1), outcome: 'success' },
+        details: { recipe_name: recovered, outcome: 'success' },
       });
     await journal.append({
       ...identity,

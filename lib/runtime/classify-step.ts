@@ -17,17 +17,31 @@ import {
   LAMBDA_ERROR_NAMES,
 } from './payloads.ts';
 import { Redactor } from './redact.ts';
+import { progressLabel } from './step-start.ts';
+
+/** The error Step Functions gives a Task that ran past its TimeoutSeconds. */
+const STATES_TIMEOUT = 'States.Timeout';
 
 export async function classifyStepFailure(req: ClassifyRequest, deps: HarnessDeps): Promise<ClassifyResult> {
-  const identity = eventIdentity(req, { id: req.stepId });
+  const identity = eventIdentity(req, {
+    id: req.stepId,
+    ...(req.description !== undefined ? { name: req.description } : {}),
+  });
   const journal = journalFor(deps);
   const facts = factsOf(req.error);
-  const message = new Redactor().text(facts.message);
   // A harness Lambda that named the error classified it with the plan's recipes and recorded it.
   const named = (LAMBDA_ERROR_NAMES as readonly string[]).includes(req.error.Error)
     ? failureClassOfError(req.error.Error)
     : undefined;
-  const failureClass: FailureClass = named ?? classifyFailure(facts, req.recovery).failureClass;
+  const humanTimeout =
+    req.humanTimeoutSeconds !== undefined && req.phase === 'run' && req.error.Error === STATES_TIMEOUT;
+  // Nobody answering a human step is not transient: retrying the same request silently helps no one.
+  const failureClass: FailureClass = humanTimeout
+    ? 'unrecoverable'
+    : (named ?? classifyFailure(facts, req.recovery).failureClass);
+  const message = humanTimeout
+    ? `no answer within ${req.humanTimeoutSeconds} s`
+    : new Redactor().text(facts.message);
   if (!named) {
     // Nobody recorded this one yet (States.Timeout, Lambda.Unknown, ...): the runner never saw it.
     await recordFailure(journal, identity, {
@@ -35,15 +49,22 @@ export async function classifyStepFailure(req: ClassifyRequest, deps: HarnessDep
       message,
       attempt: req.attempt,
       failureClass,
+      taskFailed: {
+        progress: `${req.index !== undefined && req.total !== undefined ? progressLabel(req.index, req.total) : '[Task]'} ✗ ${req.description ?? req.stepId}: ${message}`,
+      },
     });
   }
   const recipe = req.recovery[failureClass];
   const retries = req.onFail?.retries ?? recipe?.maxAttempts ?? 0;
   // A named class error already went through its Retry block; contract failures and errors
   // classified here are retried by looping the whole step. Unknown always asks a person.
-  const loopsBack = failureClass !== 'unknown' && (req.error.Error === CONTRACT_FAILED || !named);
+  const loopsBack =
+    failureClass !== 'unknown' && !humanTimeout && (req.error.Error === CONTRACT_FAILED || !named);
   const action = loopsBack && req.attempt <= retries ? 'RETRY' : 'ESCALATE';
-  const policy = failureClass === 'unknown' ? 'ask' : (req.onFail?.escalation ?? recipe?.escalation ?? 'ask');
+  const policy =
+    failureClass === 'unknown' || humanTimeout
+      ? 'ask'
+      : (req.onFail?.escalation ?? recipe?.escalation ?? 'ask');
   const recipeApplied = recipeName(failureClass, retries);
 
   if (failureClass === 'permission') {

@@ -2,7 +2,8 @@
  * Seed 000's recovery events, written the same way by every Lambda that meets a failure: the one
  * that detects it records TASK_FAILED (when it knows the step's progress line), FAILURE_DETECTED
  * and FAILURE_CLASSIFIED; RECOVERY_APPLIED {recipe_name, outcome} follows once the outcome is
- * known: `success` when a recipe's retry passed its contract, `escalated` when retries ran out.
+ * known: `success` when a recipe's retry (or a person's RETRY at the escalation, recipe
+ * `escalation_retry`) passed its contract, `escalated` when retries ran out.
  */
 import type { DynamoDBDocumentClient } from '@aws-sdk/lib-dynamodb';
 import { type FailureClass, FailureClassSchema } from '../plan/schema.ts';
@@ -49,23 +50,29 @@ export function recipeName(failureClass: FailureClass, retries: number): string 
   return `${retries > 0 ? 'retry' : 'escalate'}_${failureClass}`;
 }
 
+/** RECOVERY_APPLIED's recipe_name when a step a person sent back at its escalation (RETRY) then passes. */
+export const ESCALATION_RETRY_RECIPE = 'escalation_retry';
+
 /**
- * The class whose retry led to the attempt now passing: the step's last classified failure, if
- * nothing came after it (an escalation's RETRY is a person's decision, not a recipe's, and an
- * outcome already recorded is not recorded again).
+ * The recipe whose retry led to the attempt now passing, judged by the step's last recovery
+ * event: a classified failure retried by its class's recipe (`retry_<class>`), or an escalation
+ * a person answered RETRY ({@link ESCALATION_RETRY_RECIPE}). Undefined when an outcome was
+ * already recorded (it is not recorded again) or the escalation is still open.
  */
-export async function retriedFailureClass(
+export async function retriedRecipe(
   dynamo: DynamoDBDocumentClient,
   eventsTable: string,
   executionId: string,
   stepId: string,
-): Promise<FailureClass | undefined> {
+): Promise<string | undefined> {
   const last = await lastTaskEvent(dynamo, eventsTable, executionId, stepId, [
     'FAILURE_CLASSIFIED',
     'RECOVERY_APPLIED',
     'RECOVERY_ESCALATION',
   ]);
+  if (last?.event === 'RECOVERY_ESCALATION')
+    return last.details.user_decision === 'RETRY' ? ESCALATION_RETRY_RECIPE : undefined;
   if (last?.event !== 'FAILURE_CLASSIFIED') return undefined;
   const parsed = FailureClassSchema.safeParse(last.details.failure_type);
-  return parsed.success ? parsed.data : undefined;
+  return parsed.success ? recipeName(parsed.data, 1) : undefined;
 }

@@ -1,6 +1,6 @@
 /**
  * Exact joins across Parallel branches. A waiting step registers its task token and the
- * predecessors it needs; each predecessor signals its ledger entry. Whichever call completes
+ * predecessors it needs; each predecessor signals its ledger entry and its ancestors' entries. Whichever call completes
  * the set releases the wait, once (a conditional update decides who), with SendTaskSuccess.
  * Signals may arrive before the wait; redelivery of either is harmless.
  */
@@ -23,6 +23,8 @@ export interface JoinDeps {
 
 /** Signals are stored one attribute per predecessor (ids are safe attribute-name characters). */
 const SIGNAL_PREFIX = 'signal_';
+/** The entries of a predecessor's own ancestors, stored beside its signal. */
+const CARRIED_PREFIX = 'carried_';
 const joinKey = (executionId: string, stepId: string): string => `${executionId}#${stepId}`;
 
 export async function joinWait(req: JoinWaitRequest, deps: JoinDeps): Promise<void> {
@@ -46,9 +48,12 @@ export async function joinSignal(req: JoinSignalRequest, deps: JoinDeps): Promis
       new UpdateCommand({
         TableName: deps.joinsTable,
         Key: { joinKey: key },
-        UpdateExpression: 'SET #signal = :entry',
-        ExpressionAttributeNames: { '#signal': `${SIGNAL_PREFIX}${req.stepId}` },
-        ExpressionAttributeValues: { ':entry': req.entry },
+        UpdateExpression: 'SET #carried = :carried, #signal = :entry',
+        ExpressionAttributeNames: {
+          '#signal': `${SIGNAL_PREFIX}${req.stepId}`,
+          '#carried': `${CARRIED_PREFIX}${req.stepId}`,
+        },
+        ExpressionAttributeValues: { ':entry': req.entry, ':carried': req.carried },
       }),
     );
     if (await releaseIfReady(key, deps)) released.push(successor);
@@ -68,8 +73,10 @@ async function releaseIfReady(key: string, deps: JoinDeps): Promise<boolean> {
   for (const id of predecessors) {
     const entry = item[`${SIGNAL_PREFIX}${id}`] as StepEntry | undefined;
     if (!entry) return false;
-    entries[id] = entry;
+    Object.assign(entries, item[`${CARRIED_PREFIX}${id}`] as Record<string, StepEntry> | undefined);
   }
+  // The predecessors' own entries last: a carried copy never stands in for the signalled one.
+  for (const id of predecessors) entries[id] = item[`${SIGNAL_PREFIX}${id}`] as StepEntry;
   try {
     await deps.dynamo.send(
       new UpdateCommand({

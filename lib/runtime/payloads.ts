@@ -562,8 +562,9 @@ export type FinalizeResult = z.infer<typeof FinalizeResultSchema>;
  *   `Lambda.Unknown`, …) classified with `recovery` detection rules: `RETRY` (the whole step,
  *   attempt + 1) while `attempt <= retries`, where `retries` is `onFail.retries` when given, else
  *   the class recipe's `maxAttempts`; then `ESCALATE`.
- * `RETRY` writes nothing (the next attempt's TASK_STARTED and the checker's RECOVERY_APPLIED
- * `success` say how it went); `ESCALATE` writes RECOVERY_APPLIED {recipe_name, outcome:
+ * An error recorded here gets TASK_FAILED too (with the step's "[Task N/M] ✗" line), like a
+ * runner's. `RETRY` writes nothing more (the next attempt's TASK_STARTED and the checker's
+ * RECOVERY_APPLIED `success` say how it went); `ESCALATE` writes RECOVERY_APPLIED {recipe_name, outcome:
  * `escalated`} and leads to the escalation gate, which applies the recipe's `escalation` policy.
  */
 export const ClassifyRequestSchema = z.object({
@@ -574,6 +575,16 @@ export const ClassifyRequestSchema = z.object({
   attempt: z.number().int().min(1),
   /** Effective recipes of the plan (seed 000 defaults + plan overrides), by class. */
   recovery: RecoverySummarySchema,
+  /** The step's description and "[Task N/M]", for the TASK_FAILED line of an error recorded here. */
+  description: z.string().optional(),
+  index: Progress.index.optional(),
+  total: Progress.total.optional(),
+  /**
+   * Set for a human step: its gate's timeout. Its `States.Timeout` means nobody answered, which
+   * no retry fixes: it is classified `unrecoverable` ("no answer within N s") and escalated to a
+   * person (retry / skip / abort), whatever the recipes say.
+   */
+  humanTimeoutSeconds: z.number().int().positive().optional(),
   /** The step's own `on_fail` (seed 004), overriding the recipe's retries and escalation. */
   onFail: z
     .object({ retries: z.number().int().min(0), escalation: z.enum(['ask', 'skip', 'abort']) })
@@ -620,6 +631,11 @@ export const JoinSignalRequestSchema = z.object({
   /** The step that just finished. */
   stepId: IdSchema,
   entry: StepEntrySchema,
+  /**
+   * Entries of the step's transitive dependencies (those in its ledger): released with `entry`,
+   * so the waiting step, and every step after it on its branch, can read any ancestor.
+   */
+  carried: z.record(z.string(), StepEntrySchema).default({}),
   /** The waiting steps this signal counts for. */
   successors: z.array(IdSchema).min(1),
 });

@@ -183,6 +183,39 @@ describe('compiled plans on the embedded engine', () => {
     expect([...splitRun.started].sort()).toEqual(['a', 'b', 'c', 'd']);
   });
 
+  it("hands a join step's contract the outputs of a transitive dependency that ran on another branch", async () => {
+    // x → a → c ← b ← y, a → e, b → d: whichever branch c runs on, it joins the other, and its
+    // contract reads the root of each side (x and y), two steps up.
+    const nGraph: PlanInput = {
+      id: 'ngraph-transitive',
+      objective: 'A join step checks outputs made two steps up other branches',
+      steps: [
+        { id: 'x', description: 'X', tool: 'shell', outputs: ['value'] },
+        { id: 'y', description: 'Y', tool: 'shell', outputs: ['value'] },
+        { id: 'a', description: 'A', tool: 'shell', dependsOn: ['x'] },
+        { id: 'b', description: 'B', tool: 'shell', dependsOn: ['y'] },
+        {
+          id: 'c',
+          description: 'C',
+          tool: 'shell',
+          dependsOn: ['a', 'b'],
+          contract: { kind: 'assert', expression: 'steps.x.value = "x#1" and steps.y.value = "y#1"' },
+        },
+        { id: 'd', description: 'D', tool: 'shell', dependsOn: ['b'] },
+        { id: 'e', description: 'E', tool: 'shell', dependsOn: ['a'] },
+      ],
+    };
+    const compiled = compilePlan(nGraph);
+    expect(compiled.report.structure.joinEdges).toBeGreaterThan(0);
+    const run = await runCompiled(compiled);
+    expect(run.status).toBe('SUCCEEDED');
+    const checkC = run.checks.find((c) => c.stepId === 'c');
+    expect(checkC?.inputs).toEqual({
+      x: { status: 'completed', output: { value: 'x#1' } },
+      y: { status: 'completed', output: { value: 'y#1' } },
+    });
+  });
+
   it('turns a requiresHuman step into a human gate whose reported outputs the checker checks', async () => {
     const human: PlanInput = {
       id: 'handoff',

@@ -103,10 +103,16 @@ export async function runCompiled(compiled: CompileResult, script: Script = {}):
 
   const joins = new Map<string, { token?: string; predecessors: string[] }>();
   const signals = new Map<string, StepEntry>();
+  const carried = new Map<string, Record<string, StepEntry>>();
+  // As lib/runtime/join.ts releases: the predecessors' carried ancestors, then their own entries.
   const releaseIfReady = (stepId: string) => {
     const join = joins.get(stepId);
     if (!join?.token || !join.predecessors.every((p) => signals.has(p))) return;
-    const entries = Object.fromEntries(join.predecessors.map((p) => [p, signals.get(p) as StepEntry]));
+    const entries: Record<string, StepEntry> = Object.assign(
+      {},
+      ...join.predecessors.map((p) => carried.get(p)),
+    );
+    for (const p of join.predecessors) entries[p] = signals.get(p) as StepEntry;
     const token = join.token;
     join.token = undefined;
     answer(token, { entries });
@@ -234,6 +240,7 @@ export async function runCompiled(compiled: CompileResult, script: Script = {}):
         return { waiting: true };
       }
       signals.set(request.stepId, request.entry);
+      carried.set(request.stepId, request.carried);
       for (const successor of request.successors) releaseIfReady(successor);
       return { released: [] };
     },

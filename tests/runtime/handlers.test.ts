@@ -276,7 +276,7 @@ describe('step runner + contract checker', () => {
     expect((next.output as { stdout: string }).stdout.trim()).toBe('20000');
   });
 
-  it("records a recipe's retry that passes as RECOVERY_APPLIED retry_<class> → success, and only that", async () => {
+  it('records a retry that passes as RECOVERY_APPLIED retry_<class> (recipe) or escalation_retry (person) → success, once', async () => {
     const flaky =
       'n=$(cat tries 2>/dev/null || echo 0); echo $((n+1)) > tries; [ $n -ge 1 ] || { echo "Connection timeout" >&2; exit 75; }';
     const check = (executionId: string, run: RunnerResult) =>
@@ -309,7 +309,7 @@ describe('step runner + contract checker', () => {
     expect(stored[4]?.details.attempt).toBe(2);
     expect(stored[5]?.details).toEqual({ recipe_name: 'retry_transient', outcome: 'success' });
 
-    // After an escalation a person decided to retry: that is not the recipe's outcome.
+    // After an escalation a person decided to retry: the outcome is the person's escalation_retry, not the recipe's.
     const byPerson = await retried('exec-retry-person', () =>
       journalFor(deps).append({
         executionId: 'exec-retry-person',
@@ -321,7 +321,27 @@ describe('step runner + contract checker', () => {
         details: { reason: 'answered by ops', user_decision: 'RETRY', decided_by: 'person' },
       }),
     );
-    expect(byPerson.map((e) => e.event)).not.toContain('RECOVERY_APPLIED');
+    expect(byPerson.map((e) => e.event).slice(-3)).toEqual([
+      'TASK_STARTED',
+      'RECOVERY_APPLIED',
+      'TASK_COMPLETED',
+    ]);
+    expect(byPerson.filter((e) => e.event === 'RECOVERY_APPLIED').map((e) => e.details)).toEqual([
+      { recipe_name: 'escalation_retry', outcome: 'success' },
+    ]);
+    // An escalation still waiting for its answer is nobody's retry.
+    const open = await retried('exec-retry-open', () =>
+      journalFor(deps).append({
+        executionId: 'exec-retry-open',
+        planId: plan.id,
+        planVersion: plan.version,
+        planDigest: plan.digest,
+        task_id: 'build',
+        event: 'RECOVERY_ESCALATION',
+        details: { reason: 'waiting for ops' },
+      }),
+    );
+    expect(open.map((e) => e.event)).not.toContain('RECOVERY_APPLIED');
 
     // A first attempt that passes reads nothing back and records no recovery.
     const first = (await makeRunner(deps)(runnerReq('exec-retry-none'))) as RunnerResult;
@@ -441,6 +461,7 @@ describe('classifier', () => {
     // The runner recorded the named error; the one nobody named is recorded here.
     expect(types.filter((t) => t === 'FAILURE_DETECTED')).toHaveLength(1);
     expect(types.filter((t) => t === 'FAILURE_CLASSIFIED')).toHaveLength(1);
+    expect(types.filter((t) => t === 'TASK_FAILED')).toHaveLength(1);
     // A retry's outcome is not known yet; the escalation's is.
     expect(
       (await events('exec-classify')).filter((e) => e.event === 'RECOVERY_APPLIED').map((e) => e.details),
@@ -449,6 +470,68 @@ describe('classifier', () => {
       { recipe_name: 'escalate_permission', outcome: 'escalated' },
     ]);
   });
+  it("records TASK_FAILED with the step's progress line for a runner timeout it is the first to see", async () => {
+    const timeout = {
+      ...req({ Error: 'States.Timeout', Cause: 'Task timed out after 30.00 seconds' }, 1),
+      executionId: 'exec-classify-timeout',
+      phase: 'run' as const,
+      description: 'Build the image',
+      index: 2,
+      total: 4,
+    };
+    expect(await makeClassifier(deps)(timeout)).toMatchObject({ failureClass: 'transient', action: 'RETRY' });
+    const stored = await events('exec-classify-timeout');
+    expect(stored.map((e) => e.event)).toEqual(['TASK_FAILED', 'FAILURE_DETECTED', 'FAILURE_CLASSIFIED']);
+    expect(stored[0]).toMatchObject({
+      task_id: 'build',
+      task_name: 'Build the image',
+      details: {
+        error: 'States.Timeout',
+        error_message: 'Task timed out after 30.00 seconds',
+        progress: '[Task 2/4] ✗ Build the image: Task timed out after 30.00 seconds',
+      },
+    });
+  });
+
+  it('escalates a human step nobody answered to a person, whatever the recipes say, never retrying it silently', async () => {
+    const unanswered = {
+      ...req({ Error: 'States.Timeout', Cause: 'Task timed out' }, 1),
+      executionId: 'exec-classify-human-timeout',
+      phase: 'run' as const,
+      description: 'Plug the cable in',
+      index: 1,
+      total: 1,
+      humanTimeoutSeconds: 3600,
+    };
+    // The recipes would retry a transient error twice and abort an unrecoverable one: neither applies.
+    expect(await makeClassifier(deps)(unanswered)).toEqual({
+      failureClass: 'unrecoverable',
+      error: 'States.Timeout',
+      message: 'no answer within 3600 s',
+      phase: 'run',
+      action: 'ESCALATE',
+      policy: 'ask',
+      recipe: 'escalate_unrecoverable',
+    });
+    const stored = await events('exec-classify-human-timeout');
+    expect(stored.map((e) => e.event)).toEqual([
+      'TASK_FAILED',
+      'FAILURE_DETECTED',
+      'FAILURE_CLASSIFIED',
+      'RECOVERY_APPLIED',
+    ]);
+    expect(stored[0]?.details.progress).toBe('[Task 1/1] ✗ Plug the cable in: no answer within 3600 s');
+    expect(stored[2]?.details).toEqual({ failure_type: 'unrecoverable', error: 'States.Timeout' });
+    // The same timeout of a runner (not a human step) stays transient and is retried.
+    const { humanTimeoutSeconds: _, ...runner } = unanswered;
+    expect(
+      await makeClassifier(deps)({ ...runner, executionId: 'exec-classify-runner-timeout' }),
+    ).toMatchObject({
+      failureClass: 'transient',
+      action: 'RETRY',
+    });
+  });
+
   it("reads the harness's cause inside Lambda's error envelope (what Step Functions hands a Catch)", async () => {
     const cause = JSON.stringify({
       errorType: 'Plangate.Permission',
@@ -638,12 +721,19 @@ describe('gate and approvals', () => {
       taskToken: `${TOKEN}-exec-human-failed`,
       error: 'Plangate.Unrecoverable',
     });
-    expect((await events('exec-human-failed')).map((e) => e.event)).toEqual([
+    const stored = await events('exec-human-failed');
+    expect(stored.map((e) => e.event)).toEqual([
       'TASK_STARTED',
       'HUMAN_TASK_ANSWERED',
+      'TASK_FAILED',
       'FAILURE_DETECTED',
       'FAILURE_CLASSIFIED',
     ]);
+    expect(stored[2]?.details).toEqual({
+      error: 'Plangate.Unrecoverable',
+      error_message: 'reported failed by ops: the console is down',
+      progress: '[Task 2/3] ✗ Create the deploy key: reported failed by ops: the console is down',
+    });
   });
 
   it('answers a skipped or blocked human step at once, asking nobody', async () => {
@@ -710,6 +800,42 @@ describe('join', () => {
     expect(taskSuccesses.length - before).toBe(1);
     expect(taskSuccesses.at(-1)?.output).toEqual({
       entries: { a: { status: 'completed' }, b: { status: 'skipped' } },
+    });
+  });
+
+  it("releases the predecessors' carried ancestors too, the signalled entries winning over carried copies", async () => {
+    const joinHandler = makeJoin({ dynamo: plane.clients.doc, joinsTable: plane.tableNames.joins, sfn });
+    const scope = { plan, executionId: 'exec-join-carried' };
+    await joinHandler({
+      action: 'wait',
+      ...scope,
+      stepId: 'c',
+      predecessors: ['a', 'b'],
+      taskToken: `${TOKEN}-join-carried`,
+    });
+    await joinHandler({
+      action: 'signal',
+      ...scope,
+      stepId: 'a',
+      entry: { status: 'completed', output: { v: 'a' } },
+      carried: { x: { status: 'completed', output: { v: 'x' } }, b: { status: 'blocked' } },
+      successors: ['c'],
+    });
+    await joinHandler({
+      action: 'signal',
+      ...scope,
+      stepId: 'b',
+      entry: { status: 'completed' },
+      carried: { y: { status: 'skipped' } },
+      successors: ['c'],
+    });
+    expect(taskSuccesses.at(-1)?.output).toEqual({
+      entries: {
+        x: { status: 'completed', output: { v: 'x' } },
+        y: { status: 'skipped' },
+        a: { status: 'completed', output: { v: 'a' } },
+        b: { status: 'completed' },
+      },
     });
   });
 });
