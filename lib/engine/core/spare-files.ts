@@ -1,9 +1,11 @@
 /**
  * Empty files created ahead of need by a helper thread. Creating a file (a new inode and a
  * directory entry) is the slowest step of starting a durable execution on many file systems,
- * hundreds of µs; here a new history instead takes a spare that is already open and gives it its
- * name with one `link(2)`. The helper thread works while the engine runs (it needs no turn of the
- * event loop), and hands over descriptors through shared memory: descriptors belong to the process.
+ * hundreds of µs; here a new history instead opens a spare that already exists (a cheap open: no
+ * new inode) and gives it its name with one `link(2)`. The helper thread works while the engine
+ * runs (it needs no turn of the event loop) and hands over spares by number through shared
+ * memory. It keeps no file open: Node closes the descriptors a worker opened when the worker
+ * exits, which would pull them from under the histories writing to them.
  */
 import * as fs from 'node:fs';
 import * as path from 'node:path';
@@ -11,12 +13,12 @@ import { Worker } from 'node:worker_threads';
 
 /** Spares kept ready. */
 const SLOTS = 4;
-/** Slot states in the shared array (state, fd, seq per slot). */
+/** Slot states in the shared array (state, unused, seq per slot). */
 const EMPTY = 0;
 const READY = 1;
 const STOP = 2;
 
-/** The helper thread: fills every empty slot with a new open file, waits while slots are full. */
+/** The helper thread: fills every empty slot with a new empty file, waits while slots are full. */
 const WORKER_SOURCE = `
 const { workerData } = require('node:worker_threads');
 const fs = require('node:fs');
@@ -29,16 +31,13 @@ for (;;) {
     while (Atomics.load(slots, at) === ${READY}) Atomics.wait(slots, at, ${READY});
     if (Atomics.load(slots, at) === ${STOP}) process.exit(0);
     const file = path.join(dir, prefix + '-' + seq + '.jsonl');
-    let fd;
     try {
-      fd = fs.openSync(file, 'a+');
+      fs.closeSync(fs.openSync(file, 'a+'));
     } catch {
       process.exit(0);
     }
-    slots[at + 1] = fd;
     slots[at + 2] = seq++;
     if (Atomics.compareExchange(slots, at, ${EMPTY}, ${READY}) !== ${EMPTY}) {
-      fs.closeSync(fd);
       fs.rmSync(file, { force: true });
       process.exit(0);
     }
@@ -84,11 +83,17 @@ export class SpareFiles {
   take(file: string): number | undefined {
     const at = this.next * 3;
     if (Atomics.load(this.slots, at) !== READY) return undefined;
-    const fd = this.slots[at + 1] as number;
     const spare = path.join(this.dir, `${this.prefix}-${this.slots[at + 2]}.jsonl`);
+    let fd: number;
+    try {
+      fd = fs.openSync(spare, 'a+');
+    } catch {
+      return undefined; // gone (removed from outside): the history is created directly
+    }
     try {
       fs.linkSync(spare, file);
     } catch {
+      fs.closeSync(fd);
       return undefined; // the spare stays for the next history
     }
     Atomics.store(this.slots, at, EMPTY);
@@ -106,7 +111,6 @@ export class SpareFiles {
     for (let i = 0; i < SLOTS; i++) {
       const at = i * 3;
       if (Atomics.exchange(this.slots, at, STOP) === READY) {
-        fs.closeSync(this.slots[at + 1] as number);
         fs.rmSync(path.join(this.dir, `${this.prefix}-${this.slots[at + 2]}.jsonl`), { force: true });
       }
       Atomics.notify(this.slots, at);

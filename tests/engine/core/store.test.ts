@@ -311,3 +311,40 @@ describe('durable executions', () => {
     expect(fs.readdirSync(path.join(dir, 'definitions'))).toHaveLength(1);
   });
 });
+
+describe('spare history files', () => {
+  it('histories opened from spares stay writable after the helper thread has gone', async () => {
+    const dir = storeDir();
+    const store = new FileStore({ dir });
+    const logs = [];
+    // the helper thread starts with the fourth history; give it time to make spares, then take them
+    for (let i = 0; i < 4; i++) {
+      const log = store.openLog('m', `warm${i}`);
+      log.append([event(1)]);
+      logs.push(log);
+    }
+    const spareDir = path.join(dir, 'spares');
+    for (let waited = 0; fs.readdirSync(spareDir).length < 4 && waited < 200; waited++)
+      await new Promise((r) => setTimeout(r, 10));
+    expect(fs.readdirSync(spareDir).length).toBe(4);
+    for (let i = 0; i < 4; i++) {
+      const log = store.openLog('m', `spare${i}`);
+      log.append([event(1)]);
+      logs.push(log);
+    }
+    store.close(); // the helper thread exits
+    await new Promise((r) => setTimeout(r, 100));
+    for (const log of logs) log.append([event(2)]);
+    for (const log of logs) log.close();
+    const reread = new FileStore({ dir });
+    for (const name of [0, 1, 2, 3].flatMap((i) => [`warm${i}`, `spare${i}`])) {
+      expect(
+        reread
+          .openLog('m', name)
+          .readAll()
+          .map((e) => e.id),
+      ).toEqual([1, 2]);
+    }
+    reread.close();
+  });
+});
