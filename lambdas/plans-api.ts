@@ -4,12 +4,13 @@
  *
  * Environment: PLANGATE_RUNTIME_PLAN_ROLE_ARN (role of the plans' state machines),
  * PLANGATE_SUBSTITUTIONS (JSON: placeholder → harness function ARN), PLANGATE_NAME_PREFIX,
- * PLANGATE_RUNTIME_PLAN_LOG_GROUP_ARN, and the tables/bus of every harness Lambda.
+ * PLANGATE_RUNTIME_PLAN_LOG_GROUP_ARN, PLANGATE_IDENTITY (`header`: local mode names the submitter
+ * in x-plangate-user; else the IAM caller), and the tables/bus of every harness Lambda.
  */
 import type { Context } from 'aws-lambda';
 import { z } from 'zod';
 import { NotConfiguredError } from '../lib/runtime/errors.ts';
-import type { HttpEvent, HttpResult } from '../lib/runtime/http.ts';
+import { type HttpEvent, type HttpResult, LOCAL_IDENTITY_HEADER } from '../lib/runtime/http.ts';
 import { handlePlansRequest, type PlansApiDeps } from '../lib/runtime/plans-api.ts';
 import { apiDeps, defaultHarnessDeps } from './default-deps.ts';
 
@@ -31,6 +32,10 @@ export function defaultPlansApiDeps(
     ...apiDeps(base),
     roleArn,
     substitutions,
+    submitter:
+      env.PLANGATE_IDENTITY === 'header'
+        ? { mode: 'header', header: LOCAL_IDENTITY_HEADER }
+        : { mode: 'iam' },
     ...(env.PLANGATE_NAME_PREFIX ? { namePrefix: env.PLANGATE_NAME_PREFIX } : {}),
     ...(env.PLANGATE_RUNTIME_PLAN_LOG_GROUP_ARN
       ? { logGroupArn: env.PLANGATE_RUNTIME_PLAN_LOG_GROUP_ARN }

@@ -7,17 +7,25 @@ import type { APIGatewayProxyEventV2, APIGatewayProxyStructuredResultV2 } from '
 /** An HTTP API v2 event, with the JWT authorizer's claims when one is configured. */
 export type HttpEvent = APIGatewayProxyEventV2 & {
   readonly requestContext: APIGatewayProxyEventV2['requestContext'] & {
-    readonly authorizer?: { readonly jwt?: { readonly claims?: Record<string, string | number | boolean> } };
+    readonly authorizer?: {
+      readonly jwt?: { readonly claims?: Record<string, string | number | boolean> };
+      /** IAM (SigV4) authorization: who signed the request. */
+      readonly iam?: { readonly userArn?: string; readonly callerId?: string };
+    };
   };
 };
 export type HttpResult = APIGatewayProxyStructuredResultV2;
 
 /**
  * Where the caller's identity comes from. `jwt`: the API's JWT authorizer verified the token and
- * its claims name the caller (email, then username, then sub). `header`: local mode only, where
- * the one machine's user is trusted to say who they are.
+ * its claims name the caller (email, then username, then sub). `iam`: the route is IAM-authorized
+ * (SigV4) and API Gateway names the signer (`userArn`, else `callerId`). `header`: local mode only,
+ * where the one machine's user is trusted to say who they are.
  */
-export type IdentitySource = { readonly mode: 'jwt' } | { readonly mode: 'header'; readonly header: string };
+export type IdentitySource =
+  | { readonly mode: 'jwt' }
+  | { readonly mode: 'iam' }
+  | { readonly mode: 'header'; readonly header: string };
 
 /** The default header of local mode. */
 export const LOCAL_IDENTITY_HEADER = 'x-plangate-user';
@@ -29,6 +37,10 @@ export function identityOf(event: HttpEvent, source: IdentitySource): string | u
   if (source.mode === 'header') {
     const value = headerOf(event, source.header)?.trim();
     return value ? value : undefined;
+  }
+  if (source.mode === 'iam') {
+    const iam = event.requestContext.authorizer?.iam;
+    return iam?.userArn || iam?.callerId || undefined;
   }
   const claims = event.requestContext.authorizer?.jwt?.claims ?? {};
   for (const claim of ['email', 'cognito:username', 'username', 'sub']) {

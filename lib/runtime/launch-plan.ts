@@ -15,6 +15,8 @@ export interface LaunchPlanInput extends DeployPlanInput {
   readonly journal: Pick<HarnessDeps, 'dynamo' | 'tables' | 'events' | 'eventBusName'>;
   /** @default a random UUID */
   readonly executionName?: string;
+  /** Who submitted the plan (an IAM ARN, a user name), recorded in PLAN_CREATED. @default - not recorded */
+  readonly submittedBy?: string;
 }
 
 export interface LaunchedPlan {
@@ -29,7 +31,10 @@ export async function launchPlan(input: LaunchPlanInput): Promise<LaunchedPlan> 
   await journalFor(input.journal).append({
     ...eventIdentity({ executionId: executionArn, plan: planIdentity(input.plan, deployed.digest) }),
     event: 'PLAN_CREATED',
-    details: planCreatedDetails(input.plan),
+    details: {
+      ...planCreatedDetails(input.plan),
+      ...(input.submittedBy !== undefined ? { submitted_by: input.submittedBy } : {}),
+    },
   });
   const started = await input.sfn.send(
     new StartExecutionCommand({ stateMachineArn: deployed.stateMachineVersionArn, name, input: '{}' }),

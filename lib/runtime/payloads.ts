@@ -713,6 +713,8 @@ export const EVENT_DETAILS = {
   PLAN_CREATED: z.object({
     task_count: z.number().int(),
     dependencies: z.record(z.string(), z.array(z.string())),
+    /** Who submitted the plan (Plans API: the IAM caller, or local mode's header). */
+    submitted_by: z.string().optional(),
   }),
   GATE_APPROVAL_REQUESTED: z.object({ plan_id: z.string(), gate: GateKindSchema, round: z.number().int() }),
   GATE_APPROVED: z.object({

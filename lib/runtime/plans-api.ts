@@ -19,6 +19,8 @@ import {
   type HttpEvent,
   type HttpResult,
   headerOf,
+  type IdentitySource,
+  identityOf,
   json,
   MAX_BODY_BYTES,
   pathSegments,
@@ -37,6 +39,12 @@ export interface PlansApiDeps extends Pick<HarnessDeps, 'dynamo' | 'tables' | 'e
   readonly namePrefix?: string;
   /** @default - no logging */
   readonly logGroupArn?: string;
+  /**
+   * Who submitted a plan, recorded in PLAN_CREATED {submitted_by}: the IAM signer on AWS, a
+   * header in local mode. A submission whose submitter cannot be told is refused (401).
+   * @default { mode: 'iam' }
+   */
+  readonly submitter?: IdentitySource;
 }
 
 const FORMATS: readonly [RegExp, PlanFormat][] = [
@@ -61,6 +69,8 @@ export async function handlePlansRequest(event: HttpEvent, deps: PlansApiDeps): 
 }
 
 async function submit(event: HttpEvent, deps: PlansApiDeps): Promise<HttpResult> {
+  const submittedBy = identityOf(event, deps.submitter ?? { mode: 'iam' });
+  if (!submittedBy) return json(401, { error: 'who submits the plan is not known' });
   const text = bodyText(event);
   if (Buffer.byteLength(text) > MAX_BODY_BYTES) return json(413, { error: 'plan too large' });
   const query = event.queryStringParameters?.format;
@@ -84,6 +94,7 @@ async function submit(event: HttpEvent, deps: PlansApiDeps): Promise<HttpResult>
     ...(deps.namePrefix ? { namePrefix: deps.namePrefix } : {}),
     ...(deps.logGroupArn ? { logGroupArn: deps.logGroupArn } : {}),
     journal: deps,
+    submittedBy,
   });
   return json(201, {
     executionArn: launched.executionArn,

@@ -118,7 +118,13 @@ afterAll(async () => {
 function request(
   method: string,
   path: string,
-  options: { body?: string; headers?: Record<string, string>; query?: Record<string, string> } = {},
+  options: {
+    body?: string;
+    headers?: Record<string, string>;
+    query?: Record<string, string>;
+    /** The IAM caller API Gateway puts in the context of a SigV4-signed request. */
+    iam?: string;
+  } = {},
 ): HttpEvent {
   return {
     version: '2.0',
@@ -138,6 +144,7 @@ function request(
       stage: '$default',
       time: '',
       timeEpoch: 0,
+      ...(options.iam ? { authorizer: { iam: { userArn: options.iam } } } : {}),
     },
     ...(options.body !== undefined ? { body: options.body } : {}),
     isBase64Encoded: false,
@@ -179,6 +186,8 @@ async function nextNotice(kind: ApprovalNotice['kind'], after: number): Promise<
   throw new Error(`no ${kind} notice arrived`);
 }
 
+const SUBMITTER = `arn:aws:iam::${ACCOUNT}:user/ana`;
+
 const body = (result: { body?: string }) => JSON.parse(result.body ?? 'null');
 
 describe('Plans API + approvals API', () => {
@@ -187,6 +196,7 @@ describe('Plans API + approvals API', () => {
       request('POST', '/plans', {
         body: 'id: broken\nobjective: x\nsteps:\n  - id: a\n    description: Do a\n    tool: shell\n    dependsOn: [nope]\n',
         headers: { 'content-type': 'application/yaml' },
+        iam: SUBMITTER,
       }),
     );
     expect(result.statusCode).toBe(400);
@@ -200,8 +210,18 @@ describe('Plans API + approvals API', () => {
 
   it('submits, gates, runs a human step and reports progress and events', async () => {
     const before = notices.length;
-    const submitted = await plansApi(
+    // Nobody to record as the submitter: refused, nothing deployed.
+    const anonymous = await plansApi(
       request('POST', '/plans', { body: PLAN, headers: { 'content-type': 'application/yaml' } }),
+    );
+    expect(anonymous.statusCode).toBe(401);
+    expect((await sfn.send(new ListStateMachinesCommand({}))).stateMachines).toEqual([]);
+    const submitted = await plansApi(
+      request('POST', '/plans', {
+        body: PLAN,
+        headers: { 'content-type': 'application/yaml' },
+        iam: SUBMITTER,
+      }),
     );
     expect(submitted.statusCode).toBe(201);
     const { executionArn, plan } = body(submitted) as { executionArn: string; plan: { digest: string } };
@@ -273,6 +293,7 @@ describe('Plans API + approvals API', () => {
     const listed = await plansApi(request('GET', `/executions/${encodeURIComponent(executionArn)}/events`));
     const events = body(listed).events as JournalRecord[];
     expect(events[0]?.event).toBe('PLAN_CREATED');
+    expect(events[0]?.details.submitted_by).toBe(SUBMITTER);
     expect(events.map((e) => e.event)).toContain('HUMAN_TASK_ANSWERED');
     expect(events.at(-1)?.event).toBe('EXECUTION_COMPLETE');
     expect(verifyChain(events)).toEqual({ ok: true, count: events.length });
