@@ -3,6 +3,7 @@
  * client reaches (AWS or the local dynalite): memory stays one page however large the table.
  */
 import { type DynamoDBDocumentClient, QueryCommand, ScanCommand } from '@aws-sdk/lib-dynamodb';
+import { fromItem } from '../runtime/journal.ts';
 import type { JournalRecord } from '../runtime/payloads.ts';
 import { type AuditFilter, accessPlan } from './filter.ts';
 
@@ -14,16 +15,6 @@ export interface AuditQueryOptions {
    * @default 500
    */
   readonly pageSize?: number;
-}
-
-/** The attributes the table adds to a record for its key and sparse indexes. */
-const INDEX_ATTRIBUTES = ['sk', 'planTask', 'approver'] as const;
-
-/** A stored item back to the journal record it holds (key and index attributes dropped). */
-export function recordOfItem(item: Record<string, unknown>): JournalRecord {
-  const record = { ...item };
-  for (const attribute of INDEX_ATTRIBUTES) delete record[attribute];
-  return record as JournalRecord;
 }
 
 /** Every raw item matching `filter`, in the access plan's order. */
@@ -60,5 +51,5 @@ export async function* auditEvents(
   filter: AuditFilter,
   options: AuditQueryOptions = {},
 ): AsyncGenerator<JournalRecord> {
-  for await (const item of auditItems(doc, table, filter, options)) yield recordOfItem(item);
+  for await (const item of auditItems(doc, table, filter, options)) yield fromItem(item);
 }

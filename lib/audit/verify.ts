@@ -6,9 +6,8 @@
  * the auditor queries by (a changed `approver` would hide a decision from `--approver`).
  */
 import { type DynamoDBDocumentClient, QueryCommand, ScanCommand } from '@aws-sdk/lib-dynamodb';
-import { formatSeq, GENESIS_HASH, hashEvent } from '../runtime/journal.ts';
+import { formatSeq, fromItem, GENESIS_HASH, hashEvent, indexAttributes } from '../runtime/journal.ts';
 import { type JournalRecord, JournalRecordSchema } from '../runtime/payloads.ts';
-import { recordOfItem } from './query.ts';
 
 export const PROBLEM_KINDS = [
   /** Sequence numbers missing between two stored events (deleted events). */
@@ -74,7 +73,7 @@ export async function checkExecution(
   const entries = items.map((item) => ({
     item,
     keySeq: typeof item.sk === 'string' && /^\d+$/.test(item.sk) ? Number(item.sk) : undefined,
-    parsed: JournalRecordSchema.safeParse(recordOfItem(item)),
+    parsed: JournalRecordSchema.safeParse(fromItem(item)),
   }));
   const seqOfHash = new Map<string, number>();
   for (const { keySeq, parsed } of entries) {
@@ -167,14 +166,12 @@ function checkIndexAttributes(
   record: JournalRecord,
   report: (message: string) => void,
 ): void {
-  const planTask = record.task_id !== undefined ? `${record.planId}#${record.task_id}` : undefined;
+  const { planTask, approver } = indexAttributes(record);
   if (item.planTask !== planTask) {
     report(
       `index attribute planTask is ${JSON.stringify(item.planTask)}, the record says ${JSON.stringify(planTask)}`,
     );
   }
-  const detail = (record.details as { approver?: unknown }).approver;
-  const approver = typeof detail === 'string' && detail !== '' ? detail : undefined;
   if (item.approver !== approver) {
     report(
       `index attribute approver is ${JSON.stringify(item.approver)}, the record says ${JSON.stringify(approver)}`,

@@ -182,19 +182,28 @@ export function hashEvent(prevHash: string, event: JournalEvent | JournalRecord)
 /** The table's sort key for a sequence number: zero-padded so string order is numeric order. */
 export const formatSeq = (n: number): string => String(n).padStart(SEQ_DIGITS, '0');
 
-/** The stored item: the record plus the key and sparse index attributes. */
-function toItem(record: JournalRecord): Record<string, unknown> {
+/** The sparse index attributes an item carries for its record: `planTask` (byTask) and `approver` (byApprover). */
+export interface IndexAttributes {
+  readonly planTask?: string;
+  readonly approver?: string;
+}
+
+/** The index attributes a record's item must carry: each present only when the record has a value for it. */
+export function indexAttributes(record: JournalRecord): IndexAttributes {
   const approver = (record.details as { approver?: unknown }).approver;
   return {
-    ...record,
-    sk: formatSeq(record.seq),
     ...(record.task_id !== undefined ? { planTask: `${record.planId}#${record.task_id}` } : {}),
     ...(typeof approver === 'string' && approver !== '' ? { approver } : {}),
   };
 }
 
-/** Back from an item to the record (index attributes dropped). */
-function fromItem(item: Record<string, unknown>): JournalRecord {
+/** The stored item: the record plus the key and sparse index attributes. */
+export function toItem(record: JournalRecord): Record<string, unknown> {
+  return { ...record, sk: formatSeq(record.seq), ...indexAttributes(record) };
+}
+
+/** Back from an item to the record (key and index attributes dropped; the rest is not checked). */
+export function fromItem(item: Record<string, unknown>): JournalRecord {
   const { sk: _sk, planTask: _planTask, approver: _approver, ...record } = item;
   return record as JournalRecord;
 }

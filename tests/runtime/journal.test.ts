@@ -8,11 +8,14 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { BusEvent } from '../../lib/local/eventbus.ts';
 import { type LocalDataPlane, startLocalDataPlane } from '../../lib/local/stack.ts';
 import {
+  fromItem,
   GENESIS_HASH,
   hashEvent,
+  indexAttributes,
   Journal,
   queryEvents,
   readEvents,
+  toItem,
   verifyChain,
 } from '../../lib/runtime/journal.ts';
 import type { JournalRecord } from '../../lib/runtime/payloads.ts';
@@ -205,6 +208,41 @@ describe('verifyChain', () => {
         [swapped[i], swapped[i + 1]] = [swapped[i + 1] as JournalRecord, swapped[i] as JournalRecord];
         expect(verifyChain(swapped)).toMatchObject({ ok: false, index: i });
       }),
+    );
+  });
+});
+
+describe('toItem / fromItem', () => {
+  it('adds the key and only the index attributes the record has a value for, and drops them again', () => {
+    fc.assert(
+      fc.property(
+        fc.integer({ min: 1, max: 10 ** 6 }),
+        fc.option(fc.string({ minLength: 1 }), { nil: undefined }),
+        fc.option(fc.oneof(fc.string(), fc.integer()), { nil: undefined }),
+        (seq, taskId, approver) => {
+          const record: JournalRecord = {
+            ...base,
+            timestamp: '2026-01-01T00:00:00.000Z',
+            event: 'GATE_APPROVED',
+            ...(taskId !== undefined ? { task_id: taskId } : {}),
+            details: approver !== undefined ? { gate: 'plan', approver } : { gate: 'plan' },
+            seq,
+            prevHash: GENESIS_HASH,
+            hash: GENESIS_HASH,
+          };
+          const item = toItem(record);
+          expect(item.sk).toBe(String(seq).padStart(12, '0'));
+          expect('planTask' in item).toBe(taskId !== undefined);
+          if (taskId !== undefined) expect(item.planTask).toBe(`deploy#${taskId}`);
+          const indexedApprover = typeof approver === 'string' && approver !== '';
+          expect('approver' in item).toBe(indexedApprover);
+          expect(indexAttributes(record)).toEqual({
+            ...(taskId !== undefined ? { planTask: `deploy#${taskId}` } : {}),
+            ...(indexedApprover ? { approver } : {}),
+          });
+          expect(fromItem(item)).toEqual(record);
+        },
+      ),
     );
   });
 });
