@@ -6,7 +6,14 @@
  * the auditor queries by (a changed `approver` would hide a decision from `--approver`).
  */
 import { type DynamoDBDocumentClient, QueryCommand, ScanCommand } from '@aws-sdk/lib-dynamodb';
-import { formatSeq, fromItem, GENESIS_HASH, hashEvent, indexAttributes } from '../runtime/journal.ts';
+import {
+  formatSeq,
+  fromItem,
+  GENESIS_HASH,
+  hashEvent,
+  indexAttributes,
+  queryItems,
+} from '../runtime/journal.ts';
 import { type JournalRecord, JournalRecordSchema } from '../runtime/payloads.ts';
 
 export const PROBLEM_KINDS = [
@@ -186,20 +193,13 @@ export async function readExecutionItems(
   executionId: string,
 ): Promise<Record<string, unknown>[]> {
   const items: Record<string, unknown>[] = [];
-  let start: Record<string, unknown> | undefined;
-  do {
-    const out = await doc.send(
-      new QueryCommand({
-        TableName: table,
-        KeyConditionExpression: 'executionId = :e',
-        ExpressionAttributeValues: { ':e': executionId },
-        ConsistentRead: true,
-        ExclusiveStartKey: start,
-      }),
-    );
-    items.push(...(out.Items ?? []));
-    start = out.LastEvaluatedKey;
-  } while (start);
+  for await (const item of queryItems(doc, {
+    TableName: table,
+    KeyConditionExpression: 'executionId = :e',
+    ExpressionAttributeValues: { ':e': executionId },
+    ConsistentRead: true,
+  }))
+    items.push(item);
   return items;
 }
 

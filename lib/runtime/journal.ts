@@ -275,7 +275,7 @@ export async function lastTaskEvent(
 }
 
 /** Every item a query matches, page after page, as they come (stop early by breaking out). */
-async function* queryItems(
+export async function* queryItems(
   dynamo: DynamoDBDocumentClient,
   input: QueryCommandInput,
 ): AsyncGenerator<Record<string, unknown>> {
