@@ -3,13 +3,11 @@
  * session's endpoint; the engine is never started) or a table on AWS through the ordinary SDK
  * credential chain. Everything after this point is the same code for both.
  */
-import { access } from 'node:fs/promises';
-import { join } from 'node:path';
 import { DynamoDBClient } from '@aws-sdk/client-dynamodb';
 import type { DynamoDBDocumentClient } from '@aws-sdk/lib-dynamodb';
 import { documentClient } from '../local/clients.ts';
 import { storePaths } from '../local/run/store.ts';
-import { openStoreReader } from '../local/run/store-reader.ts';
+import { openStoreReader, StoreNotFoundError, type StoreReader } from '../local/run/store-reader.ts';
 
 export type AuditTargetSpec =
   | { readonly kind: 'local'; readonly store: string }
@@ -23,7 +21,7 @@ export interface AuditTarget {
   close(): Promise<void>;
 }
 
-/** Opens the target; a local store that does not exist is an error, never created. */
+/** Opens the target; a local store (or its events table) that does not exist is an error, never created. */
 export async function openAuditTarget(spec: AuditTargetSpec): Promise<AuditTarget> {
   if (spec.kind === 'aws') {
     const dynamo = new DynamoDBClient(spec.region ? { region: spec.region } : {});
@@ -35,14 +33,13 @@ export async function openAuditTarget(spec: AuditTargetSpec): Promise<AuditTarge
     };
   }
   const paths = storePaths(spec.store);
+  let reader: StoreReader;
   try {
-    await access(join(paths.data, 'dynamodb'));
-  } catch {
-    throw new AuditTargetError(
-      `no plangate store at ${paths.root} (give --store DIR, or --aws --table NAME)`,
-    );
+    reader = await openStoreReader(paths);
+  } catch (error) {
+    if (!(error instanceof StoreNotFoundError)) throw error;
+    throw new AuditTargetError(`${error.message} (give --store DIR, or --aws --table NAME)`);
   }
-  const reader = await openStoreReader(paths);
   return {
     doc: reader.doc,
     table: reader.eventsTable,

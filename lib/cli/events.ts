@@ -4,7 +4,7 @@
  */
 import { parseArgs } from 'node:util';
 import { DEFAULT_STORE_DIR, storePaths } from '../local/run/store.ts';
-import { openStoreReader } from '../local/run/store-reader.ts';
+import { openStoreReader, StoreNotFoundError, type StoreReader } from '../local/run/store-reader.ts';
 import { readEvents, verifyChain } from '../runtime/journal.ts';
 
 export const usage = `Usage: plangate events <execution-arn> [options]
@@ -36,7 +36,14 @@ export async function run(argv: string[]): Promise<number> {
     );
     return 2;
   }
-  const reader = await openStoreReader(storePaths(parsed.values.store ?? DEFAULT_STORE_DIR));
+  let reader: StoreReader;
+  try {
+    reader = await openStoreReader(storePaths(parsed.values.store ?? DEFAULT_STORE_DIR));
+  } catch (error) {
+    if (!(error instanceof StoreNotFoundError)) throw error;
+    process.stderr.write(`plangate events: ${error.message}\n`);
+    return 1;
+  }
   try {
     const events = await readEvents(reader.doc, reader.eventsTable, executionArn);
     if (events.length === 0) {

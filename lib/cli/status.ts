@@ -1,7 +1,12 @@
 /** `plangate status`: the executions in the local store, from their journals. */
 import { parseArgs } from 'node:util';
 import { DEFAULT_STORE_DIR, storePaths } from '../local/run/store.ts';
-import { listExecutions, openStoreReader } from '../local/run/store-reader.ts';
+import {
+  listExecutions,
+  openStoreReader,
+  StoreNotFoundError,
+  type StoreReader,
+} from '../local/run/store-reader.ts';
 
 export const usage = `Usage: plangate status [options]
 
@@ -25,9 +30,15 @@ export async function run(argv: string[]): Promise<number> {
     process.stderr.write(`plangate status: ${(error as Error).message}\n\n${usage}\n`);
     return 2;
   }
-  const reader = await openStoreReader(storePaths(values.store ?? DEFAULT_STORE_DIR));
+  let reader: StoreReader | undefined;
   try {
-    const executions = await listExecutions(reader);
+    reader = await openStoreReader(storePaths(values.store ?? DEFAULT_STORE_DIR));
+  } catch (error) {
+    // Nothing stored yet is an empty answer, like a store without executions.
+    if (!(error instanceof StoreNotFoundError)) throw error;
+  }
+  try {
+    const executions = reader ? await listExecutions(reader) : [];
     if (values.json) {
       for (const e of executions) process.stdout.write(`${JSON.stringify(e)}\n`);
       return 0;
@@ -41,10 +52,10 @@ export async function run(argv: string[]): Promise<number> {
         `${e.status.padEnd(10)} ${e.planId} v${e.planVersion}  ${e.completed}/${e.total} tasks  started ${e.started}\n  ${e.executionArn}\n`,
       );
     }
-    if (reader.livePid !== undefined)
+    if (reader?.livePid !== undefined)
       process.stdout.write(`(a plangate session, pid ${reader.livePid}, holds this store)\n`);
     return 0;
   } finally {
-    await reader.close();
+    await reader?.close();
   }
 }

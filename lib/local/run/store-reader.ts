@@ -1,12 +1,16 @@
 /**
- * Read-only access to a store's journal for `status` and `events`: through the running
+ * Read-only access to a store's journal for `status`, `events` and `audit`: through the running
  * session's DynamoDB endpoint when one holds the store, else dynalite opened on the store's data.
- * The engine is not started: reading must never resume (and so run) an execution.
+ * The engine is not started: reading must never resume (and so run) an execution. Nor does
+ * reading create anything: a store without data or without an events table is reported, not made.
  */
+import { access } from 'node:fs/promises';
+import { join } from 'node:path';
+import { DescribeTableCommand, ResourceNotFoundException } from '@aws-sdk/client-dynamodb';
 import type { DynamoDBDocumentClient } from '@aws-sdk/lib-dynamodb';
 import { readEvents } from '../../runtime/journal.ts';
 import type { JournalRecord } from '../../runtime/payloads.ts';
-import { DEFAULT_TABLE_NAMES, ensureTables } from '../../runtime/tables.ts';
+import { DEFAULT_TABLE_NAMES } from '../../runtime/tables.ts';
 import { localClients } from '../clients.ts';
 import { startLocalDynamo } from '../dynamo.ts';
 import { liveSession, type StorePaths } from './store.ts';
@@ -19,21 +23,45 @@ export interface StoreReader {
   close(): Promise<void>;
 }
 
+/** The store has no journal to read (no data directory, or no events table in it). */
+export class StoreNotFoundError extends Error {
+  override readonly name = 'StoreNotFoundError';
+}
+
+/** Opens the store's journal for reading; throws {@link StoreNotFoundError} rather than create a store or a table. */
 export async function openStoreReader(paths: StorePaths): Promise<StoreReader> {
   const session = await liveSession(paths);
+  // startLocalDynamo would create the data directory: check it is there first.
+  if (!session && !(await exists(join(paths.data, 'dynamodb')))) {
+    throw new StoreNotFoundError(`no plangate store at ${paths.root}`);
+  }
   const dynamo = session ? undefined : await startLocalDynamo({ dataDir: paths.data });
   const endpoint = session?.dynamoEndpoint ?? (dynamo?.endpoint as string);
   const clients = localClients({ dynamoEndpoint: endpoint, eventsEndpoint: endpoint });
-  if (!session) await ensureTables(clients.dynamo);
-  return {
-    doc: clients.doc,
-    eventsTable: DEFAULT_TABLE_NAMES.events,
-    ...(session ? { livePid: session.pid } : {}),
-    close: async () => {
-      clients.destroy();
-      await dynamo?.close();
-    },
+  const close = async () => {
+    clients.destroy();
+    await dynamo?.close();
   };
+  const eventsTable = DEFAULT_TABLE_NAMES.events;
+  try {
+    await clients.dynamo.send(new DescribeTableCommand({ TableName: eventsTable }));
+  } catch (error) {
+    await close();
+    if (error instanceof ResourceNotFoundException) {
+      throw new StoreNotFoundError(`no events table in the plangate store at ${paths.root}`);
+    }
+    throw error;
+  }
+  return { doc: clients.doc, eventsTable, ...(session ? { livePid: session.pid } : {}), close };
+}
+
+async function exists(path: string): Promise<boolean> {
+  try {
+    await access(path);
+    return true;
+  } catch {
+    return false;
+  }
 }
 
 /** One line of `plangate status`. */
