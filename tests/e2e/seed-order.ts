@@ -47,7 +47,7 @@ export function seedOrderProblems(events: readonly JournalRecord[]): string[] {
 }
 
 /**
- * Stage 4 for one task: each failure is detected, then classified; a recipe's outcome follows its
+ * Stage 4 for one task: each failed task is detected, then classified; a recipe's outcome follows its
  * classification (`success` right before the task completes); an escalation follows the recipe's
  * `escalated` outcome; attempts never go down.
  */
@@ -64,6 +64,9 @@ function recoveryProblems(own: readonly JournalRecord[]): string[] {
       if (!(attempt >= lastAttempt)) problems.push(`${at(e)}: attempt ${attempt} after ${lastAttempt}`);
       lastAttempt = attempt;
     }
+    // Seed 000: "if no event was emitted, it didn't happen" — every detected failure is a TASK_FAILED first.
+    if (e.event === 'FAILURE_DETECTED' && before?.event !== 'TASK_FAILED')
+      problems.push(`${at(e)} without TASK_FAILED right before it`);
     if (e.event === 'FAILURE_DETECTED' && after?.event !== 'FAILURE_CLASSIFIED')
       problems.push(`${at(e)} not followed by FAILURE_CLASSIFIED`);
     if (e.event === 'FAILURE_CLASSIFIED' && before?.event !== 'FAILURE_DETECTED')
