@@ -5,18 +5,15 @@
  * that stands in for Step Functions' task-token API.
  */
 import { mkdtemp, rm } from 'node:fs/promises';
-import { createServer, type Server } from 'node:http';
-import type { AddressInfo } from 'node:net';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { SFNClient } from '@aws-sdk/client-sfn';
+import type { SFNClient } from '@aws-sdk/client-sfn';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { makeHandler as makeClassifier } from '../../lambdas/classifier.ts';
 import { makeHandler as makeChecker } from '../../lambdas/contract-checker.ts';
 import { makeHandler as makeGate } from '../../lambdas/gate.ts';
 import { makeHandler as makeJoin } from '../../lambdas/join.ts';
 import { makeHandler as makeRunner } from '../../lambdas/step-runner.ts';
-import { LOCAL_CREDENTIALS } from '../../lib/local/clients.ts';
 import type { BusEvent } from '../../lib/local/eventbus.ts';
 import { type LocalDataPlane, startLocalDataPlane } from '../../lib/local/stack.ts';
 import { Approvals } from '../../lib/runtime/approvals.ts';
@@ -25,13 +22,12 @@ import { type ApprovalNotice, approvalsFor, type GateDeps } from '../../lib/runt
 import { readEvents, verifyChain } from '../../lib/runtime/journal.ts';
 import type { EventType, RunnerRequest, RunnerResult } from '../../lib/runtime/payloads.ts';
 import { builtinRegistry } from '../../lib/runtime/tools/builtins.ts';
+import { type RecordingSfn, startRecordingSfn } from './recording-sfn.ts';
 
 let dir: string;
 let plane: LocalDataPlane;
-let sfnServer: Server;
+let recorder: RecordingSfn;
 let sfn: SFNClient;
-const taskSuccesses: { taskToken: string; output: unknown }[] = [];
-const taskFailures: { taskToken: string; error: string; cause: string }[] = [];
 const published: BusEvent[] = [];
 let deps: HarnessDeps;
 
@@ -46,38 +42,8 @@ beforeAll(async () => {
   plane.bus.subscribe({ source: ['plangate'] }, (e) => {
     published.push(e);
   });
-  sfnServer = createServer((req, res) => {
-    const chunks: Buffer[] = [];
-    req.on('data', (c: Buffer) => chunks.push(c));
-    req.on('end', () => {
-      const body = JSON.parse(Buffer.concat(chunks).toString('utf8')) as {
-        taskToken: string;
-        output: string;
-        error: string;
-        cause: string;
-      };
-      if (req.headers['x-amz-target'] === 'AWSStepFunctions.SendTaskFailure') {
-        taskFailures.push({ taskToken: body.taskToken, error: body.error, cause: body.cause });
-        res.writeHead(200, { 'content-type': 'application/x-amz-json-1.0' });
-        res.end('{}');
-        return;
-      }
-      if (req.headers['x-amz-target'] !== 'AWSStepFunctions.SendTaskSuccess') {
-        res.writeHead(400, { 'content-type': 'application/x-amz-json-1.0' });
-        res.end(JSON.stringify({ __type: 'UnknownOperationException', message: 'only SendTaskSuccess' }));
-        return;
-      }
-      taskSuccesses.push({ taskToken: body.taskToken, output: JSON.parse(body.output) });
-      res.writeHead(200, { 'content-type': 'application/x-amz-json-1.0' });
-      res.end('{}');
-    });
-  });
-  await new Promise<void>((r) => sfnServer.listen(0, '127.0.0.1', r));
-  sfn = new SFNClient({
-    region: 'us-east-1',
-    credentials: LOCAL_CREDENTIALS,
-    endpoint: `http://127.0.0.1:${(sfnServer.address() as AddressInfo).port}`,
-  });
+  recorder = await startRecordingSfn();
+  sfn = recorder.client;
   deps = {
     dynamo: plane.clients.doc,
     tables: plane.tableNames,
@@ -88,9 +54,7 @@ beforeAll(async () => {
   };
 });
 afterAll(async () => {
-  sfn.destroy();
-  sfnServer.closeAllConnections();
-  await new Promise((r) => sfnServer.close(r));
+  await recorder.close();
   await plane.close();
   await rm(dir, { recursive: true, force: true });
 });
@@ -597,7 +561,7 @@ describe('gate and approvals', () => {
         decision: { decision: 'APPROVE' },
       }),
     ).toEqual({ status: 'pending', votes: 1 });
-    const before = taskSuccesses.length;
+    const before = recorder.successes.length;
     const results = await Promise.allSettled([
       approvals().answer(notice.approvalId, {
         by: 'ben',
@@ -612,8 +576,8 @@ describe('gate and approvals', () => {
     ]);
     expect(results.filter((r) => r.status === 'fulfilled')).toHaveLength(1);
     expect(results.find((r) => r.status === 'rejected')).toMatchObject({ reason: { reason: 'used' } });
-    expect(taskSuccesses.length - before).toBe(1);
-    expect(taskSuccesses.at(-1)?.taskToken).toBe(`${TOKEN}-exec-gate`);
+    expect(recorder.successes.length - before).toBe(1);
+    expect(recorder.successes.at(-1)?.taskToken).toBe(`${TOKEN}-exec-gate`);
     await expect(
       a.answer(notice.approvalId, { by: 'cy', digest: plan.digest, decision: { decision: 'APPROVE' } }),
     ).rejects.toMatchObject({ reason: 'used' });
@@ -654,7 +618,7 @@ describe('gate and approvals', () => {
       failure: { failureClass: 'logic', error: 'Plangate.ContractFailed', message: 'exit 1', phase: 'check' },
     });
     expect(notices.length).toBe(before);
-    expect(taskSuccesses.at(-1)?.output).toEqual({ decision: 'SKIP', by: 'recipe' });
+    expect(recorder.successes.at(-1)?.output).toEqual({ decision: 'SKIP', by: 'recipe' });
     expect((await events('exec-esc')).map((e) => [e.event, e.details.decided_by])).toEqual([
       ['RECOVERY_ESCALATION', 'recipe'],
     ]);
@@ -699,7 +663,7 @@ describe('gate and approvals', () => {
       message: expect.stringContaining('decision.outputs.extra'),
     });
     await answer({ decision: 'DONE', outputs: { keyId: 'k1' } });
-    expect(taskSuccesses.at(-1)).toMatchObject({
+    expect(recorder.successes.at(-1)).toMatchObject({
       taskToken: `${TOKEN}-exec-human`,
       output: { stepId: 'key', status: 'succeeded', output: { keyId: 'k1' }, attempt: 1 },
     });
@@ -717,7 +681,7 @@ describe('gate and approvals', () => {
       digest: plan.digest,
       decision: { decision: 'FAILED', reason: 'the console is down' },
     });
-    expect(taskFailures.at(-1)).toMatchObject({
+    expect(recorder.failures.at(-1)).toMatchObject({
       taskToken: `${TOKEN}-exec-human-failed`,
       error: 'Plangate.Unrecoverable',
     });
@@ -741,13 +705,13 @@ describe('gate and approvals', () => {
     await makeGate(gateDeps())(
       humanReq('exec-human-skip', { human: { ...humanReq('x').human, skip: true } }),
     );
-    expect(taskSuccesses.at(-1)?.output).toMatchObject({ status: 'skipped' });
+    expect(recorder.successes.at(-1)?.output).toMatchObject({ status: 'skipped' });
     await makeGate(gateDeps())(
       humanReq('exec-human-skip', {
         human: { ...humanReq('x').human, inputs: { build: { status: 'blocked' } } },
       }),
     );
-    expect(taskSuccesses.at(-1)?.output).toMatchObject({ status: 'blocked', blockedBy: ['build'] });
+    expect(recorder.successes.at(-1)?.output).toMatchObject({ status: 'blocked', blockedBy: ['build'] });
     expect(notices.length).toBe(before);
     expect((await events('exec-human-skip')).map((e) => e.event)).toEqual(['TASK_SKIPPED', 'TASK_BLOCKED']);
   });
@@ -761,7 +725,7 @@ describe('gate and approvals', () => {
 describe('join', () => {
   it('releases a waiting step once, whether signals come before or after the wait', async () => {
     const joinHandler = makeJoin({ dynamo: plane.clients.doc, joinsTable: plane.tableNames.joins, sfn });
-    const before = taskSuccesses.length;
+    const before = recorder.successes.length;
     const scope = { plan, executionId: 'exec-join' };
     expect(
       await joinHandler({
@@ -779,7 +743,7 @@ describe('join', () => {
       predecessors: ['a', 'b'],
       taskToken: `${TOKEN}-join`,
     });
-    expect(taskSuccesses.length).toBe(before);
+    expect(recorder.successes.length).toBe(before);
     const last = await Promise.all([
       joinHandler({
         action: 'signal',
@@ -797,8 +761,8 @@ describe('join', () => {
       }),
     ]);
     expect(last.flatMap((r) => ('released' in r ? r.released : []))).toEqual(['c']);
-    expect(taskSuccesses.length - before).toBe(1);
-    expect(taskSuccesses.at(-1)?.output).toEqual({
+    expect(recorder.successes.length - before).toBe(1);
+    expect(recorder.successes.at(-1)?.output).toEqual({
       entries: { a: { status: 'completed' }, b: { status: 'skipped' } },
     });
   });
@@ -829,7 +793,7 @@ describe('join', () => {
       carried: { y: { status: 'skipped' } },
       successors: ['c'],
     });
-    expect(taskSuccesses.at(-1)?.output).toEqual({
+    expect(recorder.successes.at(-1)?.output).toEqual({
       entries: {
         x: { status: 'completed', output: { v: 'x' } },
         y: { status: 'skipped' },

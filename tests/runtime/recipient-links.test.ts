@@ -6,16 +6,13 @@
  */
 import { createHash } from 'node:crypto';
 import { mkdtemp, rm } from 'node:fs/promises';
-import { createServer, type Server } from 'node:http';
-import type { AddressInfo } from 'node:net';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { SFNClient } from '@aws-sdk/client-sfn';
+import type { SFNClient } from '@aws-sdk/client-sfn';
 import fc from 'fast-check';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { makeHandler as makeApprovalsApi, signInFromEnv } from '../../lambdas/approvals-api.ts';
 import { makeHandler as makeGate } from '../../lambdas/gate.ts';
-import { LOCAL_CREDENTIALS } from '../../lib/local/clients.ts';
 import { type LocalDataPlane, startLocalDataPlane } from '../../lib/local/stack.ts';
 import { approvalPage, signInCallbackPage, signInPageCsp } from '../../lib/runtime/approval-page.ts';
 import { Approvals, LinkSigner, parseLinkId } from '../../lib/runtime/approvals.ts';
@@ -25,6 +22,7 @@ import type { HttpEvent, HttpResult } from '../../lib/runtime/http.ts';
 import { readEvents } from '../../lib/runtime/journal.ts';
 import type { ApprovalNotice } from '../../lib/runtime/payloads.ts';
 import { builtinRegistry } from '../../lib/runtime/tools/builtins.ts';
+import { type RecordingSfn, startRecordingSfn } from './recording-sfn.ts';
 
 const KEY = 'r'.repeat(40);
 const TOKEN = `AQ${'x'.repeat(300)}`;
@@ -37,9 +35,10 @@ const SIGN_IN = {
 
 let dir: string;
 let plane: LocalDataPlane;
-let sfnServer: Server;
+let recorder: RecordingSfn;
 let sfn: SFNClient;
-const successes: string[] = [];
+/** Task tokens SendTaskSuccess was called with, in order. */
+const successes = () => recorder.successes.map((s) => s.taskToken);
 const notices: ApprovalNotice[] = [];
 let gateDeps: GateDeps;
 let api: (event: HttpEvent) => Promise<HttpResult>;
@@ -47,22 +46,8 @@ let api: (event: HttpEvent) => Promise<HttpResult>;
 beforeAll(async () => {
   dir = await mkdtemp(join(tmpdir(), 'plangate-recipient-'));
   plane = await startLocalDataPlane({ dataDir: dir });
-  sfnServer = createServer((req, res) => {
-    const chunks: Buffer[] = [];
-    req.on('data', (c: Buffer) => chunks.push(c));
-    req.on('end', () => {
-      const body = JSON.parse(Buffer.concat(chunks).toString('utf8')) as { taskToken: string };
-      successes.push(body.taskToken);
-      res.writeHead(200, { 'content-type': 'application/x-amz-json-1.0' });
-      res.end('{}');
-    });
-  });
-  await new Promise<void>((r) => sfnServer.listen(0, '127.0.0.1', r));
-  sfn = new SFNClient({
-    region: 'us-east-1',
-    credentials: LOCAL_CREDENTIALS,
-    endpoint: `http://127.0.0.1:${(sfnServer.address() as AddressInfo).port}`,
-  });
+  recorder = await startRecordingSfn();
+  sfn = recorder.client;
   gateDeps = {
     dynamo: plane.clients.doc,
     tables: plane.tableNames,
@@ -78,9 +63,7 @@ beforeAll(async () => {
   api = makeApprovalsApi({ ...gateDeps, identity: { mode: 'jwt' }, signIn: SIGN_IN });
 });
 afterAll(async () => {
-  sfn.destroy();
-  sfnServer.closeAllConnections();
-  await new Promise((r) => sfnServer.close(r));
+  await recorder.close();
   await plane.close();
   await rm(dir, { recursive: true, force: true });
 });
@@ -182,7 +165,7 @@ describe('recipient-bound links', () => {
       status: 'decided',
       decision: { by: 'ana@example.com' },
     });
-    expect(successes).toContain(`${TOKEN}-exec-bound`);
+    expect(successes()).toContain(`${TOKEN}-exec-bound`);
     const again = await answerAsRecipient(link);
     expect(again.statusCode).toBe(409);
     expect(await eventsOf('exec-bound')).toEqual([
@@ -223,7 +206,7 @@ describe('recipient-bound links', () => {
     expect(await eventsOf('exec-refused')).toEqual([
       { event: 'GATE_APPROVAL_REQUESTED', approver: undefined },
     ]);
-    expect(successes).not.toContain(`${TOKEN}-exec-refused`);
+    expect(successes()).not.toContain(`${TOKEN}-exec-refused`);
   });
 
   it('never derives a recipient link from a shared id that does not verify', () => {
@@ -283,13 +266,13 @@ describe('recipient-bound links', () => {
     const ana = bound(n, 'ana@example.com');
     const twice = await Promise.all([answerAsRecipient(ana), answerAsRecipient(ana)]);
     expect(twice.map((r) => r.statusCode).sort()).toEqual([200, 409]);
-    const before = successes.length;
+    const before = successes().length;
     const race = await Promise.all([
       answerAsRecipient(bound(n, 'ben@example.com')),
       answerAsRecipient(bound(n, 'cy@example.com')),
     ]);
     expect(race.map((r) => r.statusCode).sort()).toEqual([200, 409]);
-    expect(successes.length - before).toBe(1);
+    expect(successes().length - before).toBe(1);
     expect((await eventsOf('exec-race')).filter((e) => e.event === 'GATE_APPROVED')).toHaveLength(1);
   });
 
