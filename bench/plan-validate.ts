@@ -6,15 +6,7 @@ import { mkdirSync, writeFileSync } from 'node:fs';
 import { cpus, loadavg } from 'node:os';
 import { parsePlanText } from '../lib/plan/parse.ts';
 import { validatePlan } from '../lib/plan/validate.ts';
-
-function chain(n: number, cycle: boolean): string {
-  const steps: string[] = [];
-  for (let i = 0; i < n; i++) {
-    const dep = i === 0 ? (cycle ? `"s${n - 1}"` : '') : `"s${i - 1}"`;
-    steps.push(`{"id":"s${i}","description":"d","tool":"echo","dependsOn":[${dep}]}`);
-  }
-  return `{"id":"big","objective":"o","steps":[${steps.join(',')}]}`;
-}
+import { chainPlanJson as chain } from '../tests/plan/chain-plan.ts';
 
 const cases: Array<[name: string, text: string, format: 'json' | 'yaml' | 'markdown']> = [
   ['chain-100k-json', chain(100_000, false), 'json'],

@@ -8,18 +8,10 @@ import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { parsePlanBytes, parsePlanFile, parsePlanText } from '../../lib/plan/parse.ts';
 import { validatePlan } from '../../lib/plan/validate.ts';
+import { chainPlanJson as chain } from './chain-plan.ts';
 import { runCli } from './cli-harness.ts';
 
 const dir = mkdtempSync(join(tmpdir(), 'plangate-hostile-'));
-
-function chain(n: number, cycle: boolean): string {
-  const steps: string[] = [];
-  for (let i = 0; i < n; i++) {
-    const dep = i === 0 ? (cycle ? `"s${n - 1}"` : '') : `"s${i - 1}"`;
-    steps.push(`{"id":"s${i}","description":"d","tool":"echo","dependsOn":[${dep}]}`);
-  }
-  return `{"id":"big","objective":"o","steps":[${steps.join(',')}]}`;
-}
 
 describe('hostile and malformed plans', () => {
   it('refuses a 10 MB file before parsing it', async () => {
