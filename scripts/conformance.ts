@@ -15,8 +15,12 @@ import { pathToFileURL } from 'node:url';
 import * as sfn from '@aws-sdk/client-sfn';
 import { SFNClient } from '@aws-sdk/client-sfn';
 import { startEngineServer } from '../lib/engine/api/index.ts';
-import { type CaseDriver, type ConformanceCase, playCases } from '../lib/engine/core/conformance.ts';
-import { createEngine } from '../lib/engine/engine.ts';
+import {
+  type CaseDriver,
+  type ConformanceCase,
+  caseEngine,
+  playCases,
+} from '../lib/engine/core/conformance.ts';
 import { CONFORMANCE_CASES } from '../tests/conformance-dir.ts';
 
 const args = process.argv.slice(2);
@@ -37,15 +41,7 @@ const cases = files
   .filter((c) => !filter || String(c.id).includes(filter));
 /** One engine per case behind the Step Functions API server, driven by @aws-sdk/client-sfn. */
 async function httpDriver(c: ConformanceCase): Promise<CaseDriver> {
-  const engine = createEngine({
-    storeDir: undefined,
-    accountId: '111111111111',
-    mockConfig: c.mockConfig,
-    timeScale: 0,
-    invokeResource: async (invocation) => {
-      throw new Error(`resource ${invocation.resource} is not mocked for state '${invocation.stateName}'`);
-    },
-  });
+  const engine = caseEngine(c);
   const server = await startEngineServer({ engine });
   const client = new SFNClient({
     endpoint: server.url,

@@ -60,9 +60,9 @@ export interface CaseDriver {
 
 const ROLE = 'arn:aws:iam::111111111111:role/conformance';
 
-/** An in-memory engine for one case, with the case's mock config and time scaled to 0. */
-export function inProcessDriver(c: ConformanceCase): CaseDriver {
-  const engine: Engine = createEngine({
+/** An in-memory engine for one case: the case's mock config, time scaled to 0, unmocked tasks fail loudly. */
+export function caseEngine(c: ConformanceCase): Engine {
+  return createEngine({
     storeDir: undefined,
     accountId: '111111111111',
     mockConfig: c.mockConfig,
@@ -71,6 +71,11 @@ export function inProcessDriver(c: ConformanceCase): CaseDriver {
       throw new Error(`resource ${invocation.resource} is not mocked for state '${invocation.stateName}'`);
     },
   });
+}
+
+/** Drives {@link caseEngine} in process, through its Step Functions API methods. */
+export function inProcessDriver(c: ConformanceCase): CaseDriver {
+  const engine = caseEngine(c);
   return {
     api: engine,
     awaitEnd: async (arn) => {
