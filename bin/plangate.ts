@@ -1,4 +1,4 @@
-#!/usr/bin/env -S npx tsx
+#!/usr/bin/env node
 /**
  * The plangate CLI. Each command lives in lib/cli/<command>.ts and exports
  * `run(argv: string[]): Promise<number>` (the exit code) and `usage: string`.

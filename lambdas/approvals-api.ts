@@ -9,10 +9,10 @@
  * `<api>/approvals/signed-in`); all three or none.
  */
 import type { Context } from 'aws-lambda';
-import { type SignInConfig, signInCallbackUrl } from '../lib/runtime/approval-page.ts';
-import { type ApprovalsApiDeps, handleApprovalsRequest } from '../lib/runtime/approvals-api.ts';
-import { NotConfiguredError } from '../lib/runtime/errors.ts';
-import { type HttpEvent, type HttpResult, LOCAL_IDENTITY_HEADER } from '../lib/runtime/http.ts';
+import { type ApprovalsApiDeps, handleApprovalsRequest } from '../lib/runtime/api/approvals-api.ts';
+import { type HttpEvent, type HttpResult, LOCAL_IDENTITY_HEADER } from '../lib/runtime/api/http.ts';
+import { type SignInConfig, signInCallbackUrl } from '../lib/runtime/gate/approval-page.ts';
+import { NotConfiguredError } from '../lib/runtime/shared/errors.ts';
 import { apiDeps, defaultHarnessDeps, signingKey } from './default-deps.ts';
 
 export const makeHandler =

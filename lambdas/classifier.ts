@@ -1,8 +1,8 @@
 /** Classifier Lambda: classifies a step's failure and says RETRY or ESCALATE. */
 import type { Context } from 'aws-lambda';
-import { classifyStepFailure } from '../lib/runtime/classify-step.ts';
 import type { HarnessDeps } from '../lib/runtime/deps.ts';
-import { ClassifyRequestSchema, type ClassifyResult } from '../lib/runtime/payloads.ts';
+import { ClassifyRequestSchema, type ClassifyResult } from '../lib/runtime/payloads/index.ts';
+import { classifyStepFailure } from '../lib/runtime/recovery/classify-step.ts';
 import { defaultHarnessDeps } from './default-deps.ts';
 import { parseEvent } from './edge.ts';
 

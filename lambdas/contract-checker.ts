@@ -1,13 +1,13 @@
 /** Contract-checker Lambda: the only thing that completes a step; also finalizes a run (postconditions). */
 import type { Context } from 'aws-lambda';
-import { checkStep, finalizeExecution } from '../lib/runtime/check-step.ts';
+import { checkStep, finalizeExecution } from '../lib/runtime/contracts/check-step.ts';
 import type { HarnessDeps } from '../lib/runtime/deps.ts';
 import {
   CheckRequestSchema,
   type CheckResult,
   FinalizeRequestSchema,
   type FinalizeResult,
-} from '../lib/runtime/payloads.ts';
+} from '../lib/runtime/payloads/index.ts';
 import { defaultHarnessDeps } from './default-deps.ts';
 import { parseEvent } from './edge.ts';
 

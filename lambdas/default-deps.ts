@@ -7,11 +7,11 @@ import { EventBridgeClient } from '@aws-sdk/client-eventbridge';
 import { InvocationType, InvokeCommand, LambdaClient } from '@aws-sdk/client-lambda';
 import { GetSecretValueCommand, SecretsManagerClient } from '@aws-sdk/client-secrets-manager';
 import { SFNClient } from '@aws-sdk/client-sfn';
-import { documentClient } from '../lib/local/clients.ts';
 import type { HarnessDeps } from '../lib/runtime/deps.ts';
-import { NotConfiguredError } from '../lib/runtime/errors.ts';
-import type { ApprovalNotifier, GateDeps } from '../lib/runtime/gate.ts';
-import { tableNamesFromEnv } from '../lib/runtime/tables.ts';
+import type { ApprovalNotifier, GateDeps } from '../lib/runtime/gate/gate.ts';
+import { documentClient } from '../lib/runtime/journal/document-client.ts';
+import { tableNamesFromEnv } from '../lib/runtime/journal/tables.ts';
+import { NotConfiguredError } from '../lib/runtime/shared/errors.ts';
 import { builtinRegistry } from '../lib/runtime/tools/builtins.ts';
 
 type Env = Readonly<Record<string, string | undefined>>;

@@ -1,6 +1,6 @@
 /** Input parsing at the handler edge: a bad payload is a located Plangate.InvalidInput, and nothing runs. */
 import type { z } from 'zod';
-import { ERROR_NAMES, HarnessFailure } from '../lib/runtime/payloads.ts';
+import { ERROR_NAMES, HarnessFailure } from '../lib/runtime/payloads/index.ts';
 
 export function parseEvent<S extends z.ZodType>(schema: S, event: unknown): z.infer<S> {
   const parsed = schema.safeParse(event);

@@ -3,8 +3,8 @@
  * Returns nothing: the approval id goes only to the notifier, never into execution history.
  */
 import type { Context } from 'aws-lambda';
-import { type GateDeps, openGate } from '../lib/runtime/gate.ts';
-import { GateRequestSchema } from '../lib/runtime/payloads.ts';
+import { type GateDeps, openGate } from '../lib/runtime/gate/gate.ts';
+import { GateRequestSchema } from '../lib/runtime/payloads/index.ts';
 import { defaultGateDeps } from './default-deps.ts';
 import { parseEvent } from './edge.ts';
 

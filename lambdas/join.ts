@@ -1,7 +1,7 @@
 /** Join Lambda: exact joins across Parallel branches (wait with a task token, or signal). */
 import type { Context } from 'aws-lambda';
-import { type JoinDeps, joinSignal, joinWait } from '../lib/runtime/join.ts';
-import { JoinRequestSchema, type JoinSignalResult } from '../lib/runtime/payloads.ts';
+import { JoinRequestSchema, type JoinSignalResult } from '../lib/runtime/payloads/index.ts';
+import { type JoinDeps, joinSignal, joinWait } from '../lib/runtime/steps/join.ts';
 import { defaultHarnessDeps } from './default-deps.ts';
 import { parseEvent } from './edge.ts';
 

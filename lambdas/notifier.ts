@@ -12,12 +12,12 @@
 import { SecretsManagerClient } from '@aws-sdk/client-secrets-manager';
 import { SESv2Client } from '@aws-sdk/client-sesv2';
 import type { Context } from 'aws-lambda';
-import { LinkSigner } from '../lib/runtime/approvals.ts';
-import { NotConfiguredError } from '../lib/runtime/errors.ts';
+import { LinkSigner } from '../lib/runtime/gate/links.ts';
 import { EmailNotifier } from '../lib/runtime/notify/email.ts';
 import { type NotifyDeps, type NotifyResult, sendApprovalRequest } from '../lib/runtime/notify/notify.ts';
 import { SlackNotifier } from '../lib/runtime/notify/slack.ts';
-import { ApprovalNoticeSchema } from '../lib/runtime/payloads.ts';
+import { ApprovalNoticeSchema } from '../lib/runtime/payloads/index.ts';
+import { NotConfiguredError } from '../lib/runtime/shared/errors.ts';
 import { signingKey } from './default-deps.ts';
 import { parseEvent } from './edge.ts';
 

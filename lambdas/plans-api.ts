@@ -9,9 +9,9 @@
  */
 import type { Context } from 'aws-lambda';
 import { z } from 'zod';
-import { NotConfiguredError } from '../lib/runtime/errors.ts';
-import { type HttpEvent, type HttpResult, LOCAL_IDENTITY_HEADER } from '../lib/runtime/http.ts';
-import { handlePlansRequest, type PlansApiDeps } from '../lib/runtime/plans-api.ts';
+import { handlePlansRequest, type PlansApiDeps } from '../lib/launch/plans-api.ts';
+import { type HttpEvent, type HttpResult, LOCAL_IDENTITY_HEADER } from '../lib/runtime/api/http.ts';
+import { NotConfiguredError } from '../lib/runtime/shared/errors.ts';
 import { apiDeps, defaultHarnessDeps } from './default-deps.ts';
 
 export const makeHandler =

@@ -1,8 +1,8 @@
 /** Step-runner Lambda: runs one step's tool (never completes it). */
 import type { Context } from 'aws-lambda';
 import type { HarnessDeps } from '../lib/runtime/deps.ts';
-import { RunnerRequestSchema, type RunnerResult } from '../lib/runtime/payloads.ts';
-import { runStep } from '../lib/runtime/step-runner.ts';
+import { RunnerRequestSchema, type RunnerResult } from '../lib/runtime/payloads/index.ts';
+import { runStep } from '../lib/runtime/steps/step-runner.ts';
 import { defaultHarnessDeps } from './default-deps.ts';
 import { parseEvent } from './edge.ts';
 

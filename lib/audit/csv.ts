@@ -4,7 +4,7 @@
  * guard can be undone exactly, a cell that itself starts with `'` gets one too.
  */
 import { canonicalJson } from '../plan/digest.ts';
-import type { JournalRecord } from '../runtime/payloads.ts';
+import type { JournalRecord } from '../runtime/payloads/index.ts';
 
 /** Characters that make a spreadsheet read a cell as a formula (OWASP CSV injection). */
 const FORMULA_START = /^[=+\-@\t\r']/;

@@ -10,7 +10,7 @@ import { createWriteStream } from 'node:fs';
 import { readFile, rename, rm } from 'node:fs/promises';
 import { z } from 'zod';
 import { canonicalJson } from '../plan/digest.ts';
-import type { JournalRecord } from '../runtime/payloads.ts';
+import type { JournalRecord } from '../runtime/payloads/index.ts';
 import { CSV_COLUMNS, csvCell, csvRow, parseCsv, recordCells, recordOfCells } from './csv.ts';
 
 export const EXPORT_FORMATS = ['jsonl', 'csv'] as const;

@@ -5,8 +5,8 @@
  */
 import type { QueryCommandInput, ScanCommandInput } from '@aws-sdk/lib-dynamodb';
 import { z } from 'zod';
-import { EventTypeSchema } from '../runtime/payloads.ts';
-import { EVENTS_TABLE } from '../runtime/tables.ts';
+import { EVENTS_TABLE } from '../runtime/journal/tables.ts';
+import { EventTypeSchema } from '../runtime/payloads/index.ts';
 
 /** An ISO 8601 time, normalised to the journal's form (UTC, milliseconds) so string order is time order. */
 const IsoTime = z

@@ -3,8 +3,8 @@
  * client reaches (AWS or the local dynalite): memory stays one page however large the table.
  */
 import { type DynamoDBDocumentClient, QueryCommand, ScanCommand } from '@aws-sdk/lib-dynamodb';
-import { fromItem } from '../runtime/journal.ts';
-import type { JournalRecord } from '../runtime/payloads.ts';
+import { fromItem } from '../runtime/journal/journal.ts';
+import type { JournalRecord } from '../runtime/payloads/index.ts';
 import { type AuditFilter, accessPlan } from './filter.ts';
 
 export interface AuditQueryOptions {

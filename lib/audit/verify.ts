@@ -13,8 +13,8 @@ import {
   hashEvent,
   indexAttributes,
   queryItems,
-} from '../runtime/journal.ts';
-import { type JournalRecord, JournalRecordSchema } from '../runtime/payloads.ts';
+} from '../runtime/journal/journal.ts';
+import { type JournalRecord, JournalRecordSchema } from '../runtime/payloads/index.ts';
 
 export const PROBLEM_KINDS = [
   /** Sequence numbers missing between two stored events (deleted events). */

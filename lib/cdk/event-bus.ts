@@ -6,7 +6,7 @@ import { Duration } from 'aws-cdk-lib';
 import { Archive, EventBus } from 'aws-cdk-lib/aws-events';
 import type { IGrantable } from 'aws-cdk-lib/aws-iam';
 import { Construct } from 'constructs';
-import { EVENT_SOURCE } from '../runtime/journal.ts';
+import { EVENT_SOURCE } from '../runtime/journal/journal.ts';
 
 export interface PlanEventBusProps {
   /**

@@ -1,5 +1,5 @@
 /**
- * The append-only event journal (lib/runtime/tables.ts EVENTS_TABLE): on-demand, point-in-time
+ * The append-only event journal (lib/runtime/journal/tables.ts EVENTS_TABLE): on-demand, point-in-time
  * recovery, deletion protection, retained when the stack goes. Items can be put and read, never
  * updated or deleted: grants allow PutItem only, and explicit Denies — in the table's resource
  * policy (every principal) and in each appender's own policy — refuse every other write.
@@ -8,7 +8,7 @@ import { RemovalPolicy, Stack } from 'aws-cdk-lib';
 import { BillingMode, Table } from 'aws-cdk-lib/aws-dynamodb';
 import { AnyPrincipal, Effect, Grant, type IGrantable, PolicyStatement } from 'aws-cdk-lib/aws-iam';
 import { Construct } from 'constructs';
-import { EVENTS_TABLE } from '../runtime/tables.ts';
+import { EVENTS_TABLE } from '../runtime/journal/tables.ts';
 import { tableShape } from './table-props.ts';
 
 /** Every DynamoDB action that changes or removes an existing item (or writes without a condition). */

@@ -1,16 +1,16 @@
 /**
- * A working table of the harness (gates, joins, outputs in lib/runtime/tables.ts): on-demand,
+ * A working table of the harness (gates, joins, outputs in lib/runtime/journal/tables.ts): on-demand,
  * point-in-time recovery, items expiring by TTL once nothing can need them.
  */
 import { RemovalPolicy, Stack } from 'aws-cdk-lib';
 import { BillingMode, Table } from 'aws-cdk-lib/aws-dynamodb';
 import { Grant, type IGrantable } from 'aws-cdk-lib/aws-iam';
 import { Construct } from 'constructs';
-import type { TableDefinition } from '../runtime/tables.ts';
+import type { TableDefinition } from '../runtime/journal/tables.ts';
 import { tableShape } from './table-props.ts';
 
 export interface HarnessTableProps {
-  /** Keys, indexes and TTL attribute, from lib/runtime/tables.ts. */
+  /** Keys, indexes and TTL attribute, from lib/runtime/journal/tables.ts. */
   readonly definition: TableDefinition;
   /**
    * What happens to the items when the stack is deleted (the executions that need them are gone too).

@@ -2,7 +2,7 @@
  * `PlanPlatform`: everything compiled plans run on — the events journal and the working tables,
  * the event bus with its archive, one Lambda per harness handler, the Plans/approvals HTTP API,
  * the notification settings and the role that plans submitted at run time execute with. Plans
- * are `PlanStateMachine`s (deployed with CDK) or created at run time (lib/runtime/deploy-plan.ts).
+ * are `PlanStateMachine`s (deployed with CDK) or created at run time (lib/launch/deploy-plan.ts).
  */
 import { existsSync } from 'node:fs';
 import { join } from 'node:path';
@@ -16,8 +16,8 @@ import type { NodejsFunction } from 'aws-cdk-lib/aws-lambda-nodejs';
 import { LogGroup, RetentionDays } from 'aws-cdk-lib/aws-logs';
 import { type ISecret, Secret } from 'aws-cdk-lib/aws-secretsmanager';
 import { Construct } from 'constructs';
-import { signInCallbackUrl } from '../runtime/approval-page.ts';
-import { GATES_TABLE, JOINS_TABLE, OUTPUTS_TABLE, TABLE_NAME_ENV } from '../runtime/tables.ts';
+import { signInCallbackUrl } from '../runtime/gate/approval-page.ts';
+import { GATES_TABLE, JOINS_TABLE, OUTPUTS_TABLE, TABLE_NAME_ENV } from '../runtime/journal/tables.ts';
 import { ApproverPool } from './approver-pool.ts';
 import { PlanEventBus } from './event-bus.ts';
 import { EventsTable } from './events-table.ts';

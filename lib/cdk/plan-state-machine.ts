@@ -18,10 +18,6 @@ import {
 } from 'aws-cdk-lib/aws-stepfunctions';
 import { Construct } from 'constructs';
 import { type CompileOptions, type CompileResult, compilePlan } from '../compiler/index.ts';
-import { planDigest } from '../plan/digest.ts';
-import { parsePlanBytes } from '../plan/parse.ts';
-import { formatProblem, hasErrors } from '../plan/problems.ts';
-import type { Plan } from '../plan/schema.ts';
 import {
   partOrder,
   partPlaceholder,
@@ -29,7 +25,11 @@ import {
   planStateMachineName,
   stateMachineNames,
   versionDescription,
-} from '../runtime/deploy-plan.ts';
+} from '../launch/deploy-plan.ts';
+import { planDigest } from '../plan/digest.ts';
+import { parsePlanBytes } from '../plan/parse.ts';
+import { formatProblem, hasErrors } from '../plan/problems.ts';
+import type { Plan } from '../plan/schema.ts';
 import type { StateMachineHandlerName } from './harness-handlers.ts';
 import { acknowledgeWildcardResource } from './nag.ts';
 import type { PlanPlatform } from './plan-platform.ts';

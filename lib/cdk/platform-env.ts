@@ -1,6 +1,6 @@
 /**
  * Environment variables the platform gives the harness Lambdas. Table names use
- * lib/runtime/tables.ts's `tableNamesFromEnv` names.
+ * lib/runtime/journal/tables.ts's `tableNamesFromEnv` names.
  */
 export const PLATFORM_ENV = {
   eventsTable: 'PLANGATE_EVENTS_TABLE',

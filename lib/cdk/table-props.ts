@@ -1,11 +1,11 @@
-/** Turns lib/runtime/tables.ts's plain-data table definitions into CDK table settings. */
+/** Turns lib/runtime/journal/tables.ts's plain-data table definitions into CDK table settings. */
 import {
   type Attribute,
   AttributeType,
   type GlobalSecondaryIndexProps,
   ProjectionType,
 } from 'aws-cdk-lib/aws-dynamodb';
-import type { KeyDefinition, TableDefinition } from '../runtime/tables.ts';
+import type { KeyDefinition, TableDefinition } from '../runtime/journal/tables.ts';
 
 function attribute(key: KeyDefinition): Attribute {
   return { name: key.name, type: key.type === 'S' ? AttributeType.STRING : AttributeType.NUMBER };

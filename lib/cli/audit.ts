@@ -9,8 +9,8 @@ import { auditEvents } from '../audit/query.ts';
 import { AuditTargetError, type AuditTargetSpec, openAuditTarget } from '../audit/target.ts';
 import { checkExecution, type ExecutionVerdict, verifyExecutions } from '../audit/verify.ts';
 import { DEFAULT_STORE_DIR } from '../local/run/store.ts';
-import { formatSeq } from '../runtime/journal.ts';
-import type { JournalRecord } from '../runtime/payloads.ts';
+import { formatSeq } from '../runtime/journal/journal.ts';
+import type { JournalRecord } from '../runtime/payloads/index.ts';
 
 const TARGET_HELP = `Where (default: the local store):
   --store DIR          the local store (default ${DEFAULT_STORE_DIR}); read without starting the engine

@@ -5,7 +5,7 @@
 import { parseArgs } from 'node:util';
 import { DEFAULT_STORE_DIR, storePaths } from '../local/run/store.ts';
 import { openStoreReader, StoreNotFoundError, type StoreReader } from '../local/run/store-reader.ts';
-import { readEvents, verifyChain } from '../runtime/journal.ts';
+import { readEvents, verifyChain } from '../runtime/journal/journal.ts';
 
 export const usage = `Usage: plangate events <execution-arn> [options]
 

@@ -45,3 +45,13 @@ export const SERVICE_RETRY = {
   BackoffRate: 2,
   JitterStrategy: 'FULL',
 };
+
+/** One compiled state machine: its name, its definition, and the JSON deployed. */
+export interface CompiledDefinition {
+  readonly name: string;
+  readonly asl: AslDefinition;
+  /** The definition as deployed (compact JSON). */
+  readonly json: string;
+  /** For a child machine: the substitution its parent uses for its ARN. */
+  readonly arnSubstitution?: string;
+}

@@ -1,11 +1,11 @@
 /**
  * The frame of a child state machine (a block of a split plan): `Start part` takes the plan
  * identity, modifications and needed ledger entries from the input (see `ChildInput` in
- * lib/runtime/payloads.ts) into the same workflow variables the parent uses; `Part done`
+ * lib/runtime/payloads/index.ts) into the same workflow variables the parent uses; `Part done`
  * returns the entries the parent still needs. Children have no gate: the parent's approval
  * (same digest) covers them.
  */
-import type { RecipeSummary } from '../runtime/payloads.ts';
+import type { RecipeSummary } from '../runtime/payloads/index.ts';
 import type { AslStates, Fragment } from './asl.ts';
 import { entriesOf } from './dataflow.ts';
 import { jsonata, literal } from './jsonata.ts';

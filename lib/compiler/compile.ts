@@ -5,8 +5,8 @@
 import { planDigest } from '../plan/digest.ts';
 import { effectiveRecovery, type RecoveryTable } from '../plan/recovery.ts';
 import { FAILURE_CLASSES, type Plan, type PlanInput, PlanSchema, type Step } from '../plan/schema.ts';
-import type { PlanIdentity, RecipeSummary } from '../runtime/payloads.ts';
-import type { AslDefinition, Fragment } from './asl.ts';
+import type { PlanIdentity, RecipeSummary } from '../runtime/payloads/index.ts';
+import type { AslDefinition, CompiledDefinition, Fragment } from './asl.ts';
 import { CHILD_STATES, ChildMachine } from './child-machine.ts';
 import { COMPLETION_STATES, Completion } from './completion.ts';
 import { childPlaceholder, ref } from './placeholders.ts';
@@ -57,15 +57,6 @@ export interface CompileOptions {
    * @default true
    */
   readonly simulate?: boolean;
-}
-
-export interface CompiledDefinition {
-  readonly name: string;
-  readonly asl: AslDefinition;
-  /** The definition as deployed (compact JSON). */
-  readonly json: string;
-  /** For a child machine: the substitution its parent uses for its ARN. */
-  readonly arnSubstitution?: string;
 }
 
 export interface CompileResult {

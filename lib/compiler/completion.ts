@@ -6,7 +6,7 @@
  * with the error, so EXECUTION_COMPLETE is always written; the machine then fails with that error.
  */
 import type { Postcondition } from '../plan/schema.ts';
-import { MACHINE_ERRORS } from '../runtime/payloads.ts';
+import { MACHINE_ERRORS } from '../runtime/payloads/index.ts';
 import type { Fragment } from './asl.ts';
 import { LAMBDA_INVOKE, SERVICE_RETRY } from './asl.ts';
 import { jsonata, toJsonataSource } from './jsonata.ts';

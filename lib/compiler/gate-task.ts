@@ -3,7 +3,7 @@
  * escalation gates and human steps. The token goes to the gate Lambda (which keeps it
  * server-side) together with the plan identity and the plan's approval policy (`$approval`).
  */
-import type { GateKind } from '../runtime/payloads.ts';
+import type { GateKind } from '../runtime/payloads/index.ts';
 import { type AslState, LAMBDA_INVOKE_WAIT, SERVICE_RETRY } from './asl.ts';
 import { EXECUTION_SCOPE } from './dataflow.ts';
 import { jsonata } from './jsonata.ts';

@@ -1,7 +1,6 @@
 /** lib/compiler's public API: plan → Step Functions definitions (ASL, JSONata) + report. */
-export type { AslDefinition, AslState } from './asl.ts';
+export type { AslDefinition, AslState, CompiledDefinition } from './asl.ts';
 export {
-  type CompiledDefinition,
   CompileError,
   type CompileOptions,
   type CompileResult,

@@ -5,7 +5,7 @@
  * so they are bound to the approved digest like everything else the machine does.
  */
 import type { Plan } from '../plan/schema.ts';
-import type { ApprovalPolicy } from '../runtime/payloads.ts';
+import type { ApprovalPolicy } from '../runtime/payloads/index.ts';
 import { literal } from './jsonata.ts';
 
 export interface PlanFacts {

@@ -7,7 +7,7 @@
  * so EXECUTION_COMPLETE is written and the machine then fails with it. No decision within the
  * timeout → the same with `Plangate.GateTimedOut`.
  */
-import { MACHINE_ERRORS, type PlanIdentity, type RecipeSummary } from '../runtime/payloads.ts';
+import { MACHINE_ERRORS, type PlanIdentity, type RecipeSummary } from '../runtime/payloads/index.ts';
 import type { Fragment } from './asl.ts';
 import { gateTask } from './gate-task.ts';
 import { jsonata, literal } from './jsonata.ts';

@@ -5,9 +5,8 @@
  * simulating the compiled definition.
  */
 import type { Plan } from '../plan/schema.ts';
-import type { PlanIdentity } from '../runtime/payloads.ts';
-import type { AslDefinition, AslState } from './asl.ts';
-import type { CompiledDefinition } from './compile.ts';
+import type { PlanIdentity } from '../runtime/payloads/index.ts';
+import type { AslDefinition, AslState, CompiledDefinition } from './asl.ts';
 import { childPlaceholder, ref } from './placeholders.ts';
 import type { PlanStep } from './plan-step.ts';
 import { criticalPath, simulate } from './simulate.ts';

@@ -6,7 +6,7 @@
  */
 import type { FailureClass, RecoveryRecipe } from '../plan/schema.ts';
 import { FAILURE_CLASSES } from '../plan/schema.ts';
-import { ERROR_NAMES } from '../runtime/payloads.ts';
+import { ERROR_NAMES } from '../runtime/payloads/index.ts';
 import { LAMBDA_SERVICE_ERRORS } from './asl.ts';
 
 export interface RetryPolicyProps {

@@ -3,7 +3,7 @@
  * unique across the whole definition (AWS requires it), and Fail states are shared per branch:
  * a Choice can only jump to states of its own branch.
  */
-import { MACHINE_ERRORS } from '../runtime/payloads.ts';
+import { MACHINE_ERRORS } from '../runtime/payloads/index.ts';
 import type { AslStates } from './asl.ts';
 import { jsonata } from './jsonata.ts';
 

@@ -5,7 +5,8 @@
 import { DynamoDBClient } from '@aws-sdk/client-dynamodb';
 import { EventBridgeClient } from '@aws-sdk/client-eventbridge';
 import { SFNClient } from '@aws-sdk/client-sfn';
-import { DynamoDBDocumentClient } from '@aws-sdk/lib-dynamodb';
+import type { DynamoDBDocumentClient } from '@aws-sdk/lib-dynamodb';
+import { documentClient } from '../runtime/journal/document-client.ts';
 
 export interface LocalEndpoints {
   readonly dynamoEndpoint: string;
@@ -51,13 +52,6 @@ export function localClients(endpoints: LocalEndpoints): LocalClients {
       sfn?.destroy();
     },
   };
-}
-
-/** The document client plangate uses everywhere (same options locally and on AWS). */
-export function documentClient(dynamo: DynamoDBClient): DynamoDBDocumentClient {
-  return DynamoDBDocumentClient.from(dynamo, {
-    marshallOptions: { removeUndefinedValues: true, convertClassInstanceToMap: true },
-  });
 }
 
 /**

@@ -2,7 +2,7 @@
  * The local data plane in one call: dynalite and the local event bus on loopback, the tables
  * created, and clients for both. `plangate run` adds the engine and the HTTP server around it.
  */
-import { DEFAULT_TABLE_NAMES, ensureTables, type TableNames } from '../runtime/tables.ts';
+import { DEFAULT_TABLE_NAMES, ensureTables, type TableNames } from '../runtime/journal/tables.ts';
 import { type LocalClients, localClients, localEnvironment } from './clients.ts';
 import { type LocalDynamo, startLocalDynamo } from './dynamo.ts';
 import { type LocalEventBus, startLocalEventBus } from './eventbus.ts';

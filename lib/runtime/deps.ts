@@ -4,11 +4,11 @@ import type { LambdaClient } from '@aws-sdk/client-lambda';
 import type { SecretsManagerClient } from '@aws-sdk/client-secrets-manager';
 import type { SFNClient } from '@aws-sdk/client-sfn';
 import type { DynamoDBDocumentClient } from '@aws-sdk/lib-dynamodb';
-import { Journal } from './journal.ts';
-import type { PlanIdentity } from './payloads.ts';
-import { Redactor } from './redact.ts';
-import { type SecretRef, SecretSource } from './secrets.ts';
-import type { TableNames } from './tables.ts';
+import { Journal } from './journal/journal.ts';
+import type { TableNames } from './journal/tables.ts';
+import type { PlanIdentity } from './payloads/index.ts';
+import { Redactor } from './secrets/redact.ts';
+import { type SecretRef, SecretSource } from './secrets/secrets.ts';
 import type { ToolExecutorRegistry } from './tools/registry.ts';
 
 export interface HarnessDeps {

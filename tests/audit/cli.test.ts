@@ -12,7 +12,7 @@ import { main } from '../../bin/plangate.ts';
 import { run } from '../../lib/cli/audit.ts';
 import { releaseSession, storePaths, writeSession } from '../../lib/local/run/store.ts';
 import { startLocalDataPlane } from '../../lib/local/stack.ts';
-import { formatSeq } from '../../lib/runtime/journal.ts';
+import { formatSeq } from '../../lib/runtime/journal/journal.ts';
 import { EXEC, HOSTILE_TASK_NAME, seedRuns } from './seed.ts';
 
 let dir: string;

@@ -3,7 +3,7 @@
  * strings in a task name and in details, and timestamps an auditor can range over.
  */
 import type { DynamoDBDocumentClient } from '@aws-sdk/lib-dynamodb';
-import { Journal, type JournalEventInput } from '../../lib/runtime/journal.ts';
+import { Journal, type JournalEventInput } from '../../lib/runtime/journal/journal.ts';
 
 /** Strings a CSV consumer or a terminal would misread if they were not escaped. */
 export const HOSTILE = {

@@ -2,8 +2,8 @@
 import fc from 'fast-check';
 import { describe, expect, it } from 'vitest';
 import { checkExecution } from '../../lib/audit/verify.ts';
-import { formatSeq, GENESIS_HASH, hashEvent } from '../../lib/runtime/journal.ts';
-import type { JournalEvent, JournalRecord } from '../../lib/runtime/payloads.ts';
+import { formatSeq, GENESIS_HASH, hashEvent } from '../../lib/runtime/journal/journal.ts';
+import type { JournalEvent, JournalRecord } from '../../lib/runtime/payloads/index.ts';
 
 const ID = 'exec-prop';
 

@@ -17,16 +17,16 @@ import { compilePlan, PLACEHOLDERS } from '../../lib/compiler/index.ts';
 import { type EngineServer, startEngineServer } from '../../lib/engine/api/index.ts';
 import { createEngine, type Engine } from '../../lib/engine/engine.ts';
 import type { TaskInvocation } from '../../lib/engine/types.ts';
-import { planDigest } from '../../lib/plan/digest.ts';
-import { loadPlan } from '../../lib/plan/load.ts';
-import type { Plan } from '../../lib/plan/schema.ts';
 import {
   deployPlan,
   partOrder,
   placeholdersIn,
   planStateMachineName,
   stateMachineNames,
-} from '../../lib/runtime/deploy-plan.ts';
+} from '../../lib/launch/deploy-plan.ts';
+import { planDigest } from '../../lib/plan/digest.ts';
+import { loadPlan } from '../../lib/plan/load.ts';
+import type { Plan } from '../../lib/plan/schema.ts';
 
 const ACCOUNT = '123456789012';
 const ROLE_ARN = `arn:aws:iam::${ACCOUNT}:role/plangate-runtime-plans`;

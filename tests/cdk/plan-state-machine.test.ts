@@ -11,9 +11,9 @@ import { loadExamplePlans } from '../../lib/cdk/examples.ts';
 import { PlanPlatformStack } from '../../lib/cdk/plan-platform-stack.ts';
 import { PlanStateMachine } from '../../lib/cdk/plan-state-machine.ts';
 import { compilePlan, PLACEHOLDERS } from '../../lib/compiler/index.ts';
+import { placeholdersIn } from '../../lib/launch/deploy-plan.ts';
 import { planDigest } from '../../lib/plan/digest.ts';
 import type { Plan } from '../../lib/plan/schema.ts';
-import { placeholdersIn } from '../../lib/runtime/deploy-plan.ts';
 import { testApp } from './support.ts';
 
 type Resource = { Type: string; Properties: Record<string, unknown> };

@@ -18,7 +18,7 @@ import {
   JOINS_TABLE,
   OUTPUTS_TABLE,
   TABLE_NAME_ENV,
-} from '../../lib/runtime/tables.ts';
+} from '../../lib/runtime/journal/tables.ts';
 import { testApp } from './support.ts';
 
 let stack: PlanPlatformStack;
@@ -44,7 +44,7 @@ describe('events table', () => {
     });
   });
 
-  it('has the keys and auditor indexes of lib/runtime/tables.ts', () => {
+  it('has the keys and auditor indexes of lib/runtime/journal/tables.ts', () => {
     const id = stack.getLogicalId(stack.platform.eventsTable.table.node.defaultChild as never);
     const table = template.toJSON().Resources[id] as Resource;
     expect(table.Properties.KeySchema).toEqual([

@@ -1,5 +1,5 @@
 /**
- * In-test harness Lambdas that implement lib/runtime/payloads.ts faithfully (every request is
+ * In-test harness Lambdas that implement lib/runtime/payloads/index.ts faithfully (every request is
  * parsed with its schema, every answer has the contract's shape), scripted per test: what the
  * approver decides, which attempts of which steps fail and how. Runs compiled definitions on
  * the embedded engine with the `${…}` substitutions filled in.
@@ -29,7 +29,7 @@ import {
   RunnerRequestSchema,
   type RunnerResult,
   type StepEntry,
-} from '../../lib/runtime/payloads.ts';
+} from '../../lib/runtime/payloads/index.ts';
 
 export interface Script {
   /** Decision for a plan or step gate. @default APPROVE */
@@ -104,7 +104,7 @@ export async function runCompiled(compiled: CompileResult, script: Script = {}):
   const joins = new Map<string, { token?: string; predecessors: string[] }>();
   const signals = new Map<string, StepEntry>();
   const carried = new Map<string, Record<string, StepEntry>>();
-  // As lib/runtime/join.ts releases: the predecessors' carried ancestors, then their own entries.
+  // As lib/runtime/steps/join.ts releases: the predecessors' carried ancestors, then their own entries.
   const releaseIfReady = (stepId: string) => {
     const join = joins.get(stepId);
     if (!join?.token || !join.predecessors.every((p) => signals.has(p))) return;

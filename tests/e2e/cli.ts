@@ -9,8 +9,8 @@ import { join, resolve } from 'node:path';
 import { pathToFileURL } from 'node:url';
 import { storePaths } from '../../lib/local/run/store.ts';
 import { openStoreReader } from '../../lib/local/run/store-reader.ts';
-import { readEvents, verifyChain } from '../../lib/runtime/journal.ts';
-import type { JournalRecord } from '../../lib/runtime/payloads.ts';
+import { readEvents, verifyChain } from '../../lib/runtime/journal/journal.ts';
+import type { JournalRecord } from '../../lib/runtime/payloads/index.ts';
 
 export const REPO = resolve(import.meta.dirname, '../..');
 /** tsx as a loader of this very process, so kill -9 hits the harness itself, not a wrapper. */

@@ -7,7 +7,7 @@
 import { existsSync, readFileSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
-import type { JournalRecord } from '../../lib/runtime/payloads.ts';
+import type { JournalRecord } from '../../lib/runtime/payloads/index.ts';
 import { CliRun, runPlan, scenario, storedEvents, verifyChain, workDir } from './cli.ts';
 import { seedOrderProblems } from './seed-order.ts';
 

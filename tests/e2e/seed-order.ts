@@ -5,7 +5,7 @@
  * recovery is applied, an escalation follows the recipe giving up, and EXECUTION_COMPLETE
  * closes the log.
  */
-import { EVENT_TYPES, type JournalRecord } from '../../lib/runtime/payloads.ts';
+import { EVENT_TYPES, type JournalRecord } from '../../lib/runtime/payloads/index.ts';
 
 export function seedOrderProblems(events: readonly JournalRecord[]): string[] {
   const problems: string[] = [];

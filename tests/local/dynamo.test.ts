@@ -3,7 +3,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, expect, it } from 'vitest';
 import { startLocalDataPlane } from '../../lib/local/stack.ts';
-import { Journal, readEvents, verifyChain } from '../../lib/runtime/journal.ts';
+import { Journal, readEvents, verifyChain } from '../../lib/runtime/journal/journal.ts';
 
 const dirs: string[] = [];
 afterAll(async () => {

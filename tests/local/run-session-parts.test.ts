@@ -4,7 +4,7 @@ import { describe, expect, it } from 'vitest';
 import { parseApproval, parseEscalation } from '../../lib/local/run/decisions.ts';
 import { ProgressFormatter, seconds, summaryLine } from '../../lib/local/run/progress.ts';
 import { summarise } from '../../lib/local/run/store-reader.ts';
-import type { JournalRecord } from '../../lib/runtime/payloads.ts';
+import type { JournalRecord } from '../../lib/runtime/payloads/index.ts';
 
 const outline = {
   id: 'p',

@@ -23,10 +23,10 @@ import { createResourceInvoker, LambdaHandlerRegistry } from '../../lib/engine/r
 import type { LambdaHandler } from '../../lib/engine/types.ts';
 import { LOCAL_CREDENTIALS } from '../../lib/local/clients.ts';
 import { type LocalDataPlane, startLocalDataPlane } from '../../lib/local/stack.ts';
-import type { GateDeps } from '../../lib/runtime/gate.ts';
-import { type HttpEvent, LOCAL_IDENTITY_HEADER } from '../../lib/runtime/http.ts';
-import { verifyChain } from '../../lib/runtime/journal.ts';
-import type { ApprovalNotice, JournalRecord } from '../../lib/runtime/payloads.ts';
+import { type HttpEvent, LOCAL_IDENTITY_HEADER } from '../../lib/runtime/api/http.ts';
+import type { GateDeps } from '../../lib/runtime/gate/gate.ts';
+import { verifyChain } from '../../lib/runtime/journal/journal.ts';
+import type { ApprovalNotice, JournalRecord } from '../../lib/runtime/payloads/index.ts';
 import { builtinRegistry } from '../../lib/runtime/tools/builtins.ts';
 
 const REGION = 'us-east-1';

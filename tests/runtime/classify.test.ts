@@ -2,9 +2,9 @@ import fc from 'fast-check';
 import { describe, expect, it } from 'vitest';
 import { DEFAULT_DETECTION, classifyFailure as planClassify } from '../../lib/plan/recovery.ts';
 import { FAILURE_CLASSES } from '../../lib/plan/schema.ts';
-import { classifyFailure } from '../../lib/runtime/classify.ts';
-import { ContractFailedError, failureFacts, TimeoutError } from '../../lib/runtime/errors.ts';
-import { ERROR_NAMES } from '../../lib/runtime/payloads.ts';
+import { ERROR_NAMES } from '../../lib/runtime/payloads/index.ts';
+import { classifyFailure } from '../../lib/runtime/recovery/classify.ts';
+import { ContractFailedError, failureFacts, TimeoutError } from '../../lib/runtime/shared/errors.ts';
 
 /** Names and messages that no default rule mentions: lowercase-free hex-ish tokens. */
 const neutralName = fc.stringMatching(/^Q[0-9]{1,6}$/);

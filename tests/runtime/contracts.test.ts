@@ -3,9 +3,9 @@ import { createServer, type Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { ContractSchema } from '../../lib/plan/schema.ts';
-import { classifyFailure } from '../../lib/runtime/classify.ts';
-import { checkContract, contractFailure } from '../../lib/runtime/contracts.ts';
-import { SecretSource } from '../../lib/runtime/secrets.ts';
+import { checkContract, contractFailure } from '../../lib/runtime/contracts/contracts.ts';
+import { classifyFailure } from '../../lib/runtime/recovery/classify.ts';
+import { SecretSource } from '../../lib/runtime/secrets/secrets.ts';
 
 const scope = { output: { count: 3 }, context: { min: 2 }, steps: { a: { n: 1 } } };
 let server: Server;

@@ -16,11 +16,11 @@ import { makeHandler as makeJoin } from '../../lambdas/join.ts';
 import { makeHandler as makeRunner } from '../../lambdas/step-runner.ts';
 import type { BusEvent } from '../../lib/local/eventbus.ts';
 import { type LocalDataPlane, startLocalDataPlane } from '../../lib/local/stack.ts';
-import { Approvals } from '../../lib/runtime/approvals.ts';
 import { type HarnessDeps, journalFor } from '../../lib/runtime/deps.ts';
-import { type ApprovalNotice, approvalsFor, type GateDeps } from '../../lib/runtime/gate.ts';
-import { readEvents, verifyChain } from '../../lib/runtime/journal.ts';
-import type { EventType, RunnerRequest, RunnerResult } from '../../lib/runtime/payloads.ts';
+import { Approvals } from '../../lib/runtime/gate/approvals.ts';
+import { type ApprovalNotice, approvalsFor, type GateDeps } from '../../lib/runtime/gate/gate.ts';
+import { readEvents, verifyChain } from '../../lib/runtime/journal/journal.ts';
+import type { EventType, RunnerRequest, RunnerResult } from '../../lib/runtime/payloads/index.ts';
 import { builtinRegistry } from '../../lib/runtime/tools/builtins.ts';
 import { type RecordingSfn, startRecordingSfn } from './recording-sfn.ts';
 

@@ -17,10 +17,10 @@ import {
   readEvents,
   toItem,
   verifyChain,
-} from '../../lib/runtime/journal.ts';
-import type { JournalRecord } from '../../lib/runtime/payloads.ts';
-import { Redactor } from '../../lib/runtime/redact.ts';
-import { ensureTables } from '../../lib/runtime/tables.ts';
+} from '../../lib/runtime/journal/journal.ts';
+import { ensureTables } from '../../lib/runtime/journal/tables.ts';
+import type { JournalRecord } from '../../lib/runtime/payloads/index.ts';
+import { Redactor } from '../../lib/runtime/secrets/redact.ts';
 
 let dir: string;
 let plane: LocalDataPlane;

@@ -12,11 +12,11 @@ import fc from 'fast-check';
 import { afterAll, beforeAll, beforeEach, describe, expect, it } from 'vitest';
 import { makeHandler } from '../../lambdas/notifier.ts';
 import { LOCAL_CREDENTIALS } from '../../lib/local/clients.ts';
-import { LinkSigner } from '../../lib/runtime/approvals.ts';
+import { LinkSigner } from '../../lib/runtime/gate/links.ts';
 import { EmailNotifier } from '../../lib/runtime/notify/email.ts';
 import { approvalMessage } from '../../lib/runtime/notify/message.ts';
 import { SlackNotifier } from '../../lib/runtime/notify/slack.ts';
-import type { ApprovalNotice } from '../../lib/runtime/payloads.ts';
+import type { ApprovalNotice } from '../../lib/runtime/payloads/index.ts';
 
 const TOKEN = `AQ${'Tk9'.repeat(60)}`;
 const SIGNER = new LinkSigner('n'.repeat(32));

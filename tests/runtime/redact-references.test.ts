@@ -1,9 +1,9 @@
 // biome-ignore-all lint/suspicious/noTemplateCurlyInString: plan references are literal `${...}` strings
 import fc from 'fast-check';
 import { describe, expect, it } from 'vitest';
-import { Redactor } from '../../lib/runtime/redact.ts';
-import { resolveReferences } from '../../lib/runtime/references.ts';
-import { SecretSource } from '../../lib/runtime/secrets.ts';
+import { Redactor } from '../../lib/runtime/secrets/redact.ts';
+import { resolveReferences } from '../../lib/runtime/secrets/references.ts';
+import { SecretSource } from '../../lib/runtime/secrets/secrets.ts';
 
 describe('Redactor', () => {
   it('never lets a declared secret through, wherever it sits in a string', () => {

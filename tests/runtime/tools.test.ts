@@ -1,7 +1,7 @@
 import { createServer, type Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { runProcess } from '../../lib/runtime/process.ts';
+import { runProcess } from '../../lib/runtime/shared/process.ts';
 import { builtinRegistry } from '../../lib/runtime/tools/builtins.ts';
 import type { ToolContext } from '../../lib/runtime/tools/types.ts';
 

@@ -1,14 +1,14 @@
 /**
  * The local approval page: `GET /approve/<link id>` shows the gate, `POST` answers it. The page
- * and its form are the approvals API's (lib/runtime/approval-page.ts, approvals-api.ts), plus the
+ * and its form are the approvals API's (lib/runtime/gate/approval-page.ts, approvals-api.ts), plus the
  * plan's checklist. The id is the approvals service's signed, expiring, single-use id, never the
  * task token; the first answer wins, so a second one (here or in the terminal) is told it came
  * too late.
  */
 import { createServer, type IncomingMessage, type ServerResponse } from 'node:http';
-import { approvalPage, messagePage } from '../../runtime/approval-page.ts';
-import { formAnswer } from '../../runtime/approvals-api.ts';
-import { decisionSchemaOf } from '../../runtime/payloads.ts';
+import { formAnswer } from '../../runtime/api/approvals-api.ts';
+import { approvalPage, messagePage } from '../../runtime/gate/approval-page.ts';
+import { decisionSchemaOf } from '../../runtime/payloads/index.ts';
 import { closeServer, listenOnLoopback } from '../listen.ts';
 import type { GateAnswer, GateDesk } from '../run/gate-desk.ts';
 

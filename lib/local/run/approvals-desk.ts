@@ -1,8 +1,10 @@
 /**
- * The gate desk over the approvals service (lib/runtime/approvals.ts): what waits in an
+ * The gate desk over the approvals service (lib/runtime/gate/approvals.ts): what waits in an
  * execution, and answers that bind to the plan digest the person was shown.
  */
-import { ApprovalError, type Approvals, type GateView } from '../../runtime/approvals.ts';
+import type { Approvals } from '../../runtime/gate/approvals.ts';
+import type { GateView } from '../../runtime/gate/gate-item.ts';
+import { ApprovalError } from '../../runtime/gate/links.ts';
 import {
   type AnswerOutcome,
   type GateAnswer,

@@ -9,7 +9,7 @@ import type {
   EscalationDecision,
   GateKind,
   HumanDecision,
-} from '../../runtime/payloads.ts';
+} from '../../runtime/payloads/index.ts';
 
 export const GATE_CHOICES = [
   '  approve                 run the plan as shown        (a, yes, proceed, ✓)',

@@ -3,14 +3,14 @@
  * and a way to answer one. Whoever answers first wins (the gates table's conditional update);
  * a later answer is told it came too late.
  */
-import type { GateView } from '../../runtime/approvals.ts';
+import type { GateView } from '../../runtime/gate/gate-item.ts';
 import type {
   ApprovalDecision,
   ClassifiedFailure,
   EscalationDecision,
   GateKind,
   HumanDecision,
-} from '../../runtime/payloads.ts';
+} from '../../runtime/payloads/index.ts';
 
 /** What a gate request, a stored gate and a notice all say about a waiting gate. */
 export interface GateFacts {

@@ -4,6 +4,8 @@
  * loopback, and the harness Lambdas (the same lambdas/ modules that run on AWS) wired into the
  * engine's resource invoker with SDK v3 clients pointed at the local endpoints.
  */
+import { extname } from 'node:path';
+import { fileURLToPath } from 'node:url';
 import { SFNClient } from '@aws-sdk/client-sfn';
 import { PLACEHOLDERS } from '../../compiler/placeholders.ts';
 import { type EngineServer, startEngineServer } from '../../engine/api/index.ts';
@@ -11,7 +13,7 @@ import { createEngine, type Engine } from '../../engine/engine.ts';
 import { createResourceInvoker, LambdaHandlerRegistry } from '../../engine/resources/index.ts';
 import type { LambdaHandler, TaskInvocation } from '../../engine/types.ts';
 import type { HarnessDeps } from '../../runtime/deps.ts';
-import type { ApprovalNotice, GateDeps } from '../../runtime/gate.ts';
+import type { ApprovalNotice, GateDeps } from '../../runtime/gate/gate.ts';
 import { builtinRegistry } from '../../runtime/tools/builtins.ts';
 import { LOCAL_CREDENTIALS } from '../clients.ts';
 import { type LocalDataPlane, startLocalDataPlane } from '../stack.ts';
@@ -22,15 +24,15 @@ const ACCOUNT = '123456789012';
 
 /** The harness functions compiled machines call: placeholder → handler module in lambdas/. */
 export const HARNESS_FUNCTIONS = [
-  { placeholder: PLACEHOLDERS.gate, name: 'plangate-gate', file: 'gate.ts' },
-  { placeholder: PLACEHOLDERS.stepRunner, name: 'plangate-step-runner', file: 'step-runner.ts' },
+  { placeholder: PLACEHOLDERS.gate, name: 'plangate-gate', module: 'gate' },
+  { placeholder: PLACEHOLDERS.stepRunner, name: 'plangate-step-runner', module: 'step-runner' },
   {
     placeholder: PLACEHOLDERS.contractChecker,
     name: 'plangate-contract-checker',
-    file: 'contract-checker.ts',
+    module: 'contract-checker',
   },
-  { placeholder: PLACEHOLDERS.classifier, name: 'plangate-classifier', file: 'classifier.ts' },
-  { placeholder: PLACEHOLDERS.join, name: 'plangate-join', file: 'join.ts' },
+  { placeholder: PLACEHOLDERS.classifier, name: 'plangate-classifier', module: 'classifier' },
+  { placeholder: PLACEHOLDERS.join, name: 'plangate-join', module: 'join' },
 ] as const;
 
 export interface LocalRunStackProps {
@@ -110,7 +112,7 @@ export class LocalRunStack {
         signingKey: props.signingKey,
         notify: props.notify,
       };
-      for (const fn of HARNESS_FUNCTIONS) registry.register(fn.name, await loadHandler(fn.file, deps));
+      for (const fn of HARNESS_FUNCTIONS) registry.register(fn.name, await loadHandler(fn.module, deps));
       release();
       return new LocalRunStack(data, engine, server, sfn);
     } catch (error) {
@@ -130,11 +132,17 @@ export class LocalRunStack {
   }
 }
 
-/** A lambdas/ module's `makeHandler(deps)`: the handler AWS runs, built over local clients. */
-async function loadHandler(file: string, deps: HarnessDeps): Promise<LambdaHandler> {
-  const url = new URL(`../../../lambdas/${file}`, import.meta.url);
-  const module = (await import(url.href)) as { makeHandler?: (deps: HarnessDeps) => unknown };
-  if (typeof module.makeHandler !== 'function')
-    throw new Error(`lambdas/${file} does not export makeHandler(deps)`);
-  return module.makeHandler(deps) as LambdaHandler;
+/**
+ * A lambdas/ module's `makeHandler(deps)`: the handler AWS runs, built over local clients. The
+ * module has this file's own extension: .ts under tsx, .js in the built CLI (dist/).
+ */
+async function loadHandler(module: string, deps: HarnessDeps): Promise<LambdaHandler> {
+  const url = new URL(
+    `../../../lambdas/${module}${extname(fileURLToPath(import.meta.url))}`,
+    import.meta.url,
+  );
+  const loaded = (await import(url.href)) as { makeHandler?: (deps: HarnessDeps) => unknown };
+  if (typeof loaded.makeHandler !== 'function')
+    throw new Error(`lambdas/${module} does not export makeHandler(deps)`);
+  return loaded.makeHandler(deps) as LambdaHandler;
 }

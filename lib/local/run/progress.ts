@@ -4,7 +4,7 @@
  * `RECOVERY_APPLIED: retry_transient → success`, and the final `5/5 tasks completed. 0 failures.`
  */
 import type { Plan } from '../../plan/schema.ts';
-import { type JournalRecord, MACHINE_ERRORS } from '../../runtime/payloads.ts';
+import { type JournalRecord, MACHINE_ERRORS } from '../../runtime/payloads/index.ts';
 
 /** What the progress view knows of the plan: step order and names. */
 export interface PlanOutline {

@@ -13,13 +13,13 @@ import {
   ListExecutionsCommand,
   StateMachineDoesNotExist,
 } from '@aws-sdk/client-sfn';
+import { planStateMachineName } from '../../launch/deploy-plan.ts';
+import { launchPlan } from '../../launch/launch-plan.ts';
 import { renderChecklist } from '../../plan/render.ts';
 import { type Plan, PlanSchema } from '../../plan/schema.ts';
-import { planStateMachineName } from '../../runtime/deploy-plan.ts';
-import { type ApprovalNotice, approvalsFor } from '../../runtime/gate.ts';
-import { readEvents } from '../../runtime/journal.ts';
-import { launchPlan } from '../../runtime/launch-plan.ts';
-import type { JournalRecord } from '../../runtime/payloads.ts';
+import { type ApprovalNotice, approvalsFor } from '../../runtime/gate/gate.ts';
+import { readEvents } from '../../runtime/journal/journal.ts';
+import type { JournalRecord } from '../../runtime/payloads/index.ts';
 import { ApprovalPageServer } from '../approval-page/server.ts';
 import { ApprovalsDesk } from './approvals-desk.ts';
 import {
@@ -295,8 +295,9 @@ async function storedPlanOf(
   executionArn: string,
 ): Promise<{ plan: Plan; digest: string } | string> {
   const { startLocalDynamo } = await import('../dynamo.ts');
-  const { documentClient, localClients } = await import('../clients.ts');
-  const { DEFAULT_TABLE_NAMES } = await import('../../runtime/tables.ts');
+  const { localClients } = await import('../clients.ts');
+  const { documentClient } = await import('../../runtime/journal/document-client.ts');
+  const { DEFAULT_TABLE_NAMES } = await import('../../runtime/journal/tables.ts');
   const dynamo = await startLocalDynamo({ dataDir: paths.data });
   const clients = localClients({ dynamoEndpoint: dynamo.endpoint, eventsEndpoint: dynamo.endpoint });
   let first: JournalRecord | undefined;

@@ -3,7 +3,7 @@
  * recipient, since each may carry that recipient's own link.
  */
 import { type SESv2Client, SendEmailCommand } from '@aws-sdk/client-sesv2';
-import type { ApprovalNotice } from '../payloads.ts';
+import type { ApprovalNotice } from '../payloads/index.ts';
 import type { ApprovalMessage } from './message.ts';
 
 export interface EmailNotifierProps {

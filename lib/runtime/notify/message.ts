@@ -4,8 +4,10 @@
  * expiring, single-use id); every plan-authored string is redacted and escaped for its medium,
  * so a step name can neither inject markup nor smuggle a credential into a message.
  */
-import type { ApprovalNotice } from '../payloads.ts';
-import { Redactor } from '../redact.ts';
+
+import type { ApprovalNotice } from '../payloads/index.ts';
+import { Redactor } from '../secrets/redact.ts';
+import { escapeHtml } from '../shared/html.ts';
 
 export interface ApprovalMessage {
   readonly subject: string;
@@ -139,15 +141,6 @@ export function approvalMessage(
     },
   ];
   return { subject, text, html, slackBlocks, link };
-}
-
-export function escapeHtml(text: string): string {
-  return text
-    .replace(/&/g, '&amp;')
-    .replace(/</g, '&lt;')
-    .replace(/>/g, '&gt;')
-    .replace(/"/g, '&quot;')
-    .replace(/'/g, '&#39;');
 }
 
 /** Slack mrkdwn: `&`, `<` and `>` are control characters (links, mentions); formatting marks are neutralised. */

@@ -3,8 +3,8 @@
  * others. Each emailed recipient gets a link bound to them (answering through it names them);
  * Slack gets the shared link, whose page asks the approver to sign in.
  */
-import type { LinkSigner } from '../approvals.ts';
-import type { ApprovalNotice } from '../payloads.ts';
+import type { LinkSigner } from '../gate/links.ts';
+import type { ApprovalNotice } from '../payloads/index.ts';
 import type { EmailNotifier } from './email.ts';
 import { approvalMessage } from './message.ts';
 import type { SlackNotifier } from './slack.ts';

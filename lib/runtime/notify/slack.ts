@@ -3,7 +3,7 @@
  * from Secrets Manager (an injected client) when first needed and goes nowhere but the request.
  */
 import { GetSecretValueCommand, type SecretsManagerClient } from '@aws-sdk/client-secrets-manager';
-import { NotConfiguredError, ToolFailedError } from '../errors.ts';
+import { NotConfiguredError, ToolFailedError } from '../shared/errors.ts';
 import type { ApprovalMessage } from './message.ts';
 
 export interface SlackNotifierProps {

@@ -3,8 +3,8 @@
  * task text on stdin and the step's subscriptions in the environment. The agent only does work;
  * its exit code and output never complete the step (the contract does).
  */
-import { NotConfiguredError, TimeoutError, ToolFailedError } from '../errors.ts';
-import { runProcess } from '../process.ts';
+import { NotConfiguredError, TimeoutError, ToolFailedError } from '../shared/errors.ts';
+import { runProcess } from '../shared/process.ts';
 import { OUTPUT_FILE_ENV, withOutputsFile } from './outputs-file.ts';
 import type { ToolContext, ToolOutput } from './types.ts';
 

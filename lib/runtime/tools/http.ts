@@ -1,6 +1,6 @@
 /** The `http` tool: one request with a timeout; status, a subset of headers and a bounded body. */
-import { TimeoutError, ToolFailedError } from '../errors.ts';
-import { DEFAULT_OUTPUT_LIMIT_BYTES, truncateText } from '../truncate.ts';
+import { TimeoutError, ToolFailedError } from '../shared/errors.ts';
+import { DEFAULT_OUTPUT_LIMIT_BYTES, truncateText } from '../shared/truncate.ts';
 import type { ToolContext, ToolOutput } from './types.ts';
 
 export interface HttpInput {

@@ -1,7 +1,7 @@
 /** The `lambda` tool: invokes a function synchronously through an injected LambdaClient. */
 import { InvokeCommand, type LambdaClient } from '@aws-sdk/client-lambda';
-import { NotConfiguredError, ToolFailedError } from '../errors.ts';
-import { DEFAULT_OUTPUT_LIMIT_BYTES, truncateText } from '../truncate.ts';
+import { NotConfiguredError, ToolFailedError } from '../shared/errors.ts';
+import { DEFAULT_OUTPUT_LIMIT_BYTES, truncateText } from '../shared/truncate.ts';
 import type { ToolContext, ToolOutput } from './types.ts';
 
 export interface LambdaInput {

@@ -6,8 +6,8 @@
 import { isAbsolute, resolve } from 'node:path';
 import { pathToFileURL } from 'node:url';
 import { z } from 'zod';
-import { InvalidInputError, NotConfiguredError, TimeoutError, ToolFailedError } from '../errors.ts';
-import { runProcess } from '../process.ts';
+import { InvalidInputError, NotConfiguredError, TimeoutError, ToolFailedError } from '../shared/errors.ts';
+import { runProcess } from '../shared/process.ts';
 import { invokeLambda } from './lambda.ts';
 import type { ToolContext, ToolExecutor, ToolOutput } from './types.ts';
 

@@ -1,6 +1,6 @@
 /** The `shell` tool: one `bash -c` command with cwd, env, timeout and bounded output. */
-import { TimeoutError, ToolFailedError } from '../errors.ts';
-import { runProcess } from '../process.ts';
+import { TimeoutError, ToolFailedError } from '../shared/errors.ts';
+import { runProcess } from '../shared/process.ts';
 import { OUTPUT_FILE_ENV, withOutputsFile } from './outputs-file.ts';
 import type { ToolContext, ToolOutput } from './types.ts';
 

@@ -1,6 +1,6 @@
 /** The `wait` tool: sleeps, abortably. */
 import { setTimeout as sleep } from 'node:timers/promises';
-import { ToolFailedError } from '../errors.ts';
+import { ToolFailedError } from '../shared/errors.ts';
 import type { ToolContext, ToolOutput } from './types.ts';
 
 export interface WaitInput {

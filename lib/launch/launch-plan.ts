@@ -1,0 +1,60 @@
+/**
+ * Launching a validated plan: deploy it (lib/launch/deploy-plan.ts: one state machine version per
+ * plan version, idempotent per digest), write PLAN_CREATED as the execution's first event, then
+ * start the execution on that version. The execution's name is chosen first, so its ARN is
+ * known before it exists and nothing the machine writes can come before PLAN_CREATED.
+ */
+import { randomUUID } from 'node:crypto';
+import { StartExecutionCommand } from '@aws-sdk/client-sfn';
+import type { Plan } from '../plan/schema.ts';
+import { eventIdentity, type HarnessDeps, journalFor } from '../runtime/deps.ts';
+import { type DeployedPlan, type DeployPlanInput, deployPlan } from './deploy-plan.ts';
+
+export interface LaunchPlanInput extends DeployPlanInput {
+  /** The journal's tables and bus. */
+  readonly journal: Pick<HarnessDeps, 'dynamo' | 'tables' | 'events' | 'eventBusName'>;
+  /** @default a random UUID */
+  readonly executionName?: string;
+  /** Who submitted the plan (an IAM ARN, a user name), recorded in PLAN_CREATED. @default - not recorded */
+  readonly submittedBy?: string;
+}
+
+export interface LaunchedPlan {
+  readonly executionArn: string;
+  readonly deployed: DeployedPlan;
+}
+
+export async function launchPlan(input: LaunchPlanInput): Promise<LaunchedPlan> {
+  const deployed = await deployPlan(input);
+  const name = input.executionName ?? randomUUID();
+  const executionArn = `${deployed.stateMachineArn.replace(':stateMachine:', ':execution:')}:${name}`;
+  await journalFor(input.journal).append({
+    ...eventIdentity({ executionId: executionArn, plan: planIdentity(input.plan, deployed.digest) }),
+    event: 'PLAN_CREATED',
+    details: {
+      ...planCreatedDetails(input.plan),
+      ...(input.submittedBy !== undefined ? { submitted_by: input.submittedBy } : {}),
+    },
+  });
+  const started = await input.sfn.send(
+    new StartExecutionCommand({ stateMachineArn: deployed.stateMachineVersionArn, name, input: '{}' }),
+  );
+  if (started.executionArn !== executionArn)
+    throw new Error(`Step Functions named the execution ${started.executionArn}, expected ${executionArn}`);
+  return { executionArn, deployed };
+}
+
+/** Seed 000's PLAN_CREATED {task_count, dependencies}. */
+export function planCreatedDetails(plan: Plan): {
+  task_count: number;
+  dependencies: Record<string, string[]>;
+} {
+  return {
+    task_count: plan.steps.length,
+    dependencies: Object.fromEntries(plan.steps.map((s) => [s.id, [...s.dependsOn]])),
+  };
+}
+
+function planIdentity(plan: Plan, digestHex: string) {
+  return { id: plan.id, version: plan.version, digest: `sha256:${digestHex}` };
+}

@@ -1,0 +1,177 @@
+/**
+ * The Plans API: `POST /plans` takes a plan document (JSON, YAML or Markdown), validates it (every
+ * problem located → 400, nothing deployed), compiles and deploys it and starts an execution;
+ * `GET /plans/{executionId}` says how that execution is doing (status and per-step progress
+ * from the journal); `GET /executions/{executionId}/events` lists its events.
+ */
+import {
+  DescribeExecutionCommand,
+  type DescribeExecutionCommandOutput,
+  ExecutionDoesNotExist,
+  type SFNClient,
+} from '@aws-sdk/client-sfn';
+import { type PlanFormat, parsePlanText } from '../plan/parse.ts';
+import { hasErrors, type Problem, sortProblems } from '../plan/problems.ts';
+import { validatePlan } from '../plan/validate.ts';
+import {
+  bodyText,
+  type HttpEvent,
+  type HttpResult,
+  headerOf,
+  type IdentitySource,
+  identityOf,
+  json,
+  MAX_BODY_BYTES,
+  pathSegments,
+} from '../runtime/api/http.ts';
+import type { HarnessDeps } from '../runtime/deps.ts';
+import { readEvents } from '../runtime/journal/journal.ts';
+import type { JournalRecord } from '../runtime/payloads/index.ts';
+import { launchPlan } from './launch-plan.ts';
+
+export interface PlansApiDeps extends Pick<HarnessDeps, 'dynamo' | 'tables' | 'events' | 'eventBusName'> {
+  readonly sfn: SFNClient;
+  /** The role run-time plans' state machines run with. */
+  readonly roleArn: string;
+  /** Placeholder name → harness function ARN (the platform's PLANGATE_SUBSTITUTIONS). */
+  readonly substitutions: Readonly<Record<string, string>>;
+  /** @default 'plangate' */
+  readonly namePrefix?: string;
+  /** @default - no logging */
+  readonly logGroupArn?: string;
+  /**
+   * Who submitted a plan, recorded in PLAN_CREATED {submitted_by}: the IAM signer on AWS, a
+   * header in local mode. A submission whose submitter cannot be told is refused (401).
+   * @default { mode: 'iam' }
+   */
+  readonly submitter?: IdentitySource;
+}
+
+const FORMATS: readonly [RegExp, PlanFormat][] = [
+  [/json/, 'json'],
+  [/yaml|yml/, 'yaml'],
+  [/markdown/, 'markdown'],
+];
+
+export async function handlePlansRequest(event: HttpEvent, deps: PlansApiDeps): Promise<HttpResult> {
+  const segments = pathSegments(event);
+  const method = event.requestContext.http.method.toUpperCase();
+  if (!segments) return json(400, { error: 'malformed path' });
+  if (method === 'POST' && segments.length === 1 && segments[0] === 'plans') return submit(event, deps);
+  if (method === 'GET' && segments.length === 2 && segments[0] === 'plans')
+    return status(segments[1] as string, deps);
+  if (method === 'GET' && segments.length === 3 && segments[0] === 'executions' && segments[2] === 'events')
+    return events(segments[1] as string, deps);
+  return json(404, {
+    error: 'not found',
+    message: 'POST /plans, GET /plans/{executionId}, GET /executions/{id}/events',
+  });
+}
+
+async function submit(event: HttpEvent, deps: PlansApiDeps): Promise<HttpResult> {
+  const submittedBy = identityOf(event, deps.submitter ?? { mode: 'iam' });
+  if (!submittedBy) return json(401, { error: 'who submits the plan is not known' });
+  const text = bodyText(event);
+  if (Buffer.byteLength(text) > MAX_BODY_BYTES) return json(413, { error: 'plan too large' });
+  const query = event.queryStringParameters?.format;
+  const contentType = (headerOf(event, 'content-type') ?? '').toLowerCase();
+  const format =
+    (['json', 'yaml', 'markdown'] as const).find((f) => f === query) ??
+    FORMATS.find(([pattern]) => pattern.test(contentType))?.[1];
+  const parsed = parsePlanText(text, { filename: 'plan', ...(format ? { format } : {}) });
+  if (!parsed.plan) return invalid(parsed.problems);
+  const validation = await validatePlan(parsed.plan, {
+    ...(parsed.sourceMap ? { sourceMap: parsed.sourceMap } : {}),
+    file: 'plan',
+  });
+  const problems = sortProblems([...parsed.problems, ...validation.problems]);
+  if (hasErrors(problems)) return invalid(problems);
+  const launched = await launchPlan({
+    sfn: deps.sfn,
+    plan: parsed.plan,
+    roleArn: deps.roleArn,
+    substitutions: deps.substitutions,
+    ...(deps.namePrefix ? { namePrefix: deps.namePrefix } : {}),
+    ...(deps.logGroupArn ? { logGroupArn: deps.logGroupArn } : {}),
+    journal: deps,
+    submittedBy,
+  });
+  return json(201, {
+    executionArn: launched.executionArn,
+    plan: { id: parsed.plan.id, version: parsed.plan.version, digest: `sha256:${launched.deployed.digest}` },
+    stateMachineVersionArn: launched.deployed.stateMachineVersionArn,
+    warnings: problems,
+  });
+}
+
+function invalid(problems: readonly Problem[]): HttpResult {
+  return json(400, { error: 'invalid plan', problems });
+}
+
+/** Per step: the last thing the journal says about it. */
+export interface StepProgress {
+  readonly id: string;
+  readonly name?: string;
+  readonly status: 'pending' | 'running' | 'waiting' | 'completed' | 'failed' | 'skipped' | 'blocked';
+  /** The latest "[Task N/M] …" line. */
+  readonly progress?: string;
+}
+
+const STEP_STATUS: Partial<Record<JournalRecord['event'], StepProgress['status']>> = {
+  TASK_STARTED: 'running',
+  TASK_COMPLETED: 'completed',
+  TASK_FAILED: 'failed',
+  FAILURE_DETECTED: 'failed',
+  TASK_SKIPPED: 'skipped',
+  TASK_BLOCKED: 'blocked',
+  RECOVERY_ESCALATION: 'waiting',
+  GATE_APPROVAL_REQUESTED: 'waiting',
+};
+
+/** Execution status (Step Functions) and step progress (the journal, the source of truth). */
+async function status(executionArn: string, deps: PlansApiDeps): Promise<HttpResult> {
+  let described: DescribeExecutionCommandOutput;
+  try {
+    described = await deps.sfn.send(new DescribeExecutionCommand({ executionArn }));
+  } catch (error) {
+    if (error instanceof ExecutionDoesNotExist || (error as Error).name === 'InvalidArn')
+      return json(404, { error: 'no such execution' });
+    throw error;
+  }
+  const records = await readEvents(deps.dynamo, deps.tables.events, executionArn);
+  const created = records.find((r) => r.event === 'PLAN_CREATED');
+  const order = Object.keys((created?.details.dependencies ?? {}) as Record<string, unknown>);
+  const steps = new Map<string, StepProgress>(order.map((id) => [id, { id, status: 'pending' }]));
+  for (const record of records) {
+    if (!record.task_id) continue;
+    const next = STEP_STATUS[record.event];
+    if (!next) continue;
+    const previous = steps.get(record.task_id);
+    const progress =
+      typeof record.details.progress === 'string' ? record.details.progress : previous?.progress;
+    steps.set(record.task_id, {
+      id: record.task_id,
+      ...((record.task_name ?? previous?.name) ? { name: record.task_name ?? previous?.name } : {}),
+      status: next,
+      ...(progress ? { progress } : {}),
+    });
+  }
+  const complete = records.find((r) => r.event === 'EXECUTION_COMPLETE');
+  return json(200, {
+    executionArn,
+    status: described.status,
+    ...(records[0]
+      ? { plan: { id: records[0].planId, version: records[0].planVersion, digest: records[0].planDigest } }
+      : {}),
+    steps: [...steps.values()],
+    progress: records.flatMap((r) => (typeof r.details.progress === 'string' ? [r.details.progress] : [])),
+    ...(complete ? { summary: complete.details.summary } : {}),
+    events: records.length,
+  });
+}
+
+async function events(executionArn: string, deps: PlansApiDeps): Promise<HttpResult> {
+  const records = await readEvents(deps.dynamo, deps.tables.events, executionArn);
+  if (records.length === 0) return json(404, { error: 'no events for this execution' });
+  return json(200, { executionArn, events: records });
+}

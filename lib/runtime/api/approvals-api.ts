@@ -1,0 +1,192 @@
+/**
+ * The approvals HTTP API:
+ * - `GET /approvals/{id}` shows the approval page (for a recipient-bound id: who answers; for a
+ *   shared id with sign-in configured: the page that signs in first);
+ * - `POST /approvals/{id}` answers as the caller the request names (JWT claims on AWS, a header
+ *   locally);
+ * - `POST /approvals/{id}/as-recipient` answers as the recipient a recipient-bound id names
+ *   (no JWT: the id's signature is the proof);
+ * - `GET /approvals/signed-in` is where the hosted UI returns after sign-in.
+ * Approvals checks the link (signed, expiring, single-use), the approver against the plan's
+ * approval policy and the plan digest the answer was given for.
+ */
+import {
+  approvalPage,
+  messagePage,
+  PAGE_CSP,
+  SIGN_IN_CALLBACK_PATH,
+  type SignInConfig,
+  signInCallbackPage,
+  signInPageCsp,
+} from '../gate/approval-page.ts';
+import { type ApprovalsDeps, approvalsFor } from '../gate/gate.ts';
+import { ApprovalError, recipientOf } from '../gate/links.ts';
+import {
+  bodyText,
+  type HttpEvent,
+  type HttpResult,
+  headerOf,
+  html,
+  type IdentitySource,
+  identityOf,
+  json,
+  MAX_BODY_BYTES,
+  pathSegments,
+} from './http.ts';
+
+export interface ApprovalsApiDeps extends ApprovalsDeps {
+  readonly identity: IdentitySource;
+  /** The approvers' hosted sign-in, used by pages of shared links. @default - no sign-in on the page */
+  readonly signIn?: SignInConfig;
+}
+
+/** The path suffix of answering through a recipient-bound link. */
+export const AS_RECIPIENT = 'as-recipient';
+const CALLBACK_SEGMENT = SIGN_IN_CALLBACK_PATH.split('/').pop() as string;
+
+const STATUS_OF: Record<ApprovalError['reason'], number> = {
+  malformed: 400,
+  invalid: 400,
+  forged: 404,
+  'not-found': 404,
+  forbidden: 403,
+  expired: 410,
+  used: 409,
+  'digest-mismatch': 409,
+};
+
+export async function handleApprovalsRequest(event: HttpEvent, deps: ApprovalsApiDeps): Promise<HttpResult> {
+  const segments = pathSegments(event);
+  const method = event.requestContext.http.method.toUpperCase();
+  const wantsJson = (headerOf(event, 'accept') ?? '').includes('application/json') || isJsonBody(event);
+  const fail = (status: number, title: string, message: string): HttpResult =>
+    wantsJson ? json(status, { error: title, message }) : html(status, messagePage(title, message));
+  const [resource, linkId, ...rest] = segments ?? [];
+  const asRecipient = rest.length === 1 && rest[0] === AS_RECIPIENT;
+  if (resource !== 'approvals' || linkId === undefined || (rest.length > 0 && !asRecipient))
+    return fail(404, 'Not found', 'no such page');
+  if (linkId === CALLBACK_SEGMENT && rest.length === 0 && method === 'GET') {
+    if (!deps.signIn) return fail(404, 'Not found', 'sign-in is not configured');
+    return withCsp(html(200, signInCallbackPage(deps.signIn)), signInPageCsp(deps.signIn));
+  }
+  const approvals = approvalsFor(deps);
+  try {
+    if (method === 'GET') {
+      if (asRecipient) return fail(405, 'Method not allowed', 'open the approval link itself');
+      const gate = await approvals.describe(linkId);
+      if (wantsJson) {
+        const { votes, ...shown } = gate;
+        return json(200, { ...shown, votes: votes.length });
+      }
+      // describe verified the id, so the recipient it names is the one its signature binds.
+      const recipient = recipientOf(linkId);
+      const path = `/approvals/${encodeURIComponent(linkId)}`;
+      if (recipient !== undefined)
+        return withCsp(
+          html(200, approvalPage(gate, `${path}/${AS_RECIPIENT}`, { answeringAs: recipient })),
+          PAGE_CSP,
+        );
+      if (deps.signIn)
+        return withCsp(
+          html(200, approvalPage(gate, path, { signIn: deps.signIn })),
+          signInPageCsp(deps.signIn),
+        );
+      return withCsp(html(200, approvalPage(gate, path)), PAGE_CSP);
+    }
+    if (method !== 'POST') return fail(405, 'Method not allowed', 'use GET or POST');
+    const by = asRecipient ? undefined : identityOf(event, deps.identity);
+    if (!asRecipient && !by) return fail(401, 'Who are you?', 'the request does not say who is answering');
+    const text = bodyText(event);
+    if (Buffer.byteLength(text) > MAX_BODY_BYTES) return fail(413, 'Too large', 'the answer is too large');
+    const gate = await approvals.describe(linkId);
+    const answer = isJsonBody(event) ? jsonAnswer(text) : formAnswer(new URLSearchParams(text), gate.kind);
+    if (typeof answer === 'string') return fail(400, 'Not recorded', answer);
+    const given = { digest: answer.digest, decision: answer.decision };
+    const outcome = by
+      ? await approvals.answer(linkId, { by, ...given })
+      : await approvals.answerAsRecipient(linkId, given);
+    if (wantsJson) return json(200, outcome);
+    return html(
+      200,
+      messagePage(
+        'Recorded',
+        outcome.status === 'pending'
+          ? `Your approval was recorded; ${outcome.votes} of the required approvals so far.`
+          : `Your answer (${outcome.decision.decision}) was recorded.`,
+      ),
+    );
+  } catch (error) {
+    if (error instanceof ApprovalError) return fail(STATUS_OF[error.reason], 'Not recorded', error.message);
+    throw error;
+  }
+}
+
+/** The page's own policy replaces the default one of `html` (which allows no script at all). */
+function withCsp(result: HttpResult, csp: string): HttpResult {
+  return { ...result, headers: { ...result.headers, 'content-security-policy': csp } };
+}
+
+/** An answer as a page or a script gives it: the digest reviewed and the decision's fields (checked by Approvals). */
+export interface FormAnswer {
+  readonly digest: string;
+  readonly decision: Record<string, unknown>;
+}
+
+function isJsonBody(event: HttpEvent): boolean {
+  return (headerOf(event, 'content-type') ?? '').includes('application/json');
+}
+
+/** `{"digest": "...", "decision": "APPROVE", ...fields}`. */
+function jsonAnswer(text: string): FormAnswer | string {
+  let value: unknown;
+  try {
+    value = JSON.parse(text);
+  } catch {
+    return 'the body is not JSON';
+  }
+  if (value === null || typeof value !== 'object' || Array.isArray(value))
+    return 'the body must be a JSON object';
+  const { digest, by: _ignored, ...decision } = value as Record<string, unknown>;
+  if (typeof digest !== 'string' || digest === '') return 'digest: say which plan digest you reviewed';
+  return { digest, decision };
+}
+
+/** The approval page's form: `decision`, `digest`, and the decision's own fields. */
+export function formAnswer(form: URLSearchParams, kind: string): FormAnswer | string {
+  const digest = form.get('digest') ?? '';
+  if (!digest) return 'digest: say which plan digest you reviewed';
+  const decision = form.get('decision') ?? '';
+  const text = (name: string) => (form.get(name) ?? '').trim();
+  const fields: Record<string, unknown> = { decision };
+  switch (decision) {
+    case 'APPROVE_WITH_MODIFICATIONS': {
+      if (kind === 'plan')
+        fields.skipSteps = text('skipSteps')
+          .split(/[\s,]+/)
+          .filter(Boolean);
+      if (text('argOverrides')) {
+        try {
+          fields.argOverrides = JSON.parse(text('argOverrides'));
+        } catch {
+          return 'argOverrides: not JSON (write {"<step id>": {"<arg>": value}})';
+        }
+      }
+      break;
+    }
+    case 'ASK_FOR_CLARIFICATION':
+      fields.question = text('question');
+      break;
+    case 'REJECT':
+    case 'FAILED':
+      fields.reason =
+        text('reason') || (decision === 'REJECT' ? 'rejected on the approval page' : 'not done');
+      break;
+    case 'DONE': {
+      const outputs: Record<string, string> = {};
+      for (const [name, value] of form) if (name.startsWith('output.')) outputs[name.slice(7)] = value;
+      fields.outputs = outputs;
+      break;
+    }
+  }
+  return { digest, decision: fields };
+}

@@ -1,0 +1,180 @@
+/**
+ * The contract checker's two jobs: completing a step (only a passing contract does) and, at the
+ * end of a run, checking the plan's postconditions and writing EXECUTION_COMPLETE.
+ */
+
+import { eventIdentity, type HarnessDeps, journalFor, secretsFor } from '../deps.ts';
+import { readEvents } from '../journal/journal.ts';
+import {
+  type CheckRequest,
+  type CheckResult,
+  CONTRACT_FAILED,
+  ERROR_NAMES,
+  type FinalizeRequest,
+  type FinalizeResult,
+  HarnessFailure,
+} from '../payloads/index.ts';
+import { classifyFailure } from '../recovery/classify.ts';
+import { recordFailure, retriedRecipe } from '../recovery/failure-events.ts';
+import { failureCause } from '../recovery/failures.ts';
+import { Redactor } from '../secrets/redact.ts';
+import { progressLabel } from '../shared/progress.ts';
+import { entryOutput } from '../steps/output-store.ts';
+import { checkContract, contractFailure, type Evidence, noContractEvidence } from './contracts.ts';
+
+/** Checks one step's contract. Passing → TASK_COMPLETED; failing → TASK_FAILED and a thrown, named failure. */
+export async function checkStep(req: CheckRequest, deps: HarnessDeps): Promise<CheckResult> {
+  if (req.run.status !== 'succeeded') return { status: req.run.status };
+  const identity = eventIdentity(req, { id: req.stepId, name: req.description });
+  const progress = progressLabel(req.index, req.total);
+  const output = (await entryOutput(deps.dynamo, { status: 'completed', ...pickOutput(req) })) ?? {};
+  const secrets = secretsFor(deps, req.secrets);
+  // The contract may name the step's own outputs too (`${steps.<this step>.url}`).
+  const steps: Record<string, Record<string, unknown> | undefined> = { [req.stepId]: output };
+  for (const [id, entry] of Object.entries(req.inputs)) steps[id] = await entryOutput(deps.dynamo, entry);
+  const evidence: Evidence = req.contract
+    ? await checkContract(
+        req.contract,
+        { output, context: req.context ?? {}, steps },
+        {
+          secrets,
+          ...(deps.lambda ? { lambda: deps.lambda } : {}),
+          ...(deps.cwd ? { cwd: deps.cwd } : {}),
+        },
+      )
+    : noContractEvidence();
+  const journal = journalFor(deps, secrets.resolvedValues);
+  if (evidence.passed) {
+    // A retried run (or re-check) passing is the outcome of the recipe (or person) that retried it.
+    const recovered =
+      req.run.attempt > 1 || req.checkRetries > 0
+        ? await retriedRecipe(deps.dynamo, deps.tables.events, req.executionId, req.stepId)
+        : undefined;
+    if (recovered)
+      await journal.append({
+        ...identity,
+        event: 'RECOVERY_APPLIED',
+        details: { recipe_name: recovered, outcome: 'success' },
+      });
+    await journal.append({
+      ...identity,
+      event: 'TASK_COMPLETED',
+      details: {
+        result: resultSummary(output),
+        evidence,
+        progress: `${progress} ✓ ${req.description} (${evidence.summary})`,
+      },
+    });
+    return { status: 'completed', ...pickOutput(req), evidence };
+  }
+  const facts = contractFailure(evidence);
+  // A contract that ran and said no is the work's fault; trouble reaching what it checks is classified.
+  const failureClass =
+    evidence.error || evidence.timedOut ? classifyFailure(facts, req.recovery).failureClass : 'logic';
+  const name = failureClass === 'logic' ? CONTRACT_FAILED : ERROR_NAMES[failureClass];
+  const cause = failureCause(facts, failureClass, new Redactor(secrets.resolvedValues));
+  await recordFailure(journal, identity, {
+    error: name,
+    message: cause.message,
+    attempt: req.run.attempt,
+    failureClass,
+    taskFailed: {
+      progress: `${progress} ✗ ${req.description}: ${evidence.reason ?? 'contract failed'}`,
+      evidence,
+    },
+  });
+  throw new HarnessFailure(name, cause);
+}
+
+/** Checks every postcondition (when the run got that far) and writes EXECUTION_COMPLETE. */
+export async function finalizeExecution(req: FinalizeRequest, deps: HarnessDeps): Promise<FinalizeResult> {
+  const identity = eventIdentity(req);
+  const secrets = secretsFor(deps, req.secrets);
+  const failedPostconditions: string[] = [];
+  let summary: FinalizeResult['summary'];
+  if (req.ledger && !req.error) {
+    const steps: Record<string, Record<string, unknown> | undefined> = {};
+    for (const [id, entry] of Object.entries(req.ledger.steps))
+      steps[id] = await entryOutput(deps.dynamo, entry);
+    for (const post of req.postconditions) {
+      const evidence = await checkContract(
+        post.contract,
+        { output: steps, context: req.context, steps },
+        { secrets, ...(deps.lambda ? { lambda: deps.lambda } : {}), ...(deps.cwd ? { cwd: deps.cwd } : {}) },
+      );
+      if (!evidence.passed) failedPostconditions.push(post.id);
+      await journalFor(deps, secrets.resolvedValues).append({
+        ...identity,
+        event: 'POSTCONDITION_CHECKED',
+        details: { postcondition_id: post.id, passed: evidence.passed, evidence },
+      });
+    }
+    const statuses = req.stepIds.map((id) => req.ledger?.steps[id]?.status);
+    const completed = statuses.filter((s) => s === 'completed').length;
+    const skipped = statuses.filter((s) => s === 'skipped' || s === 'blocked').length;
+    summary = { completed, skipped, failed: req.stepIds.length - completed - skipped };
+  } else {
+    summary = await summaryFromJournal(req, deps);
+  }
+  const succeeded = !req.error && summary.failed === 0 && failedPostconditions.length === 0;
+  await journalFor(deps, secrets.resolvedValues).append({
+    ...identity,
+    event: 'EXECUTION_COMPLETE',
+    details: {
+      summary,
+      succeeded,
+      ...(req.error
+        ? { error: req.error.Error, ...(req.error.Cause ? { reason: req.error.Cause } : {}) }
+        : failedPostconditions.length > 0
+          ? { error: 'Plangate.PostconditionFailed' }
+          : {}),
+    },
+  });
+  return { succeeded, summary, failedPostconditions };
+}
+
+/**
+ * When the run ended early there is no ledger: count from what the journal recorded. A step
+ * whose last word was a failure counts as failed; one that never ran, or was stopped before it
+ * ended (abort, rejection, a critical skip elsewhere), counts as skipped, like one a person
+ * skipped at an escalation.
+ */
+async function summaryFromJournal(
+  req: FinalizeRequest,
+  deps: HarnessDeps,
+): Promise<FinalizeResult['summary']> {
+  const events = await readEvents(deps.dynamo, deps.tables.events, req.executionId);
+  const last = new Map<string, 'completed' | 'failed' | 'other'>();
+  for (const e of events) {
+    if (!e.task_id) continue;
+    if (e.event === 'TASK_COMPLETED') last.set(e.task_id, 'completed');
+    else if (e.event === 'TASK_FAILED' || e.event === 'FAILURE_DETECTED') last.set(e.task_id, 'failed');
+    else if (
+      e.event === 'TASK_STARTED' ||
+      e.event === 'TASK_SKIPPED' ||
+      e.event === 'TASK_BLOCKED' ||
+      (e.event === 'RECOVERY_ESCALATION' && e.details.user_decision === 'SKIP')
+    )
+      last.set(e.task_id, 'other');
+  }
+  const outcomes = req.stepIds.map((id) => last.get(id));
+  const completed = outcomes.filter((o) => o === 'completed').length;
+  const failed = outcomes.filter((o) => o === 'failed').length;
+  return { completed, failed, skipped: req.stepIds.length - completed - failed };
+}
+
+function pickOutput(req: CheckRequest): Pick<CheckResult, 'output' | 'outputRef'> {
+  return {
+    ...(req.run.output ? { output: req.run.output } : {}),
+    ...(req.run.outputRef ? { outputRef: req.run.outputRef } : {}),
+  };
+}
+
+/** What TASK_COMPLETED keeps of the output: keys and short values, not whole logs. */
+function resultSummary(output: Record<string, unknown>): Record<string, unknown> {
+  const summary: Record<string, unknown> = {};
+  for (const [key, value] of Object.entries(output)) {
+    summary[key] = typeof value === 'string' && value.length > 512 ? `${value.slice(0, 512)}…` : value;
+  }
+  return summary;
+}

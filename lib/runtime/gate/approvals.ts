@@ -1,0 +1,386 @@
+/**
+ * Approvals: the gate's task token stays in the gates table; a person gets only an opaque,
+ * HMAC-signed, expiring, single-use approval id. Answering verifies the id, the plan digest and
+ * the approval policy, wins a conditional update (so of two concurrent clicks exactly one
+ * counts), and only then calls SendTaskSuccess and writes the decision event.
+ *
+ * Link ids (shared and recipient-bound) are signed and checked by {@link LinkSigner} in links.ts.
+ */
+import { randomBytes } from 'node:crypto';
+import { ConditionalCheckFailedException } from '@aws-sdk/client-dynamodb';
+import { SendTaskFailureCommand, SendTaskSuccessCommand, type SFNClient } from '@aws-sdk/client-sfn';
+import {
+  type DynamoDBDocumentClient,
+  GetCommand,
+  PutCommand,
+  QueryCommand,
+  UpdateCommand,
+} from '@aws-sdk/lib-dynamodb';
+import type { Journal } from '../journal/journal.ts';
+import { DEFAULT_TABLE_NAMES } from '../journal/tables.ts';
+import {
+  type ApprovalDecision,
+  type ApprovalPolicy,
+  decisionSchemaOf,
+  ERROR_NAMES,
+  type FailureCause,
+  type GateDecision,
+  type GateRequest,
+  type HumanDecision,
+  type RunnerResult,
+} from '../payloads/index.ts';
+import { Redactor } from '../secrets/redact.ts';
+import { progressLabel } from '../shared/progress.ts';
+import { inlineOrStored } from '../steps/output-store.ts';
+import { recordDecision } from './decision-events.ts';
+import type { GateItem, GateView } from './gate-item.ts';
+import { ApprovalError, LinkSigner, parseLinkId } from './links.ts';
+
+export type { ApprovalPolicy } from '../payloads/index.ts';
+
+export interface ApprovalsProps {
+  readonly dynamo: DynamoDBDocumentClient;
+  readonly gatesTable: string;
+  readonly sfn: SFNClient;
+  readonly journal: Journal;
+  /** The HMAC key (at least 32 bytes); from Secrets Manager or the environment, never from a plan. */
+  readonly signingKey: string | Buffer;
+  /**
+   * Where a human step's large reported outputs are stored (see output-store.ts).
+   * @default DEFAULT_TABLE_NAMES.outputs
+   */
+  readonly outputsTable?: string;
+  /** @default () => new Date() */
+  readonly clock?: () => Date;
+}
+
+/** A link id whose signature, expiry and single use were checked, with the gate it opens. */
+interface VerifiedLink {
+  readonly item: GateItem;
+  /** Set when the id is bound to one emailed recipient. */
+  readonly recipient?: string;
+}
+
+export class Approvals {
+  private readonly signer: LinkSigner;
+
+  constructor(private readonly props: ApprovalsProps) {
+    this.signer = new LinkSigner(props.signingKey);
+  }
+
+  /** Stores the gate (with its token and the plan's approval policy) and returns the approval id for links and buttons. */
+  async create(req: GateRequest): Promise<string> {
+    const policy: ApprovalPolicy = req.approval;
+    const now = this.now();
+    const expires = new Date(now.getTime() + req.timeoutSeconds * 1000);
+    const approvalId = randomBytes(16).toString('base64url');
+    const item: GateItem = {
+      approvalId,
+      taskToken: req.taskToken,
+      kind: req.kind,
+      executionId: req.executionId,
+      planId: req.plan.id,
+      planVersion: req.plan.version,
+      planDigest: req.plan.digest,
+      ...(req.stepId ? { stepId: req.stepId } : {}),
+      round: req.round,
+      ...(req.description !== undefined ? { description: req.description } : {}),
+      ...(req.summary ? { summary: req.summary } : {}),
+      ...(req.question ? { question: req.question } : {}),
+      ...(req.failure ? { failure: req.failure } : {}),
+      ...(req.kind === 'human' && req.human
+        ? {
+            human: {
+              instructions: req.human.instructions,
+              outputs: [...req.human.outputs],
+              attempt: req.attempt ?? 1,
+              inlineOutputLimitBytes: req.human.inlineOutputLimitBytes,
+              ...(req.index !== undefined && req.total !== undefined
+                ? { progress: progressLabel(req.index, req.total) }
+                : {}),
+            },
+          }
+        : {}),
+      createdAt: now.toISOString(),
+      expiresAt: expires.toISOString(),
+      expiresAtEpoch: Math.ceil(expires.getTime() / 1000),
+      status: 'pending',
+      version: 0,
+      policy: {
+        approvers: [...policy.approvers],
+        forbiddenApprovers: [...policy.forbiddenApprovers],
+        quorum: policy.quorum,
+      },
+      votes: [],
+    };
+    await this.props.dynamo.send(
+      new PutCommand({
+        TableName: this.props.gatesTable,
+        Item: item,
+        ConditionExpression: 'attribute_not_exists(approvalId)',
+      }),
+    );
+    return this.signer.shared(approvalId, item.expiresAtEpoch, item.planDigest);
+  }
+
+  /**
+   * The gates of an execution still waiting for an answer (unexpired), oldest first, each with the
+   * link id it was handed out with: a session that re-attaches after a crash can ask them again.
+   */
+  async pending(executionId: string): Promise<{ readonly linkId: string; readonly gate: GateView }[]> {
+    const waiting: { linkId: string; gate: GateView }[] = [];
+    let start: Record<string, unknown> | undefined;
+    do {
+      const out = await this.props.dynamo.send(
+        new QueryCommand({
+          TableName: this.props.gatesTable,
+          IndexName: 'byExecution',
+          KeyConditionExpression: 'executionId = :e',
+          ExpressionAttributeValues: { ':e': executionId },
+          ExclusiveStartKey: start,
+        }),
+      );
+      for (const item of (out.Items ?? []) as GateItem[]) {
+        if (item.status !== 'pending' || this.now().getTime() / 1000 > item.expiresAtEpoch) continue;
+        const { taskToken: _t, version: _v, ...gate } = item;
+        waiting.push({
+          linkId: this.signer.shared(item.approvalId, item.expiresAtEpoch, item.planDigest),
+          gate,
+        });
+      }
+      start = out.LastEvaluatedKey;
+    } while (start);
+    return waiting;
+  }
+
+  /** What an approval page may show about a link (never the token). Throws ApprovalError when the link is not answerable. */
+  async describe(linkId: string): Promise<GateView> {
+    const { item } = await this.verify(linkId);
+    const { taskToken: _t, version: _v, ...visible } = item;
+    return visible;
+  }
+
+  /**
+   * Answers a gate. `digest` is the plan digest the approver saw: an approval binds to it.
+   * Returns the final decision once the gate is decided, or `pending` while a quorum is still short.
+   */
+  async answer(
+    linkId: string,
+    answer: { by: string; digest: string; decision: unknown },
+  ): Promise<AnswerOutcome> {
+    return this.answerAs(linkId, () => answer.by, answer);
+  }
+
+  /**
+   * Answers through a recipient-bound link: the approver is the recipient the link's signature
+   * binds (whoever holds that inbox), checked against the policy like any approver. A shared
+   * link is refused (`forbidden`): its holder must sign in instead.
+   */
+  async answerAsRecipient(
+    linkId: string,
+    answer: { digest: string; decision: unknown },
+  ): Promise<AnswerOutcome> {
+    return this.answerAs(
+      linkId,
+      (link) => {
+        if (link.recipient === undefined)
+          throw new ApprovalError('forbidden', 'this link is not addressed to one person: sign in to answer');
+        return link.recipient;
+      },
+      answer,
+    );
+  }
+
+  private async answerAs(
+    linkId: string,
+    approverOf: (link: VerifiedLink) => string,
+    answer: { digest: string; decision: unknown },
+  ): Promise<AnswerOutcome> {
+    for (;;) {
+      const link = await this.verify(linkId);
+      const item = link.item;
+      const by = approverOf(link);
+      if (answer.digest !== item.planDigest) {
+        throw new ApprovalError(
+          'digest-mismatch',
+          'this approval is for a different version of the plan; review the current plan',
+        );
+      }
+      this.checkApprover(item, by);
+      const decision = this.parseDecision(item, answer.decision, by);
+      // Only plan and step gates vote (quorum); an escalation or a human step has one answer.
+      const voting = item.kind === 'plan' || item.kind === 'step';
+      const votes = voting ? [...item.votes, { by: by, decision: decision as ApprovalDecision }] : [];
+      const approving = decision.decision === 'APPROVE' || decision.decision === 'APPROVE_WITH_MODIFICATIONS';
+      const decided = !voting || !approving || votes.length >= item.policy.quorum;
+      const final = decided ? (voting && approving ? mergeVotes(votes) : decision) : undefined;
+      try {
+        await this.props.dynamo.send(
+          new UpdateCommand({
+            TableName: this.props.gatesTable,
+            Key: { approvalId: item.approvalId },
+            ConditionExpression: '#status = :pending AND #version = :version',
+            UpdateExpression: final
+              ? 'SET #status = :answered, #version = :next, votes = :votes, decision = :decision REMOVE taskToken'
+              : 'SET #version = :next, votes = :votes',
+            ExpressionAttributeNames: { '#status': 'status', '#version': 'version' },
+            ExpressionAttributeValues: {
+              ':pending': 'pending',
+              ':version': item.version,
+              ':next': item.version + 1,
+              ':votes': votes,
+              ...(final ? { ':answered': 'answered', ':decision': final } : {}),
+            },
+          }),
+        );
+      } catch (error) {
+        // Someone else answered or voted first: look again (a decided gate then refuses this answer).
+        if (error instanceof ConditionalCheckFailedException) continue;
+        throw error;
+      }
+      if (!final) return { status: 'pending', votes: votes.length };
+      // The decision is final (the update above won): record it before the machine moves on, so
+      // nothing the next states write can come before it in the journal.
+      await recordDecision(this.props.journal, item, final, by);
+      if (item.kind === 'human') await this.completeHumanTask(item, final as HumanDecision);
+      else
+        await this.props.sfn.send(
+          new SendTaskSuccessCommand({ taskToken: item.taskToken as string, output: JSON.stringify(final) }),
+        );
+      return { status: 'decided', decision: final };
+    }
+  }
+
+  /**
+   * A human step's answer becomes the step's runner result (DONE: the reported outputs, then the
+   * contract checker decides) or its failure (FAILED: `Plangate.Unrecoverable`, escalated).
+   */
+  private async completeHumanTask(item: GateItem, decision: HumanDecision): Promise<void> {
+    const taskToken = item.taskToken as string;
+    const human = item.human as NonNullable<GateItem['human']>;
+    if (decision.decision === 'FAILED') {
+      const cause: FailureCause = {
+        message: new Redactor().text(`reported failed by a person: ${decision.reason}`),
+        failureClass: 'unrecoverable',
+      };
+      await this.props.sfn.send(
+        new SendTaskFailureCommand({
+          taskToken,
+          error: ERROR_NAMES.unrecoverable,
+          cause: JSON.stringify(cause),
+        }),
+      );
+      return;
+    }
+    const stepId = item.stepId as string;
+    const output = new Redactor().value(decision.outputs);
+    const result: RunnerResult = {
+      stepId,
+      status: 'succeeded',
+      attempt: human.attempt,
+      durationMs: Math.max(0, this.now().getTime() - Date.parse(item.createdAt)),
+      ...(await inlineOrStored(
+        output,
+        { executionId: item.executionId, stepId, inlineOutputLimitBytes: human.inlineOutputLimitBytes },
+        {
+          dynamo: this.props.dynamo,
+          tables: { outputs: this.props.outputsTable ?? DEFAULT_TABLE_NAMES.outputs },
+        },
+      )),
+    };
+    await this.props.sfn.send(new SendTaskSuccessCommand({ taskToken, output: JSON.stringify(result) }));
+  }
+
+  private checkApprover(item: GateItem, by: string): void {
+    if (!by) throw new ApprovalError('forbidden', 'an answer must say who gives it');
+    if (item.policy.forbiddenApprovers.includes(by))
+      throw new ApprovalError('forbidden', `${by} may not answer this gate`);
+    if (item.policy.approvers.length > 0 && !item.policy.approvers.includes(by)) {
+      throw new ApprovalError('forbidden', `${by} is not one of this plan's approvers`);
+    }
+    if (item.votes.some((v) => v.by === by))
+      throw new ApprovalError('used', `${by} has already approved this gate`);
+  }
+
+  private parseDecision(item: GateItem, raw: unknown, by: string): GateDecision {
+    const parsed = decisionSchemaOf(item.kind).safeParse({ ...(raw as object), by });
+    if (!parsed.success) {
+      const issue = parsed.error.issues[0];
+      throw new ApprovalError(
+        'invalid',
+        `decision.${issue?.path.join('.') ?? ''}: ${issue?.message ?? 'invalid'}`,
+      );
+    }
+    if (parsed.data.decision === 'DONE') checkReportedOutputs(parsed.data.outputs, item.human?.outputs ?? []);
+    return parsed.data;
+  }
+
+  /** Checks signature, expiry and single use; returns the stored gate (and the bound recipient). */
+  private async verify(linkId: string): Promise<VerifiedLink> {
+    const link = parseLinkId(linkId);
+    const out = await this.props.dynamo.send(
+      new GetCommand({
+        TableName: this.props.gatesTable,
+        Key: { approvalId: link.approvalId },
+        ConsistentRead: true,
+      }),
+    );
+    const item = out.Item as GateItem | undefined;
+    // Same answer for an unknown id and a bad signature: a guesser learns nothing. The expiry in
+    // the id is signed, and must be the gate's own.
+    if (
+      !item ||
+      link.expiresAtEpoch !== item.expiresAtEpoch ||
+      !this.signer.verifies(link, item.planDigest)
+    ) {
+      throw new ApprovalError('forged', 'this approval link is not valid');
+    }
+    if (this.now().getTime() / 1000 > item.expiresAtEpoch)
+      throw new ApprovalError('expired', 'this approval link has expired');
+    if (item.status !== 'pending') throw new ApprovalError('used', 'this gate has already been answered');
+    return link.recipient === undefined ? { item } : { item, recipient: link.recipient };
+  }
+
+  private now(): Date {
+    return (this.props.clock ?? (() => new Date()))();
+  }
+}
+
+/** What an answer did: decided the gate, or recorded one vote of a quorum still short. */
+export type AnswerOutcome =
+  | { status: 'decided'; decision: GateDecision }
+  | { status: 'pending'; votes: number };
+
+/** The decision a quorum of approvals makes: modifications of every vote combined. */
+function mergeVotes(votes: readonly { decision: ApprovalDecision }[]): ApprovalDecision {
+  const skipSteps = new Set<string>();
+  const argOverrides: Record<string, Record<string, unknown>> = {};
+  let modified = false;
+  for (const { decision } of votes) {
+    if (decision.decision !== 'APPROVE_WITH_MODIFICATIONS') continue;
+    modified = true;
+    for (const id of decision.skipSteps) skipSteps.add(id);
+    for (const [id, args] of Object.entries(decision.argOverrides))
+      argOverrides[id] = { ...argOverrides[id], ...args };
+  }
+  const by = votes.map((v) => v.decision.by).join(', ');
+  return modified
+    ? { decision: 'APPROVE_WITH_MODIFICATIONS', by, skipSteps: [...skipSteps], argOverrides }
+    : { decision: 'APPROVE', by };
+}
+
+/** A human step's report must hold exactly its declared outputs. */
+function checkReportedOutputs(
+  reported: Readonly<Record<string, unknown>>,
+  declared: readonly string[],
+): void {
+  const missing = declared.find((name) => !Object.hasOwn(reported, name));
+  if (missing !== undefined)
+    throw new ApprovalError('invalid', `decision.outputs.${missing}: this step must report "${missing}"`);
+  const extra = Object.keys(reported).find((name) => !declared.includes(name));
+  if (extra !== undefined)
+    throw new ApprovalError(
+      'invalid',
+      `decision.outputs.${extra}: this step declares no output "${extra}" (declared: ${declared.join(', ') || 'none'})`,
+    );
+}

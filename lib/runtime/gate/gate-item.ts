@@ -1,0 +1,39 @@
+/** A gate as the gates table stores it, and the view of it that may leave the backend. */
+import type { ApprovalDecision, ApprovalPolicy, GateDecision, GateRequest } from '../payloads/index.ts';
+
+/** A pending gate as stored. `taskToken` never leaves this table. */
+export interface GateItem {
+  approvalId: string;
+  taskToken?: string;
+  kind: GateRequest['kind'];
+  executionId: string;
+  planId: string;
+  planVersion: number;
+  planDigest: string;
+  stepId?: string;
+  round: number;
+  description?: string;
+  summary?: GateRequest['summary'];
+  question?: string;
+  failure?: GateRequest['failure'];
+  /** Kind `human`: what the person is asked to do and report. */
+  human?: {
+    instructions: string;
+    outputs: string[];
+    attempt: number;
+    inlineOutputLimitBytes: number;
+    /** "[Task N/M]", for the TASK_FAILED line of a FAILED answer. */
+    progress?: string;
+  };
+  createdAt: string;
+  expiresAt: string;
+  expiresAtEpoch: number;
+  status: 'pending' | 'answered';
+  version: number;
+  policy: ApprovalPolicy;
+  votes: { by: string; decision: ApprovalDecision }[];
+  decision?: GateDecision;
+}
+
+/** What an approval page may show about a gate: everything stored but the token. */
+export type GateView = Omit<GateItem, 'taskToken' | 'version'>;

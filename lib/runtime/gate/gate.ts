@@ -1,0 +1,132 @@
+/**
+ * The gate Lambda's logic: keeps the task token server-side, records the request, and hands
+ * the approval id (never the token) to whoever notifies people (email, Slack, terminal, page).
+ */
+import { SendTaskSuccessCommand, type SFNClient } from '@aws-sdk/client-sfn';
+import { eventIdentity, type HarnessDeps, journalFor } from '../deps.ts';
+import type { ApprovalNotice, EscalationDecision, GateRequest } from '../payloads/index.ts';
+import { NotConfiguredError } from '../shared/errors.ts';
+import { progressLabel } from '../shared/progress.ts';
+import { skipOrBlock } from '../steps/step-start.ts';
+import { Approvals } from './approvals.ts';
+
+export type { ApprovalNotice } from '../payloads/index.ts';
+
+export type ApprovalNotifier = (notice: ApprovalNotice) => Promise<void>;
+
+export interface GateDeps extends HarnessDeps {
+  readonly sfn: SFNClient;
+  /** The HMAC key approval ids are signed with. */
+  readonly signingKey: string | Buffer;
+  /** Tells people a gate is waiting. */
+  readonly notify: ApprovalNotifier;
+}
+
+/** What answering gates needs (the gate Lambda, the approvals API, the local session). */
+export type ApprovalsDeps = Pick<
+  GateDeps,
+  'dynamo' | 'tables' | 'events' | 'eventBusName' | 'sfn' | 'signingKey'
+>;
+
+export function approvalsFor(deps: ApprovalsDeps): Approvals {
+  return new Approvals({
+    dynamo: deps.dynamo,
+    gatesTable: deps.tables.gates,
+    outputsTable: deps.tables.outputs,
+    sfn: deps.sfn,
+    journal: journalFor(deps),
+    signingKey: deps.signingKey,
+  });
+}
+
+export async function openGate(req: GateRequest, deps: GateDeps): Promise<{ approvalId?: string }> {
+  const identity = eventIdentity(
+    req,
+    req.stepId
+      ? { id: req.stepId, ...(req.description !== undefined ? { name: req.description } : {}) }
+      : undefined,
+  );
+  const journal = journalFor(deps);
+  const reason = req.failure
+    ? `${req.failure.failureClass} failure in ${req.failure.phase} (${req.failure.error}): ${req.failure.message}`
+    : 'step failed';
+
+  if (req.kind === 'escalation' && (req.policy === 'skip' || req.policy === 'abort')) {
+    // The recipe decides; no person is asked.
+    const decision: EscalationDecision =
+      req.policy === 'skip'
+        ? { decision: 'SKIP', by: 'recipe' }
+        : { decision: 'ABORT', by: 'recipe', reason };
+    await journal.append({
+      ...identity,
+      event: 'RECOVERY_ESCALATION',
+      details: { reason, user_decision: decision.decision, decided_by: 'recipe' },
+    });
+    await deps.sfn.send(
+      new SendTaskSuccessCommand({ taskToken: req.taskToken, output: JSON.stringify(decision) }),
+    );
+    return {};
+  }
+  if (req.kind === 'escalation' && !req.failure) {
+    throw new NotConfiguredError('an escalation gate needs the failure it asks about', {
+      location: 'failure',
+    });
+  }
+  if (req.kind === 'human') {
+    const human = requireHuman(req);
+    // Skipped by an approver or blocked by a dependency: answered now, nobody is asked.
+    const notRun = await skipOrBlock(
+      { stepId: req.stepId as string, attempt: req.attempt ?? 1, ...human },
+      journal,
+      identity,
+    );
+    if (notRun) {
+      await deps.sfn.send(
+        new SendTaskSuccessCommand({ taskToken: req.taskToken, output: JSON.stringify(notRun) }),
+      );
+      return {};
+    }
+  }
+
+  const approvalId = await approvalsFor(deps).create(req);
+  if (req.kind === 'escalation') {
+    await journal.append({ ...identity, event: 'RECOVERY_ESCALATION', details: { reason } });
+  } else if (req.kind === 'human') {
+    await journal.append({
+      ...identity,
+      event: 'TASK_STARTED',
+      details: {
+        attempt: req.attempt ?? 1,
+        progress: `${progressLabel(req.index ?? 1, req.total ?? 1)} ▶ ${req.description ?? req.stepId} (waiting for a person)`,
+      },
+    });
+  } else {
+    await journal.append({
+      ...identity,
+      event: 'GATE_APPROVAL_REQUESTED',
+      details: { plan_id: req.plan.id, gate: req.kind, round: req.round },
+    });
+  }
+  await deps.notify({
+    approvalId,
+    kind: req.kind,
+    executionId: req.executionId,
+    plan: req.plan,
+    ...(req.stepId ? { stepId: req.stepId } : {}),
+    ...(req.description !== undefined ? { description: req.description } : {}),
+    ...(req.summary ? { summary: req.summary } : {}),
+    round: req.round,
+    ...(req.question ? { question: req.question } : {}),
+    ...(req.failure ? { failure: req.failure } : {}),
+    ...(req.human ? { human: { instructions: req.human.instructions, outputs: req.human.outputs } } : {}),
+    expiresAt: new Date(Date.now() + req.timeoutSeconds * 1000).toISOString(),
+    policy: req.approval,
+  });
+  return { approvalId };
+}
+
+function requireHuman(req: GateRequest): NonNullable<GateRequest['human']> {
+  if (!req.human || !req.stepId)
+    throw new NotConfiguredError('a human-step gate needs the step and its task', { location: 'human' });
+  return req.human;
+}

@@ -1,0 +1,383 @@
+/**
+ * The event journal: appends each event to the events table once (conditional put on a
+ * per-execution sequence number), chains it to the previous event by hash, and publishes the
+ * same event to EventBridge. Everything is redacted before it is hashed, stored or sent.
+ */
+import { ConditionalCheckFailedException } from '@aws-sdk/client-dynamodb';
+import { type EventBridgeClient, PutEventsCommand } from '@aws-sdk/client-eventbridge';
+import {
+  type DynamoDBDocumentClient,
+  PutCommand,
+  QueryCommand,
+  type QueryCommandInput,
+} from '@aws-sdk/lib-dynamodb';
+import { canonicalJson } from '../../plan/digest.ts';
+import {
+  EVENT_DETAILS,
+  type EventType,
+  type JournalEvent,
+  JournalEventSchema,
+  type JournalRecord,
+} from '../payloads/index.ts';
+import { Redactor } from '../secrets/redact.ts';
+import { InvalidInputError } from '../shared/errors.ts';
+import { sha256Hex } from '../shared/hash.ts';
+import { truncateText } from '../shared/truncate.ts';
+import { SEQ_DIGITS } from './tables.ts';
+
+/** EventBridge `source` of every plangate event. */
+export const EVENT_SOURCE = 'plangate';
+
+/** Longest string kept in event details; EventBridge entries are limited to 256 KB. */
+const MAX_DETAIL_STRING_BYTES = 16 * 1024;
+
+export interface JournalProps {
+  readonly dynamo: DynamoDBDocumentClient;
+  readonly eventsTable: string;
+  /** Without a bus, events are only stored. */
+  readonly events?: EventBridgeClient;
+  /** @default 'default' */
+  readonly eventBusName?: string;
+  /** Knows the declared secrets' resolved values; credential shapes are redacted regardless. */
+  readonly redactor?: Redactor;
+  /**
+   * How many times a sequence conflict (another writer took the number) is retried.
+   * @default 20
+   */
+  readonly maxConflictRetries?: number;
+  /** @default () => new Date() */
+  readonly clock?: () => Date;
+}
+
+/** An event as a Lambda hands it to the journal (timestamp and details optional). */
+export type JournalEventInput = Omit<JournalEvent, 'timestamp' | 'details'> & {
+  readonly timestamp?: string;
+  readonly details?: Record<string, unknown>;
+};
+
+export interface AppendResult {
+  readonly stored: JournalRecord;
+  /** False when the event is stored but the bus refused it (the table is the source of truth). */
+  readonly published: boolean;
+  readonly publishError?: string;
+}
+
+export class Journal {
+  private readonly redactor: Redactor;
+
+  constructor(private readonly props: JournalProps) {
+    this.redactor = props.redactor ?? new Redactor();
+  }
+
+  /**
+   * Appends one event (validated against its type's details schema, redacted, chained) and publishes it.
+   * `timestamp` defaults to now.
+   */
+  async append(input: JournalEventInput): Promise<AppendResult> {
+    const candidate = {
+      ...input,
+      timestamp: input.timestamp ?? (this.props.clock ?? (() => new Date()))().toISOString(),
+      details: input.details ?? {},
+    };
+    const parsed = JournalEventSchema.safeParse(candidate);
+    const detailsParsed = parsed.success
+      ? EVENT_DETAILS[parsed.data.event].safeParse(parsed.data.details)
+      : undefined;
+    const issue = !parsed.success
+      ? { where: 'event', issue: parsed.error.issues[0] }
+      : detailsParsed && !detailsParsed.success
+        ? { where: 'event.details', issue: detailsParsed.error.issues[0] }
+        : undefined;
+    if (issue) {
+      const path = issue.issue?.path.length ? `.${issue.issue.path.join('.')}` : '';
+      throw new InvalidInputError(issue.issue?.message ?? 'invalid event', {
+        location: `${issue.where}${path}`,
+      });
+    }
+    const clean = this.redactor.value(parsed.data as JournalEvent);
+    const event: JournalEvent = { ...clean, details: limitStrings(clean.details) as Record<string, unknown> };
+    const stored = await this.store(event);
+    return { stored, ...(await this.publish(stored)) };
+  }
+
+  private async store(event: JournalEvent): Promise<JournalRecord> {
+    const maxRetries = this.props.maxConflictRetries ?? 20;
+    for (let attempt = 0; ; attempt++) {
+      const tail = await readTail(this.props.dynamo, this.props.eventsTable, event.executionId);
+      const prevHash = tail?.hash ?? GENESIS_HASH;
+      const record: JournalRecord = {
+        ...event,
+        seq: (tail?.seq ?? 0) + 1,
+        prevHash,
+        hash: hashEvent(prevHash, event),
+      };
+      try {
+        await this.props.dynamo.send(
+          new PutCommand({
+            TableName: this.props.eventsTable,
+            Item: toItem(record),
+            // Written once: a taken sequence number is never overwritten.
+            ConditionExpression: 'attribute_not_exists(executionId)',
+          }),
+        );
+        return record;
+      } catch (error) {
+        if (!(error instanceof ConditionalCheckFailedException) || attempt >= maxRetries) throw error;
+        // Another writer took this number: back off a little (jittered) and chain onto the new tail.
+        await new Promise((r) => setTimeout(r, Math.random() * 5 * (attempt + 1)));
+      }
+    }
+  }
+
+  private async publish(stored: JournalRecord): Promise<{ published: boolean; publishError?: string }> {
+    if (!this.props.events) return { published: false };
+    try {
+      const out = await this.props.events.send(
+        new PutEventsCommand({
+          Entries: [
+            {
+              Source: EVENT_SOURCE,
+              DetailType: stored.event,
+              Detail: JSON.stringify(stored),
+              EventBusName: this.props.eventBusName ?? 'default',
+              Time: new Date(stored.timestamp),
+            },
+          ],
+        }),
+      );
+      const failed = out.Entries?.find((e) => e.ErrorCode);
+      if ((out.FailedEntryCount ?? 0) > 0 || failed) {
+        return { published: false, publishError: `${failed?.ErrorCode}: ${failed?.ErrorMessage}` };
+      }
+      return { published: true };
+    } catch (error) {
+      return { published: false, publishError: this.redactor.text(String(error)) };
+    }
+  }
+}
+
+/** prevHash of an execution's first event. */
+export const GENESIS_HASH = `sha256:${'0'.repeat(64)}`;
+
+/** The fields of a record that are the event itself (what the hash covers). */
+const EVENT_FIELDS = [
+  'timestamp',
+  'event',
+  'executionId',
+  'planId',
+  'planVersion',
+  'planDigest',
+  'task_id',
+  'task_name',
+  'details',
+] as const satisfies readonly (keyof JournalEvent)[];
+
+/** `sha256:` + hex SHA-256 of prevHash followed by the canonical JSON of the event. */
+export function hashEvent(prevHash: string, event: JournalEvent | JournalRecord): string {
+  const own: Record<string, unknown> = {};
+  for (const field of EVENT_FIELDS) if (event[field] !== undefined) own[field] = event[field];
+  return `sha256:${sha256Hex(prevHash + canonicalJson(own))}`;
+}
+
+/** The table's sort key for a sequence number: zero-padded so string order is numeric order. */
+export const formatSeq = (n: number): string => String(n).padStart(SEQ_DIGITS, '0');
+
+/** The sparse index attributes an item carries for its record: `planTask` (byTask) and `approver` (byApprover). */
+export interface IndexAttributes {
+  readonly planTask?: string;
+  readonly approver?: string;
+}
+
+/** The index attributes a record's item must carry: each present only when the record has a value for it. */
+export function indexAttributes(record: JournalRecord): IndexAttributes {
+  const approver = (record.details as { approver?: unknown }).approver;
+  return {
+    ...(record.task_id !== undefined ? { planTask: `${record.planId}#${record.task_id}` } : {}),
+    ...(typeof approver === 'string' && approver !== '' ? { approver } : {}),
+  };
+}
+
+/** The stored item: the record plus the key and sparse index attributes. */
+export function toItem(record: JournalRecord): Record<string, unknown> {
+  return { ...record, sk: formatSeq(record.seq), ...indexAttributes(record) };
+}
+
+/** Back from an item to the record (key and index attributes dropped; the rest is not checked). */
+export function fromItem(item: Record<string, unknown>): JournalRecord {
+  const { sk: _sk, planTask: _planTask, approver: _approver, ...record } = item;
+  return record as JournalRecord;
+}
+
+async function readTail(
+  dynamo: DynamoDBDocumentClient,
+  table: string,
+  executionId: string,
+): Promise<JournalRecord | undefined> {
+  const out = await dynamo.send(
+    new QueryCommand({
+      TableName: table,
+      KeyConditionExpression: 'executionId = :e',
+      ExpressionAttributeValues: { ':e': executionId },
+      ScanIndexForward: false,
+      Limit: 1,
+      ConsistentRead: true,
+    }),
+  );
+  const item = out.Items?.[0];
+  return item ? fromItem(item) : undefined;
+}
+
+/** Every event of an execution, in sequence order. */
+export async function readEvents(
+  dynamo: DynamoDBDocumentClient,
+  table: string,
+  executionId: string,
+): Promise<JournalRecord[]> {
+  const events: JournalRecord[] = [];
+  for await (const item of queryItems(dynamo, {
+    TableName: table,
+    KeyConditionExpression: 'executionId = :e',
+    ExpressionAttributeValues: { ':e': executionId },
+    ConsistentRead: true,
+  }))
+    events.push(fromItem(item));
+  return events;
+}
+
+/**
+ * The latest of an execution's events about `taskId` whose type is one of `types`, read backwards
+ * from the tail (a step's recent history is near the end), or undefined when there is none.
+ */
+export async function lastTaskEvent(
+  dynamo: DynamoDBDocumentClient,
+  table: string,
+  executionId: string,
+  taskId: string,
+  types: readonly EventType[],
+): Promise<JournalRecord | undefined> {
+  for await (const item of queryItems(dynamo, {
+    TableName: table,
+    KeyConditionExpression: 'executionId = :e',
+    FilterExpression: `task_id = :t AND #event IN (${types.map((_, i) => `:v${i}`).join(', ')})`,
+    ExpressionAttributeNames: { '#event': 'event' },
+    ExpressionAttributeValues: {
+      ':e': executionId,
+      ':t': taskId,
+      ...Object.fromEntries(types.map((t, i) => [`:v${i}`, t])),
+    },
+    ScanIndexForward: false,
+    ConsistentRead: true,
+    // A step's recent history is near the tail: small pages stop reading early.
+    Limit: 200,
+  }))
+    return fromItem(item);
+  return undefined;
+}
+
+/** Every item a query matches, page after page, as they come (stop early by breaking out). */
+export async function* queryItems(
+  dynamo: DynamoDBDocumentClient,
+  input: QueryCommandInput,
+): AsyncGenerator<Record<string, unknown>> {
+  let start: Record<string, unknown> | undefined;
+  do {
+    const out = await dynamo.send(new QueryCommand({ ...input, ExclusiveStartKey: start }));
+    yield* out.Items ?? [];
+    start = out.LastEvaluatedKey;
+  } while (start);
+}
+
+/** An auditor's query over one of the events table's indexes, optionally within [from, to] (ISO timestamps). */
+export interface EventQuery {
+  readonly index: 'byPlan' | 'byEventType' | 'byTask' | 'byApprover';
+  /** The index's partition value: a plan id, an event name, `<planId>#<taskId>`, or an approver. */
+  readonly value: string;
+  readonly from?: string;
+  readonly to?: string;
+}
+
+const INDEX_KEYS: Record<EventQuery['index'], string> = {
+  byPlan: 'planId',
+  byEventType: 'event',
+  byTask: 'planTask',
+  byApprover: 'approver',
+};
+
+export async function queryEvents(
+  dynamo: DynamoDBDocumentClient,
+  table: string,
+  query: EventQuery,
+): Promise<JournalRecord[]> {
+  const range =
+    query.from && query.to
+      ? ' AND #t BETWEEN :from AND :to'
+      : query.from
+        ? ' AND #t >= :from'
+        : query.to
+          ? ' AND #t <= :to'
+          : '';
+  const events: JournalRecord[] = [];
+  for await (const item of queryItems(dynamo, {
+    TableName: table,
+    IndexName: query.index,
+    KeyConditionExpression: `#k = :v${range}`,
+    ExpressionAttributeNames: { '#k': INDEX_KEYS[query.index], ...(range ? { '#t': 'timestamp' } : {}) },
+    ExpressionAttributeValues: {
+      ':v': query.value,
+      ...(query.from ? { ':from': query.from } : {}),
+      ...(query.to ? { ':to': query.to } : {}),
+    },
+  }))
+    events.push(fromItem(item));
+  return events;
+}
+
+/** The first place a chain of one execution's events breaks, if anywhere. */
+export type ChainVerdict =
+  | { readonly ok: true; readonly count: number }
+  | {
+      readonly ok: false;
+      /** Index in the given array. */
+      readonly index: number;
+      readonly seq: number | undefined;
+      readonly problem: 'gap' | 'reordered' | 'edited' | 'broken-link' | 'mixed-executions';
+      readonly message: string;
+    };
+
+/** Checks an execution's events, in the order given: consecutive sequence numbers from 1, each hash intact, each link to the previous. */
+export function verifyChain(events: readonly JournalRecord[]): ChainVerdict {
+  let prevHash = GENESIS_HASH;
+  const executionId = events[0]?.executionId;
+  for (const [index, event] of events.entries()) {
+    const expected = index + 1;
+    const fail = (
+      problem: Exclude<ChainVerdict, { ok: true }>['problem'],
+      message: string,
+    ): ChainVerdict => ({
+      ok: false,
+      index,
+      seq: event.seq,
+      problem,
+      message: `event #${index + 1} (seq ${event.seq}, ${event.event}): ${message}`,
+    });
+    if (event.executionId !== executionId) {
+      return fail('mixed-executions', `belongs to execution ${event.executionId}, not ${executionId}`);
+    }
+    if (event.seq < expected) return fail('reordered', `sequence ${event.seq} comes after ${expected - 1}`);
+    if (event.seq > expected) return fail('gap', `sequence jumps from ${expected - 1} to ${event.seq}`);
+    if (event.prevHash !== prevHash) return fail('broken-link', 'prevHash does not match the previous event');
+    if (hashEvent(event.prevHash, event) !== event.hash)
+      return fail('edited', 'content does not match its hash');
+    prevHash = event.hash;
+  }
+  return { ok: true, count: events.length };
+}
+
+function limitStrings(value: unknown): unknown {
+  if (typeof value === 'string') return truncateText(value, MAX_DETAIL_STRING_BYTES).text;
+  if (Array.isArray(value)) return value.map(limitStrings);
+  if (value !== null && typeof value === 'object') {
+    return Object.fromEntries(Object.entries(value).map(([k, v]) => [k, limitStrings(v)]));
+  }
+  return value;
+}

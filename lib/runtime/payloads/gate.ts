@@ -1,0 +1,188 @@
+/** Gate Lambda (`${GateFunctionArn}`, lambda:invoke.waitForTaskToken): requests, decisions, notices. */
+import { z } from 'zod';
+import { FailureClassSchema, IdSchema } from '../../plan/schema.ts';
+import {
+  ApprovalPolicySchema,
+  ArgOverridesSchema,
+  ExecutionScope,
+  PlanIdentitySchema,
+  Progress,
+  StepEntrySchema,
+} from './shared.ts';
+
+/** `human`: a step with `requiresHuman` (seed 003) waits for a person to do it and report its outputs. */
+export const GATE_KINDS = ['plan', 'step', 'escalation', 'human'] as const;
+export const GateKindSchema = z.enum(GATE_KINDS);
+export type GateKind = z.infer<typeof GateKindSchema>;
+
+/** Decisions of the plan gate and of a step gate (a step with `requiresApproval`). */
+export const ApprovalDecisionSchema = z.discriminatedUnion('decision', [
+  z.object({ decision: z.literal('APPROVE'), by: z.string().optional(), comment: z.string().optional() }),
+  z.object({
+    decision: z.literal('APPROVE_WITH_MODIFICATIONS'),
+    by: z.string().optional(),
+    comment: z.string().optional(),
+    /** Steps not to run; they end `skipped`, their dependents `blocked`. Plan gate only. */
+    skipSteps: z.array(IdSchema).default([]),
+    /** New arg values by step id. At a step gate only that step's entry is used. */
+    argOverrides: ArgOverridesSchema.default({}),
+  }),
+  /** The gate asks again (same kind, `round + 1`) with the question attached. */
+  z.object({
+    decision: z.literal('ASK_FOR_CLARIFICATION'),
+    by: z.string().optional(),
+    question: z.string().min(1),
+  }),
+  /**
+   * Plan gate: the execution fails with `Plangate.GateRejected`.
+   * Step gate: that step ends `skipped` (seed 001: "approval denied"), its dependents `blocked`.
+   */
+  z.object({ decision: z.literal('REJECT'), by: z.string().optional(), reason: z.string().min(1) }),
+]);
+export type ApprovalDecision = z.infer<typeof ApprovalDecisionSchema>;
+
+/** Decisions of an escalation gate (a step failed and its retries are exhausted). */
+export const EscalationDecisionSchema = z.discriminatedUnion('decision', [
+  /** Run the step again (runner → checker), attempt + 1, e.g. after credentials were fixed. */
+  z.object({ decision: z.literal('RETRY'), by: z.string().optional(), comment: z.string().optional() }),
+  /**
+   * The step ends `skipped`, its dependents `blocked`. If the step is critical the execution
+   * then fails with `Plangate.CriticalStepSkipped`; otherwise independent branches go on.
+   */
+  z.object({ decision: z.literal('SKIP'), by: z.string().optional(), comment: z.string().optional() }),
+  /** The execution fails with `Plangate.Aborted`. */
+  z.object({ decision: z.literal('ABORT'), by: z.string().optional(), reason: z.string().optional() }),
+]);
+export type EscalationDecision = z.infer<typeof EscalationDecisionSchema>;
+
+/**
+ * A person's answer to a human step. DONE carries the captured values, exactly the step's
+ * declared outputs; the gate turns it into the step's {@link RunnerResult} and the contract
+ * checker then checks it like any step. FAILED fails the step as `Plangate.Unrecoverable`
+ * (the escalation asks what next: retry, skip or abort).
+ */
+export const HumanDecisionSchema = z.discriminatedUnion('decision', [
+  z.object({
+    decision: z.literal('DONE'),
+    by: z.string().optional(),
+    outputs: z.record(z.string(), z.unknown()).default({}),
+    comment: z.string().optional(),
+  }),
+  z.object({ decision: z.literal('FAILED'), by: z.string().optional(), reason: z.string().min(1) }),
+]);
+export type HumanDecision = z.infer<typeof HumanDecisionSchema>;
+
+/** Any decision a gate can receive, by kind. */
+export type GateDecision = ApprovalDecision | EscalationDecision | HumanDecision;
+
+/** The schema of the decisions a gate of `kind` takes. */
+export function decisionSchemaOf(
+  kind: GateKind,
+): typeof ApprovalDecisionSchema | typeof EscalationDecisionSchema | typeof HumanDecisionSchema {
+  return kind === 'escalation'
+    ? EscalationDecisionSchema
+    : kind === 'human'
+      ? HumanDecisionSchema
+      : ApprovalDecisionSchema;
+}
+
+/** What a human step's gate needs besides the common gate fields (the runner's view of the step). */
+export const HumanTaskSchema = z.object({
+  /** What to do: the step's task text, or its description. */
+  instructions: z.string(),
+  /** The values the person must report (`step.outputs`). */
+  outputs: z.array(IdSchema),
+  /** Skipped by an approver: answered `skipped` at once, nobody is asked. */
+  skip: z.boolean(),
+  dependsOn: z.array(IdSchema),
+  /** Ledger entries of the dependencies; one not `completed` answers `blocked` at once. */
+  inputs: z.record(z.string(), StepEntrySchema),
+  inlineOutputLimitBytes: z.number().int().positive(),
+});
+export type HumanTask = z.infer<typeof HumanTaskSchema>;
+
+/** The classified failure an escalation gate asks about. */
+export const ClassifiedFailureSchema = z.object({
+  failureClass: FailureClassSchema,
+  /** The error name as thrown, e.g. `Plangate.Permission` or `States.Timeout`. */
+  error: z.string(),
+  /** Redacted message, at most a few KiB. */
+  message: z.string(),
+  /** Which task failed: the step runner or the contract checker. */
+  phase: z.enum(['run', 'check']),
+});
+export type ClassifiedFailure = z.infer<typeof ClassifiedFailureSchema>;
+
+/**
+ * Input of the gate Lambda. It stores `taskToken` server-side (never in a link, log, event or
+ * message), writes GATE_APPROVAL_REQUESTED (plan/step), RECOVERY_ESCALATION (escalation) or
+ * TASK_STARTED (human) and sends the request through the notifier. Whoever answers calls
+ * SendTaskSuccess with an {@link ApprovalDecision} (plan, step), an {@link EscalationDecision}
+ * (escalation) or, for a human step, the step's {@link RunnerResult} built from a
+ * {@link HumanDecision}, after writing GATE_APPROVED / GATE_REJECTED /
+ * RECOVERY_ESCALATION{user_decision} / HUMAN_TASK_ANSWERED.
+ *
+ * When `kind` is `escalation` and `policy` is `skip` or `abort`, no person is asked: the gate
+ * Lambda answers SKIP or ABORT itself at once and records that the recipe decided. A human step
+ * that is skipped or blocked is answered at once too (TASK_SKIPPED / TASK_BLOCKED).
+ * The Lambda's own return value is ignored.
+ */
+export const GateRequestSchema = z.object({
+  kind: GateKindSchema,
+  /** `$states.context.Task.Token`. Secret: store it, never print it. */
+  taskToken: z.string().min(1),
+  ...ExecutionScope,
+  /** The step gated (kind `step`), that failed (`escalation`) or to do (`human`). Absent for the plan gate. */
+  stepId: IdSchema.optional(),
+  /** That step's description, to show the person. */
+  description: z.string().optional(),
+  /** Kind `plan`: what the plan is for and how many steps it has, to show the approver. */
+  summary: z.object({ objective: z.string(), steps: z.number().int().min(1) }).optional(),
+  /** Who may answer (`$approval`): checked on every answer. */
+  approval: ApprovalPolicySchema,
+  /** 1 for the first request; +1 after each ASK_FOR_CLARIFICATION (or each escalation of the step). */
+  round: z.number().int().min(1),
+  /** The question from the previous round's ASK_FOR_CLARIFICATION, to show the approver; null on round 1. */
+  question: z.string().nullish(),
+  /** How long the gate waits (the Task's TimeoutSeconds); after it the machine fails `Plangate.GateTimedOut`. */
+  timeoutSeconds: z.number().int().positive(),
+  /** Kind `escalation`: what failed. */
+  failure: ClassifiedFailureSchema.optional(),
+  /** Kind `escalation`: the step's attempt that failed; kind `human`: the attempt asked for (1-based). */
+  attempt: z.number().int().min(1).optional(),
+  /** Kind `human`: "[Task N/M]". */
+  index: Progress.index.optional(),
+  total: Progress.total.optional(),
+  /** Kind `human`: the work asked of the person. */
+  human: HumanTaskSchema.optional(),
+  /** Kind `escalation`: whether skipping fails the run (critical) or lets independent branches go on. */
+  critical: z.boolean().optional(),
+  /** Kind `escalation`: the recipe's escalation; `skip`/`abort` are answered by the Lambda itself. */
+  policy: z.enum(['ask', 'skip', 'abort']).optional(),
+});
+export type GateRequest = z.infer<typeof GateRequestSchema>;
+
+/**
+ * What the gate hands the notifier (`PLANGATE_NOTIFIER_FUNCTION`, invoked asynchronously): enough
+ * to ask a person, and the approval id for the link. Never the task token.
+ */
+export const ApprovalNoticeSchema = z.object({
+  /** Opaque, signed, expiring, single-use; the only thing links and buttons carry. */
+  approvalId: z.string().min(1),
+  kind: GateKindSchema,
+  executionId: z.string().min(1),
+  plan: PlanIdentitySchema,
+  stepId: IdSchema.optional(),
+  /** The step's description (step, escalation and human gates). */
+  description: z.string().optional(),
+  /** Plan gate: the plan's objective and step count. */
+  summary: z.object({ objective: z.string(), steps: z.number().int().min(1) }).optional(),
+  round: z.number().int().min(1),
+  question: z.string().optional(),
+  failure: ClassifiedFailureSchema.optional(),
+  /** Human step: what to do and which values to report. */
+  human: z.object({ instructions: z.string(), outputs: z.array(IdSchema) }).optional(),
+  expiresAt: z.string(),
+  policy: ApprovalPolicySchema,
+});
+export type ApprovalNotice = z.infer<typeof ApprovalNoticeSchema>;

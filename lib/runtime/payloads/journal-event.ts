@@ -1,0 +1,125 @@
+/** Journal events: the seed-000 event types and the shape every stored event has. */
+import { z } from 'zod';
+import { FailureClassSchema, IdSchema } from '../../plan/schema.ts';
+import { EvidenceSchema } from './checker.ts';
+import { GateKindSchema } from './gate.ts';
+import { ArgOverridesSchema } from './shared.ts';
+
+/** Seed 000's event names, plus the few the harness needs to say what else happened. */
+export const EVENT_TYPES = [
+  'PLAN_CREATED',
+  'GATE_APPROVAL_REQUESTED',
+  'GATE_APPROVED',
+  'GATE_REJECTED',
+  /** The approver asked a question instead of deciding (seed 000's ASK_FOR_CLARIFICATION). */
+  'GATE_CLARIFICATION_REQUESTED',
+  'TASK_STARTED',
+  'TASK_COMPLETED',
+  'TASK_FAILED',
+  /** An approver decided not to run the step. */
+  'TASK_SKIPPED',
+  /** A dependency was skipped or blocked, so the step did not run. */
+  'TASK_BLOCKED',
+  'FAILURE_DETECTED',
+  'FAILURE_CLASSIFIED',
+  'RECOVERY_APPLIED',
+  'RECOVERY_ESCALATION',
+  /** Seed 000's permission recipe: credentials must be fixed out of band before RETRY. */
+  'PERMISSION_REQUIRED',
+  /** A person answered a human step (seed 003): done with its outputs, or failed. */
+  'HUMAN_TASK_ANSWERED',
+  'POSTCONDITION_CHECKED',
+  'EXECUTION_COMPLETE',
+] as const;
+export const EventTypeSchema = z.enum(EVENT_TYPES);
+export type EventType = z.infer<typeof EventTypeSchema>;
+
+/** Details per event type (seed 000's fields, snake_case as the seed writes them). */
+export const EVENT_DETAILS = {
+  PLAN_CREATED: z.object({
+    task_count: z.number().int(),
+    dependencies: z.record(z.string(), z.array(z.string())),
+    /** Who submitted the plan (Plans API: the IAM caller, or local mode's header). */
+    submitted_by: z.string().optional(),
+  }),
+  GATE_APPROVAL_REQUESTED: z.object({ plan_id: z.string(), gate: GateKindSchema, round: z.number().int() }),
+  GATE_APPROVED: z.object({
+    gate: GateKindSchema,
+    approver: z.string().optional(),
+    modifications: z.object({ skipSteps: z.array(z.string()), argOverrides: ArgOverridesSchema }).optional(),
+  }),
+  GATE_REJECTED: z.object({ gate: GateKindSchema, approver: z.string().optional(), reason: z.string() }),
+  GATE_CLARIFICATION_REQUESTED: z.object({ gate: GateKindSchema, question: z.string() }),
+  TASK_STARTED: z.object({ attempt: z.number().int(), progress: z.string() }),
+  TASK_COMPLETED: z.object({ result: z.unknown(), evidence: EvidenceSchema, progress: z.string() }),
+  TASK_FAILED: z.object({ error: z.string(), error_message: z.string(), progress: z.string() }),
+  TASK_SKIPPED: z.object({ reason: z.string() }),
+  TASK_BLOCKED: z.object({ blocked_by: z.array(z.string()) }),
+  FAILURE_DETECTED: z.object({ error: z.string(), error_message: z.string(), attempt: z.number().int() }),
+  FAILURE_CLASSIFIED: z.object({ failure_type: FailureClassSchema, error: z.string() }),
+  RECOVERY_APPLIED: z.object({ recipe_name: z.string(), outcome: z.string() }),
+  RECOVERY_ESCALATION: z.object({
+    reason: z.string(),
+    user_decision: z.enum(['RETRY', 'SKIP', 'ABORT']).optional(),
+    decided_by: z.enum(['person', 'recipe']).optional(),
+  }),
+  PERMISSION_REQUIRED: z.object({ message: z.string() }),
+  HUMAN_TASK_ANSWERED: z.object({
+    decision: z.enum(['DONE', 'FAILED']),
+    answered_by: z.string(),
+    /** The names of the reported outputs (their values go to the checker, not the journal). */
+    outputs: z.array(z.string()).optional(),
+    reason: z.string().optional(),
+  }),
+  POSTCONDITION_CHECKED: z.object({
+    postcondition_id: z.string(),
+    passed: z.boolean(),
+    evidence: EvidenceSchema,
+  }),
+  EXECUTION_COMPLETE: z.object({
+    summary: z.object({ completed: z.number().int(), failed: z.number().int(), skipped: z.number().int() }),
+    succeeded: z.boolean(),
+    error: z.string().optional(),
+    /** Why the run stopped early, e.g. the plan gate's rejection reason. */
+    reason: z.string().optional(),
+  }),
+} as const satisfies Record<EventType, z.ZodType>;
+
+/**
+ * One journal event, as a Lambda appends it. The journal stores it in the events table (with
+ * `seq`, `prevHash`, `hash` added: ordered per execution, hash-chained, never updated) and puts
+ * it on the event bus. Never contains a secret value or a task token.
+ */
+export const JournalEventSchema = z.object({
+  /** ISO 8601 UTC. */
+  timestamp: z.string(),
+  event: EventTypeSchema,
+  executionId: z.string().min(1),
+  planId: IdSchema,
+  planVersion: z.number().int().min(1),
+  planDigest: z.string().min(1),
+  /** Step id (seed 000's task_id); absent for plan-level events. */
+  task_id: z.string().optional(),
+  /** Step description (seed 000's task_name). */
+  task_name: z.string().optional(),
+  details: z.record(z.string(), z.unknown()),
+});
+export type JournalEvent = z.infer<typeof JournalEventSchema>;
+
+/** A stored journal event: position in the execution's stream and the hash chain. */
+export const JournalRecordSchema = JournalEventSchema.extend({
+  /** 1-based, gapless per execution. */
+  seq: z.number().int().min(1),
+  /** `hash` of the previous record (`sha256:` + 64 zeros for seq 1). */
+  prevHash: z.string(),
+  /** sha256 over prevHash + the canonical JSON of the event. */
+  hash: z.string(),
+});
+export type JournalRecord = z.infer<typeof JournalRecordSchema>;
+
+/** Parses a journal event and checks its details against its type's schema. */
+export function parseJournalEvent(value: unknown): JournalEvent {
+  const event = JournalEventSchema.parse(value);
+  EVENT_DETAILS[event.event].parse(event.details);
+  return event;
+}

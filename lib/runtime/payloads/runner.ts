@@ -1,0 +1,74 @@
+/** Step-runner Lambda (`${StepRunnerFunctionArn}`, lambda:invoke). */
+import { z } from 'zod';
+import { IdSchema } from '../../plan/schema.ts';
+import {
+  OutputRefSchema,
+  PlanContextSchema,
+  RecoverySummarySchema,
+  SecretDeclarationsSchema,
+  StepEntrySchema,
+  StepScope,
+} from './shared.ts';
+
+/**
+ * Input of the step runner. Args arrive as written in the plan: the runner resolves
+ * `${steps.<id>.<name>}` from `inputs` (reading an {@link OutputRef} back when needed),
+ * `${context.<key>}` from `context` and `${secrets.<name>}` at call time, then applies
+ * `argOverrides` (shallow merge over the resolved args).
+ *
+ * What the runner does:
+ * - `skip` true → writes TASK_SKIPPED, returns `{ status: 'skipped' }` without calling the tool.
+ * - any entry of `inputs` not `completed` → writes TASK_BLOCKED, returns `{ status: 'blocked', blockedBy }`.
+ * - otherwise writes TASK_STARTED ("[Task N/M] …"), calls the tool, returns `{ status: 'succeeded' }`
+ *   with the captured outputs inline when their JSON is at most `inlineOutputLimitBytes`, else
+ *   stored outside and returned as `outputRef`. On failure it writes TASK_FAILED,
+ *   FAILURE_DETECTED and FAILURE_CLASSIFIED (the class is final) and throws a
+ *   {@link HarnessFailure} named by the failure class, which the class's Retry block may retry.
+ */
+export const RunnerRequestSchema = z.object({
+  ...StepScope,
+  /** The tool to call; absent when `target` names an agent (seed 004), which runs the `agent` tool. */
+  tool: z.string().optional(),
+  target: z.string().optional(),
+  task: z.string().optional(),
+  subscriptions: z.array(z.string()).default([]),
+  /** Args as written in the plan (references unresolved). */
+  args: z.record(z.string(), z.unknown()),
+  /** Approved modifications for this step (plan gate and step gate merged); `{}` when none. */
+  argOverrides: z.record(z.string(), z.unknown()).default({}),
+  /** The plan's context (`$context`), present only when the args reference `${context.*}`. */
+  context: PlanContextSchema.optional(),
+  /** The plan's secret declarations (`$secrets`), present only when the args reference `${secrets.*}`. */
+  secrets: SecretDeclarationsSchema.default([]),
+  /** The step's dependencies; one missing from `inputs` counts as not completed. */
+  dependsOn: z.array(IdSchema).default([]),
+  /** Ledger entries of the step's dependencies and of every step its args reference. */
+  inputs: z.record(z.string(), StepEntrySchema),
+  /** The step is skipped by an approver's decision (plan-gate modification or step-gate REJECT). */
+  skip: z.boolean(),
+  /**
+   * 1-based, counting every run of the step: a Retry block's retry (the compiler adds
+   * `$states.context.State.RetryCount`) and a loop-back (contract failure, escalation RETRY).
+   */
+  attempt: z.number().int().min(1),
+  /** The plan's own recipes, when it declares any; else seed 000's defaults classify. */
+  recovery: RecoverySummarySchema.optional(),
+  /** Names of the values to capture (`step.outputs`). */
+  outputs: z.array(IdSchema).default([]),
+  timeoutSeconds: z.number().int().positive(),
+  /** Above this many bytes of output JSON, store it outside the payload and return `outputRef`. */
+  inlineOutputLimitBytes: z.number().int().positive(),
+});
+export type RunnerRequest = z.infer<typeof RunnerRequestSchema>;
+
+export const RunnerResultSchema = z.object({
+  stepId: IdSchema,
+  status: z.enum(['succeeded', 'skipped', 'blocked']),
+  output: z.record(z.string(), z.unknown()).optional(),
+  outputRef: OutputRefSchema.optional(),
+  /** For `blocked`: the dependencies that were not completed. */
+  blockedBy: z.array(IdSchema).optional(),
+  attempt: z.number().int().min(1),
+  durationMs: z.number().nonnegative(),
+});
+export type RunnerResult = z.infer<typeof RunnerResultSchema>;

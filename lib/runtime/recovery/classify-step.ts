@@ -1,0 +1,131 @@
+/**
+ * The classifier Lambda's logic: called from a step's Catch once its Retry blocks gave up,
+ * it classifies the failure, records it, and says whether the whole step runs again or a
+ * person (or the recipe) decides at the escalation gate.
+ */
+import type { FailureClass } from '../../plan/schema.ts';
+import { eventIdentity, type HarnessDeps, journalFor } from '../deps.ts';
+import {
+  type ClassifyRequest,
+  type ClassifyResult,
+  CONTRACT_FAILED,
+  FailureCauseSchema,
+  failureClassOfError,
+  LAMBDA_ERROR_NAMES,
+} from '../payloads/index.ts';
+import { Redactor } from '../secrets/redact.ts';
+import type { FailureFacts } from '../shared/errors.ts';
+import { progressLabel } from '../shared/progress.ts';
+import { classifyFailure } from './classify.ts';
+import { recipeName, recordFailure } from './failure-events.ts';
+
+/** The error Step Functions gives a Task that ran past its TimeoutSeconds. */
+const STATES_TIMEOUT = 'States.Timeout';
+
+export async function classifyStepFailure(req: ClassifyRequest, deps: HarnessDeps): Promise<ClassifyResult> {
+  const identity = eventIdentity(req, {
+    id: req.stepId,
+    ...(req.description !== undefined ? { name: req.description } : {}),
+  });
+  const journal = journalFor(deps);
+  const facts = factsOf(req.error);
+  // A harness Lambda that named the error classified it with the plan's recipes and recorded it.
+  const named = (LAMBDA_ERROR_NAMES as readonly string[]).includes(req.error.Error)
+    ? failureClassOfError(req.error.Error)
+    : undefined;
+  const humanTimeout =
+    req.humanTimeoutSeconds !== undefined && req.phase === 'run' && req.error.Error === STATES_TIMEOUT;
+  // Nobody answering a human step is not transient: retrying the same request silently helps no one.
+  const failureClass: FailureClass = humanTimeout
+    ? 'unrecoverable'
+    : (named ?? classifyFailure(facts, req.recovery).failureClass);
+  const message = humanTimeout
+    ? `no answer within ${req.humanTimeoutSeconds} s`
+    : new Redactor().text(facts.message);
+  if (!named) {
+    // Nobody recorded this one yet (States.Timeout, Lambda.Unknown, ...): the runner never saw it.
+    await recordFailure(journal, identity, {
+      error: req.error.Error,
+      message,
+      attempt: req.attempt,
+      failureClass,
+      taskFailed: {
+        progress: `${req.index !== undefined && req.total !== undefined ? progressLabel(req.index, req.total) : '[Task]'} ✗ ${req.description ?? req.stepId}: ${message}`,
+      },
+    });
+  }
+  const recipe = req.recovery[failureClass];
+  const retries = req.onFail?.retries ?? recipe?.maxAttempts ?? 0;
+  // A named class error already went through its Retry block; contract failures and errors
+  // classified here are retried by looping the whole step. Unknown always asks a person.
+  const loopsBack =
+    failureClass !== 'unknown' && !humanTimeout && (req.error.Error === CONTRACT_FAILED || !named);
+  const action = loopsBack && req.attempt <= retries ? 'RETRY' : 'ESCALATE';
+  const policy =
+    failureClass === 'unknown' || humanTimeout
+      ? 'ask'
+      : (req.onFail?.escalation ?? recipe?.escalation ?? 'ask');
+  const recipeApplied = recipeName(failureClass, retries);
+
+  if (failureClass === 'permission') {
+    await journal.append({
+      ...identity,
+      event: 'PERMISSION_REQUIRED',
+      details: {
+        message:
+          'Access was denied. Configure the credentials out of band (environment, credential vault) and answer the escalation with RETRY, or SKIP / ABORT.',
+      },
+    });
+  }
+  // A retry's outcome is recorded when it is known (the checker's `success`, or `escalated` here).
+  if (action === 'ESCALATE')
+    await journal.append({
+      ...identity,
+      event: 'RECOVERY_APPLIED',
+      details: { recipe_name: recipeApplied, outcome: 'escalated' },
+    });
+  return {
+    failureClass,
+    error: req.error.Error,
+    message,
+    phase: req.phase,
+    action,
+    policy,
+    recipe: recipeApplied,
+  };
+}
+
+/**
+ * The facts in a Step Functions error: our JSON cause when a harness Lambda threw (as the Cause
+ * itself, or inside Lambda's error envelope `{"errorType", "errorMessage"}`), else the raw text.
+ */
+function factsOf(error: ClassifyRequest['error']): FailureFacts {
+  const raw = error.Cause ?? '';
+  const parsed = parseJson(raw);
+  const envelope = parsed as { errorType?: unknown; errorMessage?: unknown } | undefined;
+  const inner = typeof envelope?.errorMessage === 'string' ? envelope.errorMessage : undefined;
+  const cause = FailureCauseSchema.safeParse(inner === undefined ? parsed : parseJson(inner));
+  if (cause.success) {
+    return {
+      name: error.Error,
+      message: cause.data.message,
+      ...(cause.data.httpStatus !== undefined ? { httpStatus: cause.data.httpStatus } : {}),
+      ...(cause.data.exitCode !== undefined ? { exitCode: cause.data.exitCode } : {}),
+      ...(cause.data.code !== undefined ? { code: cause.data.code } : {}),
+    };
+  }
+  if (inner !== undefined)
+    return {
+      name: typeof envelope?.errorType === 'string' ? envelope.errorType : error.Error,
+      message: inner,
+    };
+  return { name: error.Error, message: raw || error.Error };
+}
+
+function parseJson(text: string): unknown {
+  try {
+    return JSON.parse(text);
+  } catch {
+    return undefined;
+  }
+}

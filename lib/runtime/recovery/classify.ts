@@ -1,0 +1,67 @@
+/**
+ * The runtime's failure classifier. The rules themselves live in lib/plan/recovery.ts (seed 000's
+ * defaults, `matchesDetection`, `classifyFailure`); this adds only what the harness knows on top:
+ * errors it already named (`Plangate.*`, its own error classes) keep their class, then the plan's
+ * recipes decide, then the defaults; anything unmatched is `unknown`, which always asks a person.
+ */
+import {
+  CLASSIFICATION_ORDER,
+  classifyFailure as classifyByRules,
+  DEFAULT_RECOVERY,
+  type FailureFacts as DetectionFacts,
+  matchesDetection,
+} from '../../plan/recovery.ts';
+import type { FailureClass, RecoveryRecipe } from '../../plan/schema.ts';
+import { failureClassOfError } from '../payloads/index.ts';
+import type { FailureFacts } from '../shared/errors.ts';
+
+/** Recipes by class as a plan (or a classifier request) carries them; only `detect` matters here. */
+export type RecipeDetections = Partial<
+  Record<FailureClass, { readonly detect?: Partial<RecoveryRecipe['detect']> } | undefined>
+>;
+
+export interface Classification {
+  readonly failureClass: FailureClass;
+  /** Which rule set decided: a name the harness gave, the plan's recipe, seed 000's defaults, or none. */
+  readonly source: 'named' | 'recipe' | 'default' | 'none';
+}
+
+/** Error names of the runtime's own errors (lib/runtime/shared/errors.ts) whose class is known when thrown. */
+const HARNESS_ERROR_CLASSES: ReadonlyMap<string, FailureClass> = new Map([
+  ['InvalidInput', 'invalid_input'],
+  ['NotConfigured', 'invalid_input'],
+]);
+
+export function classifyFailure(facts: FailureFacts, recipes: RecipeDetections = {}): Classification {
+  const named = failureClassOfError(facts.name) ?? HARNESS_ERROR_CLASSES.get(facts.name);
+  if (named && named !== 'unknown') return { failureClass: named, source: 'named' };
+  const detection = detectionFacts(facts);
+  const fromRecipe = CLASSIFICATION_ORDER.find((failureClass) => {
+    const detect = recipes[failureClass]?.detect;
+    return detect !== undefined && matchesDetection(completeDetection(detect), detection);
+  });
+  if (fromRecipe) return { failureClass: fromRecipe, source: 'recipe' };
+  const fromDefaults = classifyByRules(detection, DEFAULT_RECOVERY);
+  return fromDefaults === 'unknown'
+    ? { failureClass: 'unknown', source: 'none' }
+    : { failureClass: fromDefaults, source: 'default' };
+}
+
+/** A Node system error code (`ECONNRESET`, `EACCES`) leads the message, where seed 000's patterns look for it. */
+function detectionFacts(facts: FailureFacts): DetectionFacts {
+  return {
+    errorName: facts.name,
+    message: facts.code ? `${facts.code}: ${facts.message}` : facts.message,
+    ...(facts.httpStatus !== undefined ? { httpStatus: facts.httpStatus } : {}),
+    ...(facts.exitCode !== undefined ? { exitCode: facts.exitCode } : {}),
+  };
+}
+
+function completeDetection(detect: Partial<RecoveryRecipe['detect']>): RecoveryRecipe['detect'] {
+  return {
+    errorNames: detect.errorNames ?? [],
+    messagePatterns: detect.messagePatterns ?? [],
+    httpStatuses: detect.httpStatuses ?? [],
+    exitCodes: detect.exitCodes ?? [],
+  };
+}

@@ -1,0 +1,110 @@
+/**
+ * The step runner: resolves a step's tool and args, runs it, and hands the output to the
+ * contract checker. It never completes a step; it only reports that the tool ran (or why not).
+ */
+import { stepInvocation } from '../../plan/tools.ts';
+import { eventIdentity, type HarnessDeps, journalFor, secretsFor } from '../deps.ts';
+import { ERROR_NAMES, type RunnerRequest, type RunnerResult } from '../payloads/index.ts';
+import { classifyFailure } from '../recovery/classify.ts';
+import { recordFailure } from '../recovery/failure-events.ts';
+import { classFailure } from '../recovery/failures.ts';
+import { Redactor } from '../secrets/redact.ts';
+import { resolveReferences } from '../secrets/references.ts';
+import { failureFacts, HarnessError, InvalidInputError } from '../shared/errors.ts';
+import { progressLabel } from '../shared/progress.ts';
+import { entryOutput, inlineOrStored } from './output-store.ts';
+import { skipOrBlock } from './step-start.ts';
+
+export async function runStep(req: RunnerRequest, deps: HarnessDeps): Promise<RunnerResult> {
+  const started = performance.now();
+  const identity = eventIdentity(req, { id: req.stepId, name: req.description });
+  const notRun = await skipOrBlock(req, journalFor(deps), identity);
+  if (notRun) return notRun;
+
+  const secrets = secretsFor(deps, req.secrets);
+  await journalFor(deps).append({
+    ...identity,
+    event: 'TASK_STARTED',
+    details: {
+      attempt: req.attempt,
+      progress: `${progressLabel(req.index, req.total)} ▶ ${req.description}`,
+    },
+  });
+  try {
+    const call = stepInvocation({ tool: req.tool, args: req.args, target: req.target, task: req.task });
+    if (!call)
+      throw new InvalidInputError('the step names no tool and no target', {
+        location: `steps.${req.stepId}`,
+      });
+    const steps: Record<string, Record<string, unknown> | undefined> = {};
+    for (const [id, entry] of Object.entries(req.inputs)) steps[id] = await entryOutput(deps.dynamo, entry);
+    const resolved = (await resolveReferences(
+      call.args,
+      { steps, context: req.context ?? {}, secrets },
+      `steps.${req.stepId}.args`,
+    )) as Record<string, unknown>;
+    const result = await deps.tools.call(
+      call.tool,
+      { ...resolved, ...req.argOverrides },
+      {
+        stepId: req.stepId,
+        ...(req.task !== undefined ? { task: req.task } : {}),
+        ...(req.target !== undefined ? { target: req.target } : {}),
+        subscriptions: req.subscriptions,
+        timeoutMs: req.timeoutSeconds * 1000,
+        ...(deps.cwd ? { cwd: deps.cwd } : {}),
+        ...(deps.env ? { env: deps.env } : {}),
+        ...(deps.lambda ? { lambda: deps.lambda } : {}),
+      },
+    );
+    const redactor = new Redactor(secrets.resolvedValues);
+    const output = redactor.value(captureOutputs(req, result));
+    return {
+      stepId: req.stepId,
+      attempt: req.attempt,
+      status: 'succeeded',
+      ...(await inlineOrStored(output, req, deps)),
+      durationMs: Math.round(performance.now() - started),
+    };
+  } catch (error) {
+    const redactor = new Redactor(secrets.resolvedValues);
+    const { failureClass } = classifyFailure(failureFacts(error), req.recovery);
+    const failure = classFailure(error, failureClass, redactor);
+    const message = failure.failureCause.message;
+    await recordFailure(journalFor(deps, secrets.resolvedValues), identity, {
+      error: ERROR_NAMES[failureClass],
+      message,
+      attempt: req.attempt,
+      failureClass,
+      taskFailed: {
+        progress: `${progressLabel(req.index, req.total)} ✗ ${req.description}: ${firstLine(message)}`,
+      },
+    });
+    throw failure;
+  }
+}
+
+/**
+ * The step's output: the declared `outputs` picked from the tool's named outputs (or its result's
+ * top-level keys); with no declared outputs, the whole tool result (contracts assert over it).
+ */
+function captureOutputs(
+  req: RunnerRequest,
+  result: Readonly<Record<string, unknown>>,
+): Record<string, unknown> {
+  if (req.outputs.length === 0) return { ...result };
+  const named = (result.outputs ?? {}) as Record<string, unknown>;
+  const captured: Record<string, unknown> = {};
+  for (const name of req.outputs) {
+    if (Object.hasOwn(named, name)) captured[name] = named[name];
+    else if (Object.hasOwn(result, name)) captured[name] = result[name];
+    else {
+      throw new HarnessError('ContractFailed', `the step did not produce its declared output "${name}"`, {
+        location: `steps.${req.stepId}.outputs`,
+      });
+    }
+  }
+  return captured;
+}
+
+const firstLine = (text: string): string => text.split('\n', 1)[0] ?? '';

@@ -1,0 +1,68 @@
+/**
+ * The CLI as a global install runs it: compiled to JavaScript (tsconfig.build.json, as `npm run
+ * build` does) and started with plain node, no tsx. The local run proves the built engine loads the
+ * built lambdas/ handler modules.
+ */
+import { execFileSync, spawnSync } from 'node:child_process';
+import { existsSync, mkdtempSync, readFileSync, symlinkSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { beforeAll, describe, expect, it } from 'vitest';
+import { REPO } from './cli.ts';
+
+const OUT = mkdtempSync(join(tmpdir(), 'plangate-dist-'));
+const CLI = join(OUT, 'bin/plangate.js');
+
+function plangate(args: readonly string[]) {
+  return spawnSync(process.execPath, [CLI, ...args], {
+    cwd: OUT,
+    encoding: 'utf8',
+    env: { ...process.env, NODE_NO_WARNINGS: '1' },
+    timeout: 60_000,
+  });
+}
+
+describe('the built CLI (dist/)', () => {
+  beforeAll(() => {
+    execFileSync(join(REPO, 'node_modules/.bin/tsc'), [
+      '-p',
+      join(REPO, 'tsconfig.build.json'),
+      '--outDir',
+      OUT,
+    ]);
+    // Beside the build, as in an installed package: its dependencies in node_modules.
+    symlinkSync(join(REPO, 'node_modules'), join(OUT, 'node_modules'));
+  }, 120_000);
+
+  it('is plain JavaScript that the package bin names, with a node shebang', () => {
+    const pkg = JSON.parse(readFileSync(join(REPO, 'package.json'), 'utf8')) as {
+      bin: Record<string, string>;
+    };
+    expect(pkg.bin.plangate).toBe('dist/bin/plangate.js');
+    expect(readFileSync(CLI, 'utf8').split('\n')[0]).toBe('#!/usr/bin/env node');
+    expect(existsSync(join(OUT, 'lambdas/step-runner.js'))).toBe(true);
+  });
+
+  it('answers --help and validates plans (exit 0 valid, 1 invalid with located problems)', () => {
+    const help = plangate(['--help']);
+    expect(help.status).toBe(0);
+    expect(help.stdout).toContain('Usage: plangate <command>');
+    const valid = plangate(['validate', join(REPO, 'examples/local-demo.yaml')]);
+    expect(valid.status, valid.stderr).toBe(0);
+    const invalid = plangate(['validate', join(REPO, 'tests/fixtures/invalid/dependency-cycle.yaml')]);
+    expect(invalid.status).toBe(1);
+    expect(invalid.stdout + invalid.stderr).toMatch(/dependency-cycle\.yaml:\d+:\d+/);
+  });
+
+  it('runs the local demo to completion on the local stack', () => {
+    const run = plangate([
+      'run',
+      join(REPO, 'examples/local-demo.yaml'),
+      '--approve',
+      '--store',
+      join(OUT, 'store'),
+    ]);
+    expect(run.status, run.stderr).toBe(0);
+    expect(run.stdout).toContain('9/9 tasks completed. 0 failures.');
+  }, 90_000);
+});
