@@ -32,6 +32,10 @@ const COMMANDS: Record<string, { summary: string; load: () => Promise<CommandMod
     summary: 'serve the embedded Step Functions engine API on 127.0.0.1 (engine serve)',
     load: () => import('../lib/cli/engine.ts'),
   },
+  serve: {
+    summary: 'serve the Plans and Approvals HTTP API on 127.0.0.1 over the local stack (SigV4/JWT as on AWS)',
+    load: () => import('../lib/cli/serve.ts'),
+  },
   run: {
     summary: 'validate, gate and run a plan on the local stack with live progress',
     load: () => import('../lib/cli/run.ts'),

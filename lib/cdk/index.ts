@@ -13,13 +13,7 @@ export {
   type StateMachineHandlerName,
 } from './harness-handlers.ts';
 export { HarnessTable, type HarnessTableProps, type ItemAccess } from './harness-table.ts';
-export {
-  APPROVAL_ANSWER_ROUTE,
-  APPROVAL_PAGE_ROUTE,
-  PLAN_ROUTES,
-  PlanHttpApi,
-  type PlanHttpApiProps,
-} from './plan-http-api.ts';
+export { PlanHttpApi, type PlanHttpApiProps } from './plan-http-api.ts';
 export { PlanPlatform, type PlanPlatformProps } from './plan-platform.ts';
 export { PlanPlatformStack, type PlanPlatformStackProps } from './plan-platform-stack.ts';
 export { PlanStateMachine, type PlanStateMachineProps } from './plan-state-machine.ts';

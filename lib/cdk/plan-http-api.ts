@@ -23,28 +23,21 @@ import { HttpLambdaIntegration } from 'aws-cdk-lib/aws-apigatewayv2-integrations
 import type { IFunction } from 'aws-cdk-lib/aws-lambda';
 import { LogGroup, type RetentionDays } from 'aws-cdk-lib/aws-logs';
 import { Construct } from 'constructs';
+import { API_ROUTES, type ApiRoute } from '../runtime/api/routes.ts';
 
-/** Routes of lambdas/plans-api.ts; callers sign with SigV4. */
-export const PLAN_ROUTES: readonly [HttpMethod, string][] = [
-  [HttpMethod.POST, '/plans'],
-  [HttpMethod.GET, '/plans/{executionId}'],
-  [HttpMethod.GET, '/executions/{executionId}/events'],
-];
+/** How a route of lib/runtime/api/routes.ts is authorized on API Gateway. */
+const routesOf = (handler: ApiRoute['handler']): readonly ApiRoute[] =>
+  API_ROUTES.filter((route) => route.handler === handler);
 
-/** The approval page (lambdas/approvals-api.ts), opened from a link. */
-export const APPROVAL_PAGE_ROUTE: readonly [HttpMethod, string] = [HttpMethod.GET, '/approvals/{approvalId}'];
-
-/** Answering a gate (lambdas/approvals-api.ts); the JWT names the approver. */
-export const APPROVAL_ANSWER_ROUTE: readonly [HttpMethod, string] = [
-  HttpMethod.POST,
-  '/approvals/{approvalId}',
-];
-
-/** Answering through a recipient-bound (emailed) link: no JWT, the handler verifies the id's signature. */
-export const APPROVAL_RECIPIENT_ANSWER_ROUTE: readonly [HttpMethod, string] = [
-  HttpMethod.POST,
-  '/approvals/{approvalId}/as-recipient',
-];
+/** Why an open route may be open (cdk-nag AwsSolutions-APIG4), by route key. */
+const OPEN_ROUTE_REASONS: Readonly<Record<string, string>> = {
+  'GET /openapi.json':
+    'The OpenAPI document describes the API (routes, schemas, authorizers) and holds no data; clients fetch it before they can sign.',
+  'GET /approvals/{approvalId}':
+    'The approval page (and the sign-in callback page at /approvals/signed-in) is opened from an email or Slack link or the hosted sign-in redirect, which cannot carry credentials; the handler only shows a gate whose opaque, signed, expiring, single-use approval id verifies, and answering it needs a JWT or a recipient-bound id.',
+  'POST /approvals/{approvalId}/as-recipient':
+    'Answering through an emailed link: the id is an HMAC over approval id, recipient, expiry and plan digest that only the emailed recipient holds (possession of the inbox is the authentication); the handler verifies it, names that recipient as the approver, checks the plan approval policy, and accepts one answer per recipient before the link expires.',
+};
 
 export interface PlanHttpApiProps {
   /** Serves PLAN_ROUTES. @default - no plan routes */
@@ -85,8 +78,7 @@ export class PlanHttpApi extends Construct {
 
     if (props.plansHandler) {
       const plans = new HttpLambdaIntegration('Plans', props.plansHandler);
-      const iam = new HttpIamAuthorizer();
-      for (const [method, path] of PLAN_ROUTES) this.route(method, path, plans, iam);
+      for (const route of routesOf('plans')) this.route(route, plans);
     }
     if (props.approvalsHandler) {
       if (!props.approverAuthorizer) {
@@ -105,22 +97,10 @@ export class PlanHttpApi extends Construct {
    * before the authorizer that accepts that client's tokens exists.
    */
   addApprovalRoutes(handler: IFunction, authorizer: IHttpRouteAuthorizer): void {
-    if (this.routes.has(APPROVAL_PAGE_ROUTE.join(' ')))
+    if (this.routes.has('GET /approvals/{approvalId}'))
       throw new Error('PlanHttpApi: the approval routes exist already');
     const approvals = new HttpLambdaIntegration('Approvals', handler);
-    const page = this.route(...APPROVAL_PAGE_ROUTE, approvals);
-    Validations.of(page).acknowledge({
-      id: 'AwsSolutions-APIG4',
-      reason:
-        'The approval page (and the sign-in callback page at /approvals/signed-in) is opened from an email or Slack link or the hosted sign-in redirect, which cannot carry credentials; the handler only shows a gate whose opaque, signed, expiring, single-use approval id verifies, and answering it needs a JWT or a recipient-bound id.',
-    });
-    this.route(...APPROVAL_ANSWER_ROUTE, approvals, authorizer);
-    const asRecipient = this.route(...APPROVAL_RECIPIENT_ANSWER_ROUTE, approvals);
-    Validations.of(asRecipient).acknowledge({
-      id: 'AwsSolutions-APIG4',
-      reason:
-        'Answering through an emailed link: the id is an HMAC over approval id, recipient, expiry and plan digest that only the emailed recipient holds (possession of the inbox is the authentication); the handler verifies it, names that recipient as the approver, checks the plan approval policy, and accepts one answer per recipient before the link expires.',
-    });
+    for (const route of routesOf('approvals')) this.route(route, approvals, authorizer);
   }
 
   /** The API's base URL (the `$default` stage); approval links are `<url>/approvals/<id>`. */
@@ -128,19 +108,28 @@ export class PlanHttpApi extends Construct {
     return this.api.apiEndpoint;
   }
 
+  /** One route; `iam` routes get the IAM authorizer, `jwt` routes `jwtAuthorizer`, open ones an acknowledged APIG4. */
   private route(
-    method: HttpMethod,
-    path: string,
+    route: ApiRoute,
     integration: HttpLambdaIntegration,
-    authorizer?: IHttpRouteAuthorizer,
+    jwtAuthorizer?: IHttpRouteAuthorizer,
   ): HttpRoute {
-    const route = new HttpRoute(this, `${method}${path.replace(/[^A-Za-z0-9]/g, '_')}`, {
+    const key = `${route.method} ${route.path}`;
+    const authorizer =
+      route.auth === 'iam' ? new HttpIamAuthorizer() : route.auth === 'jwt' ? jwtAuthorizer : undefined;
+    if (route.auth === 'jwt' && !authorizer) throw new Error(`PlanHttpApi: ${key} needs a JWT authorizer`);
+    const created = new HttpRoute(this, `${route.method}${route.path.replace(/[^A-Za-z0-9]/g, '_')}`, {
       httpApi: this.api,
-      routeKey: HttpRouteKey.with(path, method),
+      routeKey: HttpRouteKey.with(route.path, HttpMethod[route.method]),
       integration,
       ...(authorizer ? { authorizer } : {}),
     });
-    this.routes.set(`${method} ${path}`, route);
-    return route;
+    if (route.auth === 'open') {
+      const reason = OPEN_ROUTE_REASONS[key];
+      if (!reason) throw new Error(`PlanHttpApi: open route ${key} has no reason to be open`);
+      Validations.of(created).acknowledge({ id: 'AwsSolutions-APIG4', reason });
+    }
+    this.routes.set(key, created);
+    return created;
   }
 }

@@ -10,6 +10,7 @@ import { EventBridgeClient } from '@aws-sdk/client-eventbridge';
 import { startEngineServer } from '../engine/api/index.ts';
 import { createEngine } from '../engine/engine.ts';
 import { createResourceInvoker, LambdaHandlerRegistry } from '../engine/resources/index.ts';
+import { untilSignal } from './signals.ts';
 
 export const usage = `Usage: plangate engine serve [options]
 
@@ -108,19 +109,6 @@ async function readMockConfig(file: string): Promise<object> {
   if (parsed === null || typeof parsed !== 'object' || Array.isArray(parsed))
     throw new Error('it must hold a JSON object');
   return parsed;
-}
-
-/** Resolves on the first SIGTERM or SIGINT. */
-function untilSignal(): Promise<NodeJS.Signals> {
-  return new Promise((resolve) => {
-    const onSignal = (signal: NodeJS.Signals) => {
-      process.off('SIGTERM', onSignal);
-      process.off('SIGINT', onSignal);
-      resolve(signal);
-    };
-    process.on('SIGTERM', onSignal);
-    process.on('SIGINT', onSignal);
-  });
 }
 
 export async function run(argv: string[]): Promise<number> {

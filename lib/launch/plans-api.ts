@@ -24,10 +24,13 @@ import {
   MAX_BODY_BYTES,
   pathSegments,
 } from '../runtime/api/http.ts';
+import { API_ROUTES } from '../runtime/api/routes.ts';
 import type { HarnessDeps } from '../runtime/deps.ts';
 import { readEvents } from '../runtime/journal/journal.ts';
 import type { JournalRecord } from '../runtime/payloads/index.ts';
 import { launchPlan } from './launch-plan.ts';
+import { openApiDocument } from './openapi.ts';
+import type { EventsResponse, StatusResponse, StepProgress, SubmitResponse } from './plans-api-schemas.ts';
 
 export interface PlansApiDeps extends Pick<HarnessDeps, 'dynamo' | 'tables' | 'events' | 'eventBusName'> {
   readonly sfn: SFNClient;
@@ -62,9 +65,15 @@ export async function handlePlansRequest(event: HttpEvent, deps: PlansApiDeps): 
     return status(segments[1] as string, deps);
   if (method === 'GET' && segments.length === 3 && segments[0] === 'executions' && segments[2] === 'events')
     return events(segments[1] as string, deps);
+  if (method === 'GET' && segments.length === 3 && segments[0] === 'executions' && segments[2] === 'progress')
+    return progressStream(segments[1] as string, event, deps);
+  if (method === 'GET' && segments.length === 1 && segments[0] === 'openapi.json')
+    return json(200, openApiDocument());
   return json(404, {
     error: 'not found',
-    message: 'POST /plans, GET /plans/{executionId}, GET /executions/{id}/events',
+    message: API_ROUTES.filter((r) => r.handler === 'plans')
+      .map((r) => `${r.method} ${r.path}`)
+      .join(', '),
   });
 }
 
@@ -100,21 +109,12 @@ async function submit(event: HttpEvent, deps: PlansApiDeps): Promise<HttpResult>
     executionArn: launched.executionArn,
     plan: { id: parsed.plan.id, version: parsed.plan.version, digest: `sha256:${launched.deployed.digest}` },
     stateMachineVersionArn: launched.deployed.stateMachineVersionArn,
-    warnings: problems,
-  });
+    warnings: [...problems],
+  } satisfies SubmitResponse);
 }
 
 function invalid(problems: readonly Problem[]): HttpResult {
   return json(400, { error: 'invalid plan', problems });
-}
-
-/** Per step: the last thing the journal says about it. */
-export interface StepProgress {
-  readonly id: string;
-  readonly name?: string;
-  readonly status: 'pending' | 'running' | 'waiting' | 'completed' | 'failed' | 'skipped' | 'blocked';
-  /** The latest "[Task N/M] …" line. */
-  readonly progress?: string;
 }
 
 const STEP_STATUS: Partial<Record<JournalRecord['event'], StepProgress['status']>> = {
@@ -159,7 +159,7 @@ async function status(executionArn: string, deps: PlansApiDeps): Promise<HttpRes
   const complete = records.find((r) => r.event === 'EXECUTION_COMPLETE');
   return json(200, {
     executionArn,
-    status: described.status,
+    status: described.status ?? 'UNKNOWN',
     ...(records[0]
       ? { plan: { id: records[0].planId, version: records[0].planVersion, digest: records[0].planDigest } }
       : {}),
@@ -167,11 +167,49 @@ async function status(executionArn: string, deps: PlansApiDeps): Promise<HttpRes
     progress: records.flatMap((r) => (typeof r.details.progress === 'string' ? [r.details.progress] : [])),
     ...(complete ? { summary: complete.details.summary } : {}),
     events: records.length,
-  });
+  } satisfies StatusResponse);
 }
 
 async function events(executionArn: string, deps: PlansApiDeps): Promise<HttpResult> {
   const records = await readEvents(deps.dynamo, deps.tables.events, executionArn);
   if (records.length === 0) return json(404, { error: 'no events for this execution' });
-  return json(200, { executionArn, events: records });
+  return json(200, { executionArn, events: records } satisfies EventsResponse);
+}
+
+/**
+ * The progress lines after the client's Last-Event-ID (or `?after=<seq>`), as Server-Sent Events
+ * with the event's sequence number as id. The response ends with what there is: `retry` while the
+ * execution runs (EventSource reconnects and gets only what is new, so API Gateway, which buffers
+ * responses, serves it as well as the local edge), `event: end` with the summary once it is complete.
+ */
+async function progressStream(
+  executionArn: string,
+  event: HttpEvent,
+  deps: PlansApiDeps,
+): Promise<HttpResult> {
+  const records = await readEvents(deps.dynamo, deps.tables.events, executionArn);
+  if (records.length === 0) return json(404, { error: 'no events for this execution' });
+  const after = Number(headerOf(event, 'last-event-id') ?? event.queryStringParameters?.after ?? 0) || 0;
+  const frames: string[] = [];
+  for (const record of records) {
+    if (record.seq <= after || typeof record.details.progress !== 'string') continue;
+    frames.push(sseFrame(record.seq, undefined, record.details.progress));
+  }
+  const complete = records.find((r) => r.event === 'EXECUTION_COMPLETE');
+  if (complete) frames.push(sseFrame(complete.seq, 'end', JSON.stringify(complete.details.summary ?? null)));
+  else frames.push('retry: 1000\n\n');
+  return {
+    statusCode: 200,
+    headers: { 'content-type': 'text/event-stream; charset=utf-8', 'cache-control': 'no-store' },
+    body: frames.join(''),
+  };
+}
+
+/**
+ * One event (unnamed: a `message`, unless `name` is given); every line of the data gets its own
+ * `data:` field, as the SSE format requires.
+ */
+function sseFrame(id: number, name: string | undefined, data: string): string {
+  const lines = data.split(/\r\n|\r|\n/).map((line) => `data: ${line}\n`);
+  return `id: ${id}\n${name ? `event: ${name}\n` : ''}${lines.join('')}\n`;
 }

@@ -195,7 +195,7 @@ describe('harness functions', () => {
 });
 
 describe('HTTP API', () => {
-  it('signs plan routes with IAM, answers with a JWT, and leaves only the approval page open', () => {
+  it('signs plan routes with IAM, answers with a JWT, and leaves open only the approval page, the emailed answer and the OpenAPI document', () => {
     const routes = Object.values(template.findResources('AWS::ApiGatewayV2::Route')) as Resource[];
     const auth = Object.fromEntries(
       routes.map((r) => [r.Properties.RouteKey, r.Properties.AuthorizationType]),
@@ -204,6 +204,8 @@ describe('HTTP API', () => {
       'POST /plans': 'AWS_IAM',
       'GET /plans/{executionId}': 'AWS_IAM',
       'GET /executions/{executionId}/events': 'AWS_IAM',
+      'GET /executions/{executionId}/progress': 'AWS_IAM',
+      'GET /openapi.json': 'NONE',
       'GET /approvals/{approvalId}': 'NONE',
       'POST /approvals/{approvalId}': 'JWT',
       'POST /approvals/{approvalId}/as-recipient': 'NONE',

@@ -123,6 +123,11 @@ export class LocalRunStack {
     }
   }
 
+  /** The journal's tables and bus on this stack. */
+  journalDeps(): Pick<HarnessDeps, 'dynamo' | 'tables' | 'events'> {
+    return { dynamo: this.data.clients.doc, tables: this.data.tableNames, events: this.data.clients.events };
+  }
+
   /** Stops everything; running executions stay in the store and resume on the next start. */
   async close(): Promise<void> {
     await this.engine.close();

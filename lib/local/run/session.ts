@@ -102,7 +102,7 @@ export async function runSession(target: SessionTarget, options: SessionOptions)
     notify: async (notice) => notices.post(notice),
   });
   const desk = new ApprovalsDesk({
-    approvals: approvalsFor({ ...journalDeps(stack), sfn: stack.sfn, signingKey }),
+    approvals: approvalsFor({ ...stack.journalDeps(), sfn: stack.sfn, signingKey }),
     planDigest: `sha256:${digest}`,
   });
   const prompter = new TerminalPrompter(io.stdin, io.stderr);
@@ -273,7 +273,7 @@ async function startOrReattach(
     substitutions: LocalRunStack.substitutions(),
     namePrefix: NAME_PREFIX,
     tracing: false,
-    journal: journalDeps(stack),
+    journal: stack.journalDeps(),
     executionName: `${plan.id.slice(0, 50)}-${Date.now().toString(36)}`,
   });
   return launched.executionArn;
@@ -386,11 +386,6 @@ function gateQuestion(gate: PendingGate, plan: Plan, failures: Map<string, strin
 
 function noticeGate(notice: ApprovalNotice): PendingGate {
   return pendingGate(notice.approvalId, notice, Math.floor(Date.parse(notice.expiresAt) / 1000));
-}
-
-/** The journal's tables and bus on the local stack. */
-function journalDeps(stack: LocalRunStack) {
-  return { dynamo: stack.data.clients.doc, tables: stack.data.tableNames, events: stack.data.clients.events };
 }
 
 const short = (text: string | undefined): string => {

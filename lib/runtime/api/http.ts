@@ -20,7 +20,7 @@ export type HttpResult = APIGatewayProxyStructuredResultV2;
  * Where the caller's identity comes from. `jwt`: the API's JWT authorizer verified the token and
  * its claims name the caller (email, then username, then sub). `iam`: the route is IAM-authorized
  * (SigV4) and API Gateway names the signer (`userArn`, else `callerId`). `header`: local mode only,
- * where the one machine's user is trusted to say who they are.
+ * and only from loopback (the one machine's own user is trusted to say who they are).
  */
 export type IdentitySource =
   | { readonly mode: 'jwt' }
@@ -35,6 +35,8 @@ export const MAX_BODY_BYTES = 8 * 1024 * 1024;
 
 export function identityOf(event: HttpEvent, source: IdentitySource): string | undefined {
   if (source.mode === 'header') {
+    // A header is only a claim: trusted from the one machine's own user, never from the network.
+    if (!isLoopback(event.requestContext.http.sourceIp)) return undefined;
     const value = headerOf(event, source.header)?.trim();
     return value ? value : undefined;
   }
@@ -48,6 +50,13 @@ export function identityOf(event: HttpEvent, source: IdentitySource): string | u
     if (typeof value === 'string' && value !== '') return value;
   }
   return undefined;
+}
+
+/** Whether the caller is this machine (127.0.0.0/8, ::1, or IPv4-mapped loopback). */
+export function isLoopback(ip: string | undefined): boolean {
+  if (!ip) return false;
+  const v4 = ip.startsWith('::ffff:') ? ip.slice(7) : ip;
+  return v4 === '::1' || /^127\.\d{1,3}\.\d{1,3}\.\d{1,3}$/.test(v4);
 }
 
 export function headerOf(event: HttpEvent, name: string): string | undefined {

@@ -1,0 +1,200 @@
+/**
+ * `plangate serve`: the Plans API and the Approvals API on 127.0.0.1, over the local stack, with
+ * the authorizers of the AWS deployment (SigV4 for plans, a JWT for answers). Prints the API's URL
+ * as the first line of stdout and serves until SIGTERM/SIGINT.
+ */
+import { randomBytes } from 'node:crypto';
+import { mkdir, readFile, writeFile } from 'node:fs/promises';
+import { userInfo } from 'node:os';
+import { join } from 'node:path';
+import { parseArgs } from 'node:util';
+import { z } from 'zod';
+import type { JwtAuthorizerConfig } from '../local/api-gateway/jwt.ts';
+import type { LocalPrincipal } from '../local/api-gateway/sigv4.ts';
+import { LocalPlatform, type PlatformIdentity } from '../local/platform.ts';
+import { type StorePaths, storePaths } from '../local/run/store.ts';
+import { untilSignal } from './signals.ts';
+
+export const usage = `Usage: plangate serve [options]
+
+Serves plangate's HTTP API on 127.0.0.1 over the local stack (engine, DynamoDB, event bus, the
+harness Lambdas): POST /plans, GET /plans/{id}, GET /executions/{id}/events and /progress (SSE),
+GET /openapi.json, and the approval pages and answers under /approvals/{id}. The first line of
+output is the API's URL; every gate waiting for a person is printed with its approval link.
+
+Identity, as on AWS (default --identity aws):
+  plan routes     SigV4 (service execute-api, region us-east-1) with a key of --credentials;
+                  without --credentials, <store>/credentials.json (created on first use)
+  answering       a JWT from --jwt-issuer, checked against --jwks and --jwt-audience
+  --identity header  no authorizer: the x-plangate-user header names the caller, and it is
+                  believed only from loopback
+
+Options:
+  --port N              port (default 0: any free port)
+  --store DIR           local store (default .plangate)
+  --identity aws|header how callers are identified (default aws)
+  --credentials FILE    JSON [{accessKeyId, secretAccessKey, arn}] of the principals that may sign
+  --jwt-issuer URL      issuer of approvers' JWTs (with --jwks and --jwt-audience)
+  --jwt-audience ID     accepted audience / client id; repeatable
+  --jwks FILE           the issuer's JSON Web Key Set
+  --time-scale X        multiply Wait, retry and gate-timeout durations (default 1)
+  -h, --help            show this help
+
+Exit codes: 0 stopped by a signal, 1 could not start, 2 usage error.`;
+
+const PrincipalsSchema = z
+  .array(
+    z.strictObject({
+      accessKeyId: z.string().min(1),
+      secretAccessKey: z.string().min(8),
+      arn: z.string().min(1),
+    }),
+  )
+  .min(1);
+const JwksSchema = z.object({
+  keys: z.array(z.looseObject({ kty: z.string(), kid: z.string().optional() })),
+});
+
+interface ServeOptions {
+  readonly port: number;
+  readonly paths: StorePaths;
+  readonly identity: 'aws' | 'header';
+  readonly credentialsFile?: string;
+  readonly jwt?: { issuer: string; audience: string[]; jwksFile: string };
+  readonly timeScale: number;
+}
+
+function parseServeOptions(argv: string[]): ServeOptions | string {
+  let values: ReturnType<typeof options>['values'];
+  try {
+    values = options(argv).values;
+  } catch (error) {
+    return (error as Error).message;
+  }
+  const port = Number(values.port ?? '0');
+  if (!Number.isInteger(port) || port < 0 || port > 65_535)
+    return `--port must be 0–65535, not "${values.port}"`;
+  const timeScale = Number(values['time-scale'] ?? '1');
+  if (!Number.isFinite(timeScale) || timeScale < 0) return `--time-scale must be a number >= 0`;
+  const identity = values.identity ?? 'aws';
+  if (identity !== 'aws' && identity !== 'header')
+    return `--identity must be aws or header, not "${identity}"`;
+  const jwtGiven = [values['jwt-issuer'], values.jwks, values['jwt-audience']?.length ? 'x' : undefined];
+  if (jwtGiven.some((v) => v !== undefined) && jwtGiven.some((v) => v === undefined))
+    return '--jwt-issuer, --jwks and --jwt-audience go together';
+  if (identity === 'header' && (values.credentials || values['jwt-issuer']))
+    return '--identity header takes no --credentials or JWT options';
+  return {
+    port,
+    paths: storePaths(values.store),
+    identity,
+    ...(values.credentials ? { credentialsFile: values.credentials } : {}),
+    ...(values['jwt-issuer'] && values.jwks
+      ? {
+          jwt: {
+            issuer: values['jwt-issuer'],
+            audience: values['jwt-audience'] ?? [],
+            jwksFile: values.jwks,
+          },
+        }
+      : {}),
+    timeScale,
+  };
+}
+
+function options(args: string[]) {
+  return parseArgs({
+    args,
+    strict: true,
+    allowPositionals: false,
+    options: {
+      port: { type: 'string' },
+      store: { type: 'string' },
+      identity: { type: 'string' },
+      credentials: { type: 'string' },
+      'jwt-issuer': { type: 'string' },
+      'jwt-audience': { type: 'string', multiple: true },
+      jwks: { type: 'string' },
+      'time-scale': { type: 'string' },
+    },
+  });
+}
+
+/** The principals of --credentials, or this store's own (one, with a random secret, made once). */
+async function loadPrincipals(
+  file: string | undefined,
+  paths: StorePaths,
+): Promise<{ principals: LocalPrincipal[]; file: string }> {
+  const path = file ?? join(paths.root, 'credentials.json');
+  try {
+    return { principals: PrincipalsSchema.parse(JSON.parse(await readFile(path, 'utf8'))), file: path };
+  } catch (error) {
+    if (file !== undefined || (error as NodeJS.ErrnoException).code !== 'ENOENT')
+      throw new Error(
+        `${path}: ${error instanceof z.ZodError ? z.prettifyError(error) : (error as Error).message}`,
+      );
+  }
+  const own: LocalPrincipal = {
+    accessKeyId: 'PLANGATELOCAL',
+    secretAccessKey: randomBytes(24).toString('base64url'),
+    arn: `arn:aws:iam::123456789012:user/${userInfo().username}`,
+  };
+  await mkdir(paths.root, { recursive: true });
+  await writeFile(path, `${JSON.stringify([own], null, 2)}\n`, { mode: 0o600 });
+  return { principals: [own], file: path };
+}
+
+async function platformIdentity(
+  opts: ServeOptions,
+): Promise<{ identity: PlatformIdentity; notes: string[] }> {
+  if (opts.identity === 'header')
+    return { identity: { mode: 'header' }, notes: ['identity: x-plangate-user header, from loopback only'] };
+  const { principals, file } = await loadPrincipals(opts.credentialsFile, opts.paths);
+  let jwt: JwtAuthorizerConfig | undefined;
+  if (opts.jwt) {
+    const jwks = JwksSchema.parse(JSON.parse(await readFile(opts.jwt.jwksFile, 'utf8')));
+    jwt = { issuer: opts.jwt.issuer, audience: opts.jwt.audience, jwks };
+  }
+  return {
+    identity: { mode: 'aws', principals, ...(jwt ? { jwt } : {}) },
+    notes: [
+      `plan routes: SigV4 (execute-api, us-east-1) with the keys in ${file}`,
+      jwt
+        ? `answers: JWTs of ${jwt.issuer}`
+        : 'answers: through emailed (recipient-bound) links only; no --jwt-issuer',
+    ],
+  };
+}
+
+export async function run(argv: string[]): Promise<number> {
+  const opts = parseServeOptions(argv);
+  if (typeof opts === 'string') {
+    process.stderr.write(`plangate serve: ${opts}\n\n${usage}\n`);
+    return 2;
+  }
+  let platform: LocalPlatform;
+  let notes: string[];
+  try {
+    const configured = await platformIdentity(opts);
+    notes = configured.notes;
+    platform = await LocalPlatform.start({
+      paths: opts.paths,
+      identity: configured.identity,
+      port: opts.port,
+      timeScale: opts.timeScale,
+      onGate: (notice, link) =>
+        process.stdout.write(
+          `gate ${notice.kind}${notice.stepId ? ` ${notice.stepId}` : ''} of ${notice.plan.id} v${notice.plan.version} waits: ${link}\n`,
+        ),
+    });
+  } catch (error) {
+    process.stderr.write(`plangate serve: could not start: ${(error as Error).message}\n`);
+    return 1;
+  }
+  process.stdout.write(`${platform.url}\n`);
+  for (const note of notes) process.stdout.write(`${note}\n`);
+  process.stdout.write(`OpenAPI: ${platform.url}/openapi.json\n`);
+  await untilSignal();
+  await platform.close();
+  return 0;
+}

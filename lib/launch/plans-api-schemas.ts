@@ -1,0 +1,92 @@
+/**
+ * What the HTTP API answers, as zod schemas: the handlers' response types are inferred from them
+ * and the OpenAPI document (openapi.ts) is generated from them, so the two cannot disagree.
+ */
+import { z } from 'zod';
+import {
+  ApprovalDecisionSchema,
+  JournalRecordSchema,
+  PlanIdentitySchema,
+} from '../runtime/payloads/index.ts';
+
+export const ProblemSchema = z.object({
+  severity: z.enum(['error', 'warning']),
+  code: z.string(),
+  message: z.string(),
+  location: z.object({
+    file: z.string(),
+    line: z.number().int().optional(),
+    column: z.number().int().optional(),
+    pointer: z.string().optional(),
+  }),
+});
+
+export const ErrorResponseSchema = z.object({
+  error: z.string(),
+  message: z.string().optional(),
+});
+
+export const InvalidPlanResponseSchema = z.object({
+  error: z.literal('invalid plan'),
+  problems: z.array(ProblemSchema),
+});
+
+export const SubmitResponseSchema = z.object({
+  executionArn: z.string(),
+  plan: PlanIdentitySchema,
+  stateMachineVersionArn: z.string(),
+  /** Warnings the validator reported (errors refuse the plan). */
+  warnings: z.array(ProblemSchema),
+});
+export type SubmitResponse = z.infer<typeof SubmitResponseSchema>;
+
+/** Per step: the last thing the journal says about it. */
+export const StepProgressSchema = z.object({
+  id: z.string(),
+  name: z.string().optional(),
+  status: z.enum(['pending', 'running', 'waiting', 'completed', 'failed', 'skipped', 'blocked']),
+  /** The latest "[Task N/M] …" line. */
+  progress: z.string().optional(),
+});
+export type StepProgress = z.infer<typeof StepProgressSchema>;
+
+export const StatusResponseSchema = z.object({
+  executionArn: z.string(),
+  /** Step Functions' execution status: RUNNING, SUCCEEDED, FAILED, TIMED_OUT, ABORTED… */
+  status: z.string(),
+  plan: PlanIdentitySchema.optional(),
+  steps: z.array(StepProgressSchema),
+  progress: z.array(z.string()),
+  summary: z.unknown().optional(),
+  /** How many journal events the execution has. */
+  events: z.number().int(),
+});
+export type StatusResponse = z.infer<typeof StatusResponseSchema>;
+
+export const EventsResponseSchema = z.object({
+  executionArn: z.string(),
+  events: z.array(JournalRecordSchema),
+});
+export type EventsResponse = z.infer<typeof EventsResponseSchema>;
+
+/** An answer given as JSON: the plan digest reviewed and the decision's fields. */
+export const JsonAnswerSchema = z.looseObject({ digest: z.string().min(1), decision: z.string() });
+
+/** What answering a gate did: decided it, or recorded one vote of a quorum still short. */
+export const AnswerOutcomeSchema = z.discriminatedUnion('status', [
+  z.object({ status: z.literal('decided'), decision: z.looseObject({ decision: z.string() }) }),
+  z.object({ status: z.literal('pending'), votes: z.number().int() }),
+]);
+
+/** A gate as the approval API shows it to a script (Accept: application/json). */
+export const GateViewSchema = z.looseObject({
+  approvalId: z.string(),
+  kind: z.enum(['plan', 'step', 'escalation', 'human']),
+  executionId: z.string(),
+  planId: z.string(),
+  planVersion: z.number().int(),
+  planDigest: z.string(),
+  status: z.enum(['pending', 'answered']),
+  votes: z.number().int(),
+  decision: ApprovalDecisionSchema.or(z.looseObject({ decision: z.string() })).optional(),
+});

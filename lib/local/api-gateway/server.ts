@@ -1,0 +1,154 @@
+/**
+ * A local API Gateway (HTTP API, payload format 2.0) in front of the same Lambda handlers the
+ * CDK stack deploys: routes from lib/runtime/api/routes.ts, the AWS_IAM authorizer (SigV4, with
+ * the SDK's own signer) and the JWT authorizer on the routes that have them, and the event shape
+ * API Gateway builds, so a handler cannot tell it from AWS.
+ */
+import { randomUUID } from 'node:crypto';
+import { createServer, type IncomingMessage, type ServerResponse } from 'node:http';
+import type { HttpEvent, HttpResult } from '../../runtime/api/http.ts';
+import { MAX_BODY_BYTES } from '../../runtime/api/http.ts';
+import { type ApiRoute, matchRoute } from '../../runtime/api/routes.ts';
+import { closeServer, listenOnLoopback } from '../listen.ts';
+import type { JwtVerifier } from './jwt.ts';
+import type { SigV4Verifier } from './sigv4.ts';
+
+export type RouteHandler = (event: HttpEvent) => Promise<HttpResult>;
+
+export interface LocalApiGatewayProps {
+  readonly handlers: Readonly<Record<ApiRoute['handler'], RouteHandler>>;
+  /** Checks `iam` routes; without it they answer 403, as an API without credentials would. */
+  readonly sigv4?: SigV4Verifier;
+  /** Checks `jwt` routes; without it they answer 401. */
+  readonly jwt?: JwtVerifier;
+  /**
+   * `none`: iam and jwt routes pass unchecked, for handlers that trust an identity header from
+   * loopback (`plangate serve --identity header`). @default 'check'
+   */
+  readonly authorizers?: 'check' | 'none';
+  /** @default 0 (any free port) */
+  readonly port?: number;
+}
+
+export class LocalApiGateway {
+  private constructor(
+    private readonly server: ReturnType<typeof createServer>,
+    /** e.g. `http://127.0.0.1:43210` */
+    readonly url: string,
+  ) {}
+
+  static async start(props: LocalApiGatewayProps): Promise<LocalApiGateway> {
+    const server = createServer((req, res) => {
+      serve(req, res, props).catch((error: unknown) => {
+        // A handler that throws is API Gateway's 500 with a generic body: nothing internal leaks.
+        process.stderr.write(`api: ${req.method} ${req.url?.split('?')[0]}: ${(error as Error).message}\n`);
+        if (!res.headersSent)
+          send(res, { statusCode: 500, body: JSON.stringify({ message: 'Internal Server Error' }) });
+        else res.end();
+      });
+    });
+    const url = await listenOnLoopback(server, props.port ?? 0);
+    return new LocalApiGateway(server, url);
+  }
+
+  async close(): Promise<void> {
+    await closeServer(this.server);
+  }
+}
+
+async function serve(req: IncomingMessage, res: ServerResponse, props: LocalApiGatewayProps): Promise<void> {
+  const [rawPath = '/', rawQuery = ''] = (req.url ?? '/').split(/\?(.*)/s);
+  const method = (req.method ?? 'GET').toUpperCase();
+  const matched = matchRoute(method, rawPath);
+  if (!matched) return send(res, { statusCode: 404, body: JSON.stringify({ message: 'Not Found' }) });
+  const body = await readBody(req);
+  if (body === undefined)
+    return send(res, { statusCode: 413, body: JSON.stringify({ message: 'Request Entity Too Large' }) });
+  const headers = headersOf(req);
+  const sourceIp = req.socket.remoteAddress ?? '';
+  let authorizer: NonNullable<HttpEvent['requestContext']['authorizer']> | undefined;
+  if (props.authorizers === 'none') {
+    // The handlers decide, from the loopback-only identity header.
+  } else if (matched.route.auth === 'iam') {
+    const checked = props.sigv4
+      ? await props.sigv4.verify({ method, rawPath, rawQuery, headers, body })
+      : { ok: false as const, message: 'Missing Authentication Token' };
+    if (!checked.ok)
+      return send(res, { statusCode: 403, body: JSON.stringify({ message: checked.message }) });
+    authorizer = {
+      iam: { userArn: checked.principal.arn, callerId: checked.principal.accessKeyId },
+    };
+  } else if (matched.route.auth === 'jwt') {
+    const checked = props.jwt
+      ? props.jwt.verify(headers.authorization)
+      : { ok: false as const, message: 'Unauthorized' };
+    if (!checked.ok)
+      return send(res, { statusCode: 401, body: JSON.stringify({ message: checked.message }) });
+    authorizer = { jwt: { claims: checked.claims } };
+  }
+  const now = new Date();
+  const event = {
+    version: '2.0',
+    routeKey: `${matched.route.method} ${matched.route.path}`,
+    rawPath,
+    rawQueryString: rawQuery,
+    headers,
+    ...(rawQuery ? { queryStringParameters: Object.fromEntries(new URLSearchParams(rawQuery)) } : {}),
+    pathParameters: matched.params,
+    isBase64Encoded: body.length > 0,
+    ...(body.length > 0 ? { body: body.toString('base64') } : {}),
+    requestContext: {
+      accountId: '123456789012',
+      apiId: 'local',
+      domainName: headers.host ?? '127.0.0.1',
+      domainPrefix: 'local',
+      http: { method, path: rawPath, protocol: 'HTTP/1.1', sourceIp, userAgent: headers['user-agent'] ?? '' },
+      requestId: randomUUID(),
+      routeKey: `${matched.route.method} ${matched.route.path}`,
+      stage: '$default',
+      time: now.toISOString(),
+      timeEpoch: now.getTime(),
+      ...(authorizer ? { authorizer } : {}),
+    },
+  } as HttpEvent;
+  send(res, await props.handlers[matched.route.handler](event));
+}
+
+/** Lower-case names; repeated headers joined with commas, as API Gateway does. */
+function headersOf(req: IncomingMessage): Record<string, string> {
+  const headers: Record<string, string> = {};
+  for (const [name, value] of Object.entries(req.headers)) {
+    if (value === undefined) continue;
+    Object.defineProperty(headers, name, {
+      value: Array.isArray(value) ? value.join(',') : value,
+      enumerable: true,
+      writable: true,
+    });
+  }
+  return headers;
+}
+
+/** The whole body, or undefined past API Gateway's 10 MB payload limit (we stop at the handlers' own). */
+async function readBody(req: IncomingMessage): Promise<Buffer | undefined> {
+  const chunks: Buffer[] = [];
+  let size = 0;
+  for await (const chunk of req) {
+    size += (chunk as Buffer).length;
+    if (size > MAX_BODY_BYTES + 1024) {
+      req.resume();
+      return undefined;
+    }
+    chunks.push(chunk as Buffer);
+  }
+  return Buffer.concat(chunks);
+}
+
+function send(res: ServerResponse, result: HttpResult): void {
+  const headers: Record<string, string> = { 'content-type': 'application/json' };
+  for (const [name, value] of Object.entries(result.headers ?? {}))
+    headers[name.toLowerCase()] = String(value);
+  res.writeHead(result.statusCode ?? 200, headers);
+  if (result.cookies?.length) res.setHeader('set-cookie', result.cookies);
+  const body = result.body ?? '';
+  res.end(result.isBase64Encoded ? Buffer.from(body, 'base64') : body);
+}

@@ -1,0 +1,100 @@
+/**
+ * `plangate serve`: the platform on one machine. The local run stack (engine, dynalite, event bus,
+ * harness Lambdas) plus the Plans and Approvals API handlers of lambdas/ behind a local API
+ * Gateway with the same routes and authorizers as the CDK stack: SigV4 on the plan routes, a JWT on
+ * answering a gate, or (only when asked for) a trusted identity header from loopback.
+ */
+import { makeHandler as approvalsApiHandler } from '../../lambdas/approvals-api.ts';
+import { makeHandler as plansApiHandler } from '../../lambdas/plans-api.ts';
+import { LOCAL_IDENTITY_HEADER } from '../runtime/api/http.ts';
+import type { ApprovalNotice } from '../runtime/payloads/index.ts';
+import { type JwtAuthorizerConfig, JwtVerifier } from './api-gateway/jwt.ts';
+import { LocalApiGateway } from './api-gateway/server.ts';
+import { type LocalPrincipal, SigV4Verifier } from './api-gateway/sigv4.ts';
+import { LocalRunStack } from './run/local-stack.ts';
+import { loadSigningKey, type StorePaths } from './run/store.ts';
+
+export const LOCAL_REGION = 'us-east-1';
+
+export type PlatformIdentity =
+  /** SigV4 for the plan routes (principals), a JWT for answering gates (when configured). */
+  | {
+      readonly mode: 'aws';
+      readonly principals: readonly LocalPrincipal[];
+      readonly jwt?: JwtAuthorizerConfig;
+    }
+  /** No authorizer: the handlers take `x-plangate-user` from loopback callers only. */
+  | { readonly mode: 'header' };
+
+export interface LocalPlatformProps {
+  readonly paths: StorePaths;
+  readonly identity: PlatformIdentity;
+  /** Told of every gate waiting for a person, with the link to its approval page. */
+  readonly onGate: (notice: ApprovalNotice, link: string) => void;
+  /** @default 0 (any free port) */
+  readonly port?: number;
+  /** @default 1 */
+  readonly timeScale?: number;
+  /** Where shell tools and command contracts run. @default process.cwd() */
+  readonly cwd?: string;
+}
+
+export class LocalPlatform {
+  private constructor(
+    readonly stack: LocalRunStack,
+    readonly api: LocalApiGateway,
+  ) {}
+
+  get url(): string {
+    return this.api.url;
+  }
+
+  static async start(props: LocalPlatformProps): Promise<LocalPlatform> {
+    const signingKey = await loadSigningKey(props.paths);
+    let apiUrl = '';
+    const stack = await LocalRunStack.start({
+      paths: props.paths,
+      signingKey,
+      ...(props.timeScale !== undefined ? { timeScale: props.timeScale } : {}),
+      ...(props.cwd !== undefined ? { cwd: props.cwd } : {}),
+      notify: async (notice) =>
+        props.onGate(notice, `${apiUrl}/approvals/${encodeURIComponent(notice.approvalId)}`),
+    });
+    try {
+      const header = props.identity.mode === 'header';
+      const base = { ...stack.journalDeps(), sfn: stack.sfn };
+      const api = await LocalApiGateway.start({
+        handlers: {
+          plans: plansApiHandler({
+            ...base,
+            roleArn: LocalRunStack.ROLE_ARN,
+            substitutions: LocalRunStack.substitutions(),
+            submitter: header ? { mode: 'header', header: LOCAL_IDENTITY_HEADER } : { mode: 'iam' },
+          }),
+          approvals: approvalsApiHandler({
+            ...base,
+            signingKey,
+            identity: header ? { mode: 'header', header: LOCAL_IDENTITY_HEADER } : { mode: 'jwt' },
+          }),
+        },
+        ...(props.identity.mode === 'aws'
+          ? {
+              sigv4: new SigV4Verifier(props.identity.principals, { region: LOCAL_REGION }),
+              ...(props.identity.jwt ? { jwt: new JwtVerifier(props.identity.jwt) } : {}),
+            }
+          : { authorizers: 'none' as const }),
+        ...(props.port !== undefined ? { port: props.port } : {}),
+      });
+      apiUrl = api.url;
+      return new LocalPlatform(stack, api);
+    } catch (error) {
+      await stack.close();
+      throw error;
+    }
+  }
+
+  async close(): Promise<void> {
+    await this.api.close();
+    await this.stack.close();
+  }
+}

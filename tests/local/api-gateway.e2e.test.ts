@@ -1,0 +1,337 @@
+/**
+ * `plangate serve`'s platform end to end: the Plans API behind the local API Gateway with the
+ * AWS deployment's authorizers. Requests are signed with the AWS SDK's own SigV4 signer, approvers
+ * carry RS256 JWTs of a local issuer, a plan runs through its gate to the end, its progress comes
+ * as Server-Sent Events, and every response is checked against the served OpenAPI document.
+ */
+import { generateKeyPairSync, type KeyObject, sign } from 'node:crypto';
+import { mkdtemp } from 'node:fs/promises';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { SignatureV4 } from '@smithy/signature-v4';
+import { Ajv2020 } from 'ajv/dist/2020.js';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { NodeSha256 } from '../../lib/local/api-gateway/sigv4.ts';
+import { LocalPlatform } from '../../lib/local/platform.ts';
+import { storePaths } from '../../lib/local/run/store.ts';
+import { readEvents } from '../../lib/runtime/journal/journal.ts';
+import type { ApprovalNotice } from '../../lib/runtime/payloads/index.ts';
+
+const ALICE = {
+  accessKeyId: 'AKIDALICE',
+  secretAccessKey: 'alice-secret-key-0123',
+  arn: 'arn:aws:iam::123456789012:user/alice',
+};
+const ISSUER = 'https://issuer.example.test';
+const AUDIENCE = 'plangate-approvers';
+const issuerKeys = generateKeyPairSync('rsa', { modulusLength: 2048 });
+const strangerKeys = generateKeyPairSync('rsa', { modulusLength: 2048 });
+
+const PLAN = {
+  id: 'api-demo',
+  version: 1,
+  objective: 'Echo two values through the API, each proven by a contract',
+  sizePolicy: { minSteps: 2 },
+  approval: { approvers: ['dana@example.test'], allowAutoApprove: false },
+  steps: [
+    {
+      id: 'first',
+      description: 'Echo the value one',
+      tool: 'echo',
+      args: { value: 'one' },
+      contract: { kind: 'assert', expression: 'output.value = "one"' },
+    },
+    {
+      id: 'second',
+      description: 'Echo the value two after the first',
+      dependsOn: ['first'],
+      tool: 'echo',
+      args: { value: 'two' },
+      contract: { kind: 'assert', expression: 'output.value = "two"' },
+    },
+  ],
+};
+
+function jwt(keys: { privateKey: KeyObject }, claims: Record<string, unknown>, kid = 'issuer-key'): string {
+  const part = (value: object) => Buffer.from(JSON.stringify(value)).toString('base64url');
+  const body = `${part({ alg: 'RS256', typ: 'JWT', kid })}.${part(claims)}`;
+  return `${body}.${sign('sha256', Buffer.from(body), keys.privateKey).toString('base64url')}`;
+}
+const now = () => Math.floor(Date.now() / 1000);
+const approverToken = (email: string) =>
+  jwt(issuerKeys, { iss: ISSUER, aud: AUDIENCE, email, exp: now() + 600, iat: now() });
+
+/** Every response the test saw, to check against the OpenAPI document at the end. */
+const seen: { method: string; path: string; status: number; type: string; body: string }[] = [];
+
+let platform: LocalPlatform;
+const gates: { notice: ApprovalNotice; link: string }[] = [];
+
+async function call(
+  method: string,
+  path: string,
+  init: { body?: string; headers?: Record<string, string>; signWith?: typeof ALICE; signedAt?: Date } = {},
+): Promise<{ status: number; type: string; text: string; json: () => Record<string, unknown> }> {
+  const url = new URL(path, platform.url);
+  let headers: Record<string, string> = { host: url.host, ...(init.headers ?? {}) };
+  if (init.signWith) {
+    const signer = new SignatureV4({
+      credentials: { accessKeyId: init.signWith.accessKeyId, secretAccessKey: init.signWith.secretAccessKey },
+      region: 'us-east-1',
+      service: 'execute-api',
+      sha256: NodeSha256,
+    });
+    const signed = await signer.sign(
+      {
+        method,
+        protocol: 'http:',
+        hostname: url.hostname,
+        port: Number(url.port),
+        path: url.pathname,
+        query: Object.fromEntries(url.searchParams),
+        headers,
+        ...(init.body !== undefined ? { body: init.body } : {}),
+      },
+      init.signedAt ? { signingDate: init.signedAt } : {},
+    );
+    headers = signed.headers as Record<string, string>;
+  }
+  const response = await fetch(url, {
+    method,
+    headers,
+    ...(init.body !== undefined ? { body: init.body } : {}),
+  });
+  const text = await response.text();
+  const type = (response.headers.get('content-type') ?? '').split(';')[0] as string;
+  seen.push({ method, path: url.pathname, status: response.status, type, body: text });
+  return { status: response.status, type, text, json: () => JSON.parse(text) as Record<string, unknown> };
+}
+
+async function waitFor<T>(what: string, probe: () => Promise<T | undefined>, ms = 20_000): Promise<T> {
+  const until = Date.now() + ms;
+  while (Date.now() < until) {
+    const value = await probe();
+    if (value !== undefined) return value;
+    await new Promise((r) => setTimeout(r, 100));
+  }
+  throw new Error(`timed out waiting for ${what}`);
+}
+
+beforeAll(async () => {
+  const store = await mkdtemp(join(tmpdir(), 'plangate-serve-'));
+  platform = await LocalPlatform.start({
+    paths: storePaths(store),
+    identity: {
+      mode: 'aws',
+      principals: [ALICE],
+      jwt: {
+        issuer: ISSUER,
+        audience: [AUDIENCE],
+        jwks: { keys: [{ ...issuerKeys.publicKey.export({ format: 'jwk' }), kid: 'issuer-key' }] },
+      },
+    },
+    onGate: (notice, link) => gates.push({ notice, link }),
+  });
+}, 60_000);
+
+afterAll(async () => {
+  await platform?.close();
+});
+
+describe('plangate serve: the Plans API with the authorizers of the AWS deployment', () => {
+  let executionArn = '';
+
+  it('refuses plan routes without a valid SigV4 signature, and changes nothing', async () => {
+    const body = JSON.stringify(PLAN);
+    const unsigned = await call('POST', '/plans', { body, headers: { 'content-type': 'application/json' } });
+    expect(unsigned.status).toBe(403);
+    expect(unsigned.json().message).toBe('Missing Authentication Token');
+    const wrongSecret = await call('POST', '/plans', {
+      body,
+      headers: { 'content-type': 'application/json' },
+      signWith: { ...ALICE, secretAccessKey: 'not-alices-secret-key' },
+    });
+    expect(wrongSecret.status).toBe(403);
+    expect(wrongSecret.json().message).toMatch(/signature we calculated does not match/);
+    const unknownKey = await call('POST', '/plans', {
+      body,
+      signWith: { ...ALICE, accessKeyId: 'AKIDMALLORY' },
+    });
+    expect(unknownKey.json().message).toMatch(/security token included in the request is invalid/);
+    const stale = await call('POST', '/plans', {
+      body,
+      signWith: ALICE,
+      signedAt: new Date(Date.now() - 10 * 60 * 1000),
+    });
+    expect(stale.status).toBe(403);
+    expect(stale.json().message).toMatch(/Signature expired/);
+    const headerOnly = await call('POST', '/plans', { body, headers: { 'x-plangate-user': 'alice' } });
+    expect(headerOnly.status).toBe(403);
+    expect(gates).toEqual([]);
+  });
+
+  it('refuses a request whose body changed after it was signed', async () => {
+    const url = new URL('/plans', platform.url);
+    const signer = new SignatureV4({
+      credentials: ALICE,
+      region: 'us-east-1',
+      service: 'execute-api',
+      sha256: NodeSha256,
+    });
+    const signed = await signer.sign({
+      method: 'POST',
+      protocol: 'http:',
+      hostname: url.hostname,
+      port: Number(url.port),
+      path: '/plans',
+      query: {},
+      headers: { host: url.host },
+      body: JSON.stringify(PLAN),
+    });
+    const response = await fetch(url, {
+      method: 'POST',
+      headers: signed.headers as Record<string, string>,
+      body: JSON.stringify({ ...PLAN, objective: 'something else entirely, swapped in transit' }),
+    });
+    expect(response.status).toBe(403);
+  });
+
+  it('accepts a signed submission and records the signer as the submitter', async () => {
+    const submitted = await call('POST', '/plans', {
+      body: JSON.stringify(PLAN),
+      headers: { 'content-type': 'application/json' },
+      signWith: ALICE,
+    });
+    expect(submitted.status, submitted.text).toBe(201);
+    executionArn = submitted.json().executionArn as string;
+    const records = await readEvents(
+      platform.stack.data.clients.doc,
+      platform.stack.data.tableNames.events,
+      executionArn,
+    );
+    expect(records[0]?.event).toBe('PLAN_CREATED');
+    expect(records[0]?.details.submitted_by).toBe(ALICE.arn);
+  });
+
+  it('answers the gate only with a valid JWT of an allowed approver', async () => {
+    const gate = await waitFor('the plan gate', async () => gates.find((g) => g.notice.kind === 'plan'));
+    const path = new URL(gate.link).pathname;
+    const digest = gate.notice.plan.digest;
+    const answer = JSON.stringify({ digest, decision: 'APPROVE' });
+    const json = { 'content-type': 'application/json', accept: 'application/json' };
+    const none = await call('POST', path, { body: answer, headers: json });
+    expect(none.status).toBe(401);
+    const forged = await call('POST', path, {
+      body: answer,
+      headers: {
+        ...json,
+        authorization: `Bearer ${jwt(strangerKeys, { iss: ISSUER, aud: AUDIENCE, email: 'dana@example.test', exp: now() + 600 })}`,
+      },
+    });
+    expect(forged.status).toBe(401);
+    const expired = await call('POST', path, {
+      body: answer,
+      headers: {
+        ...json,
+        authorization: `Bearer ${jwt(issuerKeys, { iss: ISSUER, aud: AUDIENCE, email: 'dana@example.test', exp: now() - 5 })}`,
+      },
+    });
+    expect(expired.status).toBe(401);
+    const notAllowed = await call('POST', path, {
+      body: answer,
+      headers: { ...json, authorization: `Bearer ${approverToken('eve@example.test')}` },
+    });
+    expect(notAllowed.status).toBe(403);
+    const shown = await call('GET', path, { headers: { accept: 'application/json' } });
+    expect(shown.status).toBe(200);
+    const approved = await call('POST', path, {
+      body: answer,
+      headers: { ...json, authorization: `Bearer ${approverToken('dana@example.test')}` },
+    });
+    expect(approved.status, approved.text).toBe(200);
+    expect(approved.json()).toMatchObject({ status: 'decided', decision: { decision: 'APPROVE' } });
+    const again = await call('POST', path, {
+      body: answer,
+      headers: { ...json, authorization: `Bearer ${approverToken('dana@example.test')}` },
+    });
+    expect(again.status).toBe(409);
+  });
+
+  it('reports status and events to the signer, and streams progress as Server-Sent Events', async () => {
+    const status = await waitFor('the run to finish', async () => {
+      const response = await call('GET', `/plans/${encodeURIComponent(executionArn)}`, { signWith: ALICE });
+      return response.json().status === 'SUCCEEDED' ? response : undefined;
+    });
+    expect(status.json().steps).toMatchObject([
+      { id: 'first', status: 'completed' },
+      { id: 'second', status: 'completed' },
+    ]);
+    const events = await call('GET', `/executions/${encodeURIComponent(executionArn)}/events`, {
+      signWith: ALICE,
+    });
+    expect(events.status).toBe(200);
+    const progressPath = `/executions/${encodeURIComponent(executionArn)}/progress`;
+    const stream = await call('GET', progressPath, { signWith: ALICE });
+    expect(stream.type).toBe('text/event-stream');
+    const frames = stream.text.split('\n\n').filter(Boolean);
+    const lines = frames.filter((f) => !f.includes('event: end')).map((f) => /data: (.*)/.exec(f)?.[1]);
+    expect(lines.filter((l) => l?.startsWith('[Task 1/2] ✓'))).toHaveLength(1);
+    expect(lines.filter((l) => l?.startsWith('[Task 2/2] ✓'))).toHaveLength(1);
+    expect(frames.at(-1)).toContain('event: end');
+    const firstId = /id: (\d+)/.exec(frames[0] as string)?.[1] as string;
+    const resumed = await call('GET', progressPath, {
+      signWith: ALICE,
+      headers: { 'last-event-id': firstId },
+    });
+    expect(resumed.text.split('\n\n').filter(Boolean)).toHaveLength(frames.length - 1);
+    const denied = await call('GET', progressPath);
+    expect(denied.status).toBe(403);
+  });
+
+  it('serves an OpenAPI 3.1 document that every response seen matches', async () => {
+    const served = await call('GET', '/openapi.json');
+    expect(served.status).toBe(200);
+    const doc = served.json() as {
+      openapi: string;
+      paths: Record<
+        string,
+        Record<string, { responses: Record<string, { content: Record<string, { schema: object }> }> }>
+      >;
+      components: { schemas: Record<string, object> };
+    };
+    expect(doc.openapi).toBe('3.1.0');
+    const ajv = new Ajv2020({ strict: false, allErrors: true });
+    ajv.addSchema({ $id: 'doc', components: doc.components });
+    const templates = Object.keys(doc.paths).map((template) => ({
+      template,
+      pattern: new RegExp(`^${template.replace(/\{\w+\}/g, '[^/]+')}$`),
+    }));
+    let checked = 0;
+    for (const response of seen) {
+      if (response.status === 403 && !response.path.startsWith('/approvals')) continue; // the gateway's own refusal
+      if (
+        response.status === 401 &&
+        response.type === 'application/json' &&
+        response.body.includes('Unauthorized')
+      )
+        continue;
+      const template = templates.find((t) => t.pattern.test(response.path))?.template;
+      expect(template, response.path).toBeDefined();
+      const described =
+        doc.paths[template as string]?.[response.method.toLowerCase()]?.responses[String(response.status)];
+      expect(described, `${response.method} ${template} ${response.status}`).toBeDefined();
+      const schema = described?.content[response.type]?.schema;
+      expect(schema, `${response.method} ${template} ${response.status} ${response.type}`).toBeDefined();
+      if (response.type !== 'application/json') continue;
+      const validate = ajv.compile(
+        JSON.parse(JSON.stringify(schema).replaceAll('"#/components', '"doc#/components')),
+      );
+      expect(
+        validate(JSON.parse(response.body)),
+        `${response.method} ${response.path}: ${ajv.errorsText(validate.errors)}`,
+      ).toBe(true);
+      checked++;
+    }
+    expect(checked).toBeGreaterThanOrEqual(8);
+  });
+});
