@@ -17,6 +17,7 @@ import { type ChildBlock, LayoutRenderer } from './render.ts';
 import { buildReport, type CompileReport } from './report.ts';
 import { BranchScope, StateNamer } from './scope.ts';
 import { type Layout, type Size, Splitter } from './split.ts';
+import { contractNeeds } from './step-reads.ts';
 import { decompose } from './structure.ts';
 
 export interface CompileOptions {
@@ -200,6 +201,10 @@ export function compilePlan(input: Plan | PlanInput, options: CompileOptions = {
     }),
   ];
 
+  // Finalize checks the postconditions against the parent's ledger: the parts hand back what they name.
+  const postconditionReads = new Set(
+    plan.postconditions.flatMap((post) => contractNeeds(post.contract, '', stepIds).steps),
+  );
   // Children, in the order their tasks appear (rendering a child may reveal grandchildren).
   for (let i = 0; i < renderer.children.length; i++) {
     const block = renderer.children[i] as ChildBlock;
@@ -208,7 +213,7 @@ export function compilePlan(input: Plan | PlanInput, options: CompileOptions = {
     const frame = new ChildMachine({
       recovery: recoverySummary,
       facts,
-      outputs: childOutputs(block, stepById, decomposition.joins),
+      outputs: childOutputs(block, stepById, decomposition.joins, postconditionReads),
     }).toAsl({ startAt: inner.startAt, states: { ...inner.states, ...scope.sharedStates } });
     definitions.push({
       ...definition(`${name}-part-${block.part}`, {
@@ -324,14 +329,15 @@ function childInputs(
   return [...needed].sort();
 }
 
-/** Entries of a child block that steps after it read from the ledger. */
+/** Entries of a child block that steps after it, or the postconditions, read from the ledger. */
 function childOutputs(
   block: ChildBlock,
   steps: ReadonlyMap<string, { readonly id: string; readonly dependsOn: readonly string[] }>,
   joins: ReadonlyMap<string, readonly string[]>,
+  postconditionReads: ReadonlySet<string>,
 ): string[] {
   const inside = new Set(layoutSteps(block.body));
-  const needed = new Set<string>();
+  const needed = new Set([...postconditionReads].filter((id) => inside.has(id)));
   for (const step of steps.values()) {
     if (inside.has(step.id)) continue;
     const joined = new Set(joins.get(step.id) ?? []);

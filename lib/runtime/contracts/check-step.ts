@@ -109,10 +109,21 @@ export async function finalizeExecution(req: FinalizeRequest, deps: HarnessDeps)
         details: { postcondition_id: post.id, passed: evidence.passed, evidence },
       });
     }
-    const statuses = req.stepIds.map((id) => req.ledger?.steps[id]?.status);
-    const completed = statuses.filter((s) => s === 'completed').length;
-    const skipped = statuses.filter((s) => s === 'skipped' || s === 'blocked').length;
-    summary = { completed, skipped, failed: req.stepIds.length - completed - skipped };
+    // A split plan's parent ledger holds only the entries it still reads; the parts' other steps
+    // are known from the journal they wrote.
+    const missing = req.stepIds.some((id) => !req.ledger?.steps[id]);
+    const journaled = missing ? await lastOutcomes(req, deps) : new Map<string, StepOutcome>();
+    const outcomes = req.stepIds.map((id): StepOutcome => {
+      const status = req.ledger?.steps[id]?.status;
+      if (status === 'completed') return 'completed';
+      if (status === 'skipped' || status === 'blocked') return 'skipped';
+      return journaled.get(id) === 'completed'
+        ? 'completed'
+        : journaled.get(id) === 'skipped'
+          ? 'skipped'
+          : 'failed';
+    });
+    summary = tally(req.stepIds.length, outcomes);
   } else {
     summary = await summaryFromJournal(req, deps);
   }
@@ -133,6 +144,14 @@ export async function finalizeExecution(req: FinalizeRequest, deps: HarnessDeps)
   return { succeeded, summary, failedPostconditions };
 }
 
+type StepOutcome = 'completed' | 'failed' | 'skipped';
+
+function tally(steps: number, outcomes: readonly (StepOutcome | undefined)[]): FinalizeResult['summary'] {
+  const completed = outcomes.filter((o) => o === 'completed').length;
+  const failed = outcomes.filter((o) => o === 'failed').length;
+  return { completed, failed, skipped: steps - completed - failed };
+}
+
 /**
  * When the run ended early there is no ledger: count from what the journal recorded. A step
  * whose last word was a failure counts as failed; one that never ran, or was stopped before it
@@ -143,8 +162,17 @@ async function summaryFromJournal(
   req: FinalizeRequest,
   deps: HarnessDeps,
 ): Promise<FinalizeResult['summary']> {
+  const last = await lastOutcomes(req, deps);
+  return tally(
+    req.stepIds.length,
+    req.stepIds.map((id) => last.get(id)),
+  );
+}
+
+/** Each step's last word in the journal: completed, failed, or anything else (skipped). */
+async function lastOutcomes(req: FinalizeRequest, deps: HarnessDeps): Promise<Map<string, StepOutcome>> {
   const events = await readEvents(deps.dynamo, deps.tables.events, req.executionId);
-  const last = new Map<string, 'completed' | 'failed' | 'other'>();
+  const last = new Map<string, StepOutcome>();
   for (const e of events) {
     if (!e.task_id) continue;
     if (e.event === 'TASK_COMPLETED') last.set(e.task_id, 'completed');
@@ -155,12 +183,9 @@ async function summaryFromJournal(
       e.event === 'TASK_BLOCKED' ||
       (e.event === 'RECOVERY_ESCALATION' && e.details.user_decision === 'SKIP')
     )
-      last.set(e.task_id, 'other');
+      last.set(e.task_id, 'skipped');
   }
-  const outcomes = req.stepIds.map((id) => last.get(id));
-  const completed = outcomes.filter((o) => o === 'completed').length;
-  const failed = outcomes.filter((o) => o === 'failed').length;
-  return { completed, failed, skipped: req.stepIds.length - completed - failed };
+  return last;
 }
 
 function pickOutput(req: CheckRequest): Pick<CheckResult, 'output' | 'outputRef'> {

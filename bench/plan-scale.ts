@@ -1,0 +1,251 @@
+/**
+ * Plans at scale on the local stack, in this process, exactly as `plangate run --approve` runs
+ * them (the embedded engine durable in a temp store, dynalite, the local bus, the harness Lambda
+ * handlers): per-step overhead of a 100-step chain and a 100-wide fan-out of no-op steps (an echo
+ * tool and an assert contract: all the time is harness), memory across a 1,000-step chain, a
+ * 10,000-step plan to completion, and many executions started at once with their journals
+ * checked (counts, gaps, hash chains). Writes bench/results/plan-scale.json.
+ *
+ *   npm run bench:scale [-- --quick]   (--quick: smaller sizes, for a smoke run)
+ */
+import { mkdirSync, writeFileSync } from 'node:fs';
+import { mkdtemp, rm } from 'node:fs/promises';
+import { cpus, tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { DescribeExecutionCommand } from '@aws-sdk/client-sfn';
+import { launchPlan } from '../lib/launch/launch-plan.ts';
+import { LocalRunStack } from '../lib/local/run/local-stack.ts';
+import { storePaths } from '../lib/local/run/store.ts';
+import type { PlanInput } from '../lib/plan/schema.ts';
+import { approvalsFor } from '../lib/runtime/gate/gate.ts';
+import { readEvents, verifyChain } from '../lib/runtime/journal/journal.ts';
+import type { ApprovalNotice } from '../lib/runtime/payloads/index.ts';
+
+const QUICK = process.argv.includes('--quick');
+const SIZES = QUICK
+  ? { chain: 20, fanOut: 20, memoryChain: 100, large: 500, concurrent: 10 }
+  : { chain: 100, fanOut: 100, memoryChain: 1_000, large: 10_000, concurrent: 200 };
+
+const noOpStep = (id: string, dependsOn: string[]) => ({
+  id,
+  description: `No-op step ${id}`,
+  dependsOn,
+  tool: 'echo',
+  args: { message: id },
+  contract: { kind: 'assert', expression: `output.message = "${id}"` },
+});
+
+function chainPlan(id: string, steps: number): PlanInput {
+  return {
+    id,
+    version: 1,
+    objective: `A chain of ${steps} no-op steps, each proven by an assert contract`,
+    sizePolicy: { minSteps: 1, maxSteps: 100_000 },
+    steps: Array.from({ length: steps }, (_, i) => noOpStep(`s${i + 1}`, i === 0 ? [] : [`s${i}`])),
+  } as PlanInput;
+}
+
+function fanOutPlan(id: string, width: number): PlanInput {
+  return {
+    id,
+    version: 1,
+    objective: `A fan-out of ${width} independent no-op steps, each proven by an assert contract`,
+    sizePolicy: { minSteps: 1, maxSteps: 100_000 },
+    steps: Array.from({ length: width }, (_, i) => noOpStep(`w${i + 1}`, [])),
+  } as PlanInput;
+}
+
+/** Gates no no-op plan should open: a bench that meets one stops and says so. */
+const unexpected: string[] = [];
+
+interface Stack {
+  stack: LocalRunStack;
+  dir: string;
+  approve: () => void;
+}
+
+/** The local run stack in a temp store, answering every plan gate APPROVE as `--approve` does. */
+async function startStack(): Promise<Stack> {
+  const dir = await mkdtemp(join(tmpdir(), 'plangate-scale-'));
+  const signingKey = Buffer.alloc(32, 7);
+  const pending: ApprovalNotice[] = [];
+  let answer: (notice: ApprovalNotice) => void = (notice) => pending.push(notice);
+  const stack = await LocalRunStack.start({
+    paths: storePaths(dir),
+    signingKey,
+    cwd: dir,
+    notify: async (notice) => answer(notice),
+  });
+  const approvals = approvalsFor({ ...stack.journalDeps(), sfn: stack.sfn, signingKey });
+  return {
+    stack,
+    dir,
+    approve: () => {
+      answer = (notice) => {
+        if (notice.kind !== 'plan') {
+          unexpected.push(`a ${notice.kind} gate opened (a no-op step failed?): ${JSON.stringify(notice.failure)}`);
+          return;
+        }
+        void approvals.answer(notice.approvalId, {
+          by: 'plangate-run--approve',
+          digest: notice.plan.digest,
+          decision: { decision: 'APPROVE' },
+        });
+      };
+      for (const notice of pending.splice(0)) answer(notice);
+    },
+  };
+}
+
+async function launch(s: Stack, plan: PlanInput, name: string): Promise<string> {
+  const { PlanSchema } = await import('../lib/plan/schema.ts');
+  const launched = await launchPlan({
+    sfn: s.stack.sfn,
+    plan: PlanSchema.parse(plan),
+    roleArn: LocalRunStack.ROLE_ARN,
+    substitutions: LocalRunStack.substitutions(),
+    namePrefix: 'plangate',
+    tracing: false,
+    journal: s.stack.journalDeps(),
+    executionName: name,
+  });
+  return launched.executionArn;
+}
+
+async function finished(s: Stack, executionArn: string, sample?: () => void): Promise<string> {
+  for (;;) {
+    const out = await s.stack.sfn.send(new DescribeExecutionCommand({ executionArn }));
+    if (out.status === 'FAILED') process.stderr.write(`${executionArn}: FAILED ${out.error}: ${out.cause}\n`);
+    if (out.status !== 'RUNNING') return out.status as string;
+    if (unexpected.length > 0) throw new Error(unexpected.join('\n'));
+    sample?.();
+    await new Promise((r) => setTimeout(r, 20));
+  }
+}
+
+/** Runs one plan from approval to the end; ms and heap samples. */
+async function runOne(plan: PlanInput, name: string, sampleMemory = false) {
+  const s = await startStack();
+  try {
+    const arn = await launch(s, plan, name);
+    const heap: number[] = [];
+    const started = performance.now();
+    s.approve();
+    const status = await finished(s, arn, sampleMemory ? () => heap.push(process.memoryUsage().heapUsed) : undefined);
+    const ms = performance.now() - started;
+    const events = await readEvents(s.stack.data.clients.doc, s.stack.data.tableNames.events, arn);
+    return { status, ms, events: events.length, chainOk: verifyChain(events).ok, heap };
+  } finally {
+    await s.stack.close();
+    await rm(s.dir, { recursive: true, force: true });
+  }
+}
+
+const round = (n: number, digits = 1) => Math.round(n * 10 ** digits) / 10 ** digits;
+const mib = (bytes: number) => round(bytes / 1024 / 1024);
+
+async function main(): Promise<void> {
+  const results: Record<string, unknown> = {};
+  for (const [name, plan, steps] of [
+    ['chain', chainPlan('scale-chain', SIZES.chain), SIZES.chain],
+    ['fanOut', fanOutPlan('scale-fan-out', SIZES.fanOut), SIZES.fanOut],
+  ] as const) {
+    const run = await runOne(plan, `${name}-run`);
+    results[name] = {
+      steps,
+      status: run.status,
+      totalMs: Math.round(run.ms),
+      overheadMsPerStep: round(run.ms / steps, 2),
+      goalMsPerStep: 20,
+      met: run.status === 'SUCCEEDED' && run.ms / steps <= 20,
+      events: run.events,
+      hashChainOk: run.chainOk,
+    };
+    process.stdout.write(`${name}: ${JSON.stringify(results[name])}\n`);
+  }
+
+  const memory = await runOne(chainPlan('scale-memory', SIZES.memoryChain), 'memory-run', true);
+  const tenth = Math.max(1, Math.floor(memory.heap.length / 10));
+  const early = memory.heap.slice(tenth, 2 * tenth);
+  const late = memory.heap.slice(-tenth);
+  const avg = (xs: number[]) => xs.reduce((a, b) => a + b, 0) / Math.max(1, xs.length);
+  results.memoryChain = {
+    steps: SIZES.memoryChain,
+    status: memory.status,
+    totalMs: Math.round(memory.ms),
+    heapEarlyMiB: mib(avg(early)),
+    heapLateMiB: mib(avg(late)),
+    heapPeakMiB: mib(Math.max(...memory.heap)),
+    samples: memory.heap.length,
+    note: 'heap in the second tenth of the run against the last tenth; steady means the late figure is not a multiple of the early one',
+  };
+  process.stdout.write(`memoryChain: ${JSON.stringify(results.memoryChain)}\n`);
+
+  const large = await runOne(chainPlan('scale-large', SIZES.large), 'large-run', true);
+  results.large = {
+    steps: SIZES.large,
+    status: large.status,
+    totalSeconds: round(large.ms / 1000),
+    msPerStep: round(large.ms / SIZES.large, 2),
+    heapPeakMiB: mib(Math.max(...large.heap)),
+    rssMiB: mib(process.memoryUsage().rss),
+    events: large.events,
+    hashChainOk: large.chainOk,
+  };
+  process.stdout.write(`large: ${JSON.stringify(results.large)}\n`);
+
+  const s = await startStack();
+  try {
+    const plan = chainPlan('scale-concurrent', 9);
+    const started = performance.now();
+    const arns = await Promise.all(
+      Array.from({ length: SIZES.concurrent }, (_, i) => launch(s, plan, `concurrent-${i}`)),
+    );
+    s.approve();
+    const statuses = await Promise.all(arns.map((arn) => finished(s, arn)));
+    const seconds = (performance.now() - started) / 1000;
+    let events = 0;
+    let badChains = 0;
+    let gaps = 0;
+    for (const arn of arns) {
+      const records = await readEvents(s.stack.data.clients.doc, s.stack.data.tableNames.events, arn);
+      events += records.length;
+      if (!verifyChain(records).ok) badChains++;
+      if (records.some((r, i) => r.seq !== i + 1)) gaps++;
+    }
+    const perExecution = new Set<number>();
+    for (const arn of arns)
+      perExecution.add((await readEvents(s.stack.data.clients.doc, s.stack.data.tableNames.events, arn)).length);
+    results.concurrent = {
+      executions: SIZES.concurrent,
+      stepsEach: 9,
+      succeeded: statuses.filter((x) => x === 'SUCCEEDED').length,
+      seconds: round(seconds),
+      executionsPerSecond: round(SIZES.concurrent / seconds, 2),
+      stepsPerSecond: round((SIZES.concurrent * 9) / seconds, 1),
+      events,
+      distinctEventCountsPerExecution: [...perExecution],
+      brokenHashChains: badChains,
+      executionsWithGaps: gaps,
+    };
+    process.stdout.write(`concurrent: ${JSON.stringify(results.concurrent)}\n`);
+  } finally {
+    await s.stack.close();
+    await rm(s.dir, { recursive: true, force: true });
+  }
+
+  const output = {
+    description:
+      'plans on the local stack in one process (durable engine, dynalite, local bus, the harness Lambda handlers), approved as --approve does; no-op steps, so all time is harness overhead',
+    node: process.version,
+    machine: { cpu: cpus()[0]?.model, cores: cpus().length },
+    quick: QUICK,
+    ...results,
+  };
+  mkdirSync(new URL('./results/', import.meta.url), { recursive: true });
+  if (!QUICK)
+    writeFileSync(new URL('./results/plan-scale.json', import.meta.url), `${JSON.stringify(output, null, 2)}\n`);
+  process.stdout.write(`${JSON.stringify(output, null, 2)}\n`);
+}
+
+await main();

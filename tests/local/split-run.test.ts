@@ -1,0 +1,104 @@
+/**
+ * A split plan (the compiler's child machines) runs to the end on the local stack and reports
+ * every step: the parent's ledger keeps only the entries it still reads, so the summary must also
+ * count what the parts recorded. Found by bench/plan-scale.ts (a 500-step chain said 499 failed).
+ */
+import { mkdtemp, rm } from 'node:fs/promises';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { DescribeExecutionCommand } from '@aws-sdk/client-sfn';
+import { afterAll, beforeAll, expect, it } from 'vitest';
+import { launchPlan } from '../../lib/launch/launch-plan.ts';
+import { LocalRunStack } from '../../lib/local/run/local-stack.ts';
+import { storePaths } from '../../lib/local/run/store.ts';
+import { PlanSchema } from '../../lib/plan/schema.ts';
+import { approvalsFor } from '../../lib/runtime/gate/gate.ts';
+import { readEvents, verifyChain } from '../../lib/runtime/journal/journal.ts';
+
+const STEPS = 12;
+const plan = PlanSchema.parse({
+  id: 'split-chain',
+  version: 1,
+  objective: `A chain of ${STEPS} echo steps, split into parts, each proven by an assert contract`,
+  sizePolicy: { minSteps: 1 },
+  steps: Array.from({ length: STEPS }, (_, i) => ({
+    id: `s${i + 1}`,
+    description: `Echo s${i + 1}`,
+    dependsOn: i === 0 ? [] : [`s${i}`],
+    tool: 'echo',
+    args: { message: `s${i + 1}` },
+    contract: { kind: 'assert', expression: `output.message = "s${i + 1}"` },
+  })),
+  postconditions: [
+    {
+      id: 'first-step-said-s1',
+      description: 'The first step of the first part said s1',
+      contract: { kind: 'assert', expression: 'steps.s1.message = "s1"' },
+    },
+  ],
+});
+
+let dir: string;
+let stack: LocalRunStack;
+const signingKey = Buffer.alloc(32, 3);
+
+beforeAll(async () => {
+  dir = await mkdtemp(join(tmpdir(), 'plangate-split-'));
+  let approvals: ReturnType<typeof approvalsFor> | undefined;
+  stack = await LocalRunStack.start({
+    paths: storePaths(dir),
+    signingKey,
+    cwd: dir,
+    notify: async (notice) => {
+      if (notice.kind !== 'plan')
+        throw new Error(`unexpected ${notice.kind} gate: ${JSON.stringify(notice.failure)}`);
+      setImmediate(
+        () =>
+          void approvals?.answer(notice.approvalId, {
+            by: 'tester',
+            digest: notice.plan.digest,
+            decision: { decision: 'APPROVE' },
+          }),
+      );
+    },
+  });
+  approvals = approvalsFor({ ...stack.journalDeps(), sfn: stack.sfn, signingKey });
+}, 60_000);
+
+afterAll(async () => {
+  await stack?.close();
+  await rm(dir, { recursive: true, force: true });
+});
+
+it('runs every part and counts every step completed', async () => {
+  const launched = await launchPlan({
+    sfn: stack.sfn,
+    plan,
+    roleArn: LocalRunStack.ROLE_ARN,
+    substitutions: LocalRunStack.substitutions(),
+    namePrefix: 'plangate',
+    tracing: false,
+    journal: stack.journalDeps(),
+    compileOptions: { maxHistoryEvents: 120 },
+  });
+  expect(launched.deployed.parts.length).toBeGreaterThan(0);
+  let status: string | undefined;
+  for (let i = 0; i < 600 && (status === undefined || status === 'RUNNING'); i++) {
+    status = (await stack.sfn.send(new DescribeExecutionCommand({ executionArn: launched.executionArn })))
+      .status;
+    if (status === 'RUNNING') await new Promise((r) => setTimeout(r, 50));
+  }
+  const events = await readEvents(
+    stack.data.clients.doc,
+    stack.data.tableNames.events,
+    launched.executionArn,
+  );
+  const complete = events.find((e) => e.event === 'EXECUTION_COMPLETE');
+  expect(complete?.details).toMatchObject({
+    succeeded: true,
+    summary: { completed: STEPS, failed: 0, skipped: 0 },
+  });
+  expect(status).toBe('SUCCEEDED');
+  expect(events.filter((e) => e.event === 'TASK_COMPLETED')).toHaveLength(STEPS);
+  expect(verifyChain(events).ok).toBe(true);
+}, 60_000);
