@@ -83,7 +83,9 @@ async function startStack(): Promise<Stack> {
     approve: () => {
       answer = (notice) => {
         if (notice.kind !== 'plan') {
-          unexpected.push(`a ${notice.kind} gate opened (a no-op step failed?): ${JSON.stringify(notice.failure)}`);
+          unexpected.push(
+            `a ${notice.kind} gate opened (a no-op step failed?): ${JSON.stringify(notice.failure)}`,
+          );
           return;
         }
         void approvals.answer(notice.approvalId, {
@@ -131,7 +133,11 @@ async function runOne(plan: PlanInput, name: string, sampleMemory = false) {
     const heap: number[] = [];
     const started = performance.now();
     s.approve();
-    const status = await finished(s, arn, sampleMemory ? () => heap.push(process.memoryUsage().heapUsed) : undefined);
+    const status = await finished(
+      s,
+      arn,
+      sampleMemory ? () => heap.push(process.memoryUsage().heapUsed) : undefined,
+    );
     const ms = performance.now() - started;
     const events = await readEvents(s.stack.data.clients.doc, s.stack.data.tableNames.events, arn);
     return { status, ms, events: events.length, chainOk: verifyChain(events).ok, heap };
@@ -215,7 +221,9 @@ async function main(): Promise<void> {
     }
     const perExecution = new Set<number>();
     for (const arn of arns)
-      perExecution.add((await readEvents(s.stack.data.clients.doc, s.stack.data.tableNames.events, arn)).length);
+      perExecution.add(
+        (await readEvents(s.stack.data.clients.doc, s.stack.data.tableNames.events, arn)).length,
+      );
     results.concurrent = {
       executions: SIZES.concurrent,
       stepsEach: 9,
@@ -229,6 +237,9 @@ async function main(): Promise<void> {
       executionsWithGaps: gaps,
     };
     process.stdout.write(`concurrent: ${JSON.stringify(results.concurrent)}\n`);
+  } catch (error) {
+    process.stderr.write(`concurrent: ${(error as Error).stack}\n`);
+    throw error;
   } finally {
     await s.stack.close();
     await rm(s.dir, { recursive: true, force: true });
@@ -244,7 +255,10 @@ async function main(): Promise<void> {
   };
   mkdirSync(new URL('./results/', import.meta.url), { recursive: true });
   if (!QUICK)
-    writeFileSync(new URL('./results/plan-scale.json', import.meta.url), `${JSON.stringify(output, null, 2)}\n`);
+    writeFileSync(
+      new URL('./results/plan-scale.json', import.meta.url),
+      `${JSON.stringify(output, null, 2)}\n`,
+    );
   process.stdout.write(`${JSON.stringify(output, null, 2)}\n`);
 }
 

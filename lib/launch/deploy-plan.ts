@@ -12,6 +12,7 @@ import {
   ListStateMachineVersionsCommand,
   type LogLevel,
   type SFNClient,
+  StateMachineAlreadyExists,
   StateMachineDoesNotExist,
   UpdateStateMachineCommand,
 } from '@aws-sdk/client-sfn';
@@ -246,15 +247,22 @@ async function upsertMachine(
 ): Promise<DeployedMachine> {
   const existing = await describeIfExists(sfn, stateMachineArn);
   if (!existing) {
-    const created = await sfn.send(
-      new CreateStateMachineCommand({ name, type: 'STANDARD', publish: true, ...settings }),
-    );
-    return {
-      name,
-      stateMachineArn: created.stateMachineArn as string,
-      stateMachineVersionArn: created.stateMachineVersionArn as string,
-      changed: true,
-    };
+    try {
+      const created = await sfn.send(
+        new CreateStateMachineCommand({ name, type: 'STANDARD', publish: true, ...settings }),
+      );
+      if (created.stateMachineVersionArn)
+        return {
+          name,
+          stateMachineArn: created.stateMachineArn as string,
+          stateMachineVersionArn: created.stateMachineVersionArn,
+          changed: true,
+        };
+    } catch (error) {
+      if (!(error instanceof StateMachineAlreadyExists)) throw error;
+    }
+    // A concurrent launch created it first (an identical create answers without a new version,
+    // a different one is refused): carry on as for an existing machine.
   }
   const latest = await latestVersion(sfn, stateMachineArn);
   if (

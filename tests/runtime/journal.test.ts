@@ -5,6 +5,7 @@ import { ConditionalCheckFailedException, DescribeTableCommand } from '@aws-sdk/
 import { PutCommand } from '@aws-sdk/lib-dynamodb';
 import fc from 'fast-check';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { localClients } from '../../lib/local/clients.ts';
 import type { BusEvent } from '../../lib/local/eventbus.ts';
 import { type LocalDataPlane, startLocalDataPlane } from '../../lib/local/stack.ts';
 import {
@@ -136,6 +137,35 @@ describe('Journal', () => {
     const events = await readEvents(plane.clients.doc, plane.tableNames.events, 'exec-concurrent');
     expect(events).toHaveLength(24);
     expect(new Set(events.map((e) => (e.details as { attempt: number }).attempt)).size).toBe(24);
+    expect(verifyChain(events)).toEqual({ ok: true, count: 24 });
+  });
+
+  it('keeps one unbroken chain when writers in separate processes (separate clients) race for numbers', async () => {
+    // Each Lambda container has its own client: appends of one container go in order, but
+    // containers still race, and the conditional put must make the loser re-read the tail.
+    const containers = Array.from({ length: 4 }, () =>
+      localClients({ dynamoEndpoint: plane.dynamo.endpoint, eventsEndpoint: 'http://127.0.0.1:9' }),
+    );
+    try {
+      await Promise.all(
+        Array.from({ length: 24 }, (_, i) =>
+          new Journal({
+            dynamo: (containers[i % containers.length] as (typeof containers)[number]).doc,
+            eventsTable: plane.tableNames.events,
+          }).append({
+            ...base,
+            executionId: 'exec-containers',
+            event: 'TASK_STARTED',
+            task_id: `t${i}`,
+            details: { attempt: i + 1, progress: `[Task ${i + 1}/24]` },
+          }),
+        ),
+      );
+    } finally {
+      for (const c of containers) c.destroy();
+    }
+    const events = await readEvents(plane.clients.doc, plane.tableNames.events, 'exec-containers');
+    expect(events.map((e) => e.seq)).toEqual(Array.from({ length: 24 }, (_, i) => i + 1));
     expect(verifyChain(events)).toEqual({ ok: true, count: 24 });
   });
 

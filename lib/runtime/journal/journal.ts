@@ -101,32 +101,41 @@ export class Journal {
   }
 
   private async store(event: JournalEvent): Promise<JournalRecord> {
-    const maxRetries = this.props.maxConflictRetries ?? 20;
-    for (let attempt = 0; ; attempt++) {
-      const tail = await readTail(this.props.dynamo, this.props.eventsTable, event.executionId);
-      const prevHash = tail?.hash ?? GENESIS_HASH;
-      const record: JournalRecord = {
-        ...event,
-        seq: (tail?.seq ?? 0) + 1,
-        prevHash,
-        hash: hashEvent(prevHash, event),
-      };
-      try {
-        await this.props.dynamo.send(
-          new PutCommand({
-            TableName: this.props.eventsTable,
-            Item: toItem(record),
-            // Written once: a taken sequence number is never overwritten.
-            ConditionExpression: 'attribute_not_exists(executionId)',
-          }),
-        );
-        return record;
-      } catch (error) {
-        if (!(error instanceof ConditionalCheckFailedException) || attempt >= maxRetries) throw error;
-        // Another writer took this number: back off a little (jittered) and chain onto the new tail.
-        await new Promise((r) => setTimeout(r, Math.random() * 5 * (attempt + 1)));
+    const key = `${this.props.eventsTable}\0${event.executionId}`;
+    const lastStored = tailsOf(this.props.dynamo);
+    return inOrder(key, async () => {
+      const maxRetries = this.props.maxConflictRetries ?? 20;
+      let tail =
+        lastStored.get(key) ?? (await readTail(this.props.dynamo, this.props.eventsTable, event.executionId));
+      for (let attempt = 0; ; attempt++) {
+        const prevHash = tail?.hash ?? GENESIS_HASH;
+        const record: JournalRecord = {
+          ...event,
+          seq: (tail?.seq ?? 0) + 1,
+          prevHash,
+          hash: hashEvent(prevHash, event),
+        };
+        try {
+          await this.props.dynamo.send(
+            new PutCommand({
+              TableName: this.props.eventsTable,
+              Item: toItem(record),
+              // Written once: a taken sequence number is never overwritten.
+              ConditionExpression: 'attribute_not_exists(executionId)',
+            }),
+          );
+          remember(lastStored, key, { seq: record.seq, hash: record.hash });
+          return record;
+        } catch (error) {
+          lastStored.delete(key);
+          if (!(error instanceof ConditionalCheckFailedException) || attempt >= maxRetries) throw error;
+          // Another writer (another process) took this number: back off a little (jittered) and
+          // chain onto the new tail.
+          await new Promise((r) => setTimeout(r, Math.random() * 5 * (attempt + 1)));
+          tail = await readTail(this.props.dynamo, this.props.eventsTable, event.executionId);
+        }
       }
-    }
+    });
   }
 
   private async publish(stored: JournalRecord): Promise<{ published: boolean; publishError?: string }> {
@@ -206,6 +215,51 @@ export function toItem(record: JournalRecord): Record<string, unknown> {
 export function fromItem(item: Record<string, unknown>): JournalRecord {
   const { sk: _sk, planTask: _planTask, approver: _approver, ...record } = item;
   return record as JournalRecord;
+}
+
+/**
+ * Appends to one execution from this process go one at a time, each chaining onto the tail the
+ * previous one stored: parallel branches of one run (a 100-wide fan-out) then never race each
+ * other for a sequence number. Other processes (other Lambda containers) still can; the
+ * conditional put catches that and the append re-reads the tail.
+ */
+const appendQueues = new Map<string, Promise<unknown>>();
+type Tail = Pick<JournalRecord, 'seq' | 'hash'>;
+/**
+ * The tail this process last stored per execution, per client (so two DynamoDB endpoints with
+ * the same table names never share one); a hint, checked by the conditional put.
+ */
+const storedTails = new WeakMap<DynamoDBDocumentClient, Map<string, Tail>>();
+const MAX_REMEMBERED_TAILS = 10_000;
+
+function tailsOf(dynamo: DynamoDBDocumentClient): Map<string, Tail> {
+  let tails = storedTails.get(dynamo);
+  if (!tails) {
+    tails = new Map();
+    storedTails.set(dynamo, tails);
+  }
+  return tails;
+}
+
+function inOrder<T>(key: string, work: () => Promise<T>): Promise<T> {
+  const previous = appendQueues.get(key) ?? Promise.resolve();
+  const next = previous.then(work, work);
+  const settled = next.then(
+    () => undefined,
+    () => undefined,
+  );
+  appendQueues.set(key, settled);
+  void settled.then(() => {
+    if (appendQueues.get(key) === settled) appendQueues.delete(key);
+  });
+  return next;
+}
+
+function remember(lastStored: Map<string, Tail>, key: string, tail: Tail): void {
+  lastStored.delete(key);
+  lastStored.set(key, tail);
+  // Oldest first: a Map iterates in insertion order.
+  if (lastStored.size > MAX_REMEMBERED_TAILS) lastStored.delete(lastStored.keys().next().value as string);
 }
 
 async function readTail(

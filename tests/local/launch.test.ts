@@ -1,7 +1,8 @@
 /**
- * A split plan (the compiler's child machines) runs to the end on the local stack and reports
- * every step: the parent's ledger keeps only the entries it still reads, so the summary must also
- * count what the parts recorded. Found by bench/plan-scale.ts (a 500-step chain said 499 failed).
+ * Launching plans on the local stack, as bench/plan-scale.ts found they must work: a split plan
+ * (the compiler's child machines) runs to the end and reports every step (the parent's ledger keeps
+ * only the entries it still reads, so the summary also counts what the parts recorded: a 500-step
+ * chain once said 499 failed), and one plan launched many times at once deploys once and runs each.
  */
 import { mkdtemp, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
@@ -69,6 +70,34 @@ afterAll(async () => {
   await stack?.close();
   await rm(dir, { recursive: true, force: true });
 });
+
+async function statusOf(executionArn: string): Promise<string | undefined> {
+  let status: string | undefined;
+  for (let i = 0; i < 600 && (status === undefined || status === 'RUNNING'); i++) {
+    status = (await stack.sfn.send(new DescribeExecutionCommand({ executionArn }))).status;
+    if (status === 'RUNNING') await new Promise((r) => setTimeout(r, 50));
+  }
+  return status;
+}
+
+const launch = (compileOptions?: { maxHistoryEvents: number }) =>
+  launchPlan({
+    sfn: stack.sfn,
+    plan,
+    roleArn: LocalRunStack.ROLE_ARN,
+    substitutions: LocalRunStack.substitutions(),
+    namePrefix: 'plangate',
+    tracing: false,
+    journal: stack.journalDeps(),
+    ...(compileOptions ? { compileOptions } : {}),
+  });
+
+it('launches one plan five times at once: one deployment, five runs that succeed', async () => {
+  const launched = await Promise.all(Array.from({ length: 5 }, () => launch()));
+  expect(new Set(launched.map((l) => l.deployed.stateMachineVersionArn)).size).toBe(1);
+  expect(launched.every((l) => l.deployed.stateMachineVersionArn.includes(':stateMachine:'))).toBe(true);
+  for (const { executionArn } of launched) expect(await statusOf(executionArn)).toBe('SUCCEEDED');
+}, 60_000);
 
 it('runs every part and counts every step completed', async () => {
   const launched = await launchPlan({
