@@ -226,7 +226,17 @@ describe.concurrent('plangate run, end to end on the local stack', { timeout: 60
     run.answer('done version=1.2.3');
     expect(await run.exited).toBe(0);
     const events = await checkedEvents(cwd, run);
-    expect(types(events, 'pick-version')).toEqual(['TASK_STARTED', 'HUMAN_TASK_ANSWERED', 'TASK_COMPLETED']);
+    // The refused report is audited (GATE_ANSWER_REFUSED); the accepted one answers the step.
+    expect(types(events, 'pick-version')).toEqual([
+      'TASK_STARTED',
+      'GATE_ANSWER_REFUSED',
+      'HUMAN_TASK_ANSWERED',
+      'TASK_COMPLETED',
+    ]);
+    expect(events.find((e) => e.event === 'GATE_ANSWER_REFUSED')?.details).toMatchObject({
+      gate: 'human',
+      reason: 'invalid',
+    });
     expect(events.find((e) => e.event === 'HUMAN_TASK_ANSWERED')?.details).toMatchObject({
       decision: 'DONE',
       outputs: ['version'],

@@ -575,14 +575,32 @@ describe('gate and approvals', () => {
       }),
     ]);
     expect(results.filter((r) => r.status === 'fulfilled')).toHaveLength(1);
-    expect(results.find((r) => r.status === 'rejected')).toMatchObject({ reason: { reason: 'used' } });
+    expect(results.find((r) => r.status === 'rejected')).toMatchObject({
+      reason: {
+        reason: 'used',
+        message: expect.stringMatching(/^this gate was already answered: APPROVE.* by .* at \d{4}-/),
+      },
+    });
     expect(recorder.successes.length - before).toBe(1);
     expect(recorder.successes.at(-1)?.taskToken).toBe(`${TOKEN}-exec-gate`);
     await expect(
       a.answer(notice.approvalId, { by: 'cy', digest: plan.digest, decision: { decision: 'APPROVE' } }),
     ).rejects.toMatchObject({ reason: 'used' });
     const stored = await events('exec-gate');
-    expect(stored.map((e) => e.event)).toEqual(['GATE_APPROVAL_REQUESTED', 'GATE_APPROVED']);
+    // Refusals of a genuine link are audited; the forged one names no gate and writes nothing.
+    expect(stored.filter((e) => e.event !== 'GATE_ANSWER_REFUSED').map((e) => e.event)).toEqual([
+      'GATE_APPROVAL_REQUESTED',
+      'GATE_APPROVED',
+    ]);
+    expect(
+      stored.filter((e) => e.event === 'GATE_ANSWER_REFUSED').map((e) => [e.details.reason, e.details.by]),
+    ).toEqual([
+      ['forbidden', 'author'],
+      ['forbidden', 'mallory'],
+      ['digest-mismatch', 'ana'],
+      ['used', expect.stringMatching(/^(ben|cy)$/)],
+      ['used', 'cy'],
+    ]);
     expect(verifyChain(stored).ok).toBe(true);
   });
 
@@ -605,7 +623,10 @@ describe('gate and approvals', () => {
         decision: { decision: 'APPROVE' },
       }),
     ).rejects.toMatchObject({ reason: 'expired' });
-    expect((await events('exec-expired')).map((e) => e.event)).toEqual(['GATE_APPROVAL_REQUESTED']);
+    expect((await events('exec-expired')).map((e) => [e.event, e.details.reason])).toEqual([
+      ['GATE_APPROVAL_REQUESTED', undefined],
+      ['GATE_ANSWER_REFUSED', 'expired'],
+    ]);
   });
 
   it('lets a recipe answer an escalation itself (skip) without asking anyone', async () => {
@@ -668,9 +689,15 @@ describe('gate and approvals', () => {
       output: { stepId: 'key', status: 'succeeded', output: { keyId: 'k1' }, attempt: 1 },
     });
     const stored = await events('exec-human');
-    expect(stored.map((e) => e.event)).toEqual(['TASK_STARTED', 'HUMAN_TASK_ANSWERED']);
+    expect(stored.map((e) => e.event)).toEqual([
+      'TASK_STARTED',
+      'GATE_ANSWER_REFUSED',
+      'GATE_ANSWER_REFUSED',
+      'HUMAN_TASK_ANSWERED',
+    ]);
     expect(stored[0]?.details.progress).toBe('[Task 2/3] ▶ Create the deploy key (waiting for a person)');
-    expect(stored[1]?.details).toEqual({ decision: 'DONE', answered_by: 'ops', outputs: ['keyId'] });
+    expect(stored[1]?.details).toMatchObject({ gate: 'human', reason: 'invalid', by: 'ops' });
+    expect(stored[3]?.details).toEqual({ decision: 'DONE', answered_by: 'ops', outputs: ['keyId'] });
   });
 
   it('fails a human step the person reports failed, as Plangate.Unrecoverable', async () => {

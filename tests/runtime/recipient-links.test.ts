@@ -204,8 +204,14 @@ describe('recipient-bound links', () => {
     }
     const wrongDigest = await answerAsRecipient(link, 'APPROVE', 'sha256:other');
     expect(wrongDigest.statusCode).toBe(409);
-    expect(await eventsOf('exec-refused')).toEqual([
-      { event: 'GATE_APPROVAL_REQUESTED', approver: undefined },
+    // Forged and malformed ids name no gate and write nothing; refusals of genuine ids are audited.
+    const stored = await readEvents(plane.clients.doc, plane.tableNames.events, 'exec-refused');
+    expect(stored.map((e) => [e.event, e.details.reason, e.details.by])).toEqual([
+      ['GATE_APPROVAL_REQUESTED', undefined, undefined],
+      ['GATE_ANSWER_REFUSED', 'forbidden', undefined],
+      ['GATE_ANSWER_REFUSED', 'forbidden', 'author@example.com'],
+      ['GATE_ANSWER_REFUSED', 'forbidden', 'mallory@example.com'],
+      ['GATE_ANSWER_REFUSED', 'digest-mismatch', expect.any(String)],
     ]);
     expect(successes()).not.toContain(`${TOKEN}-exec-refused`);
   });
@@ -255,7 +261,10 @@ describe('recipient-bound links', () => {
     await expect(
       later.answerAsRecipient(link, { digest: plan.digest, decision: { decision: 'APPROVE' } }),
     ).rejects.toMatchObject({ reason: 'expired' });
-    expect(await eventsOf('exec-expired-bound')).toHaveLength(1);
+    expect((await eventsOf('exec-expired-bound')).map((e) => e.event)).toEqual([
+      'GATE_APPROVAL_REQUESTED',
+      'GATE_ANSWER_REFUSED',
+    ]);
   });
 
   it('lets exactly one of concurrent clicks decide, and a recipient votes once toward a quorum', async () => {

@@ -56,6 +56,8 @@ export class ProgressFormatter {
         return [`GATE_REJECTED: ${gateLabel(d.gate, id, this)}${by(d.approver)}: ${str(d.reason)}`];
       case 'GATE_CLARIFICATION_REQUESTED':
         return [`GATE_CLARIFICATION_REQUESTED: ${str(d.question)}`];
+      case 'GATE_ANSWER_REFUSED':
+        return [`GATE_ANSWER_REFUSED: ${gateLabel(d.gate, id, this)}${by(d.by)}: ${str(d.message)}`];
       case 'TASK_STARTED':
         this.started.set(id, at);
         return num(d.attempt) > 1

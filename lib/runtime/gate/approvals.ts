@@ -16,6 +16,7 @@ import {
   QueryCommand,
   UpdateCommand,
 } from '@aws-sdk/lib-dynamodb';
+import { eventIdentity } from '../deps.ts';
 import type { Journal } from '../journal/journal.ts';
 import { DEFAULT_TABLE_NAMES } from '../journal/tables.ts';
 import {
@@ -156,6 +157,7 @@ export class Approvals {
   /** What an approval page may show about a link (never the token). Throws ApprovalError when the link is not answerable. */
   async describe(linkId: string): Promise<GateView> {
     const { item } = await this.verify(linkId);
+    this.checkOpen(item);
     const { taskToken: _t, version: _v, ...visible } = item;
     return visible;
   }
@@ -199,15 +201,24 @@ export class Approvals {
     for (;;) {
       const link = await this.verify(linkId);
       const item = link.item;
-      const by = approverOf(link);
-      if (answer.digest !== item.planDigest) {
-        throw new ApprovalError(
-          'digest-mismatch',
-          'this approval is for a different version of the plan; review the current plan',
-        );
+      let by: string | undefined;
+      let decision: GateDecision;
+      try {
+        by = approverOf(link);
+        this.checkOpen(item);
+        if (answer.digest !== item.planDigest) {
+          throw new ApprovalError(
+            'digest-mismatch',
+            'this approval is for a different version of the plan; review the current plan',
+          );
+        }
+        this.checkApprover(item, by);
+        decision = this.parseDecision(item, answer.decision, by);
+      } catch (error) {
+        // The link is genuine, so the gate is known: its journal keeps the refusal.
+        if (error instanceof ApprovalError) await this.recordRefusal(item, error, by);
+        throw error;
       }
-      this.checkApprover(item, by);
-      const decision = this.parseDecision(item, answer.decision, by);
       // Only plan and step gates vote (quorum); an escalation or a human step has one answer.
       const voting = item.kind === 'plan' || item.kind === 'step';
       const votes = voting ? [...item.votes, { by: by, decision: decision as ApprovalDecision }] : [];
@@ -221,7 +232,7 @@ export class Approvals {
             Key: { approvalId: item.approvalId },
             ConditionExpression: '#status = :pending AND #version = :version',
             UpdateExpression: final
-              ? 'SET #status = :answered, #version = :next, votes = :votes, decision = :decision REMOVE taskToken'
+              ? 'SET #status = :answered, #version = :next, votes = :votes, decision = :decision, decidedAt = :now REMOVE taskToken'
               : 'SET #version = :next, votes = :votes',
             ExpressionAttributeNames: { '#status': 'status', '#version': 'version' },
             ExpressionAttributeValues: {
@@ -229,7 +240,9 @@ export class Approvals {
               ':version': item.version,
               ':next': item.version + 1,
               ':votes': votes,
-              ...(final ? { ':answered': 'answered', ':decision': final } : {}),
+              ...(final
+                ? { ':answered': 'answered', ':decision': final, ':now': this.now().toISOString() }
+                : {}),
             },
           }),
         );
@@ -315,7 +328,7 @@ export class Approvals {
     return parsed.data;
   }
 
-  /** Checks signature, expiry and single use; returns the stored gate (and the bound recipient). */
+  /** Checks the link's signature; returns the stored gate (and the bound recipient). */
   private async verify(linkId: string): Promise<VerifiedLink> {
     const link = parseLinkId(linkId);
     const out = await this.props.dynamo.send(
@@ -335,10 +348,37 @@ export class Approvals {
     ) {
       throw new ApprovalError('forged', 'this approval link is not valid');
     }
+    return link.recipient === undefined ? { item } : { item, recipient: link.recipient };
+  }
+
+  /** Expiry and single use of a genuine link; a late answer is told who decided first, and when. */
+  private checkOpen(item: GateItem): void {
+    if (item.status !== 'pending') {
+      const decided = item.decision;
+      throw new ApprovalError(
+        'used',
+        decided
+          ? `this gate was already answered: ${decided.decision} by ${'by' in decided ? decided.by : 'someone'}${item.decidedAt ? ` at ${item.decidedAt}` : ''}`
+          : 'this gate has already been answered',
+      );
+    }
     if (this.now().getTime() / 1000 > item.expiresAtEpoch)
       throw new ApprovalError('expired', 'this approval link has expired');
-    if (item.status !== 'pending') throw new ApprovalError('used', 'this gate has already been answered');
-    return link.recipient === undefined ? { item } : { item, recipient: link.recipient };
+  }
+
+  /** GATE_ANSWER_REFUSED in the gate's execution: who tried what, and why it changed nothing. */
+  private async recordRefusal(item: GateItem, error: ApprovalError, by: string | undefined): Promise<void> {
+    await this.props.journal.append({
+      ...eventIdentity(
+        {
+          executionId: item.executionId,
+          plan: { id: item.planId, version: item.planVersion, digest: item.planDigest },
+        },
+        item.stepId ? { id: item.stepId } : undefined,
+      ),
+      event: 'GATE_ANSWER_REFUSED',
+      details: { gate: item.kind, reason: error.reason, message: error.message, ...(by ? { by } : {}) },
+    });
   }
 
   private now(): Date {

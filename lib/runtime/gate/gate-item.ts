@@ -33,6 +33,8 @@ export interface GateItem {
   policy: ApprovalPolicy;
   votes: { by: string; decision: ApprovalDecision }[];
   decision?: GateDecision;
+  /** When the decision was made (ISO 8601). */
+  decidedAt?: string;
 }
 
 /** What an approval page may show about a gate: everything stored but the token. */

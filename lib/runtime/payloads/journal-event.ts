@@ -13,6 +13,7 @@ export const EVENT_TYPES = [
   'GATE_REJECTED',
   /** The approver asked a question instead of deciding (seed 000's ASK_FOR_CLARIFICATION). */
   'GATE_CLARIFICATION_REQUESTED',
+  'GATE_ANSWER_REFUSED',
   'TASK_STARTED',
   'TASK_COMPLETED',
   'TASK_FAILED',
@@ -50,6 +51,13 @@ export const EVENT_DETAILS = {
   }),
   GATE_REJECTED: z.object({ gate: GateKindSchema, approver: z.string().optional(), reason: z.string() }),
   GATE_CLARIFICATION_REQUESTED: z.object({ gate: GateKindSchema, question: z.string() }),
+  /** An answer the gate refused (expired, already answered, wrong approver, other digest, bad decision); nothing else changed. */
+  GATE_ANSWER_REFUSED: z.object({
+    gate: GateKindSchema,
+    reason: z.string(),
+    message: z.string(),
+    by: z.string().optional(),
+  }),
   TASK_STARTED: z.object({ attempt: z.number().int(), progress: z.string() }),
   TASK_COMPLETED: z.object({ result: z.unknown(), evidence: EvidenceSchema, progress: z.string() }),
   TASK_FAILED: z.object({ error: z.string(), error_message: z.string(), progress: z.string() }),
