@@ -164,7 +164,11 @@ export function compilePlan(input: Plan | PlanInput, options: CompileOptions = {
     plan: identity,
     recovery: recoverySummary,
     facts,
-    summary: { objective: oneLine(plan.objective), steps: plan.steps.length },
+    summary: {
+      objective: oneLine(plan.objective),
+      steps: plan.steps.length,
+      stepIds: plan.steps.map((s) => s.id),
+    },
     timeoutSeconds: approvalTimeoutSeconds,
     next: EXECUTE_STATE,
     finish: COMPLETION_STATES.finalize,

@@ -20,7 +20,11 @@ export interface PlanGateProps {
   /** Context, secret declarations and approval policy, assigned once to `$context`, `$secrets`, `$approval`. */
   readonly facts: PlanFacts;
   /** What the approver is shown of the plan. */
-  readonly summary: { readonly objective: string; readonly steps: number };
+  readonly summary: {
+    readonly objective: string;
+    readonly steps: number;
+    readonly stepIds: readonly string[];
+  };
   /** The approval policy's timeout. */
   readonly timeoutSeconds: number;
   /** The state that runs the approved plan. */

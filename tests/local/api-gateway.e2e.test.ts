@@ -4,13 +4,15 @@
  * carry RS256 JWTs of a local issuer, a plan runs through its gate to the end, its progress comes
  * as Server-Sent Events, and every response is checked against the served OpenAPI document.
  */
-import { generateKeyPairSync, type KeyObject, sign } from 'node:crypto';
+import { generateKeyPairSync } from 'node:crypto';
 import { mkdtemp } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { SignatureV4 } from '@smithy/signature-v4';
 import { Ajv2020 } from 'ajv/dist/2020.js';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { LocalIssuer, signJwt } from '../../lib/local/api-gateway/local-issuer.ts';
+import { signedFetch } from '../../lib/local/api-gateway/signed-fetch.ts';
 import { NodeSha256 } from '../../lib/local/api-gateway/sigv4.ts';
 import { LocalPlatform } from '../../lib/local/platform.ts';
 import { storePaths } from '../../lib/local/run/store.ts';
@@ -22,10 +24,8 @@ const ALICE = {
   secretAccessKey: 'alice-secret-key-0123',
   arn: 'arn:aws:iam::123456789012:user/alice',
 };
-const ISSUER = 'https://issuer.example.test';
-const AUDIENCE = 'plangate-approvers';
-const issuerKeys = generateKeyPairSync('rsa', { modulusLength: 2048 });
-const strangerKeys = generateKeyPairSync('rsa', { modulusLength: 2048 });
+const issuer = new LocalIssuer();
+const stranger = generateKeyPairSync('rsa', { modulusLength: 2048 });
 
 const PLAN = {
   id: 'api-demo',
@@ -52,14 +52,8 @@ const PLAN = {
   ],
 };
 
-function jwt(keys: { privateKey: KeyObject }, claims: Record<string, unknown>, kid = 'issuer-key'): string {
-  const part = (value: object) => Buffer.from(JSON.stringify(value)).toString('base64url');
-  const body = `${part({ alg: 'RS256', typ: 'JWT', kid })}.${part(claims)}`;
-  return `${body}.${sign('sha256', Buffer.from(body), keys.privateKey).toString('base64url')}`;
-}
 const now = () => Math.floor(Date.now() / 1000);
-const approverToken = (email: string) =>
-  jwt(issuerKeys, { iss: ISSUER, aud: AUDIENCE, email, exp: now() + 600, iat: now() });
+const bearer = (token: string) => ({ authorization: `Bearer ${token}` });
 
 /** Every response the test saw, to check against the OpenAPI document at the end. */
 const seen: { method: string; path: string; status: number; type: string; body: string }[] = [];
@@ -73,34 +67,18 @@ async function call(
   init: { body?: string; headers?: Record<string, string>; signWith?: typeof ALICE; signedAt?: Date } = {},
 ): Promise<{ status: number; type: string; text: string; json: () => Record<string, unknown> }> {
   const url = new URL(path, platform.url);
-  let headers: Record<string, string> = { host: url.host, ...(init.headers ?? {}) };
-  if (init.signWith) {
-    const signer = new SignatureV4({
-      credentials: { accessKeyId: init.signWith.accessKeyId, secretAccessKey: init.signWith.secretAccessKey },
-      region: 'us-east-1',
-      service: 'execute-api',
-      sha256: NodeSha256,
-    });
-    const signed = await signer.sign(
-      {
+  const response = init.signWith
+    ? await signedFetch(url, init.signWith, {
         method,
-        protocol: 'http:',
-        hostname: url.hostname,
-        port: Number(url.port),
-        path: url.pathname,
-        query: Object.fromEntries(url.searchParams),
-        headers,
         ...(init.body !== undefined ? { body: init.body } : {}),
-      },
-      init.signedAt ? { signingDate: init.signedAt } : {},
-    );
-    headers = signed.headers as Record<string, string>;
-  }
-  const response = await fetch(url, {
-    method,
-    headers,
-    ...(init.body !== undefined ? { body: init.body } : {}),
-  });
+        ...(init.headers ? { headers: init.headers } : {}),
+        ...(init.signedAt ? { signingDate: init.signedAt } : {}),
+      })
+    : await fetch(url, {
+        method,
+        headers: init.headers ?? {},
+        ...(init.body !== undefined ? { body: init.body } : {}),
+      });
   const text = await response.text();
   const type = (response.headers.get('content-type') ?? '').split(';')[0] as string;
   seen.push({ method, path: url.pathname, status: response.status, type, body: text });
@@ -124,11 +102,7 @@ beforeAll(async () => {
     identity: {
       mode: 'aws',
       principals: [ALICE],
-      jwt: {
-        issuer: ISSUER,
-        audience: [AUDIENCE],
-        jwks: { keys: [{ ...issuerKeys.publicKey.export({ format: 'jwk' }), kid: 'issuer-key' }] },
-      },
+      jwt: { issuer: issuer.issuer, audience: [issuer.audience], jwks: issuer.jwks },
     },
     onGate: (notice, link) => gates.push({ notice, link }),
   });
@@ -225,7 +199,14 @@ describe('plangate serve: the Plans API with the authorizers of the AWS deployme
       body: answer,
       headers: {
         ...json,
-        authorization: `Bearer ${jwt(strangerKeys, { iss: ISSUER, aud: AUDIENCE, email: 'dana@example.test', exp: now() + 600 })}`,
+        ...bearer(
+          signJwt(stranger.privateKey, issuer.jwks.keys[0]?.kid as string, {
+            iss: issuer.issuer,
+            aud: issuer.audience,
+            email: 'dana@example.test',
+            exp: now() + 600,
+          }),
+        ),
       },
     });
     expect(forged.status).toBe(401);
@@ -233,26 +214,26 @@ describe('plangate serve: the Plans API with the authorizers of the AWS deployme
       body: answer,
       headers: {
         ...json,
-        authorization: `Bearer ${jwt(issuerKeys, { iss: ISSUER, aud: AUDIENCE, email: 'dana@example.test', exp: now() - 5 })}`,
+        ...bearer(issuer.token('dana@example.test', { exp: now() - 5 })),
       },
     });
     expect(expired.status).toBe(401);
     const notAllowed = await call('POST', path, {
       body: answer,
-      headers: { ...json, authorization: `Bearer ${approverToken('eve@example.test')}` },
+      headers: { ...json, ...bearer(issuer.token('eve@example.test')) },
     });
     expect(notAllowed.status).toBe(403);
     const shown = await call('GET', path, { headers: { accept: 'application/json' } });
     expect(shown.status).toBe(200);
     const approved = await call('POST', path, {
       body: answer,
-      headers: { ...json, authorization: `Bearer ${approverToken('dana@example.test')}` },
+      headers: { ...json, ...bearer(issuer.token('dana@example.test')) },
     });
     expect(approved.status, approved.text).toBe(200);
     expect(approved.json()).toMatchObject({ status: 'decided', decision: { decision: 'APPROVE' } });
     const again = await call('POST', path, {
       body: answer,
-      headers: { ...json, authorization: `Bearer ${approverToken('dana@example.test')}` },
+      headers: { ...json, ...bearer(issuer.token('dana@example.test')) },
     });
     expect(again.status).toBe(409);
   });

@@ -604,6 +604,29 @@ describe('gate and approvals', () => {
     expect(verifyChain(stored).ok).toBe(true);
   });
 
+  it('refuses a modification naming a step the plan does not have (a tampered step id)', async () => {
+    await makeGate(gateDeps())({
+      ...gateReq('exec-tampered'),
+      summary: { objective: 'Build and ship', steps: 2, stepIds: ['build', 'ship'] },
+    });
+    const notice = notices.at(-1) as ApprovalNotice;
+    const modify = (change: Record<string, unknown>) =>
+      approvals().answer(notice.approvalId, {
+        by: 'ana',
+        digest: plan.digest,
+        decision: { decision: 'APPROVE_WITH_MODIFICATIONS', ...change },
+      });
+    await expect(modify({ skipSteps: ['ship', 'shipp'] })).rejects.toMatchObject({
+      reason: 'invalid',
+      message: 'decision.skipSteps: "shipp" is not a step this gate can change',
+    });
+    await expect(modify({ argOverrides: { deploy: { force: true } } })).rejects.toMatchObject({
+      reason: 'invalid',
+      message: 'decision.argOverrides: "deploy" is not a step this gate can change',
+    });
+    expect(await modify({ skipSteps: ['ship'] })).toEqual({ status: 'pending', votes: 1 });
+  });
+
   it('refuses an expired link and changes nothing', async () => {
     await makeGate(gateDeps())(gateReq('exec-expired', 60));
     const notice = notices.at(-1) as ApprovalNotice;

@@ -325,6 +325,7 @@ export class Approvals {
       );
     }
     if (parsed.data.decision === 'DONE') checkReportedOutputs(parsed.data.outputs, item.human?.outputs ?? []);
+    if (parsed.data.decision === 'APPROVE_WITH_MODIFICATIONS') checkModifiedSteps(item, parsed.data);
     return parsed.data;
   }
 
@@ -407,6 +408,28 @@ function mergeVotes(votes: readonly { decision: ApprovalDecision }[]): ApprovalD
   return modified
     ? { decision: 'APPROVE_WITH_MODIFICATIONS', by, skipSteps: [...skipSteps], argOverrides }
     : { decision: 'APPROVE', by };
+}
+
+/**
+ * A modification names only steps this gate may change: the plan's steps at a plan gate (when the
+ * gate lists them), the gate's own step at a step gate.
+ */
+function checkModifiedSteps(
+  item: GateItem,
+  decision: Extract<ApprovalDecision, { decision: 'APPROVE_WITH_MODIFICATIONS' }>,
+): void {
+  const allowed = item.kind === 'step' && item.stepId ? [item.stepId] : item.summary?.stepIds;
+  if (!allowed) return;
+  const named = [
+    ...decision.skipSteps.map((id) => ['skipSteps', id] as const),
+    ...Object.keys(decision.argOverrides).map((id) => ['argOverrides', id] as const),
+  ];
+  const unknown = named.find(([, id]) => !allowed.includes(id));
+  if (unknown)
+    throw new ApprovalError(
+      'invalid',
+      `decision.${unknown[0]}: "${unknown[1]}" is not a step this gate can change`,
+    );
 }
 
 /** A human step's report must hold exactly its declared outputs. */

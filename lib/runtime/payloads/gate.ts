@@ -15,6 +15,14 @@ export const GATE_KINDS = ['plan', 'step', 'escalation', 'human'] as const;
 export const GateKindSchema = z.enum(GATE_KINDS);
 export type GateKind = z.infer<typeof GateKindSchema>;
 
+/** What a plan gate shows of the plan: its objective, its size, and the step ids a modification may name. */
+export const PlanSummarySchema = z.object({
+  objective: z.string(),
+  steps: z.number().int().min(1),
+  /** Every step id: an answer that skips or overrides a step the plan does not have is refused. */
+  stepIds: z.array(IdSchema).optional(),
+});
+
 /** Decisions of the plan gate and of a step gate (a step with `requiresApproval`). */
 export const ApprovalDecisionSchema = z.discriminatedUnion('decision', [
   z.object({ decision: z.literal('APPROVE'), by: z.string().optional(), comment: z.string().optional() }),
@@ -137,7 +145,7 @@ export const GateRequestSchema = z.object({
   /** That step's description, to show the person. */
   description: z.string().optional(),
   /** Kind `plan`: what the plan is for and how many steps it has, to show the approver. */
-  summary: z.object({ objective: z.string(), steps: z.number().int().min(1) }).optional(),
+  summary: PlanSummarySchema.optional(),
   /** Who may answer (`$approval`): checked on every answer. */
   approval: ApprovalPolicySchema,
   /** 1 for the first request; +1 after each ASK_FOR_CLARIFICATION (or each escalation of the step). */
@@ -176,7 +184,7 @@ export const ApprovalNoticeSchema = z.object({
   /** The step's description (step, escalation and human gates). */
   description: z.string().optional(),
   /** Plan gate: the plan's objective and step count. */
-  summary: z.object({ objective: z.string(), steps: z.number().int().min(1) }).optional(),
+  summary: PlanSummarySchema.optional(),
   round: z.number().int().min(1),
   question: z.string().optional(),
   failure: ClassifiedFailureSchema.optional(),
