@@ -129,6 +129,7 @@ export function compilePlan(input: Plan | PlanInput, options: CompileOptions = {
         ancestors: ancestors.get(step.id) ?? [],
         stepIds,
         sendRecipes: Object.keys(plan.recovery).length > 0,
+        sendSecretDeclarations: plan.secrets.length > 0,
       }),
     );
   });

@@ -41,6 +41,8 @@ export interface PlanStepProps {
   readonly stepIds: ReadonlySet<string>;
   /** The plan declares recipes of its own: the runner and checker classify with them. @default false */
   readonly sendRecipes?: boolean;
+  /** The plan declares secrets: every runner and checker gets the declarations, to redact their values. @default false */
+  readonly sendSecretDeclarations?: boolean;
 }
 
 /** What a step costs on the happy path. */
@@ -78,6 +80,7 @@ export class PlanStep {
       stepIds: this.props.stepIds,
       approvalTimeoutSeconds: this.props.approvalTimeoutSeconds,
       sendRecipes: this.props.sendRecipes ?? false,
+      sendSecretDeclarations: this.props.sendSecretDeclarations ?? false,
     }).toAsl(afterCheck);
     Object.assign(states, body.states);
     if (signals.length > 0) {

@@ -44,6 +44,14 @@ export interface StepTaskProps {
    * @default false
    */
   readonly sendRecipes?: boolean;
+  /**
+   * Send the plan's secret declarations (`$secrets`: names and where the values live, never the
+   * values) to every runner and checker, not only to steps that reference a secret: their
+   * redactors then know every declared value, however it reached a tool's output (an agent that
+   * read its environment, say).
+   * @default false
+   */
+  readonly sendSecretDeclarations?: boolean;
 }
 
 export function stepTaskStates(stepId: string) {
@@ -87,7 +95,7 @@ export class StepTask {
             Payload: {
               ...this.stepScope(),
               ...(step.contract !== undefined ? { contract: literal(step.contract) } : {}),
-              ...planData(checks),
+              ...planData(checks, this.props.sendSecretDeclarations ?? false),
               ...(checks.steps.length > 0 ? { inputs: jsonata(entriesOf(checks.steps)) } : {}),
               run: jsonata(`${CURRENT}.run`),
               attempt: jsonata(ATTEMPT),
@@ -137,7 +145,7 @@ export class StepTask {
           argOverrides: jsonata(
             `$merge([{}, ${approverOverrides}${step.requiresApproval ? `, ${lookup(`${CURRENT}.gate.argOverrides`, step.id)}` : ''}])`,
           ),
-          ...planData(reads),
+          ...planData(reads, this.props.sendSecretDeclarations ?? false),
           ...(step.dependsOn.length > 0 ? { dependsOn: literal(step.dependsOn) } : {}),
           inputs: jsonata(entriesOf(union(step.dependsOn, reads.steps))),
           skip: jsonata(skipped(step)),
@@ -197,11 +205,11 @@ function skipped(step: Step): string {
   return step.requiresApproval ? `${byPlanGate} or ${CURRENT}.gate.decision = "REJECT"` : byPlanGate;
 }
 
-/** `$context` / `$secrets` fields, only when the step's text references them. */
-function planData(needs: DataNeeds): Record<string, string> {
+/** `$context` only when the step's text references it; `$secrets` also whenever the plan declares any. */
+function planData(needs: DataNeeds, secretDeclarations: boolean): Record<string, string> {
   return {
     ...(needs.context ? { context: jsonata('$context') } : {}),
-    ...(needs.secrets ? { secrets: jsonata('$secrets') } : {}),
+    ...(needs.secrets || secretDeclarations ? { secrets: jsonata('$secrets') } : {}),
   };
 }
 

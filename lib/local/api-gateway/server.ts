@@ -128,20 +128,26 @@ function headersOf(req: IncomingMessage): Record<string, string> {
   return headers;
 }
 
-/** The whole body, or undefined past API Gateway's 10 MB payload limit (we stop at the handlers' own). */
+/**
+ * The whole body, or undefined past the handlers' limit. An oversized body is still read to its
+ * end (up to a hard cap) so the client gets the 413 rather than a reset connection.
+ */
 async function readBody(req: IncomingMessage): Promise<Buffer | undefined> {
   const chunks: Buffer[] = [];
   let size = 0;
   for await (const chunk of req) {
     size += (chunk as Buffer).length;
-    if (size > MAX_BODY_BYTES + 1024) {
-      req.resume();
+    if (size > DRAIN_CAP_BYTES) {
+      req.destroy();
       return undefined;
     }
-    chunks.push(chunk as Buffer);
+    if (size <= MAX_BODY_BYTES + 1024) chunks.push(chunk as Buffer);
   }
-  return Buffer.concat(chunks);
+  return size > MAX_BODY_BYTES + 1024 ? undefined : Buffer.concat(chunks);
 }
+
+/** Past this, an oversized upload is cut off instead of drained. */
+const DRAIN_CAP_BYTES = 64 * 1024 * 1024;
 
 function send(res: ServerResponse, result: HttpResult): void {
   const headers: Record<string, string> = { 'content-type': 'application/json' };

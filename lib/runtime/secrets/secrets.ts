@@ -28,9 +28,18 @@ export class SecretSource {
 
   constructor(private readonly props: SecretSourceProps) {}
 
-  /** Every value resolved so far (the redactor's input). */
+  /**
+   * What the redactor must hide: every value resolved so far, and every declared `env` secret that
+   * is set, resolved or not (reading the environment costs nothing, and a tool's child process may
+   * have inherited it).
+   */
   get resolvedValues(): string[] {
-    return [...this.cache.values()];
+    const env = this.props.env ?? process.env;
+    const inherited = this.props.secrets
+      .filter((s) => s.source === 'env')
+      .map((s) => env[s.ref])
+      .filter((v): v is string => v !== undefined && v !== '');
+    return [...new Set([...this.cache.values(), ...inherited])];
   }
 
   async resolve(name: string, location = `\${secrets.${name}}`): Promise<string> {

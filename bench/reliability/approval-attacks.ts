@@ -1,0 +1,409 @@
+/**
+ * Attacks on a waiting gate through the real HTTP edge (`plangate serve`'s platform: the local API
+ * Gateway with its JWT authorizer, the approvals Lambda handler, dynalite, the engine): forged,
+ * tampered and expired links, wrong and forbidden approvers, bad tokens, other plan digests,
+ * tampered step ids, malformed and oversized bodies, cross-site posts, replays. Every one must be
+ * refused with a reason, and leave the gate as it was: still pending, nothing in the journal but
+ * the refusals it audits. Then one gate is answered by many at once: exactly one decides.
+ */
+import { generateKeyPairSync } from 'node:crypto';
+import { mkdtemp, rm } from 'node:fs/promises';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import fc from 'fast-check';
+import { LocalIssuer, signJwt } from '../../lib/local/api-gateway/local-issuer.ts';
+import { signedFetch } from '../../lib/local/api-gateway/signed-fetch.ts';
+import { LocalPlatform } from '../../lib/local/platform.ts';
+import { loadSigningKey, storePaths } from '../../lib/local/run/store.ts';
+import { LinkSigner, parseLinkId } from '../../lib/runtime/gate/links.ts';
+import { readEvents } from '../../lib/runtime/journal/journal.ts';
+import type { ApprovalNotice } from '../../lib/runtime/payloads/index.ts';
+
+const SUBMITTER = {
+  accessKeyId: 'AKIDRELIABILITY',
+  secretAccessKey: 'reliability-secret-0123456789',
+  arn: 'arn:aws:iam::123456789012:user/submitter',
+};
+const APPROVERS = Array.from({ length: 50 }, (_, i) => `approver-${i}@example.test`);
+const FORBIDDEN = 'mallory@example.test';
+
+export interface AttackResult {
+  readonly attacks: number;
+  readonly accepted: number;
+  readonly refusedWithoutReason: number;
+  readonly byCategory: Record<
+    string,
+    { attempts: number; statuses: Record<string, number>; sampleReason: string }
+  >;
+  readonly gateStillPending: boolean;
+  readonly journalAfterAttacks: Record<string, number>;
+  readonly notMeasured: Record<string, string>;
+}
+
+export interface ConcurrencyResult {
+  readonly answers: number;
+  readonly decided: number;
+  readonly toldWhoDecided: number;
+  readonly otherOutcomes: Record<string, number>;
+  readonly decisionEvents: number;
+}
+
+function planWith(id: string, timeoutSeconds: number) {
+  return {
+    id,
+    version: 1,
+    objective: 'A plan held at its gate while the gate is attacked',
+    sizePolicy: { minSteps: 1 },
+    approval: {
+      approvers: APPROVERS,
+      forbiddenApprovers: [FORBIDDEN],
+      allowAutoApprove: false,
+      timeoutSeconds,
+    },
+    steps: [
+      {
+        id: 'build',
+        description: 'Echo build',
+        tool: 'echo',
+        args: { message: 'build' },
+        contract: { kind: 'assert', expression: 'output.message = "build"' },
+      },
+      {
+        id: 'ship',
+        description: 'Echo ship after build',
+        dependsOn: ['build'],
+        tool: 'echo',
+        args: { message: 'ship' },
+        contract: { kind: 'assert', expression: 'output.message = "ship"' },
+      },
+    ],
+  };
+}
+
+interface Platform {
+  platform: LocalPlatform;
+  issuer: LocalIssuer;
+  signer: LinkSigner;
+  gates: ApprovalNotice[];
+  dir: string;
+}
+
+async function startPlatform(): Promise<Platform> {
+  const dir = await mkdtemp(join(tmpdir(), 'plangate-reliability-'));
+  const issuer = new LocalIssuer();
+  const gates: ApprovalNotice[] = [];
+  const paths = storePaths(dir);
+  const platform = await LocalPlatform.start({
+    paths,
+    cwd: dir,
+    identity: {
+      mode: 'aws',
+      principals: [SUBMITTER],
+      jwt: { issuer: issuer.issuer, audience: [issuer.audience], jwks: issuer.jwks },
+    },
+    onGate: (notice) => gates.push(notice),
+  });
+  return { platform, issuer, signer: new LinkSigner(await loadSigningKey(paths)), gates, dir };
+}
+
+async function submitAndWait(p: Platform, plan: ReturnType<typeof planWith>): Promise<ApprovalNotice> {
+  const response = await signedFetch(`${p.platform.url}/plans`, SUBMITTER, {
+    method: 'POST',
+    body: JSON.stringify(plan),
+    headers: { 'content-type': 'application/json' },
+  });
+  if (response.status !== 201) throw new Error(`submit: ${response.status} ${await response.text()}`);
+  for (let i = 0; i < 400; i++) {
+    const gate = p.gates.find((g) => g.plan.id === plan.id);
+    if (gate) return gate;
+    await new Promise((r) => setTimeout(r, 25));
+  }
+  throw new Error(`no gate for ${plan.id}`);
+}
+
+interface Attack {
+  readonly category: string;
+  readonly path: string;
+  readonly body: string;
+  readonly headers: Record<string, string>;
+}
+
+const JSON_HEADERS = { 'content-type': 'application/json', accept: 'application/json' };
+
+export async function runApprovalAttacks(
+  seed: number,
+): Promise<{ attacks: AttackResult; concurrency: ConcurrencyResult }> {
+  const p = await startPlatform();
+  try {
+    const gate = await submitAndWait(p, planWith('attacked', 3600));
+    const link = gate.approvalId;
+    const parsed = parseLinkId(link);
+    const digest = gate.plan.digest;
+    const approve = JSON.stringify({ digest, decision: 'APPROVE' });
+    const asApprover = (email: string) => ({
+      ...JSON_HEADERS,
+      authorization: `Bearer ${p.issuer.token(email)}`,
+    });
+    const page = (id: string) => `/approvals/${encodeURIComponent(id)}`;
+    const rng = fc.sample(
+      fc.string({
+        minLength: 43,
+        maxLength: 43,
+        unit: fc.constantFrom(...'ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789-_'),
+      }),
+      { numRuns: 200, seed },
+    );
+    const stranger = generateKeyPairSync('rsa', { modulusLength: 2048 });
+    const kid = p.issuer.jwks.keys[0]?.kid as string;
+    const now = Math.floor(Date.now() / 1000);
+    const attacks: Attack[] = [];
+    const add = (category: string, path: string, body: string, headers: Record<string, string>) =>
+      attacks.push({ category, path, body, headers });
+
+    for (const mac of rng.slice(0, 150))
+      add(
+        'forged signature',
+        page(`${parsed.approvalId}.${parsed.expiresAtEpoch}.${mac}`),
+        approve,
+        asApprover(APPROVERS[0] as string),
+      );
+    for (const mac of rng.slice(150, 200))
+      add(
+        'forged signature, as recipient',
+        `${page(`${parsed.approvalId}.${parsed.expiresAtEpoch}.${Buffer.from(APPROVERS[1] as string).toString('base64url')}.${mac}`)}/as-recipient`,
+        approve,
+        JSON_HEADERS,
+      );
+    for (let i = 0; i < 100; i++) {
+      const id = parsed.approvalId.split('');
+      id[i % id.length] = id[i % id.length] === 'A' ? 'B' : 'A';
+      add(
+        'tampered approval id',
+        page(`${id.join('')}.${parsed.expiresAtEpoch}.${link.split('.')[2]}`),
+        approve,
+        asApprover(APPROVERS[0] as string),
+      );
+    }
+    for (let i = 1; i <= 50; i++)
+      add(
+        'tampered expiry',
+        page(`${parsed.approvalId}.${parsed.expiresAtEpoch + i * 3600}.${link.split('.')[2]}`),
+        approve,
+        asApprover(APPROVERS[0] as string),
+      );
+    const bound = p.signer.bound(parsed.approvalId, parsed.expiresAtEpoch, digest, APPROVERS[2] as string);
+    for (let i = 0; i < 50; i++) {
+      const parts = bound.split('.');
+      parts[2] = Buffer.from(`intruder-${i}@example.test`).toString('base64url');
+      add(
+        'recipient swapped in a bound link',
+        `${page(parts.join('.'))}/as-recipient`,
+        approve,
+        JSON_HEADERS,
+      );
+    }
+    for (let i = 0; i < 100; i++)
+      add('wrong approver', page(link), approve, asApprover(`outsider-${i}@example.test`));
+    for (let i = 0; i < 50; i++) add('forbidden approver', page(link), approve, asApprover(FORBIDDEN));
+    const badTokens = [
+      { name: 'no token', headers: JSON_HEADERS },
+      {
+        name: 'token signed by another key',
+        headers: {
+          ...JSON_HEADERS,
+          authorization: `Bearer ${signJwt(stranger.privateKey, kid, { iss: p.issuer.issuer, aud: p.issuer.audience, email: APPROVERS[0], exp: now + 600 })}`,
+        },
+      },
+      {
+        name: 'expired token',
+        headers: {
+          ...JSON_HEADERS,
+          authorization: `Bearer ${p.issuer.token(APPROVERS[0] as string, { exp: now - 10 })}`,
+        },
+      },
+      {
+        name: 'token for another audience',
+        headers: {
+          ...JSON_HEADERS,
+          authorization: `Bearer ${p.issuer.token(APPROVERS[0] as string, { aud: 'someone-else' })}`,
+        },
+      },
+      {
+        name: 'token from another issuer',
+        headers: {
+          ...JSON_HEADERS,
+          authorization: `Bearer ${p.issuer.token(APPROVERS[0] as string, { iss: 'https://evil.example' })}`,
+        },
+      },
+      {
+        name: 'unsigned token (alg none)',
+        headers: {
+          ...JSON_HEADERS,
+          authorization: `Bearer ${Buffer.from('{"alg":"none","kid":"x"}').toString('base64url')}.${Buffer.from(JSON.stringify({ iss: p.issuer.issuer, aud: p.issuer.audience, email: APPROVERS[0], exp: now + 600 })).toString('base64url')}.`,
+        },
+      },
+    ];
+    for (let i = 0; i < 150; i++) {
+      const bad = badTokens[i % badTokens.length] as (typeof badTokens)[number];
+      add(`bad token: ${bad.name}`, page(link), approve, bad.headers);
+    }
+    for (let i = 0; i < 100; i++)
+      add(
+        'decision for another plan digest',
+        page(link),
+        JSON.stringify({ digest: `sha256:${i.toString(16).padStart(64, '0')}`, decision: 'APPROVE' }),
+        asApprover(APPROVERS[0] as string),
+      );
+    for (let i = 0; i < 50; i++)
+      add(
+        'tampered step id',
+        page(link),
+        JSON.stringify({ digest, decision: 'APPROVE_WITH_MODIFICATIONS', skipSteps: [`ship${i}`] }),
+        asApprover(APPROVERS[0] as string),
+      );
+    const junk = fc.sample(
+      fc.oneof(
+        fc.string({ maxLength: 300, unit: 'binary' }),
+        fc.jsonValue().map((v) => JSON.stringify(v) ?? 'null'),
+        fc.constant('{"digest": 1}'),
+        fc.constant(`{"digest":"${digest}","decision":"MAYBE"}`),
+        fc.constant(`{"digest":"${digest}","decision":"REJECT"}`),
+        fc.constant(`{"digest":"${digest}","__proto__":{"decision":"APPROVE"}}`),
+      ),
+      { numRuns: 150, seed: seed + 1 },
+    );
+    for (const body of junk) add('malformed body', page(link), body, asApprover(APPROVERS[0] as string));
+    for (let i = 0; i < 5; i++)
+      add(
+        'oversized body',
+        page(link),
+        `{"digest":"${digest}","decision":"APPROVE","comment":"${'x'.repeat(9 * 1024 * 1024)}"}`,
+        asApprover(APPROVERS[0] as string),
+      );
+    for (let i = 0; i < 50; i++)
+      add(
+        'cross-site form post without credentials',
+        page(link),
+        `digest=${encodeURIComponent(digest)}&decision=APPROVE`,
+        {
+          'content-type': 'application/x-www-form-urlencoded',
+          origin: 'https://evil.example',
+          referer: 'https://evil.example/',
+        },
+      );
+
+    const byCategory: AttackResult['byCategory'] = {};
+    let accepted = 0;
+    let withoutReason = 0;
+    const post = async (category: string, path: string, headers: Record<string, string>, body: string) => {
+      const response = await fetch(`${p.platform.url}${path}`, { method: 'POST', headers, body });
+      const reason = reasonOf(await response.text());
+      const entry = byCategory[category] ?? { attempts: 0, statuses: {}, sampleReason: reason.slice(0, 160) };
+      byCategory[category] = entry;
+      entry.attempts++;
+      entry.statuses[response.status] = (entry.statuses[response.status] ?? 0) + 1;
+      if (response.status < 400) accepted++;
+      else if (!reason.trim()) withoutReason++;
+    };
+    for (const attack of attacks) await post(attack.category, attack.path, attack.headers, attack.body);
+    const view = (await (
+      await fetch(`${p.platform.url}${page(link)}`, { headers: { accept: 'application/json' } })
+    ).json()) as { status?: string };
+    const events = await readEvents(
+      p.platform.stack.data.clients.doc,
+      p.platform.stack.data.tableNames.events,
+      gate.executionId,
+    );
+    const journal: Record<string, number> = {};
+    for (const e of events) journal[e.event] = (journal[e.event] ?? 0) + 1;
+
+    // Replays and an expired link, after a genuine decision on the attacked gate.
+    const decided = await fetch(`${p.platform.url}${page(link)}`, {
+      method: 'POST',
+      headers: asApprover(APPROVERS[0] as string),
+      body: approve,
+    });
+    if (decided.status !== 200) throw new Error(`the genuine answer was refused: ${await decided.text()}`);
+    for (let i = 0; i < 100; i++)
+      await post('replayed after the decision', page(link), asApprover(APPROVERS[i % 10] as string), approve);
+    const short = await submitAndWait(p, planWith('expiring', 1));
+    await new Promise((r) => setTimeout(r, 2_200));
+    const lateAnswer = JSON.stringify({ digest: short.plan.digest, decision: 'APPROVE' });
+    for (let i = 0; i < 50; i++)
+      await post('expired link', page(short.approvalId), asApprover(APPROVERS[0] as string), lateAnswer);
+
+    const concurrency = await concurrentDecisions(p);
+    return {
+      attacks: {
+        attacks: Object.values(byCategory).reduce((n, c) => n + c.attempts, 0),
+        accepted,
+        refusedWithoutReason: withoutReason,
+        byCategory,
+        gateStillPending: view.status === 'pending',
+        journalAfterAttacks: journal,
+        notMeasured: {
+          'self-approval':
+            'the submitter (an IAM principal) and approvers (JWT emails) are different identities here; the plan policy names forbidden approvers, which is measured above',
+        },
+      },
+      concurrency,
+    };
+  } finally {
+    await p.platform.close();
+    await rm(p.dir, { recursive: true, force: true });
+  }
+}
+
+/** The refusal's reason as the API gives it (`message`, else `error`), or the body's start. */
+function reasonOf(text: string): string {
+  try {
+    const json = JSON.parse(text) as { message?: string; error?: string };
+    return json.message ?? json.error ?? '';
+  } catch {
+    return text.slice(0, 200);
+  }
+}
+
+/** 50 approvers answer one gate at once, half through the API with a JWT, half through their emailed links. */
+async function concurrentDecisions(p: Platform): Promise<ConcurrencyResult> {
+  const gate = await submitAndWait(p, planWith('contested', 3600));
+  const parsed = parseLinkId(gate.approvalId);
+  const body = JSON.stringify({ digest: gate.plan.digest, decision: 'APPROVE' });
+  const answers = APPROVERS.map((email, i) =>
+    i % 2 === 0
+      ? fetch(`${p.platform.url}/approvals/${encodeURIComponent(gate.approvalId)}`, {
+          method: 'POST',
+          headers: { ...JSON_HEADERS, authorization: `Bearer ${p.issuer.token(email)}` },
+          body,
+        })
+      : fetch(
+          `${p.platform.url}/approvals/${encodeURIComponent(p.signer.bound(parsed.approvalId, parsed.expiresAtEpoch, gate.plan.digest, email))}/as-recipient`,
+          { method: 'POST', headers: JSON_HEADERS, body },
+        ),
+  );
+  const responses = await Promise.all(answers);
+  let decided = 0;
+  let told = 0;
+  const other: Record<string, number> = {};
+  for (const response of responses) {
+    const json = (await response.json()) as { status?: string; message?: string };
+    if (response.status === 200 && json.status === 'decided') decided++;
+    else if (response.status === 409 && /already answered: APPROVE by \S+ at \d{4}-/.test(json.message ?? ''))
+      told++;
+    else
+      other[`${response.status} ${json.message ?? json.status}`] =
+        (other[`${response.status} ${json.message ?? json.status}`] ?? 0) + 1;
+  }
+  const events = await readEvents(
+    p.platform.stack.data.clients.doc,
+    p.platform.stack.data.tableNames.events,
+    gate.executionId,
+  );
+  return {
+    answers: responses.length,
+    decided,
+    toldWhoDecided: told,
+    otherOutcomes: other,
+    decisionEvents: events.filter((e) => e.event === 'GATE_APPROVED' || e.event === 'GATE_REJECTED').length,
+  };
+}

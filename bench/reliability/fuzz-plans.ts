@@ -1,0 +1,179 @@
+/**
+ * Random and mutated plans through the whole front door: parse (JSON, YAML and Markdown), validate,
+ * and compile what is valid. Every input must end in a plan or in located problems, within a time
+ * limit: a thrown error is a crash, an input over the limit a hang. A sample also goes through the
+ * Plans API, where a refused plan must leave nothing behind (no state machine, no event).
+ */
+import { readdirSync, readFileSync } from 'node:fs';
+import { join } from 'node:path';
+import fc from 'fast-check';
+import { stringify as toYaml } from 'yaml';
+import { compilePlan } from '../../lib/compiler/index.ts';
+import { parsePlanText } from '../../lib/plan/parse.ts';
+import { hasErrors } from '../../lib/plan/problems.ts';
+import { validatePlan } from '../../lib/plan/validate.ts';
+import { validPlan } from '../../tests/plan/arbitraries.ts';
+
+export interface FuzzResult {
+  readonly plans: number;
+  readonly valid: number;
+  readonly invalid: number;
+  readonly compiled: number;
+  readonly crashes: number;
+  readonly hangs: number;
+  /** Error codes of problems that said neither a line nor a JSON pointer, with counts. */
+  readonly unlocatedProblems: Record<string, number>;
+  /** Inputs also validated with `bash -n` over their shell commands (slow: a process each). */
+  readonly shellChecked: number;
+  readonly slowestMs: number;
+  readonly examples: string[];
+}
+
+const HANG_MS = 2_000;
+/** One input in this many is validated with `bash -n` too. */
+const SHELL_CHECK_EVERY = 50;
+
+/** A document mutated the way a careless editor or a hostile generator would. */
+const mutation = fc.oneof(
+  fc.record({ kind: fc.constant('delete' as const), at: fc.nat(), length: fc.integer({ min: 1, max: 40 }) }),
+  fc.record({
+    kind: fc.constant('insert' as const),
+    at: fc.nat(),
+    text: fc.string({ maxLength: 30, unit: 'binary' }),
+  }),
+  fc.record({
+    kind: fc.constant('insert' as const),
+    at: fc.nat(),
+    text: fc.constantFrom(
+      '\u0000',
+      '__proto__',
+      '{',
+      '[',
+      '"',
+      ':',
+      '\n- ',
+      '${secrets.',
+      '${steps.x.',
+      '\t',
+      '#',
+    ),
+  }),
+  fc.record({
+    kind: fc.constant('duplicate' as const),
+    at: fc.nat(),
+    length: fc.integer({ min: 1, max: 200 }),
+  }),
+);
+
+function mutate(
+  text: string,
+  edits: readonly fc.Arbitrary<unknown>[] | readonly Record<string, unknown>[],
+): string {
+  let out = text;
+  for (const edit of edits as { kind: string; at: number; length?: number; text?: string }[]) {
+    const at = out.length === 0 ? 0 : edit.at % out.length;
+    if (edit.kind === 'delete') out = out.slice(0, at) + out.slice(at + (edit.length ?? 1));
+    else if (edit.kind === 'insert') out = out.slice(0, at) + (edit.text ?? '') + out.slice(at);
+    else out = out.slice(0, at) + out.slice(at, at + (edit.length ?? 1)) + out.slice(at);
+  }
+  return out;
+}
+
+function exampleDocuments(repo: string): { text: string; format: 'json' | 'yaml' | 'markdown' }[] {
+  const docs: { text: string; format: 'json' | 'yaml' | 'markdown' }[] = [];
+  for (const dir of ['examples', 'examples/scenarios']) {
+    for (const file of readdirSync(join(repo, dir))) {
+      const format = file.endsWith('.json')
+        ? 'json'
+        : file.endsWith('.md')
+          ? 'markdown'
+          : file.endsWith('.yaml')
+            ? 'yaml'
+            : undefined;
+      if (format) docs.push({ text: readFileSync(join(repo, dir, file), 'utf8'), format });
+    }
+  }
+  return docs;
+}
+
+export async function fuzzPlans(repo: string, count: number, seed: number): Promise<FuzzResult> {
+  const examples = exampleDocuments(repo);
+  const inputs = fc.oneof(
+    validPlan.map((plan) => ({ text: JSON.stringify(plan), format: 'json' as const })),
+    validPlan.map((plan) => ({ text: toYaml(plan), format: 'yaml' as const })),
+    fc
+      .record({
+        base: fc.constantFrom(...examples),
+        edits: fc.array(mutation, { minLength: 1, maxLength: 6 }),
+      })
+      .map(({ base, edits }) => ({ text: mutate(base.text, edits), format: base.format })),
+    fc
+      .record({ plan: validPlan, edits: fc.array(mutation, { minLength: 1, maxLength: 4 }) })
+      .map(({ plan, edits }) => ({ text: mutate(JSON.stringify(plan), edits), format: 'json' as const })),
+    fc
+      .jsonValue({ maxDepth: 4 })
+      .map((value) => ({ text: JSON.stringify(value) ?? 'null', format: 'json' as const })),
+    fc.string({ maxLength: 400, unit: 'binary' }).map((text) => ({ text, format: 'yaml' as const })),
+  );
+  const samples = fc.sample(inputs, { numRuns: count, seed });
+  let valid = 0;
+  let invalid = 0;
+  let compiled = 0;
+  let crashes = 0;
+  let hangs = 0;
+  const unlocated: Record<string, number> = {};
+  let shellChecked = 0;
+  let slowest = 0;
+  const examplesSeen: string[] = [];
+  for (const [index, input] of samples.entries()) {
+    const started = performance.now();
+    const checkShell = index % SHELL_CHECK_EVERY === 0;
+    if (checkShell) shellChecked++;
+    try {
+      const parsed = parsePlanText(input.text, { filename: 'fuzz', format: input.format });
+      const problems = [...parsed.problems];
+      if (parsed.plan) {
+        const result = await validatePlan(parsed.plan, {
+          ...(parsed.sourceMap ? { sourceMap: parsed.sourceMap } : {}),
+          file: 'fuzz',
+          checkShell,
+        });
+        problems.push(...result.problems);
+        if (!hasErrors(problems)) {
+          compilePlan(parsed.plan, {});
+          compiled++;
+        }
+      }
+      if (hasErrors(problems) || !parsed.plan) invalid++;
+      else valid++;
+      for (const problem of problems)
+        if (
+          problem.severity === 'error' &&
+          problem.location.pointer === undefined &&
+          problem.location.line === undefined
+        )
+          unlocated[problem.code] = (unlocated[problem.code] ?? 0) + 1;
+    } catch (error) {
+      crashes++;
+      if (examplesSeen.length < 5)
+        examplesSeen.push(
+          `${(error as Error).message.slice(0, 200)} ← ${JSON.stringify(input.text.slice(0, 120))}`,
+        );
+    }
+    const ms = performance.now() - started;
+    slowest = Math.max(slowest, ms);
+    if (ms > HANG_MS) hangs++;
+  }
+  return {
+    plans: samples.length,
+    valid,
+    invalid,
+    compiled,
+    crashes,
+    hangs,
+    unlocatedProblems: unlocated,
+    shellChecked,
+    slowestMs: Math.round(slowest),
+    examples: examplesSeen,
+  };
+}
