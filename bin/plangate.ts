@@ -20,6 +20,10 @@ const COMMANDS: Record<string, { summary: string; load: () => Promise<CommandMod
     summary: 'check a plan file; every problem located',
     load: () => import('../lib/cli/validate.ts'),
   },
+  plan: {
+    summary: 'draft a plan from a goal with an LLM (Bedrock or OpenAI-compatible), checked by the validator',
+    load: () => import('../lib/cli/plan.ts'),
+  },
   render: {
     summary: 'print a plan as a checklist, Mermaid graph, JSON or YAML',
     load: () => import('../lib/cli/render.ts'),

@@ -21,7 +21,7 @@ export const LAYERS: readonly (readonly string[])[] = [
   ['lib/local', 'lib/cdk'],
   ['lambdas'],
   ['lib/launch'],
-  ['lib/compiler'],
+  ['lib/compiler', 'lib/planner'],
   ['lib/runtime/api'],
   ['lib/runtime/notify'],
   ['lib/runtime/gate'],

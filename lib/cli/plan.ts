@@ -1,0 +1,136 @@
+/**
+ * `plangate plan "<goal>"`: an LLM drafts a plan and plangate's validator checks it, round by
+ * round, until it passes or the rounds run out. Writes the plan only when it is valid.
+ */
+import { readFile, writeFile } from 'node:fs/promises';
+import { extname } from 'node:path';
+import { parseArgs } from 'node:util';
+import { formatProblem } from '../plan/problems.ts';
+import { renderJson, renderYaml } from '../plan/render.ts';
+import { planFromGoal } from '../planner/loop.ts';
+import { PlannerProviderError } from '../planner/provider.ts';
+import { providerFrom } from '../planner/providers.ts';
+
+export const usage = `Usage: plangate plan "<goal>" [options]
+
+Asks a model for a plan that reaches the goal, checks it with the validator, and sends every
+located problem back, until the plan passes (exit 0; written to --out) or the rounds run out
+(exit 1; the problems still open are listed, nothing is written).
+
+Options:
+  --context FILE        more about the goal (constraints, conventions), sent as text
+  --workspace DIR       a directory whose file names and sizes (never contents) the model sees
+  --provider NAME       bedrock or openai (default: PLANGATE_PLANNER_PROVIDER; openai when
+                        OPENAI_API_KEY or OPENAI_BASE_URL is set, else bedrock)
+  --model ID            model id (default: PLANGATE_PLANNER_MODEL)
+  --base-url URL        an OpenAI-compatible server (Ollama, vLLM, llama.cpp): e.g.
+                        http://127.0.0.1:11434/v1 (default: OPENAI_BASE_URL)
+  --max-rounds N        rounds before giving up (default 4)
+  --token-budget N      tokens one planning call may spend (default 200000)
+  --time-budget S       seconds one planning call may take (default 300)
+  --out FILE            where to write the plan: .yaml, .yml or .json (default plan.yaml)
+  --no-shell-check      skip "bash -n" on contract commands
+  -h, --help            show this help
+
+Credentials: Bedrock uses the AWS default credential chain and region; OpenAI reads
+OPENAI_API_KEY. Keys never appear in output or errors.
+
+Exit codes: 0 a valid plan was written, 1 no valid plan, 2 usage or provider error.`;
+
+export async function run(argv: string[]): Promise<number> {
+  let values: ReturnType<typeof options>['values'];
+  let positionals: string[];
+  try {
+    ({ values, positionals } = options(argv));
+  } catch (error) {
+    process.stderr.write(`plangate plan: ${(error as Error).message}\n\n${usage}\n`);
+    return 2;
+  }
+  const goal = positionals.join(' ').trim();
+  const numbers = (name: 'max-rounds' | 'token-budget' | 'time-budget', fallback: number) => {
+    const value = Number(values[name] ?? fallback);
+    return Number.isInteger(value) && value > 0 ? value : undefined;
+  };
+  const maxRounds = numbers('max-rounds', 4);
+  const tokenBudget = numbers('token-budget', 200_000);
+  const timeBudget = numbers('time-budget', 300);
+  const out = values.out ?? 'plan.yaml';
+  const format = { '.yaml': 'yaml', '.yml': 'yaml', '.json': 'json' }[extname(out).toLowerCase()] as
+    | 'yaml'
+    | 'json'
+    | undefined;
+  const usageError = !goal
+    ? 'say the goal, e.g. plangate plan "add a health check to the API"'
+    : maxRounds === undefined || tokenBudget === undefined || timeBudget === undefined
+      ? '--max-rounds, --token-budget and --time-budget take positive integers'
+      : !format
+        ? `--out must end in .yaml, .yml or .json, not "${out}"`
+        : undefined;
+  if (usageError) {
+    process.stderr.write(`plangate plan: ${usageError}\n\n${usage}\n`);
+    return 2;
+  }
+  try {
+    const provider = providerFrom({
+      ...(values.provider ? { provider: values.provider } : {}),
+      ...(values.model ? { model: values.model } : {}),
+      ...(values['base-url'] ? { baseUrl: values['base-url'] } : {}),
+    });
+    process.stdout.write(`Planning with ${provider.name} ${provider.model} (at most ${maxRounds} rounds)\n`);
+    const result = await planFromGoal({
+      goal,
+      ...(values.context ? { context: await readFile(values.context, 'utf8') } : {}),
+      ...(values.workspace ? { workspace: values.workspace } : {}),
+      provider,
+      maxRounds: maxRounds as number,
+      tokenBudget: tokenBudget as number,
+      timeBudgetSeconds: timeBudget as number,
+      checkShell: !values['no-shell-check'],
+      onRound: (round) => {
+        const errors = round.problems.filter((p) => p.severity === 'error');
+        process.stdout.write(
+          `Round ${round.round}: ${round.steps ? `${round.steps.length} steps (${round.steps.join(', ')})` : 'no plan'}, ${errors.length === 0 ? 'valid' : `${errors.length} problem${errors.length === 1 ? '' : 's'}`} — ${round.inputTokens + round.outputTokens} tokens, ${(round.milliseconds / 1000).toFixed(1)} s\n`,
+        );
+        for (const problem of errors) process.stdout.write(`  ${formatProblem(problem)}\n`);
+      },
+    });
+    const tokens = `${result.inputTokens} input + ${result.outputTokens} output tokens`;
+    if (!result.plan) {
+      process.stdout.write(
+        `No valid plan (${result.outcome}) after ${result.rounds.length} round(s), ${tokens}. Nothing written.\n`,
+      );
+      return 1;
+    }
+    await writeFile(out, format === 'json' ? renderJson(result.plan) : renderYaml(result.plan));
+    process.stdout.write(
+      `✓ ${out}: plan "${result.plan.id}" v${result.plan.version}, ${result.plan.steps.length} steps, valid after ${result.rounds.length} round(s), ${tokens}. It still goes through the approval gate.\n`,
+    );
+    return 0;
+  } catch (error) {
+    if (error instanceof PlannerProviderError) {
+      process.stderr.write(`plangate plan: ${error.message}\n`);
+      return 2;
+    }
+    throw error;
+  }
+}
+
+function options(args: string[]) {
+  return parseArgs({
+    args,
+    strict: true,
+    allowPositionals: true,
+    options: {
+      context: { type: 'string' },
+      workspace: { type: 'string' },
+      provider: { type: 'string' },
+      model: { type: 'string' },
+      'base-url': { type: 'string' },
+      'max-rounds': { type: 'string' },
+      'token-budget': { type: 'string' },
+      'time-budget': { type: 'string' },
+      out: { type: 'string' },
+      'no-shell-check': { type: 'boolean' },
+    },
+  });
+}

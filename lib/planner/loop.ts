@@ -1,0 +1,160 @@
+/**
+ * The LLM-Modulo loop (seed 002, after Kambhampati et al.): the model proposes, lib/plan's
+ * validator decides. Each round's located problems go back to the model verbatim; the loop ends at
+ * a valid plan, after `maxRounds`, or when the token or time budget is spent. Whatever the model
+ * wrote, the plan still goes through the gate: a planned plan never allows auto-approval.
+ */
+import { formatProblem, hasErrors, type Problem, sortProblems } from '../plan/problems.ts';
+import type { Plan } from '../plan/schema.ts';
+import { BUILTIN_TOOLS, type ToolDefinition, ToolRegistry } from '../plan/tools.ts';
+import { validatePlan } from '../plan/validate.ts';
+import { readAnswer } from './answer.ts';
+import { goalMessage, planJsonSchema, systemPrompt, workspaceSnapshot } from './prompt.ts';
+import type { ChatMessage, PlannerProvider } from './provider.ts';
+
+export interface PlanFromGoalOptions {
+  readonly goal: string;
+  /** More about the goal (a file's text): constraints, conventions, what exists. */
+  readonly context?: string;
+  /** A directory whose file names and sizes (not contents) the model may see. */
+  readonly workspace?: string;
+  readonly provider: PlannerProvider;
+  /** @default lib/plan's built-in tools */
+  readonly tools?: readonly ToolDefinition[];
+  /** @default 4 */
+  readonly maxRounds?: number;
+  /** Tokens (input + output, all rounds) one planning call may spend. @default 200000 */
+  readonly tokenBudget?: number;
+  /** Seconds one planning call may take. @default 300 */
+  readonly timeBudgetSeconds?: number;
+  /** @default 8192 */
+  readonly maxOutputTokens?: number;
+  /** Run `bash -n` over contract commands, as `plangate validate` does. @default true */
+  readonly checkShell?: boolean;
+  /** Told of each round as it ends. */
+  readonly onRound?: (round: PlanningRound) => void;
+}
+
+export interface PlanningRound {
+  readonly round: number;
+  /** The step ids the model proposed, when its answer was a plan at all. */
+  readonly steps?: readonly string[];
+  readonly problems: readonly Problem[];
+  readonly inputTokens: number;
+  readonly outputTokens: number;
+  readonly milliseconds: number;
+}
+
+export type PlanningOutcome = 'converged' | 'max-rounds' | 'token-budget' | 'time-budget';
+
+export interface PlanningResult {
+  /** Set only when the last round's plan passed the validator. */
+  readonly plan?: Plan;
+  /** The problems still open (empty when converged). */
+  readonly problems: readonly Problem[];
+  readonly rounds: readonly PlanningRound[];
+  readonly outcome: PlanningOutcome;
+  readonly provider: string;
+  readonly model: string;
+  readonly inputTokens: number;
+  readonly outputTokens: number;
+}
+
+/** Longest echo of the model's own answer sent back with the problems. */
+const MAX_ECHO_CHARS = 20_000;
+
+export async function planFromGoal(options: PlanFromGoalOptions): Promise<PlanningResult> {
+  const tools = options.tools ?? BUILTIN_TOOLS;
+  const maxRounds = options.maxRounds ?? 4;
+  const tokenBudget = options.tokenBudget ?? 200_000;
+  const deadline = Date.now() + (options.timeBudgetSeconds ?? 300) * 1000;
+  const system = systemPrompt(tools);
+  const planSchema = planJsonSchema();
+  const messages: ChatMessage[] = [
+    {
+      role: 'user',
+      content: goalMessage({
+        goal: options.goal,
+        ...(options.context ? { context: options.context } : {}),
+        ...(options.workspace ? { workspace: await workspaceSnapshot(options.workspace) } : {}),
+        tools,
+      }),
+    },
+  ];
+  const rounds: PlanningRound[] = [];
+  let inputTokens = 0;
+  let outputTokens = 0;
+  let problems: Problem[] = [];
+  const result = (outcome: PlanningOutcome, plan?: Plan): PlanningResult => ({
+    ...(plan ? { plan } : {}),
+    problems,
+    rounds,
+    outcome,
+    provider: options.provider.name,
+    model: options.provider.model,
+    inputTokens,
+    outputTokens,
+  });
+
+  for (let round = 1; round <= maxRounds; round++) {
+    const remaining = deadline - Date.now();
+    if (remaining <= 0) return result('time-budget');
+    const started = Date.now();
+    const proposal = await options.provider.propose({
+      system,
+      messages,
+      planSchema,
+      maxOutputTokens: options.maxOutputTokens ?? 8192,
+      signal: AbortSignal.timeout(remaining),
+    });
+    inputTokens += proposal.inputTokens;
+    outputTokens += proposal.outputTokens;
+    const answer = readAnswer(proposal);
+    problems = [...answer.problems];
+    const plan = answer.plan ? throughTheGate(answer.plan) : undefined;
+    if (plan) {
+      const validation = await validatePlan(plan, {
+        file: 'plan',
+        ...(options.tools ? { tools: new ToolRegistry(options.tools) } : {}),
+        ...(options.checkShell === false ? { checkShell: false } : {}),
+      });
+      problems = sortProblems([...problems, ...validation.problems]);
+    }
+    const record: PlanningRound = {
+      round,
+      ...(plan ? { steps: plan.steps.map((s) => s.id) } : {}),
+      problems,
+      inputTokens: proposal.inputTokens,
+      outputTokens: proposal.outputTokens,
+      milliseconds: Date.now() - started,
+    };
+    rounds.push(record);
+    options.onRound?.(record);
+    if (plan && !hasErrors(problems)) return result('converged', plan);
+    if (inputTokens + outputTokens >= tokenBudget) return result('token-budget');
+    const echo =
+      proposal.structured !== undefined ? JSON.stringify(proposal.structured) : (proposal.text ?? '');
+    messages.push(
+      {
+        role: 'assistant',
+        content: echo.length > MAX_ECHO_CHARS ? `${echo.slice(0, MAX_ECHO_CHARS)}…` : echo || '(empty)',
+      },
+      {
+        role: 'user',
+        content: [
+          'The validator refused this plan. Fix every problem below and answer with the whole corrected plan:',
+          ...problems.filter((p) => p.severity === 'error').map((p) => `- ${formatProblem(p)}`),
+        ].join('\n'),
+      },
+    );
+  }
+  return result('max-rounds');
+}
+
+/**
+ * What the model may not decide: the version (the harness numbers versions) and whether the plan
+ * can be approved without a person.
+ */
+function throughTheGate(plan: Plan): Plan {
+  return { ...plan, version: 1, approval: { ...plan.approval, allowAutoApprove: false } };
+}

@@ -1,0 +1,42 @@
+/**
+ * What the planner asks of a model, whichever serves it: one small interface with an Amazon
+ * Bedrock (Converse) and an OpenAI-compatible (Chat Completions) implementation. A provider
+ * returns what the model said; the loop (loop.ts) decides whether it is a plan.
+ */
+
+export interface ChatMessage {
+  readonly role: 'user' | 'assistant';
+  readonly content: string;
+}
+
+export interface ProposalRequest {
+  readonly system: string;
+  readonly messages: readonly ChatMessage[];
+  /** The plan's JSON Schema: the structured answer the model is asked for. */
+  readonly planSchema: Record<string, unknown>;
+  readonly maxOutputTokens: number;
+  readonly signal?: AbortSignal;
+}
+
+export interface Proposal {
+  /** The answer as structured output (a tool call's input, a JSON-schema response), when given. */
+  readonly structured?: unknown;
+  /** The answer as text, when the model wrote text instead (parsed leniently). */
+  readonly text?: string;
+  readonly inputTokens: number;
+  readonly outputTokens: number;
+}
+
+export interface PlannerProvider {
+  readonly name: 'bedrock' | 'openai';
+  readonly model: string;
+  propose(request: ProposalRequest): Promise<Proposal>;
+}
+
+/**
+ * A provider failure the user can act on, as one line: a missing credential, an unknown model, a
+ * refusal. Never holds an API key.
+ */
+export class PlannerProviderError extends Error {
+  override readonly name = 'PlannerProviderError';
+}
