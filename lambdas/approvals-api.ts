@@ -8,10 +8,14 @@
  * PLANGATE_COGNITO_CLIENT_ID (a public app client) and PLANGATE_API_URL (the callback is
  * `<api>/approvals/signed-in`); all three or none.
  */
+
+import { GetSecretValueCommand, type SecretsManagerClient } from '@aws-sdk/client-secrets-manager';
 import type { Context } from 'aws-lambda';
+import { z } from 'zod';
 import { type ApprovalsApiDeps, handleApprovalsRequest } from '../lib/runtime/api/approvals-api.ts';
 import { type HttpEvent, type HttpResult, LOCAL_IDENTITY_HEADER } from '../lib/runtime/api/http.ts';
 import { type SignInConfig, signInCallbackUrl } from '../lib/runtime/gate/approval-page.ts';
+import { slackClientFromSecret } from '../lib/runtime/notify/slack.ts';
 import { NotConfiguredError } from '../lib/runtime/shared/errors.ts';
 import { apiDeps, defaultHarnessDeps, signingKey } from './default-deps.ts';
 
@@ -32,6 +36,31 @@ export async function defaultApprovalsApiDeps(
         ? { mode: 'header', header: LOCAL_IDENTITY_HEADER }
         : { mode: 'jwt' },
     ...signInFromEnv(env),
+    ...(await slackFromEnv(env, base.secretsManager as NonNullable<typeof base.secretsManager>)),
+  };
+}
+
+/** Slack interactions: PLANGATE_SLACK_SIGNING_SECRET_ARN, PLANGATE_SLACK_BOT_TOKEN_SECRET_ARN and PLANGATE_SLACK_APPROVERS together. */
+async function slackFromEnv(
+  env: Readonly<Record<string, string | undefined>>,
+  secretsManager: SecretsManagerClient,
+): Promise<Pick<ApprovalsApiDeps, 'slack'>> {
+  const signingSecretId = env.PLANGATE_SLACK_SIGNING_SECRET_ARN;
+  const tokenSecretId = env.PLANGATE_SLACK_BOT_TOKEN_SECRET_ARN;
+  if (!signingSecretId) return {};
+  if (!tokenSecretId || !env.PLANGATE_SLACK_APPROVERS)
+    throw new NotConfiguredError(
+      'Slack interactions need PLANGATE_SLACK_SIGNING_SECRET_ARN, PLANGATE_SLACK_BOT_TOKEN_SECRET_ARN and PLANGATE_SLACK_APPROVERS together',
+    );
+  const approvers = z.record(z.string(), z.string().min(1)).parse(JSON.parse(env.PLANGATE_SLACK_APPROVERS));
+  const signing = await secretsManager.send(new GetSecretValueCommand({ SecretId: signingSecretId }));
+  if (!signing.SecretString) throw new NotConfiguredError(`secret ${signingSecretId} has no string value`);
+  return {
+    slack: {
+      signingSecret: signing.SecretString.trim(),
+      client: await slackClientFromSecret(secretsManager, tokenSecretId),
+      approvers,
+    },
   };
 }
 

@@ -6,7 +6,8 @@
  *
  * Environment: PLANGATE_API_URL (base of the approval links), PLANGATE_SES_SENDER (verified
  * sender; without it no email), PLANGATE_NOTIFY_EMAILS (comma-separated extra recipients),
- * PLANGATE_SLACK_WEBHOOK_SECRET_ARN (secret holding the webhook URL; without it no Slack),
+ * PLANGATE_SLACK_BOT_TOKEN_SECRET_ARN (secret holding the Slack bot token) with PLANGATE_SLACK_CHANNEL
+ * (where approval requests go; without both no Slack),
  * PLANGATE_APPROVAL_SIGNING_KEY_SECRET (or PLANGATE_APPROVAL_SIGNING_KEY; needed with email).
  */
 import { SecretsManagerClient } from '@aws-sdk/client-secrets-manager';
@@ -15,7 +16,7 @@ import type { Context } from 'aws-lambda';
 import { LinkSigner } from '../lib/runtime/gate/links.ts';
 import { EmailNotifier } from '../lib/runtime/notify/email.ts';
 import { type NotifyDeps, type NotifyResult, sendApprovalRequest } from '../lib/runtime/notify/notify.ts';
-import { SlackNotifier } from '../lib/runtime/notify/slack.ts';
+import { SlackNotifier, slackClientFromSecret } from '../lib/runtime/notify/slack.ts';
 import { ApprovalNoticeSchema } from '../lib/runtime/payloads/index.ts';
 import { NotConfiguredError } from '../lib/runtime/shared/errors.ts';
 import { signingKey } from './default-deps.ts';
@@ -48,11 +49,11 @@ export async function defaultNotifyDeps(env: Env = process.env): Promise<NotifyD
           }),
         }
       : {}),
-    ...(env.PLANGATE_SLACK_WEBHOOK_SECRET_ARN
+    ...(env.PLANGATE_SLACK_BOT_TOKEN_SECRET_ARN && env.PLANGATE_SLACK_CHANNEL
       ? {
           slack: new SlackNotifier({
-            secretsManager,
-            webhookSecretId: env.PLANGATE_SLACK_WEBHOOK_SECRET_ARN,
+            client: slackClientFromSecret(secretsManager, env.PLANGATE_SLACK_BOT_TOKEN_SECRET_ARN),
+            channel: env.PLANGATE_SLACK_CHANNEL,
           }),
         }
       : {}),

@@ -55,10 +55,18 @@ export interface PlanPlatformProps {
    */
   readonly approvalEmails?: string[];
   /**
-   * The Secrets Manager secret holding the Slack incoming-webhook URL (the URL is never inline).
+   * Slack: approval requests posted to `channel` with Approve/Reject buttons (the bot token and the
+   * app's signing secret live in Secrets Manager, never inline); clicks come back to
+   * `POST /slack/interactions`, answered as the approver `approvers` maps the Slack user to.
    * @default - no Slack messages
    */
-  readonly slackWebhookSecret?: ISecret;
+  readonly slack?: {
+    readonly botTokenSecret: ISecret;
+    readonly signingSecret: ISecret;
+    readonly channel: string;
+    /** Slack user id → approver name (as the plans' approval policies name them). */
+    readonly approvers: Readonly<Record<string, string>>;
+  };
   /**
    * The OpenID Connect issuer whose JWTs name approvers (their `email`, `cognito:username`,
    * `username` or `sub` claim) when they answer a gate through the API.
@@ -128,7 +136,7 @@ export class PlanPlatform extends Construct {
   public readonly runtimePlanLogGroup: LogGroup;
   /** The address approval emails are sent from, when email is on. */
   public readonly sesSender?: string;
-  public readonly slackWebhookSecret?: ISecret;
+  public readonly slack?: PlanPlatformProps['slack'];
   public readonly planSecretsPrefix: string;
   public readonly planFunctionsPrefix: string;
   /** The HMAC key that signs approval ids (generated; the gate signs, the API verifies). */
@@ -140,7 +148,7 @@ export class PlanPlatform extends Construct {
     this.logRetention = props.logRetention ?? RetentionDays.THREE_MONTHS;
     this.planSecretsPrefix = props.planSecretsPrefix ?? 'plangate/';
     this.planFunctionsPrefix = props.planFunctionsPrefix ?? 'plangate-';
-    this.slackWebhookSecret = props.slackWebhookSecret;
+    this.slack = props.slack;
     this.sesSender = props.sesSender;
 
     this.eventsTable = new EventsTable(this, 'Events');
@@ -500,6 +508,14 @@ export class PlanPlatform extends Construct {
 
     if (this.approvalsApi) {
       this.grantAnswerGates(this.approvalsApi.function);
+      if (this.slack) {
+        const api = this.approvalsApi.function;
+        this.slack.botTokenSecret.grantRead(api);
+        this.slack.signingSecret.grantRead(api);
+        api.addEnvironment(PLATFORM_ENV.slackBotTokenSecretArn, this.slack.botTokenSecret.secretArn);
+        api.addEnvironment(PLATFORM_ENV.slackSigningSecretArn, this.slack.signingSecret.secretArn);
+        api.addEnvironment(PLATFORM_ENV.slackApprovers, JSON.stringify(this.slack.approvers));
+      }
       if (this.approverSignIn && this.httpApi) {
         const page = this.approvalsApi.function;
         page.addEnvironment(PLATFORM_ENV.cognitoDomain, this.approverSignIn.domain.baseUrl());
@@ -518,7 +534,7 @@ export class PlanPlatform extends Construct {
     }
   }
 
-  /** The notifier sends the approval request: SES as the configured sender, Slack through the webhook secret. */
+  /** The notifier sends the approval request: SES as the configured sender, Slack with the bot token. */
   private wireNotifier(notifier: NodejsFunction, stack: Stack, approvalEmails: readonly string[]): void {
     if (this.httpApi) notifier.addEnvironment(PLATFORM_ENV.apiUrl, this.httpApi.url);
     if (this.sesSender) {
@@ -532,9 +548,10 @@ export class PlanPlatform extends Construct {
         }),
       );
     }
-    if (this.slackWebhookSecret) {
-      this.slackWebhookSecret.grantRead(notifier);
-      notifier.addEnvironment(PLATFORM_ENV.slackWebhookSecretArn, this.slackWebhookSecret.secretArn);
+    if (this.slack) {
+      this.slack.botTokenSecret.grantRead(notifier);
+      notifier.addEnvironment(PLATFORM_ENV.slackBotTokenSecretArn, this.slack.botTokenSecret.secretArn);
+      notifier.addEnvironment(PLATFORM_ENV.slackChannel, this.slack.channel);
     }
   }
 }

@@ -60,6 +60,10 @@ const RESPONSES: Readonly<Record<string, Responses>> = {
     200: { 'application/json': 'AnswerOutcome', ...HTML },
     ...pageErrors(400, 401, 403, 404, 405, 409, 410, 413),
   },
+  'POST /slack/interactions': {
+    200: { 'application/json': { inline: { type: 'object' } } },
+    ...errors(400, 401),
+  },
   'POST /approvals/{approvalId}/as-recipient': {
     200: { 'application/json': 'AnswerOutcome', ...HTML },
     ...pageErrors(400, 403, 404, 409, 410, 413),
@@ -73,6 +77,11 @@ const SECURITY: Record<ApiRoute['auth'], Record<string, string[]>[]> = {
 };
 
 const REQUEST_BODIES: Readonly<Record<string, Record<string, unknown>>> = {
+  'POST /slack/interactions': {
+    required: true,
+    description: "Slack's interactivity payload (form field `payload`), signed by Slack",
+    content: { 'application/x-www-form-urlencoded': { schema: { type: 'object' } } },
+  },
   'POST /plans': {
     required: true,
     description: 'The plan document: JSON, YAML or Markdown (seed 004), by content type or ?format=',

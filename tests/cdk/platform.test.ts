@@ -209,6 +209,7 @@ describe('HTTP API', () => {
       'GET /approvals/{approvalId}': 'NONE',
       'POST /approvals/{approvalId}': 'JWT',
       'POST /approvals/{approvalId}/as-recipient': 'NONE',
+      'POST /slack/interactions': 'NONE',
     });
     template.hasResourceProperties('AWS::ApiGatewayV2::Authorizer', {
       AuthorizerType: 'JWT',
@@ -344,15 +345,21 @@ describe('grant helpers', () => {
 
 describe('notifier', () => {
   it.skipIf(!existsSync(join(LAMBDAS_DIR, HARNESS_HANDLERS.notifier.file)))(
-    'sends as the SES sender only, reads the Slack webhook from its secret, and is what the gate invokes',
+    'sends as the SES sender only, reads the Slack bot token from its secret, and is what the gate invokes',
     () => {
       const app = testApp();
       const s = new Stack(app, 'Notify');
-      const slack = new Secret(s, 'Slack');
+      const slack = new Secret(s, 'SlackBotToken');
+      const signing = new Secret(s, 'SlackSigning');
       const platform = new PlanPlatform(s, 'Platform', {
         sesSender: 'approvals@example.com',
         approvalEmails: ['ops@example.com', 'audit@example.com'],
-        slackWebhookSecret: slack,
+        slack: {
+          botTokenSecret: slack,
+          signingSecret: signing,
+          channel: 'C0APPROVALS',
+          approvers: { U123: 'ana@example.com' },
+        },
       });
       const t = Template.fromStack(s);
       const resources = t.toJSON().Resources as Record<string, Resource>;
@@ -361,8 +368,19 @@ describe('notifier', () => {
       expect((fn.Properties.Environment as { Variables: Record<string, unknown> }).Variables).toMatchObject({
         PLANGATE_SES_SENDER: 'approvals@example.com',
         PLANGATE_NOTIFY_EMAILS: 'ops@example.com,audit@example.com',
-        PLANGATE_SLACK_WEBHOOK_SECRET_ARN: { Ref: s.getLogicalId(slack.node.defaultChild as never) },
+        PLANGATE_SLACK_BOT_TOKEN_SECRET_ARN: { Ref: s.getLogicalId(slack.node.defaultChild as never) },
+        PLANGATE_SLACK_CHANNEL: 'C0APPROVALS',
       });
+      const api = platform.approvalsApi;
+      if (api) {
+        const apiFn = resources[s.getLogicalId(api.function.node.defaultChild as never)]!;
+        expect(
+          (apiFn.Properties.Environment as { Variables: Record<string, unknown> }).Variables,
+        ).toMatchObject({
+          PLANGATE_SLACK_SIGNING_SECRET_ARN: { Ref: s.getLogicalId(signing.node.defaultChild as never) },
+          PLANGATE_SLACK_APPROVERS: JSON.stringify({ U123: 'ana@example.com' }),
+        });
+      }
       const statementsOf = (role: { node: { defaultChild?: unknown } }) =>
         (Object.values(t.findResources('AWS::IAM::Policy')) as Resource[])
           .filter(

@@ -1,7 +1,7 @@
 /**
  * Notifications for gates: SES through the real SESv2Client against a tiny local SES endpoint,
- * Slack through a real local HTTP server (its URL read through the real SecretsManagerClient
- * from a tiny local Secrets Manager endpoint). No message may carry a task token, a secret or
+ * Slack through @slack/web-api's WebClient against a local server speaking Slack's Web API (the bot
+ * token read through the real SecretsManagerClient from a tiny local Secrets Manager endpoint). No message may carry a task token, a secret or
  * live markup, whatever the plan's authors wrote.
  */
 import { createServer, type IncomingMessage, type Server } from 'node:http';
@@ -15,10 +15,11 @@ import { LOCAL_CREDENTIALS } from '../../lib/local/clients.ts';
 import { LinkSigner } from '../../lib/runtime/gate/links.ts';
 import { EmailNotifier } from '../../lib/runtime/notify/email.ts';
 import { approvalMessage } from '../../lib/runtime/notify/message.ts';
-import { SlackNotifier } from '../../lib/runtime/notify/slack.ts';
+import { SlackNotifier, slackClientFromSecret } from '../../lib/runtime/notify/slack.ts';
 import type { ApprovalNotice } from '../../lib/runtime/payloads/index.ts';
 
 const TOKEN = `AQ${'Tk9'.repeat(60)}`;
+const SLACK_BOT_TOKEN = 'xoxb-0000-local-bot-token';
 const SIGNER = new LinkSigner('n'.repeat(32));
 const APPROVAL_ID = SIGNER.shared('aB3-dE_f', 1900000000, 'sha256:abc123');
 const BASE = 'https://approvals.example.com/';
@@ -43,15 +44,19 @@ beforeAll(async () => {
       requests.push({ path: req.url ?? '', headers: req.headers, body });
       if (req.headers['x-amz-target'] === 'secretsmanager.GetSecretValue') {
         res.writeHead(200, { 'content-type': 'application/x-amz-json-1.1' });
-        res.end(
-          JSON.stringify({ Name: 'slack', SecretString: `${url}/slack/hooks/T0/B0/s3cr3tWebhookPart` }),
-        );
+        res.end(JSON.stringify({ Name: 'slack', SecretString: SLACK_BOT_TOKEN }));
       } else if (req.url === '/v2/email/outbound-emails') {
         res.writeHead(200, { 'content-type': 'application/json' });
         res.end(JSON.stringify({ MessageId: `m-${requests.length}` }));
-      } else if (req.url?.startsWith('/slack/')) {
-        res.writeHead(slackStatus, { 'content-type': 'text/plain' });
-        res.end(slackStatus === 200 ? 'ok' : 'no_service');
+      } else if (req.url === '/slack/api/chat.postMessage') {
+        res.writeHead(200, { 'content-type': 'application/json' });
+        res.end(
+          JSON.stringify(
+            slackStatus === 200
+              ? { ok: true, channel: 'C0APPROVALS', ts: '1700000000.000100' }
+              : { ok: false, error: 'channel_not_found' },
+          ),
+        );
       } else {
         res.writeHead(404);
         res.end();
@@ -103,7 +108,10 @@ const handler = (slackOnly = false) => {
     ...(slackOnly
       ? {}
       : { email: new EmailNotifier({ ses, from: 'plangate@example.com', alwaysTo: ['ops@example.com'] }) }),
-    slack: new SlackNotifier({ secretsManager, webhookSecretId: 'slack-webhook' }),
+    slack: new SlackNotifier({
+      client: slackClientFromSecret(secretsManager, 'slack-bot-token', { slackApiUrl: `${url}/slack/api/` }),
+      channel: 'C0APPROVALS',
+    }),
   });
 };
 
@@ -141,13 +149,23 @@ describe('notifier Lambda', () => {
       expect(sent.Content.Simple.Body.Text.Data).toContain('sha256:abc123');
     }
 
-    const slack = requests.find((r) => r.path.startsWith('/slack/')) as Recorded;
-    const posted = JSON.parse(slack.body) as {
-      blocks: { type: string; elements?: { url: string; text: { text: string } }[] }[];
-    };
-    const buttons = posted.blocks.find((b) => b.type === 'actions')?.elements ?? [];
-    expect(buttons.map((b) => b.text.text)).toEqual(['Approve', 'Review / modify', 'Reject']);
-    expect(buttons.every((b) => b.url === link)).toBe(true);
+    const slack = requests.find((r) => r.path === '/slack/api/chat.postMessage') as Recorded;
+    expect(slack.headers.authorization).toBe(`Bearer ${SLACK_BOT_TOKEN}`);
+    expect(slack.body).not.toContain(SLACK_BOT_TOKEN);
+    const form = new URLSearchParams(slack.body);
+    expect(form.get('channel')).toBe('C0APPROVALS');
+    const blocks = JSON.parse(form.get('blocks') ?? '[]') as {
+      type: string;
+      elements?: { url?: string; value?: string; action_id: string; text: { text: string } }[];
+    }[];
+    const buttons = blocks.find((b) => b.type === 'actions')?.elements ?? [];
+    expect(buttons.map((b) => b.text.text)).toEqual(['Approve', 'Reject', 'Review / modify']);
+    // Approve and Reject answer in Slack with the opaque link id; the page button links to it.
+    expect(buttons.slice(0, 2).map((b) => [b.action_id, b.value])).toEqual([
+      ['plangate-approve', APPROVAL_ID],
+      ['plangate-reject', APPROVAL_ID],
+    ]);
+    expect(buttons[2]?.url).toBe(link);
   });
 
   it('tells a person what to do for a human step, and which values to report', async () => {
@@ -166,12 +184,12 @@ describe('notifier Lambda', () => {
     expect(email.Content.Simple.Body.Text.Data).toContain('Report: keyId');
   });
 
-  it('fails (so the event is retried) when every channel fails, and never names the webhook URL', async () => {
+  it('fails (so the event is retried) when every channel fails, and never names the bot token', async () => {
     slackStatus = 500;
     const error = await handler(true)(notice()).catch((e: unknown) => e as Error);
     expect(error).toBeInstanceOf(Error);
-    expect(String((error as Error).message)).toContain('HTTP 500');
-    expect(String((error as Error).message)).not.toContain('s3cr3t');
+    expect(String((error as Error).message)).toContain('channel_not_found');
+    expect(String((error as Error).message)).not.toContain(SLACK_BOT_TOKEN);
   });
 
   it('rejects a malformed notice, located, sending nothing', async () => {
@@ -190,7 +208,7 @@ describe('notifier Lambda', () => {
     expect(wire).not.toContain('hunter22');
     // Markup is live only in the HTML part and in Slack mrkdwn; plain text may show it as text.
     const email = JSON.parse((requests.find((r) => r.path.startsWith('/v2/')) as Recorded).body);
-    const slack = (requests.find((r) => r.path.startsWith('/slack/')) as Recorded).body;
+    const slack = decodeURIComponent((requests.find((r) => r.path.startsWith('/slack/')) as Recorded).body);
     for (const live of [email.Content.Simple.Body.Html.Data as string, slack]) {
       expect(live).not.toContain('<script>');
       expect(live).not.toContain('<https://evil.example|click>');

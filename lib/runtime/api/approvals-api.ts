@@ -33,11 +33,14 @@ import {
   MAX_BODY_BYTES,
   pathSegments,
 } from './http.ts';
+import { handleSlackInteraction, type SlackInteractionsDeps } from './slack-interactions.ts';
 
 export interface ApprovalsApiDeps extends ApprovalsDeps {
   readonly identity: IdentitySource;
   /** The approvers' hosted sign-in, used by pages of shared links. @default - no sign-in on the page */
   readonly signIn?: SignInConfig;
+  /** Answering from Slack (`POST /slack/interactions`). @default - the route answers 404 */
+  readonly slack?: SlackInteractionsDeps['slack'];
 }
 
 /** The path suffix of answering through a recipient-bound link. */
@@ -62,6 +65,10 @@ export async function handleApprovalsRequest(event: HttpEvent, deps: ApprovalsAp
   const fail = (status: number, title: string, message: string): HttpResult =>
     wantsJson ? json(status, { error: title, message }) : html(status, messagePage(title, message));
   const [resource, linkId, ...rest] = segments ?? [];
+  if (resource === 'slack' && linkId === 'interactions' && rest.length === 0 && method === 'POST')
+    return deps.slack
+      ? handleSlackInteraction(event, { ...deps, slack: deps.slack })
+      : json(404, { error: 'Slack is not configured' });
   const asRecipient = rest.length === 1 && rest[0] === AS_RECIPIENT;
   if (resource !== 'approvals' || linkId === undefined || (rest.length > 0 && !asRecipient))
     return fail(404, 'Not found', 'no such page');

@@ -78,6 +78,13 @@ export const API_ROUTES: readonly ApiRoute[] = [
     auth: 'open',
     summary: 'Answer a gate through a recipient-bound (emailed) link',
   },
+  {
+    method: 'POST',
+    path: '/slack/interactions',
+    handler: 'approvals',
+    auth: 'open',
+    summary: 'Approve or Reject clicked in Slack (verified with the Slack app signing secret)',
+  },
 ];
 
 /** The route a method and path match, with its path parameters; undefined when none does. */

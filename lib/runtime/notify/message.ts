@@ -132,15 +132,44 @@ export function approvalMessage(
     },
     {
       type: 'actions',
-      elements: ACTIONS[notice.kind].map((label, i) => ({
-        type: 'button',
-        text: { type: 'plain_text', text: label },
-        url: link,
-        action_id: `open-${i}`,
-      })),
+      elements: slackButtons(notice, link),
     },
   ];
   return { subject, text, html, slackBlocks, link };
+}
+
+/** Action ids of the buttons that answer a gate from Slack itself (lib/runtime/api/slack-interactions.ts). */
+export const SLACK_ACTIONS = { approve: 'plangate-approve', reject: 'plangate-reject' } as const;
+
+/**
+ * Plan and step gates answer Approve and Reject in Slack (the button carries the opaque link id,
+ * never the token); everything that needs more than a click opens the approval page.
+ */
+function slackButtons(notice: ApprovalNotice, link: string): Record<string, unknown>[] {
+  const page = (label: string, i: number) => ({
+    type: 'button',
+    text: { type: 'plain_text', text: label },
+    url: link,
+    action_id: `open-${i}`,
+  });
+  if (notice.kind !== 'plan' && notice.kind !== 'step') return ACTIONS[notice.kind].map(page);
+  return [
+    {
+      type: 'button',
+      style: 'primary',
+      text: { type: 'plain_text', text: 'Approve' },
+      action_id: SLACK_ACTIONS.approve,
+      value: notice.approvalId,
+    },
+    {
+      type: 'button',
+      style: 'danger',
+      text: { type: 'plain_text', text: 'Reject' },
+      action_id: SLACK_ACTIONS.reject,
+      value: notice.approvalId,
+    },
+    page('Review / modify', 1),
+  ];
 }
 
 /** Slack mrkdwn: `&`, `<` and `>` are control characters (links, mentions); formatting marks are neutralised. */

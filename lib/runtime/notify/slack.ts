@@ -1,55 +1,52 @@
 /**
- * Approval requests in Slack through an incoming webhook. The webhook URL is a secret: it is read
- * from Secrets Manager (an injected client) when first needed and goes nowhere but the request.
+ * Approval requests in Slack through its Web API (`@slack/web-api`): posted with Block Kit buttons,
+ * and updated in place once the gate is decided. The bot token is a secret: read from Secrets
+ * Manager when first needed, it goes nowhere but Slack's Authorization header.
  */
 import { GetSecretValueCommand, type SecretsManagerClient } from '@aws-sdk/client-secrets-manager';
+import { WebClient } from '@slack/web-api';
 import { NotConfiguredError, ToolFailedError } from '../shared/errors.ts';
 import type { ApprovalMessage } from './message.ts';
 
 export interface SlackNotifierProps {
-  readonly secretsManager: SecretsManagerClient;
-  /** The secret (name or ARN) whose string value is the webhook URL. */
-  readonly webhookSecretId: string;
-  /**
-   * How long one POST may take.
-   * @default 10_000
-   */
-  readonly timeoutMs?: number;
+  /** A Web API client with the bot token (see {@link slackClientFromSecret}). */
+  readonly client: Promise<WebClient> | WebClient;
+  /** The channel approval requests go to (an id such as C0123, or #name). */
+  readonly channel: string;
 }
 
 export class SlackNotifier {
-  private webhook: Promise<string> | undefined;
-
   constructor(private readonly props: SlackNotifierProps) {}
 
-  async send(message: ApprovalMessage): Promise<void> {
-    const url = await this.webhookUrl();
-    const response = await fetch(url, {
-      method: 'POST',
-      headers: { 'content-type': 'application/json' },
-      body: JSON.stringify({ text: message.subject, blocks: message.slackBlocks }),
-      signal: AbortSignal.timeout(this.props.timeoutMs ?? 10_000),
+  async send(message: ApprovalMessage): Promise<{ channel: string; ts: string }> {
+    const client = await this.props.client;
+    const posted = await client.chat.postMessage({
+      channel: this.props.channel,
+      text: message.subject,
+      blocks: message.slackBlocks as never,
     });
-    if (!response.ok) {
-      // The URL is a secret: the error names the status only.
-      throw new ToolFailedError(`Slack webhook answered HTTP ${response.status}`, {
-        httpStatus: response.status,
-      });
-    }
+    if (!posted.ok || !posted.ts)
+      throw new ToolFailedError(`Slack refused the message: ${posted.error ?? 'no ts'}`);
+    return { channel: posted.channel ?? this.props.channel, ts: posted.ts };
   }
+}
 
-  private webhookUrl(): Promise<string> {
-    this.webhook ??= this.props.secretsManager
-      .send(new GetSecretValueCommand({ SecretId: this.props.webhookSecretId }))
-      .then((out) => {
-        const url = out.SecretString?.trim();
-        if (!url || !/^https?:\/\//.test(url))
-          throw new NotConfiguredError(`secret ${this.props.webhookSecretId} does not hold a webhook URL`);
-        return url;
-      });
-    this.webhook.catch(() => {
-      this.webhook = undefined;
-    });
-    return this.webhook;
-  }
+export interface SlackClientOptions {
+  /** Slack's Web API base, e.g. a local test server. @default https://slack.com/api/ */
+  readonly slackApiUrl?: string;
+}
+
+/** A Web API client whose bot token is the string value of a Secrets Manager secret. */
+export async function slackClientFromSecret(
+  secretsManager: SecretsManagerClient,
+  secretId: string,
+  options: SlackClientOptions = {},
+): Promise<WebClient> {
+  const out = await secretsManager.send(new GetSecretValueCommand({ SecretId: secretId }));
+  const token = out.SecretString?.trim();
+  if (!token) throw new NotConfiguredError(`secret ${secretId} does not hold a Slack bot token`);
+  return new WebClient(token, {
+    ...(options.slackApiUrl ? { slackApiUrl: options.slackApiUrl } : {}),
+    retryConfig: { retries: 3 },
+  });
 }
