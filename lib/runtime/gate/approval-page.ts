@@ -15,7 +15,7 @@ import type { GateView } from './gate-item.ts';
 const STYLE =
   'body{font-family:system-ui,sans-serif;max-width:52rem;margin:2rem auto;padding:0 1rem}' +
   'th{text-align:left;padding-right:1rem;vertical-align:top}button{margin:.25rem .5rem .25rem 0;padding:.4rem 1rem}' +
-  'input[type=text]{width:24rem}pre{background:#f4f4f4;padding:1rem;overflow:auto}';
+  'input[type=text]{width:24rem;max-width:100%}table{max-width:100%}td{overflow-wrap:anywhere}pre{background:#f4f4f4;padding:1rem;overflow:auto}';
 
 const HEADINGS: Record<GateView['kind'], string> = {
   plan: 'Approve this plan?',
@@ -210,5 +210,5 @@ export function messagePage(title: string, message: string): string {
 }
 
 function page(title: string, body: string): string {
-  return `<!doctype html><html lang="en"><head><meta charset="utf-8"><title>${escapeHtml(title)}</title><style>${STYLE}</style></head><body>${body}</body></html>`;
+  return `<!doctype html><html lang="en"><head><meta charset="utf-8"><meta name="viewport" content="width=device-width, initial-scale=1"><title>${escapeHtml(title)}</title><style>${STYLE}</style></head><body>${body}</body></html>`;
 }

@@ -1,0 +1,232 @@
+/// <reference lib="dom" />
+/**
+ * The approval page in a real browser (Debian's Chromium driven by playwright-core), served by
+ * `plangate serve`'s platform: the approvals Lambda handler behind the local API Gateway, over
+ * dynalite and the engine. Approvers open their emailed (recipient-bound) links as a person would:
+ * on a phone-sized screen, without JavaScript, by keyboard only, with a double click, in two tabs
+ * at once, with the back button after deciding, and after the link expired.
+ */
+import { existsSync } from 'node:fs';
+import { mkdtemp, rm } from 'node:fs/promises';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { GetCommand } from '@aws-sdk/lib-dynamodb';
+import { type Browser, chromium } from 'playwright-core';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { signedFetch } from '../../lib/local/api-gateway/signed-fetch.ts';
+import { LocalPlatform } from '../../lib/local/platform.ts';
+import { loadSigningKey, storePaths } from '../../lib/local/run/store.ts';
+import { LinkSigner, parseLinkId } from '../../lib/runtime/gate/links.ts';
+import { readEvents } from '../../lib/runtime/journal/journal.ts';
+import type { ApprovalNotice } from '../../lib/runtime/payloads/index.ts';
+
+const CHROMIUM = ['/usr/bin/chromium', '/usr/bin/chromium-browser'].find((path) => existsSync(path));
+if (!CHROMIUM)
+  process.stdout.write(
+    'approval page browser tests skipped: no Chromium at /usr/bin/chromium (apt-get install chromium)\n',
+  );
+
+const SUBMITTER = {
+  accessKeyId: 'AKIDBROWSER',
+  secretAccessKey: 'browser-secret-0123456789',
+  arn: 'arn:aws:iam::123456789012:user/submitter',
+};
+const APPROVERS = ['ana@example.test', 'ben@example.test'];
+
+let dir: string;
+let platform: LocalPlatform;
+let signer: LinkSigner;
+let browser: Browser;
+const gates: ApprovalNotice[] = [];
+
+function plan(id: string, timeoutSeconds = 3600) {
+  return {
+    id,
+    version: 1,
+    objective: `Write the report for ${id}, each step proven by a contract`,
+    sizePolicy: { minSteps: 1 },
+    approval: { approvers: APPROVERS, allowAutoApprove: false, timeoutSeconds },
+    steps: [
+      {
+        id: 'collect',
+        description: 'Collect the numbers',
+        tool: 'echo',
+        args: { message: 'numbers' },
+        contract: { kind: 'assert', expression: 'output.message = "numbers"' },
+      },
+      {
+        id: 'report',
+        description: 'Write the report',
+        dependsOn: ['collect'],
+        tool: 'echo',
+        args: { message: 'report' },
+        contract: { kind: 'assert', expression: 'output.message = "report"' },
+      },
+    ],
+  };
+}
+
+/** Submits a plan through the Plans API and returns its plan gate once the gate is waiting. */
+async function gateOf(id: string, timeoutSeconds?: number): Promise<ApprovalNotice> {
+  const response = await signedFetch(`${platform.url}/plans`, SUBMITTER, {
+    method: 'POST',
+    body: JSON.stringify(plan(id, timeoutSeconds)),
+    headers: { 'content-type': 'application/json' },
+  });
+  expect(response.status).toBe(201);
+  for (let i = 0; i < 400; i++) {
+    const gate = gates.find((g) => g.plan.id === id);
+    if (gate) return gate;
+    await new Promise((r) => setTimeout(r, 25));
+  }
+  throw new Error(`no gate for ${id}`);
+}
+
+/** The link the notifier emails `recipient`: it answers as that recipient. */
+const emailedLink = (gate: ApprovalNotice, recipient: string) =>
+  `${platform.url}/approvals/${encodeURIComponent(signer.forRecipient(gate.approvalId, gate.plan.digest, recipient))}`;
+
+const decisions = async (gate: ApprovalNotice) =>
+  (
+    await readEvents(platform.stack.data.clients.doc, platform.stack.data.tableNames.events, gate.executionId)
+  ).filter((e) => e.event === 'GATE_APPROVED' || e.event === 'GATE_REJECTED');
+
+describe.skipIf(!CHROMIUM)('the approval page in Chromium', () => {
+  beforeAll(async () => {
+    dir = await mkdtemp(join(tmpdir(), 'plangate-browser-'));
+    const paths = storePaths(dir);
+    platform = await LocalPlatform.start({
+      paths,
+      cwd: dir,
+      identity: { mode: 'aws', principals: [SUBMITTER] },
+      onGate: (n) => gates.push(n),
+    });
+    signer = new LinkSigner(await loadSigningKey(paths));
+    browser = await chromium.launch({
+      executablePath: CHROMIUM as string,
+      args: [
+        '--no-sandbox',
+        '--disable-gpu',
+        '--disable-quic',
+        '--no-first-run',
+        '--disable-background-networking',
+        '--disable-component-update',
+        '--disable-sync',
+      ],
+    });
+  }, 60_000);
+
+  afterAll(async () => {
+    await browser?.close();
+    await platform?.close();
+    await rm(dir, { recursive: true, force: true });
+  });
+
+  it('fits a phone, names who answers, shows the digest, and holds no token or key', async () => {
+    const gate = await gateOf('phone');
+    const stored = await platform.stack.data.clients.doc.send(
+      new GetCommand({
+        TableName: platform.stack.data.tableNames.gates,
+        Key: { approvalId: parseLinkId(gate.approvalId).approvalId },
+      }),
+    );
+    const taskToken = stored.Item?.taskToken as string;
+    expect(taskToken.length).toBeGreaterThan(20);
+    const context = await browser.newContext({ viewport: { width: 375, height: 740 }, isMobile: true });
+    const page = await context.newPage();
+    await page.goto(emailedLink(gate, 'ana@example.test'));
+    await page.getByRole('heading', { name: 'Approve this plan?' }).waitFor({ timeout: 10_000 });
+    await page.getByText('You are answering as ana@example.test').waitFor({ timeout: 10_000 });
+    await page.getByText(gate.plan.digest).waitFor({ timeout: 10_000 });
+    expect(await page.evaluate(() => document.documentElement.scrollWidth)).toBeLessThanOrEqual(375);
+    const html = await page.content();
+    expect(html).not.toContain(taskToken);
+    expect(html).not.toContain((await loadSigningKey(storePaths(dir))).toString('base64url'));
+    await context.close();
+  });
+
+  it('works without JavaScript: Approve posts the form and the outcome is shown', async () => {
+    const gate = await gateOf('no-script');
+    const context = await browser.newContext({ javaScriptEnabled: false });
+    const page = await context.newPage();
+    await page.goto(emailedLink(gate, 'ana@example.test'));
+    await page.getByRole('button', { name: 'Approve', exact: true }).click();
+    await page.getByText('Your answer (APPROVE) was recorded.').waitFor({ timeout: 10_000 });
+    expect((await decisions(gate)).map((e) => e.details.approver)).toEqual(['ana@example.test']);
+    // The back button, then the link again: the gate says it was answered, by whom and when.
+    await page.goBack();
+    await page.reload();
+    await page
+      .getByText(/already answered: APPROVE by ana@example\.test at \d{4}-/)
+      .waitFor({ timeout: 10_000 });
+    await context.close();
+  });
+
+  it('is usable by keyboard alone: Tab to Reject’s reason, type it, Enter', async () => {
+    const gate = await gateOf('keyboard');
+    const context = await browser.newContext();
+    const page = await context.newPage();
+    await page.goto(emailedLink(gate, 'ben@example.test'));
+    let focused = '';
+    for (let i = 0; i < 20 && focused !== 'reason'; i++) {
+      await page.keyboard.press('Tab');
+      focused = await page.evaluate(() => (document.activeElement as HTMLInputElement | null)?.name ?? '');
+    }
+    expect(focused).toBe('reason');
+    await page.keyboard.type('not this quarter');
+    await page.keyboard.press('Tab');
+    await page.keyboard.press('Enter');
+    await page.getByText('Your answer (REJECT) was recorded.').waitFor({ timeout: 10_000 });
+    expect((await decisions(gate)).map((e) => [e.event, e.details.reason])).toEqual([
+      ['GATE_REJECTED', 'not this quarter'],
+    ]);
+    await context.close();
+  });
+
+  it('records one decision for a double click, and for two approvers clicking in two tabs at once', async () => {
+    const doubled = await gateOf('double-click');
+    const context = await browser.newContext();
+    const page = await context.newPage();
+    await page.goto(emailedLink(doubled, 'ana@example.test'));
+    await page.getByRole('button', { name: 'Approve', exact: true }).dblclick();
+    await page
+      .getByText(/Your answer \(APPROVE\) was recorded\.|already answered/)
+      .first()
+      .waitFor({ timeout: 10_000 });
+    await new Promise((r) => setTimeout(r, 500));
+    expect(await decisions(doubled)).toHaveLength(1);
+
+    const contested = await gateOf('two-tabs');
+    const [tabA, tabB] = [await context.newPage(), await context.newPage()];
+    await tabA.goto(emailedLink(contested, 'ana@example.test'));
+    await tabB.goto(emailedLink(contested, 'ben@example.test'));
+    await Promise.all([
+      tabA.getByRole('button', { name: 'Approve', exact: true }).click(),
+      tabB.getByRole('button', { name: 'Approve', exact: true }).click(),
+    ]);
+    for (const tab of [tabA, tabB])
+      await tab
+        .getByText(/Your answer \(APPROVE\) was recorded\.|already answered/)
+        .first()
+        .waitFor({ timeout: 10_000 });
+    const texts = [await tabA.textContent('body'), await tabB.textContent('body')];
+    expect(texts.filter((t) => t?.includes('Your answer (APPROVE) was recorded.'))).toHaveLength(1);
+    expect(
+      texts.filter((t) => /already answered: APPROVE by (ana|ben)@example\.test at /.test(t ?? '')),
+    ).toHaveLength(1);
+    expect(await decisions(contested)).toHaveLength(1);
+    await context.close();
+  });
+
+  it('says an expired link has expired and changes nothing', async () => {
+    const gate = await gateOf('expires', 1);
+    await new Promise((r) => setTimeout(r, 2_200));
+    const context = await browser.newContext();
+    const page = await context.newPage();
+    const response = await page.goto(emailedLink(gate, 'ana@example.test'));
+    expect(response?.status()).toBe(410);
+    await page.getByText('this approval link has expired').waitFor({ timeout: 10_000 });
+    expect(await decisions(gate)).toEqual([]);
+    await context.close();
+  });
+});
