@@ -38,7 +38,9 @@ export async function run(argv: string[]): Promise<number> {
   }
   const [executionArn, ...extra] = parsed.positionals;
   if (!executionArn || extra.length > 0) {
-    process.stderr.write(`plangate files: give exactly one execution ARN (see plangate status)\n\n${usage}\n`);
+    process.stderr.write(
+      `plangate files: give exactly one execution ARN (see plangate status)\n\n${usage}\n`,
+    );
     return 2;
   }
   const paths = storePaths(parsed.values.store ?? DEFAULT_STORE_DIR);
@@ -59,7 +61,9 @@ export async function run(argv: string[]): Promise<number> {
     }
     const verdict = verifyChain(events);
     if (!verdict.ok) {
-      process.stderr.write(`plangate files: the hash chain is broken (${verdict.problem}): ${verdict.message}\n`);
+      process.stderr.write(
+        `plangate files: the hash chain is broken (${verdict.problem}): ${verdict.message}\n`,
+      );
       return 1;
     }
     const digestHex = first.planDigest.replace(/^sha256:/, '');

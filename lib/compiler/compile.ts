@@ -15,6 +15,7 @@ import { PLAN_GATE_STATES, PlanGate } from './plan-gate.ts';
 import { HISTORY_EVENTS, PlanStep } from './plan-step.ts';
 import { type ChildBlock, LayoutRenderer } from './render.ts';
 import { buildReport, type CompileReport } from './report.ts';
+import { Rollback } from './rollback.ts';
 import { BranchScope, StateNamer } from './scope.ts';
 import { type Layout, type Size, Splitter } from './split.ts';
 import { decompose } from './structure.ts';
@@ -168,10 +169,21 @@ export function compilePlan(input: Plan | PlanInput, options: CompileOptions = {
     next: EXECUTE_STATE,
     finish: COMPLETION_STATES.finalize,
   }).toAsl();
-  const completion = new Completion({
+  const withRollback = Rollback.applies(plan.steps);
+  const completionBlock = new Completion({
     postconditions: plan.postconditions,
     stepIds: plan.steps.map((s) => s.id),
-  }).toAsl();
+    afterRollback: withRollback,
+  });
+  const completion = completionBlock.toAsl();
+  const rollback = withRollback
+    ? new Rollback({
+        steps: plan.steps,
+        postconditionsRequest: completionBlock.request(),
+        next: COMPLETION_STATES.finalize,
+      }).toAsl()
+    : undefined;
+  const afterExecute = rollback?.startAt ?? COMPLETION_STATES.finalize;
   const mainStates: Fragment['states'] = {
     ...gate.states,
     [EXECUTE_STATE]: {
@@ -184,11 +196,12 @@ export function compilePlan(input: Plan | PlanInput, options: CompileOptions = {
         {
           ErrorEquals: ['States.ALL'],
           Output: jsonOutput('{"error": $states.errorOutput}'),
-          Next: COMPLETION_STATES.finalize,
+          Next: afterExecute,
         },
       ],
-      Next: COMPLETION_STATES.finalize,
+      Next: afterExecute,
     },
+    ...rollback?.states,
     ...completion.states,
   };
   const definitions: CompiledDefinition[] = [

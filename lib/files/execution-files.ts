@@ -119,12 +119,18 @@ export function logEntry(event: JournalRecord): string {
     default:
       line = JSON.stringify(d);
   }
-  return `${head}: ${line}\n${more.flatMap((m) => m.split('\n')).map((l) => `    ${l}\n`).join('')}`;
+  return `${head}: ${line}\n${more
+    .flatMap((m) => m.split('\n'))
+    .map((l) => `    ${l}\n`)
+    .join('')}`;
 }
 
 function taskViews(plan: Plan, events: readonly JournalRecord[]): Map<string, TaskView> {
   const views = new Map<string, TaskView>(
-    plan.steps.map((s) => [s.id, { status: 'pending', note: '', dispatched: false, attempts: 0, events: [] }]),
+    plan.steps.map((s) => [
+      s.id,
+      { status: 'pending', note: '', dispatched: false, attempts: 0, events: [] },
+    ]),
   );
   for (const e of events) {
     const view = e.task_id ? views.get(e.task_id) : undefined;
@@ -235,7 +241,9 @@ function handoff(plan: Plan, step: Step, events: readonly JournalRecord[], view:
       : [
           '| Value | From | Captured |',
           '|-------|------|----------|',
-          ...values.map((v) => `| \`${v.name}\` | Task ${taskNumber(plan, v.from)} (\`${v.from}\`) | ${cell(v.value)} |`),
+          ...values.map(
+            (v) => `| \`${v.name}\` | Task ${taskNumber(plan, v.from)} (\`${v.from}\`) | ${cell(v.value)} |`,
+          ),
         ]),
     '',
     '## Required outputs',
@@ -285,13 +293,19 @@ function inputValues(plan: Plan, step: Step, events: readonly JournalRecord[]): 
   for (const [from, names] of [...wanted].sort(([a], [b]) => a.localeCompare(b))) {
     const captured = lastResult(events, from);
     for (const name of [...names].sort())
-      out.push({ from, name, value: captured && Object.hasOwn(captured, name) ? show(captured[name]) : '(not captured)' });
+      out.push({
+        from,
+        name,
+        value: captured && Object.hasOwn(captured, name) ? show(captured[name]) : '(not captured)',
+      });
   }
   return out;
 }
 
 function constraints(plan: Plan, step: Step): string[] {
-  const out = [`- Time limit: ${Math.min(step.timeoutSeconds, plan.budget.wallClockSeconds ?? Number.POSITIVE_INFINITY)} s`];
+  const out = [
+    `- Time limit: ${Math.min(step.timeoutSeconds, plan.budget.wallClockSeconds ?? Number.POSITIVE_INFINITY)} s`,
+  ];
   const b = plan.budget;
   if (b.maxCommands !== undefined) out.push(`- At most ${b.maxCommands} commands`);
   if (b.tokens !== undefined) out.push(`- Plan token budget: ${b.tokens}`);
@@ -304,9 +318,16 @@ function constraints(plan: Plan, step: Step): string[] {
 function fallbacks(step: Step): string[] {
   const out: string[] = [];
   if (step.onFail)
-    out.push(`- On failure: retry ${step.onFail.retries} time(s), then ${step.onFail.escalation === 'ask' ? 'ask a person' : step.onFail.escalation}`);
-  else out.push("- On failure: the plan's recovery recipes apply (retry by failure class, then ask a person)");
-  out.push(step.critical ? '- Critical: skipping it stops the run' : '- Not critical: if skipped, independent steps go on');
+    out.push(
+      `- On failure: retry ${step.onFail.retries} time(s), then ${step.onFail.escalation === 'ask' ? 'ask a person' : step.onFail.escalation}`,
+    );
+  else
+    out.push("- On failure: the plan's recovery recipes apply (retry by failure class, then ask a person)");
+  out.push(
+    step.critical
+      ? '- Critical: skipping it stops the run'
+      : '- Not critical: if skipped, independent steps go on',
+  );
   if (step.rollback) out.push(`- Undone on abort by its rollback (${step.rollback.tool})`);
   return out;
 }
@@ -319,13 +340,15 @@ function result(plan: Plan, step: Step, view: TaskView): string {
   const validation: string[] = [];
   if (completed || lastFailure) {
     const ev = evidence ?? (lastFailure ? evidenceOf(lastFailure.details) : undefined);
-    const passed = completed !== undefined && (completed.seq > (lastFailure?.seq ?? 0));
+    const passed = completed !== undefined && completed.seq > (lastFailure?.seq ?? 0);
     validation.push(
-      `| ${step.contract ? `Contract (${step.contract.kind})` : 'Tool ran (no contract)'} | ${passed ? 'PASS' : 'FAIL'} | ${cell(ev?.summary ?? (passed ? '' : firstLine(str(lastFailure?.details.error_message))))} |`,
+      `| ${step.contract ? `Contract (${step.contract.kind})` : 'Tool ran (no contract)'} | ${passed ? 'PASS' : 'FAIL'} | ${cell(ev?.summary !== undefined ? str(ev.summary) : passed ? '' : firstLine(str(lastFailure?.details.error_message)))} |`,
     );
     for (const name of step.outputs) {
       const has = completed !== undefined && Object.hasOwn(captured, name);
-      validation.push(`| Output \`${name}\` captured | ${has ? 'PASS' : 'FAIL'} | ${has ? cell(show(captured[name])) : 'missing'} |`);
+      validation.push(
+        `| Output \`${name}\` captured | ${has ? 'PASS' : 'FAIL'} | ${has ? cell(show(captured[name])) : 'missing'} |`,
+      );
     }
   }
   const modified = filesModified(captured);
@@ -342,12 +365,20 @@ function result(plan: Plan, step: Step, view: TaskView): string {
     '## Captured values',
     '',
     ...(completed && Object.keys(captured).length > 0
-      ? ['| Name | Value |', '|------|-------|', ...Object.entries(captured).map(([k, v]) => `| \`${k}\` | ${cell(show(v))} |`)]
+      ? [
+          '| Name | Value |',
+          '|------|-------|',
+          ...Object.entries(captured).map(([k, v]) => `| \`${k}\` | ${cell(show(v))} |`),
+        ]
       : ['None.']),
     '',
     '## Summary',
     '',
-    completed ? str(completed.details.progress) : lastFailure ? str(lastFailure.details.progress) : view.note || view.status,
+    completed
+      ? str(completed.details.progress)
+      : lastFailure
+        ? str(lastFailure.details.progress)
+        : view.note || view.status,
     '',
     '## Files modified',
     '',
@@ -394,7 +425,9 @@ function executionResult(
   const first = events[0];
   const posts = events.filter((e) => e.event === 'POSTCONDITION_CHECKED');
   const withRollback = plan.steps.filter((s) => s.rollback);
-  const untested = withRollback.filter((s) => !tasks.get(s.id)?.events.some((e) => e.event === 'ROLLBACK_COMPLETED'));
+  const untested = withRollback.filter(
+    (s) => !tasks.get(s.id)?.events.some((e) => e.event === 'ROLLBACK_COMPLETED'),
+  );
   const lines = [
     `# Execution Result: ${plan.id}`,
     '',
@@ -403,7 +436,7 @@ function executionResult(
     `**Execution:** ${complete.executionId}`,
     `**Started:** ${first?.timestamp ?? '-'}`,
     `**Finished:** ${complete.timestamp}`,
-    `**Outcome:** ${d.succeeded === true ? 'succeeded' : `failed${d.error ? `: ${str(d.error)}` : ''}${d.reason ? ` — ${firstLine(str(d.reason))}` : ''}`}`,
+    `**Outcome:** ${d.succeeded === true ? 'succeeded' : `failed${d.error ? `: ${str(d.error)}` : ''}${d.reason ? ` — ${cell(firstLine(str(d.reason)))}` : ''}`}`,
     `**Summary:** ${num(summary.completed)}/${plan.steps.length} tasks completed, ${num(summary.failed)} failed, ${num(summary.skipped)} skipped or blocked`,
     '',
     '## Tasks',
@@ -471,7 +504,7 @@ function evidenceOf(details: Record<string, unknown>): { summary?: unknown; exce
   return e && typeof e === 'object' ? (e as { summary?: unknown; excerpt?: unknown }) : undefined;
 }
 
-const show = (v: unknown): string => (typeof v === 'string' ? v : JSON.stringify(v) ?? '');
+const show = (v: unknown): string => (typeof v === 'string' ? v : (JSON.stringify(v) ?? ''));
 const str = (v: unknown): string => (typeof v === 'string' ? v : v === undefined ? '' : JSON.stringify(v));
 const num = (v: unknown): number => (typeof v === 'number' ? v : 0);
 const list = (v: unknown): string => (Array.isArray(v) ? v.join(', ') : str(v));

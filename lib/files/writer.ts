@@ -10,7 +10,11 @@ import type { JournalRecord } from '../runtime/payloads/index.ts';
 import { executionFiles, logEntry, taskDir } from './execution-files.ts';
 
 /** Replaces `dir` with the files of these events. */
-export async function writeExecutionFiles(dir: string, plan: Plan, events: readonly JournalRecord[]): Promise<void> {
+export async function writeExecutionFiles(
+  dir: string,
+  plan: Plan,
+  events: readonly JournalRecord[],
+): Promise<void> {
   await rm(dir, { recursive: true, force: true });
   for (const [path, content] of executionFiles(plan, events)) await put(join(dir, path), content);
 }

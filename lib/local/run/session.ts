@@ -13,9 +13,9 @@ import {
   ListExecutionsCommand,
   StateMachineDoesNotExist,
 } from '@aws-sdk/client-sfn';
-import { planStateMachineName } from '../../launch/deploy-plan.ts';
 import { executionDirName } from '../../files/execution-files.ts';
 import { ExecutionFilesWriter } from '../../files/writer.ts';
+import { planStateMachineName } from '../../launch/deploy-plan.ts';
 import { launchPlan } from '../../launch/launch-plan.ts';
 import { renderChecklist } from '../../plan/render.ts';
 import { type Plan, PlanSchema } from '../../plan/schema.ts';

@@ -45,6 +45,8 @@ export const MACHINE_ERRORS = {
   criticalStepSkipped: 'Plangate.CriticalStepSkipped',
   /** Every step is accounted for but a postcondition did not hold. */
   postconditionFailed: 'Plangate.PostconditionFailed',
+  /** A rehearsed rollback (`--rehearse-rollback`) failed: the procedure needs fixing. */
+  rollbackFailed: 'Plangate.RollbackFailed',
 } as const;
 
 /** What the `Cause` of a harness error holds (JSON-encoded). */
