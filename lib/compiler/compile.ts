@@ -5,7 +5,7 @@
 import { planDigest } from '../plan/digest.ts';
 import { effectiveRecovery, type RecoveryTable } from '../plan/recovery.ts';
 import { FAILURE_CLASSES, type Plan, type PlanInput, PlanSchema, type Step } from '../plan/schema.ts';
-import type { PlanIdentity, RecipeSummary } from '../runtime/payloads/index.ts';
+import type { BudgetLimits, PlanIdentity, RecipeSummary } from '../runtime/payloads/index.ts';
 import type { AslDefinition, CompiledDefinition, Fragment } from './asl.ts';
 import { CHILD_STATES, ChildMachine } from './child-machine.ts';
 import { COMPLETION_STATES, Completion } from './completion.ts';
@@ -129,6 +129,7 @@ export function compilePlan(input: Plan | PlanInput, options: CompileOptions = {
         ancestors: ancestors.get(step.id) ?? [],
         stepIds,
         sendRecipes: Object.keys(plan.recovery).length > 0,
+        ...(budgetLimits(plan) ? { budget: budgetLimits(plan) } : {}),
       }),
     );
   });
@@ -258,6 +259,17 @@ export function compilePlan(input: Plan | PlanInput, options: CompileOptions = {
 }
 
 export const EXECUTE_STATE = 'Execute';
+
+/** The budget limits the harness enforces, when the plan declares any (`maxCommands` goes to handoffs). */
+function budgetLimits(plan: Plan): BudgetLimits | undefined {
+  const { wallClockSeconds, costUsd, tokens } = plan.budget;
+  const limits: BudgetLimits = {
+    ...(wallClockSeconds !== undefined ? { wallClockSeconds } : {}),
+    ...(costUsd !== undefined ? { costUsd } : {}),
+    ...(tokens !== undefined ? { tokens } : {}),
+  };
+  return Object.keys(limits).length > 0 ? limits : undefined;
+}
 
 /** Every step's transitive dependencies, sorted (the plan is acyclic: the validator said so). */
 function ancestorsOf(steps: readonly Step[]): Map<string, string[]> {

@@ -4,6 +4,7 @@
  */
 import type { RecoveryTable } from '../plan/recovery.ts';
 import type { Step } from '../plan/schema.ts';
+import type { BudgetLimits } from '../runtime/payloads/index.ts';
 import type { AslStates, Fragment } from './asl.ts';
 import { type EscalatedStep, escalationOf, ScopeEscalation } from './escalation.ts';
 import { JoinSignal, JoinWait, joinSignalState, joinWaitState } from './join.ts';
@@ -41,6 +42,8 @@ export interface PlanStepProps {
   readonly stepIds: ReadonlySet<string>;
   /** The plan declares recipes of its own: the runner and checker classify with them. @default false */
   readonly sendRecipes?: boolean;
+  /** The plan's budget limits, when it declares any. @default - no budget */
+  readonly budget?: BudgetLimits;
 }
 
 /** What a step costs on the happy path. */
@@ -78,6 +81,7 @@ export class PlanStep {
       stepIds: this.props.stepIds,
       approvalTimeoutSeconds: this.props.approvalTimeoutSeconds,
       sendRecipes: this.props.sendRecipes ?? false,
+      ...(this.props.budget ? { budget: this.props.budget } : {}),
     }).toAsl(afterCheck);
     Object.assign(states, body.states);
     if (signals.length > 0) {

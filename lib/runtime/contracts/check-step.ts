@@ -63,6 +63,7 @@ export async function checkStep(req: CheckRequest, deps: HarnessDeps): Promise<C
         result: resultSummary(output),
         evidence,
         progress: `${progress} ✓ ${req.description} (${evidence.summary})`,
+        ...(req.run.usage ? { usage: req.run.usage } : {}),
       },
     });
     return { status: 'completed', ...pickOutput(req), evidence };

@@ -19,8 +19,14 @@ export const ERROR_NAMES = {
  */
 export const CONTRACT_FAILED = 'Plangate.ContractFailed';
 
+/**
+ * Thrown by the step runner when the plan's budget does not cover the next step. Never retried:
+ * the classifier escalates it to a person (continue with a raised budget, or abort).
+ */
+export const BUDGET_EXCEEDED = 'Plangate.BudgetExceeded';
+
 /** Every error name a harness Lambda may throw on purpose. */
-export const LAMBDA_ERROR_NAMES = [...Object.values(ERROR_NAMES), CONTRACT_FAILED] as const;
+export const LAMBDA_ERROR_NAMES = [...Object.values(ERROR_NAMES), CONTRACT_FAILED, BUDGET_EXCEEDED] as const;
 export type LambdaErrorName = (typeof LAMBDA_ERROR_NAMES)[number];
 
 /** The failure class of a thrown error name, or undefined for names the harness did not throw. */

@@ -17,6 +17,7 @@
  *   is JSON of {@link FailureCause} (never a secret, never a task token).
  */
 
+export * from './budget.ts';
 export * from './checker.ts';
 export * from './child.ts';
 export * from './classifier.ts';

@@ -1,6 +1,7 @@
 /** Journal events: the seed-000 event types and the shape every stored event has. */
 import { z } from 'zod';
 import { FailureClassSchema, IdSchema } from '../../plan/schema.ts';
+import { UsageSchema } from './budget.ts';
 import { EvidenceSchema } from './checker.ts';
 import { GateKindSchema } from './gate.ts';
 import { ArgOverridesSchema } from './shared.ts';
@@ -59,7 +60,13 @@ export const EVENT_DETAILS = {
   GATE_REJECTED: z.object({ gate: GateKindSchema, approver: z.string().optional(), reason: z.string() }),
   GATE_CLARIFICATION_REQUESTED: z.object({ gate: GateKindSchema, question: z.string() }),
   TASK_STARTED: z.object({ attempt: z.number().int(), progress: z.string() }),
-  TASK_COMPLETED: z.object({ result: z.unknown(), evidence: EvidenceSchema, progress: z.string() }),
+  TASK_COMPLETED: z.object({
+    result: z.unknown(),
+    evidence: EvidenceSchema,
+    progress: z.string(),
+    /** Tokens and cost the step's agent reported, counted against the plan's budget. */
+    usage: UsageSchema.optional(),
+  }),
   TASK_FAILED: z.object({ error: z.string(), error_message: z.string(), progress: z.string() }),
   TASK_SKIPPED: z.object({ reason: z.string() }),
   TASK_BLOCKED: z.object({ blocked_by: z.array(z.string()) }),
