@@ -56,6 +56,10 @@ const COMMANDS: Record<string, { summary: string; load: () => Promise<CommandMod
     summary: "list an execution's stored events and verify their hash chain",
     load: () => import('../lib/cli/events.ts'),
   },
+  files: {
+    summary: "regenerate an execution's seed-003 files (state, handoffs, logs, results) from its events",
+    load: () => import('../lib/cli/files.ts'),
+  },
   audit: {
     summary: 'query, export and verify the event tables (local store or --aws --table NAME)',
     load: () => import('../lib/cli/audit.ts'),

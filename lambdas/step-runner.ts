@@ -1,14 +1,22 @@
-/** Step-runner Lambda: runs one step's tool (never completes it). */
+/** Step-runner Lambda: runs one step's tool (never completes it), or the next rollback procedure. */
 import type { Context } from 'aws-lambda';
 import type { HarnessDeps } from '../lib/runtime/deps.ts';
-import { RunnerRequestSchema, type RunnerResult } from '../lib/runtime/payloads/index.ts';
+import {
+  RollbackRunRequestSchema,
+  type RollbackRunResult,
+  RunnerRequestSchema,
+  type RunnerResult,
+} from '../lib/runtime/payloads/index.ts';
+import { runRollback } from '../lib/runtime/steps/rollback.ts';
 import { runStep } from '../lib/runtime/steps/step-runner.ts';
 import { defaultHarnessDeps } from './default-deps.ts';
 import { parseEvent } from './edge.ts';
 
 export const makeHandler =
   (deps: HarnessDeps) =>
-  async (event: unknown, _context?: Context): Promise<RunnerResult> =>
-    runStep(parseEvent(RunnerRequestSchema, event), deps);
+  async (event: unknown, _context?: Context): Promise<RunnerResult | RollbackRunResult> =>
+    (event as { kind?: unknown } | null)?.kind === 'rollback'
+      ? runRollback(parseEvent(RollbackRunRequestSchema, event), deps)
+      : runStep(parseEvent(RunnerRequestSchema, event), deps);
 
 export const handler = makeHandler(defaultHarnessDeps());

@@ -17,6 +17,7 @@ Options:
   --json             print the events as JSON lines on stdout (prompts and notes on stderr)
   --store DIR        the local store (default ${DEFAULT_STORE_DIR})
   --time-scale X     multiply retry intervals, waits and gate timeouts (default 1)
+  --files-dir DIR    where seed 003's <plan-id>-execution/ files are written (default .)
   -h, --help         show this help
 
 Exit codes: 0 succeeded, 1 failed or not found, 2 usage, 130 interrupted.`;
@@ -42,6 +43,8 @@ export async function run(argv: string[]): Promise<number> {
       approve: args.approve,
       json: args.json,
       timeScale: args.timeScale,
+      filesDir: args.filesDir,
+      rehearseRollback: false,
       io: { stdout: process.stdout, stderr: process.stderr, stdin: process.stdin },
     },
   );

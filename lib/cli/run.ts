@@ -24,6 +24,9 @@ Options:
   --json             print the events as JSON lines on stdout (prompts and notes on stderr)
   --store DIR        the local store (default ${DEFAULT_STORE_DIR})
   --time-scale X     multiply retry intervals, waits and gate timeouts (default 1)
+  --files-dir DIR    where seed 003's <plan-id>-execution/ files are written (default .)
+  --rehearse-rollback  after the plan succeeds, run the rollbacks of its completed steps in
+                     reverse order, each verified by its contract, to prove they work
   -h, --help         show this help
 
 Exit codes: 0 succeeded, 1 invalid plan or the run failed, 2 usage, 130 interrupted.`;
@@ -33,6 +36,8 @@ export interface CommonRunArgs {
   json: boolean;
   store: string;
   timeScale: number;
+  filesDir: string;
+  rehearseRollback: boolean;
   positionals: string[];
 }
 
@@ -53,6 +58,8 @@ export function parseRunArgs(argv: string[]): CommonRunArgs | string {
     json: values.json ?? false,
     store: values.store ?? DEFAULT_STORE_DIR,
     timeScale,
+    filesDir: values['files-dir'] ?? '.',
+    rehearseRollback: values['rehearse-rollback'] ?? false,
     positionals,
   };
 }
@@ -66,6 +73,8 @@ function parse(argv: string[]) {
       json: { type: 'boolean' },
       store: { type: 'string' },
       'time-scale': { type: 'string' },
+      'files-dir': { type: 'string' },
+      'rehearse-rollback': { type: 'boolean' },
     },
   });
 }
@@ -104,6 +113,8 @@ export async function run(argv: string[]): Promise<number> {
       approve: args.approve,
       json: args.json,
       timeScale: args.timeScale,
+      filesDir: args.filesDir,
+      rehearseRollback: args.rehearseRollback,
       io: { stdout: process.stdout, stderr: process.stderr, stdin: process.stdin },
     },
   );

@@ -5,7 +5,7 @@
 import { planDigest } from '../plan/digest.ts';
 import { effectiveRecovery, type RecoveryTable } from '../plan/recovery.ts';
 import { FAILURE_CLASSES, type Plan, type PlanInput, PlanSchema, type Step } from '../plan/schema.ts';
-import type { PlanIdentity, RecipeSummary } from '../runtime/payloads/index.ts';
+import type { BudgetLimits, PlanIdentity, RecipeSummary } from '../runtime/payloads/index.ts';
 import type { AslDefinition, CompiledDefinition, Fragment } from './asl.ts';
 import { CHILD_STATES, ChildMachine } from './child-machine.ts';
 import { COMPLETION_STATES, Completion } from './completion.ts';
@@ -15,6 +15,7 @@ import { PLAN_GATE_STATES, PlanGate } from './plan-gate.ts';
 import { HISTORY_EVENTS, PlanStep } from './plan-step.ts';
 import { type ChildBlock, LayoutRenderer } from './render.ts';
 import { buildReport, type CompileReport } from './report.ts';
+import { Rollback } from './rollback.ts';
 import { BranchScope, StateNamer } from './scope.ts';
 import { type Layout, type Size, Splitter } from './split.ts';
 import { contractNeeds } from './step-reads.ts';
@@ -130,6 +131,7 @@ export function compilePlan(input: Plan | PlanInput, options: CompileOptions = {
         stepIds,
         sendRecipes: Object.keys(plan.recovery).length > 0,
         sendSecretDeclarations: plan.secrets.length > 0,
+        ...(budgetLimits(plan) ? { budget: budgetLimits(plan) } : {}),
       }),
     );
   });
@@ -174,10 +176,21 @@ export function compilePlan(input: Plan | PlanInput, options: CompileOptions = {
     next: EXECUTE_STATE,
     finish: COMPLETION_STATES.finalize,
   }).toAsl();
-  const completion = new Completion({
+  const withRollback = Rollback.applies(plan.steps);
+  const completionBlock = new Completion({
     postconditions: plan.postconditions,
     stepIds: plan.steps.map((s) => s.id),
-  }).toAsl();
+    afterRollback: withRollback,
+  });
+  const completion = completionBlock.toAsl();
+  const rollback = withRollback
+    ? new Rollback({
+        steps: plan.steps,
+        postconditionsRequest: completionBlock.request(),
+        next: COMPLETION_STATES.finalize,
+      }).toAsl()
+    : undefined;
+  const afterExecute = rollback?.startAt ?? COMPLETION_STATES.finalize;
   const mainStates: Fragment['states'] = {
     ...gate.states,
     [EXECUTE_STATE]: {
@@ -190,11 +203,12 @@ export function compilePlan(input: Plan | PlanInput, options: CompileOptions = {
         {
           ErrorEquals: ['States.ALL'],
           Output: jsonOutput('{"error": $states.errorOutput}'),
-          Next: COMPLETION_STATES.finalize,
+          Next: afterExecute,
         },
       ],
-      Next: COMPLETION_STATES.finalize,
+      Next: afterExecute,
     },
+    ...rollback?.states,
     ...completion.states,
   };
   const definitions: CompiledDefinition[] = [
@@ -255,6 +269,17 @@ export function compilePlan(input: Plan | PlanInput, options: CompileOptions = {
 }
 
 export const EXECUTE_STATE = 'Execute';
+
+/** The budget limits the harness enforces, when the plan declares any (`maxCommands` goes to handoffs). */
+function budgetLimits(plan: Plan): BudgetLimits | undefined {
+  const { wallClockSeconds, costUsd, tokens } = plan.budget;
+  const limits: BudgetLimits = {
+    ...(wallClockSeconds !== undefined ? { wallClockSeconds } : {}),
+    ...(costUsd !== undefined ? { costUsd } : {}),
+    ...(tokens !== undefined ? { tokens } : {}),
+  };
+  return Object.keys(limits).length > 0 ? limits : undefined;
+}
 
 /** Every step's transitive dependencies, sorted (the plan is acyclic: the validator said so). */
 function ancestorsOf(steps: readonly Step[]): Map<string, string[]> {

@@ -16,6 +16,12 @@ export interface CompletionProps {
   readonly postconditions: readonly Postcondition[];
   /** Every step id of the plan, so the summary accounts for steps that never ran. */
   readonly stepIds: readonly string[];
+  /**
+   * Rollback states come before Finalize: a rehearsal checked the postconditions already and
+   * passes their outcome as `checked`.
+   * @default false
+   */
+  readonly afterRollback?: boolean;
 }
 
 export const COMPLETION_STATES = {
@@ -29,11 +35,19 @@ export const COMPLETION_STATES = {
 export class Completion {
   constructor(private readonly props: CompletionProps) {}
 
-  toAsl(): Fragment {
-    const s = COMPLETION_STATES;
+  /** The checker's finalize request, from the state input (`{steps}`, or `{error}` after an early stop). */
+  request(): string {
     const fixed = `{"kind": "finalize", "plan": $plan, "executionId": $executionId, "context": $context, "secrets": $secrets, "postconditions": ${toJsonataSource(
       this.props.postconditions,
     )}, "stepIds": ${toJsonataSource(this.props.stepIds)}}`;
+    return `$merge([${fixed}, $exists($states.input.error) ? {"error": $states.input.error} : {"ledger": {"steps": $states.input.steps}}])`;
+  }
+
+  toAsl(): Fragment {
+    const s = COMPLETION_STATES;
+    const request = this.props.afterRollback
+      ? `$merge([${this.request()}, $exists($states.input.checked) ? {"failedPostconditions": $states.input.checked} : {}])`
+      : this.request();
     return {
       startAt: s.finalize,
       states: {
@@ -42,9 +56,7 @@ export class Completion {
           Resource: LAMBDA_INVOKE,
           Arguments: {
             FunctionName: ref(PLACEHOLDERS.contractChecker),
-            Payload: jsonata(
-              `$merge([${fixed}, $exists($states.input.error) ? {"error": $states.input.error} : {"ledger": {"steps": $states.input.steps}}])`,
-            ),
+            Payload: jsonata(request),
           },
           Output: jsonata('$merge([$states.input, {"outcome": $states.result.Payload}])'),
           Retry: [SERVICE_RETRY],

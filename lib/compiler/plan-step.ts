@@ -4,6 +4,7 @@
  */
 import type { RecoveryTable } from '../plan/recovery.ts';
 import type { Step } from '../plan/schema.ts';
+import type { BudgetLimits } from '../runtime/payloads/index.ts';
 import type { AslStates, Fragment } from './asl.ts';
 import { type EscalatedStep, escalationOf, ScopeEscalation } from './escalation.ts';
 import { JoinSignal, JoinWait, joinSignalState, joinWaitState } from './join.ts';
@@ -43,6 +44,8 @@ export interface PlanStepProps {
   readonly sendRecipes?: boolean;
   /** The plan declares secrets: every runner and checker gets the declarations, to redact their values. @default false */
   readonly sendSecretDeclarations?: boolean;
+  /** The plan's budget limits, when it declares any. @default - no budget */
+  readonly budget?: BudgetLimits;
 }
 
 /** What a step costs on the happy path. */
@@ -81,6 +84,7 @@ export class PlanStep {
       approvalTimeoutSeconds: this.props.approvalTimeoutSeconds,
       sendRecipes: this.props.sendRecipes ?? false,
       sendSecretDeclarations: this.props.sendSecretDeclarations ?? false,
+      ...(this.props.budget ? { budget: this.props.budget } : {}),
     }).toAsl(afterCheck);
     Object.assign(states, body.states);
     if (signals.length > 0) {

@@ -6,6 +6,7 @@
  * gets the instructions, does the work and reports the outputs, which the checker then checks.
  */
 import type { Step } from '../plan/schema.ts';
+import type { BudgetLimits } from '../runtime/payloads/index.ts';
 import type { AslState, Fragment } from './asl.ts';
 import { LAMBDA_INVOKE } from './asl.ts';
 import {
@@ -52,6 +53,12 @@ export interface StepTaskProps {
    * @default false
    */
   readonly sendSecretDeclarations?: boolean;
+  /**
+   * The plan's budget (seed 004 §7): the runner checks what remains before the tool runs, and
+   * no step may run longer than the whole wall-clock budget.
+   * @default - no budget
+   */
+  readonly budget?: BudgetLimits;
 }
 
 export function stepTaskStates(stepId: string) {
@@ -114,6 +121,12 @@ export class StepTask {
     };
   }
 
+  /** The step's own limit, or the plan's whole wall-clock budget when that is shorter. */
+  private timeoutSeconds(): number {
+    const { step, budget } = this.props;
+    return Math.min(step.timeoutSeconds, budget?.wallClockSeconds ?? step.timeoutSeconds);
+  }
+
   /** `recovery: $recovery` when the plan declares recipes of its own. */
   private recipes(): { recovery?: string } {
     return this.props.sendRecipes ? { recovery: jsonata('$recovery') } : {};
@@ -152,11 +165,12 @@ export class StepTask {
           attempt: jsonata(RUN_ATTEMPT),
           ...this.recipes(),
           ...(step.outputs.length > 0 ? { outputs: literal(step.outputs) } : {}),
-          timeoutSeconds: step.timeoutSeconds,
+          timeoutSeconds: this.timeoutSeconds(),
           inlineOutputLimitBytes: this.props.inlineOutputLimitBytes,
+          ...(this.props.budget ? { budget: literal(this.props.budget) } : {}),
         },
       },
-      TimeoutSeconds: step.timeoutSeconds,
+      TimeoutSeconds: this.timeoutSeconds(),
       Output: jsonata(
         mergeCurrent('{"attempt": $states.result.Payload.attempt, "run": $states.result.Payload}'),
       ),

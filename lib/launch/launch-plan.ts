@@ -17,6 +17,11 @@ export interface LaunchPlanInput extends DeployPlanInput {
   readonly executionName?: string;
   /** Who submitted the plan (an IAM ARN, a user name), recorded in PLAN_CREATED. @default - not recorded */
   readonly submittedBy?: string;
+  /**
+   * Run the completed steps' rollbacks after the plan succeeded (seed 003's rollback
+   * verification); the machine reads it as `rehearseRollback` from its input. @default false
+   */
+  readonly rehearseRollback?: boolean;
 }
 
 export interface LaunchedPlan {
@@ -37,7 +42,11 @@ export async function launchPlan(input: LaunchPlanInput): Promise<LaunchedPlan> 
     },
   });
   const started = await input.sfn.send(
-    new StartExecutionCommand({ stateMachineArn: deployed.stateMachineVersionArn, name, input: '{}' }),
+    new StartExecutionCommand({
+      stateMachineArn: deployed.stateMachineVersionArn,
+      name,
+      input: input.rehearseRollback ? '{"rehearseRollback":true}' : '{}',
+    }),
   );
   if (started.executionArn !== executionArn)
     throw new Error(`Step Functions named the execution ${started.executionArn}, expected ${executionArn}`);

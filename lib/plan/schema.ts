@@ -103,10 +103,14 @@ export const OnFailSchema = z.strictObject({
   escalation: EscalationSchema.default('ask'),
 });
 
-/** How to undo a step if the plan fails later (seed 003). */
+/**
+ * How to undo a completed step when the run is aborted (seed 003). Runs in reverse completion
+ * order; its own contract proves the undo worked. Args may reference the step's own outputs.
+ */
 export const RollbackSchema = z.strictObject({
   tool: z.string().min(1),
   args: z.record(z.string(), z.unknown()).default({}),
+  contract: ContractSchema.optional(),
 });
 
 export const StepSchema = z.strictObject({
@@ -163,6 +167,8 @@ export const BudgetSchema = z.strictObject({
   wallClockSeconds: z.number().int().positive().optional(),
   costUsd: z.number().nonnegative().optional(),
   tokens: z.number().int().positive().optional(),
+  /** Seed 003's command limit per task: it reaches the agent through its handoff. */
+  maxCommands: z.number().int().positive().optional(),
 });
 
 /** A secret is referenced by name and resolved only when a tool runs; its value never enters the plan. */

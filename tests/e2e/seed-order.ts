@@ -2,7 +2,7 @@
  * Seed 000's event list and order, as checks over one execution's stored events: the plan is
  * created first, the gate is requested before it is answered, nothing runs before the plan is
  * approved, a task starts before it ends, a failure is detected then classified before a
- * recovery is applied, an escalation follows the recipe giving up, and EXECUTION_COMPLETE
+ * recovery is applied, an escalation follows the recipe giving up (or the budget running out), and EXECUTION_COMPLETE
  * closes the log.
  */
 import { EVENT_TYPES, type JournalRecord } from '../../lib/runtime/payloads/index.ts';
@@ -31,9 +31,13 @@ export function seedOrderProblems(events: readonly JournalRecord[]): string[] {
       if (!started) problems.push(`${e.event} of ${e.task_id} (seq ${e.seq}) without TASK_STARTED before it`);
     }
     if (e.event === 'RECOVERY_APPLIED') {
+      // What is recovered from: a classified failure, or a budget a person raised.
       const classified = events
         .slice(0, i)
-        .some((p) => p.event === 'FAILURE_CLASSIFIED' && p.task_id === e.task_id);
+        .some(
+          (p) =>
+            (p.event === 'FAILURE_CLASSIFIED' || p.event === 'BUDGET_EXCEEDED') && p.task_id === e.task_id,
+        );
       if (!classified)
         problems.push(`RECOVERY_APPLIED of ${e.task_id} (seq ${e.seq}) before FAILURE_CLASSIFIED`);
     }
@@ -78,9 +82,12 @@ function recoveryProblems(own: readonly JournalRecord[]): string[] {
     )
       problems.push(`${at(e)}: success not followed by TASK_COMPLETED`);
     if (e.event === 'RECOVERY_ESCALATION') {
-      const applied = own.slice(0, i).findLast((p) => p.event === 'RECOVERY_APPLIED');
-      if (applied?.details.outcome !== 'escalated')
-        problems.push(`${at(e)} without RECOVERY_APPLIED {outcome: escalated} before it`);
+      // A person is asked when a recipe gave up, or when the budget ran out before the step.
+      const cause = own
+        .slice(0, i)
+        .findLast((p) => p.event === 'RECOVERY_APPLIED' || p.event === 'BUDGET_EXCEEDED');
+      if (cause?.event !== 'BUDGET_EXCEEDED' && cause?.details.outcome !== 'escalated')
+        problems.push(`${at(e)} without RECOVERY_APPLIED {outcome: escalated} or BUDGET_EXCEEDED before it`);
     }
   });
   return problems;

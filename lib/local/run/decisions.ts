@@ -21,7 +21,7 @@ export const GATE_CHOICES = [
 export const ESCALATION_CHOICES = [
   '  retry   run the step again (fix credentials or inputs out of band first)',
   '  skip    skip this step; its dependents are blocked',
-  '  abort   stop the run',
+  '  abort   stop the run (completed steps that declare a rollback are undone, newest first)',
 ];
 
 export const HUMAN_CHOICES = [

@@ -109,6 +109,20 @@ export class ProgressFormatter {
           `Postcondition ${str(d.postcondition_id)} ${d.passed ? '✓' : '✗'}${evidence ? ` — ${str(evidence)}` : ''}`,
         ];
       }
+      case 'ROLLBACK_STARTED':
+        return [`${this.position(id)} ↶ ${this.name(id)}: rolling back${d.rehearsal ? ' (rehearsal)' : ''}`];
+      case 'ROLLBACK_COMPLETED': {
+        const evidence = (d.evidence as { summary?: unknown } | undefined)?.summary;
+        return [
+          `${this.position(id)} ↶ ${this.name(id)}: rolled back${evidence ? ` — ${str(evidence)}` : ''}`,
+        ];
+      }
+      case 'ROLLBACK_FAILED':
+        return [`${this.position(id)} ✗ ${this.name(id)}: rollback failed: ${oneLine(str(d.error_message))}`];
+      case 'BUDGET_EXCEEDED':
+        return [
+          `BUDGET_EXCEEDED before "${this.name(id)}": ${str(d.limit)} used ${num(d.used)} of ${num(d.budget)} (retry continues with ${num(d.raised_to)})`,
+        ];
       case 'EXECUTION_COMPLETE':
         this.started.clear();
         return [summaryLine(this.outline.steps.length, d)];

@@ -6,13 +6,15 @@
  */
 import { mkdir, readFile, writeFile } from 'node:fs/promises';
 import { userInfo } from 'node:os';
-import { dirname, resolve } from 'node:path';
+import { dirname, join, resolve } from 'node:path';
 import {
   DescribeExecutionCommand,
   type DescribeExecutionCommandOutput,
   ListExecutionsCommand,
   StateMachineDoesNotExist,
 } from '@aws-sdk/client-sfn';
+import { executionDirName } from '../../files/execution-files.ts';
+import { ExecutionFilesWriter } from '../../files/writer.ts';
 import { planStateMachineName } from '../../launch/deploy-plan.ts';
 import { launchPlan } from '../../launch/launch-plan.ts';
 import { renderChecklist } from '../../plan/render.ts';
@@ -64,6 +66,10 @@ export interface SessionOptions {
   /** Events as JSON lines on stdout; everything else on stderr. */
   readonly json: boolean;
   readonly timeScale: number;
+  /** Where seed 003's `<plan-id>-execution/` directory is written as events arrive. */
+  readonly filesDir: string;
+  /** Run the rollbacks after the plan succeeded, to prove they work (a new execution only). */
+  readonly rehearseRollback: boolean;
   readonly io: SessionIo;
 }
 
@@ -149,19 +155,22 @@ export async function runSession(target: SessionTarget, options: SessionOptions)
     const executionArn =
       target.kind === 'execution'
         ? target.executionArn
-        : await startOrReattach(stack, plan, digest, paths, note);
+        : await startOrReattach(stack, plan, digest, paths, note, options.rehearseRollback);
     note(`Execution: ${executionArn}`);
     note(`Approval page: ${page.url} (links are printed with each gate)`);
     if (!options.json) out(`\n${renderChecklist(plan)}\n`);
 
     const progress = new ProgressFormatter(outlineOf(plan));
+    const filesDir = join(options.filesDir, executionDirName(plan.id));
+    const files = new ExecutionFilesWriter(filesDir, plan);
     const failures = new Map<string, string>();
     follower = new EventFollower({
       dynamo: stack.data.clients.doc,
       eventsTable: stack.data.tableNames.events,
       bus: stack.data.bus,
       executionId: executionArn,
-      onEvent: (event) => {
+      onEvent: async (event) => {
+        await files.add(event);
         if (event.event === 'FAILURE_CLASSIFIED' && event.task_id)
           failures.set(
             event.task_id,
@@ -222,7 +231,7 @@ export async function runSession(target: SessionTarget, options: SessionOptions)
     spinner.stop();
     if (final.status !== 'SUCCEEDED')
       note(`Execution ${final.status}: ${final.error ?? ''} ${short(final.cause)}`.trim());
-    for (const line of whereToLook(plan, executionArn)) out(line);
+    for (const line of whereToLook(plan, executionArn, filesDir)) out(line);
     return final.status === 'SUCCEEDED' ? 0 : 1;
   } finally {
     process.off('SIGINT', onSignal);
@@ -243,6 +252,7 @@ async function startOrReattach(
   digest: string,
   paths: StorePaths,
   note: (text: string) => void,
+  rehearseRollback: boolean,
 ): Promise<string> {
   const file = planFile(paths, digest);
   await mkdir(dirname(file), { recursive: true });
@@ -275,16 +285,18 @@ async function startOrReattach(
     tracing: false,
     journal: stack.journalDeps(),
     executionName: `${plan.id.slice(0, 50)}-${Date.now().toString(36)}`,
+    rehearseRollback,
   });
   return launched.executionArn;
 }
 
 /** The closing lines: where the plan's work is (its `context.workDir`, by convention) and how to see the events. */
-function whereToLook(plan: Plan, executionArn: string): string[] {
+function whereToLook(plan: Plan, executionArn: string, filesDir: string): string[] {
   const workDir = plan.context.workDir;
   return [
     '',
     ...(typeof workDir === 'string' ? [`Outputs: ${resolve(workDir)} (the plan's context.workDir)`] : []),
+    `Execution files: ${resolve(filesDir)} (seed 003; regenerate with plangate files ${executionArn})`,
     `Events: plangate events ${executionArn}   (add --json for the full records; the hash chain is verified)`,
   ];
 }

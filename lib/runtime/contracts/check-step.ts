@@ -63,6 +63,7 @@ export async function checkStep(req: CheckRequest, deps: HarnessDeps): Promise<C
         result: resultSummary(output),
         evidence,
         progress: `${progress} ✓ ${req.description} (${evidence.summary})`,
+        ...(req.run.usage ? { usage: req.run.usage } : {}),
       },
     });
     return { status: 'completed', ...pickOutput(req), evidence };
@@ -86,29 +87,18 @@ export async function checkStep(req: CheckRequest, deps: HarnessDeps): Promise<C
   throw new HarnessFailure(name, cause);
 }
 
-/** Checks every postcondition (when the run got that far) and writes EXECUTION_COMPLETE. */
+/**
+ * Checks every postcondition (when the run got that far, and unless an earlier `postconditions`
+ * call did) and writes EXECUTION_COMPLETE; a `postconditions` call stops after the checks.
+ */
 export async function finalizeExecution(req: FinalizeRequest, deps: HarnessDeps): Promise<FinalizeResult> {
   const identity = eventIdentity(req);
   const secrets = secretsFor(deps, req.secrets);
-  const failedPostconditions: string[] = [];
+  let failedPostconditions: string[] = req.failedPostconditions ?? [];
   let summary: FinalizeResult['summary'];
   if (req.ledger && !req.error) {
-    const steps: Record<string, Record<string, unknown> | undefined> = {};
-    for (const [id, entry] of Object.entries(req.ledger.steps))
-      steps[id] = await entryOutput(deps.dynamo, entry);
-    for (const post of req.postconditions) {
-      const evidence = await checkContract(
-        post.contract,
-        { output: steps, context: req.context, steps },
-        { secrets, ...(deps.lambda ? { lambda: deps.lambda } : {}), ...(deps.cwd ? { cwd: deps.cwd } : {}) },
-      );
-      if (!evidence.passed) failedPostconditions.push(post.id);
-      await journalFor(deps, secrets.resolvedValues).append({
-        ...identity,
-        event: 'POSTCONDITION_CHECKED',
-        details: { postcondition_id: post.id, passed: evidence.passed, evidence },
-      });
-    }
+    if (!req.failedPostconditions)
+      failedPostconditions = await checkPostconditions(req, req.ledger, deps, secrets);
     // A split plan's parent ledger holds only the entries it still reads; the parts' other steps
     // are known from the journal they wrote.
     const missing = req.stepIds.some((id) => !req.ledger?.steps[id]);
@@ -128,6 +118,7 @@ export async function finalizeExecution(req: FinalizeRequest, deps: HarnessDeps)
     summary = await summaryFromJournal(req, deps);
   }
   const succeeded = !req.error && summary.failed === 0 && failedPostconditions.length === 0;
+  if (req.kind === 'postconditions') return { succeeded, summary, failedPostconditions };
   await journalFor(deps, secrets.resolvedValues).append({
     ...identity,
     event: 'EXECUTION_COMPLETE',
@@ -150,6 +141,33 @@ function tally(steps: number, outcomes: readonly (StepOutcome | undefined)[]): F
   const completed = outcomes.filter((o) => o === 'completed').length;
   const failed = outcomes.filter((o) => o === 'failed').length;
   return { completed, failed, skipped: steps - completed - failed };
+}
+
+/** Checks each postcondition against the ledger's outputs (POSTCONDITION_CHECKED); returns the ids that did not hold. */
+async function checkPostconditions(
+  req: FinalizeRequest,
+  ledger: NonNullable<FinalizeRequest['ledger']>,
+  deps: HarnessDeps,
+  secrets: ReturnType<typeof secretsFor>,
+): Promise<string[]> {
+  const identity = eventIdentity(req);
+  const failed: string[] = [];
+  const steps: Record<string, Record<string, unknown> | undefined> = {};
+  for (const [id, entry] of Object.entries(ledger.steps)) steps[id] = await entryOutput(deps.dynamo, entry);
+  for (const post of req.postconditions) {
+    const evidence = await checkContract(
+      post.contract,
+      { output: steps, context: req.context, steps },
+      { secrets, ...(deps.lambda ? { lambda: deps.lambda } : {}), ...(deps.cwd ? { cwd: deps.cwd } : {}) },
+    );
+    if (!evidence.passed) failed.push(post.id);
+    await journalFor(deps, secrets.resolvedValues).append({
+      ...identity,
+      event: 'POSTCONDITION_CHECKED',
+      details: { postcondition_id: post.id, passed: evidence.passed, evidence },
+    });
+  }
+  return failed;
 }
 
 /**

@@ -67,9 +67,13 @@ export type CheckResult = z.infer<typeof CheckResultSchema>;
  * writes EXECUTION_COMPLETE {completed, failed, skipped} and returns the outcome.
  * `ledger` is absent when the run ended early (abort, critical skip): then `error` says why,
  * no postcondition is checked, and the counts come from the journal.
+ * With `kind: 'postconditions'` it only checks the postconditions (a rehearsed rollback comes
+ * next and would undo what they check); the later `finalize` gets `failedPostconditions`.
  */
 export const FinalizeRequestSchema = z.object({
-  kind: z.literal('finalize'),
+  kind: z.enum(['finalize', 'postconditions']),
+  /** Postconditions already checked by a `postconditions` call: these did not hold. */
+  failedPostconditions: z.array(IdSchema).optional(),
   ...ExecutionScope,
   postconditions: z.array(z.object({ id: IdSchema, description: z.string(), contract: ContractSchema })),
   /** `$context` and `$secrets`, for postconditions that reference them. */

@@ -19,8 +19,14 @@ export const ERROR_NAMES = {
  */
 export const CONTRACT_FAILED = 'Plangate.ContractFailed';
 
+/**
+ * Thrown by the step runner when the plan's budget does not cover the next step. Never retried:
+ * the classifier escalates it to a person (continue with a raised budget, or abort).
+ */
+export const BUDGET_EXCEEDED = 'Plangate.BudgetExceeded';
+
 /** Every error name a harness Lambda may throw on purpose. */
-export const LAMBDA_ERROR_NAMES = [...Object.values(ERROR_NAMES), CONTRACT_FAILED] as const;
+export const LAMBDA_ERROR_NAMES = [...Object.values(ERROR_NAMES), CONTRACT_FAILED, BUDGET_EXCEEDED] as const;
 export type LambdaErrorName = (typeof LAMBDA_ERROR_NAMES)[number];
 
 /** The failure class of a thrown error name, or undefined for names the harness did not throw. */
@@ -45,6 +51,8 @@ export const MACHINE_ERRORS = {
   criticalStepSkipped: 'Plangate.CriticalStepSkipped',
   /** Every step is accounted for but a postcondition did not hold. */
   postconditionFailed: 'Plangate.PostconditionFailed',
+  /** A rehearsed rollback (`--rehearse-rollback`) failed: the procedure needs fixing. */
+  rollbackFailed: 'Plangate.RollbackFailed',
 } as const;
 
 /** What the `Cause` of a harness error holds (JSON-encoded). */

@@ -17,6 +17,7 @@
  *   is JSON of {@link FailureCause} (never a secret, never a task token).
  */
 
+export * from './budget.ts';
 export * from './checker.ts';
 export * from './child.ts';
 export * from './classifier.ts';
@@ -24,5 +25,6 @@ export * from './errors.ts';
 export * from './gate.ts';
 export * from './join.ts';
 export * from './journal-event.ts';
+export * from './rollback.ts';
 export * from './runner.ts';
 export * from './shared.ts';

@@ -1,6 +1,7 @@
 /** Journal events: the seed-000 event types and the shape every stored event has. */
 import { z } from 'zod';
 import { FailureClassSchema, IdSchema } from '../../plan/schema.ts';
+import { UsageSchema } from './budget.ts';
 import { EvidenceSchema } from './checker.ts';
 import { GateKindSchema } from './gate.ts';
 import { ArgOverridesSchema } from './shared.ts';
@@ -30,6 +31,14 @@ export const EVENT_TYPES = [
   /** A person answered a human step (seed 003): done with its outputs, or failed. */
   'HUMAN_TASK_ANSWERED',
   'POSTCONDITION_CHECKED',
+  /** Seed 003 rollback: a completed step's rollback procedure started (on abort, or rehearsed). */
+  'ROLLBACK_STARTED',
+  /** The rollback ran and its contract proved the undo. */
+  'ROLLBACK_COMPLETED',
+  /** The rollback's tool failed or its contract did not pass; the earlier steps stay as they are. */
+  'ROLLBACK_FAILED',
+  /** Seed 004 §7: what remains of the plan's budget does not cover the next step; a person decides. */
+  'BUDGET_EXCEEDED',
   'EXECUTION_COMPLETE',
 ] as const;
 export const EventTypeSchema = z.enum(EVENT_TYPES);
@@ -59,7 +68,13 @@ export const EVENT_DETAILS = {
     by: z.string().optional(),
   }),
   TASK_STARTED: z.object({ attempt: z.number().int(), progress: z.string() }),
-  TASK_COMPLETED: z.object({ result: z.unknown(), evidence: EvidenceSchema, progress: z.string() }),
+  TASK_COMPLETED: z.object({
+    result: z.unknown(),
+    evidence: EvidenceSchema,
+    progress: z.string(),
+    /** Tokens and cost the step's agent reported, counted against the plan's budget. */
+    usage: UsageSchema.optional(),
+  }),
   TASK_FAILED: z.object({ error: z.string(), error_message: z.string(), progress: z.string() }),
   TASK_SKIPPED: z.object({ reason: z.string() }),
   TASK_BLOCKED: z.object({ blocked_by: z.array(z.string()) }),
@@ -83,6 +98,26 @@ export const EVENT_DETAILS = {
     postcondition_id: z.string(),
     passed: z.boolean(),
     evidence: EvidenceSchema,
+  }),
+  ROLLBACK_STARTED: z.object({
+    tool: z.string(),
+    /** True when the run succeeded and the rollback only proves the procedure works. */
+    rehearsal: z.boolean(),
+  }),
+  ROLLBACK_COMPLETED: z.object({ evidence: EvidenceSchema, rehearsal: z.boolean() }),
+  ROLLBACK_FAILED: z.object({
+    error: z.string(),
+    error_message: z.string(),
+    evidence: EvidenceSchema.optional(),
+    rehearsal: z.boolean(),
+  }),
+  BUDGET_EXCEEDED: z.object({
+    /** What ran out: `wallClockSeconds`, `costUsd` or `tokens`. */
+    limit: z.enum(['wallClockSeconds', 'costUsd', 'tokens']),
+    budget: z.number(),
+    used: z.number(),
+    /** What the limit becomes if the person answers RETRY (continue): the used amount plus the plan's original budget. */
+    raised_to: z.number(),
   }),
   EXECUTION_COMPLETE: z.object({
     summary: z.object({ completed: z.number().int(), failed: z.number().int(), skipped: z.number().int() }),

@@ -1,6 +1,7 @@
 /** Step-runner Lambda (`${StepRunnerFunctionArn}`, lambda:invoke). */
 import { z } from 'zod';
 import { IdSchema } from '../../plan/schema.ts';
+import { BudgetLimitsSchema, UsageSchema } from './budget.ts';
 import {
   OutputRefSchema,
   PlanContextSchema,
@@ -58,6 +59,14 @@ export const RunnerRequestSchema = z.object({
   timeoutSeconds: z.number().int().positive(),
   /** Above this many bytes of output JSON, store it outside the payload and return `outputRef`. */
   inlineOutputLimitBytes: z.number().int().positive(),
+  /**
+   * The plan's budget, when it declares one. Before the tool runs, the runner counts what the
+   * journal says was used (wall clock since the plan was approved, the tokens and cost steps
+   * reported); when a limit is reached it writes BUDGET_EXCEEDED and throws
+   * `Plangate.BudgetExceeded`, which the classifier escalates to a person: RETRY continues with
+   * the limit raised (BUDGET_EXCEEDED's `raised_to`), ABORT stops (and rolls back).
+   */
+  budget: BudgetLimitsSchema.optional(),
 });
 export type RunnerRequest = z.infer<typeof RunnerRequestSchema>;
 
@@ -70,5 +79,7 @@ export const RunnerResultSchema = z.object({
   blockedBy: z.array(IdSchema).optional(),
   attempt: z.number().int().min(1),
   durationMs: z.number().nonnegative(),
+  /** What the step's agent said it used (its result's `usage`), counted against the budget. */
+  usage: UsageSchema.optional(),
 });
 export type RunnerResult = z.infer<typeof RunnerResultSchema>;

@@ -6,6 +6,7 @@
 import type { FailureClass } from '../../plan/schema.ts';
 import { eventIdentity, type HarnessDeps, journalFor } from '../deps.ts';
 import {
+  BUDGET_EXCEEDED,
   type ClassifyRequest,
   type ClassifyResult,
   CONTRACT_FAILED,
@@ -29,6 +30,17 @@ export async function classifyStepFailure(req: ClassifyRequest, deps: HarnessDep
   });
   const journal = journalFor(deps);
   const facts = factsOf(req.error);
+  // The runner recorded BUDGET_EXCEEDED; no recipe applies: a person raises the budget or aborts.
+  if (req.error.Error === BUDGET_EXCEEDED)
+    return {
+      failureClass: 'unrecoverable',
+      error: req.error.Error,
+      message: facts.message,
+      phase: req.phase,
+      action: 'ESCALATE',
+      policy: 'ask',
+      recipe: 'escalate_budget',
+    };
   // A harness Lambda that named the error classified it with the plan's recipes and recorded it.
   const named = (LAMBDA_ERROR_NAMES as readonly string[]).includes(req.error.Error)
     ? failureClassOfError(req.error.Error)

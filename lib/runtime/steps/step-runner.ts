@@ -4,7 +4,8 @@
  */
 import { stepInvocation } from '../../plan/tools.ts';
 import { eventIdentity, type HarnessDeps, journalFor, secretsFor } from '../deps.ts';
-import { ERROR_NAMES, type RunnerRequest, type RunnerResult } from '../payloads/index.ts';
+import { readEvents } from '../journal/journal.ts';
+import { ERROR_NAMES, type RunnerRequest, type RunnerResult, UsageSchema } from '../payloads/index.ts';
 import { classifyFailure } from '../recovery/classify.ts';
 import { recordFailure } from '../recovery/failure-events.ts';
 import { classFailure } from '../recovery/failures.ts';
@@ -12,6 +13,7 @@ import { Redactor } from '../secrets/redact.ts';
 import { resolveReferences } from '../secrets/references.ts';
 import { failureFacts, HarnessError, InvalidInputError } from '../shared/errors.ts';
 import { progressLabel } from '../shared/progress.ts';
+import { enforceBudget } from './budget.ts';
 import { entryOutput, inlineOrStored } from './output-store.ts';
 import { skipOrBlock } from './step-start.ts';
 
@@ -20,6 +22,14 @@ export async function runStep(req: RunnerRequest, deps: HarnessDeps): Promise<Ru
   const identity = eventIdentity(req, { id: req.stepId, name: req.description });
   const notRun = await skipOrBlock(req, journalFor(deps), identity);
   if (notRun) return notRun;
+
+  if (req.budget)
+    await enforceBudget(
+      req.budget,
+      await readEvents(deps.dynamo, deps.tables.events, req.executionId),
+      journalFor(deps),
+      identity,
+    );
 
   const secrets = secretsFor(deps, req.secrets);
   await journalFor(deps).append({
@@ -59,11 +69,13 @@ export async function runStep(req: RunnerRequest, deps: HarnessDeps): Promise<Ru
     );
     const redactor = new Redactor(secrets.resolvedValues);
     const output = redactor.value(captureOutputs(req, result));
+    const usage = UsageSchema.safeParse(result.usage);
     return {
       stepId: req.stepId,
       attempt: req.attempt,
       status: 'succeeded',
       ...(await inlineOrStored(output, req, deps)),
+      ...(usage.success && result.usage !== undefined ? { usage: usage.data } : {}),
       durationMs: Math.round(performance.now() - started),
     };
   } catch (error) {

@@ -1,0 +1,155 @@
+/**
+ * Rollback (seed 003), between Execute and Finalize in machines of plans that declare any
+ * `rollback`. An abort (a person's or a recipe's, a budget abort included) undoes the completed
+ * steps; with `{"rehearseRollback": true}` as execution input a successful run checks its
+ * postconditions first and then undoes its steps, to prove the procedures work.
+ *
+ * `Roll back` (step runner, rollback mode) does the most recently completed step's procedure
+ * that has not run (the journal knows the completion order, across branches and child machines)
+ * or answers `done`; `Check rollback` (contract checker) proves it with the procedure's own
+ * contract. The loop ends when nothing is left or a rollback failed; a failed rehearsal ends
+ * the run with `Plangate.RollbackFailed`, a failed undo after an abort keeps the abort's error.
+ */
+import type { Contract, Step } from '../plan/schema.ts';
+import { MACHINE_ERRORS } from '../runtime/payloads/index.ts';
+import type { Fragment } from './asl.ts';
+import { LAMBDA_INVOKE, SERVICE_RETRY } from './asl.ts';
+import { EXECUTION_SCOPE } from './dataflow.ts';
+import { jsonata, literal, quote, toJsonataSource } from './jsonata.ts';
+import { PLACEHOLDERS, ref } from './placeholders.ts';
+
+export interface RollbackProps {
+  /** The plan's steps; those with a `rollback` get undone. */
+  readonly steps: readonly Step[];
+  /** The contract checker's request for the run's postconditions (`kind` is set here). */
+  readonly postconditionsRequest: string;
+  /** Where the loop ends: Finalize. */
+  readonly next: string;
+}
+
+export const ROLLBACK_STATES = {
+  entry: 'Roll back?',
+  postconditions: 'Check postconditions',
+  run: 'Roll back',
+  ran: 'Rolled back?',
+  check: 'Check rollback',
+  verified: 'Rollback verified?',
+  failed: 'Rollback failed',
+} as const;
+
+const ABORTED = MACHINE_ERRORS.aborted;
+
+export class Rollback {
+  constructor(private readonly props: RollbackProps) {}
+
+  /** Whether the plan needs these states at all. */
+  static applies(steps: readonly Step[]): boolean {
+    return steps.some((s) => s.rollback !== undefined);
+  }
+
+  toAsl(): Fragment {
+    const s = ROLLBACK_STATES;
+    const withRollback = this.props.steps.filter((step) => step.rollback);
+    const procedures = Object.fromEntries(
+      withRollback.map((step) => [
+        step.id,
+        {
+          tool: step.rollback?.tool,
+          args: step.rollback?.args,
+          description: step.description,
+          timeoutSeconds: step.timeoutSeconds,
+        },
+      ]),
+    );
+    const contracts: Record<string, Contract> = {};
+    for (const step of withRollback) if (step.rollback?.contract) contracts[step.id] = step.rollback.contract;
+    const error = '$states.input.error';
+    // A stop inside a child machine surfaces as States.TaskFailed with the child's error in its cause.
+    const aborted = `$exists(${error}) and (${error}.Error = ${quote(ABORTED)} or ($exists(${error}.Cause) and $contains(${error}.Cause, ${quote(ABORTED)})))`;
+    const rehearsal = `$not($exists(${error}))`;
+    const common = {
+      kind: 'rollback',
+      ...EXECUTION_SCOPE,
+      context: jsonata('$context'),
+      secrets: jsonata('$secrets'),
+      rehearsal: jsonata(rehearsal),
+    };
+    const stepId = '$states.input.rollback.stepId';
+    return {
+      startAt: s.entry,
+      states: {
+        [s.entry]: {
+          Type: 'Choice',
+          Choices: [
+            { Condition: jsonata(aborted), Next: s.run },
+            {
+              Condition: jsonata(`${rehearsal} and $states.context.Execution.Input.rehearseRollback = true`),
+              Next: s.postconditions,
+            },
+          ],
+          Default: this.props.next,
+        },
+        [s.postconditions]: {
+          Type: 'Task',
+          Comment: 'Before the rehearsal undoes the work, the postconditions check what it did.',
+          Resource: LAMBDA_INVOKE,
+          Arguments: {
+            FunctionName: ref(PLACEHOLDERS.contractChecker),
+            Payload: jsonata(`$merge([${this.props.postconditionsRequest}, {"kind": "postconditions"}])`),
+          },
+          Output: jsonata(
+            '$merge([$states.input, {"checked": $states.result.Payload.failedPostconditions}])',
+          ),
+          Retry: [SERVICE_RETRY],
+          Next: s.run,
+        },
+        [s.run]: {
+          Type: 'Task',
+          Resource: LAMBDA_INVOKE,
+          Arguments: {
+            FunctionName: ref(PLACEHOLDERS.stepRunner),
+            Payload: { ...common, procedures: literal(procedures) },
+          },
+          Output: jsonata('$merge([$states.input, {"rollback": $states.result.Payload}])'),
+          Retry: [SERVICE_RETRY],
+          Next: s.ran,
+        },
+        [s.ran]: {
+          Type: 'Choice',
+          Choices: [
+            { Condition: jsonata('$states.input.rollback.status = "done"'), Next: this.props.next },
+            { Condition: jsonata('$states.input.rollback.status = "failed"'), Next: s.failed },
+          ],
+          Default: s.check,
+        },
+        [s.check]: {
+          Type: 'Task',
+          Resource: LAMBDA_INVOKE,
+          Arguments: {
+            FunctionName: ref(PLACEHOLDERS.contractChecker),
+            Payload: jsonata(
+              `$merge([${toJsonataSource({ kind: 'rollback' })}, {"plan": $plan, "executionId": $executionId, "stepId": ${stepId}, "description": $lookup(${toJsonataSource(
+                Object.fromEntries(withRollback.map((step) => [step.id, step.description])),
+              )}, ${stepId}), "output": $states.input.rollback.output, "context": $context, "secrets": $secrets, "rehearsal": ${rehearsal}}, $exists($lookup(${toJsonataSource(contracts)}, ${stepId})) ? {"contract": $lookup(${toJsonataSource(contracts)}, ${stepId})} : {}])`,
+            ),
+          },
+          Output: jsonata('$merge([$states.input, {"rollback": $states.result.Payload}])'),
+          Retry: [SERVICE_RETRY],
+          Next: s.verified,
+        },
+        [s.verified]: {
+          Type: 'Choice',
+          Choices: [{ Condition: jsonata('$states.input.rollback.status = "completed"'), Next: s.run }],
+          Default: s.failed,
+        },
+        [s.failed]: {
+          Type: 'Pass',
+          Output: jsonata(
+            `$exists(${error}) ? $states.input : {"error": {"Error": ${quote(MACHINE_ERRORS.rollbackFailed)}, "Cause": "a rehearsed rollback failed; see ROLLBACK_FAILED"}}`,
+          ),
+          Next: this.props.next,
+        },
+      },
+    };
+  }
+}

@@ -1,0 +1,65 @@
+/**
+ * Rollback (seed 003): on abort, or to rehearse after a successful run, the compiled machine loops
+ * `Roll back` (step runner) → `Check rollback` (contract checker) until the runner says `done`.
+ * The journal decides what comes next (the steps that completed, in reverse order of their
+ * TASK_COMPLETED), so the loop carries no list and a redelivered call picks up where it was.
+ */
+import { z } from 'zod';
+import { ContractSchema, IdSchema } from '../../plan/schema.ts';
+import { ExecutionScope, PlanContextSchema, SecretDeclarationsSchema } from './shared.ts';
+
+/** One step's rollback procedure, as the plan declares it (references unresolved). */
+export const RollbackProcedureSchema = z.object({
+  tool: z.string(),
+  args: z.record(z.string(), z.unknown()),
+  description: z.string(),
+  timeoutSeconds: z.number().int().positive(),
+});
+
+/**
+ * Input of the step runner's rollback mode. It reads the journal, takes the most recently
+ * completed step that has a procedure and no ROLLBACK_COMPLETED / ROLLBACK_FAILED yet, writes
+ * ROLLBACK_STARTED, resolves the args (`${steps.<id>.<name>}` from what TASK_COMPLETED
+ * recorded) and calls the tool. A tool failure writes ROLLBACK_FAILED and returns `failed`.
+ * Nothing left (or an earlier rollback failed: undoing older steps over a failed undo is not
+ * safe) returns `done`.
+ */
+export const RollbackRunRequestSchema = z.object({
+  kind: z.literal('rollback'),
+  ...ExecutionScope,
+  procedures: z.record(IdSchema, RollbackProcedureSchema),
+  context: PlanContextSchema.optional(),
+  secrets: SecretDeclarationsSchema.default([]),
+  /** The run succeeded and this only proves the procedures (`--rehearse-rollback`). */
+  rehearsal: z.boolean(),
+});
+export type RollbackRunRequest = z.infer<typeof RollbackRunRequestSchema>;
+
+export const RollbackRunResultSchema = z.object({
+  status: z.enum(['done', 'ran', 'failed']),
+  stepId: IdSchema.optional(),
+  /** The tool's result (truncated), for the rollback's contract. */
+  output: z.record(z.string(), z.unknown()).optional(),
+});
+export type RollbackRunResult = z.infer<typeof RollbackRunResultSchema>;
+
+/**
+ * Input of the contract checker's rollback mode: runs the procedure's contract against the
+ * tool's output and writes ROLLBACK_COMPLETED (with the evidence) or ROLLBACK_FAILED. A
+ * procedure without a contract is verified by its tool having succeeded (evidence `none`).
+ */
+export const RollbackCheckRequestSchema = z.object({
+  kind: z.literal('rollback'),
+  ...ExecutionScope,
+  stepId: IdSchema,
+  description: z.string(),
+  contract: ContractSchema.optional(),
+  output: z.record(z.string(), z.unknown()).default({}),
+  context: PlanContextSchema.optional(),
+  secrets: SecretDeclarationsSchema.default([]),
+  rehearsal: z.boolean(),
+});
+export type RollbackCheckRequest = z.infer<typeof RollbackCheckRequestSchema>;
+
+export const RollbackCheckResultSchema = z.object({ status: z.enum(['completed', 'failed']) });
+export type RollbackCheckResult = z.infer<typeof RollbackCheckResultSchema>;

@@ -1,0 +1,95 @@
+/**
+ * The step runner's rollback mode (seed 003): undo the completed steps, most recent first. The
+ * journal says what completed and in which order (parallel branches and child machines
+ * included), and which rollbacks already ran, so each call does the next one.
+ */
+import { eventIdentity, type HarnessDeps, journalFor, secretsFor } from '../deps.ts';
+import { readEvents } from '../journal/journal.ts';
+import type { JournalRecord, RollbackRunRequest, RollbackRunResult } from '../payloads/index.ts';
+import { Redactor } from '../secrets/redact.ts';
+import { resolveReferences } from '../secrets/references.ts';
+import { failureFacts } from '../shared/errors.ts';
+import { truncateText } from '../shared/truncate.ts';
+
+/** Strings of a rollback's output kept for its contract; the rest stays in the tool's own logs. */
+const OUTPUT_TEXT_BYTES = 16 * 1024;
+
+export async function runRollback(req: RollbackRunRequest, deps: HarnessDeps): Promise<RollbackRunResult> {
+  const events = await readEvents(deps.dynamo, deps.tables.events, req.executionId);
+  const stepId = nextRollback(events, Object.keys(req.procedures));
+  const procedure = stepId === undefined ? undefined : req.procedures[stepId];
+  if (stepId === undefined || !procedure) return { status: 'done' };
+
+  const identity = eventIdentity(req, { id: stepId, name: procedure.description });
+  const secrets = secretsFor(deps, req.secrets);
+  await journalFor(deps).append({
+    ...identity,
+    event: 'ROLLBACK_STARTED',
+    details: { tool: procedure.tool, rehearsal: req.rehearsal },
+  });
+  try {
+    const args = (await resolveReferences(
+      procedure.args,
+      { steps: completedOutputs(events), context: req.context ?? {}, secrets },
+      `steps.${stepId}.rollback.args`,
+    )) as Record<string, unknown>;
+    const result = await deps.tools.call(procedure.tool, args, {
+      stepId,
+      subscriptions: [],
+      timeoutMs: procedure.timeoutSeconds * 1000,
+      ...(deps.cwd ? { cwd: deps.cwd } : {}),
+      ...(deps.env ? { env: deps.env } : {}),
+      ...(deps.lambda ? { lambda: deps.lambda } : {}),
+    });
+    const redactor = new Redactor(secrets.resolvedValues);
+    return { status: 'ran', stepId, output: redactor.value(shortened(result)) as Record<string, unknown> };
+  } catch (error) {
+    const message = new Redactor(secrets.resolvedValues).text(failureFacts(error).message);
+    await journalFor(deps, secrets.resolvedValues).append({
+      ...identity,
+      event: 'ROLLBACK_FAILED',
+      details: {
+        error: error instanceof Error ? error.name : 'Error',
+        error_message: message,
+        rehearsal: req.rehearsal,
+      },
+    });
+    return { status: 'failed', stepId };
+  }
+}
+
+/**
+ * The step to undo next: the most recently completed one that has a procedure and whose rollback
+ * has not ended; none once any rollback failed.
+ */
+export function nextRollback(
+  events: readonly JournalRecord[],
+  withProcedure: readonly string[],
+): string | undefined {
+  const completedAt = new Map<string, number>();
+  const ended = new Set<string>();
+  for (const e of events) {
+    if (!e.task_id) continue;
+    if (e.event === 'TASK_COMPLETED') completedAt.set(e.task_id, e.seq);
+    else if (e.event === 'ROLLBACK_COMPLETED') ended.add(e.task_id);
+    else if (e.event === 'ROLLBACK_FAILED') return undefined;
+  }
+  const has = new Set(withProcedure);
+  return [...completedAt].filter(([id]) => has.has(id) && !ended.has(id)).sort((a, b) => b[1] - a[1])[0]?.[0];
+}
+
+/** What each completed step captured, as TASK_COMPLETED recorded it (`${steps.<id>.<name>}`). */
+function completedOutputs(events: readonly JournalRecord[]): Record<string, Record<string, unknown>> {
+  const outputs: Record<string, Record<string, unknown>> = {};
+  for (const e of events)
+    if (e.event === 'TASK_COMPLETED' && e.task_id)
+      outputs[e.task_id] = (e.details.result ?? {}) as Record<string, unknown>;
+  return outputs;
+}
+
+function shortened(result: Readonly<Record<string, unknown>>): Record<string, unknown> {
+  const out: Record<string, unknown> = {};
+  for (const [key, value] of Object.entries(result))
+    out[key] = typeof value === 'string' ? truncateText(value, OUTPUT_TEXT_BYTES).text : value;
+  return out;
+}

@@ -1,0 +1,91 @@
+/**
+ * End-to-end on the local stack: a plan that runs out of wall clock mid-way stops for a person
+ * before the next step (BUDGET_EXCEEDED), with nothing half-recorded; continuing raises the budget.
+ */
+import { readdirSync, readFileSync } from 'node:fs';
+import { join, relative } from 'node:path';
+import { describe, expect, it } from 'vitest';
+import { executionFiles } from '../../lib/files/execution-files.ts';
+import { loadPlan } from '../../lib/plan/load.ts';
+import type { JournalRecord } from '../../lib/runtime/payloads/index.ts';
+import { CliRun, scenario, storedEvents, verifyChain, workDir } from './cli.ts';
+import { seedOrderProblems } from './seed-order.ts';
+
+/** Real seconds: the budget is wall clock, so the engine's time is not scaled. */
+const runBudget = (cwd: string) =>
+  new CliRun(['run', scenario('budget.yaml'), '--json', '--approve', '--time-scale', '1'], cwd);
+
+function filesUnder(dir: string): Map<string, string> {
+  const out = new Map<string, string>();
+  const walk = (at: string) => {
+    for (const entry of readdirSync(at, { withFileTypes: true })) {
+      const path = join(at, entry.name);
+      if (entry.isDirectory()) walk(path);
+      else out.set(relative(dir, path), readFileSync(path, 'utf8'));
+    }
+  };
+  walk(dir);
+  return out;
+}
+
+/** Every started task ended (completed or failed) and the run was closed. */
+function halfRecorded(events: readonly JournalRecord[]): string[] {
+  const open = new Set<string>();
+  for (const e of events) {
+    if (e.event === 'TASK_STARTED') open.add(e.task_id ?? '');
+    if (e.event === 'TASK_COMPLETED' || e.event === 'TASK_FAILED') open.delete(e.task_id ?? '');
+  }
+  return [...open];
+}
+
+describe.concurrent('budgets, end to end on the local stack', { timeout: 60_000 }, () => {
+  it('runs out of wall clock mid-way: stops for a person before the next step; abort leaves nothing half-recorded', async () => {
+    const cwd = await workDir();
+    const run = runBudget(cwd);
+    await run.untilEvent('BUDGET_EXCEEDED');
+    await run.until('escalation prompt', () => run.stderr.includes('skip    skip this step'));
+    expect(run.stderr).toContain('budget exceeded: wallClockSeconds used');
+    run.answer('abort');
+    expect(await run.exited).toBe(1);
+    const events = await storedEvents(cwd, run.executionArn);
+    expect(verifyChain(events)).toEqual({ ok: true, count: events.length });
+    expect(seedOrderProblems(events)).toEqual([]);
+    expect(halfRecorded(events)).toEqual([]);
+    const exceeded = events.find((e) => e.event === 'BUDGET_EXCEEDED');
+    expect(exceeded?.task_id).toBe('three');
+    expect(exceeded?.details).toMatchObject({ limit: 'wallClockSeconds', budget: 2 });
+    expect(Number(exceeded?.details.used)).toBeGreaterThanOrEqual(2);
+    expect(events.filter((e) => e.task_id === 'three').map((e) => e.event)).toEqual([
+      'BUDGET_EXCEEDED',
+      'RECOVERY_ESCALATION',
+      'RECOVERY_ESCALATION',
+    ]);
+    expect(events.at(-1)).toMatchObject({
+      event: 'EXECUTION_COMPLETE',
+      details: { error: 'Plangate.Aborted' },
+    });
+    const plan = (await loadPlan(scenario('budget.yaml'))).plan;
+    if (!plan) throw new Error('budget.yaml does not load');
+    const files = filesUnder(join(cwd, 'wall-clock-budget-execution'));
+    expect(files).toEqual(executionFiles(plan, events));
+    expect(files.get('tasks/01/handoff.md')).toContain('- At most 5 commands');
+  });
+
+  it('continuing raises the budget by the original amount and the run completes', async () => {
+    const cwd = await workDir();
+    const run = runBudget(cwd);
+    await run.until('escalation prompt', () => run.stderr.includes('skip    skip this step'));
+    run.answer('retry');
+    expect(await run.exited).toBe(0);
+    const events = await storedEvents(cwd, run.executionArn);
+    expect(seedOrderProblems(events)).toEqual([]);
+    expect(events.filter((e) => e.task_id === 'three').map((e) => e.event)).toEqual([
+      'BUDGET_EXCEEDED',
+      'RECOVERY_ESCALATION',
+      'RECOVERY_ESCALATION',
+      'TASK_STARTED',
+      'RECOVERY_APPLIED',
+      'TASK_COMPLETED',
+    ]);
+  });
+});
