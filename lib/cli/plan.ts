@@ -7,7 +7,7 @@ import { extname } from 'node:path';
 import { parseArgs } from 'node:util';
 import { formatProblem } from '../plan/problems.ts';
 import { renderJson, renderYaml } from '../plan/render.ts';
-import { planFromGoal } from '../planner/loop.ts';
+import { type PlanningRound, planFromGoal } from '../planner/loop.ts';
 import { PlannerProviderError } from '../planner/provider.ts';
 import { providerFrom } from '../planner/providers.ts';
 
@@ -86,13 +86,7 @@ export async function run(argv: string[]): Promise<number> {
       tokenBudget: tokenBudget as number,
       timeBudgetSeconds: timeBudget as number,
       checkShell: !values['no-shell-check'],
-      onRound: (round) => {
-        const errors = round.problems.filter((p) => p.severity === 'error');
-        process.stdout.write(
-          `Round ${round.round}: ${round.steps ? `${round.steps.length} steps (${round.steps.join(', ')})` : 'no plan'}, ${errors.length === 0 ? 'valid' : `${errors.length} problem${errors.length === 1 ? '' : 's'}`} — ${round.inputTokens + round.outputTokens} tokens, ${(round.milliseconds / 1000).toFixed(1)} s\n`,
-        );
-        for (const problem of errors) process.stdout.write(`  ${formatProblem(problem)}\n`);
-      },
+      onRound: (round) => printRound(round, process.stdout),
     });
     const tokens = `${result.inputTokens} input + ${result.outputTokens} output tokens`;
     if (!result.plan) {
@@ -113,6 +107,15 @@ export async function run(argv: string[]): Promise<number> {
     }
     throw error;
   }
+}
+
+/** One round as `plangate plan` and `plangate run --goal` print it: what came back, and every problem. */
+export function printRound(round: PlanningRound, out: NodeJS.WritableStream): void {
+  const errors = round.problems.filter((p) => p.severity === 'error');
+  out.write(
+    `Round ${round.round}: ${round.steps ? `${round.steps.length} steps (${round.steps.join(', ')})` : 'no plan'}, ${errors.length === 0 ? 'valid' : `${errors.length} problem${errors.length === 1 ? '' : 's'}`} — ${round.inputTokens + round.outputTokens} tokens, ${(round.milliseconds / 1000).toFixed(1)} s\n`,
+  );
+  for (const problem of errors) out.write(`  ${formatProblem(problem)}\n`);
 }
 
 function options(args: string[]) {

@@ -2,18 +2,31 @@
  * `plangate run <plan>`: validate, compile, gate, execute, recover and log the plan on the local
  * stack (embedded engine, dynalite, local event bus, approval page), all in this process.
  */
+
+import { readFile } from 'node:fs/promises';
 import { parseArgs } from 'node:util';
-import { runSession } from '../local/run/session.ts';
+import { runSession, type SessionOptions } from '../local/run/session.ts';
 import { DEFAULT_STORE_DIR, storePaths } from '../local/run/store.ts';
+import { planDigest } from '../plan/digest.ts';
 import { loadPlan } from '../plan/load.ts';
 import { formatProblem } from '../plan/problems.ts';
+import type { Plan } from '../plan/schema.ts';
+import { planFromGoal } from '../planner/loop.ts';
+import type { PlannerProvider } from '../planner/provider.ts';
+import { providerFrom } from '../planner/providers.ts';
+import { printRound } from './plan.ts';
 
 export const usage = `Usage: plangate run <plan.md|plan.yaml|plan.json> [options]
+       plangate run --goal "<goal>" [--provider bedrock|openai] [--model ID] [--base-url URL] [options]
 
 Validates and compiles the plan, shows it, asks for approval (terminal and a local approval
 link, whichever answers first), runs it on the local stack with live progress, and exits
 0 when the plan succeeded, 1 otherwise. Re-running a plan whose execution was interrupted
 re-attaches to that execution: completed steps are not run again.
+
+With --goal, a model drafts the plan first (as plangate plan does, checked by the validator) and
+it goes to the gate like any plan; "ask <question>" or "reject <reason>" at its gate sends it back
+to the planner, and the revision (same id, version + 1, a new digest) comes back to the gate.
 
 Gate answers (terminal): approve | skip <step>[,<step>…] | ask <question> | reject <reason>
 Escalation answers:      retry | skip | abort
@@ -25,6 +38,8 @@ Options:
   --store DIR        the local store (default ${DEFAULT_STORE_DIR})
   --time-scale X     multiply retry intervals, waits and gate timeouts (default 1)
   --files-dir DIR    where seed 003's <plan-id>-execution/ files are written (default .)
+  --goal TEXT        plan from this goal instead of a file (see plangate plan --help for the
+                     provider options: --provider, --model, --base-url, --max-rounds, --context)
   --rehearse-rollback  after the plan succeeds, run the rollbacks of its completed steps in
                      reverse order, each verified by its contract, to prove they work
   -h, --help         show this help
@@ -39,6 +54,9 @@ export interface CommonRunArgs {
   filesDir: string;
   rehearseRollback: boolean;
   positionals: string[];
+  /** `--goal` and the planner's options. */
+  goal?: string;
+  planner: { provider?: string; model?: string; baseUrl?: string; maxRounds?: string; context?: string };
 }
 
 /** Options shared by run and resume. */
@@ -61,6 +79,14 @@ export function parseRunArgs(argv: string[]): CommonRunArgs | string {
     filesDir: values['files-dir'] ?? '.',
     rehearseRollback: values['rehearse-rollback'] ?? false,
     positionals,
+    ...(values.goal !== undefined ? { goal: values.goal } : {}),
+    planner: {
+      ...(values.provider ? { provider: values.provider } : {}),
+      ...(values.model ? { model: values.model } : {}),
+      ...(values['base-url'] ? { baseUrl: values['base-url'] } : {}),
+      ...(values['max-rounds'] ? { maxRounds: values['max-rounds'] } : {}),
+      ...(values.context ? { context: values.context } : {}),
+    },
   };
 }
 
@@ -75,12 +101,25 @@ function parse(argv: string[]) {
       'time-scale': { type: 'string' },
       'files-dir': { type: 'string' },
       'rehearse-rollback': { type: 'boolean' },
+      goal: { type: 'string' },
+      provider: { type: 'string' },
+      model: { type: 'string' },
+      'base-url': { type: 'string' },
+      'max-rounds': { type: 'string' },
+      context: { type: 'string' },
     },
   });
 }
 
 export async function run(argv: string[]): Promise<number> {
   const args = parseRunArgs(argv);
+  if (typeof args !== 'string' && args.goal !== undefined) {
+    if (args.positionals.length > 0) {
+      process.stderr.write(`plangate run: give a plan file or --goal, not both\n\n${usage}\n`);
+      return 2;
+    }
+    return runGoal(args);
+  }
   if (typeof args === 'string' || args.positionals.length !== 1) {
     const problem =
       typeof args === 'string'
@@ -106,16 +145,90 @@ export async function run(argv: string[]): Promise<number> {
     process.stderr.write(`✗ ${file}: not run; fix the problems above.\n`);
     return 1;
   }
-  return runSession(
-    { kind: 'plan', plan: loaded.plan, digest: loaded.digest },
-    {
-      paths: storePaths(args.store),
-      approve: args.approve,
-      json: args.json,
-      timeScale: args.timeScale,
-      filesDir: args.filesDir,
-      rehearseRollback: args.rehearseRollback,
-      io: { stdout: process.stdout, stderr: process.stderr, stdin: process.stdin },
-    },
-  );
+  return runSession({ kind: 'plan', plan: loaded.plan, digest: loaded.digest }, sessionOptions(args));
+}
+
+function sessionOptions(args: CommonRunArgs): SessionOptions {
+  return {
+    paths: storePaths(args.store),
+    approve: args.approve,
+    json: args.json,
+    timeScale: args.timeScale,
+    filesDir: args.filesDir,
+    rehearseRollback: args.rehearseRollback,
+    io: { stdout: process.stdout, stderr: process.stderr, stdin: process.stdin },
+  };
+}
+
+/** How many times a person may send a planned plan back before the run gives up. */
+const MAX_REVISIONS = 5;
+
+/**
+ * `--goal`: plan, gate, and on a question or a rejection at the gate, revise and gate again. Each
+ * version is its own execution with PLAN_CREATED {planner}; a revision names the digest it replaces.
+ */
+async function runGoal(args: CommonRunArgs): Promise<number> {
+  const goal = (args.goal ?? '').trim();
+  const maxRounds = Number(args.planner.maxRounds ?? 4);
+  if (!goal || !Number.isInteger(maxRounds) || maxRounds < 1) {
+    process.stderr.write(
+      `plangate run: --goal needs a goal, and --max-rounds a positive integer\n\n${usage}\n`,
+    );
+    return 2;
+  }
+  let provider: PlannerProvider;
+  try {
+    provider = providerFrom(args.planner);
+  } catch (error) {
+    process.stderr.write(`plangate run: ${(error as Error).message}\n`);
+    return 2;
+  }
+  const context = args.planner.context ? await readFile(args.planner.context, 'utf8') : undefined;
+  const say = (text: string) => process.stderr.write(`${text}\n`);
+  let previous: { plan: Plan; digest: string; feedback: string } | undefined;
+  for (let revision = 0; revision <= MAX_REVISIONS; revision++) {
+    say(
+      `Planning with ${provider.name} ${provider.model}${previous ? ` (revision: ${previous.feedback})` : ''}`,
+    );
+    const planned = await planFromGoal({
+      goal,
+      provider,
+      maxRounds,
+      ...(context ? { context } : {}),
+      ...(previous ? { revise: { plan: previous.plan, feedback: previous.feedback } } : {}),
+      onRound: (round) => printRound(round, process.stderr),
+    });
+    if (!planned.plan) {
+      say(`✗ no valid plan (${planned.outcome}) after ${planned.rounds.length} round(s): nothing runs.`);
+      return 1;
+    }
+    const digest = planDigest(planned.plan);
+    let feedback: string | undefined;
+    const code = await runSession(
+      {
+        kind: 'plan',
+        plan: planned.plan,
+        digest,
+        planner: {
+          goal,
+          provider: planned.provider,
+          model: planned.model,
+          rounds: planned.rounds.length,
+          input_tokens: planned.inputTokens,
+          output_tokens: planned.outputTokens,
+          ...(previous ? { revision_of: `sha256:${previous.digest}`, feedback: previous.feedback } : {}),
+        },
+      },
+      {
+        ...sessionOptions(args),
+        onPlanFeedback: (text) => {
+          feedback = text;
+        },
+      },
+    );
+    if (feedback === undefined) return code;
+    previous = { plan: planned.plan, digest, feedback };
+  }
+  say(`✗ the plan was sent back ${MAX_REVISIONS} times; stopping.`);
+  return 1;
 }

@@ -6,8 +6,10 @@
  */
 import { randomUUID } from 'node:crypto';
 import { StartExecutionCommand } from '@aws-sdk/client-sfn';
+import type { z } from 'zod';
 import type { Plan } from '../plan/schema.ts';
 import { eventIdentity, type HarnessDeps, journalFor } from '../runtime/deps.ts';
+import type { EVENT_DETAILS } from '../runtime/payloads/index.ts';
 import { type DeployedPlan, type DeployPlanInput, deployPlan } from './deploy-plan.ts';
 
 export interface LaunchPlanInput extends DeployPlanInput {
@@ -17,12 +19,17 @@ export interface LaunchPlanInput extends DeployPlanInput {
   readonly executionName?: string;
   /** Who submitted the plan (an IAM ARN, a user name), recorded in PLAN_CREATED. @default - not recorded */
   readonly submittedBy?: string;
+  /** How a model drafted this plan, recorded in PLAN_CREATED {planner}. @default - written by a person */
+  readonly planner?: PlannerDetails;
   /**
    * Run the completed steps' rollbacks after the plan succeeded (seed 003's rollback
    * verification); the machine reads it as `rehearseRollback` from its input. @default false
    */
   readonly rehearseRollback?: boolean;
 }
+
+/** PLAN_CREATED's account of a planned plan (see the event's schema). */
+export type PlannerDetails = NonNullable<z.infer<(typeof EVENT_DETAILS)['PLAN_CREATED']>['planner']>;
 
 export interface LaunchedPlan {
   readonly executionArn: string;
@@ -39,6 +46,7 @@ export async function launchPlan(input: LaunchPlanInput): Promise<LaunchedPlan> 
     details: {
       ...planCreatedDetails(input.plan),
       ...(input.submittedBy !== undefined ? { submitted_by: input.submittedBy } : {}),
+      ...(input.planner ? { planner: input.planner } : {}),
     },
   });
   const started = await input.sfn.send(

@@ -33,6 +33,12 @@ export interface PlanFromGoalOptions {
   readonly checkShell?: boolean;
   /** Told of each round as it ends. */
   readonly onRound?: (round: PlanningRound) => void;
+  /**
+   * A revision: the version a person answered at the gate and what they asked (a question or the
+   * reason they rejected it). The new plan keeps its id and takes the next version.
+   * @default - a first version
+   */
+  readonly revise?: { readonly plan: Plan; readonly feedback: string };
 }
 
 export interface PlanningRound {
@@ -81,6 +87,16 @@ export async function planFromGoal(options: PlanFromGoalOptions): Promise<Planni
       }),
     },
   ];
+  if (options.revise)
+    messages.push(
+      { role: 'assistant', content: JSON.stringify(options.revise.plan) },
+      {
+        role: 'user',
+        content: `The approver did not approve this plan and said: ${options.revise.feedback}\nRevise the plan to answer that, keeping its id, and answer with the whole plan.`,
+      },
+    );
+  const version = options.revise ? options.revise.plan.version + 1 : 1;
+  const id = options.revise?.plan.id;
   const rounds: PlanningRound[] = [];
   let inputTokens = 0;
   let outputTokens = 0;
@@ -111,7 +127,7 @@ export async function planFromGoal(options: PlanFromGoalOptions): Promise<Planni
     outputTokens += proposal.outputTokens;
     const answer = readAnswer(proposal);
     problems = [...answer.problems];
-    const plan = answer.plan ? throughTheGate(answer.plan) : undefined;
+    const plan = answer.plan ? throughTheGate(answer.plan, version, id) : undefined;
     if (plan) {
       const validation = await validatePlan(plan, {
         file: 'plan',
@@ -152,9 +168,9 @@ export async function planFromGoal(options: PlanFromGoalOptions): Promise<Planni
 }
 
 /**
- * What the model may not decide: the version (the harness numbers versions) and whether the plan
- * can be approved without a person.
+ * What the model may not decide: the id of a plan it revises, the version (the harness numbers
+ * versions) and whether the plan can be approved without a person.
  */
-function throughTheGate(plan: Plan): Plan {
-  return { ...plan, version: 1, approval: { ...plan.approval, allowAutoApprove: false } };
+function throughTheGate(plan: Plan, version: number, id: string | undefined): Plan {
+  return { ...plan, id: id ?? plan.id, version, approval: { ...plan.approval, allowAutoApprove: false } };
 }

@@ -16,7 +16,7 @@ import {
 import { executionDirName } from '../../files/execution-files.ts';
 import { ExecutionFilesWriter } from '../../files/writer.ts';
 import { planStateMachineName } from '../../launch/deploy-plan.ts';
-import { launchPlan } from '../../launch/launch-plan.ts';
+import { launchPlan, type PlannerDetails } from '../../launch/launch-plan.ts';
 import { renderChecklist } from '../../plan/render.ts';
 import { type Plan, PlanSchema } from '../../plan/schema.ts';
 import { type ApprovalNotice, approvalsFor } from '../../runtime/gate/gate.ts';
@@ -70,11 +70,23 @@ export interface SessionOptions {
   readonly filesDir: string;
   /** Run the rollbacks after the plan succeeded, to prove they work (a new execution only). */
   readonly rehearseRollback: boolean;
+  /**
+   * A planned plan goes back to its planner when the person asks a question or rejects it at the
+   * plan gate: the question becomes the rejection's reason (this version ends; approving it later
+   * is refused), and the caller is told what to revise. @default - questions loop at the gate
+   */
+  readonly onPlanFeedback?: (feedback: string) => void;
   readonly io: SessionIo;
 }
 
 export type SessionTarget =
-  | { readonly kind: 'plan'; readonly plan: Plan; readonly digest: string }
+  | {
+      readonly kind: 'plan';
+      readonly plan: Plan;
+      readonly digest: string;
+      /** How a model drafted it, for PLAN_CREATED. */
+      readonly planner?: PlannerDetails;
+    }
   | { readonly kind: 'execution'; readonly executionArn: string };
 
 /** Runs (or resumes) to the end; returns the exit code: 0 succeeded, 1 otherwise, 130 interrupted. */
@@ -117,7 +129,18 @@ export async function runSession(target: SessionTarget, options: SessionOptions)
   const recording = new Set<Promise<void>>();
   /** Asks a gate again after the approvals service refused an answer (e.g. missing outputs). */
   let askAgain: (gate: PendingGate) => void = () => {};
-  const record = (gate: PendingGate, answer: GateAnswer) => {
+  const record = (gate: PendingGate, given: GateAnswer) => {
+    let answer = given;
+    if (options.onPlanFeedback && gate.kind === 'plan') {
+      if (given.decision === 'ASK_FOR_CLARIFICATION') {
+        options.onPlanFeedback(given.question);
+        answer = {
+          decision: 'REJECT',
+          reason: `clarification requested: ${given.question}`,
+          ...(given.by ? { by: given.by } : {}),
+        };
+      } else if (given.decision === 'REJECT') options.onPlanFeedback(given.reason);
+    }
     const done = answerGate(desk, gate, answer, note)
       .then((refused) => {
         if (refused !== 'invalid') return;
@@ -155,7 +178,7 @@ export async function runSession(target: SessionTarget, options: SessionOptions)
     const executionArn =
       target.kind === 'execution'
         ? target.executionArn
-        : await startOrReattach(stack, plan, digest, paths, note, options.rehearseRollback);
+        : await startOrReattach(stack, plan, digest, paths, note, options.rehearseRollback, target.planner);
     note(`Execution: ${executionArn}`);
     note(`Approval page: ${page.url} (links are printed with each gate)`);
     if (!options.json) out(`\n${renderChecklist(plan)}\n`);
@@ -253,6 +276,7 @@ async function startOrReattach(
   paths: StorePaths,
   note: (text: string) => void,
   rehearseRollback: boolean,
+  planner?: PlannerDetails,
 ): Promise<string> {
   const file = planFile(paths, digest);
   await mkdir(dirname(file), { recursive: true });
@@ -285,6 +309,7 @@ async function startOrReattach(
     tracing: false,
     journal: stack.journalDeps(),
     executionName: `${plan.id.slice(0, 50)}-${Date.now().toString(36)}`,
+    ...(planner ? { planner } : {}),
     rehearseRollback,
   });
   return launched.executionArn;

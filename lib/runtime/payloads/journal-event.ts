@@ -51,6 +51,20 @@ export const EVENT_DETAILS = {
     dependencies: z.record(z.string(), z.array(z.string())),
     /** Who submitted the plan (Plans API: the IAM caller, or local mode's header). */
     submitted_by: z.string().optional(),
+    /** A plan a model drafted from a goal (lib/planner): how, and what it cost. */
+    planner: z
+      .object({
+        goal: z.string(),
+        provider: z.string(),
+        model: z.string(),
+        rounds: z.number().int(),
+        input_tokens: z.number().int(),
+        output_tokens: z.number().int(),
+        /** A revision: the digest of the version it replaces, and what the person asked for. */
+        revision_of: z.string().optional(),
+        feedback: z.string().optional(),
+      })
+      .optional(),
   }),
   GATE_APPROVAL_REQUESTED: z.object({ plan_id: z.string(), gate: GateKindSchema, round: z.number().int() }),
   GATE_APPROVED: z.object({
