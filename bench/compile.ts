@@ -1,7 +1,9 @@
 /**
  * Compile time against plan size: random DAG plans of 10, 100, 1,000 and 10,000 steps
  * (best of several runs each), with the number of definitions, the largest definition and the
- * largest estimated history per machine. Writes bench/results/compile.json.
+ * largest estimated history per machine, and what a run costs on AWS per step: happy-path state
+ * transitions (Standard workflows bill each) and definition bytes (a definition's quota is 1 MB).
+ * Writes bench/results/compile.json.
  */
 import { mkdirSync, writeFileSync } from 'node:fs';
 import { compilePlan } from '../lib/compiler/index.ts';
@@ -35,10 +37,15 @@ const rows = SIZES.map((steps) => {
     largestEstimatedHistoryEvents: Math.max(...machines.map((m) => m.estimatedHistoryEvents)),
     totalStates: result.report.totals.states,
     joinEdges: result.report.structure.joinEdges,
+    // What Standard workflows bill and what the 1 MB definition quota sees, per step.
+    happyPathTransitionsPerStep: Math.round((result.report.totals.happyPathTransitions / steps) * 100) / 100,
+    definitionBytesPerStep: Math.round(result.report.totals.bytes / steps),
+    withinQuotas: machines.every((m) => m.bytes <= 1_048_576 && m.estimatedHistoryEvents <= 25_000),
   };
 });
 
 const output = {
+  goals: { happyPathTransitionsPerStep: 4, definitionBytesPerStep: 1536 },
   description:
     'compilePlan wall time (best of 3–5 runs, simulation off) on random DAG plans; each definition must stay under 1 MiB and 25,000 history events',
   node: process.version,
