@@ -20,29 +20,18 @@ import type { PlanInput } from '../lib/plan/schema.ts';
 import { approvalsFor } from '../lib/runtime/gate/gate.ts';
 import { readEvents, verifyChain } from '../lib/runtime/journal/journal.ts';
 import type { ApprovalNotice } from '../lib/runtime/payloads/index.ts';
+import { echoChainPlan, echoStep } from '../tests/support/echo-plan.ts';
 
 const QUICK = process.argv.includes('--quick');
 const SIZES = QUICK
   ? { chain: 20, fanOut: 20, memoryChain: 100, large: 500, concurrent: 10 }
   : { chain: 100, fanOut: 100, memoryChain: 1_000, large: 10_000, concurrent: 200 };
 
-const noOpStep = (id: string, dependsOn: string[]) => ({
-  id,
-  description: `No-op step ${id}`,
-  dependsOn,
-  tool: 'echo',
-  args: { message: id },
-  contract: { kind: 'assert', expression: `output.message = "${id}"` },
-});
-
 function chainPlan(id: string, steps: number): PlanInput {
-  return {
+  return echoChainPlan(
     id,
-    version: 1,
-    objective: `A chain of ${steps} no-op steps, each proven by an assert contract`,
-    sizePolicy: { minSteps: 1, maxSteps: 100_000 },
-    steps: Array.from({ length: steps }, (_, i) => noOpStep(`s${i + 1}`, i === 0 ? [] : [`s${i}`])),
-  } as PlanInput;
+    Array.from({ length: steps }, (_, i) => `s${i + 1}`),
+  ) as PlanInput;
 }
 
 function fanOutPlan(id: string, width: number): PlanInput {
@@ -51,7 +40,7 @@ function fanOutPlan(id: string, width: number): PlanInput {
     version: 1,
     objective: `A fan-out of ${width} independent no-op steps, each proven by an assert contract`,
     sizePolicy: { minSteps: 1, maxSteps: 100_000 },
-    steps: Array.from({ length: width }, (_, i) => noOpStep(`w${i + 1}`, [])),
+    steps: Array.from({ length: width }, (_, i) => echoStep(`w${i + 1}`)),
   } as PlanInput;
 }
 

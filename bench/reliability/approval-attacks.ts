@@ -18,6 +18,7 @@ import { loadSigningKey, storePaths } from '../../lib/local/run/store.ts';
 import { LinkSigner, parseLinkId } from '../../lib/runtime/gate/links.ts';
 import { readEvents } from '../../lib/runtime/journal/journal.ts';
 import type { ApprovalNotice } from '../../lib/runtime/payloads/index.ts';
+import { echoChainPlan } from '../../tests/support/echo-plan.ts';
 
 const SUBMITTER = {
   accessKeyId: 'AKIDRELIABILITY',
@@ -49,35 +50,14 @@ export interface ConcurrencyResult {
 }
 
 function planWith(id: string, timeoutSeconds: number) {
-  return {
-    id,
-    version: 1,
-    objective: 'A plan held at its gate while the gate is attacked',
-    sizePolicy: { minSteps: 1 },
+  return echoChainPlan(id, ['build', 'ship'], {
     approval: {
       approvers: APPROVERS,
       forbiddenApprovers: [FORBIDDEN],
       allowAutoApprove: false,
       timeoutSeconds,
     },
-    steps: [
-      {
-        id: 'build',
-        description: 'Echo build',
-        tool: 'echo',
-        args: { message: 'build' },
-        contract: { kind: 'assert', expression: 'output.message = "build"' },
-      },
-      {
-        id: 'ship',
-        description: 'Echo ship after build',
-        dependsOn: ['build'],
-        tool: 'echo',
-        args: { message: 'ship' },
-        contract: { kind: 'assert', expression: 'output.message = "ship"' },
-      },
-    ],
-  };
+  });
 }
 
 interface Platform {

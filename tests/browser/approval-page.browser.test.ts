@@ -19,6 +19,7 @@ import { loadSigningKey, storePaths } from '../../lib/local/run/store.ts';
 import { LinkSigner, parseLinkId } from '../../lib/runtime/gate/links.ts';
 import { readEvents } from '../../lib/runtime/journal/journal.ts';
 import type { ApprovalNotice } from '../../lib/runtime/payloads/index.ts';
+import { echoChainPlan } from '../support/echo-plan.ts';
 
 const CHROMIUM = ['/usr/bin/chromium', '/usr/bin/chromium-browser'].find((path) => existsSync(path));
 if (!CHROMIUM)
@@ -40,30 +41,9 @@ let browser: Browser;
 const gates: ApprovalNotice[] = [];
 
 function plan(id: string, timeoutSeconds = 3600) {
-  return {
-    id,
-    version: 1,
-    objective: `Write the report for ${id}, each step proven by a contract`,
-    sizePolicy: { minSteps: 1 },
+  return echoChainPlan(id, ['collect', 'report'], {
     approval: { approvers: APPROVERS, allowAutoApprove: false, timeoutSeconds },
-    steps: [
-      {
-        id: 'collect',
-        description: 'Collect the numbers',
-        tool: 'echo',
-        args: { message: 'numbers' },
-        contract: { kind: 'assert', expression: 'output.message = "numbers"' },
-      },
-      {
-        id: 'report',
-        description: 'Write the report',
-        dependsOn: ['collect'],
-        tool: 'echo',
-        args: { message: 'report' },
-        contract: { kind: 'assert', expression: 'output.message = "report"' },
-      },
-    ],
-  };
+  });
 }
 
 /** Submits a plan through the Plans API and returns its plan gate once the gate is waiting. */

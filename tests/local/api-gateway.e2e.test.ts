@@ -18,6 +18,7 @@ import { LocalPlatform } from '../../lib/local/platform.ts';
 import { storePaths } from '../../lib/local/run/store.ts';
 import { readEvents } from '../../lib/runtime/journal/journal.ts';
 import type { ApprovalNotice } from '../../lib/runtime/payloads/index.ts';
+import { echoChainPlan } from '../support/echo-plan.ts';
 
 const ALICE = {
   accessKeyId: 'AKIDALICE',
@@ -27,30 +28,9 @@ const ALICE = {
 const issuer = new LocalIssuer();
 const stranger = generateKeyPairSync('rsa', { modulusLength: 2048 });
 
-const PLAN = {
-  id: 'api-demo',
-  version: 1,
-  objective: 'Echo two values through the API, each proven by a contract',
-  sizePolicy: { minSteps: 2 },
+const PLAN = echoChainPlan('api-demo', ['first', 'second'], {
   approval: { approvers: ['dana@example.test'], allowAutoApprove: false },
-  steps: [
-    {
-      id: 'first',
-      description: 'Echo the value one',
-      tool: 'echo',
-      args: { value: 'one' },
-      contract: { kind: 'assert', expression: 'output.value = "one"' },
-    },
-    {
-      id: 'second',
-      description: 'Echo the value two after the first',
-      dependsOn: ['first'],
-      tool: 'echo',
-      args: { value: 'two' },
-      contract: { kind: 'assert', expression: 'output.value = "two"' },
-    },
-  ],
-};
+});
 
 const now = () => Math.floor(Date.now() / 1000);
 const bearer = (token: string) => ({ authorization: `Bearer ${token}` });
