@@ -38,6 +38,8 @@ Options:
   --jwt-audience ID     accepted audience / client id; repeatable
   --jwks FILE           the issuer's JSON Web Key Set
   --time-scale X        multiply Wait, retry and gate-timeout durations (default 1)
+  --mail-dir DIR        where approval emails are written as .eml files, one per approver
+                        with that approver's own link (default <store>/mail)
   -h, --help            show this help
 
 Exit codes: 0 stopped by a signal, 1 could not start, 2 usage error.`;
@@ -62,6 +64,7 @@ interface ServeOptions {
   readonly credentialsFile?: string;
   readonly jwt?: { issuer: string; audience: string[]; jwksFile: string };
   readonly timeScale: number;
+  readonly mailDir: string;
 }
 
 function parseServeOptions(argv: string[]): ServeOptions | string {
@@ -99,6 +102,7 @@ function parseServeOptions(argv: string[]): ServeOptions | string {
         }
       : {}),
     timeScale,
+    mailDir: values['mail-dir'] ?? join(storePaths(values.store).root, 'mail'),
   };
 }
 
@@ -116,6 +120,7 @@ function options(args: string[]) {
       'jwt-audience': { type: 'string', multiple: true },
       jwks: { type: 'string' },
       'time-scale': { type: 'string' },
+      'mail-dir': { type: 'string' },
     },
   });
 }
@@ -182,10 +187,13 @@ export async function run(argv: string[]): Promise<number> {
       identity: configured.identity,
       port: opts.port,
       timeScale: opts.timeScale,
-      onGate: (notice, link) =>
+      mailDir: opts.mailDir,
+      onGate: (notice, link, emails) => {
         process.stdout.write(
           `gate ${notice.kind}${notice.stepId ? ` ${notice.stepId}` : ''} of ${notice.plan.id} v${notice.plan.version} waits: ${link}\n`,
-        ),
+        );
+        for (const file of emails) process.stdout.write(`  email: ${file}\n`);
+      },
     });
   } catch (error) {
     process.stderr.write(`plangate serve: could not start: ${(error as Error).message}\n`);

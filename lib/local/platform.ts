@@ -7,10 +7,13 @@
 import { makeHandler as approvalsApiHandler } from '../../lambdas/approvals-api.ts';
 import { makeHandler as plansApiHandler } from '../../lambdas/plans-api.ts';
 import { LOCAL_IDENTITY_HEADER } from '../runtime/api/http.ts';
+import { LinkSigner } from '../runtime/gate/links.ts';
+import { approvalMessage } from '../runtime/notify/message.ts';
 import type { ApprovalNotice } from '../runtime/payloads/index.ts';
 import { type JwtAuthorizerConfig, JwtVerifier } from './api-gateway/jwt.ts';
 import { LocalApiGateway } from './api-gateway/server.ts';
 import { type LocalPrincipal, SigV4Verifier } from './api-gateway/sigv4.ts';
+import { MailSink } from './mail-sink.ts';
 import { LocalRunStack } from './run/local-stack.ts';
 import { loadSigningKey, type StorePaths } from './run/store.ts';
 
@@ -29,8 +32,10 @@ export type PlatformIdentity =
 export interface LocalPlatformProps {
   readonly paths: StorePaths;
   readonly identity: PlatformIdentity;
-  /** Told of every gate waiting for a person, with the link to its approval page. */
-  readonly onGate: (notice: ApprovalNotice, link: string) => void;
+  /** Told of every gate waiting for a person, with the link to its approval page and the emails written. */
+  readonly onGate: (notice: ApprovalNotice, link: string, emails: readonly string[]) => void;
+  /** Where approval emails are written as `.eml` files (the local SES). @default - no emails */
+  readonly mailDir?: string;
   /** @default 0 (any free port) */
   readonly port?: number;
   /** @default 1 */
@@ -51,14 +56,25 @@ export class LocalPlatform {
 
   static async start(props: LocalPlatformProps): Promise<LocalPlatform> {
     const signingKey = await loadSigningKey(props.paths);
+    const signer = new LinkSigner(signingKey);
+    const mail = props.mailDir ? new MailSink(props.mailDir) : undefined;
     let apiUrl = '';
     const stack = await LocalRunStack.start({
       paths: props.paths,
       signingKey,
       ...(props.timeScale !== undefined ? { timeScale: props.timeScale } : {}),
       ...(props.cwd !== undefined ? { cwd: props.cwd } : {}),
-      notify: async (notice) =>
-        props.onGate(notice, `${apiUrl}/approvals/${encodeURIComponent(notice.approvalId)}`),
+      notify: async (notice) => {
+        const emails = mail
+          ? await mail.send(notice, (recipient) =>
+              approvalMessage(notice, apiUrl, {
+                linkId: signer.forRecipient(notice.approvalId, notice.plan.digest, recipient),
+                recipient,
+              }),
+            )
+          : [];
+        props.onGate(notice, `${apiUrl}/approvals/${encodeURIComponent(notice.approvalId)}`, emails);
+      },
     });
     try {
       const header = props.identity.mode === 'header';

@@ -7,7 +7,7 @@
  * at once, with the back button after deciding, and after the link expired.
  */
 import { existsSync } from 'node:fs';
-import { mkdtemp, rm } from 'node:fs/promises';
+import { mkdtemp, readFile, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { GetCommand } from '@aws-sdk/lib-dynamodb';
@@ -39,6 +39,8 @@ let platform: LocalPlatform;
 let signer: LinkSigner;
 let browser: Browser;
 const gates: ApprovalNotice[] = [];
+/** The .eml files the local mail sink wrote, by approval id. */
+const emails = new Map<string, readonly string[]>();
 
 function plan(id: string, timeoutSeconds = 3600) {
   return echoChainPlan(id, ['collect', 'report'], {
@@ -62,9 +64,27 @@ async function gateOf(id: string, timeoutSeconds?: number): Promise<ApprovalNoti
   throw new Error(`no gate for ${id}`);
 }
 
-/** The link the notifier emails `recipient`: it answers as that recipient. */
-const emailedLink = (gate: ApprovalNotice, recipient: string) =>
-  `${platform.url}/approvals/${encodeURIComponent(signer.forRecipient(gate.approvalId, gate.plan.digest, recipient))}`;
+/**
+ * The link in the email the local mail sink wrote for `recipient` (its plain-text part, decoded as
+ * a mail client would); it answers as that recipient.
+ */
+async function emailedLink(gate: ApprovalNotice, recipient: string): Promise<string> {
+  const file = emails.get(gate.approvalId)?.find((f) => f.endsWith(`${recipient}.eml`));
+  if (!file) throw new Error(`no email for ${recipient}`);
+  const raw = await readFile(file, 'utf8');
+  const boundary = /Content-Type: multipart\/alternative; boundary="([^"]+)"/.exec(raw)?.[1] as string;
+  expect(raw).toMatch(
+    new RegExp(`^From: plangate <plangate@localhost>\\r\\nTo: <${recipient.replace('.', '\\.')}>\\r\\n`),
+  );
+  expect(raw).toContain('Content-Type: text/html; charset=UTF-8');
+  const textPart = raw.split(`--${boundary}`).find((p) => p.includes('Content-Type: text/plain')) as string;
+  const text = Buffer.from(textPart.split('\r\n\r\n')[1] ?? '', 'base64').toString('utf8');
+  const link = /Answer here: (\S+)/.exec(text)?.[1] as string;
+  expect(link).toBe(
+    `${platform.url}/approvals/${encodeURIComponent(signer.forRecipient(gate.approvalId, gate.plan.digest, recipient))}`,
+  );
+  return link;
+}
 
 const decisions = async (gate: ApprovalNotice) =>
   (
@@ -79,7 +99,11 @@ describe.skipIf(!CHROMIUM)('the approval page in Chromium', () => {
       paths,
       cwd: dir,
       identity: { mode: 'aws', principals: [SUBMITTER] },
-      onGate: (n) => gates.push(n),
+      onGate: (n, _link, written) => {
+        emails.set(n.approvalId, written);
+        gates.push(n);
+      },
+      mailDir: join(dir, 'mail'),
     });
     signer = new LinkSigner(await loadSigningKey(paths));
     browser = await chromium.launch({
@@ -114,7 +138,7 @@ describe.skipIf(!CHROMIUM)('the approval page in Chromium', () => {
     expect(taskToken.length).toBeGreaterThan(20);
     const context = await browser.newContext({ viewport: { width: 375, height: 740 }, isMobile: true });
     const page = await context.newPage();
-    await page.goto(emailedLink(gate, 'ana@example.test'));
+    await page.goto(await emailedLink(gate, 'ana@example.test'));
     await page.getByRole('heading', { name: 'Approve this plan?' }).waitFor({ timeout: 10_000 });
     await page.getByText('You are answering as ana@example.test').waitFor({ timeout: 10_000 });
     await page.getByText(gate.plan.digest).waitFor({ timeout: 10_000 });
@@ -129,7 +153,7 @@ describe.skipIf(!CHROMIUM)('the approval page in Chromium', () => {
     const gate = await gateOf('no-script');
     const context = await browser.newContext({ javaScriptEnabled: false });
     const page = await context.newPage();
-    await page.goto(emailedLink(gate, 'ana@example.test'));
+    await page.goto(await emailedLink(gate, 'ana@example.test'));
     await page.getByRole('button', { name: 'Approve', exact: true }).click();
     await page.getByText('Your answer (APPROVE) was recorded.').waitFor({ timeout: 10_000 });
     expect((await decisions(gate)).map((e) => e.details.approver)).toEqual(['ana@example.test']);
@@ -146,7 +170,7 @@ describe.skipIf(!CHROMIUM)('the approval page in Chromium', () => {
     const gate = await gateOf('keyboard');
     const context = await browser.newContext();
     const page = await context.newPage();
-    await page.goto(emailedLink(gate, 'ben@example.test'));
+    await page.goto(await emailedLink(gate, 'ben@example.test'));
     let focused = '';
     for (let i = 0; i < 20 && focused !== 'reason'; i++) {
       await page.keyboard.press('Tab');
@@ -167,7 +191,7 @@ describe.skipIf(!CHROMIUM)('the approval page in Chromium', () => {
     const doubled = await gateOf('double-click');
     const context = await browser.newContext();
     const page = await context.newPage();
-    await page.goto(emailedLink(doubled, 'ana@example.test'));
+    await page.goto(await emailedLink(doubled, 'ana@example.test'));
     await page.getByRole('button', { name: 'Approve', exact: true }).dblclick();
     await page
       .getByText(/Your answer \(APPROVE\) was recorded\.|already answered/)
@@ -178,8 +202,8 @@ describe.skipIf(!CHROMIUM)('the approval page in Chromium', () => {
 
     const contested = await gateOf('two-tabs');
     const [tabA, tabB] = [await context.newPage(), await context.newPage()];
-    await tabA.goto(emailedLink(contested, 'ana@example.test'));
-    await tabB.goto(emailedLink(contested, 'ben@example.test'));
+    await tabA.goto(await emailedLink(contested, 'ana@example.test'));
+    await tabB.goto(await emailedLink(contested, 'ben@example.test'));
     await Promise.all([
       tabA.getByRole('button', { name: 'Approve', exact: true }).click(),
       tabB.getByRole('button', { name: 'Approve', exact: true }).click(),
@@ -203,7 +227,7 @@ describe.skipIf(!CHROMIUM)('the approval page in Chromium', () => {
     await new Promise((r) => setTimeout(r, 2_200));
     const context = await browser.newContext();
     const page = await context.newPage();
-    const response = await page.goto(emailedLink(gate, 'ana@example.test'));
+    const response = await page.goto(await emailedLink(gate, 'ana@example.test'));
     expect(response?.status()).toBe(410);
     await page.getByText('this approval link has expired').waitFor({ timeout: 10_000 });
     expect(await decisions(gate)).toEqual([]);

@@ -19,14 +19,18 @@ export interface EmailNotifierProps {
 
 const EMAIL = /^[^\s@<>"]+@[^\s@<>"]+\.[^\s@<>"]+$/;
 
+/** The approvers that are email addresses, plus `alwaysTo`; forbidden approvers are never told. */
+export function emailRecipients(notice: ApprovalNotice, alwaysTo: readonly string[] = []): string[] {
+  const forbidden = new Set(notice.policy.forbiddenApprovers);
+  const all = [...notice.policy.approvers, ...alwaysTo];
+  return [...new Set(all.filter((a) => EMAIL.test(a) && !forbidden.has(a)))];
+}
+
 export class EmailNotifier {
   constructor(private readonly props: EmailNotifierProps) {}
 
-  /** The approvers that are email addresses, plus `alwaysTo`; forbidden approvers are never told. */
   recipients(notice: ApprovalNotice): string[] {
-    const forbidden = new Set(notice.policy.forbiddenApprovers);
-    const all = [...notice.policy.approvers, ...(this.props.alwaysTo ?? [])];
-    return [...new Set(all.filter((a) => EMAIL.test(a) && !forbidden.has(a)))];
+    return emailRecipients(notice, this.props.alwaysTo);
   }
 
   /**
