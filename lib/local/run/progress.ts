@@ -56,6 +56,12 @@ export class ProgressFormatter {
         return [`GATE_REJECTED: ${gateLabel(d.gate, id, this)}${by(d.approver)}: ${str(d.reason)}`];
       case 'GATE_CLARIFICATION_REQUESTED':
         return [`GATE_CLARIFICATION_REQUESTED: ${str(d.question)}`];
+      case 'GATE_REMINDED':
+        return [`GATE_REMINDED: ${gateLabel(d.gate, id, this)}, nobody has answered yet`];
+      case 'GATE_ESCALATED':
+        return [
+          `GATE_ESCALATED: ${gateLabel(d.gate, id, this)} timed out; now asking ${(d.approvers as string[]).join(', ')}`,
+        ];
       case 'TASK_STARTED':
         this.started.set(id, at);
         return num(d.attempt) > 1

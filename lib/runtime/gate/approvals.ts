@@ -68,8 +68,11 @@ export class Approvals {
     this.signer = new LinkSigner(props.signingKey);
   }
 
-  /** Stores the gate (with its token and the plan's approval policy) and returns the approval id for links and buttons. */
-  async create(req: GateRequest): Promise<string> {
+  /**
+   * Stores the gate (with its token and the plan's approval policy) and returns the approval id
+   * for links and buttons. `submittedBy`, when known, may answer but never approve.
+   */
+  async create(req: GateRequest, submittedBy?: string): Promise<string> {
     const policy: ApprovalPolicy = req.approval;
     const now = this.now();
     const expires = new Date(now.getTime() + req.timeoutSeconds * 1000);
@@ -112,6 +115,7 @@ export class Approvals {
         quorum: policy.quorum,
       },
       votes: [],
+      ...(submittedBy !== undefined ? { submittedBy } : {}),
     };
     await this.props.dynamo.send(
       new PutCommand({
@@ -212,6 +216,8 @@ export class Approvals {
       const voting = item.kind === 'plan' || item.kind === 'step';
       const votes = voting ? [...item.votes, { by: by, decision: decision as ApprovalDecision }] : [];
       const approving = decision.decision === 'APPROVE' || decision.decision === 'APPROVE_WITH_MODIFICATIONS';
+      if (voting && approving && item.submittedBy === by)
+        throw new ApprovalError('forbidden', `${by} submitted this plan and may not approve it`);
       const decided = !voting || !approving || votes.length >= item.policy.quorum;
       const final = decided ? (voting && approving ? mergeVotes(votes) : decision) : undefined;
       try {
@@ -221,7 +227,7 @@ export class Approvals {
             Key: { approvalId: item.approvalId },
             ConditionExpression: '#status = :pending AND #version = :version',
             UpdateExpression: final
-              ? 'SET #status = :answered, #version = :next, votes = :votes, decision = :decision REMOVE taskToken'
+              ? 'SET #status = :answered, #version = :next, votes = :votes, decision = :decision, decidedAt = :at REMOVE taskToken'
               : 'SET #version = :next, votes = :votes',
             ExpressionAttributeNames: { '#status': 'status', '#version': 'version' },
             ExpressionAttributeValues: {
@@ -229,7 +235,9 @@ export class Approvals {
               ':version': item.version,
               ':next': item.version + 1,
               ':votes': votes,
-              ...(final ? { ':answered': 'answered', ':decision': final } : {}),
+              ...(final
+                ? { ':answered': 'answered', ':decision': final, ':at': this.now().toISOString() }
+                : {}),
             },
           }),
         );
@@ -244,9 +252,18 @@ export class Approvals {
       await recordDecision(this.props.journal, item, final, by);
       if (item.kind === 'human') await this.completeHumanTask(item, final as HumanDecision);
       else
-        await this.props.sfn.send(
-          new SendTaskSuccessCommand({ taskToken: item.taskToken as string, output: JSON.stringify(final) }),
-        );
+        await this.props.sfn
+          .send(
+            new SendTaskSuccessCommand({
+              taskToken: item.taskToken as string,
+              output: JSON.stringify(final),
+            }),
+          )
+          .catch((error: unknown) => {
+            // The wait timed out just before: the next rung of the timeout ladder hands the
+            // stored decision on (ladder.ts). Escalation gates have no ladder.
+            if (!(voting && error instanceof Error && error.name === 'TaskTimedOut')) throw error;
+          });
       return { status: 'decided', decision: final };
     }
   }
@@ -315,8 +332,33 @@ export class Approvals {
     return parsed.data;
   }
 
+  /**
+   * What was decided through a link whose gate no longer waits (for "already decided by …"), or
+   * undefined while it waits or when it was never decided. Throws ApprovalError for a bad link.
+   */
+  async decided(linkId: string): Promise<{ decision: GateDecision; decidedAt?: string } | undefined> {
+    const { item } = await this.lookup(linkId);
+    if (item.status !== 'answered' || !item.decision) return undefined;
+    return { decision: item.decision, ...(item.decidedAt ? { decidedAt: item.decidedAt } : {}) };
+  }
+
   /** Checks signature, expiry and single use; returns the stored gate (and the bound recipient). */
   private async verify(linkId: string): Promise<VerifiedLink> {
+    const link = await this.lookup(linkId);
+    if (this.now().getTime() / 1000 > link.item.expiresAtEpoch)
+      throw new ApprovalError('expired', 'this approval link has expired');
+    if (link.item.status === 'escalated')
+      throw new ApprovalError(
+        'expired',
+        'nobody answered in time, so this gate was handed to other approvers',
+      );
+    if (link.item.status !== 'pending')
+      throw new ApprovalError('used', 'this gate has already been answered');
+    return link;
+  }
+
+  /** Checks the link's signature against its stored gate; returns the gate (and the bound recipient). */
+  private async lookup(linkId: string): Promise<VerifiedLink> {
     const link = parseLinkId(linkId);
     const out = await this.props.dynamo.send(
       new GetCommand({
@@ -335,9 +377,6 @@ export class Approvals {
     ) {
       throw new ApprovalError('forged', 'this approval link is not valid');
     }
-    if (this.now().getTime() / 1000 > item.expiresAtEpoch)
-      throw new ApprovalError('expired', 'this approval link has expired');
-    if (item.status !== 'pending') throw new ApprovalError('used', 'this gate has already been answered');
     return link.recipient === undefined ? { item } : { item, recipient: link.recipient };
   }
 

@@ -13,6 +13,10 @@ export const EVENT_TYPES = [
   'GATE_REJECTED',
   /** The approver asked a question instead of deciding (seed 000's ASK_FOR_CLARIFICATION). */
   'GATE_CLARIFICATION_REQUESTED',
+  /** Timeout ladder: nobody answered yet, so the gate's approvers were reminded. */
+  'GATE_REMINDED',
+  /** Timeout ladder: nobody answered in time, so the gate was handed to the next approver group. */
+  'GATE_ESCALATED',
   'TASK_STARTED',
   'TASK_COMPLETED',
   'TASK_FAILED',
@@ -50,6 +54,8 @@ export const EVENT_DETAILS = {
   }),
   GATE_REJECTED: z.object({ gate: GateKindSchema, approver: z.string().optional(), reason: z.string() }),
   GATE_CLARIFICATION_REQUESTED: z.object({ gate: GateKindSchema, question: z.string() }),
+  GATE_REMINDED: z.object({ gate: GateKindSchema, level: z.number().int() }),
+  GATE_ESCALATED: z.object({ gate: GateKindSchema, level: z.number().int(), approvers: z.array(z.string()) }),
   TASK_STARTED: z.object({ attempt: z.number().int(), progress: z.string() }),
   TASK_COMPLETED: z.object({ result: z.unknown(), evidence: EvidenceSchema, progress: z.string() }),
   TASK_FAILED: z.object({ error: z.string(), error_message: z.string(), progress: z.string() }),
