@@ -6,14 +6,25 @@
  *
  * Sign-in on pages of shared links: PLANGATE_COGNITO_DOMAIN (the hosted UI's base URL),
  * PLANGATE_COGNITO_CLIENT_ID (a public app client) and PLANGATE_API_URL (the callback is
- * `<api>/approvals/signed-in`); all three or none.
+ * `<api>/approvals/signed-in`); all three or none. POST /slack/interactions answers Slack buttons
+ * (see slackFromEnv).
  */
+
+import type { SecretsManagerClient } from '@aws-sdk/client-secrets-manager';
 import type { Context } from 'aws-lambda';
 import { type ApprovalsApiDeps, handleApprovalsRequest } from '../lib/runtime/api/approvals-api.ts';
 import { type HttpEvent, type HttpResult, LOCAL_IDENTITY_HEADER } from '../lib/runtime/api/http.ts';
+import type { SlackInteractionsConfig } from '../lib/runtime/api/slack-interactions.ts';
 import { type SignInConfig, signInCallbackUrl } from '../lib/runtime/gate/approval-page.ts';
 import { NotConfiguredError } from '../lib/runtime/shared/errors.ts';
-import { apiDeps, defaultHarnessDeps, signingKey } from './default-deps.ts';
+import {
+  apiDeps,
+  defaultHarnessDeps,
+  secretFromEnv,
+  signingKey,
+  slackApproversFromEnv,
+  slackClientFromEnv,
+} from './default-deps.ts';
 
 export const makeHandler =
   (deps: ApprovalsApiDeps | Promise<ApprovalsApiDeps>) =>
@@ -32,7 +43,28 @@ export async function defaultApprovalsApiDeps(
         ? { mode: 'header', header: LOCAL_IDENTITY_HEADER }
         : { mode: 'jwt' },
     ...signInFromEnv(env),
+    ...(await slackFromEnv(env, base.secretsManager as NonNullable<typeof base.secretsManager>)),
   };
+}
+
+/**
+ * Slack buttons (`POST /slack/interactions`): the signing secret (PLANGATE_SLACK_SIGNING_SECRET_ARN,
+ * or PLANGATE_SLACK_SIGNING_SECRET locally), the bot token that updates the message
+ * (PLANGATE_SLACK_BOT_TOKEN_SECRET_ARN / PLANGATE_SLACK_BOT_TOKEN) and PLANGATE_SLACK_APPROVERS;
+ * the secret and the token together or neither.
+ */
+export async function slackFromEnv(
+  env: Readonly<Record<string, string | undefined>>,
+  secretsManager: SecretsManagerClient,
+): Promise<{ slack?: SlackInteractionsConfig }> {
+  const signingSecret = secretFromEnv(env, 'PLANGATE_SLACK_SIGNING_SECRET', secretsManager);
+  const client = slackClientFromEnv(env, secretsManager);
+  if (!signingSecret && !client) return {};
+  if (!signingSecret || !client)
+    throw new NotConfiguredError(
+      'Slack buttons need the signing secret (PLANGATE_SLACK_SIGNING_SECRET[_SECRET_ARN]) and the bot token (PLANGATE_SLACK_BOT_TOKEN[_SECRET_ARN]) together',
+    );
+  return { slack: { signingSecret: await signingSecret(), approvers: slackApproversFromEnv(env), client } };
 }
 
 /** The hosted sign-in the page uses, from the environment; a partial configuration is an error. */
