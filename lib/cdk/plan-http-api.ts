@@ -46,6 +46,12 @@ export const APPROVAL_RECIPIENT_ANSWER_ROUTE: readonly [HttpMethod, string] = [
   '/approvals/{approvalId}/as-recipient',
 ];
 
+/** Slack's interactivity request URL: a click on a button; the handler verifies Slack's signature. */
+export const SLACK_INTERACTIONS_ROUTE: readonly [HttpMethod, string] = [
+  HttpMethod.POST,
+  '/slack/interactions',
+];
+
 export interface PlanHttpApiProps {
   /** Serves PLAN_ROUTES. @default - no plan routes */
   readonly plansHandler?: IFunction;
@@ -120,6 +126,19 @@ export class PlanHttpApi extends Construct {
       id: 'AwsSolutions-APIG4',
       reason:
         'Answering through an emailed link: the id is an HMAC over approval id, recipient, expiry and plan digest that only the emailed recipient holds (possession of the inbox is the authentication); the handler verifies it, names that recipient as the approver, checks the plan approval policy, and accepts one answer per recipient before the link expires.',
+    });
+  }
+
+  /** Slack's interactivity request URL, served by the approvals handler. */
+  addSlackInteractionsRoute(handler: IFunction): void {
+    const route = this.route(
+      ...SLACK_INTERACTIONS_ROUTE,
+      new HttpLambdaIntegration('SlackInteractions', handler),
+    );
+    Validations.of(route).acknowledge({
+      id: 'AwsSolutions-APIG4',
+      reason:
+        "Slack calls this URL and cannot present AWS credentials or a JWT; the handler verifies Slack's request signature (the app's signing secret, a 5-minute replay window) with @slack/bolt before reading the request, and the button carries only an opaque, signed, expiring approval id.",
     });
   }
 

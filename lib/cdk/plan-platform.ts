@@ -35,6 +35,18 @@ import { PlanHttpApi } from './plan-http-api.ts';
 import { PLATFORM_ENV } from './platform-env.ts';
 import { grantStateMachineLogging, grantXRayTracing } from './service-grants.ts';
 
+/** The Slack app plangate posts approval requests as, and whose buttons it answers. */
+export interface SlackAppProps {
+  /** The secret holding the app's bot token (`xoxb-…`; scope `chat:write`). */
+  readonly botToken: ISecret;
+  /** The secret holding the app's signing secret (verifies that a click came from Slack). */
+  readonly signingSecret: ISecret;
+  /** The channel id approval requests are posted to, e.g. `C0123456789`. */
+  readonly channel: string;
+  /** Slack user id → approver name as plans' approval policies name approvers; anyone else is refused. */
+  readonly approvers: Readonly<Record<string, string>>;
+}
+
 export interface PlanPlatformProps {
   /**
    * Prefix of every state machine this platform runs (CDK-deployed and submitted at run time);
@@ -55,10 +67,10 @@ export interface PlanPlatformProps {
    */
   readonly approvalEmails?: string[];
   /**
-   * The Secrets Manager secret holding the Slack incoming-webhook URL (the URL is never inline).
+   * Approval requests in Slack, answered by its buttons (`POST /slack/interactions`).
    * @default - no Slack messages
    */
-  readonly slackWebhookSecret?: ISecret;
+  readonly slack?: SlackAppProps;
   /**
    * The OpenID Connect issuer whose JWTs name approvers (their `email`, `cognito:username`,
    * `username` or `sub` claim) when they answer a gate through the API.
@@ -128,7 +140,7 @@ export class PlanPlatform extends Construct {
   public readonly runtimePlanLogGroup: LogGroup;
   /** The address approval emails are sent from, when email is on. */
   public readonly sesSender?: string;
-  public readonly slackWebhookSecret?: ISecret;
+  public readonly slack?: SlackAppProps;
   public readonly planSecretsPrefix: string;
   public readonly planFunctionsPrefix: string;
   /** The HMAC key that signs approval ids (generated; the gate signs, the API verifies). */
@@ -140,7 +152,7 @@ export class PlanPlatform extends Construct {
     this.logRetention = props.logRetention ?? RetentionDays.THREE_MONTHS;
     this.planSecretsPrefix = props.planSecretsPrefix ?? 'plangate/';
     this.planFunctionsPrefix = props.planFunctionsPrefix ?? 'plangate-';
-    this.slackWebhookSecret = props.slackWebhookSecret;
+    this.slack = props.slack;
     this.sesSender = props.sesSender;
 
     this.eventsTable = new EventsTable(this, 'Events');
@@ -205,6 +217,7 @@ export class PlanPlatform extends Construct {
           });
         }
         httpApi.addApprovalRoutes(this.approvalsApi.function, approverAuthorizer);
+        if (this.slack) httpApi.addSlackInteractionsRoute(this.approvalsApi.function);
       }
     }
 
@@ -500,6 +513,7 @@ export class PlanPlatform extends Construct {
 
     if (this.approvalsApi) {
       this.grantAnswerGates(this.approvalsApi.function);
+      if (this.slack) this.wireSlackInteractions(this.approvalsApi.function, this.slack);
       if (this.approverSignIn && this.httpApi) {
         const page = this.approvalsApi.function;
         page.addEnvironment(PLATFORM_ENV.cognitoDomain, this.approverSignIn.domain.baseUrl());
@@ -532,10 +546,25 @@ export class PlanPlatform extends Construct {
         }),
       );
     }
-    if (this.slackWebhookSecret) {
-      this.slackWebhookSecret.grantRead(notifier);
-      notifier.addEnvironment(PLATFORM_ENV.slackWebhookSecretArn, this.slackWebhookSecret.secretArn);
+    if (this.slack) {
+      this.slack.botToken.grantRead(notifier);
+      notifier.addEnvironment(PLATFORM_ENV.slackBotTokenSecretArn, this.slack.botToken.secretArn);
+      notifier.addEnvironment(PLATFORM_ENV.slackChannel, this.slack.channel);
     }
+  }
+
+  /** The approvals API answers Slack's buttons: it verifies clicks and updates the message. */
+  private wireSlackInteractions(approvals: NodejsFunction, slack: SlackAppProps): void {
+    slack.botToken.grantRead(approvals);
+    slack.signingSecret.grantRead(approvals);
+    approvals.addEnvironment(PLATFORM_ENV.slackBotTokenSecretArn, slack.botToken.secretArn);
+    approvals.addEnvironment(PLATFORM_ENV.slackSigningSecretArn, slack.signingSecret.secretArn);
+    approvals.addEnvironment(
+      PLATFORM_ENV.slackApprovers,
+      Object.entries(slack.approvers)
+        .map(([user, approver]) => `${user}=${approver}`)
+        .join(','),
+    );
   }
 }
 
