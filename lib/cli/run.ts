@@ -18,12 +18,17 @@ re-attaches to that execution: completed steps are not run again.
 Gate answers (terminal): approve | skip <step>[,<step>…] | ask <question> | reject <reason>
 Escalation answers:      retry | skip | abort
 
+Slack: with PLANGATE_SLACK_BOT_TOKEN, PLANGATE_SLACK_SIGNING_SECRET, PLANGATE_SLACK_CHANNEL and
+PLANGATE_SLACK_APPROVERS (<Slack user id>=<approver>,…) set, each gate is also posted to Slack and
+its buttons are answered at the printed "Slack interactions" URL.
+
 Options:
   --approve          approve plan and step gates non-interactively when the plan's approval
                      policy allows it (recorded as approver "plangate-run--approve")
   --json             print the events as JSON lines on stdout (prompts and notes on stderr)
   --store DIR        the local store (default ${DEFAULT_STORE_DIR})
   --time-scale X     multiply retry intervals, waits and gate timeouts (default 1)
+  --submitted-by N   record N as the plan's submitter (PLAN_CREATED); N may not approve it
   -h, --help         show this help
 
 Exit codes: 0 succeeded, 1 invalid plan or the run failed, 2 usage, 130 interrupted.`;
@@ -33,6 +38,7 @@ export interface CommonRunArgs {
   json: boolean;
   store: string;
   timeScale: number;
+  submittedBy?: string;
   positionals: string[];
 }
 
@@ -53,6 +59,7 @@ export function parseRunArgs(argv: string[]): CommonRunArgs | string {
     json: values.json ?? false,
     store: values.store ?? DEFAULT_STORE_DIR,
     timeScale,
+    ...(values['submitted-by'] ? { submittedBy: values['submitted-by'] } : {}),
     positionals,
   };
 }
@@ -66,6 +73,7 @@ function parse(argv: string[]) {
       json: { type: 'boolean' },
       store: { type: 'string' },
       'time-scale': { type: 'string' },
+      'submitted-by': { type: 'string' },
     },
   });
 }
@@ -104,6 +112,7 @@ export async function run(argv: string[]): Promise<number> {
       approve: args.approve,
       json: args.json,
       timeScale: args.timeScale,
+      ...(args.submittedBy !== undefined ? { submittedBy: args.submittedBy } : {}),
       io: { stdout: process.stdout, stderr: process.stderr, stdin: process.stdin },
     },
   );

@@ -378,6 +378,8 @@ async function guardedCall(
         heartbeatMs,
         controller.signal,
       );
+      // If the dispatch itself outlives the task's deadline, nobody awaits the wait any more.
+      waiting.catch(() => undefined);
       if (recordedSubmit?.type === 'TaskSubmitted') scope.emit('TaskSubmitted');
       else {
         rt.journal.flush();
