@@ -6,18 +6,25 @@
  *
  * Sign-in on pages of shared links: PLANGATE_COGNITO_DOMAIN (the hosted UI's base URL),
  * PLANGATE_COGNITO_CLIENT_ID (a public app client) and PLANGATE_API_URL (the callback is
- * `<api>/approvals/signed-in`); all three or none.
+ * `<api>/approvals/signed-in`); all three or none. POST /slack/interactions answers Slack buttons
+ * (see slackFromEnv).
  */
 
-import { GetSecretValueCommand, type SecretsManagerClient } from '@aws-sdk/client-secrets-manager';
+import type { SecretsManagerClient } from '@aws-sdk/client-secrets-manager';
 import type { Context } from 'aws-lambda';
-import { z } from 'zod';
 import { type ApprovalsApiDeps, handleApprovalsRequest } from '../lib/runtime/api/approvals-api.ts';
 import { type HttpEvent, type HttpResult, LOCAL_IDENTITY_HEADER } from '../lib/runtime/api/http.ts';
+import type { SlackInteractionsConfig } from '../lib/runtime/api/slack-interactions.ts';
 import { type SignInConfig, signInCallbackUrl } from '../lib/runtime/gate/approval-page.ts';
-import { slackClientFromSecret } from '../lib/runtime/notify/slack.ts';
 import { NotConfiguredError } from '../lib/runtime/shared/errors.ts';
-import { apiDeps, defaultHarnessDeps, signingKey } from './default-deps.ts';
+import {
+  apiDeps,
+  defaultHarnessDeps,
+  secretFromEnv,
+  signingKey,
+  slackApproversFromEnv,
+  slackClientFromEnv,
+} from './default-deps.ts';
 
 export const makeHandler =
   (deps: ApprovalsApiDeps | Promise<ApprovalsApiDeps>) =>
@@ -40,28 +47,24 @@ export async function defaultApprovalsApiDeps(
   };
 }
 
-/** Slack interactions: PLANGATE_SLACK_SIGNING_SECRET_ARN, PLANGATE_SLACK_BOT_TOKEN_SECRET_ARN and PLANGATE_SLACK_APPROVERS together. */
-async function slackFromEnv(
+/**
+ * Slack buttons (`POST /slack/interactions`): the signing secret (PLANGATE_SLACK_SIGNING_SECRET_ARN,
+ * or PLANGATE_SLACK_SIGNING_SECRET locally), the bot token that updates the message
+ * (PLANGATE_SLACK_BOT_TOKEN_SECRET_ARN / PLANGATE_SLACK_BOT_TOKEN) and PLANGATE_SLACK_APPROVERS;
+ * the secret and the token together or neither.
+ */
+export async function slackFromEnv(
   env: Readonly<Record<string, string | undefined>>,
   secretsManager: SecretsManagerClient,
-): Promise<Pick<ApprovalsApiDeps, 'slack'>> {
-  const signingSecretId = env.PLANGATE_SLACK_SIGNING_SECRET_ARN;
-  const tokenSecretId = env.PLANGATE_SLACK_BOT_TOKEN_SECRET_ARN;
-  if (!signingSecretId) return {};
-  if (!tokenSecretId || !env.PLANGATE_SLACK_APPROVERS)
+): Promise<{ slack?: SlackInteractionsConfig }> {
+  const signingSecret = secretFromEnv(env, 'PLANGATE_SLACK_SIGNING_SECRET', secretsManager);
+  const client = slackClientFromEnv(env, secretsManager);
+  if (!signingSecret && !client) return {};
+  if (!signingSecret || !client)
     throw new NotConfiguredError(
-      'Slack interactions need PLANGATE_SLACK_SIGNING_SECRET_ARN, PLANGATE_SLACK_BOT_TOKEN_SECRET_ARN and PLANGATE_SLACK_APPROVERS together',
+      'Slack buttons need the signing secret (PLANGATE_SLACK_SIGNING_SECRET[_SECRET_ARN]) and the bot token (PLANGATE_SLACK_BOT_TOKEN[_SECRET_ARN]) together',
     );
-  const approvers = z.record(z.string(), z.string().min(1)).parse(JSON.parse(env.PLANGATE_SLACK_APPROVERS));
-  const signing = await secretsManager.send(new GetSecretValueCommand({ SecretId: signingSecretId }));
-  if (!signing.SecretString) throw new NotConfiguredError(`secret ${signingSecretId} has no string value`);
-  return {
-    slack: {
-      signingSecret: signing.SecretString.trim(),
-      client: await slackClientFromSecret(secretsManager, tokenSecretId),
-      approvers,
-    },
-  };
+  return { slack: { signingSecret: await signingSecret(), approvers: slackApproversFromEnv(env), client } };
 }
 
 /** The hosted sign-in the page uses, from the environment; a partial configuration is an error. */

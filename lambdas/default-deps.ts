@@ -11,6 +11,7 @@ import type { HarnessDeps } from '../lib/runtime/deps.ts';
 import type { ApprovalNotifier, GateDeps } from '../lib/runtime/gate/gate.ts';
 import { documentClient } from '../lib/runtime/journal/document-client.ts';
 import { tableNamesFromEnv } from '../lib/runtime/journal/tables.ts';
+import { SlackClient } from '../lib/runtime/notify/slack.ts';
 import { NotConfiguredError } from '../lib/runtime/shared/errors.ts';
 import { builtinRegistry } from '../lib/runtime/tools/builtins.ts';
 
@@ -90,4 +91,51 @@ function lambdaNotifier(env: Env, lambda: LambdaClient): ApprovalNotifier {
       }),
     );
   };
+}
+
+/**
+ * A secret's value for a handler: the environment variable `name` itself (local mode), else the
+ * Secrets Manager secret that `${name}_SECRET_ARN` names, read when first needed.
+ */
+export function secretFromEnv(
+  env: Env,
+  name: string,
+  secretsManager: SecretsManagerClient,
+): (() => Promise<string>) | undefined {
+  const value = env[name];
+  if (value) return async () => value;
+  const secretId = env[`${name}_SECRET_ARN`];
+  if (!secretId) return undefined;
+  return async () => {
+    const out = await secretsManager.send(new GetSecretValueCommand({ SecretId: secretId }));
+    if (!out.SecretString) throw new NotConfiguredError(`secret ${secretId} has no string value`);
+    return out.SecretString;
+  };
+}
+
+/** The Slack Web API client of PLANGATE_SLACK_BOT_TOKEN(_SECRET_ARN) and PLANGATE_SLACK_API_URL, if a token is configured. */
+export function slackClientFromEnv(env: Env, secretsManager: SecretsManagerClient): SlackClient | undefined {
+  const botToken = secretFromEnv(env, 'PLANGATE_SLACK_BOT_TOKEN', secretsManager);
+  if (!botToken) return undefined;
+  return new SlackClient({
+    botToken,
+    ...(env.PLANGATE_SLACK_API_URL ? { slackApiUrl: env.PLANGATE_SLACK_API_URL } : {}),
+  });
+}
+
+/** PLANGATE_SLACK_APPROVERS, `U0123ABCD=alice@example.com,U0456EFGH=bob`: Slack user id → approver name. */
+export function slackApproversFromEnv(env: Env): Record<string, string> {
+  const approvers: Record<string, string> = {};
+  for (const pair of (env.PLANGATE_SLACK_APPROVERS ?? '').split(',')) {
+    if (!pair.trim()) continue;
+    const eq = pair.indexOf('=');
+    const user = pair.slice(0, eq).trim();
+    const name = pair.slice(eq + 1).trim();
+    if (eq <= 0 || !/^[UW][A-Z0-9]+$/.test(user) || !name)
+      throw new NotConfiguredError(
+        `PLANGATE_SLACK_APPROVERS: "${pair.trim()}" is not <Slack user id>=<approver name>`,
+      );
+    approvers[user] = name;
+  }
+  return approvers;
 }

@@ -1,14 +1,14 @@
 /**
  * Notifier Lambda, invoked asynchronously by the gate (PLANGATE_NOTIFIER_FUNCTION) with an
- * ApprovalNotice: emails the plan's approvers through SES and posts to Slack, each message
- * carrying only the approval page link: each emailed recipient its own recipient-bound link
- * (signed with the approval signing key), Slack the shared link (the page signs people in).
+ * ApprovalNotice: emails the plan's approvers through SES and posts to Slack. Each emailed
+ * recipient gets its own recipient-bound link (signed with the approval signing key); the Slack
+ * message carries the shared link id in its buttons (answered by the approvals API's Slack route).
  *
  * Environment: PLANGATE_API_URL (base of the approval links), PLANGATE_SES_SENDER (verified
  * sender; without it no email), PLANGATE_NOTIFY_EMAILS (comma-separated extra recipients),
- * PLANGATE_SLACK_BOT_TOKEN_SECRET_ARN (secret holding the Slack bot token) with PLANGATE_SLACK_CHANNEL
- * (where approval requests go; without both no Slack),
- * PLANGATE_APPROVAL_SIGNING_KEY_SECRET (or PLANGATE_APPROVAL_SIGNING_KEY; needed with email).
+ * PLANGATE_SLACK_CHANNEL with PLANGATE_SLACK_BOT_TOKEN_SECRET_ARN (or PLANGATE_SLACK_BOT_TOKEN
+ * locally; without both no Slack), PLANGATE_SLACK_API_URL (tests), PLANGATE_APPROVAL_SIGNING_KEY_SECRET
+ * (or PLANGATE_APPROVAL_SIGNING_KEY; needed with email).
  */
 import { SecretsManagerClient } from '@aws-sdk/client-secrets-manager';
 import { SESv2Client } from '@aws-sdk/client-sesv2';
@@ -16,10 +16,10 @@ import type { Context } from 'aws-lambda';
 import { LinkSigner } from '../lib/runtime/gate/links.ts';
 import { EmailNotifier } from '../lib/runtime/notify/email.ts';
 import { type NotifyDeps, type NotifyResult, sendApprovalRequest } from '../lib/runtime/notify/notify.ts';
-import { SlackNotifier, slackClientFromSecret } from '../lib/runtime/notify/slack.ts';
+import { SlackNotifier } from '../lib/runtime/notify/slack.ts';
 import { ApprovalNoticeSchema } from '../lib/runtime/payloads/index.ts';
 import { NotConfiguredError } from '../lib/runtime/shared/errors.ts';
-import { signingKey } from './default-deps.ts';
+import { signingKey, slackClientFromEnv } from './default-deps.ts';
 import { parseEvent } from './edge.ts';
 
 type Env = Readonly<Record<string, string | undefined>>;
@@ -37,6 +37,7 @@ export async function defaultNotifyDeps(env: Env = process.env): Promise<NotifyD
     .map((a) => a.trim())
     .filter(Boolean);
   const secretsManager = new SecretsManagerClient({});
+  const slack = slackClientFromEnv(env, secretsManager);
   return {
     approvalsBaseUrl,
     ...(env.PLANGATE_SES_SENDER
@@ -49,13 +50,8 @@ export async function defaultNotifyDeps(env: Env = process.env): Promise<NotifyD
           }),
         }
       : {}),
-    ...(env.PLANGATE_SLACK_BOT_TOKEN_SECRET_ARN && env.PLANGATE_SLACK_CHANNEL
-      ? {
-          slack: new SlackNotifier({
-            client: slackClientFromSecret(secretsManager, env.PLANGATE_SLACK_BOT_TOKEN_SECRET_ARN),
-            channel: env.PLANGATE_SLACK_CHANNEL,
-          }),
-        }
+    ...(slack && env.PLANGATE_SLACK_CHANNEL
+      ? { slack: new SlackNotifier({ client: slack, channel: env.PLANGATE_SLACK_CHANNEL }) }
       : {}),
   };
 }

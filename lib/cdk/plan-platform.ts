@@ -35,6 +35,18 @@ import { PlanHttpApi } from './plan-http-api.ts';
 import { PLATFORM_ENV } from './platform-env.ts';
 import { grantStateMachineLogging, grantXRayTracing } from './service-grants.ts';
 
+/** The Slack app plangate posts approval requests as, and whose buttons it answers. */
+export interface SlackAppProps {
+  /** The secret holding the app's bot token (`xoxb-…`; scope `chat:write`). */
+  readonly botToken: ISecret;
+  /** The secret holding the app's signing secret (verifies that a click came from Slack). */
+  readonly signingSecret: ISecret;
+  /** The channel id approval requests are posted to, e.g. `C0123456789`. */
+  readonly channel: string;
+  /** Slack user id → approver name as plans' approval policies name approvers; anyone else is refused. */
+  readonly approvers: Readonly<Record<string, string>>;
+}
+
 export interface PlanPlatformProps {
   /**
    * Prefix of every state machine this platform runs (CDK-deployed and submitted at run time);
@@ -55,18 +67,10 @@ export interface PlanPlatformProps {
    */
   readonly approvalEmails?: string[];
   /**
-   * Slack: approval requests posted to `channel` with Approve/Reject buttons (the bot token and the
-   * app's signing secret live in Secrets Manager, never inline); clicks come back to
-   * `POST /slack/interactions`, answered as the approver `approvers` maps the Slack user to.
+   * Approval requests in Slack, answered by its buttons (`POST /slack/interactions`).
    * @default - no Slack messages
    */
-  readonly slack?: {
-    readonly botTokenSecret: ISecret;
-    readonly signingSecret: ISecret;
-    readonly channel: string;
-    /** Slack user id → approver name (as the plans' approval policies name them). */
-    readonly approvers: Readonly<Record<string, string>>;
-  };
+  readonly slack?: SlackAppProps;
   /**
    * The OpenID Connect issuer whose JWTs name approvers (their `email`, `cognito:username`,
    * `username` or `sub` claim) when they answer a gate through the API.
@@ -136,7 +140,7 @@ export class PlanPlatform extends Construct {
   public readonly runtimePlanLogGroup: LogGroup;
   /** The address approval emails are sent from, when email is on. */
   public readonly sesSender?: string;
-  public readonly slack?: PlanPlatformProps['slack'];
+  public readonly slack?: SlackAppProps;
   public readonly planSecretsPrefix: string;
   public readonly planFunctionsPrefix: string;
   /** The HMAC key that signs approval ids (generated; the gate signs, the API verifies). */
@@ -508,14 +512,7 @@ export class PlanPlatform extends Construct {
 
     if (this.approvalsApi) {
       this.grantAnswerGates(this.approvalsApi.function);
-      if (this.slack) {
-        const api = this.approvalsApi.function;
-        this.slack.botTokenSecret.grantRead(api);
-        this.slack.signingSecret.grantRead(api);
-        api.addEnvironment(PLATFORM_ENV.slackBotTokenSecretArn, this.slack.botTokenSecret.secretArn);
-        api.addEnvironment(PLATFORM_ENV.slackSigningSecretArn, this.slack.signingSecret.secretArn);
-        api.addEnvironment(PLATFORM_ENV.slackApprovers, JSON.stringify(this.slack.approvers));
-      }
+      if (this.slack) this.wireSlackInteractions(this.approvalsApi.function, this.slack);
       if (this.approverSignIn && this.httpApi) {
         const page = this.approvalsApi.function;
         page.addEnvironment(PLATFORM_ENV.cognitoDomain, this.approverSignIn.domain.baseUrl());
@@ -534,7 +531,7 @@ export class PlanPlatform extends Construct {
     }
   }
 
-  /** The notifier sends the approval request: SES as the configured sender, Slack with the bot token. */
+  /** The notifier sends the approval request: SES as the configured sender, Slack through the webhook secret. */
   private wireNotifier(notifier: NodejsFunction, stack: Stack, approvalEmails: readonly string[]): void {
     if (this.httpApi) notifier.addEnvironment(PLATFORM_ENV.apiUrl, this.httpApi.url);
     if (this.sesSender) {
@@ -549,10 +546,24 @@ export class PlanPlatform extends Construct {
       );
     }
     if (this.slack) {
-      this.slack.botTokenSecret.grantRead(notifier);
-      notifier.addEnvironment(PLATFORM_ENV.slackBotTokenSecretArn, this.slack.botTokenSecret.secretArn);
+      this.slack.botToken.grantRead(notifier);
+      notifier.addEnvironment(PLATFORM_ENV.slackBotTokenSecretArn, this.slack.botToken.secretArn);
       notifier.addEnvironment(PLATFORM_ENV.slackChannel, this.slack.channel);
     }
+  }
+
+  /** The approvals API answers Slack's buttons: it verifies clicks and updates the message. */
+  private wireSlackInteractions(approvals: NodejsFunction, slack: SlackAppProps): void {
+    slack.botToken.grantRead(approvals);
+    slack.signingSecret.grantRead(approvals);
+    approvals.addEnvironment(PLATFORM_ENV.slackBotTokenSecretArn, slack.botToken.secretArn);
+    approvals.addEnvironment(PLATFORM_ENV.slackSigningSecretArn, slack.signingSecret.secretArn);
+    approvals.addEnvironment(
+      PLATFORM_ENV.slackApprovers,
+      Object.entries(slack.approvers)
+        .map(([user, approver]) => `${user}=${approver}`)
+        .join(','),
+    );
   }
 }
 

@@ -12,13 +12,13 @@ export const PLATFORM_ENV = {
   sesSender: 'PLANGATE_SES_SENDER',
   /** Comma-separated addresses every approval email also goes to. */
   notifyEmails: 'PLANGATE_NOTIFY_EMAILS',
-  /** ARN of the secret holding the Slack bot token (notifier posts, approvals API updates). */
+  /** ARN of the secret holding the Slack app's bot token (notifier: post; approvals API: update). */
   slackBotTokenSecretArn: 'PLANGATE_SLACK_BOT_TOKEN_SECRET_ARN',
-  /** The Slack channel approval requests are posted to. */
+  /** ARN of the secret holding the Slack app's signing secret (approvals API: verify clicks). */
+  slackSigningSecretArn: 'PLANGATE_SLACK_SIGNING_SECRET_SECRET_ARN',
+  /** The Slack channel id approval requests are posted to. */
   slackChannel: 'PLANGATE_SLACK_CHANNEL',
-  /** ARN of the secret holding the Slack app's signing secret (verifies interactions). */
-  slackSigningSecretArn: 'PLANGATE_SLACK_SIGNING_SECRET_ARN',
-  /** JSON object: Slack user id → approver name. */
+  /** `<Slack user id>=<approver name>,…`: who a click in Slack answers as. */
   slackApprovers: 'PLANGATE_SLACK_APPROVERS',
   /** Secret (ARN) holding the approval-id HMAC key (lambdas/default-deps.ts reads it). */
   approvalSigningKeySecret: 'PLANGATE_APPROVAL_SIGNING_KEY_SECRET',

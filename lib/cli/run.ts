@@ -31,6 +31,10 @@ to the planner, and the revision (same id, version + 1, a new digest) comes back
 Gate answers (terminal): approve | skip <step>[,<step>…] | ask <question> | reject <reason>
 Escalation answers:      retry | skip | abort
 
+Slack: with PLANGATE_SLACK_BOT_TOKEN, PLANGATE_SLACK_SIGNING_SECRET, PLANGATE_SLACK_CHANNEL and
+PLANGATE_SLACK_APPROVERS (<Slack user id>=<approver>,…) set, each gate is also posted to Slack and
+its buttons are answered at the printed "Slack interactions" URL.
+
 Options:
   --approve          approve plan and step gates non-interactively when the plan's approval
                      policy allows it (recorded as approver "plangate-run--approve")
@@ -42,6 +46,7 @@ Options:
                      provider options: --provider, --model, --base-url, --max-rounds, --context)
   --rehearse-rollback  after the plan succeeds, run the rollbacks of its completed steps in
                      reverse order, each verified by its contract, to prove they work
+  --submitted-by N   record N as the plan's submitter (PLAN_CREATED); N may not approve it
   -h, --help         show this help
 
 Exit codes: 0 succeeded, 1 invalid plan or the run failed, 2 usage, 130 interrupted.`;
@@ -53,6 +58,7 @@ export interface CommonRunArgs {
   timeScale: number;
   filesDir: string;
   rehearseRollback: boolean;
+  submittedBy?: string;
   positionals: string[];
   /** `--goal` and the planner's options. */
   goal?: string;
@@ -78,6 +84,7 @@ export function parseRunArgs(argv: string[]): CommonRunArgs | string {
     timeScale,
     filesDir: values['files-dir'] ?? '.',
     rehearseRollback: values['rehearse-rollback'] ?? false,
+    ...(values['submitted-by'] ? { submittedBy: values['submitted-by'] } : {}),
     positionals,
     ...(values.goal !== undefined ? { goal: values.goal } : {}),
     planner: {
@@ -107,6 +114,7 @@ function parse(argv: string[]) {
       'base-url': { type: 'string' },
       'max-rounds': { type: 'string' },
       context: { type: 'string' },
+      'submitted-by': { type: 'string' },
     },
   });
 }
@@ -156,6 +164,7 @@ function sessionOptions(args: CommonRunArgs): SessionOptions {
     timeScale: args.timeScale,
     filesDir: args.filesDir,
     rehearseRollback: args.rehearseRollback,
+    ...(args.submittedBy !== undefined ? { submittedBy: args.submittedBy } : {}),
     io: { stdout: process.stdout, stderr: process.stderr, stdin: process.stdin },
   };
 }

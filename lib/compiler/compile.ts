@@ -9,6 +9,7 @@ import type { BudgetLimits, PlanIdentity, RecipeSummary } from '../runtime/paylo
 import type { AslDefinition, CompiledDefinition, Fragment } from './asl.ts';
 import { CHILD_STATES, ChildMachine } from './child-machine.ts';
 import { COMPLETION_STATES, Completion } from './completion.ts';
+import { gateLadderPolicy } from './gate-ladder.ts';
 import { childPlaceholder, ref } from './placeholders.ts';
 import { planFacts } from './plan-facts.ts';
 import { PLAN_GATE_STATES, PlanGate } from './plan-gate.ts';
@@ -112,6 +113,7 @@ export function compilePlan(input: Plan | PlanInput, options: CompileOptions = {
   const stepIds = new Set(plan.steps.map((s) => s.id));
   const recoverySummary = summarize(recovery.plan);
   const approvalTimeoutSeconds = plan.approval.timeoutSeconds;
+  const approvalLadder = gateLadderPolicy(plan);
 
   const ancestors = ancestorsOf(plan.steps);
   const planSteps = new Map<string, PlanStep>();
@@ -124,6 +126,7 @@ export function compilePlan(input: Plan | PlanInput, options: CompileOptions = {
         total: plan.steps.length,
         recovery: recovery.steps.get(step.id) ?? recovery.plan,
         approvalTimeoutSeconds,
+        approvalLadder,
         inlineOutputLimitBytes,
         joinPredecessors: decomposition.joins.get(step.id) ?? [],
         signalSuccessors: decomposition.signals.get(step.id) ?? [],
@@ -172,7 +175,7 @@ export function compilePlan(input: Plan | PlanInput, options: CompileOptions = {
       steps: plan.steps.length,
       stepIds: plan.steps.map((s) => s.id),
     },
-    timeoutSeconds: approvalTimeoutSeconds,
+    ladder: approvalLadder,
     next: EXECUTE_STATE,
     finish: COMPLETION_STATES.finalize,
   }).toAsl();

@@ -13,8 +13,10 @@ export interface GateTaskProps {
   readonly kind: GateKind;
   /** Fields of the GateRequest besides kind, token, plan, executionId and approval. */
   readonly payload: Readonly<Record<string, unknown>>;
-  /** The wait's TimeoutSeconds (sent to the Lambda too, for the link's expiry). */
+  /** How long the gate's link stays valid (sent to the Lambda for its expiry). */
   readonly timeoutSeconds: number;
+  /** The wait's TimeoutSeconds, when it ends before the link expires (a reminder follows). @default timeoutSeconds */
+  readonly waitSeconds?: number;
   /** ASL fields after the Task's own: Output/Assign, Catch, Next/End. */
   readonly rest: Readonly<Record<string, unknown>>;
   /** @default - none */
@@ -37,7 +39,7 @@ export function gateTask(props: GateTaskProps): AslState {
         timeoutSeconds: props.timeoutSeconds,
       },
     },
-    TimeoutSeconds: props.timeoutSeconds,
+    TimeoutSeconds: props.waitSeconds ?? props.timeoutSeconds,
     Retry: [SERVICE_RETRY],
     ...props.rest,
   };

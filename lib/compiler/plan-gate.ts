@@ -5,11 +5,12 @@
  * overrides); ASK_FOR_CLARIFICATION → ask again (round + 1, with the question);
  * REJECT → the completion states with the error `Plangate.GateRejected` (the reason as its cause),
  * so EXECUTION_COMPLETE is written and the machine then fails with it. No decision within the
- * timeout → the same with `Plangate.GateTimedOut`.
+ * timeout: the policy's timeout ladder (gate-ladder.ts) reminds, escalates, and finally rejects
+ * with reason `timed out`; only if the gate Lambda cannot even do that, `Plangate.GateTimedOut`.
  */
 import { MACHINE_ERRORS, type PlanIdentity, type RecipeSummary } from '../runtime/payloads/index.ts';
 import type { Fragment } from './asl.ts';
-import { gateTask } from './gate-task.ts';
+import { type GateLadderPolicy, gateLadder } from './gate-ladder.ts';
 import { jsonata, literal } from './jsonata.ts';
 import { type PlanFacts, planFactsAssign } from './plan-facts.ts';
 
@@ -25,8 +26,8 @@ export interface PlanGateProps {
     readonly steps: number;
     readonly stepIds: readonly string[];
   };
-  /** The approval policy's timeout. */
-  readonly timeoutSeconds: number;
+  /** The approval policy's timeout ladder. */
+  readonly ladder: GateLadderPolicy;
   /** The state that runs the approved plan. */
   readonly next: string;
   /** Where a plan that will not run goes with its `error` (Finalize: EXECUTION_COMPLETE, then Fail). */
@@ -66,21 +67,22 @@ export class PlanGate {
           Output: literal({ steps: {} }),
           Next: s.gate,
         },
-        [s.gate]: gateTask({
+        ...gateLadder({
           kind: 'plan',
+          name: s.gate,
           comment: 'Blocks until a person decides; the gate Lambda keeps the token server-side.',
           payload: {
             round: jsonata('$round'),
             question: jsonata('$question'),
             summary: literal(this.props.summary),
           },
-          timeoutSeconds: this.props.timeoutSeconds,
-          rest: {
+          policy: this.props.ladder,
+          onDecision: {
             Assign: { decision: jsonata('$states.result') },
             Output: jsonata('$states.input'),
-            Catch: [{ ErrorEquals: ['States.Timeout'], Next: s.timedOut }],
             Next: s.decision,
           },
+          onTimeout: { Next: s.timedOut },
         }),
         [s.decision]: {
           Type: 'Choice',
@@ -116,7 +118,8 @@ export class PlanGate {
           Output: {
             error: {
               Error: MACHINE_ERRORS.gateTimedOut,
-              Cause: 'No decision arrived at the plan gate before its timeout.',
+              Cause:
+                'The plan gate could not be expired: no decision arrived, and the gate did not answer its expiry.',
             },
           },
           Next: this.props.finish,

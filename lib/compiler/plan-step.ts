@@ -7,6 +7,7 @@ import type { Step } from '../plan/schema.ts';
 import type { BudgetLimits } from '../runtime/payloads/index.ts';
 import type { AslStates, Fragment } from './asl.ts';
 import { type EscalatedStep, escalationOf, ScopeEscalation } from './escalation.ts';
+import type { GateLadderPolicy } from './gate-ladder.ts';
 import { JoinSignal, JoinWait, joinSignalState, joinWaitState } from './join.ts';
 import { RetryPolicy } from './retry-policy.ts';
 import type { BranchScope } from './scope.ts';
@@ -19,8 +20,10 @@ export interface PlanStepProps {
   readonly total: number;
   /** The step's effective recipes (the plan's, with its `onFail` applied). */
   readonly recovery: RecoveryTable;
-  /** The approval policy's timeout, for the step gate and the escalation gate. */
+  /** The approval policy's timeout, for the escalation gate and a human step. */
   readonly approvalTimeoutSeconds: number;
+  /** The approval policy's timeout ladder, for the step gate. */
+  readonly approvalLadder: GateLadderPolicy;
   readonly inlineOutputLimitBytes: number;
   /**
    * Predecessors on other branches, waited for on a join.
@@ -101,7 +104,7 @@ export class PlanStep {
         stepId: step.id,
         description: step.description,
         dependsOn: step.dependsOn,
-        timeoutSeconds: this.props.approvalTimeoutSeconds,
+        ladder: this.props.approvalLadder,
         runState: task.run,
       }).toAsl(scope);
       Object.assign(states, gate.states);

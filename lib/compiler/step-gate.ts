@@ -6,7 +6,7 @@
  */
 import type { Fragment } from './asl.ts';
 import { allCompleted, CURRENT, STEPS, skippedByApprover, withCurrent } from './dataflow.ts';
-import { gateTask } from './gate-task.ts';
+import { type GateLadderPolicy, gateLadder } from './gate-ladder.ts';
 import { jsonata, literal } from './jsonata.ts';
 import type { BranchScope } from './scope.ts';
 
@@ -14,8 +14,8 @@ export interface StepGateProps {
   readonly stepId: string;
   readonly description: string;
   readonly dependsOn: readonly string[];
-  /** The approval policy's timeout. */
-  readonly timeoutSeconds: number;
+  /** The approval policy's timeout ladder (its last rung rejects: the step is skipped). */
+  readonly ladder: GateLadderPolicy;
   /** The step's runner state, where every decision but ASK_FOR_CLARIFICATION leads. */
   readonly runState: string;
 }
@@ -47,25 +47,23 @@ export class StepGate {
           ],
           Default: runState,
         },
-        [names.gate]: gateTask({
+        ...gateLadder({
           kind: 'step',
+          name: names.gate,
           payload: {
             stepId,
             description: literal(this.props.description),
             round: jsonata(round),
             question: jsonata(`$exists(${CURRENT}.question) ? ${CURRENT}.question : null`),
           },
-          timeoutSeconds: this.props.timeoutSeconds,
-          rest: {
+          policy: this.props.ladder,
+          onDecision: {
             Output: jsonata(withCurrent(`{"round": ${round}, "gate": $states.result}`)),
-            Catch: [
-              {
-                ErrorEquals: ['States.Timeout'],
-                Output: jsonata(withCurrent(`{"stepId": "${stepId}", "gate": "step"}`)),
-                Next: scope.fail('gateTimedOut'),
-              },
-            ],
             Next: names.decision,
+          },
+          onTimeout: {
+            Output: jsonata(withCurrent(`{"stepId": "${stepId}", "gate": "step"}`)),
+            Next: scope.fail('gateTimedOut'),
           },
         }),
         [names.decision]: {

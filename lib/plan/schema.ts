@@ -150,6 +150,14 @@ export const PostconditionSchema = z.strictObject({
 });
 export type Postcondition = z.infer<typeof PostconditionSchema>;
 
+/** Who a gate is escalated to when nobody answered in time: the next rung of the timeout ladder. */
+export const ApproverGroupSchema = z.strictObject({
+  approvers: z.array(z.string().min(1)).min(1),
+  /** How many distinct approvals of this group the gate needs. */
+  quorum: z.number().int().min(1).max(20).default(1),
+});
+export type ApproverGroup = z.infer<typeof ApproverGroupSchema>;
+
 export const ApprovalPolicySchema = z.strictObject({
   /** Who may approve (email addresses, Slack ids or user names); empty means any authenticated user. */
   approvers: z.array(z.string().min(1)).default([]),
@@ -157,8 +165,15 @@ export const ApprovalPolicySchema = z.strictObject({
   quorum: z.number().int().min(1).max(20).default(1),
   /** Who may never approve, e.g. the plan's author. */
   forbiddenApprovers: z.array(z.string().min(1)).default([]),
-  /** How long a gate waits for a decision. */
+  /** How long a gate waits for a decision from each group (the approvers, then each of `escalateTo`). */
   timeoutSeconds: z.number().int().positive().max(31_536_000).default(86_400),
+  /** When set, each group is reminded once after this long without a decision (less than `timeoutSeconds`). */
+  remindAfterSeconds: z.number().int().positive().max(31_536_000).optional(),
+  /**
+   * The timeout ladder: when a group lets a gate time out, it is asked of the next group; after
+   * the last, the gate rejects with reason `timed out` (it never approves by itself).
+   */
+  escalateTo: z.array(ApproverGroupSchema).max(5).optional(),
   /** Whether `--approve` may answer the gate non-interactively (it is still logged as an approval). */
   allowAutoApprove: z.boolean().default(true),
 });

@@ -70,6 +70,7 @@ export async function validatePlan(plan: Plan, options: ValidateOptions = {}): P
     );
   }
   checkSize(plan, options, report);
+  checkApprovalLadder(plan, report);
 
   const shellChecks: Array<{ command: string; pointer: string }> = [];
   const jsonataCache = new Map<string, string | undefined>();
@@ -520,6 +521,35 @@ function checkReferences(
         'reference-not-upstream',
         `${u.ref.raw}: step "${u.ref.name}" is not a dependency of step "${plan.steps[u.from]!.id}", so its output may not exist yet (add it to dependsOn)`,
         u.pointer,
+      );
+  });
+}
+
+/** The timeout ladder must be climbable: a reminder before the timeout, and every group able to reach its quorum. */
+function checkApprovalLadder(plan: Plan, report: Report): void {
+  const { remindAfterSeconds, timeoutSeconds, escalateTo = [] } = plan.approval;
+  if (remindAfterSeconds !== undefined && remindAfterSeconds >= timeoutSeconds)
+    report(
+      'error',
+      'invalid-approval-policy',
+      `approval.remindAfterSeconds (${remindAfterSeconds}) must be less than approval.timeoutSeconds (${timeoutSeconds}): the reminder comes before the timeout`,
+      '/approval/remindAfterSeconds',
+    );
+  escalateTo.forEach((group, i) => {
+    if (group.quorum > new Set(group.approvers).size)
+      report(
+        'error',
+        'invalid-approval-policy',
+        `approval.escalateTo[${i}] needs ${group.quorum} distinct approvals but names ${new Set(group.approvers).size} approver(s)`,
+        `/approval/escalateTo/${i}/quorum`,
+      );
+    const forbidden = group.approvers.filter((a) => plan.approval.forbiddenApprovers.includes(a));
+    if (forbidden.length > 0)
+      report(
+        'error',
+        'invalid-approval-policy',
+        `approval.escalateTo[${i}] names forbidden approver(s): ${forbidden.join(', ')}`,
+        `/approval/escalateTo/${i}/approvers`,
       );
   });
 }

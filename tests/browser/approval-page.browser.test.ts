@@ -222,15 +222,16 @@ describe.skipIf(!CHROMIUM)('the approval page in Chromium', () => {
     await context.close();
   });
 
-  it('says an expired link has expired and changes nothing', async () => {
+  it('says an expired link can no longer be answered (the timeout ladder rejected the gate) and changes nothing', async () => {
     const gate = await gateOf('expires', 1);
     await new Promise((r) => setTimeout(r, 2_200));
     const context = await browser.newContext();
     const page = await context.newPage();
     const response = await page.goto(await emailedLink(gate, 'ana@example.test'));
-    expect(response?.status()).toBe(410);
-    await page.getByText('this approval link has expired').waitFor({ timeout: 10_000 });
-    expect(await decisions(gate)).toEqual([]);
+    // Nobody answered in time: the gate's timeout ladder ended in REJECT 'timed out' (never approve).
+    expect(response?.status()).toBe(409);
+    await page.getByText(/already answered: REJECT/).waitFor({ timeout: 10_000 });
+    expect((await decisions(gate)).map((e) => [e.event, e.details.reason])).toEqual([['GATE_REJECTED', 'timed out']]);
     await context.close();
   });
 });

@@ -195,7 +195,7 @@ describe('harness functions', () => {
 });
 
 describe('HTTP API', () => {
-  it('signs plan routes with IAM, answers with a JWT, and leaves open only the approval page, the emailed answer and the OpenAPI document', () => {
+  it('signs plan routes with IAM, answers with a JWT, and leaves only the approval page open', () => {
     const routes = Object.values(template.findResources('AWS::ApiGatewayV2::Route')) as Resource[];
     const auth = Object.fromEntries(
       routes.map((r) => [r.Properties.RouteKey, r.Properties.AuthorizationType]),
@@ -345,20 +345,20 @@ describe('grant helpers', () => {
 
 describe('notifier', () => {
   it.skipIf(!existsSync(join(LAMBDAS_DIR, HARNESS_HANDLERS.notifier.file)))(
-    'sends as the SES sender only, reads the Slack bot token from its secret, and is what the gate invokes',
+    'sends as the SES sender only, posts to Slack with the bot token from its secret, and is what the gate invokes; the approvals API verifies Slack clicks',
     () => {
       const app = testApp();
       const s = new Stack(app, 'Notify');
-      const slack = new Secret(s, 'SlackBotToken');
-      const signing = new Secret(s, 'SlackSigning');
+      const botToken = new Secret(s, 'SlackBotToken');
+      const signingSecret = new Secret(s, 'SlackSigningSecret');
       const platform = new PlanPlatform(s, 'Platform', {
         sesSender: 'approvals@example.com',
         approvalEmails: ['ops@example.com', 'audit@example.com'],
         slack: {
-          botTokenSecret: slack,
-          signingSecret: signing,
+          botToken,
+          signingSecret,
           channel: 'C0APPROVALS',
-          approvers: { U123: 'ana@example.com' },
+          approvers: { U0ALICE: 'alice@example.com' },
         },
       });
       const t = Template.fromStack(s);
@@ -368,19 +368,28 @@ describe('notifier', () => {
       expect((fn.Properties.Environment as { Variables: Record<string, unknown> }).Variables).toMatchObject({
         PLANGATE_SES_SENDER: 'approvals@example.com',
         PLANGATE_NOTIFY_EMAILS: 'ops@example.com,audit@example.com',
-        PLANGATE_SLACK_BOT_TOKEN_SECRET_ARN: { Ref: s.getLogicalId(slack.node.defaultChild as never) },
+        PLANGATE_SLACK_BOT_TOKEN_SECRET_ARN: { Ref: s.getLogicalId(botToken.node.defaultChild as never) },
         PLANGATE_SLACK_CHANNEL: 'C0APPROVALS',
       });
-      const api = platform.approvalsApi;
-      if (api) {
-        const apiFn = resources[s.getLogicalId(api.function.node.defaultChild as never)]!;
-        expect(
-          (apiFn.Properties.Environment as { Variables: Record<string, unknown> }).Variables,
-        ).toMatchObject({
-          PLANGATE_SLACK_SIGNING_SECRET_ARN: { Ref: s.getLogicalId(signing.node.defaultChild as never) },
-          PLANGATE_SLACK_APPROVERS: JSON.stringify({ U123: 'ana@example.com' }),
-        });
-      }
+      // Only the approvals API verifies clicks: the notifier never sees the signing secret.
+      expect(JSON.stringify(fn.Properties)).not.toContain(
+        s.getLogicalId(signingSecret.node.defaultChild as never),
+      );
+      const approvals =
+        resources[s.getLogicalId(platform.approvalsApi!.function.node.defaultChild as never)]!;
+      expect(
+        (approvals.Properties.Environment as { Variables: Record<string, unknown> }).Variables,
+      ).toMatchObject({
+        PLANGATE_SLACK_SIGNING_SECRET_SECRET_ARN: {
+          Ref: s.getLogicalId(signingSecret.node.defaultChild as never),
+        },
+        PLANGATE_SLACK_BOT_TOKEN_SECRET_ARN: { Ref: s.getLogicalId(botToken.node.defaultChild as never) },
+        PLANGATE_SLACK_APPROVERS: 'U0ALICE=alice@example.com',
+      });
+      const slackRoute = (Object.values(t.findResources('AWS::ApiGatewayV2::Route')) as Resource[]).find(
+        (r) => r.Properties.RouteKey === 'POST /slack/interactions',
+      );
+      expect(slackRoute?.Properties.AuthorizationType ?? 'NONE').toBe('NONE');
       const statementsOf = (role: { node: { defaultChild?: unknown } }) =>
         (Object.values(t.findResources('AWS::IAM::Policy')) as Resource[])
           .filter(

@@ -31,7 +31,7 @@ export class CliRun {
   private readonly child: ChildProcess;
   private waiters: (() => void)[] = [];
 
-  constructor(args: readonly string[], cwd: string) {
+  constructor(args: readonly string[], cwd: string, env: Readonly<Record<string, string>> = {}) {
     this.child = spawn(process.execPath, ['--import', TSX_LOADER, CLI, ...args], {
       cwd,
       // Node 20 is supported on purpose: the SDK's notice about its Node 22 floor is noise here.
@@ -39,6 +39,7 @@ export class CliRun {
         ...process.env,
         NODE_NO_WARNINGS: '1',
         AWS_SDK_JS_NODE_VERSION_SUPPORT_WARNING_DISABLED: 'true',
+        ...env,
       },
       stdio: ['pipe', 'pipe', 'pipe'],
     });
@@ -107,8 +108,13 @@ export class CliRun {
 }
 
 /** `plangate run <plan> --json --time-scale 0.01 [...]` in `cwd`, store under `cwd/.plangate`. */
-export function runPlan(plan: string, cwd: string, extra: readonly string[] = []): CliRun {
-  return new CliRun(['run', plan, '--json', '--time-scale', '0.01', ...extra], cwd);
+export function runPlan(
+  plan: string,
+  cwd: string,
+  extra: readonly string[] = [],
+  env: Readonly<Record<string, string>> = {},
+): CliRun {
+  return new CliRun(['run', plan, '--json', '--time-scale', '0.01', ...extra], cwd, env);
 }
 
 /** The events the run stored in the local DynamoDB (the store opened after the CLI exited). */

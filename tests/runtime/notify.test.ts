@@ -1,12 +1,10 @@
 /**
  * Notifications for gates: SES through the real SESv2Client against a tiny local SES endpoint,
- * Slack through @slack/web-api's WebClient against a local server speaking Slack's Web API (the bot
- * token read through the real SecretsManagerClient from a tiny local Secrets Manager endpoint). No message may carry a task token, a secret or
- * live markup, whatever the plan's authors wrote.
+ * Slack through @slack/web-api's WebClient against a local server that speaks Slack's Web API.
+ * No message may carry a task token, a secret or live markup, whatever the plan's authors wrote.
  */
 import { createServer, type IncomingMessage, type Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
-import { SecretsManagerClient } from '@aws-sdk/client-secrets-manager';
 import { SESv2Client } from '@aws-sdk/client-sesv2';
 import fc from 'fast-check';
 import { afterAll, beforeAll, beforeEach, describe, expect, it } from 'vitest';
@@ -15,14 +13,15 @@ import { LOCAL_CREDENTIALS } from '../../lib/local/clients.ts';
 import { LinkSigner } from '../../lib/runtime/gate/links.ts';
 import { EmailNotifier } from '../../lib/runtime/notify/email.ts';
 import { approvalMessage } from '../../lib/runtime/notify/message.ts';
-import { SlackNotifier, slackClientFromSecret } from '../../lib/runtime/notify/slack.ts';
+import { SlackClient, SlackNotifier } from '../../lib/runtime/notify/slack.ts';
 import type { ApprovalNotice } from '../../lib/runtime/payloads/index.ts';
+import { FakeSlack } from '../fake-slack.ts';
 
 const TOKEN = `AQ${'Tk9'.repeat(60)}`;
-const SLACK_BOT_TOKEN = 'xoxb-0000-local-bot-token';
 const SIGNER = new LinkSigner('n'.repeat(32));
 const APPROVAL_ID = SIGNER.shared('aB3-dE_f', 1900000000, 'sha256:abc123');
 const BASE = 'https://approvals.example.com/';
+const BOT_TOKEN = `xoxb-42-42-${'b'.repeat(24)}`;
 
 interface Recorded {
   path: string;
@@ -33,7 +32,7 @@ interface Recorded {
 let server: Server;
 let url: string;
 const requests: Recorded[] = [];
-let slackStatus = 200;
+let slack: FakeSlack;
 
 beforeAll(async () => {
   server = createServer((req, res) => {
@@ -42,21 +41,9 @@ beforeAll(async () => {
     req.on('end', () => {
       const body = Buffer.concat(chunks).toString('utf8');
       requests.push({ path: req.url ?? '', headers: req.headers, body });
-      if (req.headers['x-amz-target'] === 'secretsmanager.GetSecretValue') {
-        res.writeHead(200, { 'content-type': 'application/x-amz-json-1.1' });
-        res.end(JSON.stringify({ Name: 'slack', SecretString: SLACK_BOT_TOKEN }));
-      } else if (req.url === '/v2/email/outbound-emails') {
+      if (req.url === '/v2/email/outbound-emails') {
         res.writeHead(200, { 'content-type': 'application/json' });
         res.end(JSON.stringify({ MessageId: `m-${requests.length}` }));
-      } else if (req.url === '/slack/api/chat.postMessage') {
-        res.writeHead(200, { 'content-type': 'application/json' });
-        res.end(
-          JSON.stringify(
-            slackStatus === 200
-              ? { ok: true, channel: 'C0APPROVALS', ts: '1700000000.000100' }
-              : { ok: false, error: 'channel_not_found' },
-          ),
-        );
       } else {
         res.writeHead(404);
         res.end();
@@ -65,23 +52,20 @@ beforeAll(async () => {
   });
   await new Promise<void>((r) => server.listen(0, '127.0.0.1', r));
   url = `http://127.0.0.1:${(server.address() as AddressInfo).port}`;
+  slack = await FakeSlack.start({ botToken: BOT_TOKEN, signingSecret: 'unused-here' });
 });
 afterAll(async () => {
+  await slack.close();
   server.closeAllConnections();
   await new Promise((r) => server.close(r));
 });
 beforeEach(() => {
   requests.length = 0;
-  slackStatus = 200;
+  slack.messages.length = 0;
 });
 
 const clients = () => ({
   ses: new SESv2Client({ region: 'us-east-1', endpoint: url, credentials: LOCAL_CREDENTIALS }),
-  secretsManager: new SecretsManagerClient({
-    region: 'us-east-1',
-    endpoint: url,
-    credentials: LOCAL_CREDENTIALS,
-  }),
 });
 
 const notice = (over: Partial<ApprovalNotice> = {}): ApprovalNotice => ({
@@ -100,8 +84,8 @@ const notice = (over: Partial<ApprovalNotice> = {}): ApprovalNotice => ({
   ...over,
 });
 
-const handler = (slackOnly = false) => {
-  const { ses, secretsManager } = clients();
+const handler = (slackOnly = false, botToken = BOT_TOKEN) => {
+  const { ses } = clients();
   return makeHandler({
     approvalsBaseUrl: BASE,
     linkSigner: SIGNER,
@@ -109,14 +93,14 @@ const handler = (slackOnly = false) => {
       ? {}
       : { email: new EmailNotifier({ ses, from: 'plangate@example.com', alwaysTo: ['ops@example.com'] }) }),
     slack: new SlackNotifier({
-      client: slackClientFromSecret(secretsManager, 'slack-bot-token', { slackApiUrl: `${url}/slack/api/` }),
+      client: new SlackClient({ botToken: async () => botToken, slackApiUrl: slack.apiUrl }),
       channel: 'C0APPROVALS',
     }),
   });
 };
 
 describe('notifier Lambda', () => {
-  it('emails the approvers (never the forbidden ones) and posts Slack buttons that link to the approval page', async () => {
+  it('emails the approvers (never the forbidden ones) and posts Slack decision buttons carrying the link id', async () => {
     const result = await handler()(notice());
     expect(result).toEqual({ emailed: 2, slack: true });
     const link = `https://approvals.example.com/approvals/${encodeURIComponent(APPROVAL_ID)}`;
@@ -149,23 +133,14 @@ describe('notifier Lambda', () => {
       expect(sent.Content.Simple.Body.Text.Data).toContain('sha256:abc123');
     }
 
-    const slack = requests.find((r) => r.path === '/slack/api/chat.postMessage') as Recorded;
-    expect(slack.headers.authorization).toBe(`Bearer ${SLACK_BOT_TOKEN}`);
-    expect(slack.body).not.toContain(SLACK_BOT_TOKEN);
-    const form = new URLSearchParams(slack.body);
-    expect(form.get('channel')).toBe('C0APPROVALS');
-    const blocks = JSON.parse(form.get('blocks') ?? '[]') as {
-      type: string;
-      elements?: { url?: string; value?: string; action_id: string; text: { text: string } }[];
-    }[];
-    const buttons = blocks.find((b) => b.type === 'actions')?.elements ?? [];
-    expect(buttons.map((b) => b.text.text)).toEqual(['Approve', 'Reject', 'Review / modify']);
-    // Approve and Reject answer in Slack with the opaque link id; the page button links to it.
-    expect(buttons.slice(0, 2).map((b) => [b.action_id, b.value])).toEqual([
-      ['plangate-approve', APPROVAL_ID],
-      ['plangate-reject', APPROVAL_ID],
+    const [posted] = slack.messages;
+    expect(posted?.channel).toBe('C0APPROVALS');
+    const buttons = slack.buttons(posted as NonNullable<typeof posted>);
+    expect(buttons.map((b) => [b.text.text, b.value ?? b.url])).toEqual([
+      ['Approve', APPROVAL_ID],
+      ['Reject', APPROVAL_ID],
+      ['Open the page', link],
     ]);
-    expect(buttons[2]?.url).toBe(link);
   });
 
   it('tells a person what to do for a human step, and which values to report', async () => {
@@ -185,11 +160,12 @@ describe('notifier Lambda', () => {
   });
 
   it('fails (so the event is retried) when every channel fails, and never names the bot token', async () => {
-    slackStatus = 500;
-    const error = await handler(true)(notice()).catch((e: unknown) => e as Error);
+    const wrongToken = `xoxb-0-0-${'w'.repeat(24)}`;
+    const error = await handler(true, wrongToken)(notice()).catch((e: unknown) => e as Error);
     expect(error).toBeInstanceOf(Error);
-    expect(String((error as Error).message)).toContain('channel_not_found');
-    expect(String((error as Error).message)).not.toContain(SLACK_BOT_TOKEN);
+    expect(String((error as Error).message)).toContain('invalid_auth');
+    expect(JSON.stringify(error)).not.toContain(wrongToken);
+    expect(slack.messages).toEqual([]);
   });
 
   it('rejects a malformed notice, located, sending nothing', async () => {
@@ -203,18 +179,17 @@ describe('notifier Lambda', () => {
   it('sends no token, secret or live markup over the wire, whatever the step says', async () => {
     const hostile = `<script>alert(1)</script> *bold* <https://evil.example|click> & password=hunter22 ${TOKEN}`;
     await handler()(notice({ kind: 'escalation', stepId: 'x', description: hostile, question: hostile }));
-    const wire = requests.map((r) => r.body).join('\n');
+    const wire = [...requests.map((r) => r.body), JSON.stringify(slack.messages)].join('\n');
     expect(wire).not.toContain(TOKEN.slice(0, 40));
     expect(wire).not.toContain('hunter22');
     // Markup is live only in the HTML part and in Slack mrkdwn; plain text may show it as text.
     const email = JSON.parse((requests.find((r) => r.path.startsWith('/v2/')) as Recorded).body);
-    const slack = decodeURIComponent((requests.find((r) => r.path.startsWith('/slack/')) as Recorded).body);
-    for (const live of [email.Content.Simple.Body.Html.Data as string, slack]) {
+    for (const live of [email.Content.Simple.Body.Html.Data as string, JSON.stringify(slack.messages)]) {
       expect(live).not.toContain('<script>');
       expect(live).not.toContain('<https://evil.example|click>');
     }
-    // The webhook URL is only the request's target, never its body.
-    expect(wire).not.toContain('s3cr3tWebhookPart');
+    // The bot token authenticates the request; it is never in a message.
+    expect(wire).not.toContain(BOT_TOKEN);
   });
 });
 

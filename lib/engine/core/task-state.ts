@@ -378,7 +378,8 @@ async function guardedCall(
         heartbeatMs,
         controller.signal,
       );
-      // Awaited below; when the dispatch fails first (or the engine shuts down), nobody will.
+      // Awaited below; when the dispatch fails first (or outlives the task's deadline, or the engine
+      // shuts down), nobody will.
       waiting.catch(() => undefined);
       if (recordedSubmit?.type === 'TaskSubmitted') scope.emit('TaskSubmitted');
       else {

@@ -58,6 +58,12 @@ export class ProgressFormatter {
         return [`GATE_CLARIFICATION_REQUESTED: ${str(d.question)}`];
       case 'GATE_ANSWER_REFUSED':
         return [`GATE_ANSWER_REFUSED: ${gateLabel(d.gate, id, this)}${by(d.by)}: ${str(d.message)}`];
+      case 'GATE_REMINDED':
+        return [`GATE_REMINDED: ${gateLabel(d.gate, id, this)}, nobody has answered yet`];
+      case 'GATE_ESCALATED':
+        return [
+          `GATE_ESCALATED: ${gateLabel(d.gate, id, this)} timed out; now asking ${(d.approvers as string[]).join(', ')}`,
+        ];
       case 'TASK_STARTED':
         this.started.set(id, at);
         return num(d.attempt) > 1

@@ -35,6 +35,7 @@ import {
 } from './decisions.ts';
 import { EventFollower } from './follow.ts';
 import { type AnswerOutcome, type GateAnswer, type PendingGate, pendingGate } from './gate-desk.ts';
+import { LocalSlack } from './local-slack.ts';
 import { LocalRunStack } from './local-stack.ts';
 import { outlineOf, ProgressFormatter } from './progress.ts';
 import { Spinner } from './spinner.ts';
@@ -77,6 +78,10 @@ export interface SessionOptions {
    */
   readonly onPlanFeedback?: (feedback: string) => void;
   readonly io: SessionIo;
+  /** Who submits the plan (PLAN_CREATED): they may not approve it. @default - not recorded */
+  readonly submittedBy?: string;
+  /** Where Slack is configured (lib/local/run/local-slack.ts). @default process.env */
+  readonly env?: Readonly<Record<string, string | undefined>>;
 }
 
 export type SessionTarget =
@@ -113,11 +118,26 @@ export async function runSession(target: SessionTarget, options: SessionOptions)
 
   const signingKey = await loadSigningKey(paths);
   const notices = new NoticeBoard();
+  let slack: LocalSlack | undefined;
   const stack = await LocalRunStack.start({
     paths,
     timeScale: options.timeScale,
     signingKey,
-    notify: async (notice) => notices.post(notice),
+    notify: async (notice) => {
+      notices.post(notice);
+      // As on AWS, a notice that could not be posted does not hold the gate up.
+      await slack
+        ?.notify(notice)
+        .catch((error: unknown) => note(`Slack: not posted: ${(error as Error).message}`));
+    },
+  });
+  slack = await LocalSlack.start(options.env ?? process.env, {
+    ...stack.journalDeps(),
+    sfn: stack.sfn,
+    signingKey,
+  }).catch(async (error: unknown) => {
+    await stack.close();
+    throw error;
   });
   const desk = new ApprovalsDesk({
     approvals: approvalsFor({ ...stack.journalDeps(), sfn: stack.sfn, signingKey }),
@@ -178,9 +198,14 @@ export async function runSession(target: SessionTarget, options: SessionOptions)
     const executionArn =
       target.kind === 'execution'
         ? target.executionArn
-        : await startOrReattach(stack, plan, digest, paths, note, options.rehearseRollback, target.planner);
+        : await startOrReattach(stack, plan, digest, paths, note, {
+            rehearseRollback: options.rehearseRollback,
+            ...(target.planner ? { planner: target.planner } : {}),
+            ...(options.submittedBy !== undefined ? { submittedBy: options.submittedBy } : {}),
+          });
     note(`Execution: ${executionArn}`);
     note(`Approval page: ${page.url} (links are printed with each gate)`);
+    if (slack) note(`Slack interactions: ${slack.interactionsUrl}`);
     if (!options.json) out(`\n${renderChecklist(plan)}\n`);
 
     const progress = new ProgressFormatter(outlineOf(plan));
@@ -263,6 +288,7 @@ export async function runSession(target: SessionTarget, options: SessionOptions)
     follower?.stop();
     prompter.close();
     await page.close();
+    await slack?.close();
     await stack.close();
     await releaseSession(paths);
   }
@@ -275,8 +301,7 @@ async function startOrReattach(
   digest: string,
   paths: StorePaths,
   note: (text: string) => void,
-  rehearseRollback: boolean,
-  planner?: PlannerDetails,
+  launch: { rehearseRollback: boolean; planner?: PlannerDetails; submittedBy?: string },
 ): Promise<string> {
   const file = planFile(paths, digest);
   await mkdir(dirname(file), { recursive: true });
@@ -309,8 +334,9 @@ async function startOrReattach(
     tracing: false,
     journal: stack.journalDeps(),
     executionName: `${plan.id.slice(0, 50)}-${Date.now().toString(36)}`,
-    ...(planner ? { planner } : {}),
-    rehearseRollback,
+    ...(launch.planner ? { planner: launch.planner } : {}),
+    ...(launch.submittedBy !== undefined ? { submittedBy: launch.submittedBy } : {}),
+    rehearseRollback: launch.rehearseRollback,
   });
   return launched.executionArn;
 }

@@ -6,7 +6,8 @@
  *   locally);
  * - `POST /approvals/{id}/as-recipient` answers as the recipient a recipient-bound id names
  *   (no JWT: the id's signature is the proof);
- * - `GET /approvals/signed-in` is where the hosted UI returns after sign-in.
+ * - `GET /approvals/signed-in` is where the hosted UI returns after sign-in;
+ * - `POST /slack/interactions` answers from a Slack button (slack-interactions.ts).
  * Approvals checks the link (signed, expiring, single-use), the approver against the plan's
  * approval policy and the plan digest the answer was given for.
  */
@@ -33,14 +34,14 @@ import {
   MAX_BODY_BYTES,
   pathSegments,
 } from './http.ts';
-import { handleSlackInteraction, type SlackInteractionsDeps } from './slack-interactions.ts';
+import { handleSlackInteraction, type SlackInteractionsConfig } from './slack-interactions.ts';
 
 export interface ApprovalsApiDeps extends ApprovalsDeps {
   readonly identity: IdentitySource;
+  /** Answering from Slack buttons (`POST /slack/interactions`). @default - the route answers 404 */
+  readonly slack?: SlackInteractionsConfig;
   /** The approvers' hosted sign-in, used by pages of shared links. @default - no sign-in on the page */
   readonly signIn?: SignInConfig;
-  /** Answering from Slack (`POST /slack/interactions`). @default - the route answers 404 */
-  readonly slack?: SlackInteractionsDeps['slack'];
 }
 
 /** The path suffix of answering through a recipient-bound link. */
@@ -65,10 +66,11 @@ export async function handleApprovalsRequest(event: HttpEvent, deps: ApprovalsAp
   const fail = (status: number, title: string, message: string): HttpResult =>
     wantsJson ? json(status, { error: title, message }) : html(status, messagePage(title, message));
   const [resource, linkId, ...rest] = segments ?? [];
-  if (resource === 'slack' && linkId === 'interactions' && rest.length === 0 && method === 'POST')
-    return deps.slack
-      ? handleSlackInteraction(event, { ...deps, slack: deps.slack })
-      : json(404, { error: 'Slack is not configured' });
+  if (resource === 'slack' && linkId === 'interactions' && rest.length === 0) {
+    if (!deps.slack) return json(404, { error: 'Slack is not configured' });
+    if (method !== 'POST') return json(405, { error: 'use POST' });
+    return handleSlackInteraction(event, approvalsFor(deps), deps.slack);
+  }
   const asRecipient = rest.length === 1 && rest[0] === AS_RECIPIENT;
   if (resource !== 'approvals' || linkId === undefined || (rest.length > 0 && !asRecipient))
     return fail(404, 'Not found', 'no such page');

@@ -1,105 +1,173 @@
 /**
- * `POST /slack/interactions`: Approve and Reject clicked in Slack. The request is verified with
- * Slack's own request signing check (`verifySlackRequest` from @slack/bolt: the signing secret and
- * its 5-minute replay window), the Slack user is mapped to an approver, and the answer goes through
- * Approvals like any other (link signature, plan digest, policy, first answer wins). The message is
- * then updated in place to say who decided what and when; a late click is told who decided first.
+ * `POST /slack/interactions`: a click on an approval message's button. The request is verified
+ * with Slack's own request signing (@slack/bolt's verifySlackRequest: the app's signing secret,
+ * v0 HMAC, a 5-minute replay window) before anything is read from it. The clicking Slack user is
+ * mapped to an approver name (a configured mapping; an unmapped user is refused in Slack); the
+ * button's value is the gate's opaque link id and nothing else. The answer goes through Approvals
+ * like any other (policy, quorum, single use), then the message is updated in place to show who
+ * decided what and when; a click on a gate already decided is told so, and decides nothing.
  */
-import { verifySlackRequest } from '@slack/bolt';
-import type { WebClient } from '@slack/web-api';
-import { z } from 'zod';
-import type { ApprovalsDeps } from '../gate/gate.ts';
-import { approvalsFor } from '../gate/gate.ts';
+import type { Approvals } from '../gate/approvals.ts';
 import { ApprovalError } from '../gate/links.ts';
-import { SLACK_ACTIONS } from '../notify/message.ts';
+import {
+  escapeSlack,
+  SLACK_ACTION_PREFIX,
+  SLACK_BLOCK_IDS,
+  SLACK_DECISIONS,
+  type SlackDecision,
+} from '../notify/message.ts';
+import { asBlocks, type SlackClient } from '../notify/slack.ts';
+import type { GateDecision } from '../payloads/index.ts';
 import { bodyText, type HttpEvent, type HttpResult, headerOf, json } from './http.ts';
 
-export interface SlackInteractionsDeps extends ApprovalsDeps {
-  readonly slack: {
-    readonly signingSecret: string;
-    /** Posts the ephemeral replies and updates the decided message. */
-    readonly client: WebClient;
-    /** Slack user id → the approver name the plans' approval policies use. */
-    readonly approvers: Readonly<Record<string, string>>;
-    /** @default the clock */
-    readonly now?: () => number;
-  };
+export interface SlackInteractionsConfig {
+  /** The Slack app's signing secret (from Secrets Manager or the environment). */
+  readonly signingSecret: string;
+  /** Slack user id → approver name, as the plans' approval policies name approvers. */
+  readonly approvers: Readonly<Record<string, string>>;
+  readonly client: SlackClient;
+  /** @default () => Date.now() */
+  readonly now?: () => number;
 }
 
-/** The part of a `block_actions` payload this endpoint reads. */
-const BlockActionsSchema = z.object({
-  type: z.literal('block_actions'),
-  user: z.object({ id: z.string(), name: z.string().optional() }),
-  channel: z.object({ id: z.string() }).optional(),
-  container: z.object({ message_ts: z.string().optional(), channel_id: z.string().optional() }).optional(),
-  actions: z.array(z.object({ action_id: z.string(), value: z.string().max(400).optional() })).min(1),
-});
+/** The parts of a `block_actions` payload this route reads. */
+interface BlockActions {
+  readonly type: string;
+  readonly user?: { readonly id?: string };
+  readonly channel?: { readonly id?: string };
+  readonly container?: { readonly channel_id?: string; readonly message_ts?: string };
+  readonly message?: {
+    readonly ts?: string;
+    readonly text?: string;
+    readonly blocks?: Record<string, unknown>[];
+  };
+  readonly actions?: readonly { readonly action_id?: string; readonly value?: string }[];
+}
+
+const REASONS: Partial<Record<SlackDecision, string>> = {
+  REJECT: 'rejected in Slack',
+  ABORT: 'aborted in Slack',
+};
 
 export async function handleSlackInteraction(
   event: HttpEvent,
-  deps: SlackInteractionsDeps,
+  approvals: Approvals,
+  config: SlackInteractionsConfig,
 ): Promise<HttpResult> {
   const body = bodyText(event);
-  try {
-    verifySlackRequest({
-      signingSecret: deps.slack.signingSecret,
+  const signature = headerOf(event, 'x-slack-signature');
+  const timestamp = Number(headerOf(event, 'x-slack-request-timestamp'));
+  // Loaded here, not at the top: the approvals API's other routes never pay for Bolt.
+  const { isValidSlackRequest } = await import('@slack/bolt');
+  if (
+    !signature ||
+    !Number.isFinite(timestamp) ||
+    !isValidSlackRequest({
+      signingSecret: config.signingSecret,
       body,
-      headers: {
-        'x-slack-signature': headerOf(event, 'x-slack-signature') ?? '',
-        'x-slack-request-timestamp': Number(headerOf(event, 'x-slack-request-timestamp')),
-      },
-      ...(deps.slack.now ? { nowMilliseconds: deps.slack.now() } : {}),
-    });
-  } catch {
-    return json(401, { error: 'not a verified Slack request' });
-  }
-  let payload: z.infer<typeof BlockActionsSchema>;
-  try {
-    payload = BlockActionsSchema.parse(JSON.parse(new URLSearchParams(body).get('payload') ?? ''));
-  } catch {
-    return json(400, { error: 'not a block_actions payload' });
-  }
-  const action = payload.actions[0] as (typeof payload.actions)[number];
+      headers: { 'x-slack-signature': signature, 'x-slack-request-timestamp': timestamp },
+      nowMilliseconds: (config.now ?? Date.now)(),
+    })
+  )
+    return json(401, { error: 'not a signed Slack request' });
+
+  const payload = parsePayload(body);
+  if (!payload) return json(400, { error: 'no interaction payload' });
+  const action = payload.actions?.[0];
+  const decision = SLACK_DECISIONS.find((d) => action?.action_id === `${SLACK_ACTION_PREFIX}${d}`);
   const channel = payload.channel?.id ?? payload.container?.channel_id;
-  const messageTs = payload.container?.message_ts;
-  const tell = async (text: string) => {
-    if (channel) await deps.slack.client.chat.postEphemeral({ channel, user: payload.user.id, text });
-    return json(200, { text });
-  };
-  if (action.action_id !== SLACK_ACTIONS.approve && action.action_id !== SLACK_ACTIONS.reject)
-    return json(200, {}); // a button that only opens the page
-  const by = Object.hasOwn(deps.slack.approvers, payload.user.id)
-    ? deps.slack.approvers[payload.user.id]
-    : undefined;
-  if (!by)
-    return tell('You are not a plangate approver: ask an admin to map your Slack user to an approver.');
-  const linkId = action.value ?? '';
-  const approvals = approvalsFor(deps);
+  const ts = payload.message?.ts ?? payload.container?.message_ts;
+  const user = payload.user?.id;
+  // Anything but a decision button (the page link, other interactions) needs only an ack.
+  if (payload.type !== 'block_actions' || !decision || !action?.value || !channel || !ts || !user)
+    return ack();
+
+  const client = await config.client.get();
+  const tell = (text: string) => client.chat.postEphemeral({ channel, user, text });
+  const by = config.approvers[user];
+  if (by === undefined) {
+    await tell(
+      'Your Slack account is not mapped to a plangate approver, so your click was not recorded. Ask the platform team to map your Slack user id.',
+    );
+    return ack();
+  }
+  const linkId = action.value;
   try {
     const gate = await approvals.describe(linkId);
-    const decision =
-      action.action_id === SLACK_ACTIONS.approve
-        ? { decision: 'APPROVE' }
-        : { decision: 'REJECT', reason: `rejected in Slack by ${by}` };
-    const outcome = await approvals.answer(linkId, { by, digest: gate.planDigest, decision });
-    if (outcome.status === 'pending')
-      return tell(`Your approval was recorded: ${outcome.votes} of ${gate.policy.quorum} so far.`);
-    const verdict = `${outcome.decision.decision === 'APPROVE' ? '✅ Approved' : '⛔ Rejected'} by ${by} at ${new Date().toISOString()}`;
-    if (channel && messageTs)
-      await deps.slack.client.chat.update({
-        channel,
-        ts: messageTs,
-        text: verdict,
-        blocks: [
-          {
-            type: 'section',
-            text: { type: 'mrkdwn', text: `*${gate.planId} v${gate.planVersion}*: ${verdict}` },
-          },
-        ],
-      });
-    return json(200, { text: verdict });
+    const outcome = await approvals.answer(linkId, {
+      by,
+      // The message showed this digest, and the link id's signature binds it.
+      digest: gate.planDigest,
+      decision: { decision, ...(REASONS[decision] ? { reason: `${REASONS[decision]} by ${by}` } : {}) },
+    });
+    const at = new Date((config.now ?? Date.now)());
+    const status =
+      outcome.status === 'decided'
+        ? decidedLine(outcome.decision, at)
+        : `:hourglass_flowing_sand: approved by ${escapeSlack([...gate.votes.map((v) => v.by), by].join(', '))}: ${outcome.votes} of ${gate.policy.quorum} approvals so far ${slackDate(at)}`;
+    await client.chat.update({
+      channel,
+      ts,
+      text: `${payload.message?.text ?? 'plangate approval'}: ${outcome.status === 'decided' ? outcome.decision.decision : 'approval recorded'}`,
+      blocks: asBlocks(updatedBlocks(payload.message?.blocks ?? [], status, outcome.status === 'decided')),
+    });
   } catch (error) {
-    if (error instanceof ApprovalError) return tell(`Not recorded: ${error.message}`);
-    throw error;
+    if (!(error instanceof ApprovalError)) throw error;
+    await tell(await refusal(error, linkId, approvals));
   }
+  return ack();
+}
+
+/** What a refused click is told; for a gate already decided, who decided what and when. */
+async function refusal(error: ApprovalError, linkId: string, approvals: Approvals): Promise<string> {
+  if (error.reason === 'used') {
+    const decided = await approvals.decided(linkId).catch(() => undefined);
+    if (decided)
+      return `Not recorded: this gate was already decided. ${decidedLine(decided.decision, decided.decidedAt ? new Date(decided.decidedAt) : undefined)}`;
+  }
+  return `Not recorded: ${error.message}.`;
+}
+
+function decidedLine(decision: GateDecision, at: Date | undefined): string {
+  const mark =
+    decision.decision === 'APPROVE' || decision.decision === 'RETRY' ? ':white_check_mark:' : ':x:';
+  const reason = 'reason' in decision && decision.reason ? `: ${escapeSlack(decision.reason)}` : '';
+  return `${mark} *${decision.decision}* by ${escapeSlack(decision.by ?? 'unknown')}${reason}${at ? ` ${slackDate(at)}` : ''}`;
+}
+
+/** "at <time>" that Slack shows in each reader's time zone, with the UTC time as its fallback. */
+function slackDate(at: Date): string {
+  const iso = at.toISOString();
+  return `at <!date^${Math.floor(at.getTime() / 1000)}^{date_short_pretty} {time_secs}|${iso}>`;
+}
+
+/** The message's blocks with the status line replaced, and the buttons gone once decided. */
+function updatedBlocks(
+  blocks: readonly Record<string, unknown>[],
+  status: string,
+  decided: boolean,
+): Record<string, unknown>[] {
+  const kept = blocks.filter(
+    (b) => b.block_id !== SLACK_BLOCK_IDS.status && !(decided && b.block_id === SLACK_BLOCK_IDS.actions),
+  );
+  return [
+    ...kept,
+    { type: 'context', block_id: SLACK_BLOCK_IDS.status, elements: [{ type: 'mrkdwn', text: status }] },
+  ];
+}
+
+function parsePayload(body: string): BlockActions | undefined {
+  const raw = new URLSearchParams(body).get('payload');
+  if (!raw) return undefined;
+  try {
+    const value = JSON.parse(raw) as unknown;
+    return value !== null && typeof value === 'object' ? (value as BlockActions) : undefined;
+  } catch {
+    return undefined;
+  }
+}
+
+/** Slack wants a 200 within three seconds; what the click did is shown in Slack itself. */
+function ack(): HttpResult {
+  return { statusCode: 200, headers: { 'cache-control': 'no-store' }, body: '' };
 }

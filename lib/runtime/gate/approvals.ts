@@ -69,8 +69,11 @@ export class Approvals {
     this.signer = new LinkSigner(props.signingKey);
   }
 
-  /** Stores the gate (with its token and the plan's approval policy) and returns the approval id for links and buttons. */
-  async create(req: GateRequest): Promise<string> {
+  /**
+   * Stores the gate (with its token and the plan's approval policy) and returns the approval id
+   * for links and buttons. `submittedBy`, when known, may answer but never approve.
+   */
+  async create(req: GateRequest, submittedBy?: string): Promise<string> {
     const policy: ApprovalPolicy = req.approval;
     const now = this.now();
     const expires = new Date(now.getTime() + req.timeoutSeconds * 1000);
@@ -113,6 +116,7 @@ export class Approvals {
         quorum: policy.quorum,
       },
       votes: [],
+      ...(submittedBy !== undefined ? { submittedBy } : {}),
     };
     await this.props.dynamo.send(
       new PutCommand({
@@ -214,6 +218,10 @@ export class Approvals {
         }
         this.checkApprover(item, by);
         decision = this.parseDecision(item, answer.decision, by);
+        const approves =
+          decision.decision === 'APPROVE' || decision.decision === 'APPROVE_WITH_MODIFICATIONS';
+        if ((item.kind === 'plan' || item.kind === 'step') && approves && item.submittedBy === by)
+          throw new ApprovalError('forbidden', `${by} submitted this plan and may not approve it`);
       } catch (error) {
         // The link is genuine, so the gate is known: its journal keeps the refusal.
         if (error instanceof ApprovalError) await this.recordRefusal(item, error, by);
@@ -232,7 +240,7 @@ export class Approvals {
             Key: { approvalId: item.approvalId },
             ConditionExpression: '#status = :pending AND #version = :version',
             UpdateExpression: final
-              ? 'SET #status = :answered, #version = :next, votes = :votes, decision = :decision, decidedAt = :now REMOVE taskToken'
+              ? 'SET #status = :answered, #version = :next, votes = :votes, decision = :decision, decidedAt = :at REMOVE taskToken'
               : 'SET #version = :next, votes = :votes',
             ExpressionAttributeNames: { '#status': 'status', '#version': 'version' },
             ExpressionAttributeValues: {
@@ -241,7 +249,7 @@ export class Approvals {
               ':next': item.version + 1,
               ':votes': votes,
               ...(final
-                ? { ':answered': 'answered', ':decision': final, ':now': this.now().toISOString() }
+                ? { ':answered': 'answered', ':decision': final, ':at': this.now().toISOString() }
                 : {}),
             },
           }),
@@ -257,9 +265,18 @@ export class Approvals {
       await recordDecision(this.props.journal, item, final, by);
       if (item.kind === 'human') await this.completeHumanTask(item, final as HumanDecision);
       else
-        await this.props.sfn.send(
-          new SendTaskSuccessCommand({ taskToken: item.taskToken as string, output: JSON.stringify(final) }),
-        );
+        await this.props.sfn
+          .send(
+            new SendTaskSuccessCommand({
+              taskToken: item.taskToken as string,
+              output: JSON.stringify(final),
+            }),
+          )
+          .catch((error: unknown) => {
+            // The wait timed out just before: the next rung of the timeout ladder hands the
+            // stored decision on (ladder.ts). Escalation gates have no ladder.
+            if (!(voting && error instanceof Error && error.name === 'TaskTimedOut')) throw error;
+          });
       return { status: 'decided', decision: final };
     }
   }
@@ -329,7 +346,17 @@ export class Approvals {
     return parsed.data;
   }
 
-  /** Checks the link's signature; returns the stored gate (and the bound recipient). */
+  /**
+   * What was decided through a link whose gate no longer waits (for "already decided by …"), or
+   * undefined while it waits or when it was never decided. Throws ApprovalError for a bad link.
+   */
+  async decided(linkId: string): Promise<{ decision: GateDecision; decidedAt?: string } | undefined> {
+    const { item } = await this.verify(linkId);
+    if (item.status !== 'answered' || !item.decision) return undefined;
+    return { decision: item.decision, ...(item.decidedAt ? { decidedAt: item.decidedAt } : {}) };
+  }
+
+  /** Checks the link's signature against its stored gate; returns the gate (and the bound recipient). */
   private async verify(linkId: string): Promise<VerifiedLink> {
     const link = parseLinkId(linkId);
     const out = await this.props.dynamo.send(
@@ -354,6 +381,11 @@ export class Approvals {
 
   /** Expiry and single use of a genuine link; a late answer is told who decided first, and when. */
   private checkOpen(item: GateItem): void {
+    if (item.status === 'escalated')
+      throw new ApprovalError(
+        'expired',
+        'nobody answered in time, so this gate was handed to other approvers',
+      );
     if (item.status !== 'pending') {
       const decided = item.decision;
       throw new ApprovalError(

@@ -28,13 +28,16 @@ export interface GateItem {
   createdAt: string;
   expiresAt: string;
   expiresAtEpoch: number;
-  status: 'pending' | 'answered';
+  /** `escalated`: the timeout ladder handed the gate to the next approver group (a new gate). */
+  status: 'pending' | 'answered' | 'escalated';
   version: number;
   policy: ApprovalPolicy;
   votes: { by: string; decision: ApprovalDecision }[];
   decision?: GateDecision;
   /** When the decision was made (ISO 8601). */
   decidedAt?: string;
+  /** Who submitted the plan (PLAN_CREATED): they may not approve it. */
+  submittedBy?: string;
 }
 
 /** What an approval page may show about a gate: everything stored but the token. */

@@ -4,11 +4,15 @@
  */
 import { SendTaskSuccessCommand, type SFNClient } from '@aws-sdk/client-sfn';
 import { eventIdentity, type HarnessDeps, journalFor } from '../deps.ts';
+import { firstEvent } from '../journal/journal.ts';
 import type { ApprovalNotice, EscalationDecision, GateRequest } from '../payloads/index.ts';
 import { NotConfiguredError } from '../shared/errors.ts';
 import { progressLabel } from '../shared/progress.ts';
 import { skipOrBlock } from '../steps/step-start.ts';
 import { Approvals } from './approvals.ts';
+import { climbLadder } from './ladder.ts';
+import { LinkSigner } from './links.ts';
+import { noticeOf } from './notice.ts';
 
 export type { ApprovalNotice } from '../payloads/index.ts';
 
@@ -88,7 +92,23 @@ export async function openGate(req: GateRequest, deps: GateDeps): Promise<{ appr
     }
   }
 
-  const approvalId = await approvalsFor(deps).create(req);
+  if (req.ladder && (req.kind === 'plan' || req.kind === 'step')) {
+    await climbLadder(
+      { ...req, kind: req.kind, ladder: req.ladder },
+      {
+        approvals: approvalsFor(deps),
+        dynamo: deps.dynamo,
+        gatesTable: deps.tables.gates,
+        sfn: deps.sfn,
+        journal,
+        signer: new LinkSigner(deps.signingKey),
+        notify: deps.notify,
+        submittedBy: await submitterOf(req.executionId, deps),
+      },
+    );
+    return {};
+  }
+  const approvalId = await approvalsFor(deps).create(req, await submitterOf(req.executionId, deps));
   if (req.kind === 'escalation') {
     await journal.append({ ...identity, event: 'RECOVERY_ESCALATION', details: { reason } });
   } else if (req.kind === 'human') {
@@ -107,22 +127,18 @@ export async function openGate(req: GateRequest, deps: GateDeps): Promise<{ appr
       details: { plan_id: req.plan.id, gate: req.kind, round: req.round },
     });
   }
-  await deps.notify({
-    approvalId,
-    kind: req.kind,
-    executionId: req.executionId,
-    plan: req.plan,
-    ...(req.stepId ? { stepId: req.stepId } : {}),
-    ...(req.description !== undefined ? { description: req.description } : {}),
-    ...(req.summary ? { summary: req.summary } : {}),
-    round: req.round,
-    ...(req.question ? { question: req.question } : {}),
-    ...(req.failure ? { failure: req.failure } : {}),
-    ...(req.human ? { human: { instructions: req.human.instructions, outputs: req.human.outputs } } : {}),
-    expiresAt: new Date(Date.now() + req.timeoutSeconds * 1000).toISOString(),
-    policy: req.approval,
-  });
+  await deps.notify(noticeOf(req, approvalId));
   return { approvalId };
+}
+
+/** Who submitted the plan of an execution, as its PLAN_CREATED says (the Plans API records it). */
+export async function submitterOf(
+  executionId: string,
+  deps: Pick<HarnessDeps, 'dynamo' | 'tables'>,
+): Promise<string | undefined> {
+  const first = await firstEvent(deps.dynamo, deps.tables.events, executionId);
+  const submitted = first?.event === 'PLAN_CREATED' ? first.details.submitted_by : undefined;
+  return typeof submitted === 'string' ? submitted : undefined;
 }
 
 function requireHuman(req: GateRequest): NonNullable<GateRequest['human']> {

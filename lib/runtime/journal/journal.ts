@@ -298,6 +298,25 @@ export async function readEvents(
   return events;
 }
 
+/** An execution's first event (PLAN_CREATED when the plan was launched), or undefined. */
+export async function firstEvent(
+  dynamo: DynamoDBDocumentClient,
+  table: string,
+  executionId: string,
+): Promise<JournalRecord | undefined> {
+  const out = await dynamo.send(
+    new QueryCommand({
+      TableName: table,
+      KeyConditionExpression: 'executionId = :e',
+      ExpressionAttributeValues: { ':e': executionId },
+      ConsistentRead: true,
+      Limit: 1,
+    }),
+  );
+  const [item] = out.Items ?? [];
+  return item ? fromItem(item) : undefined;
+}
+
 /**
  * The latest of an execution's events about `taskId` whose type is one of `types`, read backwards
  * from the tail (a step's recent history is near the end), or undefined when there is none.

@@ -13,7 +13,10 @@ export interface ApprovalMessage {
   readonly subject: string;
   readonly text: string;
   readonly html: string;
-  /** Slack Block Kit blocks; the buttons are plain links to the approval page. */
+  /**
+   * Slack Block Kit blocks. Decision buttons carry the shared link id as their value (nothing
+   * else) and are answered by the approvals API's Slack route; the page button is a plain link.
+   */
   readonly slackBlocks: readonly Record<string, unknown>[];
   /** The approval page. */
   readonly link: string;
@@ -32,12 +35,33 @@ const TITLES: Record<ApprovalNotice['kind'], string> = {
   human: 'A step needs you to do it',
 };
 
-/** The buttons each kind of gate offers (each opens the approval page, where the answer is given). */
-const ACTIONS: Record<ApprovalNotice['kind'], readonly string[]> = {
-  plan: ['Approve', 'Review / modify', 'Reject'],
-  step: ['Approve', 'Reject'],
-  escalation: ['Retry', 'Skip', 'Abort'],
-  human: ['Report outputs', 'Report failure'],
+/** The Slack buttons that decide at once, per kind of gate; the rest is answered on the page. */
+const SLACK_BUTTONS: Record<ApprovalNotice['kind'], readonly SlackDecision[]> = {
+  plan: ['APPROVE', 'REJECT'],
+  step: ['APPROVE', 'REJECT'],
+  escalation: ['RETRY', 'SKIP', 'ABORT'],
+  human: [],
+};
+
+/** The decisions a Slack button can give (modifications, questions and reports need the page). */
+export const SLACK_DECISIONS = ['APPROVE', 'REJECT', 'RETRY', 'SKIP', 'ABORT'] as const;
+export type SlackDecision = (typeof SLACK_DECISIONS)[number];
+/** A decision button's action_id is this prefix and the decision, e.g. `plangate.APPROVE`. */
+export const SLACK_ACTION_PREFIX = 'plangate.';
+/** The block ids the Slack route finds again when it updates the message. */
+export const SLACK_BLOCK_IDS = { actions: 'plangate.actions', status: 'plangate.status' } as const;
+
+const BUTTON_LOOK: Record<SlackDecision, { label: string; style?: 'primary' | 'danger' }> = {
+  APPROVE: { label: 'Approve', style: 'primary' },
+  REJECT: { label: 'Reject', style: 'danger' },
+  RETRY: { label: 'Retry', style: 'primary' },
+  SKIP: { label: 'Skip' },
+  ABORT: { label: 'Abort', style: 'danger' },
+};
+
+const STAGE_PREFIX: Record<NonNullable<ApprovalNotice['stage']>, string> = {
+  reminder: 'Reminder: ',
+  escalation: 'Escalated to you: ',
 };
 
 /** Longest plan-authored text carried in a message. */
@@ -73,7 +97,7 @@ export function approvalMessage(
   const how = to
     ? `This link is yours alone: it answers as ${to.recipient}, works once and expires. Do not forward it.`
     : 'The link expires and carries no credentials; you sign in on the page to answer.';
-  const title = TITLES[notice.kind];
+  const title = `${notice.stage ? STAGE_PREFIX[notice.stage] : ''}${TITLES[notice.kind]}`;
   const lines: Line[] = [
     { label: 'Plan', value: `${notice.plan.id} v${notice.plan.version}` },
     { label: 'Digest', value: notice.plan.digest },
@@ -132,44 +156,28 @@ export function approvalMessage(
     },
     {
       type: 'actions',
-      elements: slackButtons(notice, link),
+      block_id: SLACK_BLOCK_IDS.actions,
+      elements: [
+        ...SLACK_BUTTONS[notice.kind].map((decision) => ({
+          type: 'button',
+          text: { type: 'plain_text', text: BUTTON_LOOK[decision].label },
+          ...(BUTTON_LOOK[decision].style ? { style: BUTTON_LOOK[decision].style } : {}),
+          action_id: `${SLACK_ACTION_PREFIX}${decision}`,
+          value: notice.approvalId,
+        })),
+        {
+          type: 'button',
+          text: {
+            type: 'plain_text',
+            text: notice.kind === 'human' ? 'Report on the page' : 'Open the page',
+          },
+          url: link,
+          action_id: `${SLACK_ACTION_PREFIX}page`,
+        },
+      ],
     },
   ];
   return { subject, text, html, slackBlocks, link };
-}
-
-/** Action ids of the buttons that answer a gate from Slack itself (lib/runtime/api/slack-interactions.ts). */
-export const SLACK_ACTIONS = { approve: 'plangate-approve', reject: 'plangate-reject' } as const;
-
-/**
- * Plan and step gates answer Approve and Reject in Slack (the button carries the opaque link id,
- * never the token); everything that needs more than a click opens the approval page.
- */
-function slackButtons(notice: ApprovalNotice, link: string): Record<string, unknown>[] {
-  const page = (label: string, i: number) => ({
-    type: 'button',
-    text: { type: 'plain_text', text: label },
-    url: link,
-    action_id: `open-${i}`,
-  });
-  if (notice.kind !== 'plan' && notice.kind !== 'step') return ACTIONS[notice.kind].map(page);
-  return [
-    {
-      type: 'button',
-      style: 'primary',
-      text: { type: 'plain_text', text: 'Approve' },
-      action_id: SLACK_ACTIONS.approve,
-      value: notice.approvalId,
-    },
-    {
-      type: 'button',
-      style: 'danger',
-      text: { type: 'plain_text', text: 'Reject' },
-      action_id: SLACK_ACTIONS.reject,
-      value: notice.approvalId,
-    },
-    page('Review / modify', 1),
-  ];
 }
 
 /** Slack mrkdwn: `&`, `<` and `>` are control characters (links, mentions); formatting marks are neutralised. */

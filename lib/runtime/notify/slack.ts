@@ -1,52 +1,73 @@
 /**
- * Approval requests in Slack through its Web API (`@slack/web-api`): posted with Block Kit buttons,
- * and updated in place once the gate is decided. The bot token is a secret: read from Secrets
- * Manager when first needed, it goes nowhere but Slack's Authorization header.
+ * Approval requests in Slack through its Web API (@slack/web-api): the notifier posts the Block
+ * Kit message (chat.postMessage) to a channel; the approvals API's Slack route answers its buttons
+ * and updates it in place (chat.update). The bot token is a secret: read when first needed (from
+ * Secrets Manager or the environment) and given to the WebClient only, never to a message or log.
  */
-import { GetSecretValueCommand, type SecretsManagerClient } from '@aws-sdk/client-secrets-manager';
-import { WebClient } from '@slack/web-api';
-import { NotConfiguredError, ToolFailedError } from '../shared/errors.ts';
+import { type Block, type KnownBlock, LogLevel, WebClient } from '@slack/web-api';
+import { NotConfiguredError } from '../shared/errors.ts';
 import type { ApprovalMessage } from './message.ts';
 
+/** Where a secret's value comes from, read once when first needed. */
+export type SecretValue = () => Promise<string>;
+
+export interface SlackClientProps {
+  /** The bot token (`xoxb-…`): it may post to the channel and update its own messages. */
+  readonly botToken: SecretValue;
+  /**
+   * The Web API's base URL (a test's or a proxy's).
+   * @default 'https://slack.com/api/'
+   */
+  readonly slackApiUrl?: string;
+}
+
+/** One WebClient per container, built when first used (the token is read then). */
+export class SlackClient {
+  private client: Promise<WebClient> | undefined;
+
+  constructor(private readonly props: SlackClientProps) {}
+
+  get(): Promise<WebClient> {
+    this.client ??= this.props.botToken().then((token) => {
+      if (!token.trim()) throw new NotConfiguredError('the Slack bot token is empty');
+      return new WebClient(token.trim(), {
+        ...(this.props.slackApiUrl ? { slackApiUrl: this.props.slackApiUrl } : {}),
+        // A gate's notice is retried by Lambda as a whole; one request must not hang on retries.
+        retryConfig: { retries: 2, factor: 1, minTimeout: 200, maxTimeout: 1000 },
+        timeout: 10_000,
+        logLevel: LogLevel.ERROR,
+      });
+    });
+    this.client.catch(() => {
+      this.client = undefined;
+    });
+    return this.client;
+  }
+}
+
+/** Slack blocks as the Web API's types name them (message.ts builds plain objects). */
+export function asBlocks(blocks: readonly Record<string, unknown>[]): (KnownBlock | Block)[] {
+  return blocks as unknown as (KnownBlock | Block)[];
+}
+
 export interface SlackNotifierProps {
-  /** A Web API client with the bot token (see {@link slackClientFromSecret}). */
-  readonly client: Promise<WebClient> | WebClient;
-  /** The channel approval requests go to (an id such as C0123, or #name). */
+  readonly client: SlackClient;
+  /** The channel id (e.g. `C0123456789`) approval requests are posted to. */
   readonly channel: string;
 }
 
 export class SlackNotifier {
   constructor(private readonly props: SlackNotifierProps) {}
 
+  /** Posts the message; returns where it went (the channel and the message's `ts`). */
   async send(message: ApprovalMessage): Promise<{ channel: string; ts: string }> {
-    const client = await this.props.client;
+    const client = await this.props.client.get();
     const posted = await client.chat.postMessage({
       channel: this.props.channel,
       text: message.subject,
-      blocks: message.slackBlocks as never,
+      blocks: asBlocks(message.slackBlocks),
+      unfurl_links: false,
     });
-    if (!posted.ok || !posted.ts)
-      throw new ToolFailedError(`Slack refused the message: ${posted.error ?? 'no ts'}`);
-    return { channel: posted.channel ?? this.props.channel, ts: posted.ts };
+    return { channel: posted.channel ?? this.props.channel, ts: posted.ts ?? '' };
   }
-}
-
-export interface SlackClientOptions {
-  /** Slack's Web API base, e.g. a local test server. @default https://slack.com/api/ */
-  readonly slackApiUrl?: string;
-}
-
-/** A Web API client whose bot token is the string value of a Secrets Manager secret. */
-export async function slackClientFromSecret(
-  secretsManager: SecretsManagerClient,
-  secretId: string,
-  options: SlackClientOptions = {},
-): Promise<WebClient> {
-  const out = await secretsManager.send(new GetSecretValueCommand({ SecretId: secretId }));
-  const token = out.SecretString?.trim();
-  if (!token) throw new NotConfiguredError(`secret ${secretId} does not hold a Slack bot token`);
-  return new WebClient(token, {
-    ...(options.slackApiUrl ? { slackApiUrl: options.slackApiUrl } : {}),
-    retryConfig: { retries: 3 },
-  });
 }

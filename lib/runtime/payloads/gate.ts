@@ -167,6 +167,15 @@ export const GateRequestSchema = z.object({
   critical: z.boolean().optional(),
   /** Kind `escalation`: the recipe's escalation; `skip`/`abort` are answered by the Lambda itself. */
   policy: z.enum(['ask', 'skip', 'abort']).optional(),
+  /**
+   * A later rung of the timeout ladder of a plan or step gate (absent: the first request). The
+   * gate already waiting keeps its link: `remind` hands it this wait's token and reminds its
+   * group; `escalate` retires it and asks group `level` (`approval`) instead; `expire` rejects it
+   * (`timed out`). A decision that arrived between two rungs is handed on, never lost.
+   */
+  ladder: z
+    .object({ stage: z.enum(['remind', 'escalate', 'expire']), level: z.number().int().min(0) })
+    .optional(),
 });
 export type GateRequest = z.infer<typeof GateRequestSchema>;
 
@@ -192,5 +201,7 @@ export const ApprovalNoticeSchema = z.object({
   human: z.object({ instructions: z.string(), outputs: z.array(IdSchema) }).optional(),
   expiresAt: z.string(),
   policy: ApprovalPolicySchema,
+  /** A later rung of the timeout ladder: a reminder, or the gate escalated to this group. @default - the first request */
+  stage: z.enum(['reminder', 'escalation']).optional(),
 });
 export type ApprovalNotice = z.infer<typeof ApprovalNoticeSchema>;

@@ -15,6 +15,10 @@ export const EVENT_TYPES = [
   /** The approver asked a question instead of deciding (seed 000's ASK_FOR_CLARIFICATION). */
   'GATE_CLARIFICATION_REQUESTED',
   'GATE_ANSWER_REFUSED',
+  /** Timeout ladder: nobody answered yet, so the gate's approvers were reminded. */
+  'GATE_REMINDED',
+  /** Timeout ladder: nobody answered in time, so the gate was handed to the next approver group. */
+  'GATE_ESCALATED',
   'TASK_STARTED',
   'TASK_COMPLETED',
   'TASK_FAILED',
@@ -81,6 +85,8 @@ export const EVENT_DETAILS = {
     message: z.string(),
     by: z.string().optional(),
   }),
+  GATE_REMINDED: z.object({ gate: GateKindSchema, level: z.number().int() }),
+  GATE_ESCALATED: z.object({ gate: GateKindSchema, level: z.number().int(), approvers: z.array(z.string()) }),
   TASK_STARTED: z.object({ attempt: z.number().int(), progress: z.string() }),
   TASK_COMPLETED: z.object({
     result: z.unknown(),

@@ -1,0 +1,61 @@
+/**
+ * Slack for `plangate run`, when the environment configures a Slack app (PLANGATE_SLACK_BOT_TOKEN,
+ * PLANGATE_SLACK_SIGNING_SECRET, PLANGATE_SLACK_CHANNEL, PLANGATE_SLACK_APPROVERS; optionally
+ * PLANGATE_SLACK_API_URL): the same handlers as on AWS, here in this process. The notifier Lambda
+ * posts each gate's message; the approvals API Lambda, served on loopback as API Gateway would
+ * call it, answers the buttons at `/slack/interactions` (point the app's request URL there, e.g.
+ * through a tunnel) and serves the page the message links to.
+ */
+import { SecretsManagerClient } from '@aws-sdk/client-secrets-manager';
+import { makeHandler as makeApprovalsApi, slackFromEnv } from '../../../lambdas/approvals-api.ts';
+import { slackClientFromEnv } from '../../../lambdas/default-deps.ts';
+import { makeHandler as makeNotifier } from '../../../lambdas/notifier.ts';
+import { LOCAL_IDENTITY_HEADER } from '../../runtime/api/http.ts';
+import type { ApprovalNotice, ApprovalsDeps } from '../../runtime/gate/gate.ts';
+import { SlackNotifier } from '../../runtime/notify/slack.ts';
+import { NotConfiguredError } from '../../runtime/shared/errors.ts';
+import { LocalHttpApi } from '../http-api.ts';
+
+type Env = Readonly<Record<string, string | undefined>>;
+
+export class LocalSlack {
+  private constructor(
+    private readonly api: LocalHttpApi,
+    private readonly notifier: (notice: ApprovalNotice) => Promise<unknown>,
+  ) {}
+
+  /** Slack's interactivity request URL on this machine. */
+  get interactionsUrl(): string {
+    return `${this.api.url}/slack/interactions`;
+  }
+
+  /** Starts when the environment configures Slack; undefined when it does not mention it at all. */
+  static async start(env: Env, deps: ApprovalsDeps): Promise<LocalSlack | undefined> {
+    // Values come from the environment here; the client is never asked for a secret.
+    const secretsManager = new SecretsManagerClient({ region: 'us-east-1' });
+    const { slack } = await slackFromEnv(env, secretsManager);
+    if (!slack) return undefined;
+    const client = slackClientFromEnv(env, secretsManager);
+    if (!client || !env.PLANGATE_SLACK_CHANNEL)
+      throw new NotConfiguredError(
+        'Slack needs PLANGATE_SLACK_CHANNEL (the channel id to post approval requests to)',
+      );
+    const api = await LocalHttpApi.start(
+      makeApprovalsApi({ ...deps, identity: { mode: 'header', header: LOCAL_IDENTITY_HEADER }, slack }),
+    );
+    const notifier = makeNotifier({
+      approvalsBaseUrl: api.url,
+      slack: new SlackNotifier({ client, channel: env.PLANGATE_SLACK_CHANNEL }),
+    });
+    return new LocalSlack(api, notifier);
+  }
+
+  /** Posts the gate's message (the notifier Lambda's work). */
+  async notify(notice: ApprovalNotice): Promise<void> {
+    await this.notifier(notice);
+  }
+
+  close(): Promise<void> {
+    return this.api.close();
+  }
+}

@@ -1,0 +1,170 @@
+/**
+ * The later rungs of a plan or step gate's timeout ladder (compiled by lib/compiler/gate-ladder.ts).
+ * Each rung arrives with a fresh task token, because the previous wait timed out and its token is
+ * dead:
+ * - `remind`: the waiting gate takes the new token and its approvers are told again (same link);
+ * - `escalate`: the waiting gate is retired (its links stop working) and a new gate, with the
+ *   group's policy, asks the next group;
+ * - `expire`: the waiting gate is rejected with reason `timed out`. It never approves.
+ * A decision that a person made between two rungs (its SendTaskSuccess met the dead token) is
+ * stored with the gate; the rung hands it to the new token instead, so it is never lost.
+ */
+import { ConditionalCheckFailedException } from '@aws-sdk/client-dynamodb';
+import { SendTaskSuccessCommand, type SFNClient } from '@aws-sdk/client-sfn';
+import { type DynamoDBDocumentClient, GetCommand, QueryCommand, UpdateCommand } from '@aws-sdk/lib-dynamodb';
+import { eventIdentity } from '../deps.ts';
+import type { Journal } from '../journal/journal.ts';
+import type { ApprovalDecision, ApprovalNotice, GateRequest } from '../payloads/index.ts';
+import { NotConfiguredError } from '../shared/errors.ts';
+import type { Approvals } from './approvals.ts';
+import { recordDecision } from './decision-events.ts';
+import type { GateItem } from './gate-item.ts';
+import type { LinkSigner } from './links.ts';
+import { noticeOf, noticeOfItem } from './notice.ts';
+
+export interface LadderDeps {
+  readonly approvals: Approvals;
+  readonly dynamo: DynamoDBDocumentClient;
+  readonly gatesTable: string;
+  readonly sfn: SFNClient;
+  readonly journal: Journal;
+  readonly signer: LinkSigner;
+  readonly notify: (notice: ApprovalNotice) => Promise<void>;
+  /** Who submitted the plan: an escalated gate refuses their approval too. */
+  readonly submittedBy: string | undefined;
+}
+
+export type LadderRequest = GateRequest & {
+  readonly kind: 'plan' | 'step';
+  readonly ladder: NonNullable<GateRequest['ladder']>;
+};
+
+/** Who rejects a gate nobody answered, in its GATE_REJECTED event. */
+export const TIMEOUT_DECIDER = 'plangate-timeout';
+const TIMED_OUT: ApprovalDecision = { decision: 'REJECT', by: TIMEOUT_DECIDER, reason: 'timed out' };
+
+export async function climbLadder(req: LadderRequest, deps: LadderDeps): Promise<void> {
+  const identity = eventIdentity(req, req.stepId ? { id: req.stepId } : undefined);
+  for (;;) {
+    const item = await waitingGate(req, deps);
+    if (item.status === 'answered') {
+      await handOn(req.taskToken, item, deps);
+      return;
+    }
+    try {
+      switch (req.ladder.stage) {
+        case 'remind':
+          await update(deps, item, { set: 'taskToken = :token', values: { ':token': req.taskToken } });
+          await deps.journal.append({
+            ...identity,
+            event: 'GATE_REMINDED',
+            details: { gate: req.kind, level: req.ladder.level },
+          });
+          await deps.notify(
+            noticeOfItem(
+              item,
+              deps.signer.shared(item.approvalId, item.expiresAtEpoch, item.planDigest),
+              'reminder',
+            ),
+          );
+          return;
+        case 'escalate': {
+          await update(deps, item, {
+            set: '#status = :escalated',
+            values: { ':escalated': 'escalated' },
+            removeToken: true,
+          });
+          const approvalId = await deps.approvals.create(req, deps.submittedBy);
+          await deps.journal.append({
+            ...identity,
+            event: 'GATE_ESCALATED',
+            details: { gate: req.kind, level: req.ladder.level, approvers: req.approval.approvers },
+          });
+          await deps.notify(noticeOf(req, approvalId, 'escalation'));
+          return;
+        }
+        case 'expire': {
+          await update(deps, item, {
+            set: '#status = :answered, decision = :decision, decidedAt = :at',
+            values: { ':answered': 'answered', ':decision': TIMED_OUT, ':at': new Date().toISOString() },
+            removeToken: true,
+          });
+          await recordDecision(deps.journal, item, TIMED_OUT, TIMEOUT_DECIDER);
+          await deps.sfn.send(
+            new SendTaskSuccessCommand({ taskToken: req.taskToken, output: JSON.stringify(TIMED_OUT) }),
+          );
+          return;
+        }
+      }
+    } catch (error) {
+      // Someone answered or voted meanwhile: look again.
+      if (!(error instanceof ConditionalCheckFailedException)) throw error;
+    }
+  }
+}
+
+/** The gate this ladder climbs: the newest not escalated of its execution, kind, step and round. */
+async function waitingGate(req: LadderRequest, deps: LadderDeps): Promise<GateItem> {
+  let newest: GateItem | undefined;
+  let start: Record<string, unknown> | undefined;
+  do {
+    const out = await deps.dynamo.send(
+      new QueryCommand({
+        TableName: deps.gatesTable,
+        IndexName: 'byExecution',
+        KeyConditionExpression: 'executionId = :e',
+        ExpressionAttributeValues: { ':e': req.executionId },
+        ExclusiveStartKey: start,
+      }),
+    );
+    for (const item of (out.Items ?? []) as GateItem[]) {
+      if (item.kind !== req.kind || item.stepId !== req.stepId || item.round !== req.round) continue;
+      if (item.status === 'escalated') continue;
+      if (!newest || item.createdAt > newest.createdAt) newest = item;
+    }
+    start = out.LastEvaluatedKey;
+  } while (start);
+  // The index is eventually consistent: read the gate itself before deciding on it.
+  const out = newest
+    ? await deps.dynamo.send(
+        new GetCommand({
+          TableName: deps.gatesTable,
+          Key: { approvalId: newest.approvalId },
+          ConsistentRead: true,
+        }),
+      )
+    : undefined;
+  if (!out?.Item)
+    throw new NotConfiguredError(
+      `no ${req.kind} gate of ${req.executionId} waits for this rung of its ladder`,
+    );
+  return out.Item as GateItem;
+}
+
+/** Passes a decision made between two rungs to the new wait. */
+async function handOn(taskToken: string, item: GateItem, deps: LadderDeps): Promise<void> {
+  await deps.sfn.send(new SendTaskSuccessCommand({ taskToken, output: JSON.stringify(item.decision) }));
+}
+
+/** A conditional update of a waiting gate: it must not have changed since it was read. */
+async function update(
+  deps: LadderDeps,
+  item: GateItem,
+  change: { set: string; values: Record<string, unknown>; removeToken?: boolean },
+): Promise<void> {
+  await deps.dynamo.send(
+    new UpdateCommand({
+      TableName: deps.gatesTable,
+      Key: { approvalId: item.approvalId },
+      ConditionExpression: '#status = :pending AND #version = :version',
+      UpdateExpression: `SET ${change.set}, #version = :next${change.removeToken ? ' REMOVE taskToken' : ''}`,
+      ExpressionAttributeNames: { '#status': 'status', '#version': 'version' },
+      ExpressionAttributeValues: {
+        ...change.values,
+        ':pending': 'pending',
+        ':version': item.version,
+        ':next': item.version + 1,
+      },
+    }),
+  );
+}

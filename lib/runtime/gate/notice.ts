@@ -1,0 +1,50 @@
+/**
+ * What the notifier is told about a waiting gate: enough to ask a person, and the link id (an
+ * opaque, signed, expiring id), never the task token.
+ */
+import type { ApprovalNotice, GateRequest } from '../payloads/index.ts';
+import type { GateItem } from './gate-item.ts';
+
+/** What the notifier is told about the gate `req` opened as `approvalId` (never the token). */
+export function noticeOf(
+  req: GateRequest,
+  approvalId: string,
+  stage?: ApprovalNotice['stage'],
+): ApprovalNotice {
+  return {
+    approvalId,
+    kind: req.kind,
+    executionId: req.executionId,
+    plan: req.plan,
+    ...(req.stepId ? { stepId: req.stepId } : {}),
+    ...(req.description !== undefined ? { description: req.description } : {}),
+    ...(req.summary ? { summary: req.summary } : {}),
+    round: req.round,
+    ...(req.question ? { question: req.question } : {}),
+    ...(req.failure ? { failure: req.failure } : {}),
+    ...(req.human ? { human: { instructions: req.human.instructions, outputs: req.human.outputs } } : {}),
+    expiresAt: new Date(Date.now() + req.timeoutSeconds * 1000).toISOString(),
+    policy: req.approval,
+    ...(stage ? { stage } : {}),
+  };
+}
+
+/** The notice about a stored gate, handed out as `linkId` again (a reminder). */
+export function noticeOfItem(item: GateItem, linkId: string, stage: ApprovalNotice['stage']): ApprovalNotice {
+  return {
+    approvalId: linkId,
+    kind: item.kind,
+    executionId: item.executionId,
+    plan: { id: item.planId, version: item.planVersion, digest: item.planDigest },
+    ...(item.stepId ? { stepId: item.stepId } : {}),
+    ...(item.description !== undefined ? { description: item.description } : {}),
+    ...(item.summary ? { summary: item.summary } : {}),
+    round: item.round,
+    ...(item.question ? { question: item.question } : {}),
+    ...(item.failure ? { failure: item.failure } : {}),
+    ...(item.human ? { human: { instructions: item.human.instructions, outputs: item.human.outputs } } : {}),
+    expiresAt: item.expiresAt,
+    policy: item.policy,
+    ...(stage ? { stage } : {}),
+  };
+}

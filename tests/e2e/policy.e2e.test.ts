@@ -1,0 +1,208 @@
+/**
+ * The approval policy end to end: the real `plangate run` on the local stack, with Slack
+ * configured to a local server that speaks Slack's Web API. Approvers answer by clicking the
+ * posted buttons (signed interactions, as Slack sends them) as distinct, mapped Slack users, so
+ * the allowlist, the quorum and the submitter's exclusion are checked on the path a real
+ * approver takes; the timeout ladder runs on the engine's clock sped up (--time-scale).
+ */
+import { writeFile } from 'node:fs/promises';
+import { join } from 'node:path';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import type { JournalRecord } from '../../lib/runtime/payloads/index.ts';
+import { FakeSlack, type SlackMessage, statusOf } from '../fake-slack.ts';
+import { type CliRun, runPlan, storedEvents, verifyChain, workDir } from './cli.ts';
+import { seedOrderProblems } from './seed-order.ts';
+
+const BOT_TOKEN = `xoxb-7-7-${'e'.repeat(24)}`;
+const SIGNING_SECRET = `e2e${'5'.repeat(29)}`;
+const USERS = { U0ALICE: 'alice', U0BOB: 'bob', U0CAROL: 'carol', U0MALLORY: 'mallory' };
+
+let slack: FakeSlack;
+beforeAll(async () => {
+  slack = await FakeSlack.start({ botToken: BOT_TOKEN, signingSecret: SIGNING_SECRET });
+});
+afterAll(async () => {
+  await slack.close();
+});
+
+let channels = 0;
+/** A one-step plan with this approval policy, run with Slack configured; its own channel. */
+async function runWithSlack(
+  approval: Record<string, unknown>,
+  extra: readonly string[] = [],
+  timeScale = '0.01',
+) {
+  const cwd = await workDir();
+  const file = join(cwd, 'plan.json');
+  await writeFile(
+    file,
+    JSON.stringify({
+      id: 'policy-e2e',
+      objective: 'Write a marker file once approved',
+      sizePolicy: { minSteps: 1 },
+      approval: { allowAutoApprove: false, ...approval },
+      steps: [
+        {
+          id: 'mark',
+          description: 'Write marker.txt',
+          tool: 'shell',
+          args: { command: 'echo ok > marker.txt' },
+          contract: { kind: 'command', command: 'test -f marker.txt' },
+        },
+      ],
+    }),
+  );
+  const channel = `C0E2E${++channels}`;
+  const run = runPlan(file, cwd, ['--time-scale', timeScale, ...extra], {
+    PLANGATE_SLACK_BOT_TOKEN: BOT_TOKEN,
+    PLANGATE_SLACK_SIGNING_SECRET: SIGNING_SECRET,
+    PLANGATE_SLACK_CHANNEL: channel,
+    PLANGATE_SLACK_APPROVERS: Object.entries(USERS)
+      .map(([id, name]) => `${id}=${name}`)
+      .join(','),
+    PLANGATE_SLACK_API_URL: slack.apiUrl,
+  });
+  await run.until('Slack interactions URL', () => /Slack interactions: (\S+)/.test(run.stderr));
+  const interactions = /Slack interactions: (\S+)/.exec(run.stderr)?.[1] as string;
+  const messages = (n = 1) =>
+    slack.until(`${n} message(s) in ${channel}`, () => {
+      const posted = slack.messages.filter((m) => m.channel === channel);
+      return posted.length >= n ? posted : undefined;
+    });
+  const click = (message: SlackMessage, decision: string, user: keyof typeof USERS) =>
+    slack.click(interactions, message, `plangate.${decision}`, user);
+  const told = (user: string) =>
+    slack.ephemerals.filter((e) => e.channel === channel && e.user === user).map((e) => e.text);
+  return { cwd, run, messages, click, told };
+}
+
+async function checkedEvents(cwd: string, run: CliRun): Promise<JournalRecord[]> {
+  const events = await storedEvents(cwd, run.executionArn);
+  expect(verifyChain(events)).toEqual({ ok: true, count: events.length });
+  expect(seedOrderProblems(events)).toEqual([]);
+  return events;
+}
+
+describe.concurrent('approval policy, end to end on the local stack through Slack', {
+  timeout: 90_000,
+}, () => {
+  it('allowlist: an approver outside it and an unmapped Slack user are refused; a listed one approves', async () => {
+    const { cwd, run, messages, click, told } = await runWithSlack({ approvers: ['alice'] });
+    const [message] = (await messages()) as [SlackMessage];
+    expect(await click(message, 'APPROVE', 'U0MALLORY')).toBe(200);
+    expect(told('U0MALLORY').at(-1)).toContain("mallory is not one of this plan's approvers");
+    await slack.click(
+      /Slack interactions: (\S+)/.exec(run.stderr)?.[1] as string,
+      message,
+      'plangate.APPROVE',
+      'U0NOBODY',
+    );
+    expect(told('U0NOBODY').at(-1)).toContain('not mapped to a plangate approver');
+    await click(message, 'APPROVE', 'U0ALICE');
+    expect(await run.exited).toBe(0);
+    expect(statusOf(message)).toContain('*APPROVE* by alice at');
+    const events = await checkedEvents(cwd, run);
+    expect(events.filter((e) => e.event === 'GATE_APPROVED').map((e) => e.details.approver)).toEqual([
+      'alice',
+    ]);
+  });
+
+  it('quorum: two distinct approvers are needed; the same one twice counts once', async () => {
+    const { cwd, run, messages, click, told } = await runWithSlack({
+      approvers: ['alice', 'bob'],
+      quorum: 2,
+    });
+    const [message] = (await messages()) as [SlackMessage];
+    await click(message, 'APPROVE', 'U0ALICE');
+    expect(statusOf(message)).toContain('1 of 2 approvals so far');
+    await click(message, 'APPROVE', 'U0ALICE');
+    expect(told('U0ALICE').at(-1)).toContain('alice has already approved this gate');
+    expect(run.count('TASK_STARTED')).toBe(0);
+    await click(message, 'APPROVE', 'U0BOB');
+    expect(await run.exited).toBe(0);
+    expect(statusOf(message)).toContain('*APPROVE* by alice, bob at');
+    const events = await checkedEvents(cwd, run);
+    expect(events.map((e) => e.event)).toContain('TASK_COMPLETED');
+  });
+
+  it('no self-approval: the submitter cannot approve their own plan; someone else can', async () => {
+    const { cwd, run, messages, click, told } = await runWithSlack({ approvers: ['alice', 'bob'] }, [
+      '--submitted-by',
+      'alice',
+    ]);
+    const [message] = (await messages()) as [SlackMessage];
+    await click(message, 'APPROVE', 'U0ALICE');
+    expect(told('U0ALICE').at(-1)).toContain('alice submitted this plan and may not approve it');
+    await click(message, 'APPROVE', 'U0BOB');
+    expect(await run.exited).toBe(0);
+    const events = await checkedEvents(cwd, run);
+    expect(events[0]?.details.submitted_by).toBe('alice');
+    expect(events.find((e) => e.event === 'GATE_APPROVED')?.details.approver).toBe('bob');
+  });
+
+  it('timeout ladder: reminds, escalates to the next group (whose approval counts, the first group’s no longer), never approves by itself', async () => {
+    // 1 s of plan time is 10 ms here: each group has 6 s, and is reminded after 3 s.
+    const { cwd, run, messages, click, told } = await runWithSlack({
+      approvers: ['alice'],
+      timeoutSeconds: 600,
+      remindAfterSeconds: 300,
+      escalateTo: [{ approvers: ['carol'] }],
+    });
+    const [first, reminder, escalated] = (await messages(3)) as [SlackMessage, SlackMessage, SlackMessage];
+    expect(reminder.text).toContain('Reminder: Plan approval requested');
+    expect(escalated.text).toContain('Escalated to you: Plan approval requested');
+    // The first group's link stopped working when the gate was escalated.
+    await click(first, 'APPROVE', 'U0ALICE');
+    expect(told('U0ALICE').at(-1)).toContain('handed to other approvers');
+    await click(escalated, 'APPROVE', 'U0CAROL');
+    expect(await run.exited).toBe(0);
+    const events = await checkedEvents(cwd, run);
+    expect(events.map((e) => e.event).slice(0, 5)).toEqual([
+      'PLAN_CREATED',
+      'GATE_APPROVAL_REQUESTED',
+      'GATE_REMINDED',
+      'GATE_ESCALATED',
+      'GATE_APPROVED',
+    ]);
+    expect(events.find((e) => e.event === 'GATE_ESCALATED')?.details).toEqual({
+      gate: 'plan',
+      level: 1,
+      approvers: ['carol'],
+    });
+    expect(events.find((e) => e.event === 'GATE_APPROVED')?.details.approver).toBe('carol');
+  });
+
+  it('timeout ladder: when nobody answers at all, the gate rejects with reason "timed out" and nothing runs', async () => {
+    const { cwd, run, messages } = await runWithSlack({
+      approvers: ['alice'],
+      timeoutSeconds: 40,
+      remindAfterSeconds: 20,
+      escalateTo: [{ approvers: ['carol'] }],
+    });
+    expect(await run.exited).toBe(1);
+    // Asked, reminded, escalated, reminded: four messages, then the gate rejected itself.
+    expect((await messages(4)).map((m) => m.text.split(':')[0])).toEqual([
+      '[plangate] Plan approval requested',
+      '[plangate] Reminder',
+      '[plangate] Escalated to you',
+      '[plangate] Reminder',
+    ]);
+    const events = await checkedEvents(cwd, run);
+    expect(events.map((e) => e.event)).toEqual([
+      'PLAN_CREATED',
+      'GATE_APPROVAL_REQUESTED',
+      'GATE_REMINDED',
+      'GATE_ESCALATED',
+      'GATE_REMINDED',
+      'GATE_REJECTED',
+      'EXECUTION_COMPLETE',
+    ]);
+    expect(events.find((e) => e.event === 'GATE_REJECTED')?.details).toMatchObject({
+      gate: 'plan',
+      approver: 'plangate-timeout',
+      reason: 'timed out',
+    });
+    expect(run.count('GATE_APPROVED')).toBe(0);
+    expect(run.stderr).toContain('timed out');
+  });
+});

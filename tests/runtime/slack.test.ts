@@ -1,0 +1,237 @@
+/**
+ * Slack approvals end to end over HTTP: the gate Lambda opens a gate, the notifier Lambda posts
+ * the Block Kit message through @slack/web-api's WebClient to a local server that speaks Slack's
+ * Web API, and that server sends signed block_actions interactions (as Slack does on a click) to
+ * the approvals API Lambda, served on loopback as API Gateway would call it. Verification is
+ * Bolt's; answers go through the gates table (dynalite) and SendTaskSuccess (a recording SFN).
+ */
+import { mkdtemp, rm } from 'node:fs/promises';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { makeHandler as makeApprovalsApi } from '../../lambdas/approvals-api.ts';
+import { makeHandler as makeGate } from '../../lambdas/gate.ts';
+import { makeHandler as makeNotifier } from '../../lambdas/notifier.ts';
+import { LocalHttpApi } from '../../lib/local/http-api.ts';
+import { type LocalDataPlane, startLocalDataPlane } from '../../lib/local/stack.ts';
+import { journalFor } from '../../lib/runtime/deps.ts';
+import type { GateDeps } from '../../lib/runtime/gate/gate.ts';
+import { readEvents } from '../../lib/runtime/journal/journal.ts';
+import { SlackClient, SlackNotifier } from '../../lib/runtime/notify/slack.ts';
+import type { ApprovalPolicy } from '../../lib/runtime/payloads/index.ts';
+import { builtinRegistry } from '../../lib/runtime/tools/builtins.ts';
+import { FakeSlack, type SlackMessage, statusOf } from '../fake-slack.ts';
+import { type RecordingSfn, startRecordingSfn } from './recording-sfn.ts';
+
+const BOT_TOKEN = `xoxb-1234-5678-${'t'.repeat(24)}`;
+const SIGNING_SECRET = `8f742231b10e8888abcd${'s'.repeat(12)}`;
+const KEY = 'k'.repeat(40);
+const plan = { id: 'deploy', version: 1, digest: 'sha256:cafe' };
+const APPROVERS = { U0ALICE: 'alice', U0BOB: 'bob', U0MALLORY: 'mallory' };
+
+let dir: string;
+let plane: LocalDataPlane;
+let recorder: RecordingSfn;
+let slack: FakeSlack;
+let api: LocalHttpApi;
+let gate: ReturnType<typeof makeGate>;
+let interactions: string;
+let gateDeps: GateDeps;
+
+beforeAll(async () => {
+  dir = await mkdtemp(join(tmpdir(), 'plangate-slack-'));
+  plane = await startLocalDataPlane({ dataDir: dir });
+  recorder = await startRecordingSfn();
+  slack = await FakeSlack.start({ botToken: BOT_TOKEN, signingSecret: SIGNING_SECRET });
+  const client = new SlackClient({ botToken: async () => BOT_TOKEN, slackApiUrl: slack.apiUrl });
+  const base = {
+    dynamo: plane.clients.doc,
+    tables: plane.tableNames,
+    events: plane.clients.events,
+    sfn: recorder.client,
+    signingKey: KEY,
+  };
+  api = await LocalHttpApi.start(
+    makeApprovalsApi({
+      ...base,
+      identity: { mode: 'jwt' },
+      slack: { signingSecret: SIGNING_SECRET, approvers: APPROVERS, client },
+    }),
+  );
+  interactions = `${api.url}/slack/interactions`;
+  const notifier = makeNotifier({
+    approvalsBaseUrl: api.url,
+    slack: new SlackNotifier({ client, channel: 'C0APPROVALS' }),
+  });
+  gateDeps = {
+    ...base,
+    tools: builtinRegistry(),
+    cwd: dir,
+    notify: async (notice) => {
+      await notifier(notice);
+    },
+  };
+  gate = makeGate(gateDeps);
+});
+afterAll(async () => {
+  await api.close();
+  await slack.close();
+  await recorder.close();
+  await plane.close();
+  await rm(dir, { recursive: true, force: true });
+});
+
+let executions = 0;
+/** Opens a plan gate (after PLAN_CREATED, naming the submitter when given); returns its Slack message. */
+async function openPlanGate(
+  policy: ApprovalPolicy,
+  submittedBy?: string,
+): Promise<{ message: SlackMessage; token: string; executionId: string }> {
+  const executionId = `arn:aws:states:us-east-1:123456789012:execution:deploy:slack-${++executions}`;
+  await journalFor(gateDeps).append({
+    executionId,
+    planId: plan.id,
+    planVersion: plan.version,
+    planDigest: plan.digest,
+    event: 'PLAN_CREATED',
+    details: {
+      task_count: 1,
+      dependencies: { ship: [] },
+      ...(submittedBy ? { submitted_by: submittedBy } : {}),
+    },
+  });
+  const token = `AQ-token-${executions}-${'x'.repeat(200)}`;
+  const before = slack.messages.length;
+  await gate({
+    kind: 'plan',
+    taskToken: token,
+    executionId,
+    plan,
+    approval: policy,
+    round: 1,
+    timeoutSeconds: 3600,
+    summary: { objective: 'Ship the release', steps: 1 },
+  });
+  const message = await slack.until('the approval message', () => slack.messages[before]);
+  return { message, token, executionId };
+}
+
+const ephemeralsTo = (user: string) => slack.ephemerals.filter((e) => e.user === user).map((e) => e.text);
+const successesFor = (token: string) => recorder.successes.filter((s) => s.taskToken === token);
+
+describe('Slack approvals', { timeout: 30_000 }, () => {
+  it('posts Block Kit buttons through the Web API that carry the opaque link id only, never a token or secret', async () => {
+    const { message, token } = await openPlanGate({
+      approvers: ['alice', 'bob'],
+      forbiddenApprovers: [],
+      quorum: 1,
+    });
+    expect(message.channel).toBe('C0APPROVALS');
+    const buttons = slack.buttons(message);
+    expect(buttons.map((b) => b.action_id)).toEqual(['plangate.APPROVE', 'plangate.REJECT', 'plangate.page']);
+    const linkId = buttons[0]?.value as string;
+    expect(linkId).toMatch(/^[A-Za-z0-9_-]+\.\d+\.[A-Za-z0-9_-]+$/);
+    expect(buttons[2]?.url).toBe(`${api.url}/approvals/${encodeURIComponent(linkId)}`);
+    const wire = JSON.stringify(message.history);
+    expect(wire).not.toContain(token);
+    expect(wire).not.toContain(BOT_TOKEN);
+    expect(wire).not.toContain(SIGNING_SECRET);
+  });
+
+  it('refuses forged, replayed and unsigned clicks with 401 and changes nothing', async () => {
+    const { message, token } = await openPlanGate({
+      approvers: ['alice'],
+      forbiddenApprovers: [],
+      quorum: 1,
+    });
+    expect(
+      await slack.click(interactions, message, 'plangate.APPROVE', 'U0ALICE', { signWith: 'not-the-secret' }),
+    ).toBe(401);
+    // Slack's replay window is five minutes.
+    const stale = Math.floor(Date.now() / 1000) - 6 * 60;
+    expect(
+      await slack.click(interactions, message, 'plangate.APPROVE', 'U0ALICE', { timestamp: stale }),
+    ).toBe(401);
+    const unsigned = await fetch(interactions, { method: 'POST', body: 'payload=%7B%7D' });
+    expect(unsigned.status).toBe(401);
+    expect(successesFor(token)).toEqual([]);
+    expect(slack.messages.find((m) => m.ts === message.ts)?.history).toHaveLength(1);
+  });
+
+  it('refuses an unmapped Slack user and an approver outside the allowlist, in Slack, deciding nothing', async () => {
+    const { message, token } = await openPlanGate({
+      approvers: ['alice', 'bob'],
+      forbiddenApprovers: [],
+      quorum: 1,
+    });
+    expect(await slack.click(interactions, message, 'plangate.APPROVE', 'U0STRANGER')).toBe(200);
+    expect(ephemeralsTo('U0STRANGER').at(-1)).toContain('not mapped to a plangate approver');
+    expect(await slack.click(interactions, message, 'plangate.APPROVE', 'U0MALLORY')).toBe(200);
+    expect(ephemeralsTo('U0MALLORY').at(-1)).toContain("mallory is not one of this plan's approvers");
+    expect(successesFor(token)).toEqual([]);
+  });
+
+  it('needs a quorum of distinct approvers, shows the votes in place, then who decided what and when', async () => {
+    const { message, token, executionId } = await openPlanGate({
+      approvers: ['alice', 'bob'],
+      forbiddenApprovers: [],
+      quorum: 2,
+    });
+    await slack.click(interactions, message, 'plangate.APPROVE', 'U0ALICE');
+    expect(statusOf(message)).toContain('approved by alice: 1 of 2 approvals so far');
+    expect(slack.buttons(message).map((b) => b.action_id)).toContain('plangate.APPROVE');
+    // The same person twice is one vote.
+    await slack.click(interactions, message, 'plangate.APPROVE', 'U0ALICE');
+    expect(ephemeralsTo('U0ALICE').at(-1)).toContain('alice has already approved this gate');
+    expect(successesFor(token)).toEqual([]);
+
+    await slack.click(interactions, message, 'plangate.APPROVE', 'U0BOB');
+    expect(successesFor(token)).toHaveLength(1);
+    expect(successesFor(token)[0]?.output).toMatchObject({ decision: 'APPROVE', by: 'alice, bob' });
+    expect(statusOf(message)).toMatch(/^:white_check_mark: \*APPROVE\* by alice, bob at <!date\^\d+\^/);
+    // Decided: the buttons are gone from the message.
+    expect(slack.buttons(message)).toEqual([]);
+    const events = await readEvents(plane.clients.doc, plane.tableNames.events, executionId);
+    // The event names the approval that completed the quorum; the decision names every vote.
+    expect(events.find((e) => e.event === 'GATE_APPROVED')?.details).toMatchObject({ approver: 'bob' });
+
+    // A stale client still shows the buttons: a second click says what happened and decides nothing.
+    const stale = { ...message, blocks: message.history[0] as Record<string, unknown>[] };
+    await slack.click(interactions, stale, 'plangate.REJECT', 'U0BOB');
+    expect(ephemeralsTo('U0BOB').at(-1)).toMatch(
+      /already decided\. :white_check_mark: \*APPROVE\* by alice, bob at/,
+    );
+    expect(successesFor(token)).toHaveLength(1);
+  });
+
+  it('does not let the submitter approve their own plan; another approver can', async () => {
+    const { message, token, executionId } = await openPlanGate(
+      { approvers: ['alice', 'bob'], forbiddenApprovers: [], quorum: 1 },
+      'alice',
+    );
+    await slack.click(interactions, message, 'plangate.APPROVE', 'U0ALICE');
+    expect(ephemeralsTo('U0ALICE').at(-1)).toContain('alice submitted this plan and may not approve it');
+    expect(successesFor(token)).toEqual([]);
+    await slack.click(interactions, message, 'plangate.APPROVE', 'U0BOB');
+    expect(successesFor(token)[0]?.output).toMatchObject({ decision: 'APPROVE', by: 'bob' });
+    const events = await readEvents(plane.clients.doc, plane.tableNames.events, executionId);
+    // The submitter's own click is refused and audited; the other approver's decides.
+    expect(events.map((e) => e.event)).toEqual([
+      'PLAN_CREATED',
+      'GATE_APPROVAL_REQUESTED',
+      'GATE_ANSWER_REFUSED',
+      'GATE_APPROVED',
+    ]);
+  });
+
+  it('rejects from Slack with who rejected it as the reason', async () => {
+    const { message, token } = await openPlanGate({ approvers: [], forbiddenApprovers: [], quorum: 1 });
+    await slack.click(interactions, message, 'plangate.REJECT', 'U0MALLORY');
+    expect(successesFor(token)[0]?.output).toEqual({
+      decision: 'REJECT',
+      by: 'mallory',
+      reason: 'rejected in Slack by mallory',
+    });
+    expect(statusOf(message)).toContain(':x: *REJECT* by mallory: rejected in Slack by mallory at');
+  });
+});
