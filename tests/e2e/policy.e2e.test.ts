@@ -173,10 +173,11 @@ describe.concurrent('approval policy, end to end on the local stack through Slac
   });
 
   it('timeout ladder: when nobody answers at all, the gate rejects with reason "timed out" and nothing runs', async () => {
+    // 1.2 s per rung: well above the gate Lambda's own latency on a busy machine.
     const { cwd, run, messages } = await runWithSlack({
       approvers: ['alice'],
-      timeoutSeconds: 40,
-      remindAfterSeconds: 20,
+      timeoutSeconds: 240,
+      remindAfterSeconds: 120,
       escalateTo: [{ approvers: ['carol'] }],
     });
     expect(await run.exited).toBe(1);

@@ -152,7 +152,10 @@ export const GateRequestSchema = z.object({
   round: z.number().int().min(1),
   /** The question from the previous round's ASK_FOR_CLARIFICATION, to show the approver; null on round 1. */
   question: z.string().nullish(),
-  /** How long the gate waits (the Task's TimeoutSeconds); after it the machine fails `Plangate.GateTimedOut`. */
+  /**
+   * How long the gate's link is valid. A plan or step gate then climbs its timeout ladder (see
+   * `ladder`); an escalation gate or a human step fails `Plangate.GateTimedOut`.
+   */
   timeoutSeconds: z.number().int().positive(),
   /** Kind `escalation`: what failed. */
   failure: ClassifiedFailureSchema.optional(),
