@@ -231,7 +231,9 @@ describe.skipIf(!CHROMIUM)('the approval page in Chromium', () => {
     // Nobody answered in time: the gate's timeout ladder ended in REJECT 'timed out' (never approve).
     expect(response?.status()).toBe(409);
     await page.getByText(/already answered: REJECT/).waitFor({ timeout: 10_000 });
-    expect((await decisions(gate)).map((e) => [e.event, e.details.reason])).toEqual([['GATE_REJECTED', 'timed out']]);
+    expect((await decisions(gate)).map((e) => [e.event, e.details.reason])).toEqual([
+      ['GATE_REJECTED', 'timed out'],
+    ]);
     await context.close();
   });
 });
