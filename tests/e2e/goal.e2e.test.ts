@@ -101,3 +101,48 @@ it('plans, goes back to the planner with the question asked at the gate, and run
   // The planner saw the question, with the plan it had proposed.
   expect(JSON.stringify(server.requests[1])).toContain('Which port does it answer on?');
 }, 90_000);
+
+it('sends the plan back to the planner when the question is asked on the approval page', async () => {
+  const pageServer = await startOpenAiServer([
+    { plan: FIXED_PLAN, inputTokens: 1200, outputTokens: 300 },
+    { plan: REVISED, inputTokens: 1500, outputTokens: 320 },
+  ]);
+  try {
+    const cwd = await workDir();
+    const run = new CliRun(
+      ['run', '--goal', GOAL, '--base-url', `${pageServer.url}/v1`, '--model', 'scripted', '--json'],
+      cwd,
+    );
+    await run.until('the first gate', () => /open (http:\S+\/approve\/\S+)/.test(run.stderr));
+    const first = run.executionArn;
+    const link = /open (http:\S+\/approve\/\S+)/.exec(run.stderr)?.[1] as string;
+    const page = await (await fetch(link)).text();
+    const digest = /name="digest" value="([^"]+)"/.exec(page)?.[1] as string;
+    const answered = await fetch(link, {
+      method: 'POST',
+      body: new URLSearchParams({ digest, decision: 'ASK_FOR_CLARIFICATION', question: 'Which port?' }),
+    });
+    expect(answered.status).toBe(200);
+    expect(await answered.text()).toContain('Sent back to the planner');
+    await run.until(
+      'the revision at the gate',
+      () => run.stderr.match(/Execution: arn:/g)?.length === 2,
+      30_000,
+    );
+    await run.until('the revision prompt', () => (run.stderr.match(/ask <question>/g)?.length ?? 0) >= 2);
+    run.answer('approve');
+    expect(await run.exited).toBe(0);
+
+    const v1 = await storedEvents(cwd, first);
+    expect(v1.find((e) => e.event === 'GATE_REJECTED')).toMatchObject({
+      details: { reason: 'clarification requested: Which port?', approver: 'approval-page' },
+    });
+    const second = [...run.stderr.matchAll(/Execution: (arn:\S+)/g)].map((m) => m[1]).at(-1) as string;
+    const v2 = await storedEvents(cwd, second);
+    expect(v2[0]).toMatchObject({ planVersion: 2, details: { planner: { feedback: 'Which port?' } } });
+    expect(v2.at(-1)).toMatchObject({ event: 'EXECUTION_COMPLETE', details: { succeeded: true } });
+    expect(JSON.stringify(pageServer.requests[1])).toContain('Which port?');
+  } finally {
+    await pageServer.close();
+  }
+}, 90_000);

@@ -95,7 +95,14 @@ export class ApprovalPageServer {
     const outcome = await this.props.desk.answer(linkId, parsed.data);
     if (!outcome.ok) return send(res, 409, messagePage('Not recorded', outcome.message));
     this.props.onAnswered?.(linkId, parsed.data);
-    return send(res, 200, messagePage('Recorded', `Your answer (${parsed.data.decision}) was recorded.`));
+    return send(
+      res,
+      200,
+      messagePage(
+        'Recorded',
+        `Your answer (${parsed.data.decision}) was recorded.${outcome.note ? ` ${outcome.note}` : ''}`,
+      ),
+    );
   }
 }
 

@@ -17,6 +17,13 @@ export interface ApprovalsDeskProps {
   readonly approvals: Approvals;
   /** Digest of the plan this session showed (`sha256:<hex>` or hex): answers bind to it. */
   readonly planDigest: string;
+  /**
+   * A planned plan goes back to its planner when a person asks a question or rejects it at the
+   * plan gate, wherever they answer (terminal, page, Slack link): the question becomes the
+   * rejection's reason, so this version ends and approving it later is refused. Told the
+   * feedback once the rejection is recorded. @default - questions loop at the gate
+   */
+  readonly onPlanFeedback?: (feedback: string) => void;
 }
 
 export class ApprovalsDesk implements GateDesk {
@@ -37,16 +44,19 @@ export class ApprovalsDesk implements GateDesk {
     }
   }
 
-  async answer(linkId: string, answer: GateAnswer): Promise<AnswerOutcome> {
-    const { by = 'unknown', ...decision } = answer;
+  async answer(linkId: string, given: GateAnswer): Promise<AnswerOutcome> {
     try {
       const gate = await this.props.approvals.describe(linkId);
+      const feedback = this.props.onPlanFeedback && gate.kind === 'plan' ? planFeedback(given) : undefined;
+      const { by = 'unknown', ...decision } = feedback?.answer ?? given;
       // An approval binds to the plan shown here; the service refuses it for any other digest.
       const digest = sameDigest(gate.planDigest, this.props.planDigest)
         ? gate.planDigest
         : this.props.planDigest;
       await this.props.approvals.answer(linkId, { by, digest, decision });
-      return { ok: true };
+      if (!feedback) return { ok: true };
+      this.props.onPlanFeedback?.(feedback.text);
+      return { ok: true, note: 'Sent back to the planner: its next version will come to the gate.' };
     } catch (error) {
       if (!(error instanceof ApprovalError)) throw error;
       const reason =
@@ -57,3 +67,18 @@ export class ApprovalsDesk implements GateDesk {
 }
 
 const sameDigest = (a: string, b: string): boolean => a.replace(/^sha256:/, '') === b.replace(/^sha256:/, '');
+
+/** A question or a rejection of a planned plan, as the rejection that sends it back to the planner. */
+function planFeedback(given: GateAnswer): { answer: GateAnswer; text: string } | undefined {
+  if (given.decision === 'ASK_FOR_CLARIFICATION')
+    return {
+      answer: {
+        decision: 'REJECT',
+        reason: `clarification requested: ${given.question}`,
+        ...(given.by ? { by: given.by } : {}),
+      },
+      text: given.question,
+    };
+  if (given.decision === 'REJECT') return { answer: given, text: given.reason };
+  return undefined;
+}

@@ -34,7 +34,11 @@ export interface PendingGate extends GateFacts {
 export type GateAnswer = ApprovalDecision | EscalationDecision | HumanDecision;
 
 export type AnswerOutcome =
-  | { readonly ok: true }
+  | {
+      readonly ok: true;
+      /** What became of the answer, when it is more than recorded. */
+      readonly note?: string;
+    }
   | {
       readonly ok: false;
       readonly reason: 'already-answered' | 'not-found' | 'invalid';

@@ -142,6 +142,7 @@ export async function runSession(target: SessionTarget, options: SessionOptions)
   const desk = new ApprovalsDesk({
     approvals: approvalsFor({ ...stack.journalDeps(), sfn: stack.sfn, signingKey }),
     planDigest: `sha256:${digest}`,
+    ...(options.onPlanFeedback ? { onPlanFeedback: options.onPlanFeedback } : {}),
   });
   const prompter = new TerminalPrompter(io.stdin, io.stderr);
   const asked = new Map<string, Asked<GateAnswer>>();
@@ -149,18 +150,7 @@ export async function runSession(target: SessionTarget, options: SessionOptions)
   const recording = new Set<Promise<void>>();
   /** Asks a gate again after the approvals service refused an answer (e.g. missing outputs). */
   let askAgain: (gate: PendingGate) => void = () => {};
-  const record = (gate: PendingGate, given: GateAnswer) => {
-    let answer = given;
-    if (options.onPlanFeedback && gate.kind === 'plan') {
-      if (given.decision === 'ASK_FOR_CLARIFICATION') {
-        options.onPlanFeedback(given.question);
-        answer = {
-          decision: 'REJECT',
-          reason: `clarification requested: ${given.question}`,
-          ...(given.by ? { by: given.by } : {}),
-        };
-      } else if (given.decision === 'REJECT') options.onPlanFeedback(given.reason);
-    }
+  const record = (gate: PendingGate, answer: GateAnswer) => {
     const done = answerGate(desk, gate, answer, note)
       .then((refused) => {
         if (refused !== 'invalid') return;
