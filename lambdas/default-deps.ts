@@ -7,6 +7,8 @@ import { EventBridgeClient } from '@aws-sdk/client-eventbridge';
 import { InvocationType, InvokeCommand, LambdaClient } from '@aws-sdk/client-lambda';
 import { GetSecretValueCommand, SecretsManagerClient } from '@aws-sdk/client-secrets-manager';
 import { SFNClient } from '@aws-sdk/client-sfn';
+import { z } from 'zod';
+import type { RuntimeLaunchDeps } from '../lib/launch/launch-plan.ts';
 import type { HarnessDeps } from '../lib/runtime/deps.ts';
 import type { ApprovalNotifier, GateDeps } from '../lib/runtime/gate/gate.ts';
 import { documentClient } from '../lib/runtime/journal/document-client.ts';
@@ -44,6 +46,28 @@ export function apiDeps(
     ...(base.events ? { events: base.events } : {}),
     ...(base.eventBusName ? { eventBusName: base.eventBusName } : {}),
     sfn: base.sfn,
+  };
+}
+
+/**
+ * How plans are launched at run time (the Plans API and the planner): PLANGATE_RUNTIME_PLAN_ROLE_ARN,
+ * PLANGATE_SUBSTITUTIONS (JSON: placeholder → harness function ARN), PLANGATE_NAME_PREFIX and
+ * PLANGATE_RUNTIME_PLAN_LOG_GROUP_ARN.
+ */
+export function runtimeLaunchDeps(base: ReturnType<typeof defaultHarnessDeps>, env: Env): RuntimeLaunchDeps {
+  const roleArn = env.PLANGATE_RUNTIME_PLAN_ROLE_ARN;
+  if (!roleArn) throw new NotConfiguredError('PLANGATE_RUNTIME_PLAN_ROLE_ARN is not set');
+  const substitutions = z
+    .record(z.string(), z.string())
+    .parse(JSON.parse(env.PLANGATE_SUBSTITUTIONS ?? '{}'));
+  return {
+    ...apiDeps(base),
+    roleArn,
+    substitutions,
+    ...(env.PLANGATE_NAME_PREFIX ? { namePrefix: env.PLANGATE_NAME_PREFIX } : {}),
+    ...(env.PLANGATE_RUNTIME_PLAN_LOG_GROUP_ARN
+      ? { logGroupArn: env.PLANGATE_RUNTIME_PLAN_LOG_GROUP_ARN }
+      : {}),
   };
 }
 

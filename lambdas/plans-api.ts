@@ -4,15 +4,16 @@
  *
  * Environment: PLANGATE_RUNTIME_PLAN_ROLE_ARN (role of the plans' state machines),
  * PLANGATE_SUBSTITUTIONS (JSON: placeholder → harness function ARN), PLANGATE_NAME_PREFIX,
- * PLANGATE_RUNTIME_PLAN_LOG_GROUP_ARN, PLANGATE_IDENTITY (`header`: local mode names the submitter
+ * PLANGATE_RUNTIME_PLAN_LOG_GROUP_ARN, PLANGATE_PLANNER_FUNCTION (the planner Lambda that drafts
+ * plans from goals; without it goals are refused), PLANGATE_IDENTITY (`header`: local mode names the submitter
  * in x-plangate-user; else the IAM caller), and the tables/bus of every harness Lambda.
  */
+
+import { InvocationType, InvokeCommand, type LambdaClient } from '@aws-sdk/client-lambda';
 import type { Context } from 'aws-lambda';
-import { z } from 'zod';
 import { handlePlansRequest, type PlansApiDeps } from '../lib/launch/plans-api.ts';
 import { type HttpEvent, type HttpResult, LOCAL_IDENTITY_HEADER } from '../lib/runtime/api/http.ts';
-import { NotConfiguredError } from '../lib/runtime/shared/errors.ts';
-import { apiDeps, defaultHarnessDeps } from './default-deps.ts';
+import { defaultHarnessDeps, runtimeLaunchDeps } from './default-deps.ts';
 
 export const makeHandler =
   (deps: PlansApiDeps) =>
@@ -23,23 +24,27 @@ export function defaultPlansApiDeps(
   env: Readonly<Record<string, string | undefined>> = process.env,
 ): PlansApiDeps {
   const base = defaultHarnessDeps(env);
-  const roleArn = env.PLANGATE_RUNTIME_PLAN_ROLE_ARN;
-  if (!roleArn) throw new NotConfiguredError('PLANGATE_RUNTIME_PLAN_ROLE_ARN is not set');
-  const substitutions = z
-    .record(z.string(), z.string())
-    .parse(JSON.parse(env.PLANGATE_SUBSTITUTIONS ?? '{}'));
+  const planner = env.PLANGATE_PLANNER_FUNCTION;
   return {
-    ...apiDeps(base),
-    roleArn,
-    substitutions,
+    ...runtimeLaunchDeps(base, env),
     submitter:
       env.PLANGATE_IDENTITY === 'header'
         ? { mode: 'header', header: LOCAL_IDENTITY_HEADER }
         : { mode: 'iam' },
-    ...(env.PLANGATE_NAME_PREFIX ? { namePrefix: env.PLANGATE_NAME_PREFIX } : {}),
-    ...(env.PLANGATE_RUNTIME_PLAN_LOG_GROUP_ARN
-      ? { logGroupArn: env.PLANGATE_RUNTIME_PLAN_LOG_GROUP_ARN }
-      : {}),
+    ...(planner ? { startPlanning: asyncInvoker(base.lambda as LambdaClient, planner) } : {}),
+  };
+}
+
+/** Hands a draft to the planner Lambda without waiting for it (an asynchronous invocation). */
+function asyncInvoker(lambda: LambdaClient, functionName: string): (draftId: string) => Promise<void> {
+  return async (draftId) => {
+    await lambda.send(
+      new InvokeCommand({
+        FunctionName: functionName,
+        InvocationType: InvocationType.Event,
+        Payload: Buffer.from(JSON.stringify({ draftId })),
+      }),
+    );
   };
 }
 

@@ -15,6 +15,8 @@ export const APP_CONTEXT = {
   sesSender: 'plangate:sesSender',
   /** State machine name prefix. @default 'plangate' */
   namePrefix: 'plangate:namePrefix',
+  /** The Bedrock model (or inference profile) id that drafts plans from goals. @default - no planner */
+  plannerModel: 'plangate:plannerModel',
 } as const;
 
 /**
@@ -28,10 +30,15 @@ export async function buildPlangateApp(app: App, examplesDir?: string): Promise<
   };
   const sesSender = context(APP_CONTEXT.sesSender);
   const namePrefix = context(APP_CONTEXT.namePrefix);
+  const plannerModel = context(APP_CONTEXT.plannerModel);
   const stack = new PlanPlatformStack(app, context(APP_CONTEXT.stackName) ?? 'Plangate', {
     description:
       'plangate: plan-execution harness (tables, bus, harness Lambdas, Plans API) and the example plans',
-    platform: { ...(sesSender ? { sesSender } : {}), ...(namePrefix ? { namePrefix } : {}) },
+    platform: {
+      ...(sesSender ? { sesSender } : {}),
+      ...(namePrefix ? { namePrefix } : {}),
+      ...(plannerModel ? { planner: { model: plannerModel } } : {}),
+    },
   });
   for (const plan of await loadExamplePlans(examplesDir)) stack.addPlan(plan);
   Validations.of(app).addPlugins(new AwsSolutionsChecks(app));

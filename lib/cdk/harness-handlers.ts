@@ -76,6 +76,14 @@ export const HARNESS_HANDLERS = {
     memorySize: 1024,
     required: false,
   },
+  planner: {
+    file: 'planner.ts',
+    description:
+      'plangate planner: drafts a plan from a goal with a model, validates it, launches it to its gate',
+    timeout: Duration.minutes(15),
+    memorySize: 1024,
+    required: false,
+  },
   approvalsApi: {
     file: 'approvals-api.ts',
     description: 'plangate approvals API: the approval page and the answers to gates',

@@ -17,7 +17,13 @@ import { LogGroup, RetentionDays } from 'aws-cdk-lib/aws-logs';
 import { type ISecret, Secret } from 'aws-cdk-lib/aws-secretsmanager';
 import { Construct } from 'constructs';
 import { signInCallbackUrl } from '../runtime/gate/approval-page.ts';
-import { GATES_TABLE, JOINS_TABLE, OUTPUTS_TABLE, TABLE_NAME_ENV } from '../runtime/journal/tables.ts';
+import {
+  DRAFTS_TABLE,
+  GATES_TABLE,
+  JOINS_TABLE,
+  OUTPUTS_TABLE,
+  TABLE_NAME_ENV,
+} from '../runtime/journal/tables.ts';
 import { ApproverPool } from './approver-pool.ts';
 import { PlanEventBus } from './event-bus.ts';
 import { EventsTable } from './events-table.ts';
@@ -45,6 +51,20 @@ export interface SlackAppProps {
   readonly channel: string;
   /** Slack user id → approver name as plans' approval policies name approvers; anyone else is refused. */
   readonly approvers: Readonly<Record<string, string>>;
+}
+
+/** The model that drafts plans from goals (`POST /plans {goal}`, lambdas/planner.ts). */
+export interface PlannerProps {
+  /** @default 'bedrock' */
+  readonly provider?: 'bedrock' | 'openai';
+  /** A Bedrock model or inference profile id (the planner may invoke only that), or the OpenAI-compatible server's model name. */
+  readonly model: string;
+  /** OpenAI-compatible servers only. @default - OpenAI's API */
+  readonly baseUrl?: string;
+  /** OpenAI-compatible servers only: the secret holding the API key. @default - no key */
+  readonly apiKey?: ISecret;
+  /** Validator rounds per draft. @default 4 */
+  readonly maxRounds?: number;
 }
 
 export interface PlanPlatformProps {
@@ -77,6 +97,12 @@ export interface PlanPlatformProps {
    * @default - a Cognito user pool for approvers (MFA required, no self sign-up)
    */
   readonly approverJwt?: { readonly issuer: string; readonly audience: string[] };
+  /**
+   * A planner for `POST /plans {goal}`: the Plans API records the draft and invokes the planner
+   * Lambda asynchronously, which drafts, validates and launches the plan to its gate.
+   * @default - no planner: goals are refused (501)
+   */
+  readonly planner?: PlannerProps;
   /**
    * The Cognito domain prefix of the approvers' hosted sign-in (with the user pool only); unique
    * per region, so two platforms in one account and region need different ones.
@@ -118,6 +144,8 @@ export class PlanPlatform extends Construct {
   public readonly joinsTable: HarnessTable;
   /** Step outputs too large for the state payload. */
   public readonly outputsTable: HarnessTable;
+  /** Plans being drafted from goals, and how each draft ended. */
+  public readonly draftsTable: HarnessTable;
   public readonly eventBus: PlanEventBus;
   /** The harness Lambdas compiled state machines call, by handler name. */
   public readonly functions: Readonly<Record<StateMachineHandlerName, HarnessFunction>>;
@@ -125,6 +153,8 @@ export class PlanPlatform extends Construct {
   public readonly notifier?: HarnessFunction;
   /** Serves the Plans API; absent while lambdas/plans-api.ts does not exist. */
   public readonly plansApi?: HarnessFunction;
+  /** Drafts plans from goals; absent unless `planner` is configured (and the Plans API exists). */
+  public readonly planner?: HarnessFunction;
   /** Serves the approval page and answers; absent while lambdas/approvals-api.ts does not exist. */
   public readonly approvalsApi?: HarnessFunction;
   /** The Plans/approvals HTTP API, when either API handler exists. */
@@ -159,6 +189,7 @@ export class PlanPlatform extends Construct {
     this.gatesTable = new HarnessTable(this, 'Gates', { definition: GATES_TABLE });
     this.joinsTable = new HarnessTable(this, 'Joins', { definition: JOINS_TABLE });
     this.outputsTable = new HarnessTable(this, 'Outputs', { definition: OUTPUTS_TABLE });
+    this.draftsTable = new HarnessTable(this, 'Drafts', { definition: DRAFTS_TABLE });
     this.eventBus = new PlanEventBus(this, 'EventBus', {
       ...(props.eventArchiveRetention ? { archiveRetention: props.eventArchiveRetention } : {}),
     });
@@ -190,6 +221,7 @@ export class PlanPlatform extends Construct {
     this.notifier = harnessFunction('notifier');
     this.plansApi = harnessFunction('plansApi');
     this.approvalsApi = harnessFunction('approvalsApi');
+    if (props.planner && this.plansApi) this.planner = harnessFunction('planner');
     if (this.plansApi || this.approvalsApi) {
       const httpApi = new PlanHttpApi(this, 'HttpApi', {
         ...(this.plansApi ? { plansHandler: this.plansApi.function } : {}),
@@ -250,6 +282,8 @@ export class PlanPlatform extends Construct {
     });
 
     this.wireHandlers(props.approvalEmails ?? []);
+    if (this.planner && this.plansApi && props.planner)
+      this.wirePlanner(this.planner.function, this.plansApi.function, props.planner);
   }
 
   /** The Lambda function behind a handler compiled state machines call. */
@@ -436,6 +470,7 @@ export class PlanPlatform extends Construct {
       [TABLE_NAME_ENV.gates]: this.gatesTable.table.tableName,
       [TABLE_NAME_ENV.joins]: this.joinsTable.table.tableName,
       [TABLE_NAME_ENV.outputs]: this.outputsTable.table.tableName,
+      [TABLE_NAME_ENV.drafts]: this.draftsTable.table.tableName,
       [PLATFORM_ENV.eventBus]: this.eventBus.bus.eventBusName,
     };
   }
@@ -444,7 +479,9 @@ export class PlanPlatform extends Construct {
   private wireHandlers(approvalEmails: readonly string[]): void {
     const stack = Stack.of(this);
     // Everything but the notifier writes journal events.
-    const apis = [this.plansApi, this.approvalsApi].filter((fn): fn is HarnessFunction => fn !== undefined);
+    const apis = [this.plansApi, this.approvalsApi, this.planner].filter(
+      (fn): fn is HarnessFunction => fn !== undefined,
+    );
     for (const fn of [...Object.values(this.functions), ...apis]) this.grantAppendEvents(fn.function);
 
     // The gate signs approval ids, the approvals API verifies them, the notifier derives each
@@ -521,14 +558,71 @@ export class PlanPlatform extends Construct {
       }
     }
     if (this.plansApi) {
-      const plans = this.plansApi.function;
-      this.grantPlanLaunch(plans);
-      // Plans submitted at run time are `<prefix>-run-<planId>`, apart from plans deployed as code.
-      plans.addEnvironment(PLATFORM_ENV.namePrefix, this.runtimeNamePrefix);
-      plans.addEnvironment(PLATFORM_ENV.runtimePlanRoleArn, this.runtimePlanRole.roleArn);
-      plans.addEnvironment(PLATFORM_ENV.runtimePlanLogGroupArn, this.runtimePlanLogGroup.logGroupArn);
-      plans.addEnvironment(PLATFORM_ENV.substitutions, stack.toJsonString(this.substitutions));
+      this.wireRuntimeLaunch(this.plansApi.function, stack);
+      this.draftsTable.grantItems(this.plansApi.function, 'read', 'write');
     }
+  }
+
+  /** Plans launched at run time (the Plans API, the planner): their settings and permissions. */
+  private wireRuntimeLaunch(launcher: NodejsFunction, stack: Stack): void {
+    this.grantPlanLaunch(launcher);
+    // Plans submitted at run time are `<prefix>-run-<planId>`, apart from plans deployed as code.
+    launcher.addEnvironment(PLATFORM_ENV.namePrefix, this.runtimeNamePrefix);
+    launcher.addEnvironment(PLATFORM_ENV.runtimePlanRoleArn, this.runtimePlanRole.roleArn);
+    launcher.addEnvironment(PLATFORM_ENV.runtimePlanLogGroupArn, this.runtimePlanLogGroup.logGroupArn);
+    launcher.addEnvironment(PLATFORM_ENV.substitutions, stack.toJsonString(this.substitutions));
+  }
+
+  /**
+   * The planner drafts what the Plans API hands it and launches it as the Plans API would; it may
+   * call its one model (Bedrock) or read its one API key (OpenAI-compatible), nothing else.
+   */
+  private wirePlanner(planner: NodejsFunction, plansApi: NodejsFunction, props: PlannerProps): void {
+    const stack = Stack.of(this);
+    this.wireRuntimeLaunch(planner, stack);
+    this.draftsTable.grantItems(planner, 'read', 'write');
+    Grant.addToPrincipal({
+      grantee: plansApi,
+      actions: ['lambda:InvokeFunction'],
+      resourceArns: [planner.functionArn],
+    });
+    plansApi.addEnvironment(PLATFORM_ENV.plannerFunction, planner.functionName);
+    const provider = props.provider ?? 'bedrock';
+    planner.addEnvironment(PLATFORM_ENV.plannerProvider, provider);
+    planner.addEnvironment(PLATFORM_ENV.plannerModel, props.model);
+    if (props.maxRounds !== undefined)
+      planner.addEnvironment(PLATFORM_ENV.plannerMaxRounds, String(props.maxRounds));
+    if (provider === 'openai') {
+      if (props.baseUrl) planner.addEnvironment(PLATFORM_ENV.openAiBaseUrl, props.baseUrl);
+      if (props.apiKey) {
+        props.apiKey.grantRead(planner);
+        planner.addEnvironment(PLATFORM_ENV.openAiApiKeySecretArn, props.apiKey.secretArn);
+      }
+      return;
+    }
+    // Cross-region inference profiles route a call to the model in any of their regions.
+    const model = stack.formatArn({
+      service: 'bedrock',
+      region: '*',
+      account: '',
+      resource: 'foundation-model',
+      resourceName: props.model.replace(/^[a-z]{2}\./, ''),
+    });
+    const profile = stack.formatArn({
+      service: 'bedrock',
+      resource: 'inference-profile',
+      resourceName: props.model,
+    });
+    acknowledgeOn(
+      planner,
+      model,
+      'A cross-region inference profile serves the one configured model from any of its regions; the model id is fixed, only the region is open.',
+    );
+    Grant.addToPrincipal({
+      grantee: planner,
+      actions: ['bedrock:InvokeModel'],
+      resourceArns: [model, profile],
+    });
   }
 
   /** The notifier sends the approval request: SES as the configured sender, Slack through the webhook secret. */

@@ -38,4 +38,13 @@ export const PLATFORM_ENV = {
   runtimePlanLogGroupArn: 'PLANGATE_RUNTIME_PLAN_LOG_GROUP_ARN',
   /** JSON object: placeholder name → value, for compiling plans at run time. */
   substitutions: 'PLANGATE_SUBSTITUTIONS',
+  /** The planner Lambda the Plans API hands goals to (asynchronously). */
+  plannerFunction: 'PLANGATE_PLANNER_FUNCTION',
+  /** The planner's provider (bedrock | openai), model and rounds (lib/planner/providers.ts reads them). */
+  plannerProvider: 'PLANGATE_PLANNER_PROVIDER',
+  plannerModel: 'PLANGATE_PLANNER_MODEL',
+  plannerMaxRounds: 'PLANGATE_PLANNER_MAX_ROUNDS',
+  /** An OpenAI-compatible server's base URL, and the secret holding its API key. */
+  openAiBaseUrl: 'OPENAI_BASE_URL',
+  openAiApiKeySecretArn: 'OPENAI_API_KEY_SECRET_ARN',
 } as const;

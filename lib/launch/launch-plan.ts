@@ -5,7 +5,7 @@
  * known before it exists and nothing the machine writes can come before PLAN_CREATED.
  */
 import { randomUUID } from 'node:crypto';
-import { StartExecutionCommand } from '@aws-sdk/client-sfn';
+import { type SFNClient, StartExecutionCommand } from '@aws-sdk/client-sfn';
 import type { z } from 'zod';
 import type { Plan } from '../plan/schema.ts';
 import { eventIdentity, type HarnessDeps, journalFor } from '../runtime/deps.ts';
@@ -26,6 +26,38 @@ export interface LaunchPlanInput extends DeployPlanInput {
    * verification); the machine reads it as `rehearseRollback` from its input. @default false
    */
   readonly rehearseRollback?: boolean;
+}
+
+/** What launching a plan at run time (the Plans API, the planner) needs: Step Functions, the journal, the platform's settings. */
+export interface RuntimeLaunchDeps
+  extends Pick<HarnessDeps, 'dynamo' | 'tables' | 'events' | 'eventBusName'> {
+  readonly sfn: SFNClient;
+  /** The role run-time plans' state machines run with. */
+  readonly roleArn: string;
+  /** Placeholder name → harness function ARN (the platform's PLANGATE_SUBSTITUTIONS). */
+  readonly substitutions: Readonly<Record<string, string>>;
+  /** @default 'plangate' */
+  readonly namePrefix?: string;
+  /** @default - no logging */
+  readonly logGroupArn?: string;
+}
+
+/** Launches a validated plan with the platform's run-time settings. */
+export function launchAtRunTime(
+  deps: RuntimeLaunchDeps,
+  plan: Plan,
+  launch: Pick<LaunchPlanInput, 'submittedBy' | 'planner' | 'executionName'>,
+): Promise<LaunchedPlan> {
+  return launchPlan({
+    sfn: deps.sfn,
+    plan,
+    roleArn: deps.roleArn,
+    substitutions: deps.substitutions,
+    ...(deps.namePrefix ? { namePrefix: deps.namePrefix } : {}),
+    ...(deps.logGroupArn ? { logGroupArn: deps.logGroupArn } : {}),
+    journal: deps,
+    ...launch,
+  });
 }
 
 /** PLAN_CREATED's account of a planned plan (see the event's schema). */

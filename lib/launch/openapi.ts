@@ -7,9 +7,12 @@ import { z } from 'zod';
 import { API_ROUTES, type ApiRoute } from '../runtime/api/routes.ts';
 import {
   AnswerOutcomeSchema,
+  DraftAcceptedSchema,
+  DraftResponseSchema,
   ErrorResponseSchema,
   EventsResponseSchema,
   GateViewSchema,
+  GoalRequestSchema,
   InvalidPlanResponseSchema,
   JsonAnswerSchema,
   StatusResponseSchema,
@@ -20,6 +23,9 @@ const COMPONENTS = {
   Error: ErrorResponseSchema,
   InvalidPlan: InvalidPlanResponseSchema,
   Submitted: SubmitResponseSchema,
+  GoalRequest: GoalRequestSchema,
+  DraftAccepted: DraftAcceptedSchema,
+  Draft: DraftResponseSchema,
   Status: StatusResponseSchema,
   Events: EventsResponseSchema,
   GateView: GateViewSchema,
@@ -42,9 +48,17 @@ const pageErrors = (...statuses: number[]): Responses =>
 const RESPONSES: Readonly<Record<string, Responses>> = {
   'POST /plans': {
     201: { 'application/json': 'Submitted' },
-    400: { 'application/json': 'InvalidPlan' },
-    ...errors(401, 413),
+    202: { 'application/json': 'DraftAccepted' },
+    ...errors(401, 413, 501),
+    400: {
+      'application/json': {
+        inline: {
+          anyOf: [{ $ref: '#/components/schemas/InvalidPlan' }, { $ref: '#/components/schemas/Error' }],
+        },
+      },
+    },
   },
+  'GET /drafts/{draftId}': { 200: { 'application/json': 'Draft' }, ...errors(404) },
   'GET /plans/{executionId}': { 200: { 'application/json': 'Status' }, ...errors(404) },
   'GET /executions/{executionId}/events': { 200: { 'application/json': 'Events' }, ...errors(404) },
   'GET /executions/{executionId}/progress': {
@@ -84,9 +98,12 @@ const REQUEST_BODIES: Readonly<Record<string, Record<string, unknown>>> = {
   },
   'POST /plans': {
     required: true,
-    description: 'The plan document: JSON, YAML or Markdown (seed 004), by content type or ?format=',
+    description:
+      'The plan document: JSON, YAML or Markdown (seed 004), by content type or ?format=; or a goal ({goal, context}) for the planner to draft the plan from',
     content: {
-      'application/json': { schema: { type: 'object' } },
+      'application/json': {
+        schema: { anyOf: [{ type: 'object' }, { $ref: '#/components/schemas/GoalRequest' }] },
+      },
       'application/yaml': { schema: { type: 'string' } },
       'text/markdown': { schema: { type: 'string' } },
     },

@@ -90,3 +90,56 @@ export const GateViewSchema = z.looseObject({
   votes: z.number().int(),
   decision: ApprovalDecisionSchema.or(z.looseObject({ decision: z.string() })).optional(),
 });
+
+/** `POST /plans` with a goal instead of a plan: a planner drafts the plan (lib/launch/plan-drafts.ts). */
+export const GoalRequestSchema = z.strictObject({
+  goal: z.string().trim().min(1).max(4000),
+  /** More about the goal: constraints, conventions, what exists. */
+  context: z
+    .string()
+    .max(64 * 1024)
+    .optional(),
+});
+export type GoalRequest = z.infer<typeof GoalRequestSchema>;
+
+/** One planning round: what the model proposed and the validator's located problems with it. */
+export const DraftRoundSchema = z.object({
+  round: z.number().int(),
+  steps: z.array(z.string()).optional(),
+  /** The round's problems as `file:line:col code message` lines (at most 20). */
+  problems: z.array(z.string()),
+  inputTokens: z.number().int(),
+  outputTokens: z.number().int(),
+});
+
+/** A plan being drafted from a goal, and where that ended: an execution at the gate, or why not. */
+export const DraftResponseSchema = z.object({
+  draftId: z.string(),
+  /** `planning` until the planner is done; `launched` (the plan is at its gate) or `failed`. */
+  status: z.enum(['planning', 'launching', 'launched', 'failed']),
+  goal: z.string(),
+  submittedBy: z.string(),
+  createdAt: z.string(),
+  updatedAt: z.string(),
+  provider: z.string().optional(),
+  model: z.string().optional(),
+  rounds: z.array(DraftRoundSchema),
+  /** converged, max-rounds, token-budget or time-budget. */
+  outcome: z.string().optional(),
+  executionArn: z.string().optional(),
+  plan: PlanIdentitySchema.optional(),
+  /** The problems still open when no valid plan came out (at most 50). */
+  problems: z.array(ProblemSchema).optional(),
+  /** Why planning stopped short of a plan (a provider error), in one line. */
+  error: z.string().optional(),
+});
+export type DraftResponse = z.infer<typeof DraftResponseSchema>;
+
+/** What `POST /plans {goal}` answers (202): where to follow the draft. */
+export const DraftAcceptedSchema = z.object({
+  draftId: z.string(),
+  status: z.literal('planning'),
+  /** `GET` it for the draft's progress and, once launched, its execution. */
+  location: z.string(),
+});
+export type DraftAccepted = z.infer<typeof DraftAcceptedSchema>;

@@ -8,7 +8,6 @@ import {
   DescribeExecutionCommand,
   type DescribeExecutionCommandOutput,
   ExecutionDoesNotExist,
-  type SFNClient,
 } from '@aws-sdk/client-sfn';
 import { type PlanFormat, parsePlanText } from '../plan/parse.ts';
 import { hasErrors, type Problem, sortProblems } from '../plan/problems.ts';
@@ -25,29 +24,33 @@ import {
   pathSegments,
 } from '../runtime/api/http.ts';
 import { API_ROUTES } from '../runtime/api/routes.ts';
-import type { HarnessDeps } from '../runtime/deps.ts';
 import { readEvents } from '../runtime/journal/journal.ts';
 import type { JournalRecord } from '../runtime/payloads/index.ts';
-import { launchPlan } from './launch-plan.ts';
+import { launchAtRunTime, type RuntimeLaunchDeps } from './launch-plan.ts';
 import { openApiDocument } from './openapi.ts';
-import type { EventsResponse, StatusResponse, StepProgress, SubmitResponse } from './plans-api-schemas.ts';
+import { createDraft, draftResponse, readDraft } from './plan-drafts.ts';
+import {
+  type DraftAccepted,
+  type EventsResponse,
+  GoalRequestSchema,
+  type StatusResponse,
+  type StepProgress,
+  type SubmitResponse,
+} from './plans-api-schemas.ts';
 
-export interface PlansApiDeps extends Pick<HarnessDeps, 'dynamo' | 'tables' | 'events' | 'eventBusName'> {
-  readonly sfn: SFNClient;
-  /** The role run-time plans' state machines run with. */
-  readonly roleArn: string;
-  /** Placeholder name → harness function ARN (the platform's PLANGATE_SUBSTITUTIONS). */
-  readonly substitutions: Readonly<Record<string, string>>;
-  /** @default 'plangate' */
-  readonly namePrefix?: string;
-  /** @default - no logging */
-  readonly logGroupArn?: string;
+export interface PlansApiDeps extends RuntimeLaunchDeps {
   /**
    * Who submitted a plan, recorded in PLAN_CREATED {submitted_by}: the IAM signer on AWS, a
    * header in local mode. A submission whose submitter cannot be told is refused (401).
    * @default { mode: 'iam' }
    */
   readonly submitter?: IdentitySource;
+  /**
+   * Hands a draft (`POST /plans {goal}`) to the planner without waiting for it: an asynchronous
+   * Lambda invocation on AWS, a background call of the same code locally.
+   * @default - goals are refused (501): this platform has no planner
+   */
+  readonly startPlanning?: (draftId: string) => Promise<void>;
 }
 
 const FORMATS: readonly [RegExp, PlanFormat][] = [
@@ -63,6 +66,8 @@ export async function handlePlansRequest(event: HttpEvent, deps: PlansApiDeps): 
   if (method === 'POST' && segments.length === 1 && segments[0] === 'plans') return submit(event, deps);
   if (method === 'GET' && segments.length === 2 && segments[0] === 'plans')
     return status(segments[1] as string, deps);
+  if (method === 'GET' && segments.length === 2 && segments[0] === 'drafts')
+    return draft(segments[1] as string, deps);
   if (method === 'GET' && segments.length === 3 && segments[0] === 'executions' && segments[2] === 'events')
     return events(segments[1] as string, deps);
   if (method === 'GET' && segments.length === 3 && segments[0] === 'executions' && segments[2] === 'progress')
@@ -82,6 +87,8 @@ async function submit(event: HttpEvent, deps: PlansApiDeps): Promise<HttpResult>
   if (!submittedBy) return json(401, { error: 'who submits the plan is not known' });
   const text = bodyText(event);
   if (Buffer.byteLength(text) > MAX_BODY_BYTES) return json(413, { error: 'plan too large' });
+  const goal = goalRequest(text);
+  if (goal) return submitGoal(goal, submittedBy, deps);
   const query = event.queryStringParameters?.format;
   const contentType = (headerOf(event, 'content-type') ?? '').toLowerCase();
   const format =
@@ -95,22 +102,63 @@ async function submit(event: HttpEvent, deps: PlansApiDeps): Promise<HttpResult>
   });
   const problems = sortProblems([...parsed.problems, ...validation.problems]);
   if (hasErrors(problems)) return invalid(problems);
-  const launched = await launchPlan({
-    sfn: deps.sfn,
-    plan: parsed.plan,
-    roleArn: deps.roleArn,
-    substitutions: deps.substitutions,
-    ...(deps.namePrefix ? { namePrefix: deps.namePrefix } : {}),
-    ...(deps.logGroupArn ? { logGroupArn: deps.logGroupArn } : {}),
-    journal: deps,
-    submittedBy,
-  });
+  const launched = await launchAtRunTime(deps, parsed.plan, { submittedBy });
   return json(201, {
     executionArn: launched.executionArn,
     plan: { id: parsed.plan.id, version: parsed.plan.version, digest: `sha256:${launched.deployed.digest}` },
     stateMachineVersionArn: launched.deployed.stateMachineVersionArn,
     warnings: [...problems],
   } satisfies SubmitResponse);
+}
+
+/**
+ * A JSON body naming a `goal` and no `steps` asks for a plan to be drafted; anything else is a plan
+ * document. Undefined for a plan document.
+ */
+function goalRequest(text: string): ReturnType<typeof GoalRequestSchema.safeParse> | undefined {
+  if (!/^\s*\{/.test(text)) return undefined;
+  let body: unknown;
+  try {
+    body = JSON.parse(text);
+  } catch {
+    return undefined;
+  }
+  if (typeof body !== 'object' || body === null || !('goal' in body) || 'steps' in body) return undefined;
+  return GoalRequestSchema.safeParse(body);
+}
+
+async function submitGoal(
+  request: NonNullable<ReturnType<typeof goalRequest>>,
+  submittedBy: string,
+  deps: PlansApiDeps,
+): Promise<HttpResult> {
+  if (!request.success) {
+    const issue = request.error.issues[0];
+    return json(400, {
+      error: 'invalid goal request',
+      message: `${issue?.path.join('.') || 'body'}: ${issue?.message ?? 'invalid'} (send {"goal": "…", "context": "…"})`,
+    });
+  }
+  if (!deps.startPlanning)
+    return json(501, {
+      error: 'no planner',
+      message: 'this platform drafts no plans from goals: submit a plan',
+    });
+  const created = await createDraft(deps, request.data, submittedBy);
+  await deps.startPlanning(created.draftId);
+  const location = `/drafts/${encodeURIComponent(created.draftId)}`;
+  const accepted = json(202, {
+    draftId: created.draftId,
+    status: 'planning',
+    location,
+  } satisfies DraftAccepted);
+  return { ...accepted, headers: { ...accepted.headers, location } };
+}
+
+async function draft(draftId: string, deps: PlansApiDeps): Promise<HttpResult> {
+  const item = await readDraft(deps, draftId);
+  if (!item) return json(404, { error: 'no such draft' });
+  return json(200, draftResponse(item));
 }
 
 function invalid(problems: readonly Problem[]): HttpResult {

@@ -13,6 +13,7 @@ import { PlanPlatform } from '../../lib/cdk/plan-platform.ts';
 import { PlanPlatformStack } from '../../lib/cdk/plan-platform-stack.ts';
 import { PLACEHOLDERS } from '../../lib/compiler/index.ts';
 import {
+  DRAFTS_TABLE,
   EVENTS_TABLE,
   GATES_TABLE,
   JOINS_TABLE,
@@ -21,12 +22,15 @@ import {
 } from '../../lib/runtime/journal/tables.ts';
 import { testApp } from './support.ts';
 
+const PLANNER_MODEL = 'us.anthropic.claude-sonnet-4-5-20250929-v1:0';
 let stack: PlanPlatformStack;
 let template: Template;
 
 beforeAll(() => {
   const app = testApp();
-  stack = new PlanPlatformStack(app, 'Platform', { platform: { sesSender: 'approvals@example.com' } });
+  stack = new PlanPlatformStack(app, 'Platform', {
+    platform: { sesSender: 'approvals@example.com', planner: { model: PLANNER_MODEL } },
+  });
   template = Template.fromStack(stack);
 });
 
@@ -113,6 +117,19 @@ describe('events table', () => {
 });
 
 describe('working tables', () => {
+  it('drafts: keys from tables.ts, kept (no TTL), on-demand, PITR', () => {
+    const table = stack.platform.draftsTable.table;
+    const resource = template.toJSON().Resources[
+      stack.getLogicalId(table.node.defaultChild as never)
+    ] as Resource;
+    expect(resource.Properties).toMatchObject({
+      BillingMode: 'PAY_PER_REQUEST',
+      PointInTimeRecoverySpecification: { PointInTimeRecoveryEnabled: true },
+      KeySchema: [{ AttributeName: DRAFTS_TABLE.partitionKey.name, KeyType: 'HASH' }],
+    });
+    expect(resource.Properties.TimeToLiveSpecification).toBeUndefined();
+  });
+
   it.each([
     ['gates', GATES_TABLE],
     ['joins', JOINS_TABLE],
@@ -202,6 +219,7 @@ describe('HTTP API', () => {
     );
     expect(auth).toEqual({
       'POST /plans': 'AWS_IAM',
+      'GET /drafts/{draftId}': 'AWS_IAM',
       'GET /plans/{executionId}': 'AWS_IAM',
       'GET /executions/{executionId}/events': 'AWS_IAM',
       'GET /executions/{executionId}/progress': 'AWS_IAM',
@@ -421,4 +439,55 @@ describe('notifier', () => {
       expect(platformFindings.map((v) => v.ruleName)).toEqual([]);
     },
   );
+});
+
+describe('planner', () => {
+  const statementsOf = (fn: { role?: { node: { defaultChild?: unknown } } }) =>
+    (Object.values(template.findResources('AWS::IAM::Policy')) as Resource[])
+      .filter(
+        (p) =>
+          JSON.stringify(p.Properties.Roles) ===
+          JSON.stringify([{ Ref: stack.getLogicalId(fn.role?.node.defaultChild as never) }]),
+      )
+      .flatMap((p) => (p.Properties.PolicyDocument as { Statement: Record<string, unknown>[] }).Statement);
+  const variablesOf = (fn: { node: { defaultChild?: unknown } }) => {
+    const resource = (template.toJSON().Resources as Record<string, Resource>)[
+      stack.getLogicalId(fn.node.defaultChild as never)
+    ];
+    return (resource?.Properties.Environment as { Variables: Record<string, unknown> }).Variables;
+  };
+
+  it('is what the Plans API invokes for a goal, and may invoke only its one model', () => {
+    const planner = stack.platform.planner?.function;
+    const plans = stack.platform.plansApi?.function;
+    if (!planner || !plans) throw new Error('the planner and the Plans API are deployed');
+    expect(variablesOf(plans)).toHaveProperty('PLANGATE_PLANNER_FUNCTION');
+    const invoke = statementsOf(plans).find((st) => st.Action === 'lambda:InvokeFunction');
+    expect(invoke?.Resource).toEqual({
+      'Fn::GetAtt': [stack.getLogicalId(planner.node.defaultChild as never), 'Arn'],
+    });
+    expect(variablesOf(planner)).toMatchObject({
+      PLANGATE_PLANNER_PROVIDER: 'bedrock',
+      PLANGATE_PLANNER_MODEL: PLANNER_MODEL,
+      PLANGATE_RUNTIME_PLAN_ROLE_ARN: expect.anything(),
+      PLANGATE_DRAFTS_TABLE: expect.anything(),
+    });
+    const bedrock = statementsOf(planner).find((st) => st.Action === 'bedrock:InvokeModel');
+    const resources = JSON.stringify(bedrock?.Resource);
+    expect(resources).toContain('foundation-model/anthropic.claude-sonnet-4-5-20250929-v1:0');
+    expect(resources).toContain(`inference-profile/${PLANNER_MODEL}`);
+    expect(resources).not.toMatch(/foundation-model\/\*/);
+    const findings = new AwsSolutionsChecks()
+      .validateScope(stack.node.root)
+      .violations.filter((v) => v.violatingResources.some((r) => r.constructPath?.includes('Planner')));
+    expect(findings.map((v) => v.ruleName)).toEqual([]);
+  });
+
+  it('is absent without a planner configured: goals are refused', () => {
+    const app = testApp();
+    const s = new Stack(app, 'NoPlanner');
+    const platform = new PlanPlatform(s, 'Platform');
+    expect(platform.planner).toBeUndefined();
+    expect(JSON.stringify(Template.fromStack(s).toJSON())).not.toContain('PLANGATE_PLANNER_FUNCTION');
+  });
 });

@@ -27,7 +27,14 @@ export const API_ROUTES: readonly ApiRoute[] = [
     path: '/plans',
     handler: 'plans',
     auth: 'iam',
-    summary: 'Validate, deploy and start a plan',
+    summary: 'Validate, deploy and start a plan; or, given {goal}, have the planner draft one (202)',
+  },
+  {
+    method: 'GET',
+    path: '/drafts/{draftId}',
+    handler: 'plans',
+    auth: 'iam',
+    summary: 'A plan being drafted from a goal: its rounds, and the execution it launched or why not',
   },
   {
     method: 'GET',

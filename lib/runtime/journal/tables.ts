@@ -26,7 +26,7 @@ export interface IndexDefinition {
 
 export interface TableDefinition {
   /** Stable id used by CDK construct ids and by `TableNames`. */
-  readonly id: 'events' | 'gates' | 'joins' | 'outputs';
+  readonly id: 'events' | 'gates' | 'joins' | 'outputs' | 'drafts';
   readonly partitionKey: KeyDefinition;
   readonly sortKey?: KeyDefinition;
   readonly globalSecondaryIndexes: readonly IndexDefinition[];
@@ -114,7 +114,25 @@ export const OUTPUTS_TABLE: TableDefinition = {
   timeToLiveAttribute: 'expiresAtEpoch',
 };
 
-export const TABLES: readonly TableDefinition[] = [EVENTS_TABLE, GATES_TABLE, JOINS_TABLE, OUTPUTS_TABLE];
+/**
+ * Plans being drafted from a goal (`POST /plans {goal}`): one item per request, holding the goal,
+ * who asked, each planning round's problems and, at the end, the execution it launched or why it
+ * failed. Kept (no TTL): a goal that never became a valid plan has no execution, so this is its
+ * only record.
+ */
+export const DRAFTS_TABLE: TableDefinition = {
+  id: 'drafts',
+  partitionKey: { name: 'draftId', type: 'S' },
+  globalSecondaryIndexes: [],
+};
+
+export const TABLES: readonly TableDefinition[] = [
+  EVENTS_TABLE,
+  GATES_TABLE,
+  JOINS_TABLE,
+  OUTPUTS_TABLE,
+  DRAFTS_TABLE,
+];
 
 /** Physical table names, by definition id. */
 export type TableNames = Readonly<Record<TableDefinition['id'], string>>;
@@ -125,6 +143,7 @@ export const DEFAULT_TABLE_NAMES: TableNames = {
   gates: 'plangate-gates',
   joins: 'plangate-joins',
   outputs: 'plangate-outputs',
+  drafts: 'plangate-drafts',
 };
 
 /** The environment variable carrying each table's physical name (set by CDK on every Lambda). */
@@ -133,6 +152,7 @@ export const TABLE_NAME_ENV: TableNames = {
   gates: 'PLANGATE_GATES_TABLE',
   joins: 'PLANGATE_JOINS_TABLE',
   outputs: 'PLANGATE_OUTPUTS_TABLE',
+  drafts: 'PLANGATE_DRAFTS_TABLE',
 };
 
 /** Table names from the environment (TABLE_NAME_ENV), falling back to the defaults. */
