@@ -9,10 +9,13 @@ import { userInfo } from 'node:os';
 import { join } from 'node:path';
 import { parseArgs } from 'node:util';
 import { z } from 'zod';
+import type { DraftItem } from '../launch/plan-drafts.ts';
 import type { JwtAuthorizerConfig } from '../local/api-gateway/jwt.ts';
 import type { LocalPrincipal } from '../local/api-gateway/sigv4.ts';
 import { LocalPlatform, type PlatformIdentity } from '../local/platform.ts';
 import { type StorePaths, storePaths } from '../local/run/store.ts';
+import type { PlannerProvider } from '../planner/provider.ts';
+import { providerFrom } from '../planner/providers.ts';
 import { untilSignal } from './signals.ts';
 
 export const usage = `Usage: plangate serve [options]
@@ -40,6 +43,13 @@ Options:
   --time-scale X        multiply Wait, retry and gate-timeout durations (default 1)
   --mail-dir DIR        where approval emails are written as .eml files, one per approver
                         with that approver's own link (default <store>/mail)
+
+Planner (POST /plans {"goal": "…"}: answered 202, drafted in the background, GET /drafts/{id}):
+  --model ID            the model that drafts plans (default: PLANGATE_PLANNER_MODEL; without
+                        either, goals are refused with 501)
+  --provider NAME       bedrock or openai (as plangate plan)
+  --base-url URL        an OpenAI-compatible server (Ollama, vLLM, llama.cpp)
+  --max-rounds N        validator rounds per draft (default 4)
   -h, --help            show this help
 
 Exit codes: 0 stopped by a signal, 1 could not start, 2 usage error.`;
@@ -65,6 +75,7 @@ interface ServeOptions {
   readonly jwt?: { issuer: string; audience: string[]; jwksFile: string };
   readonly timeScale: number;
   readonly mailDir: string;
+  readonly planner?: { provider?: string; model?: string; baseUrl?: string; maxRounds: number };
 }
 
 function parseServeOptions(argv: string[]): ServeOptions | string {
@@ -85,6 +96,8 @@ function parseServeOptions(argv: string[]): ServeOptions | string {
   const jwtGiven = [values['jwt-issuer'], values.jwks, values['jwt-audience']?.length ? 'x' : undefined];
   if (jwtGiven.some((v) => v !== undefined) && jwtGiven.some((v) => v === undefined))
     return '--jwt-issuer, --jwks and --jwt-audience go together';
+  const maxRounds = Number(values['max-rounds'] ?? 4);
+  if (!Number.isInteger(maxRounds) || maxRounds < 1) return '--max-rounds must be a positive integer';
   if (identity === 'header' && (values.credentials || values['jwt-issuer']))
     return '--identity header takes no --credentials or JWT options';
   return {
@@ -103,6 +116,19 @@ function parseServeOptions(argv: string[]): ServeOptions | string {
       : {}),
     timeScale,
     mailDir: values['mail-dir'] ?? join(storePaths(values.store).root, 'mail'),
+    ...plannerOptions(values),
+  };
+}
+
+function plannerOptions(values: ReturnType<typeof options>['values']): Pick<ServeOptions, 'planner'> {
+  if (!values.model && !process.env.PLANGATE_PLANNER_MODEL) return {};
+  return {
+    planner: {
+      ...(values.provider ? { provider: values.provider } : {}),
+      ...(values.model ? { model: values.model } : {}),
+      ...(values['base-url'] ? { baseUrl: values['base-url'] } : {}),
+      maxRounds: Number(values['max-rounds'] ?? 4),
+    },
   };
 }
 
@@ -121,6 +147,10 @@ function options(args: string[]) {
       jwks: { type: 'string' },
       'time-scale': { type: 'string' },
       'mail-dir': { type: 'string' },
+      model: { type: 'string' },
+      provider: { type: 'string' },
+      'base-url': { type: 'string' },
+      'max-rounds': { type: 'string' },
     },
   });
 }
@@ -177,6 +207,13 @@ export async function run(argv: string[]): Promise<number> {
     process.stderr.write(`plangate serve: ${opts}\n\n${usage}\n`);
     return 2;
   }
+  let provider: PlannerProvider | undefined;
+  try {
+    if (opts.planner) provider = providerFrom(opts.planner);
+  } catch (error) {
+    process.stderr.write(`plangate serve: ${(error as Error).message}\n`);
+    return 2;
+  }
   let platform: LocalPlatform;
   let notes: string[];
   try {
@@ -188,6 +225,15 @@ export async function run(argv: string[]): Promise<number> {
       port: opts.port,
       timeScale: opts.timeScale,
       mailDir: opts.mailDir,
+      ...(provider && opts.planner
+        ? {
+            planner: {
+              provider,
+              maxRounds: opts.planner.maxRounds,
+              onDraft: (draftId, outcome) => process.stdout.write(`${draftLine(draftId, outcome)}\n`),
+            },
+          }
+        : {}),
       onGate: (notice, link, emails) => {
         process.stdout.write(
           `gate ${notice.kind}${notice.stepId ? ` ${notice.stepId}` : ''} of ${notice.plan.id} v${notice.plan.version} waits: ${link}\n`,
@@ -201,8 +247,20 @@ export async function run(argv: string[]): Promise<number> {
   }
   process.stdout.write(`${platform.url}\n`);
   for (const note of notes) process.stdout.write(`${note}\n`);
+  process.stdout.write(
+    provider
+      ? `planner: ${provider.name} ${provider.model} (POST /plans {"goal": "…"})\n`
+      : 'planner: none (goals are refused; pass --model to draft plans from goals)\n',
+  );
   process.stdout.write(`OpenAPI: ${platform.url}/openapi.json\n`);
   await untilSignal();
   await platform.close();
   return 0;
+}
+
+function draftLine(draftId: string, outcome: DraftItem | Error): string {
+  if (outcome instanceof Error) return `draft ${draftId}: planner error: ${outcome.message}`;
+  if (outcome.status === 'launched')
+    return `draft ${draftId}: ${outcome.plan?.id} v${outcome.plan?.version} launched after ${outcome.rounds.length} round(s): ${outcome.executionArn}`;
+  return `draft ${draftId}: ${outcome.status}${outcome.error ? `: ${outcome.error}` : ''}${outcome.problems ? ` (${outcome.problems.length} problem(s) open after ${outcome.rounds.length} round(s))` : ''}`;
 }

@@ -5,7 +5,10 @@
  * answering a gate, or (only when asked for) a trusted identity header from loopback.
  */
 import { makeHandler as approvalsApiHandler } from '../../lambdas/approvals-api.ts';
+import { makeHandler as plannerHandler } from '../../lambdas/planner.ts';
 import { makeHandler as plansApiHandler } from '../../lambdas/plans-api.ts';
+import { type DraftItem, readDraft } from '../launch/plan-drafts.ts';
+import type { PlannerProvider } from '../planner/provider.ts';
 import { LOCAL_IDENTITY_HEADER } from '../runtime/api/http.ts';
 import { LinkSigner } from '../runtime/gate/links.ts';
 import { approvalMessage } from '../runtime/notify/message.ts';
@@ -42,9 +45,23 @@ export interface LocalPlatformProps {
   readonly timeScale?: number;
   /** Where shell tools and command contracts run. @default process.cwd() */
   readonly cwd?: string;
+  /**
+   * The model that drafts plans from goals (`POST /plans {goal}`), run in the background as the
+   * planner Lambda runs on AWS, and told of each draft as it ends.
+   * @default - no planner: goals are refused (501)
+   */
+  readonly planner?: {
+    readonly provider: PlannerProvider;
+    readonly maxRounds?: number;
+    /** Told of each draft once the planner is done with it, or of the error that stopped it. */
+    readonly onDraft?: (draftId: string, outcome: DraftItem | Error) => void;
+  };
 }
 
 export class LocalPlatform {
+  /** Drafts the planner is working on: closing waits for them. */
+  private readonly drafting = new Set<Promise<unknown>>();
+
   private constructor(
     readonly stack: LocalRunStack,
     readonly api: LocalApiGateway,
@@ -79,12 +96,33 @@ export class LocalPlatform {
     try {
       const header = props.identity.mode === 'header';
       const base = { ...stack.journalDeps(), sfn: stack.sfn };
+      const launch = {
+        ...base,
+        roleArn: LocalRunStack.ROLE_ARN,
+        substitutions: LocalRunStack.substitutions(),
+      };
+      const planner = props.planner;
+      let platform: LocalPlatform | undefined;
+      const startPlanning = planner
+        ? async (draftId: string) => {
+            // As the Plans API's asynchronous Lambda invocation: the request does not wait.
+            const running = plannerHandler({ ...launch, ...planner })({ draftId })
+              .then(async () => {
+                const draft = await readDraft(launch, draftId);
+                if (draft) planner.onDraft?.(draftId, draft);
+              })
+              .catch((error: unknown) =>
+                planner.onDraft?.(draftId, error instanceof Error ? error : new Error(String(error))),
+              )
+              .finally(() => platform?.drafting.delete(running));
+            platform?.drafting.add(running);
+          }
+        : undefined;
       const api = await LocalApiGateway.start({
         handlers: {
           plans: plansApiHandler({
-            ...base,
-            roleArn: LocalRunStack.ROLE_ARN,
-            substitutions: LocalRunStack.substitutions(),
+            ...launch,
+            ...(startPlanning ? { startPlanning } : {}),
             submitter: header ? { mode: 'header', header: LOCAL_IDENTITY_HEADER } : { mode: 'iam' },
           }),
           approvals: approvalsApiHandler({
@@ -102,7 +140,8 @@ export class LocalPlatform {
         ...(props.port !== undefined ? { port: props.port } : {}),
       });
       apiUrl = api.url;
-      return new LocalPlatform(stack, api);
+      platform = new LocalPlatform(stack, api);
+      return platform;
     } catch (error) {
       await stack.close();
       throw error;
@@ -111,6 +150,7 @@ export class LocalPlatform {
 
   async close(): Promise<void> {
     await this.api.close();
+    await Promise.all(this.drafting);
     await this.stack.close();
   }
 }

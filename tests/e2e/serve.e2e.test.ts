@@ -2,15 +2,12 @@
  * `plangate serve` as a user starts it: the URL first, the trusted-header identity only when asked
  * for (and only believed from loopback), a gate's link printed, SIGTERM ends it cleanly.
  */
-import { spawn } from 'node:child_process';
 import { mkdtemp } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { createInterface } from 'node:readline';
-import { pathToFileURL } from 'node:url';
 import { describe, expect, it } from 'vitest';
 import { identityOf } from '../../lib/runtime/api/http.ts';
-import { REPO } from './cli.ts';
+import { startServe } from './serve-process.ts';
 
 const PLAN = {
   id: 'header-demo',
@@ -44,39 +41,8 @@ describe('plangate serve', () => {
 
   it('prints its URL first, launches a plan named by the header, prints the gate link, stops on SIGTERM', async () => {
     const store = await mkdtemp(join(tmpdir(), 'plangate-serve-cli-'));
-    const child = spawn(
-      process.execPath,
-      [
-        '--import',
-        pathToFileURL(join(REPO, 'node_modules/tsx/dist/loader.mjs')).href,
-        join(REPO, 'bin/plangate.ts'),
-        'serve',
-        '--identity',
-        'header',
-        '--store',
-        store,
-      ],
-      { cwd: store, stdio: ['ignore', 'pipe', 'pipe'], env: { ...process.env, NODE_NO_WARNINGS: '1' } },
-    );
-    const lines: string[] = [];
-    const waiters: (() => void)[] = [];
-    createInterface({ input: child.stdout }).on('line', (line) => {
-      lines.push(line);
-      for (const wake of waiters.splice(0)) wake();
-    });
-    const exited = new Promise<number | null>((resolve) => child.once('exit', resolve));
-    const line = async (test: (l: string) => boolean): Promise<string> => {
-      for (;;) {
-        const found = lines.find(test);
-        if (found !== undefined) return found;
-        await Promise.race([
-          new Promise<void>((r) => waiters.push(r)),
-          exited.then(() => {
-            throw new Error(`serve exited: ${lines.join('\n')}`);
-          }),
-        ]);
-      }
-    };
+    const serve = startServe(['--identity', 'header', '--store', store], store);
+    const line = serve.line;
     try {
       const url = await line(() => true);
       expect(url).toMatch(/^http:\/\/127\.0\.0\.1:\d+$/);
@@ -100,8 +66,7 @@ describe('plangate serve', () => {
       ).json()) as { events: { event: string; details: Record<string, unknown> }[] };
       expect(events.events[0]).toMatchObject({ event: 'PLAN_CREATED', details: { submitted_by: 'carol' } });
     } finally {
-      child.kill('SIGTERM');
+      expect(await serve.stop()).toBe(0);
     }
-    expect(await exited).toBe(0);
   }, 60_000);
 });

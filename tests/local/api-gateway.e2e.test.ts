@@ -16,8 +16,10 @@ import { signedFetch } from '../../lib/local/api-gateway/signed-fetch.ts';
 import { NodeSha256 } from '../../lib/local/api-gateway/sigv4.ts';
 import { LocalPlatform } from '../../lib/local/platform.ts';
 import { storePaths } from '../../lib/local/run/store.ts';
+import { OpenAiProvider } from '../../lib/planner/openai-provider.ts';
 import { readEvents } from '../../lib/runtime/journal/journal.ts';
 import type { ApprovalNotice } from '../../lib/runtime/payloads/index.ts';
+import { FIXED_PLAN, startOpenAiServer, type WireServer } from '../planner/wire-servers.ts';
 import { echoChainPlan } from '../support/echo-plan.ts';
 
 const ALICE = {
@@ -75,9 +77,16 @@ async function waitFor<T>(what: string, probe: () => Promise<T | undefined>, ms 
   throw new Error(`timed out waiting for ${what}`);
 }
 
+let model: WireServer;
+
 beforeAll(async () => {
   const store = await mkdtemp(join(tmpdir(), 'plangate-serve-'));
+  model = await startOpenAiServer([{ plan: FIXED_PLAN }]);
   platform = await LocalPlatform.start({
+    planner: {
+      provider: new OpenAiProvider({ model: 'scripted', baseUrl: `${model.url}/v1` }, {}),
+      maxRounds: 2,
+    },
     paths: storePaths(store),
     identity: {
       mode: 'aws',
@@ -90,6 +99,7 @@ beforeAll(async () => {
 
 afterAll(async () => {
   await platform?.close();
+  await model?.close();
 });
 
 describe('plangate serve: the Plans API with the authorizers of the AWS deployment', () => {
@@ -247,6 +257,37 @@ describe('plangate serve: the Plans API with the authorizers of the AWS deployme
     expect(resumed.text.split('\n\n').filter(Boolean)).toHaveLength(frames.length - 1);
     const denied = await call('GET', progressPath);
     expect(denied.status).toBe(403);
+  });
+
+  it("drafts a plan from a goal signed by its submitter, who is recorded as the plan's submitter", async () => {
+    const goal = JSON.stringify({ goal: 'Add a health check endpoint' });
+    expect((await call('POST', '/plans', { body: goal })).status).toBe(403);
+    const accepted = await call('POST', '/plans', {
+      body: goal,
+      headers: { 'content-type': 'application/json' },
+      signWith: ALICE,
+    });
+    expect(accepted.status).toBe(202);
+    const location = accepted.json().location as string;
+    const draft = await waitFor('the draft to launch', async () => {
+      const seenDraft = (await call('GET', location, { signWith: ALICE })).json();
+      return seenDraft.status === 'planning' ? undefined : seenDraft;
+    });
+    expect(draft).toMatchObject({ status: 'launched', submittedBy: ALICE.arn, outcome: 'converged' });
+    const [created] = await readEvents(
+      platform.stack.data.clients.doc,
+      platform.stack.data.tableNames.events,
+      draft.executionArn as string,
+    );
+    expect(created?.details).toMatchObject({ submitted_by: ALICE.arn, planner: { provider: 'openai' } });
+    const tooLong = await call('POST', '/plans', {
+      body: JSON.stringify({ goal: 'x'.repeat(4001) }),
+      headers: { 'content-type': 'application/json' },
+      signWith: ALICE,
+    });
+    expect(tooLong.status).toBe(400);
+    expect(tooLong.json().message).toMatch(/^goal: /);
+    expect((await call('GET', '/drafts/unknown', { signWith: ALICE })).status).toBe(404);
   });
 
   it('serves an OpenAPI 3.1 document that every response seen matches', async () => {
