@@ -454,7 +454,8 @@ describe('planner', () => {
     const resource = (template.toJSON().Resources as Record<string, Resource>)[
       stack.getLogicalId(fn.node.defaultChild as never)
     ];
-    return (resource?.Properties.Environment as { Variables: Record<string, unknown> }).Variables;
+    if (!resource) throw new Error('no such function in the template');
+    return (resource.Properties.Environment as { Variables: Record<string, unknown> }).Variables;
   };
 
   it('is what the Plans API invokes for a goal, and may invoke only its one model', () => {
