@@ -404,6 +404,22 @@ describe('activities through @aws-sdk/client-sfn (time scaled to 0)', () => {
     expect(task.taskToken).toBeUndefined();
   });
 
+  it('keeps a queued task while its activity is deleted, for whoever creates the activity again', async () => {
+    const activityArn = await newActivity(h.client, 'reborn');
+    const machine = await newMachine(h.client, 'reborn-machine', activityTask(activityArn));
+    const execution = await start(h.client, machine, { kept: true });
+    await reached(h.client, execution, 'ActivityScheduled');
+    await h.client.send(new sfn.DeleteActivityCommand({ activityArn }));
+    expect(await failure(h.client.send(new sfn.GetActivityTaskCommand({ activityArn })))).toBeInstanceOf(
+      sfn.ActivityDoesNotExist,
+    );
+    await newActivity(h.client, 'reborn');
+    const task = await h.client.send(new sfn.GetActivityTaskCommand({ activityArn }));
+    expect(task.input).toBe('{"kept":true}');
+    await h.client.send(new sfn.SendTaskSuccessCommand({ taskToken: task.taskToken, output: '1' }));
+    expect(await settled(h.client, execution)).toMatchObject({ status: 'SUCCEEDED', output: '1' });
+  });
+
   it('fails an execution whose activity does not exist with ActivityScheduleFailed', async () => {
     const machine = await newMachine(h.client, 'missing-machine', activityTask(`${ACTIVITY_PREFIX}missing`));
     const execution = await start(h.client, machine, {});

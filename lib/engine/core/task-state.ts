@@ -121,7 +121,13 @@ async function attempt(run: StateRun): Promise<unknown> {
     kind.family === 'Task' ? { resourceType: kind.resourceType, resource: kind.resourceName } : NO_IDS;
   // an activity nobody mocks waits for a worker: it starts when one takes it with GetActivityTask
   const worker = kind.family === 'Activity' && !rt.mocks?.mocks(run.name);
-  if (worker && (scope.peek()?.type === 'ActivityScheduleFailed' || !rt.activities.exists(resource))) {
+  // a task already scheduled stays so on replay, even if its activity was deleted since
+  const recorded = worker ? scope.peek()?.type : undefined;
+  if (
+    worker &&
+    recorded !== 'ActivityScheduled' &&
+    (recorded === 'ActivityScheduleFailed' || !rt.activities.exists(resource))
+  ) {
     const failed = scope.emit('ActivityScheduleFailed', {
       error: 'States.Runtime',
       cause: `Activity Does Not Exist: '${resource}'`,
@@ -147,8 +153,9 @@ async function attempt(run: StateRun): Promise<unknown> {
     scheduled,
     token ? { tokenHash: tokenHash(token) } : undefined,
   );
-  // a worker's task times out counting from when it was queued
-  const started = worker
+  // TimeoutSeconds counts from the start; a worker's task starts later (ActivityStarted when one
+  // takes it) but times out counting from when it was queued
+  const clockStart = worker
     ? scheduledEvent
     : scope.emit(
         FAMILY_EVENTS[kind.family].started,
@@ -158,7 +165,7 @@ async function attempt(run: StateRun): Promise<unknown> {
   // with time scaled to 0 nothing waits, so nothing can time out either
   const timed = rt.timeScale > 0;
   const timeoutAt =
-    timeoutSeconds === undefined || !timed ? undefined : started.ts + scaled(rt, timeoutSeconds * 1000);
+    timeoutSeconds === undefined || !timed ? undefined : clockStart.ts + scaled(rt, timeoutSeconds * 1000);
   const heartbeatMs =
     heartbeatSeconds === undefined || !timed ? undefined : scaled(rt, heartbeatSeconds * 1000);
 
