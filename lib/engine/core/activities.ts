@@ -61,11 +61,11 @@ export class ActivityQueues {
     waitMs: number,
     signal?: AbortSignal,
   ): Promise<Delivery> {
+    if (signal?.aborted) return Promise.resolve(undefined);
     const list = this.queued.get(activityArn);
     const task = list?.shift();
     if (list?.length === 0) this.queued.delete(activityArn);
     if (task) return Promise.resolve({ taskToken: task.start(workerName), input: task.input });
-    if (signal?.aborted) return Promise.resolve(undefined);
     const waiting = this.pollers.get(activityArn) ?? [];
     if (waiting.length >= MAX_POLLERS) {
       throw new SfnServiceError(
