@@ -4,12 +4,15 @@
  * Every execution's history is its only state: running executions resume from it at start-up.
  */
 import type * as sfn from '@aws-sdk/client-sfn';
+import { ActivityQueues } from './core/activities.ts';
 import {
   type ArnScope,
   assertValidName,
+  activityArn as buildActivityArn,
   executionArn as buildExecutionArn,
   stateMachineArn as buildMachineArn,
   expressExecutionArn,
+  parseActivityArn,
   parseExecutionArn,
   parseStateMachineArn,
 } from './core/arn.ts';
@@ -19,7 +22,7 @@ import { Journal } from './core/journal.ts';
 import { mapState } from './core/map-state.ts';
 import { type MockConfig, MockedTestCase, parseMockConfig } from './core/mock-config.ts';
 import { parallelState } from './core/parallel-state.ts';
-import { type MachineRecord, MachineRegistry, newRevisionId } from './core/registry.ts';
+import { type ActivityRecord, type MachineRecord, MachineRegistry, newRevisionId } from './core/registry.ts';
 import type { ExecutionRuntime, QueryLanguage, StatesBlock } from './core/runtime.ts';
 import { type EngineStore, FileStore, MemoryStore } from './core/store.ts';
 import { taskState } from './core/task-state.ts';
@@ -46,6 +49,8 @@ export interface EngineOptions {
   readonly region?: string;
   /** @default '123456789012' */
   readonly accountId?: string;
+  /** How long GetActivityTask waits for a task before answering without one (AWS: 60). @default 60 */
+  readonly activityPollSeconds?: number;
 }
 
 /** An execution as the engine tracks it in memory (rebuilt from its history at start-up). */
@@ -93,6 +98,9 @@ type StopReason =
 
 const MAX_HISTORY_EVENTS = 25_000;
 
+/** AWS's default quota of activities per account and region. */
+const MAX_ACTIVITIES = 10_000;
+
 /**
  * Parsed definitions by their text, so that starting an execution does not parse its machine
  * again. The interpreter only reads definitions (data flow builds new values), so executions share them.
@@ -118,6 +126,12 @@ export class Engine implements StepFunctionsEngine {
   private readonly registry: MachineRegistry;
   private readonly executions = new Map<string, ExecutionRecord>();
   private readonly tokens = new TaskTokenRegistry();
+  private readonly activityQueues = new ActivityQueues();
+  /** What executions see of activities (one object shared by all of them). */
+  private readonly activityDispatch: ExecutionRuntime['activities'] = {
+    exists: (arn) => this.findActivity(arn) !== undefined,
+    enqueue: (arn, task) => this.activityQueues.enqueue(arn, task),
+  };
   private readonly mockConfig: MockConfig | undefined;
   private readonly dirty = new Set<Journal>();
   private readonly definitions = new ParsedDefinitions();
@@ -142,6 +156,7 @@ export class Engine implements StepFunctionsEngine {
   async close(): Promise<void> {
     this.flushAll();
     this.closed = true;
+    this.activityQueues.close();
     for (const e of this.executions.values()) {
       if (e.status === 'RUNNING') e.controller.abort({ kind: 'shutdown' } satisfies StopReason);
       e.journal?.close();
@@ -593,6 +608,89 @@ export class Engine implements StepFunctionsEngine {
     return {};
   }
 
+  // ---- activities -----------------------------------------------------------------------------
+
+  async createActivity(input: sfn.CreateActivityInput): Promise<sfn.CreateActivityOutput> {
+    assertValidName(input.name, 'Name');
+    if ((input.tags?.length ?? 0) > 50)
+      throw new SfnServiceError('TooManyTags', 'Too many tags: an activity takes at most 50');
+    const arn = buildActivityArn(this.scope, input.name);
+    const existing = this.registry.findActivity(input.name);
+    if (existing) {
+      // idempotent by name: different tags are ignored, a different encryption is refused (as AWS does)
+      if (
+        input.encryptionConfiguration !== undefined &&
+        JSON.stringify(input.encryptionConfiguration) !== JSON.stringify(existing.encryptionConfiguration)
+      ) {
+        throw new SfnServiceError(
+          'ActivityAlreadyExists',
+          `Activity Already Exists: '${arn}' (its encryptionConfiguration cannot be changed)`,
+        );
+      }
+      return { activityArn: arn, creationDate: new Date(existing.creationDate) };
+    }
+    if (this.registry.allActivities().length >= MAX_ACTIVITIES) {
+      throw new SfnServiceError(
+        'ActivityLimitExceeded',
+        `The maximum number of activities (${MAX_ACTIVITIES}) has been reached`,
+      );
+    }
+    const creationDate = this.now();
+    this.registry.addActivity({
+      name: input.name,
+      arn,
+      creationDate,
+      ...(input.encryptionConfiguration ? { encryptionConfiguration: input.encryptionConfiguration } : {}),
+    });
+    return { activityArn: arn, creationDate: new Date(creationDate) };
+  }
+
+  async describeActivity(input: sfn.DescribeActivityInput): Promise<sfn.DescribeActivityOutput> {
+    const activity = this.getActivity(input.activityArn);
+    return {
+      activityArn: activity.arn,
+      name: activity.name,
+      creationDate: new Date(activity.creationDate),
+      ...(activity.encryptionConfiguration
+        ? { encryptionConfiguration: activity.encryptionConfiguration as sfn.EncryptionConfiguration }
+        : {}),
+    };
+  }
+
+  async listActivities(input: sfn.ListActivitiesInput): Promise<sfn.ListActivitiesOutput> {
+    const all = this.registry
+      .allActivities()
+      .sort((a, b) => a.creationDate - b.creationDate)
+      .map((a) => ({ activityArn: a.arn, name: a.name, creationDate: new Date(a.creationDate) }));
+    const { page, nextToken } = paginate(all, input.maxResults, input.nextToken);
+    return { activities: page, ...(nextToken ? { nextToken } : {}) };
+  }
+
+  async deleteActivity(input: sfn.DeleteActivityInput): Promise<sfn.DeleteActivityOutput> {
+    this.registry.removeActivity(parseActivityArn(this.scope, input.activityArn));
+    return {};
+  }
+
+  /**
+   * A worker's long poll: the oldest task queued for the activity, else the first one scheduled
+   * within the poll (`activityPollSeconds`), else `{}`. `signal` aborts when the worker hangs up,
+   * so that no task goes to a worker that is gone.
+   */
+  async getActivityTask(
+    input: sfn.GetActivityTaskInput,
+    options?: { readonly signal?: AbortSignal },
+  ): Promise<sfn.GetActivityTaskOutput> {
+    const activity = this.getActivity(input.activityArn);
+    if (this.closed) throw new SfnServiceError('ServiceUnavailable', 'The engine is shutting down', 503);
+    const delivery = await this.activityQueues.poll(
+      activity.arn,
+      input.workerName,
+      (this.options.activityPollSeconds ?? 60) * 1000,
+      options?.signal,
+    );
+    return delivery ?? {};
+  }
+
   /** Resolves once the execution has ended (or the engine closed); for tests, the CLI and child executions. */
   async awaitExecution(executionArn: string): Promise<sfn.DescribeExecutionOutput> {
     const e = this.getExecution(executionArn);
@@ -691,6 +789,22 @@ export class Engine implements StepFunctionsEngine {
     if (!machine || !alias)
       throw new SfnServiceError('ResourceNotFound', `Alias not found: '${String(aliasArn)}'`);
     return { machine, alias };
+  }
+
+  private findActivity(arn: unknown): ActivityRecord | undefined {
+    try {
+      return this.registry.findActivity(parseActivityArn(this.scope, arn));
+    } catch {
+      return undefined; // not an activity ARN of this engine
+    }
+  }
+
+  private getActivity(arn: unknown): ActivityRecord {
+    const name = parseActivityArn(this.scope, arn);
+    const activity = this.registry.findActivity(name);
+    if (!activity)
+      throw new SfnServiceError('ActivityDoesNotExist', `Activity Does Not Exist: '${String(arn)}'`);
+    return activity;
   }
 
   private getExecution(arn: unknown): ExecutionRecord {
@@ -912,6 +1026,7 @@ export class Engine implements StepFunctionsEngine {
       invokeResource: this.options.invokeResource,
       mocks: mocked,
       tokens: this.tokens,
+      activities: this.activityDispatch,
       timeScale: this.timeScale,
       now: this.now,
       signal: e.controller.signal,
@@ -1136,7 +1251,7 @@ function errorFields(error: StatesError): { error?: string; cause?: string } {
   return { error: error.error, ...(error.cause === undefined ? {} : { cause: error.cause }) };
 }
 
-/** Token hashes of `.waitForTaskToken` tasks in a history that have no outcome yet. */
+/** Token hashes of `.waitForTaskToken` tasks and started activity tasks in a history that have no outcome yet. */
 function waitingTokenHashes(journal: Journal): string[] {
   const hashes: string[] = [];
   for (const e of journal.events) {
@@ -1144,8 +1259,10 @@ function waitingTokenHashes(journal: Journal): string[] {
     if (typeof hash !== 'string') continue;
     const dot = e.key.lastIndexOf('.');
     const seq = Number(e.key.slice(dot + 1));
-    // Scheduled, Started, Submitted, then the outcome
-    if (!journal.recorded(`${e.key.slice(0, dot)}.${seq + 3}`)) hashes.push(hash);
+    // a callback task: TaskScheduled (with the hash), Started, Submitted, then the outcome;
+    // an activity: ActivityStarted (with the hash), then the outcome
+    const outcome = seq + (e.type === 'ActivityStarted' ? 1 : 3);
+    if (!journal.recorded(`${e.key.slice(0, dot)}.${outcome}`)) hashes.push(hash);
   }
   return hashes;
 }

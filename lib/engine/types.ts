@@ -125,4 +125,13 @@ export interface StepFunctionsEngine {
   sendTaskSuccess(input: sfn.SendTaskSuccessInput): Promise<sfn.SendTaskSuccessOutput>;
   sendTaskFailure(input: sfn.SendTaskFailureInput): Promise<sfn.SendTaskFailureOutput>;
   sendTaskHeartbeat(input: sfn.SendTaskHeartbeatInput): Promise<sfn.SendTaskHeartbeatOutput>;
+  createActivity(input: sfn.CreateActivityInput): Promise<sfn.CreateActivityOutput>;
+  describeActivity(input: sfn.DescribeActivityInput): Promise<sfn.DescribeActivityOutput>;
+  listActivities(input: sfn.ListActivitiesInput): Promise<sfn.ListActivitiesOutput>;
+  deleteActivity(input: sfn.DeleteActivityInput): Promise<sfn.DeleteActivityOutput>;
+  /** A long poll: `signal` aborts when the caller is gone (the server passes its request's). */
+  getActivityTask(
+    input: sfn.GetActivityTaskInput,
+    options?: { readonly signal?: AbortSignal },
+  ): Promise<sfn.GetActivityTaskOutput>;
 }

@@ -28,11 +28,15 @@ function validationMessage(issues: readonly z.core.$ZodIssue[]): string {
   return `${parts.length} validation error${parts.length === 1 ? '' : 's'} detected: ${parts.join('; ')}`;
 }
 
-/** Parses, checks and runs one AWS JSON 1.0 request against the engine; never throws. */
+/**
+ * Parses, checks and runs one AWS JSON 1.0 request against the engine; never throws. `signal`
+ * aborts when the caller has gone (ends a GetActivityTask long poll without taking a task).
+ */
 export async function dispatch(
   engine: StepFunctionsEngine,
   target: string | undefined,
   text: string,
+  signal?: AbortSignal,
 ): Promise<ApiReply> {
   const operation = target?.startsWith(TARGET_PREFIX) ? target.slice(TARGET_PREFIX.length) : undefined;
   const method = operation && isOperation(operation) ? methodName(operation) : undefined;
@@ -67,8 +71,8 @@ export async function dispatch(
     return errorReply('ValidationException', validationMessage(parsed.error.issues));
   }
   try {
-    const call = engine[method] as (input: unknown) => Promise<unknown>;
-    const output = await call.call(engine, parsed.data);
+    const call = engine[method] as (input: unknown, options: { signal?: AbortSignal }) => Promise<unknown>;
+    const output = await call.call(engine, parsed.data, signal ? { signal } : {});
     return { status: 200, body: (toWire(output ?? {}) ?? {}) as Record<string, unknown> };
   } catch (error) {
     if (error instanceof SfnServiceError) return errorReply(error.code, error.message, error.httpStatus);

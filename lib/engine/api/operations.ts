@@ -102,6 +102,15 @@ const SHAPES = {
   SendTaskSuccess: z.looseObject({ taskToken: str, output: str }),
   SendTaskFailure: z.looseObject({ taskToken: str, error: str.optional(), cause: str.optional() }),
   SendTaskHeartbeat: z.looseObject({ taskToken: str }),
+  CreateActivity: z.looseObject({
+    name: str,
+    tags: z.array(struct).optional(),
+    encryptionConfiguration: struct.optional(),
+  }),
+  DescribeActivity: z.looseObject({ activityArn: str }),
+  ListActivities: z.looseObject({ maxResults: maxResults.optional(), nextToken: str.optional() }),
+  DeleteActivity: z.looseObject({ activityArn: str }),
+  GetActivityTask: z.looseObject({ activityArn: str, workerName: str.min(1).max(80).optional() }),
 } as const;
 
 export type OperationName = keyof typeof SHAPES;

@@ -87,7 +87,12 @@ async function handle(engine: StepFunctionsEngine, req: IncomingMessage, res: Se
     return;
   }
   const target = req.headers['x-amz-target'];
-  send(res, await dispatch(engine, Array.isArray(target) ? target[0] : target, text));
+  // a caller that hangs up before its answer (a worker giving up its long poll) is told nothing more
+  const gone = new AbortController();
+  res.once('close', () => {
+    if (!res.writableFinished) gone.abort();
+  });
+  send(res, await dispatch(engine, Array.isArray(target) ? target[0] : target, text, gone.signal));
 }
 
 /** Serves the Step Functions API (AWS JSON 1.0) over `engine` on loopback. */

@@ -85,3 +85,25 @@ export function parseExecutionArn(scope: ArnScope, arn: unknown): ExecutionRef {
   assertValidName(name, 'Arn', 'InvalidArn');
   return { machineName, name, express: parts[5] === 'express' };
 }
+
+export function activityArn(scope: ArnScope, name: string): string {
+  return `arn:aws:states:${scope.region}:${scope.accountId}:activity:${name}`;
+}
+
+/** Parses `arn:aws:states:<region>:<account>:activity:<name>` and returns the name; throws InvalidArn. */
+export function parseActivityArn(scope: ArnScope, arn: unknown): string {
+  const parts = typeof arn === 'string' ? arn.split(':') : [];
+  if (
+    parts.length !== 7 ||
+    parts[0] !== 'arn' ||
+    parts[2] !== 'states' ||
+    parts[5] !== 'activity' ||
+    parts[3] !== scope.region ||
+    parts[4] !== scope.accountId
+  ) {
+    throw new SfnServiceError('InvalidArn', `Invalid Arn: '${String(arn).slice(0, 200)}'`);
+  }
+  const name = parts[6] ?? '';
+  assertValidName(name, 'Arn', 'InvalidArn');
+  return name;
+}

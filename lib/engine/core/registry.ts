@@ -1,4 +1,4 @@
-/** State machines, their published versions and aliases, kept as one durable snapshot. */
+/** State machines (with their published versions and aliases) and activities, kept as one durable snapshot. */
 import { randomUUID } from 'node:crypto';
 import { SfnServiceError } from '../types.ts';
 import type { EngineStore } from './store.ts';
@@ -37,13 +37,25 @@ export interface MachineRecord {
   aliases: AliasRecord[];
 }
 
+export interface ActivityRecord {
+  readonly name: string;
+  readonly arn: string;
+  readonly creationDate: number;
+  readonly encryptionConfiguration?: unknown;
+}
+
 /** The registry; every change is written through to the store before the API answers. */
 export class MachineRegistry {
   private readonly machines = new Map<string, MachineRecord>();
+  /** By name, in creation order (ListActivities pages through them in that order). */
+  private readonly activities = new Map<string, ActivityRecord>();
 
   constructor(private readonly store: EngineStore) {
-    const snapshot = store.readRegistry() as { machines?: MachineRecord[] } | undefined;
+    const snapshot = store.readRegistry() as
+      | { machines?: MachineRecord[]; activities?: ActivityRecord[] }
+      | undefined;
     for (const m of snapshot?.machines ?? []) this.machines.set(m.name, m);
+    for (const a of snapshot?.activities ?? []) this.activities.set(a.name, a);
   }
 
   get(name: string): MachineRecord {
@@ -71,9 +83,29 @@ export class MachineRegistry {
     this.save();
   }
 
+  findActivity(name: string): ActivityRecord | undefined {
+    return this.activities.get(name);
+  }
+
+  allActivities(): ActivityRecord[] {
+    return [...this.activities.values()];
+  }
+
+  addActivity(activity: ActivityRecord): void {
+    this.activities.set(activity.name, activity);
+    this.save();
+  }
+
+  removeActivity(name: string): void {
+    if (this.activities.delete(name)) this.save();
+  }
+
   /** Persists after an in-place change of a record. */
   save(): void {
-    this.store.writeRegistry({ machines: [...this.machines.values()] });
+    this.store.writeRegistry({
+      machines: [...this.machines.values()],
+      activities: [...this.activities.values()],
+    });
   }
 }
 

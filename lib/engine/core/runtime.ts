@@ -1,5 +1,6 @@
 /** What the interpreter needs from the engine while it runs one execution. */
 import type { ResourceInvoker } from '../types.ts';
+import type { ActivityTask } from './activities.ts';
 import type { Journal } from './journal.ts';
 import type { MockedTestCase } from './mock-config.ts';
 import type { TaskTokenRegistry } from './task-tokens.ts';
@@ -42,6 +43,13 @@ export interface ExecutionRuntime {
   readonly invokeResource: ResourceInvoker;
   readonly mocks: MockedTestCase | undefined;
   readonly tokens: TaskTokenRegistry;
+  /** Activity tasks for workers (GetActivityTask). */
+  readonly activities: {
+    /** Whether an activity with this ARN exists (CreateActivity, not deleted). */
+    exists(activityArn: string): boolean;
+    /** Queues a task; returns a function that withdraws it if no worker took it yet. */
+    enqueue(activityArn: string, task: ActivityTask): () => void;
+  };
   /** Multiplies every duration (1 = real time, 0 = no waiting). */
   readonly timeScale: number;
   readonly now: () => number;

@@ -1,6 +1,6 @@
 /**
  * The Task state: Parameters/Arguments, the service call (mocked, in-process resource, child
- * execution or `.waitForTaskToken` callback), TimeoutSeconds/HeartbeatSeconds, and AWS's
+ * execution, `.waitForTaskToken` callback or activity worker), TimeoutSeconds/HeartbeatSeconds, and AWS's
  * Lambda*, Activity* and Task* history events. A task whose outcome is in the history is never
  * called again: replay takes the recorded result.
  */
@@ -119,6 +119,21 @@ async function attempt(run: StateRun): Promise<unknown> {
     : undefined;
   const ids =
     kind.family === 'Task' ? { resourceType: kind.resourceType, resource: kind.resourceName } : NO_IDS;
+  // an activity nobody mocks waits for a worker: it starts when one takes it with GetActivityTask
+  const worker = kind.family === 'Activity' && !rt.mocks?.mocks(run.name);
+  // a task already scheduled stays so on replay, even if its activity was deleted since
+  const recorded = worker ? scope.peek()?.type : undefined;
+  if (
+    worker &&
+    recorded !== 'ActivityScheduled' &&
+    (recorded === 'ActivityScheduleFailed' || !rt.activities.exists(resource))
+  ) {
+    const failed = scope.emit('ActivityScheduleFailed', {
+      error: 'States.Runtime',
+      cause: `Activity Does Not Exist: '${resource}'`,
+    });
+    throw new StatesError(String(failed.details?.error), String(failed.details?.cause));
+  }
 
   const scheduled: Record<string, unknown> =
     kind.family === 'Task'
@@ -138,15 +153,19 @@ async function attempt(run: StateRun): Promise<unknown> {
     scheduled,
     token ? { tokenHash: tokenHash(token) } : undefined,
   );
-  const started = scope.emit(
-    FAMILY_EVENTS[kind.family].started,
-    kind.family === 'Task' ? ids : kind.family === 'Activity' ? { workerName: 'plangate' } : undefined,
-  );
+  // TimeoutSeconds counts from the start; a worker's task starts later (ActivityStarted when one
+  // takes it) but times out counting from when it was queued
+  const clockStart = worker
+    ? scheduledEvent
+    : scope.emit(
+        FAMILY_EVENTS[kind.family].started,
+        kind.family === 'Task' ? ids : kind.family === 'Activity' ? { workerName: 'plangate' } : undefined,
+      );
 
   // with time scaled to 0 nothing waits, so nothing can time out either
   const timed = rt.timeScale > 0;
   const timeoutAt =
-    timeoutSeconds === undefined || !timed ? undefined : started.ts + scaled(rt, timeoutSeconds * 1000);
+    timeoutSeconds === undefined || !timed ? undefined : clockStart.ts + scaled(rt, timeoutSeconds * 1000);
   const heartbeatMs =
     heartbeatSeconds === undefined || !timed ? undefined : scaled(rt, heartbeatSeconds * 1000);
 
@@ -256,7 +275,8 @@ async function durationField(
 function takeRecordedOutcome(run: StateRun, kind: ResourceKind): { value: unknown } | undefined {
   const { scope } = run.frame;
   let next = scope.peek();
-  if (next?.type === `${kind.family}Submitted`) {
+  // a `.sync`/callback task's TaskSubmitted or a worker's ActivityStarted precedes the outcome
+  if (next?.type === 'TaskSubmitted' || next?.type === 'ActivityStarted') {
     const after = run.frame.rt.journal.recorded(nextKey(next));
     if (!after || !isOutcome(after.type, kind)) return undefined;
     scope.emit(next.type);
@@ -299,7 +319,7 @@ function call(
     return Promise.resolve(rt.mocks.invoke(name));
   }
   const isChild = kind.resourceType === 'states' && kind.resourceName.startsWith('startExecution');
-  if (isChild || kind.pattern === 'token' || timeoutAt !== undefined) {
+  if (isChild || kind.pattern === 'token' || kind.family === 'Activity' || timeoutAt !== undefined) {
     return guardedCall(run, kind, parameters, token, scheduled, timeoutAt, heartbeatMs, timeoutSeconds);
   }
   // nothing but a stop or a failing sibling can end this call early: the frame's signal says both
@@ -347,6 +367,8 @@ async function guardedCall(
   frame.signal.addEventListener('abort', onAbort, { once: true });
   try {
     const guarded = <T>(work: Promise<T>) => withDeadline(work, timeoutAt, rt.now, controller.signal);
+    if (kind.family === 'Activity')
+      return await guarded(activityTask(run, scheduled, heartbeatMs, controller.signal));
     const recordedSubmit = scope.peek();
     if (isChild && kind.pattern !== 'token') {
       let childArn: string;
@@ -498,6 +520,48 @@ function waitForToken(
       heartbeat: arm,
     });
     arm();
+  });
+}
+
+/**
+ * An activity task: queued for a worker (again, after a restart, when no worker had taken it);
+ * once one takes it, waits for SendTaskSuccess/Failure on the token it got, with heartbeats
+ * counted from that moment (a worker cannot send one before it has the token).
+ */
+function activityTask(
+  run: StateRun,
+  scheduled: StoredEvent,
+  heartbeatMs: number | undefined,
+  signal: AbortSignal,
+): Promise<unknown> {
+  const { rt, scope } = run.frame;
+  const recordedStart = scope.peek();
+  if (recordedStart?.type === 'ActivityStarted') {
+    scope.emit('ActivityStarted');
+    return waitForToken(run, String(recordedStart.internal?.tokenHash), heartbeatMs, signal);
+  }
+  return new Promise((resolve, reject) => {
+    let withdraw = () => {};
+    const onAbort = () => {
+      withdraw();
+      reject(new AbortedError(signal.reason));
+    };
+    signal.addEventListener('abort', onAbort, { once: true });
+    withdraw = rt.activities.enqueue(String(run.state.Resource), {
+      input: String(scheduled.details?.input),
+      start: (workerName) => {
+        signal.removeEventListener('abort', onAbort);
+        const token = newTaskToken();
+        const hash = tokenHash(token);
+        scope.emit('ActivityStarted', workerName === undefined ? undefined : { workerName }, {
+          tokenHash: hash,
+        });
+        // the token is only good once a restarted engine can find its hash
+        rt.journal.flush();
+        waitForToken(run, hash, heartbeatMs, signal).then(resolve, reject);
+        return token;
+      },
+    });
   });
 }
 
