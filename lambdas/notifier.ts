@@ -8,12 +8,18 @@
  * sender; without it no email), PLANGATE_NOTIFY_EMAILS (comma-separated extra recipients),
  * PLANGATE_SLACK_CHANNEL with PLANGATE_SLACK_BOT_TOKEN_SECRET_ARN (or PLANGATE_SLACK_BOT_TOKEN
  * locally; without both no Slack), PLANGATE_SLACK_API_URL (tests), PLANGATE_APPROVAL_SIGNING_KEY_SECRET
- * (or PLANGATE_APPROVAL_SIGNING_KEY; needed with email).
+ * (or PLANGATE_APPROVAL_SIGNING_KEY; needed with email), PLANGATE_GATES_TABLE (with Slack: where
+ * each gate's message went is kept on the gate, so a decision made elsewhere shows in it).
  */
+import { DynamoDBClient } from '@aws-sdk/client-dynamodb';
 import { SecretsManagerClient } from '@aws-sdk/client-secrets-manager';
 import { SESv2Client } from '@aws-sdk/client-sesv2';
+import type { DynamoDBDocumentClient } from '@aws-sdk/lib-dynamodb';
 import type { Context } from 'aws-lambda';
+import { recordSlackMessage } from '../lib/runtime/gate/gate-item.ts';
 import { LinkSigner } from '../lib/runtime/gate/links.ts';
+import { documentClient } from '../lib/runtime/journal/document-client.ts';
+import { tableNamesFromEnv } from '../lib/runtime/journal/tables.ts';
 import { EmailNotifier } from '../lib/runtime/notify/email.ts';
 import { type NotifyDeps, type NotifyResult, sendApprovalRequest } from '../lib/runtime/notify/notify.ts';
 import { SlackNotifier } from '../lib/runtime/notify/slack.ts';
@@ -51,9 +57,23 @@ export async function defaultNotifyDeps(env: Env = process.env): Promise<NotifyD
         }
       : {}),
     ...(slack && env.PLANGATE_SLACK_CHANNEL
-      ? { slack: new SlackNotifier({ client: slack, channel: env.PLANGATE_SLACK_CHANNEL }) }
+      ? {
+          slack: new SlackNotifier({ client: slack, channel: env.PLANGATE_SLACK_CHANNEL }),
+          recordSlackMessage: slackMessageRecorder(
+            documentClient(new DynamoDBClient({})),
+            tableNamesFromEnv(env).gates,
+          ),
+        }
       : {}),
   };
+}
+
+/** Keeps where each gate's Slack message went, in the gates table (PLANGATE_GATES_TABLE). */
+export function slackMessageRecorder(
+  dynamo: DynamoDBDocumentClient,
+  gatesTable: string,
+): NonNullable<NotifyDeps['recordSlackMessage']> {
+  return (approvalId, message) => recordSlackMessage(dynamo, gatesTable, approvalId, message);
 }
 
 let deps: Promise<NotifyDeps> | undefined;

@@ -640,6 +640,8 @@ export class PlanPlatform extends Construct {
       );
     }
     if (this.slack) {
+      // Where each gate's message went is kept on the gate, so a decision made elsewhere shows in it.
+      this.gatesTable.grantItems(notifier, 'write');
       this.slack.botToken.grantRead(notifier);
       notifier.addEnvironment(PLATFORM_ENV.slackBotTokenSecretArn, this.slack.botToken.secretArn);
       notifier.addEnvironment(PLATFORM_ENV.slackChannel, this.slack.channel);

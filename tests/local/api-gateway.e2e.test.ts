@@ -271,7 +271,7 @@ describe('plangate serve: the Plans API with the authorizers of the AWS deployme
     const location = accepted.json().location as string;
     const draft = await waitFor('the draft to launch', async () => {
       const seenDraft = (await call('GET', location, { signWith: ALICE })).json();
-      return seenDraft.status === 'planning' ? undefined : seenDraft;
+      return seenDraft.status === 'planning' || seenDraft.status === 'launching' ? undefined : seenDraft;
     });
     expect(draft).toMatchObject({ status: 'launched', submittedBy: ALICE.arn, outcome: 'converged' });
     const [created] = await readEvents(

@@ -11,7 +11,7 @@ import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { makeHandler as makeApprovalsApi } from '../../lambdas/approvals-api.ts';
 import { makeHandler as makeGate } from '../../lambdas/gate.ts';
-import { makeHandler as makeNotifier } from '../../lambdas/notifier.ts';
+import { makeHandler as makeNotifier, slackMessageRecorder } from '../../lambdas/notifier.ts';
 import { LocalHttpApi } from '../../lib/local/http-api.ts';
 import { type LocalDataPlane, startLocalDataPlane } from '../../lib/local/stack.ts';
 import { journalFor } from '../../lib/runtime/deps.ts';
@@ -34,6 +34,7 @@ let plane: LocalDataPlane;
 let recorder: RecordingSfn;
 let slack: FakeSlack;
 let api: LocalHttpApi;
+let pageApi: LocalHttpApi;
 let gate: ReturnType<typeof makeGate>;
 let interactions: string;
 let gateDeps: GateDeps;
@@ -59,9 +60,18 @@ beforeAll(async () => {
     }),
   );
   interactions = `${api.url}/slack/interactions`;
+  // The page's and scripts' API, answering as the x-plangate-user header names (loopback only).
+  pageApi = await LocalHttpApi.start(
+    makeApprovalsApi({
+      ...base,
+      identity: { mode: 'header', header: 'x-plangate-user' },
+      slack: { signingSecret: SIGNING_SECRET, approvers: APPROVERS, client },
+    }),
+  );
   const notifier = makeNotifier({
     approvalsBaseUrl: api.url,
     slack: new SlackNotifier({ client, channel: 'C0APPROVALS' }),
+    recordSlackMessage: slackMessageRecorder(plane.clients.doc, plane.tableNames.gates),
   });
   gateDeps = {
     ...base,
@@ -75,6 +85,7 @@ beforeAll(async () => {
 });
 afterAll(async () => {
   await api.close();
+  await pageApi.close();
   await slack.close();
   await recorder.close();
   await plane.close();
@@ -233,5 +244,34 @@ describe('Slack approvals', { timeout: 30_000 }, () => {
       reason: 'rejected in Slack by mallory',
     });
     expect(statusOf(message)).toContain(':x: *REJECT* by mallory: rejected in Slack by mallory at');
+  });
+
+  it('shows a decision made outside Slack in the message, without buttons, so nobody clicks a decided gate', async () => {
+    const { message, token } = await openPlanGate({
+      approvers: ['alice', 'bob'],
+      forbiddenApprovers: [],
+      quorum: 1,
+    });
+    const linkId = slack.buttons(message)[0]?.value as string;
+    const answered = await fetch(`${pageApi.url}/approvals/${encodeURIComponent(linkId)}`, {
+      method: 'POST',
+      headers: { 'content-type': 'application/json', 'x-plangate-user': 'bob' },
+      body: JSON.stringify({ digest: plan.digest, decision: 'REJECT', reason: 'not this week' }),
+    });
+    expect(answered.status, await answered.clone().text()).toBe(200);
+    expect(successesFor(token)).toHaveLength(1);
+    await slack.until('the message to show the decision', () =>
+      statusOf(message)?.includes('REJECT') ? true : undefined,
+    );
+    expect(statusOf(message)).toMatch(/^:x: \*REJECT\* by bob: not this week at <!date\^\d+\^/);
+    expect(slack.buttons(message)).toEqual([]);
+    // What the message showed before is kept; only the buttons went.
+    expect(message.blocks.length).toBe((message.history[0] as unknown[]).length);
+    expect(JSON.stringify(message.history)).not.toContain(token);
+    // A stale client's click is told who decided, and decides nothing.
+    const stale = { ...message, blocks: message.history[0] as Record<string, unknown>[] };
+    await slack.click(interactions, stale, 'plangate.APPROVE', 'U0ALICE');
+    expect(ephemeralsTo('U0ALICE').at(-1)).toContain('already decided');
+    expect(successesFor(token)).toHaveLength(1);
   });
 });

@@ -9,10 +9,11 @@
 import { SecretsManagerClient } from '@aws-sdk/client-secrets-manager';
 import { makeHandler as makeApprovalsApi, slackFromEnv } from '../../../lambdas/approvals-api.ts';
 import { slackClientFromEnv } from '../../../lambdas/default-deps.ts';
-import { makeHandler as makeNotifier } from '../../../lambdas/notifier.ts';
+import { makeHandler as makeNotifier, slackMessageRecorder } from '../../../lambdas/notifier.ts';
 import { LOCAL_IDENTITY_HEADER } from '../../runtime/api/http.ts';
 import type { ApprovalNotice, ApprovalsDeps } from '../../runtime/gate/gate.ts';
-import { SlackNotifier } from '../../runtime/notify/slack.ts';
+import type { DecisionListener } from '../../runtime/gate/gate-item.ts';
+import { SlackNotifier, slackDecisionUpdater } from '../../runtime/notify/slack.ts';
 import { NotConfiguredError } from '../../runtime/shared/errors.ts';
 import { LocalHttpApi } from '../http-api.ts';
 
@@ -22,6 +23,8 @@ export class LocalSlack {
   private constructor(
     private readonly api: LocalHttpApi,
     private readonly notifier: (notice: ApprovalNotice) => Promise<unknown>,
+    /** Shows a decision made in the terminal or on the page in the gate's Slack message. */
+    readonly onDecided: DecisionListener,
   ) {}
 
   /** Slack's interactivity request URL on this machine. */
@@ -46,8 +49,9 @@ export class LocalSlack {
     const notifier = makeNotifier({
       approvalsBaseUrl: api.url,
       slack: new SlackNotifier({ client, channel: env.PLANGATE_SLACK_CHANNEL }),
+      recordSlackMessage: slackMessageRecorder(deps.dynamo, deps.tables.gates),
     });
-    return new LocalSlack(api, notifier);
+    return new LocalSlack(api, notifier, slackDecisionUpdater(client));
   }
 
   /** Posts the gate's message (the notifier Lambda's work). */

@@ -140,7 +140,12 @@ export async function runSession(target: SessionTarget, options: SessionOptions)
     throw error;
   });
   const desk = new ApprovalsDesk({
-    approvals: approvalsFor({ ...stack.journalDeps(), sfn: stack.sfn, signingKey }),
+    approvals: approvalsFor({
+      ...stack.journalDeps(),
+      sfn: stack.sfn,
+      signingKey,
+      ...(slack ? { onDecided: slack.onDecided } : {}),
+    }),
     planDigest: `sha256:${digest}`,
     ...(options.onPlanFeedback ? { onPlanFeedback: options.onPlanFeedback } : {}),
   });

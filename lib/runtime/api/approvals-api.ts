@@ -22,6 +22,7 @@ import {
 } from '../gate/approval-page.ts';
 import { type ApprovalsDeps, approvalsFor } from '../gate/gate.ts';
 import { ApprovalError, recipientOf } from '../gate/links.ts';
+import { slackDecisionUpdater } from '../notify/slack.ts';
 import {
   bodyText,
   type HttpEvent,
@@ -69,7 +70,7 @@ export async function handleApprovalsRequest(event: HttpEvent, deps: ApprovalsAp
   if (resource === 'slack' && linkId === 'interactions' && rest.length === 0) {
     if (!deps.slack) return json(404, { error: 'Slack is not configured' });
     if (method !== 'POST') return json(405, { error: 'use POST' });
-    return handleSlackInteraction(event, approvalsFor(deps), deps.slack);
+    return handleSlackInteraction(event, approvalsOf(deps), deps.slack);
   }
   const asRecipient = rest.length === 1 && rest[0] === AS_RECIPIENT;
   if (resource !== 'approvals' || linkId === undefined || (rest.length > 0 && !asRecipient))
@@ -78,7 +79,7 @@ export async function handleApprovalsRequest(event: HttpEvent, deps: ApprovalsAp
     if (!deps.signIn) return fail(404, 'Not found', 'sign-in is not configured');
     return withCsp(html(200, signInCallbackPage(deps.signIn)), signInPageCsp(deps.signIn));
   }
-  const approvals = approvalsFor(deps);
+  const approvals = approvalsOf(deps);
   try {
     if (method === 'GET') {
       if (asRecipient) return fail(405, 'Method not allowed', 'open the approval link itself');
@@ -198,4 +199,11 @@ export function formAnswer(form: URLSearchParams, kind: string): FormAnswer | st
     }
   }
   return { digest, decision: fields };
+}
+
+/** The approvals service; with Slack configured, a decision made here also shows in the gate's message. */
+function approvalsOf(deps: ApprovalsApiDeps) {
+  return approvalsFor(
+    deps.slack && !deps.onDecided ? { ...deps, onDecided: slackDecisionUpdater(deps.slack.client) } : deps,
+  );
 }

@@ -9,15 +9,8 @@
  */
 import type { Approvals } from '../gate/approvals.ts';
 import { ApprovalError } from '../gate/links.ts';
-import {
-  escapeSlack,
-  SLACK_ACTION_PREFIX,
-  SLACK_BLOCK_IDS,
-  SLACK_DECISIONS,
-  type SlackDecision,
-} from '../notify/message.ts';
-import { asBlocks, type SlackClient } from '../notify/slack.ts';
-import type { GateDecision } from '../payloads/index.ts';
+import { escapeSlack, SLACK_ACTION_PREFIX, SLACK_DECISIONS, type SlackDecision } from '../notify/message.ts';
+import { asBlocks, decidedLine, type SlackClient, slackDate, updatedBlocks } from '../notify/slack.ts';
 import { bodyText, type HttpEvent, type HttpResult, headerOf, json } from './http.ts';
 
 export interface SlackInteractionsConfig {
@@ -99,6 +92,7 @@ export async function handleSlackInteraction(
       // The message showed this digest, and the link id's signature binds it.
       digest: gate.planDigest,
       decision: { decision, ...(REASONS[decision] ? { reason: `${REASONS[decision]} by ${by}` } : {}) },
+      via: 'slack',
     });
     const at = new Date((config.now ?? Date.now)());
     const status =
@@ -126,34 +120,6 @@ async function refusal(error: ApprovalError, linkId: string, approvals: Approval
       return `Not recorded: this gate was already decided. ${decidedLine(decided.decision, decided.decidedAt ? new Date(decided.decidedAt) : undefined)}`;
   }
   return `Not recorded: ${error.message}.`;
-}
-
-function decidedLine(decision: GateDecision, at: Date | undefined): string {
-  const mark =
-    decision.decision === 'APPROVE' || decision.decision === 'RETRY' ? ':white_check_mark:' : ':x:';
-  const reason = 'reason' in decision && decision.reason ? `: ${escapeSlack(decision.reason)}` : '';
-  return `${mark} *${decision.decision}* by ${escapeSlack(decision.by ?? 'unknown')}${reason}${at ? ` ${slackDate(at)}` : ''}`;
-}
-
-/** "at <time>" that Slack shows in each reader's time zone, with the UTC time as its fallback. */
-function slackDate(at: Date): string {
-  const iso = at.toISOString();
-  return `at <!date^${Math.floor(at.getTime() / 1000)}^{date_short_pretty} {time_secs}|${iso}>`;
-}
-
-/** The message's blocks with the status line replaced, and the buttons gone once decided. */
-function updatedBlocks(
-  blocks: readonly Record<string, unknown>[],
-  status: string,
-  decided: boolean,
-): Record<string, unknown>[] {
-  const kept = blocks.filter(
-    (b) => b.block_id !== SLACK_BLOCK_IDS.status && !(decided && b.block_id === SLACK_BLOCK_IDS.actions),
-  );
-  return [
-    ...kept,
-    { type: 'context', block_id: SLACK_BLOCK_IDS.status, elements: [{ type: 'mrkdwn', text: status }] },
-  ];
 }
 
 function parsePayload(body: string): BlockActions | undefined {

@@ -34,7 +34,7 @@ import { Redactor } from '../secrets/redact.ts';
 import { progressLabel } from '../shared/progress.ts';
 import { inlineOrStored } from '../steps/output-store.ts';
 import { recordDecision } from './decision-events.ts';
-import type { GateItem, GateView } from './gate-item.ts';
+import type { DecisionListener, GateItem, GateView } from './gate-item.ts';
 import { ApprovalError, LinkSigner, parseLinkId } from './links.ts';
 
 export type { ApprovalPolicy } from '../payloads/index.ts';
@@ -53,6 +53,11 @@ export interface ApprovalsProps {
   readonly outputsTable?: string;
   /** @default () => new Date() */
   readonly clock?: () => Date;
+  /**
+   * Told of each final decision after it is recorded; its failure never undoes or fails the answer.
+   * @default - nobody is told
+   */
+  readonly onDecided?: DecisionListener;
 }
 
 /** A link id whose signature, expiry and single use were checked, with the gate it opens. */
@@ -172,7 +177,13 @@ export class Approvals {
    */
   async answer(
     linkId: string,
-    answer: { by: string; digest: string; decision: unknown },
+    answer: {
+      by: string;
+      digest: string;
+      decision: unknown;
+      /** A Slack click shows its outcome in its own message: the listener is not told again. */
+      via?: 'slack';
+    },
   ): Promise<AnswerOutcome> {
     return this.answerAs(linkId, () => answer.by, answer);
   }
@@ -200,7 +211,7 @@ export class Approvals {
   private async answerAs(
     linkId: string,
     approverOf: (link: VerifiedLink) => string,
-    answer: { digest: string; decision: unknown },
+    answer: { digest: string; decision: unknown; via?: 'slack' },
   ): Promise<AnswerOutcome> {
     for (;;) {
       const link = await this.verify(linkId);
@@ -277,6 +288,15 @@ export class Approvals {
             // stored decision on (ladder.ts). Escalation gates have no ladder.
             if (!(voting && error instanceof Error && error.name === 'TaskTimedOut')) throw error;
           });
+      if (this.props.onDecided && answer.via !== 'slack') {
+        const { taskToken: _t, version: _v, ...gate } = item;
+        await this.props
+          .onDecided(
+            { ...gate, status: 'answered', decision: final, decidedAt: this.now().toISOString() },
+            final,
+          )
+          .catch(() => {});
+      }
       return { status: 'decided', decision: final };
     }
   }

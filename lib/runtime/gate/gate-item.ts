@@ -1,4 +1,5 @@
 /** A gate as the gates table stores it, and the view of it that may leave the backend. */
+import { type DynamoDBDocumentClient, UpdateCommand } from '@aws-sdk/lib-dynamodb';
 import type { ApprovalDecision, ApprovalPolicy, GateDecision, GateRequest } from '../payloads/index.ts';
 
 /** A pending gate as stored. `taskToken` never leaves this table. */
@@ -38,7 +39,39 @@ export interface GateItem {
   decidedAt?: string;
   /** Who submitted the plan (PLAN_CREATED): they may not approve it. */
   submittedBy?: string;
+  /** The Slack message asking for this gate, so it can show the decision wherever it was made. */
+  slackMessage?: SlackMessageRef;
+}
+
+/** A posted Slack message: where it is and what it showed (its buttons are removed once decided). */
+export interface SlackMessageRef {
+  channel: string;
+  ts: string;
+  text: string;
+  blocks: Record<string, unknown>[];
+}
+
+/** Records where a gate's Slack message went (the notifier, after posting it). */
+export async function recordSlackMessage(
+  dynamo: DynamoDBDocumentClient,
+  gatesTable: string,
+  approvalId: string,
+  message: SlackMessageRef,
+): Promise<void> {
+  await dynamo.send(
+    new UpdateCommand({
+      TableName: gatesTable,
+      Key: { approvalId },
+      UpdateExpression: 'SET slackMessage = :message',
+      // Only a gate that exists: an update must never create a gate item.
+      ConditionExpression: 'attribute_exists(approvalId)',
+      ExpressionAttributeValues: { ':message': message },
+    }),
+  );
 }
 
 /** What an approval page may show about a gate: everything stored but the token. */
 export type GateView = Omit<GateItem, 'taskToken' | 'version'>;
+
+/** Told of every final decision, wherever it was made (e.g. to show it in the gate's Slack message). */
+export type DecisionListener = (gate: GateView, decision: GateDecision) => Promise<void>;

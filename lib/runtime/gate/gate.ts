@@ -10,6 +10,7 @@ import { NotConfiguredError } from '../shared/errors.ts';
 import { progressLabel } from '../shared/progress.ts';
 import { skipOrBlock } from '../steps/step-start.ts';
 import { Approvals } from './approvals.ts';
+import type { DecisionListener } from './gate-item.ts';
 import { climbLadder } from './ladder.ts';
 import { LinkSigner } from './links.ts';
 import { noticeOf } from './notice.ts';
@@ -30,7 +31,10 @@ export interface GateDeps extends HarnessDeps {
 export type ApprovalsDeps = Pick<
   GateDeps,
   'dynamo' | 'tables' | 'events' | 'eventBusName' | 'sfn' | 'signingKey'
->;
+> & {
+  /** Told of each final decision (e.g. to update the gate's Slack message). @default - nobody */
+  readonly onDecided?: DecisionListener;
+};
 
 export function approvalsFor(deps: ApprovalsDeps): Approvals {
   return new Approvals({
@@ -40,6 +44,7 @@ export function approvalsFor(deps: ApprovalsDeps): Approvals {
     sfn: deps.sfn,
     journal: journalFor(deps),
     signingKey: deps.signingKey,
+    ...(deps.onDecided ? { onDecided: deps.onDecided } : {}),
   });
 }
 

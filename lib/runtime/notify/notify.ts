@@ -3,7 +3,8 @@
  * others. Each emailed recipient gets a link bound to them (answering through it names them);
  * Slack gets the shared link, whose page asks the approver to sign in.
  */
-import type { LinkSigner } from '../gate/links.ts';
+import type { SlackMessageRef } from '../gate/gate-item.ts';
+import { type LinkSigner, parseLinkId } from '../gate/links.ts';
 import type { ApprovalNotice } from '../payloads/index.ts';
 import type { EmailNotifier } from './email.ts';
 import { approvalMessage } from './message.ts';
@@ -21,6 +22,11 @@ export interface NotifyDeps {
   readonly email?: EmailNotifier;
   /** @default - no Slack */
   readonly slack?: SlackNotifier;
+  /**
+   * Keeps where the gate's Slack message went (the gates table), so a decision made elsewhere can
+   * be shown in it. @default - not kept: the message shows only decisions clicked in Slack
+   */
+  readonly recordSlackMessage?: (approvalId: string, message: SlackMessageRef) => Promise<void>;
 }
 
 export interface NotifyResult {
@@ -40,7 +46,13 @@ export async function sendApprovalRequest(notice: ApprovalNotice, deps: NotifyDe
     : () => message;
   const [emailed, slack] = await Promise.allSettled([
     deps.email ? deps.email.send(notice, messageFor) : Promise.resolve(0),
-    deps.slack ? deps.slack.send(message).then(() => true) : Promise.resolve(false),
+    deps.slack
+      ? deps.slack.send(message).then(async (posted) => {
+          // Posted is posted: failing to keep where must not make Lambda post it again.
+          await deps.recordSlackMessage?.(parseLinkId(notice.approvalId).approvalId, posted).catch(() => {});
+          return true;
+        })
+      : Promise.resolve(false),
   ]);
   const failures = [emailed, slack].filter((r) => r.status === 'rejected');
   // Every channel failed: let the invocation fail so Lambda retries the asynchronous event.

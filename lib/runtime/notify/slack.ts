@@ -5,8 +5,10 @@
  * Secrets Manager or the environment) and given to the WebClient only, never to a message or log.
  */
 import { type Block, type KnownBlock, LogLevel, WebClient } from '@slack/web-api';
+import type { DecisionListener, SlackMessageRef } from '../gate/gate-item.ts';
+import type { GateDecision } from '../payloads/index.ts';
 import { NotConfiguredError } from '../shared/errors.ts';
-import type { ApprovalMessage } from './message.ts';
+import { type ApprovalMessage, escapeSlack, SLACK_BLOCK_IDS } from './message.ts';
 
 /** Where a secret's value comes from, read once when first needed. */
 export type SecretValue = () => Promise<string>;
@@ -59,8 +61,8 @@ export interface SlackNotifierProps {
 export class SlackNotifier {
   constructor(private readonly props: SlackNotifierProps) {}
 
-  /** Posts the message; returns where it went (the channel and the message's `ts`). */
-  async send(message: ApprovalMessage): Promise<{ channel: string; ts: string }> {
+  /** Posts the message; returns where it went and what it showed. */
+  async send(message: ApprovalMessage): Promise<SlackMessageRef> {
     const client = await this.props.client.get();
     const posted = await client.chat.postMessage({
       channel: this.props.channel,
@@ -68,6 +70,64 @@ export class SlackNotifier {
       blocks: asBlocks(message.slackBlocks),
       unfurl_links: false,
     });
-    return { channel: posted.channel ?? this.props.channel, ts: posted.ts ?? '' };
+    return {
+      channel: posted.channel ?? this.props.channel,
+      ts: posted.ts ?? '',
+      text: message.subject,
+      blocks: [...message.slackBlocks],
+    };
   }
+}
+
+/**
+ * Shows a decision made anywhere (the page, the API, an emailed link, the terminal) in the gate's
+ * Slack message: who decided what and when, and no buttons, so nobody clicks a decided gate.
+ */
+export function slackDecisionUpdater(client: SlackClient): DecisionListener {
+  return async (gate, decision) => {
+    const message = gate.slackMessage;
+    if (!message) return;
+    const web = await client.get();
+    await web.chat.update({
+      channel: message.channel,
+      ts: message.ts,
+      text: `${message.text}: ${decision.decision}`,
+      blocks: asBlocks(
+        updatedBlocks(
+          message.blocks,
+          decidedLine(decision, gate.decidedAt ? new Date(gate.decidedAt) : undefined),
+          true,
+        ),
+      ),
+    });
+  };
+}
+
+/** "✅ *APPROVE* by alice at <time>", as the message's status line. */
+export function decidedLine(decision: GateDecision, at: Date | undefined): string {
+  const mark =
+    decision.decision === 'APPROVE' || decision.decision === 'RETRY' ? ':white_check_mark:' : ':x:';
+  const reason = 'reason' in decision && decision.reason ? `: ${escapeSlack(decision.reason)}` : '';
+  return `${mark} *${decision.decision}* by ${escapeSlack(decision.by ?? 'unknown')}${reason}${at ? ` ${slackDate(at)}` : ''}`;
+}
+
+/** "at <time>" that Slack shows in each reader's time zone, with the UTC time as its fallback. */
+export function slackDate(at: Date): string {
+  const iso = at.toISOString();
+  return `at <!date^${Math.floor(at.getTime() / 1000)}^{date_short_pretty} {time_secs}|${iso}>`;
+}
+
+/** The message's blocks with the status line replaced, and the buttons gone once decided. */
+export function updatedBlocks(
+  blocks: readonly Record<string, unknown>[],
+  status: string,
+  decided: boolean,
+): Record<string, unknown>[] {
+  const kept = blocks.filter(
+    (b) => b.block_id !== SLACK_BLOCK_IDS.status && !(decided && b.block_id === SLACK_BLOCK_IDS.actions),
+  );
+  return [
+    ...kept,
+    { type: 'context', block_id: SLACK_BLOCK_IDS.status, elements: [{ type: 'mrkdwn', text: status }] },
+  ];
 }
