@@ -4,7 +4,9 @@
  * Gateway with the same routes and authorizers as the CDK stack: SigV4 on the plan routes, a JWT on
  * answering a gate, or (only when asked for) a trusted identity header from loopback.
  */
-import { makeHandler as approvalsApiHandler } from '../../lambdas/approvals-api.ts';
+import { SecretsManagerClient } from '@aws-sdk/client-secrets-manager';
+import { makeHandler as approvalsApiHandler, slackFromEnv } from '../../lambdas/approvals-api.ts';
+import { makeHandler as makeNotifier, slackMessageRecorder } from '../../lambdas/notifier.ts';
 import { makeHandler as plannerHandler } from '../../lambdas/planner.ts';
 import { makeHandler as plansApiHandler } from '../../lambdas/plans-api.ts';
 import { type DraftItem, readDraft } from '../launch/plan-drafts.ts';
@@ -12,7 +14,9 @@ import type { PlannerProvider } from '../planner/provider.ts';
 import { LOCAL_IDENTITY_HEADER } from '../runtime/api/http.ts';
 import { LinkSigner } from '../runtime/gate/links.ts';
 import { approvalMessage } from '../runtime/notify/message.ts';
+import { SlackNotifier } from '../runtime/notify/slack.ts';
 import type { ApprovalNotice } from '../runtime/payloads/index.ts';
+import { NotConfiguredError } from '../runtime/shared/errors.ts';
 import { type JwtAuthorizerConfig, JwtVerifier } from './api-gateway/jwt.ts';
 import { LocalApiGateway } from './api-gateway/server.ts';
 import { type LocalPrincipal, SigV4Verifier } from './api-gateway/sigv4.ts';
@@ -46,6 +50,12 @@ export interface LocalPlatformProps {
   /** Where shell tools and command contracts run. @default process.cwd() */
   readonly cwd?: string;
   /**
+   * Where Slack is configured, as for `plangate run` (PLANGATE_SLACK_BOT_TOKEN, _SIGNING_SECRET,
+   * _CHANNEL, _APPROVERS, _API_URL): each gate is posted, and the buttons are answered at
+   * `/slack/interactions`. @default process.env
+   */
+  readonly env?: Readonly<Record<string, string | undefined>>;
+  /**
    * The model that drafts plans from goals (`POST /plans {goal}`), run in the background as the
    * planner Lambda runs on AWS, and told of each draft as it ends.
    * @default - no planner: goals are refused (501)
@@ -75,7 +85,16 @@ export class LocalPlatform {
     const signingKey = await loadSigningKey(props.paths);
     const signer = new LinkSigner(signingKey);
     const mail = props.mailDir ? new MailSink(props.mailDir) : undefined;
+    const env = props.env ?? process.env;
+    // Values come from the environment here; the client is never asked for a secret.
+    const secretsManager = new SecretsManagerClient({ region: LOCAL_REGION });
+    const { slack } = await slackFromEnv(env, secretsManager);
+    if (slack && !env.PLANGATE_SLACK_CHANNEL)
+      throw new NotConfiguredError(
+        'Slack needs PLANGATE_SLACK_CHANNEL (the channel id to post approval requests to)',
+      );
     let apiUrl = '';
+    let notifySlack: ((notice: ApprovalNotice) => Promise<unknown>) | undefined;
     const stack = await LocalRunStack.start({
       paths: props.paths,
       signingKey,
@@ -90,6 +109,16 @@ export class LocalPlatform {
               }),
             )
           : [];
+        if (slack && env.PLANGATE_SLACK_CHANNEL) {
+          // The notifier Lambda's work; the API's URL is known once it listens.
+          notifySlack ??= makeNotifier({
+            approvalsBaseUrl: apiUrl,
+            slack: new SlackNotifier({ client: slack.client, channel: env.PLANGATE_SLACK_CHANNEL }),
+            recordSlackMessage: slackMessageRecorder(stack.data.clients.doc, stack.data.tableNames.gates),
+          });
+          // As on AWS, a message that could not be posted does not hold the gate up.
+          await notifySlack(notice).catch(() => {});
+        }
         props.onGate(notice, `${apiUrl}/approvals/${encodeURIComponent(notice.approvalId)}`, emails);
       },
     });
@@ -129,6 +158,7 @@ export class LocalPlatform {
             ...base,
             signingKey,
             identity: header ? { mode: 'header', header: LOCAL_IDENTITY_HEADER } : { mode: 'jwt' },
+            ...(slack ? { slack } : {}),
           }),
         },
         ...(props.identity.mode === 'aws'
