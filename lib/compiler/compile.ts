@@ -10,6 +10,7 @@ import type { AslDefinition, CompiledDefinition, Fragment } from './asl.ts';
 import { CHILD_STATES, ChildMachine } from './child-machine.ts';
 import { COMPLETION_STATES, Completion } from './completion.ts';
 import { gateLadderPolicy } from './gate-ladder.ts';
+import { literal } from './jsonata.ts';
 import { childPlaceholder, ref } from './placeholders.ts';
 import { planFacts } from './plan-facts.ts';
 import { PLAN_GATE_STATES, PlanGate } from './plan-gate.ts';
@@ -158,8 +159,9 @@ export function compilePlan(input: Plan | PlanInput, options: CompileOptions = {
   };
   const budget: Size = {
     events: Math.floor(maxHistoryEvents * (1 - headroom)) - MACHINE_OVERHEAD.top.events,
-    // The plan gate's summary sits in the main machine, however the steps are split.
-    bytes: maxDefinitionBytes - MACHINE_OVERHEAD.top.bytes - JSON.stringify(summary).length,
+    // The plan gate's summary (Start's `$summary`, as it is written there) sits in the main
+    // machine, however the steps are split.
+    bytes: maxDefinitionBytes - MACHINE_OVERHEAD.top.bytes - JSON.stringify(literal(summary)).length,
   };
   const splitter = new Splitter({ stepSize: (id) => stepSizes.get(id) as Size, budget });
   const layout = splitter.fit(decomposition.root);

@@ -69,6 +69,18 @@ describe('the plan graph the plan gate shows', () => {
     expect(JSON.stringify(planGraph(stepsOf(base()))).length).toBeLessThan(GRAPH_LIMIT_BYTES);
   });
 
+  it('counts against the main machine’s size, so a plan that fits only without it is split', () => {
+    const ids = Array.from({ length: 300 }, (_, i) => `step-${i + 1}`);
+    const plan = echoChainPlan('sized', ids) as PlanInput;
+    expect(JSON.stringify(planGraph(stepsOf(plan))).length).toBeGreaterThan(40_000);
+    // Its steps take about 1 MB: within this limit, but not with the graph beside them.
+    const limit = 1_050_000;
+    const { definitions } = compilePlan(plan, { maxDefinitionBytes: limit, simulate: false });
+    expect(definitions.length).toBeGreaterThan(1);
+    for (const definition of definitions)
+      expect(JSON.stringify(definition.asl).length, definition.name).toBeLessThanOrEqual(limit);
+  });
+
   it('is assigned once in Start; every rung of the gate’s ladder sends `$summary`', () => {
     const plan = {
       ...base(),
