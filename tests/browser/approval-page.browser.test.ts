@@ -213,6 +213,8 @@ describe.skipIf(!CHROMIUM)('the approval page in Chromium', () => {
     expect(lines.slice(4)).toEqual(['  s1 --> s2', '  s2 --> s3']);
     // The list is the graph for screen readers; the Mermaid source is hidden from them.
     expect(await mermaid.getAttribute('aria-hidden')).toBe('true');
+    // It wraps rather than scrolls, so it never takes keyboard focus while hidden from screen readers.
+    expect(await mermaid.evaluate((el) => el.scrollWidth <= el.clientWidth)).toBe(true);
     expect(
       await page.getByRole('list', { name: 'Steps and what each waits for' }).locator('li').allTextContents(),
     ).toEqual([
@@ -224,6 +226,11 @@ describe.skipIf(!CHROMIUM)('the approval page in Chromium', () => {
     expect(await page.locator('script').count()).toBe(0);
     expect(await page.evaluate(() => document.documentElement.scrollWidth)).toBeLessThanOrEqual(375);
     await expectIdOnlyInAction(page, gate, taskToken);
+    // Nothing of the graph or the changes takes focus: the first Tab reaches Approve.
+    await page.keyboard.press('Tab');
+    expect(await page.evaluate(() => document.activeElement?.textContent)).toBe('Approve');
+    await page.keyboard.press('Enter');
+    await page.getByText('Your answer (APPROVE) was recorded.').waitFor({ timeout: 10_000 });
     await context.close();
   });
 

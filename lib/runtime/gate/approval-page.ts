@@ -17,7 +17,10 @@ import { changesHtml, graphHtml } from './plan-view.ts';
 const STYLE =
   'body{font-family:system-ui,sans-serif;max-width:52rem;margin:2rem auto;padding:0 1rem}' +
   'th{text-align:left;padding-right:1rem;vertical-align:top}button{margin:.25rem .5rem .25rem 0;padding:.4rem 1rem}' +
-  'input[type=text]{width:24rem;max-width:100%}table{max-width:100%}td,li,p{overflow-wrap:anywhere}pre{background:#f4f4f4;padding:1rem;overflow:auto}h2{font-size:1.15rem}';
+  'input[type=text]{width:24rem;max-width:100%}table{max-width:100%}td,li,p{overflow-wrap:anywhere}pre{background:#f4f4f4;padding:1rem;overflow:auto}h2{font-size:1.15rem}' +
+  // The graph's source wraps instead of scrolling: a scroller takes keyboard focus, and this
+  // one is hidden from screen readers.
+  'pre.mermaid{white-space:pre-wrap;overflow-wrap:anywhere}';
 
 const HEADINGS: Record<GateView['kind'], string> = {
   plan: 'Approve this plan?',
