@@ -5,14 +5,16 @@
 import { planDigest } from '../plan/digest.ts';
 import { effectiveRecovery, type RecoveryTable } from '../plan/recovery.ts';
 import { FAILURE_CLASSES, type Plan, type PlanInput, PlanSchema, type Step } from '../plan/schema.ts';
-import type { BudgetLimits, PlanIdentity, RecipeSummary } from '../runtime/payloads/index.ts';
+import type { BudgetLimits, PlanIdentity, PlanSummary, RecipeSummary } from '../runtime/payloads/index.ts';
 import type { AslDefinition, CompiledDefinition, Fragment } from './asl.ts';
 import { CHILD_STATES, ChildMachine } from './child-machine.ts';
 import { COMPLETION_STATES, Completion } from './completion.ts';
 import { gateLadderPolicy } from './gate-ladder.ts';
+import { literal } from './jsonata.ts';
 import { childPlaceholder, ref } from './placeholders.ts';
 import { planFacts } from './plan-facts.ts';
 import { PLAN_GATE_STATES, PlanGate } from './plan-gate.ts';
+import { planGraph } from './plan-graph.ts';
 import { HISTORY_EVENTS, PlanStep } from './plan-step.ts';
 import { type ChildBlock, LayoutRenderer } from './render.ts';
 import { buildReport, type CompileReport } from './report.ts';
@@ -148,9 +150,18 @@ export function compilePlan(input: Plan | PlanInput, options: CompileOptions = {
       JSON.stringify(planStep.toAsl(sizing, 'Next state').states).length + planStep.escalationBytes();
     stepSizes.set(id, { events: planStep.cost().historyEvents, bytes });
   }
+  const graph = planGraph(plan.steps);
+  const summary: PlanSummary = {
+    objective: oneLine(plan.objective),
+    steps: plan.steps.length,
+    stepIds: plan.steps.map((s) => s.id),
+    ...(graph ? { graph } : {}),
+  };
   const budget: Size = {
     events: Math.floor(maxHistoryEvents * (1 - headroom)) - MACHINE_OVERHEAD.top.events,
-    bytes: maxDefinitionBytes - MACHINE_OVERHEAD.top.bytes,
+    // The plan gate's summary (Start's `$summary`, as it is written there) sits in the main
+    // machine, however the steps are split.
+    bytes: maxDefinitionBytes - MACHINE_OVERHEAD.top.bytes - JSON.stringify(literal(summary)).length,
   };
   const splitter = new Splitter({ stepSize: (id) => stepSizes.get(id) as Size, budget });
   const layout = splitter.fit(decomposition.root);
@@ -170,11 +181,7 @@ export function compilePlan(input: Plan | PlanInput, options: CompileOptions = {
     plan: identity,
     recovery: recoverySummary,
     facts,
-    summary: {
-      objective: oneLine(plan.objective),
-      steps: plan.steps.length,
-      stepIds: plan.steps.map((s) => s.id),
-    },
+    summary,
     ladder: approvalLadder,
     next: EXECUTE_STATE,
     finish: COMPLETION_STATES.finalize,

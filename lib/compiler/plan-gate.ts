@@ -8,7 +8,12 @@
  * timeout: the policy's timeout ladder (gate-ladder.ts) reminds, escalates, and finally rejects
  * with reason `timed out`; only if the gate Lambda cannot even do that, `Plangate.GateTimedOut`.
  */
-import { MACHINE_ERRORS, type PlanIdentity, type RecipeSummary } from '../runtime/payloads/index.ts';
+import {
+  MACHINE_ERRORS,
+  type PlanIdentity,
+  type PlanSummary,
+  type RecipeSummary,
+} from '../runtime/payloads/index.ts';
 import type { Fragment } from './asl.ts';
 import { type GateLadderPolicy, gateLadder } from './gate-ladder.ts';
 import { jsonata, literal } from './jsonata.ts';
@@ -21,11 +26,7 @@ export interface PlanGateProps {
   /** Context, secret declarations and approval policy, assigned once to `$context`, `$secrets`, `$approval`. */
   readonly facts: PlanFacts;
   /** What the approver is shown of the plan. */
-  readonly summary: {
-    readonly objective: string;
-    readonly steps: number;
-    readonly stepIds: readonly string[];
-  };
+  readonly summary: PlanSummary;
   /** The approval policy's timeout ladder. */
   readonly ladder: GateLadderPolicy;
   /** The state that runs the approved plan. */
@@ -60,6 +61,8 @@ export class PlanGate {
             executionId: jsonata('$states.context.Execution.Id'),
             recovery: literal(this.props.recovery),
             ...planFactsAssign(this.props.facts),
+            // Once here, not in each rung of the gate's ladder: the graph may be tens of KiB.
+            summary: literal(this.props.summary),
             mods: literal({ skipSteps: [], argOverrides: {} }),
             round: 1,
             question: null,
@@ -74,7 +77,7 @@ export class PlanGate {
           payload: {
             round: jsonata('$round'),
             question: jsonata('$question'),
-            summary: literal(this.props.summary),
+            summary: jsonata('$summary'),
           },
           policy: this.props.ladder,
           onDecision: {

@@ -4,14 +4,15 @@
  * `plangate serve`'s platform: the approvals Lambda handler behind the local API Gateway, over
  * dynalite and the engine. Approvers open their emailed (recipient-bound) links as a person would:
  * on a phone-sized screen, without JavaScript, by keyboard only, with a double click, in two tabs
- * at once, with the back button after deciding, and after the link expired.
+ * at once, with the back button after deciding, and after the link expired; a second version of a
+ * plan shows its graph and what changed, and a step gate is answered on its own page.
  */
 import { existsSync } from 'node:fs';
 import { mkdtemp, readFile, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { GetCommand } from '@aws-sdk/lib-dynamodb';
-import { type Browser, chromium } from 'playwright-core';
+import { type Browser, chromium, type Page } from 'playwright-core';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { signedFetch } from '../../lib/local/api-gateway/signed-fetch.ts';
 import { LocalPlatform } from '../../lib/local/platform.ts';
@@ -19,7 +20,7 @@ import { loadSigningKey, storePaths } from '../../lib/local/run/store.ts';
 import { LinkSigner, parseLinkId } from '../../lib/runtime/gate/links.ts';
 import { readEvents } from '../../lib/runtime/journal/journal.ts';
 import type { ApprovalNotice } from '../../lib/runtime/payloads/index.ts';
-import { echoChainPlan } from '../support/echo-plan.ts';
+import { echoChainPlan, echoStep } from '../support/echo-plan.ts';
 
 const CHROMIUM = ['/usr/bin/chromium', '/usr/bin/chromium-browser'].find((path) => existsSync(path));
 if (!CHROMIUM)
@@ -50,18 +51,26 @@ function plan(id: string, timeoutSeconds = 3600) {
 
 /** Submits a plan through the Plans API and returns its plan gate once the gate is waiting. */
 async function gateOf(id: string, timeoutSeconds?: number): Promise<ApprovalNotice> {
+  return submit(plan(id, timeoutSeconds));
+}
+
+async function submit(body: ReturnType<typeof plan>): Promise<ApprovalNotice> {
   const response = await signedFetch(`${platform.url}/plans`, SUBMITTER, {
     method: 'POST',
-    body: JSON.stringify(plan(id, timeoutSeconds)),
+    body: JSON.stringify(body),
     headers: { 'content-type': 'application/json' },
   });
-  expect(response.status).toBe(201);
+  expect(response.status, await response.clone().text()).toBe(201);
+  return waitForGate((g) => g.kind === 'plan' && g.plan.id === body.id && g.plan.version === body.version);
+}
+
+async function waitForGate(wanted: (gate: ApprovalNotice) => boolean): Promise<ApprovalNotice> {
   for (let i = 0; i < 400; i++) {
-    const gate = gates.find((g) => g.plan.id === id);
+    const gate = gates.find(wanted);
     if (gate) return gate;
     await new Promise((r) => setTimeout(r, 25));
   }
-  throw new Error(`no gate for ${id}`);
+  throw new Error('no such gate');
 }
 
 /**
@@ -86,10 +95,36 @@ async function emailedLink(gate: ApprovalNotice, recipient: string): Promise<str
   return link;
 }
 
+const journal = (gate: ApprovalNotice) =>
+  readEvents(platform.stack.data.clients.doc, platform.stack.data.tableNames.events, gate.executionId);
+
 const decisions = async (gate: ApprovalNotice) =>
-  (
-    await readEvents(platform.stack.data.clients.doc, platform.stack.data.tableNames.events, gate.executionId)
-  ).filter((e) => e.event === 'GATE_APPROVED' || e.event === 'GATE_REJECTED');
+  (await journal(gate)).filter((e) => e.event === 'GATE_APPROVED' || e.event === 'GATE_REJECTED');
+
+/** The task token the gates table keeps for a gate (it must never reach a page). */
+async function storedToken(gate: ApprovalNotice): Promise<string> {
+  const stored = await platform.stack.data.clients.doc.send(
+    new GetCommand({
+      TableName: platform.stack.data.tableNames.gates,
+      Key: { approvalId: parseLinkId(gate.approvalId).approvalId },
+    }),
+  );
+  const taskToken = stored.Item?.taskToken as string;
+  expect(taskToken.length).toBeGreaterThan(20);
+  return taskToken;
+}
+
+/**
+ * The page names its gate only in the form's action: the raw approval id (part of every link id)
+ * occurs once in the HTML, and the task token never.
+ */
+async function expectIdOnlyInAction(page: Page, gate: ApprovalNotice, taskToken: string): Promise<void> {
+  const html = await page.content();
+  const approvalId = parseLinkId(gate.approvalId).approvalId;
+  expect(html.split(approvalId)).toHaveLength(2);
+  expect(await page.locator('form').getAttribute('action')).toContain(approvalId);
+  expect(html).not.toContain(taskToken);
+}
 
 describe.skipIf(!CHROMIUM)('the approval page in Chromium', () => {
   beforeAll(async () => {
@@ -128,14 +163,7 @@ describe.skipIf(!CHROMIUM)('the approval page in Chromium', () => {
 
   it('fits a phone, names who answers, shows the digest, and holds no token or key', async () => {
     const gate = await gateOf('phone');
-    const stored = await platform.stack.data.clients.doc.send(
-      new GetCommand({
-        TableName: platform.stack.data.tableNames.gates,
-        Key: { approvalId: parseLinkId(gate.approvalId).approvalId },
-      }),
-    );
-    const taskToken = stored.Item?.taskToken as string;
-    expect(taskToken.length).toBeGreaterThan(20);
+    const taskToken = await storedToken(gate);
     const context = await browser.newContext({ viewport: { width: 375, height: 740 }, isMobile: true });
     const page = await context.newPage();
     await page.goto(await emailedLink(gate, 'ana@example.test'));
@@ -143,9 +171,106 @@ describe.skipIf(!CHROMIUM)('the approval page in Chromium', () => {
     await page.getByText('You are answering as ana@example.test').waitFor({ timeout: 10_000 });
     await page.getByText(gate.plan.digest).waitFor({ timeout: 10_000 });
     expect(await page.evaluate(() => document.documentElement.scrollWidth)).toBeLessThanOrEqual(375);
-    const html = await page.content();
-    expect(html).not.toContain(taskToken);
-    expect(html).not.toContain((await loadSigningKey(storePaths(dir))).toString('base64url'));
+    await expectIdOnlyInAction(page, gate, taskToken);
+    expect(await page.content()).not.toContain((await loadSigningKey(storePaths(dir))).toString('base64url'));
+    await context.close();
+  });
+
+  it('shows a second version its graph and what changed since the first, on a phone, names as text only', async () => {
+    await submit(plan('versions'));
+    const hostile = 'Check "]; click s1 call alert(1) %% </pre><script>window.pwned = 1</script> #35;';
+    const second = {
+      ...plan('versions'),
+      version: 2,
+      steps: [
+        { ...echoStep('collect'), args: { message: 'collect', value: 2 } },
+        echoStep('verify', ['collect'], hostile),
+        echoStep('report', ['verify']),
+      ],
+    };
+    const gate = await submit(second);
+    const taskToken = await storedToken(gate);
+    const context = await browser.newContext({ viewport: { width: 375, height: 740 }, isMobile: true });
+    const page = await context.newPage();
+    await page.goto(await emailedLink(gate, 'ana@example.test'));
+    await page.getByRole('heading', { name: 'Changes since v1' }).waitFor({ timeout: 10_000 });
+    const changes = page.locator('h2 + p + ul > li');
+    expect(await changes.allTextContents()).toEqual([
+      `Added verify: ${hostile}`,
+      'Changed collect: args changed',
+      'Changed report: now waits for verify; no longer waits for collect',
+    ]);
+    const mermaid = page.locator('pre.mermaid');
+    expect(await mermaid.isVisible()).toBe(true);
+    const source = (await mermaid.textContent()) ?? '';
+    const lines = source.split('\n');
+    expect(lines[0]).toBe('flowchart TD');
+    expect(lines.slice(1, 4).map((l) => /^ {2}s\d\["(?:[^"#<>\n]|#\d+;)*"\]$/.test(l))).toEqual([
+      true,
+      true,
+      true,
+    ]);
+    expect(lines.slice(4)).toEqual(['  s1 --> s2', '  s2 --> s3']);
+    // The list is the graph for screen readers; the Mermaid source is hidden from them.
+    expect(await mermaid.getAttribute('aria-hidden')).toBe('true');
+    // It wraps rather than scrolls, so it never takes keyboard focus while hidden from screen readers.
+    expect(await mermaid.evaluate((el) => el.scrollWidth <= el.clientWidth)).toBe(true);
+    expect(
+      await page.getByRole('list', { name: 'Steps and what each waits for' }).locator('li').allTextContents(),
+    ).toEqual([
+      'collect Echo collect',
+      `verify ${hostile} (after collect)`,
+      'report Echo report (after verify)',
+    ]);
+    expect(await page.evaluate(() => (window as { pwned?: number }).pwned)).toBeUndefined();
+    expect(await page.locator('script').count()).toBe(0);
+    expect(await page.evaluate(() => document.documentElement.scrollWidth)).toBeLessThanOrEqual(375);
+    await expectIdOnlyInAction(page, gate, taskToken);
+    // Nothing of the graph or the changes takes focus: the first Tab reaches Approve.
+    await page.keyboard.press('Tab');
+    expect(await page.evaluate(() => document.activeElement?.textContent)).toBe('Approve');
+    await page.keyboard.press('Enter');
+    await page.getByText('Your answer (APPROVE) was recorded.').waitFor({ timeout: 10_000 });
+    await context.close();
+  });
+
+  it('approves a step gate (a step with requiresApproval) on its own page, and the step then runs', async () => {
+    const gated = {
+      ...plan('step-gate'),
+      steps: [echoStep('collect'), { ...echoStep('report', ['collect']), requiresApproval: true }],
+    };
+    const planGate = await submit(gated);
+    const context = await browser.newContext();
+    const page = await context.newPage();
+    await page.goto(await emailedLink(planGate, 'ana@example.test'));
+    await page.getByRole('button', { name: 'Approve', exact: true }).click();
+    await page.getByText('Your answer (APPROVE) was recorded.').waitFor({ timeout: 10_000 });
+    const stepGate = await waitForGate((g) => g.kind === 'step' && g.executionId === planGate.executionId);
+    await page.goto(await emailedLink(stepGate, 'ben@example.test'));
+    await page
+      .getByRole('heading', { name: 'Approve this step before it runs?' })
+      .waitFor({ timeout: 10_000 });
+    await page.getByText('report: Echo report').waitFor({ timeout: 10_000 });
+    expect(await page.locator('pre.mermaid').count()).toBe(0);
+    await expectIdOnlyInAction(page, stepGate, await storedToken(stepGate));
+    await page.getByRole('button', { name: 'Approve', exact: true }).click();
+    await page.getByText('Your answer (APPROVE) was recorded.').waitFor({ timeout: 10_000 });
+    for (let i = 0; i < 400 && !(await journal(planGate)).some((e) => e.event === 'EXECUTION_COMPLETE'); i++)
+      await new Promise((r) => setTimeout(r, 25));
+    const events = await journal(planGate);
+    expect(
+      events
+        .filter((e) => e.event === 'GATE_APPROVED')
+        .map((e) => [e.details.gate, e.task_id, e.details.approver]),
+    ).toEqual([
+      ['plan', undefined, 'ana@example.test'],
+      ['step', 'report', 'ben@example.test'],
+    ]);
+    expect(events.filter((e) => e.event === 'TASK_COMPLETED').map((e) => e.task_id)).toEqual([
+      'collect',
+      'report',
+    ]);
+    expect(events.at(-1)?.details.succeeded).toBe(true);
     await context.close();
   });
 
@@ -163,6 +288,8 @@ describe.skipIf(!CHROMIUM)('the approval page in Chromium', () => {
     await page
       .getByText(/already answered: APPROVE by ana@example\.test at \d{4}-/)
       .waitFor({ timeout: 10_000 });
+    expect(await page.getByRole('button').count()).toBe(0);
+    expect(await page.content()).not.toContain(parseLinkId(gate.approvalId).approvalId);
     await context.close();
   });
 
@@ -231,6 +358,7 @@ describe.skipIf(!CHROMIUM)('the approval page in Chromium', () => {
     // Nobody answered in time: the gate's timeout ladder ended in REJECT 'timed out' (never approve).
     expect(response?.status()).toBe(409);
     await page.getByText(/already answered: REJECT/).waitFor({ timeout: 10_000 });
+    expect(await page.getByRole('button').count()).toBe(0);
     expect((await decisions(gate)).map((e) => [e.event, e.details.reason])).toEqual([
       ['GATE_REJECTED', 'timed out'],
     ]);

@@ -20,7 +20,7 @@ import { type HarnessDeps, journalFor } from '../../lib/runtime/deps.ts';
 import { Approvals } from '../../lib/runtime/gate/approvals.ts';
 import { type ApprovalNotice, approvalsFor, type GateDeps } from '../../lib/runtime/gate/gate.ts';
 import { readEvents, verifyChain } from '../../lib/runtime/journal/journal.ts';
-import type { EventType, RunnerRequest, RunnerResult } from '../../lib/runtime/payloads/index.ts';
+import type { EventType, RunnerRequest, RunnerResult, StepSketch } from '../../lib/runtime/payloads/index.ts';
 import { builtinRegistry } from '../../lib/runtime/tools/builtins.ts';
 import { type RecordingSfn, startRecordingSfn } from './recording-sfn.ts';
 
@@ -650,6 +650,72 @@ describe('gate and approvals', () => {
       ['GATE_APPROVAL_REQUESTED', undefined],
       ['GATE_ANSWER_REFUSED', 'expired'],
     ]);
+  });
+
+  it('shows a later version what changed since the highest earlier version gated, found by plan id', async () => {
+    const sketch = (id: string, over: Partial<StepSketch> = {}): StepSketch => ({
+      id,
+      name: `Do ${id}`,
+      tool: 'shell',
+      args: `args-${id}`,
+      settings: 'defaults',
+      ...over,
+    });
+    const gated = async (version: number, graph: StepSketch[], executionId: string, round = 1) => {
+      await makeGate(gateDeps())({
+        ...gateReq(executionId),
+        round,
+        plan: { id: 'versioned', version, digest: `sha256:v${version}` },
+        summary: { objective: 'Ship', steps: graph.length, stepIds: graph.map((g) => g.id), graph },
+      });
+      // Versions gated in the same millisecond would tie on the byPlan index's sort key.
+      await new Promise((r) => setTimeout(r, 5));
+      const notice = notices.at(-1) as ApprovalNotice;
+      return { notice, view: await approvals().describe(notice.approvalId) };
+    };
+    const v1Graph = [sketch('build'), sketch('ship', { dependsOn: ['build'] })];
+    const v2Graph = [
+      sketch('build', { args: 'other' }),
+      sketch('test', { dependsOn: ['build'] }),
+      sketch('ship', { dependsOn: ['test'] }),
+    ];
+    const v1 = await gated(1, v1Graph, 'exec-v1');
+    expect(v1.view.changes).toBeUndefined();
+    expect(v1.view.summary?.graph).toEqual(v1Graph);
+    expect(v1.notice.summary).toEqual({ objective: 'Ship', steps: 2, stepIds: ['build', 'ship'] });
+    const v2 = await gated(2, v2Graph, 'exec-v2');
+    expect(v2.view.changes).toEqual({
+      since: { version: 1, digest: 'sha256:v1' },
+      added: [{ id: 'test', name: 'Do test' }],
+      removed: [],
+      changed: [
+        { id: 'build', name: 'Do build', args: true },
+        { id: 'ship', name: 'Do ship', dependsOn: { added: ['test'], removed: ['build'] } },
+      ],
+    });
+    // v1 gated again later (in time) does not hide v2: v3 compares with the highest earlier version.
+    await gated(1, v1Graph, 'exec-v1-again');
+    const v3 = await gated(3, [...v2Graph, sketch('notify')], 'exec-v3');
+    expect(v3.view.changes).toEqual({
+      since: { version: 2, digest: 'sha256:v2' },
+      added: [{ id: 'notify', name: 'Do notify' }],
+      removed: [],
+      changed: [],
+    });
+    // A later round asks again with the changes; only the first round's event records the graph.
+    expect((await gated(3, v2Graph, 'exec-v3', 2)).view.changes?.since.version).toBe(2);
+    expect((await events('exec-v3')).map((e) => e.details.graph === undefined)).toEqual([false, true]);
+    // The next approver group of the timeout ladder is shown the same changes.
+    await makeGate(gateDeps())({
+      ...gateReq('exec-v3'),
+      taskToken: `${TOKEN}-exec-v3-escalated`,
+      round: 2,
+      plan: { id: 'versioned', version: 3, digest: 'sha256:v3' },
+      summary: { objective: 'Ship', steps: 3, graph: v2Graph },
+      ladder: { stage: 'escalate', level: 1 },
+    });
+    const escalated = await approvals().describe((notices.at(-1) as ApprovalNotice).approvalId);
+    expect(escalated.changes?.since.version).toBe(2);
   });
 
   it('lets a recipe answer an escalation itself (skip) without asking anyone', async () => {

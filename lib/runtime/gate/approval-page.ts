@@ -1,7 +1,8 @@
 /**
- * The approval page: what is asked (plan summary and digest, the step, the failure, the work for
- * a person), and a form whose buttons answer it. Everything shown is escaped; the page holds the
- * plan digest (the answer binds to it) and never the task token, which the page never sees.
+ * The approval page: what is asked (plan summary and digest, the plan's graph and its changes
+ * since the last version gated, the step, the failure, the work for a person), and a form whose
+ * buttons answer it. Everything shown is escaped; the page holds the plan digest (the answer
+ * binds to it) and never the task token, which the page never sees.
  *
  * How the answer is sent depends on the link: a recipient-bound link's form posts as that
  * recipient (no script); a shared link's page signs the person in with the platform's Cognito
@@ -11,11 +12,15 @@
 import { createHash } from 'node:crypto';
 import { escapeHtml } from '../shared/html.ts';
 import type { GateView } from './gate-item.ts';
+import { changesHtml, graphHtml } from './plan-view.ts';
 
 const STYLE =
   'body{font-family:system-ui,sans-serif;max-width:52rem;margin:2rem auto;padding:0 1rem}' +
   'th{text-align:left;padding-right:1rem;vertical-align:top}button{margin:.25rem .5rem .25rem 0;padding:.4rem 1rem}' +
-  'input[type=text]{width:24rem;max-width:100%}table{max-width:100%}td{overflow-wrap:anywhere}pre{background:#f4f4f4;padding:1rem;overflow:auto}';
+  'input[type=text]{width:24rem;max-width:100%}table{max-width:100%}td,li,p{overflow-wrap:anywhere}pre{background:#f4f4f4;padding:1rem;overflow:auto}h2{font-size:1.15rem}' +
+  // The graph's source wraps instead of scrolling: a scroller takes keyboard focus, and this
+  // one is hidden from screen readers.
+  'pre.mermaid{white-space:pre-wrap;overflow-wrap:anywhere}';
 
 const HEADINGS: Record<GateView['kind'], string> = {
   plan: 'Approve this plan?',
@@ -195,6 +200,8 @@ export function approvalPage(gate: GateView, action: string, extras: ApprovalPag
     `<h1>${escapeHtml(HEADINGS[gate.kind])}</h1>`,
     ...who,
     `<table>${rows.map(([k, v]) => `<tr><th>${escapeHtml(k)}</th><td>${escapeHtml(v)}</td></tr>`).join('')}</table>`,
+    ...(gate.changes ? [changesHtml(gate.changes)] : []),
+    ...(gate.summary?.graph ? [graphHtml(gate.summary.graph)] : []),
     ...(extras.checklist ? [`<pre>${escapeHtml(extras.checklist)}</pre>`] : []),
     `<form id="plangate-answer" method="post" action="${escapeHtml(action)}">`,
     `<input type="hidden" name="digest" value="${escapeHtml(gate.planDigest)}">`,

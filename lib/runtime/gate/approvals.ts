@@ -36,6 +36,7 @@ import { inlineOrStored } from '../steps/output-store.ts';
 import { recordDecision } from './decision-events.ts';
 import type { DecisionListener, GateItem, GateView } from './gate-item.ts';
 import { ApprovalError, LinkSigner, parseLinkId } from './links.ts';
+import type { PlanChanges } from './plan-diff.ts';
 
 export type { ApprovalPolicy } from '../payloads/index.ts';
 
@@ -76,9 +77,13 @@ export class Approvals {
 
   /**
    * Stores the gate (with its token and the plan's approval policy) and returns the approval id
-   * for links and buttons. `submittedBy`, when known, may answer but never approve.
+   * for links and buttons. `submittedBy`, when known, may answer but never approve; `changes`
+   * (plan gate) are shown beside the plan.
    */
-  async create(req: GateRequest, submittedBy?: string): Promise<string> {
+  async create(
+    req: GateRequest,
+    { submittedBy, changes }: { submittedBy?: string; changes?: PlanChanges } = {},
+  ): Promise<string> {
     const policy: ApprovalPolicy = req.approval;
     const now = this.now();
     const expires = new Date(now.getTime() + req.timeoutSeconds * 1000);
@@ -95,6 +100,7 @@ export class Approvals {
       round: req.round,
       ...(req.description !== undefined ? { description: req.description } : {}),
       ...(req.summary ? { summary: req.summary } : {}),
+      ...(changes ? { changes } : {}),
       ...(req.question ? { question: req.question } : {}),
       ...(req.failure ? { failure: req.failure } : {}),
       ...(req.kind === 'human' && req.human

@@ -1,6 +1,7 @@
 /** A gate as the gates table stores it, and the view of it that may leave the backend. */
 import { type DynamoDBDocumentClient, UpdateCommand } from '@aws-sdk/lib-dynamodb';
 import type { ApprovalDecision, ApprovalPolicy, GateDecision, GateRequest } from '../payloads/index.ts';
+import type { PlanChanges } from './plan-diff.ts';
 
 /** A pending gate as stored. `taskToken` never leaves this table. */
 export interface GateItem {
@@ -15,6 +16,8 @@ export interface GateItem {
   round: number;
   description?: string;
   summary?: GateRequest['summary'];
+  /** Plan gate: what changed since the plan's latest earlier version that was gated. */
+  changes?: PlanChanges;
   question?: string;
   failure?: GateRequest['failure'];
   /** Kind `human`: what the person is asked to do and report. */

@@ -4,8 +4,15 @@
  */
 import { SendTaskSuccessCommand, type SFNClient } from '@aws-sdk/client-sfn';
 import { eventIdentity, type HarnessDeps, journalFor } from '../deps.ts';
-import { firstEvent } from '../journal/journal.ts';
-import type { ApprovalNotice, EscalationDecision, GateRequest } from '../payloads/index.ts';
+import { firstEvent, fromItem, queryItems } from '../journal/journal.ts';
+import {
+  type ApprovalNotice,
+  type EscalationDecision,
+  EVENT_DETAILS,
+  type GateRequest,
+  type PlanIdentity,
+  type StepSketch,
+} from '../payloads/index.ts';
 import { NotConfiguredError } from '../shared/errors.ts';
 import { progressLabel } from '../shared/progress.ts';
 import { skipOrBlock } from '../steps/step-start.ts';
@@ -14,6 +21,7 @@ import type { DecisionListener } from './gate-item.ts';
 import { climbLadder } from './ladder.ts';
 import { LinkSigner } from './links.ts';
 import { noticeOf } from './notice.ts';
+import { diffPlanGraphs, type PlanChanges } from './plan-diff.ts';
 
 export type { ApprovalNotice } from '../payloads/index.ts';
 
@@ -113,7 +121,11 @@ export async function openGate(req: GateRequest, deps: GateDeps): Promise<{ appr
     );
     return {};
   }
-  const approvalId = await approvalsFor(deps).create(req, await submitterOf(req.executionId, deps));
+  const graph = req.kind === 'plan' ? req.summary?.graph : undefined;
+  const approvalId = await approvalsFor(deps).create(req, {
+    submittedBy: await submitterOf(req.executionId, deps),
+    changes: graph ? await changesSincePrevious(req.plan, graph, deps) : undefined,
+  });
   if (req.kind === 'escalation') {
     await journal.append({ ...identity, event: 'RECOVERY_ESCALATION', details: { reason } });
   } else if (req.kind === 'human') {
@@ -129,7 +141,13 @@ export async function openGate(req: GateRequest, deps: GateDeps): Promise<{ appr
     await journal.append({
       ...identity,
       event: 'GATE_APPROVAL_REQUESTED',
-      details: { plan_id: req.plan.id, gate: req.kind, round: req.round },
+      details: {
+        plan_id: req.plan.id,
+        gate: req.kind,
+        round: req.round,
+        // Once per execution: what a later version's gate compares itself with.
+        ...(graph && req.round === 1 ? { graph } : {}),
+      },
     });
   }
   await deps.notify(noticeOf(req, approvalId));
@@ -144,6 +162,44 @@ export async function submitterOf(
   const first = await firstEvent(deps.dynamo, deps.tables.events, executionId);
   const submitted = first?.event === 'PLAN_CREATED' ? first.details.submitted_by : undefined;
   return typeof submitted === 'string' ? submitted : undefined;
+}
+
+/**
+ * What changed since the latest earlier version of the plan that was gated (its first plan
+ * gate's GATE_APPROVAL_REQUESTED holds its graph): read newest first through the events table's
+ * byPlan index, stopping at the version just before this one. Undefined when none was gated.
+ */
+export async function changesSincePrevious(
+  plan: PlanIdentity,
+  graph: readonly StepSketch[],
+  deps: Pick<HarnessDeps, 'dynamo' | 'tables'>,
+): Promise<PlanChanges | undefined> {
+  let previous: { since: PlanChanges['since']; graph: readonly StepSketch[] } | undefined;
+  for await (const item of queryItems(deps.dynamo, {
+    TableName: deps.tables.events,
+    IndexName: 'byPlan',
+    KeyConditionExpression: 'planId = :plan',
+    FilterExpression: '#event = :requested AND planVersion < :version',
+    ExpressionAttributeNames: { '#event': 'event' },
+    ExpressionAttributeValues: {
+      ':plan': plan.id,
+      ':requested': 'GATE_APPROVAL_REQUESTED',
+      ':version': plan.version,
+    },
+    ScanIndexForward: false,
+  })) {
+    const record = fromItem(item);
+    const details = EVENT_DETAILS.GATE_APPROVAL_REQUESTED.safeParse(record.details);
+    if (!details.success || !details.data.graph) continue;
+    if (!previous || record.planVersion > previous.since.version)
+      previous = {
+        since: { version: record.planVersion, digest: record.planDigest },
+        graph: details.data.graph,
+      };
+    // No version between it and this one can turn up further back.
+    if (previous.since.version === plan.version - 1) break;
+  }
+  return previous ? diffPlanGraphs(previous.since, previous.graph, graph) : undefined;
 }
 
 function requireHuman(req: GateRequest): NonNullable<GateRequest['human']> {

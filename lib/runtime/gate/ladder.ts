@@ -74,7 +74,11 @@ export async function climbLadder(req: LadderRequest, deps: LadderDeps): Promise
             values: { ':escalated': 'escalated' },
             removeToken: true,
           });
-          const approvalId = await deps.approvals.create(req, deps.submittedBy);
+          // The next group is shown what the first was, changes since the last version included.
+          const approvalId = await deps.approvals.create(req, {
+            submittedBy: deps.submittedBy,
+            changes: item.changes,
+          });
           await deps.journal.append({
             ...identity,
             event: 'GATE_ESCALATED',

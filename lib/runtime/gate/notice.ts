@@ -2,7 +2,7 @@
  * What the notifier is told about a waiting gate: enough to ask a person, and the link id (an
  * opaque, signed, expiring id), never the task token.
  */
-import type { ApprovalNotice, GateRequest } from '../payloads/index.ts';
+import type { ApprovalNotice, GateRequest, PlanSummary } from '../payloads/index.ts';
 import type { GateItem } from './gate-item.ts';
 
 /** What the notifier is told about the gate `req` opened as `approvalId` (never the token). */
@@ -18,7 +18,7 @@ export function noticeOf(
     plan: req.plan,
     ...(req.stepId ? { stepId: req.stepId } : {}),
     ...(req.description !== undefined ? { description: req.description } : {}),
-    ...(req.summary ? { summary: req.summary } : {}),
+    ...(req.summary ? { summary: withoutGraph(req.summary) } : {}),
     round: req.round,
     ...(req.question ? { question: req.question } : {}),
     ...(req.failure ? { failure: req.failure } : {}),
@@ -38,7 +38,7 @@ export function noticeOfItem(item: GateItem, linkId: string, stage: ApprovalNoti
     plan: { id: item.planId, version: item.planVersion, digest: item.planDigest },
     ...(item.stepId ? { stepId: item.stepId } : {}),
     ...(item.description !== undefined ? { description: item.description } : {}),
-    ...(item.summary ? { summary: item.summary } : {}),
+    ...(item.summary ? { summary: withoutGraph(item.summary) } : {}),
     round: item.round,
     ...(item.question ? { question: item.question } : {}),
     ...(item.failure ? { failure: item.failure } : {}),
@@ -47,4 +47,9 @@ export function noticeOfItem(item: GateItem, linkId: string, stage: ApprovalNoti
     policy: item.policy,
     ...(stage ? { stage } : {}),
   };
+}
+
+/** The graph is for the page: a message names the plan and links to it (and stays small). */
+function withoutGraph({ graph: _graph, ...summary }: PlanSummary): NonNullable<ApprovalNotice['summary']> {
+  return summary;
 }

@@ -15,13 +15,38 @@ export const GATE_KINDS = ['plan', 'step', 'escalation', 'human'] as const;
 export const GateKindSchema = z.enum(GATE_KINDS);
 export type GateKind = z.infer<typeof GateKindSchema>;
 
+/**
+ * One step as the plan gate shows it: enough to draw the dependency graph and to tell what
+ * changed since a previous version, without the step's body. Fingerprints are hex SHA-256 of
+ * canonical JSON, cut to 128 bits: two different bodies never look alike, not even by design.
+ */
+export const StepSketchSchema = z.object({
+  id: IdSchema,
+  /** The step's description on one line, shortened. */
+  name: z.string(),
+  /** Omitted when the step waits for nothing. */
+  dependsOn: z.array(IdSchema).optional(),
+  /** The tool the runner calls; `agent` for a step that names an agent target. */
+  tool: z.string(),
+  /** Fingerprint of what the tool is given: args, and an agent's target, task and subscriptions. */
+  args: z.string(),
+  /** Fingerprint of the contract; omitted when the step has none. */
+  contract: z.string().optional(),
+  /** Fingerprint of everything else (approval, retries, timeout, outputs, rollback, …). */
+  settings: z.string(),
+});
+export type StepSketch = z.infer<typeof StepSketchSchema>;
+
 /** What a plan gate shows of the plan: its objective, its size, and the step ids a modification may name. */
 export const PlanSummarySchema = z.object({
   objective: z.string(),
   steps: z.number().int().min(1),
   /** Every step id: an answer that skips or overrides a step the plan does not have is refused. */
   stepIds: z.array(IdSchema).optional(),
+  /** Every step, in plan order, for the graph and the changes since the previous version. Omitted when too large to send. */
+  graph: z.array(StepSketchSchema).optional(),
 });
+export type PlanSummary = z.infer<typeof PlanSummarySchema>;
 
 /** Decisions of the plan gate and of a step gate (a step with `requiresApproval`). */
 export const ApprovalDecisionSchema = z.discriminatedUnion('decision', [
@@ -195,8 +220,8 @@ export const ApprovalNoticeSchema = z.object({
   stepId: IdSchema.optional(),
   /** The step's description (step, escalation and human gates). */
   description: z.string().optional(),
-  /** Plan gate: the plan's objective and step count. */
-  summary: PlanSummarySchema.optional(),
+  /** Plan gate: the plan's objective and step count (not its graph, which only the page shows). */
+  summary: PlanSummarySchema.omit({ graph: true }).optional(),
   round: z.number().int().min(1),
   question: z.string().optional(),
   failure: ClassifiedFailureSchema.optional(),

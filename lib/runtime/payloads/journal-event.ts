@@ -3,7 +3,7 @@ import { z } from 'zod';
 import { FailureClassSchema, IdSchema } from '../../plan/schema.ts';
 import { UsageSchema } from './budget.ts';
 import { EvidenceSchema } from './checker.ts';
-import { GateKindSchema } from './gate.ts';
+import { GateKindSchema, StepSketchSchema } from './gate.ts';
 import { ArgOverridesSchema } from './shared.ts';
 
 /** Seed 000's event names, plus the few the harness needs to say what else happened. */
@@ -70,7 +70,13 @@ export const EVENT_DETAILS = {
       })
       .optional(),
   }),
-  GATE_APPROVAL_REQUESTED: z.object({ plan_id: z.string(), gate: GateKindSchema, round: z.number().int() }),
+  GATE_APPROVAL_REQUESTED: z.object({
+    plan_id: z.string(),
+    gate: GateKindSchema,
+    round: z.number().int(),
+    /** Plan gate, first round: the steps shown, so a later version's gate can say what changed. */
+    graph: z.array(StepSketchSchema).optional(),
+  }),
   GATE_APPROVED: z.object({
     gate: GateKindSchema,
     approver: z.string().optional(),

@@ -1,0 +1,197 @@
+/** The plan gate page's graph and changes: the diff as a plain function, Mermaid and HTML escaping. */
+import fc from 'fast-check';
+import { describe, expect, it } from 'vitest';
+import { approvalPage } from '../../lib/runtime/gate/approval-page.ts';
+import type { GateView } from '../../lib/runtime/gate/gate-item.ts';
+import { diffPlanGraphs } from '../../lib/runtime/gate/plan-diff.ts';
+import { mermaidFlowchart } from '../../lib/runtime/gate/plan-view.ts';
+import type { StepSketch } from '../../lib/runtime/payloads/index.ts';
+
+const step = (id: string, over: Partial<StepSketch> = {}): StepSketch => ({
+  id,
+  name: `Do ${id}`,
+  tool: 'shell',
+  args: `args-${id}`,
+  contract: `contract-${id}`,
+  settings: 'settings',
+  ...over,
+});
+const since = { version: 1, digest: 'sha256:v1' };
+
+describe('diffPlanGraphs', () => {
+  it('finds nothing between equal graphs', () => {
+    const graph = [step('a'), step('b', { dependsOn: ['a'] })];
+    expect(
+      diffPlanGraphs(
+        since,
+        graph,
+        graph.map((s) => ({ ...s })),
+      ),
+    ).toEqual({
+      since,
+      added: [],
+      removed: [],
+      changed: [],
+    });
+  });
+
+  it('lists steps added and removed by id, and each changed aspect of a kept step', () => {
+    const previous = [
+      step('a'),
+      step('b', { dependsOn: ['a'] }),
+      step('gone'),
+      step('c', { dependsOn: ['a', 'gone'] }),
+    ];
+    const current = [
+      step('a', { name: 'Do a, better', settings: 'stricter' }),
+      step('new'),
+      step('b', { dependsOn: ['a'], tool: 'http', args: 'other' }),
+      step('c', { dependsOn: ['a', 'new'], contract: undefined }),
+    ];
+    expect(diffPlanGraphs(since, previous, current)).toEqual({
+      since,
+      added: [{ id: 'new', name: 'Do new' }],
+      removed: [{ id: 'gone', name: 'Do gone' }],
+      changed: [
+        { id: 'a', name: 'Do a, better', renamed: { from: 'Do a', to: 'Do a, better' }, settings: true },
+        { id: 'b', name: 'Do b', tool: { from: 'shell', to: 'http' }, args: true },
+        { id: 'c', name: 'Do c', contract: 'removed', dependsOn: { added: ['new'], removed: ['gone'] } },
+      ],
+    });
+  });
+
+  it('tells a contract added from one changed', () => {
+    const changed = (from: string | undefined, to: string | undefined) =>
+      diffPlanGraphs(since, [step('a', { contract: from })], [step('a', { contract: to })]).changed[0]
+        ?.contract;
+    expect(changed(undefined, 'x')).toBe('added');
+    expect(changed('x', 'y')).toBe('changed');
+    expect(changed('x', 'x')).toBeUndefined();
+  });
+});
+
+/** The label of each node line, with Mermaid's entity codes decoded; fails on any other line. */
+function labels(flowchart: string): string[] {
+  const [head, ...lines] = flowchart.split('\n');
+  expect(head).toBe('flowchart TD');
+  const out: string[] = [];
+  for (const line of lines) {
+    if (/^ {2}s\d+ --> s\d+$/.test(line)) continue;
+    // Letters, digits, plain punctuation and entity codes only.
+    const label = /^ {2}s\d+\["((?:[\p{L}\p{N} .,:!?_/+'()-]|#\d+;)*)"\]$/u.exec(line)?.[1];
+    expect(label, line).toBeDefined();
+    out.push((label as string).replace(/#(\d+);/g, (_, code) => String.fromCodePoint(Number(code))));
+  }
+  return out;
+}
+
+/** Mermaid's and HTML's syntax characters, often, and any other code point. */
+const MERMAID_AND_ANY = fc.oneof(
+  fc.constantFrom(...'"#;%[](){}|<>&`\n\r\t-:'),
+  fc.string({ unit: 'binary', minLength: 1, maxLength: 1 }),
+);
+
+describe('mermaidFlowchart', () => {
+  it('draws each dependency as an edge between numbered nodes', () => {
+    const flowchart = mermaidFlowchart([step('end'), step('b', { dependsOn: ['end'] })]);
+    expect(flowchart).toBe('flowchart TD\n  s1["end: Do end"]\n  s2["b: Do b"]\n  s1 --> s2');
+  });
+
+  it('keeps any name inside its label: nothing in it can close the label or start syntax', () => {
+    fc.assert(
+      fc.property(fc.string({ unit: MERMAID_AND_ANY, maxLength: 60 }), (name) => {
+        const flowchart = mermaidFlowchart([step('a', { name }), step('b', { name, dependsOn: ['a'] })]);
+        expect(labels(flowchart)).toEqual([`a: ${name}`, `b: ${name}`]);
+      }),
+    );
+  });
+});
+
+const HOSTILE = '"]\nclick s1 call alert(1) %% </pre><script>alert(1)</script> & end';
+
+const gate = (over: Partial<GateView> = {}): GateView => ({
+  approvalId: 'gate-1',
+  kind: 'plan',
+  executionId: 'exec-1',
+  planId: 'demo',
+  planVersion: 2,
+  planDigest: 'sha256:v2',
+  round: 1,
+  summary: {
+    objective: 'Ship it',
+    steps: 2,
+    stepIds: ['a', 'b'],
+    graph: [step('a', { name: HOSTILE }), step('b', { dependsOn: ['a'] })],
+  },
+  createdAt: '2025-01-01T00:00:00.000Z',
+  expiresAt: '2025-01-02T00:00:00.000Z',
+  expiresAtEpoch: 1,
+  status: 'pending',
+  policy: { approvers: [], forbiddenApprovers: [], quorum: 1 },
+  votes: [],
+  ...over,
+});
+
+describe('the plan gate page', () => {
+  it('shows the graph as Mermaid text and as a list, with hostile names only as text', () => {
+    const html = approvalPage(gate(), '/approve/x');
+    const pre = /<pre class="mermaid" aria-hidden="true">([^<]*)<\/pre>/.exec(html)?.[1] ?? '';
+    expect(pre.startsWith('flowchart TD\n  s1[&quot;a: ')).toBe(true);
+    expect(pre).toContain('\n  s1 --&gt; s2');
+    expect(labels(unescapeHtml(pre))).toEqual([`a: ${HOSTILE}`, 'b: Do b']);
+    expect(html).toContain(
+      '<li><code>a</code> &quot;]\nclick s1 call alert(1) %% &lt;/pre&gt;&lt;script&gt;alert(1)&lt;/script&gt; &amp; end</li>',
+    );
+    expect(html).toContain('<li><code>b</code> Do b (after <code>a</code>)</li>');
+    expect(html.match(/<script/g)).toBeNull();
+    expect(html.match(/<\/pre>/g)).toHaveLength(1);
+  });
+
+  it('shows what changed since the version compared with', () => {
+    const html = approvalPage(
+      gate({
+        changes: {
+          since,
+          added: [{ id: 'b', name: 'Do <b>' }],
+          removed: [{ id: 'old', name: 'Old' }],
+          changed: [
+            {
+              id: 'a',
+              name: 'Do a',
+              tool: { from: 'shell', to: 'http' },
+              args: true,
+              contract: 'added',
+              dependsOn: { added: ['b'], removed: ['old'] },
+              settings: true,
+            },
+          ],
+        },
+      }),
+      '/approve/x',
+    );
+    expect(html).toContain('<h2>Changes since v1</h2>');
+    expect(html).toContain('Compared with v1 (sha256:v1)');
+    expect(html).toContain('<li>Added <code>b</code>: Do &lt;b&gt;</li>');
+    expect(html).toContain('<li>Removed <code>old</code>: Old</li>');
+    expect(html).toContain(
+      '<li>Changed <code>a</code>: tool shell → http; args changed; contract added; now waits for <code>b</code>; no longer waits for <code>old</code>; other settings changed',
+    );
+    const unchanged = approvalPage(gate({ changes: { since, added: [], removed: [], changed: [] } }), '/a');
+    expect(unchanged).toContain('No step changed; other parts of the plan');
+  });
+
+  it('shows neither without a graph or changes (a step gate)', () => {
+    const html = approvalPage(gate({ kind: 'step', stepId: 'a', summary: undefined }), '/approve/x');
+    expect(html).not.toContain('class="mermaid"');
+    expect(html).not.toContain('Changes since');
+  });
+});
+
+function unescapeHtml(text: string): string {
+  return text
+    .replace(/&lt;/g, '<')
+    .replace(/&gt;/g, '>')
+    .replace(/&quot;/g, '"')
+    .replace(/&#39;/g, "'")
+    .replace(/&amp;/g, '&');
+}
