@@ -44,6 +44,11 @@ Options:
   --mail-dir DIR        where approval emails are written as .eml files, one per approver
                         with that approver's own link (default <store>/mail)
 
+Slack: with PLANGATE_SLACK_BOT_TOKEN, PLANGATE_SLACK_SIGNING_SECRET, PLANGATE_SLACK_CHANNEL and
+PLANGATE_SLACK_APPROVERS (<Slack user id>=<approver>,…) set (PLANGATE_SLACK_API_URL for a test
+server), each gate is also posted to Slack, its buttons are answered at /slack/interactions, and
+a decision made anywhere shows in the message.
+
 Planner (POST /plans {"goal": "…"}: answered 202, drafted in the background, GET /drafts/{id}):
   --model ID            the model that drafts plans (default: PLANGATE_PLANNER_MODEL; without
                         either, goals are refused with 501)
