@@ -44,6 +44,10 @@ const COMMANDS: Record<string, { summary: string; load: () => Promise<CommandMod
     summary: 'validate, gate and run a plan on the local stack with live progress',
     load: () => import('../lib/cli/run.ts'),
   },
+  complete: {
+    summary: 'report a human step of a running execution done (--value k=v) or failed',
+    load: () => import('../lib/cli/complete.ts'),
+  },
   resume: {
     summary: 'carry on with an interrupted execution (completed steps are not run again)',
     load: () => import('../lib/cli/resume.ts'),

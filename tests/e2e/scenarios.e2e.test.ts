@@ -250,6 +250,38 @@ describe.concurrent('plangate run, end to end on the local stack', { timeout: 60
     expect(types(events, 'write-version')).toEqual(['TASK_STARTED', 'TASK_COMPLETED']);
   });
 
+  it("takes a human step's report from plangate complete in another shell, checked like any report", async () => {
+    const cwd = await workDir();
+    const run = runPlan(scenario('human-step.yaml'), cwd, ['--approve']);
+    await run.until('the human prompt', () => run.stderr.includes('done [name=value …]'));
+    const complete = async (...args: string[]) => {
+      const other = new CliRun(['complete', run.executionArn, ...args], cwd);
+      return { code: await other.exited, stderr: other.stderr };
+    };
+    const wrongStep = await complete('write-version', '--value', 'version=1.2.3');
+    expect(wrongStep.code).toBe(1);
+    expect(wrongStep.stderr).toContain('is not waiting for a person (waiting: pick-version)');
+    const missing = await complete('pick-version', '--value', 'release=1.2.3');
+    expect(missing.code).toBe(1);
+    expect(missing.stderr).toContain('this step must report "version"');
+    const done = await complete('pick-version', '--value', 'version=2.0.1', '--by', 'erin');
+    expect(done.stderr).toContain('Recorded: pick-version done by erin with version');
+    expect(done.code).toBe(0);
+    expect(await run.exited).toBe(0);
+    // The terminal stopped asking once the step was answered elsewhere.
+    expect(run.stderr).toContain('Answered elsewhere');
+    const events = await checkedEvents(cwd, run);
+    expect(events.find((e) => e.event === 'HUMAN_TASK_ANSWERED')?.details).toMatchObject({
+      decision: 'DONE',
+      outputs: ['version'],
+    });
+    expect(readFileSync(join(cwd, 'version.txt'), 'utf8')).toBe('2.0.1\n');
+    // Nothing waits once the run is over: complete says so instead of hanging.
+    const late = await complete('pick-version', '--value', 'version=9.9.9');
+    expect(late.code).toBe(1);
+    expect(late.stderr).toContain('no plangate run holds');
+  });
+
   it('aborts at an escalation: the failed step counts as failed, the steps that never ran as skipped', async () => {
     const cwd = await workDir();
     const run = runPlan(scenario('abort.yaml'), cwd, ['--approve']);

@@ -203,6 +203,13 @@ export async function runSession(target: SessionTarget, options: SessionOptions)
     if (slack) note(`Slack interactions: ${slack.interactionsUrl}`);
     if (!options.json) out(`\n${renderChecklist(plan)}\n`);
 
+    /** A gate answered in another shell (plangate complete), by Slack or by a timeout: stop asking. */
+    const withdrawAnsweredElsewhere = async () => {
+      for (const [linkId, question] of asked) {
+        if ((await desk.view(linkId)) === undefined)
+          question.withdraw('Answered elsewhere (see the events that follow).');
+      }
+    };
     const progress = new ProgressFormatter(outlineOf(plan));
     const filesDir = join(options.filesDir, executionDirName(plan.id));
     const files = new ExecutionFilesWriter(filesDir, plan);
@@ -214,6 +221,7 @@ export async function runSession(target: SessionTarget, options: SessionOptions)
       executionId: executionArn,
       onEvent: async (event) => {
         await files.add(event);
+        if (DECISION_EVENTS.has(event.event)) await withdrawAnsweredElsewhere();
         if (event.event === 'FAILURE_CLASSIFIED' && event.task_id)
           failures.set(
             event.task_id,
@@ -450,6 +458,15 @@ const short = (text: string | undefined): string => {
   const line = (text ?? '').replace(/\s+/g, ' ').trim();
   return line.length > 300 ? `${line.slice(0, 299)}…` : line;
 };
+
+/** Events that record a gate's answer, wherever it was given. */
+const DECISION_EVENTS: ReadonlySet<string> = new Set([
+  'GATE_APPROVED',
+  'GATE_REJECTED',
+  'GATE_CLARIFICATION_REQUESTED',
+  'HUMAN_TASK_ANSWERED',
+  'RECOVERY_ESCALATION',
+]);
 
 /** Notices from the gate Lambda, handed to whoever listens (the session, once it is attached). */
 class NoticeBoard {
