@@ -41,10 +41,11 @@ const goals = {
     attacks.accepted === 0 &&
     attacks.refusedWithoutReason === 0 &&
     attacks.gateStillPending,
-  'concurrent decisions: exactly one recorded, every other told who decided first':
+  'concurrent decisions from the API, the page and Slack: exactly one recorded, every other told who decided first, the Slack message shows it':
     concurrency.decided === 1 &&
     concurrency.decisionEvents === 1 &&
-    concurrency.toldWhoDecided === concurrency.answers - 1,
+    concurrency.toldWhoDecided === concurrency.answers - 1 &&
+    concurrency.slackShowsDecision,
   'fuzzed plans: at least 100,000, no crash, no hang':
     fuzz.plans >= 100_000 && fuzz.crashes === 0 && fuzz.hangs === 0,
   'planted secrets: found nowhere': secrets.found.length === 0,

@@ -18,6 +18,7 @@ import { loadSigningKey, storePaths } from '../../lib/local/run/store.ts';
 import { LinkSigner, parseLinkId } from '../../lib/runtime/gate/links.ts';
 import { readEvents } from '../../lib/runtime/journal/journal.ts';
 import type { ApprovalNotice } from '../../lib/runtime/payloads/index.ts';
+import { FakeSlack } from '../../tests/fake-slack.ts';
 import { echoChainPlan } from '../../tests/support/echo-plan.ts';
 
 const SUBMITTER = {
@@ -27,6 +28,9 @@ const SUBMITTER = {
 };
 const APPROVERS = Array.from({ length: 50 }, (_, i) => `approver-${i}@example.test`);
 const FORBIDDEN = 'mallory@example.test';
+const SLACK_BOT_TOKEN = `xoxb-reliability-${'t'.repeat(24)}`;
+const SLACK_SIGNING_SECRET = `reliability-signing-${'s'.repeat(16)}`;
+const slackUser = (i: number) => `U0APPROVER${i}`;
 
 export interface AttackResult {
   readonly attacks: number;
@@ -43,6 +47,10 @@ export interface AttackResult {
 
 export interface ConcurrencyResult {
   readonly answers: number;
+  /** How many answers came through the API (JWT), the page (emailed links) and Slack. */
+  readonly byChannel: Record<string, number>;
+  /** After the race, the gate's Slack message shows the decision and has no buttons left. */
+  readonly slackShowsDecision: boolean;
   readonly decided: number;
   readonly toldWhoDecided: number;
   readonly otherOutcomes: Record<string, number>;
@@ -62,6 +70,8 @@ function planWith(id: string, timeoutSeconds: number) {
 
 interface Platform {
   platform: LocalPlatform;
+  /** A local server speaking Slack's Web API; it sends signed clicks as Slack does. */
+  slack: FakeSlack;
   issuer: LocalIssuer;
   signer: LinkSigner;
   gates: ApprovalNotice[];
@@ -73,9 +83,17 @@ async function startPlatform(): Promise<Platform> {
   const issuer = new LocalIssuer();
   const gates: ApprovalNotice[] = [];
   const paths = storePaths(dir);
+  const slack = await FakeSlack.start({ botToken: SLACK_BOT_TOKEN, signingSecret: SLACK_SIGNING_SECRET });
   const platform = await LocalPlatform.start({
     paths,
     cwd: dir,
+    env: {
+      PLANGATE_SLACK_BOT_TOKEN: SLACK_BOT_TOKEN,
+      PLANGATE_SLACK_SIGNING_SECRET: SLACK_SIGNING_SECRET,
+      PLANGATE_SLACK_CHANNEL: 'C0RELIABILITY',
+      PLANGATE_SLACK_API_URL: slack.apiUrl,
+      PLANGATE_SLACK_APPROVERS: APPROVERS.map((email, i) => `${slackUser(i)}=${email}`).join(','),
+    },
     identity: {
       mode: 'aws',
       principals: [SUBMITTER],
@@ -83,7 +101,7 @@ async function startPlatform(): Promise<Platform> {
     },
     onGate: (notice) => gates.push(notice),
   });
-  return { platform, issuer, signer: new LinkSigner(await loadSigningKey(paths)), gates, dir };
+  return { platform, slack, issuer, signer: new LinkSigner(await loadSigningKey(paths)), gates, dir };
 }
 
 async function submitAndWait(p: Platform, plan: ReturnType<typeof planWith>): Promise<ApprovalNotice> {
@@ -330,6 +348,7 @@ export async function runApprovalAttacks(
     };
   } finally {
     await p.platform.close();
+    await p.slack.close();
     await rm(p.dir, { recursive: true, force: true });
   }
 }
@@ -344,43 +363,75 @@ function reasonOf(text: string): string {
   }
 }
 
-/** 50 approvers answer one gate at once, half through the API with a JWT, half through their emailed links. */
+/**
+ * 50 approvers answer one gate at once: a third through the API with a JWT, a third through their
+ * emailed (recipient-bound) links as the page posts them, a third by clicking Approve in Slack.
+ */
 async function concurrentDecisions(p: Platform): Promise<ConcurrencyResult> {
   const gate = await submitAndWait(p, planWith('contested', 3600));
   const parsed = parseLinkId(gate.approvalId);
-  const body = JSON.stringify({ digest: gate.plan.digest, decision: 'APPROVE' });
-  const answers = APPROVERS.map((email, i) =>
-    i % 2 === 0
-      ? fetch(`${p.platform.url}/approvals/${encodeURIComponent(gate.approvalId)}`, {
-          method: 'POST',
-          headers: { ...JSON_HEADERS, authorization: `Bearer ${p.issuer.token(email)}` },
-          body,
-        })
-      : fetch(
-          `${p.platform.url}/approvals/${encodeURIComponent(p.signer.bound(parsed.approvalId, parsed.expiresAtEpoch, gate.plan.digest, email))}/as-recipient`,
-          { method: 'POST', headers: JSON_HEADERS, body },
-        ),
+  const message = await p.slack.until("the gate's Slack message", () =>
+    p.slack.messages.find((m) => p.slack.buttons(m)[0]?.value === gate.approvalId),
   );
-  const responses = await Promise.all(answers);
+  const body = JSON.stringify({ digest: gate.plan.digest, decision: 'APPROVE' });
+  const interactions = `${p.platform.url}/slack/interactions`;
+  type Outcome = { channel: 'api' | 'page' | 'slack'; status: number; message: string; decided: boolean };
+  const answers = APPROVERS.map(async (email, i): Promise<Outcome> => {
+    if (i % 3 === 2) {
+      const status = await p.slack.click(interactions, message, 'plangate.APPROVE', slackUser(i));
+      // Slack shows a click's outcome in Slack: an ephemeral note to the clicker when refused.
+      const told = p.slack.ephemerals.filter((e) => e.user === slackUser(i)).at(-1)?.text ?? '';
+      return { channel: 'slack', status, message: told, decided: told === '' };
+    }
+    const response =
+      i % 3 === 0
+        ? await fetch(`${p.platform.url}/approvals/${encodeURIComponent(gate.approvalId)}`, {
+            method: 'POST',
+            headers: { ...JSON_HEADERS, authorization: `Bearer ${p.issuer.token(email)}` },
+            body,
+          })
+        : await fetch(
+            `${p.platform.url}/approvals/${encodeURIComponent(p.signer.bound(parsed.approvalId, parsed.expiresAtEpoch, gate.plan.digest, email))}/as-recipient`,
+            { method: 'POST', headers: JSON_HEADERS, body },
+          );
+    const json = (await response.json()) as { status?: string; message?: string };
+    return {
+      channel: i % 3 === 0 ? 'api' : 'page',
+      status: response.status,
+      message: json.message ?? json.status ?? '',
+      decided: response.status === 200 && json.status === 'decided',
+    };
+  });
+  const outcomes = await Promise.all(answers);
   let decided = 0;
   let told = 0;
   const other: Record<string, number> = {};
-  for (const response of responses) {
-    const json = (await response.json()) as { status?: string; message?: string };
-    if (response.status === 200 && json.status === 'decided') decided++;
-    else if (response.status === 409 && /already answered: APPROVE by \S+ at \d{4}-/.test(json.message ?? ''))
+  const byChannel: Record<string, number> = {};
+  for (const outcome of outcomes) {
+    byChannel[outcome.channel] = (byChannel[outcome.channel] ?? 0) + 1;
+    if (outcome.decided) decided++;
+    else if (
+      /already answered: APPROVE by \S+ at \d{4}-|already decided\. :white_check_mark: \*APPROVE\* by \S+ at/.test(
+        outcome.message,
+      )
+    )
       told++;
-    else
-      other[`${response.status} ${json.message ?? json.status}`] =
-        (other[`${response.status} ${json.message ?? json.status}`] ?? 0) + 1;
+    else {
+      const key = `${outcome.channel} ${outcome.status} ${outcome.message}`;
+      other[key] = (other[key] ?? 0) + 1;
+    }
   }
+  // Decided anywhere, the Slack message shows it and offers no buttons.
+  const slackShowsDecision = p.slack.buttons(message).length === 0;
   const events = await readEvents(
     p.platform.stack.data.clients.doc,
     p.platform.stack.data.tableNames.events,
     gate.executionId,
   );
   return {
-    answers: responses.length,
+    answers: outcomes.length,
+    byChannel,
+    slackShowsDecision,
     decided,
     toldWhoDecided: told,
     otherOutcomes: other,
