@@ -61,7 +61,7 @@ const output = {
   approvalAttacks: attacks,
   concurrentDecisions: {
     ...concurrency,
-    channels: 'API with a JWT (25) and emailed recipient-bound links (25), at once',
+    channels: 'API with a JWT, emailed recipient-bound links (as the page posts them) and Slack clicks, at once (see byChannel)',
   },
   fuzzedPlans: fuzz,
   plantedSecrets: secrets,
