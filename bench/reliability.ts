@@ -61,7 +61,8 @@ const output = {
   approvalAttacks: attacks,
   concurrentDecisions: {
     ...concurrency,
-    channels: 'API with a JWT, emailed recipient-bound links (as the page posts them) and Slack clicks, at once (see byChannel)',
+    channels:
+      'API with a JWT, emailed recipient-bound links (as the page posts them) and Slack clicks, at once (see byChannel)',
   },
   fuzzedPlans: fuzz,
   plantedSecrets: secrets,
