@@ -82,7 +82,7 @@ export type RunnerRequest = z.infer<typeof RunnerRequestSchema>;
  * the checker records it instead of running the contract itself.
  */
 export const WorkerEvidenceSchema = z.looseObject({
-  kind: z.enum(['command', 'http', 'assert', 'lambda']),
+  kind: z.enum(['command', 'http', 'assert', 'lambda', 'none']),
   ran: z.string(),
   passed: z.boolean(),
   summary: z.string(),
