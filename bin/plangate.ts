@@ -52,6 +52,10 @@ const COMMANDS: Record<string, { summary: string; load: () => Promise<CommandMod
     summary: 'carry on with an interrupted execution (completed steps are not run again)',
     load: () => import('../lib/cli/resume.ts'),
   },
+  worker: {
+    summary: "take an agent target's steps from its activity: run the agent, then the step's contract",
+    load: () => import('../lib/cli/worker.ts'),
+  },
   status: {
     summary: 'list the executions in the local store (plan, status, started, progress)',
     load: () => import('../lib/cli/status.ts'),

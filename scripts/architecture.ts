@@ -20,7 +20,7 @@ export const LAYERS: readonly (readonly string[])[] = [
   ['lib/audit'],
   ['lib/local', 'lib/cdk'],
   ['lambdas'],
-  ['lib/launch', 'lib/files'],
+  ['lib/launch', 'lib/files', 'lib/worker'],
   ['lib/compiler', 'lib/planner'],
   ['lib/runtime/api'],
   ['lib/runtime/notify'],

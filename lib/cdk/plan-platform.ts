@@ -15,7 +15,9 @@ import type { IFunction } from 'aws-cdk-lib/aws-lambda';
 import type { NodejsFunction } from 'aws-cdk-lib/aws-lambda-nodejs';
 import { LogGroup, RetentionDays } from 'aws-cdk-lib/aws-logs';
 import { type ISecret, Secret } from 'aws-cdk-lib/aws-secretsmanager';
+import { Activity } from 'aws-cdk-lib/aws-stepfunctions';
 import { Construct } from 'constructs';
+import { agentActivityName, agentActivityPlaceholder } from '../compiler/index.ts';
 import { signInCallbackUrl } from '../runtime/gate/approval-page.ts';
 import {
   DRAFTS_TABLE,
@@ -135,6 +137,7 @@ export interface PlanPlatformProps {
 
 export class PlanPlatform extends Construct {
   public readonly namePrefix: string;
+  private readonly activities = new Map<string, Activity>();
   public readonly logRetention: RetentionDays;
   /** The append-only event journal. */
   public readonly eventsTable: EventsTable;
@@ -320,7 +323,7 @@ export class PlanPlatform extends Construct {
   }
 
   /** A Step Functions ARN in this stack's account and region. */
-  statesArn(resource: 'stateMachine' | 'execution', resourceName: string): string {
+  statesArn(resource: 'stateMachine' | 'execution' | 'activity', resourceName: string): string {
     return Stack.of(this).formatArn({
       service: 'states',
       resource,
@@ -441,6 +444,11 @@ export class PlanPlatform extends Construct {
       this.executionArnPattern,
       `Execution ARNs exist only once a plan is launched; status, history and stop are scoped to executions of "${this.namePrefix}-" machines.`,
     );
+    acknowledgeOn(
+      grantee,
+      this.activityArnPattern,
+      `The activities of a run-time plan's agent targets are created when it is deployed; they are scoped to the "${this.namePrefix}-" name prefix.`,
+    );
     return Grant.addToPrincipal({
       grantee,
       actions: [
@@ -461,7 +469,59 @@ export class PlanPlatform extends Construct {
           resourceArns: [this.executionArnPattern],
         }),
       )
+      .combine(
+        Grant.addToPrincipal({
+          grantee,
+          // Deploying a plan with agent steps ensures its targets' activities exist.
+          actions: ['states:CreateActivity', 'states:DescribeActivity'],
+          resourceArns: [this.activityArnPattern],
+        }),
+      )
       .combine(this.runtimePlanRole.grantPassRole(grantee.grantPrincipal));
+  }
+
+  /** ARN pattern of every agent activity of this platform (`activity:<prefix>-*`). */
+  get activityArnPattern(): string {
+    return this.statesArn('activity', `${this.namePrefix}-*`);
+  }
+
+  /** The activity workers of agent `target` poll (`<prefix>-<target>`), created once per platform. */
+  agentActivity(target: string): Activity {
+    let activity = this.activities.get(target);
+    if (!activity) {
+      activity = new Activity(this, `AgentActivity-${agentActivityPlaceholder(target)}`, {
+        activityName: agentActivityName(this.namePrefix, target),
+      });
+      this.activities.set(target, activity);
+    }
+    return activity;
+  }
+
+  /**
+   * What a worker (`plangate worker`) needs, and nothing more: take tasks of the agent
+   * activities — one target's, or every target's of this platform — and answer them.
+   */
+  grantWorker(grantee: IGrantable, target?: string): Grant {
+    const arn =
+      target === undefined
+        ? this.activityArnPattern
+        : this.statesArn('activity', agentActivityName(this.namePrefix, target));
+    if (target === undefined)
+      acknowledgeOn(
+        grantee,
+        arn,
+        `Plans submitted at run time create the activities of their agent targets, whose names are known only then; a worker of every target is scoped to the "${this.namePrefix}-" name prefix.`,
+      );
+    return Grant.addToPrincipal({
+      grantee,
+      actions: [
+        'states:GetActivityTask',
+        'states:SendTaskSuccess',
+        'states:SendTaskFailure',
+        'states:SendTaskHeartbeat',
+      ],
+      resourceArns: [arn],
+    });
   }
 
   private tableEnvironment(): Record<string, string> {

@@ -17,7 +17,12 @@ import {
   StateMachineType,
 } from 'aws-cdk-lib/aws-stepfunctions';
 import { Construct } from 'constructs';
-import { type CompileOptions, type CompileResult, compilePlan } from '../compiler/index.ts';
+import {
+  agentActivityPlaceholder,
+  type CompileOptions,
+  type CompileResult,
+  compilePlan,
+} from '../compiler/index.ts';
 import {
   partOrder,
   partPlaceholder,
@@ -25,6 +30,7 @@ import {
   planStateMachineName,
   stateMachineNames,
   versionDescription,
+  workerTargets,
 } from '../launch/deploy-plan.ts';
 import { planDigest } from '../plan/digest.ts';
 import { parsePlanBytes } from '../plan/parse.ts';
@@ -164,10 +170,14 @@ export class PlanStateMachine extends Construct {
     const handlers: StateMachineHandlerName[] = [];
     const childArns: string[] = [];
     const childExecutions: string[] = [];
+    const targets = new Map(workerTargets(this.plan).map((t) => [agentActivityPlaceholder(t), t]));
     for (const placeholder of used) {
       const handler = platform.handlerForPlaceholder(placeholder);
       const child = childMachines[placeholder];
-      if (handler) {
+      const target = targets.get(placeholder);
+      if (target !== undefined) {
+        substitutions[placeholder] = platform.agentActivity(target).activityArn;
+      } else if (handler) {
         substitutions[placeholder] = platform.fn(handler).functionArn;
         handlers.push(handler);
       } else if (child) {

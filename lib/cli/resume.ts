@@ -45,6 +45,7 @@ export async function run(argv: string[]): Promise<number> {
       timeScale: args.timeScale,
       filesDir: args.filesDir,
       rehearseRollback: false,
+      workers: args.workers,
       io: { stdout: process.stdout, stderr: process.stderr, stdin: process.stdin },
     },
   );

@@ -47,6 +47,8 @@ Options:
   --rehearse-rollback  after the plan succeeds, run the rollbacks of its completed steps in
                      reverse order, each verified by its contract, to prove they work
   --submitted-by N   record N as the plan's submitter (PLAN_CREATED); N may not approve it
+  --no-workers       leave agent steps (a target, no tool) to plangate worker processes instead
+                     of running a worker per target here with $PLANGATE_AGENT_COMMAND
   -h, --help         show this help
 
 Exit codes: 0 succeeded, 1 invalid plan or the run failed, 2 usage, 130 interrupted.`;
@@ -58,6 +60,8 @@ export interface CommonRunArgs {
   timeScale: number;
   filesDir: string;
   rehearseRollback: boolean;
+  /** Run a worker per agent target in this process (false: --no-workers). */
+  workers: boolean;
   submittedBy?: string;
   positionals: string[];
   /** `--goal` and the planner's options. */
@@ -84,6 +88,7 @@ export function parseRunArgs(argv: string[]): CommonRunArgs | string {
     timeScale,
     filesDir: values['files-dir'] ?? '.',
     rehearseRollback: values['rehearse-rollback'] ?? false,
+    workers: !(values['no-workers'] ?? false),
     ...(values['submitted-by'] ? { submittedBy: values['submitted-by'] } : {}),
     positionals,
     ...(values.goal !== undefined ? { goal: values.goal } : {}),
@@ -115,6 +120,7 @@ function parse(argv: string[]) {
       'max-rounds': { type: 'string' },
       context: { type: 'string' },
       'submitted-by': { type: 'string' },
+      'no-workers': { type: 'boolean' },
     },
   });
 }
@@ -164,6 +170,7 @@ function sessionOptions(args: CommonRunArgs): SessionOptions {
     timeScale: args.timeScale,
     filesDir: args.filesDir,
     rehearseRollback: args.rehearseRollback,
+    workers: args.workers,
     ...(args.submittedBy !== undefined ? { submittedBy: args.submittedBy } : {}),
     io: { stdout: process.stdout, stderr: process.stderr, stdin: process.stdin },
   };

@@ -44,10 +44,14 @@ export function mergeCurrent(fields: string): string {
   return withCurrent(`$merge([${CURRENT}, ${fields}])`);
 }
 
-/** The flowing state of a fresh attempt (attempt + 1), keeping the step (for the retry router) and its gate decision. */
+/**
+ * The flowing state of a fresh attempt (attempt + 1), keeping the step (for the retry router), its
+ * gate decision, and why the last attempt failed (`retryOf`: the error and the contract evidence
+ * a worker returned), which a worker's next handoff carries to the agent.
+ */
 export function nextAttempt(): string {
   return withCurrent(
-    `{"stepId": ${CURRENT}.stepId, "attempt": ${CURRENT}.attempt + 1, "gate": ${CURRENT}.gate}`,
+    `{"stepId": ${CURRENT}.stepId, "attempt": ${CURRENT}.attempt + 1, "gate": ${CURRENT}.gate, "retryOf": {"error": ${CURRENT}.error, "evidence": ${CURRENT}.run.evidence}}`,
   );
 }
 

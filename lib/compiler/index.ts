@@ -7,7 +7,13 @@ export {
   compilePlan,
   EXECUTE_STATE,
 } from './compile.ts';
-export { childPlaceholder, PLACEHOLDERS } from './placeholders.ts';
+export {
+  agentActivityName,
+  agentActivityPlaceholder,
+  childPlaceholder,
+  PLACEHOLDERS,
+} from './placeholders.ts';
 export type { CompileReport, MachineReport, StepReport } from './report.ts';
 export { criticalPath, type SimulationResult, simulate } from './simulate.ts';
+export { runsOnWorker } from './step-task.ts';
 export { type Decomposition, decompose, type Structure } from './structure.ts';

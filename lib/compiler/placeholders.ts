@@ -11,6 +11,20 @@ export const PLACEHOLDERS = {
   join: 'JoinFunctionArn',
 } as const;
 
+/**
+ * The substitution naming the activity ARN of agent `target` (filled by whoever creates the
+ * activity). Characters a placeholder cannot hold are escaped as `_<hex>` (`_` too), so two
+ * targets never share one.
+ */
+export function agentActivityPlaceholder(target: string): string {
+  return `AgentActivityArn_${target.replace(/[^A-Za-z0-9]/g, (c) => `_${c.charCodeAt(0).toString(16)}`)}`;
+}
+
+/** The activity an agent step of `target` is queued on, for workers of that target to poll. */
+export function agentActivityName(namePrefix: string, target: string): string {
+  return `${namePrefix}-${target}`;
+}
+
 /** The substitution naming the n-th (1-based) child state machine of a split plan. */
 export function childPlaceholder(index: number): string {
   return `PartStateMachineArn${index}`;

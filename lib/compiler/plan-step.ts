@@ -1,5 +1,6 @@
 /**
- * Everything one step compiles to, in order: [Join] → [step gate] → Run → Check → [Signal] →
+ * Everything one step compiles to, in order: [Join] → [step gate] → Run (an agent step: Start →
+ * Dispatch → Run on a worker) → Check → [Signal] →
  * next; failures go to its scope's shared escalation (Classify → Triage → Escalate → Decide).
  */
 import type { RecoveryTable } from '../plan/recovery.ts';
@@ -12,7 +13,7 @@ import { JoinSignal, JoinWait, joinSignalState, joinWaitState } from './join.ts'
 import { RetryPolicy } from './retry-policy.ts';
 import type { BranchScope } from './scope.ts';
 import { StepGate, stepGateStates } from './step-gate.ts';
-import { StepTask, stepTaskStates } from './step-task.ts';
+import { runsOnWorker, StepTask, stepEntryState, stepTaskStates } from './step-task.ts';
 
 export interface PlanStepProps {
   readonly step: Step;
@@ -67,7 +68,6 @@ export class PlanStep {
 
   toAsl(scope: BranchScope, next: string | undefined): Fragment {
     const { step } = this.props;
-    const task = stepTaskStates(step.id);
     const states: AslStates = {};
     const signals = this.props.signalSuccessors ?? [];
     const joins = this.props.joinPredecessors ?? [];
@@ -98,14 +98,14 @@ export class PlanStep {
       }).toAsl(next);
     }
 
-    let startAt = task.run;
+    let startAt = stepEntryState(step);
     if (step.requiresApproval) {
       const gate = new StepGate({
         stepId: step.id,
         description: step.description,
         dependsOn: step.dependsOn,
         ladder: this.props.approvalLadder,
-        runState: task.run,
+        runState: stepEntryState(step),
       }).toAsl(scope);
       Object.assign(states, gate.states);
       startAt = stepGateStates(step.id).check;
@@ -133,7 +133,7 @@ export class PlanStep {
       total: this.props.total,
       ...(step.requiresHuman ? { humanTimeoutSeconds: this.props.approvalTimeoutSeconds } : {}),
       ...(step.onFail ? { onFail: step.onFail } : {}),
-      runState: task.run,
+      runState: stepEntryState(step),
       checkState: task.check,
     };
   }
@@ -143,6 +143,11 @@ export class PlanStep {
     const e = HISTORY_EVENTS;
     let states = 2;
     let historyEvents = 2 * e.invoke;
+    if (runsOnWorker(this.props.step)) {
+      // The runner only starts it; a Choice, then the activity (scheduled, started, succeeded).
+      states += 2;
+      historyEvents += e.choice + e.invoke;
+    }
     if ((this.props.joinPredecessors ?? []).length > 0) {
       states += 1;
       historyEvents += e.waitForToken;

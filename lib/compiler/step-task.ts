@@ -1,13 +1,16 @@
 /**
  * A step: the step-runner task (calls the tool) followed by the contract-checker task (proves
- * it). Only the checker's answer enters the ledger, so only the checker completes a step. Both
+ * it). An agent step (a `target`, no `tool`) runs on a worker instead: the runner only starts it
+ * (skip, block, budget, TASK_STARTED, its inputs resolved), then an activity Task queues the
+ * handoff for a worker of that target, which runs the agent and then the approved contract; the
+ * checker records the worker's evidence. Only the checker's answer enters the ledger, so only the checker completes a step. Both
  * carry the recipe Retry blocks; anything left over is caught into the step's escalation.
  * A step with `requiresHuman` (seed 003) has a human gate where the runner would be: a person
  * gets the instructions, does the work and reports the outputs, which the checker then checks.
  */
 import type { Step } from '../plan/schema.ts';
 import type { BudgetLimits } from '../runtime/payloads/index.ts';
-import type { AslState, Fragment } from './asl.ts';
+import type { AslState, AslStates, Fragment } from './asl.ts';
 import { LAMBDA_INVOKE } from './asl.ts';
 import {
   ATTEMPT,
@@ -21,7 +24,7 @@ import {
 } from './dataflow.ts';
 import { gateTask } from './gate-task.ts';
 import { jsonata, literal, lookup, quote } from './jsonata.ts';
-import { PLACEHOLDERS, ref } from './placeholders.ts';
+import { agentActivityPlaceholder, PLACEHOLDERS, ref } from './placeholders.ts';
 import type { RetryPolicy } from './retry-policy.ts';
 import { contractNeeds, type DataNeeds, runnerNeeds } from './step-reads.ts';
 
@@ -62,8 +65,27 @@ export interface StepTaskProps {
 }
 
 export function stepTaskStates(stepId: string) {
-  return { run: `Run ${stepId}`, check: `Check ${stepId}` };
+  return {
+    start: `Start ${stepId}`,
+    dispatch: `Dispatch ${stepId}`,
+    run: `Run ${stepId}`,
+    check: `Check ${stepId}`,
+  };
 }
+
+/** An agent step (a target, no tool, not a person's): a worker polling its target's activity does it. */
+export function runsOnWorker(step: Step): boolean {
+  return step.tool === undefined && step.target !== undefined && !step.requiresHuman;
+}
+
+/** The state a fresh attempt of `step` enters (a gate's APPROVE, an escalation's RETRY). */
+export function stepEntryState(step: Step): string {
+  const names = stepTaskStates(step.id);
+  return runsOnWorker(step) ? names.start : names.run;
+}
+
+/** How often a worker must show it is alive, unless the step's own limit is shorter. */
+export const DEFAULT_HEARTBEAT_SECONDS = 60;
 
 /** The ledger entry fields the checker's answer contributes (evidence stays in the journal). */
 const ENTRY_FIELDS = '["status", "output", "outputRef"]';
@@ -88,12 +110,26 @@ export class StepTask {
       },
     ];
     const checks = contractNeeds(step.contract, step.id, this.props.stepIds);
+    const work: AslStates = runsOnWorker(step)
+      ? {
+          [names.start]: this.runner(names.dispatch, retry, catchInto('run'), true),
+          // A skipped or blocked step goes straight to the checker, which records it; no worker is asked.
+          [names.dispatch]: {
+            Type: 'Choice',
+            Choices: [{ Condition: jsonata(`${CURRENT}.run.status = "dispatched"`), Next: names.run }],
+            Default: names.check,
+          },
+          [names.run]: this.activity(step.target as string, names.check, catchInto('run')),
+        }
+      : {
+          [names.run]: step.requiresHuman
+            ? this.humanGate(names.check, catchInto('run'))
+            : this.runner(names.check, retry, catchInto('run'), false),
+        };
     return {
-      startAt: names.run,
+      startAt: stepEntryState(step),
       states: {
-        [names.run]: step.requiresHuman
-          ? this.humanGate(names.check, catchInto('run'))
-          : this.runner(names.check, retry, catchInto('run')),
+        ...work,
         [names.check]: {
           Type: 'Task',
           Resource: LAMBDA_INVOKE,
@@ -138,7 +174,7 @@ export class StepTask {
     return { ...EXECUTION_SCOPE, stepId: step.id, index, total, description: literal(step.description) };
   }
 
-  private runner(next: string, retry: unknown[], catchers: unknown[]): AslState {
+  private runner(next: string, retry: unknown[], catchers: unknown[], dispatch: boolean): AslState {
     const { step } = this.props;
     const reads = runnerNeeds(step, this.props.stepIds);
     const approverOverrides = lookup('$mods.argOverrides', step.id);
@@ -168,6 +204,7 @@ export class StepTask {
           timeoutSeconds: this.timeoutSeconds(),
           inlineOutputLimitBytes: this.props.inlineOutputLimitBytes,
           ...(this.props.budget ? { budget: literal(this.props.budget) } : {}),
+          ...(dispatch ? { dispatch: true } : {}),
         },
       },
       TimeoutSeconds: this.timeoutSeconds(),
@@ -175,6 +212,43 @@ export class StepTask {
         mergeCurrent('{"attempt": $states.result.Payload.attempt, "run": $states.result.Payload}'),
       ),
       ...(retry.length > 0 ? { Retry: retry } : {}),
+      Catch: catchers,
+      Next: next,
+    };
+  }
+
+  /**
+   * The handoff queued on the target's activity: what the step is, what it reads (resolved by the
+   * runner that started it), what it must produce, and the contract as approved (a literal of
+   * this definition, so neither the agent nor the workspace can change what proves the work). A
+   * retry carries why the last attempt failed (seed 004 §7: retry with an augmented prompt).
+   * Failures are not retried here: the classifier records them and loops back through the runner.
+   */
+  private activity(target: string, next: string, catchers: unknown[]): AslState {
+    const { step } = this.props;
+    const timeoutSeconds = this.timeoutSeconds();
+    const heartbeatSeconds = Math.min(DEFAULT_HEARTBEAT_SECONDS, timeoutSeconds);
+    return {
+      Type: 'Task',
+      Comment: `Queued for a "${target}" worker (plangate worker --target ${target}).`,
+      Resource: ref(agentActivityPlaceholder(target)),
+      Arguments: {
+        ...this.stepScope(),
+        target: literal(target),
+        ...(step.task !== undefined ? { task: literal(step.task) } : {}),
+        subscriptions: literal(step.subscriptions),
+        args: jsonata(`${CURRENT}.run.handoff.args`),
+        inputs: jsonata(`${CURRENT}.run.handoff.inputs`),
+        outputs: literal(step.outputs),
+        attempt: jsonata(RUN_ATTEMPT),
+        ...(step.contract !== undefined ? { contract: literal(step.contract) } : {}),
+        previousFailure: jsonata(`$exists(${CURRENT}.retryOf) ? ${CURRENT}.retryOf : null`),
+        timeoutSeconds,
+        heartbeatSeconds,
+      },
+      TimeoutSeconds: timeoutSeconds,
+      HeartbeatSeconds: heartbeatSeconds,
+      Output: jsonata(mergeCurrent(`{"attempt": ${RUN_ATTEMPT}, "run": $states.result}`)),
       Catch: catchers,
       Next: next,
     };

@@ -7,6 +7,7 @@
  */
 import { createHash } from 'node:crypto';
 import {
+  CreateActivityCommand,
   CreateStateMachineCommand,
   DescribeStateMachineCommand,
   ListStateMachineVersionsCommand,
@@ -17,10 +18,13 @@ import {
   UpdateStateMachineCommand,
 } from '@aws-sdk/client-sfn';
 import {
+  agentActivityName,
+  agentActivityPlaceholder,
   type CompiledDefinition,
   type CompileOptions,
   childPlaceholder,
   compilePlan,
+  runsOnWorker,
 } from '../compiler/index.ts';
 import { planDigest } from '../plan/digest.ts';
 import type { Plan } from '../plan/schema.ts';
@@ -63,6 +67,32 @@ export interface DeployedPlan extends DeployedMachine {
   readonly digest: string;
   /** Child machines of a split plan, in the compiler's order (its definitions after the first); empty when the plan fits one machine. */
   readonly parts: readonly DeployedMachine[];
+  /** The activity of each agent target the plan queues work on, by target (`<namePrefix>-<target>`). */
+  readonly activities: Readonly<Record<string, string>>;
+}
+
+/** The agent targets whose steps run on workers, in plan order. */
+export function workerTargets(plan: Plan): string[] {
+  return [...new Set(plan.steps.filter(runsOnWorker).map((step) => step.target as string))];
+}
+
+/**
+ * Makes sure each agent target's activity exists (CreateActivity is idempotent by name) and
+ * returns target → activity ARN, the substitutions of the plan's activity Tasks.
+ */
+export async function ensureActivities(
+  sfn: SFNClient,
+  plan: Plan,
+  namePrefix: string,
+): Promise<Record<string, string>> {
+  const activities: Record<string, string> = {};
+  for (const target of workerTargets(plan)) {
+    const created = await sfn.send(
+      new CreateActivityCommand({ name: agentActivityName(namePrefix, target) }),
+    );
+    activities[target] = created.activityArn as string;
+  }
+  return activities;
 }
 
 /** Step Functions' name rule: 1–80 characters of letters, digits, `-` and `_`. */
@@ -175,9 +205,11 @@ export async function deployPlan(input: DeployPlanInput): Promise<DeployedPlan> 
     planStateMachineName(namePrefix, plan.id),
     compiled.definitions,
   );
+  const targets = workerTargets(plan);
   const provided = new Set([
     ...Object.keys(input.substitutions),
     ...children.map((child, i) => partPlaceholder(child, i)),
+    ...targets.map(agentActivityPlaceholder),
   ]);
   for (const [index, definition] of compiled.definitions.entries()) {
     const missing = placeholdersIn(definition.json).filter((name) => !provided.has(name));
@@ -189,6 +221,8 @@ export async function deployPlan(input: DeployPlanInput): Promise<DeployedPlan> 
     }
   }
 
+  // Workers poll these; they exist before any execution can queue work on them.
+  const activities = await ensureActivities(sfn, plan, namePrefix);
   const target = await machineArnScope(sfn, roleArn);
   const settings = {
     roleArn,
@@ -206,7 +240,10 @@ export async function deployPlan(input: DeployPlanInput): Promise<DeployedPlan> 
 
   // Parts before whatever starts them, so each is started pinned to the version just published.
   const parts: DeployedMachine[] = new Array(children.length);
-  const substitutions: Record<string, string> = { ...input.substitutions };
+  const substitutions: Record<string, string> = {
+    ...input.substitutions,
+    ...Object.fromEntries(targets.map((t) => [agentActivityPlaceholder(t), activities[t] as string])),
+  };
   for (const i of partOrder(children)) {
     const child = children[i] as (typeof children)[number];
     const name = partNames[i] as string;
@@ -224,7 +261,7 @@ export async function deployPlan(input: DeployPlanInput): Promise<DeployedPlan> 
     definition: applySubstitutions(root.json, substitutions, `definition ${root.name}`),
     versionDescription: description,
   });
-  return { ...deployed, digest, parts };
+  return { ...deployed, digest, parts, activities };
 }
 
 interface MachineSettings {

@@ -10,8 +10,8 @@ import { beforeAll, describe, expect, it } from 'vitest';
 import { loadExamplePlans } from '../../lib/cdk/examples.ts';
 import { PlanPlatformStack } from '../../lib/cdk/plan-platform-stack.ts';
 import { PlanStateMachine } from '../../lib/cdk/plan-state-machine.ts';
-import { compilePlan, PLACEHOLDERS } from '../../lib/compiler/index.ts';
-import { placeholdersIn } from '../../lib/launch/deploy-plan.ts';
+import { agentActivityPlaceholder, compilePlan, PLACEHOLDERS } from '../../lib/compiler/index.ts';
+import { placeholdersIn, workerTargets } from '../../lib/launch/deploy-plan.ts';
 import { planDigest } from '../../lib/plan/digest.ts';
 import type { Plan } from '../../lib/plan/schema.ts';
 import { testApp } from './support.ts';
@@ -58,7 +58,7 @@ describe('example plans', () => {
     expect(names.sort()).toEqual(plans.map((p) => `plangate-${p.id}`).sort());
   });
 
-  it("keep the compiler's definition verbatim, every placeholder mapped to the platform's function", () => {
+  it("keep the compiler's definition verbatim, every placeholder mapped to the platform's function or agent activity", () => {
     for (const plan of plans) {
       const machine = stack.plans.get(plan.id)!;
       const resource = resourceOf(machine.stateMachine);
@@ -67,6 +67,12 @@ describe('example plans', () => {
       const substitutions = resource.Properties.DefinitionSubstitutions as Record<string, unknown>;
       expect(Object.keys(substitutions).sort()).toEqual(placeholdersIn(compiled).sort());
       for (const [placeholder, value] of Object.entries(substitutions)) {
+        const target = workerTargets(plan).find((t) => agentActivityPlaceholder(t) === placeholder);
+        if (target !== undefined) {
+          const activity = stack.platform.agentActivity(target);
+          expect(value).toEqual({ Ref: stack.getLogicalId(activity.node.defaultChild as never) });
+          continue;
+        }
         const fn = stack.platform.functions[HANDLER_OF[placeholder]!].function;
         expect(value).toEqual({ 'Fn::GetAtt': [stack.getLogicalId(fn.node.defaultChild as never), 'Arn'] });
       }
@@ -101,7 +107,10 @@ describe('example plans', () => {
       const invoked = statementsOf(machine.stateMachine)
         .filter((s) => s.Effect === 'Allow' && [s.Action].flat().includes('lambda:InvokeFunction'))
         .flatMap((s) => [s.Resource].flat());
-      const expected = placeholdersIn(compilePlan(plan).definitions[0]!.json).map((placeholder) => ({
+      const functions = placeholdersIn(compilePlan(plan).definitions[0]!.json).filter(
+        (placeholder) => HANDLER_OF[placeholder] !== undefined,
+      );
+      const expected = functions.map((placeholder) => ({
         'Fn::GetAtt': [
           stack.getLogicalId(
             stack.platform.functions[HANDLER_OF[placeholder]!].function.node.defaultChild as never,

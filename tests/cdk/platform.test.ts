@@ -359,6 +359,41 @@ describe('grant helpers', () => {
     }
     expect(new AwsSolutionsChecks().validateScope(app).violations.map((v) => v.ruleName)).toEqual([]);
   });
+
+  it("grantWorker: exactly the activity worker actions, on every plangate-* activity or on one target's, nag-clean", () => {
+    const app = testApp();
+    const s = new PlanPlatformStack(app, 'Workers');
+    const every = new Role(s, 'EveryWorker', { assumedBy: new AccountRootPrincipal() });
+    const coder = new Role(s, 'CoderWorker', { assumedBy: new AccountRootPrincipal() });
+    s.platform.grantWorker(every);
+    s.platform.grantWorker(coder, 'coder');
+    const t = Template.fromStack(s);
+    const statementsOf = (grantee: Role) => {
+      const role = { Ref: s.getLogicalId(grantee.node.defaultChild as never) };
+      return (Object.values(t.findResources('AWS::IAM::Policy')) as Resource[])
+        .filter((p) => JSON.stringify(p.Properties.Roles) === JSON.stringify([role]))
+        .flatMap(
+          (p) =>
+            (p.Properties.PolicyDocument as { Statement: { Action: unknown; Resource: unknown }[] })
+              .Statement,
+        );
+    };
+    const worker = [
+      'states:GetActivityTask',
+      'states:SendTaskSuccess',
+      'states:SendTaskFailure',
+      'states:SendTaskHeartbeat',
+    ];
+    for (const [grantee, resource] of [
+      [every, ':activity:plangate-*'],
+      [coder, ':activity:plangate-coder"'],
+    ] as const) {
+      const statements = statementsOf(grantee);
+      expect(statements.flatMap((st) => [st.Action].flat())).toEqual(worker);
+      expect(JSON.stringify(statements[0]?.Resource)).toContain(resource);
+    }
+    expect(new AwsSolutionsChecks().validateScope(app).violations.map((v) => v.ruleName)).toEqual([]);
+  });
 });
 
 describe('notifier', () => {

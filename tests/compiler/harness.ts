@@ -198,6 +198,7 @@ export async function runCompiled(compiled: CompileResult, script: Script = {}):
       }
       const request = CheckRequestSchema.parse(event);
       record.checks.push(request);
+      if (request.run.status === 'dispatched') throw new Error('a dispatched run reached the checker');
       if (request.run.status !== 'succeeded') {
         record.statuses.set(request.stepId, request.run.status);
         return { status: request.run.status };

@@ -96,6 +96,11 @@ export class CliRun {
     this.child.kill('SIGKILL');
   }
 
+  /** SIGTERM: the process ends as it chooses to (a worker fails its task in progress). */
+  terminate(): void {
+    this.child.kill('SIGTERM');
+  }
+
   get executionArn(): string {
     const match = /Execution: (arn:\S+)/.exec(this.stderr);
     if (!match?.[1]) throw new Error(`no execution ARN in stderr:\n${this.stderr}`);

@@ -78,6 +78,7 @@ const runnerReq = (executionId: string, over: Partial<RunnerRequest> = {}): Runn
   outputs: [],
   timeoutSeconds: 30,
   inlineOutputLimitBytes: 8192,
+  dispatch: false,
   ...over,
 });
 

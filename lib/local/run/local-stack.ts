@@ -64,6 +64,11 @@ export class LocalRunStack {
     return `arn:aws:states:${REGION}:${ACCOUNT}:stateMachine:${name}`;
   }
 
+  /** The ARN the engine gives the activity `name` (CreateActivity answers the same). */
+  static activityArn(name: string): string {
+    return `arn:aws:states:${REGION}:${ACCOUNT}:activity:${name}`;
+  }
+
   /** `${...}` substitutions for compiled definitions: local function ARNs. */
   static substitutions(): Record<string, string> {
     return Object.fromEntries(

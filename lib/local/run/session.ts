@@ -15,13 +15,15 @@ import {
 } from '@aws-sdk/client-sfn';
 import { executionDirName } from '../../files/execution-files.ts';
 import { ExecutionFilesWriter } from '../../files/writer.ts';
-import { planStateMachineName } from '../../launch/deploy-plan.ts';
+import { ensureActivities, planStateMachineName, workerTargets } from '../../launch/deploy-plan.ts';
 import { launchPlan, type PlannerDetails } from '../../launch/launch-plan.ts';
 import { renderChecklist } from '../../plan/render.ts';
 import { type Plan, PlanSchema } from '../../plan/schema.ts';
 import { type ApprovalNotice, approvalsFor } from '../../runtime/gate/gate.ts';
 import { readEvents } from '../../runtime/journal/journal.ts';
 import type { JournalRecord } from '../../runtime/payloads/index.ts';
+import { AGENT_COMMAND_ENV } from '../../runtime/tools/agent.ts';
+import { ActivityWorker } from '../../worker/worker.ts';
 import { ApprovalPageServer } from '../approval-page/server.ts';
 import { ApprovalsDesk } from './approvals-desk.ts';
 import {
@@ -49,8 +51,8 @@ import {
 } from './store.ts';
 import { type Asked, TerminalPrompter } from './terminal.ts';
 
-/** Local state machines are named `plangate-<planId>`, as they always were (stores from earlier runs re-attach). */
-const NAME_PREFIX = 'plangate';
+/** Local state machines are named `plangate-<planId>`, as they always were (stores from earlier runs re-attach); activities `plangate-<target>`. */
+export const LOCAL_NAME_PREFIX = 'plangate';
 /** Who `--approve` answers as, so the event says the approval was non-interactive. */
 export const AUTO_APPROVER = 'plangate-run--approve';
 
@@ -80,8 +82,13 @@ export interface SessionOptions {
   readonly io: SessionIo;
   /** Who submits the plan (PLAN_CREATED): they may not approve it. @default - not recorded */
   readonly submittedBy?: string;
-  /** Where Slack is configured (lib/local/run/local-slack.ts). @default process.env */
+  /** Where Slack is configured (lib/local/run/local-slack.ts), and $PLANGATE_AGENT_COMMAND. @default process.env */
   readonly env?: Readonly<Record<string, string | undefined>>;
+  /**
+   * Run a worker of each agent target in this process (running $PLANGATE_AGENT_COMMAND in the
+   * current directory); false leaves the queue to `plangate worker` processes. @default true
+   */
+  readonly workers?: boolean;
 }
 
 export type SessionTarget =
@@ -183,6 +190,7 @@ export async function runSession(target: SessionTarget, options: SessionOptions)
   const out = (line: string) => (options.json ? io.stderr : io.stdout).write(`${line}\n`);
   const spinner = new Spinner(io.stdout, !options.json && io.stdout.isTTY === true);
   let follower: EventFollower | undefined;
+  let workers: ActivityWorker[] = [];
   let interrupted = false;
   const onSignal = () => {
     interrupted = true;
@@ -199,6 +207,7 @@ export async function runSession(target: SessionTarget, options: SessionOptions)
             ...(options.submittedBy !== undefined ? { submittedBy: options.submittedBy } : {}),
           });
     note(`Execution: ${executionArn}`);
+    workers = await startWorkers(stack, plan, options, note);
     note(`Approval page: ${page.url} (links are printed with each gate)`);
     if (slack) note(`Slack interactions: ${slack.interactionsUrl}`);
     if (!options.json) out(`\n${renderChecklist(plan)}\n`);
@@ -289,12 +298,50 @@ export async function runSession(target: SessionTarget, options: SessionOptions)
     process.off('SIGTERM', onSignal);
     spinner.stop();
     follower?.stop();
+    // A task in progress is failed (the recipe retries it on the next run or resume).
+    await Promise.all(workers.map((worker) => worker.stop('fail')));
     prompter.close();
     await page.close();
     await slack?.close();
     await stack.close();
     await releaseSession(paths);
   }
+}
+
+/**
+ * Workers for the plan's agent targets, in this process, or (with `workers: false`) a note of
+ * what to run instead. Their activities are ensured first: a resumed run may predate them.
+ */
+async function startWorkers(
+  stack: LocalRunStack,
+  plan: Plan,
+  options: SessionOptions,
+  note: (text: string) => void,
+): Promise<ActivityWorker[]> {
+  const targets = workerTargets(plan);
+  if (targets.length === 0) return [];
+  if (options.workers === false) {
+    note('Agent steps wait for workers (--no-workers); run, in the workspace:');
+    for (const target of targets)
+      note(`  plangate worker --target ${target} --store ${options.paths.root} --agent-command "<agent>"`);
+    return [];
+  }
+  const activities = await ensureActivities(stack.sfn, plan, LOCAL_NAME_PREFIX);
+  const agentCommand = (options.env ?? process.env)[AGENT_COMMAND_ENV];
+  return targets.map((target) => {
+    const worker = new ActivityWorker({
+      sfn: stack.sfn,
+      activityArn: activities[target] as string,
+      target,
+      workspace: process.cwd(),
+      agentCommand,
+      timeScale: options.timeScale,
+      workerName: `plangate-run:${process.pid}:${target}`,
+      log: note,
+    });
+    void worker.run().catch((error: unknown) => note(`worker ${target}: ${(error as Error).message}`));
+    return worker;
+  });
 }
 
 /** The unfinished execution of this plan digest, else a new one (launchPlan: PLAN_CREATED first). */
@@ -310,7 +357,7 @@ async function startOrReattach(
   await mkdir(dirname(file), { recursive: true });
   await writeFile(file, `${JSON.stringify(plan)}\n`);
 
-  const stateMachineArn = LocalRunStack.stateMachineArn(planStateMachineName(NAME_PREFIX, plan.id));
+  const stateMachineArn = LocalRunStack.stateMachineArn(planStateMachineName(LOCAL_NAME_PREFIX, plan.id));
   const running = await stack.sfn
     .send(new ListExecutionsCommand({ stateMachineArn, statusFilter: 'RUNNING' }))
     .catch((error: unknown) => {
@@ -333,7 +380,7 @@ async function startOrReattach(
     plan,
     roleArn: LocalRunStack.ROLE_ARN,
     substitutions: LocalRunStack.substitutions(),
-    namePrefix: NAME_PREFIX,
+    namePrefix: LOCAL_NAME_PREFIX,
     tracing: false,
     journal: stack.journalDeps(),
     executionName: `${plan.id.slice(0, 50)}-${Date.now().toString(36)}`,

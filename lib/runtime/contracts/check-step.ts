@@ -3,6 +3,7 @@
  * end of a run, checking the plan's postconditions and writing EXECUTION_COMPLETE.
  */
 
+import type { Contract } from '../../plan/schema.ts';
 import { eventIdentity, type HarnessDeps, journalFor, secretsFor } from '../deps.ts';
 import { readEvents } from '../journal/journal.ts';
 import {
@@ -18,12 +19,23 @@ import { classifyFailure } from '../recovery/classify.ts';
 import { recordFailure, retriedRecipe } from '../recovery/failure-events.ts';
 import { failureCause } from '../recovery/failures.ts';
 import { Redactor } from '../secrets/redact.ts';
+import { InvalidInputError } from '../shared/errors.ts';
 import { progressLabel } from '../shared/progress.ts';
 import { entryOutput } from '../steps/output-store.ts';
-import { checkContract, contractFailure, type Evidence, noContractEvidence } from './contracts.ts';
+import {
+  checkContract,
+  contractFailure,
+  contractText,
+  type Evidence,
+  noContractEvidence,
+} from './contracts.ts';
 
 /** Checks one step's contract. Passing → TASK_COMPLETED; failing → TASK_FAILED and a thrown, named failure. */
 export async function checkStep(req: CheckRequest, deps: HarnessDeps): Promise<CheckResult> {
+  if (req.run.status === 'dispatched')
+    throw new InvalidInputError('the step was dispatched to a worker but no worker result came back', {
+      location: `steps.${req.stepId}`,
+    });
   if (req.run.status !== 'succeeded') return { status: req.run.status };
   const identity = eventIdentity(req, { id: req.stepId, name: req.description });
   const progress = progressLabel(req.index, req.total);
@@ -32,17 +44,19 @@ export async function checkStep(req: CheckRequest, deps: HarnessDeps): Promise<C
   // The contract may name the step's own outputs too (`${steps.<this step>.url}`).
   const steps: Record<string, Record<string, unknown> | undefined> = { [req.stepId]: output };
   for (const [id, entry] of Object.entries(req.inputs)) steps[id] = await entryOutput(deps.dynamo, entry);
-  const evidence: Evidence = req.contract
-    ? await checkContract(
-        req.contract,
-        { output, context: req.context ?? {}, steps },
-        {
-          secrets,
-          ...(deps.lambda ? { lambda: deps.lambda } : {}),
-          ...(deps.cwd ? { cwd: deps.cwd } : {}),
-        },
-      )
-    : noContractEvidence();
+  const evidence: Evidence = req.run.evidence
+    ? workerEvidence(req.run.evidence, req.contract)
+    : req.contract
+      ? await checkContract(
+          req.contract,
+          { output, context: req.context ?? {}, steps },
+          {
+            secrets,
+            ...(deps.lambda ? { lambda: deps.lambda } : {}),
+            ...(deps.cwd ? { cwd: deps.cwd } : {}),
+          },
+        )
+      : noContractEvidence();
   const journal = journalFor(deps, secrets.resolvedValues);
   if (evidence.passed) {
     // A retried run (or re-check) passing is the outcome of the recipe (or person) that retried it.
@@ -204,6 +218,23 @@ async function lastOutcomes(req: FinalizeRequest, deps: HarnessDeps): Promise<Ma
       last.set(e.task_id, 'skipped');
   }
   return last;
+}
+
+/**
+ * The evidence a worker returned for the contract it ran in its workspace, accepted only when it
+ * is evidence of the approved contract (the one this definition carries); anything else fails.
+ */
+function workerEvidence(
+  evidence: NonNullable<CheckRequest['run']['evidence']>,
+  contract?: Contract,
+): Evidence {
+  if (contract && evidence.kind === contract.kind && evidence.ran === contractText(contract)) return evidence;
+  return {
+    ...evidence,
+    passed: false,
+    reason: `the worker's evidence is not of the approved contract (it ran: ${evidence.ran})`,
+    summary: 'failed: evidence of another contract',
+  };
 }
 
 function pickOutput(req: CheckRequest): Pick<CheckResult, 'output' | 'outputRef'> {

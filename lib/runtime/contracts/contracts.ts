@@ -30,6 +30,8 @@ export interface Evidence extends PayloadEvidence {
   /** Why it did not pass, in one line. */
   readonly reason?: string;
   readonly timedOut?: boolean;
+  /** A failed command's stderr (its end, redacted): what a retry's agent needs to fix the work. */
+  readonly stderr?: string;
   /** Set when the check itself could not run (connection refused, bad expression). */
   readonly error?: { readonly name: string; readonly code?: string };
 }
@@ -111,7 +113,7 @@ async function runCheck(
     (deps.redactor ?? new Redactor()).with(deps.secrets?.resolvedValues ?? []).text(text);
   const excerpt = (text: string): string => redact(truncateText(text, excerptBytes).text);
   const elapsed = (): number => Math.round(performance.now() - started);
-  const ran = redact(describe(contract));
+  const ran = redact(contractText(contract));
   try {
     switch (contract.kind) {
       case 'command': {
@@ -141,6 +143,7 @@ async function runCheck(
           durationMs: elapsed(),
           passed,
           ...(reason ? { reason: redact(reason) } : {}),
+          ...(!passed && result.stderr ? { stderr: redact(tail(result.stderr, excerptBytes)) } : {}),
           ...(result.timedOut ? { timedOut: true } : {}),
         };
       }
@@ -265,7 +268,8 @@ export function contractFailure(evidence: Evidence): FailureFacts {
   return { ...base, name: 'ContractFailed' };
 }
 
-function describe(contract: Contract): string {
+/** What a contract runs, as written in the plan: evidence's `ran`. */
+export function contractText(contract: Contract): string {
   switch (contract.kind) {
     case 'command':
       return contract.command;
@@ -276,6 +280,12 @@ function describe(contract: Contract): string {
     case 'lambda':
       return `lambda ${contract.functionName}`;
   }
+}
+
+/** The last `bytes` of `text` (errors are at the end of stderr). */
+function tail(text: string, bytes: number): string {
+  const buffer = Buffer.from(text);
+  return buffer.length <= bytes ? text : `…${buffer.subarray(buffer.length - bytes).toString()}`;
 }
 
 function lastLine(stderr: string): string {

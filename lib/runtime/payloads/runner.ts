@@ -67,12 +67,37 @@ export const RunnerRequestSchema = z.object({
    * the limit raised (BUDGET_EXCEEDED's `raised_to`), ABORT stops (and rolls back).
    */
   budget: BudgetLimitsSchema.optional(),
+  /**
+   * An agent step runs on a worker: the runner only starts it (skip, block, budget, TASK_STARTED)
+   * and returns `dispatched` with the handoff's resolved `args` and its inputs' outputs, which
+   * the activity Task after it queues for a worker (secrets are left unresolved: they never
+   * enter the execution history).
+   */
+  dispatch: z.boolean().default(false),
 });
 export type RunnerRequest = z.infer<typeof RunnerRequestSchema>;
 
+/**
+ * The evidence of a contract a worker ran in its workspace (lib/runtime/contracts Evidence):
+ * the checker records it instead of running the contract itself.
+ */
+export const WorkerEvidenceSchema = z.looseObject({
+  kind: z.enum(['command', 'http', 'assert', 'lambda', 'none']),
+  ran: z.string(),
+  passed: z.boolean(),
+  summary: z.string(),
+  excerpt: z.string(),
+  durationMs: z.number().nonnegative(),
+  checkedAt: z.string(),
+  exitCode: z.number().int().nullable().optional(),
+  reason: z.string().optional(),
+  stderr: z.string().optional(),
+  timedOut: z.boolean().optional(),
+});
+
 export const RunnerResultSchema = z.object({
   stepId: IdSchema,
-  status: z.enum(['succeeded', 'skipped', 'blocked']),
+  status: z.enum(['succeeded', 'skipped', 'blocked', 'dispatched']),
   output: z.record(z.string(), z.unknown()).optional(),
   outputRef: OutputRefSchema.optional(),
   /** For `blocked`: the dependencies that were not completed. */
@@ -81,5 +106,16 @@ export const RunnerResultSchema = z.object({
   durationMs: z.number().nonnegative(),
   /** What the step's agent said it used (its result's `usage`), counted against the budget. */
   usage: UsageSchema.optional(),
+  /** `dispatched`: what the worker's handoff needs that only the runner can read. */
+  handoff: z
+    .object({
+      args: z.record(z.string(), z.unknown()),
+      inputs: z.record(z.string(), z.record(z.string(), z.unknown()).optional()),
+    })
+    .optional(),
+  /** A worker's result: the contract it ran in its workspace, and what that showed. */
+  evidence: WorkerEvidenceSchema.optional(),
+  /** A worker's result: which worker did it (host:pid). */
+  worker: z.string().optional(),
 });
 export type RunnerResult = z.infer<typeof RunnerResultSchema>;

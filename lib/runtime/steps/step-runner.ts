@@ -41,6 +41,7 @@ export async function runStep(req: RunnerRequest, deps: HarnessDeps): Promise<Ru
     },
   });
   try {
+    if (req.dispatch) return await dispatch(req, deps);
     const call = stepInvocation({ tool: req.tool, args: req.args, target: req.target, task: req.task });
     if (!call)
       throw new InvalidInputError('the step names no tool and no target', {
@@ -94,6 +95,28 @@ export async function runStep(req: RunnerRequest, deps: HarnessDeps): Promise<Ru
     });
     throw failure;
   }
+}
+
+/**
+ * An agent step's start on a worker: what its handoff reads, resolved here because the worker
+ * cannot read the ledger's stored outputs. A secret reference in its args is refused (no secrets
+ * are given to resolve it): the handoff is execution history, where no secret value may go.
+ */
+async function dispatch(req: RunnerRequest, deps: HarnessDeps): Promise<RunnerResult> {
+  const inputs: Record<string, Record<string, unknown> | undefined> = {};
+  for (const [id, entry] of Object.entries(req.inputs)) inputs[id] = await entryOutput(deps.dynamo, entry);
+  const args = (await resolveReferences(
+    req.args,
+    { steps: inputs, context: req.context ?? {} },
+    `steps.${req.stepId}.args`,
+  )) as Record<string, unknown>;
+  return {
+    stepId: req.stepId,
+    attempt: req.attempt,
+    status: 'dispatched',
+    handoff: { args: { ...args, ...req.argOverrides }, inputs },
+    durationMs: 0,
+  };
 }
 
 /**

@@ -1,0 +1,124 @@
+/**
+ * What an agent step's activity Task hands a worker (lib/compiler/step-task.ts builds it), and
+ * the seed 003 `handoff.md` the worker writes from it for the agent.
+ */
+import { z } from 'zod';
+import { ContractSchema, IdSchema } from '../plan/schema.ts';
+import { ErrorOutputSchema, PlanIdentitySchema, WorkerEvidenceSchema } from '../runtime/payloads/index.ts';
+
+export const HandoffSchema = z.object({
+  plan: PlanIdentitySchema,
+  executionId: z.string().min(1),
+  stepId: IdSchema,
+  index: z.number().int().min(1),
+  total: z.number().int().min(1),
+  description: z.string(),
+  target: z.string().min(1),
+  task: z.string().optional(),
+  subscriptions: z.array(z.string()).default([]),
+  /** The step's args, references resolved (no secrets: those are refused before dispatch). */
+  args: z.record(z.string(), z.unknown()).default({}),
+  /** Captured outputs of the steps it depends on, by step id. */
+  inputs: z.record(z.string(), z.record(z.string(), z.unknown()).nullable().optional()).default({}),
+  outputs: z.array(IdSchema).default([]),
+  attempt: z.number().int().min(1),
+  /** The contract from the approved definition: the only one the worker runs. */
+  contract: ContractSchema.optional(),
+  /** Why the previous attempt failed, on a retry. */
+  previousFailure: z
+    .object({ error: ErrorOutputSchema.optional(), evidence: WorkerEvidenceSchema.optional() })
+    .nullable()
+    .default(null),
+  timeoutSeconds: z.number().int().positive(),
+  heartbeatSeconds: z.number().int().positive(),
+});
+export type Handoff = z.infer<typeof HandoffSchema>;
+
+/** The previous attempt's failure in a few lines, for the agent's prompt (seed 004 §7). */
+export function failureNote(handoff: Handoff): string | undefined {
+  const failure = handoff.previousFailure;
+  if (!failure || (!failure.error && !failure.evidence)) return undefined;
+  const evidence = failure.evidence;
+  const lines = [`Previous attempt (${handoff.attempt - 1}) failed.`];
+  if (evidence) {
+    lines.push(`Contract \`${evidence.ran}\` ${evidence.reason ?? evidence.summary}.`);
+    if (evidence.stderr) lines.push('Stderr:', evidence.stderr.trimEnd());
+    else if (evidence.excerpt) lines.push('Output:', evidence.excerpt.trimEnd());
+  } else if (failure.error) {
+    lines.push(`${failure.error.Error}: ${causeMessage(failure.error.Cause)}`);
+  }
+  lines.push('Try again.');
+  return lines.join('\n');
+}
+
+/** The prompt the agent reads on stdin: the task, and on a retry why the last attempt failed. */
+export function agentPrompt(handoff: Handoff): string {
+  const task = handoff.task ?? handoff.description;
+  const note = failureNote(handoff);
+  return note ? `${task}\n\n${note}\n` : task;
+}
+
+/** Seed 003's handoff.md: identity, goal, values from prior tasks, outputs, constraints. */
+export function renderHandoff(handoff: Handoff): string {
+  const values = Object.entries(handoff.inputs).flatMap(([from, outputs]) =>
+    Object.entries(outputs ?? {}).map(([name, value]) => ({ from, name, value })),
+  );
+  const note = failureNote(handoff);
+  return [
+    `# Handoff: Task ${handoff.index}/${handoff.total} — ${handoff.description}`,
+    '',
+    `**Plan:** ${handoff.plan.id} v${handoff.plan.version} (${handoff.plan.digest})`,
+    `**Step:** \`${handoff.stepId}\` (attempt ${handoff.attempt})`,
+    `**Agent:** ${handoff.target}`,
+    '',
+    '## What to accomplish',
+    '',
+    handoff.task ?? handoff.description,
+    '',
+    '## Context from prior tasks',
+    '',
+    ...(values.length === 0
+      ? ['None.']
+      : [
+          '| Value | From | Captured |',
+          '|-------|------|----------|',
+          ...values.map((v) => `| \`${v.name}\` | \`${v.from}\` | ${cell(v.value)} |`),
+        ]),
+    '',
+    '## Subscriptions',
+    '',
+    ...(handoff.subscriptions.length === 0 ? ['None.'] : handoff.subscriptions.map((s) => `- ${s}`)),
+    '',
+    '## Required outputs',
+    '',
+    ...(handoff.outputs.length === 0
+      ? ['None declared.']
+      : handoff.outputs.map((o) => `- \`${o}\` (append \`${o}=<value>\` to $PLANGATE_OUTPUT)`)),
+    '',
+    '## Constraints',
+    '',
+    `- Finish within ${handoff.timeoutSeconds} s.`,
+    '- You cannot mark this task done: the harness runs the contract below after you exit.',
+    ...(handoff.contract?.kind === 'command' ? ['', '```shell', handoff.contract.command, '```'] : []),
+    '',
+    ...(note ? ['## Earlier attempts', '', note, ''] : []),
+  ].join('\n');
+}
+
+function cell(value: unknown): string {
+  const text = typeof value === 'string' ? value : JSON.stringify(value);
+  const line = (text ?? '').replace(/\s+/g, ' ').replace(/\|/g, '\\|');
+  return line.length > 200 ? `${line.slice(0, 199)}…` : line;
+}
+
+function causeMessage(cause: string | undefined): string {
+  if (!cause) return 'no details';
+  try {
+    const parsed = JSON.parse(cause) as { message?: unknown; errorMessage?: unknown };
+    if (typeof parsed.message === 'string') return parsed.message;
+    if (typeof parsed.errorMessage === 'string') return parsed.errorMessage;
+  } catch {
+    // Not JSON: the cause is the message.
+  }
+  return cause;
+}

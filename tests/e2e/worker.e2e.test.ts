@@ -1,0 +1,116 @@
+/**
+ * Agents as workers (issue 10), through the real CLI: `plangate run --no-workers` on seed 004's
+ * fix-auth-timeout plan (its contracts adapted to bash, grep, test and git) against a throwaway
+ * git repository, and two `plangate worker --target coder` processes running a scripted coder.
+ * The coder's first attempt at the fix does nothing and exits 0: the contract the worker runs
+ * catches it, the retry's handoff carries the contract's stderr, and the run succeeds.
+ */
+import { execFileSync } from 'node:child_process';
+import { mkdir, readdir, readFile, writeFile } from 'node:fs/promises';
+import { join } from 'node:path';
+import { describe, expect, it } from 'vitest';
+import { CliRun, REPO, runPlan, verifyChain, workDir } from './cli.ts';
+
+const PLAN = join(REPO, 'tests/fixtures/worker/fix-auth-timeout.md');
+const AGENT = join(REPO, 'tests/fixtures/worker/scripted-coder.sh');
+
+/** A repository with the bug: login waits 30 s. */
+async function buggyRepo(dir: string): Promise<void> {
+  await mkdir(join(dir, 'src/auth'), { recursive: true });
+  await writeFile(
+    join(dir, 'src/auth/handler.py'),
+    'def login(request):\n    # TODO: slow connections time out\n    return auth(request, timeout=30)\n',
+  );
+  await writeFile(join(dir, 'src/auth/middleware.py'), 'def middleware(next):\n    return next\n');
+  const git = (...args: string[]) => execFileSync('git', args, { cwd: dir });
+  git('init', '-q', '-b', 'main');
+  git('config', 'user.email', 'coder@example.com');
+  git('config', 'user.name', 'Scripted Coder');
+  git('add', '-A');
+  git('commit', '-q', '-m', 'The login handler');
+}
+
+describe('plangate worker', { timeout: 120_000 }, () => {
+  it('runs fix-auth-timeout on two coder workers: the lazy attempt is caught by the contract, the retry is told why', async () => {
+    const tmp = await workDir();
+    const repo = join(tmp, 'repo');
+    const log = join(tmp, 'agent-log');
+    await mkdir(repo);
+    await mkdir(log);
+    await buggyRepo(repo);
+    const store = join(tmp, 'store');
+    const run = runPlan(PLAN, repo, ['--approve', '--no-workers', '--store', store, '--files-dir', tmp]);
+    // runPlan scales time by 0.01; the workers are told the same, so heartbeats keep up.
+    const worker = () =>
+      new CliRun(
+        [
+          'worker',
+          '--target',
+          'coder',
+          '--workspace',
+          repo,
+          '--store',
+          store,
+          '--agent-command',
+          AGENT,
+          '--time-scale',
+          '0.01',
+        ],
+        tmp,
+        { AGENT_LOG: log },
+      );
+    const workers = [worker(), worker()];
+    try {
+      const code = await run.exited;
+      expect(code, `${run.stderr}\n${workers.map((w) => w.stdout + w.stderr).join('\n')}`).toBe(0);
+    } finally {
+      for (const w of workers) w.terminate();
+    }
+    await Promise.all(workers.map((w) => w.exited));
+    expect(run.stderr).toContain('plangate worker --target coder');
+
+    // The journal: the lazy attempt failed its contract, recovery retried it, every step completed.
+    const journal = run.events;
+    expect(verifyChain(journal)).toEqual({ ok: true, count: journal.length });
+    const of = (type: string, step: string) => journal.filter((e) => e.event === type && e.task_id === step);
+    const failed = of('TASK_FAILED', 's2-write-the-fix');
+    expect(failed).toHaveLength(1);
+    expect(failed[0]?.details).toMatchObject({ evidence: { kind: 'command', passed: false } });
+    expect(JSON.stringify(failed[0]?.details)).toContain('No such file or directory');
+    expect(of('TASK_STARTED', 's2-write-the-fix')).toHaveLength(2);
+    expect(of('RECOVERY_APPLIED', 's2-write-the-fix').at(-1)?.details).toMatchObject({ outcome: 'success' });
+    for (const step of ['s1-analyze-the-bug', 's2-write-the-fix', 's3-lint-and-type-check', 's4-create-pr'])
+      expect(of('TASK_COMPLETED', step), step).toHaveLength(1);
+    expect(journal.at(-1)).toMatchObject({ event: 'EXECUTION_COMPLETE', details: { succeeded: true } });
+
+    // The retry's handoff and prompt carry the contract's stderr; the first attempt's did not.
+    const prompts = (await readdir(log)).sort();
+    expect(prompts.filter((f) => f.endsWith('.prompt'))).toEqual([
+      's1-analyze-the-bug-1.prompt',
+      's2-write-the-fix-1.prompt',
+      's2-write-the-fix-2.prompt',
+      's3-lint-and-type-check-1.prompt',
+      's4-create-pr-1.prompt',
+    ]);
+    const retry = await readFile(join(log, 's2-write-the-fix-2.prompt'), 'utf8');
+    expect(retry).toContain('Previous attempt (1) failed.');
+    expect(retry).toContain('tests/auth/test_timeout.sh: No such file or directory');
+    expect(await readFile(join(log, 's2-write-the-fix-1.prompt'), 'utf8')).not.toContain('Previous attempt');
+    const handoff = await readFile(join(log, 's2-write-the-fix-2.handoff.md'), 'utf8');
+    expect(handoff).toContain('# Handoff: Task 2/4 — Write the fix');
+    expect(handoff).toContain('No such file or directory');
+
+    // Each task went to one worker; both printed what they took and finished.
+    const took = workers.flatMap((w) => w.stdout.split('\n').filter((l) => l.includes(' took ')));
+    expect(took).toHaveLength(5);
+    expect(workers.map((w) => w.stdout).join('\n')).toMatch(
+      /✓ s4-create-pr: agent exited 0; contract exit 0 \(passed\)/,
+    );
+
+    // The work is in the repository, committed on the feature branch.
+    const git = (...args: string[]) => execFileSync('git', args, { cwd: repo }).toString();
+    expect(git('rev-parse', '--abbrev-ref', 'HEAD').trim()).toBe('fix/auth-timeout');
+    expect(git('show', 'HEAD:src/auth/handler.py')).toContain('timeout=120');
+    expect(git('status', '--porcelain')).toBe('');
+  });
+});
