@@ -14,9 +14,10 @@ import { seedOrderProblems } from './seed-order.ts';
 /** Examples that cannot run locally, and why (validated and compiled only). */
 const NOT_RUNNABLE: Readonly<Record<string, string>> = {
   'fix-auth-timeout.md':
-    'its steps are coder-agent tasks (seed 004 targets) and it needs uv, ruff, pyright and gh',
-  'extract-config-module.md': 'its steps are coder/reviewer-agent tasks (seed 004 targets)',
-  'migrate-requests-to-httpx.md': 'its steps are coder/reviewer-agent tasks (seed 004 targets)',
+    'its contracts need uv, ruff, pyright and gh, and its steps a coding agent (tests/e2e/worker.e2e.test.ts runs it with workers, its contracts adapted)',
+  'extract-config-module.md': 'its steps need coder/reviewer agents (plangate worker) and a Python project',
+  'migrate-requests-to-httpx.md':
+    'its steps need coder/reviewer agents (plangate worker) and a Python project',
   'release-api.json': 'it builds an npm project, invokes a deploy Lambda and posts to a Slack webhook secret',
 };
 
