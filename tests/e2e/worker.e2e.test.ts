@@ -6,6 +6,7 @@
  * catches it, the retry's handoff carries the contract's stderr, and the run succeeds.
  */
 import { execFileSync } from 'node:child_process';
+import { existsSync, readFileSync } from 'node:fs';
 import { mkdir, readdir, readFile, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
@@ -112,5 +113,65 @@ describe('plangate worker', { timeout: 120_000 }, () => {
     expect(git('rev-parse', '--abbrev-ref', 'HEAD').trim()).toBe('fix/auth-timeout');
     expect(git('show', 'HEAD:src/auth/handler.py')).toContain('timeout=120');
     expect(git('status', '--porcelain')).toBe('');
+  });
+
+  it('recovers from a worker killed mid-task: its heartbeats stop, the task times out, another worker takes the retry', async () => {
+    const tmp = await workDir();
+    const repo = join(tmp, 'repo');
+    const log = join(tmp, 'agent-log');
+    const hang = join(tmp, 'hung-agent.pid');
+    await mkdir(repo);
+    await mkdir(log);
+    await buggyRepo(repo);
+    const store = join(tmp, 'store');
+    const run = runPlan(PLAN, repo, ['--approve', '--no-workers', '--store', store, '--files-dir', tmp]);
+    const worker = () =>
+      new CliRun(
+        [
+          'worker',
+          '--target',
+          'coder',
+          '--workspace',
+          repo,
+          '--store',
+          store,
+          '--agent-command',
+          AGENT,
+          '--time-scale',
+          '0.01',
+        ],
+        tmp,
+        { AGENT_LOG: log, AGENT_HANG_FILE: hang },
+      );
+    const first = worker();
+    let second: CliRun | undefined;
+    try {
+      await first.until('the first task taken', () => first.stdout.includes(' took '));
+      await run.until(
+        'the agent at work',
+        () => existsSync(hang) && readFileSync(hang, 'utf8').trim() !== '',
+      );
+      first.kill9();
+      await first.exited;
+      // kill -9 leaves the worker's agent behind, as a crash would; it must not do the work later.
+      process.kill(Number(readFileSync(hang, 'utf8').trim()), 'SIGKILL');
+      second = worker();
+      const code = await run.exited;
+      expect(code, `${run.stderr}\n${second.stdout}${second.stderr}`).toBe(0);
+    } finally {
+      second?.terminate();
+    }
+    await second.exited;
+    const journal = run.events;
+    expect(verifyChain(journal)).toEqual({ ok: true, count: journal.length });
+    const s1 = journal.filter((e) => e.task_id === 's1-analyze-the-bug');
+    expect(JSON.stringify(s1.find((e) => e.event === 'FAILURE_CLASSIFIED')?.details)).toContain(
+      'States.HeartbeatTimeout',
+    );
+    expect(s1.filter((e) => e.event === 'TASK_STARTED')).toHaveLength(2);
+    expect(s1.filter((e) => e.event === 'TASK_COMPLETED')).toHaveLength(1);
+    expect(journal.at(-1)).toMatchObject({ event: 'EXECUTION_COMPLETE', details: { succeeded: true } });
+    // The second worker did everything after the crash, the retry of the first step included.
+    expect(second.stdout).toMatch(/took s1-analyze-the-bug/);
   });
 });
