@@ -15,7 +15,8 @@ import { seedOrderProblems } from './seed-order.ts';
 const NOT_RUNNABLE: Readonly<Record<string, string>> = {
   'fix-auth-timeout.md':
     'its contracts need uv, ruff, pyright and gh, and its steps a coding agent (tests/e2e/worker.e2e.test.ts runs it with workers, its contracts adapted)',
-  'extract-config-module.md': 'its steps need coder/reviewer agents (plangate worker) and a Python project',
+  'extract-config-module.md':
+    'its contracts need uv and ruff, and its steps coder/reviewer agents (tests/e2e/worker.e2e.test.ts runs it with workers, its contracts adapted)',
   'migrate-requests-to-httpx.md':
     'its steps need coder/reviewer agents (plangate worker) and a Python project',
   'release-api.json': 'it builds an npm project, invokes a deploy Lambda and posts to a Slack webhook secret',

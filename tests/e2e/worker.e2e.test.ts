@@ -3,7 +3,9 @@
  * fix-auth-timeout plan (its contracts adapted to bash, grep, test and git) against a throwaway
  * git repository, and two `plangate worker --target coder` processes running a scripted coder.
  * The coder's first attempt at the fix does nothing and exits 0: the contract the worker runs
- * catches it, the retry's handoff carries the contract's stderr, and the run succeeds.
+ * catches it, the retry's handoff carries the contract's stderr, and the run succeeds. A worker
+ * killed mid-task is recovered by the heartbeat timeout and a retry on another worker; seed 004's
+ * extract-config-module runs on a coder and a reviewer worker.
  */
 import { execFileSync } from 'node:child_process';
 import { existsSync, readFileSync } from 'node:fs';
@@ -173,5 +175,73 @@ describe('plangate worker', { timeout: 120_000 }, () => {
     expect(journal.at(-1)).toMatchObject({ event: 'EXECUTION_COMPLETE', details: { succeeded: true } });
     // The second worker did everything after the crash, the retry of the first step included.
     expect(second.stdout).toMatch(/took s1-analyze-the-bug/);
+  });
+
+  it('runs extract-config-module with a coder and a reviewer worker: each takes only its own target', async () => {
+    const tmp = await workDir();
+    const repo = join(tmp, 'repo');
+    const log = join(tmp, 'agent-log');
+    await mkdir(join(repo, 'src'), { recursive: true });
+    await mkdir(join(repo, 'tests'));
+    await mkdir(log);
+    await writeFile(
+      join(repo, 'src/app.py'),
+      [
+        'import os',
+        '# config:begin',
+        'def load_config():',
+        "    return {'debug': os.environ.get('APP_DEBUG') == '1'}",
+        '# config:end',
+        'def main():',
+        '    return load_config()',
+        '',
+      ].join('\n'),
+    );
+    // Behaviour must not change: app.main() still answers the config.
+    await writeFile(
+      join(repo, 'tests/run.sh'),
+      `python3 -c "import sys; sys.path.insert(0, 'src'); import app; assert app.main() == {'debug': False}, app.main()"\n`,
+    );
+    const store = join(tmp, 'store');
+    const plan = join(REPO, 'tests/fixtures/worker/extract-config-module.md');
+    const run = runPlan(plan, repo, ['--approve', '--no-workers', '--store', store, '--files-dir', tmp]);
+    const worker = (target: string) =>
+      new CliRun(
+        [
+          'worker',
+          '--target',
+          target,
+          '--workspace',
+          repo,
+          '--store',
+          store,
+          '--agent-command',
+          AGENT,
+          '--time-scale',
+          '0.01',
+        ],
+        tmp,
+        { AGENT_LOG: log },
+      );
+    const coder = worker('coder');
+    const reviewer = worker('reviewer');
+    try {
+      const code = await run.exited;
+      expect(code, `${run.stderr}\n${coder.stdout}${reviewer.stdout}${reviewer.stderr}`).toBe(0);
+    } finally {
+      coder.terminate();
+      reviewer.terminate();
+    }
+    await Promise.all([coder.exited, reviewer.exited]);
+    const took = (w: CliRun) =>
+      w.stdout
+        .split('\n')
+        .filter((l) => l.includes(' took '))
+        .map((l) => /took (\S+)/.exec(l)?.[1]);
+    expect(took(coder)).toEqual(['s1-map-dependencies', 's2-extract-module']);
+    expect(took(reviewer)).toEqual(['s3-review-extraction']);
+    expect(run.events.at(-1)).toMatchObject({ event: 'EXECUTION_COMPLETE', details: { succeeded: true } });
+    expect(await readFile(join(repo, 'src/config.py'), 'utf8')).toContain('def load_config');
+    expect(await readFile(join(repo, 'docs/review-config-extract.md'), 'utf8')).toContain('APPROVED');
   });
 });
