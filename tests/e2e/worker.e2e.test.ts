@@ -5,7 +5,8 @@
  * The coder's first attempt at the fix does nothing and exits 0: the contract the worker runs
  * catches it, the retry's handoff carries the contract's stderr, and the run succeeds. A worker
  * killed mid-task is recovered by the heartbeat timeout and a retry on another worker; seed 004's
- * extract-config-module runs on a coder and a reviewer worker.
+ * other two plans, extract-config-module (a coder and a reviewer worker) and
+ * migrate-requests-to-httpx (nine steps, 47 files), run end to end too.
  */
 import { execFileSync } from 'node:child_process';
 import { existsSync, readFileSync } from 'node:fs';
@@ -243,5 +244,60 @@ describe('plangate worker', { timeout: 120_000 }, () => {
     expect(run.events.at(-1)).toMatchObject({ event: 'EXECUTION_COMPLETE', details: { succeeded: true } });
     expect(await readFile(join(repo, 'src/config.py'), 'utf8')).toContain('def load_config');
     expect(await readFile(join(repo, 'docs/review-config-extract.md'), 'utf8')).toContain('APPROVED');
+  });
+
+  it('runs migrate-requests-to-httpx: nine steps on two coder workers, 47 files migrated batch by batch', async () => {
+    const tmp = await workDir();
+    const repo = join(tmp, 'repo');
+    const log = join(tmp, 'agent-log');
+    await mkdir(log);
+    const plan = join(REPO, 'tests/fixtures/worker/migrate-requests-to-httpx.md');
+    const files = [
+      ...new Set(
+        [...(await readFile(plan, 'utf8')).matchAll(/^- file:((?:src|scripts)\/\S+\.py)$/gm)].map(
+          (m) => m[1],
+        ),
+      ),
+    ] as string[];
+    expect(files).toHaveLength(47);
+    for (const file of files) {
+      await mkdir(join(repo, file, '..'), { recursive: true });
+      await writeFile(join(repo, file), 'import requests\n');
+    }
+    await writeFile(join(repo, 'requirements.txt'), 'requests\n');
+    await mkdir(join(repo, 'tests'));
+    await writeFile(join(repo, 'tests/run.sh'), 'python3 -m py_compile $(find src scripts -name "*.py")\n');
+    const store = join(tmp, 'store');
+    const run = runPlan(plan, repo, ['--approve', '--no-workers', '--store', store, '--files-dir', tmp]);
+    const worker = () =>
+      new CliRun(
+        [
+          'worker',
+          '--target',
+          'coder',
+          '--workspace',
+          repo,
+          '--store',
+          store,
+          '--agent-command',
+          AGENT,
+          '--time-scale',
+          '0.01',
+        ],
+        tmp,
+        { AGENT_LOG: log },
+      );
+    const workers = [worker(), worker()];
+    try {
+      const code = await run.exited;
+      expect(code, `${run.stderr}\n${workers.map((w) => w.stdout).join('\n')}`).toBe(0);
+    } finally {
+      for (const w of workers) w.terminate();
+    }
+    await Promise.all(workers.map((w) => w.exited));
+    expect(run.events.filter((e) => e.event === 'TASK_COMPLETED')).toHaveLength(9);
+    expect(run.events.at(-1)).toMatchObject({ event: 'EXECUTION_COMPLETE', details: { succeeded: true } });
+    for (const file of files) expect(await readFile(join(repo, file), 'utf8'), file).toBe('import httpx\n');
+    expect(await readFile(join(repo, 'requirements.txt'), 'utf8')).toBe('httpx\n');
   });
 });
