@@ -34,6 +34,34 @@ async function buggyRepo(dir: string): Promise<void> {
   git('commit', '-q', '-m', 'The login handler');
 }
 
+/**
+ * `plangate run --no-workers` of `plan` in `repo`, and a way to start `plangate worker` processes
+ * for it running the scripted agent; time is scaled by 0.01 for both, so heartbeats keep up.
+ */
+function runWithWorkers(plan: string, repo: string, tmp: string, env: Readonly<Record<string, string>>) {
+  const store = join(tmp, 'store');
+  const run = runPlan(plan, repo, ['--approve', '--no-workers', '--store', store, '--files-dir', tmp]);
+  const worker = (target = 'coder') =>
+    new CliRun(
+      [
+        'worker',
+        '--target',
+        target,
+        '--workspace',
+        repo,
+        '--store',
+        store,
+        '--agent-command',
+        AGENT,
+        '--time-scale',
+        '0.01',
+      ],
+      tmp,
+      env,
+    );
+  return { run, worker };
+}
+
 describe('plangate worker', { timeout: 120_000 }, () => {
   it('runs fix-auth-timeout on two coder workers: the lazy attempt is caught by the contract, the retry is told why', async () => {
     const tmp = await workDir();
@@ -42,27 +70,7 @@ describe('plangate worker', { timeout: 120_000 }, () => {
     await mkdir(repo);
     await mkdir(log);
     await buggyRepo(repo);
-    const store = join(tmp, 'store');
-    const run = runPlan(PLAN, repo, ['--approve', '--no-workers', '--store', store, '--files-dir', tmp]);
-    // runPlan scales time by 0.01; the workers are told the same, so heartbeats keep up.
-    const worker = () =>
-      new CliRun(
-        [
-          'worker',
-          '--target',
-          'coder',
-          '--workspace',
-          repo,
-          '--store',
-          store,
-          '--agent-command',
-          AGENT,
-          '--time-scale',
-          '0.01',
-        ],
-        tmp,
-        { AGENT_LOG: log },
-      );
+    const { run, worker } = runWithWorkers(PLAN, repo, tmp, { AGENT_LOG: log });
     const workers = [worker(), worker()];
     try {
       const code = await run.exited;
@@ -126,26 +134,7 @@ describe('plangate worker', { timeout: 120_000 }, () => {
     await mkdir(repo);
     await mkdir(log);
     await buggyRepo(repo);
-    const store = join(tmp, 'store');
-    const run = runPlan(PLAN, repo, ['--approve', '--no-workers', '--store', store, '--files-dir', tmp]);
-    const worker = () =>
-      new CliRun(
-        [
-          'worker',
-          '--target',
-          'coder',
-          '--workspace',
-          repo,
-          '--store',
-          store,
-          '--agent-command',
-          AGENT,
-          '--time-scale',
-          '0.01',
-        ],
-        tmp,
-        { AGENT_LOG: log, AGENT_HANG_FILE: hang },
-      );
+    const { run, worker } = runWithWorkers(PLAN, repo, tmp, { AGENT_LOG: log, AGENT_HANG_FILE: hang });
     const first = worker();
     let second: CliRun | undefined;
     try {
@@ -203,27 +192,8 @@ describe('plangate worker', { timeout: 120_000 }, () => {
       join(repo, 'tests/run.sh'),
       `python3 -c "import sys; sys.path.insert(0, 'src'); import app; assert app.main() == {'debug': False}, app.main()"\n`,
     );
-    const store = join(tmp, 'store');
     const plan = join(REPO, 'tests/fixtures/worker/extract-config-module.md');
-    const run = runPlan(plan, repo, ['--approve', '--no-workers', '--store', store, '--files-dir', tmp]);
-    const worker = (target: string) =>
-      new CliRun(
-        [
-          'worker',
-          '--target',
-          target,
-          '--workspace',
-          repo,
-          '--store',
-          store,
-          '--agent-command',
-          AGENT,
-          '--time-scale',
-          '0.01',
-        ],
-        tmp,
-        { AGENT_LOG: log },
-      );
+    const { run, worker } = runWithWorkers(plan, repo, tmp, { AGENT_LOG: log });
     const coder = worker('coder');
     const reviewer = worker('reviewer');
     try {
@@ -267,26 +237,7 @@ describe('plangate worker', { timeout: 120_000 }, () => {
     await writeFile(join(repo, 'requirements.txt'), 'requests\n');
     await mkdir(join(repo, 'tests'));
     await writeFile(join(repo, 'tests/run.sh'), 'python3 -m py_compile $(find src scripts -name "*.py")\n');
-    const store = join(tmp, 'store');
-    const run = runPlan(plan, repo, ['--approve', '--no-workers', '--store', store, '--files-dir', tmp]);
-    const worker = () =>
-      new CliRun(
-        [
-          'worker',
-          '--target',
-          'coder',
-          '--workspace',
-          repo,
-          '--store',
-          store,
-          '--agent-command',
-          AGENT,
-          '--time-scale',
-          '0.01',
-        ],
-        tmp,
-        { AGENT_LOG: log },
-      );
+    const { run, worker } = runWithWorkers(plan, repo, tmp, { AGENT_LOG: log });
     const workers = [worker(), worker()];
     try {
       const code = await run.exited;
