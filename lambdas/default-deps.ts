@@ -107,14 +107,23 @@ function lambdaNotifier(env: Env, lambda: LambdaClient): ApprovalNotifier {
         'no notifier: set PLANGATE_NOTIFIER_FUNCTION to the function that sends approval requests',
       );
     }
-    await lambda.send(
-      new InvokeCommand({
-        FunctionName: functionName,
-        InvocationType: InvocationType.Event,
-        Payload: Buffer.from(JSON.stringify(notice)),
-      }),
-    );
+    await invokeAsync(lambda, functionName, notice);
   };
+}
+
+/** Invokes a function without waiting for it (Lambda retries a failed asynchronous event). */
+export async function invokeAsync(
+  lambda: LambdaClient,
+  functionName: string,
+  payload: unknown,
+): Promise<void> {
+  await lambda.send(
+    new InvokeCommand({
+      FunctionName: functionName,
+      InvocationType: InvocationType.Event,
+      Payload: Buffer.from(JSON.stringify(payload)),
+    }),
+  );
 }
 
 /**

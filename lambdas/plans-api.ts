@@ -9,11 +9,11 @@
  * in x-plangate-user; else the IAM caller), and the tables/bus of every harness Lambda.
  */
 
-import { InvocationType, InvokeCommand, type LambdaClient } from '@aws-sdk/client-lambda';
+import type { LambdaClient } from '@aws-sdk/client-lambda';
 import type { Context } from 'aws-lambda';
 import { handlePlansRequest, type PlansApiDeps } from '../lib/launch/plans-api.ts';
 import { type HttpEvent, type HttpResult, LOCAL_IDENTITY_HEADER } from '../lib/runtime/api/http.ts';
-import { defaultHarnessDeps, runtimeLaunchDeps } from './default-deps.ts';
+import { defaultHarnessDeps, invokeAsync, runtimeLaunchDeps } from './default-deps.ts';
 
 export const makeHandler =
   (deps: PlansApiDeps) =>
@@ -31,20 +31,10 @@ export function defaultPlansApiDeps(
       env.PLANGATE_IDENTITY === 'header'
         ? { mode: 'header', header: LOCAL_IDENTITY_HEADER }
         : { mode: 'iam' },
-    ...(planner ? { startPlanning: asyncInvoker(base.lambda as LambdaClient, planner) } : {}),
-  };
-}
-
-/** Hands a draft to the planner Lambda without waiting for it (an asynchronous invocation). */
-function asyncInvoker(lambda: LambdaClient, functionName: string): (draftId: string) => Promise<void> {
-  return async (draftId) => {
-    await lambda.send(
-      new InvokeCommand({
-        FunctionName: functionName,
-        InvocationType: InvocationType.Event,
-        Payload: Buffer.from(JSON.stringify({ draftId })),
-      }),
-    );
+    // The planner may take minutes: the request only hands the draft over.
+    ...(planner
+      ? { startPlanning: (draftId: string) => invokeAsync(base.lambda as LambdaClient, planner, { draftId }) }
+      : {}),
   };
 }
 

@@ -4,9 +4,7 @@
  * Gateway with the same routes and authorizers as the CDK stack: SigV4 on the plan routes, a JWT on
  * answering a gate, or (only when asked for) a trusted identity header from loopback.
  */
-import { SecretsManagerClient } from '@aws-sdk/client-secrets-manager';
-import { makeHandler as approvalsApiHandler, slackFromEnv } from '../../lambdas/approvals-api.ts';
-import { makeHandler as makeNotifier, slackMessageRecorder } from '../../lambdas/notifier.ts';
+import { makeHandler as approvalsApiHandler } from '../../lambdas/approvals-api.ts';
 import { makeHandler as plannerHandler } from '../../lambdas/planner.ts';
 import { makeHandler as plansApiHandler } from '../../lambdas/plans-api.ts';
 import { type DraftItem, readDraft } from '../launch/plan-drafts.ts';
@@ -14,13 +12,12 @@ import type { PlannerProvider } from '../planner/provider.ts';
 import { LOCAL_IDENTITY_HEADER } from '../runtime/api/http.ts';
 import { LinkSigner } from '../runtime/gate/links.ts';
 import { approvalMessage } from '../runtime/notify/message.ts';
-import { SlackNotifier } from '../runtime/notify/slack.ts';
 import type { ApprovalNotice } from '../runtime/payloads/index.ts';
-import { NotConfiguredError } from '../runtime/shared/errors.ts';
 import { type JwtAuthorizerConfig, JwtVerifier } from './api-gateway/jwt.ts';
 import { LocalApiGateway } from './api-gateway/server.ts';
 import { type LocalPrincipal, SigV4Verifier } from './api-gateway/sigv4.ts';
 import { MailSink } from './mail-sink.ts';
+import { localSlackApp } from './run/local-slack.ts';
 import { LocalRunStack } from './run/local-stack.ts';
 import { loadSigningKey, type StorePaths } from './run/store.ts';
 
@@ -85,14 +82,7 @@ export class LocalPlatform {
     const signingKey = await loadSigningKey(props.paths);
     const signer = new LinkSigner(signingKey);
     const mail = props.mailDir ? new MailSink(props.mailDir) : undefined;
-    const env = props.env ?? process.env;
-    // Values come from the environment here; the client is never asked for a secret.
-    const secretsManager = new SecretsManagerClient({ region: LOCAL_REGION });
-    const { slack } = await slackFromEnv(env, secretsManager);
-    if (slack && !env.PLANGATE_SLACK_CHANNEL)
-      throw new NotConfiguredError(
-        'Slack needs PLANGATE_SLACK_CHANNEL (the channel id to post approval requests to)',
-      );
+    const slack = await localSlackApp(props.env ?? process.env);
     let apiUrl = '';
     let notifySlack: ((notice: ApprovalNotice) => Promise<unknown>) | undefined;
     const stack = await LocalRunStack.start({
@@ -109,13 +99,9 @@ export class LocalPlatform {
               }),
             )
           : [];
-        if (slack && env.PLANGATE_SLACK_CHANNEL) {
+        if (slack) {
           // The notifier Lambda's work; the API's URL is known once it listens.
-          notifySlack ??= makeNotifier({
-            approvalsBaseUrl: apiUrl,
-            slack: new SlackNotifier({ client: slack.client, channel: env.PLANGATE_SLACK_CHANNEL }),
-            recordSlackMessage: slackMessageRecorder(stack.data.clients.doc, stack.data.tableNames.gates),
-          });
+          notifySlack ??= slack.notifier(apiUrl, stack.journalDeps());
           // As on AWS, a message that could not be posted does not hold the gate up.
           await notifySlack(notice).catch(() => {});
         }
@@ -158,7 +144,7 @@ export class LocalPlatform {
             ...base,
             signingKey,
             identity: header ? { mode: 'header', header: LOCAL_IDENTITY_HEADER } : { mode: 'jwt' },
-            ...(slack ? { slack } : {}),
+            ...(slack ? { slack: slack.interactions } : {}),
           }),
         },
         ...(props.identity.mode === 'aws'

@@ -8,9 +8,9 @@
  */
 import { SecretsManagerClient } from '@aws-sdk/client-secrets-manager';
 import { makeHandler as makeApprovalsApi, slackFromEnv } from '../../../lambdas/approvals-api.ts';
-import { slackClientFromEnv } from '../../../lambdas/default-deps.ts';
 import { makeHandler as makeNotifier, slackMessageRecorder } from '../../../lambdas/notifier.ts';
 import { LOCAL_IDENTITY_HEADER } from '../../runtime/api/http.ts';
+import type { SlackInteractionsConfig } from '../../runtime/api/slack-interactions.ts';
 import type { ApprovalNotice, ApprovalsDeps } from '../../runtime/gate/gate.ts';
 import type { DecisionListener } from '../../runtime/gate/gate-item.ts';
 import { SlackNotifier, slackDecisionUpdater } from '../../runtime/notify/slack.ts';
@@ -34,24 +34,16 @@ export class LocalSlack {
 
   /** Starts when the environment configures Slack; undefined when it does not mention it at all. */
   static async start(env: Env, deps: ApprovalsDeps): Promise<LocalSlack | undefined> {
-    // Values come from the environment here; the client is never asked for a secret.
-    const secretsManager = new SecretsManagerClient({ region: 'us-east-1' });
-    const { slack } = await slackFromEnv(env, secretsManager);
-    if (!slack) return undefined;
-    const client = slackClientFromEnv(env, secretsManager);
-    if (!client || !env.PLANGATE_SLACK_CHANNEL)
-      throw new NotConfiguredError(
-        'Slack needs PLANGATE_SLACK_CHANNEL (the channel id to post approval requests to)',
-      );
+    const app = await localSlackApp(env);
+    if (!app) return undefined;
     const api = await LocalHttpApi.start(
-      makeApprovalsApi({ ...deps, identity: { mode: 'header', header: LOCAL_IDENTITY_HEADER }, slack }),
+      makeApprovalsApi({
+        ...deps,
+        identity: { mode: 'header', header: LOCAL_IDENTITY_HEADER },
+        slack: app.interactions,
+      }),
     );
-    const notifier = makeNotifier({
-      approvalsBaseUrl: api.url,
-      slack: new SlackNotifier({ client, channel: env.PLANGATE_SLACK_CHANNEL }),
-      recordSlackMessage: slackMessageRecorder(deps.dynamo, deps.tables.gates),
-    });
-    return new LocalSlack(api, notifier, slackDecisionUpdater(client));
+    return new LocalSlack(api, app.notifier(api.url, deps), slackDecisionUpdater(app.interactions.client));
   }
 
   /** Posts the gate's message (the notifier Lambda's work). */
@@ -62,4 +54,39 @@ export class LocalSlack {
   close(): Promise<void> {
     return this.api.close();
   }
+}
+
+/** A Slack app configured by the environment, for a local stack (plangate run, plangate serve). */
+export interface LocalSlackApp {
+  /** What the approvals API's Slack route needs to answer the buttons. */
+  readonly interactions: SlackInteractionsConfig;
+  /**
+   * The notifier Lambda's handler: posts each gate to the channel with links to `approvalsBaseUrl`,
+   * and keeps where each message went in the gates table.
+   */
+  notifier(
+    approvalsBaseUrl: string,
+    gates: Pick<ApprovalsDeps, 'dynamo' | 'tables'>,
+  ): (notice: ApprovalNotice) => Promise<unknown>;
+}
+
+/** The Slack app of PLANGATE_SLACK_*; undefined when the environment does not mention Slack at all. */
+export async function localSlackApp(env: Env): Promise<LocalSlackApp | undefined> {
+  // Values come from the environment here; the client is never asked for a secret.
+  const { slack } = await slackFromEnv(env, new SecretsManagerClient({ region: 'us-east-1' }));
+  if (!slack) return undefined;
+  const channel = env.PLANGATE_SLACK_CHANNEL;
+  if (!channel)
+    throw new NotConfiguredError(
+      'Slack needs PLANGATE_SLACK_CHANNEL (the channel id to post approval requests to)',
+    );
+  return {
+    interactions: slack,
+    notifier: (approvalsBaseUrl, gates) =>
+      makeNotifier({
+        approvalsBaseUrl,
+        slack: new SlackNotifier({ client: slack.client, channel }),
+        recordSlackMessage: slackMessageRecorder(gates.dynamo, gates.tables.gates),
+      }),
+  };
 }

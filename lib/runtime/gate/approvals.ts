@@ -34,7 +34,7 @@ import { Redactor } from '../secrets/redact.ts';
 import { progressLabel } from '../shared/progress.ts';
 import { inlineOrStored } from '../steps/output-store.ts';
 import { recordDecision } from './decision-events.ts';
-import type { DecisionListener, GateItem, GateView } from './gate-item.ts';
+import { type DecisionListener, type GateItem, type GateView, gateView } from './gate-item.ts';
 import { ApprovalError, LinkSigner, parseLinkId } from './links.ts';
 import type { PlanChanges } from './plan-diff.ts';
 
@@ -158,10 +158,9 @@ export class Approvals {
       );
       for (const item of (out.Items ?? []) as GateItem[]) {
         if (item.status !== 'pending' || this.now().getTime() / 1000 > item.expiresAtEpoch) continue;
-        const { taskToken: _t, version: _v, ...gate } = item;
         waiting.push({
           linkId: this.signer.shared(item.approvalId, item.expiresAtEpoch, item.planDigest),
-          gate,
+          gate: gateView(item),
         });
       }
       start = out.LastEvaluatedKey;
@@ -173,8 +172,7 @@ export class Approvals {
   async describe(linkId: string): Promise<GateView> {
     const { item } = await this.verify(linkId);
     this.checkOpen(item);
-    const { taskToken: _t, version: _v, ...visible } = item;
-    return visible;
+    return gateView(item);
   }
 
   /**
@@ -250,6 +248,7 @@ export class Approvals {
       const approving = decision.decision === 'APPROVE' || decision.decision === 'APPROVE_WITH_MODIFICATIONS';
       const decided = !voting || !approving || votes.length >= item.policy.quorum;
       const final = decided ? (voting && approving ? mergeVotes(votes) : decision) : undefined;
+      const decidedAt = this.now().toISOString();
       try {
         await this.props.dynamo.send(
           new UpdateCommand({
@@ -265,9 +264,7 @@ export class Approvals {
               ':version': item.version,
               ':next': item.version + 1,
               ':votes': votes,
-              ...(final
-                ? { ':answered': 'answered', ':decision': final, ':at': this.now().toISOString() }
-                : {}),
+              ...(final ? { ':answered': 'answered', ':decision': final, ':at': decidedAt } : {}),
             },
           }),
         );
@@ -294,15 +291,10 @@ export class Approvals {
             // stored decision on (ladder.ts). Escalation gates have no ladder.
             if (!(voting && error instanceof Error && error.name === 'TaskTimedOut')) throw error;
           });
-      if (this.props.onDecided && answer.via !== 'slack') {
-        const { taskToken: _t, version: _v, ...gate } = item;
+      if (this.props.onDecided && answer.via !== 'slack')
         await this.props
-          .onDecided(
-            { ...gate, status: 'answered', decision: final, decidedAt: this.now().toISOString() },
-            final,
-          )
+          .onDecided({ ...gateView(item), status: 'answered', decision: final, decidedAt }, final)
           .catch(() => {});
-      }
       return { status: 'decided', decision: final };
     }
   }

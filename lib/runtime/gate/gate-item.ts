@@ -76,5 +76,11 @@ export async function recordSlackMessage(
 /** What an approval page may show about a gate: everything stored but the token. */
 export type GateView = Omit<GateItem, 'taskToken' | 'version'>;
 
+/** The gate without its task token (and its update counter). */
+export function gateView(item: GateItem): GateView {
+  const { taskToken: _t, version: _v, ...view } = item;
+  return view;
+}
+
 /** Told of every final decision, wherever it was made (e.g. to show it in the gate's Slack message). */
 export type DecisionListener = (gate: GateView, decision: GateDecision) => Promise<void>;
