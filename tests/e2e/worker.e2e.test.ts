@@ -23,7 +23,7 @@ async function buggyRepo(dir: string): Promise<void> {
   await mkdir(join(dir, 'src/auth'), { recursive: true });
   await writeFile(
     join(dir, 'src/auth/handler.py'),
-    'def login(request):\n    # TODO: slow connections time out\n    return auth(request, timeout=30)\n',
+    'def login(request):\n    # lint-error: E501 line too long in the timeout comment\n    return auth(request, timeout=30)\n',
   );
   await writeFile(join(dir, 'src/auth/middleware.py'), 'def middleware(next):\n    return next\n');
   const git = (...args: string[]) => execFileSync('git', args, { cwd: dir });
