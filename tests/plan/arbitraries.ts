@@ -33,9 +33,12 @@ export const validPlan: fc.Arbitrary<GeneratedPlan> = fc
     descriptions: fc.array(label, { minLength: 7, maxLength: 7 }),
     depBits: fc.array(fc.array(fc.boolean(), { minLength: 7, maxLength: 7 }), { minLength: 7, maxLength: 7 }),
     kinds: fc.array(fc.constantFrom('echo', 'shell', 'wait'), { minLength: 7, maxLength: 7 }),
-    context: fc.dictionary(fc.stringMatching(/^[a-z][a-zA-Z0-9]{0,8}$/), fc.jsonValue({ maxDepth: 3 }), {
-      maxKeys: 4,
-    }),
+    context: fc.dictionary(
+      fc.stringMatching(/^[a-z][a-zA-Z0-9]{0,8}$/),
+      // A valid plan has no `__proto__` key at any depth (the parser refuses one: forbidden-key).
+      fc.jsonValue({ maxDepth: 3 }).filter((value) => !hasProtoKey(value)),
+      { maxKeys: 4 },
+    ),
     version: fc.integer({ min: 1, max: 50 }),
     objective: label,
   })
@@ -66,3 +69,11 @@ export const validPlan: fc.Arbitrary<GeneratedPlan> = fc
       steps,
     };
   });
+
+function hasProtoKey(value: unknown): boolean {
+  if (value === null || typeof value !== 'object') return false;
+  if (Array.isArray(value)) return value.some(hasProtoKey);
+  return Object.keys(value).some(
+    (key) => key === '__proto__' || hasProtoKey((value as Record<string, unknown>)[key]),
+  );
+}
