@@ -2,14 +2,16 @@
  * `plangate worker --target <agent>`: a worker of one agent target, polling its Step Functions
  * activity on the local store's engine (the running `plangate run`), an engine endpoint, or AWS.
  */
+import { readFile } from 'node:fs/promises';
 import { resolve } from 'node:path';
 import { parseArgs } from 'node:util';
-import { SFNClient } from '@aws-sdk/client-sfn';
+import { ListActivitiesCommand, SFNClient } from '@aws-sdk/client-sfn';
 import { agentActivityName } from '../compiler/index.ts';
 import { LOCAL_CREDENTIALS } from '../local/clients.ts';
 import { LocalRunStack } from '../local/run/local-stack.ts';
 import { LOCAL_NAME_PREFIX } from '../local/run/session.ts';
-import { DEFAULT_STORE_DIR, liveSession, storePaths } from '../local/run/store.ts';
+import { DEFAULT_STORE_DIR, liveSession, planFile, type StorePaths, storePaths } from '../local/run/store.ts';
+import { type Plan, PlanSchema } from '../plan/schema.ts';
 import { AGENT_COMMAND_ENV } from '../runtime/tools/agent.ts';
 import { ActivityWorker } from '../worker/worker.ts';
 
@@ -20,18 +22,27 @@ activity, one at a time: writes the handoff, runs the agent command in the works
 task on stdin (PLANGATE_TASK, PLANGATE_TARGET, PLANGATE_STEP_ID, PLANGATE_SUBSCRIPTIONS,
 PLANGATE_OUTPUT, PLANGATE_HANDOFF), sends heartbeats while it works, then runs the step's
 contract (as approved, from the plan) in the same workspace and returns the evidence. The agent
-never completes a step; only the contract does. Prints one line per task taken and finished.
+never completes a step; only the contract does. The agent's tokens and cost, when the last line
+of its output says so ({"usage": {"tokens": N, "cost_usd": X}}, or Claude Code's JSON result),
+are returned with the result and counted against the plan's budget. Prints one line per task
+taken and finished.
+
+Where the activity is:
+  (default)              the plangate run holding --store: its engine, its activity <P>-<target>,
+                         and the contracts of the approved plans it keeps
+  --endpoint URL         a Step Functions endpoint (plangate engine serve): the activity named
+                         <P>-<target>, found with ListActivities
+  --aws                  AWS (the SDK's credentials and region): the activity named
+                         <P>-<target>, found with ListActivities (P: the platform's namePrefix)
+  --activity-arn ARN     this activity (on AWS, or on --endpoint)
 
 Options:
   --target NAME          the agent target to work for (required)
   --workspace DIR        where the agent works and the contract runs (default .)
   --agent-command CMD    the agent, reading the task on stdin (default $${AGENT_COMMAND_ENV})
-  --store DIR            work for the plangate run holding this store (default ${DEFAULT_STORE_DIR});
-                         waits for one to start
-  --endpoint URL         a Step Functions endpoint instead (plangate engine serve)
-  --activity-arn ARN     the activity to poll (on AWS); default: the local one of the target
+  --store DIR            the local store (default ${DEFAULT_STORE_DIR}); waits for a run to start
   --name-prefix P        activities are named <P>-<target> (default ${LOCAL_NAME_PREFIX})
-  --region R             with --activity-arn on AWS (default: the SDK's)
+  --region R             the AWS region (default: the SDK's)
   --time-scale X         the engine's time scale (plangate run --time-scale), so heartbeats
                          keep up with scaled heartbeat timeouts (default 1)
   --once                 take one task, then exit
@@ -56,16 +67,32 @@ export async function run(argv: string[]): Promise<number> {
     return 2;
   }
   const say = (line: string) => process.stdout.write(`${line}\n`);
+  const remote = values.aws || values.endpoint !== undefined || values['activity-arn'] !== undefined;
+  const paths = remote ? undefined : storePaths(values.store ?? DEFAULT_STORE_DIR);
   // Until a task is taken, a signal's default action (exit) is what stopping means.
-  const endpoint =
-    values.endpoint ?? (values['activity-arn'] ? undefined : await sessionEndpoint(values.store, say));
+  const endpoint = values.endpoint ?? (paths ? await sessionEndpoint(paths, say) : undefined);
   const sfn = new SFNClient({
     ...(endpoint ? { endpoint, region: 'us-east-1', credentials: LOCAL_CREDENTIALS } : {}),
     ...(values.region ? { region: values.region } : {}),
   });
-  const activityArn =
-    values['activity-arn'] ??
-    LocalRunStack.activityArn(agentActivityName(values['name-prefix'] ?? LOCAL_NAME_PREFIX, target));
+  const name = agentActivityName(values['name-prefix'] ?? LOCAL_NAME_PREFIX, target);
+  let activityArn = values['activity-arn'] ?? (paths ? LocalRunStack.activityArn(name) : undefined);
+  try {
+    activityArn ??= await activityNamed(sfn, name);
+  } catch (error) {
+    process.stderr.write(
+      `plangate worker: ListActivities: ${(error as Error).name}: ${(error as Error).message}\n`,
+    );
+    sfn.destroy();
+    return 1;
+  }
+  if (!activityArn) {
+    process.stderr.write(
+      `plangate worker: no activity is named "${name}" on ${endpoint ?? 'AWS'} (ListActivities): deploy the platform or plan that creates it, or give --name-prefix (the platform's namePrefix) or --activity-arn\n`,
+    );
+    sfn.destroy();
+    return 1;
+  }
   const worker = new ActivityWorker({
     sfn,
     activityArn,
@@ -75,6 +102,7 @@ export async function run(argv: string[]): Promise<number> {
     log: say,
     once: values.once ?? false,
     timeScale: Number(values['time-scale'] ?? '1') || 1,
+    ...(paths ? { approvedPlan: (digest: string) => storedPlan(paths, digest) } : {}),
   });
   const onSignal = () => {
     say(`${worker.workerName}: stopping`);
@@ -96,9 +124,33 @@ export async function run(argv: string[]): Promise<number> {
   }
 }
 
+/** The ARN of the activity named `name` (ListActivities, every page); undefined when there is none. */
+async function activityNamed(sfn: SFNClient, name: string): Promise<string | undefined> {
+  let nextToken: string | undefined;
+  do {
+    const page = await sfn.send(new ListActivitiesCommand({ ...(nextToken ? { nextToken } : {}) }));
+    const found = page.activities?.find((a) => a.name === name);
+    if (found?.activityArn) return found.activityArn;
+    nextToken = page.nextToken;
+  } while (nextToken);
+  return undefined;
+}
+
+/** The approved plan the store keeps under this digest (`plangate run` keeps the plan it started). */
+async function storedPlan(paths: StorePaths, digest: string): Promise<Plan | undefined> {
+  if (!/^sha256:[0-9a-f]{64}$/.test(digest)) return undefined;
+  let text: string;
+  try {
+    text = await readFile(planFile(paths, digest), 'utf8');
+  } catch (error) {
+    if ((error as NodeJS.ErrnoException).code === 'ENOENT') return undefined;
+    throw error;
+  }
+  return PlanSchema.parse(JSON.parse(text));
+}
+
 /** The engine endpoint of the `plangate run` holding the store, waiting for one to start. */
-async function sessionEndpoint(store: string | undefined, say: (line: string) => void): Promise<string> {
-  const paths = storePaths(store ?? DEFAULT_STORE_DIR);
+async function sessionEndpoint(paths: StorePaths, say: (line: string) => void): Promise<string> {
   for (let waited = false; ; waited = true) {
     const session = await liveSession(paths);
     if (session) return session.sfnEndpoint;
@@ -119,6 +171,7 @@ function parse(argv: string[]) {
       'activity-arn': { type: 'string' },
       'name-prefix': { type: 'string' },
       region: { type: 'string' },
+      aws: { type: 'boolean' },
       once: { type: 'boolean' },
       'time-scale': { type: 'string' },
     },

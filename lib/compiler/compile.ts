@@ -280,13 +280,14 @@ export function compilePlan(input: Plan | PlanInput, options: CompileOptions = {
 
 export const EXECUTE_STATE = 'Execute';
 
-/** The budget limits the harness enforces, when the plan declares any (`maxCommands` goes to handoffs). */
+/** The plan's budget, when it declares one: the limits the harness enforces, and `maxCommands` for agents' handoffs. */
 function budgetLimits(plan: Plan): BudgetLimits | undefined {
-  const { wallClockSeconds, costUsd, tokens } = plan.budget;
+  const { wallClockSeconds, costUsd, tokens, maxCommands } = plan.budget;
   const limits: BudgetLimits = {
     ...(wallClockSeconds !== undefined ? { wallClockSeconds } : {}),
     ...(costUsd !== undefined ? { costUsd } : {}),
     ...(tokens !== undefined ? { tokens } : {}),
+    ...(maxCommands !== undefined ? { maxCommands } : {}),
   };
   return Object.keys(limits).length > 0 ? limits : undefined;
 }

@@ -239,6 +239,7 @@ export class StepTask {
         subscriptions: literal(step.subscriptions),
         args: jsonata(`${CURRENT}.run.handoff.args`),
         inputs: jsonata(`${CURRENT}.run.handoff.inputs`),
+        budget: jsonata(`${CURRENT}.run.handoff.budget`),
         outputs: literal(step.outputs),
         attempt: jsonata(RUN_ATTEMPT),
         ...(step.contract !== undefined ? { contract: literal(step.contract) } : {}),

@@ -4,7 +4,12 @@
  */
 import { z } from 'zod';
 import { ContractSchema, IdSchema } from '../plan/schema.ts';
-import { ErrorOutputSchema, PlanIdentitySchema, WorkerEvidenceSchema } from '../runtime/payloads/index.ts';
+import {
+  ErrorOutputSchema,
+  PlanIdentitySchema,
+  RemainingBudgetSchema,
+  WorkerEvidenceSchema,
+} from '../runtime/payloads/index.ts';
 
 export const HandoffSchema = z.object({
   plan: PlanIdentitySchema,
@@ -31,8 +36,21 @@ export const HandoffSchema = z.object({
     .default(null),
   timeoutSeconds: z.number().int().positive(),
   heartbeatSeconds: z.number().int().positive(),
+  /** What was left of the plan's budget when the step started, and its command limit. */
+  budget: RemainingBudgetSchema.default({}),
 });
 export type Handoff = z.infer<typeof HandoffSchema>;
+
+/**
+ * How long the agent may run: the step's timeout, cut to the plan's wall clock left when the step
+ * started (at least a second: the runner stops the plan before a step when none is left).
+ */
+export function agentTimeoutSeconds(handoff: Handoff): number {
+  const left = handoff.budget.wallClockSeconds;
+  return left === undefined
+    ? handoff.timeoutSeconds
+    : Math.max(1, Math.min(handoff.timeoutSeconds, Math.floor(left)));
+}
 
 /** The previous attempt's failure in a few lines, for the agent's prompt (seed 004 §7). */
 export function failureNote(handoff: Handoff): string | undefined {
@@ -97,12 +115,31 @@ export function renderHandoff(handoff: Handoff): string {
     '',
     '## Constraints',
     '',
-    `- Finish within ${handoff.timeoutSeconds} s.`,
+    ...constraints(handoff),
     '- You cannot mark this task done: the harness runs the contract below after you exit.',
     ...(handoff.contract?.kind === 'command' ? ['', '```shell', handoff.contract.command, '```'] : []),
     '',
     ...(note ? ['## Earlier attempts', '', note, ''] : []),
   ].join('\n');
+}
+
+/** Seed 003's constraints: the time the agent has, its command limit, the plan's budget left. */
+function constraints(handoff: Handoff): string[] {
+  const { budget } = handoff;
+  const seconds = agentTimeoutSeconds(handoff);
+  return [
+    `- Finish within ${seconds} s${seconds < handoff.timeoutSeconds ? " (the plan's wall-clock budget left)" : ''}.`,
+    ...(budget.maxCommands !== undefined ? [`- Run at most ${budget.maxCommands} commands.`] : []),
+    ...(budget.tokens !== undefined ? [`- Tokens left in the plan's budget: ${budget.tokens}.`] : []),
+    ...(budget.costUsd !== undefined
+      ? [`- Cost left in the plan's budget: $${budget.costUsd.toFixed(2)}.`]
+      : []),
+    ...(budget.tokens !== undefined || budget.costUsd !== undefined
+      ? [
+          '- Report what you used as the last line of your output: `{"usage": {"tokens": N, "cost_usd": X}}` (or Claude Code\'s JSON result).',
+        ]
+      : []),
+  ];
 }
 
 function cell(value: unknown): string {

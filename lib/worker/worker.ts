@@ -16,13 +16,18 @@ import {
   SendTaskSuccessCommand,
   type SFNClient,
 } from '@aws-sdk/client-sfn';
+import type { Contract, Plan } from '../plan/schema.ts';
 import { checkContract, type Evidence } from '../runtime/contracts/contracts.ts';
-import type { RunnerResult } from '../runtime/payloads/index.ts';
+import type { RunnerResult, Usage } from '../runtime/payloads/index.ts';
 import { runProcess } from '../runtime/shared/process.ts';
 import { truncateText } from '../runtime/shared/truncate.ts';
 import { AGENT_COMMAND_ENV } from '../runtime/tools/agent.ts';
 import { parseOutputs } from '../runtime/tools/outputs-file.ts';
-import { agentPrompt, type Handoff, HandoffSchema, renderHandoff } from './handoff.ts';
+import { agentPrompt, agentTimeoutSeconds, type Handoff, HandoffSchema, renderHandoff } from './handoff.ts';
+import { agentUsage } from './usage.ts';
+
+/** Bytes of the agent's stdout read for its usage line (Claude Code's JSON result can be long). */
+const AGENT_STDOUT_BYTES = 1024 * 1024;
 
 export interface WorkerOptions {
   readonly sfn: SFNClient;
@@ -45,6 +50,12 @@ export interface WorkerOptions {
   readonly once?: boolean;
   /** Bytes of the agent's stdout/stderr kept in the step's output. @default 2048 */
   readonly keepBytes?: number;
+  /**
+   * The approved plans, by digest (a local store's): with it, the contract run is the approved
+   * plan's own and a handoff of a plan it does not hold is refused. Without it (an engine
+   * endpoint, AWS), the contract is the literal the approved definition put in the handoff.
+   */
+  readonly approvedPlan?: (digest: string) => Promise<Plan | undefined>;
 }
 
 /** What `stop()` does to a task in progress. */
@@ -110,6 +121,18 @@ export class ActivityWorker {
       return;
     }
     const handoff = parsed.data;
+    const contract = await this.approvedContract(handoff);
+    if (contract.kind === 'refused') {
+      log(`✗ refused ${handoff.stepId}: ${contract.message}`);
+      await sfn.send(
+        new SendTaskFailureCommand({
+          taskToken: token,
+          error: contract.error,
+          cause: JSON.stringify({ message: contract.message }),
+        }),
+      );
+      return;
+    }
     const label = `${handoff.stepId} (attempt ${handoff.attempt}, task ${handoff.index}/${handoff.total} of ${handoff.plan.id})`;
     log(`▶ ${this.workerName} took ${label}`);
     const started = performance.now();
@@ -126,11 +149,22 @@ export class ActivityWorker {
     const lost = new AbortController();
     const dir = await mkdtemp(join(tmpdir(), 'plangate-task-'));
     try {
-      const outcome = await this.attempt(handoff, dir, AbortSignal.any([lost.signal, this.agentRuns.signal]));
+      const outcome = await this.attempt(
+        handoff,
+        contract.contract,
+        dir,
+        AbortSignal.any([lost.signal, this.agentRuns.signal]),
+      );
       if (lost.signal.aborted) return;
       if (outcome.kind === 'failed') {
+        // The cause is a failure cause (message, and what the agent used: spent all the same).
+        const cause = { message: outcome.message, ...(outcome.usage ? { usage: outcome.usage } : {}) };
         await sfn.send(
-          new SendTaskFailureCommand({ taskToken: token, error: outcome.error, cause: outcome.message }),
+          new SendTaskFailureCommand({
+            taskToken: token,
+            error: outcome.error,
+            cause: JSON.stringify(cause),
+          }),
         );
         log(`✗ ${handoff.stepId}: ${outcome.message}`);
         return;
@@ -142,6 +176,7 @@ export class ActivityWorker {
         output: outcome.output,
         durationMs: Math.round(performance.now() - started),
         worker: this.workerName,
+        ...(outcome.usage ? { usage: outcome.usage } : {}),
         ...(outcome.evidence ? { evidence: { ...outcome.evidence } } : {}),
       };
       await sfn.send(new SendTaskSuccessCommand({ taskToken: token, output: JSON.stringify(result) }));
@@ -149,6 +184,13 @@ export class ActivityWorker {
         `${outcome.evidence?.passed === false ? '✗' : '✓'} ${handoff.stepId}: agent exited 0; contract ${outcome.evidence?.summary ?? 'left to the checker'}`,
       );
     } catch (error) {
+      if (taskGone(error)) {
+        // Step Functions already ended the task (it timed out): its recipe decides, not this worker.
+        log(
+          `✗ ${handoff.stepId}: the result was refused (${(error as Error).name}): the task ended before it was sent`,
+        );
+        return;
+      }
       log(`✗ ${handoff.stepId}: ${(error as Error).message}`);
       await sfn
         .send(
@@ -165,8 +207,47 @@ export class ActivityWorker {
     }
   }
 
-  private async attempt(handoff: Handoff, dir: string, signal: AbortSignal): Promise<Outcome> {
-    const { workspace, agentCommand } = this.options;
+  /** The contract to run: the approved plan's, when the worker holds the plans; else the handoff's. */
+  private async approvedContract(
+    handoff: Handoff,
+  ): Promise<
+    { kind: 'ok'; contract: Contract | undefined } | { kind: 'refused'; error: string; message: string }
+  > {
+    const lookup = this.options.approvedPlan;
+    if (!lookup) return { kind: 'ok', contract: handoff.contract };
+    let plan: Plan | undefined;
+    try {
+      plan = await lookup(handoff.plan.digest);
+    } catch (error) {
+      return {
+        kind: 'refused',
+        error: 'Worker.Error',
+        message: `the approved plan ${handoff.plan.digest} could not be read: ${(error as Error).message}`,
+      };
+    }
+    if (!plan)
+      return {
+        kind: 'refused',
+        error: 'Worker.UnknownPlan',
+        message: `the handoff names plan ${handoff.plan.id} (${handoff.plan.digest}), which is not an approved plan this worker holds`,
+      };
+    const step = plan.steps.find((s) => s.id === handoff.stepId);
+    if (!step)
+      return {
+        kind: 'refused',
+        error: 'Worker.UnknownStep',
+        message: `plan ${handoff.plan.id} (${handoff.plan.digest}) has no step "${handoff.stepId}"`,
+      };
+    return { kind: 'ok', contract: step.contract };
+  }
+
+  private async attempt(
+    handoff: Handoff,
+    contract: Contract | undefined,
+    dir: string,
+    signal: AbortSignal,
+  ): Promise<Outcome> {
+    const { workspace, agentCommand, log } = this.options;
     const keep = this.options.keepBytes ?? 2048;
     if (!agentCommand)
       return {
@@ -179,6 +260,7 @@ export class ActivityWorker {
     await writeFile(handoffFile, renderHandoff(handoff));
     await writeFile(outputFile, '');
     const prompt = agentPrompt(handoff);
+    const timeoutSeconds = agentTimeoutSeconds(handoff);
     const agent = await runProcess({
       command: agentCommand,
       cwd: workspace,
@@ -193,22 +275,29 @@ export class ActivityWorker {
         PLANGATE_HANDOFF: handoffFile,
         PLANGATE_ATTEMPT: String(handoff.attempt),
       },
-      timeoutMs: handoff.timeoutSeconds * 1000,
+      timeoutMs: timeoutSeconds * 1000,
+      maxOutputBytes: AGENT_STDOUT_BYTES,
       signal,
     });
+    const report = agentUsage(agent.stdout);
+    if (report.kind === 'invalid') log(`✗ ${handoff.stepId}: usage not counted: ${report.problem}`);
+    const usage = report.kind === 'usage' ? report.usage : undefined;
+    const spent = usage ? { usage } : {};
     if (agent.aborted)
-      return { kind: 'failed', error: 'Worker.Stopped', message: 'the worker stopped the agent' };
+      return { kind: 'failed', error: 'Worker.Stopped', message: 'the worker stopped the agent', ...spent };
     if (agent.timedOut)
       return {
         kind: 'failed',
         error: 'TimeoutError',
-        message: `agent timed out after ${handoff.timeoutSeconds} s`,
+        message: `agent timed out after ${timeoutSeconds} s${timeoutSeconds < handoff.timeoutSeconds ? " (the plan's wall-clock budget left)" : ''}`,
+        ...spent,
       };
     if (agent.exitCode !== 0)
       return {
         kind: 'failed',
         error: 'ToolFailed',
         message: `agent exited ${agent.exitCode ?? `on ${agent.signal}`}: ${lastLine(agent.stderr)}`,
+        ...spent,
       };
     const named = parseOutputs(await readFile(outputFile, 'utf8'));
     const output: Record<string, unknown> = {};
@@ -226,14 +315,15 @@ export class ActivityWorker {
             kind: 'failed',
             error: 'Worker.MissingOutput',
             message: `the agent did not produce the declared output "${name}"`,
+            ...spent,
           };
         output[name] = named[name];
       }
     }
     // Workspace contracts run here, where the work is; the checker runs any other kind itself.
-    if (handoff.contract?.kind !== 'command') return { kind: 'done', output };
+    if (contract?.kind !== 'command') return { kind: 'done', output, ...spent };
     const evidence = await checkContract(
-      handoff.contract,
+      contract,
       {
         output,
         context: {},
@@ -241,13 +331,19 @@ export class ActivityWorker {
       },
       { cwd: workspace },
     );
-    return { kind: 'done', output, evidence };
+    return { kind: 'done', output, evidence, ...spent };
   }
 }
 
 type Outcome =
-  | { kind: 'failed'; error: string; message: string }
-  | { kind: 'done'; output: Record<string, unknown>; evidence?: Evidence };
+  | { kind: 'failed'; error: string; message: string; usage?: Usage }
+  | { kind: 'done'; output: Record<string, unknown>; evidence?: Evidence; usage?: Usage };
+
+/** Step Functions refused a task answer because the task already ended (timed out, execution stopped). */
+function taskGone(error: unknown): boolean {
+  const name = (error as Error | undefined)?.name;
+  return name === 'TaskTimedOut' || name === 'TaskDoesNotExist';
+}
 
 function compact(inputs: Handoff['inputs']): Record<string, Readonly<Record<string, unknown>> | undefined> {
   return Object.fromEntries(Object.entries(inputs).map(([id, v]) => [id, v ?? undefined]));

@@ -2,41 +2,17 @@
  * End-to-end on the local stack: a plan that runs out of wall clock mid-way stops for a person
  * before the next step (BUDGET_EXCEEDED), with nothing half-recorded; continuing raises the budget.
  */
-import { readdirSync, readFileSync } from 'node:fs';
-import { join, relative } from 'node:path';
+import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { executionFiles } from '../../lib/files/execution-files.ts';
 import { loadPlan } from '../../lib/plan/load.ts';
-import type { JournalRecord } from '../../lib/runtime/payloads/index.ts';
 import { CliRun, scenario, storedEvents, verifyChain, workDir } from './cli.ts';
 import { seedOrderProblems } from './seed-order.ts';
+import { filesUnder, halfRecorded } from './worker-setup.ts';
 
 /** Real seconds: the budget is wall clock, so the engine's time is not scaled. */
 const runBudget = (cwd: string) =>
   new CliRun(['run', scenario('budget.yaml'), '--json', '--approve', '--time-scale', '1'], cwd);
-
-function filesUnder(dir: string): Map<string, string> {
-  const out = new Map<string, string>();
-  const walk = (at: string) => {
-    for (const entry of readdirSync(at, { withFileTypes: true })) {
-      const path = join(at, entry.name);
-      if (entry.isDirectory()) walk(path);
-      else out.set(relative(dir, path), readFileSync(path, 'utf8'));
-    }
-  };
-  walk(dir);
-  return out;
-}
-
-/** Every started task ended (completed or failed) and the run was closed. */
-function halfRecorded(events: readonly JournalRecord[]): string[] {
-  const open = new Set<string>();
-  for (const e of events) {
-    if (e.event === 'TASK_STARTED') open.add(e.task_id ?? '');
-    if (e.event === 'TASK_COMPLETED' || e.event === 'TASK_FAILED') open.delete(e.task_id ?? '');
-  }
-  return [...open];
-}
 
 describe.concurrent('budgets, end to end on the local stack', { timeout: 60_000 }, () => {
   it('runs out of wall clock mid-way: stops for a person before the next step; abort leaves nothing half-recorded', async () => {

@@ -13,54 +13,12 @@ import { existsSync, readFileSync } from 'node:fs';
 import { mkdir, readdir, readFile, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
-import { CliRun, REPO, runPlan, verifyChain, workDir } from './cli.ts';
+import { executionFiles } from '../../lib/files/execution-files.ts';
+import { loadPlan } from '../../lib/plan/load.ts';
+import { type CliRun, verifyChain, workDir } from './cli.ts';
+import { buggyRepo, filesUnder, regeneratedFiles, runWithWorkers, WORKER_FIXTURES } from './worker-setup.ts';
 
-const PLAN = join(REPO, 'tests/fixtures/worker/fix-auth-timeout.md');
-const AGENT = join(REPO, 'tests/fixtures/worker/scripted-coder.sh');
-
-/** A repository with the bug: login waits 30 s. */
-async function buggyRepo(dir: string): Promise<void> {
-  await mkdir(join(dir, 'src/auth'), { recursive: true });
-  await writeFile(
-    join(dir, 'src/auth/handler.py'),
-    'def login(request):\n    # lint-error: E501 line too long in the timeout comment\n    return auth(request, timeout=30)\n',
-  );
-  await writeFile(join(dir, 'src/auth/middleware.py'), 'def middleware(next):\n    return next\n');
-  const git = (...args: string[]) => execFileSync('git', args, { cwd: dir });
-  git('init', '-q', '-b', 'main');
-  git('config', 'user.email', 'coder@example.com');
-  git('config', 'user.name', 'Scripted Coder');
-  git('add', '-A');
-  git('commit', '-q', '-m', 'The login handler');
-}
-
-/**
- * `plangate run --no-workers` of `plan` in `repo`, and a way to start `plangate worker` processes
- * for it running the scripted agent; time is scaled by 0.01 for both, so heartbeats keep up.
- */
-function runWithWorkers(plan: string, repo: string, tmp: string, env: Readonly<Record<string, string>>) {
-  const store = join(tmp, 'store');
-  const run = runPlan(plan, repo, ['--approve', '--no-workers', '--store', store, '--files-dir', tmp]);
-  const worker = (target = 'coder') =>
-    new CliRun(
-      [
-        'worker',
-        '--target',
-        target,
-        '--workspace',
-        repo,
-        '--store',
-        store,
-        '--agent-command',
-        AGENT,
-        '--time-scale',
-        '0.01',
-      ],
-      tmp,
-      env,
-    );
-  return { run, worker };
-}
+const PLAN = join(WORKER_FIXTURES, 'fix-auth-timeout.md');
 
 describe('plangate worker', { timeout: 120_000 }, () => {
   it('runs fix-auth-timeout on two coder workers: the lazy attempt is caught by the contract, the retry is told why', async () => {
@@ -70,7 +28,7 @@ describe('plangate worker', { timeout: 120_000 }, () => {
     await mkdir(repo);
     await mkdir(log);
     await buggyRepo(repo);
-    const { run, worker } = runWithWorkers(PLAN, repo, tmp, { AGENT_LOG: log });
+    const { run, worker, store } = runWithWorkers(PLAN, repo, tmp, { AGENT_LOG: log });
     const workers = [worker(), worker()];
     try {
       const code = await run.exited;
@@ -124,6 +82,62 @@ describe('plangate worker', { timeout: 120_000 }, () => {
     expect(git('rev-parse', '--abbrev-ref', 'HEAD').trim()).toBe('fix/auth-timeout');
     expect(git('show', 'HEAD:src/auth/handler.py')).toContain('timeout=120');
     expect(git('status', '--porcelain')).toBe('');
+
+    // Seed 003's files as the run wrote them are the events' projection: `plangate files`
+    // regenerates the same bytes from the stored events, and what they say is what the events say.
+    const written = filesUnder(join(tmp, 'fix-auth-timeout-execution'));
+    const fresh = join(tmp, 'regenerated');
+    await mkdir(fresh);
+    expect(await regeneratedFiles(run.executionArn, store, fresh, 'fix-auth-timeout')).toEqual(written);
+    expect([...written.keys()].sort()).toEqual([
+      'execution-state.md',
+      'fix-auth-timeout-execution-result.md',
+      ...['01', '02', '03', '04'].flatMap((n) =>
+        ['execution.log', 'handoff.md', 'result.md'].map((f) => `tasks/${n}/${f}`),
+      ),
+    ]);
+    const file = (path: string) => written.get(path) ?? '';
+    const steps = ['s1-analyze-the-bug', 's2-write-the-fix', 's3-lint-and-type-check', 's4-create-pr'];
+    steps.forEach((step, i) => {
+      const n = `0${i + 1}`;
+      const completed = of('TASK_COMPLETED', step)[0];
+      const evidence = completed?.details.evidence as { summary: string };
+      expect(file('execution-state.md')).toContain(
+        `| ${n} | ${step} | completed | ${completed?.timestamp} |  |`,
+      );
+      expect(file(`tasks/${n}/result.md`)).toContain(`| Contract (command) | PASS | ${evidence.summary} |`);
+      expect(file(`tasks/${n}/result.md`)).toContain(`**Attempts:** ${of('TASK_STARTED', step).length}`);
+      // The agent reported no declared outputs: what it said is captured as the tool result.
+      const result = completed?.details.result as { exitCode: number };
+      expect(file(`tasks/${n}/result.md`)).toContain(`| \`exitCode\` | ${result.exitCode} |`);
+      // One log entry per event of the task, each headed by its timestamp, in order.
+      const heads = file(`tasks/${n}/execution.log`)
+        .split('\n')
+        .filter((l) => /^\d{4}-/.test(l));
+      expect(heads).toEqual(
+        journal
+          .filter((e) => e.task_id === step)
+          .map((e) => expect.stringMatching(`^${e.timestamp} ${e.event}: `)),
+      );
+    });
+    // The lazy attempt: logged with the contract's stderr, listed as an error of the task.
+    expect(file('tasks/02/execution.log')).toContain('tests/auth/test_timeout.sh: No such file or directory');
+    expect(file('tasks/02/result.md')).toContain(`- ${failed[0]?.timestamp} TASK_FAILED: `);
+    expect(file('fix-auth-timeout-execution-result.md')).toContain('**Outcome:** succeeded');
+    expect(file('fix-auth-timeout-execution-result.md')).toContain(
+      '**Summary:** 4/4 tasks completed, 0 failed',
+    );
+    // Right after the lazy attempt failed, the projection said FAIL with the failure's evidence.
+    const lazy = failed[0];
+    if (!lazy) throw new Error('no failed attempt');
+    const cut = journal.indexOf(lazy) + 1;
+    const plan = (await loadPlan(PLAN)).plan;
+    if (!plan) throw new Error(`${PLAN} does not load`);
+    const then = executionFiles(plan, journal.slice(0, cut)).get('tasks/02/result.md') ?? '';
+    expect(then).toContain('**Status:** failed');
+    expect(then).toContain(
+      `| Contract (command) | FAIL | ${(lazy.details.evidence as { summary: string }).summary} |`,
+    );
   });
 
   it('recovers from a worker killed mid-task: its heartbeats stop, the task times out, another worker takes the retry', async () => {
@@ -192,7 +206,7 @@ describe('plangate worker', { timeout: 120_000 }, () => {
       join(repo, 'tests/run.sh'),
       `python3 -c "import sys; sys.path.insert(0, 'src'); import app; assert app.main() == {'debug': False}, app.main()"\n`,
     );
-    const plan = join(REPO, 'tests/fixtures/worker/extract-config-module.md');
+    const plan = join(WORKER_FIXTURES, 'extract-config-module.md');
     const { run, worker } = runWithWorkers(plan, repo, tmp, { AGENT_LOG: log });
     const coder = worker('coder');
     const reviewer = worker('reviewer');
@@ -221,7 +235,7 @@ describe('plangate worker', { timeout: 120_000 }, () => {
     const repo = join(tmp, 'repo');
     const log = join(tmp, 'agent-log');
     await mkdir(log);
-    const plan = join(REPO, 'tests/fixtures/worker/migrate-requests-to-httpx.md');
+    const plan = join(WORKER_FIXTURES, 'migrate-requests-to-httpx.md');
     const files = [
       ...new Set(
         [...(await readFile(plan, 'utf8')).matchAll(/^- file:((?:src|scripts)\/\S+\.py)$/gm)].map(

@@ -96,6 +96,7 @@ export async function checkStep(req: CheckRequest, deps: HarnessDeps): Promise<C
     taskFailed: {
       progress: `${progress} ✗ ${req.description}: ${evidence.reason ?? 'contract failed'}`,
       evidence,
+      ...(req.run.usage ? { usage: req.run.usage } : {}),
     },
   });
   throw new HarnessFailure(name, cause);

@@ -101,7 +101,13 @@ export const EVENT_DETAILS = {
     /** Tokens and cost the step's agent reported, counted against the plan's budget. */
     usage: UsageSchema.optional(),
   }),
-  TASK_FAILED: z.object({ error: z.string(), error_message: z.string(), progress: z.string() }),
+  TASK_FAILED: z.object({
+    error: z.string(),
+    error_message: z.string(),
+    progress: z.string(),
+    /** Tokens and cost the failed attempt's agent reported: spent all the same, counted against the budget. */
+    usage: UsageSchema.optional(),
+  }),
   TASK_SKIPPED: z.object({ reason: z.string() }),
   TASK_BLOCKED: z.object({ blocked_by: z.array(z.string()) }),
   FAILURE_DETECTED: z.object({ error: z.string(), error_message: z.string(), attempt: z.number().int() }),

@@ -1,7 +1,7 @@
 /** Step-runner Lambda (`${StepRunnerFunctionArn}`, lambda:invoke). */
 import { z } from 'zod';
 import { IdSchema } from '../../plan/schema.ts';
-import { BudgetLimitsSchema, UsageSchema } from './budget.ts';
+import { BudgetLimitsSchema, RemainingBudgetSchema, UsageSchema } from './budget.ts';
 import {
   OutputRefSchema,
   PlanContextSchema,
@@ -111,6 +111,8 @@ export const RunnerResultSchema = z.object({
     .object({
       args: z.record(z.string(), z.unknown()),
       inputs: z.record(z.string(), z.record(z.string(), z.unknown()).optional()),
+      /** What is left of the plan's budget (`{}` when it declares none). */
+      budget: RemainingBudgetSchema,
     })
     .optional(),
   /** A worker's result: the contract it ran in its workspace, and what that showed. */

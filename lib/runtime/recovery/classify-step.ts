@@ -13,6 +13,8 @@ import {
   FailureCauseSchema,
   failureClassOfError,
   LAMBDA_ERROR_NAMES,
+  type Usage,
+  UsageSchema,
 } from '../payloads/index.ts';
 import { Redactor } from '../secrets/redact.ts';
 import type { FailureFacts } from '../shared/errors.ts';
@@ -63,6 +65,7 @@ export async function classifyStepFailure(req: ClassifyRequest, deps: HarnessDep
       failureClass,
       taskFailed: {
         progress: `${req.index !== undefined && req.total !== undefined ? progressLabel(req.index, req.total) : '[Task]'} ✗ ${req.description ?? req.stepId}: ${message}`,
+        ...spentBy(req.error),
       },
     });
   }
@@ -132,6 +135,13 @@ function factsOf(error: ClassifyRequest['error']): FailureFacts {
       message: inner,
     };
   return { name: error.Error, message: raw || error.Error };
+}
+
+/** What a worker said the failed attempt's agent used (its cause's `usage`), to count against the budget. */
+function spentBy(error: ClassifyRequest['error']): { usage?: Usage } {
+  const cause = parseJson(error.Cause ?? '') as { usage?: unknown } | undefined;
+  const usage = UsageSchema.safeParse(cause?.usage);
+  return usage.success && cause?.usage !== undefined ? { usage: usage.data } : {};
 }
 
 function parseJson(text: string): unknown {

@@ -8,6 +8,7 @@
 import type { DynamoDBDocumentClient } from '@aws-sdk/lib-dynamodb';
 import { type FailureClass, FailureClassSchema } from '../../plan/schema.ts';
 import { type Journal, type JournalEventInput, lastTaskEvent } from '../journal/journal.ts';
+import type { Usage } from '../payloads/index.ts';
 
 type Identity = Omit<JournalEventInput, 'event' | 'details'>;
 
@@ -18,8 +19,11 @@ export interface DetectedFailure {
   readonly message: string;
   readonly attempt: number;
   readonly failureClass: FailureClass;
-  /** TASK_FAILED's details besides error and message: the `[Task N/M] ✗ …` line (and evidence). */
-  readonly taskFailed?: { readonly progress: string; readonly evidence?: unknown };
+  /**
+   * TASK_FAILED's details besides error and message: the `[Task N/M] ✗ …` line (and evidence, and
+   * what the attempt's agent used: spent all the same, so counted against the budget).
+   */
+  readonly taskFailed?: { readonly progress: string; readonly evidence?: unknown; readonly usage?: Usage };
 }
 
 export async function recordFailure(

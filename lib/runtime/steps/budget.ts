@@ -1,12 +1,20 @@
 /**
  * The budget check before a step runs (seed 004 §7), from the journal alone: wall clock since
- * the plan gate approved the run, tokens and cost the completed steps reported. A limit a person
- * raised (RETRY after BUDGET_EXCEEDED) counts as raised from then on.
+ * the plan gate approved the run, tokens and cost every attempt's agent reported (a failed
+ * attempt's too: it was spent). A limit a person raised (RETRY after BUDGET_EXCEEDED) counts as
+ * raised from then on.
  */
 import type { Journal, JournalEventInput } from '../journal/journal.ts';
-import { BUDGET_EXCEEDED, type BudgetLimits, HarnessFailure, type JournalRecord } from '../payloads/index.ts';
+import {
+  BUDGET_EXCEEDED,
+  type BudgetLimits,
+  HarnessFailure,
+  type JournalRecord,
+  type RemainingBudget,
+} from '../payloads/index.ts';
 
-type Limit = keyof BudgetLimits;
+/** The limits the harness counts (`maxCommands` is the agent's to keep). */
+type Limit = 'wallClockSeconds' | 'tokens' | 'costUsd';
 const LIMITS: readonly Limit[] = ['wallClockSeconds', 'tokens', 'costUsd'];
 
 /** What has been used so far, per limit. */
@@ -16,7 +24,7 @@ export function budgetUsed(events: readonly JournalRecord[], now: Date): Record<
   let tokens = 0;
   let costUsd = 0;
   for (const e of events) {
-    if (e.event !== 'TASK_COMPLETED') continue;
+    if (e.event !== 'TASK_COMPLETED' && e.event !== 'TASK_FAILED') continue;
     const usage = e.details.usage as { tokens?: number; costUsd?: number } | undefined;
     tokens += usage?.tokens ?? 0;
     costUsd += usage?.costUsd ?? 0;
@@ -67,6 +75,23 @@ export async function enforceBudget(
       failureClass: 'unrecoverable',
     });
   }
+}
+
+/** What is left of each limit now (never below zero), and the command limit, for an agent's handoff. */
+export function remainingBudget(
+  budget: BudgetLimits,
+  events: readonly JournalRecord[],
+  now = new Date(),
+): RemainingBudget {
+  const used = budgetUsed(events, now);
+  const limits = effectiveLimits(budget, events);
+  const remaining: RemainingBudget = {};
+  for (const limit of LIMITS) {
+    const allowed = limits[limit];
+    if (allowed !== undefined) remaining[limit] = Math.max(0, round(allowed - used[limit]));
+  }
+  if (budget.maxCommands !== undefined) remaining.maxCommands = budget.maxCommands;
+  return remaining;
 }
 
 const round = (n: number): number => Math.round(n * 1000) / 1000;

@@ -5,7 +5,13 @@
 import { stepInvocation } from '../../plan/tools.ts';
 import { eventIdentity, type HarnessDeps, journalFor, secretsFor } from '../deps.ts';
 import { readEvents } from '../journal/journal.ts';
-import { ERROR_NAMES, type RunnerRequest, type RunnerResult, UsageSchema } from '../payloads/index.ts';
+import {
+  ERROR_NAMES,
+  type RemainingBudget,
+  type RunnerRequest,
+  type RunnerResult,
+  UsageSchema,
+} from '../payloads/index.ts';
 import { classifyFailure } from '../recovery/classify.ts';
 import { recordFailure } from '../recovery/failure-events.ts';
 import { classFailure } from '../recovery/failures.ts';
@@ -13,7 +19,7 @@ import { Redactor } from '../secrets/redact.ts';
 import { resolveReferences } from '../secrets/references.ts';
 import { failureFacts, HarnessError, InvalidInputError } from '../shared/errors.ts';
 import { progressLabel } from '../shared/progress.ts';
-import { enforceBudget } from './budget.ts';
+import { enforceBudget, remainingBudget } from './budget.ts';
 import { entryOutput, inlineOrStored } from './output-store.ts';
 import { skipOrBlock } from './step-start.ts';
 
@@ -23,13 +29,8 @@ export async function runStep(req: RunnerRequest, deps: HarnessDeps): Promise<Ru
   const notRun = await skipOrBlock(req, journalFor(deps), identity);
   if (notRun) return notRun;
 
-  if (req.budget)
-    await enforceBudget(
-      req.budget,
-      await readEvents(deps.dynamo, deps.tables.events, req.executionId),
-      journalFor(deps),
-      identity,
-    );
+  const events = req.budget ? await readEvents(deps.dynamo, deps.tables.events, req.executionId) : [];
+  if (req.budget) await enforceBudget(req.budget, events, journalFor(deps), identity);
 
   const secrets = secretsFor(deps, req.secrets);
   await journalFor(deps).append({
@@ -41,7 +42,7 @@ export async function runStep(req: RunnerRequest, deps: HarnessDeps): Promise<Ru
     },
   });
   try {
-    if (req.dispatch) return await dispatch(req, deps);
+    if (req.dispatch) return await dispatch(req, deps, req.budget ? remainingBudget(req.budget, events) : {});
     const call = stepInvocation({ tool: req.tool, args: req.args, target: req.target, task: req.task });
     if (!call)
       throw new InvalidInputError('the step names no tool and no target', {
@@ -99,10 +100,14 @@ export async function runStep(req: RunnerRequest, deps: HarnessDeps): Promise<Ru
 
 /**
  * An agent step's start on a worker: what its handoff reads, resolved here because the worker
- * cannot read the ledger's stored outputs. A secret reference in its args is refused (no secrets
+ * cannot read the ledger's stored outputs, and what is left of the plan's budget. A secret reference in its args is refused (no secrets
  * are given to resolve it): the handoff is execution history, where no secret value may go.
  */
-async function dispatch(req: RunnerRequest, deps: HarnessDeps): Promise<RunnerResult> {
+async function dispatch(
+  req: RunnerRequest,
+  deps: HarnessDeps,
+  budget: RemainingBudget,
+): Promise<RunnerResult> {
   const inputs: Record<string, Record<string, unknown> | undefined> = {};
   for (const [id, entry] of Object.entries(req.inputs)) inputs[id] = await entryOutput(deps.dynamo, entry);
   const args = (await resolveReferences(
@@ -114,7 +119,7 @@ async function dispatch(req: RunnerRequest, deps: HarnessDeps): Promise<RunnerRe
     stepId: req.stepId,
     attempt: req.attempt,
     status: 'dispatched',
-    handoff: { args: { ...args, ...req.argOverrides }, inputs },
+    handoff: { args: { ...args, ...req.argOverrides }, inputs, budget },
     durationMs: 0,
   };
 }
