@@ -8,9 +8,9 @@
  * - `tasks/NN/handoff.md` — once the task is dispatched: identity, goal, values from its
  *   dependencies, required outputs, constraints, fallbacks, earlier attempts
  * - `tasks/NN/execution.log` — one timestamped entry per event of the task ({@link logEntry})
- * - `tasks/NN/result.md` — once the task has an outcome: status, captured values, summary,
- *   files modified, validation criterion → PASS/FAIL → evidence, errors, rollback
- * - `<plan-id>-execution-result.md` — once EXECUTION_COMPLETE is written
+ * - `tasks/NN/result.md` — once the task has an outcome: status, what its agent used, captured
+ *   values, summary, files modified, validation criterion → PASS/FAIL → evidence, errors, rollback
+ * - `<plan-id>-execution-result.md` — once EXECUTION_COMPLETE is written (with what the agents used)
  */
 import { type Plan, REFERENCE_PATTERN, type Step } from '../plan/schema.ts';
 import type { JournalRecord } from '../runtime/payloads/index.ts';
@@ -359,6 +359,7 @@ function result(plan: Plan, step: Step, view: TaskView): string {
     `**Status:** ${view.status}`,
     `**Step:** \`${step.id}\``,
     `**Attempts:** ${view.attempts}`,
+    ...usageLine(view.events),
     `**Updated:** ${view.updated ?? '-'}`,
     ...(view.note ? [`**Note:** ${view.note}`] : []),
     '',
@@ -438,6 +439,7 @@ function executionResult(
     `**Finished:** ${complete.timestamp}`,
     `**Outcome:** ${d.succeeded === true ? 'succeeded' : `failed${d.error ? `: ${str(d.error)}` : ''}${d.reason ? ` — ${cell(firstLine(str(d.reason)))}` : ''}`}`,
     `**Summary:** ${num(summary.completed)}/${plan.steps.length} tasks completed, ${num(summary.failed)} failed, ${num(summary.skipped)} skipped or blocked`,
+    ...usageLine(events),
     '',
     '## Tasks',
     '',
@@ -481,6 +483,28 @@ function executionResult(
     '',
   ];
   return lines.join('\n');
+}
+
+/**
+ * `**Usage:** N tokens, $X` over the attempts whose agents reported what they used (TASK_COMPLETED
+ * and TASK_FAILED `usage`: what the budget counts); nothing when none did.
+ */
+function usageLine(events: readonly JournalRecord[]): string[] {
+  let tokens = 0;
+  let cost = 0;
+  let reported = 0;
+  for (const e of events) {
+    if (e.event !== 'TASK_COMPLETED' && e.event !== 'TASK_FAILED') continue;
+    const usage = e.details.usage as { tokens?: unknown; costUsd?: unknown } | undefined;
+    if (!usage) continue;
+    reported += 1;
+    tokens += num(usage.tokens);
+    cost += num(usage.costUsd);
+  }
+  if (reported === 0) return [];
+  return [
+    `**Usage:** ${tokens} tokens, $${cost.toFixed(2)} (${reported} attempt${reported === 1 ? '' : 's'} reported)`,
+  ];
 }
 
 function taskNumber(plan: Plan, stepId: string): string {

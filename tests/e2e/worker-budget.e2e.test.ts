@@ -133,6 +133,11 @@ describe.concurrent('plangate worker on a budget', { timeout: 120_000 }, () => {
     expect(file('tasks/04/result.md')).toContain('Not validated: the task did not run.');
     expect(written.has('tasks/04/handoff.md')).toBe(false);
     expect(file(`${PLAN_ID}-execution-result.md`)).toContain('**Outcome:** failed: Plangate.Aborted');
+    // What the agents used, as the budget counted it: per task, and for the run.
+    expect(file('tasks/02/result.md')).toContain('**Usage:** 100000 tokens, $0.50 (2 attempts reported)');
+    expect(file(`${PLAN_ID}-execution-result.md`)).toContain(
+      '**Usage:** 200000 tokens, $1.00 (4 attempts reported)',
+    );
   });
 
   it('continuing raises the token budget by the original amount: the fourth step runs, told what is left, and the run completes', async () => {

@@ -458,6 +458,32 @@ describe('classifier', () => {
     });
   });
 
+  it("records what a worker's failed agent used (its failure cause's usage) on TASK_FAILED, to count against the budget", async () => {
+    const failed = {
+      ...req(
+        {
+          Error: 'ToolFailed',
+          Cause: JSON.stringify({
+            message: 'agent exited 3: no repo',
+            usage: { tokens: 900, costUsd: 0.02 },
+          }),
+        },
+        1,
+      ),
+      executionId: 'exec-classify-agent',
+      phase: 'run' as const,
+      description: 'Write the fix',
+      index: 1,
+      total: 1,
+    };
+    await makeClassifier(deps)(failed);
+    const stored = await events('exec-classify-agent');
+    expect(stored[0]).toMatchObject({
+      event: 'TASK_FAILED',
+      details: { error_message: 'agent exited 3: no repo', usage: { tokens: 900, costUsd: 0.02 } },
+    });
+  });
+
   it('escalates a human step nobody answered to a person, whatever the recipes say, never retrying it silently', async () => {
     const unanswered = {
       ...req({ Error: 'States.Timeout', Cause: 'Task timed out' }, 1),

@@ -1,0 +1,106 @@
+/**
+ * `plangate worker` (the real CLI, a child process) against a Step Functions endpoint: without
+ * --activity-arn it finds its target's activity by name, `<name prefix>-<target>`, with
+ * ListActivities (page after page), as it does on AWS with --aws; a name nobody created is a
+ * clear error.
+ */
+import { mkdtemp } from 'node:fs/promises';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import * as sfn from '@aws-sdk/client-sfn';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { type EngineServer, startEngineServer } from '../../lib/engine/api/index.ts';
+import { createEngine, type Engine } from '../../lib/engine/engine.ts';
+import { createResourceInvoker } from '../../lib/engine/resources/index.ts';
+import { CliRun } from '../e2e/cli.ts';
+
+let engine: Engine;
+let server: EngineServer;
+let client: sfn.SFNClient;
+
+beforeAll(async () => {
+  engine = createEngine({ storeDir: undefined, invokeResource: createResourceInvoker(), timeScale: 1 });
+  server = await startEngineServer({ engine });
+  client = new sfn.SFNClient({
+    endpoint: server.url,
+    region: 'us-east-1',
+    credentials: { accessKeyId: 'x', secretAccessKey: 'y' },
+    maxAttempts: 1,
+  });
+});
+
+afterAll(async () => {
+  client.destroy();
+  await server.close();
+  await engine.close();
+});
+
+const worker = (cwd: string, ...args: string[]) =>
+  new CliRun(
+    [
+      'worker',
+      '--endpoint',
+      server.url,
+      '--target',
+      'coder',
+      '--agent-command',
+      'touch done.txt',
+      '--once',
+      ...args,
+    ],
+    cwd,
+  );
+
+describe('plangate worker --endpoint', { timeout: 60_000 }, () => {
+  it('finds <prefix>-<target> with ListActivities, past the first page, and works on it', async () => {
+    // 150 other activities first: the one it wants is on the second page.
+    for (let i = 0; i < 150; i++) await client.send(new sfn.CreateActivityCommand({ name: `other-${i}` }));
+    await client.send(new sfn.CreateActivityCommand({ name: 'team-reviewer' }));
+    const { activityArn } = await client.send(new sfn.CreateActivityCommand({ name: 'team-coder' }));
+    const { stateMachineArn } = await client.send(
+      new sfn.CreateStateMachineCommand({
+        name: 'work',
+        roleArn: 'arn:aws:iam::123456789012:role/plangate',
+        definition: JSON.stringify({
+          StartAt: 'Work',
+          States: { Work: { Type: 'Task', Resource: activityArn, End: true } },
+        }),
+      }),
+    );
+    const handoff = {
+      plan: { id: 'p', version: 1, digest: `sha256:${'b'.repeat(64)}` },
+      executionId: 'e',
+      stepId: 'do-it',
+      index: 1,
+      total: 1,
+      description: 'Do it',
+      target: 'coder',
+      attempt: 1,
+      contract: { kind: 'command', command: 'test -f done.txt', expectExitCode: 0, timeoutSeconds: 10 },
+      timeoutSeconds: 30,
+      heartbeatSeconds: 30,
+    };
+    const { executionArn } = await client.send(
+      new sfn.StartExecutionCommand({ stateMachineArn, input: JSON.stringify(handoff) }),
+    );
+    const workspace = await mkdtemp(join(tmpdir(), 'plangate-worker-cli-'));
+    const run = worker(workspace, '--name-prefix', 'team', '--workspace', workspace);
+    expect(await run.exited, run.stderr).toBe(0);
+    expect(run.stdout).toContain(`working for "coder" on ${activityArn}`);
+    const execution = await client.send(new sfn.DescribeExecutionCommand({ executionArn }));
+    expect(execution.status).toBe('SUCCEEDED');
+    expect(JSON.parse(execution.output ?? '{}')).toMatchObject({
+      stepId: 'do-it',
+      evidence: { ran: 'test -f done.txt', passed: true },
+    });
+  });
+
+  it('says which name it looked for when no activity has it', async () => {
+    const cwd = await mkdtemp(join(tmpdir(), 'plangate-worker-cli-'));
+    const run = worker(cwd, '--name-prefix', 'nobody');
+    expect(await run.exited).toBe(1);
+    expect(run.stderr).toContain(
+      `plangate worker: no activity is named "nobody-coder" on ${server.url} (ListActivities)`,
+    );
+  });
+});
