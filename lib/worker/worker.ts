@@ -124,13 +124,18 @@ export class ActivityWorker {
     const contract = await this.approvedContract(handoff);
     if (contract.kind === 'refused') {
       log(`✗ refused ${handoff.stepId}: ${contract.message}`);
-      await sfn.send(
-        new SendTaskFailureCommand({
-          taskToken: token,
-          error: contract.error,
-          cause: JSON.stringify({ message: contract.message }),
-        }),
-      );
+      await sfn
+        .send(
+          new SendTaskFailureCommand({
+            taskToken: token,
+            error: contract.error,
+            cause: JSON.stringify({ message: contract.message }),
+          }),
+        )
+        // A task already ended needs no answer; the worker goes on either way.
+        .catch((error: unknown) =>
+          log(`✗ ${handoff.stepId}: the refusal was refused (${(error as Error).name})`),
+        );
       return;
     }
     const label = `${handoff.stepId} (attempt ${handoff.attempt}, task ${handoff.index}/${handoff.total} of ${handoff.plan.id})`;
