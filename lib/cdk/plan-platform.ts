@@ -512,6 +512,14 @@ export class PlanPlatform extends Construct {
         arn,
         `Plans submitted at run time create the activities of their agent targets, whose names are known only then; a worker of every target is scoped to the "${this.namePrefix}-" name prefix.`,
       );
+    // A worker finds its activity by name (`plangate worker --aws --target T`); ListActivities has
+    // no resource-level permission, and it reveals only activity names and ARNs.
+    acknowledgeOn(
+      grantee,
+      '*',
+      'states:ListActivities has no resource-level permission; it lists activity names only.',
+    );
+    Grant.addToPrincipal({ grantee, actions: ['states:ListActivities'], resourceArns: ['*'] });
     return Grant.addToPrincipal({
       grantee,
       actions: [

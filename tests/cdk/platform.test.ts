@@ -360,7 +360,7 @@ describe('grant helpers', () => {
     expect(new AwsSolutionsChecks().validateScope(app).violations.map((v) => v.ruleName)).toEqual([]);
   });
 
-  it("grantWorker: exactly the activity worker actions, on every plangate-* activity or on one target's, nag-clean", () => {
+  it("grantWorker: exactly the activity worker actions (and ListActivities to find the activity by name), on every plangate-* activity or on one target's, nag-clean", () => {
     const app = testApp();
     const s = new PlanPlatformStack(app, 'Workers');
     const every = new Role(s, 'EveryWorker', { assumedBy: new AccountRootPrincipal() });
@@ -389,8 +389,9 @@ describe('grant helpers', () => {
       [coder, ':activity:plangate-coder"'],
     ] as const) {
       const statements = statementsOf(grantee);
-      expect(statements.flatMap((st) => [st.Action].flat())).toEqual(worker);
-      expect(JSON.stringify(statements[0]?.Resource)).toContain(resource);
+      expect(statements.flatMap((st) => [st.Action].flat())).toEqual(['states:ListActivities', ...worker]);
+      expect(statements[0]?.Resource).toBe('*');
+      expect(JSON.stringify(statements[1]?.Resource)).toContain(resource);
     }
     expect(new AwsSolutionsChecks().validateScope(app).violations.map((v) => v.ruleName)).toEqual([]);
   });
