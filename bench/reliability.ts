@@ -62,7 +62,7 @@ const output = {
   concurrentDecisions: {
     ...concurrency,
     channels:
-      'API with a JWT, emailed recipient-bound links (as the page posts them) and Slack clicks, at once (see byChannel)',
+      'API with a JWT, emailed recipient-bound links opened into page sessions (the form posted with its cookie and form token) and Slack clicks, at once (see byChannel)',
   },
   fuzzedPlans: fuzz,
   plantedSecrets: secrets,

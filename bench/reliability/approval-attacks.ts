@@ -290,6 +290,47 @@ export async function runApprovalAttacks(
         },
       );
 
+    // A genuine page session (an emailed link opened in a browser), then posts missing a part of it.
+    const session = await openPage(
+      p,
+      p.signer.bound(parsed.approvalId, parsed.expiresAtEpoch, digest, APPROVERS[3] as string),
+    );
+    const formPost = { 'content-type': 'application/x-www-form-urlencoded', accept: 'application/json' };
+    const approveForm = (formToken?: string) =>
+      new URLSearchParams({
+        digest,
+        decision: 'APPROVE',
+        ...(formToken ? { form_token: formToken } : {}),
+      }).toString();
+    for (let i = 0; i < 50; i++) {
+      add('page session post without its form token (CSRF)', session.answerPath, approveForm(), {
+        ...formPost,
+        cookie: session.cookie,
+      });
+      add(
+        'page session post with a wrong form token',
+        session.answerPath,
+        approveForm(`${rng[i]?.slice(0, 32)}`),
+        { ...formPost, cookie: session.cookie },
+      );
+      add(
+        'cross-site post to a page session: form token, no cookie (SameSite=Strict)',
+        session.answerPath,
+        approveForm(session.formToken),
+        { ...formPost, origin: 'https://evil.example' },
+      );
+      add('forged page session cookie', session.answerPath, approveForm(session.formToken), {
+        ...formPost,
+        cookie: `plangate_page=${rng[50 + i]}${rng[100 + i]}${rng[150 + i]}`,
+      });
+      add(
+        'page session cookie moved to another page',
+        `/approvals/${(rng[i] as string).slice(0, 22)}/as-recipient`,
+        approveForm(session.formToken),
+        { ...formPost, cookie: session.cookie },
+      );
+    }
+
     const byCategory: AttackResult['byCategory'] = {};
     let accepted = 0;
     let withoutReason = 0;
@@ -353,6 +394,45 @@ export async function runApprovalAttacks(
   }
 }
 
+/** The page's form posted as the browser sends it: its session cookie and form token with the answer. */
+function pagePost(
+  p: Platform,
+  page: Awaited<ReturnType<typeof openPage>>,
+  digest: string,
+): Promise<Response> {
+  return fetch(`${p.platform.url}${page.answerPath}`, {
+    method: 'POST',
+    headers: {
+      'content-type': 'application/x-www-form-urlencoded',
+      accept: 'application/json',
+      cookie: page.cookie,
+    },
+    body: new URLSearchParams({ digest, decision: 'APPROVE', form_token: page.formToken }).toString(),
+  });
+}
+
+/**
+ * Opens a link as a browser does: its redirect to the page's handle and the session cookie, then
+ * the page and its form token; returns where the page's form posts.
+ */
+async function openPage(
+  p: Platform,
+  linkId: string,
+): Promise<{ answerPath: string; cookie: string; formToken: string }> {
+  const opened = await fetch(`${p.platform.url}/approvals/${encodeURIComponent(linkId)}`, {
+    redirect: 'manual',
+  });
+  const location = opened.headers.get('location');
+  const cookie = opened.headers.getSetCookie()[0]?.split(';')[0];
+  if (opened.status !== 303 || !location || !cookie)
+    throw new Error(`opening a link: ${opened.status} ${await opened.text()}`);
+  const page = await (await fetch(`${p.platform.url}${location}`, { headers: { cookie } })).text();
+  const formToken = /name="form_token" value="([^"]+)"/.exec(page)?.[1];
+  const action = /<form [^>]*action="([^"]+)"/.exec(page)?.[1];
+  if (!formToken || !action) throw new Error('the page has no form token');
+  return { answerPath: action, cookie, formToken };
+}
+
 /** The refusal's reason as the API gives it (`message`, else `error`), or the body's start. */
 function reasonOf(text: string): string {
   try {
@@ -374,6 +454,21 @@ async function concurrentDecisions(p: Platform): Promise<ConcurrencyResult> {
     p.slack.messages.find((m) => p.slack.buttons(m)[0]?.value === gate.approvalId),
   );
   const body = JSON.stringify({ digest: gate.plan.digest, decision: 'APPROVE' });
+  // The page's approvers opened their emailed links first; they all click at once below.
+  const pages = new Map(
+    await Promise.all(
+      APPROVERS.filter((_, i) => i % 3 === 1).map(
+        async (email) =>
+          [
+            email,
+            await openPage(
+              p,
+              p.signer.bound(parsed.approvalId, parsed.expiresAtEpoch, gate.plan.digest, email),
+            ),
+          ] as const,
+      ),
+    ),
+  );
   const interactions = `${p.platform.url}/slack/interactions`;
   type Outcome = { channel: 'api' | 'page' | 'slack'; status: number; message: string; decided: boolean };
   const answers = APPROVERS.map(async (email, i): Promise<Outcome> => {
@@ -390,10 +485,7 @@ async function concurrentDecisions(p: Platform): Promise<ConcurrencyResult> {
             headers: { ...JSON_HEADERS, authorization: `Bearer ${p.issuer.token(email)}` },
             body,
           })
-        : await fetch(
-            `${p.platform.url}/approvals/${encodeURIComponent(p.signer.bound(parsed.approvalId, parsed.expiresAtEpoch, gate.plan.digest, email))}/as-recipient`,
-            { method: 'POST', headers: JSON_HEADERS, body },
-          );
+        : await pagePost(p, pages.get(email) as Awaited<ReturnType<typeof openPage>>, gate.plan.digest);
     const json = (await response.json()) as { status?: string; message?: string };
     return {
       channel: i % 3 === 0 ? 'api' : 'page',

@@ -115,15 +115,50 @@ async function storedToken(gate: ApprovalNotice): Promise<string> {
 }
 
 /**
- * The page names its gate only in the form's action: the raw approval id (part of every link id)
- * occurs once in the HTML, and the task token never.
+ * The page never holds the link's signature, its raw approval id or the task token: it names its
+ * gate only by its session's handle, in its own URL and the form's action.
  */
-async function expectIdOnlyInAction(page: Page, gate: ApprovalNotice, taskToken: string): Promise<void> {
+async function expectCleanPage(page: Page, gate: ApprovalNotice, taskToken: string): Promise<void> {
   const html = await page.content();
-  const approvalId = parseLinkId(gate.approvalId).approvalId;
-  expect(html.split(approvalId)).toHaveLength(2);
-  expect(await page.locator('form').getAttribute('action')).toContain(approvalId);
+  expect(html).not.toContain(parseLinkId(gate.approvalId).approvalId);
+  expect(html).not.toContain(gate.approvalId.split('.').at(-1));
   expect(html).not.toContain(taskToken);
+  const path = new URL(page.url()).pathname;
+  expect(path).toMatch(/^\/approvals\/[A-Za-z0-9_-]{22}$/);
+  expect(await page.locator('form').getAttribute('action')).toMatch(new RegExp(`^${path}(/as-recipient)?$`));
+}
+
+/** Every URL the tab's main frame commits, in order (redirects are never committed). */
+function visitedUrls(page: Page): string[] {
+  const visited: string[] = [];
+  page.on('framenavigated', (frame) => {
+    if (frame === page.mainFrame()) visited.push(frame.url());
+  });
+  return visited;
+}
+
+/**
+ * No URL the tab showed, and no entry of its history, holds any part of the signed link: neither
+ * its MAC nor the link id itself (the history read through the DevTools protocol, which also
+ * works with JavaScript disabled).
+ */
+async function expectNoLinkInHistory(
+  page: Page,
+  link: string,
+  visited: readonly string[],
+): Promise<string[]> {
+  const linkId = decodeURIComponent(link.split('/').at(-1) as string);
+  const cdp = await page.context().newCDPSession(page);
+  const { entries } = (await cdp.send('Page.getNavigationHistory')) as { entries: { url: string }[] };
+  await cdp.detach();
+  const urls = [page.url(), ...visited, ...entries.map((e) => e.url)];
+  expect(visited.length).toBeGreaterThan(0);
+  for (const url of urls) {
+    expect(decodeURIComponent(url)).not.toContain(linkId);
+    expect(url).not.toContain(linkId.split('.').at(-1));
+    expect(url).not.toContain(parseLinkId(linkId).approvalId);
+  }
+  return entries.map((e) => e.url);
 }
 
 describe.skipIf(!CHROMIUM)('the approval page in Chromium', () => {
@@ -166,12 +201,19 @@ describe.skipIf(!CHROMIUM)('the approval page in Chromium', () => {
     const taskToken = await storedToken(gate);
     const context = await browser.newContext({ viewport: { width: 375, height: 740 }, isMobile: true });
     const page = await context.newPage();
-    await page.goto(await emailedLink(gate, 'ana@example.test'));
+    const visited = visitedUrls(page);
+    const link = await emailedLink(gate, 'ana@example.test');
+    await page.goto(link);
     await page.getByRole('heading', { name: 'Approve this plan?' }).waitFor({ timeout: 10_000 });
+    const history = await expectNoLinkInHistory(page, link, visited);
+    // The tab's history is its blank start and the page: the link was redirected away, never kept.
+    expect(visited).toEqual([page.url()]);
+    expect(history).toEqual(['about:blank', page.url()]);
+    expect(await page.evaluate(() => window.history.length)).toBe(history.length);
     await page.getByText('You are answering as ana@example.test').waitFor({ timeout: 10_000 });
     await page.getByText(gate.plan.digest).waitFor({ timeout: 10_000 });
     expect(await page.evaluate(() => document.documentElement.scrollWidth)).toBeLessThanOrEqual(375);
-    await expectIdOnlyInAction(page, gate, taskToken);
+    await expectCleanPage(page, gate, taskToken);
     expect(await page.content()).not.toContain((await loadSigningKey(storePaths(dir))).toString('base64url'));
     await context.close();
   });
@@ -225,7 +267,7 @@ describe.skipIf(!CHROMIUM)('the approval page in Chromium', () => {
     expect(await page.evaluate(() => (window as { pwned?: number }).pwned)).toBeUndefined();
     expect(await page.locator('script').count()).toBe(0);
     expect(await page.evaluate(() => document.documentElement.scrollWidth)).toBeLessThanOrEqual(375);
-    await expectIdOnlyInAction(page, gate, taskToken);
+    await expectCleanPage(page, gate, taskToken);
     // Nothing of the graph or the changes takes focus: the first Tab reaches Approve.
     await page.keyboard.press('Tab');
     expect(await page.evaluate(() => document.activeElement?.textContent)).toBe('Approve');
@@ -252,7 +294,7 @@ describe.skipIf(!CHROMIUM)('the approval page in Chromium', () => {
       .waitFor({ timeout: 10_000 });
     await page.getByText('report: Echo report').waitFor({ timeout: 10_000 });
     expect(await page.locator('pre.mermaid').count()).toBe(0);
-    await expectIdOnlyInAction(page, stepGate, await storedToken(stepGate));
+    await expectCleanPage(page, stepGate, await storedToken(stepGate));
     await page.getByRole('button', { name: 'Approve', exact: true }).click();
     await page.getByText('Your answer (APPROVE) was recorded.').waitFor({ timeout: 10_000 });
     for (let i = 0; i < 400 && !(await journal(planGate)).some((e) => e.event === 'EXECUTION_COMPLETE'); i++)
@@ -278,10 +320,18 @@ describe.skipIf(!CHROMIUM)('the approval page in Chromium', () => {
     const gate = await gateOf('no-script');
     const context = await browser.newContext({ javaScriptEnabled: false });
     const page = await context.newPage();
-    await page.goto(await emailedLink(gate, 'ana@example.test'));
+    const visited = visitedUrls(page);
+    const link = await emailedLink(gate, 'ana@example.test');
+    await page.goto(link);
+    const cookies = await context.cookies();
+    expect(cookies.map((c) => [c.name, c.httpOnly, c.sameSite, c.path])).toEqual([
+      ['plangate_page', true, 'Strict', new URL(page.url()).pathname],
+    ]);
+    expect(cookies[0]?.value).not.toContain(link.split('.').at(-1));
     await page.getByRole('button', { name: 'Approve', exact: true }).click();
     await page.getByText('Your answer (APPROVE) was recorded.').waitFor({ timeout: 10_000 });
     expect((await decisions(gate)).map((e) => e.details.approver)).toEqual(['ana@example.test']);
+    await expectNoLinkInHistory(page, link, visited);
     // The back button, then the link again: the gate says it was answered, by whom and when.
     await page.goBack();
     await page.reload();
@@ -290,6 +340,7 @@ describe.skipIf(!CHROMIUM)('the approval page in Chromium', () => {
       .waitFor({ timeout: 10_000 });
     expect(await page.getByRole('button').count()).toBe(0);
     expect(await page.content()).not.toContain(parseLinkId(gate.approvalId).approvalId);
+    await expectNoLinkInHistory(page, link, visited);
     await context.close();
   });
 
