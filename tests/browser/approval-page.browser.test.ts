@@ -14,6 +14,8 @@ import { join } from 'node:path';
 import { GetCommand } from '@aws-sdk/lib-dynamodb';
 import { type Browser, chromium, type Page } from 'playwright-core';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { LocalHostedUi } from '../../lib/local/api-gateway/hosted-ui.ts';
+import { LocalIssuer } from '../../lib/local/api-gateway/local-issuer.ts';
 import { signedFetch } from '../../lib/local/api-gateway/signed-fetch.ts';
 import { LocalPlatform } from '../../lib/local/platform.ts';
 import { loadSigningKey, storePaths } from '../../lib/local/run/store.ts';
@@ -34,12 +36,22 @@ const SUBMITTER = {
   arn: 'arn:aws:iam::123456789012:user/submitter',
 };
 const APPROVERS = ['ana@example.test', 'ben@example.test'];
+/** Who may sign in at the local hosted UI: the approvers, and someone the plans do not name. */
+const USERS = {
+  'ana@example.test': 'ana-password-1',
+  'ben@example.test': 'ben-password-2',
+  'mallory@example.test': 'mallory-password-3',
+};
+const CLIENT_ID = 'plangate-approval-page';
 
 let dir: string;
 let platform: LocalPlatform;
 let signer: LinkSigner;
 let browser: Browser;
+let hostedUi: LocalHostedUi;
 const gates: ApprovalNotice[] = [];
+/** The shared link of each gate (Slack's and the web's), by approval id. */
+const sharedLinks = new Map<string, string>();
 /** The .eml files the local mail sink wrote, by approval id. */
 const emails = new Map<string, readonly string[]>();
 
@@ -165,12 +177,20 @@ describe.skipIf(!CHROMIUM)('the approval page in Chromium', () => {
   beforeAll(async () => {
     dir = await mkdtemp(join(tmpdir(), 'plangate-browser-'));
     const paths = storePaths(dir);
+    const issuer = new LocalIssuer();
+    hostedUi = await LocalHostedUi.start({ issuer, clientId: CLIENT_ID, users: USERS });
     platform = await LocalPlatform.start({
       paths,
       cwd: dir,
-      identity: { mode: 'aws', principals: [SUBMITTER] },
-      onGate: (n, _link, written) => {
+      identity: {
+        mode: 'aws',
+        principals: [SUBMITTER],
+        jwt: { issuer: issuer.issuer, audience: [CLIENT_ID], jwks: issuer.jwks },
+      },
+      signIn: hostedUi,
+      onGate: (n, link, written) => {
         emails.set(n.approvalId, written);
+        sharedLinks.set(n.approvalId, link);
         gates.push(n);
       },
       mailDir: join(dir, 'mail'),
@@ -193,6 +213,7 @@ describe.skipIf(!CHROMIUM)('the approval page in Chromium', () => {
   afterAll(async () => {
     await browser?.close();
     await platform?.close();
+    await hostedUi?.close();
     await rm(dir, { recursive: true, force: true });
   });
 
@@ -398,6 +419,55 @@ describe.skipIf(!CHROMIUM)('the approval page in Chromium', () => {
     ).toHaveLength(1);
     expect(await decisions(contested)).toHaveLength(1);
     await context.close();
+  });
+
+  it('signs in on a shared link (hosted UI, code + PKCE): a signed-in approver not on the allowlist is refused clearly, an allowed one decides', async () => {
+    const gate = await gateOf('sign-in');
+    const link = sharedLinks.get(gate.approvalId) as string;
+    expect(link).toBe(`${platform.url}/approvals/${encodeURIComponent(gate.approvalId)}`);
+    /** Opens the shared link, answers Approve, and signs in at the hosted UI as `user`. */
+    const approveSignedInAs = async (user: keyof typeof USERS, password = USERS[user]) => {
+      const context = await browser.newContext();
+      const page = await context.newPage();
+      const visited = visitedUrls(page);
+      await page.goto(link);
+      await page.getByText('You will be asked to sign in').waitFor({ timeout: 10_000 });
+      await expectCleanPage(page, gate, await storedToken(gate));
+      await page.getByRole('button', { name: 'Approve', exact: true }).click();
+      await page.getByRole('heading', { name: 'Sign in to answer the gate' }).waitFor({ timeout: 10_000 });
+      expect(new URL(page.url()).origin).toBe(hostedUi.url);
+      expect(new URL(page.url()).searchParams.get('code_challenge_method')).toBe('S256');
+      await page.getByLabel('Email').fill(user);
+      await page.getByLabel('Password').fill(password);
+      await page.getByRole('button', { name: 'Sign in' }).click();
+      return { context, page, visited };
+    };
+
+    const wrongPassword = await approveSignedInAs('ben@example.test', 'guess');
+    await wrongPassword.page.getByText('Incorrect username or password.').waitFor({ timeout: 10_000 });
+    await wrongPassword.context.close();
+
+    const mallory = await approveSignedInAs('mallory@example.test');
+    await mallory.page
+      .getByText("Not recorded: mallory@example.test is not one of this plan's approvers")
+      .waitFor({ timeout: 10_000 });
+    // Back on the callback page, its code and state gone from the address bar; no link anywhere.
+    expect(mallory.page.url()).toBe(`${platform.url}/approvals/signed-in`);
+    await expectNoLinkInHistory(mallory.page, link, mallory.visited);
+    expect(await decisions(gate)).toEqual([]);
+    expect(
+      (await journal(gate))
+        .filter((e) => e.event === 'GATE_ANSWER_REFUSED')
+        .map((e) => [e.details.by, e.details.reason]),
+    ).toEqual([['mallory@example.test', 'forbidden']]);
+    await mallory.context.close();
+
+    const ben = await approveSignedInAs('ben@example.test');
+    await ben.page.getByText('Your answer (APPROVE) was recorded.').waitFor({ timeout: 10_000 });
+    expect((await decisions(gate)).map((e) => [e.event, e.details.approver])).toEqual([
+      ['GATE_APPROVED', 'ben@example.test'],
+    ]);
+    await ben.context.close();
   });
 
   it('says an expired link can no longer be answered (the timeout ladder rejected the gate) and changes nothing', async () => {
