@@ -13,6 +13,7 @@ import { LOCAL_IDENTITY_HEADER } from '../runtime/api/http.ts';
 import { signInCallbackUrl } from '../runtime/gate/approval-page.ts';
 import { LinkSigner } from '../runtime/gate/links.ts';
 import { approvalMessage } from '../runtime/notify/message.ts';
+import { slackDecisionUpdater, slackEscalationUpdater } from '../runtime/notify/slack.ts';
 import type { ApprovalNotice } from '../runtime/payloads/index.ts';
 import type { LocalHostedUi } from './api-gateway/hosted-ui.ts';
 import { type JwtAuthorizerConfig, JwtVerifier } from './api-gateway/jwt.ts';
@@ -98,6 +99,14 @@ export class LocalPlatform {
       signingKey,
       ...(props.timeScale !== undefined ? { timeScale: props.timeScale } : {}),
       ...(props.cwd !== undefined ? { cwd: props.cwd } : {}),
+      ...(slack
+        ? {
+            gateListeners: {
+              onDecided: slackDecisionUpdater(slack.interactions.client),
+              onEscalated: slackEscalationUpdater(slack.interactions.client),
+            },
+          }
+        : {}),
       notify: async (notice) => {
         const emails = mail
           ? await mail.send(notice, (recipient) =>

@@ -163,9 +163,9 @@ export async function handleApprovalsRequest(event: HttpEvent, deps: ApprovalsAp
   }
 }
 
-/** A gate as JSON: its votes counted, not listed. */
+/** A gate as JSON: its votes counted, not listed; not its Slack messages (their buttons hold the shared link). */
 function shownGate(gate: GateView) {
-  const { votes, ...shown } = gate;
+  const { votes, slackMessages: _messages, ...shown } = gate;
   return { ...shown, votes: votes.length };
 }
 

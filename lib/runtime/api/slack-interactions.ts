@@ -10,7 +10,14 @@
 import type { Approvals } from '../gate/approvals.ts';
 import { ApprovalError } from '../gate/links.ts';
 import { escapeSlack, SLACK_ACTION_PREFIX, SLACK_DECISIONS, type SlackDecision } from '../notify/message.ts';
-import { asBlocks, decidedLine, type SlackClient, slackDate, updatedBlocks } from '../notify/slack.ts';
+import {
+  asBlocks,
+  decidedLine,
+  type SlackClient,
+  slackDate,
+  updatedBlocks,
+  updateSlackMessages,
+} from '../notify/slack.ts';
 import { bodyText, type HttpEvent, type HttpResult, headerOf, json } from './http.ts';
 
 export interface SlackInteractionsConfig {
@@ -105,6 +112,14 @@ export async function handleSlackInteraction(
       text: `${payload.message?.text ?? 'plangate approval'}: ${outcome.status === 'decided' ? outcome.decision.decision : 'approval recorded'}`,
       blocks: asBlocks(updatedBlocks(payload.message?.blocks ?? [], status, outcome.status === 'decided')),
     });
+    // The gate's other messages (its reminders) show the decision too, and lose their buttons.
+    if (outcome.status === 'decided')
+      await updateSlackMessages(
+        config.client,
+        (gate.slackMessages ?? []).filter((m) => m.channel !== channel || m.ts !== ts),
+        status,
+        outcome.decision.decision,
+      ).catch(() => {});
   } catch (error) {
     if (!(error instanceof ApprovalError)) throw error;
     await tell(await refusal(error, linkId, approvals));

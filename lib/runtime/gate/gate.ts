@@ -17,7 +17,7 @@ import { NotConfiguredError } from '../shared/errors.ts';
 import { progressLabel } from '../shared/progress.ts';
 import { skipOrBlock } from '../steps/step-start.ts';
 import { Approvals } from './approvals.ts';
-import type { DecisionListener } from './gate-item.ts';
+import type { DecisionListener, EscalationListener } from './gate-item.ts';
 import { climbLadder } from './ladder.ts';
 import { LinkSigner } from './links.ts';
 import { noticeOf } from './notice.ts';
@@ -33,6 +33,13 @@ export interface GateDeps extends HarnessDeps {
   readonly signingKey: string | Buffer;
   /** Tells people a gate is waiting. */
   readonly notify: ApprovalNotifier;
+  /**
+   * Told of the decisions made here (the timeout ladder's `timed out`), as the approvals API tells
+   * of answers, e.g. to update the gate's Slack messages. @default - nobody
+   */
+  readonly onDecided?: DecisionListener;
+  /** Told when the timeout ladder escalates a gate. @default - nobody */
+  readonly onEscalated?: EscalationListener;
 }
 
 /** What answering gates needs (the gate Lambda, the approvals API, the local session). */
@@ -117,6 +124,8 @@ export async function openGate(req: GateRequest, deps: GateDeps): Promise<{ appr
         signer: new LinkSigner(deps.signingKey),
         notify: deps.notify,
         submittedBy: await submitterOf(req.executionId, deps),
+        ...(deps.onDecided ? { onDecided: deps.onDecided } : {}),
+        ...(deps.onEscalated ? { onEscalated: deps.onEscalated } : {}),
       },
     );
     return {};
