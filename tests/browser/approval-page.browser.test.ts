@@ -248,7 +248,13 @@ describe.skipIf(!CHROMIUM)('the approval page in Chromium', () => {
       steps: [
         { ...echoStep('collect'), args: { message: 'collect', value: 2 } },
         echoStep('verify', ['collect'], hostile),
-        echoStep('report', ['verify']),
+        {
+          ...echoStep('report', ['verify']),
+          contract: {
+            kind: 'assert',
+            expression: 'output.message = "report" and $length(output.message) = 6',
+          },
+        },
       ],
     };
     const gate = await submit(second);
@@ -260,8 +266,9 @@ describe.skipIf(!CHROMIUM)('the approval page in Chromium', () => {
     const changes = page.locator('h2 + p + ul > li');
     expect(await changes.allTextContents()).toEqual([
       `Added verify: ${hostile}`,
-      'Changed collect: args changed',
-      'Changed report: now waits for verify; no longer waits for collect',
+      // Old → new values, read from each version's PLAN_CREATED (the graph holds fingerprints only).
+      'Changed collect: args {"message":"collect"} → {"message":"collect","value":2}',
+      'Changed report: contract {"expression":"output.message = \\"report\\"","kind":"assert"} → {"expression":"output.message = \\"report\\" and $length(output.message) = 6","kind":"assert"}; now waits for verify; no longer waits for collect',
     ]);
     const mermaid = page.locator('pre.mermaid');
     expect(await mermaid.isVisible()).toBe(true);
