@@ -134,8 +134,18 @@ export async function updateSlackMessages(
 /** "✅ *APPROVE* by alice at <time>", as the message's status line. */
 export function decidedLine(decision: GateDecision, at: Date | undefined): string {
   const mark =
-    decision.decision === 'APPROVE' || decision.decision === 'RETRY' ? ':white_check_mark:' : ':x:';
-  const reason = 'reason' in decision && decision.reason ? `: ${escapeSlack(decision.reason)}` : '';
+    decision.decision === 'APPROVE' || decision.decision === 'RETRY'
+      ? ':white_check_mark:'
+      : decision.decision === 'ASK_FOR_CLARIFICATION'
+        ? ':question:'
+        : ':x:';
+  const said =
+    'reason' in decision && decision.reason
+      ? decision.reason
+      : 'question' in decision
+        ? decision.question
+        : undefined;
+  const reason = said ? `: ${escapeSlack(said)}` : '';
   return `${mark} *${decision.decision}* by ${escapeSlack(decision.by ?? 'unknown')}${reason}${at ? ` ${slackDate(at)}` : ''}`;
 }
 
