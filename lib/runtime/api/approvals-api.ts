@@ -130,6 +130,7 @@ export async function handleApprovalsRequest(event: HttpEvent, deps: ApprovalsAp
     const gate = await approvals.describe(link);
     const answer = isJsonBody(event) ? jsonAnswer(text) : formAnswer(new URLSearchParams(text), gate.kind);
     if (typeof answer === 'string') return fail(400, 'Not recorded', answer);
+    // Refused and audited (refuse throws): another site's page can never read the form token.
     if (session && !formTokenMatches(session, answer.formToken))
       await approvals.refuse(
         link,
