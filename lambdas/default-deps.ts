@@ -13,7 +13,7 @@ import type { HarnessDeps } from '../lib/runtime/deps.ts';
 import type { ApprovalNotifier, GateDeps } from '../lib/runtime/gate/gate.ts';
 import { documentClient } from '../lib/runtime/journal/document-client.ts';
 import { tableNamesFromEnv } from '../lib/runtime/journal/tables.ts';
-import { SlackClient } from '../lib/runtime/notify/slack.ts';
+import { SlackClient, slackDecisionUpdater, slackEscalationUpdater } from '../lib/runtime/notify/slack.ts';
 import { NotConfiguredError } from '../lib/runtime/shared/errors.ts';
 import { builtinRegistry } from '../lib/runtime/tools/builtins.ts';
 
@@ -73,15 +73,19 @@ export function runtimeLaunchDeps(base: ReturnType<typeof defaultHarnessDeps>, e
 
 /**
  * The gate's deps: the harness deps plus the signing key (PLANGATE_APPROVAL_SIGNING_KEY, or the
- * Secrets Manager secret named by PLANGATE_APPROVAL_SIGNING_KEY_SECRET) and a notifier that
- * invokes PLANGATE_NOTIFIER_FUNCTION asynchronously with the notice.
+ * Secrets Manager secret named by PLANGATE_APPROVAL_SIGNING_KEY_SECRET), a notifier that
+ * invokes PLANGATE_NOTIFIER_FUNCTION asynchronously with the notice, and, with a Slack bot token
+ * (PLANGATE_SLACK_BOT_TOKEN[_SECRET_ARN]), the updaters of the gate's Slack messages.
  */
 export async function defaultGateDeps(env: Env = process.env): Promise<GateDeps> {
   const base = defaultHarnessDeps(env);
+  const slack = slackClientFromEnv(env, base.secretsManager as SecretsManagerClient);
   return {
     ...base,
     signingKey: await signingKey(env, base.secretsManager as SecretsManagerClient),
     notify: lambdaNotifier(env, base.lambda as LambdaClient),
+    // The timeout ladder's escalations and rejections show in the gate's Slack messages.
+    ...(slack ? { onDecided: slackDecisionUpdater(slack), onEscalated: slackEscalationUpdater(slack) } : {}),
   };
 }
 

@@ -1,9 +1,10 @@
 /**
  * A local stand-in for Slack on 127.0.0.1, for tests: it speaks the Web API methods plangate
- * calls (chat.postMessage, chat.update, chat.postEphemeral; bearer token checked, form or JSON
- * bodies as @slack/web-api sends them) and keeps each message's current blocks; and, as Slack
- * does when someone clicks a button, it sends a signed `block_actions` interaction (v0 signature
- * over the timestamp and the form-encoded `payload=`) to the app's request URL.
+ * calls (chat.postMessage, chat.update, chat.postEphemeral, views.open; bearer token checked, form
+ * or JSON bodies as @slack/web-api sends them) and keeps each message's current blocks; and, as
+ * Slack does when someone clicks a button or submits a modal, it sends a signed `block_actions` or
+ * `view_submission` interaction (v0 signature over the timestamp and the form-encoded
+ * `payload=`) to the app's request URL.
  */
 import { createHmac } from 'node:crypto';
 import { createServer, type IncomingMessage, type Server } from 'node:http';
@@ -31,9 +32,18 @@ interface Button {
   readonly text: { readonly text: string };
 }
 
+/** A modal opened with views.open, with the trigger of the click that opened it. */
+export interface OpenedView {
+  readonly triggerId: string;
+  readonly view: Record<string, unknown>;
+}
+
 export class FakeSlack {
   readonly messages: SlackMessage[] = [];
   readonly ephemerals: Ephemeral[] = [];
+  readonly views: OpenedView[] = [];
+  /** Triggers of clicks sent, each good for one views.open (Slack's last three seconds). */
+  private readonly triggers = new Set<string>();
   /** Web API calls in order, by method name. */
   readonly calls: string[] = [];
   private seq = 0;
@@ -110,6 +120,8 @@ export class FakeSlack {
           .map((b) => b.action_id)
           .join(', ')})`,
       );
+    const triggerId = `${Date.now()}.${++this.seq}.trigger`;
+    this.triggers.add(triggerId);
     const payload = {
       type: 'block_actions',
       user: { id: user, username: user.toLowerCase(), team_id: 'T0PLANGATE' },
@@ -121,7 +133,7 @@ export class FakeSlack {
         channel_id: message.channel,
         is_ephemeral: false,
       },
-      trigger_id: `${Date.now()}.trigger`,
+      trigger_id: triggerId,
       team: { id: 'T0PLANGATE', domain: 'plangate' },
       channel: { id: message.channel, name: 'approvals' },
       message: { type: 'message', ts: message.ts, text: message.text, blocks: message.blocks },
@@ -137,6 +149,46 @@ export class FakeSlack {
         },
       ],
     };
+    return (await this.send(requestUrl, payload, opts)).status;
+  }
+
+  /**
+   * Submits a modal as `user` with `values` typed into its inputs (block id → action id → text):
+   * the signed `view_submission` Slack sends; returns the status and what plangate answered.
+   */
+  async submit(
+    requestUrl: string,
+    opened: OpenedView,
+    user: string,
+    values: Record<string, Record<string, string>>,
+    opts: { signWith?: string } = {},
+  ): Promise<{ status: number; body: string }> {
+    const state = Object.fromEntries(
+      Object.entries(values).map(([block, inputs]) => [
+        block,
+        Object.fromEntries(
+          Object.entries(inputs).map(([action, value]) => [action, { type: 'plain_text_input', value }]),
+        ),
+      ]),
+    );
+    return this.send(
+      requestUrl,
+      {
+        type: 'view_submission',
+        user: { id: user, username: user.toLowerCase(), team_id: 'T0PLANGATE' },
+        api_app_id: 'A0PLANGATE',
+        team: { id: 'T0PLANGATE', domain: 'plangate' },
+        view: { id: `V0${this.seq}`, ...opened.view, state: { values: state } },
+      },
+      opts,
+    );
+  }
+
+  private async send(
+    requestUrl: string,
+    payload: unknown,
+    opts: { signWith?: string; timestamp?: number } = {},
+  ): Promise<{ status: number; body: string }> {
     const body = new URLSearchParams({ payload: JSON.stringify(payload) }).toString();
     const timestamp = opts.timestamp ?? Math.floor(Date.now() / 1000);
     const signature = `v0=${createHmac('sha256', opts.signWith ?? this.signingSecret)
@@ -151,8 +203,7 @@ export class FakeSlack {
       },
       body,
     });
-    await response.arrayBuffer();
-    return response.status;
+    return { status: response.status, body: await response.text() };
   }
 
   private handle(req: IncomingMessage, body: string): Record<string, unknown> {
@@ -182,6 +233,16 @@ export class FakeSlack {
         message.text = String(args.text ?? message.text);
         message.history.push(blocks);
         return { ok: true, channel: message.channel, ts: message.ts };
+      }
+      case 'views.open': {
+        const triggerId = String(args.trigger_id ?? '');
+        if (!this.triggers.delete(triggerId)) return { ok: false, error: 'invalid_trigger_id' };
+        const view = (typeof args.view === 'string' ? JSON.parse(args.view) : args.view) as Record<
+          string,
+          unknown
+        >;
+        this.views.push({ triggerId, view });
+        return { ok: true, view: { id: `V0${++this.seq}`, ...view } };
       }
       case 'chat.postEphemeral':
         this.ephemerals.push({

@@ -42,7 +42,6 @@ export interface AttackResult {
   >;
   readonly gateStillPending: boolean;
   readonly journalAfterAttacks: Record<string, number>;
-  readonly notMeasured: Record<string, string>;
 }
 
 export interface ConcurrencyResult {
@@ -60,7 +59,8 @@ export interface ConcurrencyResult {
 function planWith(id: string, timeoutSeconds: number) {
   return echoChainPlan(id, ['build', 'ship'], {
     approval: {
-      approvers: APPROVERS,
+      // The submitter is named too: only the no-self-approval rule stands between them and approving.
+      approvers: [...APPROVERS, SUBMITTER.arn],
       forbiddenApprovers: [FORBIDDEN],
       allowAutoApprove: false,
       timeoutSeconds,
@@ -203,6 +203,8 @@ export async function runApprovalAttacks(
     for (let i = 0; i < 100; i++)
       add('wrong approver', page(link), approve, asApprover(`outsider-${i}@example.test`));
     for (let i = 0; i < 50; i++) add('forbidden approver', page(link), approve, asApprover(FORBIDDEN));
+    for (let i = 0; i < 50; i++)
+      add('self-approval: the submitter, signed in', page(link), approve, asApprover(SUBMITTER.arn));
     const badTokens = [
       { name: 'no token', headers: JSON_HEADERS },
       {
@@ -290,6 +292,47 @@ export async function runApprovalAttacks(
         },
       );
 
+    // A genuine page session (an emailed link opened in a browser), then posts missing a part of it.
+    const session = await openPage(
+      p,
+      p.signer.bound(parsed.approvalId, parsed.expiresAtEpoch, digest, APPROVERS[3] as string),
+    );
+    const formPost = { 'content-type': 'application/x-www-form-urlencoded', accept: 'application/json' };
+    const approveForm = (formToken?: string) =>
+      new URLSearchParams({
+        digest,
+        decision: 'APPROVE',
+        ...(formToken ? { form_token: formToken } : {}),
+      }).toString();
+    for (let i = 0; i < 50; i++) {
+      add('page session post without its form token (CSRF)', session.answerPath, approveForm(), {
+        ...formPost,
+        cookie: session.cookie,
+      });
+      add(
+        'page session post with a wrong form token',
+        session.answerPath,
+        approveForm(`${rng[i]?.slice(0, 32)}`),
+        { ...formPost, cookie: session.cookie },
+      );
+      add(
+        'cross-site post to a page session: form token, no cookie (SameSite=Strict)',
+        session.answerPath,
+        approveForm(session.formToken),
+        { ...formPost, origin: 'https://evil.example' },
+      );
+      add('forged page session cookie', session.answerPath, approveForm(session.formToken), {
+        ...formPost,
+        cookie: `plangate_page=${rng[50 + i]}${rng[100 + i]}${rng[150 + i]}`,
+      });
+      add(
+        'page session cookie moved to another page',
+        `/approvals/${(rng[i] as string).slice(0, 22)}/as-recipient`,
+        approveForm(session.formToken),
+        { ...formPost, cookie: session.cookie },
+      );
+    }
+
     const byCategory: AttackResult['byCategory'] = {};
     let accepted = 0;
     let withoutReason = 0;
@@ -339,10 +382,6 @@ export async function runApprovalAttacks(
         byCategory,
         gateStillPending: view.status === 'pending',
         journalAfterAttacks: journal,
-        notMeasured: {
-          'self-approval':
-            'the submitter (an IAM principal) and approvers (JWT emails) are different identities here; the plan policy names forbidden approvers, which is measured above',
-        },
       },
       concurrency,
     };
@@ -351,6 +390,45 @@ export async function runApprovalAttacks(
     await p.slack.close();
     await rm(p.dir, { recursive: true, force: true });
   }
+}
+
+/** The page's form posted as the browser sends it: its session cookie and form token with the answer. */
+function pagePost(
+  p: Platform,
+  page: Awaited<ReturnType<typeof openPage>>,
+  digest: string,
+): Promise<Response> {
+  return fetch(`${p.platform.url}${page.answerPath}`, {
+    method: 'POST',
+    headers: {
+      'content-type': 'application/x-www-form-urlencoded',
+      accept: 'application/json',
+      cookie: page.cookie,
+    },
+    body: new URLSearchParams({ digest, decision: 'APPROVE', form_token: page.formToken }).toString(),
+  });
+}
+
+/**
+ * Opens a link as a browser does: its redirect to the page's handle and the session cookie, then
+ * the page and its form token; returns where the page's form posts.
+ */
+async function openPage(
+  p: Platform,
+  linkId: string,
+): Promise<{ answerPath: string; cookie: string; formToken: string }> {
+  const opened = await fetch(`${p.platform.url}/approvals/${encodeURIComponent(linkId)}`, {
+    redirect: 'manual',
+  });
+  const location = opened.headers.get('location');
+  const cookie = opened.headers.getSetCookie()[0]?.split(';')[0];
+  if (opened.status !== 303 || !location || !cookie)
+    throw new Error(`opening a link: ${opened.status} ${await opened.text()}`);
+  const page = await (await fetch(`${p.platform.url}${location}`, { headers: { cookie } })).text();
+  const formToken = /name="form_token" value="([^"]+)"/.exec(page)?.[1];
+  const action = /<form [^>]*action="([^"]+)"/.exec(page)?.[1];
+  if (!formToken || !action) throw new Error('the page has no form token');
+  return { answerPath: action, cookie, formToken };
 }
 
 /** The refusal's reason as the API gives it (`message`, else `error`), or the body's start. */
@@ -374,6 +452,21 @@ async function concurrentDecisions(p: Platform): Promise<ConcurrencyResult> {
     p.slack.messages.find((m) => p.slack.buttons(m)[0]?.value === gate.approvalId),
   );
   const body = JSON.stringify({ digest: gate.plan.digest, decision: 'APPROVE' });
+  // The page's approvers opened their emailed links first; they all click at once below.
+  const pages = new Map(
+    await Promise.all(
+      APPROVERS.filter((_, i) => i % 3 === 1).map(
+        async (email) =>
+          [
+            email,
+            await openPage(
+              p,
+              p.signer.bound(parsed.approvalId, parsed.expiresAtEpoch, gate.plan.digest, email),
+            ),
+          ] as const,
+      ),
+    ),
+  );
   const interactions = `${p.platform.url}/slack/interactions`;
   type Outcome = { channel: 'api' | 'page' | 'slack'; status: number; message: string; decided: boolean };
   const answers = APPROVERS.map(async (email, i): Promise<Outcome> => {
@@ -390,10 +483,7 @@ async function concurrentDecisions(p: Platform): Promise<ConcurrencyResult> {
             headers: { ...JSON_HEADERS, authorization: `Bearer ${p.issuer.token(email)}` },
             body,
           })
-        : await fetch(
-            `${p.platform.url}/approvals/${encodeURIComponent(p.signer.bound(parsed.approvalId, parsed.expiresAtEpoch, gate.plan.digest, email))}/as-recipient`,
-            { method: 'POST', headers: JSON_HEADERS, body },
-          );
+        : await pagePost(p, pages.get(email) as Awaited<ReturnType<typeof openPage>>, gate.plan.digest);
     const json = (await response.json()) as { status?: string; message?: string };
     return {
       channel: i % 3 === 0 ? 'api' : 'page',

@@ -573,6 +573,11 @@ export class PlanPlatform extends Construct {
       });
       gate.addEnvironment(PLATFORM_ENV.notifierFunction, this.notifier.function.functionName);
       this.wireNotifier(this.notifier.function, stack, approvalEmails);
+      if (this.slack) {
+        // The timeout ladder's escalations and `timed out` rejections show in the gate's Slack messages.
+        this.slack.botToken.grantRead(gate);
+        gate.addEnvironment(PLATFORM_ENV.slackBotTokenSecretArn, this.slack.botToken.secretArn);
+      }
     }
 
     const planSecretsArn = stack.formatArn({

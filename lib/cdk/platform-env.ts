@@ -12,7 +12,7 @@ export const PLATFORM_ENV = {
   sesSender: 'PLANGATE_SES_SENDER',
   /** Comma-separated addresses every approval email also goes to. */
   notifyEmails: 'PLANGATE_NOTIFY_EMAILS',
-  /** ARN of the secret holding the Slack app's bot token (notifier: post; approvals API: update). */
+  /** ARN of the secret holding the Slack app's bot token (notifier: post; approvals API and gate: update). */
   slackBotTokenSecretArn: 'PLANGATE_SLACK_BOT_TOKEN_SECRET_ARN',
   /** ARN of the secret holding the Slack app's signing secret (approvals API: verify clicks). */
   slackSigningSecretArn: 'PLANGATE_SLACK_SIGNING_SECRET_SECRET_ARN',

@@ -7,9 +7,10 @@
 import { randomUUID } from 'node:crypto';
 import { type SFNClient, StartExecutionCommand } from '@aws-sdk/client-sfn';
 import type { z } from 'zod';
+import { canonicalJson } from '../plan/digest.ts';
 import type { Plan } from '../plan/schema.ts';
 import { eventIdentity, type HarnessDeps, journalFor } from '../runtime/deps.ts';
-import type { EVENT_DETAILS } from '../runtime/payloads/index.ts';
+import type { EVENT_DETAILS, RecordedStep } from '../runtime/payloads/index.ts';
 import { type DeployedPlan, type DeployPlanInput, deployPlan } from './deploy-plan.ts';
 
 export interface LaunchPlanInput extends DeployPlanInput {
@@ -93,15 +94,49 @@ export async function launchPlan(input: LaunchPlanInput): Promise<LaunchedPlan> 
   return { executionArn, deployed };
 }
 
-/** Seed 000's PLAN_CREATED {task_count, dependencies}. */
+/** Seed 000's PLAN_CREATED {task_count, dependencies}, and each step's tool, args and contract. */
 export function planCreatedDetails(plan: Plan): {
   task_count: number;
   dependencies: Record<string, string[]>;
+  steps?: Record<string, RecordedStep>;
 } {
+  const steps = recordedSteps(plan);
   return {
     task_count: plan.steps.length,
     dependencies: Object.fromEntries(plan.steps.map((s) => [s.id, [...s.dependsOn]])),
+    ...(steps ? { steps } : {}),
   };
+}
+
+/** Longest value recorded per step (args, contract): enough to read a change, small in the journal. */
+const RECORDED_VALUE_LIMIT = 300;
+/** Largest record of all steps, in JSON bytes; a larger plan's PLAN_CREATED records none. */
+const RECORDED_STEPS_LIMIT_BYTES = 64 * 1024;
+
+/**
+ * What each step is given and checked by, for a later version's gate to show old → new (the
+ * gate's graph holds only fingerprints). Plans reference secrets, never hold them, so nothing
+ * here is secret; undefined when the plan is too large to record.
+ */
+export function recordedSteps(plan: Plan): Record<string, RecordedStep> | undefined {
+  const steps: Record<string, RecordedStep> = {};
+  let bytes = 2;
+  for (const step of plan.steps) {
+    const { tool, args, target, task, subscriptions, contract } = step;
+    const recorded: RecordedStep = {
+      tool: tool ?? 'agent',
+      args: shortened(canonicalJson(tool ? (args ?? {}) : { target, task, subscriptions })),
+      ...(contract ? { contract: shortened(canonicalJson(contract)) } : {}),
+    };
+    bytes += Buffer.byteLength(JSON.stringify([step.id, recorded])) + 1;
+    if (bytes > RECORDED_STEPS_LIMIT_BYTES) return undefined;
+    steps[step.id] = recorded;
+  }
+  return steps;
+}
+
+function shortened(text: string): string {
+  return text.length > RECORDED_VALUE_LIMIT ? `${text.slice(0, RECORDED_VALUE_LIMIT - 1)}…` : text;
 }
 
 function planIdentity(plan: Plan, digestHex: string) {

@@ -68,7 +68,9 @@ const RESPONSES: Readonly<Record<string, Responses>> = {
   'GET /openapi.json': { 200: { 'application/json': { inline: { type: 'object' } } } },
   'GET /approvals/{approvalId}': {
     200: { 'application/json': 'GateView', ...HTML },
-    ...pageErrors(400, 403, 404, 405, 410),
+    // A signed link opened in a browser: redeemed into a page session, redirected to its handle.
+    303: {},
+    ...pageErrors(400, 403, 404, 405, 409, 410),
   },
   'POST /approvals/{approvalId}': {
     200: { 'application/json': 'AnswerOutcome', ...HTML },

@@ -10,9 +10,12 @@ import { makeHandler as plansApiHandler } from '../../lambdas/plans-api.ts';
 import { type DraftItem, readDraft } from '../launch/plan-drafts.ts';
 import type { PlannerProvider } from '../planner/provider.ts';
 import { LOCAL_IDENTITY_HEADER } from '../runtime/api/http.ts';
+import { signInCallbackUrl } from '../runtime/gate/approval-page.ts';
 import { LinkSigner } from '../runtime/gate/links.ts';
 import { approvalMessage } from '../runtime/notify/message.ts';
+import { slackDecisionUpdater, slackEscalationUpdater } from '../runtime/notify/slack.ts';
 import type { ApprovalNotice } from '../runtime/payloads/index.ts';
+import type { LocalHostedUi } from './api-gateway/hosted-ui.ts';
 import { type JwtAuthorizerConfig, JwtVerifier } from './api-gateway/jwt.ts';
 import { LocalApiGateway } from './api-gateway/server.ts';
 import { type LocalPrincipal, SigV4Verifier } from './api-gateway/sigv4.ts';
@@ -53,6 +56,12 @@ export interface LocalPlatformProps {
    */
   readonly env?: Readonly<Record<string, string | undefined>>;
   /**
+   * The approvers' hosted sign-in (a local stand-in for Cognito's hosted UI): pages of shared
+   * links sign the approver in with it, and the answer route's JWT authorizer (`identity.jwt`)
+   * should trust its issuer and client id. @default - pages of shared links do not sign in
+   */
+  readonly signIn?: LocalHostedUi;
+  /**
    * The model that drafts plans from goals (`POST /plans {goal}`), run in the background as the
    * planner Lambda runs on AWS, and told of each draft as it ends.
    * @default - no planner: goals are refused (501)
@@ -90,6 +99,14 @@ export class LocalPlatform {
       signingKey,
       ...(props.timeScale !== undefined ? { timeScale: props.timeScale } : {}),
       ...(props.cwd !== undefined ? { cwd: props.cwd } : {}),
+      ...(slack
+        ? {
+            gateListeners: {
+              onDecided: slackDecisionUpdater(slack.interactions.client),
+              onEscalated: slackEscalationUpdater(slack.interactions.client),
+            },
+          }
+        : {}),
       notify: async (notice) => {
         const emails = mail
           ? await mail.send(notice, (recipient) =>
@@ -118,6 +135,10 @@ export class LocalPlatform {
       };
       const planner = props.planner;
       let platform: LocalPlatform | undefined;
+      let listen: (url: string) => void = () => {};
+      const listening = new Promise<string>((resolve) => {
+        listen = resolve;
+      });
       const startPlanning = planner
         ? async (draftId: string) => {
             // As the Plans API's asynchronous Lambda invocation: the request does not wait.
@@ -140,12 +161,24 @@ export class LocalPlatform {
             ...(startPlanning ? { startPlanning } : {}),
             submitter: header ? { mode: 'header', header: LOCAL_IDENTITY_HEADER } : { mode: 'iam' },
           }),
-          approvals: approvalsApiHandler({
-            ...base,
-            signingKey,
-            identity: header ? { mode: 'header', header: LOCAL_IDENTITY_HEADER } : { mode: 'jwt' },
-            ...(slack ? { slack: slack.interactions } : {}),
-          }),
+          // The sign-in callback is on this API, whose URL is known once it listens.
+          approvals: approvalsApiHandler(
+            listening.then((url) => ({
+              ...base,
+              signingKey,
+              identity: header ? { mode: 'header', header: LOCAL_IDENTITY_HEADER } : { mode: 'jwt' },
+              ...(slack ? { slack: slack.interactions } : {}),
+              ...(props.signIn
+                ? {
+                    signIn: {
+                      domainUrl: props.signIn.url,
+                      clientId: props.signIn.clientId,
+                      redirectUri: signInCallbackUrl(url),
+                    },
+                  }
+                : {}),
+            })),
+          ),
         },
         ...(props.identity.mode === 'aws'
           ? {
@@ -156,6 +189,8 @@ export class LocalPlatform {
         ...(props.port !== undefined ? { port: props.port } : {}),
       });
       apiUrl = api.url;
+      props.signIn?.allowCallback(signInCallbackUrl(api.url));
+      listen(api.url);
       platform = new LocalPlatform(stack, api);
       return platform;
     } catch (error) {

@@ -14,6 +14,8 @@ import { join } from 'node:path';
 import { GetCommand } from '@aws-sdk/lib-dynamodb';
 import { type Browser, chromium, type Page } from 'playwright-core';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { LocalHostedUi } from '../../lib/local/api-gateway/hosted-ui.ts';
+import { LocalIssuer } from '../../lib/local/api-gateway/local-issuer.ts';
 import { signedFetch } from '../../lib/local/api-gateway/signed-fetch.ts';
 import { LocalPlatform } from '../../lib/local/platform.ts';
 import { loadSigningKey, storePaths } from '../../lib/local/run/store.ts';
@@ -34,12 +36,22 @@ const SUBMITTER = {
   arn: 'arn:aws:iam::123456789012:user/submitter',
 };
 const APPROVERS = ['ana@example.test', 'ben@example.test'];
+/** Who may sign in at the local hosted UI: the approvers, and someone the plans do not name. */
+const USERS = {
+  'ana@example.test': 'ana-password-1',
+  'ben@example.test': 'ben-password-2',
+  'mallory@example.test': 'mallory-password-3',
+};
+const CLIENT_ID = 'plangate-approval-page';
 
 let dir: string;
 let platform: LocalPlatform;
 let signer: LinkSigner;
 let browser: Browser;
+let hostedUi: LocalHostedUi;
 const gates: ApprovalNotice[] = [];
+/** The shared link of each gate (Slack's and the web's), by approval id. */
+const sharedLinks = new Map<string, string>();
 /** The .eml files the local mail sink wrote, by approval id. */
 const emails = new Map<string, readonly string[]>();
 
@@ -115,27 +127,70 @@ async function storedToken(gate: ApprovalNotice): Promise<string> {
 }
 
 /**
- * The page names its gate only in the form's action: the raw approval id (part of every link id)
- * occurs once in the HTML, and the task token never.
+ * The page never holds the link's signature, its raw approval id or the task token: it names its
+ * gate only by its session's handle, in its own URL and the form's action.
  */
-async function expectIdOnlyInAction(page: Page, gate: ApprovalNotice, taskToken: string): Promise<void> {
+async function expectCleanPage(page: Page, gate: ApprovalNotice, taskToken: string): Promise<void> {
   const html = await page.content();
-  const approvalId = parseLinkId(gate.approvalId).approvalId;
-  expect(html.split(approvalId)).toHaveLength(2);
-  expect(await page.locator('form').getAttribute('action')).toContain(approvalId);
+  expect(html).not.toContain(parseLinkId(gate.approvalId).approvalId);
+  expect(html).not.toContain(gate.approvalId.split('.').at(-1));
   expect(html).not.toContain(taskToken);
+  const path = new URL(page.url()).pathname;
+  expect(path).toMatch(/^\/approvals\/[A-Za-z0-9_-]{22}$/);
+  expect(await page.locator('form').getAttribute('action')).toMatch(new RegExp(`^${path}(/as-recipient)?$`));
+}
+
+/** Every URL the tab's main frame commits, in order (redirects are never committed). */
+function visitedUrls(page: Page): string[] {
+  const visited: string[] = [];
+  page.on('framenavigated', (frame) => {
+    if (frame === page.mainFrame()) visited.push(frame.url());
+  });
+  return visited;
+}
+
+/**
+ * No URL the tab showed, and no entry of its history, holds any part of the signed link: neither
+ * its MAC nor the link id itself (the history read through the DevTools protocol, which also
+ * works with JavaScript disabled).
+ */
+async function expectNoLinkInHistory(
+  page: Page,
+  link: string,
+  visited: readonly string[],
+): Promise<string[]> {
+  const linkId = decodeURIComponent(link.split('/').at(-1) as string);
+  const cdp = await page.context().newCDPSession(page);
+  const { entries } = (await cdp.send('Page.getNavigationHistory')) as { entries: { url: string }[] };
+  await cdp.detach();
+  const urls = [page.url(), ...visited, ...entries.map((e) => e.url)];
+  expect(visited.length).toBeGreaterThan(0);
+  for (const url of urls) {
+    expect(decodeURIComponent(url)).not.toContain(linkId);
+    expect(url).not.toContain(linkId.split('.').at(-1));
+    expect(url).not.toContain(parseLinkId(linkId).approvalId);
+  }
+  return entries.map((e) => e.url);
 }
 
 describe.skipIf(!CHROMIUM)('the approval page in Chromium', () => {
   beforeAll(async () => {
     dir = await mkdtemp(join(tmpdir(), 'plangate-browser-'));
     const paths = storePaths(dir);
+    const issuer = new LocalIssuer();
+    hostedUi = await LocalHostedUi.start({ issuer, clientId: CLIENT_ID, users: USERS });
     platform = await LocalPlatform.start({
       paths,
       cwd: dir,
-      identity: { mode: 'aws', principals: [SUBMITTER] },
-      onGate: (n, _link, written) => {
+      identity: {
+        mode: 'aws',
+        principals: [SUBMITTER],
+        jwt: { issuer: issuer.issuer, audience: [CLIENT_ID], jwks: issuer.jwks },
+      },
+      signIn: hostedUi,
+      onGate: (n, link, written) => {
         emails.set(n.approvalId, written);
+        sharedLinks.set(n.approvalId, link);
         gates.push(n);
       },
       mailDir: join(dir, 'mail'),
@@ -158,6 +213,7 @@ describe.skipIf(!CHROMIUM)('the approval page in Chromium', () => {
   afterAll(async () => {
     await browser?.close();
     await platform?.close();
+    await hostedUi?.close();
     await rm(dir, { recursive: true, force: true });
   });
 
@@ -166,12 +222,19 @@ describe.skipIf(!CHROMIUM)('the approval page in Chromium', () => {
     const taskToken = await storedToken(gate);
     const context = await browser.newContext({ viewport: { width: 375, height: 740 }, isMobile: true });
     const page = await context.newPage();
-    await page.goto(await emailedLink(gate, 'ana@example.test'));
+    const visited = visitedUrls(page);
+    const link = await emailedLink(gate, 'ana@example.test');
+    await page.goto(link);
     await page.getByRole('heading', { name: 'Approve this plan?' }).waitFor({ timeout: 10_000 });
+    const history = await expectNoLinkInHistory(page, link, visited);
+    // The tab's history is its blank start and the page: the link was redirected away, never kept.
+    expect(visited).toEqual([page.url()]);
+    expect(history).toEqual(['about:blank', page.url()]);
+    expect(await page.evaluate(() => window.history.length)).toBe(history.length);
     await page.getByText('You are answering as ana@example.test').waitFor({ timeout: 10_000 });
     await page.getByText(gate.plan.digest).waitFor({ timeout: 10_000 });
     expect(await page.evaluate(() => document.documentElement.scrollWidth)).toBeLessThanOrEqual(375);
-    await expectIdOnlyInAction(page, gate, taskToken);
+    await expectCleanPage(page, gate, taskToken);
     expect(await page.content()).not.toContain((await loadSigningKey(storePaths(dir))).toString('base64url'));
     await context.close();
   });
@@ -185,7 +248,13 @@ describe.skipIf(!CHROMIUM)('the approval page in Chromium', () => {
       steps: [
         { ...echoStep('collect'), args: { message: 'collect', value: 2 } },
         echoStep('verify', ['collect'], hostile),
-        echoStep('report', ['verify']),
+        {
+          ...echoStep('report', ['verify']),
+          contract: {
+            kind: 'assert',
+            expression: 'output.message = "report" and $length(output.message) = 6',
+          },
+        },
       ],
     };
     const gate = await submit(second);
@@ -197,8 +266,9 @@ describe.skipIf(!CHROMIUM)('the approval page in Chromium', () => {
     const changes = page.locator('h2 + p + ul > li');
     expect(await changes.allTextContents()).toEqual([
       `Added verify: ${hostile}`,
-      'Changed collect: args changed',
-      'Changed report: now waits for verify; no longer waits for collect',
+      // Old → new values, read from each version's PLAN_CREATED (the graph holds fingerprints only).
+      'Changed collect: args {"message":"collect"} → {"message":"collect","value":2}',
+      'Changed report: contract {"expression":"output.message = \\"report\\"","kind":"assert"} → {"expression":"output.message = \\"report\\" and $length(output.message) = 6","kind":"assert"}; now waits for verify; no longer waits for collect',
     ]);
     const mermaid = page.locator('pre.mermaid');
     expect(await mermaid.isVisible()).toBe(true);
@@ -225,7 +295,7 @@ describe.skipIf(!CHROMIUM)('the approval page in Chromium', () => {
     expect(await page.evaluate(() => (window as { pwned?: number }).pwned)).toBeUndefined();
     expect(await page.locator('script').count()).toBe(0);
     expect(await page.evaluate(() => document.documentElement.scrollWidth)).toBeLessThanOrEqual(375);
-    await expectIdOnlyInAction(page, gate, taskToken);
+    await expectCleanPage(page, gate, taskToken);
     // Nothing of the graph or the changes takes focus: the first Tab reaches Approve.
     await page.keyboard.press('Tab');
     expect(await page.evaluate(() => document.activeElement?.textContent)).toBe('Approve');
@@ -252,7 +322,7 @@ describe.skipIf(!CHROMIUM)('the approval page in Chromium', () => {
       .waitFor({ timeout: 10_000 });
     await page.getByText('report: Echo report').waitFor({ timeout: 10_000 });
     expect(await page.locator('pre.mermaid').count()).toBe(0);
-    await expectIdOnlyInAction(page, stepGate, await storedToken(stepGate));
+    await expectCleanPage(page, stepGate, await storedToken(stepGate));
     await page.getByRole('button', { name: 'Approve', exact: true }).click();
     await page.getByText('Your answer (APPROVE) was recorded.').waitFor({ timeout: 10_000 });
     for (let i = 0; i < 400 && !(await journal(planGate)).some((e) => e.event === 'EXECUTION_COMPLETE'); i++)
@@ -278,10 +348,18 @@ describe.skipIf(!CHROMIUM)('the approval page in Chromium', () => {
     const gate = await gateOf('no-script');
     const context = await browser.newContext({ javaScriptEnabled: false });
     const page = await context.newPage();
-    await page.goto(await emailedLink(gate, 'ana@example.test'));
+    const visited = visitedUrls(page);
+    const link = await emailedLink(gate, 'ana@example.test');
+    await page.goto(link);
+    const cookies = await context.cookies();
+    expect(cookies.map((c) => [c.name, c.httpOnly, c.sameSite, c.path])).toEqual([
+      ['plangate_page', true, 'Strict', new URL(page.url()).pathname],
+    ]);
+    expect(cookies[0]?.value).not.toContain(link.split('.').at(-1));
     await page.getByRole('button', { name: 'Approve', exact: true }).click();
     await page.getByText('Your answer (APPROVE) was recorded.').waitFor({ timeout: 10_000 });
     expect((await decisions(gate)).map((e) => e.details.approver)).toEqual(['ana@example.test']);
+    await expectNoLinkInHistory(page, link, visited);
     // The back button, then the link again: the gate says it was answered, by whom and when.
     await page.goBack();
     await page.reload();
@@ -290,6 +368,7 @@ describe.skipIf(!CHROMIUM)('the approval page in Chromium', () => {
       .waitFor({ timeout: 10_000 });
     expect(await page.getByRole('button').count()).toBe(0);
     expect(await page.content()).not.toContain(parseLinkId(gate.approvalId).approvalId);
+    await expectNoLinkInHistory(page, link, visited);
     await context.close();
   });
 
@@ -347,6 +426,55 @@ describe.skipIf(!CHROMIUM)('the approval page in Chromium', () => {
     ).toHaveLength(1);
     expect(await decisions(contested)).toHaveLength(1);
     await context.close();
+  });
+
+  it('signs in on a shared link (hosted UI, code + PKCE): a signed-in approver not on the allowlist is refused clearly, an allowed one decides', async () => {
+    const gate = await gateOf('sign-in');
+    const link = sharedLinks.get(gate.approvalId) as string;
+    expect(link).toBe(`${platform.url}/approvals/${encodeURIComponent(gate.approvalId)}`);
+    /** Opens the shared link, answers Approve, and signs in at the hosted UI as `user`. */
+    const approveSignedInAs = async (user: keyof typeof USERS, password = USERS[user]) => {
+      const context = await browser.newContext();
+      const page = await context.newPage();
+      const visited = visitedUrls(page);
+      await page.goto(link);
+      await page.getByText('You will be asked to sign in').waitFor({ timeout: 10_000 });
+      await expectCleanPage(page, gate, await storedToken(gate));
+      await page.getByRole('button', { name: 'Approve', exact: true }).click();
+      await page.getByRole('heading', { name: 'Sign in to answer the gate' }).waitFor({ timeout: 10_000 });
+      expect(new URL(page.url()).origin).toBe(hostedUi.url);
+      expect(new URL(page.url()).searchParams.get('code_challenge_method')).toBe('S256');
+      await page.getByLabel('Email').fill(user);
+      await page.getByLabel('Password').fill(password);
+      await page.getByRole('button', { name: 'Sign in' }).click();
+      return { context, page, visited };
+    };
+
+    const wrongPassword = await approveSignedInAs('ben@example.test', 'guess');
+    await wrongPassword.page.getByText('Incorrect username or password.').waitFor({ timeout: 10_000 });
+    await wrongPassword.context.close();
+
+    const mallory = await approveSignedInAs('mallory@example.test');
+    await mallory.page
+      .getByText("Not recorded: mallory@example.test is not one of this plan's approvers")
+      .waitFor({ timeout: 10_000 });
+    // Back on the callback page, its code and state gone from the address bar; no link anywhere.
+    expect(mallory.page.url()).toBe(`${platform.url}/approvals/signed-in`);
+    await expectNoLinkInHistory(mallory.page, link, mallory.visited);
+    expect(await decisions(gate)).toEqual([]);
+    expect(
+      (await journal(gate))
+        .filter((e) => e.event === 'GATE_ANSWER_REFUSED')
+        .map((e) => [e.details.by, e.details.reason]),
+    ).toEqual([['mallory@example.test', 'forbidden']]);
+    await mallory.context.close();
+
+    const ben = await approveSignedInAs('ben@example.test');
+    await ben.page.getByText('Your answer (APPROVE) was recorded.').waitFor({ timeout: 10_000 });
+    expect((await decisions(gate)).map((e) => [e.event, e.details.approver])).toEqual([
+      ['GATE_APPROVED', 'ben@example.test'],
+    ]);
+    await ben.context.close();
   });
 
   it('says an expired link can no longer be answered (the timeout ladder rejected the gate) and changes nothing', async () => {

@@ -151,8 +151,13 @@ describe.concurrent('approval policy, end to end on the local stack through Slac
     const [first, reminder, escalated] = (await messages(3)) as [SlackMessage, SlackMessage, SlackMessage];
     expect(reminder.text).toContain('Reminder: Plan approval requested');
     expect(escalated.text).toContain('Escalated to you: Plan approval requested');
-    // The first group's link stopped working when the gate was escalated.
-    await click(first, 'APPROVE', 'U0ALICE');
+    // The first group's messages lost their buttons when the gate was escalated, and its link
+    // stopped working: a click from a client still showing the old message changes nothing.
+    await slack.until('the escalation shown in the first message', () =>
+      statusOf(first)?.includes('handed to carol'),
+    );
+    expect(slack.buttons(first)).toEqual([]);
+    await click({ ...first, blocks: first.history[0] as Record<string, unknown>[] }, 'APPROVE', 'U0ALICE');
     expect(told('U0ALICE').at(-1)).toContain('handed to other approvers');
     await click(escalated, 'APPROVE', 'U0CAROL');
     expect(await run.exited).toBe(0);
@@ -170,6 +175,12 @@ describe.concurrent('approval policy, end to end on the local stack through Slac
       approvers: ['carol'],
     });
     expect(events.find((e) => e.event === 'GATE_APPROVED')?.details.approver).toBe('carol');
+    // The first group's messages say where the gate went and offer no buttons; carol's shows her decision.
+    for (const message of [first, reminder]) {
+      expect(statusOf(message)).toMatch(/^:arrow_double_up: Nobody answered in time: handed to carol at /);
+      expect(slack.buttons(message)).toEqual([]);
+    }
+    expect(statusOf(escalated)).toContain('*APPROVE* by carol at');
   });
 
   it('timeout ladder: when nobody answers at all, the gate rejects with reason "timed out" and nothing runs', async () => {
@@ -205,5 +216,19 @@ describe.concurrent('approval policy, end to end on the local stack through Slac
     });
     expect(run.count('GATE_APPROVED')).toBe(0);
     expect(run.stderr).toContain('timed out');
+    // Every message shows what became of its gate, in place, and none offers a decision any more:
+    // the first gate's two were escalated, the second gate's two rejected by the ladder.
+    const [asked, reminded, escalated, remindedAgain] = await messages(4);
+    await slack.until('the rejection in the last messages', () =>
+      [escalated, remindedAgain].every((m) => statusOf(m as SlackMessage)?.includes('*REJECT*')),
+    );
+    for (const message of [asked, reminded])
+      expect(statusOf(message as SlackMessage)).toMatch(
+        /^:arrow_double_up: Nobody answered in time: handed to carol at /,
+      );
+    for (const message of [escalated, remindedAgain])
+      expect(statusOf(message as SlackMessage)).toMatch(/^:x: \*REJECT\* by plangate-timeout: timed out at /);
+    for (const message of [asked, reminded, escalated, remindedAgain])
+      expect(slack.buttons(message as SlackMessage)).toEqual([]);
   });
 });

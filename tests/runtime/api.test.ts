@@ -227,8 +227,20 @@ describe('Plans API + approvals API', () => {
     const { executionArn, plan } = body(submitted) as { executionArn: string; plan: { digest: string } };
 
     const gate = await nextNotice('plan', before);
-    const page = await approvalsApi(request('GET', `/approvals/${encodeURIComponent(gate.approvalId)}`));
+    // Opening the link redeems it into a page session: a clean URL, the session in a cookie.
+    const opened = await approvalsApi(request('GET', `/approvals/${encodeURIComponent(gate.approvalId)}`));
+    expect(opened.statusCode).toBe(303);
+    const location = opened.headers?.location as string;
+    expect(location).toMatch(/^\/approvals\/[A-Za-z0-9_-]{22}$/);
+    const cookie = opened.cookies?.[0] as string;
+    expect(cookie).toMatch(
+      /^plangate_page=[A-Za-z0-9_-]+; Path=\/approvals\/[A-Za-z0-9_-]{22}; Max-Age=\d+; HttpOnly; SameSite=Strict$/,
+    );
+    const page = await approvalsApi(
+      request('GET', location, { headers: { cookie: cookie.split(';')[0] as string } }),
+    );
     expect(page.statusCode).toBe(200);
+    expect(page.body).not.toContain(gate.approvalId.split('.')[2]);
     expect(page.body).toContain(plan.digest);
     expect(page.body).toContain('Write a &lt;b&gt;report&lt;/b&gt; &amp; check it');
     expect(page.body).not.toContain('<b>report');

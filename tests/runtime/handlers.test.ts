@@ -716,7 +716,7 @@ describe('gate and approvals', () => {
       added: [{ id: 'test', name: 'Do test' }],
       removed: [],
       changed: [
-        { id: 'build', name: 'Do build', args: true },
+        { id: 'build', name: 'Do build', args: {} },
         { id: 'ship', name: 'Do ship', dependsOn: { added: ['test'], removed: ['build'] } },
       ],
     });

@@ -139,6 +139,7 @@ describe('notifier Lambda', () => {
     expect(buttons.map((b) => [b.text.text, b.value ?? b.url])).toEqual([
       ['Approve', APPROVAL_ID],
       ['Reject', APPROVAL_ID],
+      ['Ask a question', APPROVAL_ID],
       ['Open the page', link],
     ]);
   });

@@ -54,16 +54,63 @@ describe('diffPlanGraphs', () => {
       removed: [{ id: 'gone', name: 'Do gone' }],
       changed: [
         { id: 'a', name: 'Do a, better', renamed: { from: 'Do a', to: 'Do a, better' }, settings: true },
-        { id: 'b', name: 'Do b', tool: { from: 'shell', to: 'http' }, args: true },
-        { id: 'c', name: 'Do c', contract: 'removed', dependsOn: { added: ['new'], removed: ['gone'] } },
+        { id: 'b', name: 'Do b', tool: { from: 'shell', to: 'http' }, args: {} },
+        {
+          id: 'c',
+          name: 'Do c',
+          contract: { change: 'removed' },
+          dependsOn: { added: ['new'], removed: ['gone'] },
+        },
       ],
+    });
+  });
+
+  it('gives old → new values of changed args and contracts where both versions recorded them', () => {
+    const previous = [step('b'), step('c'), step('d', { contract: undefined })];
+    const current = [step('b', { args: 'other' }), step('c', { contract: 'stricter' }), step('d')];
+    const recorded = (args: string, contract?: string) => ({
+      tool: 'shell',
+      args,
+      ...(contract ? { contract } : {}),
+    });
+    expect(
+      diffPlanGraphs(since, previous, current, {
+        previous: {
+          b: recorded('{"command":"make"}'),
+          c: recorded('{}', '{"kind":"command","command":"test -f a"}'),
+          d: recorded('{}'),
+        },
+        current: {
+          b: recorded('{"command":"make all"}'),
+          c: recorded('{}', '{"kind":"command","command":"test -s a"}'),
+          d: recorded('{}', '{"kind":"file","path":"out"}'),
+        },
+      }).changed,
+    ).toEqual([
+      { id: 'b', name: 'Do b', args: { from: '{"command":"make"}', to: '{"command":"make all"}' } },
+      {
+        id: 'c',
+        name: 'Do c',
+        contract: {
+          change: 'changed',
+          from: '{"kind":"command","command":"test -f a"}',
+          to: '{"kind":"command","command":"test -s a"}',
+        },
+      },
+      { id: 'd', name: 'Do d', contract: { change: 'added', to: '{"kind":"file","path":"out"}' } },
+    ]);
+    // Without the previous version's record, only that they changed.
+    expect(diffPlanGraphs(since, previous, current, { current: {} }).changed[0]).toEqual({
+      id: 'b',
+      name: 'Do b',
+      args: {},
     });
   });
 
   it('tells a contract added from one changed', () => {
     const changed = (from: string | undefined, to: string | undefined) =>
       diffPlanGraphs(since, [step('a', { contract: from })], [step('a', { contract: to })]).changed[0]
-        ?.contract;
+        ?.contract?.change;
     expect(changed(undefined, 'x')).toBe('added');
     expect(changed('x', 'y')).toBe('changed');
     expect(changed('x', 'x')).toBeUndefined();
@@ -159,8 +206,8 @@ describe('the plan gate page', () => {
               id: 'a',
               name: 'Do a',
               tool: { from: 'shell', to: 'http' },
-              args: true,
-              contract: 'added',
+              args: {},
+              contract: { change: 'added' },
               dependsOn: { added: ['b'], removed: ['old'] },
               settings: true,
             },
@@ -175,6 +222,26 @@ describe('the plan gate page', () => {
     expect(html).toContain('<li>Removed <code>old</code>: Old</li>');
     expect(html).toContain(
       '<li>Changed <code>a</code>: tool shell → http; args changed; contract added; now waits for <code>b</code>; no longer waits for <code>old</code>; other settings changed',
+    );
+    const values = approvalPage(
+      gate({
+        changes: {
+          since,
+          added: [],
+          removed: [],
+          changed: [
+            { id: 'a', name: 'Do a', args: { from: '{"n":1}', to: '{"n":"<2>"}' } },
+            { id: 'b', name: 'Do b', contract: { change: 'removed', from: '{"kind":"file"}' } },
+          ],
+        },
+      }),
+      '/a',
+    );
+    expect(values).toContain(
+      '<li>Changed <code>a</code>: args <code class="value">{&quot;n&quot;:1}</code> → <code class="value">{&quot;n&quot;:&quot;&lt;2&gt;&quot;}</code></li>',
+    );
+    expect(values).toContain(
+      '<li>Changed <code>b</code>: contract removed (was <code class="value">{&quot;kind&quot;:&quot;file&quot;}</code>)</li>',
     );
     const unchanged = approvalPage(gate({ changes: { since, added: [], removed: [], changed: [] } }), '/a');
     expect(unchanged).toContain('No step changed; other parts of the plan');

@@ -123,6 +123,19 @@ function request(
   } as HttpEvent;
 }
 
+/** Opens a link as a browser does: the redirect to the page's handle, its session cookie, the page. */
+async function openLink(link: string) {
+  const opened = await api(request('GET', `/approvals/${encodeURIComponent(link)}`));
+  expect(opened.statusCode, opened.body).toBe(303);
+  const location = opened.headers?.location as string;
+  const handle = /^\/approvals\/([A-Za-z0-9_-]{22})$/.exec(location)?.[1] as string;
+  expect(handle).toBeDefined();
+  const cookie = (opened.cookies?.[0] ?? '').split(';')[0] as string;
+  const page = await api(request('GET', location, { headers: { cookie } }));
+  const formToken = /name="form_token" value="([^"]+)"/.exec(page.body as string)?.[1] as string;
+  return { handle, cookie, page, formToken };
+}
+
 const answerAsRecipient = (linkId: string, decision = 'APPROVE', digest = plan.digest) =>
   api(
     request('POST', `/approvals/${encodeURIComponent(linkId)}/as-recipient`, {
@@ -144,10 +157,11 @@ describe('recipient-bound links', () => {
     expect(parseLinkId(link).recipient).toBe('ana@example.com');
     expect(link).not.toContain(TOKEN.slice(0, 20));
 
-    const page = await api(request('GET', `/approvals/${encodeURIComponent(link)}`));
+    const { page, handle } = await openLink(link);
     expect(page.statusCode).toBe(200);
     expect(page.body).toContain('You are answering as ana@example.com');
-    expect(page.body).toContain(`action="/approvals/${encodeURIComponent(link)}/as-recipient"`);
+    expect(page.body).toContain(`action="/approvals/${handle}/as-recipient"`);
+    expect(page.body).not.toContain(link.split('.')[3]);
     expect(page.body).not.toContain('<script');
     expect(page.headers?.['content-security-policy']).toMatch(/default-src 'none'.*form-action 'self'/);
 
@@ -303,10 +317,136 @@ describe('recipient-bound links', () => {
   });
 });
 
+describe('page sessions: a link redeemed into a cookie and a clean URL', () => {
+  const post = (
+    path: string,
+    headers: Record<string, string>,
+    form: Record<string, string>,
+    claims?: Record<string, string>,
+  ) =>
+    api(
+      request('POST', path, {
+        headers: {
+          'content-type': 'application/x-www-form-urlencoded',
+          accept: 'application/json',
+          ...headers,
+        },
+        body: new URLSearchParams(form).toString(),
+        ...(claims ? { claims } : {}),
+      }),
+    );
+
+  it('answers through the session with its form token, and refuses every post missing a part of it', async () => {
+    const n = await openGate('exec-session');
+    const { handle, cookie, formToken } = await openLink(bound(n, 'ana@example.com'));
+    expect(formToken).toMatch(/^[A-Za-z0-9_-]{32}$/);
+    const approve = { digest: plan.digest, decision: 'APPROVE' };
+    const path = `/approvals/${handle}/as-recipient`;
+    const refusals: [string, HttpResult][] = [
+      ['no cookie', await post(path, {}, { ...approve, form_token: formToken })],
+      ['no form token', await post(path, { cookie }, approve)],
+      [
+        'another form token',
+        await post(path, { cookie }, { ...approve, form_token: `${formToken.slice(1)}A` }),
+      ],
+      [
+        'the cookie moved to another handle',
+        await post(
+          `/approvals/${'A'.repeat(22)}/as-recipient`,
+          { cookie },
+          { ...approve, form_token: formToken },
+        ),
+      ],
+      [
+        'a forged cookie',
+        await post(
+          path,
+          { cookie: `plangate_page=${'A'.repeat(120)}` },
+          { ...approve, form_token: formToken },
+        ),
+      ],
+    ];
+    for (const [what, res] of refusals) {
+      expect(res.statusCode, what).toBe(403);
+      expect(JSON.parse(res.body as string).message, what).toMatch(/open the|form token/);
+    }
+    // The session knows its gate, so a post without the form token is audited; nothing is decided.
+    expect(await eventsOf('exec-session')).toEqual([
+      { event: 'GATE_APPROVAL_REQUESTED', approver: undefined },
+      { event: 'GATE_ANSWER_REFUSED', approver: undefined },
+      { event: 'GATE_ANSWER_REFUSED', approver: undefined },
+    ]);
+    expect(successes()).not.toContain(`${TOKEN}-exec-session`);
+    const ok = await post(path, { cookie }, { ...approve, form_token: formToken });
+    expect(ok.statusCode).toBe(200);
+    expect(JSON.parse(ok.body as string)).toMatchObject({ decision: { by: 'ana@example.com' } });
+    // The page reloaded after deciding says who decided.
+    const again = await api(request('GET', `/approvals/${handle}`, { headers: { cookie } }));
+    expect(again.statusCode).toBe(409);
+    expect(again.body).toMatch(/already answered: APPROVE by ana@example\.com at /);
+  });
+
+  it('gives two openings of links two sessions (two tabs, two recipients), each answering as its own', async () => {
+    const n = await openGate('exec-two-tabs', {
+      approvers: ['ana@example.com', 'ben@example.com'],
+      forbiddenApprovers: [],
+      quorum: 2,
+    });
+    const ana = await openLink(bound(n, 'ana@example.com'));
+    const ben = await openLink(bound(n, 'ben@example.com'));
+    expect(ana.handle).not.toBe(ben.handle);
+    // Both cookies in one jar: each handle's page opens with its own.
+    const jar = `${ana.cookie}; ${ben.cookie}`;
+    const approve = { digest: plan.digest, decision: 'APPROVE' };
+    const first = await post(
+      `/approvals/${ben.handle}/as-recipient`,
+      { cookie: jar },
+      { ...approve, form_token: ben.formToken },
+    );
+    expect(JSON.parse(first.body as string)).toEqual({ status: 'pending', votes: 1 });
+    const second = await post(
+      `/approvals/${ana.handle}/as-recipient`,
+      { cookie: jar },
+      { ...approve, form_token: ana.formToken },
+    );
+    expect(JSON.parse(second.body as string)).toMatchObject({
+      status: 'decided',
+      decision: { by: 'ben@example.com, ana@example.com' },
+    });
+  });
+
+  it('does not redeem a forged or expired link: the refusal is shown where the page would be', async () => {
+    const n = await openGate('exec-forged-open');
+    const forged = `${n.approvalId.slice(0, -3)}${n.approvalId.endsWith('AAA') ? 'BBB' : 'AAA'}`;
+    const res = await api(request('GET', `/approvals/${encodeURIComponent(forged)}`));
+    expect(res.statusCode).toBe(404);
+    expect(res.cookies).toBeUndefined();
+    expect(res.body).toContain('this approval link is not valid');
+    const nobody = await api(request('GET', `/approvals/${'B'.repeat(22)}`));
+    expect(nobody.statusCode).toBe(403);
+    expect(nobody.body).toContain('open the link from your email or Slack again');
+  });
+
+  it('signs in on the session page of a shared link and answers with the JWT and the form token', async () => {
+    const n = await openGate('exec-shared-session');
+    const { handle, cookie, formToken } = await openLink(n.approvalId);
+    const approve = { digest: plan.digest, decision: 'APPROVE' };
+    const without = await post(`/approvals/${handle}`, { cookie }, approve, { email: 'ana@example.com' });
+    expect(without.statusCode).toBe(403);
+    const ok = await post(
+      `/approvals/${handle}`,
+      { cookie },
+      { ...approve, form_token: formToken },
+      { email: 'ana@example.com' },
+    );
+    expect(JSON.parse(ok.body as string)).toMatchObject({ decision: { by: 'ana@example.com' } });
+  });
+});
+
 describe('approval page with sign-in', () => {
   it('serves a shared link the sign-in page: one hash-allowed script, only public values, no token', async () => {
     const n = await openGate('exec-page');
-    const res = await api(request('GET', `/approvals/${encodeURIComponent(n.approvalId)}`));
+    const { page: res, handle } = await openLink(n.approvalId);
     expect(res.statusCode).toBe(200);
     const csp = res.headers?.['content-security-policy'] as string;
     expect(csp).toBe(signInPageCsp(SIGN_IN));
@@ -320,7 +460,8 @@ describe('approval page with sign-in', () => {
     expect(body.match(/<script>/g)).toHaveLength(1);
     expect(body).toContain(`data-client-id="${SIGN_IN.clientId}"`);
     expect(body).toContain('You will be asked to sign in');
-    expect(body).toContain(`action="/approvals/${encodeURIComponent(n.approvalId)}"`);
+    expect(body).toContain(`action="/approvals/${handle}"`);
+    expect(body).not.toContain(n.approvalId.split('.')[2]);
     expect(body).not.toContain(TOKEN.slice(0, 20));
     expect(body).not.toContain(KEY);
     expect(body).not.toMatch(/client_secret/);

@@ -139,10 +139,16 @@ describe('Slack approvals', { timeout: 30_000 }, () => {
     });
     expect(message.channel).toBe('C0APPROVALS');
     const buttons = slack.buttons(message);
-    expect(buttons.map((b) => b.action_id)).toEqual(['plangate.APPROVE', 'plangate.REJECT', 'plangate.page']);
+    expect(buttons.map((b) => b.action_id)).toEqual([
+      'plangate.APPROVE',
+      'plangate.REJECT',
+      'plangate.ask',
+      'plangate.page',
+    ]);
     const linkId = buttons[0]?.value as string;
     expect(linkId).toMatch(/^[A-Za-z0-9_-]+\.\d+\.[A-Za-z0-9_-]+$/);
-    expect(buttons[2]?.url).toBe(`${api.url}/approvals/${encodeURIComponent(linkId)}`);
+    expect(buttons[2]?.value).toBe(linkId);
+    expect(buttons[3]?.url).toBe(`${api.url}/approvals/${encodeURIComponent(linkId)}`);
     const wire = JSON.stringify(message.history);
     expect(wire).not.toContain(token);
     expect(wire).not.toContain(BOT_TOKEN);
@@ -244,6 +250,63 @@ describe('Slack approvals', { timeout: 30_000 }, () => {
       reason: 'rejected in Slack by mallory',
     });
     expect(statusOf(message)).toContain(':x: *REJECT* by mallory: rejected in Slack by mallory at');
+  });
+
+  it('asks a question from Slack in a modal: answered ASK_FOR_CLARIFICATION as on the page, shown in the message', async () => {
+    const { message, token, executionId } = await openPlanGate({
+      approvers: ['alice'],
+      forbiddenApprovers: [],
+      quorum: 1,
+    });
+    // Someone not mapped to an approver gets no modal, only a note.
+    const before = slack.views.length;
+    await slack.click(interactions, message, 'plangate.ask', 'U0NOBODY');
+    expect(ephemeralsTo('U0NOBODY').at(-1)).toContain('not mapped to a plangate approver');
+    expect(slack.views).toHaveLength(before);
+
+    expect(await slack.click(interactions, message, 'plangate.ask', 'U0ALICE')).toBe(200);
+    const opened = await slack.until('the question modal', () => slack.views[before]);
+    expect(opened.view).toMatchObject({ type: 'modal', callback_id: 'plangate.ask' });
+    expect(JSON.stringify(opened.view)).not.toContain(token);
+    const ask = (user: string, question: string) =>
+      slack.submit(interactions, opened, user, { 'plangate.question': { question } });
+    const errorOf = (answer: { body: string }) =>
+      (JSON.parse(answer.body) as { errors: Record<string, string> }).errors['plangate.question'];
+    // Refusals are shown in the modal, beside the question, and decide nothing.
+    expect(errorOf(await ask('U0ALICE', '   '))).toBe('Write the question first.');
+    expect(errorOf(await ask('U0BOB', 'Why?'))).toBe(
+      "Not recorded: bob is not one of this plan's approvers.",
+    );
+    const forged = await slack.submit(
+      interactions,
+      opened,
+      'U0ALICE',
+      { 'plangate.question': { question: 'Forged?' } },
+      { signWith: 'not-the-secret' },
+    );
+    expect(forged.status).toBe(401);
+    expect(successesFor(token)).toHaveLength(0);
+
+    expect(await ask('U0ALICE', 'Which region does this ship to?')).toEqual({ status: 200, body: '' });
+    expect(successesFor(token)[0]?.output).toEqual({
+      decision: 'ASK_FOR_CLARIFICATION',
+      by: 'alice',
+      question: 'Which region does this ship to?',
+    });
+    await slack.until('the question in the message', () =>
+      statusOf(message)?.includes('ASK_FOR_CLARIFICATION') ? true : undefined,
+    );
+    expect(statusOf(message)).toMatch(
+      /^:question: \*ASK_FOR_CLARIFICATION\* by alice: Which region does this ship to\? at <!date/,
+    );
+    expect(slack.buttons(message)).toEqual([]);
+    const events = await readEvents(plane.clients.doc, plane.tableNames.events, executionId);
+    expect(events.filter((e) => e.event === 'GATE_CLARIFICATION_REQUESTED').map((e) => e.details)).toEqual([
+      { gate: 'plan', question: 'Which region does this ship to?' },
+    ]);
+    // The modal sent again is told the gate was answered already.
+    expect(errorOf(await ask('U0ALICE', 'Again?'))).toMatch(/^Not recorded: this gate was already decided/);
+    expect(successesFor(token)).toHaveLength(1);
   });
 
   it('shows a decision made outside Slack in the message, without buttons, so nobody clicks a decided gate', async () => {

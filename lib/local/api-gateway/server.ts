@@ -64,7 +64,7 @@ async function serve(req: IncomingMessage, res: ServerResponse, props: LocalApiG
   const body = await readBody(req);
   if (body === undefined)
     return send(res, { statusCode: 413, body: JSON.stringify({ message: 'Request Entity Too Large' }) });
-  const headers = headersOf(req);
+  const { cookie, ...headers } = headersOf(req);
   const sourceIp = req.socket.remoteAddress ?? '';
   let authorizer: NonNullable<HttpEvent['requestContext']['authorizer']> | undefined;
   if (props.authorizers === 'none') {
@@ -93,6 +93,8 @@ async function serve(req: IncomingMessage, res: ServerResponse, props: LocalApiG
     rawPath,
     rawQueryString: rawQuery,
     headers,
+    // As API Gateway (payload 2.0): the Cookie header's pairs, as a list, outside `headers`.
+    ...(cookie ? { cookies: cookie.split(/;\s*/).filter(Boolean) } : {}),
     ...(rawQuery ? { queryStringParameters: Object.fromEntries(new URLSearchParams(rawQuery)) } : {}),
     pathParameters: matched.params,
     isBase64Encoded: body.length > 0,
@@ -150,11 +152,12 @@ async function readBody(req: IncomingMessage): Promise<Buffer | undefined> {
 const DRAIN_CAP_BYTES = 64 * 1024 * 1024;
 
 function send(res: ServerResponse, result: HttpResult): void {
-  const headers: Record<string, string> = { 'content-type': 'application/json' };
+  const headers: Record<string, string | string[]> = { 'content-type': 'application/json' };
   for (const [name, value] of Object.entries(result.headers ?? {}))
     headers[name.toLowerCase()] = String(value);
+  // One Set-Cookie header per cookie, as API Gateway sends a result's `cookies`.
+  if (result.cookies?.length) headers['set-cookie'] = result.cookies;
   res.writeHead(result.statusCode ?? 200, headers);
-  if (result.cookies?.length) res.setHeader('set-cookie', result.cookies);
   const body = result.body ?? '';
   res.end(result.isBase64Encoded ? Buffer.from(body, 'base64') : body);
 }

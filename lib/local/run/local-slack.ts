@@ -12,8 +12,8 @@ import { makeHandler as makeNotifier, slackMessageRecorder } from '../../../lamb
 import { LOCAL_IDENTITY_HEADER } from '../../runtime/api/http.ts';
 import type { SlackInteractionsConfig } from '../../runtime/api/slack-interactions.ts';
 import type { ApprovalNotice, ApprovalsDeps } from '../../runtime/gate/gate.ts';
-import type { DecisionListener } from '../../runtime/gate/gate-item.ts';
-import { SlackNotifier, slackDecisionUpdater } from '../../runtime/notify/slack.ts';
+import type { DecisionListener, EscalationListener } from '../../runtime/gate/gate-item.ts';
+import { SlackNotifier, slackDecisionUpdater, slackEscalationUpdater } from '../../runtime/notify/slack.ts';
 import { NotConfiguredError } from '../../runtime/shared/errors.ts';
 import { LocalHttpApi } from '../http-api.ts';
 
@@ -23,8 +23,10 @@ export class LocalSlack {
   private constructor(
     private readonly api: LocalHttpApi,
     private readonly notifier: (notice: ApprovalNotice) => Promise<unknown>,
-    /** Shows a decision made in the terminal or on the page in the gate's Slack message. */
+    /** Shows a decision made in the terminal, on the page or by the timeout ladder in the gate's Slack messages. */
     readonly onDecided: DecisionListener,
+    /** Shows in the gate's Slack messages that the timeout ladder handed it to the next group. */
+    readonly onEscalated: EscalationListener,
   ) {}
 
   /** Slack's interactivity request URL on this machine. */
@@ -43,7 +45,12 @@ export class LocalSlack {
         slack: app.interactions,
       }),
     );
-    return new LocalSlack(api, app.notifier(api.url, deps), slackDecisionUpdater(app.interactions.client));
+    return new LocalSlack(
+      api,
+      app.notifier(api.url, deps),
+      slackDecisionUpdater(app.interactions.client),
+      slackEscalationUpdater(app.interactions.client),
+    );
   }
 
   /** Posts the gate's message (the notifier Lambda's work). */

@@ -45,6 +45,8 @@ export interface LocalRunStackProps {
   readonly signingKey: Buffer;
   /** The gate Lambda's notifier: here, the run session's terminal and approval page. */
   readonly notify: (notice: ApprovalNotice) => Promise<void>;
+  /** Who the gate Lambda tells of the timeout ladder's rejections and escalations (e.g. Slack). @default - nobody */
+  readonly gateListeners?: Pick<GateDeps, 'onDecided' | 'onEscalated'>;
 }
 
 export class LocalRunStack {
@@ -116,6 +118,7 @@ export class LocalRunStack {
         cwd: props.cwd ?? process.cwd(),
         signingKey: props.signingKey,
         notify: props.notify,
+        ...props.gateListeners,
       };
       for (const fn of HARNESS_FUNCTIONS) registry.register(fn.name, await loadHandler(fn.module, deps));
       release();

@@ -130,6 +130,11 @@ export async function runSession(target: SessionTarget, options: SessionOptions)
     paths,
     timeScale: options.timeScale,
     signingKey,
+    // Slack starts once the stack listens; the ladder's rejections and escalations show there too.
+    gateListeners: {
+      onDecided: async (gate, decision) => slack?.onDecided(gate, decision),
+      onEscalated: async (gate, to) => slack?.onEscalated(gate, to),
+    },
     notify: async (notice) => {
       notices.post(notice);
       // As on AWS, a notice that could not be posted does not hold the gate up.

@@ -1,11 +1,13 @@
 /**
  * The approvals HTTP API:
- * - `GET /approvals/{id}` shows the approval page (for a recipient-bound id: who answers; for a
- *   shared id with sign-in configured: the page that signs in first);
+ * - `GET /approvals/{link id}` redeems a signed link into a page session (page-session.ts) and
+ *   redirects (303) to `/approvals/{handle}`, which shows the approval page (for a recipient-bound
+ *   link: who answers; for a shared link with sign-in configured: the page that signs in first), so
+ *   no signature stays in the address bar or the history; asked for JSON, it answers the gate;
  * - `POST /approvals/{id}` answers as the caller the request names (JWT claims on AWS, a header
- *   locally);
- * - `POST /approvals/{id}/as-recipient` answers as the recipient a recipient-bound id names
- *   (no JWT: the id's signature is the proof);
+ *   locally); `{id}` is a link id (scripts) or a page's handle (its session cookie and form token);
+ * - `POST /approvals/{id}/as-recipient` answers as the recipient a recipient-bound link names
+ *   (no JWT: the link's signature, or the session it was redeemed into, is the proof);
  * - `GET /approvals/signed-in` is where the hosted UI returns after sign-in;
  * - `POST /slack/interactions` answers from a Slack button (slack-interactions.ts).
  * Approvals checks the link (signed, expiring, single-use), the approver against the plan's
@@ -13,6 +15,7 @@
  */
 import {
   approvalPage,
+  FORM_TOKEN_FIELD,
   messagePage,
   PAGE_CSP,
   SIGN_IN_CALLBACK_PATH,
@@ -21,6 +24,7 @@ import {
   signInPageCsp,
 } from '../gate/approval-page.ts';
 import { type ApprovalsDeps, approvalsFor } from '../gate/gate.ts';
+import type { GateView } from '../gate/gate-item.ts';
 import { ApprovalError, recipientOf } from '../gate/links.ts';
 import { slackDecisionUpdater } from '../notify/slack.ts';
 import {
@@ -35,6 +39,14 @@ import {
   MAX_BODY_BYTES,
   pathSegments,
 } from './http.ts';
+import {
+  formTokenMatches,
+  HANDLE,
+  isLocalHttp,
+  type PageSession,
+  PageSessions,
+  type SessionRefusal,
+} from './page-session.ts';
 import { handleSlackInteraction, type SlackInteractionsConfig } from './slack-interactions.ts';
 
 export interface ApprovalsApiDeps extends ApprovalsDeps {
@@ -80,41 +92,58 @@ export async function handleApprovalsRequest(event: HttpEvent, deps: ApprovalsAp
     return withCsp(html(200, signInCallbackPage(deps.signIn)), signInPageCsp(deps.signIn));
   }
   const approvals = approvalsOf(deps);
+  const sessions = new PageSessions(deps.signingKey);
   try {
     if (method === 'GET') {
       if (asRecipient) return fail(405, 'Method not allowed', 'open the approval link itself');
-      const gate = await approvals.describe(linkId);
-      if (wantsJson) {
-        const { votes, ...shown } = gate;
-        return json(200, { ...shown, votes: votes.length });
+      if (HANDLE.test(linkId)) {
+        const session = sessions.read(event, linkId);
+        if ('refused' in session) return sessionRefused(session);
+        const gate = await approvals.describe(session.link);
+        if (wantsJson) return json(200, shownGate(gate));
+        return pageOf(gate, session, `/approvals/${linkId}`, deps);
       }
-      // describe verified the id, so the recipient it names is the one its signature binds.
-      const recipient = recipientOf(linkId);
-      const path = `/approvals/${encodeURIComponent(linkId)}`;
-      if (recipient !== undefined)
-        return withCsp(
-          html(200, approvalPage(gate, `${path}/${AS_RECIPIENT}`, { answeringAs: recipient })),
-          PAGE_CSP,
-        );
-      if (deps.signIn)
-        return withCsp(
-          html(200, approvalPage(gate, path, { signIn: deps.signIn })),
-          signInPageCsp(deps.signIn),
-        );
-      return withCsp(html(200, approvalPage(gate, path)), PAGE_CSP);
+      const gate = await approvals.describe(linkId);
+      if (wantsJson) return json(200, shownGate(gate));
+      // A person opened the link: redeem it into a page session and leave its signature behind.
+      const opened = sessions.open(linkId, gate.expiresAtEpoch, { secure: !isLocalHttp(event) });
+      return {
+        statusCode: 303,
+        headers: {
+          location: `/approvals/${opened.handle}`,
+          'cache-control': 'no-store',
+          'referrer-policy': 'no-referrer',
+        },
+        cookies: [opened.cookie],
+        body: '',
+      };
     }
     if (method !== 'POST') return fail(405, 'Method not allowed', 'use GET or POST');
     const by = asRecipient ? undefined : identityOf(event, deps.identity);
     if (!asRecipient && !by) return fail(401, 'Who are you?', 'the request does not say who is answering');
     const text = bodyText(event);
     if (Buffer.byteLength(text) > MAX_BODY_BYTES) return fail(413, 'Too large', 'the answer is too large');
-    const gate = await approvals.describe(linkId);
+    // A page session's post answers through the link the session was opened with.
+    const session = HANDLE.test(linkId) ? sessions.read(event, linkId) : undefined;
+    if (session && 'refused' in session) return sessionRefused(session);
+    const link = session ? session.link : linkId;
+    const gate = await approvals.describe(link);
     const answer = isJsonBody(event) ? jsonAnswer(text) : formAnswer(new URLSearchParams(text), gate.kind);
     if (typeof answer === 'string') return fail(400, 'Not recorded', answer);
+    // Refused and audited (refuse throws): another site's page can never read the form token.
+    if (session && !formTokenMatches(session, answer.formToken))
+      await approvals.refuse(
+        link,
+        new ApprovalError(
+          'forbidden',
+          'this answer did not come from its approval page (its form token is missing or wrong): reload the page and answer again',
+        ),
+        by,
+      );
     const given = { digest: answer.digest, decision: answer.decision };
     const outcome = by
-      ? await approvals.answer(linkId, { by, ...given })
-      : await approvals.answerAsRecipient(linkId, given);
+      ? await approvals.answer(link, { by, ...given })
+      : await approvals.answerAsRecipient(link, given);
     if (wantsJson) return json(200, outcome);
     return html(
       200,
@@ -129,6 +158,37 @@ export async function handleApprovalsRequest(event: HttpEvent, deps: ApprovalsAp
     if (error instanceof ApprovalError) return fail(STATUS_OF[error.reason], 'Not recorded', error.message);
     throw error;
   }
+
+  function sessionRefused(refusal: SessionRefusal): HttpResult {
+    return fail(refusal.refused === 'expired' ? 410 : 403, 'Open the link again', refusal.message);
+  }
+}
+
+/** A gate as JSON: its votes counted, not listed; not its Slack messages (their buttons hold the shared link). */
+function shownGate(gate: GateView) {
+  const { votes, slackMessages: _messages, ...shown } = gate;
+  return { ...shown, votes: votes.length };
+}
+
+/**
+ * The page of a session: a recipient-bound link's form posts as that recipient (no script); a
+ * shared link's page signs the person in first (where sign-in is configured).
+ */
+function pageOf(gate: GateView, session: PageSession, path: string, deps: ApprovalsApiDeps): HttpResult {
+  // describe verified the link, so the recipient it names is the one its signature binds.
+  const recipient = recipientOf(session.link);
+  const formToken = session.form;
+  if (recipient !== undefined)
+    return withCsp(
+      html(200, approvalPage(gate, `${path}/${AS_RECIPIENT}`, { answeringAs: recipient, formToken })),
+      PAGE_CSP,
+    );
+  if (deps.signIn)
+    return withCsp(
+      html(200, approvalPage(gate, path, { signIn: deps.signIn, formToken })),
+      signInPageCsp(deps.signIn),
+    );
+  return withCsp(html(200, approvalPage(gate, path, { formToken })), PAGE_CSP);
 }
 
 /** The page's own policy replaces the default one of `html` (which allows no script at all). */
@@ -140,6 +200,8 @@ function withCsp(result: HttpResult, csp: string): HttpResult {
 export interface FormAnswer {
   readonly digest: string;
   readonly decision: Record<string, unknown>;
+  /** The page's form token (page-session.ts), when the answer came from a page. */
+  readonly formToken?: string;
 }
 
 function isJsonBody(event: HttpEvent): boolean {
@@ -156,9 +218,14 @@ function jsonAnswer(text: string): FormAnswer | string {
   }
   if (value === null || typeof value !== 'object' || Array.isArray(value))
     return 'the body must be a JSON object';
-  const { digest, by: _ignored, ...decision } = value as Record<string, unknown>;
+  const {
+    digest,
+    by: _ignored,
+    [FORM_TOKEN_FIELD]: formToken,
+    ...decision
+  } = value as Record<string, unknown>;
   if (typeof digest !== 'string' || digest === '') return 'digest: say which plan digest you reviewed';
-  return { digest, decision };
+  return { digest, decision, ...(typeof formToken === 'string' ? { formToken } : {}) };
 }
 
 /** The approval page's form: `decision`, `digest`, and the decision's own fields. */
@@ -198,7 +265,8 @@ export function formAnswer(form: URLSearchParams, kind: string): FormAnswer | st
       break;
     }
   }
-  return { digest, decision: fields };
+  const formToken = form.get(FORM_TOKEN_FIELD);
+  return { digest, decision: fields, ...(formToken ? { formToken } : {}) };
 }
 
 /** The approvals service; with Slack configured, a decision made here also shows in the gate's message. */

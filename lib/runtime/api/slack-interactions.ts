@@ -6,11 +6,25 @@
  * button's value is the gate's opaque link id and nothing else. The answer goes through Approvals
  * like any other (policy, quorum, single use), then the message is updated in place to show who
  * decided what and when; a click on a gate already decided is told so, and decides nothing.
+ * "Ask a question" opens a modal (views.open); its submission asks for clarification as the page does.
  */
 import type { Approvals } from '../gate/approvals.ts';
 import { ApprovalError } from '../gate/links.ts';
-import { escapeSlack, SLACK_ACTION_PREFIX, SLACK_DECISIONS, type SlackDecision } from '../notify/message.ts';
-import { asBlocks, decidedLine, type SlackClient, slackDate, updatedBlocks } from '../notify/slack.ts';
+import {
+  escapeSlack,
+  SLACK_ACTION_PREFIX,
+  SLACK_ASK,
+  SLACK_DECISIONS,
+  type SlackDecision,
+} from '../notify/message.ts';
+import {
+  asBlocks,
+  decidedLine,
+  type SlackClient,
+  slackDate,
+  updatedBlocks,
+  updateSlackMessages,
+} from '../notify/slack.ts';
 import { bodyText, type HttpEvent, type HttpResult, headerOf, json } from './http.ts';
 
 export interface SlackInteractionsConfig {
@@ -23,9 +37,17 @@ export interface SlackInteractionsConfig {
   readonly now?: () => number;
 }
 
-/** The parts of a `block_actions` payload this route reads. */
-interface BlockActions {
+/** The parts of a `block_actions` or `view_submission` payload this route reads. */
+interface Interaction {
   readonly type: string;
+  readonly trigger_id?: string;
+  readonly view?: {
+    readonly callback_id?: string;
+    readonly private_metadata?: string;
+    readonly state?: {
+      readonly values?: Record<string, Record<string, { readonly value?: string | null }>>;
+    };
+  };
   readonly user?: { readonly id?: string };
   readonly channel?: { readonly id?: string };
   readonly container?: { readonly channel_id?: string; readonly message_ts?: string };
@@ -66,7 +88,11 @@ export async function handleSlackInteraction(
 
   const payload = parsePayload(body);
   if (!payload) return json(400, { error: 'no interaction payload' });
+  if (payload.type === 'view_submission' && payload.view?.callback_id === SLACK_ASK.callback)
+    return askQuestion(payload, approvals, config);
   const action = payload.actions?.[0];
+  if (payload.type === 'block_actions' && action?.action_id === SLACK_ASK.action && action.value)
+    return openQuestion(payload, action.value, approvals, config);
   const decision = SLACK_DECISIONS.find((d) => action?.action_id === `${SLACK_ACTION_PREFIX}${d}`);
   const channel = payload.channel?.id ?? payload.container?.channel_id;
   const ts = payload.message?.ts ?? payload.container?.message_ts;
@@ -105,11 +131,127 @@ export async function handleSlackInteraction(
       text: `${payload.message?.text ?? 'plangate approval'}: ${outcome.status === 'decided' ? outcome.decision.decision : 'approval recorded'}`,
       blocks: asBlocks(updatedBlocks(payload.message?.blocks ?? [], status, outcome.status === 'decided')),
     });
+    // The gate's other messages (its reminders) show the decision too, and lose their buttons.
+    if (outcome.status === 'decided')
+      await updateSlackMessages(
+        config.client,
+        (gate.slackMessages ?? []).filter((m) => m.channel !== channel || m.ts !== ts),
+        status,
+        outcome.decision.decision,
+      ).catch(() => {});
   } catch (error) {
     if (!(error instanceof ApprovalError)) throw error;
     await tell(await refusal(error, linkId, approvals));
   }
   return ack();
+}
+
+/**
+ * "Ask a question" clicked: a mapped approver of a gate still waiting gets a modal for the
+ * question (Slack's trigger lasts three seconds, so nothing slow comes first); anyone else is
+ * told why not, in Slack.
+ */
+async function openQuestion(
+  payload: Interaction,
+  linkId: string,
+  approvals: Approvals,
+  config: SlackInteractionsConfig,
+): Promise<HttpResult> {
+  const channel = payload.channel?.id ?? payload.container?.channel_id;
+  const user = payload.user?.id;
+  if (!channel || !user || !payload.trigger_id) return ack();
+  const client = await config.client.get();
+  const tell = (text: string) => client.chat.postEphemeral({ channel, user, text });
+  if (config.approvers[user] === undefined) {
+    await tell('Your Slack account is not mapped to a plangate approver, so you cannot ask here.');
+    return ack();
+  }
+  let gate: Awaited<ReturnType<Approvals['describe']>>;
+  try {
+    gate = await approvals.describe(linkId);
+  } catch (error) {
+    if (!(error instanceof ApprovalError)) throw error;
+    await tell(await refusal(error, linkId, approvals));
+    return ack();
+  }
+  await client.views.open({
+    trigger_id: payload.trigger_id,
+    view: {
+      type: 'modal',
+      callback_id: SLACK_ASK.callback,
+      // Comes back, signed by Slack, with the submission: which gate is asked.
+      private_metadata: JSON.stringify({ linkId }),
+      title: { type: 'plain_text', text: 'Ask a question' },
+      submit: { type: 'plain_text', text: 'Send the question' },
+      close: { type: 'plain_text', text: 'Cancel' },
+      blocks: [
+        {
+          type: 'section',
+          text: {
+            type: 'mrkdwn',
+            text: `*${escapeSlack(`${gate.planId} v${gate.planVersion}`)}*${gate.stepId ? ` / ${escapeSlack(gate.stepId)}` : ''}: nothing is approved. The gate asks again with your question, for a clearer plan.`,
+          },
+        },
+        {
+          type: 'input',
+          block_id: SLACK_ASK.block,
+          label: { type: 'plain_text', text: 'Your question' },
+          element: {
+            type: 'plain_text_input',
+            action_id: SLACK_ASK.input,
+            multiline: true,
+            max_length: MAX_QUESTION,
+          },
+        },
+      ],
+    },
+  });
+  return ack();
+}
+
+/** Longest question a modal takes. */
+const MAX_QUESTION = 2000;
+
+/**
+ * The modal submitted: the question answers the gate as ASK_FOR_CLARIFICATION by the mapped
+ * approver, through Approvals as the page's does (policy, single use, audit); the gate's messages
+ * then show it (the decision listener). A refusal is shown in the modal, beside the question.
+ */
+async function askQuestion(
+  payload: Interaction,
+  approvals: Approvals,
+  config: SlackInteractionsConfig,
+): Promise<HttpResult> {
+  const refuse = (message: string): HttpResult =>
+    json(200, { response_action: 'errors', errors: { [SLACK_ASK.block]: message.slice(0, 150) } });
+  const by = config.approvers[payload.user?.id ?? ''];
+  if (by === undefined) return refuse('Your Slack account is not mapped to a plangate approver.');
+  const linkId = linkOf(payload.view?.private_metadata);
+  const question = payload.view?.state?.values?.[SLACK_ASK.block]?.[SLACK_ASK.input]?.value?.trim() ?? '';
+  if (!linkId) return json(400, { error: 'no gate in the view' });
+  if (!question) return refuse('Write the question first.');
+  try {
+    const gate = await approvals.describe(linkId);
+    await approvals.answer(linkId, {
+      by,
+      digest: gate.planDigest,
+      decision: { decision: 'ASK_FOR_CLARIFICATION', question: question.slice(0, MAX_QUESTION) },
+    });
+  } catch (error) {
+    if (!(error instanceof ApprovalError)) throw error;
+    return refuse(await refusal(error, linkId, approvals));
+  }
+  // An empty 200 closes the modal.
+  return ack();
+}
+
+function linkOf(metadata: string | undefined): string | undefined {
+  try {
+    const value = JSON.parse(metadata ?? '') as { linkId?: unknown };
+    return typeof value.linkId === 'string' ? value.linkId : undefined;
+  } catch {
+    return undefined;
+  }
 }
 
 /** What a refused click is told; for a gate already decided, who decided what and when. */
@@ -122,12 +264,12 @@ async function refusal(error: ApprovalError, linkId: string, approvals: Approval
   return `Not recorded: ${error.message}.`;
 }
 
-function parsePayload(body: string): BlockActions | undefined {
+function parsePayload(body: string): Interaction | undefined {
   const raw = new URLSearchParams(body).get('payload');
   if (!raw) return undefined;
   try {
     const value = JSON.parse(raw) as unknown;
-    return value !== null && typeof value === 'object' ? (value as BlockActions) : undefined;
+    return value !== null && typeof value === 'object' ? (value as Interaction) : undefined;
   } catch {
     return undefined;
   }

@@ -37,6 +37,8 @@ export interface ApprovalPageExtras {
   readonly answeringAs?: string;
   /** Sign in before answering (shared links on AWS). @default - the form posts as is */
   readonly signIn?: SignInConfig;
+  /** The page session's form token, posted back with the answer (a hidden field). @default - none */
+  readonly formToken?: string;
 }
 
 /** The public values of the approvers' OAuth client; nothing here is secret. */
@@ -48,6 +50,9 @@ export interface SignInConfig {
   /** Where the hosted UI returns the code: {@link signInCallbackUrl}. */
   readonly redirectUri: string;
 }
+
+/** The form field holding the page session's form token (lib/runtime/api/page-session.ts checks it). */
+export const FORM_TOKEN_FIELD = 'form_token';
 
 /** The path the hosted UI returns to (Cognito needs one exact callback URL, not a pattern). */
 export const SIGN_IN_CALLBACK_PATH = '/approvals/signed-in';
@@ -205,6 +210,9 @@ export function approvalPage(gate: GateView, action: string, extras: ApprovalPag
     ...(extras.checklist ? [`<pre>${escapeHtml(extras.checklist)}</pre>`] : []),
     `<form id="plangate-answer" method="post" action="${escapeHtml(action)}">`,
     `<input type="hidden" name="digest" value="${escapeHtml(gate.planDigest)}">`,
+    ...(extras.formToken
+      ? [`<input type="hidden" name="${FORM_TOKEN_FIELD}" value="${escapeHtml(extras.formToken)}">`]
+      : []),
     ...controls,
     '</form>',
     ...(extras.signIn && !extras.answeringAs ? [signInElements(extras.signIn, 'answer')] : []),

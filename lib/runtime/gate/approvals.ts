@@ -374,6 +374,16 @@ export class Approvals {
     return { decision: item.decision, ...(item.decidedAt ? { decidedAt: item.decidedAt } : {}) };
   }
 
+  /**
+   * Refuses an answer given through a genuine link for a reason found outside this service (e.g.
+   * a page post without its form token): the gate's journal keeps the refusal, then it is thrown.
+   */
+  async refuse(linkId: string, error: ApprovalError, by?: string): Promise<never> {
+    const { item } = await this.verify(linkId);
+    await this.recordRefusal(item, error, by);
+    throw error;
+  }
+
   /** Checks the link's signature against its stored gate; returns the gate (and the bound recipient). */
   private async verify(linkId: string): Promise<VerifiedLink> {
     const link = parseLinkId(linkId);

@@ -42,8 +42,11 @@ export interface GateItem {
   decidedAt?: string;
   /** Who submitted the plan (PLAN_CREATED): they may not approve it. */
   submittedBy?: string;
-  /** The Slack message asking for this gate, so it can show the decision wherever it was made. */
-  slackMessage?: SlackMessageRef;
+  /**
+   * Every Slack message asking for this gate (the request and its reminders), so each shows the
+   * outcome wherever it was decided, and that the gate was escalated.
+   */
+  slackMessages?: SlackMessageRef[];
 }
 
 /** A posted Slack message: where it is and what it showed (its buttons are removed once decided). */
@@ -54,7 +57,7 @@ export interface SlackMessageRef {
   blocks: Record<string, unknown>[];
 }
 
-/** Records where a gate's Slack message went (the notifier, after posting it). */
+/** Records where a gate's Slack message went (the notifier, after posting it), beside its earlier ones. */
 export async function recordSlackMessage(
   dynamo: DynamoDBDocumentClient,
   gatesTable: string,
@@ -65,10 +68,10 @@ export async function recordSlackMessage(
     new UpdateCommand({
       TableName: gatesTable,
       Key: { approvalId },
-      UpdateExpression: 'SET slackMessage = :message',
+      UpdateExpression: 'SET slackMessages = list_append(if_not_exists(slackMessages, :none), :message)',
       // Only a gate that exists: an update must never create a gate item.
       ConditionExpression: 'attribute_exists(approvalId)',
-      ExpressionAttributeValues: { ':message': message },
+      ExpressionAttributeValues: { ':message': [message], ':none': [] },
     }),
   );
 }
@@ -84,3 +87,9 @@ export function gateView(item: GateItem): GateView {
 
 /** Told of every final decision, wherever it was made (e.g. to show it in the gate's Slack message). */
 export type DecisionListener = (gate: GateView, decision: GateDecision) => Promise<void>;
+
+/** Told when the timeout ladder hands a gate to the next approver group (its links stop working). */
+export type EscalationListener = (
+  gate: GateView,
+  to: { readonly approvers: readonly string[]; readonly at: string },
+) => Promise<void>;

@@ -3,6 +3,7 @@
  * the approval id (never the token) to whoever notifies people (email, Slack, terminal, page).
  */
 import { SendTaskSuccessCommand, type SFNClient } from '@aws-sdk/client-sfn';
+import type { z } from 'zod';
 import { eventIdentity, type HarnessDeps, journalFor } from '../deps.ts';
 import { firstEvent, fromItem, queryItems } from '../journal/journal.ts';
 import {
@@ -17,11 +18,11 @@ import { NotConfiguredError } from '../shared/errors.ts';
 import { progressLabel } from '../shared/progress.ts';
 import { skipOrBlock } from '../steps/step-start.ts';
 import { Approvals } from './approvals.ts';
-import type { DecisionListener } from './gate-item.ts';
+import type { DecisionListener, EscalationListener } from './gate-item.ts';
 import { climbLadder } from './ladder.ts';
 import { LinkSigner } from './links.ts';
 import { noticeOf } from './notice.ts';
-import { diffPlanGraphs, type PlanChanges } from './plan-diff.ts';
+import { diffPlanGraphs, type PlanChanges, type RecordedSteps } from './plan-diff.ts';
 
 export type { ApprovalNotice } from '../payloads/index.ts';
 
@@ -33,6 +34,13 @@ export interface GateDeps extends HarnessDeps {
   readonly signingKey: string | Buffer;
   /** Tells people a gate is waiting. */
   readonly notify: ApprovalNotifier;
+  /**
+   * Told of the decisions made here (the timeout ladder's `timed out`), as the approvals API tells
+   * of answers, e.g. to update the gate's Slack messages. @default - nobody
+   */
+  readonly onDecided?: DecisionListener;
+  /** Told when the timeout ladder escalates a gate. @default - nobody */
+  readonly onEscalated?: EscalationListener;
 }
 
 /** What answering gates needs (the gate Lambda, the approvals API, the local session). */
@@ -117,14 +125,17 @@ export async function openGate(req: GateRequest, deps: GateDeps): Promise<{ appr
         signer: new LinkSigner(deps.signingKey),
         notify: deps.notify,
         submittedBy: await submitterOf(req.executionId, deps),
+        ...(deps.onDecided ? { onDecided: deps.onDecided } : {}),
+        ...(deps.onEscalated ? { onEscalated: deps.onEscalated } : {}),
       },
     );
     return {};
   }
   const graph = req.kind === 'plan' ? req.summary?.graph : undefined;
+  const created = await planCreated(req.executionId, deps);
   const approvalId = await approvalsFor(deps).create(req, {
-    submittedBy: await submitterOf(req.executionId, deps),
-    changes: graph ? await changesSincePrevious(req.plan, graph, deps) : undefined,
+    submittedBy: created?.submitted_by,
+    changes: graph ? await changesSincePrevious(req.plan, graph, deps, created?.steps) : undefined,
   });
   if (req.kind === 'escalation') {
     await journal.append({ ...identity, event: 'RECOVERY_ESCALATION', details: { reason } });
@@ -159,22 +170,36 @@ export async function submitterOf(
   executionId: string,
   deps: Pick<HarnessDeps, 'dynamo' | 'tables'>,
 ): Promise<string | undefined> {
+  return (await planCreated(executionId, deps))?.submitted_by;
+}
+
+/** An execution's PLAN_CREATED details, when its first event is one (launchPlan writes it). */
+async function planCreated(
+  executionId: string,
+  deps: Pick<HarnessDeps, 'dynamo' | 'tables'>,
+): Promise<z.infer<(typeof EVENT_DETAILS)['PLAN_CREATED']> | undefined> {
   const first = await firstEvent(deps.dynamo, deps.tables.events, executionId);
-  const submitted = first?.event === 'PLAN_CREATED' ? first.details.submitted_by : undefined;
-  return typeof submitted === 'string' ? submitted : undefined;
+  if (first?.event !== 'PLAN_CREATED') return undefined;
+  const details = EVENT_DETAILS.PLAN_CREATED.safeParse(first.details);
+  return details.success ? details.data : undefined;
 }
 
 /**
  * What changed since the latest earlier version of the plan that was gated (its first plan
  * gate's GATE_APPROVAL_REQUESTED holds its graph): read newest first through the events table's
- * byPlan index, stopping at the version just before this one. Undefined when none was gated.
+ * byPlan index, stopping at the version just before this one; the values of both are read from
+ * their executions' PLAN_CREATED. Undefined when none was gated.
  */
 export async function changesSincePrevious(
   plan: PlanIdentity,
   graph: readonly StepSketch[],
   deps: Pick<HarnessDeps, 'dynamo' | 'tables'>,
+  /** This version's steps as its PLAN_CREATED recorded them: changed values are then shown old → new. */
+  recorded?: RecordedSteps,
 ): Promise<PlanChanges | undefined> {
-  let previous: { since: PlanChanges['since']; graph: readonly StepSketch[] } | undefined;
+  let previous:
+    | { since: PlanChanges['since']; graph: readonly StepSketch[]; executionId: string }
+    | undefined;
   for await (const item of queryItems(deps.dynamo, {
     TableName: deps.tables.events,
     IndexName: 'byPlan',
@@ -195,11 +220,17 @@ export async function changesSincePrevious(
       previous = {
         since: { version: record.planVersion, digest: record.planDigest },
         graph: details.data.graph,
+        executionId: record.executionId,
       };
     // No version between it and this one can turn up further back.
     if (previous.since.version === plan.version - 1) break;
   }
-  return previous ? diffPlanGraphs(previous.since, previous.graph, graph) : undefined;
+  if (!previous) return undefined;
+  const before = recorded ? (await planCreated(previous.executionId, deps))?.steps : undefined;
+  return diffPlanGraphs(previous.since, previous.graph, graph, {
+    ...(before ? { previous: before } : {}),
+    ...(recorded ? { current: recorded } : {}),
+  });
 }
 
 function requireHuman(req: GateRequest): NonNullable<GateRequest['human']> {

@@ -6,6 +6,8 @@
  * - `escalate`: the waiting gate is retired (its links stop working) and a new gate, with the
  *   group's policy, asks the next group;
  * - `expire`: the waiting gate is rejected with reason `timed out`. It never approves.
+ * Escalation and rejection are shown wherever the gate was asked (its Slack messages), as a
+ * person's decision is.
  * A decision that a person made between two rungs (its SendTaskSuccess met the dead token) is
  * stored with the gate; the rung hands it to the new token instead, so it is never lost.
  */
@@ -18,7 +20,7 @@ import type { ApprovalDecision, ApprovalNotice, GateRequest } from '../payloads/
 import { NotConfiguredError } from '../shared/errors.ts';
 import type { Approvals } from './approvals.ts';
 import { recordDecision } from './decision-events.ts';
-import type { GateItem } from './gate-item.ts';
+import { type DecisionListener, type EscalationListener, type GateItem, gateView } from './gate-item.ts';
 import type { LinkSigner } from './links.ts';
 import { noticeOf, noticeOfItem } from './notice.ts';
 
@@ -32,6 +34,10 @@ export interface LadderDeps {
   readonly notify: (notice: ApprovalNotice) => Promise<void>;
   /** Who submitted the plan: an escalated gate refuses their approval too. */
   readonly submittedBy: string | undefined;
+  /** Told of the `timed out` rejection, as of any decision (e.g. to update the gate's Slack messages). */
+  readonly onDecided?: DecisionListener;
+  /** Told when the gate is handed to the next group. */
+  readonly onEscalated?: EscalationListener;
 }
 
 export type LadderRequest = GateRequest & {
@@ -74,6 +80,7 @@ export async function climbLadder(req: LadderRequest, deps: LadderDeps): Promise
             values: { ':escalated': 'escalated' },
             removeToken: true,
           });
+          const at = new Date().toISOString();
           // The next group is shown what the first was, changes since the last version included.
           const approvalId = await deps.approvals.create(req, {
             submittedBy: deps.submittedBy,
@@ -85,18 +92,30 @@ export async function climbLadder(req: LadderRequest, deps: LadderDeps): Promise
             details: { gate: req.kind, level: req.ladder.level, approvers: req.approval.approvers },
           });
           await deps.notify(noticeOf(req, approvalId, 'escalation'));
+          // Like a decision listener's, its failure never undoes the escalation.
+          await deps
+            .onEscalated?.(
+              { ...gateView(item), status: 'escalated' },
+              { approvers: req.approval.approvers, at },
+            )
+            .catch(() => {});
           return;
         }
         case 'expire': {
+          const decidedAt = new Date().toISOString();
           await update(deps, item, {
             set: '#status = :answered, decision = :decision, decidedAt = :at',
-            values: { ':answered': 'answered', ':decision': TIMED_OUT, ':at': new Date().toISOString() },
+            values: { ':answered': 'answered', ':decision': TIMED_OUT, ':at': decidedAt },
             removeToken: true,
           });
           await recordDecision(deps.journal, item, TIMED_OUT, TIMEOUT_DECIDER);
           await deps.sfn.send(
             new SendTaskSuccessCommand({ taskToken: req.taskToken, output: JSON.stringify(TIMED_OUT) }),
           );
+          // Told as any decision is (approvals.ts): its failure never undoes the rejection.
+          await deps
+            .onDecided?.({ ...gateView(item), status: 'answered', decision: TIMED_OUT, decidedAt }, TIMED_OUT)
+            .catch(() => {});
           return;
         }
       }

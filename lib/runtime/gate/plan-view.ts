@@ -6,7 +6,7 @@
  */
 import type { StepSketch } from '../payloads/index.ts';
 import { escapeHtml } from '../shared/html.ts';
-import type { PlanChanges, StepChange } from './plan-diff.ts';
+import type { PlanChanges, StepChange, ValueChange } from './plan-diff.ts';
 
 /**
  * The graph as a Mermaid flowchart. Nodes are named `s1`, `s2`, … (a step id such as `end`
@@ -71,14 +71,24 @@ function whatChanged(change: StepChange): string[] {
   if (change.renamed)
     parts.push(`renamed from “${escapeHtml(change.renamed.from)}” to “${escapeHtml(change.renamed.to)}”`);
   if (change.tool) parts.push(`tool ${escapeHtml(change.tool.from)} → ${escapeHtml(change.tool.to)}`);
-  if (change.args) parts.push('args changed');
-  if (change.contract) parts.push(`contract ${change.contract}`);
+  if (change.args) parts.push(valueParts('args', 'changed', change.args));
+  if (change.contract) parts.push(valueParts('contract', change.contract.change, change.contract));
   if (change.dependsOn?.added.length) parts.push(`now waits for ${codeList(change.dependsOn.added)}`);
   if (change.dependsOn?.removed.length)
     parts.push(`no longer waits for ${codeList(change.dependsOn.removed)}`);
   if (change.settings)
     parts.push('other settings changed (approval, retries, timeout, outputs, rollback, …)');
   return parts;
+}
+
+/** "args `old` → `new`", "contract added: `new`", "contract removed (was `old`)", or just what happened. */
+function valueParts(what: string, how: 'added' | 'removed' | 'changed', values: ValueChange): string {
+  const code = (text: string) => `<code class="value">${escapeHtml(text)}</code>`;
+  if (how === 'changed' && values.from !== undefined && values.to !== undefined)
+    return `${what} ${code(values.from)} → ${code(values.to)}`;
+  if (how === 'added' && values.to !== undefined) return `${what} added: ${code(values.to)}`;
+  if (how === 'removed' && values.from !== undefined) return `${what} removed (was ${code(values.from)})`;
+  return `${what} ${how}`;
 }
 
 function codeList(ids: readonly string[]): string {

@@ -43,11 +43,21 @@ const SLACK_BUTTONS: Record<ApprovalNotice['kind'], readonly SlackDecision[]> = 
   human: [],
 };
 
-/** The decisions a Slack button can give (modifications, questions and reports need the page). */
+/** The decisions a Slack button gives at once (a question is asked in a modal; modifications and reports need the page). */
 export const SLACK_DECISIONS = ['APPROVE', 'REJECT', 'RETRY', 'SKIP', 'ABORT'] as const;
 export type SlackDecision = (typeof SLACK_DECISIONS)[number];
 /** A decision button's action_id is this prefix and the decision, e.g. `plangate.APPROVE`. */
 export const SLACK_ACTION_PREFIX = 'plangate.';
+/**
+ * "Ask a question" (plan and step gates): the button opens a modal (`callback`) whose input block
+ * (`block`, `input`) holds the question, answered as ASK_FOR_CLARIFICATION, as on the page.
+ */
+export const SLACK_ASK = {
+  action: `${SLACK_ACTION_PREFIX}ask`,
+  callback: `${SLACK_ACTION_PREFIX}ask`,
+  block: `${SLACK_ACTION_PREFIX}question`,
+  input: 'question',
+} as const;
 /** The block ids the Slack route finds again when it updates the message. */
 export const SLACK_BLOCK_IDS = { actions: 'plangate.actions', status: 'plangate.status' } as const;
 
@@ -165,6 +175,16 @@ export function approvalMessage(
           action_id: `${SLACK_ACTION_PREFIX}${decision}`,
           value: notice.approvalId,
         })),
+        ...(notice.kind === 'plan' || notice.kind === 'step'
+          ? [
+              {
+                type: 'button',
+                text: { type: 'plain_text', text: 'Ask a question' },
+                action_id: SLACK_ASK.action,
+                value: notice.approvalId,
+              },
+            ]
+          : []),
         {
           type: 'button',
           text: {

@@ -5,7 +5,7 @@
  * Secrets Manager or the environment) and given to the WebClient only, never to a message or log.
  */
 import { type Block, type KnownBlock, LogLevel, WebClient } from '@slack/web-api';
-import type { DecisionListener, SlackMessageRef } from '../gate/gate-item.ts';
+import type { DecisionListener, EscalationListener, SlackMessageRef } from '../gate/gate-item.ts';
 import type { GateDecision } from '../payloads/index.ts';
 import { NotConfiguredError } from '../shared/errors.ts';
 import { type ApprovalMessage, escapeSlack, SLACK_BLOCK_IDS } from './message.ts';
@@ -80,34 +80,72 @@ export class SlackNotifier {
 }
 
 /**
- * Shows a decision made anywhere (the page, the API, an emailed link, the terminal) in the gate's
- * Slack message: who decided what and when, and no buttons, so nobody clicks a decided gate.
+ * Shows a decision made anywhere (the page, the API, an emailed link, the terminal, the timeout
+ * ladder) in the gate's Slack messages: who decided what and when, and no buttons, so nobody
+ * clicks a decided gate.
  */
 export function slackDecisionUpdater(client: SlackClient): DecisionListener {
-  return async (gate, decision) => {
-    const message = gate.slackMessage;
-    if (!message) return;
-    const web = await client.get();
-    await web.chat.update({
-      channel: message.channel,
-      ts: message.ts,
-      text: `${message.text}: ${decision.decision}`,
-      blocks: asBlocks(
-        updatedBlocks(
-          message.blocks,
-          decidedLine(decision, gate.decidedAt ? new Date(gate.decidedAt) : undefined),
-          true,
-        ),
-      ),
-    });
-  };
+  return (gate, decision) =>
+    updateSlackMessages(
+      client,
+      gate.slackMessages ?? [],
+      decidedLine(decision, gate.decidedAt ? new Date(gate.decidedAt) : undefined),
+      decision.decision,
+    );
+}
+
+/** Shows in the gate's Slack messages that nobody answered in time and who was asked next; no buttons. */
+export function slackEscalationUpdater(client: SlackClient): EscalationListener {
+  return (gate, to) =>
+    updateSlackMessages(
+      client,
+      gate.slackMessages ?? [],
+      `:arrow_double_up: Nobody answered in time: handed to ${escapeSlack(to.approvers.join(', ') || 'the next approvers')} ${slackDate(new Date(to.at))}`,
+      'escalated',
+    );
+}
+
+/**
+ * Updates each message in place (chat.update) with `status` as its status line and its buttons
+ * gone; one message failing does not stop the others, and the first failure is thrown after.
+ */
+export async function updateSlackMessages(
+  client: SlackClient,
+  messages: readonly SlackMessageRef[],
+  status: string,
+  outcome: string,
+): Promise<void> {
+  if (messages.length === 0) return;
+  const web = await client.get();
+  const updates = await Promise.allSettled(
+    messages.map((message) =>
+      web.chat.update({
+        channel: message.channel,
+        ts: message.ts,
+        text: `${message.text}: ${outcome}`,
+        blocks: asBlocks(updatedBlocks(message.blocks, status, true)),
+      }),
+    ),
+  );
+  const failed = updates.find((u) => u.status === 'rejected');
+  if (failed) throw failed.reason;
 }
 
 /** "✅ *APPROVE* by alice at <time>", as the message's status line. */
 export function decidedLine(decision: GateDecision, at: Date | undefined): string {
   const mark =
-    decision.decision === 'APPROVE' || decision.decision === 'RETRY' ? ':white_check_mark:' : ':x:';
-  const reason = 'reason' in decision && decision.reason ? `: ${escapeSlack(decision.reason)}` : '';
+    decision.decision === 'APPROVE' || decision.decision === 'RETRY'
+      ? ':white_check_mark:'
+      : decision.decision === 'ASK_FOR_CLARIFICATION'
+        ? ':question:'
+        : ':x:';
+  const said =
+    'reason' in decision && decision.reason
+      ? decision.reason
+      : 'question' in decision
+        ? decision.question
+        : undefined;
+  const reason = said ? `: ${escapeSlack(said)}` : '';
   return `${mark} *${decision.decision}* by ${escapeSlack(decision.by ?? 'unknown')}${reason}${at ? ` ${slackDate(at)}` : ''}`;
 }
 

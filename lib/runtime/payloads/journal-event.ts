@@ -48,11 +48,24 @@ export const EVENT_TYPES = [
 export const EventTypeSchema = z.enum(EVENT_TYPES);
 export type EventType = z.infer<typeof EventTypeSchema>;
 
+/**
+ * A step as PLAN_CREATED records it, so a later version's gate can show what changed, old → new:
+ * its tool, and what it is given and its contract as canonical JSON, each shortened.
+ */
+export const RecordedStepSchema = z.object({
+  tool: z.string(),
+  args: z.string(),
+  contract: z.string().optional(),
+});
+export type RecordedStep = z.infer<typeof RecordedStepSchema>;
+
 /** Details per event type (seed 000's fields, snake_case as the seed writes them). */
 export const EVENT_DETAILS = {
   PLAN_CREATED: z.object({
     task_count: z.number().int(),
     dependencies: z.record(z.string(), z.array(z.string())),
+    /** Each step's tool, args and contract (recordedSteps); omitted for a plan too large to record. */
+    steps: z.record(z.string(), RecordedStepSchema).optional(),
     /** Who submitted the plan (Plans API: the IAM caller, or local mode's header). */
     submitted_by: z.string().optional(),
     /** A plan a model drafted from a goal (lib/planner): how, and what it cost. */
