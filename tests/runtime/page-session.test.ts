@@ -21,7 +21,7 @@ function event(
   } as unknown as HttpEvent;
 }
 
-const valueOf = (setCookie: string) => setCookie.split(';')[0] as string;
+const cookieValueOf = (setCookie: string) => setCookie.split(';')[0] as string;
 
 describe('page sessions', () => {
   it('open their own handle only, with the link and a form token, until they expire', () => {
@@ -32,7 +32,7 @@ describe('page sessions', () => {
       /; Path=\/approvals\/[A-Za-z0-9_-]{22}; Max-Age=1800; HttpOnly; SameSite=Strict; Secure$/,
     );
     expect(cookie).not.toContain('mac');
-    const session = sessions.read(event(valueOf(cookie)), handle);
+    const session = sessions.read(event(cookieValueOf(cookie)), handle);
     if ('refused' in session) throw new Error(session.message);
     expect(session.link).toBe(LINK);
     expect(formTokenMatches(session, session.form)).toBe(true);
@@ -40,13 +40,13 @@ describe('page sessions', () => {
     expect(formTokenMatches(session, undefined)).toBe(false);
 
     const other = sessions.open(LINK, 1_900_000_000, { secure: true }).handle;
-    expect(sessions.read(event(valueOf(cookie)), other)).toMatchObject({ refused: 'forged' });
-    expect(new PageSessions('q'.repeat(40), () => now).read(event(valueOf(cookie)), handle)).toMatchObject({
+    expect(sessions.read(event(cookieValueOf(cookie)), other)).toMatchObject({ refused: 'forged' });
+    expect(new PageSessions('q'.repeat(40), () => now).read(event(cookieValueOf(cookie)), handle)).toMatchObject({
       refused: 'forged',
     });
     expect(sessions.read(event(undefined), handle)).toMatchObject({ refused: 'none' });
     now = new Date(now.getTime() + 1800 * 1000);
-    expect(sessions.read(event(valueOf(cookie)), handle)).toMatchObject({ refused: 'expired' });
+    expect(sessions.read(event(cookieValueOf(cookie)), handle)).toMatchObject({ refused: 'expired' });
   });
 
   it('never outlive their link', () => {
