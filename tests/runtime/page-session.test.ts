@@ -41,7 +41,9 @@ describe('page sessions', () => {
 
     const other = sessions.open(LINK, 1_900_000_000, { secure: true }).handle;
     expect(sessions.read(event(cookieValueOf(cookie)), other)).toMatchObject({ refused: 'forged' });
-    expect(new PageSessions('q'.repeat(40), () => now).read(event(cookieValueOf(cookie)), handle)).toMatchObject({
+    expect(
+      new PageSessions('q'.repeat(40), () => now).read(event(cookieValueOf(cookie)), handle),
+    ).toMatchObject({
       refused: 'forged',
     });
     expect(sessions.read(event(undefined), handle)).toMatchObject({ refused: 'none' });
