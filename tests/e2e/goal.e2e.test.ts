@@ -7,6 +7,7 @@
 import { existsSync } from 'node:fs';
 import { afterAll, beforeAll, expect, it } from 'vitest';
 import { FIXED_PLAN, startOpenAiServer, type WireServer } from '../planner/wire-servers.ts';
+import { openApprovalPage } from '../support/approval-session.ts';
 import { CliRun, storedEvents, verifyChain, workDir } from './cli.ts';
 
 const GOAL = 'Add a health check endpoint to the service and prove it answers';
@@ -116,11 +117,12 @@ it('sends the plan back to the planner when the question is asked on the approva
     await run.until('the first gate', () => /open (http:\S+\/approve\/\S+)/.test(run.stderr));
     const first = run.executionArn;
     const link = /open (http:\S+\/approve\/\S+)/.exec(run.stderr)?.[1] as string;
-    const page = await (await fetch(link)).text();
-    const digest = /name="digest" value="([^"]+)"/.exec(page)?.[1] as string;
-    const answered = await fetch(link, {
-      method: 'POST',
-      body: new URLSearchParams({ digest, decision: 'ASK_FOR_CLARIFICATION', question: 'Which port?' }),
+    const page = await openApprovalPage(link);
+    const digest = /name="digest" value="([^"]+)"/.exec(page.html)?.[1] as string;
+    const answered = await page.answer({
+      digest,
+      decision: 'ASK_FOR_CLARIFICATION',
+      question: 'Which port?',
     });
     expect(answered.status).toBe(200);
     expect(await answered.text()).toContain('Sent back to the planner');

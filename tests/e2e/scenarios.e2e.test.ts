@@ -8,6 +8,7 @@ import { existsSync, readFileSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
 import type { JournalRecord } from '../../lib/runtime/payloads/index.ts';
+import { openApprovalPage } from '../support/approval-session.ts';
 import { CliRun, runPlan, scenario, storedEvents, verifyChain, workDir } from './cli.ts';
 import { seedOrderProblems } from './seed-order.ts';
 
@@ -321,16 +322,21 @@ describe.concurrent('plangate run, end to end on the local stack', { timeout: 60
     await run.until('approval link', () => /open (http:\/\/127\.0\.0\.1:\d+\/approve\/\S+)/.test(run.stderr));
     const link = /open (http:\/\/127\.0\.0\.1:\d+\/approve\/\S+)/.exec(run.stderr)?.[1] as string;
     expect(link).not.toMatch(/token/i);
-    const page = await fetch(link);
-    expect(page.status).toBe(200);
-    const html = await page.text();
-    expect(html).toContain('Write b.txt containing the letter b');
+    const page = await openApprovalPage(link);
+    expect(page.html).toContain('Write b.txt containing the letter b');
     // The form binds the answer to the digest the page showed.
-    const digest = /name="digest" value="([^"]+)"/.exec(html)?.[1] as string;
+    const digest = /name="digest" value="([^"]+)"/.exec(page.html)?.[1] as string;
     expect(digest).toMatch(/^sha256:[0-9a-f]{64}$/);
-    const answered = await fetch(link, {
+    // A post without the page's form token is refused and decides nothing.
+    const forged = await fetch(page.url, {
       method: 'POST',
-      body: new URLSearchParams({ decision: 'APPROVE_WITH_MODIFICATIONS', skipSteps: 'write-b', digest }),
+      body: new URLSearchParams({ decision: 'REJECT', digest }),
+    });
+    expect(forged.status).toBe(403);
+    const answered = await page.answer({
+      decision: 'APPROVE_WITH_MODIFICATIONS',
+      skipSteps: 'write-b',
+      digest,
     });
     expect(answered.status).toBe(200);
     // Single use: the same link cannot answer twice.

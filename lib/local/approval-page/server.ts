@@ -1,13 +1,19 @@
 /**
- * The local approval page: `GET /approve/<link id>` shows the gate, `POST` answers it. The page
- * and its form are the approvals API's (lib/runtime/gate/approval-page.ts, approvals-api.ts), plus the
+ * The local approval page. Opening a link (`GET /approve/<link id>`) redeems it into a page
+ * session, as the approvals API does (lib/runtime/api/page-session.ts), and redirects to
+ * `/approvals/<handle>`: the link id never stays in the address bar or the browser's history.
+ * The handle's page shows the gate; its form answers with the session's form token. `POST
+ * /approve/<link id>` answers directly (the id is the secret, so a script may). The page and its
+ * form are the approvals API's (lib/runtime/gate/approval-page.ts, approvals-api.ts), plus the
  * plan's checklist. The id is the approvals service's signed, expiring, single-use id, never the
  * task token; the first answer wins, so a second one (here or in the terminal) is told it came
  * too late.
  */
+import { randomBytes } from 'node:crypto';
 import { createServer, type IncomingMessage, type ServerResponse } from 'node:http';
 import { formAnswer } from '../../runtime/api/approvals-api.ts';
-import { approvalPage, messagePage } from '../../runtime/gate/approval-page.ts';
+import { formTokenMatches, HANDLE, PageSessions } from '../../runtime/api/page-session.ts';
+import { approvalPage, FORM_TOKEN_FIELD, messagePage } from '../../runtime/gate/approval-page.ts';
 import { decisionSchemaOf } from '../../runtime/payloads/index.ts';
 import { closeServer, listenOnLoopback } from '../listen.ts';
 import type { GateAnswer, GateDesk } from '../run/gate-desk.ts';
@@ -25,7 +31,8 @@ export interface ApprovalPageProps {
 /** Who the page records as the approver. */
 export const PAGE_APPROVER = 'approval-page';
 const MAX_FORM_BYTES = 16 * 1024;
-const PATH = /^\/approve\/([A-Za-z0-9._-]{1,300})$/;
+const LINK_PATH = /^\/approve\/([A-Za-z0-9._-]{1,300})$/;
+const SESSION_PATH = /^\/approvals\/([^/]+)$/;
 
 export class ApprovalPageServer {
   private constructor(
@@ -34,6 +41,9 @@ export class ApprovalPageServer {
     readonly url: string,
     private readonly props: ApprovalPageProps,
   ) {}
+
+  /** Sessions live as long as this server: their key is its own, never written anywhere. */
+  private readonly sessions = new PageSessions(randomBytes(32));
 
   static async start(props: ApprovalPageProps): Promise<ApprovalPageServer> {
     let page: ApprovalPageServer | undefined;
@@ -55,23 +65,66 @@ export class ApprovalPageServer {
   }
 
   private async handle(req: IncomingMessage, res: ServerResponse): Promise<void> {
-    const linkId = PATH.exec(new URL(req.url ?? '/', this.url).pathname)?.[1];
-    if (!linkId) return send(res, 404, messagePage('Not found', 'No such approval.'));
+    const path = new URL(req.url ?? '/', this.url).pathname;
+    const linkId = LINK_PATH.exec(path)?.[1];
+    if (linkId) return this.onLink(req, res, linkId);
+    const handle = SESSION_PATH.exec(path)?.[1];
+    if (handle && HANDLE.test(handle)) return this.onSessionPage(req, res, handle);
+    return send(res, 404, messagePage('Not found', 'No such approval.'));
+  }
+
+  /** A link: opened, it becomes a session and a clean URL; posted to, it answers. */
+  private async onLink(req: IncomingMessage, res: ServerResponse, linkId: string): Promise<void> {
     const gate = await this.props.desk.view(linkId);
-    if (!gate)
-      return send(
-        res,
-        410,
-        messagePage(
-          'Not answerable',
-          'This approval link is not valid, has expired, or was answered already.',
-        ),
-      );
-    if (req.method === 'GET')
-      return send(res, 200, approvalPage(gate, `/approve/${linkId}`, { checklist: this.props.checklist }));
+    if (!gate) return send(res, 410, messagePage('Not answerable', NOT_ANSWERABLE));
+    if (req.method === 'GET') {
+      const opened = this.sessions.open(linkId, gate.expiresAtEpoch, { secure: false });
+      res.writeHead(303, {
+        Location: `/approvals/${opened.handle}`,
+        'Set-Cookie': opened.cookie,
+        'Cache-Control': 'no-store',
+        'Referrer-Policy': 'no-referrer',
+      });
+      return void res.end();
+    }
     if (req.method !== 'POST') return send(res, 405, messagePage('Method not allowed', 'Use the form.'));
     const form = await readForm(req);
     if (!form) return send(res, 413, messagePage('Too large', 'The form is too large.'));
+    return this.answer(res, linkId, form);
+  }
+
+  /** The page a session opened: shown, or answered with the session's form token. */
+  private async onSessionPage(req: IncomingMessage, res: ServerResponse, handle: string): Promise<void> {
+    if (req.method !== 'GET' && req.method !== 'POST')
+      return send(res, 405, messagePage('Method not allowed', 'Use the form.'));
+    const session = this.sessions.read({ headers: { cookie: req.headers.cookie ?? '' } }, handle);
+    if ('refused' in session)
+      return send(res, 403, messagePage('Not answerable', capitalize(session.message)));
+    const gate = await this.props.desk.view(session.link);
+    if (!gate) return send(res, 410, messagePage('Not answerable', NOT_ANSWERABLE));
+    if (req.method === 'GET')
+      return send(
+        res,
+        200,
+        approvalPage(gate, `/approvals/${handle}`, {
+          checklist: this.props.checklist,
+          formToken: session.form,
+        }),
+      );
+    const form = await readForm(req);
+    if (!form) return send(res, 413, messagePage('Too large', 'The form is too large.'));
+    if (!formTokenMatches(session, form.get(FORM_TOKEN_FIELD) ?? undefined))
+      return send(
+        res,
+        403,
+        messagePage('Not recorded', 'This form is not the one this page showed: reload the page.'),
+      );
+    return this.answer(res, session.link, form);
+  }
+
+  private async answer(res: ServerResponse, linkId: string, form: URLSearchParams): Promise<void> {
+    const gate = await this.props.desk.view(linkId);
+    if (!gate) return send(res, 410, messagePage('Not answerable', NOT_ANSWERABLE));
     const fields = formAnswer(form, gate.kind);
     if (typeof fields === 'string') return send(res, 400, messagePage('Not an answer', fields));
     if (fields.digest !== gate.planDigest)
@@ -106,6 +159,12 @@ export class ApprovalPageServer {
   }
 }
 
+const NOT_ANSWERABLE = 'This approval link is not valid, has expired, or was answered already.';
+
+function capitalize(text: string): string {
+  return `${text.charAt(0).toUpperCase()}${text.slice(1)}.`;
+}
+
 async function readForm(req: IncomingMessage): Promise<URLSearchParams | undefined> {
   const chunks: Buffer[] = [];
   let size = 0;
@@ -121,6 +180,7 @@ function send(res: ServerResponse, status: number, html: string): void {
   res.writeHead(status, {
     'Content-Type': 'text/html; charset=utf-8',
     'Cache-Control': 'no-store',
+    'Referrer-Policy': 'no-referrer',
     'Content-Security-Policy': "default-src 'none'; style-src 'unsafe-inline'; form-action 'self'",
   });
   res.end(html);

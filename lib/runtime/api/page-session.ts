@@ -30,6 +30,9 @@ const SessionSchema = z.object({
 });
 export type PageSession = z.infer<typeof SessionSchema>;
 
+/** What a request's cookies come in: API Gateway's event, or a plain server's headers. */
+export type CookieCarrier = Pick<HttpEvent, 'headers' | 'cookies'>;
+
 /** Why a handle's page cannot be shown or answered; the message says what to do. */
 export type SessionRefusal = { readonly refused: 'none' | 'expired' | 'forged'; readonly message: string };
 
@@ -78,7 +81,7 @@ export class PageSessions {
   }
 
   /** The session of `handle` in the request's cookies, or why there is none to use. */
-  read(event: HttpEvent, handle: string): PageSession | SessionRefusal {
+  read(event: CookieCarrier, handle: string): PageSession | SessionRefusal {
     const values = cookiesOf(event)
       .filter(([name]) => name === SESSION_COOKIE)
       .map(([, value]) => value);
@@ -130,7 +133,7 @@ export function formTokenMatches(session: PageSession, given: string | undefined
  * The request's cookies as name/value pairs: API Gateway (payload v2) hands them over in
  * `cookies`; a `Cookie` header is read too (other fronts keep it).
  */
-function cookiesOf(event: HttpEvent): [string, string][] {
+function cookiesOf(event: CookieCarrier): [string, string][] {
   const header = Object.entries(event.headers ?? {}).find(([name]) => name.toLowerCase() === 'cookie')?.[1];
   const parts = [...(event.cookies ?? []), ...(header ? header.split(';') : [])];
   return parts.flatMap((part) => {
