@@ -22,9 +22,9 @@ import type { RunnerResult, Usage } from '../runtime/payloads/index.ts';
 import { runProcess } from '../runtime/shared/process.ts';
 import { truncateText } from '../runtime/shared/truncate.ts';
 import { AGENT_COMMAND_ENV } from '../runtime/tools/agent.ts';
+import { agentUsage } from '../runtime/tools/agent-usage.ts';
 import { parseOutputs } from '../runtime/tools/outputs-file.ts';
 import { agentPrompt, agentTimeoutSeconds, type Handoff, HandoffSchema, renderHandoff } from './handoff.ts';
-import { agentUsage } from './usage.ts';
 
 /** Bytes of the agent's stdout read for its usage line (Claude Code's JSON result can be long). */
 const AGENT_STDOUT_BYTES = 1024 * 1024;

@@ -154,6 +154,22 @@ describe('agent, wait, echo', () => {
     });
   });
 
+  it("reports the usage the agent's last line states, which the runner counts against the budget", async () => {
+    const run = (line: string) =>
+      registry.call(
+        'agent',
+        { task: 't' },
+        ctx({ env: { PLANGATE_AGENT_COMMAND: `echo done; echo '${line}'` } }),
+      );
+    expect(await run('{"usage":{"tokens":1200,"cost_usd":0.03}}')).toMatchObject({
+      usage: { tokens: 1200, costUsd: 0.03 },
+    });
+    expect(await run('{"usage":{"input_tokens":10,"output_tokens":5},"total_cost_usd":0.5}')).toMatchObject({
+      usage: { tokens: 15, costUsd: 0.5 },
+    });
+    expect(await run('no usage here')).not.toHaveProperty('usage');
+  });
+
   it('says clearly when no agent is configured', async () => {
     await expect(registry.call('agent', { task: 't' }, ctx({ env: {} }))).rejects.toMatchObject({
       name: 'NotConfigured',

@@ -1,7 +1,7 @@
 /** What an agent's output says it used, and what its handoff says of the budget. */
 import { describe, expect, it } from 'vitest';
+import { agentUsage } from '../../lib/runtime/tools/agent-usage.ts';
 import { agentTimeoutSeconds, HandoffSchema, renderHandoff } from '../../lib/worker/handoff.ts';
-import { agentUsage } from '../../lib/worker/usage.ts';
 
 describe('agentUsage', () => {
   it("reads Claude Code's JSON result (--output-format json): every input and output token, and the cost", () => {

@@ -5,6 +5,7 @@
  */
 import { NotConfiguredError, TimeoutError, ToolFailedError } from '../shared/errors.ts';
 import { runProcess } from '../shared/process.ts';
+import { agentUsage } from './agent-usage.ts';
 import { OUTPUT_FILE_ENV, withOutputsFile } from './outputs-file.ts';
 import type { ToolContext, ToolOutput } from './types.ts';
 
@@ -60,12 +61,15 @@ export async function runAgent(input: AgentInput, ctx: ToolContext): Promise<Too
     }),
   );
   if (result.timedOut) throw new TimeoutError(`agent timed out after ${timeoutMs} ms`, { location });
+  // The tokens and cost the agent says it used count against the plan's budget, as a worker's do.
+  const report = agentUsage(result.stdout);
   const output = {
     target,
     exitCode: result.exitCode,
     response: result.stdout,
     stderr: result.stderr,
     outputs,
+    ...(report.kind === 'usage' ? { usage: report.usage } : {}),
   };
   if (result.exitCode !== 0) {
     throw new ToolFailedError(`agent exited ${result.exitCode ?? `on ${result.signal}`}`, {

@@ -11,7 +11,7 @@
  * has them with values that are not non-negative numbers is a problem the worker logs.
  */
 import { z } from 'zod';
-import type { Usage } from '../runtime/payloads/index.ts';
+import type { Usage } from '../payloads/index.ts';
 
 const Count = z.number().nonnegative();
 
