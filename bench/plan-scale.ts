@@ -6,13 +6,17 @@
  * 10,000-step plan to completion, and many executions started at once with their journals
  * checked (counts, gaps, hash chains). Writes bench/results/plan-scale.json.
  *
- *   npm run bench:scale [-- --quick]   (--quick: smaller sizes, for a smoke run)
+ *   npm run bench:scale [-- --quick] [-- --out FILE] [-- --before FILE]
+ *
+ * --quick: smaller sizes, for a smoke run (writes only where --out says). --before FILE: the
+ * output of this same bench run on the code before a change, run just before on the same machine;
+ * its figures go into the result as `before`, with after/before ratios and both load averages.
  */
-import { mkdirSync, writeFileSync } from 'node:fs';
+import { mkdirSync, readFileSync, writeFileSync } from 'node:fs';
 import { mkdtemp, rm } from 'node:fs/promises';
-import { cpus, tmpdir } from 'node:os';
+import { cpus, loadavg, tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { DescribeExecutionCommand } from '@aws-sdk/client-sfn';
+import { DescribeExecutionCommand, ListExecutionsCommand } from '@aws-sdk/client-sfn';
 import { launchPlan } from '../lib/launch/launch-plan.ts';
 import { LocalRunStack } from '../lib/local/run/local-stack.ts';
 import { storePaths } from '../lib/local/run/store.ts';
@@ -23,6 +27,12 @@ import type { ApprovalNotice } from '../lib/runtime/payloads/index.ts';
 import { echoChainPlan, echoStep } from '../tests/support/echo-plan.ts';
 
 const QUICK = process.argv.includes('--quick');
+const option = (name: string): string | undefined => {
+  const i = process.argv.indexOf(name);
+  return i >= 0 ? process.argv[i + 1] : undefined;
+};
+const OUT = option('--out');
+const BEFORE = option('--before');
 const SIZES = QUICK
   ? { chain: 20, fanOut: 20, memoryChain: 100, large: 500, concurrent: 10 }
   : { chain: 100, fanOut: 100, memoryChain: 1_000, large: 10_000, concurrent: 200 };
@@ -103,6 +113,29 @@ async function launch(s: Stack, plan: PlanInput, name: string): Promise<string> 
   return launched.executionArn;
 }
 
+/**
+ * The end status of each of many executions of one state machine: one ListExecutions a round for
+ * all of them (a DescribeExecution loop per execution would spend the machine on polling).
+ */
+async function allFinished(s: Stack, executionArns: readonly string[]): Promise<string[]> {
+  const stateMachineArn = (executionArns[0] ?? '').replace(/:execution:([^:]+):[^:]+$/, ':stateMachine:$1');
+  for (;;) {
+    const running = new Set<string>();
+    let nextToken: string | undefined;
+    do {
+      const page = await s.stack.sfn.send(
+        new ListExecutionsCommand({ stateMachineArn, statusFilter: 'RUNNING', nextToken }),
+      );
+      for (const e of page.executions ?? []) if (e.executionArn) running.add(e.executionArn);
+      nextToken = page.nextToken;
+    } while (nextToken);
+    if (unexpected.length > 0) throw new Error(unexpected.join('\n'));
+    if (!executionArns.some((arn) => running.has(arn))) break;
+    await new Promise((r) => setTimeout(r, 20));
+  }
+  return Promise.all(executionArns.map((arn) => finished(s, arn)));
+}
+
 async function finished(s: Stack, executionArn: string, sample?: () => void): Promise<string> {
   for (;;) {
     const out = await s.stack.sfn.send(new DescribeExecutionCommand({ executionArn }));
@@ -141,6 +174,7 @@ const mib = (bytes: number) => round(bytes / 1024 / 1024);
 
 async function main(): Promise<void> {
   const results: Record<string, unknown> = {};
+  const loadBefore = loadavg();
   for (const [name, plan, steps] of [
     ['chain', chainPlan('scale-chain', SIZES.chain), SIZES.chain],
     ['fanOut', fanOutPlan('scale-fan-out', SIZES.fanOut), SIZES.fanOut],
@@ -197,7 +231,7 @@ async function main(): Promise<void> {
       Array.from({ length: SIZES.concurrent }, (_, i) => launch(s, plan, `concurrent-${i}`)),
     );
     s.approve();
-    const statuses = await Promise.all(arns.map((arn) => finished(s, arn)));
+    const statuses = await allFinished(s, arns);
     const seconds = (performance.now() - started) / 1000;
     let events = 0;
     let badChains = 0;
@@ -234,21 +268,45 @@ async function main(): Promise<void> {
     await rm(s.dir, { recursive: true, force: true });
   }
 
-  const output = {
+  const output: Record<string, unknown> = {
     description:
       'plans on the local stack in one process (durable engine, dynalite, local bus, the harness Lambda handlers), approved as --approve does; no-op steps, so all time is harness overhead',
     node: process.version,
     machine: { cpu: cpus()[0]?.model, cores: cpus().length },
+    loadAverage: { start: loadBefore.map((x) => round(x, 2)), end: loadavg().map((x) => round(x, 2)) },
     quick: QUICK,
     ...results,
   };
+  if (BEFORE) {
+    const before = JSON.parse(readFileSync(BEFORE, 'utf8')) as Record<string, Record<string, number>>;
+    output.before = before;
+    output.ratios = beforeOverAfter(before, results as Record<string, Record<string, number>>);
+  }
   mkdirSync(new URL('./results/', import.meta.url), { recursive: true });
-  if (!QUICK)
-    writeFileSync(
-      new URL('./results/plan-scale.json', import.meta.url),
-      `${JSON.stringify(output, null, 2)}\n`,
-    );
+  const target = OUT ?? (QUICK ? undefined : new URL('./results/plan-scale.json', import.meta.url));
+  if (target) writeFileSync(target, `${JSON.stringify(output, null, 2)}\n`);
   process.stdout.write(`${JSON.stringify(output, null, 2)}\n`);
+}
+
+/** before ÷ after of each time and memory figure: above 1 is faster or smaller now; throughput is after ÷ before. */
+function beforeOverAfter(
+  before: Record<string, Record<string, number>>,
+  after: Record<string, Record<string, number>>,
+): Record<string, number> {
+  const ratio = (a: number | undefined, b: number | undefined) =>
+    a !== undefined && b !== undefined && b > 0 ? round(a / b, 2) : Number.NaN;
+  return {
+    chainMsPerStep: ratio(before.chain?.overheadMsPerStep, after.chain?.overheadMsPerStep),
+    fanOutMsPerStep: ratio(before.fanOut?.overheadMsPerStep, after.fanOut?.overheadMsPerStep),
+    memoryChainTotalMs: ratio(before.memoryChain?.totalMs, after.memoryChain?.totalMs),
+    memoryChainHeapPeak: ratio(before.memoryChain?.heapPeakMiB, after.memoryChain?.heapPeakMiB),
+    largeSeconds: ratio(before.large?.totalSeconds, after.large?.totalSeconds),
+    largeHeapPeak: ratio(before.large?.heapPeakMiB, after.large?.heapPeakMiB),
+    concurrentThroughput: ratio(
+      after.concurrent?.executionsPerSecond,
+      before.concurrent?.executionsPerSecond,
+    ),
+  };
 }
 
 await main();

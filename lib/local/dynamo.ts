@@ -1,10 +1,11 @@
 /**
- * The local DynamoDB: dynalite (the DynamoDB API over LevelDB) on loopback, its data under
- * `<dataDir>/dynamodb`, so executions survive a restart of `plangate run`.
+ * The local DynamoDB: dynalite (the DynamoDB API) on loopback, its data under `<dataDir>/dynamodb`
+ * (in memory, made durable by an append-only log: lib/local/dynamo-store.ts), so executions
+ * survive a restart of `plangate run`.
  */
 import { mkdir } from 'node:fs/promises';
 import { join } from 'node:path';
-import dynalite from 'dynalite';
+import { loadDynalite, whenStoreOpen } from './dynamo-store.ts';
 import { closeServer, listenOnLoopback } from './listen.ts';
 
 export interface LocalDynamoProps {
@@ -17,7 +18,7 @@ export interface LocalDynamoProps {
 export interface LocalDynamo {
   /** e.g. `http://127.0.0.1:43123` */
   readonly endpoint: string;
-  /** The LevelDB directory, when persistent. */
+  /** The store's directory, when persistent. */
   readonly path?: string;
   close(): Promise<void>;
 }
@@ -26,12 +27,19 @@ export async function startLocalDynamo(props: LocalDynamoProps = {}): Promise<Lo
   const path = props.dataDir ? join(props.dataDir, 'dynamodb') : undefined;
   if (path) await mkdir(path, { recursive: true });
   // Tables are usable at once: no CREATING delay to wait through.
-  const server = dynalite({
+  const server = loadDynalite()({
     ...(path ? { path } : {}),
     createTableMs: 0,
     deleteTableMs: 0,
     updateTableMs: 0,
   });
+  try {
+    // dynalite opens its store in the background: a store another process holds fails here.
+    if (path) await whenStoreOpen(path);
+  } catch (error) {
+    await new Promise((resolve) => server.close(resolve));
+    throw error;
+  }
   const endpoint = await listenOnLoopback(server, props.port);
   return { endpoint, ...(path ? { path } : {}), close: () => closeServer(server) };
 }
