@@ -1,76 +1,30 @@
 /**
- * An append-only text file kept open for the life of the local stack, with group writes: what is
- * appended while a write is in flight goes out together in the next one. Each `append` resolves
- * once its text has been handed to the operating system (write(2), in order), which is what
- * `fs.appendFile` promised per call; opening and closing the file for every line was most of the
- * local bus's cost per event.
+ * An append-only file kept open for the life of the local stack and written synchronously:
+ * `append` returns once the operating system has the bytes (write(2), in call order), which is
+ * what `fs.appendFile` promised per call. Opening and closing the file for every line was most of
+ * the local bus's cost per event, and a synchronous write of a few hundred bytes costs less than
+ * handing it to the libuv thread pool and back.
  */
-import { type FileHandle, open } from 'node:fs/promises';
+import { closeSync, openSync, writeSync } from 'node:fs';
 
 export class AppendLog {
-  private handle: Promise<FileHandle> | undefined;
-  /** Text waiting for the next write, and who waits for it. */
-  private batch: Batch | undefined;
-  /** The write in flight, if any. */
-  private writing: Promise<void> | undefined;
-  private closed = false;
+  private fd: number | undefined;
 
   constructor(readonly path: string) {}
 
-  /** Appends `text`; resolves when it is written, after everything appended before it. */
-  append(text: string): Promise<void> {
-    if (this.closed) return Promise.reject(new Error(`${this.path} is closed`));
-    this.batch ??= newBatch();
-    this.batch.text.push(text);
-    const { written } = this.batch;
-    this.writing ??= this.writeBatches();
-    return written;
+  append(data: string | Buffer): void {
+    this.fd ??= openSync(this.path, 'a');
+    writeFully(this.fd, typeof data === 'string' ? Buffer.from(data, 'utf8') : data);
   }
 
-  /** Writes what is pending and closes the file. */
-  async close(): Promise<void> {
-    this.closed = true;
-    await this.writing;
-    const handle = this.handle;
-    this.handle = undefined;
-    if (handle) await (await handle).close();
-  }
-
-  private async writeBatches(): Promise<void> {
-    while (this.batch) {
-      const batch = this.batch;
-      this.batch = undefined;
-      try {
-        this.handle ??= open(this.path, 'a');
-        // FileHandle.write may write part of a large buffer: writeFile on a handle opened for
-        // appending writes all of it, at the end.
-        await (await this.handle).writeFile(batch.text.join(''));
-        batch.resolve();
-      } catch (error) {
-        // The next batch opens the file again.
-        const failed = this.handle;
-        this.handle = undefined;
-        void failed?.then((handle) => handle.close()).catch(() => {});
-        batch.reject(error);
-      }
-    }
-    this.writing = undefined;
+  close(): void {
+    if (this.fd !== undefined) closeSync(this.fd);
+    this.fd = undefined;
   }
 }
 
-interface Batch {
-  readonly text: string[];
-  readonly written: Promise<void>;
-  readonly resolve: () => void;
-  readonly reject: (error: unknown) => void;
-}
-
-function newBatch(): Batch {
-  let resolve: () => void = () => {};
-  let reject: (error: unknown) => void = () => {};
-  const written = new Promise<void>((res, rej) => {
-    resolve = res;
-    reject = rej;
-  });
-  return { text: [], written, resolve, reject };
+/** write(2) until all of `buffer` is written (a write may take part of it). */
+export function writeFully(fd: number, buffer: Buffer): void {
+  let written = 0;
+  while (written < buffer.length) written += writeSync(fd, buffer, written, buffer.length - written);
 }

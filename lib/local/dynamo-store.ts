@@ -29,10 +29,10 @@ import {
   truncateSync,
   unlinkSync,
   writeFileSync,
-  writeSync,
 } from 'node:fs';
 import { createRequire } from 'node:module';
 import { join } from 'node:path';
+import { writeFully } from './append-log.ts';
 
 /** The log's file in the data directory. */
 export const LOG_FILE = 'dynamo.log';
@@ -284,11 +284,6 @@ async function importLevelDb(dir: string, log: string): Promise<void> {
     await db.close();
   }
   rewriteLog(log, entries);
-}
-
-function writeFully(fd: number, buffer: Buffer): void {
-  let written = 0;
-  while (written < buffer.length) written += writeSync(fd, buffer, written, buffer.length - written);
 }
 
 function syncDirectory(dir: string): void {

@@ -127,7 +127,7 @@ export class LocalEventBus {
   async close(): Promise<void> {
     await this.drain();
     await closeServer(this.server);
-    await this.archive?.close();
+    this.archive?.close();
   }
 
   private async handle(req: IncomingMessage, res: ServerResponse): Promise<void> {
@@ -199,7 +199,7 @@ export class LocalEventBus {
       results.push({ EventId: event.id });
     }
     if (this.archive && accepted.length > 0) {
-      await this.archive.append(accepted.map((e) => `${JSON.stringify(e)}\n`).join(''));
+      this.archive.append(accepted.map((e) => `${JSON.stringify(e)}\n`).join(''));
     }
     for (const event of accepted) this.fanOut(event);
     return { Entries: results, FailedEntryCount: results.filter((r) => r.ErrorCode).length };
