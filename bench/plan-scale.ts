@@ -154,6 +154,7 @@ async function runOne(plan: PlanInput, name: string, sampleMemory = false) {
     const arn = await launch(s, plan, name);
     const heap: number[] = [];
     const started = performance.now();
+    const cpuStarted = process.cpuUsage();
     s.approve();
     const status = await finished(
       s,
@@ -161,8 +162,9 @@ async function runOne(plan: PlanInput, name: string, sampleMemory = false) {
       sampleMemory ? () => heap.push(process.memoryUsage().heapUsed) : undefined,
     );
     const ms = performance.now() - started;
+    const cpuMs = cpuMillis(process.cpuUsage(cpuStarted));
     const events = await readEvents(s.stack.data.clients.doc, s.stack.data.tableNames.events, arn);
-    return { status, ms, events: events.length, chainOk: verifyChain(events).ok, heap };
+    return { status, ms, cpuMs, events: events.length, chainOk: verifyChain(events).ok, heap };
   } finally {
     await s.stack.close();
     await rm(s.dir, { recursive: true, force: true });
@@ -170,6 +172,8 @@ async function runOne(plan: PlanInput, name: string, sampleMemory = false) {
 }
 
 const round = (n: number, digits = 1) => Math.round(n * 10 ** digits) / 10 ** digits;
+/** CPU time of this process (every thread: the main one, the thread pool, V8's helpers), in ms. */
+const cpuMillis = (usage: NodeJS.CpuUsage) => (usage.user + usage.system) / 1000;
 const mib = (bytes: number) => round(bytes / 1024 / 1024);
 
 async function main(): Promise<void> {
@@ -185,6 +189,7 @@ async function main(): Promise<void> {
       status: run.status,
       totalMs: Math.round(run.ms),
       overheadMsPerStep: round(run.ms / steps, 2),
+      cpuMsPerStep: round(run.cpuMs / steps, 2),
       goalMsPerStep: 20,
       met: run.status === 'SUCCEEDED' && run.ms / steps <= 20,
       events: run.events,
@@ -216,6 +221,7 @@ async function main(): Promise<void> {
     status: large.status,
     totalSeconds: round(large.ms / 1000),
     msPerStep: round(large.ms / SIZES.large, 2),
+    cpuMsPerStep: round(large.cpuMs / SIZES.large, 2),
     heapPeakMiB: mib(Math.max(...large.heap)),
     rssMiB: mib(process.memoryUsage().rss),
     events: large.events,
@@ -227,12 +233,14 @@ async function main(): Promise<void> {
   try {
     const plan = chainPlan('scale-concurrent', 9);
     const started = performance.now();
+    const cpuStarted = process.cpuUsage();
     const arns = await Promise.all(
       Array.from({ length: SIZES.concurrent }, (_, i) => launch(s, plan, `concurrent-${i}`)),
     );
     s.approve();
     const statuses = await allFinished(s, arns);
     const seconds = (performance.now() - started) / 1000;
+    const cpuMs = cpuMillis(process.cpuUsage(cpuStarted));
     let events = 0;
     let badChains = 0;
     let gaps = 0;
@@ -254,6 +262,7 @@ async function main(): Promise<void> {
       seconds: round(seconds),
       executionsPerSecond: round(SIZES.concurrent / seconds, 2),
       stepsPerSecond: round((SIZES.concurrent * 9) / seconds, 1),
+      cpuMsPerStep: round(cpuMs / (SIZES.concurrent * 9), 2),
       events,
       distinctEventCountsPerExecution: [...perExecution],
       brokenHashChains: badChains,
@@ -297,6 +306,10 @@ function beforeOverAfter(
     a !== undefined && b !== undefined && b > 0 ? round(a / b, 2) : Number.NaN;
   return {
     chainMsPerStep: ratio(before.chain?.overheadMsPerStep, after.chain?.overheadMsPerStep),
+    chainCpuMsPerStep: ratio(before.chain?.cpuMsPerStep, after.chain?.cpuMsPerStep),
+    fanOutCpuMsPerStep: ratio(before.fanOut?.cpuMsPerStep, after.fanOut?.cpuMsPerStep),
+    largeCpuMsPerStep: ratio(before.large?.cpuMsPerStep, after.large?.cpuMsPerStep),
+    concurrentCpuMsPerStep: ratio(before.concurrent?.cpuMsPerStep, after.concurrent?.cpuMsPerStep),
     fanOutMsPerStep: ratio(before.fanOut?.overheadMsPerStep, after.fanOut?.overheadMsPerStep),
     memoryChainTotalMs: ratio(before.memoryChain?.totalMs, after.memoryChain?.totalMs),
     memoryChainHeapPeak: ratio(before.memoryChain?.heapPeakMiB, after.memoryChain?.heapPeakMiB),
