@@ -183,6 +183,10 @@ async function main(): Promise<void> {
     ['chain', chainPlan('scale-chain', SIZES.chain), SIZES.chain],
     ['fanOut', fanOutPlan('scale-fan-out', SIZES.fanOut), SIZES.fanOut],
   ] as const) {
+    // The first run of a process also pays its one-time start-up (modules the handlers load on
+    // first use, V8 compiling the hot paths): reported, then a second run on a new stack measures
+    // what each further step costs.
+    const first = await runOne(plan, `${name}-first-run`);
     const run = await runOne(plan, `${name}-run`);
     results[name] = {
       steps,
@@ -190,8 +194,10 @@ async function main(): Promise<void> {
       totalMs: Math.round(run.ms),
       overheadMsPerStep: round(run.ms / steps, 2),
       cpuMsPerStep: round(run.cpuMs / steps, 2),
+      firstRunMsPerStep: round(first.ms / steps, 2),
+      firstRunCpuMsPerStep: round(first.cpuMs / steps, 2),
       goalMsPerStep: 20,
-      met: run.status === 'SUCCEEDED' && run.ms / steps <= 20,
+      met: run.status === 'SUCCEEDED' && first.status === 'SUCCEEDED' && run.ms / steps <= 20,
       events: run.events,
       hashChainOk: run.chainOk,
     };
@@ -307,6 +313,7 @@ function beforeOverAfter(
   return {
     chainMsPerStep: ratio(before.chain?.overheadMsPerStep, after.chain?.overheadMsPerStep),
     chainCpuMsPerStep: ratio(before.chain?.cpuMsPerStep, after.chain?.cpuMsPerStep),
+    chainFirstRunMsPerStep: ratio(before.chain?.firstRunMsPerStep, after.chain?.firstRunMsPerStep),
     fanOutCpuMsPerStep: ratio(before.fanOut?.cpuMsPerStep, after.fanOut?.cpuMsPerStep),
     largeCpuMsPerStep: ratio(before.large?.cpuMsPerStep, after.large?.cpuMsPerStep),
     concurrentCpuMsPerStep: ratio(before.concurrent?.cpuMsPerStep, after.concurrent?.cpuMsPerStep),

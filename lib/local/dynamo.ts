@@ -1,11 +1,10 @@
 /**
- * The local DynamoDB: dynalite (the DynamoDB API) on loopback, its data under `<dataDir>/dynamodb`
- * (in memory, made durable by an append-only log: lib/local/dynamo-store.ts), so executions
- * survive a restart of `plangate run`.
+ * The local DynamoDB: dynalite (the DynamoDB API over LevelDB) on loopback, its data under
+ * `<dataDir>/dynamodb`, so executions survive a restart of `plangate run`.
  */
 import { mkdir } from 'node:fs/promises';
 import { join } from 'node:path';
-import { loadDynalite, whenStoreOpen } from './dynamo-store.ts';
+import dynalite from 'dynalite';
 import { closeServer, listenOnLoopback } from './listen.ts';
 
 export interface LocalDynamoProps {
@@ -18,7 +17,7 @@ export interface LocalDynamoProps {
 export interface LocalDynamo {
   /** e.g. `http://127.0.0.1:43123` */
   readonly endpoint: string;
-  /** The store's directory, when persistent. */
+  /** The LevelDB directory, when persistent. */
   readonly path?: string;
   close(): Promise<void>;
 }
@@ -27,19 +26,12 @@ export async function startLocalDynamo(props: LocalDynamoProps = {}): Promise<Lo
   const path = props.dataDir ? join(props.dataDir, 'dynamodb') : undefined;
   if (path) await mkdir(path, { recursive: true });
   // Tables are usable at once: no CREATING delay to wait through.
-  const server = loadDynalite()({
+  const server = dynalite({
     ...(path ? { path } : {}),
     createTableMs: 0,
     deleteTableMs: 0,
     updateTableMs: 0,
   });
-  try {
-    // dynalite opens its store in the background: a store another process holds fails here.
-    if (path) await whenStoreOpen(path);
-  } catch (error) {
-    await new Promise((resolve) => server.close(resolve));
-    throw error;
-  }
   const endpoint = await listenOnLoopback(server, props.port);
   return { endpoint, ...(path ? { path } : {}), close: () => closeServer(server) };
 }

@@ -1,6 +1,6 @@
 /**
  * The `.plangate` store directory and the session file that says which process owns it.
- * The engine store and dynalite's logged store are single-process, so while `plangate run` (or
+ * The engine store and dynalite's LevelDB are single-process, so while `plangate run` (or
  * `resume`) holds the store, `status` and `events` talk to its endpoints instead of opening it.
  */
 import { randomBytes } from 'node:crypto';
