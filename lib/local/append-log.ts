@@ -9,15 +9,18 @@ import { closeSync, openSync, writeSync } from 'node:fs';
 
 export class AppendLog {
   private fd: number | undefined;
+  private closed = false;
 
   constructor(readonly path: string) {}
 
   append(data: string | Buffer): void {
+    if (this.closed) throw new Error(`${this.path} is closed`);
     this.fd ??= openSync(this.path, 'a');
     writeFully(this.fd, typeof data === 'string' ? Buffer.from(data, 'utf8') : data);
   }
 
   close(): void {
+    this.closed = true;
     if (this.fd !== undefined) closeSync(this.fd);
     this.fd = undefined;
   }
