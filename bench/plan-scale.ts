@@ -6,13 +6,17 @@
  * 10,000-step plan to completion, and many executions started at once with their journals
  * checked (counts, gaps, hash chains). Writes bench/results/plan-scale.json.
  *
- *   npm run bench:scale [-- --quick]   (--quick: smaller sizes, for a smoke run)
+ *   npm run bench:scale [-- --quick] [-- --out FILE] [-- --before FILE]
+ *
+ * --quick: smaller sizes, for a smoke run (writes only where --out says). --before FILE: the
+ * output of this same bench run on the code before a change, run just before on the same machine;
+ * its figures go into the result as `before`, with after/before ratios and both load averages.
  */
-import { mkdirSync, writeFileSync } from 'node:fs';
+import { mkdirSync, readFileSync, writeFileSync } from 'node:fs';
 import { mkdtemp, rm } from 'node:fs/promises';
-import { cpus, tmpdir } from 'node:os';
+import { cpus, loadavg, tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { DescribeExecutionCommand } from '@aws-sdk/client-sfn';
+import { DescribeExecutionCommand, ListExecutionsCommand } from '@aws-sdk/client-sfn';
 import { launchPlan } from '../lib/launch/launch-plan.ts';
 import { LocalRunStack } from '../lib/local/run/local-stack.ts';
 import { storePaths } from '../lib/local/run/store.ts';
@@ -23,6 +27,12 @@ import type { ApprovalNotice } from '../lib/runtime/payloads/index.ts';
 import { echoChainPlan, echoStep } from '../tests/support/echo-plan.ts';
 
 const QUICK = process.argv.includes('--quick');
+const option = (name: string): string | undefined => {
+  const i = process.argv.indexOf(name);
+  return i >= 0 ? process.argv[i + 1] : undefined;
+};
+const OUT = option('--out');
+const BEFORE = option('--before');
 const SIZES = QUICK
   ? { chain: 20, fanOut: 20, memoryChain: 100, large: 500, concurrent: 10 }
   : { chain: 100, fanOut: 100, memoryChain: 1_000, large: 10_000, concurrent: 200 };
@@ -103,6 +113,29 @@ async function launch(s: Stack, plan: PlanInput, name: string): Promise<string> 
   return launched.executionArn;
 }
 
+/**
+ * The end status of each of many executions of one state machine: one ListExecutions a round for
+ * all of them, not a DescribeExecution every 20 ms per execution asked of the process measured.
+ */
+async function allFinished(s: Stack, executionArns: readonly string[]): Promise<string[]> {
+  const stateMachineArn = (executionArns[0] ?? '').replace(/:execution:([^:]+):[^:]+$/, ':stateMachine:$1');
+  for (;;) {
+    const running = new Set<string>();
+    let nextToken: string | undefined;
+    do {
+      const page = await s.stack.sfn.send(
+        new ListExecutionsCommand({ stateMachineArn, statusFilter: 'RUNNING', nextToken }),
+      );
+      for (const e of page.executions ?? []) if (e.executionArn) running.add(e.executionArn);
+      nextToken = page.nextToken;
+    } while (nextToken);
+    if (unexpected.length > 0) throw new Error(unexpected.join('\n'));
+    if (!executionArns.some((arn) => running.has(arn))) break;
+    await new Promise((r) => setTimeout(r, 20));
+  }
+  return Promise.all(executionArns.map((arn) => finished(s, arn)));
+}
+
 async function finished(s: Stack, executionArn: string, sample?: () => void): Promise<string> {
   for (;;) {
     const out = await s.stack.sfn.send(new DescribeExecutionCommand({ executionArn }));
@@ -121,6 +154,7 @@ async function runOne(plan: PlanInput, name: string, sampleMemory = false) {
     const arn = await launch(s, plan, name);
     const heap: number[] = [];
     const started = performance.now();
+    const cpuStarted = process.cpuUsage();
     s.approve();
     const status = await finished(
       s,
@@ -128,8 +162,9 @@ async function runOne(plan: PlanInput, name: string, sampleMemory = false) {
       sampleMemory ? () => heap.push(process.memoryUsage().heapUsed) : undefined,
     );
     const ms = performance.now() - started;
+    const cpuMs = cpuMillis(process.cpuUsage(cpuStarted));
     const events = await readEvents(s.stack.data.clients.doc, s.stack.data.tableNames.events, arn);
-    return { status, ms, events: events.length, chainOk: verifyChain(events).ok, heap };
+    return { status, ms, cpuMs, events: events.length, chainOk: verifyChain(events).ok, heap };
   } finally {
     await s.stack.close();
     await rm(s.dir, { recursive: true, force: true });
@@ -137,22 +172,32 @@ async function runOne(plan: PlanInput, name: string, sampleMemory = false) {
 }
 
 const round = (n: number, digits = 1) => Math.round(n * 10 ** digits) / 10 ** digits;
+/** CPU time of this process (every thread: the main one, the thread pool, V8's helpers), in ms. */
+const cpuMillis = (usage: NodeJS.CpuUsage) => (usage.user + usage.system) / 1000;
 const mib = (bytes: number) => round(bytes / 1024 / 1024);
 
 async function main(): Promise<void> {
   const results: Record<string, unknown> = {};
+  const loadBefore = loadavg();
   for (const [name, plan, steps] of [
     ['chain', chainPlan('scale-chain', SIZES.chain), SIZES.chain],
     ['fanOut', fanOutPlan('scale-fan-out', SIZES.fanOut), SIZES.fanOut],
   ] as const) {
+    // The first run of a process also pays its one-time start-up (modules the handlers load on
+    // first use, V8 compiling the hot paths): reported, then a second run on a new stack measures
+    // what each further step costs.
+    const first = await runOne(plan, `${name}-first-run`);
     const run = await runOne(plan, `${name}-run`);
     results[name] = {
       steps,
       status: run.status,
       totalMs: Math.round(run.ms),
       overheadMsPerStep: round(run.ms / steps, 2),
+      cpuMsPerStep: round(run.cpuMs / steps, 2),
+      firstRunMsPerStep: round(first.ms / steps, 2),
+      firstRunCpuMsPerStep: round(first.cpuMs / steps, 2),
       goalMsPerStep: 20,
-      met: run.status === 'SUCCEEDED' && run.ms / steps <= 20,
+      met: run.status === 'SUCCEEDED' && first.status === 'SUCCEEDED' && run.ms / steps <= 20,
       events: run.events,
       hashChainOk: run.chainOk,
     };
@@ -182,6 +227,7 @@ async function main(): Promise<void> {
     status: large.status,
     totalSeconds: round(large.ms / 1000),
     msPerStep: round(large.ms / SIZES.large, 2),
+    cpuMsPerStep: round(large.cpuMs / SIZES.large, 2),
     heapPeakMiB: mib(Math.max(...large.heap)),
     rssMiB: mib(process.memoryUsage().rss),
     events: large.events,
@@ -193,12 +239,14 @@ async function main(): Promise<void> {
   try {
     const plan = chainPlan('scale-concurrent', 9);
     const started = performance.now();
+    const cpuStarted = process.cpuUsage();
     const arns = await Promise.all(
       Array.from({ length: SIZES.concurrent }, (_, i) => launch(s, plan, `concurrent-${i}`)),
     );
     s.approve();
-    const statuses = await Promise.all(arns.map((arn) => finished(s, arn)));
+    const statuses = await allFinished(s, arns);
     const seconds = (performance.now() - started) / 1000;
+    const cpuMs = cpuMillis(process.cpuUsage(cpuStarted));
     let events = 0;
     let badChains = 0;
     let gaps = 0;
@@ -220,6 +268,7 @@ async function main(): Promise<void> {
       seconds: round(seconds),
       executionsPerSecond: round(SIZES.concurrent / seconds, 2),
       stepsPerSecond: round((SIZES.concurrent * 9) / seconds, 1),
+      cpuMsPerStep: round(cpuMs / (SIZES.concurrent * 9), 2),
       events,
       distinctEventCountsPerExecution: [...perExecution],
       brokenHashChains: badChains,
@@ -234,21 +283,50 @@ async function main(): Promise<void> {
     await rm(s.dir, { recursive: true, force: true });
   }
 
-  const output = {
+  const output: Record<string, unknown> = {
     description:
       'plans on the local stack in one process (durable engine, dynalite, local bus, the harness Lambda handlers), approved as --approve does; no-op steps, so all time is harness overhead',
     node: process.version,
     machine: { cpu: cpus()[0]?.model, cores: cpus().length },
+    loadAverage: { start: loadBefore.map((x) => round(x, 2)), end: loadavg().map((x) => round(x, 2)) },
     quick: QUICK,
     ...results,
   };
+  if (BEFORE) {
+    const before = JSON.parse(readFileSync(BEFORE, 'utf8')) as Record<string, Record<string, number>>;
+    output.before = before;
+    output.ratios = beforeOverAfter(before, results as Record<string, Record<string, number>>);
+  }
   mkdirSync(new URL('./results/', import.meta.url), { recursive: true });
-  if (!QUICK)
-    writeFileSync(
-      new URL('./results/plan-scale.json', import.meta.url),
-      `${JSON.stringify(output, null, 2)}\n`,
-    );
+  const target = OUT ?? (QUICK ? undefined : new URL('./results/plan-scale.json', import.meta.url));
+  if (target) writeFileSync(target, `${JSON.stringify(output, null, 2)}\n`);
   process.stdout.write(`${JSON.stringify(output, null, 2)}\n`);
+}
+
+/** before ÷ after of each time and memory figure: above 1 is faster or smaller now; throughput is after ÷ before. */
+function beforeOverAfter(
+  before: Record<string, Record<string, number>>,
+  after: Record<string, Record<string, number>>,
+): Record<string, number> {
+  const ratio = (a: number | undefined, b: number | undefined) =>
+    a !== undefined && b !== undefined && b > 0 ? round(a / b, 2) : Number.NaN;
+  return {
+    chainMsPerStep: ratio(before.chain?.overheadMsPerStep, after.chain?.overheadMsPerStep),
+    chainCpuMsPerStep: ratio(before.chain?.cpuMsPerStep, after.chain?.cpuMsPerStep),
+    chainFirstRunMsPerStep: ratio(before.chain?.firstRunMsPerStep, after.chain?.firstRunMsPerStep),
+    fanOutCpuMsPerStep: ratio(before.fanOut?.cpuMsPerStep, after.fanOut?.cpuMsPerStep),
+    largeCpuMsPerStep: ratio(before.large?.cpuMsPerStep, after.large?.cpuMsPerStep),
+    concurrentCpuMsPerStep: ratio(before.concurrent?.cpuMsPerStep, after.concurrent?.cpuMsPerStep),
+    fanOutMsPerStep: ratio(before.fanOut?.overheadMsPerStep, after.fanOut?.overheadMsPerStep),
+    memoryChainTotalMs: ratio(before.memoryChain?.totalMs, after.memoryChain?.totalMs),
+    memoryChainHeapPeak: ratio(before.memoryChain?.heapPeakMiB, after.memoryChain?.heapPeakMiB),
+    largeSeconds: ratio(before.large?.totalSeconds, after.large?.totalSeconds),
+    largeHeapPeak: ratio(before.large?.heapPeakMiB, after.large?.heapPeakMiB),
+    concurrentThroughput: ratio(
+      after.concurrent?.executionsPerSecond,
+      before.concurrent?.executionsPerSecond,
+    ),
+  };
 }
 
 await main();

@@ -6,9 +6,10 @@
  * in-process handlers of matching rules' targets.
  */
 import { randomUUID } from 'node:crypto';
-import { appendFile, mkdir, readFile, writeFile } from 'node:fs/promises';
+import { mkdir, readFile, writeFile } from 'node:fs/promises';
 import { createServer, type IncomingMessage, type ServerResponse } from 'node:http';
 import { join } from 'node:path';
+import { AppendLog } from './append-log.ts';
 import { type EventPattern, matchesPattern, patternProblem } from './event-pattern.ts';
 import { closeServer, listenOnLoopback } from './listen.ts';
 
@@ -66,6 +67,7 @@ export class LocalEventBus {
   private readonly subscribers = new Set<{ pattern: EventPattern; listener: BusListener }>();
   private readonly targetHandlers = new Map<string, BusListener>();
   private readonly pending = new Set<Promise<void>>();
+  private readonly archive: AppendLog | undefined;
 
   private constructor(
     private readonly props: LocalEventBusProps,
@@ -75,7 +77,10 @@ export class LocalEventBus {
     private readonly rulesPath: string | undefined,
   ) {
     this.endpoint = endpoint;
-    if (props.dataDir) this.archivePath = join(props.dataDir, 'eventbus', 'events.jsonl');
+    if (props.dataDir) {
+      this.archivePath = join(props.dataDir, 'eventbus', 'events.jsonl');
+      this.archive = new AppendLog(this.archivePath);
+    }
   }
 
   static async start(props: LocalEventBusProps = {}): Promise<LocalEventBus> {
@@ -122,6 +127,7 @@ export class LocalEventBus {
   async close(): Promise<void> {
     await this.drain();
     await closeServer(this.server);
+    this.archive?.close();
   }
 
   private async handle(req: IncomingMessage, res: ServerResponse): Promise<void> {
@@ -172,9 +178,9 @@ export class LocalEventBus {
     const accepted: BusEvent[] = [];
     for (const [i, raw] of entries.entries()) {
       const entry = (raw ?? {}) as Record<string, unknown>;
-      const problem = entryProblem(entry);
-      if (problem) {
-        results.push({ ErrorCode: 'InvalidArgument', ErrorMessage: `Entries[${i}]: ${problem}` });
+      const checked = checkEntry(entry);
+      if ('problem' in checked) {
+        results.push({ ErrorCode: 'InvalidArgument', ErrorMessage: `Entries[${i}]: ${checked.problem}` });
         continue;
       }
       const event: BusEvent = {
@@ -186,14 +192,14 @@ export class LocalEventBus {
         time: eventTime(entry.Time),
         region: this.props.region ?? 'us-east-1',
         resources: Array.isArray(entry.Resources) ? (entry.Resources as string[]) : [],
-        detail: JSON.parse(entry.Detail as string),
+        detail: checked.detail,
         eventBusName: busName(entry.EventBusName),
       };
       accepted.push(event);
       results.push({ EventId: event.id });
     }
-    if (this.archivePath && accepted.length > 0) {
-      await appendFile(this.archivePath, accepted.map((e) => `${JSON.stringify(e)}\n`).join(''));
+    if (this.archive && accepted.length > 0) {
+      this.archive.append(accepted.map((e) => `${JSON.stringify(e)}\n`).join(''));
     }
     for (const event of accepted) this.fanOut(event);
     return { Entries: results, FailedEntryCount: results.filter((r) => r.ErrorCode).length };
@@ -330,19 +336,22 @@ class BusError extends Error {
   }
 }
 
-function entryProblem(entry: Record<string, unknown>): string | undefined {
+/** The entry's parsed Detail, or why the entry is refused. */
+function checkEntry(entry: Record<string, unknown>): { detail: object } | { problem: string } {
   for (const field of ['Source', 'DetailType', 'Detail']) {
-    if (typeof entry[field] !== 'string' || entry[field] === '') return `${field} is required`;
+    if (typeof entry[field] !== 'string' || entry[field] === '') return { problem: `${field} is required` };
   }
+  let detail: unknown;
   try {
-    const detail: unknown = JSON.parse(entry.Detail as string);
-    if (detail === null || typeof detail !== 'object' || Array.isArray(detail))
-      return 'Detail must be a JSON object';
+    detail = JSON.parse(entry.Detail as string);
   } catch {
-    return 'Detail is not valid JSON';
+    return { problem: 'Detail is not valid JSON' };
   }
-  if (Buffer.byteLength(JSON.stringify(entry)) > MAX_ENTRY_BYTES) return 'entry is larger than 256 KB';
-  return undefined;
+  if (detail === null || typeof detail !== 'object' || Array.isArray(detail))
+    return { problem: 'Detail must be a JSON object' };
+  if (Buffer.byteLength(JSON.stringify(entry)) > MAX_ENTRY_BYTES)
+    return { problem: 'entry is larger than 256 KB' };
+  return { detail };
 }
 
 /** The SDK sends Time as epoch seconds; events carry it as ISO-8601 at second precision, like AWS. */
