@@ -323,9 +323,9 @@ function call(
     return guardedCall(run, kind, parameters, token, scheduled, timeoutAt, heartbeatMs, timeoutSeconds);
   }
   // nothing but a stop or a failing sibling can end this call early: the frame's signal says both
-  rt.journal.flush();
+  const persisted = rt.journal.persist();
   // one literal per shape: cheaper than spreading an optional member on every call
-  return rt.invokeResource(
+  const invocation =
     timeoutSeconds === undefined
       ? {
           resource,
@@ -343,8 +343,10 @@ function call(
           stateMachineArn: rt.stateMachineArn,
           timeoutSeconds,
           signal: frame.signal,
-        },
-  );
+        };
+  return persisted === undefined
+    ? rt.invokeResource(invocation)
+    : persisted.then(() => rt.invokeResource(invocation));
 }
 
 /** A child execution, a callback task or a task with a deadline: raced against its timeouts. */
@@ -376,7 +378,7 @@ async function guardedCall(
         scope.emit('TaskSubmitted');
         childArn = String(JSON.parse(String(recordedSubmit.details?.output ?? '{}')).ExecutionArn);
       } else {
-        rt.journal.flush();
+        await rt.journal.persist();
         const started = await rt.startChildExecution(parameters, rt.executionArn);
         if (kind.pattern === 'request')
           return { ExecutionArn: started.ExecutionArn, StartDate: started.StartDate };
@@ -405,7 +407,7 @@ async function guardedCall(
       waiting.catch(() => undefined);
       if (recordedSubmit?.type === 'TaskSubmitted') scope.emit('TaskSubmitted');
       else {
-        rt.journal.flush();
+        await rt.journal.persist();
         const dispatched = await guarded(
           rt.invokeResource({
             resource,
@@ -422,7 +424,7 @@ async function guardedCall(
       }
       return await guarded(waiting);
     }
-    rt.journal.flush();
+    await rt.journal.persist();
     return await guarded(
       rt.invokeResource({
         resource,
@@ -556,8 +558,9 @@ function activityTask(
         scope.emit('ActivityStarted', workerName === undefined ? undefined : { workerName }, {
           tokenHash: hash,
         });
-        // the token is only good once a restarted engine can find its hash
-        rt.journal.flush();
+        // the token is only good once a restarted engine can find its hash (with strict durability
+        // GetActivityTask also waits for the sync before it answers)
+        rt.journal.persist()?.catch(() => undefined);
         waitForToken(run, hash, heartbeatMs, signal).then(resolve, reject);
         return token;
       },
