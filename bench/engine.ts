@@ -1,7 +1,8 @@
 /**
  * Engine benchmark: transitions per second and overhead per transition of plangate's embedded
- * engine, durable (a temp store directory) and in memory, against aws-local-stepfunctions@3
- * (in memory), on the same definitions in the same run. Before timing, every workload runs once
+ * engine, durable (a temp store directory; group commit, the default, and strict: fdatasync
+ * before every effect) and in memory, against aws-local-stepfunctions@3 (in memory), on the
+ * same definitions in the same run. Before timing, every workload runs once
  * on each engine and the outputs and the number of states entered must be equal, so the peer is
  * known to execute the definitions. Rounds are interleaved (each round runs every engine once,
  * in a rotating order) after warm-up rounds, so load on a shared machine hits all engines alike.
@@ -22,7 +23,7 @@ import { createEngine, type Engine } from '../lib/engine/engine.ts';
 import { createResourceInvoker } from '../lib/engine/resources/index.ts';
 import { durabilityFloor } from './engine-floor.ts';
 import { PeerRunner } from './engine-peer.ts';
-import { noop, WORKLOADS, type Workload } from './engine-workloads.ts';
+import { noop, respondLater, WORKLOADS, type Workload } from './engine-workloads.ts';
 
 const quick = process.argv.includes('--quick');
 const roundsArg = process.argv.indexOf('--rounds');
@@ -36,8 +37,17 @@ const LABEL = labelArg > 0 ? process.argv[labelArg + 1] : undefined;
 /** Rounds run first and discarded (JIT warm-up, file system caches). */
 const WARMUP_ROUNDS = quick ? 2 : 8;
 
-type EngineName = 'plangate-durable' | 'plangate-memory' | 'aws-local-stepfunctions';
-const ENGINES: readonly EngineName[] = ['plangate-durable', 'plangate-memory', 'aws-local-stepfunctions'];
+type EngineName =
+  | 'plangate-durable'
+  | 'plangate-durable-strict'
+  | 'plangate-memory'
+  | 'aws-local-stepfunctions';
+const ENGINES: readonly EngineName[] = [
+  'plangate-durable',
+  'plangate-durable-strict',
+  'plangate-memory',
+  'aws-local-stepfunctions',
+];
 
 /** Invocations of the bench's Lambda function, to check that both engines call it alike. */
 let handlerCalls = 0;
@@ -88,10 +98,32 @@ function round(value: number): number {
   return Math.round(value * 100) / 100;
 }
 
-/** One plangate engine (memory or durable) with the bench's Lambda function registered. */
-function plangateEngine(storeDir: string | undefined): Engine {
-  const invokeResource = createResourceInvoker({ lambdaHandlers: { noop: countedNoop } });
-  return createEngine({ storeDir, invokeResource, timeScale: 0 });
+/** The peer's callback task: waits for the responder to hand its input back. */
+function peerCallback(input: unknown): Promise<unknown> {
+  handlerCalls++;
+  return new Promise((resolve) => respondLater(() => resolve(input)));
+}
+
+/**
+ * One plangate engine (memory or durable) with the bench's Lambda functions registered: `noop`,
+ * and `callback`, which hands its task token to the responder, who sends the input back with
+ * SendTaskSuccess.
+ */
+function plangateEngine(storeDir: string | undefined, durability: 'group' | 'strict' = 'group'): Engine {
+  const callback = (event: unknown) => {
+    handlerCalls++;
+    const { token, input } = event as { token: string; input: unknown };
+    respondLater(() =>
+      engine.sendTaskSuccess({ taskToken: token, output: JSON.stringify(input) }).catch((error) => {
+        process.stderr.write(`SendTaskSuccess failed: ${error}\n`);
+        process.exit(1);
+      }),
+    );
+    return Promise.resolve({});
+  };
+  const invokeResource = createResourceInvoker({ lambdaHandlers: { noop: countedNoop, callback } });
+  const engine = createEngine({ storeDir, invokeResource, timeScale: 0, durability });
+  return engine;
 }
 
 /** Runs a workload on a plangate engine: one execution per call, resolving to its output. */
@@ -185,6 +217,7 @@ async function verify(workload: Workload, runners: Record<EngineName, Runner>): 
 async function measure(runners: Record<EngineName, Runner>): Promise<Record<EngineName, number[]>> {
   const times: Record<EngineName, number[]> = {
     'plangate-durable': [],
+    'plangate-durable-strict': [],
     'plangate-memory': [],
     'aws-local-stepfunctions': [],
   };
@@ -198,6 +231,22 @@ async function measure(runners: Record<EngineName, Runner>): Promise<Record<Engi
     }
   }
   return times;
+}
+
+/**
+ * The durability floor of a workload (engine-floor.ts), from the history one execution leaves in
+ * a store of its own once its engine has closed (the close checkpoints the log into the history file).
+ */
+async function floorOf(workload: Workload): Promise<ReturnType<typeof durabilityFloor>> {
+  const dir = await mkdtemp(join(os.tmpdir(), 'plangate-bench-floor-'));
+  try {
+    const engine = plangateEngine(dir);
+    await (await PlangateRunner.create(engine, workload)).run();
+    await engine.close();
+    return durabilityFloor(historyDir(dir, workload.name), join(dir, 'floor.tmp'));
+  } finally {
+    await rm(dir, { recursive: true, force: true });
+  }
 }
 
 /** The durable store's history directory of a state machine. */
@@ -224,20 +273,26 @@ function machine() {
 async function main(): Promise<void> {
   const host = machine();
   const storeDir = await mkdtemp(join(os.tmpdir(), 'plangate-bench-'));
+  const strictDir = await mkdtemp(join(os.tmpdir(), 'plangate-bench-strict-'));
   const memory = plangateEngine(undefined);
   const durable = plangateEngine(storeDir);
+  const strict = plangateEngine(strictDir, 'strict');
   const rows = [];
+  let durableStore: ReturnType<Engine['storeStats']> | undefined;
+  let strictStore: ReturnType<Engine['storeStats']> | undefined;
   try {
     for (const workload of WORKLOADS) {
       const runners: Record<EngineName, Runner> = {
         'plangate-durable': await PlangateRunner.create(durable, workload),
+        'plangate-durable-strict': await PlangateRunner.create(strict, workload),
         'plangate-memory': await PlangateRunner.create(memory, workload),
-        'aws-local-stepfunctions': new PeerRunner(workload, countedNoop),
+        'aws-local-stepfunctions': new PeerRunner(workload, workload.callback ? peerCallback : countedNoop),
       };
       await verify(workload, runners);
       const times = await measure(runners);
       const engines = {
         'plangate-durable': summarize(workload, times['plangate-durable']),
+        'plangate-durable-strict': summarize(workload, times['plangate-durable-strict']),
         'plangate-memory': summarize(workload, times['plangate-memory']),
         'aws-local-stepfunctions': summarize(workload, times['aws-local-stepfunctions']),
       };
@@ -245,9 +300,7 @@ async function main(): Promise<void> {
       const pairedDurable = times['plangate-durable'].map(
         (t, i) => (times['aws-local-stepfunctions'][i] ?? Number.NaN) / t,
       );
-      const floor = withFloor
-        ? durabilityFloor(historyDir(storeDir, workload.name), join(storeDir, 'floor.tmp'))
-        : undefined;
+      const floor = withFloor ? await floorOf(workload) : undefined;
       const ratios = {
         peerOverDurable: round(peer / engines['plangate-durable'].medianMs),
         ...(floor ? { peerOverDurabilityFloor: round(peer / floor.floorMs) } : {}),
@@ -257,6 +310,7 @@ async function main(): Promise<void> {
             0.5,
           ),
         ),
+        peerOverDurableStrict: round(peer / engines['plangate-durable-strict'].medianMs),
         peerOverMemory: round(peer / engines['plangate-memory'].medianMs),
       };
       rows.push({
@@ -267,13 +321,17 @@ async function main(): Promise<void> {
         ...(floor ? { durabilityFloor: floor } : {}),
       });
       process.stdout.write(
-        `${workload.name.padEnd(26)} durable ${fmt(engines['plangate-durable'])}  memory ${fmt(engines['plangate-memory'])}  peer ${fmt(engines['aws-local-stepfunctions'])}  peer/durable ×${ratios.peerOverDurable}\n`,
+        `${workload.name.padEnd(26)} durable ${fmt(engines['plangate-durable'])}  strict ${fmt(engines['plangate-durable-strict'])}  memory ${fmt(engines['plangate-memory'])}  peer ${fmt(engines['aws-local-stepfunctions'])}  peer/durable ×${ratios.peerOverDurable}\n`,
       );
     }
+    durableStore = durable.storeStats();
+    strictStore = strict.storeStats();
   } finally {
     await memory.close();
     await durable.close();
+    await strict.close();
     await rm(storeDir, { recursive: true, force: true });
+    await rm(strictDir, { recursive: true, force: true });
   }
   const geomean = (values: number[]) =>
     round(Math.exp(values.reduce((sum, v) => sum + Math.log(v), 0) / values.length));
@@ -292,14 +350,20 @@ async function main(): Promise<void> {
       'in an order that rotates every round. Times are wall-clock ms: median, quartiles, min, max; spreadPercent = IQR / median. ' +
       'transitions = states entered. Ratios are peer time / plangate time (> 1: plangate faster): peerOverDurable from the medians, ' +
       'peerOverDurablePairedMedian the median of per-round ratios. plangate-durable writes every history event to a temp store ' +
-      'directory (one synchronous write before each task call and at the end of each tick); the peer keeps everything in memory. ' +
+      'directory with the default durability (group commit: events go to one write-ahead log; a write(2) of all pending events before every ' +
+      'task call, task token handed out and API answer, and at the end of each tick; fdatasync of the log at most 5 ms after a write, off the event loop); ' +
+      'plangate-durable-strict waits for that fdatasync before every task call and API answer (docs/engine-speed.md); the peer keeps everything in memory. ' +
+      'The peer has no .waitForTaskToken: in callback-chain its Task handler waits for the same responder (setImmediate) that calls SendTaskSuccess on plangate. ' +
+      'stores: what each durable store did during the whole run (fdatasyncs of the log, checkpoints). ' +
       'durabilityFloor: the least any engine writing this history format must spend per execution on this machine (' +
-      'encoding the whole stored history in store format 2 + one write(2) per stored batch, see bench/engine-floor.ts; jsonEncodeHistoryMs: the same history as JSON, the earlier format); ' +
+      'encoding the whole stored history in store format 2 + one write(2) per stored batch, measured on the history of one execution in a store of its own, see bench/engine-floor.ts; jsonEncodeHistoryMs: the same history as JSON, the earlier format); ' +
       'peerOverDurabilityFloor < 1 means that floor alone takes longer than the whole peer execution.',
     workloads: rows,
+    stores: { 'plangate-durable': durableStore, 'plangate-durable-strict': strictStore },
     summary: {
       peerOverDurableGeometricMean: geomean(durableRatios),
       peerOverDurableLowest: Math.min(...durableRatios),
+      peerOverDurableStrictGeometricMean: geomean(rows.map((r) => r.ratios.peerOverDurableStrict)),
       peerOverMemoryGeometricMean: geomean(rows.map((r) => r.ratios.peerOverMemory)),
       durableFasterOnEveryWorkload: durableRatios.every((r) => r > 1),
     },

@@ -496,6 +496,47 @@ export class FileStore implements EngineStore {
   }
 }
 
+/**
+ * Every history of a store directory as a restarted engine would read it (history files plus
+ * the write-ahead log, applied in memory), without changing anything: an engine may be running
+ * on the directory (tests and tools look at a live store with this; a second FileStore would
+ * recover, that is apply and delete, the log under the running engine).
+ */
+export function peekStoreHistories(dir: string): Map<string, StoredEvent[]> {
+  const texts = new Map<string, Buffer>();
+  const executionsDir = path.join(dir, 'executions');
+  if (fs.existsSync(executionsDir)) {
+    for (const m of fs.readdirSync(executionsDir)) {
+      if (!m.startsWith('_')) continue;
+      for (const f of fs.readdirSync(path.join(executionsDir, m))) {
+        if (!f.startsWith('_') || !f.endsWith('.jsonl')) continue;
+        const key = summaryKey(fromFileSafe(m), fromFileSafe(f.slice(0, -6)));
+        texts.set(key, fs.readFileSync(path.join(executionsDir, m, f)));
+      }
+    }
+  }
+  const walDir = path.join(dir, 'wal');
+  if (fs.existsSync(walDir)) {
+    for (const generation of walGenerations(walDir)) {
+      let bytes: Buffer;
+      try {
+        bytes = fs.readFileSync(walFile(walDir, generation));
+      } catch {
+        continue; // checkpointed and deleted meanwhile: its lines are in the history files
+      }
+      for (const entry of parseWal(bytes)) {
+        const key = summaryKey(entry.owner[0], entry.owner[1]);
+        const text = texts.get(key) ?? Buffer.alloc(0);
+        if (text.length !== entry.offset) continue; // held already (or the file was read mid-checkpoint)
+        texts.set(key, Buffer.concat([text, entry.line]));
+      }
+    }
+  }
+  const out = new Map<string, StoredEvent[]>();
+  for (const [key, text] of texts) out.set(key, decodeHistory(text.toString('utf8')));
+  return out;
+}
+
 /** The size of a history file without a torn last line (cut off: it was never acknowledged). */
 function completeSize(fd: number): number {
   const size = fs.fstatSync(fd).size;

@@ -85,6 +85,13 @@ function classify(resource: string): ResourceKind {
   return { family: 'Task', resourceType, resourceName: name, pattern };
 }
 
+/** The failure of an attempt that was under way when the engine stopped (see docs/engine-speed.md). */
+export const INTERRUPTED = {
+  error: 'States.TaskFailed',
+  cause:
+    'The engine stopped while this task was running; whether the call completed is unknown, so it is not taken as done.',
+} as const;
+
 /** Lambda and activity events name no resource type: one shared, never written object. */
 const NO_IDS: Readonly<Record<string, never>> = Object.freeze({});
 
@@ -153,6 +160,8 @@ async function attempt(run: StateRun): Promise<unknown> {
     scheduled,
     token ? { tokenHash: tokenHash(token) } : undefined,
   );
+  // on replay: whether this attempt had started before the engine stopped
+  const startedBefore = !worker && scope.peek()?.type === FAMILY_EVENTS[kind.family].started;
   // TimeoutSeconds counts from the start; a worker's task starts later (ActivityStarted when one
   // takes it) but times out counting from when it was queued
   const clockStart = worker
@@ -171,6 +180,18 @@ async function attempt(run: StateRun): Promise<unknown> {
 
   const recordedOutcome = takeRecordedOutcome(run, kind);
   if (recordedOutcome) return recordedOutcome.value;
+  if (startedBefore && !rt.mocks?.mocks(run.name) && scope.peek()?.type !== 'TaskSubmitted') {
+    // The engine stopped while this call was under way (killed, or closed): it may or may not
+    // have run. It is not silently made again: the attempt fails, and the state's Retry and
+    // Catch take it from there, as for any failed attempt.
+    if (token) rt.tokens.close(String(scheduledEvent.internal?.tokenHash));
+    const failed = scope.emit(FAMILY_EVENTS[kind.family].failed, {
+      ...ids,
+      error: INTERRUPTED.error,
+      cause: INTERRUPTED.cause,
+    });
+    throw new StatesError(String(failed.details?.error), String(failed.details?.cause));
+  }
 
   let result: unknown;
   let resultText: string;
@@ -465,6 +486,8 @@ function withDeadline<T>(
   now: () => number,
   signal: AbortSignal,
 ): Promise<T> {
+  // nothing to race: no deadline (the signal only ever stops the deadline's timer)
+  if (deadline === undefined) return work;
   work.catch(() => undefined); // settled after the race was lost: nobody waits for it any more
   const guards: Array<Promise<T>> = [work];
   const local = new AbortController();
