@@ -175,6 +175,8 @@ export class Engine implements StepFunctionsEngine {
 
   constructor(private readonly options: EngineOptions) {
     this.scope = { region: options.region ?? 'us-east-1', accountId: options.accountId ?? '123456789012' };
+    if (options.durability !== undefined && options.durability !== 'group' && options.durability !== 'strict')
+      throw new Error(`durability must be 'group' or 'strict', not '${String(options.durability)}'`);
     this.store =
       options.storeDir === undefined
         ? new MemoryStore()
@@ -182,8 +184,6 @@ export class Engine implements StepFunctionsEngine {
             dir: options.storeDir,
             ...(options.syncWindowMs === undefined ? {} : { syncWindowMs: options.syncWindowMs }),
           });
-    if (options.durability !== undefined && options.durability !== 'group' && options.durability !== 'strict')
-      throw new Error(`durability must be 'group' or 'strict', not '${String(options.durability)}'`);
     this.strict = options.durability === 'strict' && options.storeDir !== undefined;
     this.registry = new MachineRegistry(this.store);
     this.mockConfig = options.mockConfig === undefined ? undefined : parseMockConfig(options.mockConfig);
