@@ -245,7 +245,7 @@ export class FileStore implements EngineStore {
   async close(): Promise<void> {
     await this.checkpointing;
     if (this.wal.pending || this.wal.written > 0) await this.checkpoint();
-    if (this.finished.length > 0) this.appendSummaries(Number.POSITIVE_INFINITY, []);
+    if (this.finished.length > 0) await this.appendSummaries(Number.POSITIVE_INFINITY, []);
     this.wal.close(true);
   }
 
@@ -332,10 +332,18 @@ export class FileStore implements EngineStore {
   }
 
   writeRegistry(snapshot: unknown): void {
+    // durable before the API answers (state machines are created rarely: one sync each is cheap)
     const file = path.join(this.dir, 'registry.json');
     const tmp = `${file}.${process.pid}.tmp`;
-    fs.writeFileSync(tmp, JSON.stringify(snapshot));
+    const fd = fs.openSync(tmp, 'w');
+    try {
+      writeAll(fd, Buffer.from(JSON.stringify(snapshot)));
+      fs.fdatasyncSync(fd);
+    } finally {
+      fs.closeSync(fd);
+    }
     fs.renameSync(tmp, file);
+    fsyncDirectory(this.dir);
   }
 
   openLog(machineName: string, executionName: string): ExecutionLog {
@@ -413,7 +421,7 @@ export class FileStore implements EngineStore {
     const newFiles = new Set<string>();
     await Promise.all(logs.map((l) => l.applyGeneration(sealed, newFiles)));
     await Promise.all([...newFiles].map((dir) => fsyncDirectoryAsync(dir)));
-    this.appendSummaries(
+    await this.appendSummaries(
       sealed.generation,
       logs.map((l) => summaryKey(l.machineName, l.executionName)),
     );
@@ -425,7 +433,7 @@ export class FileStore implements EngineStore {
    * Appends the summaries of executions that finished up to `generation`, and forgets the summary
    * of every other history `touched` there (it ran again: a restart reads it whole).
    */
-  private appendSummaries(generation: number, touched: readonly string[]): void {
+  private async appendSummaries(generation: number, touched: readonly string[]): Promise<void> {
     const lines: string[] = [];
     const summarized = new Set<string>();
     const kept: typeof this.finished = [];
@@ -438,9 +446,21 @@ export class FileStore implements EngineStore {
     this.finished = kept;
     for (const key of touched) if (!summarized.has(key)) lines.push(JSON.stringify(key.split('\t')));
     if (lines.length === 0) return;
+    const handle = await fs.promises.open(this.summariesFile, 'a');
+    try {
+      await handle.writeFile(`${lines.join('\n')}\n`);
+      await handle.datasync();
+    } finally {
+      await handle.close();
+    }
+  }
+
+  /** Forgets the summaries of histories a restart found in the log (they ran again since). */
+  private forgetSummaries(touched: readonly string[]): void {
+    if (touched.length === 0) return;
     const fd = fs.openSync(this.summariesFile, 'a');
     try {
-      writeAll(fd, Buffer.from(`${lines.join('\n')}\n`));
+      writeAll(fd, Buffer.from(`${touched.map((key) => JSON.stringify(key.split('\t'))).join('\n')}\n`));
       fs.fdatasyncSync(fd);
     } finally {
       fs.closeSync(fd);
@@ -490,7 +510,7 @@ export class FileStore implements EngineStore {
       for (const { fd } of open.values()) fs.closeSync(fd);
     }
     for (const dir of dirs) fsyncDirectory(dir);
-    this.appendSummaries(Number.NEGATIVE_INFINITY, [...touched]);
+    this.forgetSummaries([...touched]);
     for (const generation of generations) fs.rmSync(walFile(this.walDir, generation), { force: true });
     fsyncDirectory(this.walDir);
   }

@@ -222,8 +222,11 @@ export class WriteAheadLog {
   }
 
   private startSync(): Promise<void> {
-    const covers = this.writes;
-    const fd = this.fd;
+    return this.syncFile(this.fd, this.writes);
+  }
+
+  /** fdatasync of `fd` in libuv's pool; once done, the first `covers` writes are on stable storage. */
+  private syncFile(fd: number, covers: number): Promise<void> {
     this.syncingWrites = covers;
     const syncing = new Promise<void>((resolve, reject) => {
       fs.fdatasync(fd, (error) => {
@@ -250,26 +253,25 @@ export class WriteAheadLog {
   }
 
   /**
-   * Seals the current generation (written and fdatasync'd, so everything in it is durable) and
-   * begins the next one; the sealed one stays readable until {@link retire}.
+   * Seals the current generation (written, then fdatasync'd off the event loop, so everything in
+   * it is durable) and begins the next one; the sealed one stays readable until {@link retire}.
    */
   async seal(): Promise<SealedGeneration> {
     this.write();
     // an fdatasync in flight belongs to this generation's fd: let it finish first
     while (this.syncing) await this.syncing.catch(() => undefined);
     if (this.failure) throw this.failure;
+    // from here to the switch nothing awaits: no write can slip in between
     const sealed = { generation: this.generation, fd: this.fd, file: walFile(this.dir, this.generation) };
-    // synchronous: no write may slip in between the sync and the switch
-    if (this.writes > this.syncedWrites) {
-      fs.fdatasyncSync(this.fd);
-      this.syncs++;
-      this.syncedWrites = this.writes;
-    }
+    const covers = this.writes;
     this.sealed.set(sealed.generation, sealed.fd);
     this.generation++;
     this.fd = fs.openSync(walFile(this.dir, this.generation), 'a+');
     this.written = 0;
     this.nextId = 0;
+    // syncs of the new generation wait for this one (durable() chains on `syncing`), so no sync
+    // of the new fd can claim the sealed generation's writes before they are on disk
+    if (covers > this.syncedWrites) await this.syncFile(sealed.fd, covers);
     return sealed;
   }
 

@@ -399,7 +399,7 @@ describe('the write-ahead log', () => {
       if (i % 50 === 0) await new Promise((r) => setTimeout(r, 5)); // let checkpoints run
       if (i % 97 === 0) expect(log.readAll()).toEqual(JSON.parse(JSON.stringify(all)));
     }
-    expect(store.stats().checkpoints).toBeGreaterThan(2);
+    expect(store.stats().checkpoints).toBeGreaterThanOrEqual(2);
     await store.close();
     expect(fs.readdirSync(path.join(dir, 'wal'))).toEqual([]);
     expect(new FileStore({ dir }).openLog('m', 'e').readAll()).toEqual(JSON.parse(JSON.stringify(all)));
