@@ -129,6 +129,9 @@ type StopReason =
 
 const MAX_HISTORY_EVENTS = 25_000;
 
+/** The group window (see {@link EngineOptions.syncWindowMs}). */
+const DEFAULT_SYNC_WINDOW_MS = 5;
+
 /** AWS's default quota of activities per account and region. */
 const MAX_ACTIVITIES = 10_000;
 
@@ -167,7 +170,8 @@ export class Engine implements StepFunctionsEngine {
   private readonly dirty = new Set<Journal>();
   private readonly definitions = new ParsedDefinitions();
   private readonly definitionRefs = new Map<string, string>();
-  private flushScheduled = false;
+  /** The pending flush of events nobody waits for (see {@link scheduleFlush}). */
+  private flushTimer: NodeJS.Timeout | NodeJS.Immediate | undefined;
   private readonly strict: boolean;
   private readonly now: () => number;
   private readonly timeScale: number;
@@ -182,7 +186,7 @@ export class Engine implements StepFunctionsEngine {
         ? new MemoryStore()
         : new FileStore({
             dir: options.storeDir,
-            ...(options.syncWindowMs === undefined ? {} : { syncWindowMs: options.syncWindowMs }),
+            syncWindowMs: options.syncWindowMs ?? DEFAULT_SYNC_WINDOW_MS,
           });
     this.strict = options.durability === 'strict' && options.storeDir !== undefined;
     this.registry = new MachineRegistry(this.store);
@@ -988,10 +992,7 @@ export class Engine implements StepFunctionsEngine {
       now: this.now,
       onDirty: (journal) => {
         this.dirty.add(journal);
-        if (!this.flushScheduled) {
-          this.flushScheduled = true;
-          setImmediate(() => this.flushAll());
-        }
+        if (this.flushTimer === undefined) this.scheduleFlush();
       },
       persist: () => this.persist(),
     });
@@ -1039,11 +1040,26 @@ export class Engine implements StepFunctionsEngine {
 
   /** Hands every pending event of every execution to the store and writes them with one `write(2)`. */
   private flushAll(): void {
-    this.flushScheduled = false;
+    this.flushTimer = undefined;
     if (this.closed) return;
     for (const j of this.dirty) j.flush();
     this.dirty.clear();
     this.store.write();
+  }
+
+  /**
+   * Events nobody waits for (pure transitions) are written within the group window, with
+   * whatever write comes first: a durable engine does not write once per event-loop turn. In
+   * memory they are handed to the store at the end of the turn.
+   */
+  private scheduleFlush(): void {
+    if (this.options.storeDir === undefined) {
+      this.flushTimer = setImmediate(() => this.flushAll());
+      return;
+    }
+    const timer = setTimeout(() => this.flushAll(), this.options.syncWindowMs ?? DEFAULT_SYNC_WINDOW_MS);
+    timer.unref();
+    this.flushTimer = timer;
   }
 
   /**
