@@ -66,6 +66,11 @@ interface Measurement {
   readonly spreadPercent: number;
   readonly transitionsPerSecond: number;
   readonly overheadMicrosPerTransition: number;
+  /**
+   * Median CPU time of the process during one execution (user + system, every thread): the work
+   * an execution costs, without the waits (I/O stalls, other processes) that wall time includes.
+   */
+  readonly cpuMedianMs: number;
 }
 
 function quantile(sorted: readonly number[], q: number): number {
@@ -77,7 +82,7 @@ function quantile(sorted: readonly number[], q: number): number {
   return a + (b - a) * (at - low);
 }
 
-function summarize(workload: Workload, times: readonly number[]): Measurement {
+function summarize(workload: Workload, times: readonly number[], cpu: readonly number[]): Measurement {
   const sorted = [...times].sort((a, b) => a - b);
   const median = quantile(sorted, 0.5);
   const p25 = quantile(sorted, 0.25);
@@ -91,11 +96,22 @@ function summarize(workload: Workload, times: readonly number[]): Measurement {
     spreadPercent: round(((p75 - p25) / median) * 100),
     transitionsPerSecond: Math.round(workload.transitions / (median / 1000)),
     overheadMicrosPerTransition: round((median * 1000) / workload.transitions),
+    cpuMedianMs: round(
+      quantile(
+        [...cpu].sort((a, b) => a - b),
+        0.5,
+      ),
+    ),
   };
 }
 
 function round(value: number): number {
   return Math.round(value * 100) / 100;
+}
+
+/** A ratio to three significant digits (some are far below 0.01). */
+function ratio(value: number): number {
+  return Number(value.toPrecision(3));
 }
 
 /** The peer's callback task: waits for the responder to hand its input back. */
@@ -214,23 +230,35 @@ async function verify(workload: Workload, runners: Record<EngineName, Runner>): 
 }
 
 /** Warm-up, then interleaved timed rounds; the engine order rotates every round. */
-async function measure(runners: Record<EngineName, Runner>): Promise<Record<EngineName, number[]>> {
-  const times: Record<EngineName, number[]> = {
+async function measure(
+  runners: Record<EngineName, Runner>,
+): Promise<{ times: Record<EngineName, number[]>; cpu: Record<EngineName, number[]> }> {
+  const times = emptySamples();
+  const cpu = emptySamples();
+  for (let r = 0; r < WARMUP_ROUNDS + ROUNDS; r++) {
+    for (let k = 0; k < ENGINES.length; k++) {
+      const engine = ENGINES[(r + k) % ENGINES.length] as EngineName;
+      const cpuBefore = process.cpuUsage();
+      const started = performance.now();
+      await runners[engine].run();
+      const elapsed = performance.now() - started;
+      const used = process.cpuUsage(cpuBefore);
+      if (r >= WARMUP_ROUNDS) {
+        times[engine].push(elapsed);
+        cpu[engine].push((used.user + used.system) / 1000);
+      }
+    }
+  }
+  return { times, cpu };
+}
+
+function emptySamples(): Record<EngineName, number[]> {
+  return {
     'plangate-durable': [],
     'plangate-durable-strict': [],
     'plangate-memory': [],
     'aws-local-stepfunctions': [],
   };
-  for (let r = 0; r < WARMUP_ROUNDS + ROUNDS; r++) {
-    for (let k = 0; k < ENGINES.length; k++) {
-      const engine = ENGINES[(r + k) % ENGINES.length] as EngineName;
-      const started = performance.now();
-      await runners[engine].run();
-      const elapsed = performance.now() - started;
-      if (r >= WARMUP_ROUNDS) times[engine].push(elapsed);
-    }
-  }
-  return times;
 }
 
 /**
@@ -289,12 +317,20 @@ async function main(): Promise<void> {
         'aws-local-stepfunctions': new PeerRunner(workload, workload.callback ? peerCallback : countedNoop),
       };
       await verify(workload, runners);
-      const times = await measure(runners);
+      const { times, cpu } = await measure(runners);
       const engines = {
-        'plangate-durable': summarize(workload, times['plangate-durable']),
-        'plangate-durable-strict': summarize(workload, times['plangate-durable-strict']),
-        'plangate-memory': summarize(workload, times['plangate-memory']),
-        'aws-local-stepfunctions': summarize(workload, times['aws-local-stepfunctions']),
+        'plangate-durable': summarize(workload, times['plangate-durable'], cpu['plangate-durable']),
+        'plangate-durable-strict': summarize(
+          workload,
+          times['plangate-durable-strict'],
+          cpu['plangate-durable-strict'],
+        ),
+        'plangate-memory': summarize(workload, times['plangate-memory'], cpu['plangate-memory']),
+        'aws-local-stepfunctions': summarize(
+          workload,
+          times['aws-local-stepfunctions'],
+          cpu['aws-local-stepfunctions'],
+        ),
       };
       const peer = engines['aws-local-stepfunctions'].medianMs;
       const pairedDurable = times['plangate-durable'].map(
@@ -302,16 +338,19 @@ async function main(): Promise<void> {
       );
       const floor = withFloor ? await floorOf(workload) : undefined;
       const ratios = {
-        peerOverDurable: round(peer / engines['plangate-durable'].medianMs),
-        ...(floor ? { peerOverDurabilityFloor: round(peer / floor.floorMs) } : {}),
-        peerOverDurablePairedMedian: round(
+        peerOverDurable: ratio(peer / engines['plangate-durable'].medianMs),
+        ...(floor ? { peerOverDurabilityFloor: ratio(peer / floor.floorMs) } : {}),
+        peerOverDurablePairedMedian: ratio(
           quantile(
             [...pairedDurable].sort((a, b) => a - b),
             0.5,
           ),
         ),
-        peerOverDurableStrict: round(peer / engines['plangate-durable-strict'].medianMs),
-        peerOverMemory: round(peer / engines['plangate-memory'].medianMs),
+        peerOverDurableCpu: ratio(
+          engines['aws-local-stepfunctions'].cpuMedianMs / engines['plangate-durable'].cpuMedianMs,
+        ),
+        peerOverDurableStrict: ratio(peer / engines['plangate-durable-strict'].medianMs),
+        peerOverMemory: ratio(peer / engines['plangate-memory'].medianMs),
       };
       rows.push({
         workload: workload.name,
@@ -334,7 +373,7 @@ async function main(): Promise<void> {
     await rm(strictDir, { recursive: true, force: true });
   }
   const geomean = (values: number[]) =>
-    round(Math.exp(values.reduce((sum, v) => sum + Math.log(v), 0) / values.length));
+    ratio(Math.exp(values.reduce((sum, v) => sum + Math.log(v), 0) / values.length));
   const durableRatios = rows.map((r) => r.ratios.peerOverDurable);
   const result = {
     benchmark: 'engine',
@@ -351,10 +390,12 @@ async function main(): Promise<void> {
       'transitions = states entered. Ratios are peer time / plangate time (> 1: plangate faster): peerOverDurable from the medians, ' +
       'peerOverDurablePairedMedian the median of per-round ratios. plangate-durable writes every history event to a temp store ' +
       'directory with the default durability (group commit: events go to one write-ahead log; a write(2) of all pending events before every ' +
-      'task call, task token handed out and API answer, and at the end of each tick; fdatasync of the log at most 5 ms after a write, off the event loop); ' +
+      'task call, task token handed out and API answer, and within 20 ms for events nobody waits for; fdatasync of the log at most 20 ms after a write, off the event loop); ' +
       'plangate-durable-strict waits for that fdatasync before every task call and API answer (docs/engine-speed.md); the peer keeps everything in memory. ' +
       'The peer has no .waitForTaskToken: in callback-chain its Task handler waits for the same responder (setImmediate) that calls SendTaskSuccess on plangate. ' +
       'stores: what each durable store did during the whole run (fdatasyncs of the log, checkpoints). ' +
+      'cpuMedianMs: median CPU time of the process (user + system, all threads) during one execution; peerOverDurableCpu compares those ' +
+      '(the work, without I/O stalls and waits for other processes that wall time includes). Ratios have three significant digits. ' +
       'durabilityFloor: the least any engine writing this history format must spend per execution on this machine (' +
       'encoding the whole stored history in store format 2 + one write(2) per stored batch, measured on the history of one execution in a store of its own, see bench/engine-floor.ts; jsonEncodeHistoryMs: the same history as JSON, the earlier format); ' +
       'peerOverDurabilityFloor < 1 means that floor alone takes longer than the whole peer execution.',
@@ -363,6 +404,7 @@ async function main(): Promise<void> {
     summary: {
       peerOverDurableGeometricMean: geomean(durableRatios),
       peerOverDurableLowest: Math.min(...durableRatios),
+      peerOverDurableCpuGeometricMean: geomean(rows.map((r) => r.ratios.peerOverDurableCpu)),
       peerOverDurableStrictGeometricMean: geomean(rows.map((r) => r.ratios.peerOverDurableStrict)),
       peerOverMemoryGeometricMean: geomean(rows.map((r) => r.ratios.peerOverMemory)),
       durableFasterOnEveryWorkload: durableRatios.every((r) => r > 1),

@@ -25,7 +25,7 @@ Options:
   --memory                   keep everything in memory instead of a store directory
   --durability MODE          group (default): events are written before every task call,
                              task token and answer, and synced to disk in groups (a power
-                             loss loses at most the last 5 ms); strict: synced (fdatasync)
+                             loss loses at most the last 20 ms); strict: synced (fdatasync)
                              before each of them (docs/engine-speed.md)
   --mock-config FILE         Step Functions Local MockConfigFile (JSON); start executions with
                              "<stateMachineArn>#<TestCase>" to use a test case

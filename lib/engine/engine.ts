@@ -59,7 +59,7 @@ export interface EngineOptions {
    * See docs/engine-speed.md. @default 'group'
    */
   readonly durability?: Durability;
-  /** The group window: longest time written events wait for their fdatasync. @default 5 */
+  /** The group window: longest time written events wait for their fdatasync (and pure transitions for their write). @default 20 */
   readonly syncWindowMs?: number;
 }
 
@@ -130,7 +130,7 @@ type StopReason =
 const MAX_HISTORY_EVENTS = 25_000;
 
 /** The group window (see {@link EngineOptions.syncWindowMs}). */
-const DEFAULT_SYNC_WINDOW_MS = 5;
+const DEFAULT_SYNC_WINDOW_MS = 20;
 
 /** AWS's default quota of activities per account and region. */
 const MAX_ACTIVITIES = 10_000;

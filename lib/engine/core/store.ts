@@ -155,7 +155,7 @@ export interface FileStoreProps {
   readonly dir: string;
   /**
    * Longest time written events wait for their fdatasync (the group window, see
-   * docs/engine-speed.md); a power loss loses at most this window. @default 5
+   * docs/engine-speed.md); a power loss loses at most this window. @default 20
    */
   readonly syncWindowMs?: number;
   /** Size of a write-ahead log generation that starts a checkpoint into the history files. @default 8 MiB */
@@ -216,7 +216,7 @@ export class FileStore implements EngineStore {
     this.wal = new WriteAheadLog({
       dir: this.walDir,
       generation: (left.at(-1) ?? -1) + 1,
-      syncWindowMs: props.syncWindowMs ?? 5,
+      syncWindowMs: props.syncWindowMs ?? 20,
     });
   }
 

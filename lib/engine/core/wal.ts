@@ -136,6 +136,10 @@ export class WriteAheadLog {
   /** The fdatasync that follows the one in flight (for writes made after it began). */
   private followingSync: Promise<void> | undefined;
   private syncTimer: NodeJS.Timeout | undefined;
+  /** When the oldest write that no started sync covers was made (performance.now()), or -1. */
+  private unsyncedSince = -1;
+  /** Group-window syncs in flight (nobody waits for them; a seal does). */
+  private readonly background = new Set<Promise<void>>();
   /** The first failed write or sync: the log then refuses every write (nothing could be promised). */
   private failure: Error | undefined;
   /** Generations sealed but not yet checkpointed, by number (their fds, for reading ranges). */
@@ -190,13 +194,37 @@ export class WriteAheadLog {
     this.written += w.length;
     w.reset();
     this.writes++;
-    if (this.syncTimer === undefined && this.syncWindowMs >= 0) {
+    // The window holds even when the event loop gets no turn (an engine busy with promise
+    // callbacks only runs no timers): a write that finds the window passed starts the sync itself.
+    const now = performance.now();
+    if (this.unsyncedSince < 0) this.unsyncedSince = now;
+    else if (now - this.unsyncedSince >= this.syncWindowMs) this.syncInBackground();
+    if (this.syncTimer === undefined) {
       this.syncTimer = setTimeout(() => {
         this.syncTimer = undefined;
-        this.durable().catch(() => undefined); // remembered in `failure`: the next write throws it
+        if (this.unsyncedSince >= 0) this.syncInBackground();
       }, this.syncWindowMs);
       this.syncTimer.unref();
     }
+  }
+
+  /** Starts an fdatasync of everything written so far that nobody waits for (the group window). */
+  private syncInBackground(): void {
+    this.unsyncedSince = -1;
+    const covers = this.writes;
+    const syncing = new Promise<void>((resolve) => {
+      fs.fdatasync(this.fd, (error) => {
+        this.background.delete(syncing);
+        // remembered: the next write throws it, nothing is promised any more
+        if (error) this.failure ??= error;
+        else {
+          this.syncs++;
+          if (covers > this.syncedWrites) this.syncedWrites = covers;
+        }
+        resolve();
+      });
+    });
+    this.background.add(syncing);
   }
 
   /**
@@ -258,12 +286,16 @@ export class WriteAheadLog {
    */
   async seal(): Promise<SealedGeneration> {
     this.write();
-    // an fdatasync in flight belongs to this generation's fd: let it finish first
-    while (this.syncing) await this.syncing.catch(() => undefined);
+    // fdatasyncs in flight belong to this generation's fd: let them finish first
+    while (this.syncing || this.background.size > 0) {
+      await this.syncing?.catch(() => undefined);
+      await Promise.all(this.background);
+    }
     if (this.failure) throw this.failure;
     // from here to the switch nothing awaits: no write can slip in between
     const sealed = { generation: this.generation, fd: this.fd, file: walFile(this.dir, this.generation) };
     const covers = this.writes;
+    this.unsyncedSince = -1;
     this.sealed.set(sealed.generation, sealed.fd);
     this.generation++;
     this.fd = fs.openSync(walFile(this.dir, this.generation), 'a+');
