@@ -162,6 +162,12 @@ export interface FileStoreProps {
   readonly checkpointBytes?: number;
 }
 
+/**
+ * Sealed log generations (one per group window with writes) that start a checkpoint however
+ * small they are: each holds an open file until then.
+ */
+const MAX_SEALED_GENERATIONS = 64;
+
 /** File names are derived from validated names, then percent-encoded, so no name can escape the directory. */
 function fileSafe(name: string): string {
   return `_${encodeURIComponent(name).replace(/\./g, '%2E')}`;
@@ -223,7 +229,10 @@ export class FileStore implements EngineStore {
   write(): void {
     if (this.checkpointFailure) throw this.checkpointFailure;
     this.wal.write();
-    if (this.checkpointing === undefined && this.wal.written >= this.checkpointBytes) {
+    if (
+      this.checkpointing === undefined &&
+      (this.wal.unappliedBytes >= this.checkpointBytes || this.wal.sealedCount >= MAX_SEALED_GENERATIONS)
+    ) {
       this.checkpointing = this.checkpoint()
         .catch((error: Error) => {
           this.checkpointFailure = error;
@@ -244,7 +253,7 @@ export class FileStore implements EngineStore {
 
   async close(): Promise<void> {
     await this.checkpointing;
-    if (this.wal.pending || this.wal.written > 0) await this.checkpoint();
+    if (this.wal.pending || this.wal.unappliedBytes > 0) await this.checkpoint();
     if (this.finished.length > 0) await this.appendSummaries(Number.POSITIVE_INFINITY, []);
     this.wal.close(true);
   }
@@ -416,16 +425,17 @@ export class FileStore implements EngineStore {
    * generation until their file holds them.
    */
   private async checkpoint(): Promise<void> {
-    const sealed = await this.wal.seal();
-    const logs = [...this.unapplied.values()].filter((l) => l.hasLinesIn(sealed.generation));
+    const sealed = this.wal.sealAll();
+    const last = sealed.at(-1)?.generation ?? -1;
+    const logs = [...this.unapplied.values()].filter((l) => l.hasLinesUpTo(last));
     const newFiles = new Set<string>();
-    await Promise.all(logs.map((l) => l.applyGeneration(sealed, newFiles)));
+    await Promise.all(logs.map((l) => l.applyUpTo(last, newFiles)));
     await Promise.all([...newFiles].map((dir) => fsyncDirectoryAsync(dir)));
     await this.appendSummaries(
-      sealed.generation,
+      last,
       logs.map((l) => summaryKey(l.machineName, l.executionName)),
     );
-    this.wal.retire(sealed);
+    await this.wal.retire(sealed);
     this.counters.checkpoints++;
   }
 
@@ -640,17 +650,18 @@ class FileExecutionLog implements ExecutionLog, WalOwner {
     return decodeHistory(this.text().toString('utf8'), new EventCodec());
   }
 
-  hasLinesIn(generation: number): boolean {
-    return this.ranges[0]?.generation === generation;
+  hasLinesUpTo(generation: number): boolean {
+    const first = this.ranges[0];
+    return first !== undefined && first.generation <= generation;
   }
 
-  /** Appends this history's lines of a sealed generation to its file and makes them durable. */
-  async applyGeneration(sealed: { generation: number }, newFiles: Set<string>): Promise<void> {
+  /** Appends this history's lines of sealed generations up to `last` to its file and makes them durable. */
+  async applyUpTo(last: number, newFiles: Set<string>): Promise<void> {
     let count = 0;
     let total = 0;
     for (; count < this.ranges.length; count++) {
       const range = this.ranges[count] as LogRange;
-      if (range.generation !== sealed.generation) break;
+      if (range.generation > last) break;
       total += range.length;
     }
     const bytes = this.rangeBytesOf(count, total);
