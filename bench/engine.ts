@@ -5,7 +5,8 @@
  * same definitions in the same run. Before timing, every workload runs once
  * on each engine and the outputs and the number of states entered must be equal, so the peer is
  * known to execute the definitions. Rounds are interleaved (each round runs every engine once,
- * in a rotating order) after warm-up rounds, so load on a shared machine hits all engines alike.
+ * in an order shuffled every round) after warm-up rounds, so load on a shared machine hits all
+ * engines alike and no engine always runs after the same one (and collects its garbage).
  * Writes bench/results/engine.json.
  *
  * Run: npm run bench:engine [-- --quick] [-- --rounds N] [-- --out file.json --label text --no-floor]
@@ -34,6 +35,28 @@ const outArg = process.argv.indexOf('--out');
 const labelArg = process.argv.indexOf('--label');
 /** What this run measured, when it is not the working tree's engine. */
 const LABEL = labelArg > 0 ? process.argv[labelArg + 1] : undefined;
+/** A small seeded generator (mulberry32): the engine order of each round, the same every run. */
+function seededRandom(seed: number): () => number {
+  let a = seed >>> 0;
+  return () => {
+    a = (a + 0x6d2b79f5) >>> 0;
+    let t = a;
+    t = Math.imul(t ^ (t >>> 15), t | 1);
+    t ^= t + Math.imul(t ^ (t >>> 7), t | 61);
+    return ((t ^ (t >>> 14)) >>> 0) / 4294967296;
+  };
+}
+
+/** The engines in a random order (Fisher–Yates), so that no engine always follows the same one. */
+function shuffled(engines: readonly EngineName[], random: () => number): EngineName[] {
+  const out = [...engines];
+  for (let i = out.length - 1; i > 0; i--) {
+    const j = Math.floor(random() * (i + 1));
+    [out[i], out[j]] = [out[j] as EngineName, out[i] as EngineName];
+  }
+  return out;
+}
+
 /** Rounds run first and discarded (JIT warm-up, file system caches). */
 const WARMUP_ROUNDS = quick ? 2 : 8;
 
@@ -229,15 +252,15 @@ async function verify(workload: Workload, runners: Record<EngineName, Runner>): 
   }
 }
 
-/** Warm-up, then interleaved timed rounds; the engine order rotates every round. */
+/** Warm-up, then interleaved timed rounds; the engine order is shuffled every round (seeded). */
 async function measure(
   runners: Record<EngineName, Runner>,
 ): Promise<{ times: Record<EngineName, number[]>; cpu: Record<EngineName, number[]> }> {
   const times = emptySamples();
   const cpu = emptySamples();
+  const random = seededRandom(11);
   for (let r = 0; r < WARMUP_ROUNDS + ROUNDS; r++) {
-    for (let k = 0; k < ENGINES.length; k++) {
-      const engine = ENGINES[(r + k) % ENGINES.length] as EngineName;
+    for (const engine of shuffled(ENGINES, random)) {
       const cpuBefore = process.cpuUsage();
       const started = performance.now();
       await runners[engine].run();
@@ -386,7 +409,7 @@ async function main(): Promise<void> {
       'Each workload first runs once on every engine untimed: outputs must be equal, every engine must enter the same number of states ' +
       '(plangate: *StateEntered history events; peer: StateEntered event logs) and make the same number of task calls. Then ' +
       `${WARMUP_ROUNDS} warm-up and ${ROUNDS} timed rounds; each round times one execution (start to terminal status) per engine, ` +
-      'in an order that rotates every round. Times are wall-clock ms: median, quartiles, min, max; spreadPercent = IQR / median. ' +
+      'in an order shuffled every round (seeded: no engine always runs right after the same one, whose garbage it would collect). Times are wall-clock ms: median, quartiles, min, max; spreadPercent = IQR / median. ' +
       'transitions = states entered. Ratios are peer time / plangate time (> 1: plangate faster): peerOverDurable from the medians, ' +
       'peerOverDurablePairedMedian the median of per-round ratios. plangate-durable writes every history event to a temp store ' +
       'directory with the default durability (group commit: events go to one write-ahead log; a write(2) of all pending events before every ' +
