@@ -2,6 +2,7 @@ import * as fs from 'node:fs';
 import * as os from 'node:os';
 import * as path from 'node:path';
 import { afterEach, describe, expect, it } from 'vitest';
+import { peekStoreHistories } from '../../../lib/engine/core/store.ts';
 import { createEngine, type Durability, type Engine } from '../../../lib/engine/engine.ts';
 import type { TaskInvocation } from '../../../lib/engine/types.ts';
 
@@ -154,5 +155,54 @@ describe('durability modes', () => {
         durability: 'sometimes' as Durability,
       }),
     ).toThrow(/durability must be 'group' or 'strict'/);
+  });
+});
+
+describe('answers wait for what they report', () => {
+  /** Types of the stored events of the one history in the store, as a restart would read them. */
+  function storedTypes(dir: string): string[] {
+    return [...peekStoreHistories(dir).values()].flat().map((e) => e.type);
+  }
+
+  it('SendTaskSuccess answers once the outcome it acknowledges is written; DescribeExecution once the status it reports is', async () => {
+    const dir = storeDir();
+    let token = '';
+    // a long window: nothing reaches the log unless an answer or a call writes it
+    const engine = createEngine({
+      storeDir: dir,
+      timeScale: 0,
+      syncWindowMs: 60_000,
+      invokeResource: async (i: TaskInvocation) => {
+        token = String(i.taskToken);
+        return {};
+      },
+    });
+    engines.push(engine);
+    const { stateMachineArn } = await engine.createStateMachine({
+      name: 'Gate',
+      definition: JSON.stringify({
+        StartAt: 'Wait',
+        States: {
+          Wait: {
+            Type: 'Task',
+            Resource: 'arn:aws:states:::lambda:invoke.waitForTaskToken',
+            Parameters: { FunctionName: 'f', Payload: { 'token.$': '$$.Task.Token' } },
+            Next: 'After',
+          },
+          After: { Type: 'Pass', End: true },
+        },
+      }),
+      roleArn: ROLE,
+    });
+    const { executionArn } = await engine.startExecution({ stateMachineArn, input: '{}' });
+    expect(storedTypes(dir)[0]).toBe('ExecutionStarted');
+    while (!token) await new Promise((r) => setTimeout(r, 1));
+    // the dispatch was a task call: its Scheduled and Started were written before it
+    expect(storedTypes(dir)).toContain('TaskStarted');
+    await engine.sendTaskSuccess({ taskToken: token, output: '{"ok":true}' });
+    expect(storedTypes(dir)).toContain('TaskSucceeded');
+    const described = await engine.describeExecution({ executionArn });
+    expect(described.status).toBe('SUCCEEDED');
+    expect(storedTypes(dir).at(-1)).toBe('ExecutionSucceeded');
   });
 });
