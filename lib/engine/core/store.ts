@@ -199,8 +199,11 @@ export class FileStore implements EngineStore {
   private readonly wal: WriteAheadLog;
   /** Histories with lines in the log that their files do not hold yet, by file. */
   private readonly unapplied = new Map<string, FileExecutionLog>();
-  /** Summaries of finished executions, kept with the checkpoint of the generation holding their last event. */
-  private finished: Array<{ readonly key: string; readonly line: string; readonly generation: number }> = [];
+  /**
+   * Summaries of finished executions by key, kept with the checkpoint of the generation holding
+   * their last event; forgotten when the history grows again (a redrive) before that.
+   */
+  private readonly finished = new Map<string, { readonly line: string; readonly generation: number }>();
   private checkpointing: Promise<void> | undefined;
   private checkpointFailure: Error | undefined;
   private readonly counters = { bytesRead: 0, checkpoints: 0 };
@@ -254,13 +257,12 @@ export class FileStore implements EngineStore {
   async close(): Promise<void> {
     await this.checkpointing;
     if (this.wal.pending || this.wal.unappliedBytes > 0) await this.checkpoint();
-    if (this.finished.length > 0) await this.appendSummaries(Number.POSITIVE_INFINITY, []);
+    if (this.finished.size > 0) await this.appendSummaries(Number.POSITIVE_INFINITY, []);
     this.wal.close(true);
   }
 
   noteFinished(machineName: string, executionName: string, summary: object): void {
-    this.finished.push({
-      key: summaryKey(machineName, executionName),
+    this.finished.set(summaryKey(machineName, executionName), {
       line: JSON.stringify([machineName, executionName, summary]),
       generation: this.wal.generation,
     });
@@ -392,6 +394,8 @@ export class FileStore implements EngineStore {
   ): { generation: number; position: number } {
     const position = this.wal.stage(log, offset, line);
     this.unapplied.set(log.file, log);
+    // it runs again (a redrive): a summary noted before no longer holds
+    if (this.finished.size > 0) this.finished.delete(log.key);
     return { generation: this.wal.generation, position };
   }
 
@@ -433,7 +437,7 @@ export class FileStore implements EngineStore {
     await Promise.all([...newFiles].map((dir) => fsyncDirectoryAsync(dir)));
     await this.appendSummaries(
       last,
-      logs.map((l) => summaryKey(l.machineName, l.executionName)),
+      logs.map((l) => l.key),
     );
     await this.wal.retire(sealed);
     this.counters.checkpoints++;
@@ -446,14 +450,12 @@ export class FileStore implements EngineStore {
   private async appendSummaries(generation: number, touched: readonly string[]): Promise<void> {
     const lines: string[] = [];
     const summarized = new Set<string>();
-    const kept: typeof this.finished = [];
-    for (const f of this.finished) {
-      if (f.generation <= generation) {
-        lines.push(f.line);
-        summarized.add(f.key);
-      } else kept.push(f);
+    for (const [key, f] of this.finished) {
+      if (f.generation > generation) continue;
+      lines.push(f.line);
+      summarized.add(key);
+      this.finished.delete(key);
     }
-    this.finished = kept;
     for (const key of touched) if (!summarized.has(key)) lines.push(JSON.stringify(key.split('\t')));
     if (lines.length === 0) return;
     const handle = await fs.promises.open(this.summariesFile, 'a');
@@ -610,6 +612,8 @@ interface LogRange {
 class FileExecutionLog implements ExecutionLog, WalOwner {
   walGeneration = -1;
   walId = -1;
+  /** `<machine>\t<execution>`, as summaries are kept. */
+  readonly key: string;
   /** Encoder state after the history's last line; set when the execution appends. */
   private codec: EventCodec | undefined;
   /** Bytes of the file that belong to the history (known once read; the file may grow beyond while a checkpoint writes). */
@@ -622,7 +626,9 @@ class FileExecutionLog implements ExecutionLog, WalOwner {
     readonly file: string,
     readonly machineName: string,
     readonly executionName: string,
-  ) {}
+  ) {
+    this.key = summaryKey(machineName, executionName);
+  }
 
   stage(events: readonly StoredEvent[]): void {
     if (events.length === 0) return;

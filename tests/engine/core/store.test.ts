@@ -423,5 +423,13 @@ describe('the write-ahead log', () => {
     // b runs again (a redrive) and the engine is killed: its summary no longer holds
     second.openLog('m', 'b').append([event(2)]);
     expect(new FileStore({ dir }).readSummaries()).toEqual(new Map([['m\ta', { status: 'SUCCEEDED' }]]));
+    // a history that grows again after its summary was noted (a redrive in the same window)
+    // keeps no summary once the store closes
+    const third = new FileStore({ dir });
+    third.openLog('m', 'c').append([event(1)]);
+    third.noteFinished('m', 'c', { status: 'FAILED' });
+    third.openLog('m', 'c').append([event(2)]);
+    await third.close();
+    expect(new FileStore({ dir }).readSummaries().has('m\tc')).toBe(false);
   });
 });
