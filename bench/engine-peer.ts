@@ -34,7 +34,7 @@ export class PeerRunner {
     private readonly workload: Workload,
     handler: (event: unknown) => Promise<unknown>,
   ) {
-    this.machine = new StateMachine(workload.definition as never, {
+    this.machine = new StateMachine((workload.peerDefinition ?? workload.definition) as never, {
       validationOptions: { checkArn: false, checkPaths: false },
     });
     this.handlers = Object.fromEntries(

@@ -8,12 +8,20 @@ export interface Workload {
   readonly transitions: number;
   /** Task state name → function name, for engines that dispatch per state. */
   readonly taskStates: readonly string[];
+  /**
+   * The same machine for the peer, when it differs: the peer has no `.waitForTaskToken`, so a
+   * callback task there is a Task whose handler waits for the same responder (see {@link respondLater}).
+   */
+  readonly peerDefinition?: Record<string, unknown>;
+  /** Task states call back (SendTaskSuccess) instead of returning their result. */
+  readonly callback?: boolean;
 }
 
 const PASS_CHAIN_LENGTH = 1000;
 const PARALLEL_BRANCHES = 100;
 const MAP_ITEMS = 1000;
 const TASK_CHAIN_LENGTH = 200;
+const CALLBACK_CHAIN_LENGTH = 100;
 
 /** The Lambda function every Task state of the task chain calls. */
 export const NOOP_FUNCTION_ARN = 'arn:aws:lambda:us-east-1:123456789012:function:noop';
@@ -88,7 +96,48 @@ function taskChain(): Workload {
   };
 }
 
-export const WORKLOADS: readonly Workload[] = [passChain(), parallel(), map(), taskChain()];
+/** The Lambda function the peer's callback tasks call (plangate calls it through lambda:invoke.waitForTaskToken). */
+export const CALLBACK_FUNCTION_ARN = 'arn:aws:lambda:us-east-1:123456789012:function:callback';
+
+/**
+ * A chain of callback tasks: each hands its task token to a function (`lambda:invoke.waitForTaskToken`)
+ * and waits until the responder sends the result back with SendTaskSuccess.
+ */
+function callbackChain(): Workload {
+  const states: Record<string, unknown> = {};
+  const peerStates: Record<string, unknown> = {};
+  const names: string[] = [];
+  for (let i = 0; i < CALLBACK_CHAIN_LENGTH; i++) {
+    names.push(`Callback${i}`);
+    const next = i === CALLBACK_CHAIN_LENGTH - 1 ? { End: true } : { Next: `Callback${i + 1}` };
+    states[`Callback${i}`] = {
+      Type: 'Task',
+      Resource: 'arn:aws:states:::lambda:invoke.waitForTaskToken',
+      Parameters: { FunctionName: 'callback', Payload: { 'token.$': '$$.Task.Token', 'input.$': '$' } },
+      ...next,
+    };
+    peerStates[`Callback${i}`] = { Type: 'Task', Resource: CALLBACK_FUNCTION_ARN, ...next };
+  }
+  return {
+    name: `callback-chain-${CALLBACK_CHAIN_LENGTH}`,
+    definition: { StartAt: 'Callback0', States: states },
+    peerDefinition: { StartAt: 'Callback0', States: peerStates },
+    input: { n: 1 },
+    transitions: CALLBACK_CHAIN_LENGTH,
+    taskStates: names,
+    callback: true,
+  };
+}
+
+export const WORKLOADS: readonly Workload[] = [passChain(), parallel(), map(), taskChain(), callbackChain()];
+
+/**
+ * The responder of callback tasks: answers on a later turn of the event loop, as a worker
+ * answering over the network would (the same for every engine).
+ */
+export function respondLater(answer: () => unknown): void {
+  setImmediate(answer);
+}
 
 /** The Task handler of the task chain: succeeds at once with its input. */
 export async function noop(event: unknown): Promise<unknown> {

@@ -8,7 +8,7 @@ import { parseArgs } from 'node:util';
 import { DynamoDBClient } from '@aws-sdk/client-dynamodb';
 import { EventBridgeClient } from '@aws-sdk/client-eventbridge';
 import { startEngineServer } from '../engine/api/index.ts';
-import { createEngine } from '../engine/engine.ts';
+import { createEngine, type Durability } from '../engine/engine.ts';
 import { createResourceInvoker, LambdaHandlerRegistry } from '../engine/resources/index.ts';
 import { untilSignal } from './signals.ts';
 
@@ -23,6 +23,10 @@ Options:
   --port N                   port to listen on (default 0: any free port)
   --store DIR                durable store directory (default .plangate/engine)
   --memory                   keep everything in memory instead of a store directory
+  --durability MODE          group (default): events are written before every task call,
+                             task token and answer, and synced to disk in groups (a power
+                             loss loses at most the last 20 ms); strict: synced (fdatasync)
+                             before each of them (docs/engine-speed.md)
   --mock-config FILE         Step Functions Local MockConfigFile (JSON); start executions with
                              "<stateMachineArn>#<TestCase>" to use a test case
   --time-scale X             multiply Wait, retry and timeout durations (default 1; 0 = no waiting)
@@ -38,6 +42,7 @@ Exit codes: 0 stopped by a signal, 1 could not start, 2 usage error.`;
 interface ServeArgs {
   port: number;
   storeDir: string | undefined;
+  durability: Durability;
   mockConfigFile?: string;
   timeScale: number;
   lambdas: { name: string; spec: string }[];
@@ -63,6 +68,10 @@ function parseServeArgs(argv: string[]): ServeArgs | string {
   if (!Number.isFinite(timeScale) || timeScale < 0)
     return `--time-scale must be a number >= 0, not "${values['time-scale']}"`;
   if (values.memory && values.store !== undefined) return '--memory and --store exclude each other';
+  const durability = values.durability ?? 'group';
+  if (durability !== 'group' && durability !== 'strict')
+    return `--durability must be "group" or "strict", not "${durability}"`;
+  if (values.memory && values.durability !== undefined) return '--durability needs a store (not --memory)';
   const lambdas: ServeArgs['lambdas'] = [];
   for (const entry of values.lambda ?? []) {
     const match = /^([^=]+)=(.+)$/.exec(entry);
@@ -76,6 +85,7 @@ function parseServeArgs(argv: string[]): ServeArgs | string {
   return {
     port,
     storeDir: values.memory ? undefined : (values.store ?? '.plangate/engine'),
+    durability,
     ...(values['mock-config'] ? { mockConfigFile: values['mock-config'] } : {}),
     timeScale,
     lambdas,
@@ -94,6 +104,7 @@ function parseOptions(args: string[]) {
       port: { type: 'string' },
       store: { type: 'string' },
       memory: { type: 'boolean' },
+      durability: { type: 'string' },
       'mock-config': { type: 'string' },
       'time-scale': { type: 'string' },
       lambda: { type: 'string', multiple: true },
@@ -153,6 +164,7 @@ export async function run(argv: string[]): Promise<number> {
   try {
     engine = createEngine({
       storeDir: args.storeDir,
+      durability: args.durability,
       invokeResource,
       timeScale: args.timeScale,
       region: args.region,
@@ -175,7 +187,7 @@ export async function run(argv: string[]): Promise<number> {
   const stopped = untilSignal();
   process.stdout.write(`${server.url}\n`);
   process.stderr.write(
-    `plangate engine: serving the Step Functions API (${args.storeDir ? `store ${args.storeDir}` : 'in memory'}` +
+    `plangate engine: serving the Step Functions API (${args.storeDir ? `store ${args.storeDir}, durability ${args.durability}` : 'in memory'}` +
       `${args.lambdas.length ? `, Lambda functions ${args.lambdas.map((l) => l.name).join(', ')}` : ''}); stop with SIGTERM or Ctrl-C\n`,
   );
   const signal = await stopped;

@@ -51,6 +51,34 @@ export interface EngineOptions {
   readonly accountId?: string;
   /** How long GetActivityTask waits for a task before answering without one (AWS: 60). @default 60 */
   readonly activityPollSeconds?: number;
+  /**
+   * What a durable engine waits for before an effect outside it (a task call, a task token handed
+   * out, an API answer that reports a state): `group` writes the events it depends on first
+   * (`write(2)`, which kill -9 cannot undo) and syncs them to stable storage in groups, at most
+   * `syncWindowMs` later; `strict` waits for that sync (fdatasync) before every such effect.
+   * See docs/engine-speed.md. @default 'group'
+   */
+  readonly durability?: Durability;
+  /** The group window: longest time written events wait for their fdatasync (and pure transitions for their write). @default 20 */
+  readonly syncWindowMs?: number;
+}
+
+export type Durability = 'group' | 'strict';
+
+/** What a restarted engine keeps of a finished execution without reading its history (store summaries). */
+interface ExecutionSummary {
+  readonly machineArn: string;
+  readonly versionArn?: string;
+  readonly aliasArn?: string;
+  readonly startDate: number;
+  readonly roleArn: string;
+  readonly testCase?: string;
+  readonly status: sfn.ExecutionStatus;
+  readonly stopDate?: number;
+  readonly error?: string;
+  readonly cause?: string;
+  readonly redriveCount: number;
+  readonly redriveDate?: number;
 }
 
 /** An execution as the engine tracks it in memory (rebuilt from its history at start-up). */
@@ -61,8 +89,11 @@ interface ExecutionRecord {
   readonly machineArn: string;
   readonly versionArn?: string;
   readonly aliasArn?: string;
-  readonly definition: StatesBlock;
-  readonly input: string;
+  /** Read from the history when first needed if the execution was known from its summary. */
+  definition: StatesBlock;
+  input: string;
+  /** Known from its store summary: input, output and definition are read from the history when asked for. */
+  summarized?: boolean;
   readonly startDate: number;
   readonly roleArn: string;
   readonly testCase?: string;
@@ -97,6 +128,9 @@ type StopReason =
   | { kind: 'shutdown' };
 
 const MAX_HISTORY_EVENTS = 25_000;
+
+/** The group window (see {@link EngineOptions.syncWindowMs}). */
+const DEFAULT_SYNC_WINDOW_MS = 20;
 
 /** AWS's default quota of activities per account and region. */
 const MAX_ACTIVITIES = 10_000;
@@ -136,15 +170,25 @@ export class Engine implements StepFunctionsEngine {
   private readonly dirty = new Set<Journal>();
   private readonly definitions = new ParsedDefinitions();
   private readonly definitionRefs = new Map<string, string>();
-  private flushScheduled = false;
+  /** The pending flush of events nobody waits for (see {@link scheduleFlush}). */
+  private flushTimer: NodeJS.Timeout | NodeJS.Immediate | undefined;
+  private readonly strict: boolean;
   private readonly now: () => number;
   private readonly timeScale: number;
   private closed = false;
 
   constructor(private readonly options: EngineOptions) {
     this.scope = { region: options.region ?? 'us-east-1', accountId: options.accountId ?? '123456789012' };
+    if (options.durability !== undefined && options.durability !== 'group' && options.durability !== 'strict')
+      throw new Error(`durability must be 'group' or 'strict', not '${String(options.durability)}'`);
     this.store =
-      options.storeDir === undefined ? new MemoryStore() : new FileStore({ dir: options.storeDir });
+      options.storeDir === undefined
+        ? new MemoryStore()
+        : new FileStore({
+            dir: options.storeDir,
+            syncWindowMs: options.syncWindowMs ?? DEFAULT_SYNC_WINDOW_MS,
+          });
+    this.strict = options.durability === 'strict' && options.storeDir !== undefined;
     this.registry = new MachineRegistry(this.store);
     this.mockConfig = options.mockConfig === undefined ? undefined : parseMockConfig(options.mockConfig);
     this.now = options.clock ?? Date.now;
@@ -154,6 +198,7 @@ export class Engine implements StepFunctionsEngine {
 
   /** Writes pending events and stops running executions without recording anything (they resume on restart). */
   async close(): Promise<void> {
+    if (this.closed) return;
     this.flushAll();
     this.closed = true;
     this.activityQueues.close();
@@ -161,7 +206,13 @@ export class Engine implements StepFunctionsEngine {
       if (e.status === 'RUNNING') e.controller.abort({ kind: 'shutdown' } satisfies StopReason);
       e.journal?.close();
     }
-    this.store.close();
+    this.store.write();
+    await this.store.close();
+  }
+
+  /** What the store has done so far (bytes read, syncs, checkpoints): for the bench and tests. */
+  storeStats(): ReturnType<EngineStore['stats']> {
+    return this.store.stats();
   }
 
   // ---- state machines -------------------------------------------------------------------------
@@ -442,7 +493,7 @@ export class Engine implements StepFunctionsEngine {
 
   async startExecution(input: sfn.StartExecutionInput): Promise<sfn.StartExecutionOutput> {
     const record = this.beginExecution(input, false);
-    this.flushAll();
+    await this.persist();
     return { executionArn: record.arn, startDate: new Date(record.startDate) };
   }
 
@@ -471,8 +522,8 @@ export class Engine implements StepFunctionsEngine {
   }
 
   async describeExecution(input: sfn.DescribeExecutionInput): Promise<sfn.DescribeExecutionOutput> {
-    this.flushAll();
-    const e = this.getExecution(input.executionArn);
+    await this.persist();
+    const e = this.hydrated(this.getExecution(input.executionArn));
     const out: sfn.DescribeExecutionOutput = {
       executionArn: e.arn,
       stateMachineArn: e.machineArn,
@@ -498,6 +549,7 @@ export class Engine implements StepFunctionsEngine {
   }
 
   async listExecutions(input: sfn.ListExecutionsInput): Promise<sfn.ListExecutionsOutput> {
+    await this.persist();
     let machineName: string | undefined;
     if (input.stateMachineArn !== undefined) {
       machineName = parseStateMachineArn(this.scope, input.stateMachineArn).name;
@@ -522,7 +574,7 @@ export class Engine implements StepFunctionsEngine {
   }
 
   async getExecutionHistory(input: sfn.GetExecutionHistoryInput): Promise<sfn.GetExecutionHistoryOutput> {
-    this.flushAll();
+    await this.persist();
     const e = this.getExecution(input.executionArn);
     const events = this.historyOf(e).events;
     const limit = Math.min(Math.max(input.maxResults || 100, 1), 1000);
@@ -548,11 +600,12 @@ export class Engine implements StepFunctionsEngine {
       ...(input.cause === undefined ? {} : { cause: input.cause }),
     } satisfies StopReason);
     await e.done;
+    await this.persist();
     return { stopDate: new Date(e.stopDate ?? this.now()) };
   }
 
   async redriveExecution(input: sfn.RedriveExecutionInput): Promise<sfn.RedriveExecutionOutput> {
-    const e = this.getExecution(input.executionArn);
+    const e = this.hydrated(this.getExecution(input.executionArn));
     if (this.redriveStatus(e) !== 'REDRIVABLE') {
       throw new SfnServiceError('ExecutionNotRedrivable', `Execution is not redrivable: '${e.arn}'`);
     }
@@ -569,7 +622,7 @@ export class Engine implements StepFunctionsEngine {
     });
     journal.forgetFailedStates();
     this.launch(e);
-    this.flushAll();
+    await this.persist();
     return { redriveDate: new Date(e.redriveDate) };
   }
 
@@ -588,7 +641,7 @@ export class Engine implements StepFunctionsEngine {
       );
     }
     this.tokens.waiterFor(input.taskToken).complete({ kind: 'success', output });
-    this.flushAll();
+    await this.outcomeRecorded();
     return {};
   }
 
@@ -599,7 +652,7 @@ export class Engine implements StepFunctionsEngine {
       ...(input.error === undefined ? {} : { error: input.error }),
       ...(input.cause === undefined ? {} : { cause: input.cause }),
     });
-    this.flushAll();
+    await this.outcomeRecorded();
     return {};
   }
 
@@ -688,6 +741,8 @@ export class Engine implements StepFunctionsEngine {
       (this.options.activityPollSeconds ?? 60) * 1000,
       options?.signal,
     );
+    // the token is only handed out once its ActivityStarted is as durable as promised
+    if (delivery) await this.persist();
     return delivery ?? {};
   }
 
@@ -937,11 +992,9 @@ export class Engine implements StepFunctionsEngine {
       now: this.now,
       onDirty: (journal) => {
         this.dirty.add(journal);
-        if (!this.flushScheduled) {
-          this.flushScheduled = true;
-          setImmediate(() => this.flushAll());
-        }
+        if (this.flushTimer === undefined) this.scheduleFlush();
       },
+      persist: () => this.persist(),
     });
   }
 
@@ -985,11 +1038,46 @@ export class Engine implements StepFunctionsEngine {
     e.journal = undefined;
   }
 
+  /** Hands every pending event of every execution to the store and writes them with one `write(2)`. */
   private flushAll(): void {
-    this.flushScheduled = false;
+    this.flushTimer = undefined;
     if (this.closed) return;
     for (const j of this.dirty) j.flush();
     this.dirty.clear();
+    this.store.write();
+  }
+
+  /**
+   * Events nobody waits for (pure transitions) are written within the group window, with
+   * whatever write comes first: a durable engine does not write once per event-loop turn. In
+   * memory they are handed to the store at the end of the turn.
+   */
+  private scheduleFlush(): void {
+    if (this.options.storeDir === undefined) {
+      this.flushTimer = setImmediate(() => this.flushAll());
+      return;
+    }
+    const timer = setTimeout(() => this.flushAll(), this.options.syncWindowMs ?? DEFAULT_SYNC_WINDOW_MS);
+    timer.unref();
+    this.flushTimer = timer;
+  }
+
+  /**
+   * Before an effect outside the engine: every recorded event is written (kill -9 loses none);
+   * with strict durability the returned promise resolves once they are on stable storage.
+   */
+  private persist(): Promise<void> | undefined {
+    this.flushAll();
+    return this.strict ? this.store.durable() : undefined;
+  }
+
+  /**
+   * After SendTaskSuccess/Failure handed an outcome to its task: the task records it within the
+   * same turn (promise callbacks only); the answer waits for that event to be persisted.
+   */
+  private async outcomeRecorded(): Promise<void> {
+    await new Promise<void>((resolve) => setImmediate(resolve));
+    await this.persist();
   }
 
   /** Runs (or resumes) the interpreter for an execution until it ends or the engine closes. */
@@ -1115,6 +1203,7 @@ export class Engine implements StepFunctionsEngine {
     const event = root.emit(type, details);
     this.applyTerminal(e, event);
     journal.close();
+    if (!e.express) this.store.noteFinished(e.machineName, e.name, summaryOf(e));
     this.releaseJournal(e);
   }
 
@@ -1129,62 +1218,136 @@ export class Engine implements StepFunctionsEngine {
     if (typeof d.cause === 'string') e.cause = d.cause;
   }
 
-  /** Rebuilds every stored execution from its history; running ones resume. */
+  /**
+   * Rebuilds every stored execution: a finished one from its store summary when there is one
+   * (its history is read only when asked for), any other from its history; running ones resume.
+   */
   private resumeStoredExecutions(): void {
+    const summaries = this.store.readSummaries();
     for (const { machineName, executionName } of this.store.listLogs()) {
-      const log = this.store.openLog(machineName, executionName);
-      const events = log.readAll();
-      const first = events[0];
-      if (first?.type !== 'ExecutionStarted') continue;
-      const internal = first.internal ?? {};
-      const details = first.details ?? {};
-      const definitionText =
-        typeof internal.definition === 'string'
-          ? internal.definition
-          : this.store.getDefinition(String(internal.definitionRef));
-      if (definitionText === undefined) continue; // its definition is gone: nothing to run
-      const journal = this.newJournal(log, events);
-      const testCase = typeof internal.testCase === 'string' ? internal.testCase : undefined;
-      const record = this.newRecord({
-        arn: buildExecutionArn(this.scope, machineName, executionName),
-        name: executionName,
-        machineName,
-        machineArn: String(internal.stateMachineArn),
-        ...(typeof details.stateMachineVersionArn === 'string'
-          ? { versionArn: details.stateMachineVersionArn }
-          : {}),
-        ...(typeof details.stateMachineAliasArn === 'string'
-          ? { aliasArn: details.stateMachineAliasArn }
-          : {}),
-        definition: this.definitions.parse(definitionText),
-        input: String(details.input),
-        startDate: first.ts,
-        roleArn: String(details.roleArn),
-        ...(testCase === undefined ? {} : { testCase }),
-        express: false,
-        journal,
-      });
-      let last: StoredEvent | undefined;
-      for (const ev of events) {
-        if (ev.type === 'ExecutionRedriven') {
-          record.redriveCount++;
-          record.redriveDate = ev.ts;
-          record.status = 'RUNNING';
-          record.error = undefined;
-          record.cause = undefined;
-          record.stopDate = undefined;
-        } else if (TERMINAL[ev.type]) last = ev;
-        if (ev.type === 'ExecutionRedriven') last = undefined;
+      const summary = summaries.get(`${machineName}\t${executionName}`) as ExecutionSummary | undefined;
+      if (summary) {
+        this.executions.set(
+          buildExecutionArn(this.scope, machineName, executionName),
+          this.summarizedRecord(machineName, executionName, summary),
+        );
+        continue;
       }
-      if (last) this.applyTerminal(record, last);
+      const log = this.store.openLog(machineName, executionName);
+      const record = this.recordFromHistory(machineName, executionName, log.readAll(), log);
+      if (!record) continue;
       this.executions.set(record.arn, record);
+      const journal = record.journal as Journal;
       if (record.status === 'RUNNING') {
         for (const hash of waitingTokenHashes(journal)) this.tokens.expect(hash);
         this.launch(record);
       } else {
-        record.journal = undefined; // finished: its history is reread from the store when asked for
+        // finished: its history is reread from the store when asked for, and a summary spares
+        // the next restart from reading it
+        record.journal = undefined;
+        this.store.noteFinished(machineName, executionName, summaryOf(record));
       }
     }
+  }
+
+  /** An execution as its history tells it; undefined when it cannot run (no start, definition gone). */
+  private recordFromHistory(
+    machineName: string,
+    executionName: string,
+    events: StoredEvent[],
+    log: ReturnType<EngineStore['openLog']>,
+  ): ExecutionRecord | undefined {
+    const first = events[0];
+    if (first?.type !== 'ExecutionStarted') return undefined;
+    const internal = first.internal ?? {};
+    const details = first.details ?? {};
+    const definitionText =
+      typeof internal.definition === 'string'
+        ? internal.definition
+        : this.store.getDefinition(String(internal.definitionRef));
+    if (definitionText === undefined) return undefined; // its definition is gone: nothing to run
+    const journal = this.newJournal(log, events);
+    const testCase = typeof internal.testCase === 'string' ? internal.testCase : undefined;
+    const record = this.newRecord({
+      arn: buildExecutionArn(this.scope, machineName, executionName),
+      name: executionName,
+      machineName,
+      machineArn: String(internal.stateMachineArn),
+      ...(typeof details.stateMachineVersionArn === 'string'
+        ? { versionArn: details.stateMachineVersionArn }
+        : {}),
+      ...(typeof details.stateMachineAliasArn === 'string' ? { aliasArn: details.stateMachineAliasArn } : {}),
+      definition: this.definitions.parse(definitionText),
+      input: String(details.input),
+      startDate: first.ts,
+      roleArn: String(details.roleArn),
+      ...(testCase === undefined ? {} : { testCase }),
+      express: false,
+      journal,
+    });
+    let last: StoredEvent | undefined;
+    for (const ev of events) {
+      if (ev.type === 'ExecutionRedriven') {
+        record.redriveCount++;
+        record.redriveDate = ev.ts;
+        record.status = 'RUNNING';
+        record.error = undefined;
+        record.cause = undefined;
+        record.stopDate = undefined;
+        last = undefined;
+      } else if (TERMINAL[ev.type]) last = ev;
+    }
+    if (last) this.applyTerminal(record, last);
+    return record;
+  }
+
+  /** A finished execution known from its summary; {@link hydrated} reads the rest when needed. */
+  private summarizedRecord(
+    machineName: string,
+    executionName: string,
+    summary: ExecutionSummary,
+  ): ExecutionRecord {
+    const record = this.newRecord({
+      arn: buildExecutionArn(this.scope, machineName, executionName),
+      name: executionName,
+      machineName,
+      machineArn: summary.machineArn,
+      ...(summary.versionArn === undefined ? {} : { versionArn: summary.versionArn }),
+      ...(summary.aliasArn === undefined ? {} : { aliasArn: summary.aliasArn }),
+      definition: { StartAt: '', States: {} },
+      input: '',
+      summarized: true,
+      startDate: summary.startDate,
+      roleArn: summary.roleArn,
+      ...(summary.testCase === undefined ? {} : { testCase: summary.testCase }),
+      express: false,
+      journal: undefined,
+    });
+    record.status = summary.status;
+    record.redriveCount = summary.redriveCount;
+    if (summary.redriveDate !== undefined) record.redriveDate = summary.redriveDate;
+    if (summary.stopDate !== undefined) record.stopDate = summary.stopDate;
+    if (summary.error !== undefined) record.error = summary.error;
+    if (summary.cause !== undefined) record.cause = summary.cause;
+    return record;
+  }
+
+  /** The record with its input, output and definition, read from the history if it was summarized. */
+  private hydrated(e: ExecutionRecord): ExecutionRecord {
+    if (!e.summarized) return e;
+    const journal = this.historyOf(e);
+    const full = this.recordFromHistory(
+      e.machineName,
+      e.name,
+      journal.events,
+      this.store.openLog(e.machineName, e.name),
+    );
+    if (!full) throw new Error(`the history of ${e.arn} cannot be read`);
+    e.definition = full.definition;
+    e.input = full.input;
+    if (full.output !== undefined) e.output = full.output;
+    e.summarized = false;
+    return e;
   }
 
   private async startChild(parameters: unknown): Promise<{ ExecutionArn: string; StartDate: Date }> {
@@ -1232,6 +1395,23 @@ export class Engine implements StepFunctionsEngine {
     if (d.cause !== undefined) out.Cause = d.cause;
     return out;
   }
+}
+
+function summaryOf(e: ExecutionRecord): ExecutionSummary {
+  return {
+    machineArn: e.machineArn,
+    ...(e.versionArn === undefined ? {} : { versionArn: e.versionArn }),
+    ...(e.aliasArn === undefined ? {} : { aliasArn: e.aliasArn }),
+    startDate: e.startDate,
+    roleArn: e.roleArn,
+    ...(e.testCase === undefined ? {} : { testCase: e.testCase }),
+    status: e.status,
+    ...(e.stopDate === undefined ? {} : { stopDate: e.stopDate }),
+    ...(e.error === undefined ? {} : { error: e.error }),
+    ...(e.cause === undefined ? {} : { cause: e.cause }),
+    redriveCount: e.redriveCount,
+    ...(e.redriveDate === undefined ? {} : { redriveDate: e.redriveDate }),
+  };
 }
 
 function errorFields(error: StatesError): { error?: string; cause?: string } {

@@ -53,6 +53,8 @@ describe('plangate engine serve', () => {
     const { child, url } = startServe([
       '--store',
       join(dir, 'store'),
+      '--durability',
+      'strict',
       '--lambda',
       `double=${join(dir, 'double.mjs')}#run`,
     ]);
@@ -108,5 +110,15 @@ describe('plangate engine serve', () => {
     expect(await exitCode(child)).toBe(2);
     expect(stderr).toContain('--port must be an integer');
     expect(stderr).toContain('Usage: plangate engine serve');
+  }, 30_000);
+
+  it('exits 2 on a durability it does not know', async () => {
+    const { child } = startServe(['--durability', 'sometimes']);
+    let stderr = '';
+    child.stderr?.on('data', (chunk: Buffer) => {
+      stderr += chunk.toString();
+    });
+    expect(await exitCode(child)).toBe(2);
+    expect(stderr).toContain('--durability must be "group" or "strict", not "sometimes"');
   }, 30_000);
 });

@@ -288,7 +288,8 @@ export class EventCodec {
       w.byte(91);
       w.raw(quote(key));
       w.byte(93);
-    } else if (scopeName !== undefined) w.raw(quote(scopeName));
+    } else if (scopeName !== undefined)
+      quoteOnce(w, scopeName); // a new scope: named once per history
     else w.number(this.lastScope.index);
     w.byte(44);
     w.number(q);
@@ -341,6 +342,7 @@ export class EventCodec {
       } else if (v === NOT_TRUNCATED && TRUNCATION_KEYS.has(k)) w.byte(48);
       // short texts (resources, names, error codes) recur: their quoted bytes are cached
       else if (typeof v === 'string' && v.length <= MAX_QUOTED_VALUE) w.raw(quote(v));
+      else if (typeof v === 'number' && Number.isSafeInteger(v)) w.number(v);
       else w.text(JSON.stringify(v));
     }
     w.byte(125); // }
@@ -452,6 +454,23 @@ function quote(text: string): Uint8Array {
     quoted.set(text, q);
   }
   return q;
+}
+
+/**
+ * A text written once (a new scope's name, e.g. one per Map iteration): quoted straight into the
+ * line when it needs no escaping, without a cached copy that would only push others out.
+ */
+function quoteOnce(w: ByteWriter, text: string): void {
+  for (let i = 0; i < text.length; i++) {
+    const c = text.charCodeAt(i);
+    if (c < 0x20 || c > 0x7e || c === 0x22 || c === 0x5c) {
+      w.text(JSON.stringify(text));
+      return;
+    }
+  }
+  w.byte(0x22);
+  w.text(text);
+  w.byte(0x22);
 }
 
 /** Every codec encodes into this one buffer; a line is written before the next is encoded. */

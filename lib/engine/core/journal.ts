@@ -104,6 +104,12 @@ export interface JournalProps {
   readonly now: () => number;
   /** Called when the first event of a batch waits to be written. */
   readonly onDirty: (journal: Journal) => void;
+  /**
+   * Makes every recorded event as durable as the engine promises before an effect outside it
+   * (see docs/engine-speed.md): written at once; with strict durability, the promise resolves
+   * once it is on stable storage.
+   */
+  readonly persist: () => Promise<void> | undefined;
 }
 
 export class Journal {
@@ -119,11 +125,14 @@ export class Journal {
   private readonly log: ExecutionLog;
   private readonly now: () => number;
   private readonly onDirty: (journal: Journal) => void;
+  /** See {@link JournalProps.persist}; call it (and await what it returns) before any effect outside the engine. */
+  readonly persist: () => Promise<void> | undefined;
 
   constructor(props: JournalProps) {
     this.log = props.log;
     this.now = props.now;
     this.onDirty = props.onDirty;
+    this.persist = props.persist;
     this.events = [];
     for (const e of props.stored ?? []) {
       this.events.push(e);
@@ -204,15 +213,15 @@ export class Journal {
     return this.now();
   }
 
-  /** Writes every pending event; called before any side effect and at the end of each tick. */
+  /** Hands every pending event to the log as one batch (the engine writes all batches at once). */
   flush(): void {
     if (this.pending.length === 0) return;
     const batch = this.pending;
     this.pending = [];
-    this.log.append(batch);
+    this.log.stage(batch);
   }
 
-  /** Writes pending events and releases the log file (an execution that ended); a redrive reopens it. */
+  /** Stages pending events and releases what the log holds (an execution that ended); a redrive takes it up again. */
   close(): void {
     this.flush();
     this.log.close();

@@ -48,6 +48,7 @@ export async function mapState(run: StateRun): Promise<StateOutcome> {
           log: new MemoryStore().openLog('map', 'run'),
           now: frame.rt.now,
           onDirty: () => {},
+          persist: () => frame.rt.journal.persist(),
         });
         iterationScope = (i) => detached.root(`i${i}`);
       } else {

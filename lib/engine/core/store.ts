@@ -1,27 +1,44 @@
 /**
- * Durable storage of the engine: one append-only JSON-lines history file per execution
- * (the execution's only state) and an atomically replaced snapshot of the state machine registry.
- * Each write is one line holding a batch of events in the compact format of event-codec.ts
- * (payload texts once, then by reference); files written in the older format (one event object,
- * or an array of them, per line) are still read and appended to. Writes are
- * synchronous `write(2)` calls, so a process killed with -9 loses nothing it wrote; a torn last
- * line (killed mid-write, never acknowledged) is cut off when the file is reopened.
+ * Durable storage of the engine: an atomically replaced snapshot of the state machine registry,
+ * definitions by content, and the histories of executions (each execution's only state).
+ * History events go first to one write-ahead log shared by all executions (wal.ts: one `write(2)`
+ * per flush for every execution, fdatasync in groups), and from there, at checkpoints, to one
+ * append-only history file per execution. Each history line holds a batch of events in the compact
+ * format of event-codec.ts (payload texts once, then by reference); files written in the older
+ * format (one event object, or an array of them, per line) are still read and appended to.
+ * Finished executions are summarised (summaries.jsonl) so that a restart reads only the
+ * histories of executions that may still run. The durability contract: docs/engine-speed.md.
  */
 import { createHash } from 'node:crypto';
 import * as fs from 'node:fs';
 import * as path from 'node:path';
 import { EventCodec, FORMAT_2 } from './event-codec.ts';
 import type { StoredEvent } from './history.ts';
-import { SpareFiles } from './spare-files.ts';
+import { parseWal, type WalOwner, WriteAheadLog, walFile, walGenerations, writeAll } from './wal.ts';
 
-/** The history file of one execution. */
+/** The history of one execution. */
 export interface ExecutionLog {
-  /** Appends events in order, synchronously; the store may keep the array itself: never change it afterwards. */
+  /**
+   * Queues events in order for the store's next {@link EngineStore.write}; the store may keep the
+   * array itself: never change it afterwards.
+   */
+  stage(events: readonly StoredEvent[]): void;
+  /** Stages events and writes them at once. */
   append(events: readonly StoredEvent[]): void;
   /** Every stored event, oldest first. */
   readAll(): StoredEvent[];
-  /** Releases the file while the execution is not running; a later `append` opens it again. */
+  /** Releases what the history holds in memory while the execution is not running; a later `stage` takes it up again. */
   close(): void;
+}
+
+/** What a store has done so far (bench and tests). */
+export interface StoreStats {
+  /** Bytes read from files (histories, the log at recovery, summaries). */
+  readonly bytesRead: number;
+  /** fdatasyncs of the write-ahead log. */
+  readonly walSyncs: number;
+  /** Log generations checkpointed into history files. */
+  readonly checkpoints: number;
 }
 
 /** Where the engine keeps state machines and executions. */
@@ -31,6 +48,17 @@ export interface EngineStore {
   openLog(machineName: string, executionName: string): ExecutionLog;
   /** Every stored execution, as (machine name, execution name). */
   listLogs(): Array<{ machineName: string; executionName: string }>;
+  /** Writes every staged event of every history with one `write(2)`: after it, kill -9 loses none of them. */
+  write(): void;
+  /** Resolves once everything written so far is on stable storage (survives a power loss). */
+  durable(): Promise<void>;
+  /**
+   * Keeps what a restarted engine needs to know of a finished execution without reading its
+   * history (kept with the checkpoint that holds its last event).
+   */
+  noteFinished(machineName: string, executionName: string, summary: object): void;
+  /** Summaries of finished executions that did not run again since, by `<machine>\t<execution>`. */
+  readSummaries(): Map<string, object>;
   /**
    * Keeps a definition once, by its content, and returns the reference executions record
    * (`sha256:<hex>`), so that starting an execution does not copy its definition into its history.
@@ -38,8 +66,9 @@ export interface EngineStore {
   putDefinition(text: string): string;
   /** A definition kept by {@link EngineStore.putDefinition}, or undefined. */
   getDefinition(ref: string): string | undefined;
-  /** Releases what the store holds open (the engine closes). */
-  close(): void;
+  stats(): StoreStats;
+  /** Writes and checkpoints everything, and releases what the store holds open (the engine closes). */
+  close(): Promise<void>;
 }
 
 function definitionRef(text: string): string {
@@ -74,6 +103,9 @@ export class MemoryStore implements EngineStore {
     const batches = entry.batches;
     return {
       // the journal hands over each batch and never touches it again: kept as it is, not copied
+      stage: (batch) => {
+        batches.push(batch);
+      },
       append: (batch) => {
         batches.push(batch);
       },
@@ -98,14 +130,43 @@ export class MemoryStore implements EngineStore {
     return this.definitions.get(ref);
   }
 
-  close(): void {}
+  write(): void {}
+
+  durable(): Promise<void> {
+    return Promise.resolve();
+  }
+
+  noteFinished(): void {}
+
+  readSummaries(): Map<string, object> {
+    return new Map();
+  }
+
+  stats(): StoreStats {
+    return { bytesRead: 0, walSyncs: 0, checkpoints: 0 };
+  }
+
+  async close(): Promise<void> {}
 }
 
 /** Readonly props of a {@link FileStore}. */
 export interface FileStoreProps {
-  /** Directory holding `registry.json` and `executions/<machine>/<execution>.jsonl`. */
+  /** Directory holding `registry.json`, `wal/`, `summaries.jsonl` and `executions/<machine>/<execution>.jsonl`. */
   readonly dir: string;
+  /**
+   * Longest time written events wait for their fdatasync (the group window, see
+   * docs/engine-speed.md); a power loss loses at most this window. @default 20
+   */
+  readonly syncWindowMs?: number;
+  /** Size of a write-ahead log generation that starts a checkpoint into the history files. @default 8 MiB */
+  readonly checkpointBytes?: number;
 }
+
+/**
+ * Sealed log generations (one per group window with writes) that start a checkpoint however
+ * small they are: each holds an open file until then.
+ */
+const MAX_SEALED_GENERATIONS = 64;
 
 /** File names are derived from validated names, then percent-encoded, so no name can escape the directory. */
 function fileSafe(name: string): string {
@@ -116,40 +177,132 @@ function fromFileSafe(file: string): string {
   return decodeURIComponent(file.slice(1));
 }
 
-/** Durable store in a directory (default `.plangate/engine`). */
+function summaryKey(machineName: string, executionName: string): string {
+  return `${machineName}\t${executionName}`;
+}
+
+/**
+ * Durable store in a directory (default `.plangate/engine`): events go to one write-ahead log
+ * (wal.ts) and from there, at checkpoints, to one history file per execution.
+ */
 export class FileStore implements EngineStore {
   private readonly dir: string;
   private readonly executionsDir: string;
   private readonly definitionsDir: string;
+  private readonly walDir: string;
+  private readonly summariesFile: string;
+  private readonly checkpointBytes: number;
   /** Definitions known to be on disk. */
   private readonly storedDefinitions = new Set<string>();
   /** Machine directories known to exist (one mkdir per machine, not per execution). */
   private readonly machineDirs = new Set<string>();
-  private readonly spares: SpareFiles;
-  /** New histories so far: the helper thread that makes spares starts with the fourth. */
-  private created = 0;
+  private readonly wal: WriteAheadLog;
+  /** Histories with lines in the log that their files do not hold yet, by file. */
+  private readonly unapplied = new Map<string, FileExecutionLog>();
+  /**
+   * Summaries of finished executions by key, kept with the checkpoint of the generation holding
+   * their last event; forgotten when the history grows again (a redrive) before that.
+   */
+  private readonly finished = new Map<string, { readonly line: string; readonly generation: number }>();
+  private checkpointing: Promise<void> | undefined;
+  private checkpointFailure: Error | undefined;
+  private readonly counters = { bytesRead: 0, checkpoints: 0 };
 
   constructor(props: FileStoreProps) {
     this.dir = path.resolve(props.dir);
     this.executionsDir = path.join(this.dir, 'executions');
     this.definitionsDir = path.join(this.dir, 'definitions');
+    this.walDir = path.join(this.dir, 'wal');
+    this.summariesFile = path.join(this.dir, 'summaries.jsonl');
+    this.checkpointBytes = props.checkpointBytes ?? 8 * 1024 * 1024;
     fs.mkdirSync(this.executionsDir, { recursive: true });
     fs.mkdirSync(this.definitionsDir, { recursive: true });
-    const sparesDir = path.join(this.dir, 'spares');
-    // a spare left by a killed process may be a second name of a history: only the name goes
-    fs.rmSync(sparesDir, { recursive: true, force: true });
-    fs.mkdirSync(sparesDir, { recursive: true });
-    this.spares = new SpareFiles({ dir: sparesDir });
+    fs.mkdirSync(this.walDir, { recursive: true });
+    // spare history files of an earlier store version: only their second names are left
+    fs.rmSync(path.join(this.dir, 'spares'), { recursive: true, force: true });
+    const left = walGenerations(this.walDir);
+    this.recover(left);
+    this.wal = new WriteAheadLog({
+      dir: this.walDir,
+      generation: (left.at(-1) ?? -1) + 1,
+      syncWindowMs: props.syncWindowMs ?? 20,
+    });
   }
 
-  close(): void {
-    this.spares.close();
+  write(): void {
+    if (this.checkpointFailure) throw this.checkpointFailure;
+    this.wal.write();
+    if (
+      this.checkpointing === undefined &&
+      (this.wal.unappliedBytes >= this.checkpointBytes || this.wal.sealedCount >= MAX_SEALED_GENERATIONS)
+    ) {
+      this.checkpointing = this.checkpoint()
+        .catch((error: Error) => {
+          this.checkpointFailure = error;
+        })
+        .finally(() => {
+          this.checkpointing = undefined;
+        });
+    }
   }
 
-  /** An empty file already named `file` and open for appending, when a spare is ready (see spare-files.ts). */
-  private takeSpare(file: string): number | undefined {
-    if (++this.created === 4) this.spares.start();
-    return this.spares.take(file);
+  durable(): Promise<void> {
+    return this.wal.durable();
+  }
+
+  stats(): StoreStats {
+    return { ...this.counters, walSyncs: this.wal.syncs };
+  }
+
+  async close(): Promise<void> {
+    await this.checkpointing;
+    if (this.wal.pending || this.wal.unappliedBytes > 0) await this.checkpoint();
+    if (this.finished.size > 0) await this.appendSummaries(Number.POSITIVE_INFINITY, []);
+    this.wal.close(true);
+  }
+
+  noteFinished(machineName: string, executionName: string, summary: object): void {
+    this.finished.set(summaryKey(machineName, executionName), {
+      line: JSON.stringify([machineName, executionName, summary]),
+      generation: this.wal.generation,
+    });
+  }
+
+  readSummaries(): Map<string, object> {
+    const out = new Map<string, object>();
+    if (!fs.existsSync(this.summariesFile)) return out;
+    const text = fs.readFileSync(this.summariesFile, 'utf8');
+    this.counters.bytesRead += text.length;
+    let lines = 0;
+    for (const line of text.split('\n')) {
+      if (!line) continue;
+      let entry: unknown;
+      try {
+        entry = JSON.parse(line);
+      } catch {
+        break; // torn by a kill
+      }
+      if (!Array.isArray(entry)) break;
+      lines++;
+      const key = summaryKey(String(entry[0]), String(entry[1]));
+      if (entry.length > 2 && typeof entry[2] === 'object' && entry[2] !== null) out.set(key, entry[2]);
+      else out.delete(key);
+    }
+    // compaction: superseded lines go once they outnumber the live ones
+    if (lines > 2 * out.size + 64) {
+      const tmp = `${this.summariesFile}.${process.pid}.tmp`;
+      const body = [...out].map(([key, summary]) => `${JSON.stringify([...key.split('\t'), summary])}\n`);
+      const fd = fs.openSync(tmp, 'w');
+      try {
+        writeAll(fd, Buffer.from(body.join('')));
+        fs.fdatasyncSync(fd);
+      } finally {
+        fs.closeSync(fd);
+      }
+      fs.renameSync(tmp, this.summariesFile);
+      fsyncDirectory(this.dir);
+    }
+    return out;
   }
 
   putDefinition(text: string): string {
@@ -157,10 +310,17 @@ export class FileStore implements EngineStore {
     if (this.storedDefinitions.has(ref)) return ref;
     const file = this.definitionFile(ref);
     if (!fs.existsSync(file)) {
-      // written whole before any history refers to it
+      // written whole (and durable) before any history refers to it
       const tmp = `${file}.${process.pid}.tmp`;
-      fs.writeFileSync(tmp, text);
+      const fd = fs.openSync(tmp, 'w');
+      try {
+        writeAll(fd, Buffer.from(text));
+        fs.fdatasyncSync(fd);
+      } finally {
+        fs.closeSync(fd);
+      }
       fs.renameSync(tmp, file);
+      fsyncDirectory(this.definitionsDir);
     }
     this.storedDefinitions.add(ref);
     return ref;
@@ -183,20 +343,32 @@ export class FileStore implements EngineStore {
   }
 
   writeRegistry(snapshot: unknown): void {
+    // durable before the API answers (state machines are created rarely: one sync each is cheap)
     const file = path.join(this.dir, 'registry.json');
     const tmp = `${file}.${process.pid}.tmp`;
-    fs.writeFileSync(tmp, JSON.stringify(snapshot));
+    const fd = fs.openSync(tmp, 'w');
+    try {
+      writeAll(fd, Buffer.from(JSON.stringify(snapshot)));
+      fs.fdatasyncSync(fd);
+    } finally {
+      fs.closeSync(fd);
+    }
     fs.renameSync(tmp, file);
+    fsyncDirectory(this.dir);
   }
 
   openLog(machineName: string, executionName: string): ExecutionLog {
+    const file = this.historyFile(machineName, executionName);
+    return this.unapplied.get(file) ?? new FileExecutionLog(this, file, machineName, executionName);
+  }
+
+  private historyFile(machineName: string, executionName: string): string {
     const machineDir = path.join(this.executionsDir, fileSafe(machineName));
     if (!this.machineDirs.has(machineDir)) {
       fs.mkdirSync(machineDir, { recursive: true });
       this.machineDirs.add(machineDir);
     }
-    const file = path.join(machineDir, `${fileSafe(executionName)}.jsonl`);
-    return new FileExecutionLog(file, () => this.takeSpare(file));
+    return path.join(machineDir, `${fileSafe(executionName)}.jsonl`);
   }
 
   listLogs(): Array<{ machineName: string; executionName: string }> {
@@ -211,63 +383,349 @@ export class FileStore implements EngineStore {
     }
     return out;
   }
+
+  // ---- what the histories need of the store ------------------------------------------------------
+
+  /** @internal Stages a history line in the log; returns where it is (generation, position). */
+  stageLine(
+    log: FileExecutionLog,
+    offset: number,
+    line: Uint8Array,
+  ): { generation: number; position: number } {
+    const position = this.wal.stage(log, offset, line);
+    this.unapplied.set(log.file, log);
+    // it runs again (a redrive): a summary noted before no longer holds
+    if (this.finished.size > 0) this.finished.delete(log.key);
+    return { generation: this.wal.generation, position };
+  }
+
+  /** @internal Writes what is staged, when a history is read (it must see its own lines). */
+  writeStaged(): void {
+    if (this.wal.pending) this.write();
+  }
+
+  /** @internal */
+  readLogRange(generation: number, position: number, length: number, into: Buffer, at: number): void {
+    this.wal.read(generation, position, length, into, at);
+  }
+
+  /** @internal */
+  countRead(bytes: number): void {
+    this.counters.bytesRead += bytes;
+  }
+
+  /** @internal A history whose lines are all in its file now. */
+  applied(log: FileExecutionLog): void {
+    if (this.unapplied.get(log.file) === log) this.unapplied.delete(log.file);
+  }
+
+  // ---- checkpoints and recovery ------------------------------------------------------------------
+
+  /**
+   * Seals the current log generation, appends its lines to their history files, makes those
+   * durable (fdatasync, and their directories when a file is new), records the summaries of the
+   * executions that finished in it, and deletes the generation. All but the seal runs off the
+   * event loop (file I/O in libuv's pool); histories read their lines from the sealed
+   * generation until their file holds them.
+   */
+  private async checkpoint(): Promise<void> {
+    const sealed = this.wal.sealAll();
+    const last = sealed.at(-1)?.generation ?? -1;
+    const logs = [...this.unapplied.values()].filter((l) => l.hasLinesUpTo(last));
+    const newFiles = new Set<string>();
+    await Promise.all(logs.map((l) => l.applyUpTo(last, newFiles)));
+    await Promise.all([...newFiles].map((dir) => fsyncDirectoryAsync(dir)));
+    await this.appendSummaries(
+      last,
+      logs.map((l) => l.key),
+    );
+    await this.wal.retire(sealed);
+    this.counters.checkpoints++;
+  }
+
+  /**
+   * Appends the summaries of executions that finished up to `generation`, and forgets the summary
+   * of every other history `touched` there (it ran again: a restart reads it whole).
+   */
+  private async appendSummaries(generation: number, touched: readonly string[]): Promise<void> {
+    const lines: string[] = [];
+    const summarized = new Set<string>();
+    for (const [key, f] of this.finished) {
+      if (f.generation > generation) continue;
+      lines.push(f.line);
+      summarized.add(key);
+      this.finished.delete(key);
+    }
+    for (const key of touched) if (!summarized.has(key)) lines.push(JSON.stringify(key.split('\t')));
+    if (lines.length === 0) return;
+    const handle = await fs.promises.open(this.summariesFile, 'a');
+    try {
+      await handle.writeFile(`${lines.join('\n')}\n`);
+      await handle.datasync();
+    } finally {
+      await handle.close();
+    }
+  }
+
+  /** Forgets the summaries of histories a restart found in the log (they ran again since). */
+  private forgetSummaries(touched: readonly string[]): void {
+    if (touched.length === 0) return;
+    const fd = fs.openSync(this.summariesFile, 'a');
+    try {
+      writeAll(fd, Buffer.from(`${touched.map((key) => JSON.stringify(key.split('\t'))).join('\n')}\n`));
+      fs.fdatasyncSync(fd);
+    } finally {
+      fs.closeSync(fd);
+    }
+  }
+
+  /**
+   * Applies the generations a stopped engine left (killed, or a power loss after their fdatasync):
+   * every complete line goes to its history at its offset unless the history already holds it;
+   * then the histories are made durable, their summaries forgotten, and the generations deleted.
+   */
+  private recover(generations: readonly number[]): void {
+    if (generations.length === 0) return;
+    const open = new Map<string, { fd: number; size: number }>();
+    const touched = new Set<string>();
+    const dirs = new Set<string>();
+    try {
+      for (const generation of generations) {
+        const bytes = fs.readFileSync(walFile(this.walDir, generation));
+        this.counters.bytesRead += bytes.length;
+        for (const entry of parseWal(bytes)) {
+          const [machineName, executionName] = entry.owner;
+          const file = this.historyFile(machineName, executionName);
+          touched.add(summaryKey(machineName, executionName));
+          let history = open.get(file);
+          if (history === undefined) {
+            const fd = fs.openSync(file, 'a+');
+            history = { fd, size: completeSize(fd) };
+            open.set(file, history);
+            dirs.add(path.dirname(file));
+          }
+          const end = entry.offset + entry.line.length;
+          if (history.size >= end) continue; // applied before the stop
+          if (history.size < entry.offset) {
+            throw new Error(
+              `the store is damaged: history ${file} ends at byte ${history.size}, but the write-ahead log continues it at byte ${entry.offset}`,
+            );
+          }
+          // a part of this very line from a checkpoint that was cut short
+          if (history.size > entry.offset) fs.ftruncateSync(history.fd, entry.offset);
+          writeAll(history.fd, entry.line);
+          history.size = end;
+        }
+      }
+      for (const { fd } of open.values()) fs.fdatasyncSync(fd);
+    } finally {
+      for (const { fd } of open.values()) fs.closeSync(fd);
+    }
+    for (const dir of dirs) fsyncDirectory(dir);
+    this.forgetSummaries([...touched]);
+    for (const generation of generations) fs.rmSync(walFile(this.walDir, generation), { force: true });
+    fsyncDirectory(this.walDir);
+  }
 }
 
-class FileExecutionLog implements ExecutionLog {
-  private fd: number | undefined;
-  /** Encoder state after the file's last line; set when the file is opened for appending. */
+/**
+ * Every history of a store directory as a restarted engine would read it (history files plus
+ * the write-ahead log, applied in memory), without changing anything: an engine may be running
+ * on the directory (tests and tools look at a live store with this; a second FileStore would
+ * recover, that is apply and delete, the log under the running engine).
+ */
+export function peekStoreHistories(dir: string): Map<string, StoredEvent[]> {
+  const texts = new Map<string, Buffer>();
+  const executionsDir = path.join(dir, 'executions');
+  if (fs.existsSync(executionsDir)) {
+    for (const m of fs.readdirSync(executionsDir)) {
+      if (!m.startsWith('_')) continue;
+      for (const f of fs.readdirSync(path.join(executionsDir, m))) {
+        if (!f.startsWith('_') || !f.endsWith('.jsonl')) continue;
+        const key = summaryKey(fromFileSafe(m), fromFileSafe(f.slice(0, -6)));
+        texts.set(key, fs.readFileSync(path.join(executionsDir, m, f)));
+      }
+    }
+  }
+  const walDir = path.join(dir, 'wal');
+  if (fs.existsSync(walDir)) {
+    for (const generation of walGenerations(walDir)) {
+      let bytes: Buffer;
+      try {
+        bytes = fs.readFileSync(walFile(walDir, generation));
+      } catch {
+        continue; // checkpointed and deleted meanwhile: its lines are in the history files
+      }
+      for (const entry of parseWal(bytes)) {
+        const key = summaryKey(entry.owner[0], entry.owner[1]);
+        const text = texts.get(key) ?? Buffer.alloc(0);
+        if (text.length !== entry.offset) continue; // held already (or the file was read mid-checkpoint)
+        texts.set(key, Buffer.concat([text, entry.line]));
+      }
+    }
+  }
+  const out = new Map<string, StoredEvent[]>();
+  for (const [key, text] of texts) out.set(key, decodeHistory(text.toString('utf8')));
+  return out;
+}
+
+/** The size of a history file without a torn last line (cut off: it was never acknowledged). */
+function completeSize(fd: number): number {
+  const size = fs.fstatSync(fd).size;
+  if (size === 0) return 0;
+  const last = Buffer.alloc(1);
+  fs.readSync(fd, last, 0, 1, size - 1);
+  if (last[0] === 0x0a) return size;
+  const all = Buffer.alloc(size);
+  fs.readSync(fd, all, 0, size, 0);
+  const end = all.lastIndexOf(0x0a) + 1;
+  fs.ftruncateSync(fd, end);
+  return end;
+}
+
+function fsyncDirectory(dir: string): void {
+  const fd = fs.openSync(dir, 'r');
+  try {
+    fs.fsyncSync(fd);
+  } finally {
+    fs.closeSync(fd);
+  }
+}
+
+async function fsyncDirectoryAsync(dir: string): Promise<void> {
+  const handle = await fs.promises.open(dir, 'r');
+  try {
+    await handle.sync();
+  } finally {
+    await handle.close();
+  }
+}
+
+/** Lines of a history in the log, not yet in its file. */
+interface LogRange {
+  readonly generation: number;
+  readonly position: number;
+  readonly length: number;
+}
+
+/** The history of one execution: its file, and its newest lines while they are only in the write-ahead log. */
+class FileExecutionLog implements ExecutionLog, WalOwner {
+  walGeneration = -1;
+  walId = -1;
+  /** `<machine>\t<execution>`, as summaries are kept. */
+  readonly key: string;
+  /** Encoder state after the history's last line; set when the execution appends. */
   private codec: EventCodec | undefined;
+  /** Bytes of the file that belong to the history (known once read; the file may grow beyond while a checkpoint writes). */
+  private fileSize: number | undefined;
+  private readonly ranges: LogRange[] = [];
+  private rangeBytes = 0;
 
   constructor(
-    private readonly file: string,
-    /** An empty file already linked at `file`, open for appending, if the store has one ready. */
-    private readonly takeSpare: () => number | undefined,
-  ) {}
+    private readonly store: FileStore,
+    readonly file: string,
+    readonly machineName: string,
+    readonly executionName: string,
+  ) {
+    this.key = summaryKey(machineName, executionName);
+  }
+
+  stage(events: readonly StoredEvent[]): void {
+    if (events.length === 0) return;
+    if (this.codec === undefined) this.load();
+    const line = (this.codec as EventCodec).encodeBatch(events);
+    const { generation, position } = this.store.stageLine(
+      this,
+      (this.fileSize as number) + this.rangeBytes,
+      line,
+    );
+    this.ranges.push({ generation, position, length: line.length });
+    this.rangeBytes += line.length;
+  }
 
   append(events: readonly StoredEvent[]): void {
-    if (events.length === 0) return;
-    if (this.fd === undefined || this.codec === undefined) this.open();
-    fs.writeSync(this.fd as number, (this.codec as EventCodec).encodeBatch(events));
+    this.stage(events);
+    this.store.write();
   }
 
   close(): void {
-    if (this.fd === undefined) return;
-    fs.closeSync(this.fd);
-    this.fd = undefined;
     this.codec = undefined;
   }
 
   readAll(): StoredEvent[] {
-    if (!fs.existsSync(this.file)) return [];
-    return decodeHistory(fs.readFileSync(this.file, 'utf8'), new EventCodec());
+    return decodeHistory(this.text().toString('utf8'), new EventCodec());
+  }
+
+  hasLinesUpTo(generation: number): boolean {
+    const first = this.ranges[0];
+    return first !== undefined && first.generation <= generation;
+  }
+
+  /** Appends this history's lines of sealed generations up to `last` to its file and makes them durable. */
+  async applyUpTo(last: number, newFiles: Set<string>): Promise<void> {
+    let count = 0;
+    let total = 0;
+    for (; count < this.ranges.length; count++) {
+      const range = this.ranges[count] as LogRange;
+      if (range.generation > last) break;
+      total += range.length;
+    }
+    const bytes = this.rangeBytesOf(count, total);
+    const fileSize = this.fileSize as number;
+    const handle = await fs.promises.open(this.file, 'a');
+    try {
+      let done = 0;
+      while (done < bytes.length) done += (await handle.write(bytes, done)).bytesWritten;
+      await handle.datasync();
+    } finally {
+      await handle.close();
+    }
+    if (fileSize === 0) newFiles.add(path.dirname(this.file));
+    this.fileSize = fileSize + total;
+    this.ranges.splice(0, count);
+    this.rangeBytes -= total;
+    if (this.ranges.length === 0) this.store.applied(this);
+  }
+
+  /** The lines of the first `count` ranges (`total` bytes), read back from the log. */
+  private rangeBytesOf(count: number, total: number): Buffer {
+    const bytes = Buffer.allocUnsafe(total);
+    let at = 0;
+    for (let i = 0; i < count; i++) {
+      const range = this.ranges[i] as LogRange;
+      this.store.readLogRange(range.generation, range.position, range.length, bytes, at);
+      at += range.length;
+    }
+    return bytes;
+  }
+
+  /** The history's bytes: its file (up to what belongs to it) and its lines still in the log. */
+  private text(): Buffer {
+    this.store.writeStaged();
+    let file: Buffer = fs.existsSync(this.file) ? fs.readFileSync(this.file) : Buffer.alloc(0);
+    this.store.countRead(file.length);
+    if (this.fileSize !== undefined) file = file.subarray(0, this.fileSize);
+    if (this.ranges.length === 0) return file;
+    return Buffer.concat([file, this.rangeBytesOf(this.ranges.length, this.rangeBytes)]);
   }
 
   /**
-   * Opens the file for appending, first removing a partial last line left by a kill during a
-   * write, and takes up the encoder state its lines leave behind.
+   * Takes up the encoder state the history's lines leave behind; the first time, also cuts a
+   * partial last line that a kill left in the file (an older engine wrote the file directly).
    */
-  private open(): void {
-    const spare = this.takeSpare();
-    if (spare !== undefined) {
-      this.fd = spare;
-      this.codec = new EventCodec();
-      return;
+  private load(): void {
+    if (this.fileSize === undefined) {
+      if (fs.existsSync(this.file)) {
+        const fd = fs.openSync(this.file, 'r+');
+        try {
+          this.fileSize = completeSize(fd);
+        } finally {
+          fs.closeSync(fd);
+        }
+      } else this.fileSize = 0;
     }
-    const fd = fs.openSync(this.file, 'a+');
     const codec = new EventCodec();
-    try {
-      const size = fs.fstatSync(fd).size;
-      if (size > 0) {
-        const text = fs.readFileSync(this.file);
-        const end = text.lastIndexOf(0x0a) + 1;
-        if (end < size) fs.ftruncateSync(fd, end);
-        decodeHistory(text.subarray(0, end).toString('utf8'), codec);
-      }
-    } catch (error) {
-      fs.closeSync(fd);
-      throw error;
-    }
-    this.fd = fd;
+    if (this.fileSize > 0 || this.ranges.length > 0) decodeHistory(this.text().toString('utf8'), codec);
     this.codec = codec;
   }
 }

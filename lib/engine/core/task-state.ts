@@ -85,6 +85,13 @@ function classify(resource: string): ResourceKind {
   return { family: 'Task', resourceType, resourceName: name, pattern };
 }
 
+/** The failure of an attempt that was under way when the engine stopped (see docs/engine-speed.md). */
+export const INTERRUPTED = {
+  error: 'States.TaskFailed',
+  cause:
+    'The engine stopped while this task was running; whether the call completed is unknown, so it is not taken as done.',
+} as const;
+
 /** Lambda and activity events name no resource type: one shared, never written object. */
 const NO_IDS: Readonly<Record<string, never>> = Object.freeze({});
 
@@ -153,6 +160,8 @@ async function attempt(run: StateRun): Promise<unknown> {
     scheduled,
     token ? { tokenHash: tokenHash(token) } : undefined,
   );
+  // on replay: whether this attempt had started before the engine stopped
+  const startedBefore = !worker && scope.peek()?.type === FAMILY_EVENTS[kind.family].started;
   // TimeoutSeconds counts from the start; a worker's task starts later (ActivityStarted when one
   // takes it) but times out counting from when it was queued
   const clockStart = worker
@@ -171,6 +180,18 @@ async function attempt(run: StateRun): Promise<unknown> {
 
   const recordedOutcome = takeRecordedOutcome(run, kind);
   if (recordedOutcome) return recordedOutcome.value;
+  if (startedBefore && !rt.mocks?.mocks(run.name) && scope.peek()?.type !== 'TaskSubmitted') {
+    // The engine stopped while this call was under way (killed, or closed): it may or may not
+    // have run. It is not silently made again: the attempt fails, and the state's Retry and
+    // Catch take it from there, as for any failed attempt.
+    if (token) rt.tokens.close(String(scheduledEvent.internal?.tokenHash));
+    const failed = scope.emit(FAMILY_EVENTS[kind.family].failed, {
+      ...ids,
+      error: INTERRUPTED.error,
+      cause: INTERRUPTED.cause,
+    });
+    throw new StatesError(String(failed.details?.error), String(failed.details?.cause));
+  }
 
   let result: unknown;
   let resultText: string;
@@ -323,9 +344,9 @@ function call(
     return guardedCall(run, kind, parameters, token, scheduled, timeoutAt, heartbeatMs, timeoutSeconds);
   }
   // nothing but a stop or a failing sibling can end this call early: the frame's signal says both
-  rt.journal.flush();
+  const persisted = rt.journal.persist();
   // one literal per shape: cheaper than spreading an optional member on every call
-  return rt.invokeResource(
+  const invocation =
     timeoutSeconds === undefined
       ? {
           resource,
@@ -343,8 +364,10 @@ function call(
           stateMachineArn: rt.stateMachineArn,
           timeoutSeconds,
           signal: frame.signal,
-        },
-  );
+        };
+  return persisted === undefined
+    ? rt.invokeResource(invocation)
+    : persisted.then(() => rt.invokeResource(invocation));
 }
 
 /** A child execution, a callback task or a task with a deadline: raced against its timeouts. */
@@ -376,7 +399,7 @@ async function guardedCall(
         scope.emit('TaskSubmitted');
         childArn = String(JSON.parse(String(recordedSubmit.details?.output ?? '{}')).ExecutionArn);
       } else {
-        rt.journal.flush();
+        await rt.journal.persist();
         const started = await rt.startChildExecution(parameters, rt.executionArn);
         if (kind.pattern === 'request')
           return { ExecutionArn: started.ExecutionArn, StartDate: started.StartDate };
@@ -405,7 +428,7 @@ async function guardedCall(
       waiting.catch(() => undefined);
       if (recordedSubmit?.type === 'TaskSubmitted') scope.emit('TaskSubmitted');
       else {
-        rt.journal.flush();
+        await rt.journal.persist();
         const dispatched = await guarded(
           rt.invokeResource({
             resource,
@@ -422,7 +445,7 @@ async function guardedCall(
       }
       return await guarded(waiting);
     }
-    rt.journal.flush();
+    await rt.journal.persist();
     return await guarded(
       rt.invokeResource({
         resource,
@@ -463,6 +486,8 @@ function withDeadline<T>(
   now: () => number,
   signal: AbortSignal,
 ): Promise<T> {
+  // nothing to race: no deadline (the signal only ever stops the deadline's timer)
+  if (deadline === undefined) return work;
   work.catch(() => undefined); // settled after the race was lost: nobody waits for it any more
   const guards: Array<Promise<T>> = [work];
   const local = new AbortController();
@@ -556,8 +581,9 @@ function activityTask(
         scope.emit('ActivityStarted', workerName === undefined ? undefined : { workerName }, {
           tokenHash: hash,
         });
-        // the token is only good once a restarted engine can find its hash
-        rt.journal.flush();
+        // the token is only good once a restarted engine can find its hash (with strict durability
+        // GetActivityTask also waits for the sync before it answers)
+        rt.journal.persist()?.catch(() => undefined);
         waitForToken(run, hash, heartbeatMs, signal).then(resolve, reject);
         return token;
       },

@@ -3,12 +3,13 @@
  * SHA-256 hash in the history so that a waiting token keeps working after a restart while the
  * token itself never lands on disk.
  */
-import { createHash, randomBytes } from 'node:crypto';
+import { createHash } from 'node:crypto';
 import { SfnServiceError } from '../types.ts';
+import { randomBase64url } from './random.ts';
 
 /** A new task token. */
 export function newTaskToken(): string {
-  return `pgt1.${randomBytes(32).toString('base64url')}`;
+  return `pgt1.${randomBase64url(32)}`;
 }
 
 /** What the history stores instead of the token. */
@@ -60,6 +61,7 @@ export class TaskTokenRegistry {
   /** The task stopped waiting (completed, timed out, aborted). */
   close(hash: string): void {
     this.waiting.delete(hash);
+    this.early.delete(hash);
     this.closed.add(hash);
   }
 

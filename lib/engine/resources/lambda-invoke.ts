@@ -1,5 +1,6 @@
-import { randomBytes, randomUUID } from 'node:crypto';
+import { randomUUID } from 'node:crypto';
 import { payloadText, rememberPayloadText } from '../core/json-text.ts';
+import { randomHex } from '../core/random.ts';
 import { type LambdaLikeContext, StatesError, type TaskInvocation } from '../types.ts';
 import { errorPayload, functionErrorToStatesError, lambdaServiceError } from './lambda-errors.ts';
 import { type LambdaHandlerRegistry, parseFunctionName, type ResolvedFunction } from './lambda-registry.ts';
@@ -38,7 +39,7 @@ function logStreamOf(functionName: string): string {
   let stream = logStreams.get(functionName);
   if (!stream) {
     const day = new Date().toISOString().slice(0, 10).replaceAll('-', '/');
-    stream = `${day}/[$LATEST]${randomBytes(16).toString('hex')}`;
+    stream = `${day}/[$LATEST]${randomHex(16)}`;
     logStreams.set(functionName, stream);
   }
   return stream;
@@ -253,6 +254,6 @@ function lambdaHeaders(requestId: string, contentLength: number): Record<string,
     'X-Amz-Executed-Version': '$LATEST',
     'x-amzn-Remapped-Content-Length': '0',
     'x-amzn-RequestId': requestId,
-    'X-Amzn-Trace-Id': `Root=1-${Math.floor(Date.now() / 1000).toString(16)}-${randomBytes(12).toString('hex')};Sampled=0`,
+    'X-Amzn-Trace-Id': `Root=1-${Math.floor(Date.now() / 1000).toString(16)}-${randomHex(12)};Sampled=0`,
   };
 }

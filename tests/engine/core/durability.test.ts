@@ -3,7 +3,7 @@ import * as fs from 'node:fs';
 import * as os from 'node:os';
 import * as path from 'node:path';
 import { afterEach, describe, expect, it } from 'vitest';
-import { FileStore } from '../../../lib/engine/core/store.ts';
+import { peekStoreHistories } from '../../../lib/engine/core/store.ts';
 
 const CHILD = path.join(import.meta.dirname, 'durable-child.ts');
 
@@ -32,25 +32,19 @@ async function waitFor(check: () => boolean, ms = 15_000): Promise<void> {
   }
 }
 
-/** Types of the events stored so far, decoded from the store as a restarted engine reads them. */
+/** Types of the events stored so far, as a restarted engine would read them (the engine may be running). */
 function storedTypes(store: string): string[] {
-  if (!fs.existsSync(path.join(store, 'executions'))) return [];
-  const files = new FileStore({ dir: store });
-  return files
-    .listLogs()
-    .flatMap(({ machineName, executionName }) => files.openLog(machineName, executionName).readAll())
-    .map((e) => e.type);
+  return [...peekStoreHistories(store).values()].flat().map((e) => e.type);
 }
 
-/** The raw bytes of every stored history (to show what never reaches the disk). */
+/** The raw bytes of every file in the store (to show what never reaches the disk). */
 function storedHistory(store: string): string {
-  const dir = path.join(store, 'executions');
-  if (!fs.existsSync(dir)) return '';
+  if (!fs.existsSync(store)) return '';
   return fs
-    .readdirSync(dir)
-    .flatMap((m) =>
-      fs.readdirSync(path.join(dir, m)).map((f) => fs.readFileSync(path.join(dir, m, f), 'utf8')),
-    )
+    .readdirSync(store, { recursive: true })
+    .map((f) => path.join(store, String(f)))
+    .filter((f) => fs.statSync(f).isFile())
+    .map((f) => fs.readFileSync(f, 'utf8'))
     .join('');
 }
 

@@ -55,23 +55,32 @@ describe('FileStore execution logs', () => {
     );
   });
 
-  it('writes one line per batch and still reads one-event-per-line files', () => {
+  it('writes one line per batch and still reads one-event-per-line files', async () => {
     const dir = storeDir();
-    const log = new FileStore({ dir }).openLog('m', 'e');
+    const store = new FileStore({ dir });
+    const log = store.openLog('m', 'e');
     log.append([event(1), event(2), event(3)]);
     log.append([event(4)]);
     log.close();
+    await store.close(); // the checkpoint moves the lines from the write-ahead log to the history file
     const file = logFile(dir);
     expect(fs.readFileSync(file, 'utf8').trim().split('\n')).toHaveLength(2);
     fs.appendFileSync(file, `${JSON.stringify(event(5))}\n${JSON.stringify(event(6))}\n`);
-    expect(log.readAll().map((e) => e.id)).toEqual([1, 2, 3, 4, 5, 6]);
+    expect(
+      new FileStore({ dir })
+        .openLog('m', 'e')
+        .readAll()
+        .map((e) => e.id),
+    ).toEqual([1, 2, 3, 4, 5, 6]);
   });
 
-  it('cuts a torn last line (a write cut short by a kill) before appending again', () => {
+  it('cuts a torn last line (a write cut short by a kill) before appending again', async () => {
     const dir = storeDir();
-    const log = new FileStore({ dir }).openLog('m', 'e');
+    const store = new FileStore({ dir });
+    const log = store.openLog('m', 'e');
     log.append([event(1), event(2)]);
     log.close();
+    await store.close();
     const file = logFile(dir);
     fs.appendFileSync(file, JSON.stringify([event(3), event(4)]).slice(0, 30));
     const reopened = new FileStore({ dir }).openLog('m', 'e');
@@ -82,11 +91,13 @@ describe('FileStore execution logs', () => {
     expect(fs.readFileSync(file, 'utf8').endsWith('\n')).toBe(true);
   });
 
-  it('cuts a torn first line too', () => {
+  it('cuts a torn first line too', async () => {
     const dir = storeDir();
-    const log = new FileStore({ dir }).openLog('m', 'e');
+    const store = new FileStore({ dir });
+    const log = store.openLog('m', 'e');
     log.append([event(1)]);
     log.close();
+    await store.close();
     fs.writeFileSync(logFile(dir), '{"id":1,"pr');
     const reopened = new FileStore({ dir }).openLog('m', 'e');
     reopened.append([event(1)]);
@@ -188,9 +199,10 @@ describe('FileStore history format 2 (compact records, payloads by reference)', 
     );
   });
 
-  it('writes each payload text once per history', () => {
+  it('writes each payload text once per history', async () => {
     const dir = storeDir();
-    const log = new FileStore({ dir }).openLog('m', 'e');
+    const store = new FileStore({ dir });
+    const log = store.openLog('m', 'e');
     const payload = JSON.stringify({ marker: 'only-once', items: [1, 2, 3] });
     const events: StoredEvent[] = [];
     for (let i = 0; i < 10; i++) {
@@ -216,18 +228,21 @@ describe('FileStore history format 2 (compact records, payloads by reference)', 
     log.append(events.slice(0, 7));
     log.append(events.slice(7));
     log.close();
+    await store.close();
     expect(fs.readFileSync(logFile(dir), 'utf8').split('only-once')).toHaveLength(2);
     expect(log.readAll()).toEqual(events);
   });
 
-  it('appends format-2 lines to a history of the older format and reads both', () => {
+  it('appends format-2 lines to a history of the older format and reads both', async () => {
     const dir = storeDir();
     fs.mkdirSync(path.join(dir, 'executions', '_m'), { recursive: true });
     const file = path.join(dir, 'executions', '_m', '_e.jsonl');
     fs.writeFileSync(file, `${JSON.stringify(event(1))}\n${JSON.stringify([event(2), event(3)])}\n`);
-    const log = new FileStore({ dir }).openLog('m', 'e');
+    const store = new FileStore({ dir });
+    const log = store.openLog('m', 'e');
     log.append([event(4), event(5, { ts: 1_700_000_000_000 })]);
     log.close();
+    await store.close();
     expect(fs.readFileSync(file, 'utf8').trim().split('\n').at(-1)).toMatch(/^\[2,/);
     expect(new FileStore({ dir }).openLog('m', 'e').readAll()).toEqual([
       event(1),
@@ -238,15 +253,20 @@ describe('FileStore history format 2 (compact records, payloads by reference)', 
     ]);
   });
 
-  it('cuts a torn format-2 line and goes on encoding from the lines before it', () => {
+  it('cuts a torn format-2 line and goes on encoding from the lines before it', async () => {
     const dir = storeDir();
-    const log = new FileStore({ dir }).openLog('m', 'e');
+    let store = new FileStore({ dir });
+    let log = store.openLog('m', 'e');
     log.append([event(1), event(2)]);
     log.close();
+    await store.close();
     const file = logFile(dir);
     const whole = fs.readFileSync(file, 'utf8');
+    store = new FileStore({ dir });
+    log = store.openLog('m', 'e');
     log.append([event(3), event(4)]);
     log.close();
+    await store.close();
     fs.writeFileSync(file, fs.readFileSync(file, 'utf8').slice(0, whole.length + 9));
     expect(
       new FileStore({ dir })
@@ -312,39 +332,104 @@ describe('durable executions', () => {
   });
 });
 
-describe('spare history files', () => {
-  it('histories opened from spares stay writable after the helper thread has gone', async () => {
+describe('the write-ahead log', () => {
+  /** Bytes of every log generation left in the store. */
+  function walBytes(dir: string): string {
+    const wal = path.join(dir, 'wal');
+    return fs
+      .readdirSync(wal)
+      .map((f) => fs.readFileSync(path.join(wal, f), 'latin1'))
+      .join('');
+  }
+
+  it('writes the batches of many histories with one write and applies them after a stop without close', () => {
     const dir = storeDir();
     const store = new FileStore({ dir });
-    const logs = [];
-    // the helper thread starts with the fourth history; give it time to make spares, then take them
-    for (let i = 0; i < 4; i++) {
-      const log = store.openLog('m', `warm${i}`);
-      log.append([event(1)]);
-      logs.push(log);
+    const logs = [0, 1, 2].map((i) => store.openLog('m', `e${i}`));
+    for (const log of logs) log.stage([event(1), event(2)]);
+    expect(walBytes(dir)).toBe(''); // staged: nothing written yet
+    store.write();
+    const written = walBytes(dir);
+    for (const i of [0, 1, 2]) expect(written).toContain(`["m","e${i}"]`);
+    // no history file yet: the lines are only in the log
+    expect(fs.readdirSync(path.join(dir, 'executions', '_m'))).toEqual([]);
+    // a new store on the directory (as after kill -9) applies the log to the histories
+    const restarted = new FileStore({ dir });
+    for (const i of [0, 1, 2])
+      expect(restarted.openLog('m', `e${i}`).readAll()).toEqual([event(1), event(2)]);
+    expect(fs.readdirSync(path.join(dir, 'wal'))).toEqual(['1.log']); // the next generation, empty
+    expect(walBytes(dir)).toBe('');
+  });
+
+  it('applying a log twice changes nothing, and a torn last line of the log is dropped', () => {
+    const dir = storeDir();
+    const store = new FileStore({ dir });
+    const log = store.openLog('m', 'e');
+    log.append([event(1)]);
+    log.append([event(2)]);
+    const generation = path.join(dir, 'wal', '0.log');
+    const bytes = fs.readFileSync(generation);
+    // a restart that applied the log and was killed before deleting it: applied again
+    new FileStore({ dir });
+    fs.writeFileSync(generation, bytes);
+    // plus a line cut short by a kill
+    fs.appendFileSync(generation, '0\t999\t[2,[');
+    const restarted = new FileStore({ dir });
+    expect(restarted.openLog('m', 'e').readAll()).toEqual([event(1), event(2)]);
+  });
+
+  it('refuses a log that continues a history beyond its end (a damaged store), naming the history', () => {
+    const dir = storeDir();
+    const store = new FileStore({ dir });
+    store.openLog('m', 'e').append([event(1)]);
+    const generation = path.join(dir, 'wal', '0.log');
+    fs.writeFileSync(generation, fs.readFileSync(generation, 'latin1').replace('0\t0\t', '0\t50\t'));
+    expect(() => new FileStore({ dir })).toThrow(/_e\.jsonl ends at byte 0.*at byte 50/);
+  });
+
+  it('checkpoints full generations into the histories while executions go on writing', async () => {
+    const dir = storeDir();
+    const store = new FileStore({ dir, checkpointBytes: 2048 });
+    const all: StoredEvent[] = [];
+    const log = store.openLog('m', 'e');
+    for (let i = 1; i <= 400; i++) {
+      const e = event(i, { details: { text: `payload ${i}` } });
+      all.push(e);
+      log.append([e]);
+      if (i % 50 === 0) await new Promise((r) => setTimeout(r, 5)); // let checkpoints run
+      if (i % 97 === 0) expect(log.readAll()).toEqual(JSON.parse(JSON.stringify(all)));
     }
-    const spareDir = path.join(dir, 'spares');
-    for (let waited = 0; fs.readdirSync(spareDir).length < 4 && waited < 200; waited++)
-      await new Promise((r) => setTimeout(r, 10));
-    expect(fs.readdirSync(spareDir).length).toBe(4);
-    for (let i = 0; i < 4; i++) {
-      const log = store.openLog('m', `spare${i}`);
-      log.append([event(1)]);
-      logs.push(log);
-    }
-    store.close(); // the helper thread exits
-    await new Promise((r) => setTimeout(r, 100));
-    for (const log of logs) log.append([event(2)]);
-    for (const log of logs) log.close();
-    const reread = new FileStore({ dir });
-    for (const name of [0, 1, 2, 3].flatMap((i) => [`warm${i}`, `spare${i}`])) {
-      expect(
-        reread
-          .openLog('m', name)
-          .readAll()
-          .map((e) => e.id),
-      ).toEqual([1, 2]);
-    }
-    reread.close();
+    expect(store.stats().checkpoints).toBeGreaterThanOrEqual(2);
+    await store.close();
+    expect(fs.readdirSync(path.join(dir, 'wal'))).toEqual([]);
+    expect(new FileStore({ dir }).openLog('m', 'e').readAll()).toEqual(JSON.parse(JSON.stringify(all)));
+  });
+
+  it('keeps summaries of finished executions and forgets one whose history grows again', async () => {
+    const dir = storeDir();
+    const store = new FileStore({ dir });
+    store.openLog('m', 'a').append([event(1)]);
+    store.noteFinished('m', 'a', { status: 'SUCCEEDED' });
+    store.openLog('m', 'b').append([event(1)]);
+    store.noteFinished('m', 'b', { status: 'FAILED' });
+    await store.close();
+    const second = new FileStore({ dir });
+    expect(second.readSummaries()).toEqual(
+      new Map([
+        ['m\ta', { status: 'SUCCEEDED' }],
+        ['m\tb', { status: 'FAILED' }],
+      ]),
+    );
+    // b runs again (a redrive) and the engine is killed: its summary no longer holds
+    second.openLog('m', 'b').append([event(2)]);
+    expect(new FileStore({ dir }).readSummaries()).toEqual(new Map([['m\ta', { status: 'SUCCEEDED' }]]));
+    // a history that grows again after its summary was noted (a redrive in the same window)
+    // keeps no summary once the store closes
+    const third = new FileStore({ dir });
+    third.openLog('m', 'c').append([event(1)]);
+    third.noteFinished('m', 'c', { status: 'FAILED' });
+    third.openLog('m', 'c').append([event(2)]);
+    await third.close();
+    expect(new FileStore({ dir }).readSummaries().has('m\tc')).toBe(false);
   });
 });
