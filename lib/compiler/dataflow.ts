@@ -39,20 +39,12 @@ export function withCurrent(currentExpression: string): string {
   return `{"steps": ${STEPS}, "current": ${currentExpression}}`;
 }
 
-/** The flowing state with `fields` merged into `current`. */
-export function mergeCurrent(fields: string): string {
-  return withCurrent(`$merge([${CURRENT}, ${fields}])`);
-}
-
 /**
- * The flowing state of a fresh attempt (attempt + 1), keeping the step (for the retry router), its
- * gate decision, and why the last attempt failed (`retryOf`: the error and the contract evidence
- * a worker returned), which a worker's next handoff carries to the agent.
+ * The flowing state with `fields` merged into `current`. `current` is bound to `$c` once, and
+ * `fields` may read it either way: each step repeats these expressions, so every byte counts.
  */
-export function nextAttempt(): string {
-  return withCurrent(
-    `{"stepId": ${CURRENT}.stepId, "attempt": ${CURRENT}.attempt + 1, "gate": ${CURRENT}.gate, "retryOf": {"error": ${CURRENT}.error, "evidence": ${CURRENT}.run.evidence}}`,
-  );
+export function mergeCurrent(fields: string): string {
+  return `($c := ${CURRENT}; ${withCurrent(`$merge([$c, ${fields.replaceAll(CURRENT, '$c')}])`)})`;
 }
 
 /** `"<id>" in $mods.skipSteps`: the approver skipped this step at the plan gate. */

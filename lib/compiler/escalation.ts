@@ -14,7 +14,7 @@
 import type { RecoveryRecipe } from '../plan/schema.ts';
 import type { AslStates } from './asl.ts';
 import { LAMBDA_INVOKE, SERVICE_RETRY } from './asl.ts';
-import { CURRENT, mergeCurrent, nextAttempt, withCurrent } from './dataflow.ts';
+import { CURRENT, STEPS } from './dataflow.ts';
 import { gateTask } from './gate-task.ts';
 import { jsonata, quote, toJsonataSource } from './jsonata.ts';
 import { PLACEHOLDERS, ref } from './placeholders.ts';
@@ -59,7 +59,10 @@ export function escalationOf(scope: BranchScope, props: ScopeEscalationProps): S
 
 const registry = new WeakMap<BranchScope, ScopeEscalation>();
 
-/** What the shared states know of a step, by id. */
+/**
+ * What the shared states know of a step, by id: the classifier's request takes all of it (it
+ * ignores `critical`), the escalation gate and the decision read `description` and `critical`.
+ */
 function stepFacts(step: EscalatedStep) {
   return {
     critical: step.critical,
@@ -67,6 +70,7 @@ function stepFacts(step: EscalatedStep) {
     index: step.index,
     total: step.total,
     ...(step.humanTimeoutSeconds !== undefined ? { humanTimeoutSeconds: step.humanTimeoutSeconds } : {}),
+    ...(step.onFail ? { onFail: step.onFail } : {}),
   };
 }
 
@@ -75,7 +79,6 @@ export class ScopeEscalation {
   private readonly names: {
     failed: string;
     classify: string;
-    triage: string;
     escalate: string;
     decide: string;
     retry: string;
@@ -90,7 +93,6 @@ export class ScopeEscalation {
     this.names = {
       failed: `Failed ${n}`,
       classify: `Classify ${n}`,
-      triage: `Triage ${n}`,
       escalate: `Escalate ${n}`,
       decide: `Decide ${n}`,
       retry: `Retry ${n}`,
@@ -106,29 +108,37 @@ export class ScopeEscalation {
 
   /** What one step adds to the shared states, in bytes (for sizing machines before they are built). */
   static bytesPerStep(step: EscalatedStep): number {
-    const facts = JSON.stringify({ [step.stepId]: stepFacts(step) });
-    const onFail = step.onFail ? JSON.stringify({ [step.stepId]: { onFail: step.onFail } }) : '';
+    const facts = toJsonataSource({ [step.stepId]: stepFacts(step) });
     const rule = JSON.stringify({
       Condition: jsonata(`${CURRENT}.stepId = ${quote(step.stepId)}`),
       Next: `Check ${step.stepId}`,
     });
-    return facts.length + onFail.length + (step.critical ? 1 : 2) * rule.length;
+    return facts.length + (step.critical ? 1 : 2) * rule.length;
   }
 
-  /** The shared states for the steps registered. */
+  /**
+   * The shared states for the steps registered: `Failed` looks the step's facts up, `Classify`
+   * names the failure, `Decide` routes: a classifier RETRY or a decided RETRY → the step again
+   * (attempt + 1), a decided SKIP → the step's checker (non-critical) or the Fail state, any
+   * other decision → the Fail state, no decision yet → `Escalate`, whose answer comes back here.
+   */
   states(): AslStates {
     const names = this.names;
-    const decision = `${CURRENT}.decision`;
     const facts = Object.fromEntries(this.steps.map((s) => [s.stepId, stepFacts(s)]));
-    const onFail = Object.fromEntries(
-      this.steps.flatMap((s) => (s.onFail ? [[s.stepId, { onFail: s.onFail }]] : [])),
-    );
     const nonCritical = this.steps.filter((s) => !s.critical);
     const only = this.steps.length === 1 ? this.steps[0] : undefined;
     const retryTarget = only ? only.runState : names.retry;
     const skipTarget = only ? only.checkState : names.skip;
-    const skipped = withCurrent(
-      `{"stepId": ${CURRENT}.stepId, "attempt": ${CURRENT}.attempt, "run": {"stepId": ${CURRENT}.stepId, "status": "skipped", "attempt": ${CURRENT}.attempt, "durationMs": 0}}`,
+    const stop = this.scope.fail();
+    const bound = (expression: string) => jsonata(`($c := ${CURRENT}; ${expression})`);
+    const keep = (current: string) => `{"steps": ${STEPS}, "current": ${current}}`;
+    const retrying = '($c.failure.action = "RETRY" or $c.decision = "RETRY")';
+    const skipping = '($c.decision = "SKIP" and $not($c.step.critical))';
+    const nextAttempt = keep(
+      '{"stepId": $c.stepId, "attempt": $c.attempt + 1, "gate": $c.gate, "retryOf": {"error": $c.error, "evidence": $c.run.evidence}}',
+    );
+    const skipped = keep(
+      '{"stepId": $c.stepId, "attempt": $c.attempt, "run": {"stepId": $c.stepId, "status": "skipped", "attempt": $c.attempt, "durationMs": 0}}',
     );
     const route = (target: (s: EscalatedStep) => string, steps: readonly EscalatedStep[]) => ({
       Type: 'Choice',
@@ -136,14 +146,13 @@ export class ScopeEscalation {
         Condition: jsonata(`${CURRENT}.stepId = ${quote(s.stepId)}`),
         Next: target(s),
       })),
-      Default: this.scope.fail('aborted'),
+      Default: stop,
     });
-    const request = `$merge([{"plan": $plan, "executionId": $executionId, "stepId": ${CURRENT}.stepId, "phase": ${CURRENT}.phase, "error": ${CURRENT}.error, "attempt": ${CURRENT}.attempt, "recovery": $recovery}, $sift(${CURRENT}.step, function($v, $k) { $k in ["description", "index", "total", "humanTimeoutSeconds"] })])`;
     const shared: AslStates = {
       // The failed step's facts, looked up once: the classifier's request and the escalation read them.
       [names.failed]: {
         Type: 'Pass',
-        Output: jsonata(mergeCurrent(`{"step": $lookup(${toJsonataSource(facts)}, ${CURRENT}.stepId)}`)),
+        Output: bound(keep(`$merge([$c, {"step": $lookup(${toJsonataSource(facts)}, $c.stepId)}])`)),
         Next: names.classify,
       },
       [names.classify]: {
@@ -151,68 +160,45 @@ export class ScopeEscalation {
         Resource: LAMBDA_INVOKE,
         Arguments: {
           FunctionName: ref(PLACEHOLDERS.classifier),
-          Payload: jsonata(
-            Object.keys(onFail).length > 0
-              ? `$merge([${request}, $lookup(${toJsonataSource(onFail)}, ${CURRENT}.stepId)])`
-              : request,
+          Payload: bound(
+            '$merge([{"plan": $plan, "executionId": $executionId, "stepId": $c.stepId, "phase": $c.phase, "error": $c.error, "attempt": $c.attempt, "recovery": $recovery}, $c.step])',
           ),
         },
-        Output: jsonata(mergeCurrent('{"failure": $states.result.Payload}')),
+        Output: bound(keep('$merge([$c, {"failure": $states.result.Payload}])')),
         Retry: [SERVICE_RETRY],
-        Next: names.triage,
+        Next: names.decide,
       },
-      [names.triage]: {
+      [names.decide]: {
         Type: 'Choice',
-        Choices: [{ Condition: jsonata(`${CURRENT}.failure.action = "RETRY"`), Next: retryTarget }],
+        Choices: [
+          { Condition: bound(retrying), Next: retryTarget },
+          ...(nonCritical.length > 0 ? [{ Condition: bound(skipping), Next: skipTarget }] : []),
+          // A SKIP of a critical step, ABORT, and anything that is not a decision: stop.
+          { Condition: bound('$exists($c.decision)'), Next: stop },
+        ],
         Default: names.escalate,
-        Output: jsonata(`${CURRENT}.failure.action = "RETRY" ? ${nextAttempt()} : $states.input`),
+        Output: bound(
+          `${retrying} ? ${nextAttempt} : ${nonCritical.length > 0 ? `${skipping} ? ${skipped} : ` : ''}$states.input`,
+        ),
       },
       [names.escalate]: gateTask({
         kind: 'escalation',
-        payload: {
-          stepId: jsonata(`${CURRENT}.stepId`),
-          description: jsonata(`${CURRENT}.step.description`),
-          round: jsonata(`${CURRENT}.attempt`),
-          failure: jsonata(`${CURRENT}.failure`),
-          attempt: jsonata(`${CURRENT}.attempt`),
-          critical: jsonata(`${CURRENT}.step.critical`),
-          policy: jsonata(`${CURRENT}.failure.policy`),
-        },
+        payload:
+          '{"stepId": $c.stepId, "description": $c.step.description, "round": $c.attempt, "failure": $c.failure, "attempt": $c.attempt, "critical": $c.step.critical, "policy": $c.failure.policy}',
         timeoutSeconds: this.props.timeoutSeconds,
         rest: {
-          Output: jsonata(mergeCurrent('{"decision": $states.result.decision}')),
+          // A gate answer without a decision counts as ABORT: it fails closed.
+          Output: bound(keep('$merge([$c, {"decision": [$states.result.decision, "ABORT"][0]}])')),
           Catch: [
             {
               ErrorEquals: ['States.Timeout'],
-              Output: jsonata(mergeCurrent('{"gate": "escalation"}')),
-              Next: this.scope.fail('gateTimedOut'),
+              Output: bound(keep('$merge([$c, {"gate": "escalation"}])')),
+              Next: stop,
             },
           ],
           Next: names.decide,
         },
       }),
-      [names.decide]: {
-        Type: 'Choice',
-        Choices: [
-          { Condition: jsonata(`${decision} = "RETRY"`), Next: retryTarget },
-          ...(nonCritical.length > 0
-            ? [
-                {
-                  Condition: jsonata(`${decision} = "SKIP" and ${CURRENT}.step.critical`),
-                  Next: this.scope.fail('criticalStepSkipped'),
-                },
-                { Condition: jsonata(`${decision} = "SKIP"`), Next: skipTarget },
-              ]
-            : [{ Condition: jsonata(`${decision} = "SKIP"`), Next: this.scope.fail('criticalStepSkipped') }]),
-        ],
-        // ABORT, and anything that is not a decision: stop.
-        Default: this.scope.fail('aborted'),
-        Output: jsonata(
-          nonCritical.length > 0
-            ? `${decision} = "RETRY" ? ${nextAttempt()} : (${decision} = "SKIP" and $not(${CURRENT}.step.critical)) ? ${skipped} : $states.input`
-            : `${decision} = "RETRY" ? ${nextAttempt()} : $states.input`,
-        ),
-      },
     };
     // A scope of one step needs no routers: its answers go straight to that step.
     if (!only) shared[names.retry] = route((s) => s.runState, this.steps);
