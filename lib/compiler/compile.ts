@@ -11,17 +11,20 @@ import { CHILD_STATES, ChildMachine } from './child-machine.ts';
 import { COMPLETION_STATES, Completion } from './completion.ts';
 import { gateLadderPolicy } from './gate-ladder.ts';
 import { literal } from './jsonata.ts';
-import { childPlaceholder, ref } from './placeholders.ts';
+import { childPlaceholder, ref, stepMachinePlaceholder } from './placeholders.ts';
 import { planFacts } from './plan-facts.ts';
 import { PLAN_GATE_STATES, PlanGate } from './plan-gate.ts';
 import { planGraph } from './plan-graph.ts';
 import { HISTORY_EVENTS, PlanStep } from './plan-step.ts';
 import { type ChildBlock, LayoutRenderer } from './render.ts';
 import { buildReport, type CompileReport } from './report.ts';
+import { type AslRetrier, RetryPolicy } from './retry-policy.ts';
 import { Rollback } from './rollback.ts';
 import { BranchScope, StateNamer } from './scope.ts';
 import { type Layout, type Size, Splitter } from './split.ts';
+import { StepMachine } from './step-machine.ts';
 import { contractNeeds } from './step-reads.ts';
+import { runsOnWorker } from './step-task.ts';
 import { decompose } from './structure.ts';
 
 export interface CompileOptions {
@@ -118,8 +121,22 @@ export function compilePlan(input: Plan | PlanInput, options: CompileOptions = {
   const approvalLadder = gateLadderPolicy(plan);
 
   const ancestors = ancestorsOf(plan.steps);
+  // Tool steps run on step machines, one per distinct set of Retry blocks.
+  const stepMachines = new Map<string, { placeholder: string; retry: AslRetrier[] }>();
+  const stepMachineOf = (step: Step): string | undefined => {
+    if (step.requiresHuman || runsOnWorker(step)) return undefined;
+    const retry = new RetryPolicy({ recovery: recovery.steps.get(step.id) ?? recovery.plan }).toAsl();
+    const key = JSON.stringify(retry);
+    let machine = stepMachines.get(key);
+    if (!machine) {
+      machine = { placeholder: stepMachinePlaceholder(stepMachines.size + 1), retry };
+      stepMachines.set(key, machine);
+    }
+    return machine.placeholder;
+  };
   const planSteps = new Map<string, PlanStep>();
   plan.steps.forEach((step, i) => {
+    const stepMachine = stepMachineOf(step);
     planSteps.set(
       step.id,
       new PlanStep({
@@ -137,6 +154,7 @@ export function compilePlan(input: Plan | PlanInput, options: CompileOptions = {
         sendRecipes: Object.keys(plan.recovery).length > 0,
         sendSecretDeclarations: plan.secrets.length > 0,
         ...(budgetLimits(plan) ? { budget: budgetLimits(plan) } : {}),
+        ...(stepMachine ? { stepMachine } : {}),
       }),
     );
   });
@@ -212,7 +230,9 @@ export function compilePlan(input: Plan | PlanInput, options: CompileOptions = {
       Catch: [
         {
           ErrorEquals: ['States.ALL'],
-          Output: jsonOutput('{"error": $states.errorOutput}'),
+          // A stop inside a step machine or a part reaches here as `States.TaskFailed` whose
+          // cause describes the child execution: its own Error and Cause are what stopped the run.
+          Output: jsonOutput(`{"error": ${CHILD_STOP}}`),
           Next: afterExecute,
         },
       ],
@@ -255,6 +275,22 @@ export function compilePlan(input: Plan | PlanInput, options: CompileOptions = {
     });
   }
 
+  // The step machines, after the parts (every machine may start them).
+  for (const [i, machine] of [...stepMachines.values()].entries()) {
+    const budget = budgetLimits(plan);
+    const asl = new StepMachine({
+      plan: identity,
+      retry: machine.retry,
+      recovery: recoverySummary,
+      approval: facts.approval,
+      approvalTimeoutSeconds,
+      inlineOutputLimitBytes,
+      sendRecipes: Object.keys(plan.recovery).length > 0,
+      ...(budget ? { budget } : {}),
+    }).toAsl(`plangate ${plan.id} v${plan.version} (${identity.digest}), step machine ${i + 1}`);
+    definitions.push({ ...definition(`${name}-step-${i + 1}`, asl), arnSubstitution: machine.placeholder });
+  }
+
   const substitutions = [
     ...new Set(
       definitions.flatMap((d) => [...d.json.matchAll(/\$\{([A-Za-z0-9_]+)\}/g)].map((m) => m[1] as string)),
@@ -279,6 +315,9 @@ export function compilePlan(input: Plan | PlanInput, options: CompileOptions = {
 }
 
 export const EXECUTE_STATE = 'Execute';
+
+/** `$states.errorOutput`, with every child execution's failure unwrapped to the Error and Cause that stopped it. */
+const CHILD_STOP = `($unwrap := function($e) { $e.Error = "States.TaskFailed" and $contains($e.Cause, '"ExecutionArn"') ? ($d := $parse($e.Cause); $exists($d.Error) ? $unwrap({"Error": $d.Error, "Cause": $d.Cause}) : $e) : $e }; $unwrap($states.errorOutput))`;
 
 /** The budget limits the harness enforces, when the plan declares any (`maxCommands` goes to handoffs). */
 function budgetLimits(plan: Plan): BudgetLimits | undefined {

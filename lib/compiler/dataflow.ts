@@ -19,6 +19,24 @@ export const ATTEMPT = `$max([${CURRENT}.attempt, 1])`;
  */
 export const RUN_ATTEMPT = `$sum([${ATTEMPT}, $states.context.State.RetryCount])`;
 
+/**
+ * The run-wide values a request reads, as JSONata: the workflow variables of a plan machine, or
+ * (in a step machine, which has none) the execution input and literals.
+ */
+export interface RunValues {
+  readonly plan: string;
+  readonly executionId: string;
+  readonly recovery: string;
+  readonly approval: string;
+}
+
+export const WORKFLOW_VARIABLES: RunValues = {
+  plan: '$plan',
+  executionId: '$executionId',
+  recovery: '$recovery',
+  approval: '$approval',
+};
+
 /** Fields every harness request carries. */
 export const EXECUTION_SCOPE = { plan: '{% $plan %}', executionId: '{% $executionId %}' } as const;
 

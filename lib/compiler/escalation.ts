@@ -14,7 +14,7 @@
 import type { RecoveryRecipe } from '../plan/schema.ts';
 import type { AslStates } from './asl.ts';
 import { LAMBDA_INVOKE, SERVICE_RETRY } from './asl.ts';
-import { CURRENT, STEPS } from './dataflow.ts';
+import { CURRENT, type RunValues, STEPS, WORKFLOW_VARIABLES } from './dataflow.ts';
 import { gateTask } from './gate-task.ts';
 import { jsonata, quote, toJsonataSource } from './jsonata.ts';
 import { PLACEHOLDERS, ref } from './placeholders.ts';
@@ -43,6 +43,16 @@ export interface EscalatedStep {
 export interface ScopeEscalationProps {
   /** The approval policy's timeout, used for the escalation gate. */
   readonly timeoutSeconds: number;
+}
+
+/** The escalation of a step machine, which runs one step whose facts come with its input. */
+export interface SingleStepEscalationProps extends ScopeEscalationProps {
+  /** JSONata for the step's facts (`critical`, `description`, `index`, `total`, `onFail`). */
+  readonly facts: string;
+  /** Where the requests read the run-wide values. */
+  readonly values: RunValues;
+  readonly runState: string;
+  readonly checkState: string;
 }
 
 /** The shared escalation of `scope`, created on first use; its states live in `scope.sharedStates`. */
@@ -76,6 +86,7 @@ function stepFacts(step: EscalatedStep) {
 
 export class ScopeEscalation {
   private readonly steps: EscalatedStep[] = [];
+  private single?: SingleStepEscalationProps;
   private readonly names: {
     failed: string;
     classify: string;
@@ -98,6 +109,14 @@ export class ScopeEscalation {
       retry: `Retry ${n}`,
       skip: `Skip ${n}`,
     };
+  }
+
+  /** The escalation of a step machine's one step; returns the state its Catch blocks go to. */
+  static forStepMachine(scope: BranchScope, props: SingleStepEscalationProps): string {
+    const escalation = new ScopeEscalation(scope, props);
+    escalation.single = props;
+    scope.addShared(() => escalation.states());
+    return escalation.names.failed;
   }
 
   /** Adds a step; returns the state its Catch blocks go to. */
@@ -124,9 +143,15 @@ export class ScopeEscalation {
    */
   states(): AslStates {
     const names = this.names;
-    const facts = Object.fromEntries(this.steps.map((s) => [s.stepId, stepFacts(s)]));
+    const single = this.single;
+    const values = single?.values ?? WORKFLOW_VARIABLES;
+    const facts =
+      single?.facts ??
+      `$lookup(${toJsonataSource(Object.fromEntries(this.steps.map((s) => [s.stepId, stepFacts(s)])))}, $c.stepId)`;
+    // A step machine's step may be critical or not: its facts say so at run time.
+    const skippable = single !== undefined || this.steps.some((s) => !s.critical);
     const nonCritical = this.steps.filter((s) => !s.critical);
-    const only = this.steps.length === 1 ? this.steps[0] : undefined;
+    const only = single ?? (this.steps.length === 1 ? this.steps[0] : undefined);
     const retryTarget = only ? only.runState : names.retry;
     const skipTarget = only ? only.checkState : names.skip;
     const stop = this.scope.fail();
@@ -152,7 +177,7 @@ export class ScopeEscalation {
       // The failed step's facts, looked up once: the classifier's request and the escalation read them.
       [names.failed]: {
         Type: 'Pass',
-        Output: bound(keep(`$merge([$c, {"step": $lookup(${toJsonataSource(facts)}, $c.stepId)}])`)),
+        Output: bound(keep(`$merge([$c, {"step": ${facts}}])`)),
         Next: names.classify,
       },
       [names.classify]: {
@@ -161,7 +186,7 @@ export class ScopeEscalation {
         Arguments: {
           FunctionName: ref(PLACEHOLDERS.classifier),
           Payload: bound(
-            '$merge([{"plan": $plan, "executionId": $executionId, "stepId": $c.stepId, "phase": $c.phase, "error": $c.error, "attempt": $c.attempt, "recovery": $recovery}, $c.step])',
+            `$merge([{"plan": ${values.plan}, "executionId": ${values.executionId}, "stepId": $c.stepId, "phase": $c.phase, "error": $c.error, "attempt": $c.attempt, "recovery": ${values.recovery}}, $c.step])`,
           ),
         },
         Output: bound(keep('$merge([$c, {"failure": $states.result.Payload}])')),
@@ -172,13 +197,13 @@ export class ScopeEscalation {
         Type: 'Choice',
         Choices: [
           { Condition: bound(retrying), Next: retryTarget },
-          ...(nonCritical.length > 0 ? [{ Condition: bound(skipping), Next: skipTarget }] : []),
+          ...(skippable ? [{ Condition: bound(skipping), Next: skipTarget }] : []),
           // A SKIP of a critical step, ABORT, and anything that is not a decision: stop.
           { Condition: bound('$exists($c.decision)'), Next: stop },
         ],
         Default: names.escalate,
         Output: bound(
-          `${retrying} ? ${nextAttempt} : ${nonCritical.length > 0 ? `${skipping} ? ${skipped} : ` : ''}$states.input`,
+          `${retrying} ? ${nextAttempt} : ${skippable ? `${skipping} ? ${skipped} : ` : ''}$states.input`,
         ),
       },
       [names.escalate]: gateTask({
@@ -186,6 +211,7 @@ export class ScopeEscalation {
         payload:
           '{"stepId": $c.stepId, "description": $c.step.description, "round": $c.attempt, "failure": $c.failure, "attempt": $c.attempt, "critical": $c.step.critical, "policy": $c.failure.policy}',
         timeoutSeconds: this.props.timeoutSeconds,
+        values,
         rest: {
           // A gate answer without a decision counts as ABORT: it fails closed.
           Output: bound(keep('$merge([$c, {"decision": [$states.result.decision, "ABORT"][0]}])')),

@@ -5,7 +5,7 @@
  */
 import type { GateKind } from '../runtime/payloads/index.ts';
 import { type AslState, LAMBDA_INVOKE_WAIT, SERVICE_RETRY } from './asl.ts';
-import { CURRENT, EXECUTION_SCOPE } from './dataflow.ts';
+import { CURRENT, EXECUTION_SCOPE, type RunValues, WORKFLOW_VARIABLES } from './dataflow.ts';
 import { jsonata, quote } from './jsonata.ts';
 import { PLACEHOLDERS, ref } from './placeholders.ts';
 
@@ -25,9 +25,12 @@ export interface GateTaskProps {
   readonly rest: Readonly<Record<string, unknown>>;
   /** @default - none */
   readonly comment?: string;
+  /** Where a string `payload` reads the plan, execution id and approval policy. @default WORKFLOW_VARIABLES */
+  readonly values?: RunValues;
 }
 
 export function gateTask(props: GateTaskProps): AslState {
+  const values = props.values ?? WORKFLOW_VARIABLES;
   return {
     Type: 'Task',
     ...(props.comment ? { Comment: props.comment } : {}),
@@ -37,7 +40,7 @@ export function gateTask(props: GateTaskProps): AslState {
       Payload:
         typeof props.payload === 'string'
           ? jsonata(
-              `($c := ${CURRENT}; $merge([{"kind": ${quote(props.kind)}, "taskToken": $states.context.Task.Token, "plan": $plan, "executionId": $executionId, "approval": $approval, "timeoutSeconds": ${props.timeoutSeconds}}, ${props.payload}]))`,
+              `($c := ${CURRENT}; $merge([{"kind": ${quote(props.kind)}, "taskToken": $states.context.Task.Token, "plan": ${values.plan}, "executionId": ${values.executionId}, "approval": ${values.approval}, "timeoutSeconds": ${props.timeoutSeconds}}, ${props.payload}]))`,
             )
           : {
               kind: props.kind,

@@ -147,7 +147,7 @@ export function buildReport(inputs: ReportInputs): CompileReport {
       parallels,
       joinWaits: decomposition.joins.size,
       joinEdges,
-      childMachines: definitions.length - 1,
+      childMachines: definitions.filter((d) => d.arnSubstitution?.startsWith('PartStateMachineArn')).length,
       seriesParallel: decomposition.joins.size === 0,
     },
     machines,

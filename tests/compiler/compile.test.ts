@@ -148,21 +148,24 @@ describe('compilePlan', () => {
       'ContractCheckerFunctionArn',
       'GateFunctionArn',
       'StepRunnerFunctionArn',
+      'StepStateMachineArn1',
     ]);
     const run = compiled.definitions[0]?.asl.States.Execute as { Branches: AslDefinition[] };
-    const payloadOf = (state: string) =>
-      (run.Branches[0]?.States[state]?.Arguments as { Payload: Record<string, string> } | undefined)
-        ?.Payload ?? {};
-    const payload = payloadOf('Run b');
-    expect(payload.args).toBe(
-      '{% {"text":"line1\\nline2 \\u0024{steps.a.out} \\u0024{context.env}\\u2028"} %}',
+    // Each step is a call of the step machine; its data is one literal of the call's input.
+    const inputOf = (state: string) =>
+      (run.Branches[0]?.States[state]?.Arguments as { Input: Record<string, string> } | undefined)?.Input ??
+      {};
+    const input = inputOf('Step b');
+    expect(input.step).toContain(
+      '"args":{"text":"line1\\nline2 \\u0024{steps.a.out} \\u0024{context.env}\\u2028"}',
     );
+    expect(inputOf('Step a').step).toContain('"description":"{% \\u0024states.context %}"');
     // Plan-wide facts are literals assigned once at Start; steps that need them read the variable.
-    expect(payload.context).toBe('{% $context %}');
-    expect(payload.secrets).toBeUndefined();
+    expect(input.run).toContain('"context":$context');
+    expect(input.run).not.toContain('$secrets');
     const start = compiled.definitions[0]?.asl.States.Start as { Assign: Record<string, string> };
     expect(start.Assign.context).toBe('{% {"env":"prod"} %}');
-    expect(payloadOf('Run a').context).toBeUndefined();
+    expect(inputOf('Step a').run).toBeUndefined();
   });
 
   it('is deterministic', () => {
@@ -202,7 +205,7 @@ describe('compilePlan', () => {
     expect(run(compiled, duration).makespan).toBeCloseTo(criticalPath(dag.steps, duration), 6);
   });
 
-  it('reports per-step cost: 2 transitions for runner → checker, more for gates and joins', () => {
+  it('reports per-step cost: 3 transitions (the call, the runner and checker on the step machine), more for gates and joins', () => {
     const compiled = compilePlan({
       id: 'costs',
       objective: 'x',
@@ -214,11 +217,14 @@ describe('compilePlan', () => {
       ],
     });
     const byId = new Map(compiled.report.perStep.map((s) => [s.stepId, s]));
-    expect(byId.get('a')?.transitions).toBe(2);
+    expect(byId.get('a')?.transitions).toBe(3);
+    // The call is the one state the step has in the plan machine: 6 history events there.
+    expect(byId.get('a')?.states).toBe(1);
+    expect(byId.get('a')?.historyEvents).toBe(6);
     expect(compiled.report.criticalPathInflation).toBe(1);
     const joined = [...byId.values()].filter((s) => s.join);
     expect(joined).toHaveLength(1);
-    expect(joined[0]?.transitions).toBe(joined[0]?.gate ? 6 : 3);
+    expect(joined[0]?.transitions).toBe(joined[0]?.gate ? 7 : 4);
     expect(byId.get('c')?.gate).toBe(true);
   });
 });

@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { compilePlan } from '../../lib/compiler/index.ts';
+import { type CompiledDefinition, compilePlan } from '../../lib/compiler/index.ts';
 import type { PlanInput } from '../../lib/plan/schema.ts';
 import { runCompiled } from './harness.ts';
 
@@ -289,7 +289,7 @@ describe('compiled plans on the embedded engine', () => {
     expect(run.gates[2]?.failure?.failureClass).toBe('unrecoverable');
   });
 
-  it('shares one escalation among the steps of a branch and routes each answer back to the failed step', async () => {
+  it('runs every tool step on one step machine, whose one escalation routes each answer back to its step', async () => {
     const chain: PlanInput = {
       id: 'chain',
       objective: 'A sequence in one branch',
@@ -301,10 +301,13 @@ describe('compiled plans on the embedded engine', () => {
       ],
     };
     const compiled = compilePlan(chain);
-    // a, then (b → c) beside d: three branch scopes, so b and c share one escalation.
-    const escalations = (JSON.stringify(compiled.definitions[0]?.asl).match(/"Escalate \d+":\{/g) ?? [])
-      .length;
-    expect(escalations).toBe(3);
+    // Four steps with the same Retry blocks: one step machine holds the only escalation.
+    const escalations = (definition: CompiledDefinition | undefined) =>
+      (JSON.stringify(definition?.asl).match(/"Escalate \d+":\{/g) ?? []).length;
+    expect(compiled.definitions.map((d) => [d.name, escalations(d)])).toEqual([
+      ['chain', 0],
+      ['chain-step-1', 1],
+    ]);
     // c fails its contract until a person says RETRY; b fails and is skipped, so c is then blocked.
     const retried = await runCompiled(compiled, {
       contractFails: (id, attempt) => (id === 'c' || id === 'd') && attempt <= 2,
