@@ -35,6 +35,11 @@ export function stepMachinePlaceholder(index: number): string {
   return `StepStateMachineArn${index}`;
 }
 
+/** Whether a definition's `arnSubstitution` names a step machine (else it is a part). */
+export function isStepMachinePlaceholder(name: string): boolean {
+  return /^StepStateMachineArn\d+$/.test(name);
+}
+
 /** `${Name}` as it appears in the definition. */
 export function ref(name: string): string {
   return `\${${name}}`;

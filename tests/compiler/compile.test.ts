@@ -192,18 +192,25 @@ describe('compilePlan', () => {
     expect(() => compilePlan({ id: 'bad', objective: 'x', steps: [] })).toThrow(/^steps: /);
   });
 
-  it('splits a 10,000-step plan into definitions that are each within AWS limits, still exact', () => {
-    const dag = randomDag(10_000, prng(11), 'huge');
-    const compiled = compilePlan(dag.plan, { simulate: false });
-    expect(compiled.definitions.length).toBeGreaterThan(1);
-    for (const m of compiled.report.machines) {
-      expect(m.bytes).toBeLessThan(1_048_576);
-      expect(m.estimatedHistoryEvents * 2).toBeLessThan(25_000);
-    }
-    expect(compiled.substitutions).toContain('PartStateMachineArn1');
-    const duration = (id: string) => dag.duration.get(id) as number;
-    expect(run(compiled, duration).makespan).toBeCloseTo(criticalPath(dag.steps, duration), 6);
-  });
+  it.each([1_000, 10_000])(
+    'compiles a %i-step plan within the AWS quotas (1 MiB a definition, 25,000 history events), ≤ 1.5 KB and ≤ 4 transitions a step, still exact',
+    (steps) => {
+      const dag = randomDag(steps, prng(11), 'huge');
+      const compiled = compilePlan(dag.plan, { simulate: false });
+      expect(compiled.definitions.length).toBeGreaterThan(1);
+      for (const definition of compiled.definitions)
+        expect(Buffer.byteLength(definition.json), definition.name).toBeLessThanOrEqual(1_048_576);
+      for (const m of compiled.report.machines) {
+        expect(m.bytes).toBeLessThanOrEqual(1_048_576);
+        // Half of the history quota is left for retries and escalations.
+        expect(m.estimatedHistoryEvents * 2, m.name).toBeLessThanOrEqual(25_000);
+      }
+      expect(compiled.report.totals.bytes / steps).toBeLessThanOrEqual(1_536);
+      expect(compiled.report.totals.happyPathTransitions / steps).toBeLessThanOrEqual(4);
+      const duration = (id: string) => dag.duration.get(id) as number;
+      expect(run(compiled, duration).makespan).toBeCloseTo(criticalPath(dag.steps, duration), 6);
+    },
+  );
 
   it('reports per-step cost: 3 transitions (the call, the runner and checker on the step machine), more for gates and joins', () => {
     const compiled = compilePlan({
