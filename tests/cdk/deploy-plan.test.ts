@@ -103,11 +103,16 @@ describe('deployPlan', () => {
     );
     expect(version.description).toBe(`plan ${plan.id} v${plan.version} sha256:${digest}`);
     expect(version.roleArn).toBe(ROLE_ARN);
-    // The compiler's definition with only the placeholders replaced.
-    const compiled = compilePlan(plan).definitions[0]!.json;
+    // The compiler's definition with only the placeholders replaced: the platform's functions,
+    // and its step machines pinned to their published versions.
+    const [root, ...stepMachines] = compilePlan(plan).definitions;
+    const compiled = root!.json;
+    const values: Record<string, string> = { ...SUBSTITUTIONS };
+    stepMachines.forEach((d, i) => {
+      values[d.arnSubstitution!] = deployed.parts[i]!.stateMachineVersionArn;
+    });
     let expected = compiled;
-    for (const name of placeholdersIn(compiled))
-      expected = expected.split(`\${${name}}`).join(SUBSTITUTIONS[name]!);
+    for (const name of placeholdersIn(compiled)) expected = expected.split(`\${${name}}`).join(values[name]!);
     expect(version.definition).toBe(expected);
     expect(version.definition).not.toContain('${');
   });
