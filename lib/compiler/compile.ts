@@ -285,6 +285,7 @@ export function compilePlan(input: Plan | PlanInput, options: CompileOptions = {
       approval: facts.approval,
       approvalTimeoutSeconds,
       inlineOutputLimitBytes,
+      total: plan.steps.length,
       sendRecipes: Object.keys(plan.recovery).length > 0,
       ...(budget ? { budget } : {}),
     }).toAsl(`plangate ${plan.id} v${plan.version} (${identity.digest}), step machine ${i + 1}`);

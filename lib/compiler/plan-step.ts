@@ -130,7 +130,6 @@ export class PlanStep {
         {
           step,
           index: this.props.index,
-          total: this.props.total,
           machine: this.props.stepMachine,
           timeoutSeconds,
           runnerNeeds: runnerNeeds(step, this.props.stepIds),

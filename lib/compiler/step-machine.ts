@@ -22,7 +22,7 @@ import type { AslDefinition, AslState } from './asl.ts';
 import { LAMBDA_INVOKE, START_EXECUTION_SYNC, transition } from './asl.ts';
 import { ATTEMPT, CURRENT, entriesOf, mergeCurrent, RUN_ATTEMPT, type RunValues, STEPS } from './dataflow.ts';
 import { ScopeEscalation } from './escalation.ts';
-import { jsonata, literal, quote, toJsonataSource } from './jsonata.ts';
+import { jsonata, literal, toJsonataSource } from './jsonata.ts';
 import { PLACEHOLDERS, ref } from './placeholders.ts';
 import type { AslRetrier } from './retry-policy.ts';
 import { BranchScope, StateNamer } from './scope.ts';
@@ -50,6 +50,8 @@ export interface StepMachineProps {
   /** The approval policy's timeout, for the escalation gate. */
   readonly approvalTimeoutSeconds: number;
   readonly inlineOutputLimitBytes: number;
+  /** The plan's step count, for "[Task N/M]". */
+  readonly total: number;
   /** Send the recipes to the runner and checker (the plan declares its own). @default false */
   readonly sendRecipes?: boolean;
   /** The plan's budget limits, sent to the runner. @default - no budget */
@@ -70,9 +72,11 @@ export class StepMachine {
       recovery: toJsonataSource(props.recovery),
       approval: toJsonataSource(props.approval),
     };
+    // What the step data leaves out: the plan's step count, and `critical` when true.
+    const defaults = `{"critical": true, "total": ${props.total}}`;
     const failed = ScopeEscalation.forStepMachine(scope, {
       timeoutSeconds: props.approvalTimeoutSeconds,
-      facts: `$sift(${INPUT}.step, function($v, $k) { $k in ${FACT_FIELDS} })`,
+      facts: `$merge([${defaults}, $sift(${INPUT}.step, function($v, $k) { $k in ${FACT_FIELDS} })])`,
       values,
       runState: names.run,
       checkState: names.check,
@@ -99,7 +103,7 @@ export class StepMachine {
           // The step's data and what the parent resolved for the runner (inputs, context), with
           // the approver's and the step gate's overrides and decisions (RunnerRequest).
           Payload: jsonata(
-            `($i := ${INPUT}; $merge([$i.step, {"inputs": {}}, $i.run, {"plan": ${values.plan}, "executionId": $i.executionId, "argOverrides": $merge([{}, $lookup($i.mods.argOverrides, $i.step.stepId), $i.gate.argOverrides]), "skip": ($i.step.stepId in $i.mods.skipSteps) or $i.gate.decision = "REJECT", "attempt": ${RUN_ATTEMPT}, "inlineOutputLimitBytes": ${props.inlineOutputLimitBytes}${recovery}${props.budget ? `, "budget": ${toJsonataSource(props.budget)}` : ''}}]))`,
+            `($i := ${INPUT}; $merge([$i.step, {"inputs": {}, "total": ${props.total}}, $i.run, {"plan": ${values.plan}, "executionId": $i.executionId, "argOverrides": $merge([{}, $lookup($i.mods.argOverrides, $i.step.stepId), $i.gate.argOverrides]), "skip": ($i.step.stepId in $i.mods.skipSteps) or $i.gate.decision = "REJECT", "attempt": ${RUN_ATTEMPT}, "inlineOutputLimitBytes": ${props.inlineOutputLimitBytes}${recovery}${props.budget ? `, "budget": ${toJsonataSource(props.budget)}` : ''}}]))`,
           ),
         },
         TimeoutSeconds: jsonata(`${INPUT}.step.timeoutSeconds`),
@@ -116,11 +120,12 @@ export class StepMachine {
         Arguments: {
           FunctionName: ref(PLACEHOLDERS.contractChecker),
           Payload: jsonata(
-            `($i := ${INPUT}; $merge([$i.step, $i.check, {"plan": ${values.plan}, "executionId": $i.executionId, "run": ${CURRENT}.run, "attempt": ${ATTEMPT}, "checkRetries": $states.context.State.RetryCount${recovery}}]))`,
+            `($i := ${INPUT}; $merge([$i.step, {"total": ${props.total}}, $i.check, {"plan": ${values.plan}, "executionId": $i.executionId, "run": ${CURRENT}.run, "attempt": ${ATTEMPT}, "checkRetries": $states.context.State.RetryCount${recovery}}]))`,
           ),
         },
+        // The step's ledger entry, keyed by its id: the parent merges it as it is.
         Output: jsonata(
-          `{"entry": $sift($states.result.Payload, function($v, $k) { $k in ${ENTRY_FIELDS} })}`,
+          `{${INPUT}.step.stepId: $sift($states.result.Payload, function($v, $k) { $k in ${ENTRY_FIELDS} })}`,
         ),
         ...retry,
         Catch: catchInto('check'),
@@ -139,7 +144,6 @@ export class StepMachine {
 export interface StepCallProps {
   readonly step: Step;
   readonly index: number;
-  readonly total: number;
   /** The step machine's placeholder (`StepStateMachineArn<n>`). */
   readonly machine: string;
   /** The step's limit, at most the plan's wall-clock budget. */
@@ -160,7 +164,6 @@ export function stepCall(props: StepCallProps, next: string | undefined): AslSta
   const data = {
     stepId: step.id,
     index: props.index,
-    total: props.total,
     description: step.description,
     ...(step.tool !== undefined ? { tool: step.tool } : {}),
     ...(step.target !== undefined ? { target: step.target } : {}),
@@ -171,7 +174,7 @@ export function stepCall(props: StepCallProps, next: string | undefined): AslSta
     ...(step.outputs.length > 0 ? { outputs: step.outputs } : {}),
     timeoutSeconds: props.timeoutSeconds,
     ...(step.contract !== undefined ? { contract: step.contract } : {}),
-    critical: step.critical,
+    ...(step.critical ? {} : { critical: false }),
     ...(step.onFail ? { onFail: step.onFail } : {}),
   };
   const reads = (needs: DataNeeds, entries: readonly string[]) =>
@@ -196,7 +199,7 @@ export function stepCall(props: StepCallProps, next: string | undefined): AslSta
         ...(step.requiresApproval ? { gate: jsonata(`${CURRENT}.gate`) } : {}),
       },
     },
-    Output: jsonata(`{"steps": $merge([${STEPS}, {${quote(step.id)}: $states.result.Output.entry}])}`),
+    Output: jsonata(`{"steps": $merge([${STEPS}, $states.result.Output])}`),
     ...transition(next),
   };
 }
