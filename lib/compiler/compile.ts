@@ -65,6 +65,15 @@ export interface CompileOptions {
    * @default true
    */
   readonly simulate?: boolean;
+  /**
+   * Run tool steps on step machines (step-machine.ts): a step then takes ~0.5 KB of the plan
+   * machine instead of ~5 KB, for one more billed transition and a child execution (its start
+   * and end) per step. `auto` does so when the steps' own states would take more than a quarter
+   * of `maxDefinitionBytes`: a smaller plan is far from the quota, and keeps the lower cost and
+   * latency per step.
+   * @default 'auto'
+   */
+  readonly stepMachines?: 'auto' | 'always' | 'never';
 }
 
 export interface CompileResult {
@@ -82,6 +91,9 @@ export class CompileError extends Error {
     this.name = 'CompileError';
   }
 }
+
+/** The share of `maxDefinitionBytes` above which `stepMachines: 'auto'` uses step machines. */
+const STEP_MACHINE_SHARE = 0.25;
 
 const MACHINE_OVERHEAD = {
   top: { events: 40, bytes: 6_000 },
@@ -121,7 +133,7 @@ export function compilePlan(input: Plan | PlanInput, options: CompileOptions = {
   const approvalLadder = gateLadderPolicy(plan);
 
   const ancestors = ancestorsOf(plan.steps);
-  // Tool steps run on step machines, one per distinct set of Retry blocks.
+  // Tool steps run on step machines (one per distinct set of Retry blocks) when that is chosen.
   const stepMachines = new Map<string, { placeholder: string; retry: AslRetrier[] }>();
   const stepMachineOf = (step: Step): string | undefined => {
     if (step.requiresHuman || runsOnWorker(step)) return undefined;
@@ -134,39 +146,51 @@ export function compilePlan(input: Plan | PlanInput, options: CompileOptions = {
     }
     return machine.placeholder;
   };
-  const planSteps = new Map<string, PlanStep>();
-  plan.steps.forEach((step, i) => {
-    const stepMachine = stepMachineOf(step);
-    planSteps.set(
-      step.id,
-      new PlanStep({
-        step,
-        index: i + 1,
-        total: plan.steps.length,
-        recovery: recovery.steps.get(step.id) ?? recovery.plan,
-        approvalTimeoutSeconds,
-        approvalLadder,
-        inlineOutputLimitBytes,
-        joinPredecessors: decomposition.joins.get(step.id) ?? [],
-        signalSuccessors: decomposition.signals.get(step.id) ?? [],
-        ancestors: ancestors.get(step.id) ?? [],
-        stepIds,
-        sendRecipes: Object.keys(plan.recovery).length > 0,
-        sendSecretDeclarations: plan.secrets.length > 0,
-        ...(budgetLimits(plan) ? { budget: budgetLimits(plan) } : {}),
-        ...(stepMachine ? { stepMachine } : {}),
+  const planStepsOf = (onMachines: boolean) =>
+    new Map(
+      plan.steps.map((step, i) => {
+        const stepMachine = onMachines ? stepMachineOf(step) : undefined;
+        const planStep = new PlanStep({
+          step,
+          index: i + 1,
+          total: plan.steps.length,
+          recovery: recovery.steps.get(step.id) ?? recovery.plan,
+          approvalTimeoutSeconds,
+          approvalLadder,
+          inlineOutputLimitBytes,
+          joinPredecessors: decomposition.joins.get(step.id) ?? [],
+          signalSuccessors: decomposition.signals.get(step.id) ?? [],
+          ancestors: ancestors.get(step.id) ?? [],
+          stepIds,
+          sendRecipes: Object.keys(plan.recovery).length > 0,
+          sendSecretDeclarations: plan.secrets.length > 0,
+          ...(budgetLimits(plan) ? { budget: budgetLimits(plan) } : {}),
+          ...(stepMachine ? { stepMachine } : {}),
+        });
+        return [step.id, planStep] as const;
       }),
     );
-  });
-
   // Sizes come from rendering each step once: its own states plus its share of the scope's
   // shared escalation (whose fixed part is in the splitter's per-branch overhead).
-  const sizing = new BranchScope(new StateNamer());
-  const stepSizes = new Map<string, Size>();
-  for (const [id, planStep] of planSteps) {
-    const bytes =
-      JSON.stringify(planStep.toAsl(sizing, 'Next state').states).length + planStep.escalationBytes();
-    stepSizes.set(id, { events: planStep.cost().historyEvents, bytes });
+  const sizesOf = (steps: ReadonlyMap<string, PlanStep>) => {
+    const sizing = new BranchScope(new StateNamer());
+    const sizes = new Map<string, Size>();
+    for (const [id, planStep] of steps) {
+      const bytes =
+        JSON.stringify(planStep.toAsl(sizing, 'Next state').states).length + planStep.escalationBytes();
+      sizes.set(id, { events: planStep.cost().historyEvents, bytes });
+    }
+    return sizes;
+  };
+  const mode = options.stepMachines ?? 'auto';
+  let planSteps = planStepsOf(mode === 'always');
+  let stepSizes = sizesOf(planSteps);
+  if (mode === 'auto') {
+    const inlineBytes = [...stepSizes.values()].reduce((n, size) => n + size.bytes, 0);
+    if (inlineBytes > maxDefinitionBytes * STEP_MACHINE_SHARE) {
+      planSteps = planStepsOf(true);
+      stepSizes = sizesOf(planSteps);
+    }
   }
   const graph = planGraph(plan.steps);
   const summary: PlanSummary = {

@@ -85,12 +85,17 @@ describe('compilePlan', () => {
     );
   });
 
-  it('emits definitions that pass asl-validator and the engine validator', () => {
-    fc.assert(
-      fc.property(dagArbitrary, ({ steps }) => expectValid(compilePlan(planOf(steps), { simulate: false }))),
-      { numRuns: 10 },
-    );
-  });
+  it.each(['never', 'always'] as const)(
+    'emits definitions that pass asl-validator and the engine validator (step machines: %s)',
+    (stepMachines) => {
+      fc.assert(
+        fc.property(dagArbitrary, ({ steps }) =>
+          expectValid(compilePlan(planOf(steps), { simulate: false, stepMachines })),
+        ),
+        { numRuns: 10 },
+      );
+    },
+  );
 
   it('needs no join for series-parallel graphs (chain, diamond, fork-join of chains)', () => {
     const sp = [
@@ -142,6 +147,48 @@ describe('compilePlan', () => {
         },
       ],
     });
+    expectValid(compiled);
+    expect(compiled.substitutions).toEqual([
+      'ClassifierFunctionArn',
+      'ContractCheckerFunctionArn',
+      'GateFunctionArn',
+      'StepRunnerFunctionArn',
+    ]);
+    const run = compiled.definitions[0]?.asl.States.Execute as { Branches: AslDefinition[] };
+    const payloadOf = (state: string) =>
+      (run.Branches[0]?.States[state]?.Arguments as { Payload: Record<string, string> } | undefined)
+        ?.Payload ?? {};
+    const payload = payloadOf('Run b');
+    expect(payload.args).toBe(
+      '{% {"text":"line1\\nline2 \\u0024{steps.a.out} \\u0024{context.env}\\u2028"} %}',
+    );
+    // Plan-wide facts are literals assigned once at Start; steps that need them read the variable.
+    expect(payload.context).toBe('{% $context %}');
+    expect(payload.secrets).toBeUndefined();
+    const start = compiled.definitions[0]?.asl.States.Start as { Assign: Record<string, string> };
+    expect(start.Assign.context).toBe('{% {"env":"prod"} %}');
+    expect(payloadOf('Run a').context).toBeUndefined();
+  });
+
+  it('embeds plan data as literals in a step machine call too', () => {
+    const compiled = compilePlan(
+      {
+        id: 'tricky',
+        objective: 'args that look like expressions',
+        context: { env: 'prod' },
+        steps: [
+          { id: 'a', description: '{% $states.context %}', tool: 'shell', args: { cmd: '{% 1 + 1 %}' } },
+          {
+            id: 'b',
+            description: 'uses a reference',
+            tool: 'shell',
+            dependsOn: ['a'],
+            args: { text: 'line1\nline2 ${steps.a.out} ${context.env}\u2028' },
+          },
+        ],
+      },
+      { stepMachines: 'always' },
+    );
     expectValid(compiled);
     expect(compiled.substitutions).toEqual([
       'ClassifierFunctionArn',
@@ -212,26 +259,33 @@ describe('compilePlan', () => {
     },
   );
 
-  it('reports per-step cost: 3 transitions (the call, the runner and checker on the step machine), more for gates and joins', () => {
-    const compiled = compilePlan({
-      id: 'costs',
-      objective: 'x',
-      steps: [
-        { id: 'a', description: 'A', tool: 't' },
-        { id: 'b', description: 'B', tool: 't' },
-        { id: 'c', description: 'C', tool: 't', dependsOn: ['a', 'b'], requiresApproval: true },
-        { id: 'd', description: 'D', tool: 't', dependsOn: ['b'] },
-      ],
-    });
-    const byId = new Map(compiled.report.perStep.map((s) => [s.stepId, s]));
-    expect(byId.get('a')?.transitions).toBe(3);
-    // The call is the one state the step has in the plan machine: 6 history events there.
-    expect(byId.get('a')?.states).toBe(1);
-    expect(byId.get('a')?.historyEvents).toBe(6);
-    expect(compiled.report.criticalPathInflation).toBe(1);
-    const joined = [...byId.values()].filter((s) => s.join);
-    expect(joined).toHaveLength(1);
-    expect(joined[0]?.transitions).toBe(joined[0]?.gate ? 7 : 4);
-    expect(byId.get('c')?.gate).toBe(true);
-  });
+  it.each([
+    ['never', 2, 2, 10],
+    ['always', 3, 1, 6],
+  ] as const)(
+    'reports per-step cost with step machines %s: %i transitions for runner → checker (and the call), more for gates and joins',
+    (stepMachines, transitions, states, historyEvents) => {
+      const costs = {
+        id: 'costs',
+        objective: 'x',
+        steps: [
+          { id: 'a', description: 'A', tool: 't' },
+          { id: 'b', description: 'B', tool: 't' },
+          { id: 'c', description: 'C', tool: 't', dependsOn: ['a', 'b'], requiresApproval: true },
+          { id: 'd', description: 'D', tool: 't', dependsOn: ['b'] },
+        ],
+      };
+      const compiled = compilePlan(costs, { stepMachines });
+      const byId = new Map(compiled.report.perStep.map((s) => [s.stepId, s]));
+      expect(byId.get('a')?.transitions).toBe(transitions);
+      // On a step machine, the call is the one state the step has in the plan machine.
+      expect(byId.get('a')?.states).toBe(states);
+      expect(byId.get('a')?.historyEvents).toBe(historyEvents);
+      expect(compiled.report.criticalPathInflation).toBe(1);
+      const joined = [...byId.values()].filter((s) => s.join);
+      expect(joined).toHaveLength(1);
+      expect(joined[0]?.transitions).toBe(transitions + (joined[0]?.gate ? 4 : 1));
+      expect(byId.get('c')?.gate).toBe(true);
+    },
+  );
 });
