@@ -2,7 +2,8 @@
  * End-to-end on the local stack: a plan large enough for the compiler to put its tool steps on a
  * step machine (`stepMachines: 'auto'`) runs with the real Lambdas: every step through the child
  * execution, the journal in order, and a stop inside a child (a person's ABORT) ending the run
- * with `Plangate.Aborted`, as if it had happened in the plan machine.
+ * with `Plangate.Aborted`, as if it had happened in the plan machine. The plan is large by its
+ * data (each step's environment carries 24 KB), not by its step count, so it runs in seconds.
  */
 import { writeFileSync } from 'node:fs';
 import { join } from 'node:path';
@@ -13,7 +14,8 @@ import type { JournalRecord } from '../../lib/runtime/payloads/index.ts';
 import { type CliRun, runPlan, storedEvents, verifyChain, workDir } from './cli.ts';
 import { seedOrderProblems } from './seed-order.ts';
 
-const WIDTH = 80;
+const WIDTH = 10;
+const PADDING = 'x'.repeat(24_000);
 
 /** `first`, then WIDTH steps beside each other, then `last`; `broken` writes the wrong marker. */
 function widePlan(broken?: string): PlanInput {
@@ -22,7 +24,7 @@ function widePlan(broken?: string): PlanInput {
     id,
     description: `Write ${id}.txt`,
     tool: 'shell',
-    args: { command: `echo ${id === broken ? 'wrong' : id} > ${id}.txt` },
+    args: { command: `echo ${id === broken ? 'wrong' : id} > ${id}.txt`, env: { PADDING } },
     contract: { kind: 'command' as const, command: `grep -qx ${id} ${id}.txt` },
     dependsOn,
     ...(id === broken ? { onFail: { retries: 0, escalation: 'ask' as const } } : {}),
