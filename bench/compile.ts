@@ -10,6 +10,7 @@
 import { existsSync, mkdirSync, readFileSync, writeFileSync } from 'node:fs';
 import { loadavg } from 'node:os';
 import { compilePlan } from '../lib/compiler/index.ts';
+import { isStepMachinePlaceholder } from '../lib/compiler/placeholders.ts';
 import { prng, randomDag } from './dag.ts';
 
 const SIZES = [10, 100, 1_000, 10_000];
@@ -44,8 +45,22 @@ const rows = SIZES.map((steps) => {
     happyPathTransitionsPerStep: Math.round((result.report.totals.happyPathTransitions / steps) * 100) / 100,
     definitionBytesPerStep: Math.round(result.report.totals.bytes / steps),
     withinQuotas: machines.every((m) => m.bytes <= 1_048_576 && m.estimatedHistoryEvents <= 25_000),
+    stepMachines: result.definitions.filter(
+      (d) => d.arnSubstitution && isStepMachinePlaceholder(d.arnSubstitution),
+    ).length,
+    // The same plan with every step's states in the plan machine (stepMachines: 'never').
+    inline: inlineFigures(dag.plan, steps),
   };
 });
+
+function inlineFigures(plan: Parameters<typeof compilePlan>[0], steps: number) {
+  const { report, definitions } = compilePlan(plan, { simulate: false, stepMachines: 'never' });
+  return {
+    definitions: definitions.length,
+    happyPathTransitionsPerStep: Math.round((report.totals.happyPathTransitions / steps) * 100) / 100,
+    definitionBytesPerStep: Math.round(report.totals.bytes / steps),
+  };
+}
 
 const beforeFile = process.argv.includes('--before')
   ? process.argv[process.argv.indexOf('--before') + 1]
@@ -74,7 +89,7 @@ const ratios = before
 const output = {
   goals: { happyPathTransitionsPerStep: 4, definitionBytesPerStep: 1536 },
   description:
-    'compilePlan wall time (best of 3–5 runs, simulation off) on random DAG plans; each definition must stay under 1 MiB and 25,000 history events',
+    "compilePlan wall time (best of 3–5 runs, simulation off) on random DAG plans with the default stepMachines: 'auto' (inline: the same plan with stepMachines: 'never'); each definition must stay under 1 MiB and 25,000 history events",
   node: process.version,
   loadAverage: loadavg().map((l) => Math.round(l * 100) / 100),
   limits: { definitionBytes: 1_048_576, historyEvents: 25_000 },
