@@ -10,6 +10,7 @@
  * A step's Catch puts its id in `current.stepId`; the per-step facts (critical, description, its
  * own `on_fail`) are literals of the shared states, looked up by that id, and two routers (`Retry`,
  * `Skip`) hold one rule per step. A step thus costs a few dozen bytes here instead of four states.
+ * A step machine has the same states for its one step, whose facts come with its input.
  */
 import type { RecoveryRecipe } from '../plan/schema.ts';
 import type { AslStates } from './asl.ts';
@@ -86,7 +87,6 @@ function stepFacts(step: EscalatedStep) {
 
 export class ScopeEscalation {
   private readonly steps: EscalatedStep[] = [];
-  private single?: SingleStepEscalationProps;
   private readonly names: {
     failed: string;
     classify: string;
@@ -99,6 +99,8 @@ export class ScopeEscalation {
   constructor(
     private readonly scope: BranchScope,
     private readonly props: ScopeEscalationProps,
+    /** A step machine's one step, whose facts come with its input. @default - steps registered */
+    private readonly single?: SingleStepEscalationProps,
   ) {
     const n = scope.id;
     this.names = {
@@ -113,8 +115,7 @@ export class ScopeEscalation {
 
   /** The escalation of a step machine's one step; returns the state its Catch blocks go to. */
   static forStepMachine(scope: BranchScope, props: SingleStepEscalationProps): string {
-    const escalation = new ScopeEscalation(scope, props);
-    escalation.single = props;
+    const escalation = new ScopeEscalation(scope, props, props);
     scope.addShared(() => escalation.states());
     return escalation.names.failed;
   }

@@ -1,7 +1,8 @@
 /**
  * Everything one step compiles to, in order: [Join] → [step gate] → Run (an agent step: Start →
- * Dispatch → Run on a worker) → Check → [Signal] →
- * next; failures go to its scope's shared escalation (Classify → Triage → Escalate → Decide).
+ * Dispatch → Run on a worker) → Check → [Signal] → next; failures go to its scope's shared
+ * escalation (Failed → Classify → Decide ↔ Escalate). On a step machine, Run → Check is one
+ * call of the step machine, which holds the escalation.
  */
 import type { RecoveryTable } from '../plan/recovery.ts';
 import type { Step } from '../plan/schema.ts';
