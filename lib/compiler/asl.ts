@@ -37,12 +37,13 @@ export const LAMBDA_SERVICE_ERRORS = [
   'Lambda.TooManyRequestsException',
 ];
 
-/** Retry for the harness's own bookkeeping calls (classifier, join, finalize). */
+/**
+ * Retry for the harness's own bookkeeping calls (classifier, join, finalize): every 1 s, backoff
+ * ×2 (ASL's defaults, left out of the definition), up to 6 times, with full jitter.
+ */
 export const SERVICE_RETRY = {
   ErrorEquals: LAMBDA_SERVICE_ERRORS,
-  IntervalSeconds: 1,
   MaxAttempts: 6,
-  BackoffRate: 2,
   JitterStrategy: 'FULL',
 };
 

@@ -11,17 +11,20 @@ import { CHILD_STATES, ChildMachine } from './child-machine.ts';
 import { COMPLETION_STATES, Completion } from './completion.ts';
 import { gateLadderPolicy } from './gate-ladder.ts';
 import { literal } from './jsonata.ts';
-import { childPlaceholder, ref } from './placeholders.ts';
+import { childPlaceholder, ref, stepMachinePlaceholder } from './placeholders.ts';
 import { planFacts } from './plan-facts.ts';
 import { PLAN_GATE_STATES, PlanGate } from './plan-gate.ts';
 import { planGraph } from './plan-graph.ts';
 import { HISTORY_EVENTS, PlanStep } from './plan-step.ts';
 import { type ChildBlock, LayoutRenderer } from './render.ts';
 import { buildReport, type CompileReport } from './report.ts';
+import { type AslRetrier, RetryPolicy } from './retry-policy.ts';
 import { Rollback } from './rollback.ts';
 import { BranchScope, StateNamer } from './scope.ts';
 import { type Layout, type Size, Splitter } from './split.ts';
+import { StepMachine } from './step-machine.ts';
 import { contractNeeds } from './step-reads.ts';
+import { runsOnWorker } from './step-task.ts';
 import { decompose } from './structure.ts';
 
 export interface CompileOptions {
@@ -62,6 +65,15 @@ export interface CompileOptions {
    * @default true
    */
   readonly simulate?: boolean;
+  /**
+   * Run tool steps on step machines (step-machine.ts): a step then takes ~0.5 KB of the plan
+   * machine instead of ~5 KB, for one more billed transition and a child execution (its start
+   * and end) per step. `auto` does so when the steps' own states would take more than a quarter
+   * of `maxDefinitionBytes`: a smaller plan is far from the quota, and keeps the lower cost and
+   * latency per step.
+   * @default 'auto'
+   */
+  readonly stepMachines?: 'auto' | 'always' | 'never';
 }
 
 export interface CompileResult {
@@ -79,6 +91,9 @@ export class CompileError extends Error {
     this.name = 'CompileError';
   }
 }
+
+/** The share of `maxDefinitionBytes` above which `stepMachines: 'auto'` uses step machines. */
+const STEP_MACHINE_SHARE = 0.25;
 
 const MACHINE_OVERHEAD = {
   top: { events: 40, bytes: 6_000 },
@@ -118,37 +133,64 @@ export function compilePlan(input: Plan | PlanInput, options: CompileOptions = {
   const approvalLadder = gateLadderPolicy(plan);
 
   const ancestors = ancestorsOf(plan.steps);
-  const planSteps = new Map<string, PlanStep>();
-  plan.steps.forEach((step, i) => {
-    planSteps.set(
-      step.id,
-      new PlanStep({
-        step,
-        index: i + 1,
-        total: plan.steps.length,
-        recovery: recovery.steps.get(step.id) ?? recovery.plan,
-        approvalTimeoutSeconds,
-        approvalLadder,
-        inlineOutputLimitBytes,
-        joinPredecessors: decomposition.joins.get(step.id) ?? [],
-        signalSuccessors: decomposition.signals.get(step.id) ?? [],
-        ancestors: ancestors.get(step.id) ?? [],
-        stepIds,
-        sendRecipes: Object.keys(plan.recovery).length > 0,
-        sendSecretDeclarations: plan.secrets.length > 0,
-        ...(budgetLimits(plan) ? { budget: budgetLimits(plan) } : {}),
+  // Tool steps run on step machines (one per distinct set of Retry blocks) when that is chosen.
+  const stepMachines = new Map<string, { placeholder: string; retry: AslRetrier[] }>();
+  const stepMachineOf = (step: Step): string | undefined => {
+    if (step.requiresHuman || runsOnWorker(step)) return undefined;
+    const retry = new RetryPolicy({ recovery: recovery.steps.get(step.id) ?? recovery.plan }).toAsl();
+    const key = JSON.stringify(retry);
+    let machine = stepMachines.get(key);
+    if (!machine) {
+      machine = { placeholder: stepMachinePlaceholder(stepMachines.size + 1), retry };
+      stepMachines.set(key, machine);
+    }
+    return machine.placeholder;
+  };
+  const planStepsOf = (onMachines: boolean) =>
+    new Map(
+      plan.steps.map((step, i) => {
+        const stepMachine = onMachines ? stepMachineOf(step) : undefined;
+        const planStep = new PlanStep({
+          step,
+          index: i + 1,
+          total: plan.steps.length,
+          recovery: recovery.steps.get(step.id) ?? recovery.plan,
+          approvalTimeoutSeconds,
+          approvalLadder,
+          inlineOutputLimitBytes,
+          joinPredecessors: decomposition.joins.get(step.id) ?? [],
+          signalSuccessors: decomposition.signals.get(step.id) ?? [],
+          ancestors: ancestors.get(step.id) ?? [],
+          stepIds,
+          sendRecipes: Object.keys(plan.recovery).length > 0,
+          sendSecretDeclarations: plan.secrets.length > 0,
+          ...(budgetLimits(plan) ? { budget: budgetLimits(plan) } : {}),
+          ...(stepMachine ? { stepMachine } : {}),
+        });
+        return [step.id, planStep] as const;
       }),
     );
-  });
-
   // Sizes come from rendering each step once: its own states plus its share of the scope's
   // shared escalation (whose fixed part is in the splitter's per-branch overhead).
-  const sizing = new BranchScope(new StateNamer());
-  const stepSizes = new Map<string, Size>();
-  for (const [id, planStep] of planSteps) {
-    const bytes =
-      JSON.stringify(planStep.toAsl(sizing, 'Next state').states).length + planStep.escalationBytes();
-    stepSizes.set(id, { events: planStep.cost().historyEvents, bytes });
+  const sizesOf = (steps: ReadonlyMap<string, PlanStep>) => {
+    const sizing = new BranchScope(new StateNamer());
+    const sizes = new Map<string, Size>();
+    for (const [id, planStep] of steps) {
+      const bytes =
+        JSON.stringify(planStep.toAsl(sizing, 'Next state').states).length + planStep.escalationBytes();
+      sizes.set(id, { events: planStep.cost().historyEvents, bytes });
+    }
+    return sizes;
+  };
+  const mode = options.stepMachines ?? 'auto';
+  let planSteps = planStepsOf(mode === 'always');
+  let stepSizes = sizesOf(planSteps);
+  if (mode === 'auto') {
+    const inlineBytes = [...stepSizes.values()].reduce((n, size) => n + size.bytes, 0);
+    if (inlineBytes > maxDefinitionBytes * STEP_MACHINE_SHARE) {
+      planSteps = planStepsOf(true);
+      stepSizes = sizesOf(planSteps);
+    }
   }
   const graph = planGraph(plan.steps);
   const summary: PlanSummary = {
@@ -212,7 +254,9 @@ export function compilePlan(input: Plan | PlanInput, options: CompileOptions = {
       Catch: [
         {
           ErrorEquals: ['States.ALL'],
-          Output: jsonOutput('{"error": $states.errorOutput}'),
+          // A stop inside a step machine or a part reaches here as `States.TaskFailed` whose
+          // cause describes the child execution: its own Error and Cause are what stopped the run.
+          Output: jsonOutput(`{"error": ${CHILD_STOP}}`),
           Next: afterExecute,
         },
       ],
@@ -255,6 +299,23 @@ export function compilePlan(input: Plan | PlanInput, options: CompileOptions = {
     });
   }
 
+  // The step machines, after the parts (every machine may start them).
+  for (const [i, machine] of [...stepMachines.values()].entries()) {
+    const budget = budgetLimits(plan);
+    const asl = new StepMachine({
+      plan: identity,
+      retry: machine.retry,
+      recovery: recoverySummary,
+      approval: facts.approval,
+      approvalTimeoutSeconds,
+      inlineOutputLimitBytes,
+      total: plan.steps.length,
+      sendRecipes: Object.keys(plan.recovery).length > 0,
+      ...(budget ? { budget } : {}),
+    }).toAsl(`plangate ${plan.id} v${plan.version} (${identity.digest}), step machine ${i + 1}`);
+    definitions.push({ ...definition(`${name}-step-${i + 1}`, asl), arnSubstitution: machine.placeholder });
+  }
+
   const substitutions = [
     ...new Set(
       definitions.flatMap((d) => [...d.json.matchAll(/\$\{([A-Za-z0-9_]+)\}/g)].map((m) => m[1] as string)),
@@ -279,6 +340,9 @@ export function compilePlan(input: Plan | PlanInput, options: CompileOptions = {
 }
 
 export const EXECUTE_STATE = 'Execute';
+
+/** `$states.errorOutput`, with every child execution's failure unwrapped to the Error and Cause that stopped it. */
+const CHILD_STOP = `($unwrap := function($e) { $e.Error = "States.TaskFailed" and $contains($e.Cause, '"ExecutionArn"') ? ($d := $parse($e.Cause); $exists($d.Error) ? $unwrap({"Error": $d.Error, "Cause": $d.Cause}) : $e) : $e }; $unwrap($states.errorOutput))`;
 
 /** The plan's budget, when it declares one: the limits the harness enforces, and `maxCommands` for agents' handoffs. */
 function budgetLimits(plan: Plan): BudgetLimits | undefined {

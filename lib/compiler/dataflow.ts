@@ -19,6 +19,24 @@ export const ATTEMPT = `$max([${CURRENT}.attempt, 1])`;
  */
 export const RUN_ATTEMPT = `$sum([${ATTEMPT}, $states.context.State.RetryCount])`;
 
+/**
+ * The run-wide values a request reads, as JSONata: the workflow variables of a plan machine, or
+ * (in a step machine, which has none) the execution input and literals.
+ */
+export interface RunValues {
+  readonly plan: string;
+  readonly executionId: string;
+  readonly recovery: string;
+  readonly approval: string;
+}
+
+export const WORKFLOW_VARIABLES: RunValues = {
+  plan: '$plan',
+  executionId: '$executionId',
+  recovery: '$recovery',
+  approval: '$approval',
+};
+
 /** Fields every harness request carries. */
 export const EXECUTION_SCOPE = { plan: '{% $plan %}', executionId: '{% $executionId %}' } as const;
 
@@ -39,20 +57,12 @@ export function withCurrent(currentExpression: string): string {
   return `{"steps": ${STEPS}, "current": ${currentExpression}}`;
 }
 
-/** The flowing state with `fields` merged into `current`. */
-export function mergeCurrent(fields: string): string {
-  return withCurrent(`$merge([${CURRENT}, ${fields}])`);
-}
-
 /**
- * The flowing state of a fresh attempt (attempt + 1), keeping the step (for the retry router), its
- * gate decision, and why the last attempt failed (`retryOf`: the error and the contract evidence
- * a worker returned), which a worker's next handoff carries to the agent.
+ * The flowing state with `fields` merged into `current`. `current` is bound to `$c` once, and
+ * `fields` may read it either way: each step repeats these expressions, so every byte counts.
  */
-export function nextAttempt(): string {
-  return withCurrent(
-    `{"stepId": ${CURRENT}.stepId, "attempt": ${CURRENT}.attempt + 1, "gate": ${CURRENT}.gate, "retryOf": {"error": ${CURRENT}.error, "evidence": ${CURRENT}.run.evidence}}`,
-  );
+export function mergeCurrent(fields: string): string {
+  return `($c := ${CURRENT}; ${withCurrent(`$merge([$c, ${fields.replaceAll(CURRENT, '$c')}])`)})`;
 }
 
 /** `"<id>" in $mods.skipSteps`: the approver skipped this step at the plan gate. */

@@ -10,11 +10,12 @@
  * A step's Catch puts its id in `current.stepId`; the per-step facts (critical, description, its
  * own `on_fail`) are literals of the shared states, looked up by that id, and two routers (`Retry`,
  * `Skip`) hold one rule per step. A step thus costs a few dozen bytes here instead of four states.
+ * A step machine has the same states for its one step, whose facts come with its input.
  */
 import type { RecoveryRecipe } from '../plan/schema.ts';
 import type { AslStates } from './asl.ts';
 import { LAMBDA_INVOKE, SERVICE_RETRY } from './asl.ts';
-import { CURRENT, mergeCurrent, nextAttempt, withCurrent } from './dataflow.ts';
+import { CURRENT, type RunValues, STEPS, WORKFLOW_VARIABLES } from './dataflow.ts';
 import { gateTask } from './gate-task.ts';
 import { jsonata, quote, toJsonataSource } from './jsonata.ts';
 import { PLACEHOLDERS, ref } from './placeholders.ts';
@@ -45,6 +46,16 @@ export interface ScopeEscalationProps {
   readonly timeoutSeconds: number;
 }
 
+/** The escalation of a step machine, which runs one step whose facts come with its input. */
+export interface SingleStepEscalationProps extends ScopeEscalationProps {
+  /** JSONata for the step's facts (`critical`, `description`, `index`, `total`, `onFail`). */
+  readonly facts: string;
+  /** Where the requests read the run-wide values. */
+  readonly values: RunValues;
+  readonly runState: string;
+  readonly checkState: string;
+}
+
 /** The shared escalation of `scope`, created on first use; its states live in `scope.sharedStates`. */
 export function escalationOf(scope: BranchScope, props: ScopeEscalationProps): ScopeEscalation {
   let escalation = registry.get(scope);
@@ -59,7 +70,10 @@ export function escalationOf(scope: BranchScope, props: ScopeEscalationProps): S
 
 const registry = new WeakMap<BranchScope, ScopeEscalation>();
 
-/** What the shared states know of a step, by id. */
+/**
+ * What the shared states know of a step, by id: the classifier's request takes all of it (it
+ * ignores `critical`), the escalation gate and the decision read `description` and `critical`.
+ */
 function stepFacts(step: EscalatedStep) {
   return {
     critical: step.critical,
@@ -67,6 +81,7 @@ function stepFacts(step: EscalatedStep) {
     index: step.index,
     total: step.total,
     ...(step.humanTimeoutSeconds !== undefined ? { humanTimeoutSeconds: step.humanTimeoutSeconds } : {}),
+    ...(step.onFail ? { onFail: step.onFail } : {}),
   };
 }
 
@@ -75,7 +90,6 @@ export class ScopeEscalation {
   private readonly names: {
     failed: string;
     classify: string;
-    triage: string;
     escalate: string;
     decide: string;
     retry: string;
@@ -85,17 +99,25 @@ export class ScopeEscalation {
   constructor(
     private readonly scope: BranchScope,
     private readonly props: ScopeEscalationProps,
+    /** A step machine's one step, whose facts come with its input. @default - steps registered */
+    private readonly single?: SingleStepEscalationProps,
   ) {
     const n = scope.id;
     this.names = {
       failed: `Failed ${n}`,
       classify: `Classify ${n}`,
-      triage: `Triage ${n}`,
       escalate: `Escalate ${n}`,
       decide: `Decide ${n}`,
       retry: `Retry ${n}`,
       skip: `Skip ${n}`,
     };
+  }
+
+  /** The escalation of a step machine's one step; returns the state its Catch blocks go to. */
+  static forStepMachine(scope: BranchScope, props: SingleStepEscalationProps): string {
+    const escalation = new ScopeEscalation(scope, props, props);
+    scope.addShared(() => escalation.states());
+    return escalation.names.failed;
   }
 
   /** Adds a step; returns the state its Catch blocks go to. */
@@ -106,29 +128,43 @@ export class ScopeEscalation {
 
   /** What one step adds to the shared states, in bytes (for sizing machines before they are built). */
   static bytesPerStep(step: EscalatedStep): number {
-    const facts = JSON.stringify({ [step.stepId]: stepFacts(step) });
-    const onFail = step.onFail ? JSON.stringify({ [step.stepId]: { onFail: step.onFail } }) : '';
+    const facts = toJsonataSource({ [step.stepId]: stepFacts(step) });
     const rule = JSON.stringify({
       Condition: jsonata(`${CURRENT}.stepId = ${quote(step.stepId)}`),
       Next: `Check ${step.stepId}`,
     });
-    return facts.length + onFail.length + (step.critical ? 1 : 2) * rule.length;
+    return facts.length + (step.critical ? 1 : 2) * rule.length;
   }
 
-  /** The shared states for the steps registered. */
+  /**
+   * The shared states for the steps registered: `Failed` looks the step's facts up, `Classify`
+   * names the failure, `Decide` routes: a classifier RETRY or a decided RETRY → the step again
+   * (attempt + 1), a decided SKIP → the step's checker (non-critical) or the Fail state, any
+   * other decision → the Fail state, no decision yet → `Escalate`, whose answer comes back here.
+   */
   states(): AslStates {
     const names = this.names;
-    const decision = `${CURRENT}.decision`;
-    const facts = Object.fromEntries(this.steps.map((s) => [s.stepId, stepFacts(s)]));
-    const onFail = Object.fromEntries(
-      this.steps.flatMap((s) => (s.onFail ? [[s.stepId, { onFail: s.onFail }]] : [])),
-    );
+    const single = this.single;
+    const values = single?.values ?? WORKFLOW_VARIABLES;
+    const facts =
+      single?.facts ??
+      `$lookup(${toJsonataSource(Object.fromEntries(this.steps.map((s) => [s.stepId, stepFacts(s)])))}, $c.stepId)`;
+    // A step machine's step may be critical or not: its facts say so at run time.
+    const skippable = single !== undefined || this.steps.some((s) => !s.critical);
     const nonCritical = this.steps.filter((s) => !s.critical);
-    const only = this.steps.length === 1 ? this.steps[0] : undefined;
+    const only = single ?? (this.steps.length === 1 ? this.steps[0] : undefined);
     const retryTarget = only ? only.runState : names.retry;
     const skipTarget = only ? only.checkState : names.skip;
-    const skipped = withCurrent(
-      `{"stepId": ${CURRENT}.stepId, "attempt": ${CURRENT}.attempt, "run": {"stepId": ${CURRENT}.stepId, "status": "skipped", "attempt": ${CURRENT}.attempt, "durationMs": 0}}`,
+    const stop = this.scope.fail();
+    const bound = (expression: string) => jsonata(`($c := ${CURRENT}; ${expression})`);
+    const keep = (current: string) => `{"steps": ${STEPS}, "current": ${current}}`;
+    const retrying = '($c.failure.action = "RETRY" or $c.decision = "RETRY")';
+    const skipping = '($c.decision = "SKIP" and $not($c.step.critical))';
+    const nextAttempt = keep(
+      '{"stepId": $c.stepId, "attempt": $c.attempt + 1, "gate": $c.gate, "retryOf": {"error": $c.error, "evidence": $c.run.evidence}}',
+    );
+    const skipped = keep(
+      '{"stepId": $c.stepId, "attempt": $c.attempt, "run": {"stepId": $c.stepId, "status": "skipped", "attempt": $c.attempt, "durationMs": 0}}',
     );
     const route = (target: (s: EscalatedStep) => string, steps: readonly EscalatedStep[]) => ({
       Type: 'Choice',
@@ -136,14 +172,13 @@ export class ScopeEscalation {
         Condition: jsonata(`${CURRENT}.stepId = ${quote(s.stepId)}`),
         Next: target(s),
       })),
-      Default: this.scope.fail('aborted'),
+      Default: stop,
     });
-    const request = `$merge([{"plan": $plan, "executionId": $executionId, "stepId": ${CURRENT}.stepId, "phase": ${CURRENT}.phase, "error": ${CURRENT}.error, "attempt": ${CURRENT}.attempt, "recovery": $recovery}, $sift(${CURRENT}.step, function($v, $k) { $k in ["description", "index", "total", "humanTimeoutSeconds"] })])`;
     const shared: AslStates = {
       // The failed step's facts, looked up once: the classifier's request and the escalation read them.
       [names.failed]: {
         Type: 'Pass',
-        Output: jsonata(mergeCurrent(`{"step": $lookup(${toJsonataSource(facts)}, ${CURRENT}.stepId)}`)),
+        Output: bound(keep(`$merge([$c, {"step": ${facts}}])`)),
         Next: names.classify,
       },
       [names.classify]: {
@@ -151,68 +186,46 @@ export class ScopeEscalation {
         Resource: LAMBDA_INVOKE,
         Arguments: {
           FunctionName: ref(PLACEHOLDERS.classifier),
-          Payload: jsonata(
-            Object.keys(onFail).length > 0
-              ? `$merge([${request}, $lookup(${toJsonataSource(onFail)}, ${CURRENT}.stepId)])`
-              : request,
+          Payload: bound(
+            `$merge([{"plan": ${values.plan}, "executionId": ${values.executionId}, "stepId": $c.stepId, "phase": $c.phase, "error": $c.error, "attempt": $c.attempt, "recovery": ${values.recovery}}, $c.step])`,
           ),
         },
-        Output: jsonata(mergeCurrent('{"failure": $states.result.Payload}')),
+        Output: bound(keep('$merge([$c, {"failure": $states.result.Payload}])')),
         Retry: [SERVICE_RETRY],
-        Next: names.triage,
+        Next: names.decide,
       },
-      [names.triage]: {
+      [names.decide]: {
         Type: 'Choice',
-        Choices: [{ Condition: jsonata(`${CURRENT}.failure.action = "RETRY"`), Next: retryTarget }],
+        Choices: [
+          { Condition: bound(retrying), Next: retryTarget },
+          ...(skippable ? [{ Condition: bound(skipping), Next: skipTarget }] : []),
+          // A SKIP of a critical step, ABORT, and anything that is not a decision: stop.
+          { Condition: bound('$exists($c.decision)'), Next: stop },
+        ],
         Default: names.escalate,
-        Output: jsonata(`${CURRENT}.failure.action = "RETRY" ? ${nextAttempt()} : $states.input`),
+        Output: bound(
+          `${retrying} ? ${nextAttempt} : ${skippable ? `${skipping} ? ${skipped} : ` : ''}$states.input`,
+        ),
       },
       [names.escalate]: gateTask({
         kind: 'escalation',
-        payload: {
-          stepId: jsonata(`${CURRENT}.stepId`),
-          description: jsonata(`${CURRENT}.step.description`),
-          round: jsonata(`${CURRENT}.attempt`),
-          failure: jsonata(`${CURRENT}.failure`),
-          attempt: jsonata(`${CURRENT}.attempt`),
-          critical: jsonata(`${CURRENT}.step.critical`),
-          policy: jsonata(`${CURRENT}.failure.policy`),
-        },
+        payload:
+          '{"stepId": $c.stepId, "description": $c.step.description, "round": $c.attempt, "failure": $c.failure, "attempt": $c.attempt, "critical": $c.step.critical, "policy": $c.failure.policy}',
         timeoutSeconds: this.props.timeoutSeconds,
+        values,
         rest: {
-          Output: jsonata(mergeCurrent('{"decision": $states.result.decision}')),
+          // A gate answer without a decision counts as ABORT: it fails closed.
+          Output: bound(keep('$merge([$c, {"decision": [$states.result.decision, "ABORT"][0]}])')),
           Catch: [
             {
               ErrorEquals: ['States.Timeout'],
-              Output: jsonata(mergeCurrent('{"gate": "escalation"}')),
-              Next: this.scope.fail('gateTimedOut'),
+              Output: bound(keep('$merge([$c, {"gate": "escalation"}])')),
+              Next: stop,
             },
           ],
           Next: names.decide,
         },
       }),
-      [names.decide]: {
-        Type: 'Choice',
-        Choices: [
-          { Condition: jsonata(`${decision} = "RETRY"`), Next: retryTarget },
-          ...(nonCritical.length > 0
-            ? [
-                {
-                  Condition: jsonata(`${decision} = "SKIP" and ${CURRENT}.step.critical`),
-                  Next: this.scope.fail('criticalStepSkipped'),
-                },
-                { Condition: jsonata(`${decision} = "SKIP"`), Next: skipTarget },
-              ]
-            : [{ Condition: jsonata(`${decision} = "SKIP"`), Next: this.scope.fail('criticalStepSkipped') }]),
-        ],
-        // ABORT, and anything that is not a decision: stop.
-        Default: this.scope.fail('aborted'),
-        Output: jsonata(
-          nonCritical.length > 0
-            ? `${decision} = "RETRY" ? ${nextAttempt()} : (${decision} = "SKIP" and $not(${CURRENT}.step.critical)) ? ${skipped} : $states.input`
-            : `${decision} = "RETRY" ? ${nextAttempt()} : $states.input`,
-        ),
-      },
     };
     // A scope of one step needs no routers: its answers go straight to that step.
     if (!only) shared[names.retry] = route((s) => s.runState, this.steps);

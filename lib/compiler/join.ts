@@ -26,8 +26,8 @@ export class JoinWait {
 
   toAsl(next: string): AslState {
     return {
+      // Released by the join Lambda once every listed predecessor has signalled.
       Type: 'Task',
-      Comment: 'Released by the join Lambda once every listed predecessor has signalled.',
       Resource: LAMBDA_INVOKE_WAIT,
       Arguments: {
         FunctionName: ref(PLACEHOLDERS.join),

@@ -4,10 +4,46 @@
  * and a `${…}` in it would be taken for a definition substitution.
  */
 
-/** `{% expression %}`: a field Step Functions evaluates. Expressions must be single-line. */
+/**
+ * `{% expression %}`: a field Step Functions evaluates. Expressions must be single-line. The
+ * building blocks write readable expressions; what is deployed is {@link minify}d, since a
+ * definition's bytes are billed against the 1 MB quota on every step.
+ */
 export function jsonata(expression: string): string {
   if (/[\n\r\u2028\u2029]/.test(expression)) throw new Error(`JSONata field must be one line: ${expression}`);
-  return `{% ${expression} %}`;
+  return `{% ${minify(expression)} %}`;
+}
+
+const NAME_CHAR = /[A-Za-z0-9_$]/;
+
+/**
+ * `expression` without the whitespace JSONata ignores: all of it outside string literals and
+ * back-quoted names, except one space between two name characters (`$k in x`, `a and b`).
+ */
+export function minify(expression: string): string {
+  let out = '';
+  let quoteChar: string | undefined;
+  let pendingSpace = false;
+  for (let i = 0; i < expression.length; i++) {
+    const ch = expression[i] as string;
+    if (quoteChar !== undefined) {
+      out += ch;
+      if (ch === '\\' && quoteChar !== '`') {
+        out += expression[i + 1] ?? '';
+        i += 1;
+      } else if (ch === quoteChar) quoteChar = undefined;
+      continue;
+    }
+    if (/\s/.test(ch)) {
+      pendingSpace = true;
+      continue;
+    }
+    if (pendingSpace && NAME_CHAR.test(out.at(-1) ?? '') && NAME_CHAR.test(ch)) out += ' ';
+    pendingSpace = false;
+    if (ch === '"' || ch === "'" || ch === '`') quoteChar = ch;
+    out += ch;
+  }
+  return out;
 }
 
 /**

@@ -30,6 +30,16 @@ export function childPlaceholder(index: number): string {
   return `PartStateMachineArn${index}`;
 }
 
+/** The substitution naming the n-th (1-based) step machine of a plan (see step-machine.ts). */
+export function stepMachinePlaceholder(index: number): string {
+  return `StepStateMachineArn${index}`;
+}
+
+/** Whether a definition's `arnSubstitution` names a step machine (else it is a part). */
+export function isStepMachinePlaceholder(name: string): boolean {
+  return /^StepStateMachineArn\d+$/.test(name);
+}
+
 /** `${Name}` as it appears in the definition. */
 export function ref(name: string): string {
   return `\${${name}}`;

@@ -1,7 +1,8 @@
 /**
  * Everything one step compiles to, in order: [Join] → [step gate] → Run (an agent step: Start →
- * Dispatch → Run on a worker) → Check → [Signal] →
- * next; failures go to its scope's shared escalation (Classify → Triage → Escalate → Decide).
+ * Dispatch → Run on a worker) → Check → [Signal] → next; failures go to its scope's shared
+ * escalation (Failed → Classify → Decide ↔ Escalate). On a step machine, Run → Check is one
+ * call of the step machine, which holds the escalation.
  */
 import type { RecoveryTable } from '../plan/recovery.ts';
 import type { Step } from '../plan/schema.ts';
@@ -13,6 +14,8 @@ import { JoinSignal, JoinWait, joinSignalState, joinWaitState } from './join.ts'
 import { RetryPolicy } from './retry-policy.ts';
 import type { BranchScope } from './scope.ts';
 import { StepGate, stepGateStates } from './step-gate.ts';
+import { stepCall, stepCallState } from './step-machine.ts';
+import { contractNeeds, runnerNeeds } from './step-reads.ts';
 import { runsOnWorker, StepTask, stepEntryState, stepTaskStates } from './step-task.ts';
 
 export interface PlanStepProps {
@@ -50,18 +53,33 @@ export interface PlanStepProps {
   readonly sendSecretDeclarations?: boolean;
   /** The plan's budget limits, when it declares any. @default - no budget */
   readonly budget?: BudgetLimits;
+  /**
+   * The step machine that runs this step (`StepStateMachineArn<n>`); only tool steps have one.
+   * @default - the step's states are in the plan machine
+   */
+  readonly stepMachine?: string;
 }
 
 /** What a step costs on the happy path. */
 export interface StepCost {
   readonly states: number;
-  /** State transitions (what Standard workflows bill). */
+  /** State transitions (what Standard workflows bill), the step machine's included. */
   readonly transitions: number;
   readonly historyEvents: number;
 }
 
-/** History events per state on the happy path: lambda:invoke 5, .waitForTaskToken 6, Choice 2. */
-export const HISTORY_EVENTS = { invoke: 5, waitForToken: 6, choice: 2, parallel: 4, pass: 2 } as const;
+/**
+ * History events per state on the happy path: lambda:invoke 5, .waitForTaskToken 6, Choice 2,
+ * startExecution.sync:2 6 (entered, scheduled, started, submitted, succeeded, exited).
+ */
+export const HISTORY_EVENTS = {
+  invoke: 5,
+  waitForToken: 6,
+  choice: 2,
+  parallel: 4,
+  pass: 2,
+  childExecution: 6,
+} as const;
 
 export class PlanStep {
   constructor(private readonly props: PlanStepProps) {}
@@ -71,25 +89,8 @@ export class PlanStep {
     const states: AslStates = {};
     const signals = this.props.signalSuccessors ?? [];
     const joins = this.props.joinPredecessors ?? [];
-    const recoverState = escalationOf(scope, { timeoutSeconds: this.props.approvalTimeoutSeconds }).register(
-      this.escalated(),
-    );
-
     const afterCheck = signals.length > 0 ? joinSignalState(step.id) : next;
-    const body = new StepTask({
-      step,
-      index: this.props.index,
-      total: this.props.total,
-      retryPolicy: new RetryPolicy({ recovery: this.props.recovery }),
-      recoverState,
-      inlineOutputLimitBytes: this.props.inlineOutputLimitBytes,
-      stepIds: this.props.stepIds,
-      approvalTimeoutSeconds: this.props.approvalTimeoutSeconds,
-      sendRecipes: this.props.sendRecipes ?? false,
-      sendSecretDeclarations: this.props.sendSecretDeclarations ?? false,
-      ...(this.props.budget ? { budget: this.props.budget } : {}),
-    }).toAsl(afterCheck);
-    Object.assign(states, body.states);
+    Object.assign(states, this.body(scope, afterCheck).states);
     if (signals.length > 0) {
       states[joinSignalState(step.id)] = new JoinSignal({
         stepId: step.id,
@@ -98,14 +99,14 @@ export class PlanStep {
       }).toAsl(next);
     }
 
-    let startAt = stepEntryState(step);
+    let startAt = this.entryState();
     if (step.requiresApproval) {
       const gate = new StepGate({
         stepId: step.id,
         description: step.description,
         dependsOn: step.dependsOn,
         ladder: this.props.approvalLadder,
-        runState: stepEntryState(step),
+        runState: this.entryState(),
       }).toAsl(scope);
       Object.assign(states, gate.states);
       startAt = stepGateStates(step.id).check;
@@ -117,9 +118,57 @@ export class PlanStep {
     return { startAt, states };
   }
 
-  /** What this step adds to its scope's shared escalation, in bytes. */
+  /** The step's runner and checker: a step machine's call, or its own states and its scope's escalation. */
+  private body(scope: BranchScope, next: string | undefined): Fragment {
+    const { step } = this.props;
+    const timeoutSeconds = Math.min(
+      step.timeoutSeconds,
+      this.props.budget?.wallClockSeconds ?? step.timeoutSeconds,
+    );
+    if (this.props.stepMachine !== undefined) {
+      const name = stepCallState(step.id);
+      const call = stepCall(
+        {
+          step,
+          index: this.props.index,
+          machine: this.props.stepMachine,
+          timeoutSeconds,
+          runnerNeeds: runnerNeeds(step, this.props.stepIds),
+          checkerNeeds: contractNeeds(step.contract, step.id, this.props.stepIds),
+          sendSecretDeclarations: this.props.sendSecretDeclarations ?? false,
+        },
+        next,
+      );
+      return { startAt: name, states: { [name]: call } };
+    }
+    const recoverState = escalationOf(scope, { timeoutSeconds: this.props.approvalTimeoutSeconds }).register(
+      this.escalated(),
+    );
+    return new StepTask({
+      step,
+      index: this.props.index,
+      total: this.props.total,
+      retryPolicy: new RetryPolicy({ recovery: this.props.recovery }),
+      recoverState,
+      inlineOutputLimitBytes: this.props.inlineOutputLimitBytes,
+      stepIds: this.props.stepIds,
+      approvalTimeoutSeconds: this.props.approvalTimeoutSeconds,
+      sendRecipes: this.props.sendRecipes ?? false,
+      sendSecretDeclarations: this.props.sendSecretDeclarations ?? false,
+      ...(this.props.budget ? { budget: this.props.budget } : {}),
+    }).toAsl(next);
+  }
+
+  /** The state a fresh attempt enters (after a join and a step gate). */
+  private entryState(): string {
+    return this.props.stepMachine !== undefined
+      ? stepCallState(this.props.step.id)
+      : stepEntryState(this.props.step);
+  }
+
+  /** What this step adds to its scope's shared escalation, in bytes (none on a step machine). */
   escalationBytes(): number {
-    return ScopeEscalation.bytesPerStep(this.escalated());
+    return this.props.stepMachine !== undefined ? 0 : ScopeEscalation.bytesPerStep(this.escalated());
   }
 
   private escalated(): EscalatedStep {
@@ -141,25 +190,33 @@ export class PlanStep {
   /** Happy-path cost: the Lambdas write the events, so no state exists only to log. */
   cost(): StepCost {
     const e = HISTORY_EVENTS;
-    let states = 2;
-    let historyEvents = 2 * e.invoke;
+    // On a step machine: one Task here (its events), the runner and the checker in the child
+    // (billed transitions, but the child's own history).
+    const onMachine = this.props.stepMachine !== undefined;
+    let states = onMachine ? 1 : 2;
+    let transitions = onMachine ? 1 + 2 : 2;
+    let historyEvents = onMachine ? e.childExecution : 2 * e.invoke;
     if (runsOnWorker(this.props.step)) {
       // The runner only starts it; a Choice, then the activity (scheduled, started, succeeded).
       states += 2;
+      transitions += 2;
       historyEvents += e.choice + e.invoke;
     }
     if ((this.props.joinPredecessors ?? []).length > 0) {
       states += 1;
+      transitions += 1;
       historyEvents += e.waitForToken;
     }
     if ((this.props.signalSuccessors ?? []).length > 0) {
       states += 1;
+      transitions += 1;
       historyEvents += e.invoke;
     }
     if (this.props.step.requiresApproval) {
       states += 3;
+      transitions += 3;
       historyEvents += 2 * e.choice + e.waitForToken;
     }
-    return { states, transitions: states, historyEvents };
+    return { states, transitions, historyEvents };
   }
 }

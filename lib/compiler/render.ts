@@ -62,7 +62,8 @@ export class LayoutRenderer {
             [name]: {
               Type: 'Parallel',
               Branches: branches,
-              Output: jsonata('{"steps": $merge($map($states.result, function($b) { $b.steps }))}'),
+              // Each branch returns `{steps}`: `.steps` maps over the branches.
+              Output: jsonata('{"steps": $merge($states.result.steps)}'),
               ...transition(next),
             },
           },

@@ -7,8 +7,8 @@
 import type { Plan } from '../plan/schema.ts';
 import type { PlanIdentity } from '../runtime/payloads/index.ts';
 import type { AslDefinition, AslState, CompiledDefinition } from './asl.ts';
-import { childPlaceholder, ref } from './placeholders.ts';
-import type { PlanStep } from './plan-step.ts';
+import { childPlaceholder, isStepMachinePlaceholder, ref } from './placeholders.ts';
+import { HISTORY_EVENTS, type PlanStep } from './plan-step.ts';
 import { criticalPath, simulate } from './simulate.ts';
 import type { Layout } from './split.ts';
 import type { Decomposition } from './structure.ts';
@@ -31,7 +31,10 @@ export interface MachineReport {
   readonly steps: number;
   readonly states: number;
   readonly bytes: number;
-  /** Happy path; retries and escalations add to it (see `limits.historyHeadroom`). */
+  /**
+   * Happy path (for a step machine: one execution, which runs one step); retries and
+   * escalations add to it (see `limits.historyHeadroom`).
+   */
   readonly estimatedHistoryEvents: number;
 }
 
@@ -80,6 +83,7 @@ export interface ReportInputs {
 }
 
 const CHILD_TASK_EVENTS = 6;
+const STEP_MACHINE_EVENTS = 2 + 2 * HISTORY_EVENTS.invoke;
 
 export function buildReport(inputs: ReportInputs): CompileReport {
   const { definitions, planSteps, decomposition } = inputs;
@@ -129,6 +133,10 @@ export function buildReport(inputs: ReportInputs): CompileReport {
     };
   });
 
+  // A step machine's execution runs one step: started, runner, checker, succeeded.
+  for (const d of definitions)
+    if (d.arnSubstitution && isStepMachinePlaceholder(d.arnSubstitution))
+      bump(machineEvents, d.name, STEP_MACHINE_EVENTS);
   const machines: MachineReport[] = definitions.map((d) => ({
     name: d.name,
     steps: machineSteps.get(d.name) ?? 0,
@@ -147,7 +155,9 @@ export function buildReport(inputs: ReportInputs): CompileReport {
       parallels,
       joinWaits: decomposition.joins.size,
       joinEdges,
-      childMachines: definitions.length - 1,
+      childMachines: definitions.filter(
+        (d) => d.arnSubstitution && !isStepMachinePlaceholder(d.arnSubstitution),
+      ).length,
       seriesParallel: decomposition.joins.size === 0,
     },
     machines,

@@ -22,9 +22,12 @@ export interface RetryPolicyProps {
 /** One ASL retrier. */
 export interface AslRetrier {
   readonly ErrorEquals: string[];
-  readonly IntervalSeconds: number;
-  readonly MaxAttempts: number;
-  readonly BackoffRate: number;
+  /** @default 1 */
+  readonly IntervalSeconds?: number;
+  /** @default 3 */
+  readonly MaxAttempts?: number;
+  /** @default 2 */
+  readonly BackoffRate?: number;
   readonly MaxDelaySeconds?: number;
 }
 
@@ -42,20 +45,24 @@ export class RetryPolicy {
       retriers.push(
         transient.maxAttempts > 0
           ? retrier(LAMBDA_SERVICE_ERRORS, transient)
-          : { ErrorEquals: LAMBDA_SERVICE_ERRORS, IntervalSeconds: 1, MaxAttempts: 3, BackoffRate: 2 },
+          : { ErrorEquals: LAMBDA_SERVICE_ERRORS },
       );
     }
     return retriers;
   }
 }
 
+/** ASL's defaults, which a retrier leaves out (every step's blocks are repeated per step). */
+const ASL_RETRY_DEFAULTS = { IntervalSeconds: 1, MaxAttempts: 3, BackoffRate: 2 } as const;
+
 function retrier(errors: string[], recipe: RecoveryRecipe): AslRetrier {
+  // ASL requires a positive interval; a recipe's 0 means "as soon as possible".
+  const intervalSeconds = Math.max(1, recipe.intervalSeconds);
   return {
     ErrorEquals: errors,
-    // ASL requires a positive interval; a recipe's 0 means "as soon as possible".
-    IntervalSeconds: Math.max(1, recipe.intervalSeconds),
-    MaxAttempts: recipe.maxAttempts,
-    BackoffRate: recipe.backoffRate,
+    ...(intervalSeconds !== ASL_RETRY_DEFAULTS.IntervalSeconds ? { IntervalSeconds: intervalSeconds } : {}),
+    ...(recipe.maxAttempts !== ASL_RETRY_DEFAULTS.MaxAttempts ? { MaxAttempts: recipe.maxAttempts } : {}),
+    ...(recipe.backoffRate !== ASL_RETRY_DEFAULTS.BackoffRate ? { BackoffRate: recipe.backoffRate } : {}),
     ...(recipe.maxDelaySeconds !== undefined ? { MaxDelaySeconds: recipe.maxDelaySeconds } : {}),
   };
 }

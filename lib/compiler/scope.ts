@@ -1,11 +1,11 @@
 /**
  * A branch scope: the States object of one (sub-)machine or Parallel branch. State names are
- * unique across the whole definition (AWS requires it), and Fail states are shared per branch:
+ * unique across the whole definition (AWS requires it), and one Fail state is shared per branch:
  * a Choice can only jump to states of its own branch.
  */
 import { MACHINE_ERRORS } from '../runtime/payloads/index.ts';
 import type { AslStates } from './asl.ts';
-import { jsonata } from './jsonata.ts';
+import { jsonata, quote } from './jsonata.ts';
 
 /** Hands out unique state names across one definition. */
 export class StateNamer {
@@ -25,14 +25,6 @@ export class StateNamer {
   }
 }
 
-type FailKind = 'aborted' | 'criticalStepSkipped' | 'gateTimedOut';
-
-const FAIL_LABELS: Record<FailKind, string> = {
-  aborted: 'Aborted',
-  criticalStepSkipped: 'Critical step skipped',
-  gateTimedOut: 'Gate timed out',
-};
-
 export class BranchScope {
   /** Unique in the definition; names the shared states. */
   readonly id: number;
@@ -44,7 +36,7 @@ export class BranchScope {
   }
 
   /**
-   * States shared by the scope's steps (its Fail states, its escalation), added to its States
+   * States shared by the scope's steps (its Fail state, its escalation), added to its States
    * when the branch is assembled; built then, so a scope of n steps renders them once.
    */
   get sharedStates(): AslStates {
@@ -58,15 +50,21 @@ export class BranchScope {
   }
 
   /**
-   * The name of this scope's Fail state for `kind`, created on first use. Its Cause is the
-   * `current` record of the state's input (the step id and what failed), never a token.
+   * The name of this scope's one Fail state, created on first use. Its Cause is the `current`
+   * record of the state's input (the step id and what failed), never a token; its Error is read
+   * from that record, so one state serves every stop of the branch: a gate that timed out names
+   * itself in `current.gate` (`"step"`, `"escalation"`) → `Plangate.GateTimedOut`; a SKIP decision
+   * reaching it (only a critical step's does) → `Plangate.CriticalStepSkipped`; anything else
+   * (ABORT, or an answer that is no decision) → `Plangate.Aborted`.
    */
-  fail(kind: FailKind): string {
-    const name = `${FAIL_LABELS[kind]} ${this.id}`;
+  fail(): string {
+    const name = `Stop ${this.id}`;
     if (!this.fails[name]) {
       this.fails[name] = {
         Type: 'Fail',
-        Error: MACHINE_ERRORS[kind],
+        Error: jsonata(
+          `($c := $states.input.current; $type($c.gate) = "string" ? ${quote(MACHINE_ERRORS.gateTimedOut)} : $c.decision = "SKIP" ? ${quote(MACHINE_ERRORS.criticalStepSkipped)} : ${quote(MACHINE_ERRORS.aborted)})`,
+        ),
         Cause: jsonata('$string($states.input.current)'),
       };
     }

@@ -1,6 +1,6 @@
 /**
  * A discrete-event simulation of a compiled definition's happy path, walking the ASL itself:
- * a step-runner task takes the step's duration, every other state takes no time, a Parallel
+ * a step-runner task (or a step machine's task) takes the step's duration, every other state takes no time, a Parallel
  * ends when its last branch ends, a join waits until every predecessor has signalled, and a
  * `startExecution.sync` task runs the child definition it names. Choices take their Default
  * (the happy path: no gate question, no retry). Used by the compile report and bench/dag.ts.
@@ -8,6 +8,7 @@
 import type { AslDefinition, AslState } from './asl.ts';
 import { LAMBDA_INVOKE, LAMBDA_INVOKE_WAIT, START_EXECUTION_SYNC } from './asl.ts';
 import { PLACEHOLDERS, ref } from './placeholders.ts';
+import { stepIdOfCall } from './step-machine.ts';
 
 export interface SimulationProps {
   /** The definition to run. */
@@ -134,6 +135,14 @@ export function simulate(props: SimulationProps): SimulationResult {
     const args = (state.Arguments ?? {}) as Record<string, unknown>;
     const payload = (args.Payload ?? {}) as Record<string, unknown>;
     const stepId = typeof payload.stepId === 'string' ? payload.stepId : undefined;
+    // A step machine runs the step's runner, then its checker.
+    const called = stepIdOfCall(state);
+    if (called !== undefined) {
+      start.set(called, time);
+      const done = time + props.duration(called);
+      finish.set(called, done);
+      return follow(states, state, done, end);
+    }
     if (state.Resource === START_EXECUTION_SYNC) {
       const child = props.children?.get(args.StateMachineArn as string);
       if (!child) throw new Error(`no child definition for ${String(args.StateMachineArn)}`);

@@ -63,7 +63,7 @@ export class StepGate {
           },
           onTimeout: {
             Output: jsonata(withCurrent(`{"stepId": "${stepId}", "gate": "step"}`)),
-            Next: scope.fail('gateTimedOut'),
+            Next: scope.fail(),
           },
         }),
         [names.decision]: {

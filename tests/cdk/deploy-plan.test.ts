@@ -90,18 +90,29 @@ describe('deployPlan', () => {
     expect(deployed.digest).toBe(digest);
     expect(deployed.stateMachineArn).toBe(`arn:aws:states:us-east-1:${ACCOUNT}:stateMachine:pg1-${plan.id}`);
     expect(deployed.stateMachineVersionArn).toBe(`${deployed.stateMachineArn}:1`);
-    expect(deployed.parts).toEqual([]);
+    // No part: only its step machines beside it.
+    expect(deployed.parts.map((p) => p.name)).toEqual(
+      compilePlan(plan)
+        .definitions.slice(1)
+        .map((d) => `pg1-${d.name}`),
+    );
+    for (const part of deployed.parts) expect(part.name).toMatch(/^pg1-[\w-]+-step-\d+$/);
 
     const version = await sfn.send(
       new DescribeStateMachineCommand({ stateMachineArn: deployed.stateMachineVersionArn }),
     );
     expect(version.description).toBe(`plan ${plan.id} v${plan.version} sha256:${digest}`);
     expect(version.roleArn).toBe(ROLE_ARN);
-    // The compiler's definition with only the placeholders replaced.
-    const compiled = compilePlan(plan).definitions[0]!.json;
+    // The compiler's definition with only the placeholders replaced: the platform's functions,
+    // and its step machines pinned to their published versions.
+    const [root, ...stepMachines] = compilePlan(plan).definitions;
+    const compiled = root!.json;
+    const values: Record<string, string> = { ...SUBSTITUTIONS };
+    stepMachines.forEach((d, i) => {
+      values[d.arnSubstitution!] = deployed.parts[i]!.stateMachineVersionArn;
+    });
     let expected = compiled;
-    for (const name of placeholdersIn(compiled))
-      expected = expected.split(`\${${name}}`).join(SUBSTITUTIONS[name]!);
+    for (const name of placeholdersIn(compiled)) expected = expected.split(`\${${name}}`).join(values[name]!);
     expect(version.definition).toBe(expected);
     expect(version.definition).not.toContain('${');
   });
@@ -177,7 +188,7 @@ describe('deployPlan', () => {
   });
 
   it('deploys a split plan: parts first, the parent starts each part pinned to its published version', async () => {
-    const compileOptions = { maxHistoryEvents: 200 };
+    const compileOptions = { maxHistoryEvents: 120 };
     const deployed = await deployPlan({
       sfn,
       plan: (await loadPlan('examples/local-demo.yaml')).plan!,
@@ -186,12 +197,12 @@ describe('deployPlan', () => {
       namePrefix: 'pg6',
       compileOptions,
     });
-    expect(deployed.parts.length).toBeGreaterThan(1);
+    expect(deployed.parts.filter((p) => p.name.includes('-part-')).length).toBeGreaterThan(1);
     const root = await sfn.send(
       new DescribeStateMachineCommand({ stateMachineArn: deployed.stateMachineVersionArn }),
     );
     for (const part of deployed.parts) {
-      expect(part.name).toMatch(/^pg6-local-demo-part-\d+$/);
+      expect(part.name).toMatch(/^pg6-local-demo-(part|step)-\d+$/);
       expect(part.stateMachineVersionArn).toBe(`${part.stateMachineArn}:1`);
     }
     // Every part is started by the root or by another part, always by version ARN.

@@ -55,7 +55,11 @@ describe('example plans', () => {
     const names = (
       Object.values(template.findResources('AWS::StepFunctions::StateMachine')) as Resource[]
     ).map((r) => r.Properties.StateMachineName);
-    expect(names.sort()).toEqual(plans.map((p) => `plangate-${p.id}`).sort());
+    // Each plan's machine, and beside it its step machines.
+    expect(names.sort()).toEqual(
+      plans.flatMap((p) => compilePlan(p).definitions.map((d) => `plangate-${d.name}`)).sort(),
+    );
+    expect(names).toEqual(expect.arrayContaining(plans.map((p) => `plangate-${p.id}`)));
   });
 
   it("keep the compiler's definition verbatim, every placeholder mapped to the platform's function or agent activity", () => {
@@ -71,6 +75,13 @@ describe('example plans', () => {
         if (target !== undefined) {
           const activity = stack.platform.agentActivity(target);
           expect(value).toEqual({ Ref: stack.getLogicalId(activity.node.defaultChild as never) });
+          continue;
+        }
+        const children = compilePlan(plan).definitions.slice(1);
+        const part = children.findIndex((d) => d.arnSubstitution === placeholder);
+        if (part >= 0) {
+          // A step machine (or a part): the plan's own child machine.
+          expect(value).toEqual({ Ref: stack.getLogicalId(machine.parts[part]?.node.defaultChild as never) });
           continue;
         }
         const fn = stack.platform.functions[HANDLER_OF[placeholder]!].function;

@@ -85,12 +85,17 @@ describe('compilePlan', () => {
     );
   });
 
-  it('emits definitions that pass asl-validator and the engine validator', () => {
-    fc.assert(
-      fc.property(dagArbitrary, ({ steps }) => expectValid(compilePlan(planOf(steps), { simulate: false }))),
-      { numRuns: 10 },
-    );
-  });
+  it.each(['never', 'always'] as const)(
+    'emits definitions that pass asl-validator and the engine validator (step machines: %s)',
+    (stepMachines) => {
+      fc.assert(
+        fc.property(dagArbitrary, ({ steps }) =>
+          expectValid(compilePlan(planOf(steps), { simulate: false, stepMachines })),
+        ),
+        { numRuns: 10 },
+      );
+    },
+  );
 
   it('needs no join for series-parallel graphs (chain, diamond, fork-join of chains)', () => {
     const sp = [
@@ -165,6 +170,51 @@ describe('compilePlan', () => {
     expect(payloadOf('Run a').context).toBeUndefined();
   });
 
+  it('embeds plan data as literals in a step machine call too', () => {
+    const compiled = compilePlan(
+      {
+        id: 'tricky',
+        objective: 'args that look like expressions',
+        context: { env: 'prod' },
+        steps: [
+          { id: 'a', description: '{% $states.context %}', tool: 'shell', args: { cmd: '{% 1 + 1 %}' } },
+          {
+            id: 'b',
+            description: 'uses a reference',
+            tool: 'shell',
+            dependsOn: ['a'],
+            args: { text: 'line1\nline2 ${steps.a.out} ${context.env}\u2028' },
+          },
+        ],
+      },
+      { stepMachines: 'always' },
+    );
+    expectValid(compiled);
+    expect(compiled.substitutions).toEqual([
+      'ClassifierFunctionArn',
+      'ContractCheckerFunctionArn',
+      'GateFunctionArn',
+      'StepRunnerFunctionArn',
+      'StepStateMachineArn1',
+    ]);
+    const run = compiled.definitions[0]?.asl.States.Execute as { Branches: AslDefinition[] };
+    // Each step is a call of the step machine; its data is one literal of the call's input.
+    const inputOf = (state: string) =>
+      (run.Branches[0]?.States[state]?.Arguments as { Input: Record<string, string> } | undefined)?.Input ??
+      {};
+    const input = inputOf('Step b');
+    expect(input.step).toContain(
+      '"args":{"text":"line1\\nline2 \\u0024{steps.a.out} \\u0024{context.env}\\u2028"}',
+    );
+    expect(inputOf('Step a').step).toContain('"description":"{% \\u0024states.context %}"');
+    // Plan-wide facts are literals assigned once at Start; steps that need them read the variable.
+    expect(input.run).toContain('"context":$context');
+    expect(input.run).not.toContain('$secrets');
+    const start = compiled.definitions[0]?.asl.States.Start as { Assign: Record<string, string> };
+    expect(start.Assign.context).toBe('{% {"env":"prod"} %}');
+    expect(inputOf('Step a').run).toBeUndefined();
+  });
+
   it('is deterministic', () => {
     const dag = randomDag(60, prng(3));
     expect(compilePlan(dag.plan).definitions.map((d) => d.json)).toEqual(
@@ -189,36 +239,53 @@ describe('compilePlan', () => {
     expect(() => compilePlan({ id: 'bad', objective: 'x', steps: [] })).toThrow(/^steps: /);
   });
 
-  it('splits a 10,000-step plan into definitions that are each within AWS limits, still exact', () => {
-    const dag = randomDag(10_000, prng(11), 'huge');
-    const compiled = compilePlan(dag.plan, { simulate: false });
-    expect(compiled.definitions.length).toBeGreaterThan(1);
-    for (const m of compiled.report.machines) {
-      expect(m.bytes).toBeLessThan(1_048_576);
-      expect(m.estimatedHistoryEvents * 2).toBeLessThan(25_000);
-    }
-    expect(compiled.substitutions).toContain('PartStateMachineArn1');
-    const duration = (id: string) => dag.duration.get(id) as number;
-    expect(run(compiled, duration).makespan).toBeCloseTo(criticalPath(dag.steps, duration), 6);
-  });
+  it.each([1_000, 10_000])(
+    'compiles a %i-step plan within the AWS quotas (1 MiB a definition, 25,000 history events), ≤ 1.5 KB and ≤ 4 transitions a step, still exact',
+    (steps) => {
+      const dag = randomDag(steps, prng(11), 'huge');
+      const compiled = compilePlan(dag.plan, { simulate: false });
+      expect(compiled.definitions.length).toBeGreaterThan(1);
+      for (const definition of compiled.definitions)
+        expect(Buffer.byteLength(definition.json), definition.name).toBeLessThanOrEqual(1_048_576);
+      for (const m of compiled.report.machines) {
+        expect(m.bytes).toBeLessThanOrEqual(1_048_576);
+        // Half of the history quota is left for retries and escalations.
+        expect(m.estimatedHistoryEvents * 2, m.name).toBeLessThanOrEqual(25_000);
+      }
+      expect(compiled.report.totals.bytes / steps).toBeLessThanOrEqual(1_536);
+      expect(compiled.report.totals.happyPathTransitions / steps).toBeLessThanOrEqual(4);
+      const duration = (id: string) => dag.duration.get(id) as number;
+      expect(run(compiled, duration).makespan).toBeCloseTo(criticalPath(dag.steps, duration), 6);
+    },
+  );
 
-  it('reports per-step cost: 2 transitions for runner → checker, more for gates and joins', () => {
-    const compiled = compilePlan({
-      id: 'costs',
-      objective: 'x',
-      steps: [
-        { id: 'a', description: 'A', tool: 't' },
-        { id: 'b', description: 'B', tool: 't' },
-        { id: 'c', description: 'C', tool: 't', dependsOn: ['a', 'b'], requiresApproval: true },
-        { id: 'd', description: 'D', tool: 't', dependsOn: ['b'] },
-      ],
-    });
-    const byId = new Map(compiled.report.perStep.map((s) => [s.stepId, s]));
-    expect(byId.get('a')?.transitions).toBe(2);
-    expect(compiled.report.criticalPathInflation).toBe(1);
-    const joined = [...byId.values()].filter((s) => s.join);
-    expect(joined).toHaveLength(1);
-    expect(joined[0]?.transitions).toBe(joined[0]?.gate ? 6 : 3);
-    expect(byId.get('c')?.gate).toBe(true);
-  });
+  it.each([
+    ['never', 2, 2, 10],
+    ['always', 3, 1, 6],
+  ] as const)(
+    'reports per-step cost with step machines %s: %i transitions for runner → checker (and the call), more for gates and joins',
+    (stepMachines, transitions, states, historyEvents) => {
+      const costs = {
+        id: 'costs',
+        objective: 'x',
+        steps: [
+          { id: 'a', description: 'A', tool: 't' },
+          { id: 'b', description: 'B', tool: 't' },
+          { id: 'c', description: 'C', tool: 't', dependsOn: ['a', 'b'], requiresApproval: true },
+          { id: 'd', description: 'D', tool: 't', dependsOn: ['b'] },
+        ],
+      };
+      const compiled = compilePlan(costs, { stepMachines });
+      const byId = new Map(compiled.report.perStep.map((s) => [s.stepId, s]));
+      expect(byId.get('a')?.transitions).toBe(transitions);
+      // On a step machine, the call is the one state the step has in the plan machine.
+      expect(byId.get('a')?.states).toBe(states);
+      expect(byId.get('a')?.historyEvents).toBe(historyEvents);
+      expect(compiled.report.criticalPathInflation).toBe(1);
+      const joined = [...byId.values()].filter((s) => s.join);
+      expect(joined).toHaveLength(1);
+      expect(joined[0]?.transitions).toBe(transitions + (joined[0]?.gate ? 4 : 1));
+      expect(byId.get('c')?.gate).toBe(true);
+    },
+  );
 });

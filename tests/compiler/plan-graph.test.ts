@@ -72,11 +72,15 @@ describe('the plan graph the plan gate shows', () => {
   it('counts against the main machine’s size, so a plan that fits only without it is split', () => {
     const ids = Array.from({ length: 300 }, (_, i) => `step-${i + 1}`);
     const plan = echoChainPlan('sized', ids) as PlanInput;
-    expect(JSON.stringify(planGraph(stepsOf(plan))).length).toBeGreaterThan(40_000);
-    // Its steps take about 1 MB: within this limit, but not with the graph beside them.
-    const limit = 1_050_000;
-    const { definitions } = compilePlan(plan, { maxDefinitionBytes: limit, simulate: false });
-    expect(definitions.length).toBeGreaterThan(1);
+    const graphBytes = JSON.stringify(planGraph(stepsOf(plan))).length;
+    expect(graphBytes).toBeGreaterThan(40_000);
+    // A limit its steps fit within, but not with the graph beside them.
+    const options = { simulate: false, stepMachines: 'never' } as const;
+    const whole = compilePlan(plan, { ...options, maxDefinitionBytes: 10_000_000 }).definitions;
+    expect(whole.map((d) => d.name)).toEqual(['sized']);
+    const limit = (whole[0] as { json: string }).json.length - Math.floor(graphBytes / 2);
+    const { definitions } = compilePlan(plan, { ...options, maxDefinitionBytes: limit });
+    expect(definitions.filter((d) => d.name.startsWith('sized-part-')).length).toBeGreaterThan(0);
     for (const definition of definitions)
       expect(JSON.stringify(definition.asl).length, definition.name).toBeLessThanOrEqual(limit);
   });
