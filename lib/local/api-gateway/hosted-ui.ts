@@ -10,6 +10,7 @@ import { createHash, randomBytes, timingSafeEqual } from 'node:crypto';
 import { createServer, type IncomingMessage, type ServerResponse } from 'node:http';
 import { escapeHtml } from '../../runtime/shared/html.ts';
 import { closeServer, listenOnLoopback } from '../listen.ts';
+import { readForm } from '../read-form.ts';
 import type { LocalIssuer } from './local-issuer.ts';
 
 export interface LocalHostedUiProps {
@@ -26,7 +27,6 @@ export interface LocalHostedUiProps {
 /** How long a code may wait to be exchanged (Cognito: 5 minutes). */
 const CODE_SECONDS = 300;
 const ID_TOKEN_SECONDS = 3600;
-const MAX_FORM_BYTES = 16 * 1024;
 
 interface PendingCode {
   readonly redirectUri: string;
@@ -242,17 +242,6 @@ function sameText(a: string, b: string): boolean {
   const x = Buffer.from(a);
   const y = Buffer.from(b);
   return x.length === y.length && timingSafeEqual(x, y);
-}
-
-async function readForm(req: IncomingMessage): Promise<URLSearchParams | undefined> {
-  const chunks: Buffer[] = [];
-  let size = 0;
-  for await (const chunk of req) {
-    size += (chunk as Buffer).length;
-    if (size > MAX_FORM_BYTES) return undefined;
-    chunks.push(chunk as Buffer);
-  }
-  return new URLSearchParams(Buffer.concat(chunks).toString('utf8'));
 }
 
 function send(

@@ -16,6 +16,7 @@ import { formTokenMatches, HANDLE, PageSessions } from '../../runtime/api/page-s
 import { approvalPage, FORM_TOKEN_FIELD, messagePage } from '../../runtime/gate/approval-page.ts';
 import { decisionSchemaOf } from '../../runtime/payloads/index.ts';
 import { closeServer, listenOnLoopback } from '../listen.ts';
+import { readForm } from '../read-form.ts';
 import type { GateAnswer, GateDesk } from '../run/gate-desk.ts';
 
 export interface ApprovalPageProps {
@@ -30,7 +31,6 @@ export interface ApprovalPageProps {
 
 /** Who the page records as the approver. */
 export const PAGE_APPROVER = 'approval-page';
-const MAX_FORM_BYTES = 16 * 1024;
 const LINK_PATH = /^\/approve\/([A-Za-z0-9._-]{1,300})$/;
 const SESSION_PATH = /^\/approvals\/([^/]+)$/;
 
@@ -163,17 +163,6 @@ const NOT_ANSWERABLE = 'This approval link is not valid, has expired, or was ans
 
 function capitalize(text: string): string {
   return `${text.charAt(0).toUpperCase()}${text.slice(1)}.`;
-}
-
-async function readForm(req: IncomingMessage): Promise<URLSearchParams | undefined> {
-  const chunks: Buffer[] = [];
-  let size = 0;
-  for await (const chunk of req) {
-    size += (chunk as Buffer).length;
-    if (size > MAX_FORM_BYTES) return undefined;
-    chunks.push(chunk as Buffer);
-  }
-  return new URLSearchParams(Buffer.concat(chunks).toString('utf8'));
 }
 
 function send(res: ServerResponse, status: number, html: string): void {
