@@ -36,6 +36,9 @@ export const DEFAULT_DETECTION: Readonly<Record<FailureClass, Detection>> = {
       'throttl',
       'rate limit',
       'temporarily unavailable',
+      // The engine stopped (killed, or closed) while the step's call was under way: the
+      // infrastructure failed, not the step, as a Lambda.ServiceException would say on AWS.
+      'engine stopped while this task was running',
     ],
     httpStatuses: [408, 429, 500, 502, 503, 504],
     exitCodes: [124],

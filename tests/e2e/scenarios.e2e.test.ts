@@ -388,6 +388,13 @@ describe.concurrent('plangate run, end to end on the local stack', { timeout: 60
     expect(seedOrderProblems(events)).toEqual([]);
     expect(types(events, 'first').filter((t) => t === 'TASK_STARTED')).toHaveLength(1);
     expect(types(events, 'first').filter((t) => t === 'TASK_COMPLETED')).toHaveLength(1);
+    // The step under way when the harness died is not re-run silently: its attempt is recorded
+    // as failed (the engine cannot know whether it finished), classified transient, and retried.
+    const slow = events.filter((e) => e.task_id === 'slow');
+    expect(slow.find((e) => e.event === 'FAILURE_CLASSIFIED')?.details).toMatchObject({
+      failure_type: 'transient',
+    });
+    expect(types(events, 'slow').filter((t) => t === 'TASK_STARTED')).toHaveLength(2);
     expect(events.at(-1)?.event).toBe('EXECUTION_COMPLETE');
   });
 });

@@ -8,39 +8,18 @@ import { mkdtemp } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import * as sfn from '@aws-sdk/client-sfn';
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { type EngineServer, startEngineServer } from '../../lib/engine/api/index.ts';
-import { createEngine, type Engine } from '../../lib/engine/engine.ts';
-import { createResourceInvoker } from '../../lib/engine/resources/index.ts';
+import { describe, expect, it } from 'vitest';
 import { CliRun } from '../e2e/cli.ts';
+import { useServedEngine } from './served-engine.ts';
 
-let engine: Engine;
-let server: EngineServer;
-let client: sfn.SFNClient;
-
-beforeAll(async () => {
-  engine = createEngine({ storeDir: undefined, invokeResource: createResourceInvoker(), timeScale: 1 });
-  server = await startEngineServer({ engine });
-  client = new sfn.SFNClient({
-    endpoint: server.url,
-    region: 'us-east-1',
-    credentials: { accessKeyId: 'x', secretAccessKey: 'y' },
-    maxAttempts: 1,
-  });
-});
-
-afterAll(async () => {
-  client.destroy();
-  await server.close();
-  await engine.close();
-});
+const served = useServedEngine();
 
 const worker = (cwd: string, ...args: string[]) =>
   new CliRun(
     [
       'worker',
       '--endpoint',
-      server.url,
+      served.url,
       '--target',
       'coder',
       '--agent-command',
@@ -54,10 +33,11 @@ const worker = (cwd: string, ...args: string[]) =>
 describe('plangate worker --endpoint', { timeout: 60_000 }, () => {
   it('finds <prefix>-<target> with ListActivities, past the first page, and works on it', async () => {
     // 150 other activities first: the one it wants is on the second page.
-    for (let i = 0; i < 150; i++) await client.send(new sfn.CreateActivityCommand({ name: `other-${i}` }));
-    await client.send(new sfn.CreateActivityCommand({ name: 'team-reviewer' }));
-    const { activityArn } = await client.send(new sfn.CreateActivityCommand({ name: 'team-coder' }));
-    const { stateMachineArn } = await client.send(
+    for (let i = 0; i < 150; i++)
+      await served.client.send(new sfn.CreateActivityCommand({ name: `other-${i}` }));
+    await served.client.send(new sfn.CreateActivityCommand({ name: 'team-reviewer' }));
+    const { activityArn } = await served.client.send(new sfn.CreateActivityCommand({ name: 'team-coder' }));
+    const { stateMachineArn } = await served.client.send(
       new sfn.CreateStateMachineCommand({
         name: 'work',
         roleArn: 'arn:aws:iam::123456789012:role/plangate',
@@ -80,14 +60,14 @@ describe('plangate worker --endpoint', { timeout: 60_000 }, () => {
       timeoutSeconds: 30,
       heartbeatSeconds: 30,
     };
-    const { executionArn } = await client.send(
+    const { executionArn } = await served.client.send(
       new sfn.StartExecutionCommand({ stateMachineArn, input: JSON.stringify(handoff) }),
     );
     const workspace = await mkdtemp(join(tmpdir(), 'plangate-worker-cli-'));
     const run = worker(workspace, '--name-prefix', 'team', '--workspace', workspace);
     expect(await run.exited, run.stderr).toBe(0);
     expect(run.stdout).toContain(`working for "coder" on ${activityArn}`);
-    const execution = await client.send(new sfn.DescribeExecutionCommand({ executionArn }));
+    const execution = await served.client.send(new sfn.DescribeExecutionCommand({ executionArn }));
     expect(execution.status).toBe('SUCCEEDED');
     expect(JSON.parse(execution.output ?? '{}')).toMatchObject({
       stepId: 'do-it',
@@ -100,7 +80,7 @@ describe('plangate worker --endpoint', { timeout: 60_000 }, () => {
     const run = worker(cwd, '--name-prefix', 'nobody');
     expect(await run.exited).toBe(1);
     expect(run.stderr).toContain(
-      `plangate worker: no activity is named "nobody-coder" on ${server.url} (ListActivities)`,
+      `plangate worker: no activity is named "nobody-coder" on ${served.url} (ListActivities)`,
     );
   });
 });

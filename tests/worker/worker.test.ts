@@ -8,41 +8,19 @@ import { mkdtemp } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import * as sfn from '@aws-sdk/client-sfn';
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { type EngineServer, startEngineServer } from '../../lib/engine/api/index.ts';
-import { createEngine, type Engine } from '../../lib/engine/engine.ts';
-import { createResourceInvoker } from '../../lib/engine/resources/index.ts';
+import { describe, expect, it } from 'vitest';
 import type { Plan } from '../../lib/plan/schema.ts';
 import { PlanSchema } from '../../lib/plan/schema.ts';
 import type { RunnerResult } from '../../lib/runtime/payloads/index.ts';
 import { type Handoff, HandoffSchema } from '../../lib/worker/handoff.ts';
 import { ActivityWorker, type WorkerOptions } from '../../lib/worker/worker.ts';
+import { useServedEngine } from './served-engine.ts';
 
 const ROLE = 'arn:aws:iam::123456789012:role/plangate';
 const DIGEST = `sha256:${'a'.repeat(64)}`;
 
-let engine: Engine;
-let server: EngineServer;
-let client: sfn.SFNClient;
+const served = useServedEngine();
 let machines = 0;
-
-beforeAll(async () => {
-  // Real seconds: the tests below are about timeouts.
-  engine = createEngine({ storeDir: undefined, invokeResource: createResourceInvoker(), timeScale: 1 });
-  server = await startEngineServer({ engine });
-  client = new sfn.SFNClient({
-    endpoint: server.url,
-    region: 'us-east-1',
-    credentials: { accessKeyId: 'x', secretAccessKey: 'y' },
-    maxAttempts: 1,
-  });
-});
-
-afterAll(async () => {
-  client.destroy();
-  await server.close();
-  await engine.close();
-});
 
 /** A valid handoff; `fields` as a handoff's JSON would have them (defaults filled in). */
 function handoff(fields: Record<string, unknown> = {}): Handoff {
@@ -81,8 +59,10 @@ async function work(
   options: Partial<WorkerOptions> = {},
 ): Promise<Outcome> {
   machines += 1;
-  const { activityArn } = await client.send(new sfn.CreateActivityCommand({ name: `coder-${machines}` }));
-  const { stateMachineArn } = await client.send(
+  const { activityArn } = await served.client.send(
+    new sfn.CreateActivityCommand({ name: `coder-${machines}` }),
+  );
+  const { stateMachineArn } = await served.client.send(
     new sfn.CreateStateMachineCommand({
       name: `work-${machines}`,
       roleArn: ROLE,
@@ -92,14 +72,14 @@ async function work(
       }),
     }),
   );
-  const { executionArn } = await client.send(
+  const { executionArn } = await served.client.send(
     new sfn.StartExecutionCommand({ stateMachineArn, input: JSON.stringify(input) }),
   );
   const workspace = await mkdtemp(join(tmpdir(), 'plangate-worker-'));
   const log: string[] = [];
   const started = performance.now();
   await new ActivityWorker({
-    sfn: client,
+    sfn: served.client,
     activityArn: activityArn as string,
     target: 'coder',
     workspace,
@@ -110,7 +90,7 @@ async function work(
   }).run();
   const ms = performance.now() - started;
   for (;;) {
-    const execution = await client.send(new sfn.DescribeExecutionCommand({ executionArn }));
+    const execution = await served.client.send(new sfn.DescribeExecutionCommand({ executionArn }));
     if (execution.status !== 'RUNNING') return { execution, log, workspace, ms };
     await new Promise((r) => setTimeout(r, 20));
   }

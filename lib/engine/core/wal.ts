@@ -234,8 +234,17 @@ export class WriteAheadLog {
   private syncInBackground(): void {
     this.unsyncedSince = -1;
     if (this.syncing || this.written === 0) return; // a strict sync of this generation is under way
-    // remembered in `failure`: the next write throws it, nothing is promised any more
-    this.syncSealed(this.seal()).catch(() => undefined);
+    // A failure (a write, or opening the next generation: disk full, store removed) is remembered
+    // in `failure`: the next write throws it to whoever acts, and nothing is promised any more.
+    // Thrown from here, a timer's callback, it would crash the process instead.
+    let sealed: SealedGeneration;
+    try {
+      sealed = this.seal();
+    } catch (error) {
+      this.failure ??= error as Error;
+      return;
+    }
+    this.syncSealed(sealed).catch(() => undefined);
   }
 
   /** fdatasync of a sealed generation (once); the log counts as synced up to the oldest one that is not. */
