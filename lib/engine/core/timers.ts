@@ -36,3 +36,29 @@ export function untilAborted(signal: AbortSignal): Promise<never> {
     else signal.addEventListener('abort', () => reject(new AbortedError(signal.reason)), { once: true });
   });
 }
+
+/**
+ * What to call when each signal (an execution's or a branch's) aborts: one 'abort' listener per
+ * signal, not one per waiting call, since adding and removing AbortSignal listeners is costly in
+ * Node. Callers add their callback and delete it once they stop waiting; every callback still in
+ * the set gets the signal's reason once, when it aborts.
+ */
+export function abortWatchers(signal: AbortSignal): Set<(reason: unknown) => void> {
+  let watchers = watchersBySignal.get(signal);
+  if (!watchers) {
+    const callbacks = new Set<(reason: unknown) => void>();
+    signal.addEventListener(
+      'abort',
+      () => {
+        for (const callback of callbacks) callback(signal.reason);
+        callbacks.clear();
+      },
+      { once: true },
+    );
+    watchersBySignal.set(signal, callbacks);
+    watchers = callbacks;
+  }
+  return watchers;
+}
+
+const watchersBySignal = new WeakMap<AbortSignal, Set<(reason: unknown) => void>>();

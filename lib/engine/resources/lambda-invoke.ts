@@ -1,6 +1,7 @@
 import { randomUUID } from 'node:crypto';
 import { payloadText, rememberPayloadText } from '../core/json-text.ts';
 import { randomHex } from '../core/random.ts';
+import { abortWatchers } from '../core/timers.ts';
 import { type LambdaLikeContext, StatesError, type TaskInvocation } from '../types.ts';
 import { errorPayload, functionErrorToStatesError, lambdaServiceError } from './lambda-errors.ts';
 import { type LambdaHandlerRegistry, parseFunctionName, type ResolvedFunction } from './lambda-registry.ts';
@@ -118,36 +119,12 @@ function serializedResult(result: unknown, requestId: string): unknown {
 }
 
 /**
- * Calls waiting on each signal: one 'abort' listener per signal (an execution or a branch), not
- * one per call, since adding and removing AbortSignal listeners is costly in Node.
- */
-const waitingBySignal = new WeakMap<AbortSignal, Set<(reason: unknown) => void>>();
-
-function waitingOn(signal: AbortSignal): Set<(reason: unknown) => void> {
-  let waiting = waitingBySignal.get(signal);
-  if (!waiting) {
-    const calls = new Set<(reason: unknown) => void>();
-    signal.addEventListener(
-      'abort',
-      () => {
-        for (const reject of calls) reject(signal.reason);
-        calls.clear();
-      },
-      { once: true },
-    );
-    waitingBySignal.set(signal, calls);
-    waiting = calls;
-  }
-  return waiting;
-}
-
-/**
  * What the handler's promise ends with, as Lambda reports it (its serialized result, or the
  * function error), or the signal's reason once the signal aborts first; settled in one hop.
  */
 function handlerOutcome(work: Promise<unknown>, signal: AbortSignal, requestId: string): Promise<unknown> {
   if (signal.aborted) return Promise.reject(signal.reason);
-  const waiting = waitingOn(signal);
+  const waiting = abortWatchers(signal);
   return new Promise<unknown>((resolve, reject) => {
     waiting.add(reject);
     const failed = (error: unknown) => {
@@ -206,7 +183,7 @@ export async function invokeLambdaIntegration(
   }
   const qualified =
     typeof parameters.Qualifier === 'string' ? `${functionName}:${parameters.Qualifier}` : functionName;
-  const fn = await findFunction(registry, qualified, requestId);
+  const fn = registry.resolveRegistered(qualified) ?? (await findFunction(registry, qualified, requestId));
   const event = parameters.Payload;
   if (parameters.InvocationType === 'Event' || parameters.InvocationType === 'DryRun') {
     if (parameters.InvocationType === 'Event') {
@@ -223,7 +200,8 @@ export async function invokeLambdaIntegration(
     };
   }
   const payload = await callHandler(fn, event, invocation, requestId);
-  const length = Buffer.byteLength(JSON.stringify(payload));
+  // the text callHandler parsed the payload from, not a second serialization
+  const length = Buffer.byteLength(payloadText(payload));
   return {
     ExecutedVersion: '$LATEST',
     Payload: payload,
