@@ -21,8 +21,14 @@ import {
 } from './interpreter.ts';
 import { forgetPayloadText, payloadText } from './json-text.ts';
 import { MockedThrow } from './mock-config.ts';
-import { newTaskToken, tokenHash } from './task-tokens.ts';
-import { AbortedError, abortWatchers, sleepUntil } from './timers.ts';
+import {
+  newTaskToken,
+  type TaskTokenRegistry,
+  type TokenOutcome,
+  type TokenWaiter,
+  tokenHash,
+} from './task-tokens.ts';
+import { AbortedError, type AbortWatcher, abortWatchers, sleepUntil } from './timers.ts';
 
 /** How a Task's Resource is called and which history events describe it. */
 export interface ResourceKind {
@@ -558,57 +564,77 @@ function withDeadline<T>(
   });
 }
 
-/** A task waiting for its token: the outcome, and how to stop waiting when the dispatch failed. */
-interface TokenWait {
+/**
+ * A task waiting for SendTaskSuccess/Failure on the token with this hash; heartbeats re-arm the
+ * heartbeat timer. A class, not closures: one object per callback task.
+ */
+class TokenWait implements TokenWaiter, AbortWatcher {
   readonly outcome: Promise<unknown>;
-  /** Stops waiting (the token is closed, the outcome rejects with an abort). */
-  stop(): void;
+  private resolve: (value: unknown) => void = noop;
+  private reject: (error: unknown) => void = noop;
+  private timer: NodeJS.Timeout | undefined;
+  private waiting = true;
+  private readonly watchers: Set<AbortWatcher>;
+
+  constructor(
+    private readonly tokens: TaskTokenRegistry,
+    private readonly hash: string,
+    private readonly heartbeatMs: number | undefined,
+    signal: AbortSignal,
+  ) {
+    this.outcome = new Promise((resolve, reject) => {
+      this.resolve = resolve;
+      this.reject = reject;
+    });
+    this.watchers = abortWatchers(signal);
+    this.watchers.add(this);
+    tokens.register(hash, this);
+    this.heartbeat();
+  }
+
+  complete(result: TokenOutcome): void {
+    if (!this.finish()) return;
+    if (result.kind === 'success') this.resolve(result.output);
+    else this.reject(new MockedThrow(result.error, result.cause));
+  }
+
+  heartbeat(): void {
+    if (this.heartbeatMs === undefined || !this.waiting) return;
+    clearTimeout(this.timer);
+    this.timer = setTimeout(() => {
+      if (this.finish()) this.reject(new StatesError('States.HeartbeatTimeout', undefined));
+    }, this.heartbeatMs);
+  }
+
+  aborted(reason: unknown): void {
+    if (this.finish()) this.reject(reason instanceof StatesError ? reason : new AbortedError(reason));
+  }
+
+  /** Stops waiting (the dispatch failed): the token is closed, the outcome rejects with an abort. */
+  stop(): void {
+    this.aborted(CALL_ENDED);
+  }
+
+  private finish(): boolean {
+    if (!this.waiting) return false;
+    this.waiting = false;
+    clearTimeout(this.timer);
+    this.tokens.close(this.hash);
+    this.watchers.delete(this);
+    return true;
+  }
 }
 
-/** Waits for SendTaskSuccess/Failure on the token with this hash; heartbeats re-arm the heartbeat timer. */
+function noop(): void {}
+
+/** Waits for SendTaskSuccess/Failure on the token with this hash (see {@link TokenWait}). */
 function waitForToken(
   run: StateRun,
   hash: string,
   heartbeatMs: number | undefined,
   signal: AbortSignal,
 ): TokenWait {
-  const { tokens } = run.frame.rt;
-  const watchers = abortWatchers(signal);
-  let stop = () => {};
-  const outcome = new Promise<unknown>((resolve, reject) => {
-    let timer: NodeJS.Timeout | undefined;
-    let waiting = true;
-    const finish = (): boolean => {
-      if (!waiting) return false;
-      waiting = false;
-      clearTimeout(timer);
-      tokens.close(hash);
-      watchers.delete(onAbort);
-      return true;
-    };
-    const arm = () => {
-      if (heartbeatMs === undefined) return;
-      clearTimeout(timer);
-      timer = setTimeout(() => {
-        if (finish()) reject(new StatesError('States.HeartbeatTimeout', undefined));
-      }, heartbeatMs);
-    };
-    const onAbort = (reason: unknown) => {
-      if (finish()) reject(reason instanceof StatesError ? reason : new AbortedError(reason));
-    };
-    stop = () => onAbort(CALL_ENDED);
-    watchers.add(onAbort);
-    tokens.register(hash, {
-      complete: (result) => {
-        if (!finish()) return;
-        if (result.kind === 'success') resolve(result.output);
-        else reject(new MockedThrow(result.error, result.cause));
-      },
-      heartbeat: arm,
-    });
-    arm();
-  });
-  return { outcome, stop };
+  return new TokenWait(run.frame.rt.tokens, hash, heartbeatMs, signal);
 }
 
 /**

@@ -37,28 +37,33 @@ export function untilAborted(signal: AbortSignal): Promise<never> {
   });
 }
 
+/** Told when a signal aborts (see {@link abortWatchers}). */
+export interface AbortWatcher {
+  aborted(reason: unknown): void;
+}
+
 /**
- * What to call when each signal (an execution's or a branch's) aborts: one 'abort' listener per
- * signal, not one per waiting call, since adding and removing AbortSignal listeners is costly in
- * Node. Callers add their callback and delete it once they stop waiting; every callback still in
- * the set gets the signal's reason once, when it aborts.
+ * Who waits on each signal (an execution's or a branch's): one 'abort' listener per signal, not
+ * one per waiting call, since adding and removing AbortSignal listeners is costly in Node.
+ * Callers add their watcher and delete it once they stop waiting; every watcher still in the set
+ * is told the signal's reason once, when it aborts.
  */
-export function abortWatchers(signal: AbortSignal): Set<(reason: unknown) => void> {
+export function abortWatchers(signal: AbortSignal): Set<AbortWatcher> {
   let watchers = watchersBySignal.get(signal);
   if (!watchers) {
-    const callbacks = new Set<(reason: unknown) => void>();
+    const waiting = new Set<AbortWatcher>();
     signal.addEventListener(
       'abort',
       () => {
-        for (const callback of callbacks) callback(signal.reason);
-        callbacks.clear();
+        for (const watcher of waiting) watcher.aborted(signal.reason);
+        waiting.clear();
       },
       { once: true },
     );
-    watchersBySignal.set(signal, callbacks);
-    watchers = callbacks;
+    watchersBySignal.set(signal, waiting);
+    watchers = waiting;
   }
   return watchers;
 }
 
-const watchersBySignal = new WeakMap<AbortSignal, Set<(reason: unknown) => void>>();
+const watchersBySignal = new WeakMap<AbortSignal, Set<AbortWatcher>>();
