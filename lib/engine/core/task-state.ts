@@ -19,6 +19,7 @@ import {
   scaled,
   withRetryAndCatch,
 } from './interpreter.ts';
+import type { Scope } from './journal.ts';
 import { forgetPayloadText, payloadText } from './json-text.ts';
 import { MockedThrow } from './mock-config.ts';
 import {
@@ -574,9 +575,12 @@ class TokenWait implements TokenWaiter, AbortWatcher {
   private reject: (error: unknown) => void = noop;
   private timer: NodeJS.Timeout | undefined;
   private waiting = true;
+  /** Where the outcome's event goes, once an outcome arrived. */
+  private outcomeAt: { readonly seq: number; readonly fromId: number } | undefined;
   private readonly watchers: Set<AbortWatcher>;
 
   constructor(
+    private readonly scope: Scope,
     private readonly tokens: TaskTokenRegistry,
     private readonly hash: string,
     private readonly heartbeatMs: number | undefined,
@@ -594,6 +598,8 @@ class TokenWait implements TokenWaiter, AbortWatcher {
 
   complete(result: TokenOutcome): void {
     if (!this.finish()) return;
+    // the task records the outcome as the next event of its scope
+    this.outcomeAt = { seq: this.scope.nextSeq, fromId: this.scope.journal.length + 1 };
     if (result.kind === 'success') this.resolve(result.output);
     else this.reject(new MockedThrow(result.error, result.cause));
   }
@@ -604,6 +610,11 @@ class TokenWait implements TokenWaiter, AbortWatcher {
     this.timer = setTimeout(() => {
       if (this.finish()) this.reject(new StatesError('States.HeartbeatTimeout', undefined));
     }, this.heartbeatMs);
+  }
+
+  outcomeHandedToLog(): boolean {
+    const at = this.outcomeAt;
+    return at !== undefined && this.scope.journal.handedToLog(this.scope.id, at.seq, at.fromId) === true;
   }
 
   aborted(reason: unknown): void {
@@ -634,7 +645,7 @@ function waitForToken(
   heartbeatMs: number | undefined,
   signal: AbortSignal,
 ): TokenWait {
-  return new TokenWait(run.frame.rt.tokens, hash, heartbeatMs, signal);
+  return new TokenWait(run.frame.scope, run.frame.rt.tokens, hash, heartbeatMs, signal);
 }
 
 /**

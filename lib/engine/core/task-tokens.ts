@@ -43,6 +43,11 @@ export type TokenOutcome =
 export interface TokenWaiter {
   complete(outcome: TokenOutcome): void;
   heartbeat(): void;
+  /**
+   * After {@link complete}: whether the event recording the outcome is in the history and handed
+   * to the log (false when not, or not known).
+   */
+  outcomeHandedToLog?(): boolean;
 }
 
 /** Waiting tasks by token hash; closed tokens are remembered so that late calls get TaskTimedOut. */
