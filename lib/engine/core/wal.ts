@@ -234,8 +234,17 @@ export class WriteAheadLog {
   private syncInBackground(): void {
     this.unsyncedSince = -1;
     if (this.syncing || this.written === 0) return; // a strict sync of this generation is under way
-    // remembered in `failure`: the next write throws it, nothing is promised any more
-    this.syncSealed(this.seal()).catch(() => undefined);
+    // remembered in `failure`: the next write throws it, nothing is promised any more (sealing
+    // opens the next generation, which fails when the directory is gone: runs from a timer,
+    // where a throw would end the process)
+    let sealed: SealedGeneration;
+    try {
+      sealed = this.seal();
+    } catch (error) {
+      this.failure ??= error as Error;
+      return;
+    }
+    this.syncSealed(sealed).catch(() => undefined);
   }
 
   /** fdatasync of a sealed generation (once); the log counts as synced up to the oldest one that is not. */
