@@ -26,7 +26,7 @@ import { type ActivityRecord, type MachineRecord, MachineRegistry, newRevisionId
 import type { ExecutionRuntime, QueryLanguage, StatesBlock } from './core/runtime.ts';
 import { type EngineStore, FileStore, MemoryStore } from './core/store.ts';
 import { taskState } from './core/task-state.ts';
-import { assertTokenShape, TaskTokenRegistry } from './core/task-tokens.ts';
+import { assertTokenShape, TaskTokenRegistry, type TokenWaiter } from './core/task-tokens.ts';
 import { AbortedError } from './core/timers.ts';
 import { type ResourceInvoker, SfnServiceError, StatesError, type StepFunctionsEngine } from './types.ts';
 import { validateDefinition } from './validate/index.ts';
@@ -640,19 +640,21 @@ export class Engine implements StepFunctionsEngine {
         'Invalid Output: the output exceeds the maximum size of 256 KiB',
       );
     }
-    this.tokens.waiterFor(input.taskToken).complete({ kind: 'success', output });
-    await this.outcomeRecorded();
+    const waiter = this.tokens.waiterFor(input.taskToken);
+    waiter.complete({ kind: 'success', output });
+    await this.outcomeRecorded(waiter);
     return {};
   }
 
   async sendTaskFailure(input: sfn.SendTaskFailureInput): Promise<sfn.SendTaskFailureOutput> {
     assertTokenShape(input.taskToken);
-    this.tokens.waiterFor(input.taskToken).complete({
+    const waiter = this.tokens.waiterFor(input.taskToken);
+    waiter.complete({
       kind: 'failure',
       ...(input.error === undefined ? {} : { error: input.error }),
       ...(input.cause === undefined ? {} : { cause: input.cause }),
     });
-    await this.outcomeRecorded();
+    await this.outcomeRecorded(waiter);
     return {};
   }
 
@@ -1075,8 +1077,13 @@ export class Engine implements StepFunctionsEngine {
    * After SendTaskSuccess/Failure handed an outcome to its task: the task records it within the
    * same turn (promise callbacks only); the answer waits for that event to be persisted.
    */
-  private async outcomeRecorded(): Promise<void> {
+  private async outcomeRecorded(waiter: TokenWaiter): Promise<void> {
     await new Promise<void>((resolve) => setImmediate(resolve));
+    // usually the write before the next task call has taken the outcome along already
+    if (waiter.outcomeHandedToLog?.() && !this.store.unwritten) {
+      if (this.strict) await this.store.durable();
+      return;
+    }
     await this.persist();
   }
 

@@ -13,6 +13,7 @@ import {
   LambdaHandlerRegistry,
   parseResource,
 } from '../../lib/engine/resources/index.ts';
+import { sdkMetadata } from '../../lib/engine/resources/sdk-metadata.ts';
 import { type LambdaLikeContext, StatesError, type TaskInvocation } from '../../lib/engine/types.ts';
 import { CONFORMANCE_CASES } from '../conformance-dir.ts';
 
@@ -82,6 +83,26 @@ describe('Lambda integrations', () => {
       Payload: { got: { a: 1 }, fn: 'echo' },
     });
     expect(result.SdkResponseMetadata.RequestId).toBe(seen.at(-1)?.context.awsRequestId);
+  });
+
+  it('reports the response headers as the SDK metadata of any service, spelled and ordered alike', async () => {
+    const result = (await invoke(
+      task('arn:aws:states:::lambda:invoke', { FunctionName: 'echo', Payload: { text: 'é' } }),
+    )) as {
+      Payload: unknown;
+      SdkHttpMetadata: { HttpHeaders: Record<string, string>; HttpStatusCode: number };
+      SdkResponseMetadata: { RequestId: string };
+    };
+    const { HttpHeaders } = result.SdkHttpMetadata;
+    // as Node hands received headers over: lower-cased
+    const received = Object.fromEntries(
+      Object.entries(HttpHeaders).map(([name, value]) => [name.toLowerCase(), value]),
+    );
+    const generic = sdkMetadata(received, 200, result.SdkResponseMetadata.RequestId);
+    expect(JSON.stringify(result.SdkHttpMetadata)).toBe(JSON.stringify(generic.SdkHttpMetadata));
+    expect(Number(HttpHeaders['Content-Length'])).toBe(Buffer.byteLength(JSON.stringify(result.Payload)));
+    expect(Math.abs(Date.parse(String(HttpHeaders.Date)) - Date.now())).toBeLessThan(2000);
+    expect(HttpHeaders['X-Amzn-Trace-Id']).toMatch(/^Root=1-[0-9a-f]{8}-[0-9a-f]{24};Sampled=0$/);
   });
 
   it('calls the handler with a Lambda-like context and a copy of the event', async () => {

@@ -17,6 +17,11 @@ export class Scope {
     public lastEventId: number,
   ) {}
 
+  /** The sequence number the next event of this scope gets. */
+  get nextSeq(): number {
+    return this.seq;
+  }
+
   /** Emits (or, on replay, finds again) the next event of this scope. */
   emit(type: string, details?: Record<string, unknown>, internal?: Record<string, unknown>): StoredEvent {
     const event = this.journal.record(this.id, this.seq++, this.lastEventId, type, details, internal);
@@ -206,6 +211,19 @@ export class Journal {
     if (this.pending.length === 0) this.onDirty(this);
     this.pending.push(event);
     return event;
+  }
+
+  /**
+   * Whether the event at `<scope>.<seq>`, recorded as event `fromId` or later, has been handed to
+   * the log (undefined while it is not recorded).
+   */
+  handedToLog(scope: string, seq: number, fromId: number): boolean | undefined {
+    const key = `${scope}.${seq}`;
+    for (let i = fromId - 1; i < this.events.length; i++) {
+      const event = this.events[i] as StoredEvent;
+      if (event.key === key) return (this.pending[0]?.id ?? Number.POSITIVE_INFINITY) > event.id;
+    }
+    return undefined;
   }
 
   /** The clock of this history's events (epoch ms). */

@@ -50,6 +50,8 @@ export interface EngineStore {
   listLogs(): Array<{ machineName: string; executionName: string }>;
   /** Writes every staged event of every history with one `write(2)`: after it, kill -9 loses none of them. */
   write(): void;
+  /** Whether staged events wait for the next {@link EngineStore.write}. */
+  readonly unwritten: boolean;
   /** Resolves once everything written so far is on stable storage (survives a power loss). */
   durable(): Promise<void>;
   /**
@@ -131,6 +133,11 @@ export class MemoryStore implements EngineStore {
   }
 
   write(): void {}
+
+  /** Memory keeps what is staged: nothing waits for a write. */
+  get unwritten(): boolean {
+    return false;
+  }
 
   durable(): Promise<void> {
     return Promise.resolve();
@@ -244,6 +251,10 @@ export class FileStore implements EngineStore {
           this.checkpointing = undefined;
         });
     }
+  }
+
+  get unwritten(): boolean {
+    return this.wal.pending;
   }
 
   durable(): Promise<void> {

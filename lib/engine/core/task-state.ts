@@ -19,10 +19,17 @@ import {
   scaled,
   withRetryAndCatch,
 } from './interpreter.ts';
+import type { Scope } from './journal.ts';
 import { forgetPayloadText, payloadText } from './json-text.ts';
 import { MockedThrow } from './mock-config.ts';
-import { newTaskToken, tokenHash } from './task-tokens.ts';
-import { AbortedError, sleepUntil } from './timers.ts';
+import {
+  newTaskToken,
+  type TaskTokenRegistry,
+  type TokenOutcome,
+  type TokenWaiter,
+  tokenHash,
+} from './task-tokens.ts';
+import { AbortedError, type AbortWatcher, abortWatchers, sleepUntil } from './timers.ts';
 
 /** How a Task's Resource is called and which history events describe it. */
 export interface ResourceKind {
@@ -339,6 +346,11 @@ function call(
     if (kind.pattern !== 'request') scope.emit('TaskSubmitted', submittedDetails(kind, {}));
     return Promise.resolve(rt.mocks.invoke(name));
   }
+  if (kind.pattern === 'token' && token && timeoutAt === undefined) {
+    // nothing but a stop or a failing sibling (the frame's signal) or a failed dispatch can end
+    // this call early: no controller of its own
+    return callbackTask(run, kind, parameters, token, scheduled, heartbeatMs, timeoutSeconds, frame.signal);
+  }
   const isChild = kind.resourceType === 'states' && kind.resourceName.startsWith('startExecution');
   if (isChild || kind.pattern === 'token' || kind.family === 'Activity' || timeoutAt !== undefined) {
     return guardedCall(run, kind, parameters, token, scheduled, timeoutAt, heartbeatMs, timeoutSeconds);
@@ -416,34 +428,17 @@ async function guardedCall(
       throw new StatesError('States.TaskFailed', JSON.stringify(described));
     }
     if (kind.pattern === 'token' && token) {
-      const hash = tokenHash(token);
-      const waiting = waitForToken(
+      return await callbackTask(
         run,
-        String(scheduled.internal?.tokenHash ?? hash),
+        kind,
+        parameters,
+        token,
+        scheduled,
         heartbeatMs,
+        timeoutSeconds,
         controller.signal,
+        guarded,
       );
-      // Awaited below; when the dispatch fails first (or outlives the task's deadline, or the engine
-      // shuts down), nobody will.
-      waiting.catch(() => undefined);
-      if (recordedSubmit?.type === 'TaskSubmitted') scope.emit('TaskSubmitted');
-      else {
-        await rt.journal.persist();
-        const dispatched = await guarded(
-          rt.invokeResource({
-            resource,
-            parameters,
-            stateName: name,
-            executionArn: rt.executionArn,
-            stateMachineArn: rt.stateMachineArn,
-            taskToken: token,
-            ...(timeoutSeconds === undefined ? {} : { timeoutSeconds }),
-            signal: controller.signal,
-          }),
-        );
-        scope.emit('TaskSubmitted', submittedDetails(kind, dispatched));
-      }
-      return await guarded(waiting);
     }
     await rt.journal.persist();
     return await guarded(
@@ -461,6 +456,70 @@ async function guardedCall(
     frame.signal.removeEventListener('abort', onAbort);
     controller.abort(CALL_ENDED);
   }
+}
+
+/**
+ * A `.waitForTaskToken` task: hands its token out with the dispatch (once the events naming the
+ * token's hash are written) and waits for SendTaskSuccess/Failure. `signal` ends both; `guarded`
+ * races each against the task's deadline, when it has one.
+ */
+async function callbackTask(
+  run: StateRun,
+  kind: ResourceKind,
+  parameters: unknown,
+  token: string,
+  scheduled: StoredEvent,
+  heartbeatMs: number | undefined,
+  timeoutSeconds: number | undefined,
+  signal: AbortSignal,
+  guarded: <T>(work: Promise<T>) => Promise<T> = unguarded,
+): Promise<unknown> {
+  const { frame, name } = run;
+  const { rt, scope } = frame;
+  const recordedSubmit = scope.peek();
+  const waiting = waitForToken(run, String(scheduled.internal?.tokenHash), heartbeatMs, signal);
+  // Awaited below; when the dispatch fails first (or outlives the task's deadline, or the engine
+  // shuts down), nobody will.
+  waiting.outcome.catch(() => undefined);
+  if (recordedSubmit?.type === 'TaskSubmitted') scope.emit('TaskSubmitted');
+  else {
+    try {
+      await rt.journal.persist();
+      const resource = String(run.state.Resource);
+      // one literal per shape: cheaper than spreading an optional member on every call
+      const invocation =
+        timeoutSeconds === undefined
+          ? {
+              resource,
+              parameters,
+              stateName: name,
+              executionArn: rt.executionArn,
+              stateMachineArn: rt.stateMachineArn,
+              taskToken: token,
+              signal,
+            }
+          : {
+              resource,
+              parameters,
+              stateName: name,
+              executionArn: rt.executionArn,
+              stateMachineArn: rt.stateMachineArn,
+              taskToken: token,
+              timeoutSeconds,
+              signal,
+            };
+      const dispatched = await guarded(rt.invokeResource(invocation));
+      scope.emit('TaskSubmitted', submittedDetails(kind, dispatched));
+    } catch (error) {
+      waiting.stop();
+      throw error;
+    }
+  }
+  return await guarded(waiting.outcome);
+}
+
+function unguarded<T>(work: Promise<T>): Promise<T> {
+  return work;
 }
 
 /** Details of TaskSubmitted: the service's answer to a `.sync` or `.waitForTaskToken` request. */
@@ -506,46 +565,87 @@ function withDeadline<T>(
   });
 }
 
-/** Waits for SendTaskSuccess/Failure on the token with this hash; heartbeats re-arm the heartbeat timer. */
+/**
+ * A task waiting for SendTaskSuccess/Failure on the token with this hash; heartbeats re-arm the
+ * heartbeat timer. A class, not closures: one object per callback task.
+ */
+class TokenWait implements TokenWaiter, AbortWatcher {
+  readonly outcome: Promise<unknown>;
+  private resolve: (value: unknown) => void = noop;
+  private reject: (error: unknown) => void = noop;
+  private timer: NodeJS.Timeout | undefined;
+  private waiting = true;
+  /** Where the outcome's event goes, once an outcome arrived. */
+  private outcomeAt: { readonly seq: number; readonly fromId: number } | undefined;
+  private readonly watchers: Set<AbortWatcher>;
+
+  constructor(
+    private readonly scope: Scope,
+    private readonly tokens: TaskTokenRegistry,
+    private readonly hash: string,
+    private readonly heartbeatMs: number | undefined,
+    signal: AbortSignal,
+  ) {
+    this.outcome = new Promise((resolve, reject) => {
+      this.resolve = resolve;
+      this.reject = reject;
+    });
+    this.watchers = abortWatchers(signal);
+    this.watchers.add(this);
+    tokens.register(hash, this);
+    this.heartbeat();
+  }
+
+  complete(result: TokenOutcome): void {
+    if (!this.finish()) return;
+    // the task records the outcome as the next event of its scope
+    this.outcomeAt = { seq: this.scope.nextSeq, fromId: this.scope.journal.length + 1 };
+    if (result.kind === 'success') this.resolve(result.output);
+    else this.reject(new MockedThrow(result.error, result.cause));
+  }
+
+  heartbeat(): void {
+    if (this.heartbeatMs === undefined || !this.waiting) return;
+    clearTimeout(this.timer);
+    this.timer = setTimeout(() => {
+      if (this.finish()) this.reject(new StatesError('States.HeartbeatTimeout', undefined));
+    }, this.heartbeatMs);
+  }
+
+  outcomeHandedToLog(): boolean {
+    const at = this.outcomeAt;
+    return at !== undefined && this.scope.journal.handedToLog(this.scope.id, at.seq, at.fromId) === true;
+  }
+
+  aborted(reason: unknown): void {
+    if (this.finish()) this.reject(reason instanceof StatesError ? reason : new AbortedError(reason));
+  }
+
+  /** Stops waiting (the dispatch failed): the token is closed, the outcome rejects with an abort. */
+  stop(): void {
+    this.aborted(CALL_ENDED);
+  }
+
+  private finish(): boolean {
+    if (!this.waiting) return false;
+    this.waiting = false;
+    clearTimeout(this.timer);
+    this.tokens.close(this.hash);
+    this.watchers.delete(this);
+    return true;
+  }
+}
+
+function noop(): void {}
+
+/** Waits for SendTaskSuccess/Failure on the token with this hash (see {@link TokenWait}). */
 function waitForToken(
   run: StateRun,
   hash: string,
   heartbeatMs: number | undefined,
   signal: AbortSignal,
-): Promise<unknown> {
-  const { tokens } = run.frame.rt;
-  return new Promise((resolve, reject) => {
-    let timer: NodeJS.Timeout | undefined;
-    const finish = (settle: () => void) => {
-      clearTimeout(timer);
-      tokens.close(hash);
-      signal.removeEventListener('abort', onAbort);
-      settle();
-    };
-    const arm = () => {
-      if (heartbeatMs === undefined) return;
-      clearTimeout(timer);
-      timer = setTimeout(
-        () => finish(() => reject(new StatesError('States.HeartbeatTimeout', undefined))),
-        heartbeatMs,
-      );
-    };
-    const onAbort = () =>
-      finish(() =>
-        reject(signal.reason instanceof StatesError ? signal.reason : new AbortedError(signal.reason)),
-      );
-    signal.addEventListener('abort', onAbort, { once: true });
-    tokens.register(hash, {
-      complete: (outcome) =>
-        finish(() =>
-          outcome.kind === 'success'
-            ? resolve(outcome.output)
-            : reject(new MockedThrow(outcome.error, outcome.cause)),
-        ),
-      heartbeat: arm,
-    });
-    arm();
-  });
+): TokenWait {
+  return new TokenWait(run.frame.scope, run.frame.rt.tokens, hash, heartbeatMs, signal);
 }
 
 /**
@@ -563,7 +663,7 @@ function activityTask(
   const recordedStart = scope.peek();
   if (recordedStart?.type === 'ActivityStarted') {
     scope.emit('ActivityStarted');
-    return waitForToken(run, String(recordedStart.internal?.tokenHash), heartbeatMs, signal);
+    return waitForToken(run, String(recordedStart.internal?.tokenHash), heartbeatMs, signal).outcome;
   }
   return new Promise((resolve, reject) => {
     let withdraw = () => {};
@@ -584,7 +684,7 @@ function activityTask(
         // the token is only good once a restarted engine can find its hash (with strict durability
         // GetActivityTask also waits for the sync before it answers)
         rt.journal.persist()?.catch(() => undefined);
-        waitForToken(run, hash, heartbeatMs, signal).then(resolve, reject);
+        waitForToken(run, hash, heartbeatMs, signal).outcome.then(resolve, reject);
         return token;
       },
     });
@@ -593,5 +693,5 @@ function activityTask(
 
 /** Task tokens never reach the history: replaced where the definition placed them. */
 function redact(text: string, token: string | undefined): string {
-  return token ? text.split(token).join('<task token>') : text;
+  return token && text.includes(token) ? text.replaceAll(token, '<task token>') : text;
 }

@@ -3,7 +3,7 @@
  * SHA-256 hash in the history so that a waiting token keeps working after a restart while the
  * token itself never lands on disk.
  */
-import { createHash } from 'node:crypto';
+import * as crypto from 'node:crypto';
 import { SfnServiceError } from '../types.ts';
 import { randomBase64url } from './random.ts';
 
@@ -14,8 +14,15 @@ export function newTaskToken(): string {
 
 /** What the history stores instead of the token. */
 export function tokenHash(token: string): string {
-  return createHash('sha256').update(token).digest('base64url');
+  return sha256(token);
 }
+
+/** Node ≥ 20.12's one-shot `crypto.hash` skips the Hash object that createHash builds; older Nodes (a
+ * named import would fail to link there) lack it. */
+const sha256: (text: string) => string =
+  typeof crypto.hash === 'function'
+    ? (text) => crypto.hash('sha256', text, 'base64url')
+    : (text) => crypto.createHash('sha256').update(text).digest('base64url');
 
 /** AWS's InvalidToken for anything that cannot be one of our tokens. */
 export function assertTokenShape(token: unknown): asserts token is string {
@@ -36,6 +43,11 @@ export type TokenOutcome =
 export interface TokenWaiter {
   complete(outcome: TokenOutcome): void;
   heartbeat(): void;
+  /**
+   * After {@link complete}: whether the event recording the outcome is in the history and handed
+   * to the log (false when not, or not known).
+   */
+  outcomeHandedToLog?(): boolean;
 }
 
 /** Waiting tasks by token hash; closed tokens are remembered so that late calls get TaskTimedOut. */

@@ -36,3 +36,34 @@ export function untilAborted(signal: AbortSignal): Promise<never> {
     else signal.addEventListener('abort', () => reject(new AbortedError(signal.reason)), { once: true });
   });
 }
+
+/** Told when a signal aborts (see {@link abortWatchers}). */
+export interface AbortWatcher {
+  aborted(reason: unknown): void;
+}
+
+/**
+ * Who waits on each signal (an execution's or a branch's): one 'abort' listener per signal, not
+ * one per waiting call, since adding and removing AbortSignal listeners is costly in Node.
+ * Callers add their watcher and delete it once they stop waiting; every watcher still in the set
+ * is told the signal's reason once, when it aborts.
+ */
+export function abortWatchers(signal: AbortSignal): Set<AbortWatcher> {
+  let watchers = watchersBySignal.get(signal);
+  if (!watchers) {
+    const waiting = new Set<AbortWatcher>();
+    signal.addEventListener(
+      'abort',
+      () => {
+        for (const watcher of waiting) watcher.aborted(signal.reason);
+        waiting.clear();
+      },
+      { once: true },
+    );
+    watchersBySignal.set(signal, waiting);
+    watchers = waiting;
+  }
+  return watchers;
+}
+
+const watchersBySignal = new WeakMap<AbortSignal, Set<AbortWatcher>>();

@@ -13,9 +13,14 @@ export function getOwn(object: JsonObject, key: string): { found: true; value: u
   return Object.hasOwn(object, key) ? { found: true, value: object[key] } : { found: false };
 }
 
-/** Defines a property without triggering the `__proto__` setter. */
+/**
+ * Defines a property without triggering the `__proto__` setter (the only accessor an object
+ * inherits; every other key assigns as defineProperty would, and far faster).
+ */
 export function setOwn(object: JsonObject, key: string, value: unknown): void {
-  Object.defineProperty(object, key, { value, enumerable: true, writable: true, configurable: true });
+  if (key === '__proto__') {
+    Object.defineProperty(object, key, { value, enumerable: true, writable: true, configurable: true });
+  } else object[key] = value;
 }
 
 /** JSON text as AWS prints it inside error messages: compact. */

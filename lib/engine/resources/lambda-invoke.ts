@@ -1,10 +1,11 @@
 import { randomUUID } from 'node:crypto';
 import { payloadText, rememberPayloadText } from '../core/json-text.ts';
 import { randomHex } from '../core/random.ts';
+import { abortWatchers } from '../core/timers.ts';
 import { type LambdaLikeContext, StatesError, type TaskInvocation } from '../types.ts';
 import { errorPayload, functionErrorToStatesError, lambdaServiceError } from './lambda-errors.ts';
 import { type LambdaHandlerRegistry, parseFunctionName, type ResolvedFunction } from './lambda-registry.ts';
-import { sdkMetadata } from './sdk-metadata.ts';
+import type { SdkMetadata } from './sdk-metadata.ts';
 
 /** Lambda's longest function timeout, used as the remaining time when the task sets none. */
 const MAX_LAMBDA_SECONDS = 900;
@@ -118,45 +119,22 @@ function serializedResult(result: unknown, requestId: string): unknown {
 }
 
 /**
- * Calls waiting on each signal: one 'abort' listener per signal (an execution or a branch), not
- * one per call, since adding and removing AbortSignal listeners is costly in Node.
- */
-const waitingBySignal = new WeakMap<AbortSignal, Set<(reason: unknown) => void>>();
-
-function waitingOn(signal: AbortSignal): Set<(reason: unknown) => void> {
-  let waiting = waitingBySignal.get(signal);
-  if (!waiting) {
-    const calls = new Set<(reason: unknown) => void>();
-    signal.addEventListener(
-      'abort',
-      () => {
-        for (const reject of calls) reject(signal.reason);
-        calls.clear();
-      },
-      { once: true },
-    );
-    waitingBySignal.set(signal, calls);
-    waiting = calls;
-  }
-  return waiting;
-}
-
-/**
  * What the handler's promise ends with, as Lambda reports it (its serialized result, or the
  * function error), or the signal's reason once the signal aborts first; settled in one hop.
  */
 function handlerOutcome(work: Promise<unknown>, signal: AbortSignal, requestId: string): Promise<unknown> {
   if (signal.aborted) return Promise.reject(signal.reason);
-  const waiting = waitingOn(signal);
+  const waiting = abortWatchers(signal);
   return new Promise<unknown>((resolve, reject) => {
-    waiting.add(reject);
+    const watcher = { aborted: reject };
+    waiting.add(watcher);
     const failed = (error: unknown) => {
-      waiting.delete(reject);
+      waiting.delete(watcher);
       reject(handlerFailure(error, signal));
     };
     try {
       work.then((value) => {
-        waiting.delete(reject);
+        waiting.delete(watcher);
         try {
           resolve(serializedResult(value, requestId));
         } catch (error) {
@@ -206,7 +184,7 @@ export async function invokeLambdaIntegration(
   }
   const qualified =
     typeof parameters.Qualifier === 'string' ? `${functionName}:${parameters.Qualifier}` : functionName;
-  const fn = await findFunction(registry, qualified, requestId);
+  const fn = registry.resolveRegistered(qualified) ?? (await findFunction(registry, qualified, requestId));
   const event = parameters.Payload;
   if (parameters.InvocationType === 'Event' || parameters.InvocationType === 'DryRun') {
     if (parameters.InvocationType === 'Event') {
@@ -219,15 +197,16 @@ export async function invokeLambdaIntegration(
     return {
       Payload: '',
       StatusCode: status,
-      ...sdkMetadata(lambdaHeaders(requestId, 0), status, requestId),
+      ...lambdaMetadata(requestId, 0, status),
     };
   }
   const payload = await callHandler(fn, event, invocation, requestId);
-  const length = Buffer.byteLength(JSON.stringify(payload));
+  // the text callHandler parsed the payload from, not a second serialization
+  const length = Buffer.byteLength(payloadText(payload));
   return {
     ExecutedVersion: '$LATEST',
     Payload: payload,
-    ...sdkMetadata(lambdaHeaders(requestId, length), 200, requestId),
+    ...lambdaMetadata(requestId, length, 200),
     StatusCode: 200,
   };
 }
@@ -245,15 +224,39 @@ export function invokeLambdaFunction(
   );
 }
 
-function lambdaHeaders(requestId: string, contentLength: number): Record<string, string> {
-  return {
+/**
+ * The SDK metadata (see sdk-metadata.ts) of Lambda's response headers, built directly: the headers are spelled as
+ * AWS spells them already, so nothing needs renaming.
+ */
+function lambdaMetadata(requestId: string, contentLength: number, statusCode: number): SdkMetadata {
+  const now = Date.now();
+  const HttpHeaders: Record<string, string> = {
     'Content-Type': 'application/json',
     'Content-Length': String(contentLength),
     Connection: 'keep-alive',
-    Date: new Date().toUTCString(),
+    Date: httpDate(now),
     'X-Amz-Executed-Version': '$LATEST',
     'x-amzn-Remapped-Content-Length': '0',
     'x-amzn-RequestId': requestId,
-    'X-Amzn-Trace-Id': `Root=1-${Math.floor(Date.now() / 1000).toString(16)}-${randomHex(12)};Sampled=0`,
+    'X-Amzn-Trace-Id': `Root=1-${Math.floor(now / 1000).toString(16)}-${randomHex(12)};Sampled=0`,
   };
+  const AllHttpHeaders: Record<string, string[]> = {};
+  for (const name in HttpHeaders) AllHttpHeaders[name] = [HttpHeaders[name] as string];
+  return {
+    SdkHttpMetadata: { AllHttpHeaders, HttpHeaders, HttpStatusCode: statusCode },
+    SdkResponseMetadata: { RequestId: requestId },
+  };
+}
+
+let dateSecond = Number.NaN;
+let dateText = '';
+
+/** The HTTP Date header (whole seconds), formatted once per second. */
+function httpDate(ms: number): string {
+  const second = Math.floor(ms / 1000);
+  if (second !== dateSecond) {
+    dateSecond = second;
+    dateText = new Date(ms).toUTCString();
+  }
+  return dateText;
 }

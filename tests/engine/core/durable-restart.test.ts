@@ -205,4 +205,49 @@ describe('answers wait for what they report', () => {
     expect(described.status).toBe('SUCCEEDED');
     expect(storedTypes(dir).at(-1)).toBe('ExecutionSucceeded');
   });
+
+  it('SendTaskSuccess writes the outcome itself unless the next task call already took it to the log', async () => {
+    const dir = storeDir();
+    const tokens: string[] = [];
+    const engine = createEngine({
+      storeDir: dir,
+      timeScale: 1,
+      syncWindowMs: 60_000,
+      invokeResource: async (i: TaskInvocation) => {
+        tokens.push(String(i.taskToken));
+        return {};
+      },
+    });
+    engines.push(engine);
+    const callback = (next: string) => ({
+      Type: 'Task',
+      Resource: 'arn:aws:states:::lambda:invoke.waitForTaskToken',
+      Parameters: { FunctionName: 'f', Payload: { 'token.$': '$$.Task.Token' } },
+      Next: next,
+    });
+    const { stateMachineArn } = await engine.createStateMachine({
+      name: 'Chain',
+      definition: JSON.stringify({
+        StartAt: 'First',
+        States: {
+          // the second task call writes the first task's outcome before SendTaskSuccess answers
+          First: callback('Second'),
+          // nothing but pure transitions follow: only SendTaskSuccess's own write stores the outcome
+          Second: callback('Later'),
+          Later: { Type: 'Wait', Seconds: 3600, End: true },
+        },
+      }),
+      roleArn: ROLE,
+    });
+    const { executionArn } = await engine.startExecution({ stateMachineArn, input: '{}' });
+    const succeeded = () => storedTypes(dir).filter((t) => t === 'TaskSucceeded').length;
+    while (tokens.length < 1) await new Promise((r) => setTimeout(r, 1));
+    await engine.sendTaskSuccess({ taskToken: tokens[0] as string, output: '{}' });
+    expect(succeeded()).toBe(1);
+    while (tokens.length < 2) await new Promise((r) => setTimeout(r, 1));
+    await engine.sendTaskSuccess({ taskToken: tokens[1] as string, output: '{}' });
+    expect(succeeded()).toBe(2);
+    expect(storedTypes(dir).at(-1)).toBe('WaitStateEntered');
+    await engine.stopExecution({ executionArn });
+  });
 });

@@ -121,6 +121,42 @@ describe('task tokens', () => {
     expect(described).toMatchObject({ status: 'FAILED', error: 'Rejected', cause: 'no' });
   });
 
+  it('closes the token of a task whose dispatch failed, with or without a deadline: a late answer gets TaskTimedOut', async () => {
+    for (const deadline of [{}, { TimeoutSeconds: 60 }]) {
+      const tokens: string[] = [];
+      const e = engine({
+        timeScale: 1,
+        invokeResource: async (inv: TaskInvocation) => {
+          tokens.push(String(inv.taskToken));
+          throw new StatesError('Queue.Unavailable', 'the queue is down');
+        },
+      });
+      const gate = {
+        Type: 'Task',
+        Resource: 'arn:aws:states:::sqs:sendMessage.waitForTaskToken',
+        Parameters: { QueueUrl: 'q', MessageBody: { 'token.$': '$$.Task.Token' } },
+        End: true,
+        ...deadline,
+      };
+      const { executionArn, described } = await run(e, { StartAt: 'Gate', States: { Gate: gate } });
+      expect(described).toMatchObject({ status: 'FAILED', error: 'Queue.Unavailable' });
+      const types = await historyTypes(e, executionArn);
+      expect(types).toContain('TaskFailed');
+      expect(types).not.toContain('TaskSubmitted');
+      expect((await rejects(e.sendTaskSuccess({ taskToken: tokens[0] as string, output: '{}' }))).code).toBe(
+        'TaskTimedOut',
+      );
+    }
+  });
+
+  it('closes the token of a task whose execution was stopped', async () => {
+    const { e, tokens } = tokenEngine();
+    const { executionArn, token } = await startWaiting(e, tokens);
+    await e.stopExecution({ executionArn });
+    expect((await e.awaitExecution(executionArn)).status).toBe('ABORTED');
+    expect((await rejects(e.sendTaskSuccess({ taskToken: token, output: '{}' }))).code).toBe('TaskTimedOut');
+  });
+
   it('times out without heartbeats (States.HeartbeatTimeout) and heartbeats keep it alive', async () => {
     const { e, tokens } = tokenEngine({ timeScale: 0.1 });
     const { executionArn, token } = await startWaiting(e, tokens);

@@ -233,6 +233,16 @@ describe('FileStore history format 2 (compact records, payloads by reference)', 
     expect(log.readAll()).toEqual(events);
   });
 
+  it('a group window whose next generation cannot be opened fails the next write, not the process', async () => {
+    const dir = storeDir();
+    const store = new FileStore({ dir, syncWindowMs: 5 });
+    const log = store.openLog('m', 'e');
+    log.append([event(1)]);
+    fs.rmSync(dir, { recursive: true, force: true }); // the window's timer seals: the new generation has no directory
+    await new Promise((resolve) => setTimeout(resolve, 40));
+    expect(() => log.append([event(2)])).toThrow(/ENOENT/);
+  });
+
   it('appends format-2 lines to a history of the older format and reads both', async () => {
     const dir = storeDir();
     fs.mkdirSync(path.join(dir, 'executions', '_m'), { recursive: true });
