@@ -398,8 +398,12 @@ async function guardedCall(
   const resource = String(state.Resource);
   const isChild = kind.resourceType === 'states' && kind.resourceName.startsWith('startExecution');
   const controller = new AbortController();
-  const onAbort = () => controller.abort(frame.signal.reason);
-  frame.signal.addEventListener('abort', onAbort, { once: true });
+  // Through the frame's one shared listener: a fan-out of many guarded calls on one branch
+  // signal would otherwise add a listener each (and Node warns past ten).
+  const relay: AbortWatcher = { aborted: (reason) => controller.abort(reason) };
+  const watchers = abortWatchers(frame.signal);
+  if (frame.signal.aborted) controller.abort(frame.signal.reason);
+  else watchers.add(relay);
   try {
     const guarded = <T>(work: Promise<T>) => withDeadline(work, timeoutAt, rt.now, controller.signal);
     if (kind.family === 'Activity')
@@ -453,7 +457,7 @@ async function guardedCall(
       }),
     );
   } finally {
-    frame.signal.removeEventListener('abort', onAbort);
+    watchers.delete(relay);
     controller.abort(CALL_ENDED);
   }
 }
