@@ -22,6 +22,7 @@ import { performance } from 'node:perf_hooks';
 import { isDeepStrictEqual } from 'node:util';
 import { createEngine, type Engine } from '../lib/engine/engine.ts';
 import { createResourceInvoker } from '../lib/engine/resources/index.ts';
+import { prng } from './dag.ts';
 import { durabilityFloor } from './engine-floor.ts';
 import { PeerRunner } from './engine-peer.ts';
 import { noop, respondLater, WORKLOADS, type Workload } from './engine-workloads.ts';
@@ -35,17 +36,6 @@ const outArg = process.argv.indexOf('--out');
 const labelArg = process.argv.indexOf('--label');
 /** What this run measured, when it is not the working tree's engine. */
 const LABEL = labelArg > 0 ? process.argv[labelArg + 1] : undefined;
-/** A small seeded generator (mulberry32): the engine order of each round, the same every run. */
-function seededRandom(seed: number): () => number {
-  let a = seed >>> 0;
-  return () => {
-    a = (a + 0x6d2b79f5) >>> 0;
-    let t = a;
-    t = Math.imul(t ^ (t >>> 15), t | 1);
-    t ^= t + Math.imul(t ^ (t >>> 7), t | 61);
-    return ((t ^ (t >>> 14)) >>> 0) / 4294967296;
-  };
-}
 
 /** The engines in a random order (Fisher–Yates), so that no engine always follows the same one. */
 function shuffled(engines: readonly EngineName[], random: () => number): EngineName[] {
@@ -258,7 +248,7 @@ async function measure(
 ): Promise<{ times: Record<EngineName, number[]>; cpu: Record<EngineName, number[]> }> {
   const times = emptySamples();
   const cpu = emptySamples();
-  const random = seededRandom(11);
+  const random = prng(11); // the engine order of each round, the same every run
   for (let r = 0; r < WARMUP_ROUNDS + ROUNDS; r++) {
     for (const engine of shuffled(ENGINES, random)) {
       const cpuBefore = process.cpuUsage();

@@ -14,6 +14,7 @@ import * as path from 'node:path';
 import type { HistoryEvent } from '@aws-sdk/client-sfn';
 import { build } from 'esbuild';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { prng } from '../../../bench/dag.ts';
 import { INTERRUPTED } from '../../../lib/engine/core/task-state.ts';
 import { createEngine, type Engine } from '../../../lib/engine/engine.ts';
 import type { TaskInvocation } from '../../../lib/engine/types.ts';
@@ -21,18 +22,6 @@ import { CRASH_WORKLOADS, type CrashWorkload, callKey, workResult } from './cras
 
 const KILLS = Number(process.env.PLANGATE_KILL_POINTS ?? 100);
 const SEED = Number(process.env.PLANGATE_KILL_SEED ?? Math.floor(Math.random() * 2 ** 31));
-
-/** mulberry32: a small seeded generator, so that a failing run can be replayed by its seed. */
-function seeded(seed: number): () => number {
-  let a = seed >>> 0;
-  return () => {
-    a = (a + 0x6d2b79f5) >>> 0;
-    let t = a;
-    t = Math.imul(t ^ (t >>> 15), t | 1);
-    t ^= t + Math.imul(t ^ (t >>> 7), t | 61);
-    return ((t ^ (t >>> 14)) >>> 0) / 4294967296;
-  };
-}
 
 let dir: string;
 let child: string;
@@ -187,7 +176,7 @@ function sortedTypes(events: readonly HistoryEvent[] | readonly string[]): strin
 describe('kill -9 at random moments', () => {
   it(`loses and duplicates nothing across ${KILLS} kills`, { timeout: 240_000 }, async () => {
     process.stdout.write(`kill -9 test: seed ${SEED} (replay with PLANGATE_KILL_SEED=${SEED})\n`);
-    const random = seeded(SEED);
+    const random = prng(SEED); // seeded, so a failing run can be replayed by its seed
     const store = path.join(dir, 'store');
     const work = path.join(dir, 'work');
     fs.mkdirSync(work, { recursive: true });
