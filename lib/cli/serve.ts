@@ -10,7 +10,9 @@ import { join } from 'node:path';
 import { parseArgs } from 'node:util';
 import { z } from 'zod';
 import type { DraftItem } from '../launch/plan-drafts.ts';
+import { LocalHostedUi } from '../local/api-gateway/hosted-ui.ts';
 import type { JwtAuthorizerConfig } from '../local/api-gateway/jwt.ts';
+import { LocalIssuer } from '../local/api-gateway/local-issuer.ts';
 import type { LocalPrincipal } from '../local/api-gateway/sigv4.ts';
 import { LocalPlatform, type PlatformIdentity } from '../local/platform.ts';
 import { type StorePaths, storePaths } from '../local/run/store.ts';
@@ -40,6 +42,10 @@ Options:
   --jwt-issuer URL      issuer of approvers' JWTs (with --jwks and --jwt-audience)
   --jwt-audience ID     accepted audience / client id; repeatable
   --jwks FILE           the issuer's JSON Web Key Set
+  --sign-in-users FILE  a local stand-in for the approvers' Cognito hosted UI (authorization code
+                        + PKCE, as on AWS) with the users of FILE, JSON {"<email>": "<password>"}:
+                        a shared approval link asks its reader to sign in, and answers carry the
+                        ID token it issues (instead of --jwt-issuer; printed: its URL)
   --time-scale X        multiply Wait, retry and gate-timeout durations (default 1)
   --mail-dir DIR        where approval emails are written as .eml files, one per approver
                         with that approver's own link (default <store>/mail)
@@ -68,6 +74,10 @@ const PrincipalsSchema = z
     }),
   )
   .min(1);
+/** `--sign-in-users`: who may sign in locally, email → password. */
+const SignInUsersSchema = z.record(z.email(), z.string().min(8, 'a password of at least 8 characters'));
+/** The approval page's public app client (the ID tokens' audience), as on AWS. */
+export const LOCAL_SIGN_IN_CLIENT_ID = 'plangate-approval-page';
 const JwksSchema = z.object({
   keys: z.array(z.looseObject({ kty: z.string(), kid: z.string().optional() })),
 });
@@ -78,6 +88,7 @@ interface ServeOptions {
   readonly identity: 'aws' | 'header';
   readonly credentialsFile?: string;
   readonly jwt?: { issuer: string; audience: string[]; jwksFile: string };
+  readonly signInUsersFile?: string;
   readonly timeScale: number;
   readonly mailDir: string;
   readonly planner?: { provider?: string; model?: string; baseUrl?: string; maxRounds: number };
@@ -103,8 +114,10 @@ function parseServeOptions(argv: string[]): ServeOptions | string {
     return '--jwt-issuer, --jwks and --jwt-audience go together';
   const maxRounds = Number(values['max-rounds'] ?? 4);
   if (!Number.isInteger(maxRounds) || maxRounds < 1) return '--max-rounds must be a positive integer';
-  if (identity === 'header' && (values.credentials || values['jwt-issuer']))
-    return '--identity header takes no --credentials or JWT options';
+  if (identity === 'header' && (values.credentials || values['jwt-issuer'] || values['sign-in-users']))
+    return '--identity header takes no --credentials, JWT or sign-in options';
+  if (values['sign-in-users'] && values['jwt-issuer'])
+    return '--sign-in-users issues its own JWTs: give it or --jwt-issuer, not both';
   return {
     port,
     paths: storePaths(values.store),
@@ -119,6 +132,7 @@ function parseServeOptions(argv: string[]): ServeOptions | string {
           },
         }
       : {}),
+    ...(values['sign-in-users'] ? { signInUsersFile: values['sign-in-users'] } : {}),
     timeScale,
     mailDir: values['mail-dir'] ?? join(storePaths(values.store).root, 'mail'),
     ...plannerOptions(values),
@@ -148,6 +162,7 @@ function options(args: string[]) {
       identity: { type: 'string' },
       credentials: { type: 'string' },
       'jwt-issuer': { type: 'string' },
+      'sign-in-users': { type: 'string' },
       'jwt-audience': { type: 'string', multiple: true },
       jwks: { type: 'string' },
       'time-scale': { type: 'string' },
@@ -186,23 +201,38 @@ async function loadPrincipals(
 
 async function platformIdentity(
   opts: ServeOptions,
-): Promise<{ identity: PlatformIdentity; notes: string[] }> {
+): Promise<{ identity: PlatformIdentity; notes: string[]; signIn?: LocalHostedUi }> {
   if (opts.identity === 'header')
     return { identity: { mode: 'header' }, notes: ['identity: x-plangate-user header, from loopback only'] };
   const { principals, file } = await loadPrincipals(opts.credentialsFile, opts.paths);
   let jwt: JwtAuthorizerConfig | undefined;
+  let signIn: LocalHostedUi | undefined;
+  let signInUsers = 0;
   if (opts.jwt) {
     const jwks = JwksSchema.parse(JSON.parse(await readFile(opts.jwt.jwksFile, 'utf8')));
     jwt = { issuer: opts.jwt.issuer, audience: opts.jwt.audience, jwks };
+  } else if (opts.signInUsersFile) {
+    const users = SignInUsersSchema.safeParse(JSON.parse(await readFile(opts.signInUsersFile, 'utf8')));
+    if (!users.success) {
+      const issue = users.error.issues[0];
+      throw new Error(`${opts.signInUsersFile}: ${issue?.path.join('.') || 'users'}: ${issue?.message}`);
+    }
+    signInUsers = Object.keys(users.data).length;
+    const issuer = new LocalIssuer();
+    signIn = await LocalHostedUi.start({ issuer, clientId: LOCAL_SIGN_IN_CLIENT_ID, users: users.data });
+    jwt = { issuer: issuer.issuer, audience: [LOCAL_SIGN_IN_CLIENT_ID], jwks: issuer.jwks };
   }
   return {
     identity: { mode: 'aws', principals, ...(jwt ? { jwt } : {}) },
     notes: [
       `plan routes: SigV4 (execute-api, us-east-1) with the keys in ${file}`,
-      jwt
-        ? `answers: JWTs of ${jwt.issuer}`
-        : 'answers: through emailed (recipient-bound) links only; no --jwt-issuer',
+      signIn
+        ? `answers: signed in at ${signIn.url} (${signInUsers} users of ${opts.signInUsersFile})`
+        : jwt
+          ? `answers: JWTs of ${jwt.issuer}`
+          : 'answers: through emailed (recipient-bound) links only; no --jwt-issuer or --sign-in-users',
     ],
+    ...(signIn ? { signIn } : {}),
   };
 }
 
@@ -221,12 +251,15 @@ export async function run(argv: string[]): Promise<number> {
   }
   let platform: LocalPlatform;
   let notes: string[];
+  let signIn: LocalHostedUi | undefined;
   try {
     const configured = await platformIdentity(opts);
     notes = configured.notes;
+    signIn = configured.signIn;
     platform = await LocalPlatform.start({
       paths: opts.paths,
       identity: configured.identity,
+      ...(signIn ? { signIn } : {}),
       port: opts.port,
       timeScale: opts.timeScale,
       mailDir: opts.mailDir,
@@ -247,6 +280,7 @@ export async function run(argv: string[]): Promise<number> {
       },
     });
   } catch (error) {
+    await signIn?.close();
     process.stderr.write(`plangate serve: could not start: ${(error as Error).message}\n`);
     return 1;
   }
@@ -260,6 +294,7 @@ export async function run(argv: string[]): Promise<number> {
   process.stdout.write(`OpenAPI: ${platform.url}/openapi.json\n`);
   await untilSignal();
   await platform.close();
+  await signIn?.close();
   return 0;
 }
 
