@@ -192,6 +192,40 @@ function summaryKey(machineName: string, executionName: string): string {
  * Durable store in a directory (default `.plangate/engine`): events go to one write-ahead log
  * (wal.ts) and from there, at checkpoints, to one history file per execution.
  */
+/**
+ * Claims the store for this process (`<dir>/LOCK`, holding the pid): a second engine on the same
+ * directory would apply and delete the write-ahead log under the first. A lock whose process is
+ * gone (killed) is taken over; one of this process is shared (a restart within one process, as
+ * tests do).
+ */
+function lockStore(dir: string): string {
+  const lockFile = path.join(dir, 'LOCK');
+  for (;;) {
+    try {
+      fs.writeFileSync(lockFile, `${process.pid}\n`, { flag: 'wx' });
+      return lockFile;
+    } catch (error) {
+      if ((error as NodeJS.ErrnoException).code !== 'EEXIST') throw error;
+    }
+    const holder = Number.parseInt(fs.readFileSync(lockFile, 'utf8'), 10);
+    if (holder === process.pid) return lockFile;
+    if (Number.isInteger(holder) && holder > 0 && processIsAlive(holder))
+      throw new Error(
+        `the engine store ${dir} is in use by process ${holder}; stop it, or give this engine another store (if no such process is plangate, delete ${lockFile})`,
+      );
+    fs.rmSync(lockFile, { force: true });
+  }
+}
+
+function processIsAlive(pid: number): boolean {
+  try {
+    process.kill(pid, 0);
+    return true;
+  } catch (error) {
+    return (error as NodeJS.ErrnoException).code === 'EPERM';
+  }
+}
+
 export class FileStore implements EngineStore {
   private readonly dir: string;
   private readonly executionsDir: string;
@@ -214,6 +248,7 @@ export class FileStore implements EngineStore {
   private checkpointing: Promise<void> | undefined;
   private checkpointFailure: Error | undefined;
   private readonly counters = { bytesRead: 0, checkpoints: 0 };
+  private readonly lockFile: string;
 
   constructor(props: FileStoreProps) {
     this.dir = path.resolve(props.dir);
@@ -225,6 +260,7 @@ export class FileStore implements EngineStore {
     fs.mkdirSync(this.executionsDir, { recursive: true });
     fs.mkdirSync(this.definitionsDir, { recursive: true });
     fs.mkdirSync(this.walDir, { recursive: true });
+    this.lockFile = lockStore(this.dir);
     // spare history files of an earlier store version: only their second names are left
     fs.rmSync(path.join(this.dir, 'spares'), { recursive: true, force: true });
     const left = walGenerations(this.walDir);
@@ -270,6 +306,7 @@ export class FileStore implements EngineStore {
     if (this.wal.pending || this.wal.unappliedBytes > 0) await this.checkpoint();
     if (this.finished.size > 0) await this.appendSummaries(Number.POSITIVE_INFINITY, []);
     this.wal.close(true);
+    fs.rmSync(this.lockFile, { force: true });
   }
 
   noteFinished(machineName: string, executionName: string, summary: object): void {

@@ -443,3 +443,39 @@ describe('the write-ahead log', () => {
     expect(new FileStore({ dir }).readSummaries().has('m\tc')).toBe(false);
   });
 });
+
+describe('one engine per store directory', () => {
+  it('refuses a store another live process holds, and takes over one whose process was killed', async () => {
+    const dir = fs.mkdtempSync(path.join(os.tmpdir(), 'plangate-store-lock-'));
+    const holderScript = path.join(dir, 'hold.ts');
+    fs.writeFileSync(
+      holderScript,
+      `import { FileStore } from ${JSON.stringify(path.resolve('lib/engine/core/store.ts'))};\n` +
+        `new FileStore({ dir: ${JSON.stringify(path.join(dir, 'store'))} });\n` +
+        `process.stdout.write('held\\n');\nsetInterval(() => undefined, 1000);\n`,
+    );
+    const { spawn } = await import('node:child_process');
+    const holder = spawn(
+      process.execPath,
+      ['--import', path.resolve('node_modules/tsx/dist/loader.mjs'), holderScript],
+      { stdio: ['ignore', 'pipe', 'inherit'] },
+    );
+    try {
+      await new Promise<void>((resolve, reject) => {
+        holder.stdout?.on('data', (chunk: Buffer) => chunk.toString().includes('held') && resolve());
+        holder.once('exit', (code) => reject(new Error(`the holder exited ${code}`)));
+      });
+      expect(() => new FileStore({ dir: path.join(dir, 'store') })).toThrow(
+        `is in use by process ${holder.pid}`,
+      );
+    } finally {
+      holder.kill('SIGKILL');
+      await new Promise((resolve) => holder.once('exit', resolve));
+    }
+    const store = new FileStore({ dir: path.join(dir, 'store') });
+    expect(fs.readFileSync(path.join(dir, 'store', 'LOCK'), 'utf8')).toBe(`${process.pid}\n`);
+    await store.close();
+    expect(fs.existsSync(path.join(dir, 'store', 'LOCK'))).toBe(false);
+    fs.rmSync(dir, { recursive: true, force: true });
+  });
+});
