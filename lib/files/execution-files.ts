@@ -14,6 +14,7 @@
  */
 import { type Plan, REFERENCE_PATTERN, type Step } from '../plan/schema.ts';
 import type { JournalRecord } from '../runtime/payloads/index.ts';
+import { markdownCell as cell } from '../runtime/shared/markdown.ts';
 
 /** File contents by path relative to the execution directory. */
 export type ExecutionFiles = Map<string, string>;
@@ -533,8 +534,3 @@ const str = (v: unknown): string => (typeof v === 'string' ? v : v === undefined
 const num = (v: unknown): number => (typeof v === 'number' ? v : 0);
 const list = (v: unknown): string => (Array.isArray(v) ? v.join(', ') : str(v));
 const firstLine = (text: string): string => text.split('\n', 1)[0] ?? '';
-/** A Markdown table cell: one line, pipes escaped, at most 200 characters. */
-const cell = (text: string): string => {
-  const flat = text.replace(/\s+/g, ' ').trim().replace(/\|/g, '\\|');
-  return flat.length > 200 ? `${flat.slice(0, 199)}…` : flat;
-};

@@ -10,6 +10,7 @@ import {
   RemainingBudgetSchema,
   WorkerEvidenceSchema,
 } from '../runtime/payloads/index.ts';
+import { markdownCell } from '../runtime/shared/markdown.ts';
 
 export const HandoffSchema = z.object({
   plan: PlanIdentitySchema,
@@ -143,9 +144,7 @@ function constraints(handoff: Handoff): string[] {
 }
 
 function cell(value: unknown): string {
-  const text = typeof value === 'string' ? value : JSON.stringify(value);
-  const line = (text ?? '').replace(/\s+/g, ' ').replace(/\|/g, '\\|');
-  return line.length > 200 ? `${line.slice(0, 199)}…` : line;
+  return markdownCell(typeof value === 'string' ? value : (JSON.stringify(value) ?? ''));
 }
 
 function causeMessage(cause: string | undefined): string {
