@@ -14,6 +14,7 @@ import { createServer, type IncomingMessage, type ServerResponse } from 'node:ht
 import { formAnswer } from '../../runtime/api/approvals-api.ts';
 import { formTokenMatches, HANDLE, PageSessions } from '../../runtime/api/page-session.ts';
 import { approvalPage, FORM_TOKEN_FIELD, messagePage } from '../../runtime/gate/approval-page.ts';
+import type { GateView } from '../../runtime/gate/gate-item.ts';
 import { decisionSchemaOf } from '../../runtime/payloads/index.ts';
 import { closeServer, listenOnLoopback } from '../listen.ts';
 import { readForm } from '../read-form.ts';
@@ -90,7 +91,7 @@ export class ApprovalPageServer {
     if (req.method !== 'POST') return send(res, 405, messagePage('Method not allowed', 'Use the form.'));
     const form = await readForm(req);
     if (!form) return send(res, 413, messagePage('Too large', 'The form is too large.'));
-    return this.answer(res, linkId, form);
+    return this.answer(res, linkId, gate, form);
   }
 
   /** The page a session opened: shown, or answered with the session's form token. */
@@ -119,12 +120,16 @@ export class ApprovalPageServer {
         403,
         messagePage('Not recorded', 'This form is not the one this page showed: reload the page.'),
       );
-    return this.answer(res, session.link, form);
+    return this.answer(res, session.link, gate, form);
   }
 
-  private async answer(res: ServerResponse, linkId: string, form: URLSearchParams): Promise<void> {
-    const gate = await this.props.desk.view(linkId);
-    if (!gate) return send(res, 410, messagePage('Not answerable', NOT_ANSWERABLE));
+  /** Records the form's answer to `gate` (read by the caller), the first answer winning. */
+  private async answer(
+    res: ServerResponse,
+    linkId: string,
+    gate: GateView,
+    form: URLSearchParams,
+  ): Promise<void> {
     const fields = formAnswer(form, gate.kind);
     if (typeof fields === 'string') return send(res, 400, messagePage('Not an answer', fields));
     if (fields.digest !== gate.planDigest)
