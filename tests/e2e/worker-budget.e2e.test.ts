@@ -12,10 +12,10 @@ import { mkdir } from 'node:fs/promises';
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
 import type { JournalRecord } from '../../lib/runtime/payloads/index.ts';
-import { verifyChain, workDir } from './cli.ts';
+import { verifyChain } from './cli.ts';
 import { seedOrderProblems } from './seed-order.ts';
 import {
-  buggyRepo,
+  buggyWorkspace,
   filesUnder,
   halfRecorded,
   regeneratedFiles,
@@ -29,12 +29,7 @@ const USAGE = { tokens: 50_000, costUsd: 0.25 };
 
 /** The run up to the budget question, its events so far and the agent's log directory. */
 async function runUntilBudgetQuestion() {
-  const tmp = await workDir();
-  const repo = join(tmp, 'repo');
-  const log = join(tmp, 'agent-log');
-  await mkdir(repo);
-  await mkdir(log);
-  await buggyRepo(repo);
+  const { tmp, repo, log } = await buggyWorkspace();
   const { run, worker, store } = runWithWorkers(PLAN, repo, tmp, {
     AGENT_LOG: log,
     AGENT_TOKENS: String(USAGE.tokens),

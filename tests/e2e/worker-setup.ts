@@ -8,7 +8,7 @@ import { readdirSync, readFileSync } from 'node:fs';
 import { mkdir, writeFile } from 'node:fs/promises';
 import { join, relative } from 'node:path';
 import type { JournalRecord } from '../../lib/runtime/payloads/index.ts';
-import { CliRun, REPO, runPlan } from './cli.ts';
+import { CliRun, REPO, runPlan, workDir } from './cli.ts';
 
 export const WORKER_FIXTURES = join(REPO, 'tests/fixtures/worker');
 export const AGENT = join(WORKER_FIXTURES, 'scripted-coder.sh');
@@ -27,6 +27,17 @@ export async function buggyRepo(dir: string): Promise<void> {
   git('config', 'user.name', 'Scripted Coder');
   git('add', '-A');
   git('commit', '-q', '-m', 'The login handler');
+}
+
+/** A fresh work directory holding the buggy repository (`repo`) and the agent's log directory (`log`). */
+export async function buggyWorkspace(): Promise<{ tmp: string; repo: string; log: string }> {
+  const tmp = await workDir();
+  const repo = join(tmp, 'repo');
+  const log = join(tmp, 'agent-log');
+  await mkdir(repo);
+  await mkdir(log);
+  await buggyRepo(repo);
+  return { tmp, repo, log };
 }
 
 /**

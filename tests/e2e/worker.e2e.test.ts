@@ -16,18 +16,19 @@ import { describe, expect, it } from 'vitest';
 import { executionFiles } from '../../lib/files/execution-files.ts';
 import { loadPlan } from '../../lib/plan/load.ts';
 import { type CliRun, verifyChain, workDir } from './cli.ts';
-import { buggyRepo, filesUnder, regeneratedFiles, runWithWorkers, WORKER_FIXTURES } from './worker-setup.ts';
+import {
+  buggyWorkspace,
+  filesUnder,
+  regeneratedFiles,
+  runWithWorkers,
+  WORKER_FIXTURES,
+} from './worker-setup.ts';
 
 const PLAN = join(WORKER_FIXTURES, 'fix-auth-timeout.md');
 
 describe('plangate worker', { timeout: 120_000 }, () => {
   it('runs fix-auth-timeout on two coder workers: the lazy attempt is caught by the contract, the retry is told why', async () => {
-    const tmp = await workDir();
-    const repo = join(tmp, 'repo');
-    const log = join(tmp, 'agent-log');
-    await mkdir(repo);
-    await mkdir(log);
-    await buggyRepo(repo);
+    const { tmp, repo, log } = await buggyWorkspace();
     const { run, worker, store } = runWithWorkers(PLAN, repo, tmp, { AGENT_LOG: log });
     const workers = [worker(), worker()];
     try {
@@ -141,13 +142,8 @@ describe('plangate worker', { timeout: 120_000 }, () => {
   });
 
   it('recovers from a worker killed mid-task: its heartbeats stop, the task times out, another worker takes the retry', async () => {
-    const tmp = await workDir();
-    const repo = join(tmp, 'repo');
-    const log = join(tmp, 'agent-log');
+    const { tmp, repo, log } = await buggyWorkspace();
     const hang = join(tmp, 'hung-agent.pid');
-    await mkdir(repo);
-    await mkdir(log);
-    await buggyRepo(repo);
     const { run, worker } = runWithWorkers(PLAN, repo, tmp, { AGENT_LOG: log, AGENT_HANG_FILE: hang });
     const first = worker();
     let second: CliRun | undefined;
