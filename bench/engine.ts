@@ -9,7 +9,7 @@
  * engines alike and no engine always runs after the same one (and collects its garbage).
  * Writes bench/results/engine.json.
  *
- * Run: npm run bench:engine [-- --quick] [-- --rounds N] [-- --out file.json --label text --no-floor]
+ * Run: npm run bench:engine [-- --quick] [-- --rounds N] [-- --only name-prefix] [-- --out file.json --label text --no-floor]
  * (--out/--label: e.g. to measure an older engine with this harness and keep it apart; --no-floor
  * for engines whose history files are not one line per write)
  */
@@ -36,6 +36,10 @@ const outArg = process.argv.indexOf('--out');
 const labelArg = process.argv.indexOf('--label');
 /** What this run measured, when it is not the working tree's engine. */
 const LABEL = labelArg > 0 ? process.argv[labelArg + 1] : undefined;
+const onlyArg = process.argv.indexOf('--only');
+/** The workloads whose names start with `--only`'s value (all by default): for working on one. */
+const SELECTED =
+  onlyArg > 0 ? WORKLOADS.filter((w) => w.name.startsWith(String(process.argv[onlyArg + 1]))) : WORKLOADS;
 
 /** The engines in a random order (Fisher–Yates), so that no engine always follows the same one. */
 function shuffled(engines: readonly EngineName[], random: () => number): EngineName[] {
@@ -322,7 +326,7 @@ async function main(): Promise<void> {
   let durableStore: ReturnType<Engine['storeStats']> | undefined;
   let strictStore: ReturnType<Engine['storeStats']> | undefined;
   try {
-    for (const workload of WORKLOADS) {
+    for (const workload of SELECTED) {
       const runners: Record<EngineName, Runner> = {
         'plangate-durable': await PlangateRunner.create(durable, workload),
         'plangate-durable-strict': await PlangateRunner.create(strict, workload),
