@@ -1042,7 +1042,6 @@ export class Engine implements StepFunctionsEngine {
 
   /** Hands every pending event of every execution to the store and writes them with one `write(2)`. */
   private flushAll(): void {
-    this.flushTimer = undefined;
     if (this.closed) return;
     for (const j of this.dirty) j.flush();
     this.dirty.clear();
@@ -1056,12 +1055,21 @@ export class Engine implements StepFunctionsEngine {
    */
   private scheduleFlush(): void {
     if (this.options.storeDir === undefined) {
-      this.flushTimer = setImmediate(() => this.flushAll());
+      this.flushTimer = setImmediate(() => this.flushOnTimer());
       return;
     }
-    const timer = setTimeout(() => this.flushAll(), this.options.syncWindowMs ?? DEFAULT_SYNC_WINDOW_MS);
+    const timer = setTimeout(() => this.flushOnTimer(), this.options.syncWindowMs ?? DEFAULT_SYNC_WINDOW_MS);
     timer.unref();
     this.flushTimer = timer;
+  }
+
+  /**
+   * The window's flush. A write in between (before a task call) leaves the timer armed: it writes
+   * whatever was recorded since, sooner than a new window would, without a timer per task call.
+   */
+  private flushOnTimer(): void {
+    this.flushTimer = undefined;
+    this.flushAll();
   }
 
   /**
@@ -1069,6 +1077,8 @@ export class Engine implements StepFunctionsEngine {
    * with strict durability the returned promise resolves once they are on stable storage.
    */
   private persist(): Promise<void> | undefined {
+    // in memory nothing outlives the process: events reach the store at the end of the turn
+    if (this.options.storeDir === undefined) return undefined;
     this.flushAll();
     return this.strict ? this.store.durable() : undefined;
   }

@@ -22,6 +22,7 @@ import {
 import type { Scope } from './journal.ts';
 import { forgetPayloadText, payloadText } from './json-text.ts';
 import { MockedThrow } from './mock-config.ts';
+import type { StateDefinition } from './runtime.ts';
 import {
   newTaskToken,
   type TaskTokenRegistry,
@@ -92,6 +93,41 @@ function classify(resource: string): ResourceKind {
   return { family: 'Task', resourceType, resourceName: name, pattern };
 }
 
+/** What a Task state's definition fixes about its calls, worked out once per state. */
+interface TaskPlan {
+  readonly resource: string;
+  readonly kind: ResourceKind;
+  readonly events: FamilyEvents;
+  /** Whether the state sets TimeoutSeconds / HeartbeatSeconds in any form. */
+  readonly timeout: boolean;
+  readonly heartbeat: boolean;
+  /** `states:startExecution` (a child execution). */
+  readonly child: boolean;
+}
+
+type FamilyEvents = ReturnType<typeof familyEvents>;
+
+/** Definitions are parsed once per text, so their state objects are the keys. */
+const plans = new WeakMap<StateDefinition, TaskPlan>();
+
+function planOf(state: StateDefinition): TaskPlan {
+  let plan = plans.get(state);
+  if (!plan) {
+    const resource = String(state.Resource);
+    const kind = classifyResource(resource);
+    plan = {
+      resource,
+      kind,
+      events: FAMILY_EVENTS[kind.family],
+      timeout: hasDuration(state, 'TimeoutSeconds'),
+      heartbeat: hasDuration(state, 'HeartbeatSeconds'),
+      child: kind.resourceType === 'states' && kind.resourceName.startsWith('startExecution'),
+    };
+    plans.set(state, plan);
+  }
+  return plan;
+}
+
 /** The failure of an attempt that was under way when the engine stopped (see docs/engine-speed.md). */
 export const INTERRUPTED = {
   error: 'States.TaskFailed',
@@ -118,19 +154,15 @@ export async function taskState(run: StateRun): Promise<StateOutcome> {
 }
 
 async function attempt(run: StateRun): Promise<unknown> {
-  const { state, frame } = run;
+  const { frame } = run;
   const { rt, scope } = frame;
-  const resource = String(state.Resource);
-  const kind = classifyResource(resource);
+  const plan = planOf(run.state);
+  const { resource, kind, events } = plan;
   const token = kind.pattern === 'token' ? newTaskToken() : undefined;
   if (token) run.context.Task = { Token: token };
   const parameters = run.language === 'JSONata' ? await taskArguments(run) : taskParameters(run);
-  const timeoutSeconds = hasDuration(run, 'TimeoutSeconds')
-    ? await durationField(run, 'TimeoutSeconds')
-    : undefined;
-  const heartbeatSeconds = hasDuration(run, 'HeartbeatSeconds')
-    ? await durationField(run, 'HeartbeatSeconds')
-    : undefined;
+  const timeoutSeconds = plan.timeout ? await durationField(run, 'TimeoutSeconds') : undefined;
+  const heartbeatSeconds = plan.heartbeat ? await durationField(run, 'HeartbeatSeconds') : undefined;
   const ids =
     kind.family === 'Task' ? { resourceType: kind.resourceType, resource: kind.resourceName } : NO_IDS;
   // an activity nobody mocks waits for a worker: it starts when one takes it with GetActivityTask
@@ -163,18 +195,18 @@ async function attempt(run: StateRun): Promise<unknown> {
   if (heartbeatSeconds !== undefined && kind.family !== 'LambdaFunction')
     scheduled.heartbeatInSeconds = heartbeatSeconds;
   const scheduledEvent = scope.emit(
-    FAMILY_EVENTS[kind.family].scheduled,
+    events.scheduled,
     scheduled,
     token ? { tokenHash: tokenHash(token) } : undefined,
   );
   // on replay: whether this attempt had started before the engine stopped
-  const startedBefore = !worker && scope.peek()?.type === FAMILY_EVENTS[kind.family].started;
+  const startedBefore = !worker && scope.peek()?.type === events.started;
   // TimeoutSeconds counts from the start; a worker's task starts later (ActivityStarted when one
   // takes it) but times out counting from when it was queued
   const clockStart = worker
     ? scheduledEvent
     : scope.emit(
-        FAMILY_EVENTS[kind.family].started,
+        events.started,
         kind.family === 'Task' ? ids : kind.family === 'Activity' ? { workerName: 'plangate' } : undefined,
       );
 
@@ -192,7 +224,7 @@ async function attempt(run: StateRun): Promise<unknown> {
     // have run. It is not silently made again: the attempt fails, and the state's Retry and
     // Catch take it from there, as for any failed attempt.
     if (token) rt.tokens.close(String(scheduledEvent.internal?.tokenHash));
-    const failed = scope.emit(FAMILY_EVENTS[kind.family].failed, {
+    const failed = scope.emit(events.failed, {
       ...ids,
       error: INTERRUPTED.error,
       cause: INTERRUPTED.cause,
@@ -205,7 +237,7 @@ async function attempt(run: StateRun): Promise<unknown> {
   try {
     const calling = call(
       run,
-      kind,
+      plan,
       parameters,
       token,
       scheduledEvent,
@@ -233,11 +265,11 @@ async function attempt(run: StateRun): Promise<unknown> {
     const details: Record<string, unknown> = { ...ids };
     if (!(failure instanceof MockedThrow) || failure.mockedError !== undefined) details.error = failure.error;
     if (failure.cause !== undefined) details.cause = failure.cause;
-    scope.emit(timedOut ? FAMILY_EVENTS[kind.family].timedOut : FAMILY_EVENTS[kind.family].failed, details);
+    scope.emit(timedOut ? events.timedOut : events.failed, details);
     throw failure;
   }
   scope.emit(
-    FAMILY_EVENTS[kind.family].succeeded,
+    events.succeeded,
     kind.family === 'Task'
       ? { ...ids, output: resultText, outputDetails: NOT_TRUNCATED }
       : { output: resultText, outputDetails: NOT_TRUNCATED },
@@ -262,8 +294,8 @@ function taskParameters(run: StateRun): unknown {
 }
 
 /** Whether the state sets TimeoutSeconds / HeartbeatSeconds in any form. */
-function hasDuration(run: StateRun, field: 'TimeoutSeconds' | 'HeartbeatSeconds'): boolean {
-  return run.state[field] !== undefined || run.state[DURATION_PATHS[field]] !== undefined;
+function hasDuration(state: StateDefinition, field: 'TimeoutSeconds' | 'HeartbeatSeconds'): boolean {
+  return state[field] !== undefined || state[DURATION_PATHS[field]] !== undefined;
 }
 
 const DURATION_PATHS = {
@@ -331,7 +363,7 @@ function isOutcome(type: string, kind: ResourceKind): boolean {
 
 function call(
   run: StateRun,
-  kind: ResourceKind,
+  plan: TaskPlan,
   parameters: unknown,
   token: string | undefined,
   scheduled: StoredEvent,
@@ -339,9 +371,9 @@ function call(
   heartbeatMs: number | undefined,
   timeoutSeconds: number | undefined,
 ): Promise<unknown> {
-  const { frame, name, state } = run;
+  const { frame, name } = run;
   const { rt, scope } = frame;
-  const resource = String(state.Resource);
+  const { resource, kind } = plan;
   if (rt.mocks?.mocks(name)) {
     if (kind.pattern !== 'request') scope.emit('TaskSubmitted', submittedDetails(kind, {}));
     return Promise.resolve(rt.mocks.invoke(name));
@@ -349,11 +381,10 @@ function call(
   if (kind.pattern === 'token' && token && timeoutAt === undefined) {
     // nothing but a stop or a failing sibling (the frame's signal) or a failed dispatch can end
     // this call early: no controller of its own
-    return callbackTask(run, kind, parameters, token, scheduled, heartbeatMs, timeoutSeconds, frame.signal);
+    return callbackTask(run, plan, parameters, token, scheduled, heartbeatMs, timeoutSeconds, frame.signal);
   }
-  const isChild = kind.resourceType === 'states' && kind.resourceName.startsWith('startExecution');
-  if (isChild || kind.pattern === 'token' || kind.family === 'Activity' || timeoutAt !== undefined) {
-    return guardedCall(run, kind, parameters, token, scheduled, timeoutAt, heartbeatMs, timeoutSeconds);
+  if (plan.child || kind.pattern === 'token' || kind.family === 'Activity' || timeoutAt !== undefined) {
+    return guardedCall(run, plan, parameters, token, scheduled, timeoutAt, heartbeatMs, timeoutSeconds);
   }
   // nothing but a stop or a failing sibling can end this call early: the frame's signal says both
   const persisted = rt.journal.persist();
@@ -385,7 +416,7 @@ function call(
 /** A child execution, a callback task or a task with a deadline: raced against its timeouts. */
 async function guardedCall(
   run: StateRun,
-  kind: ResourceKind,
+  plan: TaskPlan,
   parameters: unknown,
   token: string | undefined,
   scheduled: StoredEvent,
@@ -393,10 +424,9 @@ async function guardedCall(
   heartbeatMs: number | undefined,
   timeoutSeconds: number | undefined,
 ): Promise<unknown> {
-  const { frame, name, state } = run;
+  const { frame, name } = run;
   const { rt, scope } = frame;
-  const resource = String(state.Resource);
-  const isChild = kind.resourceType === 'states' && kind.resourceName.startsWith('startExecution');
+  const { resource, kind, child: isChild } = plan;
   const controller = new AbortController();
   // Through the frame's one shared listener: a fan-out of many guarded calls on one branch
   // signal would otherwise add a listener each (and Node warns past ten).
@@ -434,7 +464,7 @@ async function guardedCall(
     if (kind.pattern === 'token' && token) {
       return await callbackTask(
         run,
-        kind,
+        plan,
         parameters,
         token,
         scheduled,
@@ -469,7 +499,7 @@ async function guardedCall(
  */
 async function callbackTask(
   run: StateRun,
-  kind: ResourceKind,
+  plan: TaskPlan,
   parameters: unknown,
   token: string,
   scheduled: StoredEvent,
@@ -489,7 +519,7 @@ async function callbackTask(
   else {
     try {
       await rt.journal.persist();
-      const resource = String(run.state.Resource);
+      const { resource } = plan;
       // one literal per shape: cheaper than spreading an optional member on every call
       const invocation =
         timeoutSeconds === undefined
@@ -513,7 +543,7 @@ async function callbackTask(
               signal,
             };
       const dispatched = await guarded(rt.invokeResource(invocation));
-      scope.emit('TaskSubmitted', submittedDetails(kind, dispatched));
+      scope.emit('TaskSubmitted', submittedDetails(plan.kind, dispatched));
     } catch (error) {
       waiting.stop();
       throw error;

@@ -1,7 +1,6 @@
-import { randomUUID } from 'node:crypto';
 import { payloadText, rememberPayloadText } from '../core/json-text.ts';
-import { randomHex } from '../core/random.ts';
-import { abortWatchers } from '../core/timers.ts';
+import { requestId as newRequestId, randomHex } from '../core/random.ts';
+import { type AbortWatcher, abortWatchers } from '../core/timers.ts';
 import { type LambdaLikeContext, StatesError, type TaskInvocation } from '../types.ts';
 import { errorPayload, functionErrorToStatesError, lambdaServiceError } from './lambda-errors.ts';
 import { type LambdaHandlerRegistry, parseFunctionName, type ResolvedFunction } from './lambda-registry.ts';
@@ -124,28 +123,59 @@ function serializedResult(result: unknown, requestId: string): unknown {
  */
 function handlerOutcome(work: Promise<unknown>, signal: AbortSignal, requestId: string): Promise<unknown> {
   if (signal.aborted) return Promise.reject(signal.reason);
-  const waiting = abortWatchers(signal);
-  return new Promise<unknown>((resolve, reject) => {
-    const watcher = { aborted: reject };
-    waiting.add(watcher);
-    const failed = (error: unknown) => {
-      waiting.delete(watcher);
-      reject(handlerFailure(error, signal));
-    };
-    try {
-      work.then((value) => {
-        waiting.delete(watcher);
-        try {
-          resolve(serializedResult(value, requestId));
-        } catch (error) {
-          reject(error);
-        }
-      }, failed);
-    } catch (error) {
-      failed(error); // the handler returned no promise
-    }
+  const call = new HandlerCall(signal, requestId);
+  const outcome = new Promise<unknown>((resolve, reject) => {
+    call.resolve = resolve;
+    call.reject = reject;
   });
+  try {
+    work.then(
+      (value) => call.succeeded(value),
+      (error) => call.failed(error),
+    );
+  } catch (error) {
+    call.failed(error); // the handler returned no promise
+  }
+  return outcome;
 }
+
+/**
+ * One handler call waiting to settle: a class rather than closures, since tsx names every named
+ * closure (an `Object.defineProperty`) each time one is created.
+ */
+class HandlerCall implements AbortWatcher {
+  resolve: (value: unknown) => void = ignore;
+  reject: (error: unknown) => void = ignore;
+  private readonly watchers: Set<AbortWatcher>;
+
+  constructor(
+    private readonly signal: AbortSignal,
+    private readonly requestId: string,
+  ) {
+    this.watchers = abortWatchers(signal);
+    this.watchers.add(this);
+  }
+
+  aborted(reason: unknown): void {
+    this.reject(reason);
+  }
+
+  succeeded(value: unknown): void {
+    this.watchers.delete(this);
+    try {
+      this.resolve(serializedResult(value, this.requestId));
+    } catch (error) {
+      this.reject(error);
+    }
+  }
+
+  failed(error: unknown): void {
+    this.watchers.delete(this);
+    this.reject(handlerFailure(error, this.signal));
+  }
+}
+
+function ignore(): void {}
 
 async function findFunction(
   registry: LambdaHandlerRegistry,
@@ -174,7 +204,7 @@ export async function invokeLambdaIntegration(
   invocation: TaskInvocation,
 ): Promise<unknown> {
   const parameters = (invocation.parameters ?? {}) as Record<string, unknown>;
-  const requestId = randomUUID();
+  const requestId = newRequestId();
   const functionName = parameters.FunctionName;
   if (typeof functionName !== 'string' || functionName === '') {
     throw new StatesError(
@@ -216,7 +246,7 @@ export function invokeLambdaFunction(
   registry: LambdaHandlerRegistry,
   invocation: TaskInvocation,
 ): Promise<unknown> {
-  const requestId = randomUUID();
+  const requestId = newRequestId();
   const registered = registry.resolveRegistered(invocation.resource);
   if (registered) return callHandler(registered, invocation.parameters, invocation, requestId);
   return findFunction(registry, invocation.resource, requestId).then((fn) =>
