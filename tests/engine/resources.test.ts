@@ -8,6 +8,7 @@ import { CreateTableCommand, DynamoDBClient } from '@aws-sdk/client-dynamodb';
 import { EventBridgeClient } from '@aws-sdk/client-eventbridge';
 import dynalite from 'dynalite';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { payloadText } from '../../lib/engine/core/json-text.ts';
 import {
   createResourceInvoker,
   LambdaHandlerRegistry,
@@ -103,6 +104,15 @@ describe('Lambda integrations', () => {
     expect(Number(HttpHeaders['Content-Length'])).toBe(Buffer.byteLength(JSON.stringify(result.Payload)));
     expect(Math.abs(Date.parse(String(HttpHeaders.Date)) - Date.now())).toBeLessThan(2000);
     expect(HttpHeaders['X-Amzn-Trace-Id']).toMatch(/^Root=1-[0-9a-f]{8}-[0-9a-f]{24};Sampled=0$/);
+  });
+
+  it('remembers the text of a lambda:invoke response exactly as JSON.stringify writes it', async () => {
+    for (const payload of [{ text: 'é "quoted" \\ \u2028' }, { '1': [], b: null, a: -0 }, 'text', 7]) {
+      const result = await invoke(
+        task('arn:aws:states:::lambda:invoke', { FunctionName: 'echo', Payload: payload }),
+      );
+      expect(payloadText(result)).toBe(JSON.stringify(result));
+    }
   });
 
   it('calls the handler with a Lambda-like context and a copy of the event', async () => {

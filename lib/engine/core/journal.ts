@@ -3,7 +3,14 @@
  * and, after a restart or a redrive, hands recorded events back to the interpreter by their
  * logical key instead of writing them again, so nothing is lost, duplicated or re-run.
  */
-import { RecordedEvent, StateEnteredEvent, StateExitedEvent, type StoredEvent } from './history.ts';
+import {
+  JournalEvent,
+  NOT_TRUNCATED,
+  RecordedEvent,
+  StateEnteredEvent,
+  StateExitedEvent,
+  type StoredEvent,
+} from './history.ts';
 import type { ExecutionLog } from './store.ts';
 
 /** A sequential thread of events: the execution itself, one Parallel branch or one Map iteration. */
@@ -83,6 +90,59 @@ export class Scope {
     return event;
   }
 
+  /**
+   * Emits a task's `*Scheduled` event with details `{ resource, input, inputDetails }` (Lambda
+   * functions and activities without a timeout), built when read.
+   */
+  emitScheduled(type: string, resource: string, input: string): StoredEvent {
+    const { journal } = this;
+    const seq = this.seq++;
+    const event =
+      journal.replayed(this.id, seq, type) ??
+      journal.add(
+        new TaskEvent(
+          journal.length + 1,
+          this.lastEventId,
+          journal.time(),
+          type,
+          this.id,
+          seq,
+          undefined,
+          resource,
+          input,
+        ),
+      );
+    this.lastEventId = event.id;
+    return event;
+  }
+
+  /**
+   * Emits an event whose details are the task's resource ids (`{ resourceType, resource }` of a
+   * service integration; none for Lambda functions and activities), then `{ output, outputDetails }`
+   * when there is an output, built when read.
+   */
+  emitTaskEvent(type: string, ids: TaskIds | undefined, output?: string): StoredEvent {
+    const { journal } = this;
+    const seq = this.seq++;
+    const event =
+      journal.replayed(this.id, seq, type) ??
+      journal.add(
+        new TaskEvent(
+          journal.length + 1,
+          this.lastEventId,
+          journal.time(),
+          type,
+          this.id,
+          seq,
+          ids,
+          undefined,
+          output,
+        ),
+      );
+    this.lastEventId = event.id;
+    return event;
+  }
+
   /** The recorded event that the next `emit` would return on replay, if any. */
   peek(): StoredEvent | undefined {
     if (!this.journal.replaying) return undefined;
@@ -98,6 +158,58 @@ export class Scope {
   /** A nested scope (branch or iteration) whose events follow `parentEventId`. */
   child(name: string | number, parentEventId: number): Scope {
     return new Scope(this.journal, `${this.id}/${name}`, parentEventId);
+  }
+}
+
+/** The resource of a service integration's task events. */
+export interface TaskIds {
+  readonly resourceType: string;
+  readonly resource: string;
+}
+
+/**
+ * A task's event with details built when read (most events of a long history are never read
+ * again in memory, and every object an event keeps is one more for the collector to copy):
+ * a `*Scheduled` event `{ resource, input, inputDetails }` (Lambda functions and activities
+ * without a timeout) when `scheduledResource` is given, else the task's ids (`{ resourceType,
+ * resource }` of a service integration) followed by `{ output, outputDetails }` when there is an
+ * output. One class for both: `JournalEvent`'s field initializer turns megamorphic (and several
+ * times slower) once more than four classes extend it.
+ */
+class TaskEvent extends JournalEvent {
+  constructor(
+    id: number,
+    prev: number,
+    ts: number,
+    type: string,
+    scopeId: string,
+    seq: number,
+    private readonly ids: TaskIds | undefined,
+    private readonly scheduledResource: string | undefined,
+    /** The input of a `*Scheduled` event, else the output. */
+    private readonly text: string | undefined,
+  ) {
+    super(id, prev, ts, type, scopeId, seq);
+  }
+
+  get details(): Record<string, unknown> | undefined {
+    const { ids, text } = this;
+    if (this.scheduledResource !== undefined)
+      return { resource: this.scheduledResource, input: text, inputDetails: NOT_TRUNCATED };
+    if (text === undefined)
+      return ids === undefined ? undefined : { resourceType: ids.resourceType, resource: ids.resource };
+    return ids === undefined
+      ? { output: text, outputDetails: NOT_TRUNCATED }
+      : {
+          resourceType: ids.resourceType,
+          resource: ids.resource,
+          output: text,
+          outputDetails: NOT_TRUNCATED,
+        };
+  }
+
+  get internal(): undefined {
+    return undefined;
   }
 }
 

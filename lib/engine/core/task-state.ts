@@ -19,7 +19,7 @@ import {
   scaled,
   withRetryAndCatch,
 } from './interpreter.ts';
-import type { Scope } from './journal.ts';
+import type { Scope, TaskIds } from './journal.ts';
 import { forgetPayloadText, payloadText } from './json-text.ts';
 import { MockedThrow } from './mock-config.ts';
 import type { StateDefinition } from './runtime.ts';
@@ -103,6 +103,8 @@ interface TaskPlan {
   readonly heartbeat: boolean;
   /** `states:startExecution` (a child execution). */
   readonly child: boolean;
+  /** What a service integration's events name (`resourceType`, `resource`); none for Lambda functions and activities. */
+  readonly ids: TaskIds | undefined;
 }
 
 type FamilyEvents = ReturnType<typeof familyEvents>;
@@ -122,6 +124,8 @@ function planOf(state: StateDefinition): TaskPlan {
       timeout: hasDuration(state, 'TimeoutSeconds'),
       heartbeat: hasDuration(state, 'HeartbeatSeconds'),
       child: kind.resourceType === 'states' && kind.resourceName.startsWith('startExecution'),
+      ids:
+        kind.family === 'Task' ? { resourceType: kind.resourceType, resource: kind.resourceName } : undefined,
     };
     plans.set(state, plan);
   }
@@ -163,8 +167,7 @@ async function attempt(run: StateRun): Promise<unknown> {
   const parameters = run.language === 'JSONata' ? await taskArguments(run) : taskParameters(run);
   const timeoutSeconds = plan.timeout ? await durationField(run, 'TimeoutSeconds') : undefined;
   const heartbeatSeconds = plan.heartbeat ? await durationField(run, 'HeartbeatSeconds') : undefined;
-  const ids =
-    kind.family === 'Task' ? { resourceType: kind.resourceType, resource: kind.resourceName } : NO_IDS;
+  const ids = plan.ids ?? NO_IDS;
   // an activity nobody mocks waits for a worker: it starts when one takes it with GetActivityTask
   const worker = kind.family === 'Activity' && !rt.mocks?.mocks(run.name);
   // a task already scheduled stays so on replay, even if its activity was deleted since
@@ -181,34 +184,19 @@ async function attempt(run: StateRun): Promise<unknown> {
     throw new StatesError(String(failed.details?.error), String(failed.details?.cause));
   }
 
-  const scheduled: Record<string, unknown> =
-    kind.family === 'Task'
-      ? {
-          resourceType: kind.resourceType,
-          resource: kind.resourceName,
-          region: rt.region,
-          parameters: redact(payloadText(parameters), token),
-        }
-      : { resource, input: payloadText(parameters), inputDetails: NOT_TRUNCATED };
-  if (timeoutSeconds !== undefined) scheduled.timeoutInSeconds = timeoutSeconds;
-  // Lambda's events have no heartbeat
-  if (heartbeatSeconds !== undefined && kind.family !== 'LambdaFunction')
-    scheduled.heartbeatInSeconds = heartbeatSeconds;
-  const scheduledEvent = scope.emit(
-    events.scheduled,
-    scheduled,
-    token ? { tokenHash: tokenHash(token) } : undefined,
-  );
+  const scheduledEvent =
+    kind.family !== 'Task' && timeoutSeconds === undefined && heartbeatSeconds === undefined
+      ? scope.emitScheduled(events.scheduled, resource, payloadText(parameters))
+      : emitScheduled(run, plan, parameters, token, timeoutSeconds, heartbeatSeconds);
   // on replay: whether this attempt had started before the engine stopped
   const startedBefore = !worker && scope.peek()?.type === events.started;
   // TimeoutSeconds counts from the start; a worker's task starts later (ActivityStarted when one
   // takes it) but times out counting from when it was queued
   const clockStart = worker
     ? scheduledEvent
-    : scope.emit(
-        events.started,
-        kind.family === 'Task' ? ids : kind.family === 'Activity' ? { workerName: 'plangate' } : undefined,
-      );
+    : kind.family === 'Activity'
+      ? scope.emit(events.started, { workerName: 'plangate' })
+      : scope.emitTaskEvent(events.started, plan.ids);
 
   // with time scaled to 0 nothing waits, so nothing can time out either
   const timed = rt.timeScale > 0;
@@ -268,13 +256,40 @@ async function attempt(run: StateRun): Promise<unknown> {
     scope.emit(timedOut ? events.timedOut : events.failed, details);
     throw failure;
   }
-  scope.emit(
-    events.succeeded,
-    kind.family === 'Task'
-      ? { ...ids, output: resultText, outputDetails: NOT_TRUNCATED }
-      : { output: resultText, outputDetails: NOT_TRUNCATED },
-  );
+  if (resultText === undefined)
+    scope.emit(events.succeeded, { ...ids, output: resultText, outputDetails: NOT_TRUNCATED });
+  else scope.emitTaskEvent(events.succeeded, plan.ids, resultText);
   return result;
+}
+
+/** A task's `*Scheduled` event in full: a service integration's, or one with a timeout or heartbeat. */
+function emitScheduled(
+  run: StateRun,
+  plan: TaskPlan,
+  parameters: unknown,
+  token: string | undefined,
+  timeoutSeconds: number | undefined,
+  heartbeatSeconds: number | undefined,
+): StoredEvent {
+  const { kind } = plan;
+  const scheduled: Record<string, unknown> =
+    kind.family === 'Task'
+      ? {
+          resourceType: kind.resourceType,
+          resource: kind.resourceName,
+          region: run.frame.rt.region,
+          parameters: redact(payloadText(parameters), token),
+        }
+      : { resource: plan.resource, input: payloadText(parameters), inputDetails: NOT_TRUNCATED };
+  if (timeoutSeconds !== undefined) scheduled.timeoutInSeconds = timeoutSeconds;
+  // Lambda's events have no heartbeat
+  if (heartbeatSeconds !== undefined && kind.family !== 'LambdaFunction')
+    scheduled.heartbeatInSeconds = heartbeatSeconds;
+  return run.frame.scope.emit(
+    plan.events.scheduled,
+    scheduled,
+    token ? { tokenHash: tokenHash(token) } : undefined,
+  );
 }
 
 /** The effective parameters of a JSONata task (Arguments, else the input). */
@@ -375,7 +390,7 @@ function call(
   const { rt, scope } = frame;
   const { resource, kind } = plan;
   if (rt.mocks?.mocks(name)) {
-    if (kind.pattern !== 'request') scope.emit('TaskSubmitted', submittedDetails(kind, {}));
+    if (kind.pattern !== 'request') emitSubmitted(scope, plan, {});
     return Promise.resolve(rt.mocks.invoke(name));
   }
   if (kind.pattern === 'token' && token && timeoutAt === undefined) {
@@ -449,7 +464,7 @@ async function guardedCall(
         const started = await rt.startChildExecution(parameters, rt.executionArn);
         if (kind.pattern === 'request')
           return { ExecutionArn: started.ExecutionArn, StartDate: started.StartDate };
-        scope.emit('TaskSubmitted', submittedDetails(kind, started));
+        emitSubmitted(scope, plan, started);
         childArn = started.ExecutionArn;
       }
       const described = await guarded(rt.awaitChildExecution(childArn, controller.signal));
@@ -511,11 +526,19 @@ async function callbackTask(
   const { frame, name } = run;
   const { rt, scope } = frame;
   const recordedSubmit = scope.peek();
-  const waiting = waitForToken(run, String(scheduled.internal?.tokenHash), heartbeatMs, signal);
+  const replayed = recordedSubmit?.type === 'TaskSubmitted';
+  // the token is handed out below, unless it was before the restart (then only its hash is known)
+  const waiting = waitForToken(
+    run,
+    String(scheduled.internal?.tokenHash),
+    replayed ? undefined : token,
+    heartbeatMs,
+    signal,
+  );
   // Awaited below; when the dispatch fails first (or outlives the task's deadline, or the engine
   // shuts down), nobody will.
   waiting.outcome.catch(() => undefined);
-  if (recordedSubmit?.type === 'TaskSubmitted') scope.emit('TaskSubmitted');
+  if (replayed) scope.emit('TaskSubmitted');
   else {
     try {
       await rt.journal.persist();
@@ -543,7 +566,7 @@ async function callbackTask(
               signal,
             };
       const dispatched = await guarded(rt.invokeResource(invocation));
-      scope.emit('TaskSubmitted', submittedDetails(plan.kind, dispatched));
+      emitSubmitted(scope, plan, dispatched);
     } catch (error) {
       waiting.stop();
       throw error;
@@ -556,14 +579,10 @@ function unguarded<T>(work: Promise<T>): Promise<T> {
   return work;
 }
 
-/** Details of TaskSubmitted: the service's answer to a `.sync` or `.waitForTaskToken` request. */
-function submittedDetails(kind: ResourceKind, output: unknown): Record<string, unknown> {
-  return {
-    resourceType: kind.resourceType,
-    resource: kind.resourceName,
-    output: JSON.stringify(output ?? {}),
-    outputDetails: { truncated: false },
-  };
+/** TaskSubmitted: the service's answer to a `.sync` or `.waitForTaskToken` request. */
+function emitSubmitted(scope: Scope, plan: TaskPlan, output: unknown): void {
+  // an integration may have remembered its answer's text (lambda:invoke does)
+  scope.emitTaskEvent('TaskSubmitted', plan.ids, payloadText(output ?? {}));
 }
 
 /**
@@ -617,6 +636,8 @@ class TokenWait implements TokenWaiter, AbortWatcher {
     private readonly scope: Scope,
     private readonly tokens: TaskTokenRegistry,
     private readonly hash: string,
+    /** The token itself when this engine handed it out (undefined after a restart). */
+    private readonly token: string | undefined,
     private readonly heartbeatMs: number | undefined,
     signal: AbortSignal,
   ) {
@@ -626,7 +647,7 @@ class TokenWait implements TokenWaiter, AbortWatcher {
     });
     this.watchers = abortWatchers(signal);
     this.watchers.add(this);
-    tokens.register(hash, this);
+    tokens.register(hash, this, token);
     this.heartbeat();
   }
 
@@ -664,7 +685,7 @@ class TokenWait implements TokenWaiter, AbortWatcher {
     if (!this.waiting) return false;
     this.waiting = false;
     clearTimeout(this.timer);
-    this.tokens.close(this.hash);
+    this.tokens.close(this.hash, this.token);
     this.watchers.delete(this);
     return true;
   }
@@ -676,10 +697,11 @@ function noop(): void {}
 function waitForToken(
   run: StateRun,
   hash: string,
+  token: string | undefined,
   heartbeatMs: number | undefined,
   signal: AbortSignal,
 ): TokenWait {
-  return new TokenWait(run.frame.scope, run.frame.rt.tokens, hash, heartbeatMs, signal);
+  return new TokenWait(run.frame.scope, run.frame.rt.tokens, hash, token, heartbeatMs, signal);
 }
 
 /**
@@ -697,7 +719,8 @@ function activityTask(
   const recordedStart = scope.peek();
   if (recordedStart?.type === 'ActivityStarted') {
     scope.emit('ActivityStarted');
-    return waitForToken(run, String(recordedStart.internal?.tokenHash), heartbeatMs, signal).outcome;
+    return waitForToken(run, String(recordedStart.internal?.tokenHash), undefined, heartbeatMs, signal)
+      .outcome;
   }
   return new Promise((resolve, reject) => {
     let withdraw = () => {};
@@ -718,7 +741,7 @@ function activityTask(
         // the token is only good once a restarted engine can find its hash (with strict durability
         // GetActivityTask also waits for the sync before it answers)
         rt.journal.persist()?.catch(() => undefined);
-        waitForToken(run, hash, heartbeatMs, signal).outcome.then(resolve, reject);
+        waitForToken(run, hash, token, heartbeatMs, signal).outcome.then(resolve, reject);
         return token;
       },
     });

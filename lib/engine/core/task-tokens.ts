@@ -53,15 +53,22 @@ export interface TokenWaiter {
 /** Waiting tasks by token hash; closed tokens are remembered so that late calls get TaskTimedOut. */
 export class TaskTokenRegistry {
   private readonly waiting = new Map<string, TokenWaiter>();
+  /**
+   * The tokens this engine handed out whose tasks wait, by the token itself: SendTaskSuccess finds
+   * them without hashing. Memory only; after a restart tokens are found by their hash.
+   */
+  private readonly waitingByToken = new Map<string, TokenWaiter>();
   private readonly closed = new Set<string>();
 
   /** Outcomes that arrived for a resuming task before it reached its waiting point again. */
   private readonly early = new Map<string, TokenOutcome | undefined>();
 
-  register(hash: string, waiter: TokenWaiter): void {
+  /** A task waits on the token with this hash (`token`: when this engine handed it out). */
+  register(hash: string, waiter: TokenWaiter, token?: string): void {
     const outcome = this.early.get(hash);
     this.early.delete(hash);
     this.waiting.set(hash, waiter);
+    if (token !== undefined) this.waitingByToken.set(token, waiter);
     if (outcome) waiter.complete(outcome);
   }
 
@@ -71,7 +78,8 @@ export class TaskTokenRegistry {
   }
 
   /** The task stopped waiting (completed, timed out, aborted). */
-  close(hash: string): void {
+  close(hash: string, token?: string): void {
+    if (token !== undefined) this.waitingByToken.delete(token);
     this.waiting.delete(hash);
     this.early.delete(hash);
     this.closed.add(hash);
@@ -80,6 +88,8 @@ export class TaskTokenRegistry {
   /** The waiter of a token; throws TaskDoesNotExist / TaskTimedOut as AWS does. */
   waiterFor(token: unknown): TokenWaiter {
     assertTokenShape(token);
+    const handedOut = this.waitingByToken.get(token);
+    if (handedOut) return handedOut;
     const hash = tokenHash(token);
     const waiter = this.waiting.get(hash);
     if (waiter) return waiter;

@@ -224,21 +224,66 @@ export async function invokeLambdaIntegration(
       );
     }
     const status = parameters.InvocationType === 'Event' ? 202 : 204;
+    const now = Date.now();
     return {
       Payload: '',
       StatusCode: status,
-      ...lambdaMetadata(requestId, 0, status),
+      ...lambdaMetadata(requestId, 0, status, httpDate(now), traceIdOf(now)),
     };
   }
   const payload = await callHandler(fn, event, invocation, requestId);
   // the text callHandler parsed the payload from, not a second serialization
-  const length = Buffer.byteLength(payloadText(payload));
-  return {
+  const payloadJson = payloadText(payload);
+  const length = Buffer.byteLength(payloadJson);
+  const now = Date.now();
+  const date = httpDate(now);
+  const traceId = traceIdOf(now);
+  const response = {
     ExecutedVersion: '$LATEST',
     Payload: payload,
-    ...lambdaMetadata(requestId, length, 200),
+    ...lambdaMetadata(requestId, length, 200, date, traceId),
     StatusCode: 200,
   };
+  // its history text (TaskSubmitted of a callback, or the task's result) without serializing it
+  rememberPayloadText(response, invokeResponseText(payloadJson, requestId, length, date, traceId));
+  return response;
+}
+
+/**
+ * `JSON.stringify` of a synchronous invocation's response (above), joined from its parts: every
+ * value but the payload is ASCII that JSON does not escape (digits, hex, the HTTP date), and the
+ * payload is JSON text already. `tests/engine/resources.test.ts` holds it equal to the serialization.
+ */
+function invokeResponseText(
+  payloadJson: string,
+  requestId: string,
+  length: number,
+  date: string,
+  traceId: string,
+): string {
+  return [
+    '{"ExecutedVersion":"$LATEST","Payload":',
+    payloadJson,
+    ',"SdkHttpMetadata":{"AllHttpHeaders":{"Content-Type":["application/json"],"Content-Length":["',
+    length,
+    '"],"Connection":["keep-alive"],"Date":["',
+    date,
+    '"],"X-Amz-Executed-Version":["$LATEST"],"x-amzn-Remapped-Content-Length":["0"],"x-amzn-RequestId":["',
+    requestId,
+    '"],"X-Amzn-Trace-Id":["',
+    traceId,
+    '"]},"HttpHeaders":{"Content-Type":"application/json","Content-Length":"',
+    length,
+    '","Connection":"keep-alive","Date":"',
+    date,
+    '","X-Amz-Executed-Version":"$LATEST","x-amzn-Remapped-Content-Length":"0","x-amzn-RequestId":"',
+    requestId,
+    '","X-Amzn-Trace-Id":"',
+    traceId,
+    '"},"HttpStatusCode":200},"SdkResponseMetadata":{"RequestId":"',
+    requestId,
+    '"},"StatusCode":200}',
+  ].join('');
 }
 
 /** A plain function ARN resource: the state input is the event, the function's return value is the result. */
@@ -258,17 +303,22 @@ export function invokeLambdaFunction(
  * The SDK metadata (see sdk-metadata.ts) of Lambda's response headers, built directly: the headers are spelled as
  * AWS spells them already, so nothing needs renaming.
  */
-function lambdaMetadata(requestId: string, contentLength: number, statusCode: number): SdkMetadata {
-  const now = Date.now();
+function lambdaMetadata(
+  requestId: string,
+  contentLength: number,
+  statusCode: number,
+  date: string,
+  traceId: string,
+): SdkMetadata {
   const HttpHeaders: Record<string, string> = {
     'Content-Type': 'application/json',
     'Content-Length': String(contentLength),
     Connection: 'keep-alive',
-    Date: httpDate(now),
+    Date: date,
     'X-Amz-Executed-Version': '$LATEST',
     'x-amzn-Remapped-Content-Length': '0',
     'x-amzn-RequestId': requestId,
-    'X-Amzn-Trace-Id': `Root=1-${Math.floor(now / 1000).toString(16)}-${randomHex(12)};Sampled=0`,
+    'X-Amzn-Trace-Id': traceId,
   };
   const AllHttpHeaders: Record<string, string[]> = {};
   for (const name in HttpHeaders) AllHttpHeaders[name] = [HttpHeaders[name] as string];
@@ -276,6 +326,11 @@ function lambdaMetadata(requestId: string, contentLength: number, statusCode: nu
     SdkHttpMetadata: { AllHttpHeaders, HttpHeaders, HttpStatusCode: statusCode },
     SdkResponseMetadata: { RequestId: requestId },
   };
+}
+
+/** An X-Ray trace id header value, as Lambda answers one. */
+function traceIdOf(ms: number): string {
+  return `Root=1-${Math.floor(ms / 1000).toString(16)}-${randomHex(12)};Sampled=0`;
 }
 
 let dateSecond = Number.NaN;
