@@ -211,7 +211,8 @@ function runState(
   const run = new RunningState(frame, name, state, rawInput, entered, types.exited);
   try {
     const outcome = dispatch(run);
-    return outcome instanceof Promise ? settled(run, outcome) : outcome;
+    // a Task locates its errors itself (one promise hop fewer per task)
+    return outcome instanceof Promise && run.state.Type !== 'Task' ? settled(run, outcome) : outcome;
   } catch (error) {
     throw failureOf(run, error);
   }
@@ -672,40 +673,66 @@ export async function withRetryAndCatch(
   attempt: () => Promise<{ output: unknown; assigned: Variables }>,
   onFailed?: (error: StatesError) => void,
 ): Promise<StateOutcome> {
-  const { state, frame } = run;
-  const retriers = (state.Retry as Retrier[] | undefined) ?? [];
-  // attempts per retrier, counted from the first failure (most states never fail)
-  let attempts: number[] | undefined;
+  const retries = new RetryCounts();
   for (;;) {
-    let failure: StatesError;
     try {
       const { output, assigned } = await attempt();
-      commitVariables(run, assigned);
-      return exitState(run, { output, next: nextOf(state) }, assigned);
+      return exitAttempt(run, output, assigned);
     } catch (error) {
-      failure = failureOf(run, asStatesError(error)) as StatesError;
+      const caught = await retryOrCatch(run, error, retries, onFailed);
+      if (caught !== RETRY) return caught;
     }
-    if (isTerminal(failure)) {
-      onFailed?.(failure);
-      throw failure;
-    }
-    const index = retriers.findIndex((r) => errorMatches(r.ErrorEquals, failure.error));
-    const retrier = retriers[index];
-    attempts ??= new Array<number>(retriers.length).fill(0);
-    if (retrier && (attempts[index] ?? 0) < (retrier.MaxAttempts ?? 3)) {
-      const delay = retryDelaySeconds(retrier, attempts[index] ?? 0);
-      attempts[index] = (attempts[index] ?? 0) + 1;
-      run.context.State.RetryCount = (run.context.State.RetryCount ?? 0) + 1;
-      const failedAt = frame.rt.journal.eventAt(frame.scope.lastEventId).ts;
-      await sleepUntil(failedAt + scaled(frame.rt, delay * 1000), frame.rt.now, frame.signal);
-      continue;
-    }
-    onFailed?.(failure);
-    const catchers = (state.Catch as Array<Record<string, unknown>> | undefined) ?? [];
-    const catcher = catchers.find((c) => errorMatches(c.ErrorEquals as string[], failure.error));
-    if (!catcher) throw failure;
-    return catchWith(run, catcher, errorOutput(failure));
   }
+}
+
+/** A state's successful attempt: its variables assigned and its exit recorded. */
+export function exitAttempt(run: StateRun, output: unknown, assigned: Variables): StateOutcome {
+  commitVariables(run, assigned);
+  return exitState(run, { output, next: nextOf(run.state) }, assigned);
+}
+
+/** Attempts per retrier of one state, counted from the first failure (most states never fail). */
+export class RetryCounts {
+  attempts: number[] | undefined;
+}
+
+/** {@link retryOrCatch}: the state runs its attempt again. */
+export const RETRY: unique symbol = Symbol('retry');
+
+/**
+ * After a failed attempt (the error as thrown): waits out the retry interval and answers
+ * {@link RETRY} when a retrier matches and has attempts left, else the outcome of the first
+ * matching catcher; throws the located failure when neither takes it (and for uncatchable errors).
+ */
+export async function retryOrCatch(
+  run: StateRun,
+  error: unknown,
+  retries: RetryCounts,
+  onFailed?: (error: StatesError) => void,
+): Promise<StateOutcome | typeof RETRY> {
+  const { state, frame } = run;
+  const failure = failureOf(run, asStatesError(error)) as StatesError;
+  if (isTerminal(failure)) {
+    onFailed?.(failure);
+    throw failure;
+  }
+  const retriers = (state.Retry as Retrier[] | undefined) ?? [];
+  const index = retriers.findIndex((r) => errorMatches(r.ErrorEquals, failure.error));
+  const retrier = retriers[index];
+  const attempts = (retries.attempts ??= new Array<number>(retriers.length).fill(0));
+  if (retrier && (attempts[index] ?? 0) < (retrier.MaxAttempts ?? 3)) {
+    const delay = retryDelaySeconds(retrier, attempts[index] ?? 0);
+    attempts[index] = (attempts[index] ?? 0) + 1;
+    run.context.State.RetryCount = (run.context.State.RetryCount ?? 0) + 1;
+    const failedAt = frame.rt.journal.eventAt(frame.scope.lastEventId).ts;
+    await sleepUntil(failedAt + scaled(frame.rt, delay * 1000), frame.rt.now, frame.signal);
+    return RETRY;
+  }
+  onFailed?.(failure);
+  const catchers = (state.Catch as Array<Record<string, unknown>> | undefined) ?? [];
+  const catcher = catchers.find((c) => errorMatches(c.ErrorEquals as string[], failure.error));
+  if (!catcher) throw failure;
+  return catchWith(run, catcher, errorOutput(failure));
 }
 
 async function catchWith(

@@ -11,13 +11,17 @@ import {
   applyResult,
   asStatesError,
   effectiveInput,
+  exitAttempt,
+  failureOf,
   isTerminal,
   jsonataScope,
   MAX_PAYLOAD_BYTES,
+  RETRY,
+  RetryCounts,
+  retryOrCatch,
   type StateOutcome,
   type StateRun,
   scaled,
-  withRetryAndCatch,
 } from './interpreter.ts';
 import type { Scope, TaskIds } from './journal.ts';
 import { forgetPayloadText, payloadText } from './json-text.ts';
@@ -142,10 +146,27 @@ export const INTERRUPTED = {
 /** Lambda and activity events name no resource type: one shared, never written object. */
 const NO_IDS: Readonly<Record<string, never>> = Object.freeze({});
 
-/** Runs a Task state with its Retry and Catch. */
+/**
+ * Runs a Task state with its Retry and Catch (the loop of `withRetryAndCatch`, in one async
+ * function: a task takes half the promise hops), and locates its errors as the interpreter does
+ * for every state (see `failureOf`).
+ */
 export async function taskState(run: StateRun): Promise<StateOutcome> {
   try {
-    return await withRetryAndCatch(run, () => attempt(run).then((result) => applyResult(run, result)));
+    const plan = planOf(run.state);
+    let retries: RetryCounts | undefined;
+    for (;;) {
+      try {
+        const result = await attempt(run, plan);
+        const applied = applyResult(run, result);
+        const { output, assigned } = applied instanceof Promise ? await applied : applied;
+        return exitAttempt(run, output, assigned);
+      } catch (error) {
+        retries ??= new RetryCounts();
+        const caught = await retryOrCatch(run, error, retries);
+        if (caught !== RETRY) return caught;
+      }
+    }
   } catch (error) {
     if (
       error instanceof AbortedError ||
@@ -153,14 +174,13 @@ export async function taskState(run: StateRun): Promise<StateOutcome> {
     ) {
       run.frame.scope.emit('TaskStateAborted');
     }
-    throw error;
+    throw failureOf(run, error);
   }
 }
 
-async function attempt(run: StateRun): Promise<unknown> {
+async function attempt(run: StateRun, plan: TaskPlan): Promise<unknown> {
   const { frame } = run;
   const { rt, scope } = frame;
-  const plan = planOf(run.state);
   const { resource, kind, events } = plan;
   const token = kind.pattern === 'token' ? newTaskToken() : undefined;
   if (token) run.context.Task = { Token: token };
