@@ -238,7 +238,8 @@ export class Journal {
    */
   private readonly exits = new Map<number, StoredEvent>();
   private exitsIndexed = 0;
-  private pending: StoredEvent[] = [];
+  /** Index in {@link events} of the first event not yet handed to the log. */
+  private pendingFrom: number;
   private readonly log: ExecutionLog;
   private readonly now: () => number;
   private readonly onDirty: (journal: Journal) => void;
@@ -256,6 +257,7 @@ export class Journal {
       if (e.type === 'ExecutionRedriven') this.forgetFailedStates();
       else this.replay.set(e.key, e);
     }
+    this.pendingFrom = this.events.length;
   }
 
   /** The recorded exit of a state entered by event `enteredId`, if it finished. */
@@ -319,9 +321,8 @@ export class Journal {
 
   /** Appends a new event (its id must be the next one) to the history and the pending batch. */
   add(event: StoredEvent): StoredEvent {
+    if (this.pendingFrom === this.events.length) this.onDirty(this);
     this.events.push(event);
-    if (this.pending.length === 0) this.onDirty(this);
-    this.pending.push(event);
     return event;
   }
 
@@ -333,7 +334,7 @@ export class Journal {
     const key = `${scope}.${seq}`;
     for (let i = fromId - 1; i < this.events.length; i++) {
       const event = this.events[i] as StoredEvent;
-      if (event.key === key) return (this.pending[0]?.id ?? Number.POSITIVE_INFINITY) > event.id;
+      if (event.key === key) return i < this.pendingFrom;
     }
     return undefined;
   }
@@ -345,9 +346,9 @@ export class Journal {
 
   /** Hands every pending event to the log as one batch (the engine writes all batches at once). */
   flush(): void {
-    if (this.pending.length === 0) return;
-    const batch = this.pending;
-    this.pending = [];
+    if (this.pendingFrom === this.events.length) return;
+    const batch = this.events.slice(this.pendingFrom);
+    this.pendingFrom = this.events.length;
     this.log.stage(batch);
   }
 
