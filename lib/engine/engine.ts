@@ -634,7 +634,9 @@ export class Engine implements StepFunctionsEngine {
     } catch {
       throw new SfnServiceError('InvalidOutput', 'Invalid Output: the output must be a valid JSON text');
     }
-    if (Buffer.byteLength(String(input.output)) > MAX_PAYLOAD_BYTES) {
+    const text = String(input.output);
+    // a UTF-16 unit takes at most 3 UTF-8 bytes: short texts cannot be over the limit
+    if (text.length * 3 > MAX_PAYLOAD_BYTES && Buffer.byteLength(text) > MAX_PAYLOAD_BYTES) {
       throw new SfnServiceError(
         'InvalidOutput',
         'Invalid Output: the output exceeds the maximum size of 256 KiB',

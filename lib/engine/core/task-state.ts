@@ -557,11 +557,12 @@ async function callbackTask(
   );
   // Awaited below; when the dispatch fails first (or outlives the task's deadline, or the engine
   // shuts down), nobody will.
-  waiting.outcome.catch(() => undefined);
+  waiting.outcome.catch(noop);
   if (replayed) scope.emit('TaskSubmitted');
   else {
     try {
-      await rt.journal.persist();
+      const persisted = rt.journal.persist();
+      if (persisted) await persisted;
       const { resource } = plan;
       // one literal per shape: cheaper than spreading an optional member on every call
       const invocation =
