@@ -693,7 +693,13 @@ export function exitAttempt(run: StateRun, output: unknown, assigned: Variables)
 
 /** Attempts per retrier of one state, counted from the first failure (most states never fail). */
 export class RetryCounts {
-  attempts: number[] | undefined;
+  private attempts: number[] | undefined;
+
+  /** Attempts so far, one count per retrier of the state. */
+  of(retriers: readonly Retrier[]): number[] {
+    this.attempts ??= new Array<number>(retriers.length).fill(0);
+    return this.attempts;
+  }
 }
 
 /** {@link retryOrCatch}: the state runs its attempt again. */
@@ -719,7 +725,7 @@ export async function retryOrCatch(
   const retriers = (state.Retry as Retrier[] | undefined) ?? [];
   const index = retriers.findIndex((r) => errorMatches(r.ErrorEquals, failure.error));
   const retrier = retriers[index];
-  const attempts = (retries.attempts ??= new Array<number>(retriers.length).fill(0));
+  const attempts = retries.of(retriers);
   if (retrier && (attempts[index] ?? 0) < (retrier.MaxAttempts ?? 3)) {
     const delay = retryDelaySeconds(retrier, attempts[index] ?? 0);
     attempts[index] = (attempts[index] ?? 0) + 1;
