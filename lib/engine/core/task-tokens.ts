@@ -65,10 +65,12 @@ export class TaskTokenRegistry {
 
   /** A task waits on the token with this hash (`token`: when this engine handed it out). */
   register(hash: string, waiter: TokenWaiter, token?: string): void {
-    const outcome = this.early.get(hash);
-    this.early.delete(hash);
     this.waiting.set(hash, waiter);
     if (token !== undefined) this.waitingByToken.set(token, waiter);
+    // outcomes wait here only while a restarted engine replays
+    if (this.early.size === 0) return;
+    const outcome = this.early.get(hash);
+    this.early.delete(hash);
     if (outcome) waiter.complete(outcome);
   }
 
@@ -81,7 +83,7 @@ export class TaskTokenRegistry {
   close(hash: string, token?: string): void {
     if (token !== undefined) this.waitingByToken.delete(token);
     this.waiting.delete(hash);
-    this.early.delete(hash);
+    if (this.early.size > 0) this.early.delete(hash);
     this.closed.add(hash);
   }
 
