@@ -157,7 +157,21 @@ export async function taskState(run: StateRun): Promise<StateOutcome> {
     let retries: RetryCounts | undefined;
     for (;;) {
       try {
-        const result = await attempt(run, plan);
+        let begun = beginAttempt(run, plan);
+        if (begun instanceof Preparing) begun = (await begun.ready).begun;
+        let result: unknown;
+        if (begun instanceof RecordedResult) result = begun.value;
+        else {
+          // awaited here, not in a function of its own: one promise hop fewer per task
+          let resultText: string;
+          try {
+            result = await begun;
+            resultText = resultTextOf(plan, result);
+          } catch (error) {
+            throw error instanceof RecordedFailure ? error.failure : callFailed(run, plan, error);
+          }
+          callSucceeded(run, plan, resultText);
+        }
         const applied = applyResult(run, result);
         const { output, assigned } = applied instanceof Promise ? await applied : applied;
         return exitAttempt(run, output, assigned);
@@ -178,15 +192,86 @@ export async function taskState(run: StateRun): Promise<StateOutcome> {
   }
 }
 
-async function attempt(run: StateRun, plan: TaskPlan): Promise<unknown> {
-  const { frame } = run;
-  const { rt, scope } = frame;
-  const { resource, kind, events } = plan;
-  const token = kind.pattern === 'token' ? newTaskToken() : undefined;
+/** An attempt whose result replay found in the history: nothing is called. */
+class RecordedResult {
+  constructor(readonly value: unknown) {}
+}
+
+/** An attempt that evaluates its parameters or durations first (JSONata, TimeoutSeconds...). */
+class Preparing {
+  constructor(readonly ready: Promise<{ readonly begun: Promise<unknown> | RecordedResult }>) {}
+}
+
+/**
+ * Starts an attempt: records `*Scheduled` and `*Started` and makes the call (whose promise it
+ * returns; {@link callSucceeded} / {@link callFailed} record how it ended), or takes the recorded
+ * result on replay. Synchronous unless the parameters or durations need evaluating.
+ */
+function beginAttempt(run: StateRun, plan: TaskPlan): Promise<unknown> | RecordedResult | Preparing {
+  const token = plan.kind.pattern === 'token' ? newTaskToken() : undefined;
   if (token) run.context.Task = { Token: token };
+  if (run.language === 'JSONata' || plan.timeout || plan.heartbeat)
+    return new Preparing(prepared(run, plan, token));
+  return callTask(run, plan, token, taskParameters(run), undefined, undefined);
+}
+
+async function prepared(
+  run: StateRun,
+  plan: TaskPlan,
+  token: string | undefined,
+): Promise<{ readonly begun: Promise<unknown> | RecordedResult }> {
   const parameters = run.language === 'JSONata' ? await taskArguments(run) : taskParameters(run);
   const timeoutSeconds = plan.timeout ? await durationField(run, 'TimeoutSeconds') : undefined;
   const heartbeatSeconds = plan.heartbeat ? await durationField(run, 'HeartbeatSeconds') : undefined;
+  return { begun: callTask(run, plan, token, parameters, timeoutSeconds, heartbeatSeconds) };
+}
+
+/** The call's result text, size-checked (a failure here is the call's: `*Failed` records it). */
+function resultTextOf(plan: TaskPlan, result: unknown): string {
+  const resultText = payloadText(result);
+  const text = resultText ?? 'null';
+  if (text.length > MAX_PAYLOAD_BYTES / 4 && Buffer.byteLength(text) > MAX_PAYLOAD_BYTES) {
+    throw new StatesError(
+      'States.DataLimitExceeded',
+      `The state/task '${plan.resource}' returned a result with a size exceeding the maximum number of bytes service limit.`,
+    );
+  }
+  return resultText;
+}
+
+function callSucceeded(run: StateRun, plan: TaskPlan, resultText: string): void {
+  const { scope } = run.frame;
+  if (resultText === undefined)
+    scope.emit(plan.events.succeeded, { ...plan.ids, output: resultText, outputDetails: NOT_TRUNCATED });
+  else scope.emitTaskEvent(plan.events.succeeded, plan.ids, resultText);
+}
+
+/** Records how the call failed (`*Failed` / `*TimedOut`); returns what the attempt throws. */
+function callFailed(run: StateRun, plan: TaskPlan, error: unknown): unknown {
+  if (error instanceof AbortedError) return error;
+  const { frame } = run;
+  // a call that ended because its branch or execution was stopped was aborted, not failed
+  if (frame.signal.aborted) return new AbortedError(frame.signal.reason);
+  const failure = asStatesError(error);
+  const timedOut = failure.error === 'States.Timeout' || failure.error === 'States.HeartbeatTimeout';
+  const details: Record<string, unknown> = { ...plan.ids };
+  if (!(failure instanceof MockedThrow) || failure.mockedError !== undefined) details.error = failure.error;
+  if (failure.cause !== undefined) details.cause = failure.cause;
+  frame.scope.emit(timedOut ? plan.events.timedOut : plan.events.failed, details);
+  return failure;
+}
+
+function callTask(
+  run: StateRun,
+  plan: TaskPlan,
+  token: string | undefined,
+  parameters: unknown,
+  timeoutSeconds: number | undefined,
+  heartbeatSeconds: number | undefined,
+): Promise<unknown> | RecordedResult {
+  const { frame } = run;
+  const { rt, scope } = frame;
+  const { resource, kind, events } = plan;
   const ids = plan.ids ?? NO_IDS;
   // an activity nobody mocks waits for a worker: it starts when one takes it with GetActivityTask
   const worker = kind.family === 'Activity' && !rt.mocks?.mocks(run.name);
@@ -226,7 +311,7 @@ async function attempt(run: StateRun, plan: TaskPlan): Promise<unknown> {
     heartbeatSeconds === undefined || !timed ? undefined : scaled(rt, heartbeatSeconds * 1000);
 
   const recordedOutcome = takeRecordedOutcome(run, kind);
-  if (recordedOutcome) return recordedOutcome.value;
+  if (recordedOutcome) return new RecordedResult(recordedOutcome.value);
   if (startedBefore && !rt.mocks?.mocks(run.name) && scope.peek()?.type !== 'TaskSubmitted') {
     // The engine stopped while this call was under way (killed, or closed): it may or may not
     // have run. It is not silently made again: the attempt fails, and the state's Retry and
@@ -240,46 +325,21 @@ async function attempt(run: StateRun, plan: TaskPlan): Promise<unknown> {
     throw new StatesError(String(failed.details?.error), String(failed.details?.cause));
   }
 
-  let result: unknown;
-  let resultText: string;
+  let calling: Promise<unknown>;
   try {
-    const calling = call(
-      run,
-      plan,
-      parameters,
-      token,
-      scheduledEvent,
-      timeoutAt,
-      heartbeatMs,
-      timeoutSeconds,
-    );
-    // whoever received the parameters may change them from now on: texts are taken afresh
-    forgetPayloadText();
-    result = await calling;
-    resultText = payloadText(result);
-    const text = resultText ?? 'null';
-    if (text.length > MAX_PAYLOAD_BYTES / 4 && Buffer.byteLength(text) > MAX_PAYLOAD_BYTES) {
-      throw new StatesError(
-        'States.DataLimitExceeded',
-        `The state/task '${resource}' returned a result with a size exceeding the maximum number of bytes service limit.`,
-      );
-    }
+    calling = call(run, plan, parameters, token, scheduledEvent, timeoutAt, heartbeatMs, timeoutSeconds);
   } catch (error) {
-    if (error instanceof AbortedError) throw error;
-    // a call that ended because its branch or execution was stopped was aborted, not failed
-    if (frame.signal.aborted) throw new AbortedError(frame.signal.reason);
-    const failure = asStatesError(error);
-    const timedOut = failure.error === 'States.Timeout' || failure.error === 'States.HeartbeatTimeout';
-    const details: Record<string, unknown> = { ...ids };
-    if (!(failure instanceof MockedThrow) || failure.mockedError !== undefined) details.error = failure.error;
-    if (failure.cause !== undefined) details.cause = failure.cause;
-    scope.emit(timedOut ? events.timedOut : events.failed, details);
-    throw failure;
+    // recorded at once, as a call that fails later is when it does
+    return Promise.reject(new RecordedFailure(callFailed(run, plan, error)));
   }
-  if (resultText === undefined)
-    scope.emit(events.succeeded, { ...ids, output: resultText, outputDetails: NOT_TRUNCATED });
-  else scope.emitTaskEvent(events.succeeded, plan.ids, resultText);
-  return result;
+  // whoever received the parameters may change them from now on: texts are taken afresh
+  forgetPayloadText();
+  return calling;
+}
+
+/** A call that failed before it returned a promise, its failure already recorded. */
+class RecordedFailure {
+  constructor(readonly failure: unknown) {}
 }
 
 /** A task's `*Scheduled` event in full: a service integration's, or one with a timeout or heartbeat. */
