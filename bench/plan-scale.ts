@@ -183,24 +183,50 @@ function heapAfterGc(): number {
   return mib(process.memoryUsage().heapUsed);
 }
 
+/** The texts of an execution's history as the engine holds them (inputs, outputs, parameters, …), in MiB. */
+async function historyTextMiB(s: Stack, executionArn: string): Promise<number> {
+  let chars = 0;
+  const count = (value: unknown): void => {
+    if (typeof value === 'string') chars += value.length;
+    else if (value && typeof value === 'object') for (const v of Object.values(value)) count(v);
+  };
+  let nextToken: string | undefined;
+  do {
+    const page = await s.stack.engine.getExecutionHistory({ executionArn, maxResults: 1000, nextToken });
+    count(page.events);
+    nextToken = page.nextToken;
+  } while (nextToken);
+  return mib(chars);
+}
+
+/** At a tenth of a run: steps done, the heap after a full collection, the plan execution's history texts. */
+interface Tenth {
+  readonly steps: number;
+  readonly heapAfterGcMiB: number;
+  readonly planHistoryMiB: number;
+}
+
 /**
  * Runs one plan from approval to the end; ms, and with `memory` the heap at every poll (`heap`),
- * and also the heap after a full collection at each tenth of the plan's steps as their child
- * executions finish (`tenths`: a count of executions every poll, for plans of step machines).
+ * and also, at each tenth of the plan's steps (as their child executions finish), the heap after
+ * a full collection and the size of the plan execution's own history (`tenths`: a count of
+ * executions every poll, for plans of step machines), then the heap once the plan has finished.
  */
 async function runOne(plan: PlanInput, name: string, memory?: 'heap' | 'tenths') {
   const s = await startStack();
   try {
     const arn = await launch(s, plan, name);
     const heap: number[] = [];
-    const tenths: { steps: number; heapAfterGcMiB: number }[] = [];
+    const tenths: Tenth[] = [];
     const steps = plan.steps.length;
     const sample = async () => {
       heap.push(process.memoryUsage().heapUsed);
       if (memory !== 'tenths') return;
       const done = await succeededExecutions(s);
-      if (tenths.length < 9 && done >= ((tenths.length + 1) * steps) / 10)
-        tenths.push({ steps: done, heapAfterGcMiB: heapAfterGc() });
+      if (tenths.length < 9 && done >= ((tenths.length + 1) * steps) / 10) {
+        const heapAfterGcMiB = heapAfterGc();
+        tenths.push({ steps: done, heapAfterGcMiB, planHistoryMiB: await historyTextMiB(s, arn) });
+      }
     };
     const started = performance.now();
     const cpuStarted = process.cpuUsage();
@@ -208,9 +234,18 @@ async function runOne(plan: PlanInput, name: string, memory?: 'heap' | 'tenths')
     const status = await finished(s, arn, memory ? sample : undefined);
     const ms = performance.now() - started;
     const cpuMs = cpuMillis(process.cpuUsage(cpuStarted));
-    if (memory === 'tenths') tenths.push({ steps, heapAfterGcMiB: heapAfterGc() });
+    const heapAfterRunMiB = memory === 'tenths' ? heapAfterGc() : undefined;
     const events = await readEvents(s.stack.data.clients.doc, s.stack.data.tableNames.events, arn);
-    return { status, ms, cpuMs, events: events.length, chainOk: verifyChain(events).ok, heap, tenths };
+    return {
+      status,
+      ms,
+      cpuMs,
+      events: events.length,
+      chainOk: verifyChain(events).ok,
+      heap,
+      tenths,
+      heapAfterRunMiB,
+    };
   } finally {
     await s.stack.close();
     await rm(s.dir, { recursive: true, force: true });
@@ -308,9 +343,11 @@ async function main(): Promise<void> {
     const early = memory.heap.slice(tenth, 2 * tenth);
     const late = memory.heap.slice(-tenth);
     const avg = (xs: number[]) => xs.reduce((a, b) => a + b, 0) / Math.max(1, xs.length);
-    const afterGc = memory.tenths.map((t) => t.heapAfterGcMiB);
-    const second = memory.tenths[1]?.heapAfterGcMiB;
-    const last = memory.tenths.at(-1)?.heapAfterGcMiB;
+    // From the second tenth to the last one measured while the plan runs (90% of its steps).
+    const second = memory.tenths[1];
+    const last = memory.tenths.at(-1);
+    const span = second && last && last.steps > second.steps ? last.steps - second.steps : undefined;
+    const kibPerStep = (from: number, to: number) => (span ? round(((to - from) * 1024) / span, 1) : null);
     results.memoryChain = {
       steps: SIZES.memoryChain,
       status: memory.status,
@@ -320,13 +357,12 @@ async function main(): Promise<void> {
       heapPeakMiB: mib(Math.max(...memory.heap)),
       samples: memory.heap.length,
       heapAfterGcPerTenth: memory.tenths,
-      heapAfterGcLastOverSecondTenth: second && last ? round(last / second, 2) : null,
-      heapAfterGcKiBPerStep:
-        second && last && memory.tenths[1]
-          ? round(((last - second) * 1024) / (SIZES.memoryChain - memory.tenths[1].steps), 2)
-          : null,
-      heapAfterGcMinMaxMiB: [Math.min(...afterGc), Math.max(...afterGc)],
-      note: 'heapEarly/Late: heap used (garbage included) averaged over the second and the last tenth of the polls; heapAfterGcPerTenth: heap after a full collection as each tenth of the steps finished, the figure that shows what a step leaves behind',
+      heapAfterGcAfterRunMiB: memory.heapAfterRunMiB,
+      heapAfterGcLastOverSecondTenth:
+        second && last ? round(last.heapAfterGcMiB / second.heapAfterGcMiB, 2) : null,
+      heapAfterGcKiBPerStep: second && last ? kibPerStep(second.heapAfterGcMiB, last.heapAfterGcMiB) : null,
+      planHistoryKiBPerStep: second && last ? kibPerStep(second.planHistoryMiB, last.planHistoryMiB) : null,
+      note: "heapEarly/Late: heap used (garbage included) averaged over the second and the last tenth of the polls. heapAfterGcPerTenth: as 10%…90% of the steps had finished, the heap after a full collection and the texts of the plan execution's own history (which the engine holds while it runs); the KiB-per-step figures compare the second tenth with the ninth; heapAfterGcAfterRunMiB: once the plan finished, stack still up",
     };
     process.stdout.write(`memoryChain: ${JSON.stringify(results.memoryChain)}\n`);
   }
