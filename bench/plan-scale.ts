@@ -183,23 +183,29 @@ function heapAfterGc(): number {
   return mib(process.memoryUsage().heapUsed);
 }
 
-/** The texts of an execution's history as the engine holds them (inputs, outputs, parameters, …), in MiB. */
-async function historyTextMiB(s: Stack, executionArn: string): Promise<number> {
+/**
+ * The texts of the histories of the plan's running executions (its own and, for a split plan, the
+ * running part's) as GetExecutionHistory returns them (inputs, outputs, parameters, …), in MiB.
+ */
+async function runningHistoriesMiB(s: Stack): Promise<number> {
   let chars = 0;
   const count = (value: unknown): void => {
     if (typeof value === 'string') chars += value.length;
     else if (value && typeof value === 'object') for (const v of Object.values(value)) count(v);
   };
-  let nextToken: string | undefined;
-  do {
-    const page = await s.stack.engine.getExecutionHistory({ executionArn, maxResults: 1000, nextToken });
-    count(page.events);
-    nextToken = page.nextToken;
-  } while (nextToken);
+  const running = await s.stack.engine.listExecutions({ statusFilter: 'RUNNING', maxResults: 1000 });
+  for (const { executionArn } of running.executions ?? []) {
+    let nextToken: string | undefined;
+    do {
+      const page = await s.stack.engine.getExecutionHistory({ executionArn, maxResults: 1000, nextToken });
+      count(page.events);
+      nextToken = page.nextToken;
+    } while (nextToken);
+  }
   return mib(chars);
 }
 
-/** At a tenth of a run: steps done, the heap after a full collection, the plan execution's history texts. */
+/** At a tenth of a run: steps done, the heap after a full collection, the running executions' history texts. */
 interface Tenth {
   readonly steps: number;
   readonly heapAfterGcMiB: number;
@@ -209,7 +215,7 @@ interface Tenth {
 /**
  * Runs one plan from approval to the end; ms, and with `memory` the heap at every poll (`heap`),
  * and also, at each tenth of the plan's steps (as their child executions finish), the heap after
- * a full collection and the size of the plan execution's own history (`tenths`: a count of
+ * a full collection and the size of the plan's running histories (`tenths`: a count of
  * executions every poll, for plans of step machines), then the heap once the plan has finished.
  */
 async function runOne(plan: PlanInput, name: string, memory?: 'heap' | 'tenths') {
@@ -225,7 +231,7 @@ async function runOne(plan: PlanInput, name: string, memory?: 'heap' | 'tenths')
       const done = await succeededExecutions(s);
       if (tenths.length < 9 && done >= ((tenths.length + 1) * steps) / 10) {
         const heapAfterGcMiB = heapAfterGc();
-        tenths.push({ steps: done, heapAfterGcMiB, planHistoryMiB: await historyTextMiB(s, arn) });
+        tenths.push({ steps: done, heapAfterGcMiB, planHistoryMiB: await runningHistoriesMiB(s) });
       }
     };
     const started = performance.now();
