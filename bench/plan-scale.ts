@@ -429,6 +429,10 @@ function beforeOverAfter(
     fanOutMsPerStep: ratio(before.fanOut?.overheadMsPerStep, after.fanOut?.overheadMsPerStep),
     memoryChainTotalMs: ratio(before.memoryChain?.totalMs, after.memoryChain?.totalMs),
     memoryChainHeapPeak: ratio(before.memoryChain?.heapPeakMiB, after.memoryChain?.heapPeakMiB),
+    memoryChainHeapAfterGcGrowthPerStep: ratio(
+      before.memoryChain?.heapAfterGcKiBPerStep,
+      after.memoryChain?.heapAfterGcKiBPerStep,
+    ),
     largeSeconds: ratio(before.large?.totalSeconds, after.large?.totalSeconds),
     largeHeapPeak: ratio(before.large?.heapPeakMiB, after.large?.heapPeakMiB),
     concurrentThroughput: ratio(
