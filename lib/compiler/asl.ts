@@ -59,6 +59,7 @@ export const SERVICE_RETRY = {
  * - https://docs.aws.amazon.com/step-functions/latest/dg/service-quotas.html (StartExecution throttling, open executions)
  * - https://docs.aws.amazon.com/step-functions/latest/dg/connect-stepfunctions.html (the optimized integration)
  * - https://docs.aws.amazon.com/step-functions/latest/dg/bp-lambda-serviceexception.html (`<Service>.<Exception>` names)
+ * No AWS page lists these two names and neither was observed on AWS (docs/compiler.md, Known limits).
  * A child that ran and failed arrives as `States.TaskFailed` instead, which is the step's own
  * failure and is never retried here. `StepFunctions.SdkClientException` (no answer from the
  * service) is left out: the child may have started, and a retry would run the step twice.
