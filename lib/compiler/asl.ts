@@ -47,6 +47,38 @@ export const SERVICE_RETRY = {
   JitterStrategy: 'FULL',
 };
 
+/**
+ * What a `states:startExecution.sync:2` task fails with when Step Functions refuses to start the
+ * child: the optimized integration names a StartExecution error `StepFunctions.<exception>`, the
+ * modeled exception's name (`ExecutionLimitExceeded`, the open-executions quota →
+ * `ExecutionLimitExceededException`) or the SDK's service exception for errors the API does not
+ * model (`ThrottlingException`, the StartExecution token bucket → `AWSStepFunctionsException`),
+ * as Lambda's are `Lambda.<exception>` / `Lambda.AWSLambdaException`.
+ * - https://docs.aws.amazon.com/step-functions/latest/apireference/API_StartExecution.html (ExecutionLimitExceeded)
+ * - https://docs.aws.amazon.com/step-functions/latest/apireference/CommonErrors.html (ThrottlingException)
+ * - https://docs.aws.amazon.com/step-functions/latest/dg/service-quotas.html (StartExecution throttling, open executions)
+ * - https://docs.aws.amazon.com/step-functions/latest/dg/connect-stepfunctions.html (the optimized integration)
+ * - https://docs.aws.amazon.com/step-functions/latest/dg/bp-lambda-serviceexception.html (`<Service>.<Exception>` names)
+ * No AWS page lists these two names and neither was observed on AWS (docs/compiler.md, Known limits).
+ * A child that ran and failed arrives as `States.TaskFailed` instead, which is the step's own
+ * failure and is never retried here. `StepFunctions.SdkClientException` (no answer from the
+ * service) is left out: the child may have started, and a retry would run the step twice.
+ */
+export const START_EXECUTION_REFUSED_ERRORS = [
+  'StepFunctions.AWSStepFunctionsException',
+  'StepFunctions.ExecutionLimitExceededException',
+];
+
+/**
+ * Retry for a child machine that Step Functions refused to start (a big fan-out meets the
+ * StartExecution quota): every 1 s, backoff ×2 (ASL's defaults, left out), up to 6 times, full jitter.
+ */
+export const START_EXECUTION_RETRY = {
+  ErrorEquals: START_EXECUTION_REFUSED_ERRORS,
+  MaxAttempts: 6,
+  JitterStrategy: 'FULL',
+};
+
 /** One compiled state machine: its name, its definition, and the JSON deployed. */
 export interface CompiledDefinition {
   readonly name: string;

@@ -4,7 +4,7 @@
  * Parallel merges; a child machine becomes a `states:startExecution.sync:2` task.
  */
 import type { AslState, Fragment } from './asl.ts';
-import { START_EXECUTION_SYNC, transition } from './asl.ts';
+import { START_EXECUTION_RETRY, START_EXECUTION_SYNC, transition } from './asl.ts';
 import { entriesOf, STEPS } from './dataflow.ts';
 import { jsonata } from './jsonata.ts';
 import { childPlaceholder, ref } from './placeholders.ts';
@@ -85,6 +85,7 @@ export class LayoutRenderer {
               Resource: START_EXECUTION_SYNC,
               Arguments: { StateMachineArn: ref(childPlaceholder(layout.part)), Input: jsonata(input) },
               Output: jsonata(`{"steps": $merge([${STEPS}, $states.result.Output.steps])}`),
+              Retry: [START_EXECUTION_RETRY],
               ...transition(next),
             },
           },

@@ -19,7 +19,7 @@
 import type { Step } from '../plan/schema.ts';
 import type { BudgetLimits, PlanIdentity, RecipeSummary } from '../runtime/payloads/index.ts';
 import type { AslDefinition, AslState } from './asl.ts';
-import { LAMBDA_INVOKE, START_EXECUTION_SYNC, transition } from './asl.ts';
+import { LAMBDA_INVOKE, START_EXECUTION_RETRY, START_EXECUTION_SYNC, transition } from './asl.ts';
 import { ATTEMPT, CURRENT, entriesOf, mergeCurrent, RUN_ATTEMPT, type RunValues, STEPS } from './dataflow.ts';
 import { ScopeEscalation } from './escalation.ts';
 import { jsonata, literal, toJsonataSource } from './jsonata.ts';
@@ -203,6 +203,9 @@ export function stepCall(props: StepCallProps, next: string | undefined): AslSta
       },
     },
     Output: jsonata(`{"steps": $merge([${STEPS}, $states.result.Output])}`),
+    // Only a refused start (throttling, the open-executions quota); the step's own failures come
+    // as States.TaskFailed and go, as before, to Execute's Catch.
+    Retry: [START_EXECUTION_RETRY],
     ...transition(next),
   };
 }

@@ -1381,7 +1381,10 @@ export class Engine implements StepFunctionsEngine {
       return { ExecutionArn: String(out.executionArn), StartDate: out.startDate ?? new Date() };
     } catch (error) {
       if (error instanceof SfnServiceError)
-        throw new StatesError(`StepFunctions.${error.code}Exception`, error.message);
+        throw new StatesError(
+          startExecutionErrorName(error.code),
+          `${error.message} (Service: AWSStepFunctions; Status Code: ${error.httpStatus}; Error Code: ${error.code})`,
+        );
       throw error;
     }
   }
@@ -1414,6 +1417,31 @@ export class Engine implements StepFunctionsEngine {
     if (d.cause !== undefined) out.Cause = d.cause;
     return out;
   }
+}
+
+/** The errors StartExecution models (API_StartExecution.html); any other code is the SDK's service exception. */
+const START_EXECUTION_MODELED = new Set([
+  'ExecutionAlreadyExists',
+  'ExecutionLimitExceeded',
+  'InvalidArn',
+  'InvalidExecutionInput',
+  'InvalidName',
+  'StateMachineDeleting',
+  'StateMachineDoesNotExist',
+  'ValidationException',
+  'KmsAccessDeniedException',
+  'KmsInvalidStateException',
+  'KmsThrottlingException',
+]);
+
+/**
+ * How the optimized `states:startExecution` integration names a refused start: the modeled
+ * exception (`ExecutionLimitExceeded` → `StepFunctions.ExecutionLimitExceededException`), or the
+ * SDK's `AWSStepFunctionsException` for codes the API does not model (`ThrottlingException`).
+ */
+function startExecutionErrorName(code: string): string {
+  if (!START_EXECUTION_MODELED.has(code)) return 'StepFunctions.AWSStepFunctionsException';
+  return `StepFunctions.${code.endsWith('Exception') ? code : `${code}Exception`}`;
 }
 
 function summaryOf(e: ExecutionRecord): ExecutionSummary {

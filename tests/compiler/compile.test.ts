@@ -215,6 +215,62 @@ describe('compilePlan', () => {
     expect(inputOf('Step a').run).toBeUndefined();
   });
 
+  it('retries a refused child start (throttling, the open-executions quota) on every step machine call and part, and nothing else', () => {
+    const compiled = compilePlan(
+      {
+        id: 'fan',
+        objective: 'a fan-out on step machines',
+        steps: [
+          { id: 'a', description: 'A', tool: 'shell' },
+          { id: 'b', description: 'B', tool: 'shell', dependsOn: ['a'] },
+          { id: 'c', description: 'C', tool: 'shell', dependsOn: ['a'] },
+        ],
+      },
+      { stepMachines: 'always' },
+    );
+    expectValid(compiled);
+    const refused = {
+      ErrorEquals: [
+        'StepFunctions.AWSStepFunctionsException',
+        'StepFunctions.ExecutionLimitExceededException',
+      ],
+      MaxAttempts: 6,
+      JitterStrategy: 'FULL',
+    };
+    // Every startExecution.sync:2 task of a definition, in Parallel branches too.
+    const childStarts = (asl: AslDefinition | undefined) => {
+      const found: Record<string, unknown>[] = [];
+      const visit = (states: AslDefinition['States']) => {
+        for (const state of Object.values(states)) {
+          if (state.Resource === 'arn:aws:states:::states:startExecution.sync:2') found.push(state);
+          for (const branch of (state.Branches ?? []) as AslDefinition[]) visit(branch.States);
+        }
+      };
+      if (asl) visit(asl.States);
+      return found;
+    };
+    const calls = childStarts(compiled.definitions[0]?.asl);
+    expect(calls).toHaveLength(3);
+    for (const call of calls) {
+      // The one retrier: a child that ran and failed (States.TaskFailed) reaches Execute's Catch as before.
+      expect(call.Retry).toEqual([refused]);
+      expect(call.Catch).toBeUndefined();
+    }
+    // No answer from the service is not retried: the child may have started (the step would run twice).
+    expect(JSON.stringify(compiled.definitions.map((d) => d.asl))).not.toContain(
+      'StepFunctions.SdkClientException',
+    );
+
+    // A part of a split plan is a child start too.
+    const split = compilePlan(planOf(randomDag(40, prng(5)).steps, 'split'), {
+      maxDefinitionBytes: 20_000,
+      stepMachines: 'never',
+    });
+    const parts = split.definitions.flatMap((d) => childStarts(d.asl));
+    expect(parts.length).toBeGreaterThan(0);
+    for (const part of parts) expect(part.Retry).toEqual([refused]);
+  });
+
   it('is deterministic', () => {
     const dag = randomDag(60, prng(3));
     expect(compilePlan(dag.plan).definitions.map((d) => d.json)).toEqual(

@@ -359,3 +359,57 @@ describe.each(['never', 'always'] as const)(
     });
   },
 );
+
+describe('a step machine call that Step Functions refuses to start', () => {
+  const onStepMachines = () => compile(plan, { stepMachines: 'always' });
+
+  it('is retried when throttled or at the open-executions quota, and the plan succeeds with each step run once', async () => {
+    const run = await runCompiled(onStepMachines(), {
+      refuseStart: (step, start) =>
+        start === 1 && step === 'b'
+          ? 'ThrottlingException'
+          : start === 1 && step === 'c'
+            ? 'ExecutionLimitExceeded'
+            : undefined,
+    });
+    expect(run.status).toBe('SUCCEEDED');
+    expect(run.childStarts.get('b')).toBe(2);
+    expect(run.childStarts.get('c')).toBe(2);
+    expect(run.childStarts.get('a')).toBe(1);
+    expect([...run.runnerCalls.values()]).toEqual([1, 1, 1, 1, 1]);
+    expect(run.gates.map((g) => g.kind)).toEqual(['plan']);
+    expect(run.output).toEqual({ summary: { completed: 5, failed: 0, skipped: 0 } });
+  });
+
+  it('stops the plan with the refusal once the Retry gives up (6 retries)', async () => {
+    // e, the last step: a refusal elsewhere would stop the run while e's join still waits.
+    const run = await runCompiled(onStepMachines(), {
+      refuseStart: (step) => (step === 'e' ? 'ThrottlingException' : undefined),
+    });
+    expect(run.status).toBe('FAILED');
+    expect(run.error).toBe('StepFunctions.AWSStepFunctionsException');
+    expect(run.childStarts.get('e')).toBe(7);
+    expect(run.runnerCalls.has('e')).toBe(false);
+  });
+
+  it("leaves the step's own failures to its recovery: a failed child is not started again", async () => {
+    // A permission failure escalates; ABORT fails the child, which the call does not retry.
+    const aborted = await runCompiled(onStepMachines(), {
+      runnerError: (step) => (step === 'b' ? 'Plangate.Permission' : undefined),
+      escalate: () => ({ decision: 'ABORT' }),
+    });
+    expect(aborted.status).toBe('FAILED');
+    expect(aborted.error).toBe('Plangate.Aborted');
+    expect(aborted.childStarts.get('b')).toBe(1);
+    expect(
+      aborted.gates.filter((g) => g.kind === 'escalation').map((g) => [g.stepId, g.failure?.failureClass]),
+    ).toEqual([['b', 'permission']]);
+    // A transient failure is retried by its recipe inside the child, as without the call's Retry.
+    const recovered = await runCompiled(onStepMachines(), {
+      runnerError: (step, _attempt, call) => (step === 'b' && call === 1 ? 'Plangate.Transient' : undefined),
+    });
+    expect(recovered.status).toBe('SUCCEEDED');
+    expect(recovered.childStarts.get('b')).toBe(1);
+    expect(recovered.runnerCalls.get('b')).toBe(2);
+  });
+});

@@ -9,6 +9,7 @@ import { type CompileResult, PLACEHOLDERS } from '../../lib/compiler/index.ts';
 import type { Engine } from '../../lib/engine/engine.ts';
 import { createEngine } from '../../lib/engine/engine.ts';
 import { createResourceInvoker } from '../../lib/engine/resources/resource-invoker.ts';
+import { SfnServiceError } from '../../lib/engine/types.ts';
 import {
   type ApprovalDecision,
   type CheckRequest,
@@ -44,6 +45,12 @@ export interface Script {
   contractFails?: (stepId: string, attempt: number) => boolean;
   /** Postcondition ids that do not hold. */
   failingPostconditions?: readonly string[];
+  /**
+   * The error code StartExecution refuses a step machine's start with, as AWS does when throttled
+   * (`ThrottlingException`) or at the open-executions quota (`ExecutionLimitExceeded`), for the
+   * step and its n-th start; undefined starts it.
+   */
+  refuseStart?: (stepId: string, start: number) => string | undefined;
 }
 
 export interface RunRecord {
@@ -59,6 +66,8 @@ export interface RunRecord {
   checks: CheckRequest[];
   finalize: FinalizeResult | undefined;
   runnerCalls: Map<string, number>;
+  /** Per step on a step machine: how many times the plan asked to start its child execution. */
+  childStarts: Map<string, number>;
   /** Per step: the argOverrides the runner received. */
   overrides: Map<string, Record<string, unknown>>;
 }
@@ -88,6 +97,7 @@ export async function runCompiled(compiled: CompileResult, script: Script = {}):
     checks: [],
     finalize: undefined,
     runnerCalls: new Map(),
+    childStarts: new Map(),
     overrides: new Map(),
   };
   let engine: Engine | undefined;
@@ -254,6 +264,18 @@ export async function runCompiled(compiled: CompileResult, script: Script = {}):
     timeScale: 0,
     storeDir: undefined,
   });
+  // The engine starts a child through its own StartExecution: refuse some there, as AWS may.
+  const startExecution = engine.startExecution.bind(engine);
+  engine.startExecution = async (input) => {
+    const stepId = (JSON.parse(input.input ?? '{}') as { step?: { stepId?: string } }).step?.stepId;
+    if (stepId !== undefined) {
+      const start = (record.childStarts.get(stepId) ?? 0) + 1;
+      record.childStarts.set(stepId, start);
+      const refused = script.refuseStart?.(stepId, start);
+      if (refused) throw new SfnServiceError(refused, 'Rate exceeded');
+    }
+    return startExecution(input);
+  };
   const values: Record<string, string> = {};
   for (const [placeholder, name] of Object.entries(FUNCTIONS)) values[placeholder] = fnArn(name);
   try {

@@ -444,13 +444,15 @@ export class EventCodec {
 
 /** Quoted names (state names, event types, scopes) repeat from event to event: kept once each, as UTF-8. */
 const quoted = new Map<string, Uint8Array>();
+/** Copies of their own: a small `Buffer.from` is a slice of an 8 KiB pool, which a kept slice keeps whole. */
+const utf8 = new TextEncoder();
 
 /** `JSON.stringify(text)` as UTF-8 bytes, remembered. */
 function quote(text: string): Uint8Array {
   let q = quoted.get(text);
   if (q === undefined) {
     if (quoted.size >= 4096) quoted.clear();
-    q = Buffer.from(JSON.stringify(text));
+    q = utf8.encode(JSON.stringify(text));
     quoted.set(text, q);
   }
   return q;

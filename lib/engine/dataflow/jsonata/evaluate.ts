@@ -25,12 +25,22 @@ export function jsonataExpressionOf(value: unknown): string | undefined {
 }
 
 type Compiled = ReturnType<typeof jsonata>;
+/**
+ * Compiled expressions, least recently used first. A compiled expression costs tens of KiB (its
+ * syntax tree, and the AWS functions registered on it), and a large plan has expressions that run
+ * once (a step call's literal data): few enough are kept that those cannot pile up, while the
+ * ones every execution of a machine evaluates stay.
+ */
 const compiled = new Map<string, Compiled>();
-const CACHE_LIMIT = 2000;
+const CACHE_LIMIT = 256;
 
 function compile(expression: string, field: FieldName): Compiled {
   const cached = compiled.get(expression);
-  if (cached) return cached;
+  if (cached) {
+    compiled.delete(expression);
+    compiled.set(expression, cached);
+    return cached;
+  }
   let expr: Compiled;
   try {
     expr = jsonata(expression);
@@ -45,7 +55,7 @@ function compile(expression: string, field: FieldName): Compiled {
     );
   }
   for (const fn of AWS_JSONATA_FUNCTIONS) expr.registerFunction(fn.name, fn.implementation, fn.signature);
-  if (compiled.size >= CACHE_LIMIT) compiled.clear();
+  if (compiled.size >= CACHE_LIMIT) compiled.delete(compiled.keys().next().value as string);
   compiled.set(expression, expr);
   return expr;
 }
