@@ -47,6 +47,12 @@ export class ByteWriter {
       buf[this.length++] = 48 + n;
       return;
     }
+    if (n < 100) {
+      const tens = (n / 10) | 0;
+      buf[this.length++] = 48 + tens;
+      buf[this.length++] = 48 + n - tens * 10;
+      return;
+    }
     let digits = 1;
     for (let x = n; x >= 10; x = Math.floor(x / 10)) digits++;
     let at = this.length + digits;
@@ -75,7 +81,24 @@ export class ByteWriter {
 
   /** A text as UTF-8 (already JSON where it must be). */
   text(text: string): void {
-    this.room(text.length * 3);
+    const n = text.length;
+    this.room(n * 3);
+    if (n < 32) {
+      // short texts (names, small payloads) byte by byte: cheaper than a call into Buffer#write
+      const buf = this.buf;
+      let at = this.length;
+      for (let i = 0; i < n; i++) {
+        const c = text.charCodeAt(i);
+        if (c >= 0x80) {
+          this.length = at;
+          this.length += buf.write(text.slice(i), at, 'utf8');
+          return;
+        }
+        buf[at++] = c;
+      }
+      this.length = at;
+      return;
+    }
     this.length += this.buf.write(text, this.length, 'utf8');
   }
 }

@@ -12,7 +12,7 @@
 import { createHash } from 'node:crypto';
 import * as fs from 'node:fs';
 import * as path from 'node:path';
-import { EventCodec, FORMAT_2 } from './event-codec.ts';
+import { EventCodec, FORMAT_2, FORMAT_3 } from './event-codec.ts';
 import type { StoredEvent } from './history.ts';
 import { parseWal, type WalOwner, WriteAheadLog, walFile, walGenerations, writeAll } from './wal.ts';
 
@@ -434,17 +434,27 @@ export class FileStore implements EngineStore {
 
   // ---- what the histories need of the store ------------------------------------------------------
 
-  /** @internal Stages a history line in the log; returns where it is (generation, position). */
+  /**
+   * @internal Encodes `events` as the history line of `log` at `offset` straight into the log's
+   * staged bytes; returns where the line is.
+   */
   stageLine(
     log: FileExecutionLog,
     offset: number,
-    line: Uint8Array,
-  ): { generation: number; position: number } {
-    const position = this.wal.stage(log, offset, line);
+    codec: EventCodec,
+    events: readonly StoredEvent[],
+  ): LogRange {
+    const w = this.wal.beginLine(log, offset);
+    const start = w.length;
+    codec.encodeInto(w, events);
     this.unapplied.set(log.file, log);
     // it runs again (a redrive): a summary noted before no longer holds
     if (this.finished.size > 0) this.finished.delete(log.key);
-    return { generation: this.wal.generation, position };
+    return {
+      generation: this.wal.generation,
+      position: this.wal.positionOf(start),
+      length: w.length - start,
+    };
   }
 
   /** @internal Writes what is staged, when a history is read (it must see its own lines). */
@@ -681,14 +691,14 @@ class FileExecutionLog implements ExecutionLog, WalOwner {
   stage(events: readonly StoredEvent[]): void {
     if (events.length === 0) return;
     if (this.codec === undefined) this.load();
-    const line = (this.codec as EventCodec).encodeBatch(events);
-    const { generation, position } = this.store.stageLine(
+    const range = this.store.stageLine(
       this,
       (this.fileSize as number) + this.rangeBytes,
-      line,
+      this.codec as EventCodec,
+      events,
     );
-    this.ranges.push({ generation, position, length: line.length });
-    this.rangeBytes += line.length;
+    this.ranges.push(range);
+    this.rangeBytes += range.length;
   }
 
   append(events: readonly StoredEvent[]): void {
@@ -785,17 +795,34 @@ class FileExecutionLog implements ExecutionLog, WalOwner {
 export function decodeHistory(text: string, codec = new EventCodec()): StoredEvent[] {
   const out: StoredEvent[] = [];
   let start = 0;
+  /** The first tab at or after `start` (a format-3 line's raw texts follow it; JSON has no tab of its own). */
+  let tab = -1;
   while (start < text.length) {
     let end = text.indexOf('\n', start);
-    if (end < 0) end = text.length;
-    const line = text.slice(start, end);
+    const complete = end >= 0;
+    if (!complete) end = text.length;
+    if (end === start) {
+      start++;
+      continue;
+    }
+    if (tab < start) {
+      tab = text.indexOf('\t', start);
+      if (tab < 0) tab = text.length;
+    }
+    const jsonEnd = Math.min(tab, end);
+    const line = text.slice(start, jsonEnd);
     start = end + 1;
-    if (!line) continue;
     let parsed: unknown;
     try {
       parsed = JSON.parse(line);
     } catch {
       break; // a torn last line: never acknowledged
+    }
+    if (Array.isArray(parsed) && parsed[0] === FORMAT_3) {
+      // its JSON may be whole while its raw texts are cut short: only the newline completes it
+      if (!complete) break;
+      codec.decodeLine(parsed, out, jsonEnd < end ? text.slice(jsonEnd + 1, end) : '');
+      continue;
     }
     if (Array.isArray(parsed) && parsed[0] === FORMAT_2) {
       codec.decodeLine(parsed, out);

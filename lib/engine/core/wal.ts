@@ -65,9 +65,13 @@ export function parseWal(bytes: Buffer): WalEntry[] {
       if (tab2 < 0 || tab2 > end) break;
       const owner = owners.get(Number(bytes.toString('latin1', at, tab)));
       const offset = Number(bytes.toString('latin1', tab + 1, tab2));
-      // a history line is a JSON array: anything else is not a line this log wrote
-      if (!owner || !Number.isSafeInteger(offset) || bytes[tab2 + 1] !== 0x5b || bytes[end - 1] !== 0x5d)
-        break;
+      // a history line is a JSON array (format 3: maybe followed by a tab and raw payload texts):
+      // anything else is not a line this log wrote
+      if (!owner || !Number.isSafeInteger(offset) || bytes[tab2 + 1] !== 0x5b) break;
+      if (bytes[end - 1] !== 0x5d) {
+        const rawAt = bytes.indexOf(0x09, tab2 + 1);
+        if (rawAt < 0 || rawAt > end) break;
+      }
       out.push({ owner, offset, line: bytes.subarray(tab2 + 1, end + 1) });
     }
     at = end + 1;
@@ -160,8 +164,12 @@ export class WriteAheadLog {
     this.fd = fs.openSync(walFile(this.dir, this.generation), 'a+');
   }
 
-  /** Stages one history line of `owner` that belongs at `offset` of its history; returns the line's position in this generation. */
-  stage(owner: WalOwner, offset: number, line: Uint8Array): number {
+  /**
+   * Starts staging a history line of `owner` that belongs at `offset` of its history: the caller
+   * writes the line (with its newline) into the returned writer, straight after what is staged
+   * (no copy). {@link positionOf} tells where it begins in this generation.
+   */
+  beginLine(owner: WalOwner, offset: number): ByteWriter {
     const w = this.staged;
     if (owner.walGeneration !== this.generation) {
       owner.walGeneration = this.generation;
@@ -176,9 +184,12 @@ export class WriteAheadLog {
     w.byte(0x09);
     w.number(offset);
     w.byte(0x09);
-    const position = this.written + w.length;
-    w.raw(line);
-    return position;
+    return w;
+  }
+
+  /** The position in this generation of what is staged at `staged` (a length of the staging writer). */
+  positionOf(staged: number): number {
+    return this.written + staged;
   }
 
   /** Whether lines wait to be written. */
