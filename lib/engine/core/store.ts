@@ -490,8 +490,15 @@ export class FileStore implements EngineStore {
     const sealed = this.wal.sealAll();
     const last = sealed.at(-1)?.generation ?? -1;
     const logs = [...this.unapplied.values()].filter((l) => l.hasLinesUpTo(last));
+    // each generation is read once, off the event loop, rather than a synchronous read per line
+    const generations = new Map<number, Buffer>();
+    await Promise.all(
+      sealed.map(async (g) => {
+        generations.set(g.generation, await readFileRange(g.fd, g.bytes));
+      }),
+    );
     const newFiles = new Set<string>();
-    await Promise.all(logs.map((l) => l.applyUpTo(last, newFiles)));
+    await Promise.all(logs.map((l) => l.applyUpTo(last, newFiles, generations)));
     await Promise.all([...newFiles].map((dir) => fsyncDirectoryAsync(dir)));
     await this.appendSummaries(
       last,
@@ -627,6 +634,20 @@ export function peekStoreHistories(dir: string): Map<string, StoredEvent[]> {
   return out;
 }
 
+/** The first `length` bytes of an open file, read in libuv's thread pool. */
+async function readFileRange(fd: number, length: number): Promise<Buffer> {
+  const bytes = Buffer.allocUnsafe(length);
+  let done = 0;
+  while (done < length) {
+    const n = await new Promise<number>((resolve, reject) =>
+      fs.read(fd, bytes, done, length - done, done, (error, read) => (error ? reject(error) : resolve(read))),
+    );
+    if (n === 0) throw new Error('write-ahead log generation ends before the lines it holds');
+    done += n;
+  }
+  return bytes;
+}
+
 /** The size of a history file without a torn last line (cut off: it was never acknowledged). */
 function completeSize(fd: number): number {
   const size = fs.fstatSync(fd).size;
@@ -719,16 +740,25 @@ class FileExecutionLog implements ExecutionLog, WalOwner {
     return first !== undefined && first.generation <= generation;
   }
 
-  /** Appends this history's lines of sealed generations up to `last` to its file and makes them durable. */
-  async applyUpTo(last: number, newFiles: Set<string>): Promise<void> {
-    let count = 0;
+  /**
+   * Appends this history's lines of sealed generations up to `last` (their bytes in
+   * `generations`) to its file and makes them durable.
+   */
+  async applyUpTo(
+    last: number,
+    newFiles: Set<string>,
+    generations: ReadonlyMap<number, Buffer>,
+  ): Promise<void> {
+    const lines: Buffer[] = [];
     let total = 0;
-    for (; count < this.ranges.length; count++) {
-      const range = this.ranges[count] as LogRange;
+    for (const range of this.ranges) {
       if (range.generation > last) break;
+      const bytes = generations.get(range.generation) as Buffer;
+      lines.push(bytes.subarray(range.position, range.position + range.length));
       total += range.length;
     }
-    const bytes = this.rangeBytesOf(count, total);
+    const count = lines.length;
+    const bytes = count === 1 ? (lines[0] as Buffer) : Buffer.concat(lines, total);
     const fileSize = this.fileSize as number;
     const handle = await fs.promises.open(this.file, 'a');
     try {

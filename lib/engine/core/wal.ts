@@ -150,8 +150,9 @@ export class WriteAheadLog {
   private syncTimer: NodeJS.Timeout | undefined;
   /** When the oldest write that no started sync covers was made (performance.now()), or -1. */
   private unsyncedSince = -1;
-  /** Generations sealed and not yet retired, oldest first. */
+  /** Generations sealed and not yet retired, oldest first, and the bytes in them. */
   private readonly sealed: SealedGeneration[] = [];
+  private sealedBytes = 0;
   /** fdatasyncs of the log so far (for the bench and tests). */
   syncs = 0;
   /** The first failed write or sync: the log then refuses every write (nothing could be promised). */
@@ -204,9 +205,7 @@ export class WriteAheadLog {
 
   /** Bytes in generations not yet retired (what a checkpoint would apply). */
   get unappliedBytes(): number {
-    let bytes = this.written;
-    for (const g of this.sealed) bytes += g.bytes;
-    return bytes;
+    return this.written + this.sealedBytes;
   }
 
   /** Writes every staged line with one `write(2)` (kill -9 cannot undo it); starts the group window. */
@@ -215,7 +214,7 @@ export class WriteAheadLog {
     const w = this.staged;
     if (w.length === 0) return;
     try {
-      writeAll(this.fd, w.bytes());
+      w.writeTo(this.fd);
     } catch (error) {
       this.failure = error as Error;
       throw error;
@@ -361,6 +360,7 @@ export class WriteAheadLog {
       synced: this.written === 0,
     };
     this.sealed.push(sealed);
+    this.sealedBytes += sealed.bytes;
     this.generation++;
     this.fd = fs.openSync(walFile(this.dir, this.generation), 'a+');
     this.written = 0;
@@ -384,10 +384,22 @@ export class WriteAheadLog {
     this.advanceSynced();
     for (const g of generations) {
       const at = this.sealed.indexOf(g);
-      if (at >= 0) this.sealed.splice(at, 1);
-      fs.closeSync(g.fd);
-      fs.rmSync(g.file, { force: true });
+      if (at >= 0) {
+        this.sealed.splice(at, 1);
+        this.sealedBytes -= g.bytes;
+      }
     }
+    // off the event loop: unlinking a file of megabytes frees its blocks, milliseconds on ext4
+    await Promise.all(
+      generations.map(async (g) => {
+        await fs.promises.unlink(g.file).catch((error: NodeJS.ErrnoException) => {
+          if (error.code !== 'ENOENT') throw error;
+        });
+        await new Promise<void>((resolve, reject) =>
+          fs.close(g.fd, (error) => (error ? reject(error) : resolve())),
+        );
+      }),
+    );
   }
 
   /** Stops the group timer and closes the current generation (after a final checkpoint it is empty and deleted). */
