@@ -819,8 +819,8 @@ class FileExecutionLog implements ExecutionLog, WalOwner {
 }
 
 /**
- * The events of a history file: format-2 lines (see event-codec.ts) and the older lines (one
- * event as a JSON object, or a batch as an array of them). Stops at a torn last line.
+ * The events of a history file: format-3 and format-2 lines (see event-codec.ts) and the older
+ * lines (one event as a JSON object, or a batch as an array of them). Stops at a torn last line.
  */
 export function decodeHistory(text: string, codec = new EventCodec()): StoredEvent[] {
   const out: StoredEvent[] = [];

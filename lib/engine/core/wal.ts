@@ -12,7 +12,7 @@
  * Lines (one per flushed batch of one execution):
  * - `#<id>\t<JSON [machine, execution]>\n` declares which history `<id>` stands for in this
  *   generation (before its first data line);
- * - `<id>\t<offset>\t<history line>\n`: the history line (format 2, with its newline) belongs at
+ * - `<id>\t<offset>\t<history line>\n`: the history line (format 3, with its newline) belongs at
  *   byte `<offset>` of that history, which makes applying a generation twice harmless: a line
  *   the history already holds is skipped.
  * A line without its newline is a write cut short by a kill: it and anything after it never
