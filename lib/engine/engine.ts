@@ -1042,11 +1042,15 @@ export class Engine implements StepFunctionsEngine {
 
   /** Hands every pending event of every execution to the store and writes them with one `write(2)`. */
   private flushAll(): void {
-    this.flushTimer = undefined;
     if (this.closed) return;
     for (const j of this.dirty) j.flush();
     this.dirty.clear();
     this.store.write();
+  }
+
+  private flushByTimer(): void {
+    this.flushTimer = undefined;
+    this.flushAll();
   }
 
   /**
@@ -1056,10 +1060,12 @@ export class Engine implements StepFunctionsEngine {
    */
   private scheduleFlush(): void {
     if (this.options.storeDir === undefined) {
-      this.flushTimer = setImmediate(() => this.flushAll());
+      this.flushTimer = setImmediate(() => this.flushByTimer());
       return;
     }
-    const timer = setTimeout(() => this.flushAll(), this.options.syncWindowMs ?? DEFAULT_SYNC_WINDOW_MS);
+    // a write before an effect leaves the timer running: it takes whatever is recorded after that
+    // write (one timer per window, not one per task call)
+    const timer = setTimeout(() => this.flushByTimer(), this.options.syncWindowMs ?? DEFAULT_SYNC_WINDOW_MS);
     timer.unref();
     this.flushTimer = timer;
   }
