@@ -446,7 +446,13 @@ export class FileStore implements EngineStore {
   ): LogRange {
     const w = this.wal.beginLine(log, offset);
     const start = w.length;
-    codec.encodeInto(w, events);
+    try {
+      codec.encodeInto(w, events);
+    } catch (error) {
+      // a value JSON cannot hold: the log stays as it was (its staged bytes go to the disk as they are)
+      this.wal.abandonLine(log);
+      throw error;
+    }
     this.unapplied.set(log.file, log);
     // it runs again (a redrive): a summary noted before no longer holds
     if (this.finished.size > 0) this.finished.delete(log.key);
@@ -712,12 +718,18 @@ class FileExecutionLog implements ExecutionLog, WalOwner {
   stage(events: readonly StoredEvent[]): void {
     if (events.length === 0) return;
     if (this.codec === undefined) this.load();
-    const range = this.store.stageLine(
-      this,
-      (this.fileSize as number) + this.rangeBytes,
-      this.codec as EventCodec,
-      events,
-    );
+    let range: LogRange;
+    try {
+      range = this.store.stageLine(
+        this,
+        (this.fileSize as number) + this.rangeBytes,
+        this.codec as EventCodec,
+        events,
+      );
+    } catch (error) {
+      this.codec = undefined; // part of the batch moved it on: taken up again from the history
+      throw error;
+    }
     this.ranges.push(range);
     this.rangeBytes += range.length;
   }

@@ -172,6 +172,8 @@ export class WriteAheadLog {
    */
   beginLine(owner: WalOwner, offset: number): ByteWriter {
     const w = this.staged;
+    this.lineMark = w.length;
+    this.lineDeclared = owner.walGeneration !== this.generation ? owner.walGeneration : undefined;
     if (owner.walGeneration !== this.generation) {
       owner.walGeneration = this.generation;
       owner.walId = this.nextId++;
@@ -186,6 +188,19 @@ export class WriteAheadLog {
     w.number(offset);
     w.byte(0x09);
     return w;
+  }
+
+  /** Staged length before the line {@link beginLine} began, and the owner's generation when it declared the owner. */
+  private lineMark = 0;
+  private lineDeclared: number | undefined;
+
+  /** Takes back the line begun last (encoding it failed): nothing of it is written. */
+  abandonLine(owner: WalOwner): void {
+    this.staged.length = this.lineMark;
+    if (this.lineDeclared !== undefined) {
+      owner.walGeneration = this.lineDeclared;
+      this.nextId--;
+    }
   }
 
   /** The position in this generation of what is staged at `staged` (a length of the staging writer). */

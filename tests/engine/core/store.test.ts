@@ -483,6 +483,33 @@ describe('FileStore history format 3 (compact records, implied fields, payloads 
     }
   });
 
+  it('a batch that cannot be encoded throws and leaves the log and the history as they were', async () => {
+    const dir = storeDir();
+    const store = new FileStore({ dir });
+    const log = store.openLog('m', 'e');
+    const other = store.openLog('m', 'other');
+    log.append([entered(1, 0, 1, 'Pass', '.0', 'A', '{"n":1}')]);
+    other.stage([entered(1, 0, 1, 'Pass', '.0', 'X', '{"x":1}')]); // staged, not yet written
+    const bad = { id: 2, prev: 1, ts: 1, type: 'Custom', key: '.1', details: { big: 1n } } as StoredEvent;
+    const fresh = store.openLog('m', 'fresh'); // its first line would declare it in the log
+    expect(() => fresh.append([{ ...bad, id: 1, prev: 0, key: '.0' }])).toThrow(/BigInt/);
+    expect(() => log.append([exited(2, 1, 1, 'Pass', '.1', 'A', '{"n":1}', { entered: 1 }), bad])).toThrow(
+      /BigInt/,
+    );
+    const next = exited(2, 1, 2, 'Pass', '.1', 'A', '{"n":2}', { entered: 1, next: 'B' });
+    log.append([next]);
+    fresh.append([entered(1, 0, 1, 'Pass', '.0', 'F', '{}')]);
+    const expected = [entered(1, 0, 1, 'Pass', '.0', 'A', '{"n":1}'), next];
+    expect(log.readAll()).toEqual(expected);
+    // a restart (kill -9: the log is applied as it is) reads the same
+    const restarted = new FileStore({ dir });
+    expect(restarted.openLog('m', 'e').readAll()).toEqual(expected);
+    expect(restarted.openLog('m', 'other').readAll()).toEqual([
+      entered(1, 0, 1, 'Pass', '.0', 'X', '{"x":1}'),
+    ]);
+    expect(restarted.openLog('m', 'fresh').readAll()).toEqual([entered(1, 0, 1, 'Pass', '.0', 'F', '{}')]);
+  });
+
   it('cuts a torn format-3 line and goes on encoding from the lines before it', async () => {
     const dir = storeDir();
     let store = new FileStore({ dir });
