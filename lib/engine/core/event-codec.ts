@@ -86,6 +86,26 @@ const EVENT_TYPES: readonly string[] = [
 ];
 
 const CODES = new Map(EVENT_TYPES.map((t, i) => [t, i]));
+
+/**
+ * The type strings looked up last and their codes. The journal's events share their type strings
+ * (one per state type and event kind), so comparing is mostly comparing pointers, where the map
+ * compares the text with its own copy of the key.
+ */
+const RECENT_TYPES = 8;
+const recentTypes: (string | undefined)[] = new Array(RECENT_TYPES).fill(undefined);
+const recentCodes: (number | undefined)[] = new Array(RECENT_TYPES).fill(undefined);
+let recentType = 0;
+
+/** The code of an event type (undefined: not in {@link EVENT_TYPES}). */
+function codeOf(type: string): number | undefined {
+  for (let i = 0; i < RECENT_TYPES; i++) if (recentTypes[i] === type) return recentCodes[i];
+  const code = CODES.get(type);
+  recentTypes[recentType] = type;
+  recentCodes[recentType] = code;
+  recentType = (recentType + 1) % RECENT_TYPES;
+  return code;
+}
 /** Codes below this are `*StateEntered` (even) and `*StateExited` (odd). */
 const STATE_CODES = STATE_TYPES.length * 2;
 
@@ -208,7 +228,7 @@ export class EventCodec {
   }
 
   private encode(w: ByteWriter, e: StoredEvent): void {
-    const code = CODES.get(e.type);
+    const code = codeOf(e.type);
     if (code !== undefined && code < STATE_CODES) {
       // the journal's own state events: their texts straight from the event, no details object
       if (e instanceof StateEnteredEvent) {
@@ -263,7 +283,7 @@ export class EventCodec {
       if (fields > 0) {
         w.byte(44);
         if (scope !== undefined && name === scope.expect) w.raw(NULL);
-        else w.raw(quote(name));
+        else writeName(w, name);
         if (fields > 1) {
           w.byte(44);
           ref = this.payload(w, input, scope);
@@ -309,7 +329,7 @@ export class EventCodec {
     this.writeHead(w, code);
     w.byte(44);
     if (next === undefined) w.byte(48);
-    else w.raw(quote(next));
+    else writeName(w, next);
     let ref = -1;
     if (fields > 1) {
       w.byte(44);
@@ -322,7 +342,7 @@ export class EventCodec {
         if (fields > 3) {
           w.byte(44);
           if (impliedName) w.raw(NULL);
-          else w.raw(quote(name));
+          else writeName(w, name);
           if (fields > 4) {
             w.byte(44);
             w.text(JSON.stringify(assigned));
@@ -893,6 +913,28 @@ function quote(text: string): Uint8Array {
     quoted.set(text, q);
   }
   return q;
+}
+
+/**
+ * A state name, quoted: short plain ones character by character (cheaper than finding their
+ * cached bytes), others from the cache.
+ */
+function writeName(w: ByteWriter, name: string): void {
+  const n = name.length;
+  if (n > 32) {
+    w.raw(quote(name));
+    return;
+  }
+  for (let i = 0; i < n; i++) {
+    const c = name.charCodeAt(i);
+    if (c < 0x20 || c > 0x7e || c === 0x22 || c === 0x5c) {
+      w.raw(quote(name));
+      return;
+    }
+  }
+  w.byte(0x22);
+  w.text(name);
+  w.byte(0x22);
 }
 
 /**
