@@ -28,13 +28,16 @@
  * written as `null`: the name entered is the `next` of the scope's last exit; the name exited and
  * the entered id are those of the scope's last `*StateEntered`; a payload is the last payload text
  * of the scope (of any event).
+ * Generic details (`details | 0`): an object, or `[value, ...]` with the members, in order, of the
+ * last details of the same type that were written as an object (the type's shape; a type not in
+ * EVENT_TYPES always writes an object).
  * Payloads: a number ≥ 0 refers to a payload text written before; a string is a new one; −(n+1) is
  * a new one of n UTF-16 code units, the next in the line's raw texts (a text with no newline and
  * no lone surrogate: written without escaping); `[value]` is a value that is not a string, verbatim.
  * EVENT_TYPES is part of the format: only ever append to it.
  *
- * Format 2 (read only) is the same without omitted fields, bare heads, sibling scopes and raw
- * texts: `[2,record,...]`, entered `[head, name, input]`, exited `[head, name, output, dEntered,
+ * Format 2 (read only) is the same without omitted fields, bare heads, sibling scopes, shapes
+ * and raw texts: `[2,record,...]`, entered `[head, name, input]`, exited `[head, name, output, dEntered,
  * next | 0, assigned?]`.
  */
 import { ByteWriter } from './byte-writer.ts';
