@@ -421,15 +421,38 @@ export class FileStore implements EngineStore {
 
   listLogs(): Array<{ machineName: string; executionName: string }> {
     const out: Array<{ machineName: string; executionName: string }> = [];
+    const filed = new Set<string>();
     for (const m of fs.readdirSync(this.executionsDir)) {
       if (!m.startsWith('_')) continue;
       for (const f of fs.readdirSync(path.join(this.executionsDir, m))) {
         if (f.startsWith('_') && f.endsWith('.jsonl')) {
-          out.push({ machineName: fromFileSafe(m), executionName: fromFileSafe(f.slice(0, -6)) });
+          const machineName = fromFileSafe(m);
+          const executionName = fromFileSafe(f.slice(0, -6));
+          out.push({ machineName, executionName });
+          filed.add(summaryKey(machineName, executionName));
         }
       }
     }
+    this.filed = filed;
     return out;
+  }
+
+  /**
+   * Histories that have a file: all listed by {@link listLogs} (the engine lists them when it
+   * starts) and those a checkpoint created since; undefined until listed (any may have one). A
+   * new execution's history then needs no lookup of its file (a name a large directory does not
+   * have took 5–15 µs to look up).
+   */
+  private filed: Set<string> | undefined;
+
+  /** @internal Whether a history may have a file (false: it has none for sure). */
+  mayHaveFile(log: FileExecutionLog): boolean {
+    return this.filed === undefined || this.filed.has(log.key);
+  }
+
+  /** @internal A checkpoint creates the history's file. */
+  creatingFile(log: FileExecutionLog): void {
+    this.filed?.add(log.key);
   }
 
   // ---- what the histories need of the store ------------------------------------------------------
@@ -772,6 +795,7 @@ class FileExecutionLog implements ExecutionLog, WalOwner {
     const count = lines.length;
     const bytes = count === 1 ? (lines[0] as Buffer) : Buffer.concat(lines, total);
     const fileSize = this.fileSize as number;
+    if (fileSize === 0) this.store.creatingFile(this);
     const handle = await fs.promises.open(this.file, 'a');
     try {
       let done = 0;
@@ -815,7 +839,7 @@ class FileExecutionLog implements ExecutionLog, WalOwner {
    */
   private load(): void {
     if (this.fileSize === undefined) {
-      if (fs.existsSync(this.file)) {
+      if (this.store.mayHaveFile(this) && fs.existsSync(this.file)) {
         const fd = fs.openSync(this.file, 'r+');
         try {
           this.fileSize = completeSize(fd);

@@ -662,6 +662,27 @@ describe('the write-ahead log', () => {
     expect(new FileStore({ dir }).openLog('m', 'e').readAll()).toEqual(JSON.parse(JSON.stringify(all)));
   });
 
+  it('once histories are listed, finds the listed ones and those a checkpoint created since', async () => {
+    const dir = storeDir();
+    const first = new FileStore({ dir });
+    first.openLog('m', 'old').append([event(1)]);
+    await first.close();
+    const store = new FileStore({ dir, checkpointBytes: 1 }); // every write starts a checkpoint
+    expect(store.listLogs()).toEqual([{ machineName: 'm', executionName: 'old' }]);
+    store.openLog('m', 'new').append([event(1)]); // not listed: taken as new without looking
+    const old = store.openLog('m', 'old'); // listed: read and appended to
+    old.append([event(2)]);
+    expect(old.readAll()).toEqual([event(1), event(2)]);
+    await new Promise((resolve) => setTimeout(resolve, 50)); // the checkpoint creates new's file
+    expect(fs.existsSync(path.join(dir, 'executions', '_m', '_new.jsonl'))).toBe(true);
+    const again = store.openLog('m', 'new'); // all applied: a new handle, which must find the file
+    again.append([event(2)]);
+    expect(again.readAll()).toEqual([event(1), event(2)]);
+    await store.close();
+    expect(new FileStore({ dir }).openLog('m', 'new').readAll()).toEqual([event(1), event(2)]);
+    expect(new FileStore({ dir }).openLog('m', 'old').readAll()).toEqual([event(1), event(2)]);
+  });
+
   it('keeps summaries of finished executions and forgets one whose history grows again', async () => {
     const dir = storeDir();
     const store = new FileStore({ dir });
