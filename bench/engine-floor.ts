@@ -1,6 +1,6 @@
 /**
  * The least a durable engine with plangate's history format must spend on one execution of a
- * workload, on this machine: encoding its history (store format 2, event-codec.ts, all events in
+ * workload, on this machine: encoding its history (store format 3, event-codec.ts, all events in
  * one batch, the cheapest way) plus one write(2) per batch the engine had to write before acting
  * (before each task call, at the end). Measured from a history the durable engine actually
  * stored. For comparison, the same for the earlier format (the AWS-shaped events as JSON).
@@ -17,7 +17,7 @@ export interface DurabilityFloor {
   /** Lines (write batches) in its history file. */
   readonly writes: number;
   readonly historyBytes: number;
-  /** Median of encoding every event of the history at once (store format 2). */
+  /** Median of encoding every event of the history at once (store format 3). */
   readonly encodeHistoryMs: number;
   /** The earlier format: bytes of the events as JSON, and the median of one JSON.stringify over them. */
   readonly jsonHistoryBytes: number;

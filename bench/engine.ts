@@ -414,7 +414,7 @@ async function main(): Promise<void> {
       'cpuMedianMs: median CPU time of the process (user + system, all threads) during one execution; peerOverDurableCpu compares those ' +
       '(the work, without I/O stalls and waits for other processes that wall time includes). Ratios have three significant digits. ' +
       'durabilityFloor: the least any engine writing this history format must spend per execution on this machine (' +
-      'encoding the whole stored history in store format 2 + one write(2) per stored batch, measured on the history of one execution in a store of its own, see bench/engine-floor.ts; jsonEncodeHistoryMs: the same history as JSON, the earlier format); ' +
+      'encoding the whole stored history in store format 3 + one write(2) per stored batch, measured on the history of one execution in a store of its own, see bench/engine-floor.ts; jsonEncodeHistoryMs: the same history as JSON, the earlier format); ' +
       'peerOverDurabilityFloor < 1 means that floor alone takes longer than the whole peer execution.',
     workloads: rows,
     stores: { 'plangate-durable': durableStore, 'plangate-durable-strict': strictStore },

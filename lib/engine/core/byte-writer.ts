@@ -1,3 +1,5 @@
+import * as fs from 'node:fs';
+
 /**
  * Builds a line of bytes in place: numbers as ASCII digits and texts as UTF-8, straight into one
  * growing buffer that is written to the file as it is, so encoding a history line makes no
@@ -16,6 +18,12 @@ export class ByteWriter {
   /** The bytes written since {@link reset}: valid until the writer is used again. */
   bytes(): Uint8Array {
     return this.buf.subarray(0, this.length);
+  }
+
+  /** Writes the bytes written since {@link reset} to a file at its current position (all of them: a regular file may take fewer per call). */
+  writeTo(fd: number): void {
+    let done = 0;
+    while (done < this.length) done += fs.writeSync(fd, this.buf, done, this.length - done, null);
   }
 
   private room(n: number): void {
@@ -47,6 +55,26 @@ export class ByteWriter {
       buf[this.length++] = 48 + n;
       return;
     }
+    if (n < 10000) {
+      // the common case (ids, deltas, indices): small integer arithmetic, no digit count loop
+      let at = this.length;
+      if (n >= 1000) {
+        const d = (n / 1000) | 0;
+        buf[at++] = 48 + d;
+        n -= d * 1000;
+        buf[at++] = 48 + ((n / 100) | 0);
+        n %= 100;
+        buf[at++] = 48 + ((n / 10) | 0);
+      } else if (n >= 100) {
+        const d = (n / 100) | 0;
+        buf[at++] = 48 + d;
+        n -= d * 100;
+        buf[at++] = 48 + ((n / 10) | 0);
+      } else if (n >= 10) buf[at++] = 48 + ((n / 10) | 0);
+      buf[at++] = 48 + (n % 10);
+      this.length = at;
+      return;
+    }
     let digits = 1;
     for (let x = n; x >= 10; x = Math.floor(x / 10)) digits++;
     let at = this.length + digits;
@@ -75,7 +103,24 @@ export class ByteWriter {
 
   /** A text as UTF-8 (already JSON where it must be). */
   text(text: string): void {
-    this.room(text.length * 3);
+    const n = text.length;
+    this.room(n * 3);
+    if (n < 32) {
+      // short texts (names, small payloads) byte by byte: cheaper than a call into Buffer#write
+      const buf = this.buf;
+      let at = this.length;
+      for (let i = 0; i < n; i++) {
+        const c = text.charCodeAt(i);
+        if (c >= 0x80) {
+          this.length = at;
+          this.length += buf.write(text.slice(i), at, 'utf8');
+          return;
+        }
+        buf[at++] = c;
+      }
+      this.length = at;
+      return;
+    }
     this.length += this.buf.write(text, this.length, 'utf8');
   }
 }

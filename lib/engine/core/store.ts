@@ -12,7 +12,7 @@
 import { createHash } from 'node:crypto';
 import * as fs from 'node:fs';
 import * as path from 'node:path';
-import { EventCodec, FORMAT_2 } from './event-codec.ts';
+import { EventCodec, FORMAT_2, FORMAT_3 } from './event-codec.ts';
 import type { StoredEvent } from './history.ts';
 import { parseWal, type WalOwner, WriteAheadLog, walFile, walGenerations, writeAll } from './wal.ts';
 
@@ -421,30 +421,69 @@ export class FileStore implements EngineStore {
 
   listLogs(): Array<{ machineName: string; executionName: string }> {
     const out: Array<{ machineName: string; executionName: string }> = [];
+    const filed = new Set<string>();
     for (const m of fs.readdirSync(this.executionsDir)) {
       if (!m.startsWith('_')) continue;
       for (const f of fs.readdirSync(path.join(this.executionsDir, m))) {
         if (f.startsWith('_') && f.endsWith('.jsonl')) {
-          out.push({ machineName: fromFileSafe(m), executionName: fromFileSafe(f.slice(0, -6)) });
+          const machineName = fromFileSafe(m);
+          const executionName = fromFileSafe(f.slice(0, -6));
+          out.push({ machineName, executionName });
+          filed.add(summaryKey(machineName, executionName));
         }
       }
     }
+    this.filed = filed;
     return out;
+  }
+
+  /**
+   * Histories that have a file: all listed by {@link listLogs} (the engine lists them when it
+   * starts) and those a checkpoint created since; undefined until listed (any may have one). A
+   * new execution's history then needs no lookup of its file (a name a large directory does not
+   * have took 5–15 µs to look up).
+   */
+  private filed: Set<string> | undefined;
+
+  /** @internal Whether a history may have a file (false: it has none for sure). */
+  mayHaveFile(log: FileExecutionLog): boolean {
+    return this.filed === undefined || this.filed.has(log.key);
+  }
+
+  /** @internal A checkpoint creates the history's file. */
+  creatingFile(log: FileExecutionLog): void {
+    this.filed?.add(log.key);
   }
 
   // ---- what the histories need of the store ------------------------------------------------------
 
-  /** @internal Stages a history line in the log; returns where it is (generation, position). */
+  /**
+   * @internal Encodes `events` as the history line of `log` at `offset` straight into the log's
+   * staged bytes; returns where the line is.
+   */
   stageLine(
     log: FileExecutionLog,
     offset: number,
-    line: Uint8Array,
-  ): { generation: number; position: number } {
-    const position = this.wal.stage(log, offset, line);
+    codec: EventCodec,
+    events: readonly StoredEvent[],
+  ): LogRange {
+    const w = this.wal.beginLine(log, offset);
+    const start = w.length;
+    try {
+      codec.encodeInto(w, events);
+    } catch (error) {
+      // a value JSON cannot hold: the log stays as it was (its staged bytes go to the disk as they are)
+      this.wal.abandonLine(log);
+      throw error;
+    }
     this.unapplied.set(log.file, log);
     // it runs again (a redrive): a summary noted before no longer holds
     if (this.finished.size > 0) this.finished.delete(log.key);
-    return { generation: this.wal.generation, position };
+    return {
+      generation: this.wal.generation,
+      position: this.wal.positionOf(start),
+      length: w.length - start,
+    };
   }
 
   /** @internal Writes what is staged, when a history is read (it must see its own lines). */
@@ -480,8 +519,15 @@ export class FileStore implements EngineStore {
     const sealed = this.wal.sealAll();
     const last = sealed.at(-1)?.generation ?? -1;
     const logs = [...this.unapplied.values()].filter((l) => l.hasLinesUpTo(last));
+    // each generation is read once, off the event loop, rather than a synchronous read per line
+    const generations = new Map<number, Buffer>();
+    await Promise.all(
+      sealed.map(async (g) => {
+        generations.set(g.generation, await readFileRange(g.fd, g.bytes));
+      }),
+    );
     const newFiles = new Set<string>();
-    await Promise.all(logs.map((l) => l.applyUpTo(last, newFiles)));
+    await Promise.all(logs.map((l) => l.applyUpTo(last, newFiles, generations)));
     await Promise.all([...newFiles].map((dir) => fsyncDirectoryAsync(dir)));
     await this.appendSummaries(
       last,
@@ -617,6 +663,20 @@ export function peekStoreHistories(dir: string): Map<string, StoredEvent[]> {
   return out;
 }
 
+/** The first `length` bytes of an open file, read in libuv's thread pool. */
+async function readFileRange(fd: number, length: number): Promise<Buffer> {
+  const bytes = Buffer.allocUnsafe(length);
+  let done = 0;
+  while (done < length) {
+    const n = await new Promise<number>((resolve, reject) =>
+      fs.read(fd, bytes, done, length - done, done, (error, read) => (error ? reject(error) : resolve(read))),
+    );
+    if (n === 0) throw new Error('write-ahead log generation ends before the lines it holds');
+    done += n;
+  }
+  return bytes;
+}
+
 /** The size of a history file without a torn last line (cut off: it was never acknowledged). */
 function completeSize(fd: number): number {
   const size = fs.fstatSync(fd).size;
@@ -681,14 +741,20 @@ class FileExecutionLog implements ExecutionLog, WalOwner {
   stage(events: readonly StoredEvent[]): void {
     if (events.length === 0) return;
     if (this.codec === undefined) this.load();
-    const line = (this.codec as EventCodec).encodeBatch(events);
-    const { generation, position } = this.store.stageLine(
-      this,
-      (this.fileSize as number) + this.rangeBytes,
-      line,
-    );
-    this.ranges.push({ generation, position, length: line.length });
-    this.rangeBytes += line.length;
+    let range: LogRange;
+    try {
+      range = this.store.stageLine(
+        this,
+        (this.fileSize as number) + this.rangeBytes,
+        this.codec as EventCodec,
+        events,
+      );
+    } catch (error) {
+      this.codec = undefined; // part of the batch moved it on: taken up again from the history
+      throw error;
+    }
+    this.ranges.push(range);
+    this.rangeBytes += range.length;
   }
 
   append(events: readonly StoredEvent[]): void {
@@ -709,17 +775,27 @@ class FileExecutionLog implements ExecutionLog, WalOwner {
     return first !== undefined && first.generation <= generation;
   }
 
-  /** Appends this history's lines of sealed generations up to `last` to its file and makes them durable. */
-  async applyUpTo(last: number, newFiles: Set<string>): Promise<void> {
-    let count = 0;
+  /**
+   * Appends this history's lines of sealed generations up to `last` (their bytes in
+   * `generations`) to its file and makes them durable.
+   */
+  async applyUpTo(
+    last: number,
+    newFiles: Set<string>,
+    generations: ReadonlyMap<number, Buffer>,
+  ): Promise<void> {
+    const lines: Buffer[] = [];
     let total = 0;
-    for (; count < this.ranges.length; count++) {
-      const range = this.ranges[count] as LogRange;
+    for (const range of this.ranges) {
       if (range.generation > last) break;
+      const bytes = generations.get(range.generation) as Buffer;
+      lines.push(bytes.subarray(range.position, range.position + range.length));
       total += range.length;
     }
-    const bytes = this.rangeBytesOf(count, total);
+    const count = lines.length;
+    const bytes = count === 1 ? (lines[0] as Buffer) : Buffer.concat(lines, total);
     const fileSize = this.fileSize as number;
+    if (fileSize === 0) this.store.creatingFile(this);
     const handle = await fs.promises.open(this.file, 'a');
     try {
       let done = 0;
@@ -763,7 +839,7 @@ class FileExecutionLog implements ExecutionLog, WalOwner {
    */
   private load(): void {
     if (this.fileSize === undefined) {
-      if (fs.existsSync(this.file)) {
+      if (this.store.mayHaveFile(this) && fs.existsSync(this.file)) {
         const fd = fs.openSync(this.file, 'r+');
         try {
           this.fileSize = completeSize(fd);
@@ -779,23 +855,40 @@ class FileExecutionLog implements ExecutionLog, WalOwner {
 }
 
 /**
- * The events of a history file: format-2 lines (see event-codec.ts) and the older lines (one
- * event as a JSON object, or a batch as an array of them). Stops at a torn last line.
+ * The events of a history file: format-3 and format-2 lines (see event-codec.ts) and the older
+ * lines (one event as a JSON object, or a batch as an array of them). Stops at a torn last line.
  */
 export function decodeHistory(text: string, codec = new EventCodec()): StoredEvent[] {
   const out: StoredEvent[] = [];
   let start = 0;
+  /** The first tab at or after `start` (a format-3 line's raw texts follow it; JSON has no tab of its own). */
+  let tab = -1;
   while (start < text.length) {
     let end = text.indexOf('\n', start);
-    if (end < 0) end = text.length;
-    const line = text.slice(start, end);
+    const complete = end >= 0;
+    if (!complete) end = text.length;
+    if (end === start) {
+      start++;
+      continue;
+    }
+    if (tab < start) {
+      tab = text.indexOf('\t', start);
+      if (tab < 0) tab = text.length;
+    }
+    const jsonEnd = Math.min(tab, end);
+    const line = text.slice(start, jsonEnd);
     start = end + 1;
-    if (!line) continue;
     let parsed: unknown;
     try {
       parsed = JSON.parse(line);
     } catch {
       break; // a torn last line: never acknowledged
+    }
+    if (Array.isArray(parsed) && parsed[0] === FORMAT_3) {
+      // its JSON may be whole while its raw texts are cut short: only the newline completes it
+      if (!complete) break;
+      codec.decodeLine(parsed, out, jsonEnd < end ? text.slice(jsonEnd + 1, end) : '');
+      continue;
     }
     if (Array.isArray(parsed) && parsed[0] === FORMAT_2) {
       codec.decodeLine(parsed, out);

@@ -12,7 +12,7 @@
  * Lines (one per flushed batch of one execution):
  * - `#<id>\t<JSON [machine, execution]>\n` declares which history `<id>` stands for in this
  *   generation (before its first data line);
- * - `<id>\t<offset>\t<history line>\n`: the history line (format 2, with its newline) belongs at
+ * - `<id>\t<offset>\t<history line>\n`: the history line (format 3, with its newline) belongs at
  *   byte `<offset>` of that history, which makes applying a generation twice harmless: a line
  *   the history already holds is skipped.
  * A line without its newline is a write cut short by a kill: it and anything after it never
@@ -65,9 +65,13 @@ export function parseWal(bytes: Buffer): WalEntry[] {
       if (tab2 < 0 || tab2 > end) break;
       const owner = owners.get(Number(bytes.toString('latin1', at, tab)));
       const offset = Number(bytes.toString('latin1', tab + 1, tab2));
-      // a history line is a JSON array: anything else is not a line this log wrote
-      if (!owner || !Number.isSafeInteger(offset) || bytes[tab2 + 1] !== 0x5b || bytes[end - 1] !== 0x5d)
-        break;
+      // a history line is a JSON array (format 3: maybe followed by a tab and raw payload texts):
+      // anything else is not a line this log wrote
+      if (!owner || !Number.isSafeInteger(offset) || bytes[tab2 + 1] !== 0x5b) break;
+      if (bytes[end - 1] !== 0x5d) {
+        const rawAt = bytes.indexOf(0x09, tab2 + 1);
+        if (rawAt < 0 || rawAt > end) break;
+      }
       out.push({ owner, offset, line: bytes.subarray(tab2 + 1, end + 1) });
     }
     at = end + 1;
@@ -146,8 +150,9 @@ export class WriteAheadLog {
   private syncTimer: NodeJS.Timeout | undefined;
   /** When the oldest write that no started sync covers was made (performance.now()), or -1. */
   private unsyncedSince = -1;
-  /** Generations sealed and not yet retired, oldest first. */
+  /** Generations sealed and not yet retired, oldest first, and the bytes in them. */
   private readonly sealed: SealedGeneration[] = [];
+  private sealedBytes = 0;
   /** fdatasyncs of the log so far (for the bench and tests). */
   syncs = 0;
   /** The first failed write or sync: the log then refuses every write (nothing could be promised). */
@@ -160,9 +165,15 @@ export class WriteAheadLog {
     this.fd = fs.openSync(walFile(this.dir, this.generation), 'a+');
   }
 
-  /** Stages one history line of `owner` that belongs at `offset` of its history; returns the line's position in this generation. */
-  stage(owner: WalOwner, offset: number, line: Uint8Array): number {
+  /**
+   * Starts staging a history line of `owner` that belongs at `offset` of its history: the caller
+   * writes the line (with its newline) into the returned writer, straight after what is staged
+   * (no copy). {@link positionOf} tells where it begins in this generation.
+   */
+  beginLine(owner: WalOwner, offset: number): ByteWriter {
     const w = this.staged;
+    this.lineMark = w.length;
+    this.lineDeclared = owner.walGeneration !== this.generation ? owner.walGeneration : undefined;
     if (owner.walGeneration !== this.generation) {
       owner.walGeneration = this.generation;
       owner.walId = this.nextId++;
@@ -176,9 +187,25 @@ export class WriteAheadLog {
     w.byte(0x09);
     w.number(offset);
     w.byte(0x09);
-    const position = this.written + w.length;
-    w.raw(line);
-    return position;
+    return w;
+  }
+
+  /** Staged length before the line {@link beginLine} began, and the owner's generation when it declared the owner. */
+  private lineMark = 0;
+  private lineDeclared: number | undefined;
+
+  /** Takes back the line begun last (encoding it failed): nothing of it is written. */
+  abandonLine(owner: WalOwner): void {
+    this.staged.length = this.lineMark;
+    if (this.lineDeclared !== undefined) {
+      owner.walGeneration = this.lineDeclared;
+      this.nextId--;
+    }
+  }
+
+  /** The position in this generation of what is staged at `staged` (a length of the staging writer). */
+  positionOf(staged: number): number {
+    return this.written + staged;
   }
 
   /** Whether lines wait to be written. */
@@ -193,9 +220,7 @@ export class WriteAheadLog {
 
   /** Bytes in generations not yet retired (what a checkpoint would apply). */
   get unappliedBytes(): number {
-    let bytes = this.written;
-    for (const g of this.sealed) bytes += g.bytes;
-    return bytes;
+    return this.written + this.sealedBytes;
   }
 
   /** Writes every staged line with one `write(2)` (kill -9 cannot undo it); starts the group window. */
@@ -204,7 +229,7 @@ export class WriteAheadLog {
     const w = this.staged;
     if (w.length === 0) return;
     try {
-      writeAll(this.fd, w.bytes());
+      w.writeTo(this.fd);
     } catch (error) {
       this.failure = error as Error;
       throw error;
@@ -350,6 +375,7 @@ export class WriteAheadLog {
       synced: this.written === 0,
     };
     this.sealed.push(sealed);
+    this.sealedBytes += sealed.bytes;
     this.generation++;
     this.fd = fs.openSync(walFile(this.dir, this.generation), 'a+');
     this.written = 0;
@@ -373,10 +399,22 @@ export class WriteAheadLog {
     this.advanceSynced();
     for (const g of generations) {
       const at = this.sealed.indexOf(g);
-      if (at >= 0) this.sealed.splice(at, 1);
-      fs.closeSync(g.fd);
-      fs.rmSync(g.file, { force: true });
+      if (at >= 0) {
+        this.sealed.splice(at, 1);
+        this.sealedBytes -= g.bytes;
+      }
     }
+    // off the event loop: unlinking a file of megabytes frees its blocks, milliseconds on ext4
+    await Promise.all(
+      generations.map(async (g) => {
+        await fs.promises.unlink(g.file).catch((error: NodeJS.ErrnoException) => {
+          if (error.code !== 'ENOENT') throw error;
+        });
+        await new Promise<void>((resolve, reject) =>
+          fs.close(g.fd, (error) => (error ? reject(error) : resolve())),
+        );
+      }),
+    );
   }
 
   /** Stops the group timer and closes the current generation (after a final checkpoint it is empty and deleted). */

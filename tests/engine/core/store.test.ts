@@ -21,6 +21,46 @@ function event(id: number, extra: Partial<StoredEvent> = {}): StoredEvent {
   return { id, prev: id - 1, ts: 1_700_000_000_000 + id, type: 'PassStateEntered', key: `.${id}`, ...extra };
 }
 
+function entered(
+  id: number,
+  prev: number,
+  ts: number,
+  state: string,
+  key: string,
+  name: string,
+  input: string,
+): StoredEvent {
+  return {
+    id,
+    prev,
+    ts,
+    type: `${state}StateEntered`,
+    key,
+    details: { name, input, inputDetails: NOT_TRUNCATED },
+  };
+}
+
+function exited(
+  id: number,
+  prev: number,
+  ts: number,
+  state: string,
+  key: string,
+  name: string,
+  output: string,
+  internal: Record<string, unknown>,
+): StoredEvent {
+  return {
+    id,
+    prev,
+    ts,
+    type: `${state}StateExited`,
+    key,
+    details: { name, output, outputDetails: NOT_TRUNCATED },
+    internal,
+  };
+}
+
 function logFile(dir: string): string {
   const machines = path.join(dir, 'executions');
   const [machine] = fs.readdirSync(machines);
@@ -106,10 +146,31 @@ describe('FileStore execution logs', () => {
   });
 });
 
-describe('FileStore history format 2 (compact records, payloads by reference)', () => {
-  const names = fc.constantFrom('A', 'Pass 1', 'ünï"code\\', '');
-  const payloads = fc.constantFrom('{"n":1}', '{}', '"x"', 'null', '[1,2]', '{"s":"a\\nb"}');
-  const scopes = fc.constantFrom('', '/0', '/1/2', '!redrive');
+describe('FileStore history format 3 (compact records, implied fields, payloads by reference)', () => {
+  const names = fc.constantFrom('A', 'Pass 1', 'ünï"code\\', '', 'B9', 'B10');
+  const payloads = fc.constantFrom(
+    '{"n":1}',
+    '{}',
+    '"x"',
+    'null',
+    '[1,2]',
+    '{"s":"a\\nb"}',
+    '{\n\t"pretty": true\n}', // a raw newline: escaped in the line
+    '{\t"tab": "ü€𝄞"}', // a tab and non-ASCII text: raw after the line
+    '"\ud800"', // a lone surrogate (UTF-8 cannot keep it): escaped
+    '',
+  );
+  const scopes = fc.constantFrom(
+    '',
+    '/0',
+    '/1/2',
+    '!redrive',
+    '/m1r0i0',
+    '/m1r0i1',
+    '/m1r0i2',
+    '/b09',
+    '/b10',
+  );
   /** Events as the interpreter writes them: state entered/exited pairs, tasks, and odd ones. */
   const historyEvents = fc.array(
     fc.record({
@@ -121,6 +182,7 @@ describe('FileStore history format 2 (compact records, payloads by reference)', 
       dt: fc.constantFrom(0, 0, 1, 5, -3, 0.5),
       next: fc.option(names, { nil: undefined }),
       assigned: fc.option(fc.dictionary(fc.string(), fc.jsonValue()), { nil: undefined }),
+      shape: fc.constantFrom(0, 0, 1, 2, 3),
     }),
     { maxLength: 60 },
   );
@@ -157,12 +219,16 @@ describe('FileStore history format 2 (compact records, payloads by reference)', 
             internal,
           };
         }
-        case 'task':
-          return {
-            ...base,
-            type: 'LambdaFunctionScheduled',
-            details: { resource: s.name, input: s.payload, inputDetails: NOT_TRUNCATED, timeoutInSeconds: 3 },
-          };
+        case 'task': {
+          // the same members mostly (written by shape), sometimes fewer, undefined or in another order
+          const details: Record<string, unknown> =
+            s.shape === 3
+              ? { input: s.payload, resource: s.name, inputDetails: NOT_TRUNCATED }
+              : { resource: s.name, input: s.payload, inputDetails: NOT_TRUNCATED };
+          if (s.shape === 0) details.timeoutInSeconds = 3;
+          if (s.shape === 2) details.timeoutInSeconds = undefined;
+          return { ...base, type: 'LambdaFunctionScheduled', details };
+        }
         case 'bare':
           return { ...base, type: 'LambdaFunctionStarted' };
         default:
@@ -243,7 +309,7 @@ describe('FileStore history format 2 (compact records, payloads by reference)', 
     expect(() => log.append([event(2)])).toThrow(/ENOENT/);
   });
 
-  it('appends format-2 lines to a history of the older format and reads both', async () => {
+  it('appends format-3 lines to a history of the oldest format and reads both', async () => {
     const dir = storeDir();
     fs.mkdirSync(path.join(dir, 'executions', '_m'), { recursive: true });
     const file = path.join(dir, 'executions', '_m', '_e.jsonl');
@@ -253,7 +319,7 @@ describe('FileStore history format 2 (compact records, payloads by reference)', 
     log.append([event(4), event(5, { ts: 1_700_000_000_000 })]);
     log.close();
     await store.close();
-    expect(fs.readFileSync(file, 'utf8').trim().split('\n').at(-1)).toMatch(/^\[2,/);
+    expect(fs.readFileSync(file, 'utf8').trim().split('\n').at(-1)).toMatch(/^\[3,/);
     expect(new FileStore({ dir }).openLog('m', 'e').readAll()).toEqual([
       event(1),
       event(2),
@@ -263,7 +329,188 @@ describe('FileStore history format 2 (compact records, payloads by reference)', 
     ]);
   });
 
-  it('cuts a torn format-2 line and goes on encoding from the lines before it', async () => {
+  it('reads a history of store format 2 (the previous engine) and goes on in format 3', async () => {
+    const t = 1_700_000_000_000;
+    const events: StoredEvent[] = [
+      {
+        id: 1,
+        prev: 0,
+        ts: t,
+        type: 'ExecutionStarted',
+        key: '.0',
+        details: {
+          input: '{"n":1}',
+          inputDetails: { truncated: false },
+          roleArn: 'arn:aws:iam::123456789012:role/r',
+        },
+        internal: { definitionRef: 'sha256:00', express: false },
+      },
+      entered(2, 1, t + 1, 'Pass', '.1', 'A', '{"n":1}'),
+      exited(3, 2, t + 1, 'Pass', '.2', 'A', '{"n":1}', { entered: 2, next: 'B' }),
+      entered(4, 3, t + 1, 'Task', '.3', 'B', '{"n":1}'),
+      {
+        id: 5,
+        prev: 4,
+        ts: t + 2,
+        type: 'LambdaFunctionScheduled',
+        key: '.4',
+        details: {
+          resource: 'arn:aws:lambda:us-east-1:123456789012:function:f',
+          input: '{"n":1}',
+          inputDetails: NOT_TRUNCATED,
+        },
+      },
+      { id: 6, prev: 5, ts: t + 2, type: 'LambdaFunctionStarted', key: '.5' },
+      {
+        id: 7,
+        prev: 6,
+        ts: t + 3,
+        type: 'LambdaFunctionSucceeded',
+        key: '.6',
+        details: { output: '{"n":2}', outputDetails: NOT_TRUNCATED },
+      },
+      exited(8, 7, t + 3, 'Task', '.7', 'B', '{"n":2}', { entered: 4, next: 'C', assigned: { x: 1 } }),
+      entered(9, 8, t + 3, 'Map', '.8', 'C', '{"n":2}'),
+      { id: 10, prev: 9, ts: t + 3, type: 'MapStateStarted', key: '.9', details: { length: 2 } },
+      {
+        id: 11,
+        prev: 10,
+        ts: t + 4,
+        type: 'MapIterationStarted',
+        key: '/m9r0i0.0',
+        details: { name: 'C', index: 0 },
+      },
+      entered(12, 11, t + 4, 'Pass', '/m9r0i0.1', 'I', '"a\\tb"'),
+      {
+        id: 13,
+        prev: 10,
+        ts: t + 4,
+        type: 'MapIterationStarted',
+        key: '/m9r0i1.0',
+        details: { name: 'C', index: 1 },
+      },
+      exited(14, 12, t + 4.5, 'Pass', '/m9r0i0.2', 'I', '"a\\tb"', { entered: 12 }),
+      {
+        id: 15,
+        prev: 13,
+        ts: t + 5,
+        type: 'Custom',
+        key: 'odd',
+        details: { output: 'ü\n', outputDetails: { truncated: true } },
+        internal: { tokenHash: 'h' },
+      },
+    ];
+    // written by the engine before format 3 (event-codec.ts of commit 4f663e6), in two batches
+    const format2 =
+      '[2,[[16,"",0,1700000000000,0,1],{"input":"{\\"n\\":1}","inputDetails":{"truncated":false},"roleArn":"arn:aws:iam::123456789012:role/r"},{"definitionRef":"sha256:00","express":false}],[[0,0,0,1,0,1],"A",0],[1,"A",0,1,"B"],[10,"B",0],[[22,0,0,1,0,1],{"resource":"arn:aws:lambda:us-east-1:123456789012:function:f","input":0,"inputDetails":0}],[23],[[24,0,0,1,0,1],{"output":"{\\"n\\":2}","outputDetails":0}]]\n' +
+      '[2,[11,"B",1,4,"C",{"x":1}],[12,"C",1],[40,{"length":2}],[[44,"/m9r0i0",0,1,0,1],{"name":"C","index":0}],[0,"I","\\"a\\\\tb\\""],[[44,"/m9r0i1",0,0,0,3],{"name":"C","index":1}],[[1,1,0,[1700000000004.5],0,2],"I",2,2,0],[["Custom",["odd"],0,1,0,2],{"output":"ü\\n","outputDetails":{"truncated":true}},{"tokenHash":"h"}]]\n';
+    const dir = storeDir();
+    fs.mkdirSync(path.join(dir, 'executions', '_m'), { recursive: true });
+    const file = path.join(dir, 'executions', '_m', '_e.jsonl');
+    fs.writeFileSync(file, format2);
+    const store = new FileStore({ dir });
+    const log = store.openLog('m', 'e');
+    expect(log.readAll()).toEqual(events);
+    // the iteration goes on, a sibling iteration begins, the Map state ends
+    const more: StoredEvent[] = [
+      entered(16, 13, t + 6, 'Pass', '/m9r0i1.1', 'I', '"a\\tb"'),
+      exited(17, 16, t + 6, 'Pass', '/m9r0i1.2', 'I', '"a\\tb"', { entered: 16 }),
+      {
+        id: 18,
+        prev: 10,
+        ts: t + 6,
+        type: 'MapIterationStarted',
+        key: '/m9r0i2.0',
+        details: { name: 'C', index: 2 },
+      },
+      entered(19, 18, t + 6, 'Pass', '/m9r0i2.1', 'I', '{"n":1}'),
+      exited(20, 19, t + 6, 'Pass', '/m9r0i2.2', 'I', '{"n":1}', { entered: 19 }),
+      exited(21, 10, t + 7, 'Map', '.10', 'C', '{"n":2}', { entered: 9 }),
+    ];
+    log.append(more);
+    log.close();
+    await store.close();
+    expect(fs.readFileSync(file, 'utf8').startsWith(format2)).toBe(true);
+    expect(fs.readFileSync(file, 'utf8').slice(format2.length)).toMatch(/^\[3,/);
+    expect(new FileStore({ dir }).openLog('m', 'e').readAll()).toEqual([...events, ...more]);
+  });
+
+  it('writes new payload texts raw after the line, and escapes only those UTF-8 or a line cannot hold', async () => {
+    const dir = storeDir();
+    const store = new FileStore({ dir });
+    const log = store.openLog('m', 'e');
+    const plain = '{"marker":"raw\ttext ü"}';
+    const multiline = '{\n"marker":"escaped"\n}';
+    const events = [
+      entered(1, 0, 1, 'Pass', '.0', 'A', plain),
+      exited(2, 1, 1, 'Pass', '.1', 'A', multiline, { entered: 1 }),
+    ];
+    log.append(events);
+    log.close();
+    await store.close();
+    const text = fs.readFileSync(logFile(dir), 'utf8');
+    expect(text.split('\n')).toHaveLength(2); // one line
+    expect(text).toContain(`\t${plain}`);
+    expect(text).toContain(JSON.stringify(multiline));
+    expect(new FileStore({ dir }).openLog('m', 'e').readAll()).toEqual(events);
+  });
+
+  it('takes a format-3 line whose raw texts were cut short as torn, even when its JSON is whole', async () => {
+    const dir = storeDir();
+    let store = new FileStore({ dir });
+    let log = store.openLog('m', 'e');
+    log.append([entered(1, 0, 1, 'Pass', '.0', 'A', '{"first":1}')]);
+    log.close();
+    await store.close();
+    const file = logFile(dir);
+    const whole = fs.readFileSync(file, 'utf8');
+    store = new FileStore({ dir });
+    log = store.openLog('m', 'e');
+    log.append([entered(2, 1, 1, 'Pass', '.1', 'B', '{"second":2}')]);
+    log.close();
+    await store.close();
+    const both = fs.readFileSync(file, 'utf8');
+    const tab = both.indexOf('\t', whole.length);
+    // cut inside the raw texts, right after the tab, right before it (the JSON whole), before the newline
+    for (const cut of [tab + 4, tab + 1, tab, both.length - 1]) {
+      fs.writeFileSync(file, both.slice(0, cut));
+      expect(
+        new FileStore({ dir })
+          .openLog('m', 'e')
+          .readAll()
+          .map((e) => e.id),
+      ).toEqual([1]);
+    }
+  });
+
+  it('a batch that cannot be encoded throws and leaves the log and the history as they were', async () => {
+    const dir = storeDir();
+    const store = new FileStore({ dir });
+    const log = store.openLog('m', 'e');
+    const other = store.openLog('m', 'other');
+    log.append([entered(1, 0, 1, 'Pass', '.0', 'A', '{"n":1}')]);
+    other.stage([entered(1, 0, 1, 'Pass', '.0', 'X', '{"x":1}')]); // staged, not yet written
+    const bad = { id: 2, prev: 1, ts: 1, type: 'Custom', key: '.1', details: { big: 1n } } as StoredEvent;
+    const fresh = store.openLog('m', 'fresh'); // its first line would declare it in the log
+    expect(() => fresh.append([{ ...bad, id: 1, prev: 0, key: '.0' }])).toThrow(/BigInt/);
+    expect(() => log.append([exited(2, 1, 1, 'Pass', '.1', 'A', '{"n":1}', { entered: 1 }), bad])).toThrow(
+      /BigInt/,
+    );
+    const next = exited(2, 1, 2, 'Pass', '.1', 'A', '{"n":2}', { entered: 1, next: 'B' });
+    log.append([next]);
+    fresh.append([entered(1, 0, 1, 'Pass', '.0', 'F', '{}')]);
+    const expected = [entered(1, 0, 1, 'Pass', '.0', 'A', '{"n":1}'), next];
+    expect(log.readAll()).toEqual(expected);
+    // a restart (kill -9: the log is applied as it is) reads the same
+    const restarted = new FileStore({ dir });
+    expect(restarted.openLog('m', 'e').readAll()).toEqual(expected);
+    expect(restarted.openLog('m', 'other').readAll()).toEqual([
+      entered(1, 0, 1, 'Pass', '.0', 'X', '{"x":1}'),
+    ]);
+    expect(restarted.openLog('m', 'fresh').readAll()).toEqual([entered(1, 0, 1, 'Pass', '.0', 'F', '{}')]);
+  });
+
+  it('cuts a torn format-3 line and goes on encoding from the lines before it', async () => {
     const dir = storeDir();
     let store = new FileStore({ dir });
     let log = store.openLog('m', 'e');
@@ -413,6 +660,27 @@ describe('the write-ahead log', () => {
     await store.close();
     expect(fs.readdirSync(path.join(dir, 'wal'))).toEqual([]);
     expect(new FileStore({ dir }).openLog('m', 'e').readAll()).toEqual(JSON.parse(JSON.stringify(all)));
+  });
+
+  it('once histories are listed, finds the listed ones and those a checkpoint created since', async () => {
+    const dir = storeDir();
+    const first = new FileStore({ dir });
+    first.openLog('m', 'old').append([event(1)]);
+    await first.close();
+    const store = new FileStore({ dir, checkpointBytes: 1 }); // every write starts a checkpoint
+    expect(store.listLogs()).toEqual([{ machineName: 'm', executionName: 'old' }]);
+    store.openLog('m', 'new').append([event(1)]); // not listed: taken as new without looking
+    const old = store.openLog('m', 'old'); // listed: read and appended to
+    old.append([event(2)]);
+    expect(old.readAll()).toEqual([event(1), event(2)]);
+    await new Promise((resolve) => setTimeout(resolve, 50)); // the checkpoint creates new's file
+    expect(fs.existsSync(path.join(dir, 'executions', '_m', '_new.jsonl'))).toBe(true);
+    const again = store.openLog('m', 'new'); // all applied: a new handle, which must find the file
+    again.append([event(2)]);
+    expect(again.readAll()).toEqual([event(1), event(2)]);
+    await store.close();
+    expect(new FileStore({ dir }).openLog('m', 'new').readAll()).toEqual([event(1), event(2)]);
+    expect(new FileStore({ dir }).openLog('m', 'old').readAll()).toEqual([event(1), event(2)]);
   });
 
   it('keeps summaries of finished executions and forgets one whose history grows again', async () => {
