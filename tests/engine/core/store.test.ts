@@ -61,6 +61,18 @@ function exited(
   };
 }
 
+/** Iteration `index` of the Map state `C`, keyed by its scope. */
+function iterationStarted(id: number, prev: number, ts: number, index: number): StoredEvent {
+  return {
+    id,
+    prev,
+    ts,
+    type: 'MapIterationStarted',
+    key: `/m9r0i${index}.0`,
+    details: { name: 'C', index },
+  };
+}
+
 function logFile(dir: string): string {
   const machines = path.join(dir, 'executions');
   const [machine] = fs.readdirSync(machines);
@@ -372,23 +384,9 @@ describe('FileStore history format 3 (compact records, implied fields, payloads 
       exited(8, 7, t + 3, 'Task', '.7', 'B', '{"n":2}', { entered: 4, next: 'C', assigned: { x: 1 } }),
       entered(9, 8, t + 3, 'Map', '.8', 'C', '{"n":2}'),
       { id: 10, prev: 9, ts: t + 3, type: 'MapStateStarted', key: '.9', details: { length: 2 } },
-      {
-        id: 11,
-        prev: 10,
-        ts: t + 4,
-        type: 'MapIterationStarted',
-        key: '/m9r0i0.0',
-        details: { name: 'C', index: 0 },
-      },
+      iterationStarted(11, 10, t + 4, 0),
       entered(12, 11, t + 4, 'Pass', '/m9r0i0.1', 'I', '"a\\tb"'),
-      {
-        id: 13,
-        prev: 10,
-        ts: t + 4,
-        type: 'MapIterationStarted',
-        key: '/m9r0i1.0',
-        details: { name: 'C', index: 1 },
-      },
+      iterationStarted(13, 10, t + 4, 1),
       exited(14, 12, t + 4.5, 'Pass', '/m9r0i0.2', 'I', '"a\\tb"', { entered: 12 }),
       {
         id: 15,
@@ -415,14 +413,7 @@ describe('FileStore history format 3 (compact records, implied fields, payloads 
     const more: StoredEvent[] = [
       entered(16, 13, t + 6, 'Pass', '/m9r0i1.1', 'I', '"a\\tb"'),
       exited(17, 16, t + 6, 'Pass', '/m9r0i1.2', 'I', '"a\\tb"', { entered: 16 }),
-      {
-        id: 18,
-        prev: 10,
-        ts: t + 6,
-        type: 'MapIterationStarted',
-        key: '/m9r0i2.0',
-        details: { name: 'C', index: 2 },
-      },
+      iterationStarted(18, 10, t + 6, 2),
       entered(19, 18, t + 6, 'Pass', '/m9r0i2.1', 'I', '{"n":1}'),
       exited(20, 19, t + 6, 'Pass', '/m9r0i2.2', 'I', '{"n":1}', { entered: 19 }),
       exited(21, 10, t + 7, 'Map', '.10', 'C', '{"n":2}', { entered: 9 }),
