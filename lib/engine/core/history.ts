@@ -24,16 +24,26 @@ export interface StoredEvent {
  * event was a good part of what the collector had to copy.
  */
 export abstract class JournalEvent implements StoredEvent {
-  constructor(
-    readonly id: number,
-    readonly prev: number,
-    readonly ts: number,
-    readonly type: string,
-    /** The key's scope part (before the last dot). */
-    readonly scopeId: string,
-    /** The key's sequence number (after the last dot). */
-    readonly seq: number,
-  ) {}
+  // Declared, not defined, and assigned in the constructor: a class field would be defined by
+  // the base class's initializer, which every subclass's events run and which turns megamorphic
+  // (several times slower) once more than four classes extend this one.
+  declare readonly id: number;
+  declare readonly prev: number;
+  declare readonly ts: number;
+  declare readonly type: string;
+  /** The key's scope part (before the last dot). */
+  declare readonly scopeId: string;
+  /** The key's sequence number (after the last dot). */
+  declare readonly seq: number;
+
+  constructor(id: number, prev: number, ts: number, type: string, scopeId: string, seq: number) {
+    this.id = id;
+    this.prev = prev;
+    this.ts = ts;
+    this.type = type;
+    this.scopeId = scopeId;
+    this.seq = seq;
+  }
 
   get key(): string {
     return `${this.scopeId}.${this.seq}`;

@@ -173,8 +173,7 @@ export interface TaskIds {
  * a `*Scheduled` event `{ resource, input, inputDetails }` (Lambda functions and activities
  * without a timeout) when `scheduledResource` is given, else the task's ids (`{ resourceType,
  * resource }` of a service integration) followed by `{ output, outputDetails }` when there is an
- * output. One class for both: `JournalEvent`'s field initializer turns megamorphic (and several
- * times slower) once more than four classes extend it.
+ * output.
  */
 class TaskEvent extends JournalEvent {
   constructor(
