@@ -999,6 +999,7 @@ export class Engine implements StepFunctionsEngine {
         if (this.flushTimer === undefined) this.scheduleFlush();
       },
       persist: () => this.persist(),
+      memoryOnly: this.options.storeDir === undefined,
     });
   }
 

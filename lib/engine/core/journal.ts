@@ -226,6 +226,8 @@ export interface JournalProps {
    * once it is on stable storage.
    */
   readonly persist: () => Promise<void> | undefined;
+  /** Nothing of this history reaches a store (an engine without a store directory). */
+  readonly memoryOnly?: boolean;
 }
 
 export class Journal {
@@ -244,9 +246,12 @@ export class Journal {
   private readonly onDirty: (journal: Journal) => void;
   /** See {@link JournalProps.persist}; call it (and await what it returns) before any effect outside the engine. */
   readonly persist: () => Promise<void> | undefined;
+  /** See {@link JournalProps.memoryOnly}. */
+  readonly memoryOnly: boolean;
 
   constructor(props: JournalProps) {
     this.log = props.log;
+    this.memoryOnly = props.memoryOnly === true;
     this.now = props.now;
     this.onDirty = props.onDirty;
     this.persist = props.persist;

@@ -32,7 +32,7 @@ import {
   type TaskTokenRegistry,
   type TokenOutcome,
   type TokenWaiter,
-  tokenHash,
+  tokenHashMember,
 } from './task-tokens.ts';
 import { AbortedError, type AbortWatcher, abortWatchers, sleepUntil } from './timers.ts';
 
@@ -368,7 +368,7 @@ function emitScheduled(
   return run.frame.scope.emit(
     plan.events.scheduled,
     scheduled,
-    token ? { tokenHash: tokenHash(token) } : undefined,
+    token ? tokenHashMember(token, run.frame.rt.journal.memoryOnly) : undefined,
   );
 }
 
@@ -608,13 +608,9 @@ async function callbackTask(
   const recordedSubmit = scope.peek();
   const replayed = recordedSubmit?.type === 'TaskSubmitted';
   // the token is handed out below, unless it was before the restart (then only its hash is known)
-  const waiting = waitForToken(
-    run,
-    String(scheduled.internal?.tokenHash),
-    replayed ? undefined : token,
-    heartbeatMs,
-    signal,
-  );
+  const waiting = replayed
+    ? waitForToken(run, String(scheduled.internal?.tokenHash), undefined, heartbeatMs, signal)
+    : waitForToken(run, undefined, token, heartbeatMs, signal);
   // Awaited below; when the dispatch fails first (or outlives the task's deadline, or the engine
   // shuts down), nobody will.
   waiting.outcome.catch(noop);
@@ -716,8 +712,9 @@ class TokenWait implements TokenWaiter, AbortWatcher {
   constructor(
     private readonly scope: Scope,
     private readonly tokens: TaskTokenRegistry,
-    private readonly hash: string,
-    /** The token itself when this engine handed it out (undefined after a restart). */
+    /** The token's hash, when it was handed out before a restart (the token is unknown then). */
+    private readonly hash: string | undefined,
+    /** The token itself when this engine handed it out. */
     private readonly token: string | undefined,
     private readonly heartbeatMs: number | undefined,
     signal: AbortSignal,
@@ -728,7 +725,8 @@ class TokenWait implements TokenWaiter, AbortWatcher {
     });
     this.watchers = abortWatchers(signal);
     this.watchers.add(this);
-    tokens.register(hash, this, token);
+    if (token !== undefined) tokens.registerToken(token, this);
+    else tokens.register(String(hash), this);
     this.heartbeat();
   }
 
@@ -766,7 +764,8 @@ class TokenWait implements TokenWaiter, AbortWatcher {
     if (!this.waiting) return false;
     this.waiting = false;
     clearTimeout(this.timer);
-    this.tokens.close(this.hash, this.token);
+    if (this.token !== undefined) this.tokens.closeToken(this.token);
+    else this.tokens.close(String(this.hash));
     this.watchers.delete(this);
     return true;
   }
@@ -774,10 +773,10 @@ class TokenWait implements TokenWaiter, AbortWatcher {
 
 function noop(): void {}
 
-/** Waits for SendTaskSuccess/Failure on the token with this hash (see {@link TokenWait}). */
+/** Waits for SendTaskSuccess/Failure on a token handed out now or, by its hash, before a restart (see {@link TokenWait}). */
 function waitForToken(
   run: StateRun,
-  hash: string,
+  hash: string | undefined,
   token: string | undefined,
   heartbeatMs: number | undefined,
   signal: AbortSignal,
@@ -815,14 +814,15 @@ function activityTask(
       start: (workerName) => {
         signal.removeEventListener('abort', onAbort);
         const token = newTaskToken();
-        const hash = tokenHash(token);
-        scope.emit('ActivityStarted', workerName === undefined ? undefined : { workerName }, {
-          tokenHash: hash,
-        });
+        scope.emit(
+          'ActivityStarted',
+          workerName === undefined ? undefined : { workerName },
+          tokenHashMember(token, rt.journal.memoryOnly),
+        );
         // the token is only good once a restarted engine can find its hash (with strict durability
         // GetActivityTask also waits for the sync before it answers)
         rt.journal.persist()?.catch(() => undefined);
-        waitForToken(run, hash, token, heartbeatMs, signal).outcome.then(resolve, reject);
+        waitForToken(run, undefined, token, heartbeatMs, signal).outcome.then(resolve, reject);
         return token;
       },
     });

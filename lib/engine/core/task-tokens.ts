@@ -17,6 +17,23 @@ export function tokenHash(token: string): string {
   return sha256(token);
 }
 
+/**
+ * The internal member `{ tokenHash }` of the event that hands `token` out. In memory it is hashed
+ * when first read: that engine looks its own tokens up by the token itself and usually never needs
+ * the hash. A store encodes it anyway (before the token is handed out), and a plain member
+ * serializes faster than a getter.
+ */
+export function tokenHashMember(token: string, memoryOnly: boolean): Record<string, unknown> {
+  if (!memoryOnly) return { tokenHash: sha256(token) };
+  let hashed: string | undefined;
+  return {
+    get tokenHash(): string {
+      hashed ??= sha256(token);
+      return hashed;
+    },
+  };
+}
+
 /** Node ≥ 20.12's one-shot `crypto.hash` skips the Hash object that createHash builds; older Nodes (a
  * named import would fail to link there) lack it. */
 const sha256: (text: string) => string =
@@ -50,23 +67,35 @@ export interface TokenWaiter {
   outcomeHandedToLog?(): boolean;
 }
 
-/** Waiting tasks by token hash; closed tokens are remembered so that late calls get TaskTimedOut. */
+/**
+ * Waiting tasks: by the token itself when this engine handed it out, else (tokens handed out before
+ * a restart) by its hash; closed tokens are remembered the same way so that late calls get
+ * TaskTimedOut.
+ */
 export class TaskTokenRegistry {
+  /** Tasks waiting on tokens handed out before a restart, by token hash. */
   private readonly waiting = new Map<string, TokenWaiter>();
   /**
-   * The tokens this engine handed out whose tasks wait, by the token itself: SendTaskSuccess finds
-   * them without hashing. Memory only; after a restart tokens are found by their hash.
+   * Tasks waiting on tokens this engine handed out, by the token itself: neither registering nor
+   * SendTaskSuccess hashes them. Memory only (the store keeps the hash).
    */
   private readonly waitingByToken = new Map<string, TokenWaiter>();
+  /** Hashes of closed tokens handed out before a restart. */
   private readonly closed = new Set<string>();
+  /** Closed tokens this engine handed out. */
+  private readonly closedTokens = new Set<string>();
 
   /** Outcomes that arrived for a resuming task before it reached its waiting point again. */
   private readonly early = new Map<string, TokenOutcome | undefined>();
 
-  /** A task waits on the token with this hash (`token`: when this engine handed it out). */
-  register(hash: string, waiter: TokenWaiter, token?: string): void {
+  /** A task waits on a token this engine handed out. */
+  registerToken(token: string, waiter: TokenWaiter): void {
+    this.waitingByToken.set(token, waiter);
+  }
+
+  /** A task waits on the token with this hash, handed out before a restart. */
+  register(hash: string, waiter: TokenWaiter): void {
     this.waiting.set(hash, waiter);
-    if (token !== undefined) this.waitingByToken.set(token, waiter);
     // outcomes wait here only while a restarted engine replays
     if (this.early.size === 0) return;
     const outcome = this.early.get(hash);
@@ -79,9 +108,14 @@ export class TaskTokenRegistry {
     if (!this.waiting.has(hash)) this.early.set(hash, undefined);
   }
 
-  /** The task stopped waiting (completed, timed out, aborted). */
-  close(hash: string, token?: string): void {
-    if (token !== undefined) this.waitingByToken.delete(token);
+  /** The task waiting on a token this engine handed out stopped waiting (completed, timed out, aborted). */
+  closeToken(token: string): void {
+    this.waitingByToken.delete(token);
+    this.closedTokens.add(token);
+  }
+
+  /** The task waiting on the token with this hash stopped waiting (or never will: its attempt was interrupted). */
+  close(hash: string): void {
     this.waiting.delete(hash);
     if (this.early.size > 0) this.early.delete(hash);
     this.closed.add(hash);
@@ -92,6 +126,7 @@ export class TaskTokenRegistry {
     assertTokenShape(token);
     const handedOut = this.waitingByToken.get(token);
     if (handedOut) return handedOut;
+    if (this.closedTokens.has(token)) throw new SfnServiceError('TaskTimedOut', 'Task Timed Out');
     const hash = tokenHash(token);
     const waiter = this.waiting.get(hash);
     if (waiter) return waiter;
