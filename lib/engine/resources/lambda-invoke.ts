@@ -310,9 +310,11 @@ function lambdaMetadata(
   date: string,
   traceId: string,
 ): SdkMetadata {
+  const length = String(contentLength);
+  // literals in the same order rather than one built from the other key by key
   const HttpHeaders: Record<string, string> = {
     'Content-Type': 'application/json',
-    'Content-Length': String(contentLength),
+    'Content-Length': length,
     Connection: 'keep-alive',
     Date: date,
     'X-Amz-Executed-Version': '$LATEST',
@@ -320,8 +322,16 @@ function lambdaMetadata(
     'x-amzn-RequestId': requestId,
     'X-Amzn-Trace-Id': traceId,
   };
-  const AllHttpHeaders: Record<string, string[]> = {};
-  for (const name in HttpHeaders) AllHttpHeaders[name] = [HttpHeaders[name] as string];
+  const AllHttpHeaders: Record<string, string[]> = {
+    'Content-Type': ['application/json'],
+    'Content-Length': [length],
+    Connection: ['keep-alive'],
+    Date: [date],
+    'X-Amz-Executed-Version': ['$LATEST'],
+    'x-amzn-Remapped-Content-Length': ['0'],
+    'x-amzn-RequestId': [requestId],
+    'X-Amzn-Trace-Id': [traceId],
+  };
   return {
     SdkHttpMetadata: { AllHttpHeaders, HttpHeaders, HttpStatusCode: statusCode },
     SdkResponseMetadata: { RequestId: requestId },
