@@ -21,17 +21,30 @@ export function tokenHash(token: string): string {
  * The internal member `{ tokenHash }` of the event that hands `token` out. In memory it is hashed
  * when first read: that engine looks its own tokens up by the token itself and usually never needs
  * the hash. A store encodes it anyway (before the token is handed out), and a plain member
- * serializes faster than a getter.
+ * serializes faster.
  */
 export function tokenHashMember(token: string, memoryOnly: boolean): Record<string, unknown> {
-  if (!memoryOnly) return { tokenHash: sha256(token) };
-  let hashed: string | undefined;
-  return {
-    get tokenHash(): string {
-      hashed ??= sha256(token);
-      return hashed;
-    },
-  };
+  return memoryOnly ? new LazyTokenHash(token) : { tokenHash: sha256(token) };
+}
+
+/** `{ tokenHash }` hashed when first read (a class: an object literal with a getter costs more to build). */
+class LazyTokenHash {
+  [member: string]: unknown;
+  #token: string;
+  #hash: string | undefined;
+
+  constructor(token: string) {
+    this.#token = token;
+  }
+
+  get tokenHash(): string {
+    this.#hash ??= sha256(this.#token);
+    return this.#hash;
+  }
+
+  toJSON(): { tokenHash: string } {
+    return { tokenHash: this.tokenHash };
+  }
 }
 
 /** Node ≥ 20.12's one-shot `crypto.hash` skips the Hash object that createHash builds; older Nodes (a
@@ -73,14 +86,14 @@ export interface TokenWaiter {
  * TaskTimedOut.
  */
 export class TaskTokenRegistry {
-  /** Tasks waiting on tokens handed out before a restart, by token hash. */
+  /** Tasks waiting on tokens handed out before a restart (or before a redrive replayed their task), by token hash. */
   private readonly waiting = new Map<string, TokenWaiter>();
   /**
    * Tasks waiting on tokens this engine handed out, by the token itself: neither registering nor
    * SendTaskSuccess hashes them. Memory only (the store keeps the hash).
    */
   private readonly waitingByToken = new Map<string, TokenWaiter>();
-  /** Hashes of closed tokens handed out before a restart. */
+  /** Hashes of closed tokens that were waited on by their hash. */
   private readonly closed = new Set<string>();
   /** Closed tokens this engine handed out. */
   private readonly closedTokens = new Set<string>();
@@ -93,7 +106,7 @@ export class TaskTokenRegistry {
     this.waitingByToken.set(token, waiter);
   }
 
-  /** A task waits on the token with this hash, handed out before a restart. */
+  /** A task waits on the token with this hash, handed out before a restart or a redrive. */
   register(hash: string, waiter: TokenWaiter): void {
     this.waiting.set(hash, waiter);
     // outcomes wait here only while a restarted engine replays
@@ -126,7 +139,6 @@ export class TaskTokenRegistry {
     assertTokenShape(token);
     const handedOut = this.waitingByToken.get(token);
     if (handedOut) return handedOut;
-    if (this.closedTokens.has(token)) throw new SfnServiceError('TaskTimedOut', 'Task Timed Out');
     const hash = tokenHash(token);
     const waiter = this.waiting.get(hash);
     if (waiter) return waiter;
@@ -138,7 +150,9 @@ export class TaskTokenRegistry {
         heartbeat: () => {},
       };
     }
-    if (this.closed.has(hash)) throw new SfnServiceError('TaskTimedOut', 'Task Timed Out');
+    // a token this engine handed out may wait again by its hash: a redrive replays its task
+    if (this.closedTokens.has(token) || this.closed.has(hash))
+      throw new SfnServiceError('TaskTimedOut', 'Task Timed Out');
     throw new SfnServiceError('TaskDoesNotExist', 'Task does not exist anymore');
   }
 }
