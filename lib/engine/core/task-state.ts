@@ -4,7 +4,7 @@
  * Lambda*, Activity* and Task* history events. A task whose outcome is in the history is never
  * called again: replay takes the recorded result.
  */
-import { StatesError } from '../types.ts';
+import { StatesError, type TaskInvocation } from '../types.ts';
 import { jsonataValue, resolvePayloadTemplate, selectPath } from './data.ts';
 import { NOT_TRUNCATED, type StoredEvent } from './history.ts';
 import {
@@ -483,26 +483,7 @@ function call(
   }
   // nothing but a stop or a failing sibling can end this call early: the frame's signal says both
   const persisted = rt.journal.persist();
-  // one literal per shape: cheaper than spreading an optional member on every call
-  const invocation =
-    timeoutSeconds === undefined
-      ? {
-          resource,
-          parameters,
-          stateName: name,
-          executionArn: rt.executionArn,
-          stateMachineArn: rt.stateMachineArn,
-          signal: frame.signal,
-        }
-      : {
-          resource,
-          parameters,
-          stateName: name,
-          executionArn: rt.executionArn,
-          stateMachineArn: rt.stateMachineArn,
-          timeoutSeconds,
-          signal: frame.signal,
-        };
+  const invocation = taskInvocation(run, resource, parameters, undefined, timeoutSeconds, frame.signal);
   return persisted === undefined
     ? rt.invokeResource(invocation)
     : persisted.then(() => rt.invokeResource(invocation));
@@ -519,7 +500,7 @@ async function guardedCall(
   heartbeatMs: number | undefined,
   timeoutSeconds: number | undefined,
 ): Promise<unknown> {
-  const { frame, name } = run;
+  const { frame } = run;
   const { rt, scope } = frame;
   const { resource, kind, child: isChild } = plan;
   const controller = new AbortController();
@@ -571,15 +552,9 @@ async function guardedCall(
     }
     await rt.journal.persist();
     return await guarded(
-      rt.invokeResource({
-        resource,
-        parameters,
-        stateName: name,
-        executionArn: rt.executionArn,
-        stateMachineArn: rt.stateMachineArn,
-        ...(timeoutSeconds === undefined ? {} : { timeoutSeconds }),
-        signal: controller.signal,
-      }),
+      rt.invokeResource(
+        taskInvocation(run, resource, parameters, undefined, timeoutSeconds, controller.signal),
+      ),
     );
   } finally {
     watchers.delete(relay);
@@ -603,7 +578,7 @@ async function callbackTask(
   signal: AbortSignal,
   guarded: <T>(work: Promise<T>) => Promise<T> = unguarded,
 ): Promise<unknown> {
-  const { frame, name } = run;
+  const { frame } = run;
   const { rt, scope } = frame;
   const recordedSubmit = scope.peek();
   const replayed = recordedSubmit?.type === 'TaskSubmitted';
@@ -619,29 +594,7 @@ async function callbackTask(
     try {
       const persisted = rt.journal.persist();
       if (persisted) await persisted;
-      const { resource } = plan;
-      // one literal per shape: cheaper than spreading an optional member on every call
-      const invocation =
-        timeoutSeconds === undefined
-          ? {
-              resource,
-              parameters,
-              stateName: name,
-              executionArn: rt.executionArn,
-              stateMachineArn: rt.stateMachineArn,
-              taskToken: token,
-              signal,
-            }
-          : {
-              resource,
-              parameters,
-              stateName: name,
-              executionArn: rt.executionArn,
-              stateMachineArn: rt.stateMachineArn,
-              taskToken: token,
-              timeoutSeconds,
-              signal,
-            };
+      const invocation = taskInvocation(run, plan.resource, parameters, token, timeoutSeconds, signal);
       const dispatched = await guarded(rt.invokeResource(invocation));
       emitSubmitted(scope, plan, dispatched);
     } catch (error) {
@@ -650,6 +603,31 @@ async function callbackTask(
     }
   }
   return await guarded(waiting.outcome);
+}
+
+/**
+ * What the resource invoker gets for a call. One literal per shape: cheaper than spreading
+ * optional members on every call of the hot path.
+ */
+function taskInvocation(
+  run: StateRun,
+  resource: string,
+  parameters: unknown,
+  taskToken: string | undefined,
+  timeoutSeconds: number | undefined,
+  signal: AbortSignal,
+): TaskInvocation {
+  const { rt } = run.frame;
+  const stateName = run.name;
+  const { executionArn, stateMachineArn } = rt;
+  if (taskToken === undefined) {
+    return timeoutSeconds === undefined
+      ? { resource, parameters, stateName, executionArn, stateMachineArn, signal }
+      : { resource, parameters, stateName, executionArn, stateMachineArn, timeoutSeconds, signal };
+  }
+  return timeoutSeconds === undefined
+    ? { resource, parameters, stateName, executionArn, stateMachineArn, taskToken, signal }
+    : { resource, parameters, stateName, executionArn, stateMachineArn, taskToken, timeoutSeconds, signal };
 }
 
 function unguarded<T>(work: Promise<T>): Promise<T> {
