@@ -17,6 +17,23 @@ import type { PlanInput } from '../../lib/plan/schema.ts';
 import { aslValidator } from './asl-validator.ts';
 
 /** A DAG as fast-check builds it: step i may depend on any earlier step. */
+/** Args and descriptions that look like JSONata and `${…}` references: they must stay literal data. */
+const TRICKY_PLAN: PlanInput = {
+  id: 'tricky',
+  objective: 'args that look like expressions',
+  context: { env: 'prod' },
+  steps: [
+    { id: 'a', description: '{% $states.context %}', tool: 'shell', args: { cmd: '{% 1 + 1 %}' } },
+    {
+      id: 'b',
+      description: 'uses a reference',
+      tool: 'shell',
+      dependsOn: ['a'],
+      args: { text: 'line1\nline2 ${steps.a.out} ${context.env}\u2028' },
+    },
+  ],
+};
+
 const dagArbitrary = fc
   .integer({ min: 1, max: 40 })
   .chain((n) =>
@@ -132,21 +149,7 @@ describe('compilePlan', () => {
   });
 
   it('embeds plan data as literals: no JSONata evaluation, no stray ${…} substitutions', () => {
-    const compiled = compilePlan({
-      id: 'tricky',
-      objective: 'args that look like expressions',
-      context: { env: 'prod' },
-      steps: [
-        { id: 'a', description: '{% $states.context %}', tool: 'shell', args: { cmd: '{% 1 + 1 %}' } },
-        {
-          id: 'b',
-          description: 'uses a reference',
-          tool: 'shell',
-          dependsOn: ['a'],
-          args: { text: 'line1\nline2 ${steps.a.out} ${context.env}\u2028' },
-        },
-      ],
-    });
+    const compiled = compilePlan(TRICKY_PLAN);
     expectValid(compiled);
     expect(compiled.substitutions).toEqual([
       'ClassifierFunctionArn',
@@ -171,24 +174,7 @@ describe('compilePlan', () => {
   });
 
   it('embeds plan data as literals in a step machine call too', () => {
-    const compiled = compilePlan(
-      {
-        id: 'tricky',
-        objective: 'args that look like expressions',
-        context: { env: 'prod' },
-        steps: [
-          { id: 'a', description: '{% $states.context %}', tool: 'shell', args: { cmd: '{% 1 + 1 %}' } },
-          {
-            id: 'b',
-            description: 'uses a reference',
-            tool: 'shell',
-            dependsOn: ['a'],
-            args: { text: 'line1\nline2 ${steps.a.out} ${context.env}\u2028' },
-          },
-        ],
-      },
-      { stepMachines: 'always' },
-    );
+    const compiled = compilePlan(TRICKY_PLAN, { stepMachines: 'always' });
     expectValid(compiled);
     expect(compiled.substitutions).toEqual([
       'ClassifierFunctionArn',
