@@ -4,28 +4,16 @@
  * writes as events arrive and `plangate files` regenerates byte for byte from the events.
  */
 import { readdirSync, readFileSync, writeFileSync } from 'node:fs';
-import { join, relative } from 'node:path';
+import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { executionFiles } from '../../lib/files/execution-files.ts';
 import { loadPlan } from '../../lib/plan/load.ts';
 import type { Plan } from '../../lib/plan/schema.ts';
 import { CliRun, runPlan, scenario, storedEvents, verifyChain, workDir } from './cli.ts';
 import { seedOrderProblems } from './seed-order.ts';
+import { filesUnder } from './worker-setup.ts';
 
 const FILES_DIR = 'rollback-on-abort-execution';
-
-function filesUnder(dir: string): Map<string, string> {
-  const out = new Map<string, string>();
-  const walk = (at: string) => {
-    for (const entry of readdirSync(at, { withFileTypes: true })) {
-      const path = join(at, entry.name);
-      if (entry.isDirectory()) walk(path);
-      else out.set(relative(dir, path), readFileSync(path, 'utf8'));
-    }
-  };
-  walk(dir);
-  return out;
-}
 
 async function planOf(file: string): Promise<Plan> {
   const loaded = await loadPlan(file);
