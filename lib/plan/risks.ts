@@ -1,0 +1,57 @@
+/**
+ * The risks the harness computes about a plan (never taken from its author): which commands it
+ * will execute change or delete things, per place a command can stand (a step's own call, its
+ * contract, its rollback, a postcondition), and whether each step has its own gate. The gate
+ * shows them; the validator refuses what must not be (a destructive contract or postcondition, a
+ * destructive step without `requiresApproval`).
+ */
+import type { Contract, Plan } from './schema.ts';
+import { createToolRegistry, isDestructiveStep, stepInvocation, type ToolRegistry } from './tools.ts';
+
+/** Why something was judged destructive, e.g. `rm -rf (recursive, forced delete)`. Empty: harmless. */
+export type RiskReasons = readonly string[];
+
+export interface StepRisks {
+  /** The step's own call (tool args, agent task excluded: an agent's actions are its contract's business). */
+  readonly destructive: RiskReasons;
+  readonly contract: RiskReasons;
+  readonly rollback: RiskReasons;
+  /** The step has its own gate (`requiresApproval`) right before it runs. */
+  readonly ownGate: boolean;
+}
+
+export interface PlanRisks {
+  readonly steps: Readonly<Record<string, StepRisks>>;
+  readonly postconditions: Readonly<Record<string, RiskReasons>>;
+}
+
+/** Every step's and postcondition's risks. */
+export function planRisks(plan: Plan, tools: ToolRegistry = createToolRegistry()): PlanRisks {
+  const steps: Record<string, StepRisks> = {};
+  for (const step of plan.steps) {
+    const call = stepInvocation(step);
+    steps[step.id] = {
+      destructive: isDestructiveStep(step, tools) ? [`destructive ${call?.tool} call`] : [],
+      contract: contractRisks(step.contract),
+      rollback: step.rollback ? callRisks(step.rollback.tool, step.rollback.args, tools) : [],
+      ownGate: step.requiresApproval,
+    };
+  }
+  const postconditions: Record<string, RiskReasons> = {};
+  for (const postcondition of plan.postconditions)
+    postconditions[postcondition.id] = contractRisks(postcondition.contract);
+  return { steps, postconditions };
+}
+
+function callRisks(tool: string, args: Record<string, unknown>, tools: ToolRegistry): RiskReasons {
+  const definition = tools.get(tool);
+  if (!definition) return [];
+  return definition.destructive || definition.isDestructiveCall?.(args) ? [`destructive ${tool} call`] : [];
+}
+
+/** A command contract runs a shell command; an http contract sends a request. */
+function contractRisks(contract: Contract | undefined, tools = createToolRegistry()): RiskReasons {
+  if (contract?.kind === 'command') return callRisks('shell', { command: contract.command }, tools);
+  if (contract?.kind === 'http') return callRisks('http', { method: contract.method }, tools);
+  return [];
+}
