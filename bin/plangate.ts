@@ -105,6 +105,13 @@ export async function main(argv: string[]): Promise<number> {
 const invokedDirectly =
   process.argv[1] !== undefined && realpathSync(process.argv[1]) === fileURLToPath(import.meta.url);
 if (invokedDirectly) {
+  // A reader that stops early (`plangate events … | head -1`) closes the pipe: that ends the
+  // command quietly, as it does for any Unix filter, instead of with an EPIPE stack trace.
+  for (const stream of [process.stdout, process.stderr])
+    stream.on('error', (error: NodeJS.ErrnoException) => {
+      if (error.code !== 'EPIPE') throw error;
+      process.exit(process.exitCode ?? 0);
+    });
   main(process.argv.slice(2)).then(
     (code) => {
       process.exitCode = code;

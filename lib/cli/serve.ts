@@ -15,7 +15,7 @@ import type { JwtAuthorizerConfig } from '../local/api-gateway/jwt.ts';
 import { LocalIssuer } from '../local/api-gateway/local-issuer.ts';
 import type { LocalPrincipal } from '../local/api-gateway/sigv4.ts';
 import { LocalPlatform, type PlatformIdentity } from '../local/platform.ts';
-import { type StorePaths, storePaths } from '../local/run/store.ts';
+import { releaseSession, type StorePaths, storePaths, writeSession } from '../local/run/store.ts';
 import type { PlannerProvider } from '../planner/provider.ts';
 import { providerFrom } from '../planner/providers.ts';
 import { untilSignal } from './signals.ts';
@@ -284,6 +284,16 @@ export async function run(argv: string[]): Promise<number> {
     process.stderr.write(`plangate serve: could not start: ${(error as Error).message}\n`);
     return 1;
   }
+  // Announced like a `run` session, so status, events, audit and files read through this
+  // process's endpoints instead of opening the database it holds.
+  await writeSession(opts.paths, {
+    pid: process.pid,
+    startedAt: new Date().toISOString(),
+    dynamoEndpoint: platform.stack.data.dynamo.endpoint,
+    eventsEndpoint: platform.stack.data.bus.endpoint,
+    sfnEndpoint: platform.stack.engineServer.url,
+    approvalUrl: platform.url,
+  });
   process.stdout.write(`${platform.url}\n`);
   for (const note of notes) process.stdout.write(`${note}\n`);
   process.stdout.write(
@@ -293,6 +303,7 @@ export async function run(argv: string[]): Promise<number> {
   );
   process.stdout.write(`OpenAPI: ${platform.url}/openapi.json\n`);
   await untilSignal();
+  await releaseSession(opts.paths);
   await platform.close();
   await signIn?.close();
   return 0;

@@ -5,6 +5,7 @@
 import { mkdir } from 'node:fs/promises';
 import { join } from 'node:path';
 import dynalite from 'dynalite';
+import { Level } from 'level';
 import { closeServer, listenOnLoopback } from './listen.ts';
 
 export interface LocalDynamoProps {
@@ -22,9 +23,17 @@ export interface LocalDynamo {
   close(): Promise<void>;
 }
 
+/** Another process holds the store's database (LevelDB allows one at a time). */
+export class StoreBusyError extends Error {
+  override readonly name = 'StoreBusyError';
+}
+
 export async function startLocalDynamo(props: LocalDynamoProps = {}): Promise<LocalDynamo> {
   const path = props.dataDir ? join(props.dataDir, 'dynamodb') : undefined;
-  if (path) await mkdir(path, { recursive: true });
+  if (path) {
+    await mkdir(path, { recursive: true });
+    await checkNotHeld(path);
+  }
   // Tables are usable at once: no CREATING delay to wait through.
   const server = dynalite({
     ...(path ? { path } : {}),
@@ -34,4 +43,24 @@ export async function startLocalDynamo(props: LocalDynamoProps = {}): Promise<Lo
   });
   const endpoint = await listenOnLoopback(server, props.port);
   return { endpoint, ...(path ? { path } : {}), close: () => closeServer(server) };
+}
+
+/**
+ * dynalite opens its LevelDB lazily and reports a lock held by another process as an uncaught
+ * "Database is closed" on the first request: open it once here to say so plainly instead.
+ */
+async function checkNotHeld(path: string): Promise<void> {
+  const db = new Level(path);
+  try {
+    await db.open();
+  } catch (error) {
+    const cause = (error as { cause?: { code?: string } }).cause;
+    if (cause?.code === 'LEVEL_LOCKED')
+      throw new StoreBusyError(
+        `another process (plangate serve, run or resume) holds the database at ${path}`,
+      );
+    throw error;
+  } finally {
+    await db.close();
+  }
 }
