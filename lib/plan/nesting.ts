@@ -51,13 +51,25 @@ export function yamlTooDeepAt(text: string, maxDepth = MAX_NESTING): number {
 
 /**
  * Walks a parsed document (iteratively): reports `__proto__` keys, which could swap an
- * object's prototype downstream, and nesting deeper than `maxDepth`.
+ * object's prototype downstream, NUL characters in keys and strings, and nesting deeper than
+ * `maxDepth`.
  */
 export function checkParsedStructure(value: unknown, maxDepth = MAX_NESTING): PendingProblem[] {
   const problems: PendingProblem[] = [];
   const stack: Array<{ value: unknown; path: Array<string | number> }> = [{ value, path: [] }];
   while (stack.length > 0) {
     const { value: current, path } = stack.pop()!;
+    // A NUL written as an escape (`\u0000` in JSON, `\0` in YAML) survives the file's own NUL
+    // check; no shell, URL or file name can carry it, so it is refused here, where it stands.
+    if (typeof current === 'string' && current.includes('\0')) {
+      problems.push({
+        severity: 'error',
+        code: 'nul-character',
+        message: `a NUL character (U+0000) at offset ${current.indexOf('\0')}; plans are text`,
+        pointer: pointerOf(path),
+      });
+      continue;
+    }
     if (current === null || typeof current !== 'object') continue;
     if (path.length >= maxDepth) {
       problems.push({
@@ -73,6 +85,15 @@ export function checkParsedStructure(value: unknown, maxDepth = MAX_NESTING): Pe
       continue;
     }
     for (const key of Object.keys(current)) {
+      if (key.includes('\0')) {
+        problems.push({
+          severity: 'error',
+          code: 'nul-character',
+          message: 'a NUL character (U+0000) in a key; plans are text',
+          pointer: pointerOf([...path, key]),
+        });
+        continue;
+      }
       if (key === '__proto__') {
         problems.push({
           severity: 'error',

@@ -57,6 +57,23 @@ describe('hostile and malformed plans', () => {
     expect(ok.plan?.steps[0]?.id).toBe('constructor');
   });
 
+  it('reports a NUL written as an escape, in a value or a key, where it stands', () => {
+    for (const [format, text, pointer] of [
+      [
+        'json',
+        '{"id":"p","objective":"o","steps":[{"id":"a","description":"d","tool":"shell","args":{"command":"echo \\u0000"}}]}',
+        '/steps/0/args/command',
+      ],
+      ['yaml', 'id: p\nobjective: "o\\0k"\nsteps: []\n', '/objective'],
+      ['json', '{"id":"p","objective":"o","context":{"a\\u0000b":1},"steps":[]}', '/context/a\u0000b'],
+    ] as const) {
+      const result = parsePlanText(text, { format });
+      expect(result.plan).toBeUndefined();
+      expect(result.problems[0]).toMatchObject({ code: 'nul-character', location: { pointer } });
+      expect(result.problems[0]!.location.line).toBeGreaterThan(0);
+    }
+  });
+
   it('reports NUL bytes and invalid UTF-8 with their position', () => {
     expect(parsePlanText('id: p\nobjective: "a\0b"\n', { filename: 'n.yaml' }).problems[0]).toMatchObject({
       code: 'nul-byte',
