@@ -8,7 +8,7 @@ import { parseArgs } from 'node:util';
 import { formatProblem } from '../plan/problems.ts';
 import { renderJson, renderYaml } from '../plan/render.ts';
 import { type PlanningRound, planFromGoal } from '../planner/loop.ts';
-import { PlannerProviderError } from '../planner/provider.ts';
+import { DEFAULT_REQUEST_TIMEOUT_SECONDS, PlannerProviderError } from '../planner/provider.ts';
 import { providerFrom } from '../planner/providers.ts';
 
 export const usage = `Usage: plangate plan "<goal>" [options]
@@ -28,6 +28,8 @@ Options:
   --max-rounds N        rounds before giving up (default 4)
   --token-budget N      tokens one planning call may spend (default 200000)
   --time-budget S       seconds one planning call may take (default 300)
+  --request-timeout S   seconds one request to the model may take before it is given up
+                        (default 60; each retry gets as long)
   --out FILE            where to write the plan: .yaml, .yml or .json (default plan.yaml)
   --no-shell-check      skip "bash -n" on contract commands
   -h, --help            show this help
@@ -47,13 +49,17 @@ export async function run(argv: string[]): Promise<number> {
     return 2;
   }
   const goal = positionals.join(' ').trim();
-  const numbers = (name: 'max-rounds' | 'token-budget' | 'time-budget', fallback: number) => {
+  const numbers = (
+    name: 'max-rounds' | 'token-budget' | 'time-budget' | 'request-timeout',
+    fallback: number,
+  ) => {
     const value = Number(values[name] ?? fallback);
     return Number.isInteger(value) && value > 0 ? value : undefined;
   };
   const maxRounds = numbers('max-rounds', 4);
   const tokenBudget = numbers('token-budget', 200_000);
   const timeBudget = numbers('time-budget', 300);
+  const requestTimeout = numbers('request-timeout', DEFAULT_REQUEST_TIMEOUT_SECONDS);
   const out = values.out ?? 'plan.yaml';
   const format = { '.yaml': 'yaml', '.yml': 'yaml', '.json': 'json' }[extname(out).toLowerCase()] as
     | 'yaml'
@@ -61,8 +67,11 @@ export async function run(argv: string[]): Promise<number> {
     | undefined;
   const usageError = !goal
     ? 'say the goal, e.g. plangate plan "add a health check to the API"'
-    : maxRounds === undefined || tokenBudget === undefined || timeBudget === undefined
-      ? '--max-rounds, --token-budget and --time-budget take positive integers'
+    : maxRounds === undefined ||
+        tokenBudget === undefined ||
+        timeBudget === undefined ||
+        requestTimeout === undefined
+      ? '--max-rounds, --token-budget, --time-budget and --request-timeout take positive integers'
       : !format
         ? `--out must end in .yaml, .yml or .json, not "${out}"`
         : undefined;
@@ -75,6 +84,7 @@ export async function run(argv: string[]): Promise<number> {
       ...(values.provider ? { provider: values.provider } : {}),
       ...(values.model ? { model: values.model } : {}),
       ...(values['base-url'] ? { baseUrl: values['base-url'] } : {}),
+      timeoutSeconds: requestTimeout as number,
     });
     process.stdout.write(`Planning with ${provider.name} ${provider.model} (at most ${maxRounds} rounds)\n`);
     const result = await planFromGoal({
@@ -132,6 +142,7 @@ function options(args: string[]) {
       'max-rounds': { type: 'string' },
       'token-budget': { type: 'string' },
       'time-budget': { type: 'string' },
+      'request-timeout': { type: 'string' },
       out: { type: 'string' },
       'no-shell-check': { type: 'boolean' },
     },

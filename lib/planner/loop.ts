@@ -68,6 +68,18 @@ export interface PlanningResult {
 
 /** Longest echo of the model's own answer sent back with the problems. */
 const MAX_ECHO_CHARS = 20_000;
+/** A round that may not answer with at least this many tokens cannot hold a plan: it is not asked. */
+const MIN_OUTPUT_TOKENS = 1024;
+/**
+ * Characters per token when estimating a round's input before sending it: tokenizers give about
+ * 4 for English and JSON; 3 errs on the side of the budget.
+ */
+const CHARS_PER_TOKEN = 3;
+
+function estimateTokens(system: string, messages: readonly ChatMessage[], schemaChars: number): number {
+  const chars = messages.reduce((n, m) => n + m.content.length, system.length + schemaChars);
+  return Math.ceil(chars / CHARS_PER_TOKEN);
+}
 
 export async function planFromGoal(options: PlanFromGoalOptions): Promise<PlanningResult> {
   const tools = options.tools ?? BUILTIN_TOOLS;
@@ -112,15 +124,22 @@ export async function planFromGoal(options: PlanFromGoalOptions): Promise<Planni
     outputTokens,
   });
 
+  const schemaChars = JSON.stringify(planSchema).length;
   for (let round = 1; round <= maxRounds; round++) {
     const remaining = deadline - Date.now();
     if (remaining <= 0) return result('time-budget');
+    // The budget is checked before a round, not after it: the round's input is estimated from its
+    // text and its output capped to what is left, so a round never takes the total past it.
+    const tokensLeft = tokenBudget - inputTokens - outputTokens;
+    const inputEstimate = estimateTokens(system, messages, schemaChars);
+    const maxOutputTokens = Math.min(options.maxOutputTokens ?? 8192, tokensLeft - inputEstimate);
+    if (maxOutputTokens < MIN_OUTPUT_TOKENS) return result('token-budget');
     const started = Date.now();
     const proposal = await options.provider.propose({
       system,
       messages,
       planSchema,
-      maxOutputTokens: options.maxOutputTokens ?? 8192,
+      maxOutputTokens,
       signal: AbortSignal.timeout(remaining),
     });
     inputTokens += proposal.inputTokens;
@@ -147,7 +166,6 @@ export async function planFromGoal(options: PlanFromGoalOptions): Promise<Planni
     rounds.push(record);
     options.onRound?.(record);
     if (plan && !hasErrors(problems)) return result('converged', plan);
-    if (inputTokens + outputTokens >= tokenBudget) return result('token-budget');
     const echo =
       proposal.structured !== undefined ? JSON.stringify(proposal.structured) : (proposal.text ?? '');
     messages.push(

@@ -33,6 +33,9 @@ export interface PlannerProvider {
   propose(request: ProposalRequest): Promise<Proposal>;
 }
 
+/** Long enough for a model to write a plan, short enough that a hung server is noticed at a prompt. */
+export const DEFAULT_REQUEST_TIMEOUT_SECONDS = 60;
+
 /**
  * A provider failure the user can act on, as one line: a missing credential, an unknown model, a
  * refusal. Never holds an API key.

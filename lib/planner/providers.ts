@@ -8,8 +8,10 @@ export interface ProviderChoice {
   readonly provider?: string;
   /** @default PLANGATE_PLANNER_MODEL */
   readonly model?: string;
-  /** OpenAI-compatible servers only. @default OPENAI_BASE_URL */
+  /** OpenAI-compatible servers only (Bedrock's is AWS_ENDPOINT_URL_BEDROCK_RUNTIME). @default OPENAI_BASE_URL */
   readonly baseUrl?: string;
+  /** How long one request may take. @default DEFAULT_REQUEST_TIMEOUT_SECONDS */
+  readonly timeoutSeconds?: number;
 }
 
 export function providerFrom(
@@ -22,8 +24,18 @@ export function providerFrom(
     (env.OPENAI_API_KEY || env.OPENAI_BASE_URL || choice.baseUrl ? 'openai' : 'bedrock');
   const model = choice.model ?? env.PLANGATE_PLANNER_MODEL;
   if (!model) throw new PlannerProviderError(`${name}: no model: pass --model or set PLANGATE_PLANNER_MODEL`);
+  const timeout = choice.timeoutSeconds !== undefined ? { timeoutSeconds: choice.timeoutSeconds } : {};
   if (name === 'openai')
-    return new OpenAiProvider({ model, ...(choice.baseUrl ? { baseUrl: choice.baseUrl } : {}) }, env);
-  if (name === 'bedrock') return new BedrockProvider({ model });
+    return new OpenAiProvider(
+      { model, ...(choice.baseUrl ? { baseUrl: choice.baseUrl } : {}), ...timeout },
+      env,
+    );
+  if (name === 'bedrock') {
+    if (choice.baseUrl)
+      throw new PlannerProviderError(
+        'bedrock: --base-url is for OpenAI-compatible servers; point Bedrock at another endpoint with AWS_ENDPOINT_URL_BEDROCK_RUNTIME',
+      );
+    return new BedrockProvider({ model, ...timeout });
+  }
   throw new PlannerProviderError(`unknown provider "${name}": use bedrock or openai`);
 }

@@ -146,7 +146,9 @@ describe('providers', () => {
       }),
     }).catch((e: unknown) => e as Error);
     expect(err).toBeInstanceOf(PlannerProviderError);
-    expect((err as Error).message).toBe('openai: the API key was refused (401): check OPENAI_API_KEY');
+    expect((err as Error).message).toBe(
+      `openai (${refused.url}/v1): the API key was refused (HTTP 401): check OPENAI_API_KEY`,
+    );
     const unknown = await serve(startOpenAiServer([{ status: 404, error: 'model not found' }]));
     await expect(
       planFromGoal({
@@ -158,7 +160,7 @@ describe('providers', () => {
           maxRetries: 0,
         }),
       }),
-    ).rejects.toThrow('openai: unknown model "nope" (404)');
+    ).rejects.toThrow(`openai (${unknown.url}/v1): unknown model "nope" (HTTP 404)`);
     expect(() => providerFrom({ provider: 'openai', model: 'gpt' }, {})).toThrow(
       /no API key: set OPENAI_API_KEY/,
     );
