@@ -149,6 +149,15 @@ describe.each(['never', 'always'] as const)(
       expect(run.statuses.size).toBe(5);
     });
 
+    it('fails with Plangate.InconsistentRun when Finalize finds the journal contradicts itself', async () => {
+      const run = await runCompiled(compilePlan(plan), {
+        inconsistent: 'step b was approved at its gate but never ran',
+      });
+      expect(run.status).toBe('FAILED');
+      expect(run.error).toBe('Plangate.InconsistentRun');
+      expect(run.finalize).toMatchObject({ succeeded: false });
+    });
+
     it('gates a requiresApproval step; REJECT there skips it and blocks its dependents', async () => {
       const gated: PlanInput = {
         ...plan,

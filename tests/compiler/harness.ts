@@ -25,6 +25,7 @@ import {
   GateRequestSchema,
   HarnessFailure,
   type HumanDecision,
+  INCONSISTENT_RUN,
   JoinRequestSchema,
   type LambdaErrorName,
   type RunnerRequest,
@@ -49,6 +50,8 @@ export interface Script {
   contractFails?: (stepId: string, attempt: number) => boolean;
   /** Postcondition ids that do not hold. */
   failingPostconditions?: readonly string[];
+  /** Finalize finds the journal inconsistent, for this reason (the checker's `Plangate.InconsistentRun`). */
+  inconsistent?: string;
   /**
    * The error code StartExecution refuses a step machine's start with, as AWS does when throttled
    * (`ThrottlingException`) or at the open-executions quota (`ExecutionLimitExceeded`), for the
@@ -217,10 +220,12 @@ export async function runCompiled(
           else if (status === 'skipped' || status === 'blocked') skipped += 1;
         }
         const missing = request.stepIds.length - completed - skipped;
+        const inconsistent = script.inconsistent && !request.error;
         const result: FinalizeResult = {
-          succeeded: !request.error && missing === 0 && failed.length === 0,
+          succeeded: !request.error && !inconsistent && missing === 0 && failed.length === 0,
           summary: { completed, failed: missing, skipped },
           failedPostconditions: failed,
+          ...(inconsistent ? { error: { Error: INCONSISTENT_RUN, Cause: script.inconsistent } } : {}),
         };
         record.finalize = result;
         return result;
