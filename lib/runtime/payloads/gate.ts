@@ -68,7 +68,9 @@ export const ApprovalDecisionSchema = z.discriminatedUnion('decision', [
   }),
   /**
    * Plan gate: the execution fails with `Plangate.GateRejected`.
-   * Step gate: that step ends `skipped` (seed 001: "approval denied"), its dependents `blocked`.
+   * Step gate: that step ends `skipped` (seed 001: "approval denied"), its dependents `blocked`;
+   * by {@link TIMEOUT_DECIDER} (nobody approved in time), a critical step stops the run instead
+   * (`Plangate.CriticalStepSkipped`).
    */
   z.object({ decision: z.literal('REJECT'), by: z.string().optional(), reason: z.string().min(1) }),
 ]);
