@@ -2,8 +2,10 @@
  * The last states of a top-level machine. `Finalize` (the contract checker's finalize mode)
  * checks the postconditions, writes EXECUTION_COMPLETE {completed, failed, skipped} and says
  * whether the run succeeded: every step completed or legitimately skipped/blocked, every
- * postcondition held. Runs that stopped early (abort, critical skip, gate timeout) reach it too,
- * with the error, so EXECUTION_COMPLETE is always written; the machine then fails with that error.
+ * postcondition held, and the journal consistent (a step approved at its gate ran; a blocked step
+ * had a dependency that did not complete), else it fails with `Plangate.InconsistentRun`. Runs
+ * that stopped early (abort, critical skip, gate timeout) reach it too, with the error, so
+ * EXECUTION_COMPLETE is always written; the machine then fails with that error.
  */
 import type { Postcondition } from '../plan/schema.ts';
 import { MACHINE_ERRORS } from '../runtime/payloads/index.ts';
@@ -58,7 +60,10 @@ export class Completion {
             FunctionName: ref(PLACEHOLDERS.contractChecker),
             Payload: jsonata(request),
           },
-          Output: jsonata('$merge([$states.input, {"outcome": $states.result.Payload}])'),
+          // An inconsistent run (the checker's `error`) fails as a stopped one does.
+          Output: jsonata(
+            '($o := $states.result.Payload; $merge([$states.input, {"outcome": $o}, $exists($o.error) ? {"error": $o.error} : {}]))',
+          ),
           Retry: [SERVICE_RETRY],
           Next: s.outcome,
         },

@@ -7,13 +7,14 @@
  * Every rung is a task-token wait on the gate Lambda (the `ladder` field names the rung), because
  * a timed-out token is dead: each rung hands the waiting gate a fresh one, and a decision that
  * arrived between two rungs is passed on by the next rung. Every rung's decision goes where the
- * first wait's goes.
+ * first wait's goes, and every rung waits with the same input, so a decision made after a
+ * reminder or an escalation finds the plan's state as the first wait would have.
  */
 import type { Plan } from '../plan/schema.ts';
 import type { ApprovalPolicy, GateKind } from '../runtime/payloads/index.ts';
 import type { AslStates } from './asl.ts';
 import { gateTask } from './gate-task.ts';
-import { literal } from './jsonata.ts';
+import { jsonata, literal } from './jsonata.ts';
 
 /** What the ladder needs of the plan's approval policy. */
 export interface GateLadderPolicy {
@@ -94,7 +95,14 @@ export function gateLadder(props: GateLadderProps): AslStates {
       waitSeconds,
       rest: {
         ...props.onDecision,
-        Catch: [{ ErrorEquals: ['States.Timeout'], ...(next ? { Next: next } : props.onTimeout) }],
+        // The next rung gets this rung's input (the steps so far, the gate's round): a JSONata
+        // Catch without Output would hand it the timeout error instead, and the ledger would be lost.
+        Catch: [
+          {
+            ErrorEquals: ['States.Timeout'],
+            ...(next ? { Output: jsonata('$states.input'), Next: next } : props.onTimeout),
+          },
+        ],
       },
     });
   };

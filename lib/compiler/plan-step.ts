@@ -105,6 +105,7 @@ export class PlanStep {
         stepId: step.id,
         description: step.description,
         dependsOn: step.dependsOn,
+        critical: step.critical,
         ladder: this.props.approvalLadder,
         runState: this.entryState(),
       }).toAsl(scope);

@@ -1,19 +1,25 @@
 /**
  * The gate in front of a step with `requiresApproval`: asked only when the step would run (not
  * skipped, every dependency completed). ASK_FOR_CLARIFICATION asks again; every other decision
- * goes on to the runner, which treats REJECT as "skip this step" (seed 001) and applies
- * APPROVE_WITH_MODIFICATIONS' arg overrides for this step.
+ * goes on to the runner, which treats REJECT as "skip this step" (seed 001; TASK_SKIPPED names who
+ * rejected it) and applies APPROVE_WITH_MODIFICATIONS' arg overrides for this step. A REJECT by
+ * the timeout ladder (nobody approved in time) skips a non-critical step the same way (TASK_SKIPPED
+ * "timed out"); a critical step it stops like an escalation's SKIP of a critical step does:
+ * `Plangate.CriticalStepSkipped`, so a run whose critical step nobody approved never succeeds.
  */
+import { TIMED_OUT_SKIP_REASON, TIMEOUT_DECIDER } from '../runtime/payloads/index.ts';
 import type { Fragment } from './asl.ts';
 import { allCompleted, CURRENT, STEPS, skippedByApprover, withCurrent } from './dataflow.ts';
 import { type GateLadderPolicy, gateLadder } from './gate-ladder.ts';
-import { jsonata, literal } from './jsonata.ts';
+import { jsonata, literal, quote } from './jsonata.ts';
 import type { BranchScope } from './scope.ts';
 
 export interface StepGateProps {
   readonly stepId: string;
   readonly description: string;
   readonly dependsOn: readonly string[];
+  /** A critical step that nobody approved in time stops the run instead of being skipped. */
+  readonly critical: boolean;
   /** The approval policy's timeout ladder (its last rung rejects: the step is skipped). */
   readonly ladder: GateLadderPolicy;
   /** The step's runner state, where every decision but ASK_FOR_CLARIFICATION leads. */
@@ -24,13 +30,24 @@ export function stepGateStates(stepId: string) {
   return { check: `Gate? ${stepId}`, gate: `Gate ${stepId}`, decision: `Gate decision ${stepId}` };
 }
 
+/**
+ * The step gate's REJECT in the gate decision `gate` (JSONata), or null: what the runner needs to
+ * say who skipped the step (the payloads' StepGateRejection).
+ */
+export function stepGateRejection(gate: string): string {
+  return `${gate}.decision = "REJECT" ? ${gate} : null`;
+}
+
 export class StepGate {
   constructor(private readonly props: StepGateProps) {}
 
   toAsl(scope: BranchScope): Fragment {
-    const { stepId, runState } = this.props;
+    const { stepId, runState, critical } = this.props;
     const names = stepGateStates(stepId);
     const round = `($exists(${CURRENT}.round) ? ${CURRENT}.round : 1)`;
+    const timedOut = `${CURRENT}.gate.decision = "REJECT" and ${CURRENT}.gate.by = ${quote(TIMEOUT_DECIDER)}`;
+    // What the scope's Fail state reads: a SKIP decision → Plangate.CriticalStepSkipped.
+    const stopped = `{"stepId": ${quote(stepId)}, "decision": "SKIP", "by": ${quote(TIMEOUT_DECIDER)}, "reason": ${quote(TIMED_OUT_SKIP_REASON)}}`;
     return {
       startAt: names.check,
       states: {
@@ -70,10 +87,11 @@ export class StepGate {
           Type: 'Choice',
           Choices: [
             { Condition: jsonata(`${CURRENT}.gate.decision = "ASK_FOR_CLARIFICATION"`), Next: names.gate },
+            ...(critical ? [{ Condition: jsonata(timedOut), Next: scope.fail() }] : []),
           ],
           Default: runState,
           Output: jsonata(
-            `${CURRENT}.gate.decision = "ASK_FOR_CLARIFICATION" ? {"steps": ${STEPS}, "current": {"round": ${CURRENT}.round + 1, "question": ${CURRENT}.gate.question}} : {"steps": ${STEPS}, "current": {"gate": ${CURRENT}.gate}}`,
+            `${CURRENT}.gate.decision = "ASK_FOR_CLARIFICATION" ? {"steps": ${STEPS}, "current": {"round": ${CURRENT}.round + 1, "question": ${CURRENT}.gate.question}} : ${critical ? `${timedOut} ? ${withCurrent(stopped)} : ` : ''}{"steps": ${STEPS}, "current": {"gate": ${CURRENT}.gate}}`,
           ),
         },
       },

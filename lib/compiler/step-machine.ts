@@ -26,6 +26,7 @@ import { jsonata, literal, toJsonataSource } from './jsonata.ts';
 import { PLACEHOLDERS, ref } from './placeholders.ts';
 import type { AslRetrier } from './retry-policy.ts';
 import { BranchScope, StateNamer } from './scope.ts';
+import { stepGateRejection } from './step-gate.ts';
 import type { DataNeeds } from './step-reads.ts';
 
 /** The step as the child reads it: `$states.context.Execution.Input`. */
@@ -103,7 +104,7 @@ export class StepMachine {
           // The step's data and what the parent resolved for the runner (inputs, context), with
           // the approver's and the step gate's overrides and decisions (RunnerRequest).
           Payload: jsonata(
-            `($i := ${INPUT}; $merge([$i.step, {"inputs": {}, "total": ${props.total}}, $i.run, {"plan": ${values.plan}, "executionId": $i.executionId, "argOverrides": $merge([{}, $lookup($i.mods.argOverrides, $i.step.stepId), $i.gate.argOverrides]), "skip": ($i.step.stepId in $i.mods.skipSteps) or $i.gate.decision = "REJECT", "attempt": ${RUN_ATTEMPT}, "inlineOutputLimitBytes": ${props.inlineOutputLimitBytes}${recovery}${props.budget ? `, "budget": ${toJsonataSource(props.budget)}` : ''}}]))`,
+            `($i := ${INPUT}; $merge([$i.step, {"inputs": {}, "total": ${props.total}}, $i.run, {"plan": ${values.plan}, "executionId": $i.executionId, "argOverrides": $merge([{}, $lookup($i.mods.argOverrides, $i.step.stepId), $i.gate.argOverrides]), "skip": ($i.step.stepId in $i.mods.skipSteps) or $i.gate.decision = "REJECT", "rejection": ${stepGateRejection('$i.gate')}, "attempt": ${RUN_ATTEMPT}, "inlineOutputLimitBytes": ${props.inlineOutputLimitBytes}${recovery}${props.budget ? `, "budget": ${toJsonataSource(props.budget)}` : ''}}]))`,
           ),
         },
         TimeoutSeconds: jsonata(`${INPUT}.step.timeoutSeconds`),

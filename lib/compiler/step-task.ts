@@ -26,6 +26,7 @@ import { gateTask } from './gate-task.ts';
 import { jsonata, literal, lookup, quote } from './jsonata.ts';
 import { agentActivityPlaceholder, PLACEHOLDERS, ref } from './placeholders.ts';
 import type { RetryPolicy } from './retry-policy.ts';
+import { stepGateRejection } from './step-gate.ts';
 import { contractNeeds, type DataNeeds, runnerNeeds } from './step-reads.ts';
 
 export interface StepTaskProps {
@@ -198,6 +199,7 @@ export class StepTask {
           ...(step.dependsOn.length > 0 ? { dependsOn: literal(step.dependsOn) } : {}),
           inputs: jsonata(entriesOf(union(step.dependsOn, reads.steps))),
           skip: jsonata(skipped(step)),
+          ...rejection(step),
           attempt: jsonata(RUN_ATTEMPT),
           ...this.recipes(),
           ...(step.outputs.length > 0 ? { outputs: literal(step.outputs) } : {}),
@@ -273,6 +275,7 @@ export class StepTask {
           instructions: literal(step.task ?? step.description),
           outputs: literal(step.outputs),
           skip: jsonata(skipped(step)),
+          ...rejection(step),
           dependsOn: literal(step.dependsOn),
           inputs: jsonata(entriesOf(step.dependsOn)),
           inlineOutputLimitBytes: this.props.inlineOutputLimitBytes,
@@ -292,6 +295,11 @@ export class StepTask {
 function skipped(step: Step): string {
   const byPlanGate = skippedByApprover(step.id);
   return step.requiresApproval ? `${byPlanGate} or ${CURRENT}.gate.decision = "REJECT"` : byPlanGate;
+}
+
+/** Who rejected it at its own gate (only a gated step has one), so TASK_SKIPPED can say so. */
+function rejection(step: Step): { rejection?: string } {
+  return step.requiresApproval ? { rejection: jsonata(stepGateRejection(`${CURRENT}.gate`)) } : {};
 }
 
 /** `$context` only when the step's text references it; `$secrets` also whenever the plan declares any. */

@@ -5,6 +5,7 @@ import {
   compilePlan as compile,
 } from '../../lib/compiler/index.ts';
 import type { PlanInput } from '../../lib/plan/schema.ts';
+import type { GateRequest } from '../../lib/runtime/payloads/index.ts';
 import { runCompiled } from './harness.ts';
 
 /** a → (b, c); d after b; e after b and c: a diamond with a tail (series-parallel). */
@@ -148,6 +149,15 @@ describe.each(['never', 'always'] as const)(
       expect(run.statuses.size).toBe(5);
     });
 
+    it('fails with Plangate.InconsistentRun when Finalize finds the journal contradicts itself', async () => {
+      const run = await runCompiled(compilePlan(plan), {
+        inconsistent: 'step b was approved at its gate but never ran',
+      });
+      expect(run.status).toBe('FAILED');
+      expect(run.error).toBe('Plangate.InconsistentRun');
+      expect(run.finalize).toMatchObject({ succeeded: false });
+    });
+
     it('gates a requiresApproval step; REJECT there skips it and blocks its dependents', async () => {
       const gated: PlanInput = {
         ...plan,
@@ -166,6 +176,75 @@ describe.each(['never', 'always'] as const)(
       expect(run.statuses.get('e')).toBe('blocked');
       expect(run.statuses.get('c')).toBe('completed');
       expect(run.status).toBe('SUCCEEDED');
+    });
+
+    describe('the timeout ladder keeps the plan state', () => {
+      // b and c gated; every wait the script leaves unanswered times out (time scale 0), and the
+      // next rung asks again: a reminder, then carol's group, then the expiry.
+      const laddered: PlanInput = {
+        ...plan,
+        approval: { timeoutSeconds: 600, remindAfterSeconds: 300, escalateTo: [{ approvers: ['carol'] }] },
+        steps: plan.steps.map((s) => (s.id === 'b' || s.id === 'c' ? { ...s, requiresApproval: true } : s)),
+      };
+      const TIMED_OUT = { decision: 'REJECT', by: 'plangate-timeout', reason: 'timed out' } as const;
+      const rung = (request: GateRequest) => request.ladder?.stage ?? 'ask';
+      // 1 s of plan time is 1 ms: reminded after 0.3 s, 0.6 s per group.
+      const ladderClock = { timeScale: 0.001 };
+
+      it('runs steps approved after the reminder (plan gate) and by the escalated group (step gates)', async () => {
+        const run = await runCompiled(
+          compilePlan(laddered),
+          {
+            gate: (request) =>
+              rung(request) === (request.kind === 'plan' ? 'remind' : 'escalate')
+                ? { decision: 'APPROVE' }
+                : undefined,
+          },
+          ladderClock,
+        );
+        expect(run.status).toBe('SUCCEEDED');
+        expect([...run.started].sort()).toEqual(['a', 'b', 'c', 'd', 'e']);
+        expect(run.gates.filter((g) => g.stepId === 'b').map(rung)).toEqual(['ask', 'remind', 'escalate']);
+        expect(run.output).toEqual({ summary: { completed: 5, failed: 0, skipped: 0 } });
+      });
+
+      it('skips a non-critical step nobody approved as timed out; a critical one stops the run (CriticalStepSkipped)', async () => {
+        const expireAll = (request: GateRequest) =>
+          request.kind === 'plan'
+            ? { decision: 'APPROVE' as const }
+            : rung(request) === 'expire'
+              ? TIMED_OUT
+              : undefined;
+        const onlyC = await runCompiled(
+          compilePlan(laddered),
+          {
+            gate: (request) => (request.stepId === 'b' ? { decision: 'APPROVE' } : expireAll(request)),
+          },
+          ladderClock,
+        );
+        expect(onlyC.status).toBe('SUCCEEDED');
+        expect(onlyC.statuses.get('c')).toBe('skipped');
+        expect(onlyC.rejections.get('c')).toMatchObject({ by: 'plangate-timeout', reason: 'timed out' });
+        expect(onlyC.statuses.get('e')).toBe('blocked');
+        expect(onlyC.statuses.get('d')).toBe('completed');
+
+        const both = await runCompiled(compilePlan(laddered), { gate: expireAll }, ladderClock);
+        expect(both.status).toBe('FAILED');
+        expect(both.error).toBe('Plangate.CriticalStepSkipped');
+        expect(both.started).not.toContain('b');
+        expect(both.finalize).toMatchObject({ succeeded: false });
+      });
+
+      it('tells the runner who rejected a step at its gate', async () => {
+        const run = await runCompiled(compilePlan(laddered), {
+          gate: (request) =>
+            request.kind === 'step'
+              ? { decision: 'REJECT', by: 'alice', reason: 'freeze' }
+              : { decision: 'APPROVE' },
+        });
+        expect(run.status).toBe('SUCCEEDED');
+        expect(run.rejections.get('b')).toMatchObject({ by: 'alice', reason: 'freeze' });
+      });
     });
 
     it('synchronizes a non-series-parallel join exactly (N graph) and a split plan across child machines', async () => {

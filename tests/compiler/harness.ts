@@ -25,16 +25,21 @@ import {
   GateRequestSchema,
   HarnessFailure,
   type HumanDecision,
+  INCONSISTENT_RUN,
   JoinRequestSchema,
   type LambdaErrorName,
+  type RunnerRequest,
   RunnerRequestSchema,
   type RunnerResult,
   type StepEntry,
 } from '../../lib/runtime/payloads/index.ts';
 
 export interface Script {
-  /** Decision for a plan or step gate. @default APPROVE */
-  gate?: (request: GateRequest) => ApprovalDecision;
+  /**
+   * Decision for a plan or step gate, asked on each rung of its timeout ladder (`request.ladder`);
+   * undefined: nobody answers this wait, which times out (the next rung asks again). @default APPROVE
+   */
+  gate?: (request: GateRequest) => ApprovalDecision | undefined;
   /** Decision for an escalation gate asked of a person. @default ABORT */
   escalate?: (request: GateRequest) => EscalationDecision;
   /** A person's answer to a human step. @default DONE with `<output>: "<step>#<attempt>"` per declared output */
@@ -45,6 +50,8 @@ export interface Script {
   contractFails?: (stepId: string, attempt: number) => boolean;
   /** Postcondition ids that do not hold. */
   failingPostconditions?: readonly string[];
+  /** Finalize finds the journal inconsistent, for this reason (the checker's `Plangate.InconsistentRun`). */
+  inconsistent?: string;
   /**
    * The error code StartExecution refuses a step machine's start with, as AWS does when throttled
    * (`ThrottlingException`) or at the open-executions quota (`ExecutionLimitExceeded`), for the
@@ -70,6 +77,8 @@ export interface RunRecord {
   childStarts: Map<string, number>;
   /** Per step: the argOverrides the runner received. */
   overrides: Map<string, Record<string, unknown>>;
+  /** Per skipped step: the step gate's rejection the runner received (null: skipped at the plan gate). */
+  rejections: Map<string, RunnerRequest['rejection']>;
 }
 
 const FUNCTIONS = {
@@ -86,7 +95,15 @@ export function substitute(json: string, values: Record<string, string>): string
   return json.replace(/\$\{([A-Za-z0-9_]+)\}/g, (whole, name: string) => values[name] ?? whole);
 }
 
-export async function runCompiled(compiled: CompileResult, script: Script = {}): Promise<RunRecord> {
+/**
+ * Runs `compiled` to its end. `timeScale` 0 (the default) never waits, and never times a wait
+ * out either: a test of the timeout ladder passes a small positive one.
+ */
+export async function runCompiled(
+  compiled: CompileResult,
+  script: Script = {},
+  { timeScale = 0 }: { timeScale?: number } = {},
+): Promise<RunRecord> {
   const record: RunRecord = {
     status: undefined,
     error: undefined,
@@ -99,6 +116,7 @@ export async function runCompiled(compiled: CompileResult, script: Script = {}):
     runnerCalls: new Map(),
     childStarts: new Map(),
     overrides: new Map(),
+    rejections: new Map(),
   };
   let engine: Engine | undefined;
   const later = (fn: () => Promise<unknown>) => {
@@ -166,14 +184,18 @@ export async function runCompiled(compiled: CompileResult, script: Script = {}):
             );
         }
       } else {
-        answer(request.taskToken, script.gate?.(request) ?? { decision: 'APPROVE' });
+        const decision = script.gate ? script.gate(request) : { decision: 'APPROVE' as const };
+        if (decision) answer(request.taskToken, decision);
       }
       return { requested: true };
     },
     runner: async (event: unknown): Promise<RunnerResult> => {
       const request = RunnerRequestSchema.parse(event);
       const base = { stepId: request.stepId, attempt: request.attempt, durationMs: 0 };
-      if (request.skip) return { ...base, status: 'skipped' };
+      if (request.skip) {
+        record.rejections.set(request.stepId, request.rejection);
+        return { ...base, status: 'skipped' };
+      }
       const blockedBy = request.dependsOn.filter((d) => request.inputs[d]?.status !== 'completed');
       if (blockedBy.length > 0) return { ...base, status: 'blocked', blockedBy };
       const call = (record.runnerCalls.get(request.stepId) ?? 0) + 1;
@@ -198,10 +220,12 @@ export async function runCompiled(compiled: CompileResult, script: Script = {}):
           else if (status === 'skipped' || status === 'blocked') skipped += 1;
         }
         const missing = request.stepIds.length - completed - skipped;
+        const inconsistent = script.inconsistent && !request.error;
         const result: FinalizeResult = {
-          succeeded: !request.error && missing === 0 && failed.length === 0,
+          succeeded: !request.error && !inconsistent && missing === 0 && failed.length === 0,
           summary: { completed, failed: missing, skipped },
           failedPostconditions: failed,
+          ...(inconsistent ? { error: { Error: INCONSISTENT_RUN, Cause: script.inconsistent } } : {}),
         };
         record.finalize = result;
         return result;
@@ -261,7 +285,7 @@ export async function runCompiled(compiled: CompileResult, script: Script = {}):
     invokeResource: createResourceInvoker({
       lambdaHandlers: Object.fromEntries(Object.entries(handlers).map(([n, h]) => [n, h])),
     }),
-    timeScale: 0,
+    timeScale,
     storeDir: undefined,
   });
   // The engine starts a child through its own StartExecution: refuse some there, as AWS may.

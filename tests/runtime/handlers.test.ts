@@ -213,6 +213,26 @@ describe('step runner + contract checker', () => {
     expect((await events('exec-skip')).map((e) => e.event)).toEqual(['TASK_SKIPPED', 'TASK_BLOCKED']);
   });
 
+  it('says who skipped a step: the plan gate, a person at its own gate, or nobody in time', async () => {
+    const runner = makeRunner(deps);
+    await runner(runnerReq('exec-skip-why', { stepId: 'a', skip: true }));
+    await runner(
+      runnerReq('exec-skip-why', { stepId: 'b', skip: true, rejection: { by: 'alice', reason: 'freeze' } }),
+    );
+    await runner(
+      runnerReq('exec-skip-why', {
+        stepId: 'c',
+        skip: true,
+        rejection: { by: 'plangate-timeout', reason: 'timed out' },
+      }),
+    );
+    expect((await events('exec-skip-why')).map((e) => [e.task_id, e.details.reason])).toEqual([
+      ['a', 'skipped by an approver at the plan gate'],
+      ['b', 'skipped by an approver (alice): freeze'],
+      ['c', 'timed out: nobody approved in time'],
+    ]);
+  });
+
   it('rejects a malformed request at the edge, located, writing nothing', async () => {
     await expect(makeRunner(deps)({ ...runnerReq('exec-bad'), index: 0 })).rejects.toMatchObject({
       name: 'Plangate.InvalidInput',
@@ -349,6 +369,53 @@ describe('step runner + contract checker', () => {
       error: 'Plangate.Aborted',
       reason: 'aborted by ops',
       summary: { completed: 1, failed: 1, skipped: 2 },
+    });
+  });
+
+  it('never calls a run a success when its journal contradicts itself: an approved step that never ran, a step blocked by completed ones', async () => {
+    const id = 'exec-inconsistent';
+    const journal = journalFor(deps);
+    const started = { attempt: 1, progress: 'p' };
+    const evidence = { kind: 'none', passed: true, summary: 's', checkedAt: 'now' };
+    // What a ladder that lost the ledger wrote: deploy approved after its reminder, then blocked
+    // by prepare, which had completed; its dependent blocked in turn.
+    const history: [string, EventType, Record<string, unknown>][] = [
+      ['prepare', 'TASK_STARTED', started],
+      ['prepare', 'TASK_COMPLETED', { result: {}, evidence, progress: 'p' }],
+      ['deploy', 'GATE_APPROVAL_REQUESTED', { plan_id: plan.id, gate: 'step', round: 1 }],
+      ['deploy', 'GATE_REMINDED', { gate: 'step', level: 0 }],
+      ['deploy', 'GATE_APPROVED', { gate: 'step', approver: 'alice' }],
+      ['deploy', 'TASK_BLOCKED', { blocked_by: ['prepare'] }],
+      ['report', 'TASK_BLOCKED', { blocked_by: ['deploy'] }],
+    ];
+    for (const [task_id, event, details] of history)
+      await journal.append({
+        executionId: id,
+        planId: plan.id,
+        planVersion: plan.version,
+        planDigest: plan.digest,
+        task_id,
+        event,
+        details,
+      });
+    const result = await makeChecker(deps)({
+      kind: 'finalize',
+      plan,
+      executionId: id,
+      postconditions: [],
+      ledger: { steps: { deploy: { status: 'blocked' }, report: { status: 'blocked' } } },
+      stepIds: ['prepare', 'deploy', 'report'],
+    });
+    const reason =
+      'step deploy was blocked by prepare, which completed; step deploy was approved at its gate but never ran';
+    expect(result).toMatchObject({
+      succeeded: false,
+      summary: { completed: 1, failed: 0, skipped: 2 },
+      error: { Error: 'Plangate.InconsistentRun', Cause: reason },
+    });
+    expect((await events(id)).at(-1)).toMatchObject({
+      event: 'EXECUTION_COMPLETE',
+      details: { succeeded: false, error: 'Plangate.InconsistentRun', reason },
     });
   });
 

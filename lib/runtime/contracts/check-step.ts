@@ -14,6 +14,8 @@ import {
   type FinalizeRequest,
   type FinalizeResult,
   HarnessFailure,
+  INCONSISTENT_RUN,
+  type JournalRecord,
 } from '../payloads/index.ts';
 import { classifyFailure } from '../recovery/classify.ts';
 import { recordFailure, retriedRecipe } from '../recovery/failure-events.ts';
@@ -104,20 +106,22 @@ export async function checkStep(req: CheckRequest, deps: HarnessDeps): Promise<C
 
 /**
  * Checks every postcondition (when the run got that far, and unless an earlier `postconditions`
- * call did) and writes EXECUTION_COMPLETE; a `postconditions` call stops after the checks.
+ * call did) and writes EXECUTION_COMPLETE; a `postconditions` call stops after the checks. A run
+ * that got that far is a success only if its journal is consistent too (see inconsistenciesOf).
  */
 export async function finalizeExecution(req: FinalizeRequest, deps: HarnessDeps): Promise<FinalizeResult> {
   const identity = eventIdentity(req);
   const secrets = secretsFor(deps, req.secrets);
   let failedPostconditions: string[] = req.failedPostconditions ?? [];
   let summary: FinalizeResult['summary'];
+  let inconsistent: FinalizeResult['error'];
+  const events = await readEvents(deps.dynamo, deps.tables.events, req.executionId);
+  const journaled = lastOutcomes(events);
   if (req.ledger && !req.error) {
     if (!req.failedPostconditions)
       failedPostconditions = await checkPostconditions(req, req.ledger, deps, secrets);
     // A split plan's parent ledger holds only the entries it still reads; the parts' other steps
     // are known from the journal they wrote.
-    const missing = req.stepIds.some((id) => !req.ledger?.steps[id]);
-    const journaled = missing ? await lastOutcomes(req, deps) : new Map<string, StepOutcome>();
     const outcomes = req.stepIds.map((id): StepOutcome => {
       const status = req.ledger?.steps[id]?.status;
       if (status === 'completed') return 'completed';
@@ -129,25 +133,64 @@ export async function finalizeExecution(req: FinalizeRequest, deps: HarnessDeps)
           : 'failed';
     });
     summary = tally(req.stepIds.length, outcomes);
+    const problems = inconsistenciesOf(
+      events,
+      new Set(req.stepIds.filter((_, i) => outcomes[i] === 'completed')),
+    );
+    if (problems.length > 0) inconsistent = { Error: INCONSISTENT_RUN, Cause: problems.join('; ') };
   } else {
-    summary = await summaryFromJournal(req, deps);
+    // When the run ended early there is no ledger: count from what the journal recorded.
+    summary = tally(
+      req.stepIds.length,
+      req.stepIds.map((id) => journaled.get(id)),
+    );
   }
-  const succeeded = !req.error && summary.failed === 0 && failedPostconditions.length === 0;
+  const succeeded = !req.error && !inconsistent && summary.failed === 0 && failedPostconditions.length === 0;
   if (req.kind === 'postconditions') return { succeeded, summary, failedPostconditions };
+  const error = req.error ?? inconsistent;
   await journalFor(deps, secrets.resolvedValues).append({
     ...identity,
     event: 'EXECUTION_COMPLETE',
     details: {
       summary,
       succeeded,
-      ...(req.error
-        ? { error: req.error.Error, ...(req.error.Cause ? { reason: req.error.Cause } : {}) }
+      ...(error
+        ? { error: error.Error, ...(error.Cause ? { reason: error.Cause } : {}) }
         : failedPostconditions.length > 0
           ? { error: 'Plangate.PostconditionFailed' }
           : {}),
     },
   });
-  return { succeeded, summary, failedPostconditions };
+  return { succeeded, summary, failedPostconditions, ...(inconsistent ? { error: inconsistent } : {}) };
+}
+
+/**
+ * What contradicts itself in a run that reached its end without an error: a step approved at its
+ * own gate that never started (and was not skipped at an escalation), or a step blocked although
+ * every dependency it was blocked by completed. Either means the harness lost track of the plan's
+ * state (as a timeout ladder that dropped the ledger did), so the run must not say it succeeded.
+ */
+function inconsistenciesOf(events: readonly JournalRecord[], completed: ReadonlySet<string>): string[] {
+  const problems: string[] = [];
+  const approvedNotStarted = new Set<string>();
+  for (const e of events) {
+    if (!e.task_id) continue;
+    if (e.event === 'GATE_APPROVED' && e.details.gate === 'step') approvedNotStarted.add(e.task_id);
+    else if (
+      e.event === 'TASK_STARTED' ||
+      (e.event === 'RECOVERY_ESCALATION' && e.details.user_decision === 'SKIP')
+    )
+      approvedNotStarted.delete(e.task_id);
+    else if (e.event === 'TASK_BLOCKED') {
+      const blockedBy = Array.isArray(e.details.blocked_by) ? (e.details.blocked_by as string[]) : [];
+      if (blockedBy.every((id) => completed.has(id)))
+        problems.push(
+          `step ${e.task_id} was blocked by ${blockedBy.join(', ') || 'nothing'}, which completed`,
+        );
+    }
+  }
+  for (const id of approvedNotStarted) problems.push(`step ${id} was approved at its gate but never ran`);
+  return problems;
 }
 
 type StepOutcome = 'completed' | 'failed' | 'skipped';
@@ -186,25 +229,11 @@ async function checkPostconditions(
 }
 
 /**
- * When the run ended early there is no ledger: count from what the journal recorded. A step
- * whose last word was a failure counts as failed; one that never ran, or was stopped before it
- * ended (abort, rejection, a critical skip elsewhere), counts as skipped, like one a person
- * skipped at an escalation.
+ * Each step's last word in the journal: completed, failed, or anything else (skipped). A step
+ * that never ran, or was stopped before it ended (abort, rejection, a critical skip elsewhere),
+ * counts as skipped, like one a person skipped at an escalation.
  */
-async function summaryFromJournal(
-  req: FinalizeRequest,
-  deps: HarnessDeps,
-): Promise<FinalizeResult['summary']> {
-  const last = await lastOutcomes(req, deps);
-  return tally(
-    req.stepIds.length,
-    req.stepIds.map((id) => last.get(id)),
-  );
-}
-
-/** Each step's last word in the journal: completed, failed, or anything else (skipped). */
-async function lastOutcomes(req: FinalizeRequest, deps: HarnessDeps): Promise<Map<string, StepOutcome>> {
-  const events = await readEvents(deps.dynamo, deps.tables.events, req.executionId);
+function lastOutcomes(events: readonly JournalRecord[]): Map<string, StepOutcome> {
   const last = new Map<string, StepOutcome>();
   for (const e of events) {
     if (!e.task_id) continue;

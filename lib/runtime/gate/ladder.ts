@@ -16,7 +16,12 @@ import { SendTaskSuccessCommand, type SFNClient } from '@aws-sdk/client-sfn';
 import { type DynamoDBDocumentClient, GetCommand, QueryCommand, UpdateCommand } from '@aws-sdk/lib-dynamodb';
 import { eventIdentity } from '../deps.ts';
 import type { Journal } from '../journal/journal.ts';
-import type { ApprovalDecision, ApprovalNotice, GateRequest } from '../payloads/index.ts';
+import {
+  type ApprovalDecision,
+  type ApprovalNotice,
+  type GateRequest,
+  TIMEOUT_DECIDER,
+} from '../payloads/index.ts';
 import { NotConfiguredError } from '../shared/errors.ts';
 import type { Approvals } from './approvals.ts';
 import { recordDecision } from './decision-events.ts';
@@ -45,8 +50,6 @@ export type LadderRequest = GateRequest & {
   readonly ladder: NonNullable<GateRequest['ladder']>;
 };
 
-/** Who rejects a gate nobody answered, in its GATE_REJECTED event. */
-export const TIMEOUT_DECIDER = 'plangate-timeout';
 const TIMED_OUT: ApprovalDecision = { decision: 'REJECT', by: TIMEOUT_DECIDER, reason: 'timed out' };
 
 export async function climbLadder(req: LadderRequest, deps: LadderDeps): Promise<void> {

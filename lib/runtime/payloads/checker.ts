@@ -87,7 +87,11 @@ export const FinalizeRequestSchema = z.object({
 export type FinalizeRequest = z.infer<typeof FinalizeRequestSchema>;
 
 export const FinalizeResultSchema = z.object({
-  /** True only when every step is completed or legitimately skipped/blocked and every postcondition holds. */
+  /**
+   * True only when every step is completed or legitimately skipped/blocked, every postcondition
+   * holds, and the journal is consistent: a step approved at its gate ran, a blocked step had a
+   * dependency that did not complete.
+   */
   succeeded: z.boolean(),
   summary: z.object({
     completed: z.number().int().nonnegative(),
@@ -97,5 +101,10 @@ export const FinalizeResultSchema = z.object({
   }),
   /** Ids of postconditions that did not hold. */
   failedPostconditions: z.array(IdSchema),
+  /**
+   * Why a run that reached Finalize without an error still failed: its records are inconsistent
+   * (`Plangate.InconsistentRun`). The machine then fails with this error.
+   */
+  error: ErrorOutputSchema.optional(),
 });
 export type FinalizeResult = z.infer<typeof FinalizeResultSchema>;

@@ -55,6 +55,13 @@ export const MACHINE_ERRORS = {
   rollbackFailed: 'Plangate.RollbackFailed',
 } as const;
 
+/**
+ * The run's own records contradict each other at its end (a step approved at its gate that never
+ * ran, a step blocked by dependencies that all completed): the harness went wrong, so the run is
+ * never reported a success. EXECUTION_COMPLETE says what is inconsistent; the machine fails with it.
+ */
+export const INCONSISTENT_RUN = 'Plangate.InconsistentRun';
+
 /** What the `Cause` of a harness error holds (JSON-encoded). */
 export const FailureCauseSchema = z.object({
   /** Human-readable, redacted, at most a few KiB. */

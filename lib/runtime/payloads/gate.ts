@@ -68,11 +68,26 @@ export const ApprovalDecisionSchema = z.discriminatedUnion('decision', [
   }),
   /**
    * Plan gate: the execution fails with `Plangate.GateRejected`.
-   * Step gate: that step ends `skipped` (seed 001: "approval denied"), its dependents `blocked`.
+   * Step gate: that step ends `skipped` (seed 001: "approval denied"), its dependents `blocked`;
+   * by {@link TIMEOUT_DECIDER} (nobody approved in time), a critical step stops the run instead
+   * (`Plangate.CriticalStepSkipped`).
    */
   z.object({ decision: z.literal('REJECT'), by: z.string().optional(), reason: z.string().min(1) }),
 ]);
 export type ApprovalDecision = z.infer<typeof ApprovalDecisionSchema>;
+
+/** Who rejects a plan or step gate that nobody answered in time (the last rung of its timeout ladder). */
+export const TIMEOUT_DECIDER = 'plangate-timeout';
+
+/** TASK_SKIPPED's reason for a step whose gate nobody answered in time; never "skipped by an approver". */
+export const TIMED_OUT_SKIP_REASON = 'timed out: nobody approved in time';
+
+/**
+ * A step gate's REJECT, as the runner (or a human step's gate) gets it with `skip`: who rejected
+ * ({@link TIMEOUT_DECIDER} when nobody answered in time) and why, for the TASK_SKIPPED it writes.
+ */
+export const StepGateRejectionSchema = z.object({ by: z.string().optional(), reason: z.string() });
+export type StepGateRejection = z.infer<typeof StepGateRejectionSchema>;
 
 /** Decisions of an escalation gate (a step failed and its retries are exhausted). */
 export const EscalationDecisionSchema = z.discriminatedUnion('decision', [
@@ -127,6 +142,8 @@ export const HumanTaskSchema = z.object({
   outputs: z.array(IdSchema),
   /** Skipped by an approver: answered `skipped` at once, nobody is asked. */
   skip: z.boolean(),
+  /** Why `skip`, when the step's own gate rejected it (null: skipped at the plan gate, or not skipped). */
+  rejection: StepGateRejectionSchema.nullish(),
   dependsOn: z.array(IdSchema),
   /** Ledger entries of the dependencies; one not `completed` answers `blocked` at once. */
   inputs: z.record(z.string(), StepEntrySchema),

@@ -2,6 +2,7 @@
 import { z } from 'zod';
 import { IdSchema } from '../../plan/schema.ts';
 import { BudgetLimitsSchema, RemainingBudgetSchema, UsageSchema } from './budget.ts';
+import { StepGateRejectionSchema } from './gate.ts';
 import {
   OutputRefSchema,
   PlanContextSchema,
@@ -18,7 +19,7 @@ import {
  * `argOverrides` (shallow merge over the resolved args).
  *
  * What the runner does:
- * - `skip` true → writes TASK_SKIPPED, returns `{ status: 'skipped' }` without calling the tool.
+ * - `skip` true → writes TASK_SKIPPED (why: `rejection`), returns `{ status: 'skipped' }` without calling the tool.
  * - any entry of `inputs` not `completed` → writes TASK_BLOCKED, returns `{ status: 'blocked', blockedBy }`.
  * - otherwise writes TASK_STARTED ("[Task N/M] …"), calls the tool, returns `{ status: 'succeeded' }`
  *   with the captured outputs inline when their JSON is at most `inlineOutputLimitBytes`, else
@@ -47,6 +48,11 @@ export const RunnerRequestSchema = z.object({
   inputs: z.record(z.string(), StepEntrySchema),
   /** The step is skipped by an approver's decision (plan-gate modification or step-gate REJECT). */
   skip: z.boolean(),
+  /**
+   * Why `skip`, when the step's own gate rejected it: a person, or the timeout ladder when nobody
+   * answered in time (TASK_SKIPPED then says "timed out"). Null: skipped at the plan gate, or not skipped.
+   */
+  rejection: StepGateRejectionSchema.nullish(),
   /**
    * 1-based, counting every run of the step: a Retry block's retry (the compiler adds
    * `$states.context.State.RetryCount`) and a loop-back (contract failure, escalation RETRY).
