@@ -3,6 +3,7 @@
  * ("unexpected `fi`", "`if` is not closed", "expected `done`"), at a 0-based place.
  */
 import type { Node, Tree } from 'web-tree-sitter';
+import { nodesOf } from './grammar.ts';
 import type { Place } from './words.ts';
 
 export interface SyntaxProblem {
@@ -12,9 +13,32 @@ export interface SyntaxProblem {
 
 const SHOWN_CHARACTERS = 24;
 
+/** Words bash reads as reserved only where a command starts; the grammar takes them for command names. */
+const RESERVED_WORDS = new Set(['then', 'elif', 'else', 'fi', 'do', 'done', 'esac']);
+const CASE_TERMINATORS = new Set([';;', ';&', ';;&']);
+
 /** The first syntax error in document order, or undefined when the command parses. */
 export function firstSyntaxError(tree: Tree, source: string): SyntaxProblem | undefined {
-  if (!tree.rootNode.hasError) return undefined;
+  return tree.rootNode.hasError ? firstErrorNode(tree, source) : firstMisplacedWord(tree, source);
+}
+
+/** `fi` or `done` where a command starts, `;;` outside `case`: the grammar accepts them, bash does not. */
+function firstMisplacedWord(tree: Tree, source: string): SyntaxProblem | undefined {
+  for (const node of nodesOf(tree)) {
+    const word = node.type === 'command_name' ? node.firstChild : undefined;
+    const misplaced =
+      (word?.type === 'word' && RESERVED_WORDS.has(source.slice(word.startIndex, word.endIndex))) ||
+      (CASE_TERMINATORS.has(node.type) && node.parent?.type !== 'case_item');
+    if (misplaced)
+      return {
+        message: `unexpected ${show(source.slice(node.startIndex, node.endIndex))}`,
+        at: placeOf(node),
+      };
+  }
+  return undefined;
+}
+
+function firstErrorNode(tree: Tree, source: string): SyntaxProblem | undefined {
   const cursor = tree.walk();
   try {
     for (;;) {
@@ -42,8 +66,11 @@ function describeError(node: Node, source: string): SyntaxProblem {
   const at = placeOf(first ?? node);
   const shown = show(token);
   // An error that runs to the end of the text is a construct the text never closes.
-  if (source.slice(node.endIndex).trim() === '' && node.childCount > 1)
-    return { message: `${shown} is not closed before the end of the command`, at };
+  if (source.slice(node.endIndex).trim() === '') {
+    const quote = /^(?:\$?['"`]|\$\(|\$\{)/.exec(token)?.[0];
+    if (quote) return { message: `\`${quote}\` is not closed before the end of the command`, at };
+    if (node.childCount > 1) return { message: `${shown} is not closed before the end of the command`, at };
+  }
   if (token.trim() === '') return { message: 'unexpected end of the command', at };
   return { message: `unexpected ${shown}`, at };
 }
