@@ -29,7 +29,7 @@ Options:
   --token-budget N      tokens one planning call may spend (default 200000)
   --time-budget S       seconds one planning call may take (default 300)
   --out FILE            where to write the plan: .yaml, .yml or .json (default plan.yaml)
-  --no-shell-check      skip "bash -n" on contract commands
+  --no-shell-check      do not report shell commands that are not valid shell
   -h, --help            show this help
 
 Credentials: Bedrock uses the AWS default credential chain and region; OpenAI reads
