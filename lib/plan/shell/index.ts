@@ -15,4 +15,4 @@ export {
   type ShellPosition,
   type ShellSyntaxError,
 } from './analyze.ts';
-export { SHELL_WASM_FILES, shellWasmPath } from './grammar.ts';
+export { SHELL_WASM_FILES, shellWasmPath } from './wasm-files.ts';
