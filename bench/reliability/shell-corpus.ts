@@ -88,6 +88,14 @@ export const DESTRUCTIVE_COMMANDS: readonly DestructiveSample[] = [
   sample('docker exec', 'docker exec db rm -rf /data', 'deletes recursively'),
   sample('kubectl exec', 'kubectl exec db -- rm -rf /data', 'deletes recursively'),
   sample('npx rimraf', 'npx rimraf dist', 'deletes recursively'),
+  sample(
+    'flock -c after the lock file',
+    "flock /tmp/deploy.lock -c 'rm -rf /srv/app'",
+    'deletes recursively',
+  ),
+  sample('env -S', "env -S 'rm -rf out'", 'deletes recursively'),
+  sample('printf piped into sh', "printf 'rm -rf out\\n' | sh", 'deletes recursively'),
+  sample('until body', 'until false; do rm -f lock; done', 'deletes files'),
   // What cannot be seen through.
   sample('eval of a variable', 'eval "$CLEANUP"', 'cannot tell what runs'),
   sample('variable as the command name', '$CMD -rf out', 'cannot tell what runs'),

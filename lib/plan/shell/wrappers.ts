@@ -142,7 +142,11 @@ const flock: Unwrap = (args) => {
     shortWithValue: 'wEc',
     longWithValue: ['wait', 'timeout', 'conflict-exit-code', 'command'],
   });
-  const text = optionValue(scanned, 'c', 'command');
+  // `flock [options] file -c 'cmd'` or `flock [options] file cmd …`: -c may follow the file.
+  const [, next, ...rest] = scanned.operands;
+  const text =
+    optionValue(scanned, 'c', 'command') ??
+    (next?.value === '-c' || next?.value === '--command' ? rest[0] : undefined);
   return text ? script([text], 'flock -c') : command(scanned.operands.slice(1));
 };
 
