@@ -5,12 +5,22 @@
  *
  * The two .wasm files: wasm-files.ts.
  */
+import { setFlagsFromString } from 'node:v8';
 import { Language, type Node, Parser, type Tree } from 'web-tree-sitter';
 import { SHELL_WASM_FILES, shellWasmPath } from './wasm-files.ts';
 
 const [grammarFile, runtimeFile] = SHELL_WASM_FILES;
-await Parser.init({ locateFile: () => shellWasmPath(runtimeFile.specifier, runtimeFile.file) });
-const bash = await Language.load(shellWasmPath(grammarFile.specifier, grammarFile.file));
+// V8's optimizing tier would recompile the grammar's huge lexer functions once they are hot: about
+// a second of CPU, which a short CLI run then waits for at exit. Plan commands are small, and the
+// baseline compiler parses them as fast; so these two modules are compiled by it alone.
+setFlagsFromString('--liftoff-only');
+let bash: Language;
+try {
+  await Parser.init({ locateFile: () => shellWasmPath(runtimeFile.specifier, runtimeFile.file) });
+  bash = await Language.load(shellWasmPath(grammarFile.specifier, grammarFile.file));
+} finally {
+  setFlagsFromString('--no-liftoff-only');
+}
 const parser = new Parser();
 parser.setLanguage(bash);
 
