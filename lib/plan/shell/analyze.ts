@@ -10,10 +10,10 @@
  * `${steps.…}`, `${context.…}` and `${secrets.…}` references are filled in as text before the
  * command runs; the analysis reads each as a value known only at run time.
  */
-import type { Node, Tree } from 'web-tree-sitter';
-import { nodesOf, parseBash } from './grammar.ts';
+import type { Node } from 'web-tree-sitter';
+import { nodesOfTypes, parseBash } from './grammar.ts';
 import { destructiveReason, destructiveSql, isBlockDevice, TEXT_COMMANDS } from './rules.ts';
-import { firstSyntaxError } from './syntax.ts';
+import { firstSyntaxError, MISPLACED_WORD_TYPES } from './syntax.ts';
 import { type Place, type ShellWord, wordOf } from './words.ts';
 import { type Inner, innerCommands } from './wrappers.ts';
 
@@ -135,7 +135,7 @@ function analyzeUncached(command: string, timeBudgetMs: number): ShellAnalysis {
       `${UNKNOWN}the analysis failed (${String(error)})`,
     );
   }
-  const destructive = Object.freeze(analysis.findings);
+  const destructive = Object.freeze(analysis.findings.sort((a, b) => a.line - b.line || a.column - b.column));
   return Object.freeze(syntaxError ? { syntaxError, destructive } : { destructive });
 }
 
@@ -145,6 +145,15 @@ function maskReferences(text: string): string {
     ? text.replace(PLAN_REFERENCE, (_, name: string) => `\${${name.replace(/[^A-Za-z0-9_]/g, '_')}}`)
     : text;
 }
+
+/** The nodes the analysis reads: commands, redirects, pipelines, and what syntax.ts checks. */
+const WANTED_NODES: readonly string[] = [
+  'command',
+  'file_redirect',
+  'pipeline',
+  'redirected_statement',
+  ...MISPLACED_WORD_TYPES,
+];
 
 /** Parses and analyses one text; returns its syntax error, if any. */
 function analyzeFrame(frame: Frame, analysis: Analysis): ReturnType<typeof firstSyntaxError> {
@@ -160,12 +169,14 @@ function analyzeFrame(frame: Frame, analysis: Analysis): ReturnType<typeof first
     return undefined;
   }
   try {
-    const stdin = stdinSources(tree, frame);
-    for (const node of nodesOf(tree)) {
+    const nodes = nodesOfTypes(tree, WANTED_NODES);
+    const stdin = stdinSources(nodes, frame);
+    for (const node of nodes) {
       if (node.type === 'command') analyzeCommandNode(node, stdin.get(node.id), frame, analysis);
       else if (node.type === 'file_redirect') checkRedirect(node, frame, analysis);
     }
-    return firstSyntaxError(tree, frame.source);
+    const candidates = nodes.filter((node) => MISPLACED_WORD_TYPES.has(node.type));
+    return firstSyntaxError(tree, frame.source, candidates);
   } finally {
     tree.delete();
   }
@@ -314,10 +325,10 @@ function checkRedirect(node: Node, frame: Frame, analysis: Analysis): void {
  * (text), a `<` file, or the previous command of a pipeline (its text when it is `echo`/`printf`
  * of constants or `cat` of a here-document, else the command's name).
  */
-function stdinSources(tree: Tree, frame: Frame): Map<number, Stdin> {
+function stdinSources(nodes: readonly Node[], frame: Frame): Map<number, Stdin> {
   const sources = new Map<number, Stdin>();
   const pipelines: Node[] = [];
-  for (const node of nodesOf(tree)) {
+  for (const node of nodes) {
     if (node.type === 'pipeline') pipelines.push(node);
     else if (node.type === 'command') {
       for (const redirect of node.childrenForFieldName('redirect'))

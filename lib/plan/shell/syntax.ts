@@ -3,7 +3,6 @@
  * ("unexpected `fi`", "`if` is not closed", "expected `done`"), at a 0-based place.
  */
 import type { Node, Tree } from 'web-tree-sitter';
-import { nodesOf } from './grammar.ts';
 import type { Place } from './words.ts';
 
 export interface SyntaxProblem {
@@ -17,25 +16,35 @@ const SHOWN_CHARACTERS = 24;
 const RESERVED_WORDS = new Set(['then', 'elif', 'else', 'fi', 'do', 'done', 'esac']);
 const CASE_TERMINATORS = new Set([';;', ';&', ';;&']);
 
-/** The first syntax error in document order, or undefined when the command parses. */
-export function firstSyntaxError(tree: Tree, source: string): SyntaxProblem | undefined {
-  return tree.rootNode.hasError ? firstErrorNode(tree, source) : firstMisplacedWord(tree, source);
+/** Node types `misplacedWord` looks at. */
+export const MISPLACED_WORD_TYPES: ReadonlySet<string> = new Set(['command_name', ...CASE_TERMINATORS]);
+
+/**
+ * The first syntax error in document order, or undefined when the command parses. `candidates`
+ * are the tree's nodes of MISPLACED_WORD_TYPES, in document order.
+ */
+export function firstSyntaxError(
+  tree: Tree,
+  source: string,
+  candidates: readonly Node[],
+): SyntaxProblem | undefined {
+  if (tree.rootNode.hasError) return firstErrorNode(tree, source);
+  for (const node of candidates) {
+    const problem = misplacedWord(node, source);
+    if (problem) return problem;
+  }
+  return undefined;
 }
 
 /** `fi` or `done` where a command starts, `;;` outside `case`: the grammar accepts them, bash does not. */
-function firstMisplacedWord(tree: Tree, source: string): SyntaxProblem | undefined {
-  for (const node of nodesOf(tree)) {
-    const word = node.type === 'command_name' ? node.firstChild : undefined;
-    const misplaced =
-      (word?.type === 'word' && RESERVED_WORDS.has(source.slice(word.startIndex, word.endIndex))) ||
-      (CASE_TERMINATORS.has(node.type) && node.parent?.type !== 'case_item');
-    if (misplaced)
-      return {
-        message: `unexpected ${show(source.slice(node.startIndex, node.endIndex))}`,
-        at: placeOf(node),
-      };
-  }
-  return undefined;
+function misplacedWord(node: Node, source: string): SyntaxProblem | undefined {
+  const word = node.type === 'command_name' ? node.firstChild : undefined;
+  const misplaced =
+    (word?.type === 'word' && RESERVED_WORDS.has(source.slice(word.startIndex, word.endIndex))) ||
+    (CASE_TERMINATORS.has(node.type) && node.parent?.type !== 'case_item');
+  return misplaced
+    ? { message: `unexpected ${show(source.slice(node.startIndex, node.endIndex))}`, at: placeOf(node) }
+    : undefined;
 }
 
 function firstErrorNode(tree: Tree, source: string): SyntaxProblem | undefined {
