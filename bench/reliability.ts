@@ -54,7 +54,7 @@ const goals = {
   'fuzzed plans: at least 100,000, no crash, no hang':
     fuzz.plans >= 100_000 && fuzz.crashes === 0 && fuzz.hangs === 0,
   'planted secrets: found nowhere': secrets.found.length === 0,
-  'destructive commands: every one found in step args, contracts, rollbacks and postconditions; no ordinary command flagged':
+  'destructive commands: every one found in step args, contracts, rollbacks (and their contracts) and postconditions; no ordinary command flagged':
     corpus.destructive.found === corpus.destructive.commands && corpus.harmless.flagged.length === 0,
 };
 const output = {

@@ -1,6 +1,7 @@
 /**
  * The destructive-command corpus (shell-corpus.ts) through the front door: every command in each
- * place a plan holds one (a step's args, its contract, its rollback, a postcondition), one plan per
+ * place a plan holds one (a step's args, its contract, its rollback, the rollback's contract, a
+ * postcondition), one plan per
  * place with a step (or postcondition) per command, validated by the real CLI (`plangate validate
  * --json`, a child process) and marked by planRisks (what the gate shows). A destructive command is
  * found when it is marked and, outside a rollback, refused with a located problem at its place;
@@ -19,7 +20,7 @@ import { DESTRUCTIVE_COMMANDS, HARMLESS_COMMANDS } from './shell-corpus.ts';
 
 const run = promisify(execFile);
 
-export const COMMAND_PLACES = ['step', 'contract', 'rollback', 'postcondition'] as const;
+export const COMMAND_PLACES = ['step', 'contract', 'rollback', 'rollbackContract', 'postcondition'] as const;
 type Place = (typeof COMMAND_PLACES)[number];
 
 export interface PlaceFigures {
@@ -71,6 +72,11 @@ function planDocument(commands: readonly string[], place: Place): Record<string,
     args: { command: place === 'step' ? command : 'echo ok' },
     contract: { kind: 'command', command: place === 'contract' ? command : 'test -f out.txt' },
     ...(place === 'rollback' ? { rollback: { tool: 'shell', args: { command } } } : {}),
+    ...(place === 'rollbackContract'
+      ? {
+          rollback: { tool: 'shell', args: { command: 'echo undo' }, contract: { kind: 'command', command } },
+        }
+      : {}),
   }));
   const postconditions =
     place === 'postcondition'
@@ -100,6 +106,8 @@ function expectedPointers(place: Place, k: number): string[] {
       return [`${step}/contract/command`];
     case 'rollback':
       return [`${step}/rollback/args/command`];
+    case 'rollbackContract':
+      return [`${step}/rollback/contract/command`];
     case 'postcondition':
       return [`/postconditions/${k}/contract/command`];
   }
@@ -109,7 +117,8 @@ function marksOf(risks: PlanRisks, place: Place, k: number): readonly string[] {
   if (place === 'postcondition') return risks.postconditions[`p${k}`] ?? [];
   const step = risks.steps[`c${k}`];
   if (!step) return [];
-  return place === 'step' ? step.destructive : place === 'contract' ? step.contract : step.rollback;
+  const byPlace = { step: step.destructive, contract: step.contract, rollback: step.rollback };
+  return place === 'rollbackContract' ? step.rollbackContract : byPlace[place];
 }
 
 async function validateWithCli(

@@ -17,6 +17,8 @@ export interface StepRisks {
   readonly destructive: RiskReasons;
   readonly contract: RiskReasons;
   readonly rollback: RiskReasons;
+  /** The contract that proves the rollback worked (it must only check, as every contract). */
+  readonly rollbackContract: RiskReasons;
   /** The step has its own gate (`requiresApproval`) right before it runs. */
   readonly ownGate: boolean;
 }
@@ -35,6 +37,7 @@ export function planRisks(plan: Plan, tools: ToolRegistry = createToolRegistry()
       destructive: call ? callRisks(call.tool, call.args, tools) : [],
       contract: contractRisks(step.contract, tools),
       rollback: step.rollback ? callRisks(step.rollback.tool, step.rollback.args, tools) : [],
+      rollbackContract: contractRisks(step.rollback?.contract, tools),
       ownGate: step.requiresApproval,
     };
   }

@@ -155,6 +155,8 @@ export async function validatePlan(plan: Plan, options: ValidateOptions = {}): P
           `${at}/rollback/args`,
           report,
         );
+      if (step.rollback.contract)
+        checkContract(step.rollback.contract, `${at}/rollback/contract`, 'contract');
       // A destructive rollback is allowed (rollbacks undo things); the gate marks it.
       if (step.rollback.tool === 'shell' && typeof step.rollback.args.command === 'string')
         shellChecks.push({

@@ -1,7 +1,7 @@
 // biome-ignore-all lint/suspicious/noTemplateCurlyInString: plan references are written as ${...}
 /**
  * Every command of the shared corpus placed everywhere a plan holds a command: a step's args, its
- * contract, its rollback and a postcondition. A destructive one is marked by planRisks in each
+ * contract, its rollback, the rollback's contract and a postcondition. A destructive one is marked by planRisks in each
  * place and refused by the validator with a located problem, except as a rollback (rollbacks undo
  * things: marked, not refused); an ordinary one is neither marked nor refused anywhere.
  */
@@ -12,8 +12,8 @@ import { type Plan, PlanSchema } from '../../lib/plan/schema.ts';
 import { analyzeShell } from '../../lib/plan/shell/index.ts';
 import { validatePlan } from '../../lib/plan/validate.ts';
 
-type Place = 'step' | 'contract' | 'rollback' | 'postcondition';
-const PLACES: readonly Place[] = ['step', 'contract', 'rollback', 'postcondition'];
+type Place = 'step' | 'contract' | 'rollback' | 'rollbackContract' | 'postcondition';
+const PLACES: readonly Place[] = ['step', 'contract', 'rollback', 'rollbackContract', 'postcondition'];
 const TARGET = 3;
 
 /** A valid plan whose step `target` (index 3) or postcondition holds `command` at `place`. */
@@ -36,6 +36,12 @@ function planWith(command: string, place: Place, requiresApproval = false): Plan
     requiresApproval,
   };
   if (place === 'rollback') target.rollback = { tool: 'shell', args: { command } };
+  if (place === 'rollbackContract')
+    target.rollback = {
+      tool: 'shell',
+      args: { command: 'echo undo' },
+      contract: { kind: 'command', command },
+    };
   return PlanSchema.parse({
     id: 'corpus',
     objective: 'Hold one command of the corpus',
@@ -55,6 +61,7 @@ const POINTERS: Record<Place, string> = {
   step: `/steps/${TARGET}/args/command`,
   contract: `/steps/${TARGET}/contract/command`,
   rollback: `/steps/${TARGET}/rollback/args/command`,
+  rollbackContract: `/steps/${TARGET}/rollback/contract/command`,
   postcondition: '/postconditions/0/contract/command',
 };
 
@@ -62,7 +69,8 @@ function marks(plan: Plan, place: Place): readonly string[] {
   const risks = planRisks(plan);
   if (place === 'postcondition') return risks.postconditions.done ?? [];
   const step = risks.steps.target!;
-  return place === 'step' ? step.destructive : place === 'contract' ? step.contract : step.rollback;
+  const byPlace = { step: step.destructive, contract: step.contract, rollback: step.rollback };
+  return place === 'rollbackContract' ? step.rollbackContract : byPlace[place];
 }
 
 describe('destructive commands, in every place a command stands', () => {
