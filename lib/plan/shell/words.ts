@@ -89,20 +89,23 @@ function partsOf(node: Node, source: string): Parts {
       return { value: decoded, text: decoded, unquoted: '', brace: false };
     }
     case 'string': {
+      // Text between the children (spaces, newlines) is content too: the grammar leaves it out.
       let value: string | undefined = '';
       let text = '';
-      for (const child of node.children) {
-        if (!child || child.type === '"') continue;
-        const childRaw = source.slice(child.startIndex, child.endIndex);
-        if (child.type === 'string_content' || !child.isNamed) {
-          const content = unescapeDoubleQuoted(childRaw);
-          value = value === undefined ? undefined : value + content;
-          text += content;
-        } else {
-          value = undefined;
-          text += childRaw;
-        }
+      let from = node.startIndex + 1;
+      const literal = (end: number) => {
+        const content = unescapeDoubleQuoted(source.slice(from, end));
+        value = value === undefined ? undefined : value + content;
+        text += content;
+      };
+      for (const child of node.namedChildren) {
+        if (!child || child.type === 'string_content') continue;
+        literal(child.startIndex);
+        value = undefined;
+        text += source.slice(child.startIndex, child.endIndex);
+        from = child.endIndex;
       }
+      literal(Math.max(from, node.endIndex - 1));
       return { value, text, unquoted: '', brace: false };
     }
     case 'concatenation': {
