@@ -10,7 +10,7 @@
  * it loads a file into this shell, where it can redefine what every later command means.
  */
 import { hasOption, optionValue, scanOptions } from './options.ts';
-import type { ShellWord } from './words.ts';
+import { literalWord, type ShellWord } from './words.ts';
 
 /** What a command runs besides itself. */
 export type Inner =
@@ -75,6 +75,9 @@ const shell: Unwrap = (args, name) => {
   }
   if (commandString) return script(args.slice(i, i + 1), `${name} -c`);
   if (readsStdin || i >= args.length) return [{ kind: 'stdin-script', runner: name }];
+  // `bash <(curl …)` runs what a command prints, as `curl … | bash` does.
+  if (args[i]!.raw.startsWith('<('))
+    return [{ kind: 'opaque', reason: `${name} runs commands read from the output of \`${args[i]!.raw}\`` }];
   return [];
 };
 
@@ -197,6 +200,21 @@ const evalBuiltin: Unwrap = (args) =>
     ? script(args, 'eval')
     : [{ kind: 'opaque', reason: 'eval runs text that is built at run time' }];
 
+/** `alias name='text'`: the text runs wherever the name is used later (with expand_aliases). */
+const alias: Unwrap = (args) =>
+  args.flatMap((word): Inner[] => {
+    if (word.value === undefined)
+      return [{ kind: 'opaque', reason: 'alias defines a command from text built at run time' }];
+    const eq = word.value.indexOf('=');
+    return eq > 0 ? script([literalWord(word.value.slice(eq + 1), word.at)], 'alias') : [];
+  });
+
+/** `hash -p /bin/rm ls` makes `ls` run `rm`. */
+const hash: Unwrap = (args) =>
+  hasOption(scanOptions(args, { shortWithValue: 'pt' }), 'p')
+    ? [{ kind: 'opaque', reason: 'hash -p makes a command name run another program' }]
+    : [];
+
 const source: Unwrap = (args, name) => [
   {
     kind: 'opaque',
@@ -296,6 +314,8 @@ const UNWRAPS: ReadonlyMap<string, Unwrap> = new Map<string, Unwrap>([
   ['runuser', su],
   ['trap', trap],
   ['eval', evalBuiltin],
+  ['alias', alias],
+  ['hash', hash],
   ['source', source],
   ['.', source],
   ['find', find],
