@@ -8,12 +8,42 @@ import { parsePlanText } from '../lib/plan/parse.ts';
 import { validatePlan } from '../lib/plan/validate.ts';
 import { chainPlanJson as chain } from '../tests/plan/chain-plan.ts';
 
+/** `n` shell steps, each with its own command and command contract: 2n commands for the shell parser. */
+function shellPlanJson(n: number): string {
+  const steps = Array.from({ length: n }, (_, i) => ({
+    id: `s${i}`,
+    description: `Step ${i}`,
+    tool: 'shell',
+    args: { command: `mkdir -p out/${i} && printf '%s\\n' ${i} > out/${i}/n.txt` },
+    contract: {
+      kind: 'command',
+      command: `test "$(cat out/${i}/n.txt)" = ${i} && grep -q ${i} out/${i}/n.txt`,
+    },
+  }));
+  return JSON.stringify({ id: 'shell', objective: 'o', sizePolicy: { maxSteps: n }, steps });
+}
+
+/** One step whose command opens thousands of here-documents: the parser gives up at its time budget. */
+const hostileShell = JSON.stringify({
+  id: 'hostile',
+  objective: 'o',
+  steps: ['a', 'b', 'c'].map((id) => ({
+    id,
+    description: id,
+    tool: 'shell',
+    args: { command: id === 'a' ? '<<X\n'.repeat(20_000) : 'true' },
+    contract: { kind: 'command', command: 'true' },
+  })),
+});
+
 const cases: Array<[name: string, text: string, format: 'json' | 'yaml' | 'markdown']> = [
   ['chain-100k-json', chain(100_000, false), 'json'],
   ['cycle-10k-json', chain(10_000, true), 'json'],
   ['nested-100k-json', '['.repeat(100_000), 'json'],
   ['nested-100k-yaml', `${'- '.repeat(100_000)}x`, 'yaml'],
   ['oversized-10mb-yaml', `objective: ${'x'.repeat(10 * 1024 * 1024)}`, 'yaml'],
+  ['shell-1k-steps-json', shellPlanJson(1_000), 'json'],
+  ['shell-heredocs-json', hostileShell, 'json'],
 ];
 
 const results = [];

@@ -1,7 +1,8 @@
 /**
  * `npm run reliability`: the published reliability figures, in one run, written to
  * bench/results/reliability.json — approval attacks refused, concurrent decisions on one gate,
- * fuzzed plans through the front door, planted secrets searched for everywhere.
+ * fuzzed plans through the front door, planted secrets searched for everywhere, and the
+ * destructive-command corpus in every place a plan holds a command.
  *
  *   npm run reliability [-- --plans N] [-- --seed S]
  */
@@ -11,6 +12,7 @@ import path from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { parseArgs } from 'node:util';
 import { runApprovalAttacks } from './reliability/approval-attacks.ts';
+import { destructiveCommandCorpus } from './reliability/destructive-commands.ts';
 import { fuzzPlans } from './reliability/fuzz-plans.ts';
 import { plantedSecrets } from './reliability/planted-secrets.ts';
 
@@ -36,6 +38,7 @@ const { attacks, concurrency } = await timed('approval attacks and concurrent de
 );
 const secrets = await timed('planted secrets', () => plantedSecrets(REPO));
 const fuzz = await timed(`${plans} fuzzed plans`, () => fuzzPlans(REPO, plans, seed));
+const corpus = await timed('destructive-command corpus', () => destructiveCommandCorpus(REPO));
 
 const goals = {
   'approval attacks: at least 1,000, none accepted, every refusal with a reason, the gate untouched':
@@ -51,6 +54,8 @@ const goals = {
   'fuzzed plans: at least 100,000, no crash, no hang':
     fuzz.plans >= 100_000 && fuzz.crashes === 0 && fuzz.hangs === 0,
   'planted secrets: found nowhere': secrets.found.length === 0,
+  'destructive commands: every one found in step args, contracts, rollbacks (and their contracts) and postconditions; no ordinary command flagged':
+    corpus.destructive.found === corpus.destructive.commands && corpus.harmless.flagged.length === 0,
 };
 const output = {
   description:
@@ -72,6 +77,7 @@ const output = {
   },
   fuzzedPlans: fuzz,
   plantedSecrets: secrets,
+  destructiveCommands: corpus,
 };
 mkdirSync(path.join(REPO, 'bench/results'), { recursive: true });
 writeFileSync(path.join(REPO, 'bench/results/reliability.json'), `${JSON.stringify(output, null, 2)}\n`);

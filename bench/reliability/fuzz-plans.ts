@@ -23,8 +23,6 @@ export interface FuzzResult {
   readonly hangs: number;
   /** Error codes of problems that said neither a line nor a JSON pointer, with counts. */
   readonly unlocatedProblems: Record<string, number>;
-  /** Inputs also validated with `bash -n` over their shell commands (slow: a process each). */
-  readonly shellChecked: number;
   readonly slowestMs: number;
   /** Inputs slower than a second, timed again alone. */
   readonly slowRetried: { firstMs: number; againMs: number; input: string }[];
@@ -35,8 +33,6 @@ export interface FuzzResult {
 const HANG_MS = 10_000;
 /** Past this an input is listed as slow and timed again alone. */
 const SLOW_MS = 1_000;
-/** One input in this many is validated with `bash -n` too. */
-const SHELL_CHECK_EVERY = 50;
 
 /** A document mutated the way a careless editor or a hostile generator would. */
 const mutation = fc.oneof(
@@ -110,10 +106,10 @@ interface FrontDoorRun {
 }
 
 /** One input through parse, validate and (when valid) compile. */
-async function frontDoor(
-  input: { text: string; format: 'json' | 'yaml' | 'markdown' },
-  checkShell: boolean,
-): Promise<FrontDoorRun> {
+async function frontDoor(input: {
+  text: string;
+  format: 'json' | 'yaml' | 'markdown';
+}): Promise<FrontDoorRun> {
   const started = performance.now();
   try {
     const parsed = parsePlanText(input.text, { filename: 'fuzz', format: input.format });
@@ -122,7 +118,6 @@ async function frontDoor(
       const result = await validatePlan(parsed.plan, {
         ...(parsed.sourceMap ? { sourceMap: parsed.sourceMap } : {}),
         file: 'fuzz',
-        checkShell,
       });
       problems.push(...result.problems);
     }
@@ -171,19 +166,16 @@ export async function fuzzPlans(repo: string, count: number, seed: number): Prom
   let crashes = 0;
   let hangs = 0;
   const unlocated: Record<string, number> = {};
-  let shellChecked = 0;
   let slowest = 0;
   const examplesSeen: string[] = [];
   const slowRetried: FuzzResult['slowRetried'] = [];
-  for (const [index, input] of samples.entries()) {
-    const checkShell = index % SHELL_CHECK_EVERY === 0;
-    if (checkShell) shellChecked++;
-    const run = await frontDoor(input, checkShell);
+  for (const input of samples) {
+    const run = await frontDoor(input);
     let ms = run.ms;
     if (ms > SLOW_MS) {
       // Over the limit once may be the machine (a collector pause, a busy core): a hang is an
       // input that is slow again on its own.
-      ms = Math.min(ms, (await frontDoor(input, checkShell)).ms);
+      ms = Math.min(ms, (await frontDoor(input)).ms);
       slowRetried.push({
         firstMs: Math.round(run.ms),
         againMs: Math.round(ms),
@@ -211,7 +203,6 @@ export async function fuzzPlans(repo: string, count: number, seed: number): Prom
     crashes,
     hangs,
     unlocatedProblems: unlocated,
-    shellChecked,
     slowestMs: Math.round(slowest),
     slowRetried,
     examples: examplesSeen,

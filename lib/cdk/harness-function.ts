@@ -8,6 +8,7 @@ import { Architecture, Runtime, Tracing } from 'aws-cdk-lib/aws-lambda';
 import { NodejsFunction, OutputFormat } from 'aws-cdk-lib/aws-lambda-nodejs';
 import { LogGroup, RetentionDays } from 'aws-cdk-lib/aws-logs';
 import { Construct } from 'constructs';
+import { SHELL_WASM_FILES, shellWasmPath } from '../plan/shell/wasm-files.ts';
 import { LOCK_FILE, PROJECT_ROOT } from './paths.ts';
 
 export interface HarnessFunctionProps {
@@ -44,6 +45,18 @@ export interface HarnessFunctionProps {
  */
 const ESM_REQUIRE_SHIM =
   "import { createRequire } from 'node:module'; const require = createRequire(import.meta.url);";
+
+/**
+ * The shell parser (lib/plan/shell) loads two .wasm files, which esbuild does not bundle: a bundle
+ * that contains the parser (it names its grammar file) gets both copied beside it.
+ */
+function copyShellWasm(outputDir: string): string[] {
+  const [grammar] = SHELL_WASM_FILES;
+  const copies = SHELL_WASM_FILES.map(
+    ({ specifier, file }) => `cp "${shellWasmPath(specifier, file)}" "${outputDir}/${file}"`,
+  ).join(' && ');
+  return [`if grep -qs "${grammar.file}" "${outputDir}"/index.*; then ${copies}; fi`];
+}
 
 export class HarnessFunction extends Construct {
   public readonly function: NodejsFunction;
@@ -90,6 +103,11 @@ export class HarnessFunction extends Construct {
         minify: true,
         sourceMap: true,
         forceDockerBundling: false,
+        commandHooks: {
+          beforeBundling: () => [],
+          beforeInstall: () => [],
+          afterBundling: (_inputDir, outputDir) => copyShellWasm(outputDir),
+        },
       },
     });
     Validations.of(this.role).acknowledge({

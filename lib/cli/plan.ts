@@ -31,7 +31,7 @@ Options:
   --request-timeout S   seconds one request to the model may take before it is given up
                         (default 60; each retry gets as long)
   --out FILE            where to write the plan: .yaml, .yml or .json (default plan.yaml)
-  --no-shell-check      skip "bash -n" on contract commands
+  --no-shell-check      do not report shell commands that are not valid shell
   -h, --help            show this help
 
 Credentials: Bedrock uses the AWS default credential chain and region; OpenAI reads

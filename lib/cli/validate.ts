@@ -15,7 +15,7 @@ Options:
   --min-steps N              fewest steps allowed (default: the plan's sizePolicy, else 3)
   --max-steps N              most steps allowed (default: the plan's sizePolicy, else 7)
   --allow-missing-contracts  report steps without a contract as warnings, not errors
-  --no-shell-check           skip "bash -n" on shell commands
+  --no-shell-check           do not report shell commands that are not valid shell
   -h, --help                 show this help
 
 Exit codes: 0 valid, 1 invalid, 2 usage error (bad option, unreadable file).`;

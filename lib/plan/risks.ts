@@ -3,12 +3,13 @@
  * will execute change or delete things, per place a command can stand (a step's own call, its
  * contract, its rollback, a postcondition), and whether each step has its own gate. The gate
  * shows them; the validator refuses what must not be (a destructive contract or postcondition, a
- * destructive step without `requiresApproval`).
+ * destructive step without `requiresApproval`). Shell commands are read by lib/plan/shell.
  */
 import type { Contract, Plan } from './schema.ts';
-import { createToolRegistry, isDestructiveStep, stepInvocation, type ToolRegistry } from './tools.ts';
+import { analyzeShell, describeFinding } from './shell/index.ts';
+import { createToolRegistry, destructiveCallReasons, stepInvocation, type ToolRegistry } from './tools.ts';
 
-/** Why something was judged destructive, e.g. `rm -rf (recursive, forced delete)`. Empty: harmless. */
+/** Why something was judged destructive, e.g. "`rm -rf out` deletes recursively". Empty: harmless. */
 export type RiskReasons = readonly string[];
 
 export interface StepRisks {
@@ -16,6 +17,8 @@ export interface StepRisks {
   readonly destructive: RiskReasons;
   readonly contract: RiskReasons;
   readonly rollback: RiskReasons;
+  /** The contract that proves the rollback worked (it must only check, as every contract). */
+  readonly rollbackContract: RiskReasons;
   /** The step has its own gate (`requiresApproval`) right before it runs. */
   readonly ownGate: boolean;
 }
@@ -31,27 +34,32 @@ export function planRisks(plan: Plan, tools: ToolRegistry = createToolRegistry()
   for (const step of plan.steps) {
     const call = stepInvocation(step);
     steps[step.id] = {
-      destructive: isDestructiveStep(step, tools) ? [`destructive ${call?.tool} call`] : [],
-      contract: contractRisks(step.contract),
+      destructive: call ? callRisks(call.tool, call.args, tools) : [],
+      contract: contractRisks(step.contract, tools),
       rollback: step.rollback ? callRisks(step.rollback.tool, step.rollback.args, tools) : [],
+      rollbackContract: contractRisks(step.rollback?.contract, tools),
       ownGate: step.requiresApproval,
     };
   }
   const postconditions: Record<string, RiskReasons> = {};
   for (const postcondition of plan.postconditions)
-    postconditions[postcondition.id] = contractRisks(postcondition.contract);
+    postconditions[postcondition.id] = contractRisks(postcondition.contract, tools);
   return { steps, postconditions };
 }
 
-function callRisks(tool: string, args: Record<string, unknown>, tools: ToolRegistry): RiskReasons {
+/** Why calling `tool` with `args` is destructive (an unknown tool: nothing is known, the validator refuses it). */
+export function callRisks(tool: string, args: Record<string, unknown>, tools: ToolRegistry): RiskReasons {
   const definition = tools.get(tool);
-  if (!definition) return [];
-  return definition.destructive || definition.isDestructiveCall?.(args) ? [`destructive ${tool} call`] : [];
+  return definition ? destructiveCallReasons(definition, args) : [];
 }
 
-/** A command contract runs a shell command; an http contract sends a request. */
-function contractRisks(contract: Contract | undefined, tools = createToolRegistry()): RiskReasons {
-  if (contract?.kind === 'command') return callRisks('shell', { command: contract.command }, tools);
-  if (contract?.kind === 'http') return callRisks('http', { method: contract.method }, tools);
+/** A command contract runs a shell command; an http contract sends a request; the others only read. */
+export function contractRisks(
+  contract: Contract | undefined,
+  tools: ToolRegistry = createToolRegistry(),
+): RiskReasons {
+  if (contract?.kind === 'command') return analyzeShell(contract.command).destructive.map(describeFinding);
+  if (contract?.kind === 'http')
+    return callRisks('http', { method: contract.method, url: contract.url }, tools);
   return [];
 }

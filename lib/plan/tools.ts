@@ -7,6 +7,7 @@
 import { z } from 'zod';
 import { suggest } from './names.ts';
 import type { Step } from './schema.ts';
+import { analyzeShell, describeFinding } from './shell/index.ts';
 
 export interface ToolDefinition {
   /** The name steps use in `tool:`. */
@@ -22,6 +23,11 @@ export interface ToolDefinition {
    * @default no call is destructive beyond `destructive`
    */
   readonly isDestructiveCall?: (args: Record<string, unknown>) => boolean;
+  /**
+   * Why a call is destructive, one phrase per reason (empty: it is not); the gate shows them.
+   * @default `destructive <tool> call` when `destructive` or `isDestructiveCall` says so
+   */
+  readonly destructiveReasons?: (args: Record<string, unknown>) => readonly string[];
 }
 
 const seconds = z.number().int().positive().max(86_400);
@@ -69,20 +75,10 @@ export const EchoArgsSchema = z.strictObject({
 });
 export type EchoArgs = z.infer<typeof EchoArgsSchema>;
 
-/** Shell commands that delete, overwrite or force: these need an approval gate. */
-export const DESTRUCTIVE_SHELL_PATTERNS: readonly RegExp[] = [
-  /\brm\s+(?:-\w*[rRf]|--recursive|--force)/,
-  /\bgit\s+push\b[^\n;&|]*\s(?:--force\b|-f\b|--delete\b)/,
-  /\bgit\s+(?:reset\s+--hard|clean\s+-\w*f)/,
-  /\b(?:mkfs|shred|wipefs)\b/,
-  /\bdd\s+[^\n]*\bof=/,
-  /\bdrop\s+(?:table|database|schema)\b/i,
-  /\btruncate\s+table\b/i,
-  /\bkubectl\s+delete\b/,
-  /\bterraform\s+(?:destroy|apply\s+[^\n]*-auto-approve)/,
-  /\baws\s+\S+\s+(?:delete|remove|terminate|deregister)-/,
-  /\bgh\s+repo\s+delete\b/,
-];
+/** What in a shell command deletes or changes something hard to undo (lib/plan/shell). */
+function shellReasons(args: Record<string, unknown>): string[] {
+  return typeof args.command === 'string' ? analyzeShell(args.command).destructive.map(describeFinding) : [];
+}
 
 export const BUILTIN_TOOLS: readonly ToolDefinition[] = [
   {
@@ -90,9 +86,8 @@ export const BUILTIN_TOOLS: readonly ToolDefinition[] = [
     description: 'Run a shell command (bash -c) in the work directory; fails on a non-zero exit code.',
     inputSchema: ShellArgsSchema,
     destructive: false,
-    isDestructiveCall: (args) =>
-      typeof args.command === 'string' &&
-      DESTRUCTIVE_SHELL_PATTERNS.some((p) => p.test(args.command as string)),
+    isDestructiveCall: (args) => shellReasons(args).length > 0,
+    destructiveReasons: shellReasons,
   },
   {
     name: 'http',
@@ -100,6 +95,7 @@ export const BUILTIN_TOOLS: readonly ToolDefinition[] = [
     inputSchema: HttpArgsSchema,
     destructive: false,
     isDestructiveCall: (args) => args.method === 'DELETE',
+    destructiveReasons: (args) => (args.method === 'DELETE' ? [`HTTP DELETE ${String(args.url)}`] : []),
   },
   {
     name: 'lambda',
@@ -175,10 +171,22 @@ export function stepInvocation(
   return { tool, args };
 }
 
+/** Why a call of `tool` with `args` is destructive, per the tool's definition; empty when it is not. */
+export function destructiveCallReasons(
+  tool: ToolDefinition,
+  args: Record<string, unknown>,
+): readonly string[] {
+  if (tool.destructiveReasons) {
+    const reasons = tool.destructiveReasons(args);
+    return tool.destructive && reasons.length === 0 ? [`every ${tool.name} call is destructive`] : reasons;
+  }
+  return tool.destructive || tool.isDestructiveCall?.(args) ? [`destructive ${tool.name} call`] : [];
+}
+
 /** Whether this step's call is destructive per its tool's definition. */
 export function isDestructiveStep(step: Step, registry: ToolRegistry): boolean {
   const call = stepInvocation(step);
   const tool = call && registry.get(call.tool);
   if (!call || !tool) return false;
-  return tool.destructive || (tool.isDestructiveCall?.(call.args) ?? false);
+  return destructiveCallReasons(tool, call.args).length > 0;
 }

@@ -8,10 +8,11 @@ import { dependsTransitively, findCycles, topologicalOrder } from './graph.ts';
 import { suggest } from './names.ts';
 import { hasErrors, type Problem, type Severity, sortProblems } from './problems.ts';
 import { type Reference, referencesIn, referencesInValue, wholeReferencePointers } from './references.ts';
+import { callRisks, contractRisks } from './risks.ts';
 import type { Contract, Plan, Step } from './schema.ts';
-import { checkShellSyntax } from './shell-check.ts';
+import { analyzeShell, describeFinding, type ShellFinding } from './shell/index.ts';
 import { locateProblems, type PendingProblem, pointerOf, type SourceMap } from './source-map.ts';
-import { createToolRegistry, isDestructiveStep, stepInvocation, type ToolRegistry } from './tools.ts';
+import { createToolRegistry, stepInvocation, type ToolRegistry } from './tools.ts';
 
 export type CheckLevel = Severity | 'off';
 
@@ -30,7 +31,11 @@ export interface ValidateOptions {
   readonly missingContract?: CheckLevel;
   /** A vague step ("improve performance") with no measurable criterion and no contract. @default 'error' */
   readonly vagueSteps?: CheckLevel;
-  /** Run `bash -n` over command contracts and shell args. @default true */
+  /**
+   * Report shell commands (step args, contracts, rollbacks, postconditions) that are not valid
+   * shell, per tree-sitter's bash grammar. Destructive commands are judged either way.
+   * @default true
+   */
   readonly checkShell?: boolean;
 }
 
@@ -72,16 +77,23 @@ export async function validatePlan(plan: Plan, options: ValidateOptions = {}): P
   checkSize(plan, options, report);
   checkApprovalLadder(plan, report);
 
-  const shellChecks: Array<{ command: string; pointer: string }> = [];
+  const shellChecks: ShellCheck[] = [];
   const jsonataCache = new Map<string, string | undefined>();
   const regexCache = new Map<string, string | undefined>();
-  const checkContract = (contract: Contract, pointer: string) => {
+  const checkContract = (contract: Contract, pointer: string, checker: 'contract' | 'postcondition') => {
     switch (contract.kind) {
       case 'command':
-        shellChecks.push({ command: contract.command, pointer: `${pointer}/command` });
+        shellChecks.push({ command: contract.command, pointer: `${pointer}/command`, checker });
         checkRegex(contract.stdoutMatches, `${pointer}/stdoutMatches`, regexCache, report);
         break;
       case 'http':
+        for (const reason of contractRisks(contract, tools))
+          report(
+            'error',
+            'destructive-contract',
+            `a ${checker} only checks; it must not change anything: ${reason}`,
+            `${pointer}/method`,
+          );
         checkUrl(contract.url, `${pointer}/url`, report);
         checkRegex(contract.bodyMatches, `${pointer}/bodyMatches`, regexCache, report);
         break;
@@ -103,12 +115,13 @@ export async function validatePlan(plan: Plan, options: ValidateOptions = {}): P
     }
   };
 
+  const checkSyntax = options.checkShell ?? true;
   const missingContract = options.missingContract ?? 'error';
   const vagueSteps = options.vagueSteps ?? 'error';
   plan.steps.forEach((step, i) => {
     const at = `/steps/${i}`;
     checkTool(step, at, tools, report, shellChecks);
-    if (step.contract) checkContract(step.contract, `${at}/contract`);
+    if (step.contract) checkContract(step.contract, `${at}/contract`, 'contract');
     else
       report(
         missingContract,
@@ -142,20 +155,31 @@ export async function validatePlan(plan: Plan, options: ValidateOptions = {}): P
           `${at}/rollback/args`,
           report,
         );
+      if (step.rollback.contract)
+        checkContract(step.rollback.contract, `${at}/rollback/contract`, 'contract');
+      // A destructive rollback is allowed (rollbacks undo things); the gate marks it.
       if (step.rollback.tool === 'shell' && typeof step.rollback.args.command === 'string')
-        shellChecks.push({ command: step.rollback.args.command, pointer: `${at}/rollback/args/command` });
+        shellChecks.push({
+          command: step.rollback.args.command,
+          pointer: `${at}/rollback/args/command`,
+          checker: undefined,
+        });
     }
-    if (isDestructiveStep(step, tools) && !step.requiresApproval) {
+    const call = stepInvocation(step);
+    // A command that does not parse is reported as such (below), not as destructive too.
+    const unreadable = checkSyntax && call?.tool === 'shell' && isUnreadableShell(call.args.command);
+    const reasons = call && !unreadable ? callRisks(call.tool, call.args, tools) : [];
+    if (reasons.length > 0 && !step.requiresApproval) {
       report(
         'error',
         'destructive-without-approval',
-        `step "${step.id}" makes a destructive ${stepInvocation(step)?.tool} call; set requiresApproval: true so it gets its own gate`,
+        `step "${step.id}" makes a destructive ${call?.tool} call (${reasons.join('; ')}); set requiresApproval: true so it gets its own gate`,
         `${at}/requiresApproval`,
       );
     }
   });
   plan.postconditions.forEach((postcondition, i) => {
-    checkContract(postcondition.contract, `/postconditions/${i}/contract`);
+    checkContract(postcondition.contract, `/postconditions/${i}/contract`, 'postcondition');
   });
   for (const [failureClass, recipe] of Object.entries(plan.recovery)) {
     recipe?.detect.messagePatterns.forEach((pattern, j) => {
@@ -165,21 +189,63 @@ export async function validatePlan(plan: Plan, options: ValidateOptions = {}): P
 
   checkReferences(plan, indexById, deps, cycles.length === 0, report);
 
-  if (options.checkShell ?? true) {
-    const results = await checkShellSyntax(shellChecks.map((c) => c.command));
-    if (results === undefined && shellChecks.length > 0)
-      report('warning', 'shell-check-skipped', 'bash is not installed, so shell syntax was not checked', '');
-    results?.forEach((error, i) => {
-      if (error)
-        report('error', 'invalid-shell', `not valid shell (bash -n): ${error}`, shellChecks[i]!.pointer);
-    });
-  }
+  checkShellCommands(shellChecks, checkSyntax, report);
 
   const problems = sortProblems(locateProblems(pending, file, options.sourceMap));
   return { valid: !hasErrors(problems), problems };
 }
 
 type Report = (severity: CheckLevel, code: string, message: string, pointer: string) => void;
+
+/** A shell command the plan holds; `checker` names what it is when it must only check. */
+interface ShellCheck {
+  readonly command: string;
+  readonly pointer: string;
+  readonly checker: 'contract' | 'postcondition' | undefined;
+}
+
+const FINDINGS_SHOWN = 3;
+
+/** Syntax errors (with `checkSyntax`) and destructive contracts and postconditions, located in the command. */
+function checkShellCommands(checks: readonly ShellCheck[], checkSyntax: boolean, report: Report): void {
+  for (const { command, pointer, checker } of checks) {
+    const analysis = analyzeShell(command);
+    if (analysis.syntaxError) {
+      if (checkSyntax) {
+        const { message, line, column } = analysis.syntaxError;
+        report(
+          'error',
+          'invalid-shell',
+          `not valid shell: ${message} ${inCommand({ line, column })}`,
+          pointer,
+        );
+        continue;
+      }
+    }
+    if (checker === undefined || analysis.destructive.length === 0) continue;
+    report(
+      'error',
+      'destructive-contract',
+      `a ${checker} only checks; it must not change anything: ${listFindings(analysis.destructive)}`,
+      pointer,
+    );
+  }
+}
+
+function listFindings(findings: readonly ShellFinding[]): string {
+  const shown = findings.slice(0, FINDINGS_SHOWN).map((f) => `${describeFinding(f)} ${inCommand(f)}`);
+  const more = findings.length - shown.length;
+  return shown.join('; ') + (more > 0 ? `; and ${more} more` : '');
+}
+
+/** `(at 2:5 of the command)`: a place inside a command, whose own position the source map gives. */
+function inCommand({ line, column }: { line: number; column: number }): string {
+  return `(at ${line}:${column} of the command)`;
+}
+
+function isUnreadableShell(command: unknown): boolean {
+  return typeof command === 'string' && analyzeShell(command).syntaxError !== undefined;
+}
 
 function checkIds(plan: Plan, report: Report): Map<string, number> {
   const indexById = new Map<string, number>();
@@ -255,13 +321,7 @@ function checkSize(plan: Plan, options: ValidateOptions, report: Report) {
   }
 }
 
-function checkTool(
-  step: Step,
-  at: string,
-  tools: ToolRegistry,
-  report: Report,
-  shellChecks: Array<{ command: string; pointer: string }>,
-) {
+function checkTool(step: Step, at: string, tools: ToolRegistry, report: Report, shellChecks: ShellCheck[]) {
   const call = stepInvocation(step);
   if (!call) {
     if (!step.requiresHuman)
@@ -289,8 +349,8 @@ function checkTool(
     if (call.tool === 'agent' && step.args.agent === undefined && path[0] === 'agent') return `${at}/target`;
     return undefined;
   });
-  if (call.tool === 'shell' && typeof call.args.command === 'string' && !call.args.command.startsWith('${'))
-    shellChecks.push({ command: call.args.command, pointer: `${at}/args/command` });
+  if (call.tool === 'shell' && typeof call.args.command === 'string')
+    shellChecks.push({ command: call.args.command, pointer: `${at}/args/command`, checker: undefined });
   if (call.tool === 'http' && typeof call.args.url === 'string')
     checkUrl(call.args.url, `${at}/args/url`, report);
 }

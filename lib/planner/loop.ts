@@ -29,7 +29,7 @@ export interface PlanFromGoalOptions {
   readonly timeBudgetSeconds?: number;
   /** @default 8192 */
   readonly maxOutputTokens?: number;
-  /** Run `bash -n` over contract commands, as `plangate validate` does. @default true */
+  /** Report shell commands that are not valid shell, as `plangate validate` does. @default true */
   readonly checkShell?: boolean;
   /** Told of each round as it ends. */
   readonly onRound?: (round: PlanningRound) => void;

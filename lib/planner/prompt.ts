@@ -22,7 +22,7 @@ const RULES = `Rules for the plan (it is checked by a validator; a plan that bre
 - Each step is concrete and testable: a clear description, one tool from the list, args that fit that tool's schema.
 - Dependencies are explicit (dependsOn lists earlier step ids); no cycles.
 - Between 3 and 7 steps unless the goal truly needs more (then set sizePolicy).
-- Every step has a contract that the harness runs to prove it done: a shell command that exits 0, an HTTP check, or a JSONata assertion over the step's output. A step never proves itself.
+- Every step has a contract that the harness runs to prove it done: a shell command that exits 0, an HTTP check, or a JSONata assertion over the step's output. A step never proves itself, and a contract only checks: it never changes or deletes anything.
 - A step that deletes or changes something hard to undo sets requiresApproval: true.
 - Secrets are referenced as \${secrets.name} and declared in secrets; never write a secret's value.
 - Recovery recipes per failure class (transient, permission, invalid_input, logic, unrecoverable) may be declared under recovery.

@@ -172,7 +172,7 @@ describe('validatePlan checks', () => {
     expect(await codes({ ...base(), sizePolicy: { minSteps: 5 } }, { minSteps: 1 })).toEqual([]);
   });
 
-  it('runs bash -n on contracts and shell args, batching many commands and pinpointing the bad ones', async () => {
+  it('reports shell syntax errors in contracts and shell args, pinpointing the bad ones among many', async () => {
     const doc = base();
     doc.steps[1]!.contract = { kind: 'command', command: 'if true; then echo' };
     expect(await codes(doc, { checkShell: true })).toEqual(['invalid-shell']);
