@@ -264,9 +264,9 @@ function recoveryLines(table: RecoveryTable): RecoveryLine[] {
   const lines: RecoveryLine[] = [];
   for (const failureClass of FAILURE_CLASSES) {
     const { maxAttempts, escalation } = table[failureClass];
-    const line = lines.find((l) => l.retries === maxAttempts && l.then === escalation);
+    const line = lines.find((l) => l.retries === maxAttempts && l.escalation === escalation);
     if (line) line.classes.push(failureClass);
-    else lines.push({ classes: [failureClass], retries: maxAttempts, then: escalation });
+    else lines.push({ classes: [failureClass], retries: maxAttempts, escalation });
   }
   return lines;
 }

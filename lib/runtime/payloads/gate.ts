@@ -92,7 +92,7 @@ export const RecoveryLineSchema = z.object({
   classes: z.array(FailureClassSchema).min(1),
   retries: z.number().int().min(0),
   /** What happens once retries are exhausted: ask a person, skip the step, abort the run. */
-  then: z.enum(['ask', 'skip', 'abort']),
+  escalation: z.enum(['ask', 'skip', 'abort']),
 });
 export type RecoveryLine = z.infer<typeof RecoveryLineSchema>;
 
