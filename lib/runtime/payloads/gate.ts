@@ -190,7 +190,10 @@ export type ConsumedValue = z.infer<typeof ConsumedValueSchema>;
 /** What a step gate shows: the step's view (compiled with it), what already ran and the values it will consume. */
 export const StepGateViewSchema = z.object({
   step: StepViewSchema,
+  /** The latest completed steps, in the order they completed. */
   completed: z.array(CompletedStepSchema).optional(),
+  /** How many earlier completed steps are not listed. */
+  completedNotListed: z.number().int().min(1).optional(),
   consumes: z.array(ConsumedValueSchema).optional(),
 });
 export type StepGateView = z.infer<typeof StepGateViewSchema>;
@@ -384,8 +387,14 @@ export const ApprovalNoticeSchema = z.object({
   stepId: IdSchema.optional(),
   /** The step's description (step, escalation and human gates). */
   description: z.string().optional(),
-  /** Plan gate: the plan's objective and step count (not its graph, which only the page shows). */
+  /** Plan gate: the plan's objective, step count and view (not its graph, which only the page shows). */
   summary: PlanSummarySchema.omit({ graph: true }).optional(),
+  /** Step gate: the step, what already ran and the values it will consume. */
+  stepGate: StepGateViewSchema.optional(),
+  /** Who submitted the plan: they may not approve it. */
+  submittedBy: z.string().optional(),
+  /** Who has voted so far toward the quorum (a reminder's notice). */
+  votes: z.array(z.object({ by: z.string(), decision: z.string() })).optional(),
   round: z.number().int().min(1),
   question: z.string().optional(),
   failure: ClassifiedFailureSchema.optional(),
