@@ -98,6 +98,18 @@ const PLAN: PlanInput = {
 };
 
 const plan = PlanSchema.parse(PLAN);
+
+/** The plan gate's summary as the compiled Start state assigns it (a JSONata literal). */
+function compiledSummary(definitions: ReturnType<typeof compilePlan>['definitions']) {
+  const main = definitions[0]?.asl as { States: Record<string, { Assign?: Record<string, string> }> };
+  const literal = String(main.States.Start?.Assign?.summary);
+  return JSON.parse(
+    literal
+      .replace(/^\{% /, '')
+      .replace(/ %\}$/, '')
+      .replace(/\\u0024/g, '$'),
+  );
+}
 const stepOf = (view: { steps: StepView[] }, id: string) => view.steps.find((s) => s.id === id) as StepView;
 
 describe('approvalView', () => {
@@ -324,13 +336,7 @@ describe('fitApprovalView', () => {
 describe('the compiled definition', () => {
   it('holds the view in the plan gate summary and each step gate’s request, bound to the plan digest', () => {
     const { definitions } = compilePlan(plan);
-    const main = definitions[0]?.asl as { States: Record<string, { Assign?: Record<string, string> }> };
-    const summary = JSON.parse(
-      (main.States.Start?.Assign?.summary as string)
-        .replace(/^\{% /, '')
-        .replace(/ %\}$/, '')
-        .replace(/\\u0024/g, '$'),
-    );
+    const summary = compiledSummary(definitions);
     expect(summary.view).toEqual(approvalView(plan));
     const all = definitions.map((d) => d.json).join('\n');
     // The step gate of `cleanup` carries its step's view (with the ledger entry it reads).
@@ -349,14 +355,7 @@ describe('the compiled definition', () => {
       })),
     });
     const { definitions } = compilePlan(wide, { maxDefinitionBytes: 900_000 });
-    const main = definitions[0]?.asl as { States: Record<string, { Assign?: Record<string, string> }> };
-    const literal = main.States.Start?.Assign?.summary as string;
-    const summary = JSON.parse(
-      literal
-        .replace(/^\{% /, '')
-        .replace(/ %\}$/, '')
-        .replace(/\\u0024/g, '$'),
-    );
+    const summary = compiledSummary(definitions);
     expect(Buffer.byteLength(JSON.stringify(summary))).toBeLessThanOrEqual(SUMMARY_LIMIT_BYTES);
     expect(Buffer.byteLength(JSON.stringify(summary.view))).toBeLessThanOrEqual(VIEW_LIMIT_BYTES);
     expect(summary.view.truncated.total).toBe(120);
