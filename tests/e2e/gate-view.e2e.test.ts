@@ -86,7 +86,7 @@ function plan(approval: Record<string, unknown>) {
 }
 
 /** Slack's mrkdwn and HTML entities back to text. */
-const unescape = (text: string) =>
+const fromEntities = (text: string) =>
   text
     .replace(/&lt;/g, '<')
     .replace(/&gt;/g, '>')
@@ -96,7 +96,7 @@ const unescape = (text: string) =>
 
 /** Every text of a Slack message's blocks (sections, fields), unescaped. */
 function slackText(message: SlackMessage): string {
-  return unescape(
+  return fromEntities(
     message.blocks
       .flatMap((b) => [
         (b.text as { text?: string } | undefined)?.text ?? '',
@@ -271,7 +271,7 @@ describe('the gate shows what will run', () => {
       const planGate = await gate('gate plan of gate-view-e2e v1 waits: ');
       for (const command of Object.values(COMMANDS)) {
         expect(planGate.text).toContain(command);
-        expect(unescape(planGate.html)).toContain(command);
+        expect(fromEntities(planGate.html)).toContain(command);
       }
       expect(planGate.html).toContain('<pre><code>mkdir -p out &amp;&amp; find out -delete</code></pre>');
       expect(planGate.text).toContain('Submitted by: carol');
@@ -281,14 +281,14 @@ describe('the gate shows what will run', () => {
 
       const makeDirGate = await gate('gate step make-dir of gate-view-e2e v1 waits: ');
       expect(makeDirGate.text).toContain(COMMANDS.makeDir);
-      expect(unescape(makeDirGate.html)).toContain(COMMANDS.makeDir);
+      expect(fromEntities(makeDirGate.html)).toContain(COMMANDS.makeDir);
       await approve(makeDirGate.link);
 
       const cleanupGate = await gate('gate step cleanup of gate-view-e2e v1 waits: ');
       expect(cleanupGate.text).toContain(COMMANDS.cleanup);
       expect(cleanupGate.text).toContain('- ${steps.name-dir.dir} = "tmpdir"');
       expect(cleanupGate.text).toContain('- make-dir: passed command contract');
-      expect(unescape(cleanupGate.html)).toContain(COMMANDS.cleanup);
+      expect(fromEntities(cleanupGate.html)).toContain(COMMANDS.cleanup);
       for (const email of [planGate, makeDirGate, cleanupGate])
         expect(email.text + email.html).not.toContain(SECRET_VALUE);
       await approve(cleanupGate.link);
