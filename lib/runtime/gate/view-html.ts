@@ -30,7 +30,9 @@ export const VIEW_STYLE =
   '.pg-step.pg-risky{border-color:#b00020;border-width:2px}' +
   '.pg-step h3{font-size:1rem;margin:.25rem 0}.pg-risk{color:#b00020;font-weight:bold}' +
   '.pg-call pre,.pg-detail pre{background:#f4f4f4;padding:.5rem;white-space:pre-wrap;overflow-wrap:anywhere;margin:.25rem 0}' +
-  '.pg-meta{color:#444;font-size:.9rem}.pg-omitted{font-weight:bold}';
+  '.pg-meta{color:#444;font-size:.9rem}.pg-omitted{font-weight:bold}' +
+  // Plan text and identities (an IAM ARN) may be one long word: wrap it rather than widen a phone's page.
+  '.pg-people,.pg-steps,.pg-postconditions,.pg-plan-facts,.pg-step-gate{overflow-wrap:anywhere}';
 
 type Clean = (text: string) => string;
 
