@@ -128,7 +128,7 @@ describe('the text view (terminal, email text)', () => {
     const missing = (cut.truncated?.total ?? 0) - (cut.truncated?.shown ?? 0);
     expect(missing).toBeGreaterThan(0);
     expect(shown).toContain(`${missing} step`);
-    expect(shown).toContain('commands are not shown here: `plangate render <plan>`');
+    expect(shown).toContain('commands are not shown here: `plangate render <plan> --format yaml`');
   });
 
   it('shows a step gate’s step, what already ran with its evidence, and the values it will consume', () => {

@@ -203,7 +203,7 @@ export function budgetText(budget: NonNullable<ApprovalView['budget']>): string 
 
 /** The sentence every channel says when commands are left out. */
 export function notShownText(notShown: number, plan: PlanIdentity): string {
-  return `${notShown} step${notShown === 1 ? "'s" : "s'"} commands are not shown here: \`plangate render <plan>\` shows the whole plan ${plan.id} v${plan.version} (digest ${plan.digest}).`;
+  return `${notShown} step${notShown === 1 ? "'s" : "s'"} commands are not shown here: \`plangate render <plan> --format yaml\` shows the whole plan ${plan.id} v${plan.version} (digest ${plan.digest}).`;
 }
 
 /** Steps of the view whose calls were left out, and steps not listed at all. */

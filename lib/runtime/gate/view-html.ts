@@ -120,7 +120,7 @@ export function stepGateHtml(stepGate: StepGateView, redactor?: Redactor): strin
   ];
   if (stepGate.step.detailsOmitted)
     parts.push(
-      '<p class="pg-omitted">Its command is too large for this gate: <code>plangate render &lt;plan&gt;</code> shows it.</p>',
+      '<p class="pg-omitted">Its command is too large for this gate: <code>plangate render &lt;plan&gt; --format yaml</code> shows it.</p>',
     );
   if (stepGate.consumes?.length)
     parts.push(

@@ -84,7 +84,7 @@ export function gateText(gate: ShownGate, options: GateTextOptions = {}): string
 function stepGateLines(stepGate: StepGateView, clean: (text: string) => string): string[] {
   const lines = ['', 'The step:', ...stepLines(stepGate.step, undefined, clean)];
   if (stepGate.step.detailsOmitted)
-    lines.push('  Its command is too large for this gate: `plangate render <plan>` shows it.');
+    lines.push('  Its command is too large for this gate: `plangate render <plan> --format yaml` shows it.');
   if (stepGate.consumes?.length) {
     lines.push('', 'Values it will consume:');
     for (const value of stepGate.consumes)

@@ -122,7 +122,7 @@ export const StepViewSchema = z.object({
   critical: z.boolean(),
   outputs: z.array(IdSchema),
   dependsOn: z.array(IdSchema),
-  /** Its call, contract, rollback and recovery were left out to fit: `plangate render <plan>` shows them. */
+  /** Its call, contract, rollback and recovery were left out to fit: `plangate render <plan> --format yaml` shows them. */
   detailsOmitted: z.literal(true).optional(),
 });
 export type StepView = z.infer<typeof StepViewSchema>;
@@ -157,7 +157,7 @@ export const ApprovalViewSchema = z.object({
   /**
    * The view was cut to fit the gate request (Step Functions' 256 KiB state payload): `shown`
    * steps keep their commands, `listed` steps are listed at all, of `total`. The full plan is
-   * `plangate render <plan>`.
+   * `plangate render <plan> --format yaml`.
    */
   truncated: z
     .object({
