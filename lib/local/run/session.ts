@@ -259,6 +259,8 @@ export async function runSession(target: SessionTarget, options: SessionOptions)
       const question = terminalSafe(gateQuestion(gate, plan, failures, page.linkFor(gate.linkId)));
       if ((gate.kind === 'plan' || gate.kind === 'step') && options.approve) {
         if (plan.approval.allowAutoApprove) {
+          // What is approved on the person's behalf is shown all the same.
+          if (gate.shown) note(terminalSafe(gateText(gate.shown, { timeZone: localTimeZone() })));
           note(
             `--approve: answering the ${gate.kind} gate APPROVE non-interactively (the plan's approval policy allows it).`,
           );
