@@ -7,9 +7,9 @@
  * "timed out"); a critical step it stops like an escalation's SKIP of a critical step does:
  * `Plangate.CriticalStepSkipped`, so a run whose critical step nobody approved never succeeds.
  */
-import { TIMED_OUT_SKIP_REASON, TIMEOUT_DECIDER } from '../runtime/payloads/index.ts';
+import { type StepView, TIMED_OUT_SKIP_REASON, TIMEOUT_DECIDER } from '../runtime/payloads/index.ts';
 import type { Fragment } from './asl.ts';
-import { allCompleted, CURRENT, STEPS, skippedByApprover, withCurrent } from './dataflow.ts';
+import { allCompleted, CURRENT, entriesOf, STEPS, skippedByApprover, withCurrent } from './dataflow.ts';
 import { type GateLadderPolicy, gateLadder } from './gate-ladder.ts';
 import { jsonata, literal, quote } from './jsonata.ts';
 import type { BranchScope } from './scope.ts';
@@ -20,6 +20,12 @@ export interface StepGateProps {
   readonly dependsOn: readonly string[];
   /** A critical step that nobody approved in time stops the run instead of being skipped. */
   readonly critical: boolean;
+  /**
+   * The step as its approvers see it (lib/compiler/approval-view.ts); the gate also gets the
+   * ledger entries of the steps its call and contract read, to show the values they will consume.
+   * @default - the description only
+   */
+  readonly view?: StepView;
   /** The approval policy's timeout ladder (its last rung rejects: the step is skipped). */
   readonly ladder: GateLadderPolicy;
   /** The step's runner state, where every decision but ASK_FOR_CLARIFICATION leads. */
@@ -48,6 +54,14 @@ export class StepGate {
     const timedOut = `${CURRENT}.gate.decision = "REJECT" and ${CURRENT}.gate.by = ${quote(TIMEOUT_DECIDER)}`;
     // What the scope's Fail state reads: a SKIP decision → Plangate.CriticalStepSkipped.
     const stopped = `{"stepId": ${quote(stepId)}, "decision": "SKIP", "by": ${quote(TIMEOUT_DECIDER)}, "reason": ${quote(TIMED_OUT_SKIP_REASON)}}`;
+    const view = this.props.view;
+    const consumed = [
+      ...new Set(
+        [...(view?.call?.references ?? []), ...(view?.contract?.references ?? [])].map((r) => r.step),
+      ),
+    ]
+      .filter((id) => id !== stepId)
+      .sort();
     return {
       startAt: names.check,
       states: {
@@ -70,6 +84,8 @@ export class StepGate {
           payload: {
             stepId,
             description: literal(this.props.description),
+            ...(this.props.view ? { view: literal(this.props.view) } : {}),
+            ...(consumed.length > 0 ? { inputs: jsonata(entriesOf(consumed)) } : {}),
             round: jsonata(round),
             question: jsonata(`$exists(${CURRENT}.question) ? ${CURRENT}.question : null`),
           },

@@ -13,6 +13,8 @@ import { createHash } from 'node:crypto';
 import { escapeHtml } from '../shared/html.ts';
 import type { GateView } from './gate-item.ts';
 import { changesHtml, graphHtml } from './plan-view.ts';
+import { shownOfGate } from './shown-gate.ts';
+import { gateViewHtml, VIEW_STYLE } from './view-html.ts';
 
 const STYLE =
   'body{font-family:system-ui,sans-serif;max-width:52rem;margin:2rem auto;padding:0 1rem}' +
@@ -207,6 +209,7 @@ export function approvalPage(gate: GateView, action: string, extras: ApprovalPag
     `<table>${rows.map(([k, v]) => `<tr><th>${escapeHtml(k)}</th><td>${escapeHtml(v)}</td></tr>`).join('')}</table>`,
     ...(gate.changes ? [changesHtml(gate.changes)] : []),
     ...(gate.summary?.graph ? [graphHtml(gate.summary.graph)] : []),
+    gateViewHtml(shownOfGate(gate)),
     ...(extras.checklist ? [`<pre>${escapeHtml(extras.checklist)}</pre>`] : []),
     `<form id="plangate-answer" method="post" action="${escapeHtml(action)}">`,
     `<input type="hidden" name="digest" value="${escapeHtml(gate.planDigest)}">`,
@@ -225,5 +228,5 @@ export function messagePage(title: string, message: string): string {
 }
 
 function page(title: string, body: string): string {
-  return `<!doctype html><html lang="en"><head><meta charset="utf-8"><meta name="viewport" content="width=device-width, initial-scale=1"><title>${escapeHtml(title)}</title><style>${STYLE}</style></head><body>${body}</body></html>`;
+  return `<!doctype html><html lang="en"><head><meta charset="utf-8"><meta name="viewport" content="width=device-width, initial-scale=1"><title>${escapeHtml(title)}</title><style>${STYLE}${VIEW_STYLE}</style></head><body>${body}</body></html>`;
 }
