@@ -12,15 +12,58 @@
 import { createHash } from 'node:crypto';
 import { escapeHtml } from '../shared/html.ts';
 import type { GateView } from './gate-item.ts';
-import { changesHtml, graphHtml } from './plan-view.ts';
+import {
+  type ArgField,
+  argFieldName,
+  argFields,
+  type EditableStep,
+  fieldText,
+  SKIP_FIELD,
+} from './modifications.ts';
+import { graphSvg } from './plan-graph.ts';
+import { changesHtml, graphHtml, stepGraph } from './plan-view.ts';
 
-const STYLE =
-  'body{font-family:system-ui,sans-serif;max-width:52rem;margin:2rem auto;padding:0 1rem}' +
-  'th{text-align:left;padding-right:1rem;vertical-align:top}button{margin:.25rem .5rem .25rem 0;padding:.4rem 1rem}' +
-  'input[type=text]{width:24rem;max-width:100%}table{max-width:100%}td,li,p{overflow-wrap:anywhere}pre{background:#f4f4f4;padding:1rem;overflow:auto}h2{font-size:1.15rem}' +
-  // The graph's source wraps instead of scrolling: a scroller takes keyboard focus, and this
-  // one is hidden from screen readers.
-  'pre.mermaid{white-space:pre-wrap;overflow-wrap:anywhere}';
+/**
+ * The pages' one stylesheet (inline, allowed by its hash): readable on a 375 px phone (nothing
+ * wider than the screen: long commands scroll inside their own box), a visible focus ring, and
+ * risky steps marked by more than colour.
+ */
+export const PAGE_STYLE = [
+  ':root{--fg:#1b1b1b;--muted:#4d4d4d;--line:#cfcfcf;--soft:#f4f4f3;--accent:#0b57d0;--danger:#a50e22;--ok:#146c2e}',
+  '*{box-sizing:border-box}',
+  'body{font:16px/1.5 system-ui,-apple-system,"Segoe UI",Roboto,"Liberation Sans",sans-serif;color:var(--fg);background:#fff;max-width:58rem;margin:0 auto;padding:1rem}',
+  'h1{font-size:1.5rem;line-height:1.25;margin:.5rem 0 1rem}h2{font-size:1.2rem;margin:2rem 0 .5rem}h3{font-size:1.05rem;margin:0 0 .25rem}',
+  'p,li,dd,td,th,summary,label,legend{overflow-wrap:anywhere}',
+  'code,pre,textarea.code{font-family:ui-monospace,"SFMono-Regular","DejaVu Sans Mono","Liberation Mono",Menlo,Consolas,monospace;font-size:.875rem}',
+  'pre{background:var(--soft);border:1px solid var(--line);border-radius:6px;padding:.5rem .75rem;margin:.25rem 0 .75rem;overflow-x:auto;white-space:pre;max-width:100%}',
+  'dl.facts{display:grid;grid-template-columns:max-content minmax(0,1fr);gap:.35rem 1rem;margin:0 0 1rem}',
+  'dl.facts dt{font-weight:600;color:var(--muted)}dl.facts dd{margin:0;min-width:0}',
+  '@media (max-width:40rem){dl.facts{grid-template-columns:minmax(0,1fr);gap:0}dl.facts dd{margin-bottom:.6rem}}',
+  '.banner,.note,.alert{padding:.75rem 1rem;border-radius:6px;margin:1rem 0;border-left:5px solid}',
+  '.banner,.alert{border-color:var(--danger);background:#fdecee}.note{border-color:var(--accent);background:#eef3fd}',
+  '.banner h2,.alert h2,.note h2{margin:0 0 .25rem;font-size:1.05rem}',
+  '.plan-graph{display:block;max-width:100%;height:auto;margin:.5rem 0}',
+  '.graph-list{color:var(--muted);font-size:.9rem}',
+  'article.step{border:1px solid var(--line);border-radius:8px;padding:.75rem 1rem;margin:.75rem 0}',
+  'article.step.destructive{border:2px solid var(--danger)}',
+  '.badge{display:inline-block;font-size:.8rem;font-weight:600;padding:0 .45rem;border-radius:999px;border:1px solid currentColor;margin-left:.35rem;white-space:nowrap}',
+  '.badge.danger{color:var(--danger)}.badge.gate{color:var(--accent)}',
+  'details.change{margin:.5rem 0 0;border-top:1px dashed var(--line);padding-top:.5rem}summary{cursor:pointer;font-weight:600;padding:.25rem 0}',
+  'label{display:block;font-weight:600;margin:.6rem 0 .2rem}',
+  'input[type=text],textarea{display:block;width:100%;padding:.45rem .55rem;border:1px solid #767676;border-radius:4px;font:inherit;background:#fff;color:inherit}',
+  'textarea{min-height:4.5rem;resize:vertical}textarea.code{white-space:pre;overflow-x:auto}',
+  'label.check{display:flex;gap:.5rem;align-items:center}label.check input{width:1.15rem;height:1.15rem;margin:0}',
+  'fieldset{border:1px solid var(--line);border-radius:8px;padding:.5rem 1rem 1rem;margin:1rem 0;min-width:0}legend{font-weight:700;padding:0 .35rem}',
+  'button{font:inherit;font-weight:600;padding:.55rem 1.1rem;border-radius:6px;border:2px solid #333;background:#fff;color:var(--fg);cursor:pointer;margin:.5rem .5rem 0 0}',
+  'button.approve{background:var(--ok);border-color:var(--ok);color:#fff}button.reject{border-color:var(--danger);color:var(--danger)}',
+  ':focus-visible{outline:3px solid #f0a500;outline-offset:2px}',
+  '.problem{color:var(--danger);font-weight:600;margin:.25rem 0}[aria-invalid=true]{border:2px solid var(--danger)}',
+  '.muted{color:var(--muted)}.hint{color:var(--muted);font-size:.9rem;margin:.2rem 0}',
+  'table{border-collapse:collapse;max-width:100%}th,td{text-align:left;vertical-align:top;padding:.2rem .75rem .2rem 0}',
+].join('\n');
+
+/** The stylesheet's CSP source: the one inline style block allowed, by its hash (no `unsafe-inline`). */
+const STYLE_SOURCE = `'sha256-${createHash('sha256').update(PAGE_STYLE).digest('base64')}'`;
 
 const HEADINGS: Record<GateView['kind'], string> = {
   plan: 'Approve this plan?',
@@ -39,6 +82,13 @@ export interface ApprovalPageExtras {
   readonly signIn?: SignInConfig;
   /** The page session's form token, posted back with the answer (a hidden field). @default - none */
   readonly formToken?: string;
+  /**
+   * An answer that was not recorded: the form as it was posted (shown again, so nothing typed is
+   * lost) and the problems found, by field name (`''`: the answer as a whole). @default - a fresh form
+   */
+  readonly refused?: { readonly form: URLSearchParams; readonly problems: Readonly<Record<string, string>> };
+  /** @default new Date() */
+  readonly now?: Date;
 }
 
 /** The public values of the approvers' OAuth client; nothing here is secret. */
@@ -120,9 +170,8 @@ const SIGN_IN_SCRIPT = `(() => {
   })().catch(() => say('Something went wrong; nothing was sent if no answer was confirmed. Open the approval link again.'));
 })();`;
 
-/** The Content-Security-Policy of a page without script: styles inline, forms post back here only. */
-export const PAGE_CSP =
-  "default-src 'none'; style-src 'unsafe-inline'; form-action 'self'; base-uri 'none'; frame-ancestors 'none'";
+/** The Content-Security-Policy of a page without script: its one stylesheet (by hash), forms post back here only. */
+export const PAGE_CSP = `default-src 'none'; style-src ${STYLE_SOURCE}; form-action 'self'; base-uri 'none'; frame-ancestors 'none'`;
 
 /**
  * The Content-Security-Policy of a sign-in page: exactly {@link SIGN_IN_SCRIPT} may run (by its
@@ -130,7 +179,7 @@ export const PAGE_CSP =
  */
 export function signInPageCsp(signIn: SignInConfig): string {
   const hash = createHash('sha256').update(SIGN_IN_SCRIPT).digest('base64');
-  return `default-src 'none'; style-src 'unsafe-inline'; script-src 'sha256-${hash}'; connect-src 'self' ${new URL(signIn.domainUrl).origin}; form-action 'self'; base-uri 'none'; frame-ancestors 'none'`;
+  return `default-src 'none'; style-src ${STYLE_SOURCE}; script-src 'sha256-${hash}'; connect-src 'self' ${new URL(signIn.domainUrl).origin}; form-action 'self'; base-uri 'none'; frame-ancestors 'none'`;
 }
 
 /** Where the page's inline script reads its configuration (public values, escaped). */
@@ -147,83 +196,399 @@ export function signInCallbackPage(signIn: SignInConfig): string {
   return page('Signing in', `<h1>Answering the gate</h1>\n${signInElements(signIn, 'callback')}`);
 }
 
-export function approvalPage(gate: GateView, action: string, extras: ApprovalPageExtras = {}): string {
-  const rows: [string, string][] = [
-    ['Plan', `${gate.planId} v${gate.planVersion}`],
-    ['Digest', gate.planDigest],
-  ];
-  if (gate.summary) rows.push(['Objective', gate.summary.objective], ['Steps', String(gate.summary.steps)]);
-  if (gate.stepId)
-    rows.push(['Step', gate.description ? `${gate.stepId}: ${gate.description}` : gate.stepId]);
-  if (gate.human) rows.push(['What to do', gate.human.instructions]);
-  if (gate.failure)
-    rows.push(['Failure', `${gate.failure.failureClass} (${gate.failure.error}): ${gate.failure.message}`]);
-  if (gate.question) rows.push(['Question asked', gate.question]);
-  if (gate.kind === 'plan' || gate.kind === 'step')
-    rows.push(['Approvals', `${gate.votes.length} of ${gate.policy.quorum}`]);
-  rows.push(['Answer by', gate.expiresAt]);
-
-  const field = (label: string, name: string) =>
-    `${escapeHtml(label)} <input type="text" name="${escapeHtml(name)}">`;
-  const button = (decision: string, label: string) =>
-    `<button name="decision" value="${escapeHtml(decision)}">${escapeHtml(label)}</button>`;
-  const controls: string[] = [];
-  switch (gate.kind) {
-    case 'plan':
-    case 'step':
-      controls.push(
-        `<p>${button('APPROVE', 'Approve')}</p>`,
-        `<p>${field('Args to change (JSON by step id)', 'argOverrides')}${gate.kind === 'plan' ? ` ${field('Steps to skip (comma-separated)', 'skipSteps')}` : ''} ${button('APPROVE_WITH_MODIFICATIONS', 'Approve with modifications')}</p>`,
-        `<p>${field('Question', 'question')} ${button('ASK_FOR_CLARIFICATION', 'Ask for clarification')}</p>`,
-        `<p>${field('Reason', 'reason')} ${button('REJECT', 'Reject')}</p>`,
-      );
-      break;
-    case 'escalation':
-      if (gate.failure?.failureClass === 'permission')
-        controls.push(
-          '<p>Configure the credentials out of band (environment, vault) before you retry. Never paste them here.</p>',
-        );
-      controls.push(
-        `<p>${button('RETRY', 'Retry')} ${button('SKIP', 'Skip')} ${button('ABORT', 'Abort')}</p>`,
-      );
-      break;
-    case 'human':
-      for (const name of gate.human?.outputs ?? []) controls.push(`<p>${field(name, `output.${name}`)}</p>`);
-      controls.push(
-        `<p>${button('DONE', 'Done')}</p>`,
-        `<p>${field('What went wrong', 'reason')} ${button('FAILED', 'Could not do it')}</p>`,
-      );
-  }
+/**
+ * The approval page of `gate`, whose form posts to `action`: who asks and who may answer, the
+ * deadline, the plan's graph (an SVG drawn here) and what changed, each step as a card with what
+ * it runs, per-step fields to change or skip it, and the answers as buttons. No script (except the
+ * sign-in's, on shared links): it works with JavaScript off and by keyboard alone.
+ */
+export async function approvalPage(
+  gate: GateView,
+  action: string,
+  extras: ApprovalPageExtras = {},
+): Promise<string> {
+  const now = extras.now ?? new Date();
+  const steps = pageSteps(gate);
+  const graph = stepGraph(gate);
+  const svg = graph.length > 0 ? await graphSvg(graph) : undefined;
+  const problems = extras.refused?.problems ?? {};
+  const posted = extras.refused?.form;
   const who = extras.answeringAs
     ? [
-        `<p><strong>You are answering as ${escapeHtml(extras.answeringAs)}</strong> (this link was sent to that address only; do not forward it).</p>`,
+        `<p class="note"><strong>You are answering as ${escapeHtml(extras.answeringAs)}</strong> (this link was sent to that address only; do not forward it).</p>`,
       ]
     : extras.signIn
-      ? ['<p>You will be asked to sign in when you answer; your answer is recorded under your account.</p>']
+      ? [
+          '<p class="note">You will be asked to sign in when you answer; your answer is recorded under your account.</p>',
+        ]
       : [];
   const body = [
     `<h1>${escapeHtml(HEADINGS[gate.kind])}</h1>`,
+    ...supersededBanner(gate),
+    ...refusedSummary(problems),
     ...who,
-    `<table>${rows.map(([k, v]) => `<tr><th>${escapeHtml(k)}</th><td>${escapeHtml(v)}</td></tr>`).join('')}</table>`,
+    factsHtml(gate, now),
     ...(gate.changes ? [changesHtml(gate.changes)] : []),
-    ...(gate.summary?.graph ? [graphHtml(gate.summary.graph)] : []),
-    ...(extras.checklist ? [`<pre>${escapeHtml(extras.checklist)}</pre>`] : []),
+    ...(graph.length > 0 ? [graphHtml(graph, svg, gate.kind === 'plan' ? 'plan' : 'step')] : []),
+    ...(extras.checklist ? ['<h2>Checklist</h2>', `<pre>${escapeHtml(extras.checklist)}</pre>`] : []),
     `<form id="plangate-answer" method="post" action="${escapeHtml(action)}">`,
+    // The form's default button, disabled: Enter in a field submits nothing, so no answer is ever
+    // sent by accident (the first button would otherwise be Approve).
+    '<button type="submit" disabled hidden aria-hidden="true" tabindex="-1"></button>',
     `<input type="hidden" name="digest" value="${escapeHtml(gate.planDigest)}">`,
     ...(extras.formToken
       ? [`<input type="hidden" name="${FORM_TOKEN_FIELD}" value="${escapeHtml(extras.formToken)}">`]
       : []),
-    ...controls,
+    ...(steps.length > 0 ? stepsHtml(gate, steps, posted, problems) : []),
+    ...controlsHtml(gate, steps, posted, problems),
     '</form>',
     ...(extras.signIn && !extras.answeringAs ? [signInElements(extras.signIn, 'answer')] : []),
   ].join('\n');
   return page(HEADINGS[gate.kind], body);
 }
 
-export function messagePage(title: string, message: string): string {
-  return page(title, `<h1>${escapeHtml(title)}</h1><p>${escapeHtml(message)}</p>`);
+/** A step as the page shows it. */
+interface PageStep {
+  readonly id: string;
+  readonly name: string;
+  readonly tool?: string;
+  readonly dependsOn: readonly string[];
+  /** What the person may change of it (nothing but skipping when the gate does not show its call). */
+  readonly editable: EditableStep;
 }
 
-function page(title: string, body: string): string {
-  return `<!doctype html><html lang="en"><head><meta charset="utf-8"><meta name="viewport" content="width=device-width, initial-scale=1"><title>${escapeHtml(title)}</title><style>${STYLE}</style></head><body>${body}</body></html>`;
+/** The steps a plan or step gate may change, as its page shows them (the form's fields are theirs). */
+export function editableSteps(gate: GateView): EditableStep[] {
+  return pageSteps(gate).map((step) => step.editable);
+}
+
+/** The steps a plan or step gate is about: the plan's steps, or the one step. */
+function pageSteps(gate: GateView): PageStep[] {
+  if (gate.kind === 'step' && gate.stepId)
+    return [
+      {
+        id: gate.stepId,
+        name: gate.description ?? '',
+        dependsOn: [],
+        editable: { id: gate.stepId, tool: '' },
+      },
+    ];
+  if (gate.kind !== 'plan') return [];
+  const sketches = gate.summary?.graph;
+  if (sketches)
+    return sketches.map((s) => ({
+      id: s.id,
+      name: s.name,
+      tool: s.tool,
+      dependsOn: s.dependsOn ?? [],
+      editable: { id: s.id, tool: s.tool },
+    }));
+  return (gate.summary?.stepIds ?? []).map((id) => ({
+    id,
+    name: '',
+    dependsOn: [],
+    editable: { id, tool: '' },
+  }));
+}
+
+/** The facts of the gate: what, who asked, who may answer, who has, and by when. */
+function factsHtml(gate: GateView, now: Date): string {
+  const rows: [string, string][] = [['Plan', `${escapeHtml(gate.planId)} v${gate.planVersion}`]];
+  if (gate.summary) rows.push(['Objective', escapeHtml(gate.summary.objective)]);
+  if (gate.stepId)
+    rows.push([
+      'Step',
+      `<code>${escapeHtml(gate.stepId)}</code>${gate.description ? `: ${escapeHtml(gate.description)}` : ''}`,
+    ]);
+  if (gate.human) rows.push(['What to do', escapeHtml(gate.human.instructions)]);
+  if (gate.failure)
+    rows.push([
+      'Failure',
+      `${escapeHtml(gate.failure.failureClass)} (${escapeHtml(gate.failure.error)}): ${escapeHtml(gate.failure.message)}`,
+    ]);
+  if (gate.question) rows.push(['Question asked', escapeHtml(gate.question)]);
+  const voting = gate.kind === 'plan' || gate.kind === 'step';
+  rows.push([
+    'Submitted by',
+    gate.submittedBy
+      ? `${escapeHtml(gate.submittedBy)}${voting ? ' (who may not approve it)' : ''}`
+      : 'not recorded',
+  ]);
+  rows.push([voting ? 'Who may approve' : 'Who may answer', whoMayAnswer(gate)]);
+  if (voting) rows.push(['Approvals', votesHtml(gate)]);
+  rows.push(['Answer by', deadlineHtml(gate.expiresAt, now)]);
+  rows.push(['Plan digest', `<code>${escapeHtml(gate.planDigest)}</code>`]);
+  return `<dl class="facts">${rows.map(([k, v]) => `<dt>${escapeHtml(k)}</dt><dd>${v}</dd>`).join('')}</dl>`;
+}
+
+/** The approvers the policy names (or anyone who signs in), less those it forbids and the submitter. */
+function whoMayAnswer(gate: GateView): string {
+  const { approvers, forbiddenApprovers } = gate.policy;
+  const voting = gate.kind === 'plan' || gate.kind === 'step';
+  const barred = [
+    ...new Set([...forbiddenApprovers, ...(voting && gate.submittedBy ? [gate.submittedBy] : [])]),
+  ];
+  if (approvers.length === 0)
+    return `anyone who signs in${barred.length > 0 ? `, except ${nameList(barred)}` : ''}`;
+  return (
+    nameList(approvers.filter((who) => !barred.includes(who))) || 'nobody (every approver named is barred)'
+  );
+}
+
+/** "1 of 2 (quorum 2): ana approved. Waiting for ben or cy." */
+function votesHtml(gate: GateView): string {
+  const { quorum } = gate.policy;
+  const votes = gate.votes.map(
+    (v) => `${escapeHtml(v.by)} ${v.decision.decision === 'APPROVE' ? 'approved' : 'approved with changes'}`,
+  );
+  const waiting = awaited(gate);
+  return [
+    `${gate.votes.length} of ${quorum} (quorum ${quorum})`,
+    votes.length > 0 ? `: ${votes.join(', ')}.` : '',
+    gate.votes.length > 0 && waiting.length > 0 ? ` Waiting for ${nameList(waiting, 'or')}.` : '',
+  ].join('');
+}
+
+/** Who may still approve: the approvers named who have not voted (not the submitter, not the forbidden). */
+export function awaited(gate: Pick<GateView, 'policy' | 'votes' | 'submittedBy'>): string[] {
+  const voted = new Set(gate.votes.map((v) => v.by));
+  return gate.policy.approvers.filter(
+    (who) => !voted.has(who) && who !== gate.submittedBy && !gate.policy.forbiddenApprovers.includes(who),
+  );
+}
+
+/** Names, escaped, as "a", "a and b", "a, b and c". */
+export function nameList(names: readonly string[], last: 'and' | 'or' = 'and'): string {
+  const escaped = names.map(escapeHtml);
+  if (escaped.length <= 1) return escaped.join('');
+  return `${escaped.slice(0, -1).join(', ')} ${last} ${escaped.at(-1)}`;
+}
+
+/**
+ * The deadline as UTC with how long remains. The page runs no script and an open link carries no
+ * time zone, so it cannot show the reader's local time: "in 23 h 10 min" says the same thing
+ * wherever the reader is, and `<time>` holds the exact instant.
+ */
+export function deadlineHtml(iso: string, now: Date): string {
+  const at = new Date(iso);
+  if (Number.isNaN(at.getTime())) return escapeHtml(iso);
+  const left = at.getTime() - now.getTime();
+  return `<time datetime="${escapeHtml(at.toISOString())}">${utcText(at)}</time> (${left > 0 ? `in ${durationText(left)}` : 'passed'})`;
+}
+
+/** "2025-06-01 14:30 UTC". */
+export function utcText(at: Date): string {
+  return `${at.toISOString().slice(0, 16).replace('T', ' ')} UTC`;
+}
+
+/** "2 d 3 h", "23 h 10 min", "5 min", "less than a minute". */
+export function durationText(ms: number): string {
+  const minutes = Math.floor(ms / 60_000);
+  if (minutes < 1) return 'less than a minute';
+  const days = Math.floor(minutes / 1440);
+  const hours = Math.floor((minutes % 1440) / 60);
+  if (days > 0) return `${days} d${hours > 0 ? ` ${hours} h` : ''}`;
+  const rest = minutes % 60;
+  return hours > 0 ? `${hours} h${rest > 0 ? ` ${rest} min` : ''}` : `${rest} min`;
+}
+
+/** A later version of the plan closed this gate (its field is set by the gate's versioning). */
+function supersededBanner(gate: GateView): string[] {
+  const by = (gate as { supersededBy?: { version: number; linkId?: string } }).supersededBy;
+  if (!by) return [];
+  const newer = by.linkId
+    ? `<a href="/approvals/${encodeURIComponent(by.linkId)}">review v${by.version} instead</a>`
+    : `review v${by.version} instead`;
+  return [
+    `<div class="banner" role="alert"><h2>A newer version exists: v${by.version}</h2><p>This version can no longer be approved; ${newer}.</p></div>`,
+  ];
+}
+
+/** The problems of an answer that was not recorded, each linking to its field. */
+function refusedSummary(problems: Readonly<Record<string, string>>): string[] {
+  const entries = Object.entries(problems);
+  if (entries.length === 0) return [];
+  // A field's problem links to the field; the others (the answer, the steps skipped) to themselves.
+  const items = entries.map(
+    ([name, message]) =>
+      `<li><a href="#${fieldId(name)}${name === 'decision' || name === SKIP_FIELD ? '-problem' : ''}">${escapeHtml(message)}</a></li>`,
+  );
+  return [
+    `<div class="alert" role="alert"><h2>Not recorded: nothing was changed</h2><ul>${items.join('')}</ul></div>`,
+  ];
+}
+
+/** A field's element id: its name, hashed (names hold the plan author's argument names). */
+function fieldId(name: string): string {
+  return `f-${createHash('sha256').update(name).digest('hex').slice(0, 12)}`;
+}
+
+/** A field's problem beside it, and the attributes that tie the two together. */
+function problemOf(
+  problems: Readonly<Record<string, string>>,
+  name: string,
+): { attrs: string; html: string } {
+  const problem = problems[name];
+  if (problem === undefined) return { attrs: '', html: '' };
+  const id = `${fieldId(name)}-problem`;
+  return {
+    attrs: ` aria-invalid="true" aria-describedby="${id}"`,
+    html: `<p class="problem" id="${id}">${escapeHtml(problem)}</p>`,
+  };
+}
+
+/** The steps as cards, each with its fields to change it or skip it (inside the answer form). */
+function stepsHtml(
+  gate: GateView,
+  steps: readonly PageStep[],
+  posted: URLSearchParams | undefined,
+  problems: Readonly<Record<string, string>>,
+): string[] {
+  const canSkip = gate.kind === 'plan';
+  return [
+    `<h2 id="plangate-steps">${gate.kind === 'plan' ? 'What will run' : 'The step'}</h2>`,
+    ...steps.map((step) => {
+      const fields = argFields(step.editable);
+      const skip = canSkip
+        ? [
+            `<label class="check"><input type="checkbox" name="${SKIP_FIELD}" value="${escapeHtml(step.id)}"${posted?.getAll(SKIP_FIELD).includes(step.id) ? ' checked' : ''}> Skip this step (steps that wait for it will not run)</label>`,
+          ]
+        : [];
+      const change =
+        fields.length + skip.length > 0
+          ? [
+              `<details class="change"${fields.some((f) => problems[argFieldName(step.id, f.key)] !== undefined) || posted?.getAll(SKIP_FIELD).includes(step.id) || fields.some((f) => changedIn(posted, step.id, f)) ? ' open' : ''}>`,
+              `<summary>Change ${fields.length > 0 ? 'arguments' : 'whether it runs'}<span class="muted"> of ${escapeHtml(step.id)}</span></summary>`,
+              ...fields.map((field) => fieldHtml(step.id, field, posted, problems)),
+              ...skip,
+              '</details>',
+            ]
+          : [];
+      return [
+        `<article class="step" aria-labelledby="${fieldId(`step.${step.id}`)}">`,
+        `<h3 id="${fieldId(`step.${step.id}`)}"><code>${escapeHtml(step.id)}</code>${step.tool ? ` <span class="muted">(${escapeHtml(step.tool)})</span>` : ''}</h3>`,
+        ...(step.name ? [`<p>${escapeHtml(step.name)}</p>`] : []),
+        ...(step.dependsOn.length > 0
+          ? [
+              `<p class="muted">Runs after ${step.dependsOn.map((d) => `<code>${escapeHtml(d)}</code>`).join(', ')}</p>`,
+            ]
+          : []),
+        ...change,
+        '</article>',
+      ].join('\n');
+    }),
+    problemOf(problems, SKIP_FIELD).html,
+  ];
+}
+
+/** Whether the posted form changed this field (so its disclosure opens again). */
+function changedIn(posted: URLSearchParams | undefined, stepId: string, field: ArgField): boolean {
+  const given = posted?.get(argFieldName(stepId, field.key));
+  return given != null && given.replace(/\r\n?/g, '\n') !== fieldText(field);
+}
+
+/** One argument's field, labelled, prefilled with its value (or what was posted), its problem beside it. */
+function fieldHtml(
+  stepId: string,
+  field: ArgField,
+  posted: URLSearchParams | undefined,
+  problems: Readonly<Record<string, string>>,
+): string {
+  const name = argFieldName(stepId, field.key);
+  const id = fieldId(name);
+  const value = posted?.get(name) ?? fieldText(field);
+  const problem = problemOf(problems, name);
+  const label = `<label for="${id}">${escapeHtml(field.key)}${field.input === 'json' ? ' <span class="muted">(JSON)</span>' : ''}</label>`;
+  const multiline = field.input === 'command' || value.includes('\n');
+  // A text area drops one line break right after its start tag: one more keeps a value's own.
+  const control = multiline
+    ? `<textarea id="${id}" name="${escapeHtml(name)}" class="code" rows="${Math.min(12, Math.max(3, value.split('\n').length + 1))}" spellcheck="false" autocapitalize="off"${problem.attrs}>${value.startsWith('\n') ? '\n' : ''}${escapeHtml(value)}</textarea>`
+    : `<input type="text" id="${id}" name="${escapeHtml(name)}" value="${escapeHtml(value)}" spellcheck="false" autocapitalize="off"${field.input === 'json' ? ' class="code"' : ''}${problem.attrs}>`;
+  return `${label}${control}${problem.html}`;
+}
+
+/** The answers the gate takes, as buttons (with the fields they use). */
+function controlsHtml(
+  gate: GateView,
+  steps: readonly PageStep[],
+  posted: URLSearchParams | undefined,
+  problems: Readonly<Record<string, string>>,
+): string[] {
+  const button = (decision: string, label: string, kind = '') =>
+    `<button type="submit" name="decision" value="${escapeHtml(decision)}"${kind ? ` class="${kind}"` : ''}>${escapeHtml(label)}</button>`;
+  const text = (name: string, label: string, hint?: string) => {
+    const id = fieldId(name);
+    const problem = problemOf(problems, name);
+    return `<label for="${id}">${escapeHtml(label)}</label>${hint ? `<p class="hint">${escapeHtml(hint)}</p>` : ''}<textarea id="${id}" name="${escapeHtml(name)}" rows="2"${problem.attrs}>${escapeHtml(posted?.get(name) ?? '')}</textarea>${problem.html}`;
+  };
+  const answer = problemOf(problems, 'decision');
+  switch (gate.kind) {
+    case 'plan':
+    case 'step': {
+      const editable = steps.some((s) => argFields(s.editable).length > 0) || gate.kind === 'plan';
+      return [
+        '<h2>Your answer</h2>',
+        answer.html,
+        `<fieldset><legend>Approve</legend><p class="hint">${gate.kind === 'plan' ? 'The plan runs as shown' : 'The step runs as shown'}${editable ? ', or with the changes you made above' : ''}.</p>`,
+        button('APPROVE', 'Approve', 'approve'),
+        ...(editable ? [button('APPROVE_WITH_MODIFICATIONS', 'Approve with my changes')] : []),
+        '</fieldset>',
+        '<fieldset><legend>Ask</legend>',
+        text('question', 'Question', 'Nothing is approved: the gate asks again with your question.'),
+        button('ASK_FOR_CLARIFICATION', 'Ask for clarification'),
+        '</fieldset>',
+        '<fieldset><legend>Reject</legend>',
+        text(
+          'reason',
+          'Reason',
+          gate.kind === 'plan'
+            ? 'The run stops here.'
+            : 'The step is skipped; steps that wait for it do not run.',
+        ),
+        button('REJECT', 'Reject', 'reject'),
+        '</fieldset>',
+      ];
+    }
+    case 'escalation':
+      return [
+        '<h2>Your answer</h2>',
+        answer.html,
+        ...(gate.failure?.failureClass === 'permission'
+          ? [
+              '<p class="note">Configure the credentials out of band (environment, vault) before you retry. Never paste them here.</p>',
+            ]
+          : []),
+        `<p>${button('RETRY', 'Retry', 'approve')} ${button('SKIP', 'Skip')} ${button('ABORT', 'Abort', 'reject')}</p>`,
+      ];
+    case 'human': {
+      const outputs = (gate.human?.outputs ?? []).map((name) => {
+        const field = `output.${name}`;
+        const id = fieldId(field);
+        const problem = problemOf(problems, field);
+        return `<label for="${id}">${escapeHtml(name)}</label><input type="text" id="${id}" name="${escapeHtml(field)}" value="${escapeHtml(posted?.get(field) ?? '')}"${problem.attrs}>${problem.html}`;
+      });
+      return [
+        '<h2>Your report</h2>',
+        answer.html,
+        '<fieldset><legend>Done</legend>',
+        ...outputs,
+        button('DONE', 'Done', 'approve'),
+        '</fieldset>',
+        '<fieldset><legend>Could not do it</legend>',
+        text('reason', 'What went wrong'),
+        button('FAILED', 'Could not do it', 'reject'),
+        '</fieldset>',
+      ];
+    }
+  }
+}
+
+/** A page with a title and a message (and, optionally, more HTML after it). */
+export function messagePage(title: string, message: string, more = ''): string {
+  return page(title, `<h1>${escapeHtml(title)}</h1><p>${escapeHtml(message)}</p>${more}`);
+}
+
+/** The page frame: the one stylesheet, and `head` extras (a refresh). */
+export function page(title: string, body: string, head = ''): string {
+  return `<!doctype html><html lang="en"><head><meta charset="utf-8"><meta name="viewport" content="width=device-width, initial-scale=1">${head}<title>${escapeHtml(title)}</title><style>${PAGE_STYLE}</style></head><body><main>${body}</main></body></html>`;
 }
