@@ -5,7 +5,15 @@
 import { planDigest } from '../plan/digest.ts';
 import { effectiveRecovery, type RecoveryTable } from '../plan/recovery.ts';
 import { FAILURE_CLASSES, type Plan, type PlanInput, PlanSchema, type Step } from '../plan/schema.ts';
-import type { BudgetLimits, PlanIdentity, PlanSummary, RecipeSummary } from '../runtime/payloads/index.ts';
+import type { ToolRegistry } from '../plan/tools.ts';
+import type {
+  BudgetLimits,
+  PlanIdentity,
+  PlanSummary,
+  RecipeSummary,
+  StepView,
+} from '../runtime/payloads/index.ts';
+import { approvalView, fitApprovalView, stepGateView, VIEW_LIMIT_BYTES } from './approval-view.ts';
 import type { AslDefinition, CompiledDefinition, Fragment } from './asl.ts';
 import { CHILD_STATES, ChildMachine } from './child-machine.ts';
 import { COMPLETION_STATES, Completion } from './completion.ts';
@@ -74,6 +82,11 @@ export interface CompileOptions {
    * @default 'auto'
    */
   readonly stepMachines?: 'auto' | 'always' | 'never';
+  /**
+   * The tools the approval view's risk marks are judged with.
+   * @default - the built-in tools
+   */
+  readonly tools?: ToolRegistry;
 }
 
 export interface CompileResult {
@@ -91,6 +104,13 @@ export class CompileError extends Error {
     this.name = 'CompileError';
   }
 }
+
+/**
+ * Largest plan gate summary, in JSON bytes: it is sent in the plan gate's request, whose state
+ * payload Step Functions caps at 256 KiB; the rest is room for the token, the policy and a question.
+ * The approval view takes what the objective, step ids and graph leave, up to VIEW_LIMIT_BYTES.
+ */
+export const SUMMARY_LIMIT_BYTES = 200 * 1024;
 
 /** The share of `maxDefinitionBytes` above which `stepMachines: 'auto'` uses step machines. */
 const STEP_MACHINE_SHARE = 0.25;
@@ -133,6 +153,9 @@ export function compilePlan(input: Plan | PlanInput, options: CompileOptions = {
   const approvalLadder = gateLadderPolicy(plan);
 
   const ancestors = ancestorsOf(plan.steps);
+  // What approvers see: the whole view, cut to fit the plan gate's summary below; each step gate
+  // carries its own step's view.
+  const view = approvalView(plan, options.tools);
   // Tool steps run on step machines (one per distinct set of Retry blocks) when that is chosen.
   const stepMachines = new Map<string, { placeholder: string; retry: AslRetrier[] }>();
   const stepMachineOf = (step: Step): string | undefined => {
@@ -162,6 +185,7 @@ export function compilePlan(input: Plan | PlanInput, options: CompileOptions = {
           signalSuccessors: decomposition.signals.get(step.id) ?? [],
           ancestors: ancestors.get(step.id) ?? [],
           stepIds,
+          ...(step.requiresApproval ? { gateView: stepGateView(view.steps[i] as StepView) } : {}),
           sendRecipes: Object.keys(plan.recovery).length > 0,
           sendSecretDeclarations: plan.secrets.length > 0,
           ...(budgetLimits(plan) ? { budget: budgetLimits(plan) } : {}),
@@ -176,8 +200,7 @@ export function compilePlan(input: Plan | PlanInput, options: CompileOptions = {
     const sizing = new BranchScope(new StateNamer());
     const sizes = new Map<string, Size>();
     for (const [id, planStep] of steps) {
-      const bytes =
-        JSON.stringify(planStep.toAsl(sizing, 'Next state').states).length + planStep.escalationBytes();
+      const bytes = jsonBytes(planStep.toAsl(sizing, 'Next state').states) + planStep.escalationBytes();
       sizes.set(id, { events: planStep.cost().historyEvents, bytes });
     }
     return sizes;
@@ -193,17 +216,21 @@ export function compilePlan(input: Plan | PlanInput, options: CompileOptions = {
     }
   }
   const graph = planGraph(plan.steps);
-  const summary: PlanSummary = {
+  const sketch: PlanSummary = {
     objective: oneLine(plan.objective),
     steps: plan.steps.length,
     stepIds: plan.steps.map((s) => s.id),
     ...(graph ? { graph } : {}),
   };
+  const summary: PlanSummary = {
+    ...sketch,
+    view: fitApprovalView(view, Math.min(VIEW_LIMIT_BYTES, SUMMARY_LIMIT_BYTES - jsonBytes(sketch))),
+  };
   const budget: Size = {
     events: Math.floor(maxHistoryEvents * (1 - headroom)) - MACHINE_OVERHEAD.top.events,
     // The plan gate's summary (Start's `$summary`, as it is written there) sits in the main
     // machine, however the steps are split.
-    bytes: maxDefinitionBytes - MACHINE_OVERHEAD.top.bytes - JSON.stringify(literal(summary)).length,
+    bytes: maxDefinitionBytes - MACHINE_OVERHEAD.top.bytes - jsonBytes(literal(summary)),
   };
   const splitter = new Splitter({ stepSize: (id) => stepSizes.get(id) as Size, budget });
   const layout = splitter.fit(decomposition.root);
@@ -376,6 +403,11 @@ function ancestorsOf(steps: readonly Step[]): Map<string, string[]> {
 
 function jsonOutput(expression: string): string {
   return `{% ${expression} %}`;
+}
+
+/** Size in UTF-8 bytes, as AWS counts definitions and payloads (not UTF-16 code units). */
+function jsonBytes(value: unknown): number {
+  return Buffer.byteLength(JSON.stringify(value));
 }
 
 function definition(name: string, asl: AslDefinition): CompiledDefinition {

@@ -6,7 +6,7 @@
  */
 import type { RecoveryTable } from '../plan/recovery.ts';
 import type { Step } from '../plan/schema.ts';
-import type { BudgetLimits } from '../runtime/payloads/index.ts';
+import type { BudgetLimits, StepView } from '../runtime/payloads/index.ts';
 import type { AslStates, Fragment } from './asl.ts';
 import { type EscalatedStep, escalationOf, ScopeEscalation } from './escalation.ts';
 import type { GateLadderPolicy } from './gate-ladder.ts';
@@ -47,6 +47,8 @@ export interface PlanStepProps {
   readonly ancestors?: readonly string[];
   /** Every step id of the plan, to tell step references from other text. */
   readonly stepIds: ReadonlySet<string>;
+  /** A step with `requiresApproval`: the step as its gate shows it (approval-view.ts). @default - no step gate */
+  readonly gateView?: StepView;
   /** The plan declares recipes of its own: the runner and checker classify with them. @default false */
   readonly sendRecipes?: boolean;
   /** The plan declares secrets: every runner and checker gets the declarations, to redact their values. @default false */
@@ -105,6 +107,7 @@ export class PlanStep {
         stepId: step.id,
         description: step.description,
         dependsOn: step.dependsOn,
+        ...(this.props.gateView ? { view: this.props.gateView } : {}),
         ladder: this.props.approvalLadder,
         runState: this.entryState(),
       }).toAsl(scope);

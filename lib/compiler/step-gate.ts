@@ -4,8 +4,9 @@
  * goes on to the runner, which treats REJECT as "skip this step" (seed 001) and applies
  * APPROVE_WITH_MODIFICATIONS' arg overrides for this step.
  */
+import type { StepView } from '../runtime/payloads/index.ts';
 import type { Fragment } from './asl.ts';
-import { allCompleted, CURRENT, STEPS, skippedByApprover, withCurrent } from './dataflow.ts';
+import { allCompleted, CURRENT, entriesOf, STEPS, skippedByApprover, withCurrent } from './dataflow.ts';
 import { type GateLadderPolicy, gateLadder } from './gate-ladder.ts';
 import { jsonata, literal } from './jsonata.ts';
 import type { BranchScope } from './scope.ts';
@@ -14,6 +15,12 @@ export interface StepGateProps {
   readonly stepId: string;
   readonly description: string;
   readonly dependsOn: readonly string[];
+  /**
+   * The step as its approvers see it (lib/compiler/approval-view.ts); the gate also gets the
+   * ledger entries of the steps its call and contract read, to show the values they will consume.
+   * @default - the description only
+   */
+  readonly view?: StepView;
   /** The approval policy's timeout ladder (its last rung rejects: the step is skipped). */
   readonly ladder: GateLadderPolicy;
   /** The step's runner state, where every decision but ASK_FOR_CLARIFICATION leads. */
@@ -31,6 +38,14 @@ export class StepGate {
     const { stepId, runState } = this.props;
     const names = stepGateStates(stepId);
     const round = `($exists(${CURRENT}.round) ? ${CURRENT}.round : 1)`;
+    const view = this.props.view;
+    const consumed = [
+      ...new Set(
+        [...(view?.call?.references ?? []), ...(view?.contract?.references ?? [])].map((r) => r.step),
+      ),
+    ]
+      .filter((id) => id !== stepId)
+      .sort();
     return {
       startAt: names.check,
       states: {
@@ -53,6 +68,8 @@ export class StepGate {
           payload: {
             stepId,
             description: literal(this.props.description),
+            ...(this.props.view ? { view: literal(this.props.view) } : {}),
+            ...(consumed.length > 0 ? { inputs: jsonata(entriesOf(consumed)) } : {}),
             round: jsonata(round),
             question: jsonata(`$exists(${CURRENT}.question) ? ${CURRENT}.question : null`),
           },

@@ -5,8 +5,12 @@
 import { z } from 'zod';
 import {
   ApprovalDecisionSchema,
+  ApprovalPolicySchema,
+  ApprovalViewSchema,
   JournalRecordSchema,
   PlanIdentitySchema,
+  PlanSummarySchema,
+  StepGateViewSchema,
 } from '../runtime/payloads/index.ts';
 
 export const ProblemSchema = z.object({
@@ -78,7 +82,12 @@ export const AnswerOutcomeSchema = z.discriminatedUnion('status', [
   z.object({ status: z.literal('pending'), votes: z.number().int() }),
 ]);
 
-/** A gate as the approval API shows it to a script (Accept: application/json). */
+/**
+ * A gate as the approval API shows it to a script (Accept: application/json): what the page
+ * shows, as data. A plan gate's `view` is every step's exact call, contract, rollback, recovery and
+ * risk marks, then the postconditions, budget and secret names; a step gate's `stepGate` is the
+ * step's view, what already ran with its evidence and the values it will consume.
+ */
 export const GateViewSchema = z.looseObject({
   approvalId: z.string(),
   kind: z.enum(['plan', 'step', 'escalation', 'human']),
@@ -86,10 +95,29 @@ export const GateViewSchema = z.looseObject({
   planId: z.string(),
   planVersion: z.number().int(),
   planDigest: z.string(),
-  status: z.enum(['pending', 'answered']),
+  stepId: z.string().optional(),
+  description: z.string().optional(),
+  round: z.number().int(),
+  question: z.string().optional(),
+  status: z.enum(['pending', 'answered', 'escalated']),
+  /** Plan gate: objective, step count, step ids and graph. */
+  summary: PlanSummarySchema.omit({ view: true }).optional(),
+  view: ApprovalViewSchema.optional(),
+  stepGate: StepGateViewSchema.optional(),
+  /** Who may answer: approvers (empty: anyone), who never may, and how many approvals decide. */
+  policy: ApprovalPolicySchema,
+  /** Who submitted the plan: they may not approve it. */
+  submittedBy: z.string().optional(),
+  /** How many approvals were recorded so far. */
   votes: z.number().int(),
+  /** Who voted so far, and how. */
+  voters: z.array(z.object({ by: z.string(), decision: z.string() })),
+  createdAt: z.string(),
+  /** The deadline, ISO 8601 UTC. */
+  expiresAt: z.string(),
   decision: ApprovalDecisionSchema.or(z.looseObject({ decision: z.string() })).optional(),
 });
+export type GateJson = z.infer<typeof GateViewSchema>;
 
 /** `POST /plans` with a goal instead of a plan: a planner drafts the plan (lib/launch/plan-drafts.ts). */
 export const GoalRequestSchema = z.strictObject({

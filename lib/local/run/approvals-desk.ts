@@ -5,6 +5,7 @@
 import type { Approvals } from '../../runtime/gate/approvals.ts';
 import type { GateView } from '../../runtime/gate/gate-item.ts';
 import { ApprovalError } from '../../runtime/gate/links.ts';
+import { shownOfGate } from '../../runtime/gate/shown-gate.ts';
 import {
   type AnswerOutcome,
   type GateAnswer,
@@ -31,7 +32,7 @@ export class ApprovalsDesk implements GateDesk {
 
   async pending(executionId: string): Promise<PendingGate[]> {
     return (await this.props.approvals.pending(executionId)).map(({ linkId, gate }) =>
-      pendingGate(linkId, gate, gate.expiresAtEpoch),
+      pendingGate(linkId, gate, gate.expiresAtEpoch, shownOfGate(gate)),
     );
   }
 

@@ -4,6 +4,7 @@
  * a later answer is told it came too late.
  */
 import type { GateView } from '../../runtime/gate/gate-item.ts';
+import type { ShownGate } from '../../runtime/gate/shown-gate.ts';
 import type {
   ApprovalDecision,
   ClassifiedFailure,
@@ -29,6 +30,8 @@ export interface PendingGate extends GateFacts {
   readonly linkId: string;
   /** Seconds since the epoch; links expire with the gate. */
   readonly expiresAtEpoch: number;
+  /** What the gate shows (its view, who may approve, the deadline), printed with the question. */
+  readonly shown?: ShownGate;
 }
 
 export type GateAnswer = ApprovalDecision | EscalationDecision | HumanDecision;
@@ -55,7 +58,12 @@ export interface GateDesk {
 }
 
 /** The pending gate a link id answers, from what is known about it. */
-export function pendingGate(linkId: string, facts: GateFacts, expiresAtEpoch: number): PendingGate {
+export function pendingGate(
+  linkId: string,
+  facts: GateFacts,
+  expiresAtEpoch: number,
+  shown?: ShownGate,
+): PendingGate {
   return {
     linkId,
     executionId: facts.executionId,
@@ -68,5 +76,6 @@ export function pendingGate(linkId: string, facts: GateFacts, expiresAtEpoch: nu
       ? { human: { instructions: facts.human.instructions, outputs: facts.human.outputs } }
       : {}),
     expiresAtEpoch,
+    ...(shown ? { shown } : {}),
   };
 }

@@ -20,6 +20,8 @@ import { launchPlan, type PlannerDetails } from '../../launch/launch-plan.ts';
 import { renderChecklist } from '../../plan/render.ts';
 import { type Plan, PlanSchema } from '../../plan/schema.ts';
 import { type ApprovalNotice, approvalsFor } from '../../runtime/gate/gate.ts';
+import { shownOfNotice } from '../../runtime/gate/shown-gate.ts';
+import { gateText, terminalSafe } from '../../runtime/gate/view-text.ts';
 import { readEvents } from '../../runtime/journal/journal.ts';
 import type { JournalRecord } from '../../runtime/payloads/index.ts';
 import { AGENT_COMMAND_ENV } from '../../runtime/tools/agent.ts';
@@ -215,7 +217,8 @@ export async function runSession(target: SessionTarget, options: SessionOptions)
     workers = await startWorkers(stack, plan, options, note);
     note(`Approval page: ${page.url} (links are printed with each gate)`);
     if (slack) note(`Slack interactions: ${slack.interactionsUrl}`);
-    if (!options.json) out(`\n${renderChecklist(plan)}\n`);
+    // Plan text is the author's: a control sequence in it must not reach the terminal as one.
+    if (!options.json) out(`\n${terminalSafe(renderChecklist(plan))}\n`);
 
     /** A gate answered in another shell (plangate complete), by Slack or by a timeout: stop asking. */
     const withdrawAnsweredElsewhere = async () => {
@@ -245,7 +248,7 @@ export async function runSession(target: SessionTarget, options: SessionOptions)
           io.stdout.write(`${JSON.stringify(event)}\n`);
           // Scripts read events on stdout; the final summary line still goes to a person.
           if (event.event === 'EXECUTION_COMPLETE') note(progress.lines(event).join('\n'));
-        } else spinner.print(progress.lines(event));
+        } else spinner.print(progress.lines(event).map(terminalSafe));
         spinner.update(progress.running());
       },
     });
@@ -253,7 +256,7 @@ export async function runSession(target: SessionTarget, options: SessionOptions)
 
     const ask = (gate: PendingGate) => {
       if (asked.has(gate.linkId)) return;
-      const question = gateQuestion(gate, plan, failures, page.linkFor(gate.linkId));
+      const question = terminalSafe(gateQuestion(gate, plan, failures, page.linkFor(gate.linkId)));
       if ((gate.kind === 'plan' || gate.kind === 'step') && options.approve) {
         if (plan.approval.allowAutoApprove) {
           note(
@@ -491,6 +494,8 @@ function gateQuestion(gate: PendingGate, plan: Plan, failures: Map<string, strin
       lines.push('Configure the credentials out of band (environment, vault, config file) before you retry.');
   }
   if (gate.question) lines.push(`Question asked: ${gate.question}`);
+  // What the approval covers, exactly: every command, contract, rollback and risk (in this machine's time zone).
+  if (gate.shown) lines.push(gateText(gate.shown, { timeZone: localTimeZone() }), '');
   lines.push(`Answer here or open ${link}`);
   lines.push(
     ...(gate.kind === 'escalation'
@@ -503,8 +508,15 @@ function gateQuestion(gate: PendingGate, plan: Plan, failures: Map<string, strin
 }
 
 function noticeGate(notice: ApprovalNotice): PendingGate {
-  return pendingGate(notice.approvalId, notice, Math.floor(Date.parse(notice.expiresAt) / 1000));
+  return pendingGate(
+    notice.approvalId,
+    notice,
+    Math.floor(Date.parse(notice.expiresAt) / 1000),
+    shownOfNotice(notice),
+  );
 }
+
+const localTimeZone = (): string => Intl.DateTimeFormat().resolvedOptions().timeZone;
 
 const short = (text: string | undefined): string => {
   const line = (text ?? '').replace(/\s+/g, ' ').trim();

@@ -235,10 +235,21 @@ function page(status: number, body: string): HttpResult {
   return withCsp(html(status, body), PAGE_CSP);
 }
 
-/** A gate as JSON: its votes counted, not listed; not its Slack messages (their buttons hold the shared link). */
+/**
+ * A gate as JSON (GateViewSchema in lib/launch/plans-api-schemas.ts): the plan gate's view at the
+ * top level, the votes counted and who cast them; not its Slack messages (their buttons hold the
+ * shared link).
+ */
 function shownGate(gate: GateView) {
-  const { votes, slackMessages: _messages, ...shown } = gate;
-  return { ...shown, votes: votes.length };
+  const { votes, slackMessages: _messages, summary, ...shown } = gate;
+  const { view, ...sketch } = summary ?? {};
+  return {
+    ...shown,
+    ...(summary ? { summary: sketch } : {}),
+    ...(view ? { view } : {}),
+    votes: votes.length,
+    voters: votes.map((v) => ({ by: v.by, decision: v.decision.decision })),
+  };
 }
 
 /**

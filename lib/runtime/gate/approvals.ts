@@ -29,6 +29,7 @@ import {
   type GateRequest,
   type HumanDecision,
   type RunnerResult,
+  type StepGateView,
 } from '../payloads/index.ts';
 import { Redactor } from '../secrets/redact.ts';
 import { progressLabel } from '../shared/progress.ts';
@@ -78,11 +79,15 @@ export class Approvals {
   /**
    * Stores the gate (with its token and the plan's approval policy) and returns the approval id
    * for links and buttons. `submittedBy`, when known, may answer but never approve; `changes`
-   * (plan gate) are shown beside the plan.
+   * (plan gate) are shown beside the plan; `stepGate` (step gate) is what the step's approvers see.
    */
   async create(
     req: GateRequest,
-    { submittedBy, changes }: { submittedBy?: string; changes?: PlanChanges } = {},
+    {
+      submittedBy,
+      changes,
+      stepGate,
+    }: { submittedBy?: string; changes?: PlanChanges; stepGate?: StepGateView } = {},
   ): Promise<string> {
     const policy: ApprovalPolicy = req.approval;
     const now = this.now();
@@ -101,6 +106,7 @@ export class Approvals {
       ...(req.description !== undefined ? { description: req.description } : {}),
       ...(req.summary ? { summary: req.summary } : {}),
       ...(changes ? { changes } : {}),
+      ...(stepGate ? { stepGate } : {}),
       ...(req.question ? { question: req.question } : {}),
       ...(req.failure ? { failure: req.failure } : {}),
       ...(req.kind === 'human' && req.human

@@ -1,6 +1,12 @@
 /** A gate as the gates table stores it, and the view of it that may leave the backend. */
 import { type DynamoDBDocumentClient, UpdateCommand } from '@aws-sdk/lib-dynamodb';
-import type { ApprovalDecision, ApprovalPolicy, GateDecision, GateRequest } from '../payloads/index.ts';
+import type {
+  ApprovalDecision,
+  ApprovalPolicy,
+  GateDecision,
+  GateRequest,
+  StepGateView,
+} from '../payloads/index.ts';
 import type { PlanChanges } from './plan-diff.ts';
 
 /** A pending gate as stored. `taskToken` never leaves this table. */
@@ -16,6 +22,8 @@ export interface GateItem {
   round: number;
   description?: string;
   summary?: GateRequest['summary'];
+  /** Step gate: the step as its approvers see it, what already ran and the values it will consume. */
+  stepGate?: StepGateView;
   /** Plan gate: what changed since the plan's latest earlier version that was gated. */
   changes?: PlanChanges;
   question?: string;

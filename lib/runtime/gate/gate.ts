@@ -23,6 +23,7 @@ import { climbLadder } from './ladder.ts';
 import { LinkSigner } from './links.ts';
 import { noticeOf } from './notice.ts';
 import { diffPlanGraphs, type PlanChanges, type RecordedSteps } from './plan-diff.ts';
+import { stepGateViewOf } from './step-gate-view.ts';
 
 export type { ApprovalNotice } from '../payloads/index.ts';
 
@@ -133,9 +134,14 @@ export async function openGate(req: GateRequest, deps: GateDeps): Promise<{ appr
   }
   const graph = req.kind === 'plan' ? req.summary?.graph : undefined;
   const created = await planCreated(req.executionId, deps);
+  const stepGate =
+    req.kind === 'step'
+      ? await stepGateViewOf(req, { dynamo: deps.dynamo, eventsTable: deps.tables.events })
+      : undefined;
   const approvalId = await approvalsFor(deps).create(req, {
     submittedBy: created?.submitted_by,
     changes: graph ? await changesSincePrevious(req.plan, graph, deps, created?.steps) : undefined,
+    stepGate,
   });
   if (req.kind === 'escalation') {
     await journal.append({ ...identity, event: 'RECOVERY_ESCALATION', details: { reason } });
@@ -161,7 +167,7 @@ export async function openGate(req: GateRequest, deps: GateDeps): Promise<{ appr
       },
     });
   }
-  await deps.notify(noticeOf(req, approvalId));
+  await deps.notify(noticeOf(req, approvalId, undefined, { submittedBy: created?.submitted_by, stepGate }));
   return { approvalId };
 }
 

@@ -85,13 +85,19 @@ export async function climbLadder(req: LadderRequest, deps: LadderDeps): Promise
           const approvalId = await deps.approvals.create(req, {
             submittedBy: deps.submittedBy,
             changes: item.changes,
+            stepGate: item.stepGate,
           });
           await deps.journal.append({
             ...identity,
             event: 'GATE_ESCALATED',
             details: { gate: req.kind, level: req.ladder.level, approvers: req.approval.approvers },
           });
-          await deps.notify(noticeOf(req, approvalId, 'escalation'));
+          await deps.notify(
+            noticeOf(req, approvalId, 'escalation', {
+              submittedBy: deps.submittedBy,
+              stepGate: item.stepGate,
+            }),
+          );
           // Like a decision listener's, its failure never undoes the escalation.
           await deps
             .onEscalated?.(

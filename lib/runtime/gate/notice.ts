@@ -2,7 +2,7 @@
  * What the notifier is told about a waiting gate: enough to ask a person, and the link id (an
  * opaque, signed, expiring id), never the task token.
  */
-import type { ApprovalNotice, GateRequest, PlanSummary } from '../payloads/index.ts';
+import type { ApprovalNotice, GateRequest, PlanSummary, StepGateView } from '../payloads/index.ts';
 import type { GateItem } from './gate-item.ts';
 
 /** What the notifier is told about the gate `req` opened as `approvalId` (never the token). */
@@ -10,6 +10,8 @@ export function noticeOf(
   req: GateRequest,
   approvalId: string,
   stage?: ApprovalNotice['stage'],
+  /** What the gate item holds beyond the request: who submitted, the step gate's view. */
+  stored: { readonly submittedBy?: string | undefined; readonly stepGate?: StepGateView | undefined } = {},
 ): ApprovalNotice {
   return {
     approvalId,
@@ -19,6 +21,8 @@ export function noticeOf(
     ...(req.stepId ? { stepId: req.stepId } : {}),
     ...(req.description !== undefined ? { description: req.description } : {}),
     ...(req.summary ? { summary: withoutGraph(req.summary) } : {}),
+    ...(stored.stepGate ? { stepGate: stored.stepGate } : {}),
+    ...(stored.submittedBy !== undefined ? { submittedBy: stored.submittedBy } : {}),
     round: req.round,
     ...(req.question ? { question: req.question } : {}),
     ...(req.failure ? { failure: req.failure } : {}),
@@ -39,6 +43,11 @@ export function noticeOfItem(item: GateItem, linkId: string, stage: ApprovalNoti
     ...(item.stepId ? { stepId: item.stepId } : {}),
     ...(item.description !== undefined ? { description: item.description } : {}),
     ...(item.summary ? { summary: withoutGraph(item.summary) } : {}),
+    ...(item.stepGate ? { stepGate: item.stepGate } : {}),
+    ...(item.submittedBy !== undefined ? { submittedBy: item.submittedBy } : {}),
+    ...(item.votes.length > 0
+      ? { votes: item.votes.map((v) => ({ by: v.by, decision: v.decision.decision })) }
+      : {}),
     round: item.round,
     ...(item.question ? { question: item.question } : {}),
     ...(item.failure ? { failure: item.failure } : {}),

@@ -5,9 +5,16 @@
  * so a step name can neither inject markup nor smuggle a credential into a message.
  */
 
+import { shownOfNotice } from '../gate/shown-gate.ts';
+import { gateViewHtml, VIEW_STYLE } from '../gate/view-html.ts';
+import { gateText } from '../gate/view-text.ts';
 import type { ApprovalNotice } from '../payloads/index.ts';
 import { Redactor } from '../secrets/redact.ts';
 import { escapeHtml } from '../shared/html.ts';
+import { escapeSlack } from './slack-text.ts';
+import { gateViewBlocks, SLACK_LIMITS } from './view-slack.ts';
+
+export { escapeSlack } from './slack-text.ts';
 
 export interface ApprovalMessage {
   readonly subject: string;
@@ -132,7 +139,7 @@ export function approvalMessage(
       value: `${notice.failure.failureClass} (${notice.failure.error}): ${notice.failure.message}`,
     });
   if (notice.question) lines.push({ label: 'Question asked', value: notice.question });
-  lines.push({ label: 'Answer by', value: notice.expiresAt });
+  const gate = shownOfNotice(notice);
   const shown = lines.map((l) => ({ label: l.label, value: clean(l.value) }));
   const subject = clean(
     `[plangate] ${title}: ${notice.plan.id}${notice.stepId ? ` / ${notice.stepId}` : ''}`,
@@ -143,17 +150,21 @@ export function approvalMessage(
     '',
     ...shown.map((l) => `${l.label}: ${l.value}`),
     '',
+    // An email is read in any time zone: UTC, and how long is left.
+    gateText(gate, { timeZone: 'UTC', redactor }),
+    '',
     `Answer here: ${link}`,
     how,
   ].join('\n');
   const html = [
-    '<!doctype html><html><body>',
+    `<!doctype html><html><head><meta charset="utf-8"><style>${VIEW_STYLE}</style></head><body>`,
     `<h2>${escapeHtml(title)}</h2>`,
     '<table>',
     ...shown.map(
       (l) => `<tr><th align="left">${escapeHtml(l.label)}</th><td>${escapeHtml(l.value)}</td></tr>`,
     ),
     '</table>',
+    gateViewHtml(gate, { timeZone: 'UTC', redactor }),
     `<p><a href="${escapeHtml(link)}">Open the approval page</a></p>`,
     `<p>${escapeHtml(how)}</p>`,
     '</body></html>',
@@ -164,6 +175,8 @@ export function approvalMessage(
       type: 'section',
       text: { type: 'mrkdwn', text: shown.map((l) => `*${l.label}:* ${escapeSlack(l.value)}`).join('\n') },
     },
+    // Header, lines and actions are here; the status line is added once the gate is decided.
+    ...gateViewBlocks(gate, link, SLACK_LIMITS.blocks - 4),
     {
       type: 'actions',
       block_id: SLACK_BLOCK_IDS.actions,
@@ -198,13 +211,4 @@ export function approvalMessage(
     },
   ];
   return { subject, text, html, slackBlocks, link };
-}
-
-/** Slack mrkdwn: `&`, `<` and `>` are control characters (links, mentions); formatting marks are neutralised. */
-export function escapeSlack(text: string): string {
-  return text
-    .replace(/&/g, '&amp;')
-    .replace(/</g, '&lt;')
-    .replace(/>/g, '&gt;')
-    .replace(/([*_~`])/g, '\u200b$1\u200b');
 }

@@ -8,7 +8,10 @@ import { type Block, type KnownBlock, LogLevel, WebClient } from '@slack/web-api
 import type { DecisionListener, EscalationListener, SlackMessageRef } from '../gate/gate-item.ts';
 import type { GateDecision } from '../payloads/index.ts';
 import { NotConfiguredError } from '../shared/errors.ts';
-import { type ApprovalMessage, escapeSlack, SLACK_BLOCK_IDS } from './message.ts';
+import { type ApprovalMessage, SLACK_BLOCK_IDS } from './message.ts';
+import { escapeSlack, slackDate } from './slack-text.ts';
+
+export { slackDate } from './slack-text.ts';
 
 /** Where a secret's value comes from, read once when first needed. */
 export type SecretValue = () => Promise<string>;
@@ -157,12 +160,6 @@ export function decidedText(decision: GateDecision, at: Date | undefined): strin
 function saidWith(decision: GateDecision): string | undefined {
   if ('reason' in decision && decision.reason) return decision.reason;
   return 'question' in decision ? decision.question : undefined;
-}
-
-/** "at <time>" that Slack shows in each reader's time zone, with the UTC time as its fallback. */
-export function slackDate(at: Date): string {
-  const iso = at.toISOString();
-  return `at <!date^${Math.floor(at.getTime() / 1000)}^{date_short_pretty} {time_secs}|${iso}>`;
 }
 
 /** The message's blocks with the status line replaced, and the buttons gone once decided. */

@@ -37,6 +37,167 @@ export const StepSketchSchema = z.object({
 });
 export type StepSketch = z.infer<typeof StepSketchSchema>;
 
+/**
+ * A `${steps.<id>.<output>}` reference in what a step, rollback or contract is given: the text
+ * shown keeps it as written, and the view says it is filled at run time from that step.
+ */
+export const RunTimeReferenceSchema = z.object({
+  /** As written, e.g. `${steps.build.image}`. */
+  raw: z.string(),
+  step: IdSchema,
+  output: z.string(),
+});
+export type RunTimeReference = z.infer<typeof RunTimeReferenceSchema>;
+
+/** A labelled part of a call besides its main text, e.g. `cwd`, `headers`, `body`. */
+export const CallDetailSchema = z.object({
+  label: z.string(),
+  value: z.string(),
+  /** Shown as code (a body, a payload): exact text, whitespace kept. */
+  code: z.boolean().optional(),
+});
+export type CallDetail = z.infer<typeof CallDetailSchema>;
+
+/**
+ * What the harness will execute, rendered for people: a step's tool call, a rollback's call, a
+ * contract or a postcondition's check. `text` is exact (no shortening, no redaction): the shell
+ * command, `METHOD URL`, the Lambda function, an agent's task, an assertion, the seconds waited,
+ * the message echoed, or, for any other tool, the args as canonical JSON.
+ */
+export const ShownCallSchema = z.object({
+  form: z.enum(['command', 'request', 'function', 'task', 'assert', 'wait', 'message', 'json']),
+  text: z.string(),
+  /** What passes (contracts): `exit 0`, `HTTP 200`, `stdout matches …`. */
+  expect: z.string().optional(),
+  details: z.array(CallDetailSchema).optional(),
+  /** Its `${steps.x.y}` references, each filled at run time from step x. */
+  references: z.array(RunTimeReferenceSchema).optional(),
+});
+export type ShownCall = z.infer<typeof ShownCallSchema>;
+
+/**
+ * Risk marks the harness computes (lib/plan/risks.ts), never taken from the plan's author: why
+ * each command is destructive (empty: harmless), and whether the step has its own gate.
+ */
+export const StepRiskMarksSchema = z.object({
+  destructive: z.array(z.string()),
+  contract: z.array(z.string()),
+  rollback: z.array(z.string()),
+  ownGate: z.boolean(),
+});
+export type StepRiskMarks = z.infer<typeof StepRiskMarksSchema>;
+
+/** The recovery in force for some failure classes of a step (the effective recipe, lib/plan/recovery.ts). */
+export const RecoveryLineSchema = z.object({
+  classes: z.array(FailureClassSchema).min(1),
+  retries: z.number().int().min(0),
+  /** What happens once retries are exhausted: ask a person, skip the step, abort the run. */
+  escalation: z.enum(['ask', 'skip', 'abort']),
+});
+export type RecoveryLine = z.infer<typeof RecoveryLineSchema>;
+
+/**
+ * One step as its approvers see it: everything that decides what it does. `call`, `contract`,
+ * `rollback` and `recovery` are omitted only when the view was cut to fit (see
+ * {@link ApprovalViewSchema} `truncated`): id, description, tool and risks are always there.
+ */
+export const StepViewSchema = z.object({
+  id: IdSchema,
+  description: z.string(),
+  /** The tool the runner calls; `agent` for an agent target. */
+  tool: z.string(),
+  /** Agent steps: the agent target (worker queue). */
+  target: z.string().optional(),
+  risks: StepRiskMarksSchema,
+  call: ShownCallSchema.optional(),
+  contract: ShownCallSchema.optional(),
+  rollback: z
+    .object({ tool: z.string(), call: ShownCallSchema, contract: ShownCallSchema.optional() })
+    .optional(),
+  timeoutSeconds: z.number().int().positive().optional(),
+  recovery: z.array(RecoveryLineSchema).optional(),
+  requiresApproval: z.boolean(),
+  requiresHuman: z.boolean(),
+  /** A skipped critical step fails the run; a non-critical one lets independent branches go on. */
+  critical: z.boolean(),
+  outputs: z.array(IdSchema),
+  dependsOn: z.array(IdSchema),
+  /** Its call, contract, rollback and recovery were left out to fit: `plangate render <plan>` shows them. */
+  detailsOmitted: z.literal(true).optional(),
+});
+export type StepView = z.infer<typeof StepViewSchema>;
+
+/**
+ * What an approval covers, built once by the compiler from the plan (lib/compiler/approval-view.ts)
+ * and compiled into the plan gate's summary, so what approvers see is bound to what runs (same
+ * digest). Every channel (page, email, Slack, terminal, the gate JSON) renders this one view.
+ */
+export const ApprovalViewSchema = z.object({
+  steps: z.array(StepViewSchema),
+  postconditions: z.array(
+    z.object({
+      id: IdSchema,
+      description: z.string(),
+      contract: ShownCallSchema.optional(),
+      /** Why its check is destructive (empty: harmless). */
+      risks: z.array(z.string()),
+    }),
+  ),
+  /** The plan's budget, when it declares one. */
+  budget: z
+    .object({
+      wallClockSeconds: z.number().optional(),
+      costUsd: z.number().optional(),
+      tokens: z.number().optional(),
+      maxCommands: z.number().optional(),
+    })
+    .optional(),
+  /** Names of the secrets the plan declares or references: never a value. */
+  secrets: z.array(z.string()),
+  /**
+   * The view was cut to fit the gate request (Step Functions' 256 KiB state payload): `shown`
+   * steps keep their commands, `listed` steps are listed at all, of `total`. The full plan is
+   * `plangate render <plan>`.
+   */
+  truncated: z
+    .object({
+      shown: z.number().int().min(0),
+      listed: z.number().int().min(0),
+      total: z.number().int().min(1),
+    })
+    .optional(),
+});
+export type ApprovalView = z.infer<typeof ApprovalViewSchema>;
+
+/** A step that already completed, as its step gate shows it: its evidence (redacted). */
+export const CompletedStepSchema = z.object({
+  id: IdSchema,
+  /** The progress line of its TASK_COMPLETED, e.g. `[Task 1/3] ✔ build`. */
+  progress: z.string().optional(),
+  evidence: z
+    .object({ kind: z.string(), passed: z.boolean(), summary: z.string(), excerpt: z.string().optional() })
+    .optional(),
+});
+export type CompletedStep = z.infer<typeof CompletedStepSchema>;
+
+/** A value a gated step will consume: a `${steps.x.y}` reference and its value now (redacted JSON). */
+export const ConsumedValueSchema = RunTimeReferenceSchema.extend({
+  /** The value as JSON, redacted and shortened; absent when the step has not produced it. */
+  value: z.string().optional(),
+});
+export type ConsumedValue = z.infer<typeof ConsumedValueSchema>;
+
+/** What a step gate shows: the step's view (compiled with it), what already ran and the values it will consume. */
+export const StepGateViewSchema = z.object({
+  step: StepViewSchema,
+  /** The latest completed steps, in the order they completed. */
+  completed: z.array(CompletedStepSchema).optional(),
+  /** How many earlier completed steps are not listed. */
+  completedNotListed: z.number().int().min(1).optional(),
+  consumes: z.array(ConsumedValueSchema).optional(),
+});
+export type StepGateView = z.infer<typeof StepGateViewSchema>;
+
 /** What a plan gate shows of the plan: its objective, its size, and the step ids a modification may name. */
 export const PlanSummarySchema = z.object({
   objective: z.string(),
@@ -45,6 +206,8 @@ export const PlanSummarySchema = z.object({
   stepIds: z.array(IdSchema).optional(),
   /** Every step, in plan order, for the graph and the changes since the previous version. Omitted when too large to send. */
   graph: z.array(StepSketchSchema).optional(),
+  /** What the approval covers, step by step: what every channel shows. */
+  view: ApprovalViewSchema.optional(),
 });
 export type PlanSummary = z.infer<typeof PlanSummarySchema>;
 
@@ -169,6 +332,10 @@ export const GateRequestSchema = z.object({
   stepId: IdSchema.optional(),
   /** That step's description, to show the person. */
   description: z.string().optional(),
+  /** Kind `step`: the step as its approvers see it, compiled with it (lib/compiler/approval-view.ts). */
+  view: StepViewSchema.optional(),
+  /** Kind `step`: ledger entries of the steps whose outputs it reads, to show the values it will consume. */
+  inputs: z.record(z.string(), StepEntrySchema).optional(),
   /** Kind `plan`: what the plan is for and how many steps it has, to show the approver. */
   summary: PlanSummarySchema.optional(),
   /** Who may answer (`$approval`): checked on every answer. */
@@ -220,8 +387,14 @@ export const ApprovalNoticeSchema = z.object({
   stepId: IdSchema.optional(),
   /** The step's description (step, escalation and human gates). */
   description: z.string().optional(),
-  /** Plan gate: the plan's objective and step count (not its graph, which only the page shows). */
+  /** Plan gate: the plan's objective, step count and view (not its graph, which only the page shows). */
   summary: PlanSummarySchema.omit({ graph: true }).optional(),
+  /** Step gate: the step, what already ran and the values it will consume. */
+  stepGate: StepGateViewSchema.optional(),
+  /** Who submitted the plan: they may not approve it. */
+  submittedBy: z.string().optional(),
+  /** Who has voted so far toward the quorum (a reminder's notice). */
+  votes: z.array(z.object({ by: z.string(), decision: z.string() })).optional(),
   round: z.number().int().min(1),
   question: z.string().optional(),
   failure: ClassifiedFailureSchema.optional(),

@@ -1,0 +1,244 @@
+/**
+ * What every channel shows of a waiting gate, from a notice (email, Slack, the terminal) or a
+ * stored gate (the page, the gate JSON): the plan, the approval view (plan gate) or the step's
+ * view (step gate), who submitted, who may approve, the quorum and the votes so far, and the
+ * deadline. The renderers (view-text.ts, view-html.ts, notify/view-slack.ts) take only this.
+ */
+import type {
+  ApprovalNotice,
+  ApprovalPolicy,
+  ApprovalView,
+  GateKind,
+  PlanIdentity,
+  StepGateView,
+} from '../payloads/index.ts';
+import type { Redactor } from '../secrets/redact.ts';
+import type { GateView } from './gate-item.ts';
+
+export interface ShownGate {
+  readonly kind: GateKind;
+  readonly plan: PlanIdentity;
+  readonly stepId?: string;
+  readonly description?: string;
+  readonly objective?: string;
+  /** The plan's number of steps (plan gate). */
+  readonly stepCount?: number;
+  /** Plan gate: what the approval covers. */
+  readonly view?: ApprovalView;
+  /** Step gate: the step, what already ran and the values it will consume. */
+  readonly stepGate?: StepGateView;
+  readonly policy: ApprovalPolicy;
+  readonly submittedBy?: string;
+  readonly votes: readonly { readonly by: string; readonly decision: string }[];
+  /** ISO 8601. */
+  readonly expiresAt: string;
+  readonly round: number;
+  readonly question?: string;
+  /** The gate's revision, where the gate item records one (branch `votes`). */
+  readonly revision?: number;
+  /** A newer version of the plan closed this gate, where the gate item records it (branch `versions`). */
+  readonly supersededBy?: unknown;
+}
+
+/** Fields other branches add to the gate item; shown when present. */
+type LaterFields = { readonly revision?: unknown; readonly supersededBy?: unknown };
+
+function later(source: LaterFields): Pick<ShownGate, 'revision' | 'supersededBy'> {
+  return {
+    ...(typeof source.revision === 'number' ? { revision: source.revision } : {}),
+    ...(source.supersededBy !== undefined && source.supersededBy !== null
+      ? { supersededBy: source.supersededBy }
+      : {}),
+  };
+}
+
+export function shownOfNotice(notice: ApprovalNotice): ShownGate {
+  return {
+    kind: notice.kind,
+    plan: notice.plan,
+    ...(notice.stepId ? { stepId: notice.stepId } : {}),
+    ...(notice.description !== undefined ? { description: notice.description } : {}),
+    ...(notice.summary ? { objective: notice.summary.objective, stepCount: notice.summary.steps } : {}),
+    ...(notice.summary?.view ? { view: notice.summary.view } : {}),
+    ...(notice.stepGate ? { stepGate: notice.stepGate } : {}),
+    policy: notice.policy,
+    ...(notice.submittedBy !== undefined ? { submittedBy: notice.submittedBy } : {}),
+    votes: notice.votes ?? [],
+    expiresAt: notice.expiresAt,
+    round: notice.round,
+    ...(notice.question ? { question: notice.question } : {}),
+    ...later(notice as LaterFields),
+  };
+}
+
+export function shownOfGate(gate: GateView): ShownGate {
+  return {
+    kind: gate.kind,
+    plan: { id: gate.planId, version: gate.planVersion, digest: gate.planDigest },
+    ...(gate.stepId ? { stepId: gate.stepId } : {}),
+    ...(gate.description !== undefined ? { description: gate.description } : {}),
+    ...(gate.summary ? { objective: gate.summary.objective, stepCount: gate.summary.steps } : {}),
+    ...(gate.summary?.view ? { view: gate.summary.view } : {}),
+    ...(gate.stepGate ? { stepGate: gate.stepGate } : {}),
+    policy: gate.policy,
+    ...(gate.submittedBy !== undefined ? { submittedBy: gate.submittedBy } : {}),
+    votes: gate.votes.map((v) => ({ by: v.by, decision: v.decision.decision })),
+    expiresAt: gate.expiresAt,
+    round: gate.round,
+    ...(gate.question ? { question: gate.question } : {}),
+    ...later(gate as LaterFields),
+  };
+}
+
+/** "v3", from however the `versions` branch records the newer version. */
+export function supersededText(supersededBy: unknown): string {
+  if (typeof supersededBy === 'number') return `v${supersededBy}`;
+  if (typeof supersededBy === 'string') return supersededBy;
+  if (supersededBy !== null && typeof supersededBy === 'object') {
+    const version = (supersededBy as { version?: unknown }).version;
+    if (typeof version === 'number') return `v${version}`;
+  }
+  return 'a newer version';
+}
+
+/** Who may approve, in words: the listed approvers (or anyone), minus the forbidden and the submitter. */
+export function approversText(gate: ShownGate): string {
+  const who = gate.policy.approvers.length > 0 ? gate.policy.approvers.join(', ') : 'anyone';
+  const not = [
+    ...new Set([...gate.policy.forbiddenApprovers, ...(gate.submittedBy ? [gate.submittedBy] : [])]),
+  ];
+  return not.length > 0 ? `${who} (never ${not.join(', ')})` : who;
+}
+
+/** "1 of 2 (bob: APPROVE)", or "0 of 1". */
+export function quorumText(gate: ShownGate): string {
+  const voted = gate.votes.map((v) => `${v.by}: ${v.decision}`).join(', ');
+  return `${gate.votes.length} of ${gate.policy.quorum}${voted ? ` (${voted})` : ''}`;
+}
+
+export interface DeadlineOptions {
+  /** The viewer's IANA time zone. @default 'UTC' */
+  readonly timeZone?: string;
+  /** @default new Date() */
+  readonly now?: Date;
+}
+
+/**
+ * The deadline in the viewer's time zone with UTC beside it and how long is left:
+ * "2025-03-01 14:00 Europe/Paris (13:00 UTC), in 23 h"; in UTC only when that is the zone.
+ */
+export function deadlineText(expiresAt: string, options: DeadlineOptions = {}): string {
+  const at = new Date(expiresAt);
+  if (Number.isNaN(at.getTime())) return expiresAt;
+  const zone = validZone(options.timeZone) ?? 'UTC';
+  const utc = `${formatIn(at, 'UTC')} UTC`;
+  const left = relative(at, options.now ?? new Date());
+  if (zone === 'UTC' || zone === 'Etc/UTC') return `${utc}, ${left}`;
+  return `${formatIn(at, zone)} ${zone} (${utc.slice(11)}), ${left}`;
+}
+
+function validZone(zone: string | undefined): string | undefined {
+  if (!zone) return undefined;
+  try {
+    new Intl.DateTimeFormat('en', { timeZone: zone });
+    return zone;
+  } catch {
+    return undefined;
+  }
+}
+
+/** `YYYY-MM-DD HH:MM` in `zone`. */
+function formatIn(at: Date, zone: string): string {
+  const parts = Object.fromEntries(
+    new Intl.DateTimeFormat('en-CA', {
+      timeZone: zone,
+      year: 'numeric',
+      month: '2-digit',
+      day: '2-digit',
+      hour: '2-digit',
+      minute: '2-digit',
+      hourCycle: 'h23',
+    })
+      .formatToParts(at)
+      .map((p) => [p.type, p.value]),
+  );
+  return `${parts.year}-${parts.month}-${parts.day} ${parts.hour}:${parts.minute}`;
+}
+
+/** "in 23 h", "in 5 min", "2 h ago". */
+function relative(at: Date, now: Date): string {
+  const seconds = Math.round((at.getTime() - now.getTime()) / 1000);
+  const abs = Math.abs(seconds);
+  const amount =
+    abs >= 2 * 86_400
+      ? `${Math.round(abs / 86_400)} days`
+      : abs >= 3600
+        ? `${Math.round(abs / 3600)} h`
+        : abs >= 60
+          ? `${Math.round(abs / 60)} min`
+          : `${abs} s`;
+  return seconds >= 0 ? `in ${amount}` : `${amount} ago`;
+}
+
+/** "retries: transient 2, logic/unknown 1, others 0; then ask" from a step's recovery lines. */
+export function recoveryText(lines: NonNullable<ApprovalView['steps'][number]['recovery']>): string {
+  const ends = new Set(lines.map((l) => l.escalation));
+  const parts = lines.map(
+    (l) => `${l.classes.join('/')} ${l.retries}${ends.size > 1 ? ` then ${l.escalation}` : ''}`,
+  );
+  return `retries: ${parts.join(', ')}${ends.size === 1 ? `; then ${[...ends][0]}` : ''}`;
+}
+
+/** The plan's budget in words, e.g. "300 s wall clock, $2 cost, 300000 tokens". */
+export function budgetText(budget: NonNullable<ApprovalView['budget']>): string {
+  return [
+    budget.wallClockSeconds !== undefined ? `${budget.wallClockSeconds} s wall clock` : undefined,
+    budget.costUsd !== undefined ? `$${budget.costUsd} cost` : undefined,
+    budget.tokens !== undefined ? `${budget.tokens} tokens` : undefined,
+    budget.maxCommands !== undefined ? `${budget.maxCommands} commands per agent` : undefined,
+  ]
+    .filter(Boolean)
+    .join(', ');
+}
+
+/** The sentence every channel says when commands are left out. */
+export function notShownText(notShown: number, plan: PlanIdentity): string {
+  return `${notShown} step${notShown === 1 ? "'s" : "s'"} commands are not shown here: \`plangate render <plan>\` shows the whole plan ${plan.id} v${plan.version} (digest ${plan.digest}).`;
+}
+
+/** Steps of the view whose calls were left out, and steps not listed at all. */
+export function omitted(view: ApprovalView): { notShown: number; notListed: number } {
+  const total = view.truncated?.total ?? view.steps.length;
+  return {
+    notShown: total - (view.truncated?.shown ?? view.steps.length),
+    notListed: total - view.steps.length,
+  };
+}
+
+/** A step's risk marks as short phrases, most serious first; empty when harmless and ungated. */
+export function riskPhrases(step: ApprovalView['steps'][number]): string[] {
+  const phrases: string[] = [];
+  if (step.risks.destructive.length > 0) phrases.push(`destructive: ${step.risks.destructive.join('; ')}`);
+  if (step.risks.contract.length > 0) phrases.push(`destructive contract: ${step.risks.contract.join('; ')}`);
+  if (step.risks.rollback.length > 0) phrases.push(`destructive rollback: ${step.risks.rollback.join('; ')}`);
+  phrases.push(step.risks.ownGate ? 'own gate before it runs' : 'no gate of its own');
+  return phrases;
+}
+
+/** A plan reference (`${secrets.db}`, `${steps.x.y}`): kept whole by {@link redactPlanText}. */
+const PLAN_REFERENCE = /\$\{(?:steps|context|secrets)\.[^}]*\}/g;
+
+/**
+ * Plan text with credential shapes redacted, its references kept as written: `password=${secrets.db}`
+ * names a secret, it does not hold one, and the approver must see which.
+ */
+export function redactPlanText(redactor: Redactor, text: string): string {
+  // The text between references is redacted piece by piece: a reference is never taken for a value.
+  let out = '';
+  let last = 0;
+  for (const match of text.matchAll(PLAN_REFERENCE)) {
+    out += redactor.text(text.slice(last, match.index)) + match[0];
+    last = match.index + match[0].length;
+  }
+  return out + redactor.text(text.slice(last));
+}

@@ -1,0 +1,225 @@
+/**
+ * A gate as HTML: each step as a card (`<article class="pg-step">`) with its exact command and
+ * contract in `<pre><code>`, its risk marks, rollback, recovery and links; then the
+ * postconditions, budget and secret names; for a step gate, what already ran and the values it
+ * will consume. Used by the email's HTML part and by the approval page. Self-contained markup
+ * with class names (no layout assumed, no script); {@link VIEW_STYLE} is a plain stylesheet for
+ * hosts without their own. Every string is redacted of credential shapes and HTML-escaped.
+ */
+import type { ApprovalView, ShownCall, StepGateView, StepView } from '../payloads/index.ts';
+import { Redactor } from '../secrets/redact.ts';
+import { escapeHtml } from '../shared/html.ts';
+import {
+  approversText,
+  budgetText,
+  type DeadlineOptions,
+  deadlineText,
+  notShownText,
+  omitted,
+  quorumText,
+  recoveryText,
+  redactPlanText,
+  riskPhrases,
+  type ShownGate,
+  supersededText,
+} from './shown-gate.ts';
+
+/** A small stylesheet for the classes below (the email's; the page may use its own). */
+export const VIEW_STYLE =
+  '.pg-step{border:1px solid #ccc;border-radius:6px;padding:.5rem 1rem;margin:.75rem 0}' +
+  '.pg-step.pg-risky{border-color:#b00020;border-width:2px}' +
+  '.pg-step h3{font-size:1rem;margin:.25rem 0}.pg-risk{color:#b00020;font-weight:bold}' +
+  '.pg-call pre,.pg-detail pre{background:#f4f4f4;padding:.5rem;white-space:pre-wrap;overflow-wrap:anywhere;margin:.25rem 0}' +
+  '.pg-meta{color:#444;font-size:.9rem}.pg-omitted{font-weight:bold}';
+
+type Clean = (text: string) => string;
+
+function cleaner(redactor: Redactor = new Redactor()): Clean {
+  return (text) => escapeHtml(redactPlanText(redactor, text));
+}
+
+/** Every step of the view as a card, in plan order, and what was left out (a plan gate). */
+export function stepCardsHtml(view: ApprovalView, redactor?: Redactor): string {
+  const clean = cleaner(redactor);
+  const { notListed } = omitted(view);
+  return [
+    `<section class="pg-steps" aria-labelledby="pg-steps-title"><h2 id="pg-steps-title">Steps (${view.truncated?.total ?? view.steps.length})</h2>`,
+    ...view.steps.map((step, i) => stepCard(step, i + 1, clean)),
+    ...(notListed > 0 ? [`<p class="pg-omitted">… ${notListed} more steps are not listed here.</p>`] : []),
+    '</section>',
+  ].join('\n');
+}
+
+/** One step's card. */
+export function stepCardHtml(step: StepView, number?: number, redactor?: Redactor): string {
+  return stepCard(step, number, cleaner(redactor));
+}
+
+/** The postconditions, the budget, the secret names and, when commands were left out, the sentence saying so. */
+export function planFactsHtml(view: ApprovalView, plan: ShownGate['plan'], redactor?: Redactor): string {
+  const clean = cleaner(redactor);
+  const { notShown } = omitted(view);
+  const parts: string[] = [];
+  if (view.postconditions.length > 0) {
+    parts.push(
+      '<section class="pg-postconditions"><h2>Postconditions (checked after the run)</h2>',
+      ...view.postconditions.map((post) =>
+        [
+          `<article class="pg-postcondition${post.risks.length > 0 ? ' pg-risky' : ''}" id="postcondition-${clean(post.id)}">`,
+          `<h3><code>${clean(post.id)}</code> ${clean(post.description)}</h3>`,
+          ...(post.risks.length > 0
+            ? [`<p class="pg-risk">Destructive check: ${clean(post.risks.join('; '))}</p>`]
+            : []),
+          ...(post.contract ? [callHtml('Check', post.contract, clean)] : []),
+          '</article>',
+        ].join('\n'),
+      ),
+      '</section>',
+    );
+  }
+  parts.push(
+    '<dl class="pg-plan-facts">',
+    ...(view.budget ? [`<dt>Budget</dt><dd>${clean(budgetText(view.budget))}</dd>`] : []),
+    `<dt>Secrets used (names only)</dt><dd>${view.secrets.length > 0 ? view.secrets.map((s) => `<code>${clean(s)}</code>`).join(', ') : 'none'}</dd>`,
+    '</dl>',
+  );
+  if (notShown > 0) parts.push(`<p class="pg-omitted">${clean(notShownText(notShown, plan))}</p>`);
+  return parts.join('\n');
+}
+
+/** Who submitted, who may approve, the votes so far and the deadline (in `options.timeZone`, UTC beside it). */
+export function gatePeopleHtml(gate: ShownGate, options: DeadlineOptions = {}): string {
+  const clean = cleaner();
+  const rows: [string, string][] = [];
+  if (gate.submittedBy !== undefined) rows.push(['Submitted by', clean(gate.submittedBy)]);
+  if (gate.kind === 'plan' || gate.kind === 'step')
+    rows.push(['May approve', clean(approversText(gate))], ['Approvals', clean(quorumText(gate))]);
+  if (gate.revision !== undefined) rows.push(['Revision', String(gate.revision)]);
+  rows.push([
+    'Answer by',
+    `<time datetime="${escapeHtml(gate.expiresAt)}">${escapeHtml(deadlineText(gate.expiresAt, options))}</time>`,
+  ]);
+  return [
+    ...(gate.supersededBy !== undefined
+      ? [
+          `<p class="pg-superseded" role="alert">Superseded by ${clean(supersededText(gate.supersededBy))}: this version can no longer be approved.</p>`,
+        ]
+      : []),
+    `<dl class="pg-people">${rows.map(([k, v]) => `<dt>${escapeHtml(k)}</dt><dd>${v}</dd>`).join('')}</dl>`,
+  ].join('\n');
+}
+
+/** A step gate: the step's card, the values it will consume, and what already ran with its evidence. */
+export function stepGateHtml(stepGate: StepGateView, redactor?: Redactor): string {
+  const clean = cleaner(redactor);
+  const parts = [
+    '<section class="pg-step-gate"><h2>The step</h2>',
+    stepCard(stepGate.step, undefined, clean),
+  ];
+  if (stepGate.step.detailsOmitted)
+    parts.push(
+      '<p class="pg-omitted">Its command is too large for this gate: <code>plangate render &lt;plan&gt;</code> shows it.</p>',
+    );
+  if (stepGate.consumes?.length)
+    parts.push(
+      '<h2>Values it will consume</h2><dl class="pg-consumes">',
+      ...stepGate.consumes.map(
+        (v) =>
+          `<dt><code>${clean(v.raw)}</code></dt><dd>${v.value !== undefined ? `<pre><code>${clean(v.value)}</code></pre>` : 'not produced'}</dd>`,
+      ),
+      '</dl>',
+    );
+  parts.push('<h2>Already done</h2>');
+  if (!stepGate.completed?.length) parts.push('<p>Nothing yet.</p>');
+  else
+    parts.push(
+      '<ol class="pg-completed">',
+      ...(stepGate.completedNotListed ? [`<li>… ${stepGate.completedNotListed} earlier steps</li>`] : []),
+      ...stepGate.completed.map((done) => {
+        const evidence = done.evidence
+          ? `${done.evidence.passed ? 'passed' : 'FAILED'} ${clean(done.evidence.kind)} contract: ${clean(done.evidence.summary)}${done.evidence.excerpt ? `<pre><code>${clean(done.evidence.excerpt)}</code></pre>` : ''}`
+          : 'no contract';
+        return `<li><code>${clean(done.id)}</code>: ${evidence}</li>`;
+      }),
+      '</ol>',
+    );
+  parts.push('</section>');
+  return parts.join('\n');
+}
+
+/** Everything a gate shows besides its header and form: people, deadline, and the view. */
+export function gateViewHtml(
+  gate: ShownGate,
+  options: DeadlineOptions & { redactor?: Redactor } = {},
+): string {
+  return [
+    gatePeopleHtml(gate, options),
+    ...(gate.view
+      ? [stepCardsHtml(gate.view, options.redactor), planFactsHtml(gate.view, gate.plan, options.redactor)]
+      : []),
+    ...(gate.stepGate ? [stepGateHtml(gate.stepGate, options.redactor)] : []),
+  ].join('\n');
+}
+
+function stepCard(step: StepView, number: number | undefined, clean: Clean): string {
+  const risky = step.risks.destructive.length + step.risks.contract.length + step.risks.rollback.length > 0;
+  const tool = step.target !== undefined ? `agent ${clean(step.target)}` : clean(step.tool);
+  const flags = [
+    ...(step.requiresApproval ? ['requires approval'] : []),
+    ...(step.requiresHuman ? ['done by a person'] : []),
+    ...(step.critical ? [] : ['not critical']),
+  ];
+  const meta = [
+    ...(step.timeoutSeconds !== undefined ? [`timeout ${step.timeoutSeconds} s`] : []),
+    ...(step.recovery ? [clean(recoveryText(step.recovery))] : []),
+    ...(step.dependsOn.length > 0
+      ? [`after ${step.dependsOn.map((d) => `<code>${clean(d)}</code>`).join(', ')}`]
+      : []),
+    ...(step.outputs.length > 0
+      ? [`outputs ${step.outputs.map((o) => `<code>${clean(o)}</code>`).join(', ')}`]
+      : []),
+  ];
+  return [
+    `<article class="pg-step${risky ? ' pg-risky' : ''}" id="step-${clean(step.id)}">`,
+    `<h3>${number !== undefined ? `${number}. ` : ''}<code>${clean(step.id)}</code> ${clean(step.description)}</h3>`,
+    `<p class="pg-tool">via ${tool}${flags.length > 0 ? ` · ${flags.join(' · ')}` : ''}</p>`,
+    `<ul class="pg-risks">${riskPhrases(step)
+      .map((p) => `<li${p.startsWith('destructive') ? ' class="pg-risk"' : ''}>${clean(p)}</li>`)
+      .join('')}</ul>`,
+    ...(step.call
+      ? [callHtml('Runs', step.call, clean)]
+      : step.detailsOmitted
+        ? ['<p class="pg-omitted">Command not shown here.</p>']
+        : []),
+    ...(step.contract ? [callHtml('Contract', step.contract, clean)] : []),
+    ...(step.rollback
+      ? [
+          callHtml(`Rollback (${clean(step.rollback.tool)})`, step.rollback.call, clean),
+          ...(step.rollback.contract ? [callHtml('Rollback contract', step.rollback.contract, clean)] : []),
+        ]
+      : []),
+    ...(meta.length > 0 ? [`<p class="pg-meta">${meta.join(' · ')}</p>`] : []),
+    '</article>',
+  ].join('\n');
+}
+
+/** A call: its label and form, the exact text in `<pre><code>`, its details and run-time references. */
+function callHtml(label: string, call: ShownCall, clean: Clean): string {
+  const details = (call.details ?? []).map((d) =>
+    d.code || d.value.includes('\n')
+      ? `<div class="pg-detail">${clean(d.label)}:<pre><code>${clean(d.value)}</code></pre></div>`
+      : `<div class="pg-detail">${clean(d.label)}: <code>${clean(d.value)}</code></div>`,
+  );
+  const references = (call.references ?? []).map(
+    (r) =>
+      `<li><code>${clean(r.raw)}</code>: filled at run time from step <code>${clean(r.step)}</code></li>`,
+  );
+  return [
+    `<div class="pg-call pg-${call.form}">`,
+    `<p>${label} (${call.form}${call.expect ? `, passes on ${clean(call.expect)}` : ''}):</p>`,
+    `<pre><code>${clean(call.text)}</code></pre>`,
+    ...details,
+    ...(references.length > 0 ? [`<ul class="pg-references">${references.join('')}</ul>`] : []),
+    '</div>',
+  ].join('\n');
+}

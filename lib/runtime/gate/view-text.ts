@@ -1,0 +1,159 @@
+/**
+ * A gate as plain text: the terminal of `plangate run` and the text part of the approval email.
+ * Commands, URLs and contracts are shown exactly, indented; every control character of plan text
+ * (ANSI escapes, carriage returns, …) is shown as its Unicode control picture, so a hostile plan
+ * can neither rewrite the terminal nor hide text from the approver.
+ */
+import type { ShownCall, StepGateView, StepView } from '../payloads/index.ts';
+import { Redactor } from '../secrets/redact.ts';
+import {
+  approversText,
+  budgetText,
+  type DeadlineOptions,
+  deadlineText,
+  notShownText,
+  omitted,
+  quorumText,
+  recoveryText,
+  redactPlanText,
+  riskPhrases,
+  type ShownGate,
+  supersededText,
+} from './shown-gate.ts';
+
+/** Control characters but newline and tab: C0, DEL, C1, and the bidirectional overrides. */
+const CONTROL = /[\u0000-\u0008\u000b-\u001f\u007f-\u009f\u202a-\u202e\u2066-\u2069]/g;
+
+/** `text` safe for a terminal: each control character as a visible picture (ESC as ␛, CR as ␍). */
+export function terminalSafe(text: string): string {
+  return text.replace(CONTROL, (ch) => {
+    const code = ch.codePointAt(0) as number;
+    if (code < 0x20) return String.fromCodePoint(0x2400 + code);
+    if (code === 0x7f) return '\u2421';
+    return `\\u{${code.toString(16)}}`;
+  });
+}
+
+export interface GateTextOptions extends DeadlineOptions {
+  /** Redacts credential shapes in plan text (email). @default - a Redactor of credential shapes */
+  readonly redactor?: Redactor;
+}
+
+/** Who, the deadline and what the approval covers, as lines of text. */
+export function gateText(gate: ShownGate, options: GateTextOptions = {}): string {
+  const redactor = options.redactor ?? new Redactor();
+  const clean = (text: string) => terminalSafe(redactPlanText(redactor, text));
+  const lines: string[] = [];
+  if (gate.supersededBy !== undefined)
+    lines.push(
+      `SUPERSEDED by ${clean(supersededText(gate.supersededBy))}: this version can no longer be approved.`,
+    );
+  if (gate.submittedBy !== undefined) lines.push(`Submitted by: ${clean(gate.submittedBy)}`);
+  if (gate.kind === 'plan' || gate.kind === 'step') {
+    lines.push(`May approve: ${clean(approversText(gate))}`);
+    lines.push(`Approvals: ${clean(quorumText(gate))}`);
+  }
+  if (gate.revision !== undefined) lines.push(`Revision: ${gate.revision}`);
+  lines.push(`Answer by: ${deadlineText(gate.expiresAt, options)}`);
+  if (gate.view) {
+    const view = gate.view;
+    const { notShown, notListed } = omitted(view);
+    lines.push('', `Steps (${view.truncated?.total ?? view.steps.length}):`);
+    view.steps.forEach((step, i) => {
+      lines.push(...stepLines(step, i + 1, clean));
+    });
+    if (notListed > 0) lines.push(`  … ${notListed} more steps are not listed here.`);
+    if (view.postconditions.length > 0) {
+      lines.push('', 'Postconditions (checked after the run):');
+      for (const post of view.postconditions) {
+        lines.push(`- ${clean(post.id)}: ${clean(post.description)}`);
+        if (post.risks.length > 0) lines.push(`  !! DESTRUCTIVE check: ${clean(post.risks.join('; '))}`);
+        if (post.contract) lines.push(...callLines('check', post.contract, clean, '  '));
+      }
+    }
+    if (view.budget) lines.push('', `Budget: ${budgetText(view.budget)}`);
+    lines.push(
+      `Secrets used (names only): ${view.secrets.length > 0 ? clean(view.secrets.join(', ')) : 'none'}`,
+    );
+    if (notShown > 0) lines.push('', clean(notShownText(notShown, gate.plan)));
+  }
+  if (gate.stepGate) lines.push(...stepGateLines(gate.stepGate, clean));
+  return lines.join('\n');
+}
+
+function stepGateLines(stepGate: StepGateView, clean: (text: string) => string): string[] {
+  const lines = ['', 'The step:', ...stepLines(stepGate.step, undefined, clean)];
+  if (stepGate.step.detailsOmitted)
+    lines.push('  Its command is too large for this gate: `plangate render <plan>` shows it.');
+  if (stepGate.consumes?.length) {
+    lines.push('', 'Values it will consume:');
+    for (const value of stepGate.consumes)
+      lines.push(
+        `- ${clean(value.raw)} = ${value.value !== undefined ? clean(value.value) : '(not produced)'}`,
+      );
+  }
+  lines.push('', 'Already done:');
+  if (!stepGate.completed?.length) lines.push('- nothing yet');
+  if (stepGate.completedNotListed) lines.push(`- … ${stepGate.completedNotListed} earlier steps`);
+  for (const done of stepGate.completed ?? []) {
+    const evidence = done.evidence
+      ? `${done.evidence.passed ? 'passed' : 'FAILED'} ${done.evidence.kind} contract: ${done.evidence.summary}`
+      : 'no contract';
+    lines.push(`- ${clean(done.id)}: ${clean(evidence)}`);
+    if (done.evidence?.excerpt) lines.push(...indent(clean(done.evidence.excerpt), '    '));
+  }
+  return lines;
+}
+
+function stepLines(step: StepView, number: number | undefined, clean: (text: string) => string): string[] {
+  const head = `${number !== undefined ? `${number}. ` : ''}${clean(step.id)}: ${clean(step.description)}`;
+  const lines = [head];
+  const pad = '   ';
+  const tool = step.target !== undefined ? `agent ${clean(step.target)}` : clean(step.tool);
+  const flags = [
+    ...(step.requiresApproval ? ['requires approval'] : []),
+    ...(step.requiresHuman ? ['done by a person'] : []),
+    ...(step.critical ? [] : ['not critical']),
+  ];
+  lines.push(`${pad}via ${tool}${flags.length > 0 ? ` · ${flags.join(' · ')}` : ''}`);
+  for (const phrase of riskPhrases(step))
+    lines.push(`${pad}${phrase.startsWith('destructive') ? '!! ' : ''}${clean(phrase)}`);
+  if (step.call) lines.push(...callLines('runs', step.call, clean, pad));
+  else if (step.detailsOmitted) lines.push(`${pad}(command not shown here)`);
+  if (step.contract) lines.push(...callLines('contract', step.contract, clean, pad));
+  if (step.rollback) {
+    lines.push(...callLines(`rollback (${clean(step.rollback.tool)})`, step.rollback.call, clean, pad));
+    if (step.rollback.contract)
+      lines.push(...callLines('rollback contract', step.rollback.contract, clean, pad));
+  }
+  const settings = [
+    ...(step.timeoutSeconds !== undefined ? [`timeout ${step.timeoutSeconds} s`] : []),
+    ...(step.recovery ? [recoveryText(step.recovery)] : []),
+  ];
+  if (settings.length > 0) lines.push(`${pad}${settings.join(' · ')}`);
+  const links = [
+    ...(step.dependsOn.length > 0 ? [`after ${step.dependsOn.join(', ')}`] : []),
+    ...(step.outputs.length > 0 ? [`outputs ${step.outputs.join(', ')}`] : []),
+  ];
+  if (links.length > 0) lines.push(`${pad}${clean(links.join(' · '))}`);
+  return lines;
+}
+
+/** "runs (command):" then the exact text indented, its details, and its run-time references. */
+function callLines(label: string, call: ShownCall, clean: (text: string) => string, pad: string): string[] {
+  const lines = [`${pad}${label} (${call.form}${call.expect ? `, passes on ${clean(call.expect)}` : ''}):`];
+  lines.push(...indent(clean(call.text), `${pad}    `));
+  for (const detail of call.details ?? []) {
+    if (detail.code || detail.value.includes('\n')) {
+      lines.push(`${pad}  ${clean(detail.label)}:`);
+      lines.push(...indent(clean(detail.value), `${pad}    `));
+    } else lines.push(`${pad}  ${clean(detail.label)}: ${clean(detail.value)}`);
+  }
+  for (const ref of call.references ?? [])
+    lines.push(`${pad}  ${clean(ref.raw)}: filled at run time from step ${clean(ref.step)}`);
+  return lines;
+}
+
+function indent(text: string, pad: string): string[] {
+  return text.split('\n').map((line) => `${pad}${line}`);
+}
