@@ -22,6 +22,8 @@ import {
 } from './modifications.ts';
 import { graphSvg } from './plan-graph.ts';
 import { changesHtml, graphHtml, stepGraph } from './plan-view.ts';
+import { omitted, shownOfGate } from './shown-gate.ts';
+import { gatePeopleHtml, planFactsHtml, stepCardHtml, stepGateHtml, VIEW_STYLE } from './view-html.ts';
 
 /**
  * The pages' one stylesheet (inline, allowed by its hash): readable on a 375 px phone (nothing
@@ -29,6 +31,7 @@ import { changesHtml, graphHtml, stepGraph } from './plan-view.ts';
  * risky steps marked by more than colour.
  */
 export const PAGE_STYLE = [
+  VIEW_STYLE,
   ':root{--fg:#1b1b1b;--muted:#4d4d4d;--line:#cfcfcf;--soft:#f4f4f3;--accent:#0b57d0;--danger:#a50e22;--ok:#146c2e}',
   '*{box-sizing:border-box}',
   'body{font:16px/1.5 system-ui,-apple-system,"Segoe UI",Roboto,"Liberation Sans",sans-serif;color:var(--fg);background:#fff;max-width:58rem;margin:0 auto;padding:1rem}',
@@ -39,16 +42,22 @@ export const PAGE_STYLE = [
   'dl.facts{display:grid;grid-template-columns:max-content minmax(0,1fr);gap:.35rem 1rem;margin:0 0 1rem}',
   'dl.facts dt{font-weight:600;color:var(--muted)}dl.facts dd{margin:0;min-width:0}',
   '@media (max-width:40rem){dl.facts{grid-template-columns:minmax(0,1fr);gap:0}dl.facts dd{margin-bottom:.6rem}}',
-  '.banner,.note,.alert{padding:.75rem 1rem;border-radius:6px;margin:1rem 0;border-left:5px solid}',
-  '.banner,.alert{border-color:var(--danger);background:#fdecee}.note{border-color:var(--accent);background:#eef3fd}',
-  '.banner h2,.alert h2,.note h2{margin:0 0 .25rem;font-size:1.05rem}',
+  '.note,.alert{padding:.75rem 1rem;border-radius:6px;margin:1rem 0;border-left:5px solid}',
+  '.alert{border-color:var(--danger);background:#fdecee}.note{border-color:var(--accent);background:#eef3fd}',
+  '.alert h2,.note h2{margin:0 0 .25rem;font-size:1.05rem}',
   '.plan-graph{display:block;max-width:100%;height:auto;margin:.5rem 0}',
   '.graph-list{color:var(--muted);font-size:.9rem}',
-  'article.step{border:1px solid var(--line);border-radius:8px;padding:.75rem 1rem;margin:.75rem 0}',
-  'article.step.destructive{border:2px solid var(--danger)}',
-  '.badge{display:inline-block;font-size:.8rem;font-weight:600;padding:0 .45rem;border-radius:999px;border:1px solid currentColor;margin-left:.35rem;white-space:nowrap}',
-  '.badge.danger{color:var(--danger)}.badge.gate{color:var(--accent)}',
-  'details.change{margin:.5rem 0 0;border-top:1px dashed var(--line);padding-top:.5rem}summary{cursor:pointer;font-weight:600;padding:.25rem 0}',
+  // The view's step cards (view-html.ts): commands keep their lines and scroll inside their box.
+  '.pg-step,.pg-postcondition,article.step{border:1px solid var(--line);border-radius:8px;padding:.75rem 1rem;margin:1rem 0 0}',
+  '.pg-step.pg-risky,.pg-postcondition.pg-risky{border:2px solid var(--danger)}',
+  '.pg-step h3{font-size:1.05rem;margin:0 0 .25rem}.pg-tool,.pg-meta{color:var(--muted);font-size:.9rem;margin:.25rem 0}',
+  '.pg-risks{list-style:none;padding:0;margin:.25rem 0;font-size:.9rem}.pg-risk{color:var(--danger);font-weight:700}.pg-risk::before{content:"⚠ "}',
+  '.pg-call p{margin:.5rem 0 0;font-weight:600}.pg-call pre,.pg-detail pre,.pg-consumes pre,.pg-completed pre{white-space:pre;overflow-wrap:normal;overflow-x:auto;background:var(--soft);border:1px solid var(--line);border-radius:6px;padding:.5rem .75rem}',
+  '.pg-people,.pg-plan-facts{display:grid;grid-template-columns:max-content minmax(0,1fr);gap:.35rem 1rem;margin:0 0 1rem}.pg-people dt,.pg-plan-facts dt{font-weight:600;color:var(--muted)}.pg-people dd,.pg-plan-facts dd{margin:0;min-width:0;overflow-wrap:anywhere}',
+  '@media (max-width:40rem){.pg-people,.pg-plan-facts{grid-template-columns:minmax(0,1fr);gap:0}.pg-people dd,.pg-plan-facts dd{margin-bottom:.6rem}}',
+  '.pg-superseded{padding:.75rem 1rem;border-radius:6px;border-left:5px solid var(--danger);background:#fdecee;font-weight:700}',
+  // Each card's own fields to change it, right under it.
+  'details.change{margin:0 0 1rem;border:1px solid var(--line);border-top:0;border-radius:0 0 8px 8px;padding:.25rem 1rem .75rem;background:#fafafa}summary{cursor:pointer;font-weight:600;padding:.35rem 0}',
   'label{display:block;font-weight:600;margin:.6rem 0 .2rem}',
   'input[type=text],textarea{display:block;width:100%;padding:.45rem .55rem;border:1px solid #767676;border-radius:4px;font:inherit;background:#fff;color:inherit}',
   'textarea{min-height:4.5rem;resize:vertical}textarea.code{white-space:pre;overflow-x:auto}',
@@ -197,10 +206,11 @@ export function signInCallbackPage(signIn: SignInConfig): string {
 }
 
 /**
- * The approval page of `gate`, whose form posts to `action`: who asks and who may answer, the
- * deadline, the plan's graph (an SVG drawn here) and what changed, each step as a card with what
- * it runs, per-step fields to change or skip it, and the answers as buttons. No script (except the
- * sign-in's, on shared links): it works with JavaScript off and by keyboard alone.
+ * The approval page of `gate`, whose form posts to `action`: what is asked, who submitted it, who
+ * may approve, the votes so far and the deadline; the plan's graph (an SVG drawn here) and what
+ * changed; each step as a card with exactly what it runs (the gate view's cards, view-html.ts),
+ * each with its own fields to change or skip it; and the answers as buttons. No script (except
+ * the sign-in's, on shared links): it works with JavaScript off and by keyboard alone.
  */
 export async function approvalPage(
   gate: GateView,
@@ -208,11 +218,11 @@ export async function approvalPage(
   extras: ApprovalPageExtras = {},
 ): Promise<string> {
   const now = extras.now ?? new Date();
-  const steps = pageSteps(gate);
   const graph = stepGraph(gate);
   const svg = graph.length > 0 ? await graphSvg(graph) : undefined;
   const problems = extras.refused?.problems ?? {};
   const posted = extras.refused?.form;
+  const shown = shownOfGate(gate);
   const who = extras.answeringAs
     ? [
         `<p class="note"><strong>You are answering as ${escapeHtml(extras.answeringAs)}</strong> (this link was sent to that address only; do not forward it).</p>`,
@@ -224,10 +234,10 @@ export async function approvalPage(
       : [];
   const body = [
     `<h1>${escapeHtml(HEADINGS[gate.kind])}</h1>`,
-    ...supersededBanner(gate),
     ...refusedSummary(problems),
     ...who,
-    factsHtml(gate, now),
+    factsHtml(gate),
+    gatePeopleHtml(shown, { now }),
     ...(gate.changes ? [changesHtml(gate.changes)] : []),
     ...(graph.length > 0 ? [graphHtml(graph, svg, gate.kind === 'plan' ? 'plan' : 'step')] : []),
     ...(extras.checklist ? ['<h2>Checklist</h2>', `<pre>${escapeHtml(extras.checklist)}</pre>`] : []),
@@ -239,60 +249,29 @@ export async function approvalPage(
     ...(extras.formToken
       ? [`<input type="hidden" name="${FORM_TOKEN_FIELD}" value="${escapeHtml(extras.formToken)}">`]
       : []),
-    ...(steps.length > 0 ? stepsHtml(gate, steps, posted, problems) : []),
-    ...controlsHtml(gate, steps, posted, problems),
+    ...stepsHtml(gate, posted, problems),
+    ...controlsHtml(gate, posted, problems),
     '</form>',
     ...(extras.signIn && !extras.answeringAs ? [signInElements(extras.signIn, 'answer')] : []),
   ].join('\n');
   return page(HEADINGS[gate.kind], body);
 }
 
-/** A step as the page shows it. */
-interface PageStep {
-  readonly id: string;
-  readonly name: string;
-  readonly tool?: string;
-  readonly dependsOn: readonly string[];
-  /** What the person may change of it (nothing but skipping when the gate does not show its call). */
-  readonly editable: EditableStep;
-}
-
-/** The steps a plan or step gate may change, as its page shows them (the form's fields are theirs). */
+/**
+ * The steps a plan or step gate may change, as its page offers them (the form's fields are
+ * theirs): the gate view's steps, with their calls; without a view (an older gate), the plan's
+ * step ids, which may only be skipped.
+ */
 export function editableSteps(gate: GateView): EditableStep[] {
-  return pageSteps(gate).map((step) => step.editable);
-}
-
-/** The steps a plan or step gate is about: the plan's steps, or the one step. */
-function pageSteps(gate: GateView): PageStep[] {
-  if (gate.kind === 'step' && gate.stepId)
-    return [
-      {
-        id: gate.stepId,
-        name: gate.description ?? '',
-        dependsOn: [],
-        editable: { id: gate.stepId, tool: '' },
-      },
-    ];
+  if (gate.kind === 'step') return gate.stepGate ? [gate.stepGate.step] : [];
   if (gate.kind !== 'plan') return [];
-  const sketches = gate.summary?.graph;
-  if (sketches)
-    return sketches.map((s) => ({
-      id: s.id,
-      name: s.name,
-      tool: s.tool,
-      dependsOn: s.dependsOn ?? [],
-      editable: { id: s.id, tool: s.tool },
-    }));
-  return (gate.summary?.stepIds ?? []).map((id) => ({
-    id,
-    name: '',
-    dependsOn: [],
-    editable: { id, tool: '' },
-  }));
+  const view = gate.summary?.view;
+  if (view) return view.steps;
+  return (gate.summary?.graph ?? []).map((s) => ({ id: s.id, tool: s.tool }));
 }
 
-/** The facts of the gate: what, who asked, who may answer, who has, and by when. */
-function factsHtml(gate: GateView, now: Date): string {
+/** What is asked: the plan, its objective, the step, the failure or the work, the question, the digest. */
+function factsHtml(gate: GateView): string {
   const rows: [string, string][] = [['Plan', `${escapeHtml(gate.planId)} v${gate.planVersion}`]];
   if (gate.summary) rows.push(['Objective', escapeHtml(gate.summary.objective)]);
   if (gate.stepId)
@@ -307,46 +286,8 @@ function factsHtml(gate: GateView, now: Date): string {
       `${escapeHtml(gate.failure.failureClass)} (${escapeHtml(gate.failure.error)}): ${escapeHtml(gate.failure.message)}`,
     ]);
   if (gate.question) rows.push(['Question asked', escapeHtml(gate.question)]);
-  const voting = gate.kind === 'plan' || gate.kind === 'step';
-  rows.push([
-    'Submitted by',
-    gate.submittedBy
-      ? `${escapeHtml(gate.submittedBy)}${voting ? ' (who may not approve it)' : ''}`
-      : 'not recorded',
-  ]);
-  rows.push([voting ? 'Who may approve' : 'Who may answer', whoMayAnswer(gate)]);
-  if (voting) rows.push(['Approvals', votesHtml(gate)]);
-  rows.push(['Answer by', deadlineHtml(gate.expiresAt, now)]);
   rows.push(['Plan digest', `<code>${escapeHtml(gate.planDigest)}</code>`]);
   return `<dl class="facts">${rows.map(([k, v]) => `<dt>${escapeHtml(k)}</dt><dd>${v}</dd>`).join('')}</dl>`;
-}
-
-/** The approvers the policy names (or anyone who signs in), less those it forbids and the submitter. */
-function whoMayAnswer(gate: GateView): string {
-  const { approvers, forbiddenApprovers } = gate.policy;
-  const voting = gate.kind === 'plan' || gate.kind === 'step';
-  const barred = [
-    ...new Set([...forbiddenApprovers, ...(voting && gate.submittedBy ? [gate.submittedBy] : [])]),
-  ];
-  if (approvers.length === 0)
-    return `anyone who signs in${barred.length > 0 ? `, except ${nameList(barred)}` : ''}`;
-  return (
-    nameList(approvers.filter((who) => !barred.includes(who))) || 'nobody (every approver named is barred)'
-  );
-}
-
-/** "1 of 2 (quorum 2): ana approved. Waiting for ben or cy." */
-function votesHtml(gate: GateView): string {
-  const { quorum } = gate.policy;
-  const votes = gate.votes.map(
-    (v) => `${escapeHtml(v.by)} ${v.decision.decision === 'APPROVE' ? 'approved' : 'approved with changes'}`,
-  );
-  const waiting = awaited(gate);
-  return [
-    `${gate.votes.length} of ${quorum} (quorum ${quorum})`,
-    votes.length > 0 ? `: ${votes.join(', ')}.` : '',
-    gate.votes.length > 0 && waiting.length > 0 ? ` Waiting for ${nameList(waiting, 'or')}.` : '',
-  ].join('');
 }
 
 /** Who may still approve: the approvers named who have not voted (not the submitter, not the forbidden). */
@@ -364,44 +305,9 @@ export function nameList(names: readonly string[], last: 'and' | 'or' = 'and'): 
   return `${escaped.slice(0, -1).join(', ')} ${last} ${escaped.at(-1)}`;
 }
 
-/**
- * The deadline as UTC with how long remains. The page runs no script and an open link carries no
- * time zone, so it cannot show the reader's local time: "in 23 h 10 min" says the same thing
- * wherever the reader is, and `<time>` holds the exact instant.
- */
-export function deadlineHtml(iso: string, now: Date): string {
-  const at = new Date(iso);
-  if (Number.isNaN(at.getTime())) return escapeHtml(iso);
-  const left = at.getTime() - now.getTime();
-  return `<time datetime="${escapeHtml(at.toISOString())}">${utcText(at)}</time> (${left > 0 ? `in ${durationText(left)}` : 'passed'})`;
-}
-
-/** "2025-06-01 14:30 UTC". */
+/** "2025-06-01 14:30 UTC": an instant for a page that cannot know the reader's time zone. */
 export function utcText(at: Date): string {
   return `${at.toISOString().slice(0, 16).replace('T', ' ')} UTC`;
-}
-
-/** "2 d 3 h", "23 h 10 min", "5 min", "less than a minute". */
-export function durationText(ms: number): string {
-  const minutes = Math.floor(ms / 60_000);
-  if (minutes < 1) return 'less than a minute';
-  const days = Math.floor(minutes / 1440);
-  const hours = Math.floor((minutes % 1440) / 60);
-  if (days > 0) return `${days} d${hours > 0 ? ` ${hours} h` : ''}`;
-  const rest = minutes % 60;
-  return hours > 0 ? `${hours} h${rest > 0 ? ` ${rest} min` : ''}` : `${rest} min`;
-}
-
-/** A later version of the plan closed this gate (its field is set by the gate's versioning). */
-function supersededBanner(gate: GateView): string[] {
-  const by = (gate as { supersededBy?: { version: number; linkId?: string } }).supersededBy;
-  if (!by) return [];
-  const newer = by.linkId
-    ? `<a href="/approvals/${encodeURIComponent(by.linkId)}">review v${by.version} instead</a>`
-    : `review v${by.version} instead`;
-  return [
-    `<div class="banner" role="alert"><h2>A newer version exists: v${by.version}</h2><p>This version can no longer be approved; ${newer}.</p></div>`,
-  ];
 }
 
 /** The problems of an answer that was not recorded, each linking to its field. */
@@ -437,48 +343,75 @@ function problemOf(
   };
 }
 
-/** The steps as cards, each with its fields to change it or skip it (inside the answer form). */
+/**
+ * The steps as cards (the gate view's), each followed by its own fields to change its arguments
+ * or skip it; then the plan's postconditions, budget and secrets. Inside the answer form.
+ */
 function stepsHtml(
   gate: GateView,
-  steps: readonly PageStep[],
   posted: URLSearchParams | undefined,
   problems: Readonly<Record<string, string>>,
 ): string[] {
   const canSkip = gate.kind === 'plan';
+  const change = (step: EditableStep) => changeHtml(step, canSkip, posted, problems);
+  if (gate.kind === 'step') {
+    if (gate.stepGate) return [stepGateHtml(gate.stepGate), change(gate.stepGate.step)];
+    return [];
+  }
+  if (gate.kind !== 'plan') return [];
+  const view = gate.summary?.view;
+  if (view) {
+    const { notListed } = omitted(view);
+    return [
+      `<h2 id="plangate-steps">What will run: ${view.truncated?.total ?? view.steps.length} step${(view.truncated?.total ?? view.steps.length) === 1 ? '' : 's'}</h2>`,
+      ...view.steps.map((step, i) => `${stepCardHtml(step, i + 1)}\n${change(step)}`),
+      ...(notListed > 0 ? [`<p class="pg-omitted">… ${notListed} more steps are not listed here.</p>`] : []),
+      problemOf(problems, SKIP_FIELD).html,
+      planFactsHtml(view, shownOfGate(gate).plan),
+    ];
+  }
+  // An older gate without a view: the steps by name, which may only be skipped.
   return [
-    `<h2 id="plangate-steps">${gate.kind === 'plan' ? 'What will run' : 'The step'}</h2>`,
-    ...steps.map((step) => {
-      const fields = argFields(step.editable);
-      const skip = canSkip
-        ? [
-            `<label class="check"><input type="checkbox" name="${SKIP_FIELD}" value="${escapeHtml(step.id)}"${posted?.getAll(SKIP_FIELD).includes(step.id) ? ' checked' : ''}> Skip this step (steps that wait for it will not run)</label>`,
-          ]
-        : [];
-      const change =
-        fields.length + skip.length > 0
-          ? [
-              `<details class="change"${fields.some((f) => problems[argFieldName(step.id, f.key)] !== undefined) || posted?.getAll(SKIP_FIELD).includes(step.id) || fields.some((f) => changedIn(posted, step.id, f)) ? ' open' : ''}>`,
-              `<summary>Change ${fields.length > 0 ? 'arguments' : 'whether it runs'}<span class="muted"> of ${escapeHtml(step.id)}</span></summary>`,
-              ...fields.map((field) => fieldHtml(step.id, field, posted, problems)),
-              ...skip,
-              '</details>',
-            ]
-          : [];
-      return [
-        `<article class="step" aria-labelledby="${fieldId(`step.${step.id}`)}">`,
-        `<h3 id="${fieldId(`step.${step.id}`)}"><code>${escapeHtml(step.id)}</code>${step.tool ? ` <span class="muted">(${escapeHtml(step.tool)})</span>` : ''}</h3>`,
-        ...(step.name ? [`<p>${escapeHtml(step.name)}</p>`] : []),
-        ...(step.dependsOn.length > 0
-          ? [
-              `<p class="muted">Runs after ${step.dependsOn.map((d) => `<code>${escapeHtml(d)}</code>`).join(', ')}</p>`,
-            ]
-          : []),
-        ...change,
+    '<h2 id="plangate-steps">What will run</h2>',
+    ...(gate.summary?.graph ?? []).map((step) =>
+      [
+        '<article class="step">',
+        `<h3><code>${escapeHtml(step.id)}</code> ${escapeHtml(step.name)}</h3>`,
+        `<p class="pg-tool">via ${escapeHtml(step.tool)}</p>`,
         '</article>',
-      ].join('\n');
-    }),
+        change({ id: step.id, tool: step.tool }),
+      ].join('\n'),
+    ),
     problemOf(problems, SKIP_FIELD).html,
   ];
+}
+
+/** A step's "Change" disclosure: a field per argument it offers and, at a plan gate, "Skip this step". */
+function changeHtml(
+  step: EditableStep,
+  canSkip: boolean,
+  posted: URLSearchParams | undefined,
+  problems: Readonly<Record<string, string>>,
+): string {
+  const fields = argFields(step);
+  const skipped = posted?.getAll(SKIP_FIELD).includes(step.id) ?? false;
+  if (fields.length === 0 && !canSkip) return '';
+  // Open again when the answer came back with a change or a problem in it, so nothing is hidden.
+  const open =
+    skipped ||
+    fields.some((f) => problems[argFieldName(step.id, f.key)] !== undefined || changedIn(posted, step.id, f));
+  const what = fields.length > 0 ? (canSkip ? 'Change or skip' : 'Change') : 'Skip';
+  return [
+    `<details class="change"${open ? ' open' : ''}>`,
+    `<summary>${what} <code>${escapeHtml(step.id)}</code></summary>`,
+    ...fields.map((field) => fieldHtml(step.id, field, posted, problems)),
+    ...(canSkip
+      ? [
+          `<label class="check"><input type="checkbox" name="${SKIP_FIELD}" value="${escapeHtml(step.id)}"${skipped ? ' checked' : ''}> Skip this step (steps that wait for it will not run)</label>`,
+        ]
+      : []),
+    '</details>',
+  ].join('\n');
 }
 
 /** Whether the posted form changed this field (so its disclosure opens again). */
@@ -510,7 +443,6 @@ function fieldHtml(
 /** The answers the gate takes, as buttons (with the fields they use). */
 function controlsHtml(
   gate: GateView,
-  steps: readonly PageStep[],
   posted: URLSearchParams | undefined,
   problems: Readonly<Record<string, string>>,
 ): string[] {
@@ -525,7 +457,7 @@ function controlsHtml(
   switch (gate.kind) {
     case 'plan':
     case 'step': {
-      const editable = steps.some((s) => argFields(s.editable).length > 0) || gate.kind === 'plan';
+      const editable = gate.kind === 'plan' || editableSteps(gate).some((step) => argFields(step).length > 0);
       return [
         '<h2>Your answer</h2>',
         answer.html,

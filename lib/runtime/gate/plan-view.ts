@@ -3,23 +3,55 @@
  * (plan-graph.ts) with the same graph as a list for screen readers, and what changed since the
  * last version gated. Step names are the plan author's text: escaped for DOT and for HTML.
  */
+import type { StepRiskMarks } from '../payloads/index.ts';
 import { escapeHtml } from '../shared/html.ts';
 import type { GateView } from './gate-item.ts';
 import type { PlanChanges, StepChange, ValueChange } from './plan-diff.ts';
 import type { GraphStep } from './plan-graph.ts';
 
 /**
- * The graph a gate's page draws: a plan gate's steps; a step gate's step after the steps it
- * waits for. Empty when the gate has none to show.
+ * The graph a gate's page draws, with the risk marks the harness computed (the gate view's): a
+ * plan gate's steps; a step gate's step after the steps it waits for (those done marked so).
+ * Empty when the gate has none to show.
  */
 export function stepGraph(gate: GateView): GraphStep[] {
-  if (gate.kind === 'plan')
-    return (gate.summary?.graph ?? []).map((step) => ({
+  if (gate.kind === 'plan') {
+    const view = gate.summary?.view;
+    const risks = new Map((view?.steps ?? []).map((step) => [step.id, step]));
+    const steps =
+      gate.summary?.graph ??
+      view?.steps.map((step) => ({ id: step.id, name: step.description, dependsOn: step.dependsOn }));
+    return (steps ?? []).map((step) => {
+      const marks = risks.get(step.id);
+      return {
+        id: step.id,
+        name: step.name,
+        ...(step.dependsOn?.length ? { dependsOn: step.dependsOn } : {}),
+        ...(marks && isDestructive(marks.risks) ? { destructive: true } : {}),
+        ...(marks?.risks.ownGate ? { ownGate: true } : {}),
+      };
+    });
+  }
+  const stepGate = gate.kind === 'step' ? gate.stepGate : undefined;
+  if (!stepGate || stepGate.step.dependsOn.length === 0) return [];
+  const done = new Set((stepGate.completed ?? []).map((c) => c.id));
+  const step = stepGate.step;
+  return [
+    ...step.dependsOn.map((id) => ({ id, name: done.has(id) ? 'done' : '' })),
+    {
       id: step.id,
-      name: step.name,
-      ...(step.dependsOn ? { dependsOn: step.dependsOn } : {}),
-    }));
-  return [];
+      name: step.description,
+      dependsOn: step.dependsOn,
+      current: true,
+      ...(isDestructive(step.risks) ? { destructive: true } : {}),
+      ...(step.risks.ownGate ? { ownGate: true } : {}),
+    },
+  ];
+}
+
+/** Whether anything the step runs (its call, contract or rollback) changes or deletes things. */
+function isDestructive(risks: StepRiskMarks): boolean {
+  return risks.destructive.length + risks.contract.length + risks.rollback.length > 0;
 }
 
 /**
