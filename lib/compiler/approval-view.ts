@@ -252,7 +252,11 @@ export function shownContract(contract: Contract): ShownCall {
 /** `shown` with the `${steps.x.y}` references of `source`, each once, in the order written. */
 function withReferences(shown: ShownCall, source: unknown): ShownCall {
   const seen = new Map<string, RunTimeReference>();
-  for (const ref of referencesInValue(source).reverse()) {
+  // In the order written: by where each string sits, then by place in the string.
+  const found = referencesInValue(source).sort((a, b) =>
+    a.pointer < b.pointer ? -1 : a.pointer > b.pointer ? 1 : 0,
+  );
+  for (const ref of found) {
     if (ref.namespace !== 'steps' || ref.malformed || ref.field === undefined || seen.has(ref.raw)) continue;
     seen.set(ref.raw, { raw: ref.raw, step: ref.name, output: ref.field });
   }

@@ -246,7 +246,25 @@ describe('approval messages', () => {
             (m[1] as string).toLowerCase(),
           );
           expect(new Set(tags)).toEqual(
-            new Set(['!doctype', 'html', 'body', 'h2', 'table', 'tr', 'th', 'td', 'p', 'a']),
+            new Set([
+              ...[
+                '!doctype',
+                'html',
+                'head',
+                'meta',
+                'style',
+                'body',
+                'h2',
+                'table',
+                'tr',
+                'th',
+                'td',
+                'p',
+                'a',
+              ],
+              // The gate view's: who may approve and the deadline.
+              ...['dl', 'dt', 'dd', 'time'],
+            ]),
           );
           // Slack: no control characters from the plan survive in mrkdwn (no links, mentions or entities).
           const mrkdwn = (message.slackBlocks[1] as { text: { text: string } }).text.text;

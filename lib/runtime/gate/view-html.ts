@@ -170,7 +170,7 @@ function stepCard(step: StepView, number: number | undefined, clean: Clean): str
     ...(step.critical ? [] : ['not critical']),
   ];
   const meta = [
-    ...(step.timeoutSeconds !== undefined ? [`timeout ${step.timeoutSeconds} s`] : []),
+    ...(step.timeoutSeconds !== undefined ? [`step timeout ${step.timeoutSeconds} s`] : []),
     ...(step.recovery ? [clean(recoveryText(step.recovery))] : []),
     ...(step.dependsOn.length > 0
       ? [`after ${step.dependsOn.map((d) => `<code>${clean(d)}</code>`).join(', ')}`]

@@ -127,7 +127,7 @@ function stepLines(step: StepView, number: number | undefined, clean: (text: str
       lines.push(...callLines('rollback contract', step.rollback.contract, clean, pad));
   }
   const settings = [
-    ...(step.timeoutSeconds !== undefined ? [`timeout ${step.timeoutSeconds} s`] : []),
+    ...(step.timeoutSeconds !== undefined ? [`step timeout ${step.timeoutSeconds} s`] : []),
     ...(step.recovery ? [recoveryText(step.recovery)] : []),
   ];
   if (settings.length > 0) lines.push(`${pad}${settings.join(' · ')}`);

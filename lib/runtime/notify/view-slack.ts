@@ -148,7 +148,7 @@ function stepText(
         lines.push(...callText('Rollback contract', step.rollback.contract, text, code, codeLimit));
     }
     const meta = [
-      ...(step.timeoutSeconds !== undefined ? [`timeout ${step.timeoutSeconds} s`] : []),
+      ...(step.timeoutSeconds !== undefined ? [`step timeout ${step.timeoutSeconds} s`] : []),
       ...(step.recovery ? [recoveryText(step.recovery)] : []),
       ...(step.dependsOn.length > 0 ? [`after ${step.dependsOn.join(', ')}`] : []),
       ...(step.outputs.length > 0 ? [`outputs ${step.outputs.join(', ')}`] : []),
