@@ -39,6 +39,7 @@ export function outcomePage(
     'Recorded',
     [
       `<h1>${escapeHtml(recorded)}</h1>`,
+      `<p class="muted">Plan ${escapeHtml(gate.planId)} v${gate.planVersion}${gate.stepId ? `, step <code>${escapeHtml(gate.stepId)}</code>` : ''}</p>`,
       '<h2>What happens next</h2>',
       `<p>${next}</p>`,
       progressLink(progressHref, runs ? "Follow the run's progress" : 'See how the run ended'),
@@ -193,7 +194,7 @@ export function progressPage(gate: GateView, records: readonly JournalRecord[]):
   const title = `Progress of ${gate.planId} v${gate.planVersion}`;
   const status = complete
     ? `<p class="${complete.details.succeeded === true ? 'note' : 'alert'}" role="status"><strong>${complete.details.succeeded === true ? 'Finished: the run succeeded.' : 'Finished: the run did not succeed.'}</strong>${typeof complete.details.reason === 'string' ? ` ${escapeHtml(complete.details.reason)}` : ''}</p>`
-    : `<p class="note" role="status">Running. This page reloads every ${PROGRESS_REFRESH_SECONDS} seconds; <a href="">reload it now</a>.</p>`;
+    : `<p class="note" role="status">${waitingFor(records)} This page reloads every ${PROGRESS_REFRESH_SECONDS} seconds; <a href="">reload it now</a>.</p>`;
   return page(
     title,
     [
@@ -203,6 +204,18 @@ export function progressPage(gate: GateView, records: readonly JournalRecord[]):
     ].join('\n'),
     complete ? '' : `<meta http-equiv="refresh" content="${PROGRESS_REFRESH_SECONDS}">`,
   );
+}
+
+/** What a run that has not ended is doing: waiting at a gate (its latest event asks someone), or running. */
+function waitingFor(records: readonly JournalRecord[]): string {
+  // Reminders and escalations of the gate's timeout ladder are still the same wait.
+  const last = records.filter((r) => r.event !== 'GATE_REMINDED' && r.event !== 'GATE_ESCALATED').at(-1);
+  const step = last?.task_id ? ` <code>${escapeHtml(last.task_id)}</code>` : '';
+  if (last?.event === 'GATE_APPROVAL_REQUESTED')
+    return step ? `Waiting for the approval of step${step}.` : 'Waiting for the approval of the plan.';
+  if (last?.event === 'RECOVERY_ESCALATION' && last.details.user_decision === undefined)
+    return `Waiting for an answer: step${step} failed.`;
+  return 'Running.';
 }
 
 function capitalized(text: string): string {

@@ -320,7 +320,7 @@ function refusedSummary(problems: Readonly<Record<string, string>>): string[] {
       `<li><a href="#${fieldId(name)}${name === 'decision' || name === SKIP_FIELD ? '-problem' : ''}">${escapeHtml(message)}</a></li>`,
   );
   return [
-    `<div class="alert" role="alert"><h2>Not recorded: nothing was changed</h2><ul>${items.join('')}</ul></div>`,
+    `<div class="alert" role="alert"><h2>Your answer was not recorded</h2><ul>${items.join('')}</ul></div>`,
   ];
 }
 
@@ -355,8 +355,12 @@ function stepsHtml(
   const canSkip = gate.kind === 'plan';
   const change = (step: EditableStep) => changeHtml(step, canSkip, posted, problems);
   if (gate.kind === 'step') {
-    if (gate.stepGate) return [stepGateHtml(gate.stepGate), change(gate.stepGate.step)];
-    return [];
+    if (!gate.stepGate) return [];
+    // The step's fields go right under its card, the section's first article (before what it
+    // consumes and what already ran).
+    const section = stepGateHtml(gate.stepGate);
+    const end = section.indexOf('</article>') + '</article>'.length;
+    return [`${section.slice(0, end)}\n${change(gate.stepGate.step)}${section.slice(end)}`];
   }
   if (gate.kind !== 'plan') return [];
   const view = gate.summary?.view;

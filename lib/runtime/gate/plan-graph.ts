@@ -17,7 +17,7 @@ export interface GraphStep {
   readonly destructive?: boolean;
   /** It has its own approval gate right before it runs. */
   readonly ownGate?: boolean;
-  /** The step a step gate asks about: drawn bold. */
+  /** The step a step gate asks about: drawn with a thick border. */
   readonly current?: boolean;
 }
 
@@ -50,7 +50,8 @@ export function dotSource(steps: readonly GraphStep[]): string {
       `label="${label}"`,
       ...(step.destructive ? [`color="${DESTRUCTIVE_COLOR}"`, 'penwidth=2', 'fillcolor="#fdecee"'] : []),
       ...(step.ownGate ? ['peripheries=2'] : []),
-      ...(step.current ? ['fontname="Helvetica-Bold"', 'penwidth=3'] : []),
+      // Not bold: the browser's bold text is wider than Graphviz measures it and would overflow.
+      ...(step.current ? ['penwidth=3', ...(step.destructive ? [] : ['fillcolor="#eef3fd"'])] : []),
     ];
     lines.push(`  s${i + 1} [${attributes.join(', ')}];`);
   });
