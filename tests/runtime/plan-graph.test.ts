@@ -1,7 +1,13 @@
 /** The plan's graph as SVG: DOT escaping of hostile step names, and the SVG rebuilt from an allowlist. */
 import fc from 'fast-check';
 import { describe, expect, it } from 'vitest';
-import { dotSource, dotText, graphSvg, sanitizeSvg } from '../../lib/runtime/gate/plan-graph.ts';
+import {
+  dotSource,
+  dotText,
+  graphSvg,
+  MAX_DRAWN_STEPS,
+  sanitizeSvg,
+} from '../../lib/runtime/gate/plan-graph.ts';
 
 /** What a page would render: every element and attribute name, and the text of each <text>. */
 function parts(svg: string) {
@@ -130,8 +136,11 @@ describe('graphSvg', () => {
     expect(texts.join(' ')).toContain('&lt;img src=x onerror=alert(1)&gt;');
   });
 
-  it('is undefined when there is nothing to draw', async () => {
+  it('is undefined when there is nothing to draw, or too much', async () => {
     expect(await graphSvg([])).toBeUndefined();
+    const many = Array.from({ length: MAX_DRAWN_STEPS + 1 }, (_, i) => ({ id: `s${i}`, name: 'x' }));
+    expect(await graphSvg(many)).toBeUndefined();
+    expect(await graphSvg(many.slice(1))).toMatch(/^<svg /);
   });
 });
 

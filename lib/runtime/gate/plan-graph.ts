@@ -105,6 +105,12 @@ function wrapped(name: string): string[] {
   return kept;
 }
 
+/**
+ * Most steps drawn: a larger graph takes seconds to lay out and is too small to read on a
+ * screen; its list says the same.
+ */
+export const MAX_DRAWN_STEPS = 150;
+
 type Graphviz = { dot(source: string): string };
 let graphviz: Promise<Graphviz> | undefined;
 
@@ -119,10 +125,11 @@ function loadGraphviz(): Promise<Graphviz> {
 
 /**
  * The graph as sanitized inline SVG, hidden from screen readers (the page lists the same graph
- * as text). Undefined when Graphviz cannot lay it out: the page then shows the list alone.
+ * as text). Undefined when there is nothing to draw, more than {@link MAX_DRAWN_STEPS} steps,
+ * or Graphviz cannot lay it out: the page then shows the list alone.
  */
 export async function graphSvg(steps: readonly GraphStep[]): Promise<string | undefined> {
-  if (steps.length === 0) return undefined;
+  if (steps.length === 0 || steps.length > MAX_DRAWN_STEPS) return undefined;
   try {
     return sanitizeSvg((await loadGraphviz()).dot(dotSource(steps)));
   } catch {

@@ -7,7 +7,7 @@ import type { StepRiskMarks } from '../payloads/index.ts';
 import { escapeHtml } from '../shared/html.ts';
 import type { GateView } from './gate-item.ts';
 import type { PlanChanges, StepChange, ValueChange } from './plan-diff.ts';
-import type { GraphStep } from './plan-graph.ts';
+import { type GraphStep, MAX_DRAWN_STEPS } from './plan-graph.ts';
 
 /**
  * The graph a gate's page draws, with the risk marks the harness computed (the gate view's): a
@@ -74,7 +74,11 @@ export function graphHtml(
   });
   return [
     `<h2 id="plangate-graph">${kind === 'plan' ? 'Steps and what each waits for' : 'Where this step stands'}</h2>`,
-    ...(svg ? [svg] : []),
+    ...(svg
+      ? [svg]
+      : graph.length > MAX_DRAWN_STEPS
+        ? [`<p class="muted">${graph.length} steps are too many to draw; the list is the graph.</p>`]
+        : []),
     `<ol class="graph-list" aria-labelledby="plangate-graph">${items.join('')}</ol>`,
   ].join('\n');
 }
