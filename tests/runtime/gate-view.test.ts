@@ -5,6 +5,7 @@
  */
 import { describe, expect, it } from 'vitest';
 import { approvalView, fitApprovalView } from '../../lib/compiler/approval-view.ts';
+import { openApiDocument } from '../../lib/launch/openapi.ts';
 import { PlanSchema } from '../../lib/plan/schema.ts';
 import { deadlineText, type ShownGate, shownOfNotice } from '../../lib/runtime/gate/shown-gate.ts';
 import { gateViewHtml, stepCardsHtml } from '../../lib/runtime/gate/view-html.ts';
@@ -226,5 +227,28 @@ describe('the Slack blocks', () => {
       /steps are not shown in Slack \(its message limits\)\. <https:\/\/approvals\.example\.test\/approvals\/link-id\|Open the page>/,
     );
     expect(blocksText(message.slackBlocks)).toContain('(cut: the page shows it whole)');
+  });
+});
+
+describe('the gate JSON in the OpenAPI document', () => {
+  it('describes the view from the same zod schemas: every step’s call, contract, rollback and risks', () => {
+    const doc = openApiDocument() as {
+      components: { schemas: { GateView: { properties: Record<string, Record<string, unknown>> } } };
+    };
+    const gate = doc.components.schemas.GateView;
+    const text = JSON.stringify(gate);
+    for (const field of ['view', 'stepGate', 'policy', 'submittedBy', 'voters', 'expiresAt'])
+      expect(Object.keys(gate.properties)).toContain(field);
+    for (const field of [
+      'call',
+      'contract',
+      'rollback',
+      'risks',
+      'references',
+      'postconditions',
+      'secrets',
+      'truncated',
+    ])
+      expect(text).toContain(`"${field}"`);
   });
 });
