@@ -35,8 +35,10 @@ const OPEN_ROUTE_REASONS: Readonly<Record<string, string>> = {
     'The OpenAPI document describes the API (routes, schemas, authorizers) and holds no data; clients fetch it before they can sign.',
   'GET /approvals/{approvalId}':
     'The approval page (and the sign-in callback page at /approvals/signed-in) is opened from an email or Slack link or the hosted sign-in redirect, which cannot carry credentials; the handler only shows a gate whose opaque, signed, expiring, single-use approval id verifies, and answering it needs a JWT or a recipient-bound id.',
+  'GET /approvals/{approvalId}/progress':
+    "The progress of an approval page's run is opened by the approver's browser, which cannot carry AWS credentials; the handler shows it only with that page's session cookie (encrypted, HttpOnly, SameSite=Strict, scoped to the page, 30 minutes), which only a verified approval link opens, and it shows progress lines only, never a token.",
   'POST /slack/interactions':
-    "Slack's interactivity requests carry no AWS credentials; the handler verifies each with the Slack app's signing secret (HMAC over the timestamp and body, 5-minute replay window, Slack's own verifySlackRequest) and answers only as the approver the Slack user is mapped to.",
+    "Slack's interactivity requests carry no AWS credentials; the handler verifies each with the Slack app's signing secret (HMAC over the timestamp and body, dated within five minutes of now either way, Slack's own verifySlackRequest) and answers only as the approver the Slack user is mapped to.",
   'POST /approvals/{approvalId}/as-recipient':
     'Answering through an emailed link: the id is an HMAC over approval id, recipient, expiry and plan digest that only the emailed recipient holds (possession of the inbox is the authentication); the handler verifies it, names that recipient as the approver, checks the plan approval policy, and accepts one answer per recipient before the link expires.',
 };

@@ -72,6 +72,7 @@ const RESPONSES: Readonly<Record<string, Responses>> = {
     303: {},
     ...pageErrors(400, 403, 404, 405, 409, 410),
   },
+  'GET /approvals/{approvalId}/progress': { 200: { ...HTML }, ...pageErrors(403, 404, 410) },
   'POST /approvals/{approvalId}': {
     200: { 'application/json': 'AnswerOutcome', ...HTML },
     ...pageErrors(400, 401, 403, 404, 405, 409, 410, 413),

@@ -8,7 +8,7 @@
  * plan shows its graph and what changed, and a step gate is answered on its own page.
  */
 import { existsSync } from 'node:fs';
-import { mkdtemp, readFile, rm } from 'node:fs/promises';
+import { mkdir, mkdtemp, readFile, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { GetCommand } from '@aws-sdk/lib-dynamodb';
@@ -66,7 +66,7 @@ async function gateOf(id: string, timeoutSeconds?: number): Promise<ApprovalNoti
   return submit(plan(id, timeoutSeconds));
 }
 
-async function submit(body: ReturnType<typeof plan>): Promise<ApprovalNotice> {
+async function submit(body: { readonly id: string; readonly version: number }): Promise<ApprovalNotice> {
   const response = await signedFetch(`${platform.url}/plans`, SUBMITTER, {
     method: 'POST',
     body: JSON.stringify(body),
@@ -173,6 +173,95 @@ async function expectNoLinkInHistory(
   return entries.map((e) => e.url);
 }
 
+/** Presses Tab until the focused element is the button `label` (keyboard only); fails if never. */
+async function tabTo(page: Page, label: string): Promise<void> {
+  for (let i = 0; i < 200; i++) {
+    await page.keyboard.press('Tab');
+    const focused = await page.evaluate(() => {
+      const el = document.activeElement;
+      return el instanceof HTMLButtonElement ? el.textContent : undefined;
+    });
+    if (focused === label) return;
+  }
+  throw new Error(`Tab never reached the button ${label}`);
+}
+
+/** Where the screenshots go (printed once), for a person to look at. */
+const SCREENSHOTS =
+  process.env.PLANGATE_SCREENSHOT_DIR ?? join(tmpdir(), 'plangate-approval-page-screenshots');
+
+/** A full-page screenshot of `page` as `name`.png in {@link SCREENSHOTS}. */
+async function screenshot(page: Page, name: string): Promise<void> {
+  await mkdir(SCREENSHOTS, { recursive: true });
+  const path = join(SCREENSHOTS, `${name}.png`);
+  await page.screenshot({ path, fullPage: true });
+  process.stdout.write(`screenshot: ${path}\n`);
+}
+
+/** No horizontal scroll: the page is no wider than its viewport. */
+const pageFits = (page: Page) =>
+  page.evaluate(() => document.documentElement.scrollWidth <= window.innerWidth);
+
+/**
+ * A plan of shell steps whose commands and contracts the page must show: one long enough to
+ * scroll inside its box on a phone, and a destructive one with its own gate.
+ */
+function shellPlan(id: string) {
+  return {
+    id,
+    version: 1,
+    objective: 'Collect the regional figures, write the report, and clean up the scratch directory',
+    sizePolicy: { minSteps: 1 },
+    approval: { approvers: APPROVERS, allowAutoApprove: false, timeoutSeconds: 3600 },
+    steps: SHELL_STEPS.map((step) => ({ ...step, dependsOn: [...step.dependsOn] })),
+  };
+}
+
+const SHELL_STEPS = [
+  {
+    id: 'collect',
+    description: 'Collect the figures into figures.txt',
+    dependsOn: [],
+    tool: 'shell',
+    args: { command: 'mkdir -p scratch && printf "north 12\\nsouth 7\\n" > figures.txt' },
+    contract: { kind: 'command', command: 'grep -q north figures.txt' },
+  },
+  {
+    id: 'report',
+    description: 'Add the figures up into report.txt',
+    dependsOn: ['collect'],
+    tool: 'shell',
+    args: {
+      command:
+        'awk \'{ total += $2 } END { print "total", total }\' figures.txt > report.txt && cat report.txt # one long line that must scroll inside its own box',
+    },
+    contract: { kind: 'command', command: 'grep -q "total 19" report.txt' },
+  },
+  {
+    id: 'cleanup',
+    description: 'Remove the scratch directory',
+    dependsOn: ['report'],
+    tool: 'shell',
+    requiresApproval: true,
+    args: { command: 'rm -rf ./scratch' },
+    contract: { kind: 'command', command: 'test ! -e scratch' },
+  },
+] as const;
+
+/** Every step's command and contract is on the page, visible (in the card of its step). */
+async function expectEveryCommandVisible(page: Page, steps: readonly (typeof SHELL_STEPS)[number][]) {
+  for (const step of steps) {
+    const card = page.locator(`article#step-${step.id}`);
+    const texts = await card.locator('pre').allTextContents();
+    expect(texts, step.id).toContain(step.args.command);
+    expect(texts, step.id).toContain(step.contract.command);
+    for (const text of [step.args.command, step.contract.command])
+      expect(await card.locator('pre', { hasText: text }).first().isVisible(), `${step.id}: ${text}`).toBe(
+        true,
+      );
+  }
+}
+
 describe.skipIf(!CHROMIUM)('the approval page in Chromium', () => {
   beforeAll(async () => {
     dir = await mkdtemp(join(tmpdir(), 'plangate-browser-'));
@@ -270,21 +359,19 @@ describe.skipIf(!CHROMIUM)('the approval page in Chromium', () => {
       'Changed collect: args {"message":"collect"} → {"message":"collect","value":2}',
       'Changed report: contract {"expression":"output.message = \\"report\\"","kind":"assert"} → {"expression":"output.message = \\"report\\" and $length(output.message) = 6","kind":"assert"}; now waits for verify; no longer waits for collect',
     ]);
-    const mermaid = page.locator('pre.mermaid');
-    expect(await mermaid.isVisible()).toBe(true);
-    const source = (await mermaid.textContent()) ?? '';
-    const lines = source.split('\n');
-    expect(lines[0]).toBe('flowchart TD');
-    expect(lines.slice(1, 4).map((l) => /^ {2}s\d\["(?:[^"#<>\n]|#\d+;)*"\]$/.test(l))).toEqual([
-      true,
-      true,
-      true,
-    ]);
-    expect(lines.slice(4)).toEqual(['  s1 --> s2', '  s2 --> s3']);
-    // The list is the graph for screen readers; the Mermaid source is hidden from them.
-    expect(await mermaid.getAttribute('aria-hidden')).toBe('true');
-    // It wraps rather than scrolls, so it never takes keyboard focus while hidden from screen readers.
-    expect(await mermaid.evaluate((el) => el.scrollWidth <= el.clientWidth)).toBe(true);
+    // The graph is a picture drawn on the server: an inline SVG, hidden from screen readers
+    // (the list is its text), each node its step's id then its name, the hostile one as text.
+    const svg = page.locator('svg.plan-graph');
+    expect(await svg.isVisible()).toBe(true);
+    expect(await svg.evaluate((el) => el instanceof SVGSVGElement && el.getAttribute('aria-hidden'))).toBe(
+      'true',
+    );
+    expect(await svg.locator('g.node').count()).toBe(3);
+    expect(await svg.locator('g.edge').count()).toBe(2);
+    expect((await svg.locator('text').allTextContents()).join(' ')).toContain('window.pwned');
+    expect(
+      await svg.evaluate((el) => el.getBoundingClientRect().right <= document.documentElement.clientWidth),
+    ).toBe(true);
     expect(
       await page.getByRole('list', { name: 'Steps and what each waits for' }).locator('li').allTextContents(),
     ).toEqual([
@@ -296,9 +383,8 @@ describe.skipIf(!CHROMIUM)('the approval page in Chromium', () => {
     expect(await page.locator('script').count()).toBe(0);
     expect(await page.evaluate(() => document.documentElement.scrollWidth)).toBeLessThanOrEqual(375);
     await expectCleanPage(page, gate, taskToken);
-    // Nothing of the graph or the changes takes focus: the first Tab reaches Approve.
-    await page.keyboard.press('Tab');
-    expect(await page.evaluate(() => document.activeElement?.textContent)).toBe('Approve');
+    // Nothing of the graph or the changes takes focus; Tab goes through the steps' fields to Approve.
+    await tabTo(page, 'Approve');
     await page.keyboard.press('Enter');
     await page.getByText('Your answer (APPROVE) was recorded.').waitFor({ timeout: 10_000 });
     await context.close();
@@ -320,8 +406,8 @@ describe.skipIf(!CHROMIUM)('the approval page in Chromium', () => {
     await page
       .getByRole('heading', { name: 'Approve this step before it runs?' })
       .waitFor({ timeout: 10_000 });
-    await page.getByText('report: Echo report').waitFor({ timeout: 10_000 });
-    expect(await page.locator('pre.mermaid').count()).toBe(0);
+    await page.locator('#step-report').waitFor({ timeout: 10_000 });
+    expect(await page.locator('#step-report h3').textContent()).toBe('report Echo report');
     await expectCleanPage(page, stepGate, await storedToken(stepGate));
     await page.getByRole('button', { name: 'Approve', exact: true }).click();
     await page.getByText('Your answer (APPROVE) was recorded.').waitFor({ timeout: 10_000 });
@@ -364,7 +450,9 @@ describe.skipIf(!CHROMIUM)('the approval page in Chromium', () => {
     await page.goBack();
     await page.reload();
     await page
-      .getByText(/already answered: APPROVE by ana@example\.test at \d{4}-/)
+      .getByRole('heading', {
+        name: /^Already answered by ana@example\.test at \d{4}-\d\d-\d\d \d\d:\d\d UTC$/,
+      })
       .waitFor({ timeout: 10_000 });
     expect(await page.getByRole('button').count()).toBe(0);
     expect(await page.content()).not.toContain(parseLinkId(gate.approvalId).approvalId);
@@ -378,7 +466,7 @@ describe.skipIf(!CHROMIUM)('the approval page in Chromium', () => {
     const page = await context.newPage();
     await page.goto(await emailedLink(gate, 'ben@example.test'));
     let focused = '';
-    for (let i = 0; i < 20 && focused !== 'reason'; i++) {
+    for (let i = 0; i < 200 && focused !== 'reason'; i++) {
       await page.keyboard.press('Tab');
       focused = await page.evaluate(() => (document.activeElement as HTMLInputElement | null)?.name ?? '');
     }
@@ -400,7 +488,7 @@ describe.skipIf(!CHROMIUM)('the approval page in Chromium', () => {
     await page.goto(await emailedLink(doubled, 'ana@example.test'));
     await page.getByRole('button', { name: 'Approve', exact: true }).dblclick();
     await page
-      .getByText(/Your answer \(APPROVE\) was recorded\.|already answered/)
+      .getByText(/Your answer \(APPROVE\) was recorded\.|Already answered/)
       .first()
       .waitFor({ timeout: 10_000 });
     await new Promise((r) => setTimeout(r, 500));
@@ -416,14 +504,14 @@ describe.skipIf(!CHROMIUM)('the approval page in Chromium', () => {
     ]);
     for (const tab of [tabA, tabB])
       await tab
-        .getByText(/Your answer \(APPROVE\) was recorded\.|already answered/)
+        .getByText(/Your answer \(APPROVE\) was recorded\.|Already answered/)
         .first()
         .waitFor({ timeout: 10_000 });
     const texts = [await tabA.textContent('body'), await tabB.textContent('body')];
     expect(texts.filter((t) => t?.includes('Your answer (APPROVE) was recorded.'))).toHaveLength(1);
-    expect(
-      texts.filter((t) => /already answered: APPROVE by (ana|ben)@example\.test at /.test(t ?? '')),
-    ).toHaveLength(1);
+    expect(texts.filter((t) => /Already answered by (ana|ben)@example\.test at /.test(t ?? ''))).toHaveLength(
+      1,
+    );
     expect(await decisions(contested)).toHaveLength(1);
     await context.close();
   });
@@ -485,10 +573,142 @@ describe.skipIf(!CHROMIUM)('the approval page in Chromium', () => {
     const response = await page.goto(await emailedLink(gate, 'ana@example.test'));
     // Nobody answered in time: the gate's timeout ladder ended in REJECT 'timed out' (never approve).
     expect(response?.status()).toBe(409);
-    await page.getByText(/already answered: REJECT/).waitFor({ timeout: 10_000 });
+    await page.getByRole('heading', { name: 'Expired' }).waitFor({ timeout: 10_000 });
+    await page
+      .getByText(/^Nobody answered in time, so the gate rejected it at \d{4}-/)
+      .waitFor({ timeout: 10_000 });
     expect(await page.getByRole('button').count()).toBe(0);
     expect((await decisions(gate)).map((e) => [e.event, e.details.reason])).toEqual([
       ['GATE_REJECTED', 'timed out'],
+    ]);
+    await context.close();
+  });
+  for (const viewport of [
+    { width: 1280, height: 900 },
+    { width: 375, height: 740 },
+  ])
+    it(`shows every step's command and contract, the graph as an SVG, and fits ${viewport.width} px: plan gate and step gate`, async () => {
+      const planGate = await submit(shellPlan(`cards-${viewport.width}`));
+      const context = await browser.newContext({ viewport, isMobile: viewport.width < 500 });
+      const page = await context.newPage();
+      await page.goto(await emailedLink(planGate, 'ana@example.test'));
+      await page.getByRole('heading', { name: 'Approve this plan?' }).waitFor({ timeout: 10_000 });
+      await expectEveryCommandVisible(page, SHELL_STEPS);
+      const svg = page.locator('svg.plan-graph');
+      expect(await svg.evaluate((el) => el instanceof SVGSVGElement)).toBe(true);
+      expect(await svg.isVisible()).toBe(true);
+      // The destructive step is marked in the picture (⚠ and a red border), and so is its own gate.
+      const cleanup = svg.locator('g.node', { hasText: 'cleanup' });
+      expect(await cleanup.locator('text').first().textContent()).toBe('⚠ cleanup');
+      expect(await cleanup.locator('path').first().getAttribute('stroke')).toBe('#b00020');
+      expect(await cleanup.locator('text').allTextContents()).toContain('[asks approval first]');
+      // Who asked, who may approve, the votes and the deadline (UTC, with the time left).
+      const people = page.locator('dl.pg-people');
+      expect(await people.textContent()).toMatch(/Submitted by\s*arn:aws:iam::123456789012:user\/submitter/);
+      expect(await people.textContent()).toMatch(/May approve\s*ana@example\.test, ben@example\.test/);
+      expect(await people.textContent()).toMatch(/Approvals\s*0 of 1/);
+      expect(await people.locator('time').textContent()).toMatch(
+        /^\d{4}-\d\d-\d\d \d\d:\d\d UTC, in (1 h|\d+ min)$/,
+      );
+      expect(await pageFits(page)).toBe(true);
+      // The long command scrolls inside its own box.
+      const long = page.locator('article#step-report pre', { hasText: 'one long line' });
+      if (viewport.width < 500)
+        expect(await long.evaluate((el) => el.scrollWidth > el.clientWidth)).toBe(true);
+      await screenshot(page, `plan-gate-${viewport.width}`);
+
+      // Approved, the plan runs to the step gate of the destructive step.
+      await tabTo(page, 'Approve');
+      await page.keyboard.press('Enter');
+      await page
+        .getByRole('heading', { name: 'Your answer (APPROVE) was recorded.' })
+        .waitFor({ timeout: 10_000 });
+      const stepGate = await waitForGate((g) => g.kind === 'step' && g.executionId === planGate.executionId);
+      await page.goto(await emailedLink(stepGate, 'ben@example.test'));
+      await page
+        .getByRole('heading', { name: 'Approve this step before it runs?' })
+        .waitFor({ timeout: 10_000 });
+      await expectEveryCommandVisible(
+        page,
+        SHELL_STEPS.filter((s) => s.id === 'cleanup'),
+      );
+      const stepSvg = page.locator('svg.plan-graph');
+      expect(await stepSvg.evaluate((el) => el instanceof SVGSVGElement)).toBe(true);
+      expect(await stepSvg.isVisible()).toBe(true);
+      // What already ran, with its evidence.
+      expect(await page.locator('.pg-completed').textContent()).toMatch(/collect: passed command contract/);
+      // Only this step's own fields: its command, no "skip".
+      expect(
+        await page
+          .locator('form textarea[name^="arg."]')
+          .evaluateAll((els) => els.map((e) => e.getAttribute('name'))),
+      ).toEqual(['arg.cleanup.command']);
+      expect(await page.locator('input[name="skipSteps"]').count()).toBe(0);
+      expect(await pageFits(page)).toBe(true);
+      await screenshot(page, `step-gate-${viewport.width}`);
+      await context.close();
+    });
+
+  it('approves by keyboard alone, then says what happens next and links to the run’s progress', async () => {
+    const gate = await submit(shellPlan('next'));
+    const context = await browser.newContext({ javaScriptEnabled: false });
+    const page = await context.newPage();
+    await page.goto(await emailedLink(gate, 'ben@example.test'));
+    await tabTo(page, 'Approve');
+    // The focus is visible: the focused button has an outline.
+    expect(await page.evaluate(() => getComputedStyle(document.activeElement as Element).outlineStyle)).toBe(
+      'solid',
+    );
+    await page.keyboard.press('Enter');
+    await page.getByRole('heading', { name: 'What happens next' }).waitFor({ timeout: 10_000 });
+    await page.getByText('The plan runs now.').waitFor({ timeout: 10_000 });
+    await screenshot(page, 'outcome-1280');
+    // Tab to the progress link and follow it.
+    for (
+      let i = 0;
+      i < 10 &&
+      (await page.evaluate(() => document.activeElement?.textContent)) !== "Follow the run's progress";
+      i++
+    )
+      await page.keyboard.press('Tab');
+    await page.keyboard.press('Enter');
+    await page.getByRole('heading', { name: 'Progress of next v1' }).waitFor({ timeout: 10_000 });
+    // The page reloads itself (no script) until the run is waiting at the cleanup step's own gate.
+    await page.getByText(/\[Task 2\/3\] ✓/).waitFor({ timeout: 30_000 });
+    await page.getByText('Waiting for the approval of step cleanup.').waitFor({ timeout: 30_000 });
+    expect(await page.locator('meta[http-equiv="refresh"]').count()).toBe(1);
+    await screenshot(page, 'progress-1280');
+    await context.close();
+  });
+
+  it('changes a step and skips another through per-step fields, not JSON; a change with plain Approve is refused and kept', async () => {
+    const gate = await submit(shellPlan('modify'));
+    const context = await browser.newContext({ viewport: { width: 375, height: 740 }, isMobile: true });
+    const page = await context.newPage();
+    await page.goto(await emailedLink(gate, 'ana@example.test'));
+    expect(await page.getByLabel(/JSON/).count()).toBe(0);
+    await page.getByText('Change or skip collect').click();
+    const command = page.locator('textarea[name="arg.collect.command"]');
+    expect(await command.inputValue()).toBe(SHELL_STEPS[0].args.command);
+    const changed = 'mkdir -p scratch && printf "north 20\\nsouth 7\\n" > figures.txt';
+    await command.fill(changed);
+    // Plain Approve would silently drop the change: refused, nothing recorded, the change kept.
+    await page.getByRole('button', { name: 'Approve', exact: true }).click();
+    await page.getByText('You changed the plan above').first().waitFor({ timeout: 10_000 });
+    expect(await decisions(gate)).toEqual([]);
+    expect(await page.locator('textarea[name="arg.collect.command"]').inputValue()).toBe(changed);
+    await screenshot(page, 'modify-refused-375');
+    await page.getByText('Change or skip cleanup').click();
+    await page
+      .locator('details', { hasText: 'Change or skip cleanup' })
+      .getByLabel(/Skip this step/)
+      .check();
+    await page.getByRole('button', { name: 'Approve with my changes' }).click();
+    await page
+      .getByText(/The plan runs now, with new arguments for collect and without cleanup\./)
+      .waitFor({ timeout: 10_000 });
+    expect((await decisions(gate)).map((e) => e.details.modifications)).toEqual([
+      { argOverrides: { collect: { command: changed } }, skipSteps: ['cleanup'] },
     ]);
     await context.close();
   });

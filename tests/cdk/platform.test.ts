@@ -225,6 +225,7 @@ describe('HTTP API', () => {
       'GET /executions/{executionId}/progress': 'AWS_IAM',
       'GET /openapi.json': 'NONE',
       'GET /approvals/{approvalId}': 'NONE',
+      'GET /approvals/{approvalId}/progress': 'NONE',
       'POST /approvals/{approvalId}': 'JWT',
       'POST /approvals/{approvalId}/as-recipient': 'NONE',
       'POST /slack/interactions': 'NONE',

@@ -1,10 +1,8 @@
-/** The plan gate page's graph and changes: the diff as a plain function, Mermaid and HTML escaping. */
-import fc from 'fast-check';
+/** The plan gate page's graph and changes: the diff as a plain function, the graph as SVG and as a list, HTML escaping. */
 import { describe, expect, it } from 'vitest';
 import { approvalPage } from '../../lib/runtime/gate/approval-page.ts';
 import type { GateView } from '../../lib/runtime/gate/gate-item.ts';
 import { diffPlanGraphs } from '../../lib/runtime/gate/plan-diff.ts';
-import { mermaidFlowchart } from '../../lib/runtime/gate/plan-view.ts';
 import type { StepSketch } from '../../lib/runtime/payloads/index.ts';
 
 const step = (id: string, over: Partial<StepSketch> = {}): StepSketch => ({
@@ -117,43 +115,6 @@ describe('diffPlanGraphs', () => {
   });
 });
 
-/** The label of each node line, with Mermaid's entity codes decoded; fails on any other line. */
-function labels(flowchart: string): string[] {
-  const [head, ...lines] = flowchart.split('\n');
-  expect(head).toBe('flowchart TD');
-  const out: string[] = [];
-  for (const line of lines) {
-    if (/^ {2}s\d+ --> s\d+$/.test(line)) continue;
-    // Letters, digits, plain punctuation and entity codes only.
-    const label = /^ {2}s\d+\["((?:[\p{L}\p{N} .,:!?_/+'()-]|#\d+;)*)"\]$/u.exec(line)?.[1];
-    expect(label, line).toBeDefined();
-    out.push((label as string).replace(/#(\d+);/g, (_, code) => String.fromCodePoint(Number(code))));
-  }
-  return out;
-}
-
-/** Mermaid's and HTML's syntax characters, often, and any other code point. */
-const MERMAID_AND_ANY = fc.oneof(
-  fc.constantFrom(...'"#;%[](){}|<>&`\n\r\t-:'),
-  fc.string({ unit: 'binary', minLength: 1, maxLength: 1 }),
-);
-
-describe('mermaidFlowchart', () => {
-  it('draws each dependency as an edge between numbered nodes', () => {
-    const flowchart = mermaidFlowchart([step('end'), step('b', { dependsOn: ['end'] })]);
-    expect(flowchart).toBe('flowchart TD\n  s1["end: Do end"]\n  s2["b: Do b"]\n  s1 --> s2');
-  });
-
-  it('keeps any name inside its label: nothing in it can close the label or start syntax', () => {
-    fc.assert(
-      fc.property(fc.string({ unit: MERMAID_AND_ANY, maxLength: 60 }), (name) => {
-        const flowchart = mermaidFlowchart([step('a', { name }), step('b', { name, dependsOn: ['a'] })]);
-        expect(labels(flowchart)).toEqual([`a: ${name}`, `b: ${name}`]);
-      }),
-    );
-  });
-});
-
 const HOSTILE = '"]\nclick s1 call alert(1) %% </pre><script>alert(1)</script> & end';
 
 const gate = (over: Partial<GateView> = {}): GateView => ({
@@ -180,22 +141,24 @@ const gate = (over: Partial<GateView> = {}): GateView => ({
 });
 
 describe('the plan gate page', () => {
-  it('shows the graph as Mermaid text and as a list, with hostile names only as text', () => {
-    const html = approvalPage(gate(), '/approve/x');
-    const pre = /<pre class="mermaid" aria-hidden="true">([^<]*)<\/pre>/.exec(html)?.[1] ?? '';
-    expect(pre.startsWith('flowchart TD\n  s1[&quot;a: ')).toBe(true);
-    expect(pre).toContain('\n  s1 --&gt; s2');
-    expect(labels(unescapeHtml(pre))).toEqual([`a: ${HOSTILE}`, 'b: Do b']);
+  it('draws the graph as inline SVG and lists it for screen readers, hostile names only as text', async () => {
+    const html = await approvalPage(gate(), '/approve/x');
+    const svg = /<svg [^>]*>[\s\S]*?<\/svg>/.exec(html)?.[0] ?? '';
+    expect(svg).toMatch(
+      /^<svg width="[\d.]+pt" height="[\d.]+pt" viewBox="[\d. ]+" class="plan-graph" aria-hidden="true" focusable="false">/,
+    );
+    // The hostile name is text inside the picture, never markup.
+    expect(svg).toContain('&lt;/pre&gt;&lt;script&gt;alert(1)&lt;/script');
     expect(html).toContain(
       '<li><code>a</code> &quot;]\nclick s1 call alert(1) %% &lt;/pre&gt;&lt;script&gt;alert(1)&lt;/script&gt; &amp; end</li>',
     );
     expect(html).toContain('<li><code>b</code> Do b (after <code>a</code>)</li>');
     expect(html.match(/<script/g)).toBeNull();
-    expect(html.match(/<\/pre>/g)).toHaveLength(1);
+    expect(html).not.toContain('mermaid');
   });
 
-  it('shows what changed since the version compared with', () => {
-    const html = approvalPage(
+  it('shows what changed since the version compared with', async () => {
+    const html = await approvalPage(
       gate({
         changes: {
           since,
@@ -223,7 +186,7 @@ describe('the plan gate page', () => {
     expect(html).toContain(
       '<li>Changed <code>a</code>: tool shell → http; args changed; contract added; now waits for <code>b</code>; no longer waits for <code>old</code>; other settings changed',
     );
-    const values = approvalPage(
+    const values = await approvalPage(
       gate({
         changes: {
           since,
@@ -243,22 +206,16 @@ describe('the plan gate page', () => {
     expect(values).toContain(
       '<li>Changed <code>b</code>: contract removed (was <code class="value">{&quot;kind&quot;:&quot;file&quot;}</code>)</li>',
     );
-    const unchanged = approvalPage(gate({ changes: { since, added: [], removed: [], changed: [] } }), '/a');
+    const unchanged = await approvalPage(
+      gate({ changes: { since, added: [], removed: [], changed: [] } }),
+      '/a',
+    );
     expect(unchanged).toContain('No step changed; other parts of the plan');
   });
 
-  it('shows neither without a graph or changes (a step gate)', () => {
-    const html = approvalPage(gate({ kind: 'step', stepId: 'a', summary: undefined }), '/approve/x');
-    expect(html).not.toContain('class="mermaid"');
+  it('shows neither without a graph or changes (a step gate)', async () => {
+    const html = await approvalPage(gate({ kind: 'step', stepId: 'a', summary: undefined }), '/approve/x');
+    expect(html).not.toContain('<svg');
     expect(html).not.toContain('Changes since');
   });
 });
-
-function unescapeHtml(text: string): string {
-  return text
-    .replace(/&lt;/g, '<')
-    .replace(/&gt;/g, '>')
-    .replace(/&quot;/g, '"')
-    .replace(/&#39;/g, "'")
-    .replace(/&amp;/g, '&');
-}

@@ -383,7 +383,11 @@ describe('page sessions: a link redeemed into a cookie and a clean URL', () => {
     // The page reloaded after deciding says who decided.
     const again = await api(request('GET', `/approvals/${handle}`, { headers: { cookie } }));
     expect(again.statusCode).toBe(409);
-    expect(again.body).toMatch(/already answered: APPROVE by ana@example\.com at /);
+    // Titled in plain words (not "Not recorded"), with what to do and where the run goes on.
+    expect(again.body).toMatch(
+      /<h1>Already answered by ana@example\.com at \d{4}-\d\d-\d\d \d\d:\d\d UTC<\/h1><p>The answer was APPROVE\. There is nothing left to answer here\.<\/p>/,
+    );
+    expect(again.body).toContain(`<a href="/approvals/${handle}/progress">`);
   });
 
   it('gives two openings of links two sessions (two tabs, two recipients), each answering as its own', async () => {
@@ -421,7 +425,7 @@ describe('page sessions: a link redeemed into a cookie and a clean URL', () => {
     const res = await api(request('GET', `/approvals/${encodeURIComponent(forged)}`));
     expect(res.statusCode).toBe(404);
     expect(res.cookies).toBeUndefined();
-    expect(res.body).toContain('this approval link is not valid');
+    expect(res.body).toContain('<h1>Not valid</h1><p>This approval link is not valid. Open it again');
     const nobody = await api(request('GET', `/approvals/${'B'.repeat(22)}`));
     expect(nobody.statusCode).toBe(403);
     expect(nobody.body).toContain('open the link from your email or Slack again');
@@ -472,9 +476,9 @@ describe('approval page with sign-in', () => {
     expect(callback.headers?.['content-security-policy']).toBe(csp);
   });
 
-  it('escapes every gate field and sign-in value in both modes', () => {
-    fc.assert(
-      fc.property(fc.string(), fc.string(), (text, recipient) => {
+  it('escapes every gate field and sign-in value in both modes', async () => {
+    await fc.assert(
+      fc.asyncProperty(fc.string(), fc.string(), async (text, recipient) => {
         fc.pre(text.length > 0 && recipient.length > 0);
         const gate = {
           approvalId: 'g',
@@ -494,8 +498,8 @@ describe('approval page with sign-in', () => {
         };
         const hostile = { ...SIGN_IN, clientId: `"><script>${text}` };
         for (const html of [
-          approvalPage(gate, '/approvals/x/as-recipient', { answeringAs: `<b>${recipient}</b>` }),
-          approvalPage(gate, '/approvals/x', { signIn: hostile }),
+          await approvalPage(gate, '/approvals/x/as-recipient', { answeringAs: `<b>${recipient}</b>` }),
+          await approvalPage(gate, '/approvals/x', { signIn: hostile }),
           signInCallbackPage(hostile),
         ]) {
           expect(html).not.toContain('<img');

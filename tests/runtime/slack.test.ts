@@ -337,4 +337,57 @@ describe('Slack approvals', { timeout: 30_000 }, () => {
     expect(ephemeralsTo('U0ALICE').at(-1)).toContain('already decided');
     expect(successesFor(token)).toHaveLength(1);
   });
+
+  it('refuses a signed request dated more than five minutes ahead, as it refuses one five minutes behind', async () => {
+    const { message, token } = await openPlanGate({
+      approvers: ['alice'],
+      forbiddenApprovers: [],
+      quorum: 1,
+    });
+    const now = Math.floor(Date.now() / 1000);
+    // Signed with the right secret, but dated a year from now: a captured request replayable for a year.
+    const nextYear = now + 365 * 24 * 3600;
+    expect(
+      await slack.click(interactions, message, 'plangate.APPROVE', 'U0ALICE', { timestamp: nextYear }),
+    ).toBe(401);
+    expect(
+      await slack.click(interactions, message, 'plangate.APPROVE', 'U0ALICE', { timestamp: now + 6 * 60 }),
+    ).toBe(401);
+    expect(successesFor(token)).toEqual([]);
+    // A clock a few minutes fast is still within the window.
+    expect(
+      await slack.click(interactions, message, 'plangate.APPROVE', 'U0ALICE', { timestamp: now + 4 * 60 }),
+    ).toBe(200);
+    expect(successesFor(token)[0]?.output).toMatchObject({ decision: 'APPROVE', by: 'alice' });
+  });
+
+  it('shows a refusal in the modal as plain text, cut at a word with "…", never as raw mrkdwn', async () => {
+    const { message, token } = await openPlanGate({
+      approvers: ['alice'],
+      forbiddenApprovers: [],
+      quorum: 1,
+    });
+    const before = slack.views.length;
+    await slack.click(interactions, message, 'plangate.ask', 'U0ALICE');
+    const opened = await slack.until('the question modal', () => slack.views[before]);
+    const ask = (question: string) =>
+      slack.submit(interactions, opened, 'U0ALICE', { 'plangate.question': { question } });
+    const question = `Does *this* ship to _every_ region? ${'Please list each region and its rollout window. '.repeat(6)}`;
+    expect((await ask(question)).status).toBe(200);
+    expect(successesFor(token)).toHaveLength(1);
+    const again = await ask('And again?');
+    const error =
+      (JSON.parse(again.body) as { errors: Record<string, string> }).errors['plangate.question'] ?? '';
+    // Slack shows a modal's errors as plain text: no mrkdwn (bold, emoji codes, <!date…> tokens).
+    expect(error).toMatch(/^Not recorded: this gate was already decided: ASK_FOR_CLARIFICATION by alice/);
+    expect(error).not.toMatch(/<!date|\*ASK|:question:|\u200b|&lt;|&gt;|&amp;/);
+    // The question is quoted as typed, its asterisks and underscores literal.
+    expect(error).toContain('alice: Does *this* ship to _every_ region? Please list');
+    // Too long for the modal: cut after a whole word, marked with "…".
+    expect(error.length).toBeLessThanOrEqual(150);
+    expect(error).toMatch(/\S…$/);
+    const quoted = error.slice(error.indexOf('by alice: ') + 'by alice: '.length, -1);
+    expect(`${question} `).toContain(`${quoted} `);
+    expect(successesFor(token)).toHaveLength(1);
+  });
 });

@@ -107,7 +107,7 @@ export class ApprovalPageServer {
       return send(
         res,
         200,
-        approvalPage(gate, `/approvals/${handle}`, {
+        await approvalPage(gate, `/approvals/${handle}`, {
           checklist: this.props.checklist,
           formToken: session.form,
         }),
@@ -130,8 +130,10 @@ export class ApprovalPageServer {
     gate: GateView,
     form: URLSearchParams,
   ): Promise<void> {
-    const fields = formAnswer(form, gate.kind);
+    const fields = formAnswer(form, gate);
     if (typeof fields === 'string') return send(res, 400, messagePage('Not an answer', fields));
+    if ('problems' in fields)
+      return send(res, 400, messagePage('Not an answer', Object.values(fields.problems).join(' ')));
     if (fields.digest !== gate.planDigest)
       return send(
         res,

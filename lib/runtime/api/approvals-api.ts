@@ -3,18 +3,23 @@
  * - `GET /approvals/{link id}` redeems a signed link into a page session (page-session.ts) and
  *   redirects (303) to `/approvals/{handle}`, which shows the approval page (for a recipient-bound
  *   link: who answers; for a shared link with sign-in configured: the page that signs in first), so
- *   no signature stays in the address bar or the history; asked for JSON, it answers the gate;
+ *   no signature stays in the address bar or the history; asked for JSON, it answers the gate. A
+ *   link whose gate was decided is redeemed too: its page says who decided, and links to progress;
  * - `POST /approvals/{id}` answers as the caller the request names (JWT claims on AWS, a header
  *   locally); `{id}` is a link id (scripts) or a page's handle (its session cookie and form token);
+ *   a page's answer is answered with what happens next;
  * - `POST /approvals/{id}/as-recipient` answers as the recipient a recipient-bound link names
  *   (no JWT: the link's signature, or the session it was redeemed into, is the proof);
+ * - `GET /approvals/{handle}/progress` shows a page's run as it goes on (its session cookie);
  * - `GET /approvals/signed-in` is where the hosted UI returns after sign-in;
  * - `POST /slack/interactions` answers from a Slack button (slack-interactions.ts).
  * Approvals checks the link (signed, expiring, single-use), the approver against the plan's
  * approval policy and the plan digest the answer was given for.
  */
+import { outcomePage, progressPage, refusalPage } from '../gate/answer-pages.ts';
 import {
   approvalPage,
+  editableSteps,
   FORM_TOKEN_FIELD,
   messagePage,
   PAGE_CSP,
@@ -26,6 +31,8 @@ import {
 import { type ApprovalsDeps, approvalsFor } from '../gate/gate.ts';
 import type { GateView } from '../gate/gate-item.ts';
 import { ApprovalError, recipientOf } from '../gate/links.ts';
+import { modificationsFromForm } from '../gate/modifications.ts';
+import { readEvents } from '../journal/journal.ts';
 import { slackDecisionUpdater } from '../notify/slack.ts';
 import {
   bodyText,
@@ -45,6 +52,7 @@ import {
   isLocalHttp,
   type PageSession,
   PageSessions,
+  SESSION_SECONDS,
   type SessionRefusal,
 } from './page-session.ts';
 import { handleSlackInteraction, type SlackInteractionsConfig } from './slack-interactions.ts';
@@ -59,6 +67,8 @@ export interface ApprovalsApiDeps extends ApprovalsDeps {
 
 /** The path suffix of answering through a recipient-bound link. */
 export const AS_RECIPIENT = 'as-recipient';
+/** The path suffix of a page's progress: `/approvals/{handle}/progress`. */
+export const PROGRESS = 'progress';
 const CALLBACK_SEGMENT = SIGN_IN_CALLBACK_PATH.split('/').pop() as string;
 
 const STATUS_OF: Record<ApprovalError['reason'], number> = {
@@ -77,15 +87,20 @@ export async function handleApprovalsRequest(event: HttpEvent, deps: ApprovalsAp
   const method = event.requestContext.http.method.toUpperCase();
   const wantsJson = (headerOf(event, 'accept') ?? '').includes('application/json') || isJsonBody(event);
   const fail = (status: number, title: string, message: string): HttpResult =>
-    wantsJson ? json(status, { error: title, message }) : html(status, messagePage(title, message));
+    wantsJson ? json(status, { error: title, message }) : page(status, messagePage(title, message));
   const [resource, linkId, ...rest] = segments ?? [];
   if (resource === 'slack' && linkId === 'interactions' && rest.length === 0) {
     if (!deps.slack) return json(404, { error: 'Slack is not configured' });
     if (method !== 'POST') return json(405, { error: 'use POST' });
     return handleSlackInteraction(event, approvalsOf(deps), deps.slack);
   }
-  const asRecipient = rest.length === 1 && rest[0] === AS_RECIPIENT;
-  if (resource !== 'approvals' || linkId === undefined || (rest.length > 0 && !asRecipient))
+  const suffix = rest.length === 1 ? rest[0] : undefined;
+  const asRecipient = suffix === AS_RECIPIENT;
+  if (
+    resource !== 'approvals' ||
+    linkId === undefined ||
+    (rest.length > 0 && suffix !== AS_RECIPIENT && suffix !== PROGRESS)
+  )
     return fail(404, 'Not found', 'no such page');
   if (linkId === CALLBACK_SEGMENT && rest.length === 0 && method === 'GET') {
     if (!deps.signIn) return fail(404, 'Not found', 'sign-in is not configured');
@@ -93,20 +108,56 @@ export async function handleApprovalsRequest(event: HttpEvent, deps: ApprovalsAp
   }
   const approvals = approvalsOf(deps);
   const sessions = new PageSessions(deps.signingKey);
+  const secure = !isLocalHttp(event);
+  // A page session's requests act through the link the session was opened with.
+  const session = HANDLE.test(linkId) ? sessions.read(event, linkId) : undefined;
+  if (session && 'refused' in session) return sessionRefused(session);
+  const link = session ? session.link : linkId;
+  const progressHref = session ? `/approvals/${linkId}/${PROGRESS}` : undefined;
+  /** A refusal as a page: its plain title, what to do, and where the run's progress is. */
+  const refused = async (error: ApprovalError): Promise<HttpResult> => {
+    if (wantsJson)
+      return json(STATUS_OF[error.reason] ?? 409, { error: 'Not recorded', message: error.message });
+    const gate = await approvals.gateOf(link).catch(() => undefined);
+    const decided =
+      error.reason === 'used' ? await approvals.decided(link).catch(() => undefined) : undefined;
+    const supersededBy = (gate as { supersededBy?: { version: number; linkId?: string } } | undefined)
+      ?.supersededBy;
+    return page(
+      STATUS_OF[error.reason] ?? 409,
+      refusalPage(error, {
+        ...(decided ? { decided } : {}),
+        ...(supersededBy ? { supersededBy } : {}),
+        ...(gate && progressHref ? { progressHref } : {}),
+      }),
+    );
+  };
   try {
     if (method === 'GET') {
       if (asRecipient) return fail(405, 'Method not allowed', 'open the approval link itself');
-      if (HANDLE.test(linkId)) {
-        const session = sessions.read(event, linkId);
-        if ('refused' in session) return sessionRefused(session);
-        const gate = await approvals.describe(session.link);
-        if (wantsJson) return json(200, shownGate(gate));
-        return pageOf(gate, session, `/approvals/${linkId}`, deps);
+      if (suffix === PROGRESS) {
+        if (!session) return fail(404, 'Not found', 'open the approval link first');
+        const gate = await approvals.gateOf(link);
+        const records = await readEvents(deps.dynamo, deps.tables.events, gate.executionId);
+        return page(200, progressPage(gate, records));
       }
-      const gate = await approvals.describe(linkId);
-      if (wantsJson) return json(200, shownGate(gate));
+      if (session) {
+        const gate = await approvals.describe(link);
+        if (wantsJson) return json(200, shownGate(gate));
+        return await pageOf(gate, session, `/approvals/${linkId}`, deps);
+      }
+      let until: number;
+      try {
+        const gate = await approvals.describe(linkId);
+        if (wantsJson) return json(200, shownGate(gate));
+        until = gate.expiresAtEpoch;
+      } catch (error) {
+        // A decided gate's link still opens a page: it says who decided, and links to progress.
+        if (wantsJson || !(error instanceof ApprovalError) || error.reason !== 'used') throw error;
+        until = Math.floor(Date.now() / 1000) + SESSION_SECONDS;
+      }
       // A person opened the link: redeem it into a page session and leave its signature behind.
-      const opened = sessions.open(linkId, gate.expiresAtEpoch, { secure: !isLocalHttp(event) });
+      const opened = sessions.open(linkId, until, { secure });
       return {
         statusCode: 303,
         headers: {
@@ -118,17 +169,14 @@ export async function handleApprovalsRequest(event: HttpEvent, deps: ApprovalsAp
         body: '',
       };
     }
-    if (method !== 'POST') return fail(405, 'Method not allowed', 'use GET or POST');
+    if (method !== 'POST' || suffix === PROGRESS) return fail(405, 'Method not allowed', 'use GET or POST');
     const by = asRecipient ? undefined : identityOf(event, deps.identity);
     if (!asRecipient && !by) return fail(401, 'Who are you?', 'the request does not say who is answering');
     const text = bodyText(event);
     if (Buffer.byteLength(text) > MAX_BODY_BYTES) return fail(413, 'Too large', 'the answer is too large');
-    // A page session's post answers through the link the session was opened with.
-    const session = HANDLE.test(linkId) ? sessions.read(event, linkId) : undefined;
-    if (session && 'refused' in session) return sessionRefused(session);
-    const link = session ? session.link : linkId;
     const gate = await approvals.describe(link);
-    const answer = isJsonBody(event) ? jsonAnswer(text) : formAnswer(new URLSearchParams(text), gate.kind);
+    const form = isJsonBody(event) ? undefined : new URLSearchParams(text);
+    const answer = form ? formAnswer(form, gate) : jsonAnswer(text);
     if (typeof answer === 'string') return fail(400, 'Not recorded', answer);
     // Refused and audited (refuse throws): another site's page can never read the form token.
     if (session && !formTokenMatches(session, answer.formToken))
@@ -140,28 +188,51 @@ export async function handleApprovalsRequest(event: HttpEvent, deps: ApprovalsAp
         ),
         by,
       );
+    if ('problems' in answer) {
+      if (wantsJson || !session || !form)
+        return fail(400, 'Not recorded', Object.values(answer.problems).join('; '));
+      // Shown again with the problems beside their fields, everything typed kept; nothing recorded.
+      return await pageOf(
+        gate,
+        session,
+        `/approvals/${linkId}`,
+        deps,
+        { form, problems: answer.problems },
+        400,
+      );
+    }
     const given = { digest: answer.digest, decision: answer.decision };
     const outcome = by
       ? await approvals.answer(link, { by, ...given })
       : await approvals.answerAsRecipient(link, given);
     if (wantsJson) return json(200, outcome);
-    return html(
+    const answeredBy = by ?? recipientOf(link);
+    const result = page(
       200,
-      messagePage(
-        'Recorded',
-        outcome.status === 'pending'
-          ? `Your approval was recorded; ${outcome.votes} of the required approvals so far.`
-          : `Your answer (${outcome.decision.decision}) was recorded.`,
-      ),
+      outcomePage(gate, outcome, { by: answeredBy, ...(progressHref ? { progressHref } : {}) }),
     );
+    // The page's session outlives the link now, for the progress page (the gate is answered).
+    return session
+      ? {
+          ...result,
+          cookies: [
+            sessions.renew(linkId, session, Math.floor(Date.now() / 1000) + SESSION_SECONDS, { secure }),
+          ],
+        }
+      : result;
   } catch (error) {
-    if (error instanceof ApprovalError) return fail(STATUS_OF[error.reason], 'Not recorded', error.message);
+    if (error instanceof ApprovalError) return await refused(error);
     throw error;
   }
 
   function sessionRefused(refusal: SessionRefusal): HttpResult {
     return fail(refusal.refused === 'expired' ? 410 : 403, 'Open the link again', refusal.message);
   }
+}
+
+/** An HTML page with the pages' Content-Security-Policy (its one stylesheet, no script). */
+function page(status: number, body: string): HttpResult {
+  return withCsp(html(status, body), PAGE_CSP);
 }
 
 /**
@@ -183,23 +254,31 @@ function shownGate(gate: GateView) {
 
 /**
  * The page of a session: a recipient-bound link's form posts as that recipient (no script); a
- * shared link's page signs the person in first (where sign-in is configured).
+ * shared link's page signs the person in first (where sign-in is configured). `refused` shows an
+ * answer that was not recorded again, with its problems.
  */
-function pageOf(gate: GateView, session: PageSession, path: string, deps: ApprovalsApiDeps): HttpResult {
+async function pageOf(
+  gate: GateView,
+  session: PageSession,
+  path: string,
+  deps: ApprovalsApiDeps,
+  refused?: { form: URLSearchParams; problems: Readonly<Record<string, string>> },
+  status = 200,
+): Promise<HttpResult> {
   // describe verified the link, so the recipient it names is the one its signature binds.
   const recipient = recipientOf(session.link);
-  const formToken = session.form;
+  const common = { formToken: session.form, ...(refused ? { refused } : {}) };
   if (recipient !== undefined)
-    return withCsp(
-      html(200, approvalPage(gate, `${path}/${AS_RECIPIENT}`, { answeringAs: recipient, formToken })),
-      PAGE_CSP,
+    return page(
+      status,
+      await approvalPage(gate, `${path}/${AS_RECIPIENT}`, { ...common, answeringAs: recipient }),
     );
   if (deps.signIn)
     return withCsp(
-      html(200, approvalPage(gate, path, { signIn: deps.signIn, formToken })),
+      html(status, await approvalPage(gate, path, { ...common, signIn: deps.signIn })),
       signInPageCsp(deps.signIn),
     );
-  return withCsp(html(200, approvalPage(gate, path, { formToken })), PAGE_CSP);
+  return page(status, await approvalPage(gate, path, common));
 }
 
 /** The page's own policy replaces the default one of `html` (which allows no script at all). */
@@ -212,6 +291,12 @@ export interface FormAnswer {
   readonly digest: string;
   readonly decision: Record<string, unknown>;
   /** The page's form token (page-session.ts), when the answer came from a page. */
+  readonly formToken?: string;
+}
+
+/** An answer from the page with problems its person can correct, by field name; nothing is recorded. */
+export interface FormProblems {
+  readonly problems: Readonly<Record<string, string>>;
   readonly formToken?: string;
 }
 
@@ -239,29 +324,48 @@ function jsonAnswer(text: string): FormAnswer | string {
   return { digest, decision, ...(typeof formToken === 'string' ? { formToken } : {}) };
 }
 
-/** The approval page's form: `decision`, `digest`, and the decision's own fields. */
-export function formAnswer(form: URLSearchParams, kind: string): FormAnswer | string {
+/**
+ * The approval page's form: `decision`, `digest`, and the decision's own fields; for a plan or
+ * step gate, the per-step fields (modifications.ts) as the page showed them. Problems a person
+ * can correct come back by field name (nothing is recorded): a changed field with plain Approve
+ * (approving as shown would silently drop the change), Approve with my changes with nothing
+ * changed, a field that is not valid, an empty question.
+ */
+export function formAnswer(form: URLSearchParams, gate: GateView): FormAnswer | FormProblems | string {
   const digest = form.get('digest') ?? '';
   if (!digest) return 'digest: say which plan digest you reviewed';
   const decision = form.get('decision') ?? '';
   const text = (name: string) => (form.get(name) ?? '').trim();
   const fields: Record<string, unknown> = { decision };
+  const formToken = form.get(FORM_TOKEN_FIELD) ?? undefined;
+  const refuse = (problems: Record<string, string>): FormProblems => ({
+    problems,
+    ...(formToken ? { formToken } : {}),
+  });
+  const voting = gate.kind === 'plan' || gate.kind === 'step';
   switch (decision) {
+    case 'APPROVE':
     case 'APPROVE_WITH_MODIFICATIONS': {
-      if (kind === 'plan')
-        fields.skipSteps = text('skipSteps')
-          .split(/[\s,]+/)
-          .filter(Boolean);
-      if (text('argOverrides')) {
-        try {
-          fields.argOverrides = JSON.parse(text('argOverrides'));
-        } catch {
-          return 'argOverrides: not JSON (write {"<step id>": {"<arg>": value}})';
-        }
-      }
+      if (!voting) break;
+      const modified = modificationsFromForm(form, editableSteps(gate), { canSkip: gate.kind === 'plan' });
+      if ('problems' in modified) return refuse({ ...modified.problems });
+      if (decision === 'APPROVE' && modified.changed)
+        return refuse({
+          decision:
+            'You changed the plan above: choose "Approve with my changes", or undo the changes to approve it as shown.',
+        });
+      if (decision === 'APPROVE') break;
+      if (!modified.changed)
+        return refuse({
+          decision:
+            'Nothing was changed: change an argument or tick a step to skip first, or choose "Approve".',
+        });
+      if (gate.kind === 'plan') fields.skipSteps = modified.skipSteps;
+      fields.argOverrides = modified.argOverrides;
       break;
     }
     case 'ASK_FOR_CLARIFICATION':
+      if (!text('question')) return refuse({ question: 'Write the question first.' });
       fields.question = text('question');
       break;
     case 'REJECT':
@@ -276,7 +380,6 @@ export function formAnswer(form: URLSearchParams, kind: string): FormAnswer | st
       break;
     }
   }
-  const formToken = form.get(FORM_TOKEN_FIELD);
   return { digest, decision: fields, ...(formToken ? { formToken } : {}) };
 }
 

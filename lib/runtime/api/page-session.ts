@@ -50,34 +50,49 @@ export class PageSessions {
   }
 
   /**
-   * A new session for a verified link that expires at `linkExpiresAtEpoch`: its handle, and the
-   * `Set-Cookie` value that carries it to the handle's page.
+   * A new session for a verified link, valid at most until `untilEpoch` (the link's own expiry
+   * while its gate waits): its handle, and the `Set-Cookie` value that carries it to the handle's page.
    */
   open(
     linkId: string,
-    linkExpiresAtEpoch: number,
+    untilEpoch: number,
     { secure }: { secure: boolean },
   ): { handle: string; cookie: string } {
     const handle = randomBytes(16).toString('base64url');
+    const session = { link: linkId, form: randomBytes(24).toString('base64url') };
+    return { handle, cookie: this.cookie(handle, session, untilEpoch, secure) };
+  }
+
+  /**
+   * The `Set-Cookie` value that keeps `session` open for another {@link SESSION_SECONDS} (at most
+   * until `untilEpoch`): after an answer, so its page can follow the run's progress.
+   */
+  renew(handle: string, session: PageSession, untilEpoch: number, { secure }: { secure: boolean }): string {
+    return this.cookie(handle, { link: session.link, form: session.form }, untilEpoch, secure);
+  }
+
+  private cookie(
+    handle: string,
+    fields: Omit<PageSession, 'exp'>,
+    untilEpoch: number,
+    secure: boolean,
+  ): string {
     const now = Math.floor(this.clock().getTime() / 1000);
-    const exp = Math.min(now + SESSION_SECONDS, linkExpiresAtEpoch);
-    const session: PageSession = { link: linkId, form: randomBytes(24).toString('base64url'), exp };
+    const exp = Math.min(now + SESSION_SECONDS, untilEpoch);
+    const session: PageSession = { ...fields, exp };
     const iv = randomBytes(12);
     const cipher = createCipheriv('aes-256-gcm', this.key, iv);
     cipher.setAAD(Buffer.from(handle));
     const sealed = Buffer.concat([cipher.update(JSON.stringify(session), 'utf8'), cipher.final()]);
     const value = Buffer.concat([iv, cipher.getAuthTag(), sealed]).toString('base64url');
-    return {
-      handle,
-      cookie: [
-        `${SESSION_COOKIE}=${value}`,
-        `Path=/approvals/${handle}`,
-        `Max-Age=${Math.max(0, exp - now)}`,
-        'HttpOnly',
-        'SameSite=Strict',
-        ...(secure ? ['Secure'] : []),
-      ].join('; '),
-    };
+    return [
+      `${SESSION_COOKIE}=${value}`,
+      `Path=/approvals/${handle}`,
+      `Max-Age=${Math.max(0, exp - now)}`,
+      'HttpOnly',
+      'SameSite=Strict',
+      ...(secure ? ['Secure'] : []),
+    ].join('; ');
   }
 
   /** The session of `handle` in the request's cookies, or why there is none to use. */

@@ -86,6 +86,13 @@ export const API_ROUTES: readonly ApiRoute[] = [
     summary: 'Answer a gate through a recipient-bound (emailed) link',
   },
   {
+    method: 'GET',
+    path: '/approvals/{approvalId}/progress',
+    handler: 'approvals',
+    auth: 'open',
+    summary: "The run's progress (HTML, reloading itself) for an approval page's session, once answered",
+  },
+  {
     method: 'POST',
     path: '/slack/interactions',
     handler: 'approvals',

@@ -1,7 +1,9 @@
 /**
  * `POST /slack/interactions`: a click on an approval message's button. The request is verified
  * with Slack's own request signing (@slack/bolt's verifySlackRequest: the app's signing secret,
- * v0 HMAC, a 5-minute replay window) before anything is read from it. The clicking Slack user is
+ * v0 HMAC, at most five minutes old) and dated at most five minutes ahead (Bolt does not look
+ * ahead, and a request dated in the future would stay replayable until then) before anything is
+ * read from it. The clicking Slack user is
  * mapped to an approver name (a configured mapping; an unmapped user is refused in Slack); the
  * button's value is the gate's opaque link id and nothing else. The answer goes through Approvals
  * like any other (policy, quorum, single use), then the message is updated in place to show who
@@ -20,11 +22,13 @@ import {
 import {
   asBlocks,
   decidedLine,
+  decidedText,
   type SlackClient,
   slackDate,
   updatedBlocks,
   updateSlackMessages,
 } from '../notify/slack.ts';
+import { shortenAtWord } from '../shared/truncate.ts';
 import { bodyText, type HttpEvent, type HttpResult, headerOf, json } from './http.ts';
 
 export interface SlackInteractionsConfig {
@@ -59,6 +63,12 @@ interface Interaction {
   readonly actions?: readonly { readonly action_id?: string; readonly value?: string }[];
 }
 
+/** How far a request's date may be from now, either way (Slack's own replay window). */
+const SLACK_CLOCK_SKEW_MS = 5 * 60 * 1000;
+
+/** Longest error a modal shows beside an input. */
+const MAX_MODAL_ERROR = 150;
+
 const REASONS: Partial<Record<SlackDecision, string>> = {
   REJECT: 'rejected in Slack',
   ABORT: 'aborted in Slack',
@@ -72,16 +82,18 @@ export async function handleSlackInteraction(
   const body = bodyText(event);
   const signature = headerOf(event, 'x-slack-signature');
   const timestamp = Number(headerOf(event, 'x-slack-request-timestamp'));
+  const nowMilliseconds = (config.now ?? Date.now)();
   // Loaded here, not at the top: the approvals API's other routes never pay for Bolt.
   const { isValidSlackRequest } = await import('@slack/bolt');
   if (
     !signature ||
     !Number.isFinite(timestamp) ||
+    timestamp * 1000 > nowMilliseconds + SLACK_CLOCK_SKEW_MS ||
     !isValidSlackRequest({
       signingSecret: config.signingSecret,
       body,
       headers: { 'x-slack-signature': signature, 'x-slack-request-timestamp': timestamp },
-      nowMilliseconds: (config.now ?? Date.now)(),
+      nowMilliseconds,
     })
   )
     return json(401, { error: 'not a signed Slack request' });
@@ -222,8 +234,12 @@ async function askQuestion(
   approvals: Approvals,
   config: SlackInteractionsConfig,
 ): Promise<HttpResult> {
+  // Slack shows a modal's errors as plain text, so they are written as plain text and cut at a word.
   const refuse = (message: string): HttpResult =>
-    json(200, { response_action: 'errors', errors: { [SLACK_ASK.block]: message.slice(0, 150) } });
+    json(200, {
+      response_action: 'errors',
+      errors: { [SLACK_ASK.block]: shortenAtWord(message, MAX_MODAL_ERROR) },
+    });
   const by = config.approvers[payload.user?.id ?? ''];
   if (by === undefined) return refuse('Your Slack account is not mapped to a plangate approver.');
   const linkId = linkOf(payload.view?.private_metadata);
@@ -239,7 +255,7 @@ async function askQuestion(
     });
   } catch (error) {
     if (!(error instanceof ApprovalError)) throw error;
-    return refuse(await refusal(error, linkId, approvals));
+    return refuse(await refusal(error, linkId, approvals, 'plain'));
   }
   // An empty 200 closes the modal.
   return ack();
@@ -254,14 +270,26 @@ function linkOf(metadata: string | undefined): string | undefined {
   }
 }
 
-/** What a refused click is told; for a gate already decided, who decided what and when. */
-async function refusal(error: ApprovalError, linkId: string, approvals: Approvals): Promise<string> {
+/**
+ * What a refused click is told (mrkdwn, in an ephemeral message) or a refused modal shows (plain
+ * text); for a gate already decided, who decided what and when.
+ */
+async function refusal(
+  error: ApprovalError,
+  linkId: string,
+  approvals: Approvals,
+  format: 'mrkdwn' | 'plain' = 'mrkdwn',
+): Promise<string> {
   if (error.reason === 'used') {
     const decided = await approvals.decided(linkId).catch(() => undefined);
-    if (decided)
-      return `Not recorded: this gate was already decided. ${decidedLine(decided.decision, decided.decidedAt ? new Date(decided.decidedAt) : undefined)}`;
+    if (decided) {
+      const at = decided.decidedAt ? new Date(decided.decidedAt) : undefined;
+      return format === 'plain'
+        ? `Not recorded: this gate was already decided: ${decidedText(decided.decision, at)}.`
+        : `Not recorded: this gate was already decided. ${decidedLine(decided.decision, at)}`;
+    }
   }
-  return `Not recorded: ${error.message}.`;
+  return `Not recorded: ${format === 'plain' ? error.message : escapeSlack(error.message)}.`;
 }
 
 function parsePayload(body: string): Interaction | undefined {

@@ -12,17 +12,67 @@
 import { createHash } from 'node:crypto';
 import { escapeHtml } from '../shared/html.ts';
 import type { GateView } from './gate-item.ts';
-import { changesHtml, graphHtml } from './plan-view.ts';
-import { shownOfGate } from './shown-gate.ts';
-import { gateViewHtml, VIEW_STYLE } from './view-html.ts';
+import {
+  type ArgField,
+  argFieldName,
+  argFields,
+  type EditableStep,
+  fieldText,
+  SKIP_FIELD,
+} from './modifications.ts';
+import { graphSvg } from './plan-graph.ts';
+import { changesHtml, graphHtml, stepGraph } from './plan-view.ts';
+import { omitted, shownOfGate } from './shown-gate.ts';
+import { gatePeopleHtml, planFactsHtml, stepCardHtml, stepGateHtml, VIEW_STYLE } from './view-html.ts';
 
-const STYLE =
-  'body{font-family:system-ui,sans-serif;max-width:52rem;margin:2rem auto;padding:0 1rem}' +
-  'th{text-align:left;padding-right:1rem;vertical-align:top}button{margin:.25rem .5rem .25rem 0;padding:.4rem 1rem}' +
-  'input[type=text]{width:24rem;max-width:100%}table{max-width:100%}td,li,p{overflow-wrap:anywhere}pre{background:#f4f4f4;padding:1rem;overflow:auto}h2{font-size:1.15rem}' +
-  // The graph's source wraps instead of scrolling: a scroller takes keyboard focus, and this
-  // one is hidden from screen readers.
-  'pre.mermaid{white-space:pre-wrap;overflow-wrap:anywhere}';
+/**
+ * The pages' one stylesheet (inline, allowed by its hash): readable on a 375 px phone (nothing
+ * wider than the screen: long commands scroll inside their own box), a visible focus ring, and
+ * risky steps marked by more than colour.
+ */
+export const PAGE_STYLE = [
+  VIEW_STYLE,
+  ':root{--fg:#1b1b1b;--muted:#4d4d4d;--line:#cfcfcf;--soft:#f4f4f3;--accent:#0b57d0;--danger:#a50e22;--ok:#146c2e}',
+  '*{box-sizing:border-box}',
+  'body{font:16px/1.5 system-ui,-apple-system,"Segoe UI",Roboto,"Liberation Sans",sans-serif;color:var(--fg);background:#fff;max-width:58rem;margin:0 auto;padding:1rem}',
+  'h1{font-size:1.5rem;line-height:1.25;margin:.5rem 0 1rem}h2{font-size:1.2rem;margin:2rem 0 .5rem}h3{font-size:1.05rem;margin:0 0 .25rem}',
+  'p,li,dd,td,th,summary,label,legend{overflow-wrap:anywhere}',
+  'code,pre,textarea.code{font-family:ui-monospace,"SFMono-Regular","DejaVu Sans Mono","Liberation Mono",Menlo,Consolas,monospace;font-size:.875rem}',
+  'pre{background:var(--soft);border:1px solid var(--line);border-radius:6px;padding:.5rem .75rem;margin:.25rem 0 .75rem;overflow-x:auto;white-space:pre;max-width:100%}',
+  'dl.facts{display:grid;grid-template-columns:max-content minmax(0,1fr);gap:.35rem 1rem;margin:0 0 1rem}',
+  'dl.facts dt{font-weight:600;color:var(--muted)}dl.facts dd{margin:0;min-width:0}',
+  '@media (max-width:40rem){dl.facts{grid-template-columns:minmax(0,1fr);gap:0}dl.facts dd{margin-bottom:.6rem}}',
+  '.note,.alert{padding:.75rem 1rem;border-radius:6px;margin:1rem 0;border-left:5px solid}',
+  '.alert{border-color:var(--danger);background:#fdecee}.note{border-color:var(--accent);background:#eef3fd}',
+  '.alert h2,.note h2{margin:0 0 .25rem;font-size:1.05rem}',
+  '.plan-graph{display:block;max-width:100%;height:auto;margin:.5rem 0}',
+  '.graph-list{color:var(--muted);font-size:.9rem}',
+  // The view's step cards (view-html.ts): commands keep their lines and scroll inside their box.
+  '.pg-step,.pg-postcondition,article.step{border:1px solid var(--line);border-radius:8px;padding:.75rem 1rem;margin:1rem 0 0}',
+  '.pg-step.pg-risky,.pg-postcondition.pg-risky{border:2px solid var(--danger)}',
+  '.pg-step h3{font-size:1.05rem;margin:0 0 .25rem}.pg-tool,.pg-meta{color:var(--muted);font-size:.9rem;margin:.25rem 0}',
+  '.pg-risks{list-style:none;padding:0;margin:.25rem 0;font-size:.9rem}.pg-risk{color:var(--danger);font-weight:700}.pg-risk::before{content:"⚠ "}',
+  '.pg-call p{margin:.5rem 0 0;font-weight:600}.pg-call pre,.pg-detail pre,.pg-consumes pre,.pg-completed pre{white-space:pre;overflow-wrap:normal;overflow-x:auto;background:var(--soft);border:1px solid var(--line);border-radius:6px;padding:.5rem .75rem}',
+  '.pg-people,.pg-plan-facts{display:grid;grid-template-columns:max-content minmax(0,1fr);gap:.35rem 1rem;margin:0 0 1rem}.pg-people dt,.pg-plan-facts dt{font-weight:600;color:var(--muted)}.pg-people dd,.pg-plan-facts dd{margin:0;min-width:0;overflow-wrap:anywhere}',
+  '@media (max-width:40rem){.pg-people,.pg-plan-facts{grid-template-columns:minmax(0,1fr);gap:0}.pg-people dd,.pg-plan-facts dd{margin-bottom:.6rem}}',
+  '.pg-superseded{padding:.75rem 1rem;border-radius:6px;border-left:5px solid var(--danger);background:#fdecee;font-weight:700}',
+  // Each card's own fields to change it, right under it.
+  'details.change{margin:0 0 1rem;border:1px solid var(--line);border-top:0;border-radius:0 0 8px 8px;padding:.25rem 1rem .75rem;background:#fafafa}summary{cursor:pointer;font-weight:600;padding:.35rem 0}',
+  'label{display:block;font-weight:600;margin:.6rem 0 .2rem}',
+  'input[type=text],textarea{display:block;width:100%;padding:.45rem .55rem;border:1px solid #767676;border-radius:4px;font:inherit;background:#fff;color:inherit}',
+  'textarea{min-height:4.5rem;resize:vertical}textarea.code{white-space:pre;overflow-x:auto}',
+  'label.check{display:flex;gap:.5rem;align-items:center}label.check input{width:1.15rem;height:1.15rem;margin:0}',
+  'fieldset{border:1px solid var(--line);border-radius:8px;padding:.5rem 1rem 1rem;margin:1rem 0;min-width:0}legend{font-weight:700;padding:0 .35rem}',
+  'button{font:inherit;font-weight:600;padding:.55rem 1.1rem;border-radius:6px;border:2px solid #333;background:#fff;color:var(--fg);cursor:pointer;margin:.5rem .5rem 0 0}',
+  'button.approve{background:var(--ok);border-color:var(--ok);color:#fff}button.reject{border-color:var(--danger);color:var(--danger)}',
+  ':focus-visible{outline:3px solid #f0a500;outline-offset:2px}',
+  '.problem{color:var(--danger);font-weight:600;margin:.25rem 0}[aria-invalid=true]{border:2px solid var(--danger)}',
+  '.muted{color:var(--muted)}.hint{color:var(--muted);font-size:.9rem;margin:.2rem 0}',
+  'table{border-collapse:collapse;max-width:100%}th,td{text-align:left;vertical-align:top;padding:.2rem .75rem .2rem 0}',
+].join('\n');
+
+/** The stylesheet's CSP source: the one inline style block allowed, by its hash (no `unsafe-inline`). */
+const STYLE_SOURCE = `'sha256-${createHash('sha256').update(PAGE_STYLE).digest('base64')}'`;
 
 const HEADINGS: Record<GateView['kind'], string> = {
   plan: 'Approve this plan?',
@@ -41,6 +91,13 @@ export interface ApprovalPageExtras {
   readonly signIn?: SignInConfig;
   /** The page session's form token, posted back with the answer (a hidden field). @default - none */
   readonly formToken?: string;
+  /**
+   * An answer that was not recorded: the form as it was posted (shown again, so nothing typed is
+   * lost) and the problems found, by field name (`''`: the answer as a whole). @default - a fresh form
+   */
+  readonly refused?: { readonly form: URLSearchParams; readonly problems: Readonly<Record<string, string>> };
+  /** @default new Date() */
+  readonly now?: Date;
 }
 
 /** The public values of the approvers' OAuth client; nothing here is secret. */
@@ -122,9 +179,8 @@ const SIGN_IN_SCRIPT = `(() => {
   })().catch(() => say('Something went wrong; nothing was sent if no answer was confirmed. Open the approval link again.'));
 })();`;
 
-/** The Content-Security-Policy of a page without script: styles inline, forms post back here only. */
-export const PAGE_CSP =
-  "default-src 'none'; style-src 'unsafe-inline'; form-action 'self'; base-uri 'none'; frame-ancestors 'none'";
+/** The Content-Security-Policy of a page without script: its one stylesheet (by hash), forms post back here only. */
+export const PAGE_CSP = `default-src 'none'; style-src ${STYLE_SOURCE}; form-action 'self'; base-uri 'none'; frame-ancestors 'none'`;
 
 /**
  * The Content-Security-Policy of a sign-in page: exactly {@link SIGN_IN_SCRIPT} may run (by its
@@ -132,7 +188,7 @@ export const PAGE_CSP =
  */
 export function signInPageCsp(signIn: SignInConfig): string {
   const hash = createHash('sha256').update(SIGN_IN_SCRIPT).digest('base64');
-  return `default-src 'none'; style-src 'unsafe-inline'; script-src 'sha256-${hash}'; connect-src 'self' ${new URL(signIn.domainUrl).origin}; form-action 'self'; base-uri 'none'; frame-ancestors 'none'`;
+  return `default-src 'none'; style-src ${STYLE_SOURCE}; script-src 'sha256-${hash}'; connect-src 'self' ${new URL(signIn.domainUrl).origin}; form-action 'self'; base-uri 'none'; frame-ancestors 'none'`;
 }
 
 /** Where the page's inline script reads its configuration (public values, escaped). */
@@ -149,84 +205,326 @@ export function signInCallbackPage(signIn: SignInConfig): string {
   return page('Signing in', `<h1>Answering the gate</h1>\n${signInElements(signIn, 'callback')}`);
 }
 
-export function approvalPage(gate: GateView, action: string, extras: ApprovalPageExtras = {}): string {
-  const rows: [string, string][] = [
-    ['Plan', `${gate.planId} v${gate.planVersion}`],
-    ['Digest', gate.planDigest],
-  ];
-  if (gate.summary) rows.push(['Objective', gate.summary.objective], ['Steps', String(gate.summary.steps)]);
-  if (gate.stepId)
-    rows.push(['Step', gate.description ? `${gate.stepId}: ${gate.description}` : gate.stepId]);
-  if (gate.human) rows.push(['What to do', gate.human.instructions]);
-  if (gate.failure)
-    rows.push(['Failure', `${gate.failure.failureClass} (${gate.failure.error}): ${gate.failure.message}`]);
-  if (gate.question) rows.push(['Question asked', gate.question]);
-  if (gate.kind === 'plan' || gate.kind === 'step')
-    rows.push(['Approvals', `${gate.votes.length} of ${gate.policy.quorum}`]);
-  rows.push(['Answer by', gate.expiresAt]);
-
-  const field = (label: string, name: string) =>
-    `${escapeHtml(label)} <input type="text" name="${escapeHtml(name)}">`;
-  const button = (decision: string, label: string) =>
-    `<button name="decision" value="${escapeHtml(decision)}">${escapeHtml(label)}</button>`;
-  const controls: string[] = [];
-  switch (gate.kind) {
-    case 'plan':
-    case 'step':
-      controls.push(
-        `<p>${button('APPROVE', 'Approve')}</p>`,
-        `<p>${field('Args to change (JSON by step id)', 'argOverrides')}${gate.kind === 'plan' ? ` ${field('Steps to skip (comma-separated)', 'skipSteps')}` : ''} ${button('APPROVE_WITH_MODIFICATIONS', 'Approve with modifications')}</p>`,
-        `<p>${field('Question', 'question')} ${button('ASK_FOR_CLARIFICATION', 'Ask for clarification')}</p>`,
-        `<p>${field('Reason', 'reason')} ${button('REJECT', 'Reject')}</p>`,
-      );
-      break;
-    case 'escalation':
-      if (gate.failure?.failureClass === 'permission')
-        controls.push(
-          '<p>Configure the credentials out of band (environment, vault) before you retry. Never paste them here.</p>',
-        );
-      controls.push(
-        `<p>${button('RETRY', 'Retry')} ${button('SKIP', 'Skip')} ${button('ABORT', 'Abort')}</p>`,
-      );
-      break;
-    case 'human':
-      for (const name of gate.human?.outputs ?? []) controls.push(`<p>${field(name, `output.${name}`)}</p>`);
-      controls.push(
-        `<p>${button('DONE', 'Done')}</p>`,
-        `<p>${field('What went wrong', 'reason')} ${button('FAILED', 'Could not do it')}</p>`,
-      );
-  }
+/**
+ * The approval page of `gate`, whose form posts to `action`: what is asked, who submitted it, who
+ * may approve, the votes so far and the deadline; the plan's graph (an SVG drawn here) and what
+ * changed; each step as a card with exactly what it runs (the gate view's cards, view-html.ts),
+ * each with its own fields to change or skip it; and the answers as buttons. No script (except
+ * the sign-in's, on shared links): it works with JavaScript off and by keyboard alone.
+ */
+export async function approvalPage(
+  gate: GateView,
+  action: string,
+  extras: ApprovalPageExtras = {},
+): Promise<string> {
+  const now = extras.now ?? new Date();
+  const graph = stepGraph(gate);
+  const svg = graph.length > 0 ? await graphSvg(graph) : undefined;
+  const problems = extras.refused?.problems ?? {};
+  const posted = extras.refused?.form;
+  const shown = shownOfGate(gate);
   const who = extras.answeringAs
     ? [
-        `<p><strong>You are answering as ${escapeHtml(extras.answeringAs)}</strong> (this link was sent to that address only; do not forward it).</p>`,
+        `<p class="note"><strong>You are answering as ${escapeHtml(extras.answeringAs)}</strong> (this link was sent to that address only; do not forward it).</p>`,
       ]
     : extras.signIn
-      ? ['<p>You will be asked to sign in when you answer; your answer is recorded under your account.</p>']
+      ? [
+          '<p class="note">You will be asked to sign in when you answer; your answer is recorded under your account.</p>',
+        ]
       : [];
   const body = [
     `<h1>${escapeHtml(HEADINGS[gate.kind])}</h1>`,
+    ...refusedSummary(problems),
     ...who,
-    `<table>${rows.map(([k, v]) => `<tr><th>${escapeHtml(k)}</th><td>${escapeHtml(v)}</td></tr>`).join('')}</table>`,
+    factsHtml(gate),
+    gatePeopleHtml(shown, { now }),
     ...(gate.changes ? [changesHtml(gate.changes)] : []),
-    ...(gate.summary?.graph ? [graphHtml(gate.summary.graph)] : []),
-    gateViewHtml(shownOfGate(gate)),
-    ...(extras.checklist ? [`<pre>${escapeHtml(extras.checklist)}</pre>`] : []),
+    ...(graph.length > 0 ? [graphHtml(graph, svg, gate.kind === 'plan' ? 'plan' : 'step')] : []),
+    ...(extras.checklist ? ['<h2>Checklist</h2>', `<pre>${escapeHtml(extras.checklist)}</pre>`] : []),
     `<form id="plangate-answer" method="post" action="${escapeHtml(action)}">`,
+    // The form's default button, disabled: Enter in a field submits nothing, so no answer is ever
+    // sent by accident (the first button would otherwise be Approve).
+    '<button type="submit" disabled hidden aria-hidden="true" tabindex="-1"></button>',
     `<input type="hidden" name="digest" value="${escapeHtml(gate.planDigest)}">`,
     ...(extras.formToken
       ? [`<input type="hidden" name="${FORM_TOKEN_FIELD}" value="${escapeHtml(extras.formToken)}">`]
       : []),
-    ...controls,
+    ...stepsHtml(gate, posted, problems),
+    ...controlsHtml(gate, posted, problems),
     '</form>',
     ...(extras.signIn && !extras.answeringAs ? [signInElements(extras.signIn, 'answer')] : []),
   ].join('\n');
   return page(HEADINGS[gate.kind], body);
 }
 
-export function messagePage(title: string, message: string): string {
-  return page(title, `<h1>${escapeHtml(title)}</h1><p>${escapeHtml(message)}</p>`);
+/**
+ * The steps a plan or step gate may change, as its page offers them (the form's fields are
+ * theirs): the gate view's steps, with their calls; without a view (an older gate), the plan's
+ * step ids, which may only be skipped.
+ */
+export function editableSteps(gate: GateView): EditableStep[] {
+  if (gate.kind === 'step') return gate.stepGate ? [gate.stepGate.step] : [];
+  if (gate.kind !== 'plan') return [];
+  const view = gate.summary?.view;
+  if (view) return view.steps;
+  return (gate.summary?.graph ?? []).map((s) => ({ id: s.id, tool: s.tool }));
 }
 
-function page(title: string, body: string): string {
-  return `<!doctype html><html lang="en"><head><meta charset="utf-8"><meta name="viewport" content="width=device-width, initial-scale=1"><title>${escapeHtml(title)}</title><style>${STYLE}${VIEW_STYLE}</style></head><body>${body}</body></html>`;
+/** What is asked: the plan, its objective, the step, the failure or the work, the question, the digest. */
+function factsHtml(gate: GateView): string {
+  const rows: [string, string][] = [['Plan', `${escapeHtml(gate.planId)} v${gate.planVersion}`]];
+  if (gate.summary) rows.push(['Objective', escapeHtml(gate.summary.objective)]);
+  if (gate.stepId)
+    rows.push([
+      'Step',
+      `<code>${escapeHtml(gate.stepId)}</code>${gate.description ? `: ${escapeHtml(gate.description)}` : ''}`,
+    ]);
+  if (gate.human) rows.push(['What to do', escapeHtml(gate.human.instructions)]);
+  if (gate.failure)
+    rows.push([
+      'Failure',
+      `${escapeHtml(gate.failure.failureClass)} (${escapeHtml(gate.failure.error)}): ${escapeHtml(gate.failure.message)}`,
+    ]);
+  if (gate.question) rows.push(['Question asked', escapeHtml(gate.question)]);
+  rows.push(['Plan digest', `<code>${escapeHtml(gate.planDigest)}</code>`]);
+  return `<dl class="facts">${rows.map(([k, v]) => `<dt>${escapeHtml(k)}</dt><dd>${v}</dd>`).join('')}</dl>`;
+}
+
+/** Who may still approve: the approvers named who have not voted (not the submitter, not the forbidden). */
+export function awaited(gate: Pick<GateView, 'policy' | 'votes' | 'submittedBy'>): string[] {
+  const voted = new Set(gate.votes.map((v) => v.by));
+  return gate.policy.approvers.filter(
+    (who) => !voted.has(who) && who !== gate.submittedBy && !gate.policy.forbiddenApprovers.includes(who),
+  );
+}
+
+/** Names, escaped, as "a", "a and b", "a, b and c". */
+export function nameList(names: readonly string[], last: 'and' | 'or' = 'and'): string {
+  const escaped = names.map(escapeHtml);
+  if (escaped.length <= 1) return escaped.join('');
+  return `${escaped.slice(0, -1).join(', ')} ${last} ${escaped.at(-1)}`;
+}
+
+/** "2025-06-01 14:30 UTC": an instant for a page that cannot know the reader's time zone. */
+export function utcText(at: Date): string {
+  return `${at.toISOString().slice(0, 16).replace('T', ' ')} UTC`;
+}
+
+/** The problems of an answer that was not recorded, each linking to its field. */
+function refusedSummary(problems: Readonly<Record<string, string>>): string[] {
+  const entries = Object.entries(problems);
+  if (entries.length === 0) return [];
+  // A field's problem links to the field; the others (the answer, the steps skipped) to themselves.
+  const items = entries.map(
+    ([name, message]) =>
+      `<li><a href="#${fieldId(name)}${name === 'decision' || name === SKIP_FIELD ? '-problem' : ''}">${escapeHtml(message)}</a></li>`,
+  );
+  return [
+    `<div class="alert" role="alert"><h2>Your answer was not recorded</h2><ul>${items.join('')}</ul></div>`,
+  ];
+}
+
+/** A field's element id: its name, hashed (names hold the plan author's argument names). */
+function fieldId(name: string): string {
+  return `f-${createHash('sha256').update(name).digest('hex').slice(0, 12)}`;
+}
+
+/** A field's problem beside it, and the attributes that tie the two together. */
+function problemOf(
+  problems: Readonly<Record<string, string>>,
+  name: string,
+): { attrs: string; html: string } {
+  const problem = problems[name];
+  if (problem === undefined) return { attrs: '', html: '' };
+  const id = `${fieldId(name)}-problem`;
+  return {
+    attrs: ` aria-invalid="true" aria-describedby="${id}"`,
+    html: `<p class="problem" id="${id}">${escapeHtml(problem)}</p>`,
+  };
+}
+
+/**
+ * The steps as cards (the gate view's), each followed by its own fields to change its arguments
+ * or skip it; then the plan's postconditions, budget and secrets. Inside the answer form.
+ */
+function stepsHtml(
+  gate: GateView,
+  posted: URLSearchParams | undefined,
+  problems: Readonly<Record<string, string>>,
+): string[] {
+  const canSkip = gate.kind === 'plan';
+  const change = (step: EditableStep) => changeHtml(step, canSkip, posted, problems);
+  if (gate.kind === 'step') {
+    if (!gate.stepGate) return [];
+    // The step's fields go right under its card, the section's first article (before what it
+    // consumes and what already ran).
+    const section = stepGateHtml(gate.stepGate);
+    const end = section.indexOf('</article>') + '</article>'.length;
+    return [`${section.slice(0, end)}\n${change(gate.stepGate.step)}${section.slice(end)}`];
+  }
+  if (gate.kind !== 'plan') return [];
+  const view = gate.summary?.view;
+  if (view) {
+    const { notListed } = omitted(view);
+    return [
+      `<h2 id="plangate-steps">What will run: ${view.truncated?.total ?? view.steps.length} step${(view.truncated?.total ?? view.steps.length) === 1 ? '' : 's'}</h2>`,
+      ...view.steps.map((step, i) => `${stepCardHtml(step, i + 1)}\n${change(step)}`),
+      ...(notListed > 0 ? [`<p class="pg-omitted">… ${notListed} more steps are not listed here.</p>`] : []),
+      problemOf(problems, SKIP_FIELD).html,
+      planFactsHtml(view, shownOfGate(gate).plan),
+    ];
+  }
+  // An older gate without a view: the steps by name, which may only be skipped.
+  return [
+    '<h2 id="plangate-steps">What will run</h2>',
+    ...(gate.summary?.graph ?? []).map((step) =>
+      [
+        '<article class="step">',
+        `<h3><code>${escapeHtml(step.id)}</code> ${escapeHtml(step.name)}</h3>`,
+        `<p class="pg-tool">via ${escapeHtml(step.tool)}</p>`,
+        '</article>',
+        change({ id: step.id, tool: step.tool }),
+      ].join('\n'),
+    ),
+    problemOf(problems, SKIP_FIELD).html,
+  ];
+}
+
+/** A step's "Change" disclosure: a field per argument it offers and, at a plan gate, "Skip this step". */
+function changeHtml(
+  step: EditableStep,
+  canSkip: boolean,
+  posted: URLSearchParams | undefined,
+  problems: Readonly<Record<string, string>>,
+): string {
+  const fields = argFields(step);
+  const skipped = posted?.getAll(SKIP_FIELD).includes(step.id) ?? false;
+  if (fields.length === 0 && !canSkip) return '';
+  // Open again when the answer came back with a change or a problem in it, so nothing is hidden.
+  const open =
+    skipped ||
+    fields.some((f) => problems[argFieldName(step.id, f.key)] !== undefined || changedIn(posted, step.id, f));
+  const what = fields.length > 0 ? (canSkip ? 'Change or skip' : 'Change') : 'Skip';
+  return [
+    `<details class="change"${open ? ' open' : ''}>`,
+    `<summary>${what} <code>${escapeHtml(step.id)}</code></summary>`,
+    ...fields.map((field) => fieldHtml(step.id, field, posted, problems)),
+    ...(canSkip
+      ? [
+          `<label class="check"><input type="checkbox" name="${SKIP_FIELD}" value="${escapeHtml(step.id)}"${skipped ? ' checked' : ''}> Skip this step (steps that wait for it will not run)</label>`,
+        ]
+      : []),
+    '</details>',
+  ].join('\n');
+}
+
+/** Whether the posted form changed this field (so its disclosure opens again). */
+function changedIn(posted: URLSearchParams | undefined, stepId: string, field: ArgField): boolean {
+  const given = posted?.get(argFieldName(stepId, field.key));
+  return given != null && given.replace(/\r\n?/g, '\n') !== fieldText(field);
+}
+
+/** One argument's field, labelled, prefilled with its value (or what was posted), its problem beside it. */
+function fieldHtml(
+  stepId: string,
+  field: ArgField,
+  posted: URLSearchParams | undefined,
+  problems: Readonly<Record<string, string>>,
+): string {
+  const name = argFieldName(stepId, field.key);
+  const id = fieldId(name);
+  const value = posted?.get(name) ?? fieldText(field);
+  const problem = problemOf(problems, name);
+  const label = `<label for="${id}">${escapeHtml(field.key)}${field.input === 'json' ? ' <span class="muted">(JSON)</span>' : ''}</label>`;
+  const multiline = field.input === 'command' || value.includes('\n');
+  // A text area drops one line break right after its start tag: one more keeps a value's own.
+  const control = multiline
+    ? `<textarea id="${id}" name="${escapeHtml(name)}" class="code" rows="${Math.min(12, Math.max(3, value.split('\n').length + 1))}" spellcheck="false" autocapitalize="off"${problem.attrs}>${value.startsWith('\n') ? '\n' : ''}${escapeHtml(value)}</textarea>`
+    : `<input type="text" id="${id}" name="${escapeHtml(name)}" value="${escapeHtml(value)}" spellcheck="false" autocapitalize="off"${field.input === 'json' ? ' class="code"' : ''}${problem.attrs}>`;
+  return `${label}${control}${problem.html}`;
+}
+
+/** The answers the gate takes, as buttons (with the fields they use). */
+function controlsHtml(
+  gate: GateView,
+  posted: URLSearchParams | undefined,
+  problems: Readonly<Record<string, string>>,
+): string[] {
+  const button = (decision: string, label: string, kind = '') =>
+    `<button type="submit" name="decision" value="${escapeHtml(decision)}"${kind ? ` class="${kind}"` : ''}>${escapeHtml(label)}</button>`;
+  const text = (name: string, label: string, hint?: string) => {
+    const id = fieldId(name);
+    const problem = problemOf(problems, name);
+    return `<label for="${id}">${escapeHtml(label)}</label>${hint ? `<p class="hint">${escapeHtml(hint)}</p>` : ''}<textarea id="${id}" name="${escapeHtml(name)}" rows="2"${problem.attrs}>${escapeHtml(posted?.get(name) ?? '')}</textarea>${problem.html}`;
+  };
+  const answer = problemOf(problems, 'decision');
+  switch (gate.kind) {
+    case 'plan':
+    case 'step': {
+      const editable = gate.kind === 'plan' || editableSteps(gate).some((step) => argFields(step).length > 0);
+      return [
+        '<h2>Your answer</h2>',
+        answer.html,
+        `<fieldset><legend>Approve</legend><p class="hint">${gate.kind === 'plan' ? 'The plan runs as shown' : 'The step runs as shown'}${editable ? ', or with the changes you made above' : ''}.</p>`,
+        button('APPROVE', 'Approve', 'approve'),
+        ...(editable ? [button('APPROVE_WITH_MODIFICATIONS', 'Approve with my changes')] : []),
+        '</fieldset>',
+        '<fieldset><legend>Ask</legend>',
+        text('question', 'Question', 'Nothing is approved: the gate asks again with your question.'),
+        button('ASK_FOR_CLARIFICATION', 'Ask for clarification'),
+        '</fieldset>',
+        '<fieldset><legend>Reject</legend>',
+        text(
+          'reason',
+          'Reason',
+          gate.kind === 'plan'
+            ? 'The run stops here.'
+            : 'The step is skipped; steps that wait for it do not run.',
+        ),
+        button('REJECT', 'Reject', 'reject'),
+        '</fieldset>',
+      ];
+    }
+    case 'escalation':
+      return [
+        '<h2>Your answer</h2>',
+        answer.html,
+        ...(gate.failure?.failureClass === 'permission'
+          ? [
+              '<p class="note">Configure the credentials out of band (environment, vault) before you retry. Never paste them here.</p>',
+            ]
+          : []),
+        `<p>${button('RETRY', 'Retry', 'approve')} ${button('SKIP', 'Skip')} ${button('ABORT', 'Abort', 'reject')}</p>`,
+      ];
+    case 'human': {
+      const outputs = (gate.human?.outputs ?? []).map((name) => {
+        const field = `output.${name}`;
+        const id = fieldId(field);
+        const problem = problemOf(problems, field);
+        return `<label for="${id}">${escapeHtml(name)}</label><input type="text" id="${id}" name="${escapeHtml(field)}" value="${escapeHtml(posted?.get(field) ?? '')}"${problem.attrs}>${problem.html}`;
+      });
+      return [
+        '<h2>Your report</h2>',
+        answer.html,
+        '<fieldset><legend>Done</legend>',
+        ...outputs,
+        button('DONE', 'Done', 'approve'),
+        '</fieldset>',
+        '<fieldset><legend>Could not do it</legend>',
+        text('reason', 'What went wrong'),
+        button('FAILED', 'Could not do it', 'reject'),
+        '</fieldset>',
+      ];
+    }
+  }
+}
+
+/** A page with a title and a message (and, optionally, more HTML after it). */
+export function messagePage(title: string, message: string, more = ''): string {
+  return page(title, `<h1>${escapeHtml(title)}</h1><p>${escapeHtml(message)}</p>${more}`);
+}
+
+/** The page frame: the one stylesheet, and `head` extras (a refresh). */
+export function page(title: string, body: string, head = ''): string {
+  return `<!doctype html><html lang="en"><head><meta charset="utf-8"><meta name="viewport" content="width=device-width, initial-scale=1">${head}<title>${escapeHtml(title)}</title><style>${PAGE_STYLE}</style></head><body><main>${body}</main></body></html>`;
 }

@@ -381,6 +381,14 @@ export class Approvals {
   }
 
   /**
+   * The gate a genuine link opens, whatever its state (for the pages that say how it was decided
+   * and how the run goes on). Throws ApprovalError for a link that is not genuine.
+   */
+  async gateOf(linkId: string): Promise<GateView> {
+    return gateView((await this.verify(linkId)).item);
+  }
+
+  /**
    * Refuses an answer given through a genuine link for a reason found outside this service (e.g.
    * a page post without its form token): the gate's journal keeps the refusal, then it is thrown.
    */

@@ -1,48 +1,85 @@
 /**
- * The plan gate page's view of the plan: its dependency graph as Mermaid source (the page runs
- * no script, so the source is shown as text, ready to paste into any Mermaid renderer) with the
- * same graph as a list for screen readers, and what changed since the last version gated.
- * Step names are the plan author's text: escaped for Mermaid first, then for HTML.
+ * The gate page's view of the plan: its dependency graph, drawn on the server as SVG
+ * (plan-graph.ts) with the same graph as a list for screen readers, and what changed since the
+ * last version gated. Step names are the plan author's text: escaped for DOT and for HTML.
  */
-import type { StepSketch } from '../payloads/index.ts';
+import type { StepRiskMarks } from '../payloads/index.ts';
 import { escapeHtml } from '../shared/html.ts';
+import type { GateView } from './gate-item.ts';
 import type { PlanChanges, StepChange, ValueChange } from './plan-diff.ts';
+import { type GraphStep, MAX_DRAWN_STEPS } from './plan-graph.ts';
 
 /**
- * The graph as a Mermaid flowchart. Nodes are named `s1`, `s2`, … (a step id such as `end`
- * would be a Mermaid keyword) and labelled `<id>: <name>` in quotes, where every character that
- * could close the label or start syntax is a Mermaid entity code (`#34;`).
+ * The graph a gate's page draws, with the risk marks the harness computed (the gate view's): a
+ * plan gate's steps; a step gate's step after the steps it waits for (those done marked so).
+ * Empty when the gate has none to show.
  */
-export function mermaidFlowchart(graph: readonly StepSketch[]): string {
-  const node = new Map(graph.map((step, i) => [step.id, `s${i + 1}`]));
-  const lines = ['flowchart TD'];
-  graph.forEach((step, i) => {
-    lines.push(`  s${i + 1}["${mermaidText(`${step.id}: ${step.name}`)}"]`);
-  });
-  graph.forEach((step, i) => {
-    for (const dependency of step.dependsOn ?? []) {
-      const from = node.get(dependency);
-      if (from) lines.push(`  ${from} --> s${i + 1}`);
-    }
-  });
-  return lines.join('\n');
+export function stepGraph(gate: GateView): GraphStep[] {
+  if (gate.kind === 'plan') {
+    const view = gate.summary?.view;
+    const risks = new Map((view?.steps ?? []).map((step) => [step.id, step]));
+    const steps =
+      gate.summary?.graph ??
+      view?.steps.map((step) => ({ id: step.id, name: step.description, dependsOn: step.dependsOn }));
+    return (steps ?? []).map((step) => {
+      const marks = risks.get(step.id);
+      return {
+        id: step.id,
+        name: step.name,
+        ...(step.dependsOn?.length ? { dependsOn: step.dependsOn } : {}),
+        ...(marks && isDestructive(marks.risks) ? { destructive: true } : {}),
+        ...(marks?.risks.ownGate ? { ownGate: true } : {}),
+      };
+    });
+  }
+  const stepGate = gate.kind === 'step' ? gate.stepGate : undefined;
+  if (!stepGate || stepGate.step.dependsOn.length === 0) return [];
+  const done = new Set((stepGate.completed ?? []).map((c) => c.id));
+  const step = stepGate.step;
+  return [
+    ...step.dependsOn.map((id) => ({ id, name: done.has(id) ? 'done' : '' })),
+    {
+      id: step.id,
+      name: step.description,
+      dependsOn: step.dependsOn,
+      current: true,
+      ...(isDestructive(step.risks) ? { destructive: true } : {}),
+      ...(step.risks.ownGate ? { ownGate: true } : {}),
+    },
+  ];
 }
 
-/** Letters, digits and plain punctuation stay; anything else becomes `#<code point>;`. */
-function mermaidText(text: string): string {
-  return text.replace(/[^\p{L}\p{N} .,:!?_/+'()-]/gu, (ch) => `#${ch.codePointAt(0)};`);
+/** Whether anything the step runs (its call, contract or rollback) changes or deletes things. */
+function isDestructive(risks: StepRiskMarks): boolean {
+  return risks.destructive.length + risks.contract.length + risks.rollback.length > 0;
 }
 
-/** The graph section: the Mermaid source (hidden from screen readers) and the same graph as a list. */
-export function graphHtml(graph: readonly StepSketch[]): string {
+/**
+ * The graph section: the SVG (hidden from screen readers, who get the list) when it could be
+ * drawn, and the same graph as a list.
+ */
+export function graphHtml(
+  graph: readonly GraphStep[],
+  svg: string | undefined,
+  kind: 'plan' | 'step',
+): string {
   const items = graph.map((step) => {
+    const marks = [
+      ...(step.destructive ? ['destructive'] : []),
+      ...(step.ownGate ? ['asks approval first'] : []),
+      ...(step.current ? ['this gate'] : []),
+    ];
     const after = step.dependsOn?.length ? ` (after ${codeList(step.dependsOn)})` : '';
-    return `<li><code>${escapeHtml(step.id)}</code> ${escapeHtml(step.name)}${after}</li>`;
+    return `<li><code>${escapeHtml(step.id)}</code> ${escapeHtml(step.name)}${after}${marks.length > 0 ? ` [${marks.join(', ')}]` : ''}</li>`;
   });
   return [
-    '<h2 id="plangate-graph">Steps and what each waits for</h2>',
-    `<pre class="mermaid" aria-hidden="true">${escapeHtml(mermaidFlowchart(graph))}</pre>`,
-    `<ol aria-labelledby="plangate-graph">${items.join('')}</ol>`,
+    `<h2 id="plangate-graph">${kind === 'plan' ? 'Steps and what each waits for' : 'Where this step stands'}</h2>`,
+    ...(svg
+      ? [svg]
+      : graph.length > MAX_DRAWN_STEPS
+        ? [`<p class="muted">${graph.length} steps are too many to draw; the list is the graph.</p>`]
+        : []),
+    `<ol class="graph-list" aria-labelledby="plangate-graph">${items.join('')}</ol>`,
   ].join('\n');
 }
 

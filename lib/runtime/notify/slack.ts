@@ -142,14 +142,24 @@ export function decidedLine(decision: GateDecision, at: Date | undefined): strin
       : decision.decision === 'ASK_FOR_CLARIFICATION'
         ? ':question:'
         : ':x:';
-  const said =
-    'reason' in decision && decision.reason
-      ? decision.reason
-      : 'question' in decision
-        ? decision.question
-        : undefined;
+  const said = saidWith(decision);
   const reason = said ? `: ${escapeSlack(said)}` : '';
   return `${mark} *${decision.decision}* by ${escapeSlack(decision.by ?? 'unknown')}${reason}${at ? ` ${slackDate(at)}` : ''}`;
+}
+
+/**
+ * The same line as plain text ("APPROVE by alice at 2025-…Z"), where Slack shows text as is (a
+ * modal's errors): no emoji codes, no bold, no date tokens, nothing escaped.
+ */
+export function decidedText(decision: GateDecision, at: Date | undefined): string {
+  const said = saidWith(decision);
+  return `${decision.decision} by ${decision.by ?? 'unknown'}${said ? `: ${said}` : ''}${at ? ` at ${at.toISOString()}` : ''}`;
+}
+
+/** The reason or question a decision was given with. */
+function saidWith(decision: GateDecision): string | undefined {
+  if ('reason' in decision && decision.reason) return decision.reason;
+  return 'question' in decision ? decision.question : undefined;
 }
 
 /** The message's blocks with the status line replaced, and the buttons gone once decided. */

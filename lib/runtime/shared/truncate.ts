@@ -49,3 +49,19 @@ export class BoundedBuffer {
     return this.dropped > 0 ? text + truncationMarker(this.dropped) : text;
   }
 }
+
+/**
+ * `text` in at most `maxChars` characters for a person to read: when it must be cut, it is cut
+ * after the last whole word that fits and ends with "…" (never mid-word, never mid-token).
+ */
+export function shortenAtWord(text: string, maxChars: number): string {
+  const chars = [...text];
+  if (chars.length <= maxChars) return text;
+  const room = maxChars - 1; // the "…" takes one
+  const head = chars.slice(0, room).join('');
+  // The cut falls inside a word unless the next character is a space: drop that word's start.
+  const whole = /\s/.test(chars[room] ?? '') ? head : head.replace(/\S+$/u, '');
+  const words = whole.replace(/[\s,;:.-]+$/u, '');
+  // One word longer than the room has no boundary to keep: it is cut inside.
+  return `${words === '' ? head : words}…`;
+}
