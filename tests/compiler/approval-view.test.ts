@@ -126,7 +126,13 @@ describe('approvalView', () => {
       id: 'make-dir',
       description: 'Create the directory',
       tool: 'shell',
-      risks: { destructive: [], contract: [], rollback: [], ownGate: false },
+      // The harness reads the command itself: the prose says "Create", the command deletes.
+      risks: {
+        destructive: ['`find out -delete` deletes the files it finds (-delete)'],
+        contract: [],
+        rollback: [],
+        ownGate: false,
+      },
       call: {
         form: 'command',
         text: 'mkdir -p out && find out -delete',

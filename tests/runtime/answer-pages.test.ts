@@ -2,9 +2,9 @@
 import { describe, expect, it } from 'vitest';
 import { outcomePage, progressPage, refusalTitle } from '../../lib/runtime/gate/answer-pages.ts';
 import type { GateView } from '../../lib/runtime/gate/gate-item.ts';
-import { TIMEOUT_DECIDER } from '../../lib/runtime/gate/ladder.ts';
 import { ApprovalError } from '../../lib/runtime/gate/links.ts';
 import type { JournalRecord } from '../../lib/runtime/payloads/index.ts';
+import { TIMEOUT_DECIDER } from '../../lib/runtime/payloads/index.ts';
 
 const gate = (over: Partial<GateView> = {}): GateView => ({
   approvalId: 'g',

@@ -155,7 +155,7 @@ describe('deadlineText', () => {
 describe('the HTML cards (email, page)', () => {
   it('puts each step in a card with its command and contract in <pre><code>, escaped', () => {
     const html = stepCardsHtml(view);
-    expect(html).toContain('<article class="pg-step" id="step-make-dir">');
+    expect(html).toContain('<article class="pg-step pg-risky" id="step-make-dir">');
     expect(html).toContain('<pre><code>mkdir -p out &amp;&amp; find out -delete</code></pre>');
     expect(html).toContain('<pre><code>test ! -e out</code></pre>');
     expect(html).toContain('<article class="pg-step pg-risky" id="step-cleanup">');
@@ -205,7 +205,8 @@ describe('the Slack blocks', () => {
         id: `s${i}`,
         description: `Step ${i}`,
         tool: 'shell',
-        args: { command: `echo ${i} ${'<&>'.repeat(2000)}` },
+        // Quoted: the text needs escaping in Slack, and is valid shell (the analyser reads it fast).
+        args: { command: `echo ${i} '${'<&>'.repeat(2000)}'` },
       })),
     });
     const message = approvalMessage(

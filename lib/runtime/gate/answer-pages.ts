@@ -4,11 +4,11 @@
  * itself until the run ends; no script).
  */
 import type { GateDecision, JournalRecord } from '../payloads/index.ts';
+import { TIMEOUT_DECIDER } from '../payloads/index.ts';
 import { escapeHtml } from '../shared/html.ts';
 import { awaited, messagePage, nameList, page, utcText } from './approval-page.ts';
 import type { AnswerOutcome } from './approvals.ts';
 import type { GateView } from './gate-item.ts';
-import { TIMEOUT_DECIDER } from './ladder.ts';
 import type { ApprovalError } from './links.ts';
 
 /** How often the progress page reloads while the run goes on. */
