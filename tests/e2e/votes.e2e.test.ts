@@ -32,17 +32,25 @@ function shellPlan(id: string, approval: Record<string, unknown>, command = 'ech
   };
 }
 
-let store: string;
-let serve: ServeProcess;
-let url: string;
+/** One `plangate serve` on its own store, and what the tests do through its APIs. */
+interface Served {
+  readonly store: string;
+  readonly serve: ServeProcess;
+  readonly url: string;
+}
 
+async function startServed(): Promise<Served> {
+  const store = await mkdtemp(join(tmpdir(), 'plangate-votes-'));
+  const serve = startServe(['--identity', 'header', '--store', store, '--time-scale', '0.01'], store);
+  return { store, serve, url: await serve.line(() => true) };
+}
+
+let shared: Served;
 beforeAll(async () => {
-  store = await mkdtemp(join(tmpdir(), 'plangate-votes-'));
-  serve = startServe(['--identity', 'header', '--store', store, '--time-scale', '0.01'], store);
-  url = await serve.line(() => true);
+  shared = await startServed();
 }, 60_000);
 afterAll(async () => {
-  await serve?.stop();
+  await shared?.serve.stop();
 });
 
 const as = (user: string, init: RequestInit = {}) => ({
@@ -51,7 +59,10 @@ const as = (user: string, init: RequestInit = {}) => ({
 });
 
 /** Submits a plan as `carol` and returns its execution and the link id its plan gate printed. */
-async function submit(plan: ReturnType<typeof shellPlan>): Promise<{ executionArn: string; linkId: string }> {
+async function submit(
+  { url, serve }: Served,
+  plan: ReturnType<typeof shellPlan>,
+): Promise<{ executionArn: string; linkId: string }> {
   const res = await fetch(`${url}/plans`, as('carol', { method: 'POST', body: JSON.stringify(plan) }));
   expect(res.status, await res.clone().text()).toBe(201);
   const { executionArn } = (await res.json()) as { executionArn: string };
@@ -60,7 +71,10 @@ async function submit(plan: ReturnType<typeof shellPlan>): Promise<{ executionAr
 }
 
 /** The gate as the approvals API shows it to a script. */
-async function gateOf(linkId: string): Promise<Record<string, unknown> & { planDigest: string }> {
+async function gateOf(
+  { url }: Served,
+  linkId: string,
+): Promise<Record<string, unknown> & { planDigest: string }> {
   const res = await fetch(`${url}/approvals/${encodeURIComponent(linkId)}`, {
     headers: { accept: 'application/json' },
   });
@@ -69,7 +83,7 @@ async function gateOf(linkId: string): Promise<Record<string, unknown> & { planD
 }
 
 /** POST /approvals/{link id} as `user`: the status and the JSON body. */
-async function answer(linkId: string, user: string, body: Record<string, unknown>) {
+async function answer({ url }: Served, linkId: string, user: string, body: Record<string, unknown>) {
   const res = await fetch(
     `${url}/approvals/${encodeURIComponent(linkId)}`,
     as(user, { method: 'POST', body: JSON.stringify(body), headers: { accept: 'application/json' } }),
@@ -77,15 +91,20 @@ async function answer(linkId: string, user: string, body: Record<string, unknown
   return { status: res.status, body: (await res.json()) as Record<string, unknown> };
 }
 
-async function eventsOf(executionArn: string): Promise<JournalRecord[]> {
+async function eventsOf({ url }: Served, executionArn: string): Promise<JournalRecord[]> {
   const res = await fetch(`${url}/executions/${encodeURIComponent(executionArn)}/events`, as('carol'));
   expect(res.status).toBe(200);
   return ((await res.json()) as { events: JournalRecord[] }).events;
 }
 
-async function untilEvent(executionArn: string, type: string, count = 1): Promise<JournalRecord[]> {
+async function untilEvent(
+  served: Served,
+  executionArn: string,
+  type: string,
+  count = 1,
+): Promise<JournalRecord[]> {
   for (let i = 0; i < 600; i++) {
-    const events = await eventsOf(executionArn);
+    const events = await eventsOf(served, executionArn);
     if (events.filter((e) => e.event === type).length >= count) return events;
     await new Promise((r) => setTimeout(r, 100));
   }
@@ -94,11 +113,14 @@ async function untilEvent(executionArn: string, type: string, count = 1): Promis
 
 describe('votes, quorum and modifications through the approvals API', { timeout: 120_000 }, () => {
   it('the quorum-modification attack: an approval does not carry over to content modified after it', async () => {
+    // Its own serve: the auditor reads the store once serve has let it go.
+    const served = await startServed();
+    const { store } = served;
     const plan = shellPlan('votes-attack', { approvers: ['alice', 'bob'], quorum: 2 });
-    const { executionArn, linkId } = await submit(plan);
-    const { planDigest } = await gateOf(linkId);
+    const { executionArn, linkId } = await submit(served, plan);
+    const { planDigest } = await gateOf(served, linkId);
 
-    expect(await answer(linkId, 'alice', { digest: planDigest, decision: 'APPROVE' })).toEqual({
+    expect(await answer(served, linkId, 'alice', { digest: planDigest, decision: 'APPROVE' })).toEqual({
       status: 200,
       body: { status: 'pending', votes: 1 },
     });
@@ -107,7 +129,7 @@ describe('votes, quorum and modifications through the approvals API', { timeout:
       decision: 'APPROVE_WITH_MODIFICATIONS',
       argOverrides: { write: { command: 'echo modified > out.txt' } },
     };
-    const modified = await answer(linkId, 'bob', modify);
+    const modified = await answer(served, linkId, 'bob', modify);
     expect(modified.status).toBe(200);
     expect(modified.body).toMatchObject({ status: 'modified', revision: 1 });
     const revisionDigest = modified.body.digest as string;
@@ -116,8 +138,8 @@ describe('votes, quorum and modifications through the approvals API', { timeout:
 
     // Nothing runs on alice's approval of the original plus bob's modification.
     await new Promise((r) => setTimeout(r, 1500));
-    expect((await eventsOf(executionArn)).map((e) => e.event)).not.toContain('TASK_STARTED');
-    const gate = await gateOf(linkId);
+    expect((await eventsOf(served, executionArn)).map((e) => e.event)).not.toContain('TASK_STARTED');
+    const gate = await gateOf(served, linkId);
     expect(gate).toMatchObject({
       status: 'pending',
       planDigest,
@@ -132,19 +154,19 @@ describe('votes, quorum and modifications through the approvals API', { timeout:
     });
 
     // An answer for the content as first shown is refused, and says why.
-    const stale = await answer(linkId, 'alice', { digest: planDigest, decision: 'APPROVE' });
+    const stale = await answer(served, linkId, 'alice', { digest: planDigest, decision: 'APPROVE' });
     expect(stale.status).toBe(409);
     expect(stale.body.message).toBe(
       `the plan was modified by bob (revision 1, ${revisionDigest}): review it again`,
     );
     // The revision needs the full quorum: alice's approval of it is not enough.
-    expect(await answer(linkId, 'alice', { digest: revisionDigest, decision: 'APPROVE' })).toEqual({
+    expect(await answer(served, linkId, 'alice', { digest: revisionDigest, decision: 'APPROVE' })).toEqual({
       status: 200,
       body: { status: 'pending', votes: 1 },
     });
     await new Promise((r) => setTimeout(r, 500));
-    expect((await eventsOf(executionArn)).map((e) => e.event)).not.toContain('TASK_STARTED');
-    const decided = await answer(linkId, 'bob', { digest: revisionDigest, decision: 'APPROVE' });
+    expect((await eventsOf(served, executionArn)).map((e) => e.event)).not.toContain('TASK_STARTED');
+    const decided = await answer(served, linkId, 'bob', { digest: revisionDigest, decision: 'APPROVE' });
     expect(decided).toMatchObject({
       status: 200,
       body: {
@@ -158,7 +180,7 @@ describe('votes, quorum and modifications through the approvals API', { timeout:
       },
     });
 
-    const events = await untilEvent(executionArn, 'EXECUTION_COMPLETE');
+    const events = await untilEvent(served, executionArn, 'EXECUTION_COMPLETE');
     expect(verifyChain(events).ok).toBe(true);
     expect(events.find((e) => e.event === 'EXECUTION_COMPLETE')?.details.succeeded).toBe(true);
     expect((await readFile(join(store, 'out.txt'), 'utf8')).trim()).toBe('modified');
@@ -213,6 +235,7 @@ describe('votes, quorum and modifications through the approvals API', { timeout:
     ]);
 
     // The auditor finds every vote of the first voter, and the decision naming her.
+    expect(await served.serve.stop()).toBe(0);
     const audit = new CliRun(['audit', 'query', '--approver', 'alice', '--store', store, '--json'], store);
     expect(await audit.exited, audit.stderr).toBe(0);
     const found = audit.stdout
@@ -230,14 +253,20 @@ describe('votes, quorum and modifications through the approvals API', { timeout:
 
   it('a plain approval by a quorum: every vote its own event, the decision names every approver', async () => {
     const plan = shellPlan('votes-plain', { approvers: ['alice', 'bob'], quorum: 2 });
-    const { executionArn, linkId } = await submit(plan);
-    const { planDigest } = await gateOf(linkId);
-    await answer(linkId, 'alice', { digest: planDigest, decision: 'APPROVE', comment: 'looks right' });
-    expect((await answer(linkId, 'bob', { digest: planDigest, decision: 'APPROVE' })).body).toMatchObject({
+    const { executionArn, linkId } = await submit(shared, plan);
+    const { planDigest } = await gateOf(shared, linkId);
+    await answer(shared, linkId, 'alice', {
+      digest: planDigest,
+      decision: 'APPROVE',
+      comment: 'looks right',
+    });
+    expect(
+      (await answer(shared, linkId, 'bob', { digest: planDigest, decision: 'APPROVE' })).body,
+    ).toMatchObject({
       status: 'decided',
       decision: { decision: 'APPROVE', by: 'alice, bob' },
     });
-    const events = await untilEvent(executionArn, 'EXECUTION_COMPLETE');
+    const events = await untilEvent(shared, executionArn, 'EXECUTION_COMPLETE');
     expect(
       events.filter((e) => e.event === 'GATE_VOTE' || e.event === 'GATE_APPROVED').map((e) => e.details),
     ).toEqual([
@@ -249,15 +278,15 @@ describe('votes, quorum and modifications through the approvals API', { timeout:
 
   it('a clarification request says who asked', async () => {
     const plan = shellPlan('votes-question', { approvers: ['alice'] });
-    const { executionArn, linkId } = await submit(plan);
-    const { planDigest } = await gateOf(linkId);
-    const asked = await answer(linkId, 'alice', {
+    const { executionArn, linkId } = await submit(shared, plan);
+    const { planDigest } = await gateOf(shared, linkId);
+    const asked = await answer(shared, linkId, 'alice', {
       digest: planDigest,
       decision: 'ASK_FOR_CLARIFICATION',
       question: 'Why out.txt?',
     });
     expect(asked.body).toMatchObject({ status: 'decided' });
-    const events = await untilEvent(executionArn, 'GATE_CLARIFICATION_REQUESTED');
+    const events = await untilEvent(shared, executionArn, 'GATE_CLARIFICATION_REQUESTED');
     expect(events.find((e) => e.event === 'GATE_CLARIFICATION_REQUESTED')?.details).toEqual({
       gate: 'plan',
       question: 'Why out.txt?',
@@ -267,15 +296,15 @@ describe('votes, quorum and modifications through the approvals API', { timeout:
 
   it('journals every refused answer of a 20-way race, whatever the timing (3 rounds)', async () => {
     for (const round of [1, 2, 3]) {
-      const { executionArn, linkId } = await submit(shellPlan(`votes-race-${round}`, {}));
-      const { planDigest } = await gateOf(linkId);
+      const { executionArn, linkId } = await submit(shared, shellPlan(`votes-race-${round}`, {}));
+      const { planDigest } = await gateOf(shared, linkId);
       const users = Array.from({ length: 20 }, (_, i) => `racer${i + 1}`);
       const results = await Promise.all(
-        users.map((user) => answer(linkId, user, { digest: planDigest, decision: 'APPROVE' })),
+        users.map((user) => answer(shared, linkId, user, { digest: planDigest, decision: 'APPROVE' })),
       );
       expect(results.filter((r) => r.status === 200)).toHaveLength(1);
       expect(results.filter((r) => r.status === 409)).toHaveLength(19);
-      const events = await untilEvent(executionArn, 'EXECUTION_COMPLETE');
+      const events = await untilEvent(shared, executionArn, 'EXECUTION_COMPLETE');
       const refused = events.filter((e) => e.event === 'GATE_ANSWER_REFUSED');
       expect(refused, `round ${round}`).toHaveLength(19);
       const winner = events.find((e) => e.event === 'GATE_APPROVED')?.details.approver;

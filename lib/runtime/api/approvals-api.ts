@@ -127,18 +127,23 @@ export async function handleApprovalsRequest(event: HttpEvent, deps: ApprovalsAp
     const session = HANDLE.test(linkId) ? sessions.read(event, linkId) : undefined;
     if (session && 'refused' in session) return sessionRefused(session);
     const link = session ? session.link : linkId;
-    const gate = await approvals.describe(link);
+    // Not `describe`: a gate that no longer waits must refuse the answer through Approvals, which
+    // journals every refusal, whatever the timing (of 20 concurrent answers, 19 refusals).
+    const gate = await approvals.gateOf(link);
+    // Whoever answers is known from here on: every refusal names them in the gate's journal.
+    const who = by ?? recipientOf(link);
     const answer = isJsonBody(event) ? jsonAnswer(text) : formAnswer(new URLSearchParams(text), gate.kind);
-    if (typeof answer === 'string') return fail(400, 'Not recorded', answer);
+    if (typeof answer === 'string')
+      return await approvals.refuse(link, new ApprovalError('invalid', answer), who);
     // Refused and audited (refuse throws): another site's page can never read the form token.
     if (session && !formTokenMatches(session, answer.formToken))
-      await approvals.refuse(
+      return await approvals.refuse(
         link,
         new ApprovalError(
           'forbidden',
           'this answer did not come from its approval page (its form token is missing or wrong): reload the page and answer again',
         ),
-        by,
+        who,
       );
     const given = { digest: answer.digest, decision: answer.decision };
     const outcome = by
@@ -151,7 +156,9 @@ export async function handleApprovalsRequest(event: HttpEvent, deps: ApprovalsAp
         'Recorded',
         outcome.status === 'pending'
           ? `Your approval was recorded; ${outcome.votes} of the required approvals so far.`
-          : `Your answer (${outcome.decision.decision}) was recorded.`,
+          : outcome.status === 'modified'
+            ? modifiedMessage(outcome)
+            : `Your answer (${outcome.decision.decision}) was recorded.`,
       ),
     );
   } catch (error) {
@@ -162,6 +169,11 @@ export async function handleApprovalsRequest(event: HttpEvent, deps: ApprovalsAp
   function sessionRefused(refusal: SessionRefusal): HttpResult {
     return fail(refusal.refused === 'expired' ? 410 : 403, 'Open the link again', refusal.message);
   }
+}
+
+/** What a person who modified the gated content is told: it goes back to every approver. */
+function modifiedMessage({ revision, digest }: { revision: number; digest: string }): string {
+  return `Your modifications made revision ${revision} (${digest}). Approvals given before do not count for it: every approver, you included, reviews and approves the revision.`;
 }
 
 /** A gate as JSON: its votes counted, not listed; not its Slack messages (their buttons hold the shared link). */

@@ -10,8 +10,9 @@
  * answer with the ID token. The page holds only public values (domain, client id, callback).
  */
 import { createHash } from 'node:crypto';
+import type { GateRevision } from '../payloads/index.ts';
 import { escapeHtml } from '../shared/html.ts';
-import type { GateView } from './gate-item.ts';
+import { contentDigest, type GateView } from './gate-item.ts';
 import { changesHtml, graphHtml } from './plan-view.ts';
 
 const STYLE =
@@ -116,6 +117,7 @@ const SIGN_IN_SCRIPT = `(() => {
     const out = await res.json().catch(() => ({}));
     if (!res.ok) say('Not recorded: ' + (out.message || 'HTTP ' + res.status));
     else if (out.status === 'pending') say('Your approval was recorded; ' + out.votes + ' of the required approvals so far.');
+    else if (out.status === 'modified') say('Your modifications made revision ' + out.revision + ': every approver, you included, reviews and approves it again.');
     else say('Your answer (' + out.decision.decision + ') was recorded.');
   })().catch(() => say('Something went wrong; nothing was sent if no answer was confirmed. Open the approval link again.'));
 })();`;
@@ -152,6 +154,7 @@ export function approvalPage(gate: GateView, action: string, extras: ApprovalPag
     ['Plan', `${gate.planId} v${gate.planVersion}`],
     ['Digest', gate.planDigest],
   ];
+  if (gate.revision) rows.push(['Revision', revisionLine(gate.revision)]);
   if (gate.summary) rows.push(['Objective', gate.summary.objective], ['Steps', String(gate.summary.steps)]);
   if (gate.stepId)
     rows.push(['Step', gate.description ? `${gate.stepId}: ${gate.description}` : gate.stepId]);
@@ -209,7 +212,8 @@ export function approvalPage(gate: GateView, action: string, extras: ApprovalPag
     ...(gate.summary?.graph ? [graphHtml(gate.summary.graph)] : []),
     ...(extras.checklist ? [`<pre>${escapeHtml(extras.checklist)}</pre>`] : []),
     `<form id="plangate-answer" method="post" action="${escapeHtml(action)}">`,
-    `<input type="hidden" name="digest" value="${escapeHtml(gate.planDigest)}">`,
+    // An answer binds to the content shown: the latest revision when approvers modified it.
+    `<input type="hidden" name="digest" value="${escapeHtml(contentDigest(gate))}">`,
     ...(extras.formToken
       ? [`<input type="hidden" name="${FORM_TOKEN_FIELD}" value="${escapeHtml(extras.formToken)}">`]
       : []),
@@ -218,6 +222,15 @@ export function approvalPage(gate: GateView, action: string, extras: ApprovalPag
     ...(extras.signIn && !extras.answeringAs ? [signInElements(extras.signIn, 'answer')] : []),
   ].join('\n');
   return page(HEADINGS[gate.kind], body);
+}
+
+/** "Revision 1 by bob: <digest>; skips …; changes the args of …" (the page's one line about it). */
+function revisionLine(revision: GateRevision): string {
+  const changes = [
+    ...(revision.skipSteps.length > 0 ? [`skips ${revision.skipSteps.join(', ')}`] : []),
+    ...Object.entries(revision.argOverrides).map(([id, args]) => `${id} args ${JSON.stringify(args)}`),
+  ];
+  return `Revision ${revision.number} by ${revision.by}: ${revision.digest}; ${changes.join('; ')}. Approvals of earlier content do not count for it.`;
 }
 
 export function messagePage(title: string, message: string): string {

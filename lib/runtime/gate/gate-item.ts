@@ -1,6 +1,12 @@
 /** A gate as the gates table stores it, and the view of it that may leave the backend. */
 import { type DynamoDBDocumentClient, UpdateCommand } from '@aws-sdk/lib-dynamodb';
-import type { ApprovalDecision, ApprovalPolicy, GateDecision, GateRequest } from '../payloads/index.ts';
+import type {
+  ApprovalDecision,
+  ApprovalPolicy,
+  GateDecision,
+  GateRequest,
+  GateRevision,
+} from '../payloads/index.ts';
 import type { PlanChanges } from './plan-diff.ts';
 
 /** A pending gate as stored. `taskToken` never leaves this table. */
@@ -36,7 +42,10 @@ export interface GateItem {
   status: 'pending' | 'answered' | 'escalated';
   version: number;
   policy: ApprovalPolicy;
-  votes: { by: string; decision: ApprovalDecision }[];
+  /** The approvals counted so far, each for the content digest its voter saw (the current one). */
+  votes: { by: string; decision: ApprovalDecision; digest: string }[];
+  /** The content as modified by approvers, when it was: votes count for it only. */
+  revision?: GateRevision;
   decision?: GateDecision;
   /** When the decision was made (ISO 8601). */
   decidedAt?: string;
@@ -74,6 +83,11 @@ export async function recordSlackMessage(
       ExpressionAttributeValues: { ':message': [message], ':none': [] },
     }),
   );
+}
+
+/** The content digest an answer must carry: the latest revision's, else the plan's. */
+export function contentDigest(item: Pick<GateItem, 'planDigest' | 'revision'>): string {
+  return item.revision?.digest ?? item.planDigest;
 }
 
 /** What an approval page may show about a gate: everything stored but the token. */
