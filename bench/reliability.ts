@@ -13,6 +13,7 @@ import { parseArgs } from 'node:util';
 import { runApprovalAttacks } from './reliability/approval-attacks.ts';
 import { fuzzPlans } from './reliability/fuzz-plans.ts';
 import { plantedSecrets } from './reliability/planted-secrets.ts';
+import { quorumModificationAttack } from './reliability/quorum-modification.ts';
 
 const REPO = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '..');
 const { values } = parseArgs({ options: { plans: { type: 'string' }, seed: { type: 'string' } } });
@@ -35,6 +36,7 @@ const { attacks, concurrency } = await timed('approval attacks and concurrent de
   runApprovalAttacks(seed),
 );
 const secrets = await timed('planted secrets', () => plantedSecrets(REPO));
+const quorumModification = await timed('quorum-modification attack', () => quorumModificationAttack(10));
 const fuzz = await timed(`${plans} fuzzed plans`, () => fuzzPlans(REPO, plans, seed));
 
 const goals = {
@@ -51,6 +53,8 @@ const goals = {
   'fuzzed plans: at least 100,000, no crash, no hang':
     fuzz.plans >= 100_000 && fuzz.crashes === 0 && fuzz.hangs === 0,
   'planted secrets: found nowhere': secrets.found.length === 0,
+  'quorum-modification attack: none accepted; a revision needs two approvals of itself':
+    quorumModification.accepted === 0 && quorumModification.revisionApprovable,
 };
 const output = {
   description:
@@ -72,6 +76,7 @@ const output = {
   },
   fuzzedPlans: fuzz,
   plantedSecrets: secrets,
+  quorumModificationAttack: quorumModification,
 };
 mkdirSync(path.join(REPO, 'bench/results'), { recursive: true });
 writeFileSync(path.join(REPO, 'bench/results/reliability.json'), `${JSON.stringify(output, null, 2)}\n`);
