@@ -197,7 +197,8 @@ export class Approvals {
   /**
    * Answers a gate. `digest` is the content digest the approver saw (the plan's, or its latest
    * revision's): an approval binds to it.
-   * Returns the final decision once the gate is decided, or `pending` while a quorum is still short.
+   * Returns the final decision once the gate is decided, `pending` while a quorum is still short, or
+   * `modified` when an approval with modifications made a new revision (the quorum starts again).
    */
   async answer(
     linkId: string,
