@@ -91,7 +91,9 @@ export async function quorumModificationAttack(rounds: number): Promise<QuorumMo
     throw new Error(`no gate for ${id}`);
   };
 
-  const byVariant: Record<string, { attempts: number; accepted: number }> = {};
+  const byVariant: Record<string, { attempts: number; accepted: number }> = Object.fromEntries(
+    VARIANTS.map((variant) => [variant, { attempts: 0, accepted: 0 }]),
+  );
   let attempts = 0;
   let accepted = 0;
   let staleAnswersRefused = 0;
@@ -139,7 +141,7 @@ export async function quorumModificationAttack(rounds: number): Promise<QuorumMo
           events.some((e) => e.event === 'TASK_STARTED' || e.event === 'GATE_APPROVED');
         attempts++;
         if (broke) accepted++;
-        const tally = (byVariant[variant] ??= { attempts: 0, accepted: 0 });
+        const tally = byVariant[variant] as { attempts: number; accepted: number };
         tally.attempts++;
         if (broke) tally.accepted++;
         staleAnswersRefused += stale.length;
