@@ -15,6 +15,7 @@ import { runApprovalAttacks } from './reliability/approval-attacks.ts';
 import { destructiveCommandCorpus } from './reliability/destructive-commands.ts';
 import { fuzzPlans } from './reliability/fuzz-plans.ts';
 import { plantedSecrets } from './reliability/planted-secrets.ts';
+import { quorumModificationAttack } from './reliability/quorum-modification.ts';
 
 const REPO = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '..');
 const { values } = parseArgs({ options: { plans: { type: 'string' }, seed: { type: 'string' } } });
@@ -37,6 +38,7 @@ const { attacks, concurrency } = await timed('approval attacks and concurrent de
   runApprovalAttacks(seed),
 );
 const secrets = await timed('planted secrets', () => plantedSecrets(REPO));
+const quorumModification = await timed('quorum-modification attack', () => quorumModificationAttack(10));
 const fuzz = await timed(`${plans} fuzzed plans`, () => fuzzPlans(REPO, plans, seed));
 const corpus = await timed('destructive-command corpus', () => destructiveCommandCorpus(REPO));
 
@@ -56,6 +58,8 @@ const goals = {
   'planted secrets: found nowhere': secrets.found.length === 0,
   'destructive commands: every one found in step args, contracts, rollbacks (and their contracts) and postconditions; no ordinary command flagged':
     corpus.destructive.found === corpus.destructive.commands && corpus.harmless.flagged.length === 0,
+  'quorum-modification attack: none accepted; a revision needs two approvals of itself':
+    quorumModification.accepted === 0 && quorumModification.revisionApprovable,
 };
 const output = {
   description:
@@ -78,6 +82,7 @@ const output = {
   fuzzedPlans: fuzz,
   plantedSecrets: secrets,
   destructiveCommands: corpus,
+  quorumModificationAttack: quorumModification,
 };
 mkdirSync(path.join(REPO, 'bench/results'), { recursive: true });
 writeFileSync(path.join(REPO, 'bench/results/reliability.json'), `${JSON.stringify(output, null, 2)}\n`);

@@ -7,9 +7,11 @@
  * Sign-in on pages of shared links: PLANGATE_COGNITO_DOMAIN (the hosted UI's base URL),
  * PLANGATE_COGNITO_CLIENT_ID (a public app client) and PLANGATE_API_URL (the callback is
  * `<api>/approvals/signed-in`); all three or none. POST /slack/interactions answers Slack buttons
- * (see slackFromEnv).
+ * (see slackFromEnv). With PLANGATE_NOTIFIER_FUNCTION, a new revision of a gate's content (an
+ * approval with modifications) is sent to its approvers again.
  */
 
+import type { LambdaClient } from '@aws-sdk/client-lambda';
 import type { SecretsManagerClient } from '@aws-sdk/client-secrets-manager';
 import type { Context } from 'aws-lambda';
 import { type ApprovalsApiDeps, handleApprovalsRequest } from '../lib/runtime/api/approvals-api.ts';
@@ -20,6 +22,7 @@ import { NotConfiguredError } from '../lib/runtime/shared/errors.ts';
 import {
   apiDeps,
   defaultHarnessDeps,
+  lambdaNotifier,
   secretFromEnv,
   signingKey,
   slackApproversFromEnv,
@@ -42,6 +45,8 @@ export async function defaultApprovalsApiDeps(
       env.PLANGATE_IDENTITY === 'header'
         ? { mode: 'header', header: LOCAL_IDENTITY_HEADER }
         : { mode: 'jwt' },
+    // A revision (an approval with modifications) is sent to the gate's approvers again.
+    ...(env.PLANGATE_NOTIFIER_FUNCTION ? { notify: lambdaNotifier(env, base.lambda as LambdaClient) } : {}),
     ...signInFromEnv(env),
     ...(await slackFromEnv(env, base.secretsManager as NonNullable<typeof base.secretsManager>)),
   };

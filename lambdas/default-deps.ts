@@ -103,7 +103,8 @@ export async function signingKey(env: Env, secretsManager: SecretsManagerClient)
   return out.SecretString;
 }
 
-function lambdaNotifier(env: Env, lambda: LambdaClient): ApprovalNotifier {
+/** Invokes PLANGATE_NOTIFIER_FUNCTION asynchronously with each notice (an error at the call when it is not set). */
+export function lambdaNotifier(env: Env, lambda: LambdaClient): ApprovalNotifier {
   return async (notice) => {
     const functionName = env.PLANGATE_NOTIFIER_FUNCTION;
     if (!functionName) {

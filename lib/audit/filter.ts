@@ -64,10 +64,22 @@ const SELECTORS: readonly { selector: Selector; attribute: string; index?: strin
   { selector: 'type', attribute: 'event', index: 'byEventType' },
 ];
 
-/** How a filter is read from the table: one request, paginated by the caller. */
+/**
+ * How a filter is read from the table: one request, paginated by the caller; by approver, also
+ * `shared`: the decisions they made with others (GATE_APPROVED by a quorum names every approver
+ * but, an index key holding one value, is not on index byApprover), merged in time order.
+ */
 export type AccessPlan =
-  | { readonly kind: 'query'; readonly input: QueryCommandInput; readonly explain: string }
+  | {
+      readonly kind: 'query';
+      readonly input: QueryCommandInput;
+      readonly explain: string;
+      readonly shared?: QueryCommandInput;
+    }
   | { readonly kind: 'scan'; readonly input: ScanCommandInput; readonly explain: string };
+
+/** The event whose `approvers` can name several people. */
+const SHARED_DECISION = 'GATE_APPROVED';
 
 /**
  * The request answering `filter` on `table`. Results come in sequence order (execution), in
@@ -82,7 +94,11 @@ export function accessPlan(table: string, filter: AuditFilter): AccessPlan {
   rest.forEach((s, i) => {
     names[`#f${i}`] = s.attribute;
     values[`:f${i}`] = filter[s.selector];
-    conditions.push(`#f${i} = :f${i}`);
+    if (s.selector !== 'approver') conditions.push(`#f${i} = :f${i}`);
+    else {
+      Object.assign(names, APPROVERS_NAMES);
+      conditions.push(`(#f${i} = :f${i} OR contains(${APPROVERS_PATH}, :f${i}))`);
+    }
   });
   const range = timeCondition(filter, names, values);
   // The table's sort key is the sequence number, so on the table (and in a scan) time is a filter.
@@ -95,7 +111,11 @@ export function accessPlan(table: string, filter: AuditFilter): AccessPlan {
     ...(filterExpression ? { FilterExpression: filterExpression } : {}),
   };
   const filtered = [
-    ...rest.map((s) => `${s.attribute} = ${JSON.stringify(filter[s.selector])}`),
+    ...rest.map((s) =>
+      s.selector === 'approver'
+        ? `(approver = ${JSON.stringify(filter.approver)} or details.approvers contains it)`
+        : `${s.attribute} = ${JSON.stringify(filter[s.selector])}`,
+    ),
     ...(range && !timeOnKey ? [describeRange(filter)] : []),
   ];
   const tail = filtered.length > 0 ? `, filtered on ${filtered.join(' and ')}` : '';
@@ -111,16 +131,52 @@ export function accessPlan(table: string, filter: AuditFilter): AccessPlan {
   const keyCondition = `#k = :k${range && timeOnKey ? ` AND ${range}` : ''}`;
   const where = key.index ? `index ${key.index}` : 'table key';
   const onKey = range && timeOnKey ? ` and ${describeRange(filter)} on its sort key` : '';
+  const explain = `Query of ${table} ${where} (${key.attribute} = ${JSON.stringify(filter[key.selector])}${onKey})${tail}`;
+  const input: QueryCommandInput = {
+    ...common,
+    ...(key.index ? { IndexName: key.index } : { ConsistentRead: true }),
+    ExpressionAttributeNames: names,
+    ExpressionAttributeValues: values,
+    KeyConditionExpression: keyCondition,
+  };
+  const shared = key.selector === 'approver' ? sharedDecisions(table, filter) : undefined;
+  return shared
+    ? { kind: 'query', input, explain: `${explain}; and ${shared.explain}`, shared: shared.input }
+    : { kind: 'query', input, explain };
+}
+
+const APPROVERS_NAMES = { '#details': 'details', '#approvers': 'approvers' };
+const APPROVERS_PATH = '#details.#approvers';
+
+/**
+ * The decisions `filter.approver` made with others: GATE_APPROVED events on index byEventType
+ * whose `approvers` (more than one; one approver is on index byApprover) include them, within the
+ * filter's plan and time range. None when the filter asks for another event type.
+ */
+function sharedDecisions(
+  table: string,
+  filter: AuditFilter,
+): { input: QueryCommandInput; explain: string } | undefined {
+  if (filter.type !== undefined && filter.type !== SHARED_DECISION) return undefined;
+  const names: Record<string, string> = { '#k': 'event', ...APPROVERS_NAMES };
+  const values: Record<string, unknown> = { ':k': SHARED_DECISION, ':who': filter.approver, ':one': 1 };
+  const conditions = [`contains(${APPROVERS_PATH}, :who)`, `size(${APPROVERS_PATH}) > :one`];
+  if (filter.plan !== undefined) {
+    names['#plan'] = 'planId';
+    values[':plan'] = filter.plan;
+    conditions.push('#plan = :plan');
+  }
+  const range = timeCondition(filter, names, values);
   return {
-    kind: 'query',
     input: {
-      ...common,
-      ...(key.index ? { IndexName: key.index } : { ConsistentRead: true }),
+      TableName: table,
+      IndexName: 'byEventType',
+      KeyConditionExpression: `#k = :k${range ? ` AND ${range}` : ''}`,
+      FilterExpression: conditions.join(' AND '),
       ExpressionAttributeNames: names,
       ExpressionAttributeValues: values,
-      KeyConditionExpression: keyCondition,
     },
-    explain: `Query of ${table} ${where} (${key.attribute} = ${JSON.stringify(filter[key.selector])}${onKey})${tail}`,
+    explain: `Query of ${table} index byEventType (event = "${SHARED_DECISION}"${range ? ` and ${describeRange(filter)} on its sort key` : ''}), filtered on details.approvers containing ${JSON.stringify(filter.approver)} with others${filter.plan !== undefined ? ` and planId = ${JSON.stringify(filter.plan)}` : ''}, merged in time order`,
   };
 }
 

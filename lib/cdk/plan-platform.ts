@@ -572,6 +572,18 @@ export class PlanPlatform extends Construct {
         resourceArns: [this.notifier.function.functionArn],
       });
       gate.addEnvironment(PLATFORM_ENV.notifierFunction, this.notifier.function.functionName);
+      // An approval with modifications makes a new revision: the approvals API asks the approvers again.
+      if (this.approvalsApi) {
+        Grant.addToPrincipal({
+          grantee: this.approvalsApi.function,
+          actions: ['lambda:InvokeFunction'],
+          resourceArns: [this.notifier.function.functionArn],
+        });
+        this.approvalsApi.function.addEnvironment(
+          PLATFORM_ENV.notifierFunction,
+          this.notifier.function.functionName,
+        );
+      }
       this.wireNotifier(this.notifier.function, stack, approvalEmails);
       if (this.slack) {
         // The timeout ladder's escalations and `timed out` rejections show in the gate's Slack messages.

@@ -21,7 +21,9 @@ const TARGET_HELP = `Where (default: the local store):
 const FILTER_HELP = `Filters (combine freely; every one given must match):
   --execution ARN      one execution's events, in sequence order  (Query on the table key)
   --task PLAN#TASK     one step's history across executions        (Query on index byTask)
-  --approver WHO       every gate decision one person made         (Query on index byApprover)
+  --approver WHO       every vote of one person, and every decision naming them
+                       (Query on index byApprover, and decisions made with others:
+                       GATE_APPROVED on index byEventType, filtered on details.approvers)
   --plan ID            every event of a plan                       (Query on index byPlan)
   --type EVENT         every event of one type, e.g. GATE_APPROVED (Query on index byEventType)
   --since ISO          events at or after this time (UTC when no zone is given)

@@ -7,6 +7,7 @@ import {
   ApprovalDecisionSchema,
   ApprovalPolicySchema,
   ApprovalViewSchema,
+  GateRevisionSchema,
   JournalRecordSchema,
   PlanIdentitySchema,
   PlanSummarySchema,
@@ -76,10 +77,14 @@ export type EventsResponse = z.infer<typeof EventsResponseSchema>;
 /** An answer given as JSON: the plan digest reviewed and the decision's fields. */
 export const JsonAnswerSchema = z.looseObject({ digest: z.string().min(1), decision: z.string() });
 
-/** What answering a gate did: decided it, or recorded one vote of a quorum still short. */
+/**
+ * What answering a gate did: decided it, recorded one vote of a quorum still short, or (an
+ * approval with modifications) made a new revision that the full quorum must approve again.
+ */
 export const AnswerOutcomeSchema = z.discriminatedUnion('status', [
   z.object({ status: z.literal('decided'), decision: z.looseObject({ decision: z.string() }) }),
   z.object({ status: z.literal('pending'), votes: z.number().int() }),
+  z.object({ status: z.literal('modified'), revision: z.number().int(), digest: z.string() }),
 ]);
 
 /**
@@ -115,6 +120,8 @@ export const GateViewSchema = z.looseObject({
   createdAt: z.string(),
   /** The deadline, ISO 8601 UTC. */
   expiresAt: z.string(),
+  /** The content as approvers modified it: answers must carry its digest. */
+  revision: GateRevisionSchema.optional(),
   decision: ApprovalDecisionSchema.or(z.looseObject({ decision: z.string() })).optional(),
 });
 export type GateJson = z.infer<typeof GateViewSchema>;

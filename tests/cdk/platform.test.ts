@@ -468,6 +468,14 @@ describe('notifier', () => {
       expect(invoke?.Resource).toEqual({
         'Fn::GetAtt': [s.getLogicalId(notifier.function.node.defaultChild as never), 'Arn'],
       });
+      // A new revision (an approval with modifications) is sent to the approvers by the approvals API.
+      expect(
+        (approvals.Properties.Environment as { Variables: Record<string, unknown> }).Variables,
+      ).toHaveProperty('PLANGATE_NOTIFIER_FUNCTION');
+      expect(
+        statementsOf(platform.approvalsApi!.role).find((st) => st.Action === 'lambda:InvokeFunction')
+          ?.Resource,
+      ).toEqual({ 'Fn::GetAtt': [s.getLogicalId(notifier.function.node.defaultChild as never), 'Arn'] });
       const platformFindings = new AwsSolutionsChecks()
         .validateScope(app)
         .violations.filter((v) =>

@@ -162,11 +162,14 @@ describe.concurrent('approval policy, end to end on the local stack through Slac
     await click(escalated, 'APPROVE', 'U0CAROL');
     expect(await run.exited).toBe(0);
     const events = await checkedEvents(cwd, run);
-    expect(events.map((e) => e.event).slice(0, 5)).toEqual([
+    // alice's click on the retired gate is refused and journaled; carol's vote decides.
+    expect(events.map((e) => e.event).slice(0, 7)).toEqual([
       'PLAN_CREATED',
       'GATE_APPROVAL_REQUESTED',
       'GATE_REMINDED',
       'GATE_ESCALATED',
+      'GATE_ANSWER_REFUSED',
+      'GATE_VOTE',
       'GATE_APPROVED',
     ]);
     expect(events.find((e) => e.event === 'GATE_ESCALATED')?.details).toEqual({

@@ -40,6 +40,7 @@ describe.concurrent('plangate run, end to end on the local stack', { timeout: 60
     expect(events.map((e) => `${e.event}${e.task_id ? ` ${e.task_id}` : ''}`)).toEqual([
       'PLAN_CREATED',
       'GATE_APPROVAL_REQUESTED',
+      'GATE_VOTE',
       'GATE_APPROVED',
       'TASK_STARTED fetch',
       'TASK_FAILED fetch',
@@ -156,19 +157,22 @@ describe.concurrent('plangate run, end to end on the local stack', { timeout: 60
     run.answer('approve');
     expect(await run.exited).toBe(0);
     const events = await checkedEvents(cwd, run);
-    expect(types(events).slice(0, 5)).toEqual([
+    expect(types(events).slice(0, 7)).toEqual([
       'PLAN_CREATED',
       'GATE_APPROVAL_REQUESTED',
+      'GATE_VOTE',
       'GATE_CLARIFICATION_REQUESTED',
       'GATE_APPROVAL_REQUESTED',
+      'GATE_VOTE',
       'GATE_APPROVED',
     ]);
     expect(events.filter((e) => e.event === 'GATE_APPROVAL_REQUESTED').map((e) => e.details.round)).toEqual([
       1, 2,
     ]);
-    expect(events[2]?.details).toEqual({
+    expect(events[3]?.details).toEqual({
       gate: 'plan',
       question: 'why does c.txt copy b.txt instead of writing c?',
+      asked_by: expect.any(String),
     });
     expect(events.at(-1)?.details).toMatchObject({ succeeded: true, summary: { completed: 3 } });
   });
@@ -192,12 +196,14 @@ describe.concurrent('plangate run, end to end on the local stack', { timeout: 60
     const events = await checkedEvents(cwd, run);
     expect(types(events, 'deploy-staging')).toEqual([
       'GATE_APPROVAL_REQUESTED',
+      'GATE_VOTE',
       'GATE_APPROVED',
       'TASK_STARTED',
       'TASK_COMPLETED',
     ]);
     expect(types(events, 'deploy-prod')).toEqual([
       'GATE_APPROVAL_REQUESTED',
+      'GATE_VOTE',
       'GATE_REJECTED',
       'TASK_SKIPPED',
     ]);

@@ -116,10 +116,20 @@ describe('the text view (terminal, email text)', () => {
   });
 
   it('renders the fields other branches add, when present', () => {
-    const later = { ...shownOfNotice(notice()), revision: 3, supersededBy: { version: 4 } } as ShownGate;
+    const revision = {
+      number: 3,
+      digest: 'sha256:rev3',
+      skipSteps: ['cleanup'],
+      argOverrides: { 'make-dir': { command: 'mkdir -p out2' } },
+      by: 'ben',
+      at: '2030-01-01T12:00:00.000Z',
+    };
+    const later = { ...shownOfNotice(notice()), revision, supersededBy: { version: 4 } } as ShownGate;
     const shown = gateText(later);
     expect(shown).toContain('SUPERSEDED by v4');
-    expect(shown).toContain('Revision: 3');
+    expect(shown).toContain(
+      'Modified: revision 3 by ben (sha256:rev3): skips cleanup; make-dir args {"command":"mkdir -p out2"}.',
+    );
   });
 
   it('says plainly how many steps’ commands a cut view leaves out', () => {

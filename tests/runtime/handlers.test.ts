@@ -4,6 +4,7 @@
  * SDK clients. SendTaskSuccess goes, through the real SFNClient, to a small recording endpoint
  * that stands in for Step Functions' task-token API.
  */
+import { createHash } from 'node:crypto';
 import { mkdtemp, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
@@ -16,6 +17,7 @@ import { makeHandler as makeJoin } from '../../lambdas/join.ts';
 import { makeHandler as makeRunner } from '../../lambdas/step-runner.ts';
 import type { BusEvent } from '../../lib/local/eventbus.ts';
 import { type LocalDataPlane, startLocalDataPlane } from '../../lib/local/stack.ts';
+import { canonicalJson } from '../../lib/plan/digest.ts';
 import { type HarnessDeps, journalFor } from '../../lib/runtime/deps.ts';
 import { Approvals } from '../../lib/runtime/gate/approvals.ts';
 import { type ApprovalNotice, approvalsFor, type GateDeps } from '../../lib/runtime/gate/gate.ts';
@@ -660,7 +662,7 @@ describe('gate and approvals', () => {
       approvals().answer(notice.approvalId, {
         by: 'ben',
         digest: plan.digest,
-        decision: { decision: 'APPROVE_WITH_MODIFICATIONS', skipSteps: ['ship'] },
+        decision: { decision: 'APPROVE' },
       }),
       approvals().answer(notice.approvalId, {
         by: 'cy',
@@ -684,6 +686,8 @@ describe('gate and approvals', () => {
     // Refusals of a genuine link are audited; the forged one names no gate and writes nothing.
     expect(stored.filter((e) => e.event !== 'GATE_ANSWER_REFUSED').map((e) => e.event)).toEqual([
       'GATE_APPROVAL_REQUESTED',
+      'GATE_VOTE',
+      'GATE_VOTE',
       'GATE_APPROVED',
     ]);
     expect(
@@ -718,7 +722,189 @@ describe('gate and approvals', () => {
       reason: 'invalid',
       message: 'decision.argOverrides: "deploy" is not a step this gate can change',
     });
-    expect(await modify({ skipSteps: ['ship'] })).toEqual({ status: 'pending', votes: 1 });
+    expect(await modify({ skipSteps: ['ship'] })).toEqual({
+      status: 'modified',
+      revision: 1,
+      digest: expect.stringMatching(/^sha256:[0-9a-f]{64}$/),
+    });
+  });
+
+  it('counts votes only for the content they saw: a modification makes a revision the full quorum approves again', async () => {
+    await makeGate(gateDeps())({
+      ...gateReq('exec-revision'),
+      summary: { objective: 'Build and ship', steps: 2, stepIds: ['build', 'ship'] },
+    });
+    const notice = notices.at(-1) as ApprovalNotice;
+    const vote = (by: string, digest: string, decision: Record<string, unknown>) =>
+      approvals().answer(notice.approvalId, { by, digest, decision });
+    expect(await vote('ana', plan.digest, { decision: 'APPROVE' })).toEqual({ status: 'pending', votes: 1 });
+    const first = await vote('ben', plan.digest, {
+      decision: 'APPROVE_WITH_MODIFICATIONS',
+      argOverrides: { build: { command: 'make fast', target: 'all' } },
+    });
+    expect(first).toMatchObject({ status: 'modified', revision: 1 });
+    const r1 = (first as { digest: string }).digest;
+    // The approvers are asked again, through the same link, about the revision.
+    expect(notices.at(-1)).toMatchObject({
+      approvalId: notice.approvalId,
+      stage: 'revision',
+      plan: { digest: plan.digest },
+      revision: { number: 1, digest: r1, by: 'ben' },
+    });
+    // ana's approval of the plan as submitted does not carry over; an answer for it is refused.
+    await expect(vote('cy', plan.digest, { decision: 'APPROVE' })).rejects.toMatchObject({
+      reason: 'digest-mismatch',
+      message: `the plan was modified by ben (revision 1, ${r1}): review it again`,
+    });
+    // A modification that changes nothing is no modification.
+    await expect(
+      vote('cy', r1, { decision: 'APPROVE_WITH_MODIFICATIONS', argOverrides: { build: { target: 'all' } } }),
+    ).rejects.toMatchObject({ reason: 'invalid' });
+    // Modifications accumulate: revision 2 holds both.
+    const second = await vote('cy', r1, {
+      decision: 'APPROVE_WITH_MODIFICATIONS',
+      skipSteps: ['ship'],
+      argOverrides: { build: { target: 'lib' } },
+    });
+    expect(second).toMatchObject({ status: 'modified', revision: 2 });
+    const r2 = (second as { digest: string }).digest;
+    const view = await approvals().describe(notice.approvalId);
+    expect(view).toMatchObject({
+      votes: [],
+      revision: {
+        number: 2,
+        digest: r2,
+        by: 'cy',
+        skipSteps: ['ship'],
+        argOverrides: { build: { command: 'make fast', target: 'lib' } },
+      },
+    });
+    // The digest is the canonical content: { base, skipSteps, argOverrides }.
+    expect(r2).toBe(
+      `sha256:${createHash('sha256')
+        .update(
+          canonicalJson({
+            base: plan.digest,
+            skipSteps: ['ship'],
+            argOverrides: { build: { command: 'make fast', target: 'lib' } },
+          }),
+        )
+        .digest('hex')}`,
+    );
+    const before = recorder.successes.length;
+    // The modifier approves the revision as shown, like everyone else; one approval is not a quorum.
+    expect(await vote('cy', r2, { decision: 'APPROVE' })).toEqual({ status: 'pending', votes: 1 });
+    expect(recorder.successes.length).toBe(before);
+    expect(await vote('ana', r2, { decision: 'APPROVE', comment: 'ok as revised' })).toEqual({
+      status: 'decided',
+      decision: {
+        decision: 'APPROVE_WITH_MODIFICATIONS',
+        by: 'cy, ana',
+        skipSteps: ['ship'],
+        argOverrides: { build: { command: 'make fast', target: 'lib' } },
+      },
+    });
+    expect(recorder.successes.at(-1)).toEqual({
+      taskToken: `${TOKEN}-exec-revision`,
+      output: {
+        decision: 'APPROVE_WITH_MODIFICATIONS',
+        by: 'cy, ana',
+        skipSteps: ['ship'],
+        argOverrides: { build: { command: 'make fast', target: 'lib' } },
+      },
+    });
+    const stored = await events('exec-revision');
+    expect(verifyChain(stored).ok).toBe(true);
+    expect(
+      stored
+        .filter((e) => e.event !== 'GATE_APPROVAL_REQUESTED')
+        .map((e) => [e.event, e.details.voter ?? e.details.by, e.details.digest ?? e.details.to]),
+    ).toEqual([
+      ['GATE_VOTE', 'ana', plan.digest],
+      ['GATE_VOTE', 'ben', plan.digest],
+      ['GATE_PLAN_MODIFIED', 'ben', r1],
+      ['GATE_ANSWER_REFUSED', 'cy', undefined],
+      ['GATE_ANSWER_REFUSED', 'cy', undefined],
+      ['GATE_VOTE', 'cy', r1],
+      ['GATE_PLAN_MODIFIED', 'cy', r2],
+      ['GATE_VOTE', 'cy', r2],
+      ['GATE_VOTE', 'ana', r2],
+      ['GATE_APPROVED', undefined, r2],
+    ]);
+    expect(stored.find((e) => e.event === 'GATE_PLAN_MODIFIED' && e.details.revision === 2)?.details).toEqual(
+      {
+        gate: 'plan',
+        by: 'cy',
+        from: r1,
+        to: r2,
+        revision: 2,
+        skipSteps: ['ship'],
+        argOverrides: { build: { command: 'make fast', target: 'lib' } },
+      },
+    );
+    expect(stored.at(-1)?.details).toEqual({
+      gate: 'plan',
+      approver: 'cy, ana',
+      approvers: ['cy', 'ana'],
+      digest: r2,
+      modifications: {
+        skipSteps: ['ship'],
+        argOverrides: { build: { command: 'make fast', target: 'lib' } },
+      },
+    });
+  });
+
+  it('a step gate with quorum 1: a modification waits for one approval of the revision, possibly its author', async () => {
+    await makeGate(gateDeps())({
+      ...gateReq('exec-step-revision'),
+      kind: 'step',
+      stepId: 'cleanup',
+      description: 'Remove the scratch directory',
+      approval: { approvers: [], forbiddenApprovers: [], quorum: 1 },
+    });
+    const notice = notices.at(-1) as ApprovalNotice;
+    const before = recorder.successes.length;
+    const modified = await approvals().answer(notice.approvalId, {
+      by: 'ana',
+      digest: plan.digest,
+      decision: {
+        decision: 'APPROVE_WITH_MODIFICATIONS',
+        argOverrides: { cleanup: { command: 'rm -r ./tmp/x' } },
+      },
+    });
+    expect(modified).toMatchObject({ status: 'modified', revision: 1 });
+    expect(recorder.successes.length).toBe(before);
+    await expect(
+      approvals().answer(notice.approvalId, {
+        by: 'ben',
+        digest: plan.digest,
+        decision: { decision: 'APPROVE' },
+      }),
+    ).rejects.toMatchObject({
+      reason: 'digest-mismatch',
+      message: expect.stringMatching(/^the step was modified by ana/),
+    });
+    expect(
+      await approvals().answer(notice.approvalId, {
+        by: 'ana',
+        digest: (modified as { digest: string }).digest,
+        decision: { decision: 'APPROVE' },
+      }),
+    ).toMatchObject({ status: 'decided', decision: { decision: 'APPROVE_WITH_MODIFICATIONS', by: 'ana' } });
+    expect(recorder.successes.at(-1)?.output).toEqual({
+      decision: 'APPROVE_WITH_MODIFICATIONS',
+      by: 'ana',
+      skipSteps: [],
+      argOverrides: { cleanup: { command: 'rm -r ./tmp/x' } },
+    });
+    expect((await events('exec-step-revision')).map((e) => [e.event, e.task_id])).toEqual([
+      ['GATE_APPROVAL_REQUESTED', 'cleanup'],
+      ['GATE_VOTE', 'cleanup'],
+      ['GATE_PLAN_MODIFIED', 'cleanup'],
+      ['GATE_ANSWER_REFUSED', 'cleanup'],
+      ['GATE_VOTE', 'cleanup'],
+      ['GATE_APPROVED', 'cleanup'],
+    ]);
   });
 
   it('refuses an expired link and changes nothing', async () => {

@@ -1,6 +1,9 @@
+import { spawn } from 'node:child_process';
 import { mkdtemp, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
+import { createInterface } from 'node:readline';
+import { pathToFileURL } from 'node:url';
 import { ConditionalCheckFailedException, DescribeTableCommand } from '@aws-sdk/client-dynamodb';
 import { PutCommand } from '@aws-sdk/lib-dynamodb';
 import fc from 'fast-check';
@@ -23,6 +26,7 @@ import { ensureTables } from '../../lib/runtime/journal/tables.ts';
 import type { JournalRecord } from '../../lib/runtime/payloads/index.ts';
 import { Redactor } from '../../lib/runtime/secrets/redact.ts';
 
+const REPO = join(import.meta.dirname, '../..');
 let dir: string;
 let plane: LocalDataPlane;
 let journal: Journal;
@@ -168,6 +172,49 @@ describe('Journal', () => {
     expect(events.map((e) => e.seq)).toEqual(Array.from({ length: 24 }, (_, i) => i + 1));
     expect(verifyChain(events)).toEqual({ ok: true, count: 24 });
   });
+
+  it('stores every event when separate processes (Lambda containers) append to one execution at once', async () => {
+    // In one process appends are queued; across processes only the conditional put and its retries
+    // keep every event: 5 processes × 4 answers refused at the same moment (a 20-way race on one gate).
+    const writers = Array.from({ length: 5 }, (_, w) =>
+      spawn(
+        process.execPath,
+        [
+          '--import',
+          pathToFileURL(join(REPO, 'node_modules/tsx/dist/loader.mjs')).href,
+          join(REPO, 'tests/support/contending-appender.ts'),
+          plane.dynamo.endpoint,
+          plane.tableNames.events,
+          'exec-processes',
+          `w${w}`,
+          '4',
+        ],
+        { stdio: ['pipe', 'pipe', 'inherit'], env: { ...process.env, NODE_NO_WARNINGS: '1' } },
+      ),
+    );
+    const exited = writers.map((child) => new Promise((r) => child.once('exit', r)));
+    const said = writers.map((child) => {
+      const lines: string[] = [];
+      createInterface({ input: child.stdout as NodeJS.ReadableStream }).on('line', (l) => lines.push(l));
+      return lines;
+    });
+    const saidAll = async (test: (line: string) => boolean) => {
+      for (const deadline = Date.now() + 50_000; Date.now() < deadline; )
+        if (said.every((lines) => lines.some(test))) return;
+        else await new Promise((r) => setTimeout(r, 50));
+      expect.fail(`the writers said only ${JSON.stringify(said)}`);
+    };
+    await saidAll((l) => l === 'ready');
+    for (const child of writers) child.stdin?.write('go\n');
+    await saidAll((l) => l === 'ok' || l.startsWith('error'));
+    await Promise.all(exited);
+    expect(said.map((lines) => lines.at(-1))).toEqual(writers.map(() => 'ok'));
+    const events = await readEvents(plane.clients.doc, plane.tableNames.events, 'exec-processes');
+    expect(events).toHaveLength(20);
+    expect(new Set(events.map((e) => e.details.by)).size).toBe(20);
+    expect(verifyChain(events)).toEqual({ ok: true, count: 20 });
+    // Five tsx processes start slowly on a loaded machine; the race itself takes well under a second.
+  }, 120_000);
 
   it('redacts declared secrets and credential shapes before storing or publishing', async () => {
     const { stored } = await journal.append({

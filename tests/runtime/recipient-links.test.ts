@@ -183,9 +183,17 @@ describe('recipient-bound links', () => {
     expect(successes()).toContain(`${TOKEN}-exec-bound`);
     const again = await answerAsRecipient(link);
     expect(again.statusCode).toBe(409);
-    expect(await eventsOf('exec-bound')).toEqual([
-      { event: 'GATE_APPROVAL_REQUESTED', approver: undefined },
-      { event: 'GATE_APPROVED', approver: 'ana@example.com' },
+    // The second answer is refused and journaled, naming the recipient the link binds.
+    expect(
+      (await readEvents(plane.clients.doc, plane.tableNames.events, 'exec-bound')).map((e) => [
+        e.event,
+        e.details.voter ?? e.details.approver ?? e.details.by,
+      ]),
+    ).toEqual([
+      ['GATE_APPROVAL_REQUESTED', undefined],
+      ['GATE_VOTE', 'ana@example.com'],
+      ['GATE_APPROVED', 'ana@example.com'],
+      ['GATE_ANSWER_REFUSED', 'ana@example.com'],
     ]);
   });
 

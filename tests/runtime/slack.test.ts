@@ -209,8 +209,15 @@ describe('Slack approvals', { timeout: 30_000 }, () => {
     // Decided: the buttons are gone from the message.
     expect(slack.buttons(message)).toEqual([]);
     const events = await readEvents(plane.clients.doc, plane.tableNames.events, executionId);
-    // The event names the approval that completed the quorum; the decision names every vote.
-    expect(events.find((e) => e.event === 'GATE_APPROVED')?.details).toMatchObject({ approver: 'bob' });
+    // Every vote is its own event; the decision names every approver and the digest approved.
+    expect(events.filter((e) => e.event === 'GATE_VOTE').map((e) => e.details.voter)).toEqual([
+      'alice',
+      'bob',
+    ]);
+    expect(events.find((e) => e.event === 'GATE_APPROVED')?.details).toMatchObject({
+      approver: 'alice, bob',
+      approvers: ['alice', 'bob'],
+    });
 
     // A stale client still shows the buttons: a second click says what happened and decides nothing.
     const stale = { ...message, blocks: message.history[0] as Record<string, unknown>[] };
@@ -237,6 +244,7 @@ describe('Slack approvals', { timeout: 30_000 }, () => {
       'PLAN_CREATED',
       'GATE_APPROVAL_REQUESTED',
       'GATE_ANSWER_REFUSED',
+      'GATE_VOTE',
       'GATE_APPROVED',
     ]);
   });
@@ -302,7 +310,7 @@ describe('Slack approvals', { timeout: 30_000 }, () => {
     expect(slack.buttons(message)).toEqual([]);
     const events = await readEvents(plane.clients.doc, plane.tableNames.events, executionId);
     expect(events.filter((e) => e.event === 'GATE_CLARIFICATION_REQUESTED').map((e) => e.details)).toEqual([
-      { gate: 'plan', question: 'Which region does this ship to?' },
+      { gate: 'plan', question: 'Which region does this ship to?', asked_by: 'alice' },
     ]);
     // The modal sent again is told the gate was answered already.
     expect(errorOf(await ask('U0ALICE', 'Again?'))).toMatch(/^Not recorded: this gate was already decided/);

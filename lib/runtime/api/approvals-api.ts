@@ -174,19 +174,24 @@ export async function handleApprovalsRequest(event: HttpEvent, deps: ApprovalsAp
     if (!asRecipient && !by) return fail(401, 'Who are you?', 'the request does not say who is answering');
     const text = bodyText(event);
     if (Buffer.byteLength(text) > MAX_BODY_BYTES) return fail(413, 'Too large', 'the answer is too large');
-    const gate = await approvals.describe(link);
+    // Not `describe`: a gate that no longer waits must refuse the answer through Approvals, which
+    // journals every refusal, whatever the timing (of 20 concurrent answers, 19 refusals).
+    const gate = await approvals.gateOf(link);
+    // Whoever answers is known from here on: every refusal names them in the gate's journal.
+    const who = by ?? recipientOf(link);
     const form = isJsonBody(event) ? undefined : new URLSearchParams(text);
     const answer = form ? formAnswer(form, gate) : jsonAnswer(text);
-    if (typeof answer === 'string') return fail(400, 'Not recorded', answer);
+    if (typeof answer === 'string')
+      return await approvals.refuse(link, new ApprovalError('invalid', answer), who);
     // Refused and audited (refuse throws): another site's page can never read the form token.
     if (session && !formTokenMatches(session, answer.formToken))
-      await approvals.refuse(
+      return await approvals.refuse(
         link,
         new ApprovalError(
           'forbidden',
           'this answer did not come from its approval page (its form token is missing or wrong): reload the page and answer again',
         ),
-        by,
+        who,
       );
     if ('problems' in answer) {
       if (wantsJson || !session || !form)

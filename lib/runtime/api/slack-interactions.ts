@@ -124,7 +124,8 @@ export async function handleSlackInteraction(
   }
   const linkId = action.value;
   try {
-    const gate = await approvals.describe(linkId);
+    // Not `describe`: an answer to a gate that no longer waits is refused, and journaled, by answer.
+    const gate = await approvals.gateOf(linkId);
     const outcome = await approvals.answer(linkId, {
       by,
       // The message showed this digest, and the link id's signature binds it.
@@ -132,6 +133,8 @@ export async function handleSlackInteraction(
       decision: { decision, ...(REASONS[decision] ? { reason: `${REASONS[decision]} by ${by}` } : {}) },
       via: 'slack',
     });
+    // Slack's buttons approve or reject as shown; they never modify (the page does).
+    if (outcome.status === 'modified') return ack();
     const at = new Date((config.now ?? Date.now)());
     const status =
       outcome.status === 'decided'
@@ -247,7 +250,7 @@ async function askQuestion(
   if (!linkId) return json(400, { error: 'no gate in the view' });
   if (!question) return refuse('Write the question first.');
   try {
-    const gate = await approvals.describe(linkId);
+    const gate = await approvals.gateOf(linkId);
     await approvals.answer(linkId, {
       by,
       digest: gate.planDigest,

@@ -8,7 +8,7 @@ import { TIMEOUT_DECIDER } from '../payloads/index.ts';
 import { escapeHtml } from '../shared/html.ts';
 import { awaited, messagePage, nameList, page, utcText } from './approval-page.ts';
 import type { AnswerOutcome } from './approvals.ts';
-import type { GateView } from './gate-item.ts';
+import { contentDigest, type GateView } from './gate-item.ts';
 import type { ApprovalError } from './links.ts';
 
 /** How often the progress page reloads while the run goes on. */
@@ -31,10 +31,16 @@ export function outcomePage(
   const recorded =
     outcome.status === 'pending'
       ? 'Your approval was recorded.'
-      : `Your answer (${outcome.decision.decision}) was recorded.`;
+      : outcome.status === 'modified'
+        ? `Your changes were recorded as revision ${outcome.revision}.`
+        : `Your answer (${outcome.decision.decision}) was recorded.`;
   const next =
-    outcome.status === 'pending' ? stillNeeded(gate, outcome.votes, by) : whatHappens(gate, outcome.decision);
-  const runs = outcome.status === 'pending' || runGoesOn(gate, outcome.decision);
+    outcome.status === 'pending'
+      ? stillNeeded(gate, outcome.votes, by)
+      : outcome.status === 'modified'
+        ? revisionNeedsQuorum(gate, outcome)
+        : whatHappens(gate, outcome.decision);
+  const runs = outcome.status !== 'decided' || runGoesOn(gate, outcome.decision);
   return page(
     'Recorded',
     [
@@ -52,9 +58,21 @@ function stillNeeded(gate: GateView, votes: number, by: string | undefined): str
   const left = Math.max(1, gate.policy.quorum - votes);
   const waiting = awaited({
     ...gate,
-    votes: [...gate.votes, ...(by ? [{ by, decision: { decision: 'APPROVE' as const } }] : [])],
+    votes: [
+      ...gate.votes,
+      ...(by ? [{ by, decision: { decision: 'APPROVE' as const }, digest: contentDigest(gate) }] : []),
+    ],
   });
   return `${left} more approval${left === 1 ? '' : 's'} needed (quorum ${gate.policy.quorum}): waiting for ${waiting.length > 0 ? nameList(waiting, 'or') : 'another approver'}. Nothing runs until then.`;
+}
+
+/** A modification made a revision: nothing runs until the whole quorum approves it as shown. */
+function revisionNeedsQuorum(
+  gate: GateView,
+  { revision, digest }: { revision: number; digest: string },
+): string {
+  const quorum = gate.policy.quorum;
+  return `Revision ${revision} (<code>${escapeHtml(digest)}</code>) goes back to the gate. Approvals given before do not count for it: ${quorum} approval${quorum === 1 ? '' : 's'} of the revision as shown (yours included, once you have reviewed it) are needed before anything runs.`;
 }
 
 /** Whether the run goes on after this decision (for the progress link's words). */

@@ -11,7 +11,7 @@
  */
 import { createHash } from 'node:crypto';
 import { escapeHtml } from '../shared/html.ts';
-import type { GateView } from './gate-item.ts';
+import { contentDigest, type GateView } from './gate-item.ts';
 import {
   type ArgField,
   argFieldName,
@@ -175,6 +175,7 @@ const SIGN_IN_SCRIPT = `(() => {
     const out = await res.json().catch(() => ({}));
     if (!res.ok) say('Not recorded: ' + (out.message || 'HTTP ' + res.status));
     else if (out.status === 'pending') say('Your approval was recorded; ' + out.votes + ' of the required approvals so far.');
+    else if (out.status === 'modified') say('Your modifications made revision ' + out.revision + ': every approver, you included, reviews and approves it again.');
     else say('Your answer (' + out.decision.decision + ') was recorded.');
   })().catch(() => say('Something went wrong; nothing was sent if no answer was confirmed. Open the approval link again.'));
 })();`;
@@ -245,7 +246,8 @@ export async function approvalPage(
     // The form's default button, disabled: Enter in a field submits nothing, so no answer is ever
     // sent by accident (the first button would otherwise be Approve).
     '<button type="submit" disabled hidden aria-hidden="true" tabindex="-1"></button>',
-    `<input type="hidden" name="digest" value="${escapeHtml(gate.planDigest)}">`,
+    // An answer binds to the content shown: the latest revision when approvers modified it.
+    `<input type="hidden" name="digest" value="${escapeHtml(contentDigest(gate))}">`,
     ...(extras.formToken
       ? [`<input type="hidden" name="${FORM_TOKEN_FIELD}" value="${escapeHtml(extras.formToken)}">`]
       : []),

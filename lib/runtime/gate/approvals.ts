@@ -16,27 +16,31 @@ import {
   QueryCommand,
   UpdateCommand,
 } from '@aws-sdk/lib-dynamodb';
-import { eventIdentity } from '../deps.ts';
+import { canonicalJson } from '../../plan/digest.ts';
 import type { Journal } from '../journal/journal.ts';
 import { DEFAULT_TABLE_NAMES } from '../journal/tables.ts';
 import {
   type ApprovalDecision,
+  type ApprovalNotice,
   type ApprovalPolicy,
   decisionSchemaOf,
   ERROR_NAMES,
   type FailureCause,
   type GateDecision,
   type GateRequest,
+  type GateRevision,
   type HumanDecision,
   type RunnerResult,
   type StepGateView,
 } from '../payloads/index.ts';
 import { Redactor } from '../secrets/redact.ts';
+import { sha256Hex } from '../shared/hash.ts';
 import { progressLabel } from '../shared/progress.ts';
 import { inlineOrStored } from '../steps/output-store.ts';
-import { recordDecision } from './decision-events.ts';
-import { type DecisionListener, type GateItem, type GateView, gateView } from './gate-item.ts';
+import { gateEventIdentity, recordDecision, recordVote } from './decision-events.ts';
+import { contentDigest, type DecisionListener, type GateItem, type GateView, gateView } from './gate-item.ts';
 import { ApprovalError, LinkSigner, parseLinkId } from './links.ts';
+import { noticeOfItem } from './notice.ts';
 import type { PlanChanges } from './plan-diff.ts';
 
 export type { ApprovalPolicy } from '../payloads/index.ts';
@@ -60,6 +64,12 @@ export interface ApprovalsProps {
    * @default - nobody is told
    */
   readonly onDecided?: DecisionListener;
+  /**
+   * Tells the gate's approvers of a new revision (same link, stage `revision`); its failure
+   * never undoes or fails the answer.
+   * @default - nobody is told
+   */
+  readonly notify?: (notice: ApprovalNotice) => Promise<void>;
 }
 
 /** A link id whose signature, expiry and single use were checked, with the gate it opens. */
@@ -182,8 +192,19 @@ export class Approvals {
   }
 
   /**
-   * Answers a gate. `digest` is the plan digest the approver saw: an approval binds to it.
-   * Returns the final decision once the gate is decided, or `pending` while a quorum is still short.
+   * The gate a genuine link opens, whatever its state: what an answer through it is read against
+   * before it is given (answering then refuses, and journals, an answer to a gate that no longer
+   * waits). Throws ApprovalError for a bad link.
+   */
+  async gateOf(linkId: string): Promise<GateView> {
+    return gateView((await this.verify(linkId)).item);
+  }
+
+  /**
+   * Answers a gate. `digest` is the content digest the approver saw (the plan's, or its latest
+   * revision's): an approval binds to it.
+   * Returns the final decision once the gate is decided, `pending` while a quorum is still short, or
+   * `modified` when an approval with modifications made a new revision (the quorum starts again).
    */
   async answer(
     linkId: string,
@@ -226,51 +247,52 @@ export class Approvals {
     for (;;) {
       const link = await this.verify(linkId);
       const item = link.item;
+      // Only plan and step gates vote (quorum); an escalation or a human step has one answer.
+      const voting = item.kind === 'plan' || item.kind === 'step';
       let by: string | undefined;
       let decision: GateDecision;
+      let tally: Tally;
+      const at = this.now().toISOString();
       try {
         by = approverOf(link);
         this.checkOpen(item);
-        if (answer.digest !== item.planDigest) {
-          throw new ApprovalError(
-            'digest-mismatch',
-            'this approval is for a different version of the plan; review the current plan',
-          );
-        }
+        checkDigest(item, answer.digest);
         this.checkApprover(item, by);
         decision = this.parseDecision(item, answer.decision, by);
         const approves =
           decision.decision === 'APPROVE' || decision.decision === 'APPROVE_WITH_MODIFICATIONS';
-        if ((item.kind === 'plan' || item.kind === 'step') && approves && item.submittedBy === by)
+        if (voting && approves && item.submittedBy === by)
           throw new ApprovalError('forbidden', `${by} submitted this plan and may not approve it`);
+        tally = voting
+          ? countVote(item, decision as ApprovalDecision, by, at)
+          : { outcome: 'decided', votes: [], decision };
       } catch (error) {
         // The link is genuine, so the gate is known: its journal keeps the refusal.
         if (error instanceof ApprovalError) await this.recordRefusal(item, error, by);
         throw error;
       }
-      // Only plan and step gates vote (quorum); an escalation or a human step has one answer.
-      const voting = item.kind === 'plan' || item.kind === 'step';
-      const votes = voting ? [...item.votes, { by: by, decision: decision as ApprovalDecision }] : [];
-      const approving = decision.decision === 'APPROVE' || decision.decision === 'APPROVE_WITH_MODIFICATIONS';
-      const decided = !voting || !approving || votes.length >= item.policy.quorum;
-      const final = decided ? (voting && approving ? mergeVotes(votes) : decision) : undefined;
-      const decidedAt = this.now().toISOString();
       try {
         await this.props.dynamo.send(
           new UpdateCommand({
             TableName: this.props.gatesTable,
             Key: { approvalId: item.approvalId },
             ConditionExpression: '#status = :pending AND #version = :version',
-            UpdateExpression: final
-              ? 'SET #status = :answered, #version = :next, votes = :votes, decision = :decision, decidedAt = :at REMOVE taskToken'
-              : 'SET #version = :next, votes = :votes',
+            UpdateExpression:
+              tally.outcome === 'decided'
+                ? 'SET #status = :answered, #version = :next, votes = :votes, decision = :decision, decidedAt = :at REMOVE taskToken'
+                : tally.outcome === 'revised'
+                  ? 'SET #version = :next, votes = :votes, revision = :revision'
+                  : 'SET #version = :next, votes = :votes',
             ExpressionAttributeNames: { '#status': 'status', '#version': 'version' },
             ExpressionAttributeValues: {
               ':pending': 'pending',
               ':version': item.version,
               ':next': item.version + 1,
-              ':votes': votes,
-              ...(final ? { ':answered': 'answered', ':decision': final, ':at': decidedAt } : {}),
+              ':votes': tally.outcome === 'revised' ? [] : tally.votes,
+              ...(tally.outcome === 'decided'
+                ? { ':answered': 'answered', ':decision': tally.decision, ':at': at }
+                : {}),
+              ...(tally.outcome === 'revised' ? { ':revision': tally.revision } : {}),
             },
           }),
         );
@@ -279,10 +301,16 @@ export class Approvals {
         if (error instanceof ConditionalCheckFailedException) continue;
         throw error;
       }
-      if (!final) return { status: 'pending', votes: votes.length };
-      // The decision is final (the update above won): record it before the machine moves on, so
-      // nothing the next states write can come before it in the journal.
-      await recordDecision(this.props.journal, item, final, by);
+      // The update above won: the vote counts (or made a revision). Record it, and a final
+      // decision, before the machine moves on, so nothing the next states write comes first.
+      if (voting) await recordVote(this.props.journal, item, decision as ApprovalDecision, by);
+      if (tally.outcome === 'pending') return { status: 'pending', votes: tally.votes.length };
+      if (tally.outcome === 'revised') {
+        await this.revised(item, tally.revision);
+        return { status: 'modified', revision: tally.revision.number, digest: tally.revision.digest };
+      }
+      const final = tally.decision;
+      await recordDecision(this.props.journal, item, final, by, tally.votes);
       if (item.kind === 'human') await this.completeHumanTask(item, final as HumanDecision);
       else
         await this.props.sfn
@@ -299,10 +327,39 @@ export class Approvals {
           });
       if (this.props.onDecided && answer.via !== 'slack')
         await this.props
-          .onDecided({ ...gateView(item), status: 'answered', decision: final, decidedAt }, final)
+          .onDecided({ ...gateView(item), status: 'answered', decision: final, decidedAt: at }, final)
           .catch(() => {});
       return { status: 'decided', decision: final };
     }
+  }
+
+  /**
+   * A modification made a new revision: GATE_PLAN_MODIFIED, then the gate's approvers are asked
+   * again (same link) about the revision. Telling them never undoes or fails the answer.
+   */
+  private async revised(item: GateItem, revision: GateRevision): Promise<void> {
+    await this.props.journal.append({
+      ...gateEventIdentity(item),
+      event: 'GATE_PLAN_MODIFIED',
+      details: {
+        gate: item.kind,
+        by: revision.by,
+        from: contentDigest(item),
+        to: revision.digest,
+        revision: revision.number,
+        skipSteps: revision.skipSteps,
+        argOverrides: revision.argOverrides,
+      },
+    });
+    await this.props
+      .notify?.(
+        noticeOfItem(
+          { ...item, revision, votes: [] },
+          this.signer.shared(item.approvalId, item.expiresAtEpoch, item.planDigest),
+          'revision',
+        ),
+      )
+      .catch(() => {});
   }
 
   /**
@@ -381,14 +438,6 @@ export class Approvals {
   }
 
   /**
-   * The gate a genuine link opens, whatever its state (for the pages that say how it was decided
-   * and how the run goes on). Throws ApprovalError for a link that is not genuine.
-   */
-  async gateOf(linkId: string): Promise<GateView> {
-    return gateView((await this.verify(linkId)).item);
-  }
-
-  /**
    * Refuses an answer given through a genuine link for a reason found outside this service (e.g.
    * a page post without its form token): the gate's journal keeps the refusal, then it is thrown.
    */
@@ -444,13 +493,7 @@ export class Approvals {
   /** GATE_ANSWER_REFUSED in the gate's execution: who tried what, and why it changed nothing. */
   private async recordRefusal(item: GateItem, error: ApprovalError, by: string | undefined): Promise<void> {
     await this.props.journal.append({
-      ...eventIdentity(
-        {
-          executionId: item.executionId,
-          plan: { id: item.planId, version: item.planVersion, digest: item.planDigest },
-        },
-        item.stepId ? { id: item.stepId } : undefined,
-      ),
+      ...gateEventIdentity(item),
       event: 'GATE_ANSWER_REFUSED',
       details: { gate: item.kind, reason: error.reason, message: error.message, ...(by ? { by } : {}) },
     });
@@ -461,27 +504,103 @@ export class Approvals {
   }
 }
 
-/** What an answer did: decided the gate, or recorded one vote of a quorum still short. */
+/**
+ * What an answer did: decided the gate, recorded one vote of a quorum still short, or (an
+ * approval with modifications) made a new revision that the full quorum must approve again.
+ */
 export type AnswerOutcome =
   | { status: 'decided'; decision: GateDecision }
-  | { status: 'pending'; votes: number };
+  | { status: 'pending'; votes: number }
+  | { status: 'modified'; revision: number; digest: string };
 
-/** The decision a quorum of approvals makes: modifications of every vote combined. */
-function mergeVotes(votes: readonly { decision: ApprovalDecision }[]): ApprovalDecision {
-  const skipSteps = new Set<string>();
-  const argOverrides: Record<string, Record<string, unknown>> = {};
-  let modified = false;
-  for (const { decision } of votes) {
-    if (decision.decision !== 'APPROVE_WITH_MODIFICATIONS') continue;
-    modified = true;
-    for (const id of decision.skipSteps) skipSteps.add(id);
-    for (const [id, args] of Object.entries(decision.argOverrides))
-      argOverrides[id] = { ...argOverrides[id], ...args };
+type Vote = GateItem['votes'][number];
+
+/** What one accepted vote does to a plan or step gate. */
+type Tally =
+  | { readonly outcome: 'pending'; readonly votes: Vote[] }
+  | { readonly outcome: 'revised'; readonly revision: GateRevision }
+  | { readonly outcome: 'decided'; readonly votes: readonly Vote[]; readonly decision: GateDecision };
+
+/**
+ * Counts `decision` by `by` at a plan or step gate. Approvals count only for the content they
+ * saw (the current digest); a quorum of them approves it: the plan as submitted (APPROVE) or the
+ * latest revision (APPROVE_WITH_MODIFICATIONS with the revision's changes). A modification makes
+ * a new revision and counts as nobody's approval of it; a rejection or a question decides alone.
+ */
+function countVote(item: GateItem, decision: ApprovalDecision, by: string, at: string): Tally {
+  switch (decision.decision) {
+    case 'APPROVE_WITH_MODIFICATIONS':
+      return { outcome: 'revised', revision: revise(item, decision, by, at) };
+    case 'APPROVE': {
+      const votes = [...item.votes, { by, decision, digest: contentDigest(item) }];
+      if (votes.length < item.policy.quorum) return { outcome: 'pending', votes };
+      const approvers = votes.map((v) => v.by).join(', ');
+      const { revision } = item;
+      return {
+        outcome: 'decided',
+        votes,
+        decision: revision
+          ? {
+              decision: 'APPROVE_WITH_MODIFICATIONS',
+              by: approvers,
+              skipSteps: revision.skipSteps,
+              argOverrides: revision.argOverrides,
+            }
+          : { decision: 'APPROVE', by: approvers },
+      };
+    }
+    default:
+      return { outcome: 'decided', votes: item.votes, decision };
   }
-  const by = votes.map((v) => v.decision.by).join(', ');
-  return modified
-    ? { decision: 'APPROVE_WITH_MODIFICATIONS', by, skipSteps: [...skipSteps], argOverrides }
-    : { decision: 'APPROVE', by };
+}
+
+/**
+ * The revision a modification makes of the gate's current content: its changes on top of the
+ * latest revision's (a step's args merged by name, skipped steps added). Refuses (`invalid`) a
+ * modification that changes nothing: that is an approval, and is given as one.
+ */
+function revise(
+  item: GateItem,
+  decision: Extract<ApprovalDecision, { decision: 'APPROVE_WITH_MODIFICATIONS' }>,
+  by: string,
+  at: string,
+): GateRevision {
+  const current = item.revision ?? { skipSteps: [], argOverrides: {} };
+  const skipSteps = [...new Set([...current.skipSteps, ...decision.skipSteps])].sort();
+  const argOverrides: Record<string, Record<string, unknown>> = { ...current.argOverrides };
+  for (const [id, args] of Object.entries(decision.argOverrides))
+    argOverrides[id] = { ...argOverrides[id], ...args };
+  const digest = revisionDigest(item.planDigest, skipSteps, argOverrides);
+  if (digest === revisionDigest(item.planDigest, current.skipSteps, current.argOverrides))
+    throw new ApprovalError(
+      'invalid',
+      'decision: these modifications change nothing; approve what is shown instead',
+    );
+  return { number: (item.revision?.number ?? 0) + 1, digest, skipSteps, argOverrides, by, at };
+}
+
+/** `sha256:` + hex SHA-256 of the canonical JSON of `{ base, skipSteps, argOverrides }`. */
+function revisionDigest(
+  base: string,
+  skipSteps: readonly string[],
+  argOverrides: Readonly<Record<string, Record<string, unknown>>>,
+): string {
+  return `sha256:${sha256Hex(canonicalJson({ base, skipSteps, argOverrides }))}`;
+}
+
+/**
+ * An answer binds to the content its approver saw: the current revision's digest, or the plan's
+ * when nobody modified it. A stale digest after a modification is told who modified it.
+ */
+function checkDigest(item: GateItem, digest: string): void {
+  if (digest === contentDigest(item)) return;
+  const { revision } = item;
+  throw new ApprovalError(
+    'digest-mismatch',
+    revision
+      ? `the ${item.kind === 'step' ? 'step' : 'plan'} was modified by ${revision.by} (revision ${revision.number}, ${revision.digest}): review it again`
+      : 'this approval is for a different version of the plan; review the current plan',
+  );
 }
 
 /**

@@ -1,17 +1,13 @@
 /** The journal events a gate's decision writes (seed 000: GATE_APPROVED, GATE_REJECTED, …). */
 import { eventIdentity } from '../deps.ts';
 import type { Journal } from '../journal/journal.ts';
-import { ERROR_NAMES, type GateDecision } from '../payloads/index.ts';
+import { type ApprovalDecision, ERROR_NAMES, type GateDecision } from '../payloads/index.ts';
 import { recordFailure } from '../recovery/failure-events.ts';
-import type { GateItem } from './gate-item.ts';
+import { contentDigest, type GateItem } from './gate-item.ts';
 
-export async function recordDecision(
-  journal: Journal,
-  item: GateItem,
-  decision: GateDecision,
-  by: string,
-): Promise<void> {
-  const identity = eventIdentity(
+/** The identity of a gate's events: its execution and plan, and its step (with the step's name). */
+export function gateEventIdentity(item: GateItem): ReturnType<typeof eventIdentity> {
+  return eventIdentity(
     {
       executionId: item.executionId,
       plan: { id: item.planId, version: item.planVersion, digest: item.planDigest },
@@ -20,6 +16,52 @@ export async function recordDecision(
       ? { id: item.stepId, ...(item.description !== undefined ? { name: item.description } : {}) }
       : undefined,
   );
+}
+
+/**
+ * GATE_VOTE: one accepted answer to a plan or step gate, by `by`, for the content digest the gate
+ * showed (an answer for any other is refused before it gets here).
+ */
+export async function recordVote(
+  journal: Journal,
+  item: GateItem,
+  decision: ApprovalDecision,
+  by: string,
+): Promise<void> {
+  await journal.append({
+    ...gateEventIdentity(item),
+    event: 'GATE_VOTE',
+    details: {
+      gate: item.kind,
+      voter: by,
+      decision: decision.decision,
+      digest: contentDigest(item),
+      ...(decision.decision === 'APPROVE_WITH_MODIFICATIONS'
+        ? { modifications: { skipSteps: decision.skipSteps, argOverrides: decision.argOverrides } }
+        : {}),
+      ...('comment' in decision && decision.comment !== undefined ? { comment: decision.comment } : {}),
+    },
+  });
+}
+
+/**
+ * The event of a gate's final decision. `votes` are the approvals that made it (a plan or step
+ * gate's quorum): GATE_APPROVED names each of them and the content digest they approved.
+ */
+export async function recordDecision(
+  journal: Journal,
+  item: GateItem,
+  decision: GateDecision,
+  by: string,
+  votes: readonly { readonly by: string }[] = [],
+): Promise<void> {
+  const identity = gateEventIdentity(item);
+  const approved = () => ({
+    gate: item.kind,
+    approver: decision.by ?? by,
+    approvers: votes.map((v) => v.by),
+    digest: contentDigest(item),
+  });
   switch (decision.decision) {
     case 'DONE':
       await journal.append({
@@ -48,19 +90,14 @@ export async function recordDecision(
       }
       return;
     case 'APPROVE':
-      await journal.append({
-        ...identity,
-        event: 'GATE_APPROVED',
-        details: { gate: item.kind, approver: by },
-      });
+      await journal.append({ ...identity, event: 'GATE_APPROVED', details: approved() });
       return;
     case 'APPROVE_WITH_MODIFICATIONS':
       await journal.append({
         ...identity,
         event: 'GATE_APPROVED',
         details: {
-          gate: item.kind,
-          approver: by,
+          ...approved(),
           modifications: { skipSteps: decision.skipSteps, argOverrides: decision.argOverrides },
         },
       });
@@ -76,7 +113,7 @@ export async function recordDecision(
       await journal.append({
         ...identity,
         event: 'GATE_CLARIFICATION_REQUESTED',
-        details: { gate: item.kind, question: decision.question },
+        details: { gate: item.kind, question: decision.question, asked_by: by },
       });
       return;
     default:

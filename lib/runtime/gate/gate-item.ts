@@ -5,6 +5,7 @@ import type {
   ApprovalPolicy,
   GateDecision,
   GateRequest,
+  GateRevision,
   StepGateView,
 } from '../payloads/index.ts';
 import type { PlanChanges } from './plan-diff.ts';
@@ -44,7 +45,10 @@ export interface GateItem {
   status: 'pending' | 'answered' | 'escalated';
   version: number;
   policy: ApprovalPolicy;
-  votes: { by: string; decision: ApprovalDecision }[];
+  /** The approvals counted so far, each for the content digest its voter saw (the current one). */
+  votes: { by: string; decision: ApprovalDecision; digest: string }[];
+  /** The content as modified by approvers, when it was: votes count for it only. */
+  revision?: GateRevision;
   decision?: GateDecision;
   /** When the decision was made (ISO 8601). */
   decidedAt?: string;
@@ -82,6 +86,11 @@ export async function recordSlackMessage(
       ExpressionAttributeValues: { ':message': [message], ':none': [] },
     }),
   );
+}
+
+/** The content digest an answer must carry: the latest revision's, else the plan's. */
+export function contentDigest(item: Pick<GateItem, 'planDigest' | 'revision'>): string {
+  return item.revision?.digest ?? item.planDigest;
 }
 
 /** What an approval page may show about a gate: everything stored but the token. */

@@ -51,6 +51,8 @@ export type ApprovalsDeps = Pick<
 > & {
   /** Told of each final decision (e.g. to update the gate's Slack message). @default - nobody */
   readonly onDecided?: DecisionListener;
+  /** Asks the gate's approvers again when an approval with modifications makes a new revision. @default - nobody */
+  readonly notify?: ApprovalNotifier;
 };
 
 export function approvalsFor(deps: ApprovalsDeps): Approvals {
@@ -62,6 +64,7 @@ export function approvalsFor(deps: ApprovalsDeps): Approvals {
     journal: journalFor(deps),
     signingKey: deps.signingKey,
     ...(deps.onDecided ? { onDecided: deps.onDecided } : {}),
+    ...(deps.notify ? { notify: deps.notify } : {}),
   });
 }
 

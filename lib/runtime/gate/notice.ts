@@ -33,7 +33,7 @@ export function noticeOf(
   };
 }
 
-/** The notice about a stored gate, handed out as `linkId` again (a reminder). */
+/** The notice about a stored gate, handed out as `linkId` again (a reminder, a new revision). */
 export function noticeOfItem(item: GateItem, linkId: string, stage: ApprovalNotice['stage']): ApprovalNotice {
   return {
     approvalId: linkId,
@@ -55,6 +55,7 @@ export function noticeOfItem(item: GateItem, linkId: string, stage: ApprovalNoti
     expiresAt: item.expiresAt,
     policy: item.policy,
     ...(stage ? { stage } : {}),
+    ...(item.revision ? { revision: item.revision } : {}),
   };
 }
 

@@ -9,6 +9,7 @@ import type {
   ApprovalPolicy,
   ApprovalView,
   GateKind,
+  GateRevision,
   PlanIdentity,
   StepGateView,
 } from '../payloads/index.ts';
@@ -34,18 +35,18 @@ export interface ShownGate {
   readonly expiresAt: string;
   readonly round: number;
   readonly question?: string;
-  /** The gate's revision, where the gate item records one (branch `votes`). */
-  readonly revision?: number;
+  /** The content as approvers modified it (an approval with modifications); answers bind to its digest. */
+  readonly revision?: GateRevision;
   /** A newer version of the plan closed this gate, where the gate item records it (branch `versions`). */
   readonly supersededBy?: unknown;
 }
 
 /** Fields other branches add to the gate item; shown when present. */
-type LaterFields = { readonly revision?: unknown; readonly supersededBy?: unknown };
+type LaterFields = { readonly revision?: GateRevision; readonly supersededBy?: unknown };
 
 function later(source: LaterFields): Pick<ShownGate, 'revision' | 'supersededBy'> {
   return {
-    ...(typeof source.revision === 'number' ? { revision: source.revision } : {}),
+    ...(source.revision ? { revision: source.revision } : {}),
     ...(source.supersededBy !== undefined && source.supersededBy !== null
       ? { supersededBy: source.supersededBy }
       : {}),
@@ -241,4 +242,16 @@ export function redactPlanText(redactor: Redactor, text: string): string {
     last = match.index + match[0].length;
   }
   return out + redactor.text(text.slice(last));
+}
+
+/**
+ * A revision in one line, on every channel: "revision 1 by bob (sha256:…): skips x; y args {…}.
+ * Approvals of earlier content do not count for it." The changed args are shown verbatim.
+ */
+export function revisionLine(revision: GateRevision): string {
+  const changes = [
+    ...(revision.skipSteps.length > 0 ? [`skips ${revision.skipSteps.join(', ')}`] : []),
+    ...Object.entries(revision.argOverrides).map(([id, args]) => `${id} args ${JSON.stringify(args)}`),
+  ];
+  return `revision ${revision.number} by ${revision.by} (${revision.digest}): ${changes.join('; ') || 'no change'}. Approvals of earlier content do not count for it.`;
 }

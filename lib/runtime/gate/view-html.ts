@@ -19,6 +19,7 @@ import {
   quorumText,
   recoveryText,
   redactPlanText,
+  revisionLine,
   riskPhrases,
   type ShownGate,
   supersededText,
@@ -96,7 +97,7 @@ export function gatePeopleHtml(gate: ShownGate, options: DeadlineOptions = {}): 
   if (gate.submittedBy !== undefined) rows.push(['Submitted by', clean(gate.submittedBy)]);
   if (gate.kind === 'plan' || gate.kind === 'step')
     rows.push(['May approve', clean(approversText(gate))], ['Approvals', clean(quorumText(gate))]);
-  if (gate.revision !== undefined) rows.push(['Revision', String(gate.revision)]);
+  if (gate.revision) rows.push(['Modified', escapeHtml(revisionLine(gate.revision))]);
   rows.push([
     'Answer by',
     `<time datetime="${escapeHtml(gate.expiresAt)}">${escapeHtml(deadlineText(gate.expiresAt, options))}</time>`,

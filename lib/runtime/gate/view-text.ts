@@ -16,6 +16,7 @@ import {
   quorumText,
   recoveryText,
   redactPlanText,
+  revisionLine,
   riskPhrases,
   type ShownGate,
   supersededText,
@@ -53,7 +54,7 @@ export function gateText(gate: ShownGate, options: GateTextOptions = {}): string
     lines.push(`May approve: ${clean(approversText(gate))}`);
     lines.push(`Approvals: ${clean(quorumText(gate))}`);
   }
-  if (gate.revision !== undefined) lines.push(`Revision: ${gate.revision}`);
+  if (gate.revision) lines.push(`Modified: ${revisionLine(gate.revision)}`);
   lines.push(`Answer by: ${deadlineText(gate.expiresAt, options)}`);
   if (gate.view) {
     const view = gate.view;

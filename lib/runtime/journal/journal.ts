@@ -197,9 +197,28 @@ export interface IndexAttributes {
   readonly approver?: string;
 }
 
-/** The index attributes a record's item must carry: each present only when the record has a value for it. */
+/**
+ * The index attributes a record's item must carry: each present only when the record has a value
+ * for it. `approver` is the one person a record names: the voter of a GATE_VOTE, the approver of
+ * a decision; a decision made by several approvers (GATE_APPROVED by a quorum) has none, since an
+ * index key holds one value: `plangate audit query --approver` finds those by their `approvers`.
+ */
 export function indexAttributes(record: JournalRecord): IndexAttributes {
-  const approver = (record.details as { approver?: unknown }).approver;
+  const {
+    approver: named,
+    approvers,
+    voter,
+  } = record.details as {
+    approver?: unknown;
+    approvers?: unknown;
+    voter?: unknown;
+  };
+  const approver =
+    record.event === 'GATE_VOTE'
+      ? voter
+      : Array.isArray(approvers) && approvers.length > 1
+        ? undefined
+        : named;
   return {
     ...(record.task_id !== undefined ? { planTask: `${record.planId}#${record.task_id}` } : {}),
     ...(typeof approver === 'string' && approver !== '' ? { approver } : {}),

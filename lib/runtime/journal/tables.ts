@@ -40,7 +40,8 @@ export const SEQ_DIGITS = 12;
 /**
  * The event journal: one item per event, written once (conditional put), never updated or deleted.
  * pk `executionId`, sk `sk` (the sequence number, zero-padded). Index attributes are only set
- * when they apply (`planTask` on task events, `approver` on gate decisions), so those indexes are sparse.
+ * when they apply (`planTask` on task events, `approver` on votes and on decisions one person made),
+ * so those indexes are sparse.
  */
 export const EVENTS_TABLE: TableDefinition = {
   id: 'events',
@@ -69,7 +70,7 @@ export const EVENTS_TABLE: TableDefinition = {
       indexName: 'byApprover',
       partitionKey: { name: 'approver', type: 'S' },
       sortKey: { name: 'timestamp', type: 'S' },
-      purpose: 'every gate decision one person made',
+      purpose: 'every vote and gate decision one person made alone',
     },
   ],
 };

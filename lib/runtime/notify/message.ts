@@ -79,6 +79,7 @@ const BUTTON_LOOK: Record<SlackDecision, { label: string; style?: 'primary' | 'd
 const STAGE_PREFIX: Record<NonNullable<ApprovalNotice['stage']>, string> = {
   reminder: 'Reminder: ',
   escalation: 'Escalated to you: ',
+  revision: 'Modified, review it again: ',
 };
 
 /** Longest plan-authored text carried in a message. */

@@ -13,6 +13,7 @@ import {
   quorumText,
   recoveryText,
   redactPlanText,
+  revisionLine,
   riskPhrases,
   type ShownGate,
   supersededText,
@@ -96,7 +97,7 @@ function peopleBlock(gate: ShownGate, text: (value: string) => string): Block {
       ['May approve', text(short(approversText(gate), 1500))],
       ['Approvals', text(short(quorumText(gate), 1500))],
     );
-  if (gate.revision !== undefined) fields.push(['Revision', String(gate.revision)]);
+  if (gate.revision) fields.push(['Modified', revisionLine(gate.revision)]);
   const at = new Date(gate.expiresAt);
   fields.push([
     'Answer by',

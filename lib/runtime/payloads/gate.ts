@@ -251,6 +251,32 @@ export const TIMED_OUT_SKIP_REASON = 'timed out: nobody approved in time';
  */
 export const StepGateRejectionSchema = z.object({ by: z.string().optional(), reason: z.string() });
 export type StepGateRejection = z.infer<typeof StepGateRejectionSchema>;
+/** The decisions a plan or step gate takes: what a vote (GATE_VOTE) can be. */
+export const APPROVAL_DECISIONS = [
+  'APPROVE',
+  'APPROVE_WITH_MODIFICATIONS',
+  'ASK_FOR_CLARIFICATION',
+  'REJECT',
+] as const satisfies readonly ApprovalDecision['decision'][];
+
+/**
+ * A revision of a plan or step gate's content: an approval with modifications made it, and it
+ * needs the gate's full quorum again. Modifications accumulate: each revision holds every change
+ * made so far. `digest` is `sha256:` + hex SHA-256 of the canonical JSON of
+ * `{ base: <plan digest>, skipSteps (sorted), argOverrides }`.
+ */
+export const GateRevisionSchema = z.object({
+  /** 1, 2, … per gate. */
+  number: z.number().int().min(1),
+  digest: z.string(),
+  skipSteps: z.array(IdSchema),
+  argOverrides: ArgOverridesSchema,
+  /** Who modified it (their modification is not an approval of it). */
+  by: z.string(),
+  /** When (ISO 8601). */
+  at: z.string(),
+});
+export type GateRevision = z.infer<typeof GateRevisionSchema>;
 
 /** Decisions of an escalation gate (a step failed and its retries are exhausted). */
 export const EscalationDecisionSchema = z.discriminatedUnion('decision', [
@@ -419,7 +445,13 @@ export const ApprovalNoticeSchema = z.object({
   human: z.object({ instructions: z.string(), outputs: z.array(IdSchema) }).optional(),
   expiresAt: z.string(),
   policy: ApprovalPolicySchema,
-  /** A later rung of the timeout ladder: a reminder, or the gate escalated to this group. @default - the first request */
-  stage: z.enum(['reminder', 'escalation']).optional(),
+  /**
+   * A reminder or the gate escalated to this group (later rungs of the timeout ladder), or a new
+   * revision of what is asked (an approver modified it; every approver reviews it again).
+   * @default - the first request
+   */
+  stage: z.enum(['reminder', 'escalation', 'revision']).optional(),
+  /** The revision now asked about (the link and `plan.digest` stay the plan's). */
+  revision: GateRevisionSchema.optional(),
 });
 export type ApprovalNotice = z.infer<typeof ApprovalNoticeSchema>;

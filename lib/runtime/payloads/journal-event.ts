@@ -3,13 +3,17 @@ import { z } from 'zod';
 import { FailureClassSchema, IdSchema } from '../../plan/schema.ts';
 import { UsageSchema } from './budget.ts';
 import { EvidenceSchema } from './checker.ts';
-import { GateKindSchema, StepSketchSchema } from './gate.ts';
+import { APPROVAL_DECISIONS, GateKindSchema, StepSketchSchema } from './gate.ts';
 import { ArgOverridesSchema } from './shared.ts';
 
 /** Seed 000's event names, plus the few the harness needs to say what else happened. */
 export const EVENT_TYPES = [
   'PLAN_CREATED',
   'GATE_APPROVAL_REQUESTED',
+  /** One approver's answer to a plan or step gate, for the content (digest) they saw. */
+  'GATE_VOTE',
+  /** An approval with modifications made a new revision of the gated content: the quorum starts again. */
+  'GATE_PLAN_MODIFIED',
   'GATE_APPROVED',
   'GATE_REJECTED',
   /** The approver asked a question instead of deciding (seed 000's ASK_FOR_CLARIFICATION). */
@@ -59,6 +63,9 @@ export const RecordedStepSchema = z.object({
 });
 export type RecordedStep = z.infer<typeof RecordedStepSchema>;
 
+/** What an approval with modifications changes: steps not to run, new arg values by step id. */
+const ModificationsSchema = z.object({ skipSteps: z.array(z.string()), argOverrides: ArgOverridesSchema });
+
 /** Details per event type (seed 000's fields, snake_case as the seed writes them). */
 export const EVENT_DETAILS = {
   PLAN_CREATED: z.object({
@@ -90,13 +97,43 @@ export const EVENT_DETAILS = {
     /** Plan gate, first round: the steps shown, so a later version's gate can say what changed. */
     graph: z.array(StepSketchSchema).optional(),
   }),
+  GATE_VOTE: z.object({
+    gate: GateKindSchema,
+    voter: z.string(),
+    decision: z.enum(APPROVAL_DECISIONS),
+    /** The content digest the voter saw: the plan digest, or a revision's. */
+    digest: z.string(),
+    /** APPROVE_WITH_MODIFICATIONS: what the voter changed (a new revision follows). */
+    modifications: ModificationsSchema.optional(),
+    comment: z.string().optional(),
+  }),
+  GATE_PLAN_MODIFIED: z.object({
+    gate: GateKindSchema,
+    by: z.string(),
+    /** The digest the modification was made to, and the new revision's. */
+    from: z.string(),
+    to: z.string(),
+    revision: z.number().int().min(1),
+    /** Everything the revision changes, accumulated over the gate's modifications so far. */
+    skipSteps: z.array(z.string()),
+    argOverrides: ArgOverridesSchema,
+  }),
   GATE_APPROVED: z.object({
     gate: GateKindSchema,
+    /** Every approver, joined with ", " (as the decision's `by`). */
     approver: z.string().optional(),
-    modifications: z.object({ skipSteps: z.array(z.string()), argOverrides: ArgOverridesSchema }).optional(),
+    /** Every approval that counted toward the quorum, in order. */
+    approvers: z.array(z.string()).optional(),
+    /** The content approved: the plan digest, or the revision's. */
+    digest: z.string().optional(),
+    modifications: ModificationsSchema.optional(),
   }),
   GATE_REJECTED: z.object({ gate: GateKindSchema, approver: z.string().optional(), reason: z.string() }),
-  GATE_CLARIFICATION_REQUESTED: z.object({ gate: GateKindSchema, question: z.string() }),
+  GATE_CLARIFICATION_REQUESTED: z.object({
+    gate: GateKindSchema,
+    question: z.string(),
+    asked_by: z.string().optional(),
+  }),
   /** An answer the gate refused (expired, already answered, wrong approver, other digest, bad decision); nothing else changed. */
   GATE_ANSWER_REFUSED: z.object({
     gate: GateKindSchema,
