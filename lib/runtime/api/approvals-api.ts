@@ -22,10 +22,11 @@ import {
   type SignInConfig,
   signInCallbackPage,
   signInPageCsp,
+  supersededPage,
 } from '../gate/approval-page.ts';
 import { type ApprovalsDeps, approvalsFor } from '../gate/gate.ts';
 import type { GateView } from '../gate/gate-item.ts';
-import { ApprovalError, recipientOf } from '../gate/links.ts';
+import { ApprovalError, GateSupersededError, recipientOf } from '../gate/links.ts';
 import { slackDecisionUpdater } from '../notify/slack.ts';
 import {
   bodyText,
@@ -70,6 +71,8 @@ const STATUS_OF: Record<ApprovalError['reason'], number> = {
   expired: 410,
   used: 409,
   'digest-mismatch': 409,
+  // Gone for good: a later version of the plan is the one to review.
+  superseded: 410,
 };
 
 export async function handleApprovalsRequest(event: HttpEvent, deps: ApprovalsApiDeps): Promise<HttpResult> {
@@ -127,7 +130,12 @@ export async function handleApprovalsRequest(event: HttpEvent, deps: ApprovalsAp
     const session = HANDLE.test(linkId) ? sessions.read(event, linkId) : undefined;
     if (session && 'refused' in session) return sessionRefused(session);
     const link = session ? session.link : linkId;
-    const gate = await approvals.describe(link);
+    // Refused before the answer is read (superseded, expired, decided): audited as any refusal is
+    // (refuse verifies the link again, so a forged one still leaves no trace).
+    const gate = await approvals.describe(link).catch((error: unknown) => {
+      if (error instanceof ApprovalError) return approvals.refuse(link, error, by);
+      throw error;
+    });
     const answer = isJsonBody(event) ? jsonAnswer(text) : formAnswer(new URLSearchParams(text), gate.kind);
     if (typeof answer === 'string') return fail(400, 'Not recorded', answer);
     // Refused and audited (refuse throws): another site's page can never read the form token.
@@ -155,6 +163,12 @@ export async function handleApprovalsRequest(event: HttpEvent, deps: ApprovalsAp
       ),
     );
   } catch (error) {
+    if (error instanceof GateSupersededError) {
+      const title = `Superseded by v${error.supersededBy.version}`;
+      return wantsJson
+        ? json(410, { error: title, message: error.message })
+        : withCsp(html(410, supersededPage(error.supersededBy)), PAGE_CSP);
+    }
     if (error instanceof ApprovalError) return fail(STATUS_OF[error.reason], 'Not recorded', error.message);
     throw error;
   }

@@ -11,7 +11,7 @@
  */
 import { createHash } from 'node:crypto';
 import { escapeHtml } from '../shared/html.ts';
-import type { GateView } from './gate-item.ts';
+import type { GateView, SupersededBy } from './gate-item.ts';
 import { changesHtml, graphHtml } from './plan-view.ts';
 
 const STYLE =
@@ -218,6 +218,18 @@ export function approvalPage(gate: GateView, action: string, extras: ApprovalPag
     ...(extras.signIn && !extras.answeringAs ? [signInElements(extras.signIn, 'answer')] : []),
   ].join('\n');
   return page(HEADINGS[gate.kind], body);
+}
+
+/** The page of a gate a later version of its plan superseded: which version, and a link to its gate. */
+export function supersededPage(by: SupersededBy): string {
+  const title = `Superseded by v${by.version}`;
+  const link = by.linkId
+    ? `<p><a href="/approvals/${escapeHtml(encodeURIComponent(by.linkId))}">Review v${by.version}</a>.</p>`
+    : '';
+  return page(
+    title,
+    `<h1>${escapeHtml(title)}</h1><p>A later version of this plan, v${by.version} (digest ${escapeHtml(by.digest)}), was sent for approval, so this version can no longer be approved or rejected: it will not run. Review v${by.version} instead.</p>${link}`,
+  );
 }
 
 export function messagePage(title: string, message: string): string {

@@ -23,6 +23,7 @@ import { climbLadder } from './ladder.ts';
 import { LinkSigner } from './links.ts';
 import { noticeOf } from './notice.ts';
 import { diffPlanGraphs, type PlanChanges, type RecordedSteps } from './plan-diff.ts';
+import { supersedeEarlierVersions } from './versions.ts';
 
 export type { ApprovalNotice } from '../payloads/index.ts';
 
@@ -113,13 +114,14 @@ export async function openGate(req: GateRequest, deps: GateDeps): Promise<{ appr
     }
   }
 
+  const approvals = approvalsFor(deps);
   if (req.ladder && (req.kind === 'plan' || req.kind === 'step')) {
     await climbLadder(
       { ...req, kind: req.kind, ladder: req.ladder },
       {
-        approvals: approvalsFor(deps),
+        approvals,
         dynamo: deps.dynamo,
-        gatesTable: deps.tables.gates,
+        tables: deps.tables,
         sfn: deps.sfn,
         journal,
         signer: new LinkSigner(deps.signingKey),
@@ -133,7 +135,7 @@ export async function openGate(req: GateRequest, deps: GateDeps): Promise<{ appr
   }
   const graph = req.kind === 'plan' ? req.summary?.graph : undefined;
   const created = await planCreated(req.executionId, deps);
-  const approvalId = await approvalsFor(deps).create(req, {
+  const approvalId = await approvals.create(req, {
     submittedBy: created?.submitted_by,
     changes: graph ? await changesSincePrevious(req.plan, graph, deps, created?.steps) : undefined,
   });
@@ -161,6 +163,15 @@ export async function openGate(req: GateRequest, deps: GateDeps): Promise<{ appr
       },
     });
   }
+  // One version at a time: a later version gated first closes this gate at once; nobody is asked.
+  if (
+    req.kind === 'plan' &&
+    (await supersedeEarlierVersions(
+      { executionId: req.executionId, plan: req.plan, linkId: approvalId },
+      { approvals, dynamo: deps.dynamo, tables: deps.tables, signer: new LinkSigner(deps.signingKey) },
+    ))
+  )
+    return { approvalId };
   await deps.notify(noticeOf(req, approvalId));
   return { approvalId };
 }
