@@ -130,10 +130,10 @@ export async function handleApprovalsRequest(event: HttpEvent, deps: ApprovalsAp
     const session = HANDLE.test(linkId) ? sessions.read(event, linkId) : undefined;
     if (session && 'refused' in session) return sessionRefused(session);
     const link = session ? session.link : linkId;
-    // Refused before the answer is read (superseded, expired, decided): audited as any refusal is
-    // (refuse verifies the link again, so a forged one still leaves no trace).
+    // Refused before the answer is read (superseded, expired, decided): a known answerer is
+    // audited as on any refusal (refuse verifies the link again: a forged one leaves no trace).
     const gate = await approvals.describe(link).catch((error: unknown) => {
-      if (error instanceof ApprovalError) return approvals.refuse(link, error, by);
+      if (error instanceof ApprovalError && by !== undefined) return approvals.refuse(link, error, by);
       throw error;
     });
     const answer = isJsonBody(event) ? jsonAnswer(text) : formAnswer(new URLSearchParams(text), gate.kind);
