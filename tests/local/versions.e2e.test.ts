@@ -10,6 +10,7 @@
 import { mkdtemp } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
+import { ListExecutionsCommand, ListStateMachineVersionsCommand } from '@aws-sdk/client-sfn';
 import { Ajv2020 } from 'ajv/dist/2020.js';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { LocalIssuer } from '../../lib/local/api-gateway/local-issuer.ts';
@@ -198,8 +199,17 @@ describe('one version at a time (plangate serve)', () => {
     expect(other.body.message).toMatch(/this one has digest sha256:[0-9a-f]{64}/);
     expect(other.body.message).toContain('bump the version');
     expect((await responseValidator('/plans', 'post', 409))(other.body)).toBe(true);
-    // Nothing of it was stored: one PLAN_CREATED, with the first digest.
+    // Nothing of it was stored: one PLAN_CREATED, with the first digest; one execution, one
+    // published state machine version.
     expect((await planCreated()).map((e) => e.planDigest)).toEqual([stored]);
+    const stateMachineArn = (first.body.stateMachineVersionArn as string).replace(/:\d+$/, '');
+    const executions = async () =>
+      (await platform.stack.sfn.send(new ListExecutionsCommand({ stateMachineArn }))).executions ?? [];
+    expect((await executions()).map((e) => e.executionArn)).toEqual([first.body.executionArn]);
+    expect(
+      (await platform.stack.sfn.send(new ListStateMachineVersionsCommand({ stateMachineArn })))
+        .stateMachineVersions,
+    ).toHaveLength(1);
 
     // The same content again: accepted as before, on the same state machine version.
     const again = await submit(plan);
@@ -207,5 +217,10 @@ describe('one version at a time (plangate serve)', () => {
     expect(again.body.plan).toEqual(first.body.plan);
     expect(again.body.stateMachineVersionArn).toBe(first.body.stateMachineVersionArn);
     expect((await planCreated()).map((e) => e.planDigest)).toEqual([stored, stored]);
+    expect(await executions()).toHaveLength(2);
+    // Both wait at their gates: the same version again closes nothing.
+    await waitFor('both gates', () =>
+      gates.filter((g) => g.notice.plan.id === 'duplicated').length === 2 ? true : undefined,
+    );
   }, 60_000);
 });
