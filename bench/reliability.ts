@@ -1,8 +1,8 @@
 /**
  * `npm run reliability`: the published reliability figures, in one run, written to
  * bench/results/reliability.json — approval attacks refused, concurrent decisions on one gate,
- * fuzzed plans through the front door, planted secrets searched for everywhere, and the
- * destructive-command corpus in every place a plan holds a command.
+ * old versions never approvable, fuzzed plans through the front door, planted secrets searched for
+ * everywhere, and the destructive-command corpus in every place a plan holds a command.
  *
  *   npm run reliability [-- --plans N] [-- --seed S]
  */
@@ -14,6 +14,7 @@ import { parseArgs } from 'node:util';
 import { runApprovalAttacks } from './reliability/approval-attacks.ts';
 import { destructiveCommandCorpus } from './reliability/destructive-commands.ts';
 import { fuzzPlans } from './reliability/fuzz-plans.ts';
+import { runOldVersionAttacks } from './reliability/old-versions.ts';
 import { plantedSecrets } from './reliability/planted-secrets.ts';
 import { quorumModificationAttack } from './reliability/quorum-modification.ts';
 
@@ -37,6 +38,7 @@ const timed = async <T>(name: string, work: () => Promise<T>): Promise<T & { sec
 const { attacks, concurrency } = await timed('approval attacks and concurrent decisions', () =>
   runApprovalAttacks(seed),
 );
+const oldVersions = await timed('old-version attacks and races', () => runOldVersionAttacks());
 const secrets = await timed('planted secrets', () => plantedSecrets(REPO));
 const quorumModification = await timed('quorum-modification attack', () => quorumModificationAttack(10));
 const fuzz = await timed(`${plans} fuzzed plans`, () => fuzzPlans(REPO, plans, seed));
@@ -53,6 +55,11 @@ const goals = {
     concurrency.decisionEvents === 1 &&
     concurrency.toldWhoDecided === concurrency.answers - 1 &&
     concurrency.slackShowsDecision,
+  'old versions: no way of approving a superseded version accepted, none of it ran, each race of an approval and the closing won by exactly one':
+    oldVersions.attempts >= 80 &&
+    oldVersions.accepted === 0 &&
+    oldVersions.supersededThatRan === 0 &&
+    oldVersions.race.both + oldVersions.race.neither === 0,
   'fuzzed plans: at least 100,000, no crash, no hang':
     fuzz.plans >= 100_000 && fuzz.crashes === 0 && fuzz.hangs === 0,
   'planted secrets: found nowhere': secrets.found.length === 0,
@@ -79,6 +86,7 @@ const output = {
     channels:
       'API with a JWT, emailed recipient-bound links opened into page sessions (the form posted with its cookie and form token) and Slack clicks, at once (see byChannel)',
   },
+  oldVersionAttacks: oldVersions,
   fuzzedPlans: fuzz,
   plantedSecrets: secrets,
   destructiveCommands: corpus,

@@ -21,16 +21,16 @@ import type { ApprovalNotice } from '../../lib/runtime/payloads/index.ts';
 import { FakeSlack } from '../../tests/fake-slack.ts';
 import { echoChainPlan } from '../../tests/support/echo-plan.ts';
 
-const SUBMITTER = {
+export const SUBMITTER = {
   accessKeyId: 'AKIDRELIABILITY',
   secretAccessKey: 'reliability-secret-0123456789',
   arn: 'arn:aws:iam::123456789012:user/submitter',
 };
-const APPROVERS = Array.from({ length: 50 }, (_, i) => `approver-${i}@example.test`);
+export const APPROVERS = Array.from({ length: 50 }, (_, i) => `approver-${i}@example.test`);
 const FORBIDDEN = 'mallory@example.test';
 const SLACK_BOT_TOKEN = `xoxb-reliability-${'t'.repeat(24)}`;
 const SLACK_SIGNING_SECRET = `reliability-signing-${'s'.repeat(16)}`;
-const slackUser = (i: number) => `U0APPROVER${i}`;
+export const slackUser = (i: number) => `U0APPROVER${i}`;
 
 export interface AttackResult {
   readonly attacks: number;
@@ -68,7 +68,7 @@ function planWith(id: string, timeoutSeconds: number) {
   });
 }
 
-interface Platform {
+export interface Platform {
   platform: LocalPlatform;
   /** A local server speaking Slack's Web API; it sends signed clicks as Slack does. */
   slack: FakeSlack;
@@ -78,7 +78,7 @@ interface Platform {
   dir: string;
 }
 
-async function startPlatform(): Promise<Platform> {
+export async function startPlatform(): Promise<Platform> {
   const dir = await mkdtemp(join(tmpdir(), 'plangate-reliability-'));
   const issuer = new LocalIssuer();
   const gates: ApprovalNotice[] = [];
@@ -126,7 +126,7 @@ interface Attack {
   readonly headers: Record<string, string>;
 }
 
-const JSON_HEADERS = { 'content-type': 'application/json', accept: 'application/json' };
+export const JSON_HEADERS = { 'content-type': 'application/json', accept: 'application/json' };
 
 export async function runApprovalAttacks(
   seed: number,
@@ -413,7 +413,7 @@ function pagePost(
  * Opens a link as a browser does: its redirect to the page's handle and the session cookie, then
  * the page and its form token; returns where the page's form posts.
  */
-async function openPage(
+export async function openPage(
   p: Platform,
   linkId: string,
 ): Promise<{ answerPath: string; cookie: string; formToken: string }> {
@@ -432,7 +432,7 @@ async function openPage(
 }
 
 /** The refusal's reason as the API gives it (`message`, else `error`), or the body's start. */
-function reasonOf(text: string): string {
+export function reasonOf(text: string): string {
   try {
     const json = JSON.parse(text) as { message?: string; error?: string };
     return json.message ?? json.error ?? '';

@@ -1,16 +1,19 @@
 /**
- * Launching a validated plan: deploy it (lib/launch/deploy-plan.ts: one state machine version per
- * plan version, idempotent per digest), write PLAN_CREATED as the execution's first event, then
- * start the execution on that version. The execution's name is chosen first, so its ARN is
- * known before it exists and nothing the machine writes can come before PLAN_CREATED.
+ * Launching a validated plan: refuse a plan id and version already launched with other content,
+ * deploy it (lib/launch/deploy-plan.ts: one state machine version per plan version, idempotent
+ * per digest), write PLAN_CREATED as the execution's first event, then start the execution on
+ * that version. The execution's name is chosen first, so its ARN is known before it exists and
+ * nothing the machine writes can come before PLAN_CREATED.
  */
 import { randomUUID } from 'node:crypto';
 import { type SFNClient, StartExecutionCommand } from '@aws-sdk/client-sfn';
 import type { z } from 'zod';
-import { canonicalJson } from '../plan/digest.ts';
+import { canonicalJson, planDigest } from '../plan/digest.ts';
 import type { Plan } from '../plan/schema.ts';
 import { eventIdentity, type HarnessDeps, journalFor } from '../runtime/deps.ts';
+import { queryItems } from '../runtime/journal/journal.ts';
 import type { EVENT_DETAILS, RecordedStep } from '../runtime/payloads/index.ts';
+import { HarnessError } from '../runtime/shared/errors.ts';
 import { type DeployedPlan, type DeployPlanInput, deployPlan } from './deploy-plan.ts';
 
 export interface LaunchPlanInput extends DeployPlanInput {
@@ -69,7 +72,52 @@ export interface LaunchedPlan {
   readonly deployed: DeployedPlan;
 }
 
+/**
+ * A plan id and version already launched with other content: one version number names one
+ * content, so the approvals, the journal and the audit never mean two plans by it.
+ */
+export class PlanVersionConflictError extends HarnessError {
+  constructor(
+    readonly plan: { readonly id: string; readonly version: number },
+    readonly storedDigest: string,
+    readonly submittedDigest: string,
+  ) {
+    super(
+      'PlanVersionConflict',
+      `plan ${plan.id} v${plan.version} was already submitted with digest ${storedDigest}; this one has digest ${submittedDigest}: bump the version to submit other content`,
+      { httpStatus: 409, location: 'version' },
+    );
+  }
+}
+
+/**
+ * Throws {@link PlanVersionConflictError} when a PLAN_CREATED of the plan's id and version holds
+ * another digest (the events table's byPlan index); the same content again is welcome.
+ */
+export async function checkVersionUnused(
+  plan: Plan,
+  digest: string,
+  journal: Pick<HarnessDeps, 'dynamo' | 'tables'>,
+): Promise<void> {
+  for await (const item of queryItems(journal.dynamo, {
+    TableName: journal.tables.events,
+    IndexName: 'byPlan',
+    KeyConditionExpression: 'planId = :plan',
+    FilterExpression: '#event = :created AND planVersion = :version AND planDigest <> :digest',
+    ExpressionAttributeNames: { '#event': 'event' },
+    ExpressionAttributeValues: {
+      ':plan': plan.id,
+      ':created': 'PLAN_CREATED',
+      ':version': plan.version,
+      ':digest': digest,
+    },
+  }))
+    throw new PlanVersionConflictError(plan, String(item.planDigest), digest);
+}
+
 export async function launchPlan(input: LaunchPlanInput): Promise<LaunchedPlan> {
+  // Before anything is deployed or journaled: a refused plan leaves no trace.
+  await checkVersionUnused(input.plan, `sha256:${planDigest(input.plan)}`, input.journal);
   const deployed = await deployPlan(input);
   const name = input.executionName ?? randomUUID();
   const executionArn = `${deployed.stateMachineArn.replace(':stateMachine:', ':execution:')}:${name}`;

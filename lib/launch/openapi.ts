@@ -49,7 +49,8 @@ const RESPONSES: Readonly<Record<string, Responses>> = {
   'POST /plans': {
     201: { 'application/json': 'Submitted' },
     202: { 'application/json': 'DraftAccepted' },
-    ...errors(401, 413, 501),
+    // 409: this plan id and version was already submitted with other content (bump the version).
+    ...errors(401, 409, 413, 501),
     400: {
       'application/json': {
         inline: {

@@ -26,7 +26,7 @@ import {
 import { API_ROUTES } from '../runtime/api/routes.ts';
 import { readEvents } from '../runtime/journal/journal.ts';
 import type { JournalRecord } from '../runtime/payloads/index.ts';
-import { launchAtRunTime, type RuntimeLaunchDeps } from './launch-plan.ts';
+import { launchAtRunTime, PlanVersionConflictError, type RuntimeLaunchDeps } from './launch-plan.ts';
 import { openApiDocument } from './openapi.ts';
 import { createDraft, draftResponse, readDraft } from './plan-drafts.ts';
 import {
@@ -102,7 +102,14 @@ async function submit(event: HttpEvent, deps: PlansApiDeps): Promise<HttpResult>
   });
   const problems = sortProblems([...parsed.problems, ...validation.problems]);
   if (hasErrors(problems)) return invalid(problems);
-  const launched = await launchAtRunTime(deps, parsed.plan, { submittedBy });
+  let launched: Awaited<ReturnType<typeof launchAtRunTime>>;
+  try {
+    launched = await launchAtRunTime(deps, parsed.plan, { submittedBy });
+  } catch (error) {
+    if (error instanceof PlanVersionConflictError)
+      return json(409, { error: 'plan version already submitted', message: error.message });
+    throw error;
+  }
   return json(201, {
     executionArn: launched.executionArn,
     plan: { id: parsed.plan.id, version: parsed.plan.version, digest: `sha256:${launched.deployed.digest}` },

@@ -80,6 +80,8 @@ const STATUS_OF: Record<ApprovalError['reason'], number> = {
   expired: 410,
   used: 409,
   'digest-mismatch': 409,
+  // Gone for good: a later version of the plan is the one to review.
+  superseded: 410,
 };
 
 export async function handleApprovalsRequest(event: HttpEvent, deps: ApprovalsApiDeps): Promise<HttpResult> {
@@ -121,8 +123,7 @@ export async function handleApprovalsRequest(event: HttpEvent, deps: ApprovalsAp
     const gate = await approvals.gateOf(link).catch(() => undefined);
     const decided =
       error.reason === 'used' ? await approvals.decided(link).catch(() => undefined) : undefined;
-    const supersededBy = (gate as { supersededBy?: { version: number; linkId?: string } } | undefined)
-      ?.supersededBy;
+    const supersededBy = gate?.supersededBy;
     return page(
       STATUS_OF[error.reason] ?? 409,
       refusalPage(error, {

@@ -38,12 +38,22 @@ import { sha256Hex } from '../shared/hash.ts';
 import { progressLabel } from '../shared/progress.ts';
 import { inlineOrStored } from '../steps/output-store.ts';
 import { gateEventIdentity, recordDecision, recordVote } from './decision-events.ts';
-import { contentDigest, type DecisionListener, type GateItem, type GateView, gateView } from './gate-item.ts';
-import { ApprovalError, LinkSigner, parseLinkId } from './links.ts';
+import {
+  contentDigest,
+  type DecisionListener,
+  type GateItem,
+  type GateView,
+  gateView,
+  type SupersededBy,
+} from './gate-item.ts';
+import { ApprovalError, GateSupersededError, LinkSigner, parseLinkId } from './links.ts';
 import { noticeOfItem } from './notice.ts';
 import type { PlanChanges } from './plan-diff.ts';
 
 export type { ApprovalPolicy } from '../payloads/index.ts';
+
+/** Who rejects a gate a later version of its plan superseded, in the decision its execution gets. */
+export const SUPERSEDE_DECIDER = 'plangate-supersede';
 
 export interface ApprovalsProps {
   readonly dynamo: DynamoDBDocumentClient;
@@ -447,6 +457,85 @@ export class Approvals {
     throw error;
   }
 
+  /**
+   * Closes a waiting gate because a later version of its plan was gated (versions.ts). It wins
+   * the same conditional update an answer does, so of an answer and this exactly one counts; then
+   * the gate's execution is told REJECT `superseded by v<n>` (it ends rejected, as on any
+   * rejection) and GATE_SUPERSEDED is journaled. False when the gate no longer waits (an answer
+   * came first, or it was escalated: the ladder's new gate is closed on its own).
+   */
+  async supersede(approvalId: string, by: SupersededBy): Promise<boolean> {
+    for (;;) {
+      const out = await this.props.dynamo.send(
+        new GetCommand({ TableName: this.props.gatesTable, Key: { approvalId }, ConsistentRead: true }),
+      );
+      const item = out.Item as GateItem | undefined;
+      if (item?.status !== 'pending') return false;
+      const decision: ApprovalDecision = {
+        decision: 'REJECT',
+        by: SUPERSEDE_DECIDER,
+        reason: `superseded by v${by.version}`,
+      };
+      const decidedAt = this.now().toISOString();
+      try {
+        await this.props.dynamo.send(
+          new UpdateCommand({
+            TableName: this.props.gatesTable,
+            Key: { approvalId },
+            ConditionExpression: '#status = :pending AND #version = :version',
+            UpdateExpression:
+              'SET #status = :superseded, #version = :next, supersededBy = :by, decision = :decision, decidedAt = :at REMOVE taskToken',
+            ExpressionAttributeNames: { '#status': 'status', '#version': 'version' },
+            ExpressionAttributeValues: {
+              ':pending': 'pending',
+              ':version': item.version,
+              ':next': item.version + 1,
+              ':superseded': 'superseded',
+              ':by': by,
+              ':decision': decision,
+              ':at': decidedAt,
+            },
+          }),
+        );
+      } catch (error) {
+        // An answer or a vote came first: look again (a decided gate is left as it is).
+        if (error instanceof ConditionalCheckFailedException) continue;
+        throw error;
+      }
+      await this.props.journal.append({
+        ...gateEventIdentity(item),
+        event: 'GATE_SUPERSEDED',
+        details: {
+          gate: item.kind,
+          by_version: by.version,
+          by_digest: by.digest,
+          by_execution: by.executionId,
+        },
+      });
+      await this.props.sfn
+        .send(
+          new SendTaskSuccessCommand({
+            taskToken: item.taskToken as string,
+            output: JSON.stringify(decision),
+          }),
+        )
+        .catch((error: unknown) => {
+          // Between two rungs of its ladder the token is dead: the next rung hands the stored
+          // decision on (ladder.ts). An execution that is gone has nothing left to stop.
+          const name = error instanceof Error ? error.name : '';
+          if (name !== 'TaskTimedOut' && name !== 'TaskDoesNotExist') throw error;
+        });
+      if (this.props.onDecided)
+        await this.props
+          .onDecided(
+            { ...gateView(item), status: 'superseded', supersededBy: by, decision, decidedAt },
+            decision,
+          )
+          .catch(() => {});
+      return true;
+    }
+  }
+
   /** Checks the link's signature against its stored gate; returns the gate (and the bound recipient). */
   private async verify(linkId: string): Promise<VerifiedLink> {
     const link = parseLinkId(linkId);
@@ -472,6 +561,7 @@ export class Approvals {
 
   /** Expiry and single use of a genuine link; a late answer is told who decided first, and when. */
   private checkOpen(item: GateItem): void {
+    if (item.status === 'superseded' && item.supersededBy) throw new GateSupersededError(item.supersededBy);
     if (item.status === 'escalated')
       throw new ApprovalError(
         'expired',

@@ -41,8 +41,11 @@ export interface GateItem {
   createdAt: string;
   expiresAt: string;
   expiresAtEpoch: number;
-  /** `escalated`: the timeout ladder handed the gate to the next approver group (a new gate). */
-  status: 'pending' | 'answered' | 'escalated';
+  /**
+   * `escalated`: the timeout ladder handed the gate to the next approver group (a new gate).
+   * `superseded`: a later version of the plan was gated, so this one can no longer be answered.
+   */
+  status: 'pending' | 'answered' | 'escalated' | 'superseded';
   version: number;
   policy: ApprovalPolicy;
   /** The approvals counted so far, each for the content digest its voter saw (the current one). */
@@ -54,11 +57,25 @@ export interface GateItem {
   decidedAt?: string;
   /** Who submitted the plan (PLAN_CREATED): they may not approve it. */
   submittedBy?: string;
+  /** Status `superseded`: the later version whose gate closed this one. */
+  supersededBy?: SupersededBy;
   /**
    * Every Slack message asking for this gate (the request and its reminders), so each shows the
    * outcome wherever it was decided, and that the gate was escalated.
    */
   slackMessages?: SlackMessageRef[];
+}
+
+/** The later version of a plan that closed an earlier version's gate, and where to review it. */
+export interface SupersededBy {
+  version: number;
+  digest: string;
+  executionId: string;
+  /**
+   * The shared link id of the later version's plan gate (its page needs sign-in); absent when
+   * that gate could not be found.
+   */
+  linkId?: string;
 }
 
 /** A posted Slack message: where it is and what it showed (its buttons are removed once decided). */

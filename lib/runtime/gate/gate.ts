@@ -24,6 +24,7 @@ import { LinkSigner } from './links.ts';
 import { noticeOf } from './notice.ts';
 import { diffPlanGraphs, type PlanChanges, type RecordedSteps } from './plan-diff.ts';
 import { stepGateViewOf } from './step-gate-view.ts';
+import { supersedeEarlierVersions } from './versions.ts';
 
 export type { ApprovalNotice } from '../payloads/index.ts';
 
@@ -117,13 +118,14 @@ export async function openGate(req: GateRequest, deps: GateDeps): Promise<{ appr
     }
   }
 
+  const approvals = approvalsFor(deps);
   if (req.ladder && (req.kind === 'plan' || req.kind === 'step')) {
     await climbLadder(
       { ...req, kind: req.kind, ladder: req.ladder },
       {
-        approvals: approvalsFor(deps),
+        approvals,
         dynamo: deps.dynamo,
-        gatesTable: deps.tables.gates,
+        tables: deps.tables,
         sfn: deps.sfn,
         journal,
         signer: new LinkSigner(deps.signingKey),
@@ -141,7 +143,7 @@ export async function openGate(req: GateRequest, deps: GateDeps): Promise<{ appr
     req.kind === 'step'
       ? await stepGateViewOf(req, { dynamo: deps.dynamo, eventsTable: deps.tables.events })
       : undefined;
-  const approvalId = await approvalsFor(deps).create(req, {
+  const approvalId = await approvals.create(req, {
     submittedBy: created?.submitted_by,
     changes: graph ? await changesSincePrevious(req.plan, graph, deps, created?.steps) : undefined,
     stepGate,
@@ -170,7 +172,17 @@ export async function openGate(req: GateRequest, deps: GateDeps): Promise<{ appr
       },
     });
   }
+  // One version at a time: a later version gated first closes this gate at once; nobody is asked.
+  if (
+    req.kind === 'plan' &&
+    (await supersedeEarlierVersions(
+      { executionId: req.executionId, plan: req.plan, linkId: approvalId },
+      { approvals, dynamo: deps.dynamo, tables: deps.tables, signer: new LinkSigner(deps.signingKey) },
+    ))
+  )
+    return { approvalId };
   await deps.notify(noticeOf(req, approvalId, undefined, { submittedBy: created?.submitted_by, stepGate }));
+
   return { approvalId };
 }
 

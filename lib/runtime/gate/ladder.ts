@@ -9,13 +9,15 @@
  * Escalation and rejection are shown wherever the gate was asked (its Slack messages), as a
  * person's decision is.
  * A decision that a person made between two rungs (its SendTaskSuccess met the dead token) is
- * stored with the gate; the rung hands it to the new token instead, so it is never lost.
+ * stored with the gate; the rung hands it to the new token instead, so it is never lost. So is
+ * the rejection of a gate a later version of its plan superseded (versions.ts).
  */
 import { ConditionalCheckFailedException } from '@aws-sdk/client-dynamodb';
 import { SendTaskSuccessCommand, type SFNClient } from '@aws-sdk/client-sfn';
 import { type DynamoDBDocumentClient, GetCommand, QueryCommand, UpdateCommand } from '@aws-sdk/lib-dynamodb';
 import { eventIdentity } from '../deps.ts';
 import type { Journal } from '../journal/journal.ts';
+import type { TableNames } from '../journal/tables.ts';
 import {
   type ApprovalDecision,
   type ApprovalNotice,
@@ -28,11 +30,13 @@ import { recordDecision } from './decision-events.ts';
 import { type DecisionListener, type EscalationListener, type GateItem, gateView } from './gate-item.ts';
 import type { LinkSigner } from './links.ts';
 import { noticeOf, noticeOfItem } from './notice.ts';
+import { supersedeEarlierVersions } from './versions.ts';
 
 export interface LadderDeps {
   readonly approvals: Approvals;
   readonly dynamo: DynamoDBDocumentClient;
-  readonly gatesTable: string;
+  /** The gates, and the events a plan gate's later versions are found by. */
+  readonly tables: Pick<TableNames, 'events' | 'gates'>;
   readonly sfn: SFNClient;
   readonly journal: Journal;
   readonly signer: LinkSigner;
@@ -56,7 +60,7 @@ export async function climbLadder(req: LadderRequest, deps: LadderDeps): Promise
   const identity = eventIdentity(req, req.stepId ? { id: req.stepId } : undefined);
   for (;;) {
     const item = await waitingGate(req, deps);
-    if (item.status === 'answered') {
+    if (item.status === 'answered' || item.status === 'superseded') {
       await handOn(req.taskToken, item, deps);
       return;
     }
@@ -95,12 +99,20 @@ export async function climbLadder(req: LadderRequest, deps: LadderDeps): Promise
             event: 'GATE_ESCALATED',
             details: { gate: req.kind, level: req.ladder.level, approvers: req.approval.approvers },
           });
-          await deps.notify(
-            noticeOf(req, approvalId, 'escalation', {
-              submittedBy: deps.submittedBy,
-              stepGate: item.stepGate,
-            }),
-          );
+          // A later version gated meanwhile closes the new gate too (versions.ts); nobody is asked.
+          const superseded =
+            req.kind === 'plan' &&
+            (await supersedeEarlierVersions(
+              { executionId: req.executionId, plan: req.plan, linkId: approvalId },
+              deps,
+            ));
+          if (!superseded)
+            await deps.notify(
+              noticeOf(req, approvalId, 'escalation', {
+                submittedBy: deps.submittedBy,
+                stepGate: item.stepGate,
+              }),
+            );
           // Like a decision listener's, its failure never undoes the escalation.
           await deps
             .onEscalated?.(
@@ -142,7 +154,7 @@ async function waitingGate(req: LadderRequest, deps: LadderDeps): Promise<GateIt
   do {
     const out = await deps.dynamo.send(
       new QueryCommand({
-        TableName: deps.gatesTable,
+        TableName: deps.tables.gates,
         IndexName: 'byExecution',
         KeyConditionExpression: 'executionId = :e',
         ExpressionAttributeValues: { ':e': req.executionId },
@@ -160,7 +172,7 @@ async function waitingGate(req: LadderRequest, deps: LadderDeps): Promise<GateIt
   const out = newest
     ? await deps.dynamo.send(
         new GetCommand({
-          TableName: deps.gatesTable,
+          TableName: deps.tables.gates,
           Key: { approvalId: newest.approvalId },
           ConsistentRead: true,
         }),
@@ -186,7 +198,7 @@ async function update(
 ): Promise<void> {
   await deps.dynamo.send(
     new UpdateCommand({
-      TableName: deps.gatesTable,
+      TableName: deps.tables.gates,
       Key: { approvalId: item.approvalId },
       ConditionExpression: '#status = :pending AND #version = :version',
       UpdateExpression: `SET ${change.set}, #version = :next${change.removeToken ? ' REMOVE taskToken' : ''}`,

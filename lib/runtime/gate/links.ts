@@ -7,6 +7,7 @@
  */
 import { createHmac, timingSafeEqual } from 'node:crypto';
 import { HarnessError } from '../shared/errors.ts';
+import type { SupersededBy } from './gate-item.ts';
 
 /** Why an answer was refused; nothing was changed. */
 export class ApprovalError extends HarnessError {
@@ -19,10 +20,18 @@ export class ApprovalError extends HarnessError {
       | 'not-found'
       | 'forbidden'
       | 'digest-mismatch'
-      | 'invalid',
+      | 'invalid'
+      | 'superseded',
     message: string,
   ) {
     super('ApprovalRefused', message);
+  }
+}
+
+/** The gate was closed because a later version of its plan was gated: review that one instead. */
+export class GateSupersededError extends ApprovalError {
+  constructor(readonly supersededBy: SupersededBy) {
+    super('superseded', `superseded by v${supersededBy.version}: review v${supersededBy.version} instead`);
   }
 }
 

@@ -23,6 +23,8 @@ export const EVENT_TYPES = [
   'GATE_REMINDED',
   /** Timeout ladder: nobody answered in time, so the gate was handed to the next approver group. */
   'GATE_ESCALATED',
+  /** A later version of the plan was gated, so this version's waiting plan gate was closed (rejected). */
+  'GATE_SUPERSEDED',
   'TASK_STARTED',
   'TASK_COMPLETED',
   'TASK_FAILED',
@@ -143,6 +145,13 @@ export const EVENT_DETAILS = {
   }),
   GATE_REMINDED: z.object({ gate: GateKindSchema, level: z.number().int() }),
   GATE_ESCALATED: z.object({ gate: GateKindSchema, level: z.number().int(), approvers: z.array(z.string()) }),
+  /** The version, digest and execution whose gate closed this one. */
+  GATE_SUPERSEDED: z.object({
+    gate: GateKindSchema,
+    by_version: z.number().int(),
+    by_digest: z.string(),
+    by_execution: z.string(),
+  }),
   TASK_STARTED: z.object({ attempt: z.number().int(), progress: z.string() }),
   TASK_COMPLETED: z.object({
     result: z.unknown(),
