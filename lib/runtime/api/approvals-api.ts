@@ -14,6 +14,7 @@
  * approval policy and the plan digest the answer was given for.
  */
 import {
+  type ApprovalPageExtras,
   approvalPage,
   FORM_TOKEN_FIELD,
   messagePage,
@@ -55,7 +56,37 @@ export interface ApprovalsApiDeps extends ApprovalsDeps {
   readonly slack?: SlackInteractionsConfig;
   /** The approvers' hosted sign-in, used by pages of shared links. @default - no sign-in on the page */
   readonly signIn?: SignInConfig;
+  /**
+   * What the page's host adds to a gate's page, read at each page load (`plangate run`: the plan's
+   * checklist as the execution stands, and who may answer when the page's person may not).
+   * @default - nothing
+   */
+  readonly pageExtras?: (gate: GateView, answeringAs: string | undefined) => Promise<HostPageExtras>;
+  /**
+   * Rewrites an answer before Approvals checks and records it, for a host whose gate means more
+   * than the machine's (`plangate run --goal`: a question at the plan gate ends this version and
+   * goes back to the planner). The rewritten answer meets the same checks.
+   * @default - answers are recorded as given
+   */
+  readonly reviseAnswer?: AnswerReviser;
 }
+
+/** What a host may add to the approval page (lib/runtime/gate/approval-page.ts). */
+export type HostPageExtras = Pick<ApprovalPageExtras, 'checklist' | 'notice'>;
+
+/** See {@link ApprovalsApiDeps.reviseAnswer}: the answer to record, what to tell the person, and who to tell once it is recorded. */
+export type AnswerReviser = (
+  gate: GateView,
+  decision: Readonly<Record<string, unknown>>,
+) =>
+  | {
+      readonly decision: Record<string, unknown>;
+      /** Shown with "recorded". */
+      readonly note: string;
+      /** Called once the rewritten answer is recorded. */
+      readonly onRecorded: () => void;
+    }
+  | undefined;
 
 /** The path suffix of answering through a recipient-bound link. */
 export const AS_RECIPIENT = 'as-recipient';
@@ -101,7 +132,7 @@ export async function handleApprovalsRequest(event: HttpEvent, deps: ApprovalsAp
         if ('refused' in session) return sessionRefused(session);
         const gate = await approvals.describe(session.link);
         if (wantsJson) return json(200, shownGate(gate));
-        return pageOf(gate, session, `/approvals/${linkId}`, deps);
+        return await pageOf(gate, session, `/approvals/${linkId}`, deps);
       }
       const gate = await approvals.describe(linkId);
       if (wantsJson) return json(200, shownGate(gate));
@@ -140,18 +171,22 @@ export async function handleApprovalsRequest(event: HttpEvent, deps: ApprovalsAp
         ),
         by,
       );
-    const given = { digest: answer.digest, decision: answer.decision };
+    const revised = deps.reviseAnswer?.(gate, answer.decision);
+    const given = { digest: answer.digest, decision: revised?.decision ?? answer.decision };
     const outcome = by
       ? await approvals.answer(link, { by, ...given })
       : await approvals.answerAsRecipient(link, given);
-    if (wantsJson) return json(200, outcome);
+    revised?.onRecorded();
+    if (wantsJson) return json(200, revised ? { ...outcome, note: revised.note } : outcome);
     return html(
       200,
       messagePage(
         'Recorded',
-        outcome.status === 'pending'
-          ? `Your approval was recorded; ${outcome.votes} of the required approvals so far.`
-          : `Your answer (${outcome.decision.decision}) was recorded.`,
+        `${
+          outcome.status === 'pending'
+            ? `Your approval was recorded; ${outcome.votes} of the required approvals so far.`
+            : `Your answer (${outcome.decision.decision}) was recorded.`
+        }${revised ? ` ${revised.note}` : ''}`,
       ),
     );
   } catch (error) {
@@ -174,21 +209,30 @@ function shownGate(gate: GateView) {
  * The page of a session: a recipient-bound link's form posts as that recipient (no script); a
  * shared link's page signs the person in first (where sign-in is configured).
  */
-function pageOf(gate: GateView, session: PageSession, path: string, deps: ApprovalsApiDeps): HttpResult {
+async function pageOf(
+  gate: GateView,
+  session: PageSession,
+  path: string,
+  deps: ApprovalsApiDeps,
+): Promise<HttpResult> {
   // describe verified the link, so the recipient it names is the one its signature binds.
   const recipient = recipientOf(session.link);
   const formToken = session.form;
+  const hosted = (await deps.pageExtras?.(gate, recipient)) ?? {};
   if (recipient !== undefined)
     return withCsp(
-      html(200, approvalPage(gate, `${path}/${AS_RECIPIENT}`, { answeringAs: recipient, formToken })),
+      html(
+        200,
+        approvalPage(gate, `${path}/${AS_RECIPIENT}`, { ...hosted, answeringAs: recipient, formToken }),
+      ),
       PAGE_CSP,
     );
   if (deps.signIn)
     return withCsp(
-      html(200, approvalPage(gate, path, { signIn: deps.signIn, formToken })),
+      html(200, approvalPage(gate, path, { ...hosted, signIn: deps.signIn, formToken })),
       signInPageCsp(deps.signIn),
     );
-  return withCsp(html(200, approvalPage(gate, path, { formToken })), PAGE_CSP);
+  return withCsp(html(200, approvalPage(gate, path, { ...hosted, formToken })), PAGE_CSP);
 }
 
 /** The page's own policy replaces the default one of `html` (which allows no script at all). */
