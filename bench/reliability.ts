@@ -13,6 +13,7 @@ import { parseArgs } from 'node:util';
 import { runApprovalAttacks } from './reliability/approval-attacks.ts';
 import { fuzzPlans } from './reliability/fuzz-plans.ts';
 import { plantedSecrets } from './reliability/planted-secrets.ts';
+import { selfApprovalThroughRun } from './reliability/self-approval.ts';
 
 const REPO = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '..');
 const { values } = parseArgs({ options: { plans: { type: 'string' }, seed: { type: 'string' } } });
@@ -36,6 +37,9 @@ const { attacks, concurrency } = await timed('approval attacks and concurrent de
 );
 const secrets = await timed('planted secrets', () => plantedSecrets(REPO));
 const fuzz = await timed(`${plans} fuzzed plans`, () => fuzzPlans(REPO, plans, seed));
+const selfApproval = await timed("self-approval through plangate run's doors", () =>
+  selfApprovalThroughRun(REPO),
+);
 
 const goals = {
   'approval attacks: at least 1,000, none accepted, every refusal with a reason, the gate untouched':
@@ -51,6 +55,11 @@ const goals = {
   'fuzzed plans: at least 100,000, no crash, no hang':
     fuzz.plans >= 100_000 && fuzz.crashes === 0 && fuzz.hangs === 0,
   'planted secrets: found nowhere': secrets.found.length === 0,
+  "self-approval through plangate run's page, terminal and API: none accepted, each try that reached the policy journaled, the submitter can still reject":
+    selfApproval.accepted === 0 &&
+    selfApproval.gateApproved === 0 &&
+    selfApproval.refusalsJournaled === selfApproval.triesThatReachedThePolicy &&
+    selfApproval.rejectedAfterwards,
 };
 const output = {
   description:
@@ -72,6 +81,7 @@ const output = {
   },
   fuzzedPlans: fuzz,
   plantedSecrets: secrets,
+  selfApprovalThroughRun: selfApproval,
 };
 mkdirSync(path.join(REPO, 'bench/results'), { recursive: true });
 writeFileSync(path.join(REPO, 'bench/results/reliability.json'), `${JSON.stringify(output, null, 2)}\n`);
