@@ -17,6 +17,7 @@ import { fuzzPlans } from './reliability/fuzz-plans.ts';
 import { runOldVersionAttacks } from './reliability/old-versions.ts';
 import { plantedSecrets } from './reliability/planted-secrets.ts';
 import { quorumModificationAttack } from './reliability/quorum-modification.ts';
+import { selfApprovalThroughRun } from './reliability/self-approval.ts';
 
 const REPO = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '..');
 const { values } = parseArgs({ options: { plans: { type: 'string' }, seed: { type: 'string' } } });
@@ -43,6 +44,9 @@ const secrets = await timed('planted secrets', () => plantedSecrets(REPO));
 const quorumModification = await timed('quorum-modification attack', () => quorumModificationAttack(10));
 const fuzz = await timed(`${plans} fuzzed plans`, () => fuzzPlans(REPO, plans, seed));
 const corpus = await timed('destructive-command corpus', () => destructiveCommandCorpus(REPO));
+const selfApproval = await timed("self-approval through plangate run's doors", () =>
+  selfApprovalThroughRun(REPO),
+);
 
 const goals = {
   'approval attacks: at least 1,000, none accepted, every refusal with a reason, the gate untouched':
@@ -67,6 +71,11 @@ const goals = {
     corpus.destructive.found === corpus.destructive.commands && corpus.harmless.flagged.length === 0,
   'quorum-modification attack: none accepted; a revision needs two approvals of itself':
     quorumModification.accepted === 0 && quorumModification.revisionApprovable,
+  "self-approval through plangate run's page, terminal and API: none accepted, each try that reached the policy journaled, the submitter can still reject":
+    selfApproval.accepted === 0 &&
+    selfApproval.gateApproved === 0 &&
+    selfApproval.refusalsJournaled === selfApproval.triesThatReachedThePolicy &&
+    selfApproval.rejectedAfterwards,
 };
 const output = {
   description:
@@ -91,6 +100,7 @@ const output = {
   plantedSecrets: secrets,
   destructiveCommands: corpus,
   quorumModificationAttack: quorumModification,
+  selfApprovalThroughRun: selfApproval,
 };
 mkdirSync(path.join(REPO, 'bench/results'), { recursive: true });
 writeFileSync(path.join(REPO, 'bench/results/reliability.json'), `${JSON.stringify(output, null, 2)}\n`);

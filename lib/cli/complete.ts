@@ -1,15 +1,18 @@
 /**
  * `plangate complete <execution> <step> --value k=v …`: a person reports a human step done (seed
  * 003), from any shell, while the `plangate run` that holds the store waits at that step. The
- * answer goes through the approvals service like the page's and the terminal's: the values are
- * checked against the step's declared outputs, then the step's contract runs as for any step.
+ * answer goes through that run's front door (its approvals API), as the page's and the terminal's
+ * do, through a link bound to the person (`--by`) and signed with the store's key: the policy is
+ * checked against them, the values against the step's declared outputs, then the step's contract
+ * runs as for any step.
  */
 import { userInfo } from 'node:os';
 import { parseArgs } from 'node:util';
 import { localClients } from '../local/clients.ts';
 import { liveSession, loadSigningKey, storePaths } from '../local/run/store.ts';
+import { AS_RECIPIENT } from '../runtime/api/approvals-api.ts';
 import { approvalsFor } from '../runtime/gate/gate.ts';
-import { ApprovalError } from '../runtime/gate/links.ts';
+import { LinkSigner } from '../runtime/gate/links.ts';
 import { DEFAULT_TABLE_NAMES } from '../runtime/journal/tables.ts';
 
 export const usage = `Usage: plangate complete <execution-arn> <step-id> [--value name=value …] [options]
@@ -62,12 +65,14 @@ export async function run(argv: string[]): Promise<number> {
     sfnEndpoint: session.sfnEndpoint,
   });
   try {
+    const signingKey = await loadSigningKey(paths);
+    // Only to find the waiting gate: the answer goes through the run's approvals API.
     const approvals = approvalsFor({
       dynamo: clients.doc,
       tables: DEFAULT_TABLE_NAMES,
       events: clients.events,
       sfn: clients.sfn as NonNullable<typeof clients.sfn>,
-      signingKey: await loadSigningKey(paths),
+      signingKey,
     });
     const waiting = await approvals.pending(executionArn);
     const gate = waiting.find((w) => w.gate.kind === 'human' && w.gate.stepId === stepId);
@@ -79,24 +84,31 @@ export async function run(argv: string[]): Promise<number> {
       return 1;
     }
     const by = values.by ?? userInfo().username;
-    await approvals.answer(gate.linkId, {
-      by,
-      digest: gate.gate.planDigest,
-      decision:
-        values.failed !== undefined
-          ? { decision: 'FAILED', reason: values.failed }
-          : { decision: 'DONE', outputs },
-    });
+    const link = new LinkSigner(signingKey).forRecipient(gate.linkId, gate.gate.planDigest, by);
+    const response = await fetch(
+      `${session.approvalUrl}/approvals/${encodeURIComponent(link)}/${AS_RECIPIENT}`,
+      {
+        method: 'POST',
+        headers: { 'content-type': 'application/json', accept: 'application/json' },
+        body: JSON.stringify({
+          digest: gate.gate.planDigest,
+          ...(values.failed !== undefined
+            ? { decision: 'FAILED', reason: values.failed }
+            : { decision: 'DONE', outputs }),
+        }),
+      },
+    );
+    if (!response.ok) {
+      const { message } = (await response.json().catch(() => ({}))) as { message?: string };
+      say(`plangate complete: not recorded: ${message ?? `HTTP ${response.status}`}`);
+      return 1;
+    }
     say(
       values.failed !== undefined
         ? `Recorded: ${stepId} failed (${values.failed}), by ${by}.`
         : `Recorded: ${stepId} done by ${by}${Object.keys(outputs).length > 0 ? ` with ${Object.keys(outputs).join(', ')}` : ''}; its contract decides next.`,
     );
     return 0;
-  } catch (error) {
-    if (!(error instanceof ApprovalError)) throw error;
-    say(`plangate complete: not recorded: ${error.message}`);
-    return 1;
   } finally {
     clients.destroy();
   }

@@ -13,6 +13,8 @@ Carries on with an unfinished execution from the local store (see plangate statu
 steps are not run again, pending gates are asked again, progress continues live.
 
 Options:
+  --as NAME          answer gates as NAME (default: your OS user name), e.g. the approver a
+                     refusal named
   --approve          approve plan and step gates non-interactively when the plan allows it
   --json             print the events as JSON lines on stdout (prompts and notes on stderr)
   --store DIR        the local store (default ${DEFAULT_STORE_DIR})
@@ -40,6 +42,7 @@ export async function run(argv: string[]): Promise<number> {
     { kind: 'execution', executionArn },
     {
       paths: storePaths(args.store),
+      identity: args.identity,
       approve: args.approve,
       json: args.json,
       timeScale: args.timeScale,

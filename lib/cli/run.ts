@@ -1,9 +1,10 @@
 /**
  * `plangate run <plan>`: validate, compile, gate, execute, recover and log the plan on the local
- * stack (embedded engine, dynalite, local event bus, approval page), all in this process.
+ * stack (embedded engine, dynalite, local event bus, the approvals API), all in this process.
  */
 
 import { readFile } from 'node:fs/promises';
+import { userInfo } from 'node:os';
 import { parseArgs } from 'node:util';
 import { runSession, type SessionOptions } from '../local/run/session.ts';
 import { DEFAULT_STORE_DIR, storePaths } from '../local/run/store.ts';
@@ -24,6 +25,11 @@ link, whichever answers first), runs it on the local stack with live progress, a
 0 when the plan succeeded, 1 otherwise. Re-running a plan whose execution was interrupted
 re-attaches to that execution: completed steps are not run again.
 
+Who answers: you, as your OS user name, or as --as <name>; the terminal and the printed link
+answer as that one identity, through the same approvals API and policy checks as plangate serve
+and AWS: the plan's submitter may not approve it, and a plan that names its approvers is
+approved only by one of them (e.g. --as alice).
+
 With --goal, a model drafts the plan first (as plangate plan does, checked by the validator) and
 it goes to the gate like any plan; "ask <question>" or "reject <reason>" at its gate sends it back
 to the planner, and the revision (same id, version + 1, a new digest) comes back to the gate.
@@ -36,8 +42,9 @@ PLANGATE_SLACK_APPROVERS (<Slack user id>=<approver>,…) set, each gate is also
 its buttons are answered at the printed "Slack interactions" URL.
 
 Options:
+  --as NAME          answer gates as NAME (default: your OS user name)
   --approve          approve plan and step gates non-interactively when the plan's approval
-                     policy allows it (recorded as approver "plangate-run--approve")
+                     policy allows it (recorded as an approval by the --as identity)
   --json             print the events as JSON lines on stdout (prompts and notes on stderr)
   --store DIR        the local store (default ${DEFAULT_STORE_DIR})
   --time-scale X     multiply retry intervals, waits and gate timeouts (default 1)
@@ -54,6 +61,8 @@ Options:
 Exit codes: 0 succeeded, 1 invalid plan or the run failed, 2 usage, 130 interrupted.`;
 
 export interface CommonRunArgs {
+  /** Who answers gates (`--as`, else the OS user). */
+  identity: string;
   approve: boolean;
   json: boolean;
   store: string;
@@ -81,7 +90,10 @@ export function parseRunArgs(argv: string[]): CommonRunArgs | string {
   const timeScale = Number(values['time-scale'] ?? '1');
   if (!Number.isFinite(timeScale) || timeScale < 0)
     return `--time-scale must be a number >= 0, not "${values['time-scale']}"`;
+  if (values.as !== undefined && !IDENTITY.test(values.as))
+    return `--as must be a name without spaces (at most 200 characters), not "${values.as}"`;
   return {
+    identity: values.as ?? userInfo().username,
     approve: values.approve ?? false,
     json: values.json ?? false,
     store: values.store ?? DEFAULT_STORE_DIR,
@@ -102,11 +114,15 @@ export function parseRunArgs(argv: string[]): CommonRunArgs | string {
   };
 }
 
+/** A name an approval policy can list: an email, a user name. */
+const IDENTITY = /^[^\s\p{Cc}]{1,200}$/u;
+
 function parse(argv: string[]) {
   return parseArgs({
     args: argv,
     allowPositionals: true,
     options: {
+      as: { type: 'string' },
       approve: { type: 'boolean' },
       json: { type: 'boolean' },
       store: { type: 'string' },
@@ -165,6 +181,7 @@ export async function run(argv: string[]): Promise<number> {
 function sessionOptions(args: CommonRunArgs): SessionOptions {
   return {
     paths: storePaths(args.store),
+    identity: args.identity,
     approve: args.approve,
     json: args.json,
     timeScale: args.timeScale,

@@ -126,6 +126,16 @@ export function logEntry(event: JournalRecord): string {
     .join('')}`;
 }
 
+/** Each step's status and note as the events say, by step id (what `execution-state.md` shows). */
+export function taskStatuses(
+  plan: Plan,
+  events: readonly JournalRecord[],
+): Map<string, { readonly status: TaskStatus; readonly note: string }> {
+  return new Map(
+    [...taskViews(plan, events)].map(([id, view]) => [id, { status: view.status, note: view.note }]),
+  );
+}
+
 function taskViews(plan: Plan, events: readonly JournalRecord[]): Map<string, TaskView> {
   const views = new Map<string, TaskView>(
     plan.steps.map((s) => [

@@ -5,6 +5,7 @@
  * approved and runs. Each version is its own execution with PLAN_CREATED {planner}.
  */
 import { existsSync } from 'node:fs';
+import { userInfo } from 'node:os';
 import { afterAll, beforeAll, expect, it } from 'vitest';
 import { FIXED_PLAN, startOpenAiServer, type WireServer } from '../planner/wire-servers.ts';
 import { openApprovalPage } from '../support/approval-session.ts';
@@ -114,9 +115,9 @@ it('sends the plan back to the planner when the question is asked on the approva
       ['run', '--goal', GOAL, '--base-url', `${pageServer.url}/v1`, '--model', 'scripted', '--json'],
       cwd,
     );
-    await run.until('the first gate', () => /open (http:\S+\/approve\/\S+)/.test(run.stderr));
+    await run.until('the first gate', () => /open (http:\S+\/approvals\/\S+)/.test(run.stderr));
     const first = run.executionArn;
-    const link = /open (http:\S+\/approve\/\S+)/.exec(run.stderr)?.[1] as string;
+    const link = /open (http:\S+\/approvals\/\S+)/.exec(run.stderr)?.[1] as string;
     const page = await openApprovalPage(link);
     const digest = /name="digest" value="([^"]+)"/.exec(page.html)?.[1] as string;
     const answered = await page.answer({
@@ -137,7 +138,7 @@ it('sends the plan back to the planner when the question is asked on the approva
 
     const v1 = await storedEvents(cwd, first);
     expect(v1.find((e) => e.event === 'GATE_REJECTED')).toMatchObject({
-      details: { reason: 'clarification requested: Which port?', approver: 'approval-page' },
+      details: { reason: 'clarification requested: Which port?', approver: userInfo().username },
     });
     const second = [...run.stderr.matchAll(/Execution: (arn:\S+)/g)].map((m) => m[1]).at(-1) as string;
     const v2 = await storedEvents(cwd, second);

@@ -5,6 +5,7 @@
  * checks them against seed 000's list and order, and verifies the hash chain.
  */
 import { existsSync, readFileSync, writeFileSync } from 'node:fs';
+import { userInfo } from 'node:os';
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
 import type { JournalRecord } from '../../lib/runtime/payloads/index.ts';
@@ -67,9 +68,12 @@ describe.concurrent('plangate run, end to end on the local stack', { timeout: 60
       recipe_name: 'retry_transient',
       outcome: 'success',
     });
-    expect(events.find((e) => e.event === 'GATE_APPROVED')?.details.approver).toBe('plangate-run--approve');
+    // --approve answers as the run's identity (the OS user here), under the plan's policy.
+    expect(events.find((e) => e.event === 'GATE_APPROVED')?.details.approver).toBe(userInfo().username);
     expect(events.at(-1)?.details).toMatchObject({ succeeded: true, summary: { completed: 2, failed: 0 } });
-    expect(run.stderr).toContain('--approve: answering the plan gate APPROVE');
+    expect(run.stderr).toContain(
+      `--approve: answering the plan gate APPROVE non-interactively as ${userInfo().username}`,
+    );
     expect(run.stdout).toContain('RECOVERY_APPLIED: retry_transient → success');
     expect(run.stdout).toContain('(attempt 2)');
     expect(run.stdout).toContain('2/2 tasks completed. 0 failures.');
@@ -325,16 +329,18 @@ describe.concurrent('plangate run, end to end on the local stack', { timeout: 60
     const cwd = await workDir();
     const run = runPlan(scenario('gated.yaml'), cwd);
     await run.untilEvent('GATE_APPROVAL_REQUESTED');
-    await run.until('approval link', () => /open (http:\/\/127\.0\.0\.1:\d+\/approve\/\S+)/.test(run.stderr));
-    const link = /open (http:\/\/127\.0\.0\.1:\d+\/approve\/\S+)/.exec(run.stderr)?.[1] as string;
+    await run.until('approval link', () =>
+      /open (http:\/\/127\.0\.0\.1:\d+\/approvals\/\S+)/.test(run.stderr),
+    );
+    const link = /open (http:\/\/127\.0\.0\.1:\d+\/approvals\/\S+)/.exec(run.stderr)?.[1] as string;
     expect(link).not.toMatch(/token/i);
     const page = await openApprovalPage(link);
     expect(page.html).toContain('Write b.txt containing the letter b');
     // The form binds the answer to the digest the page showed.
     const digest = /name="digest" value="([^"]+)"/.exec(page.html)?.[1] as string;
     expect(digest).toMatch(/^sha256:[0-9a-f]{64}$/);
-    // A post without the page's form token is refused and decides nothing.
-    const forged = await fetch(page.url, {
+    // A post without the page's session (its cookie and form token) is refused and decides nothing.
+    const forged = await fetch(`${page.url}/as-recipient`, {
       method: 'POST',
       body: new URLSearchParams({ decision: 'REJECT', digest }),
     });
@@ -345,15 +351,18 @@ describe.concurrent('plangate run, end to end on the local stack', { timeout: 60
       digest,
     });
     expect(answered.status).toBe(200);
-    // Single use: the same link cannot answer twice.
-    expect(
-      (await fetch(link, { method: 'POST', body: new URLSearchParams({ decision: 'REJECT' }) })).status,
-    ).toBe(410);
+    // Single use: the link opens no second answer.
+    const again = await fetch(link, { redirect: 'manual' });
+    expect(again.status).toBe(409);
+    expect(await again.text()).toContain('already answered');
     expect(await run.exited).toBe(0);
-    expect(run.stderr).toContain('Answered on the approval page: APPROVE_WITH_MODIFICATIONS');
+    // The terminal stopped asking, and says what was decided, by whom.
+    expect(run.stderr).toContain(
+      `Answered elsewhere: this gate was already answered: APPROVE_WITH_MODIFICATIONS by ${userInfo().username}`,
+    );
     const events = await checkedEvents(cwd, run);
     expect(events.find((e) => e.event === 'GATE_APPROVED')?.details).toMatchObject({
-      approver: 'approval-page',
+      approver: userInfo().username,
       modifications: { skipSteps: ['write-b'] },
     });
     expect(types(events, 'write-a')).toContain('TASK_COMPLETED');

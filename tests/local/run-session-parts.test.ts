@@ -1,9 +1,14 @@
 /** Unit tests of the run session's pure parts: progress lines, typed gate answers, status summaries. */
 import fc from 'fast-check';
 import { describe, expect, it } from 'vitest';
+import { planFeedbackReviser } from '../../lib/local/run/approvals-desk.ts';
 import { parseApproval, parseEscalation } from '../../lib/local/run/decisions.ts';
-import { ProgressFormatter, seconds, summaryLine } from '../../lib/local/run/progress.ts';
+import { identityHint } from '../../lib/local/run/gate-desk.ts';
+import { checklistStateOf, ProgressFormatter, seconds, summaryLine } from '../../lib/local/run/progress.ts';
 import { summarise } from '../../lib/local/run/store-reader.ts';
+import { renderChecklist } from '../../lib/plan/render.ts';
+import { PlanSchema } from '../../lib/plan/schema.ts';
+import type { GateView } from '../../lib/runtime/gate/gate-item.ts';
 import type { JournalRecord } from '../../lib/runtime/payloads/index.ts';
 
 const outline = {
@@ -152,5 +157,91 @@ describe('status from the journal alone', () => {
     expect(summarise([created, asked, done], true)?.status).toBe('RUNNING');
     expect(summarise([created, asked, done, end], false)?.status).toBe('SUCCEEDED');
     expect(summarise([], false)).toBeUndefined();
+  });
+});
+
+describe("the page's checklist, from the journal", () => {
+  const plan = PlanSchema.parse({
+    id: 'p',
+    objective: 'Build and test',
+    sizePolicy: { minSteps: 1 },
+    steps: [
+      {
+        id: 'build',
+        description: 'Build image',
+        tool: 'echo',
+        args: { message: 'b' },
+        contract: { kind: 'assert', expression: 'true' },
+      },
+      {
+        id: 'test',
+        description: 'Run tests',
+        dependsOn: ['build'],
+        requiresApproval: true,
+        tool: 'echo',
+        args: { message: 't' },
+        contract: { kind: 'assert', expression: 'true' },
+      },
+    ],
+  });
+
+  it('marks done steps with their evidence and a step waiting for its gate as pending, not in trouble', () => {
+    const events = [
+      event('TASK_STARTED', '2024-01-01T00:00:00Z', { attempt: 1, progress: '' }, 'build'),
+      event(
+        'TASK_COMPLETED',
+        '2024-01-01T00:00:01Z',
+        { evidence: { summary: 'exit 0' }, progress: '' },
+        'build',
+      ),
+      event('GATE_APPROVAL_REQUESTED', '2024-01-01T00:00:02Z', { gate: 'step', round: 1 }, 'test'),
+    ];
+    const text = renderChecklist(plan, checklistStateOf(plan, events));
+    expect(text).toContain('1. [x] Build image');
+    expect(text).toContain('   evidence: exit 0');
+    expect(text).toContain('2. [ ] Run tests');
+    expect(text).toContain('   notes: awaiting approval');
+  });
+});
+
+describe('who may answer, said before trying', () => {
+  const gate = (policy: { approvers?: string[]; forbiddenApprovers?: string[] }, submittedBy?: string) => ({
+    kind: 'plan' as const,
+    policy: { approvers: policy.approvers ?? [], forbiddenApprovers: policy.forbiddenApprovers ?? [] },
+    ...(submittedBy ? { submittedBy } : {}),
+  });
+
+  it('names the approvers and the documented way to answer as one of them', () => {
+    expect(identityHint(gate({ approvers: ['alice'] }), 'bob')).toBe(
+      'alice may approve this gate; you are bob: rerun with --as alice',
+    );
+    expect(identityHint(gate({ approvers: ['alice', 'carol'] }), 'bob')).toMatch(
+      /^alice or carol may approve/,
+    );
+    expect(identityHint(gate({ approvers: ['alice'] }), 'alice')).toBeUndefined();
+  });
+
+  it('tells the submitter they may not approve, and a forbidden approver that they may not answer', () => {
+    expect(identityHint(gate({}, 'root'), 'root')).toContain(
+      'submitted this plan, so you may not approve it',
+    );
+    expect(identityHint({ ...gate({}, 'root'), kind: 'escalation' }, 'root')).toBeUndefined();
+    expect(identityHint(gate({ forbiddenApprovers: ['mallory'] }), 'mallory')).toContain('may not answer');
+  });
+});
+
+describe('a planned plan sent back to its planner', () => {
+  const planGate = { kind: 'plan' } as GateView;
+
+  it('records a question at the plan gate as the rejection that ends this version, and tells once recorded', () => {
+    const told: string[] = [];
+    const revise = planFeedbackReviser((text) => told.push(text));
+    const revised = revise(planGate, { decision: 'ASK_FOR_CLARIFICATION', question: 'Which port?' });
+    expect(revised?.decision).toEqual({ decision: 'REJECT', reason: 'clarification requested: Which port?' });
+    expect(told).toEqual([]);
+    revised?.onRecorded();
+    expect(told).toEqual(['Which port?']);
+    expect(revise(planGate, { decision: 'APPROVE' })).toBeUndefined();
+    expect(revise({ kind: 'step' } as GateView, { decision: 'REJECT', reason: 'no' })).toBeUndefined();
   });
 });

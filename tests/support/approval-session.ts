@@ -5,7 +5,7 @@ export interface OpenedApprovalPage {
   /** The page's clean URL (`…/approvals/<handle>`). */
   readonly url: string;
   readonly html: string;
-  /** Posts the page's form (with its form token and the session cookie). */
+  /** Posts the page's form to its action (with its form token and the session cookie). */
   answer(fields: Record<string, string>): Promise<Response>;
 }
 
@@ -25,11 +25,13 @@ export async function openApprovalPage(link: string): Promise<OpenedApprovalPage
   const html = await page.text();
   const formToken = /name="form_token" value="([^"]+)"/.exec(html)?.[1] as string;
   expect(formToken).toBeTruthy();
+  // Where the form posts: the page itself, or (a link bound to one person) its as-recipient route.
+  const action = new URL(/<form [^>]*action="([^"]+)"/.exec(html)?.[1] ?? url, url).href;
   return {
     url,
     html,
     answer: (fields) =>
-      fetch(url, {
+      fetch(action, {
         method: 'POST',
         headers: { cookie },
         body: new URLSearchParams({ ...fields, form_token: formToken }),

@@ -1,11 +1,12 @@
 /**
- * The gate desk over the approvals service (lib/runtime/gate/approvals.ts): what waits in an
- * execution, and answers that bind to the plan digest the person was shown.
+ * The gate desk over the run's front door (front-door.ts): what waits in an execution (read from
+ * the approvals service), and answers posted to the approvals API as the run's identity, bound to
+ * the plan digest the person was shown, under the same checks as every other channel.
  */
+import type { AnswerReviser } from '../../runtime/api/approvals-api.ts';
 import type { Approvals } from '../../runtime/gate/approvals.ts';
-import type { GateView } from '../../runtime/gate/gate-item.ts';
-import { ApprovalError } from '../../runtime/gate/links.ts';
 import { shownOfGate } from '../../runtime/gate/shown-gate.ts';
+import type { RunFrontDoor } from './front-door.ts';
 import {
   type AnswerOutcome,
   type GateAnswer,
@@ -15,16 +16,11 @@ import {
 } from './gate-desk.ts';
 
 export interface ApprovalsDeskProps {
-  readonly approvals: Approvals;
+  /** Reads the gates waiting in an execution (answers never go through it). */
+  readonly approvals: Pick<Approvals, 'pending'>;
+  readonly front: Pick<RunFrontDoor, 'url' | 'authorization'>;
   /** Digest of the plan this session showed (`sha256:<hex>` or hex): answers bind to it. */
   readonly planDigest: string;
-  /**
-   * A planned plan goes back to its planner when a person asks a question or rejects it at the
-   * plan gate, wherever they answer (terminal, page, Slack link): the question becomes the
-   * rejection's reason, so this version ends and approving it later is refused. Told the
-   * feedback once the rejection is recorded. @default - questions loop at the gate
-   */
-  readonly onPlanFeedback?: (feedback: string) => void;
 }
 
 export class ApprovalsDesk implements GateDesk {
@@ -36,50 +32,90 @@ export class ApprovalsDesk implements GateDesk {
     );
   }
 
-  async view(linkId: string): Promise<GateView | undefined> {
-    try {
-      return await this.props.approvals.describe(linkId);
-    } catch (error) {
-      if (error instanceof ApprovalError) return undefined;
-      throw error;
-    }
+  async settled(linkId: string): Promise<string | undefined> {
+    const response = await fetch(this.linkUrl(linkId), { headers: { accept: 'application/json' } });
+    // Answered, expired or handed to other approvers; anything else says nothing about the gate.
+    if (!SETTLED.has(response.status)) return undefined;
+    return messageOf(await response.json().catch(() => ({})), response.status);
   }
 
   async answer(linkId: string, given: GateAnswer): Promise<AnswerOutcome> {
-    try {
-      const gate = await this.props.approvals.describe(linkId);
-      const feedback = this.props.onPlanFeedback && gate.kind === 'plan' ? planFeedback(given) : undefined;
-      const { by = 'unknown', ...decision } = feedback?.answer ?? given;
-      // An approval binds to the plan shown here; the service refuses it for any other digest.
-      const digest = sameDigest(gate.planDigest, this.props.planDigest)
-        ? gate.planDigest
-        : this.props.planDigest;
-      await this.props.approvals.answer(linkId, { by, digest, decision });
-      if (!feedback) return { ok: true };
-      this.props.onPlanFeedback?.(feedback.text);
-      return { ok: true, note: 'Sent back to the planner: its next version will come to the gate.' };
-    } catch (error) {
-      if (!(error instanceof ApprovalError)) throw error;
-      const reason =
-        error.reason === 'used' ? 'already-answered' : error.reason === 'forged' ? 'not-found' : 'invalid';
-      return { ok: false, reason, message: error.message };
+    // The API names the answerer from the token; a `by` in the body would be ignored.
+    const { by: _by, ...decision } = given;
+    const response = await fetch(this.linkUrl(linkId), {
+      method: 'POST',
+      headers: {
+        authorization: this.props.front.authorization(),
+        'content-type': 'application/json',
+        accept: 'application/json',
+      },
+      body: JSON.stringify({ digest: withPrefix(this.props.planDigest), ...decision }),
+    });
+    const body = (await response.json().catch(() => ({}))) as Record<string, unknown>;
+    if (response.ok) {
+      const notes = [
+        ...(body.status === 'pending' ? [`Your approval was recorded; ${String(body.votes)} so far.`] : []),
+        ...(typeof body.note === 'string' ? [body.note] : []),
+      ];
+      return notes.length > 0 ? { ok: true, note: notes.join(' ') } : { ok: true };
     }
+    return {
+      ok: false,
+      reason: REFUSALS[response.status] ?? 'invalid',
+      message: messageOf(body, response.status),
+    };
+  }
+
+  private linkUrl(linkId: string): string {
+    return `${this.props.front.url}/approvals/${encodeURIComponent(linkId)}`;
   }
 }
 
-const sameDigest = (a: string, b: string): boolean => a.replace(/^sha256:/, '') === b.replace(/^sha256:/, '');
+/** The approvals API's status codes (approvals-api.ts) as the session acts on them. */
+const REFUSALS: Readonly<Record<number, Extract<AnswerOutcome, { ok: false }>['reason']>> = {
+  400: 'invalid',
+  401: 'forbidden',
+  403: 'forbidden',
+  404: 'not-found',
+  409: 'already-answered',
+  410: 'already-answered',
+};
 
-/** A question or a rejection of a planned plan, as the rejection that sends it back to the planner. */
-function planFeedback(given: GateAnswer): { answer: GateAnswer; text: string } | undefined {
-  if (given.decision === 'ASK_FOR_CLARIFICATION')
+/** What the approvals API answers for a link whose gate no longer waits (used, expired, escalated). */
+const SETTLED: ReadonlySet<number> = new Set([409, 410]);
+
+function messageOf(body: unknown, status: number): string {
+  const message = (body as { message?: unknown }).message;
+  return typeof message === 'string' && message ? message : `the approvals API answered HTTP ${status}`;
+}
+
+const withPrefix = (digest: string): string => `sha256:${digest.replace(/^sha256:/, '')}`;
+
+/** The reason a question at the plan gate is recorded with, when it sends the plan back. */
+const CLARIFICATION_PREFIX = 'clarification requested: ';
+
+/**
+ * A planned plan goes back to its planner when a person asks a question or rejects it at the plan
+ * gate, wherever they answer (terminal, page): the question becomes the rejection's reason, so
+ * this version ends and approving it later is refused. `onFeedback` is told once it is recorded.
+ */
+export function planFeedbackReviser(onFeedback: (feedback: string) => void): AnswerReviser {
+  return (gate, decision) => {
+    if (gate.kind !== 'plan') return undefined;
+    const text =
+      decision.decision === 'ASK_FOR_CLARIFICATION'
+        ? String(decision.question ?? '')
+        : decision.decision === 'REJECT'
+          ? String(decision.reason ?? '')
+          : '';
+    if (!text.trim()) return undefined;
     return {
-      answer: {
-        decision: 'REJECT',
-        reason: `clarification requested: ${given.question}`,
-        ...(given.by ? { by: given.by } : {}),
-      },
-      text: given.question,
+      decision:
+        decision.decision === 'REJECT'
+          ? { ...decision }
+          : { decision: 'REJECT', reason: `${CLARIFICATION_PREFIX}${text}` },
+      note: 'Sent back to the planner: its next version will come to the gate.',
+      onRecorded: () => onFeedback(text),
     };
-  if (given.decision === 'REJECT') return { answer: given, text: given.reason };
-  return undefined;
+  };
 }

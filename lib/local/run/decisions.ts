@@ -100,17 +100,3 @@ export function parseHumanReport(text: string, by: string): HumanDecision | stri
   }
   return `not an answer: "${line}"; answer done [name=value …] or failed <reason>`;
 }
-
-/** One line saying what was decided, for the side that did not answer. */
-export function describeAnswer(answer: ApprovalDecision | EscalationDecision | HumanDecision): string {
-  switch (answer.decision) {
-    case 'APPROVE_WITH_MODIFICATIONS':
-      return `APPROVE_WITH_MODIFICATIONS (skip ${answer.skipSteps.join(', ') || 'nothing'})`;
-    case 'ASK_FOR_CLARIFICATION':
-      return `ASK_FOR_CLARIFICATION: ${answer.question}`;
-    case 'REJECT':
-      return `REJECT: ${answer.reason}`;
-    default:
-      return answer.decision;
-  }
-}

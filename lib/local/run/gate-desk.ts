@@ -1,12 +1,12 @@
 /**
  * What the run session needs from the approvals service: the gates waiting in an execution,
- * and a way to answer one. Whoever answers first wins (the gates table's conditional update);
- * a later answer is told it came too late.
+ * and a way to answer one as the run's identity. Whoever answers first wins (the gates table's
+ * conditional update); a later answer is told it came too late.
  */
-import type { GateView } from '../../runtime/gate/gate-item.ts';
 import type { ShownGate } from '../../runtime/gate/shown-gate.ts';
 import type {
   ApprovalDecision,
+  ApprovalPolicy,
   ClassifiedFailure,
   EscalationDecision,
   GateKind,
@@ -32,6 +32,12 @@ export interface PendingGate extends GateFacts {
   readonly expiresAtEpoch: number;
   /** What the gate shows (its view, who may approve, the deadline), printed with the question. */
   readonly shown?: ShownGate;
+  /** The digest of the plan the gate asks about (the link id is signed over it). */
+  readonly planDigest: string;
+  /** Who may answer (the plan's approval policy, or the group the timeout ladder handed the gate to). */
+  readonly policy: Pick<ApprovalPolicy, 'approvers' | 'forbiddenApprovers'>;
+  /** Who submitted the plan, when the gate says. */
+  readonly submittedBy?: string;
 }
 
 export type GateAnswer = ApprovalDecision | EscalationDecision | HumanDecision;
@@ -39,28 +45,29 @@ export type GateAnswer = ApprovalDecision | EscalationDecision | HumanDecision;
 export type AnswerOutcome =
   | {
       readonly ok: true;
-      /** What became of the answer, when it is more than recorded. */
+      /** What became of the answer, when it is more than recorded (e.g. votes still needed). */
       readonly note?: string;
     }
   | {
       readonly ok: false;
-      readonly reason: 'already-answered' | 'not-found' | 'invalid';
+      /** `forbidden`: this identity may not give this answer (another answer may still do). */
+      readonly reason: 'already-answered' | 'not-found' | 'invalid' | 'forbidden';
       readonly message: string;
     };
 
 export interface GateDesk {
   /** Gates of the execution still waiting for a decision, oldest first. */
   pending(executionId: string): Promise<PendingGate[]>;
-  /** What a page may show of the gate a link answers, while it still waits. */
-  view(linkId: string): Promise<GateView | undefined>;
-  /** Records the decision (journal event) and releases the gate (SendTaskSuccess). */
+  /** Undefined while the gate a link answers still waits; else what became of it. */
+  settled(linkId: string): Promise<string | undefined>;
+  /** Records the decision as the run's identity, through the approvals API. */
   answer(linkId: string, answer: GateAnswer): Promise<AnswerOutcome>;
 }
 
 /** The pending gate a link id answers, from what is known about it. */
 export function pendingGate(
   linkId: string,
-  facts: GateFacts,
+  facts: GateFacts & Pick<PendingGate, 'planDigest' | 'policy' | 'submittedBy'>,
   expiresAtEpoch: number,
   shown?: ShownGate,
 ): PendingGate {
@@ -76,6 +83,33 @@ export function pendingGate(
       ? { human: { instructions: facts.human.instructions, outputs: facts.human.outputs } }
       : {}),
     expiresAtEpoch,
+    planDigest: facts.planDigest,
+    policy: { approvers: facts.policy.approvers, forbiddenApprovers: facts.policy.forbiddenApprovers },
+    ...(facts.submittedBy !== undefined ? { submittedBy: facts.submittedBy } : {}),
     ...(shown ? { shown } : {}),
   };
 }
+
+/**
+ * Why `identity` cannot give the answer a gate most asks for (approve a plan or step gate; answer
+ * any other), as a person should be told it before trying, with the documented way out; undefined
+ * when nothing stands in the way. Only a hint: Approvals (lib/runtime/gate/approvals.ts) enforces
+ * the policy on every answer, wherever it comes from.
+ */
+export function identityHint(
+  gate: Pick<PendingGate, 'kind' | 'policy' | 'submittedBy'>,
+  identity: string,
+): string | undefined {
+  const verb = gate.kind === 'plan' || gate.kind === 'step' ? 'approve' : 'answer';
+  const { approvers, forbiddenApprovers } = gate.policy;
+  if (approvers.length > 0 && !approvers.includes(identity))
+    return `${orList(approvers)} may ${verb} this gate; you are ${identity}: rerun with --as ${approvers[0]}`;
+  if (forbiddenApprovers.includes(identity))
+    return `${identity} may not answer this gate (the plan's forbiddenApprovers): rerun with --as <another approver>`;
+  if (verb === 'approve' && gate.submittedBy === identity)
+    return `you (${identity}) submitted this plan, so you may not approve it; you may ask or reject, or another approver answers (rerun with --as <them>)`;
+  return undefined;
+}
+
+const orList = (names: readonly string[]): string =>
+  names.length <= 1 ? (names[0] ?? '') : `${names.slice(0, -1).join(', ')} or ${names.at(-1)}`;

@@ -1,67 +1,20 @@
 /**
- * Slack for `plangate run`, when the environment configures a Slack app (PLANGATE_SLACK_BOT_TOKEN,
- * PLANGATE_SLACK_SIGNING_SECRET, PLANGATE_SLACK_CHANNEL, PLANGATE_SLACK_APPROVERS; optionally
- * PLANGATE_SLACK_API_URL): the same handlers as on AWS, here in this process. The notifier Lambda
- * posts each gate's message; the approvals API Lambda, served on loopback as API Gateway would
- * call it, answers the buttons at `/slack/interactions` (point the app's request URL there, e.g.
- * through a tunnel) and serves the page the message links to.
+ * Slack for a local stack (`plangate run`, `plangate serve`), when the environment configures a
+ * Slack app (PLANGATE_SLACK_BOT_TOKEN, PLANGATE_SLACK_SIGNING_SECRET, PLANGATE_SLACK_CHANNEL,
+ * PLANGATE_SLACK_APPROVERS; optionally PLANGATE_SLACK_API_URL): the same handlers as on AWS, here
+ * in this process. The notifier Lambda posts each gate's message; the approvals API Lambda, behind
+ * the local API Gateway, answers the buttons at `/slack/interactions` (point the app's request URL
+ * there, e.g. through a tunnel) and serves the page the message links to.
  */
 import { SecretsManagerClient } from '@aws-sdk/client-secrets-manager';
-import { makeHandler as makeApprovalsApi, slackFromEnv } from '../../../lambdas/approvals-api.ts';
+import { slackFromEnv } from '../../../lambdas/approvals-api.ts';
 import { makeHandler as makeNotifier, slackMessageRecorder } from '../../../lambdas/notifier.ts';
-import { LOCAL_IDENTITY_HEADER } from '../../runtime/api/http.ts';
 import type { SlackInteractionsConfig } from '../../runtime/api/slack-interactions.ts';
 import type { ApprovalNotice, ApprovalsDeps } from '../../runtime/gate/gate.ts';
-import type { DecisionListener, EscalationListener } from '../../runtime/gate/gate-item.ts';
-import { SlackNotifier, slackDecisionUpdater, slackEscalationUpdater } from '../../runtime/notify/slack.ts';
+import { SlackNotifier } from '../../runtime/notify/slack.ts';
 import { NotConfiguredError } from '../../runtime/shared/errors.ts';
-import { LocalHttpApi } from '../http-api.ts';
 
 type Env = Readonly<Record<string, string | undefined>>;
-
-export class LocalSlack {
-  private constructor(
-    private readonly api: LocalHttpApi,
-    private readonly notifier: (notice: ApprovalNotice) => Promise<unknown>,
-    /** Shows a decision made in the terminal, on the page or by the timeout ladder in the gate's Slack messages. */
-    readonly onDecided: DecisionListener,
-    /** Shows in the gate's Slack messages that the timeout ladder handed it to the next group. */
-    readonly onEscalated: EscalationListener,
-  ) {}
-
-  /** Slack's interactivity request URL on this machine. */
-  get interactionsUrl(): string {
-    return `${this.api.url}/slack/interactions`;
-  }
-
-  /** Starts when the environment configures Slack; undefined when it does not mention it at all. */
-  static async start(env: Env, deps: ApprovalsDeps): Promise<LocalSlack | undefined> {
-    const app = await localSlackApp(env);
-    if (!app) return undefined;
-    const api = await LocalHttpApi.start(
-      makeApprovalsApi({
-        ...deps,
-        identity: { mode: 'header', header: LOCAL_IDENTITY_HEADER },
-        slack: app.interactions,
-      }),
-    );
-    return new LocalSlack(
-      api,
-      app.notifier(api.url, deps),
-      slackDecisionUpdater(app.interactions.client),
-      slackEscalationUpdater(app.interactions.client),
-    );
-  }
-
-  /** Posts the gate's message (the notifier Lambda's work). */
-  async notify(notice: ApprovalNotice): Promise<void> {
-    await this.notifier(notice);
-  }
-
-  close(): Promise<void> {
-    return this.api.close();
-  }
-}
 
 /** A Slack app configured by the environment, for a local stack (plangate run, plangate serve). */
 export interface LocalSlackApp {

@@ -3,6 +3,8 @@
  * truth): `[Task 2/5] ✓ Build image (4.1s)`, `[Task 3/5] ✗ Run tests: exit 1`,
  * `RECOVERY_APPLIED: retry_transient → success`, and the final `5/5 tasks completed. 0 failures.`
  */
+import { type TaskStatus, taskStatuses } from '../../files/execution-files.ts';
+import type { ChecklistState, StepProgress, StepState } from '../../plan/render.ts';
 import type { Plan } from '../../plan/schema.ts';
 import { type JournalRecord, MACHINE_ERRORS } from '../../runtime/payloads/index.ts';
 
@@ -198,3 +200,50 @@ const oneLine = (s: string): string => {
   const line = s.replace(/\s+/g, ' ').trim();
   return line.length > 200 ? `${line.slice(0, 199)}…` : line;
 };
+
+/** The checklist's mark for each status of seed 003's state file, and a note for those it has no mark of its own for. */
+const CHECKLIST_MARK: Record<TaskStatus, { status: StepProgress; note?: string }> = {
+  pending: { status: 'pending' },
+  in_progress: { status: 'in_progress' },
+  completed: { status: 'done' },
+  failed: { status: 'failed' },
+  blocked: { status: 'blocked' },
+  skipped: { status: 'skipped' },
+  rolling_back: { status: 'in_progress', note: 'rolling back' },
+  rolled_back: { status: 'skipped', note: 'rolled back' },
+  rollback_failed: { status: 'failed', note: 'rollback failed' },
+};
+
+/**
+ * Seed 002's checklist state of an execution, from its events only: each step as seed 003's
+ * state file shows it (lib/files), with its contract's evidence once done, and the postconditions checked.
+ */
+export function checklistStateOf(plan: Plan, events: readonly JournalRecord[]): ChecklistState {
+  const evidence = new Map<string, string>();
+  const postconditions = new Map<string, { satisfied: boolean; evidence?: string }>();
+  for (const event of events) {
+    const d = event.details as Record<string, unknown>;
+    const summary = (d.evidence as { summary?: unknown } | undefined)?.summary;
+    if (event.event === 'TASK_COMPLETED' && event.task_id && typeof summary === 'string')
+      evidence.set(event.task_id, summary);
+    if (event.event === 'POSTCONDITION_CHECKED')
+      postconditions.set(str(d.postcondition_id), {
+        satisfied: d.passed === true,
+        ...(typeof summary === 'string' ? { evidence: summary } : {}),
+      });
+  }
+  const steps = new Map<string, StepState>();
+  for (const [id, { status, note }] of taskStatuses(plan, events)) {
+    // Waiting for a person (approval, a report, a decision) is not trouble: no [!] for it.
+    const waiting = status === 'blocked' && note.startsWith('awaiting_');
+    const mark = waiting ? CHECKLIST_MARK.pending : CHECKLIST_MARK[status];
+    const notes = waiting ? note.replace(/_/g, ' ') : note || mark.note;
+    const proof = mark.status === 'done' ? evidence.get(id) : undefined;
+    steps.set(id, {
+      status: mark.status,
+      ...(proof ? { evidence: proof } : {}),
+      ...(notes ? { notes } : {}),
+    });
+  }
+  return { steps, postconditions };
+}

@@ -1,11 +1,11 @@
 /**
  * One `plangate run` / `plangate resume`: the local stack up, the plan deployed through
  * @aws-sdk/client-sfn, the execution started (or re-attached), its journal followed and shown
- * as progress, its gates asked in the terminal and on the approval page at once, and the exit
- * code taken from how the execution ended.
+ * as progress, its gates asked in the terminal and on the approval page at once (both answer
+ * through the approvals API as the run's one identity: front-door.ts), and the exit code taken
+ * from how the execution ended.
  */
 import { mkdir, readFile, writeFile } from 'node:fs/promises';
-import { userInfo } from 'node:os';
 import { dirname, join, resolve } from 'node:path';
 import {
   DescribeExecutionCommand,
@@ -19,17 +19,18 @@ import { ensureActivities, planStateMachineName, workerTargets } from '../../lau
 import { launchPlan, type PlannerDetails } from '../../launch/launch-plan.ts';
 import { renderChecklist } from '../../plan/render.ts';
 import { type Plan, PlanSchema } from '../../plan/schema.ts';
+import type { ApprovalsApiDeps } from '../../runtime/api/approvals-api.ts';
 import { type ApprovalNotice, approvalsFor } from '../../runtime/gate/gate.ts';
+import type { GateView } from '../../runtime/gate/gate-item.ts';
 import { shownOfNotice } from '../../runtime/gate/shown-gate.ts';
 import { gateText, terminalSafe } from '../../runtime/gate/view-text.ts';
 import { readEvents } from '../../runtime/journal/journal.ts';
+import { slackDecisionUpdater, slackEscalationUpdater } from '../../runtime/notify/slack.ts';
 import type { JournalRecord } from '../../runtime/payloads/index.ts';
 import { AGENT_COMMAND_ENV } from '../../runtime/tools/agent.ts';
 import { ActivityWorker } from '../../worker/worker.ts';
-import { ApprovalPageServer } from '../approval-page/server.ts';
-import { ApprovalsDesk } from './approvals-desk.ts';
+import { ApprovalsDesk, planFeedbackReviser } from './approvals-desk.ts';
 import {
-  describeAnswer,
   ESCALATION_CHOICES,
   GATE_CHOICES,
   HUMAN_CHOICES,
@@ -38,10 +39,11 @@ import {
   parseHumanReport,
 } from './decisions.ts';
 import { EventFollower } from './follow.ts';
-import { type AnswerOutcome, type GateAnswer, type PendingGate, pendingGate } from './gate-desk.ts';
-import { LocalSlack } from './local-slack.ts';
+import { RunFrontDoor } from './front-door.ts';
+import { type GateAnswer, identityHint, type PendingGate, pendingGate } from './gate-desk.ts';
+import { localSlackApp } from './local-slack.ts';
 import { LocalRunStack } from './local-stack.ts';
-import { outlineOf, ProgressFormatter } from './progress.ts';
+import { checklistStateOf, outlineOf, ProgressFormatter } from './progress.ts';
 import { Spinner } from './spinner.ts';
 import {
   liveSession,
@@ -55,8 +57,6 @@ import { type Asked, TerminalPrompter } from './terminal.ts';
 
 /** Local state machines are named `plangate-<planId>`, as they always were (stores from earlier runs re-attach); activities `plangate-<target>`. */
 export const LOCAL_NAME_PREFIX = 'plangate';
-/** Who `--approve` answers as, so the event says the approval was non-interactive. */
-export const AUTO_APPROVER = 'plangate-run--approve';
 
 export interface SessionIo {
   readonly stdout: NodeJS.WritableStream & { isTTY?: boolean };
@@ -66,7 +66,12 @@ export interface SessionIo {
 
 export interface SessionOptions {
   readonly paths: StorePaths;
-  /** Approve plan and step gates non-interactively when the plan's policy allows it. */
+  /**
+   * Who answers from this run, in the terminal, on the printed links' pages and with `--approve`
+   * (the OS user unless `--as`): the plan's approval policy is checked against them.
+   */
+  readonly identity: string;
+  /** Approve plan and step gates non-interactively (as `identity`) when the plan's policy allows it. */
   readonly approve: boolean;
   /** Events as JSON lines on stdout; everything else on stderr. */
   readonly json: boolean;
@@ -126,72 +131,92 @@ export async function runSession(target: SessionTarget, options: SessionOptions)
   }
 
   const signingKey = await loadSigningKey(paths);
+  const slack = await localSlackApp(options.env ?? process.env);
   const notices = new NoticeBoard();
-  let slack: LocalSlack | undefined;
+  let stackUp: (stack: LocalRunStack) => void = () => {};
+  const stackReady = new Promise<LocalRunStack>((resolve) => {
+    stackUp = resolve;
+  });
+  const checklistOf = pageChecklist(plan, `sha256:${digest}`);
+  // The door listens first (the links' URL is known before any gate opens); it answers once the stack is up.
+  const front = await RunFrontDoor.start({
+    identity: options.identity,
+    signingKey,
+    deps: stackReady.then(
+      (stack): Omit<ApprovalsApiDeps, 'identity' | 'signingKey'> => ({
+        ...stack.journalDeps(),
+        sfn: stack.sfn,
+        ...(slack ? { slack: slack.interactions } : {}),
+        pageExtras: async (gate, answeringAs) => {
+          const checklist = await checklistOf(stack, gate);
+          const notice = answeringAs === undefined ? undefined : identityHint(gate, answeringAs);
+          return { ...(checklist ? { checklist } : {}), ...(notice ? { notice } : {}) };
+        },
+        ...(options.onPlanFeedback ? { reviseAnswer: planFeedbackReviser(options.onPlanFeedback) } : {}),
+      }),
+    ),
+  });
+  let notifySlack: ((notice: ApprovalNotice) => Promise<unknown>) | undefined;
   const stack = await LocalRunStack.start({
     paths,
     timeScale: options.timeScale,
     signingKey,
-    // Slack starts once the stack listens; the ladder's rejections and escalations show there too.
-    gateListeners: {
-      onDecided: async (gate, decision) => slack?.onDecided(gate, decision),
-      onEscalated: async (gate, to) => slack?.onEscalated(gate, to),
-    },
+    // The ladder's rejections and escalations show in the gate's Slack messages too.
+    ...(slack
+      ? {
+          gateListeners: {
+            onDecided: slackDecisionUpdater(slack.interactions.client),
+            onEscalated: slackEscalationUpdater(slack.interactions.client),
+          },
+        }
+      : {}),
     notify: async (notice) => {
       notices.post(notice);
+      if (!slack) return;
+      // The notifier Lambda's work, with links to the front door.
+      notifySlack ??= slack.notifier(front.url, (await stackReady).journalDeps());
       // As on AWS, a notice that could not be posted does not hold the gate up.
-      await slack
-        ?.notify(notice)
-        .catch((error: unknown) => note(`Slack: not posted: ${(error as Error).message}`));
+      await notifySlack(notice).catch((error: unknown) =>
+        note(`Slack: not posted: ${(error as Error).message}`),
+      );
     },
-  });
-  slack = await LocalSlack.start(options.env ?? process.env, {
-    ...stack.journalDeps(),
-    sfn: stack.sfn,
-    signingKey,
   }).catch(async (error: unknown) => {
-    await stack.close();
+    await front.close();
     throw error;
   });
+  stackUp(stack);
   const desk = new ApprovalsDesk({
-    approvals: approvalsFor({
-      ...stack.journalDeps(),
-      sfn: stack.sfn,
-      signingKey,
-      ...(slack ? { onDecided: slack.onDecided } : {}),
-    }),
+    approvals: approvalsFor({ ...stack.journalDeps(), sfn: stack.sfn, signingKey }),
+    front,
     planDigest: `sha256:${digest}`,
-    ...(options.onPlanFeedback ? { onPlanFeedback: options.onPlanFeedback } : {}),
   });
   const prompter = new TerminalPrompter(io.stdin, io.stderr);
   const asked = new Map<string, Asked<GateAnswer>>();
+  /** Gates `--approve` answered: asked again (refused), they go to the person. */
+  const autoAnswered = new Set<string>();
   /** Answers being recorded: the run waits for them so their events are shown. */
   const recording = new Set<Promise<void>>();
-  /** Asks a gate again after the approvals service refused an answer (e.g. missing outputs). */
+  /** Asks a gate again after an answer was refused (e.g. missing outputs, not this identity's to give). */
   let askAgain: (gate: PendingGate) => void = () => {};
+  /** For the way out a refusal names (plangate resume <arn> --as <name>). */
+  let executionArnShown = '';
   const record = (gate: PendingGate, answer: GateAnswer) => {
-    const done = answerGate(desk, gate, answer, note)
-      .then((refused) => {
-        if (refused !== 'invalid') return;
+    const done = answerGate(desk, gate, answer, note, options.identity, executionArnShown)
+      .then((again) => {
+        if (!again) return;
         asked.delete(gate.linkId);
         askAgain(gate);
       })
       .finally(() => recording.delete(done));
     recording.add(done);
   };
-  const page = await ApprovalPageServer.start({
-    desk,
-    checklist: renderChecklist(plan),
-    onAnswered: (linkId, answer) =>
-      asked.get(linkId)?.withdraw(`Answered on the approval page: ${describeAnswer(answer)}`),
-  });
   await writeSession(paths, {
     pid: process.pid,
     startedAt: new Date().toISOString(),
     dynamoEndpoint: stack.data.dynamo.endpoint,
     eventsEndpoint: stack.data.bus.endpoint,
     sfnEndpoint: stack.engineServer.url,
-    approvalUrl: page.url,
+    approvalUrl: front.url,
   });
 
   const out = (line: string) => (options.json ? io.stderr : io.stdout).write(`${line}\n`);
@@ -213,18 +238,23 @@ export async function runSession(target: SessionTarget, options: SessionOptions)
             ...(target.planner ? { planner: target.planner } : {}),
             ...(options.submittedBy !== undefined ? { submittedBy: options.submittedBy } : {}),
           });
+    executionArnShown = executionArn;
     note(`Execution: ${executionArn}`);
     workers = await startWorkers(stack, plan, options, note);
-    note(`Approval page: ${page.url} (links are printed with each gate)`);
-    if (slack) note(`Slack interactions: ${slack.interactionsUrl}`);
+    note(
+      `Answering as ${options.identity} (--as <name> to answer as someone else), here or on the approval page: links are printed with each gate.`,
+    );
+    if (slack) note(`Slack interactions: ${front.url}/slack/interactions`);
     // Plan text is the author's: a control sequence in it must not reach the terminal as one.
     if (!options.json) out(`\n${terminalSafe(renderChecklist(plan))}\n`);
 
     /** A gate answered in another shell (plangate complete), by Slack or by a timeout: stop asking. */
     const withdrawAnsweredElsewhere = async () => {
       for (const [linkId, question] of asked) {
-        if ((await desk.view(linkId)) === undefined)
-          question.withdraw('Answered elsewhere (see the events that follow).');
+        const settled = await desk.settled(linkId);
+        if (settled === undefined) continue;
+        question.withdraw(`Answered elsewhere: ${settled}`);
+        asked.delete(linkId);
       }
     };
     const progress = new ProgressFormatter(outlineOf(plan));
@@ -256,29 +286,43 @@ export async function runSession(target: SessionTarget, options: SessionOptions)
 
     const ask = (gate: PendingGate) => {
       if (asked.has(gate.linkId)) return;
-      const question = terminalSafe(gateQuestion(gate, plan, failures, page.linkFor(gate.linkId)));
-      if ((gate.kind === 'plan' || gate.kind === 'step') && options.approve) {
+      const hint = identityHint(
+        gate.submittedBy === undefined && options.submittedBy !== undefined
+          ? { ...gate, submittedBy: options.submittedBy }
+          : gate,
+        options.identity,
+      );
+      const question = terminalSafe(
+        gateQuestion(gate, plan, failures, front.linkFor(gate.linkId, gate.planDigest), hint),
+      );
+      const approving = gate.kind === 'plan' || gate.kind === 'step';
+      if (approving && options.approve && !autoAnswered.has(gate.linkId)) {
         if (plan.approval.allowAutoApprove) {
+          autoAnswered.add(gate.linkId);
           // What is approved on the person's behalf is shown all the same.
           if (gate.shown) note(terminalSafe(gateText(gate.shown, { timeZone: localTimeZone() })));
           note(
-            `--approve: answering the ${gate.kind} gate APPROVE non-interactively (the plan's approval policy allows it).`,
+            `--approve: answering the ${gate.kind} gate APPROVE non-interactively as ${options.identity} (the plan's approval policy allows it).`,
           );
           asked.set(gate.linkId, { answer: Promise.resolve(undefined), withdraw: () => {} });
-          record(gate, { decision: 'APPROVE', by: AUTO_APPROVER });
+          record(gate, {
+            decision: 'APPROVE',
+            by: options.identity,
+            comment: `auto-approved by ${options.identity} (--approve)`,
+          });
           return;
         }
         note("--approve: the plan's approval policy (allowAutoApprove: false) requires a person; asking.");
       }
-      const byName = userInfo().username;
+      const by = options.identity;
       const pending = prompter.ask<GateAnswer>({
         text: question,
         parse: (line) =>
           gate.kind === 'escalation'
-            ? parseEscalation(line, byName)
+            ? parseEscalation(line, by)
             : gate.kind === 'human'
-              ? parseHumanReport(line, byName)
-              : parseApproval(line, { kind: gate.kind, stepIds: plan.steps.map((s) => s.id), by: byName }),
+              ? parseHumanReport(line, by)
+              : parseApproval(line, { kind: gate.kind, stepIds: plan.steps.map((s) => s.id), by }),
       });
       asked.set(gate.linkId, pending);
       void pending.answer.then((answer) => {
@@ -311,8 +355,7 @@ export async function runSession(target: SessionTarget, options: SessionOptions)
     // A task in progress is failed (the recipe retries it on the next run or resume).
     await Promise.all(workers.map((worker) => worker.stop('fail')));
     prompter.close();
-    await page.close();
-    await slack?.close();
+    await front.close();
     await stack.close();
     await releaseSession(paths);
   }
@@ -456,26 +499,56 @@ async function waitForEnd(
   }
 }
 
-/** Records an answer; says why when it was refused, and returns the refusal's reason. */
+/**
+ * Records an answer through the front door and says what became of it (a refusal with its
+ * reason, and who may answer instead). Returns whether the gate is to be asked again: the answer
+ * was not valid, or not this identity's to give (another answer may still be).
+ */
 async function answerGate(
   desk: ApprovalsDesk,
   gate: PendingGate,
   answer: GateAnswer,
   note: (text: string) => void,
-): Promise<AnswerRefusal | undefined> {
+  identity: string,
+  executionArn: string,
+): Promise<boolean> {
   const outcome = await desk.answer(gate.linkId, answer).catch((error: unknown) => ({
     ok: false as const,
     reason: 'invalid' as const,
     message: error instanceof Error ? error.message : String(error),
   }));
-  if (outcome.ok) return undefined;
+  if (outcome.ok) {
+    if (outcome.note) note(outcome.note);
+    return false;
+  }
   note(`Not recorded: ${outcome.message}`);
-  return outcome.reason;
+  if (outcome.reason === 'forbidden') {
+    const hint = identityHint(gate, identity);
+    if (hint) note(hint);
+    note(`The execution keeps waiting: Ctrl-C, then plangate resume ${executionArn} --as <name>.`);
+  }
+  return outcome.reason === 'invalid' || outcome.reason === 'forbidden';
 }
 
-type AnswerRefusal = Extract<AnswerOutcome, { ok: false }>['reason'];
+/**
+ * The checklist a gate's page shows: the plan's steps as its execution stands when the page is
+ * loaded (read from the journal), for gates of this session's plan.
+ */
+function pageChecklist(plan: Plan, planDigest: string) {
+  return async (stack: LocalRunStack, gate: GateView): Promise<string | undefined> => {
+    if (gate.planDigest !== planDigest) return undefined;
+    const events = await readEvents(stack.data.clients.doc, stack.data.tableNames.events, gate.executionId);
+    return renderChecklist(plan, checklistStateOf(plan, events));
+  };
+}
 
-function gateQuestion(gate: PendingGate, plan: Plan, failures: Map<string, string>, link: string): string {
+function gateQuestion(
+  gate: PendingGate,
+  plan: Plan,
+  failures: Map<string, string>,
+  link: string,
+  hint: string | undefined,
+): string {
   const step = gate.stepId ? plan.steps.find((s) => s.id === gate.stepId) : undefined;
   const lines = [''];
   if (gate.kind === 'plan') lines.push(`Approve plan "${plan.id}" v${plan.version}? (round ${gate.round})`);
@@ -498,6 +571,7 @@ function gateQuestion(gate: PendingGate, plan: Plan, failures: Map<string, strin
   if (gate.question) lines.push(`Question asked: ${gate.question}`);
   // What the approval covers, exactly: every command, contract, rollback and risk (in this machine's time zone).
   if (gate.shown) lines.push(gateText(gate.shown, { timeZone: localTimeZone() }), '');
+  if (hint) lines.push(hint);
   lines.push(`Answer here or open ${link}`);
   lines.push(
     ...(gate.kind === 'escalation'
@@ -512,7 +586,7 @@ function gateQuestion(gate: PendingGate, plan: Plan, failures: Map<string, strin
 function noticeGate(notice: ApprovalNotice): PendingGate {
   return pendingGate(
     notice.approvalId,
-    notice,
+    { ...notice, planDigest: notice.plan.digest },
     Math.floor(Date.parse(notice.expiresAt) / 1000),
     shownOfNotice(notice),
   );

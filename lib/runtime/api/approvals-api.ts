@@ -18,6 +18,7 @@
  */
 import { outcomePage, progressPage, refusalPage } from '../gate/answer-pages.ts';
 import {
+  type ApprovalPageExtras,
   approvalPage,
   editableSteps,
   FORM_TOKEN_FIELD,
@@ -63,7 +64,37 @@ export interface ApprovalsApiDeps extends ApprovalsDeps {
   readonly slack?: SlackInteractionsConfig;
   /** The approvers' hosted sign-in, used by pages of shared links. @default - no sign-in on the page */
   readonly signIn?: SignInConfig;
+  /**
+   * What the page's host adds to a gate's page, read at each page load (`plangate run`: the plan's
+   * checklist as the execution stands, and who may answer when the page's person may not).
+   * @default - nothing
+   */
+  readonly pageExtras?: (gate: GateView, answeringAs: string | undefined) => Promise<HostPageExtras>;
+  /**
+   * Rewrites an answer before Approvals checks and records it, for a host whose gate means more
+   * than the machine's (`plangate run --goal`: a question at the plan gate ends this version and
+   * goes back to the planner). The rewritten answer meets the same checks.
+   * @default - answers are recorded as given
+   */
+  readonly reviseAnswer?: AnswerReviser;
 }
+
+/** What a host may add to the approval page (lib/runtime/gate/approval-page.ts). */
+export type HostPageExtras = Pick<ApprovalPageExtras, 'checklist' | 'notice'>;
+
+/** See {@link ApprovalsApiDeps.reviseAnswer}: the answer to record, what to tell the person, and who to tell once it is recorded. */
+export type AnswerReviser = (
+  gate: GateView,
+  decision: Readonly<Record<string, unknown>>,
+) =>
+  | {
+      readonly decision: Record<string, unknown>;
+      /** Shown with "recorded". */
+      readonly note: string;
+      /** Called once the rewritten answer is recorded. */
+      readonly onRecorded: () => void;
+    }
+  | undefined;
 
 /** The path suffix of answering through a recipient-bound link. */
 export const AS_RECIPIENT = 'as-recipient';
@@ -207,15 +238,21 @@ export async function handleApprovalsRequest(event: HttpEvent, deps: ApprovalsAp
         400,
       );
     }
-    const given = { digest: answer.digest, decision: answer.decision };
+    const revised = deps.reviseAnswer?.(gate, answer.decision);
+    const given = { digest: answer.digest, decision: revised?.decision ?? answer.decision };
     const outcome = by
       ? await approvals.answer(link, { by, ...given })
       : await approvals.answerAsRecipient(link, given);
-    if (wantsJson) return json(200, outcome);
+    revised?.onRecorded();
+    if (wantsJson) return json(200, revised ? { ...outcome, note: revised.note } : outcome);
     const answeredBy = by ?? recipientOf(link);
     const result = page(
       200,
-      outcomePage(gate, outcome, { by: answeredBy, ...(progressHref ? { progressHref } : {}) }),
+      outcomePage(gate, outcome, {
+        by: answeredBy,
+        ...(progressHref ? { progressHref } : {}),
+        ...(revised ? { note: revised.note } : {}),
+      }),
     );
     // The page's session outlives the link now, for the progress page (the gate is answered).
     return session
@@ -273,7 +310,8 @@ async function pageOf(
 ): Promise<HttpResult> {
   // describe verified the link, so the recipient it names is the one its signature binds.
   const recipient = recipientOf(session.link);
-  const common = { formToken: session.form, ...(refused ? { refused } : {}) };
+  const hosted = (await deps.pageExtras?.(gate, recipient)) ?? {};
+  const common = { ...hosted, formToken: session.form, ...(refused ? { refused } : {}) };
   if (recipient !== undefined)
     return page(
       status,

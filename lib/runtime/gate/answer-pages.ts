@@ -26,7 +26,16 @@ function progressLink(href: string | undefined, text = "Follow the run's progres
 export function outcomePage(
   gate: GateView,
   outcome: AnswerOutcome,
-  { by, progressHref }: { by: string | undefined; progressHref?: string },
+  {
+    by,
+    progressHref,
+    note,
+  }: {
+    by: string | undefined;
+    progressHref?: string;
+    /** What the host did with the answer (e.g. `plangate run --goal` sends a question to the planner). */
+    note?: string;
+  },
 ): string {
   const recorded =
     outcome.status === 'pending'
@@ -45,6 +54,7 @@ export function outcomePage(
     'Recorded',
     [
       `<h1>${escapeHtml(recorded)}</h1>`,
+      ...(note ? [`<p role="note">${escapeHtml(note)}</p>`] : []),
       `<p class="muted">Plan ${escapeHtml(gate.planId)} v${gate.planVersion}${gate.stepId ? `, step <code>${escapeHtml(gate.stepId)}</code>` : ''}</p>`,
       '<h2>What happens next</h2>',
       `<p>${next}</p>`,

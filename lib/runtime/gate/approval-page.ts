@@ -83,8 +83,13 @@ const HEADINGS: Record<GateView['kind'], string> = {
 
 /** What a page may show besides the stored gate. */
 export interface ApprovalPageExtras {
-  /** The whole plan as a checklist (lib/plan render), where the page's host has the plan. @default - not shown */
+  /**
+   * The whole plan as a checklist (lib/plan render), where the page's host has the plan; shown
+   * with a link that loads the page again, so it is as current as the execution. @default - not shown
+   */
   readonly checklist?: string;
+  /** A note from the page's host, shown above the form (e.g. who may answer, when this person may not). @default - none */
+  readonly notice?: string;
   /** The recipient a recipient-bound link answers as (shown, so nobody answers unknowingly as someone else). @default - not bound */
   readonly answeringAs?: string;
   /** Sign in before answering (shared links on AWS). @default - the form posts as is */
@@ -241,7 +246,15 @@ export async function approvalPage(
     gatePeopleHtml(shown, { now }),
     ...(gate.changes ? [changesHtml(gate.changes)] : []),
     ...(graph.length > 0 ? [graphHtml(graph, svg, gate.kind === 'plan' ? 'plan' : 'step')] : []),
-    ...(extras.checklist ? ['<h2>Checklist</h2>', `<pre>${escapeHtml(extras.checklist)}</pre>`] : []),
+    ...(extras.checklist
+      ? [
+          '<h2>Progress</h2>',
+          // The page's own address: no script, so reloading it is how the checklist catches up.
+          '<p><a href="">Refresh</a> to see the steps done since this page was loaded.</p>',
+          `<pre>${escapeHtml(extras.checklist)}</pre>`,
+        ]
+      : []),
+    ...(extras.notice ? [`<p role="note"><strong>${escapeHtml(extras.notice)}</strong></p>`] : []),
     `<form id="plangate-answer" method="post" action="${escapeHtml(action)}">`,
     // The form's default button, disabled: Enter in a field submits nothing, so no answer is ever
     // sent by accident (the first button would otherwise be Approve).

@@ -1,0 +1,162 @@
+/**
+ * One front door for `plangate run`: the terminal and the printed approval link answer through the
+ * approvals API (the handler `plangate serve` and AWS use) as the same local identity (the OS user,
+ * or `--as <name>`), under the same policy: no self-approval on any channel, and a plan that names
+ * its approvers is approved locally by one of them identifying themselves with `--as`. The events
+ * name that identity, never a page. The page's checklist shows the execution as it stands.
+ */
+import { writeFile } from 'node:fs/promises';
+import { userInfo } from 'node:os';
+import { join } from 'node:path';
+import { describe, expect, it } from 'vitest';
+import type { JournalRecord } from '../../lib/runtime/payloads/index.ts';
+import { openApprovalPage } from '../support/approval-session.ts';
+import { type CliRun, runPlan, scenario, storedEvents, verifyChain, workDir } from './cli.ts';
+
+const SELF = userInfo().username;
+/** The link each gate's question prints ("Answer here or open <link>"). */
+const LINK = /Answer here or open (http:\/\/127\.0\.0\.1:\d+\/\S+)/g;
+
+/** A one-step plan with this approval policy, written to `cwd`. */
+async function onePlan(cwd: string, approval: Record<string, unknown> = {}): Promise<string> {
+  const file = join(cwd, 'plan.json');
+  await writeFile(
+    file,
+    JSON.stringify({
+      id: 'front-door',
+      objective: 'Write a marker file once approved',
+      sizePolicy: { minSteps: 1 },
+      approval: { allowAutoApprove: false, ...approval },
+      steps: [
+        {
+          id: 'mark',
+          description: 'Write marker.txt',
+          tool: 'shell',
+          args: { command: 'echo ok > marker.txt' },
+          contract: { kind: 'command', command: 'test -f marker.txt' },
+        },
+      ],
+    }),
+  );
+  return file;
+}
+
+/** The link printed with the n-th gate question (1-based); the first waits for the run to start too. */
+async function printedLink(run: CliRun, n = 1): Promise<string> {
+  await run.until(`approval link ${n}`, () => [...run.stderr.matchAll(LINK)].length >= n, 45_000);
+  return [...run.stderr.matchAll(LINK)][n - 1]?.[1] as string;
+}
+
+const digestOf = (html: string) => /name="digest" value="([^"]+)"/.exec(html)?.[1] as string;
+
+function checked(events: JournalRecord[]): JournalRecord[] {
+  expect(verifyChain(events)).toEqual({ ok: true, count: events.length });
+  // Every answer names a person: never a page, never a made-up approver.
+  expect(JSON.stringify(events)).not.toContain('approval-page');
+  return events;
+}
+
+describe.concurrent('plangate run: one front door, one identity, one policy', { timeout: 90_000 }, () => {
+  it('refuses self-approval through the printed page as in the terminal; ask and reject still work', async () => {
+    const cwd = await workDir();
+    const run = runPlan(await onePlan(cwd), cwd, ['--submitted-by', SELF]);
+    const link = await printedLink(run);
+    expect(link).not.toMatch(/token/i);
+    run.answer('approve');
+    await run.until('the terminal refusal', () =>
+      run.stderr.includes(`${SELF} submitted this plan and may not approve it`),
+    );
+    const page = await openApprovalPage(link);
+    const approved = await page.answer({ decision: 'APPROVE', digest: digestOf(page.html) });
+    expect(approved.status).toBe(403);
+    expect(await approved.text()).toContain(`${SELF} submitted this plan and may not approve it`);
+    // A question is still the submitter's to ask, and the gate asks again.
+    run.answer('ask is the marker needed?');
+    await run.until('the question asked again', () =>
+      run.stderr.includes('Question asked: is the marker needed?'),
+    );
+    run.answer('reject not mine to approve');
+    expect(await run.exited).toBe(1);
+    const events = checked(await storedEvents(cwd, run.executionArn));
+    const refused = events.filter((e) => e.event === 'GATE_ANSWER_REFUSED');
+    expect(refused.map((e) => e.details)).toEqual([
+      expect.objectContaining({ gate: 'plan', reason: 'forbidden', by: SELF }),
+      expect.objectContaining({ gate: 'plan', reason: 'forbidden', by: SELF }),
+    ]);
+    expect(events.filter((e) => e.event === 'GATE_APPROVED')).toEqual([]);
+    expect(events.find((e) => e.event === 'GATE_REJECTED')?.details).toMatchObject({
+      approver: SELF,
+      reason: 'not mine to approve',
+    });
+  });
+
+  it('approves a plan that names its approvers from the terminal as --as alice', async () => {
+    const cwd = await workDir();
+    const run = runPlan(await onePlan(cwd, { approvers: ['alice'] }), cwd, ['--as', 'alice']);
+    await printedLink(run);
+    run.answer('approve');
+    expect(await run.exited).toBe(0);
+    const events = checked(await storedEvents(cwd, run.executionArn));
+    expect(events.find((e) => e.event === 'GATE_APPROVED')?.details).toMatchObject({ approver: 'alice' });
+    expect(events.filter((e) => e.event === 'GATE_ANSWER_REFUSED')).toEqual([]);
+  });
+
+  it('approves a plan that names its approvers on the printed page as --as alice', async () => {
+    const cwd = await workDir();
+    const run = runPlan(await onePlan(cwd, { approvers: ['alice'] }), cwd, ['--as', 'alice']);
+    const page = await openApprovalPage(await printedLink(run));
+    expect(page.html).toContain('alice');
+    const approved = await page.answer({ decision: 'APPROVE', digest: digestOf(page.html) });
+    expect(approved.status).toBe(200);
+    expect(await run.exited).toBe(0);
+    // The terminal stopped asking, and says who answered.
+    expect(run.stderr).toMatch(/Answered elsewhere.*APPROVE by alice/);
+    const events = checked(await storedEvents(cwd, run.executionArn));
+    expect(events.find((e) => e.event === 'GATE_APPROVED')?.details).toMatchObject({ approver: 'alice' });
+  });
+
+  it('refuses anyone else, in the terminal and on the page, saying who may approve', async () => {
+    const cwd = await workDir();
+    const run = runPlan(await onePlan(cwd, { approvers: ['alice'] }), cwd, ['--as', 'bob']);
+    const link = await printedLink(run);
+    const hint = 'alice may approve this gate; you are bob: rerun with --as alice';
+    // Said with the question, before anyone tries.
+    expect(run.stderr).toContain(hint);
+    run.answer('approve');
+    await run.until('the terminal refusal', () => run.count('GATE_ANSWER_REFUSED') >= 1);
+    const page = await openApprovalPage(link);
+    expect(page.html).toContain(hint);
+    const approved = await page.answer({ decision: 'APPROVE', digest: digestOf(page.html) });
+    expect(approved.status).toBe(403);
+    expect(await approved.text()).toContain('bob is not one of this plan&#39;s approvers');
+    await run.until('both refusals', () => run.count('GATE_ANSWER_REFUSED') >= 2);
+    run.terminate();
+    expect(await run.exited).toBe(130);
+    expect(run.events.filter((e) => e.event === 'GATE_ANSWER_REFUSED').map((e) => e.details)).toEqual([
+      expect.objectContaining({ reason: 'forbidden', by: 'bob' }),
+      expect.objectContaining({ reason: 'forbidden', by: 'bob' }),
+    ]);
+    expect(run.count('GATE_APPROVED')).toBe(0);
+    expect(run.count('TASK_STARTED')).toBe(0);
+  });
+
+  it("shows the plan's checklist on the page as the execution stands at each page load", async () => {
+    const cwd = await workDir();
+    const run = runPlan(scenario('step-gates.yaml'), cwd);
+    await printedLink(run, 1);
+    run.answer('approve');
+    const staging = await openApprovalPage(await printedLink(run, 2));
+    expect(staging.html).toContain('1. [x] Create the out/ directory');
+    expect(staging.html).toMatch(/2\. \[ \] Write out\/staging.txt.*\n.*\n\s+notes: awaiting approval/);
+    expect((await staging.answer({ decision: 'APPROVE', digest: digestOf(staging.html) })).status).toBe(200);
+    const prod = await openApprovalPage(await printedLink(run, 3));
+    expect(prod.html).toContain('2. [x] Write out/staging.txt');
+    run.answer('reject not during the freeze');
+    expect(await run.exited).toBe(0);
+    const events = checked(await storedEvents(cwd, run.executionArn));
+    expect(events.filter((e) => e.event === 'GATE_APPROVED').map((e) => e.details.approver)).toEqual([
+      SELF,
+      SELF,
+    ]);
+  });
+});
