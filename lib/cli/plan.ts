@@ -2,14 +2,14 @@
  * `plangate plan "<goal>"`: an LLM drafts a plan and plangate's validator checks it, round by
  * round, until it passes or the rounds run out. Writes the plan only when it is valid.
  */
-import { readFile, writeFile } from 'node:fs/promises';
+import { writeFile } from 'node:fs/promises';
 import { extname } from 'node:path';
 import { parseArgs } from 'node:util';
 import { formatProblem } from '../plan/problems.ts';
 import { renderJson, renderYaml } from '../plan/render.ts';
 import { type PlanningRound, planFromGoal } from '../planner/loop.ts';
-import { DEFAULT_REQUEST_TIMEOUT_SECONDS, PlannerProviderError } from '../planner/provider.ts';
-import { providerFrom } from '../planner/providers.ts';
+import { PlannerProviderError } from '../planner/provider.ts';
+import { PLANNER_OPTIONS, PLANNER_OPTIONS_HELP, plannerSettings } from './planner-options.ts';
 
 export const usage = `Usage: plangate plan "<goal>" [options]
 
@@ -18,20 +18,8 @@ located problem back, until the plan passes (exit 0; written to --out) or the ro
 (exit 1; the problems still open are listed, nothing is written).
 
 Options:
-  --context FILE        more about the goal (constraints, conventions), sent as text
-  --workspace DIR       a directory whose file names and sizes (never contents) the model sees
-  --provider NAME       bedrock or openai (default: PLANGATE_PLANNER_PROVIDER; openai when
-                        OPENAI_API_KEY or OPENAI_BASE_URL is set, else bedrock)
-  --model ID            model id (default: PLANGATE_PLANNER_MODEL)
-  --base-url URL        an OpenAI-compatible server (Ollama, vLLM, llama.cpp): e.g.
-                        http://127.0.0.1:11434/v1 (default: OPENAI_BASE_URL)
-  --max-rounds N        rounds before giving up (default 4)
-  --token-budget N      tokens one planning call may spend (default 200000)
-  --time-budget S       seconds one planning call may take (default 300)
-  --request-timeout S   seconds one request to the model may take before it is given up
-                        (default 60; each retry gets as long)
+${PLANNER_OPTIONS_HELP}
   --out FILE            where to write the plan: .yaml, .yml or .json (default plan.yaml)
-  --no-shell-check      do not report shell commands that are not valid shell
   -h, --help            show this help
 
 Credentials: Bedrock uses the AWS default credential chain and region; OpenAI reads
@@ -49,17 +37,6 @@ export async function run(argv: string[]): Promise<number> {
     return 2;
   }
   const goal = positionals.join(' ').trim();
-  const numbers = (
-    name: 'max-rounds' | 'token-budget' | 'time-budget' | 'request-timeout',
-    fallback: number,
-  ) => {
-    const value = Number(values[name] ?? fallback);
-    return Number.isInteger(value) && value > 0 ? value : undefined;
-  };
-  const maxRounds = numbers('max-rounds', 4);
-  const tokenBudget = numbers('token-budget', 200_000);
-  const timeBudget = numbers('time-budget', 300);
-  const requestTimeout = numbers('request-timeout', DEFAULT_REQUEST_TIMEOUT_SECONDS);
   const out = values.out ?? 'plan.yaml';
   const format = { '.yaml': 'yaml', '.yml': 'yaml', '.json': 'json' }[extname(out).toLowerCase()] as
     | 'yaml'
@@ -67,35 +44,27 @@ export async function run(argv: string[]): Promise<number> {
     | undefined;
   const usageError = !goal
     ? 'say the goal, e.g. plangate plan "add a health check to the API"'
-    : maxRounds === undefined ||
-        tokenBudget === undefined ||
-        timeBudget === undefined ||
-        requestTimeout === undefined
-      ? '--max-rounds, --token-budget, --time-budget and --request-timeout take positive integers'
-      : !format
-        ? `--out must end in .yaml, .yml or .json, not "${out}"`
-        : undefined;
+    : !format
+      ? `--out must end in .yaml, .yml or .json, not "${out}"`
+      : undefined;
   if (usageError) {
     process.stderr.write(`plangate plan: ${usageError}\n\n${usage}\n`);
     return 2;
   }
   try {
-    const provider = providerFrom({
-      ...(values.provider ? { provider: values.provider } : {}),
-      ...(values.model ? { model: values.model } : {}),
-      ...(values['base-url'] ? { baseUrl: values['base-url'] } : {}),
-      timeoutSeconds: requestTimeout as number,
-    });
-    process.stdout.write(`Planning with ${provider.name} ${provider.model} (at most ${maxRounds} rounds)\n`);
+    const settings = await plannerSettings(values);
+    if (typeof settings === 'string') {
+      process.stderr.write(`plangate plan: ${settings}\n\n${usage}\n`);
+      return 2;
+    }
+    const { provider, loop } = settings;
+    process.stdout.write(
+      `Planning with ${provider.name} ${provider.model} (at most ${loop.maxRounds} rounds)\n`,
+    );
     const result = await planFromGoal({
       goal,
-      ...(values.context ? { context: await readFile(values.context, 'utf8') } : {}),
-      ...(values.workspace ? { workspace: values.workspace } : {}),
       provider,
-      maxRounds: maxRounds as number,
-      tokenBudget: tokenBudget as number,
-      timeBudgetSeconds: timeBudget as number,
-      checkShell: !values['no-shell-check'],
+      ...loop,
       onRound: (round) => printRound(round, process.stdout),
     });
     const tokens = `${result.inputTokens} input + ${result.outputTokens} output tokens`;
@@ -133,18 +102,6 @@ function options(args: string[]) {
     args,
     strict: true,
     allowPositionals: true,
-    options: {
-      context: { type: 'string' },
-      workspace: { type: 'string' },
-      provider: { type: 'string' },
-      model: { type: 'string' },
-      'base-url': { type: 'string' },
-      'max-rounds': { type: 'string' },
-      'token-budget': { type: 'string' },
-      'time-budget': { type: 'string' },
-      'request-timeout': { type: 'string' },
-      out: { type: 'string' },
-      'no-shell-check': { type: 'boolean' },
-    },
+    options: { ...PLANNER_OPTIONS, out: { type: 'string' } },
   });
 }

@@ -3,7 +3,6 @@
  * stack (embedded engine, dynalite, local event bus, the approvals API), all in this process.
  */
 
-import { readFile } from 'node:fs/promises';
 import { userInfo } from 'node:os';
 import { parseArgs } from 'node:util';
 import { runSession, type SessionOptions } from '../local/run/session.ts';
@@ -13,9 +12,14 @@ import { loadPlan } from '../plan/load.ts';
 import { formatProblem } from '../plan/problems.ts';
 import type { Plan } from '../plan/schema.ts';
 import { planFromGoal } from '../planner/loop.ts';
-import type { PlannerProvider } from '../planner/provider.ts';
-import { providerFrom } from '../planner/providers.ts';
+import { PlannerProviderError } from '../planner/provider.ts';
 import { printRound } from './plan.ts';
+import {
+  PLANNER_OPTIONS,
+  PLANNER_OPTIONS_HELP,
+  type PlannerOptionValues,
+  plannerSettings,
+} from './planner-options.ts';
 
 export const usage = `Usage: plangate run <plan.md|plan.yaml|plan.json> [options]
        plangate run --goal "<goal>" [--provider bedrock|openai] [--model ID] [--base-url URL] [options]
@@ -49,8 +53,9 @@ Options:
   --store DIR        the local store (default ${DEFAULT_STORE_DIR})
   --time-scale X     multiply retry intervals, waits and gate timeouts (default 1)
   --files-dir DIR    where seed 003's <plan-id>-execution/ files are written (default .)
-  --goal TEXT        plan from this goal instead of a file (see plangate plan --help for the
-                     provider options: --provider, --model, --base-url, --max-rounds, --context)
+  --goal TEXT        plan from this goal instead of a file, with the planner's options (as
+                     plangate plan takes them):
+${PLANNER_OPTIONS_HELP}
   --rehearse-rollback  after the plan succeeds, run the rollbacks of its completed steps in
                      reverse order, each verified by its contract, to prove they work
   --submitted-by N   record N as the plan's submitter (PLAN_CREATED); N may not approve it
@@ -75,7 +80,7 @@ export interface CommonRunArgs {
   positionals: string[];
   /** `--goal` and the planner's options. */
   goal?: string;
-  planner: { provider?: string; model?: string; baseUrl?: string; maxRounds?: string; context?: string };
+  planner: PlannerOptionValues;
 }
 
 /** Options shared by run and resume. */
@@ -104,14 +109,18 @@ export function parseRunArgs(argv: string[]): CommonRunArgs | string {
     ...(values['submitted-by'] ? { submittedBy: values['submitted-by'] } : {}),
     positionals,
     ...(values.goal !== undefined ? { goal: values.goal } : {}),
-    planner: {
-      ...(values.provider ? { provider: values.provider } : {}),
-      ...(values.model ? { model: values.model } : {}),
-      ...(values['base-url'] ? { baseUrl: values['base-url'] } : {}),
-      ...(values['max-rounds'] ? { maxRounds: values['max-rounds'] } : {}),
-      ...(values.context ? { context: values.context } : {}),
-    },
+    planner: plannerValues(values),
   };
+}
+
+/** The planner's options among run's (`--goal`). */
+function plannerValues(values: ReturnType<typeof parse>['values']): PlannerOptionValues {
+  const picked: Record<string, string | boolean> = {};
+  for (const name of Object.keys(PLANNER_OPTIONS) as (keyof typeof PLANNER_OPTIONS)[]) {
+    const value = values[name];
+    if (value !== undefined) picked[name] = value;
+  }
+  return picked as PlannerOptionValues;
 }
 
 /** A name an approval policy can list: an email, a user name. */
@@ -130,11 +139,7 @@ function parse(argv: string[]) {
       'files-dir': { type: 'string' },
       'rehearse-rollback': { type: 'boolean' },
       goal: { type: 'string' },
-      provider: { type: 'string' },
-      model: { type: 'string' },
-      'base-url': { type: 'string' },
-      'max-rounds': { type: 'string' },
-      context: { type: 'string' },
+      ...PLANNER_OPTIONS,
       'submitted-by': { type: 'string' },
       'no-workers': { type: 'boolean' },
     },
@@ -202,35 +207,43 @@ const MAX_REVISIONS = 5;
  */
 async function runGoal(args: CommonRunArgs): Promise<number> {
   const goal = (args.goal ?? '').trim();
-  const maxRounds = Number(args.planner.maxRounds ?? 4);
-  if (!goal || !Number.isInteger(maxRounds) || maxRounds < 1) {
-    process.stderr.write(
-      `plangate run: --goal needs a goal, and --max-rounds a positive integer\n\n${usage}\n`,
-    );
+  if (!goal) {
+    process.stderr.write(`plangate run: --goal needs a goal\n\n${usage}\n`);
     return 2;
   }
-  let provider: PlannerProvider;
+  let settings: Awaited<ReturnType<typeof plannerSettings>>;
   try {
-    provider = providerFrom(args.planner);
+    settings = await plannerSettings(args.planner);
   } catch (error) {
     process.stderr.write(`plangate run: ${(error as Error).message}\n`);
     return 2;
   }
-  const context = args.planner.context ? await readFile(args.planner.context, 'utf8') : undefined;
+  if (typeof settings === 'string') {
+    process.stderr.write(`plangate run: ${settings}\n\n${usage}\n`);
+    return 2;
+  }
+  const { provider, loop } = settings;
   const say = (text: string) => process.stderr.write(`${text}\n`);
   let previous: { plan: Plan; digest: string; feedback: string } | undefined;
   for (let revision = 0; revision <= MAX_REVISIONS; revision++) {
     say(
       `Planning with ${provider.name} ${provider.model}${previous ? ` (revision: ${previous.feedback})` : ''}`,
     );
-    const planned = await planFromGoal({
-      goal,
-      provider,
-      maxRounds,
-      ...(context ? { context } : {}),
-      ...(previous ? { revise: { plan: previous.plan, feedback: previous.feedback } } : {}),
-      onRound: (round) => printRound(round, process.stderr),
-    });
+    let planned: Awaited<ReturnType<typeof planFromGoal>>;
+    try {
+      planned = await planFromGoal({
+        goal,
+        provider,
+        ...loop,
+        ...(previous ? { revise: { plan: previous.plan, feedback: previous.feedback } } : {}),
+        onRound: (round) => printRound(round, process.stderr),
+      });
+    } catch (error) {
+      // As plangate plan says it: one line naming the provider, its URL and the cause; exit 2.
+      if (!(error instanceof PlannerProviderError)) throw error;
+      say(`plangate run: ${error.message}`);
+      return 2;
+    }
     if (!planned.plan) {
       say(`✗ no valid plan (${planned.outcome}) after ${planned.rounds.length} round(s): nothing runs.`);
       return 1;

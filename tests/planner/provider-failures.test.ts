@@ -3,7 +3,10 @@
  * the URL and the cause, exit 2, for a server that answers HTML, hangs, or is down; a token
  * budget that is never overspent; --base-url refused for Bedrock.
  */
+import { mkdtempSync } from 'node:fs';
 import { createServer, type Server } from 'node:http';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
 import { afterEach, describe, expect, it } from 'vitest';
 import { closeServer, listenOnLoopback } from '../../lib/local/listen.ts';
 import { planFromGoal } from '../../lib/planner/loop.ts';
@@ -86,6 +89,27 @@ describe('plangate plan, when the provider fails', () => {
       /--base-url is for OpenAI-compatible servers.*AWS_ENDPOINT_URL_BEDROCK_RUNTIME/,
     );
   });
+});
+
+describe('plangate run --goal', () => {
+  it('takes every option of plangate plan, and fails as clearly', async () => {
+    const url = await serverWith(() => {});
+    await servers.pop()?.close();
+    const store = mkdtempSync(join(tmpdir(), 'plangate-goal-options-'));
+    const result = await runCli([
+      'run',
+      '--goal',
+      GOAL,
+      '--store',
+      store,
+      ...['--provider', 'openai', '--model', 'scripted', '--base-url', `${url}/v1`],
+      ...['--workspace', '.', '--context', 'package.json', '--max-rounds', '2'],
+      ...['--token-budget', '100000', '--time-budget', '30', '--request-timeout', '5', '--no-shell-check'],
+    ]);
+    expect(result.stderr).not.toMatch(/Unknown option|Usage:/);
+    expect(result.code).toBe(2);
+    expect(result.stderr).toContain(`openai (${url}/v1): cannot connect: connection refused (ECONNREFUSED)`);
+  }, 60_000);
 });
 
 describe('the token budget', () => {
