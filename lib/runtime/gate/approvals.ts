@@ -9,13 +9,7 @@
 import { randomBytes } from 'node:crypto';
 import { ConditionalCheckFailedException } from '@aws-sdk/client-dynamodb';
 import { SendTaskFailureCommand, SendTaskSuccessCommand, type SFNClient } from '@aws-sdk/client-sfn';
-import {
-  type DynamoDBDocumentClient,
-  GetCommand,
-  PutCommand,
-  QueryCommand,
-  UpdateCommand,
-} from '@aws-sdk/lib-dynamodb';
+import { type DynamoDBDocumentClient, GetCommand, PutCommand, UpdateCommand } from '@aws-sdk/lib-dynamodb';
 import { canonicalJson } from '../../plan/digest.ts';
 import type { Journal } from '../journal/journal.ts';
 import { DEFAULT_TABLE_NAMES } from '../journal/tables.ts';
@@ -43,6 +37,7 @@ import {
   type DecisionListener,
   type GateItem,
   type GateView,
+  gatesOfExecution,
   gateView,
   type SupersededBy,
 } from './gate-item.ts';
@@ -171,26 +166,13 @@ export class Approvals {
    */
   async pending(executionId: string): Promise<{ readonly linkId: string; readonly gate: GateView }[]> {
     const waiting: { linkId: string; gate: GateView }[] = [];
-    let start: Record<string, unknown> | undefined;
-    do {
-      const out = await this.props.dynamo.send(
-        new QueryCommand({
-          TableName: this.props.gatesTable,
-          IndexName: 'byExecution',
-          KeyConditionExpression: 'executionId = :e',
-          ExpressionAttributeValues: { ':e': executionId },
-          ExclusiveStartKey: start,
-        }),
-      );
-      for (const item of (out.Items ?? []) as GateItem[]) {
-        if (item.status !== 'pending' || this.now().getTime() / 1000 > item.expiresAtEpoch) continue;
-        waiting.push({
-          linkId: this.signer.shared(item.approvalId, item.expiresAtEpoch, item.planDigest),
-          gate: gateView(item),
-        });
-      }
-      start = out.LastEvaluatedKey;
-    } while (start);
+    for await (const item of gatesOfExecution(this.props.dynamo, this.props.gatesTable, executionId)) {
+      if (item.status !== 'pending' || this.now().getTime() / 1000 > item.expiresAtEpoch) continue;
+      waiting.push({
+        linkId: this.signer.shared(item.approvalId, item.expiresAtEpoch, item.planDigest),
+        gate: gateView(item),
+      });
+    }
     return waiting;
   }
 

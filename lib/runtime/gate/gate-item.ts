@@ -1,5 +1,6 @@
 /** A gate as the gates table stores it, and the view of it that may leave the backend. */
 import { type DynamoDBDocumentClient, UpdateCommand } from '@aws-sdk/lib-dynamodb';
+import { queryItems } from '../journal/journal.ts';
 import type {
   ApprovalDecision,
   ApprovalPolicy,
@@ -84,6 +85,21 @@ export interface SlackMessageRef {
   ts: string;
   text: string;
   blocks: Record<string, unknown>[];
+}
+
+/** Every gate of an execution (the gates table's byExecution index), page after page. */
+export async function* gatesOfExecution(
+  dynamo: DynamoDBDocumentClient,
+  gatesTable: string,
+  executionId: string,
+): AsyncGenerator<GateItem> {
+  for await (const item of queryItems(dynamo, {
+    TableName: gatesTable,
+    IndexName: 'byExecution',
+    KeyConditionExpression: 'executionId = :e',
+    ExpressionAttributeValues: { ':e': executionId },
+  }))
+    yield item as unknown as GateItem;
 }
 
 /** Records where a gate's Slack message went (the notifier, after posting it), beside its earlier ones. */

@@ -14,7 +14,7 @@
  */
 import { ConditionalCheckFailedException } from '@aws-sdk/client-dynamodb';
 import { SendTaskSuccessCommand, type SFNClient } from '@aws-sdk/client-sfn';
-import { type DynamoDBDocumentClient, GetCommand, QueryCommand, UpdateCommand } from '@aws-sdk/lib-dynamodb';
+import { type DynamoDBDocumentClient, GetCommand, UpdateCommand } from '@aws-sdk/lib-dynamodb';
 import { eventIdentity } from '../deps.ts';
 import type { Journal } from '../journal/journal.ts';
 import type { TableNames } from '../journal/tables.ts';
@@ -27,7 +27,13 @@ import {
 import { NotConfiguredError } from '../shared/errors.ts';
 import type { Approvals } from './approvals.ts';
 import { recordDecision } from './decision-events.ts';
-import { type DecisionListener, type EscalationListener, type GateItem, gateView } from './gate-item.ts';
+import {
+  type DecisionListener,
+  type EscalationListener,
+  type GateItem,
+  gatesOfExecution,
+  gateView,
+} from './gate-item.ts';
 import type { LinkSigner } from './links.ts';
 import { noticeOf, noticeOfItem } from './notice.ts';
 import { supersedeEarlierVersions } from './versions.ts';
@@ -150,24 +156,11 @@ export async function climbLadder(req: LadderRequest, deps: LadderDeps): Promise
 /** The gate this ladder climbs: the newest not escalated of its execution, kind, step and round. */
 async function waitingGate(req: LadderRequest, deps: LadderDeps): Promise<GateItem> {
   let newest: GateItem | undefined;
-  let start: Record<string, unknown> | undefined;
-  do {
-    const out = await deps.dynamo.send(
-      new QueryCommand({
-        TableName: deps.tables.gates,
-        IndexName: 'byExecution',
-        KeyConditionExpression: 'executionId = :e',
-        ExpressionAttributeValues: { ':e': req.executionId },
-        ExclusiveStartKey: start,
-      }),
-    );
-    for (const item of (out.Items ?? []) as GateItem[]) {
-      if (item.kind !== req.kind || item.stepId !== req.stepId || item.round !== req.round) continue;
-      if (item.status === 'escalated') continue;
-      if (!newest || item.createdAt > newest.createdAt) newest = item;
-    }
-    start = out.LastEvaluatedKey;
-  } while (start);
+  for await (const item of gatesOfExecution(deps.dynamo, deps.tables.gates, req.executionId)) {
+    if (item.kind !== req.kind || item.stepId !== req.stepId || item.round !== req.round) continue;
+    if (item.status === 'escalated') continue;
+    if (!newest || item.createdAt > newest.createdAt) newest = item;
+  }
   // The index is eventually consistent: read the gate itself before deciding on it.
   const out = newest
     ? await deps.dynamo.send(

@@ -15,12 +15,12 @@
  * Only plan gates are closed: a version already approved is running, and its step gates,
  * escalations and human steps belong to that approved run.
  */
-import { type DynamoDBDocumentClient, QueryCommand } from '@aws-sdk/lib-dynamodb';
+import type { DynamoDBDocumentClient } from '@aws-sdk/lib-dynamodb';
 import { fromItem, queryItems } from '../journal/journal.ts';
 import type { TableNames } from '../journal/tables.ts';
 import { EVENT_DETAILS, type PlanIdentity } from '../payloads/index.ts';
 import type { Approvals } from './approvals.ts';
-import type { GateItem, SupersededBy } from './gate-item.ts';
+import { type GateItem, gatesOfExecution, type SupersededBy } from './gate-item.ts';
 import type { LinkSigner } from './links.ts';
 
 export interface VersionsDeps {
@@ -156,20 +156,8 @@ async function gatedExecutions(
 /** The plan gates of an execution (the gates table's byExecution index), oldest first. */
 async function planGates(executionId: string, deps: VersionsDeps): Promise<GateItem[]> {
   const gates: GateItem[] = [];
-  let start: Record<string, unknown> | undefined;
-  do {
-    const out = await deps.dynamo.send(
-      new QueryCommand({
-        TableName: deps.tables.gates,
-        IndexName: 'byExecution',
-        KeyConditionExpression: 'executionId = :e',
-        ExpressionAttributeValues: { ':e': executionId },
-        ExclusiveStartKey: start,
-      }),
-    );
-    for (const item of (out.Items ?? []) as GateItem[]) if (item.kind === 'plan') gates.push(item);
-    start = out.LastEvaluatedKey;
-  } while (start);
+  for await (const item of gatesOfExecution(deps.dynamo, deps.tables.gates, executionId))
+    if (item.kind === 'plan') gates.push(item);
   return gates;
 }
 
