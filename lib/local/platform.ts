@@ -94,6 +94,24 @@ export class LocalPlatform {
     const slack = await localSlackApp(props.env ?? process.env);
     let apiUrl = '';
     let notifySlack: ((notice: ApprovalNotice) => Promise<unknown>) | undefined;
+    // Every gate's approvers are told: its request, reminders, escalations and revisions.
+    const notify = async (notice: ApprovalNotice): Promise<void> => {
+      const emails = mail
+        ? await mail.send(notice, (recipient) =>
+            approvalMessage(notice, apiUrl, {
+              linkId: signer.forRecipient(notice.approvalId, notice.plan.digest, recipient),
+              recipient,
+            }),
+          )
+        : [];
+      if (slack) {
+        // The notifier Lambda's work; the API's URL is known once it listens.
+        notifySlack ??= slack.notifier(apiUrl, stack.journalDeps());
+        // As on AWS, a message that could not be posted does not hold the gate up.
+        await notifySlack(notice).catch(() => {});
+      }
+      props.onGate(notice, `${apiUrl}/approvals/${encodeURIComponent(notice.approvalId)}`, emails);
+    };
     const stack = await LocalRunStack.start({
       paths: props.paths,
       signingKey,
@@ -107,23 +125,7 @@ export class LocalPlatform {
             },
           }
         : {}),
-      notify: async (notice) => {
-        const emails = mail
-          ? await mail.send(notice, (recipient) =>
-              approvalMessage(notice, apiUrl, {
-                linkId: signer.forRecipient(notice.approvalId, notice.plan.digest, recipient),
-                recipient,
-              }),
-            )
-          : [];
-        if (slack) {
-          // The notifier Lambda's work; the API's URL is known once it listens.
-          notifySlack ??= slack.notifier(apiUrl, stack.journalDeps());
-          // As on AWS, a message that could not be posted does not hold the gate up.
-          await notifySlack(notice).catch(() => {});
-        }
-        props.onGate(notice, `${apiUrl}/approvals/${encodeURIComponent(notice.approvalId)}`, emails);
-      },
+      notify,
     });
     try {
       const header = props.identity.mode === 'header';
@@ -166,6 +168,7 @@ export class LocalPlatform {
             listening.then((url) => ({
               ...base,
               signingKey,
+              notify,
               identity: header ? { mode: 'header', header: LOCAL_IDENTITY_HEADER } : { mode: 'jwt' },
               ...(slack ? { slack: slack.interactions } : {}),
               ...(props.signIn

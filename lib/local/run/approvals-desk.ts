@@ -24,6 +24,9 @@ export interface ApprovalsDeskProps {
 }
 
 export class ApprovalsDesk implements GateDesk {
+  /** The content digest each gate's answers bind to once a modification made a revision of it. */
+  private readonly revisions = new Map<string, string>();
+
   constructor(private readonly props: ApprovalsDeskProps) {}
 
   async pending(executionId: string): Promise<PendingGate[]> {
@@ -49,9 +52,20 @@ export class ApprovalsDesk implements GateDesk {
         'content-type': 'application/json',
         accept: 'application/json',
       },
-      body: JSON.stringify({ digest: withPrefix(this.props.planDigest), ...decision }),
+      body: JSON.stringify({
+        digest: this.revisions.get(linkId) ?? withPrefix(this.props.planDigest),
+        ...decision,
+      }),
     });
     const body = (await response.json().catch(() => ({}))) as Record<string, unknown>;
+    if (response.ok && body.status === 'modified') {
+      this.revisions.set(linkId, String(body.digest));
+      return {
+        ok: true,
+        revised: true,
+        note: `Your changes made revision ${String(body.revision)} (${String(body.digest)}). Approvals given before do not count for it: approve the revision as changed (or reject it) to decide.`,
+      };
+    }
     if (response.ok) {
       const notes = [
         ...(body.status === 'pending' ? [`Your approval was recorded; ${String(body.votes)} so far.`] : []),

@@ -519,7 +519,8 @@ async function answerGate(
   }));
   if (outcome.ok) {
     if (outcome.note) note(outcome.note);
-    return false;
+    // A modification made a revision: the same gate asks about it again.
+    return outcome.revised === true;
   }
   note(`Not recorded: ${outcome.message}`);
   if (outcome.reason === 'forbidden') {
