@@ -131,13 +131,14 @@ function oversizedPayloads(
 }
 
 function longHistories(result: CompileResult): PendingProblem[] {
-  const quota = STEP_FUNCTIONS_QUOTAS.historyEvents;
+  // The compiler's history limit: AWS's quota unless it was asked for a smaller one.
+  const quota = result.report.limits.maxHistoryEvents;
   return result.report.machines
     .filter((machine) => machine.estimatedHistoryEvents > quota)
     .map((machine) => ({
       severity: 'error',
       code: 'history-too-long',
-      message: `an execution of "${machine.name}" needs ~${machine.estimatedHistoryEvents} history events on its happy path; Step Functions' quota is ${quota} events per execution: split the plan into smaller plans`,
+      message: `an execution of "${machine.name}" needs ~${machine.estimatedHistoryEvents} history events on its happy path; the limit is ${quota} events per execution (Step Functions' quota: ${STEP_FUNCTIONS_QUOTAS.historyEvents}): split the plan into smaller plans`,
       pointer: '/steps',
     }));
 }

@@ -63,7 +63,6 @@ describe('plangate validate and compile', () => {
   it('validate reports a definition over 1 MiB and a payload over 256 KiB, located in the file', async () => {
     const { code, stdout } = await plangate(dir, 'validate', files.UNDEPLOYABLE as string);
     expect(code).toBe(1);
-    // Line 24 of the pretty-printed file is the big step's message.
     expect(stdout).toMatch(
       /undeployable\.json:\d+:\d+ error definition-too-large .*1048576 bytes.* \[\/steps\/1\/args\/message\]/,
     );
