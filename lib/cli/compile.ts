@@ -5,9 +5,9 @@
  */
 import { mkdir, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
-import { type CompileResult, compilePlan } from '../compiler/index.ts';
+import { type CompileResult, deployability } from '../compiler/index.ts';
 import { loadPlan } from '../plan/load.ts';
-import { formatProblem } from '../plan/problems.ts';
+import { formatProblem, hasErrors } from '../plan/problems.ts';
 
 export const usage = `Usage: plangate compile <plan.md|plan.yaml|plan.json> [options]
 
@@ -20,7 +20,8 @@ Options:
   --json         print {definitions, substitutions, report} as JSON instead of the summary
   -h, --help     show this help
 
-Exit codes: 0 compiled, 1 the plan is invalid, 2 usage error (bad option, unreadable file).`;
+Exit codes: 0 compiled, 1 the plan is invalid or does not fit Step Functions' quotas
+(definition 1 MiB, state payload 256 KiB, history events), 2 usage error.`;
 
 interface CompileArgs {
   file: string;
@@ -48,7 +49,17 @@ export async function run(argv: string[]): Promise<number> {
     process.stderr.write(`✗ ${args.file}: not compiled, the plan is invalid\n`);
     return 1;
   }
-  const result = compilePlan(loaded.plan, { digest: `sha256:${loaded.digest}` });
+  const deployable = deployability(loaded.plan, {
+    file: args.file,
+    ...(loaded.sourceMap ? { sourceMap: loaded.sourceMap } : {}),
+    compile: { digest: `sha256:${loaded.digest}` },
+  });
+  const result = deployable.result;
+  if (!result || hasErrors(deployable.problems)) {
+    for (const problem of deployable.problems) process.stderr.write(`${formatProblem(problem)}\n`);
+    process.stderr.write(`✗ ${args.file}: not compiled, Step Functions cannot take this plan\n`);
+    return 1;
+  }
   if (args.out !== undefined) await writeResult(result, args.out, loaded.plan.id);
   if (args.json) {
     process.stdout.write(

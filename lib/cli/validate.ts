@@ -1,14 +1,17 @@
 /**
- * `plangate validate <plan>`: parse and check a plan. Exit 0 with a one-line summary,
- * 1 with every located problem, 2 on usage errors.
+ * `plangate validate <plan>`: parse and check a plan, then whether Step Functions can take it
+ * (the compiler's quotas). Exit 0 with a one-line summary, 1 with every located problem, 2 on
+ * usage errors.
  */
+import { deployability } from '../compiler/index.ts';
 import { loadPlan } from '../plan/load.ts';
-import { formatProblem } from '../plan/problems.ts';
+import { formatProblem, hasErrors, sortProblems } from '../plan/problems.ts';
 
 export const usage = `Usage: plangate validate <plan.md|plan.yaml|plan.json> [options]
 
-Parses the plan and runs every check; prints a one-line summary when it is valid,
-else every problem as "file:line:col severity code message [pointer]".
+Parses the plan and runs every check, then compiles it and checks it fits Step Functions'
+quotas (definition 1 MiB, state payload 256 KiB, history events); prints a one-line summary
+when it is valid, else every problem as "file:line:col severity code message [pointer]".
 
 Options:
   --json                     print the result as JSON
@@ -49,7 +52,19 @@ export async function run(argv: string[]): Promise<number> {
     );
     return 2;
   }
-  const { plan, valid, problems, digest } = loaded;
+  const { plan, digest } = loaded;
+  // Only a valid plan compiles; what Step Functions cannot take is a problem like any other.
+  const problems =
+    loaded.valid && plan
+      ? sortProblems([
+          ...loaded.problems,
+          ...deployability(plan, {
+            file: args.file,
+            ...(loaded.sourceMap ? { sourceMap: loaded.sourceMap } : {}),
+          }).problems,
+        ])
+      : loaded.problems;
+  const valid = !hasErrors(problems) && plan !== undefined;
   if (args.json) {
     const summary = plan && { id: plan.id, version: plan.version, steps: plan.steps.length };
     process.stdout.write(

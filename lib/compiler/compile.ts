@@ -24,6 +24,7 @@ import { planFacts } from './plan-facts.ts';
 import { PLAN_GATE_STATES, PlanGate } from './plan-gate.ts';
 import { planGraph } from './plan-graph.ts';
 import { HISTORY_EVENTS, PlanStep } from './plan-step.ts';
+import { STEP_FUNCTIONS_QUOTAS } from './quotas.ts';
 import { type ChildBlock, LayoutRenderer } from './render.ts';
 import { buildReport, type CompileReport } from './report.ts';
 import { type AslRetrier, RetryPolicy } from './retry-policy.ts';
@@ -135,7 +136,7 @@ export function compilePlan(input: Plan | PlanInput, options: CompileOptions = {
   };
   const name = options.name ?? plan.id;
   const inlineOutputLimitBytes = options.inlineOutputLimitBytes ?? 4096;
-  const maxHistoryEvents = options.maxHistoryEvents ?? 25_000;
+  const maxHistoryEvents = options.maxHistoryEvents ?? STEP_FUNCTIONS_QUOTAS.historyEvents;
   const headroom = options.historyHeadroom ?? 0.5;
   const maxDefinitionBytes = options.maxDefinitionBytes ?? 900_000;
 

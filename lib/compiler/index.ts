@@ -7,12 +7,14 @@ export {
   compilePlan,
   EXECUTE_STATE,
 } from './compile.ts';
+export { type Deployability, type DeployabilityOptions, deployability } from './deployability.ts';
 export {
   agentActivityName,
   agentActivityPlaceholder,
   childPlaceholder,
   PLACEHOLDERS,
 } from './placeholders.ts';
+export { STEP_FUNCTIONS_QUOTAS } from './quotas.ts';
 export type { CompileReport, MachineReport, StepReport } from './report.ts';
 export { criticalPath, type SimulationResult, simulate } from './simulate.ts';
 export { runsOnWorker } from './step-task.ts';

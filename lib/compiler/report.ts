@@ -9,6 +9,7 @@ import type { PlanIdentity } from '../runtime/payloads/index.ts';
 import type { AslDefinition, AslState, CompiledDefinition } from './asl.ts';
 import { childPlaceholder, isStepMachinePlaceholder, ref } from './placeholders.ts';
 import { HISTORY_EVENTS, type PlanStep } from './plan-step.ts';
+import { STEP_FUNCTIONS_QUOTAS } from './quotas.ts';
 import { criticalPath, simulate } from './simulate.ts';
 import type { Layout } from './split.ts';
 import type { Decomposition } from './structure.ts';
@@ -169,7 +170,7 @@ export function buildReport(inputs: ReportInputs): CompileReport {
       estimatedHistoryEvents: machines.reduce((n, m) => n + m.estimatedHistoryEvents, 0),
     },
     criticalPathInflation: inputs.simulate ? inflation(inputs) : null,
-    limits: { ...inputs.limits, maxPayloadBytes: 262_144 },
+    limits: { ...inputs.limits, maxPayloadBytes: STEP_FUNCTIONS_QUOTAS.payloadBytes },
   };
 }
 

@@ -50,7 +50,10 @@ const RESPONSES: Readonly<Record<string, Responses>> = {
     201: { 'application/json': 'Submitted' },
     202: { 'application/json': 'DraftAccepted' },
     // 409: this plan id and version was already submitted with other content (bump the version).
+    // 413: a body over MAX_BODY_BYTES (4 MiB), the limit named in `message`.
     ...errors(401, 409, 413, 501),
+    // 400: every problem located, the validator's and Step Functions' quotas' (definition-too-large,
+    // payload-too-large, history-too-long): nothing was deployed.
     400: {
       'application/json': {
         inline: {

@@ -9,6 +9,7 @@ import {
   type DescribeExecutionCommandOutput,
   ExecutionDoesNotExist,
 } from '@aws-sdk/client-sfn';
+import { CompileError, deployability } from '../compiler/index.ts';
 import { type PlanFormat, parsePlanText } from '../plan/parse.ts';
 import { hasErrors, type Problem, sortProblems } from '../plan/problems.ts';
 import { validatePlan } from '../plan/validate.ts';
@@ -86,7 +87,12 @@ async function submit(event: HttpEvent, deps: PlansApiDeps): Promise<HttpResult>
   const submittedBy = identityOf(event, deps.submitter ?? { mode: 'iam' });
   if (!submittedBy) return json(401, { error: 'who submits the plan is not known' });
   const text = bodyText(event);
-  if (Buffer.byteLength(text) > MAX_BODY_BYTES) return json(413, { error: 'plan too large' });
+  const bytes = Buffer.byteLength(text);
+  if (bytes > MAX_BODY_BYTES)
+    return json(413, {
+      error: 'plan too large',
+      message: `the body is ${bytes} bytes; the Plans API takes at most ${MAX_BODY_BYTES} bytes (4 MiB): a plan that large would not fit Step Functions' quotas either`,
+    });
   const goal = goalRequest(text);
   if (goal) return submitGoal(goal, submittedBy, deps);
   const query = event.queryStringParameters?.format;
@@ -100,7 +106,14 @@ async function submit(event: HttpEvent, deps: PlansApiDeps): Promise<HttpResult>
     ...(parsed.sourceMap ? { sourceMap: parsed.sourceMap } : {}),
     file: 'plan',
   });
-  const problems = sortProblems([...parsed.problems, ...validation.problems]);
+  const validated = sortProblems([...parsed.problems, ...validation.problems]);
+  if (hasErrors(validated)) return invalid(validated);
+  // What Step Functions cannot take is refused here, located, before anything is deployed.
+  const sourceMap = parsed.sourceMap ? { sourceMap: parsed.sourceMap } : {};
+  const problems = sortProblems([
+    ...validated,
+    ...deployability(parsed.plan, { file: 'plan', ...sourceMap }).problems,
+  ]);
   if (hasErrors(problems)) return invalid(problems);
   let launched: Awaited<ReturnType<typeof launchAtRunTime>>;
   try {
@@ -108,6 +121,15 @@ async function submit(event: HttpEvent, deps: PlansApiDeps): Promise<HttpResult>
   } catch (error) {
     if (error instanceof PlanVersionConflictError)
       return json(409, { error: 'plan version already submitted', message: error.message });
+    if (error instanceof CompileError)
+      return invalid([
+        {
+          severity: 'error',
+          code: 'not-compilable',
+          message: error.message,
+          location: { file: 'plan', pointer: '' },
+        },
+      ]);
     throw error;
   }
   return json(201, {

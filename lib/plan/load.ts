@@ -6,6 +6,7 @@ import { planDigest } from './digest.ts';
 import { type ParseOptions, type PlanFormat, parsePlanFile } from './parse.ts';
 import { hasErrors, type Problem, sortProblems } from './problems.ts';
 import type { Plan } from './schema.ts';
+import type { SourceMap } from './source-map.ts';
 import { type ValidateOptions, validatePlan } from './validate.ts';
 
 export interface LoadedPlan {
@@ -17,6 +18,8 @@ export interface LoadedPlan {
   readonly problems: Problem[];
   /** SHA-256 hex of the plan (see `planDigest`); undefined when it did not parse. */
   readonly digest: string | undefined;
+  /** Where the plan's parts are in the file, for locating later checks (the compiler's quotas). */
+  readonly sourceMap?: SourceMap;
 }
 
 /** Parses and validates a plan file. Rejects only on I/O errors (missing file, unreadable). */
@@ -41,5 +44,6 @@ export async function loadPlan(
     valid: !hasErrors(problems),
     problems,
     digest: planDigest(parsed.plan),
+    ...(parsed.sourceMap ? { sourceMap: parsed.sourceMap } : {}),
   };
 }

@@ -7,7 +7,7 @@
 import { randomUUID } from 'node:crypto';
 import { createServer, type IncomingMessage, type ServerResponse } from 'node:http';
 import type { HttpEvent, HttpResult } from '../../runtime/api/http.ts';
-import { MAX_BODY_BYTES } from '../../runtime/api/http.ts';
+import { GATEWAY_MAX_BODY_BYTES } from '../../runtime/api/http.ts';
 import { type ApiRoute, matchRoute } from '../../runtime/api/routes.ts';
 import { closeServer, listenOnLoopback } from '../listen.ts';
 import type { JwtVerifier } from './jwt.ts';
@@ -131,8 +131,9 @@ function headersOf(req: IncomingMessage): Record<string, string> {
 }
 
 /**
- * The whole body, or undefined past the handlers' limit. An oversized body is still read to its
- * end (up to a hard cap) so the client gets the 413 rather than a reset connection.
+ * The whole body, or undefined past API Gateway's payload quota (under it, the handlers answer a
+ * body over their own limit, naming it). An oversized body is still read to its end (up to a hard
+ * cap) so the client gets the 413 rather than a reset connection.
  */
 async function readBody(req: IncomingMessage): Promise<Buffer | undefined> {
   const chunks: Buffer[] = [];
@@ -143,9 +144,9 @@ async function readBody(req: IncomingMessage): Promise<Buffer | undefined> {
       req.destroy();
       return undefined;
     }
-    if (size <= MAX_BODY_BYTES + 1024) chunks.push(chunk as Buffer);
+    if (size <= GATEWAY_MAX_BODY_BYTES) chunks.push(chunk as Buffer);
   }
-  return size > MAX_BODY_BYTES + 1024 ? undefined : Buffer.concat(chunks);
+  return size > GATEWAY_MAX_BODY_BYTES ? undefined : Buffer.concat(chunks);
 }
 
 /** Past this, an oversized upload is cut off instead of drained. */

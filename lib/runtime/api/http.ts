@@ -30,8 +30,16 @@ export type IdentitySource =
 /** The default header of local mode. */
 export const LOCAL_IDENTITY_HEADER = 'x-plangate-user';
 
-/** Largest request body read (a plan document is at most 8 MiB; the approval form far less). */
-export const MAX_BODY_BYTES = 8 * 1024 * 1024;
+/**
+ * Largest request body a handler takes (a plan document; the approval form is far less). API
+ * Gateway hands the request to Lambda as one event, which Lambda caps at 6 MB (6,291,456 bytes)
+ * and in which the body may be base64-encoded (4/3 its size) next to the headers: a body of 4 MiB
+ * always fits, so every body a handler refuses is refused with this limit named.
+ */
+export const MAX_BODY_BYTES = 4 * 1024 * 1024;
+
+/** API Gateway HTTP API's own payload quota (10 MB): a larger request never reaches a handler. */
+export const GATEWAY_MAX_BODY_BYTES = 10 * 1024 * 1024;
 
 export function identityOf(event: HttpEvent, source: IdentitySource): string | undefined {
   if (source.mode === 'header') {
