@@ -182,6 +182,8 @@ function ladderCases(scale: string, s: { remind: number; timeout: number }) {
     expect(of(events, 'deploy')).toEqual([
       'GATE_APPROVAL_REQUESTED',
       'GATE_REMINDED',
+      // Each vote is its own event, then the decision it completed.
+      'GATE_VOTE',
       'GATE_APPROVED',
       'TASK_STARTED',
       'TASK_COMPLETED',
@@ -207,6 +209,7 @@ function ladderCases(scale: string, s: { remind: number; timeout: number }) {
       'GATE_APPROVAL_REQUESTED',
       'GATE_REMINDED',
       'GATE_ESCALATED',
+      'GATE_VOTE',
       'GATE_APPROVED',
       'TASK_STARTED',
       'TASK_COMPLETED',
@@ -225,10 +228,11 @@ function ladderCases(scale: string, s: { remind: number; timeout: number }) {
     await platform.answer(link, 'alice', { decision: 'APPROVE' });
     await platform.answer(await platform.notice(id, 'deploy', 1), 'alice', { decision: 'APPROVE' });
     const events = await platform.finished(arn);
-    expect(events.slice(0, 4).map((e) => e.event)).toEqual([
+    expect(events.slice(0, 5).map((e) => e.event)).toEqual([
       'PLAN_CREATED',
       'GATE_APPROVAL_REQUESTED',
       'GATE_REMINDED',
+      'GATE_VOTE',
       'GATE_APPROVED',
     ]);
     expectRanThrough(events);
