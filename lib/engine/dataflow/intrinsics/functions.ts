@@ -252,9 +252,13 @@ function seededUnit(seed: number): number {
   return ((t ^ (t >>> 14)) >>> 0) / 4294967296;
 }
 
+/**
+ * Rounds each operand to the nearest integer, halves up (Java's Math.round, as JavaScript's), and
+ * then adds: AWS's recorded 1.5 + 1.51 = 4 and -0.5 + 0.5 = 1 (test_math_add).
+ */
 function mathAdd(args: readonly IntrinsicValue[], name: string): number {
   arity(name, args, 2);
-  const sum = Math.round(numberArg(name, args, 0) + numberArg(name, args, 1));
+  const sum = Math.round(numberArg(name, args, 0)) + Math.round(numberArg(name, args, 1));
   return sum === 0 ? 0 : sum;
 }
 
