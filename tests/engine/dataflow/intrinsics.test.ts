@@ -89,6 +89,13 @@ describe('intrinsic functions', () => {
     expect(Object.is(run('States.MathAdd(-0.4, 0)'), -0)).toBe(false);
   });
 
+  it('States.StringToJson of an empty or blank string is null, as on AWS', () => {
+    expect(run('States.StringToJson($.s)', { s: '' })).toBeNull();
+    expect(run('States.StringToJson($.s)', { s: ' \t\n' })).toBeNull();
+    expect(run('States.StringToJson($.s)', { s: '-0' })).toBe(0);
+    expect(failure('States.StringToJson($.s)', { s: ' {' }).error).toBe('States.IntrinsicFailure');
+  });
+
   it('nests calls and reads context and variables', () => {
     expect(
       run(
