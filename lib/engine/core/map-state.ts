@@ -4,6 +4,7 @@
  * as a map run whose iterations stay out of the parent history, as on AWS.
  */
 import { randomUUID } from 'node:crypto';
+import { jsonataResultTypeError, jsonText } from '../dataflow/index.ts';
 import { StatesError } from '../types.ts';
 import { jsonataValue, resolvePayloadTemplate, selectPath } from './data.ts';
 import {
@@ -157,10 +158,7 @@ async function mapItems(run: StateRun, input: unknown): Promise<unknown[]> {
       const expression =
         typeof state.Items === 'string' ? /^\{%([\s\S]*)%\}$/.exec(state.Items)?.[1]?.trim() : undefined;
       if (!Array.isArray(items) && expression !== undefined) {
-        throw new StatesError(
-          'States.QueryEvaluationError',
-          `The JSONata expression '${expression}' specified for the field 'Items' returned an unexpected result type. Expected 'array', but was '${typeName(items)}' for value: ${JSON.stringify(items)}`,
-        );
+        throw jsonataResultTypeError(expression, 'Items', 'array', items);
       }
     } else items = run.rawInput;
   } else if (reader !== undefined) {
@@ -175,17 +173,30 @@ async function mapItems(run: StateRun, input: unknown): Promise<unknown[]> {
         : selectPath(input, String(state.ItemsPath), run.context, frame.variables, 'ItemsPath');
   }
   if (!Array.isArray(items)) {
+    // AWS shows the value itself: `... but was: "string"`, `... but was: {"foo":"bar"}`
     throw new StatesError(
       run.language === 'JSONata' ? 'States.QueryEvaluationError' : 'States.Runtime',
-      `Map state input must be an array but was: ${typeName(items)}`,
+      `Map state input must be an array but was: ${jsonText(items)}`,
     );
   }
   return items;
 }
 
-function typeName(value: unknown): string {
-  if (value === null || value === undefined) return 'null';
-  return Array.isArray(value) ? 'array' : typeof value;
+/**
+ * AWS's cause for a *Path field whose value is not a number of the right kind. The value is shown
+ * in quotes as its text: a string as it is (`"NoNumber"`), anything else as JSON (`"{}"`).
+ */
+function invalidPathValue(
+  field: string,
+  value: unknown,
+  kind: 'integer' | 'float',
+  path: string,
+): StatesError {
+  const shown = typeof value === 'string' ? value : jsonText(value);
+  return new StatesError(
+    'States.Runtime',
+    `The ${field} field refers to value "${shown}" which is not a valid ${kind}: ${path}`,
+  );
 }
 
 async function maxConcurrency(run: StateRun, input: unknown): Promise<number> {
@@ -197,10 +208,7 @@ async function maxConcurrency(run: StateRun, input: unknown): Promise<number> {
     const path = String(state.MaxConcurrencyPath);
     value = numeric(selectPath(input, path, run.context, run.frame.variables, 'MaxConcurrencyPath'));
     if (typeof value !== 'number' || !Number.isInteger(value) || value < 0) {
-      throw new StatesError(
-        'States.Runtime',
-        `The MaxConcurrencyPath field refers to value "${JSON.stringify(value)}" which is not a valid integer: ${path}`,
-      );
+      throw invalidPathValue('MaxConcurrencyPath', value, 'integer', path);
     }
   }
   return typeof value === 'number' ? value : 0;
@@ -214,7 +222,10 @@ interface Tolerance {
 
 async function toleratedFailures(run: StateRun, input: unknown): Promise<Tolerance> {
   const { state } = run;
-  const read = async (field: 'ToleratedFailureCount' | 'ToleratedFailurePercentage', kind: string) => {
+  const read = async (
+    field: 'ToleratedFailureCount' | 'ToleratedFailurePercentage',
+    kind: 'integer' | 'float',
+  ) => {
     let value: unknown = state[field];
     if (run.language === 'JSONata' && typeof value === 'string') {
       value = await jsonataValue(value, jsonataScope(run), field);
@@ -222,12 +233,7 @@ async function toleratedFailures(run: StateRun, input: unknown): Promise<Toleran
       const path = String(state[`${field}Path`]);
       value = numeric(selectPath(input, path, run.context, run.frame.variables, `${field}Path`));
       const valid = typeof value === 'number' && (kind === 'float' || Number.isInteger(value));
-      if (!valid) {
-        throw new StatesError(
-          'States.Runtime',
-          `The ${field}Path field refers to value "${JSON.stringify(value)}" which is not a valid ${kind}: ${path}`,
-        );
-      }
+      if (!valid) throw invalidPathValue(`${field}Path`, value, kind, path);
     }
     return value as number | undefined;
   };

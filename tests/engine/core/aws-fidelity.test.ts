@@ -1,0 +1,140 @@
+/**
+ * Behaviour the engine takes from AWS's recorded executions (LocalStack's AWS-validated snapshots)
+ * and documentation at the edges the conformance sample does not cover: error causes for invalid
+ * Map input and *Path values, a task timeout's error output, the context inside `.sync` tasks,
+ * and the parameter checks of `apigateway:invoke` before a task is scheduled.
+ */
+import { afterEach, describe, expect, it } from 'vitest';
+import { createEngine, type Engine, type EngineOptions } from '../../../lib/engine/engine.ts';
+
+const ROLE = 'arn:aws:iam::123456789012:role/test';
+const engines: Engine[] = [];
+
+afterEach(async () => {
+  for (const e of engines.splice(0)) await e.close();
+});
+
+function engine(options: Partial<EngineOptions> = {}): Engine {
+  const e = createEngine({ storeDir: undefined, timeScale: 0, invokeResource: async () => ({}), ...options });
+  engines.push(e);
+  return e;
+}
+
+async function run(e: Engine, definition: object, input: unknown = {}) {
+  const { stateMachineArn } = await e.createStateMachine({
+    name: `M${engines.length}${Math.random().toString(36).slice(2, 8)}`,
+    definition: JSON.stringify(definition),
+    roleArn: ROLE,
+  });
+  const { executionArn } = await e.startExecution({
+    stateMachineArn: String(stateMachineArn),
+    input: JSON.stringify(input),
+  });
+  const described = await e.awaitExecution(String(executionArn));
+  const { events } = await e.getExecutionHistory({ executionArn: String(executionArn), maxResults: 1000 });
+  return { described, executionArn: String(executionArn), types: (events ?? []).map((ev) => ev.type) };
+}
+
+const pass = { StartAt: 'P', States: { P: { Type: 'Pass', End: true } } };
+
+describe('Map: AWS causes for invalid items and *Path values', () => {
+  it.each([
+    [1, '1'],
+    ['string', '"string"'],
+    [true, 'true'],
+    [{ foo: 'bar' }, '{"foo":"bar"}'],
+    [null, 'null'],
+  ])('names the value, not its type, when the items are not an array: %j', async (items, shown) => {
+    const { described } = await run(
+      engine(),
+      {
+        QueryLanguage: 'JSONata',
+        StartAt: 'Start',
+        States: {
+          Start: { Type: 'Pass', Output: '{% $states.input.items %}', Next: 'MapIterateState' },
+          MapIterateState: { Type: 'Map', MaxConcurrency: 1, ItemProcessor: pass, End: true },
+        },
+      },
+      { items },
+    );
+    expect(described.error).toBe('States.QueryEvaluationError');
+    expect(described.cause).toBe(
+      `An error occurred while executing the state 'MapIterateState' (entered at the event id #4). Map state input must be an array but was: ${shown}`,
+    );
+  });
+
+  it('names the value of ItemsPath that is not an array (JSONPath)', async () => {
+    const { described } = await run(
+      engine(),
+      { StartAt: 'M', States: { M: { Type: 'Map', ItemsPath: '$.items', ItemProcessor: pass, End: true } } },
+      { items: 'abc' },
+    );
+    expect(described.error).toBe('States.Runtime');
+    expect(described.cause).toBe(
+      `An error occurred while executing the state 'M' (entered at the event id #2). Map state input must be an array but was: "abc"`,
+    );
+  });
+
+  it.each([
+    [
+      'MaxConcurrencyPath',
+      'NoNumber',
+      'The MaxConcurrencyPath field refers to value "NoNumber" which is not a valid integer: $.V',
+    ],
+    [
+      'MaxConcurrencyPath',
+      {},
+      'The MaxConcurrencyPath field refers to value "{}" which is not a valid integer: $.V',
+    ],
+    [
+      'ToleratedFailureCountPath',
+      'NoNumber',
+      'The ToleratedFailureCountPath field refers to value "NoNumber" which is not a valid integer: $.V',
+    ],
+    [
+      'ToleratedFailurePercentagePath',
+      'NoNumber',
+      'The ToleratedFailurePercentagePath field refers to value "NoNumber" which is not a valid float: $.V',
+    ],
+    [
+      'ToleratedFailurePercentagePath',
+      [1],
+      'The ToleratedFailurePercentagePath field refers to value "[1]" which is not a valid float: $.V',
+    ],
+  ])('%s with %j: a string shows unquoted, as AWS words it', async (field, value, cause) => {
+    const { described } = await run(
+      engine(),
+      {
+        StartAt: 'MapState',
+        States: {
+          MapState: { Type: 'Map', ItemsPath: '$.Items', [field]: '$.V', ItemProcessor: pass, End: true },
+        },
+      },
+      { Items: [0], V: value },
+    );
+    expect(described.error).toBe('States.Runtime');
+    expect(described.cause).toBe(
+      `An error occurred while executing the state 'MapState' (entered at the event id #2). ${cause}`,
+    );
+  });
+
+  it('a JSONata Items expression that yields a function: "returned an unsupported result type."', async () => {
+    const { described } = await run(engine(), {
+      QueryLanguage: 'JSONata',
+      StartAt: 'MapIterateState',
+      States: {
+        MapIterateState: {
+          Type: 'Map',
+          MaxConcurrency: 1,
+          Items: '{% $fn := function($x){$x} %}',
+          ItemProcessor: pass,
+          End: true,
+        },
+      },
+    });
+    expect(described.error).toBe('States.QueryEvaluationError');
+    expect(described.cause).toBe(
+      "An error occurred while executing the state 'MapIterateState' (entered at the event id #2). The JSONata expression '$fn := function($x){$x}' specified for the field 'Items' returned an unsupported result type.",
+    );
+  });
+});
