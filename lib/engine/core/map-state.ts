@@ -6,7 +6,7 @@
 import { randomUUID } from 'node:crypto';
 import { jsonataResultTypeError, jsonText } from '../dataflow/index.ts';
 import { StatesError } from '../types.ts';
-import { jsonataValue, resolvePayloadTemplate, selectPath } from './data.ts';
+import { jsonataValue, pathNumber, resolvePayloadTemplate, selectPath } from './data.ts';
 import {
   applyResult,
   effectiveInput,
@@ -182,23 +182,6 @@ async function mapItems(run: StateRun, input: unknown): Promise<unknown[]> {
   return items;
 }
 
-/**
- * AWS's cause for a *Path field whose value is not a number of the right kind. The value is shown
- * in quotes as its text: a string as it is (`"NoNumber"`), anything else as JSON (`"{}"`).
- */
-function invalidPathValue(
-  field: string,
-  value: unknown,
-  kind: 'integer' | 'float',
-  path: string,
-): StatesError {
-  const shown = typeof value === 'string' ? value : jsonText(value);
-  return new StatesError(
-    'States.Runtime',
-    `The ${field} field refers to value "${shown}" which is not a valid ${kind}: ${path}`,
-  );
-}
-
 async function maxConcurrency(run: StateRun, input: unknown): Promise<number> {
   const { state } = run;
   let value: unknown = state.MaxConcurrency;
@@ -206,10 +189,8 @@ async function maxConcurrency(run: StateRun, input: unknown): Promise<number> {
     value = await jsonataValue(value, jsonataScope(run), 'MaxConcurrency');
   } else if (state.MaxConcurrencyPath !== undefined) {
     const path = String(state.MaxConcurrencyPath);
-    value = numeric(selectPath(input, path, run.context, run.frame.variables, 'MaxConcurrencyPath'));
-    if (typeof value !== 'number' || !Number.isInteger(value) || value < 0) {
-      throw invalidPathValue('MaxConcurrencyPath', value, 'integer', path);
-    }
+    const selected = selectPath(input, path, run.context, run.frame.variables, 'MaxConcurrencyPath');
+    value = pathNumber('MaxConcurrencyPath', selected, 'integer', path, 0);
   }
   return typeof value === 'number' ? value : 0;
 }
@@ -231,9 +212,8 @@ async function toleratedFailures(run: StateRun, input: unknown): Promise<Toleran
       value = await jsonataValue(value, jsonataScope(run), field);
     } else if (state[`${field}Path`] !== undefined) {
       const path = String(state[`${field}Path`]);
-      value = numeric(selectPath(input, path, run.context, run.frame.variables, `${field}Path`));
-      const valid = typeof value === 'number' && (kind === 'float' || Number.isInteger(value));
-      if (!valid) throw invalidPathValue(`${field}Path`, value, kind, path);
+      const selected = selectPath(input, path, run.context, run.frame.variables, `${field}Path`);
+      value = pathNumber(`${field}Path`, selected, kind, path);
     }
     return value as number | undefined;
   };
@@ -250,9 +230,4 @@ async function toleratedFailures(run: StateRun, input: unknown): Promise<Toleran
     count: count ?? (percentage === undefined ? 0 : Number.POSITIVE_INFINITY),
     percentage: percentage ?? (count === undefined ? 0 : 100),
   };
-}
-
-/** Path-selected numbers may be numeric strings, as AWS parses them ("1" is a valid MaxConcurrencyPath value). */
-function numeric(value: unknown): unknown {
-  return typeof value === 'string' && /^-?\d+(\.\d+)?$/.test(value) ? Number(value) : value;
 }

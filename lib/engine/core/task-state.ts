@@ -5,7 +5,7 @@
  * called again: replay takes the recorded result.
  */
 import { StatesError, type TaskInvocation } from '../types.ts';
-import { jsonataValue, resolvePayloadTemplate, selectPath } from './data.ts';
+import { jsonataValue, pathNumber, resolvePayloadTemplate, selectPath } from './data.ts';
 import { NOT_TRUNCATED, type StoredEvent } from './history.ts';
 import {
   applyResult,
@@ -408,13 +408,9 @@ async function durationField(
   if (run.language === 'JSONata' && typeof value === 'string') {
     value = await jsonataValue(value, jsonataScope(run), field);
   } else if (state[`${field}Path`] !== undefined) {
-    value = selectPath(
-      effectiveInput(run),
-      String(state[`${field}Path`]),
-      run.context,
-      run.frame.variables,
-      `${field}Path`,
-    );
+    const path = String(state[`${field}Path`]);
+    const selected = selectPath(effectiveInput(run), path, run.context, run.frame.variables, `${field}Path`);
+    value = pathNumber(`${field}Path`, selected, 'integer', path);
   }
   if (value === undefined) return undefined;
   if (typeof value !== 'number' || !Number.isInteger(value) || value < 1) {

@@ -138,3 +138,58 @@ describe('Map: AWS causes for invalid items and *Path values', () => {
     );
   });
 });
+
+describe('Task: TimeoutSecondsPath / HeartbeatSecondsPath values that are not numbers', () => {
+  it.each([
+    [
+      'TimeoutSecondsPath',
+      'abc',
+      'The TimeoutSecondsPath field refers to value "abc" which is not a valid integer: $.t',
+    ],
+    [
+      'TimeoutSecondsPath',
+      { a: 1 },
+      'The TimeoutSecondsPath field refers to value "{"a":1}" which is not a valid integer: $.t',
+    ],
+    [
+      'HeartbeatSecondsPath',
+      1.5,
+      'The HeartbeatSecondsPath field refers to value "1.5" which is not a valid integer: $.t',
+    ],
+  ])('%s with %j fails with the wording AWS uses for *Path numbers', async (field, value, cause) => {
+    const { described, types } = await run(
+      engine(),
+      {
+        StartAt: 'T',
+        States: {
+          T: { Type: 'Task', Resource: 'arn:aws:states:::lambda:invoke', [field]: '$.t', End: true },
+        },
+      },
+      { t: value },
+    );
+    expect(described.error).toBe('States.Runtime');
+    expect(described.cause).toBe(
+      `An error occurred while executing the state 'T' (entered at the event id #2). ${cause}`,
+    );
+    expect(types).not.toContain('TaskScheduled');
+  });
+
+  it('takes a numeric string, as the Map takes one for MaxConcurrencyPath', async () => {
+    const { described } = await run(
+      engine(),
+      {
+        StartAt: 'T',
+        States: {
+          T: {
+            Type: 'Task',
+            Resource: 'arn:aws:states:::lambda:invoke',
+            TimeoutSecondsPath: '$.t',
+            End: true,
+          },
+        },
+      },
+      { t: '30' },
+    );
+    expect(described.status).toBe('SUCCEEDED');
+  });
+});
