@@ -193,3 +193,65 @@ describe('Task: TimeoutSecondsPath / HeartbeatSecondsPath values that are not nu
     expect(described.status).toBe('SUCCEEDED');
   });
 });
+
+describe('Task timeout: the error output has an empty Cause, the events and the execution none', () => {
+  const catchTimeout = {
+    StartAt: 'Start',
+    States: {
+      Start: {
+        Type: 'Task',
+        Resource: 'arn:aws:states:::lambda:invoke',
+        TimeoutSeconds: 5,
+        Parameters: { FunctionName: 'slow' },
+        Catch: [{ ErrorEquals: ['States.Timeout'], Next: 'EndWithHandler' }],
+        End: true,
+      },
+      EndWithHandler: { Type: 'Pass', ResultPath: '$.error', End: true },
+    },
+  };
+  // what AWS recorded for this machine (test_task_service_lambda::test_invoke_timeout)
+  const recorded = { Error: 'States.Timeout', Cause: '', error: { Error: 'States.Timeout', Cause: '' } };
+  const never = (invocation: { signal?: AbortSignal }) =>
+    new Promise((_, reject) =>
+      invocation.signal?.addEventListener('abort', () => reject(new Error('aborted'))),
+    );
+
+  it('a deadline that passed', async () => {
+    const e = engine({ timeScale: 0.001, invokeResource: never });
+    const { described, executionArn } = await run(e, catchTimeout);
+    expect(JSON.parse(String(described.output))).toEqual(recorded);
+    const { events } = await e.getExecutionHistory({ executionArn });
+    const timedOut = events?.find((ev) => ev.type === 'TaskTimedOut');
+    expect(timedOut?.taskTimedOutEventDetails).toEqual({
+      error: 'States.Timeout',
+      resource: 'invoke',
+      resourceType: 'lambda',
+    });
+  });
+
+  it('a mocked States.Timeout (a MockConfigFile Throw without Cause stands for a timeout)', async () => {
+    const e = engine({
+      mockConfig: {
+        StateMachines: { Timeouts: { TestCases: { T: { Start: 'TimesOut' } } } },
+        MockedResponses: { TimesOut: { '0': { Throw: { Error: 'States.Timeout' } } } },
+      },
+    });
+    const { stateMachineArn } = await e.createStateMachine({
+      name: 'Timeouts',
+      definition: JSON.stringify(catchTimeout),
+      roleArn: ROLE,
+    });
+    const { executionArn } = await e.startExecution({ stateMachineArn: `${stateMachineArn}#T`, input: '{}' });
+    const described = await e.awaitExecution(String(executionArn));
+    expect(JSON.parse(String(described.output))).toEqual(recorded);
+  });
+
+  it('uncaught, the execution fails with States.Timeout and no cause', async () => {
+    const e = engine({ timeScale: 0.001, invokeResource: never });
+    const { Catch: _, ...uncaught } = catchTimeout.States.Start;
+    const { described } = await run(e, { StartAt: 'Start', States: { Start: uncaught } });
+    expect(described.status).toBe('FAILED');
+    expect(described.error).toBe('States.Timeout');
+    expect(described).not.toHaveProperty('cause');
+  });
+});
