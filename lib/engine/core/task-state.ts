@@ -208,7 +208,8 @@ class Preparing {
  * result on replay. Synchronous unless the parameters or durations need evaluating.
  */
 function beginAttempt(run: StateRun, plan: TaskPlan): Promise<unknown> | RecordedResult | Preparing {
-  const token = plan.kind.pattern === 'token' ? newTaskToken() : undefined;
+  // `.sync` tasks have a token too ($$.Task.Token): SendTaskSuccess/Failure on it ends them, as on AWS
+  const token = plan.kind.pattern === 'request' ? undefined : newTaskToken();
   if (token) run.context.Task = { Token: token };
   if (run.language === 'JSONata' || plan.timeout || plan.heartbeat)
     return new Preparing(prepared(run, plan, token));
@@ -474,7 +475,7 @@ function call(
     // this call early: no controller of its own
     return callbackTask(run, plan, parameters, token, scheduled, heartbeatMs, timeoutSeconds, frame.signal);
   }
-  if (plan.child || kind.pattern === 'token' || kind.family === 'Activity' || timeoutAt !== undefined) {
+  if (plan.child || kind.pattern !== 'request' || kind.family === 'Activity' || timeoutAt !== undefined) {
     return guardedCall(run, plan, parameters, token, scheduled, timeoutAt, heartbeatMs, timeoutSeconds);
   }
   // nothing but a stop or a failing sibling can end this call early: the frame's signal says both
@@ -506,11 +507,27 @@ async function guardedCall(
   const watchers = abortWatchers(frame.signal);
   if (frame.signal.aborted) controller.abort(frame.signal.reason);
   else watchers.add(relay);
+  const recordedSubmit = scope.peek();
+  // a `.sync` task also ends with SendTaskSuccess/Failure on its token (by its hash after a
+  // restart); the call's end (the finally below aborts the controller) closes the token
+  const tokenAnswer =
+    kind.pattern === 'sync' && token !== undefined
+      ? syncTokenAnswer(
+          run,
+          scheduled,
+          recordedSubmit?.type === 'TaskSubmitted' ? undefined : token,
+          controller.signal,
+        )
+      : undefined;
   try {
     const guarded = <T>(work: Promise<T>) => withDeadline(work, timeoutAt, rt.now, controller.signal);
+    // the call's own result, or the output SendTaskSuccess gave the `.sync` task's token first
+    const synced = async (work: Promise<unknown>): Promise<unknown> => {
+      const first = await guarded(tokenAnswer ? Promise.race([work, tokenAnswer]) : work);
+      return first instanceof TokenAnswer ? first.output : first;
+    };
     if (kind.family === 'Activity')
       return await guarded(activityTask(run, scheduled, heartbeatMs, controller.signal));
-    const recordedSubmit = scope.peek();
     if (isChild && kind.pattern !== 'token') {
       let childArn: string;
       if (recordedSubmit?.type === 'TaskSubmitted') {
@@ -524,14 +541,7 @@ async function guardedCall(
         emitSubmitted(scope, plan, started);
         childArn = started.ExecutionArn;
       }
-      const described = await guarded(rt.awaitChildExecution(childArn, controller.signal));
-      const v2 = kind.resourceName.endsWith('.sync:2');
-      if (described.Status === 'SUCCEEDED') {
-        return v2 && typeof described.Output === 'string'
-          ? { ...described, Output: JSON.parse(described.Output) }
-          : described;
-      }
-      throw new StatesError('States.TaskFailed', JSON.stringify(described));
+      return await synced(childResult(rt.awaitChildExecution(childArn, controller.signal), kind));
     }
     if (kind.pattern === 'token' && token) {
       return await callbackTask(
@@ -547,7 +557,7 @@ async function guardedCall(
       );
     }
     await rt.journal.persist();
-    return await guarded(
+    return await synced(
       rt.invokeResource(
         taskInvocation(run, resource, parameters, undefined, timeoutSeconds, controller.signal),
       ),
@@ -599,6 +609,40 @@ async function callbackTask(
     }
   }
   return await guarded(waiting.outcome);
+}
+
+/** A `.sync` child execution's end as the task's result (`.sync:2` parses its Output), or States.TaskFailed. */
+async function childResult(ended: Promise<Record<string, unknown>>, kind: ResourceKind): Promise<unknown> {
+  const described = await ended;
+  if (described.Status !== 'SUCCEEDED') throw new StatesError('States.TaskFailed', JSON.stringify(described));
+  return kind.resourceName.endsWith('.sync:2') && typeof described.Output === 'string'
+    ? { ...described, Output: JSON.parse(described.Output) }
+    : described;
+}
+
+/** The output SendTaskSuccess gave a `.sync` task's token, told apart from the call's own result. */
+class TokenAnswer {
+  constructor(readonly output: unknown) {}
+}
+
+/**
+ * Waits for SendTaskSuccess/Failure on a `.sync` task's token (`token`, or after a restart the
+ * hash its TaskScheduled recorded): resolves with the success's output, rejects with the failure.
+ * No heartbeat: HeartbeatSeconds does not apply to `.sync` tasks.
+ */
+function syncTokenAnswer(
+  run: StateRun,
+  scheduled: StoredEvent,
+  token: string | undefined,
+  signal: AbortSignal,
+): Promise<TokenAnswer> {
+  const hash = token === undefined ? String(scheduled.internal?.tokenHash) : undefined;
+  const answer = waitForToken(run, hash, token, undefined, signal).outcome.then(
+    (output) => new TokenAnswer(output),
+  );
+  // the call's end aborts the wait; nobody awaits the answer then
+  answer.catch(noop);
+  return answer;
 }
 
 /**

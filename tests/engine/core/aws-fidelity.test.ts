@@ -255,3 +255,79 @@ describe('Task timeout: the error output has an empty Cause, the events and the 
     expect(described).not.toHaveProperty('cause');
   });
 });
+
+describe('.sync integrations: $$.Task.Token', () => {
+  const parent = (childArn: string) => ({
+    StartAt: 'StartExecution',
+    States: {
+      StartExecution: {
+        Type: 'Task',
+        Resource: 'arn:aws:states:::states:startExecution.sync',
+        Parameters: { StateMachineArn: childArn, Input: { 'TaskToken.$': '$$.Task.Token' } },
+        End: true,
+      },
+    },
+  });
+
+  it('is in the context, and SendTaskSuccess with it ends the task (test_callback::test_sync_with_task_token)', async () => {
+    const e = engine({ timeScale: 1 });
+    const child = await e.createStateMachine({
+      name: 'Child',
+      definition: JSON.stringify({
+        StartAt: 'Hold',
+        States: { Hold: { Type: 'Wait', Seconds: 3600, End: true } },
+      }),
+      roleArn: ROLE,
+    });
+    const { stateMachineArn } = await e.createStateMachine({
+      name: 'Parent',
+      definition: JSON.stringify(parent(String(child.stateMachineArn))),
+      roleArn: ROLE,
+    });
+    const { executionArn } = await e.startExecution({ stateMachineArn, input: '{}' });
+    let childInput: { TaskToken?: string } = {};
+    while (childInput.TaskToken === undefined) {
+      const parentNow = await e.describeExecution({ executionArn: String(executionArn) });
+      expect(parentNow.status, String(parentNow.cause)).toBe('RUNNING');
+      const { executions } = await e.listExecutions({ stateMachineArn: child.stateMachineArn });
+      const started = executions?.[0]?.executionArn;
+      if (started)
+        childInput = JSON.parse(String((await e.describeExecution({ executionArn: started })).input));
+      else await new Promise((resolve) => setTimeout(resolve, 5));
+    }
+    await e.sendTaskSuccess({ taskToken: childInput.TaskToken, output: '"SQS_SEND_MESSAGE_AND_WAIT"' });
+    const described = await e.awaitExecution(String(executionArn));
+    expect(described.status).toBe('SUCCEEDED');
+    expect(described.output).toBe('"SQS_SEND_MESSAGE_AND_WAIT"');
+    const { events } = await e.getExecutionHistory({ executionArn: String(executionArn) });
+    expect(events?.map((ev) => ev.type)).toEqual([
+      'ExecutionStarted',
+      'TaskStateEntered',
+      'TaskScheduled',
+      'TaskStarted',
+      'TaskSubmitted',
+      'TaskSucceeded',
+      'TaskStateExited',
+      'ExecutionSucceeded',
+    ]);
+    // the token itself stays out of the history, as for .waitForTaskToken tasks
+    expect(JSON.stringify(events)).not.toContain(childInput.TaskToken);
+  });
+
+  it('is in the context of a mocked .sync task too', async () => {
+    const e = engine({
+      mockConfig: {
+        StateMachines: { Synced: { TestCases: { T: { StartExecution: 'Done' } } } },
+        MockedResponses: { Done: { '0': { Return: 'SQS_SEND_MESSAGE_AND_WAIT' } } },
+      },
+    });
+    const { stateMachineArn } = await e.createStateMachine({
+      name: 'Synced',
+      definition: JSON.stringify(parent('arn:aws:states:us-east-1:123456789012:stateMachine:Child')),
+      roleArn: ROLE,
+    });
+    const { executionArn } = await e.startExecution({ stateMachineArn: `${stateMachineArn}#T`, input: '{}' });
+    const described = await e.awaitExecution(String(executionArn));
+    expect(described.output).toBe('"SQS_SEND_MESSAGE_AND_WAIT"');
+  });
+});
