@@ -27,6 +27,7 @@ import type { Scope, TaskIds } from './journal.ts';
 import { forgetPayloadText, payloadText } from './json-text.ts';
 import { MockedThrow } from './mock-config.ts';
 import type { StateDefinition } from './runtime.ts';
+import { assertUsableParameters, type ParameterCheck, parameterCheckFor } from './service-parameters.ts';
 import {
   newTaskToken,
   type TaskTokenRegistry,
@@ -109,6 +110,8 @@ interface TaskPlan {
   readonly child: boolean;
   /** What a service integration's events name (`resourceType`, `resource`); none for Lambda functions and activities. */
   readonly ids: TaskIds | undefined;
+  /** The check AWS makes on the parameters before it schedules the task, if it makes one. */
+  readonly checkParameters: ParameterCheck | undefined;
 }
 
 type FamilyEvents = ReturnType<typeof familyEvents>;
@@ -130,6 +133,7 @@ function planOf(state: StateDefinition): TaskPlan {
       child: kind.resourceType === 'states' && kind.resourceName.startsWith('startExecution'),
       ids:
         kind.family === 'Task' ? { resourceType: kind.resourceType, resource: kind.resourceName } : undefined,
+      checkParameters: parameterCheckFor(kind),
     };
     plans.set(state, plan);
   }
@@ -274,6 +278,8 @@ function callTask(
   const { rt, scope } = frame;
   const { resource, kind, events } = plan;
   const ids = plan.ids ?? NO_IDS;
+  // parameters AWS would not use fail the execution before anything is scheduled
+  if (plan.checkParameters) assertUsableParameters(plan.checkParameters, parameters);
   // an activity nobody mocks waits for a worker: it starts when one takes it with GetActivityTask
   const worker = kind.family === 'Activity' && !rt.mocks?.mocks(run.name);
   // a task already scheduled stays so on replay, even if its activity was deleted since

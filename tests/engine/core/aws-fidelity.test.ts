@@ -331,3 +331,71 @@ describe('.sync integrations: $$.Task.Token', () => {
     expect(described.output).toBe('"SQS_SEND_MESSAGE_AND_WAIT"');
   });
 });
+
+describe('apigateway:invoke: parameters checked before the task is scheduled', () => {
+  const invoke = {
+    StartAt: 'ApiGatewayInvoke',
+    States: {
+      ApiGatewayInvoke: {
+        Type: 'Task',
+        Resource: 'arn:aws:states:::apigateway:invoke',
+        Parameters: {
+          'ApiEndpoint.$': '$.ApiEndpoint',
+          'Method.$': '$.Method',
+          'Path.$': '$.Path',
+          'Stage.$': '$.Stage',
+          'RequestBody.$': '$.RequestBody',
+          'Headers.$': '$.Headers',
+        },
+        End: true,
+      },
+    },
+  };
+  const input = (headers: unknown, method = 'POST') => ({
+    ApiEndpoint: 'abc123.execute-api.us-east-1.amazonaws.com',
+    Method: method,
+    Path: 'id_func',
+    Stage: 'sfn-apigw-api',
+    RequestBody: { message: 'HelloWorld!' },
+    Headers: headers,
+  });
+
+  it('a header that is not a list of strings fails with States.Runtime and nothing scheduled (test_invoke_with_headers[singleStringHeader])', async () => {
+    const calls: unknown[] = [];
+    const e = engine({ invokeResource: async (i) => calls.push(i) });
+    const { described, types } = await run(e, invoke, input({ custom_header: 'singleStringHeader' }));
+    expect(described.error).toBe('States.Runtime');
+    const parameters = JSON.stringify({
+      ApiEndpoint: 'abc123.execute-api.us-east-1.amazonaws.com',
+      Method: 'POST',
+      Path: 'id_func',
+      Stage: 'sfn-apigw-api',
+      RequestBody: { message: 'HelloWorld!' },
+      Headers: { custom_header: 'singleStringHeader' },
+    });
+    expect(described.cause).toBe(
+      `An error occurred while executing the state 'ApiGatewayInvoke' (entered at the event id #2). The Parameters '${parameters}' could not be used to start the Task: [The value of the field 'Headers' has an invalid format]`,
+    );
+    expect(types).toEqual(['ExecutionStarted', 'TaskStateEntered', 'ExecutionFailed']);
+    expect(calls).toEqual([]);
+  });
+
+  it('lists of strings pass (test_invoke_with_headers[custom_header2])', async () => {
+    const calls: unknown[] = [];
+    const e = engine({ invokeResource: async (i) => calls.push(i) && { StatusCode: 200 } });
+    const { described } = await run(e, invoke, input({ custom_header: ['arrayHeader0', 'arrayHeader1'] }));
+    expect(described.status).toBe('SUCCEEDED');
+    expect(calls).toHaveLength(1);
+  });
+
+  it.each([
+    [{ Host: ['x'] }, 'POST', "The 'Headers' field contains unsupported values: Host"],
+    [{ 'X-Amz-Date': ['x'] }, 'POST', "The 'Headers' field contains unsupported values: X-Amz-Date"],
+    [{ ok: ['x'] }, 'FETCH', "The value of the field 'Method' has an invalid format"],
+  ])('refuses %j with method %s', async (headers, method, problem) => {
+    const { described, types } = await run(engine(), invoke, input(headers, method));
+    expect(described.error).toBe('States.Runtime');
+    expect(described.cause).toContain(`could not be used to start the Task: [${problem}]`);
+    expect(types).not.toContain('TaskScheduled');
+  });
+});
