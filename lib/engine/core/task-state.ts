@@ -284,16 +284,14 @@ function callTask(
   const worker = kind.family === 'Activity' && !rt.mocks?.mocks(run.name);
   // a task already scheduled stays so on replay, even if its activity was deleted since
   const recorded = worker ? scope.peek()?.type : undefined;
-  if (
-    worker &&
-    recorded !== 'ActivityScheduled' &&
-    (recorded === 'ActivityScheduleFailed' || !rt.activities.exists(resource))
-  ) {
-    const failed = scope.emit('ActivityScheduleFailed', {
-      error: 'States.Runtime',
-      cause: `Activity Does Not Exist: '${resource}'`,
-    });
+  if (recorded === 'ActivityScheduleFailed') {
+    // a history written before the engine answered as AWS does (below): replayed as it was
+    const failed = scope.emit('ActivityScheduleFailed');
     throw new StatesError(String(failed.details?.error), String(failed.details?.cause));
+  }
+  if (worker && recorded !== 'ActivityScheduled' && !rt.activities.exists(resource)) {
+    // AWS schedules nothing: the execution fails (test_activities::test_activity_task_on_deleted)
+    throw new StatesError('States.Runtime', `The activity ${resource} does not exist.`);
   }
 
   const scheduledEvent =
