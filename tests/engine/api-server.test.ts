@@ -180,6 +180,14 @@ describe('Step Functions API server', () => {
     expect(result.diagnostics?.map((d) => d.location)).toContain('/States/A/Next');
   });
 
+  it('answers on any host name, so a client that adds the sync- prefix can be pointed at it', async () => {
+    const reply = await raw('{}', {
+      'x-amz-target': 'AWSStepFunctions.ListStateMachines',
+      host: `sync-localhost:${new URL(server.url).port}`,
+    });
+    expect(reply).toMatchObject({ status: 200, body: { stateMachines: [] } });
+  });
+
   it('answers an unknown operation with UnknownOperationException', async () => {
     const reply = await raw('{}', { 'x-amz-target': 'AWSStepFunctions.LaunchRockets' });
     expect(reply.status).toBe(400);
