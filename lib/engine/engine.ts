@@ -593,13 +593,13 @@ export class Engine implements StepFunctionsEngine {
     return {
       stateMachineArn: e.machineArn,
       name: e.machineName,
-      ...(input.includedData === 'METADATA_ONLY' ? {} : { definition }),
+      definition,
       roleArn: e.roleArn,
       updateDate: new Date(machine?.updateDate ?? machine?.creationDate ?? e.startDate),
       loggingConfiguration: (machine?.loggingConfiguration as sfn.LoggingConfiguration) ?? DEFAULT_LOGGING,
       tracingConfiguration: (machine?.tracingConfiguration as sfn.TracingConfiguration) ?? DEFAULT_TRACING,
       ...(revisionId === undefined ? {} : { revisionId }),
-    } as sfn.DescribeStateMachineForExecutionOutput;
+    };
   }
 
   async listExecutions(input: sfn.ListExecutionsInput): Promise<sfn.ListExecutionsOutput> {
