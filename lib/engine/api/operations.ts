@@ -17,7 +17,7 @@ const taskToken = text(1, 2048);
 const pageToken = text(1, 1024);
 const includedData = z.enum(['ALL_DATA', 'METADATA_ONLY']);
 const machineType = z.enum(['STANDARD', 'EXPRESS']);
-const tag = z.looseObject({ key: text(1, 128).optional(), value: text(0, 256).optional() });
+const tag = z.looseObject({ key: text(1, 128), value: text(0, 256).optional() });
 const routing = z
   .array(z.looseObject({ stateMachineVersionArn: arn, weight: int.min(0).max(100) }))
   .min(1)

@@ -132,7 +132,11 @@ export function withTags(
   resourceArn: string,
 ): Tag[] {
   const tags = new Map((current ?? []).map((t) => [t.key, t.value]));
-  for (const t of added ?? []) tags.set(String(t.key), t.value ?? '');
+  for (const t of added ?? []) {
+    if (typeof t.key !== 'string' || t.key.length < 1 || t.key.length > 128)
+      throw new SfnServiceError('ValidationException', 'A tag key must be a string of 1 to 128 characters');
+    tags.set(t.key, typeof t.value === 'string' ? t.value : '');
+  }
   if (tags.size > MAX_TAGS) {
     throw new SfnServiceError(
       'TooManyTags',

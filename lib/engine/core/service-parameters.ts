@@ -6,7 +6,6 @@
  */
 import { jsonText } from '../dataflow/index.ts';
 import { StatesError } from '../types.ts';
-import type { ResourceKind } from './task-state.ts';
 
 /** What is wrong with a task's parameters, one phrase per problem (none: they may be used). */
 export type ParameterCheck = (parameters: unknown) => string[];
@@ -77,10 +76,12 @@ function apiGatewayInvokeProblems(parameters: unknown): string[] {
   return problems;
 }
 
-/** The check for a resource's parameters, if AWS makes one before scheduling its tasks. */
-export function parameterCheckFor(kind: ResourceKind): ParameterCheck | undefined {
-  if (kind.family === 'Task' && kind.resourceType === 'apigateway' && /^invoke(\.|$)/.test(kind.resourceName))
-    return apiGatewayInvokeProblems;
+/**
+ * The check for a service integration's parameters (`resourceType` `apigateway`, `resource`
+ * `invoke` for `arn:aws:states:::apigateway:invoke`), if AWS makes one before scheduling its tasks.
+ */
+export function parameterCheckFor(resourceType: string, resource: string): ParameterCheck | undefined {
+  if (resourceType === 'apigateway' && /^invoke(\.|$)/.test(resource)) return apiGatewayInvokeProblems;
   return undefined;
 }
 

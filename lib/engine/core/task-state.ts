@@ -133,7 +133,8 @@ function planOf(state: StateDefinition): TaskPlan {
       child: kind.resourceType === 'states' && kind.resourceName.startsWith('startExecution'),
       ids:
         kind.family === 'Task' ? { resourceType: kind.resourceType, resource: kind.resourceName } : undefined,
-      checkParameters: parameterCheckFor(kind),
+      checkParameters:
+        kind.family === 'Task' ? parameterCheckFor(kind.resourceType, kind.resourceName) : undefined,
     };
     plans.set(state, plan);
   }
