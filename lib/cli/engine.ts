@@ -17,6 +17,8 @@ export const usage = `Usage: plangate engine serve [options]
 Serves the Step Functions API (AWS JSON 1.0) of plangate's embedded engine on 127.0.0.1.
 The first line of output is the endpoint URL, e.g. for
   aws stepfunctions --endpoint-url <URL> list-state-machines
+StartSyncExecution is sent to the host "sync-<host>", which 127.0.0.1 cannot take: turn the SDK's
+host prefix off (boto3: Config(inject_host_prefix=False); @aws-sdk: disableHostPrefix: true).
 It runs until SIGTERM or SIGINT, then closes cleanly; running executions resume on the next start.
 
 Options:

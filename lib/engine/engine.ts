@@ -22,7 +22,13 @@ import { Journal } from './core/journal.ts';
 import { mapState } from './core/map-state.ts';
 import { type MockConfig, MockedTestCase, parseMockConfig } from './core/mock-config.ts';
 import { parallelState } from './core/parallel-state.ts';
-import { type ActivityRecord, type MachineRecord, MachineRegistry, newRevisionId } from './core/registry.ts';
+import {
+  type ActivityRecord,
+  type MachineRecord,
+  MachineRegistry,
+  newRevisionId,
+  withTags,
+} from './core/registry.ts';
 import type { ExecutionRuntime, QueryLanguage, StatesBlock } from './core/runtime.ts';
 import { type EngineStore, FileStore, MemoryStore } from './core/store.ts';
 import { taskState } from './core/task-state.ts';
@@ -132,6 +138,13 @@ const MAX_HISTORY_EVENTS = 25_000;
 /** The group window (see {@link EngineOptions.syncWindowMs}). */
 const DEFAULT_SYNC_WINDOW_MS = 20;
 
+/** What AWS describes for a machine created without logging or tracing configuration. */
+const DEFAULT_LOGGING: sfn.LoggingConfiguration = { level: 'OFF', includeExecutionData: false };
+const DEFAULT_TRACING: sfn.TracingConfiguration = { enabled: false };
+
+/** ValidateStateMachineDefinition: AWS's default and largest `maxResults`. */
+const MAX_DIAGNOSTICS = 100;
+
 /** AWS's default quota of activities per account and region. */
 const MAX_ACTIVITIES = 10_000;
 
@@ -224,6 +237,7 @@ export class Engine implements StepFunctionsEngine {
     if (type !== 'STANDARD' && type !== 'EXPRESS')
       throw new SfnServiceError('ValidationException', `Invalid type '${type}'`);
     const arn = buildMachineArn(this.scope, input.name);
+    const tags = withTags(undefined, input.tags, arn);
     const existing = this.registry.find(input.name);
     if (existing) {
       if (
@@ -248,6 +262,7 @@ export class Engine implements StepFunctionsEngine {
       aliases: [],
       ...(input.loggingConfiguration ? { loggingConfiguration: input.loggingConfiguration } : {}),
       ...(input.tracingConfiguration ? { tracingConfiguration: input.tracingConfiguration } : {}),
+      ...(tags.length > 0 ? { tags } : {}),
     };
     const out: sfn.CreateStateMachineOutput = {
       stateMachineArn: arn,
@@ -263,10 +278,14 @@ export class Engine implements StepFunctionsEngine {
 
   async updateStateMachine(input: sfn.UpdateStateMachineInput): Promise<sfn.UpdateStateMachineOutput> {
     const ref = parseStateMachineArn(this.scope, input.stateMachineArn);
+    // a version or alias cannot be updated: AWS answers as for a machine that does not exist
     if (ref.version !== undefined || ref.alias !== undefined) {
-      throw new SfnServiceError('ValidationException', 'Cannot update a state machine version or alias');
+      throw new SfnServiceError(
+        'StateMachineDoesNotExist',
+        `State Machine Does Not Exist: '${input.stateMachineArn}'`,
+      );
     }
-    const machine = this.registry.get(ref.name);
+    const machine = this.registry.get(ref.name, String(input.stateMachineArn));
     if (input.definition !== undefined) machine.definition = this.checkedDefinition(input.definition);
     if (input.roleArn !== undefined) machine.roleArn = input.roleArn;
     if (input.loggingConfiguration) machine.loggingConfiguration = input.loggingConfiguration;
@@ -285,7 +304,7 @@ export class Engine implements StepFunctionsEngine {
 
   async describeStateMachine(input: sfn.DescribeStateMachineInput): Promise<sfn.DescribeStateMachineOutput> {
     const ref = parseStateMachineArn(this.scope, input.stateMachineArn);
-    const machine = this.registry.get(ref.name);
+    const machine = this.registry.get(ref.name, String(input.stateMachineArn));
     let definition = machine.definition;
     let roleArn = machine.roleArn;
     let revisionId = machine.revisionId;
@@ -309,11 +328,8 @@ export class Engine implements StepFunctionsEngine {
       creationDate: new Date(machine.creationDate),
       revisionId,
       ...(description ? { description } : {}),
-      loggingConfiguration: (machine.loggingConfiguration as sfn.LoggingConfiguration) ?? {
-        level: 'OFF',
-        includeExecutionData: false,
-      },
-      tracingConfiguration: (machine.tracingConfiguration as sfn.TracingConfiguration) ?? { enabled: false },
+      loggingConfiguration: (machine.loggingConfiguration as sfn.LoggingConfiguration) ?? DEFAULT_LOGGING,
+      tracingConfiguration: (machine.tracingConfiguration as sfn.TracingConfiguration) ?? DEFAULT_TRACING,
     };
   }
 
@@ -345,7 +361,7 @@ export class Engine implements StepFunctionsEngine {
     input: sfn.PublishStateMachineVersionInput,
   ): Promise<sfn.PublishStateMachineVersionOutput> {
     const ref = parseStateMachineArn(this.scope, input.stateMachineArn);
-    const machine = this.registry.get(ref.name);
+    const machine = this.registry.get(ref.name, String(input.stateMachineArn));
     if (input.revisionId !== undefined && input.revisionId !== machine.revisionId) {
       throw new SfnServiceError('ConflictException', 'The revision id does not match the latest revision');
     }
@@ -364,7 +380,10 @@ export class Engine implements StepFunctionsEngine {
   async listStateMachineVersions(
     input: sfn.ListStateMachineVersionsInput,
   ): Promise<sfn.ListStateMachineVersionsOutput> {
-    const machine = this.registry.get(parseStateMachineArn(this.scope, input.stateMachineArn).name);
+    const machine = this.registry.get(
+      parseStateMachineArn(this.scope, input.stateMachineArn).name,
+      String(input.stateMachineArn),
+    );
     const all = [...machine.versions].reverse().map((v) => ({
       stateMachineVersionArn: `${machine.arn}:${v.version}`,
       creationDate: new Date(v.creationDate),
@@ -397,9 +416,8 @@ export class Engine implements StepFunctionsEngine {
     if (/^\d+$/.test(input.name))
       throw new SfnServiceError('ValidationException', 'An alias name cannot be a number');
     const routing = this.checkedRouting(input.routingConfiguration);
-    const machine = this.registry.get(
-      parseStateMachineArn(this.scope, routing[0]?.stateMachineVersionArn).name,
-    );
+    const versionArn = String(routing[0]?.stateMachineVersionArn);
+    const machine = this.registry.get(parseStateMachineArn(this.scope, versionArn).name, versionArn);
     const arn = `${machine.arn}:${input.name}`;
     const existing = machine.aliases.find((a) => a.name === input.name);
     if (existing) {
@@ -449,7 +467,10 @@ export class Engine implements StepFunctionsEngine {
   async listStateMachineAliases(
     input: sfn.ListStateMachineAliasesInput,
   ): Promise<sfn.ListStateMachineAliasesOutput> {
-    const machine = this.registry.get(parseStateMachineArn(this.scope, input.stateMachineArn).name);
+    const machine = this.registry.get(
+      parseStateMachineArn(this.scope, input.stateMachineArn).name,
+      String(input.stateMachineArn),
+    );
     const all = machine.aliases.map((a) => ({
       stateMachineAliasArn: `${machine.arn}:${a.name}`,
       creationDate: new Date(a.creationDate),
@@ -477,15 +498,17 @@ export class Engine implements StepFunctionsEngine {
       throw new SfnServiceError('ValidationException', 'definition is required');
     }
     const problems = validateDefinition(input.definition);
+    // at most maxResults diagnostics (0 or none: AWS's default and limit, 100); the rest truncated
+    const limit = input.maxResults || MAX_DIAGNOSTICS;
     return {
       result: problems.length === 0 ? 'OK' : 'FAIL',
-      diagnostics: problems.map((p) => ({
+      diagnostics: problems.slice(0, limit).map((p) => ({
         severity: 'ERROR',
         code: p.code,
         message: p.message,
         location: p.location,
       })),
-      truncated: false,
+      truncated: problems.length > limit,
     };
   }
 
@@ -500,6 +523,8 @@ export class Engine implements StepFunctionsEngine {
   async startSyncExecution(input: sfn.StartSyncExecutionInput): Promise<sfn.StartSyncExecutionOutput> {
     const record = this.beginExecution(input, true);
     await record.done;
+    // METADATA_ONLY: everything but the execution's data (its input and output)
+    const withData = input.includedData !== 'METADATA_ONLY';
     const out: sfn.StartSyncExecutionOutput = {
       executionArn: record.arn,
       stateMachineArn: record.machineArn,
@@ -508,11 +533,10 @@ export class Engine implements StepFunctionsEngine {
       stopDate: new Date(record.stopDate ?? this.now()),
       status:
         record.status === 'SUCCEEDED' ? 'SUCCEEDED' : record.status === 'TIMED_OUT' ? 'TIMED_OUT' : 'FAILED',
-      input: record.input,
-      inputDetails: { included: true },
+      ...(withData ? { input: record.input, inputDetails: { included: true } } : {}),
       billingDetails: { billedMemoryUsedInMB: 64, billedDurationInMilliseconds: 100 },
     };
-    if (record.output !== undefined) {
+    if (record.output !== undefined && withData) {
       out.output = record.output;
       out.outputDetails = { included: true };
     }
@@ -524,21 +548,24 @@ export class Engine implements StepFunctionsEngine {
   async describeExecution(input: sfn.DescribeExecutionInput): Promise<sfn.DescribeExecutionOutput> {
     await this.persist();
     const e = this.hydrated(this.getExecution(input.executionArn));
+    // METADATA_ONLY: everything but the execution's data (its input and output)
+    const withData = input.includedData !== 'METADATA_ONLY';
+    const redrive = this.redriveState(e);
     const out: sfn.DescribeExecutionOutput = {
       executionArn: e.arn,
       stateMachineArn: e.machineArn,
       name: e.name,
       status: e.status,
       startDate: new Date(e.startDate),
-      input: e.input,
-      inputDetails: { included: true },
+      ...(withData ? { input: e.input, inputDetails: { included: true } } : {}),
       redriveCount: e.redriveCount,
-      redriveStatus: this.redriveStatus(e),
+      redriveStatus: redrive.status,
+      ...(redrive.reason === undefined ? {} : { redriveStatusReason: redrive.reason }),
     };
     if (e.versionArn) out.stateMachineVersionArn = e.versionArn;
     if (e.aliasArn) out.stateMachineAliasArn = e.aliasArn;
     if (e.stopDate !== undefined) out.stopDate = new Date(e.stopDate);
-    if (e.output !== undefined) {
+    if (e.output !== undefined && withData) {
       out.output = e.output;
       out.outputDetails = { included: true };
     }
@@ -548,29 +575,81 @@ export class Engine implements StepFunctionsEngine {
     return out;
   }
 
+  /** The definition, role and configuration the execution ran with (a version's, when it ran one). */
+  async describeStateMachineForExecution(
+    input: sfn.DescribeStateMachineForExecutionInput,
+  ): Promise<sfn.DescribeStateMachineForExecutionOutput> {
+    const e = this.getExecution(input.executionArn);
+    const started = this.historyOf(e).events[0];
+    const definition = started && this.definitionTextOf(started);
+    if (definition === undefined) throw new Error(`the definition ${e.arn} ran cannot be read`);
+    const machine = this.registry.find(e.machineName);
+    const version =
+      e.versionArn === undefined
+        ? undefined
+        : machine?.versions.find((v) => `${machine.arn}:${v.version}` === e.versionArn);
+    const revisionId =
+      version?.revisionId ?? (machine?.definition === definition ? machine.revisionId : undefined);
+    return {
+      stateMachineArn: e.machineArn,
+      name: e.machineName,
+      definition,
+      roleArn: e.roleArn,
+      updateDate: new Date(machine?.updateDate ?? machine?.creationDate ?? e.startDate),
+      loggingConfiguration: (machine?.loggingConfiguration as sfn.LoggingConfiguration) ?? DEFAULT_LOGGING,
+      tracingConfiguration: (machine?.tracingConfiguration as sfn.TracingConfiguration) ?? DEFAULT_TRACING,
+      ...(revisionId === undefined ? {} : { revisionId }),
+    };
+  }
+
   async listExecutions(input: sfn.ListExecutionsInput): Promise<sfn.ListExecutionsOutput> {
     await this.persist();
-    let machineName: string | undefined;
-    if (input.stateMachineArn !== undefined) {
-      machineName = parseStateMachineArn(this.scope, input.stateMachineArn).name;
-      this.registry.get(machineName);
-    }
+    const ofMachine =
+      input.stateMachineArn === undefined ? () => true : this.executionsOf(input.stateMachineArn);
+    const redriven = input.redriveFilter;
     const all = [...this.executions.values()]
-      .filter((e) => !e.express)
-      .filter((e) => machineName === undefined || e.machineName === machineName)
+      .filter((e) => !e.express && ofMachine(e))
       .filter((e) => input.statusFilter === undefined || e.status === input.statusFilter)
+      .filter((e) => redriven === undefined || (redriven === 'REDRIVEN') === e.redriveCount > 0)
       .sort((a, b) => b.startDate - a.startDate)
       .map((e) => ({
         executionArn: e.arn,
         stateMachineArn: e.machineArn,
+        ...(e.versionArn ? { stateMachineVersionArn: e.versionArn } : {}),
+        ...(e.aliasArn ? { stateMachineAliasArn: e.aliasArn } : {}),
         name: e.name,
         status: e.status,
         startDate: new Date(e.startDate),
         ...(e.stopDate === undefined ? {} : { stopDate: new Date(e.stopDate) }),
         redriveCount: e.redriveCount,
+        ...(e.redriveDate === undefined ? {} : { redriveDate: new Date(e.redriveDate) }),
       }));
     const { page, nextToken } = paginate(all, input.maxResults, input.nextToken);
     return { executions: page, ...(nextToken ? { nextToken } : {}) };
+  }
+
+  /**
+   * Which executions ListExecutions lists for a state machine ARN: all of the machine's, or with a
+   * version or alias ARN only those that ran that version or were started through that alias.
+   */
+  private executionsOf(stateMachineArn: string): (e: ExecutionRecord) => boolean {
+    const ref = parseStateMachineArn(this.scope, stateMachineArn);
+    const machine = this.registry.get(ref.name, stateMachineArn);
+    if (machine.type === 'EXPRESS') {
+      throw new SfnServiceError(
+        'StateMachineTypeNotSupported',
+        'This operation is not supported by this type of state machine',
+      );
+    }
+    if (ref.version !== undefined) {
+      const versionArn = `${machine.arn}:${ref.version}`;
+      return (e) => e.versionArn === versionArn;
+    }
+    if (ref.alias !== undefined) {
+      const aliasArn = `${machine.arn}:${ref.alias}`;
+      return (e) => e.aliasArn === aliasArn;
+    }
+    return (e) => e.machineName === machine.name;
   }
 
   async getExecutionHistory(input: sfn.GetExecutionHistoryInput): Promise<sfn.GetExecutionHistoryOutput> {
@@ -606,8 +685,12 @@ export class Engine implements StepFunctionsEngine {
 
   async redriveExecution(input: sfn.RedriveExecutionInput): Promise<sfn.RedriveExecutionOutput> {
     const e = this.hydrated(this.getExecution(input.executionArn));
-    if (this.redriveStatus(e) !== 'REDRIVABLE') {
-      throw new SfnServiceError('ExecutionNotRedrivable', `Execution is not redrivable: '${e.arn}'`);
+    const redrive = this.redriveState(e);
+    if (redrive.status !== 'REDRIVABLE') {
+      throw new SfnServiceError(
+        'ExecutionNotRedrivable',
+        `Execution is not redrivable: '${e.arn}'${redrive.reason ? ` (${redrive.reason})` : ''}`,
+      );
     }
     e.redriveCount++;
     e.redriveDate = this.now();
@@ -665,13 +748,50 @@ export class Engine implements StepFunctionsEngine {
     return {};
   }
 
+  // ---- tags -----------------------------------------------------------------------------------
+
+  async tagResource(input: sfn.TagResourceInput): Promise<sfn.TagResourceOutput> {
+    const tagged = this.taggable(input.resourceArn);
+    tagged.tags = withTags(tagged.tags, input.tags, String(input.resourceArn));
+    this.registry.save();
+    return {};
+  }
+
+  async untagResource(input: sfn.UntagResourceInput): Promise<sfn.UntagResourceOutput> {
+    const tagged = this.taggable(input.resourceArn);
+    const removed = new Set(input.tagKeys ?? []);
+    tagged.tags = (tagged.tags ?? []).filter((t) => !removed.has(t.key));
+    this.registry.save();
+    return {};
+  }
+
+  async listTagsForResource(input: sfn.ListTagsForResourceInput): Promise<sfn.ListTagsForResourceOutput> {
+    return { tags: [...(this.taggable(input.resourceArn).tags ?? [])] };
+  }
+
+  /** The state machine or activity an ARN names (not a version or alias: AWS tags neither). */
+  private taggable(resourceArn: unknown): MachineRecord | ActivityRecord {
+    const arn = String(resourceArn);
+    const notFound = () => new SfnServiceError('ResourceNotFound', `Resource not found: '${arn}'`);
+    if (/^arn:[^:]*:states:[^:]*:[^:]*:activity:/.test(arn)) {
+      const activity = this.registry.findActivity(parseActivityArn(this.scope, arn));
+      if (!activity) throw notFound();
+      return activity;
+    }
+    if (!/^arn:[^:]*:states:[^:]*:[^:]*:stateMachine:/.test(arn))
+      throw new SfnServiceError('InvalidArn', `Invalid Arn: '${arn.slice(0, 200)}'`);
+    const ref = parseStateMachineArn(this.scope, arn);
+    const machine = this.registry.find(ref.name);
+    if (!machine || ref.version !== undefined || ref.alias !== undefined) throw notFound();
+    return machine;
+  }
+
   // ---- activities -----------------------------------------------------------------------------
 
   async createActivity(input: sfn.CreateActivityInput): Promise<sfn.CreateActivityOutput> {
     assertValidName(input.name, 'Name');
-    if ((input.tags?.length ?? 0) > 50)
-      throw new SfnServiceError('TooManyTags', 'Too many tags: an activity takes at most 50');
     const arn = buildActivityArn(this.scope, input.name);
+    const tags = withTags(undefined, input.tags, arn);
     const existing = this.registry.findActivity(input.name);
     if (existing) {
       // idempotent by name: different tags are ignored, a different encryption is refused (as AWS does)
@@ -698,6 +818,7 @@ export class Engine implements StepFunctionsEngine {
       arn,
       creationDate,
       ...(input.encryptionConfiguration ? { encryptionConfiguration: input.encryptionConfiguration } : {}),
+      ...(tags.length > 0 ? { tags } : {}),
     });
     return { activityArn: arn, creationDate: new Date(creationDate) };
   }
@@ -828,7 +949,7 @@ export class Engine implements StepFunctionsEngine {
         );
       }
       machineName = ref.name;
-      const machine = this.registry.get(ref.name);
+      const machine = this.registry.get(ref.name, String(r.stateMachineVersionArn));
       this.resolveVersion(machine, ref);
       const weight = Number(r.weight);
       if (!Number.isInteger(weight) || weight < 0 || weight > 100)
@@ -875,10 +996,11 @@ export class Engine implements StepFunctionsEngine {
     return e;
   }
 
-  private redriveStatus(e: ExecutionRecord): sfn.ExecutionRedriveStatus {
-    if (e.express) return 'NOT_REDRIVABLE';
-    if (e.status === 'FAILED' || e.status === 'TIMED_OUT' || e.status === 'ABORTED') return 'REDRIVABLE';
-    return e.status === 'RUNNING' ? 'NOT_REDRIVABLE' : 'NOT_REDRIVABLE';
+  /** Whether RedriveExecution may rerun the execution, and if not why, in AWS's words. */
+  private redriveState(e: ExecutionRecord): { status: sfn.ExecutionRedriveStatus; reason?: string } {
+    if (e.status === 'FAILED' || e.status === 'TIMED_OUT' || e.status === 'ABORTED')
+      return e.express ? { status: 'NOT_REDRIVABLE' } : { status: 'REDRIVABLE' };
+    return { status: 'NOT_REDRIVABLE', reason: `Execution is ${e.status} and cannot be redriven` };
   }
 
   /** Validates a start request, writes ExecutionStarted and starts the runner. */
@@ -888,7 +1010,7 @@ export class Engine implements StepFunctionsEngine {
     if (rest.length > 0)
       throw new SfnServiceError('InvalidArn', `Invalid Arn: '${String(input.stateMachineArn)}'`);
     const ref = parseStateMachineArn(this.scope, machineArnText);
-    const machine = this.registry.get(ref.name);
+    const machine = this.registry.get(ref.name, String(machineArnText));
     if (sync && machine.type !== 'EXPRESS') {
       throw new SfnServiceError(
         'StateMachineTypeNotSupported',
@@ -1281,10 +1403,7 @@ export class Engine implements StepFunctionsEngine {
     if (first?.type !== 'ExecutionStarted') return undefined;
     const internal = first.internal ?? {};
     const details = first.details ?? {};
-    const definitionText =
-      typeof internal.definition === 'string'
-        ? internal.definition
-        : this.store.getDefinition(String(internal.definitionRef));
+    const definitionText = this.definitionTextOf(first);
     if (definitionText === undefined) return undefined; // its definition is gone: nothing to run
     const journal = this.newJournal(log, events);
     const testCase = typeof internal.testCase === 'string' ? internal.testCase : undefined;
@@ -1319,6 +1438,14 @@ export class Engine implements StepFunctionsEngine {
     }
     if (last) this.applyTerminal(record, last);
     return record;
+  }
+
+  /** The definition an execution ran, from its ExecutionStarted event (kept inline, or by reference in the store). */
+  private definitionTextOf(started: StoredEvent): string | undefined {
+    const internal = started.internal ?? {};
+    return typeof internal.definition === 'string'
+      ? internal.definition
+      : this.store.getDefinition(String(internal.definitionRef));
   }
 
   /** A finished execution known from its summary; {@link hydrated} reads the rest when needed. */

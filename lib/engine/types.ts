@@ -118,6 +118,9 @@ export interface StepFunctionsEngine {
   startExecution(input: sfn.StartExecutionInput): Promise<sfn.StartExecutionOutput>;
   startSyncExecution(input: sfn.StartSyncExecutionInput): Promise<sfn.StartSyncExecutionOutput>;
   describeExecution(input: sfn.DescribeExecutionInput): Promise<sfn.DescribeExecutionOutput>;
+  describeStateMachineForExecution(
+    input: sfn.DescribeStateMachineForExecutionInput,
+  ): Promise<sfn.DescribeStateMachineForExecutionOutput>;
   listExecutions(input: sfn.ListExecutionsInput): Promise<sfn.ListExecutionsOutput>;
   getExecutionHistory(input: sfn.GetExecutionHistoryInput): Promise<sfn.GetExecutionHistoryOutput>;
   stopExecution(input: sfn.StopExecutionInput): Promise<sfn.StopExecutionOutput>;
@@ -129,6 +132,9 @@ export interface StepFunctionsEngine {
   describeActivity(input: sfn.DescribeActivityInput): Promise<sfn.DescribeActivityOutput>;
   listActivities(input: sfn.ListActivitiesInput): Promise<sfn.ListActivitiesOutput>;
   deleteActivity(input: sfn.DeleteActivityInput): Promise<sfn.DeleteActivityOutput>;
+  tagResource(input: sfn.TagResourceInput): Promise<sfn.TagResourceOutput>;
+  untagResource(input: sfn.UntagResourceInput): Promise<sfn.UntagResourceOutput>;
+  listTagsForResource(input: sfn.ListTagsForResourceInput): Promise<sfn.ListTagsForResourceOutput>;
   /** A long poll: `signal` aborts when the caller is gone (the server passes its request's). */
   getActivityTask(
     input: sfn.GetActivityTaskInput,

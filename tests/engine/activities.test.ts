@@ -420,19 +420,17 @@ describe('activities through @aws-sdk/client-sfn (time scaled to 0)', () => {
     expect(await settled(h.client, execution)).toMatchObject({ status: 'SUCCEEDED', output: '1' });
   });
 
-  it('fails an execution whose activity does not exist with ActivityScheduleFailed', async () => {
+  it('fails an execution whose activity does not exist with States.Runtime, nothing scheduled (AWS: test_activity_task_on_deleted)', async () => {
     const machine = await newMachine(h.client, 'missing-machine', activityTask(`${ACTIVITY_PREFIX}missing`));
     const execution = await start(h.client, machine, {});
     const done = await settled(h.client, execution);
-    expect(done).toMatchObject({ status: 'FAILED', error: 'States.Runtime' });
-    expect(done.cause).toContain(`${ACTIVITY_PREFIX}missing`);
+    expect(done).toMatchObject({
+      status: 'FAILED',
+      error: 'States.Runtime',
+      cause: `An error occurred while executing the state 'Work' (entered at the event id #2). The activity ${ACTIVITY_PREFIX}missing does not exist.`,
+    });
     const events = await history(h.client, execution);
-    expect(events.map((e) => e.type)).toEqual([
-      'ExecutionStarted',
-      'TaskStateEntered',
-      'ActivityScheduleFailed',
-      'ExecutionFailed',
-    ]);
+    expect(events.map((e) => e.type)).toEqual(['ExecutionStarted', 'TaskStateEntered', 'ExecutionFailed']);
   });
 });
 

@@ -291,4 +291,96 @@ describe('the embedded engine through @aws-sdk/client-sfn', () => {
       .catch((e: unknown) => e);
     expect(gone).toBeInstanceOf(sfn.StateMachineDoesNotExist);
   });
+
+  it('lists the executions of a version or an alias, filters by redrive, and describes what an execution ran', async () => {
+    const { stateMachineArn } = await client.send(
+      new sfn.CreateStateMachineCommand({
+        name: 'listed',
+        definition: passMachine,
+        roleArn: ROLE,
+        publish: true,
+      }),
+    );
+    const v1 = `${stateMachineArn}:1`;
+    await client.send(
+      new sfn.CreateStateMachineAliasCommand({
+        name: 'live',
+        routingConfiguration: [{ stateMachineVersionArn: v1, weight: 100 }],
+      }),
+    );
+    const run = async (arn: string, name: string) => {
+      const { executionArn } = await client.send(
+        new sfn.StartExecutionCommand({ stateMachineArn: arn, name, input: '{"who":"x"}' }),
+      );
+      return settled(executionArn!);
+    };
+    await run(v1, 'by-version');
+    await run(`${stateMachineArn}:live`, 'by-alias');
+    await run(stateMachineArn!, 'latest');
+    const names = async (input: sfn.ListExecutionsInput) =>
+      ((await client.send(new sfn.ListExecutionsCommand(input))).executions ?? []).map((e) => e.name).sort();
+    expect(await names({ stateMachineArn })).toEqual(['by-alias', 'by-version', 'latest']);
+    expect(await names({ stateMachineArn: v1 })).toEqual(['by-alias', 'by-version']);
+    expect(await names({ stateMachineArn: `${stateMachineArn}:live` })).toEqual(['by-alias']);
+    expect(await names({ stateMachineArn, redriveFilter: 'REDRIVEN' })).toEqual([]);
+    expect(await names({ stateMachineArn, redriveFilter: 'NOT_REDRIVEN' })).toHaveLength(3);
+
+    const latest = `${stateMachineArn!.replace(':stateMachine:', ':execution:')}:latest`;
+    const described = await client.send(new sfn.DescribeExecutionCommand({ executionArn: latest }));
+    expect(described.redriveStatusReason).toBe('Execution is SUCCEEDED and cannot be redriven');
+    const metadata = await client.send(
+      new sfn.DescribeExecutionCommand({ executionArn: latest, includedData: 'METADATA_ONLY' }),
+    );
+    expect(metadata).not.toHaveProperty('input');
+    expect(metadata).not.toHaveProperty('output');
+    const ran = await client.send(new sfn.DescribeStateMachineForExecutionCommand({ executionArn: latest }));
+    expect(ran).toMatchObject({ stateMachineArn, name: 'listed', definition: passMachine, roleArn: ROLE });
+
+    const missing = await client
+      .send(new sfn.DescribeStateMachineCommand({ stateMachineArn: `${stateMachineArn}-gone` }))
+      .catch((e: unknown) => e);
+    expect((missing as Error).message).toBe(`State Machine Does Not Exist: '${stateMachineArn}-gone'`);
+  });
+
+  it('tags state machines and activities, and truncates validation diagnostics at maxResults', async () => {
+    const { stateMachineArn } = await client.send(
+      new sfn.CreateStateMachineCommand({
+        name: 'tagged',
+        definition: passMachine,
+        roleArn: ROLE,
+        tags: [{ key: 'team', value: 'a' }],
+      }),
+    );
+    await client.send(
+      new sfn.TagResourceCommand({
+        resourceArn: stateMachineArn,
+        tags: [
+          { key: 'team', value: 'b' },
+          { key: 'env', value: 'dev' },
+        ],
+      }),
+    );
+    await client.send(new sfn.UntagResourceCommand({ resourceArn: stateMachineArn, tagKeys: ['env'] }));
+    const { tags } = await client.send(new sfn.ListTagsForResourceCommand({ resourceArn: stateMachineArn }));
+    expect(tags).toEqual([{ key: 'team', value: 'b' }]);
+    const tooMany = Array.from({ length: 51 }, (_, i) => ({ key: `k${i}`, value: '' }));
+    await expect(
+      client.send(new sfn.TagResourceCommand({ resourceArn: stateMachineArn, tags: tooMany })),
+    ).rejects.toBeInstanceOf(sfn.TooManyTags);
+    await expect(
+      client.send(new sfn.ListTagsForResourceCommand({ resourceArn: `${stateMachineArn}:1` })),
+    ).rejects.toBeInstanceOf(sfn.ResourceNotFound);
+
+    const broken = JSON.stringify({
+      StartAt: 'A',
+      States: { A: { Type: 'Pass', Next: 'X' }, B: { Type: 'Pass', Next: 'Y' } },
+    });
+    const all = await client.send(new sfn.ValidateStateMachineDefinitionCommand({ definition: broken }));
+    expect(all.truncated).toBe(false);
+    expect(all.diagnostics!.length).toBeGreaterThan(1);
+    const one = await client.send(
+      new sfn.ValidateStateMachineDefinitionCommand({ definition: broken, maxResults: 1 }),
+    );
+    expect(one).toMatchObject({ truncated: true, diagnostics: [all.diagnostics![0]] });
+  });
 });

@@ -70,6 +70,12 @@ function minimalEngine(): StepFunctionsEngine {
     async listStateMachines() {
       return { stateMachines: [] };
     },
+    async listExecutions() {
+      return { executions: [] };
+    },
+    async sendTaskHeartbeat() {
+      return {};
+    },
     async stopExecution(): Promise<never> {
       throw new Error('internal detail that must not leak');
     },
@@ -174,6 +180,14 @@ describe('Step Functions API server', () => {
     expect(result.diagnostics?.map((d) => d.location)).toContain('/States/A/Next');
   });
 
+  it('answers on any host name, so a client that adds the sync- prefix can be pointed at it', async () => {
+    const reply = await raw('{}', {
+      'x-amz-target': 'AWSStepFunctions.ListStateMachines',
+      host: `sync-localhost:${new URL(server.url).port}`,
+    });
+    expect(reply).toMatchObject({ status: 200, body: { stateMachines: [] } });
+  });
+
   it('answers an unknown operation with UnknownOperationException', async () => {
     const reply = await raw('{}', { 'x-amz-target': 'AWSStepFunctions.LaunchRockets' });
     expect(reply.status).toBe(400);
@@ -204,7 +218,39 @@ describe('Step Functions API server', () => {
         "3 validation errors detected: Value null at 'name' failed to satisfy constraint: Member must not be null; Value null at 'definition' failed to satisfy constraint: Member must not be null; Value null at 'roleArn' failed to satisfy constraint: Member must not be null",
     });
     const range = await raw('{"maxResults": 5000}', { 'x-amz-target': 'AWSStepFunctions.ListStateMachines' });
-    expect(range.body.__type).toBe('ValidationException');
+    expect(range.body).toEqual({
+      __type: 'ValidationException',
+      message:
+        "1 validation error detected: Value '5000' at 'maxResults' failed to satisfy constraint: Member must have value less than or equal to 1000",
+    });
+  });
+
+  it('answers length and enum violations of the service model with ValidationException, naming no secret', async () => {
+    const start = { 'x-amz-target': 'AWSStepFunctions.StartExecution' };
+    const longName = await raw(JSON.stringify({ stateMachineArn: 'arn', name: 'n'.repeat(81) }), start);
+    expect(longName.body).toEqual({
+      __type: 'ValidationException',
+      message:
+        "1 validation error detected: Value at 'name' failed to satisfy constraint: Member must have length less than or equal to 80",
+    });
+    const token = 'secret'.repeat(400);
+    const longToken = await raw(JSON.stringify({ taskToken: token }), {
+      'x-amz-target': 'AWSStepFunctions.SendTaskHeartbeat',
+    });
+    expect(longToken.body.__type).toBe('ValidationException');
+    expect(JSON.stringify(longToken.body)).not.toContain('secret');
+    const emptyToken = await raw('{"taskToken": ""}', {
+      'x-amz-target': 'AWSStepFunctions.SendTaskHeartbeat',
+    });
+    expect(emptyToken.body.message).toContain('Member must have length greater than or equal to 1');
+    const status = await raw('{"statusFilter": "DONE"}', {
+      'x-amz-target': 'AWSStepFunctions.ListExecutions',
+    });
+    expect(status.body).toEqual({
+      __type: 'ValidationException',
+      message:
+        "1 validation error detected: Value 'DONE' at 'statusFilter' failed to satisfy constraint: Member must satisfy enum value set: [RUNNING, SUCCEEDED, FAILED, TIMED_OUT, ABORTED, PENDING_REDRIVE]",
+    });
   });
 
   it('refuses oversized bodies without reading them into the engine', async () => {

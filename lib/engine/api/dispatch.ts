@@ -15,17 +15,34 @@ export function errorReply(code: string, message: string, status = 400): ApiRepl
   return { status, body: { __type: code, message } };
 }
 
-/** AWS's wording for constraint violations, e.g. `1 validation error detected: Value null at 'name' ...`. */
-function validationMessage(issues: readonly z.core.$ZodIssue[]): string {
+/**
+ * AWS's wording for constraint violations, e.g. `1 validation error detected: Value null at 'name'
+ * failed to satisfy constraint: Member must not be null`. Numbers and enum values are named, as AWS
+ * names them (`Value '1001' at 'maxResults'`); strings of the wrong length are not: one may be a
+ * secret (a task token) or a megabyte of definition.
+ */
+function validationMessage(issues: readonly z.core.$ZodIssue[], request: Record<string, unknown>): string {
   const parts = issues.map((issue) => {
     const field = issue.path.join('.');
+    const value = valueAt(request, issue.path);
+    const named = typeof value === 'number' ? `Value '${value}' at` : 'Value at';
+    const measure =
+      'origin' in issue && (issue.origin === 'string' || issue.origin === 'array') ? 'length' : 'value';
     if (issue.code === 'too_big')
-      return `Value at '${field}' failed to satisfy constraint: Member must have value less than or equal to ${String(issue.maximum)}`;
+      return `${named} '${field}' failed to satisfy constraint: Member must have ${measure} less than or equal to ${String(issue.maximum)}`;
     if (issue.code === 'too_small')
-      return `Value at '${field}' failed to satisfy constraint: Member must have value greater than or equal to ${String(issue.minimum)}`;
+      return `${named} '${field}' failed to satisfy constraint: Member must have ${measure} greater than or equal to ${String(issue.minimum)}`;
+    if (issue.code === 'invalid_value')
+      return `Value '${String(value)}' at '${field}' failed to satisfy constraint: Member must satisfy enum value set: [${issue.values.map(String).join(', ')}]`;
     return `Value null at '${field}' failed to satisfy constraint: Member must not be null`;
   });
   return `${parts.length} validation error${parts.length === 1 ? '' : 's'} detected: ${parts.join('; ')}`;
+}
+
+function valueAt(request: unknown, path: readonly PropertyKey[]): unknown {
+  let value = request;
+  for (const key of path) value = (value as Record<PropertyKey, unknown> | undefined)?.[key];
+  return value;
 }
 
 /**
@@ -68,7 +85,7 @@ export async function dispatch(
         `Member '${wrongType.path.join('.')}' has the wrong type: expected ${'expected' in wrongType ? String(wrongType.expected) : 'another type'}`,
       );
     }
-    return errorReply('ValidationException', validationMessage(parsed.error.issues));
+    return errorReply('ValidationException', validationMessage(parsed.error.issues, record));
   }
   try {
     const call = engine[method] as (input: unknown, options: { signal?: AbortSignal }) => Promise<unknown>;

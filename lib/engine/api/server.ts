@@ -19,7 +19,7 @@ export interface EngineServer {
   /**
    * The endpoint for @aws-sdk/client-sfn or `aws --endpoint-url`, e.g. `http://127.0.0.1:41234`.
    * StartSyncExecution is modeled with the host prefix `sync-`, which a loopback address cannot
-   * take: give the SDK client `disableHostPrefix: true`.
+   * take: give the SDK client `disableHostPrefix: true` (boto3: `Config(inject_host_prefix=False)`).
    */
   readonly url: string;
   close(): Promise<void>;

@@ -10,11 +10,13 @@ import {
   evaluateChoiceRule,
   evaluateJsonataCondition,
   evaluateJsonataTemplate,
+  jsonText,
   parseTimestamp,
   resolveDynamicValue,
   resolvePayloadTemplate,
   selectPath,
 } from '../dataflow/index.ts';
+import { StatesError } from '../types.ts';
 import type { QueryLanguage } from './runtime.ts';
 
 export type Variables = Record<string, unknown>;
@@ -73,4 +75,27 @@ export async function assignVariables(
 export function timestampMillis(text: unknown): number | undefined {
   const instant = parseTimestamp(text);
   return instant === undefined ? undefined : instant.epochSeconds * 1000 + Math.floor(instant.nanos / 1e6);
+}
+
+/**
+ * The number a *Path field (MaxConcurrencyPath, ToleratedFailureCountPath, TimeoutSecondsPath...)
+ * refers to. AWS takes a numeric string ("1") as its number; any other value (or one below `min`)
+ * fails with its text in quotes: `The MaxConcurrencyPath field refers to value "NoNumber" which is
+ * not a valid integer: $.V` (a string as it is, anything else as JSON).
+ */
+export function pathNumber(
+  field: string,
+  value: unknown,
+  kind: 'integer' | 'float',
+  path: string,
+  min = Number.NEGATIVE_INFINITY,
+): number {
+  const number = typeof value === 'string' && /^-?\d+(\.\d+)?$/.test(value) ? Number(value) : value;
+  if (typeof number === 'number' && (kind === 'float' || Number.isInteger(number)) && number >= min)
+    return number;
+  const shown = typeof value === 'string' ? value : jsonText(value);
+  throw new StatesError(
+    'States.Runtime',
+    `The ${field} field refers to value "${shown}" which is not a valid ${kind}: ${path}`,
+  );
 }

@@ -641,10 +641,16 @@ export class FailStateError extends StatesError {
   }
 }
 
+/** Task timeouts: their `*TimedOut` events carry no cause, their error output an empty one (as AWS records). */
+const TIMEOUT_ERRORS = new Set(['States.Timeout', 'States.HeartbeatTimeout']);
+
 /** `{ Error, Cause }` as a Catch sees it. */
 export function errorOutput(error: StatesError): Record<string, unknown> {
-  if (error instanceof MockedThrow)
-    return { Error: error.mockedError ?? null, Cause: error.mockedCause ?? null };
+  if (error instanceof MockedThrow) {
+    // a mocked timeout stands for one: its Cause is AWS's empty one, where other causeless throws have null
+    const missingCause = TIMEOUT_ERRORS.has(error.error) ? '' : null;
+    return { Error: error.mockedError ?? null, Cause: error.mockedCause ?? missingCause };
+  }
   if (error instanceof FailStateError) {
     const out: Record<string, unknown> = {};
     if (error.failError !== undefined) out.Error = error.failError;
@@ -653,6 +659,7 @@ export function errorOutput(error: StatesError): Record<string, unknown> {
   }
   const out: Record<string, unknown> = { Error: error.error };
   if (error.cause !== undefined) out.Cause = error.cause;
+  else if (TIMEOUT_ERRORS.has(error.error)) out.Cause = '';
   return out;
 }
 

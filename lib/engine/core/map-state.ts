@@ -4,8 +4,9 @@
  * as a map run whose iterations stay out of the parent history, as on AWS.
  */
 import { randomUUID } from 'node:crypto';
+import { jsonataResultTypeError, jsonText } from '../dataflow/index.ts';
 import { StatesError } from '../types.ts';
-import { jsonataValue, resolvePayloadTemplate, selectPath } from './data.ts';
+import { jsonataValue, pathNumber, resolvePayloadTemplate, selectPath } from './data.ts';
 import {
   applyResult,
   effectiveInput,
@@ -157,10 +158,7 @@ async function mapItems(run: StateRun, input: unknown): Promise<unknown[]> {
       const expression =
         typeof state.Items === 'string' ? /^\{%([\s\S]*)%\}$/.exec(state.Items)?.[1]?.trim() : undefined;
       if (!Array.isArray(items) && expression !== undefined) {
-        throw new StatesError(
-          'States.QueryEvaluationError',
-          `The JSONata expression '${expression}' specified for the field 'Items' returned an unexpected result type. Expected 'array', but was '${typeName(items)}' for value: ${JSON.stringify(items)}`,
-        );
+        throw jsonataResultTypeError(expression, 'Items', 'array', items);
       }
     } else items = run.rawInput;
   } else if (reader !== undefined) {
@@ -175,17 +173,13 @@ async function mapItems(run: StateRun, input: unknown): Promise<unknown[]> {
         : selectPath(input, String(state.ItemsPath), run.context, frame.variables, 'ItemsPath');
   }
   if (!Array.isArray(items)) {
+    // AWS shows the value itself: `... but was: "string"`, `... but was: {"foo":"bar"}`
     throw new StatesError(
       run.language === 'JSONata' ? 'States.QueryEvaluationError' : 'States.Runtime',
-      `Map state input must be an array but was: ${typeName(items)}`,
+      `Map state input must be an array but was: ${jsonText(items)}`,
     );
   }
   return items;
-}
-
-function typeName(value: unknown): string {
-  if (value === null || value === undefined) return 'null';
-  return Array.isArray(value) ? 'array' : typeof value;
 }
 
 async function maxConcurrency(run: StateRun, input: unknown): Promise<number> {
@@ -195,13 +189,8 @@ async function maxConcurrency(run: StateRun, input: unknown): Promise<number> {
     value = await jsonataValue(value, jsonataScope(run), 'MaxConcurrency');
   } else if (state.MaxConcurrencyPath !== undefined) {
     const path = String(state.MaxConcurrencyPath);
-    value = numeric(selectPath(input, path, run.context, run.frame.variables, 'MaxConcurrencyPath'));
-    if (typeof value !== 'number' || !Number.isInteger(value) || value < 0) {
-      throw new StatesError(
-        'States.Runtime',
-        `The MaxConcurrencyPath field refers to value "${JSON.stringify(value)}" which is not a valid integer: ${path}`,
-      );
-    }
+    const selected = selectPath(input, path, run.context, run.frame.variables, 'MaxConcurrencyPath');
+    value = pathNumber('MaxConcurrencyPath', selected, 'integer', path, 0);
   }
   return typeof value === 'number' ? value : 0;
 }
@@ -214,20 +203,17 @@ interface Tolerance {
 
 async function toleratedFailures(run: StateRun, input: unknown): Promise<Tolerance> {
   const { state } = run;
-  const read = async (field: 'ToleratedFailureCount' | 'ToleratedFailurePercentage', kind: string) => {
+  const read = async (
+    field: 'ToleratedFailureCount' | 'ToleratedFailurePercentage',
+    kind: 'integer' | 'float',
+  ) => {
     let value: unknown = state[field];
     if (run.language === 'JSONata' && typeof value === 'string') {
       value = await jsonataValue(value, jsonataScope(run), field);
     } else if (state[`${field}Path`] !== undefined) {
       const path = String(state[`${field}Path`]);
-      value = numeric(selectPath(input, path, run.context, run.frame.variables, `${field}Path`));
-      const valid = typeof value === 'number' && (kind === 'float' || Number.isInteger(value));
-      if (!valid) {
-        throw new StatesError(
-          'States.Runtime',
-          `The ${field}Path field refers to value "${JSON.stringify(value)}" which is not a valid ${kind}: ${path}`,
-        );
-      }
+      const selected = selectPath(input, path, run.context, run.frame.variables, `${field}Path`);
+      value = pathNumber(`${field}Path`, selected, kind, path);
     }
     return value as number | undefined;
   };
@@ -244,9 +230,4 @@ async function toleratedFailures(run: StateRun, input: unknown): Promise<Toleran
     count: count ?? (percentage === undefined ? 0 : Number.POSITIVE_INFINITY),
     percentage: percentage ?? (count === undefined ? 0 : 100),
   };
-}
-
-/** Path-selected numbers may be numeric strings, as AWS parses them ("1" is a valid MaxConcurrencyPath value). */
-function numeric(value: unknown): unknown {
-  return typeof value === 'string' && /^-?\d+(\.\d+)?$/.test(value) ? Number(value) : value;
 }

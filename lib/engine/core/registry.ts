@@ -20,6 +20,12 @@ export interface AliasRecord {
   updateDate: number;
 }
 
+/** A resource tag, as the API carries it. */
+export interface Tag {
+  readonly key: string;
+  readonly value: string;
+}
+
 export interface MachineRecord {
   readonly name: string;
   readonly arn: string;
@@ -35,6 +41,8 @@ export interface MachineRecord {
   versions: VersionRecord[];
   nextVersion: number;
   aliases: AliasRecord[];
+  /** In the order they were first set. */
+  tags?: Tag[];
 }
 
 export interface ActivityRecord {
@@ -42,6 +50,7 @@ export interface ActivityRecord {
   readonly arn: string;
   readonly creationDate: number;
   readonly encryptionConfiguration?: unknown;
+  tags?: Tag[];
 }
 
 /** The registry; every change is written through to the store before the API answers. */
@@ -58,10 +67,11 @@ export class MachineRegistry {
     for (const a of snapshot?.activities ?? []) this.activities.set(a.name, a);
   }
 
-  get(name: string): MachineRecord {
+  /** The machine named `name`; else AWS's StateMachineDoesNotExist naming `arn`, the ARN the caller gave. */
+  get(name: string, arn: string): MachineRecord {
     const machine = this.machines.get(name);
     if (!machine)
-      throw new SfnServiceError('StateMachineDoesNotExist', `State Machine Does Not Exist: '${name}'`);
+      throw new SfnServiceError('StateMachineDoesNotExist', `State Machine Does Not Exist: '${arn}'`);
     return machine;
   }
 
@@ -107,6 +117,33 @@ export class MachineRegistry {
       activities: [...this.activities.values()],
     });
   }
+}
+
+/** AWS's limit of tags per resource. */
+const MAX_TAGS = 50;
+
+/**
+ * `current` with `added` set on top (a key already there takes the new value, keeping its place);
+ * AWS's TooManyTags when the resource would have more than 50.
+ */
+export function withTags(
+  current: readonly Tag[] | undefined,
+  added: readonly { key?: string; value?: string }[] | undefined,
+  resourceArn: string,
+): Tag[] {
+  const tags = new Map((current ?? []).map((t) => [t.key, t.value]));
+  for (const t of added ?? []) {
+    if (typeof t.key !== 'string' || t.key.length < 1 || t.key.length > 128)
+      throw new SfnServiceError('ValidationException', 'A tag key must be a string of 1 to 128 characters');
+    tags.set(t.key, typeof t.value === 'string' ? t.value : '');
+  }
+  if (tags.size > MAX_TAGS) {
+    throw new SfnServiceError(
+      'TooManyTags',
+      `Too many tags: '${resourceArn}' would have ${tags.size}, and a resource takes at most ${MAX_TAGS}`,
+    );
+  }
+  return [...tags].map(([key, value]) => ({ key, value }));
 }
 
 export function newRevisionId(): string {

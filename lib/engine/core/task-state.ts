@@ -5,7 +5,7 @@
  * called again: replay takes the recorded result.
  */
 import { StatesError, type TaskInvocation } from '../types.ts';
-import { jsonataValue, resolvePayloadTemplate, selectPath } from './data.ts';
+import { jsonataValue, pathNumber, resolvePayloadTemplate, selectPath } from './data.ts';
 import { NOT_TRUNCATED, type StoredEvent } from './history.ts';
 import {
   applyResult,
@@ -27,6 +27,7 @@ import type { Scope, TaskIds } from './journal.ts';
 import { forgetPayloadText, payloadText } from './json-text.ts';
 import { MockedThrow } from './mock-config.ts';
 import type { StateDefinition } from './runtime.ts';
+import { assertUsableParameters, type ParameterCheck, parameterCheckFor } from './service-parameters.ts';
 import {
   newTaskToken,
   type TaskTokenRegistry,
@@ -109,6 +110,8 @@ interface TaskPlan {
   readonly child: boolean;
   /** What a service integration's events name (`resourceType`, `resource`); none for Lambda functions and activities. */
   readonly ids: TaskIds | undefined;
+  /** The check AWS makes on the parameters before it schedules the task, if it makes one. */
+  readonly checkParameters: ParameterCheck | undefined;
 }
 
 type FamilyEvents = ReturnType<typeof familyEvents>;
@@ -130,6 +133,8 @@ function planOf(state: StateDefinition): TaskPlan {
       child: kind.resourceType === 'states' && kind.resourceName.startsWith('startExecution'),
       ids:
         kind.family === 'Task' ? { resourceType: kind.resourceType, resource: kind.resourceName } : undefined,
+      checkParameters:
+        kind.family === 'Task' ? parameterCheckFor(kind.resourceType, kind.resourceName) : undefined,
     };
     plans.set(state, plan);
   }
@@ -208,7 +213,8 @@ class Preparing {
  * result on replay. Synchronous unless the parameters or durations need evaluating.
  */
 function beginAttempt(run: StateRun, plan: TaskPlan): Promise<unknown> | RecordedResult | Preparing {
-  const token = plan.kind.pattern === 'token' ? newTaskToken() : undefined;
+  // `.sync` tasks have a token too ($$.Task.Token): SendTaskSuccess/Failure on it ends them, as on AWS
+  const token = plan.kind.pattern === 'request' ? undefined : newTaskToken();
   if (token) run.context.Task = { Token: token };
   if (run.language === 'JSONata' || plan.timeout || plan.heartbeat)
     return new Preparing(prepared(run, plan, token));
@@ -273,20 +279,20 @@ function callTask(
   const { rt, scope } = frame;
   const { resource, kind, events } = plan;
   const ids = plan.ids ?? NO_IDS;
+  // parameters AWS would not use fail the execution before anything is scheduled
+  if (plan.checkParameters) assertUsableParameters(plan.checkParameters, parameters);
   // an activity nobody mocks waits for a worker: it starts when one takes it with GetActivityTask
   const worker = kind.family === 'Activity' && !rt.mocks?.mocks(run.name);
   // a task already scheduled stays so on replay, even if its activity was deleted since
   const recorded = worker ? scope.peek()?.type : undefined;
-  if (
-    worker &&
-    recorded !== 'ActivityScheduled' &&
-    (recorded === 'ActivityScheduleFailed' || !rt.activities.exists(resource))
-  ) {
-    const failed = scope.emit('ActivityScheduleFailed', {
-      error: 'States.Runtime',
-      cause: `Activity Does Not Exist: '${resource}'`,
-    });
+  if (recorded === 'ActivityScheduleFailed') {
+    // a history written before the engine answered as AWS does (below): replayed as it was
+    const failed = scope.emit('ActivityScheduleFailed');
     throw new StatesError(String(failed.details?.error), String(failed.details?.cause));
+  }
+  if (worker && recorded !== 'ActivityScheduled' && !rt.activities.exists(resource)) {
+    // AWS schedules nothing: the execution fails (test_activities::test_activity_task_on_deleted)
+    throw new StatesError('States.Runtime', `The activity ${resource} does not exist.`);
   }
 
   const scheduledEvent =
@@ -408,13 +414,9 @@ async function durationField(
   if (run.language === 'JSONata' && typeof value === 'string') {
     value = await jsonataValue(value, jsonataScope(run), field);
   } else if (state[`${field}Path`] !== undefined) {
-    value = selectPath(
-      effectiveInput(run),
-      String(state[`${field}Path`]),
-      run.context,
-      run.frame.variables,
-      `${field}Path`,
-    );
+    const path = String(state[`${field}Path`]);
+    const selected = selectPath(effectiveInput(run), path, run.context, run.frame.variables, `${field}Path`);
+    value = pathNumber(`${field}Path`, selected, 'integer', path);
   }
   if (value === undefined) return undefined;
   if (typeof value !== 'number' || !Number.isInteger(value) || value < 1) {
@@ -478,7 +480,7 @@ function call(
     // this call early: no controller of its own
     return callbackTask(run, plan, parameters, token, scheduled, heartbeatMs, timeoutSeconds, frame.signal);
   }
-  if (plan.child || kind.pattern === 'token' || kind.family === 'Activity' || timeoutAt !== undefined) {
+  if (plan.child || kind.pattern !== 'request' || kind.family === 'Activity' || timeoutAt !== undefined) {
     return guardedCall(run, plan, parameters, token, scheduled, timeoutAt, heartbeatMs, timeoutSeconds);
   }
   // nothing but a stop or a failing sibling can end this call early: the frame's signal says both
@@ -510,11 +512,27 @@ async function guardedCall(
   const watchers = abortWatchers(frame.signal);
   if (frame.signal.aborted) controller.abort(frame.signal.reason);
   else watchers.add(relay);
+  const recordedSubmit = scope.peek();
+  // a `.sync` task also ends with SendTaskSuccess/Failure on its token (by its hash after a
+  // restart); the call's end (the finally below aborts the controller) closes the token
+  const tokenAnswer =
+    kind.pattern === 'sync' && token !== undefined
+      ? syncTokenAnswer(
+          run,
+          scheduled,
+          recordedSubmit?.type === 'TaskSubmitted' ? undefined : token,
+          controller.signal,
+        )
+      : undefined;
   try {
     const guarded = <T>(work: Promise<T>) => withDeadline(work, timeoutAt, rt.now, controller.signal);
+    // the call's own result, or the output SendTaskSuccess gave the `.sync` task's token first
+    const synced = async (work: Promise<unknown>): Promise<unknown> => {
+      const first = await guarded(tokenAnswer ? Promise.race([work, tokenAnswer]) : work);
+      return first instanceof TokenAnswer ? first.output : first;
+    };
     if (kind.family === 'Activity')
       return await guarded(activityTask(run, scheduled, heartbeatMs, controller.signal));
-    const recordedSubmit = scope.peek();
     if (isChild && kind.pattern !== 'token') {
       let childArn: string;
       if (recordedSubmit?.type === 'TaskSubmitted') {
@@ -528,14 +546,7 @@ async function guardedCall(
         emitSubmitted(scope, plan, started);
         childArn = started.ExecutionArn;
       }
-      const described = await guarded(rt.awaitChildExecution(childArn, controller.signal));
-      const v2 = kind.resourceName.endsWith('.sync:2');
-      if (described.Status === 'SUCCEEDED') {
-        return v2 && typeof described.Output === 'string'
-          ? { ...described, Output: JSON.parse(described.Output) }
-          : described;
-      }
-      throw new StatesError('States.TaskFailed', JSON.stringify(described));
+      return await synced(childResult(rt.awaitChildExecution(childArn, controller.signal), kind));
     }
     if (kind.pattern === 'token' && token) {
       return await callbackTask(
@@ -551,7 +562,7 @@ async function guardedCall(
       );
     }
     await rt.journal.persist();
-    return await guarded(
+    return await synced(
       rt.invokeResource(
         taskInvocation(run, resource, parameters, undefined, timeoutSeconds, controller.signal),
       ),
@@ -603,6 +614,40 @@ async function callbackTask(
     }
   }
   return await guarded(waiting.outcome);
+}
+
+/** A `.sync` child execution's end as the task's result (`.sync:2` parses its Output), or States.TaskFailed. */
+async function childResult(ended: Promise<Record<string, unknown>>, kind: ResourceKind): Promise<unknown> {
+  const described = await ended;
+  if (described.Status !== 'SUCCEEDED') throw new StatesError('States.TaskFailed', JSON.stringify(described));
+  return kind.resourceName.endsWith('.sync:2') && typeof described.Output === 'string'
+    ? { ...described, Output: JSON.parse(described.Output) }
+    : described;
+}
+
+/** The output SendTaskSuccess gave a `.sync` task's token, told apart from the call's own result. */
+class TokenAnswer {
+  constructor(readonly output: unknown) {}
+}
+
+/**
+ * Waits for SendTaskSuccess/Failure on a `.sync` task's token (`token`, or after a restart the
+ * hash its TaskScheduled recorded): resolves with the success's output, rejects with the failure.
+ * No heartbeat: HeartbeatSeconds does not apply to `.sync` tasks.
+ */
+function syncTokenAnswer(
+  run: StateRun,
+  scheduled: StoredEvent,
+  token: string | undefined,
+  signal: AbortSignal,
+): Promise<TokenAnswer> {
+  const hash = token === undefined ? String(scheduled.internal?.tokenHash) : undefined;
+  const answer = waitForToken(run, hash, token, undefined, signal).outcome.then(
+    (output) => new TokenAnswer(output),
+  );
+  // the call's end aborts the wait; nobody awaits the answer then
+  answer.catch(noop);
+  return answer;
 }
 
 /**

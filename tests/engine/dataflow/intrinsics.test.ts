@@ -71,6 +71,31 @@ describe('intrinsic functions', () => {
     expect(failure("States.Hash('x', 'SHA-3')").error).toBe('States.IntrinsicFailure');
   });
 
+  it('States.MathAdd rounds each operand half up (Java Math.round) before adding, as AWS recorded', () => {
+    // AWS's recorded results (test_math_add): summing first and rounding once gives 3, -3 and 0 here
+    const recorded: Array<[number, number, number]> = [
+      [1.5, 1.51, 4],
+      [-1.49, -1.5, -2],
+      [-0.5, 0.5, 1],
+      [-1.5, -1.51, -3],
+      [2.5, 0, 3],
+      [-2.5, 0, -2],
+      [-0.5, 0, 0],
+      [-3.5, 0, -3],
+    ];
+    for (const [a, b, sum] of recorded) {
+      expect(run('States.MathAdd($.a, $.b)', { a, b }), `MathAdd(${a}, ${b})`).toBe(sum);
+    }
+    expect(Object.is(run('States.MathAdd(-0.4, 0)'), -0)).toBe(false);
+  });
+
+  it('States.StringToJson of an empty or blank string is null, as on AWS', () => {
+    expect(run('States.StringToJson($.s)', { s: '' })).toBeNull();
+    expect(run('States.StringToJson($.s)', { s: ' \t\n' })).toBeNull();
+    expect(run('States.StringToJson($.s)', { s: '-0' })).toBe(0);
+    expect(failure('States.StringToJson($.s)', { s: ' {' }).error).toBe('States.IntrinsicFailure');
+  });
+
   it('nests calls and reads context and variables', () => {
     expect(
       run(

@@ -109,8 +109,11 @@ function format(args: readonly IntrinsicValue[], name: string): string {
 function stringToJson(args: readonly IntrinsicValue[], name: string): unknown {
   arity(name, args, 1);
   const text = stringArg(name, args, 0);
+  // AWS answers null for an empty or blank string (test_string_to_json), and 0 for "-0"
+  if (text.trim() === '') return null;
   try {
-    return JSON.parse(text);
+    const value: unknown = JSON.parse(text);
+    return value === 0 ? 0 : value;
   } catch {
     throw intrinsicFailure(
       `The ${name} intrinsic function could not parse the input string as JSON: '${text}'`,
@@ -252,9 +255,13 @@ function seededUnit(seed: number): number {
   return ((t ^ (t >>> 14)) >>> 0) / 4294967296;
 }
 
+/**
+ * Rounds each operand to the nearest integer, halves up (Java's Math.round, as JavaScript's), and
+ * then adds: AWS's recorded 1.5 + 1.51 = 4 and -0.5 + 0.5 = 1 (test_math_add).
+ */
 function mathAdd(args: readonly IntrinsicValue[], name: string): number {
   arity(name, args, 2);
-  const sum = Math.round(numberArg(name, args, 0) + numberArg(name, args, 1));
+  const sum = Math.round(numberArg(name, args, 0)) + Math.round(numberArg(name, args, 1));
   return sum === 0 ? 0 : sum;
 }
 

@@ -99,7 +99,7 @@ function toJson(value: unknown, expression: string, field: FieldName): unknown {
   if (value === undefined) return undefined;
   if (typeof value === 'function') {
     throw queryEvaluationError(
-      `The JSONata expression '${expression}' specified for the field '${field}' returned an unsupported result type (function).`,
+      `The JSONata expression '${expression}' specified for the field '${field}' returned an unsupported result type.`,
     );
   }
   if (typeof value === 'number' && !Number.isFinite(value)) {
