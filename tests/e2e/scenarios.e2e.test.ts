@@ -351,10 +351,24 @@ describe.concurrent('plangate run, end to end on the local stack', { timeout: 60
       digest,
     });
     expect(answered.status).toBe(200);
-    // Single use: the link opens no second answer.
-    const again = await fetch(link, { redirect: 'manual' });
+    // The modification is a revision: it goes back to the gate, and nothing runs until it is
+    // approved as changed (by the whole quorum: here one approval, the same person's).
+    expect(await answered.text()).toContain('Your changes were recorded as revision 1');
+    const revised = await openApprovalPage(link);
+    const revisionDigest = /name="digest" value="([^"]+)"/.exec(revised.html)?.[1] as string;
+    expect(revisionDigest).not.toBe(digest);
+    expect(revised.html).toContain('skips write-b');
+    // An answer still bound to the content before the change is refused (and journaled, below).
+    expect((await revised.answer({ decision: 'APPROVE', digest })).status).not.toBe(200);
+    expect((await revised.answer({ decision: 'APPROVE', digest: revisionDigest })).status).toBe(200);
+    // Single use: the link opens no second answer; it opens a page that says who answered.
+    const opened = await fetch(link, { redirect: 'manual' });
+    expect(opened.status).toBe(303);
+    const again = await fetch(new URL(opened.headers.get('location') as string, link), {
+      headers: { cookie: (opened.headers.get('set-cookie') as string).split(';')[0] as string },
+    });
     expect(again.status).toBe(409);
-    expect(await again.text()).toContain('already answered');
+    expect(await again.text()).toContain('Already answered by');
     expect(await run.exited).toBe(0);
     // The terminal stopped asking, and says what was decided, by whom.
     expect(run.stderr).toContain(
@@ -363,8 +377,15 @@ describe.concurrent('plangate run, end to end on the local stack', { timeout: 60
     const events = await checkedEvents(cwd, run);
     expect(events.find((e) => e.event === 'GATE_APPROVED')?.details).toMatchObject({
       approver: userInfo().username,
+      digest: revisionDigest,
       modifications: { skipSteps: ['write-b'] },
     });
+    expect(events.find((e) => e.event === 'GATE_PLAN_MODIFIED')?.details).toMatchObject({
+      to: revisionDigest,
+    });
+    expect(
+      events.some((e) => e.event === 'GATE_ANSWER_REFUSED' && e.details.reason === 'digest-mismatch'),
+    ).toBe(true);
     expect(types(events, 'write-a')).toContain('TASK_COMPLETED');
     expect(types(events, 'write-b')).toEqual(['TASK_SKIPPED']);
     expect(types(events, 'write-c')).toEqual(['TASK_BLOCKED']);
