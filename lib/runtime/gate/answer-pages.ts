@@ -187,7 +187,8 @@ export function refusalTitle(
     case 'forbidden':
       return {
         title: 'Not allowed',
-        message: `${capitalized(error.message)}. Ask one of the plan's approvers to answer.`,
+        // Left as written: it starts with a person's name, and names are case-sensitive.
+        message: `${error.message}. Ask one of the plan's approvers to answer.`,
       };
     case 'digest-mismatch':
       return {
