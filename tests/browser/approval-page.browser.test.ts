@@ -704,6 +704,14 @@ describe.skipIf(!CHROMIUM)('the approval page in Chromium', () => {
       .getByLabel(/Skip this step/)
       .check();
     await page.getByRole('button', { name: 'Approve with my changes' }).click();
+    // The change is a revision: it goes back to the gate, and approvals count for it as changed.
+    await page.getByText('Your changes were recorded as revision 1.').waitFor({ timeout: 10_000 });
+    expect(await decisions(gate)).toEqual([]);
+    await page.goto(await emailedLink(gate, 'ana@example.test'));
+    await page.getByText(/skips cleanup/).first().waitFor({ timeout: 10_000 });
+    expect(await page.content()).toContain('figures.txt');
+    await screenshot(page, 'revision-375');
+    await page.getByRole('button', { name: 'Approve', exact: true }).click();
     await page
       .getByText(/The plan runs now, with new arguments for collect and without cleanup\./)
       .waitFor({ timeout: 10_000 });
