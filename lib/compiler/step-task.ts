@@ -234,7 +234,8 @@ export class StepTask {
       Arguments: {
         ...this.stepScope(),
         target: literal(target),
-        ...(step.task !== undefined ? { task: literal(step.task) } : {}),
+        // Resolved by the runner that started it: values of earlier steps reach the agent.
+        ...(step.task !== undefined ? { task: jsonata(`${CURRENT}.run.handoff.task`) } : {}),
         subscriptions: literal(step.subscriptions),
         args: jsonata(`${CURRENT}.run.handoff.args`),
         inputs: jsonata(`${CURRENT}.run.handoff.inputs`),
@@ -257,6 +258,8 @@ export class StepTask {
   /** The runner's place for a human step: its answer is the runner result the checker checks. */
   private humanGate(next: string, catchers: unknown[]): AslState {
     const { step, index, total } = this.props;
+    // The instructions' references are resolved by the gate, from these entries and `context`.
+    const reads = runnerNeeds(step, this.props.stepIds);
     return gateTask({
       kind: 'human',
       comment: 'A person does this step and reports its outputs; the contract checker then checks them.',
@@ -274,7 +277,8 @@ export class StepTask {
           skip: jsonata(skipped(step)),
           ...rejection(step),
           dependsOn: literal(step.dependsOn),
-          inputs: jsonata(entriesOf(step.dependsOn)),
+          inputs: jsonata(entriesOf(union(step.dependsOn, reads.steps))),
+          ...(reads.context ? { context: jsonata('$context') } : {}),
           inlineOutputLimitBytes: this.props.inlineOutputLimitBytes,
         },
       },
