@@ -571,7 +571,7 @@ function checkReferences(
           report(
             'error',
             'secret-exposed',
-            `${ref.raw}: task text reaches the agent and the logs; pass secrets only in tool args`,
+            `${ref.raw}: task text is shown to the people and agents who do the step, and logged; pass secrets only in tool args`,
             ref.pointer,
           );
         else check(ref, ref.pointer, i, false);
