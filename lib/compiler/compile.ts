@@ -2,6 +2,11 @@
  * compilePlan: a validated plan → ASL definitions (JSONata) with `${…}` resource placeholders,
  * and a compile report. Pure: no I/O, same input → same output.
  */
+import {
+  effectiveTimeoutSeconds,
+  heartbeatSecondsFor,
+  MIN_AGENT_TIMEOUT_SECONDS,
+} from '../plan/agent-steps.ts';
 import { planDigest } from '../plan/digest.ts';
 import { effectiveRecovery, type RecoveryTable } from '../plan/recovery.ts';
 import { FAILURE_CLASSES, type Plan, type PlanInput, PlanSchema, type Step } from '../plan/schema.ts';
@@ -129,6 +134,13 @@ export function compilePlan(input: Plan | PlanInput, options: CompileOptions = {
     throw new CompileError(`${where}: ${issue?.message ?? 'invalid plan'}`);
   }
   const plan = parsed.data;
+  for (const step of plan.steps.filter(runsOnWorker)) {
+    const seconds = effectiveTimeoutSeconds(step, plan.budget);
+    if (heartbeatSecondsFor(seconds) === undefined)
+      throw new CompileError(
+        `steps.${step.id}: an agent step needs at least ${MIN_AGENT_TIMEOUT_SECONDS} s (it has ${seconds} s), so its worker's heartbeat fits in its time`,
+      );
+  }
   const identity: PlanIdentity = {
     id: plan.id,
     version: plan.version,

@@ -8,6 +8,7 @@
  * A step with `requiresHuman` (seed 003) has a human gate where the runner would be: a person
  * gets the instructions, does the work and reports the outputs, which the checker then checks.
  */
+import { effectiveTimeoutSeconds, heartbeatSecondsFor, runsOnWorker } from '../plan/agent-steps.ts';
 import type { Step } from '../plan/schema.ts';
 import type { BudgetLimits } from '../runtime/payloads/index.ts';
 import type { AslState, AslStates, Fragment } from './asl.ts';
@@ -28,6 +29,8 @@ import { agentActivityPlaceholder, PLACEHOLDERS, ref } from './placeholders.ts';
 import type { RetryPolicy } from './retry-policy.ts';
 import { stepGateRejection } from './step-gate.ts';
 import { contractNeeds, type DataNeeds, runnerNeeds } from './step-reads.ts';
+
+export { runsOnWorker };
 
 export interface StepTaskProps {
   readonly step: Step;
@@ -74,19 +77,11 @@ export function stepTaskStates(stepId: string) {
   };
 }
 
-/** An agent step (a target, no tool, not a person's): a worker polling its target's activity does it. */
-export function runsOnWorker(step: Step): boolean {
-  return step.tool === undefined && step.target !== undefined && !step.requiresHuman;
-}
-
 /** The state a fresh attempt of `step` enters (a gate's APPROVE, an escalation's RETRY). */
 export function stepEntryState(step: Step): string {
   const names = stepTaskStates(step.id);
   return runsOnWorker(step) ? names.start : names.run;
 }
-
-/** How often a worker must show it is alive, unless the step's own limit is shorter. */
-export const DEFAULT_HEARTBEAT_SECONDS = 60;
 
 /** The ledger entry fields the checker's answer contributes (evidence stays in the journal). */
 const ENTRY_FIELDS = '["status", "output", "outputRef"]';
@@ -160,8 +155,7 @@ export class StepTask {
 
   /** The step's own limit, or the plan's whole wall-clock budget when that is shorter. */
   private timeoutSeconds(): number {
-    const { step, budget } = this.props;
-    return Math.min(step.timeoutSeconds, budget?.wallClockSeconds ?? step.timeoutSeconds);
+    return effectiveTimeoutSeconds(this.props.step, this.props.budget);
   }
 
   /** `recovery: $recovery` when the plan declares recipes of its own. */
@@ -229,7 +223,10 @@ export class StepTask {
   private activity(target: string, next: string, catchers: unknown[]): AslState {
     const { step } = this.props;
     const timeoutSeconds = this.timeoutSeconds();
-    const heartbeatSeconds = Math.min(DEFAULT_HEARTBEAT_SECONDS, timeoutSeconds);
+    const heartbeatSeconds = heartbeatSecondsFor(timeoutSeconds);
+    // validatePlan refuses such a step (agent-timeout-too-short); compiling it anyway is a bug.
+    if (heartbeatSeconds === undefined)
+      throw new Error(`step "${step.id}" has ${timeoutSeconds} s: too short for an agent's heartbeat`);
     return {
       Type: 'Task',
       Comment: `Queued for a "${target}" worker (plangate worker --target ${target}).`,
@@ -237,7 +234,8 @@ export class StepTask {
       Arguments: {
         ...this.stepScope(),
         target: literal(target),
-        ...(step.task !== undefined ? { task: literal(step.task) } : {}),
+        // Resolved by the runner that started it: values of earlier steps reach the agent.
+        ...(step.task !== undefined ? { task: jsonata(`${CURRENT}.run.handoff.task`) } : {}),
         subscriptions: literal(step.subscriptions),
         args: jsonata(`${CURRENT}.run.handoff.args`),
         inputs: jsonata(`${CURRENT}.run.handoff.inputs`),
@@ -260,6 +258,8 @@ export class StepTask {
   /** The runner's place for a human step: its answer is the runner result the checker checks. */
   private humanGate(next: string, catchers: unknown[]): AslState {
     const { step, index, total } = this.props;
+    // The instructions' references are resolved by the gate, from these entries and `context`.
+    const reads = runnerNeeds(step, this.props.stepIds);
     return gateTask({
       kind: 'human',
       comment: 'A person does this step and reports its outputs; the contract checker then checks them.',
@@ -277,7 +277,8 @@ export class StepTask {
           skip: jsonata(skipped(step)),
           ...rejection(step),
           dependsOn: literal(step.dependsOn),
-          inputs: jsonata(entriesOf(step.dependsOn)),
+          inputs: jsonata(entriesOf(union(step.dependsOn, reads.steps))),
+          ...(reads.context ? { context: jsonata('$context') } : {}),
           inlineOutputLimitBytes: this.props.inlineOutputLimitBytes,
         },
       },

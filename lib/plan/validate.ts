@@ -4,6 +4,13 @@
  * linear so very large (or hostile) plans finish quickly.
  */
 import jsonata from 'jsonata';
+import {
+  effectiveTimeoutSeconds,
+  heartbeatSecondsFor,
+  MIN_AGENT_TIMEOUT_SECONDS,
+  runsOnWorker,
+  targetNameProblem,
+} from './agent-steps.ts';
 import { dependsTransitively, findCycles, topologicalOrder } from './graph.ts';
 import { suggest } from './names.ts';
 import { hasErrors, type Problem, type Severity, sortProblems } from './problems.ts';
@@ -121,6 +128,7 @@ export async function validatePlan(plan: Plan, options: ValidateOptions = {}): P
   plan.steps.forEach((step, i) => {
     const at = `/steps/${i}`;
     checkTool(step, at, tools, report, shellChecks);
+    if (runsOnWorker(step)) checkAgentStep(plan, step, at, report);
     if (step.contract) checkContract(step.contract, `${at}/contract`, 'contract');
     else
       report(
@@ -355,6 +363,24 @@ function checkTool(step: Step, at: string, tools: ToolRegistry, report: Report, 
     checkUrl(call.args.url, `${at}/args/url`, report);
 }
 
+/**
+ * An agent step runs on a worker through its target's activity: the target must be a valid
+ * activity name, and its time must leave room for a heartbeat (found here, not at run).
+ */
+function checkAgentStep(plan: Plan, step: Step, at: string, report: Report) {
+  const badTarget = targetNameProblem(step.target as string);
+  if (badTarget) report('error', 'invalid-target', badTarget, `${at}/target`);
+  const seconds = effectiveTimeoutSeconds(step, plan.budget);
+  if (heartbeatSecondsFor(seconds) !== undefined) return;
+  const byBudget = seconds < step.timeoutSeconds;
+  report(
+    'error',
+    'agent-timeout-too-short',
+    `step "${step.id}" runs an agent on a worker, which needs at least ${MIN_AGENT_TIMEOUT_SECONDS} s to send a heartbeat within its time; ${byBudget ? `the plan's wall-clock budget gives it ${seconds} s` : `it has timeoutSeconds: ${seconds}`}`,
+    byBudget ? '/budget/wallClockSeconds' : `${at}/timeoutSeconds`,
+  );
+}
+
 function checkArgs(
   schema: {
     safeParse(value: unknown): {
@@ -545,7 +571,7 @@ function checkReferences(
           report(
             'error',
             'secret-exposed',
-            `${ref.raw}: task text reaches the agent and the logs; pass secrets only in tool args`,
+            `${ref.raw}: task text is shown to the people and agents who do the step, and logged; pass secrets only in tool args`,
             ref.pointer,
           );
         else check(ref, ref.pointer, i, false);

@@ -261,4 +261,39 @@ describe('validatePlan checks', () => {
       '14:7 duplicate-id',
     ]);
   });
+
+  it('refuses task text (an agent’s or a person’s) whose references cannot resolve, or name a secret', async () => {
+    const step = (id: string, over: Record<string, unknown>) => ({
+      id,
+      description: `Step ${id}`,
+      contract: { kind: 'assert', expression: 'true' },
+      ...over,
+    });
+    const result = await validatePlan(
+      plan({
+        id: 'p',
+        objective: 'o',
+        secrets: [{ name: 'token', source: 'env', ref: 'TOKEN' }],
+        steps: [
+          step('build', { tool: 'echo', args: {}, outputs: ['image'] }),
+          step('review', {
+            target: 'reviewer',
+            dependsOn: ['build'],
+            task: 'Review ${steps.build.tag} of ${steps.nope.x}',
+          }),
+          step('deploy', {
+            requiresHuman: true,
+            dependsOn: ['review'],
+            task: 'Deploy ${steps.build.image} with ${secrets.token}',
+          }),
+        ],
+      }),
+      { checkShell: false },
+    );
+    expect(result.problems.map((p) => [p.code, p.location.pointer])).toEqual([
+      ['undeclared-output', '/steps/1/task'],
+      ['unknown-reference', '/steps/1/task'],
+      ['secret-exposed', '/steps/2/task'],
+    ]);
+  });
 });

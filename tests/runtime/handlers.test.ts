@@ -263,6 +263,33 @@ describe('step runner + contract checker', () => {
     expect((next.output as { stdout: string }).stdout.trim()).toBe('20000');
   });
 
+  it("hands an agent the values of earlier steps in its task text, a stored output's too", async () => {
+    const run = (await makeRunner(deps)(
+      runnerReq('exec-task-text', {
+        args: { command: 'head -c 5000 /dev/zero | tr "\\0" x' },
+        inlineOutputLimitBytes: 1024,
+      }),
+    )) as RunnerResult;
+    const review = runnerReq('exec-task-text', {
+      stepId: 'review',
+      tool: undefined,
+      target: 'reviewer',
+      task: 'Review ${steps.build.exitCode} and ${steps.build.stdout} in ${context.env}',
+      args: {},
+      context: { env: 'staging' },
+      dependsOn: ['build'],
+      inputs: { build: { status: 'completed', outputRef: run.outputRef } },
+    });
+    const dispatched = (await makeRunner(deps)({ ...review, dispatch: true })) as RunnerResult;
+    expect(dispatched.handoff?.task).toBe(`Review 0 and ${'x'.repeat(5000)} in staging`);
+    // In-process, the agent tool reads the same resolved task.
+    const inProcess = (await makeRunner({
+      ...deps,
+      env: { ...deps.env, PLANGATE_AGENT_COMMAND: 'cat | head -c 12' },
+    })(review)) as RunnerResult;
+    expect(inProcess.output).toMatchObject({ response: 'Review 0 and' });
+  });
+
   it('records a retry that passes as RECOVERY_APPLIED retry_<class> (recipe) or escalation_retry (person) → success, once', async () => {
     const flaky =
       'n=$(cat tries 2>/dev/null || echo 0); echo $((n+1)) > tries; [ $n -ge 1 ] || { echo "Connection timeout" >&2; exit 75; }';
@@ -1067,6 +1094,23 @@ describe('gate and approvals', () => {
     expect(stored[0]?.details.progress).toBe('[Task 2/3] ▶ Create the deploy key (waiting for a person)');
     expect(stored[1]?.details).toMatchObject({ gate: 'human', reason: 'invalid', by: 'ops' });
     expect(stored[3]?.details).toEqual({ decision: 'DONE', answered_by: 'ops', outputs: ['keyId'] });
+  });
+
+  it('shows the person the values of earlier steps and of the context in the instructions', async () => {
+    await makeGate(gateDeps())(
+      humanReq('exec-human-values', {
+        human: {
+          ...humanReq('x').human,
+          instructions: 'Deploy ${steps.build.image} to ${context.env}; it took ${steps.build.seconds} s',
+          inputs: { build: { status: 'completed', output: { image: 'app:1.2', seconds: 42 } } },
+          context: { env: 'staging' },
+        },
+      }),
+    );
+    expect(notices.at(-1)).toMatchObject({
+      kind: 'human',
+      human: { instructions: 'Deploy app:1.2 to staging; it took 42 s' },
+    });
   });
 
   it('fails a human step the person reports failed, as Plangate.Unrecoverable', async () => {

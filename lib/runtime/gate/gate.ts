@@ -17,6 +17,7 @@ import {
 import { NotConfiguredError } from '../shared/errors.ts';
 import { progressLabel } from '../shared/progress.ts';
 import { skipOrBlock } from '../steps/step-start.ts';
+import { outputsOf, resolveTaskText } from '../steps/task-text.ts';
 import { Approvals } from './approvals.ts';
 import type { DecisionListener, EscalationListener } from './gate-item.ts';
 import { climbLadder } from './ladder.ts';
@@ -116,6 +117,14 @@ export async function openGate(req: GateRequest, deps: GateDeps): Promise<{ appr
       );
       return {};
     }
+    // The person reads the values of earlier steps, as an agent does.
+    const instructions = await resolveTaskText(
+      human.instructions,
+      await outputsOf(deps.dynamo, human.inputs),
+      human.context,
+      req.stepId as string,
+    );
+    req = { ...req, human: { ...human, instructions } };
   }
 
   const approvals = approvalsFor(deps);

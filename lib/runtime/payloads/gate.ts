@@ -5,6 +5,7 @@ import {
   ApprovalPolicySchema,
   ArgOverridesSchema,
   ExecutionScope,
+  PlanContextSchema,
   PlanIdentitySchema,
   Progress,
   StepEntrySchema,
@@ -325,7 +326,7 @@ export function decisionSchemaOf(
 
 /** What a human step's gate needs besides the common gate fields (the runner's view of the step). */
 export const HumanTaskSchema = z.object({
-  /** What to do: the step's task text, or its description. */
+  /** What to do: the step's task text (references unresolved until the gate opens), or its description. */
   instructions: z.string(),
   /** The values the person must report (`step.outputs`). */
   outputs: z.array(IdSchema),
@@ -334,8 +335,13 @@ export const HumanTaskSchema = z.object({
   /** Why `skip`, when the step's own gate rejected it (null: skipped at the plan gate, or not skipped). */
   rejection: StepGateRejectionSchema.nullish(),
   dependsOn: z.array(IdSchema),
-  /** Ledger entries of the dependencies; one not `completed` answers `blocked` at once. */
+  /**
+   * Ledger entries of the dependencies (one not `completed` answers `blocked` at once) and of the
+   * steps the instructions reference.
+   */
   inputs: z.record(z.string(), StepEntrySchema),
+  /** The plan's context, present only when the instructions reference `${context.*}`. */
+  context: PlanContextSchema.optional(),
   inlineOutputLimitBytes: z.number().int().positive(),
 });
 export type HumanTask = z.infer<typeof HumanTaskSchema>;

@@ -38,7 +38,7 @@ export const RunnerRequestSchema = z.object({
   args: z.record(z.string(), z.unknown()),
   /** Approved modifications for this step (plan gate and step gate merged); `{}` when none. */
   argOverrides: z.record(z.string(), z.unknown()).default({}),
-  /** The plan's context (`$context`), present only when the args reference `${context.*}`. */
+  /** The plan's context (`$context`), present only when the args or task reference `${context.*}`. */
   context: PlanContextSchema.optional(),
   /** The plan's secret declarations (`$secrets`), present only when the args reference `${secrets.*}`. */
   secrets: SecretDeclarationsSchema.default([]),
@@ -116,6 +116,8 @@ export const RunnerResultSchema = z.object({
   handoff: z
     .object({
       args: z.record(z.string(), z.unknown()),
+      /** The step's task text, its references resolved (seed 004's `task`, for the agent). */
+      task: z.string().optional(),
       inputs: z.record(z.string(), z.record(z.string(), z.unknown()).optional()),
       /** What is left of the plan's budget (`{}` when it declares none). */
       budget: RemainingBudgetSchema,

@@ -20,8 +20,9 @@ import { resolveReferences } from '../secrets/references.ts';
 import { failureFacts, HarnessError, InvalidInputError } from '../shared/errors.ts';
 import { progressLabel } from '../shared/progress.ts';
 import { enforceBudget, remainingBudget } from './budget.ts';
-import { entryOutput, inlineOrStored } from './output-store.ts';
+import { inlineOrStored } from './output-store.ts';
 import { skipOrBlock } from './step-start.ts';
+import { outputsOf, resolveTaskText } from './task-text.ts';
 
 export async function runStep(req: RunnerRequest, deps: HarnessDeps): Promise<RunnerResult> {
   const started = performance.now();
@@ -48,8 +49,9 @@ export async function runStep(req: RunnerRequest, deps: HarnessDeps): Promise<Ru
       throw new InvalidInputError('the step names no tool and no target', {
         location: `steps.${req.stepId}`,
       });
-    const steps: Record<string, Record<string, unknown> | undefined> = {};
-    for (const [id, entry] of Object.entries(req.inputs)) steps[id] = await entryOutput(deps.dynamo, entry);
+    const steps = await outputsOf(deps.dynamo, req.inputs);
+    const task =
+      req.task !== undefined ? await resolveTaskText(req.task, steps, req.context, req.stepId) : undefined;
     const resolved = (await resolveReferences(
       call.args,
       { steps, context: req.context ?? {}, secrets },
@@ -60,7 +62,7 @@ export async function runStep(req: RunnerRequest, deps: HarnessDeps): Promise<Ru
       { ...resolved, ...req.argOverrides },
       {
         stepId: req.stepId,
-        ...(req.task !== undefined ? { task: req.task } : {}),
+        ...(task !== undefined ? { task } : {}),
         ...(req.target !== undefined ? { target: req.target } : {}),
         subscriptions: req.subscriptions,
         timeoutMs: req.timeoutSeconds * 1000,
@@ -99,7 +101,7 @@ export async function runStep(req: RunnerRequest, deps: HarnessDeps): Promise<Ru
 }
 
 /**
- * An agent step's start on a worker: what its handoff reads, resolved here because the worker
+ * An agent step's start on a worker: what its handoff reads (its args and task text), resolved here because the worker
  * cannot read the ledger's stored outputs, and what is left of the plan's budget. A secret reference in its args is refused (no secrets
  * are given to resolve it): the handoff is execution history, where no secret value may go.
  */
@@ -108,8 +110,9 @@ async function dispatch(
   deps: HarnessDeps,
   budget: RemainingBudget,
 ): Promise<RunnerResult> {
-  const inputs: Record<string, Record<string, unknown> | undefined> = {};
-  for (const [id, entry] of Object.entries(req.inputs)) inputs[id] = await entryOutput(deps.dynamo, entry);
+  const inputs = await outputsOf(deps.dynamo, req.inputs);
+  const task =
+    req.task !== undefined ? await resolveTaskText(req.task, inputs, req.context, req.stepId) : undefined;
   const args = (await resolveReferences(
     req.args,
     { steps: inputs, context: req.context ?? {} },
@@ -119,7 +122,12 @@ async function dispatch(
     stepId: req.stepId,
     attempt: req.attempt,
     status: 'dispatched',
-    handoff: { args: { ...args, ...req.argOverrides }, inputs, budget },
+    handoff: {
+      args: { ...args, ...req.argOverrides },
+      ...(task !== undefined ? { task } : {}),
+      inputs,
+      budget,
+    },
     durationMs: 0,
   };
 }
