@@ -708,7 +708,10 @@ describe.skipIf(!CHROMIUM)('the approval page in Chromium', () => {
     await page.getByText('Your changes were recorded as revision 1.').waitFor({ timeout: 10_000 });
     expect(await decisions(gate)).toEqual([]);
     await page.goto(await emailedLink(gate, 'ana@example.test'));
-    await page.getByText(/skips cleanup/).first().waitFor({ timeout: 10_000 });
+    await page
+      .getByText(/skips cleanup/)
+      .first()
+      .waitFor({ timeout: 10_000 });
     expect(await page.content()).toContain('figures.txt');
     await screenshot(page, 'revision-375');
     await page.getByRole('button', { name: 'Approve', exact: true }).click();
