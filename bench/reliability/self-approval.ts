@@ -10,7 +10,7 @@
  */
 import { type ChildProcess, spawn } from 'node:child_process';
 import { generateKeyPairSync } from 'node:crypto';
-import { mkdtemp, rm, writeFile } from 'node:fs/promises';
+import { mkdtemp, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { pathToFileURL } from 'node:url';
@@ -18,6 +18,7 @@ import { signJwt } from '../../lib/local/api-gateway/local-issuer.ts';
 import { storePaths } from '../../lib/local/run/store.ts';
 import { openStoreReader } from '../../lib/local/run/store-reader.ts';
 import { readEvents } from '../../lib/runtime/journal/journal.ts';
+import { writeMarkerPlan } from '../../tests/support/marker-plan.ts';
 
 const SUBMITTER = 'submitter@example.test';
 /** Tries per door. */
@@ -40,26 +41,10 @@ export interface SelfApprovalResult {
 
 export async function selfApprovalThroughRun(repo: string): Promise<SelfApprovalResult> {
   const dir = await mkdtemp(join(tmpdir(), 'plangate-self-approval-'));
-  const plan = join(dir, 'plan.json');
-  await writeFile(
-    plan,
-    JSON.stringify({
-      id: 'self-approval',
-      objective: 'Write a marker file once approved',
-      sizePolicy: { minSteps: 1 },
-      // The submitter is a listed approver: only the no-self-approval rule stands in the way.
-      approval: { approvers: [SUBMITTER, 'other@example.test'], allowAutoApprove: false },
-      steps: [
-        {
-          id: 'mark',
-          description: 'Write marker.txt',
-          tool: 'shell',
-          args: { command: 'echo ok > marker.txt' },
-          contract: { kind: 'command', command: 'test -f marker.txt' },
-        },
-      ],
-    }),
-  );
+  // The submitter is a listed approver: only the no-self-approval rule stands in the way.
+  const plan = await writeMarkerPlan(dir, 'self-approval', {
+    approvers: [SUBMITTER, 'other@example.test'],
+  });
   const run = new Cli(repo, dir, ['run', plan, '--json', '--submitted-by', SUBMITTER, '--as', SUBMITTER]);
   const byDoor: SelfApprovalResult['byDoor'] = {};
   let accepted = 0;

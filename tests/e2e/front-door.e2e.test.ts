@@ -1,16 +1,8 @@
-/**
- * One front door for `plangate run`: the terminal and the printed approval link answer through the
- * approvals API (the handler `plangate serve` and AWS use) as the same local identity (the OS user,
- * or `--as <name>`), under the same policy: no self-approval on any channel, and a plan that names
- * its approvers is approved locally by one of them identifying themselves with `--as`. The events
- * name that identity, never a page. The page's checklist shows the execution as it stands.
- */
-import { writeFile } from 'node:fs/promises';
 import { userInfo } from 'node:os';
-import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
 import type { JournalRecord } from '../../lib/runtime/payloads/index.ts';
 import { openApprovalPage } from '../support/approval-session.ts';
+import { writeMarkerPlan } from '../support/marker-plan.ts';
 import { type CliRun, runPlan, scenario, storedEvents, verifyChain, workDir } from './cli.ts';
 
 const SELF = userInfo().username;
@@ -19,26 +11,7 @@ const LINK = /Answer here or open (http:\/\/127\.0\.0\.1:\d+\/\S+)/g;
 
 /** A one-step plan with this approval policy, written to `cwd`. */
 async function onePlan(cwd: string, approval: Record<string, unknown> = {}): Promise<string> {
-  const file = join(cwd, 'plan.json');
-  await writeFile(
-    file,
-    JSON.stringify({
-      id: 'front-door',
-      objective: 'Write a marker file once approved',
-      sizePolicy: { minSteps: 1 },
-      approval: { allowAutoApprove: false, ...approval },
-      steps: [
-        {
-          id: 'mark',
-          description: 'Write marker.txt',
-          tool: 'shell',
-          args: { command: 'echo ok > marker.txt' },
-          contract: { kind: 'command', command: 'test -f marker.txt' },
-        },
-      ],
-    }),
-  );
-  return file;
+  return writeMarkerPlan(cwd, 'front-door', approval);
 }
 
 /** The link printed with the n-th gate question (1-based); the first waits for the run to start too. */

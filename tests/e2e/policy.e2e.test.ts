@@ -1,15 +1,7 @@
-/**
- * The approval policy end to end: the real `plangate run` on the local stack, with Slack
- * configured to a local server that speaks Slack's Web API. Approvers answer by clicking the
- * posted buttons (signed interactions, as Slack sends them) as distinct, mapped Slack users, so
- * the allowlist, the quorum and the submitter's exclusion are checked on the path a real
- * approver takes; the timeout ladder runs on the engine's clock sped up (--time-scale).
- */
-import { writeFile } from 'node:fs/promises';
-import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { JournalRecord } from '../../lib/runtime/payloads/index.ts';
 import { FakeSlack, type SlackMessage, statusOf } from '../fake-slack.ts';
+import { writeMarkerPlan } from '../support/marker-plan.ts';
 import { type CliRun, runPlan, storedEvents, verifyChain, workDir } from './cli.ts';
 import { seedOrderProblems } from './seed-order.ts';
 
@@ -33,25 +25,7 @@ async function runWithSlack(
   timeScale = '0.01',
 ) {
   const cwd = await workDir();
-  const file = join(cwd, 'plan.json');
-  await writeFile(
-    file,
-    JSON.stringify({
-      id: 'policy-e2e',
-      objective: 'Write a marker file once approved',
-      sizePolicy: { minSteps: 1 },
-      approval: { allowAutoApprove: false, ...approval },
-      steps: [
-        {
-          id: 'mark',
-          description: 'Write marker.txt',
-          tool: 'shell',
-          args: { command: 'echo ok > marker.txt' },
-          contract: { kind: 'command', command: 'test -f marker.txt' },
-        },
-      ],
-    }),
-  );
+  const file = await writeMarkerPlan(cwd, 'policy-e2e', approval);
   const channel = `C0E2E${++channels}`;
   const run = runPlan(file, cwd, ['--time-scale', timeScale, ...extra], {
     PLANGATE_SLACK_BOT_TOKEN: BOT_TOKEN,
