@@ -100,6 +100,24 @@ const checkReq = (executionId: string, run: RunnerResult, command: string) => ({
 const events = async (executionId: string) =>
   readEvents(plane.clients.doc, plane.tableNames.events, executionId);
 
+/** Writes `history` ([task, event, details], in order) as the journal of execution `id` of `plan`. */
+async function appendHistory(
+  id: string,
+  history: readonly [string, EventType, Record<string, unknown>][],
+): Promise<void> {
+  const journal = journalFor(deps);
+  for (const [task_id, event, details] of history)
+    await journal.append({
+      executionId: id,
+      planId: plan.id,
+      planVersion: plan.version,
+      planDigest: plan.digest,
+      task_id,
+      event,
+      details,
+    });
+}
+
 describe('step runner + contract checker', () => {
   it('runs a step, and only the contract completes it (with evidence)', async () => {
     const runner = makeRunner(deps);
@@ -365,7 +383,6 @@ describe('step runner + contract checker', () => {
 
   it('counts a run that stopped early from the journal: never-run steps are skipped, not failed', async () => {
     const id = 'exec-aborted';
-    const journal = journalFor(deps);
     const started = { attempt: 1, progress: 'p' };
     const evidence = { kind: 'none', passed: true, summary: 's', checkedAt: 'now' };
     const history: [string, EventType, Record<string, unknown>][] = [
@@ -375,16 +392,7 @@ describe('step runner + contract checker', () => {
       ['test', 'TASK_FAILED', { error: 'Plangate.ContractFailed', error_message: 'no', progress: 'p' }],
       ['test', 'RECOVERY_ESCALATION', { reason: 'r', user_decision: 'ABORT', decided_by: 'person' }],
     ];
-    for (const [task_id, event, details] of history)
-      await journal.append({
-        executionId: id,
-        planId: plan.id,
-        planVersion: plan.version,
-        planDigest: plan.digest,
-        task_id,
-        event,
-        details,
-      });
+    await appendHistory(id, history);
     const result = await makeChecker(deps)({
       kind: 'finalize',
       plan,
@@ -403,7 +411,6 @@ describe('step runner + contract checker', () => {
 
   it('never calls a run a success when its journal contradicts itself: an approved step that never ran, a step blocked by completed ones', async () => {
     const id = 'exec-inconsistent';
-    const journal = journalFor(deps);
     const started = { attempt: 1, progress: 'p' };
     const evidence = { kind: 'none', passed: true, summary: 's', checkedAt: 'now' };
     // What a ladder that lost the ledger wrote: deploy approved after its reminder, then blocked
@@ -417,16 +424,7 @@ describe('step runner + contract checker', () => {
       ['deploy', 'TASK_BLOCKED', { blocked_by: ['prepare'] }],
       ['report', 'TASK_BLOCKED', { blocked_by: ['deploy'] }],
     ];
-    for (const [task_id, event, details] of history)
-      await journal.append({
-        executionId: id,
-        planId: plan.id,
-        planVersion: plan.version,
-        planDigest: plan.digest,
-        task_id,
-        event,
-        details,
-      });
+    await appendHistory(id, history);
     const result = await makeChecker(deps)({
       kind: 'finalize',
       plan,
