@@ -22,6 +22,7 @@ import {
   agentActivityPlaceholder,
   type CompiledDefinition,
   type CompileOptions,
+  type CompileResult,
   childPlaceholder,
   compilePlan,
   runsOnWorker,
@@ -51,6 +52,11 @@ export interface DeployPlanInput {
   readonly tracing?: boolean;
   /** Passed to the compiler. */
   readonly compileOptions?: CompileOptions;
+  /**
+   * The plan as already compiled with `compileOptions` (the Plans API's deployability check did),
+   * so it is not compiled twice. @default - compiled here
+   */
+  readonly compiled?: CompileResult;
 }
 
 export interface DeployedMachine {
@@ -196,7 +202,7 @@ export async function deployPlan(input: DeployPlanInput): Promise<DeployedPlan> 
   const namePrefix = input.namePrefix ?? 'plangate';
   const digest = planDigest(plan);
   const description = versionDescription(plan, digest);
-  const compiled = compilePlan(plan, input.compileOptions);
+  const compiled = input.compiled ?? compilePlan(plan, input.compileOptions);
   const [root, ...children] = compiled.definitions;
   if (!root) throw new InvalidInputError(`plan ${plan.id} compiled to no definition`, { location: 'plan' });
 

@@ -50,7 +50,7 @@ export interface RuntimeLaunchDeps
 export function launchAtRunTime(
   deps: RuntimeLaunchDeps,
   plan: Plan,
-  launch: Pick<LaunchPlanInput, 'submittedBy' | 'planner' | 'executionName'>,
+  launch: Pick<LaunchPlanInput, 'submittedBy' | 'planner' | 'executionName' | 'compiled'>,
 ): Promise<LaunchedPlan> {
   return launchPlan({
     sfn: deps.sfn,

@@ -110,14 +110,15 @@ async function submit(event: HttpEvent, deps: PlansApiDeps): Promise<HttpResult>
   if (hasErrors(validated)) return invalid(validated);
   // What Step Functions cannot take is refused here, located, before anything is deployed.
   const sourceMap = parsed.sourceMap ? { sourceMap: parsed.sourceMap } : {};
-  const problems = sortProblems([
-    ...validated,
-    ...deployability(parsed.plan, { file: 'plan', ...sourceMap }).problems,
-  ]);
+  const deployable = deployability(parsed.plan, { file: 'plan', ...sourceMap });
+  const problems = sortProblems([...validated, ...deployable.problems]);
   if (hasErrors(problems)) return invalid(problems);
   let launched: Awaited<ReturnType<typeof launchAtRunTime>>;
   try {
-    launched = await launchAtRunTime(deps, parsed.plan, { submittedBy });
+    launched = await launchAtRunTime(deps, parsed.plan, {
+      submittedBy,
+      ...(deployable.result ? { compiled: deployable.result } : {}),
+    });
   } catch (error) {
     if (error instanceof PlanVersionConflictError)
       return json(409, { error: 'plan version already submitted', message: error.message });
