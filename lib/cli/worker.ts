@@ -13,7 +13,7 @@ import { LOCAL_NAME_PREFIX } from '../local/run/session.ts';
 import { DEFAULT_STORE_DIR, liveSession, planFile, type StorePaths, storePaths } from '../local/run/store.ts';
 import { type Plan, PlanSchema } from '../plan/schema.ts';
 import { AGENT_COMMAND_ENV } from '../runtime/tools/agent.ts';
-import { ActivityWorker } from '../worker/worker.ts';
+import { ActivityWorker, type WorkerOptions } from '../worker/worker.ts';
 
 export const usage = `Usage: plangate worker --target <agent> [options]
 
@@ -67,60 +67,140 @@ export async function run(argv: string[]): Promise<number> {
     return 2;
   }
   const say = (line: string) => process.stdout.write(`${line}\n`);
-  const remote = values.aws || values.endpoint !== undefined || values['activity-arn'] !== undefined;
-  const paths = remote ? undefined : storePaths(values.store ?? DEFAULT_STORE_DIR);
-  // Until a task is taken, a signal's default action (exit) is what stopping means.
-  const endpoint = values.endpoint ?? (paths ? await sessionEndpoint(paths, say) : undefined);
-  const sfn = new SFNClient({
-    ...(endpoint ? { endpoint, region: 'us-east-1', credentials: LOCAL_CREDENTIALS } : {}),
-    ...(values.region ? { region: values.region } : {}),
-  });
   const name = agentActivityName(values['name-prefix'] ?? LOCAL_NAME_PREFIX, target);
-  let activityArn = values['activity-arn'] ?? (paths ? LocalRunStack.activityArn(name) : undefined);
-  try {
-    activityArn ??= await activityNamed(sfn, name);
-  } catch (error) {
-    process.stderr.write(
-      `plangate worker: ListActivities: ${(error as Error).name}: ${(error as Error).message}\n`,
-    );
-    sfn.destroy();
-    return 1;
-  }
-  if (!activityArn) {
-    process.stderr.write(
-      `plangate worker: no activity is named "${name}" on ${endpoint ?? 'AWS'} (ListActivities): deploy the platform or plan that creates it, or give --name-prefix (the platform's namePrefix) or --activity-arn\n`,
-    );
-    sfn.destroy();
-    return 1;
-  }
-  const worker = new ActivityWorker({
-    sfn,
-    activityArn,
+  const common: Omit<WorkerOptions, 'sfn' | 'activityArn'> = {
     target,
     workspace: resolve(values.workspace ?? '.'),
     agentCommand,
     log: say,
     once: values.once ?? false,
     timeScale: Number(values['time-scale'] ?? '1') || 1,
-    ...(paths ? { approvedPlan: (digest: string) => storedPlan(paths, digest) } : {}),
+  };
+  if (values.aws || values.endpoint !== undefined || values['activity-arn'] !== undefined)
+    return workRemote(values, name, common);
+  return workForStore(storePaths(values.store ?? DEFAULT_STORE_DIR), name, common);
+}
+
+type Values = ReturnType<typeof parse>['values'];
+
+/** Works on an engine endpoint or AWS: the activity is there, or this is an error. */
+async function workRemote(
+  values: Values,
+  name: string,
+  common: Omit<WorkerOptions, 'sfn' | 'activityArn'>,
+): Promise<number> {
+  const endpoint = values.endpoint;
+  const sfn = new SFNClient({
+    ...(endpoint ? { endpoint, region: 'us-east-1', credentials: LOCAL_CREDENTIALS } : {}),
+    ...(values.region ? { region: values.region } : {}),
   });
+  try {
+    let activityArn = values['activity-arn'];
+    try {
+      activityArn ??= await activityNamed(sfn, name);
+    } catch (error) {
+      process.stderr.write(
+        `plangate worker: ListActivities: ${(error as Error).name}: ${(error as Error).message}\n`,
+      );
+      return 1;
+    }
+    if (!activityArn) {
+      process.stderr.write(
+        `plangate worker: no activity is named "${name}" on ${endpoint ?? 'AWS'} (ListActivities): deploy the platform or plan that creates it, or give --name-prefix (the platform's namePrefix) or --activity-arn\n`,
+      );
+      return 1;
+    }
+    const outcome = await work(new ActivityWorker({ ...common, sfn, activityArn }), common.log);
+    if (outcome === 'done') return 0;
+    process.stderr.write(`plangate worker: ${outcome.name}: ${outcome.message}\n`);
+    return 1;
+  } finally {
+    sfn.destroy();
+  }
+}
+
+/**
+ * Works for whichever `plangate run` holds the store, run after run: waits for one to start,
+ * waits while it deploys its plan (which creates the activity), and when that run ends (its
+ * engine stops answering), waits for the next one instead of exiting.
+ */
+async function workForStore(
+  paths: StorePaths,
+  name: string,
+  common: Omit<WorkerOptions, 'sfn' | 'activityArn'>,
+): Promise<number> {
+  const activityArn = LocalRunStack.activityArn(name);
+  const say = common.log;
+  let waitingFor: 'activity' | 'run' | undefined;
+  for (;;) {
+    // Until a task is taken, a signal's default action (exit) is what stopping means.
+    const endpoint = await sessionEndpoint(paths, say);
+    const sfn = new SFNClient({
+      endpoint,
+      region: 'us-east-1',
+      credentials: LOCAL_CREDENTIALS,
+      maxAttempts: 1,
+    });
+    const worker = new ActivityWorker({
+      ...common,
+      sfn,
+      activityArn,
+      approvedPlan: (digest: string) => storedPlan(paths, digest),
+    });
+    const outcome = await work(worker, say, waitingFor !== 'activity').finally(() => sfn.destroy());
+    if (outcome === 'done') return 0;
+    if (outcome.name === 'ActivityDoesNotExist') {
+      if (waitingFor !== 'activity')
+        say(
+          `waiting for the run to create activity ${name} (it does when it deploys a plan with target "${common.target}")`,
+        );
+      waitingFor = 'activity';
+    } else if (runGone(outcome)) {
+      if (waitingFor !== 'run')
+        say(
+          `the run at ${endpoint} stopped answering; waiting for the next plangate run holding ${paths.root}`,
+        );
+      waitingFor = 'run';
+    } else {
+      process.stderr.write(`plangate worker: ${outcome.name}: ${outcome.message}\n`);
+      return 1;
+    }
+    await new Promise((r) => setTimeout(r, 500));
+  }
+}
+
+/** The poll's connection failed: the engine that answered it is gone (its run ended or was killed). */
+function runGone(error: Error): boolean {
+  const code = (error as NodeJS.ErrnoException).code;
+  return (
+    code === 'ECONNREFUSED' || code === 'ECONNRESET' || code === 'EPIPE' || error.name === 'TimeoutError'
+  );
+}
+
+/**
+ * Runs the worker until it stops ('done': stopped by a signal, or --once) or its poll fails (the
+ * error). SIGTERM and Ctrl-C stop it, failing the task in progress so its recipe retries it.
+ */
+async function work(
+  worker: ActivityWorker,
+  say: (line: string) => void,
+  announce = true,
+): Promise<'done' | Error> {
+  if (announce) say(`${worker.workerName}: working for "${worker.target}" on ${worker.activityArn}`);
   const onSignal = () => {
     say(`${worker.workerName}: stopping`);
     void worker.stop('fail');
   };
   process.once('SIGTERM', onSignal);
   process.once('SIGINT', onSignal);
-  say(`${worker.workerName}: working for "${target}" on ${activityArn}`);
   try {
     await worker.run();
-    return 0;
+    return 'done';
   } catch (error) {
-    process.stderr.write(`plangate worker: ${(error as Error).name}: ${(error as Error).message}\n`);
-    return 1;
+    return error as Error;
   } finally {
     process.off('SIGTERM', onSignal);
     process.off('SIGINT', onSignal);
-    sfn.destroy();
   }
 }
 

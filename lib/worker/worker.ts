@@ -72,6 +72,14 @@ export class ActivityWorker {
     this.workerName = options.workerName ?? `${hostname()}:${process.pid}`.slice(0, 80);
   }
 
+  get target(): string {
+    return this.options.target;
+  }
+
+  get activityArn(): string {
+    return this.options.activityArn;
+  }
+
   /** Polls and works until stopped (or after one task with `once`). */
   async run(): Promise<void> {
     while (!this.stopping) {

@@ -5,10 +5,12 @@
  * clear error.
  */
 import { mkdtemp } from 'node:fs/promises';
+import { type AddressInfo, createServer } from 'node:net';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import * as sfn from '@aws-sdk/client-sfn';
 import { describe, expect, it } from 'vitest';
+import { storePaths, writeSession } from '../../lib/local/run/store.ts';
 import { CliRun } from '../e2e/cli.ts';
 import { useServedEngine } from './served-engine.ts';
 
@@ -30,6 +32,21 @@ const worker = (cwd: string, ...args: string[]) =>
     cwd,
   );
 
+/** A handoff of step do-it (plan p) for the coder. */
+const handoff = {
+  plan: { id: 'p', version: 1, digest: `sha256:${'b'.repeat(64)}` },
+  executionId: 'e',
+  stepId: 'do-it',
+  index: 1,
+  total: 1,
+  description: 'Do it',
+  target: 'coder',
+  attempt: 1,
+  contract: { kind: 'command', command: 'test -f done.txt', expectExitCode: 0, timeoutSeconds: 10 },
+  timeoutSeconds: 30,
+  heartbeatSeconds: 30,
+};
+
 describe('plangate worker --endpoint', { timeout: 60_000 }, () => {
   it('finds <prefix>-<target> with ListActivities, past the first page, and works on it', async () => {
     // 150 other activities first: the one it wants is on the second page.
@@ -47,19 +64,6 @@ describe('plangate worker --endpoint', { timeout: 60_000 }, () => {
         }),
       }),
     );
-    const handoff = {
-      plan: { id: 'p', version: 1, digest: `sha256:${'b'.repeat(64)}` },
-      executionId: 'e',
-      stepId: 'do-it',
-      index: 1,
-      total: 1,
-      description: 'Do it',
-      target: 'coder',
-      attempt: 1,
-      contract: { kind: 'command', command: 'test -f done.txt', expectExitCode: 0, timeoutSeconds: 10 },
-      timeoutSeconds: 30,
-      heartbeatSeconds: 30,
-    };
     const { executionArn } = await served.client.send(
       new sfn.StartExecutionCommand({ stateMachineArn, input: JSON.stringify(handoff) }),
     );
@@ -84,3 +88,78 @@ describe('plangate worker --endpoint', { timeout: 60_000 }, () => {
     );
   });
 });
+
+describe('plangate worker --store', { timeout: 60_000 }, () => {
+  /** A session file saying the run holding `store` (this test's process) serves its engine at `url`. */
+  const holdStore = (store: string, url: string) =>
+    writeSession(storePaths(store), {
+      pid: process.pid,
+      startedAt: new Date().toISOString(),
+      dynamoEndpoint: 'http://127.0.0.1:1',
+      eventsEndpoint: 'http://127.0.0.1:1',
+      sfnEndpoint: url,
+      approvalUrl: 'http://127.0.0.1:1',
+    });
+
+  it('waits while the run creates its activity, and again when the run it worked for ends', async () => {
+    const dir = await mkdtemp(join(tmpdir(), 'plangate-worker-store-'));
+    const store = join(dir, 'store');
+    // A run that has started (its session is written) but has not deployed its plan yet, and
+    // whose engine then goes away: the endpoint nobody listens on any more.
+    const gone = await closedPort();
+    await holdStore(store, gone);
+    const run = new CliRun(
+      [
+        'worker',
+        '--store',
+        store,
+        '--target',
+        'coder',
+        '--agent-command',
+        'touch done.txt',
+        '--once',
+        '--workspace',
+        dir,
+      ],
+      dir,
+    );
+    try {
+      await run.until('waiting for the run that ended', () => /waiting for/.test(run.stdout));
+      await holdStore(store, served.url);
+      await run.until('waiting for the activity', () => /waiting for the run to create/.test(run.stdout));
+      const { activityArn } = await served.client.send(
+        new sfn.CreateActivityCommand({ name: 'plangate-coder' }),
+      );
+      const { stateMachineArn } = await served.client.send(
+        new sfn.CreateStateMachineCommand({
+          name: 'store-work',
+          roleArn: 'arn:aws:iam::123456789012:role/plangate',
+          definition: JSON.stringify({
+            StartAt: 'Work',
+            States: { Work: { Type: 'Task', Resource: activityArn, End: true } },
+          }),
+        }),
+      );
+      const { executionArn } = await served.client.send(
+        new sfn.StartExecutionCommand({ stateMachineArn, input: JSON.stringify(handoff) }),
+      );
+      expect(await run.exited, run.stderr).toBe(0);
+      // It took the task from the new run's engine: plan p is not one this store approved, so the
+      // worker refuses it rather than run a contract it cannot check.
+      expect(run.stdout).toContain('refused do-it');
+      const execution = await served.client.send(new sfn.DescribeExecutionCommand({ executionArn }));
+      expect(execution).toMatchObject({ status: 'FAILED', error: 'Worker.UnknownPlan' });
+    } finally {
+      run.terminate();
+    }
+  });
+});
+
+/** An endpoint on loopback that nobody listens on. */
+async function closedPort(): Promise<string> {
+  const server = createServer();
+  await new Promise<void>((r) => server.listen(0, '127.0.0.1', r));
+  const { port } = server.address() as AddressInfo;
+  await new Promise((r) => server.close(r));
+  return `http://127.0.0.1:${port}`;
+}
