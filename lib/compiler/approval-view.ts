@@ -7,7 +7,7 @@
  */
 import { canonicalJson } from '../plan/digest.ts';
 import { effectiveRecovery, type RecoveryTable } from '../plan/recovery.ts';
-import { referencesInValue } from '../plan/references.ts';
+import { referencesInValue, stepOutputReferences } from '../plan/references.ts';
 import { type PlanRisks, planRisks, type StepRisks } from '../plan/risks.ts';
 import { type Contract, FAILURE_CLASSES, type Plan, type Step } from '../plan/schema.ts';
 import { stepInvocation, type ToolRegistry } from '../plan/tools.ts';
@@ -15,7 +15,6 @@ import type {
   ApprovalView,
   CallDetail,
   RecoveryLine,
-  RunTimeReference,
   ShownCall,
   StepView,
 } from '../runtime/payloads/index.ts';
@@ -253,16 +252,8 @@ export function shownContract(contract: Contract): ShownCall {
 
 /** `shown` with the `${steps.x.y}` references of `source`, each once, in the order written. */
 function withReferences(shown: ShownCall, source: unknown): ShownCall {
-  const seen = new Map<string, RunTimeReference>();
-  // In the order written: by where each string sits, then by place in the string.
-  const found = referencesInValue(source).sort((a, b) =>
-    a.pointer < b.pointer ? -1 : a.pointer > b.pointer ? 1 : 0,
-  );
-  for (const ref of found) {
-    if (ref.namespace !== 'steps' || ref.malformed || ref.field === undefined || seen.has(ref.raw)) continue;
-    seen.set(ref.raw, { raw: ref.raw, step: ref.name, output: ref.field });
-  }
-  return seen.size > 0 ? { ...shown, references: [...seen.values()] } : shown;
+  const references = stepOutputReferences(source);
+  return references.length > 0 ? { ...shown, references } : shown;
 }
 
 /** Classes with the same retries and the same end, together, in the order of FAILURE_CLASSES. */

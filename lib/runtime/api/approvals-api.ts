@@ -33,6 +33,7 @@ import { type ApprovalsDeps, approvalsFor } from '../gate/gate.ts';
 import type { GateView } from '../gate/gate-item.ts';
 import { ApprovalError, recipientOf } from '../gate/links.ts';
 import { modificationsFromForm } from '../gate/modifications.ts';
+import { revisedStepGate, revisedView } from '../gate/revised-view.ts';
 import { readEvents } from '../journal/journal.ts';
 import { slackDecisionUpdater } from '../notify/slack.ts';
 import {
@@ -284,12 +285,15 @@ function page(status: number, body: string): HttpResult {
  * shared link).
  */
 function shownGate(gate: GateView) {
-  const { votes, slackMessages: _messages, summary, ...shown } = gate;
+  const { votes, slackMessages: _messages, summary, revision, stepGate, ...shown } = gate;
   const { view, ...sketch } = summary ?? {};
+  // What the gate's current content runs: a revision's changes applied, their risks recomputed.
   return {
     ...shown,
+    ...(revision ? { revision } : {}),
     ...(summary ? { summary: sketch } : {}),
-    ...(view ? { view } : {}),
+    ...(view ? { view: revision ? revisedView(view, revision) : view } : {}),
+    ...(stepGate ? { stepGate: revision ? revisedStepGate(stepGate, revision) : stepGate } : {}),
     votes: votes.length,
     voters: votes.map((v) => ({ by: v.by, decision: v.decision.decision })),
   };

@@ -274,14 +274,15 @@ export async function approvalPage(
 
 /**
  * The steps a plan or step gate may change, as its page offers them (the form's fields are
- * theirs): the gate view's steps, with their calls; without a view (an older gate), the plan's
+ * theirs): the gate view's steps, with their calls (as the latest revision changed them); without a view (an older gate), the plan's
  * step ids, which may only be skipped.
  */
 export function editableSteps(gate: GateView): EditableStep[] {
-  if (gate.kind === 'step') return gate.stepGate ? [gate.stepGate.step] : [];
+  // A modified gate is changed further from its revision: its fields show the revision's values.
+  const shown = shownOfGate(gate);
+  if (gate.kind === 'step') return shown.stepGate ? [shown.stepGate.step] : [];
   if (gate.kind !== 'plan') return [];
-  const view = gate.summary?.view;
-  if (view) return view.steps;
+  if (shown.view) return shown.view.steps;
   return (gate.summary?.graph ?? []).map((s) => ({ id: s.id, tool: s.tool }));
 }
 
@@ -369,16 +370,18 @@ function stepsHtml(
 ): string[] {
   const canSkip = gate.kind === 'plan';
   const change = (step: EditableStep) => changeHtml(step, canSkip, posted, problems);
+  // What the gate's current content runs: a revision's changes applied.
+  const shown = shownOfGate(gate);
   if (gate.kind === 'step') {
-    if (!gate.stepGate) return [];
+    if (!shown.stepGate) return [];
     // The step's fields go right under its card, the section's first article (before what it
     // consumes and what already ran).
-    const section = stepGateHtml(gate.stepGate);
+    const section = stepGateHtml(shown.stepGate);
     const end = section.indexOf('</article>') + '</article>'.length;
-    return [`${section.slice(0, end)}\n${change(gate.stepGate.step)}${section.slice(end)}`];
+    return [`${section.slice(0, end)}\n${change(shown.stepGate.step)}${section.slice(end)}`];
   }
   if (gate.kind !== 'plan') return [];
-  const view = gate.summary?.view;
+  const view = shown.view;
   if (view) {
     const { notListed } = omitted(view);
     return [
@@ -386,7 +389,7 @@ function stepsHtml(
       ...view.steps.map((step, i) => `${stepCardHtml(step, i + 1)}\n${change(step)}`),
       ...(notListed > 0 ? [`<p class="pg-omitted">… ${notListed} more steps are not listed here.</p>`] : []),
       problemOf(problems, SKIP_FIELD).html,
-      planFactsHtml(view, shownOfGate(gate).plan),
+      planFactsHtml(view, shown.plan),
     ];
   }
   // An older gate without a view: the steps by name, which may only be skipped.

@@ -44,6 +44,7 @@ import {
 import { ApprovalError, GateSupersededError, LinkSigner, parseLinkId } from './links.ts';
 import { noticeOfItem } from './notice.ts';
 import type { PlanChanges } from './plan-diff.ts';
+import { revisionRiskProblem } from './revised-view.ts';
 
 export type { ApprovalPolicy } from '../payloads/index.ts';
 
@@ -677,7 +678,8 @@ function checkDigest(item: GateItem, digest: string): void {
 
 /**
  * A modification names only steps this gate may change: the plan's steps at a plan gate (when the
- * gate lists them), the gate's own step at a step gate.
+ * gate lists them), the gate's own step at a step gate. At a plan gate it may not make a step
+ * without its own gate destructive (revised-view.ts); a step gate is that step's own gate.
  */
 function checkModifiedSteps(
   item: GateItem,
@@ -695,6 +697,12 @@ function checkModifiedSteps(
       'invalid',
       `decision.${unknown[0]}: "${unknown[1]}" is not a step this gate can change`,
     );
+  if (item.kind !== 'plan') return;
+  for (const [id, overrides] of Object.entries(decision.argOverrides)) {
+    const step = item.summary?.view?.steps.find((s) => s.id === id);
+    const problem = step && revisionRiskProblem(step, { ...item.revision?.argOverrides[id], ...overrides });
+    if (problem) throw new ApprovalError('invalid', `decision.argOverrides.${id}: ${problem}`);
+  }
 }
 
 /** A human step's report must hold exactly its declared outputs. */

@@ -15,6 +15,7 @@ import type {
 } from '../payloads/index.ts';
 import type { Redactor } from '../secrets/redact.ts';
 import type { GateView } from './gate-item.ts';
+import { revisedStepGate, revisedView } from './revised-view.ts';
 
 export interface ShownGate {
   readonly kind: GateKind;
@@ -54,7 +55,7 @@ function later(source: LaterFields): Pick<ShownGate, 'revision' | 'supersededBy'
 }
 
 export function shownOfNotice(notice: ApprovalNotice): ShownGate {
-  return {
+  return asRevised({
     kind: notice.kind,
     plan: notice.plan,
     ...(notice.stepId ? { stepId: notice.stepId } : {}),
@@ -69,11 +70,11 @@ export function shownOfNotice(notice: ApprovalNotice): ShownGate {
     round: notice.round,
     ...(notice.question ? { question: notice.question } : {}),
     ...later(notice as LaterFields),
-  };
+  });
 }
 
 export function shownOfGate(gate: GateView): ShownGate {
-  return {
+  return asRevised({
     kind: gate.kind,
     plan: { id: gate.planId, version: gate.planVersion, digest: gate.planDigest },
     ...(gate.stepId ? { stepId: gate.stepId } : {}),
@@ -88,6 +89,17 @@ export function shownOfGate(gate: GateView): ShownGate {
     round: gate.round,
     ...(gate.question ? { question: gate.question } : {}),
     ...later(gate as LaterFields),
+  });
+}
+
+/** A modified gate shows what its revision runs: the steps as changed, their marks recomputed. */
+function asRevised(gate: ShownGate): ShownGate {
+  const { revision } = gate;
+  if (!revision) return gate;
+  return {
+    ...gate,
+    ...(gate.view ? { view: revisedView(gate.view, revision) } : {}),
+    ...(gate.stepGate ? { stepGate: revisedStepGate(gate.stepGate, revision) } : {}),
   };
 }
 
@@ -219,11 +231,23 @@ export function omitted(view: ApprovalView): { notShown: number; notListed: numb
 /** A step's risk marks as short phrases, most serious first; empty when harmless and ungated. */
 export function riskPhrases(step: ApprovalView['steps'][number]): string[] {
   const phrases: string[] = [];
+  const { revised } = step;
+  if (revised?.skipped)
+    phrases.push(`skipped by revision ${revised.revision} (${revised.by}): it will not run`);
+  if (revised?.replaces)
+    phrases.push(
+      `changed by revision ${revised.revision} (${revised.by}): it runs what is shown, no longer what it was`,
+    );
   if (step.risks.destructive.length > 0) phrases.push(`destructive: ${step.risks.destructive.join('; ')}`);
   if (step.risks.contract.length > 0) phrases.push(`destructive contract: ${step.risks.contract.join('; ')}`);
   if (step.risks.rollback.length > 0) phrases.push(`destructive rollback: ${step.risks.rollback.join('; ')}`);
   phrases.push(step.risks.ownGate ? 'own gate before it runs' : 'no gate of its own');
   return phrases;
+}
+
+/** Whether a phrase of {@link riskPhrases} must stand out: a destructive command, or a change a revision made. */
+export function isAlarming(phrase: string): boolean {
+  return /^(destructive|changed|skipped)/.test(phrase);
 }
 
 /** A plan reference (`${secrets.db}`, `${steps.x.y}`): kept whole by {@link redactPlanText}. */

@@ -14,6 +14,7 @@ import {
   budgetText,
   type DeadlineOptions,
   deadlineText,
+  isAlarming,
   notShownText,
   omitted,
   quorumText,
@@ -187,13 +188,14 @@ function stepCard(step: StepView, number: number | undefined, clean: Clean): str
     `<h3>${number !== undefined ? `${number}. ` : ''}<code>${clean(step.id)}</code> ${clean(step.description)}</h3>`,
     `<p class="pg-tool">via ${tool}${flags.length > 0 ? ` · ${flags.join(' · ')}` : ''}</p>`,
     `<ul class="pg-risks">${riskPhrases(step)
-      .map((p) => `<li${p.startsWith('destructive') ? ' class="pg-risk"' : ''}>${clean(p)}</li>`)
+      .map((p) => `<li${isAlarming(p) ? ' class="pg-risk"' : ''}>${clean(p)}</li>`)
       .join('')}</ul>`,
     ...(step.call
       ? [callHtml('Runs', step.call, clean)]
       : step.detailsOmitted
         ? ['<p class="pg-omitted">Command not shown here.</p>']
         : []),
+    ...(step.revised?.replaces ? [callHtml('Was', step.revised.replaces, clean)] : []),
     ...(step.contract ? [callHtml('Contract', step.contract, clean)] : []),
     ...(step.rollback
       ? [

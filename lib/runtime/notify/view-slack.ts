@@ -8,6 +8,7 @@
 import {
   approversText,
   budgetText,
+  isAlarming,
   notShownText,
   omitted,
   quorumText,
@@ -137,9 +138,10 @@ function stepText(
       `via ${tool}${flags.length > 0 ? ` · ${flags.join(' · ')}` : ''}`,
     );
     for (const phrase of riskPhrases(step))
-      lines.push(phrase.startsWith('destructive') ? `:warning: *${text(phrase)}*` : text(phrase));
+      lines.push(isAlarming(phrase) ? `:warning: *${text(phrase)}*` : text(phrase));
     if (step.call) lines.push(...callText('Runs', step.call, text, code, codeLimit));
     else if (step.detailsOmitted) lines.push('_Command not shown here: see the page._');
+    if (step.revised?.replaces) lines.push(...callText('Was', step.revised.replaces, text, code, codeLimit));
     if (step.contract) lines.push(...callText('Contract', step.contract, text, code, codeLimit));
     if (step.rollback) {
       lines.push(

@@ -125,6 +125,18 @@ export const StepViewSchema = z.object({
   dependsOn: z.array(IdSchema),
   /** Its call, contract, rollback and recovery were left out to fit: `plangate render <plan> --format yaml` shows them. */
   detailsOmitted: z.literal(true).optional(),
+  /**
+   * What a revision (an approval with modifications) did to the step: the call it replaced (the
+   * step's `call` and risk marks are then the revision's), or that it skips the step.
+   */
+  revised: z
+    .object({
+      revision: z.number().int().min(1),
+      by: z.string(),
+      replaces: ShownCallSchema.optional(),
+      skipped: z.literal(true).optional(),
+    })
+    .optional(),
 });
 export type StepView = z.infer<typeof StepViewSchema>;
 
