@@ -170,11 +170,14 @@ export function recordedSteps(plan: Plan): Record<string, RecordedStep> | undefi
   const steps: Record<string, RecordedStep> = {};
   let bytes = 2;
   for (const step of plan.steps) {
-    const { tool, args, target, task, subscriptions, contract } = step;
+    const { tool, args, target, task, subscriptions, contract, rollback } = step;
     const recorded: RecordedStep = {
       tool: tool ?? 'agent',
       args: shortened(canonicalJson(tool ? (args ?? {}) : { target, task, subscriptions })),
       ...(contract ? { contract: shortened(canonicalJson(contract)) } : {}),
+      ...(rollback
+        ? { rollback: shortened(canonicalJson({ tool: rollback.tool, args: rollback.args })) }
+        : {}),
     };
     bytes += Buffer.byteLength(JSON.stringify([step.id, recorded])) + 1;
     if (bytes > RECORDED_STEPS_LIMIT_BYTES) return undefined;

@@ -23,7 +23,14 @@ import {
 import { graphSvg } from './plan-graph.ts';
 import { changesHtml, graphHtml, stepGraph } from './plan-view.ts';
 import { omitted, shownOfGate } from './shown-gate.ts';
-import { gatePeopleHtml, planFactsHtml, stepCardHtml, stepGateHtml, VIEW_STYLE } from './view-html.ts';
+import {
+  abortRollbacksHtml,
+  gatePeopleHtml,
+  planFactsHtml,
+  stepCardHtml,
+  stepGateHtml,
+  VIEW_STYLE,
+} from './view-html.ts';
 
 /**
  * The pages' one stylesheet (inline, allowed by its hash): readable on a 375 px phone (nothing
@@ -512,6 +519,7 @@ function controlsHtml(
               '<p class="note">Configure the credentials out of band (environment, vault) before you retry. Never paste them here.</p>',
             ]
           : []),
+        ...(gate.abortRollsBack ? [abortRollbacksHtml(gate.abortRollsBack)] : []),
         `<p>${button('RETRY', 'Retry', 'approve')} ${button('SKIP', 'Skip')} ${button('ABORT', 'Abort', 'reject')}</p>`,
       ];
     case 'human': {

@@ -14,6 +14,7 @@ import { canonicalJson } from '../../plan/digest.ts';
 import type { Journal } from '../journal/journal.ts';
 import { DEFAULT_TABLE_NAMES } from '../journal/tables.ts';
 import {
+  type AbortRollback,
   type ApprovalDecision,
   type ApprovalNotice,
   type ApprovalPolicy,
@@ -103,7 +104,13 @@ export class Approvals {
       submittedBy,
       changes,
       stepGate,
-    }: { submittedBy?: string; changes?: PlanChanges; stepGate?: StepGateView } = {},
+      abortRollsBack,
+    }: {
+      submittedBy?: string;
+      changes?: PlanChanges;
+      stepGate?: StepGateView;
+      abortRollsBack?: readonly AbortRollback[];
+    } = {},
   ): Promise<string> {
     const policy: ApprovalPolicy = req.approval;
     const now = this.now();
@@ -125,6 +132,7 @@ export class Approvals {
       ...(stepGate ? { stepGate } : {}),
       ...(req.question ? { question: req.question } : {}),
       ...(req.failure ? { failure: req.failure } : {}),
+      ...(abortRollsBack ? { abortRollsBack: [...abortRollsBack] } : {}),
       ...(req.kind === 'human' && req.human
         ? {
             human: {

@@ -2,6 +2,7 @@
 import { type DynamoDBDocumentClient, UpdateCommand } from '@aws-sdk/lib-dynamodb';
 import { queryItems } from '../journal/journal.ts';
 import type {
+  AbortRollback,
   ApprovalDecision,
   ApprovalPolicy,
   GateDecision,
@@ -30,6 +31,8 @@ export interface GateItem {
   changes?: PlanChanges;
   question?: string;
   failure?: GateRequest['failure'];
+  /** Kind `escalation`: the rollbacks an ABORT runs, as of when it was asked. */
+  abortRollsBack?: AbortRollback[];
   /** Kind `human`: what the person is asked to do and report. */
   human?: {
     instructions: string;

@@ -18,6 +18,7 @@ import { NotConfiguredError } from '../shared/errors.ts';
 import { progressLabel } from '../shared/progress.ts';
 import { skipOrBlock } from '../steps/step-start.ts';
 import { outputsOf, resolveTaskText } from '../steps/task-text.ts';
+import { abortRollbacksOf } from './abort-rollbacks.ts';
 import { Approvals } from './approvals.ts';
 import type { DecisionListener, EscalationListener } from './gate-item.ts';
 import { climbLadder } from './ladder.ts';
@@ -152,10 +153,18 @@ export async function openGate(req: GateRequest, deps: GateDeps): Promise<{ appr
     req.kind === 'step'
       ? await stepGateViewOf(req, { dynamo: deps.dynamo, eventsTable: deps.tables.events })
       : undefined;
+  const abortRollsBack =
+    req.kind === 'escalation'
+      ? await abortRollbacksOf(req.executionId, created?.steps, {
+          dynamo: deps.dynamo,
+          eventsTable: deps.tables.events,
+        })
+      : undefined;
   const approvalId = await approvals.create(req, {
     submittedBy: created?.submitted_by,
     changes: graph ? await changesSincePrevious(req.plan, graph, deps, created?.steps) : undefined,
     stepGate,
+    abortRollsBack,
   });
   if (req.kind === 'escalation') {
     await journal.append({ ...identity, event: 'RECOVERY_ESCALATION', details: { reason } });
@@ -190,7 +199,9 @@ export async function openGate(req: GateRequest, deps: GateDeps): Promise<{ appr
     ))
   )
     return { approvalId };
-  await deps.notify(noticeOf(req, approvalId, undefined, { submittedBy: created?.submitted_by, stepGate }));
+  await deps.notify(
+    noticeOf(req, approvalId, undefined, { submittedBy: created?.submitted_by, stepGate, abortRollsBack }),
+  );
 
   return { approvalId };
 }

@@ -5,6 +5,7 @@
  * deadline. The renderers (view-text.ts, view-html.ts, notify/view-slack.ts) take only this.
  */
 import type {
+  AbortRollback,
   ApprovalNotice,
   ApprovalPolicy,
   ApprovalView,
@@ -38,6 +39,8 @@ export interface ShownGate {
   readonly question?: string;
   /** The content as approvers modified it (an approval with modifications); answers bind to its digest. */
   readonly revision?: GateRevision;
+  /** Escalation: the rollbacks an ABORT runs, as of when it was asked. */
+  readonly abortRollsBack?: readonly AbortRollback[];
   /** A newer version of the plan closed this gate, where the gate item records it (branch `versions`). */
   readonly supersededBy?: unknown;
 }
@@ -69,6 +72,7 @@ export function shownOfNotice(notice: ApprovalNotice): ShownGate {
     expiresAt: notice.expiresAt,
     round: notice.round,
     ...(notice.question ? { question: notice.question } : {}),
+    ...(notice.abortRollsBack ? { abortRollsBack: notice.abortRollsBack } : {}),
     ...later(notice as LaterFields),
   });
 }
@@ -88,6 +92,7 @@ export function shownOfGate(gate: GateView): ShownGate {
     expiresAt: gate.expiresAt,
     round: gate.round,
     ...(gate.question ? { question: gate.question } : {}),
+    ...(gate.abortRollsBack ? { abortRollsBack: gate.abortRollsBack } : {}),
     ...later(gate as LaterFields),
   });
 }
@@ -243,6 +248,13 @@ export function riskPhrases(step: ApprovalView['steps'][number]): string[] {
   if (step.risks.rollback.length > 0) phrases.push(`destructive rollback: ${step.risks.rollback.join('; ')}`);
   phrases.push(step.risks.ownGate ? 'own gate before it runs' : 'no gate of its own');
   return phrases;
+}
+
+/** What an escalation's ABORT undoes, in one sentence introducing the list of `rollbacks` (if any). */
+export function abortRollbacksText(rollbacks: readonly AbortRollback[]): string {
+  return rollbacks.length > 0
+    ? 'If you abort, these rollbacks run, in this order (and those of steps that complete before the abort, first):'
+    : 'If you abort, nothing is rolled back: no step with a rollback has completed yet.';
 }
 
 /** Whether a phrase of {@link riskPhrases} must stand out: a destructive command, or a change a revision made. */

@@ -6,10 +6,11 @@
  * with class names (no layout assumed, no script); {@link VIEW_STYLE} is a plain stylesheet for
  * hosts without their own. Every string is redacted of credential shapes and HTML-escaped.
  */
-import type { ApprovalView, ShownCall, StepGateView, StepView } from '../payloads/index.ts';
+import type { AbortRollback, ApprovalView, ShownCall, StepGateView, StepView } from '../payloads/index.ts';
 import { Redactor } from '../secrets/redact.ts';
 import { escapeHtml } from '../shared/html.ts';
 import {
+  abortRollbacksText,
   approversText,
   budgetText,
   type DeadlineOptions,
@@ -113,6 +114,25 @@ export function gatePeopleHtml(gate: ShownGate, options: DeadlineOptions = {}): 
   ].join('\n');
 }
 
+/** What an escalation's ABORT undoes: the rollbacks it runs, in order, each with its call. */
+export function abortRollbacksHtml(rollbacks: readonly AbortRollback[], redactor?: Redactor): string {
+  const clean = cleaner(redactor);
+  return [
+    `<section class="pg-abort"><h2>If you abort</h2><p>${escapeHtml(abortRollbacksText(rollbacks))}</p>`,
+    ...(rollbacks.length > 0
+      ? [
+          '<ol>',
+          ...rollbacks.map(
+            (r) =>
+              `<li>${r.call ? callHtml(`Undo <code>${clean(r.stepId)}</code> (${clean(r.tool)})`, r.call, clean) : `Undo <code>${clean(r.stepId)}</code> (${clean(r.tool)})`}</li>`,
+          ),
+          '</ol>',
+        ]
+      : []),
+    '</section>',
+  ].join('\n');
+}
+
 /** A step gate: the step's card, the values it will consume, and what already ran with its evidence. */
 export function stepGateHtml(stepGate: StepGateView, redactor?: Redactor): string {
   const clean = cleaner(redactor);
@@ -162,6 +182,7 @@ export function gateViewHtml(
       ? [stepCardsHtml(gate.view, options.redactor), planFactsHtml(gate.view, gate.plan, options.redactor)]
       : []),
     ...(gate.stepGate ? [stepGateHtml(gate.stepGate, options.redactor)] : []),
+    ...(gate.abortRollsBack ? [abortRollbacksHtml(gate.abortRollsBack, options.redactor)] : []),
   ].join('\n');
 }
 

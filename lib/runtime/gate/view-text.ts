@@ -7,6 +7,7 @@
 import type { ShownCall, StepGateView, StepView } from '../payloads/index.ts';
 import { Redactor } from '../secrets/redact.ts';
 import {
+  abortRollbacksText,
   approversText,
   budgetText,
   type DeadlineOptions,
@@ -80,6 +81,19 @@ export function gateText(gate: ShownGate, options: GateTextOptions = {}): string
     if (notShown > 0) lines.push('', clean(notShownText(notShown, gate.plan)));
   }
   if (gate.stepGate) lines.push(...stepGateLines(gate.stepGate, clean));
+  if (gate.abortRollsBack) {
+    lines.push('', abortRollbacksText(gate.abortRollsBack));
+    gate.abortRollsBack.forEach((rollback, i) => {
+      lines.push(
+        ...callLines(
+          `${i + 1}. undo ${clean(rollback.stepId)} (${clean(rollback.tool)})`,
+          rollback.call ?? { form: 'json', text: '(not recorded)' },
+          clean,
+          '  ',
+        ),
+      );
+    });
+  }
   return lines.join('\n');
 }
 

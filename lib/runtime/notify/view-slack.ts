@@ -6,6 +6,7 @@
  * with a link to the page, and never mid-token: code is shortened before it is escaped.
  */
 import {
+  abortRollbacksText,
   approversText,
   budgetText,
   isAlarming,
@@ -78,6 +79,18 @@ export function gateViewBlocks(gate: ShownGate, link: string, maxBlocks: number)
         break;
       }
     }
+  }
+  if (gate.abortRollsBack) {
+    const lines = [
+      `*${text(abortRollbacksText(gate.abortRollsBack))}*`,
+      ...gate.abortRollsBack.map(
+        (r, i) =>
+          `${i + 1}. undo *${text(r.stepId)}* (${text(r.tool)})${r.call ? `\n${code(r.call.text, 500)}` : ''}`,
+      ),
+    ];
+    const block = section(lines.join('\n'));
+    if (fits(block)) add(block);
+    else cut.push('The rollbacks an abort runs are not all shown in Slack.');
   }
   if (cut.length > 0)
     blocks.push(section(`:scissors: ${cut.join(' ')} <${link}|Open the page> to see everything.`));

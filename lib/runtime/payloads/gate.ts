@@ -358,6 +358,18 @@ export const HumanTaskSchema = z.object({
 });
 export type HumanTask = z.infer<typeof HumanTaskSchema>;
 
+/**
+ * A rollback an escalation's ABORT will run: the step it undoes and the procedure's call, in the
+ * order they run (the most recently completed step first).
+ */
+export const AbortRollbackSchema = z.object({
+  stepId: IdSchema,
+  tool: z.string(),
+  /** The procedure's call as recorded (shortened when long); absent when the plan was too large to record. */
+  call: ShownCallSchema.optional(),
+});
+export type AbortRollback = z.infer<typeof AbortRollbackSchema>;
+
 /** The classified failure an escalation gate asks about. */
 export const ClassifiedFailureSchema = z.object({
   failureClass: FailureClassSchema,
@@ -459,6 +471,8 @@ export const ApprovalNoticeSchema = z.object({
   round: z.number().int().min(1),
   question: z.string().optional(),
   failure: ClassifiedFailureSchema.optional(),
+  /** Escalation: the rollbacks an ABORT runs, as of when it was asked (none: nothing to undo). */
+  abortRollsBack: z.array(AbortRollbackSchema).optional(),
   /** Human step: what to do and which values to report. */
   human: z.object({ instructions: z.string(), outputs: z.array(IdSchema) }).optional(),
   expiresAt: z.string(),

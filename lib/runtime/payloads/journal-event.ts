@@ -62,6 +62,8 @@ export const RecordedStepSchema = z.object({
   tool: z.string(),
   args: z.string(),
   contract: z.string().optional(),
+  /** Its rollback, `{tool, args}` as canonical JSON: what an abort would run. */
+  rollback: z.string().optional(),
 });
 export type RecordedStep = z.infer<typeof RecordedStepSchema>;
 

@@ -59,23 +59,35 @@ export async function runRollback(req: RollbackRunRequest, deps: HarnessDeps): P
 }
 
 /**
- * The step to undo next: the most recently completed one that has a procedure and whose rollback
- * has not ended; none once any rollback failed.
+ * The rollbacks still to run, in the order they run: the completed steps that have a procedure
+ * (`withProcedure`) and whose rollback has not completed, most recently completed first. None
+ * once a rollback failed (the loop stops there).
  */
-export function nextRollback(
+export function pendingRollbacks(
   events: readonly JournalRecord[],
   withProcedure: readonly string[],
-): string | undefined {
+): string[] {
   const completedAt = new Map<string, number>();
   const ended = new Set<string>();
   for (const e of events) {
     if (!e.task_id) continue;
     if (e.event === 'TASK_COMPLETED') completedAt.set(e.task_id, e.seq);
     else if (e.event === 'ROLLBACK_COMPLETED') ended.add(e.task_id);
-    else if (e.event === 'ROLLBACK_FAILED') return undefined;
+    else if (e.event === 'ROLLBACK_FAILED') return [];
   }
   const has = new Set(withProcedure);
-  return [...completedAt].filter(([id]) => has.has(id) && !ended.has(id)).sort((a, b) => b[1] - a[1])[0]?.[0];
+  return [...completedAt]
+    .filter(([id]) => has.has(id) && !ended.has(id))
+    .sort((a, b) => b[1] - a[1])
+    .map(([id]) => id);
+}
+
+/** The next rollback to run (see {@link pendingRollbacks}); undefined when none is left. */
+export function nextRollback(
+  events: readonly JournalRecord[],
+  withProcedure: readonly string[],
+): string | undefined {
+  return pendingRollbacks(events, withProcedure)[0];
 }
 
 /** What each completed step captured, as TASK_COMPLETED recorded it (`${steps.<id>.<name>}`). */
