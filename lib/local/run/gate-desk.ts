@@ -47,11 +47,6 @@ export type AnswerOutcome =
       readonly ok: true;
       /** What became of the answer, when it is more than recorded (e.g. votes still needed). */
       readonly note?: string;
-      /**
-       * The answer modified the gated content: a revision that the gate asks about again (answers
-       * now bind to its digest), and the whole quorum approves before anything runs.
-       */
-      readonly revised?: true;
     }
   | {
       readonly ok: false;

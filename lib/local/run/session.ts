@@ -138,6 +138,18 @@ export async function runSession(target: SessionTarget, options: SessionOptions)
     stackUp = resolve;
   });
   const checklistOf = pageChecklist(plan, `sha256:${digest}`);
+  let notifySlack: ((notice: ApprovalNotice) => Promise<unknown>) | undefined;
+  /** Tells people a gate waits (a new one, or a revision of one): this terminal, and Slack if configured. */
+  const notify = async (notice: ApprovalNotice): Promise<void> => {
+    notices.post(notice);
+    if (!slack) return;
+    // The notifier Lambda's work, with links to the front door.
+    notifySlack ??= slack.notifier(front.url, (await stackReady).journalDeps());
+    // As on AWS, a notice that could not be posted does not hold the gate up.
+    await notifySlack(notice).catch((error: unknown) =>
+      note(`Slack: not posted: ${(error as Error).message}`),
+    );
+  };
   // The door listens first (the links' URL is known before any gate opens); it answers once the stack is up.
   const front = await RunFrontDoor.start({
     identity: options.identity,
@@ -146,6 +158,8 @@ export async function runSession(target: SessionTarget, options: SessionOptions)
       (stack): Omit<ApprovalsApiDeps, 'identity' | 'signingKey'> => ({
         ...stack.journalDeps(),
         sfn: stack.sfn,
+        // A modification on the page asks the gate's approvers again, this terminal included.
+        notify,
         ...(slack ? { slack: slack.interactions } : {}),
         pageExtras: async (gate, answeringAs) => {
           const checklist = await checklistOf(stack, gate);
@@ -156,7 +170,6 @@ export async function runSession(target: SessionTarget, options: SessionOptions)
       }),
     ),
   });
-  let notifySlack: ((notice: ApprovalNotice) => Promise<unknown>) | undefined;
   const stack = await LocalRunStack.start({
     paths,
     timeScale: options.timeScale,
@@ -170,16 +183,7 @@ export async function runSession(target: SessionTarget, options: SessionOptions)
           },
         }
       : {}),
-    notify: async (notice) => {
-      notices.post(notice);
-      if (!slack) return;
-      // The notifier Lambda's work, with links to the front door.
-      notifySlack ??= slack.notifier(front.url, (await stackReady).journalDeps());
-      // As on AWS, a notice that could not be posted does not hold the gate up.
-      await notifySlack(notice).catch((error: unknown) =>
-        note(`Slack: not posted: ${(error as Error).message}`),
-      );
-    },
+    notify,
   }).catch(async (error: unknown) => {
     await front.close();
     throw error;
@@ -330,7 +334,20 @@ export async function runSession(target: SessionTarget, options: SessionOptions)
       });
     };
     askAgain = ask;
-    notices.onNotice((notice) => ask(noticeGate(notice)));
+    notices.onNotice((notice) => {
+      // A modification (here, on the page, in Slack or through the API) made a revision: what is
+      // asked changed, so the question is asked again about it, and answers bind to its digest.
+      if (notice.revision) {
+        desk.revised(notice.approvalId, notice.revision.digest);
+        asked
+          .get(notice.approvalId)
+          ?.withdraw(
+            `Modified by ${notice.revision.by} (revision ${notice.revision.number}): asking again about what it now runs.`,
+          );
+        asked.delete(notice.approvalId);
+      }
+      ask(noticeGate(notice));
+    });
     for (const gate of await desk.pending(executionArn)) ask(gate);
 
     const final = await waitForEnd(stack, executionArn, () => interrupted);
@@ -519,8 +536,8 @@ async function answerGate(
   }));
   if (outcome.ok) {
     if (outcome.note) note(outcome.note);
-    // A modification made a revision: the same gate asks about it again.
-    return outcome.revised === true;
+    // A modification made a revision: its notice asks about it again.
+    return false;
   }
   note(`Not recorded: ${outcome.message}`);
   if (outcome.reason === 'forbidden') {
