@@ -137,9 +137,10 @@ describe('notifier Lambda', () => {
     expect(posted?.channel).toBe('C0APPROVALS');
     const buttons = slack.buttons(posted as NonNullable<typeof posted>);
     expect(buttons.map((b) => [b.text.text, b.value ?? b.url])).toEqual([
-      ['Approve', APPROVAL_ID],
-      ['Reject', APPROVAL_ID],
-      ['Ask a question', APPROVAL_ID],
+      // Each button answers the content its message showed: the link id and that digest.
+      ['Approve', JSON.stringify({ linkId: APPROVAL_ID, digest: 'sha256:abc123' })],
+      ['Reject', JSON.stringify({ linkId: APPROVAL_ID, digest: 'sha256:abc123' })],
+      ['Ask a question', JSON.stringify({ linkId: APPROVAL_ID, digest: 'sha256:abc123' })],
       ['Open the page', link],
     ]);
   });
