@@ -144,7 +144,7 @@ export async function runSession(target: SessionTarget, options: SessionOptions)
     signingKey,
     deps: stackReady.then(
       (stack): Omit<ApprovalsApiDeps, 'identity' | 'signingKey'> => ({
-        ...stack.journalDeps(),
+        ...stack.journalDeps('approvalsApi'),
         sfn: stack.sfn,
         ...(slack ? { slack: slack.interactions } : {}),
         pageExtras: async (gate, answeringAs) => {
@@ -174,7 +174,7 @@ export async function runSession(target: SessionTarget, options: SessionOptions)
       notices.post(notice);
       if (!slack) return;
       // The notifier Lambda's work, with links to the front door.
-      notifySlack ??= slack.notifier(front.url, (await stackReady).journalDeps());
+      notifySlack ??= slack.notifier(front.url, (await stackReady).journalDeps('notifier'));
       // As on AWS, a notice that could not be posted does not hold the gate up.
       await notifySlack(notice).catch((error: unknown) =>
         note(`Slack: not posted: ${(error as Error).message}`),
