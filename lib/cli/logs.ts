@@ -30,6 +30,7 @@ const SHOWN = new Set([
   'plan',
   'planVersion',
   'step',
+  'event',
   'sampling_rate',
   'xray_trace_id',
 ]);

@@ -71,6 +71,9 @@ const LaunchEnv = z.object({
 /** Process tools and command contracts: their working directory (Lambda: /tmp, the only writable one). */
 const ToolsEnv = z.object({ PLANGATE_WORKDIR: set.optional() });
 
+/** Cross-variable checks run even when single variables failed, so one error names every problem. */
+const ALWAYS = { when: () => true };
+
 /** Requires one of `keys` (an AWS secret ARN, or its local-mode value). */
 const oneOf =
   (...keys: string[]) =>
@@ -98,7 +101,7 @@ const GateEnv = HarnessEnv.extend(SigningKeyEnv.shape)
     /** The function the gate invokes (asynchronously) to send an approval request. */
     PLANGATE_NOTIFIER_FUNCTION: set,
   })
-  .superRefine(oneOf('PLANGATE_APPROVAL_SIGNING_KEY_SECRET', 'PLANGATE_APPROVAL_SIGNING_KEY'));
+  .superRefine(oneOf('PLANGATE_APPROVAL_SIGNING_KEY_SECRET', 'PLANGATE_APPROVAL_SIGNING_KEY'), ALWAYS);
 
 const StepEnv = HarnessEnv.extend(ToolsEnv.shape);
 
@@ -117,7 +120,7 @@ const NotifierEnv = HarnessEnv.extend(SigningKeyEnv.shape)
   .superRefine((env, ctx) => {
     if (env.PLANGATE_SES_SENDER !== undefined)
       oneOf('PLANGATE_APPROVAL_SIGNING_KEY_SECRET', 'PLANGATE_APPROVAL_SIGNING_KEY')(env, ctx);
-  });
+  }, ALWAYS);
 
 const PlansApiEnv = HarnessEnv.extend(LaunchEnv.shape).extend(IdentityEnv.shape).extend({
   /** The planner Lambda that drafts plans from goals; without it, goals are refused (501). */
@@ -155,8 +158,8 @@ const ApprovalsApiEnv = HarnessEnv.extend(SigningKeyEnv.shape)
     /** `<Slack user id>=<approver name>,…` */
     PLANGATE_SLACK_APPROVERS: set.optional(),
   })
-  .superRefine(oneOf('PLANGATE_APPROVAL_SIGNING_KEY_SECRET', 'PLANGATE_APPROVAL_SIGNING_KEY'))
-  .superRefine(together('PLANGATE_COGNITO_DOMAIN', 'PLANGATE_COGNITO_CLIENT_ID', 'PLANGATE_API_URL'));
+  .superRefine(oneOf('PLANGATE_APPROVAL_SIGNING_KEY_SECRET', 'PLANGATE_APPROVAL_SIGNING_KEY'), ALWAYS)
+  .superRefine(together('PLANGATE_COGNITO_DOMAIN', 'PLANGATE_COGNITO_CLIENT_ID', 'PLANGATE_API_URL'), ALWAYS);
 
 /** One harness Lambda. */
 export interface HarnessHandlerSpec {
