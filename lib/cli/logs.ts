@@ -11,7 +11,8 @@ export const usage = `Usage: plangate logs <execution> [options]
 Prints the harness Lambdas' log entries about one execution (its ARN, or its name) from the local
 store's logs/harness.jsonl: each invocation's outcome, each journal event with its step and gate,
 failures and errors, and the metrics they emitted. Every entry carries the correlation keys
-execution, plan, step and gate. Exit 0 when there are entries, 1 when there are none.
+execution, plan, step and gate. The handlers log at POWERTOOLS_LOG_LEVEL (INFO by default) of
+the process that ran them. Exit 0 when there are entries, 1 when there are none.
 
 Options:
   --step ID     only the entries about this step
