@@ -30,8 +30,10 @@ export const LAYERS: readonly (readonly string[])[] = [
   ['lib/runtime/recovery'],
   ['lib/runtime/deps.ts'],
   ['lib/runtime/tools'],
+  ['lib/runtime/telemetry'],
   ['lib/runtime/journal'],
   ['lib/runtime/secrets'],
+  ['lib/runtime/catalog.ts'],
   ['lib/runtime/shared', 'lib/runtime/payloads'],
   ['lib/engine', 'lib/plan'],
 ];

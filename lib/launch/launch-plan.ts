@@ -18,7 +18,7 @@ import { type DeployedPlan, type DeployPlanInput, deployPlan } from './deploy-pl
 
 export interface LaunchPlanInput extends DeployPlanInput {
   /** The journal's tables and bus. */
-  readonly journal: Pick<HarnessDeps, 'dynamo' | 'tables' | 'events' | 'eventBusName'>;
+  readonly journal: Pick<HarnessDeps, 'dynamo' | 'tables' | 'events' | 'eventBusName' | 'telemetry'>;
   /** @default a random UUID */
   readonly executionName?: string;
   /** Who submitted the plan (an IAM ARN, a user name), recorded in PLAN_CREATED. @default - not recorded */
@@ -34,7 +34,7 @@ export interface LaunchPlanInput extends DeployPlanInput {
 
 /** What launching a plan at run time (the Plans API, the planner) needs: Step Functions, the journal, the platform's settings. */
 export interface RuntimeLaunchDeps
-  extends Pick<HarnessDeps, 'dynamo' | 'tables' | 'events' | 'eventBusName'> {
+  extends Pick<HarnessDeps, 'dynamo' | 'tables' | 'events' | 'eventBusName' | 'telemetry'> {
   readonly sfn: SFNClient;
   /** The role run-time plans' state machines run with. */
   readonly roleArn: string;

@@ -144,7 +144,7 @@ export async function runSession(target: SessionTarget, options: SessionOptions)
     notices.post(notice);
     if (!slack) return;
     // The notifier Lambda's work, with links to the front door.
-    notifySlack ??= slack.notifier(front.url, (await stackReady).journalDeps());
+    notifySlack ??= slack.notifier(front.url, (await stackReady).journalDeps('notifier'));
     // As on AWS, a notice that could not be posted does not hold the gate up.
     await notifySlack(notice).catch((error: unknown) =>
       note(`Slack: not posted: ${(error as Error).message}`),
@@ -156,7 +156,7 @@ export async function runSession(target: SessionTarget, options: SessionOptions)
     signingKey,
     deps: stackReady.then(
       (stack): Omit<ApprovalsApiDeps, 'identity' | 'signingKey'> => ({
-        ...stack.journalDeps(),
+        ...stack.journalDeps('approvalsApi'),
         sfn: stack.sfn,
         // A modification on the page asks the gate's approvers again, this terminal included.
         notify,

@@ -18,6 +18,8 @@ export interface StorePaths {
   readonly data: string;
   readonly session: string;
   readonly linkKey: string;
+  /** The harness Lambdas' log (lib/local/run/harness-log.ts). */
+  readonly logs: string;
 }
 
 export function storePaths(dir: string = DEFAULT_STORE_DIR): StorePaths {
@@ -28,6 +30,7 @@ export function storePaths(dir: string = DEFAULT_STORE_DIR): StorePaths {
     data: root,
     session: join(root, 'session.json'),
     linkKey: join(root, 'approval-signing.key'),
+    logs: join(root, 'logs'),
   };
 }
 

@@ -50,7 +50,7 @@ export interface GateDeps extends HarnessDeps {
 /** What answering gates needs (the gate Lambda, the approvals API, the local session). */
 export type ApprovalsDeps = Pick<
   GateDeps,
-  'dynamo' | 'tables' | 'events' | 'eventBusName' | 'sfn' | 'signingKey'
+  'dynamo' | 'tables' | 'events' | 'eventBusName' | 'sfn' | 'signingKey' | 'telemetry'
 > & {
   /** Told of each final decision (e.g. to update the gate's Slack message). @default - nobody */
   readonly onDecided?: DecisionListener;

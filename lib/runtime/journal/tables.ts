@@ -10,6 +10,7 @@ import {
   ResourceInUseException,
   ResourceNotFoundException,
 } from '@aws-sdk/client-dynamodb';
+import { TABLE_NAME_ENV } from '../catalog.ts';
 
 export interface KeyDefinition {
   readonly name: string;
@@ -147,16 +148,7 @@ export const DEFAULT_TABLE_NAMES: TableNames = {
   drafts: 'plangate-drafts',
 };
 
-/** The environment variable carrying each table's physical name (set by CDK on every Lambda). */
-export const TABLE_NAME_ENV: TableNames = {
-  events: 'PLANGATE_EVENTS_TABLE',
-  gates: 'PLANGATE_GATES_TABLE',
-  joins: 'PLANGATE_JOINS_TABLE',
-  outputs: 'PLANGATE_OUTPUTS_TABLE',
-  drafts: 'PLANGATE_DRAFTS_TABLE',
-};
-
-/** Table names from the environment (TABLE_NAME_ENV), falling back to the defaults. */
+/** Table names from the environment (the catalog's TABLE_NAME_ENV), falling back to the defaults. */
 export function tableNamesFromEnv(
   env: Readonly<Record<string, string | undefined>> = process.env,
 ): TableNames {
