@@ -6,7 +6,7 @@
  * refuses fails the call, errors included: the document is the contract, not a sketch of it.
  */
 import { Ajv2020 } from 'ajv/dist/2020.js';
-import addFormats from 'ajv-formats';
+import formats from 'ajv-formats';
 import { type SigningCredentials, signedFetch } from '../../lib/local/api-gateway/signed-fetch.ts';
 
 export interface ApiRequest {
@@ -94,7 +94,8 @@ export class ApiClient {
       if (response.status !== 200) throw new Error(`GET /openapi.json answered ${response.status}`);
       const doc = (await response.json()) as OpenApiDocument;
       const ajv = new Ajv2020({ allErrors: true, strict: false });
-      addFormats(ajv);
+      // A CommonJS module: its default export is the plugin's `default` property.
+      formats.default(ajv);
       // The whole document as one resource: response schemas are addressed by JSON Pointer, and
       // their `#/components/...` references resolve inside it.
       ajv.addSchema({ ...doc, $id: DOCUMENT_ID });
@@ -120,7 +121,8 @@ export class ApiClient {
       if (text !== '') throw new Error(`OpenAPI: ${method} ${route} ${status} declares no body: ${where}`);
     } else {
       const schema = content[type]?.schema;
-      if (!schema) throw new Error(`OpenAPI: ${method} ${route} ${status} declares no ${type} body: ${where}`);
+      if (!schema)
+        throw new Error(`OpenAPI: ${method} ${route} ${status} declares no ${type} body: ${where}`);
       let body: unknown = text;
       if (type === 'application/json') {
         try {
