@@ -9,6 +9,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { JournalRecord } from '../../lib/runtime/payloads/index.ts';
+import { ApiClient } from '../support/api-client.ts';
 import { openApprovalPage } from '../support/approval-session.ts';
 import { CliRun, verifyChain } from './cli.ts';
 import { type ServeProcess, startServe } from './serve-process.ts';
@@ -37,13 +38,14 @@ function shellPlan(id: string, approval: Record<string, unknown>, command = 'ech
 interface Served {
   readonly store: string;
   readonly serve: ServeProcess;
-  readonly url: string;
+  /** Every response is checked against the served OpenAPI document as it arrives. */
+  readonly api: ApiClient;
 }
 
 async function startServed(): Promise<Served> {
   const store = await mkdtemp(join(tmpdir(), 'plangate-votes-'));
   const serve = startServe(['--identity', 'header', '--store', store, '--time-scale', '0.01'], store);
-  return { store, serve, url: await serve.line(() => true) };
+  return { store, serve, api: new ApiClient(await serve.line(() => true)) };
 }
 
 let shared: Served;
@@ -54,48 +56,49 @@ afterAll(async () => {
   await shared?.serve.stop();
 });
 
-const as = (user: string, init: RequestInit = {}) => ({
+const as = (user: string, init: { body?: string; headers?: Record<string, string> } = {}) => ({
   ...init,
   headers: { 'content-type': 'application/json', 'x-plangate-user': user, ...init.headers },
 });
 
 /** Submits a plan as `carol` and returns its execution and the link id its plan gate printed. */
 async function submit(
-  { url, serve }: Served,
+  { api, serve }: Served,
   plan: ReturnType<typeof shellPlan>,
 ): Promise<{ executionArn: string; linkId: string }> {
-  const res = await fetch(`${url}/plans`, as('carol', { method: 'POST', body: JSON.stringify(plan) }));
-  expect(res.status, await res.clone().text()).toBe(201);
-  const { executionArn } = (await res.json()) as { executionArn: string };
+  const res = await api.request('POST', '/plans', as('carol', { body: JSON.stringify(plan) }));
+  expect(res.status, res.text).toBe(201);
+  const executionArn = res.json().executionArn as string;
   const line = await serve.line((l) => l.startsWith(`gate plan of ${plan.id} v1 waits: `));
   return { executionArn, linkId: decodeURIComponent(line.split('/approvals/')[1] as string) };
 }
 
 /** The gate as the approvals API shows it to a script. */
 async function gateOf(
-  { url }: Served,
+  { api }: Served,
   linkId: string,
 ): Promise<Record<string, unknown> & { planDigest: string }> {
-  const res = await fetch(`${url}/approvals/${encodeURIComponent(linkId)}`, {
+  const res = await api.request('GET', `/approvals/${encodeURIComponent(linkId)}`, {
     headers: { accept: 'application/json' },
   });
   expect(res.status).toBe(200);
-  return (await res.json()) as Record<string, unknown> & { planDigest: string };
+  return res.json() as Record<string, unknown> & { planDigest: string };
 }
 
 /** POST /approvals/{link id} as `user`: the status and the JSON body. */
-async function answer({ url }: Served, linkId: string, user: string, body: Record<string, unknown>) {
-  const res = await fetch(
-    `${url}/approvals/${encodeURIComponent(linkId)}`,
-    as(user, { method: 'POST', body: JSON.stringify(body), headers: { accept: 'application/json' } }),
+async function answer({ api }: Served, linkId: string, user: string, body: Record<string, unknown>) {
+  const res = await api.request(
+    'POST',
+    `/approvals/${encodeURIComponent(linkId)}`,
+    as(user, { body: JSON.stringify(body), headers: { accept: 'application/json' } }),
   );
-  return { status: res.status, body: (await res.json()) as Record<string, unknown> };
+  return { status: res.status, body: res.json() };
 }
 
-async function eventsOf({ url }: Served, executionArn: string): Promise<JournalRecord[]> {
-  const res = await fetch(`${url}/executions/${encodeURIComponent(executionArn)}/events`, as('carol'));
+async function eventsOf({ api }: Served, executionArn: string): Promise<JournalRecord[]> {
+  const res = await api.request('GET', `/executions/${encodeURIComponent(executionArn)}/events`, as('carol'));
   expect(res.status).toBe(200);
-  return ((await res.json()) as { events: JournalRecord[] }).events;
+  return (res.json() as { events: JournalRecord[] }).events;
 }
 
 async function untilEvent(
@@ -281,7 +284,7 @@ describe('votes, quorum and modifications through the approvals API', { timeout:
       risks: { destructive: [], ownGate: false },
       revised: { revision: 1, by: 'bob', replaces: { form: 'command', text: 'echo original > out.txt' } },
     });
-    const { html } = await openApprovalPage(`${shared.url}/approvals/${encodeURIComponent(linkId)}`);
+    const { html } = await openApprovalPage(`${shared.api.baseUrl}/approvals/${encodeURIComponent(linkId)}`);
     expect(html).toContain('echo changed &gt; out.txt');
     expect(html).toContain('changed by revision 1 (bob)');
     // Changing it further from the revision is checked on the revision's content as well.

@@ -23,6 +23,7 @@ import {
   editableSteps,
   FORM_TOKEN_FIELD,
   messagePage,
+  OUTPUT_FIELD_PREFIX,
   PAGE_CSP,
   SIGN_IN_CALLBACK_PATH,
   type SignInConfig,
@@ -124,8 +125,12 @@ export async function handleApprovalsRequest(event: HttpEvent, deps: ApprovalsAp
     wantsJson ? json(status, { error: title, message }) : page(status, messagePage(title, message));
   const [resource, linkId, ...rest] = segments ?? [];
   if (resource === 'slack' && linkId === 'interactions' && rest.length === 0) {
-    if (!deps.slack) return json(404, { error: 'Slack is not configured' });
-    if (method !== 'POST') return json(405, { error: 'use POST' });
+    if (!deps.slack)
+      return json(404, {
+        error: 'Slack is not configured',
+        message: 'this platform posts no gates to Slack',
+      });
+    if (method !== 'POST') return json(405, { error: 'Method not allowed', message: 'use POST' });
     return handleSlackInteraction(event, approvalsOf(deps), deps.slack);
   }
   const suffix = rest.length === 1 ? rest[0] : undefined;
@@ -423,7 +428,8 @@ export function formAnswer(form: URLSearchParams, gate: GateView): FormAnswer | 
       break;
     case 'DONE': {
       const outputs: Record<string, string> = {};
-      for (const [name, value] of form) if (name.startsWith('output.')) outputs[name.slice(7)] = value;
+      for (const [name, value] of form)
+        if (name.startsWith(OUTPUT_FIELD_PREFIX)) outputs[name.slice(OUTPUT_FIELD_PREFIX.length)] = value;
       fields.outputs = outputs;
       break;
     }

@@ -98,10 +98,18 @@ export async function handleSlackInteraction(
       nowMilliseconds,
     })
   )
-    return json(401, { error: 'not a signed Slack request' });
+    return json(401, {
+      error: 'not a signed Slack request',
+      message:
+        "the request must be signed with the Slack app's signing secret and dated within five minutes of now",
+    });
 
   const payload = parsePayload(body);
-  if (!payload) return json(400, { error: 'no interaction payload' });
+  if (!payload)
+    return json(400, {
+      error: 'no interaction payload',
+      message: 'the form field `payload` holds no interaction',
+    });
   if (payload.type === 'view_submission' && payload.view?.callback_id === SLACK_ASK.callback)
     return askQuestion(payload, approvals, config);
   const action = payload.actions?.[0];
@@ -249,7 +257,8 @@ async function askQuestion(
   if (by === undefined) return refuse('Your Slack account is not mapped to a plangate approver.');
   const { linkId, digest } = parseSlackButtonValue(payload.view?.private_metadata ?? '');
   const question = payload.view?.state?.values?.[SLACK_ASK.block]?.[SLACK_ASK.input]?.value?.trim() ?? '';
-  if (!linkId) return json(400, { error: 'no gate in the view' });
+  if (!linkId)
+    return json(400, { error: 'no gate in the view', message: "the modal's private metadata names no gate" });
   if (!question) return refuse('Write the question first.');
   try {
     const gate = await approvals.gateOf(linkId);

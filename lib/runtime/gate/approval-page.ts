@@ -125,6 +125,9 @@ export interface SignInConfig {
 /** The form field holding the page session's form token (lib/runtime/api/page-session.ts checks it). */
 export const FORM_TOKEN_FIELD = 'form_token';
 
+/** A human step's form names each output it reports `output.<name>`. */
+export const OUTPUT_FIELD_PREFIX = 'output.';
+
 /** The path the hosted UI returns to (Cognito needs one exact callback URL, not a pattern). */
 export const SIGN_IN_CALLBACK_PATH = '/approvals/signed-in';
 
@@ -524,7 +527,7 @@ function controlsHtml(
       ];
     case 'human': {
       const outputs = (gate.human?.outputs ?? []).map((name) => {
-        const field = `output.${name}`;
+        const field = `${OUTPUT_FIELD_PREFIX}${name}`;
         const id = fieldId(field);
         const problem = problemOf(problems, field);
         return `<label for="${id}">${escapeHtml(name)}</label><input type="text" id="${id}" name="${escapeHtml(field)}" value="${escapeHtml(posted?.get(field) ?? '')}"${problem.attrs}>${problem.html}`;
