@@ -6,6 +6,7 @@ import { z } from 'zod';
 import { FORM_TOKEN_FIELD, OUTPUT_FIELD_PREFIX } from '../runtime/gate/approval-page.ts';
 import { argFieldName, SKIP_FIELD } from '../runtime/gate/modifications.ts';
 import {
+  AbortRollbackSchema,
   ApprovalDecisionSchema,
   ApprovalPolicySchema,
   ApprovalViewSchema,
@@ -233,6 +234,10 @@ export const GateViewSchema = z
       .optional()
       .describe('Plan gate: what changed since the latest earlier version of the plan that was gated'),
     failure: ClassifiedFailureSchema.optional().describe('Escalation: the classified failure'),
+    abortRollsBack: z
+      .array(AbortRollbackSchema)
+      .optional()
+      .describe('Escalation: the rollbacks an ABORT runs, in order, as of when it was asked'),
     human: z
       .looseObject({ instructions: z.string(), outputs: z.array(z.string()) })
       .optional()
