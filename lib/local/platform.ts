@@ -173,6 +173,8 @@ export class LocalPlatform {
               ...base('approvalsApi'),
               signingKey,
               notify,
+              // The approvers of a local platform read its pages on this machine, in its time zone.
+              displayTimeZone: Intl.DateTimeFormat().resolvedOptions().timeZone,
               identity: header ? { mode: 'header', header: LOCAL_IDENTITY_HEADER } : { mode: 'jwt' },
               ...(slack ? { slack: slack.interactions } : {}),
               ...(props.signIn

@@ -460,6 +460,28 @@ describe.skipIf(!CHROMIUM)('the approval page in Chromium', () => {
     await context.close();
   });
 
+  it("shows the deadline in the reader's chosen time zone, UTC beside it, with JavaScript off", async () => {
+    const gate = await gateOf('time-zone');
+    const context = await browser.newContext({ javaScriptEnabled: false });
+    const page = await context.newPage();
+    await page.goto(await emailedLink(gate, 'ana@example.test'));
+    const deadline = page.locator('dl.pg-people time');
+    const before = (await deadline.textContent()) ?? '';
+    await page.getByLabel('Show times in (IANA time zone)').fill('Asia/Tokyo');
+    await page.getByRole('button', { name: 'Show', exact: true }).click();
+    await page.waitForURL(/\?tz=Asia%2FTokyo$/);
+    const shown = (await page.locator('dl.pg-people time').textContent()) ?? '';
+    expect(shown).toMatch(/^\d{4}-\d\d-\d\d \d\d:\d\d Asia\/Tokyo \(\d\d:\d\d UTC\), in /);
+    expect(shown).not.toBe(before);
+    // Tokyo is 9 hours ahead of UTC, all year.
+    const [, local, utc] = /(\d\d):\d\d Asia\/Tokyo \((\d\d):\d\d UTC\)/.exec(shown) ?? [];
+    expect((Number(utc) + 9) % 24).toBe(Number(local));
+    // Nonsense is ignored: the page keeps its default zone.
+    await page.goto(`${page.url().split('?')[0]}?tz=${encodeURIComponent('<script>')}`);
+    expect(await page.locator('dl.pg-people time').textContent()).not.toContain('script');
+    await context.close();
+  });
+
   it('is usable by keyboard alone: Tab to Reject’s reason, type it, Enter', async () => {
     const gate = await gateOf('keyboard');
     const context = await browser.newContext();

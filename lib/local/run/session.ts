@@ -160,6 +160,8 @@ export async function runSession(target: SessionTarget, options: SessionOptions)
         sfn: stack.sfn,
         // A modification on the page asks the gate's approvers again, this terminal included.
         notify,
+        // The page's reader is at this machine, as the terminal's is.
+        displayTimeZone: localTimeZone(),
         ...(slack ? { slack: slack.interactions } : {}),
         pageExtras: async (gate, answeringAs) => {
           const checklist = await checklistOf(stack, gate);

@@ -79,6 +79,11 @@ export interface ApprovalsApiDeps extends ApprovalsDeps {
    * @default - answers are recorded as given
    */
   readonly reviseAnswer?: AnswerReviser;
+  /**
+   * The time zone pages show deadlines in until their reader chooses one (`?tz=`): `plangate run`
+   * and `serve` give the machine's. @default UTC
+   */
+  readonly displayTimeZone?: string;
 }
 
 /** What a host may add to the approval page (lib/runtime/gate/approval-page.ts). */
@@ -182,7 +187,9 @@ export async function handleApprovalsRequest(event: HttpEvent, deps: ApprovalsAp
       if (session) {
         const gate = await approvals.describe(link);
         if (wantsJson) return json(200, shownGate(gate));
-        return await pageOf(gate, session, `/approvals/${linkId}`, deps);
+        return await pageOf(gate, session, `/approvals/${linkId}`, deps, {
+          timeZone: readerTimeZone(event.queryStringParameters?.tz) ?? deps.displayTimeZone,
+        });
       }
       let until: number;
       try {
@@ -235,14 +242,11 @@ export async function handleApprovalsRequest(event: HttpEvent, deps: ApprovalsAp
       if (wantsJson || !session || !form)
         return fail(400, 'Not recorded', Object.values(answer.problems).join('; '));
       // Shown again with the problems beside their fields, everything typed kept; nothing recorded.
-      return await pageOf(
-        gate,
-        session,
-        `/approvals/${linkId}`,
-        deps,
-        { form, problems: answer.problems },
-        400,
-      );
+      return await pageOf(gate, session, `/approvals/${linkId}`, deps, {
+        refused: { form, problems: answer.problems },
+        status: 400,
+        timeZone: deps.displayTimeZone,
+      });
     }
     const revised = deps.reviseAnswer?.(gate, answer.decision);
     const given = { digest: answer.digest, decision: revised?.decision ?? answer.decision };
@@ -314,13 +318,26 @@ async function pageOf(
   session: PageSession,
   path: string,
   deps: ApprovalsApiDeps,
-  refused?: { form: URLSearchParams; problems: Readonly<Record<string, string>> },
-  status = 200,
+  {
+    refused,
+    status = 200,
+    timeZone,
+  }: {
+    /** An answer not recorded, shown again with its problems. */
+    refused?: { form: URLSearchParams; problems: Readonly<Record<string, string>> };
+    status?: number;
+    timeZone?: string | undefined;
+  } = {},
 ): Promise<HttpResult> {
   // describe verified the link, so the recipient it names is the one its signature binds.
   const recipient = recipientOf(session.link);
   const hosted = (await deps.pageExtras?.(gate, recipient)) ?? {};
-  const common = { ...hosted, formToken: session.form, ...(refused ? { refused } : {}) };
+  const common = {
+    ...hosted,
+    formToken: session.form,
+    ...(refused ? { refused } : {}),
+    ...(timeZone ? { timeZone } : {}),
+  };
   if (recipient !== undefined)
     return page(
       status,
@@ -332,6 +349,16 @@ async function pageOf(
       signInPageCsp(deps.signIn),
     );
   return page(status, await approvalPage(gate, path, common));
+}
+
+/** A time zone the reader asked for (`?tz=`), if it is one Intl knows; anything else is ignored. */
+function readerTimeZone(requested: string | undefined): string | undefined {
+  if (!requested || requested.length > 64) return undefined;
+  try {
+    return new Intl.DateTimeFormat('en', { timeZone: requested }).resolvedOptions().timeZone;
+  } catch {
+    return undefined;
+  }
 }
 
 /** The page's own policy replaces the default one of `html` (which allows no script at all). */

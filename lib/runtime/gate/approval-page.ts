@@ -110,6 +110,11 @@ export interface ApprovalPageExtras {
   readonly refused?: { readonly form: URLSearchParams; readonly problems: Readonly<Record<string, string>> };
   /** @default new Date() */
   readonly now?: Date;
+  /**
+   * The IANA time zone the deadline is shown in, UTC beside it: the reader's choice (the page's
+   * "Times in" form) or the host's (`plangate run`: the machine's). @default UTC
+   */
+  readonly timeZone?: string;
 }
 
 /** The public values of the approvers' OAuth client; nothing here is secret. */
@@ -253,7 +258,8 @@ export async function approvalPage(
     ...refusedSummary(problems),
     ...who,
     factsHtml(gate),
-    gatePeopleHtml(shown, { now }),
+    gatePeopleHtml(shown, { now, ...(extras.timeZone ? { timeZone: extras.timeZone } : {}) }),
+    timeZoneForm(extras.timeZone),
     ...(gate.changes ? [changesHtml(gate.changes)] : []),
     ...(graph.length > 0 ? [graphHtml(graph, svg, gate.kind === 'plan' ? 'plan' : 'step')] : []),
     ...(extras.checklist
@@ -294,6 +300,21 @@ export function editableSteps(gate: GateView): EditableStep[] {
   if (gate.kind !== 'plan') return [];
   if (shown.view) return shown.view.steps;
   return (gate.summary?.graph ?? []).map((s) => ({ id: s.id, tool: s.tool }));
+}
+
+/**
+ * "Times in [zone] Show": a GET form (no script) that reloads the page with `?tz=<zone>`, so the
+ * deadline is shown in the reader's own time zone, whatever the server's.
+ */
+function timeZoneForm(current: string | undefined): string {
+  const zones = Intl.supportedValuesOf('timeZone');
+  return [
+    '<form method="get" class="pg-tz">',
+    `<label for="pg-tz">Show times in (IANA time zone)</label><input type="text" id="pg-tz" name="tz" list="pg-zones" value="${escapeHtml(current ?? 'UTC')}" autocomplete="off">`,
+    `<datalist id="pg-zones">${zones.map((z) => `<option value="${escapeHtml(z)}">`).join('')}</datalist>`,
+    '<button type="submit">Show</button>',
+    '</form>',
+  ].join('');
 }
 
 /** What is asked: the plan, its objective, the step, the failure or the work, the question, the digest. */
