@@ -24,7 +24,13 @@ import {
   TABLE_NAME_ENV,
 } from '../runtime/catalog.ts';
 import { signInCallbackUrl } from '../runtime/gate/approval-page.ts';
-import { DRAFTS_TABLE, GATES_TABLE, JOINS_TABLE, OUTPUTS_TABLE } from '../runtime/journal/tables.ts';
+import {
+  DRAFTS_TABLE,
+  GATES_TABLE,
+  JOINS_TABLE,
+  OUTPUTS_TABLE,
+  VERSIONS_TABLE,
+} from '../runtime/journal/tables.ts';
 import { HARNESS_ERRORS_METRIC, HARNESS_METRICS_NAMESPACE } from '../runtime/telemetry/telemetry.ts';
 import { ApproverPool } from './approver-pool.ts';
 import { PlanEventBus } from './event-bus.ts';
@@ -146,6 +152,8 @@ export class PlanPlatform extends Construct {
   public readonly outputsTable: HarnessTable;
   /** Plans being drafted from goals, and how each draft ended. */
   public readonly draftsTable: HarnessTable;
+  /** One content per plan version, claimed by whoever launches it first. */
+  public readonly versionsTable: HarnessTable;
   public readonly eventBus: PlanEventBus;
   /** The harness Lambdas compiled state machines call, by handler name. */
   public readonly functions: { readonly [N in StateMachineHandlerName]: HarnessFunction<N> };
@@ -196,6 +204,7 @@ export class PlanPlatform extends Construct {
     this.joinsTable = new HarnessTable(this, 'Joins', { definition: JOINS_TABLE });
     this.outputsTable = new HarnessTable(this, 'Outputs', { definition: OUTPUTS_TABLE });
     this.draftsTable = new HarnessTable(this, 'Drafts', { definition: DRAFTS_TABLE });
+    this.versionsTable = new HarnessTable(this, 'Versions', { definition: VERSIONS_TABLE });
     this.eventBus = new PlanEventBus(this, 'EventBus', {
       ...(props.eventArchiveRetention ? { archiveRetention: props.eventArchiveRetention } : {}),
     });
@@ -541,6 +550,7 @@ export class PlanPlatform extends Construct {
       [TABLE_NAME_ENV.joins]: this.joinsTable.table.tableName,
       [TABLE_NAME_ENV.outputs]: this.outputsTable.table.tableName,
       [TABLE_NAME_ENV.drafts]: this.draftsTable.table.tableName,
+      [TABLE_NAME_ENV.versions]: this.versionsTable.table.tableName,
       PLANGATE_EVENT_BUS: this.eventBus.bus.eventBusName,
       POWERTOOLS_SERVICE_NAME: this.namePrefix,
       POWERTOOLS_METRICS_NAMESPACE: HARNESS_METRICS_NAMESPACE,
@@ -646,6 +656,7 @@ export class PlanPlatform extends Construct {
     stack: Stack,
   ): void {
     this.grantPlanLaunch(launcher.function);
+    this.versionsTable.grantItems(launcher.function, 'read', 'write');
     launcher.setEnvironment({
       // Plans submitted at run time are `<prefix>-run-<planId>`, apart from plans deployed as code.
       PLANGATE_NAME_PREFIX: this.runtimeNamePrefix,

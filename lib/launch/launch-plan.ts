@@ -6,7 +6,9 @@
  * nothing the machine writes can come before PLAN_CREATED.
  */
 import { randomUUID } from 'node:crypto';
+import { ConditionalCheckFailedException } from '@aws-sdk/client-dynamodb';
 import { type SFNClient, StartExecutionCommand } from '@aws-sdk/client-sfn';
+import { GetCommand, PutCommand } from '@aws-sdk/lib-dynamodb';
 import type { z } from 'zod';
 import { canonicalJson, planDigest } from '../plan/digest.ts';
 import type { Plan } from '../plan/schema.ts';
@@ -115,9 +117,47 @@ export async function checkVersionUnused(
     throw new PlanVersionConflictError(plan, String(item.planDigest), digest);
 }
 
+/**
+ * Claims the plan's id and version for its content (the versions table's conditional put): the
+ * first launch of a version claims it; the same content again is welcome; other content is
+ * refused with {@link PlanVersionConflictError}, atomically, however close together two come.
+ */
+export async function claimVersion(
+  plan: Plan,
+  digest: string,
+  journal: Pick<HarnessDeps, 'dynamo' | 'tables'>,
+): Promise<void> {
+  const planVersion = `${plan.id}#v${plan.version}`;
+  try {
+    await journal.dynamo.send(
+      new PutCommand({
+        TableName: journal.tables.versions,
+        Item: {
+          planVersion,
+          planId: plan.id,
+          version: plan.version,
+          planDigest: digest,
+          claimedAt: new Date().toISOString(),
+        },
+        ConditionExpression: 'attribute_not_exists(planVersion) OR planDigest = :digest',
+        ExpressionAttributeValues: { ':digest': digest },
+      }),
+    );
+  } catch (error) {
+    if (!(error instanceof ConditionalCheckFailedException)) throw error;
+    const stored = await journal.dynamo.send(
+      new GetCommand({ TableName: journal.tables.versions, Key: { planVersion }, ConsistentRead: true }),
+    );
+    throw new PlanVersionConflictError(plan, String(stored.Item?.planDigest ?? 'unknown'), digest);
+  }
+}
+
 export async function launchPlan(input: LaunchPlanInput): Promise<LaunchedPlan> {
-  // Before anything is deployed or journaled: a refused plan leaves no trace.
-  await checkVersionUnused(input.plan, `sha256:${planDigest(input.plan)}`, input.journal);
+  const digest = `sha256:${planDigest(input.plan)}`;
+  // Before anything is deployed or journaled: a refused plan leaves no trace. Versions launched
+  // before the versions table existed are in the journal only: both are asked.
+  await checkVersionUnused(input.plan, digest, input.journal);
+  await claimVersion(input.plan, digest, input.journal);
   const deployed = await deployPlan(input);
   const name = input.executionName ?? randomUUID();
   const executionArn = `${deployed.stateMachineArn.replace(':stateMachine:', ':execution:')}:${name}`;

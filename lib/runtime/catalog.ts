@@ -16,6 +16,7 @@ export const TABLE_NAME_ENV = {
   joins: 'PLANGATE_JOINS_TABLE',
   outputs: 'PLANGATE_OUTPUTS_TABLE',
   drafts: 'PLANGATE_DRAFTS_TABLE',
+  versions: 'PLANGATE_VERSIONS_TABLE',
 } as const;
 
 const set = z.string().min(1);
@@ -28,6 +29,7 @@ const HarnessEnv = z.object({
   [TABLE_NAME_ENV.joins]: set,
   [TABLE_NAME_ENV.outputs]: set,
   [TABLE_NAME_ENV.drafts]: set,
+  [TABLE_NAME_ENV.versions]: set,
   PLANGATE_EVENT_BUS: set,
   /** The `service` of every log entry and metric (the platform's name prefix). */
   POWERTOOLS_SERVICE_NAME: set,

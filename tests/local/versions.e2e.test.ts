@@ -204,4 +204,22 @@ describe('one version at a time (plangate serve)', () => {
       gates.filter((g) => g.notice.plan.id === 'duplicated').length === 2 ? true : undefined,
     );
   }, 60_000);
+  it('of ten submissions of one id and version with ten different contents at once, exactly one is launched', async () => {
+    const plan = echoChainPlan('raced', ['only'], { approval });
+    const answers = await Promise.all(
+      Array.from({ length: 10 }, (_, i) => submit({ ...plan, objective: `Echo one value, content ${i}` })),
+    );
+    const launched = answers.filter((a) => a.status === 201);
+    expect(answers.map((a) => a.status).sort()).toEqual([201, ...Array(9).fill(409)]);
+    const digest = (launched[0]?.body.plan as { digest: string }).digest;
+    for (const refused of answers.filter((a) => a.status === 409))
+      expect(refused.body.message).toContain(`already submitted with digest ${digest}`);
+    const created = (
+      await queryEvents(platform.stack.data.clients.doc, platform.stack.data.tableNames.events, {
+        index: 'byPlan',
+        value: 'raced',
+      })
+    ).filter((e) => e.event === 'PLAN_CREATED');
+    expect(created.map((e) => e.planDigest)).toEqual([digest]);
+  }, 60_000);
 });

@@ -13,6 +13,7 @@ import { handler as classifierHandler } from '../../lambdas/classifier.ts';
 import { handler as joinHandler } from '../../lambdas/join.ts';
 import { type LocalDataPlane, startLocalDataPlane } from '../../lib/local/stack.ts';
 import { parseHandlerEnv, TABLE_NAME_ENV } from '../../lib/runtime/catalog.ts';
+import { DEFAULT_TABLE_NAMES, type TableNames } from '../../lib/runtime/journal/tables.ts';
 import { ERROR_NAMES, HarnessFailure, type JournalRecord } from '../../lib/runtime/payloads/index.ts';
 import { Telemetry } from '../../lib/runtime/telemetry/telemetry.ts';
 
@@ -196,11 +197,10 @@ describe("a Lambda's environment", () => {
 
 function completeEnv(more: Record<string, string> = {}): Record<string, string> {
   return {
-    [TABLE_NAME_ENV.events]: 'plangate-events',
-    [TABLE_NAME_ENV.gates]: 'plangate-gates',
-    [TABLE_NAME_ENV.joins]: 'plangate-joins',
-    [TABLE_NAME_ENV.outputs]: 'plangate-outputs',
-    [TABLE_NAME_ENV.drafts]: 'plangate-drafts',
+    // Every table, as the catalog names their variables.
+    ...Object.fromEntries(
+      Object.entries(TABLE_NAME_ENV).map(([id, env]) => [env, DEFAULT_TABLE_NAMES[id as keyof TableNames]]),
+    ),
     PLANGATE_EVENT_BUS: 'default',
     POWERTOOLS_SERVICE_NAME: 'plangate',
     POWERTOOLS_METRICS_NAMESPACE: 'plangate',

@@ -27,7 +27,7 @@ export interface IndexDefinition {
 
 export interface TableDefinition {
   /** Stable id used by CDK construct ids and by `TableNames`. */
-  readonly id: 'events' | 'gates' | 'joins' | 'outputs' | 'drafts';
+  readonly id: 'events' | 'gates' | 'joins' | 'outputs' | 'drafts' | 'versions';
   readonly partitionKey: KeyDefinition;
   readonly sortKey?: KeyDefinition;
   readonly globalSecondaryIndexes: readonly IndexDefinition[];
@@ -128,12 +128,24 @@ export const DRAFTS_TABLE: TableDefinition = {
   globalSecondaryIndexes: [],
 };
 
+/**
+ * One content per plan version: an item per `<planId>#v<version>` holding the digest it was first
+ * launched with, claimed by a conditional put, so two submissions of one id and version with
+ * different content can never both be launched, however close together. Kept (no TTL).
+ */
+export const VERSIONS_TABLE: TableDefinition = {
+  id: 'versions',
+  partitionKey: { name: 'planVersion', type: 'S' },
+  globalSecondaryIndexes: [],
+};
+
 export const TABLES: readonly TableDefinition[] = [
   EVENTS_TABLE,
   GATES_TABLE,
   JOINS_TABLE,
   OUTPUTS_TABLE,
   DRAFTS_TABLE,
+  VERSIONS_TABLE,
 ];
 
 /** Physical table names, by definition id. */
@@ -146,6 +158,7 @@ export const DEFAULT_TABLE_NAMES: TableNames = {
   joins: 'plangate-joins',
   outputs: 'plangate-outputs',
   drafts: 'plangate-drafts',
+  versions: 'plangate-versions',
 };
 
 /** Table names from the environment (the catalog's TABLE_NAME_ENV), falling back to the defaults. */
