@@ -97,6 +97,7 @@ export function logEntry(event: JournalRecord): string {
     case 'TASK_COMPLETED':
     case 'TASK_FAILED': {
       line = str(d.progress);
+      if (typeof d.worker === 'string') more.push(`worker: ${d.worker}`);
       if (typeof d.error_message === 'string') more.push(d.error_message);
       const excerpt = evidenceOf(d)?.excerpt;
       if (typeof excerpt === 'string' && excerpt) more.push(excerpt);
@@ -371,6 +372,7 @@ function result(plan: Plan, step: Step, view: TaskView): string {
     `**Step:** \`${step.id}\``,
     `**Attempts:** ${view.attempts}`,
     ...usageLine(view.events),
+    ...workerLine(view.events),
     `**Updated:** ${view.updated ?? '-'}`,
     ...(view.note ? [`**Note:** ${view.note}`] : []),
     '',
@@ -516,6 +518,16 @@ function usageLine(events: readonly JournalRecord[]): string[] {
   return [
     `**Usage:** ${tokens} tokens, $${cost.toFixed(2)} (${reported} attempt${reported === 1 ? '' : 's'} reported)`,
   ];
+}
+
+/** `**Worker:** host:pid` for each attempt a worker answered (agent steps); nothing when none did. */
+function workerLine(events: readonly JournalRecord[]): string[] {
+  const ran = events.flatMap((e) =>
+    (e.event === 'TASK_COMPLETED' || e.event === 'TASK_FAILED') && typeof e.details.worker === 'string'
+      ? [e.details.worker]
+      : [],
+  );
+  return ran.length === 0 ? [] : [`**Worker:** ${[...new Set(ran)].join(', ')}`];
 }
 
 function taskNumber(plan: Plan, stepId: string): string {

@@ -170,8 +170,12 @@ export class ActivityWorker {
       );
       if (lost.signal.aborted) return;
       if (outcome.kind === 'failed') {
-        // The cause is a failure cause (message, and what the agent used: spent all the same).
-        const cause = { message: outcome.message, ...(outcome.usage ? { usage: outcome.usage } : {}) };
+        // The cause is a failure cause (message, who ran it, and what the agent used: spent all the same).
+        const cause = {
+          message: outcome.message,
+          worker: this.workerName,
+          ...(outcome.usage ? { usage: outcome.usage } : {}),
+        };
         await sfn.send(
           new SendTaskFailureCommand({
             taskToken: token,

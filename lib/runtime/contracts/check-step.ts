@@ -80,6 +80,7 @@ export async function checkStep(req: CheckRequest, deps: HarnessDeps): Promise<C
         evidence,
         progress: `${progress} ✓ ${req.description} (${evidence.summary})`,
         ...(req.run.usage ? { usage: req.run.usage } : {}),
+        ...(req.run.worker ? { worker: req.run.worker } : {}),
       },
     });
     return { status: 'completed', ...pickOutput(req), evidence };
@@ -99,6 +100,7 @@ export async function checkStep(req: CheckRequest, deps: HarnessDeps): Promise<C
       progress: `${progress} ✗ ${req.description}: ${evidence.reason ?? 'contract failed'}`,
       evidence,
       ...(req.run.usage ? { usage: req.run.usage } : {}),
+      ...(req.run.worker ? { worker: req.run.worker } : {}),
     },
   });
   throw new HarnessFailure(name, cause);

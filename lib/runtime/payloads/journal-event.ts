@@ -159,6 +159,8 @@ export const EVENT_DETAILS = {
     progress: z.string(),
     /** Tokens and cost the step's agent reported, counted against the plan's budget. */
     usage: UsageSchema.optional(),
+    /** The worker that ran the attempt (`host:pid`), for an agent step. */
+    worker: z.string().optional(),
   }),
   TASK_FAILED: z.object({
     error: z.string(),
@@ -166,6 +168,8 @@ export const EVENT_DETAILS = {
     progress: z.string(),
     /** Tokens and cost the failed attempt's agent reported: spent all the same, counted against the budget. */
     usage: UsageSchema.optional(),
+    /** The worker that ran the attempt (`host:pid`), when it answered. */
+    worker: z.string().optional(),
   }),
   TASK_SKIPPED: z.object({ reason: z.string() }),
   TASK_BLOCKED: z.object({ blocked_by: z.array(z.string()) }),

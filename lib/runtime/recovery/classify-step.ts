@@ -137,11 +137,17 @@ function factsOf(error: ClassifyRequest['error']): FailureFacts {
   return { name: error.Error, message: raw || error.Error };
 }
 
-/** What a worker said the failed attempt's agent used (its cause's `usage`), to count against the budget. */
-function spentBy(error: ClassifyRequest['error']): { usage?: Usage } {
-  const cause = parseJson(error.Cause ?? '') as { usage?: unknown } | undefined;
+/**
+ * What a worker said about the failed attempt (its cause): what the agent used, to count against
+ * the budget, and which worker (host:pid) it was.
+ */
+function spentBy(error: ClassifyRequest['error']): { usage?: Usage; worker?: string } {
+  const cause = parseJson(error.Cause ?? '') as { usage?: unknown; worker?: unknown } | undefined;
   const usage = UsageSchema.safeParse(cause?.usage);
-  return usage.success && cause?.usage !== undefined ? { usage: usage.data } : {};
+  return {
+    ...(usage.success && cause?.usage !== undefined ? { usage: usage.data } : {}),
+    ...(typeof cause?.worker === 'string' ? { worker: cause.worker.slice(0, 200) } : {}),
+  };
 }
 
 function parseJson(text: string): unknown {

@@ -23,7 +23,13 @@ export interface DetectedFailure {
    * TASK_FAILED's details besides error and message: the `[Task N/M] ✗ …` line (and evidence, and
    * what the attempt's agent used: spent all the same, so counted against the budget).
    */
-  readonly taskFailed?: { readonly progress: string; readonly evidence?: unknown; readonly usage?: Usage };
+  readonly taskFailed?: {
+    readonly progress: string;
+    readonly evidence?: unknown;
+    readonly usage?: Usage;
+    /** The worker that ran the attempt (`host:pid`). */
+    readonly worker?: string;
+  };
 }
 
 export async function recordFailure(
