@@ -86,6 +86,7 @@ async function work(
     agentCommand,
     log: (line) => log.push(line),
     once: true,
+    workerName: 'vm:9498',
     ...options,
   }).run();
   const ms = performance.now() - started;
@@ -107,6 +108,7 @@ describe('ActivityWorker', { timeout: 30_000 }, () => {
     expect(o.execution.error).toBe('ToolFailed');
     expect(causeOf(o)).toEqual({
       message: 'agent exited 3: cannot reach the repo',
+      worker: 'vm:9498',
       usage: { tokens: 1200, costUsd: 0.03 },
     });
     expect(o.log.at(-1)).toBe('✗ write-the-fix: agent exited 3: cannot reach the repo');
