@@ -222,8 +222,17 @@ export function riskPhrases(step: ApprovalView['steps'][number]): string[] {
   if (step.risks.destructive.length > 0) phrases.push(`destructive: ${step.risks.destructive.join('; ')}`);
   if (step.risks.contract.length > 0) phrases.push(`destructive contract: ${step.risks.contract.join('; ')}`);
   if (step.risks.rollback.length > 0) phrases.push(`destructive rollback: ${step.risks.rollback.join('; ')}`);
+  if (step.risks.outsideWorkspace?.length)
+    phrases.push(`${OUTSIDE_WORKSPACE}: ${step.risks.outsideWorkspace.join('; ')}`);
   phrases.push(step.risks.ownGate ? 'own gate before it runs' : 'no gate of its own');
   return phrases;
+}
+
+const OUTSIDE_WORKSPACE = 'reaches outside the workspace';
+
+/** A phrase every channel shows as a warning: something destructive, or outside the workspace. */
+export function isWarningPhrase(phrase: string): boolean {
+  return phrase.startsWith('destructive') || phrase.startsWith(OUTSIDE_WORKSPACE);
 }
 
 /** A plan reference (`${secrets.db}`, `${steps.x.y}`): kept whole by {@link redactPlanText}. */

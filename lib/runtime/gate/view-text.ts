@@ -11,6 +11,7 @@ import {
   budgetText,
   type DeadlineOptions,
   deadlineText,
+  isWarningPhrase,
   notShownText,
   omitted,
   quorumText,
@@ -118,7 +119,7 @@ function stepLines(step: StepView, number: number | undefined, clean: (text: str
   ];
   lines.push(`${pad}via ${tool}${flags.length > 0 ? ` · ${flags.join(' · ')}` : ''}`);
   for (const phrase of riskPhrases(step))
-    lines.push(`${pad}${phrase.startsWith('destructive') ? '!! ' : ''}${clean(phrase)}`);
+    lines.push(`${pad}${isWarningPhrase(phrase) ? '!! ' : ''}${clean(phrase)}`);
   if (step.call) lines.push(...callLines('runs', step.call, clean, pad));
   else if (step.detailsOmitted) lines.push(`${pad}(command not shown here)`);
   if (step.contract) lines.push(...callLines('contract', step.contract, clean, pad));

@@ -8,6 +8,7 @@
 import {
   approversText,
   budgetText,
+  isWarningPhrase,
   notShownText,
   omitted,
   quorumText,
@@ -137,7 +138,7 @@ function stepText(
       `via ${tool}${flags.length > 0 ? ` · ${flags.join(' · ')}` : ''}`,
     );
     for (const phrase of riskPhrases(step))
-      lines.push(phrase.startsWith('destructive') ? `:warning: *${text(phrase)}*` : text(phrase));
+      lines.push(isWarningPhrase(phrase) ? `:warning: *${text(phrase)}*` : text(phrase));
     if (step.call) lines.push(...callText('Runs', step.call, text, code, codeLimit));
     else if (step.detailsOmitted) lines.push('_Command not shown here: see the page._');
     if (step.contract) lines.push(...callText('Contract', step.contract, text, code, codeLimit));
