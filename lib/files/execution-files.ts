@@ -347,37 +347,35 @@ function handoff(plan: Plan, step: Step, events: readonly JournalRecord[], view:
     description: step.description,
   };
   const attempt = Math.max(1, num(started?.details.attempt));
-  const fallbacks = handoffFallbacks(
-    step,
-    effectiveRecovery(plan).steps.get(step.id) ?? effectiveRecovery(plan).plan,
-  );
+  const recovery = effectiveRecovery(plan);
+  const fallbacks = handoffFallbacks(step, recovery.steps.get(step.id) ?? recovery.plan);
   const timeoutSeconds = effectiveTimeoutSeconds(step, plan.budget);
-  if (runsOnWorker(step))
-    // What the activity Task handed the worker (lib/compiler/step-task.ts), parsed as the worker parses it.
-    return renderHandoffDocument(
-      agentHandoffDocument(
-        HandoffSchema.parse({
-          ...identity,
-          target: step.target,
-          ...(recorded.task !== undefined ? { task: recorded.task } : {}),
-          subscriptions: step.subscriptions,
-          inputs: recorded.inputs,
-          outputs: step.outputs,
-          attempt,
-          ...(step.contract ? { contract: step.contract } : {}),
-          previousFailure: recorded.previousFailure ?? null,
-          timeoutSeconds,
-          heartbeatSeconds: heartbeatSecondsFor(timeoutSeconds) ?? 1,
-          budget: recorded.budget ?? {},
-          fallbacks,
-        }),
-      ),
-    );
+  // What the activity Task handed the worker (lib/compiler/step-task.ts), parsed as the worker parses it.
+  const agent = runsOnWorker(step)
+    ? HandoffSchema.safeParse({
+        ...identity,
+        target: step.target,
+        ...(recorded.task !== undefined ? { task: recorded.task } : {}),
+        subscriptions: step.subscriptions,
+        inputs: recorded.inputs,
+        outputs: step.outputs,
+        attempt,
+        ...(step.contract ? { contract: step.contract } : {}),
+        previousFailure: recorded.previousFailure ?? null,
+        timeoutSeconds,
+        heartbeatSeconds: heartbeatSecondsFor(timeoutSeconds) ?? 1,
+        budget: recorded.budget ?? {},
+        fallbacks,
+      })
+    : undefined;
+  if (agent?.success) return renderHandoffDocument(agentHandoffDocument(agent.data));
   const document: HandoffDocument = {
     ...identity,
     doer: step.requiresHuman
       ? { kind: 'person' }
-      : { kind: 'tool', tool: stepInvocation(step)?.tool ?? step.tool ?? '-' },
+      : step.target !== undefined && step.tool === undefined
+        ? { kind: 'agent', target: step.target }
+        : { kind: 'tool', tool: stepInvocation(step)?.tool ?? step.tool ?? '-' },
     task: recorded.task ?? step.task ?? step.description,
     subscriptions: step.subscriptions,
     inputs: recorded.inputs,
