@@ -20,6 +20,9 @@ Options:
   --store DIR        the local store (default ${DEFAULT_STORE_DIR})
   --time-scale X     multiply retry intervals, waits and gate timeouts (default 1)
   --files-dir DIR    where seed 003's <plan-id>-execution/ files are written (default .)
+  --no-workers       leave agent steps to plangate worker processes (default: as the execution
+                     was started: with --no-workers, or with workers here)
+  --agents-per-target N  the run's own workers run up to N agents of one target at once
   -h, --help         show this help
 
 Exit codes: 0 succeeded, 1 failed or not found, 2 usage, 130 interrupted.`;
@@ -48,7 +51,8 @@ export async function run(argv: string[]): Promise<number> {
       timeScale: args.timeScale,
       filesDir: args.filesDir,
       rehearseRollback: false,
-      workers: args.workers,
+      ...(args.workers !== undefined ? { workers: args.workers } : {}),
+      agentsPerTarget: args.agentsPerTarget,
       io: { stdout: process.stdout, stderr: process.stderr, stdin: process.stdin },
     },
   );

@@ -5,7 +5,12 @@
 
 import { userInfo } from 'node:os';
 import { parseArgs } from 'node:util';
-import { runSession, type SessionOptions } from '../local/run/session.ts';
+import {
+  IN_PROCESS_AGENTS_PER_TARGET,
+  MAX_AGENTS_PER_TARGET,
+  runSession,
+  type SessionOptions,
+} from '../local/run/session.ts';
 import { DEFAULT_STORE_DIR, storePaths } from '../local/run/store.ts';
 import { planDigest } from '../plan/digest.ts';
 import { loadPlan } from '../plan/load.ts';
@@ -60,7 +65,10 @@ ${PLANNER_OPTIONS_HELP}
                      reverse order, each verified by its contract, to prove they work
   --submitted-by N   record N as the plan's submitter (PLAN_CREATED); N may not approve it
   --no-workers       leave agent steps (a target, no tool) to plangate worker processes instead
-                     of running a worker per target here with $PLANGATE_AGENT_COMMAND
+                     of running workers here with $PLANGATE_AGENT_COMMAND; kept with the
+                     execution, so plangate resume (and a re-run that re-attaches) does the same
+  --agents-per-target N  the run's own workers run up to N agents of one target at once, for
+                     steps that do not depend on each other (default ${IN_PROCESS_AGENTS_PER_TARGET}, at most ${MAX_AGENTS_PER_TARGET})
   -h, --help         show this help
 
 Exit codes: 0 succeeded, 1 invalid plan or the run failed, 2 usage, 130 interrupted.`;
@@ -74,8 +82,10 @@ export interface CommonRunArgs {
   timeScale: number;
   filesDir: string;
   rehearseRollback: boolean;
-  /** Run a worker per agent target in this process (false: --no-workers). */
-  workers: boolean;
+  /** false: --no-workers; undefined: as the execution was started (a new one: workers here). */
+  workers?: boolean;
+  /** How many agents of one target the run's own workers run at once. */
+  agentsPerTarget: number;
   submittedBy?: string;
   positionals: string[];
   /** `--goal` and the planner's options. */
@@ -95,6 +105,9 @@ export function parseRunArgs(argv: string[]): CommonRunArgs | string {
   const timeScale = Number(values['time-scale'] ?? '1');
   if (!Number.isFinite(timeScale) || timeScale < 0)
     return `--time-scale must be a number >= 0, not "${values['time-scale']}"`;
+  const agentsPerTarget = Number(values['agents-per-target'] ?? IN_PROCESS_AGENTS_PER_TARGET);
+  if (!Number.isInteger(agentsPerTarget) || agentsPerTarget < 1 || agentsPerTarget > MAX_AGENTS_PER_TARGET)
+    return `--agents-per-target must be a whole number from 1 to ${MAX_AGENTS_PER_TARGET}, not "${values['agents-per-target']}"`;
   if (values.as !== undefined && !IDENTITY.test(values.as))
     return `--as must be a name without spaces (at most 200 characters), not "${values.as}"`;
   return {
@@ -105,7 +118,8 @@ export function parseRunArgs(argv: string[]): CommonRunArgs | string {
     timeScale,
     filesDir: values['files-dir'] ?? '.',
     rehearseRollback: values['rehearse-rollback'] ?? false,
-    workers: !(values['no-workers'] ?? false),
+    ...(values['no-workers'] ? { workers: false } : {}),
+    agentsPerTarget,
     ...(values['submitted-by'] ? { submittedBy: values['submitted-by'] } : {}),
     positionals,
     ...(values.goal !== undefined ? { goal: values.goal } : {}),
@@ -142,6 +156,7 @@ function parse(argv: string[]) {
       ...PLANNER_OPTIONS,
       'submitted-by': { type: 'string' },
       'no-workers': { type: 'boolean' },
+      'agents-per-target': { type: 'string' },
     },
   });
 }
@@ -192,7 +207,8 @@ function sessionOptions(args: CommonRunArgs): SessionOptions {
     timeScale: args.timeScale,
     filesDir: args.filesDir,
     rehearseRollback: args.rehearseRollback,
-    workers: args.workers,
+    ...(args.workers !== undefined ? { workers: args.workers } : {}),
+    agentsPerTarget: args.agentsPerTarget,
     ...(args.submittedBy !== undefined ? { submittedBy: args.submittedBy } : {}),
     io: { stdout: process.stdout, stderr: process.stderr, stdin: process.stdin },
   };

@@ -11,12 +11,13 @@ import { referencesInValue, stepOutputReferences } from '../plan/references.ts';
 import { type PlanRisks, planRisks, type StepRisks } from '../plan/risks.ts';
 import { type Contract, FAILURE_CLASSES, type Plan, type Step } from '../plan/schema.ts';
 import { stepInvocation, type ToolRegistry } from '../plan/tools.ts';
-import type {
-  ApprovalView,
-  CallDetail,
-  RecoveryLine,
-  ShownCall,
-  StepView,
+import {
+  type ApprovalView,
+  type CallDetail,
+  hasRiskMarks,
+  type RecoveryLine,
+  type ShownCall,
+  type StepView,
 } from '../runtime/payloads/index.ts';
 
 /**
@@ -67,9 +68,7 @@ export function fitApprovalView(view: ApprovalView, limitBytes = VIEW_LIMIT_BYTE
     steps.push(stub);
   }
   let shown = 0;
-  const risky = (step: StepView) =>
-    step.risks.ownGate ||
-    step.risks.destructive.length + step.risks.contract.length + step.risks.rollback.length > 0;
+  const risky = (step: StepView) => step.risks.ownGate || hasRiskMarks(step.risks);
   for (const pass of [risky, (step: StepView) => !risky(step)]) {
     for (let i = 0; i < steps.length; i++) {
       const step = full[i] as StepView;
@@ -99,6 +98,7 @@ function stepView(step: Step, risks: PlanRisks, recovery: RecoveryTable): StepVi
     contract: [],
     rollback: [],
     rollbackContract: [],
+    outsideWorkspace: [],
     ownGate: step.requiresApproval,
   };
   return {
@@ -111,6 +111,7 @@ function stepView(step: Step, risks: PlanRisks, recovery: RecoveryTable): StepVi
       contract: [...marks.contract],
       // The validator refuses a destructive rollback contract; shown with the rollback if present.
       rollback: [...marks.rollback, ...marks.rollbackContract],
+      ...(marks.outsideWorkspace.length > 0 ? { outsideWorkspace: [...marks.outsideWorkspace] } : {}),
       ownGate: marks.ownGate,
     },
     ...(call ? { call: shownCall(call.tool, call.args) } : {}),

@@ -34,6 +34,11 @@ export interface AslRetrier {
 export class RetryPolicy {
   constructor(private readonly props: RetryPolicyProps) {}
 
+  /** The recipes it retries by (the step's effective recovery). */
+  get recovery(): RetryPolicyProps['recovery'] {
+    return this.props.recovery;
+  }
+
   toAsl(): AslRetrier[] {
     const retriers: AslRetrier[] = [];
     for (const failureClass of FAILURE_CLASSES) {

@@ -64,7 +64,7 @@ describe.concurrent('rollback and execution files, end to end on the local stack
     expect(live).toEqual(executionFiles(await planOf(scenario('rollback.yaml')), events));
     expect(live.get('execution-state.md')).toMatch(/\| 03 \| three \| rolled_back \|/);
     expect(live.get('execution-state.md')).toMatch(/\| 04 \| four \| failed \|/);
-    expect(live.get('tasks/02/handoff.md')).toContain('| `stdout` | Task 01 (`one`) | one |');
+    expect(live.get('tasks/02/handoff.md')).toContain('| `stdout` | `one` | one |');
     expect(live.get('tasks/04/result.md')).toContain('| Contract (command) | FAIL |');
     expect(live.get('rollback-on-abort-execution-result.md')).toContain(
       'Every rollback procedure was run and verified.',

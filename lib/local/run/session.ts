@@ -6,6 +6,7 @@
  * from how the execution ended.
  */
 import { mkdir, readFile, writeFile } from 'node:fs/promises';
+import { hostname } from 'node:os';
 import { dirname, join, resolve } from 'node:path';
 import {
   DescribeExecutionCommand,
@@ -49,11 +50,14 @@ import {
   liveSession,
   loadSigningKey,
   planFile,
+  readRunSettings,
   releaseSession,
   type StorePaths,
+  writeRunSettings,
   writeSession,
 } from './store.ts';
 import { type Asked, TerminalPrompter } from './terminal.ts';
+import { WorkerWatch } from './worker-watch.ts';
 
 /** Local state machines are named `plangate-<planId>`, as they always were (stores from earlier runs re-attach); activities `plangate-<target>`. */
 export const LOCAL_NAME_PREFIX = 'plangate';
@@ -92,11 +96,21 @@ export interface SessionOptions {
   /** Where Slack is configured (lib/local/run/local-slack.ts), and $PLANGATE_AGENT_COMMAND. @default process.env */
   readonly env?: Readonly<Record<string, string | undefined>>;
   /**
-   * Run a worker of each agent target in this process (running $PLANGATE_AGENT_COMMAND in the
-   * current directory); false leaves the queue to `plangate worker` processes. @default true
+   * Run workers of each agent target in this process (running $PLANGATE_AGENT_COMMAND in the
+   * current directory); false leaves the queue to `plangate worker` processes. Kept with the
+   * execution (the store's run settings). @default - as the execution was started; a new one: true
    */
   readonly workers?: boolean;
+  /** How many agents of one target the run's own workers run at once. @default IN_PROCESS_AGENTS_PER_TARGET */
+  readonly agentsPerTarget?: number;
 }
+
+/**
+ * The run's own workers take up to this many steps of one target at once (steps that do not
+ * depend on each other, in the same workspace); `--agents-per-target` changes it.
+ */
+export const IN_PROCESS_AGENTS_PER_TARGET = 4;
+export const MAX_AGENTS_PER_TARGET = 16;
 
 export type SessionTarget =
   | {
@@ -229,6 +243,7 @@ export async function runSession(target: SessionTarget, options: SessionOptions)
   const spinner = new Spinner(io.stdout, !options.json && io.stdout.isTTY === true);
   let follower: EventFollower | undefined;
   let workers: ActivityWorker[] = [];
+  let watch: WorkerWatch | undefined;
   let interrupted = false;
   const onSignal = () => {
     interrupted = true;
@@ -246,7 +261,18 @@ export async function runSession(target: SessionTarget, options: SessionOptions)
           });
     executionArnShown = executionArn;
     note(`Execution: ${executionArn}`);
-    workers = await startWorkers(stack, plan, options, note);
+    const inProcess = await workerMode(paths, executionArn, options, plan, note);
+    workers = await startWorkers(stack, plan, { ...options, workers: inProcess }, note);
+    watch = new WorkerWatch({
+      sfn: stack.sfn,
+      executionArn,
+      plan,
+      timeScale: options.timeScale,
+      inProcess,
+      workerCommand: (target) => workerCommand(target, paths),
+      say: note,
+    });
+    watch.start();
     note(
       `Answering as ${options.identity} (--as <name> to answer as someone else), here or on the approval page: links are printed with each gate.`,
     );
@@ -274,6 +300,7 @@ export async function runSession(target: SessionTarget, options: SessionOptions)
       executionId: executionArn,
       onEvent: async (event) => {
         await files.add(event);
+        watch?.onEvent(event);
         if (DECISION_EVENTS.has(event.event)) await withdrawAnsweredElsewhere();
         if (event.event === 'FAILURE_CLASSIFIED' && event.task_id)
           failures.set(
@@ -371,6 +398,7 @@ export async function runSession(target: SessionTarget, options: SessionOptions)
     process.off('SIGTERM', onSignal);
     spinner.stop();
     follower?.stop();
+    watch?.stop();
     // A task in progress is failed (the recipe retries it on the next run or resume).
     await Promise.all(workers.map((worker) => worker.stop('fail')));
     prompter.close();
@@ -381,8 +409,36 @@ export async function runSession(target: SessionTarget, options: SessionOptions)
 }
 
 /**
- * Workers for the plan's agent targets, in this process, or (with `workers: false`) a note of
- * what to run instead. Their activities are ensured first: a resumed run may predate them.
+ * Whether this run's own workers take its agent steps: as asked (`--no-workers`), else as the
+ * execution was started (kept in the store), else yes; what is decided is kept for the next resume.
+ */
+async function workerMode(
+  paths: StorePaths,
+  executionArn: string,
+  options: SessionOptions,
+  plan: Plan,
+  note: (text: string) => void,
+): Promise<boolean> {
+  const recorded = await readRunSettings(paths, executionArn);
+  const inProcess = options.workers ?? (recorded ? recorded.workers === 'in-process' : true);
+  const workers = inProcess ? 'in-process' : 'external';
+  if (recorded?.workers !== workers) await writeRunSettings(paths, { executionArn, workers });
+  else if (options.workers === undefined && !inProcess && workerTargets(plan).length > 0)
+    note(
+      'This execution was started with --no-workers: its agent steps stay with plangate worker processes.',
+    );
+  return inProcess;
+}
+
+/** The command that starts a worker of `target` for this store. */
+function workerCommand(target: string, paths: StorePaths): string {
+  return `plangate worker --target ${target} --store ${paths.root} --agent-command "<agent>"`;
+}
+
+/**
+ * Workers for the plan's agent targets, in this process (`agentsPerTarget` of each, so steps
+ * that do not depend on each other run side by side), or (with `workers: false`) a note of what
+ * to run instead. Their activities are ensured first: a resumed run may predate them.
  */
 async function startWorkers(
   stack: LocalRunStack,
@@ -394,26 +450,29 @@ async function startWorkers(
   if (targets.length === 0) return [];
   if (options.workers === false) {
     note('Agent steps wait for workers (--no-workers); run, in the workspace:');
-    for (const target of targets)
-      note(`  plangate worker --target ${target} --store ${options.paths.root} --agent-command "<agent>"`);
+    for (const target of targets) note(`  ${workerCommand(target, options.paths)}`);
     return [];
   }
   const activities = await ensureActivities(stack.sfn, plan, LOCAL_NAME_PREFIX);
   const agentCommand = (options.env ?? process.env)[AGENT_COMMAND_ENV];
-  return targets.map((target) => {
-    const worker = new ActivityWorker({
-      sfn: stack.sfn,
-      activityArn: activities[target] as string,
-      target,
-      workspace: process.cwd(),
-      agentCommand,
-      timeScale: options.timeScale,
-      workerName: `plangate-run:${process.pid}:${target}`,
-      log: note,
-    });
-    void worker.run().catch((error: unknown) => note(`worker ${target}: ${(error as Error).message}`));
-    return worker;
-  });
+  const perTarget = options.agentsPerTarget ?? IN_PROCESS_AGENTS_PER_TARGET;
+  return targets.flatMap((target) =>
+    Array.from({ length: perTarget }, (_, slot) => {
+      const worker = new ActivityWorker({
+        sfn: stack.sfn,
+        activityArn: activities[target] as string,
+        target,
+        workspace: process.cwd(),
+        agentCommand,
+        timeScale: options.timeScale,
+        // Who ran an attempt: this host and process (the journal records it), and which of its workers.
+        workerName: `${hostname()}:${process.pid}/${target}-${slot + 1}`.slice(0, 80),
+        log: note,
+      });
+      void worker.run().catch((error: unknown) => note(`worker ${target}: ${(error as Error).message}`));
+      return worker;
+    }),
+  );
 }
 
 /** The unfinished execution of this plan digest, else a new one (launchPlan: PLAN_CREATED first). */

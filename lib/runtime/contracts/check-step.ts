@@ -79,7 +79,7 @@ export async function checkStep(req: CheckRequest, deps: HarnessDeps): Promise<C
         result: resultSummary(output),
         evidence,
         progress: `${progress} ✓ ${req.description} (${evidence.summary})`,
-        ...(req.run.usage ? { usage: req.run.usage } : {}),
+        ...workerReport(req),
       },
     });
     return { status: 'completed', ...pickOutput(req), evidence };
@@ -98,10 +98,19 @@ export async function checkStep(req: CheckRequest, deps: HarnessDeps): Promise<C
     taskFailed: {
       progress: `${progress} ✗ ${req.description}: ${evidence.reason ?? 'contract failed'}`,
       evidence,
-      ...(req.run.usage ? { usage: req.run.usage } : {}),
+      ...workerReport(req),
     },
   });
   throw new HarnessFailure(name, cause);
+}
+
+/** What an agent's worker said of the attempt: what it used, who ran it, and what its agent ran and reported. */
+function workerReport(req: CheckRequest) {
+  return {
+    ...(req.run.usage ? { usage: req.run.usage } : {}),
+    ...(req.run.worker ? { worker: req.run.worker } : {}),
+    ...(req.run.agentRun ? { agent_run: req.run.agentRun } : {}),
+  };
 }
 
 /**

@@ -104,6 +104,8 @@ export async function openGate(req: GateRequest, deps: GateDeps): Promise<{ appr
       location: 'failure',
     });
   }
+  /** A human step's inputs, as the person reads them (TASK_STARTED keeps them with the instructions). */
+  let read: Record<string, Record<string, unknown> | undefined> = {};
   if (req.kind === 'human') {
     const human = requireHuman(req);
     // Skipped by an approver or blocked by a dependency: answered now, nobody is asked.
@@ -119,12 +121,8 @@ export async function openGate(req: GateRequest, deps: GateDeps): Promise<{ appr
       return {};
     }
     // The person reads the values of earlier steps, as an agent does.
-    const instructions = await resolveTaskText(
-      human.instructions,
-      await outputsOf(deps.dynamo, human.inputs),
-      human.context,
-      req.stepId as string,
-    );
+    read = await outputsOf(deps.dynamo, human.inputs);
+    const instructions = await resolveTaskText(human.instructions, read, human.context, req.stepId as string);
     req = { ...req, human: { ...human, instructions } };
   }
 
@@ -175,6 +173,8 @@ export async function openGate(req: GateRequest, deps: GateDeps): Promise<{ appr
       details: {
         attempt: req.attempt ?? 1,
         progress: `${progressLabel(req.index ?? 1, req.total ?? 1)} ▶ ${req.description ?? req.stepId} (waiting for a person)`,
+        // Seed 003's handoff.md of the step: what the person reads.
+        ...(req.human ? { handoff: { task: req.human.instructions, inputs: read } } : {}),
       },
     });
   } else {

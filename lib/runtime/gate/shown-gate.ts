@@ -246,6 +246,8 @@ export function riskPhrases(step: ApprovalView['steps'][number]): string[] {
   if (step.risks.destructive.length > 0) phrases.push(`destructive: ${step.risks.destructive.join('; ')}`);
   if (step.risks.contract.length > 0) phrases.push(`destructive contract: ${step.risks.contract.join('; ')}`);
   if (step.risks.rollback.length > 0) phrases.push(`destructive rollback: ${step.risks.rollback.join('; ')}`);
+  if (step.risks.outsideWorkspace?.length)
+    phrases.push(`${OUTSIDE_WORKSPACE}: ${step.risks.outsideWorkspace.join('; ')}`);
   phrases.push(step.risks.ownGate ? 'own gate before it runs' : 'no gate of its own');
   return phrases;
 }
@@ -257,9 +259,14 @@ export function abortRollbacksText(rollbacks: readonly AbortRollback[]): string 
     : 'If you abort, nothing is rolled back: no step with a rollback has completed yet.';
 }
 
-/** Whether a phrase of {@link riskPhrases} must stand out: a destructive command, or a change a revision made. */
-export function isAlarming(phrase: string): boolean {
-  return /^(destructive|changed|skipped)/.test(phrase);
+const OUTSIDE_WORKSPACE = 'reaches outside the workspace';
+
+/**
+ * A phrase every channel shows as a warning: something destructive, outside the workspace, or a
+ * change a revision made.
+ */
+export function isWarningPhrase(phrase: string): boolean {
+  return /^(destructive|changed|skipped)/.test(phrase) || phrase.startsWith(OUTSIDE_WORKSPACE);
 }
 
 /** A plan reference (`${secrets.db}`, `${steps.x.y}`): kept whole by {@link redactPlanText}. */

@@ -6,7 +6,14 @@
  * with class names (no layout assumed, no script); {@link VIEW_STYLE} is a plain stylesheet for
  * hosts without their own. Every string is redacted of credential shapes and HTML-escaped.
  */
-import type { AbortRollback, ApprovalView, ShownCall, StepGateView, StepView } from '../payloads/index.ts';
+import {
+  type AbortRollback,
+  type ApprovalView,
+  hasRiskMarks,
+  type ShownCall,
+  type StepGateView,
+  type StepView,
+} from '../payloads/index.ts';
 import { Redactor } from '../secrets/redact.ts';
 import { escapeHtml } from '../shared/html.ts';
 import {
@@ -15,7 +22,7 @@ import {
   budgetText,
   type DeadlineOptions,
   deadlineText,
-  isAlarming,
+  isWarningPhrase,
   notShownText,
   omitted,
   quorumText,
@@ -187,7 +194,7 @@ export function gateViewHtml(
 }
 
 function stepCard(step: StepView, number: number | undefined, clean: Clean): string {
-  const risky = step.risks.destructive.length + step.risks.contract.length + step.risks.rollback.length > 0;
+  const risky = hasRiskMarks(step.risks);
   const tool = step.target !== undefined ? `agent ${clean(step.target)}` : clean(step.tool);
   const flags = [
     ...(step.requiresApproval ? ['requires approval'] : []),
@@ -209,7 +216,7 @@ function stepCard(step: StepView, number: number | undefined, clean: Clean): str
     `<h3>${number !== undefined ? `${number}. ` : ''}<code>${clean(step.id)}</code> ${clean(step.description)}</h3>`,
     `<p class="pg-tool">via ${tool}${flags.length > 0 ? ` · ${flags.join(' · ')}` : ''}</p>`,
     `<ul class="pg-risks">${riskPhrases(step)
-      .map((p) => `<li${isAlarming(p) ? ' class="pg-risk"' : ''}>${clean(p)}</li>`)
+      .map((p) => `<li${isWarningPhrase(p) ? ' class="pg-risk"' : ''}>${clean(p)}</li>`)
       .join('')}</ul>`,
     ...(step.call
       ? [callHtml('Runs', step.call, clean)]

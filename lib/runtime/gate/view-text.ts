@@ -12,7 +12,7 @@ import {
   budgetText,
   type DeadlineOptions,
   deadlineText,
-  isAlarming,
+  isWarningPhrase,
   notShownText,
   omitted,
   quorumText,
@@ -133,7 +133,7 @@ function stepLines(step: StepView, number: number | undefined, clean: (text: str
   ];
   lines.push(`${pad}via ${tool}${flags.length > 0 ? ` · ${flags.join(' · ')}` : ''}`);
   for (const phrase of riskPhrases(step))
-    lines.push(`${pad}${isAlarming(phrase) ? '!! ' : ''}${clean(phrase)}`);
+    lines.push(`${pad}${isWarningPhrase(phrase) ? '!! ' : ''}${clean(phrase)}`);
   if (step.call) lines.push(...callLines('runs', step.call, clean, pad));
   else if (step.detailsOmitted) lines.push(`${pad}(command not shown here)`);
   if (step.revised?.replaces) lines.push(...callLines('was', step.revised.replaces, clean, pad));

@@ -9,7 +9,7 @@ import {
   abortRollbacksText,
   approversText,
   budgetText,
-  isAlarming,
+  isWarningPhrase,
   notShownText,
   omitted,
   quorumText,
@@ -151,7 +151,7 @@ function stepText(
       `via ${tool}${flags.length > 0 ? ` · ${flags.join(' · ')}` : ''}`,
     );
     for (const phrase of riskPhrases(step))
-      lines.push(isAlarming(phrase) ? `:warning: *${text(phrase)}*` : text(phrase));
+      lines.push(isWarningPhrase(phrase) ? `:warning: *${text(phrase)}*` : text(phrase));
     if (step.call) lines.push(...callText('Runs', step.call, text, code, codeLimit));
     else if (step.detailsOmitted) lines.push('_Command not shown here: see the page._');
     if (step.revised?.replaces) lines.push(...callText('Was', step.revised.replaces, text, code, codeLimit));

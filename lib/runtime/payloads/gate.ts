@@ -78,15 +78,26 @@ export type ShownCall = z.infer<typeof ShownCallSchema>;
 
 /**
  * Risk marks the harness computes (lib/plan/risks.ts), never taken from the plan's author: why
- * each command is destructive (empty: harmless), and whether the step has its own gate.
+ * each command is destructive (empty: harmless), where its contract or rollback reaches outside
+ * the workspace (absent: nowhere), and whether the step has its own gate.
  */
 export const StepRiskMarksSchema = z.object({
   destructive: z.array(z.string()),
   contract: z.array(z.string()),
   rollback: z.array(z.string()),
+  /** e.g. `contract: \`cat /etc/passwd\` uses /etc/passwd, outside the workspace`; absent when none. */
+  outsideWorkspace: z.array(z.string()).optional(),
   ownGate: z.boolean(),
 });
 export type StepRiskMarks = z.infer<typeof StepRiskMarksSchema>;
+
+/** Whether a step carries any risk mark besides its gate: something destructive, or outside the workspace. */
+export function hasRiskMarks(risks: StepRiskMarks): boolean {
+  return (
+    risks.destructive.length + risks.contract.length + risks.rollback.length > 0 ||
+    (risks.outsideWorkspace?.length ?? 0) > 0
+  );
+}
 
 /** The recovery in force for some failure classes of a step (the effective recipe, lib/plan/recovery.ts). */
 export const RecoveryLineSchema = z.object({

@@ -23,6 +23,7 @@ export * from './child.ts';
 export * from './classifier.ts';
 export * from './errors.ts';
 export * from './gate.ts';
+export * from './handoff.ts';
 export * from './join.ts';
 export * from './journal-event.ts';
 export * from './rollback.ts';

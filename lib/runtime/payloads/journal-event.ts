@@ -4,6 +4,7 @@ import { FailureClassSchema, IdSchema } from '../../plan/schema.ts';
 import { UsageSchema } from './budget.ts';
 import { EvidenceSchema } from './checker.ts';
 import { APPROVAL_DECISIONS, GateKindSchema, StepSketchSchema } from './gate.ts';
+import { AgentRunSchema, HandoffStartSchema } from './handoff.ts';
 import { ArgOverridesSchema } from './shared.ts';
 
 /** Seed 000's event names, plus the few the harness needs to say what else happened. */
@@ -154,13 +155,22 @@ export const EVENT_DETAILS = {
     by_digest: z.string(),
     by_execution: z.string(),
   }),
-  TASK_STARTED: z.object({ attempt: z.number().int(), progress: z.string() }),
+  TASK_STARTED: z.object({
+    attempt: z.number().int(),
+    progress: z.string(),
+    /** An agent's or a person's step: the handoff as it was when the step started (seed 003's handoff.md). */
+    handoff: HandoffStartSchema.optional(),
+  }),
   TASK_COMPLETED: z.object({
     result: z.unknown(),
     evidence: EvidenceSchema,
     progress: z.string(),
     /** Tokens and cost the step's agent reported, counted against the plan's budget. */
     usage: UsageSchema.optional(),
+    /** The worker that ran the attempt (`host:pid`), for an agent step. */
+    worker: z.string().optional(),
+    /** What the worker's agent ran and reported. */
+    agent_run: AgentRunSchema.optional(),
   }),
   TASK_FAILED: z.object({
     error: z.string(),
@@ -168,6 +178,10 @@ export const EVENT_DETAILS = {
     progress: z.string(),
     /** Tokens and cost the failed attempt's agent reported: spent all the same, counted against the budget. */
     usage: UsageSchema.optional(),
+    /** The worker that ran the attempt (`host:pid`), when it answered. */
+    worker: z.string().optional(),
+    /** What the worker's agent ran and reported, when it answered. */
+    agent_run: AgentRunSchema.optional(),
   }),
   TASK_SKIPPED: z.object({ reason: z.string() }),
   TASK_BLOCKED: z.object({ blocked_by: z.array(z.string()) }),

@@ -6,6 +6,8 @@
 import type { FailureClass } from '../../plan/schema.ts';
 import { eventIdentity, type HarnessDeps, journalFor } from '../deps.ts';
 import {
+  type AgentRun,
+  AgentRunSchema,
   BUDGET_EXCEEDED,
   type ClassifyRequest,
   type ClassifyResult,
@@ -137,11 +139,21 @@ function factsOf(error: ClassifyRequest['error']): FailureFacts {
   return { name: error.Error, message: raw || error.Error };
 }
 
-/** What a worker said the failed attempt's agent used (its cause's `usage`), to count against the budget. */
-function spentBy(error: ClassifyRequest['error']): { usage?: Usage } {
-  const cause = parseJson(error.Cause ?? '') as { usage?: unknown } | undefined;
+/**
+ * What a worker said about the failed attempt (its cause): what the agent used, to count against
+ * the budget, which worker (host:pid) it was, and what its agent ran and reported.
+ */
+function spentBy(error: ClassifyRequest['error']): { usage?: Usage; worker?: string; agent_run?: AgentRun } {
+  const cause = parseJson(error.Cause ?? '') as
+    | { usage?: unknown; worker?: unknown; agentRun?: unknown }
+    | undefined;
   const usage = UsageSchema.safeParse(cause?.usage);
-  return usage.success && cause?.usage !== undefined ? { usage: usage.data } : {};
+  const agentRun = AgentRunSchema.safeParse(cause?.agentRun);
+  return {
+    ...(usage.success && cause?.usage !== undefined ? { usage: usage.data } : {}),
+    ...(typeof cause?.worker === 'string' ? { worker: cause.worker.slice(0, 200) } : {}),
+    ...(agentRun.success ? { agent_run: agentRun.data } : {}),
+  };
 }
 
 function parseJson(text: string): unknown {

@@ -34,16 +34,37 @@ export async function runStep(req: RunnerRequest, deps: HarnessDeps): Promise<Ru
   if (req.budget) await enforceBudget(req.budget, events, journalFor(deps), identity);
 
   const secrets = secretsFor(deps, req.secrets);
+  // An agent's handoff is prepared first, so TASK_STARTED keeps it (seed 003's handoff.md).
+  const prepared = req.dispatch
+    ? await dispatch(req, deps, req.budget ? remainingBudget(req.budget, events) : {}).then(
+        (result) => ({ result }),
+        (error: unknown) => ({ error }),
+      )
+    : undefined;
+  const handoff = prepared && 'result' in prepared ? prepared.result.handoff : undefined;
   await journalFor(deps).append({
     ...identity,
     event: 'TASK_STARTED',
     details: {
       attempt: req.attempt,
       progress: `${progressLabel(req.index, req.total)} ▶ ${req.description}`,
+      ...(handoff
+        ? {
+            handoff: {
+              ...(handoff.task !== undefined ? { task: handoff.task } : {}),
+              inputs: handoff.inputs,
+              budget: handoff.budget,
+              ...(req.previousFailure ? { previousFailure: req.previousFailure } : {}),
+            },
+          }
+        : {}),
     },
   });
   try {
-    if (req.dispatch) return await dispatch(req, deps, req.budget ? remainingBudget(req.budget, events) : {});
+    if (prepared) {
+      if ('error' in prepared) throw prepared.error;
+      return prepared.result;
+    }
     const call = stepInvocation({ tool: req.tool, args: req.args, target: req.target, task: req.task });
     if (!call)
       throw new InvalidInputError('the step names no tool and no target', {
