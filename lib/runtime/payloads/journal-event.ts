@@ -194,8 +194,15 @@ export const EVENT_DETAILS = {
     tool: z.string(),
     /** True when the run succeeded and the rollback only proves the procedure works. */
     rehearsal: z.boolean(),
+    /** Counted from 1; a later attempt follows one that was cut short and whose contract did not hold. */
+    attempt: z.number().int().positive().optional(),
   }),
-  ROLLBACK_COMPLETED: z.object({ evidence: EvidenceSchema, rehearsal: z.boolean() }),
+  ROLLBACK_COMPLETED: z.object({
+    evidence: EvidenceSchema,
+    rehearsal: z.boolean(),
+    /** The attempt was cut short (the engine stopped) and its contract proved the undo already done. */
+    after_interruption: z.boolean().optional(),
+  }),
   ROLLBACK_FAILED: z.object({
     error: z.string(),
     error_message: z.string(),
