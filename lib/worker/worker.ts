@@ -171,7 +171,11 @@ export class ActivityWorker {
       if (lost.signal.aborted) return;
       if (outcome.kind === 'failed') {
         // The cause is a failure cause (message, and what the agent used: spent all the same).
-        const cause = { message: outcome.message, ...(outcome.usage ? { usage: outcome.usage } : {}) };
+        const cause = {
+          message: outcome.message,
+          ...(outcome.exitCode !== undefined ? { exitCode: outcome.exitCode } : {}),
+          ...(outcome.usage ? { usage: outcome.usage } : {}),
+        };
         await sfn.send(
           new SendTaskFailureCommand({
             taskToken: token,
@@ -308,8 +312,9 @@ export class ActivityWorker {
     if (agent.exitCode !== 0)
       return {
         kind: 'failed',
-        error: 'ToolFailed',
+        error: 'AgentFailed',
         message: `agent exited ${agent.exitCode ?? `on ${agent.signal}`}: ${lastLine(agent.stderr)}`,
+        ...(agent.exitCode !== null ? { exitCode: agent.exitCode } : {}),
         ...spent,
       };
     const named = parseOutputs(await readFile(outputFile, 'utf8'));
@@ -349,7 +354,7 @@ export class ActivityWorker {
 }
 
 type Outcome =
-  | { kind: 'failed'; error: string; message: string; usage?: Usage }
+  | { kind: 'failed'; error: string; message: string; exitCode?: number; usage?: Usage }
   | { kind: 'done'; output: Record<string, unknown>; evidence?: Evidence; usage?: Usage };
 
 /** Step Functions refused a task answer because the task already ended (timed out, execution stopped). */

@@ -101,12 +101,13 @@ const resultOf = (o: Outcome) => JSON.parse(o.execution.output ?? '{}') as Runne
 const USAGE_LINE = `echo '{"usage":{"tokens":1200,"cost_usd":0.03}}'`;
 
 describe('ActivityWorker', { timeout: 30_000 }, () => {
-  it('answers an agent that exits non-zero with SendTaskFailure (ToolFailed), its stderr and what it used', async () => {
+  it('answers an agent that exits non-zero with SendTaskFailure (AgentFailed), its exit code, stderr and what it used', async () => {
     const o = await work(handoff(), `${USAGE_LINE}; echo 'cannot reach the repo' >&2; exit 3`);
     expect(o.execution.status).toBe('FAILED');
-    expect(o.execution.error).toBe('ToolFailed');
+    expect(o.execution.error).toBe('AgentFailed');
     expect(causeOf(o)).toEqual({
       message: 'agent exited 3: cannot reach the repo',
+      exitCode: 3,
       usage: { tokens: 1200, costUsd: 0.03 },
     });
     expect(o.log.at(-1)).toBe('✗ write-the-fix: agent exited 3: cannot reach the repo');
