@@ -47,6 +47,8 @@ export interface LocalRunStackProps {
   readonly notify: (notice: ApprovalNotice) => Promise<void>;
   /** Who the gate Lambda tells of the timeout ladder's rejections and escalations (e.g. Slack). @default - nobody */
   readonly gateListeners?: Pick<GateDeps, 'onDecided' | 'onEscalated'>;
+  /** The run's planner, asked at escalations of failures no recipe covers. @default - none */
+  readonly recoveryAdvisor?: GateDeps['recoveryAdvisor'];
 }
 
 export class LocalRunStack {
@@ -119,6 +121,7 @@ export class LocalRunStack {
         signingKey: props.signingKey,
         notify: props.notify,
         ...props.gateListeners,
+        ...(props.recoveryAdvisor ? { recoveryAdvisor: props.recoveryAdvisor } : {}),
       };
       for (const fn of HARNESS_FUNCTIONS) registry.register(fn.name, await loadHandler(fn.module, deps));
       release();

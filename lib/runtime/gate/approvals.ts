@@ -24,6 +24,7 @@ import {
   type GateRequest,
   type GateRevision,
   type HumanDecision,
+  type RecoveryAdvice,
   type RunnerResult,
   type StepGateView,
 } from '../payloads/index.ts';
@@ -102,7 +103,14 @@ export class Approvals {
       submittedBy,
       changes,
       stepGate,
-    }: { submittedBy?: string; changes?: PlanChanges; stepGate?: StepGateView } = {},
+      recovery,
+    }: {
+      submittedBy?: string;
+      changes?: PlanChanges;
+      stepGate?: StepGateView;
+      /** Escalation: what the model suggests, shown beside the person's choices. */
+      recovery?: RecoveryAdvice;
+    } = {},
   ): Promise<string> {
     const policy: ApprovalPolicy = req.approval;
     const now = this.now();
@@ -124,6 +132,7 @@ export class Approvals {
       ...(stepGate ? { stepGate } : {}),
       ...(req.question ? { question: req.question } : {}),
       ...(req.failure ? { failure: req.failure } : {}),
+      ...(recovery ? { recovery } : {}),
       ...(req.kind === 'human' && req.human
         ? {
             human: {

@@ -7,6 +7,7 @@ import type {
   GateDecision,
   GateRequest,
   GateRevision,
+  RecoveryAdvice,
   StepGateView,
 } from '../payloads/index.ts';
 import type { PlanChanges } from './plan-diff.ts';
@@ -30,6 +31,8 @@ export interface GateItem {
   changes?: PlanChanges;
   question?: string;
   failure?: GateRequest['failure'];
+  /** Escalation of an unknown failure in a run with a planner: what the model suggests. */
+  recovery?: RecoveryAdvice;
   /** Kind `human`: what the person is asked to do and report. */
   human?: {
     instructions: string;

@@ -12,6 +12,7 @@ import {
   EVENT_DETAILS,
   type GateRequest,
   type PlanIdentity,
+  type RecoveryAdvisor,
   type StepSketch,
 } from '../payloads/index.ts';
 import { NotConfiguredError } from '../shared/errors.ts';
@@ -24,6 +25,7 @@ import { climbLadder } from './ladder.ts';
 import { LinkSigner } from './links.ts';
 import { noticeOf } from './notice.ts';
 import { diffPlanGraphs, type PlanChanges, type RecordedSteps } from './plan-diff.ts';
+import { adviceAtEscalation } from './recovery-advice.ts';
 import { stepGateViewOf } from './step-gate-view.ts';
 import { supersedeEarlierVersions } from './versions.ts';
 
@@ -44,6 +46,11 @@ export interface GateDeps extends HarnessDeps {
   readonly onDecided?: DecisionListener;
   /** Told when the timeout ladder escalates a gate. @default - nobody */
   readonly onEscalated?: EscalationListener;
+  /**
+   * The run's planner, asked at an escalation of a failure no recipe covers (seed 001's third
+   * strategy). @default - no suggestion: the person decides alone
+   */
+  readonly recoveryAdvisor?: RecoveryAdvisor;
 }
 
 /** What answering gates needs (the gate Lambda, the approvals API, the local session). */
@@ -152,10 +159,12 @@ export async function openGate(req: GateRequest, deps: GateDeps): Promise<{ appr
     req.kind === 'step'
       ? await stepGateViewOf(req, { dynamo: deps.dynamo, eventsTable: deps.tables.events })
       : undefined;
+  const recovery = await adviceAtEscalation(req, deps.recoveryAdvisor, journal, identity);
   const approvalId = await approvals.create(req, {
     submittedBy: created?.submitted_by,
     changes: graph ? await changesSincePrevious(req.plan, graph, deps, created?.steps) : undefined,
     stepGate,
+    ...(recovery ? { recovery } : {}),
   });
   if (req.kind === 'escalation') {
     await journal.append({ ...identity, event: 'RECOVERY_ESCALATION', details: { reason } });
@@ -190,7 +199,9 @@ export async function openGate(req: GateRequest, deps: GateDeps): Promise<{ appr
     ))
   )
     return { approvalId };
-  await deps.notify(noticeOf(req, approvalId, undefined, { submittedBy: created?.submitted_by, stepGate }));
+  await deps.notify(
+    noticeOf(req, approvalId, undefined, { submittedBy: created?.submitted_by, stepGate, recovery }),
+  );
 
   return { approvalId };
 }

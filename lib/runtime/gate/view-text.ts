@@ -19,6 +19,7 @@ import {
   revisionLine,
   riskPhrases,
   type ShownGate,
+  suggestionText,
   supersededText,
 } from './shown-gate.ts';
 
@@ -56,6 +57,7 @@ export function gateText(gate: ShownGate, options: GateTextOptions = {}): string
   }
   if (gate.revision) lines.push(`Modified: ${revisionLine(gate.revision)}`);
   lines.push(`Answer by: ${deadlineText(gate.expiresAt, options)}`);
+  if (gate.recovery) lines.push(...suggestionLines(gate.recovery, clean));
   if (gate.view) {
     const view = gate.view;
     const { notShown, notListed } = omitted(view);
@@ -80,6 +82,21 @@ export function gateText(gate: ShownGate, options: GateTextOptions = {}): string
   }
   if (gate.stepGate) lines.push(...stepGateLines(gate.stepGate, clean));
   return lines.join('\n');
+}
+
+/** The model's suggestion, beside the person's choices: what it suggests, why, what changes, what accepting does. */
+function suggestionLines(
+  advice: NonNullable<ShownGate['recovery']>,
+  clean: (text: string) => string,
+): string[] {
+  const shown = suggestionText(advice);
+  return [
+    '',
+    clean(shown.headline),
+    ...indent(`Why: ${clean(shown.reasons)}`, '  '),
+    ...shown.changes.flatMap((change) => indent(`Change: ${clean(change)}`, '  ')),
+    `  accept: ${clean(shown.accepting)}`,
+  ];
 }
 
 function stepGateLines(stepGate: StepGateView, clean: (text: string) => string): string[] {

@@ -4,6 +4,7 @@ import { FailureClassSchema, IdSchema } from '../../plan/schema.ts';
 import { UsageSchema } from './budget.ts';
 import { EvidenceSchema } from './checker.ts';
 import { APPROVAL_DECISIONS, GateKindSchema, StepSketchSchema } from './gate.ts';
+import { RECOVERY_STRATEGIES } from './recovery-advice.ts';
 import { ArgOverridesSchema } from './shared.ts';
 
 /** Seed 000's event names, plus the few the harness needs to say what else happened. */
@@ -36,6 +37,10 @@ export const EVENT_TYPES = [
   'FAILURE_CLASSIFIED',
   'RECOVERY_APPLIED',
   'RECOVERY_ESCALATION',
+  /** Seed 001's third strategy: the model suggested how to recover from a failure no recipe covers. */
+  'RECOVERY_SUGGESTED',
+  /** The model could not be asked, or what it answered was refused; the person decides without it. */
+  'RECOVERY_SUGGESTION_REFUSED',
   /** Seed 000's permission recipe: credentials must be fixed out of band before RETRY. */
   'PERMISSION_REQUIRED',
   /** A person answered a human step (seed 003): done with its outputs, or failed. */
@@ -176,7 +181,23 @@ export const EVENT_DETAILS = {
     reason: z.string(),
     user_decision: z.enum(['RETRY', 'SKIP', 'ABORT']).optional(),
     decided_by: z.enum(['person', 'recipe']).optional(),
+    /** The gate showed the model's suggestion: whether the person took it. */
+    suggestion: z.enum(['accepted', 'declined']).optional(),
   }),
+  RECOVERY_SUGGESTED: z.object({
+    strategy: z.enum(RECOVERY_STRATEGIES),
+    reasons: z.string(),
+    provider: z.string(),
+    model: z.string(),
+    input_tokens: z.number().int(),
+    output_tokens: z.number().int(),
+    /** retry_with_args: the changed args; insert_steps: the new steps' ids. */
+    args: z.record(z.string(), z.unknown()).optional(),
+    steps: z.array(z.string()).optional(),
+    /** A revising suggestion: the plan version it makes, if the person accepts it. */
+    revision: z.object({ version: z.number().int(), digest: z.string() }).optional(),
+  }),
+  RECOVERY_SUGGESTION_REFUSED: z.object({ reason: z.string(), provider: z.string(), model: z.string() }),
   PERMISSION_REQUIRED: z.object({ message: z.string() }),
   HUMAN_TASK_ANSWERED: z.object({
     decision: z.enum(['DONE', 'FAILED']),
