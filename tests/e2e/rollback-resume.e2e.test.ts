@@ -19,7 +19,13 @@ const SEED = Number(process.env.PLANGATE_KILL_SEED ?? Math.floor(Math.random() *
  * Three steps that each write a file and undo it (slowly, so a kill lands inside), and a fourth
  * that fails its contract and aborts by recipe: the rollbacks start with nobody to ask.
  */
-function rollbackPlan(cwd: string): string {
+function rollbackPlan(
+  cwd: string,
+  {
+    undo = (id: string) => `sleep 0.4 && rm -f ${id}.txt && echo ${id} >> undo.log`,
+    transientRetries = 6,
+  }: { undo?: (id: string) => string; transientRetries?: number } = {},
+): string {
   const step = (id: string, after?: string) => `
   - id: ${id}
     description: Create ${id}.txt
@@ -29,7 +35,7 @@ function rollbackPlan(cwd: string): string {
     contract: { kind: command, command: test -f ${id}.txt }
     rollback:
       tool: shell
-      args: { command: "sleep 0.4 && rm -f ${id}.txt && echo ${id} >> undo.log" }
+      args: { command: "${undo(id)}" }
       contract: { kind: command, command: test ! -e ${id}.txt }`;
   const file = join(cwd, 'plan.yaml');
   writeFileSync(
@@ -38,7 +44,7 @@ function rollbackPlan(cwd: string): string {
 version: 1
 objective: Create three files, fail the fourth, and undo the three while being killed
 recovery:
-  transient: { maxAttempts: 6, intervalSeconds: 1, backoffRate: 1 }
+  transient: { maxAttempts: ${transientRetries}, intervalSeconds: 1, backoffRate: 1 }
 steps:${step('one')}${step('two', 'one')}${step('three', 'two')}
   - id: four
     description: Create four.txt containing the number 4
@@ -95,6 +101,55 @@ describe.concurrent('kill -9 during a rollback, then plangate resume', { timeout
     const status = new CliRun(['status'], cwd);
     expect(await status.exited).toBe(0);
     expect(status.stdout).not.toContain('UNFINISHED');
+  });
+
+  it('runs an interrupted undo again when its contract says it did not happen (attempt 2)', async () => {
+    const cwd = await workDir();
+    // Before the resume, each undo waits (the kill lands in it, and the orphan it leaves does nothing).
+    const plan = rollbackPlan(cwd, {
+      undo: (id) => `if [ -f resumed ]; then rm -f ${id}.txt && echo ${id} >> undo.log; else sleep 30; fi`,
+    });
+    const first = runPlan(plan, cwd, ['--approve']);
+    await first.untilEvent('ROLLBACK_STARTED', 'three');
+    first.kill9();
+    await first.exited;
+    writeFileSync(join(cwd, 'resumed'), '');
+    const resumed = resume(first.executionArn, cwd);
+    expect(await resumed.exited, resumed.stderr).toBe(1);
+    const events = await storedEvents(cwd, first.executionArn);
+    expectRolledBack(events);
+    expect(
+      events.filter((e) => e.task_id === 'three' && e.event.startsWith('ROLLBACK_')).map((e) => e.details),
+    ).toMatchObject([
+      { tool: 'shell', rehearsal: false },
+      { tool: 'shell', rehearsal: false, attempt: 2 },
+      { evidence: { passed: true } },
+    ]);
+    expect(readFileSync(join(cwd, 'undo.log'), 'utf8')).toBe('three\ntwo\none\n');
+  });
+
+  it('records the rollback failed, and still ends the run, when its recipe retries no interruption', async () => {
+    const cwd = await workDir();
+    const first = runPlan(rollbackPlan(cwd, { transientRetries: 0 }), cwd, ['--approve']);
+    await first.untilEvent('ROLLBACK_STARTED', 'three');
+    first.kill9();
+    await first.exited;
+    const resumed = resume(first.executionArn, cwd);
+    expect(await resumed.exited, resumed.stderr).toBe(1);
+    const events = await storedEvents(cwd, first.executionArn);
+    expect(seedOrderProblems(events)).toEqual([]);
+    const failed = events.find((e) => e.event === 'ROLLBACK_FAILED');
+    expect(failed?.task_id).toBe('three');
+    expect(failed?.details).toMatchObject({ error: 'States.TaskFailed' });
+    expect(String(failed?.details.error_message)).toContain(
+      'the rollback did not finish: The engine stopped',
+    );
+    // An undo that failed stops the undoing: older steps stay as they are.
+    expect(events.some((e) => e.event === 'ROLLBACK_STARTED' && e.task_id === 'two')).toBe(false);
+    expect(events.at(-1)).toMatchObject({
+      event: 'EXECUTION_COMPLETE',
+      details: { error: 'Plangate.Aborted' },
+    });
   });
 
   it(`survives kills at random moments of the rollback (seed ${SEED})`, async () => {
