@@ -186,6 +186,7 @@ export class ActivityWorker {
         const cause = {
           message: outcome.message,
           worker: this.workerName,
+          ...(outcome.exitCode !== undefined ? { exitCode: outcome.exitCode } : {}),
           ...(outcome.usage ? { usage: outcome.usage } : {}),
           ...(outcome.agentRun ? { agentRun: outcome.agentRun } : {}),
         };
@@ -336,8 +337,9 @@ export class ActivityWorker {
     if (agent.exitCode !== 0)
       return {
         kind: 'failed',
-        error: 'ToolFailed',
+        error: 'AgentFailed',
         message: `agent exited ${agent.exitCode ?? `on ${agent.signal}`}: ${lastLine(agent.stderr)}`,
+        ...(agent.exitCode !== null ? { exitCode: agent.exitCode } : {}),
         ...spent,
       };
     const named = parseOutputs(await readFile(outputFile, 'utf8'));
@@ -377,7 +379,14 @@ export class ActivityWorker {
 }
 
 type Outcome =
-  | { kind: 'failed'; error: string; message: string; usage?: Usage; agentRun?: AgentRun }
+  | {
+      kind: 'failed';
+      error: string;
+      message: string;
+      exitCode?: number;
+      usage?: Usage;
+      agentRun?: AgentRun;
+    }
   | {
       kind: 'done';
       output: Record<string, unknown>;

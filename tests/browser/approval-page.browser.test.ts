@@ -137,7 +137,9 @@ async function expectCleanPage(page: Page, gate: ApprovalNotice, taskToken: stri
   expect(html).not.toContain(taskToken);
   const path = new URL(page.url()).pathname;
   expect(path).toMatch(/^\/approvals\/[A-Za-z0-9_-]{22}$/);
-  expect(await page.locator('form#plangate-answer').getAttribute('action')).toMatch(new RegExp(`^${path}(/as-recipient)?$`));
+  expect(await page.locator('form#plangate-answer').getAttribute('action')).toMatch(
+    new RegExp(`^${path}(/as-recipient)?$`),
+  );
 }
 
 /** Every URL the tab's main frame commits, in order (redirects are never committed). */

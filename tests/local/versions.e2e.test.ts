@@ -211,7 +211,8 @@ describe('one version at a time (plangate serve)', () => {
     );
     const launched = answers.filter((a) => a.status === 201);
     expect(answers.map((a) => a.status).sort()).toEqual([201, ...Array(9).fill(409)]);
-    const digest = (launched[0]?.body.plan as { digest: string }).digest;
+    const [first] = launched as [(typeof launched)[number]];
+    const digest = (first.body.plan as { digest: string }).digest;
     for (const refused of answers.filter((a) => a.status === 409))
       expect(refused.body.message).toContain(`already submitted with digest ${digest}`);
     const created = (

@@ -102,13 +102,14 @@ const resultOf = (o: Outcome) => JSON.parse(o.execution.output ?? '{}') as Runne
 const USAGE_LINE = `echo '{"usage":{"tokens":1200,"cost_usd":0.03}}'`;
 
 describe('ActivityWorker', { timeout: 30_000 }, () => {
-  it('answers an agent that exits non-zero with SendTaskFailure (ToolFailed), its stderr and what it used', async () => {
+  it('answers an agent that exits non-zero with SendTaskFailure (AgentFailed), its exit code, stderr and what it used', async () => {
     const o = await work(handoff(), `${USAGE_LINE}; echo 'cannot reach the repo' >&2; exit 3`);
     expect(o.execution.status).toBe('FAILED');
-    expect(o.execution.error).toBe('ToolFailed');
+    expect(o.execution.error).toBe('AgentFailed');
     expect(causeOf(o)).toEqual({
       message: 'agent exited 3: cannot reach the repo',
       worker: 'vm:9498',
+      exitCode: 3,
       usage: { tokens: 1200, costUsd: 0.03 },
       // What the agent ran and said, for the task's execution.log (not a git workspace: no files).
       agentRun: {

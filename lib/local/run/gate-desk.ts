@@ -12,6 +12,7 @@ import type {
   GateKind,
   HumanDecision,
 } from '../../runtime/payloads/index.ts';
+import type { AcceptSuggestionAnswer } from './decisions.ts';
 
 /** What a gate request, a stored gate and a notice all say about a waiting gate. */
 export interface GateFacts {
@@ -40,7 +41,7 @@ export interface PendingGate extends GateFacts {
   readonly submittedBy?: string;
 }
 
-export type GateAnswer = ApprovalDecision | EscalationDecision | HumanDecision;
+export type GateAnswer = ApprovalDecision | EscalationDecision | HumanDecision | AcceptSuggestionAnswer;
 
 export type AnswerOutcome =
   | {

@@ -73,6 +73,8 @@ export interface LocalRunStackProps {
   readonly notify: (notice: ApprovalNotice) => Promise<void>;
   /** Who the gate Lambda tells of the timeout ladder's rejections and escalations (e.g. Slack). @default - nobody */
   readonly gateListeners?: Pick<GateDeps, 'onDecided' | 'onEscalated'>;
+  /** The run's planner, asked at escalations of failures no recipe covers. @default - none */
+  readonly recoveryAdvisor?: GateDeps['recoveryAdvisor'];
 }
 
 export class LocalRunStack {
@@ -151,6 +153,7 @@ export class LocalRunStack {
         signingKey: props.signingKey,
         notify: props.notify,
         ...props.gateListeners,
+        ...(props.recoveryAdvisor ? { recoveryAdvisor: props.recoveryAdvisor } : {}),
       };
       const handlers = stateMachineHandlers(deps, (handler) => log.telemetry(handler));
       // The engine's stand-in Lambda context stays out of the logs: handlers run side by side here.

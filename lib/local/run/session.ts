@@ -20,18 +20,19 @@ import { ensureActivities, planStateMachineName, workerTargets } from '../../lau
 import { launchPlan, type PlannerDetails } from '../../launch/launch-plan.ts';
 import { renderChecklist } from '../../plan/render.ts';
 import { type Plan, PlanSchema } from '../../plan/schema.ts';
-import type { ApprovalsApiDeps } from '../../runtime/api/approvals-api.ts';
+import type { AnswerReviser, ApprovalsApiDeps } from '../../runtime/api/approvals-api.ts';
 import { type ApprovalNotice, approvalsFor } from '../../runtime/gate/gate.ts';
 import type { GateView } from '../../runtime/gate/gate-item.ts';
 import { shownOfNotice } from '../../runtime/gate/shown-gate.ts';
 import { gateText, terminalSafe } from '../../runtime/gate/view-text.ts';
 import { readEvents } from '../../runtime/journal/journal.ts';
 import { slackDecisionUpdater, slackEscalationUpdater } from '../../runtime/notify/slack.ts';
-import type { JournalRecord } from '../../runtime/payloads/index.ts';
+import type { JournalRecord, RecoveryAdvice } from '../../runtime/payloads/index.ts';
 import { AGENT_COMMAND_ENV } from '../../runtime/tools/agent.ts';
 import { ActivityWorker } from '../../worker/worker.ts';
 import { ApprovalsDesk, planFeedbackReviser } from './approvals-desk.ts';
 import {
+  ACCEPT_CHOICE,
   ESCALATION_CHOICES,
   GATE_CHOICES,
   HUMAN_CHOICES,
@@ -45,6 +46,7 @@ import { type GateAnswer, identityHint, type PendingGate, pendingGate } from './
 import { localSlackApp } from './local-slack.ts';
 import { LocalRunStack } from './local-stack.ts';
 import { checklistStateOf, outlineOf, ProgressFormatter } from './progress.ts';
+import { localRecoveryAdvisor, type RecoveryPlanner, recoveryRevisionReviser } from './recovery-advisor.ts';
 import { Spinner } from './spinner.ts';
 import {
   liveSession,
@@ -90,6 +92,16 @@ export interface SessionOptions {
    * is refused), and the caller is told what to revise. @default - questions loop at the gate
    */
   readonly onPlanFeedback?: (feedback: string) => void;
+  /**
+   * The run's planner: at an escalation of a failure no recipe covers, the model suggests how to
+   * recover, beside the person's choices (seed 001). @default - no suggestions
+   */
+  readonly recoveryPlanner?: RecoveryPlanner;
+  /**
+   * The person accepted a suggestion that changes the plan: this execution ends, and the caller is
+   * told the new version (kept in the store by its digest) to send to the gate.
+   */
+  readonly onRecoveryRevision?: (advice: RecoveryAdvice) => void;
   readonly io: SessionIo;
   /** Who submits the plan (PLAN_CREATED): they may not approve it. @default - not recorded */
   readonly submittedBy?: string;
@@ -182,7 +194,7 @@ export async function runSession(target: SessionTarget, options: SessionOptions)
           const notice = answeringAs === undefined ? undefined : identityHint(gate, answeringAs);
           return { ...(checklist ? { checklist } : {}), ...(notice ? { notice } : {}) };
         },
-        ...(options.onPlanFeedback ? { reviseAnswer: planFeedbackReviser(options.onPlanFeedback) } : {}),
+        ...answerRevisers(options),
       }),
     ),
   });
@@ -198,6 +210,9 @@ export async function runSession(target: SessionTarget, options: SessionOptions)
             onEscalated: slackEscalationUpdater(slack.interactions.client),
           },
         }
+      : {}),
+    ...(options.recoveryPlanner
+      ? { recoveryAdvisor: localRecoveryAdvisor(paths, options.recoveryPlanner) }
       : {}),
     notify,
   }).catch(async (error: unknown) => {
@@ -352,7 +367,7 @@ export async function runSession(target: SessionTarget, options: SessionOptions)
         text: question,
         parse: (line) =>
           gate.kind === 'escalation'
-            ? parseEscalation(line, by)
+            ? parseEscalation(line, by, gate.shown?.recovery !== undefined)
             : gate.kind === 'human'
               ? parseHumanReport(line, by)
               : parseApproval(line, { kind: gate.kind, stepIds: plan.steps.map((s) => s.id), by }),
@@ -406,6 +421,16 @@ export async function runSession(target: SessionTarget, options: SessionOptions)
     await stack.close();
     await releaseSession(paths);
   }
+}
+
+/** The host's rewrites of answers: a planned plan's feedback, a suggestion that makes a new version. */
+function answerRevisers(options: SessionOptions): { reviseAnswer?: AnswerReviser } {
+  const revisers = [
+    ...(options.onPlanFeedback ? [planFeedbackReviser(options.onPlanFeedback)] : []),
+    ...(options.onRecoveryRevision ? [recoveryRevisionReviser(options.onRecoveryRevision)] : []),
+  ];
+  if (revisers.length === 0) return {};
+  return { reviseAnswer: (gate, decision) => revisers.map((r) => r(gate, decision)).find(Boolean) };
 }
 
 /**
@@ -654,7 +679,7 @@ function gateQuestion(
   lines.push(`Answer here or open ${link}`);
   lines.push(
     ...(gate.kind === 'escalation'
-      ? ESCALATION_CHOICES
+      ? [...ESCALATION_CHOICES, ...(gate.shown?.recovery ? [ACCEPT_CHOICE] : [])]
       : gate.kind === 'human'
         ? HUMAN_CHOICES
         : GATE_CHOICES),

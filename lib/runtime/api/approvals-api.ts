@@ -34,9 +34,11 @@ import { type ApprovalsDeps, approvalsFor } from '../gate/gate.ts';
 import type { GateView } from '../gate/gate-item.ts';
 import { ApprovalError, recipientOf } from '../gate/links.ts';
 import { modificationsFromForm } from '../gate/modifications.ts';
+import { acceptedDecision } from '../gate/recovery-advice.ts';
 import { revisedStepGate, revisedView } from '../gate/revised-view.ts';
 import { readEvents } from '../journal/journal.ts';
 import { slackDecisionUpdater } from '../notify/slack.ts';
+import { ACCEPT_SUGGESTION } from '../payloads/index.ts';
 import {
   bodyText,
   type HttpEvent,
@@ -249,7 +251,15 @@ export async function handleApprovalsRequest(event: HttpEvent, deps: ApprovalsAp
       });
     }
     const revised = deps.reviseAnswer?.(gate, answer.decision);
-    const given = { digest: answer.digest, decision: revised?.decision ?? answer.decision };
+    let decision = revised?.decision ?? answer.decision;
+    // Accepting the model's suggestion is the decision it means (never sent as such to the machine).
+    if (decision.decision === ACCEPT_SUGGESTION) {
+      const accepted = acceptedDecision(gate);
+      if (typeof accepted === 'string')
+        return await approvals.refuse(link, new ApprovalError('invalid', accepted), who);
+      decision = accepted;
+    }
+    const given = { digest: answer.digest, decision };
     const outcome = by
       ? await approvals.answer(link, { by, ...given })
       : await approvals.answerAsRecipient(link, given);

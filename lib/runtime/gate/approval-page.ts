@@ -10,6 +10,7 @@
  * answer with the ID token. The page holds only public values (domain, client id, callback).
  */
 import { createHash } from 'node:crypto';
+import { ACCEPT_SUGGESTION } from '../payloads/index.ts';
 import { escapeHtml } from '../shared/html.ts';
 import { contentDigest, type GateView } from './gate-item.ts';
 import {
@@ -545,6 +546,8 @@ function controlsHtml(
           : []),
         ...(gate.abortRollsBack ? [abortRollbacksHtml(gate.abortRollsBack)] : []),
         `<p>${button('RETRY', 'Retry', 'approve')} ${button('SKIP', 'Skip')} ${button('ABORT', 'Abort', 'reject')}</p>`,
+        // The model's suggestion (shown above) is one more choice, never the default.
+        ...(gate.recovery ? [`<p>${button(ACCEPT_SUGGESTION, 'Accept the suggestion')}</p>`] : []),
       ];
     case 'human': {
       const outputs = (gate.human?.outputs ?? []).map((name) => {

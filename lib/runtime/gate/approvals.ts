@@ -25,6 +25,7 @@ import {
   type GateRequest,
   type GateRevision,
   type HumanDecision,
+  type RecoveryAdvice,
   type RunnerResult,
   type StepGateView,
 } from '../payloads/index.ts';
@@ -105,11 +106,14 @@ export class Approvals {
       changes,
       stepGate,
       abortRollsBack,
+      recovery,
     }: {
       submittedBy?: string;
       changes?: PlanChanges;
       stepGate?: StepGateView;
       abortRollsBack?: readonly AbortRollback[];
+      /** Escalation: what the model suggests, shown beside the person's choices. */
+      recovery?: RecoveryAdvice;
     } = {},
   ): Promise<string> {
     const policy: ApprovalPolicy = req.approval;
@@ -133,6 +137,7 @@ export class Approvals {
       ...(req.question ? { question: req.question } : {}),
       ...(req.failure ? { failure: req.failure } : {}),
       ...(abortRollsBack ? { abortRollsBack: [...abortRollsBack] } : {}),
+      ...(recovery ? { recovery } : {}),
       ...(req.kind === 'human' && req.human
         ? {
             human: {

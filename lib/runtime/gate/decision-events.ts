@@ -138,7 +138,13 @@ export async function recordDecision(
         {
           ...identity,
           event: 'RECOVERY_ESCALATION',
-          details: { reason: `answered by ${by}`, user_decision: decision.decision, decided_by: 'person' },
+          details: {
+            reason: `answered by ${by}`,
+            user_decision: decision.decision,
+            decided_by: 'person',
+            // The choice beside the model's suggestion, when the gate showed one.
+            ...(item.recovery ? { suggestion: decision.acceptSuggestion ? 'accepted' : 'declined' } : {}),
+          },
         },
         opened,
       );

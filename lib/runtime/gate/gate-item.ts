@@ -8,6 +8,7 @@ import type {
   GateDecision,
   GateRequest,
   GateRevision,
+  RecoveryAdvice,
   StepGateView,
 } from '../payloads/index.ts';
 import type { PlanChanges } from './plan-diff.ts';
@@ -33,6 +34,8 @@ export interface GateItem {
   failure?: GateRequest['failure'];
   /** Kind `escalation`: the rollbacks an ABORT runs, as of when it was asked. */
   abortRollsBack?: AbortRollback[];
+  /** Escalation of an unknown failure in a run with a planner: what the model suggests. */
+  recovery?: RecoveryAdvice;
   /** Kind `human`: what the person is asked to do and report. */
   human?: {
     instructions: string;

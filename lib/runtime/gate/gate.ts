@@ -12,6 +12,7 @@ import {
   EVENT_DETAILS,
   type GateRequest,
   type PlanIdentity,
+  type RecoveryAdvisor,
   type StepSketch,
 } from '../payloads/index.ts';
 import { NotConfiguredError } from '../shared/errors.ts';
@@ -25,6 +26,7 @@ import { climbLadder } from './ladder.ts';
 import { LinkSigner } from './links.ts';
 import { noticeOf } from './notice.ts';
 import { diffPlanGraphs, type PlanChanges, type RecordedSteps } from './plan-diff.ts';
+import { adviceAtEscalation } from './recovery-advice.ts';
 import { stepGateViewOf } from './step-gate-view.ts';
 import { supersedeEarlierVersions } from './versions.ts';
 
@@ -45,6 +47,11 @@ export interface GateDeps extends HarnessDeps {
   readonly onDecided?: DecisionListener;
   /** Told when the timeout ladder escalates a gate. @default - nobody */
   readonly onEscalated?: EscalationListener;
+  /**
+   * The run's planner, asked at an escalation of a failure no recipe covers (seed 001's third
+   * strategy). @default - no suggestion: the person decides alone
+   */
+  readonly recoveryAdvisor?: RecoveryAdvisor;
 }
 
 /** What answering gates needs (the gate Lambda, the approvals API, the local session). */
@@ -158,11 +165,13 @@ export async function openGate(req: GateRequest, deps: GateDeps): Promise<{ appr
           eventsTable: deps.tables.events,
         })
       : undefined;
+  const recovery = await adviceAtEscalation(req, deps.recoveryAdvisor, journal, identity);
   const approvalId = await approvals.create(req, {
     submittedBy: created?.submitted_by,
     changes: graph ? await changesSincePrevious(req.plan, graph, deps, created?.steps) : undefined,
     stepGate,
     abortRollsBack,
+    ...(recovery ? { recovery } : {}),
   });
   if (req.kind === 'escalation') {
     await journal.append({ ...identity, event: 'RECOVERY_ESCALATION', details: { reason } });
@@ -200,7 +209,12 @@ export async function openGate(req: GateRequest, deps: GateDeps): Promise<{ appr
   )
     return { approvalId };
   await deps.notify(
-    noticeOf(req, approvalId, undefined, { submittedBy: created?.submitted_by, stepGate, abortRollsBack }),
+    noticeOf(req, approvalId, undefined, {
+      submittedBy: created?.submitted_by,
+      stepGate,
+      abortRollsBack,
+      recovery,
+    }),
   );
 
   return { approvalId };

@@ -7,6 +7,7 @@ import type {
   ApprovalNotice,
   GateRequest,
   PlanSummary,
+  RecoveryAdvice,
   StepGateView,
 } from '../payloads/index.ts';
 import type { GateItem } from './gate-item.ts';
@@ -16,11 +17,12 @@ export function noticeOf(
   req: GateRequest,
   approvalId: string,
   stage?: ApprovalNotice['stage'],
-  /** What the gate item holds beyond the request: who submitted, the step gate's view. */
+  /** What the gate item holds beyond the request: who submitted, the step gate's view, what an abort undoes, the model's suggestion. */
   stored: {
     readonly submittedBy?: string | undefined;
     readonly stepGate?: StepGateView | undefined;
     readonly abortRollsBack?: readonly AbortRollback[] | undefined;
+    readonly recovery?: RecoveryAdvice | undefined;
   } = {},
 ): ApprovalNotice {
   return {
@@ -37,6 +39,7 @@ export function noticeOf(
     ...(req.question ? { question: req.question } : {}),
     ...(req.failure ? { failure: req.failure } : {}),
     ...(stored.abortRollsBack ? { abortRollsBack: [...stored.abortRollsBack] } : {}),
+    ...(stored.recovery ? { recovery: stored.recovery } : {}),
     ...(req.human ? { human: { instructions: req.human.instructions, outputs: req.human.outputs } } : {}),
     expiresAt: new Date(Date.now() + req.timeoutSeconds * 1000).toISOString(),
     policy: req.approval,
@@ -63,6 +66,7 @@ export function noticeOfItem(item: GateItem, linkId: string, stage: ApprovalNoti
     ...(item.question ? { question: item.question } : {}),
     ...(item.failure ? { failure: item.failure } : {}),
     ...(item.abortRollsBack ? { abortRollsBack: item.abortRollsBack } : {}),
+    ...(item.recovery ? { recovery: item.recovery } : {}),
     ...(item.human ? { human: { instructions: item.human.instructions, outputs: item.human.outputs } } : {}),
     expiresAt: item.expiresAt,
     policy: item.policy,

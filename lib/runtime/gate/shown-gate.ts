@@ -12,6 +12,7 @@ import type {
   GateKind,
   GateRevision,
   PlanIdentity,
+  RecoveryAdvice,
   StepGateView,
 } from '../payloads/index.ts';
 import type { Redactor } from '../secrets/redact.ts';
@@ -43,6 +44,8 @@ export interface ShownGate {
   readonly abortRollsBack?: readonly AbortRollback[];
   /** A newer version of the plan closed this gate, where the gate item records it (branch `versions`). */
   readonly supersededBy?: unknown;
+  /** Escalation: what the model suggests (seed 001's third strategy), beside the person's choices. */
+  readonly recovery?: RecoveryAdvice;
 }
 
 /** Fields other branches add to the gate item; shown when present. */
@@ -73,6 +76,7 @@ export function shownOfNotice(notice: ApprovalNotice): ShownGate {
     round: notice.round,
     ...(notice.question ? { question: notice.question } : {}),
     ...(notice.abortRollsBack ? { abortRollsBack: notice.abortRollsBack } : {}),
+    ...(notice.recovery ? { recovery: notice.recovery } : {}),
     ...later(notice as LaterFields),
   });
 }
@@ -93,6 +97,7 @@ export function shownOfGate(gate: GateView): ShownGate {
     round: gate.round,
     ...(gate.question ? { question: gate.question } : {}),
     ...(gate.abortRollsBack ? { abortRollsBack: gate.abortRollsBack } : {}),
+    ...(gate.recovery ? { recovery: gate.recovery } : {}),
     ...later(gate as LaterFields),
   });
 }
@@ -205,6 +210,50 @@ export function recoveryText(lines: NonNullable<ApprovalView['steps'][number]['r
     (l) => `${l.classes.join('/')} ${l.retries}${ends.size > 1 ? ` then ${l.escalation}` : ''}`,
   );
   return `retries: ${parts.join(', ')}${ends.size === 1 ? `; then ${[...ends][0]}` : ''}`;
+}
+
+/** Each strategy as the person reads it. */
+const STRATEGY_TEXT: Readonly<Record<RecoveryAdvice['suggestion']['strategy'], string>> = {
+  retry_with_args: 'retry the step with changed args',
+  skip: 'skip the step',
+  insert_steps: 'insert recovery steps before the step',
+  abort: 'abort the run',
+};
+
+/**
+ * The model's suggestion as every channel shows it: the headline (who suggests what), its
+ * reasons, what it would change (exact), and what accepting it does. Model text is shown as
+ * written: each renderer escapes and redacts it for its medium.
+ */
+export function suggestionText(advice: RecoveryAdvice): {
+  readonly headline: string;
+  readonly reasons: string;
+  readonly changes: readonly string[];
+  readonly accepting: string;
+} {
+  const { suggestion } = advice;
+  const changes =
+    suggestion.strategy === 'retry_with_args'
+      ? [`args: ${JSON.stringify(suggestion.args)}`]
+      : suggestion.strategy === 'insert_steps'
+        ? suggestion.steps.map(
+            (step) =>
+              `${step.id}: ${step.description} (${step.tool ?? `agent ${step.target ?? ''}`}${Object.keys(step.args).length > 0 ? ` ${JSON.stringify(step.args)}` : ''})`,
+          )
+        : [];
+  const accepting = advice.revision
+    ? `accepting it ends this run and sends version ${advice.revision.version} of the plan (${advice.revision.digest}) to the gate, where the change is shown`
+    : suggestion.strategy === 'skip'
+      ? 'accepting it skips the step'
+      : suggestion.strategy === 'abort'
+        ? 'accepting it aborts the run'
+        : 'it changes the plan: answer retry, skip or abort here';
+  return {
+    headline: `The model (${advice.provider} ${advice.model}) suggests: ${STRATEGY_TEXT[suggestion.strategy]}. The decision is yours.`,
+    reasons: suggestion.reasons,
+    changes,
+    accepting,
+  };
 }
 
 /** The plan's budget in words, e.g. "300 s wall clock, $2 cost, 300000 tokens". */

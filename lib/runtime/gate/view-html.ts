@@ -31,6 +31,7 @@ import {
   revisionLine,
   riskPhrases,
   type ShownGate,
+  suggestionText,
   supersededText,
 } from './shown-gate.ts';
 
@@ -118,6 +119,26 @@ export function gatePeopleHtml(gate: ShownGate, options: DeadlineOptions = {}): 
         ]
       : []),
     `<dl class="pg-people">${rows.map(([k, v]) => `<dt>${escapeHtml(k)}</dt><dd>${v}</dd>`).join('')}</dl>`,
+    ...(gate.recovery ? [suggestionHtml(gate.recovery, clean)] : []),
+  ].join('\n');
+}
+
+/** The model's suggestion, beside the person's choices (its text escaped and redacted like plan text). */
+function suggestionHtml(advice: NonNullable<ShownGate['recovery']>, clean: Clean): string {
+  const shown = suggestionText(advice);
+  return [
+    '<section class="pg-suggestion" aria-labelledby="pg-suggestion-title">',
+    `<h2 id="pg-suggestion-title">${clean(shown.headline)}</h2>`,
+    `<p><strong>Why:</strong> ${clean(shown.reasons)}</p>`,
+    ...(shown.changes.length > 0
+      ? [
+          '<ul class="pg-suggested-changes">',
+          ...shown.changes.map((change) => `<li><code>${clean(change)}</code></li>`),
+          '</ul>',
+        ]
+      : []),
+    `<p class="pg-meta">${clean(shown.accepting)}.</p>`,
+    '</section>',
   ].join('\n');
 }
 

@@ -21,6 +21,7 @@ import {
   revisionLine,
   riskPhrases,
   type ShownGate,
+  suggestionText,
   supersededText,
 } from './shown-gate.ts';
 
@@ -58,6 +59,7 @@ export function gateText(gate: ShownGate, options: GateTextOptions = {}): string
   }
   if (gate.revision) lines.push(`Modified: ${revisionLine(gate.revision)}`);
   lines.push(`Answer by: ${deadlineText(gate.expiresAt, options)}`);
+  if (gate.recovery) lines.push(...suggestionLines(gate.recovery, clean));
   if (gate.view) {
     const view = gate.view;
     const { notShown, notListed } = omitted(view);
@@ -95,6 +97,21 @@ export function gateText(gate: ShownGate, options: GateTextOptions = {}): string
     });
   }
   return lines.join('\n');
+}
+
+/** The model's suggestion, beside the person's choices: what it suggests, why, what changes, what accepting does. */
+function suggestionLines(
+  advice: NonNullable<ShownGate['recovery']>,
+  clean: (text: string) => string,
+): string[] {
+  const shown = suggestionText(advice);
+  return [
+    '',
+    clean(shown.headline),
+    ...indent(`Why: ${clean(shown.reasons)}`, '  '),
+    ...shown.changes.flatMap((change) => indent(`Change: ${clean(change)}`, '  ')),
+    `  accept: ${clean(shown.accepting)}`,
+  ];
 }
 
 function stepGateLines(stepGate: StepGateView, clean: (text: string) => string): string[] {

@@ -18,6 +18,7 @@ import {
   revisionLine,
   riskPhrases,
   type ShownGate,
+  suggestionText,
   supersededText,
 } from '../gate/shown-gate.ts';
 import type { ApprovalView, ShownCall, StepGateView, StepView } from '../payloads/index.ts';
@@ -43,7 +44,12 @@ export function gateViewBlocks(gate: ShownGate, link: string, maxBlocks: number)
   const redactor = new Redactor();
   const text = (value: string) => escapeSlack(redactPlanText(redactor, value));
   const code = (value: string, limit: number) => slackCode(redactPlanText(redactor, value), limit);
-  const blocks: Block[] = [peopleBlock(gate, text)];
+  const blocks: Block[] = [
+    peopleBlock(gate, text),
+    ...(gate.recovery
+      ? [section(fitText(suggestionMrkdwn(gate.recovery, text), SLACK_LIMITS.sectionText))]
+      : []),
+  ];
   // Kept free for the closing section that says what was cut.
   const room = maxBlocks - 1;
   let chars = 0;
@@ -95,6 +101,20 @@ export function gateViewBlocks(gate: ShownGate, link: string, maxBlocks: number)
   if (cut.length > 0)
     blocks.push(section(`:scissors: ${cut.join(' ')} <${link}|Open the page> to see everything.`));
   return blocks;
+}
+
+/** The model's suggestion, beside the buttons: what it suggests, why, what changes, what accepting does. */
+function suggestionMrkdwn(
+  advice: NonNullable<ShownGate['recovery']>,
+  text: (value: string) => string,
+): string {
+  const shown = suggestionText(advice);
+  return [
+    `:bulb: *${text(shown.headline)}*`,
+    `*Why:* ${text(short(shown.reasons, 1500))}`,
+    ...shown.changes.map((change) => `*Change:* ${text(short(change, 500))}`),
+    `_${text(shown.accepting)}; accept it on the page._`,
+  ].join('\n');
 }
 
 /** Who may approve, the votes, the deadline (each reader's local time, UTC beside it), as fields. */

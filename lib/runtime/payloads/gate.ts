@@ -1,6 +1,7 @@
 /** Gate Lambda (`${GateFunctionArn}`, lambda:invoke.waitForTaskToken): requests, decisions, notices. */
 import { z } from 'zod';
 import { FailureClassSchema, IdSchema } from '../../plan/schema.ts';
+import { type RecoveryAdvice, RecoveryAdviceSchema } from './recovery-advice.ts';
 import {
   ApprovalPolicySchema,
   ArgOverridesSchema,
@@ -303,16 +304,34 @@ export const GateRevisionSchema = z.object({
 export type GateRevision = z.infer<typeof GateRevisionSchema>;
 
 /** Decisions of an escalation gate (a step failed and its retries are exhausted). */
+/** The person took the model's recovery suggestion (journaled; the machine ignores it). */
+const AcceptedSuggestion = { acceptSuggestion: z.literal(true).optional() };
+
 export const EscalationDecisionSchema = z.discriminatedUnion('decision', [
   /** Run the step again (runner → checker), attempt + 1, e.g. after credentials were fixed. */
-  z.object({ decision: z.literal('RETRY'), by: z.string().optional(), comment: z.string().optional() }),
+  z.object({
+    decision: z.literal('RETRY'),
+    by: z.string().optional(),
+    comment: z.string().optional(),
+    ...AcceptedSuggestion,
+  }),
   /**
    * The step ends `skipped`, its dependents `blocked`. If the step is critical the execution
    * then fails with `Plangate.CriticalStepSkipped`; otherwise independent branches go on.
    */
-  z.object({ decision: z.literal('SKIP'), by: z.string().optional(), comment: z.string().optional() }),
+  z.object({
+    decision: z.literal('SKIP'),
+    by: z.string().optional(),
+    comment: z.string().optional(),
+    ...AcceptedSuggestion,
+  }),
   /** The execution fails with `Plangate.Aborted`. */
-  z.object({ decision: z.literal('ABORT'), by: z.string().optional(), reason: z.string().optional() }),
+  z.object({
+    decision: z.literal('ABORT'),
+    by: z.string().optional(),
+    reason: z.string().optional(),
+    ...AcceptedSuggestion,
+  }),
 ]);
 export type EscalationDecision = z.infer<typeof EscalationDecisionSchema>;
 
@@ -392,6 +411,28 @@ export const ClassifiedFailureSchema = z.object({
   phase: z.enum(['run', 'check']),
 });
 export type ClassifiedFailure = z.infer<typeof ClassifiedFailureSchema>;
+
+/** What the run's recovery advisor is told: the plan (by identity: the host holds it), the step and its failure. */
+export const RecoveryAdviceRequestSchema = z.object({
+  plan: PlanIdentitySchema,
+  executionId: z.string(),
+  stepId: IdSchema,
+  failure: ClassifiedFailureSchema,
+  attempt: z.number().int().min(1),
+});
+export type RecoveryAdviceRequest = z.infer<typeof RecoveryAdviceRequestSchema>;
+
+/** The model could not be asked, or its answer was refused: the person decides without it. */
+export interface RecoveryAdviceRefused {
+  readonly refused: string;
+  readonly provider: string;
+  readonly model: string;
+}
+
+/** Asks the run's planner for a suggestion (lib/planner/recovery.ts, wired by the host). */
+export type RecoveryAdvisor = (
+  request: RecoveryAdviceRequest,
+) => Promise<RecoveryAdvice | RecoveryAdviceRefused>;
 
 /**
  * Input of the gate Lambda. It stores `taskToken` server-side (never in a link, log, event or
@@ -484,6 +525,8 @@ export const ApprovalNoticeSchema = z.object({
   failure: ClassifiedFailureSchema.optional(),
   /** Escalation: the rollbacks an ABORT runs, as of when it was asked (none: nothing to undo). */
   abortRollsBack: z.array(AbortRollbackSchema).optional(),
+  /** Escalation of an unknown failure in a run with a planner: what the model suggests. */
+  recovery: RecoveryAdviceSchema.optional(),
   /** Human step: what to do and which values to report. */
   human: z.object({ instructions: z.string(), outputs: z.array(IdSchema) }).optional(),
   expiresAt: z.string(),

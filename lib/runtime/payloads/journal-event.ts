@@ -5,6 +5,7 @@ import { UsageSchema } from './budget.ts';
 import { EvidenceSchema } from './checker.ts';
 import { APPROVAL_DECISIONS, GateKindSchema, StepSketchSchema } from './gate.ts';
 import { AgentRunSchema, HandoffStartSchema } from './handoff.ts';
+import { RECOVERY_STRATEGIES } from './recovery-advice.ts';
 import { ArgOverridesSchema } from './shared.ts';
 
 /** Seed 000's event names, plus the few the harness needs to say what else happened. */
@@ -37,6 +38,10 @@ export const EVENT_TYPES = [
   'FAILURE_CLASSIFIED',
   'RECOVERY_APPLIED',
   'RECOVERY_ESCALATION',
+  /** Seed 001's third strategy: the model suggested how to recover from a failure no recipe covers. */
+  'RECOVERY_SUGGESTED',
+  /** The model could not be asked, or what it answered was refused; the person decides without it. */
+  'RECOVERY_SUGGESTION_REFUSED',
   /** Seed 000's permission recipe: credentials must be fixed out of band before RETRY. */
   'PERMISSION_REQUIRED',
   /** A person answered a human step (seed 003): done with its outputs, or failed. */
@@ -192,7 +197,23 @@ export const EVENT_DETAILS = {
     reason: z.string(),
     user_decision: z.enum(['RETRY', 'SKIP', 'ABORT']).optional(),
     decided_by: z.enum(['person', 'recipe']).optional(),
+    /** The gate showed the model's suggestion: whether the person took it. */
+    suggestion: z.enum(['accepted', 'declined']).optional(),
   }),
+  RECOVERY_SUGGESTED: z.object({
+    strategy: z.enum(RECOVERY_STRATEGIES),
+    reasons: z.string(),
+    provider: z.string(),
+    model: z.string(),
+    input_tokens: z.number().int(),
+    output_tokens: z.number().int(),
+    /** retry_with_args: the changed args; insert_steps: the new steps' ids. */
+    args: z.record(z.string(), z.unknown()).optional(),
+    steps: z.array(z.string()).optional(),
+    /** A revising suggestion: the plan version it makes, if the person accepts it. */
+    revision: z.object({ version: z.number().int(), digest: z.string() }).optional(),
+  }),
+  RECOVERY_SUGGESTION_REFUSED: z.object({ reason: z.string(), provider: z.string(), model: z.string() }),
   PERMISSION_REQUIRED: z.object({ message: z.string() }),
   HUMAN_TASK_ANSWERED: z.object({
     decision: z.enum(['DONE', 'FAILED']),
@@ -210,8 +231,15 @@ export const EVENT_DETAILS = {
     tool: z.string(),
     /** True when the run succeeded and the rollback only proves the procedure works. */
     rehearsal: z.boolean(),
+    /** Counted from 1; a later attempt follows one that was cut short and whose contract did not hold. */
+    attempt: z.number().int().positive().optional(),
   }),
-  ROLLBACK_COMPLETED: z.object({ evidence: EvidenceSchema, rehearsal: z.boolean() }),
+  ROLLBACK_COMPLETED: z.object({
+    evidence: EvidenceSchema,
+    rehearsal: z.boolean(),
+    /** The attempt was cut short (the engine stopped) and its contract proved the undo already done. */
+    after_interruption: z.boolean().optional(),
+  }),
   ROLLBACK_FAILED: z.object({
     error: z.string(),
     error_message: z.string(),
