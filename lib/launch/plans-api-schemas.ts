@@ -18,6 +18,7 @@ import {
   JournalRecordSchema,
   PlanIdentitySchema,
   PlanSummarySchema,
+  RecoveryAdviceSchema,
   StepGateViewSchema,
 } from '../runtime/payloads/index.ts';
 
@@ -238,6 +239,9 @@ export const GateViewSchema = z
       .array(AbortRollbackSchema)
       .optional()
       .describe('Escalation: the rollbacks an ABORT runs, in order, as of when it was asked'),
+    recovery: RecoveryAdviceSchema.optional().describe(
+      "Escalation of an unknown failure in a run with a planner: the model's suggestion, beside the person's choices",
+    ),
     human: z
       .looseObject({ instructions: z.string(), outputs: z.array(z.string()) })
       .optional()
