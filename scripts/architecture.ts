@@ -32,6 +32,7 @@ export const LAYERS: readonly (readonly string[])[] = [
   ['lib/runtime/tools'],
   ['lib/runtime/journal'],
   ['lib/runtime/secrets'],
+  ['lib/policy'],
   ['lib/runtime/shared', 'lib/runtime/payloads'],
   ['lib/engine', 'lib/plan'],
 ];

@@ -25,6 +25,7 @@ export * from './errors.ts';
 export * from './gate.ts';
 export * from './join.ts';
 export * from './journal-event.ts';
+export * from './policy.ts';
 export * from './rollback.ts';
 export * from './runner.ts';
 export * from './shared.ts';
