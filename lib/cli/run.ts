@@ -13,6 +13,7 @@ import { formatProblem } from '../plan/problems.ts';
 import type { Plan } from '../plan/schema.ts';
 import { planFromGoal } from '../planner/loop.ts';
 import { PlannerProviderError } from '../planner/provider.ts';
+import type { PolicySet } from '../policy/policy-set.ts';
 import { printRound } from './plan.ts';
 import {
   PLANNER_OPTIONS,
@@ -20,6 +21,7 @@ import {
   type PlannerOptionValues,
   plannerSettings,
 } from './planner-options.ts';
+import { loadPolicyOption, POLICY_OPTION_HELP } from './policy.ts';
 
 export const usage = `Usage: plangate run <plan.md|plan.yaml|plan.json> [options]
        plangate run --goal "<goal>" [--provider bedrock|openai] [--model ID] [--base-url URL] [options]
@@ -59,11 +61,13 @@ ${PLANNER_OPTIONS_HELP}
   --rehearse-rollback  after the plan succeeds, run the rollbacks of its completed steps in
                      reverse order, each verified by its contract, to prove they work
   --submitted-by N   record N as the plan's submitter (PLAN_CREATED); N may not approve it
+${POLICY_OPTION_HELP}
   --no-workers       leave agent steps (a target, no tool) to plangate worker processes instead
                      of running a worker per target here with $PLANGATE_AGENT_COMMAND
   -h, --help         show this help
 
-Exit codes: 0 succeeded, 1 invalid plan or the run failed, 2 usage, 130 interrupted.`;
+Exit codes: 0 succeeded, 1 invalid plan, denied by policy or the run failed, 2 usage (or
+policies that do not load), 130 interrupted.`;
 
 export interface CommonRunArgs {
   /** Who answers gates (`--as`, else the OS user). */
@@ -77,6 +81,8 @@ export interface CommonRunArgs {
   /** Run a worker per agent target in this process (false: --no-workers). */
   workers: boolean;
   submittedBy?: string;
+  /** `--policy DIR`: the platform's policies. @default the shipped set */
+  policyDir?: string;
   positionals: string[];
   /** `--goal` and the planner's options. */
   goal?: string;
@@ -107,6 +113,7 @@ export function parseRunArgs(argv: string[]): CommonRunArgs | string {
     rehearseRollback: values['rehearse-rollback'] ?? false,
     workers: !(values['no-workers'] ?? false),
     ...(values['submitted-by'] ? { submittedBy: values['submitted-by'] } : {}),
+    ...(values.policy !== undefined ? { policyDir: values.policy } : {}),
     positionals,
     ...(values.goal !== undefined ? { goal: values.goal } : {}),
     planner: plannerValues(values),
@@ -142,6 +149,7 @@ function parse(argv: string[]) {
       ...PLANNER_OPTIONS,
       'submitted-by': { type: 'string' },
       'no-workers': { type: 'boolean' },
+      policy: { type: 'string' },
     },
   });
 }
@@ -153,7 +161,9 @@ export async function run(argv: string[]): Promise<number> {
       process.stderr.write(`plangate run: give a plan file or --goal, not both\n\n${usage}\n`);
       return 2;
     }
-    return runGoal(args);
+    const policy = await loadPolicyOption(args.policyDir, 'run');
+    if (!policy) return 2;
+    return runGoal(args, policy);
   }
   if (typeof args === 'string' || args.positionals.length !== 1) {
     const problem =
@@ -180,11 +190,15 @@ export async function run(argv: string[]): Promise<number> {
     process.stderr.write(`✗ ${file}: not run; fix the problems above.\n`);
     return 1;
   }
-  return runSession({ kind: 'plan', plan: loaded.plan, digest: loaded.digest }, sessionOptions(args));
+  const policy = await loadPolicyOption(args.policyDir, 'run');
+  if (!policy) return 2;
+  return runSession({ kind: 'plan', plan: loaded.plan, digest: loaded.digest }, sessionOptions(args, policy));
 }
 
-function sessionOptions(args: CommonRunArgs): SessionOptions {
+/** The session's options from run's (and resume's) arguments, with the policy they chose. */
+export function sessionOptions(args: CommonRunArgs, policy: PolicySet): SessionOptions {
   return {
+    policy,
     paths: storePaths(args.store),
     identity: args.identity,
     approve: args.approve,
@@ -205,7 +219,7 @@ const MAX_REVISIONS = 5;
  * `--goal`: plan, gate, and on a question or a rejection at the gate, revise and gate again. Each
  * version is its own execution with PLAN_CREATED {planner}; a revision names the digest it replaces.
  */
-async function runGoal(args: CommonRunArgs): Promise<number> {
+async function runGoal(args: CommonRunArgs, policy: PolicySet): Promise<number> {
   const goal = (args.goal ?? '').trim();
   if (!goal) {
     process.stderr.write(`plangate run: --goal needs a goal\n\n${usage}\n`);
@@ -266,7 +280,7 @@ async function runGoal(args: CommonRunArgs): Promise<number> {
         },
       },
       {
-        ...sessionOptions(args),
+        ...sessionOptions(args, policy),
         onPlanFeedback: (text) => {
           feedback = text;
         },

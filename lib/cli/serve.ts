@@ -18,6 +18,7 @@ import { LocalPlatform, type PlatformIdentity } from '../local/platform.ts';
 import { releaseSession, type StorePaths, storePaths, writeSession } from '../local/run/store.ts';
 import type { PlannerProvider } from '../planner/provider.ts';
 import { providerFrom } from '../planner/providers.ts';
+import { loadPolicyOption, POLICY_OPTION_HELP } from './policy.ts';
 import { untilSignal } from './signals.ts';
 
 export const usage = `Usage: plangate serve [options]
@@ -49,6 +50,7 @@ Options:
   --time-scale X        multiply Wait, retry and gate-timeout durations (default 1)
   --mail-dir DIR        where approval emails are written as .eml files, one per approver
                         with that approver's own link (default <store>/mail)
+${POLICY_OPTION_HELP}
 
 Slack: with PLANGATE_SLACK_BOT_TOKEN, PLANGATE_SLACK_SIGNING_SECRET, PLANGATE_SLACK_CHANNEL and
 PLANGATE_SLACK_APPROVERS (<Slack user id>=<approver>,…) set (PLANGATE_SLACK_API_URL for a test
@@ -91,6 +93,7 @@ interface ServeOptions {
   readonly signInUsersFile?: string;
   readonly timeScale: number;
   readonly mailDir: string;
+  readonly policyDir?: string;
   readonly planner?: { provider?: string; model?: string; baseUrl?: string; maxRounds: number };
 }
 
@@ -135,6 +138,7 @@ function parseServeOptions(argv: string[]): ServeOptions | string {
     ...(values['sign-in-users'] ? { signInUsersFile: values['sign-in-users'] } : {}),
     timeScale,
     mailDir: values['mail-dir'] ?? join(storePaths(values.store).root, 'mail'),
+    ...(values.policy !== undefined ? { policyDir: values.policy } : {}),
     ...plannerOptions(values),
   };
 }
@@ -171,6 +175,7 @@ function options(args: string[]) {
       provider: { type: 'string' },
       'base-url': { type: 'string' },
       'max-rounds': { type: 'string' },
+      policy: { type: 'string' },
     },
   });
 }
@@ -249,6 +254,8 @@ export async function run(argv: string[]): Promise<number> {
     process.stderr.write(`plangate serve: ${(error as Error).message}\n`);
     return 2;
   }
+  const policy = await loadPolicyOption(opts.policyDir, 'serve');
+  if (!policy) return 2;
   let platform: LocalPlatform;
   let notes: string[];
   let signIn: LocalHostedUi | undefined;
@@ -259,6 +266,7 @@ export async function run(argv: string[]): Promise<number> {
     platform = await LocalPlatform.start({
       paths: opts.paths,
       identity: configured.identity,
+      policy,
       ...(signIn ? { signIn } : {}),
       port: opts.port,
       timeScale: opts.timeScale,
@@ -301,6 +309,7 @@ export async function run(argv: string[]): Promise<number> {
       ? `planner: ${provider.name} ${provider.model} (POST /plans {"goal": "…"})\n`
       : 'planner: none (goals are refused; pass --model to draft plans from goals)\n',
   );
+  process.stdout.write(`policy: ${policy.policies.length} policies of ${policy.dir}\n`);
   process.stdout.write(`OpenAPI: ${platform.url}/openapi.json\n`);
   await untilSignal();
   await releaseSession(opts.paths);

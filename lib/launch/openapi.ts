@@ -51,7 +51,8 @@ const RESPONSES: Readonly<Record<string, Responses>> = {
     202: { 'application/json': 'DraftAccepted' },
     // 409: this plan id and version was already submitted with other content (bump the version).
     // 413: a body over MAX_BODY_BYTES (4 MiB), the limit named in `message`.
-    ...errors(401, 409, 413, 501),
+    // 403: the platform's policy denies this submitter this plan (`policies`: the ids that decided).
+    ...errors(401, 403, 409, 413, 501),
     // 400: every problem located, the validator's and Step Functions' quotas' (definition-too-large,
     // payload-too-large, history-too-long): nothing was deployed.
     400: {

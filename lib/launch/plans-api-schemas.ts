@@ -29,6 +29,8 @@ export const ProblemSchema = z.object({
 export const ErrorResponseSchema = z.object({
   error: z.string(),
   message: z.string().optional(),
+  /** A 403 `denied by policy`: the ids of the policies that decided (empty: no policy permits it). */
+  policies: z.array(z.string()).optional(),
 });
 
 export const InvalidPlanResponseSchema = z.object({

@@ -13,6 +13,7 @@ import { CompileError, deployability } from '../compiler/index.ts';
 import { type PlanFormat, parsePlanText } from '../plan/parse.ts';
 import { hasErrors, type Problem, sortProblems } from '../plan/problems.ts';
 import { validatePlan } from '../plan/validate.ts';
+import { PolicyDeniedError } from '../policy/decisions.ts';
 import {
   bodyText,
   type HttpEvent,
@@ -117,11 +118,13 @@ async function submit(event: HttpEvent, deps: PlansApiDeps): Promise<HttpResult>
   try {
     launched = await launchAtRunTime(deps, parsed.plan, {
       submittedBy,
+      channel: 'api',
       ...(deployable.result ? { compiled: deployable.result } : {}),
     });
   } catch (error) {
     if (error instanceof PlanVersionConflictError)
       return json(409, { error: 'plan version already submitted', message: error.message });
+    if (error instanceof PolicyDeniedError) return denied(error);
     if (error instanceof CompileError)
       return invalid([
         {
@@ -189,6 +192,11 @@ async function draft(draftId: string, deps: PlansApiDeps): Promise<HttpResult> {
   const item = await readDraft(deps, draftId);
   if (!item) return json(404, { error: 'no such draft' });
   return json(200, draftResponse(item));
+}
+
+/** 403 with the ids of the policies that decided (none: no policy permits it). */
+function denied(error: PolicyDeniedError): HttpResult {
+  return json(403, { error: 'denied by policy', message: error.message, policies: error.policies });
 }
 
 function invalid(problems: readonly Problem[]): HttpResult {

@@ -34,6 +34,9 @@ export interface PolicyRequest {
   readonly entities?: readonly PolicyEntity[];
 }
 
+/** How a decision's errors name a request that Cedar refused outright (it does not fit the schema). */
+export const REQUEST_ERROR = 'request: ';
+
 export interface PolicyDecision {
   readonly decision: 'allow' | 'deny';
   /** The policies that decided: the permits that allowed, or the forbids that denied (none: nothing permits it). */
@@ -93,6 +96,18 @@ export function defaultPolicyDir(): string {
   throw new Error('the default policies (policies/default) are not installed beside plangate');
 }
 
+/** The environment variable naming the policy directory of a Lambda (relative to its code) or a process. */
+export const POLICY_DIR_ENV = 'PLANGATE_POLICY_DIR';
+
+/**
+ * The policy directory an environment names: PLANGATE_POLICY_DIR, relative to the Lambda's code
+ * (LAMBDA_TASK_ROOT) or the working directory; undefined (the shipped set) when unset.
+ */
+export function policyDirFromEnv(env: Readonly<Record<string, string | undefined>>): string | undefined {
+  const dir = env[POLICY_DIR_ENV];
+  return dir ? path.resolve(env.LAMBDA_TASK_ROOT ?? process.cwd(), dir) : undefined;
+}
+
 let instances = 0;
 const loaded = new Map<string, Promise<PolicySet>>();
 
@@ -139,6 +154,13 @@ export class PolicySet {
     return new PolicySet(wasm, dir, policySetId, check.policies, members);
   }
 
+  /** The policies the environment names (PLANGATE_POLICY_DIR), else the shipped set. */
+  static fromEnvironment(
+    env: Readonly<Record<string, string | undefined>> = process.env,
+  ): Promise<PolicySet> {
+    return PolicySet.load(policyDirFromEnv(env));
+  }
+
   /** Reads and validates a directory without keeping it: what `plangate policy validate` reports. */
   static async check(dir: string = defaultPolicyDir()): Promise<PolicyCheck> {
     return checkSources(await cedar(), path.resolve(dir)).check;
@@ -175,7 +197,11 @@ export class PolicySet {
       entities: entities.map(entityJson),
     });
     if (answer.type === 'failure')
-      return { decision: 'deny', determiningPolicies: [], errors: answer.errors.map((e) => e.message) };
+      return {
+        decision: 'deny',
+        determiningPolicies: [],
+        errors: answer.errors.map((e) => `${REQUEST_ERROR}${e.message}`),
+      };
     const { decision, diagnostics } = answer.response;
     return {
       decision,

@@ -4,6 +4,7 @@ import type { LambdaClient } from '@aws-sdk/client-lambda';
 import type { SecretsManagerClient } from '@aws-sdk/client-secrets-manager';
 import type { SFNClient } from '@aws-sdk/client-sfn';
 import type { DynamoDBDocumentClient } from '@aws-sdk/lib-dynamodb';
+import { PolicySet } from '../policy/policy-set.ts';
 import { Journal } from './journal/journal.ts';
 import type { TableNames } from './journal/tables.ts';
 import type { PlanIdentity } from './payloads/index.ts';
@@ -29,6 +30,13 @@ export interface HarnessDeps {
   /** Working directory of process tools and command contracts. @default process.cwd() */
   readonly cwd?: string;
   readonly tools: ToolExecutorRegistry;
+  /** The platform's policy (lib/policy). @default PolicySet.fromEnvironment(env) */
+  readonly policy?: PolicySet;
+}
+
+/** The deps' policy, else the one their environment names (loaded once per process). */
+export function policyFor(deps: Pick<HarnessDeps, 'policy' | 'env'>): Promise<PolicySet> {
+  return deps.policy ? Promise.resolve(deps.policy) : PolicySet.fromEnvironment(deps.env ?? process.env);
 }
 
 /** A journal over the deps, redacting `secretValues` on top of credential shapes. */

@@ -12,6 +12,7 @@ import { type EngineServer, startEngineServer } from '../../engine/api/index.ts'
 import { createEngine, type Engine } from '../../engine/engine.ts';
 import { createResourceInvoker, LambdaHandlerRegistry } from '../../engine/resources/index.ts';
 import type { LambdaHandler, TaskInvocation } from '../../engine/types.ts';
+import type { PolicySet } from '../../policy/policy-set.ts';
 import type { HarnessDeps } from '../../runtime/deps.ts';
 import type { ApprovalNotice, GateDeps } from '../../runtime/gate/gate.ts';
 import { builtinRegistry } from '../../runtime/tools/builtins.ts';
@@ -47,6 +48,8 @@ export interface LocalRunStackProps {
   readonly notify: (notice: ApprovalNotice) => Promise<void>;
   /** Who the gate Lambda tells of the timeout ladder's rejections and escalations (e.g. Slack). @default - nobody */
   readonly gateListeners?: Pick<GateDeps, 'onDecided' | 'onEscalated'>;
+  /** The platform's policy every harness Lambda asks (`--policy DIR`). @default PolicySet.fromEnvironment() */
+  readonly policy?: PolicySet;
 }
 
 export class LocalRunStack {
@@ -119,6 +122,7 @@ export class LocalRunStack {
         signingKey: props.signingKey,
         notify: props.notify,
         ...props.gateListeners,
+        ...(props.policy ? { policy: props.policy } : {}),
       };
       for (const fn of HARNESS_FUNCTIONS) registry.register(fn.name, await loadHandler(fn.module, deps));
       release();

@@ -16,9 +16,11 @@ import {
 import { executionDirName } from '../../files/execution-files.ts';
 import { ExecutionFilesWriter } from '../../files/writer.ts';
 import { ensureActivities, planStateMachineName, workerTargets } from '../../launch/deploy-plan.ts';
-import { launchPlan, type PlannerDetails } from '../../launch/launch-plan.ts';
+import { type LaunchPlanInput, launchPlan, type PlannerDetails } from '../../launch/launch-plan.ts';
 import { renderChecklist } from '../../plan/render.ts';
 import { type Plan, PlanSchema } from '../../plan/schema.ts';
+import { PolicyDeniedError } from '../../policy/decisions.ts';
+import type { PolicySet } from '../../policy/policy-set.ts';
 import type { ApprovalsApiDeps } from '../../runtime/api/approvals-api.ts';
 import { type ApprovalNotice, approvalsFor } from '../../runtime/gate/gate.ts';
 import type { GateView } from '../../runtime/gate/gate-item.ts';
@@ -89,6 +91,11 @@ export interface SessionOptions {
   readonly io: SessionIo;
   /** Who submits the plan (PLAN_CREATED): they may not approve it. @default - not recorded */
   readonly submittedBy?: string;
+  /**
+   * The platform's policy (`--policy DIR`): asked who may submit, answer, auto-approve and run
+   * what, by every Lambda of this run as on AWS. @default the shipped default set
+   */
+  readonly policy?: PolicySet;
   /** Where Slack is configured (lib/local/run/local-slack.ts), and $PLANGATE_AGENT_COMMAND. @default process.env */
   readonly env?: Readonly<Record<string, string | undefined>>;
   /**
@@ -146,6 +153,7 @@ export async function runSession(target: SessionTarget, options: SessionOptions)
       (stack): Omit<ApprovalsApiDeps, 'identity' | 'signingKey'> => ({
         ...stack.journalDeps(),
         sfn: stack.sfn,
+        ...(options.policy ? { policy: options.policy } : {}),
         ...(slack ? { slack: slack.interactions } : {}),
         pageExtras: async (gate, answeringAs) => {
           const checklist = await checklistOf(stack, gate);
@@ -161,6 +169,7 @@ export async function runSession(target: SessionTarget, options: SessionOptions)
     paths,
     timeScale: options.timeScale,
     signingKey,
+    ...(options.policy ? { policy: options.policy } : {}),
     // The ladder's rejections and escalations show in the gate's Slack messages too.
     ...(slack
       ? {
@@ -230,14 +239,24 @@ export async function runSession(target: SessionTarget, options: SessionOptions)
   process.once('SIGINT', onSignal);
   process.once('SIGTERM', onSignal);
   try {
-    const executionArn =
-      target.kind === 'execution'
-        ? target.executionArn
-        : await startOrReattach(stack, plan, digest, paths, note, {
-            rehearseRollback: options.rehearseRollback,
-            ...(target.planner ? { planner: target.planner } : {}),
-            ...(options.submittedBy !== undefined ? { submittedBy: options.submittedBy } : {}),
-          });
+    let executionArn: string;
+    try {
+      executionArn =
+        target.kind === 'execution'
+          ? target.executionArn
+          : await startOrReattach(stack, plan, digest, paths, note, {
+              rehearseRollback: options.rehearseRollback,
+              ...(target.planner ? { planner: target.planner } : {}),
+              ...(options.submittedBy !== undefined ? { submittedBy: options.submittedBy } : {}),
+              ...(options.policy ? { policy: options.policy } : {}),
+              // Who runs it submits it, as far as policy is concerned, whoever is recorded.
+              principal: { name: options.submittedBy ?? options.identity },
+            });
+    } catch (error) {
+      if (!(error instanceof PolicyDeniedError)) throw error;
+      note(`✗ ${error.message}: not run.`);
+      return 1;
+    }
     executionArnShown = executionArn;
     note(`Execution: ${executionArn}`);
     workers = await startWorkers(stack, plan, options, note);
@@ -404,7 +423,9 @@ async function startOrReattach(
   digest: string,
   paths: StorePaths,
   note: (text: string) => void,
-  launch: { rehearseRollback: boolean; planner?: PlannerDetails; submittedBy?: string },
+  launch: Pick<LaunchPlanInput, 'planner' | 'submittedBy' | 'policy' | 'principal'> & {
+    rehearseRollback: boolean;
+  },
 ): Promise<string> {
   const file = planFile(paths, digest);
   await mkdir(dirname(file), { recursive: true });
@@ -439,6 +460,9 @@ async function startOrReattach(
     executionName: `${plan.id.slice(0, 50)}-${Date.now().toString(36)}`,
     ...(launch.planner ? { planner: launch.planner } : {}),
     ...(launch.submittedBy !== undefined ? { submittedBy: launch.submittedBy } : {}),
+    ...(launch.policy ? { policy: launch.policy } : {}),
+    ...(launch.principal ? { principal: launch.principal } : {}),
+    channel: 'cli',
     rehearseRollback: launch.rehearseRollback,
   });
   return launched.executionArn;

@@ -12,6 +12,7 @@ import {
   matchesDetection,
 } from '../../plan/recovery.ts';
 import type { FailureClass, RecoveryRecipe } from '../../plan/schema.ts';
+import { POLICY_DENIED } from '../../policy/decisions.ts';
 import { failureClassOfError } from '../payloads/index.ts';
 import type { FailureFacts } from '../shared/errors.ts';
 
@@ -30,6 +31,8 @@ export interface Classification {
 const HARNESS_ERROR_CLASSES: ReadonlyMap<string, FailureClass> = new Map([
   ['InvalidInput', 'invalid_input'],
   ['NotConfigured', 'invalid_input'],
+  // The platform's policy refused the step's call: seed 000's Permission class (a person decides).
+  [POLICY_DENIED, 'permission'],
 ]);
 
 export function classifyFailure(facts: FailureFacts, recipes: RecipeDetections = {}): Classification {
