@@ -37,6 +37,7 @@ import { readEvents } from '../journal/journal.ts';
 import { slackDecisionUpdater } from '../notify/slack.ts';
 import {
   bodyText,
+  groupsOf,
   type HttpEvent,
   type HttpResult,
   headerOf,
@@ -241,7 +242,7 @@ export async function handleApprovalsRequest(event: HttpEvent, deps: ApprovalsAp
     const revised = deps.reviseAnswer?.(gate, answer.decision);
     const given = { digest: answer.digest, decision: revised?.decision ?? answer.decision };
     const outcome = by
-      ? await approvals.answer(link, { by, ...given })
+      ? await approvals.answer(link, { by, groups: groupsOf(event, deps.identity), ...given })
       : await approvals.answerAsRecipient(link, given);
     revised?.onRecorded();
     if (wantsJson) return json(200, revised ? { ...outcome, note: revised.note } : outcome);

@@ -21,6 +21,7 @@ import { failureFacts, HarnessError, InvalidInputError } from '../shared/errors.
 import { progressLabel } from '../shared/progress.ts';
 import { enforceBudget, remainingBudget } from './budget.ts';
 import { inlineOrStored } from './output-store.ts';
+import { authorizeRun } from './run-policy.ts';
 import { skipOrBlock } from './step-start.ts';
 import { outputsOf, resolveTaskText } from './task-text.ts';
 
@@ -57,20 +58,19 @@ export async function runStep(req: RunnerRequest, deps: HarnessDeps): Promise<Ru
       { steps, context: req.context ?? {}, secrets },
       `steps.${req.stepId}.args`,
     )) as Record<string, unknown>;
-    const result = await deps.tools.call(
-      call.tool,
-      { ...resolved, ...req.argOverrides },
-      {
-        stepId: req.stepId,
-        ...(task !== undefined ? { task } : {}),
-        ...(req.target !== undefined ? { target: req.target } : {}),
-        subscriptions: req.subscriptions,
-        timeoutMs: req.timeoutSeconds * 1000,
-        ...(deps.cwd ? { cwd: deps.cwd } : {}),
-        ...(deps.env ? { env: deps.env } : {}),
-        ...(deps.lambda ? { lambda: deps.lambda } : {}),
-      },
-    );
+    const args = { ...resolved, ...req.argOverrides };
+    // The call as it will be made, values from earlier steps included: policy has the last word.
+    await authorizeRun(req, deps, { tool: call.tool, args }, secrets.resolvedValues, identity);
+    const result = await deps.tools.call(call.tool, args, {
+      stepId: req.stepId,
+      ...(task !== undefined ? { task } : {}),
+      ...(req.target !== undefined ? { target: req.target } : {}),
+      subscriptions: req.subscriptions,
+      timeoutMs: req.timeoutSeconds * 1000,
+      ...(deps.cwd ? { cwd: deps.cwd } : {}),
+      ...(deps.env ? { env: deps.env } : {}),
+      ...(deps.lambda ? { lambda: deps.lambda } : {}),
+    });
     const redactor = new Redactor(secrets.resolvedValues);
     const output = redactor.value(captureOutputs(req, result));
     const usage = UsageSchema.safeParse(result.usage);
@@ -118,12 +118,20 @@ async function dispatch(
     { steps: inputs, context: req.context ?? {} },
     `steps.${req.stepId}.args`,
   )) as Record<string, unknown>;
+  const handoff = { ...args, ...req.argOverrides };
+  await authorizeRun(
+    req,
+    deps,
+    { tool: 'agent', args: { ...handoff, ...(task !== undefined ? { task } : {}) } },
+    [],
+    eventIdentity(req, { id: req.stepId, name: req.description }),
+  );
   return {
     stepId: req.stepId,
     attempt: req.attempt,
     status: 'dispatched',
     handoff: {
-      args: { ...args, ...req.argOverrides },
+      args: handoff,
       ...(task !== undefined ? { task } : {}),
       inputs,
       budget,
