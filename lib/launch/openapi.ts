@@ -63,12 +63,13 @@ const RESPONSES: Readonly<Record<string, Responses>> = {
       },
     },
   },
-  'GET /drafts/{draftId}': { 200: { 'application/json': 'Draft' }, ...errors(404) },
-  'GET /plans/{executionId}': { 200: { 'application/json': 'Status' }, ...errors(404) },
-  'GET /executions/{executionId}/events': { 200: { 'application/json': 'Events' }, ...errors(404) },
+  // 403 on the reads: the platform's policy (ReadDraft, ReadExecution) denies this caller.
+  'GET /drafts/{draftId}': { 200: { 'application/json': 'Draft' }, ...errors(403, 404) },
+  'GET /plans/{executionId}': { 200: { 'application/json': 'Status' }, ...errors(403, 404) },
+  'GET /executions/{executionId}/events': { 200: { 'application/json': 'Events' }, ...errors(403, 404) },
   'GET /executions/{executionId}/progress': {
     200: { 'text/event-stream': { inline: { type: 'string' } } },
-    ...errors(404),
+    ...errors(403, 404),
   },
   'GET /openapi.json': { 200: { 'application/json': { inline: { type: 'object' } } } },
   'GET /approvals/{approvalId}': {

@@ -4,6 +4,7 @@
  * `GET /plans/{executionId}` says how that execution is doing (status and per-step progress
  * from the journal); `GET /executions/{executionId}/events` lists its events.
  */
+import { randomUUID } from 'node:crypto';
 import {
   DescribeExecutionCommand,
   type DescribeExecutionCommandOutput,
@@ -13,7 +14,10 @@ import { CompileError, deployability } from '../compiler/index.ts';
 import { type PlanFormat, parsePlanText } from '../plan/parse.ts';
 import { hasErrors, type Problem, sortProblems } from '../plan/problems.ts';
 import { validatePlan } from '../plan/validate.ts';
-import { PolicyDeniedError } from '../policy/decisions.ts';
+import { decisionDetails, PolicyDeniedError } from '../policy/decisions.ts';
+import { draftEntity, executionEntity } from '../policy/entities.ts';
+import { type PolicyPrincipal, PolicySet } from '../policy/policy-set.ts';
+import { eventIdentity, journalFor } from '../runtime/deps.ts';
 import {
   bodyText,
   type HttpEvent,
@@ -66,14 +70,15 @@ export async function handlePlansRequest(event: HttpEvent, deps: PlansApiDeps): 
   const method = event.requestContext.http.method.toUpperCase();
   if (!segments) return json(400, { error: 'malformed path' });
   if (method === 'POST' && segments.length === 1 && segments[0] === 'plans') return submit(event, deps);
+  const reader = { name: identityOf(event, deps.submitter ?? { mode: 'iam' }) ?? '' };
   if (method === 'GET' && segments.length === 2 && segments[0] === 'plans')
-    return status(segments[1] as string, deps);
+    return status(segments[1] as string, reader, deps);
   if (method === 'GET' && segments.length === 2 && segments[0] === 'drafts')
-    return draft(segments[1] as string, deps);
+    return draft(segments[1] as string, reader, deps);
   if (method === 'GET' && segments.length === 3 && segments[0] === 'executions' && segments[2] === 'events')
-    return events(segments[1] as string, deps);
+    return events(segments[1] as string, reader, deps);
   if (method === 'GET' && segments.length === 3 && segments[0] === 'executions' && segments[2] === 'progress')
-    return progressStream(segments[1] as string, event, deps);
+    return progressStream(segments[1] as string, reader, event, deps);
   if (method === 'GET' && segments.length === 1 && segments[0] === 'openapi.json')
     return json(200, openApiDocument());
   return json(404, {
@@ -188,10 +193,55 @@ async function submitGoal(
   return { ...accepted, headers: { ...accepted.headers, location } };
 }
 
-async function draft(draftId: string, deps: PlansApiDeps): Promise<HttpResult> {
+async function draft(draftId: string, reader: PolicyPrincipal, deps: PlansApiDeps): Promise<HttpResult> {
   const item = await readDraft(deps, draftId);
   if (!item) return json(404, { error: 'no such draft' });
+  const policy = deps.policy ?? (await PolicySet.fromEnvironment());
+  // A draft has no journal of its own yet: the refusal is the answer (its plan's journal starts at launch).
+  const request = { principal: reader, action: 'ReadDraft' as const, resource: draftEntity(item) };
+  const decided = policy.authorize(request);
+  if (decided.decision === 'deny') return denied(new PolicyDeniedError(request, decided));
   return json(200, draftResponse(item));
+}
+
+/**
+ * Whether `reader` may read this execution (ReadExecution, `view`: status, events or progress),
+ * judged by its PLAN_CREATED; a refusal (403) is journaled in a stream of its own
+ * (`read-refused:<uuid>`, found by the plan's id), so the execution's own journal is untouched.
+ */
+async function refusedRead(
+  executionArn: string,
+  records: readonly JournalRecord[],
+  reader: PolicyPrincipal,
+  view: 'status' | 'events' | 'progress',
+  deps: PlansApiDeps,
+): Promise<HttpResult | undefined> {
+  const created = records.find((r) => r.event === 'PLAN_CREATED');
+  if (!created) return undefined;
+  const policy = deps.policy ?? (await PolicySet.fromEnvironment());
+  const submitter = created.details.submitted_by;
+  const request = {
+    principal: reader,
+    action: 'ReadExecution' as const,
+    resource: executionEntity({
+      id: executionArn,
+      planId: created.planId,
+      planVersion: created.planVersion,
+      ...(typeof submitter === 'string' ? { submitter } : {}),
+    }),
+    context: { view },
+  };
+  const decided = policy.authorize(request);
+  if (decided.decision === 'allow') return undefined;
+  await journalFor(deps).append({
+    ...eventIdentity({
+      executionId: `read-refused:${randomUUID()}`,
+      plan: { id: created.planId, version: created.planVersion, digest: created.planDigest },
+    }),
+    event: 'POLICY_DECISION',
+    details: decisionDetails(request, decided, `the ${view} of the execution was not shown`),
+  });
+  return denied(new PolicyDeniedError(request, decided));
 }
 
 /** 403 with the ids of the policies that decided (none: no policy permits it). */
@@ -215,7 +265,7 @@ const STEP_STATUS: Partial<Record<JournalRecord['event'], StepProgress['status']
 };
 
 /** Execution status (Step Functions) and step progress (the journal, the source of truth). */
-async function status(executionArn: string, deps: PlansApiDeps): Promise<HttpResult> {
+async function status(executionArn: string, reader: PolicyPrincipal, deps: PlansApiDeps): Promise<HttpResult> {
   let described: DescribeExecutionCommandOutput;
   try {
     described = await deps.sfn.send(new DescribeExecutionCommand({ executionArn }));
@@ -225,6 +275,8 @@ async function status(executionArn: string, deps: PlansApiDeps): Promise<HttpRes
     throw error;
   }
   const records = await readEvents(deps.dynamo, deps.tables.events, executionArn);
+  const refused = await refusedRead(executionArn, records, reader, 'status', deps);
+  if (refused) return refused;
   const created = records.find((r) => r.event === 'PLAN_CREATED');
   const order = Object.keys((created?.details.dependencies ?? {}) as Record<string, unknown>);
   const steps = new Map<string, StepProgress>(order.map((id) => [id, { id, status: 'pending' }]));
@@ -256,9 +308,11 @@ async function status(executionArn: string, deps: PlansApiDeps): Promise<HttpRes
   } satisfies StatusResponse);
 }
 
-async function events(executionArn: string, deps: PlansApiDeps): Promise<HttpResult> {
+async function events(executionArn: string, reader: PolicyPrincipal, deps: PlansApiDeps): Promise<HttpResult> {
   const records = await readEvents(deps.dynamo, deps.tables.events, executionArn);
   if (records.length === 0) return json(404, { error: 'no events for this execution' });
+  const refused = await refusedRead(executionArn, records, reader, 'events', deps);
+  if (refused) return refused;
   return json(200, { executionArn, events: records } satisfies EventsResponse);
 }
 
@@ -270,11 +324,14 @@ async function events(executionArn: string, deps: PlansApiDeps): Promise<HttpRes
  */
 async function progressStream(
   executionArn: string,
+  reader: PolicyPrincipal,
   event: HttpEvent,
   deps: PlansApiDeps,
 ): Promise<HttpResult> {
   const records = await readEvents(deps.dynamo, deps.tables.events, executionArn);
   if (records.length === 0) return json(404, { error: 'no events for this execution' });
+  const refused = await refusedRead(executionArn, records, reader, 'progress', deps);
+  if (refused) return refused;
   const after = Number(headerOf(event, 'last-event-id') ?? event.queryStringParameters?.after ?? 0) || 0;
   const frames: string[] = [];
   for (const record of records) {

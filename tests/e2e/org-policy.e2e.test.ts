@@ -10,7 +10,9 @@ import { mkdtemp, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { DraftResponseSchema } from '../../lib/launch/plans-api-schemas.ts';
 import type { JournalRecord } from '../../lib/runtime/payloads/index.ts';
+import { FIXED_PLAN, startOpenAiServer, type WireServer } from '../planner/wire-servers.ts';
 import { type ServeProcess, startServe } from './serve-process.ts';
 
 /** The organisation's policy set: the default's baseline plus its own rules, and its groups. */
@@ -59,16 +61,23 @@ interface Served {
 }
 
 let served: Served;
+let model: WireServer;
 beforeAll(async () => {
+  // The planner drafts one plan (for the draft read below), through a scripted model server.
+  model = await startOpenAiServer([{ plan: FIXED_PLAN }]);
   const store = await mkdtemp(join(tmpdir(), 'plangate-org-policy-serve-'));
   const serve = startServe(
-    ['--identity', 'header', '--store', store, '--time-scale', '0.01', '--policy', await orgPolicyDir()],
+    [
+      ...['--identity', 'header', '--store', store, '--time-scale', '0.01'],
+      ...['--policy', await orgPolicyDir(), '--base-url', `${model.url}/v1`, '--model', 'scripted'],
+    ],
     store,
   );
   served = { serve, url: await serve.line(() => true) };
 }, 60_000);
 afterAll(async () => {
   await served?.serve.stop();
+  await model?.close();
 });
 
 const as = (user: string, init: RequestInit = {}) => ({
@@ -297,5 +306,44 @@ describe('the organisation policy, through plangate serve', { timeout: 120_000 }
     const done = await untilEvent(executionArn, 'carol', (e) => e.event === 'EXECUTION_COMPLETE');
     expect(done.at(-1)?.details).toMatchObject({ succeeded: false });
     expect(done.map((e) => e.event)).not.toContain('TASK_SKIPPED');
+  });
+
+  it('a denied read of an execution or a draft: 403 naming the policy; the submitter and an auditor read', async () => {
+    const plan = destructivePlan('policy-read', { quorum: 1 });
+    const { executionArn } = await submit('carol', plan);
+    const path = (view: string) => `${served.url}/executions/${encodeURIComponent(executionArn)}/${view}`;
+    for (const url of [
+      path('events'),
+      path('progress'),
+      `${served.url}/plans/${encodeURIComponent(executionArn)}`,
+    ]) {
+      const refused = await fetch(url, as('mallory'));
+      expect(refused.status, url).toBe(403);
+      expect(await refused.json()).toMatchObject({
+        error: 'denied by policy',
+        policies: ['executions-are-private'],
+      });
+    }
+    expect((await fetch(path('events'), as('audrey'))).status).toBe(200);
+    expect((await fetch(path('events'), as('carol'))).status).toBe(200);
+
+    const accepted = await fetch(
+      `${served.url}/plans`,
+      as('dana', {
+        method: 'POST',
+        body: JSON.stringify({ goal: 'Add a health check endpoint and prove it answers' }),
+      }),
+    );
+    expect(accepted.status).toBe(202);
+    const { location } = (await accepted.json()) as { location: string };
+    const refused = await fetch(`${served.url}${location}`, as('mallory'));
+    expect(refused.status).toBe(403);
+    expect(await refused.json()).toMatchObject({
+      error: 'denied by policy',
+      policies: ['drafts-are-private'],
+    });
+    const own = await fetch(`${served.url}${location}`, as('dana'));
+    expect(own.status).toBe(200);
+    expect(DraftResponseSchema.parse(await own.json())).toMatchObject({ submittedBy: 'dana' });
   });
 });
