@@ -17,7 +17,6 @@ import { validatePlan } from '../plan/validate.ts';
 import { decisionDetails, PolicyDeniedError } from '../policy/decisions.ts';
 import { draftEntity, executionEntity } from '../policy/entities.ts';
 import { type PolicyPrincipal, PolicySet } from '../policy/policy-set.ts';
-import { eventIdentity, journalFor } from '../runtime/deps.ts';
 import {
   bodyText,
   type HttpEvent,
@@ -30,6 +29,7 @@ import {
   pathSegments,
 } from '../runtime/api/http.ts';
 import { API_ROUTES } from '../runtime/api/routes.ts';
+import { eventIdentity, journalFor } from '../runtime/deps.ts';
 import { readEvents } from '../runtime/journal/journal.ts';
 import type { JournalRecord } from '../runtime/payloads/index.ts';
 import { launchAtRunTime, PlanVersionConflictError, type RuntimeLaunchDeps } from './launch-plan.ts';
@@ -265,7 +265,11 @@ const STEP_STATUS: Partial<Record<JournalRecord['event'], StepProgress['status']
 };
 
 /** Execution status (Step Functions) and step progress (the journal, the source of truth). */
-async function status(executionArn: string, reader: PolicyPrincipal, deps: PlansApiDeps): Promise<HttpResult> {
+async function status(
+  executionArn: string,
+  reader: PolicyPrincipal,
+  deps: PlansApiDeps,
+): Promise<HttpResult> {
   let described: DescribeExecutionCommandOutput;
   try {
     described = await deps.sfn.send(new DescribeExecutionCommand({ executionArn }));
@@ -308,7 +312,11 @@ async function status(executionArn: string, reader: PolicyPrincipal, deps: Plans
   } satisfies StatusResponse);
 }
 
-async function events(executionArn: string, reader: PolicyPrincipal, deps: PlansApiDeps): Promise<HttpResult> {
+async function events(
+  executionArn: string,
+  reader: PolicyPrincipal,
+  deps: PlansApiDeps,
+): Promise<HttpResult> {
   const records = await readEvents(deps.dynamo, deps.tables.events, executionArn);
   if (records.length === 0) return json(404, { error: 'no events for this execution' });
   const refused = await refusedRead(executionArn, records, reader, 'events', deps);
