@@ -19,9 +19,11 @@ import { ensureActivities, planStateMachineName, workerTargets } from '../../lau
 import { type LaunchPlanInput, launchPlan, type PlannerDetails } from '../../launch/launch-plan.ts';
 import { renderChecklist } from '../../plan/render.ts';
 import { type Plan, PlanSchema } from '../../plan/schema.ts';
-import { PolicyDeniedError } from '../../policy/decisions.ts';
-import type { PolicySet } from '../../policy/policy-set.ts';
+import { decisionDetails, PolicyDeniedError } from '../../policy/decisions.ts';
+import { planEntity, planFacts, stepEntity } from '../../policy/entities.ts';
+import { PolicySet } from '../../policy/policy-set.ts';
 import type { ApprovalsApiDeps } from '../../runtime/api/approvals-api.ts';
+import { eventIdentity, journalFor } from '../../runtime/deps.ts';
 import { type ApprovalNotice, approvalsFor } from '../../runtime/gate/gate.ts';
 import type { GateView } from '../../runtime/gate/gate-item.ts';
 import { shownOfNotice } from '../../runtime/gate/shown-gate.ts';
@@ -138,6 +140,8 @@ export async function runSession(target: SessionTarget, options: SessionOptions)
   }
 
   const signingKey = await loadSigningKey(paths);
+  const policy = options.policy ?? (await PolicySet.fromEnvironment(options.env ?? process.env));
+  const facts = planFacts(plan);
   const slack = await localSlackApp(options.env ?? process.env);
   const notices = new NoticeBoard();
   let stackUp: (stack: LocalRunStack) => void = () => {};
@@ -153,7 +157,7 @@ export async function runSession(target: SessionTarget, options: SessionOptions)
       (stack): Omit<ApprovalsApiDeps, 'identity' | 'signingKey'> => ({
         ...stack.journalDeps(),
         sfn: stack.sfn,
-        ...(options.policy ? { policy: options.policy } : {}),
+        policy,
         ...(slack ? { slack: slack.interactions } : {}),
         pageExtras: async (gate, answeringAs) => {
           const checklist = await checklistOf(stack, gate);
@@ -169,7 +173,7 @@ export async function runSession(target: SessionTarget, options: SessionOptions)
     paths,
     timeScale: options.timeScale,
     signingKey,
-    ...(options.policy ? { policy: options.policy } : {}),
+    policy,
     // The ladder's rejections and escalations show in the gate's Slack messages too.
     ...(slack
       ? {
@@ -248,7 +252,7 @@ export async function runSession(target: SessionTarget, options: SessionOptions)
               rehearseRollback: options.rehearseRollback,
               ...(target.planner ? { planner: target.planner } : {}),
               ...(options.submittedBy !== undefined ? { submittedBy: options.submittedBy } : {}),
-              ...(options.policy ? { policy: options.policy } : {}),
+              policy,
               // Who runs it submits it, as far as policy is concerned, whoever is recorded.
               principal: { name: options.submittedBy ?? options.identity },
             });
@@ -316,7 +320,8 @@ export async function runSession(target: SessionTarget, options: SessionOptions)
       );
       const approving = gate.kind === 'plan' || gate.kind === 'step';
       if (approving && options.approve && !autoAnswered.has(gate.linkId)) {
-        if (plan.approval.allowAutoApprove) {
+        const permitted = plan.approval.allowAutoApprove && autoApproval(gate);
+        if (permitted) {
           autoAnswered.add(gate.linkId);
           // What is approved on the person's behalf is shown all the same.
           if (gate.shown) note(terminalSafe(gateText(gate.shown, { timeZone: localTimeZone() })));
@@ -331,7 +336,12 @@ export async function runSession(target: SessionTarget, options: SessionOptions)
           });
           return;
         }
-        note("--approve: the plan's approval policy (allowAutoApprove: false) requires a person; asking.");
+        if (plan.approval.allowAutoApprove)
+          note(
+            "--approve: the platform's policy does not permit approving this gate non-interactively; asking.",
+          );
+        else
+          note("--approve: the plan's approval policy (allowAutoApprove: false) requires a person; asking.");
       }
       const by = options.identity;
       const pending = prompter.ask<GateAnswer>({
@@ -347,6 +357,52 @@ export async function runSession(target: SessionTarget, options: SessionOptions)
       void pending.answer.then((answer) => {
         if (answer) record(gate, answer);
       });
+    };
+    /**
+     * Whether the platform's policy lets `--approve` answer this gate (AutoApprove: the plan, or
+     * the step at its own gate, as the harness judged them); the decision is journaled either way,
+     * since it decides whether a person looks at the gate.
+     */
+    const autoApproval = (gate: PendingGate): boolean => {
+      const identity = { id: plan.id, version: plan.version, digest: gate.planDigest };
+      const submitter = gate.submittedBy ?? options.submittedBy;
+      const planResource = planEntity(identity, facts, submitter);
+      const request = {
+        principal: { name: options.identity },
+        action: 'AutoApprove' as const,
+        ...(gate.kind === 'step' && gate.stepId !== undefined
+          ? {
+              resource: stepEntity(identity, gate.stepId, facts.steps[gate.stepId], {
+                ...(submitter !== undefined ? { submitter } : {}),
+              }),
+              entities: [planResource],
+            }
+          : { resource: planResource }),
+        context: { gate: gate.kind },
+      };
+      const decided = policy.authorize(request);
+      const journaled = journalFor(stack.journalDeps())
+        .append({
+          ...eventIdentity(
+            { executionId: gate.executionId, plan: identity },
+            gate.stepId !== undefined ? { id: gate.stepId } : undefined,
+          ),
+          event: 'POLICY_DECISION',
+          details: decisionDetails(
+            request,
+            decided,
+            decided.decision === 'allow' ? 'approved without asking a person' : 'a person is asked',
+          ),
+        })
+        .then(
+          (): void => {},
+          (error: unknown): void => {
+            note(`policy decision not journaled: ${(error as Error).message}`);
+          },
+        )
+        .finally(() => recording.delete(journaled));
+      recording.add(journaled);
+      return decided.decision === 'allow';
     };
     askAgain = ask;
     notices.onNotice((notice) => ask(noticeGate(notice)));
