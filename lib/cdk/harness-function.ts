@@ -9,6 +9,8 @@ import { NodejsFunction, OutputFormat } from 'aws-cdk-lib/aws-lambda-nodejs';
 import { LogGroup, RetentionDays } from 'aws-cdk-lib/aws-logs';
 import { Construct } from 'constructs';
 import { SHELL_WASM_FILES, shellWasmPath } from '../plan/shell/wasm-files.ts';
+import { CEDAR_WASM_FILE, cedarWasmPath } from '../policy/cedar.ts';
+import { POLICY_DIR_ENV } from '../policy/policy-set.ts';
 import { LOCK_FILE, PROJECT_ROOT } from './paths.ts';
 
 export interface HarnessFunctionProps {
@@ -37,7 +39,17 @@ export interface HarnessFunctionProps {
    * @default {}
    */
   readonly environment?: Record<string, string>;
+  /**
+   * The platform's Cedar policies (a directory of .cedar files and optionally groups.json):
+   * copied into the bundle as `policies/`, named by PLANGATE_POLICY_DIR, and read once per
+   * container by every decision the function makes.
+   * @default - the function reads the policies its environment names, else the shipped set
+   */
+  readonly policyDir?: string;
 }
+
+/** Where a bundle keeps its copy of the platform's policies (relative to the function's code). */
+export const BUNDLED_POLICY_DIR = 'policies';
 
 /**
  * ESM bundles still contain CommonJS dependencies that call `require` for Node built-ins;
@@ -56,6 +68,18 @@ function copyShellWasm(outputDir: string): string[] {
     ({ specifier, file }) => `cp "${shellWasmPath(specifier, file)}" "${outputDir}/${file}"`,
   ).join(' && ');
   return [`if grep -qs "${grammar.file}" "${outputDir}"/index.*; then ${copies}; fi`];
+}
+
+/**
+ * Cedar (lib/policy) loads its .wasm file, which esbuild does not bundle: a bundle that contains
+ * Cedar gets it copied beside it, and the platform's policy directory with it.
+ */
+function copyCedar(outputDir: string, policyDir: string | undefined): string[] {
+  const copies = [
+    `cp "${cedarWasmPath()}" "${outputDir}/${CEDAR_WASM_FILE}"`,
+    ...(policyDir ? [`cp -R "${policyDir}" "${outputDir}/${BUNDLED_POLICY_DIR}"`] : []),
+  ].join(' && ');
+  return [`if grep -qs "${CEDAR_WASM_FILE}" "${outputDir}"/index.*; then ${copies}; fi`];
 }
 
 export class HarnessFunction extends Construct {
@@ -89,7 +113,11 @@ export class HarnessFunction extends Construct {
       timeout: props.timeout ?? Duration.seconds(30),
       tracing: Tracing.ACTIVE,
       logGroup: this.logGroup,
-      environment: { NODE_OPTIONS: '--enable-source-maps', ...props.environment },
+      environment: {
+        NODE_OPTIONS: '--enable-source-maps',
+        ...(props.policyDir ? { [POLICY_DIR_ENV]: BUNDLED_POLICY_DIR } : {}),
+        ...props.environment,
+      },
       projectRoot: PROJECT_ROOT,
       depsLockFilePath: LOCK_FILE,
       bundling: {
@@ -106,7 +134,10 @@ export class HarnessFunction extends Construct {
         commandHooks: {
           beforeBundling: () => [],
           beforeInstall: () => [],
-          afterBundling: (_inputDir, outputDir) => copyShellWasm(outputDir),
+          afterBundling: (_inputDir, outputDir) => [
+            ...copyShellWasm(outputDir),
+            ...copyCedar(outputDir, props.policyDir),
+          ],
         },
       },
     });

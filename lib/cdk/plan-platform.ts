@@ -5,7 +5,7 @@
  * are `PlanStateMachine`s (deployed with CDK) or created at run time (lib/launch/deploy-plan.ts).
  */
 import { existsSync } from 'node:fs';
-import { join } from 'node:path';
+import { join, resolve } from 'node:path';
 import { Annotations, ArnFormat, type Duration, RemovalPolicy, Stack, Validations } from 'aws-cdk-lib';
 import type { IHttpRouteAuthorizer } from 'aws-cdk-lib/aws-apigatewayv2';
 import { HttpJwtAuthorizer, HttpUserPoolAuthorizer } from 'aws-cdk-lib/aws-apigatewayv2-authorizers';
@@ -18,6 +18,7 @@ import { type ISecret, Secret } from 'aws-cdk-lib/aws-secretsmanager';
 import { Activity } from 'aws-cdk-lib/aws-stepfunctions';
 import { Construct } from 'constructs';
 import { agentActivityName, agentActivityPlaceholder } from '../compiler/index.ts';
+import { defaultPolicyDir } from '../policy/policy-set.ts';
 import { signInCallbackUrl } from '../runtime/gate/approval-page.ts';
 import {
   DRAFTS_TABLE,
@@ -133,6 +134,14 @@ export interface PlanPlatformProps {
    * @default RetentionDays.THREE_MONTHS
    */
   readonly logRetention?: RetentionDays;
+  /**
+   * The platform's Cedar policies (docs/policy.md): a directory of .cedar files and optionally
+   * groups.json, shipped with every harness Lambda, which decide who may submit, answer, complete
+   * a gate, auto-approve, run a step and read. Check it with `plangate policy validate DIR` first
+   * (and `plangate policy test`): a directory that does not load fails every decision.
+   * @default the set plangate ships (policies/default)
+   */
+  readonly policyDir?: string;
 }
 
 export class PlanPlatform extends Construct {
@@ -198,6 +207,7 @@ export class PlanPlatform extends Construct {
     });
 
     const environment = this.tableEnvironment();
+    const policyDir = resolve(props.policyDir ?? defaultPolicyDir());
     const harnessFunction = (name: HarnessHandlerName): HarnessFunction | undefined => {
       const spec = HARNESS_HANDLERS[name];
       const entry = join(LAMBDAS_DIR, spec.file);
@@ -216,6 +226,7 @@ export class PlanPlatform extends Construct {
         memorySize: spec.memorySize,
         logRetention: this.logRetention,
         environment,
+        policyDir,
       });
     };
     const functions = {} as Record<StateMachineHandlerName, HarnessFunction>;

@@ -1,10 +1,15 @@
 /**
- * Cedar itself: the maintained `@cedar-policy/cedar-wasm` build for Node, compiled and
+ * Cedar itself: the maintained `@cedar-policy/cedar-wasm` package, its WebAssembly compiled and
  * instantiated once per process on first use (a dynamic import, so commands that decide nothing
- * never pay for it). In a Lambda bundle the .wasm file sits beside the bundle
- * (lib/cdk/harness-function.ts copies it).
+ * never pay for it). The .wasm file is found through Node's resolution (a checkout, an npm
+ * install), else beside the module that asks, which in a Lambda is the bundle:
+ * lib/cdk/harness-function.ts copies it next to every bundle that contains Cedar.
  */
-import type * as CedarWasm from '@cedar-policy/cedar-wasm/nodejs';
+import { existsSync, readFileSync } from 'node:fs';
+import { createRequire } from 'node:module';
+import path from 'node:path';
+import { fileURLToPath } from 'node:url';
+import type * as CedarWasm from '@cedar-policy/cedar-wasm/web';
 
 /** The part of Cedar's API plangate uses. */
 export type Cedar = Pick<
@@ -22,16 +27,31 @@ export type {
   DetailedError,
   EntityJson,
   SchemaJson,
-} from '@cedar-policy/cedar-wasm/nodejs';
+} from '@cedar-policy/cedar-wasm/web';
 
 /** The package's .wasm file name, for the CDK to ship beside a bundle that contains Cedar. */
 export const CEDAR_WASM_FILE = 'cedar_wasm_bg.wasm';
 
+/** Where Cedar's .wasm file is: in the installed package, else beside this module (or the bundle holding it). */
+export function cedarWasmPath(): string {
+  try {
+    // `./web` is exported for `import` only; `./nodejs` (its sibling folder) resolves for `require` too.
+    const nodejs = createRequire(import.meta.url).resolve('@cedar-policy/cedar-wasm/nodejs');
+    return path.join(path.dirname(nodejs), '..', 'web', CEDAR_WASM_FILE);
+  } catch {
+    const beside = fileURLToPath(new URL(`./${CEDAR_WASM_FILE}`, import.meta.url));
+    if (existsSync(beside)) return beside;
+    throw new Error(`${CEDAR_WASM_FILE} not found: neither @cedar-policy/cedar-wasm nor ${beside} exists`);
+  }
+}
+
 let loading: Promise<Cedar> | undefined;
 
-/** The Cedar module, loaded once per process. */
+/** The Cedar module, its WebAssembly instantiated once per process. */
 export function cedar(): Promise<Cedar> {
-  // A CommonJS module: Node (and esbuild's bundle) give its exports as `default`.
-  loading ??= import('@cedar-policy/cedar-wasm/nodejs').then((module): Cedar => module.default);
+  loading ??= import('@cedar-policy/cedar-wasm/web').then((module): Cedar => {
+    module.initSync({ module: readFileSync(cedarWasmPath()) });
+    return module;
+  });
   return loading;
 }
