@@ -6,54 +6,18 @@
  * step may reach with the arguments it resolved at run time, whether anything is approved
  * non-interactively, and who may read a draft or an execution.
  */
-import { mkdtemp, writeFile } from 'node:fs/promises';
+import { mkdtemp } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { DraftResponseSchema } from '../../lib/launch/plans-api-schemas.ts';
 import type { JournalRecord } from '../../lib/runtime/payloads/index.ts';
 import { FIXED_PLAN, startOpenAiServer, type WireServer } from '../planner/wire-servers.ts';
+import { REPO } from './cli.ts';
 import { type ServeProcess, startServe } from './serve-process.ts';
 
-/** The organisation's policy set: the default's baseline plus its own rules, and its groups. */
-const ORG_POLICIES = {
-  'baseline.cedar': '@id("baseline-permit")\npermit (principal, action, resource);\n',
-  'org.cedar': `
-// Destructive content needs two distinct approvers from the sre group, whatever the plan says.
-@id("two-sre-for-destructive")
-forbid (principal, action == Action::"CompleteGate", resource)
-when { resource.destructive }
-unless { resource.hasTag("sre") && resource.getTag("sre") >= 2 };
-
-// Only deployers may submit plans that invoke Lambda functions.
-@id("lambda-is-for-deployers")
-forbid (principal, action == Action::"SubmitPlan", resource)
-when { resource.tools.contains("lambda") }
-unless { principal in Group::"deployers" };
-
-// Nothing talks to the quarantined host, whatever an earlier step handed on.
-@id("no-quarantined-hosts")
-forbid (principal, action == Action::"RunStep", resource)
-when { resource.hosts.contains("quarantine.example.net") };
-
-// A draft is read by the one who asked for it, an execution by its submitter or an auditor.
-@id("drafts-are-private")
-forbid (principal, action == Action::"ReadDraft", resource)
-unless { principal.name == resource.submitter || principal in Group::"auditors" };
-
-@id("executions-are-private")
-forbid (principal, action == Action::"ReadExecution", resource)
-when { resource.submitter != "" }
-unless { principal.name == resource.submitter || principal in Group::"auditors" };
-`,
-  'groups.json': JSON.stringify({ sre: ['sam', 'sue'], deployers: ['dora'], auditors: ['audrey'] }),
-};
-
-async function orgPolicyDir(): Promise<string> {
-  const dir = await mkdtemp(join(tmpdir(), 'plangate-org-policy-'));
-  for (const [name, text] of Object.entries(ORG_POLICIES)) await writeFile(join(dir, name), text);
-  return dir;
-}
+/** The organisation's policy set of the docs' worked example (docs/policy.md), with its groups. */
+const ORG_POLICIES = join(REPO, 'examples/policies/org');
 
 interface Served {
   readonly serve: ServeProcess;
@@ -69,7 +33,7 @@ beforeAll(async () => {
   const serve = startServe(
     [
       ...['--identity', 'header', '--store', store, '--time-scale', '0.01'],
-      ...['--policy', await orgPolicyDir(), '--base-url', `${model.url}/v1`, '--model', 'scripted'],
+      ...['--policy', ORG_POLICIES, '--base-url', `${model.url}/v1`, '--model', 'scripted'],
     ],
     store,
   );
