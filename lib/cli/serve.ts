@@ -44,7 +44,9 @@ Options:
   --jwt-audience ID     accepted audience / client id; repeatable
   --jwks FILE           the issuer's JSON Web Key Set
   --sign-in-users FILE  a local stand-in for the approvers' Cognito hosted UI (authorization code
-                        + PKCE, as on AWS) with the users of FILE, JSON {"<email>": "<password>"}:
+                        + PKCE, as on AWS) with the users of FILE, JSON {"<email>": "<password>"}
+                        or {"<email>": {"password": "…", "groups": ["sre"]}} (their ID tokens'
+                        cognito:groups, which the policy reads):
                         a shared approval link asks its reader to sign in, and answers carry the
                         ID token it issues (instead of --jwt-issuer; printed: its URL)
   --time-scale X        multiply Wait, retry and gate-timeout durations (default 1)
@@ -76,8 +78,18 @@ const PrincipalsSchema = z
     }),
   )
   .min(1);
-/** `--sign-in-users`: who may sign in locally, email → password. */
-const SignInUsersSchema = z.record(z.email(), z.string().min(8, 'a password of at least 8 characters'));
+const PasswordSchema = z.string().min(8, 'a password of at least 8 characters');
+/**
+ * `--sign-in-users`: who may sign in locally, email → password, or → `{password, groups}` (the
+ * user pool groups their ID token's `cognito:groups` claim carries, as Cognito's would).
+ */
+const SignInUsersSchema = z.record(
+  z.email(),
+  z.union([
+    PasswordSchema,
+    z.strictObject({ password: PasswordSchema, groups: z.array(z.string().min(1)).default([]) }),
+  ]),
+);
 /** The approval page's public app client (the ID tokens' audience), as on AWS. */
 export const LOCAL_SIGN_IN_CLIENT_ID = 'plangate-approval-page';
 const JwksSchema = z.object({
@@ -224,7 +236,17 @@ async function platformIdentity(
     }
     signInUsers = Object.keys(users.data).length;
     const issuer = new LocalIssuer();
-    signIn = await LocalHostedUi.start({ issuer, clientId: LOCAL_SIGN_IN_CLIENT_ID, users: users.data });
+    const entries = Object.entries(users.data);
+    signIn = await LocalHostedUi.start({
+      issuer,
+      clientId: LOCAL_SIGN_IN_CLIENT_ID,
+      users: Object.fromEntries(
+        entries.map(([email, user]) => [email, typeof user === 'string' ? user : user.password]),
+      ),
+      groups: Object.fromEntries(
+        entries.map(([email, user]) => [email, typeof user === 'string' ? [] : user.groups]),
+      ),
+    });
     jwt = { issuer: issuer.issuer, audience: [LOCAL_SIGN_IN_CLIENT_ID], jwks: issuer.jwks };
   }
   return {
