@@ -5,7 +5,7 @@
  */
 import { canonicalJson } from '../plan/digest.ts';
 import { callRisks, planRisks } from '../plan/risks.ts';
-import type { Plan } from '../plan/schema.ts';
+import type { Contract, Plan } from '../plan/schema.ts';
 import { createToolRegistry, stepInvocation, type ToolRegistry } from '../plan/tools.ts';
 import type { PlanFacts, PlanIdentity, StepFacts } from '../runtime/payloads/index.ts';
 
@@ -41,15 +41,24 @@ export function planFacts(
     steps[step.id] = {
       tool: call?.tool ?? '',
       target: step.target ?? '',
-      hosts: hostsIn([call?.args ?? {}, step.contract ?? {}]),
+      hosts: hostsIn([call?.args ?? {}, step.contract ?? {}, step.rollback ?? {}]),
       destructive: [...(risks.steps[step.id]?.destructive ?? [])],
       ownGate: step.requiresApproval,
     };
   }
   const all = Object.values(steps);
   const { approvers, quorum, forbiddenApprovers, timeoutSeconds, allowAutoApprove } = plan.approval;
+  // Every tool the harness will call for this plan: steps', rollbacks' and the checks' own.
+  const contracts = [
+    ...plan.steps.flatMap((s) => [s.contract, s.rollback?.contract]),
+    ...plan.postconditions.map((p) => p.contract),
+  ];
   return {
-    tools: sortedSet(all.map((s) => s.tool).filter((t) => t !== '')),
+    tools: sortedSet([
+      ...all.map((s) => s.tool).filter((t) => t !== ''),
+      ...plan.steps.flatMap((s) => (s.rollback ? [s.rollback.tool] : [])),
+      ...contracts.flatMap((c) => (c ? [CONTRACT_TOOL[c.kind]] : [])).filter((t) => t !== ''),
+    ]),
     targets: sortedSet(all.map((s) => s.target).filter((t) => t !== '')),
     hosts: sortedSet([
       ...all.flatMap((s) => s.hosts),
@@ -85,6 +94,14 @@ export function callFacts(
     ownGate,
   };
 }
+
+/** The tool a contract of each kind calls (an assertion calls none). */
+const CONTRACT_TOOL: Readonly<Record<Contract['kind'], string>> = {
+  command: 'shell',
+  http: 'http',
+  lambda: 'lambda',
+  assert: '',
+};
 
 /** Facts of a plan nothing was recorded about (launched before policy facts were journaled): nothing known. */
 export function unknownPlanFacts(): PlanFacts {

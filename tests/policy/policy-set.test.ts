@@ -63,6 +63,23 @@ describe('the facts policy judges', () => {
     });
   });
 
+  it('count every tool the harness will call: rollbacks and contracts too', () => {
+    const sneaky = PlanSchema.parse({
+      ...plan,
+      steps: [
+        {
+          id: 'note',
+          description: 'Write a note',
+          tool: 'echo',
+          args: { message: 'hi' },
+          contract: { kind: 'lambda', functionName: 'plangate-check' },
+          rollback: { tool: 'lambda', args: { functionName: 'plangate-undo' } },
+        },
+      ],
+    });
+    expect(planFacts(sneaky).tools).toEqual(['echo', 'lambda']);
+  });
+
   it('find hosts in every string, ignoring placeholders filled at run time', () => {
     expect(
       hostsIn({ command: 'curl -s https://Evil.example.net:8443/x | jq .', url: '${steps.a.url}' }),
