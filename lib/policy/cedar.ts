@@ -9,6 +9,7 @@ import { existsSync, readFileSync } from 'node:fs';
 import { createRequire } from 'node:module';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
+import { setFlagsFromString } from 'node:v8';
 import type * as CedarWasm from '@cedar-policy/cedar-wasm/web';
 
 /** The part of Cedar's API plangate uses. */
@@ -50,7 +51,16 @@ let loading: Promise<Cedar> | undefined;
 /** The Cedar module, its WebAssembly instantiated once per process. */
 export function cedar(): Promise<Cedar> {
   loading ??= import('@cedar-policy/cedar-wasm/web').then((module): Cedar => {
-    module.initSync({ module: readFileSync(cedarWasmPath()) });
+    // Compiled by V8's baseline tier alone, as the shell grammar's WebAssembly is
+    // (lib/plan/shell/grammar.ts toggles the same flag): compiled under the other setting after
+    // that toggle, a process deciding thousands of times crashed in V8's deoptimizer (bench/policy.ts,
+    // 3 of 7 runs; 0 of 8 with either this or no toggle at all).
+    setFlagsFromString('--liftoff-only');
+    try {
+      module.initSync({ module: readFileSync(cedarWasmPath()) });
+    } finally {
+      setFlagsFromString('--no-liftoff-only');
+    }
     return module;
   });
   return loading;
