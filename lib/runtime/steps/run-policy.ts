@@ -10,7 +10,7 @@ import { decisionDetails, PolicyDeniedError } from '../../policy/decisions.ts';
 import { callFacts, planEntity, stepEntity, unknownPlanFacts } from '../../policy/entities.ts';
 import { type HarnessDeps, journalFor, policyFor } from '../deps.ts';
 import { firstEvent, type JournalEventInput } from '../journal/journal.ts';
-import { EVENT_DETAILS, type PlanFacts, type RunnerRequest } from '../payloads/index.ts';
+import { EVENT_DETAILS, type PlanFacts, type PlanIdentity, type RunnerRequest } from '../payloads/index.ts';
 import { Redactor } from '../secrets/redact.ts';
 
 /** What an execution's PLAN_CREATED recorded for policy: the plan's facts and its submitter. */
@@ -29,12 +29,35 @@ export async function recordedPlan(
   };
 }
 
+/** Which call is about to be made: a step's own (RunnerRequest) or its rollback's. */
+export interface RunOf {
+  readonly executionId: string;
+  readonly plan: PlanIdentity;
+  readonly stepId: string;
+  readonly target?: string;
+  readonly attempt: number;
+  /** The call undoes the step (seed 003's rollback), on abort or rehearsed. */
+  readonly rollback: boolean;
+}
+
+/** A step runner's request as the call it is about to make. */
+export function runOf(req: RunnerRequest): RunOf {
+  return {
+    executionId: req.executionId,
+    plan: req.plan,
+    stepId: req.stepId,
+    ...(req.target !== undefined ? { target: req.target } : {}),
+    attempt: req.attempt,
+    rollback: false,
+  };
+}
+
 /**
- * Asks RunStep about the call the step is about to make. Throws {@link PolicyDeniedError} (after
- * POLICY_DECISION is journaled) when policy denies it.
+ * Asks RunStep about the call the step (or its rollback) is about to make. Throws
+ * {@link PolicyDeniedError} (after POLICY_DECISION is journaled) when policy denies it.
  */
 export async function authorizeRun(
-  req: RunnerRequest,
+  req: RunOf,
   deps: HarnessDeps,
   call: { readonly tool: string; readonly args: Record<string, unknown> },
   secretValues: Iterable<string>,
@@ -57,14 +80,18 @@ export async function authorizeRun(
       args,
     }),
     entities: [planEntity(req.plan, facts, submitter)],
-    context: { attempt: req.attempt },
+    context: { attempt: req.attempt, rollback: req.rollback },
   };
   const decided = policy.authorize(request);
   if (decided.decision === 'allow') return;
   await journalFor(deps).append({
     ...identity,
     event: 'POLICY_DECISION',
-    details: decisionDetails(request, decided, 'the step did not run'),
+    details: decisionDetails(
+      request,
+      decided,
+      req.rollback ? 'the rollback did not run' : 'the step did not run',
+    ),
   });
   throw new PolicyDeniedError(request, decided);
 }

@@ -21,7 +21,7 @@ import { failureFacts, HarnessError, InvalidInputError } from '../shared/errors.
 import { progressLabel } from '../shared/progress.ts';
 import { enforceBudget, remainingBudget } from './budget.ts';
 import { inlineOrStored } from './output-store.ts';
-import { authorizeRun } from './run-policy.ts';
+import { authorizeRun, runOf } from './run-policy.ts';
 import { skipOrBlock } from './step-start.ts';
 import { outputsOf, resolveTaskText } from './task-text.ts';
 
@@ -60,7 +60,7 @@ export async function runStep(req: RunnerRequest, deps: HarnessDeps): Promise<Ru
     )) as Record<string, unknown>;
     const args = { ...resolved, ...req.argOverrides };
     // The call as it will be made, values from earlier steps included: policy has the last word.
-    await authorizeRun(req, deps, { tool: call.tool, args }, secrets.resolvedValues, identity);
+    await authorizeRun(runOf(req), deps, { tool: call.tool, args }, secrets.resolvedValues, identity);
     const result = await deps.tools.call(call.tool, args, {
       stepId: req.stepId,
       ...(task !== undefined ? { task } : {}),
@@ -120,7 +120,7 @@ async function dispatch(
   )) as Record<string, unknown>;
   const handoff = { ...args, ...req.argOverrides };
   await authorizeRun(
-    req,
+    runOf(req),
     deps,
     { tool: 'agent', args: { ...handoff, ...(task !== undefined ? { task } : {}) } },
     [],
