@@ -2,7 +2,7 @@
  * Policy where a step runs: just before the step runner calls the tool (or hands an agent step
  * to its worker), the platform's policy is asked whether this plan's submitter may run this step
  * with the arguments it resolved (values filled from earlier steps included; secret values
- * redacted). A denial is journaled (POLICY_DECISION) and thrown as a permission failure, which
+ * replaced). A denial is journaled (POLICY_DECISION) and thrown as a permission failure, which
  * the runner records and the step's recipe escalates to a person, as any permission failure.
  */
 import type { DynamoDBDocumentClient } from '@aws-sdk/lib-dynamodb';
@@ -66,7 +66,7 @@ export async function authorizeRun(
   const policy = await policyFor(deps);
   const { facts, submitter } = await recordedPlan(deps.dynamo, deps.tables.events, req.executionId);
   // Policy reads the args, never a secret's value.
-  const args = new Redactor(secretValues).value(call.args) as Record<string, unknown>;
+  const args = new Redactor(secretValues).secretValues(call.args);
   const known = facts.steps[req.stepId];
   const resolved = callFacts(
     { tool: call.tool, ...(req.target !== undefined ? { target: req.target } : {}), args },
