@@ -320,8 +320,8 @@ export async function runSession(target: SessionTarget, options: SessionOptions)
       );
       const approving = gate.kind === 'plan' || gate.kind === 'step';
       if (approving && options.approve && !autoAnswered.has(gate.linkId)) {
-        const permitted = plan.approval.allowAutoApprove && autoApproval(gate);
-        if (permitted) {
+        const permittedBy = plan.approval.allowAutoApprove ? autoApproval(gate) : undefined;
+        if (permittedBy) {
           autoAnswered.add(gate.linkId);
           // What is approved on the person's behalf is shown all the same.
           if (gate.shown) note(terminalSafe(gateText(gate.shown, { timeZone: localTimeZone() })));
@@ -332,7 +332,7 @@ export async function runSession(target: SessionTarget, options: SessionOptions)
           record(gate, {
             decision: 'APPROVE',
             by: options.identity,
-            comment: `auto-approved by ${options.identity} (--approve)`,
+            comment: `auto-approved by ${options.identity} (--approve; policy ${permittedBy.join(', ') || 'none'})`,
           });
           return;
         }
@@ -359,11 +359,11 @@ export async function runSession(target: SessionTarget, options: SessionOptions)
       });
     };
     /**
-     * Whether the platform's policy lets `--approve` answer this gate (AutoApprove: the plan, or
-     * the step at its own gate, as the harness judged them); the decision is journaled either way,
-     * since it decides whether a person looks at the gate.
+     * The policies that let `--approve` answer this gate (AutoApprove: the plan, or the step at
+     * its own gate, as the harness judged them), named in the vote's comment; undefined, after
+     * journaling POLICY_DECISION, when policy forbids it and a person is asked.
      */
-    const autoApproval = (gate: PendingGate): boolean => {
+    const autoApproval = (gate: PendingGate): readonly string[] | undefined => {
       const identity = { id: plan.id, version: plan.version, digest: gate.planDigest };
       const submitter = gate.submittedBy ?? options.submittedBy;
       const planResource = planEntity(identity, facts, submitter);
@@ -381,6 +381,7 @@ export async function runSession(target: SessionTarget, options: SessionOptions)
         context: { gate: gate.kind },
       };
       const decided = policy.authorize(request);
+      if (decided.decision === 'allow') return decided.determiningPolicies;
       const journaled = journalFor(stack.journalDeps())
         .append({
           ...eventIdentity(
@@ -388,11 +389,7 @@ export async function runSession(target: SessionTarget, options: SessionOptions)
             gate.stepId !== undefined ? { id: gate.stepId } : undefined,
           ),
           event: 'POLICY_DECISION',
-          details: decisionDetails(
-            request,
-            decided,
-            decided.decision === 'allow' ? 'approved without asking a person' : 'a person is asked',
-          ),
+          details: decisionDetails(request, decided, 'a person is asked'),
         })
         .then(
           (): void => {},
@@ -402,7 +399,7 @@ export async function runSession(target: SessionTarget, options: SessionOptions)
         )
         .finally(() => recording.delete(journaled));
       recording.add(journaled);
-      return decided.decision === 'allow';
+      return undefined;
     };
     askAgain = ask;
     notices.onNotice((notice) => ask(noticeGate(notice)));
