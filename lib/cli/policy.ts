@@ -150,7 +150,16 @@ async function test(argv: string[]): Promise<number> {
       const planPath = path.resolve(path.dirname(file), cases.plans[testCase.plan] ?? testCase.plan);
       let plan = plans.get(planPath);
       if (!plan) {
-        const loaded = await loadPlan(planPath);
+        const loaded = await loadPlan(planPath).catch((error: unknown) => {
+          process.stderr.write(
+            `✗ ${where}: cannot read its plan ${planPath}: ${(error as NodeJS.ErrnoException).code ?? String(error)}\n`,
+          );
+          return undefined;
+        });
+        if (!loaded) {
+          failed++;
+          continue;
+        }
         if (!loaded.plan) {
           for (const problem of loaded.problems) process.stderr.write(`${formatProblem(problem)}\n`);
           process.stderr.write(`✗ ${where}: its plan ${planPath} does not load\n`);
