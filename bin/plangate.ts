@@ -64,6 +64,10 @@ const COMMANDS: Record<string, { summary: string; load: () => Promise<CommandMod
     summary: "list an execution's stored events and verify their hash chain",
     load: () => import('../lib/cli/events.ts'),
   },
+  logs: {
+    summary: 'show what the harness Lambdas logged about an execution (by step; --json as written)',
+    load: () => import('../lib/cli/logs.ts'),
+  },
   files: {
     summary: "regenerate an execution's seed-003 files (state, handoffs, logs, results) from its events",
     load: () => import('../lib/cli/files.ts'),

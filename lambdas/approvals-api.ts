@@ -11,14 +11,16 @@
  * approval with modifications) is sent to its approvers again.
  */
 
-import type { LambdaClient } from '@aws-sdk/client-lambda';
 import type { SecretsManagerClient } from '@aws-sdk/client-secrets-manager';
 import type { Context } from 'aws-lambda';
 import { type ApprovalsApiDeps, handleApprovalsRequest } from '../lib/runtime/api/approvals-api.ts';
 import { type HttpEvent, type HttpResult, LOCAL_IDENTITY_HEADER } from '../lib/runtime/api/http.ts';
 import type { SlackInteractionsConfig } from '../lib/runtime/api/slack-interactions.ts';
+import type { HandlerEnv } from '../lib/runtime/catalog.ts';
 import { type SignInConfig, signInCallbackUrl } from '../lib/runtime/gate/approval-page.ts';
 import { NotConfiguredError } from '../lib/runtime/shared/errors.ts';
+import type { Telemetry } from '../lib/runtime/telemetry/telemetry.ts';
+import { awsHandler } from './aws-handler.ts';
 import {
   apiDeps,
   defaultHarnessDeps,
@@ -28,27 +30,30 @@ import {
   slackApproversFromEnv,
   slackClientFromEnv,
 } from './default-deps.ts';
+import { instrumented } from './edge.ts';
 
-export const makeHandler =
-  (deps: ApprovalsApiDeps | Promise<ApprovalsApiDeps>) =>
-  async (event: HttpEvent, _context?: Context): Promise<HttpResult> =>
-    handleApprovalsRequest(event, await deps);
+type Env = HandlerEnv<'approvalsApi'>;
 
-export async function defaultApprovalsApiDeps(
-  env: Readonly<Record<string, string | undefined>> = process.env,
-): Promise<ApprovalsApiDeps> {
-  const base = defaultHarnessDeps(env);
+export const makeHandler = (deps: ApprovalsApiDeps | Promise<ApprovalsApiDeps>) =>
+  instrumented(
+    deps,
+    async (event: HttpEvent, _context?: Context): Promise<HttpResult> =>
+      handleApprovalsRequest(event, await deps),
+  );
+
+export async function defaultApprovalsApiDeps(env: Env, telemetry: Telemetry): Promise<ApprovalsApiDeps> {
+  const base = defaultHarnessDeps(env, telemetry);
   return {
     ...apiDeps(base),
-    signingKey: await signingKey(env, base.secretsManager as NonNullable<typeof base.secretsManager>),
+    signingKey: await signingKey(env, base.secretsManager),
     identity:
       env.PLANGATE_IDENTITY === 'header'
         ? { mode: 'header', header: LOCAL_IDENTITY_HEADER }
         : { mode: 'jwt' },
     // A revision (an approval with modifications) is sent to the gate's approvers again.
-    ...(env.PLANGATE_NOTIFIER_FUNCTION ? { notify: lambdaNotifier(env, base.lambda as LambdaClient) } : {}),
+    ...(env.PLANGATE_NOTIFIER_FUNCTION ? { notify: lambdaNotifier(env, base.lambda) } : {}),
     ...signInFromEnv(env),
-    ...(await slackFromEnv(env, base.secretsManager as NonNullable<typeof base.secretsManager>)),
+    ...(await slackFromEnv(env, base.secretsManager)),
   };
 }
 
@@ -59,7 +64,15 @@ export async function defaultApprovalsApiDeps(
  * the secret and the token together or neither.
  */
 export async function slackFromEnv(
-  env: Readonly<Record<string, string | undefined>>,
+  env: Pick<
+    Env,
+    | 'PLANGATE_SLACK_SIGNING_SECRET'
+    | 'PLANGATE_SLACK_SIGNING_SECRET_SECRET_ARN'
+    | 'PLANGATE_SLACK_BOT_TOKEN'
+    | 'PLANGATE_SLACK_BOT_TOKEN_SECRET_ARN'
+    | 'PLANGATE_SLACK_API_URL'
+    | 'PLANGATE_SLACK_APPROVERS'
+  >,
   secretsManager: SecretsManagerClient,
 ): Promise<{ slack?: SlackInteractionsConfig }> {
   const signingSecret = secretFromEnv(env, 'PLANGATE_SLACK_SIGNING_SECRET', secretsManager);
@@ -73,7 +86,9 @@ export async function slackFromEnv(
 }
 
 /** The hosted sign-in the page uses, from the environment; a partial configuration is an error. */
-export function signInFromEnv(env: Readonly<Record<string, string | undefined>>): { signIn?: SignInConfig } {
+export function signInFromEnv(
+  env: Pick<Env, 'PLANGATE_COGNITO_DOMAIN' | 'PLANGATE_COGNITO_CLIENT_ID' | 'PLANGATE_API_URL'>,
+): { signIn?: SignInConfig } {
   const domain = env.PLANGATE_COGNITO_DOMAIN;
   const clientId = env.PLANGATE_COGNITO_CLIENT_ID;
   const apiUrl = env.PLANGATE_API_URL;
@@ -92,8 +107,4 @@ export function signInFromEnv(env: Readonly<Record<string, string | undefined>>)
   };
 }
 
-let deps: Promise<ApprovalsApiDeps> | undefined;
-export const handler = async (event: HttpEvent, context?: Context): Promise<HttpResult> => {
-  deps ??= defaultApprovalsApiDeps();
-  return makeHandler(deps)(event, context);
-};
+export const handler = awsHandler('approvalsApi', makeHandler, defaultApprovalsApiDeps);

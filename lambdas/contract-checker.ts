@@ -11,17 +11,23 @@ import {
   RollbackCheckRequestSchema,
   type RollbackCheckResult,
 } from '../lib/runtime/payloads/index.ts';
-import { defaultHarnessDeps } from './default-deps.ts';
-import { parseEvent } from './edge.ts';
+import { awsHandler } from './aws-handler.ts';
+import { stepDeps } from './default-deps.ts';
+import { instrumented, parseEvent } from './edge.ts';
 
-export const makeHandler =
-  (deps: HarnessDeps) =>
-  async (event: unknown, _context?: Context): Promise<CheckResult | FinalizeResult | RollbackCheckResult> => {
-    const kind = (event as { kind?: unknown } | null)?.kind;
-    if (kind === 'finalize' || kind === 'postconditions')
-      return finalizeExecution(parseEvent(FinalizeRequestSchema, event), deps);
-    if (kind === 'rollback') return checkRollback(parseEvent(RollbackCheckRequestSchema, event), deps);
-    return checkStep(parseEvent(CheckRequestSchema, event), deps);
-  };
+export const makeHandler = (deps: HarnessDeps) =>
+  instrumented(
+    deps,
+    async (
+      event: unknown,
+      _context?: Context,
+    ): Promise<CheckResult | FinalizeResult | RollbackCheckResult> => {
+      const kind = (event as { kind?: unknown } | null)?.kind;
+      if (kind === 'finalize' || kind === 'postconditions')
+        return finalizeExecution(parseEvent(FinalizeRequestSchema, event), deps);
+      if (kind === 'rollback') return checkRollback(parseEvent(RollbackCheckRequestSchema, event), deps);
+      return checkStep(parseEvent(CheckRequestSchema, event), deps);
+    },
+  );
 
-export const handler = makeHandler(defaultHarnessDeps());
+export const handler = awsHandler('contractChecker', makeHandler, stepDeps);

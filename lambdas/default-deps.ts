@@ -1,6 +1,7 @@
 /**
- * Clients and settings for the Lambda handlers, created once per container from the environment.
- * Locally the same code picks the local stack up through AWS_ENDPOINT_URL_* variables.
+ * Clients and settings for the Lambda handlers, created once per container from the environment
+ * the handler's catalog schema parsed (lib/runtime/catalog.ts), every client traced. Locally the
+ * same code picks the local stack up through AWS_ENDPOINT_URL_* variables.
  */
 import { DynamoDBClient } from '@aws-sdk/client-dynamodb';
 import { EventBridgeClient } from '@aws-sdk/client-eventbridge';
@@ -9,43 +10,59 @@ import { GetSecretValueCommand, SecretsManagerClient } from '@aws-sdk/client-sec
 import { SFNClient } from '@aws-sdk/client-sfn';
 import { z } from 'zod';
 import type { RuntimeLaunchDeps } from '../lib/launch/launch-plan.ts';
-import type { HarnessDeps } from '../lib/runtime/deps.ts';
+import type { CommonHandlerEnv, HandlerEnv } from '../lib/runtime/catalog.ts';
+import type { HarnessDepsOnAws } from '../lib/runtime/deps.ts';
 import type { ApprovalNotifier, GateDeps } from '../lib/runtime/gate/gate.ts';
 import { documentClient } from '../lib/runtime/journal/document-client.ts';
 import { tableNamesFromEnv } from '../lib/runtime/journal/tables.ts';
 import { SlackClient, slackDecisionUpdater, slackEscalationUpdater } from '../lib/runtime/notify/slack.ts';
 import { NotConfiguredError } from '../lib/runtime/shared/errors.ts';
+import type { Telemetry } from '../lib/runtime/telemetry/telemetry.ts';
 import { builtinRegistry } from '../lib/runtime/tools/builtins.ts';
 
-type Env = Readonly<Record<string, string | undefined>>;
+/** An SDK v3 client whose calls the handler's tracer records (X-Ray subsegments). */
+export function traced<C extends Parameters<NonNullable<Telemetry['tracer']>['captureAWSv3Client']>[0]>(
+  telemetry: Telemetry,
+  client: C,
+): C {
+  return telemetry.tracer ? telemetry.tracer.captureAWSv3Client(client) : client;
+}
 
-/** The runner/checker/classifier deps: DynamoDB, EventBridge, Lambda, Secrets Manager, SFN. */
-export function defaultHarnessDeps(env: Env = process.env): HarnessDeps & { sfn: SFNClient } {
-  const dynamo = new DynamoDBClient({});
+/**
+ * Every handler's deps: DynamoDB, EventBridge, Lambda, Secrets Manager, SFN, the tools. Plans'
+ * `source: env` secrets and the agent command are read from the process's environment itself.
+ */
+export function defaultHarnessDeps(env: CommonHandlerEnv, telemetry: Telemetry): HarnessDepsOnAws {
   return {
-    dynamo: documentClient(dynamo),
+    dynamo: documentClient(traced(telemetry, new DynamoDBClient({}))),
     tables: tableNamesFromEnv(env),
-    events: new EventBridgeClient({}),
-    ...(env.PLANGATE_EVENT_BUS ? { eventBusName: env.PLANGATE_EVENT_BUS } : {}),
-    lambda: new LambdaClient({}),
-    sfn: new SFNClient({}),
-    secretsManager: new SecretsManagerClient({}),
-    env,
-    ...(env.PLANGATE_WORKDIR ? { cwd: env.PLANGATE_WORKDIR } : {}),
+    events: traced(telemetry, new EventBridgeClient({})),
+    eventBusName: env.PLANGATE_EVENT_BUS,
+    lambda: traced(telemetry, new LambdaClient({})),
+    sfn: traced(telemetry, new SFNClient({})),
+    secretsManager: traced(telemetry, new SecretsManagerClient({})),
     tools: builtinRegistry(),
+    telemetry,
   };
 }
 
-/** What the API handlers share: the journal's tables and bus, and Step Functions. */
+/** The step runner's and contract checker's deps: process tools and command contracts run in PLANGATE_WORKDIR. */
+export function stepDeps(env: HandlerEnv<'stepRunner'>, telemetry: Telemetry): HarnessDepsOnAws {
+  const base = defaultHarnessDeps(env, telemetry);
+  return env.PLANGATE_WORKDIR ? { ...base, cwd: env.PLANGATE_WORKDIR } : base;
+}
+
+/** What the API handlers share: the journal's tables and bus, Step Functions, the telemetry. */
 export function apiDeps(
-  base: ReturnType<typeof defaultHarnessDeps>,
-): Pick<HarnessDeps, 'dynamo' | 'tables' | 'events' | 'eventBusName'> & { sfn: SFNClient } {
+  base: HarnessDepsOnAws,
+): Pick<HarnessDepsOnAws, 'dynamo' | 'tables' | 'events' | 'eventBusName' | 'sfn' | 'telemetry'> {
   return {
     dynamo: base.dynamo,
     tables: base.tables,
-    ...(base.events ? { events: base.events } : {}),
-    ...(base.eventBusName ? { eventBusName: base.eventBusName } : {}),
+    events: base.events,
+    eventBusName: base.eventBusName,
     sfn: base.sfn,
+    telemetry: base.telemetry,
   };
 }
 
@@ -54,17 +71,29 @@ export function apiDeps(
  * PLANGATE_SUBSTITUTIONS (JSON: placeholder → harness function ARN), PLANGATE_NAME_PREFIX and
  * PLANGATE_RUNTIME_PLAN_LOG_GROUP_ARN.
  */
-export function runtimeLaunchDeps(base: ReturnType<typeof defaultHarnessDeps>, env: Env): RuntimeLaunchDeps {
-  const roleArn = env.PLANGATE_RUNTIME_PLAN_ROLE_ARN;
-  if (!roleArn) throw new NotConfiguredError('PLANGATE_RUNTIME_PLAN_ROLE_ARN is not set');
-  const substitutions = z
-    .record(z.string(), z.string())
-    .parse(JSON.parse(env.PLANGATE_SUBSTITUTIONS ?? '{}'));
+export function runtimeLaunchDeps(
+  base: HarnessDepsOnAws,
+  env: Pick<
+    HandlerEnv<'plansApi'>,
+    | 'PLANGATE_RUNTIME_PLAN_ROLE_ARN'
+    | 'PLANGATE_SUBSTITUTIONS'
+    | 'PLANGATE_NAME_PREFIX'
+    | 'PLANGATE_RUNTIME_PLAN_LOG_GROUP_ARN'
+  >,
+): RuntimeLaunchDeps {
+  let substitutions: Record<string, string>;
+  try {
+    substitutions = z.record(z.string(), z.string()).parse(JSON.parse(env.PLANGATE_SUBSTITUTIONS));
+  } catch {
+    throw new NotConfiguredError(
+      'PLANGATE_SUBSTITUTIONS must be a JSON object of placeholder → harness function ARN',
+    );
+  }
   return {
     ...apiDeps(base),
-    roleArn,
+    roleArn: env.PLANGATE_RUNTIME_PLAN_ROLE_ARN,
     substitutions,
-    ...(env.PLANGATE_NAME_PREFIX ? { namePrefix: env.PLANGATE_NAME_PREFIX } : {}),
+    namePrefix: env.PLANGATE_NAME_PREFIX,
     ...(env.PLANGATE_RUNTIME_PLAN_LOG_GROUP_ARN
       ? { logGroupArn: env.PLANGATE_RUNTIME_PLAN_LOG_GROUP_ARN }
       : {}),
@@ -77,20 +106,23 @@ export function runtimeLaunchDeps(base: ReturnType<typeof defaultHarnessDeps>, e
  * invokes PLANGATE_NOTIFIER_FUNCTION asynchronously with the notice, and, with a Slack bot token
  * (PLANGATE_SLACK_BOT_TOKEN[_SECRET_ARN]), the updaters of the gate's Slack messages.
  */
-export async function defaultGateDeps(env: Env = process.env): Promise<GateDeps> {
-  const base = defaultHarnessDeps(env);
-  const slack = slackClientFromEnv(env, base.secretsManager as SecretsManagerClient);
+export async function defaultGateDeps(env: HandlerEnv<'gate'>, telemetry: Telemetry): Promise<GateDeps> {
+  const base = defaultHarnessDeps(env, telemetry);
+  const slack = slackClientFromEnv(env, base.secretsManager);
   return {
     ...base,
-    signingKey: await signingKey(env, base.secretsManager as SecretsManagerClient),
-    notify: lambdaNotifier(env, base.lambda as LambdaClient),
+    signingKey: await signingKey(env, base.secretsManager),
+    notify: lambdaNotifier(env, base.lambda),
     // The timeout ladder's escalations and rejections show in the gate's Slack messages.
     ...(slack ? { onDecided: slackDecisionUpdater(slack), onEscalated: slackEscalationUpdater(slack) } : {}),
   };
 }
 
 /** The approval HMAC key: PLANGATE_APPROVAL_SIGNING_KEY, or the Secrets Manager secret PLANGATE_APPROVAL_SIGNING_KEY_SECRET names. */
-export async function signingKey(env: Env, secretsManager: SecretsManagerClient): Promise<string> {
+export async function signingKey(
+  env: Pick<HandlerEnv<'gate'>, 'PLANGATE_APPROVAL_SIGNING_KEY' | 'PLANGATE_APPROVAL_SIGNING_KEY_SECRET'>,
+  secretsManager: SecretsManagerClient,
+): Promise<string> {
   if (env.PLANGATE_APPROVAL_SIGNING_KEY) return env.PLANGATE_APPROVAL_SIGNING_KEY;
   const secretId = env.PLANGATE_APPROVAL_SIGNING_KEY_SECRET;
   if (!secretId) {
@@ -104,7 +136,10 @@ export async function signingKey(env: Env, secretsManager: SecretsManagerClient)
 }
 
 /** Invokes PLANGATE_NOTIFIER_FUNCTION asynchronously with each notice (an error at the call when it is not set). */
-export function lambdaNotifier(env: Env, lambda: LambdaClient): ApprovalNotifier {
+export function lambdaNotifier(
+  env: Pick<HandlerEnv<'approvalsApi'>, 'PLANGATE_NOTIFIER_FUNCTION'>,
+  lambda: LambdaClient,
+): ApprovalNotifier {
   return async (notice) => {
     const functionName = env.PLANGATE_NOTIFIER_FUNCTION;
     if (!functionName) {
@@ -135,14 +170,14 @@ export async function invokeAsync(
  * A secret's value for a handler: the environment variable `name` itself (local mode), else the
  * Secrets Manager secret that `${name}_SECRET_ARN` names, read when first needed.
  */
-export function secretFromEnv(
-  env: Env,
-  name: string,
+export function secretFromEnv<N extends string>(
+  env: { readonly [K in N | `${N}_SECRET_ARN`]?: string },
+  name: N,
   secretsManager: SecretsManagerClient,
 ): (() => Promise<string>) | undefined {
   const value = env[name];
   if (value) return async () => value;
-  const secretId = env[`${name}_SECRET_ARN`];
+  const secretId = env[`${name}_SECRET_ARN` as const];
   if (!secretId) return undefined;
   return async () => {
     const out = await secretsManager.send(new GetSecretValueCommand({ SecretId: secretId }));
@@ -152,7 +187,13 @@ export function secretFromEnv(
 }
 
 /** The Slack Web API client of PLANGATE_SLACK_BOT_TOKEN(_SECRET_ARN) and PLANGATE_SLACK_API_URL, if a token is configured. */
-export function slackClientFromEnv(env: Env, secretsManager: SecretsManagerClient): SlackClient | undefined {
+export function slackClientFromEnv(
+  env: Pick<
+    HandlerEnv<'gate'>,
+    'PLANGATE_SLACK_BOT_TOKEN' | 'PLANGATE_SLACK_BOT_TOKEN_SECRET_ARN' | 'PLANGATE_SLACK_API_URL'
+  >,
+  secretsManager: SecretsManagerClient,
+): SlackClient | undefined {
   const botToken = secretFromEnv(env, 'PLANGATE_SLACK_BOT_TOKEN', secretsManager);
   if (!botToken) return undefined;
   return new SlackClient({
@@ -162,7 +203,9 @@ export function slackClientFromEnv(env: Env, secretsManager: SecretsManagerClien
 }
 
 /** PLANGATE_SLACK_APPROVERS, `U0123ABCD=alice@example.com,U0456EFGH=bob`: Slack user id → approver name. */
-export function slackApproversFromEnv(env: Env): Record<string, string> {
+export function slackApproversFromEnv(
+  env: Pick<HandlerEnv<'approvalsApi'>, 'PLANGATE_SLACK_APPROVERS'>,
+): Record<string, string> {
   const approvers: Record<string, string> = {};
   for (const pair of (env.PLANGATE_SLACK_APPROVERS ?? '').split(',')) {
     if (!pair.trim()) continue;

@@ -5,19 +5,15 @@
 import type { Context } from 'aws-lambda';
 import { type GateDeps, openGate } from '../lib/runtime/gate/gate.ts';
 import { GateRequestSchema } from '../lib/runtime/payloads/index.ts';
+import { awsHandler } from './aws-handler.ts';
 import { defaultGateDeps } from './default-deps.ts';
-import { parseEvent } from './edge.ts';
+import { instrumented, parseEvent } from './edge.ts';
 
-export const makeHandler =
-  (deps: GateDeps | Promise<GateDeps>) =>
-  async (event: unknown, _context?: Context): Promise<Record<string, never>> => {
+export const makeHandler = (deps: GateDeps | Promise<GateDeps>) =>
+  instrumented(deps, async (event: unknown, _context?: Context): Promise<Record<string, never>> => {
     await openGate(parseEvent(GateRequestSchema, event), await deps);
     return {};
-  };
+  });
 
-/** The signing key may come from Secrets Manager: fetched once per container, on first use. */
-let gateDeps: Promise<GateDeps> | undefined;
-export const handler = async (event: unknown, context?: Context): Promise<Record<string, never>> => {
-  gateDeps ??= defaultGateDeps();
-  return makeHandler(gateDeps)(event, context);
-};
+/** The signing key may come from Secrets Manager: fetched once per container, at cold start. */
+export const handler = awsHandler('gate', makeHandler, defaultGateDeps);

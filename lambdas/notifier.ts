@@ -16,6 +16,7 @@ import { SecretsManagerClient } from '@aws-sdk/client-secrets-manager';
 import { SESv2Client } from '@aws-sdk/client-sesv2';
 import type { DynamoDBDocumentClient } from '@aws-sdk/lib-dynamodb';
 import type { Context } from 'aws-lambda';
+import type { HandlerEnv } from '../lib/runtime/catalog.ts';
 import { recordSlackMessage } from '../lib/runtime/gate/gate-item.ts';
 import { LinkSigner } from '../lib/runtime/gate/links.ts';
 import { documentClient } from '../lib/runtime/journal/document-client.ts';
@@ -24,33 +25,38 @@ import { EmailNotifier } from '../lib/runtime/notify/email.ts';
 import { type NotifyDeps, type NotifyResult, sendApprovalRequest } from '../lib/runtime/notify/notify.ts';
 import { SlackNotifier } from '../lib/runtime/notify/slack.ts';
 import { ApprovalNoticeSchema } from '../lib/runtime/payloads/index.ts';
-import { NotConfiguredError } from '../lib/runtime/shared/errors.ts';
-import { signingKey, slackClientFromEnv } from './default-deps.ts';
-import { parseEvent } from './edge.ts';
+import type { Telemetry } from '../lib/runtime/telemetry/telemetry.ts';
+import { awsHandler } from './aws-handler.ts';
+import { signingKey, slackClientFromEnv, traced } from './default-deps.ts';
+import { instrumented, parseEvent } from './edge.ts';
 
-type Env = Readonly<Record<string, string | undefined>>;
+type NotifierDeps = NotifyDeps & { readonly telemetry?: Telemetry };
 
-export const makeHandler =
-  (deps: NotifyDeps | Promise<NotifyDeps>) =>
-  async (event: unknown, _context?: Context): Promise<NotifyResult> =>
-    sendApprovalRequest(parseEvent(ApprovalNoticeSchema, event), await deps);
+export const makeHandler = (deps: NotifierDeps | Promise<NotifierDeps>) =>
+  instrumented(
+    deps,
+    async (event: unknown, _context?: Context): Promise<NotifyResult> =>
+      sendApprovalRequest(parseEvent(ApprovalNoticeSchema, event), await deps),
+  );
 
-export async function defaultNotifyDeps(env: Env = process.env): Promise<NotifyDeps> {
-  const approvalsBaseUrl = env.PLANGATE_API_URL;
-  if (!approvalsBaseUrl) throw new NotConfiguredError('PLANGATE_API_URL (base of approval links) is not set');
+export async function defaultNotifyDeps(
+  env: HandlerEnv<'notifier'>,
+  telemetry: Telemetry,
+): Promise<NotifierDeps> {
   const extra = (env.PLANGATE_NOTIFY_EMAILS ?? '')
     .split(',')
     .map((a) => a.trim())
     .filter(Boolean);
-  const secretsManager = new SecretsManagerClient({});
+  const secretsManager = traced(telemetry, new SecretsManagerClient({}));
   const slack = slackClientFromEnv(env, secretsManager);
   return {
-    approvalsBaseUrl,
+    approvalsBaseUrl: env.PLANGATE_API_URL,
+    telemetry,
     ...(env.PLANGATE_SES_SENDER
       ? {
           linkSigner: new LinkSigner(await signingKey(env, secretsManager)),
           email: new EmailNotifier({
-            ses: new SESv2Client({}),
+            ses: traced(telemetry, new SESv2Client({})),
             from: env.PLANGATE_SES_SENDER,
             alwaysTo: extra,
           }),
@@ -60,7 +66,7 @@ export async function defaultNotifyDeps(env: Env = process.env): Promise<NotifyD
       ? {
           slack: new SlackNotifier({ client: slack, channel: env.PLANGATE_SLACK_CHANNEL }),
           recordSlackMessage: slackMessageRecorder(
-            documentClient(new DynamoDBClient({})),
+            documentClient(traced(telemetry, new DynamoDBClient({}))),
             tableNamesFromEnv(env).gates,
           ),
         }
@@ -76,8 +82,4 @@ export function slackMessageRecorder(
   return (approvalId, message) => recordSlackMessage(dynamo, gatesTable, approvalId, message);
 }
 
-let deps: Promise<NotifyDeps> | undefined;
-export const handler = async (event: unknown, context?: Context): Promise<NotifyResult> => {
-  deps ??= defaultNotifyDeps();
-  return makeHandler(deps)(event, context);
-};
+export const handler = awsHandler('notifier', makeHandler, defaultNotifyDeps);

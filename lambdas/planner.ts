@@ -8,39 +8,40 @@
  * PLANGATE_PLANNER_MAX_ROUNDS, OPENAI_BASE_URL, and an OpenAI-compatible key as OPENAI_API_KEY or
  * the Secrets Manager secret OPENAI_API_KEY_SECRET_ARN names.
  */
-import type { SecretsManagerClient } from '@aws-sdk/client-secrets-manager';
 import type { Context } from 'aws-lambda';
 import { z } from 'zod';
 import { type DraftRunDeps, runDraft } from '../lib/launch/plan-drafts.ts';
 import { providerFrom } from '../lib/planner/providers.ts';
+import type { HandlerEnv } from '../lib/runtime/catalog.ts';
+import type { Telemetry } from '../lib/runtime/telemetry/telemetry.ts';
+import { awsHandler } from './aws-handler.ts';
 import { defaultHarnessDeps, runtimeLaunchDeps, secretFromEnv } from './default-deps.ts';
+import { instrumented } from './edge.ts';
 
 export const PlannerEventSchema = z.object({ draftId: z.string().min(1).max(100) });
 
-export const makeHandler =
-  (deps: DraftRunDeps) =>
-  async (event: unknown, _context?: Context): Promise<{ draftId: string; status: string }> => {
-    const { draftId } = PlannerEventSchema.parse(event);
-    const draft = await runDraft(deps, draftId);
-    return { draftId, status: draft?.status ?? 'missing' };
-  };
+export const makeHandler = (deps: DraftRunDeps) =>
+  instrumented(
+    deps,
+    async (event: unknown, _context?: Context): Promise<{ draftId: string; status: string }> => {
+      const { draftId } = PlannerEventSchema.parse(event);
+      const draft = await runDraft(deps, draftId);
+      return { draftId, status: draft?.status ?? 'missing' };
+    },
+  );
 
 export async function defaultPlannerDeps(
-  env: Readonly<Record<string, string | undefined>> = process.env,
+  env: HandlerEnv<'planner'>,
+  telemetry: Telemetry,
 ): Promise<DraftRunDeps> {
-  const base = defaultHarnessDeps(env);
-  const apiKey = secretFromEnv(env, 'OPENAI_API_KEY', base.secretsManager as SecretsManagerClient);
+  const base = defaultHarnessDeps(env, telemetry);
+  const apiKey = secretFromEnv(env, 'OPENAI_API_KEY', base.secretsManager);
   const providerEnv = apiKey ? { ...env, OPENAI_API_KEY: await apiKey() } : env;
-  const maxRounds = Number(env.PLANGATE_PLANNER_MAX_ROUNDS ?? 4);
   return {
     ...runtimeLaunchDeps(base, env),
     provider: providerFrom({}, providerEnv),
-    ...(Number.isInteger(maxRounds) && maxRounds > 0 ? { maxRounds } : {}),
+    ...(env.PLANGATE_PLANNER_MAX_ROUNDS ? { maxRounds: Number(env.PLANGATE_PLANNER_MAX_ROUNDS) } : {}),
   };
 }
 
-let deps: Promise<DraftRunDeps> | undefined;
-export const handler = async (event: unknown, context?: Context) => {
-  deps ??= defaultPlannerDeps();
-  return makeHandler(await deps)(event, context);
-};
+export const handler = awsHandler('planner', makeHandler, defaultPlannerDeps);

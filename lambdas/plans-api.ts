@@ -9,21 +9,23 @@
  * in x-plangate-user; else the IAM caller), and the tables/bus of every harness Lambda.
  */
 
-import type { LambdaClient } from '@aws-sdk/client-lambda';
 import type { Context } from 'aws-lambda';
 import { handlePlansRequest, type PlansApiDeps } from '../lib/launch/plans-api.ts';
 import { type HttpEvent, type HttpResult, LOCAL_IDENTITY_HEADER } from '../lib/runtime/api/http.ts';
+import type { HandlerEnv } from '../lib/runtime/catalog.ts';
+import type { Telemetry } from '../lib/runtime/telemetry/telemetry.ts';
+import { awsHandler } from './aws-handler.ts';
 import { defaultHarnessDeps, invokeAsync, runtimeLaunchDeps } from './default-deps.ts';
+import { instrumented } from './edge.ts';
 
-export const makeHandler =
-  (deps: PlansApiDeps) =>
-  async (event: HttpEvent, _context?: Context): Promise<HttpResult> =>
-    handlePlansRequest(event, deps);
+export const makeHandler = (deps: PlansApiDeps) =>
+  instrumented(
+    deps,
+    async (event: HttpEvent, _context?: Context): Promise<HttpResult> => handlePlansRequest(event, deps),
+  );
 
-export function defaultPlansApiDeps(
-  env: Readonly<Record<string, string | undefined>> = process.env,
-): PlansApiDeps {
-  const base = defaultHarnessDeps(env);
+export function defaultPlansApiDeps(env: HandlerEnv<'plansApi'>, telemetry: Telemetry): PlansApiDeps {
+  const base = defaultHarnessDeps(env, telemetry);
   const planner = env.PLANGATE_PLANNER_FUNCTION;
   return {
     ...runtimeLaunchDeps(base, env),
@@ -33,13 +35,9 @@ export function defaultPlansApiDeps(
         : { mode: 'iam' },
     // The planner may take minutes: the request only hands the draft over.
     ...(planner
-      ? { startPlanning: (draftId: string) => invokeAsync(base.lambda as LambdaClient, planner, { draftId }) }
+      ? { startPlanning: (draftId: string) => invokeAsync(base.lambda, planner, { draftId }) }
       : {}),
   };
 }
 
-let deps: PlansApiDeps | undefined;
-export const handler = async (event: HttpEvent, context?: Context): Promise<HttpResult> => {
-  deps ??= defaultPlansApiDeps();
-  return makeHandler(deps)(event, context);
-};
+export const handler = awsHandler('plansApi', makeHandler, defaultPlansApiDeps);

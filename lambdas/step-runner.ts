@@ -9,14 +9,17 @@ import {
 } from '../lib/runtime/payloads/index.ts';
 import { runRollback } from '../lib/runtime/steps/rollback.ts';
 import { runStep } from '../lib/runtime/steps/step-runner.ts';
-import { defaultHarnessDeps } from './default-deps.ts';
-import { parseEvent } from './edge.ts';
+import { awsHandler } from './aws-handler.ts';
+import { stepDeps } from './default-deps.ts';
+import { instrumented, parseEvent } from './edge.ts';
 
-export const makeHandler =
-  (deps: HarnessDeps) =>
-  async (event: unknown, _context?: Context): Promise<RunnerResult | RollbackRunResult> =>
-    (event as { kind?: unknown } | null)?.kind === 'rollback'
-      ? runRollback(parseEvent(RollbackRunRequestSchema, event), deps)
-      : runStep(parseEvent(RunnerRequestSchema, event), deps);
+export const makeHandler = (deps: HarnessDeps) =>
+  instrumented(
+    deps,
+    async (event: unknown, _context?: Context): Promise<RunnerResult | RollbackRunResult> =>
+      (event as { kind?: unknown } | null)?.kind === 'rollback'
+        ? runRollback(parseEvent(RollbackRunRequestSchema, event), deps)
+        : runStep(parseEvent(RunnerRequestSchema, event), deps),
+  );
 
-export const handler = makeHandler(defaultHarnessDeps());
+export const handler = awsHandler('stepRunner', makeHandler, stepDeps);

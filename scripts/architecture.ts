@@ -30,9 +30,11 @@ export const LAYERS: readonly (readonly string[])[] = [
   ['lib/runtime/recovery'],
   ['lib/runtime/deps.ts'],
   ['lib/runtime/tools'],
+  ['lib/runtime/telemetry'],
   ['lib/runtime/journal'],
   ['lib/runtime/secrets'],
   ['lib/policy'],
+  ['lib/runtime/catalog.ts'],
   ['lib/runtime/shared', 'lib/runtime/payloads'],
   ['lib/engine', 'lib/plan'],
 ];

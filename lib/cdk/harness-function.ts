@@ -1,7 +1,9 @@
 /**
- * One harness Lambda: a handler module from lambdas/ bundled by esbuild into a single ESM file
- * for Node 20 on arm64, with X-Ray tracing and a log group whose retention we own.
+ * One harness Lambda of the catalog (lib/runtime/catalog.ts): its module from lambdas/ bundled by
+ * esbuild into a single ESM file for Node 20 on arm64, with X-Ray tracing, a log group whose
+ * retention we own, and only the environment variables its schema lists.
  */
+import { join } from 'node:path';
 import { Duration, RemovalPolicy, Validations } from 'aws-cdk-lib';
 import { Role, ServicePrincipal } from 'aws-cdk-lib/aws-iam';
 import { Architecture, Runtime, Tracing } from 'aws-cdk-lib/aws-lambda';
@@ -11,21 +13,15 @@ import { Construct } from 'constructs';
 import { SHELL_WASM_FILES, shellWasmPath } from '../plan/shell/wasm-files.ts';
 import { CEDAR_WASM_FILE, cedarWasmPath } from '../policy/cedar.ts';
 import { POLICY_DIR_ENV } from '../policy/policy-set.ts';
+import { HARNESS_HANDLERS, type HandlerEnvInput, type HarnessHandlerName } from '../runtime/catalog.ts';
 import { LOCK_FILE, PROJECT_ROOT } from './paths.ts';
 
-export interface HarnessFunctionProps {
-  /** Absolute path of the handler module (a file in lambdas/). */
-  readonly entry: string;
-  /** What the function does, shown in the console. */
-  readonly description: string;
-  /**
-   * @default Duration.seconds(30)
-   */
-  readonly timeout?: Duration;
-  /**
-   * @default 512
-   */
-  readonly memorySize?: number;
+/** The variables every harness Lambda reads (the journal's tables and bus, Powertools' settings). */
+export type CommonEnvInput = HandlerEnvInput<HarnessHandlerName>;
+
+export interface HarnessFunctionProps<N extends HarnessHandlerName> {
+  /** The catalog entry: module, description, memory, timeout and environment schema. */
+  readonly handler: N;
   /**
    * @default RetentionDays.THREE_MONTHS
    */
@@ -36,9 +32,10 @@ export interface HarnessFunctionProps {
    */
   readonly logRemovalPolicy?: RemovalPolicy;
   /**
+   * What every harness Lambda reads; the handler's own variables are set with `setEnvironment`.
    * @default {}
    */
-  readonly environment?: Record<string, string>;
+  readonly environment?: CommonEnvInput;
   /**
    * The platform's Cedar policies (a directory of .cedar files and optionally groups.json):
    * copied into the bundle as `policies/`, named by PLANGATE_POLICY_DIR, and read once per
@@ -82,14 +79,18 @@ function copyCedar(outputDir: string, policyDir: string | undefined): string[] {
   return [`if grep -qs "${CEDAR_WASM_FILE}" "${outputDir}"/index.*; then ${copies}; fi`];
 }
 
-export class HarnessFunction extends Construct {
+export class HarnessFunction<N extends HarnessHandlerName = HarnessHandlerName> extends Construct {
+  /** The handler's name in the catalog. */
+  public readonly handler: N;
   public readonly function: NodejsFunction;
   public readonly logGroup: LogGroup;
   /** The function's own role: write to its log group, X-Ray, and whatever the platform grants. */
   public readonly role: Role;
 
-  constructor(scope: Construct, id: string, props: HarnessFunctionProps) {
+  constructor(scope: Construct, id: string, props: HarnessFunctionProps<N>) {
     super(scope, id);
+    this.handler = props.handler;
+    const spec = HARNESS_HANDLERS[props.handler];
     this.logGroup = new LogGroup(this, 'Logs', {
       retention: props.logRetention ?? RetentionDays.THREE_MONTHS,
       removalPolicy: props.logRemovalPolicy ?? RemovalPolicy.RETAIN,
@@ -97,27 +98,22 @@ export class HarnessFunction extends Construct {
     // Our own role instead of AWSLambdaBasicExecutionRole: logs go to this function's log group only.
     this.role = new Role(this, 'Role', {
       assumedBy: new ServicePrincipal('lambda.amazonaws.com'),
-      description: props.description,
+      description: spec.description,
     });
     this.logGroup.grantWrite(this.role);
     this.function = new NodejsFunction(this, 'Function', {
       role: this.role,
-      entry: props.entry,
+      entry: join(PROJECT_ROOT, spec.entry),
       handler: 'handler',
-      description: props.description,
+      description: spec.description,
       // The bundle uses only Node 20 APIs (what the project tests on); Lambda runs it on the current runtime
       // because nodejs20.x is deprecated there.
       runtime: Runtime.NODEJS_24_X,
       architecture: Architecture.ARM_64,
-      memorySize: props.memorySize ?? 512,
-      timeout: props.timeout ?? Duration.seconds(30),
+      memorySize: spec.memoryMb,
+      timeout: Duration.seconds(spec.timeoutSeconds),
       tracing: Tracing.ACTIVE,
       logGroup: this.logGroup,
-      environment: {
-        NODE_OPTIONS: '--enable-source-maps',
-        ...(props.policyDir ? { [POLICY_DIR_ENV]: BUNDLED_POLICY_DIR } : {}),
-        ...props.environment,
-      },
       projectRoot: PROJECT_ROOT,
       depsLockFilePath: LOCK_FILE,
       bundling: {
@@ -141,10 +137,21 @@ export class HarnessFunction extends Construct {
         },
       },
     });
+    this.setEnvironment({
+      NODE_OPTIONS: '--enable-source-maps',
+      ...(props.policyDir ? { [POLICY_DIR_ENV]: BUNDLED_POLICY_DIR } : {}),
+      ...props.environment,
+    } as HandlerEnvInput<N>);
     Validations.of(this.role).acknowledge({
       id: 'AwsSolutions-IAM5[Resource::*]',
       reason:
         'X-Ray active tracing: xray:PutTraceSegments/PutTelemetryRecords/GetSampling* support only Resource "*" (no resource-level permissions).',
     });
+  }
+
+  /** Sets variables of the handler's environment schema (a name it does not list does not compile). */
+  setEnvironment(values: HandlerEnvInput<N>): void {
+    for (const [name, value] of Object.entries(values) as [string, string | undefined][])
+      if (value !== undefined) this.function.addEnvironment(name, value);
   }
 }

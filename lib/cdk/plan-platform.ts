@@ -4,44 +4,43 @@
  * the notification settings and the role that plans submitted at run time execute with. Plans
  * are `PlanStateMachine`s (deployed with CDK) or created at run time (lib/launch/deploy-plan.ts).
  */
-import { existsSync } from 'node:fs';
-import { join, resolve } from 'node:path';
-import { Annotations, ArnFormat, type Duration, RemovalPolicy, Stack, Validations } from 'aws-cdk-lib';
+import { resolve } from 'node:path';
+import { ArnFormat, type Duration, RemovalPolicy, Stack, Validations } from 'aws-cdk-lib';
 import type { IHttpRouteAuthorizer } from 'aws-cdk-lib/aws-apigatewayv2';
 import { HttpJwtAuthorizer, HttpUserPoolAuthorizer } from 'aws-cdk-lib/aws-apigatewayv2-authorizers';
+import { Alarm, ComparisonOperator, Metric, TreatMissingData } from 'aws-cdk-lib/aws-cloudwatch';
 import type { UserPool, UserPoolClient, UserPoolDomain } from 'aws-cdk-lib/aws-cognito';
 import { Grant, type IGrantable, PolicyStatement, Role, ServicePrincipal } from 'aws-cdk-lib/aws-iam';
 import type { IFunction } from 'aws-cdk-lib/aws-lambda';
-import type { NodejsFunction } from 'aws-cdk-lib/aws-lambda-nodejs';
 import { LogGroup, RetentionDays } from 'aws-cdk-lib/aws-logs';
 import { type ISecret, Secret } from 'aws-cdk-lib/aws-secretsmanager';
 import { Activity } from 'aws-cdk-lib/aws-stepfunctions';
 import { Construct } from 'constructs';
 import { agentActivityName, agentActivityPlaceholder } from '../compiler/index.ts';
 import { defaultPolicyDir } from '../policy/policy-set.ts';
+import {
+  HARNESS_HANDLERS,
+  type HarnessHandlerName,
+  STATE_MACHINE_HANDLERS,
+  type StateMachineHandlerName,
+  TABLE_NAME_ENV,
+} from '../runtime/catalog.ts';
 import { signInCallbackUrl } from '../runtime/gate/approval-page.ts';
 import {
   DRAFTS_TABLE,
   GATES_TABLE,
   JOINS_TABLE,
   OUTPUTS_TABLE,
-  TABLE_NAME_ENV,
+  VERSIONS_TABLE,
 } from '../runtime/journal/tables.ts';
+import { HARNESS_ERRORS_METRIC, HARNESS_METRICS_NAMESPACE } from '../runtime/telemetry/telemetry.ts';
 import { ApproverPool } from './approver-pool.ts';
 import { PlanEventBus } from './event-bus.ts';
 import { EventsTable } from './events-table.ts';
-import { HarnessFunction } from './harness-function.ts';
-import {
-  HARNESS_HANDLERS,
-  type HarnessHandlerName,
-  STATE_MACHINE_HANDLERS,
-  type StateMachineHandlerName,
-} from './harness-handlers.ts';
+import { type CommonEnvInput, HarnessFunction } from './harness-function.ts';
 import { HarnessTable } from './harness-table.ts';
 import { acknowledgeWildcardResource } from './nag.ts';
-import { LAMBDAS_DIR } from './paths.ts';
 import { PlanHttpApi } from './plan-http-api.ts';
-import { PLATFORM_ENV } from './platform-env.ts';
 import { grantStateMachineLogging, grantXRayTracing } from './service-grants.ts';
 
 /** The Slack app plangate posts approval requests as, and whose buttons it answers. */
@@ -142,6 +141,11 @@ export interface PlanPlatformProps {
    * @default the set plangate ships (policies/default)
    */
   readonly policyDir?: string;
+  /**
+   * The harness Lambdas' log level (POWERTOOLS_LOG_LEVEL): DEBUG, INFO, WARN, ERROR.
+   * @default 'INFO'
+   */
+  readonly logLevel?: 'DEBUG' | 'INFO' | 'WARN' | 'ERROR';
 }
 
 export class PlanPlatform extends Construct {
@@ -158,19 +162,27 @@ export class PlanPlatform extends Construct {
   public readonly outputsTable: HarnessTable;
   /** Plans being drafted from goals, and how each draft ended. */
   public readonly draftsTable: HarnessTable;
+  /** One content per plan version, claimed by whoever launches it first. */
+  public readonly versionsTable: HarnessTable;
   public readonly eventBus: PlanEventBus;
   /** The harness Lambdas compiled state machines call, by handler name. */
-  public readonly functions: Readonly<Record<StateMachineHandlerName, HarnessFunction>>;
-  /** Sends approval requests (email, Slack); absent while lambdas/notifier.ts does not exist. */
-  public readonly notifier?: HarnessFunction;
-  /** Serves the Plans API; absent while lambdas/plans-api.ts does not exist. */
-  public readonly plansApi?: HarnessFunction;
-  /** Drafts plans from goals; absent unless `planner` is configured (and the Plans API exists). */
-  public readonly planner?: HarnessFunction;
-  /** Serves the approval page and answers; absent while lambdas/approvals-api.ts does not exist. */
-  public readonly approvalsApi?: HarnessFunction;
-  /** The Plans/approvals HTTP API, when either API handler exists. */
-  public readonly httpApi?: PlanHttpApi;
+  public readonly functions: { readonly [N in StateMachineHandlerName]: HarnessFunction<N> };
+  /** Sends approval requests (email, Slack). */
+  public readonly notifier: HarnessFunction<'notifier'>;
+  /** Serves the Plans API. */
+  public readonly plansApi: HarnessFunction<'plansApi'>;
+  /** Drafts plans from goals; absent unless `planner` is configured. */
+  public readonly planner?: HarnessFunction<'planner'>;
+  /** Serves the approval page and answers. */
+  public readonly approvalsApi: HarnessFunction<'approvalsApi'>;
+  /** The Plans/approvals HTTP API. */
+  public readonly httpApi: PlanHttpApi;
+  /**
+   * Goes off when a harness Lambda fails for a reason of its own (a throttled journal write, a
+   * missing setting, a bug), not a plan's step failing: the HarnessErrors metric. Add an action
+   * (e.g. an SNS topic) to be told.
+   */
+  public readonly harnessErrorsAlarm: Alarm;
   /** The approvers' user pool, created when no `approverJwt` issuer is given. */
   public readonly approverPool?: UserPool;
   public readonly approverPoolClient?: UserPoolClient;
@@ -202,69 +214,69 @@ export class PlanPlatform extends Construct {
     this.joinsTable = new HarnessTable(this, 'Joins', { definition: JOINS_TABLE });
     this.outputsTable = new HarnessTable(this, 'Outputs', { definition: OUTPUTS_TABLE });
     this.draftsTable = new HarnessTable(this, 'Drafts', { definition: DRAFTS_TABLE });
+    this.versionsTable = new HarnessTable(this, 'Versions', { definition: VERSIONS_TABLE });
     this.eventBus = new PlanEventBus(this, 'EventBus', {
       ...(props.eventArchiveRetention ? { archiveRetention: props.eventArchiveRetention } : {}),
     });
 
-    const environment = this.tableEnvironment();
+    const environment = this.commonEnvironment(props.logLevel ?? 'INFO');
     const policyDir = resolve(props.policyDir ?? defaultPolicyDir());
-    const harnessFunction = (name: HarnessHandlerName): HarnessFunction | undefined => {
-      const spec = HARNESS_HANDLERS[name];
-      const entry = join(LAMBDAS_DIR, spec.file);
-      if (!existsSync(entry)) {
-        if (spec.required) throw new Error(`PlanPlatform: handler module ${entry} does not exist`);
-        Annotations.of(this).addWarningV2(
-          `plangate:missing-handler:${name}`,
-          `lambdas/${spec.file} does not exist yet: the ${name} function (and what depends on it) is not deployed`,
-        );
-        return undefined;
-      }
-      return new HarnessFunction(this, `${name.charAt(0).toUpperCase()}${name.slice(1)}Handler`, {
-        entry,
-        description: spec.description,
-        timeout: spec.timeout,
-        memorySize: spec.memorySize,
+    const harnessFunction = <N extends HarnessHandlerName>(name: N): HarnessFunction<N> =>
+      new HarnessFunction(this, `${name.charAt(0).toUpperCase()}${name.slice(1)}Handler`, {
+        handler: name,
         logRetention: this.logRetention,
         environment,
         policyDir,
       });
+    this.functions = {
+      gate: harnessFunction('gate'),
+      stepRunner: harnessFunction('stepRunner'),
+      contractChecker: harnessFunction('contractChecker'),
+      classifier: harnessFunction('classifier'),
+      join: harnessFunction('join'),
     };
-    const functions = {} as Record<StateMachineHandlerName, HarnessFunction>;
-    for (const name of STATE_MACHINE_HANDLERS) functions[name] = harnessFunction(name) as HarnessFunction;
-    this.functions = functions;
     this.notifier = harnessFunction('notifier');
     this.plansApi = harnessFunction('plansApi');
     this.approvalsApi = harnessFunction('approvalsApi');
-    if (props.planner && this.plansApi) this.planner = harnessFunction('planner');
-    if (this.plansApi || this.approvalsApi) {
-      const httpApi = new PlanHttpApi(this, 'HttpApi', {
-        ...(this.plansApi ? { plansHandler: this.plansApi.function } : {}),
-        logRetention: this.logRetention,
+    if (props.planner) this.planner = harnessFunction('planner');
+    this.harnessErrorsAlarm = new Alarm(this, 'HarnessErrors', {
+      alarmDescription: `plangate (${this.namePrefix}): a harness Lambda failed for a reason of its own; its log entry (level ERROR) names the execution, plan, step and gate`,
+      metric: new Metric({
+        namespace: HARNESS_METRICS_NAMESPACE,
+        metricName: HARNESS_ERRORS_METRIC,
+        dimensionsMap: { service: this.namePrefix },
+        statistic: 'Sum',
+      }),
+      threshold: 1,
+      evaluationPeriods: 1,
+      comparisonOperator: ComparisonOperator.GREATER_THAN_OR_EQUAL_TO_THRESHOLD,
+      treatMissingData: TreatMissingData.NOT_BREACHING,
+    });
+    const httpApi = new PlanHttpApi(this, 'HttpApi', {
+      plansHandler: this.plansApi.function,
+      logRetention: this.logRetention,
+    });
+    this.httpApi = httpApi;
+    let approverAuthorizer: IHttpRouteAuthorizer;
+    if (props.approverJwt) {
+      approverAuthorizer = new HttpJwtAuthorizer('Approvers', props.approverJwt.issuer, {
+        jwtAudience: props.approverJwt.audience,
       });
-      this.httpApi = httpApi;
-      if (this.approvalsApi) {
-        let approverAuthorizer: IHttpRouteAuthorizer;
-        if (props.approverJwt) {
-          approverAuthorizer = new HttpJwtAuthorizer('Approvers', props.approverJwt.issuer, {
-            jwtAudience: props.approverJwt.audience,
-          });
-        } else {
-          const approvers = new ApproverPool(this, 'Approvers', {
-            domainPrefix:
-              props.approverSignInDomainPrefix ?? `${this.namePrefix}-approvers-${Stack.of(this).account}`,
-          });
-          // The page client returns to the API's callback page, so it comes after the API.
-          const pageClient = approvers.addPageClient(signInCallbackUrl(httpApi.url));
-          this.approverPool = approvers.pool;
-          this.approverPoolClient = approvers.client;
-          this.approverSignIn = { domain: approvers.domain, pageClient };
-          approverAuthorizer = new HttpUserPoolAuthorizer('Approvers', approvers.pool, {
-            userPoolClients: [approvers.client, pageClient],
-          });
-        }
-        httpApi.addApprovalRoutes(this.approvalsApi.function, approverAuthorizer);
-      }
+    } else {
+      const approvers = new ApproverPool(this, 'Approvers', {
+        domainPrefix:
+          props.approverSignInDomainPrefix ?? `${this.namePrefix}-approvers-${Stack.of(this).account}`,
+      });
+      // The page client returns to the API's callback page, so it comes after the API.
+      const pageClient = approvers.addPageClient(signInCallbackUrl(httpApi.url));
+      this.approverPool = approvers.pool;
+      this.approverPoolClient = approvers.client;
+      this.approverSignIn = { domain: approvers.domain, pageClient };
+      approverAuthorizer = new HttpUserPoolAuthorizer('Approvers', approvers.pool, {
+        userPoolClients: [approvers.client, pageClient],
+      });
     }
+    httpApi.addApprovalRoutes(this.approvalsApi.function, approverAuthorizer);
 
     this.runtimePlanLogGroup = new LogGroup(this, 'RuntimePlanLogs', {
       logGroupName: `/aws/vendedlogs/states/${this.namePrefix}-runtime-plans-${Stack.of(this).stackName}`,
@@ -296,8 +308,7 @@ export class PlanPlatform extends Construct {
     });
 
     this.wireHandlers(props.approvalEmails ?? []);
-    if (this.planner && this.plansApi && props.planner)
-      this.wirePlanner(this.planner.function, this.plansApi.function, props.planner);
+    if (this.planner && props.planner) this.wirePlanner(this.planner, this.plansApi, props.planner);
   }
 
   /** The Lambda function behind a handler compiled state machines call. */
@@ -543,14 +554,19 @@ export class PlanPlatform extends Construct {
     });
   }
 
-  private tableEnvironment(): Record<string, string> {
+  /** What every harness Lambda reads: the tables, the bus, and Powertools' service, namespace and level. */
+  private commonEnvironment(logLevel: string): CommonEnvInput {
     return {
       [TABLE_NAME_ENV.events]: this.eventsTable.table.tableName,
       [TABLE_NAME_ENV.gates]: this.gatesTable.table.tableName,
       [TABLE_NAME_ENV.joins]: this.joinsTable.table.tableName,
       [TABLE_NAME_ENV.outputs]: this.outputsTable.table.tableName,
       [TABLE_NAME_ENV.drafts]: this.draftsTable.table.tableName,
-      [PLATFORM_ENV.eventBus]: this.eventBus.bus.eventBusName,
+      [TABLE_NAME_ENV.versions]: this.versionsTable.table.tableName,
+      PLANGATE_EVENT_BUS: this.eventBus.bus.eventBusName,
+      POWERTOOLS_SERVICE_NAME: this.namePrefix,
+      POWERTOOLS_METRICS_NAMESPACE: HARNESS_METRICS_NAMESPACE,
+      POWERTOOLS_LOG_LEVEL: logLevel,
     };
   }
 
@@ -558,49 +574,41 @@ export class PlanPlatform extends Construct {
   private wireHandlers(approvalEmails: readonly string[]): void {
     const stack = Stack.of(this);
     // Everything but the notifier writes journal events.
-    const apis = [this.plansApi, this.approvalsApi, this.planner].filter(
-      (fn): fn is HarnessFunction => fn !== undefined,
-    );
+    const apis = [this.plansApi, this.approvalsApi, ...(this.planner ? [this.planner] : [])];
     for (const fn of [...Object.values(this.functions), ...apis]) this.grantAppendEvents(fn.function);
 
     // The gate signs approval ids, the approvals API verifies them, the notifier derives each
     // emailed recipient's own id from the gate's (recipient-bound links).
-    const signers = [this.functions.gate, ...(this.approvalsApi ? [this.approvalsApi] : [])];
-    if (this.notifier && this.sesSender) signers.push(this.notifier);
+    const signingKey = { PLANGATE_APPROVAL_SIGNING_KEY_SECRET: this.approvalSigningKey.secretArn };
+    const signers = [this.functions.gate, this.approvalsApi, ...(this.sesSender ? [this.notifier] : [])];
     for (const fn of signers) {
       this.approvalSigningKey.grantRead(fn.function);
-      fn.function.addEnvironment(PLATFORM_ENV.approvalSigningKeySecret, this.approvalSigningKey.secretArn);
+      fn.setEnvironment(signingKey);
     }
 
-    const gate = this.functions.gate.function;
-    this.gatesTable.grantItems(gate, 'read', 'write');
+    const gate = this.functions.gate;
+    this.gatesTable.grantItems(gate.function, 'read', 'write');
     // A recipe whose escalation is skip/abort is answered by the gate itself.
-    this.grantTaskResponse(gate);
-    if (this.notifier) {
-      Grant.addToPrincipal({
-        grantee: gate,
-        actions: ['lambda:InvokeFunction'],
-        resourceArns: [this.notifier.function.functionArn],
-      });
-      gate.addEnvironment(PLATFORM_ENV.notifierFunction, this.notifier.function.functionName);
-      // An approval with modifications makes a new revision: the approvals API asks the approvers again.
-      if (this.approvalsApi) {
-        Grant.addToPrincipal({
-          grantee: this.approvalsApi.function,
-          actions: ['lambda:InvokeFunction'],
-          resourceArns: [this.notifier.function.functionArn],
-        });
-        this.approvalsApi.function.addEnvironment(
-          PLATFORM_ENV.notifierFunction,
-          this.notifier.function.functionName,
-        );
-      }
-      this.wireNotifier(this.notifier.function, stack, approvalEmails);
-      if (this.slack) {
-        // The timeout ladder's escalations and `timed out` rejections show in the gate's Slack messages.
-        this.slack.botToken.grantRead(gate);
-        gate.addEnvironment(PLATFORM_ENV.slackBotTokenSecretArn, this.slack.botToken.secretArn);
-      }
+    this.grantTaskResponse(gate.function);
+    const notifierFunction = { PLANGATE_NOTIFIER_FUNCTION: this.notifier.function.functionName };
+    Grant.addToPrincipal({
+      grantee: gate.function,
+      actions: ['lambda:InvokeFunction'],
+      resourceArns: [this.notifier.function.functionArn],
+    });
+    gate.setEnvironment(notifierFunction);
+    // An approval with modifications makes a new revision: the approvals API asks the approvers again.
+    Grant.addToPrincipal({
+      grantee: this.approvalsApi.function,
+      actions: ['lambda:InvokeFunction'],
+      resourceArns: [this.notifier.function.functionArn],
+    });
+    this.approvalsApi.setEnvironment(notifierFunction);
+    this.wireNotifier(this.notifier, stack, approvalEmails);
+    if (this.slack) {
+      // The timeout ladder's escalations and `timed out` rejections show in the gate's Slack messages.
+      this.slack.botToken.grantRead(gate.function);
+      gate.setEnvironment({ PLANGATE_SLACK_BOT_TOKEN_SECRET_ARN: this.slack.botToken.secretArn });
     }
 
     const planSecretsArn = stack.formatArn({
@@ -615,17 +623,16 @@ export class PlanPlatform extends Construct {
       resourceName: `${this.planFunctionsPrefix}*`,
       arnFormat: ArnFormat.COLON_RESOURCE_NAME,
     });
-    for (const name of ['stepRunner', 'contractChecker'] as const) {
-      const fn = this.functions[name].function;
+    for (const step of [this.functions.stepRunner, this.functions.contractChecker]) {
+      const fn = step.function;
       fn.addToRolePolicy(
         new PolicyStatement({ actions: ['secretsmanager:GetSecretValue'], resources: [planSecretsArn] }),
       );
       fn.addToRolePolicy(
         new PolicyStatement({ actions: ['lambda:InvokeFunction'], resources: [planFunctionsArn] }),
       );
-      fn.addEnvironment(PLATFORM_ENV.planSecretsPrefix, this.planSecretsPrefix);
       // Lambda's filesystem is read-only except /tmp: process tools and command contracts run there.
-      fn.addEnvironment(PLATFORM_ENV.workdir, '/tmp');
+      step.setEnvironment({ PLANGATE_WORKDIR: '/tmp' });
       acknowledgeOn(
         fn,
         planSecretsArn,
@@ -643,56 +650,63 @@ export class PlanPlatform extends Construct {
     this.joinsTable.grantItems(this.fn('join'), 'read', 'write');
     this.grantTaskResponse(this.fn('join'));
 
-    if (this.approvalsApi) {
-      this.grantAnswerGates(this.approvalsApi.function);
-      if (this.slack) this.wireSlackInteractions(this.approvalsApi.function, this.slack);
-      if (this.approverSignIn && this.httpApi) {
-        const page = this.approvalsApi.function;
-        page.addEnvironment(PLATFORM_ENV.cognitoDomain, this.approverSignIn.domain.baseUrl());
-        page.addEnvironment(PLATFORM_ENV.cognitoClientId, this.approverSignIn.pageClient.userPoolClientId);
-        page.addEnvironment(PLATFORM_ENV.apiUrl, this.httpApi.url);
-      }
-    }
-    if (this.plansApi) {
-      this.wireRuntimeLaunch(this.plansApi.function, stack);
-      this.draftsTable.grantItems(this.plansApi.function, 'read', 'write');
-    }
+    this.grantAnswerGates(this.approvalsApi.function);
+    if (this.slack) this.wireSlackInteractions(this.approvalsApi, this.slack);
+    if (this.approverSignIn)
+      this.approvalsApi.setEnvironment({
+        PLANGATE_COGNITO_DOMAIN: this.approverSignIn.domain.baseUrl(),
+        PLANGATE_COGNITO_CLIENT_ID: this.approverSignIn.pageClient.userPoolClientId,
+        PLANGATE_API_URL: this.httpApi.url,
+      });
+    this.wireRuntimeLaunch(this.plansApi, stack);
+    this.draftsTable.grantItems(this.plansApi.function, 'read', 'write');
   }
 
   /** Plans launched at run time (the Plans API, the planner): their settings and permissions. */
-  private wireRuntimeLaunch(launcher: NodejsFunction, stack: Stack): void {
-    this.grantPlanLaunch(launcher);
-    // Plans submitted at run time are `<prefix>-run-<planId>`, apart from plans deployed as code.
-    launcher.addEnvironment(PLATFORM_ENV.namePrefix, this.runtimeNamePrefix);
-    launcher.addEnvironment(PLATFORM_ENV.runtimePlanRoleArn, this.runtimePlanRole.roleArn);
-    launcher.addEnvironment(PLATFORM_ENV.runtimePlanLogGroupArn, this.runtimePlanLogGroup.logGroupArn);
-    launcher.addEnvironment(PLATFORM_ENV.substitutions, stack.toJsonString(this.substitutions));
+  private wireRuntimeLaunch(
+    launcher: HarnessFunction<'plansApi'> | HarnessFunction<'planner'>,
+    stack: Stack,
+  ): void {
+    this.grantPlanLaunch(launcher.function);
+    this.versionsTable.grantItems(launcher.function, 'read', 'write');
+    launcher.setEnvironment({
+      // Plans submitted at run time are `<prefix>-run-<planId>`, apart from plans deployed as code.
+      PLANGATE_NAME_PREFIX: this.runtimeNamePrefix,
+      PLANGATE_RUNTIME_PLAN_ROLE_ARN: this.runtimePlanRole.roleArn,
+      PLANGATE_RUNTIME_PLAN_LOG_GROUP_ARN: this.runtimePlanLogGroup.logGroupArn,
+      PLANGATE_SUBSTITUTIONS: stack.toJsonString(this.substitutions),
+    });
   }
 
   /**
    * The planner drafts what the Plans API hands it and launches it as the Plans API would; it may
    * call its one model (Bedrock) or read its one API key (OpenAI-compatible), nothing else.
    */
-  private wirePlanner(planner: NodejsFunction, plansApi: NodejsFunction, props: PlannerProps): void {
+  private wirePlanner(
+    planner: HarnessFunction<'planner'>,
+    plansApi: HarnessFunction<'plansApi'>,
+    props: PlannerProps,
+  ): void {
     const stack = Stack.of(this);
     this.wireRuntimeLaunch(planner, stack);
-    this.draftsTable.grantItems(planner, 'read', 'write');
+    this.draftsTable.grantItems(planner.function, 'read', 'write');
     Grant.addToPrincipal({
-      grantee: plansApi,
+      grantee: plansApi.function,
       actions: ['lambda:InvokeFunction'],
-      resourceArns: [planner.functionArn],
+      resourceArns: [planner.function.functionArn],
     });
-    plansApi.addEnvironment(PLATFORM_ENV.plannerFunction, planner.functionName);
+    plansApi.setEnvironment({ PLANGATE_PLANNER_FUNCTION: planner.function.functionName });
     const provider = props.provider ?? 'bedrock';
-    planner.addEnvironment(PLATFORM_ENV.plannerProvider, provider);
-    planner.addEnvironment(PLATFORM_ENV.plannerModel, props.model);
-    if (props.maxRounds !== undefined)
-      planner.addEnvironment(PLATFORM_ENV.plannerMaxRounds, String(props.maxRounds));
+    planner.setEnvironment({
+      PLANGATE_PLANNER_PROVIDER: provider,
+      PLANGATE_PLANNER_MODEL: props.model,
+      ...(props.maxRounds !== undefined ? { PLANGATE_PLANNER_MAX_ROUNDS: String(props.maxRounds) } : {}),
+    });
     if (provider === 'openai') {
-      if (props.baseUrl) planner.addEnvironment(PLATFORM_ENV.openAiBaseUrl, props.baseUrl);
+      if (props.baseUrl) planner.setEnvironment({ OPENAI_BASE_URL: props.baseUrl });
       if (props.apiKey) {
-        props.apiKey.grantRead(planner);
-        planner.addEnvironment(PLATFORM_ENV.openAiApiKeySecretArn, props.apiKey.secretArn);
+        props.apiKey.grantRead(planner.function);
+        planner.setEnvironment({ OPENAI_API_KEY_SECRET_ARN: props.apiKey.secretArn });
       }
       return;
     }
@@ -710,25 +724,30 @@ export class PlanPlatform extends Construct {
       resourceName: props.model,
     });
     acknowledgeOn(
-      planner,
+      planner.function,
       model,
       'A cross-region inference profile serves the one configured model from any of its regions; the model id is fixed, only the region is open.',
     );
     Grant.addToPrincipal({
-      grantee: planner,
+      grantee: planner.function,
       actions: ['bedrock:InvokeModel'],
       resourceArns: [model, profile],
     });
   }
 
-  /** The notifier sends the approval request: SES as the configured sender, Slack through the webhook secret. */
-  private wireNotifier(notifier: NodejsFunction, stack: Stack, approvalEmails: readonly string[]): void {
-    if (this.httpApi) notifier.addEnvironment(PLATFORM_ENV.apiUrl, this.httpApi.url);
+  /** The notifier sends the approval request: SES as the configured sender, Slack through the bot token secret. */
+  private wireNotifier(
+    notifier: HarnessFunction<'notifier'>,
+    stack: Stack,
+    approvalEmails: readonly string[],
+  ): void {
+    notifier.setEnvironment({ PLANGATE_API_URL: this.httpApi.url });
     if (this.sesSender) {
-      notifier.addEnvironment(PLATFORM_ENV.sesSender, this.sesSender);
-      if (approvalEmails.length > 0)
-        notifier.addEnvironment(PLATFORM_ENV.notifyEmails, approvalEmails.join(','));
-      notifier.addToRolePolicy(
+      notifier.setEnvironment({
+        PLANGATE_SES_SENDER: this.sesSender,
+        ...(approvalEmails.length > 0 ? { PLANGATE_NOTIFY_EMAILS: approvalEmails.join(',') } : {}),
+      });
+      notifier.function.addToRolePolicy(
         new PolicyStatement({
           actions: ['ses:SendEmail'],
           resources: sesIdentityArns(stack, this.sesSender),
@@ -737,25 +756,26 @@ export class PlanPlatform extends Construct {
     }
     if (this.slack) {
       // Where each gate's message went is kept on the gate, so a decision made elsewhere shows in it.
-      this.gatesTable.grantItems(notifier, 'write');
-      this.slack.botToken.grantRead(notifier);
-      notifier.addEnvironment(PLATFORM_ENV.slackBotTokenSecretArn, this.slack.botToken.secretArn);
-      notifier.addEnvironment(PLATFORM_ENV.slackChannel, this.slack.channel);
+      this.gatesTable.grantItems(notifier.function, 'write');
+      this.slack.botToken.grantRead(notifier.function);
+      notifier.setEnvironment({
+        PLANGATE_SLACK_BOT_TOKEN_SECRET_ARN: this.slack.botToken.secretArn,
+        PLANGATE_SLACK_CHANNEL: this.slack.channel,
+      });
     }
   }
 
   /** The approvals API answers Slack's buttons: it verifies clicks and updates the message. */
-  private wireSlackInteractions(approvals: NodejsFunction, slack: SlackAppProps): void {
-    slack.botToken.grantRead(approvals);
-    slack.signingSecret.grantRead(approvals);
-    approvals.addEnvironment(PLATFORM_ENV.slackBotTokenSecretArn, slack.botToken.secretArn);
-    approvals.addEnvironment(PLATFORM_ENV.slackSigningSecretArn, slack.signingSecret.secretArn);
-    approvals.addEnvironment(
-      PLATFORM_ENV.slackApprovers,
-      Object.entries(slack.approvers)
+  private wireSlackInteractions(approvals: HarnessFunction<'approvalsApi'>, slack: SlackAppProps): void {
+    slack.botToken.grantRead(approvals.function);
+    slack.signingSecret.grantRead(approvals.function);
+    approvals.setEnvironment({
+      PLANGATE_SLACK_BOT_TOKEN_SECRET_ARN: slack.botToken.secretArn,
+      PLANGATE_SLACK_SIGNING_SECRET_SECRET_ARN: slack.signingSecret.secretArn,
+      PLANGATE_SLACK_APPROVERS: Object.entries(slack.approvers)
         .map(([user, approver]) => `${user}=${approver}`)
         .join(','),
-    );
+    });
   }
 }
 

@@ -36,7 +36,7 @@ import { planDigest } from '../plan/digest.ts';
 import { parsePlanBytes } from '../plan/parse.ts';
 import { formatProblem, hasErrors } from '../plan/problems.ts';
 import type { Plan } from '../plan/schema.ts';
-import type { StateMachineHandlerName } from './harness-handlers.ts';
+import type { StateMachineHandlerName } from '../runtime/catalog.ts';
 import { acknowledgeWildcardResource } from './nag.ts';
 import type { PlanPlatform } from './plan-platform.ts';
 

@@ -21,6 +21,9 @@ Options:
   --store DIR        the local store (default ${DEFAULT_STORE_DIR})
   --time-scale X     multiply retry intervals, waits and gate timeouts (default 1)
   --files-dir DIR    where seed 003's <plan-id>-execution/ files are written (default .)
+  --no-workers       leave agent steps to plangate worker processes (default: as the execution
+                     was started: with --no-workers, or with workers here)
+  --agents-per-target N  the run's own workers run up to N agents of one target at once
 ${POLICY_OPTION_HELP}
   -h, --help         show this help
 

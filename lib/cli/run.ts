@@ -5,7 +5,14 @@
 
 import { userInfo } from 'node:os';
 import { parseArgs } from 'node:util';
-import { runSession, type SessionOptions } from '../local/run/session.ts';
+import { type RecoveryPlanner, storedPlan } from '../local/run/recovery-advisor.ts';
+import {
+  IN_PROCESS_AGENTS_PER_TARGET,
+  MAX_AGENTS_PER_TARGET,
+  runSession,
+  type SessionOptions,
+  type SessionTarget,
+} from '../local/run/session.ts';
 import { DEFAULT_STORE_DIR, storePaths } from '../local/run/store.ts';
 import { planDigest } from '../plan/digest.ts';
 import { loadPlan } from '../plan/load.ts';
@@ -14,6 +21,7 @@ import type { Plan } from '../plan/schema.ts';
 import { planFromGoal } from '../planner/loop.ts';
 import { PlannerProviderError } from '../planner/provider.ts';
 import type { PolicySet } from '../policy/policy-set.ts';
+import type { RecoveryAdvice } from '../runtime/payloads/index.ts';
 import { printRound } from './plan.ts';
 import {
   PLANNER_OPTIONS,
@@ -40,8 +48,13 @@ With --goal, a model drafts the plan first (as plangate plan does, checked by th
 it goes to the gate like any plan; "ask <question>" or "reject <reason>" at its gate sends it back
 to the planner, and the revision (same id, version + 1, a new digest) comes back to the gate.
 
+With a planner (--goal, or --model / --provider / --base-url / PLANGATE_PLANNER_MODEL), a step
+that fails in a way no recipe covers is shown to the model, whose suggestion (retry with changed
+args, skip, insert recovery steps, or abort, with its reasons) is shown beside the choices: you
+decide; "accept" takes it, and a change of the plan goes to the gate as the next version.
+
 Gate answers (terminal): approve | skip <step>[,<step>…] | ask <question> | reject <reason>
-Escalation answers:      retry | skip | abort
+Escalation answers:      retry | skip | abort | accept (the model's suggestion, when shown)
 
 Slack: with PLANGATE_SLACK_BOT_TOKEN, PLANGATE_SLACK_SIGNING_SECRET, PLANGATE_SLACK_CHANNEL and
 PLANGATE_SLACK_APPROVERS (<Slack user id>=<approver>,…) set, each gate is also posted to Slack and
@@ -63,7 +76,10 @@ ${PLANNER_OPTIONS_HELP}
   --submitted-by N   record N as the plan's submitter (PLAN_CREATED); N may not approve it
 ${POLICY_OPTION_HELP}
   --no-workers       leave agent steps (a target, no tool) to plangate worker processes instead
-                     of running a worker per target here with $PLANGATE_AGENT_COMMAND
+                     of running workers here with $PLANGATE_AGENT_COMMAND; kept with the
+                     execution, so plangate resume (and a re-run that re-attaches) does the same
+  --agents-per-target N  the run's own workers run up to N agents of one target at once, for
+                     steps that do not depend on each other (default ${IN_PROCESS_AGENTS_PER_TARGET}, at most ${MAX_AGENTS_PER_TARGET})
   -h, --help         show this help
 
 Exit codes: 0 succeeded, 1 invalid plan, denied by policy or the run failed, 2 usage (or
@@ -78,8 +94,10 @@ export interface CommonRunArgs {
   timeScale: number;
   filesDir: string;
   rehearseRollback: boolean;
-  /** Run a worker per agent target in this process (false: --no-workers). */
-  workers: boolean;
+  /** false: --no-workers; undefined: as the execution was started (a new one: workers here). */
+  workers?: boolean;
+  /** How many agents of one target the run's own workers run at once. */
+  agentsPerTarget: number;
   submittedBy?: string;
   /** `--policy DIR`: the platform's policies. @default the shipped set */
   policyDir?: string;
@@ -101,6 +119,9 @@ export function parseRunArgs(argv: string[]): CommonRunArgs | string {
   const timeScale = Number(values['time-scale'] ?? '1');
   if (!Number.isFinite(timeScale) || timeScale < 0)
     return `--time-scale must be a number >= 0, not "${values['time-scale']}"`;
+  const agentsPerTarget = Number(values['agents-per-target'] ?? IN_PROCESS_AGENTS_PER_TARGET);
+  if (!Number.isInteger(agentsPerTarget) || agentsPerTarget < 1 || agentsPerTarget > MAX_AGENTS_PER_TARGET)
+    return `--agents-per-target must be a whole number from 1 to ${MAX_AGENTS_PER_TARGET}, not "${values['agents-per-target']}"`;
   if (values.as !== undefined && !IDENTITY.test(values.as))
     return `--as must be a name without spaces (at most 200 characters), not "${values.as}"`;
   return {
@@ -111,7 +132,8 @@ export function parseRunArgs(argv: string[]): CommonRunArgs | string {
     timeScale,
     filesDir: values['files-dir'] ?? '.',
     rehearseRollback: values['rehearse-rollback'] ?? false,
-    workers: !(values['no-workers'] ?? false),
+    ...(values['no-workers'] ? { workers: false } : {}),
+    agentsPerTarget,
     ...(values['submitted-by'] ? { submittedBy: values['submitted-by'] } : {}),
     ...(values.policy !== undefined ? { policyDir: values.policy } : {}),
     positionals,
@@ -150,6 +172,7 @@ function parse(argv: string[]) {
       'submitted-by': { type: 'string' },
       'no-workers': { type: 'boolean' },
       policy: { type: 'string' },
+      'agents-per-target': { type: 'string' },
     },
   });
 }
@@ -190,9 +213,91 @@ export async function run(argv: string[]): Promise<number> {
     process.stderr.write(`✗ ${file}: not run; fix the problems above.\n`);
     return 1;
   }
+  let planner: RecoveryPlanner | string | undefined;
+  try {
+    planner = await configuredPlanner(args);
+  } catch (error) {
+    process.stderr.write(`plangate run: ${(error as Error).message}\n`);
+    return 2;
+  }
+  if (typeof planner === 'string') {
+    process.stderr.write(`plangate run: ${planner}\n\n${usage}\n`);
+    return 2;
+  }
   const policy = await loadPolicyOption(args.policyDir, 'run');
   if (!policy) return 2;
-  return runSession({ kind: 'plan', plan: loaded.plan, digest: loaded.digest }, sessionOptions(args, policy));
+  let target: PlanTarget = { kind: 'plan', plan: loaded.plan, digest: loaded.digest };
+  for (let revision = 0; ; revision++) {
+    let accepted: RecoveryAdvice | undefined;
+    const code = await runSession(target, {
+      ...sessionOptions(args, policy),
+      ...(planner
+        ? {
+            recoveryPlanner: planner,
+            onRecoveryRevision: (advice: RecoveryAdvice) => {
+              accepted = advice;
+            },
+          }
+        : {}),
+    });
+    if (!accepted) return code;
+    if (revision === MAX_REVISIONS) break;
+    const next = await recoveryTarget(args, target, accepted);
+    if (typeof next === 'string') {
+      process.stderr.write(`plangate run: ${next}\n`);
+      return 1;
+    }
+    target = next;
+  }
+  process.stderr.write(`✗ the plan was revised ${MAX_REVISIONS} times; stopping.\n`);
+  return 1;
+}
+
+type PlanTarget = Extract<SessionTarget, { kind: 'plan' }>;
+
+/**
+ * The planner a plan-file run asks at escalations of failures no recipe covers, when one is
+ * configured (--model, --provider or --base-url, or PLANGATE_PLANNER_MODEL); a string is a usage problem.
+ */
+async function configuredPlanner(args: CommonRunArgs): Promise<RecoveryPlanner | string | undefined> {
+  const { model, provider, 'base-url': baseUrl } = args.planner;
+  if (!model && !provider && !baseUrl && !process.env.PLANGATE_PLANNER_MODEL) return undefined;
+  const settings = await plannerSettings(args.planner);
+  if (typeof settings === 'string') return settings;
+  return { provider: settings.provider, checkShell: settings.loop.checkShell ?? true };
+}
+
+/**
+ * The version the person took at an escalation (the model's change, kept in the store by its
+ * digest), to send to the gate: PLAN_CREATED says which model made it, from which version and why.
+ */
+async function recoveryTarget(
+  args: CommonRunArgs,
+  previous: PlanTarget,
+  advice: RecoveryAdvice,
+  goal?: string,
+): Promise<PlanTarget | string> {
+  const digest = advice.revision?.digest ?? '';
+  const plan = await storedPlan(storePaths(args.store), digest);
+  if (!plan) return `the new version ${digest} is not in ${args.store}`;
+  process.stderr.write(
+    `\nThe model's suggestion (${advice.suggestion.strategy}) was accepted: version ${plan.version} of ${plan.id} goes to the gate.\n`,
+  );
+  return {
+    kind: 'plan',
+    plan,
+    digest: digest.replace(/^sha256:/, ''),
+    planner: {
+      goal: goal ?? previous.planner?.goal ?? plan.objective,
+      provider: advice.provider,
+      model: advice.model,
+      rounds: 1,
+      input_tokens: advice.inputTokens,
+      output_tokens: advice.outputTokens,
+      revision_of: `sha256:${previous.digest}`,
+      feedback: `the model's recovery suggestion (${advice.suggestion.strategy}), accepted: ${advice.suggestion.reasons}`,
+    },
+  };
 }
 
 /** The session's options from run's (and resume's) arguments, with the policy they chose. */
@@ -206,7 +311,8 @@ export function sessionOptions(args: CommonRunArgs, policy: PolicySet): SessionO
     timeScale: args.timeScale,
     filesDir: args.filesDir,
     rehearseRollback: args.rehearseRollback,
-    workers: args.workers,
+    ...(args.workers !== undefined ? { workers: args.workers } : {}),
+    agentsPerTarget: args.agentsPerTarget,
     ...(args.submittedBy !== undefined ? { submittedBy: args.submittedBy } : {}),
     io: { stdout: process.stdout, stderr: process.stderr, stdin: process.stdin },
   };
@@ -239,36 +345,38 @@ async function runGoal(args: CommonRunArgs, policy: PolicySet): Promise<number> 
   const { provider, loop } = settings;
   const say = (text: string) => process.stderr.write(`${text}\n`);
   let previous: { plan: Plan; digest: string; feedback: string } | undefined;
+  // A version the person took at an escalation (the model's change) goes to the gate as it is.
+  let accepted: PlanTarget | undefined;
   for (let revision = 0; revision <= MAX_REVISIONS; revision++) {
-    say(
-      `Planning with ${provider.name} ${provider.model}${previous ? ` (revision: ${previous.feedback})` : ''}`,
-    );
-    let planned: Awaited<ReturnType<typeof planFromGoal>>;
-    try {
-      planned = await planFromGoal({
-        goal,
-        provider,
-        ...loop,
-        ...(previous ? { revise: { plan: previous.plan, feedback: previous.feedback } } : {}),
-        onRound: (round) => printRound(round, process.stderr),
-      });
-    } catch (error) {
-      // As plangate plan says it: one line naming the provider, its URL and the cause; exit 2.
-      if (!(error instanceof PlannerProviderError)) throw error;
-      say(`plangate run: ${error.message}`);
-      return 2;
-    }
-    if (!planned.plan) {
-      say(`✗ no valid plan (${planned.outcome}) after ${planned.rounds.length} round(s): nothing runs.`);
-      return 1;
-    }
-    const digest = planDigest(planned.plan);
-    let feedback: string | undefined;
-    const code = await runSession(
-      {
+    let target: PlanTarget;
+    if (accepted) target = accepted;
+    else {
+      say(
+        `Planning with ${provider.name} ${provider.model}${previous ? ` (revision: ${previous.feedback})` : ''}`,
+      );
+      let planned: Awaited<ReturnType<typeof planFromGoal>>;
+      try {
+        planned = await planFromGoal({
+          goal,
+          provider,
+          ...loop,
+          ...(previous ? { revise: { plan: previous.plan, feedback: previous.feedback } } : {}),
+          onRound: (round) => printRound(round, process.stderr),
+        });
+      } catch (error) {
+        // As plangate plan says it: one line naming the provider, its URL and the cause; exit 2.
+        if (!(error instanceof PlannerProviderError)) throw error;
+        say(`plangate run: ${error.message}`);
+        return 2;
+      }
+      if (!planned.plan) {
+        say(`✗ no valid plan (${planned.outcome}) after ${planned.rounds.length} round(s): nothing runs.`);
+        return 1;
+      }
+      target = {
         kind: 'plan',
         plan: planned.plan,
-        digest,
+        digest: planDigest(planned.plan),
         planner: {
           goal,
           provider: planned.provider,
@@ -278,16 +386,32 @@ async function runGoal(args: CommonRunArgs, policy: PolicySet): Promise<number> 
           output_tokens: planned.outputTokens,
           ...(previous ? { revision_of: `sha256:${previous.digest}`, feedback: previous.feedback } : {}),
         },
+      };
+    }
+    let feedback: string | undefined;
+    let advice: RecoveryAdvice | undefined;
+    const code = await runSession(target, {
+      ...sessionOptions(args, policy),
+      recoveryPlanner: { provider, checkShell: loop.checkShell ?? true },
+      onPlanFeedback: (text) => {
+        feedback = text;
       },
-      {
-        ...sessionOptions(args, policy),
-        onPlanFeedback: (text) => {
-          feedback = text;
-        },
+      onRecoveryRevision: (taken) => {
+        advice = taken;
       },
-    );
+    });
+    accepted = undefined;
+    if (advice) {
+      const next = await recoveryTarget(args, target, advice, goal);
+      if (typeof next === 'string') {
+        say(`plangate run: ${next}`);
+        return 1;
+      }
+      accepted = next;
+      continue;
+    }
     if (feedback === undefined) return code;
-    previous = { plan: planned.plan, digest, feedback };
+    previous = { plan: target.plan, digest: target.digest, feedback };
   }
   say(`✗ the plan was sent back ${MAX_REVISIONS} times; stopping.`);
   return 1;

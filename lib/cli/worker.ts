@@ -20,7 +20,8 @@ export const usage = `Usage: plangate worker --target <agent> [options]
 Takes the steps of one agent target (a plan step's "target", e.g. coder) from its Step Functions
 activity, one at a time: writes the handoff, runs the agent command in the workspace with the
 task on stdin (PLANGATE_TASK, PLANGATE_TARGET, PLANGATE_STEP_ID, PLANGATE_SUBSCRIPTIONS,
-PLANGATE_OUTPUT, PLANGATE_HANDOFF), sends heartbeats while it works, then runs the step's
+PLANGATE_OUTPUT, PLANGATE_HANDOFF, PLANGATE_LOG for its log of commands, PLANGATE_REPORT for
+summary:/blocker:/deviation: lines), sends heartbeats while it works, then runs the step's
 contract (as approved, from the plan) in the same workspace and returns the evidence. The agent
 never completes a step; only the contract does. The agent's tokens and cost, when the last line
 of its output says so ({"usage": {"tokens": N, "cost_usd": X}}, or Claude Code's JSON result),

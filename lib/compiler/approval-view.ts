@@ -7,17 +7,17 @@
  */
 import { canonicalJson } from '../plan/digest.ts';
 import { effectiveRecovery, type RecoveryTable } from '../plan/recovery.ts';
-import { referencesInValue } from '../plan/references.ts';
+import { referencesInValue, stepOutputReferences } from '../plan/references.ts';
 import { type PlanRisks, planRisks, type StepRisks } from '../plan/risks.ts';
 import { type Contract, FAILURE_CLASSES, type Plan, type Step } from '../plan/schema.ts';
 import { stepInvocation, type ToolRegistry } from '../plan/tools.ts';
-import type {
-  ApprovalView,
-  CallDetail,
-  RecoveryLine,
-  RunTimeReference,
-  ShownCall,
-  StepView,
+import {
+  type ApprovalView,
+  type CallDetail,
+  hasRiskMarks,
+  type RecoveryLine,
+  type ShownCall,
+  type StepView,
 } from '../runtime/payloads/index.ts';
 
 /**
@@ -68,9 +68,7 @@ export function fitApprovalView(view: ApprovalView, limitBytes = VIEW_LIMIT_BYTE
     steps.push(stub);
   }
   let shown = 0;
-  const risky = (step: StepView) =>
-    step.risks.ownGate ||
-    step.risks.destructive.length + step.risks.contract.length + step.risks.rollback.length > 0;
+  const risky = (step: StepView) => step.risks.ownGate || hasRiskMarks(step.risks);
   for (const pass of [risky, (step: StepView) => !risky(step)]) {
     for (let i = 0; i < steps.length; i++) {
       const step = full[i] as StepView;
@@ -100,6 +98,7 @@ function stepView(step: Step, risks: PlanRisks, recovery: RecoveryTable): StepVi
     contract: [],
     rollback: [],
     rollbackContract: [],
+    outsideWorkspace: [],
     ownGate: step.requiresApproval,
   };
   return {
@@ -112,6 +111,7 @@ function stepView(step: Step, risks: PlanRisks, recovery: RecoveryTable): StepVi
       contract: [...marks.contract],
       // The validator refuses a destructive rollback contract; shown with the rollback if present.
       rollback: [...marks.rollback, ...marks.rollbackContract],
+      ...(marks.outsideWorkspace.length > 0 ? { outsideWorkspace: [...marks.outsideWorkspace] } : {}),
       ownGate: marks.ownGate,
     },
     ...(call ? { call: shownCall(call.tool, call.args) } : {}),
@@ -253,16 +253,8 @@ export function shownContract(contract: Contract): ShownCall {
 
 /** `shown` with the `${steps.x.y}` references of `source`, each once, in the order written. */
 function withReferences(shown: ShownCall, source: unknown): ShownCall {
-  const seen = new Map<string, RunTimeReference>();
-  // In the order written: by where each string sits, then by place in the string.
-  const found = referencesInValue(source).sort((a, b) =>
-    a.pointer < b.pointer ? -1 : a.pointer > b.pointer ? 1 : 0,
-  );
-  for (const ref of found) {
-    if (ref.namespace !== 'steps' || ref.malformed || ref.field === undefined || seen.has(ref.raw)) continue;
-    seen.set(ref.raw, { raw: ref.raw, step: ref.name, output: ref.field });
-  }
-  return seen.size > 0 ? { ...shown, references: [...seen.values()] } : shown;
+  const references = stepOutputReferences(source);
+  return references.length > 0 ? { ...shown, references } : shown;
 }
 
 /** Classes with the same retries and the same end, together, in the order of FAILURE_CLASSES. */

@@ -48,6 +48,23 @@ export const SERVICE_RETRY = {
 };
 
 /**
+ * What an attempt under way when the engine stopped (kill -9 of `plangate run`) fails with on
+ * resume (lib/engine's INTERRUPTED): whether the call completed is unknown. In a retrier it
+ * matches every error but States.Timeout, so only calls that are safe to make again retry it.
+ */
+export const INTERRUPTED_ERROR = 'States.TaskFailed';
+
+/**
+ * Retry of an interrupted Finalize, which answers what it recorded when made again: every 1 s,
+ * backoff ×2 (ASL's defaults), up to 6 times, with full jitter.
+ */
+export const INTERRUPTED_RETRY = {
+  ErrorEquals: [INTERRUPTED_ERROR],
+  MaxAttempts: 6,
+  JitterStrategy: 'FULL',
+};
+
+/**
  * What a `states:startExecution.sync:2` task fails with when Step Functions refuses to start the
  * child: the optimized integration names a StartExecution error `StepFunctions.<exception>`, the
  * modeled exception's name (`ExecutionLimitExceeded`, the open-executions quota →

@@ -280,6 +280,7 @@ export function compilePlan(input: Plan | PlanInput, options: CompileOptions = {
         steps: plan.steps,
         postconditionsRequest: completionBlock.request(),
         next: COMPLETION_STATES.finalize,
+        interruptedRetry: new RetryPolicy({ recovery: recovery.plan }).interrupted(),
       }).toAsl()
     : undefined;
   const afterExecute = rollback?.startAt ?? COMPLETION_STATES.finalize;

@@ -10,7 +10,7 @@
 import type { Postcondition } from '../plan/schema.ts';
 import { MACHINE_ERRORS } from '../runtime/payloads/index.ts';
 import type { Fragment } from './asl.ts';
-import { LAMBDA_INVOKE, SERVICE_RETRY } from './asl.ts';
+import { INTERRUPTED_RETRY, LAMBDA_INVOKE, SERVICE_RETRY } from './asl.ts';
 import { jsonata, toJsonataSource } from './jsonata.ts';
 import { PLACEHOLDERS, ref } from './placeholders.ts';
 
@@ -64,7 +64,8 @@ export class Completion {
           Output: jsonata(
             '($o := $states.result.Payload; $merge([$states.input, {"outcome": $o}, $exists($o.error) ? {"error": $o.error} : {}]))',
           ),
-          Retry: [SERVICE_RETRY],
+          // A Finalize cut short by the engine's stop is made again: it answers what it recorded.
+          Retry: [SERVICE_RETRY, INTERRUPTED_RETRY],
           Next: s.outcome,
         },
         [s.outcome]: {

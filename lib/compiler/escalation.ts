@@ -13,6 +13,7 @@
  * A step machine has the same states for its one step, whose facts come with its input.
  */
 import type { RecoveryRecipe } from '../plan/schema.ts';
+import type { BudgetLimits } from '../runtime/payloads/index.ts';
 import type { AslStates } from './asl.ts';
 import { LAMBDA_INVOKE, SERVICE_RETRY } from './asl.ts';
 import { CURRENT, type RunValues, STEPS, WORKFLOW_VARIABLES } from './dataflow.ts';
@@ -44,6 +45,11 @@ export interface EscalatedStep {
 export interface ScopeEscalationProps {
   /** The approval policy's timeout, used for the escalation gate. */
   readonly timeoutSeconds: number;
+  /**
+   * The plan's budget: the classifier escalates (once, as BUDGET_EXCEEDED) a worker's failed
+   * attempt that used it up instead of retrying it. @default - no budget
+   */
+  readonly budget?: BudgetLimits;
 }
 
 /** The escalation of a step machine, which runs one step whose facts come with its input. */
@@ -187,7 +193,7 @@ export class ScopeEscalation {
         Arguments: {
           FunctionName: ref(PLACEHOLDERS.classifier),
           Payload: bound(
-            `$merge([{"plan": ${values.plan}, "executionId": ${values.executionId}, "stepId": $c.stepId, "phase": $c.phase, "error": $c.error, "attempt": $c.attempt, "recovery": ${values.recovery}}, $c.step])`,
+            `$merge([{"plan": ${values.plan}, "executionId": ${values.executionId}, "stepId": $c.stepId, "phase": $c.phase, "error": $c.error, "attempt": $c.attempt, "recovery": ${values.recovery}${this.props.budget ? `, "budget": ${toJsonataSource(this.props.budget)}` : ''}}, $c.step])`,
           ),
         },
         Output: bound(keep('$merge([$c, {"failure": $states.result.Payload}])')),

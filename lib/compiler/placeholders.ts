@@ -1,15 +1,18 @@
+import {
+  HARNESS_HANDLERS,
+  STATE_MACHINE_HANDLERS,
+  type StateMachineHandlerName,
+} from '../runtime/catalog.ts';
+
 /**
- * The `${…}` substitutions a compiled definition uses. They are filled in by CDK
- * (`definitionSubstitutions`), by the Plans API when it creates a state machine, and by the
- * local stack; the definition is otherwise byte-for-byte the same everywhere.
+ * The `${…}` substitutions naming the harness functions a compiled definition calls (from the
+ * catalog of harness Lambdas). They are filled in by CDK (`definitionSubstitutions`), by the Plans
+ * API when it creates a state machine, and by the local stack; the definition is otherwise
+ * byte-for-byte the same everywhere.
  */
-export const PLACEHOLDERS = {
-  gate: 'GateFunctionArn',
-  stepRunner: 'StepRunnerFunctionArn',
-  contractChecker: 'ContractCheckerFunctionArn',
-  classifier: 'ClassifierFunctionArn',
-  join: 'JoinFunctionArn',
-} as const;
+export const PLACEHOLDERS = Object.fromEntries(
+  STATE_MACHINE_HANDLERS.map((name) => [name, HARNESS_HANDLERS[name].placeholder]),
+) as { readonly [N in StateMachineHandlerName]: (typeof HARNESS_HANDLERS)[N]['placeholder'] };
 
 /**
  * The substitution naming the activity ARN of agent `target` (filled by whoever creates the

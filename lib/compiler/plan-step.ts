@@ -145,9 +145,10 @@ export class PlanStep {
       );
       return { startAt: name, states: { [name]: call } };
     }
-    const recoverState = escalationOf(scope, { timeoutSeconds: this.props.approvalTimeoutSeconds }).register(
-      this.escalated(),
-    );
+    const recoverState = escalationOf(scope, {
+      timeoutSeconds: this.props.approvalTimeoutSeconds,
+      ...(this.props.budget ? { budget: this.props.budget } : {}),
+    }).register(this.escalated());
     return new StepTask({
       step,
       index: this.props.index,

@@ -7,7 +7,7 @@
 import type { FailureClass, RecoveryRecipe } from '../plan/schema.ts';
 import { FAILURE_CLASSES } from '../plan/schema.ts';
 import { ERROR_NAMES } from '../runtime/payloads/index.ts';
-import { LAMBDA_SERVICE_ERRORS } from './asl.ts';
+import { INTERRUPTED_ERROR, LAMBDA_SERVICE_ERRORS } from './asl.ts';
 
 export interface RetryPolicyProps {
   /** The plan's effective recipes (seed 000's defaults with the plan's overrides). */
@@ -34,6 +34,11 @@ export interface AslRetrier {
 export class RetryPolicy {
   constructor(private readonly props: RetryPolicyProps) {}
 
+  /** The recipes it retries by (the step's effective recovery). */
+  get recovery(): RetryPolicyProps['recovery'] {
+    return this.props.recovery;
+  }
+
   toAsl(): AslRetrier[] {
     const retriers: AslRetrier[] = [];
     for (const failureClass of FAILURE_CLASSES) {
@@ -49,6 +54,15 @@ export class RetryPolicy {
       );
     }
     return retriers;
+  }
+
+  /**
+   * An attempt the engine's stop cut short, retried as the transient recipe retries an
+   * interrupted step (for work that decides on its own whether to run again: the rollbacks).
+   */
+  interrupted(): AslRetrier[] {
+    const transient = this.props.recovery.transient;
+    return transient.maxAttempts > 0 ? [retrier([INTERRUPTED_ERROR], transient)] : [];
   }
 }
 

@@ -9,6 +9,12 @@
  * or answers `done`; `Check rollback` (contract checker) proves it with the procedure's own
  * contract. The loop ends when nothing is left or a rollback failed; a failed rehearsal ends
  * the run with `Plangate.RollbackFailed`, a failed undo after an abort keeps the abort's error.
+ *
+ * An attempt cut short by the engine's stop (kill -9, then `plangate resume`) is retried as the
+ * transient recipe retries an interrupted step: the runner sees the rollback started and never
+ * ended and answers `interrupted`; the checker then asks the procedure's contract, which either
+ * proves the undo done or has it run again (`rerun`). Once the retries are spent, `Rollback
+ * stopped` records ROLLBACK_FAILED with the error, so the run still ends with its events.
  */
 import type { Contract, Step } from '../plan/schema.ts';
 import { MACHINE_ERRORS } from '../runtime/payloads/index.ts';
@@ -17,6 +23,7 @@ import { LAMBDA_INVOKE, SERVICE_RETRY } from './asl.ts';
 import { EXECUTION_SCOPE } from './dataflow.ts';
 import { jsonata, literal, quote, toJsonataSource } from './jsonata.ts';
 import { PLACEHOLDERS, ref } from './placeholders.ts';
+import type { AslRetrier } from './retry-policy.ts';
 
 export interface RollbackProps {
   /** The plan's steps; those with a `rollback` get undone. */
@@ -25,6 +32,8 @@ export interface RollbackProps {
   readonly postconditionsRequest: string;
   /** Where the loop ends: Finalize. */
   readonly next: string;
+  /** How an attempt the engine's stop cut short is retried (RetryPolicy.interrupted). */
+  readonly interruptedRetry: readonly AslRetrier[];
 }
 
 export const ROLLBACK_STATES = {
@@ -35,6 +44,7 @@ export const ROLLBACK_STATES = {
   check: 'Check rollback',
   verified: 'Rollback verified?',
   failed: 'Rollback failed',
+  stopped: 'Rollback stopped',
 } as const;
 
 const ABORTED = MACHINE_ERRORS.aborted;
@@ -75,6 +85,14 @@ export class Rollback {
       rehearsal: jsonata(rehearsal),
     };
     const stepId = '$states.input.rollback.stepId';
+    const retry = [SERVICE_RETRY, ...this.props.interruptedRetry];
+    const stop = [
+      {
+        ErrorEquals: ['States.ALL'],
+        Output: jsonata('$merge([$states.input, {"rollbackError": $states.errorOutput}])'),
+        Next: s.stopped,
+      },
+    ];
     return {
       startAt: s.entry,
       states: {
@@ -108,10 +126,17 @@ export class Rollback {
           Resource: LAMBDA_INVOKE,
           Arguments: {
             FunctionName: ref(PLACEHOLDERS.stepRunner),
-            Payload: { ...common, procedures: literal(procedures) },
+            Payload: {
+              ...common,
+              procedures: literal(procedures),
+              rerunAfter: jsonata(
+                '$states.input.rollback.status = "rerun" ? $states.input.rollback.startedSeq : null',
+              ),
+            },
           },
           Output: jsonata('$merge([$states.input, {"rollback": $states.result.Payload}])'),
-          Retry: [SERVICE_RETRY],
+          Retry: retry,
+          Catch: stop,
           Next: s.ran,
         },
         [s.ran]: {
@@ -130,17 +155,41 @@ export class Rollback {
             Payload: jsonata(
               `$merge([${toJsonataSource({ kind: 'rollback' })}, {"plan": $plan, "executionId": $executionId, "stepId": ${stepId}, "description": $lookup(${toJsonataSource(
                 Object.fromEntries(withRollback.map((step) => [step.id, step.description])),
-              )}, ${stepId}), "output": $states.input.rollback.output, "context": $context, "secrets": $secrets, "rehearsal": ${rehearsal}}, $exists($lookup(${toJsonataSource(contracts)}, ${stepId})) ? {"contract": $lookup(${toJsonataSource(contracts)}, ${stepId})} : {}])`,
+              )}, ${stepId}), "output": $states.input.rollback.output, "context": $context, "secrets": $secrets, "rehearsal": ${rehearsal}, "interrupted": $states.input.rollback.status = "interrupted"}, $exists($lookup(${toJsonataSource(contracts)}, ${stepId})) ? {"contract": $lookup(${toJsonataSource(contracts)}, ${stepId})} : {}])`,
             ),
           },
           Output: jsonata('$merge([$states.input, {"rollback": $states.result.Payload}])'),
-          Retry: [SERVICE_RETRY],
+          Retry: retry,
+          Catch: stop,
           Next: s.verified,
         },
         [s.verified]: {
           Type: 'Choice',
-          Choices: [{ Condition: jsonata('$states.input.rollback.status = "completed"'), Next: s.run }],
+          Choices: [
+            {
+              Condition: jsonata('$states.input.rollback.status in ["completed", "rerun"]'),
+              Next: s.run,
+            },
+          ],
           Default: s.failed,
+        },
+        [s.stopped]: {
+          Type: 'Task',
+          Comment: 'The rollback under way failed more often than its recipe retries: ROLLBACK_FAILED.',
+          Resource: LAMBDA_INVOKE,
+          Arguments: {
+            FunctionName: ref(PLACEHOLDERS.stepRunner),
+            Payload: {
+              ...common,
+              procedures: literal(procedures),
+              stopped: jsonata('$states.input.rollbackError'),
+            },
+          },
+          Output: jsonata(
+            '$merge([$sift($states.input, function($v, $k) { $k != "rollbackError" }), {"rollback": $states.result.Payload}])',
+          ),
+          Retry: [SERVICE_RETRY],
+          Next: s.ran,
         },
         [s.failed]: {
           Type: 'Pass',

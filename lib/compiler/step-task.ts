@@ -11,6 +11,7 @@
 import { effectiveTimeoutSeconds, heartbeatSecondsFor, runsOnWorker } from '../plan/agent-steps.ts';
 import type { Step } from '../plan/schema.ts';
 import type { BudgetLimits } from '../runtime/payloads/index.ts';
+import { handoffFallbacks } from '../runtime/steps/handoff.ts';
 import type { AslState, AslStates, Fragment } from './asl.ts';
 import { LAMBDA_INVOKE } from './asl.ts';
 import {
@@ -82,6 +83,9 @@ export function stepEntryState(step: Step): string {
   const names = stepTaskStates(step.id);
   return runsOnWorker(step) ? names.start : names.run;
 }
+
+/** Why the step's last attempt failed, when this one is a retry (seed 004 §7); null on a first attempt. */
+const PREVIOUS_FAILURE = `$exists(${CURRENT}.retryOf) ? ${CURRENT}.retryOf : null`;
 
 /** The ledger entry fields the checker's answer contributes (evidence stays in the journal). */
 const ENTRY_FIELDS = '["status", "output", "outputRef"]';
@@ -200,7 +204,8 @@ export class StepTask {
           timeoutSeconds: this.timeoutSeconds(),
           inlineOutputLimitBytes: this.props.inlineOutputLimitBytes,
           ...(this.props.budget ? { budget: literal(this.props.budget) } : {}),
-          ...(dispatch ? { dispatch: true } : {}),
+          // Kept in TASK_STARTED with the rest of the handoff (the activity hands the worker the same).
+          ...(dispatch ? { dispatch: true, previousFailure: jsonata(PREVIOUS_FAILURE) } : {}),
         },
       },
       TimeoutSeconds: this.timeoutSeconds(),
@@ -243,9 +248,10 @@ export class StepTask {
         outputs: literal(step.outputs),
         attempt: jsonata(RUN_ATTEMPT),
         ...(step.contract !== undefined ? { contract: literal(step.contract) } : {}),
-        previousFailure: jsonata(`$exists(${CURRENT}.retryOf) ? ${CURRENT}.retryOf : null`),
+        previousFailure: jsonata(PREVIOUS_FAILURE),
         timeoutSeconds,
         heartbeatSeconds,
+        fallbacks: literal(handoffFallbacks(step, this.props.retryPolicy.recovery)),
       },
       TimeoutSeconds: timeoutSeconds,
       HeartbeatSeconds: heartbeatSeconds,

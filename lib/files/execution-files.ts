@@ -5,16 +5,40 @@
  *
  * `<plan-id>-execution/`
  * - `execution-state.md` — the status table (seed 003's statuses, plus skipped and rollback ones)
- * - `tasks/NN/handoff.md` — once the task is dispatched: identity, goal, values from its
- *   dependencies, required outputs, constraints, fallbacks, earlier attempts
- * - `tasks/NN/execution.log` — one timestamped entry per event of the task ({@link logEntry})
+ * - `tasks/NN/handoff.md` — once the task is dispatched: the handoff its doer got, rendered by
+ *   the one renderer the worker uses (lib/runtime/steps/handoff.ts) from what TASK_STARTED kept,
+ *   so an agent's is byte for byte what it read: identity, goal, values from prior tasks,
+ *   required outputs, constraints, fallback behaviours, how to report, earlier attempts
+ * - `tasks/NN/execution.log` — one timestamped entry per event of the task ({@link logEntry}),
+ *   with each command run (the step's, its agent's, its contract's) and its output, bounded
  * - `tasks/NN/result.md` — once the task has an outcome: status, what its agent used, captured
- *   values, summary, files modified, validation criterion → PASS/FAIL → evidence, errors, rollback
+ *   values, summary, files modified (from the workspace), validation criterion → PASS/FAIL →
+ *   evidence, errors, blockers, deviations, rollback
  * - `<plan-id>-execution-result.md` — once EXECUTION_COMPLETE is written (with what the agents used)
  */
+import { effectiveTimeoutSeconds, heartbeatSecondsFor, runsOnWorker } from '../plan/agent-steps.ts';
+import { effectiveRecovery } from '../plan/recovery.ts';
 import { type Plan, REFERENCE_PATTERN, type Step } from '../plan/schema.ts';
-import type { JournalRecord } from '../runtime/payloads/index.ts';
+import { stepInvocation } from '../plan/tools.ts';
+import {
+  type AgentRun,
+  AgentRunSchema,
+  HandoffSchema,
+  type HandoffStart,
+  HandoffStartSchema,
+  type JournalRecord,
+} from '../runtime/payloads/index.ts';
 import { markdownCell as cell } from '../runtime/shared/markdown.ts';
+import { truncateText } from '../runtime/shared/truncate.ts';
+import {
+  agentHandoffDocument,
+  type HandoffDocument,
+  handoffFallbacks,
+  renderHandoffDocument,
+} from '../runtime/steps/handoff.ts';
+
+/** Bytes of one output shown in a log entry (the journal keeps at most 16 KiB of any string). */
+const LOG_OUTPUT_BYTES = 4096;
 
 /** File contents by path relative to the execution directory. */
 export type ExecutionFiles = Map<string, string>;
@@ -76,7 +100,8 @@ export function executionFiles(
     const view = tasks.get(step.id) as TaskView;
     const dir = taskDir(plan, step.id);
     if (view.dispatched) files.set(`${dir}/handoff.md`, handoff(plan, step, events, view));
-    if (view.events.length > 0) files.set(`${dir}/execution.log`, view.events.map(logEntry).join(''));
+    if (view.events.length > 0)
+      files.set(`${dir}/execution.log`, view.events.map((e) => logEntry(plan, e)).join(''));
     if (hasOutcome(view.status)) files.set(`${dir}/result.md`, result(plan, step, view));
   }
   const complete = events.find((e) => e.event === 'EXECUTION_COMPLETE');
@@ -84,22 +109,32 @@ export function executionFiles(
   return files;
 }
 
-/** The log entry of one event: a timestamped line, then indented detail lines. Append-only. */
-export function logEntry(event: JournalRecord): string {
+/**
+ * The log entry of one event (seed 003's execution.log: timestamp, action, command, output,
+ * observations): a timestamped line, then indented detail lines: each command run and its output
+ * (`$ command`, then its output lines, bounded). Append-only.
+ */
+export function logEntry(plan: Plan, event: JournalRecord): string {
   const d = event.details as Record<string, unknown>;
+  const step = plan.steps.find((s) => s.id === event.task_id);
   const head = `${event.timestamp} ${event.event}`;
   const more: string[] = [];
   let line: string;
   switch (event.event) {
     case 'TASK_STARTED':
       line = `attempt ${num(d.attempt)}: ${str(d.progress)}`;
+      if (step && runsOnWorker(step))
+        more.push(`handed to a "${step.target}" worker (the handoff: handoff.md)`);
+      else if (step?.requiresHuman) more.push('handed to a person (the handoff: handoff.md)');
       break;
     case 'TASK_COMPLETED':
     case 'TASK_FAILED': {
       line = str(d.progress);
+      if (typeof d.worker === 'string') more.push(`worker: ${d.worker}`);
+      more.push(...agentRunLines(d.agent_run));
+      if (step && !d.agent_run) more.push(...toolRunLines(step, d.result));
       if (typeof d.error_message === 'string') more.push(d.error_message);
-      const excerpt = evidenceOf(d)?.excerpt;
-      if (typeof excerpt === 'string' && excerpt) more.push(excerpt);
+      more.push(...contractLines(evidenceOf(d)));
       break;
     }
     case 'FAILURE_DETECTED':
@@ -117,6 +152,13 @@ export function logEntry(event: JournalRecord): string {
           ? `asked: ${str(d.reason)}`
           : `decision ${str(d.user_decision)} (${str(d.decided_by ?? 'person')})`;
       break;
+    case 'ROLLBACK_COMPLETED':
+    case 'ROLLBACK_FAILED':
+      line = JSON.stringify(d);
+      if (step?.rollback?.tool === 'shell' && typeof step.rollback.args.command === 'string')
+        more.push(`$ ${step.rollback.args.command}   (the rollback)`);
+      more.push(...contractLines(evidenceOf(d)));
+      break;
     default:
       line = JSON.stringify(d);
   }
@@ -125,6 +167,58 @@ export function logEntry(event: JournalRecord): string {
     .map((l) => `    ${l}\n`)
     .join('')}`;
 }
+
+/** What an agent ran (its command, exit, the end of its output and its own log of commands). */
+function agentRunLines(value: unknown): string[] {
+  const parsed = AgentRunSchema.safeParse(value);
+  if (!parsed.success) return [];
+  const run = parsed.data;
+  return [
+    `$ ${run.command}   (the agent: ${run.exitCode === null ? `stopped by ${run.signal ?? 'a signal'}` : `exit ${run.exitCode}`} after ${(run.durationMs / 1000).toFixed(1)} s)`,
+    ...outputLines('stdout', run.stdout),
+    ...outputLines('stderr', run.stderr),
+    ...outputLines('its log ($PLANGATE_LOG)', run.log ?? ''),
+  ];
+}
+
+/** A shell step's command as the plan has it (references unfilled) and its output, when the result kept it. */
+function toolRunLines(step: Step, result: unknown): string[] {
+  const call = stepInvocation(step);
+  if (call?.tool !== 'shell' || typeof call.args.command !== 'string') return [];
+  const output = (result ?? {}) as { exitCode?: unknown; stdout?: unknown; stderr?: unknown };
+  return [
+    `$ ${call.args.command}${typeof output.exitCode === 'number' ? `   (exit ${output.exitCode})` : ''}`,
+    ...outputLines('stdout', typeof output.stdout === 'string' ? output.stdout : ''),
+    ...outputLines('stderr', typeof output.stderr === 'string' ? output.stderr : ''),
+  ];
+}
+
+/** The contract the harness ran and what it showed (a command as `$ command`). */
+function contractLines(evidence: ReturnType<typeof evidenceOf>): string[] {
+  if (!evidence || typeof evidence.ran !== 'string') return [];
+  const stderr = typeof evidence.stderr === 'string' ? evidence.stderr : '';
+  const excerpt = typeof evidence.excerpt === 'string' ? evidence.excerpt : '';
+  const ran = evidence.kind === 'command' ? `$ ${evidence.ran}` : `${str(evidence.kind)} ${evidence.ran}`;
+  return [
+    `${ran}   (the contract: ${str(evidence.summary)})`,
+    ...outputLines('output', excerpt),
+    ...(stderr && !excerpt.includes(stderr.trim()) ? outputLines('stderr', stderr) : []),
+  ];
+}
+
+function outputLines(label: string, text: string): string[] {
+  const trimmed = text.trimEnd();
+  return trimmed
+    ? [
+        `${label}:`,
+        ...bounded(trimmed)
+          .split('\n')
+          .map((l) => `| ${l}`),
+      ]
+    : [];
+}
+
+const bounded = (text: string): string => truncateText(text, LOG_OUTPUT_BYTES).text;
 
 /** Each step's status and note as the events say, by step id (what `execution-state.md` shows). */
 export function taskStatuses(
@@ -137,6 +231,7 @@ export function taskStatuses(
 }
 
 function taskViews(plan: Plan, events: readonly JournalRecord[]): Map<string, TaskView> {
+  const humanSteps = new Set(plan.steps.filter((s) => s.requiresHuman).map((s) => s.id));
   const views = new Map<string, TaskView>(
     plan.steps.map((s) => [
       s.id,
@@ -157,7 +252,9 @@ function taskViews(plan: Plan, events: readonly JournalRecord[]): Map<string, Ta
       case 'TASK_STARTED':
         view.dispatched = true;
         view.attempts = Math.max(view.attempts, num(d.attempt));
-        set('in_progress');
+        // A person's step waits for them (seed 003: blocked, awaiting_human_action) until they report.
+        if (humanSteps.has(e.task_id ?? '')) set('blocked', 'awaiting_human_action');
+        else set('in_progress');
         break;
       case 'GATE_APPROVAL_REQUESTED':
         if (d.gate === 'human') {
@@ -226,69 +323,84 @@ function stateFile(plan: Plan, events: readonly JournalRecord[], tasks: Map<stri
   ].join('\n');
 }
 
+/**
+ * The task's handoff as its doer got it, from its last TASK_STARTED: an agent's is the worker's
+ * own handoff (the same fields through the same schema and renderer), a person's and a tool's
+ * the same sections. An execution older than TASK_STARTED's `handoff` shows the values its
+ * dependencies captured instead.
+ */
 function handoff(plan: Plan, step: Step, events: readonly JournalRecord[], view: TaskView): string {
-  const values = inputValues(plan, step, events);
-  const lines = [
-    `# Handoff: Task ${taskNumber(plan, step.id)} — ${step.description}`,
-    '',
-    `**Plan:** ${plan.id} v${plan.version}`,
-    `**Step:** \`${step.id}\``,
-    step.requiresHuman
-      ? '**Done by:** a person (report the outputs on the approval page or in the terminal)'
-      : step.target
-        ? `**Agent:** ${step.target}`
-        : `**Tool:** ${step.tool ?? '-'}`,
-    '',
-    '## What to accomplish',
-    '',
-    step.task ?? step.description,
-    '',
-    `Objective of the plan: ${plan.objective}`,
-    '',
-    '## Context from prior tasks',
-    '',
-    ...(values.length === 0
-      ? ['None.']
-      : [
-          '| Value | From | Captured |',
-          '|-------|------|----------|',
-          ...values.map(
-            (v) => `| \`${v.name}\` | Task ${taskNumber(plan, v.from)} (\`${v.from}\`) | ${cell(v.value)} |`,
-          ),
-        ]),
-    '',
-    '## Required outputs',
-    '',
-    ...(step.outputs.length === 0 ? ['None declared.'] : step.outputs.map((o) => `- \`${o}\``)),
-    '',
-    '## Constraints',
-    '',
-    ...constraints(plan, step),
-    '',
-    '## Fallbacks',
-    '',
-    ...fallbacks(step),
-    '',
-  ];
-  const failures = view.events.filter((e) => e.event === 'TASK_FAILED');
-  if (failures.length > 0)
-    lines.push(
-      '## Earlier attempts',
-      '',
-      ...failures.map((e) => `- ${e.timestamp}: ${cell(firstLine(str(e.details.error_message)))}`),
-      '',
-    );
-  return lines.join('\n');
+  const started = view.events.findLast((e) => e.event === 'TASK_STARTED');
+  const kept = HandoffStartSchema.safeParse(started?.details.handoff);
+  const recorded: HandoffStart = kept.success ? kept.data : { inputs: inputsFromEvents(plan, step, events) };
+  const index = plan.steps.indexOf(step) + 1;
+  const identity = {
+    plan: {
+      id: started?.planId ?? plan.id,
+      version: started?.planVersion ?? plan.version,
+      digest: started?.planDigest ?? events[0]?.planDigest ?? '-',
+    },
+    executionId: started?.executionId ?? events[0]?.executionId ?? '-',
+    stepId: step.id,
+    index,
+    total: plan.steps.length,
+    description: step.description,
+  };
+  const attempt = Math.max(1, num(started?.details.attempt));
+  const recovery = effectiveRecovery(plan);
+  const fallbacks = handoffFallbacks(step, recovery.steps.get(step.id) ?? recovery.plan);
+  const timeoutSeconds = effectiveTimeoutSeconds(step, plan.budget);
+  // What the activity Task handed the worker (lib/compiler/step-task.ts), parsed as the worker parses it.
+  const agent = runsOnWorker(step)
+    ? HandoffSchema.safeParse({
+        ...identity,
+        target: step.target,
+        ...(recorded.task !== undefined ? { task: recorded.task } : {}),
+        subscriptions: step.subscriptions,
+        inputs: recorded.inputs,
+        outputs: step.outputs,
+        attempt,
+        ...(step.contract ? { contract: step.contract } : {}),
+        previousFailure: recorded.previousFailure ?? null,
+        timeoutSeconds,
+        heartbeatSeconds: heartbeatSecondsFor(timeoutSeconds) ?? 1,
+        budget: recorded.budget ?? {},
+        fallbacks,
+      })
+    : undefined;
+  if (agent?.success) return renderHandoffDocument(agentHandoffDocument(agent.data));
+  const document: HandoffDocument = {
+    ...identity,
+    doer: step.requiresHuman
+      ? { kind: 'person' }
+      : step.target !== undefined && step.tool === undefined
+        ? { kind: 'agent', target: step.target }
+        : { kind: 'tool', tool: stepInvocation(step)?.tool ?? step.tool ?? '-' },
+    task: recorded.task ?? step.task ?? step.description,
+    subscriptions: step.subscriptions,
+    inputs: recorded.inputs,
+    outputs: step.outputs,
+    attempt,
+    ...(step.contract ? { contract: step.contract } : {}),
+    previousFailure: null,
+    timeLimit: step.requiresHuman
+      ? { seconds: plan.approval.timeoutSeconds, why: "the plan's approval timeout: then the step fails" }
+      : {
+          seconds: timeoutSeconds,
+          ...(timeoutSeconds < step.timeoutSeconds ? { why: "the plan's wall-clock budget" } : {}),
+        },
+    // The command limit is the agents' (seed 003's max_commands); a person or a tool has none.
+    budget: {},
+    fallbacks,
+  };
+  return renderHandoffDocument(document);
 }
 
-interface InputValue {
-  readonly from: string;
-  readonly name: string;
-  readonly value: string;
-}
-
-/** The declared outputs of the step's dependencies and every `${steps.<id>.<name>}` it uses, as captured. */
-function inputValues(plan: Plan, step: Step, events: readonly JournalRecord[]): InputValue[] {
+/**
+ * The captured outputs of the step's dependencies and of every `${steps.<id>.<name>}` it uses,
+ * as the events have them (for executions whose TASK_STARTED did not keep the handoff).
+ */
+function inputsFromEvents(plan: Plan, step: Step, events: readonly JournalRecord[]): HandoffStart['inputs'] {
   const wanted = new Map<string, Set<string>>();
   const want = (from: string, name: string) => {
     const names = wanted.get(from) ?? new Set<string>();
@@ -300,47 +412,17 @@ function inputValues(plan: Plan, step: Step, events: readonly JournalRecord[]): 
   const text = JSON.stringify([step.args, step.task ?? '', step.rollback ?? {}]);
   for (const m of text.matchAll(REFERENCE_PATTERN))
     if (m[1] === 'steps' && m[2] && m[3] && m[2] !== step.id) want(m[2], m[3]);
-  const out: InputValue[] = [];
-  for (const [from, names] of [...wanted].sort(([a], [b]) => a.localeCompare(b))) {
+  const inputs: HandoffStart['inputs'] = {};
+  for (const [from, names] of wanted) {
     const captured = lastResult(events, from);
-    for (const name of [...names].sort())
-      out.push({
-        from,
+    inputs[from] = Object.fromEntries(
+      [...names].map((name) => [
         name,
-        value: captured && Object.hasOwn(captured, name) ? show(captured[name]) : '(not captured)',
-      });
-  }
-  return out;
-}
-
-function constraints(plan: Plan, step: Step): string[] {
-  const out = [
-    `- Time limit: ${Math.min(step.timeoutSeconds, plan.budget.wallClockSeconds ?? Number.POSITIVE_INFINITY)} s`,
-  ];
-  const b = plan.budget;
-  if (b.maxCommands !== undefined) out.push(`- At most ${b.maxCommands} commands`);
-  if (b.tokens !== undefined) out.push(`- Plan token budget: ${b.tokens}`);
-  if (b.costUsd !== undefined) out.push(`- Plan cost budget: $${b.costUsd.toFixed(2)}`);
-  if (b.wallClockSeconds !== undefined) out.push(`- Plan wall-clock budget: ${b.wallClockSeconds} s`);
-  if (step.requiresApproval) out.push('- A person approves this step before it runs');
-  return out;
-}
-
-function fallbacks(step: Step): string[] {
-  const out: string[] = [];
-  if (step.onFail)
-    out.push(
-      `- On failure: retry ${step.onFail.retries} time(s), then ${step.onFail.escalation === 'ask' ? 'ask a person' : step.onFail.escalation}`,
+        captured && Object.hasOwn(captured, name) ? captured[name] : '(not captured)',
+      ]),
     );
-  else
-    out.push("- On failure: the plan's recovery recipes apply (retry by failure class, then ask a person)");
-  out.push(
-    step.critical
-      ? '- Critical: skipping it stops the run'
-      : '- Not critical: if skipped, independent steps go on',
-  );
-  if (step.rollback) out.push(`- Undone on abort by its rollback (${step.rollback.tool})`);
-  return out;
+  }
+  return inputs;
 }
 
 function result(plan: Plan, step: Step, view: TaskView): string {
@@ -362,7 +444,8 @@ function result(plan: Plan, step: Step, view: TaskView): string {
       );
     }
   }
-  const modified = filesModified(captured);
+  const runs = agentRuns(view);
+  const lastRun = runs.at(-1);
   const rollback = rollbackLine(step, view);
   return [
     `# Result: Task ${taskNumber(plan, step.id)} — ${step.description}`,
@@ -371,6 +454,7 @@ function result(plan: Plan, step: Step, view: TaskView): string {
     `**Step:** \`${step.id}\``,
     `**Attempts:** ${view.attempts}`,
     ...usageLine(view.events),
+    ...workerLine(view.events),
     `**Updated:** ${view.updated ?? '-'}`,
     ...(view.note ? [`**Note:** ${view.note}`] : []),
     '',
@@ -386,6 +470,7 @@ function result(plan: Plan, step: Step, view: TaskView): string {
     '',
     '## Summary',
     '',
+    ...(lastRun?.run.summary ? [lastRun.run.summary, ''] : []),
     completed
       ? str(completed.details.progress)
       : lastFailure
@@ -394,7 +479,7 @@ function result(plan: Plan, step: Step, view: TaskView): string {
     '',
     '## Files modified',
     '',
-    ...(modified.length > 0 ? modified.map((f) => `- ${f}`) : ['None reported.']),
+    ...filesModified(runs, captured),
     '',
     '## Validation',
     '',
@@ -405,6 +490,14 @@ function result(plan: Plan, step: Step, view: TaskView): string {
     '## Errors',
     '',
     ...errors(view),
+    '',
+    '## Blockers',
+    '',
+    ...blockers(view, lastRun?.run),
+    '',
+    '## Deviations from plan',
+    '',
+    ...deviations(view, runs),
     '',
     ...(rollback ? ['## Rollback', '', rollback, ''] : []),
   ].join('\n');
@@ -518,6 +611,16 @@ function usageLine(events: readonly JournalRecord[]): string[] {
   ];
 }
 
+/** `**Worker:** host:pid` for each attempt a worker answered (agent steps); nothing when none did. */
+function workerLine(events: readonly JournalRecord[]): string[] {
+  const ran = events.flatMap((e) =>
+    (e.event === 'TASK_COMPLETED' || e.event === 'TASK_FAILED') && typeof e.details.worker === 'string'
+      ? [e.details.worker]
+      : [],
+  );
+  return ran.length === 0 ? [] : [`**Worker:** ${[...new Set(ran)].join(', ')}`];
+}
+
 function taskNumber(plan: Plan, stepId: string): string {
   return taskDir(plan, stepId).slice('tasks/'.length);
 }
@@ -528,15 +631,77 @@ function lastResult(events: readonly JournalRecord[], stepId: string): Record<st
   return done?.details.result as Record<string, unknown> | undefined;
 }
 
-/** Files an agent said it modified (`filesModified` or `files_modified` in its result). */
-function filesModified(captured: Record<string, unknown>): string[] {
-  const value = captured.filesModified ?? captured.files_modified;
-  return Array.isArray(value) ? value.map(show) : [];
+/** Each attempt's agent run (a worker's report), in order. */
+function agentRuns(view: TaskView): { attempt: number; run: AgentRun }[] {
+  let attempt = 0;
+  const runs: { attempt: number; run: AgentRun }[] = [];
+  for (const e of view.events) {
+    if (e.event === 'TASK_STARTED') attempt = num(e.details.attempt);
+    if (e.event !== 'TASK_COMPLETED' && e.event !== 'TASK_FAILED') continue;
+    const run = AgentRunSchema.safeParse(e.details.agent_run);
+    if (run.success) runs.push({ attempt, run: run.data });
+  }
+  return runs;
 }
 
-function evidenceOf(details: Record<string, unknown>): { summary?: unknown; excerpt?: unknown } | undefined {
+/**
+ * The files the task changed, as its workspace says (git, each attempt's worker), else as its
+ * agent said (`filesModified` or `files_modified` in its result); else that nobody tracked them.
+ */
+function filesModified(runs: readonly { run: AgentRun }[], captured: Record<string, unknown>): string[] {
+  const tracked = runs.filter(({ run }) => run.filesModified !== undefined);
+  if (tracked.length > 0) {
+    const files = [...new Set(tracked.flatMap(({ run }) => run.filesModified ?? []))].sort();
+    return files.length > 0
+      ? files.map((f) => `- ${f}`)
+      : ["None: the workspace's git status and commits did not change."];
+  }
+  const value = captured.filesModified ?? captured.files_modified;
+  if (Array.isArray(value) && value.length > 0)
+    return value.map((f) => `- ${show(f)} (as the agent reported)`);
+  return ['Not tracked: the step ran no agent in a git workspace, and nothing reported files.'];
+}
+
+/** What keeps the task from going on: what its agent reported, and what it waits for. */
+function blockers(view: TaskView, run: AgentRun | undefined): string[] {
+  const lines = [
+    ...(run?.blockers ?? []).map((b) => `- ${cell(b)} (reported by the agent)`),
+    ...(view.status === 'blocked' && view.note ? [`- ${view.note}`] : []),
+  ];
+  return lines.length > 0 ? lines : ['None.'];
+}
+
+/**
+ * What happened other than as planned: what its agent reported as deviations (each attempt's),
+ * a person's decision at an escalation, and a skip.
+ */
+function deviations(view: TaskView, runs: readonly { attempt: number; run: AgentRun }[]): string[] {
+  const lines = [
+    ...runs.flatMap(({ attempt, run }) =>
+      run.deviations.map((d) => `- ${cell(d)} (reported by the agent, attempt ${attempt})`),
+    ),
+    ...view.events
+      .filter((e) => e.event === 'RECOVERY_ESCALATION' && e.details.user_decision !== undefined)
+      .map(
+        (e) =>
+          `- ${e.timestamp}: ${str(e.details.decided_by ?? 'person') === 'recipe' ? 'the recipe' : 'a person'} decided ${str(e.details.user_decision)} after a failure`,
+      ),
+    ...(view.status === 'skipped' ? [`- skipped: ${cell(view.note)}`] : []),
+  ];
+  return lines.length > 0 ? lines : ['None reported.'];
+}
+
+interface EvidenceFields {
+  kind?: unknown;
+  summary?: unknown;
+  excerpt?: unknown;
+  ran?: unknown;
+  stderr?: unknown;
+}
+
+function evidenceOf(details: Record<string, unknown>): EvidenceFields | undefined {
   const e = details.evidence;
-  return e && typeof e === 'object' ? (e as { summary?: unknown; excerpt?: unknown }) : undefined;
+  return e && typeof e === 'object' ? (e as EvidenceFields) : undefined;
 }
 
 const show = (v: unknown): string => (typeof v === 'string' ? v : (JSON.stringify(v) ?? ''));

@@ -40,7 +40,7 @@ export class ExecutionFilesWriter {
     if (event.task_id && this.plan.steps.some((s) => s.id === event.task_id)) {
       const log = join(this.dir, taskDir(this.plan, event.task_id), 'execution.log');
       await mkdir(dirname(log), { recursive: true });
-      await appendFile(log, logEntry(event), { flush: true });
+      await appendFile(log, logEntry(this.plan, event), { flush: true });
     }
     const changed = new Set(event.task_id ? [event.task_id] : []);
     for (const [path, content] of executionFiles(this.plan, this.events, changed)) {

@@ -6,7 +6,9 @@
  * nothing the machine writes can come before PLAN_CREATED.
  */
 import { randomUUID } from 'node:crypto';
+import { ConditionalCheckFailedException } from '@aws-sdk/client-dynamodb';
 import { type SFNClient, StartExecutionCommand } from '@aws-sdk/client-sfn';
+import { GetCommand, PutCommand } from '@aws-sdk/lib-dynamodb';
 import type { z } from 'zod';
 import { canonicalJson, planDigest } from '../plan/digest.ts';
 import type { Plan } from '../plan/schema.ts';
@@ -21,7 +23,7 @@ import { type DeployedPlan, type DeployPlanInput, deployPlan } from './deploy-pl
 
 export interface LaunchPlanInput extends DeployPlanInput {
   /** The journal's tables and bus. */
-  readonly journal: Pick<HarnessDeps, 'dynamo' | 'tables' | 'events' | 'eventBusName'>;
+  readonly journal: Pick<HarnessDeps, 'dynamo' | 'tables' | 'events' | 'eventBusName' | 'telemetry'>;
   /** @default a random UUID */
   readonly executionName?: string;
   /** Who submitted the plan (an IAM ARN, a user name), recorded in PLAN_CREATED. @default - not recorded */
@@ -49,7 +51,7 @@ export type SubmitChannel = 'api' | 'cli' | 'planner';
 
 /** What launching a plan at run time (the Plans API, the planner) needs: Step Functions, the journal, the platform's settings. */
 export interface RuntimeLaunchDeps
-  extends Pick<HarnessDeps, 'dynamo' | 'tables' | 'events' | 'eventBusName'> {
+  extends Pick<HarnessDeps, 'dynamo' | 'tables' | 'events' | 'eventBusName' | 'telemetry'> {
   readonly sfn: SFNClient;
   /** The role run-time plans' state machines run with. */
   readonly roleArn: string;
@@ -136,11 +138,48 @@ export async function checkVersionUnused(
     throw new PlanVersionConflictError(plan, String(item.planDigest), digest);
 }
 
+/**
+ * Claims the plan's id and version for its content (the versions table's conditional put): the
+ * first launch of a version claims it; the same content again is welcome; other content is
+ * refused with {@link PlanVersionConflictError}, atomically, however close together two come.
+ */
+export async function claimVersion(
+  plan: Plan,
+  digest: string,
+  journal: Pick<HarnessDeps, 'dynamo' | 'tables'>,
+): Promise<void> {
+  const planVersion = `${plan.id}#v${plan.version}`;
+  try {
+    await journal.dynamo.send(
+      new PutCommand({
+        TableName: journal.tables.versions,
+        Item: {
+          planVersion,
+          planId: plan.id,
+          version: plan.version,
+          planDigest: digest,
+          claimedAt: new Date().toISOString(),
+        },
+        ConditionExpression: 'attribute_not_exists(planVersion) OR planDigest = :digest',
+        ExpressionAttributeValues: { ':digest': digest },
+      }),
+    );
+  } catch (error) {
+    if (!(error instanceof ConditionalCheckFailedException)) throw error;
+    const stored = await journal.dynamo.send(
+      new GetCommand({ TableName: journal.tables.versions, Key: { planVersion }, ConsistentRead: true }),
+    );
+    throw new PlanVersionConflictError(plan, String(stored.Item?.planDigest ?? 'unknown'), digest);
+  }
+}
+
 export async function launchPlan(input: LaunchPlanInput): Promise<LaunchedPlan> {
   const digest = `sha256:${planDigest(input.plan)}`;
-  // Before anything is deployed: policy first (a refusal is journaled on its own), then the version.
+  // Before anything is deployed: policy first (a refusal is journaled on its own), then the version
+  // (the versions table's claim; versions launched before it existed are in the journal only).
   const submission = await authorizeSubmission(input, digest);
   await checkVersionUnused(input.plan, digest, input.journal);
+  await claimVersion(input.plan, digest, input.journal);
   const deployed = await deployPlan(input);
   const name = input.executionName ?? randomUUID();
   const executionArn = `${deployed.stateMachineArn.replace(':stateMachine:', ':execution:')}:${name}`;
@@ -224,11 +263,14 @@ export function recordedSteps(plan: Plan): Record<string, RecordedStep> | undefi
   const steps: Record<string, RecordedStep> = {};
   let bytes = 2;
   for (const step of plan.steps) {
-    const { tool, args, target, task, subscriptions, contract } = step;
+    const { tool, args, target, task, subscriptions, contract, rollback } = step;
     const recorded: RecordedStep = {
       tool: tool ?? 'agent',
       args: shortened(canonicalJson(tool ? (args ?? {}) : { target, task, subscriptions })),
       ...(contract ? { contract: shortened(canonicalJson(contract)) } : {}),
+      ...(rollback
+        ? { rollback: shortened(canonicalJson({ tool: rollback.tool, args: rollback.args })) }
+        : {}),
     };
     bytes += Buffer.byteLength(JSON.stringify([step.id, recorded])) + 1;
     if (bytes > RECORDED_STEPS_LIMIT_BYTES) return undefined;

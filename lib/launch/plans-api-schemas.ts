@@ -3,14 +3,22 @@
  * and the OpenAPI document (openapi.ts) is generated from them, so the two cannot disagree.
  */
 import { z } from 'zod';
+import { FORM_TOKEN_FIELD, OUTPUT_FIELD_PREFIX } from '../runtime/gate/approval-page.ts';
+import { argFieldName, SKIP_FIELD } from '../runtime/gate/modifications.ts';
 import {
+  AbortRollbackSchema,
   ApprovalDecisionSchema,
   ApprovalPolicySchema,
   ApprovalViewSchema,
+  ClassifiedFailureSchema,
+  EscalationDecisionSchema,
+  GateKindSchema,
   GateRevisionSchema,
+  HumanDecisionSchema,
   JournalRecordSchema,
   PlanIdentitySchema,
   PlanSummarySchema,
+  RecoveryAdviceSchema,
   StepGateViewSchema,
 } from '../runtime/payloads/index.ts';
 
@@ -22,21 +30,37 @@ export const ProblemSchema = z.object({
     file: z.string(),
     line: z.number().int().optional(),
     column: z.number().int().optional(),
-    pointer: z.string().optional(),
+    pointer: z.string().optional().describe('JSON Pointer of the value in the plan document'),
   }),
 });
 
-export const ErrorResponseSchema = z.object({
-  error: z.string(),
-  message: z.string().optional(),
-  /** A 403 `denied by policy`: the ids of the policies that decided (empty: no policy permits it). */
-  policies: z.array(z.string()).optional(),
-});
-
-export const InvalidPlanResponseSchema = z.object({
-  error: z.literal('invalid plan'),
-  problems: z.array(ProblemSchema),
-});
+/**
+ * Every refusal, whoever answers it: the handlers, and API Gateway itself (a missing or wrong
+ * SigV4 signature 403, a missing or invalid JWT 401, a body over its 10 MB quota 413, a handler
+ * that failed 500), whose bodies are `{"message": …}` and nothing else.
+ */
+export const ErrorResponseSchema = z
+  .object({
+    message: z.string().describe('What went wrong, and what to do about it'),
+    error: z
+      .string()
+      .optional()
+      .describe(
+        'A short title, e.g. "invalid plan", "plan too large" (absent in the gateway\'s own answers)',
+      ),
+    problems: z
+      .array(ProblemSchema)
+      .optional()
+      .describe("An invalid plan: every problem, located (the validator's and Step Functions' quotas')"),
+    policies: z
+      .array(z.string())
+      .optional()
+      .describe(
+        "Denied by the platform's policy: the ids of the policies that decided (empty: no policy permits it)",
+      ),
+  })
+  .describe('A refusal: `message` always; `error` and `problems` when the handler answered');
+export type ErrorResponse = z.infer<typeof ErrorResponseSchema>;
 
 export const SubmitResponseSchema = z.object({
   executionArn: z.string(),
@@ -76,17 +100,102 @@ export const EventsResponseSchema = z.object({
 });
 export type EventsResponse = z.infer<typeof EventsResponseSchema>;
 
-/** An answer given as JSON: the plan digest reviewed and the decision's fields. */
-export const JsonAnswerSchema = z.looseObject({ digest: z.string().min(1), decision: z.string() });
+/** What every JSON answer carries beside its decision's own fields. */
+const AnswerFields = {
+  digest: z
+    .string()
+    .min(1)
+    .describe(
+      "The content digest reviewed: the plan's (`planDigest`), or the gate's latest `revision.digest`",
+    ),
+  [FORM_TOKEN_FIELD]: z
+    .string()
+    .optional()
+    .describe("A page session's form token: required when `{approvalId}` is a page's handle"),
+};
+
+/** One decision's fields, as an answer gives them: who answers is the caller, never a field. */
+function answerOf(decision: z.ZodObject): z.ZodObject {
+  const { by: _caller, ...fields } = decision.shape;
+  return z.object({ ...fields, ...AnswerFields });
+}
+
+/** Every decision a gate of any kind takes, one option each. */
+const DECISION_OPTIONS: readonly z.ZodObject[] = [
+  ...ApprovalDecisionSchema.options,
+  ...EscalationDecisionSchema.options,
+  ...HumanDecisionSchema.options,
+];
+
+/**
+ * An answer given as JSON: the digest reviewed and one decision with the fields it requires. Which
+ * decisions a gate takes depends on its `kind` (the gate JSON says it): a plan or step gate APPROVE,
+ * APPROVE_WITH_MODIFICATIONS, ASK_FOR_CLARIFICATION or REJECT; an escalation (a step failed, its
+ * retries exhausted) RETRY, SKIP or ABORT; a human step DONE (with its outputs) or FAILED. Any
+ * other decision for the gate's kind is refused (400) and recorded nowhere. A description of the
+ * wire format only: Approvals parses each answer with its gate kind's schema.
+ */
+export const JsonAnswerSchema = z
+  .discriminatedUnion(
+    'decision',
+    DECISION_OPTIONS.map(answerOf) as unknown as [z.ZodObject<{ decision: z.ZodLiteral<string> }>],
+  )
+  .describe("An answer: the digest reviewed and one of the gate kind's decisions, with its fields");
+
+/** A field of the approval page's form, with its description. */
+const formField = (description: string) => z.string().describe(description);
+
+/**
+ * The approval page's form (`application/x-www-form-urlencoded`): the same answers, field by field;
+ * a plan or step gate's modifications as the page shows them (lib/runtime/gate/modifications.ts).
+ */
+export const FormAnswerSchema = z
+  .looseObject({
+    digest: AnswerFields.digest,
+    decision: z.enum(DECISION_OPTIONS.map((o) => (o.shape.decision as z.ZodLiteral<string>).value)),
+    [FORM_TOKEN_FIELD]: formField("The page session's form token (a hidden field of the page)").optional(),
+    question: formField('ASK_FOR_CLARIFICATION: the question (required)').optional(),
+    reason: formField('REJECT, FAILED: why').optional(),
+    [SKIP_FIELD]: formField(
+      'APPROVE_WITH_MODIFICATIONS at a plan gate: a step to skip (repeat the field for each)',
+    ).optional(),
+  })
+  .describe(
+    `The page's form: also \`${argFieldName('<stepId>', '<name>')}\` (a step's argument as shown or edited: APPROVE_WITH_MODIFICATIONS sends what changed) and \`${OUTPUT_FIELD_PREFIX}<name>\` (DONE: each of the human step's outputs)`,
+  );
+
+/** Any decision a gate recorded, as stored: a plan or step gate's, an escalation's, a human step's. */
+export const GateDecisionSchema = z.union([
+  ApprovalDecisionSchema,
+  EscalationDecisionSchema,
+  HumanDecisionSchema,
+]);
+
+/** A note a host adds to a recorded answer (`plangate run --goal`: a question sends the plan back to the planner). */
+const AnswerNote = {
+  note: z
+    .string()
+    .optional()
+    .describe('What the host did with the answer, e.g. a question sent back to the planner'),
+};
 
 /**
  * What answering a gate did: decided it, recorded one vote of a quorum still short, or (an
  * approval with modifications) made a new revision that the full quorum must approve again.
  */
 export const AnswerOutcomeSchema = z.discriminatedUnion('status', [
-  z.object({ status: z.literal('decided'), decision: z.looseObject({ decision: z.string() }) }),
-  z.object({ status: z.literal('pending'), votes: z.number().int() }),
-  z.object({ status: z.literal('modified'), revision: z.number().int(), digest: z.string() }),
+  z.object({ status: z.literal('decided'), decision: GateDecisionSchema, ...AnswerNote }),
+  z.object({
+    status: z.literal('pending'),
+    votes: z.number().int().describe('Approvals recorded so far, toward the quorum'),
+    ...AnswerNote,
+  }),
+  z.object({
+    status: z.literal('modified'),
+    revision: z.number().int().describe('The revision number the modification made'),
+    digest: z.string().describe("The revision's digest: the next answers carry it"),
+    ...AnswerNote,
+  }),
 ]);
 
 /**
@@ -95,37 +204,69 @@ export const AnswerOutcomeSchema = z.discriminatedUnion('status', [
  * risk marks, then the postconditions, budget and secret names; a step gate's `stepGate` is the
  * step's view, what already ran with its evidence and the values it will consume.
  */
-export const GateViewSchema = z.looseObject({
-  approvalId: z.string(),
-  kind: z.enum(['plan', 'step', 'escalation', 'human']),
-  executionId: z.string(),
-  planId: z.string(),
-  planVersion: z.number().int(),
-  planDigest: z.string(),
-  stepId: z.string().optional(),
-  description: z.string().optional(),
-  round: z.number().int(),
-  question: z.string().optional(),
-  status: z.enum(['pending', 'answered', 'escalated']),
-  /** Plan gate: objective, step count, step ids and graph. */
-  summary: PlanSummarySchema.omit({ view: true }).optional(),
-  view: ApprovalViewSchema.optional(),
-  stepGate: StepGateViewSchema.optional(),
-  /** Who may answer: approvers (empty: anyone), who never may, and how many approvals decide. */
-  policy: ApprovalPolicySchema,
-  /** Who submitted the plan: they may not approve it. */
-  submittedBy: z.string().optional(),
-  /** How many approvals were recorded so far. */
-  votes: z.number().int(),
-  /** Who voted so far, and how. */
-  voters: z.array(z.object({ by: z.string(), decision: z.string() })),
-  createdAt: z.string(),
-  /** The deadline, ISO 8601 UTC. */
-  expiresAt: z.string(),
-  /** The content as approvers modified it: answers must carry its digest. */
-  revision: GateRevisionSchema.optional(),
-  decision: ApprovalDecisionSchema.or(z.looseObject({ decision: z.string() })).optional(),
-});
+export const GateViewSchema = z
+  .looseObject({
+    approvalId: z.string().describe('The link id or page handle this gate was read through'),
+    kind: GateKindSchema.describe(
+      'plan: the plan gate; step: a step with requiresApproval; escalation: a step failed and its retries are exhausted; human: a step a person does',
+    ),
+    executionId: z.string().describe("The execution's ARN"),
+    planId: z.string(),
+    planVersion: z.number().int(),
+    planDigest: z.string().describe('The digest of the plan as compiled: what an approval binds to'),
+    stepId: z.string().optional().describe('The step gated, failed or to do (absent for the plan gate)'),
+    description: z.string().optional().describe("That step's description"),
+    round: z
+      .number()
+      .int()
+      .describe('1, then +1 after each ASK_FOR_CLARIFICATION (or escalation of the step)'),
+    question: z.string().optional().describe("The previous round's question"),
+    status: z.enum(['pending', 'answered', 'escalated', 'superseded']),
+    summary: PlanSummarySchema.omit({ view: true })
+      .optional()
+      .describe('Plan gate: the objective, the step count, the step ids and the graph'),
+    view: ApprovalViewSchema.optional().describe(
+      "Plan gate: what the approval covers, step by step: each step's exact call, contract, rollback, recovery and risk marks, the postconditions, the budget and the secrets' names",
+    ),
+    stepGate: StepGateViewSchema.optional().describe(
+      "Step gate: the step's view, the steps already completed with their evidence, the values it will consume",
+    ),
+    changes: z
+      .looseObject({
+        since: PlanIdentitySchema.pick({ version: true, digest: true }),
+        added: z.array(z.looseObject({ id: z.string(), name: z.string() })),
+        removed: z.array(z.looseObject({ id: z.string(), name: z.string() })),
+        changed: z.array(z.looseObject({ id: z.string(), name: z.string() })),
+      })
+      .optional()
+      .describe('Plan gate: what changed since the latest earlier version of the plan that was gated'),
+    failure: ClassifiedFailureSchema.optional().describe('Escalation: the classified failure'),
+    abortRollsBack: z
+      .array(AbortRollbackSchema)
+      .optional()
+      .describe('Escalation: the rollbacks an ABORT runs, in order, as of when it was asked'),
+    recovery: RecoveryAdviceSchema.optional().describe(
+      "Escalation of an unknown failure in a run with a planner: the model's suggestion, beside the person's choices",
+    ),
+    human: z
+      .looseObject({ instructions: z.string(), outputs: z.array(z.string()) })
+      .optional()
+      .describe('Human step: what to do, and the outputs DONE must report'),
+    policy: ApprovalPolicySchema.describe(
+      'Who may answer: approvers (empty: anyone), who never may, and how many approvals decide',
+    ),
+    submittedBy: z.string().optional().describe('Who submitted the plan: they may not approve it'),
+    votes: z.number().int().describe('How many approvals were recorded so far'),
+    voters: z.array(z.object({ by: z.string(), decision: z.string() })).describe('Who voted so far, and how'),
+    createdAt: z.string().describe('ISO 8601 UTC'),
+    expiresAt: z.string().describe('The deadline, ISO 8601 UTC'),
+    revision: GateRevisionSchema.optional().describe(
+      'The content as approvers modified it: answers must carry its digest',
+    ),
+    decision: GateDecisionSchema.optional().describe('The decision, once the gate is answered'),
+    decidedAt: z.string().optional().describe('When it was decided, ISO 8601 UTC'),
+  })
+  .describe('A gate, as its page shows it');
 export type GateJson = z.infer<typeof GateViewSchema>;
 
 /** `POST /plans` with a goal instead of a plan: a planner drafts the plan (lib/launch/plan-drafts.ts). */

@@ -2,7 +2,8 @@
  * The Plans API: `POST /plans` takes a plan document (JSON, YAML or Markdown), validates it (every
  * problem located → 400, nothing deployed), compiles and deploys it and starts an execution;
  * `GET /plans/{executionId}` says how that execution is doing (status and per-step progress
- * from the journal); `GET /executions/{executionId}/events` lists its events.
+ * from the journal); `GET /executions/{executionId}/events` lists its events. `{executionId}` is
+ * the execution's URL-encoded ARN or its name. Every refusal is an `ErrorResponse`.
  */
 import { randomUUID } from 'node:crypto';
 import {
@@ -12,7 +13,7 @@ import {
 } from '@aws-sdk/client-sfn';
 import { CompileError, deployability } from '../compiler/index.ts';
 import { type PlanFormat, parsePlanText } from '../plan/parse.ts';
-import { hasErrors, type Problem, sortProblems } from '../plan/problems.ts';
+import { formatProblem, hasErrors, type Problem, sortProblems } from '../plan/problems.ts';
 import { validatePlan } from '../plan/validate.ts';
 import { decisionDetails, PolicyDeniedError } from '../policy/decisions.ts';
 import { draftEntity, executionEntity } from '../policy/entities.ts';
@@ -30,13 +31,14 @@ import {
 } from '../runtime/api/http.ts';
 import { API_ROUTES } from '../runtime/api/routes.ts';
 import { eventIdentity, journalFor } from '../runtime/deps.ts';
-import { readEvents } from '../runtime/journal/journal.ts';
+import { queryItems, readEvents } from '../runtime/journal/journal.ts';
 import type { JournalRecord } from '../runtime/payloads/index.ts';
 import { launchAtRunTime, PlanVersionConflictError, type RuntimeLaunchDeps } from './launch-plan.ts';
 import { openApiDocument } from './openapi.ts';
 import { createDraft, draftResponse, readDraft } from './plan-drafts.ts';
 import {
   type DraftAccepted,
+  type ErrorResponse,
   type EventsResponse,
   GoalRequestSchema,
   type StatusResponse,
@@ -65,40 +67,92 @@ const FORMATS: readonly [RegExp, PlanFormat][] = [
   [/markdown/, 'markdown'],
 ];
 
+/** A refusal: a short title and what to do (the OpenAPI document's `Error`). */
+const refuse = (status: number, error: string, message: string): HttpResult =>
+  json(status, { error, message } satisfies ErrorResponse);
+
 export async function handlePlansRequest(event: HttpEvent, deps: PlansApiDeps): Promise<HttpResult> {
   const segments = pathSegments(event);
   const method = event.requestContext.http.method.toUpperCase();
-  if (!segments) return json(400, { error: 'malformed path' });
+  if (!segments) return refuse(400, 'malformed path', 'the path is not valid percent-encoding');
   if (method === 'POST' && segments.length === 1 && segments[0] === 'plans') return submit(event, deps);
   const reader = { name: identityOf(event, deps.submitter ?? { mode: 'iam' }) ?? '' };
-  if (method === 'GET' && segments.length === 2 && segments[0] === 'plans')
-    return status(segments[1] as string, reader, deps);
   if (method === 'GET' && segments.length === 2 && segments[0] === 'drafts')
     return draft(segments[1] as string, reader, deps);
-  if (method === 'GET' && segments.length === 3 && segments[0] === 'executions' && segments[2] === 'events')
-    return events(segments[1] as string, reader, deps);
-  if (method === 'GET' && segments.length === 3 && segments[0] === 'executions' && segments[2] === 'progress')
-    return progressStream(segments[1] as string, reader, event, deps);
   if (method === 'GET' && segments.length === 1 && segments[0] === 'openapi.json')
     return json(200, openApiDocument());
-  return json(404, {
-    error: 'not found',
-    message: API_ROUTES.filter((r) => r.handler === 'plans')
-      .map((r) => `${r.method} ${r.path}`)
-      .join(', '),
-  });
+  const executionId =
+    method === 'GET' &&
+    ((segments.length === 2 && segments[0] === 'plans') ||
+      (segments.length === 3 &&
+        segments[0] === 'executions' &&
+        (segments[2] === 'events' || segments[2] === 'progress')))
+      ? segments[1]
+      : undefined;
+  if (executionId === undefined)
+    return refuse(
+      404,
+      'not found',
+      API_ROUTES.filter((r) => r.handler === 'plans')
+        .map((r) => `${r.method} ${r.path}`)
+        .join(', '),
+    );
+  const executionArn = await executionArnOf(executionId, deps);
+  if (!executionArn)
+    return refuse(
+      404,
+      'no such execution',
+      `no execution ${JSON.stringify(executionId)}: give its name or its whole ARN, URL-encoded`,
+    );
+  if (segments[0] === 'plans') return status(executionArn, reader, deps);
+  return segments[2] === 'events'
+    ? events(executionArn, reader, deps)
+    : progressStream(executionArn, reader, event, deps);
+}
+
+/**
+ * The ARN of the execution `{executionId}` names: an ARN as given, or a name looked up in the
+ * journal (PLAN_CREATED, newest first, on the events table's byEventType index). The Plans API
+ * names every execution with a random UUID, so a name means one execution; undefined when no
+ * launched execution has it.
+ */
+async function executionArnOf(id: string, deps: PlansApiDeps): Promise<string | undefined> {
+  if (id.startsWith('arn:')) return id;
+  // Step Functions' name rule, so that a name cannot match the middle of an ARN.
+  if (!/^[A-Za-z0-9_-]{1,80}$/.test(id)) return undefined;
+  const suffix = `:${id}`;
+  for await (const item of queryItems(deps.dynamo, {
+    TableName: deps.tables.events,
+    IndexName: 'byEventType',
+    KeyConditionExpression: '#event = :created',
+    FilterExpression: 'contains(executionId, :suffix)',
+    ExpressionAttributeNames: { '#event': 'event' },
+    ExpressionAttributeValues: { ':created': 'PLAN_CREATED', ':suffix': suffix },
+    ProjectionExpression: 'executionId',
+    ScanIndexForward: false,
+  })) {
+    const arn = String(item.executionId);
+    if (arn.endsWith(suffix)) return arn;
+  }
+  return undefined;
 }
 
 async function submit(event: HttpEvent, deps: PlansApiDeps): Promise<HttpResult> {
   const submittedBy = identityOf(event, deps.submitter ?? { mode: 'iam' });
-  if (!submittedBy) return json(401, { error: 'who submits the plan is not known' });
+  if (!submittedBy)
+    return refuse(
+      401,
+      'who submits the plan is not known',
+      'sign the request with SigV4 (plangate serve --identity header: send x-plangate-user from this machine)',
+    );
   const text = bodyText(event);
   const bytes = Buffer.byteLength(text);
   if (bytes > MAX_BODY_BYTES)
-    return json(413, {
-      error: 'plan too large',
-      message: `the body is ${bytes} bytes; the Plans API takes at most ${MAX_BODY_BYTES} bytes (4 MiB): a plan that large would not fit Step Functions' quotas either`,
-    });
+    return refuse(
+      413,
+      'plan too large',
+      `the body is ${bytes} bytes; the Plans API takes at most ${MAX_BODY_BYTES} bytes (4 MiB): a plan that large would not fit Step Functions' quotas either`,
+    );
   const goal = goalRequest(text);
   if (goal) return submitGoal(goal, submittedBy, deps);
   const query = event.queryStringParameters?.format;
@@ -128,7 +182,7 @@ async function submit(event: HttpEvent, deps: PlansApiDeps): Promise<HttpResult>
     });
   } catch (error) {
     if (error instanceof PlanVersionConflictError)
-      return json(409, { error: 'plan version already submitted', message: error.message });
+      return refuse(409, 'plan version already submitted', error.message);
     if (error instanceof PolicyDeniedError) return denied(error);
     if (error instanceof CompileError)
       return invalid([
@@ -172,16 +226,14 @@ async function submitGoal(
 ): Promise<HttpResult> {
   if (!request.success) {
     const issue = request.error.issues[0];
-    return json(400, {
-      error: 'invalid goal request',
-      message: `${issue?.path.join('.') || 'body'}: ${issue?.message ?? 'invalid'} (send {"goal": "…", "context": "…"})`,
-    });
+    return refuse(
+      400,
+      'invalid goal request',
+      `${issue?.path.join('.') || 'body'}: ${issue?.message ?? 'invalid'} (send {"goal": "…", "context": "…"})`,
+    );
   }
   if (!deps.startPlanning)
-    return json(501, {
-      error: 'no planner',
-      message: 'this platform drafts no plans from goals: submit a plan',
-    });
+    return refuse(501, 'no planner', 'this platform drafts no plans from goals: submit a plan');
   const created = await createDraft(deps, request.data, submittedBy);
   await deps.startPlanning(created.draftId);
   const location = `/drafts/${encodeURIComponent(created.draftId)}`;
@@ -195,7 +247,7 @@ async function submitGoal(
 
 async function draft(draftId: string, reader: PolicyPrincipal, deps: PlansApiDeps): Promise<HttpResult> {
   const item = await readDraft(deps, draftId);
-  if (!item) return json(404, { error: 'no such draft' });
+  if (!item) return refuse(404, 'no such draft', `no draft ${JSON.stringify(draftId)}`);
   const policy = deps.policy ?? (await PolicySet.fromEnvironment());
   // A draft has no journal of its own yet: the refusal is the answer (its plan's journal starts at launch).
   const request = { principal: reader, action: 'ReadDraft' as const, resource: draftEntity(item) };
@@ -249,8 +301,15 @@ function denied(error: PolicyDeniedError): HttpResult {
   return json(403, { error: 'denied by policy', message: error.message, policies: error.policies });
 }
 
+/** 400 with every problem, located; the message counts the errors and names the first. */
 function invalid(problems: readonly Problem[]): HttpResult {
-  return json(400, { error: 'invalid plan', problems });
+  const errors = problems.filter((p) => p.severity === 'error');
+  const first = errors[0] ? `: ${formatProblem(errors[0])}` : '';
+  return json(400, {
+    error: 'invalid plan',
+    message: `${errors.length} error${errors.length === 1 ? '' : 's'} in the plan, nothing deployed; each is located in problems${first}`,
+    problems: [...problems],
+  } satisfies ErrorResponse);
 }
 
 const STEP_STATUS: Partial<Record<JournalRecord['event'], StepProgress['status']>> = {
@@ -275,7 +334,7 @@ async function status(
     described = await deps.sfn.send(new DescribeExecutionCommand({ executionArn }));
   } catch (error) {
     if (error instanceof ExecutionDoesNotExist || (error as Error).name === 'InvalidArn')
-      return json(404, { error: 'no such execution' });
+      return refuse(404, 'no such execution', `no execution ${executionArn}`);
     throw error;
   }
   const records = await readEvents(deps.dynamo, deps.tables.events, executionArn);
@@ -312,13 +371,16 @@ async function status(
   } satisfies StatusResponse);
 }
 
+const noEvents = (executionArn: string): HttpResult =>
+  refuse(404, 'no events for this execution', `no journal events for ${executionArn}`);
+
 async function events(
   executionArn: string,
   reader: PolicyPrincipal,
   deps: PlansApiDeps,
 ): Promise<HttpResult> {
   const records = await readEvents(deps.dynamo, deps.tables.events, executionArn);
-  if (records.length === 0) return json(404, { error: 'no events for this execution' });
+  if (records.length === 0) return noEvents(executionArn);
   const refused = await refusedRead(executionArn, records, reader, 'events', deps);
   if (refused) return refused;
   return json(200, { executionArn, events: records } satisfies EventsResponse);
@@ -337,7 +399,7 @@ async function progressStream(
   deps: PlansApiDeps,
 ): Promise<HttpResult> {
   const records = await readEvents(deps.dynamo, deps.tables.events, executionArn);
-  if (records.length === 0) return json(404, { error: 'no events for this execution' });
+  if (records.length === 0) return noEvents(executionArn);
   const refused = await refusedRead(executionArn, records, reader, 'progress', deps);
   if (refused) return refused;
   const after = Number(headerOf(event, 'last-event-id') ?? event.queryStringParameters?.after ?? 0) || 0;

@@ -112,7 +112,7 @@ export class LocalPlatform {
         : [];
       if (slack) {
         // The notifier Lambda's work; the API's URL is known once it listens.
-        notifySlack ??= slack.notifier(apiUrl, stack.journalDeps());
+        notifySlack ??= slack.notifier(apiUrl, stack.journalDeps('notifier'));
         // As on AWS, a message that could not be posted does not hold the gate up.
         await notifySlack(notice).catch(() => {});
       }
@@ -136,16 +136,17 @@ export class LocalPlatform {
     });
     try {
       const header = props.identity.mode === 'header';
-      const base = {
-        ...stack.journalDeps(),
+      // Each handler's journal events are logged as its own (the store's harness log).
+      const base = (handler: 'plansApi' | 'planner' | 'approvalsApi') => ({
+        ...stack.journalDeps(handler),
         sfn: stack.sfn,
         ...(props.policy ? { policy: props.policy } : {}),
-      };
-      const launch = {
-        ...base,
+      });
+      const launch = (handler: 'plansApi' | 'planner') => ({
+        ...base(handler),
         roleArn: LocalRunStack.ROLE_ARN,
         substitutions: LocalRunStack.substitutions(),
-      };
+      });
       const planner = props.planner;
       let platform: LocalPlatform | undefined;
       let listen: (url: string) => void = () => {};
@@ -155,9 +156,9 @@ export class LocalPlatform {
       const startPlanning = planner
         ? async (draftId: string) => {
             // As the Plans API's asynchronous Lambda invocation: the request does not wait.
-            const running = plannerHandler({ ...launch, ...planner })({ draftId })
+            const running = plannerHandler({ ...launch('planner'), ...planner })({ draftId })
               .then(async () => {
-                const draft = await readDraft(launch, draftId);
+                const draft = await readDraft(stack.journalDeps(), draftId);
                 if (draft) planner.onDraft?.(draftId, draft);
               })
               .catch((error: unknown) =>
@@ -170,16 +171,18 @@ export class LocalPlatform {
       const api = await LocalApiGateway.start({
         handlers: {
           plans: plansApiHandler({
-            ...launch,
+            ...launch('plansApi'),
             ...(startPlanning ? { startPlanning } : {}),
             submitter: header ? { mode: 'header', header: LOCAL_IDENTITY_HEADER } : { mode: 'iam' },
           }),
           // The sign-in callback is on this API, whose URL is known once it listens.
           approvals: approvalsApiHandler(
             listening.then((url) => ({
-              ...base,
+              ...base('approvalsApi'),
               signingKey,
               notify,
+              // The approvers of a local platform read its pages on this machine, in its time zone.
+              displayTimeZone: Intl.DateTimeFormat().resolvedOptions().timeZone,
               identity: header ? { mode: 'header', header: LOCAL_IDENTITY_HEADER } : { mode: 'jwt' },
               ...(slack ? { slack: slack.interactions } : {}),
               ...(props.signIn

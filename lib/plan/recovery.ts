@@ -179,11 +179,27 @@ function stepRecovery(planTable: RecoveryTable, step: Pick<Step, 'onFail'>): Rec
   const table = {} as Record<FailureClass, RecoveryRecipe>;
   for (const failureClass of FAILURE_CLASSES) {
     const recipe = planTable[failureClass];
-    const retries =
-      failureClass === 'logic' || failureClass === 'unknown' ? onFail.retries : recipe.maxAttempts;
-    table[failureClass] = { ...recipe, maxAttempts: retries, escalation: onFail.escalation };
+    table[failureClass] = {
+      ...recipe,
+      maxAttempts: stepRetries(failureClass, recipe.maxAttempts, onFail),
+      escalation: onFail.escalation,
+    };
   }
   return table;
+}
+
+/**
+ * How often a step retries a failure of `failureClass`: its `onFail` retries for contract
+ * (`logic`) and unclassified failures, else the class recipe's `maxAttempts`.
+ */
+export function stepRetries(
+  failureClass: FailureClass,
+  recipeMaxAttempts: number,
+  onFail: Pick<NonNullable<Step['onFail']>, 'retries'> | undefined,
+): number {
+  return onFail && (failureClass === 'logic' || failureClass === 'unknown')
+    ? onFail.retries
+    : recipeMaxAttempts;
 }
 
 /** What the classifier knows about a failure. */

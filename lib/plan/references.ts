@@ -75,3 +75,24 @@ export function wholeReferencePointers(value: unknown): Set<string> {
   }
   return found;
 }
+
+/** A `${steps.x.y}` reference as the gate shows it: filled at run time from step x's output y. */
+export interface StepOutputReference {
+  readonly raw: string;
+  readonly step: string;
+  readonly output: string;
+}
+
+/** The well-formed `${steps.x.y}` references in `value`, each once, in the order written. */
+export function stepOutputReferences(value: unknown): StepOutputReference[] {
+  const seen = new Map<string, StepOutputReference>();
+  // In the order written: by where each string sits, then by place in the string.
+  const found = referencesInValue(value).sort((a, b) =>
+    a.pointer < b.pointer ? -1 : a.pointer > b.pointer ? 1 : 0,
+  );
+  for (const ref of found) {
+    if (ref.namespace !== 'steps' || ref.malformed || ref.field === undefined || seen.has(ref.raw)) continue;
+    seen.set(ref.raw, { raw: ref.raw, step: ref.name, output: ref.field });
+  }
+  return [...seen.values()];
+}

@@ -1,12 +1,13 @@
 /**
  * The risks the harness computes about a plan (never taken from its author): which commands it
  * will execute change or delete things, per place a command can stand (a step's own call, its
- * contract, its rollback, a postcondition), and whether each step has its own gate. The gate
- * shows them; the validator refuses what must not be (a destructive contract or postcondition, a
- * destructive step without `requiresApproval`). Shell commands are read by lib/plan/shell.
+ * contract, its rollback, a postcondition), which of its contracts and rollbacks reach outside
+ * the workspace they run in, and whether each step has its own gate. The gate shows them; the
+ * validator refuses what must not be (a destructive contract or postcondition, a destructive
+ * step without `requiresApproval`). Shell commands are read by lib/plan/shell.
  */
 import type { Contract, Plan } from './schema.ts';
-import { analyzeShell, describeFinding } from './shell/index.ts';
+import { analyzeShell, describeFinding, outsideWorkspacePath } from './shell/index.ts';
 import { createToolRegistry, destructiveCallReasons, stepInvocation, type ToolRegistry } from './tools.ts';
 
 /** Why something was judged destructive, e.g. "`rm -rf out` deletes recursively". Empty: harmless. */
@@ -19,6 +20,12 @@ export interface StepRisks {
   readonly rollback: RiskReasons;
   /** The contract that proves the rollback worked (it must only check, as every contract). */
   readonly rollbackContract: RiskReasons;
+  /**
+   * Where its contract, rollback or rollback contract reaches outside the workspace (an absolute
+   * path, the home directory, `..`), each reason led by the place: `contract: \`cat /etc/passwd\`
+   * uses /etc/passwd, outside the workspace`. Not destructive in itself; the gate marks it.
+   */
+  readonly outsideWorkspace: RiskReasons;
   /** The step has its own gate (`requiresApproval`) right before it runs. */
   readonly ownGate: boolean;
 }
@@ -38,6 +45,13 @@ export function planRisks(plan: Plan, tools: ToolRegistry = createToolRegistry()
       contract: contractRisks(step.contract, tools),
       rollback: step.rollback ? callRisks(step.rollback.tool, step.rollback.args, tools) : [],
       rollbackContract: contractRisks(step.rollback?.contract, tools),
+      outsideWorkspace: [
+        ...contractReach(step.contract).map((reason) => `contract: ${reason}`),
+        ...(step.rollback ? callReach(step.rollback.tool, step.rollback.args) : []).map(
+          (reason) => `rollback: ${reason}`,
+        ),
+        ...contractReach(step.rollback?.contract).map((reason) => `rollback contract: ${reason}`),
+      ],
       ownGate: step.requiresApproval,
     };
   }
@@ -62,4 +76,23 @@ export function contractRisks(
   if (contract?.kind === 'http')
     return callRisks('http', { method: contract.method, url: contract.url }, tools);
   return [];
+}
+
+/** Where a command contract reaches outside the workspace it runs in. */
+export function contractReach(contract: Contract | undefined): RiskReasons {
+  return contract?.kind === 'command'
+    ? analyzeShell(contract.command).outsideWorkspace.map(describeFinding)
+    : [];
+}
+
+/** Where a shell call reaches outside the workspace: its command, and a `cwd` outside it. */
+function callReach(tool: string, args: Record<string, unknown>): RiskReasons {
+  if (tool !== 'shell') return [];
+  const cwd = typeof args.cwd === 'string' ? outsideWorkspacePath(args.cwd) : undefined;
+  return [
+    ...(cwd ? [`runs in ${args.cwd}: ${cwd.replace(/^uses \S+, /, '')}`] : []),
+    ...(typeof args.command === 'string'
+      ? analyzeShell(args.command).outsideWorkspace.map(describeFinding)
+      : []),
+  ];
 }

@@ -155,6 +155,9 @@ export function createToolRegistry(extra: readonly ToolDefinition[] = []): ToolR
   return new ToolRegistry([...BUILTIN_TOOLS, ...extra]);
 }
 
+/** The tool seed 004's agent steps (`target`/`task`) map onto. */
+export const AGENT_TOOL = 'agent';
+
 /**
  * The call a step makes: its tool and args, with seed 004's `target`/`task` mapped onto
  * the `agent` tool. Undefined for a pure human step (`requiresHuman` and no tool).
@@ -162,9 +165,9 @@ export function createToolRegistry(extra: readonly ToolDefinition[] = []): ToolR
 export function stepInvocation(
   step: Pick<Step, 'tool' | 'args' | 'target' | 'task'>,
 ): { tool: string; args: Record<string, unknown> } | undefined {
-  const tool = step.tool ?? (step.target !== undefined ? 'agent' : undefined);
+  const tool = step.tool ?? (step.target !== undefined ? AGENT_TOOL : undefined);
   if (tool === undefined) return undefined;
-  if (tool !== 'agent') return { tool, args: step.args };
+  if (tool !== AGENT_TOOL) return { tool, args: step.args };
   const args: Record<string, unknown> = { ...step.args };
   if (args.task === undefined && step.task !== undefined) args.task = step.task;
   if (args.agent === undefined && step.target !== undefined) args.agent = step.target;

@@ -51,6 +51,7 @@ export class BedrockProvider implements PlannerProvider {
     // replace the client's handler settings.
     const timeout = AbortSignal.timeout(this.timeoutSeconds * 1000);
     const signal = request.signal ? AbortSignal.any([request.signal, timeout]) : timeout;
+    const tool = request.answer ? `submit_${request.answer.name}` : SUBMIT_PLAN_TOOL;
     try {
       out = await this.client.send(
         new ConverseCommand({
@@ -62,13 +63,15 @@ export class BedrockProvider implements PlannerProvider {
             tools: [
               {
                 toolSpec: {
-                  name: SUBMIT_PLAN_TOOL,
-                  description: 'Submit the plan. Its input is the whole plan document.',
+                  name: tool,
+                  description: request.answer
+                    ? `Submit the ${request.answer.description}.`
+                    : 'Submit the plan. Its input is the whole plan document.',
                   inputSchema: { json: request.planSchema as DocumentType },
                 },
               },
             ],
-            toolChoice: { tool: { name: SUBMIT_PLAN_TOOL } },
+            toolChoice: { tool: { name: tool } },
           },
         }),
         { abortSignal: signal },
@@ -77,7 +80,7 @@ export class BedrockProvider implements PlannerProvider {
       throw await this.explain(error, request.signal, timeout);
     }
     const blocks = out.output?.message?.content ?? [];
-    const toolUse = blocks.find((b) => b.toolUse?.name === SUBMIT_PLAN_TOOL)?.toolUse;
+    const toolUse = blocks.find((b) => b.toolUse?.name === tool)?.toolUse;
     const text = blocks.flatMap((b) => (b.text ? [b.text] : [])).join('\n');
     if (!toolUse && out.stopReason === 'content_filtered')
       throw await this.failure('the model refused (content filtered)');

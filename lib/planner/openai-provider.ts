@@ -65,7 +65,7 @@ export class OpenAiProvider implements PlannerProvider {
           messages: [{ role: 'system', content: request.system }, ...request.messages],
           response_format: {
             type: 'json_schema',
-            json_schema: { name: 'plan', schema: request.planSchema, strict: false },
+            json_schema: { name: request.answer?.name ?? 'plan', schema: request.planSchema, strict: false },
           },
         },
         request.signal ? { signal: request.signal } : {},

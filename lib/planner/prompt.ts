@@ -84,19 +84,23 @@ export interface PromptInput {
   readonly tools: readonly ToolDefinition[];
 }
 
-export function systemPrompt(tools: readonly ToolDefinition[]): string {
-  const toolList = tools.map((tool) => {
+/** Each tool a step may call: its name, whether it is destructive, what it does and its args' JSON Schema. */
+export function toolCatalogue(tools: readonly ToolDefinition[]): string[] {
+  return tools.map((tool) => {
     const { $schema: _dialect, ...args } = z.toJSONSchema(tool.inputSchema, {
       io: 'input',
       unrepresentable: 'any',
     });
     return `- ${tool.name}${tool.destructive ? ' (destructive: needs requiresApproval)' : ''}: ${tool.description}\n  args: ${JSON.stringify(args)}`;
   });
+}
+
+export function systemPrompt(tools: readonly ToolDefinition[]): string {
   return [
     'You are the planner of plangate, a plan-execution harness. You turn a goal into a plan that a person approves and the harness runs step by step, proving each step with its contract.',
     '',
     'Tools a step may call:',
-    ...toolList,
+    ...toolCatalogue(tools),
     '',
     RULES,
   ].join('\n');

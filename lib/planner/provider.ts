@@ -12,8 +12,14 @@ export interface ChatMessage {
 export interface ProposalRequest {
   readonly system: string;
   readonly messages: readonly ChatMessage[];
-  /** The plan's JSON Schema: the structured answer the model is asked for. */
+  /** The JSON Schema of the structured answer the model is asked for: the plan's, unless `answer` says. */
   readonly planSchema: Record<string, unknown>;
+  /**
+   * What the structured answer is, when not a plan (a recovery suggestion): its name (OpenAI's
+   * response format, Bedrock's `submit_<name>` tool) and what it is.
+   * @default - a plan
+   */
+  readonly answer?: { readonly name: string; readonly description: string };
   readonly maxOutputTokens: number;
   readonly signal?: AbortSignal;
 }

@@ -10,6 +10,7 @@ import type { TableNames } from './journal/tables.ts';
 import type { PlanIdentity } from './payloads/index.ts';
 import { Redactor } from './secrets/redact.ts';
 import { type SecretRef, SecretSource } from './secrets/secrets.ts';
+import type { Telemetry } from './telemetry/telemetry.ts';
 import type { ToolExecutorRegistry } from './tools/registry.ts';
 
 export interface HarnessDeps {
@@ -30,6 +31,8 @@ export interface HarnessDeps {
   /** Working directory of process tools and command contracts. @default process.cwd() */
   readonly cwd?: string;
   readonly tools: ToolExecutorRegistry;
+  /** Logs, metrics and traces of the handler (and of the journal's events). @default - none */
+  readonly telemetry?: Telemetry;
   /** The platform's policy (lib/policy). @default PolicySet.fromEnvironment(env) */
   readonly policy?: PolicySet;
 }
@@ -39,9 +42,16 @@ export function policyFor(deps: Pick<HarnessDeps, 'policy' | 'env'>): Promise<Po
   return deps.policy ? Promise.resolve(deps.policy) : PolicySet.fromEnvironment(deps.env ?? process.env);
 }
 
+/**
+ * The deps of a harness Lambda on AWS (lambdas/default-deps.ts): every client is there. Locally
+ * the stack leaves out what it does not run (no Lambda service, no Secrets Manager).
+ */
+export type HarnessDepsOnAws = HarnessDeps &
+  Required<Pick<HarnessDeps, 'events' | 'eventBusName' | 'lambda' | 'sfn' | 'secretsManager' | 'telemetry'>>;
+
 /** A journal over the deps, redacting `secretValues` on top of credential shapes. */
 export function journalFor(
-  deps: Pick<HarnessDeps, 'dynamo' | 'tables' | 'events' | 'eventBusName'>,
+  deps: Pick<HarnessDeps, 'dynamo' | 'tables' | 'events' | 'eventBusName' | 'telemetry'>,
   secretValues: Iterable<string> = [],
 ): Journal {
   return new Journal({
@@ -50,6 +60,7 @@ export function journalFor(
     ...(deps.events ? { events: deps.events } : {}),
     ...(deps.eventBusName ? { eventBusName: deps.eventBusName } : {}),
     redactor: new Redactor(secretValues),
+    ...(deps.telemetry ? { onAppended: deps.telemetry.journaled } : {}),
   });
 }
 

@@ -18,13 +18,25 @@ import {
 } from '@aws-sdk/client-sfn';
 import type { Contract, Plan } from '../plan/schema.ts';
 import { checkContract, type Evidence } from '../runtime/contracts/contracts.ts';
-import type { RunnerResult, Usage } from '../runtime/payloads/index.ts';
-import { runProcess } from '../runtime/shared/process.ts';
-import { truncateText } from '../runtime/shared/truncate.ts';
+import {
+  AGENT_LOG_TAIL_BYTES,
+  AGENT_OUTPUT_TAIL_BYTES,
+  AGENT_REPORT_CHARACTERS,
+  AGENT_REPORT_ENTRIES,
+  type AgentRun,
+  type Handoff,
+  HandoffSchema,
+  type RunnerResult,
+  type Usage,
+} from '../runtime/payloads/index.ts';
+import { Redactor } from '../runtime/secrets/redact.ts';
+import { type ProcessResult, runProcess } from '../runtime/shared/process.ts';
+import { truncateStart, truncateText } from '../runtime/shared/truncate.ts';
+import { agentPrompt, agentTimeoutSeconds, renderHandoff } from '../runtime/steps/handoff.ts';
 import { AGENT_COMMAND_ENV } from '../runtime/tools/agent.ts';
 import { agentUsage } from '../runtime/tools/agent-usage.ts';
 import { parseOutputs } from '../runtime/tools/outputs-file.ts';
-import { agentPrompt, agentTimeoutSeconds, type Handoff, HandoffSchema, renderHandoff } from './handoff.ts';
+import { changedFiles, snapshotWorkspace } from './workspace-changes.ts';
 
 /** Bytes of the agent's stdout read for its usage line (Claude Code's JSON result can be long). */
 const AGENT_STDOUT_BYTES = 1024 * 1024;
@@ -170,8 +182,14 @@ export class ActivityWorker {
       );
       if (lost.signal.aborted) return;
       if (outcome.kind === 'failed') {
-        // The cause is a failure cause (message, and what the agent used: spent all the same).
-        const cause = { message: outcome.message, ...(outcome.usage ? { usage: outcome.usage } : {}) };
+        // The cause is a failure cause (message, who ran it, and what the agent used: spent all the same).
+        const cause = {
+          message: outcome.message,
+          worker: this.workerName,
+          ...(outcome.exitCode !== undefined ? { exitCode: outcome.exitCode } : {}),
+          ...(outcome.usage ? { usage: outcome.usage } : {}),
+          ...(outcome.agentRun ? { agentRun: outcome.agentRun } : {}),
+        };
         await sfn.send(
           new SendTaskFailureCommand({
             taskToken: token,
@@ -191,6 +209,7 @@ export class ActivityWorker {
         worker: this.workerName,
         ...(outcome.usage ? { usage: outcome.usage } : {}),
         ...(outcome.evidence ? { evidence: { ...outcome.evidence } } : {}),
+        agentRun: outcome.agentRun,
       };
       await sfn.send(new SendTaskSuccessCommand({ taskToken: token, output: JSON.stringify(result) }));
       log(
@@ -270,10 +289,13 @@ export class ActivityWorker {
       };
     const handoffFile = join(dir, 'handoff.md');
     const outputFile = join(dir, 'outputs');
+    const logFile = join(dir, 'log');
+    const reportFile = join(dir, 'report');
     await writeFile(handoffFile, renderHandoff(handoff));
-    await writeFile(outputFile, '');
+    for (const file of [outputFile, logFile, reportFile]) await writeFile(file, '');
     const prompt = agentPrompt(handoff);
     const timeoutSeconds = agentTimeoutSeconds(handoff);
+    const before = await snapshotWorkspace(workspace);
     const agent = await runProcess({
       command: agentCommand,
       cwd: workspace,
@@ -286,6 +308,8 @@ export class ActivityWorker {
         PLANGATE_SUBSCRIPTIONS: handoff.subscriptions.join('\n'),
         PLANGATE_OUTPUT: outputFile,
         PLANGATE_HANDOFF: handoffFile,
+        PLANGATE_LOG: logFile,
+        PLANGATE_REPORT: reportFile,
         PLANGATE_ATTEMPT: String(handoff.attempt),
       },
       timeoutMs: timeoutSeconds * 1000,
@@ -295,7 +319,12 @@ export class ActivityWorker {
     const report = agentUsage(agent.stdout);
     if (report.kind === 'invalid') log(`✗ ${handoff.stepId}: usage not counted: ${report.problem}`);
     const usage = report.kind === 'usage' ? report.usage : undefined;
-    const spent = usage ? { usage } : {};
+    const agentRun = agentRunOf(agentCommand, agent, {
+      log: await readFile(logFile, 'utf8'),
+      report: await readFile(reportFile, 'utf8'),
+      filesModified: before ? await changedFiles(workspace, before) : undefined,
+    });
+    const spent = { agentRun, ...(usage ? { usage } : {}) };
     if (agent.aborted)
       return { kind: 'failed', error: 'Worker.Stopped', message: 'the worker stopped the agent', ...spent };
     if (agent.timedOut)
@@ -308,8 +337,9 @@ export class ActivityWorker {
     if (agent.exitCode !== 0)
       return {
         kind: 'failed',
-        error: 'ToolFailed',
+        error: 'AgentFailed',
         message: `agent exited ${agent.exitCode ?? `on ${agent.signal}`}: ${lastLine(agent.stderr)}`,
+        ...(agent.exitCode !== null ? { exitCode: agent.exitCode } : {}),
         ...spent,
       };
     const named = parseOutputs(await readFile(outputFile, 'utf8'));
@@ -349,8 +379,57 @@ export class ActivityWorker {
 }
 
 type Outcome =
-  | { kind: 'failed'; error: string; message: string; usage?: Usage }
-  | { kind: 'done'; output: Record<string, unknown>; evidence?: Evidence; usage?: Usage };
+  | {
+      kind: 'failed';
+      error: string;
+      message: string;
+      exitCode?: number;
+      usage?: Usage;
+      agentRun?: AgentRun;
+    }
+  | {
+      kind: 'done';
+      output: Record<string, unknown>;
+      evidence?: Evidence;
+      usage?: Usage;
+      agentRun: AgentRun;
+    };
+
+/**
+ * What the attempt's agent ran and said, bounded and with credential shapes redacted (it leaves
+ * the worker for the journal): its command and exit, the end of its output and of its work log
+ * ($PLANGATE_LOG), the files it changed, and its report ($PLANGATE_REPORT: `summary:`, `blocker:`
+ * and `deviation:` lines).
+ */
+function agentRunOf(
+  command: string,
+  agent: ProcessResult,
+  said: { log: string; report: string; filesModified: string[] | undefined },
+): AgentRun {
+  const redactor = new Redactor();
+  const clean = (text: string, bytes: number) => redactor.text(truncateStart(text, bytes));
+  const lines = (prefix: string) =>
+    said.report
+      .split('\n')
+      .filter((line) => line.toLowerCase().startsWith(`${prefix}:`))
+      .map((line) => redactor.text(line.slice(prefix.length + 1).trim()).slice(0, AGENT_REPORT_CHARACTERS))
+      .filter(Boolean)
+      .slice(0, AGENT_REPORT_ENTRIES);
+  const summary = lines('summary').join(' ');
+  return {
+    command: redactor.text(command).slice(0, AGENT_REPORT_CHARACTERS),
+    exitCode: agent.exitCode,
+    ...(agent.signal ? { signal: agent.signal } : {}),
+    durationMs: agent.durationMs,
+    stdout: clean(agent.stdout, AGENT_OUTPUT_TAIL_BYTES),
+    stderr: clean(agent.stderr, AGENT_OUTPUT_TAIL_BYTES),
+    ...(said.log.trim() ? { log: clean(said.log, AGENT_LOG_TAIL_BYTES) } : {}),
+    ...(said.filesModified ? { filesModified: said.filesModified } : {}),
+    ...(summary ? { summary } : {}),
+    blockers: lines('blocker'),
+    deviations: lines('deviation'),
+  };
+}
 
 /** Step Functions refused a task answer because the task already ended (timed out, execution stopped). */
 function taskGone(error: unknown): boolean {

@@ -137,7 +137,9 @@ async function expectCleanPage(page: Page, gate: ApprovalNotice, taskToken: stri
   expect(html).not.toContain(taskToken);
   const path = new URL(page.url()).pathname;
   expect(path).toMatch(/^\/approvals\/[A-Za-z0-9_-]{22}$/);
-  expect(await page.locator('form').getAttribute('action')).toMatch(new RegExp(`^${path}(/as-recipient)?$`));
+  expect(await page.locator('form#plangate-answer').getAttribute('action')).toMatch(
+    new RegExp(`^${path}(/as-recipient)?$`),
+  );
 }
 
 /** Every URL the tab's main frame commits, in order (redirects are never committed). */
@@ -457,6 +459,28 @@ describe.skipIf(!CHROMIUM)('the approval page in Chromium', () => {
     expect(await page.getByRole('button').count()).toBe(0);
     expect(await page.content()).not.toContain(parseLinkId(gate.approvalId).approvalId);
     await expectNoLinkInHistory(page, link, visited);
+    await context.close();
+  });
+
+  it("shows the deadline in the reader's chosen time zone, UTC beside it, with JavaScript off", async () => {
+    const gate = await gateOf('time-zone');
+    const context = await browser.newContext({ javaScriptEnabled: false });
+    const page = await context.newPage();
+    await page.goto(await emailedLink(gate, 'ana@example.test'));
+    const deadline = page.locator('dl.pg-people time');
+    const before = (await deadline.textContent()) ?? '';
+    await page.getByLabel('Show times in (IANA time zone)').fill('Asia/Tokyo');
+    await page.getByRole('button', { name: 'Show', exact: true }).click();
+    await page.waitForURL(/\?tz=Asia%2FTokyo$/);
+    const shown = (await page.locator('dl.pg-people time').textContent()) ?? '';
+    expect(shown).toMatch(/^\d{4}-\d\d-\d\d \d\d:\d\d Asia\/Tokyo \(\d\d:\d\d UTC\), in /);
+    expect(shown).not.toBe(before);
+    // Tokyo is 9 hours ahead of UTC, all year.
+    const [, local, utc] = /(\d\d):\d\d Asia\/Tokyo \((\d\d):\d\d UTC\)/.exec(shown) ?? [];
+    expect((Number(utc) + 9) % 24).toBe(Number(local));
+    // Nonsense is ignored: the page keeps its default zone.
+    await page.goto(`${page.url().split('?')[0]}?tz=${encodeURIComponent('<script>')}`);
+    expect(await page.locator('dl.pg-people time').textContent()).not.toContain('script');
     await context.close();
   });
 

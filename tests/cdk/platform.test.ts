@@ -1,25 +1,25 @@
 /** The platform's resources, as CloudFormation will see them. */
-import { existsSync, readdirSync, readFileSync } from 'node:fs';
-import { join } from 'node:path';
+import { readdirSync, readFileSync } from 'node:fs';
+import { basename, join } from 'node:path';
 import { Stack } from 'aws-cdk-lib';
 import { Match, Template } from 'aws-cdk-lib/assertions';
 import { AccountRootPrincipal, Role } from 'aws-cdk-lib/aws-iam';
 import { Secret } from 'aws-cdk-lib/aws-secretsmanager';
 import { AwsSolutionsChecks } from 'cdk-nag';
 import { beforeAll, describe, expect, it } from 'vitest';
-import { HARNESS_HANDLERS } from '../../lib/cdk/harness-handlers.ts';
 import { LAMBDAS_DIR } from '../../lib/cdk/paths.ts';
 import { PlanPlatform } from '../../lib/cdk/plan-platform.ts';
 import { PlanPlatformStack } from '../../lib/cdk/plan-platform-stack.ts';
 import { PLACEHOLDERS } from '../../lib/compiler/index.ts';
+import { HARNESS_HANDLERS, type HarnessHandlerName, TABLE_NAME_ENV } from '../../lib/runtime/catalog.ts';
 import {
   DRAFTS_TABLE,
   EVENTS_TABLE,
   GATES_TABLE,
   JOINS_TABLE,
   OUTPUTS_TABLE,
-  TABLE_NAME_ENV,
 } from '../../lib/runtime/journal/tables.ts';
+import { HARNESS_ERRORS_METRIC } from '../../lib/runtime/telemetry/telemetry.ts';
 import { testApp } from './support.ts';
 
 const PLANNER_MODEL = 'us.anthropic.claude-sonnet-4-5-20250929-v1:0';
@@ -170,11 +170,9 @@ describe('harness functions', () => {
           readFileSync(join(LAMBDAS_DIR, file), 'utf8'),
         ),
     );
-    const listed = Object.values(HARNESS_HANDLERS).map((spec) => spec.file);
-    for (const file of handlerModules)
-      expect(listed, `lambdas/${file} has no platform function`).toContain(file);
-    const deployed = Object.values(HARNESS_HANDLERS).filter((spec) => handlerModules.includes(spec.file));
-    template.resourceCountIs('AWS::Lambda::Function', deployed.length);
+    const listed = Object.values(HARNESS_HANDLERS).map((spec) => basename(spec.entry));
+    expect(listed.sort()).toEqual(handlerModules.sort());
+    template.resourceCountIs('AWS::Lambda::Function', listed.length);
   });
 
   it('run Node 20 on arm64 with X-Ray active tracing and their own log group', () => {
@@ -264,7 +262,7 @@ describe('HTTP API', () => {
     expect(JSON.stringify(authorizer.Properties.JwtConfiguration)).toContain(`"Ref":"${page}"`);
     const resources = template.toJSON().Resources as Record<string, Resource>;
     const env = (
-      resources[stack.getLogicalId(stack.platform.approvalsApi!.function.node.defaultChild as never)]!
+      resources[stack.getLogicalId(stack.platform.approvalsApi.function.node.defaultChild as never)]!
         .Properties.Environment as { Variables: Record<string, unknown> }
     ).Variables;
     expect(env.PLANGATE_COGNITO_CLIENT_ID).toEqual({ Ref: page });
@@ -295,7 +293,7 @@ describe('HTTP API', () => {
           Variables: Record<string, unknown>;
         }
       ).Variables;
-    const plans = variables(stack.platform.plansApi!.function);
+    const plans = variables(stack.platform.plansApi.function);
     for (const name of [
       'PLANGATE_RUNTIME_PLAN_ROLE_ARN',
       'PLANGATE_SUBSTITUTIONS',
@@ -304,7 +302,7 @@ describe('HTTP API', () => {
     ]) {
       expect(plans).toHaveProperty(name);
     }
-    expect(variables(stack.platform.approvalsApi!.function)).toHaveProperty(
+    expect(variables(stack.platform.approvalsApi.function)).toHaveProperty(
       'PLANGATE_APPROVAL_SIGNING_KEY_SECRET',
     );
     // Run-time plans are named apart from plans deployed as code (plangate-<planId>).
@@ -399,91 +397,84 @@ describe('grant helpers', () => {
 });
 
 describe('notifier', () => {
-  it.skipIf(!existsSync(join(LAMBDAS_DIR, HARNESS_HANDLERS.notifier.file)))(
-    'sends as the SES sender only, posts to Slack with the bot token from its secret, and is what the gate invokes; the approvals API verifies Slack clicks',
-    () => {
-      const app = testApp();
-      const s = new Stack(app, 'Notify');
-      const botToken = new Secret(s, 'SlackBotToken');
-      const signingSecret = new Secret(s, 'SlackSigningSecret');
-      const platform = new PlanPlatform(s, 'Platform', {
-        sesSender: 'approvals@example.com',
-        approvalEmails: ['ops@example.com', 'audit@example.com'],
-        slack: {
-          botToken,
-          signingSecret,
-          channel: 'C0APPROVALS',
-          approvers: { U0ALICE: 'alice@example.com' },
-        },
-      });
-      const t = Template.fromStack(s);
-      const resources = t.toJSON().Resources as Record<string, Resource>;
-      const notifier = platform.notifier!;
-      const fn = resources[s.getLogicalId(notifier.function.node.defaultChild as never)]!;
-      expect((fn.Properties.Environment as { Variables: Record<string, unknown> }).Variables).toMatchObject({
-        PLANGATE_SES_SENDER: 'approvals@example.com',
-        PLANGATE_NOTIFY_EMAILS: 'ops@example.com,audit@example.com',
-        PLANGATE_SLACK_BOT_TOKEN_SECRET_ARN: { Ref: s.getLogicalId(botToken.node.defaultChild as never) },
-        PLANGATE_SLACK_CHANNEL: 'C0APPROVALS',
-      });
-      // Only the approvals API verifies clicks: the notifier never sees the signing secret.
-      expect(JSON.stringify(fn.Properties)).not.toContain(
-        s.getLogicalId(signingSecret.node.defaultChild as never),
+  it('sends as the SES sender only, posts to Slack with the bot token from its secret, and is what the gate invokes; the approvals API verifies Slack clicks', () => {
+    const app = testApp();
+    const s = new Stack(app, 'Notify');
+    const botToken = new Secret(s, 'SlackBotToken');
+    const signingSecret = new Secret(s, 'SlackSigningSecret');
+    const platform = new PlanPlatform(s, 'Platform', {
+      sesSender: 'approvals@example.com',
+      approvalEmails: ['ops@example.com', 'audit@example.com'],
+      slack: {
+        botToken,
+        signingSecret,
+        channel: 'C0APPROVALS',
+        approvers: { U0ALICE: 'alice@example.com' },
+      },
+    });
+    const t = Template.fromStack(s);
+    const resources = t.toJSON().Resources as Record<string, Resource>;
+    const notifier = platform.notifier;
+    const fn = resources[s.getLogicalId(notifier.function.node.defaultChild as never)]!;
+    expect((fn.Properties.Environment as { Variables: Record<string, unknown> }).Variables).toMatchObject({
+      PLANGATE_SES_SENDER: 'approvals@example.com',
+      PLANGATE_NOTIFY_EMAILS: 'ops@example.com,audit@example.com',
+      PLANGATE_SLACK_BOT_TOKEN_SECRET_ARN: { Ref: s.getLogicalId(botToken.node.defaultChild as never) },
+      PLANGATE_SLACK_CHANNEL: 'C0APPROVALS',
+    });
+    // Only the approvals API verifies clicks: the notifier never sees the signing secret.
+    expect(JSON.stringify(fn.Properties)).not.toContain(
+      s.getLogicalId(signingSecret.node.defaultChild as never),
+    );
+    const approvals = resources[s.getLogicalId(platform.approvalsApi.function.node.defaultChild as never)]!;
+    expect(
+      (approvals.Properties.Environment as { Variables: Record<string, unknown> }).Variables,
+    ).toMatchObject({
+      PLANGATE_SLACK_SIGNING_SECRET_SECRET_ARN: {
+        Ref: s.getLogicalId(signingSecret.node.defaultChild as never),
+      },
+      PLANGATE_SLACK_BOT_TOKEN_SECRET_ARN: { Ref: s.getLogicalId(botToken.node.defaultChild as never) },
+      PLANGATE_SLACK_APPROVERS: 'U0ALICE=alice@example.com',
+    });
+    const slackRoute = (Object.values(t.findResources('AWS::ApiGatewayV2::Route')) as Resource[]).find(
+      (r) => r.Properties.RouteKey === 'POST /slack/interactions',
+    );
+    expect(slackRoute?.Properties.AuthorizationType ?? 'NONE').toBe('NONE');
+    const statementsOf = (role: { node: { defaultChild?: unknown } }) =>
+      (Object.values(t.findResources('AWS::IAM::Policy')) as Resource[])
+        .filter(
+          (p) =>
+            JSON.stringify(p.Properties.Roles) ===
+            JSON.stringify([{ Ref: s.getLogicalId(role.node.defaultChild as never) }]),
+        )
+        .flatMap((p) => (p.Properties.PolicyDocument as { Statement: Record<string, unknown>[] }).Statement);
+    const ses = statementsOf(notifier.role).find((st) => st.Action === 'ses:SendEmail');
+    expect(JSON.stringify(ses?.Resource)).toContain(':identity/approvals@example.com');
+    expect(JSON.stringify(ses?.Resource)).toContain(':identity/example.com');
+    expect(JSON.stringify(ses?.Resource)).not.toContain('identity/*');
+    const gate = platform.functions.gate;
+    const gateFn = resources[s.getLogicalId(gate.function.node.defaultChild as never)]!;
+    expect(
+      (gateFn.Properties.Environment as { Variables: Record<string, unknown> }).Variables,
+    ).toHaveProperty('PLANGATE_NOTIFIER_FUNCTION');
+    const invoke = statementsOf(gate.role).find((st) => st.Action === 'lambda:InvokeFunction');
+    expect(invoke?.Resource).toEqual({
+      'Fn::GetAtt': [s.getLogicalId(notifier.function.node.defaultChild as never), 'Arn'],
+    });
+    // A new revision (an approval with modifications) is sent to the approvers by the approvals API.
+    expect(
+      (approvals.Properties.Environment as { Variables: Record<string, unknown> }).Variables,
+    ).toHaveProperty('PLANGATE_NOTIFIER_FUNCTION');
+    expect(
+      statementsOf(platform.approvalsApi.role).find((st) => st.Action === 'lambda:InvokeFunction')?.Resource,
+    ).toEqual({ 'Fn::GetAtt': [s.getLogicalId(notifier.function.node.defaultChild as never), 'Arn'] });
+    const platformFindings = new AwsSolutionsChecks()
+      .validateScope(app)
+      .violations.filter((v) =>
+        v.violatingResources.some((r) => r.constructPath?.startsWith('Notify/Platform')),
       );
-      const approvals =
-        resources[s.getLogicalId(platform.approvalsApi!.function.node.defaultChild as never)]!;
-      expect(
-        (approvals.Properties.Environment as { Variables: Record<string, unknown> }).Variables,
-      ).toMatchObject({
-        PLANGATE_SLACK_SIGNING_SECRET_SECRET_ARN: {
-          Ref: s.getLogicalId(signingSecret.node.defaultChild as never),
-        },
-        PLANGATE_SLACK_BOT_TOKEN_SECRET_ARN: { Ref: s.getLogicalId(botToken.node.defaultChild as never) },
-        PLANGATE_SLACK_APPROVERS: 'U0ALICE=alice@example.com',
-      });
-      const slackRoute = (Object.values(t.findResources('AWS::ApiGatewayV2::Route')) as Resource[]).find(
-        (r) => r.Properties.RouteKey === 'POST /slack/interactions',
-      );
-      expect(slackRoute?.Properties.AuthorizationType ?? 'NONE').toBe('NONE');
-      const statementsOf = (role: { node: { defaultChild?: unknown } }) =>
-        (Object.values(t.findResources('AWS::IAM::Policy')) as Resource[])
-          .filter(
-            (p) =>
-              JSON.stringify(p.Properties.Roles) ===
-              JSON.stringify([{ Ref: s.getLogicalId(role.node.defaultChild as never) }]),
-          )
-          .flatMap(
-            (p) => (p.Properties.PolicyDocument as { Statement: Record<string, unknown>[] }).Statement,
-          );
-      const ses = statementsOf(notifier.role).find((st) => st.Action === 'ses:SendEmail');
-      expect(JSON.stringify(ses?.Resource)).toContain(':identity/approvals@example.com');
-      expect(JSON.stringify(ses?.Resource)).toContain(':identity/example.com');
-      expect(JSON.stringify(ses?.Resource)).not.toContain('identity/*');
-      const gate = platform.functions.gate;
-      const gateFn = resources[s.getLogicalId(gate.function.node.defaultChild as never)]!;
-      expect(
-        (gateFn.Properties.Environment as { Variables: Record<string, unknown> }).Variables,
-      ).toHaveProperty('PLANGATE_NOTIFIER_FUNCTION');
-      const invoke = statementsOf(gate.role).find((st) => st.Action === 'lambda:InvokeFunction');
-      expect(invoke?.Resource).toEqual({
-        'Fn::GetAtt': [s.getLogicalId(notifier.function.node.defaultChild as never), 'Arn'],
-      });
-      // A new revision (an approval with modifications) is sent to the approvers by the approvals API.
-      expect(
-        (approvals.Properties.Environment as { Variables: Record<string, unknown> }).Variables,
-      ).toHaveProperty('PLANGATE_NOTIFIER_FUNCTION');
-      expect(
-        statementsOf(platform.approvalsApi!.role).find((st) => st.Action === 'lambda:InvokeFunction')
-          ?.Resource,
-      ).toEqual({ 'Fn::GetAtt': [s.getLogicalId(notifier.function.node.defaultChild as never), 'Arn'] });
-      const platformFindings = new AwsSolutionsChecks()
-        .validateScope(app)
-        .violations.filter((v) =>
-          v.violatingResources.some((r) => r.constructPath?.startsWith('Notify/Platform')),
-        );
-      expect(platformFindings.map((v) => v.ruleName)).toEqual([]);
-    },
-  );
+    expect(platformFindings.map((v) => v.ruleName)).toEqual([]);
+  });
 });
 
 describe('planner', () => {
@@ -555,5 +546,110 @@ describe('policy', () => {
       if (variables?.PLANGATE_EVENT_BUS === undefined) continue;
       expect(variables.PLANGATE_POLICY_DIR).toBe('policies');
     }
+  });
+});
+
+describe('harness environment', () => {
+  /** Every harness function of a template, by its catalog entry (found by its description). */
+  const functionsOf = (t: Template): [HarnessHandlerName, Record<string, unknown>][] =>
+    (Object.values(t.findResources('AWS::Lambda::Function')) as Resource[]).map((fn) => {
+      const entry = Object.entries(HARNESS_HANDLERS).find(
+        ([, spec]) => spec.description === fn.Properties.Description,
+      );
+      if (!entry)
+        throw new Error(`a function the catalog does not list: ${String(fn.Properties.Description)}`);
+      const variables = (fn.Properties.Environment as { Variables?: Record<string, unknown> } | undefined)
+        ?.Variables;
+      return [entry[0] as HarnessHandlerName, variables ?? {}];
+    });
+
+  const configurations = (): [string, Template][] => {
+    const app = testApp();
+    const full = new Stack(app, 'Everything');
+    new PlanPlatform(full, 'Platform', {
+      sesSender: 'approvals@example.com',
+      approvalEmails: ['ops@example.com'],
+      slack: {
+        botToken: new Secret(full, 'Bot'),
+        signingSecret: new Secret(full, 'Signing'),
+        channel: 'C0APPROVALS',
+        approvers: { U0ALICE: 'alice@example.com' },
+      },
+      planner: {
+        provider: 'openai',
+        model: 'gpt-test',
+        baseUrl: 'https://models.example.com/v1',
+        apiKey: new Secret(full, 'ApiKey'),
+        maxRounds: 3,
+      },
+      logLevel: 'DEBUG',
+    });
+    const bare = new Stack(app, 'Bare');
+    new PlanPlatform(bare, 'Platform', {
+      approverJwt: { issuer: 'https://issuer.example.com', audience: ['plangate'] },
+    });
+    return [
+      ['SES and a Bedrock planner', template],
+      ['SES, Slack and an OpenAI-compatible planner', Template.fromStack(full)],
+      ['nothing optional, an outside JWT issuer', Template.fromStack(bare)],
+    ];
+  };
+
+  it('sets on every function exactly the variables its catalog schema lists, and they parse as the Lambda parses them at cold start', () => {
+    for (const [configuration, t] of configurations()) {
+      const seen = new Set<HarnessHandlerName>();
+      for (const [handler, variables] of functionsOf(t)) {
+        seen.add(handler);
+        const schema = HARNESS_HANDLERS[handler].env;
+        const listed = Object.keys(schema.shape);
+        for (const name of Object.keys(variables))
+          expect(
+            listed,
+            `${configuration}: ${handler} gets ${name}, which its schema does not list`,
+          ).toContain(name);
+        // Deploy-time values (ARNs, names, URLs) are tokens in the template: any URL stands in for them.
+        const resolved = Object.fromEntries(
+          Object.entries(variables).map(([name, value]) => [
+            name,
+            typeof value === 'string' ? value : 'https://resolved.at.deploy.example',
+          ]),
+        );
+        const parsed = schema.safeParse(resolved);
+        expect(
+          parsed.success ? [] : parsed.error.issues.map((i) => `${i.path.join('.')}: ${i.message}`),
+          `${configuration}: ${handler}`,
+        ).toEqual([]);
+      }
+      const expected = Object.keys(HARNESS_HANDLERS).filter(
+        (handler) => handler !== 'planner' || !configuration.startsWith('nothing'),
+      );
+      expect([...seen].sort(), configuration).toEqual(expected.sort());
+    }
+  });
+
+  it('names tables, bus, service, metrics namespace and log level the same on every function', () => {
+    for (const [, variables] of functionsOf(template)) {
+      for (const name of Object.values(TABLE_NAME_ENV)) expect(variables).toHaveProperty(name);
+      expect(variables).toMatchObject({
+        POWERTOOLS_SERVICE_NAME: 'plangate',
+        POWERTOOLS_METRICS_NAMESPACE: 'plangate',
+        POWERTOOLS_LOG_LEVEL: 'INFO',
+        PLANGATE_EVENT_BUS: expect.anything(),
+      });
+    }
+  });
+
+  it('keeps the log groups 90 days by default and alarms on the HarnessErrors metric of this platform', () => {
+    for (const group of Object.values(template.findResources('AWS::Logs::LogGroup')) as Resource[])
+      expect(group.Properties.RetentionInDays).toBe(90);
+    template.hasResourceProperties('AWS::CloudWatch::Alarm', {
+      Namespace: 'plangate',
+      MetricName: HARNESS_ERRORS_METRIC,
+      Dimensions: [{ Name: 'service', Value: 'plangate' }],
+      Statistic: 'Sum',
+      Threshold: 1,
+      ComparisonOperator: 'GreaterThanOrEqualToThreshold',
+      TreatMissingData: 'notBreaching',
+    });
   });
 });

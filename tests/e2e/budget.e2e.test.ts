@@ -44,7 +44,7 @@ describe.concurrent('budgets, end to end on the local stack', { timeout: 60_000 
     if (!plan) throw new Error('budget.yaml does not load');
     const files = filesUnder(join(cwd, 'wall-clock-budget-execution'));
     expect(files).toEqual(executionFiles(plan, events));
-    expect(files.get('tasks/01/handoff.md')).toContain('- At most 5 commands');
+    expect(files.get('tasks/01/handoff.md')).toContain("- Finish within 2 s (the plan's wall-clock budget).");
   });
 
   it('continuing raises the budget by the original amount and the run completes', async () => {

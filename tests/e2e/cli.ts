@@ -60,8 +60,12 @@ export class CliRun {
     void this.exited.then(() => this.wake());
   }
 
-  /** Resolves when `check` holds; rejects after `timeoutMs` with what was seen. */
-  async until(what: string, check: () => boolean, timeoutMs = 20_000): Promise<void> {
+  /**
+   * Resolves when `check` holds; rejects after `timeoutMs` with what was seen. The default is
+   * generous: on a loaded 2-core machine a run's first events can take tens of seconds, and a
+   * wait that is only slow must not fail the suite.
+   */
+  async until(what: string, check: () => boolean, timeoutMs = 60_000): Promise<void> {
     const deadline = Date.now() + timeoutMs;
     while (!check()) {
       if (Date.now() > deadline || this.child.exitCode !== null)

@@ -10,8 +10,8 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { promisify } from 'node:util';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { signedFetch } from '../../lib/local/api-gateway/signed-fetch.ts';
 import type { LocalPrincipal } from '../../lib/local/api-gateway/sigv4.ts';
+import { ApiClient } from '../support/api-client.ts';
 import { echoChainPlan } from '../support/echo-plan.ts';
 import { REPO } from './cli.ts';
 import { type ServeProcess, startServe } from './serve-process.ts';
@@ -95,14 +95,15 @@ describe('plangate validate and compile', () => {
 
 describe('POST /plans on plangate serve', () => {
   let serve: ServeProcess;
-  let url: string;
+  /** Every response is checked against the served OpenAPI document as it arrives. */
+  let api: ApiClient;
   let principal: LocalPrincipal;
   let store: string;
 
   beforeAll(async () => {
     store = await mkdtemp(join(tmpdir(), 'plangate-limits-store-'));
     serve = startServe(['--store', store], store);
-    url = await serve.line(() => true);
+    api = new ApiClient(await serve.line(() => true));
     [principal] = JSON.parse(await readFile(join(store, 'credentials.json'), 'utf8')) as [LocalPrincipal];
   }, 90_000);
 
@@ -112,8 +113,8 @@ describe('POST /plans on plangate serve', () => {
   });
 
   const post = (body: string) =>
-    signedFetch(new URL('/plans', url), principal, {
-      method: 'POST',
+    api.request('POST', '/plans', {
+      signWith: principal,
       body,
       headers: { 'content-type': 'application/json' },
     });
@@ -121,7 +122,7 @@ describe('POST /plans on plangate serve', () => {
   it('answers 400 with located problems for a plan Step Functions cannot take', async () => {
     const response = await post(JSON.stringify(UNDEPLOYABLE, null, 2));
     expect(response.status).toBe(400);
-    const body = (await response.json()) as {
+    const body = response.json() as {
       error: string;
       problems: { code: string; location: { line?: number; pointer?: string } }[];
     };
@@ -136,7 +137,13 @@ describe('POST /plans on plangate serve', () => {
   it('answers 413 naming the limit for a body over it', async () => {
     const response = await post(JSON.stringify(planWithBigStep('too-big', 9 * 1024 * 1024)));
     expect(response.status).toBe(413);
-    const body = (await response.json()) as { error: string; message?: string };
+    const body = response.json() as { error: string; message?: string };
     expect(body.message).toMatch(/\d+ bytes/);
+  }, 60_000);
+
+  it("answers 413 from the gateway itself for a body over API Gateway's 10 MB quota", async () => {
+    const response = await post('x'.repeat(11 * 1024 * 1024));
+    expect(response.status).toBe(413);
+    expect(response.json()).toEqual({ message: 'Request Entity Too Large' });
   }, 60_000);
 });

@@ -28,6 +28,12 @@ describe.concurrent('rollback and execution files, end to end on the local stack
     const cwd = await workDir();
     const run = runPlan(scenario('rollback.yaml'), cwd, ['--approve']);
     await run.until('escalation prompt', () => run.stderr.includes('skip    skip this step'));
+    // Before choosing, the person sees what an abort will undo, in the order it will.
+    const prompt = run.stderr.slice(run.stderr.lastIndexOf('failed:'));
+    expect(prompt).toContain('If you abort, these rollbacks run, in this order');
+    const listed = [...prompt.matchAll(/^ {2}(\d)\. undo (\w+) \(shell\)/gm)].map((m) => `${m[1]} ${m[2]}`);
+    expect(listed).toEqual(['1 three', '2 two', '3 one']);
+    expect(prompt).toContain('rm three.txt && echo three >> undo.log');
     run.answer('abort');
     expect(await run.exited).toBe(1);
     const events = await storedEvents(cwd, run.executionArn);
@@ -58,7 +64,7 @@ describe.concurrent('rollback and execution files, end to end on the local stack
     expect(live).toEqual(executionFiles(await planOf(scenario('rollback.yaml')), events));
     expect(live.get('execution-state.md')).toMatch(/\| 03 \| three \| rolled_back \|/);
     expect(live.get('execution-state.md')).toMatch(/\| 04 \| four \| failed \|/);
-    expect(live.get('tasks/02/handoff.md')).toContain('| `stdout` | Task 01 (`one`) | one |');
+    expect(live.get('tasks/02/handoff.md')).toContain('| `stdout` | `one` | one |');
     expect(live.get('tasks/04/result.md')).toContain('| Contract (command) | FAIL |');
     expect(live.get('rollback-on-abort-execution-result.md')).toContain(
       'Every rollback procedure was run and verified.',

@@ -392,6 +392,40 @@ describe.concurrent('plangate run, end to end on the local stack', { timeout: 60
     expect(existsSync(join(cwd, 'b.txt'))).toBe(false);
   });
 
+  it('asks the terminal again about a revision made on the page, and its approval there runs it', async () => {
+    const cwd = await workDir();
+    const run = runPlan(scenario('gated.yaml'), cwd);
+    await run.until('approval link', () =>
+      /open (http:\/\/127\.0\.0\.1:\d+\/approvals\/\S+)/.test(run.stderr),
+    );
+    const link = /open (http:\/\/127\.0\.0\.1:\d+\/approvals\/\S+)/.exec(run.stderr)?.[1] as string;
+    const page = await openApprovalPage(link);
+    const digest = /name="digest" value="([^"]+)"/.exec(page.html)?.[1] as string;
+    const answered = await page.answer({
+      decision: 'APPROVE_WITH_MODIFICATIONS',
+      skipSteps: 'write-b',
+      digest,
+    });
+    expect(answered.status).toBe(200);
+    // The terminal's question about the plan as first shown is withdrawn; it asks about the revision.
+    await run.until('the question asked again', () =>
+      run.stderr.includes('asking again about what it now runs'),
+    );
+    const asked = run.stderr.slice(run.stderr.indexOf('asking again about what it now runs'));
+    await run.until('the revision shown', () =>
+      run.stderr.slice(run.stderr.indexOf('asking again')).includes('skipped by revision 1'),
+    );
+    expect(asked).not.toContain('Not recorded');
+    run.answer('approve');
+    expect(await run.exited, run.stderr).toBe(0);
+    const events = await checkedEvents(cwd, run);
+    expect(events.filter((e) => e.event === 'GATE_ANSWER_REFUSED')).toEqual([]);
+    expect(events.find((e) => e.event === 'GATE_APPROVED')?.details).toMatchObject({
+      modifications: { skipSteps: ['write-b'] },
+    });
+    expect(types(events, 'write-b')).toEqual(['TASK_SKIPPED']);
+  });
+
   it('does not complete a step that claims success when its contract fails', async () => {
     const cwd = await workDir();
     const run = runPlan(scenario('premature.yaml'), cwd, ['--approve']);

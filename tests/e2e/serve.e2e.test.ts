@@ -9,6 +9,7 @@ import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { LOCAL_SIGN_IN_CLIENT_ID } from '../../lib/cli/serve.ts';
 import { identityOf } from '../../lib/runtime/api/http.ts';
+import { ApiClient } from '../support/api-client.ts';
 import { CliRun } from './cli.ts';
 import { startServe } from './serve-process.ts';
 
@@ -49,24 +50,23 @@ describe('plangate serve', () => {
     try {
       const url = await line(() => true);
       expect(url).toMatch(/^http:\/\/127\.0\.0\.1:\d+$/);
-      const refused = await fetch(`${url}/plans`, { method: 'POST', body: JSON.stringify(PLAN) });
+      // Every response is checked against the served OpenAPI document as it arrives.
+      const api = new ApiClient(url);
+      const refused = await api.request('POST', '/plans', { body: JSON.stringify(PLAN) });
       expect(refused.status).toBe(401);
-      const submitted = await fetch(`${url}/plans`, {
-        method: 'POST',
+      const submitted = await api.request('POST', '/plans', {
         headers: { 'content-type': 'application/json', 'x-plangate-user': 'carol' },
         body: JSON.stringify(PLAN),
       });
-      expect(submitted.status, await submitted.clone().text()).toBe(201);
+      expect(submitted.status, submitted.text).toBe(201);
       const gate = await line((l) => l.startsWith('gate plan of header-demo v1 waits: '));
       expect(gate).toMatch(new RegExp(`waits: ${url}/approvals/[A-Za-z0-9._-]+$`));
-      const events = (await (
-        await fetch(
-          `${url}/executions/${encodeURIComponent(((await submitted.json()) as { executionArn: string }).executionArn)}/events`,
-          {
-            headers: { 'x-plangate-user': 'carol' },
-          },
-        )
-      ).json()) as { events: { event: string; details: Record<string, unknown> }[] };
+      const executionArn = submitted.json().executionArn as string;
+      const events = (
+        await api.request('GET', `/executions/${encodeURIComponent(executionArn)}/events`, {
+          headers: { 'x-plangate-user': 'carol' },
+        })
+      ).json() as { events: { event: string; details: Record<string, unknown> }[] };
       expect(events.events[0]).toMatchObject({ event: 'PLAN_CREATED', details: { submitted_by: 'carol' } });
     } finally {
       expect(await serve.stop()).toBe(0);

@@ -9,6 +9,8 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { JournalRecord } from '../../lib/runtime/payloads/index.ts';
+import { ApiClient } from '../support/api-client.ts';
+import { openApprovalPage } from '../support/approval-session.ts';
 import { CliRun, verifyChain } from './cli.ts';
 import { type ServeProcess, startServe } from './serve-process.ts';
 
@@ -36,13 +38,14 @@ function shellPlan(id: string, approval: Record<string, unknown>, command = 'ech
 interface Served {
   readonly store: string;
   readonly serve: ServeProcess;
-  readonly url: string;
+  /** Every response is checked against the served OpenAPI document as it arrives. */
+  readonly api: ApiClient;
 }
 
 async function startServed(): Promise<Served> {
   const store = await mkdtemp(join(tmpdir(), 'plangate-votes-'));
   const serve = startServe(['--identity', 'header', '--store', store, '--time-scale', '0.01'], store);
-  return { store, serve, url: await serve.line(() => true) };
+  return { store, serve, api: new ApiClient(await serve.line(() => true)) };
 }
 
 let shared: Served;
@@ -53,48 +56,49 @@ afterAll(async () => {
   await shared?.serve.stop();
 });
 
-const as = (user: string, init: RequestInit = {}) => ({
+const as = (user: string, init: { body?: string; headers?: Record<string, string> } = {}) => ({
   ...init,
   headers: { 'content-type': 'application/json', 'x-plangate-user': user, ...init.headers },
 });
 
 /** Submits a plan as `carol` and returns its execution and the link id its plan gate printed. */
 async function submit(
-  { url, serve }: Served,
+  { api, serve }: Served,
   plan: ReturnType<typeof shellPlan>,
 ): Promise<{ executionArn: string; linkId: string }> {
-  const res = await fetch(`${url}/plans`, as('carol', { method: 'POST', body: JSON.stringify(plan) }));
-  expect(res.status, await res.clone().text()).toBe(201);
-  const { executionArn } = (await res.json()) as { executionArn: string };
+  const res = await api.request('POST', '/plans', as('carol', { body: JSON.stringify(plan) }));
+  expect(res.status, res.text).toBe(201);
+  const executionArn = res.json().executionArn as string;
   const line = await serve.line((l) => l.startsWith(`gate plan of ${plan.id} v1 waits: `));
   return { executionArn, linkId: decodeURIComponent(line.split('/approvals/')[1] as string) };
 }
 
 /** The gate as the approvals API shows it to a script. */
 async function gateOf(
-  { url }: Served,
+  { api }: Served,
   linkId: string,
 ): Promise<Record<string, unknown> & { planDigest: string }> {
-  const res = await fetch(`${url}/approvals/${encodeURIComponent(linkId)}`, {
+  const res = await api.request('GET', `/approvals/${encodeURIComponent(linkId)}`, {
     headers: { accept: 'application/json' },
   });
   expect(res.status).toBe(200);
-  return (await res.json()) as Record<string, unknown> & { planDigest: string };
+  return res.json() as Record<string, unknown> & { planDigest: string };
 }
 
 /** POST /approvals/{link id} as `user`: the status and the JSON body. */
-async function answer({ url }: Served, linkId: string, user: string, body: Record<string, unknown>) {
-  const res = await fetch(
-    `${url}/approvals/${encodeURIComponent(linkId)}`,
-    as(user, { method: 'POST', body: JSON.stringify(body), headers: { accept: 'application/json' } }),
+async function answer({ api }: Served, linkId: string, user: string, body: Record<string, unknown>) {
+  const res = await api.request(
+    'POST',
+    `/approvals/${encodeURIComponent(linkId)}`,
+    as(user, { body: JSON.stringify(body), headers: { accept: 'application/json' } }),
   );
-  return { status: res.status, body: (await res.json()) as Record<string, unknown> };
+  return { status: res.status, body: res.json() };
 }
 
-async function eventsOf({ url }: Served, executionArn: string): Promise<JournalRecord[]> {
-  const res = await fetch(`${url}/executions/${encodeURIComponent(executionArn)}/events`, as('carol'));
+async function eventsOf({ api }: Served, executionArn: string): Promise<JournalRecord[]> {
+  const res = await api.request('GET', `/executions/${encodeURIComponent(executionArn)}/events`, as('carol'));
   expect(res.status).toBe(200);
-  return ((await res.json()) as { events: JournalRecord[] }).events;
+  return (res.json() as { events: JournalRecord[] }).events;
 }
 
 async function untilEvent(
@@ -249,6 +253,87 @@ describe('votes, quorum and modifications through the approvals API', { timeout:
       ['GATE_VOTE', revisionDigest],
       ['GATE_APPROVED', revisionDigest],
     ]);
+  });
+
+  it('a modification shows what it runs, marked by the same analysis; a destructive one needs the step to have its own gate', async () => {
+    const plan = shellPlan('votes-destructive-mod', { approvers: ['alice', 'bob'], quorum: 2 });
+    const { executionArn, linkId } = await submit(shared, plan);
+    const { planDigest } = await gateOf(shared, linkId);
+    const modify = (command: string, digest = planDigest) => ({
+      digest,
+      decision: 'APPROVE_WITH_MODIFICATIONS',
+      argOverrides: { write: { command } },
+    });
+
+    // `write` has no gate of its own: a modification cannot make it destructive.
+    const sneaky = await answer(shared, linkId, 'bob', modify('"rm" -rf ./data'));
+    expect(sneaky.status).toBe(400);
+    expect(sneaky.body.message).toMatch(
+      /^decision\.argOverrides\.write: .*rm.*: a destructive command needs the step's own gate \(requiresApproval\), which "write" does not have; submit a new version of the plan instead$/,
+    );
+    expect(await gateOf(shared, linkId)).toMatchObject({ status: 'pending', votes: 0 });
+    expect((await gateOf(shared, linkId)).revision).toBeUndefined();
+
+    // A harmless change: every channel shows the new command, the one it replaces and who changed it.
+    const modified = await answer(shared, linkId, 'bob', modify('echo changed > out.txt'));
+    expect(modified.body).toMatchObject({ status: 'modified', revision: 1 });
+    const gate = await gateOf(shared, linkId);
+    expect((gate.view as { steps: unknown[] }).steps[0]).toMatchObject({
+      id: 'write',
+      call: { form: 'command', text: 'echo changed > out.txt' },
+      risks: { destructive: [], ownGate: false },
+      revised: { revision: 1, by: 'bob', replaces: { form: 'command', text: 'echo original > out.txt' } },
+    });
+    const { html } = await openApprovalPage(`${shared.api.baseUrl}/approvals/${encodeURIComponent(linkId)}`);
+    expect(html).toContain('echo changed &gt; out.txt');
+    expect(html).toContain('changed by revision 1 (bob)');
+    // Changing it further from the revision is checked on the revision's content as well.
+    const worse = await answer(
+      shared,
+      linkId,
+      'alice',
+      modify('find . -delete', modified.body.digest as string),
+    );
+    expect(worse.status).toBe(400);
+
+    expect(
+      await answer(shared, linkId, 'alice', {
+        digest: modified.body.digest,
+        decision: 'REJECT',
+        reason: 'not today',
+      }),
+    ).toMatchObject({ status: 200 });
+    const events = await untilEvent(shared, executionArn, 'EXECUTION_COMPLETE');
+    expect(
+      events.filter((e) => e.event === 'GATE_ANSWER_REFUSED').map((e) => [e.details.by, e.details.reason]),
+    ).toEqual([
+      ['bob', 'invalid'],
+      ['alice', 'invalid'],
+    ]);
+    expect(events.map((e) => e.event)).not.toContain('TASK_STARTED');
+  });
+
+  it('a destructive modification of a step with its own gate is marked destructive at the plan gate', async () => {
+    const base = shellPlan('votes-gated-mod', { approvers: ['alice', 'bob'], quorum: 1 });
+    const plan = { ...base, steps: base.steps.map((s) => ({ ...s, requiresApproval: true })) };
+    const { linkId } = await submit(shared, plan);
+    const { planDigest } = await gateOf(shared, linkId);
+    const modified = await answer(shared, linkId, 'bob', {
+      digest: planDigest,
+      decision: 'APPROVE_WITH_MODIFICATIONS',
+      argOverrides: { write: { command: 'rm -rf ./data' } },
+    });
+    expect(modified.body).toMatchObject({ status: 'modified', revision: 1 });
+    const step = ((await gateOf(shared, linkId)).view as { steps: { risks: { destructive: string[] } }[] })
+      .steps[0];
+    expect(step?.risks.destructive.join(' ')).toContain('rm -rf ./data');
+    expect(
+      await answer(shared, linkId, 'alice', {
+        digest: modified.body.digest,
+        decision: 'REJECT',
+        reason: 'no',
+      }),
+    ).toMatchObject({ status: 200 });
   });
 
   it('a plain approval by a quorum: every vote its own event, the decision names every approver', async () => {

@@ -101,7 +101,10 @@ describe.concurrent('plangate worker on a budget', { timeout: 120_000 }, () => {
     expect(retry).toContain("- Tokens left in the plan's budget: 100000.");
     expect(s3).toContain("- Tokens left in the plan's budget: 50000.");
     expect(s3).toContain("- Cost left in the plan's budget: $0.75.");
-    for (const handoff of [s1, retry, s3]) expect(handoff).toContain('- Run at most 30 commands.');
+    for (const handoff of [s1, retry, s3])
+      expect(handoff).toContain(
+        '- Run at most 30 commands; when near the limit, conclude with the data you have.',
+      );
     expect(secondsGiven(s1)).toBeLessThan(90);
     expect(secondsGiven(s3)).toBeLessThanOrEqual(secondsGiven(s1));
     // The value the first step captured reached the second's handoff.
@@ -121,9 +124,8 @@ describe.concurrent('plangate worker on a budget', { timeout: 120_000 }, () => {
     expect(file('tasks/01/result.md')).toContain(
       `| Output \`root_cause\` captured | PASS | ${rootCause.root_cause} |`,
     );
-    expect(file('tasks/02/handoff.md')).toContain(
-      `| \`root_cause\` | Task 01 (\`s1-analyze-the-bug\`) | ${rootCause.root_cause} |`,
-    );
+    // The task's handoff is the one its last attempt's agent read.
+    expect(file('tasks/02/handoff.md')).toBe(retry);
     expect(file('execution-state.md')).toMatch(/\| 04 \| s4-create-pr \| failed \| \S+ \| aborted \|/);
     expect(file('tasks/04/result.md')).toContain('Not validated: the task did not run.');
     expect(written.has('tasks/04/handoff.md')).toBe(false);

@@ -26,6 +26,15 @@ import {
 
 const PLAN = join(WORKER_FIXTURES, 'fix-auth-timeout.md');
 
+function alive(pid: number): boolean {
+  try {
+    process.kill(pid, 0);
+    return true;
+  } catch {
+    return false;
+  }
+}
+
 describe('plangate worker', { timeout: 120_000 }, () => {
   it('runs fix-auth-timeout on two coder workers: the lazy attempt is caught by the contract, the retry is told why', async () => {
     const { tmp, repo, log } = await buggyWorkspace();
@@ -155,8 +164,9 @@ describe('plangate worker', { timeout: 120_000 }, () => {
       );
       first.kill9();
       await first.exited;
-      // kill -9 leaves the worker's agent behind, as a crash would; it must not do the work later.
-      process.kill(Number(readFileSync(hang, 'utf8').trim()), 'SIGKILL');
+      // The worker's agent does not outlive it (its process group is ended): it cannot do the work later.
+      const agent = Number(readFileSync(hang, 'utf8').trim());
+      await run.until('the agent ended', () => !alive(agent));
       second = worker();
       const code = await run.exited;
       expect(code, `${run.stderr}\n${second.stdout}${second.stderr}`).toBe(0);

@@ -2,17 +2,16 @@
  * `plangate serve`'s platform end to end: the Plans API behind the local API Gateway with the
  * AWS deployment's authorizers. Requests are signed with the AWS SDK's own SigV4 signer, approvers
  * carry RS256 JWTs of a local issuer, a plan runs through its gate to the end, its progress comes
- * as Server-Sent Events, and every response is checked against the served OpenAPI document.
+ * as Server-Sent Events, and every response, errors included, is checked against the served OpenAPI
+ * document as it arrives (tests/support/api-client.ts).
  */
 import { generateKeyPairSync } from 'node:crypto';
 import { mkdtemp } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { SignatureV4 } from '@smithy/signature-v4';
-import { Ajv2020 } from 'ajv/dist/2020.js';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { LocalIssuer, signJwt } from '../../lib/local/api-gateway/local-issuer.ts';
-import { signedFetch } from '../../lib/local/api-gateway/signed-fetch.ts';
 import { NodeSha256 } from '../../lib/local/api-gateway/sigv4.ts';
 import { LocalPlatform } from '../../lib/local/platform.ts';
 import { storePaths } from '../../lib/local/run/store.ts';
@@ -20,6 +19,7 @@ import { OpenAiProvider } from '../../lib/planner/openai-provider.ts';
 import { readEvents } from '../../lib/runtime/journal/journal.ts';
 import type { ApprovalNotice } from '../../lib/runtime/payloads/index.ts';
 import { FIXED_PLAN, startOpenAiServer, type WireServer } from '../planner/wire-servers.ts';
+import { ApiClient, type ApiResponse } from '../support/api-client.ts';
 import { echoChainPlan } from '../support/echo-plan.ts';
 
 const ALICE = {
@@ -37,34 +37,16 @@ const PLAN = echoChainPlan('api-demo', ['first', 'second'], {
 const now = () => Math.floor(Date.now() / 1000);
 const bearer = (token: string) => ({ authorization: `Bearer ${token}` });
 
-/** Every response the test saw, to check against the OpenAPI document at the end. */
-const seen: { method: string; path: string; status: number; type: string; body: string }[] = [];
-
 let platform: LocalPlatform;
+let api: ApiClient;
 const gates: { notice: ApprovalNotice; link: string }[] = [];
 
-async function call(
+function call(
   method: string,
   path: string,
   init: { body?: string; headers?: Record<string, string>; signWith?: typeof ALICE; signedAt?: Date } = {},
-): Promise<{ status: number; type: string; text: string; json: () => Record<string, unknown> }> {
-  const url = new URL(path, platform.url);
-  const response = init.signWith
-    ? await signedFetch(url, init.signWith, {
-        method,
-        ...(init.body !== undefined ? { body: init.body } : {}),
-        ...(init.headers ? { headers: init.headers } : {}),
-        ...(init.signedAt ? { signingDate: init.signedAt } : {}),
-      })
-    : await fetch(url, {
-        method,
-        headers: init.headers ?? {},
-        ...(init.body !== undefined ? { body: init.body } : {}),
-      });
-  const text = await response.text();
-  const type = (response.headers.get('content-type') ?? '').split(';')[0] as string;
-  seen.push({ method, path: url.pathname, status: response.status, type, body: text });
-  return { status: response.status, type, text, json: () => JSON.parse(text) as Record<string, unknown> };
+): Promise<ApiResponse> {
+  return api.request(method, path, init);
 }
 
 async function waitFor<T>(what: string, probe: () => Promise<T | undefined>, ms = 20_000): Promise<T> {
@@ -95,6 +77,7 @@ beforeAll(async () => {
     },
     onGate: (notice, link) => gates.push({ notice, link }),
   });
+  api = new ApiClient(platform.url);
 }, 60_000);
 
 afterAll(async () => {
@@ -152,8 +135,7 @@ describe('plangate serve: the Plans API with the authorizers of the AWS deployme
       headers: { host: url.host },
       body: JSON.stringify(PLAN),
     });
-    const response = await fetch(url, {
-      method: 'POST',
+    const response = await call('POST', '/plans', {
       headers: signed.headers as Record<string, string>,
       body: JSON.stringify({ ...PLAN, objective: 'something else entirely, swapped in transit' }),
     });
@@ -290,50 +272,40 @@ describe('plangate serve: the Plans API with the authorizers of the AWS deployme
     expect((await call('GET', '/drafts/unknown', { signWith: ALICE })).status).toBe(404);
   });
 
-  it('serves an OpenAPI 3.1 document that every response seen matches', async () => {
-    const served = await call('GET', '/openapi.json');
-    expect(served.status).toBe(200);
-    const doc = served.json() as {
-      openapi: string;
-      paths: Record<
-        string,
-        Record<string, { responses: Record<string, { content: Record<string, { schema: object }> }> }>
-      >;
-      components: { schemas: Record<string, object> };
-    };
-    expect(doc.openapi).toBe('3.1.0');
-    const ajv = new Ajv2020({ strict: false, allErrors: true });
-    ajv.addSchema({ $id: 'doc', components: doc.components });
-    const templates = Object.keys(doc.paths).map((template) => ({
-      template,
-      pattern: new RegExp(`^${template.replace(/\{\w+\}/g, '[^/]+')}$`),
-    }));
-    let checked = 0;
-    for (const response of seen) {
-      if (response.status === 403 && !response.path.startsWith('/approvals')) continue; // the gateway's own refusal
-      if (
-        response.status === 401 &&
-        response.type === 'application/json' &&
-        response.body.includes('Unauthorized')
-      )
-        continue;
-      const template = templates.find((t) => t.pattern.test(response.path))?.template;
-      expect(template, response.path).toBeDefined();
-      const described =
-        doc.paths[template as string]?.[response.method.toLowerCase()]?.responses[String(response.status)];
-      expect(described, `${response.method} ${template} ${response.status}`).toBeDefined();
-      const schema = described?.content[response.type]?.schema;
-      expect(schema, `${response.method} ${template} ${response.status} ${response.type}`).toBeDefined();
-      if (response.type !== 'application/json') continue;
-      const validate = ajv.compile(
-        JSON.parse(JSON.stringify(schema).replaceAll('"#/components', '"doc#/components')),
-      );
-      expect(
-        validate(JSON.parse(response.body)),
-        `${response.method} ${response.path}: ${ajv.errorsText(validate.errors)}`,
-      ).toBe(true);
-      checked++;
+  it('addresses an execution by its name as well as by its URL-encoded ARN', async () => {
+    const name = executionArn.split(':').at(-1) as string;
+    const byName = await call('GET', `/plans/${name}`, { signWith: ALICE });
+    expect(byName.status, byName.text).toBe(200);
+    expect(byName.json()).toMatchObject({ executionArn, status: 'SUCCEEDED' });
+    const events = await call('GET', `/executions/${name}/events`, { signWith: ALICE });
+    expect(events.status, events.text).toBe(200);
+    expect(events.json().executionArn).toBe(executionArn);
+    const progress = await call('GET', `/executions/${name}/progress`, { signWith: ALICE });
+    expect(progress.status, progress.text).toBe(200);
+    expect(progress.text).toContain('event: end');
+    for (const unknown of ['no-such-execution', encodeURIComponent(`${executionArn}-not`)]) {
+      const missing = await call('GET', `/plans/${unknown}`, { signWith: ALICE });
+      expect(missing.status, missing.text).toBe(404);
     }
-    expect(checked).toBeGreaterThanOrEqual(8);
+  });
+
+  it('checked every response against the served OpenAPI 3.1 document, errors and refusals included', async () => {
+    const doc = (await api.document()) as unknown as { openapi: string };
+    expect(doc.openapi).toBe('3.1.0');
+    const statuses = new Set(api.checked.map((r) => `${r.method} ${r.route} ${r.status}`));
+    for (const expected of [
+      'POST /plans 201',
+      'POST /plans 202',
+      'POST /plans 400',
+      'POST /plans 403',
+      'GET /plans/{executionId} 200',
+      'GET /plans/{executionId} 404',
+      'GET /executions/{executionId}/progress 403',
+      'POST /approvals/{approvalId} 401',
+      'POST /approvals/{approvalId} 403',
+      'POST /approvals/{approvalId} 409',
+      'GET /drafts/{draftId} 404',
+    ])
+      expect(statuses).toContain(expected);
   });
 });

@@ -296,4 +296,45 @@ describe('validatePlan checks', () => {
       ['secret-exposed', '/steps/2/task'],
     ]);
   });
+
+  it('refuses task text naming a step that is not a dependency, or an unknown context key, where it is written', async () => {
+    const result = await validatePlan(
+      plan({
+        id: 'p',
+        objective: 'o',
+        context: { branch: 'main' },
+        steps: [
+          {
+            id: 'build',
+            description: 'Build',
+            tool: 'echo',
+            args: {},
+            outputs: ['image'],
+            contract: { kind: 'assert', expression: 'true' },
+          },
+          {
+            id: 'review',
+            description: 'Review',
+            target: 'reviewer',
+            task: 'Review ${steps.build.image} on ${context.brnch}',
+            contract: { kind: 'assert', expression: 'true' },
+          },
+          {
+            id: 'deploy',
+            description: 'Deploy',
+            requiresHuman: true,
+            dependsOn: ['review', 'build'],
+            task: 'Deploy ${steps.build.image} from ${context.branch}',
+            contract: { kind: 'assert', expression: 'true' },
+          },
+        ],
+      }),
+      { checkShell: false },
+    );
+    expect(result.problems.map((p) => [p.code, p.location.pointer])).toEqual([
+      ['unknown-context-key', '/steps/1/task'],
+      ['reference-not-upstream', '/steps/1/task'],
+    ]);
+    expect(result.problems[1]?.message).toContain('step "build" is not a dependency of step "review"');
+  });
 });

@@ -23,7 +23,7 @@ export interface WireServer {
 
 async function start(
   route: RegExp,
-  reply: (scripted: ScriptedReply, res: ServerResponse, path: string) => void,
+  reply: (scripted: ScriptedReply, res: ServerResponse, request: Record<string, unknown>) => void,
   script: readonly ScriptedReply[],
   protocol: 'http/1.1' | 'h2c' = 'http/1.1',
 ): Promise<WireServer> {
@@ -38,7 +38,8 @@ async function start(
         res.writeHead(404, { 'content-type': 'application/json' }).end('{"message":"no such route"}');
         return;
       }
-      requests.push(JSON.parse(Buffer.concat(chunks).toString('utf8')) as Record<string, unknown>);
+      const request = JSON.parse(Buffer.concat(chunks).toString('utf8')) as Record<string, unknown>;
+      requests.push(request);
       // The last reply repeats: a script that never converges stays wrong.
       const scripted = script[Math.min(next++, script.length - 1)] as ScriptedReply;
       if ('status' in scripted) {
@@ -48,7 +49,7 @@ async function start(
         );
         return;
       }
-      reply(scripted, res, path);
+      reply(scripted, res, request);
     });
   };
   // The Bedrock runtime client speaks HTTP/2 (h2c on a plain http:// endpoint), as it does to AWS.
@@ -91,7 +92,7 @@ export function startOpenAiServer(script: readonly ScriptedReply[]): Promise<Wir
 export function startBedrockServer(script: readonly ScriptedReply[]): Promise<WireServer> {
   return start(
     /^\/model\/[^/]+\/converse$/,
-    (scripted, res) => {
+    (scripted, res, request) => {
       const content =
         'text' in scripted
           ? [{ text: scripted.text }]
@@ -99,7 +100,8 @@ export function startBedrockServer(script: readonly ScriptedReply[]): Promise<Wi
               {
                 toolUse: {
                   toolUseId: 'tooluse-1',
-                  name: 'submit_plan',
+                  // The tool the request chose: submit_plan, or submit_recovery for a suggestion.
+                  name: toolChosen(request) ?? 'submit_plan',
                   input: (scripted as { plan: unknown }).plan,
                 },
               },
@@ -120,6 +122,13 @@ export function startBedrockServer(script: readonly ScriptedReply[]): Promise<Wi
     script,
     'h2c',
   );
+}
+
+/** The tool a Converse request forces (`toolConfig.toolChoice.tool.name`). */
+function toolChosen(request: Record<string, unknown>): string | undefined {
+  const choice = (request.toolConfig as { toolChoice?: { tool?: { name?: unknown } } } | undefined)
+    ?.toolChoice?.tool?.name;
+  return typeof choice === 'string' ? choice : undefined;
 }
 
 /** The first answer of a careless model: a cycle, an unknown tool, a step without a contract. */

@@ -62,6 +62,22 @@ describe('classifyFailure', () => {
     expect(classifyFailure({ name: 'QuotaGone', message: 'x' }, recipes).failureClass).toBe('unrecoverable');
   });
 
+  it("classifies a worker's answers and an agent's exit: only what no rule knows stays unknown", () => {
+    const of = (name: string, message = 'x', exitCode?: number) =>
+      classifyFailure({ name, message, ...(exitCode !== undefined ? { exitCode } : {}) }).failureClass;
+    expect(of('Worker.Stopped')).toBe('transient');
+    expect(of('Worker.MissingOutput')).toBe('logic');
+    // An agent's own exit: its code and message first, else its work was wrong.
+    expect(of('AgentFailed', 'the build broke', 3)).toBe('logic');
+    expect(of('AgentFailed', 'x', 126)).toBe('permission');
+    expect(of('AgentFailed', 'x', 127)).toBe('unrecoverable');
+    expect(of('AgentFailed', 'ECONNRESET while pushing', 2)).toBe('transient');
+    // A shell command's unknown exit, and a handoff the worker refused, ask a person.
+    expect(of('ToolFailed', 'x', 3)).toBe('unknown');
+    expect(of('Worker.UnknownPlan')).toBe('unknown');
+    expect(of('Worker.InvalidHandoff')).toBe('unknown');
+  });
+
   it('classifies by default: 5xx/429/408 transient, 401/403 permission, 400/422 invalid input', () => {
     fc.assert(
       fc.property(

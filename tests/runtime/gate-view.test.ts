@@ -241,15 +241,20 @@ describe('the Slack blocks', () => {
   });
 });
 
+interface JsonSchema {
+  readonly properties?: Record<string, { readonly $ref?: string }>;
+}
+
 describe('the gate JSON in the OpenAPI document', () => {
   it('describes the view from the same zod schemas: every step’s call, contract, rollback and risks', () => {
-    const doc = openApiDocument() as {
-      components: { schemas: { GateView: { properties: Record<string, Record<string, unknown>> } } };
-    };
-    const gate = doc.components.schemas.GateView;
-    const text = JSON.stringify(gate);
+    const { schemas } = (openApiDocument() as { components: { schemas: Record<string, JsonSchema> } })
+      .components;
+    const gate = schemas.GateView as JsonSchema;
     for (const field of ['view', 'stepGate', 'policy', 'submittedBy', 'voters', 'expiresAt'])
-      expect(Object.keys(gate.properties)).toContain(field);
+      expect(Object.keys(gate.properties ?? {})).toContain(field);
+    // The view is its own component (ApprovalView → StepView → ShownCall), referred to by the gate.
+    expect(gate.properties?.view?.$ref).toBe('#/components/schemas/ApprovalView');
+    const text = JSON.stringify([schemas.ApprovalView, schemas.StepView, schemas.ShownCall]);
     for (const field of [
       'call',
       'contract',

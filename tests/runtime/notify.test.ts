@@ -137,9 +137,10 @@ describe('notifier Lambda', () => {
     expect(posted?.channel).toBe('C0APPROVALS');
     const buttons = slack.buttons(posted as NonNullable<typeof posted>);
     expect(buttons.map((b) => [b.text.text, b.value ?? b.url])).toEqual([
-      ['Approve', APPROVAL_ID],
-      ['Reject', APPROVAL_ID],
-      ['Ask a question', APPROVAL_ID],
+      // Each button answers the content its message showed: the link id and that digest.
+      ['Approve', JSON.stringify({ linkId: APPROVAL_ID, digest: 'sha256:abc123' })],
+      ['Reject', JSON.stringify({ linkId: APPROVAL_ID, digest: 'sha256:abc123' })],
+      ['Ask a question', JSON.stringify({ linkId: APPROVAL_ID, digest: 'sha256:abc123' })],
       ['Open the page', link],
     ]);
   });
@@ -277,6 +278,52 @@ describe('approval messages', () => {
         },
       ),
       { numRuns: 300 },
+    );
+  });
+
+  it("shows the model's recovery suggestion beside the choices in email (text, HTML) and Slack, its text escaped and redacted", () => {
+    fc.assert(
+      fc.property(hostile, hostile, (reasons, command) => {
+        fc.pre(reasons.trim().length > 0);
+        const message = approvalMessage(
+          notice({
+            kind: 'escalation',
+            stepId: 'deploy',
+            description: 'Deploy',
+            failure: { failureClass: 'unknown', error: 'Plangate.Unknown', message: 'exit 3', phase: 'run' },
+            recovery: {
+              suggestion: { strategy: 'retry_with_args', reasons, args: { command } },
+              provider: 'openai',
+              model: 'scripted',
+              inputTokens: 10,
+              outputTokens: 5,
+              revision: { version: 3, digest: 'sha256:def456' },
+            },
+          }),
+          BASE,
+        );
+        const headline =
+          'The model (openai scripted) suggests: retry the step with changed args. The decision is yours.';
+        expect(message.text).toContain(headline);
+        expect(message.text).toContain(
+          'accepting it ends this run and sends version 3 of the plan (sha256:def456)',
+        );
+        expect(message.html).toContain('<section class="pg-suggestion"');
+        expect(message.html).toContain(headline);
+        const slack = JSON.stringify(message.slackBlocks);
+        expect(slack).toContain(':bulb:');
+        expect(slack).toContain('accept it on the page');
+        // The model's words are hostile input like the plan's: no credential, no live markup.
+        const all = JSON.stringify(message);
+        expect(all).not.toContain(TOKEN.slice(0, 40));
+        expect(all).not.toContain('hunter22');
+        expect(message.html).not.toMatch(/<b>|<!here>/);
+        const suggestionBlock = message.slackBlocks.find((b) => JSON.stringify(b).includes(':bulb:')) as {
+          text: { text: string };
+        };
+        expect(suggestionBlock.text.text).not.toMatch(/[<>]/);
+      }),
+      { numRuns: 200 },
     );
   });
 });

@@ -1,7 +1,7 @@
 /** What the rollback loop and the budget check read from the journal: pure functions over events. */
 import { describe, expect, it } from 'vitest';
 import type { JournalRecord } from '../../lib/runtime/payloads/index.ts';
-import { budgetUsed, effectiveLimits } from '../../lib/runtime/steps/budget.ts';
+import { budgetUsed, effectiveLimits } from '../../lib/runtime/recovery/budget.ts';
 import { nextRollback } from '../../lib/runtime/steps/rollback.ts';
 
 let seq = 0;

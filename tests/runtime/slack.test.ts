@@ -60,19 +60,23 @@ beforeAll(async () => {
     }),
   );
   interactions = `${api.url}/slack/interactions`;
-  // The page's and scripts' API, answering as the x-plangate-user header names (loopback only).
-  pageApi = await LocalHttpApi.start(
-    makeApprovalsApi({
-      ...base,
-      identity: { mode: 'header', header: 'x-plangate-user' },
-      slack: { signingSecret: SIGNING_SECRET, approvers: APPROVERS, client },
-    }),
-  );
   const notifier = makeNotifier({
     approvalsBaseUrl: api.url,
     slack: new SlackNotifier({ client, channel: 'C0APPROVALS' }),
     recordSlackMessage: slackMessageRecorder(plane.clients.doc, plane.tableNames.gates),
   });
+  // The page's and scripts' API, answering as the x-plangate-user header names (loopback only); a
+  // modification made there is posted to Slack as a revision, as the notifier is wired on AWS.
+  pageApi = await LocalHttpApi.start(
+    makeApprovalsApi({
+      ...base,
+      identity: { mode: 'header', header: 'x-plangate-user' },
+      slack: { signingSecret: SIGNING_SECRET, approvers: APPROVERS, client },
+      notify: async (notice) => {
+        await notifier(notice);
+      },
+    }),
+  );
   gateDeps = {
     ...base,
     tools: builtinRegistry(),
@@ -145,9 +149,11 @@ describe('Slack approvals', { timeout: 30_000 }, () => {
       'plangate.ask',
       'plangate.page',
     ]);
-    const linkId = buttons[0]?.value as string;
+    // The opaque link id and the digest the message showed: what a click answers.
+    const { linkId, digest } = JSON.parse(buttons[0]?.value as string) as { linkId: string; digest: string };
     expect(linkId).toMatch(/^[A-Za-z0-9_-]+\.\d+\.[A-Za-z0-9_-]+$/);
-    expect(buttons[2]?.value).toBe(linkId);
+    expect(digest).toBe(plan.digest);
+    expect(buttons[2]?.value).toBe(buttons[0]?.value);
     expect(buttons[3]?.url).toBe(`${api.url}/approvals/${encodeURIComponent(linkId)}`);
     const wire = JSON.stringify(message.history);
     expect(wire).not.toContain(token);
@@ -323,7 +329,7 @@ describe('Slack approvals', { timeout: 30_000 }, () => {
       forbiddenApprovers: [],
       quorum: 1,
     });
-    const linkId = slack.buttons(message)[0]?.value as string;
+    const { linkId } = JSON.parse(slack.buttons(message)[0]?.value as string) as { linkId: string };
     const answered = await fetch(`${pageApi.url}/approvals/${encodeURIComponent(linkId)}`, {
       method: 'POST',
       headers: { 'content-type': 'application/json', 'x-plangate-user': 'bob' },
@@ -344,6 +350,43 @@ describe('Slack approvals', { timeout: 30_000 }, () => {
     await slack.click(interactions, stale, 'plangate.APPROVE', 'U0ALICE');
     expect(ephemeralsTo('U0ALICE').at(-1)).toContain('already decided');
     expect(successesFor(token)).toHaveLength(1);
+  });
+
+  it('posts a revision made on the page as a new message whose buttons answer the revision; the old one is refused as stale', async () => {
+    const { message, token } = await openPlanGate({
+      approvers: ['alice', 'bob'],
+      forbiddenApprovers: [],
+      quorum: 1,
+    });
+    const { linkId } = JSON.parse(slack.buttons(message)[0]?.value as string) as { linkId: string };
+    const before = slack.messages.length;
+    const modified = await fetch(`${pageApi.url}/approvals/${encodeURIComponent(linkId)}`, {
+      method: 'POST',
+      headers: { 'content-type': 'application/json', 'x-plangate-user': 'bob', accept: 'application/json' },
+      body: JSON.stringify({
+        digest: plan.digest,
+        decision: 'APPROVE_WITH_MODIFICATIONS',
+        skipSteps: ['ship'],
+      }),
+    });
+    const body = (await modified.json()) as { status: string; digest: string };
+    expect(body.status).toBe('modified');
+    const revised = await slack.until('the revision message', () => slack.messages[before]);
+    expect(JSON.stringify(revised.blocks)).toContain('skips ship');
+    expect(JSON.parse(slack.buttons(revised)[0]?.value as string)).toEqual({ linkId, digest: body.digest });
+
+    // A click on the message about the plan as first posted answers content nobody may approve now.
+    await slack.click(interactions, message, 'plangate.APPROVE', 'U0ALICE');
+    expect(ephemeralsTo('U0ALICE').at(-1)).toContain('modified by bob');
+    expect(successesFor(token)).toHaveLength(0);
+    // The revision's own message approves the revision.
+    await slack.click(interactions, revised, 'plangate.APPROVE', 'U0ALICE');
+    expect(successesFor(token)).toHaveLength(1);
+    expect(successesFor(token)[0]?.output).toMatchObject({
+      decision: 'APPROVE_WITH_MODIFICATIONS',
+      by: 'alice',
+      skipSteps: ['ship'],
+    });
   });
 
   it('refuses a signed request dated more than five minutes ahead, as it refuses one five minutes behind', async () => {

@@ -1,7 +1,8 @@
 /** What an agent's output says it used, and what its handoff says of the budget. */
 import { describe, expect, it } from 'vitest';
+import { HandoffSchema } from '../../lib/runtime/payloads/index.ts';
+import { agentTimeoutSeconds, renderHandoff } from '../../lib/runtime/steps/handoff.ts';
 import { agentUsage } from '../../lib/runtime/tools/agent-usage.ts';
-import { agentTimeoutSeconds, HandoffSchema, renderHandoff } from '../../lib/worker/handoff.ts';
 
 describe('agentUsage', () => {
   it("reads Claude Code's JSON result (--output-format json): every input and output token, and the cost", () => {
@@ -72,7 +73,9 @@ describe('the handoff of an agent step on a budget', () => {
       handoff({ wallClockSeconds: 41.9, tokens: 5000, costUsd: 0.5, maxCommands: 30 }),
     );
     expect(text).toContain("- Finish within 41 s (the plan's wall-clock budget left).");
-    expect(text).toContain('- Run at most 30 commands.');
+    expect(text).toContain(
+      '- Run at most 30 commands; when near the limit, conclude with the data you have.',
+    );
     expect(text).toContain("- Tokens left in the plan's budget: 5000.");
     expect(text).toContain("- Cost left in the plan's budget: $0.50.");
     expect(text).toContain('{"usage": {"tokens": N, "cost_usd": X}}');

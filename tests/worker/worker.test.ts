@@ -12,7 +12,7 @@ import { describe, expect, it } from 'vitest';
 import type { Plan } from '../../lib/plan/schema.ts';
 import { PlanSchema } from '../../lib/plan/schema.ts';
 import type { RunnerResult } from '../../lib/runtime/payloads/index.ts';
-import { type Handoff, HandoffSchema } from '../../lib/worker/handoff.ts';
+import { type Handoff, HandoffSchema } from '../../lib/runtime/payloads/index.ts';
 import { ActivityWorker, type WorkerOptions } from '../../lib/worker/worker.ts';
 import { useServedEngine } from './served-engine.ts';
 
@@ -86,6 +86,7 @@ async function work(
     agentCommand,
     log: (line) => log.push(line),
     once: true,
+    workerName: 'vm:9498',
     ...options,
   }).run();
   const ms = performance.now() - started;
@@ -101,13 +102,25 @@ const resultOf = (o: Outcome) => JSON.parse(o.execution.output ?? '{}') as Runne
 const USAGE_LINE = `echo '{"usage":{"tokens":1200,"cost_usd":0.03}}'`;
 
 describe('ActivityWorker', { timeout: 30_000 }, () => {
-  it('answers an agent that exits non-zero with SendTaskFailure (ToolFailed), its stderr and what it used', async () => {
+  it('answers an agent that exits non-zero with SendTaskFailure (AgentFailed), its exit code, stderr and what it used', async () => {
     const o = await work(handoff(), `${USAGE_LINE}; echo 'cannot reach the repo' >&2; exit 3`);
     expect(o.execution.status).toBe('FAILED');
-    expect(o.execution.error).toBe('ToolFailed');
+    expect(o.execution.error).toBe('AgentFailed');
     expect(causeOf(o)).toEqual({
       message: 'agent exited 3: cannot reach the repo',
+      worker: 'vm:9498',
+      exitCode: 3,
       usage: { tokens: 1200, costUsd: 0.03 },
+      // What the agent ran and said, for the task's execution.log (not a git workspace: no files).
+      agentRun: {
+        command: expect.stringContaining('exit 3'),
+        exitCode: 3,
+        durationMs: expect.any(Number),
+        stdout: '{"usage":{"tokens":1200,"cost_usd":0.03}}\n',
+        stderr: 'cannot reach the repo\n',
+        blockers: [],
+        deviations: [],
+      },
     });
     expect(o.log.at(-1)).toBe('✗ write-the-fix: agent exited 3: cannot reach the repo');
   });

@@ -30,9 +30,15 @@ export class ApprovalsDesk implements GateDesk {
   constructor(private readonly props: ApprovalsDeskProps) {}
 
   async pending(executionId: string): Promise<PendingGate[]> {
-    return (await this.props.approvals.pending(executionId)).map(({ linkId, gate }) =>
-      pendingGate(linkId, gate, gate.expiresAtEpoch, shownOfGate(gate)),
-    );
+    return (await this.props.approvals.pending(executionId)).map(({ linkId, gate }) => {
+      if (gate.revision) this.revised(linkId, gate.revision.digest);
+      return pendingGate(linkId, gate, gate.expiresAtEpoch, shownOfGate(gate));
+    });
+  }
+
+  /** A modification made a revision of the gate (on any channel): answers now bind to its digest. */
+  revised(linkId: string, digest: string): void {
+    this.revisions.set(linkId, digest);
   }
 
   async settled(linkId: string): Promise<string | undefined> {
@@ -59,10 +65,9 @@ export class ApprovalsDesk implements GateDesk {
     });
     const body = (await response.json().catch(() => ({}))) as Record<string, unknown>;
     if (response.ok && body.status === 'modified') {
-      this.revisions.set(linkId, String(body.digest));
+      this.revised(linkId, String(body.digest));
       return {
         ok: true,
-        revised: true,
         note: `Your changes made revision ${String(body.revision)} (${String(body.digest)}). Approvals given before do not count for it: approve the revision as changed (or reject it) to decide.`,
       };
     }

@@ -4,11 +4,12 @@
  * reject <reason>. Escalations: retry / skip / abort. Seed 000's approval signals count too
  * ("yes", "proceed", "✓", 👍; "no").
  */
-import type {
-  ApprovalDecision,
-  EscalationDecision,
-  GateKind,
-  HumanDecision,
+import {
+  ACCEPT_SUGGESTION,
+  type ApprovalDecision,
+  type EscalationDecision,
+  type GateKind,
+  type HumanDecision,
 } from '../../runtime/payloads/index.ts';
 
 export const GATE_CHOICES = [
@@ -23,6 +24,15 @@ export const ESCALATION_CHOICES = [
   '  skip    skip this step; its dependents are blocked',
   '  abort   stop the run (completed steps that declare a rollback are undone, newest first)',
 ];
+
+/** The escalation's extra choice when the model suggested how to recover (its suggestion is shown above). */
+export const ACCEPT_CHOICE = "  accept  take the model's suggestion shown above";
+
+/** Taking the model's suggestion: the approvals API turns it into the decision it means. */
+export interface AcceptSuggestionAnswer {
+  readonly decision: typeof ACCEPT_SUGGESTION;
+  readonly by: string;
+}
 
 export const HUMAN_CHOICES = [
   '  done [name=value …]   the step is done; give its declared outputs',
@@ -60,8 +70,12 @@ export function parseApproval(
   return `not an answer: "${line}"; answer approve, skip <steps>, ask <question> or reject <reason>`;
 }
 
-/** Parses an escalation answer; a string is the problem to show. */
-export function parseEscalation(text: string, by: string): EscalationDecision | string {
+/** Parses an escalation answer (`accept` where the gate shows a suggestion); a string is the problem to show. */
+export function parseEscalation(
+  text: string,
+  by: string,
+  suggested = false,
+): EscalationDecision | AcceptSuggestionAnswer | string {
   const line = text.trim();
   const [word = ''] = line.split(/\s+/);
   const tail = line.slice(word.length).trim();
@@ -75,8 +89,11 @@ export function parseEscalation(text: string, by: string): EscalationDecision | 
     case 'abort':
     case 'a':
       return { decision: 'ABORT', by, ...(tail ? { reason: tail } : {}) };
+    case 'accept':
+      if (suggested) return { decision: ACCEPT_SUGGESTION, by };
+      return 'there is no suggestion to accept; answer retry, skip or abort';
     default:
-      return `not an answer: "${line}"; answer retry, skip or abort`;
+      return `not an answer: "${line}"; answer retry, skip${suggested ? ', abort or accept' : ' or abort'}`;
   }
 }
 

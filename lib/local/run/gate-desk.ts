@@ -12,6 +12,7 @@ import type {
   GateKind,
   HumanDecision,
 } from '../../runtime/payloads/index.ts';
+import type { AcceptSuggestionAnswer } from './decisions.ts';
 
 /** What a gate request, a stored gate and a notice all say about a waiting gate. */
 export interface GateFacts {
@@ -40,18 +41,13 @@ export interface PendingGate extends GateFacts {
   readonly submittedBy?: string;
 }
 
-export type GateAnswer = ApprovalDecision | EscalationDecision | HumanDecision;
+export type GateAnswer = ApprovalDecision | EscalationDecision | HumanDecision | AcceptSuggestionAnswer;
 
 export type AnswerOutcome =
   | {
       readonly ok: true;
       /** What became of the answer, when it is more than recorded (e.g. votes still needed). */
       readonly note?: string;
-      /**
-       * The answer modified the gated content: a revision that the gate asks about again (answers
-       * now bind to its digest), and the whole quorum approves before anything runs.
-       */
-      readonly revised?: true;
     }
   | {
       readonly ok: false;

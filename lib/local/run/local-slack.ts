@@ -26,7 +26,7 @@ export interface LocalSlackApp {
    */
   notifier(
     approvalsBaseUrl: string,
-    gates: Pick<ApprovalsDeps, 'dynamo' | 'tables'>,
+    gates: Pick<ApprovalsDeps, 'dynamo' | 'tables' | 'telemetry'>,
   ): (notice: ApprovalNotice) => Promise<unknown>;
 }
 
@@ -47,6 +47,7 @@ export async function localSlackApp(env: Env): Promise<LocalSlackApp | undefined
         approvalsBaseUrl,
         slack: new SlackNotifier({ client: slack.client, channel }),
         recordSlackMessage: slackMessageRecorder(gates.dynamo, gates.tables.gates),
+        ...(gates.telemetry ? { telemetry: gates.telemetry } : {}),
       }),
   };
 }

@@ -1,40 +1,66 @@
 /**
  * The whole local stack of `plangate run`, in this process: dynalite and the local event bus
  * (lib/local/stack.ts), the embedded engine durable in the store, its Step Functions API on
- * loopback, and the harness Lambdas (the same lambdas/ modules that run on AWS) wired into the
- * engine's resource invoker with SDK v3 clients pointed at the local endpoints.
+ * loopback, and the harness Lambdas (the same lambdas/ modules that run on AWS, one per entry of
+ * the catalog that compiled machines call) wired into the engine's resource invoker with SDK v3
+ * clients pointed at the local endpoints. They log to the store's harness log, as on AWS they log
+ * to CloudWatch.
  */
-import { extname } from 'node:path';
-import { fileURLToPath } from 'node:url';
+import { basename } from 'node:path';
 import { SFNClient } from '@aws-sdk/client-sfn';
-import { PLACEHOLDERS } from '../../compiler/placeholders.ts';
+import { makeHandler as makeClassifier } from '../../../lambdas/classifier.ts';
+import { makeHandler as makeContractChecker } from '../../../lambdas/contract-checker.ts';
+import { makeHandler as makeGate } from '../../../lambdas/gate.ts';
+import { makeHandler as makeJoin } from '../../../lambdas/join.ts';
+import { makeHandler as makeStepRunner } from '../../../lambdas/step-runner.ts';
 import { type EngineServer, startEngineServer } from '../../engine/api/index.ts';
 import { createEngine, type Engine } from '../../engine/engine.ts';
 import { createResourceInvoker, LambdaHandlerRegistry } from '../../engine/resources/index.ts';
-import type { LambdaHandler, TaskInvocation } from '../../engine/types.ts';
+import type { TaskInvocation } from '../../engine/types.ts';
 import type { PolicySet } from '../../policy/policy-set.ts';
+import {
+  HARNESS_HANDLERS,
+  type HarnessHandlerName,
+  STATE_MACHINE_HANDLERS,
+  type StateMachineHandlerName,
+} from '../../runtime/catalog.ts';
 import type { HarnessDeps } from '../../runtime/deps.ts';
 import type { ApprovalNotice, GateDeps } from '../../runtime/gate/gate.ts';
+import type { Telemetry } from '../../runtime/telemetry/telemetry.ts';
 import { builtinRegistry } from '../../runtime/tools/builtins.ts';
 import { LOCAL_CREDENTIALS } from '../clients.ts';
 import { type LocalDataPlane, startLocalDataPlane } from '../stack.ts';
+import { HarnessLog } from './harness-log.ts';
 import type { StorePaths } from './store.ts';
 
 const REGION = 'us-east-1';
 const ACCOUNT = '123456789012';
 
-/** The harness functions compiled machines call: placeholder → handler module in lambdas/. */
-export const HARNESS_FUNCTIONS = [
-  { placeholder: PLACEHOLDERS.gate, name: 'plangate-gate', module: 'gate' },
-  { placeholder: PLACEHOLDERS.stepRunner, name: 'plangate-step-runner', module: 'step-runner' },
-  {
-    placeholder: PLACEHOLDERS.contractChecker,
-    name: 'plangate-contract-checker',
-    module: 'contract-checker',
-  },
-  { placeholder: PLACEHOLDERS.classifier, name: 'plangate-classifier', module: 'classifier' },
-  { placeholder: PLACEHOLDERS.join, name: 'plangate-join', module: 'join' },
-] as const;
+/** A harness function's local name: `plangate-<module>`, e.g. `plangate-step-runner`. */
+export function localFunctionName(handler: HarnessHandlerName): string {
+  return `plangate-${basename(HARNESS_HANDLERS[handler].entry, '.ts')}`;
+}
+
+/** Each handler compiled machines call, over the stack's deps (each with its own telemetry). */
+function stateMachineHandlers(
+  deps: GateDeps,
+  telemetry: (handler: HarnessHandlerName) => Telemetry,
+): Record<StateMachineHandlerName, (event: unknown) => Promise<unknown>> {
+  const own = <N extends StateMachineHandlerName>(handler: N) => ({ ...deps, telemetry: telemetry(handler) });
+  const join = own('join');
+  return {
+    gate: makeGate(own('gate')),
+    stepRunner: makeStepRunner(own('stepRunner')),
+    contractChecker: makeContractChecker(own('contractChecker')),
+    classifier: makeClassifier(own('classifier')),
+    join: makeJoin({
+      dynamo: join.dynamo,
+      joinsTable: join.tables.joins,
+      sfn: join.sfn,
+      telemetry: join.telemetry,
+    }),
+  };
+}
 
 export interface LocalRunStackProps {
   readonly paths: StorePaths;
@@ -50,6 +76,8 @@ export interface LocalRunStackProps {
   readonly gateListeners?: Pick<GateDeps, 'onDecided' | 'onEscalated'>;
   /** The platform's policy every harness Lambda asks (`--policy DIR`). @default PolicySet.fromEnvironment() */
   readonly policy?: PolicySet;
+  /** The run's planner, asked at escalations of failures no recipe covers. @default - none */
+  readonly recoveryAdvisor?: GateDeps['recoveryAdvisor'];
 }
 
 export class LocalRunStack {
@@ -59,6 +87,8 @@ export class LocalRunStack {
     readonly engineServer: EngineServer,
     /** @aws-sdk/client-sfn against the engine's API: how the CLI and the handlers reach the engine. */
     readonly sfn: SFNClient,
+    /** Where the handlers running in this process log (the store's logs/harness.jsonl). */
+    readonly log: HarnessLog,
   ) {}
 
   /** The role local state machines are created with (the engine does not assume it). */
@@ -77,12 +107,16 @@ export class LocalRunStack {
   /** `${...}` substitutions for compiled definitions: local function ARNs. */
   static substitutions(): Record<string, string> {
     return Object.fromEntries(
-      HARNESS_FUNCTIONS.map((f) => [f.placeholder, `arn:aws:lambda:${REGION}:${ACCOUNT}:function:${f.name}`]),
+      STATE_MACHINE_HANDLERS.map((handler) => [
+        HARNESS_HANDLERS[handler].placeholder,
+        `arn:aws:lambda:${REGION}:${ACCOUNT}:function:${localFunctionName(handler)}`,
+      ]),
     );
   }
 
   static async start(props: LocalRunStackProps): Promise<LocalRunStack> {
     const data = await startLocalDataPlane({ dataDir: props.paths.data });
+    const log = HarnessLog.open(props.paths);
     // The engine resumes stored executions as soon as it exists, before its API server has a
     // URL for the handlers' SFN client: hold every task until the stack is wired.
     let release: () => void = () => {};
@@ -123,21 +157,36 @@ export class LocalRunStack {
         notify: props.notify,
         ...props.gateListeners,
         ...(props.policy ? { policy: props.policy } : {}),
+        ...(props.recoveryAdvisor ? { recoveryAdvisor: props.recoveryAdvisor } : {}),
       };
-      for (const fn of HARNESS_FUNCTIONS) registry.register(fn.name, await loadHandler(fn.module, deps));
+      const handlers = stateMachineHandlers(deps, (handler) => log.telemetry(handler));
+      // The engine's stand-in Lambda context stays out of the logs: handlers run side by side here.
+      for (const handler of STATE_MACHINE_HANDLERS)
+        registry.register(localFunctionName(handler), (event) => handlers[handler](event));
       release();
-      return new LocalRunStack(data, engine, server, sfn);
+      return new LocalRunStack(data, engine, server, sfn, log);
     } catch (error) {
       await engine?.close();
       await server?.close();
       await data.close();
+      log.close();
       throw error;
     }
   }
 
-  /** The journal's tables and bus on this stack. */
-  journalDeps(): Pick<HarnessDeps, 'dynamo' | 'tables' | 'events'> {
-    return { dynamo: this.data.clients.doc, tables: this.data.tableNames, events: this.data.clients.events };
+  /**
+   * The journal's tables and bus on this stack, for the handler `telemetry` is of (its journal
+   * events are logged and counted as that handler's).
+   */
+  journalDeps(
+    telemetry?: HarnessHandlerName,
+  ): Pick<HarnessDeps, 'dynamo' | 'tables' | 'events' | 'telemetry'> {
+    return {
+      dynamo: this.data.clients.doc,
+      tables: this.data.tableNames,
+      events: this.data.clients.events,
+      ...(telemetry ? { telemetry: this.log.telemetry(telemetry) } : {}),
+    };
   }
 
   /** Stops everything; running executions stay in the store and resume on the next start. */
@@ -146,20 +195,6 @@ export class LocalRunStack {
     this.sfn.destroy();
     await this.engineServer.close();
     await this.data.close();
+    this.log.close();
   }
-}
-
-/**
- * A lambdas/ module's `makeHandler(deps)`: the handler AWS runs, built over local clients. The
- * module has this file's own extension: .ts under tsx, .js in the built CLI (dist/).
- */
-async function loadHandler(module: string, deps: HarnessDeps): Promise<LambdaHandler> {
-  const url = new URL(
-    `../../../lambdas/${module}${extname(fileURLToPath(import.meta.url))}`,
-    import.meta.url,
-  );
-  const loaded = (await import(url.href)) as { makeHandler?: (deps: HarnessDeps) => unknown };
-  if (typeof loaded.makeHandler !== 'function')
-    throw new Error(`lambdas/${module} does not export makeHandler(deps)`);
-  return loaded.makeHandler(deps) as LambdaHandler;
 }

@@ -6,6 +6,7 @@
  * from how the execution ended.
  */
 import { mkdir, readFile, writeFile } from 'node:fs/promises';
+import { hostname } from 'node:os';
 import { dirname, join, resolve } from 'node:path';
 import {
   DescribeExecutionCommand,
@@ -22,7 +23,7 @@ import { type Plan, PlanSchema } from '../../plan/schema.ts';
 import { decisionDetails, PolicyDeniedError } from '../../policy/decisions.ts';
 import { planEntity, planFacts, stepEntity } from '../../policy/entities.ts';
 import { PolicySet } from '../../policy/policy-set.ts';
-import type { ApprovalsApiDeps } from '../../runtime/api/approvals-api.ts';
+import type { AnswerReviser, ApprovalsApiDeps } from '../../runtime/api/approvals-api.ts';
 import { eventIdentity, journalFor } from '../../runtime/deps.ts';
 import { type ApprovalNotice, approvalsFor } from '../../runtime/gate/gate.ts';
 import type { GateView } from '../../runtime/gate/gate-item.ts';
@@ -30,11 +31,12 @@ import { shownOfNotice } from '../../runtime/gate/shown-gate.ts';
 import { gateText, terminalSafe } from '../../runtime/gate/view-text.ts';
 import { readEvents } from '../../runtime/journal/journal.ts';
 import { slackDecisionUpdater, slackEscalationUpdater } from '../../runtime/notify/slack.ts';
-import type { JournalRecord } from '../../runtime/payloads/index.ts';
+import type { JournalRecord, RecoveryAdvice } from '../../runtime/payloads/index.ts';
 import { AGENT_COMMAND_ENV } from '../../runtime/tools/agent.ts';
 import { ActivityWorker } from '../../worker/worker.ts';
 import { ApprovalsDesk, planFeedbackReviser } from './approvals-desk.ts';
 import {
+  ACCEPT_CHOICE,
   ESCALATION_CHOICES,
   GATE_CHOICES,
   HUMAN_CHOICES,
@@ -48,16 +50,20 @@ import { type GateAnswer, identityHint, type PendingGate, pendingGate } from './
 import { localSlackApp } from './local-slack.ts';
 import { LocalRunStack } from './local-stack.ts';
 import { checklistStateOf, outlineOf, ProgressFormatter } from './progress.ts';
+import { localRecoveryAdvisor, type RecoveryPlanner, recoveryRevisionReviser } from './recovery-advisor.ts';
 import { Spinner } from './spinner.ts';
 import {
   liveSession,
   loadSigningKey,
   planFile,
+  readRunSettings,
   releaseSession,
   type StorePaths,
+  writeRunSettings,
   writeSession,
 } from './store.ts';
 import { type Asked, TerminalPrompter } from './terminal.ts';
+import { WorkerWatch } from './worker-watch.ts';
 
 /** Local state machines are named `plangate-<planId>`, as they always were (stores from earlier runs re-attach); activities `plangate-<target>`. */
 export const LOCAL_NAME_PREFIX = 'plangate';
@@ -90,6 +96,16 @@ export interface SessionOptions {
    * is refused), and the caller is told what to revise. @default - questions loop at the gate
    */
   readonly onPlanFeedback?: (feedback: string) => void;
+  /**
+   * The run's planner: at an escalation of a failure no recipe covers, the model suggests how to
+   * recover, beside the person's choices (seed 001). @default - no suggestions
+   */
+  readonly recoveryPlanner?: RecoveryPlanner;
+  /**
+   * The person accepted a suggestion that changes the plan: this execution ends, and the caller is
+   * told the new version (kept in the store by its digest) to send to the gate.
+   */
+  readonly onRecoveryRevision?: (advice: RecoveryAdvice) => void;
   readonly io: SessionIo;
   /** Who submits the plan (PLAN_CREATED): they may not approve it. @default - not recorded */
   readonly submittedBy?: string;
@@ -101,11 +117,21 @@ export interface SessionOptions {
   /** Where Slack is configured (lib/local/run/local-slack.ts), and $PLANGATE_AGENT_COMMAND. @default process.env */
   readonly env?: Readonly<Record<string, string | undefined>>;
   /**
-   * Run a worker of each agent target in this process (running $PLANGATE_AGENT_COMMAND in the
-   * current directory); false leaves the queue to `plangate worker` processes. @default true
+   * Run workers of each agent target in this process (running $PLANGATE_AGENT_COMMAND in the
+   * current directory); false leaves the queue to `plangate worker` processes. Kept with the
+   * execution (the store's run settings). @default - as the execution was started; a new one: true
    */
   readonly workers?: boolean;
+  /** How many agents of one target the run's own workers run at once. @default IN_PROCESS_AGENTS_PER_TARGET */
+  readonly agentsPerTarget?: number;
 }
+
+/**
+ * The run's own workers take up to this many steps of one target at once (steps that do not
+ * depend on each other, in the same workspace); `--agents-per-target` changes it.
+ */
+export const IN_PROCESS_AGENTS_PER_TARGET = 4;
+export const MAX_AGENTS_PER_TARGET = 16;
 
 export type SessionTarget =
   | {
@@ -149,26 +175,41 @@ export async function runSession(target: SessionTarget, options: SessionOptions)
     stackUp = resolve;
   });
   const checklistOf = pageChecklist(plan, `sha256:${digest}`);
+  let notifySlack: ((notice: ApprovalNotice) => Promise<unknown>) | undefined;
+  /** Tells people a gate waits (a new one, or a revision of one): this terminal, and Slack if configured. */
+  const notify = async (notice: ApprovalNotice): Promise<void> => {
+    notices.post(notice);
+    if (!slack) return;
+    // The notifier Lambda's work, with links to the front door.
+    notifySlack ??= slack.notifier(front.url, (await stackReady).journalDeps('notifier'));
+    // As on AWS, a notice that could not be posted does not hold the gate up.
+    await notifySlack(notice).catch((error: unknown) =>
+      note(`Slack: not posted: ${(error as Error).message}`),
+    );
+  };
   // The door listens first (the links' URL is known before any gate opens); it answers once the stack is up.
   const front = await RunFrontDoor.start({
     identity: options.identity,
     signingKey,
     deps: stackReady.then(
       (stack): Omit<ApprovalsApiDeps, 'identity' | 'signingKey'> => ({
-        ...stack.journalDeps(),
+        ...stack.journalDeps('approvalsApi'),
         sfn: stack.sfn,
         policy,
+        // A modification on the page asks the gate's approvers again, this terminal included.
+        notify,
+        // The page's reader is at this machine, as the terminal's is.
+        displayTimeZone: localTimeZone(),
         ...(slack ? { slack: slack.interactions } : {}),
         pageExtras: async (gate, answeringAs) => {
           const checklist = await checklistOf(stack, gate);
           const notice = answeringAs === undefined ? undefined : identityHint(gate, answeringAs);
           return { ...(checklist ? { checklist } : {}), ...(notice ? { notice } : {}) };
         },
-        ...(options.onPlanFeedback ? { reviseAnswer: planFeedbackReviser(options.onPlanFeedback) } : {}),
+        ...answerRevisers(options),
       }),
     ),
   });
-  let notifySlack: ((notice: ApprovalNotice) => Promise<unknown>) | undefined;
   const stack = await LocalRunStack.start({
     paths,
     timeScale: options.timeScale,
@@ -183,16 +224,10 @@ export async function runSession(target: SessionTarget, options: SessionOptions)
           },
         }
       : {}),
-    notify: async (notice) => {
-      notices.post(notice);
-      if (!slack) return;
-      // The notifier Lambda's work, with links to the front door.
-      notifySlack ??= slack.notifier(front.url, (await stackReady).journalDeps());
-      // As on AWS, a notice that could not be posted does not hold the gate up.
-      await notifySlack(notice).catch((error: unknown) =>
-        note(`Slack: not posted: ${(error as Error).message}`),
-      );
-    },
+    ...(options.recoveryPlanner
+      ? { recoveryAdvisor: localRecoveryAdvisor(paths, options.recoveryPlanner) }
+      : {}),
+    notify,
   }).catch(async (error: unknown) => {
     await front.close();
     throw error;
@@ -236,6 +271,7 @@ export async function runSession(target: SessionTarget, options: SessionOptions)
   const spinner = new Spinner(io.stdout, !options.json && io.stdout.isTTY === true);
   let follower: EventFollower | undefined;
   let workers: ActivityWorker[] = [];
+  let watch: WorkerWatch | undefined;
   let interrupted = false;
   const onSignal = () => {
     interrupted = true;
@@ -263,7 +299,18 @@ export async function runSession(target: SessionTarget, options: SessionOptions)
     }
     executionArnShown = executionArn;
     note(`Execution: ${executionArn}`);
-    workers = await startWorkers(stack, plan, options, note);
+    const inProcess = await workerMode(paths, executionArn, options, plan, note);
+    workers = await startWorkers(stack, plan, { ...options, workers: inProcess }, note);
+    watch = new WorkerWatch({
+      sfn: stack.sfn,
+      executionArn,
+      plan,
+      timeScale: options.timeScale,
+      inProcess,
+      workerCommand: (target) => workerCommand(target, paths),
+      say: note,
+    });
+    watch.start();
     note(
       `Answering as ${options.identity} (--as <name> to answer as someone else), here or on the approval page: links are printed with each gate.`,
     );
@@ -291,6 +338,7 @@ export async function runSession(target: SessionTarget, options: SessionOptions)
       executionId: executionArn,
       onEvent: async (event) => {
         await files.add(event);
+        watch?.onEvent(event);
         if (DECISION_EVENTS.has(event.event)) await withdrawAnsweredElsewhere();
         if (event.event === 'FAILURE_CLASSIFIED' && event.task_id)
           failures.set(
@@ -348,7 +396,7 @@ export async function runSession(target: SessionTarget, options: SessionOptions)
         text: question,
         parse: (line) =>
           gate.kind === 'escalation'
-            ? parseEscalation(line, by)
+            ? parseEscalation(line, by, gate.shown?.recovery !== undefined)
             : gate.kind === 'human'
               ? parseHumanReport(line, by)
               : parseApproval(line, { kind: gate.kind, stepIds: plan.steps.map((s) => s.id), by }),
@@ -402,7 +450,20 @@ export async function runSession(target: SessionTarget, options: SessionOptions)
       return undefined;
     };
     askAgain = ask;
-    notices.onNotice((notice) => ask(noticeGate(notice)));
+    notices.onNotice((notice) => {
+      // A modification (here, on the page, in Slack or through the API) made a revision: what is
+      // asked changed, so the question is asked again about it, and answers bind to its digest.
+      if (notice.revision) {
+        desk.revised(notice.approvalId, notice.revision.digest);
+        asked
+          .get(notice.approvalId)
+          ?.withdraw(
+            `Modified by ${notice.revision.by} (revision ${notice.revision.number}): asking again about what it now runs.`,
+          );
+        asked.delete(notice.approvalId);
+      }
+      ask(noticeGate(notice));
+    });
     for (const gate of await desk.pending(executionArn)) ask(gate);
 
     const final = await waitForEnd(stack, executionArn, () => interrupted);
@@ -424,6 +485,7 @@ export async function runSession(target: SessionTarget, options: SessionOptions)
     process.off('SIGTERM', onSignal);
     spinner.stop();
     follower?.stop();
+    watch?.stop();
     // A task in progress is failed (the recipe retries it on the next run or resume).
     await Promise.all(workers.map((worker) => worker.stop('fail')));
     prompter.close();
@@ -433,9 +495,47 @@ export async function runSession(target: SessionTarget, options: SessionOptions)
   }
 }
 
+/** The host's rewrites of answers: a planned plan's feedback, a suggestion that makes a new version. */
+function answerRevisers(options: SessionOptions): { reviseAnswer?: AnswerReviser } {
+  const revisers = [
+    ...(options.onPlanFeedback ? [planFeedbackReviser(options.onPlanFeedback)] : []),
+    ...(options.onRecoveryRevision ? [recoveryRevisionReviser(options.onRecoveryRevision)] : []),
+  ];
+  if (revisers.length === 0) return {};
+  return { reviseAnswer: (gate, decision) => revisers.map((r) => r(gate, decision)).find(Boolean) };
+}
+
 /**
- * Workers for the plan's agent targets, in this process, or (with `workers: false`) a note of
- * what to run instead. Their activities are ensured first: a resumed run may predate them.
+ * Whether this run's own workers take its agent steps: as asked (`--no-workers`), else as the
+ * execution was started (kept in the store), else yes; what is decided is kept for the next resume.
+ */
+async function workerMode(
+  paths: StorePaths,
+  executionArn: string,
+  options: SessionOptions,
+  plan: Plan,
+  note: (text: string) => void,
+): Promise<boolean> {
+  const recorded = await readRunSettings(paths, executionArn);
+  const inProcess = options.workers ?? (recorded ? recorded.workers === 'in-process' : true);
+  const workers = inProcess ? 'in-process' : 'external';
+  if (recorded?.workers !== workers) await writeRunSettings(paths, { executionArn, workers });
+  else if (options.workers === undefined && !inProcess && workerTargets(plan).length > 0)
+    note(
+      'This execution was started with --no-workers: its agent steps stay with plangate worker processes.',
+    );
+  return inProcess;
+}
+
+/** The command that starts a worker of `target` for this store. */
+function workerCommand(target: string, paths: StorePaths): string {
+  return `plangate worker --target ${target} --store ${paths.root} --agent-command "<agent>"`;
+}
+
+/**
+ * Workers for the plan's agent targets, in this process (`agentsPerTarget` of each, so steps
+ * that do not depend on each other run side by side), or (with `workers: false`) a note of what
+ * to run instead. Their activities are ensured first: a resumed run may predate them.
  */
 async function startWorkers(
   stack: LocalRunStack,
@@ -447,26 +547,29 @@ async function startWorkers(
   if (targets.length === 0) return [];
   if (options.workers === false) {
     note('Agent steps wait for workers (--no-workers); run, in the workspace:');
-    for (const target of targets)
-      note(`  plangate worker --target ${target} --store ${options.paths.root} --agent-command "<agent>"`);
+    for (const target of targets) note(`  ${workerCommand(target, options.paths)}`);
     return [];
   }
   const activities = await ensureActivities(stack.sfn, plan, LOCAL_NAME_PREFIX);
   const agentCommand = (options.env ?? process.env)[AGENT_COMMAND_ENV];
-  return targets.map((target) => {
-    const worker = new ActivityWorker({
-      sfn: stack.sfn,
-      activityArn: activities[target] as string,
-      target,
-      workspace: process.cwd(),
-      agentCommand,
-      timeScale: options.timeScale,
-      workerName: `plangate-run:${process.pid}:${target}`,
-      log: note,
-    });
-    void worker.run().catch((error: unknown) => note(`worker ${target}: ${(error as Error).message}`));
-    return worker;
-  });
+  const perTarget = options.agentsPerTarget ?? IN_PROCESS_AGENTS_PER_TARGET;
+  return targets.flatMap((target) =>
+    Array.from({ length: perTarget }, (_, slot) => {
+      const worker = new ActivityWorker({
+        sfn: stack.sfn,
+        activityArn: activities[target] as string,
+        target,
+        workspace: process.cwd(),
+        agentCommand,
+        timeScale: options.timeScale,
+        // Who ran an attempt: this host and process (the journal records it), and which of its workers.
+        workerName: `${hostname()}:${process.pid}/${target}-${slot + 1}`.slice(0, 80),
+        log: note,
+      });
+      void worker.run().catch((error: unknown) => note(`worker ${target}: ${(error as Error).message}`));
+      return worker;
+    }),
+  );
 }
 
 /** The unfinished execution of this plan digest, else a new one (launchPlan: PLAN_CREATED first). */
@@ -596,8 +699,8 @@ async function answerGate(
   }));
   if (outcome.ok) {
     if (outcome.note) note(outcome.note);
-    // A modification made a revision: the same gate asks about it again.
-    return outcome.revised === true;
+    // A modification made a revision: its notice asks about it again.
+    return false;
   }
   note(`Not recorded: ${outcome.message}`);
   if (outcome.reason === 'forbidden') {
@@ -653,7 +756,7 @@ function gateQuestion(
   lines.push(`Answer here or open ${link}`);
   lines.push(
     ...(gate.kind === 'escalation'
-      ? ESCALATION_CHOICES
+      ? [...ESCALATION_CHOICES, ...(gate.shown?.recovery ? [ACCEPT_CHOICE] : [])]
       : gate.kind === 'human'
         ? HUMAN_CHOICES
         : GATE_CHOICES),

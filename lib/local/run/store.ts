@@ -3,9 +3,9 @@
  * The engine store and dynalite's LevelDB are single-process, so while `plangate run` (or
  * `resume`) holds the store, `status` and `events` talk to its endpoints instead of opening it.
  */
-import { randomBytes } from 'node:crypto';
+import { createHash, randomBytes } from 'node:crypto';
 import { mkdir, readFile, rm, writeFile } from 'node:fs/promises';
-import { join, resolve } from 'node:path';
+import { dirname, join, resolve } from 'node:path';
 import { z } from 'zod';
 
 export const DEFAULT_STORE_DIR = '.plangate';
@@ -18,6 +18,8 @@ export interface StorePaths {
   readonly data: string;
   readonly session: string;
   readonly linkKey: string;
+  /** The harness Lambdas' log (lib/local/run/harness-log.ts). */
+  readonly logs: string;
 }
 
 export function storePaths(dir: string = DEFAULT_STORE_DIR): StorePaths {
@@ -28,6 +30,7 @@ export function storePaths(dir: string = DEFAULT_STORE_DIR): StorePaths {
     data: root,
     session: join(root, 'session.json'),
     linkKey: join(root, 'approval-signing.key'),
+    logs: join(root, 'logs'),
   };
 }
 
@@ -101,4 +104,37 @@ export async function loadSigningKey(paths: StorePaths): Promise<Buffer> {
 /** Where the plan a run started with is kept, so `resume` shows and follows the same plan. */
 export function planFile(paths: StorePaths, digestHex: string): string {
   return join(paths.root, 'plans', `${digestHex.replace(/^sha256:/, '')}.json`);
+}
+
+/**
+ * How an execution's agent steps are worked, kept with the run so `resume` (and a re-run that
+ * re-attaches) works them the same way: by the run's own workers (`in-process`), or by
+ * `plangate worker` processes (`external`, `--no-workers`), which the run's own workers would
+ * otherwise race for the tasks.
+ */
+export const RunSettingsSchema = z.object({
+  executionArn: z.string(),
+  workers: z.enum(['in-process', 'external']),
+});
+export type RunSettings = z.infer<typeof RunSettingsSchema>;
+
+function runSettingsFile(paths: StorePaths, executionArn: string): string {
+  const name = createHash('sha256').update(executionArn).digest('hex').slice(0, 32);
+  return join(paths.root, 'runs', `${name}.json`);
+}
+
+export async function writeRunSettings(paths: StorePaths, settings: RunSettings): Promise<void> {
+  const file = runSettingsFile(paths, settings.executionArn);
+  await mkdir(dirname(file), { recursive: true });
+  await writeFile(file, `${JSON.stringify(settings, null, 2)}\n`);
+}
+
+/** The settings recorded for this execution; undefined for one started before they were kept. */
+export async function readRunSettings(
+  paths: StorePaths,
+  executionArn: string,
+): Promise<RunSettings | undefined> {
+  const text = await readFile(runSettingsFile(paths, executionArn), 'utf8').catch(() => '');
+  const parsed = RunSettingsSchema.safeParse(safeJson(text));
+  return parsed.success && parsed.data.executionArn === executionArn ? parsed.data : undefined;
 }

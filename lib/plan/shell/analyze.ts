@@ -12,6 +12,7 @@
  */
 import type { Node } from 'web-tree-sitter';
 import { nodesOfTypes, parseBash } from './grammar.ts';
+import { outsideRedirect, outsideWords } from './outside.ts';
 import { destructiveReason, destructiveSql, isBlockDevice, TEXT_COMMANDS } from './rules.ts';
 import { firstSyntaxError, MISPLACED_WORD_TYPES } from './syntax.ts';
 import { type Place, type ShellWord, wordOf } from './words.ts';
@@ -40,6 +41,11 @@ export interface ShellAnalysis {
   readonly syntaxError?: ShellSyntaxError;
   /** Everything it would run that changes or deletes something hard to undo; empty when harmless. */
   readonly destructive: readonly ShellFinding[];
+  /**
+   * Every place it names outside the workspace it runs in (outside.ts): an absolute path, the
+   * home directory, a path above the workspace. Not destructive in itself: the gate marks it.
+   */
+  readonly outsideWorkspace: readonly ShellFinding[];
 }
 
 export interface AnalyzeOptions {
@@ -82,6 +88,7 @@ interface Frame {
 
 interface Analysis {
   readonly findings: ShellFinding[];
+  readonly outside: ShellFinding[];
   readonly seen: Set<string>;
   readonly deadline: number;
 }
@@ -109,6 +116,7 @@ export function describeFinding(finding: ShellFinding): string {
 function analyzeUncached(command: string, timeBudgetMs: number): ShellAnalysis {
   const analysis: Analysis = {
     findings: [],
+    outside: [],
     seen: new Set(),
     deadline: performance.now() + timeBudgetMs,
   };
@@ -135,8 +143,12 @@ function analyzeUncached(command: string, timeBudgetMs: number): ShellAnalysis {
       `${UNKNOWN}the analysis failed (${String(error)})`,
     );
   }
-  const destructive = Object.freeze(analysis.findings.sort((a, b) => a.line - b.line || a.column - b.column));
-  return Object.freeze(syntaxError ? { syntaxError, destructive } : { destructive });
+  const byPlace = (a: ShellFinding, b: ShellFinding) => a.line - b.line || a.column - b.column;
+  const destructive = Object.freeze(analysis.findings.sort(byPlace));
+  const outsideWorkspace = Object.freeze(analysis.outside.sort(byPlace));
+  return Object.freeze(
+    syntaxError ? { syntaxError, destructive, outsideWorkspace } : { destructive, outsideWorkspace },
+  );
 }
 
 /** `${steps.build.dir}` → `${steps_build_dir}`: a shell variable of the same length, so places stay put. */
@@ -219,6 +231,8 @@ function analyzeCall(
   }
   const name = nameWord.value.slice(nameWord.value.lastIndexOf('/') + 1);
   if (args.length > 0 && args.every((word) => word.value === '--help' || word.value === '--version')) return;
+  for (const { word, reason } of outsideWords(name, nameWord, args))
+    report(analysis, frame, word.at, shown, reason, analysis.outside);
 
   for (const inner of innerCommands(name, args))
     runInner(inner, stdin, shown, frame, analysis, wrapped, nameWord);
@@ -303,21 +317,24 @@ function analyzeNested(
     );
 }
 
-/** A write redirect to a disk device (`> /dev/sda`). Ordinary file writes are not destructive. */
+/**
+ * A write redirect to a disk device (`> /dev/sda`): destructive. Ordinary file writes are not.
+ * Any redirect's file outside the workspace (`< /etc/passwd`, `> ~/x`) is marked as such.
+ */
 function checkRedirect(node: Node, frame: Frame, analysis: Analysis): void {
   const operator = node.children.find((child) => child !== null && !child.isNamed)?.type ?? '';
-  if (!operator.includes('>')) return;
   const destination = node.childForFieldName('destination');
   if (!destination) return;
-  const target = wordOf(destination, frame.source).value;
-  if (target !== undefined && isBlockDevice(target))
-    report(
-      analysis,
-      frame,
-      { row: node.startPosition.row, column: node.startPosition.column },
-      frame.shown.slice((node.parent ?? node).startIndex, (node.parent ?? node).endIndex),
-      `writes to the block device ${target}`,
-    );
+  const word = wordOf(destination, frame.source, frame.shown);
+  const at = { row: node.startPosition.row, column: node.startPosition.column };
+  const shown = frame.shown.slice((node.parent ?? node).startIndex, (node.parent ?? node).endIndex);
+  const target = word.value;
+  if (operator.includes('>') && target !== undefined && isBlockDevice(target))
+    report(analysis, frame, at, shown, `writes to the block device ${target}`);
+  // `2>&1`, `>&2`: a descriptor, not a file.
+  if (operator.includes('&')) return;
+  const outside = outsideRedirect(word);
+  if (outside) report(analysis, frame, word.at, shown, outside, analysis.outside);
 }
 
 /**
@@ -447,13 +464,20 @@ function firstCommand(node: Node): Node | undefined {
   return current ?? undefined;
 }
 
-function report(analysis: Analysis, frame: Frame, at: Place, command: string, reason: string): void {
+function report(
+  analysis: Analysis,
+  frame: Frame,
+  at: Place,
+  command: string,
+  reason: string,
+  into: ShellFinding[] = analysis.findings,
+): void {
   const position = frame.locate(at);
   const key = `${position.line}:${position.column}:${reason}`;
   if (analysis.seen.has(key)) return;
   analysis.seen.add(key);
   const oneLine = command.replace(/\s+/g, ' ').trim();
-  analysis.findings.push({
+  into.push({
     command: oneLine.length > SHOWN_CHARACTERS ? `${oneLine.slice(0, SHOWN_CHARACTERS - 1)}…` : oneLine,
     reason,
     ...position,

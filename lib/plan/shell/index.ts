@@ -15,4 +15,5 @@ export {
   type ShellPosition,
   type ShellSyntaxError,
 } from './analyze.ts';
+export { placeOf as outsideWorkspacePath } from './outside.ts';
 export { SHELL_WASM_FILES, shellWasmPath } from './wasm-files.ts';

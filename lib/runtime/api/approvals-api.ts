@@ -23,6 +23,7 @@ import {
   editableSteps,
   FORM_TOKEN_FIELD,
   messagePage,
+  OUTPUT_FIELD_PREFIX,
   PAGE_CSP,
   SIGN_IN_CALLBACK_PATH,
   type SignInConfig,
@@ -33,8 +34,11 @@ import { type ApprovalsDeps, approvalsFor } from '../gate/gate.ts';
 import type { GateView } from '../gate/gate-item.ts';
 import { ApprovalError, recipientOf } from '../gate/links.ts';
 import { modificationsFromForm } from '../gate/modifications.ts';
+import { acceptedDecision } from '../gate/recovery-advice.ts';
+import { revisedStepGate, revisedView } from '../gate/revised-view.ts';
 import { readEvents } from '../journal/journal.ts';
 import { slackDecisionUpdater } from '../notify/slack.ts';
+import { ACCEPT_SUGGESTION } from '../payloads/index.ts';
 import {
   bodyText,
   groupsOf,
@@ -78,6 +82,11 @@ export interface ApprovalsApiDeps extends ApprovalsDeps {
    * @default - answers are recorded as given
    */
   readonly reviseAnswer?: AnswerReviser;
+  /**
+   * The time zone pages show deadlines in until their reader chooses one (`?tz=`): `plangate run`
+   * and `serve` give the machine's. @default UTC
+   */
+  readonly displayTimeZone?: string;
 }
 
 /** What a host may add to the approval page (lib/runtime/gate/approval-page.ts). */
@@ -124,8 +133,12 @@ export async function handleApprovalsRequest(event: HttpEvent, deps: ApprovalsAp
     wantsJson ? json(status, { error: title, message }) : page(status, messagePage(title, message));
   const [resource, linkId, ...rest] = segments ?? [];
   if (resource === 'slack' && linkId === 'interactions' && rest.length === 0) {
-    if (!deps.slack) return json(404, { error: 'Slack is not configured' });
-    if (method !== 'POST') return json(405, { error: 'use POST' });
+    if (!deps.slack)
+      return json(404, {
+        error: 'Slack is not configured',
+        message: 'this platform posts no gates to Slack',
+      });
+    if (method !== 'POST') return json(405, { error: 'Method not allowed', message: 'use POST' });
     return handleSlackInteraction(event, approvalsOf(deps), deps.slack);
   }
   const suffix = rest.length === 1 ? rest[0] : undefined;
@@ -177,7 +190,9 @@ export async function handleApprovalsRequest(event: HttpEvent, deps: ApprovalsAp
       if (session) {
         const gate = await approvals.describe(link);
         if (wantsJson) return json(200, shownGate(gate));
-        return await pageOf(gate, session, `/approvals/${linkId}`, deps);
+        return await pageOf(gate, session, `/approvals/${linkId}`, deps, {
+          timeZone: readerTimeZone(event.queryStringParameters?.tz) ?? deps.displayTimeZone,
+        });
       }
       let until: number;
       try {
@@ -230,17 +245,22 @@ export async function handleApprovalsRequest(event: HttpEvent, deps: ApprovalsAp
       if (wantsJson || !session || !form)
         return fail(400, 'Not recorded', Object.values(answer.problems).join('; '));
       // Shown again with the problems beside their fields, everything typed kept; nothing recorded.
-      return await pageOf(
-        gate,
-        session,
-        `/approvals/${linkId}`,
-        deps,
-        { form, problems: answer.problems },
-        400,
-      );
+      return await pageOf(gate, session, `/approvals/${linkId}`, deps, {
+        refused: { form, problems: answer.problems },
+        status: 400,
+        timeZone: deps.displayTimeZone,
+      });
     }
     const revised = deps.reviseAnswer?.(gate, answer.decision);
-    const given = { digest: answer.digest, decision: revised?.decision ?? answer.decision };
+    let decision = revised?.decision ?? answer.decision;
+    // Accepting the model's suggestion is the decision it means (never sent as such to the machine).
+    if (decision.decision === ACCEPT_SUGGESTION) {
+      const accepted = acceptedDecision(gate);
+      if (typeof accepted === 'string')
+        return await approvals.refuse(link, new ApprovalError('invalid', accepted), who);
+      decision = accepted;
+    }
+    const given = { digest: answer.digest, decision };
     const outcome = by
       ? await approvals.answer(link, { by, groups: groupsOf(event, deps.identity), ...given })
       : await approvals.answerAsRecipient(link, given);
@@ -285,12 +305,15 @@ function page(status: number, body: string): HttpResult {
  * shared link).
  */
 function shownGate(gate: GateView) {
-  const { votes, slackMessages: _messages, summary, ...shown } = gate;
+  const { votes, slackMessages: _messages, summary, revision, stepGate, ...shown } = gate;
   const { view, ...sketch } = summary ?? {};
+  // What the gate's current content runs: a revision's changes applied, their risks recomputed.
   return {
     ...shown,
+    ...(revision ? { revision } : {}),
     ...(summary ? { summary: sketch } : {}),
-    ...(view ? { view } : {}),
+    ...(view ? { view: revision ? revisedView(view, revision) : view } : {}),
+    ...(stepGate ? { stepGate: revision ? revisedStepGate(stepGate, revision) : stepGate } : {}),
     votes: votes.length,
     voters: votes.map((v) => ({ by: v.by, decision: v.decision.decision })),
   };
@@ -306,13 +329,26 @@ async function pageOf(
   session: PageSession,
   path: string,
   deps: ApprovalsApiDeps,
-  refused?: { form: URLSearchParams; problems: Readonly<Record<string, string>> },
-  status = 200,
+  {
+    refused,
+    status = 200,
+    timeZone,
+  }: {
+    /** An answer not recorded, shown again with its problems. */
+    refused?: { form: URLSearchParams; problems: Readonly<Record<string, string>> };
+    status?: number;
+    timeZone?: string | undefined;
+  } = {},
 ): Promise<HttpResult> {
   // describe verified the link, so the recipient it names is the one its signature binds.
   const recipient = recipientOf(session.link);
   const hosted = (await deps.pageExtras?.(gate, recipient)) ?? {};
-  const common = { ...hosted, formToken: session.form, ...(refused ? { refused } : {}) };
+  const common = {
+    ...hosted,
+    formToken: session.form,
+    ...(refused ? { refused } : {}),
+    ...(timeZone ? { timeZone } : {}),
+  };
   if (recipient !== undefined)
     return page(
       status,
@@ -324,6 +360,16 @@ async function pageOf(
       signInPageCsp(deps.signIn),
     );
   return page(status, await approvalPage(gate, path, common));
+}
+
+/** A time zone the reader asked for (`?tz=`), if it is one Intl knows; anything else is ignored. */
+function readerTimeZone(requested: string | undefined): string | undefined {
+  if (!requested || requested.length > 64) return undefined;
+  try {
+    return new Intl.DateTimeFormat('en', { timeZone: requested }).resolvedOptions().timeZone;
+  } catch {
+    return undefined;
+  }
 }
 
 /** The page's own policy replaces the default one of `html` (which allows no script at all). */
@@ -420,7 +466,8 @@ export function formAnswer(form: URLSearchParams, gate: GateView): FormAnswer | 
       break;
     case 'DONE': {
       const outputs: Record<string, string> = {};
-      for (const [name, value] of form) if (name.startsWith('output.')) outputs[name.slice(7)] = value;
+      for (const [name, value] of form)
+        if (name.startsWith(OUTPUT_FIELD_PREFIX)) outputs[name.slice(OUTPUT_FIELD_PREFIX.length)] = value;
       fields.outputs = outputs;
       break;
     }

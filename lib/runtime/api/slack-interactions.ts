@@ -14,10 +14,12 @@ import type { Approvals } from '../gate/approvals.ts';
 import { ApprovalError } from '../gate/links.ts';
 import {
   escapeSlack,
+  parseSlackButtonValue,
   SLACK_ACTION_PREFIX,
   SLACK_ASK,
   SLACK_DECISIONS,
   type SlackDecision,
+  slackButtonValue,
 } from '../notify/message.ts';
 import {
   asBlocks,
@@ -96,15 +98,23 @@ export async function handleSlackInteraction(
       nowMilliseconds,
     })
   )
-    return json(401, { error: 'not a signed Slack request' });
+    return json(401, {
+      error: 'not a signed Slack request',
+      message:
+        "the request must be signed with the Slack app's signing secret and dated within five minutes of now",
+    });
 
   const payload = parsePayload(body);
-  if (!payload) return json(400, { error: 'no interaction payload' });
+  if (!payload)
+    return json(400, {
+      error: 'no interaction payload',
+      message: 'the form field `payload` holds no interaction',
+    });
   if (payload.type === 'view_submission' && payload.view?.callback_id === SLACK_ASK.callback)
     return askQuestion(payload, approvals, config);
   const action = payload.actions?.[0];
   if (payload.type === 'block_actions' && action?.action_id === SLACK_ASK.action && action.value)
-    return openQuestion(payload, action.value, approvals, config);
+    return openQuestion(payload, parseSlackButtonValue(action.value), approvals, config);
   const decision = SLACK_DECISIONS.find((d) => action?.action_id === `${SLACK_ACTION_PREFIX}${d}`);
   const channel = payload.channel?.id ?? payload.container?.channel_id;
   const ts = payload.message?.ts ?? payload.container?.message_ts;
@@ -122,14 +132,14 @@ export async function handleSlackInteraction(
     );
     return ack();
   }
-  const linkId = action.value;
+  const { linkId, digest } = parseSlackButtonValue(action.value);
   try {
     // Not `describe`: an answer to a gate that no longer waits is refused, and journaled, by answer.
     const gate = await approvals.gateOf(linkId);
     const outcome = await approvals.answer(linkId, {
       by,
-      // The message showed this digest, and the link id's signature binds it.
-      digest: gate.planDigest,
+      // The message showed this content: a revision's, or the plan's (which the link's signature binds).
+      digest: digest ?? gate.planDigest,
       decision: { decision, ...(REASONS[decision] ? { reason: `${REASONS[decision]} by ${by}` } : {}) },
       via: 'slack',
     });
@@ -168,7 +178,7 @@ export async function handleSlackInteraction(
  */
 async function openQuestion(
   payload: Interaction,
-  linkId: string,
+  { linkId, digest }: { linkId: string; digest?: string },
   approvals: Approvals,
   config: SlackInteractionsConfig,
 ): Promise<HttpResult> {
@@ -195,7 +205,7 @@ async function openQuestion(
       type: 'modal',
       callback_id: SLACK_ASK.callback,
       // Comes back, signed by Slack, with the submission: which gate is asked.
-      private_metadata: JSON.stringify({ linkId }),
+      private_metadata: slackButtonValue(linkId, digest ?? gate.planDigest),
       title: { type: 'plain_text', text: 'Ask a question' },
       submit: { type: 'plain_text', text: 'Send the question' },
       close: { type: 'plain_text', text: 'Cancel' },
@@ -245,15 +255,16 @@ async function askQuestion(
     });
   const by = config.approvers[payload.user?.id ?? ''];
   if (by === undefined) return refuse('Your Slack account is not mapped to a plangate approver.');
-  const linkId = linkOf(payload.view?.private_metadata);
+  const { linkId, digest } = parseSlackButtonValue(payload.view?.private_metadata ?? '');
   const question = payload.view?.state?.values?.[SLACK_ASK.block]?.[SLACK_ASK.input]?.value?.trim() ?? '';
-  if (!linkId) return json(400, { error: 'no gate in the view' });
+  if (!linkId)
+    return json(400, { error: 'no gate in the view', message: "the modal's private metadata names no gate" });
   if (!question) return refuse('Write the question first.');
   try {
     const gate = await approvals.gateOf(linkId);
     await approvals.answer(linkId, {
       by,
-      digest: gate.planDigest,
+      digest: digest ?? gate.planDigest,
       decision: { decision: 'ASK_FOR_CLARIFICATION', question: question.slice(0, MAX_QUESTION) },
     });
   } catch (error) {
@@ -262,15 +273,6 @@ async function askQuestion(
   }
   // An empty 200 closes the modal.
   return ack();
-}
-
-function linkOf(metadata: string | undefined): string | undefined {
-  try {
-    const value = JSON.parse(metadata ?? '') as { linkId?: unknown };
-    return typeof value.linkId === 'string' ? value.linkId : undefined;
-  } catch {
-    return undefined;
-  }
 }
 
 /**

@@ -1,13 +1,23 @@
 /** The contract checker's rollback mode: only a passing contract says a step was undone. */
 import { eventIdentity, type HarnessDeps, journalFor, secretsFor } from '../deps.ts';
-import type { RollbackCheckRequest, RollbackCheckResult } from '../payloads/index.ts';
+import { readEvents } from '../journal/journal.ts';
+import type { JournalRecord, RollbackCheckRequest, RollbackCheckResult } from '../payloads/index.ts';
 import { CONTRACT_FAILED } from '../payloads/index.ts';
+import { rollbackAttempts } from '../steps/rollback.ts';
 import { checkContract, noContractEvidence } from './contracts.ts';
 
 export async function checkRollback(
   req: RollbackCheckRequest,
   deps: HarnessDeps,
 ): Promise<RollbackCheckResult> {
+  const events = await readEvents(deps.dynamo, deps.tables.events, req.executionId);
+  // Made again after it recorded its verdict (the engine stopped before it heard the answer).
+  const recorded = verdictOfLastAttempt(events, req.stepId);
+  if (recorded) return { status: recorded };
+  const attempts = rollbackAttempts(events, req.stepId);
+  // Without a contract nothing can tell whether an interrupted undo happened: it runs again.
+  if (req.interrupted && !req.contract) return rerun(attempts.open);
+
   const identity = eventIdentity(req, { id: req.stepId, name: req.description });
   const secrets = secretsFor(deps, req.secrets);
   const evidence = req.contract
@@ -26,10 +36,16 @@ export async function checkRollback(
     await journal.append({
       ...identity,
       event: 'ROLLBACK_COMPLETED',
-      details: { evidence, rehearsal: req.rehearsal },
+      details: {
+        evidence,
+        rehearsal: req.rehearsal,
+        ...(req.interrupted ? { after_interruption: true } : {}),
+      },
     });
     return { status: 'completed' };
   }
+  // The interrupted undo is not done (or not provably): the procedure runs again.
+  if (req.interrupted) return rerun(attempts.open);
   await journal.append({
     ...identity,
     event: 'ROLLBACK_FAILED',
@@ -41,4 +57,23 @@ export async function checkRollback(
     },
   });
   return { status: 'failed' };
+}
+
+function rerun(startedSeq: number | undefined): RollbackCheckResult {
+  return { status: 'rerun', ...(startedSeq !== undefined ? { startedSeq } : {}) };
+}
+
+/** How the step's last rollback attempt ended, if it did (after its last ROLLBACK_STARTED). */
+function verdictOfLastAttempt(
+  events: readonly JournalRecord[],
+  stepId: string,
+): 'completed' | 'failed' | undefined {
+  let verdict: 'completed' | 'failed' | undefined;
+  for (const e of events) {
+    if (e.task_id !== stepId) continue;
+    if (e.event === 'ROLLBACK_STARTED') verdict = undefined;
+    else if (e.event === 'ROLLBACK_COMPLETED') verdict = 'completed';
+    else if (e.event === 'ROLLBACK_FAILED') verdict = 'failed';
+  }
+  return verdict;
 }

@@ -11,6 +11,7 @@ import {
   type CheckResult,
   CONTRACT_FAILED,
   ERROR_NAMES,
+  EVENT_DETAILS,
   type FinalizeRequest,
   type FinalizeResult,
   HarnessFailure,
@@ -79,7 +80,7 @@ export async function checkStep(req: CheckRequest, deps: HarnessDeps): Promise<C
         result: resultSummary(output),
         evidence,
         progress: `${progress} ✓ ${req.description} (${evidence.summary})`,
-        ...(req.run.usage ? { usage: req.run.usage } : {}),
+        ...workerReport(req),
       },
     });
     return { status: 'completed', ...pickOutput(req), evidence };
@@ -98,10 +99,19 @@ export async function checkStep(req: CheckRequest, deps: HarnessDeps): Promise<C
     taskFailed: {
       progress: `${progress} ✗ ${req.description}: ${evidence.reason ?? 'contract failed'}`,
       evidence,
-      ...(req.run.usage ? { usage: req.run.usage } : {}),
+      ...workerReport(req),
     },
   });
   throw new HarnessFailure(name, cause);
+}
+
+/** What an agent's worker said of the attempt: what it used, who ran it, and what its agent ran and reported. */
+function workerReport(req: CheckRequest) {
+  return {
+    ...(req.run.usage ? { usage: req.run.usage } : {}),
+    ...(req.run.worker ? { worker: req.run.worker } : {}),
+    ...(req.run.agentRun ? { agent_run: req.run.agentRun } : {}),
+  };
 }
 
 /**
@@ -116,6 +126,9 @@ export async function finalizeExecution(req: FinalizeRequest, deps: HarnessDeps)
   let summary: FinalizeResult['summary'];
   let inconsistent: FinalizeResult['error'];
   const events = await readEvents(deps.dynamo, deps.tables.events, req.executionId);
+  // Made again after it wrote EXECUTION_COMPLETE (the engine stopped before it heard the answer).
+  const complete = req.kind === 'finalize' ? events.find((e) => e.event === 'EXECUTION_COMPLETE') : undefined;
+  if (complete) return recordedOutcome(complete, events);
   const journaled = lastOutcomes(events);
   if (req.ledger && !req.error) {
     if (!req.failedPostconditions)
@@ -162,6 +175,24 @@ export async function finalizeExecution(req: FinalizeRequest, deps: HarnessDeps)
     },
   });
   return { succeeded, summary, failedPostconditions, ...(inconsistent ? { error: inconsistent } : {}) };
+}
+
+/** The outcome EXECUTION_COMPLETE recorded, answered again as the first call answered it. */
+function recordedOutcome(complete: JournalRecord, events: readonly JournalRecord[]): FinalizeResult {
+  const details = EVENT_DETAILS.EXECUTION_COMPLETE.parse(complete.details);
+  const failedPostconditions = events.flatMap((e) =>
+    e.event === 'POSTCONDITION_CHECKED' && e.details.passed === false
+      ? [String(e.details.postcondition_id)]
+      : [],
+  );
+  return {
+    succeeded: details.succeeded,
+    summary: details.summary,
+    failedPostconditions,
+    ...(details.error === INCONSISTENT_RUN
+      ? { error: { Error: INCONSISTENT_RUN, Cause: details.reason ?? INCONSISTENT_RUN } }
+      : {}),
+  };
 }
 
 /**

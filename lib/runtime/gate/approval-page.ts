@@ -10,6 +10,7 @@
  * answer with the ID token. The page holds only public values (domain, client id, callback).
  */
 import { createHash } from 'node:crypto';
+import { ACCEPT_SUGGESTION } from '../payloads/index.ts';
 import { escapeHtml } from '../shared/html.ts';
 import { contentDigest, type GateView } from './gate-item.ts';
 import {
@@ -23,7 +24,14 @@ import {
 import { graphSvg } from './plan-graph.ts';
 import { changesHtml, graphHtml, stepGraph } from './plan-view.ts';
 import { omitted, shownOfGate } from './shown-gate.ts';
-import { gatePeopleHtml, planFactsHtml, stepCardHtml, stepGateHtml, VIEW_STYLE } from './view-html.ts';
+import {
+  abortRollbacksHtml,
+  gatePeopleHtml,
+  planFactsHtml,
+  stepCardHtml,
+  stepGateHtml,
+  VIEW_STYLE,
+} from './view-html.ts';
 
 /**
  * The pages' one stylesheet (inline, allowed by its hash): readable on a 375 px phone (nothing
@@ -103,6 +111,11 @@ export interface ApprovalPageExtras {
   readonly refused?: { readonly form: URLSearchParams; readonly problems: Readonly<Record<string, string>> };
   /** @default new Date() */
   readonly now?: Date;
+  /**
+   * The IANA time zone the deadline is shown in, UTC beside it: the reader's choice (the page's
+   * "Times in" form) or the host's (`plangate run`: the machine's). @default UTC
+   */
+  readonly timeZone?: string;
 }
 
 /** The public values of the approvers' OAuth client; nothing here is secret. */
@@ -117,6 +130,9 @@ export interface SignInConfig {
 
 /** The form field holding the page session's form token (lib/runtime/api/page-session.ts checks it). */
 export const FORM_TOKEN_FIELD = 'form_token';
+
+/** A human step's form names each output it reports `output.<name>`. */
+export const OUTPUT_FIELD_PREFIX = 'output.';
 
 /** The path the hosted UI returns to (Cognito needs one exact callback URL, not a pattern). */
 export const SIGN_IN_CALLBACK_PATH = '/approvals/signed-in';
@@ -243,7 +259,8 @@ export async function approvalPage(
     ...refusedSummary(problems),
     ...who,
     factsHtml(gate),
-    gatePeopleHtml(shown, { now }),
+    gatePeopleHtml(shown, { now, ...(extras.timeZone ? { timeZone: extras.timeZone } : {}) }),
+    timeZoneForm(extras.timeZone),
     ...(gate.changes ? [changesHtml(gate.changes)] : []),
     ...(graph.length > 0 ? [graphHtml(graph, svg, gate.kind === 'plan' ? 'plan' : 'step')] : []),
     ...(extras.checklist
@@ -274,15 +291,31 @@ export async function approvalPage(
 
 /**
  * The steps a plan or step gate may change, as its page offers them (the form's fields are
- * theirs): the gate view's steps, with their calls; without a view (an older gate), the plan's
+ * theirs): the gate view's steps, with their calls (as the latest revision changed them); without a view (an older gate), the plan's
  * step ids, which may only be skipped.
  */
 export function editableSteps(gate: GateView): EditableStep[] {
-  if (gate.kind === 'step') return gate.stepGate ? [gate.stepGate.step] : [];
+  // A modified gate is changed further from its revision: its fields show the revision's values.
+  const shown = shownOfGate(gate);
+  if (gate.kind === 'step') return shown.stepGate ? [shown.stepGate.step] : [];
   if (gate.kind !== 'plan') return [];
-  const view = gate.summary?.view;
-  if (view) return view.steps;
+  if (shown.view) return shown.view.steps;
   return (gate.summary?.graph ?? []).map((s) => ({ id: s.id, tool: s.tool }));
+}
+
+/**
+ * "Times in [zone] Show": a GET form (no script) that reloads the page with `?tz=<zone>`, so the
+ * deadline is shown in the reader's own time zone, whatever the server's.
+ */
+function timeZoneForm(current: string | undefined): string {
+  const zones = Intl.supportedValuesOf('timeZone');
+  return [
+    '<form method="get" class="pg-tz">',
+    `<label for="pg-tz">Show times in (IANA time zone)</label><input type="text" id="pg-tz" name="tz" list="pg-zones" value="${escapeHtml(current ?? 'UTC')}" autocomplete="off">`,
+    `<datalist id="pg-zones">${zones.map((z) => `<option value="${escapeHtml(z)}">`).join('')}</datalist>`,
+    '<button type="submit">Show</button>',
+    '</form>',
+  ].join('');
 }
 
 /** What is asked: the plan, its objective, the step, the failure or the work, the question, the digest. */
@@ -369,16 +402,18 @@ function stepsHtml(
 ): string[] {
   const canSkip = gate.kind === 'plan';
   const change = (step: EditableStep) => changeHtml(step, canSkip, posted, problems);
+  // What the gate's current content runs: a revision's changes applied.
+  const shown = shownOfGate(gate);
   if (gate.kind === 'step') {
-    if (!gate.stepGate) return [];
+    if (!shown.stepGate) return [];
     // The step's fields go right under its card, the section's first article (before what it
     // consumes and what already ran).
-    const section = stepGateHtml(gate.stepGate);
+    const section = stepGateHtml(shown.stepGate);
     const end = section.indexOf('</article>') + '</article>'.length;
-    return [`${section.slice(0, end)}\n${change(gate.stepGate.step)}${section.slice(end)}`];
+    return [`${section.slice(0, end)}\n${change(shown.stepGate.step)}${section.slice(end)}`];
   }
   if (gate.kind !== 'plan') return [];
-  const view = gate.summary?.view;
+  const view = shown.view;
   if (view) {
     const { notListed } = omitted(view);
     return [
@@ -386,7 +421,7 @@ function stepsHtml(
       ...view.steps.map((step, i) => `${stepCardHtml(step, i + 1)}\n${change(step)}`),
       ...(notListed > 0 ? [`<p class="pg-omitted">… ${notListed} more steps are not listed here.</p>`] : []),
       problemOf(problems, SKIP_FIELD).html,
-      planFactsHtml(view, shownOfGate(gate).plan),
+      planFactsHtml(view, shown.plan),
     ];
   }
   // An older gate without a view: the steps by name, which may only be skipped.
@@ -509,11 +544,14 @@ function controlsHtml(
               '<p class="note">Configure the credentials out of band (environment, vault) before you retry. Never paste them here.</p>',
             ]
           : []),
+        ...(gate.abortRollsBack ? [abortRollbacksHtml(gate.abortRollsBack)] : []),
         `<p>${button('RETRY', 'Retry', 'approve')} ${button('SKIP', 'Skip')} ${button('ABORT', 'Abort', 'reject')}</p>`,
+        // The model's suggestion (shown above) is one more choice, never the default.
+        ...(gate.recovery ? [`<p>${button(ACCEPT_SUGGESTION, 'Accept the suggestion')}</p>`] : []),
       ];
     case 'human': {
       const outputs = (gate.human?.outputs ?? []).map((name) => {
-        const field = `output.${name}`;
+        const field = `${OUTPUT_FIELD_PREFIX}${name}`;
         const id = fieldId(field);
         const problem = problemOf(problems, field);
         return `<label for="${id}">${escapeHtml(name)}</label><input type="text" id="${id}" name="${escapeHtml(field)}" value="${escapeHtml(posted?.get(field) ?? '')}"${problem.attrs}>${problem.html}`;

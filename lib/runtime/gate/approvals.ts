@@ -16,6 +16,7 @@ import { type PolicyPrincipal, PolicySet } from '../../policy/policy-set.ts';
 import type { Journal } from '../journal/journal.ts';
 import { DEFAULT_TABLE_NAMES } from '../journal/tables.ts';
 import {
+  type AbortRollback,
   type ApprovalDecision,
   type ApprovalNotice,
   type ApprovalPolicy,
@@ -28,6 +29,7 @@ import {
   type HumanDecision,
   type PlanFacts,
   type PolicyDecisionDetails,
+  type RecoveryAdvice,
   type RunnerResult,
   type StepGateView,
 } from '../payloads/index.ts';
@@ -48,6 +50,7 @@ import {
 import { ApprovalError, GateSupersededError, LinkSigner, parseLinkId } from './links.ts';
 import { noticeOfItem } from './notice.ts';
 import type { PlanChanges } from './plan-diff.ts';
+import { revisionRiskProblem } from './revised-view.ts';
 import { answerRequest, completionRequest, recordedPlanFacts } from './vote-policy.ts';
 
 export type { ApprovalPolicy } from '../payloads/index.ts';
@@ -114,7 +117,16 @@ export class Approvals {
       submittedBy,
       changes,
       stepGate,
-    }: { submittedBy?: string; changes?: PlanChanges; stepGate?: StepGateView } = {},
+      abortRollsBack,
+      recovery,
+    }: {
+      submittedBy?: string;
+      changes?: PlanChanges;
+      stepGate?: StepGateView;
+      abortRollsBack?: readonly AbortRollback[];
+      /** Escalation: what the model suggests, shown beside the person's choices. */
+      recovery?: RecoveryAdvice;
+    } = {},
   ): Promise<string> {
     const policy: ApprovalPolicy = req.approval;
     const now = this.now();
@@ -136,6 +148,8 @@ export class Approvals {
       ...(stepGate ? { stepGate } : {}),
       ...(req.question ? { question: req.question } : {}),
       ...(req.failure ? { failure: req.failure } : {}),
+      ...(abortRollsBack ? { abortRollsBack: [...abortRollsBack] } : {}),
+      ...(recovery ? { recovery } : {}),
       ...(req.kind === 'human' && req.human
         ? {
             human: {
@@ -750,7 +764,8 @@ function checkDigest(item: GateItem, digest: string): void {
 
 /**
  * A modification names only steps this gate may change: the plan's steps at a plan gate (when the
- * gate lists them), the gate's own step at a step gate.
+ * gate lists them), the gate's own step at a step gate. At a plan gate it may not make a step
+ * without its own gate destructive (revised-view.ts); a step gate is that step's own gate.
  */
 function checkModifiedSteps(
   item: GateItem,
@@ -768,6 +783,12 @@ function checkModifiedSteps(
       'invalid',
       `decision.${unknown[0]}: "${unknown[1]}" is not a step this gate can change`,
     );
+  if (item.kind !== 'plan') return;
+  for (const [id, overrides] of Object.entries(decision.argOverrides)) {
+    const step = item.summary?.view?.steps.find((s) => s.id === id);
+    const problem = step && revisionRiskProblem(step, { ...item.revision?.argOverrides[id], ...overrides });
+    if (problem) throw new ApprovalError('invalid', `decision.argOverrides.${id}: ${problem}`);
+  }
 }
 
 /** A human step's report must hold exactly its declared outputs. */

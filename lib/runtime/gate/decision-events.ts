@@ -56,6 +56,8 @@ export async function recordDecision(
   votes: readonly { readonly by: string }[] = [],
 ): Promise<void> {
   const identity = gateEventIdentity(item);
+  // How long the gate waited is a metric (lib/runtime/telemetry), not part of the event.
+  const opened = { gateOpenedAt: item.createdAt };
   const approved = () => ({
     gate: item.kind,
     approver: decision.by ?? by,
@@ -64,18 +66,24 @@ export async function recordDecision(
   });
   switch (decision.decision) {
     case 'DONE':
-      await journal.append({
-        ...identity,
-        event: 'HUMAN_TASK_ANSWERED',
-        details: { decision: 'DONE', answered_by: by, outputs: Object.keys(decision.outputs) },
-      });
+      await journal.append(
+        {
+          ...identity,
+          event: 'HUMAN_TASK_ANSWERED',
+          details: { decision: 'DONE', answered_by: by, outputs: Object.keys(decision.outputs) },
+        },
+        opened,
+      );
       return;
     case 'FAILED':
-      await journal.append({
-        ...identity,
-        event: 'HUMAN_TASK_ANSWERED',
-        details: { decision: 'FAILED', answered_by: by, reason: decision.reason },
-      });
+      await journal.append(
+        {
+          ...identity,
+          event: 'HUMAN_TASK_ANSWERED',
+          details: { decision: 'FAILED', answered_by: by, reason: decision.reason },
+        },
+        opened,
+      );
       {
         const message = `reported failed by ${by}: ${decision.reason}`;
         await recordFailure(journal, identity, {
@@ -90,37 +98,55 @@ export async function recordDecision(
       }
       return;
     case 'APPROVE':
-      await journal.append({ ...identity, event: 'GATE_APPROVED', details: approved() });
+      await journal.append({ ...identity, event: 'GATE_APPROVED', details: approved() }, opened);
       return;
     case 'APPROVE_WITH_MODIFICATIONS':
-      await journal.append({
-        ...identity,
-        event: 'GATE_APPROVED',
-        details: {
-          ...approved(),
-          modifications: { skipSteps: decision.skipSteps, argOverrides: decision.argOverrides },
+      await journal.append(
+        {
+          ...identity,
+          event: 'GATE_APPROVED',
+          details: {
+            ...approved(),
+            modifications: { skipSteps: decision.skipSteps, argOverrides: decision.argOverrides },
+          },
         },
-      });
+        opened,
+      );
       return;
     case 'REJECT':
-      await journal.append({
-        ...identity,
-        event: 'GATE_REJECTED',
-        details: { gate: item.kind, approver: by, reason: decision.reason },
-      });
+      await journal.append(
+        {
+          ...identity,
+          event: 'GATE_REJECTED',
+          details: { gate: item.kind, approver: by, reason: decision.reason },
+        },
+        opened,
+      );
       return;
     case 'ASK_FOR_CLARIFICATION':
-      await journal.append({
-        ...identity,
-        event: 'GATE_CLARIFICATION_REQUESTED',
-        details: { gate: item.kind, question: decision.question, asked_by: by },
-      });
+      await journal.append(
+        {
+          ...identity,
+          event: 'GATE_CLARIFICATION_REQUESTED',
+          details: { gate: item.kind, question: decision.question, asked_by: by },
+        },
+        opened,
+      );
       return;
     default:
-      await journal.append({
-        ...identity,
-        event: 'RECOVERY_ESCALATION',
-        details: { reason: `answered by ${by}`, user_decision: decision.decision, decided_by: 'person' },
-      });
+      await journal.append(
+        {
+          ...identity,
+          event: 'RECOVERY_ESCALATION',
+          details: {
+            reason: `answered by ${by}`,
+            user_decision: decision.decision,
+            decided_by: 'person',
+            // The choice beside the model's suggestion, when the gate showed one.
+            ...(item.recovery ? { suggestion: decision.acceptSuggestion ? 'accepted' : 'declined' } : {}),
+          },
+        },
+        opened,
+      );
   }
 }

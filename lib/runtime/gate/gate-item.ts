@@ -2,11 +2,13 @@
 import { type DynamoDBDocumentClient, UpdateCommand } from '@aws-sdk/lib-dynamodb';
 import { queryItems } from '../journal/journal.ts';
 import type {
+  AbortRollback,
   ApprovalDecision,
   ApprovalPolicy,
   GateDecision,
   GateRequest,
   GateRevision,
+  RecoveryAdvice,
   StepGateView,
 } from '../payloads/index.ts';
 import type { PlanChanges } from './plan-diff.ts';
@@ -30,6 +32,10 @@ export interface GateItem {
   changes?: PlanChanges;
   question?: string;
   failure?: GateRequest['failure'];
+  /** Kind `escalation`: the rollbacks an ABORT runs, as of when it was asked. */
+  abortRollsBack?: AbortRollback[];
+  /** Escalation of an unknown failure in a run with a planner: what the model suggests. */
+  recovery?: RecoveryAdvice;
   /** Kind `human`: what the person is asked to do and report. */
   human?: {
     instructions: string;

@@ -12,18 +12,21 @@ import {
   EVENT_DETAILS,
   type GateRequest,
   type PlanIdentity,
+  type RecoveryAdvisor,
   type StepSketch,
 } from '../payloads/index.ts';
 import { NotConfiguredError } from '../shared/errors.ts';
 import { progressLabel } from '../shared/progress.ts';
 import { skipOrBlock } from '../steps/step-start.ts';
 import { outputsOf, resolveTaskText } from '../steps/task-text.ts';
+import { abortRollbacksOf } from './abort-rollbacks.ts';
 import { Approvals } from './approvals.ts';
 import type { DecisionListener, EscalationListener } from './gate-item.ts';
 import { climbLadder } from './ladder.ts';
 import { LinkSigner } from './links.ts';
 import { noticeOf } from './notice.ts';
 import { diffPlanGraphs, type PlanChanges, type RecordedSteps } from './plan-diff.ts';
+import { adviceAtEscalation } from './recovery-advice.ts';
 import { stepGateViewOf } from './step-gate-view.ts';
 import { supersedeEarlierVersions } from './versions.ts';
 
@@ -44,12 +47,17 @@ export interface GateDeps extends HarnessDeps {
   readonly onDecided?: DecisionListener;
   /** Told when the timeout ladder escalates a gate. @default - nobody */
   readonly onEscalated?: EscalationListener;
+  /**
+   * The run's planner, asked at an escalation of a failure no recipe covers (seed 001's third
+   * strategy). @default - no suggestion: the person decides alone
+   */
+  readonly recoveryAdvisor?: RecoveryAdvisor;
 }
 
 /** What answering gates needs (the gate Lambda, the approvals API, the local session). */
 export type ApprovalsDeps = Pick<
   GateDeps,
-  'dynamo' | 'tables' | 'events' | 'eventBusName' | 'sfn' | 'signingKey' | 'policy' | 'env'
+  'dynamo' | 'tables' | 'events' | 'eventBusName' | 'sfn' | 'signingKey' | 'policy' | 'env' | 'telemetry'
 > & {
   /** Told of each final decision (e.g. to update the gate's Slack message). @default - nobody */
   readonly onDecided?: DecisionListener;
@@ -105,6 +113,8 @@ export async function openGate(req: GateRequest, deps: GateDeps): Promise<{ appr
       location: 'failure',
     });
   }
+  /** A human step's inputs, as the person reads them (TASK_STARTED keeps them with the instructions). */
+  let read: Record<string, Record<string, unknown> | undefined> = {};
   if (req.kind === 'human') {
     const human = requireHuman(req);
     // Skipped by an approver or blocked by a dependency: answered now, nobody is asked.
@@ -120,12 +130,8 @@ export async function openGate(req: GateRequest, deps: GateDeps): Promise<{ appr
       return {};
     }
     // The person reads the values of earlier steps, as an agent does.
-    const instructions = await resolveTaskText(
-      human.instructions,
-      await outputsOf(deps.dynamo, human.inputs),
-      human.context,
-      req.stepId as string,
-    );
+    read = await outputsOf(deps.dynamo, human.inputs);
+    const instructions = await resolveTaskText(human.instructions, read, human.context, req.stepId as string);
     req = { ...req, human: { ...human, instructions } };
   }
 
@@ -154,10 +160,20 @@ export async function openGate(req: GateRequest, deps: GateDeps): Promise<{ appr
     req.kind === 'step'
       ? await stepGateViewOf(req, { dynamo: deps.dynamo, eventsTable: deps.tables.events })
       : undefined;
+  const abortRollsBack =
+    req.kind === 'escalation'
+      ? await abortRollbacksOf(req.executionId, created?.steps, {
+          dynamo: deps.dynamo,
+          eventsTable: deps.tables.events,
+        })
+      : undefined;
+  const recovery = await adviceAtEscalation(req, deps.recoveryAdvisor, journal, identity);
   const approvalId = await approvals.create(req, {
     submittedBy: created?.submitted_by,
     changes: graph ? await changesSincePrevious(req.plan, graph, deps, created?.steps) : undefined,
     stepGate,
+    abortRollsBack,
+    ...(recovery ? { recovery } : {}),
   });
   if (req.kind === 'escalation') {
     await journal.append({ ...identity, event: 'RECOVERY_ESCALATION', details: { reason } });
@@ -168,6 +184,8 @@ export async function openGate(req: GateRequest, deps: GateDeps): Promise<{ appr
       details: {
         attempt: req.attempt ?? 1,
         progress: `${progressLabel(req.index ?? 1, req.total ?? 1)} ▶ ${req.description ?? req.stepId} (waiting for a person)`,
+        // Seed 003's handoff.md of the step: what the person reads.
+        ...(req.human ? { handoff: { task: req.human.instructions, inputs: read } } : {}),
       },
     });
   } else {
@@ -192,7 +210,14 @@ export async function openGate(req: GateRequest, deps: GateDeps): Promise<{ appr
     ))
   )
     return { approvalId };
-  await deps.notify(noticeOf(req, approvalId, undefined, { submittedBy: created?.submitted_by, stepGate }));
+  await deps.notify(
+    noticeOf(req, approvalId, undefined, {
+      submittedBy: created?.submitted_by,
+      stepGate,
+      abortRollsBack,
+      recovery,
+    }),
+  );
 
   return { approvalId };
 }

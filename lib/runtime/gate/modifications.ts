@@ -6,13 +6,15 @@
  * posts every field as shown or edited; the decision names only what changed.
  */
 import { canonicalJson } from '../../plan/digest.ts';
+import { stepOutputReferences } from '../../plan/references.ts';
+import type { ShownCall } from '../payloads/index.ts';
 
 /** What the page knows of a step's call: the gate view's step (lib/runtime/payloads/gate.ts `StepView`). */
 export interface EditableStep {
   readonly id: string;
   readonly tool: string;
   /** The call as the view shows it; absent when the view was cut to fit (nothing to edit then). */
-  readonly call?: { readonly form: string; readonly text: string };
+  readonly call?: ShownCall;
 }
 
 /** One editable argument: its name in the tool's args, its value now, and how it is typed. */
@@ -72,6 +74,71 @@ export function argFields(step: EditableStep): ArgField[] {
     default:
       return [];
   }
+}
+
+/**
+ * The args `step` is called with, as far as its view shows them (one entry per {@link argFields}),
+ * with `overrides` on top: what a revision will call the step's tool with.
+ */
+export function argsWithOverrides(
+  step: EditableStep,
+  overrides: Readonly<Record<string, unknown>>,
+): Record<string, unknown> {
+  return { ...Object.fromEntries(argFields(step).map((f) => [f.key, f.value])), ...overrides };
+}
+
+/**
+ * The call `step` makes with `overrides` on top of its args, as its view would show it: the inverse
+ * of {@link argFields} for the main text; the other details stay, but those overridden, which
+ * show their new values.
+ */
+export function callWithOverrides(
+  step: EditableStep,
+  overrides: Readonly<Record<string, unknown>>,
+): ShownCall {
+  const args = argsWithOverrides(step, overrides);
+  const text = (key: string) =>
+    typeof args[key] === 'string' ? (args[key] as string) : canonicalJson(args[key]);
+  const form = step.call?.form ?? 'json';
+  let main: string;
+  switch (form) {
+    case 'command':
+      main = text('command');
+      break;
+    case 'request':
+      main = `${text('method')} ${text('url')}`;
+      break;
+    case 'message':
+      main = text('message');
+      break;
+    case 'function':
+      main = text('functionName');
+      break;
+    default:
+      return withStepReferences({ form: 'json', text: canonicalJson(args) }, args);
+  }
+  const mainKeys = argFields(step).map((f) => f.key);
+  const details = [
+    ...(step.call?.details ?? []).filter((d) => !Object.hasOwn(overrides, d.label)),
+    ...Object.entries(overrides)
+      .filter(([key]) => !mainKeys.includes(key))
+      .map(([label, value]) => ({
+        label,
+        value: typeof value === 'string' ? value : canonicalJson(value),
+        code: true,
+      })),
+  ];
+  const { details: _shown, ...shown } = step.call ?? { form };
+  return withStepReferences({ ...shown, form, text: main, ...(details.length > 0 ? { details } : {}) }, [
+    args,
+    details,
+  ]);
+}
+
+function withStepReferences(call: ShownCall, source: unknown): ShownCall {
+  const { references: _old, ...rest } = call;
+  const references = stepOutputReferences(source);
+  return references.length > 0 ? { ...rest, references } : rest;
 }
 
 /** A field's value as the form shows it. */

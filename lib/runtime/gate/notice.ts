@@ -2,7 +2,14 @@
  * What the notifier is told about a waiting gate: enough to ask a person, and the link id (an
  * opaque, signed, expiring id), never the task token.
  */
-import type { ApprovalNotice, GateRequest, PlanSummary, StepGateView } from '../payloads/index.ts';
+import type {
+  AbortRollback,
+  ApprovalNotice,
+  GateRequest,
+  PlanSummary,
+  RecoveryAdvice,
+  StepGateView,
+} from '../payloads/index.ts';
 import type { GateItem } from './gate-item.ts';
 
 /** What the notifier is told about the gate `req` opened as `approvalId` (never the token). */
@@ -10,8 +17,13 @@ export function noticeOf(
   req: GateRequest,
   approvalId: string,
   stage?: ApprovalNotice['stage'],
-  /** What the gate item holds beyond the request: who submitted, the step gate's view. */
-  stored: { readonly submittedBy?: string | undefined; readonly stepGate?: StepGateView | undefined } = {},
+  /** What the gate item holds beyond the request: who submitted, the step gate's view, what an abort undoes, the model's suggestion. */
+  stored: {
+    readonly submittedBy?: string | undefined;
+    readonly stepGate?: StepGateView | undefined;
+    readonly abortRollsBack?: readonly AbortRollback[] | undefined;
+    readonly recovery?: RecoveryAdvice | undefined;
+  } = {},
 ): ApprovalNotice {
   return {
     approvalId,
@@ -26,6 +38,8 @@ export function noticeOf(
     round: req.round,
     ...(req.question ? { question: req.question } : {}),
     ...(req.failure ? { failure: req.failure } : {}),
+    ...(stored.abortRollsBack ? { abortRollsBack: [...stored.abortRollsBack] } : {}),
+    ...(stored.recovery ? { recovery: stored.recovery } : {}),
     ...(req.human ? { human: { instructions: req.human.instructions, outputs: req.human.outputs } } : {}),
     expiresAt: new Date(Date.now() + req.timeoutSeconds * 1000).toISOString(),
     policy: req.approval,
@@ -51,6 +65,8 @@ export function noticeOfItem(item: GateItem, linkId: string, stage: ApprovalNoti
     round: item.round,
     ...(item.question ? { question: item.question } : {}),
     ...(item.failure ? { failure: item.failure } : {}),
+    ...(item.abortRollsBack ? { abortRollsBack: item.abortRollsBack } : {}),
+    ...(item.recovery ? { recovery: item.recovery } : {}),
     ...(item.human ? { human: { instructions: item.human.instructions, outputs: item.human.outputs } } : {}),
     expiresAt: item.expiresAt,
     policy: item.policy,

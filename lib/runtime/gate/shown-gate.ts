@@ -5,16 +5,19 @@
  * deadline. The renderers (view-text.ts, view-html.ts, notify/view-slack.ts) take only this.
  */
 import type {
+  AbortRollback,
   ApprovalNotice,
   ApprovalPolicy,
   ApprovalView,
   GateKind,
   GateRevision,
   PlanIdentity,
+  RecoveryAdvice,
   StepGateView,
 } from '../payloads/index.ts';
 import type { Redactor } from '../secrets/redact.ts';
 import type { GateView } from './gate-item.ts';
+import { revisedStepGate, revisedView } from './revised-view.ts';
 
 export interface ShownGate {
   readonly kind: GateKind;
@@ -37,8 +40,12 @@ export interface ShownGate {
   readonly question?: string;
   /** The content as approvers modified it (an approval with modifications); answers bind to its digest. */
   readonly revision?: GateRevision;
+  /** Escalation: the rollbacks an ABORT runs, as of when it was asked. */
+  readonly abortRollsBack?: readonly AbortRollback[];
   /** A newer version of the plan closed this gate, where the gate item records it (branch `versions`). */
   readonly supersededBy?: unknown;
+  /** Escalation: what the model suggests (seed 001's third strategy), beside the person's choices. */
+  readonly recovery?: RecoveryAdvice;
 }
 
 /** Fields other branches add to the gate item; shown when present. */
@@ -54,7 +61,7 @@ function later(source: LaterFields): Pick<ShownGate, 'revision' | 'supersededBy'
 }
 
 export function shownOfNotice(notice: ApprovalNotice): ShownGate {
-  return {
+  return asRevised({
     kind: notice.kind,
     plan: notice.plan,
     ...(notice.stepId ? { stepId: notice.stepId } : {}),
@@ -68,12 +75,14 @@ export function shownOfNotice(notice: ApprovalNotice): ShownGate {
     expiresAt: notice.expiresAt,
     round: notice.round,
     ...(notice.question ? { question: notice.question } : {}),
+    ...(notice.abortRollsBack ? { abortRollsBack: notice.abortRollsBack } : {}),
+    ...(notice.recovery ? { recovery: notice.recovery } : {}),
     ...later(notice as LaterFields),
-  };
+  });
 }
 
 export function shownOfGate(gate: GateView): ShownGate {
-  return {
+  return asRevised({
     kind: gate.kind,
     plan: { id: gate.planId, version: gate.planVersion, digest: gate.planDigest },
     ...(gate.stepId ? { stepId: gate.stepId } : {}),
@@ -87,7 +96,20 @@ export function shownOfGate(gate: GateView): ShownGate {
     expiresAt: gate.expiresAt,
     round: gate.round,
     ...(gate.question ? { question: gate.question } : {}),
+    ...(gate.abortRollsBack ? { abortRollsBack: gate.abortRollsBack } : {}),
+    ...(gate.recovery ? { recovery: gate.recovery } : {}),
     ...later(gate as LaterFields),
+  });
+}
+
+/** A modified gate shows what its revision runs: the steps as changed, their marks recomputed. */
+function asRevised(gate: ShownGate): ShownGate {
+  const { revision } = gate;
+  if (!revision) return gate;
+  return {
+    ...gate,
+    ...(gate.view ? { view: revisedView(gate.view, revision) } : {}),
+    ...(gate.stepGate ? { stepGate: revisedStepGate(gate.stepGate, revision) } : {}),
   };
 }
 
@@ -190,6 +212,50 @@ export function recoveryText(lines: NonNullable<ApprovalView['steps'][number]['r
   return `retries: ${parts.join(', ')}${ends.size === 1 ? `; then ${[...ends][0]}` : ''}`;
 }
 
+/** Each strategy as the person reads it. */
+const STRATEGY_TEXT: Readonly<Record<RecoveryAdvice['suggestion']['strategy'], string>> = {
+  retry_with_args: 'retry the step with changed args',
+  skip: 'skip the step',
+  insert_steps: 'insert recovery steps before the step',
+  abort: 'abort the run',
+};
+
+/**
+ * The model's suggestion as every channel shows it: the headline (who suggests what), its
+ * reasons, what it would change (exact), and what accepting it does. Model text is shown as
+ * written: each renderer escapes and redacts it for its medium.
+ */
+export function suggestionText(advice: RecoveryAdvice): {
+  readonly headline: string;
+  readonly reasons: string;
+  readonly changes: readonly string[];
+  readonly accepting: string;
+} {
+  const { suggestion } = advice;
+  const changes =
+    suggestion.strategy === 'retry_with_args'
+      ? [`args: ${JSON.stringify(suggestion.args)}`]
+      : suggestion.strategy === 'insert_steps'
+        ? suggestion.steps.map(
+            (step) =>
+              `${step.id}: ${step.description} (${step.tool ?? `agent ${step.target ?? ''}`}${Object.keys(step.args).length > 0 ? ` ${JSON.stringify(step.args)}` : ''})`,
+          )
+        : [];
+  const accepting = advice.revision
+    ? `accepting it ends this run and sends version ${advice.revision.version} of the plan (${advice.revision.digest}) to the gate, where the change is shown`
+    : suggestion.strategy === 'skip'
+      ? 'accepting it skips the step'
+      : suggestion.strategy === 'abort'
+        ? 'accepting it aborts the run'
+        : 'it changes the plan: answer retry, skip or abort here';
+  return {
+    headline: `The model (${advice.provider} ${advice.model}) suggests: ${STRATEGY_TEXT[suggestion.strategy]}. The decision is yours.`,
+    reasons: suggestion.reasons,
+    changes,
+    accepting,
+  };
+}
+
 /** The plan's budget in words, e.g. "300 s wall clock, $2 cost, 300000 tokens". */
 export function budgetText(budget: NonNullable<ApprovalView['budget']>): string {
   return [
@@ -219,11 +285,37 @@ export function omitted(view: ApprovalView): { notShown: number; notListed: numb
 /** A step's risk marks as short phrases, most serious first; empty when harmless and ungated. */
 export function riskPhrases(step: ApprovalView['steps'][number]): string[] {
   const phrases: string[] = [];
+  const { revised } = step;
+  if (revised?.skipped)
+    phrases.push(`skipped by revision ${revised.revision} (${revised.by}): it will not run`);
+  if (revised?.replaces)
+    phrases.push(
+      `changed by revision ${revised.revision} (${revised.by}): it runs what is shown, no longer what it was`,
+    );
   if (step.risks.destructive.length > 0) phrases.push(`destructive: ${step.risks.destructive.join('; ')}`);
   if (step.risks.contract.length > 0) phrases.push(`destructive contract: ${step.risks.contract.join('; ')}`);
   if (step.risks.rollback.length > 0) phrases.push(`destructive rollback: ${step.risks.rollback.join('; ')}`);
+  if (step.risks.outsideWorkspace?.length)
+    phrases.push(`${OUTSIDE_WORKSPACE}: ${step.risks.outsideWorkspace.join('; ')}`);
   phrases.push(step.risks.ownGate ? 'own gate before it runs' : 'no gate of its own');
   return phrases;
+}
+
+/** What an escalation's ABORT undoes, in one sentence introducing the list of `rollbacks` (if any). */
+export function abortRollbacksText(rollbacks: readonly AbortRollback[]): string {
+  return rollbacks.length > 0
+    ? 'If you abort, these rollbacks run, in this order (and those of steps that complete before the abort, first):'
+    : 'If you abort, nothing is rolled back: no step with a rollback has completed yet.';
+}
+
+const OUTSIDE_WORKSPACE = 'reaches outside the workspace';
+
+/**
+ * A phrase every channel shows as a warning: something destructive, outside the workspace, or a
+ * change a revision made.
+ */
+export function isWarningPhrase(phrase: string): boolean {
+  return /^(destructive|changed|skipped)/.test(phrase) || phrase.startsWith(OUTSIDE_WORKSPACE);
 }
 
 /** A plan reference (`${secrets.db}`, `${steps.x.y}`): kept whole by {@link redactPlanText}. */

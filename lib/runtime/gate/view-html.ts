@@ -6,14 +6,23 @@
  * with class names (no layout assumed, no script); {@link VIEW_STYLE} is a plain stylesheet for
  * hosts without their own. Every string is redacted of credential shapes and HTML-escaped.
  */
-import type { ApprovalView, ShownCall, StepGateView, StepView } from '../payloads/index.ts';
+import {
+  type AbortRollback,
+  type ApprovalView,
+  hasRiskMarks,
+  type ShownCall,
+  type StepGateView,
+  type StepView,
+} from '../payloads/index.ts';
 import { Redactor } from '../secrets/redact.ts';
 import { escapeHtml } from '../shared/html.ts';
 import {
+  abortRollbacksText,
   approversText,
   budgetText,
   type DeadlineOptions,
   deadlineText,
+  isWarningPhrase,
   notShownText,
   omitted,
   quorumText,
@@ -22,6 +31,7 @@ import {
   revisionLine,
   riskPhrases,
   type ShownGate,
+  suggestionText,
   supersededText,
 } from './shown-gate.ts';
 
@@ -109,6 +119,45 @@ export function gatePeopleHtml(gate: ShownGate, options: DeadlineOptions = {}): 
         ]
       : []),
     `<dl class="pg-people">${rows.map(([k, v]) => `<dt>${escapeHtml(k)}</dt><dd>${v}</dd>`).join('')}</dl>`,
+    ...(gate.recovery ? [suggestionHtml(gate.recovery, clean)] : []),
+  ].join('\n');
+}
+
+/** The model's suggestion, beside the person's choices (its text escaped and redacted like plan text). */
+function suggestionHtml(advice: NonNullable<ShownGate['recovery']>, clean: Clean): string {
+  const shown = suggestionText(advice);
+  return [
+    '<section class="pg-suggestion" aria-labelledby="pg-suggestion-title">',
+    `<h2 id="pg-suggestion-title">${clean(shown.headline)}</h2>`,
+    `<p><strong>Why:</strong> ${clean(shown.reasons)}</p>`,
+    ...(shown.changes.length > 0
+      ? [
+          '<ul class="pg-suggested-changes">',
+          ...shown.changes.map((change) => `<li><code>${clean(change)}</code></li>`),
+          '</ul>',
+        ]
+      : []),
+    `<p class="pg-meta">${clean(shown.accepting)}.</p>`,
+    '</section>',
+  ].join('\n');
+}
+
+/** What an escalation's ABORT undoes: the rollbacks it runs, in order, each with its call. */
+export function abortRollbacksHtml(rollbacks: readonly AbortRollback[], redactor?: Redactor): string {
+  const clean = cleaner(redactor);
+  return [
+    `<section class="pg-abort"><h2>If you abort</h2><p>${escapeHtml(abortRollbacksText(rollbacks))}</p>`,
+    ...(rollbacks.length > 0
+      ? [
+          '<ol>',
+          ...rollbacks.map(
+            (r) =>
+              `<li>${r.call ? callHtml(`Undo <code>${clean(r.stepId)}</code> (${clean(r.tool)})`, r.call, clean) : `Undo <code>${clean(r.stepId)}</code> (${clean(r.tool)})`}</li>`,
+          ),
+          '</ol>',
+        ]
+      : []),
+    '</section>',
   ].join('\n');
 }
 
@@ -161,11 +210,12 @@ export function gateViewHtml(
       ? [stepCardsHtml(gate.view, options.redactor), planFactsHtml(gate.view, gate.plan, options.redactor)]
       : []),
     ...(gate.stepGate ? [stepGateHtml(gate.stepGate, options.redactor)] : []),
+    ...(gate.abortRollsBack ? [abortRollbacksHtml(gate.abortRollsBack, options.redactor)] : []),
   ].join('\n');
 }
 
 function stepCard(step: StepView, number: number | undefined, clean: Clean): string {
-  const risky = step.risks.destructive.length + step.risks.contract.length + step.risks.rollback.length > 0;
+  const risky = hasRiskMarks(step.risks);
   const tool = step.target !== undefined ? `agent ${clean(step.target)}` : clean(step.tool);
   const flags = [
     ...(step.requiresApproval ? ['requires approval'] : []),
@@ -187,13 +237,14 @@ function stepCard(step: StepView, number: number | undefined, clean: Clean): str
     `<h3>${number !== undefined ? `${number}. ` : ''}<code>${clean(step.id)}</code> ${clean(step.description)}</h3>`,
     `<p class="pg-tool">via ${tool}${flags.length > 0 ? ` · ${flags.join(' · ')}` : ''}</p>`,
     `<ul class="pg-risks">${riskPhrases(step)
-      .map((p) => `<li${p.startsWith('destructive') ? ' class="pg-risk"' : ''}>${clean(p)}</li>`)
+      .map((p) => `<li${isWarningPhrase(p) ? ' class="pg-risk"' : ''}>${clean(p)}</li>`)
       .join('')}</ul>`,
     ...(step.call
       ? [callHtml('Runs', step.call, clean)]
       : step.detailsOmitted
         ? ['<p class="pg-omitted">Command not shown here.</p>']
         : []),
+    ...(step.revised?.replaces ? [callHtml('Was', step.revised.replaces, clean)] : []),
     ...(step.contract ? [callHtml('Contract', step.contract, clean)] : []),
     ...(step.rollback
       ? [

@@ -7,10 +7,12 @@
 import type { ShownCall, StepGateView, StepView } from '../payloads/index.ts';
 import { Redactor } from '../secrets/redact.ts';
 import {
+  abortRollbacksText,
   approversText,
   budgetText,
   type DeadlineOptions,
   deadlineText,
+  isWarningPhrase,
   notShownText,
   omitted,
   quorumText,
@@ -19,6 +21,7 @@ import {
   revisionLine,
   riskPhrases,
   type ShownGate,
+  suggestionText,
   supersededText,
 } from './shown-gate.ts';
 
@@ -56,6 +59,7 @@ export function gateText(gate: ShownGate, options: GateTextOptions = {}): string
   }
   if (gate.revision) lines.push(`Modified: ${revisionLine(gate.revision)}`);
   lines.push(`Answer by: ${deadlineText(gate.expiresAt, options)}`);
+  if (gate.recovery) lines.push(...suggestionLines(gate.recovery, clean));
   if (gate.view) {
     const view = gate.view;
     const { notShown, notListed } = omitted(view);
@@ -79,7 +83,35 @@ export function gateText(gate: ShownGate, options: GateTextOptions = {}): string
     if (notShown > 0) lines.push('', clean(notShownText(notShown, gate.plan)));
   }
   if (gate.stepGate) lines.push(...stepGateLines(gate.stepGate, clean));
+  if (gate.abortRollsBack) {
+    lines.push('', abortRollbacksText(gate.abortRollsBack));
+    gate.abortRollsBack.forEach((rollback, i) => {
+      lines.push(
+        ...callLines(
+          `${i + 1}. undo ${clean(rollback.stepId)} (${clean(rollback.tool)})`,
+          rollback.call ?? { form: 'json', text: '(not recorded)' },
+          clean,
+          '  ',
+        ),
+      );
+    });
+  }
   return lines.join('\n');
+}
+
+/** The model's suggestion, beside the person's choices: what it suggests, why, what changes, what accepting does. */
+function suggestionLines(
+  advice: NonNullable<ShownGate['recovery']>,
+  clean: (text: string) => string,
+): string[] {
+  const shown = suggestionText(advice);
+  return [
+    '',
+    clean(shown.headline),
+    ...indent(`Why: ${clean(shown.reasons)}`, '  '),
+    ...shown.changes.flatMap((change) => indent(`Change: ${clean(change)}`, '  ')),
+    `  accept: ${clean(shown.accepting)}`,
+  ];
 }
 
 function stepGateLines(stepGate: StepGateView, clean: (text: string) => string): string[] {
@@ -118,9 +150,10 @@ function stepLines(step: StepView, number: number | undefined, clean: (text: str
   ];
   lines.push(`${pad}via ${tool}${flags.length > 0 ? ` · ${flags.join(' · ')}` : ''}`);
   for (const phrase of riskPhrases(step))
-    lines.push(`${pad}${phrase.startsWith('destructive') ? '!! ' : ''}${clean(phrase)}`);
+    lines.push(`${pad}${isWarningPhrase(phrase) ? '!! ' : ''}${clean(phrase)}`);
   if (step.call) lines.push(...callLines('runs', step.call, clean, pad));
   else if (step.detailsOmitted) lines.push(`${pad}(command not shown here)`);
+  if (step.revised?.replaces) lines.push(...callLines('was', step.revised.replaces, clean, pad));
   if (step.contract) lines.push(...callLines('contract', step.contract, clean, pad));
   if (step.rollback) {
     lines.push(...callLines(`rollback (${clean(step.rollback.tool)})`, step.rollback.call, clean, pad));

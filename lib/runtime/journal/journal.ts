@@ -47,6 +47,17 @@ export interface JournalProps {
   readonly maxConflictRetries?: number;
   /** @default () => new Date() */
   readonly clock?: () => Date;
+  /**
+   * Told of each event once it is stored (lib/runtime/telemetry: a log entry and metrics), with
+   * what the appender noted about it. It must not throw. @default - nobody
+   */
+  readonly onAppended?: (record: JournalRecord, note: AppendNote) => void;
+}
+
+/** What an appender tells the journal's observer beyond the event itself; never stored. */
+export interface AppendNote {
+  /** A gate's decision: when the gate opened (its wait time is a metric). */
+  readonly gateOpenedAt?: string;
 }
 
 /** An event as a Lambda hands it to the journal (timestamp and details optional). */
@@ -73,7 +84,7 @@ export class Journal {
    * Appends one event (validated against its type's details schema, redacted, chained) and publishes it.
    * `timestamp` defaults to now.
    */
-  async append(input: JournalEventInput): Promise<AppendResult> {
+  async append(input: JournalEventInput, note: AppendNote = {}): Promise<AppendResult> {
     const candidate = {
       ...input,
       timestamp: input.timestamp ?? (this.props.clock ?? (() => new Date()))().toISOString(),
@@ -97,6 +108,7 @@ export class Journal {
     const clean = this.redactor.value(parsed.data as JournalEvent);
     const event: JournalEvent = { ...clean, details: limitStrings(clean.details) as Record<string, unknown> };
     const stored = await this.store(event);
+    this.props.onAppended?.(stored, note);
     return { stored, ...(await this.publish(stored)) };
   }
 

@@ -10,6 +10,7 @@ import {
   ResourceInUseException,
   ResourceNotFoundException,
 } from '@aws-sdk/client-dynamodb';
+import { TABLE_NAME_ENV } from '../catalog.ts';
 
 export interface KeyDefinition {
   readonly name: string;
@@ -26,7 +27,7 @@ export interface IndexDefinition {
 
 export interface TableDefinition {
   /** Stable id used by CDK construct ids and by `TableNames`. */
-  readonly id: 'events' | 'gates' | 'joins' | 'outputs' | 'drafts';
+  readonly id: 'events' | 'gates' | 'joins' | 'outputs' | 'drafts' | 'versions';
   readonly partitionKey: KeyDefinition;
   readonly sortKey?: KeyDefinition;
   readonly globalSecondaryIndexes: readonly IndexDefinition[];
@@ -127,12 +128,24 @@ export const DRAFTS_TABLE: TableDefinition = {
   globalSecondaryIndexes: [],
 };
 
+/**
+ * One content per plan version: an item per `<planId>#v<version>` holding the digest it was first
+ * launched with, claimed by a conditional put, so two submissions of one id and version with
+ * different content can never both be launched, however close together. Kept (no TTL).
+ */
+export const VERSIONS_TABLE: TableDefinition = {
+  id: 'versions',
+  partitionKey: { name: 'planVersion', type: 'S' },
+  globalSecondaryIndexes: [],
+};
+
 export const TABLES: readonly TableDefinition[] = [
   EVENTS_TABLE,
   GATES_TABLE,
   JOINS_TABLE,
   OUTPUTS_TABLE,
   DRAFTS_TABLE,
+  VERSIONS_TABLE,
 ];
 
 /** Physical table names, by definition id. */
@@ -145,18 +158,10 @@ export const DEFAULT_TABLE_NAMES: TableNames = {
   joins: 'plangate-joins',
   outputs: 'plangate-outputs',
   drafts: 'plangate-drafts',
+  versions: 'plangate-versions',
 };
 
-/** The environment variable carrying each table's physical name (set by CDK on every Lambda). */
-export const TABLE_NAME_ENV: TableNames = {
-  events: 'PLANGATE_EVENTS_TABLE',
-  gates: 'PLANGATE_GATES_TABLE',
-  joins: 'PLANGATE_JOINS_TABLE',
-  outputs: 'PLANGATE_OUTPUTS_TABLE',
-  drafts: 'PLANGATE_DRAFTS_TABLE',
-};
-
-/** Table names from the environment (TABLE_NAME_ENV), falling back to the defaults. */
+/** Table names from the environment (the catalog's TABLE_NAME_ENV), falling back to the defaults. */
 export function tableNamesFromEnv(
   env: Readonly<Record<string, string | undefined>> = process.env,
 ): TableNames {

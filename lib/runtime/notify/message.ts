@@ -65,6 +65,30 @@ export const SLACK_ASK = {
   block: `${SLACK_ACTION_PREFIX}question`,
   input: 'question',
 } as const;
+/**
+ * A button's value: the gate's link id and the content digest its message showed (the plan's, or
+ * a revision's), so a click answers exactly what that message showed; a message about revision 1
+ * answers revision 1, an older message is refused as stale.
+ */
+export function slackButtonValue(linkId: string, digest: string): string {
+  return JSON.stringify({ linkId, digest });
+}
+
+/** The link id and digest of a button's value (a bare link id, from messages posted before: the plan's digest). */
+export function parseSlackButtonValue(value: string): { linkId: string; digest?: string } {
+  try {
+    const parsed = JSON.parse(value) as { linkId?: unknown; digest?: unknown };
+    if (typeof parsed.linkId === 'string')
+      return {
+        linkId: parsed.linkId,
+        ...(typeof parsed.digest === 'string' ? { digest: parsed.digest } : {}),
+      };
+  } catch {
+    // A bare link id.
+  }
+  return { linkId: value };
+}
+
 /** The block ids the Slack route finds again when it updates the message. */
 export const SLACK_BLOCK_IDS = { actions: 'plangate.actions', status: 'plangate.status' } as const;
 
@@ -170,6 +194,8 @@ export function approvalMessage(
     `<p>${escapeHtml(how)}</p>`,
     '</body></html>',
   ].join('\n');
+  // What this message shows, and so what its buttons answer: the revision it is about, or the plan.
+  const shownDigest = notice.revision?.digest ?? notice.plan.digest;
   const slackBlocks = [
     { type: 'header', text: { type: 'plain_text', text: title } },
     {
@@ -187,7 +213,7 @@ export function approvalMessage(
           text: { type: 'plain_text', text: BUTTON_LOOK[decision].label },
           ...(BUTTON_LOOK[decision].style ? { style: BUTTON_LOOK[decision].style } : {}),
           action_id: `${SLACK_ACTION_PREFIX}${decision}`,
-          value: notice.approvalId,
+          value: slackButtonValue(notice.approvalId, shownDigest),
         })),
         ...(notice.kind === 'plan' || notice.kind === 'step'
           ? [
@@ -195,7 +221,7 @@ export function approvalMessage(
                 type: 'button',
                 text: { type: 'plain_text', text: 'Ask a question' },
                 action_id: SLACK_ASK.action,
-                value: notice.approvalId,
+                value: slackButtonValue(notice.approvalId, shownDigest),
               },
             ]
           : []),

@@ -6,8 +6,10 @@
  * with a link to the page, and never mid-token: code is shortened before it is escaped.
  */
 import {
+  abortRollbacksText,
   approversText,
   budgetText,
+  isWarningPhrase,
   notShownText,
   omitted,
   quorumText,
@@ -16,6 +18,7 @@ import {
   revisionLine,
   riskPhrases,
   type ShownGate,
+  suggestionText,
   supersededText,
 } from '../gate/shown-gate.ts';
 import type { ApprovalView, ShownCall, StepGateView, StepView } from '../payloads/index.ts';
@@ -41,7 +44,12 @@ export function gateViewBlocks(gate: ShownGate, link: string, maxBlocks: number)
   const redactor = new Redactor();
   const text = (value: string) => escapeSlack(redactPlanText(redactor, value));
   const code = (value: string, limit: number) => slackCode(redactPlanText(redactor, value), limit);
-  const blocks: Block[] = [peopleBlock(gate, text)];
+  const blocks: Block[] = [
+    peopleBlock(gate, text),
+    ...(gate.recovery
+      ? [section(fitText(suggestionMrkdwn(gate.recovery, text), SLACK_LIMITS.sectionText))]
+      : []),
+  ];
   // Kept free for the closing section that says what was cut.
   const room = maxBlocks - 1;
   let chars = 0;
@@ -78,9 +86,35 @@ export function gateViewBlocks(gate: ShownGate, link: string, maxBlocks: number)
       }
     }
   }
+  if (gate.abortRollsBack) {
+    const lines = [
+      `*${text(abortRollbacksText(gate.abortRollsBack))}*`,
+      ...gate.abortRollsBack.map(
+        (r, i) =>
+          `${i + 1}. undo *${text(r.stepId)}* (${text(r.tool)})${r.call ? `\n${code(r.call.text, 500)}` : ''}`,
+      ),
+    ];
+    const block = section(lines.join('\n'));
+    if (fits(block)) add(block);
+    else cut.push('The rollbacks an abort runs are not all shown in Slack.');
+  }
   if (cut.length > 0)
     blocks.push(section(`:scissors: ${cut.join(' ')} <${link}|Open the page> to see everything.`));
   return blocks;
+}
+
+/** The model's suggestion, beside the buttons: what it suggests, why, what changes, what accepting does. */
+function suggestionMrkdwn(
+  advice: NonNullable<ShownGate['recovery']>,
+  text: (value: string) => string,
+): string {
+  const shown = suggestionText(advice);
+  return [
+    `:bulb: *${text(shown.headline)}*`,
+    `*Why:* ${text(short(shown.reasons, 1500))}`,
+    ...shown.changes.map((change) => `*Change:* ${text(short(change, 500))}`),
+    `_${text(shown.accepting)}; accept it on the page._`,
+  ].join('\n');
 }
 
 /** Who may approve, the votes, the deadline (each reader's local time, UTC beside it), as fields. */
@@ -137,9 +171,10 @@ function stepText(
       `via ${tool}${flags.length > 0 ? ` · ${flags.join(' · ')}` : ''}`,
     );
     for (const phrase of riskPhrases(step))
-      lines.push(phrase.startsWith('destructive') ? `:warning: *${text(phrase)}*` : text(phrase));
+      lines.push(isWarningPhrase(phrase) ? `:warning: *${text(phrase)}*` : text(phrase));
     if (step.call) lines.push(...callText('Runs', step.call, text, code, codeLimit));
     else if (step.detailsOmitted) lines.push('_Command not shown here: see the page._');
+    if (step.revised?.replaces) lines.push(...callText('Was', step.revised.replaces, text, code, codeLimit));
     if (step.contract) lines.push(...callText('Contract', step.contract, text, code, codeLimit));
     if (step.rollback) {
       lines.push(

@@ -1,6 +1,7 @@
 /** Classifier Lambda (`${ClassifierFunctionArn}`, lambda:invoke). */
 import { z } from 'zod';
 import { IdSchema } from '../../plan/schema.ts';
+import { BudgetLimitsSchema } from './budget.ts';
 import { ClassifiedFailureSchema } from './gate.ts';
 import { ErrorOutputSchema, ExecutionScope, Progress, RecoverySummarySchema } from './shared.ts';
 
@@ -37,6 +38,12 @@ export const ClassifyRequestSchema = z.object({
    * person (retry / skip / abort), whatever the recipes say.
    */
   humanTimeoutSeconds: z.number().int().positive().optional(),
+  /**
+   * The plan's budget, when it declares one: a failed attempt (one no harness Lambda recorded,
+   * e.g. a worker's) that used it up is recorded as BudgetExceeded with BUDGET_EXCEEDED and
+   * escalated once, never retried.
+   */
+  budget: BudgetLimitsSchema.optional(),
   /** The step's own `on_fail` (seed 004), overriding the recipe's retries and escalation. */
   onFail: z
     .object({ retries: z.number().int().min(0), escalation: z.enum(['ask', 'skip', 'abort']) })

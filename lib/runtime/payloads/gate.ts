@@ -1,6 +1,7 @@
 /** Gate Lambda (`${GateFunctionArn}`, lambda:invoke.waitForTaskToken): requests, decisions, notices. */
 import { z } from 'zod';
 import { FailureClassSchema, IdSchema } from '../../plan/schema.ts';
+import { type RecoveryAdvice, RecoveryAdviceSchema } from './recovery-advice.ts';
 import {
   ApprovalPolicySchema,
   ArgOverridesSchema,
@@ -78,15 +79,26 @@ export type ShownCall = z.infer<typeof ShownCallSchema>;
 
 /**
  * Risk marks the harness computes (lib/plan/risks.ts), never taken from the plan's author: why
- * each command is destructive (empty: harmless), and whether the step has its own gate.
+ * each command is destructive (empty: harmless), where its contract or rollback reaches outside
+ * the workspace (absent: nowhere), and whether the step has its own gate.
  */
 export const StepRiskMarksSchema = z.object({
   destructive: z.array(z.string()),
   contract: z.array(z.string()),
   rollback: z.array(z.string()),
+  /** e.g. `contract: \`cat /etc/passwd\` uses /etc/passwd, outside the workspace`; absent when none. */
+  outsideWorkspace: z.array(z.string()).optional(),
   ownGate: z.boolean(),
 });
 export type StepRiskMarks = z.infer<typeof StepRiskMarksSchema>;
+
+/** Whether a step carries any risk mark besides its gate: something destructive, or outside the workspace. */
+export function hasRiskMarks(risks: StepRiskMarks): boolean {
+  return (
+    risks.destructive.length + risks.contract.length + risks.rollback.length > 0 ||
+    (risks.outsideWorkspace?.length ?? 0) > 0
+  );
+}
 
 /** The recovery in force for some failure classes of a step (the effective recipe, lib/plan/recovery.ts). */
 export const RecoveryLineSchema = z.object({
@@ -125,6 +137,18 @@ export const StepViewSchema = z.object({
   dependsOn: z.array(IdSchema),
   /** Its call, contract, rollback and recovery were left out to fit: `plangate render <plan> --format yaml` shows them. */
   detailsOmitted: z.literal(true).optional(),
+  /**
+   * What a revision (an approval with modifications) did to the step: the call it replaced (the
+   * step's `call` and risk marks are then the revision's), or that it skips the step.
+   */
+  revised: z
+    .object({
+      revision: z.number().int().min(1),
+      by: z.string(),
+      replaces: ShownCallSchema.optional(),
+      skipped: z.literal(true).optional(),
+    })
+    .optional(),
 });
 export type StepView = z.infer<typeof StepViewSchema>;
 
@@ -280,16 +304,34 @@ export const GateRevisionSchema = z.object({
 export type GateRevision = z.infer<typeof GateRevisionSchema>;
 
 /** Decisions of an escalation gate (a step failed and its retries are exhausted). */
+/** The person took the model's recovery suggestion (journaled; the machine ignores it). */
+const AcceptedSuggestion = { acceptSuggestion: z.literal(true).optional() };
+
 export const EscalationDecisionSchema = z.discriminatedUnion('decision', [
   /** Run the step again (runner → checker), attempt + 1, e.g. after credentials were fixed. */
-  z.object({ decision: z.literal('RETRY'), by: z.string().optional(), comment: z.string().optional() }),
+  z.object({
+    decision: z.literal('RETRY'),
+    by: z.string().optional(),
+    comment: z.string().optional(),
+    ...AcceptedSuggestion,
+  }),
   /**
    * The step ends `skipped`, its dependents `blocked`. If the step is critical the execution
    * then fails with `Plangate.CriticalStepSkipped`; otherwise independent branches go on.
    */
-  z.object({ decision: z.literal('SKIP'), by: z.string().optional(), comment: z.string().optional() }),
+  z.object({
+    decision: z.literal('SKIP'),
+    by: z.string().optional(),
+    comment: z.string().optional(),
+    ...AcceptedSuggestion,
+  }),
   /** The execution fails with `Plangate.Aborted`. */
-  z.object({ decision: z.literal('ABORT'), by: z.string().optional(), reason: z.string().optional() }),
+  z.object({
+    decision: z.literal('ABORT'),
+    by: z.string().optional(),
+    reason: z.string().optional(),
+    ...AcceptedSuggestion,
+  }),
 ]);
 export type EscalationDecision = z.infer<typeof EscalationDecisionSchema>;
 
@@ -346,6 +388,18 @@ export const HumanTaskSchema = z.object({
 });
 export type HumanTask = z.infer<typeof HumanTaskSchema>;
 
+/**
+ * A rollback an escalation's ABORT will run: the step it undoes and the procedure's call, in the
+ * order they run (the most recently completed step first).
+ */
+export const AbortRollbackSchema = z.object({
+  stepId: IdSchema,
+  tool: z.string(),
+  /** The procedure's call as recorded (shortened when long); absent when the plan was too large to record. */
+  call: ShownCallSchema.optional(),
+});
+export type AbortRollback = z.infer<typeof AbortRollbackSchema>;
+
 /** The classified failure an escalation gate asks about. */
 export const ClassifiedFailureSchema = z.object({
   failureClass: FailureClassSchema,
@@ -357,6 +411,28 @@ export const ClassifiedFailureSchema = z.object({
   phase: z.enum(['run', 'check']),
 });
 export type ClassifiedFailure = z.infer<typeof ClassifiedFailureSchema>;
+
+/** What the run's recovery advisor is told: the plan (by identity: the host holds it), the step and its failure. */
+export const RecoveryAdviceRequestSchema = z.object({
+  plan: PlanIdentitySchema,
+  executionId: z.string(),
+  stepId: IdSchema,
+  failure: ClassifiedFailureSchema,
+  attempt: z.number().int().min(1),
+});
+export type RecoveryAdviceRequest = z.infer<typeof RecoveryAdviceRequestSchema>;
+
+/** The model could not be asked, or its answer was refused: the person decides without it. */
+export interface RecoveryAdviceRefused {
+  readonly refused: string;
+  readonly provider: string;
+  readonly model: string;
+}
+
+/** Asks the run's planner for a suggestion (lib/planner/recovery.ts, wired by the host). */
+export type RecoveryAdvisor = (
+  request: RecoveryAdviceRequest,
+) => Promise<RecoveryAdvice | RecoveryAdviceRefused>;
 
 /**
  * Input of the gate Lambda. It stores `taskToken` server-side (never in a link, log, event or
@@ -447,6 +523,10 @@ export const ApprovalNoticeSchema = z.object({
   round: z.number().int().min(1),
   question: z.string().optional(),
   failure: ClassifiedFailureSchema.optional(),
+  /** Escalation: the rollbacks an ABORT runs, as of when it was asked (none: nothing to undo). */
+  abortRollsBack: z.array(AbortRollbackSchema).optional(),
+  /** Escalation of an unknown failure in a run with a planner: what the model suggests. */
+  recovery: RecoveryAdviceSchema.optional(),
   /** Human step: what to do and which values to report. */
   human: z.object({ instructions: z.string(), outputs: z.array(IdSchema) }).optional(),
   expiresAt: z.string(),

@@ -4,7 +4,9 @@ import { FailureClassSchema, IdSchema } from '../../plan/schema.ts';
 import { UsageSchema } from './budget.ts';
 import { EvidenceSchema } from './checker.ts';
 import { APPROVAL_DECISIONS, GateKindSchema, StepSketchSchema } from './gate.ts';
+import { AgentRunSchema, HandoffStartSchema } from './handoff.ts';
 import { PlanFactsSchema, PolicyDecisionDetailsSchema } from './policy.ts';
+import { RECOVERY_STRATEGIES } from './recovery-advice.ts';
 import { ArgOverridesSchema } from './shared.ts';
 
 /** Seed 000's event names, plus the few the harness needs to say what else happened. */
@@ -37,6 +39,10 @@ export const EVENT_TYPES = [
   'FAILURE_CLASSIFIED',
   'RECOVERY_APPLIED',
   'RECOVERY_ESCALATION',
+  /** Seed 001's third strategy: the model suggested how to recover from a failure no recipe covers. */
+  'RECOVERY_SUGGESTED',
+  /** The model could not be asked, or what it answered was refused; the person decides without it. */
+  'RECOVERY_SUGGESTION_REFUSED',
   /** Seed 000's permission recipe: credentials must be fixed out of band before RETRY. */
   'PERMISSION_REQUIRED',
   /** A person answered a human step (seed 003): done with its outputs, or failed. */
@@ -65,6 +71,8 @@ export const RecordedStepSchema = z.object({
   tool: z.string(),
   args: z.string(),
   contract: z.string().optional(),
+  /** Its rollback, `{tool, args}` as canonical JSON: what an abort would run. */
+  rollback: z.string().optional(),
 });
 export type RecordedStep = z.infer<typeof RecordedStepSchema>;
 
@@ -159,13 +167,22 @@ export const EVENT_DETAILS = {
     by_digest: z.string(),
     by_execution: z.string(),
   }),
-  TASK_STARTED: z.object({ attempt: z.number().int(), progress: z.string() }),
+  TASK_STARTED: z.object({
+    attempt: z.number().int(),
+    progress: z.string(),
+    /** An agent's or a person's step: the handoff as it was when the step started (seed 003's handoff.md). */
+    handoff: HandoffStartSchema.optional(),
+  }),
   TASK_COMPLETED: z.object({
     result: z.unknown(),
     evidence: EvidenceSchema,
     progress: z.string(),
     /** Tokens and cost the step's agent reported, counted against the plan's budget. */
     usage: UsageSchema.optional(),
+    /** The worker that ran the attempt (`host:pid`), for an agent step. */
+    worker: z.string().optional(),
+    /** What the worker's agent ran and reported. */
+    agent_run: AgentRunSchema.optional(),
   }),
   TASK_FAILED: z.object({
     error: z.string(),
@@ -173,6 +190,10 @@ export const EVENT_DETAILS = {
     progress: z.string(),
     /** Tokens and cost the failed attempt's agent reported: spent all the same, counted against the budget. */
     usage: UsageSchema.optional(),
+    /** The worker that ran the attempt (`host:pid`), when it answered. */
+    worker: z.string().optional(),
+    /** What the worker's agent ran and reported, when it answered. */
+    agent_run: AgentRunSchema.optional(),
   }),
   TASK_SKIPPED: z.object({ reason: z.string() }),
   TASK_BLOCKED: z.object({ blocked_by: z.array(z.string()) }),
@@ -183,7 +204,23 @@ export const EVENT_DETAILS = {
     reason: z.string(),
     user_decision: z.enum(['RETRY', 'SKIP', 'ABORT']).optional(),
     decided_by: z.enum(['person', 'recipe']).optional(),
+    /** The gate showed the model's suggestion: whether the person took it. */
+    suggestion: z.enum(['accepted', 'declined']).optional(),
   }),
+  RECOVERY_SUGGESTED: z.object({
+    strategy: z.enum(RECOVERY_STRATEGIES),
+    reasons: z.string(),
+    provider: z.string(),
+    model: z.string(),
+    input_tokens: z.number().int(),
+    output_tokens: z.number().int(),
+    /** retry_with_args: the changed args; insert_steps: the new steps' ids. */
+    args: z.record(z.string(), z.unknown()).optional(),
+    steps: z.array(z.string()).optional(),
+    /** A revising suggestion: the plan version it makes, if the person accepts it. */
+    revision: z.object({ version: z.number().int(), digest: z.string() }).optional(),
+  }),
+  RECOVERY_SUGGESTION_REFUSED: z.object({ reason: z.string(), provider: z.string(), model: z.string() }),
   PERMISSION_REQUIRED: z.object({ message: z.string() }),
   HUMAN_TASK_ANSWERED: z.object({
     decision: z.enum(['DONE', 'FAILED']),
@@ -201,8 +238,15 @@ export const EVENT_DETAILS = {
     tool: z.string(),
     /** True when the run succeeded and the rollback only proves the procedure works. */
     rehearsal: z.boolean(),
+    /** Counted from 1; a later attempt follows one that was cut short and whose contract did not hold. */
+    attempt: z.number().int().positive().optional(),
   }),
-  ROLLBACK_COMPLETED: z.object({ evidence: EvidenceSchema, rehearsal: z.boolean() }),
+  ROLLBACK_COMPLETED: z.object({
+    evidence: EvidenceSchema,
+    rehearsal: z.boolean(),
+    /** The attempt was cut short (the engine stopped) and its contract proved the undo already done. */
+    after_interruption: z.boolean().optional(),
+  }),
   ROLLBACK_FAILED: z.object({
     error: z.string(),
     error_message: z.string(),

@@ -4,6 +4,12 @@ import { IdSchema } from '../../plan/schema.ts';
 import { BudgetLimitsSchema, RemainingBudgetSchema, UsageSchema } from './budget.ts';
 import { StepGateRejectionSchema } from './gate.ts';
 import {
+  AgentRunSchema,
+  HandoffInputsSchema,
+  PreviousFailureSchema,
+  WorkerEvidenceSchema,
+} from './handoff.ts';
+import {
   OutputRefSchema,
   PlanContextSchema,
   RecoverySummarySchema,
@@ -80,26 +86,13 @@ export const RunnerRequestSchema = z.object({
    * enter the execution history).
    */
   dispatch: z.boolean().default(false),
+  /**
+   * With `dispatch`, on a retry: why the previous attempt failed, which the activity hands the
+   * worker too; TASK_STARTED keeps it with the rest of the handoff.
+   */
+  previousFailure: PreviousFailureSchema.nullish(),
 });
 export type RunnerRequest = z.infer<typeof RunnerRequestSchema>;
-
-/**
- * The evidence of a contract a worker ran in its workspace (lib/runtime/contracts Evidence):
- * the checker records it instead of running the contract itself.
- */
-export const WorkerEvidenceSchema = z.looseObject({
-  kind: z.enum(['command', 'http', 'assert', 'lambda', 'none']),
-  ran: z.string(),
-  passed: z.boolean(),
-  summary: z.string(),
-  excerpt: z.string(),
-  durationMs: z.number().nonnegative(),
-  checkedAt: z.string(),
-  exitCode: z.number().int().nullable().optional(),
-  reason: z.string().optional(),
-  stderr: z.string().optional(),
-  timedOut: z.boolean().optional(),
-});
 
 export const RunnerResultSchema = z.object({
   stepId: IdSchema,
@@ -118,7 +111,7 @@ export const RunnerResultSchema = z.object({
       args: z.record(z.string(), z.unknown()),
       /** The step's task text, its references resolved (seed 004's `task`, for the agent). */
       task: z.string().optional(),
-      inputs: z.record(z.string(), z.record(z.string(), z.unknown()).optional()),
+      inputs: HandoffInputsSchema,
       /** What is left of the plan's budget (`{}` when it declares none). */
       budget: RemainingBudgetSchema,
     })
@@ -127,5 +120,7 @@ export const RunnerResultSchema = z.object({
   evidence: WorkerEvidenceSchema.optional(),
   /** A worker's result: which worker did it (host:pid). */
   worker: z.string().optional(),
+  /** A worker's result: what its agent ran and said (bounded, redacted). */
+  agentRun: AgentRunSchema.optional(),
 });
 export type RunnerResult = z.infer<typeof RunnerResultSchema>;

@@ -3,9 +3,13 @@
  * it classifies the failure, records it, and says whether the whole step runs again or a
  * person (or the recipe) decides at the escalation gate.
  */
+import { stepRetries } from '../../plan/recovery.ts';
 import type { FailureClass } from '../../plan/schema.ts';
 import { eventIdentity, type HarnessDeps, journalFor } from '../deps.ts';
+import { readEvents } from '../journal/journal.ts';
 import {
+  type AgentRun,
+  AgentRunSchema,
   BUDGET_EXCEEDED,
   type ClassifyRequest,
   type ClassifyResult,
@@ -19,6 +23,7 @@ import {
 import { Redactor } from '../secrets/redact.ts';
 import type { FailureFacts } from '../shared/errors.ts';
 import { progressLabel } from '../shared/progress.ts';
+import { budgetStop, WORKER_TIME_GRAIN_SECONDS } from './budget.ts';
 import { classifyFailure } from './classify.ts';
 import { recipeName, recordFailure } from './failure-events.ts';
 
@@ -32,23 +37,42 @@ export async function classifyStepFailure(req: ClassifyRequest, deps: HarnessDep
   });
   const journal = journalFor(deps);
   const facts = factsOf(req.error);
+  const failedLine = `${req.index !== undefined && req.total !== undefined ? progressLabel(req.index, req.total) : '[Task]'} ✗ ${req.description ?? req.stepId}`;
+  const budgetEscalation = (message: string): ClassifyResult => ({
+    failureClass: 'unrecoverable',
+    error: BUDGET_EXCEEDED,
+    message,
+    phase: req.phase,
+    action: 'ESCALATE',
+    policy: 'ask',
+    recipe: 'escalate_budget',
+  });
   // The runner recorded BUDGET_EXCEEDED; no recipe applies: a person raises the budget or aborts.
-  if (req.error.Error === BUDGET_EXCEEDED)
-    return {
-      failureClass: 'unrecoverable',
-      error: req.error.Error,
-      message: facts.message,
-      phase: req.phase,
-      action: 'ESCALATE',
-      policy: 'ask',
-      recipe: 'escalate_budget',
-    };
+  if (req.error.Error === BUDGET_EXCEEDED) return budgetEscalation(facts.message);
   // A harness Lambda that named the error classified it with the plan's recipes and recorded it.
   const named = (LAMBDA_ERROR_NAMES as readonly string[]).includes(req.error.Error)
     ? failureClassOfError(req.error.Error)
     : undefined;
   const humanTimeout =
     req.humanTimeoutSeconds !== undefined && req.phase === 'run' && req.error.Error === STATES_TIMEOUT;
+  // An attempt nobody recorded yet (a worker's) that used up the budget (an agent the budget's
+  // wall clock stopped, say): BudgetExceeded, asked once; a retry would have nothing to run on.
+  if (req.budget && !named && !humanTimeout) {
+    const stopped = await budgetStop(
+      req.budget,
+      await readEvents(deps.dynamo, deps.tables.events, req.executionId),
+      journal,
+      identity,
+      {
+        attempt: req.attempt,
+        progress: failedLine,
+        message: new Redactor().text(facts.message),
+        ...spentBy(req.error),
+        wallClockGraceSeconds: WORKER_TIME_GRAIN_SECONDS,
+      },
+    );
+    if (stopped) return budgetEscalation(stopped.failureCause.message);
+  }
   // Nobody answering a human step is not transient: retrying the same request silently helps no one.
   const failureClass: FailureClass = humanTimeout
     ? 'unrecoverable'
@@ -64,13 +88,14 @@ export async function classifyStepFailure(req: ClassifyRequest, deps: HarnessDep
       attempt: req.attempt,
       failureClass,
       taskFailed: {
-        progress: `${req.index !== undefined && req.total !== undefined ? progressLabel(req.index, req.total) : '[Task]'} ✗ ${req.description ?? req.stepId}: ${message}`,
+        progress: `${failedLine}: ${message}`,
         ...spentBy(req.error),
       },
     });
   }
   const recipe = req.recovery[failureClass];
-  const retries = req.onFail?.retries ?? recipe?.maxAttempts ?? 0;
+  // The step's effective recipe, as its gate showed it (lib/plan/recovery.ts effectiveRecovery).
+  const retries = stepRetries(failureClass, recipe?.maxAttempts ?? 0, req.onFail);
   // A named class error already went through its Retry block; contract failures and errors
   // classified here are retried by looping the whole step. Unknown always asks a person.
   const loopsBack =
@@ -137,11 +162,23 @@ function factsOf(error: ClassifyRequest['error']): FailureFacts {
   return { name: error.Error, message: raw || error.Error };
 }
 
-/** What a worker said the failed attempt's agent used (its cause's `usage`), to count against the budget. */
-function spentBy(error: ClassifyRequest['error']): { usage?: Usage } {
-  const cause = parseJson(error.Cause ?? '') as { usage?: unknown } | undefined;
+/**
+ * What a worker (or a runner handing over a budget stop) said about the failed attempt (its
+ * cause, also inside Lambda's error envelope): what the agent used, to count against the budget,
+ * which worker (host:pid) it was, and what its agent ran and reported.
+ */
+function spentBy(error: ClassifyRequest['error']): { usage?: Usage; worker?: string; agent_run?: AgentRun } {
+  const raw = parseJson(error.Cause ?? '') as { errorMessage?: unknown } | undefined;
+  const cause = (typeof raw?.errorMessage === 'string' ? parseJson(raw.errorMessage) : raw) as
+    | { usage?: unknown; worker?: unknown; agentRun?: unknown }
+    | undefined;
   const usage = UsageSchema.safeParse(cause?.usage);
-  return usage.success && cause?.usage !== undefined ? { usage: usage.data } : {};
+  const agentRun = AgentRunSchema.safeParse(cause?.agentRun);
+  return {
+    ...(usage.success && cause?.usage !== undefined ? { usage: usage.data } : {}),
+    ...(typeof cause?.worker === 'string' ? { worker: cause.worker.slice(0, 200) } : {}),
+    ...(agentRun.success ? { agent_run: agentRun.data } : {}),
+  };
 }
 
 function parseJson(text: string): unknown {

@@ -1,8 +1,9 @@
 /**
  * The runtime's failure classifier. The rules themselves live in lib/plan/recovery.ts (seed 000's
  * defaults, `matchesDetection`, `classifyFailure`); this adds only what the harness knows on top:
- * errors it already named (`Plangate.*`, its own error classes) keep their class, then the plan's
- * recipes decide, then the defaults; anything unmatched is `unknown`, which always asks a person.
+ * errors it already named (`Plangate.*`, its own error classes, a worker's) keep their class,
+ * then the plan's recipes decide, then the defaults; an agent's failure no rule matched is its
+ * work's (logic); anything else unmatched is `unknown`, which always asks a person.
  */
 import {
   CLASSIFICATION_ORDER,
@@ -27,13 +28,27 @@ export interface Classification {
   readonly source: 'named' | 'recipe' | 'default' | 'none';
 }
 
-/** Error names of the runtime's own errors (lib/runtime/shared/errors.ts) whose class is known when thrown. */
+/**
+ * Error names whose class is known when raised: the runtime's own errors
+ * (lib/runtime/shared/errors.ts) and what a worker answers (lib/worker/worker.ts, docs/workers.md).
+ */
 const HARNESS_ERROR_CLASSES: ReadonlyMap<string, FailureClass> = new Map([
   ['InvalidInput', 'invalid_input'],
   ['NotConfigured', 'invalid_input'],
   // The platform's policy refused the step's call: seed 000's Permission class (a person decides).
   [POLICY_DENIED, 'permission'],
+  // The worker was stopped (SIGTERM) and handed the task back: nothing is wrong with the step.
+  ['Worker.Stopped', 'transient'],
+  // The agent finished without a declared output: its work is not done.
+  ['Worker.MissingOutput', 'logic'],
 ]);
+
+/**
+ * Error names whose failure no rule matched still has a class: an agent that exited non-zero
+ * (AgentFailedError, a worker's `AgentFailed`) did its work wrong, unless its exit code or
+ * message says otherwise (126 permission, 127 unrecoverable, "ECONNRESET" transient, …).
+ */
+const UNMATCHED_CLASSES: ReadonlyMap<string, FailureClass> = new Map([['AgentFailed', 'logic']]);
 
 export function classifyFailure(facts: FailureFacts, recipes: RecipeDetections = {}): Classification {
   const named = failureClassOfError(facts.name) ?? HARNESS_ERROR_CLASSES.get(facts.name);
@@ -45,9 +60,11 @@ export function classifyFailure(facts: FailureFacts, recipes: RecipeDetections =
   });
   if (fromRecipe) return { failureClass: fromRecipe, source: 'recipe' };
   const fromDefaults = classifyByRules(detection, DEFAULT_RECOVERY);
-  return fromDefaults === 'unknown'
-    ? { failureClass: 'unknown', source: 'none' }
-    : { failureClass: fromDefaults, source: 'default' };
+  if (fromDefaults !== 'unknown') return { failureClass: fromDefaults, source: 'default' };
+  const unmatched = UNMATCHED_CLASSES.get(facts.name);
+  return unmatched
+    ? { failureClass: unmatched, source: 'default' }
+    : { failureClass: 'unknown', source: 'none' };
 }
 
 /** A Node system error code (`ECONNRESET`, `EACCES`) leads the message, where seed 000's patterns look for it. */

@@ -8,7 +8,7 @@
 import type { DynamoDBDocumentClient } from '@aws-sdk/lib-dynamodb';
 import { type FailureClass, FailureClassSchema } from '../../plan/schema.ts';
 import { type Journal, type JournalEventInput, lastTaskEvent } from '../journal/journal.ts';
-import type { Usage } from '../payloads/index.ts';
+import type { AgentRun, Usage } from '../payloads/index.ts';
 
 type Identity = Omit<JournalEventInput, 'event' | 'details'>;
 
@@ -23,7 +23,14 @@ export interface DetectedFailure {
    * TASK_FAILED's details besides error and message: the `[Task N/M] ✗ …` line (and evidence, and
    * what the attempt's agent used: spent all the same, so counted against the budget).
    */
-  readonly taskFailed?: { readonly progress: string; readonly evidence?: unknown; readonly usage?: Usage };
+  readonly taskFailed?: {
+    readonly progress: string;
+    readonly evidence?: unknown;
+    readonly usage?: Usage;
+    /** The worker that ran the attempt (`host:pid`), and what its agent ran and reported. */
+    readonly worker?: string;
+    readonly agent_run?: AgentRun;
+  };
 }
 
 export async function recordFailure(

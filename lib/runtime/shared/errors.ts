@@ -71,6 +71,16 @@ export class ToolFailedError extends HarnessError {
   }
 }
 
+/**
+ * An agent ran and exited non-zero: its work failed. Classified by its exit code and message,
+ * else logic (the agent's approach was wrong; its recipe retries it).
+ */
+export class AgentFailedError extends HarnessError {
+  constructor(message: string, props: HarnessErrorProps = {}) {
+    super('AgentFailed', message, props);
+  }
+}
+
 /** Configuration the harness needs is missing (e.g. no agent command): nothing a retry can fix. */
 export class NotConfiguredError extends HarnessError {
   constructor(message: string, props: HarnessErrorProps = {}) {

@@ -1,9 +1,11 @@
 /**
  * Runs one `bash -c` command in its own process group, with a timeout that kills the whole
  * group (so `sleep 100 &` children die too), and bounded stdout/stderr capture. Shared by the
- * shell and agent tools and by command contracts.
+ * shell and agent tools, command contracts and `plangate worker`'s agents. A watchdog ends the
+ * group when this process ends, however it ends (kill -9 included): no agent, rollback shell or
+ * contract runs on as an orphan of a killed worker or run.
  */
-import { spawn } from 'node:child_process';
+import { type ChildProcess, spawn } from 'node:child_process';
 import { BoundedBuffer, DEFAULT_OUTPUT_LIMIT_BYTES } from './truncate.ts';
 
 export interface RunProcessProps {
@@ -54,6 +56,8 @@ export function runProcess(props: RunProcessProps): Promise<ProcessResult> {
       detached: true,
       stdio: ['pipe', 'pipe', 'pipe'],
     });
+    const watchdog =
+      child.pid === undefined ? undefined : groupWatchdog(child.pid, props.killGraceMs ?? 2000);
     let timedOut = false;
     let aborted = false;
     let killTimer: NodeJS.Timeout | undefined;
@@ -81,10 +85,12 @@ export function runProcess(props: RunProcessProps): Promise<ProcessResult> {
     child.stdin.end(props.stdin ?? '');
     child.on('error', (error) => {
       clearTimeout(timer);
+      watchdog?.kill('SIGKILL');
       reject(error);
     });
     child.on('close', (exitCode, signal) => {
       clearTimeout(timer);
+      watchdog?.kill('SIGKILL');
       // The leader is gone; make sure no background child of the group outlives a timeout.
       if (timedOut || aborted) signalGroup(child.pid as number, 'SIGKILL');
       if (killTimer) clearTimeout(killTimer);
@@ -102,6 +108,33 @@ export function runProcess(props: RunProcessProps): Promise<ProcessResult> {
       });
     });
   });
+}
+
+/**
+ * A process of its own (its own session, so a terminal's Ctrl-C does not reach it) that waits
+ * for end of file on a pipe from this process, which comes only when this process is gone: it
+ * then ends the command's group as a timeout does (SIGTERM, SIGKILL after the grace). Killed
+ * once the command has ended; it keeps neither this process's event loop nor the group alive.
+ */
+function groupWatchdog(pgid: number, graceMs: number): ChildProcess {
+  const watchdog = spawn(
+    'bash',
+    [
+      '-c',
+      'read -r _; kill -TERM -- "-$1" 2>/dev/null && sleep "$2" && kill -KILL -- "-$1" 2>/dev/null',
+      'plangate-watchdog',
+      String(pgid),
+      String(graceMs / 1000),
+    ],
+    { detached: true, stdio: ['pipe', 'ignore', 'ignore'] },
+  );
+  watchdog.on('error', () => {
+    // Without bash the command itself could not start either; its own error says so.
+  });
+  watchdog.stdin?.on('error', () => {});
+  watchdog.unref();
+  (watchdog.stdin as (NodeJS.WritableStream & { unref?: () => void }) | null)?.unref?.();
+  return watchdog;
 }
 
 function signalGroup(pid: number, signal: NodeJS.Signals): void {

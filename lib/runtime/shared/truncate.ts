@@ -22,6 +22,16 @@ export function truncateText(text: string, maxBytes: number): { text: string; tr
   };
 }
 
+/** Keeps the last `maxBytes` bytes of `text` (never splitting a UTF-8 character) and marks the cut before them. */
+export function truncateStart(text: string, maxBytes: number): string {
+  const bytes = Buffer.from(text, 'utf8');
+  if (bytes.length <= maxBytes) return text;
+  let start = bytes.length - maxBytes;
+  // Step forward over UTF-8 continuation bytes so the cut lands on a character boundary.
+  while (start < bytes.length && ((bytes[start] ?? 0) & 0xc0) === 0x80) start++;
+  return `…[${start} bytes before]\n${bytes.subarray(start).toString('utf8')}`;
+}
+
 /** Collects a stream's chunks up to `maxBytes`, counting (not keeping) the rest. */
 export class BoundedBuffer {
   private readonly chunks: Buffer[] = [];

@@ -17,16 +17,27 @@ const OUTPUT_TEXT_BYTES = 16 * 1024;
 
 export async function runRollback(req: RollbackRunRequest, deps: HarnessDeps): Promise<RollbackRunResult> {
   const events = await readEvents(deps.dynamo, deps.tables.events, req.executionId);
+  const failed = events.find((e) => e.event === 'ROLLBACK_FAILED');
+  if (failed) return { status: 'failed', ...(failed.task_id ? { stepId: failed.task_id } : {}) };
   const stepId = nextRollback(events, Object.keys(req.procedures));
   const procedure = stepId === undefined ? undefined : req.procedures[stepId];
   if (stepId === undefined || !procedure) return { status: 'done' };
+  if (req.stopped) return recordStopped(req, deps, stepId, procedure.description);
+  const attempts = rollbackAttempts(events, stepId);
+  // Started and never ended: the engine stopped during it. Its contract decides what follows.
+  if (attempts.open !== undefined && req.rerunAfter !== attempts.open)
+    return { status: 'interrupted', stepId };
 
   const identity = eventIdentity(req, { id: stepId, name: procedure.description });
   const secrets = secretsFor(deps, req.secrets);
   await journalFor(deps).append({
     ...identity,
     event: 'ROLLBACK_STARTED',
-    details: { tool: procedure.tool, rehearsal: req.rehearsal },
+    details: {
+      tool: procedure.tool,
+      rehearsal: req.rehearsal,
+      ...(attempts.started > 0 ? { attempt: attempts.started + 1 } : {}),
+    },
   });
   try {
     const args = (await resolveReferences(
@@ -67,24 +78,76 @@ export async function runRollback(req: RollbackRunRequest, deps: HarnessDeps): P
   }
 }
 
+/** The rollback states gave up on `stepId`'s rollback: ROLLBACK_FAILED with their error. */
+async function recordStopped(
+  req: RollbackRunRequest,
+  deps: HarnessDeps,
+  stepId: string,
+  description: string,
+): Promise<RollbackRunResult> {
+  const error = req.stopped ?? { Error: 'States.TaskFailed' };
+  await journalFor(deps).append({
+    ...eventIdentity(req, { id: stepId, name: description }),
+    event: 'ROLLBACK_FAILED',
+    details: {
+      error: error.Error,
+      error_message: `the rollback did not finish: ${truncateText(error.Cause ?? error.Error, 2048).text}`,
+      rehearsal: req.rehearsal,
+    },
+  });
+  return { status: 'failed', stepId };
+}
+
 /**
- * The step to undo next: the most recently completed one that has a procedure and whose rollback
- * has not ended; none once any rollback failed.
+ * How many attempts of `stepId`'s rollback started, and the seq of the last one if it never
+ * ended (ROLLBACK_COMPLETED or ROLLBACK_FAILED): cut short by the engine stopping.
  */
-export function nextRollback(
+export function rollbackAttempts(
+  events: readonly JournalRecord[],
+  stepId: string,
+): { started: number; open?: number } {
+  let started = 0;
+  let open: number | undefined;
+  for (const e of events) {
+    if (e.task_id !== stepId) continue;
+    if (e.event === 'ROLLBACK_STARTED') {
+      started++;
+      open = e.seq;
+    } else if (e.event === 'ROLLBACK_COMPLETED' || e.event === 'ROLLBACK_FAILED') open = undefined;
+  }
+  return open === undefined ? { started } : { started, open };
+}
+
+/**
+ * The rollbacks still to run, in the order they run: the completed steps that have a procedure
+ * (`withProcedure`) and whose rollback has not completed, most recently completed first. None
+ * once a rollback failed (the loop stops there).
+ */
+export function pendingRollbacks(
   events: readonly JournalRecord[],
   withProcedure: readonly string[],
-): string | undefined {
+): string[] {
   const completedAt = new Map<string, number>();
   const ended = new Set<string>();
   for (const e of events) {
     if (!e.task_id) continue;
     if (e.event === 'TASK_COMPLETED') completedAt.set(e.task_id, e.seq);
     else if (e.event === 'ROLLBACK_COMPLETED') ended.add(e.task_id);
-    else if (e.event === 'ROLLBACK_FAILED') return undefined;
+    else if (e.event === 'ROLLBACK_FAILED') return [];
   }
   const has = new Set(withProcedure);
-  return [...completedAt].filter(([id]) => has.has(id) && !ended.has(id)).sort((a, b) => b[1] - a[1])[0]?.[0];
+  return [...completedAt]
+    .filter(([id]) => has.has(id) && !ended.has(id))
+    .sort((a, b) => b[1] - a[1])
+    .map(([id]) => id);
+}
+
+/** The next rollback to run (see {@link pendingRollbacks}); undefined when none is left. */
+export function nextRollback(
+  events: readonly JournalRecord[],
+  withProcedure: readonly string[],
+): string | undefined {
+  return pendingRollbacks(events, withProcedure)[0];
 }
 
 /** What each completed step captured, as TASK_COMPLETED recorded it (`${steps.<id>.<name>}`). */

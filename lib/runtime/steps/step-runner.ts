@@ -2,7 +2,7 @@
  * The step runner: resolves a step's tool and args, runs it, and hands the output to the
  * contract checker. It never completes a step; it only reports that the tool ran (or why not).
  */
-import { stepInvocation } from '../../plan/tools.ts';
+import { AGENT_TOOL, stepInvocation } from '../../plan/tools.ts';
 import { eventIdentity, type HarnessDeps, journalFor, secretsFor } from '../deps.ts';
 import { readEvents } from '../journal/journal.ts';
 import {
@@ -10,8 +10,10 @@ import {
   type RemainingBudget,
   type RunnerRequest,
   type RunnerResult,
+  type Usage,
   UsageSchema,
 } from '../payloads/index.ts';
+import { budgetUsedUp, enforceBudget, remainingBudget } from '../recovery/budget.ts';
 import { classifyFailure } from '../recovery/classify.ts';
 import { recordFailure } from '../recovery/failure-events.ts';
 import { classFailure } from '../recovery/failures.ts';
@@ -19,7 +21,6 @@ import { Redactor } from '../secrets/redact.ts';
 import { resolveReferences } from '../secrets/references.ts';
 import { failureFacts, HarnessError, InvalidInputError } from '../shared/errors.ts';
 import { progressLabel } from '../shared/progress.ts';
-import { enforceBudget, remainingBudget } from './budget.ts';
 import { inlineOrStored } from './output-store.ts';
 import { authorizeRun, runOf } from './run-policy.ts';
 import { skipOrBlock } from './step-start.ts';
@@ -35,16 +36,38 @@ export async function runStep(req: RunnerRequest, deps: HarnessDeps): Promise<Ru
   if (req.budget) await enforceBudget(req.budget, events, journalFor(deps), identity);
 
   const secrets = secretsFor(deps, req.secrets);
+  // An agent's handoff is prepared first, so TASK_STARTED keeps it (seed 003's handoff.md).
+  const prepared = req.dispatch
+    ? await dispatch(req, deps, req.budget ? remainingBudget(req.budget, events) : {}).then(
+        (result) => ({ result }),
+        (error: unknown) => ({ error }),
+      )
+    : undefined;
+  const handoff = prepared && 'result' in prepared ? prepared.result.handoff : undefined;
   await journalFor(deps).append({
     ...identity,
     event: 'TASK_STARTED',
     details: {
       attempt: req.attempt,
       progress: `${progressLabel(req.index, req.total)} ▶ ${req.description}`,
+      ...(handoff
+        ? {
+            handoff: {
+              ...(handoff.task !== undefined ? { task: handoff.task } : {}),
+              inputs: handoff.inputs,
+              budget: handoff.budget,
+              ...(req.previousFailure ? { previousFailure: req.previousFailure } : {}),
+            },
+          }
+        : {}),
     },
   });
+  const left = req.budget ? remainingBudget(req.budget, events) : {};
   try {
-    if (req.dispatch) return await dispatch(req, deps, req.budget ? remainingBudget(req.budget, events) : {});
+    if (prepared) {
+      if ('error' in prepared) throw prepared.error;
+      return prepared.result;
+    }
     const call = stepInvocation({ tool: req.tool, args: req.args, target: req.target, task: req.task });
     if (!call)
       throw new InvalidInputError('the step names no tool and no target', {
@@ -66,7 +89,14 @@ export async function runStep(req: RunnerRequest, deps: HarnessDeps): Promise<Ru
       ...(task !== undefined ? { task } : {}),
       ...(req.target !== undefined ? { target: req.target } : {}),
       subscriptions: req.subscriptions,
-      timeoutMs: req.timeoutSeconds * 1000,
+      // An agent gets the wall clock left, as a worker's does; then a person is asked (below).
+      timeoutMs:
+        Math.min(
+          req.timeoutSeconds,
+          call.tool === AGENT_TOOL
+            ? (left.wallClockSeconds ?? Number.POSITIVE_INFINITY)
+            : Number.POSITIVE_INFINITY,
+        ) * 1000,
       ...(deps.cwd ? { cwd: deps.cwd } : {}),
       ...(deps.env ? { env: deps.env } : {}),
       ...(deps.lambda ? { lambda: deps.lambda } : {}),
@@ -87,13 +117,30 @@ export async function runStep(req: RunnerRequest, deps: HarnessDeps): Promise<Ru
     const { failureClass } = classifyFailure(failureFacts(error), req.recovery);
     const failure = classFailure(error, failureClass, redactor);
     const message = failure.failureCause.message;
-    await recordFailure(journalFor(deps, secrets.resolvedValues), identity, {
+    const journal = journalFor(deps, secrets.resolvedValues);
+    const usage = usageOf(error);
+    // The budget is used up: the attempt is handed to the classifier unrecorded, as a worker's
+    // failure is, which records it as BudgetExceeded and asks a person once. It alone records:
+    // the engine may time the task out at the same moment and send the classifier that instead.
+    if (
+      req.budget &&
+      budgetUsedUp(
+        req.budget,
+        await readEvents(deps.dynamo, deps.tables.events, req.executionId),
+        new Date(),
+        usage,
+      )
+    )
+      throw unrecorded(failureFacts(error).name, firstLine(message), usage);
+    await recordFailure(journal, identity, {
       error: ERROR_NAMES[failureClass],
       message,
       attempt: req.attempt,
       failureClass,
       taskFailed: {
         progress: `${progressLabel(req.index, req.total)} ✗ ${req.description}: ${firstLine(message)}`,
+        // Spent all the same: it counts against the budget.
+        ...(usage ? { usage } : {}),
       },
     });
     throw failure;
@@ -164,3 +211,17 @@ function captureOutputs(
 }
 
 const firstLine = (text: string): string => text.split('\n', 1)[0] ?? '';
+
+/** A failure for the classifier to record, its cause as a worker's (message, usage). */
+function unrecorded(name: string, message: string, usage: Usage | undefined): Error {
+  const error = new Error(JSON.stringify({ message, ...(usage ? { usage } : {}) }));
+  error.name = name;
+  return error;
+}
+
+/** What a failed tool's agent reported it used (the agent tool keeps it in the error's output). */
+function usageOf(error: unknown): Usage | undefined {
+  const output = (error as { output?: { usage?: unknown } } | undefined)?.output;
+  const usage = UsageSchema.safeParse(output?.usage);
+  return usage.success && output?.usage !== undefined ? usage.data : undefined;
+}

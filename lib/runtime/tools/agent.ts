@@ -3,7 +3,7 @@
  * task text on stdin and the step's subscriptions in the environment. The agent only does work;
  * its exit code and output never complete the step (the contract does).
  */
-import { NotConfiguredError, TimeoutError, ToolFailedError } from '../shared/errors.ts';
+import { AgentFailedError, NotConfiguredError, TimeoutError } from '../shared/errors.ts';
 import { runProcess } from '../shared/process.ts';
 import { agentUsage } from './agent-usage.ts';
 import { OUTPUT_FILE_ENV, withOutputsFile } from './outputs-file.ts';
@@ -72,7 +72,7 @@ export async function runAgent(input: AgentInput, ctx: ToolContext): Promise<Too
     ...(report.kind === 'usage' ? { usage: report.usage } : {}),
   };
   if (result.exitCode !== 0) {
-    throw new ToolFailedError(`agent exited ${result.exitCode ?? `on ${result.signal}`}`, {
+    throw new AgentFailedError(`agent exited ${result.exitCode ?? `on ${result.signal}`}`, {
       exitCode: result.exitCode ?? 128,
       output,
       location,

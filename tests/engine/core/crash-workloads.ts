@@ -1,7 +1,9 @@
 /**
  * Workloads of the kill -9 test (crash.test.ts, crash-child.ts): small versions of the bench's
- * (Pass chain, Task chain with Retry, Parallel, Map, callback chain), every Task with a Retry
- * that takes an attempt cut short by a stop (States.TaskFailed) and tries again.
+ * (Pass chain, Task chain with Retry, Parallel, Map, callback chain) and the loop a compiled
+ * plan's rollback is (lib/compiler/rollback.ts: run one procedure, check it, go back for the
+ * next), every Task with a Retry that takes an attempt cut short by a stop (States.TaskFailed)
+ * and tries again.
  */
 
 export const WORK_FUNCTION = 'arn:aws:lambda:us-east-1:123456789012:function:work';
@@ -93,6 +95,44 @@ export const CRASH_WORKLOADS: readonly CrashWorkload[] = [
     },
     input: { items: Array.from({ length: 8 }, (_, i) => ({ i })) },
     sequential: false,
+  },
+  {
+    // The rollback loop's shape: the same two states entered again for each step undone.
+    name: 'rollback-loop',
+    definition: {
+      StartAt: 'Roll back',
+      States: {
+        'Roll back': {
+          Type: 'Task',
+          Resource: WORK_FUNCTION,
+          Parameters: { 'n.$': '$.n', 'step.$': "States.Format('undo {}', $.left)" },
+          ResultPath: '$.undone',
+          Retry: RETRY,
+          Next: 'Check rollback',
+        },
+        'Check rollback': {
+          Type: 'Task',
+          Resource: WORK_FUNCTION,
+          Parameters: { 'n.$': '$.n', 'step.$': "States.Format('check {}', $.left)" },
+          ResultPath: '$.checked',
+          Retry: RETRY,
+          Next: 'Rolled back?',
+        },
+        'Rolled back?': {
+          Type: 'Choice',
+          Choices: [{ Variable: '$.left', NumericLessThanEquals: 1, Next: 'Done' }],
+          Default: 'Next one',
+        },
+        'Next one': {
+          Type: 'Pass',
+          Parameters: { 'n.$': '$.n', 'left.$': 'States.MathAdd($.left, -1)' },
+          Next: 'Roll back',
+        },
+        Done: { Type: 'Succeed' },
+      },
+    },
+    input: { n: 6, left: 6 },
+    sequential: true,
   },
   {
     name: 'callback-chain',
