@@ -2,7 +2,8 @@
  * `npm run reliability`: the published reliability figures, in one run, written to
  * bench/results/reliability.json — approval attacks refused, concurrent decisions on one gate,
  * old versions never approvable, fuzzed plans through the front door, planted secrets searched for
- * everywhere, and the destructive-command corpus in every place a plan holds a command.
+ * everywhere, the destructive-command corpus in every place a plan holds a command, and attempts
+ * to get around the platform's policy.
  *
  *   npm run reliability [-- --plans N] [-- --seed S]
  */
@@ -16,6 +17,7 @@ import { destructiveCommandCorpus } from './reliability/destructive-commands.ts'
 import { fuzzPlans } from './reliability/fuzz-plans.ts';
 import { runOldVersionAttacks } from './reliability/old-versions.ts';
 import { plantedSecrets } from './reliability/planted-secrets.ts';
+import { policyBypassAttempts } from './reliability/policy-bypass.ts';
 import { quorumModificationAttack } from './reliability/quorum-modification.ts';
 import { selfApprovalThroughRun } from './reliability/self-approval.ts';
 
@@ -47,6 +49,7 @@ const corpus = await timed('destructive-command corpus', () => destructiveComman
 const selfApproval = await timed("self-approval through plangate run's doors", () =>
   selfApprovalThroughRun(REPO),
 );
+const policyBypass = await timed('policy bypass attempts', () => policyBypassAttempts(REPO));
 
 const goals = {
   'approval attacks: at least 1,000, none accepted, every refusal with a reason, the gate untouched':
@@ -76,6 +79,11 @@ const goals = {
     selfApproval.gateApproved === 0 &&
     selfApproval.refusalsJournaled === selfApproval.triesThatReachedThePolicy &&
     selfApproval.rejectedAfterwards,
+  "policy bypass attempts (widened approval blocks, forged groups, changed args after approval, submitting as another principal): at least 200, none accepted; two sre approvals and a deployer's submission still work":
+    policyBypass.attempts >= 200 &&
+    policyBypass.accepted === 0 &&
+    policyBypass.controls.twoSreComplete &&
+    policyBypass.controls.deployerSubmits,
 };
 const output = {
   description:
@@ -101,6 +109,10 @@ const output = {
   destructiveCommands: corpus,
   quorumModificationAttack: quorumModification,
   selfApprovalThroughRun: selfApproval,
+  policyBypassAttempts: {
+    ...policyBypass,
+    policies: "examples/policies/org (docs/policy.md), through plangate serve's HTTP edge",
+  },
 };
 mkdirSync(path.join(REPO, 'bench/results'), { recursive: true });
 writeFileSync(path.join(REPO, 'bench/results/reliability.json'), `${JSON.stringify(output, null, 2)}\n`);

@@ -76,6 +76,10 @@ const COMMANDS: Record<string, { summary: string; load: () => Promise<CommandMod
     summary: 'query, export and verify the event tables (local store or --aws --table NAME)',
     load: () => import('../lib/cli/audit.ts'),
   },
+  policy: {
+    summary: "validate, test and explain the platform's Cedar policies (who may submit, approve, run, read)",
+    load: () => import('../lib/cli/policy.ts'),
+  },
 };
 
 function overview(): string {

@@ -33,6 +33,7 @@ export const LAYERS: readonly (readonly string[])[] = [
   ['lib/runtime/telemetry'],
   ['lib/runtime/journal'],
   ['lib/runtime/secrets'],
+  ['lib/policy'],
   ['lib/runtime/catalog.ts'],
   ['lib/runtime/shared', 'lib/runtime/payloads'],
   ['lib/engine', 'lib/plan'],

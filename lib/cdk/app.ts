@@ -4,6 +4,7 @@
  */
 import { type App, Validations } from 'aws-cdk-lib';
 import { AwsSolutionsChecks } from 'cdk-nag';
+import { PolicyLoadError, PolicySet } from '../policy/policy-set.ts';
 import { loadExamplePlans } from './examples.ts';
 import { PlanPlatformStack } from './plan-platform-stack.ts';
 
@@ -17,11 +18,14 @@ export const APP_CONTEXT = {
   namePrefix: 'plangate:namePrefix',
   /** The Bedrock model (or inference profile) id that drafts plans from goals. @default - no planner */
   plannerModel: 'plangate:plannerModel',
+  /** The platform's Cedar policy directory (docs/policy.md). @default the shipped set, policies/default */
+  policyDir: 'plangate:policyDir',
 } as const;
 
 /**
  * Adds the platform stack and one `PlanStateMachine` per example plan to `app`, and the
- * AwsSolutions checks. Rejects, listing every located problem, if an example does not validate.
+ * AwsSolutions checks. Rejects, listing every located problem, if an example does not validate
+ * or the policy directory does not load.
  */
 export async function buildPlangateApp(app: App, examplesDir?: string): Promise<PlanPlatformStack> {
   const context = (key: string): string | undefined => {
@@ -31,6 +35,11 @@ export async function buildPlangateApp(app: App, examplesDir?: string): Promise<
   const sesSender = context(APP_CONTEXT.sesSender);
   const namePrefix = context(APP_CONTEXT.namePrefix);
   const plannerModel = context(APP_CONTEXT.plannerModel);
+  const policyDir = context(APP_CONTEXT.policyDir);
+  // Policies that do not load would refuse every decision: the synth fails first, every problem located.
+  const policies = await PolicySet.check(policyDir);
+  if (policies.problems.some((p) => p.severity === 'error'))
+    throw new PolicyLoadError(policies.dir, policies.problems);
   const stack = new PlanPlatformStack(app, context(APP_CONTEXT.stackName) ?? 'Plangate', {
     description:
       'plangate: plan-execution harness (tables, bus, harness Lambdas, Plans API) and the example plans',
@@ -38,6 +47,7 @@ export async function buildPlangateApp(app: App, examplesDir?: string): Promise<
       ...(sesSender ? { sesSender } : {}),
       ...(namePrefix ? { namePrefix } : {}),
       ...(plannerModel ? { planner: { model: plannerModel } } : {}),
+      ...(policyDir ? { policyDir } : {}),
     },
   });
   for (const plan of await loadExamplePlans(examplesDir)) stack.addPlan(plan);

@@ -11,6 +11,8 @@ import { NodejsFunction, OutputFormat } from 'aws-cdk-lib/aws-lambda-nodejs';
 import { LogGroup, RetentionDays } from 'aws-cdk-lib/aws-logs';
 import { Construct } from 'constructs';
 import { SHELL_WASM_FILES, shellWasmPath } from '../plan/shell/wasm-files.ts';
+import { CEDAR_WASM_FILE, cedarWasmPath } from '../policy/cedar.ts';
+import { POLICY_DIR_ENV } from '../policy/policy-set.ts';
 import { HARNESS_HANDLERS, type HandlerEnvInput, type HarnessHandlerName } from '../runtime/catalog.ts';
 import { LOCK_FILE, PROJECT_ROOT } from './paths.ts';
 
@@ -34,7 +36,17 @@ export interface HarnessFunctionProps<N extends HarnessHandlerName> {
    * @default {}
    */
   readonly environment?: CommonEnvInput;
+  /**
+   * The platform's Cedar policies (a directory of .cedar files and optionally groups.json):
+   * copied into the bundle as `policies/`, named by PLANGATE_POLICY_DIR, and read once per
+   * container by every decision the function makes.
+   * @default - the function reads the policies its environment names, else the shipped set
+   */
+  readonly policyDir?: string;
 }
+
+/** Where a bundle keeps its copy of the platform's policies (relative to the function's code). */
+export const BUNDLED_POLICY_DIR = 'policies';
 
 /**
  * ESM bundles still contain CommonJS dependencies that call `require` for Node built-ins;
@@ -53,6 +65,18 @@ function copyShellWasm(outputDir: string): string[] {
     ({ specifier, file }) => `cp "${shellWasmPath(specifier, file)}" "${outputDir}/${file}"`,
   ).join(' && ');
   return [`if grep -qs "${grammar.file}" "${outputDir}"/index.*; then ${copies}; fi`];
+}
+
+/**
+ * Cedar (lib/policy) loads its .wasm file, which esbuild does not bundle: a bundle that contains
+ * Cedar gets it copied beside it, and the platform's policy directory with it.
+ */
+function copyCedar(outputDir: string, policyDir: string | undefined): string[] {
+  const copies = [
+    `cp "${cedarWasmPath()}" "${outputDir}/${CEDAR_WASM_FILE}"`,
+    ...(policyDir ? [`cp -R "${policyDir}" "${outputDir}/${BUNDLED_POLICY_DIR}"`] : []),
+  ].join(' && ');
+  return [`if grep -qs "${CEDAR_WASM_FILE}" "${outputDir}"/index.*; then ${copies}; fi`];
 }
 
 export class HarnessFunction<N extends HarnessHandlerName = HarnessHandlerName> extends Construct {
@@ -106,11 +130,18 @@ export class HarnessFunction<N extends HarnessHandlerName = HarnessHandlerName> 
         commandHooks: {
           beforeBundling: () => [],
           beforeInstall: () => [],
-          afterBundling: (_inputDir, outputDir) => copyShellWasm(outputDir),
+          afterBundling: (_inputDir, outputDir) => [
+            ...copyShellWasm(outputDir),
+            ...copyCedar(outputDir, props.policyDir),
+          ],
         },
       },
     });
-    this.setEnvironment({ NODE_OPTIONS: '--enable-source-maps', ...props.environment } as HandlerEnvInput<N>);
+    this.setEnvironment({
+      NODE_OPTIONS: '--enable-source-maps',
+      ...(props.policyDir ? { [POLICY_DIR_ENV]: BUNDLED_POLICY_DIR } : {}),
+      ...props.environment,
+    } as HandlerEnvInput<N>);
     Validations.of(this.role).acknowledge({
       id: 'AwsSolutions-IAM5[Resource::*]',
       reason:

@@ -4,6 +4,7 @@
  * the notification settings and the role that plans submitted at run time execute with. Plans
  * are `PlanStateMachine`s (deployed with CDK) or created at run time (lib/launch/deploy-plan.ts).
  */
+import { resolve } from 'node:path';
 import { ArnFormat, type Duration, RemovalPolicy, Stack, Validations } from 'aws-cdk-lib';
 import type { IHttpRouteAuthorizer } from 'aws-cdk-lib/aws-apigatewayv2';
 import { HttpJwtAuthorizer, HttpUserPoolAuthorizer } from 'aws-cdk-lib/aws-apigatewayv2-authorizers';
@@ -16,6 +17,7 @@ import { type ISecret, Secret } from 'aws-cdk-lib/aws-secretsmanager';
 import { Activity } from 'aws-cdk-lib/aws-stepfunctions';
 import { Construct } from 'constructs';
 import { agentActivityName, agentActivityPlaceholder } from '../compiler/index.ts';
+import { defaultPolicyDir } from '../policy/policy-set.ts';
 import {
   HARNESS_HANDLERS,
   type HarnessHandlerName,
@@ -132,6 +134,14 @@ export interface PlanPlatformProps {
    */
   readonly logRetention?: RetentionDays;
   /**
+   * The platform's Cedar policies (docs/policy.md): a directory of .cedar files and optionally
+   * groups.json, shipped with every harness Lambda, which decide who may submit, answer, complete
+   * a gate, auto-approve, run a step and read. Check it with `plangate policy validate DIR` first
+   * (and `plangate policy test`): a directory that does not load fails every decision.
+   * @default the set plangate ships (policies/default)
+   */
+  readonly policyDir?: string;
+  /**
    * The harness Lambdas' log level (POWERTOOLS_LOG_LEVEL): DEBUG, INFO, WARN, ERROR.
    * @default 'INFO'
    */
@@ -210,11 +220,13 @@ export class PlanPlatform extends Construct {
     });
 
     const environment = this.commonEnvironment(props.logLevel ?? 'INFO');
+    const policyDir = resolve(props.policyDir ?? defaultPolicyDir());
     const harnessFunction = <N extends HarnessHandlerName>(name: N): HarnessFunction<N> =>
       new HarnessFunction(this, `${name.charAt(0).toUpperCase()}${name.slice(1)}Handler`, {
         handler: name,
         logRetention: this.logRetention,
         environment,
+        policyDir,
       });
     this.functions = {
       gate: harnessFunction('gate'),

@@ -2,6 +2,7 @@
  * `plangate audit query|export|verify`: the auditor's view of the events table, on the local store
  * (default) or on AWS (`--aws --table NAME`), through the same code (lib/audit).
  */
+import { userInfo } from 'node:os';
 import { parseArgs } from 'node:util';
 import { checkExport, EXPORT_FORMATS, type ExportFormat, exportEvents } from '../audit/export.ts';
 import { type AuditFilter, AuditFilterSchema, accessPlan } from '../audit/filter.ts';
@@ -9,8 +10,11 @@ import { auditEvents } from '../audit/query.ts';
 import { AuditTargetError, type AuditTargetSpec, openAuditTarget } from '../audit/target.ts';
 import { checkExecution, type ExecutionVerdict, verifyExecutions } from '../audit/verify.ts';
 import { DEFAULT_STORE_DIR } from '../local/run/store.ts';
+import { denialMessage } from '../policy/decisions.ts';
+import { AUDIT_TRAIL } from '../policy/entities.ts';
 import { formatSeq } from '../runtime/journal/journal.ts';
 import type { JournalRecord } from '../runtime/payloads/index.ts';
+import { loadPolicyOption } from './policy.ts';
 
 const TARGET_HELP = `Where (default: the local store):
   --store DIR          the local store (default ${DEFAULT_STORE_DIR}); read without starting the engine
@@ -85,6 +89,8 @@ ${TARGET_HELP}`;
 export const usage = `Usage: plangate audit <query|export|verify> [options]
 
 Query, export and verify the events table (local store by default, or --aws --table NAME).
+The platform's policy is asked first whether you (your OS user) may read the audit trail
+(ReadAudit): --policy DIR names the policies (default: the shipped set, policies/default).
 
 ${QUERY_USAGE}
 
@@ -117,7 +123,23 @@ export async function run(argv: string[]): Promise<number> {
     process.stdout.write(`${sub.usage}\n`);
     return 0;
   }
-  return sub.run(rest);
+  const at = rest.indexOf('--policy');
+  const policyDir = at >= 0 ? rest[at + 1] : undefined;
+  if (at >= 0 && policyDir === undefined) return usageError('--policy needs a directory', usage);
+  const policy = await loadPolicyOption(policyDir, 'audit');
+  if (!policy) return 2;
+  const request = {
+    principal: { name: userInfo().username },
+    action: 'ReadAudit' as const,
+    resource: AUDIT_TRAIL,
+    context: { query: name as string },
+  };
+  const decided = policy.authorize(request);
+  if (decided.decision === 'deny') {
+    process.stderr.write(`plangate audit: ${denialMessage(request, decided)}\n`);
+    return 1;
+  }
+  return sub.run(at >= 0 ? [...rest.slice(0, at), ...rest.slice(at + 2)] : rest);
 }
 
 class UsageError extends Error {}

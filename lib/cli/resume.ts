@@ -4,8 +4,9 @@
  * gates still waiting are asked again.
  */
 import { runSession } from '../local/run/session.ts';
-import { DEFAULT_STORE_DIR, storePaths } from '../local/run/store.ts';
-import { parseRunArgs } from './run.ts';
+import { DEFAULT_STORE_DIR } from '../local/run/store.ts';
+import { loadPolicyOption, POLICY_OPTION_HELP } from './policy.ts';
+import { parseRunArgs, sessionOptions } from './run.ts';
 
 export const usage = `Usage: plangate resume <execution-arn> [options]
 
@@ -23,6 +24,7 @@ Options:
   --no-workers       leave agent steps to plangate worker processes (default: as the execution
                      was started: with --no-workers, or with workers here)
   --agents-per-target N  the run's own workers run up to N agents of one target at once
+${POLICY_OPTION_HELP}
   -h, --help         show this help
 
 Exit codes: 0 succeeded, 1 failed or not found, 2 usage, 130 interrupted.`;
@@ -41,19 +43,9 @@ export async function run(argv: string[]): Promise<number> {
     );
     return 2;
   }
-  return runSession(
-    { kind: 'execution', executionArn },
-    {
-      paths: storePaths(args.store),
-      identity: args.identity,
-      approve: args.approve,
-      json: args.json,
-      timeScale: args.timeScale,
-      filesDir: args.filesDir,
-      rehearseRollback: false,
-      ...(args.workers !== undefined ? { workers: args.workers } : {}),
-      agentsPerTarget: args.agentsPerTarget,
-      io: { stdout: process.stdout, stderr: process.stderr, stdin: process.stdin },
-    },
-  );
+  const policy = await loadPolicyOption(args.policyDir, 'resume');
+  if (!policy) return 2;
+  // A resumed execution was submitted already: it only carries on (no rollback rehearsal, no new submitter).
+  const { submittedBy: _submitted, ...options } = sessionOptions(args, policy);
+  return runSession({ kind: 'execution', executionArn }, { ...options, rehearseRollback: false });
 }

@@ -20,6 +20,7 @@ import { formatProblem } from '../plan/problems.ts';
 import type { Plan } from '../plan/schema.ts';
 import { planFromGoal } from '../planner/loop.ts';
 import { PlannerProviderError } from '../planner/provider.ts';
+import type { PolicySet } from '../policy/policy-set.ts';
 import type { RecoveryAdvice } from '../runtime/payloads/index.ts';
 import { printRound } from './plan.ts';
 import {
@@ -28,6 +29,7 @@ import {
   type PlannerOptionValues,
   plannerSettings,
 } from './planner-options.ts';
+import { loadPolicyOption, POLICY_OPTION_HELP } from './policy.ts';
 
 export const usage = `Usage: plangate run <plan.md|plan.yaml|plan.json> [options]
        plangate run --goal "<goal>" [--provider bedrock|openai] [--model ID] [--base-url URL] [options]
@@ -72,6 +74,7 @@ ${PLANNER_OPTIONS_HELP}
   --rehearse-rollback  after the plan succeeds, run the rollbacks of its completed steps in
                      reverse order, each verified by its contract, to prove they work
   --submitted-by N   record N as the plan's submitter (PLAN_CREATED); N may not approve it
+${POLICY_OPTION_HELP}
   --no-workers       leave agent steps (a target, no tool) to plangate worker processes instead
                      of running workers here with $PLANGATE_AGENT_COMMAND; kept with the
                      execution, so plangate resume (and a re-run that re-attaches) does the same
@@ -79,7 +82,8 @@ ${PLANNER_OPTIONS_HELP}
                      steps that do not depend on each other (default ${IN_PROCESS_AGENTS_PER_TARGET}, at most ${MAX_AGENTS_PER_TARGET})
   -h, --help         show this help
 
-Exit codes: 0 succeeded, 1 invalid plan or the run failed, 2 usage, 130 interrupted.`;
+Exit codes: 0 succeeded, 1 invalid plan, denied by policy or the run failed, 2 usage (or
+policies that do not load), 130 interrupted.`;
 
 export interface CommonRunArgs {
   /** Who answers gates (`--as`, else the OS user). */
@@ -95,6 +99,8 @@ export interface CommonRunArgs {
   /** How many agents of one target the run's own workers run at once. */
   agentsPerTarget: number;
   submittedBy?: string;
+  /** `--policy DIR`: the platform's policies. @default the shipped set */
+  policyDir?: string;
   positionals: string[];
   /** `--goal` and the planner's options. */
   goal?: string;
@@ -129,6 +135,7 @@ export function parseRunArgs(argv: string[]): CommonRunArgs | string {
     ...(values['no-workers'] ? { workers: false } : {}),
     agentsPerTarget,
     ...(values['submitted-by'] ? { submittedBy: values['submitted-by'] } : {}),
+    ...(values.policy !== undefined ? { policyDir: values.policy } : {}),
     positionals,
     ...(values.goal !== undefined ? { goal: values.goal } : {}),
     planner: plannerValues(values),
@@ -164,6 +171,7 @@ function parse(argv: string[]) {
       ...PLANNER_OPTIONS,
       'submitted-by': { type: 'string' },
       'no-workers': { type: 'boolean' },
+      policy: { type: 'string' },
       'agents-per-target': { type: 'string' },
     },
   });
@@ -176,7 +184,9 @@ export async function run(argv: string[]): Promise<number> {
       process.stderr.write(`plangate run: give a plan file or --goal, not both\n\n${usage}\n`);
       return 2;
     }
-    return runGoal(args);
+    const policy = await loadPolicyOption(args.policyDir, 'run');
+    if (!policy) return 2;
+    return runGoal(args, policy);
   }
   if (typeof args === 'string' || args.positionals.length !== 1) {
     const problem =
@@ -214,11 +224,13 @@ export async function run(argv: string[]): Promise<number> {
     process.stderr.write(`plangate run: ${planner}\n\n${usage}\n`);
     return 2;
   }
+  const policy = await loadPolicyOption(args.policyDir, 'run');
+  if (!policy) return 2;
   let target: PlanTarget = { kind: 'plan', plan: loaded.plan, digest: loaded.digest };
   for (let revision = 0; ; revision++) {
     let accepted: RecoveryAdvice | undefined;
     const code = await runSession(target, {
-      ...sessionOptions(args),
+      ...sessionOptions(args, policy),
       ...(planner
         ? {
             recoveryPlanner: planner,
@@ -288,8 +300,10 @@ async function recoveryTarget(
   };
 }
 
-function sessionOptions(args: CommonRunArgs): SessionOptions {
+/** The session's options from run's (and resume's) arguments, with the policy they chose. */
+export function sessionOptions(args: CommonRunArgs, policy: PolicySet): SessionOptions {
   return {
+    policy,
     paths: storePaths(args.store),
     identity: args.identity,
     approve: args.approve,
@@ -311,7 +325,7 @@ const MAX_REVISIONS = 5;
  * `--goal`: plan, gate, and on a question or a rejection at the gate, revise and gate again. Each
  * version is its own execution with PLAN_CREATED {planner}; a revision names the digest it replaces.
  */
-async function runGoal(args: CommonRunArgs): Promise<number> {
+async function runGoal(args: CommonRunArgs, policy: PolicySet): Promise<number> {
   const goal = (args.goal ?? '').trim();
   if (!goal) {
     process.stderr.write(`plangate run: --goal needs a goal\n\n${usage}\n`);
@@ -377,7 +391,7 @@ async function runGoal(args: CommonRunArgs): Promise<number> {
     let feedback: string | undefined;
     let advice: RecoveryAdvice | undefined;
     const code = await runSession(target, {
-      ...sessionOptions(args),
+      ...sessionOptions(args, policy),
       recoveryPlanner: { provider, checkShell: loop.checkShell ?? true },
       onPlanFeedback: (text) => {
         feedback = text;

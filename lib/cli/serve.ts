@@ -18,6 +18,7 @@ import { LocalPlatform, type PlatformIdentity } from '../local/platform.ts';
 import { releaseSession, type StorePaths, storePaths, writeSession } from '../local/run/store.ts';
 import type { PlannerProvider } from '../planner/provider.ts';
 import { providerFrom } from '../planner/providers.ts';
+import { loadPolicyOption, POLICY_OPTION_HELP } from './policy.ts';
 import { untilSignal } from './signals.ts';
 
 export const usage = `Usage: plangate serve [options]
@@ -43,12 +44,15 @@ Options:
   --jwt-audience ID     accepted audience / client id; repeatable
   --jwks FILE           the issuer's JSON Web Key Set
   --sign-in-users FILE  a local stand-in for the approvers' Cognito hosted UI (authorization code
-                        + PKCE, as on AWS) with the users of FILE, JSON {"<email>": "<password>"}:
+                        + PKCE, as on AWS) with the users of FILE, JSON {"<email>": "<password>"}
+                        or {"<email>": {"password": "…", "groups": ["sre"]}} (their ID tokens'
+                        cognito:groups, which the policy reads):
                         a shared approval link asks its reader to sign in, and answers carry the
                         ID token it issues (instead of --jwt-issuer; printed: its URL)
   --time-scale X        multiply Wait, retry and gate-timeout durations (default 1)
   --mail-dir DIR        where approval emails are written as .eml files, one per approver
                         with that approver's own link (default <store>/mail)
+${POLICY_OPTION_HELP}
 
 Slack: with PLANGATE_SLACK_BOT_TOKEN, PLANGATE_SLACK_SIGNING_SECRET, PLANGATE_SLACK_CHANNEL and
 PLANGATE_SLACK_APPROVERS (<Slack user id>=<approver>,…) set (PLANGATE_SLACK_API_URL for a test
@@ -74,8 +78,18 @@ const PrincipalsSchema = z
     }),
   )
   .min(1);
-/** `--sign-in-users`: who may sign in locally, email → password. */
-const SignInUsersSchema = z.record(z.email(), z.string().min(8, 'a password of at least 8 characters'));
+const PasswordSchema = z.string().min(8, 'a password of at least 8 characters');
+/**
+ * `--sign-in-users`: who may sign in locally, email → password, or → `{password, groups}` (the
+ * user pool groups their ID token's `cognito:groups` claim carries, as Cognito's would).
+ */
+const SignInUsersSchema = z.record(
+  z.email(),
+  z.union([
+    PasswordSchema,
+    z.strictObject({ password: PasswordSchema, groups: z.array(z.string().min(1)).default([]) }),
+  ]),
+);
 /** The approval page's public app client (the ID tokens' audience), as on AWS. */
 export const LOCAL_SIGN_IN_CLIENT_ID = 'plangate-approval-page';
 const JwksSchema = z.object({
@@ -91,6 +105,7 @@ interface ServeOptions {
   readonly signInUsersFile?: string;
   readonly timeScale: number;
   readonly mailDir: string;
+  readonly policyDir?: string;
   readonly planner?: { provider?: string; model?: string; baseUrl?: string; maxRounds: number };
 }
 
@@ -135,6 +150,7 @@ function parseServeOptions(argv: string[]): ServeOptions | string {
     ...(values['sign-in-users'] ? { signInUsersFile: values['sign-in-users'] } : {}),
     timeScale,
     mailDir: values['mail-dir'] ?? join(storePaths(values.store).root, 'mail'),
+    ...(values.policy !== undefined ? { policyDir: values.policy } : {}),
     ...plannerOptions(values),
   };
 }
@@ -171,6 +187,7 @@ function options(args: string[]) {
       provider: { type: 'string' },
       'base-url': { type: 'string' },
       'max-rounds': { type: 'string' },
+      policy: { type: 'string' },
     },
   });
 }
@@ -219,7 +236,17 @@ async function platformIdentity(
     }
     signInUsers = Object.keys(users.data).length;
     const issuer = new LocalIssuer();
-    signIn = await LocalHostedUi.start({ issuer, clientId: LOCAL_SIGN_IN_CLIENT_ID, users: users.data });
+    const entries = Object.entries(users.data);
+    signIn = await LocalHostedUi.start({
+      issuer,
+      clientId: LOCAL_SIGN_IN_CLIENT_ID,
+      users: Object.fromEntries(
+        entries.map(([email, user]) => [email, typeof user === 'string' ? user : user.password]),
+      ),
+      groups: Object.fromEntries(
+        entries.map(([email, user]) => [email, typeof user === 'string' ? [] : user.groups]),
+      ),
+    });
     jwt = { issuer: issuer.issuer, audience: [LOCAL_SIGN_IN_CLIENT_ID], jwks: issuer.jwks };
   }
   return {
@@ -249,6 +276,8 @@ export async function run(argv: string[]): Promise<number> {
     process.stderr.write(`plangate serve: ${(error as Error).message}\n`);
     return 2;
   }
+  const policy = await loadPolicyOption(opts.policyDir, 'serve');
+  if (!policy) return 2;
   let platform: LocalPlatform;
   let notes: string[];
   let signIn: LocalHostedUi | undefined;
@@ -259,6 +288,7 @@ export async function run(argv: string[]): Promise<number> {
     platform = await LocalPlatform.start({
       paths: opts.paths,
       identity: configured.identity,
+      policy,
       ...(signIn ? { signIn } : {}),
       port: opts.port,
       timeScale: opts.timeScale,
@@ -301,6 +331,7 @@ export async function run(argv: string[]): Promise<number> {
       ? `planner: ${provider.name} ${provider.model} (POST /plans {"goal": "…"})\n`
       : 'planner: none (goals are refused; pass --model to draft plans from goals)\n',
   );
+  process.stdout.write(`policy: ${policy.policies.length} policies of ${policy.dir}\n`);
   process.stdout.write(`OpenAPI: ${platform.url}/openapi.json\n`);
   await untilSignal();
   await releaseSession(opts.paths);

@@ -12,6 +12,9 @@ import { GetCommand, PutCommand } from '@aws-sdk/lib-dynamodb';
 import type { z } from 'zod';
 import { canonicalJson, planDigest } from '../plan/digest.ts';
 import type { Plan } from '../plan/schema.ts';
+import { decisionDetails, PolicyDeniedError } from '../policy/decisions.ts';
+import { planEntity, planFacts } from '../policy/entities.ts';
+import { type PolicyPrincipal, PolicySet } from '../policy/policy-set.ts';
 import { eventIdentity, type HarnessDeps, journalFor } from '../runtime/deps.ts';
 import { queryItems } from '../runtime/journal/journal.ts';
 import type { EVENT_DETAILS, RecordedStep } from '../runtime/payloads/index.ts';
@@ -32,7 +35,19 @@ export interface LaunchPlanInput extends DeployPlanInput {
    * verification); the machine reads it as `rehearseRollback` from its input. @default false
    */
   readonly rehearseRollback?: boolean;
+  /** The platform's policy, asked SubmitPlan before anything is stored. @default PolicySet.fromEnvironment() */
+  readonly policy?: PolicySet;
+  /**
+   * Who asks to submit, as policy sees them (with groups a verified request carries).
+   * @default { name: submittedBy } ("" when nobody is recorded)
+   */
+  readonly principal?: PolicyPrincipal;
+  /** Where the plan comes from (the SubmitPlan context's `channel`). @default 'api' */
+  readonly channel?: SubmitChannel;
 }
+
+/** Where a submission comes from: the Plans API, `plangate run`, or the planner's draft. */
+export type SubmitChannel = 'api' | 'cli' | 'planner';
 
 /** What launching a plan at run time (the Plans API, the planner) needs: Step Functions, the journal, the platform's settings. */
 export interface RuntimeLaunchDeps
@@ -46,15 +61,21 @@ export interface RuntimeLaunchDeps
   readonly namePrefix?: string;
   /** @default - no logging */
   readonly logGroupArn?: string;
+  /** The platform's policy. @default PolicySet.fromEnvironment() */
+  readonly policy?: PolicySet;
 }
 
 /** Launches a validated plan with the platform's run-time settings. */
 export function launchAtRunTime(
   deps: RuntimeLaunchDeps,
   plan: Plan,
-  launch: Pick<LaunchPlanInput, 'submittedBy' | 'planner' | 'executionName' | 'compiled'>,
+  launch: Pick<
+    LaunchPlanInput,
+    'submittedBy' | 'planner' | 'executionName' | 'compiled' | 'principal' | 'channel'
+  >,
 ): Promise<LaunchedPlan> {
   return launchPlan({
+    ...(deps.policy ? { policy: deps.policy } : {}),
     sfn: deps.sfn,
     plan,
     roleArn: deps.roleArn,
@@ -154,8 +175,9 @@ export async function claimVersion(
 
 export async function launchPlan(input: LaunchPlanInput): Promise<LaunchedPlan> {
   const digest = `sha256:${planDigest(input.plan)}`;
-  // Before anything is deployed or journaled: a refused plan leaves no trace. Versions launched
-  // before the versions table existed are in the journal only: both are asked.
+  // Before anything is deployed: policy first (a refusal is journaled on its own), then the version
+  // (the versions table's claim; versions launched before it existed are in the journal only).
+  const submission = await authorizeSubmission(input, digest);
   await checkVersionUnused(input.plan, digest, input.journal);
   await claimVersion(input.plan, digest, input.journal);
   const deployed = await deployPlan(input);
@@ -168,6 +190,8 @@ export async function launchPlan(input: LaunchPlanInput): Promise<LaunchedPlan> 
       ...planCreatedDetails(input.plan),
       ...(input.submittedBy !== undefined ? { submitted_by: input.submittedBy } : {}),
       ...(input.planner ? { planner: input.planner } : {}),
+      policy_facts: submission.facts,
+      permitted_by: [...submission.permittedBy],
     },
   });
   const started = await input.sfn.send(
@@ -180,6 +204,35 @@ export async function launchPlan(input: LaunchPlanInput): Promise<LaunchedPlan> 
   if (started.executionArn !== executionArn)
     throw new Error(`Step Functions named the execution ${started.executionArn}, expected ${executionArn}`);
   return { executionArn, deployed };
+}
+
+/**
+ * Asks the platform's policy whether this principal may submit this plan (SubmitPlan, with the
+ * facts the harness computed about it). A refusal throws {@link PolicyDeniedError} naming the
+ * policies that decided, after POLICY_DECISION is journaled in a stream of its own
+ * (`submission-refused:<uuid>`, found by the plan's id): no execution exists, nothing is deployed.
+ */
+async function authorizeSubmission(
+  input: LaunchPlanInput,
+  digest: string,
+): Promise<{ facts: ReturnType<typeof planFacts>; permittedBy: readonly string[] }> {
+  const policy = input.policy ?? (await PolicySet.fromEnvironment());
+  const facts = planFacts(input.plan, { planned: input.planner !== undefined });
+  const identity = { id: input.plan.id, version: input.plan.version, digest };
+  const request = {
+    principal: input.principal ?? { name: input.submittedBy ?? '' },
+    action: 'SubmitPlan' as const,
+    resource: planEntity(identity, facts, input.submittedBy),
+    context: { channel: input.channel ?? 'api' },
+  };
+  const decided = policy.authorize(request);
+  if (decided.decision === 'allow') return { facts, permittedBy: decided.determiningPolicies };
+  await journalFor(input.journal).append({
+    ...eventIdentity({ executionId: `submission-refused:${randomUUID()}`, plan: identity }),
+    event: 'POLICY_DECISION',
+    details: decisionDetails(request, decided, 'the plan was not submitted'),
+  });
+  throw new PolicyDeniedError(request, decided);
 }
 
 /** Seed 000's PLAN_CREATED {task_count, dependencies}, and each step's tool, args and contract. */

@@ -161,6 +161,9 @@ const RESPONSES: Readonly<Record<string, Responses>> = {
       "An invalid plan (every problem located in `problems`: the validator's, and Step Functions' quotas': definition-too-large, payload-too-large, history-too-long) or a malformed goal request; nothing was deployed",
     ),
     401: error('Who submits the plan cannot be told (`plangate serve --identity header` without the header)'),
+    403: error(
+      "The platform's policy denies this submitter this plan (`policies`: the ids of the policies that decided)",
+    ),
     409: error(
       'This plan id and version was already submitted with other content (the message names both digests): bump the version',
     ),
@@ -170,6 +173,7 @@ const RESPONSES: Readonly<Record<string, Responses>> = {
   'GET /drafts/{draftId}': {
     200: { description: 'The draft', content: { 'application/json': 'Draft' } },
     400: error('A malformed path'),
+    403: error("The platform's policy (ReadDraft) denies this caller (`policies`: the ids that decided)"),
     404: error('No such draft'),
   },
   'GET /plans/{executionId}': {
@@ -178,11 +182,13 @@ const RESPONSES: Readonly<Record<string, Responses>> = {
       content: { 'application/json': 'Status' },
     },
     400: error('A malformed path'),
+    403: error("The platform's policy (ReadExecution) denies this caller (`policies`: the ids that decided)"),
     404: error('No such execution'),
   },
   'GET /executions/{executionId}/events': {
     200: { description: 'The journal events, in order', content: { 'application/json': 'Events' } },
     400: error('A malformed path'),
+    403: error("The platform's policy (ReadExecution) denies this caller (`policies`: the ids that decided)"),
     404: error('No such execution (it has no events)'),
   },
   'GET /executions/{executionId}/progress': {
@@ -192,6 +198,7 @@ const RESPONSES: Readonly<Record<string, Responses>> = {
       content: { 'text/event-stream': { inline: { type: 'string' } } },
     },
     400: error('A malformed path'),
+    403: error("The platform's policy (ReadExecution) denies this caller (`policies`: the ids that decided)"),
     404: error('No such execution (it has no events)'),
   },
   'GET /openapi.json': {

@@ -120,6 +120,7 @@ export async function runDraft(deps: DraftRunDeps, draftId: string): Promise<Dra
   try {
     const launched = await launchAtRunTime(deps, planned.plan, {
       submittedBy: draft.submittedBy,
+      channel: 'planner',
       executionName: draftId,
       planner: {
         goal: draft.goal,

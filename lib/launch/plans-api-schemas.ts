@@ -52,6 +52,12 @@ export const ErrorResponseSchema = z
       .array(ProblemSchema)
       .optional()
       .describe("An invalid plan: every problem, located (the validator's and Step Functions' quotas')"),
+    policies: z
+      .array(z.string())
+      .optional()
+      .describe(
+        "Denied by the platform's policy: the ids of the policies that decided (empty: no policy permits it)",
+      ),
   })
   .describe('A refusal: `message` always; `error` and `problems` when the handler answered');
 export type ErrorResponse = z.infer<typeof ErrorResponseSchema>;

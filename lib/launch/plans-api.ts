@@ -5,6 +5,7 @@
  * from the journal); `GET /executions/{executionId}/events` lists its events. `{executionId}` is
  * the execution's URL-encoded ARN or its name. Every refusal is an `ErrorResponse`.
  */
+import { randomUUID } from 'node:crypto';
 import {
   DescribeExecutionCommand,
   type DescribeExecutionCommandOutput,
@@ -14,6 +15,9 @@ import { CompileError, deployability } from '../compiler/index.ts';
 import { type PlanFormat, parsePlanText } from '../plan/parse.ts';
 import { formatProblem, hasErrors, type Problem, sortProblems } from '../plan/problems.ts';
 import { validatePlan } from '../plan/validate.ts';
+import { decisionDetails, PolicyDeniedError } from '../policy/decisions.ts';
+import { draftEntity, executionEntity } from '../policy/entities.ts';
+import { type PolicyPrincipal, PolicySet } from '../policy/policy-set.ts';
 import {
   bodyText,
   type HttpEvent,
@@ -26,6 +30,7 @@ import {
   pathSegments,
 } from '../runtime/api/http.ts';
 import { API_ROUTES } from '../runtime/api/routes.ts';
+import { eventIdentity, journalFor } from '../runtime/deps.ts';
 import { queryItems, readEvents } from '../runtime/journal/journal.ts';
 import type { JournalRecord } from '../runtime/payloads/index.ts';
 import { launchAtRunTime, PlanVersionConflictError, type RuntimeLaunchDeps } from './launch-plan.ts';
@@ -71,8 +76,9 @@ export async function handlePlansRequest(event: HttpEvent, deps: PlansApiDeps): 
   const method = event.requestContext.http.method.toUpperCase();
   if (!segments) return refuse(400, 'malformed path', 'the path is not valid percent-encoding');
   if (method === 'POST' && segments.length === 1 && segments[0] === 'plans') return submit(event, deps);
+  const reader = { name: identityOf(event, deps.submitter ?? { mode: 'iam' }) ?? '' };
   if (method === 'GET' && segments.length === 2 && segments[0] === 'drafts')
-    return draft(segments[1] as string, deps);
+    return draft(segments[1] as string, reader, deps);
   if (method === 'GET' && segments.length === 1 && segments[0] === 'openapi.json')
     return json(200, openApiDocument());
   const executionId =
@@ -98,8 +104,10 @@ export async function handlePlansRequest(event: HttpEvent, deps: PlansApiDeps): 
       'no such execution',
       `no execution ${JSON.stringify(executionId)}: give its name or its whole ARN, URL-encoded`,
     );
-  if (segments[0] === 'plans') return status(executionArn, deps);
-  return segments[2] === 'events' ? events(executionArn, deps) : progressStream(executionArn, event, deps);
+  if (segments[0] === 'plans') return status(executionArn, reader, deps);
+  return segments[2] === 'events'
+    ? events(executionArn, reader, deps)
+    : progressStream(executionArn, reader, event, deps);
 }
 
 /**
@@ -169,11 +177,13 @@ async function submit(event: HttpEvent, deps: PlansApiDeps): Promise<HttpResult>
   try {
     launched = await launchAtRunTime(deps, parsed.plan, {
       submittedBy,
+      channel: 'api',
       ...(deployable.result ? { compiled: deployable.result } : {}),
     });
   } catch (error) {
     if (error instanceof PlanVersionConflictError)
       return refuse(409, 'plan version already submitted', error.message);
+    if (error instanceof PolicyDeniedError) return denied(error);
     if (error instanceof CompileError)
       return invalid([
         {
@@ -235,10 +245,60 @@ async function submitGoal(
   return { ...accepted, headers: { ...accepted.headers, location } };
 }
 
-async function draft(draftId: string, deps: PlansApiDeps): Promise<HttpResult> {
+async function draft(draftId: string, reader: PolicyPrincipal, deps: PlansApiDeps): Promise<HttpResult> {
   const item = await readDraft(deps, draftId);
   if (!item) return refuse(404, 'no such draft', `no draft ${JSON.stringify(draftId)}`);
+  const policy = deps.policy ?? (await PolicySet.fromEnvironment());
+  // A draft has no journal of its own yet: the refusal is the answer (its plan's journal starts at launch).
+  const request = { principal: reader, action: 'ReadDraft' as const, resource: draftEntity(item) };
+  const decided = policy.authorize(request);
+  if (decided.decision === 'deny') return denied(new PolicyDeniedError(request, decided));
   return json(200, draftResponse(item));
+}
+
+/**
+ * Whether `reader` may read this execution (ReadExecution, `view`: status, events or progress),
+ * judged by its PLAN_CREATED; a refusal (403) is journaled in a stream of its own
+ * (`read-refused:<uuid>`, found by the plan's id), so the execution's own journal is untouched.
+ */
+async function refusedRead(
+  executionArn: string,
+  records: readonly JournalRecord[],
+  reader: PolicyPrincipal,
+  view: 'status' | 'events' | 'progress',
+  deps: PlansApiDeps,
+): Promise<HttpResult | undefined> {
+  const created = records.find((r) => r.event === 'PLAN_CREATED');
+  if (!created) return undefined;
+  const policy = deps.policy ?? (await PolicySet.fromEnvironment());
+  const submitter = created.details.submitted_by;
+  const request = {
+    principal: reader,
+    action: 'ReadExecution' as const,
+    resource: executionEntity({
+      id: executionArn,
+      planId: created.planId,
+      planVersion: created.planVersion,
+      ...(typeof submitter === 'string' ? { submitter } : {}),
+    }),
+    context: { view },
+  };
+  const decided = policy.authorize(request);
+  if (decided.decision === 'allow') return undefined;
+  await journalFor(deps).append({
+    ...eventIdentity({
+      executionId: `read-refused:${randomUUID()}`,
+      plan: { id: created.planId, version: created.planVersion, digest: created.planDigest },
+    }),
+    event: 'POLICY_DECISION',
+    details: decisionDetails(request, decided, `the ${view} of the execution was not shown`),
+  });
+  return denied(new PolicyDeniedError(request, decided));
+}
+
+/** 403 with the ids of the policies that decided (none: no policy permits it). */
+function denied(error: PolicyDeniedError): HttpResult {
+  return json(403, { error: 'denied by policy', message: error.message, policies: error.policies });
 }
 
 /** 400 with every problem, located; the message counts the errors and names the first. */
@@ -264,7 +324,11 @@ const STEP_STATUS: Partial<Record<JournalRecord['event'], StepProgress['status']
 };
 
 /** Execution status (Step Functions) and step progress (the journal, the source of truth). */
-async function status(executionArn: string, deps: PlansApiDeps): Promise<HttpResult> {
+async function status(
+  executionArn: string,
+  reader: PolicyPrincipal,
+  deps: PlansApiDeps,
+): Promise<HttpResult> {
   let described: DescribeExecutionCommandOutput;
   try {
     described = await deps.sfn.send(new DescribeExecutionCommand({ executionArn }));
@@ -274,6 +338,8 @@ async function status(executionArn: string, deps: PlansApiDeps): Promise<HttpRes
     throw error;
   }
   const records = await readEvents(deps.dynamo, deps.tables.events, executionArn);
+  const refused = await refusedRead(executionArn, records, reader, 'status', deps);
+  if (refused) return refused;
   const created = records.find((r) => r.event === 'PLAN_CREATED');
   const order = Object.keys((created?.details.dependencies ?? {}) as Record<string, unknown>);
   const steps = new Map<string, StepProgress>(order.map((id) => [id, { id, status: 'pending' }]));
@@ -308,9 +374,15 @@ async function status(executionArn: string, deps: PlansApiDeps): Promise<HttpRes
 const noEvents = (executionArn: string): HttpResult =>
   refuse(404, 'no events for this execution', `no journal events for ${executionArn}`);
 
-async function events(executionArn: string, deps: PlansApiDeps): Promise<HttpResult> {
+async function events(
+  executionArn: string,
+  reader: PolicyPrincipal,
+  deps: PlansApiDeps,
+): Promise<HttpResult> {
   const records = await readEvents(deps.dynamo, deps.tables.events, executionArn);
   if (records.length === 0) return noEvents(executionArn);
+  const refused = await refusedRead(executionArn, records, reader, 'events', deps);
+  if (refused) return refused;
   return json(200, { executionArn, events: records } satisfies EventsResponse);
 }
 
@@ -322,11 +394,14 @@ async function events(executionArn: string, deps: PlansApiDeps): Promise<HttpRes
  */
 async function progressStream(
   executionArn: string,
+  reader: PolicyPrincipal,
   event: HttpEvent,
   deps: PlansApiDeps,
 ): Promise<HttpResult> {
   const records = await readEvents(deps.dynamo, deps.tables.events, executionArn);
   if (records.length === 0) return noEvents(executionArn);
+  const refused = await refusedRead(executionArn, records, reader, 'progress', deps);
+  if (refused) return refused;
   const after = Number(headerOf(event, 'last-event-id') ?? event.queryStringParameters?.after ?? 0) || 0;
   const frames: string[] = [];
   for (const record of records) {

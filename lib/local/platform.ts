@@ -9,6 +9,7 @@ import { makeHandler as plannerHandler } from '../../lambdas/planner.ts';
 import { makeHandler as plansApiHandler } from '../../lambdas/plans-api.ts';
 import { type DraftItem, readDraft } from '../launch/plan-drafts.ts';
 import type { PlannerProvider } from '../planner/provider.ts';
+import type { PolicySet } from '../policy/policy-set.ts';
 import { LOCAL_IDENTITY_HEADER } from '../runtime/api/http.ts';
 import { signInCallbackUrl } from '../runtime/gate/approval-page.ts';
 import { LinkSigner } from '../runtime/gate/links.ts';
@@ -66,6 +67,11 @@ export interface LocalPlatformProps {
    * planner Lambda runs on AWS, and told of each draft as it ends.
    * @default - no planner: goals are refused (501)
    */
+  /**
+   * The platform's policy (`--policy DIR`), asked by the Plans and Approvals APIs and every
+   * harness Lambda. @default PolicySet.fromEnvironment()
+   */
+  readonly policy?: PolicySet;
   readonly planner?: {
     readonly provider: PlannerProvider;
     readonly maxRounds?: number;
@@ -126,6 +132,7 @@ export class LocalPlatform {
           }
         : {}),
       notify,
+      ...(props.policy ? { policy: props.policy } : {}),
     });
     try {
       const header = props.identity.mode === 'header';
@@ -133,6 +140,7 @@ export class LocalPlatform {
       const base = (handler: 'plansApi' | 'planner' | 'approvalsApi') => ({
         ...stack.journalDeps(handler),
         sfn: stack.sfn,
+        ...(props.policy ? { policy: props.policy } : {}),
       });
       const launch = (handler: 'plansApi' | 'planner') => ({
         ...base(handler),

@@ -42,6 +42,8 @@ const HarnessEnv = z.object({
     .optional(),
   /** Read by Node itself (source maps in stack traces). */
   NODE_OPTIONS: z.string().optional(),
+  /** The platform's Cedar policies in the bundle (lib/policy POLICY_DIR_ENV); unset: the shipped set. */
+  PLANGATE_POLICY_DIR: z.string().optional(),
 });
 
 /** The approval-id HMAC key: the Secrets Manager secret (AWS), or the key itself (local mode). */

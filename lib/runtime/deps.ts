@@ -4,6 +4,7 @@ import type { LambdaClient } from '@aws-sdk/client-lambda';
 import type { SecretsManagerClient } from '@aws-sdk/client-secrets-manager';
 import type { SFNClient } from '@aws-sdk/client-sfn';
 import type { DynamoDBDocumentClient } from '@aws-sdk/lib-dynamodb';
+import { PolicySet } from '../policy/policy-set.ts';
 import { Journal } from './journal/journal.ts';
 import type { TableNames } from './journal/tables.ts';
 import type { PlanIdentity } from './payloads/index.ts';
@@ -32,6 +33,13 @@ export interface HarnessDeps {
   readonly tools: ToolExecutorRegistry;
   /** Logs, metrics and traces of the handler (and of the journal's events). @default - none */
   readonly telemetry?: Telemetry;
+  /** The platform's policy (lib/policy). @default PolicySet.fromEnvironment(env) */
+  readonly policy?: PolicySet;
+}
+
+/** The deps' policy, else the one their environment names (loaded once per process). */
+export function policyFor(deps: Pick<HarnessDeps, 'policy' | 'env'>): Promise<PolicySet> {
+  return deps.policy ? Promise.resolve(deps.policy) : PolicySet.fromEnvironment(deps.env ?? process.env);
 }
 
 /**

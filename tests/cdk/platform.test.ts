@@ -529,6 +529,26 @@ describe('planner', () => {
   });
 });
 
+describe('policy', () => {
+  it('ships the policy directory with every harness Lambda and names it in the environment', () => {
+    const app = testApp();
+    const own = new PlanPlatformStack(app, 'PolicyPlatform', {
+      platform: { policyDir: join(import.meta.dirname, '../../policies/default') },
+    });
+    const functions = Object.values(
+      Template.fromStack(own).findResources('AWS::Lambda::Function'),
+    ) as Resource[];
+    expect(functions.length).toBeGreaterThan(5);
+    for (const fn of functions) {
+      const variables = (fn.Properties.Environment as { Variables: Record<string, unknown> } | undefined)
+        ?.Variables;
+      // Only the harness Lambdas (CDK's own custom-resource functions carry no plangate settings).
+      if (variables?.PLANGATE_EVENT_BUS === undefined) continue;
+      expect(variables.PLANGATE_POLICY_DIR).toBe('policies');
+    }
+  });
+});
+
 describe('harness environment', () => {
   /** Every harness function of a template, by its catalog entry (found by its description). */
   const functionsOf = (t: Template): [HarnessHandlerName, Record<string, unknown>][] =>

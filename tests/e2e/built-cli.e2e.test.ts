@@ -10,7 +10,9 @@ import { join } from 'node:path';
 import { beforeAll, describe, expect, it } from 'vitest';
 import { REPO } from './cli.ts';
 
-const OUT = mkdtempSync(join(tmpdir(), 'plangate-dist-'));
+/** An installed package's root: the build in dist/, the shipped policies beside it. */
+const PACKAGE = mkdtempSync(join(tmpdir(), 'plangate-dist-'));
+const OUT = join(PACKAGE, 'dist');
 const CLI = join(OUT, 'bin/plangate.js');
 
 function plangate(args: readonly string[]) {
@@ -30,8 +32,10 @@ describe('the built CLI (dist/)', () => {
       '--outDir',
       OUT,
     ]);
-    // Beside the build, as in an installed package: its dependencies in node_modules.
+    // Beside the build, as in an installed package: its dependencies in node_modules, and the
+    // default policies (package.json `files`) at the package's root.
     symlinkSync(join(REPO, 'node_modules'), join(OUT, 'node_modules'));
+    symlinkSync(join(REPO, 'policies'), join(PACKAGE, 'policies'));
   }, 120_000);
 
   it('is plain JavaScript that the package bin names, with a node shebang', () => {

@@ -8,13 +8,19 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { LocalHostedUi } from '../../lib/local/api-gateway/hosted-ui.ts';
 import { JwtVerifier } from '../../lib/local/api-gateway/jwt.ts';
 import { LocalIssuer } from '../../lib/local/api-gateway/local-issuer.ts';
+import { groupsOf, type HttpEvent } from '../../lib/runtime/api/http.ts';
 
 const CALLBACK = 'http://127.0.0.1:9/approvals/signed-in';
 const issuer = new LocalIssuer();
 let ui: LocalHostedUi;
 
 beforeAll(async () => {
-  ui = await LocalHostedUi.start({ issuer, clientId: 'page', users: { 'ana@example.test': 'pw-ana' } });
+  ui = await LocalHostedUi.start({
+    issuer,
+    clientId: 'page',
+    users: { 'ana@example.test': 'pw-ana' },
+    groups: { 'ana@example.test': ['sre', 'auditors'] },
+  });
   ui.allowCallback(CALLBACK);
 });
 afterAll(() => ui.close());
@@ -104,5 +110,15 @@ describe('local hosted UI', () => {
     );
     expect(verified).toMatchObject({ ok: true, claims: { email: 'ana@example.test', token_use: 'id' } });
     expect((await exchange(again)).status).toBe(400);
+    // Her user pool groups ride in the token, passed on as API Gateway passes an array claim, and
+    // are what the approvals API tells the platform's policy she is in.
+    if (!verified.ok) throw new Error('not verified');
+    expect(verified.claims['cognito:groups']).toBe('[sre auditors]');
+    const event = {
+      requestContext: { http: { sourceIp: '127.0.0.1' }, authorizer: { jwt: { claims: verified.claims } } },
+    } as unknown as HttpEvent;
+    expect(groupsOf(event, { mode: 'jwt' })).toEqual(['sre', 'auditors']);
+    // Never from a header or an IAM signature: those callers' groups come from the policy's groups file.
+    expect(groupsOf(event, { mode: 'iam' })).toEqual([]);
   });
 });

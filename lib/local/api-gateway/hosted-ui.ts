@@ -20,6 +20,11 @@ export interface LocalHostedUiProps {
   readonly clientId: string;
   /** Who may sign in: user name (an email, as Cognito's e-mail sign-in) → password. */
   readonly users: Readonly<Record<string, string>>;
+  /**
+   * The user pool groups of each user, put in their ID token's `cognito:groups` claim as Cognito
+   * does (the platform's policy reads them). @default - nobody is in a group
+   */
+  readonly groups?: Readonly<Record<string, readonly string[]>>;
   /** @default 0 (any free port) */
   readonly port?: number;
 }
@@ -161,11 +166,13 @@ export class LocalHostedUi {
     const verifier = form.get('code_verifier') ?? '';
     if (!sameText(createHash('sha256').update(verifier).digest('base64url'), pending.challenge))
       return fail('invalid_grant', 'the code_verifier does not match the code_challenge');
+    const groups = this.props.groups?.[pending.user] ?? [];
     const claims = {
       aud: this.props.clientId,
       token_use: 'id',
       email_verified: true,
       'cognito:username': pending.user,
+      ...(groups.length > 0 ? { 'cognito:groups': [...groups] } : {}),
     };
     const body = {
       id_token: this.props.issuer.token(pending.user, claims, ID_TOKEN_SECONDS),

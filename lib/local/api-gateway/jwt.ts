@@ -63,12 +63,17 @@ export class JwtVerifier {
       return { ok: false, message: 'Unauthorized: expired' };
     if (typeof claims.nbf === 'number' && claims.nbf > now)
       return { ok: false, message: 'Unauthorized: not yet valid' };
-    // fromEntries defines own properties, so a `__proto__` claim stays a plain claim.
-    const scalar = Object.entries(claims).filter(
-      (entry): entry is [string, string | number | boolean] =>
-        typeof entry[1] === 'string' || typeof entry[1] === 'number' || typeof entry[1] === 'boolean',
-    );
-    return { ok: true, claims: Object.fromEntries(scalar) };
+    // fromEntries defines own properties, so a `__proto__` claim stays a plain claim. An array of
+    // strings (e.g. `cognito:groups`) is passed on as API Gateway passes it: "[a b]".
+    const passed = Object.entries(claims).flatMap((entry): [string, string | number | boolean][] => {
+      const [name, value] = entry;
+      if (typeof value === 'string' || typeof value === 'number' || typeof value === 'boolean')
+        return [[name, value]];
+      if (Array.isArray(value) && value.every((v) => typeof v === 'string'))
+        return [[name, `[${value.join(' ')}]`]];
+      return [];
+    });
+    return { ok: true, claims: Object.fromEntries(passed) };
   }
 }
 

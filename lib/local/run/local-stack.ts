@@ -17,6 +17,7 @@ import { type EngineServer, startEngineServer } from '../../engine/api/index.ts'
 import { createEngine, type Engine } from '../../engine/engine.ts';
 import { createResourceInvoker, LambdaHandlerRegistry } from '../../engine/resources/index.ts';
 import type { TaskInvocation } from '../../engine/types.ts';
+import type { PolicySet } from '../../policy/policy-set.ts';
 import {
   HARNESS_HANDLERS,
   type HarnessHandlerName,
@@ -73,6 +74,8 @@ export interface LocalRunStackProps {
   readonly notify: (notice: ApprovalNotice) => Promise<void>;
   /** Who the gate Lambda tells of the timeout ladder's rejections and escalations (e.g. Slack). @default - nobody */
   readonly gateListeners?: Pick<GateDeps, 'onDecided' | 'onEscalated'>;
+  /** The platform's policy every harness Lambda asks (`--policy DIR`). @default PolicySet.fromEnvironment() */
+  readonly policy?: PolicySet;
   /** The run's planner, asked at escalations of failures no recipe covers. @default - none */
   readonly recoveryAdvisor?: GateDeps['recoveryAdvisor'];
 }
@@ -153,6 +156,7 @@ export class LocalRunStack {
         signingKey: props.signingKey,
         notify: props.notify,
         ...props.gateListeners,
+        ...(props.policy ? { policy: props.policy } : {}),
         ...(props.recoveryAdvisor ? { recoveryAdvisor: props.recoveryAdvisor } : {}),
       };
       const handlers = stateMachineHandlers(deps, (handler) => log.telemetry(handler));

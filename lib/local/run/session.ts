@@ -17,10 +17,14 @@ import {
 import { executionDirName } from '../../files/execution-files.ts';
 import { ExecutionFilesWriter } from '../../files/writer.ts';
 import { ensureActivities, planStateMachineName, workerTargets } from '../../launch/deploy-plan.ts';
-import { launchPlan, type PlannerDetails } from '../../launch/launch-plan.ts';
+import { type LaunchPlanInput, launchPlan, type PlannerDetails } from '../../launch/launch-plan.ts';
 import { renderChecklist } from '../../plan/render.ts';
 import { type Plan, PlanSchema } from '../../plan/schema.ts';
+import { decisionDetails, PolicyDeniedError } from '../../policy/decisions.ts';
+import { planEntity, planFacts, stepEntity } from '../../policy/entities.ts';
+import { PolicySet } from '../../policy/policy-set.ts';
 import type { AnswerReviser, ApprovalsApiDeps } from '../../runtime/api/approvals-api.ts';
+import { eventIdentity, journalFor } from '../../runtime/deps.ts';
 import { type ApprovalNotice, approvalsFor } from '../../runtime/gate/gate.ts';
 import type { GateView } from '../../runtime/gate/gate-item.ts';
 import { shownOfNotice } from '../../runtime/gate/shown-gate.ts';
@@ -105,6 +109,11 @@ export interface SessionOptions {
   readonly io: SessionIo;
   /** Who submits the plan (PLAN_CREATED): they may not approve it. @default - not recorded */
   readonly submittedBy?: string;
+  /**
+   * The platform's policy (`--policy DIR`): asked who may submit, answer, auto-approve and run
+   * what, by every Lambda of this run as on AWS. @default the shipped default set
+   */
+  readonly policy?: PolicySet;
   /** Where Slack is configured (lib/local/run/local-slack.ts), and $PLANGATE_AGENT_COMMAND. @default process.env */
   readonly env?: Readonly<Record<string, string | undefined>>;
   /**
@@ -157,6 +166,8 @@ export async function runSession(target: SessionTarget, options: SessionOptions)
   }
 
   const signingKey = await loadSigningKey(paths);
+  const policy = options.policy ?? (await PolicySet.fromEnvironment(options.env ?? process.env));
+  const facts = planFacts(plan);
   const slack = await localSlackApp(options.env ?? process.env);
   const notices = new NoticeBoard();
   let stackUp: (stack: LocalRunStack) => void = () => {};
@@ -184,6 +195,7 @@ export async function runSession(target: SessionTarget, options: SessionOptions)
       (stack): Omit<ApprovalsApiDeps, 'identity' | 'signingKey'> => ({
         ...stack.journalDeps('approvalsApi'),
         sfn: stack.sfn,
+        policy,
         // A modification on the page asks the gate's approvers again, this terminal included.
         notify,
         // The page's reader is at this machine, as the terminal's is.
@@ -202,6 +214,7 @@ export async function runSession(target: SessionTarget, options: SessionOptions)
     paths,
     timeScale: options.timeScale,
     signingKey,
+    policy,
     // The ladder's rejections and escalations show in the gate's Slack messages too.
     ...(slack
       ? {
@@ -266,14 +279,24 @@ export async function runSession(target: SessionTarget, options: SessionOptions)
   process.once('SIGINT', onSignal);
   process.once('SIGTERM', onSignal);
   try {
-    const executionArn =
-      target.kind === 'execution'
-        ? target.executionArn
-        : await startOrReattach(stack, plan, digest, paths, note, {
-            rehearseRollback: options.rehearseRollback,
-            ...(target.planner ? { planner: target.planner } : {}),
-            ...(options.submittedBy !== undefined ? { submittedBy: options.submittedBy } : {}),
-          });
+    let executionArn: string;
+    try {
+      executionArn =
+        target.kind === 'execution'
+          ? target.executionArn
+          : await startOrReattach(stack, plan, digest, paths, note, {
+              rehearseRollback: options.rehearseRollback,
+              ...(target.planner ? { planner: target.planner } : {}),
+              ...(options.submittedBy !== undefined ? { submittedBy: options.submittedBy } : {}),
+              policy,
+              // Who runs it submits it, as far as policy is concerned, whoever is recorded.
+              principal: { name: options.submittedBy ?? options.identity },
+            });
+    } catch (error) {
+      if (!(error instanceof PolicyDeniedError)) throw error;
+      note(`✗ ${error.message}: not run.`);
+      return 1;
+    }
     executionArnShown = executionArn;
     note(`Execution: ${executionArn}`);
     const inProcess = await workerMode(paths, executionArn, options, plan, note);
@@ -345,7 +368,8 @@ export async function runSession(target: SessionTarget, options: SessionOptions)
       );
       const approving = gate.kind === 'plan' || gate.kind === 'step';
       if (approving && options.approve && !autoAnswered.has(gate.linkId)) {
-        if (plan.approval.allowAutoApprove) {
+        const permittedBy = plan.approval.allowAutoApprove ? autoApproval(gate) : undefined;
+        if (permittedBy) {
           autoAnswered.add(gate.linkId);
           // What is approved on the person's behalf is shown all the same.
           if (gate.shown) note(terminalSafe(gateText(gate.shown, { timeZone: localTimeZone() })));
@@ -356,11 +380,16 @@ export async function runSession(target: SessionTarget, options: SessionOptions)
           record(gate, {
             decision: 'APPROVE',
             by: options.identity,
-            comment: `auto-approved by ${options.identity} (--approve)`,
+            comment: `auto-approved by ${options.identity} (--approve; policy ${permittedBy.join(', ') || 'none'})`,
           });
           return;
         }
-        note("--approve: the plan's approval policy (allowAutoApprove: false) requires a person; asking.");
+        if (plan.approval.allowAutoApprove)
+          note(
+            "--approve: the platform's policy does not permit approving this gate non-interactively; asking.",
+          );
+        else
+          note("--approve: the plan's approval policy (allowAutoApprove: false) requires a person; asking.");
       }
       const by = options.identity;
       const pending = prompter.ask<GateAnswer>({
@@ -376,6 +405,49 @@ export async function runSession(target: SessionTarget, options: SessionOptions)
       void pending.answer.then((answer) => {
         if (answer) record(gate, answer);
       });
+    };
+    /**
+     * The policies that let `--approve` answer this gate (AutoApprove: the plan, or the step at
+     * its own gate, as the harness judged them), named in the vote's comment; undefined, after
+     * journaling POLICY_DECISION, when policy forbids it and a person is asked.
+     */
+    const autoApproval = (gate: PendingGate): readonly string[] | undefined => {
+      const identity = { id: plan.id, version: plan.version, digest: gate.planDigest };
+      const submitter = gate.submittedBy ?? options.submittedBy;
+      const planResource = planEntity(identity, facts, submitter);
+      const request = {
+        principal: { name: options.identity },
+        action: 'AutoApprove' as const,
+        ...(gate.kind === 'step' && gate.stepId !== undefined
+          ? {
+              resource: stepEntity(identity, gate.stepId, facts.steps[gate.stepId], {
+                ...(submitter !== undefined ? { submitter } : {}),
+              }),
+              entities: [planResource],
+            }
+          : { resource: planResource }),
+        context: { gate: gate.kind },
+      };
+      const decided = policy.authorize(request);
+      if (decided.decision === 'allow') return decided.determiningPolicies;
+      const journaled = journalFor(stack.journalDeps())
+        .append({
+          ...eventIdentity(
+            { executionId: gate.executionId, plan: identity },
+            gate.stepId !== undefined ? { id: gate.stepId } : undefined,
+          ),
+          event: 'POLICY_DECISION',
+          details: decisionDetails(request, decided, 'a person is asked'),
+        })
+        .then(
+          (): void => {},
+          (error: unknown): void => {
+            note(`policy decision not journaled: ${(error as Error).message}`);
+          },
+        )
+        .finally(() => recording.delete(journaled));
+      recording.add(journaled);
+      return undefined;
     };
     askAgain = ask;
     notices.onNotice((notice) => {
@@ -507,7 +579,9 @@ async function startOrReattach(
   digest: string,
   paths: StorePaths,
   note: (text: string) => void,
-  launch: { rehearseRollback: boolean; planner?: PlannerDetails; submittedBy?: string },
+  launch: Pick<LaunchPlanInput, 'planner' | 'submittedBy' | 'policy' | 'principal'> & {
+    rehearseRollback: boolean;
+  },
 ): Promise<string> {
   const file = planFile(paths, digest);
   await mkdir(dirname(file), { recursive: true });
@@ -542,6 +616,9 @@ async function startOrReattach(
     executionName: `${plan.id.slice(0, 50)}-${Date.now().toString(36)}`,
     ...(launch.planner ? { planner: launch.planner } : {}),
     ...(launch.submittedBy !== undefined ? { submittedBy: launch.submittedBy } : {}),
+    ...(launch.policy ? { policy: launch.policy } : {}),
+    ...(launch.principal ? { principal: launch.principal } : {}),
+    channel: 'cli',
     rehearseRollback: launch.rehearseRollback,
   });
   return launched.executionArn;

@@ -41,6 +41,7 @@ import { slackDecisionUpdater } from '../notify/slack.ts';
 import { ACCEPT_SUGGESTION } from '../payloads/index.ts';
 import {
   bodyText,
+  groupsOf,
   type HttpEvent,
   type HttpResult,
   headerOf,
@@ -261,7 +262,7 @@ export async function handleApprovalsRequest(event: HttpEvent, deps: ApprovalsAp
     }
     const given = { digest: answer.digest, decision };
     const outcome = by
-      ? await approvals.answer(link, { by, ...given })
+      ? await approvals.answer(link, { by, groups: groupsOf(event, deps.identity), ...given })
       : await approvals.answerAsRecipient(link, given);
     revised?.onRecorded();
     if (wantsJson) return json(200, revised ? { ...outcome, note: revised.note } : outcome);

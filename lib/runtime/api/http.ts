@@ -60,6 +60,24 @@ export function identityOf(event: HttpEvent, source: IdentitySource): string | u
   return undefined;
 }
 
+/** The JWT claim that lists the caller's groups (Cognito user pool groups). */
+export const GROUPS_CLAIM = 'cognito:groups';
+
+/**
+ * The groups the request itself proves its caller is in: the JWT authorizer's verified
+ * `cognito:groups` claim (API Gateway passes an array claim as "[a b]"). Nothing from a header, an
+ * IAM signature or a link: those callers' groups come from the policy's groups file.
+ */
+export function groupsOf(event: HttpEvent, source: IdentitySource): string[] {
+  if (source.mode !== 'jwt') return [];
+  const value = event.requestContext.authorizer?.jwt?.claims?.[GROUPS_CLAIM];
+  if (typeof value !== 'string') return [];
+  return value
+    .replace(/^\[|\]$/g, '')
+    .split(/[\s,]+/)
+    .filter((group) => group !== '');
+}
+
 /** Whether the caller is this machine (127.0.0.0/8, ::1, or IPv4-mapped loopback). */
 export function isLoopback(ip: string | undefined): boolean {
   if (!ip) return false;

@@ -11,6 +11,8 @@ import { ConditionalCheckFailedException } from '@aws-sdk/client-dynamodb';
 import { SendTaskFailureCommand, SendTaskSuccessCommand, type SFNClient } from '@aws-sdk/client-sfn';
 import { type DynamoDBDocumentClient, GetCommand, PutCommand, UpdateCommand } from '@aws-sdk/lib-dynamodb';
 import { canonicalJson } from '../../plan/digest.ts';
+import { decisionDetails } from '../../policy/decisions.ts';
+import { type PolicyPrincipal, PolicySet } from '../../policy/policy-set.ts';
 import type { Journal } from '../journal/journal.ts';
 import { DEFAULT_TABLE_NAMES } from '../journal/tables.ts';
 import {
@@ -25,6 +27,8 @@ import {
   type GateRequest,
   type GateRevision,
   type HumanDecision,
+  type PlanFacts,
+  type PolicyDecisionDetails,
   type RecoveryAdvice,
   type RunnerResult,
   type StepGateView,
@@ -47,6 +51,7 @@ import { ApprovalError, GateSupersededError, LinkSigner, parseLinkId } from './l
 import { noticeOfItem } from './notice.ts';
 import type { PlanChanges } from './plan-diff.ts';
 import { revisionRiskProblem } from './revised-view.ts';
+import { answerRequest, completionRequest, recordedPlanFacts } from './vote-policy.ts';
 
 export type { ApprovalPolicy } from '../payloads/index.ts';
 
@@ -67,6 +72,13 @@ export interface ApprovalsProps {
   readonly outputsTable?: string;
   /** @default () => new Date() */
   readonly clock?: () => Date;
+  /** The platform's policy, asked about every answer and every gate's completion. @default PolicySet.fromEnvironment() */
+  readonly policy?: PolicySet;
+  /**
+   * The events table, where the plan's facts for policy are read (its PLAN_CREATED).
+   * @default - the plan's facts are unknown to policy (nothing destructive, no tools)
+   */
+  readonly eventsTable?: string;
   /**
    * Told of each final decision after it is recorded; its failure never undoes or fails the answer.
    * @default - nobody is told
@@ -218,6 +230,8 @@ export class Approvals {
       by: string;
       digest: string;
       decision: unknown;
+      /** The groups a verified request proves the approver is in (JWT claims); policy adds the groups file's. */
+      groups?: readonly string[];
       /** A Slack click shows its outcome in its own message: the listener is not told again. */
       via?: 'slack';
     },
@@ -248,8 +262,10 @@ export class Approvals {
   private async answerAs(
     linkId: string,
     approverOf: (link: VerifiedLink) => string,
-    answer: { digest: string; decision: unknown; via?: 'slack' },
+    answer: { digest: string; decision: unknown; groups?: readonly string[]; via?: 'slack' },
   ): Promise<AnswerOutcome> {
+    const policy = this.props.policy ?? (await PolicySet.fromEnvironment());
+    let facts: PlanFacts | undefined;
     for (;;) {
       const link = await this.verify(linkId);
       const item = link.item;
@@ -258,6 +274,8 @@ export class Approvals {
       let by: string | undefined;
       let decision: GateDecision;
       let tally: Tally;
+      /** A gate policy kept waiting although its plan's quorum was met: journaled once the vote counts. */
+      let heldOpen: PolicyDecisionDetails | undefined;
       const at = this.now().toISOString();
       try {
         by = approverOf(link);
@@ -269,9 +287,20 @@ export class Approvals {
           decision.decision === 'APPROVE' || decision.decision === 'APPROVE_WITH_MODIFICATIONS';
         if (voting && approves && item.submittedBy === by)
           throw new ApprovalError('forbidden', `${by} submitted this plan and may not approve it`);
+        facts ??= await recordedPlanFacts(this.props.dynamo, this.props.eventsTable, item.executionId);
+        const voter = { name: by, groups: [...(answer.groups ?? [])] };
+        await this.authorizeAnswer(item, decision, voter, facts, policy);
         tally = voting
-          ? countVote(item, decision as ApprovalDecision, by, at)
+          ? countVote(item, decision as ApprovalDecision, by, at, voter.groups)
           : { outcome: 'decided', votes: [], decision };
+        if (voting && tally.outcome === 'decided' && decision.decision === 'APPROVE') {
+          const completion = completionRequest(item, tally.votes, voter, facts, policy);
+          const decided = policy.authorize(completion);
+          if (decided.decision === 'deny') {
+            heldOpen = decisionDetails(completion, decided, 'the gate waits for more approvals');
+            tally = { outcome: 'pending', votes: [...tally.votes] };
+          }
+        }
       } catch (error) {
         // The link is genuine, so the gate is known: its journal keeps the refusal.
         if (error instanceof ApprovalError) await this.recordRefusal(item, error, by);
@@ -310,6 +339,12 @@ export class Approvals {
       // The update above won: the vote counts (or made a revision). Record it, and a final
       // decision, before the machine moves on, so nothing the next states write comes first.
       if (voting) await recordVote(this.props.journal, item, decision as ApprovalDecision, by);
+      if (heldOpen)
+        await this.props.journal.append({
+          ...gateEventIdentity(item),
+          event: 'POLICY_DECISION',
+          details: heldOpen,
+        });
       if (tally.outcome === 'pending') return { status: 'pending', votes: tally.votes.length };
       if (tally.outcome === 'revised') {
         await this.revised(item, tally.revision);
@@ -406,6 +441,32 @@ export class Approvals {
       )),
     };
     await this.props.sfn.send(new SendTaskSuccessCommand({ taskToken, output: JSON.stringify(result) }));
+  }
+
+  /**
+   * Asks policy whether `voter` may give `decision` at this gate; a denial is journaled
+   * (POLICY_DECISION, naming the policies) and refused (`forbidden`), which journals the refusal.
+   */
+  private async authorizeAnswer(
+    item: GateItem,
+    decision: GateDecision,
+    voter: PolicyPrincipal,
+    facts: PlanFacts,
+    policy: PolicySet,
+  ): Promise<void> {
+    const request = answerRequest(item, decision, voter, facts);
+    const decided = policy.authorize(request);
+    if (decided.decision === 'allow') return;
+    await this.props.journal.append({
+      ...gateEventIdentity(item),
+      event: 'POLICY_DECISION',
+      details: decisionDetails(request, decided, 'the answer was refused'),
+    });
+    const rules = decided.determiningPolicies;
+    throw new ApprovalError(
+      'forbidden',
+      `the platform's policy does not let ${voter.name} ${request.action === 'AnswerEscalation' || request.action === 'AnswerHumanStep' ? 'answer' : decision.decision.toLowerCase().replaceAll('_', ' ')} here (${rules.length > 0 ? `policy ${rules.join(', ')}` : 'no policy permits it'})`,
+    );
   }
 
   private checkApprover(item: GateItem, by: string): void {
@@ -613,12 +674,24 @@ type Tally =
  * latest revision (APPROVE_WITH_MODIFICATIONS with the revision's changes). A modification makes
  * a new revision and counts as nobody's approval of it; a rejection or a question decides alone.
  */
-function countVote(item: GateItem, decision: ApprovalDecision, by: string, at: string): Tally {
+function countVote(
+  item: GateItem,
+  decision: ApprovalDecision,
+  by: string,
+  at: string,
+  groups: readonly string[] = [],
+): Tally {
   switch (decision.decision) {
     case 'APPROVE_WITH_MODIFICATIONS':
       return { outcome: 'revised', revision: revise(item, decision, by, at) };
     case 'APPROVE': {
-      const votes = [...item.votes, { by, decision, digest: contentDigest(item) }];
+      const vote = {
+        by,
+        decision,
+        digest: contentDigest(item),
+        ...(groups.length > 0 ? { groups: [...groups] } : {}),
+      };
+      const votes = [...item.votes, vote];
       if (votes.length < item.policy.quorum) return { outcome: 'pending', votes };
       const approvers = votes.map((v) => v.by).join(', ');
       const { revision } = item;

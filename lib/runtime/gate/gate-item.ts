@@ -55,8 +55,11 @@ export interface GateItem {
   status: 'pending' | 'answered' | 'escalated' | 'superseded';
   version: number;
   policy: ApprovalPolicy;
-  /** The approvals counted so far, each for the content digest its voter saw (the current one). */
-  votes: { by: string; decision: ApprovalDecision; digest: string }[];
+  /**
+   * The approvals counted so far, each for the content digest its voter saw (the current one),
+   * with the groups the voter's verified request proved (policy counts them at completion).
+   */
+  votes: { by: string; decision: ApprovalDecision; digest: string; groups?: string[] }[];
   /** The content as modified by approvers, when it was: votes count for it only. */
   revision?: GateRevision;
   decision?: GateDecision;

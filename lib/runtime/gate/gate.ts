@@ -57,7 +57,7 @@ export interface GateDeps extends HarnessDeps {
 /** What answering gates needs (the gate Lambda, the approvals API, the local session). */
 export type ApprovalsDeps = Pick<
   GateDeps,
-  'dynamo' | 'tables' | 'events' | 'eventBusName' | 'sfn' | 'signingKey' | 'telemetry'
+  'dynamo' | 'tables' | 'events' | 'eventBusName' | 'sfn' | 'signingKey' | 'policy' | 'env' | 'telemetry'
 > & {
   /** Told of each final decision (e.g. to update the gate's Slack message). @default - nobody */
   readonly onDecided?: DecisionListener;
@@ -70,11 +70,13 @@ export function approvalsFor(deps: ApprovalsDeps): Approvals {
     dynamo: deps.dynamo,
     gatesTable: deps.tables.gates,
     outputsTable: deps.tables.outputs,
+    eventsTable: deps.tables.events,
     sfn: deps.sfn,
     journal: journalFor(deps),
     signingKey: deps.signingKey,
     ...(deps.onDecided ? { onDecided: deps.onDecided } : {}),
     ...(deps.notify ? { notify: deps.notify } : {}),
+    ...(deps.policy ? { policy: deps.policy } : {}),
   });
 }
 

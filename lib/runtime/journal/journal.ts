@@ -220,17 +220,22 @@ export function indexAttributes(record: JournalRecord): IndexAttributes {
     approver: named,
     approvers,
     voter,
+    principal,
   } = record.details as {
     approver?: unknown;
     approvers?: unknown;
     voter?: unknown;
+    principal?: unknown;
   };
+  // A policy decision is found under the person it was about (`--approver`).
   const approver =
     record.event === 'GATE_VOTE'
       ? voter
-      : Array.isArray(approvers) && approvers.length > 1
-        ? undefined
-        : named;
+      : record.event === 'POLICY_DECISION'
+        ? principal
+        : Array.isArray(approvers) && approvers.length > 1
+          ? undefined
+          : named;
   return {
     ...(record.task_id !== undefined ? { planTask: `${record.planId}#${record.task_id}` } : {}),
     ...(typeof approver === 'string' && approver !== '' ? { approver } : {}),

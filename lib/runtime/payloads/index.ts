@@ -26,6 +26,7 @@ export * from './gate.ts';
 export * from './handoff.ts';
 export * from './join.ts';
 export * from './journal-event.ts';
+export * from './policy.ts';
 export * from './recovery-advice.ts';
 export * from './rollback.ts';
 export * from './runner.ts';

@@ -5,6 +5,7 @@ import { UsageSchema } from './budget.ts';
 import { EvidenceSchema } from './checker.ts';
 import { APPROVAL_DECISIONS, GateKindSchema, StepSketchSchema } from './gate.ts';
 import { AgentRunSchema, HandoffStartSchema } from './handoff.ts';
+import { PlanFactsSchema, PolicyDecisionDetailsSchema } from './policy.ts';
 import { RECOVERY_STRATEGIES } from './recovery-advice.ts';
 import { ArgOverridesSchema } from './shared.ts';
 
@@ -55,6 +56,8 @@ export const EVENT_TYPES = [
   'ROLLBACK_FAILED',
   /** Seed 004 §7: what remains of the plan's budget does not cover the next step; a person decides. */
   'BUDGET_EXCEEDED',
+  /** The platform's policy (Cedar) decided something that changed an outcome: which rules, for whom. */
+  'POLICY_DECISION',
   'EXECUTION_COMPLETE',
 ] as const;
 export const EventTypeSchema = z.enum(EVENT_TYPES);
@@ -99,6 +102,10 @@ export const EVENT_DETAILS = {
         feedback: z.string().optional(),
       })
       .optional(),
+    /** What the harness computed about the plan for the platform's policy (lib/policy): every later decision judges these. */
+    policy_facts: PlanFactsSchema.optional(),
+    /** The policies that permitted the submission (SubmitPlan). */
+    permitted_by: z.array(z.string()).optional(),
   }),
   GATE_APPROVAL_REQUESTED: z.object({
     plan_id: z.string(),
@@ -254,6 +261,7 @@ export const EVENT_DETAILS = {
     /** What the limit becomes if the person answers RETRY (continue): the used amount plus the plan's original budget. */
     raised_to: z.number(),
   }),
+  POLICY_DECISION: PolicyDecisionDetailsSchema,
   EXECUTION_COMPLETE: z.object({
     summary: z.object({ completed: z.number().int(), failed: z.number().int(), skipped: z.number().int() }),
     succeeded: z.boolean(),

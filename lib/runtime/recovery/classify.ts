@@ -13,6 +13,7 @@ import {
   matchesDetection,
 } from '../../plan/recovery.ts';
 import type { FailureClass, RecoveryRecipe } from '../../plan/schema.ts';
+import { POLICY_DENIED } from '../../policy/decisions.ts';
 import { failureClassOfError } from '../payloads/index.ts';
 import type { FailureFacts } from '../shared/errors.ts';
 
@@ -34,6 +35,8 @@ export interface Classification {
 const HARNESS_ERROR_CLASSES: ReadonlyMap<string, FailureClass> = new Map([
   ['InvalidInput', 'invalid_input'],
   ['NotConfigured', 'invalid_input'],
+  // The platform's policy refused the step's call: seed 000's Permission class (a person decides).
+  [POLICY_DENIED, 'permission'],
   // The worker was stopped (SIGTERM) and handed the task back: nothing is wrong with the step.
   ['Worker.Stopped', 'transient'],
   // The agent finished without a declared output: its work is not done.

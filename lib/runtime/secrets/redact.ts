@@ -68,6 +68,23 @@ export class Redactor {
     return out;
   }
 
+  /**
+   * Replaces only the declared secret values in every string of a JSON-like value, no credential
+   * shapes: for a value that stays in the process (the platform's policy judging a call), where
+   * the shapes' patterns would cost more than they protect (they scan long strings slowly).
+   */
+  secretValues<T>(input: T): T {
+    const walk = (value: unknown): unknown => {
+      if (typeof value === 'string')
+        return this.secrets.reduce((out, secret) => out.split(secret).join(REDACTED), value);
+      if (Array.isArray(value)) return value.map(walk);
+      if (value !== null && typeof value === 'object')
+        return Object.fromEntries(Object.entries(value).map(([key, item]) => [key, walk(item)]));
+      return value;
+    };
+    return walk(input) as T;
+  }
+
   /** Redacts every string in a JSON-like value (keys naming credentials lose their value entirely). */
   value<T>(input: T): T {
     return this.walk(input) as T;

@@ -10,6 +10,7 @@ import { Redactor } from '../secrets/redact.ts';
 import { resolveReferences } from '../secrets/references.ts';
 import { failureFacts } from '../shared/errors.ts';
 import { truncateText } from '../shared/truncate.ts';
+import { authorizeRun } from './run-policy.ts';
 
 /** Strings of a rollback's output kept for its contract; the rest stays in the tool's own logs. */
 const OUTPUT_TEXT_BYTES = 16 * 1024;
@@ -44,6 +45,14 @@ export async function runRollback(req: RollbackRunRequest, deps: HarnessDeps): P
       { steps: completedOutputs(events), context: req.context ?? {}, secrets },
       `steps.${stepId}.rollback.args`,
     )) as Record<string, unknown>;
+    // The undo as it will be made: the platform's policy has the last word here too.
+    await authorizeRun(
+      { executionId: req.executionId, plan: req.plan, stepId, attempt: 1, rollback: true },
+      deps,
+      { tool: procedure.tool, args },
+      secrets.resolvedValues,
+      identity,
+    );
     const result = await deps.tools.call(procedure.tool, args, {
       stepId,
       subscriptions: [],

@@ -22,6 +22,7 @@ import { resolveReferences } from '../secrets/references.ts';
 import { failureFacts, HarnessError, InvalidInputError } from '../shared/errors.ts';
 import { progressLabel } from '../shared/progress.ts';
 import { inlineOrStored } from './output-store.ts';
+import { authorizeRun, runOf } from './run-policy.ts';
 import { skipOrBlock } from './step-start.ts';
 import { outputsOf, resolveTaskText } from './task-text.ts';
 
@@ -80,27 +81,26 @@ export async function runStep(req: RunnerRequest, deps: HarnessDeps): Promise<Ru
       { steps, context: req.context ?? {}, secrets },
       `steps.${req.stepId}.args`,
     )) as Record<string, unknown>;
-    const result = await deps.tools.call(
-      call.tool,
-      { ...resolved, ...req.argOverrides },
-      {
-        stepId: req.stepId,
-        ...(task !== undefined ? { task } : {}),
-        ...(req.target !== undefined ? { target: req.target } : {}),
-        subscriptions: req.subscriptions,
-        // An agent gets the wall clock left, as a worker's does; then a person is asked (below).
-        timeoutMs:
-          Math.min(
-            req.timeoutSeconds,
-            call.tool === AGENT_TOOL
-              ? (left.wallClockSeconds ?? Number.POSITIVE_INFINITY)
-              : Number.POSITIVE_INFINITY,
-          ) * 1000,
-        ...(deps.cwd ? { cwd: deps.cwd } : {}),
-        ...(deps.env ? { env: deps.env } : {}),
-        ...(deps.lambda ? { lambda: deps.lambda } : {}),
-      },
-    );
+    const args = { ...resolved, ...req.argOverrides };
+    // The call as it will be made, values from earlier steps included: policy has the last word.
+    await authorizeRun(runOf(req), deps, { tool: call.tool, args }, secrets.resolvedValues, identity);
+    const result = await deps.tools.call(call.tool, args, {
+      stepId: req.stepId,
+      ...(task !== undefined ? { task } : {}),
+      ...(req.target !== undefined ? { target: req.target } : {}),
+      subscriptions: req.subscriptions,
+      // An agent gets the wall clock left, as a worker's does; then a person is asked (below).
+      timeoutMs:
+        Math.min(
+          req.timeoutSeconds,
+          call.tool === AGENT_TOOL
+            ? (left.wallClockSeconds ?? Number.POSITIVE_INFINITY)
+            : Number.POSITIVE_INFINITY,
+        ) * 1000,
+      ...(deps.cwd ? { cwd: deps.cwd } : {}),
+      ...(deps.env ? { env: deps.env } : {}),
+      ...(deps.lambda ? { lambda: deps.lambda } : {}),
+    });
     const redactor = new Redactor(secrets.resolvedValues);
     const output = redactor.value(captureOutputs(req, result));
     const usage = UsageSchema.safeParse(result.usage);
@@ -165,12 +165,20 @@ async function dispatch(
     { steps: inputs, context: req.context ?? {} },
     `steps.${req.stepId}.args`,
   )) as Record<string, unknown>;
+  const handoff = { ...args, ...req.argOverrides };
+  await authorizeRun(
+    runOf(req),
+    deps,
+    { tool: 'agent', args: { ...handoff, ...(task !== undefined ? { task } : {}) } },
+    [],
+    eventIdentity(req, { id: req.stepId, name: req.description }),
+  );
   return {
     stepId: req.stepId,
     attempt: req.attempt,
     status: 'dispatched',
     handoff: {
-      args: { ...args, ...req.argOverrides },
+      args: handoff,
       ...(task !== undefined ? { task } : {}),
       inputs,
       budget,

@@ -1,0 +1,402 @@
+/**
+ * Policy bypass attempts through the real HTTP edge (`plangate serve`'s platform: the local API
+ * Gateway, the Plans and Approvals Lambda handlers, dynalite, the engine) under the worked
+ * organisation policy (examples/policies/org): two sre approvers for anything destructive,
+ * Lambda only for deployers, gates that wait a day at most, no step reaching the quarantined host.
+ *
+ * - widening the plan's own approval block: the author's friend as the only approver, quorum 1,
+ *   allowAutoApprove, a longer timeout, the author among the approvers;
+ * - forged groups: an answer claiming `sre` in its body, a header, a `by` field, a query string;
+ * - changed args after approval: a host handed on by an earlier step (in many spellings), or put
+ *   in by an approver's modification at the gate, reaching the quarantined host at run time;
+ * - submitting as another principal: a deployer named in the body, a header, a query string.
+ *
+ * An attempt is accepted when the gate completes, the plan is submitted, or the step's tool runs,
+ * against the policy. Controls: two sre approvals complete a destructive gate; a deployer submits.
+ */
+import { mkdtemp, rm } from 'node:fs/promises';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { LocalPlatform } from '../../lib/local/platform.ts';
+import { storePaths } from '../../lib/local/run/store.ts';
+import { PolicySet } from '../../lib/policy/policy-set.ts';
+import { LOCAL_IDENTITY_HEADER } from '../../lib/runtime/api/http.ts';
+import type { ApprovalNotice, JournalRecord } from '../../lib/runtime/payloads/index.ts';
+
+export interface PolicyBypassResult {
+  readonly attempts: number;
+  readonly accepted: number;
+  readonly byKind: Record<string, { attempts: number; accepted: number }>;
+  /** Refusals the journal holds as POLICY_DECISION (denials), at gates and at run time. */
+  readonly denialsJournaled: number;
+  /** Controls: two sre approvals complete a destructive gate; a deployer's Lambda plan is submitted. */
+  readonly controls: { readonly twoSreComplete: boolean; readonly deployerSubmits: boolean };
+}
+
+const SUBMITTER = 'carol';
+const NOT_SRE = Array.from({ length: 80 }, (_, i) => `dev${i}@example.test`);
+
+export async function policyBypassAttempts(repo: string): Promise<PolicyBypassResult> {
+  const dir = await mkdtemp(join(tmpdir(), 'plangate-policy-bypass-'));
+  const gates: ApprovalNotice[] = [];
+  const platform = await LocalPlatform.start({
+    paths: storePaths(dir),
+    cwd: dir,
+    env: {},
+    identity: { mode: 'header' },
+    policy: await PolicySet.load(join(repo, 'examples/policies/org')),
+    onGate: (notice) => gates.push(notice),
+  });
+  const call = (path: string, who: string, body?: unknown, headers: Record<string, string> = {}) =>
+    fetch(`${platform.url}${path}`, {
+      method: body === undefined ? 'GET' : 'POST',
+      headers: {
+        'content-type': 'application/json',
+        accept: 'application/json',
+        [LOCAL_IDENTITY_HEADER]: who,
+        ...headers,
+      },
+      ...(body === undefined ? {} : { body: JSON.stringify(body) }),
+    });
+  const eventsOf = async (executionArn: string): Promise<JournalRecord[]> =>
+    (
+      (await (await call(`/executions/${encodeURIComponent(executionArn)}/events`, SUBMITTER)).json()) as {
+        events: JournalRecord[];
+      }
+    ).events;
+  const gateOf = async (planId: string, kind = 'plan', step?: string) => {
+    for (let i = 0; i < 800; i++) {
+      const gate = gates.find(
+        (g) => g.plan.id === planId && g.kind === kind && (step === undefined || g.stepId === step),
+      );
+      if (gate) return gate;
+      await new Promise((r) => setTimeout(r, 25));
+    }
+    throw new Error(`no ${kind} gate for ${planId}`);
+  };
+  /** Submits a plan; accepted means 201 (a refusal by policy is 403, a malformed request 400). */
+  const submit = async (
+    plan: Record<string, unknown>,
+    who = SUBMITTER,
+    headers: Record<string, string> = {},
+    query = '',
+  ) => {
+    const res = await call(`/plans${query}`, who, plan, headers);
+    const body = (await res.json()) as { executionArn?: string };
+    return { status: res.status, executionArn: body.executionArn };
+  };
+  const answer = async (
+    gate: ApprovalNotice,
+    who: string,
+    extra: Record<string, unknown> = {},
+    headers: Record<string, string> = {},
+    query = '',
+  ) => {
+    const res = await call(
+      `/approvals/${encodeURIComponent(gate.approvalId)}${query}`,
+      who,
+      { digest: gate.plan.digest, decision: 'APPROVE', ...extra },
+      headers,
+    );
+    return { status: res.status, body: (await res.json()) as { status?: string } };
+  };
+
+  const byKind: Record<string, { attempts: number; accepted: number }> = {};
+  const tally = (kind: string, broke: boolean) => {
+    byKind[kind] ??= { attempts: 0, accepted: 0 };
+    const entry = byKind[kind];
+    entry.attempts++;
+    if (broke) entry.accepted++;
+  };
+  let denialsJournaled = 0;
+  const countDenials = (events: readonly JournalRecord[]) => {
+    denialsJournaled += events.filter(
+      (e) => e.event === 'POLICY_DECISION' && e.details.decision === 'deny',
+    ).length;
+  };
+  try {
+    // 1. Widening the plan's own approval block.
+    const friendOnly = destructivePlan('bypass-friend', {
+      approvers: ['friend'],
+      quorum: 1,
+      allowAutoApprove: true,
+    });
+    const friend = await submit(friendOnly);
+    const friendGate = await gateOf('bypass-friend');
+    const friendVote = await answer(friendGate, 'friend');
+    tally(
+      'widened approval block: the friend as the only approver, quorum 1',
+      friendVote.body.status === 'decided',
+    );
+    const selfListed = await submit(
+      destructivePlan('bypass-self-listed', { approvers: [SUBMITTER, 'friend'], quorum: 1 }),
+    );
+    const selfGate = await gateOf('bypass-self-listed');
+    for (const extra of [
+      {},
+      {
+        decision: 'APPROVE_WITH_MODIFICATIONS',
+        skipSteps: [] as string[],
+        argOverrides: { wipe: { command: 'true' } },
+      },
+    ])
+      tally(
+        'widened approval block: the author among the approvers',
+        (await answer(selfGate, SUBMITTER, extra)).body.status === 'decided',
+      );
+    for (const approval of [
+      { timeoutSeconds: 86_401 },
+      { timeoutSeconds: 31_536_000 },
+      { timeoutSeconds: 604_800, remindAfterSeconds: 3600 },
+      { timeoutSeconds: 172_800, escalateTo: [{ approvers: ['sam'], quorum: 1 }] },
+      { timeoutSeconds: 90_000, quorum: 5 },
+    ])
+      for (const id of ['bypass-wait-a', 'bypass-wait-b'])
+        tally(
+          'widened approval block: a longer wait than policy allows',
+          (await submit(echoPlan(`${id}-${approval.timeoutSeconds}`, { approval }))).status === 201,
+        );
+    // Non-sre approvers, one after another, each trying to complete a destructive gate.
+    const crowd = await submit(destructivePlan('bypass-crowd', { quorum: 1 }));
+    const crowdGate = await gateOf('bypass-crowd');
+    for (const who of NOT_SRE)
+      tally('a quorum of people outside sre', (await answer(crowdGate, who)).body.status === 'decided');
+
+    // 2. Forged groups: whatever the request says, only a verified token or the groups file counts.
+    const forged = await submit(destructivePlan('bypass-forged', { quorum: 1 }));
+    const forgedGate = await gateOf('bypass-forged');
+    const forgeries: [string, Record<string, unknown>, Record<string, string>, string][] = [
+      ['groups in the body', { groups: ['sre'] }, {}, ''],
+      ['cognito:groups in the body', { 'cognito:groups': '[sre]' }, {}, ''],
+      ['a by field naming an sre member', { by: 'sam' }, {}, ''],
+      ['a groups header', {}, { 'x-plangate-groups': 'sre', 'cognito-groups': 'sre' }, ''],
+      ['a query string naming the group and an sre member', {}, {}, '?groups=sre&as=sam'],
+    ];
+    let voter = 0;
+    for (const [name, extra, headers, query] of forgeries)
+      for (let i = 0; i < 16; i++) {
+        const who = NOT_SRE[voter++ % NOT_SRE.length] as string;
+        const outcome = await answer(forgedGate, who, extra, headers, query);
+        tally(`forged groups: ${name}`, outcome.body.status === 'decided');
+      }
+
+    // 3. Changed args after approval: the quarantined host at run time.
+    const spellings = [
+      'quarantine.example.net',
+      'QUARANTINE.EXAMPLE.NET',
+      'quarantine.example.net:8443',
+      'user@quarantine.example.net',
+      'Quarantine.Example.Net:443',
+      'ops:secret@quarantine.example.net',
+    ];
+    for (const [i, host] of spellings.entries()) {
+      const id = `bypass-handed-${i}`;
+      const run = await submit(handedOnPlan(id, host));
+      await answer(await gateOf(id), 'sam');
+      const events = await untilDone(eventsOf, run.executionArn as string, 'fetch');
+      countDenials(events);
+      tally('changed args: a host handed on by an earlier step', ranTool(events, 'fetch'));
+    }
+    for (const [i, url] of [
+      'https://quarantine.example.net/x',
+      'http://QUARANTINE.example.net/',
+      'https://a:b@quarantine.example.net:9/',
+    ].entries()) {
+      const id = `bypass-modified-${i}`;
+      const run = await submit(handedOnPlan(id, 'status.example.org'));
+      const gate = await gateOf(id);
+      const modified = await call(`/approvals/${encodeURIComponent(gate.approvalId)}`, 'sam', {
+        digest: gate.plan.digest,
+        decision: 'APPROVE_WITH_MODIFICATIONS',
+        skipSteps: [],
+        argOverrides: { fetch: { url } },
+      });
+      const revision = ((await modified.json()) as { digest?: string }).digest as string;
+      await call(`/approvals/${encodeURIComponent(gate.approvalId)}`, 'sue', {
+        digest: revision,
+        decision: 'APPROVE',
+      });
+      const events = await untilDone(eventsOf, run.executionArn as string, 'fetch');
+      countDenials(events);
+      tally("changed args: an approver's modification at the gate", ranTool(events, 'fetch'));
+    }
+
+    // 4. Submitting as another principal (a deployer) to use Lambda.
+    const impostors: [string, Record<string, unknown>, Record<string, string>, string][] = [
+      ['a submitter header', {}, { 'x-plangate-submitter': 'dora' }, ''],
+      ['a query string', {}, {}, '?as=dora&submittedBy=dora'],
+      ['groups claimed in a header', {}, { 'x-plangate-groups': 'deployers' }, ''],
+      ['the owner field', { owner: 'dora' }, {}, ''],
+      ['the tool only in a rollback', {}, {}, 'rollback'],
+      ['the tool only in a contract', {}, {}, 'contract'],
+    ];
+    let n = 0;
+    for (const [name, extra, headers, query] of impostors)
+      for (const who of ['mallory', 'dev0@example.test', 'sam', 'audrey', 'friend']) {
+        const plan =
+          query === 'rollback'
+            ? { ...echoPlan(`bypass-impostor-${n++}`), ...extra }
+            : query === 'contract'
+              ? lambdaInContract(`bypass-impostor-${n++}`)
+              : { ...lambdaPlan(`bypass-impostor-${n++}`), ...extra };
+        if (query === 'rollback')
+          (plan.steps as Record<string, unknown>[])[0] = {
+            ...(plan.steps as Record<string, unknown>[])[0],
+            rollback: { tool: 'lambda', args: { functionName: 'plangate-undo' } },
+          };
+        const submitted = await submit(
+          plan,
+          who,
+          headers,
+          query === 'rollback' || query === 'contract' ? '' : query,
+        );
+        tally(`submitting as another principal: ${name}`, submitted.status === 201);
+      }
+
+    // Controls.
+    await answer(crowdGate, 'sam');
+    const completed = await answer(crowdGate, 'sue');
+    const deployer = await submit(lambdaPlan('bypass-control-deployer'), 'dora');
+    for (const arn of [friend.executionArn, selfListed.executionArn, crowd.executionArn, forged.executionArn])
+      if (arn) countDenials(await eventsOf(arn));
+    const attempts = Object.values(byKind).reduce((sum, k) => sum + k.attempts, 0);
+    const accepted = Object.values(byKind).reduce((sum, k) => sum + k.accepted, 0);
+    return {
+      attempts,
+      accepted,
+      byKind,
+      denialsJournaled,
+      controls: {
+        twoSreComplete: completed.body.status === 'decided',
+        deployerSubmits: deployer.status === 201,
+      },
+    };
+  } finally {
+    await platform.close();
+    await rm(dir, { recursive: true, force: true });
+  }
+}
+
+/** Waits until the step failed, completed or the run ended; the events so far. */
+async function untilDone(
+  eventsOf: (arn: string) => Promise<JournalRecord[]>,
+  executionArn: string,
+  step: string,
+): Promise<JournalRecord[]> {
+  for (let i = 0; i < 600; i++) {
+    const events = await eventsOf(executionArn);
+    if (
+      events.some(
+        (e) => e.task_id === step && (e.event === 'RECOVERY_ESCALATION' || e.event === 'TASK_COMPLETED'),
+      )
+    )
+      return events;
+    if (events.some((e) => e.event === 'EXECUTION_COMPLETE')) return events;
+    await new Promise((r) => setTimeout(r, 50));
+  }
+  throw new Error(`${executionArn}: ${step} never ended`);
+}
+
+/** The step's tool ran: it started and no policy decision stopped it before it failed or completed. */
+function ranTool(events: readonly JournalRecord[], step: string): boolean {
+  const own = events.filter((e) => e.task_id === step);
+  const started = own.some((e) => e.event === 'TASK_STARTED');
+  const denied = own.some((e) => e.event === 'POLICY_DECISION' && e.details.decision === 'deny');
+  return started && !denied;
+}
+
+function destructivePlan(id: string, approval: Record<string, unknown>) {
+  return {
+    id,
+    version: 1,
+    objective: 'Remove the scratch directory of the last build',
+    sizePolicy: { minSteps: 1 },
+    approval: { allowAutoApprove: false, ...approval },
+    steps: [
+      {
+        id: 'wipe',
+        description: 'Remove the scratch directory',
+        tool: 'shell',
+        args: { command: 'rm -rf ./scratch-dir' },
+        requiresApproval: true,
+        contract: { kind: 'command', command: 'test ! -e ./scratch-dir' },
+      },
+    ],
+  };
+}
+
+function echoPlan(id: string, extra: Record<string, unknown> = {}): Record<string, unknown> {
+  return {
+    id,
+    version: 1,
+    objective: 'Echo one value and prove it was echoed',
+    sizePolicy: { minSteps: 1 },
+    steps: [
+      {
+        id: 'say',
+        description: 'Echo hello',
+        tool: 'echo',
+        args: { message: 'hello' },
+        contract: { kind: 'assert', expression: 'output.message = "hello"' },
+      },
+    ],
+    ...extra,
+  };
+}
+
+function lambdaPlan(id: string): Record<string, unknown> {
+  return {
+    id,
+    version: 1,
+    objective: 'Invoke the cache warmer once',
+    sizePolicy: { minSteps: 1 },
+    steps: [
+      {
+        id: 'warm',
+        description: 'Invoke the cache warmer',
+        tool: 'lambda',
+        args: { functionName: 'plangate-cache-warmer' },
+        contract: { kind: 'assert', expression: 'true' },
+      },
+    ],
+  };
+}
+
+function lambdaInContract(id: string): Record<string, unknown> {
+  const plan = echoPlan(id);
+  (plan.steps as Record<string, unknown>[])[0] = {
+    ...(plan.steps as Record<string, unknown>[])[0],
+    contract: { kind: 'lambda', functionName: 'plangate-check' },
+  };
+  return plan;
+}
+
+/** An echo step names a host; the next step fetches a URL built from it at run time. */
+function handedOnPlan(id: string, host: string) {
+  return {
+    id,
+    version: 1,
+    objective: 'Fetch the status page an earlier step names',
+    sizePolicy: { minSteps: 1 },
+    approval: { allowAutoApprove: false },
+    steps: [
+      {
+        id: 'pick',
+        description: 'Name the status page host',
+        tool: 'echo',
+        args: { message: host },
+        outputs: ['message'],
+        contract: { kind: 'assert', expression: '$exists(output.message)' },
+      },
+      {
+        id: 'fetch',
+        description: 'Fetch the status page',
+        tool: 'http',
+        dependsOn: ['pick'],
+        args: { method: 'GET', url: 'https://${steps.pick.message}/status', timeoutSeconds: 2 },
+        onFail: { retries: 0, escalation: 'abort' },
+        contract: { kind: 'assert', expression: 'true' },
+      },
+    ],
+  };
+}

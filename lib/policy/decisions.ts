@@ -1,0 +1,63 @@
+/**
+ * A policy decision as the rest of plangate uses it: the refusal thrown when policy denies (a
+ * permission failure: HTTP 403, seed 000's Permission class at run time), and the details of the
+ * POLICY_DECISION event that records a decision which changed an outcome.
+ */
+import type { PolicyDecisionDetails } from '../runtime/payloads/index.ts';
+import { HarnessError } from '../runtime/shared/errors.ts';
+import type { PolicyEntity } from './entities.ts';
+import { type PolicyDecision, type PolicyRequest, REQUEST_ERROR } from './policy-set.ts';
+
+/** The error name of a policy refusal; the classifier files it under `permission`. */
+export const POLICY_DENIED = 'PolicyDenied';
+
+/** Policy denied a request: who, what, and the policies that decided. */
+export class PolicyDeniedError extends HarnessError {
+  constructor(
+    readonly request: PolicyRequest,
+    readonly decided: PolicyDecision,
+  ) {
+    super(POLICY_DENIED, denialMessage(request, decided), { httpStatus: 403 });
+  }
+
+  /** The ids of the policies that decided (empty: no policy permits it). */
+  get policies(): readonly string[] {
+    return this.decided.determiningPolicies;
+  }
+}
+
+/**
+ * One line: `policy denies alice SubmitPlan on Plan "release@v3" (forbidden by reserved-tools)`,
+ * or `(no policy permits it)`.
+ */
+export function denialMessage(request: PolicyRequest, decided: PolicyDecision): string {
+  const why =
+    decided.determiningPolicies.length > 0
+      ? `forbidden by ${decided.determiningPolicies.join(', ')}`
+      : decided.errors[0]?.startsWith(REQUEST_ERROR)
+        ? `the request does not fit the policy schema: ${decided.errors[0].slice(REQUEST_ERROR.length)}`
+        : 'no policy permits it';
+  return `policy denies ${request.principal.name || '(nobody)'} ${request.action} on ${entityName(request.resource)} (${why})`;
+}
+
+/** `Step "deploy@v2#push"`: how events and messages name an entity. */
+export function entityName(entity: Pick<PolicyEntity, 'type' | 'id'>): string {
+  return `${entity.type} "${entity.id}"`;
+}
+
+/** POLICY_DECISION's details: the action, who, about what, the decision, the policies, what it did. */
+export function decisionDetails(
+  request: PolicyRequest,
+  decided: PolicyDecision,
+  outcome: string,
+): PolicyDecisionDetails {
+  return {
+    action: request.action,
+    principal: request.principal.name,
+    resource: entityName(request.resource),
+    decision: decided.decision,
+    policies: [...decided.determiningPolicies],
+    outcome,
+    ...(decided.errors.length > 0 ? { errors: decided.errors.map((e) => e.slice(0, 300)) } : {}),
+  };
+}

@@ -1,0 +1,274 @@
+/**
+ * The entities policies judge, built from what the harness computed (never from what a plan's
+ * author claims): a plan's facts (lib/plan/risks.ts for the risk marks; the hosts its calls and
+ * contracts reach), a step with its call, a gate being completed, an execution, a draft.
+ */
+import { canonicalJson } from '../plan/digest.ts';
+import { callRisks, planRisks } from '../plan/risks.ts';
+import type { Contract, Plan } from '../plan/schema.ts';
+import { createToolRegistry, stepInvocation, type ToolRegistry } from '../plan/tools.ts';
+import type { PlanFacts, PlanIdentity, StepFacts } from '../runtime/payloads/index.ts';
+
+/** An entity as a request carries it (Cedar's entity JSON, without its `__entity` wrapping). */
+export interface PolicyEntity {
+  readonly type: string;
+  readonly id: string;
+  readonly attrs: Readonly<Record<string, unknown>>;
+  readonly parents?: readonly { readonly type: string; readonly id: string }[];
+  readonly tags?: Readonly<Record<string, string | number>>;
+}
+
+/** The entity uid of a plan version: `<plan id>@v<version>`. */
+export function planUid(plan: Pick<PlanIdentity, 'id' | 'version'>): { type: 'Plan'; id: string } {
+  return { type: 'Plan', id: `${plan.id}@v${plan.version}` };
+}
+
+/** Who submitted a plan, as policies see it: "" when nobody was recorded. */
+const submitterName = (submitter: string | undefined): string => submitter ?? '';
+
+/**
+ * What the harness computes about a plan for policy: each step's tool, target, the hosts its call
+ * and contract reach and why its call is destructive; the plan's own approval block.
+ */
+export function planFacts(
+  plan: Plan,
+  { planned = false, tools = createToolRegistry() }: { planned?: boolean; tools?: ToolRegistry } = {},
+): PlanFacts {
+  const risks = planRisks(plan, tools);
+  const steps: Record<string, StepFacts> = {};
+  for (const step of plan.steps) {
+    const call = stepInvocation(step);
+    steps[step.id] = {
+      tool: call?.tool ?? '',
+      target: step.target ?? '',
+      hosts: hostsIn([call?.args ?? {}, step.contract ?? {}, step.rollback ?? {}]),
+      destructive: [...(risks.steps[step.id]?.destructive ?? [])],
+      ownGate: step.requiresApproval,
+    };
+  }
+  const all = Object.values(steps);
+  const { approvers, quorum, forbiddenApprovers, timeoutSeconds, allowAutoApprove } = plan.approval;
+  // Every tool the harness will call for this plan: steps', rollbacks' and the checks' own.
+  const contracts = [
+    ...plan.steps.flatMap((s) => [s.contract, s.rollback?.contract]),
+    ...plan.postconditions.map((p) => p.contract),
+  ];
+  return {
+    tools: sortedSet([
+      ...all.map((s) => s.tool).filter((t) => t !== ''),
+      ...plan.steps.flatMap((s) => (s.rollback ? [s.rollback.tool] : [])),
+      ...contracts.flatMap((c) => (c ? [CONTRACT_TOOL[c.kind]] : [])).filter((t) => t !== ''),
+    ]),
+    targets: sortedSet(all.map((s) => s.target).filter((t) => t !== '')),
+    hosts: sortedSet([
+      ...all.flatMap((s) => s.hosts),
+      ...hostsIn(plan.postconditions.map((p) => p.contract)),
+    ]),
+    stepCount: plan.steps.length,
+    steps,
+    approval: {
+      approvers: [...approvers],
+      quorum,
+      forbiddenApprovers: [...forbiddenApprovers],
+      timeoutSeconds,
+      allowAutoApprove,
+    },
+    planned,
+  };
+}
+
+/**
+ * A step's facts from the call it is about to make (the step runner, with its resolved args):
+ * the hosts and destructive marks of those args, not of the plan's text.
+ */
+export function callFacts(
+  call: { readonly tool: string; readonly target?: string; readonly args: Record<string, unknown> },
+  ownGate: boolean,
+  tools: ToolRegistry = createToolRegistry(),
+): StepFacts {
+  return {
+    tool: call.tool,
+    target: call.target ?? '',
+    hosts: hostsIn(call.args),
+    destructive: [...callRisks(call.tool, call.args, tools)],
+    ownGate,
+  };
+}
+
+/** The tool a contract of each kind calls (an assertion calls none). */
+const CONTRACT_TOOL: Readonly<Record<Contract['kind'], string>> = {
+  command: 'shell',
+  http: 'http',
+  lambda: 'lambda',
+  assert: '',
+};
+
+/** Facts of a plan nothing was recorded about (launched before policy facts were journaled): nothing known. */
+export function unknownPlanFacts(): PlanFacts {
+  return {
+    tools: [],
+    targets: [],
+    hosts: [],
+    stepCount: 0,
+    steps: {},
+    approval: {
+      approvers: [],
+      quorum: 1,
+      forbiddenApprovers: [],
+      timeoutSeconds: 0,
+      allowAutoApprove: false,
+    },
+    planned: false,
+  };
+}
+
+export function planEntity(plan: PlanIdentity, facts: PlanFacts, submitter?: string): PolicyEntity {
+  const steps = Object.entries(facts.steps);
+  const destructive = steps.filter(([, s]) => s.destructive.length > 0);
+  return {
+    ...planUid(plan),
+    attrs: {
+      id: plan.id,
+      version: plan.version,
+      digest: plan.digest,
+      submitter: submitterName(submitter),
+      tools: facts.tools,
+      targets: facts.targets,
+      hosts: facts.hosts,
+      stepCount: facts.stepCount,
+      steps: steps.map(([id]) => id),
+      destructiveSteps: destructive.length,
+      destructiveStepIds: destructive.map(([id]) => id),
+      ungatedDestructiveSteps: destructive.filter(([, s]) => !s.ownGate).length,
+      gatedSteps: steps.filter(([, s]) => s.ownGate).map(([id]) => id),
+      planned: facts.planned,
+      approval: facts.approval,
+    },
+  };
+}
+
+/**
+ * A step of a plan, tagged with its args as strings (a string as it is, anything else as
+ * canonical JSON), so a policy can read `resource.getTag("url")`.
+ */
+export function stepEntity(
+  plan: PlanIdentity,
+  stepId: string,
+  facts: StepFacts | undefined,
+  { submitter, args }: { submitter?: string; args?: Readonly<Record<string, unknown>> } = {},
+): PolicyEntity {
+  const known = facts ?? { tool: '', target: '', hosts: [], destructive: [], ownGate: false };
+  return {
+    type: 'Step',
+    id: `${plan.id}@v${plan.version}#${stepId}`,
+    attrs: {
+      id: stepId,
+      planId: plan.id,
+      submitter: submitterName(submitter),
+      tool: known.tool,
+      target: known.target,
+      hosts: known.hosts,
+      destructive: known.destructive.length > 0,
+      destructiveReasons: known.destructive,
+      ownGate: known.ownGate,
+    },
+    parents: [planUid(plan)],
+    tags: Object.fromEntries(
+      Object.entries(args ?? {}).map(([name, value]) => [
+        name,
+        typeof value === 'string' ? value : canonicalJson(value),
+      ]),
+    ),
+  };
+}
+
+/** A gate whose plan's own quorum is met, as CompleteGate judges it: tagged with the approvals per group. */
+export function gateEntity(
+  gate: {
+    readonly kind: string;
+    readonly plan: PlanIdentity;
+    readonly stepId?: string;
+    readonly submitter?: string;
+    readonly quorum: number;
+  },
+  facts: PlanFacts,
+  approvals: readonly { readonly name: string; readonly groups: readonly string[] }[],
+): PolicyEntity {
+  const destructiveSteps = Object.values(facts.steps).filter((s) => s.destructive.length > 0).length;
+  const perGroup = new Map<string, number>();
+  for (const approval of approvals)
+    for (const group of new Set(approval.groups)) perGroup.set(group, (perGroup.get(group) ?? 0) + 1);
+  const destructive =
+    gate.stepId !== undefined
+      ? (facts.steps[gate.stepId]?.destructive.length ?? 0) > 0
+      : destructiveSteps > 0;
+  return {
+    type: 'Gate',
+    id: `${gate.plan.id}@v${gate.plan.version}#${gate.kind}${gate.stepId ? `:${gate.stepId}` : ''}`,
+    attrs: {
+      kind: gate.kind,
+      planId: gate.plan.id,
+      step: gate.stepId ?? '',
+      submitter: submitterName(gate.submitter),
+      approvers: approvals.map((a) => a.name),
+      approverGroups: sortedSet(approvals.flatMap((a) => a.groups)),
+      approverCount: approvals.length,
+      quorum: gate.quorum,
+      destructive,
+      destructiveSteps,
+    },
+    parents: [planUid(gate.plan)],
+    tags: Object.fromEntries(perGroup),
+  };
+}
+
+export function executionEntity(execution: {
+  readonly id: string;
+  readonly planId: string;
+  readonly planVersion: number;
+  readonly submitter?: string;
+}): PolicyEntity {
+  return {
+    type: 'Execution',
+    id: execution.id,
+    attrs: {
+      id: execution.id,
+      planId: execution.planId,
+      planVersion: execution.planVersion,
+      submitter: submitterName(execution.submitter),
+    },
+  };
+}
+
+export function draftEntity(draft: {
+  readonly draftId: string;
+  readonly submittedBy: string;
+  readonly status: string;
+}): PolicyEntity {
+  return {
+    type: 'Draft',
+    id: draft.draftId,
+    attrs: { id: draft.draftId, submitter: draft.submittedBy, status: draft.status },
+  };
+}
+
+/** The journal as one resource: who may query the audit trail. */
+export const AUDIT_TRAIL: PolicyEntity = { type: 'AuditTrail', id: 'journal', attrs: {} };
+
+/** URL hosts in every string of `value` (args, contracts), lower-case, each once, sorted. */
+export function hostsIn(value: unknown): string[] {
+  const hosts: string[] = [];
+  const visit = (v: unknown): void => {
+    if (typeof v === 'string') {
+      for (const match of v.matchAll(URL_HOST)) if (match[1]) hosts.push(match[1].toLowerCase());
+    } else if (Array.isArray(v)) v.forEach(visit);
+    else if (v !== null && typeof v === 'object') Object.values(v).forEach(visit);
+  };
+  visit(value);
+  return sortedSet(hosts);
+}
+
+/** `scheme://[user@]host[:port]`: the host of a URL wherever it stands in a string (a command, a body). */
+const URL_HOST = /\b[a-z][a-z0-9+.-]*:\/\/(?:[^\s/?#@'"`]*@)?(\[[0-9a-f:.]+\]|[^\s/?#:'"`$\\)]+)/gi;
+
+const sortedSet = (values: readonly string[]): string[] => [...new Set(values)].sort();

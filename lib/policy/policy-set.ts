@@ -1,0 +1,407 @@
+/**
+ * The platform's policy: a directory of Cedar policies (`*.cedar`) and, optionally, the groups
+ * file that says who belongs to which group (`groups.json`, `{"sre": ["alice@example.com"]}`).
+ * Loaded once per process, validated against plangate's schema (schema.ts), every problem
+ * located as `file:line:col`; then it answers each request with Cedar's decision and the ids of
+ * the policies that made it.
+ *
+ * A policy's id is its `@id("…")` annotation, else `<file>:<line>`: what events, refusals and
+ * `plangate policy explain` name.
+ */
+import { existsSync, readdirSync, readFileSync, statSync } from 'node:fs';
+import path from 'node:path';
+import { fileURLToPath } from 'node:url';
+import { z } from 'zod';
+import type { Problem } from '../plan/problems.ts';
+import type { PolicyAction } from '../runtime/payloads/index.ts';
+import { type Cedar, cedar, type DetailedError, type EntityJson } from './cedar.ts';
+import type { PolicyEntity } from './entities.ts';
+import { POLICY_SCHEMA } from './schema.ts';
+
+/** Who asks: their name, and the groups the request itself proves (verified JWT claims). */
+export interface PolicyPrincipal {
+  readonly name: string;
+  /** Groups the request carries from a verified source; the groups file adds its own. */
+  readonly groups?: readonly string[];
+}
+
+export interface PolicyRequest {
+  readonly principal: PolicyPrincipal;
+  readonly action: PolicyAction;
+  readonly resource: PolicyEntity;
+  readonly context?: Readonly<Record<string, unknown>>;
+  /** Other entities the resource names as parents (e.g. a step's plan). */
+  readonly entities?: readonly PolicyEntity[];
+}
+
+/** How a decision's errors name a request that Cedar refused outright (it does not fit the schema). */
+export const REQUEST_ERROR = 'request: ';
+
+export interface PolicyDecision {
+  readonly decision: 'allow' | 'deny';
+  /** The policies that decided: the permits that allowed, or the forbids that denied (none: nothing permits it). */
+  readonly determiningPolicies: readonly string[];
+  /** Policies that could not be evaluated (they count as not applying), or why the request itself failed. */
+  readonly errors: readonly string[];
+}
+
+/** A policy directory that does not load: its problems, each located. */
+export class PolicyLoadError extends Error {
+  constructor(
+    readonly dir: string,
+    readonly problems: readonly Problem[],
+  ) {
+    super(
+      `${dir}: the policies do not load: ${problems
+        .filter((p) => p.severity === 'error')
+        .map((p) => `${p.location.file}:${p.location.line ?? 1}:${p.location.column ?? 1} ${p.message}`)
+        .join('; ')}`,
+    );
+    this.name = 'PolicyLoadError';
+  }
+}
+
+/** The groups file of a policy directory. */
+export const GROUPS_FILE = 'groups.json';
+const GroupsFileSchema = z.record(
+  z.string().regex(/^[^\s"]{1,128}$/, 'a group name is 1–128 characters without spaces or quotes'),
+  z.array(z.string().min(1)),
+);
+
+/** One policy as written: its id, the file and line it starts at, and its text. */
+interface SourcePolicy {
+  readonly id: string;
+  readonly file: string;
+  readonly line: number;
+  /** Offset of `text` in its file. */
+  readonly offset: number;
+  readonly text: string;
+}
+
+/** The result of reading a policy directory: the policies, the groups, and every problem found. */
+export interface PolicyCheck {
+  readonly dir: string;
+  readonly policies: readonly { readonly id: string; readonly file: string; readonly line: number }[];
+  readonly groups: Readonly<Record<string, readonly string[]>>;
+  readonly problems: readonly Problem[];
+}
+
+/** The policy set plangate ships (policies/default): the default wherever no directory is given. */
+export function defaultPolicyDir(): string {
+  // A checkout (lib/policy), the built CLI (dist/lib/policy) and a Lambda bundle (policies/ beside it).
+  for (const candidate of ['../../policies/default', '../../../policies/default', './policies/default']) {
+    const dir = fileURLToPath(new URL(candidate, import.meta.url));
+    if (existsSync(dir)) return dir;
+  }
+  throw new Error('the default policies (policies/default) are not installed beside plangate');
+}
+
+/** The environment variable naming the policy directory of a Lambda (relative to its code) or a process. */
+export const POLICY_DIR_ENV = 'PLANGATE_POLICY_DIR';
+
+/**
+ * The policy directory an environment names: PLANGATE_POLICY_DIR, relative to the Lambda's code
+ * (LAMBDA_TASK_ROOT) or the working directory; undefined (the shipped set) when unset.
+ */
+export function policyDirFromEnv(env: Readonly<Record<string, string | undefined>>): string | undefined {
+  const dir = env[POLICY_DIR_ENV];
+  return dir ? path.resolve(env.LAMBDA_TASK_ROOT ?? process.cwd(), dir) : undefined;
+}
+
+let instances = 0;
+const loaded = new Map<string, Promise<PolicySet>>();
+
+export class PolicySet {
+  private constructor(
+    private readonly wasm: Cedar,
+    /** The directory the policies were read from. */
+    readonly dir: string,
+    private readonly policySetId: string,
+    readonly policies: PolicyCheck['policies'],
+    private readonly members: ReadonlyMap<string, readonly string[]>,
+  ) {}
+
+  /**
+   * The policies of `dir` (the shipped default when undefined), read, validated and prepared once
+   * per process. Throws {@link PolicyLoadError} with every problem located.
+   */
+  static load(dir: string = defaultPolicyDir()): Promise<PolicySet> {
+    const resolved = path.resolve(dir);
+    let set = loaded.get(resolved);
+    if (!set) {
+      set = PolicySet.read(resolved);
+      loaded.set(resolved, set);
+      // A directory that failed may be fixed and loaded again.
+      set.catch(() => loaded.delete(resolved));
+    }
+    return set;
+  }
+
+  private static async read(dir: string): Promise<PolicySet> {
+    const wasm = await cedar();
+    const { check, sources } = checkSources(wasm, dir);
+    if (check.problems.some((p) => p.severity === 'error')) throw new PolicyLoadError(dir, check.problems);
+    const policySetId = `plangate-${++instances}`;
+    const prepared = wasm.preparsePolicySet(policySetId, {
+      staticPolicies: Object.fromEntries(sources.map((p) => [p.id, p.text])),
+    });
+    if (prepared.type === 'failure')
+      throw new PolicyLoadError(dir, [located(dir, 'cedar-parse', prepared.errors[0]?.message ?? 'failed')]);
+    preparedSchema(wasm);
+    const members = new Map<string, string[]>();
+    for (const [group, names] of Object.entries(check.groups))
+      for (const name of names) members.set(name, [...(members.get(name) ?? []), group]);
+    return new PolicySet(wasm, dir, policySetId, check.policies, members);
+  }
+
+  /** The policies the environment names (PLANGATE_POLICY_DIR), else the shipped set. */
+  static fromEnvironment(
+    env: Readonly<Record<string, string | undefined>> = process.env,
+  ): Promise<PolicySet> {
+    return PolicySet.load(policyDirFromEnv(env));
+  }
+
+  /** Reads and validates a directory without keeping it: what `plangate policy validate` reports. */
+  static async check(dir: string = defaultPolicyDir()): Promise<PolicyCheck> {
+    return checkSources(await cedar(), path.resolve(dir)).check;
+  }
+
+  /** The groups the groups file gives `name`, with the ones the request proved. */
+  groupsOf(principal: PolicyPrincipal): string[] {
+    return [...new Set([...(principal.groups ?? []), ...(this.members.get(principal.name) ?? [])])].sort();
+  }
+
+  /** Cedar's answer to one request. A request that does not fit the schema is denied, with why. */
+  authorize(request: PolicyRequest): PolicyDecision {
+    const groups = this.groupsOf(request.principal);
+    const principal: PolicyEntity = {
+      type: 'User',
+      id: request.principal.name,
+      attrs: { name: request.principal.name },
+      parents: groups.map((id) => ({ type: 'Group', id })),
+    };
+    const entities = [
+      principal,
+      ...groups.map((id): PolicyEntity => ({ type: 'Group', id, attrs: {} })),
+      request.resource,
+      ...(request.entities ?? []),
+    ];
+    const answer = this.wasm.statefulIsAuthorized({
+      principal: { type: 'User', id: request.principal.name },
+      action: { type: 'Action', id: request.action },
+      resource: { type: request.resource.type, id: request.resource.id },
+      context: (request.context ?? {}) as Record<string, never>,
+      preparsedPolicySetId: this.policySetId,
+      preparsedSchemaName: SCHEMA_NAME,
+      validateRequest: true,
+      entities: entities.map(entityJson),
+    });
+    if (answer.type === 'failure')
+      return {
+        decision: 'deny',
+        determiningPolicies: [],
+        errors: answer.errors.map((e) => `${REQUEST_ERROR}${e.message}`),
+      };
+    const { decision, diagnostics } = answer.response;
+    return {
+      decision,
+      determiningPolicies: [...diagnostics.reason].sort(),
+      errors: diagnostics.errors.map((e) => `${e.policyId}: ${e.error.message}`),
+    };
+  }
+}
+
+const SCHEMA_NAME = 'plangate';
+let schemaPrepared = false;
+
+/** The schema, parsed once per process for every request to be checked against. */
+function preparedSchema(wasm: Cedar): void {
+  if (schemaPrepared) return;
+  const answer = wasm.preparseSchema(SCHEMA_NAME, POLICY_SCHEMA as never);
+  if (answer.type === 'failure')
+    throw new Error(`plangate's Cedar schema does not parse: ${answer.errors[0]?.message}`);
+  schemaPrepared = true;
+}
+
+function entityJson(entity: PolicyEntity): EntityJson {
+  return {
+    uid: { type: entity.type, id: entity.id },
+    attrs: entity.attrs as EntityJson['attrs'],
+    parents: (entity.parents ?? []).map((p) => ({ type: p.type, id: p.id })),
+    ...(entity.tags ? { tags: entity.tags } : {}),
+  };
+}
+
+/** Every policy file of `dir` split into policies, parsed and validated; the groups file read. */
+function checkSources(wasm: Cedar, dir: string): { check: PolicyCheck; sources: SourcePolicy[] } {
+  const problems: Problem[] = [];
+  let files: string[] = [];
+  try {
+    if (!statSync(dir).isDirectory()) throw new Error('not a directory');
+    files = readdirSync(dir)
+      .filter((f) => f.endsWith('.cedar'))
+      .sort();
+  } catch (error) {
+    problems.push(
+      located(dir, 'policy-dir', `cannot read the policy directory: ${(error as Error).message}`),
+    );
+  }
+  if (files.length === 0 && problems.length === 0)
+    problems.push(located(dir, 'policy-dir', 'no .cedar files: a policy set needs at least one policy'));
+  const sources: SourcePolicy[] = [];
+  const texts = new Map<string, string>();
+  for (const file of files) {
+    const shown = path.join(dir, file);
+    const text = readFileSync(shown, 'utf8');
+    texts.set(shown, text);
+    for (const chunk of splitPolicies(text)) {
+      const parsed = wasm.policyToJson(chunk.text);
+      if (parsed.type === 'failure') {
+        for (const error of parsed.errors)
+          problems.push(locatedIn(shown, text, chunk.offset, error, 'cedar-parse'));
+        continue;
+      }
+      const line = lineOf(text, chunk.offset + firstCodeOffset(chunk.text));
+      const id = parsed.json.annotations?.id ?? `${file}:${line}`;
+      const earlier = sources.find((s) => s.id === id);
+      if (earlier) {
+        problems.push({
+          ...locatedIn(
+            shown,
+            text,
+            chunk.offset + firstCodeOffset(chunk.text),
+            undefined,
+            'duplicate-policy-id',
+          ),
+          message: `policy id "${id}" is already used at ${earlier.file}:${earlier.line}`,
+        });
+        continue;
+      }
+      sources.push({ id, file: shown, line, offset: chunk.offset, text: chunk.text });
+    }
+  }
+  if (sources.length > 0 && problems.length === 0) {
+    const validation = wasm.validate({
+      schema: POLICY_SCHEMA as never,
+      policies: { staticPolicies: Object.fromEntries(sources.map((p) => [p.id, p.text])) },
+      validationSettings: { mode: 'strict' },
+    });
+    if (validation.type === 'failure')
+      for (const error of validation.errors) problems.push(located(dir, 'cedar-validation', error.message));
+    else
+      for (const [list, severity] of [
+        [validation.validationErrors, 'error'],
+        [validation.validationWarnings, 'warning'],
+      ] as const)
+        for (const { policyId, error } of list) {
+          const source = sources.find((s) => s.id === policyId);
+          const problem = source
+            ? locatedIn(source.file, texts.get(source.file) ?? '', source.offset, error, 'cedar-validation')
+            : located(dir, 'cedar-validation', error.message);
+          problems.push({ ...problem, severity });
+        }
+  }
+  const groups = readGroups(dir, problems);
+  return {
+    check: {
+      dir,
+      policies: sources.map(({ id, file, line }) => ({ id, file, line })),
+      groups,
+      problems,
+    },
+    sources,
+  };
+}
+
+function readGroups(dir: string, problems: Problem[]): Record<string, string[]> {
+  const file = path.join(dir, GROUPS_FILE);
+  if (!existsSync(file)) return {};
+  let value: unknown;
+  try {
+    value = JSON.parse(readFileSync(file, 'utf8'));
+  } catch (error) {
+    problems.push(located(file, 'groups-file', `not JSON: ${(error as Error).message}`));
+    return {};
+  }
+  const parsed = GroupsFileSchema.safeParse(value);
+  if (parsed.success) return parsed.data;
+  for (const issue of parsed.error.issues)
+    problems.push({
+      ...located(file, 'groups-file', `${issue.path.join('.') || 'groups'}: ${issue.message}`),
+      location: { file, pointer: `/${issue.path.join('/')}` },
+    });
+  return {};
+}
+
+/**
+ * The policies of a file, each with its offset: text up to each `;` outside strings and comments.
+ * Text after the last `;` that is more than comments is returned too, for the parser to refuse.
+ */
+export function splitPolicies(text: string): { offset: number; text: string }[] {
+  const chunks: { offset: number; text: string }[] = [];
+  let start = 0;
+  let i = 0;
+  while (i < text.length) {
+    const ch = text[i];
+    if (ch === '/' && text[i + 1] === '/') {
+      while (i < text.length && text[i] !== '\n') i++;
+    } else if (ch === '"') {
+      i++;
+      while (i < text.length && text[i] !== '"') i += text[i] === '\\' ? 2 : 1;
+      i++;
+    } else if (ch === ';') {
+      chunks.push({ offset: start, text: text.slice(start, i + 1) });
+      start = i + 1;
+      i++;
+    } else i++;
+  }
+  const rest = text.slice(start);
+  if (firstCodeOffset(rest) < rest.length) chunks.push({ offset: start, text: rest });
+  return chunks;
+}
+
+/** Where the code of a chunk starts: after blank space and `//` comments. */
+function firstCodeOffset(text: string): number {
+  let i = 0;
+  for (;;) {
+    while (i < text.length && /\s/.test(text[i] as string)) i++;
+    if (text.startsWith('//', i)) {
+      while (i < text.length && text[i] !== '\n') i++;
+      continue;
+    }
+    return i;
+  }
+}
+
+function lineOf(text: string, offset: number): number {
+  let line = 1;
+  for (let i = 0; i < offset && i < text.length; i++) if (text[i] === '\n') line++;
+  return line;
+}
+
+function columnOf(text: string, offset: number): number {
+  return offset - (text.lastIndexOf('\n', offset - 1) + 1) + 1;
+}
+
+/** A Cedar error located in its file: the chunk's offset plus the error's own, as line and column. */
+function locatedIn(
+  file: string,
+  text: string,
+  chunkOffset: number,
+  error: DetailedError | undefined,
+  code: string,
+): Problem {
+  const at = chunkOffset + (error?.sourceLocations?.[0]?.start ?? firstCodeOffset(text.slice(chunkOffset)));
+  const label = error?.sourceLocations?.[0]?.label;
+  const help = error?.help ? ` (${error.help})` : '';
+  return {
+    severity: 'error',
+    code,
+    message: `${error?.message ?? ''}${label ? `: ${label}` : ''}${help}`,
+    location: { file, line: lineOf(text, at), column: columnOf(text, at) },
+  };
+}
+
+function located(file: string, code: string, message: string): Problem {
+  return { severity: 'error', code, message, location: { file } };
+}

@@ -1,0 +1,181 @@
+/**
+ * Requests about a plan as the platform would make them, for policy authors: `plangate policy
+ * test` (a table of cases, each one request and the decision expected) and `plangate policy
+ * explain` (every decision a person could meet with one plan). Built with the same entities as
+ * the harness's own requests (entities.ts), so a case decides as the running platform would.
+ */
+import { planDigest } from '../plan/digest.ts';
+import type { Plan } from '../plan/schema.ts';
+import { stepInvocation } from '../plan/tools.ts';
+import type { PlanFacts, PolicyAction } from '../runtime/payloads/index.ts';
+import {
+  AUDIT_TRAIL,
+  callFacts,
+  draftEntity,
+  executionEntity,
+  gateEntity,
+  type PolicyEntity,
+  planEntity,
+  planFacts,
+  stepEntity,
+} from './entities.ts';
+import type { PolicyPrincipal, PolicyRequest, PolicySet } from './policy-set.ts';
+
+/** One decision to ask about a plan (or, for the reads, about its execution, a draft, the journal). */
+export interface Scenario {
+  readonly principal: PolicyPrincipal;
+  readonly action: PolicyAction;
+  /** Who submitted the plan. @default - nobody recorded */
+  readonly submitter?: string;
+  /** The step, for the actions about a step (its gate, its escalation, its run). */
+  readonly step?: string;
+  /** RunStep: the args as resolved at run time. @default the step's args as written */
+  readonly args?: Readonly<Record<string, unknown>>;
+  /** CompleteGate: the approvals so far (the principal's is the last). @default the principal's alone */
+  readonly approvals?: readonly PolicyPrincipal[];
+  /** Context fields to set over the defaults (e.g. `channel`, `answer`). */
+  readonly context?: Readonly<Record<string, unknown>>;
+}
+
+/** Default context of each action (what the harness sends when nothing else is known). */
+const DEFAULT_CONTEXT: Record<PolicyAction, Record<string, unknown>> = {
+  SubmitPlan: { channel: 'api' },
+  ApprovePlanGate: { round: 1, votesSoFar: 0 },
+  ModifyPlanGate: { round: 1, votesSoFar: 0, skipSteps: [], modifiedSteps: [] },
+  ApproveStepGate: { round: 1, votesSoFar: 0 },
+  Reject: { round: 1, votesSoFar: 0 },
+  Ask: { round: 1, votesSoFar: 0 },
+  AnswerEscalation: { answer: 'retry', failureClass: 'unknown' },
+  AnswerHumanStep: { answer: 'done' },
+  CompleteGate: {},
+  AutoApprove: { gate: 'plan' },
+  RunStep: { attempt: 1, rollback: false },
+  ReadExecution: { view: 'events' },
+  ReadDraft: {},
+  ReadAudit: { query: 'query' },
+};
+
+/** The request the platform would make for `scenario` about `plan`. */
+export function scenarioRequest(
+  plan: Plan,
+  scenario: Scenario,
+  policy: PolicySet,
+  facts: PlanFacts = planFacts(plan),
+): PolicyRequest {
+  const identity = { id: plan.id, version: plan.version, digest: `sha256:${planDigest(plan)}` };
+  const submitter = scenario.submitter;
+  const planResource = planEntity(identity, facts, submitter);
+  const step = scenario.step === undefined ? undefined : plan.steps.find((s) => s.id === scenario.step);
+  if (scenario.step !== undefined && !step)
+    throw new Error(`step "${scenario.step}" is not a step of ${plan.id}`);
+  const stepResource = (): PolicyEntity => {
+    if (!step) throw new Error(`${scenario.action} is about a step: name it (step)`);
+    const call = stepInvocation(step);
+    const args = scenario.args ?? call?.args ?? {};
+    const known =
+      scenario.action === 'RunStep' && call
+        ? callFacts(
+            { tool: call.tool, ...(step.target ? { target: step.target } : {}), args: { ...args } },
+            step.requiresApproval,
+          )
+        : facts.steps[step.id];
+    return stepEntity(identity, step.id, known, { ...(submitter !== undefined ? { submitter } : {}), args });
+  };
+  const base = {
+    principal: scenario.principal,
+    action: scenario.action,
+    context: { ...DEFAULT_CONTEXT[scenario.action], ...scenario.context },
+  };
+  switch (scenario.action) {
+    case 'ApproveStepGate':
+    case 'AnswerEscalation':
+    case 'AnswerHumanStep':
+    case 'RunStep':
+      return { ...base, resource: stepResource(), entities: [planResource] };
+    case 'ModifyPlanGate':
+    case 'Reject':
+    case 'Ask':
+      return step
+        ? { ...base, resource: stepResource(), entities: [planResource] }
+        : { ...base, resource: planResource };
+    case 'AutoApprove':
+      return step
+        ? {
+            ...base,
+            context: { ...base.context, gate: 'step' },
+            resource: stepResource(),
+            entities: [planResource],
+          }
+        : { ...base, resource: planResource };
+    case 'CompleteGate': {
+      const approvals = scenario.approvals ?? [scenario.principal];
+      return {
+        ...base,
+        resource: gateEntity(
+          {
+            kind: step ? 'step' : 'plan',
+            plan: identity,
+            ...(step ? { stepId: step.id } : {}),
+            ...(submitter !== undefined ? { submitter } : {}),
+            quorum: plan.approval.quorum,
+          },
+          facts,
+          approvals.map((a) => ({ name: a.name, groups: policy.groupsOf(a) })),
+        ),
+        entities: [planResource],
+      };
+    }
+    case 'ReadExecution':
+      return {
+        ...base,
+        resource: executionEntity({
+          id: `execution-of-${plan.id}`,
+          planId: plan.id,
+          planVersion: plan.version,
+          ...(submitter !== undefined ? { submitter } : {}),
+        }),
+      };
+    case 'ReadDraft':
+      return {
+        ...base,
+        resource: draftEntity({
+          draftId: `draft-of-${plan.id}`,
+          submittedBy: submitter ?? '',
+          status: 'launched',
+        }),
+      };
+    case 'ReadAudit':
+      return { ...base, resource: AUDIT_TRAIL };
+    default:
+      return { ...base, resource: planResource };
+  }
+}
+
+/** Every decision one person could meet with a plan: `plangate policy explain`. */
+export function explainScenarios(plan: Plan, principal: PolicyPrincipal, submitter?: string): Scenario[] {
+  const common = { principal, ...(submitter !== undefined ? { submitter } : {}) };
+  const planLevel: PolicyAction[] = [
+    'SubmitPlan',
+    'ApprovePlanGate',
+    'ModifyPlanGate',
+    'Reject',
+    'Ask',
+    'AutoApprove',
+    'CompleteGate',
+  ];
+  const scenarios: Scenario[] = planLevel.map((action) => ({ ...common, action }));
+  for (const step of plan.steps) {
+    const stepActions: PolicyAction[] = [
+      ...(step.requiresApproval ? (['ApproveStepGate', 'AutoApprove', 'CompleteGate'] as const) : []),
+      'AnswerEscalation',
+      'RunStep',
+    ];
+    for (const action of stepActions) scenarios.push({ ...common, action, step: step.id });
+  }
+  scenarios.push(
+    { ...common, action: 'ReadExecution' },
+    { ...common, action: 'ReadDraft' },
+    { ...common, action: 'ReadAudit' },
+  );
+  return scenarios;
+}

@@ -1,0 +1,81 @@
+/**
+ * What the platform's policy (Cedar, lib/policy) is told about a plan and what it decided, as the
+ * journal records them: the plan's facts (PLAN_CREATED {policy_facts}), computed by the harness
+ * when the plan is launched so every later decision (a vote, a gate's completion, a step's run)
+ * judges the same plan; and each decision that changed an outcome (POLICY_DECISION).
+ */
+import { z } from 'zod';
+
+/** What the harness computed about one step (never the author's word): its call, where it reaches, its risk. */
+export const StepFactsSchema = z.object({
+  /** The tool the step calls (`agent` for an agent target); empty for a person's step. */
+  tool: z.string(),
+  /** The agent target (seed 004); empty when none. */
+  target: z.string(),
+  /** Hosts the step's call and contract reach (URLs in its args, an http contract's URL). */
+  hosts: z.array(z.string()),
+  /** Why the step's own call is destructive (lib/plan/risks.ts); empty: harmless. */
+  destructive: z.array(z.string()),
+  /** The step has its own gate (`requiresApproval`). */
+  ownGate: z.boolean(),
+});
+export type StepFacts = z.infer<typeof StepFactsSchema>;
+
+/** A plan as policy sees it: what it calls, where it reaches, how risky it is and what its own approval block asks. */
+export const PlanFactsSchema = z.object({
+  tools: z.array(z.string()),
+  targets: z.array(z.string()),
+  hosts: z.array(z.string()),
+  stepCount: z.number().int(),
+  steps: z.record(z.string(), StepFactsSchema),
+  /** The plan's own approval block: it can only narrow what policy allows. */
+  approval: z.object({
+    approvers: z.array(z.string()),
+    quorum: z.number().int(),
+    forbiddenApprovers: z.array(z.string()),
+    timeoutSeconds: z.number().int(),
+    allowAutoApprove: z.boolean(),
+  }),
+  /** A model drafted the plan (lib/planner). */
+  planned: z.boolean(),
+});
+export type PlanFacts = z.infer<typeof PlanFactsSchema>;
+
+/** The actions of plangate's Cedar schema (lib/policy/schema.ts), one per decision the platform makes. */
+export const POLICY_ACTIONS = [
+  'SubmitPlan',
+  'ApprovePlanGate',
+  'ModifyPlanGate',
+  'ApproveStepGate',
+  'Reject',
+  'Ask',
+  'AnswerEscalation',
+  'AnswerHumanStep',
+  'CompleteGate',
+  'AutoApprove',
+  'RunStep',
+  'ReadExecution',
+  'ReadDraft',
+  'ReadAudit',
+] as const;
+export const PolicyActionSchema = z.enum(POLICY_ACTIONS);
+export type PolicyAction = z.infer<typeof PolicyActionSchema>;
+
+/**
+ * POLICY_DECISION: a policy decision that changed an outcome (a refusal, or a gate completed or
+ * auto-approved by what policy permits). Names the rule, never a secret value.
+ */
+export const PolicyDecisionDetailsSchema = z.object({
+  action: PolicyActionSchema,
+  principal: z.string(),
+  /** The Cedar entity decided about, e.g. `Step::"deploy"`. */
+  resource: z.string(),
+  decision: z.enum(['allow', 'deny']),
+  /** The ids of the policies that decided (`@id` annotations, else `file:line`); empty: no policy permits it. */
+  policies: z.array(z.string()),
+  /** What the decision did, e.g. "the vote was refused", "the step did not run". */
+  outcome: z.string(),
+  /** Policies that could not be evaluated (they count as not applying), by id and message. */
+  errors: z.array(z.string()).optional(),
+});
+export type PolicyDecisionDetails = z.infer<typeof PolicyDecisionDetailsSchema>;

@@ -1,0 +1,97 @@
+/**
+ * Policy where a step runs: just before the step runner calls the tool (or hands an agent step
+ * to its worker), the platform's policy is asked whether this plan's submitter may run this step
+ * with the arguments it resolved (values filled from earlier steps included; secret values
+ * replaced). A denial is journaled (POLICY_DECISION) and thrown as a permission failure, which
+ * the runner records and the step's recipe escalates to a person, as any permission failure.
+ */
+import type { DynamoDBDocumentClient } from '@aws-sdk/lib-dynamodb';
+import { decisionDetails, PolicyDeniedError } from '../../policy/decisions.ts';
+import { callFacts, planEntity, stepEntity, unknownPlanFacts } from '../../policy/entities.ts';
+import { type HarnessDeps, journalFor, policyFor } from '../deps.ts';
+import { firstEvent, type JournalEventInput } from '../journal/journal.ts';
+import { EVENT_DETAILS, type PlanFacts, type PlanIdentity, type RunnerRequest } from '../payloads/index.ts';
+import { Redactor } from '../secrets/redact.ts';
+
+/** What an execution's PLAN_CREATED recorded for policy: the plan's facts and its submitter. */
+export async function recordedPlan(
+  dynamo: DynamoDBDocumentClient,
+  eventsTable: string | undefined,
+  executionId: string,
+): Promise<{ readonly facts: PlanFacts; readonly submitter?: string }> {
+  const first = eventsTable === undefined ? undefined : await firstEvent(dynamo, eventsTable, executionId);
+  const details =
+    first?.event === 'PLAN_CREATED' ? EVENT_DETAILS.PLAN_CREATED.safeParse(first.details) : undefined;
+  if (!details?.success) return { facts: unknownPlanFacts() };
+  return {
+    facts: details.data.policy_facts ?? unknownPlanFacts(),
+    ...(details.data.submitted_by !== undefined ? { submitter: details.data.submitted_by } : {}),
+  };
+}
+
+/** Which call is about to be made: a step's own (RunnerRequest) or its rollback's. */
+export interface RunOf {
+  readonly executionId: string;
+  readonly plan: PlanIdentity;
+  readonly stepId: string;
+  readonly target?: string;
+  readonly attempt: number;
+  /** The call undoes the step (seed 003's rollback), on abort or rehearsed. */
+  readonly rollback: boolean;
+}
+
+/** A step runner's request as the call it is about to make. */
+export function runOf(req: RunnerRequest): RunOf {
+  return {
+    executionId: req.executionId,
+    plan: req.plan,
+    stepId: req.stepId,
+    ...(req.target !== undefined ? { target: req.target } : {}),
+    attempt: req.attempt,
+    rollback: false,
+  };
+}
+
+/**
+ * Asks RunStep about the call the step (or its rollback) is about to make. Throws
+ * {@link PolicyDeniedError} (after POLICY_DECISION is journaled) when policy denies it.
+ */
+export async function authorizeRun(
+  req: RunOf,
+  deps: HarnessDeps,
+  call: { readonly tool: string; readonly args: Record<string, unknown> },
+  secretValues: Iterable<string>,
+  identity: Omit<JournalEventInput, 'event' | 'details'>,
+): Promise<void> {
+  const policy = await policyFor(deps);
+  const { facts, submitter } = await recordedPlan(deps.dynamo, deps.tables.events, req.executionId);
+  // Policy reads the args, never a secret's value.
+  const args = new Redactor(secretValues).secretValues(call.args);
+  const known = facts.steps[req.stepId];
+  const resolved = callFacts(
+    { tool: call.tool, ...(req.target !== undefined ? { target: req.target } : {}), args },
+    known?.ownGate ?? false,
+  );
+  const request = {
+    principal: { name: submitter ?? '' },
+    action: 'RunStep' as const,
+    resource: stepEntity(req.plan, req.stepId, resolved, {
+      ...(submitter !== undefined ? { submitter } : {}),
+      args,
+    }),
+    entities: [planEntity(req.plan, facts, submitter)],
+    context: { attempt: req.attempt, rollback: req.rollback },
+  };
+  const decided = policy.authorize(request);
+  if (decided.decision === 'allow') return;
+  await journalFor(deps).append({
+    ...identity,
+    event: 'POLICY_DECISION',
+    details: decisionDetails(
+      request,
+      decided,
+      req.rollback ? 'the rollback did not run' : 'the step did not run',
+    ),
+  });
+  throw new PolicyDeniedError(request, decided);
+}
