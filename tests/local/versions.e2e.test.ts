@@ -222,5 +222,7 @@ describe('one version at a time (plangate serve)', () => {
       })
     ).filter((e) => e.event === 'PLAN_CREATED');
     expect(created.map((e) => e.planDigest)).toEqual([digest]);
+    // The one launched waits at its gate before the platform stops (nothing of it still running).
+    await waitFor('its gate', () => (gates.some((g) => g.notice.plan.id === 'raced') ? true : undefined));
   }, 60_000);
 });
