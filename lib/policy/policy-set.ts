@@ -13,6 +13,7 @@ import path from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { z } from 'zod';
 import type { Problem } from '../plan/problems.ts';
+import { POLICY_DIR_ENV } from '../runtime/catalog.ts';
 import type { PolicyAction } from '../runtime/payloads/index.ts';
 import { type Cedar, cedar, type DetailedError, type EntityJson } from './cedar.ts';
 import type { PolicyEntity } from './entities.ts';
@@ -96,8 +97,7 @@ export function defaultPolicyDir(): string {
   throw new Error('the default policies (policies/default) are not installed beside plangate');
 }
 
-/** The environment variable naming the policy directory of a Lambda (relative to its code) or a process. */
-export const POLICY_DIR_ENV = 'PLANGATE_POLICY_DIR';
+export { POLICY_DIR_ENV };
 
 /**
  * The policy directory an environment names: PLANGATE_POLICY_DIR, relative to the Lambda's code

@@ -19,6 +19,9 @@ export const TABLE_NAME_ENV = {
   versions: 'PLANGATE_VERSIONS_TABLE',
 } as const;
 
+/** The environment variable naming the policy directory of a Lambda (relative to its code) or a process. */
+export const POLICY_DIR_ENV = 'PLANGATE_POLICY_DIR';
+
 const set = z.string().min(1);
 const LOG_LEVELS = /^(trace|debug|info|warn|error|critical|silent)$/i;
 
@@ -42,8 +45,8 @@ const HarnessEnv = z.object({
     .optional(),
   /** Read by Node itself (source maps in stack traces). */
   NODE_OPTIONS: z.string().optional(),
-  /** The platform's Cedar policies in the bundle (lib/policy POLICY_DIR_ENV); unset: the shipped set. */
-  PLANGATE_POLICY_DIR: z.string().optional(),
+  /** The platform's Cedar policies in the bundle; unset: the shipped set. */
+  [POLICY_DIR_ENV]: z.string().optional(),
 });
 
 /** The approval-id HMAC key: the Secrets Manager secret (AWS), or the key itself (local mode). */
