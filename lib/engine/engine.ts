@@ -1060,7 +1060,7 @@ export class Engine implements StepFunctionsEngine {
     const log = express
       ? new MemoryStore().openLog(machine.name, name)
       : this.store.openLog(machine.name, name);
-    const journal = this.newJournal(log, []);
+    const journal = this.newJournal(arn, log, []);
     const started = journal.root('').emit(
       'ExecutionStarted',
       {
@@ -1111,8 +1111,13 @@ export class Engine implements StepFunctionsEngine {
     };
   }
 
-  private newJournal(log: ReturnType<EngineStore['openLog']>, stored: StoredEvent[]): Journal {
+  private newJournal(
+    executionArn: string,
+    log: ReturnType<EngineStore['openLog']>,
+    stored: StoredEvent[],
+  ): Journal {
     return new Journal({
+      executionArn,
       log,
       stored,
       now: this.now,
@@ -1145,7 +1150,7 @@ export class Engine implements StepFunctionsEngine {
     const held = e.journal ?? e.released?.deref();
     if (held) return held;
     const log = this.store.openLog(e.machineName, e.name);
-    const journal = this.newJournal(log, log.readAll());
+    const journal = this.newJournal(e.arn, log, log.readAll());
     e.released = new WeakRef(journal);
     return journal;
   }
@@ -1405,10 +1410,11 @@ export class Engine implements StepFunctionsEngine {
     const details = first.details ?? {};
     const definitionText = this.definitionTextOf(first);
     if (definitionText === undefined) return undefined; // its definition is gone: nothing to run
-    const journal = this.newJournal(log, events);
+    const arn = buildExecutionArn(this.scope, machineName, executionName);
+    const journal = this.newJournal(arn, log, events);
     const testCase = typeof internal.testCase === 'string' ? internal.testCase : undefined;
     const record = this.newRecord({
-      arn: buildExecutionArn(this.scope, machineName, executionName),
+      arn,
       name: executionName,
       machineName,
       machineArn: String(internal.stateMachineArn),

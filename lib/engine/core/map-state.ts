@@ -46,6 +46,7 @@ export async function mapState(run: StateRun): Promise<StateOutcome> {
         frame.scope.emit('MapRunStarted', { mapRunArn });
         // map run iterations are child executions on AWS: their events are not in this history
         const detached = new Journal({
+          executionArn: frame.rt.executionArn,
           log: new MemoryStore().openLog('map', 'run'),
           now: frame.rt.now,
           onDirty: () => {},
