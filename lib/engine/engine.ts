@@ -16,9 +16,7 @@ import {
   parseExecutionArn,
   parseStateMachineArn,
 } from './core/arn.ts';
-import { type StoredEvent, toHistoryEvent } from './core/history.ts';
 import { type Frame, MAX_PAYLOAD_BYTES, registerCompoundHandlers, runBlock } from './core/interpreter.ts';
-import { Journal } from './core/journal.ts';
 import { mapState } from './core/map-state.ts';
 import { type MockConfig, MockedTestCase, parseMockConfig } from './core/mock-config.ts';
 import { parallelState } from './core/parallel-state.ts';
@@ -30,10 +28,12 @@ import {
   withTags,
 } from './core/registry.ts';
 import type { ExecutionRuntime, QueryLanguage, StatesBlock } from './core/runtime.ts';
-import { type EngineStore, FileStore, MemoryStore } from './core/store.ts';
 import { taskState } from './core/task-state.ts';
 import { assertTokenShape, TaskTokenRegistry, type TokenWaiter } from './core/task-tokens.ts';
 import { AbortedError } from './core/timers.ts';
+import { type StoredEvent, toHistoryEvent } from './persistence/history.ts';
+import { Journal } from './persistence/journal.ts';
+import { type EngineStore, FileStore, MemoryStore } from './persistence/store.ts';
 import { type ResourceInvoker, SfnServiceError, StatesError, type StepFunctionsEngine } from './types.ts';
 import { validateDefinition } from './validate/index.ts';
 
@@ -62,7 +62,7 @@ export interface EngineOptions {
    * out, an API answer that reports a state): `group` writes the events it depends on first
    * (`write(2)`, which kill -9 cannot undo) and syncs them to stable storage in groups, at most
    * `syncWindowMs` later; `strict` waits for that sync (fdatasync) before every such effect.
-   * See docs/engine-speed.md. @default 'group'
+   * See lib/engine/persistence/README.md. @default 'group'
    */
   readonly durability?: Durability;
   /** The group window: longest time written events wait for their fdatasync (and pure transitions for their write). @default 20 */

@@ -5,6 +5,8 @@
  */
 
 import { locateError } from '../dataflow/errors.ts';
+import type { StoredEvent } from '../persistence/history.ts';
+import type { Scope } from '../persistence/journal.ts';
 import { StatesError } from '../types.ts';
 import {
   applyInputPath,
@@ -21,8 +23,6 @@ import {
   timestampMillis,
   type Variables,
 } from './data.ts';
-import type { StoredEvent } from './history.ts';
-import type { Scope } from './journal.ts';
 import { isoTime, payloadText } from './json-text.ts';
 import { MockedThrow } from './mock-config.ts';
 import { errorMatches, type Retrier, retryDelaySeconds } from './retry.ts';

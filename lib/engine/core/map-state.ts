@@ -5,6 +5,8 @@
  */
 import { randomUUID } from 'node:crypto';
 import { jsonataResultTypeError, jsonText } from '../dataflow/index.ts';
+import { Journal, type Scope } from '../persistence/journal.ts';
+import { MemoryStore } from '../persistence/store.ts';
 import { StatesError } from '../types.ts';
 import { jsonataValue, pathNumber, resolvePayloadTemplate, selectPath } from './data.ts';
 import {
@@ -19,10 +21,8 @@ import {
   type StateRun,
   withRetryAndCatch,
 } from './interpreter.ts';
-import { Journal, type Scope } from './journal.ts';
 import { runConcurrently } from './parallel-state.ts';
 import type { StatesBlock } from './runtime.ts';
-import { MemoryStore } from './store.ts';
 import { AbortedError } from './timers.ts';
 
 export async function mapState(run: StateRun): Promise<StateOutcome> {

@@ -1,7 +1,8 @@
 /** What the interpreter needs from the engine while it runs one execution. */
+
+import type { Journal } from '../persistence/journal.ts';
 import type { ResourceInvoker } from '../types.ts';
 import type { ActivityTask } from './activities.ts';
-import type { Journal } from './journal.ts';
 import type { MockedTestCase } from './mock-config.ts';
 import type { TaskTokenRegistry } from './task-tokens.ts';
 

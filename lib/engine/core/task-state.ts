@@ -4,9 +4,11 @@
  * Lambda*, Activity* and Task* history events. A task whose outcome is in the history is never
  * called again: replay takes the recorded result.
  */
+
+import { NOT_TRUNCATED, type StoredEvent } from '../persistence/history.ts';
+import type { Scope, TaskIds } from '../persistence/journal.ts';
 import { StatesError, type TaskInvocation } from '../types.ts';
 import { jsonataValue, pathNumber, resolvePayloadTemplate, selectPath } from './data.ts';
-import { NOT_TRUNCATED, type StoredEvent } from './history.ts';
 import {
   applyResult,
   asStatesError,
@@ -23,7 +25,6 @@ import {
   type StateRun,
   scaled,
 } from './interpreter.ts';
-import type { Scope, TaskIds } from './journal.ts';
 import { forgetPayloadText, payloadText } from './json-text.ts';
 import { MockedThrow } from './mock-config.ts';
 import type { StateDefinition } from './runtime.ts';
@@ -141,7 +142,7 @@ function planOf(state: StateDefinition): TaskPlan {
   return plan;
 }
 
-/** The failure of an attempt that was under way when the engine stopped (see docs/engine-speed.md). */
+/** The failure of an attempt that was under way when the engine stopped (see lib/engine/persistence/README.md). */
 export const INTERRUPTED = {
   error: 'States.TaskFailed',
   cause:

@@ -246,7 +246,7 @@ export interface JournalProps {
   readonly onDirty: (journal: Journal) => void;
   /**
    * Makes every recorded event as durable as the engine promises before an effect outside it
-   * (see docs/engine-speed.md): written at once; with strict durability, the promise resolves
+   * (see README.md, "The durability contract"): written at once; with strict durability, the promise resolves
    * once it is on stable storage.
    */
   readonly persist: () => Promise<void> | undefined;

@@ -7,7 +7,7 @@
  * format of event-codec.ts (payload texts once, then by reference); files written in the older
  * format (one event object, or an array of them, per line) are still read and appended to.
  * Finished executions are summarised (summaries.jsonl) so that a restart reads only the
- * histories of executions that may still run. The durability contract: docs/engine-speed.md.
+ * histories of executions that may still run. The durability contract: README.md (this folder).
  */
 import { createHash } from 'node:crypto';
 import * as fs from 'node:fs';
@@ -162,7 +162,7 @@ export interface FileStoreProps {
   readonly dir: string;
   /**
    * Longest time written events wait for their fdatasync (the group window, see
-   * docs/engine-speed.md); a power loss loses at most this window. @default 20
+   * README.md); a power loss loses at most this window. @default 20
    */
   readonly syncWindowMs?: number;
   /** Size of a write-ahead log generation that starts a checkpoint into the history files. @default 8 MiB */
