@@ -709,7 +709,7 @@ describe('one engine per store directory', () => {
     const holderScript = path.join(dir, 'hold.ts');
     fs.writeFileSync(
       holderScript,
-      `import { FileStore } from ${JSON.stringify(path.resolve('lib/engine/core/store.ts'))};\n` +
+      `import { FileStore } from ${JSON.stringify(path.resolve('lib/engine/persistence/store.ts'))};\n` +
         `new FileStore({ dir: ${JSON.stringify(path.join(dir, 'store'))} });\n` +
         `process.stdout.write('held\\n');\nsetInterval(() => undefined, 1000);\n`,
     );
