@@ -10,12 +10,8 @@ import type * as sfn from '@aws-sdk/client-sfn';
 import { ActivityOperations } from './activity-operations.ts';
 import { ActivityQueues } from './core/activities.ts';
 import type { ArnScope } from './core/arn.ts';
-import { registerCompoundHandlers } from './core/interpreter.ts';
-import { mapState } from './core/map-state.ts';
 import { parseMockConfig } from './core/mock-config.ts';
-import { parallelState } from './core/parallel-state.ts';
 import { MachineRegistry } from './core/registry.ts';
-import { taskState } from './core/task-state.ts';
 import { TaskTokenRegistry } from './core/task-tokens.ts';
 import { DEFAULT_SYNC_WINDOW_MS, type Durability, FlushScheduler } from './durability.ts';
 import { ExecutionOperations } from './execution-operations.ts';
@@ -25,8 +21,6 @@ import { type EngineStore, FileStore, MemoryStore } from './persistence/store.ts
 import { StateMachineOperations } from './state-machine-operations.ts';
 import { TagOperations } from './tag-operations.ts';
 import type { ResourceInvoker, StepFunctionsEngine } from './types.ts';
-
-registerCompoundHandlers({ task: taskState, map: mapState, parallel: parallelState });
 
 export type { Durability } from './durability.ts';
 

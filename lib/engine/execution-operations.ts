@@ -409,7 +409,7 @@ export class ExecutionOperations {
 }
 
 /** The errors StartExecution models (API_StartExecution.html); any other code is the SDK's service exception. */
-const START_EXECUTION_MODELED = new Set([
+const START_EXECUTION_MODELED: ReadonlySet<string> = new Set([
   'ExecutionAlreadyExists',
   'ExecutionLimitExceeded',
   'InvalidArn',

@@ -1,6 +1,6 @@
 /** An execution as the engine tracks it in memory, and what a restarted engine keeps of a finished one. */
 import type * as sfn from '@aws-sdk/client-sfn';
-import type { StatesBlock } from './core/runtime.ts';
+import type { StatesBlock } from './core/definition.ts';
 import type { StoredEvent } from './persistence/history.ts';
 import type { Journal } from './persistence/journal.ts';
 

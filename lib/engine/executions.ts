@@ -5,11 +5,19 @@
  * Every execution's history is its only state.
  */
 import { type ArnScope, executionArn as buildExecutionArn, parseExecutionArn } from './core/arn.ts';
-import { type Frame, MAX_HISTORY_EVENTS, runBlock } from './core/interpreter.ts';
+import type { QueryLanguage, StatesBlock } from './core/definition.ts';
+import { MAX_HISTORY_EVENTS, runBlock } from './core/interpreter.ts';
+import { PayloadTexts } from './core/json-text.ts';
+import { mapState } from './core/map-state.ts';
 import { type MockConfig, MockedTestCase } from './core/mock-config.ts';
-import type { ExecutionRuntime, QueryLanguage, StatesBlock } from './core/runtime.ts';
+import { parallelState } from './core/parallel-state.ts';
+import { RandomPool } from './core/random.ts';
+import type { CompoundStates, EngineState, ExecutionRuntime, Frame } from './core/runtime.ts';
+import { TaskPlans } from './core/task-plan.ts';
+import { taskState } from './core/task-state.ts';
 import type { TaskTokenRegistry } from './core/task-tokens.ts';
-import { AbortedError } from './core/timers.ts';
+import { AbortedError, AbortWatchers } from './core/timers.ts';
+import { ExpressionCache } from './dataflow/expression-cache.ts';
 import type { FlushScheduler } from './durability.ts';
 import {
   applyTerminal,
@@ -87,9 +95,25 @@ class ParsedDefinitions {
   }
 }
 
+/** The state types whose handlers live in their own modules (they import the interpreter). */
+const COMPOUND_STATES: CompoundStates = Object.freeze({
+  task: taskState,
+  map: mapState,
+  parallel: parallelState,
+});
+
 /** Every execution of one engine, by ARN, and what runs them. */
 export class Executions {
   private readonly records = new Map<string, ExecutionRecord>();
+  /** What the interpreter keeps across this engine's executions (and no other engine's). */
+  private readonly engineState: EngineState = {
+    compoundStates: COMPOUND_STATES,
+    expressions: new ExpressionCache(),
+    taskPlans: new TaskPlans(),
+    texts: new PayloadTexts(),
+    random: new RandomPool(),
+    abortWatchers: new AbortWatchers(),
+  };
   private readonly definitions = new ParsedDefinitions();
   /** The store's reference of each definition text started lately. */
   private readonly definitionRefs = new Map<string, string>();
@@ -294,6 +318,7 @@ export class Executions {
         : MockedTestCase.select(props.mockConfig, e.machineName, e.testCase));
     const startedIso = new Date(e.startDate).toISOString();
     const rt: ExecutionRuntime = {
+      ...this.engineState,
       executionArn: e.arn,
       stateMachineArn: e.versionArn ?? e.machineArn,
       region: props.scope.region,

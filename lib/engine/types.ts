@@ -56,6 +56,20 @@ export interface TaskInvocation {
   readonly timeoutSeconds?: number;
   /** Aborted when the execution stops, the task times out, or a sibling Parallel branch fails. */
   readonly signal: AbortSignal;
+  /**
+   * The engine's memo of payload texts: an integration that serializes the parameters takes their
+   * text from it (the engine has usually just written it into the history), and one that parses
+   * its result from a text hands that text back. Absent: nothing to share.
+   */
+  readonly payloadTexts?: PayloadTextMemo;
+}
+
+/** The engine's memo of the text of the payload it serialized last (see core/json-text.ts). */
+export interface PayloadTextMemo {
+  /** `JSON.stringify(value)`, from the memo when `value` is the object serialized last. */
+  of(value: unknown): string;
+  /** Records the text `value` was just parsed from. */
+  remember(value: unknown, text: string): void;
 }
 
 /**

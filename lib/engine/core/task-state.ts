@@ -6,7 +6,7 @@
  */
 
 import { NOT_TRUNCATED, type StoredEvent } from '../persistence/history.ts';
-import type { Scope, TaskIds } from '../persistence/journal.ts';
+import type { Scope } from '../persistence/journal.ts';
 import { StatesError, type TaskInvocation } from '../types.ts';
 import { jsonataValue, pathNumber, resolvePayloadTemplate, selectPath } from './data.ts';
 import {
@@ -21,14 +21,12 @@ import {
   RETRY,
   RetryCounts,
   retryOrCatch,
-  type StateOutcome,
-  type StateRun,
   scaled,
 } from './interpreter.ts';
-import { forgetPayloadText, payloadText } from './json-text.ts';
 import { MockedThrow } from './mock-config.ts';
-import type { StateDefinition } from './runtime.ts';
-import { assertUsableParameters, type ParameterCheck, parameterCheckFor } from './service-parameters.ts';
+import type { StateOutcome, StateRun } from './runtime.ts';
+import { assertUsableParameters } from './service-parameters.ts';
+import type { ResourceKind, TaskPlan } from './task-plan.ts';
 import {
   newTaskToken,
   type TaskTokenRegistry,
@@ -36,111 +34,7 @@ import {
   type TokenWaiter,
   tokenHashMember,
 } from './task-tokens.ts';
-import { AbortedError, type AbortWatcher, abortWatchers, sleepUntil } from './timers.ts';
-
-/** How a Task's Resource is called and which history events describe it. */
-export interface ResourceKind {
-  readonly family: 'LambdaFunction' | 'Activity' | 'Task';
-  readonly resourceType: string;
-  readonly resourceName: string;
-  readonly pattern: 'request' | 'sync' | 'token';
-}
-
-/** The event types of each family, built once and shared by every event. */
-const FAMILY_EVENTS = {
-  LambdaFunction: familyEvents('LambdaFunction'),
-  Activity: familyEvents('Activity'),
-  Task: familyEvents('Task'),
-} as const;
-
-function familyEvents(family: ResourceKind['family']) {
-  return {
-    scheduled: `${family}Scheduled`,
-    started: `${family}Started`,
-    succeeded: `${family}Succeeded`,
-    failed: `${family}Failed`,
-    timedOut: `${family}TimedOut`,
-  } as const;
-}
-
-export function classifyResource(resource: string): ResourceKind {
-  let kind = classified.get(resource);
-  if (!kind) {
-    if (classified.size >= MAX_CLASSIFIED) classified.clear();
-    kind = classify(resource);
-    classified.set(resource, kind);
-  }
-  return kind;
-}
-
-/** Resources come from definitions, so a few hundred cover every machine; the cap bounds the rest. */
-const MAX_CLASSIFIED = 1024;
-const classified = new Map<string, ResourceKind>();
-
-function classify(resource: string): ResourceKind {
-  if (/^arn:[^:]+:lambda:/.test(resource)) {
-    return { family: 'LambdaFunction', resourceType: 'lambda', resourceName: resource, pattern: 'request' };
-  }
-  if (/^arn:[^:]+:states:[^:]+:[^:]+:activity:/.test(resource)) {
-    return { family: 'Activity', resourceType: 'activity', resourceName: resource, pattern: 'request' };
-  }
-  const service = resource.replace(/^arn:[^:]+:states:::/, '');
-  const cut = service.lastIndexOf(':');
-  const resourceName = cut < 0 ? service : service.slice(cut + 1);
-  let resourceType = cut < 0 ? service : service.slice(0, cut);
-  let name = resourceName;
-  // `.sync:2` puts a colon inside the action: keep it with the action
-  if (/^\d+$/.test(resourceName) && resourceType.endsWith('.sync')) {
-    const inner = resourceType.lastIndexOf(':');
-    name = `${resourceType.slice(inner + 1)}:${resourceName}`;
-    resourceType = resourceType.slice(0, inner);
-  }
-  const pattern = name.includes('.waitForTaskToken') ? 'token' : name.includes('.sync') ? 'sync' : 'request';
-  return { family: 'Task', resourceType, resourceName: name, pattern };
-}
-
-/** What a Task state's definition fixes about its calls, worked out once per state. */
-interface TaskPlan {
-  readonly resource: string;
-  readonly kind: ResourceKind;
-  readonly events: FamilyEvents;
-  /** Whether the state sets TimeoutSeconds / HeartbeatSeconds in any form. */
-  readonly timeout: boolean;
-  readonly heartbeat: boolean;
-  /** `states:startExecution` (a child execution). */
-  readonly child: boolean;
-  /** What a service integration's events name (`resourceType`, `resource`); none for Lambda functions and activities. */
-  readonly ids: TaskIds | undefined;
-  /** The check AWS makes on the parameters before it schedules the task, if it makes one. */
-  readonly checkParameters: ParameterCheck | undefined;
-}
-
-type FamilyEvents = ReturnType<typeof familyEvents>;
-
-/** Definitions are parsed once per text, so their state objects are the keys. */
-const plans = new WeakMap<StateDefinition, TaskPlan>();
-
-function planOf(state: StateDefinition): TaskPlan {
-  let plan = plans.get(state);
-  if (!plan) {
-    const resource = String(state.Resource);
-    const kind = classifyResource(resource);
-    plan = {
-      resource,
-      kind,
-      events: FAMILY_EVENTS[kind.family],
-      timeout: hasDuration(state, 'TimeoutSeconds'),
-      heartbeat: hasDuration(state, 'HeartbeatSeconds'),
-      child: kind.resourceType === 'states' && kind.resourceName.startsWith('startExecution'),
-      ids:
-        kind.family === 'Task' ? { resourceType: kind.resourceType, resource: kind.resourceName } : undefined,
-      checkParameters:
-        kind.family === 'Task' ? parameterCheckFor(kind.resourceType, kind.resourceName) : undefined,
-    };
-    plans.set(state, plan);
-  }
-  return plan;
-}
+import { AbortedError, type AbortWatcher, type AbortWatchers, sleepUntil } from './timers.ts';
 
 /** The failure of an attempt that was under way when the engine stopped (see lib/engine/persistence/README.md). */
 export const INTERRUPTED = {
@@ -159,7 +53,7 @@ const NO_IDS: Readonly<Record<string, never>> = Object.freeze({});
  */
 export async function taskState(run: StateRun): Promise<StateOutcome> {
   try {
-    const plan = planOf(run.state);
+    const plan = run.frame.rt.taskPlans.planOf(run.state);
     let retries: RetryCounts | undefined;
     for (;;) {
       try {
@@ -172,7 +66,7 @@ export async function taskState(run: StateRun): Promise<StateOutcome> {
           let resultText: string;
           try {
             result = await begun;
-            resultText = resultTextOf(plan, result);
+            resultText = resultTextOf(run, plan, result);
           } catch (error) {
             throw error instanceof RecordedFailure ? error.failure : callFailed(run, plan, error);
           }
@@ -215,7 +109,7 @@ class Preparing {
  */
 function beginAttempt(run: StateRun, plan: TaskPlan): Promise<unknown> | RecordedResult | Preparing {
   // `.sync` tasks have a token too ($$.Task.Token): SendTaskSuccess/Failure on it ends them, as on AWS
-  const token = plan.kind.pattern === 'request' ? undefined : newTaskToken();
+  const token = plan.kind.pattern === 'request' ? undefined : newTaskToken(run.frame.rt.random);
   if (token) run.context.Task = { Token: token };
   if (run.language === 'JSONata' || plan.timeout || plan.heartbeat)
     return new Preparing(prepared(run, plan, token));
@@ -234,8 +128,8 @@ async function prepared(
 }
 
 /** The call's result text, size-checked (a failure here is the call's: `*Failed` records it). */
-function resultTextOf(plan: TaskPlan, result: unknown): string {
-  const resultText = payloadText(result);
+function resultTextOf(run: StateRun, plan: TaskPlan, result: unknown): string {
+  const resultText = run.frame.rt.texts.of(result);
   const text = resultText ?? 'null';
   if (text.length > MAX_PAYLOAD_BYTES / 4 && Buffer.byteLength(text) > MAX_PAYLOAD_BYTES) {
     throw new StatesError(
@@ -298,7 +192,7 @@ function callTask(
 
   const scheduledEvent =
     kind.family !== 'Task' && timeoutSeconds === undefined && heartbeatSeconds === undefined
-      ? scope.emitScheduled(events.scheduled, resource, payloadText(parameters))
+      ? scope.emitScheduled(events.scheduled, resource, rt.texts.of(parameters))
       : emitScheduled(run, plan, parameters, token, timeoutSeconds, heartbeatSeconds);
   // on replay: whether this attempt had started before the engine stopped
   const startedBefore = !worker && scope.peek()?.type === events.started;
@@ -340,7 +234,7 @@ function callTask(
     return Promise.reject(new RecordedFailure(callFailed(run, plan, error)));
   }
   // whoever received the parameters may change them from now on: texts are taken afresh
-  forgetPayloadText();
+  rt.texts.forget();
   return calling;
 }
 
@@ -365,9 +259,9 @@ function emitScheduled(
           resourceType: kind.resourceType,
           resource: kind.resourceName,
           region: run.frame.rt.region,
-          parameters: redact(payloadText(parameters), token),
+          parameters: redact(run.frame.rt.texts.of(parameters), token),
         }
-      : { resource: plan.resource, input: payloadText(parameters), inputDetails: NOT_TRUNCATED };
+      : { resource: plan.resource, input: run.frame.rt.texts.of(parameters), inputDetails: NOT_TRUNCATED };
   if (timeoutSeconds !== undefined) scheduled.timeoutInSeconds = timeoutSeconds;
   // Lambda's events have no heartbeat
   if (heartbeatSeconds !== undefined && kind.family !== 'LambdaFunction')
@@ -392,18 +286,16 @@ function taskParameters(run: StateRun): unknown {
   const { state } = run;
   const input = effectiveInput(run);
   if (state.Parameters === undefined) return input;
-  return resolvePayloadTemplate(state.Parameters, input, run.context, run.frame.variables, 'Parameters');
+  const { variables, rt } = run.frame;
+  return resolvePayloadTemplate(
+    state.Parameters,
+    input,
+    run.context,
+    variables,
+    'Parameters',
+    rt.expressions,
+  );
 }
-
-/** Whether the state sets TimeoutSeconds / HeartbeatSeconds in any form. */
-function hasDuration(state: StateDefinition, field: 'TimeoutSeconds' | 'HeartbeatSeconds'): boolean {
-  return state[field] !== undefined || state[DURATION_PATHS[field]] !== undefined;
-}
-
-const DURATION_PATHS = {
-  TimeoutSeconds: 'TimeoutSecondsPath',
-  HeartbeatSeconds: 'HeartbeatSecondsPath',
-} as const;
 
 /** TimeoutSeconds / HeartbeatSeconds from their literal, *Path or JSONata form. */
 async function durationField(
@@ -416,7 +308,15 @@ async function durationField(
     value = await jsonataValue(value, jsonataScope(run), field);
   } else if (state[`${field}Path`] !== undefined) {
     const path = String(state[`${field}Path`]);
-    const selected = selectPath(effectiveInput(run), path, run.context, run.frame.variables, `${field}Path`);
+    const { variables, rt } = run.frame;
+    const selected = selectPath(
+      effectiveInput(run),
+      path,
+      run.context,
+      variables,
+      `${field}Path`,
+      rt.expressions,
+    );
     value = pathNumber(`${field}Path`, selected, 'integer', path);
   }
   if (value === undefined) return undefined;
@@ -470,10 +370,10 @@ function call(
   timeoutSeconds: number | undefined,
 ): Promise<unknown> {
   const { frame, name } = run;
-  const { rt, scope } = frame;
+  const { rt } = frame;
   const { resource, kind } = plan;
   if (rt.mocks?.mocks(name)) {
-    if (kind.pattern !== 'request') emitSubmitted(scope, plan, {});
+    if (kind.pattern !== 'request') emitSubmitted(run, plan, {});
     return Promise.resolve(rt.mocks.invoke(name));
   }
   if (kind.pattern === 'token' && token && timeoutAt === undefined) {
@@ -510,7 +410,7 @@ async function guardedCall(
   // Through the frame's one shared listener: a fan-out of many guarded calls on one branch
   // signal would otherwise add a listener each (and Node warns past ten).
   const relay: AbortWatcher = { aborted: (reason) => controller.abort(reason) };
-  const watchers = abortWatchers(frame.signal);
+  const watchers = rt.abortWatchers.of(frame.signal);
   if (frame.signal.aborted) controller.abort(frame.signal.reason);
   else watchers.add(relay);
   const recordedSubmit = scope.peek();
@@ -544,7 +444,7 @@ async function guardedCall(
         const started = await rt.startChildExecution(parameters, rt.executionArn);
         if (kind.pattern === 'request')
           return { ExecutionArn: started.ExecutionArn, StartDate: started.StartDate };
-        emitSubmitted(scope, plan, started);
+        emitSubmitted(run, plan, started);
         childArn = started.ExecutionArn;
       }
       return await synced(childResult(rt.awaitChildExecution(childArn, controller.signal), kind));
@@ -608,7 +508,7 @@ async function callbackTask(
       if (persisted) await persisted;
       const invocation = taskInvocation(run, plan.resource, parameters, token, timeoutSeconds, signal);
       const dispatched = await guarded(rt.invokeResource(invocation));
-      emitSubmitted(scope, plan, dispatched);
+      emitSubmitted(run, plan, dispatched);
     } catch (error) {
       waiting.stop();
       throw error;
@@ -665,15 +565,34 @@ function taskInvocation(
 ): TaskInvocation {
   const { rt } = run.frame;
   const stateName = run.name;
-  const { executionArn, stateMachineArn } = rt;
+  const { executionArn, stateMachineArn, texts: payloadTexts } = rt;
   if (taskToken === undefined) {
     return timeoutSeconds === undefined
-      ? { resource, parameters, stateName, executionArn, stateMachineArn, signal }
-      : { resource, parameters, stateName, executionArn, stateMachineArn, timeoutSeconds, signal };
+      ? { resource, parameters, stateName, executionArn, stateMachineArn, signal, payloadTexts }
+      : {
+          resource,
+          parameters,
+          stateName,
+          executionArn,
+          stateMachineArn,
+          timeoutSeconds,
+          signal,
+          payloadTexts,
+        };
   }
   return timeoutSeconds === undefined
-    ? { resource, parameters, stateName, executionArn, stateMachineArn, taskToken, signal }
-    : { resource, parameters, stateName, executionArn, stateMachineArn, taskToken, timeoutSeconds, signal };
+    ? { resource, parameters, stateName, executionArn, stateMachineArn, taskToken, signal, payloadTexts }
+    : {
+        resource,
+        parameters,
+        stateName,
+        executionArn,
+        stateMachineArn,
+        taskToken,
+        timeoutSeconds,
+        signal,
+        payloadTexts,
+      };
 }
 
 function unguarded<T>(work: Promise<T>): Promise<T> {
@@ -681,9 +600,9 @@ function unguarded<T>(work: Promise<T>): Promise<T> {
 }
 
 /** TaskSubmitted: the service's answer to a `.sync` or `.waitForTaskToken` request. */
-function emitSubmitted(scope: Scope, plan: TaskPlan, output: unknown): void {
+function emitSubmitted(run: StateRun, plan: TaskPlan, output: unknown): void {
   // an integration may have remembered its answer's text (lambda:invoke does)
-  scope.emitTaskEvent('TaskSubmitted', plan.ids, payloadText(output ?? {}));
+  run.frame.scope.emitTaskEvent('TaskSubmitted', plan.ids, run.frame.rt.texts.of(output ?? {}));
 }
 
 /**
@@ -742,12 +661,13 @@ class TokenWait implements TokenWaiter, AbortWatcher {
     private readonly token: string | undefined,
     private readonly heartbeatMs: number | undefined,
     signal: AbortSignal,
+    watchers: AbortWatchers,
   ) {
     this.outcome = new Promise((resolve, reject) => {
       this.resolve = resolve;
       this.reject = reject;
     });
-    this.watchers = abortWatchers(signal);
+    this.watchers = watchers.of(signal);
     this.watchers.add(this);
     if (token !== undefined) tokens.registerToken(token, this);
     else tokens.register(String(hash), this);
@@ -805,7 +725,8 @@ function waitForToken(
   heartbeatMs: number | undefined,
   signal: AbortSignal,
 ): TokenWait {
-  return new TokenWait(run.frame.scope, run.frame.rt.tokens, hash, token, heartbeatMs, signal);
+  const { scope, rt } = run.frame;
+  return new TokenWait(scope, rt.tokens, hash, token, heartbeatMs, signal, rt.abortWatchers);
 }
 
 /**
@@ -837,7 +758,7 @@ function activityTask(
       input: String(scheduled.details?.input),
       start: (workerName) => {
         signal.removeEventListener('abort', onAbort);
-        const token = newTaskToken();
+        const token = newTaskToken(rt.random);
         scope.emit(
           'ActivityStarted',
           workerName === undefined ? undefined : { workerName },

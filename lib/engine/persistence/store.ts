@@ -12,7 +12,7 @@
 import { createHash } from 'node:crypto';
 import * as fs from 'node:fs';
 import * as path from 'node:path';
-import { EventCodec, FORMAT_2, FORMAT_3 } from './event-codec.ts';
+import { EventCodec, FORMAT_2, FORMAT_3, QuotedTexts } from './event-codec.ts';
 import type { StoredEvent } from './history.ts';
 import { parseWal, type WalOwner, WriteAheadLog, walFile, walGenerations, writeAll } from './wal.ts';
 
@@ -249,6 +249,8 @@ export class FileStore implements EngineStore {
   private checkpointFailure: Error | undefined;
   private readonly counters = { bytesRead: 0, checkpoints: 0 };
   private readonly lockFile: string;
+  /** @internal The quoted names every history's codec writes (names recur from history to history). */
+  readonly quotes = new QuotedTexts();
 
   constructor(props: FileStoreProps) {
     this.dir = path.resolve(props.dir);
@@ -848,7 +850,7 @@ class FileExecutionLog implements ExecutionLog, WalOwner {
         }
       } else this.fileSize = 0;
     }
-    const codec = new EventCodec();
+    const codec = new EventCodec(this.store.quotes);
     if (this.fileSize > 0 || this.ranges.length > 0) decodeHistory(this.text().toString('utf8'), codec);
     this.codec = codec;
   }
