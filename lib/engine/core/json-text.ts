@@ -13,7 +13,10 @@ export class PayloadTexts implements PayloadTextMemo {
   private lastMillis = Number.NaN;
   private lastIso = '';
 
-  /** `JSON.stringify(value)`, reusing the text of the last object serialized here. */
+  /**
+   * `JSON.stringify(value)` of a JSON value, reusing the text of the last object serialized here
+   * (`undefined`, which JSON cannot hold, has no text: callers check for it first).
+   */
   of(value: unknown): string {
     if (typeof value !== 'object' || value === null) return JSON.stringify(value);
     if (value === this.lastValue) return this.lastText;
