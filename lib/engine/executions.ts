@@ -317,8 +317,15 @@ export class Executions {
         ? undefined
         : MockedTestCase.select(props.mockConfig, e.machineName, e.testCase));
     const startedIso = new Date(e.startDate).toISOString();
+    const state = this.engineState;
+    // every member spelled out (no spread): the interpreter reads this object on every state
     const rt: ExecutionRuntime = {
-      ...this.engineState,
+      compoundStates: state.compoundStates,
+      expressions: state.expressions,
+      taskPlans: state.taskPlans,
+      texts: state.texts,
+      random: state.random,
+      abortWatchers: state.abortWatchers,
       executionArn: e.arn,
       stateMachineArn: e.versionArn ?? e.machineArn,
       region: props.scope.region,
