@@ -8,8 +8,8 @@
 import * as fs from 'node:fs';
 import * as path from 'node:path';
 import { performance } from 'node:perf_hooks';
-import { EventCodec } from '../lib/engine/core/event-codec.ts';
-import { decodeHistory } from '../lib/engine/core/store.ts';
+import { EventCodec } from '../lib/engine/persistence/event-codec.ts';
+import { decodeHistory } from '../lib/engine/persistence/store.ts';
 
 export interface DurabilityFloor {
   /** Events in the execution's history. */

@@ -15,13 +15,13 @@ import { pathToFileURL } from 'node:url';
 import * as sfn from '@aws-sdk/client-sfn';
 import { SFNClient } from '@aws-sdk/client-sfn';
 import { startEngineServer } from '../lib/engine/api/index.ts';
+import { CONFORMANCE_CASES } from '../tests/conformance-dir.ts';
 import {
   type CaseDriver,
   type ConformanceCase,
   caseEngine,
   playCases,
-} from '../lib/engine/core/conformance.ts';
-import { CONFORMANCE_CASES } from '../tests/conformance-dir.ts';
+} from '../tests/support/conformance.ts';
 
 const args = process.argv.slice(2);
 const flag = (name: string) => {

@@ -8,7 +8,6 @@
  * takes and returns the request/response shapes of @aws-sdk/client-sfn, so the
  * HTTP server is a thin AWS JSON 1.0 dispatcher over it.
  */
-import type * as sfn from '@aws-sdk/client-sfn';
 
 /** An error the API returns with AWS's code and shape, e.g. `ExecutionDoesNotExist`. */
 export class SfnServiceError extends Error {
@@ -57,6 +56,20 @@ export interface TaskInvocation {
   readonly timeoutSeconds?: number;
   /** Aborted when the execution stops, the task times out, or a sibling Parallel branch fails. */
   readonly signal: AbortSignal;
+  /**
+   * The engine's memo of payload texts: an integration that serializes the parameters takes their
+   * text from it (the engine has usually just written it into the history), and one that parses
+   * its result from a text hands that text back. Absent: nothing to share.
+   */
+  readonly payloadTexts?: PayloadTextMemo;
+}
+
+/** The engine's memo of the text of the payload it serialized last (see core/json-text.ts). */
+export interface PayloadTextMemo {
+  /** `JSON.stringify(value)`, from the memo when `value` is the object serialized last. */
+  of(value: unknown): string;
+  /** Records the text `value` was just parsed from. */
+  remember(value: unknown, text: string): void;
 }
 
 /**
@@ -81,63 +94,4 @@ export interface LambdaLikeContext {
   readonly callbackWaitsForEmptyEventLoop: boolean;
 }
 
-/** The Step Functions API, as the engine implements it (same names and shapes as @aws-sdk/client-sfn). */
-export interface StepFunctionsEngine {
-  createStateMachine(input: sfn.CreateStateMachineInput): Promise<sfn.CreateStateMachineOutput>;
-  updateStateMachine(input: sfn.UpdateStateMachineInput): Promise<sfn.UpdateStateMachineOutput>;
-  describeStateMachine(input: sfn.DescribeStateMachineInput): Promise<sfn.DescribeStateMachineOutput>;
-  listStateMachines(input: sfn.ListStateMachinesInput): Promise<sfn.ListStateMachinesOutput>;
-  deleteStateMachine(input: sfn.DeleteStateMachineInput): Promise<sfn.DeleteStateMachineOutput>;
-  publishStateMachineVersion(
-    input: sfn.PublishStateMachineVersionInput,
-  ): Promise<sfn.PublishStateMachineVersionOutput>;
-  listStateMachineVersions(
-    input: sfn.ListStateMachineVersionsInput,
-  ): Promise<sfn.ListStateMachineVersionsOutput>;
-  deleteStateMachineVersion(
-    input: sfn.DeleteStateMachineVersionInput,
-  ): Promise<sfn.DeleteStateMachineVersionOutput>;
-  createStateMachineAlias(
-    input: sfn.CreateStateMachineAliasInput,
-  ): Promise<sfn.CreateStateMachineAliasOutput>;
-  describeStateMachineAlias(
-    input: sfn.DescribeStateMachineAliasInput,
-  ): Promise<sfn.DescribeStateMachineAliasOutput>;
-  updateStateMachineAlias(
-    input: sfn.UpdateStateMachineAliasInput,
-  ): Promise<sfn.UpdateStateMachineAliasOutput>;
-  listStateMachineAliases(
-    input: sfn.ListStateMachineAliasesInput,
-  ): Promise<sfn.ListStateMachineAliasesOutput>;
-  deleteStateMachineAlias(
-    input: sfn.DeleteStateMachineAliasInput,
-  ): Promise<sfn.DeleteStateMachineAliasOutput>;
-  validateStateMachineDefinition(
-    input: sfn.ValidateStateMachineDefinitionInput,
-  ): Promise<sfn.ValidateStateMachineDefinitionOutput>;
-  startExecution(input: sfn.StartExecutionInput): Promise<sfn.StartExecutionOutput>;
-  startSyncExecution(input: sfn.StartSyncExecutionInput): Promise<sfn.StartSyncExecutionOutput>;
-  describeExecution(input: sfn.DescribeExecutionInput): Promise<sfn.DescribeExecutionOutput>;
-  describeStateMachineForExecution(
-    input: sfn.DescribeStateMachineForExecutionInput,
-  ): Promise<sfn.DescribeStateMachineForExecutionOutput>;
-  listExecutions(input: sfn.ListExecutionsInput): Promise<sfn.ListExecutionsOutput>;
-  getExecutionHistory(input: sfn.GetExecutionHistoryInput): Promise<sfn.GetExecutionHistoryOutput>;
-  stopExecution(input: sfn.StopExecutionInput): Promise<sfn.StopExecutionOutput>;
-  redriveExecution(input: sfn.RedriveExecutionInput): Promise<sfn.RedriveExecutionOutput>;
-  sendTaskSuccess(input: sfn.SendTaskSuccessInput): Promise<sfn.SendTaskSuccessOutput>;
-  sendTaskFailure(input: sfn.SendTaskFailureInput): Promise<sfn.SendTaskFailureOutput>;
-  sendTaskHeartbeat(input: sfn.SendTaskHeartbeatInput): Promise<sfn.SendTaskHeartbeatOutput>;
-  createActivity(input: sfn.CreateActivityInput): Promise<sfn.CreateActivityOutput>;
-  describeActivity(input: sfn.DescribeActivityInput): Promise<sfn.DescribeActivityOutput>;
-  listActivities(input: sfn.ListActivitiesInput): Promise<sfn.ListActivitiesOutput>;
-  deleteActivity(input: sfn.DeleteActivityInput): Promise<sfn.DeleteActivityOutput>;
-  tagResource(input: sfn.TagResourceInput): Promise<sfn.TagResourceOutput>;
-  untagResource(input: sfn.UntagResourceInput): Promise<sfn.UntagResourceOutput>;
-  listTagsForResource(input: sfn.ListTagsForResourceInput): Promise<sfn.ListTagsForResourceOutput>;
-  /** A long poll: `signal` aborts when the caller is gone (the server passes its request's). */
-  getActivityTask(
-    input: sfn.GetActivityTaskInput,
-    options?: { readonly signal?: AbortSignal },
-  ): Promise<sfn.GetActivityTaskOutput>;
-}
+export type { OperationOptions, StepFunctionsEngine } from './operations.ts';

@@ -8,7 +8,7 @@ import { CreateTableCommand, DynamoDBClient } from '@aws-sdk/client-dynamodb';
 import { EventBridgeClient } from '@aws-sdk/client-eventbridge';
 import dynalite from 'dynalite';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { payloadText } from '../../lib/engine/core/json-text.ts';
+import { PayloadTexts } from '../../lib/engine/core/json-text.ts';
 import {
   createResourceInvoker,
   LambdaHandlerRegistry,
@@ -108,10 +108,15 @@ describe('Lambda integrations', () => {
 
   it('remembers the text of a lambda:invoke response exactly as JSON.stringify writes it', async () => {
     for (const payload of [{ text: 'é "quoted" \\ \u2028' }, { '1': [], b: null, a: -0 }, 'text', 7]) {
+      const texts = new PayloadTexts(); // the engine's memo, which the integration fills
       const result = await invoke(
-        task('arn:aws:states:::lambda:invoke', { FunctionName: 'echo', Payload: payload }),
+        task(
+          'arn:aws:states:::lambda:invoke',
+          { FunctionName: 'echo', Payload: payload },
+          { payloadTexts: texts },
+        ),
       );
-      expect(payloadText(result)).toBe(JSON.stringify(result));
+      expect(texts.of(result)).toBe(JSON.stringify(result));
     }
   });
 

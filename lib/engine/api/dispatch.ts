@@ -1,6 +1,6 @@
 import type { z } from 'zod';
+import { isOperation, methodName, requestShape } from '../operations.ts';
 import { SfnServiceError, type StepFunctionsEngine } from '../types.ts';
-import { isOperation, methodName, requestShape } from './operations.ts';
 import { toWire } from './wire.ts';
 
 /** The answer to one API call: HTTP status and the JSON body (an error body carries `__type`). */

@@ -32,6 +32,8 @@ export class ActivityQueues {
   private readonly queued = new Map<string, ActivityTask[]>();
   /** Workers polling, by activity ARN, longest waiting first. */
   private readonly pollers = new Map<string, Poller[]>();
+  /** The engine is closing: no poll is taken any more. */
+  private closed = false;
 
   /** Queues a task or hands it straight to a waiting worker; returns a function that withdraws it if still queued. */
   enqueue(activityArn: string, task: ActivityTask): () => void {
@@ -61,6 +63,7 @@ export class ActivityQueues {
     waitMs: number,
     signal?: AbortSignal,
   ): Promise<Delivery> {
+    if (this.closed) throw new SfnServiceError('ServiceUnavailable', 'The engine is shutting down', 503);
     if (signal?.aborted) return Promise.resolve(undefined);
     const list = this.queued.get(activityArn);
     const task = list?.shift();
@@ -95,8 +98,9 @@ export class ActivityQueues {
     });
   }
 
-  /** Ends every poll with nothing (the engine closes). */
+  /** Ends every poll with nothing and refuses new ones (the engine closes). */
   close(): void {
+    this.closed = true;
     for (const waiting of [...this.pollers.values()]) for (const p of [...waiting]) p.end();
   }
 }

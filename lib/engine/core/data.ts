@@ -2,6 +2,8 @@
  * The one place where the interpreter calls the data-flow functions of lib/engine/dataflow,
  * so each state handler reads as AWS's processing order and nothing else.
  */
+
+import type { ExpressionCache } from '../dataflow/expression-cache.ts';
 import {
   applyInputPath,
   applyOutputPath,
@@ -15,11 +17,12 @@ import {
   resolveDynamicValue,
   resolvePayloadTemplate,
   selectPath,
+  type Variables,
 } from '../dataflow/index.ts';
 import { StatesError } from '../types.ts';
-import type { QueryLanguage } from './runtime.ts';
+import type { QueryLanguage } from './definition.ts';
 
-export type Variables = Record<string, unknown>;
+export type { Variables };
 
 /** `$states` and the variables a JSONata expression sees. */
 export interface JsonataScope {
@@ -28,6 +31,8 @@ export interface JsonataScope {
   readonly result?: unknown;
   readonly errorOutput?: unknown;
   readonly variables: Variables;
+  /** The engine's parsed and compiled expressions. */
+  readonly expressions?: ExpressionCache;
 }
 
 export {
@@ -54,8 +59,9 @@ export function choiceRuleMatches(
   input: unknown,
   context: unknown,
   variables: Variables,
+  expressions: ExpressionCache,
 ): boolean {
-  return evaluateChoiceRule(rule, input, context, variables);
+  return evaluateChoiceRule(rule, input, context, variables, expressions);
 }
 
 /**

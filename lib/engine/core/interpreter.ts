@@ -5,6 +5,7 @@
  */
 
 import { locateError } from '../dataflow/errors.ts';
+import type { StoredEvent } from '../persistence/history.ts';
 import { StatesError } from '../types.ts';
 import {
   applyInputPath,
@@ -21,12 +22,10 @@ import {
   timestampMillis,
   type Variables,
 } from './data.ts';
-import type { StoredEvent } from './history.ts';
-import type { Scope } from './journal.ts';
-import { isoTime, payloadText } from './json-text.ts';
+import type { QueryLanguage, StateDefinition, StatesBlock } from './definition.ts';
 import { MockedThrow } from './mock-config.ts';
 import { errorMatches, type Retrier, retryDelaySeconds } from './retry.ts';
-import type { ExecutionRuntime, QueryLanguage, StateDefinition, StatesBlock } from './runtime.ts';
+import type { ExecutionRuntime, Frame, StateOutcome, StateRun } from './runtime.ts';
 import { AbortedError, sleepUntil } from './timers.ts';
 
 /** AWS's quota of events in one execution's history. */
@@ -35,54 +34,22 @@ export const MAX_HISTORY_EVENTS = 25_000;
 /** AWS's payload limit (256 KiB) for state input/output and task results. */
 export const MAX_PAYLOAD_BYTES = 262_144;
 
-const RETRYING_TYPES = new Set(['Task', 'Map', 'Parallel']);
+const RETRYING_TYPES: ReadonlySet<string> = new Set(['Task', 'Map', 'Parallel']);
 
-/** Marks errors that no Retry or Catch may handle (States.Runtime, the engine's own DataLimitExceeded). */
-const terminalErrors = new WeakSet<StatesError>();
+/** The mark of errors that no Retry or Catch may handle (States.Runtime, the engine's own DataLimitExceeded). */
+const TERMINAL = Symbol('terminal');
 
+/** Marks an error that no Retry or Catch may handle. */
 export function terminal(error: StatesError): StatesError {
-  terminalErrors.add(error);
+  Object.defineProperty(error, TERMINAL, { value: true });
   return error;
 }
 
 export function isTerminal(error: unknown): boolean {
-  return error instanceof StatesError && (error.error === 'States.Runtime' || terminalErrors.has(error));
-}
-
-/** Where a states block runs: its event thread, variables and abort signal. */
-export interface Frame {
-  readonly rt: ExecutionRuntime;
-  readonly scope: Scope;
-  readonly variables: Variables;
-  readonly language: QueryLanguage;
-  readonly signal: AbortSignal;
-  /** Context `Map.Item` inside a Map iteration. */
-  readonly mapItem?: { readonly Index: number; readonly Value: unknown };
-  /** Inside a Parallel branch (an uncaught Task failure there is followed by TaskStateAborted). */
-  readonly inBranch: boolean;
-}
-
-/** One state being run. */
-export interface StateRun {
-  readonly frame: Frame;
-  readonly name: string;
-  readonly state: StateDefinition;
-  readonly language: QueryLanguage;
-  readonly rawInput: unknown;
-  readonly enteredId: number;
-  /** Key of the `*StateEntered` event (scope and position): stable across restarts and redrives. */
-  readonly enteredKey: string;
-  readonly context: Record<string, unknown> & {
-    State: { Name: string; EnteredTime: string; RetryCount?: number };
-  };
-}
-
-export interface StateOutcome {
-  readonly output: unknown;
-  /** Absent: the block ends here. */
-  readonly next?: string;
-  /** Variables a simple state (Pass, Choice, Wait, Succeed) assigned, for its exit event. */
-  readonly assigned?: Variables;
+  return (
+    error instanceof StatesError &&
+    (error.error === 'States.Runtime' || (error as { [TERMINAL]?: boolean })[TERMINAL] === true)
+  );
 }
 
 /** Runs a states block from StartAt to its end; throws StatesError when it fails. */
@@ -136,7 +103,7 @@ class RunningState implements StateRun {
     const context: StateRun['context'] = {
       Execution: rt.contextBase.Execution,
       StateMachine: rt.contextBase.StateMachine,
-      State: { EnteredTime: isoTime(this.entered.ts), Name: this.name },
+      State: { EnteredTime: rt.texts.isoTime(this.entered.ts), Name: this.name },
     };
     // AWS shows State.RetryCount only for the states that can retry
     if (RETRYING_TYPES.has(this.state.Type)) context.State.RetryCount = 0;
@@ -146,38 +113,32 @@ class RunningState implements StateRun {
   }
 }
 
-/** `<Type>StateEntered` / `<Type>StateExited`, built once per state type and shared by every event. */
-const eventTypesByState = new Map<string, { readonly entered: string; readonly exited: string }>();
-
-function stateEventTypes(stateType: string): { readonly entered: string; readonly exited: string } {
-  let types = eventTypesByState.get(stateType);
-  if (!types) {
-    types = { entered: `${stateType}StateEntered`, exited: `${stateType}StateExited` };
-    // unknown types fail at once; only the known ones are kept
-    if (STATE_TYPES.has(stateType)) eventTypesByState.set(stateType, types);
-  }
-  return types;
+interface StateEventTypes {
+  readonly entered: string;
+  readonly exited: string;
 }
 
-const STATE_TYPES = new Set(['Pass', 'Choice', 'Wait', 'Succeed', 'Fail', 'Task', 'Map', 'Parallel']);
+/** `<Type>StateEntered` / `<Type>StateExited` of each state type, shared by every event (the codec compares them by identity first). */
+const STATE_EVENT_TYPES: ReadonlyMap<string, StateEventTypes> = new Map(
+  ['Pass', 'Choice', 'Wait', 'Succeed', 'Fail', 'Task', 'Map', 'Parallel'].map((type) => [
+    type,
+    Object.freeze({ entered: `${type}StateEntered`, exited: `${type}StateExited` }),
+  ]),
+);
+
+function stateEventTypes(stateType: string): StateEventTypes {
+  // an unknown type fails at once (dispatch)
+  return (
+    STATE_EVENT_TYPES.get(stateType) ?? {
+      entered: `${stateType}StateEntered`,
+      exited: `${stateType}StateExited`,
+    }
+  );
+}
 
 /** Position of the state's `*StateEntered` event in its scope (names its branches and iterations). */
 export function enteredSeq(run: StateRun): string {
   return run.enteredKey.slice(run.enteredKey.lastIndexOf('.') + 1);
-}
-
-/** Handlers of the state types that need more than a few lines (Task, Map, Parallel). */
-export interface CompoundHandlers {
-  task(run: StateRun): Promise<StateOutcome>;
-  map(run: StateRun): Promise<StateOutcome>;
-  parallel(run: StateRun): Promise<StateOutcome>;
-}
-
-let compound: CompoundHandlers | undefined;
-
-/** Wires the Task/Map/Parallel handlers (their modules import this one). */
-export function registerCompoundHandlers(handlers: CompoundHandlers): void {
-  compound = handlers;
 }
 
 function runState(
@@ -207,7 +168,7 @@ function runState(
       ),
     );
   }
-  const entered = scope.emitEntered(types.entered, name, payloadText(rawInput));
+  const entered = scope.emitEntered(types.entered, name, rt.texts.of(rawInput));
   const run = new RunningState(frame, name, state, rawInput, entered, types.exited);
   try {
     const outcome = dispatch(run);
@@ -240,11 +201,11 @@ function dispatch(run: StateRun): StateOutcome | Promise<StateOutcome> {
     case 'Fail':
       return failState(run);
     case 'Task':
-      return requireCompound().task(run);
+      return run.frame.rt.compoundStates.task(run);
     case 'Map':
-      return requireCompound().map(run);
+      return run.frame.rt.compoundStates.map(run);
     case 'Parallel':
-      return requireCompound().parallel(run);
+      return run.frame.rt.compoundStates.parallel(run);
     default:
       throw terminal(new StatesError('States.Runtime', `Unsupported state type '${run.state.Type}'`));
   }
@@ -257,11 +218,6 @@ function exitAfter(
   return outcome instanceof Promise
     ? outcome.then((done) => exitSimple(run, done))
     : exitSimple(run, outcome);
-}
-
-function requireCompound(): CompoundHandlers {
-  if (!compound) throw new Error('Task/Map/Parallel handlers are not registered');
-  return compound;
 }
 
 /** Locates data-flow errors and records EvaluationFailed for JSONata evaluation failures. */
@@ -279,7 +235,7 @@ export function failureOf(run: StateRun, error: unknown): unknown {
 
 /** Emits `<Type>StateExited` with what replay needs to skip the state next time. */
 export function exitState(run: StateRun, outcome: StateOutcome, assigned?: Variables): StateOutcome {
-  const output = payloadText(outcome.output);
+  const output = run.frame.rt.texts.of(outcome.output);
   checkPayloadSize(output, run);
   const exited = run instanceof RunningState ? run.exitedType : stateEventTypes(run.state.Type).exited;
   run.frame.scope.emitExited(
@@ -314,7 +270,13 @@ export function jsonataScope(
   run: StateRun,
   extra?: { result?: unknown; errorOutput?: unknown },
 ): JsonataScope {
-  return { input: run.rawInput, context: run.context, variables: run.frame.variables, ...extra };
+  return {
+    input: run.rawInput,
+    context: run.context,
+    variables: run.frame.variables,
+    expressions: run.frame.rt.expressions,
+    ...extra,
+  };
 }
 
 /** The state's effective input (JSONPath InputPath). */
@@ -323,7 +285,7 @@ export function effectiveInput(run: StateRun): unknown {
   const path = run.state.InputPath as string | null | undefined;
   // no path: the Context object is not needed (and not built)
   if (path === undefined) return run.rawInput;
-  return applyInputPath(run.rawInput, path, run.context, run.frame.variables);
+  return applyInputPath(run.rawInput, path, run.context, run.frame.variables, run.frame.rt.expressions);
 }
 
 /**
@@ -347,9 +309,15 @@ export function applyResult(
       run.context,
       frame.variables,
       'ResultSelector',
+      frame.rt.expressions,
     );
   }
-  const placed = applyResultPath(run.rawInput, selected, state.ResultPath as string | null | undefined);
+  const placed = applyResultPath(
+    run.rawInput,
+    selected,
+    state.ResultPath as string | null | undefined,
+    frame.rt.expressions,
+  );
   const output = outputPathOf(run, placed);
   return { output, assigned: NONE_ASSIGNED };
 }
@@ -358,7 +326,7 @@ export function applyResult(
 function outputPathOf(run: StateRun, value: unknown): unknown {
   const path = run.state.OutputPath as string | null | undefined;
   if (path === undefined) return value;
-  return applyOutputPath(value, path, run.context, run.frame.variables);
+  return applyOutputPath(value, path, run.context, run.frame.variables, run.frame.rt.expressions);
 }
 
 /** A state's output and the variables it assigned. */
@@ -391,13 +359,19 @@ async function applyResultEvaluated(
       run.context,
       frame.variables,
       'ResultSelector',
+      frame.rt.expressions,
     );
   }
   const assigned =
     state.Assign === undefined
       ? {}
       : await assignVariables(state.Assign, 'JSONPath', jsonataScope(run, { result: selected }));
-  const placed = applyResultPath(run.rawInput, selected, state.ResultPath as string | null | undefined);
+  const placed = applyResultPath(
+    run.rawInput,
+    selected,
+    state.ResultPath as string | null | undefined,
+    frame.rt.expressions,
+  );
   const output = outputPathOf(run, placed);
   return { output, assigned };
 }
@@ -428,6 +402,7 @@ function passState(run: StateRun): StateOutcome | Promise<StateOutcome> {
         run.context,
         run.frame.variables,
         'Parameters',
+        run.frame.rt.expressions,
       );
     }
   }
@@ -451,7 +426,7 @@ function choiceState(run: StateRun): StateOutcome | Promise<StateOutcome> {
   const choices = (state.Choices as Array<Record<string, unknown>>) ?? [];
   const input = effectiveInput(run);
   for (const rule of choices) {
-    if (choiceRuleMatches(rule, input, run.context, frame.variables))
+    if (choiceRuleMatches(rule, input, run.context, frame.variables, frame.rt.expressions))
       return choose(run, rule, String(rule.Next));
   }
   if (typeof state.Default === 'string') return choose(run, state, state.Default);
@@ -542,7 +517,7 @@ async function waitState(run: StateRun): Promise<StateOutcome> {
     untilMs = enteredAt + scaled(rt, Number(state.Seconds) * 1000);
   } else if (state.SecondsPath !== undefined) {
     const path = String(state.SecondsPath);
-    const seconds = selectPath(input, path, run.context, frame.variables, 'SecondsPath');
+    const seconds = selectPath(input, path, run.context, frame.variables, 'SecondsPath', rt.expressions);
     if (typeof seconds !== 'number' || !Number.isInteger(seconds)) {
       throw new StatesError(
         'States.Runtime',
@@ -559,7 +534,14 @@ async function waitState(run: StateRun): Promise<StateOutcome> {
   } else {
     const isPath = state.TimestampPath !== undefined;
     const text = isPath
-      ? selectPath(input, String(state.TimestampPath), run.context, frame.variables, 'TimestampPath')
+      ? selectPath(
+          input,
+          String(state.TimestampPath),
+          run.context,
+          frame.variables,
+          'TimestampPath',
+          rt.expressions,
+        )
       : state.Timestamp;
     const at = timestampMillis(text);
     if (at === undefined) {
@@ -619,10 +601,24 @@ async function failState(run: StateRun): Promise<never> {
     if (cause !== undefined) cause = await jsonataValue(cause, scope, 'Cause');
   } else {
     if (state.ErrorPath !== undefined) {
-      error = resolveDynamicValue(state.ErrorPath, run.rawInput, run.context, frame.variables, 'ErrorPath');
+      error = resolveDynamicValue(
+        state.ErrorPath,
+        run.rawInput,
+        run.context,
+        frame.variables,
+        'ErrorPath',
+        frame.rt.expressions,
+      );
     }
     if (state.CausePath !== undefined) {
-      cause = resolveDynamicValue(state.CausePath, run.rawInput, run.context, frame.variables, 'CausePath');
+      cause = resolveDynamicValue(
+        state.CausePath,
+        run.rawInput,
+        run.context,
+        frame.variables,
+        'CausePath',
+        frame.rt.expressions,
+      );
     }
   }
   throw new FailStateError(
@@ -642,7 +638,7 @@ export class FailStateError extends StatesError {
 }
 
 /** Task timeouts: their `*TimedOut` events carry no cause, their error output an empty one (as AWS records). */
-const TIMEOUT_ERRORS = new Set(['States.Timeout', 'States.HeartbeatTimeout']);
+const TIMEOUT_ERRORS: ReadonlySet<string> = new Set(['States.Timeout', 'States.HeartbeatTimeout']);
 
 /** `{ Error, Cause }` as a Catch sees it. */
 export function errorOutput(error: StatesError): Record<string, unknown> {
@@ -766,7 +762,12 @@ async function catchWith(
     catcher.Assign === undefined
       ? {}
       : await assignVariables(catcher.Assign, 'JSONPath', jsonataScope(run, { errorOutput: error }));
-  const output = applyResultPath(run.rawInput, error, catcher.ResultPath as string | null | undefined);
+  const output = applyResultPath(
+    run.rawInput,
+    error,
+    catcher.ResultPath as string | null | undefined,
+    run.frame.rt.expressions,
+  );
   commitVariables(run, assigned);
   return exitState(run, { output, next }, assigned);
 }

@@ -5,24 +5,22 @@
  */
 import { randomUUID } from 'node:crypto';
 import { jsonataResultTypeError, jsonText } from '../dataflow/index.ts';
+import { Journal, type Scope } from '../persistence/journal.ts';
+import { MemoryStore } from '../persistence/store.ts';
 import { StatesError } from '../types.ts';
 import { jsonataValue, pathNumber, resolvePayloadTemplate, selectPath } from './data.ts';
+import type { StatesBlock } from './definition.ts';
 import {
   applyResult,
   effectiveInput,
   enteredSeq,
   errorOutput,
-  type Frame,
   jsonataScope,
   runBlock,
-  type StateOutcome,
-  type StateRun,
   withRetryAndCatch,
 } from './interpreter.ts';
-import { Journal, type Scope } from './journal.ts';
 import { runConcurrently } from './parallel-state.ts';
-import type { StatesBlock } from './runtime.ts';
-import { MemoryStore } from './store.ts';
+import type { Frame, StateOutcome, StateRun } from './runtime.ts';
 import { AbortedError } from './timers.ts';
 
 export async function mapState(run: StateRun): Promise<StateOutcome> {
@@ -46,6 +44,7 @@ export async function mapState(run: StateRun): Promise<StateOutcome> {
         frame.scope.emit('MapRunStarted', { mapRunArn });
         // map run iterations are child executions on AWS: their events are not in this history
         const detached = new Journal({
+          executionArn: frame.rt.executionArn,
           log: new MemoryStore().openLog('map', 'run'),
           now: frame.rt.now,
           onDirty: () => {},
@@ -125,6 +124,7 @@ async function iteration(
         { ...run.context, Map: { Item: item } },
         frame.variables,
         state.ItemSelector === undefined ? 'Parameters' : 'ItemSelector',
+        frame.rt.expressions,
       );
     }
     const child: Frame = {
@@ -170,7 +170,14 @@ async function mapItems(run: StateRun, input: unknown): Promise<unknown[]> {
     items =
       state.ItemsPath === undefined
         ? input
-        : selectPath(input, String(state.ItemsPath), run.context, frame.variables, 'ItemsPath');
+        : selectPath(
+            input,
+            String(state.ItemsPath),
+            run.context,
+            frame.variables,
+            'ItemsPath',
+            frame.rt.expressions,
+          );
   }
   if (!Array.isArray(items)) {
     // AWS shows the value itself: `... but was: "string"`, `... but was: {"foo":"bar"}`
@@ -189,7 +196,14 @@ async function maxConcurrency(run: StateRun, input: unknown): Promise<number> {
     value = await jsonataValue(value, jsonataScope(run), 'MaxConcurrency');
   } else if (state.MaxConcurrencyPath !== undefined) {
     const path = String(state.MaxConcurrencyPath);
-    const selected = selectPath(input, path, run.context, run.frame.variables, 'MaxConcurrencyPath');
+    const selected = selectPath(
+      input,
+      path,
+      run.context,
+      run.frame.variables,
+      'MaxConcurrencyPath',
+      run.frame.rt.expressions,
+    );
     value = pathNumber('MaxConcurrencyPath', selected, 'integer', path, 0);
   }
   return typeof value === 'number' ? value : 0;
@@ -212,7 +226,14 @@ async function toleratedFailures(run: StateRun, input: unknown): Promise<Toleran
       value = await jsonataValue(value, jsonataScope(run), field);
     } else if (state[`${field}Path`] !== undefined) {
       const path = String(state[`${field}Path`]);
-      const selected = selectPath(input, path, run.context, run.frame.variables, `${field}Path`);
+      const selected = selectPath(
+        input,
+        path,
+        run.context,
+        run.frame.variables,
+        `${field}Path`,
+        run.frame.rt.expressions,
+      );
       value = pathNumber(`${field}Path`, selected, kind, path);
     }
     return value as number | undefined;

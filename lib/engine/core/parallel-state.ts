@@ -1,18 +1,16 @@
 /** The Parallel state: branches run concurrently on copies of the variables; the first failure stops the others. */
 import { StatesError } from '../types.ts';
 import { jsonataValue, resolvePayloadTemplate } from './data.ts';
+import type { StatesBlock } from './definition.ts';
 import {
   applyResult,
   effectiveInput,
   enteredSeq,
-  type Frame,
   jsonataScope,
   runBlock,
-  type StateOutcome,
-  type StateRun,
   withRetryAndCatch,
 } from './interpreter.ts';
-import type { StatesBlock } from './runtime.ts';
+import type { Frame, StateOutcome, StateRun } from './runtime.ts';
 import { AbortedError } from './timers.ts';
 
 export async function parallelState(run: StateRun): Promise<StateOutcome> {
@@ -30,7 +28,14 @@ export async function parallelState(run: StateRun): Promise<StateOutcome> {
       } else {
         input = effectiveInput(run);
         if (state.Parameters !== undefined) {
-          input = resolvePayloadTemplate(state.Parameters, input, run.context, frame.variables, 'Parameters');
+          input = resolvePayloadTemplate(
+            state.Parameters,
+            input,
+            run.context,
+            frame.variables,
+            'Parameters',
+            frame.rt.expressions,
+          );
         }
       }
       const started = frame.scope.emit('ParallelStateStarted');

@@ -1,7 +1,7 @@
 /** State machines (with their published versions and aliases) and activities, kept as one durable snapshot. */
 import { randomUUID } from 'node:crypto';
+import type { EngineStore } from '../persistence/store.ts';
 import { SfnServiceError } from '../types.ts';
-import type { EngineStore } from './store.ts';
 
 export interface VersionRecord {
   readonly version: number;

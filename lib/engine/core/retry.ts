@@ -1,8 +1,5 @@
 /** Matching errors against Retry/Catch ErrorEquals, and the retry delay, as AWS computes them. */
 
-/** Errors the engine itself raises that no Retry or Catch can handle. */
-export const UNCATCHABLE = new Set(['States.Runtime']);
-
 /** Whether an ErrorEquals list matches `error` (States.ALL; States.TaskFailed matches all but States.Timeout). */
 export function errorMatches(errorEquals: readonly string[], error: string): boolean {
   for (const name of errorEquals) {

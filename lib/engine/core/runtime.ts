@@ -1,22 +1,19 @@
-/** What the interpreter needs from the engine while it runs one execution. */
+/**
+ * What the interpreter works with: the engine's services for one running execution, what the
+ * engine keeps for all of its executions, and the frame and state run every state handler gets.
+ */
+import type { ExpressionCache } from '../dataflow/expression-cache.ts';
+import type { Variables } from '../dataflow/index.ts';
+import type { Journal, Scope } from '../persistence/journal.ts';
 import type { ResourceInvoker } from '../types.ts';
 import type { ActivityTask } from './activities.ts';
-import type { Journal } from './journal.ts';
+import type { QueryLanguage, StateDefinition } from './definition.ts';
+import type { PayloadTexts } from './json-text.ts';
 import type { MockedTestCase } from './mock-config.ts';
+import type { RandomPool } from './random.ts';
+import type { TaskPlans } from './task-plan.ts';
 import type { TaskTokenRegistry } from './task-tokens.ts';
-
-/** A states block: the machine itself, a Parallel branch or a Map ItemProcessor. */
-export interface StatesBlock {
-  readonly StartAt: string;
-  readonly States: Record<string, StateDefinition>;
-  readonly QueryLanguage?: QueryLanguage;
-  readonly TimeoutSeconds?: number;
-}
-
-export type QueryLanguage = 'JSONPath' | 'JSONata';
-
-/** One state as written in ASL (fields are read per state type). */
-export type StateDefinition = Record<string, unknown> & { readonly Type: string };
+import type { AbortWatchers } from './timers.ts';
 
 /** The parts of the Context object that stay the same for the whole execution. */
 export interface ExecutionContextBase {
@@ -32,8 +29,27 @@ export interface ExecutionContextBase {
   readonly StateMachine: { readonly Id: string; readonly Name: string };
 }
 
+/**
+ * What one engine keeps for all of its executions, and shares with no other engine: the
+ * compound state handlers, caches of what its definitions fix, memos, random bytes.
+ */
+export interface EngineState {
+  /** Task, Map and Parallel: handed in, since their modules import the interpreter. */
+  readonly compoundStates: CompoundStates;
+  /** Parsed JSONPath and compiled JSONata expressions of the engine's definitions. */
+  readonly expressions: ExpressionCache;
+  /** What each Task state's definition fixes about its calls. */
+  readonly taskPlans: TaskPlans;
+  /** The text of the payload serialized last, and of the last timestamp formatted. */
+  readonly texts: PayloadTexts;
+  /** Random bytes for task tokens. */
+  readonly random: RandomPool;
+  /** Who waits on each execution's and branch's abort signal. */
+  readonly abortWatchers: AbortWatchers;
+}
+
 /** Engine services for one running execution. */
-export interface ExecutionRuntime {
+export interface ExecutionRuntime extends EngineState {
   readonly executionArn: string;
   readonly stateMachineArn: string;
   readonly region: string;
@@ -62,4 +78,47 @@ export interface ExecutionRuntime {
   ): Promise<{ ExecutionArn: string; StartDate: Date }>;
   /** Waits for a child execution to end; returns its DescribeExecution output. */
   awaitChildExecution(executionArn: string, signal: AbortSignal): Promise<Record<string, unknown>>;
+}
+
+/** Where a states block runs: its event thread, variables and abort signal. */
+export interface Frame {
+  readonly rt: ExecutionRuntime;
+  readonly scope: Scope;
+  readonly variables: Variables;
+  readonly language: QueryLanguage;
+  readonly signal: AbortSignal;
+  /** Context `Map.Item` inside a Map iteration. */
+  readonly mapItem?: { readonly Index: number; readonly Value: unknown };
+  /** Inside a Parallel branch (an uncaught Task failure there is followed by TaskStateAborted). */
+  readonly inBranch: boolean;
+}
+
+/** One state being run. */
+export interface StateRun {
+  readonly frame: Frame;
+  readonly name: string;
+  readonly state: StateDefinition;
+  readonly language: QueryLanguage;
+  readonly rawInput: unknown;
+  readonly enteredId: number;
+  /** Key of the `*StateEntered` event (scope and position): stable across restarts and redrives. */
+  readonly enteredKey: string;
+  readonly context: Record<string, unknown> & {
+    State: { Name: string; EnteredTime: string; RetryCount?: number };
+  };
+}
+
+export interface StateOutcome {
+  readonly output: unknown;
+  /** Absent: the block ends here. */
+  readonly next?: string;
+  /** Variables a simple state (Pass, Choice, Wait, Succeed) assigned, for its exit event. */
+  readonly assigned?: Variables;
+}
+
+/** Handlers of the state types that need more than a few lines (Task, Map, Parallel). */
+export interface CompoundStates {
+  task(run: StateRun): Promise<StateOutcome>;
+  map(run: StateRun): Promise<StateOutcome>;
+  parallel(run: StateRun): Promise<StateOutcome>;
 }

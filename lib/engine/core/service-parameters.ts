@@ -10,10 +10,18 @@ import { StatesError } from '../types.ts';
 /** What is wrong with a task's parameters, one phrase per problem (none: they may be used). */
 export type ParameterCheck = (parameters: unknown) => string[];
 
-const HTTP_METHODS = new Set(['GET', 'POST', 'PUT', 'DELETE', 'PATCH', 'HEAD', 'OPTIONS']);
-const AUTH_TYPES = new Set(['NO_AUTH', 'IAM_ROLE', 'RESOURCE_POLICY']);
+const HTTP_METHODS: ReadonlySet<string> = new Set([
+  'GET',
+  'POST',
+  'PUT',
+  'DELETE',
+  'PATCH',
+  'HEAD',
+  'OPTIONS',
+]);
+const AUTH_TYPES: ReadonlySet<string> = new Set(['NO_AUTH', 'IAM_ROLE', 'RESOURCE_POLICY']);
 /** Headers Step Functions does not let a task send (AWS's documentation, case-insensitive). */
-const FORBIDDEN_HEADERS = new Set([
+const FORBIDDEN_HEADERS: ReadonlySet<string> = new Set([
   'authorization',
   'connection',
   'content-md5',

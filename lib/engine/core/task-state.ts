@@ -3,10 +3,16 @@
  * execution, `.waitForTaskToken` callback or activity worker), TimeoutSeconds/HeartbeatSeconds, and AWS's
  * Lambda*, Activity* and Task* history events. A task whose outcome is in the history is never
  * called again: replay takes the recorded result.
+ *
+ * Read top down: {@link taskState} runs attempts under the state's Retry and Catch; a
+ * {@link TaskAttempt} evaluates what the call needs and records `*Scheduled`; its
+ * {@link ScheduledCall} makes the call the resource asks for and waits for its end.
  */
+
+import { NOT_TRUNCATED, type StoredEvent } from '../persistence/history.ts';
+import type { Scope } from '../persistence/journal.ts';
 import { StatesError, type TaskInvocation } from '../types.ts';
 import { jsonataValue, pathNumber, resolvePayloadTemplate, selectPath } from './data.ts';
-import { NOT_TRUNCATED, type StoredEvent } from './history.ts';
 import {
   applyResult,
   asStatesError,
@@ -19,15 +25,12 @@ import {
   RETRY,
   RetryCounts,
   retryOrCatch,
-  type StateOutcome,
-  type StateRun,
   scaled,
 } from './interpreter.ts';
-import type { Scope, TaskIds } from './journal.ts';
-import { forgetPayloadText, payloadText } from './json-text.ts';
 import { MockedThrow } from './mock-config.ts';
-import type { StateDefinition } from './runtime.ts';
-import { assertUsableParameters, type ParameterCheck, parameterCheckFor } from './service-parameters.ts';
+import type { ExecutionRuntime, StateOutcome, StateRun } from './runtime.ts';
+import { assertUsableParameters } from './service-parameters.ts';
+import type { ResourceKind, TaskPlan } from './task-plan.ts';
 import {
   newTaskToken,
   type TaskTokenRegistry,
@@ -35,113 +38,9 @@ import {
   type TokenWaiter,
   tokenHashMember,
 } from './task-tokens.ts';
-import { AbortedError, type AbortWatcher, abortWatchers, sleepUntil } from './timers.ts';
+import { AbortedError, type AbortWatcher, type AbortWatchers, sleepUntil } from './timers.ts';
 
-/** How a Task's Resource is called and which history events describe it. */
-export interface ResourceKind {
-  readonly family: 'LambdaFunction' | 'Activity' | 'Task';
-  readonly resourceType: string;
-  readonly resourceName: string;
-  readonly pattern: 'request' | 'sync' | 'token';
-}
-
-/** The event types of each family, built once and shared by every event. */
-const FAMILY_EVENTS = {
-  LambdaFunction: familyEvents('LambdaFunction'),
-  Activity: familyEvents('Activity'),
-  Task: familyEvents('Task'),
-} as const;
-
-function familyEvents(family: ResourceKind['family']) {
-  return {
-    scheduled: `${family}Scheduled`,
-    started: `${family}Started`,
-    succeeded: `${family}Succeeded`,
-    failed: `${family}Failed`,
-    timedOut: `${family}TimedOut`,
-  } as const;
-}
-
-export function classifyResource(resource: string): ResourceKind {
-  let kind = classified.get(resource);
-  if (!kind) {
-    if (classified.size >= MAX_CLASSIFIED) classified.clear();
-    kind = classify(resource);
-    classified.set(resource, kind);
-  }
-  return kind;
-}
-
-/** Resources come from definitions, so a few hundred cover every machine; the cap bounds the rest. */
-const MAX_CLASSIFIED = 1024;
-const classified = new Map<string, ResourceKind>();
-
-function classify(resource: string): ResourceKind {
-  if (/^arn:[^:]+:lambda:/.test(resource)) {
-    return { family: 'LambdaFunction', resourceType: 'lambda', resourceName: resource, pattern: 'request' };
-  }
-  if (/^arn:[^:]+:states:[^:]+:[^:]+:activity:/.test(resource)) {
-    return { family: 'Activity', resourceType: 'activity', resourceName: resource, pattern: 'request' };
-  }
-  const service = resource.replace(/^arn:[^:]+:states:::/, '');
-  const cut = service.lastIndexOf(':');
-  const resourceName = cut < 0 ? service : service.slice(cut + 1);
-  let resourceType = cut < 0 ? service : service.slice(0, cut);
-  let name = resourceName;
-  // `.sync:2` puts a colon inside the action: keep it with the action
-  if (/^\d+$/.test(resourceName) && resourceType.endsWith('.sync')) {
-    const inner = resourceType.lastIndexOf(':');
-    name = `${resourceType.slice(inner + 1)}:${resourceName}`;
-    resourceType = resourceType.slice(0, inner);
-  }
-  const pattern = name.includes('.waitForTaskToken') ? 'token' : name.includes('.sync') ? 'sync' : 'request';
-  return { family: 'Task', resourceType, resourceName: name, pattern };
-}
-
-/** What a Task state's definition fixes about its calls, worked out once per state. */
-interface TaskPlan {
-  readonly resource: string;
-  readonly kind: ResourceKind;
-  readonly events: FamilyEvents;
-  /** Whether the state sets TimeoutSeconds / HeartbeatSeconds in any form. */
-  readonly timeout: boolean;
-  readonly heartbeat: boolean;
-  /** `states:startExecution` (a child execution). */
-  readonly child: boolean;
-  /** What a service integration's events name (`resourceType`, `resource`); none for Lambda functions and activities. */
-  readonly ids: TaskIds | undefined;
-  /** The check AWS makes on the parameters before it schedules the task, if it makes one. */
-  readonly checkParameters: ParameterCheck | undefined;
-}
-
-type FamilyEvents = ReturnType<typeof familyEvents>;
-
-/** Definitions are parsed once per text, so their state objects are the keys. */
-const plans = new WeakMap<StateDefinition, TaskPlan>();
-
-function planOf(state: StateDefinition): TaskPlan {
-  let plan = plans.get(state);
-  if (!plan) {
-    const resource = String(state.Resource);
-    const kind = classifyResource(resource);
-    plan = {
-      resource,
-      kind,
-      events: FAMILY_EVENTS[kind.family],
-      timeout: hasDuration(state, 'TimeoutSeconds'),
-      heartbeat: hasDuration(state, 'HeartbeatSeconds'),
-      child: kind.resourceType === 'states' && kind.resourceName.startsWith('startExecution'),
-      ids:
-        kind.family === 'Task' ? { resourceType: kind.resourceType, resource: kind.resourceName } : undefined,
-      checkParameters:
-        kind.family === 'Task' ? parameterCheckFor(kind.resourceType, kind.resourceName) : undefined,
-    };
-    plans.set(state, plan);
-  }
-  return plan;
-}
-
-/** The failure of an attempt that was under way when the engine stopped (see docs/engine-speed.md). */
+/** The failure of an attempt that was under way when the engine stopped (see lib/engine/persistence/README.md). */
 export const INTERRUPTED = {
   error: 'States.TaskFailed',
   cause:
@@ -152,30 +51,37 @@ export const INTERRUPTED = {
 const NO_IDS: Readonly<Record<string, never>> = Object.freeze({});
 
 /**
+ * Why a finished call's signal is aborted (stops whatever the call left running); one shared
+ * reason, because `abort()` without one builds a DOMException with a stack trace each time.
+ */
+const CALL_ENDED = new AbortedError('the task call ended');
+
+/**
  * Runs a Task state with its Retry and Catch (the loop of `withRetryAndCatch`, in one async
  * function: a task takes half the promise hops), and locates its errors as the interpreter does
  * for every state (see `failureOf`).
  */
 export async function taskState(run: StateRun): Promise<StateOutcome> {
   try {
-    const plan = planOf(run.state);
+    const plan = run.frame.rt.taskPlans.planOf(run.state);
     let retries: RetryCounts | undefined;
     for (;;) {
       try {
-        let begun = beginAttempt(run, plan);
-        if (begun instanceof Preparing) begun = (await begun.ready).begun;
+        const attempt = new TaskAttempt(run, plan);
+        const begun = attempt.begin();
+        const start = begun instanceof Promise ? await begun : begun;
         let result: unknown;
-        if (begun instanceof RecordedResult) result = begun.value;
+        if (start.replayed) result = start.result;
         else {
           // awaited here, not in a function of its own: one promise hop fewer per task
-          let resultText: string;
+          let resultText: string | undefined;
           try {
-            result = await begun;
-            resultText = resultTextOf(plan, result);
+            result = await start.call;
+            resultText = attempt.resultText(result);
           } catch (error) {
-            throw error instanceof RecordedFailure ? error.failure : callFailed(run, plan, error);
+            throw attempt.failed(error);
           }
-          callSucceeded(run, plan, resultText);
+          attempt.succeeded(resultText);
         }
         const applied = applyResult(run, result);
         const { output, assigned } = applied instanceof Promise ? await applied : applied;
@@ -197,186 +103,504 @@ export async function taskState(run: StateRun): Promise<StateOutcome> {
   }
 }
 
-/** An attempt whose result replay found in the history: nothing is called. */
-class RecordedResult {
-  constructor(readonly value: unknown) {}
+/** How an attempt began: replay found its outcome in the history, or its call is under way. */
+type AttemptStart =
+  | { readonly replayed: true; readonly result: unknown }
+  | { readonly replayed: false; readonly call: Promise<unknown> };
+
+/** The durations a task state sets (TimeoutSeconds, HeartbeatSeconds), once evaluated. */
+interface TaskDurations {
+  readonly timeoutSeconds: number | undefined;
+  readonly heartbeatSeconds: number | undefined;
 }
 
-/** An attempt that evaluates its parameters or durations first (JSONata, TimeoutSeconds...). */
-class Preparing {
-  constructor(readonly ready: Promise<{ readonly begun: Promise<unknown> | RecordedResult }>) {}
+const NO_DURATIONS: TaskDurations = Object.freeze({ timeoutSeconds: undefined, heartbeatSeconds: undefined });
+
+/**
+ * One attempt of a Task state: evaluates what the call needs, records `*Scheduled` and `*Started`
+ * and starts the call, or takes the outcome replay finds; then records how the call ended
+ * ({@link succeeded} / {@link failed}).
+ */
+class TaskAttempt {
+  private readonly rt: ExecutionRuntime;
+  /** `.sync` and `.waitForTaskToken` tasks have one ($$.Task.Token): SendTaskSuccess/Failure on it ends them, as on AWS. */
+  private readonly token: string | undefined;
+  /** The call's failure once it is recorded (a call that fails before it returns a promise is recorded at once). */
+  private failure: unknown;
+
+  constructor(
+    private readonly run: StateRun,
+    private readonly plan: TaskPlan,
+  ) {
+    this.rt = run.frame.rt;
+    this.token = plan.kind.pattern === 'request' ? undefined : newTaskToken(this.rt.random);
+    if (this.token) run.context.Task = { Token: this.token };
+  }
+
+  /** Starts the attempt; synchronous unless the parameters or durations need evaluating (JSONata, TimeoutSeconds...). */
+  begin(): AttemptStart | Promise<AttemptStart> {
+    const { run, plan } = this;
+    if (run.language === 'JSONata' || plan.timeout || plan.heartbeat) return this.beginEvaluated();
+    return this.schedule(taskParameters(run), NO_DURATIONS);
+  }
+
+  private async beginEvaluated(): Promise<AttemptStart> {
+    const { run, plan } = this;
+    const parameters = run.language === 'JSONata' ? await taskArguments(run) : taskParameters(run);
+    const timeoutSeconds = plan.timeout ? await durationField(run, 'TimeoutSeconds') : undefined;
+    const heartbeatSeconds = plan.heartbeat ? await durationField(run, 'HeartbeatSeconds') : undefined;
+    return this.schedule(parameters, { timeoutSeconds, heartbeatSeconds });
+  }
+
+  /**
+   * Records `*Scheduled` and `*Started` and starts the call, or takes the outcome replay finds;
+   * throws when AWS would schedule nothing, and for an attempt a stopped engine interrupted.
+   */
+  private schedule(parameters: unknown, durations: TaskDurations): AttemptStart {
+    const { run, plan, rt, token } = this;
+    const { scope } = run.frame;
+    const { resource, kind, events } = plan;
+    // parameters AWS would not use fail the execution before anything is scheduled
+    if (plan.checkParameters) assertUsableParameters(plan.checkParameters, parameters);
+    // an activity nobody mocks waits for a worker: it starts when one takes it with GetActivityTask
+    const worker = kind.family === 'Activity' && !rt.mocks?.mocks(run.name);
+    // a task already scheduled stays so on replay, even if its activity was deleted since
+    const recorded = worker ? scope.peek()?.type : undefined;
+    if (recorded === 'ActivityScheduleFailed') {
+      // a history written before the engine answered as AWS does (below): replayed as it was
+      const failed = scope.emit('ActivityScheduleFailed');
+      throw new StatesError(String(failed.details?.error), String(failed.details?.cause));
+    }
+    if (worker && recorded !== 'ActivityScheduled' && !rt.activities.exists(resource)) {
+      // AWS schedules nothing: the execution fails (test_activities::test_activity_task_on_deleted)
+      throw new StatesError('States.Runtime', `The activity ${resource} does not exist.`);
+    }
+
+    const { timeoutSeconds, heartbeatSeconds } = durations;
+    const scheduled =
+      kind.family !== 'Task' && timeoutSeconds === undefined && heartbeatSeconds === undefined
+        ? scope.emitScheduled(events.scheduled, resource, rt.texts.of(parameters))
+        : this.emitScheduled(parameters, durations);
+    // on replay: whether this attempt had started before the engine stopped
+    const startedBefore = !worker && scope.peek()?.type === events.started;
+    // TimeoutSeconds counts from the start; a worker's task starts later (ActivityStarted when one
+    // takes it) but times out counting from when it was queued
+    const clockStart = worker
+      ? scheduled
+      : kind.family === 'Activity'
+        ? scope.emit(events.started, { workerName: 'plangate' })
+        : scope.emitTaskEvent(events.started, plan.ids);
+
+    const recordedOutcome = this.takeRecordedOutcome();
+    if (recordedOutcome) return recordedOutcome;
+    if (startedBefore && !rt.mocks?.mocks(run.name) && scope.peek()?.type !== 'TaskSubmitted') {
+      // The engine stopped while this call was under way (killed, or closed): it may or may not
+      // have run. It is not silently made again: the attempt fails, and the state's Retry and
+      // Catch take it from there, as for any failed attempt.
+      if (token) rt.tokens.close(String(scheduled.internal?.tokenHash));
+      const failed = scope.emit(events.failed, {
+        ...(plan.ids ?? NO_IDS),
+        error: INTERRUPTED.error,
+        cause: INTERRUPTED.cause,
+      });
+      throw new StatesError(String(failed.details?.error), String(failed.details?.cause));
+    }
+
+    // with time scaled to 0 nothing waits, so nothing can time out either
+    const timed = rt.timeScale > 0;
+    const call = new ScheduledCall({
+      run,
+      plan,
+      token,
+      parameters,
+      timeoutSeconds,
+      scheduled,
+      timeoutAt:
+        timeoutSeconds === undefined || !timed
+          ? undefined
+          : clockStart.ts + scaled(rt, timeoutSeconds * 1000),
+      heartbeatMs: heartbeatSeconds === undefined || !timed ? undefined : scaled(rt, heartbeatSeconds * 1000),
+    });
+    let calling: Promise<unknown>;
+    try {
+      calling = call.start();
+    } catch (error) {
+      // recorded at once, as a call that fails later is when it does
+      return { replayed: false, call: Promise.reject(this.failed(error)) };
+    }
+    // whoever received the parameters may change them from now on: texts are taken afresh
+    rt.texts.forget();
+    return { replayed: false, call: calling };
+  }
+
+  /**
+   * The call's result as JSON text, size-checked (a failure here is the call's: `*Failed` records
+   * it); undefined for a call that returned nothing (a mock can).
+   */
+  resultText(result: unknown): string | undefined {
+    if (result === undefined) return undefined;
+    const text = this.rt.texts.of(result);
+    if (text.length > MAX_PAYLOAD_BYTES / 4 && Buffer.byteLength(text) > MAX_PAYLOAD_BYTES) {
+      throw new StatesError(
+        'States.DataLimitExceeded',
+        `The state/task '${this.plan.resource}' returned a result with a size exceeding the maximum number of bytes service limit.`,
+      );
+    }
+    return text;
+  }
+
+  /** Records `*Succeeded` with the result's text. */
+  succeeded(resultText: string | undefined): void {
+    const { scope } = this.run.frame;
+    const { plan } = this;
+    if (resultText === undefined)
+      scope.emit(plan.events.succeeded, { ...plan.ids, output: resultText, outputDetails: NOT_TRUNCATED });
+    else scope.emitTaskEvent(plan.events.succeeded, plan.ids, resultText);
+  }
+
+  /** Records how the call failed (`*Failed` / `*TimedOut`), once; returns what the attempt throws. */
+  failed(error: unknown): unknown {
+    if (this.failure !== undefined) return this.failure;
+    if (error instanceof AbortedError) return error;
+    const { frame } = this.run;
+    // a call that ended because its branch or execution was stopped was aborted, not failed
+    if (frame.signal.aborted) return new AbortedError(frame.signal.reason);
+    const failure = asStatesError(error);
+    const timedOut = failure.error === 'States.Timeout' || failure.error === 'States.HeartbeatTimeout';
+    const details: Record<string, unknown> = { ...this.plan.ids };
+    if (!(failure instanceof MockedThrow) || failure.mockedError !== undefined) details.error = failure.error;
+    if (failure.cause !== undefined) details.cause = failure.cause;
+    frame.scope.emit(timedOut ? this.plan.events.timedOut : this.plan.events.failed, details);
+    this.failure = failure;
+    return failure;
+  }
+
+  /** A task's `*Scheduled` event in full: a service integration's, or one with a timeout or heartbeat. */
+  private emitScheduled(parameters: unknown, durations: TaskDurations): StoredEvent {
+    const { run, plan, rt, token } = this;
+    const { kind } = plan;
+    const scheduled: Record<string, unknown> =
+      kind.family === 'Task'
+        ? {
+            resourceType: kind.resourceType,
+            resource: kind.resourceName,
+            region: rt.region,
+            parameters: redact(rt.texts.of(parameters), token),
+          }
+        : { resource: plan.resource, input: rt.texts.of(parameters), inputDetails: NOT_TRUNCATED };
+    if (durations.timeoutSeconds !== undefined) scheduled.timeoutInSeconds = durations.timeoutSeconds;
+    // Lambda's events have no heartbeat
+    if (durations.heartbeatSeconds !== undefined && kind.family !== 'LambdaFunction')
+      scheduled.heartbeatInSeconds = durations.heartbeatSeconds;
+    return run.frame.scope.emit(
+      plan.events.scheduled,
+      scheduled,
+      token ? tokenHashMember(token, rt.journal.memoryOnly) : undefined,
+    );
+  }
+
+  /** On replay: the recorded outcome of this call, consuming its events; throws a recorded failure. */
+  private takeRecordedOutcome(): AttemptStart | undefined {
+    const { scope } = this.run.frame;
+    const { kind } = this.plan;
+    let next = scope.peek();
+    // a `.sync`/callback task's TaskSubmitted or a worker's ActivityStarted precedes the outcome
+    if (next?.type === 'TaskSubmitted' || next?.type === 'ActivityStarted') {
+      const after = this.rt.journal.recorded(nextKey(next));
+      if (!after || !isOutcome(after.type, kind)) return undefined;
+      scope.emit(next.type);
+      next = after;
+    }
+    if (!next || !isOutcome(next.type, kind)) return undefined;
+    const event = scope.emit(next.type);
+    if (event.type.endsWith('Succeeded'))
+      return { replayed: true, result: JSON.parse(String(event.details?.output ?? 'null')) };
+    const error = event.details?.error as string | undefined;
+    const cause = event.details?.cause as string | undefined;
+    throw error === undefined ? new MockedThrow(undefined, cause) : new StatesError(error, cause);
+  }
+}
+
+/** What a {@link ScheduledCall} is made of. */
+interface ScheduledCallProps {
+  readonly run: StateRun;
+  readonly plan: TaskPlan;
+  readonly token: string | undefined;
+  /** The effective parameters (Parameters or Arguments, evaluated). */
+  readonly parameters: unknown;
+  readonly timeoutSeconds: number | undefined;
+  /** The attempt's `*Scheduled` event (its input, and its token's hash after a restart). */
+  readonly scheduled: StoredEvent;
+  /** When the task times out (epoch ms, scaled); undefined: never. */
+  readonly timeoutAt: number | undefined;
+  /** How long a heartbeat keeps the task alive (scaled); undefined: no heartbeat needed. */
+  readonly heartbeatMs: number | undefined;
 }
 
 /**
- * Starts an attempt: records `*Scheduled` and `*Started` and makes the call (whose promise it
- * returns; {@link callSucceeded} / {@link callFailed} record how it ended), or takes the recorded
- * result on replay. Synchronous unless the parameters or durations need evaluating.
+ * A task call whose `*Scheduled` (and `*Started`) is recorded: made the way its resource asks for
+ * (a mock, an in-process call, a child execution, a callback, an activity worker), raced against
+ * its deadline and heartbeat when it has them.
  */
-function beginAttempt(run: StateRun, plan: TaskPlan): Promise<unknown> | RecordedResult | Preparing {
-  // `.sync` tasks have a token too ($$.Task.Token): SendTaskSuccess/Failure on it ends them, as on AWS
-  const token = plan.kind.pattern === 'request' ? undefined : newTaskToken();
-  if (token) run.context.Task = { Token: token };
-  if (run.language === 'JSONata' || plan.timeout || plan.heartbeat)
-    return new Preparing(prepared(run, plan, token));
-  return callTask(run, plan, token, taskParameters(run), undefined, undefined);
-}
+class ScheduledCall {
+  private readonly run: StateRun;
+  private readonly plan: TaskPlan;
+  private readonly rt: ExecutionRuntime;
+  private readonly token: string | undefined;
+  private readonly parameters: unknown;
+  private readonly timeoutSeconds: number | undefined;
+  private readonly scheduled: StoredEvent;
+  private readonly timeoutAt: number | undefined;
+  private readonly heartbeatMs: number | undefined;
 
-async function prepared(
-  run: StateRun,
-  plan: TaskPlan,
-  token: string | undefined,
-): Promise<{ readonly begun: Promise<unknown> | RecordedResult }> {
-  const parameters = run.language === 'JSONata' ? await taskArguments(run) : taskParameters(run);
-  const timeoutSeconds = plan.timeout ? await durationField(run, 'TimeoutSeconds') : undefined;
-  const heartbeatSeconds = plan.heartbeat ? await durationField(run, 'HeartbeatSeconds') : undefined;
-  return { begun: callTask(run, plan, token, parameters, timeoutSeconds, heartbeatSeconds) };
-}
-
-/** The call's result text, size-checked (a failure here is the call's: `*Failed` records it). */
-function resultTextOf(plan: TaskPlan, result: unknown): string {
-  const resultText = payloadText(result);
-  const text = resultText ?? 'null';
-  if (text.length > MAX_PAYLOAD_BYTES / 4 && Buffer.byteLength(text) > MAX_PAYLOAD_BYTES) {
-    throw new StatesError(
-      'States.DataLimitExceeded',
-      `The state/task '${plan.resource}' returned a result with a size exceeding the maximum number of bytes service limit.`,
-    );
-  }
-  return resultText;
-}
-
-function callSucceeded(run: StateRun, plan: TaskPlan, resultText: string): void {
-  const { scope } = run.frame;
-  if (resultText === undefined)
-    scope.emit(plan.events.succeeded, { ...plan.ids, output: resultText, outputDetails: NOT_TRUNCATED });
-  else scope.emitTaskEvent(plan.events.succeeded, plan.ids, resultText);
-}
-
-/** Records how the call failed (`*Failed` / `*TimedOut`); returns what the attempt throws. */
-function callFailed(run: StateRun, plan: TaskPlan, error: unknown): unknown {
-  if (error instanceof AbortedError) return error;
-  const { frame } = run;
-  // a call that ended because its branch or execution was stopped was aborted, not failed
-  if (frame.signal.aborted) return new AbortedError(frame.signal.reason);
-  const failure = asStatesError(error);
-  const timedOut = failure.error === 'States.Timeout' || failure.error === 'States.HeartbeatTimeout';
-  const details: Record<string, unknown> = { ...plan.ids };
-  if (!(failure instanceof MockedThrow) || failure.mockedError !== undefined) details.error = failure.error;
-  if (failure.cause !== undefined) details.cause = failure.cause;
-  frame.scope.emit(timedOut ? plan.events.timedOut : plan.events.failed, details);
-  return failure;
-}
-
-function callTask(
-  run: StateRun,
-  plan: TaskPlan,
-  token: string | undefined,
-  parameters: unknown,
-  timeoutSeconds: number | undefined,
-  heartbeatSeconds: number | undefined,
-): Promise<unknown> | RecordedResult {
-  const { frame } = run;
-  const { rt, scope } = frame;
-  const { resource, kind, events } = plan;
-  const ids = plan.ids ?? NO_IDS;
-  // parameters AWS would not use fail the execution before anything is scheduled
-  if (plan.checkParameters) assertUsableParameters(plan.checkParameters, parameters);
-  // an activity nobody mocks waits for a worker: it starts when one takes it with GetActivityTask
-  const worker = kind.family === 'Activity' && !rt.mocks?.mocks(run.name);
-  // a task already scheduled stays so on replay, even if its activity was deleted since
-  const recorded = worker ? scope.peek()?.type : undefined;
-  if (recorded === 'ActivityScheduleFailed') {
-    // a history written before the engine answered as AWS does (below): replayed as it was
-    const failed = scope.emit('ActivityScheduleFailed');
-    throw new StatesError(String(failed.details?.error), String(failed.details?.cause));
-  }
-  if (worker && recorded !== 'ActivityScheduled' && !rt.activities.exists(resource)) {
-    // AWS schedules nothing: the execution fails (test_activities::test_activity_task_on_deleted)
-    throw new StatesError('States.Runtime', `The activity ${resource} does not exist.`);
+  constructor(props: ScheduledCallProps) {
+    this.run = props.run;
+    this.plan = props.plan;
+    this.rt = props.run.frame.rt;
+    this.token = props.token;
+    this.parameters = props.parameters;
+    this.timeoutSeconds = props.timeoutSeconds;
+    this.scheduled = props.scheduled;
+    this.timeoutAt = props.timeoutAt;
+    this.heartbeatMs = props.heartbeatMs;
   }
 
-  const scheduledEvent =
-    kind.family !== 'Task' && timeoutSeconds === undefined && heartbeatSeconds === undefined
-      ? scope.emitScheduled(events.scheduled, resource, payloadText(parameters))
-      : emitScheduled(run, plan, parameters, token, timeoutSeconds, heartbeatSeconds);
-  // on replay: whether this attempt had started before the engine stopped
-  const startedBefore = !worker && scope.peek()?.type === events.started;
-  // TimeoutSeconds counts from the start; a worker's task starts later (ActivityStarted when one
-  // takes it) but times out counting from when it was queued
-  const clockStart = worker
-    ? scheduledEvent
-    : kind.family === 'Activity'
-      ? scope.emit(events.started, { workerName: 'plangate' })
-      : scope.emitTaskEvent(events.started, plan.ids);
-
-  // with time scaled to 0 nothing waits, so nothing can time out either
-  const timed = rt.timeScale > 0;
-  const timeoutAt =
-    timeoutSeconds === undefined || !timed ? undefined : clockStart.ts + scaled(rt, timeoutSeconds * 1000);
-  const heartbeatMs =
-    heartbeatSeconds === undefined || !timed ? undefined : scaled(rt, heartbeatSeconds * 1000);
-
-  const recordedOutcome = takeRecordedOutcome(run, kind);
-  if (recordedOutcome) return new RecordedResult(recordedOutcome.value);
-  if (startedBefore && !rt.mocks?.mocks(run.name) && scope.peek()?.type !== 'TaskSubmitted') {
-    // The engine stopped while this call was under way (killed, or closed): it may or may not
-    // have run. It is not silently made again: the attempt fails, and the state's Retry and
-    // Catch take it from there, as for any failed attempt.
-    if (token) rt.tokens.close(String(scheduledEvent.internal?.tokenHash));
-    const failed = scope.emit(events.failed, {
-      ...ids,
-      error: INTERRUPTED.error,
-      cause: INTERRUPTED.cause,
-    });
-    throw new StatesError(String(failed.details?.error), String(failed.details?.cause));
+  /** Makes the call; resolves with its result. */
+  start(): Promise<unknown> {
+    const { run, plan, rt, token, timeoutAt } = this;
+    const { frame, name } = run;
+    const { kind } = plan;
+    if (rt.mocks?.mocks(name)) {
+      if (kind.pattern !== 'request') this.emitSubmitted({});
+      return Promise.resolve(rt.mocks.invoke(name));
+    }
+    if (kind.pattern === 'token' && token && timeoutAt === undefined) {
+      // nothing but a stop or a failing sibling (the frame's signal) or a failed dispatch can end
+      // this call early: no controller of its own
+      return this.callback(token, frame.signal, unguarded);
+    }
+    if (plan.child || kind.pattern !== 'request' || kind.family === 'Activity' || timeoutAt !== undefined) {
+      return this.guarded();
+    }
+    // nothing but a stop or a failing sibling can end this call early: the frame's signal says both
+    const persisted = rt.journal.persist();
+    const invocation = this.invocation(undefined, frame.signal);
+    return persisted === undefined
+      ? rt.invokeResource(invocation)
+      : persisted.then(() => rt.invokeResource(invocation));
   }
 
-  let calling: Promise<unknown>;
-  try {
-    calling = call(run, plan, parameters, token, scheduledEvent, timeoutAt, heartbeatMs, timeoutSeconds);
-  } catch (error) {
-    // recorded at once, as a call that fails later is when it does
-    return Promise.reject(new RecordedFailure(callFailed(run, plan, error)));
-  }
-  // whoever received the parameters may change them from now on: texts are taken afresh
-  forgetPayloadText();
-  return calling;
-}
-
-/** A call that failed before it returned a promise, its failure already recorded. */
-class RecordedFailure {
-  constructor(readonly failure: unknown) {}
-}
-
-/** A task's `*Scheduled` event in full: a service integration's, or one with a timeout or heartbeat. */
-function emitScheduled(
-  run: StateRun,
-  plan: TaskPlan,
-  parameters: unknown,
-  token: string | undefined,
-  timeoutSeconds: number | undefined,
-  heartbeatSeconds: number | undefined,
-): StoredEvent {
-  const { kind } = plan;
-  const scheduled: Record<string, unknown> =
-    kind.family === 'Task'
-      ? {
-          resourceType: kind.resourceType,
-          resource: kind.resourceName,
-          region: run.frame.rt.region,
-          parameters: redact(payloadText(parameters), token),
+  /** A child execution, a callback task, an activity or a task with a deadline: raced against its timeouts. */
+  private async guarded(): Promise<unknown> {
+    const { run, plan, rt, token } = this;
+    const { frame } = run;
+    const { scope } = frame;
+    const { kind } = plan;
+    const controller = new AbortController();
+    // Through the frame's one shared listener: a fan-out of many guarded calls on one branch
+    // signal would otherwise add a listener each (and Node warns past ten).
+    const relay: AbortWatcher = { aborted: (reason) => controller.abort(reason) };
+    const watchers = rt.abortWatchers.of(frame.signal);
+    if (frame.signal.aborted) controller.abort(frame.signal.reason);
+    else watchers.add(relay);
+    const recordedSubmit = scope.peek();
+    // a `.sync` task also ends with SendTaskSuccess/Failure on its token (by its hash after a
+    // restart); the call's end (the finally below aborts the controller) closes the token
+    const tokenAnswer =
+      kind.pattern === 'sync' && token !== undefined
+        ? this.syncTokenAnswer(
+            recordedSubmit?.type === 'TaskSubmitted' ? undefined : token,
+            controller.signal,
+          )
+        : undefined;
+    try {
+      const deadline = <T>(work: Promise<T>) => withDeadline(work, this.timeoutAt, rt.now, controller.signal);
+      // the call's own result, or the output SendTaskSuccess gave the `.sync` task's token first
+      const synced = async (work: Promise<unknown>): Promise<unknown> =>
+        await deadline(tokenAnswer ? Promise.race([work, tokenAnswer]) : work);
+      if (kind.family === 'Activity') return await deadline(this.activity(controller.signal));
+      if (plan.child && kind.pattern !== 'token') {
+        let childArn: string;
+        if (recordedSubmit?.type === 'TaskSubmitted') {
+          scope.emit('TaskSubmitted');
+          childArn = String(JSON.parse(String(recordedSubmit.details?.output ?? '{}')).ExecutionArn);
+        } else {
+          await rt.journal.persist();
+          const started = await rt.startChildExecution(this.parameters, rt.executionArn);
+          if (kind.pattern === 'request')
+            return { ExecutionArn: started.ExecutionArn, StartDate: started.StartDate };
+          this.emitSubmitted(started);
+          childArn = started.ExecutionArn;
         }
-      : { resource: plan.resource, input: payloadText(parameters), inputDetails: NOT_TRUNCATED };
-  if (timeoutSeconds !== undefined) scheduled.timeoutInSeconds = timeoutSeconds;
-  // Lambda's events have no heartbeat
-  if (heartbeatSeconds !== undefined && kind.family !== 'LambdaFunction')
-    scheduled.heartbeatInSeconds = heartbeatSeconds;
-  return run.frame.scope.emit(
-    plan.events.scheduled,
-    scheduled,
-    token ? tokenHashMember(token, run.frame.rt.journal.memoryOnly) : undefined,
-  );
+        return await synced(childResult(rt.awaitChildExecution(childArn, controller.signal), kind));
+      }
+      if (kind.pattern === 'token' && token) return await this.callback(token, controller.signal, deadline);
+      await rt.journal.persist();
+      return await synced(rt.invokeResource(this.invocation(undefined, controller.signal)));
+    } finally {
+      watchers.delete(relay);
+      controller.abort(CALL_ENDED);
+    }
+  }
+
+  /**
+   * A `.waitForTaskToken` task: hands its token out with the dispatch (once the events naming the
+   * token's hash are written) and waits for SendTaskSuccess/Failure. `signal` ends both; `deadline`
+   * races each against the task's deadline, when it has one.
+   */
+  private async callback(
+    token: string,
+    signal: AbortSignal,
+    deadline: <T>(work: Promise<T>) => Promise<T>,
+  ): Promise<unknown> {
+    const { rt } = this;
+    const { scope } = this.run.frame;
+    const replayed = scope.peek()?.type === 'TaskSubmitted';
+    // the token is handed out below, unless it was before the restart (then only its hash is known)
+    const waiting = this.waitForToken(
+      replayed ? { hash: String(this.scheduled.internal?.tokenHash) } : { token },
+      this.heartbeatMs,
+      signal,
+    );
+    // Awaited below; when the dispatch fails first (or outlives the task's deadline, or the engine
+    // shuts down), nobody will.
+    waiting.outcome.catch(noop);
+    if (replayed) scope.emit('TaskSubmitted');
+    else {
+      try {
+        const persisted = rt.journal.persist();
+        if (persisted) await persisted;
+        const dispatched = await deadline(rt.invokeResource(this.invocation(token, signal)));
+        this.emitSubmitted(dispatched);
+      } catch (error) {
+        waiting.stop();
+        throw error;
+      }
+    }
+    return await deadline(waiting.outcome);
+  }
+
+  /**
+   * An activity task: queued for a worker (again, after a restart, when no worker had taken it);
+   * once one takes it, waits for SendTaskSuccess/Failure on the token it got, with heartbeats
+   * counted from that moment (a worker cannot send one before it has the token).
+   */
+  private activity(signal: AbortSignal): Promise<unknown> {
+    const { rt, heartbeatMs } = this;
+    const { scope } = this.run.frame;
+    const recordedStart = scope.peek();
+    if (recordedStart?.type === 'ActivityStarted') {
+      scope.emit('ActivityStarted');
+      return this.waitForToken({ hash: String(recordedStart.internal?.tokenHash) }, heartbeatMs, signal)
+        .outcome;
+    }
+    return new Promise((resolve, reject) => {
+      let withdraw = () => {};
+      const onAbort = () => {
+        withdraw();
+        reject(new AbortedError(signal.reason));
+      };
+      signal.addEventListener('abort', onAbort, { once: true });
+      withdraw = rt.activities.enqueue(String(this.run.state.Resource), {
+        input: String(this.scheduled.details?.input),
+        start: (workerName) => {
+          signal.removeEventListener('abort', onAbort);
+          const token = newTaskToken(rt.random);
+          scope.emit(
+            'ActivityStarted',
+            workerName === undefined ? undefined : { workerName },
+            tokenHashMember(token, rt.journal.memoryOnly),
+          );
+          // the token is only good once a restarted engine can find its hash (with strict durability
+          // GetActivityTask also waits for the sync before it answers)
+          rt.journal.persist()?.catch(() => undefined);
+          this.waitForToken({ token }, heartbeatMs, signal).outcome.then(resolve, reject);
+          return token;
+        },
+      });
+    });
+  }
+
+  /**
+   * Waits for SendTaskSuccess/Failure on a `.sync` task's token (`token`, or after a restart the
+   * hash its TaskScheduled recorded): resolves with the success's output, rejects with the failure.
+   * No heartbeat: HeartbeatSeconds does not apply to `.sync` tasks.
+   */
+  private syncTokenAnswer(token: string | undefined, signal: AbortSignal): Promise<unknown> {
+    const handedOut = token === undefined ? { hash: String(this.scheduled.internal?.tokenHash) } : { token };
+    const answer = this.waitForToken(handedOut, undefined, signal).outcome;
+    // the call's end aborts the wait; nobody awaits the answer then
+    answer.catch(noop);
+    return answer;
+  }
+
+  /** Waits for SendTaskSuccess/Failure on a token handed out now or, by its hash, before a restart. */
+  private waitForToken(
+    handedOut: HandedOutToken,
+    heartbeatMs: number | undefined,
+    signal: AbortSignal,
+  ): TokenWait {
+    const { rt } = this;
+    return new TokenWait({
+      scope: this.run.frame.scope,
+      tokens: rt.tokens,
+      handedOut,
+      heartbeatMs,
+      signal,
+      watchers: rt.abortWatchers,
+    });
+  }
+
+  /** TaskSubmitted: the service's answer to a `.sync` or `.waitForTaskToken` request. */
+  private emitSubmitted(output: unknown): void {
+    // an integration may have remembered its answer's text (lambda:invoke does)
+    this.run.frame.scope.emitTaskEvent('TaskSubmitted', this.plan.ids, this.rt.texts.of(output ?? {}));
+  }
+
+  /**
+   * What the resource invoker gets for a call. One literal per shape: cheaper than spreading
+   * optional members on every call of the hot path.
+   */
+  private invocation(taskToken: string | undefined, signal: AbortSignal): TaskInvocation {
+    const { rt, parameters, timeoutSeconds } = this;
+    const { resource } = this.plan;
+    const stateName = this.run.name;
+    const { executionArn, stateMachineArn, texts: payloadTexts } = rt;
+    if (taskToken === undefined) {
+      return timeoutSeconds === undefined
+        ? { resource, parameters, stateName, executionArn, stateMachineArn, signal, payloadTexts }
+        : {
+            resource,
+            parameters,
+            stateName,
+            executionArn,
+            stateMachineArn,
+            timeoutSeconds,
+            signal,
+            payloadTexts,
+          };
+    }
+    return timeoutSeconds === undefined
+      ? { resource, parameters, stateName, executionArn, stateMachineArn, taskToken, signal, payloadTexts }
+      : {
+          resource,
+          parameters,
+          stateName,
+          executionArn,
+          stateMachineArn,
+          taskToken,
+          timeoutSeconds,
+          signal,
+          payloadTexts,
+        };
+  }
 }
+
+function unguarded<T>(work: Promise<T>): Promise<T> {
+  return work;
+}
+
+function noop(): void {}
 
 /** The effective parameters of a JSONata task (Arguments, else the input). */
 async function taskArguments(run: StateRun): Promise<unknown> {
@@ -391,18 +615,16 @@ function taskParameters(run: StateRun): unknown {
   const { state } = run;
   const input = effectiveInput(run);
   if (state.Parameters === undefined) return input;
-  return resolvePayloadTemplate(state.Parameters, input, run.context, run.frame.variables, 'Parameters');
+  const { variables, rt } = run.frame;
+  return resolvePayloadTemplate(
+    state.Parameters,
+    input,
+    run.context,
+    variables,
+    'Parameters',
+    rt.expressions,
+  );
 }
-
-/** Whether the state sets TimeoutSeconds / HeartbeatSeconds in any form. */
-function hasDuration(state: StateDefinition, field: 'TimeoutSeconds' | 'HeartbeatSeconds'): boolean {
-  return state[field] !== undefined || state[DURATION_PATHS[field]] !== undefined;
-}
-
-const DURATION_PATHS = {
-  TimeoutSeconds: 'TimeoutSecondsPath',
-  HeartbeatSeconds: 'HeartbeatSecondsPath',
-} as const;
 
 /** TimeoutSeconds / HeartbeatSeconds from their literal, *Path or JSONata form. */
 async function durationField(
@@ -415,7 +637,15 @@ async function durationField(
     value = await jsonataValue(value, jsonataScope(run), field);
   } else if (state[`${field}Path`] !== undefined) {
     const path = String(state[`${field}Path`]);
-    const selected = selectPath(effectiveInput(run), path, run.context, run.frame.variables, `${field}Path`);
+    const { variables, rt } = run.frame;
+    const selected = selectPath(
+      effectiveInput(run),
+      path,
+      run.context,
+      variables,
+      `${field}Path`,
+      rt.expressions,
+    );
     value = pathNumber(`${field}Path`, selected, 'integer', path);
   }
   if (value === undefined) return undefined;
@@ -428,25 +658,7 @@ async function durationField(
   return value;
 }
 
-/** On replay: the recorded result of this call, consuming its events. */
-function takeRecordedOutcome(run: StateRun, kind: ResourceKind): { value: unknown } | undefined {
-  const { scope } = run.frame;
-  let next = scope.peek();
-  // a `.sync`/callback task's TaskSubmitted or a worker's ActivityStarted precedes the outcome
-  if (next?.type === 'TaskSubmitted' || next?.type === 'ActivityStarted') {
-    const after = run.frame.rt.journal.recorded(nextKey(next));
-    if (!after || !isOutcome(after.type, kind)) return undefined;
-    scope.emit(next.type);
-    next = after;
-  }
-  if (!next || !isOutcome(next.type, kind)) return undefined;
-  const event = scope.emit(next.type);
-  if (event.type.endsWith('Succeeded')) return { value: JSON.parse(String(event.details?.output ?? 'null')) };
-  const error = event.details?.error as string | undefined;
-  const cause = event.details?.cause as string | undefined;
-  throw error === undefined ? new MockedThrow(undefined, cause) : new StatesError(error, cause);
-}
-
+/** The key of the event after `event` in its scope. */
 function nextKey(event: StoredEvent): string {
   const dot = event.key.lastIndexOf('.');
   return `${event.key.slice(0, dot)}.${Number(event.key.slice(dot + 1)) + 1}`;
@@ -458,164 +670,6 @@ function isOutcome(type: string, kind: ResourceKind): boolean {
   );
 }
 
-function call(
-  run: StateRun,
-  plan: TaskPlan,
-  parameters: unknown,
-  token: string | undefined,
-  scheduled: StoredEvent,
-  timeoutAt: number | undefined,
-  heartbeatMs: number | undefined,
-  timeoutSeconds: number | undefined,
-): Promise<unknown> {
-  const { frame, name } = run;
-  const { rt, scope } = frame;
-  const { resource, kind } = plan;
-  if (rt.mocks?.mocks(name)) {
-    if (kind.pattern !== 'request') emitSubmitted(scope, plan, {});
-    return Promise.resolve(rt.mocks.invoke(name));
-  }
-  if (kind.pattern === 'token' && token && timeoutAt === undefined) {
-    // nothing but a stop or a failing sibling (the frame's signal) or a failed dispatch can end
-    // this call early: no controller of its own
-    return callbackTask(run, plan, parameters, token, scheduled, heartbeatMs, timeoutSeconds, frame.signal);
-  }
-  if (plan.child || kind.pattern !== 'request' || kind.family === 'Activity' || timeoutAt !== undefined) {
-    return guardedCall(run, plan, parameters, token, scheduled, timeoutAt, heartbeatMs, timeoutSeconds);
-  }
-  // nothing but a stop or a failing sibling can end this call early: the frame's signal says both
-  const persisted = rt.journal.persist();
-  const invocation = taskInvocation(run, resource, parameters, undefined, timeoutSeconds, frame.signal);
-  return persisted === undefined
-    ? rt.invokeResource(invocation)
-    : persisted.then(() => rt.invokeResource(invocation));
-}
-
-/** A child execution, a callback task or a task with a deadline: raced against its timeouts. */
-async function guardedCall(
-  run: StateRun,
-  plan: TaskPlan,
-  parameters: unknown,
-  token: string | undefined,
-  scheduled: StoredEvent,
-  timeoutAt: number | undefined,
-  heartbeatMs: number | undefined,
-  timeoutSeconds: number | undefined,
-): Promise<unknown> {
-  const { frame } = run;
-  const { rt, scope } = frame;
-  const { resource, kind, child: isChild } = plan;
-  const controller = new AbortController();
-  // Through the frame's one shared listener: a fan-out of many guarded calls on one branch
-  // signal would otherwise add a listener each (and Node warns past ten).
-  const relay: AbortWatcher = { aborted: (reason) => controller.abort(reason) };
-  const watchers = abortWatchers(frame.signal);
-  if (frame.signal.aborted) controller.abort(frame.signal.reason);
-  else watchers.add(relay);
-  const recordedSubmit = scope.peek();
-  // a `.sync` task also ends with SendTaskSuccess/Failure on its token (by its hash after a
-  // restart); the call's end (the finally below aborts the controller) closes the token
-  const tokenAnswer =
-    kind.pattern === 'sync' && token !== undefined
-      ? syncTokenAnswer(
-          run,
-          scheduled,
-          recordedSubmit?.type === 'TaskSubmitted' ? undefined : token,
-          controller.signal,
-        )
-      : undefined;
-  try {
-    const guarded = <T>(work: Promise<T>) => withDeadline(work, timeoutAt, rt.now, controller.signal);
-    // the call's own result, or the output SendTaskSuccess gave the `.sync` task's token first
-    const synced = async (work: Promise<unknown>): Promise<unknown> => {
-      const first = await guarded(tokenAnswer ? Promise.race([work, tokenAnswer]) : work);
-      return first instanceof TokenAnswer ? first.output : first;
-    };
-    if (kind.family === 'Activity')
-      return await guarded(activityTask(run, scheduled, heartbeatMs, controller.signal));
-    if (isChild && kind.pattern !== 'token') {
-      let childArn: string;
-      if (recordedSubmit?.type === 'TaskSubmitted') {
-        scope.emit('TaskSubmitted');
-        childArn = String(JSON.parse(String(recordedSubmit.details?.output ?? '{}')).ExecutionArn);
-      } else {
-        await rt.journal.persist();
-        const started = await rt.startChildExecution(parameters, rt.executionArn);
-        if (kind.pattern === 'request')
-          return { ExecutionArn: started.ExecutionArn, StartDate: started.StartDate };
-        emitSubmitted(scope, plan, started);
-        childArn = started.ExecutionArn;
-      }
-      return await synced(childResult(rt.awaitChildExecution(childArn, controller.signal), kind));
-    }
-    if (kind.pattern === 'token' && token) {
-      return await callbackTask(
-        run,
-        plan,
-        parameters,
-        token,
-        scheduled,
-        heartbeatMs,
-        timeoutSeconds,
-        controller.signal,
-        guarded,
-      );
-    }
-    await rt.journal.persist();
-    return await synced(
-      rt.invokeResource(
-        taskInvocation(run, resource, parameters, undefined, timeoutSeconds, controller.signal),
-      ),
-    );
-  } finally {
-    watchers.delete(relay);
-    controller.abort(CALL_ENDED);
-  }
-}
-
-/**
- * A `.waitForTaskToken` task: hands its token out with the dispatch (once the events naming the
- * token's hash are written) and waits for SendTaskSuccess/Failure. `signal` ends both; `guarded`
- * races each against the task's deadline, when it has one.
- */
-async function callbackTask(
-  run: StateRun,
-  plan: TaskPlan,
-  parameters: unknown,
-  token: string,
-  scheduled: StoredEvent,
-  heartbeatMs: number | undefined,
-  timeoutSeconds: number | undefined,
-  signal: AbortSignal,
-  guarded: <T>(work: Promise<T>) => Promise<T> = unguarded,
-): Promise<unknown> {
-  const { frame } = run;
-  const { rt, scope } = frame;
-  const recordedSubmit = scope.peek();
-  const replayed = recordedSubmit?.type === 'TaskSubmitted';
-  // the token is handed out below, unless it was before the restart (then only its hash is known)
-  const waiting = replayed
-    ? waitForToken(run, String(scheduled.internal?.tokenHash), undefined, heartbeatMs, signal)
-    : waitForToken(run, undefined, token, heartbeatMs, signal);
-  // Awaited below; when the dispatch fails first (or outlives the task's deadline, or the engine
-  // shuts down), nobody will.
-  waiting.outcome.catch(noop);
-  if (replayed) scope.emit('TaskSubmitted');
-  else {
-    try {
-      const persisted = rt.journal.persist();
-      if (persisted) await persisted;
-      const invocation = taskInvocation(run, plan.resource, parameters, token, timeoutSeconds, signal);
-      const dispatched = await guarded(rt.invokeResource(invocation));
-      emitSubmitted(scope, plan, dispatched);
-    } catch (error) {
-      waiting.stop();
-      throw error;
-    }
-  }
-  return await guarded(waiting.outcome);
-}
-
 /** A `.sync` child execution's end as the task's result (`.sync:2` parses its Output), or States.TaskFailed. */
 async function childResult(ended: Promise<Record<string, unknown>>, kind: ResourceKind): Promise<unknown> {
   const described = await ended;
@@ -624,72 +678,6 @@ async function childResult(ended: Promise<Record<string, unknown>>, kind: Resour
     ? { ...described, Output: JSON.parse(described.Output) }
     : described;
 }
-
-/** The output SendTaskSuccess gave a `.sync` task's token, told apart from the call's own result. */
-class TokenAnswer {
-  constructor(readonly output: unknown) {}
-}
-
-/**
- * Waits for SendTaskSuccess/Failure on a `.sync` task's token (`token`, or after a restart the
- * hash its TaskScheduled recorded): resolves with the success's output, rejects with the failure.
- * No heartbeat: HeartbeatSeconds does not apply to `.sync` tasks.
- */
-function syncTokenAnswer(
-  run: StateRun,
-  scheduled: StoredEvent,
-  token: string | undefined,
-  signal: AbortSignal,
-): Promise<TokenAnswer> {
-  const hash = token === undefined ? String(scheduled.internal?.tokenHash) : undefined;
-  const answer = waitForToken(run, hash, token, undefined, signal).outcome.then(
-    (output) => new TokenAnswer(output),
-  );
-  // the call's end aborts the wait; nobody awaits the answer then
-  answer.catch(noop);
-  return answer;
-}
-
-/**
- * What the resource invoker gets for a call. One literal per shape: cheaper than spreading
- * optional members on every call of the hot path.
- */
-function taskInvocation(
-  run: StateRun,
-  resource: string,
-  parameters: unknown,
-  taskToken: string | undefined,
-  timeoutSeconds: number | undefined,
-  signal: AbortSignal,
-): TaskInvocation {
-  const { rt } = run.frame;
-  const stateName = run.name;
-  const { executionArn, stateMachineArn } = rt;
-  if (taskToken === undefined) {
-    return timeoutSeconds === undefined
-      ? { resource, parameters, stateName, executionArn, stateMachineArn, signal }
-      : { resource, parameters, stateName, executionArn, stateMachineArn, timeoutSeconds, signal };
-  }
-  return timeoutSeconds === undefined
-    ? { resource, parameters, stateName, executionArn, stateMachineArn, taskToken, signal }
-    : { resource, parameters, stateName, executionArn, stateMachineArn, taskToken, timeoutSeconds, signal };
-}
-
-function unguarded<T>(work: Promise<T>): Promise<T> {
-  return work;
-}
-
-/** TaskSubmitted: the service's answer to a `.sync` or `.waitForTaskToken` request. */
-function emitSubmitted(scope: Scope, plan: TaskPlan, output: unknown): void {
-  // an integration may have remembered its answer's text (lambda:invoke does)
-  scope.emitTaskEvent('TaskSubmitted', plan.ids, payloadText(output ?? {}));
-}
-
-/**
- * Why a finished call's signal is aborted (stops whatever the call left running); one shared
- * reason, because `abort()` without one builds a DOMException with a stack trace each time.
- */
-const CALL_ENDED = new AbortedError('the task call ended');
 
 /** Races `work` against the task deadline (States.Timeout) and the abort signal. */
 function withDeadline<T>(
@@ -701,26 +689,42 @@ function withDeadline<T>(
   // nothing to race: no deadline (the signal only ever stops the deadline's timer)
   if (deadline === undefined) return work;
   work.catch(() => undefined); // settled after the race was lost: nobody waits for it any more
-  const guards: Array<Promise<T>> = [work];
   const local = new AbortController();
   const relay = () => local.abort(signal.reason);
   signal.addEventListener('abort', relay, { once: true });
-  if (deadline !== undefined) {
-    guards.push(
-      sleepUntil(deadline, now, local.signal).then(() => {
-        throw new StatesError('States.Timeout', undefined);
-      }),
-    );
-  }
-  return Promise.race(guards).finally(() => {
+  const timedOut = sleepUntil(deadline, now, local.signal).then(() => {
+    throw new StatesError('States.Timeout', undefined);
+  });
+  return Promise.race([work, timedOut]).finally(() => {
     signal.removeEventListener('abort', relay);
     local.abort(CALL_ENDED);
   });
 }
 
+/** Task tokens never reach the history: replaced where the definition placed them. */
+function redact(text: string, token: string | undefined): string {
+  return token && text.includes(token) ? text.replaceAll(token, '<task token>') : text;
+}
+
+/** A token handed out now, or the hash of one handed out before a restart (the token is unknown then). */
+type HandedOutToken = { readonly token: string } | { readonly hash: string };
+
+/** What a {@link TokenWait} is made of. */
+interface TokenWaitProps {
+  /** The task's scope: its outcome is the scope's next event. */
+  readonly scope: Scope;
+  readonly tokens: TaskTokenRegistry;
+  readonly handedOut: HandedOutToken;
+  /** How long a heartbeat keeps the task alive; undefined: no heartbeat needed. */
+  readonly heartbeatMs: number | undefined;
+  /** Ends the wait (the task's end, a stop, a failing sibling). */
+  readonly signal: AbortSignal;
+  readonly watchers: AbortWatchers;
+}
+
 /**
- * A task waiting for SendTaskSuccess/Failure on the token with this hash; heartbeats re-arm the
- * heartbeat timer. A class, not closures: one object per callback task.
+ * A task waiting for SendTaskSuccess/Failure on its token; heartbeats re-arm the heartbeat timer.
+ * A class, not closures: one object per callback task.
  */
 class TokenWait implements TokenWaiter, AbortWatcher {
   readonly outcome: Promise<unknown>;
@@ -730,26 +734,29 @@ class TokenWait implements TokenWaiter, AbortWatcher {
   private waiting = true;
   /** Where the outcome's event goes, once an outcome arrived. */
   private outcomeAt: { readonly seq: number; readonly fromId: number } | undefined;
+  private readonly scope: Scope;
+  private readonly tokens: TaskTokenRegistry;
+  /** The token itself when this engine handed it out. */
+  private readonly token: string | undefined;
+  /** The token's hash, when it was handed out before a restart. */
+  private readonly hash: string | undefined;
+  private readonly heartbeatMs: number | undefined;
   private readonly watchers: Set<AbortWatcher>;
 
-  constructor(
-    private readonly scope: Scope,
-    private readonly tokens: TaskTokenRegistry,
-    /** The token's hash, when it was handed out before a restart (the token is unknown then). */
-    private readonly hash: string | undefined,
-    /** The token itself when this engine handed it out. */
-    private readonly token: string | undefined,
-    private readonly heartbeatMs: number | undefined,
-    signal: AbortSignal,
-  ) {
+  constructor(props: TokenWaitProps) {
+    this.scope = props.scope;
+    this.tokens = props.tokens;
+    this.token = 'token' in props.handedOut ? props.handedOut.token : undefined;
+    this.hash = 'hash' in props.handedOut ? props.handedOut.hash : undefined;
+    this.heartbeatMs = props.heartbeatMs;
     this.outcome = new Promise((resolve, reject) => {
       this.resolve = resolve;
       this.reject = reject;
     });
-    this.watchers = abortWatchers(signal);
+    this.watchers = props.watchers.of(props.signal);
     this.watchers.add(this);
-    if (token !== undefined) tokens.registerToken(token, this);
-    else tokens.register(String(hash), this);
+    if (this.token !== undefined) this.tokens.registerToken(this.token, this);
+    else this.tokens.register(String(this.hash), this);
     this.heartbeat();
   }
 
@@ -792,67 +799,4 @@ class TokenWait implements TokenWaiter, AbortWatcher {
     this.watchers.delete(this);
     return true;
   }
-}
-
-function noop(): void {}
-
-/** Waits for SendTaskSuccess/Failure on a token handed out now or, by its hash, before a restart (see {@link TokenWait}). */
-function waitForToken(
-  run: StateRun,
-  hash: string | undefined,
-  token: string | undefined,
-  heartbeatMs: number | undefined,
-  signal: AbortSignal,
-): TokenWait {
-  return new TokenWait(run.frame.scope, run.frame.rt.tokens, hash, token, heartbeatMs, signal);
-}
-
-/**
- * An activity task: queued for a worker (again, after a restart, when no worker had taken it);
- * once one takes it, waits for SendTaskSuccess/Failure on the token it got, with heartbeats
- * counted from that moment (a worker cannot send one before it has the token).
- */
-function activityTask(
-  run: StateRun,
-  scheduled: StoredEvent,
-  heartbeatMs: number | undefined,
-  signal: AbortSignal,
-): Promise<unknown> {
-  const { rt, scope } = run.frame;
-  const recordedStart = scope.peek();
-  if (recordedStart?.type === 'ActivityStarted') {
-    scope.emit('ActivityStarted');
-    return waitForToken(run, String(recordedStart.internal?.tokenHash), undefined, heartbeatMs, signal)
-      .outcome;
-  }
-  return new Promise((resolve, reject) => {
-    let withdraw = () => {};
-    const onAbort = () => {
-      withdraw();
-      reject(new AbortedError(signal.reason));
-    };
-    signal.addEventListener('abort', onAbort, { once: true });
-    withdraw = rt.activities.enqueue(String(run.state.Resource), {
-      input: String(scheduled.details?.input),
-      start: (workerName) => {
-        signal.removeEventListener('abort', onAbort);
-        const token = newTaskToken();
-        scope.emit(
-          'ActivityStarted',
-          workerName === undefined ? undefined : { workerName },
-          tokenHashMember(token, rt.journal.memoryOnly),
-        );
-        // the token is only good once a restarted engine can find its hash (with strict durability
-        // GetActivityTask also waits for the sync before it answers)
-        rt.journal.persist()?.catch(() => undefined);
-        waitForToken(run, undefined, token, heartbeatMs, signal).outcome.then(resolve, reject);
-        return token;
-      },
-    });
-  });
-}
-
-/** Task tokens never reach the history: replaced where the definition placed them. */
-function redact(text: string, token: string | undefined): string {
-  return token && text.includes(token) ? text.replaceAll(token, '<task token>') : text;
 }

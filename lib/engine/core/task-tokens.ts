@@ -5,11 +5,11 @@
  */
 import * as crypto from 'node:crypto';
 import { SfnServiceError } from '../types.ts';
-import { randomBase64url } from './random.ts';
+import type { RandomPool } from './random.ts';
 
-/** A new task token. */
-export function newTaskToken(): string {
-  return `pgt1.${randomBase64url(32)}`;
+/** A new task token, from the engine's random bytes. */
+export function newTaskToken(random: RandomPool): string {
+  return `pgt1.${random.base64url(32)}`;
 }
 
 /** What the history stores instead of the token. */

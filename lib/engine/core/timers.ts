@@ -37,7 +37,7 @@ export function untilAborted(signal: AbortSignal): Promise<never> {
   });
 }
 
-/** Told when a signal aborts (see {@link abortWatchers}). */
+/** Told when a signal aborts (see {@link AbortWatchers}). */
 export interface AbortWatcher {
   aborted(reason: unknown): void;
 }
@@ -46,24 +46,27 @@ export interface AbortWatcher {
  * Who waits on each signal (an execution's or a branch's): one 'abort' listener per signal, not
  * one per waiting call, since adding and removing AbortSignal listeners is costly in Node.
  * Callers add their watcher and delete it once they stop waiting; every watcher still in the set
- * is told the signal's reason once, when it aborts.
+ * is told the signal's reason once, when it aborts. One per engine (and per resource invoker).
  */
-export function abortWatchers(signal: AbortSignal): Set<AbortWatcher> {
-  let watchers = watchersBySignal.get(signal);
-  if (!watchers) {
-    const waiting = new Set<AbortWatcher>();
-    signal.addEventListener(
-      'abort',
-      () => {
-        for (const watcher of waiting) watcher.aborted(signal.reason);
-        waiting.clear();
-      },
-      { once: true },
-    );
-    watchersBySignal.set(signal, waiting);
-    watchers = waiting;
-  }
-  return watchers;
-}
+export class AbortWatchers {
+  private readonly bySignal = new WeakMap<AbortSignal, Set<AbortWatcher>>();
 
-const watchersBySignal = new WeakMap<AbortSignal, Set<AbortWatcher>>();
+  /** The watchers of `signal` (an empty set the first time, with the signal's one listener added). */
+  of(signal: AbortSignal): Set<AbortWatcher> {
+    let watchers = this.bySignal.get(signal);
+    if (!watchers) {
+      const waiting = new Set<AbortWatcher>();
+      signal.addEventListener(
+        'abort',
+        () => {
+          for (const watcher of waiting) watcher.aborted(signal.reason);
+          waiting.clear();
+        },
+        { once: true },
+      );
+      this.bySignal.set(signal, waiting);
+      watchers = waiting;
+    }
+    return watchers;
+  }
+}

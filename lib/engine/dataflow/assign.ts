@@ -34,14 +34,21 @@ export async function evaluateAssign(
       setOwn(
         assigned,
         key.slice(0, -2),
-        resolveDynamicValue(value, data, bindings.context, bindings.variables, key),
+        resolveDynamicValue(value, data, bindings.context, bindings.variables, key, bindings.expressions),
       );
     } else {
       setOwn(
         assigned,
         key,
         isJsonObject(value) || Array.isArray(value)
-          ? resolvePayloadTemplate(value, data, bindings.context, bindings.variables, key)
+          ? resolvePayloadTemplate(
+              value,
+              data,
+              bindings.context,
+              bindings.variables,
+              key,
+              bindings.expressions,
+            )
           : value,
       );
     }

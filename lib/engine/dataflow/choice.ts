@@ -1,24 +1,37 @@
 /** JSONPath Choice rules: every comparison operator, the type tests, and And/Or/Not. */
 import { runtimeError } from './errors.ts';
+import type { ExpressionCache } from './expression-cache.ts';
 import { selectPath, type Variables } from './paths.ts';
 import { compareInstants, parseTimestamp } from './timestamp.ts';
 
 type Comparison = 'Equals' | 'LessThan' | 'GreaterThan' | 'LessThanEquals' | 'GreaterThanEquals';
 type Kind = 'String' | 'Numeric' | 'Boolean' | 'Timestamp';
 
-const COMPARISON_OPERATORS = new Map<string, { kind: Kind; comparison: Comparison; path: boolean }>();
-for (const kind of ['String', 'Numeric', 'Boolean', 'Timestamp'] as const) {
-  for (const comparison of [
-    'Equals',
-    'LessThan',
-    'GreaterThan',
-    'LessThanEquals',
-    'GreaterThanEquals',
-  ] as const) {
-    if (kind === 'Boolean' && comparison !== 'Equals') continue;
-    COMPARISON_OPERATORS.set(`${kind}${comparison}`, { kind, comparison, path: false });
-    COMPARISON_OPERATORS.set(`${kind}${comparison}Path`, { kind, comparison, path: true });
+interface ComparisonOperator {
+  readonly kind: Kind;
+  readonly comparison: Comparison;
+  readonly path: boolean;
+}
+
+/** Every comparison operator (`StringEquals`, `NumericLessThanPath`, ...), in AWS's order. */
+const COMPARISON_OPERATORS: ReadonlyMap<string, ComparisonOperator> = comparisonOperators();
+
+function comparisonOperators(): Map<string, ComparisonOperator> {
+  const operators = new Map<string, ComparisonOperator>();
+  for (const kind of ['String', 'Numeric', 'Boolean', 'Timestamp'] as const) {
+    for (const comparison of [
+      'Equals',
+      'LessThan',
+      'GreaterThan',
+      'LessThanEquals',
+      'GreaterThanEquals',
+    ] as const) {
+      if (kind === 'Boolean' && comparison !== 'Equals') continue;
+      operators.set(`${kind}${comparison}`, { kind, comparison, path: false });
+      operators.set(`${kind}${comparison}Path`, { kind, comparison, path: true });
+    }
   }
+  return operators;
 }
 const TYPE_TESTS = ['IsNull', 'IsPresent', 'IsNumeric', 'IsString', 'IsBoolean', 'IsTimestamp'] as const;
 
@@ -28,12 +41,13 @@ export function evaluateChoiceRule(
   input: unknown,
   context: unknown,
   variables: Variables,
+  cache?: ExpressionCache,
 ): boolean {
   if (Array.isArray(rule.And))
-    return rule.And.every((r) => evaluateChoiceRule(asRule(r), input, context, variables));
+    return rule.And.every((r) => evaluateChoiceRule(asRule(r), input, context, variables, cache));
   if (Array.isArray(rule.Or))
-    return rule.Or.some((r) => evaluateChoiceRule(asRule(r), input, context, variables));
-  if (rule.Not !== undefined) return !evaluateChoiceRule(asRule(rule.Not), input, context, variables);
+    return rule.Or.some((r) => evaluateChoiceRule(asRule(r), input, context, variables, cache));
+  if (rule.Not !== undefined) return !evaluateChoiceRule(asRule(rule.Not), input, context, variables, cache);
   const variable = rule.Variable;
   if (typeof variable !== 'string')
     throw runtimeError(`A Choice rule needs a 'Variable' field, got ${JSON.stringify(rule)}`);
@@ -42,22 +56,22 @@ export function evaluateChoiceRule(
     if (!(test in rule)) continue;
     const expected = rule[test];
     if (typeof expected !== 'boolean') throw runtimeError(`The value of '${test}' must be a boolean`);
-    if (test === 'IsPresent') return isPresent(variable, input, context, variables) === expected;
-    if (!isPresent(variable, input, context, variables)) return false;
-    return typeTest(test, selectPath(input, variable, context, variables, 'Variable')) === expected;
+    if (test === 'IsPresent') return isPresent(variable, input, context, variables, cache) === expected;
+    if (!isPresent(variable, input, context, variables, cache)) return false;
+    return typeTest(test, selectPath(input, variable, context, variables, 'Variable', cache)) === expected;
   }
 
   if ('StringMatches' in rule) {
-    const value = selectPath(input, variable, context, variables, 'Variable');
+    const value = selectPath(input, variable, context, variables, 'Variable', cache);
     const pattern = rule.StringMatches;
     if (typeof pattern !== 'string') throw runtimeError(`The value of 'StringMatches' must be a string`);
     return typeof value === 'string' && stringMatches(value, pattern);
   }
   for (const [operator, spec] of COMPARISON_OPERATORS) {
     if (!(operator in rule)) continue;
-    const value = selectPath(input, variable, context, variables, 'Variable');
+    const value = selectPath(input, variable, context, variables, 'Variable', cache);
     const operand = spec.path
-      ? selectPath(input, String(rule[operator]), context, variables, operator)
+      ? selectPath(input, String(rule[operator]), context, variables, operator, cache)
       : rule[operator];
     return compare(spec.kind, spec.comparison, value, operand);
   }
@@ -71,9 +85,15 @@ function asRule(value: unknown): Record<string, unknown> {
   return value as Record<string, unknown>;
 }
 
-function isPresent(variable: string, input: unknown, context: unknown, variables: Variables): boolean {
+function isPresent(
+  variable: string,
+  input: unknown,
+  context: unknown,
+  variables: Variables,
+  cache: ExpressionCache | undefined,
+): boolean {
   try {
-    selectPath(input, variable, context, variables, 'Variable');
+    selectPath(input, variable, context, variables, 'Variable', cache);
     return true;
   } catch {
     return false;

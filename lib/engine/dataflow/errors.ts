@@ -23,7 +23,11 @@ export function locateError(error: unknown, location: StateLocation | undefined)
   return new StatesError(error.error, statePrefix(location) + (error.cause ?? ''));
 }
 
-const LOCATED_ERRORS = new Set(['States.Runtime', 'States.QueryEvaluationError', 'States.IntrinsicFailure']);
+const LOCATED_ERRORS: ReadonlySet<string> = new Set([
+  'States.Runtime',
+  'States.QueryEvaluationError',
+  'States.IntrinsicFailure',
+]);
 
 export function runtimeError(cause: string): StatesError {
   return new StatesError('States.Runtime', cause);

@@ -1,5 +1,6 @@
 /** JSONPath data-flow fields: InputPath, OutputPath, ResultPath, and path lookups with AWS's messages. */
 import { runtimeError } from './errors.ts';
+import type { ExpressionCache } from './expression-cache.ts';
 import { getOwn, isJsonObject, jsonText, setOwn } from './json.ts';
 import { pathText } from './jsonpath/ast.ts';
 import { evaluatePath, PathNotFoundError } from './jsonpath/evaluate.ts';
@@ -14,7 +15,7 @@ export type FieldName = string;
  * ("Invalid path '$.x' : No results for path: $['x']"); other fields get
  * "The JSONPath '$.x' specified for the field 'F' could not be found in the input '...'".
  */
-const JAYWAY_WORDED_FIELDS = new Set([
+const JAYWAY_WORDED_FIELDS: ReadonlySet<string> = new Set([
   'InputPath',
   'OutputPath',
   'ItemsPath',
@@ -28,16 +29,20 @@ const JAYWAY_WORDED_FIELDS = new Set([
   'Variable',
 ]);
 
-/** Full JSONPath lookup (`$` = data, `$$` = context, `$name` = variable) with AWS's error for the field. */
+/**
+ * Full JSONPath lookup (`$` = data, `$$` = context, `$name` = variable) with AWS's error for the
+ * field; `cache` (the engine's) spares parsing the path again.
+ */
 export function selectPath(
   data: unknown,
   path: string,
   context: unknown,
   variables: Variables,
   field: FieldName,
+  cache?: ExpressionCache,
 ): unknown {
   try {
-    return evaluatePath(parsePath(path), { input: data, context, variables });
+    return evaluatePath(parsePath(path, cache), { input: data, context, variables });
   } catch (error) {
     if (error instanceof PathNotFoundError || error instanceof JsonPathSyntaxError) {
       const detail = error instanceof PathNotFoundError ? error.detail : error.reason;
@@ -56,10 +61,11 @@ export function applyInputPath(
   inputPath: string | null | undefined,
   context: unknown,
   variables: Variables,
+  cache?: ExpressionCache,
 ): unknown {
   if (inputPath === null) return {};
   if (inputPath === undefined || inputPath === '$') return input;
-  return selectPath(input, inputPath, context, variables, 'InputPath');
+  return selectPath(input, inputPath, context, variables, 'InputPath', cache);
 }
 
 /** OutputPath: null → {}; absent → the whole output. */
@@ -68,10 +74,11 @@ export function applyOutputPath(
   outputPath: string | null | undefined,
   context: unknown,
   variables: Variables,
+  cache?: ExpressionCache,
 ): unknown {
   if (outputPath === null) return {};
   if (outputPath === undefined || outputPath === '$') return output;
-  return selectPath(output, outputPath, context, variables, 'OutputPath');
+  return selectPath(output, outputPath, context, variables, 'OutputPath', cache);
 }
 
 /**
@@ -83,12 +90,13 @@ export function applyResultPath(
   input: unknown,
   result: unknown,
   resultPath: string | null | undefined,
+  cache?: ExpressionCache,
 ): unknown {
   if (resultPath === null) return input;
   if (resultPath === undefined || resultPath === '$') return result;
   let parsed: ReturnType<typeof parsePath>;
   try {
-    parsed = parsePath(resultPath);
+    parsed = parsePath(resultPath, cache);
   } catch (error) {
     if (error instanceof JsonPathSyntaxError)
       throw runtimeError(`Invalid path '${resultPath}' : ${error.reason}`);

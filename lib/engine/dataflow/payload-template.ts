@@ -1,5 +1,6 @@
 /** JSONPath payload templates: Parameters, ResultSelector, ItemSelector, Assign (JSONPath), Fail paths. */
 import { runtimeError } from './errors.ts';
+import type { ExpressionCache } from './expression-cache.ts';
 import { evaluateIntrinsic } from './intrinsics/evaluate.ts';
 import { isIntrinsicExpression } from './intrinsics/parse.ts';
 import { isJsonObject, setOwn } from './json.ts';
@@ -16,17 +17,18 @@ export function resolvePayloadTemplate(
   context: unknown,
   variables: Variables,
   field: FieldName,
+  cache?: ExpressionCache,
 ): unknown {
   if (Array.isArray(template))
-    return template.map((item) => resolvePayloadTemplate(item, input, context, variables, field));
+    return template.map((item) => resolvePayloadTemplate(item, input, context, variables, field, cache));
   if (!isJsonObject(template)) return template;
   const out: Record<string, unknown> = {};
   for (const key of Object.keys(template)) {
     const value = template[key];
     if (key.endsWith('.$')) {
-      setOwn(out, key.slice(0, -2), resolveDynamicValue(value, input, context, variables, key));
+      setOwn(out, key.slice(0, -2), resolveDynamicValue(value, input, context, variables, key, cache));
     } else {
-      setOwn(out, key, resolvePayloadTemplate(value, input, context, variables, field));
+      setOwn(out, key, resolvePayloadTemplate(value, input, context, variables, field, cache));
     }
   }
   return out;
@@ -39,6 +41,7 @@ export function resolveDynamicValue(
   context: unknown,
   variables: Variables,
   field: FieldName,
+  cache?: ExpressionCache,
 ): unknown {
   if (typeof expression !== 'string') {
     throw runtimeError(
@@ -46,6 +49,6 @@ export function resolveDynamicValue(
     );
   }
   if (isIntrinsicExpression(expression))
-    return evaluateIntrinsic(expression, input, context, variables, field);
-  return selectPath(input, expression.trim(), context, variables, field);
+    return evaluateIntrinsic(expression, input, context, variables, field, cache);
+  return selectPath(input, expression.trim(), context, variables, field, cache);
 }

@@ -5,7 +5,7 @@ import { sdkMetadata } from './sdk-metadata.ts';
 import { awsSdkIntegrationError, optimizedIntegrationError } from './service-errors.ts';
 
 /** The DynamoDB exceptions the SDKs model as their own classes (others are reported generically). */
-const MODELED = new Set([
+const MODELED: ReadonlySet<string> = new Set([
   'ConditionalCheckFailedException',
   'ResourceNotFoundException',
   'ProvisionedThroughputExceededException',

@@ -7,7 +7,11 @@ import {
 import { StatesError } from '../types.ts';
 import { awsSdkIntegrationError } from './service-errors.ts';
 
-const MODELED = new Set(['InternalException', 'ResourceNotFoundException', 'ValidationException']);
+const MODELED: ReadonlySet<string> = new Set([
+  'InternalException',
+  'ResourceNotFoundException',
+  'ValidationException',
+]);
 
 /**
  * `arn:aws:states:::events:putEvents`: sends `Entries` (a `Detail` object is serialized to JSON, as

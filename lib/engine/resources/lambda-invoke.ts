@@ -1,7 +1,7 @@
-import { payloadText, rememberPayloadText } from '../core/json-text.ts';
-import { requestId as newRequestId, randomHex } from '../core/random.ts';
-import { type AbortWatcher, abortWatchers } from '../core/timers.ts';
-import { type LambdaLikeContext, StatesError, type TaskInvocation } from '../types.ts';
+/** Lambda functions run in process, called as AWS Lambda calls them (`lambda:invoke` and plain function ARNs). */
+import { RandomPool } from '../core/random.ts';
+import { type AbortWatcher, AbortWatchers } from '../core/timers.ts';
+import { type LambdaLikeContext, type PayloadTextMemo, StatesError, type TaskInvocation } from '../types.ts';
 import { errorPayload, functionErrorToStatesError, lambdaServiceError } from './lambda-errors.ts';
 import { type LambdaHandlerRegistry, parseFunctionName, type ResolvedFunction } from './lambda-registry.ts';
 import type { SdkMetadata } from './sdk-metadata.ts';
@@ -18,80 +18,13 @@ interface FunctionNames {
   readonly logStreamName: string;
 }
 
-const namesByFunction = new WeakMap<ResolvedFunction, FunctionNames>();
-/** One log stream per function, as one warm Lambda sandbox keeps its stream for its lifetime. */
-const logStreams = new Map<string, string>();
-
-function namesOf(fn: ResolvedFunction): FunctionNames {
-  let names = namesByFunction.get(fn);
-  if (!names) {
-    names = {
-      invokedFunctionArn: fn.qualifier ? `${fn.functionArn}:${fn.qualifier}` : fn.functionArn,
-      logGroupName: `/aws/lambda/${fn.functionName}`,
-      logStreamName: logStreamOf(fn.functionName),
-    };
-    namesByFunction.set(fn, names);
-  }
-  return names;
-}
-
-function logStreamOf(functionName: string): string {
-  let stream = logStreams.get(functionName);
-  if (!stream) {
-    const day = new Date().toISOString().slice(0, 10).replaceAll('-', '/');
-    stream = `${day}/[$LATEST]${randomHex(16)}`;
-    logStreams.set(functionName, stream);
-  }
-  return stream;
-}
-
-/**
- * Calls a registered handler as Lambda would; resolves to a copy of its JSON-serialized result
- * (undefined → null). Not an async function: the handler's settlement reaches the task with one
- * promise hop fewer.
- */
-function callHandler(
-  fn: ResolvedFunction,
-  event: unknown,
-  invocation: TaskInvocation,
-  requestId: string,
-): Promise<unknown> {
-  const deadline = Date.now() + (invocation.timeoutSeconds ?? MAX_LAMBDA_SECONDS) * 1000;
-  const names = namesOf(fn);
-  const context: LambdaLikeContext = {
-    functionName: fn.functionName,
-    functionVersion: '$LATEST',
-    invokedFunctionArn: names.invokedFunctionArn,
-    memoryLimitInMB: '128',
-    awsRequestId: requestId,
-    logGroupName: names.logGroupName,
-    logStreamName: names.logStreamName,
-    // a method, not an arrow property: nothing to name on every call
-    getRemainingTimeInMillis() {
-      return Math.max(0, deadline - Date.now());
-    },
-    callbackWaitsForEmptyEventLoop: true,
-  };
-  // Lambda hands the handler its event as JSON (a fresh copy) and serializes what it returns;
-  // the engine has usually just written the same text into the history
-  const eventCopy = event === undefined ? {} : JSON.parse(payloadText(event));
-  const { signal } = invocation;
-  let running: Promise<unknown>;
-  try {
-    running = fn.handler(eventCopy, context);
-  } catch (error) {
-    return Promise.reject(handlerFailure(error, signal));
-  }
-  return handlerOutcome(running, signal, requestId);
-}
-
 /** What a failed handler call ends with: the abort as it is, else the function error as Step Functions reports it. */
 function handlerFailure(error: unknown, signal: AbortSignal): unknown {
   return signal.aborted ? error : functionErrorToStatesError(error);
 }
 
 /** The handler's result as Lambda returns it: serialized (size-checked) and parsed again. */
-function serializedResult(result: unknown, requestId: string): unknown {
+function serializedResult(result: unknown, requestId: string, texts: PayloadTextMemo | undefined): unknown {
   let serialized: string | undefined;
   try {
     serialized = JSON.stringify(result);
@@ -113,7 +46,7 @@ function serializedResult(result: unknown, requestId: string): unknown {
   }
   if (serialized === undefined) return null;
   const copy: unknown = JSON.parse(serialized);
-  rememberPayloadText(copy, serialized);
+  texts?.remember(copy, serialized);
   return copy;
 }
 
@@ -121,9 +54,7 @@ function serializedResult(result: unknown, requestId: string): unknown {
  * What the handler's promise ends with, as Lambda reports it (its serialized result, or the
  * function error), or the signal's reason once the signal aborts first; settled in one hop.
  */
-function handlerOutcome(work: Promise<unknown>, signal: AbortSignal, requestId: string): Promise<unknown> {
-  if (signal.aborted) return Promise.reject(signal.reason);
-  const call = new HandlerCall(signal, requestId);
+function handlerOutcome(work: Promise<unknown>, call: HandlerCall): Promise<unknown> {
   const outcome = new Promise<unknown>((resolve, reject) => {
     call.resolve = resolve;
     call.reject = reject;
@@ -151,8 +82,11 @@ class HandlerCall implements AbortWatcher {
   constructor(
     private readonly signal: AbortSignal,
     private readonly requestId: string,
+    watchers: AbortWatchers,
+    /** Where the result's text goes (the engine's memo), if anywhere. */
+    private readonly texts: PayloadTextMemo | undefined,
   ) {
-    this.watchers = abortWatchers(signal);
+    this.watchers = watchers.of(signal);
     this.watchers.add(this);
   }
 
@@ -163,7 +97,7 @@ class HandlerCall implements AbortWatcher {
   succeeded(value: unknown): void {
     this.watchers.delete(this);
     try {
-      this.resolve(serializedResult(value, this.requestId));
+      this.resolve(serializedResult(value, this.requestId, this.texts));
     } catch (error) {
       this.reject(error);
     }
@@ -176,78 +110,6 @@ class HandlerCall implements AbortWatcher {
 }
 
 function ignore(): void {}
-
-async function findFunction(
-  registry: LambdaHandlerRegistry,
-  reference: string,
-  requestId: string,
-): Promise<ResolvedFunction> {
-  let fn: ResolvedFunction | undefined;
-  try {
-    fn = await registry.resolve(reference);
-  } catch (error) {
-    throw functionErrorToStatesError(error);
-  }
-  if (fn) return fn;
-  const { name, qualifier } = parseFunctionName(reference);
-  throw lambdaServiceError(
-    'ResourceNotFoundException',
-    `Function not found: ${registry.functionArn(name)}:${qualifier ?? '$LATEST'}`,
-    404,
-    requestId,
-  );
-}
-
-/** `arn:aws:states:::lambda:invoke`: Parameters are Lambda's Invoke request; the result is Invoke's response. */
-export async function invokeLambdaIntegration(
-  registry: LambdaHandlerRegistry,
-  invocation: TaskInvocation,
-): Promise<unknown> {
-  const parameters = (invocation.parameters ?? {}) as Record<string, unknown>;
-  const requestId = newRequestId();
-  const functionName = parameters.FunctionName;
-  if (typeof functionName !== 'string' || functionName === '') {
-    throw new StatesError(
-      'Lambda.InvalidParameterValueException',
-      `1 validation error detected: Value null at 'functionName' failed to satisfy constraint: Member must not be null (Service: AWSLambda; Status Code: 400; Error Code: InvalidParameterValueException; Request ID: ${requestId}; Proxy: null)`,
-    );
-  }
-  const qualified =
-    typeof parameters.Qualifier === 'string' ? `${functionName}:${parameters.Qualifier}` : functionName;
-  const fn = registry.resolveRegistered(qualified) ?? (await findFunction(registry, qualified, requestId));
-  const event = parameters.Payload;
-  if (parameters.InvocationType === 'Event' || parameters.InvocationType === 'DryRun') {
-    if (parameters.InvocationType === 'Event') {
-      // Asynchronous invocation: Lambda accepts the event and runs the function later; its outcome is not reported.
-      callHandler(fn, event, { ...invocation, signal: new AbortController().signal }, requestId).catch(
-        () => undefined,
-      );
-    }
-    const status = parameters.InvocationType === 'Event' ? 202 : 204;
-    const now = Date.now();
-    return {
-      Payload: '',
-      StatusCode: status,
-      ...lambdaMetadata(requestId, 0, status, httpDate(now), traceIdOf(now)),
-    };
-  }
-  const payload = await callHandler(fn, event, invocation, requestId);
-  // the text callHandler parsed the payload from, not a second serialization
-  const payloadJson = payloadText(payload);
-  const length = Buffer.byteLength(payloadJson);
-  const now = Date.now();
-  const date = httpDate(now);
-  const traceId = traceIdOf(now);
-  const response = {
-    ExecutedVersion: '$LATEST',
-    Payload: payload,
-    ...lambdaMetadata(requestId, length, 200, date, traceId),
-    StatusCode: 200,
-  };
-  // its history text (TaskSubmitted of a callback, or the task's result) without serializing it
-  rememberPayloadText(response, invokeResponseText(payloadJson, requestId, length, date, traceId));
-  return response;
-}
 
 /**
  * `JSON.stringify` of a synchronous invocation's response (above), joined from its parts: every
@@ -284,19 +146,6 @@ function invokeResponseText(
     requestId,
     '"},"StatusCode":200}',
   ].join('');
-}
-
-/** A plain function ARN resource: the state input is the event, the function's return value is the result. */
-export function invokeLambdaFunction(
-  registry: LambdaHandlerRegistry,
-  invocation: TaskInvocation,
-): Promise<unknown> {
-  const requestId = newRequestId();
-  const registered = registry.resolveRegistered(invocation.resource);
-  if (registered) return callHandler(registered, invocation.parameters, invocation, requestId);
-  return findFunction(registry, invocation.resource, requestId).then((fn) =>
-    callHandler(fn, invocation.parameters, invocation, requestId),
-  );
 }
 
 /**
@@ -338,20 +187,179 @@ function lambdaMetadata(
   };
 }
 
-/** An X-Ray trace id header value, as Lambda answers one. */
-function traceIdOf(ms: number): string {
-  return `Root=1-${Math.floor(ms / 1000).toString(16)}-${randomHex(12)};Sampled=0`;
-}
+/**
+ * The in-process Lambda functions of one resource invoker, called as AWS Lambda calls them: a JSON
+ * copy of the event in and of the result out, a context object and a request id per call. What it
+ * keeps (each function's context names and log stream, random bytes, the abort watchers of the
+ * signals its calls watch, the formatted date) is its own.
+ */
+export class InProcessLambda {
+  /** The names each function's context reports, built once per function. */
+  private readonly namesByFunction = new WeakMap<ResolvedFunction, FunctionNames>();
+  /** One log stream per function, as one warm Lambda sandbox keeps its stream for its lifetime. */
+  private readonly logStreams = new Map<string, string>();
+  private readonly random = new RandomPool();
+  private readonly watchers = new AbortWatchers();
+  /** The HTTP Date header of the current second. */
+  private dateSecond = Number.NaN;
+  private dateText = '';
 
-let dateSecond = Number.NaN;
-let dateText = '';
+  constructor(private readonly registry: LambdaHandlerRegistry) {}
 
-/** The HTTP Date header (whole seconds), formatted once per second. */
-function httpDate(ms: number): string {
-  const second = Math.floor(ms / 1000);
-  if (second !== dateSecond) {
-    dateSecond = second;
-    dateText = new Date(ms).toUTCString();
+  /** `arn:aws:states:::lambda:invoke`: Parameters are Lambda's Invoke request; the result is Invoke's response. */
+  async invokeIntegration(invocation: TaskInvocation): Promise<unknown> {
+    const parameters = (invocation.parameters ?? {}) as Record<string, unknown>;
+    const requestId = this.random.requestId();
+    const functionName = parameters.FunctionName;
+    if (typeof functionName !== 'string' || functionName === '') {
+      throw new StatesError(
+        'Lambda.InvalidParameterValueException',
+        `1 validation error detected: Value null at 'functionName' failed to satisfy constraint: Member must not be null (Service: AWSLambda; Status Code: 400; Error Code: InvalidParameterValueException; Request ID: ${requestId}; Proxy: null)`,
+      );
+    }
+    const qualified =
+      typeof parameters.Qualifier === 'string' ? `${functionName}:${parameters.Qualifier}` : functionName;
+    const fn = this.registry.resolveRegistered(qualified) ?? (await this.findFunction(qualified, requestId));
+    const event = parameters.Payload;
+    if (parameters.InvocationType === 'Event' || parameters.InvocationType === 'DryRun') {
+      if (parameters.InvocationType === 'Event') {
+        // Asynchronous invocation: Lambda accepts the event and runs the function later; its outcome is not reported.
+        this.callHandler(fn, event, { ...invocation, signal: new AbortController().signal }, requestId).catch(
+          () => undefined,
+        );
+      }
+      const status = parameters.InvocationType === 'Event' ? 202 : 204;
+      const now = Date.now();
+      return {
+        Payload: '',
+        StatusCode: status,
+        ...lambdaMetadata(requestId, 0, status, this.httpDate(now), this.traceIdOf(now)),
+      };
+    }
+    const payload = await this.callHandler(fn, event, invocation, requestId);
+    // the text callHandler parsed the payload from, not a second serialization
+    const texts = invocation.payloadTexts;
+    const payloadJson = texts === undefined ? JSON.stringify(payload) : texts.of(payload);
+    const length = Buffer.byteLength(payloadJson);
+    const now = Date.now();
+    const date = this.httpDate(now);
+    const traceId = this.traceIdOf(now);
+    const response = {
+      ExecutedVersion: '$LATEST',
+      Payload: payload,
+      ...lambdaMetadata(requestId, length, 200, date, traceId),
+      StatusCode: 200,
+    };
+    // its history text (TaskSubmitted of a callback, or the task's result) without serializing it
+    texts?.remember(response, invokeResponseText(payloadJson, requestId, length, date, traceId));
+    return response;
   }
-  return dateText;
+
+  /** A plain function ARN resource: the state input is the event, the function's return value is the result. */
+  invokeFunction(invocation: TaskInvocation): Promise<unknown> {
+    const requestId = this.random.requestId();
+    const registered = this.registry.resolveRegistered(invocation.resource);
+    if (registered) return this.callHandler(registered, invocation.parameters, invocation, requestId);
+    return this.findFunction(invocation.resource, requestId).then((fn) =>
+      this.callHandler(fn, invocation.parameters, invocation, requestId),
+    );
+  }
+
+  /**
+   * Calls a registered handler as Lambda would; resolves to a copy of its JSON-serialized result
+   * (undefined → null). Not an async function: the handler's settlement reaches the task with one
+   * promise hop fewer.
+   */
+  private callHandler(
+    fn: ResolvedFunction,
+    event: unknown,
+    invocation: TaskInvocation,
+    requestId: string,
+  ): Promise<unknown> {
+    const deadline = Date.now() + (invocation.timeoutSeconds ?? MAX_LAMBDA_SECONDS) * 1000;
+    const names = this.namesOf(fn);
+    const context: LambdaLikeContext = {
+      functionName: fn.functionName,
+      functionVersion: '$LATEST',
+      invokedFunctionArn: names.invokedFunctionArn,
+      memoryLimitInMB: '128',
+      awsRequestId: requestId,
+      logGroupName: names.logGroupName,
+      logStreamName: names.logStreamName,
+      // a method, not an arrow property: nothing to name on every call
+      getRemainingTimeInMillis() {
+        return Math.max(0, deadline - Date.now());
+      },
+      callbackWaitsForEmptyEventLoop: true,
+    };
+    // Lambda hands the handler its event as JSON (a fresh copy) and serializes what it returns;
+    // the engine has usually just written the same text into the history
+    const texts = invocation.payloadTexts;
+    const eventCopy =
+      event === undefined ? {} : JSON.parse(texts === undefined ? JSON.stringify(event) : texts.of(event));
+    const { signal } = invocation;
+    let running: Promise<unknown>;
+    try {
+      running = fn.handler(eventCopy, context);
+    } catch (error) {
+      return Promise.reject(handlerFailure(error, signal));
+    }
+    if (signal.aborted) return Promise.reject(signal.reason);
+    return handlerOutcome(running, new HandlerCall(signal, requestId, this.watchers, texts));
+  }
+
+  private async findFunction(reference: string, requestId: string): Promise<ResolvedFunction> {
+    let fn: ResolvedFunction | undefined;
+    try {
+      fn = await this.registry.resolve(reference);
+    } catch (error) {
+      throw functionErrorToStatesError(error);
+    }
+    if (fn) return fn;
+    const { name, qualifier } = parseFunctionName(reference);
+    throw lambdaServiceError(
+      'ResourceNotFoundException',
+      `Function not found: ${this.registry.functionArn(name)}:${qualifier ?? '$LATEST'}`,
+      404,
+      requestId,
+    );
+  }
+
+  private namesOf(fn: ResolvedFunction): FunctionNames {
+    let names = this.namesByFunction.get(fn);
+    if (!names) {
+      names = {
+        invokedFunctionArn: fn.qualifier ? `${fn.functionArn}:${fn.qualifier}` : fn.functionArn,
+        logGroupName: `/aws/lambda/${fn.functionName}`,
+        logStreamName: this.logStreamOf(fn.functionName),
+      };
+      this.namesByFunction.set(fn, names);
+    }
+    return names;
+  }
+
+  private logStreamOf(functionName: string): string {
+    let stream = this.logStreams.get(functionName);
+    if (!stream) {
+      const day = new Date().toISOString().slice(0, 10).replaceAll('-', '/');
+      stream = `${day}/[$LATEST]${this.random.hex(16)}`;
+      this.logStreams.set(functionName, stream);
+    }
+    return stream;
+  }
+
+  /** An X-Ray trace id header value, as Lambda answers one. */
+  private traceIdOf(ms: number): string {
+    return `Root=1-${Math.floor(ms / 1000).toString(16)}-${this.random.hex(12)};Sampled=0`;
+  }
+
+  /** The HTTP Date header (whole seconds), formatted once per second. */
+  private httpDate(ms: number): string {
+    const second = Math.floor(ms / 1000);
+    if (second !== this.dateSecond) {
+      this.dateSecond = second;
+      this.dateText = new Date(ms).toUTCString();
+    }
+    return this.dateText;
+  }
 }

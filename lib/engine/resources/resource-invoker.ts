@@ -8,7 +8,7 @@ import {
   OPTIMIZED_DYNAMODB_ACTIONS,
 } from './dynamodb.ts';
 import { invokePutEvents } from './eventbridge.ts';
-import { invokeLambdaFunction, invokeLambdaIntegration } from './lambda-invoke.ts';
+import { InProcessLambda } from './lambda-invoke.ts';
 import { LambdaHandlerRegistry } from './lambda-registry.ts';
 import { parseResource, type ResourceTarget } from './resource-arn.ts';
 
@@ -65,7 +65,7 @@ function registryFrom(options: ResourceInvokerOptions): LambdaHandlerRegistry {
  * EventBridge (through the given SDK clients). Anything else fails with States.Runtime naming the resource.
  */
 export function createResourceInvoker(options: ResourceInvokerOptions = {}): ResourceInvoker {
-  const registry = registryFrom(options);
+  const lambda = new InProcessLambda(registryFrom(options));
   // Resources come from definitions: parse each once (bounded, should callers invent them without end)
   const targets = new Map<string, ResourceTarget>();
   const remember = (resource: string): ResourceTarget => {
@@ -86,10 +86,10 @@ export function createResourceInvoker(options: ResourceInvokerOptions = {}): Res
   function dispatch(invocation: TaskInvocation): Promise<unknown> {
     const { resource, parameters, signal } = invocation;
     const target = targets.get(resource) ?? remember(resource);
-    if (target.kind === 'lambda-function') return invokeLambdaFunction(registry, invocation);
+    if (target.kind === 'lambda-function') return lambda.invokeFunction(invocation);
     if (target.kind === 'integration' && target.pattern !== 'sync') {
       if (target.service === 'lambda' && target.action === 'invoke')
-        return invokeLambdaIntegration(registry, invocation);
+        return lambda.invokeIntegration(invocation);
       if (target.service === 'events' && target.action === 'putEvents') {
         if (!options.eventBridge) throw missingClient(resource, 'EventBridge');
         return invokePutEvents(options.eventBridge, parameters, signal);

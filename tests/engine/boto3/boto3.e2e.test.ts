@@ -12,7 +12,7 @@ import { join } from 'node:path';
 import { createInterface } from 'node:readline';
 import { promisify } from 'node:util';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { OPERATION_NAMES } from '../../../lib/engine/api/operations.ts';
+import { OPERATION_NAMES } from '../../../lib/engine/operations.ts';
 
 const ROOT = new URL('../../../', import.meta.url).pathname;
 const SCRIPT = join(ROOT, 'tests/engine/boto3/drive_engine.py');

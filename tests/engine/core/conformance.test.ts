@@ -2,8 +2,8 @@ import * as fs from 'node:fs';
 import * as path from 'node:path';
 import { pathToFileURL } from 'node:url';
 import { describe, expect, it } from 'vitest';
-import { type ConformanceCase, playCases } from '../../../lib/engine/core/conformance.ts';
 import { CONFORMANCE_CASES } from '../../conformance-dir.ts';
+import { type ConformanceCase, playCases } from '../../support/conformance.ts';
 
 const CASES = CONFORMANCE_CASES;
 /** Reached: 487 of 490; the 3 others differ only by a role ARN the recordings replaced (docs/conformance.md). */

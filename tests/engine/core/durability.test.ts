@@ -3,7 +3,7 @@ import * as fs from 'node:fs';
 import * as os from 'node:os';
 import * as path from 'node:path';
 import { afterEach, describe, expect, it } from 'vitest';
-import { peekStoreHistories } from '../../../lib/engine/core/store.ts';
+import { peekStoreHistories } from '../../../lib/engine/persistence/store.ts';
 
 const CHILD = path.join(import.meta.dirname, 'durable-child.ts');
 

@@ -2,8 +2,8 @@ import * as fs from 'node:fs';
 import * as os from 'node:os';
 import * as path from 'node:path';
 import { afterEach, describe, expect, it } from 'vitest';
-import { peekStoreHistories } from '../../../lib/engine/core/store.ts';
 import { createEngine, type Durability, type Engine } from '../../../lib/engine/engine.ts';
+import { peekStoreHistories } from '../../../lib/engine/persistence/store.ts';
 import type { TaskInvocation } from '../../../lib/engine/types.ts';
 
 const ROLE = 'arn:aws:iam::123456789012:role/test';

@@ -14,9 +14,9 @@ import * as os from 'node:os';
 import * as path from 'node:path';
 import type * as sfn from '@aws-sdk/client-sfn';
 import { afterAll, describe, expect, it } from 'vitest';
-import type { ConformanceCase } from '../../../lib/engine/core/conformance.ts';
 import { createEngine, type Engine } from '../../../lib/engine/engine.ts';
 import { CONFORMANCE_CASES } from '../../conformance-dir.ts';
+import type { ConformanceCase } from '../../support/conformance.ts';
 
 const CASES = CONFORMANCE_CASES;
 const GOLDEN = path.join(import.meta.dirname, 'history-golden.json');

@@ -3,9 +3,9 @@ import * as os from 'node:os';
 import * as path from 'node:path';
 import fc from 'fast-check';
 import { afterEach, describe, expect, it } from 'vitest';
-import { NOT_TRUNCATED, type StoredEvent } from '../../../lib/engine/core/history.ts';
-import { FileStore } from '../../../lib/engine/core/store.ts';
 import { createEngine } from '../../../lib/engine/engine.ts';
+import { NOT_TRUNCATED, type StoredEvent } from '../../../lib/engine/persistence/history.ts';
+import { FileStore } from '../../../lib/engine/persistence/store.ts';
 
 const dirs: string[] = [];
 function storeDir(): string {
@@ -709,7 +709,7 @@ describe('one engine per store directory', () => {
     const holderScript = path.join(dir, 'hold.ts');
     fs.writeFileSync(
       holderScript,
-      `import { FileStore } from ${JSON.stringify(path.resolve('lib/engine/core/store.ts'))};\n` +
+      `import { FileStore } from ${JSON.stringify(path.resolve('lib/engine/persistence/store.ts'))};\n` +
         `new FileStore({ dir: ${JSON.stringify(path.join(dir, 'store'))} });\n` +
         `process.stdout.write('held\\n');\nsetInterval(() => undefined, 1000);\n`,
     );

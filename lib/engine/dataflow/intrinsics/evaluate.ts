@@ -1,6 +1,7 @@
 /** Evaluates an intrinsic function expression against the state's input, context and variables. */
 import { StatesError } from '../../types.ts';
 import { intrinsicFailure } from '../errors.ts';
+import type { ExpressionCache } from '../expression-cache.ts';
 import { type FieldName, selectPath, type Variables } from '../paths.ts';
 import { INTRINSIC_FUNCTIONS, type IntrinsicValue } from './functions.ts';
 import { type IntrinsicArgument, type IntrinsicCall, parseIntrinsic } from './parse.ts';
@@ -15,9 +16,10 @@ export function evaluateIntrinsic(
   context: unknown,
   variables: Variables,
   field: FieldName,
+  cache?: ExpressionCache,
 ): unknown {
   try {
-    return call(parseIntrinsic(expression), { input, context, variables, field });
+    return call(parseIntrinsic(expression), { input, context, variables, field, cache });
   } catch (error) {
     if (error instanceof StatesError) throw error;
     // A bug or an engine limit (e.g. stack) must still surface as a States error, never as a crash.
@@ -30,6 +32,7 @@ interface Scope {
   readonly context: unknown;
   readonly variables: Variables;
   readonly field: FieldName;
+  readonly cache: ExpressionCache | undefined;
 }
 
 function call(node: IntrinsicCall, scope: Scope): unknown {
@@ -46,7 +49,9 @@ function argumentValue(arg: IntrinsicArgument, scope: Scope): IntrinsicValue {
     case 'literal':
       return arg.raw === undefined ? { value: arg.value } : { value: arg.value, raw: arg.raw };
     case 'path':
-      return { value: selectPath(scope.input, arg.path, scope.context, scope.variables, scope.field) };
+      return {
+        value: selectPath(scope.input, arg.path, scope.context, scope.variables, scope.field, scope.cache),
+      };
     case 'call':
       return { value: call(arg, scope) };
   }

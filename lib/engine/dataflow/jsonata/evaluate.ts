@@ -2,6 +2,7 @@
 import jsonata from 'jsonata';
 import { StatesError } from '../../types.ts';
 import { queryEvaluationError } from '../errors.ts';
+import type { CompiledJsonata, ExpressionCache } from '../expression-cache.ts';
 import { isJsonObject, jsonText, jsonTypeName, setOwn } from '../json.ts';
 import type { FieldName, Variables } from '../paths.ts';
 import { AWS_JSONATA_FUNCTIONS } from './functions.ts';
@@ -13,6 +14,8 @@ export interface JsonataBindings {
   result?: unknown;
   errorOutput?: unknown;
   variables: Variables;
+  /** The engine's expressions compiled so far (without it, each evaluation compiles its expression). */
+  expressions?: ExpressionCache;
 }
 
 const EXPRESSION = /^\{%([\s\S]*)%\}$/;
@@ -24,24 +27,20 @@ export function jsonataExpressionOf(value: unknown): string | undefined {
   return m ? (m[1] as string).trim() : undefined;
 }
 
-type Compiled = ReturnType<typeof jsonata>;
-/**
- * Compiled expressions, least recently used first. A compiled expression costs tens of KiB (its
- * syntax tree, and the AWS functions registered on it), and a large plan has expressions that run
- * once (a step call's literal data): few enough are kept that those cannot pile up, while the
- * ones every execution of a machine evaluates stay.
- */
-const compiled = new Map<string, Compiled>();
-const CACHE_LIMIT = 256;
+function compiledExpression(
+  expression: string,
+  field: FieldName,
+  cache: ExpressionCache | undefined,
+): CompiledJsonata {
+  const kept = cache?.jsonata(expression);
+  if (kept !== undefined) return kept;
+  const compiled = compileExpression(expression, field);
+  cache?.keepJsonata(expression, compiled);
+  return compiled;
+}
 
-function compile(expression: string, field: FieldName): Compiled {
-  const cached = compiled.get(expression);
-  if (cached) {
-    compiled.delete(expression);
-    compiled.set(expression, cached);
-    return cached;
-  }
-  let expr: Compiled;
+function compileExpression(expression: string, field: FieldName): CompiledJsonata {
+  let expr: CompiledJsonata;
   try {
     expr = jsonata(expression);
   } catch (error) {
@@ -55,8 +54,6 @@ function compile(expression: string, field: FieldName): Compiled {
     );
   }
   for (const fn of AWS_JSONATA_FUNCTIONS) expr.registerFunction(fn.name, fn.implementation, fn.signature);
-  if (compiled.size >= CACHE_LIMIT) compiled.delete(compiled.keys().next().value as string);
-  compiled.set(expression, expr);
   return expr;
 }
 
@@ -78,7 +75,7 @@ export async function evaluateJsonataExpression(
   bindings: JsonataBindings,
   field: FieldName,
 ): Promise<unknown> {
-  const expr = compile(expression, field);
+  const expr = compiledExpression(expression, field, bindings.expressions);
   const scope: Record<string, unknown> = {};
   for (const [name, value] of Object.entries(bindings.variables)) setOwn(scope, name, value);
   scope.states = statesBinding(bindings);

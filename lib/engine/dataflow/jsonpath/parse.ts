@@ -1,4 +1,5 @@
 /** A small JSONPath parser for the syntax ASL accepts (Jayway dialect: filters, wildcards, slices, unions). */
+import type { ExpressionCache } from '../expression-cache.ts';
 import type { FilterExpression, ParsedPath, PathRoot, Segment } from './ast.ts';
 
 /** A JSONPath that cannot be parsed; callers turn it into AWS's error for the field. */
@@ -12,19 +13,15 @@ export class JsonPathSyntaxError extends Error {
   }
 }
 
-const FUNCTIONS = new Set(['length', 'size', 'min', 'max', 'avg', 'sum', 'keys']);
-const cache = new Map<string, ParsedPath>();
-const CACHE_LIMIT = 2000;
+const FUNCTIONS: ReadonlySet<string> = new Set(['length', 'size', 'min', 'max', 'avg', 'sum', 'keys']);
 
-/** Parses (and memoizes) a JSONPath such as `$.a[0].b`, `$$.Execution.Id`, `$myVar.x`, `$.items[?(@.n > 1)]`. */
-export function parsePath(source: string): ParsedPath {
-  const cached = cache.get(source);
-  if (cached) return cached;
-  const parser = new PathParser(source);
-  const parsed = parser.parseWhole();
-  if (cache.size >= CACHE_LIMIT) cache.clear();
-  cache.set(source, parsed);
-  return parsed;
+/** Parses a JSONPath such as `$.a[0].b`, `$$.Execution.Id`, `$myVar.x`, `$.items[?(@.n > 1)]`; once per text with a `cache`. */
+export function parsePath(source: string, cache?: ExpressionCache): ParsedPath {
+  return cache === undefined ? parseWholePath(source) : cache.path(source, parseWholePath);
+}
+
+function parseWholePath(source: string): ParsedPath {
+  return new PathParser(source).parseWhole();
 }
 
 class PathParser {

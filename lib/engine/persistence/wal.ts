@@ -1,7 +1,7 @@
 /**
  * The write-ahead log of a durable store: one file that the events of every execution go
  * into, so that any number of running executions share one `write(2)` per flush and one
- * `fdatasync` per group (see docs/engine-speed.md, "The durability contract").
+ * `fdatasync` per group (see "The durability contract" in README.md).
  *
  * The log lives in generations (`wal/<n>.log`). The current generation is appended to; a full
  * one is sealed (fdatasync'd) and a new one begun, and the sealed one is checkpointed: its lines

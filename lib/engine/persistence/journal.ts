@@ -212,8 +212,32 @@ class TaskEvent extends JournalEvent {
   }
 }
 
+/**
+ * Replay found a recorded event of another type at the position the execution emits its next
+ * event: the history was not written by this definition on this engine (changed by hand, or by an
+ * engine whose interpreter emitted other events), so nothing recorded after it can be trusted.
+ * Temporal calls the same condition a nondeterminism error.
+ */
+export class NondeterministicReplayError extends Error {
+  constructor(
+    readonly executionArn: string,
+    /** The event's position: `<scope>.<sequence number>` (the execution's own scope is ''). */
+    readonly key: string,
+    readonly recordedEventId: number,
+    readonly recordedType: string,
+    readonly emittedType: string,
+  ) {
+    super(
+      `Replay of ${executionArn} stopped at event #${recordedEventId} (key '${key}'): the history records ${recordedType} there, where the execution now emits ${emittedType}. The history does not belong to this definition and engine; the execution cannot resume from it.`,
+    );
+    this.name = 'NondeterministicReplayError';
+  }
+}
+
 /** Readonly props of a {@link Journal}. */
 export interface JournalProps {
+  /** The execution whose history this is (named by {@link NondeterministicReplayError}). */
+  readonly executionArn: string;
   readonly log: ExecutionLog;
   /** Events already stored (restart/redrive): the history so far. */
   readonly stored?: readonly StoredEvent[];
@@ -222,7 +246,7 @@ export interface JournalProps {
   readonly onDirty: (journal: Journal) => void;
   /**
    * Makes every recorded event as durable as the engine promises before an effect outside it
-   * (see docs/engine-speed.md): written at once; with strict durability, the promise resolves
+   * (see README.md, "The durability contract"): written at once; with strict durability, the promise resolves
    * once it is on stable storage.
    */
   readonly persist: () => Promise<void> | undefined;
@@ -241,6 +265,8 @@ export class Journal {
   private exitsIndexed = 0;
   /** Index in {@link events} of the first event not yet handed to the log. */
   private pendingFrom: number;
+  /** See {@link JournalProps.executionArn}. */
+  readonly executionArn: string;
   private readonly log: ExecutionLog;
   private readonly now: () => number;
   private readonly onDirty: (journal: Journal) => void;
@@ -250,6 +276,7 @@ export class Journal {
   readonly memoryOnly: boolean;
 
   constructor(props: JournalProps) {
+    this.executionArn = props.executionArn;
     this.log = props.log;
     this.memoryOnly = props.memoryOnly === true;
     this.now = props.now;
@@ -316,11 +343,18 @@ export class Journal {
     );
   }
 
-  /** On replay: the recorded event of type `type` at `<scope>.<seq>`, if there is one. */
+  /**
+   * On replay: the recorded event at `<scope>.<seq>`, if there is one. One of another type than
+   * `type` ends replay with a {@link NondeterministicReplayError} (the events the execution then
+   * records on its way to failing are new ones).
+   */
   replayed(scope: string, seq: number, type: string): StoredEvent | undefined {
     if (this.replay.size === 0) return undefined;
-    const old = this.replay.get(`${scope}.${seq}`);
-    return old && old.type === type ? old : undefined;
+    const key = `${scope}.${seq}`;
+    const old = this.replay.get(key);
+    if (old === undefined || old.type === type) return old;
+    this.replay.clear();
+    throw new NondeterministicReplayError(this.executionArn, key, old.id, old.type, type);
   }
 
   /** Appends a new event (its id must be the next one) to the history and the pending batch. */

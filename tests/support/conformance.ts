@@ -5,8 +5,8 @@
  * own compare rules.
  */
 import type * as sfn from '@aws-sdk/client-sfn';
-import { createEngine, type Engine } from '../engine.ts';
-import type { StepFunctionsEngine } from '../types.ts';
+import { createEngine, type Engine } from '../../lib/engine/engine.ts';
+import type { StepFunctionsEngine } from '../../lib/engine/types.ts';
 
 /** One case file (the fields the runner reads). */
 export interface ConformanceCase {

@@ -88,34 +88,17 @@ const EVENT_TYPES: readonly string[] = [
   'EvaluationFailed',
 ];
 
-const CODES = new Map(EVENT_TYPES.map((t, i) => [t, i]));
+const CODES: ReadonlyMap<string, number> = new Map(EVENT_TYPES.map((t, i) => [t, i]));
 
-/**
- * The type strings looked up last and their codes. The journal's events share their type strings
- * (one per state type and event kind), so comparing is mostly comparing pointers, where the map
- * compares the text with its own copy of the key.
- */
+/** How many of the type strings looked up last a codec remembers (see {@link EventCodec.codeOf}). */
 const RECENT_TYPES = 8;
-const recentTypes: (string | undefined)[] = new Array(RECENT_TYPES).fill(undefined);
-const recentCodes: (number | undefined)[] = new Array(RECENT_TYPES).fill(undefined);
-let recentType = 0;
-
-/** The code of an event type (undefined: not in {@link EVENT_TYPES}). */
-function codeOf(type: string): number | undefined {
-  for (let i = 0; i < RECENT_TYPES; i++) if (recentTypes[i] === type) return recentCodes[i];
-  const code = CODES.get(type);
-  recentTypes[recentType] = type;
-  recentCodes[recentType] = code;
-  recentType = (recentType + 1) % RECENT_TYPES;
-  return code;
-}
 /** Codes below this are `*StateEntered` (even) and `*StateExited` (odd). */
 const STATE_CODES = STATE_TYPES.length * 2;
 
 /** Detail members holding payload text. */
-const PAYLOAD_KEYS = new Set(['input', 'output', 'parameters']);
+const PAYLOAD_KEYS: ReadonlySet<string> = new Set(['input', 'output', 'parameters']);
 /** Detail members that are usually the shared NOT_TRUNCATED object (written as 0). */
-const TRUNCATION_KEYS = new Set(['inputDetails', 'outputDetails']);
+const TRUNCATION_KEYS: ReadonlySet<string> = new Set(['inputDetails', 'outputDetails']);
 
 /** Longest detail text whose quoted bytes are cached (longer ones, e.g. causes, rarely recur). */
 const MAX_QUOTED_VALUE = 128;
@@ -169,6 +152,16 @@ interface Head {
  * last timestamp and id. A log encodes with the state its file's lines leave behind.
  */
 export class EventCodec {
+  /**
+   * The type strings looked up last and their codes, round robin. The journal's events share
+   * their type strings (one per state type and event kind), so comparing is mostly comparing
+   * pointers, where the map compares the text with its own copy of the key.
+   */
+  private readonly recentTypes: (string | undefined)[] = new Array(RECENT_TYPES).fill(undefined);
+  private readonly recentCodes: (number | undefined)[] = new Array(RECENT_TYPES).fill(undefined);
+  private recentType = 0;
+  /** The buffer {@link encodeBatch} encodes into, made on first use. */
+  private batchWriter: ByteWriter | undefined;
   private readonly scopes = new Map<string, ScopeState>();
   private readonly scopeList: ScopeState[] = [];
   /** Payload texts by number (decoding); the encoder only counts them. */
@@ -201,11 +194,18 @@ export class EventCodec {
   };
 
   /**
-   * One line (with its newline) holding `events`, as bytes to write at once: valid until the next
-   * call (every codec encodes into one shared buffer).
+   * @param quotes Quoted names and short texts, as UTF-8: shared by the codecs of one store (names
+   * recur from history to history); a codec of its own by default.
+   */
+  constructor(private readonly quotes: QuotedTexts = new QuotedTexts()) {}
+
+  /**
+   * One line (with its newline) holding `events`, as bytes to write at once: valid until this
+   * codec's next call.
    */
   encodeBatch(events: readonly StoredEvent[]): Uint8Array {
-    const w = writer;
+    this.batchWriter ??= new ByteWriter();
+    const w = this.batchWriter;
     w.reset();
     this.encodeInto(w, events);
     return w.bytes();
@@ -230,8 +230,19 @@ export class EventCodec {
     w.byte(10); // \n
   }
 
+  /** The code of an event type (undefined: not in {@link EVENT_TYPES}). */
+  private codeOf(type: string): number | undefined {
+    const { recentTypes, recentCodes } = this;
+    for (let i = 0; i < RECENT_TYPES; i++) if (recentTypes[i] === type) return recentCodes[i];
+    const code = CODES.get(type);
+    recentTypes[this.recentType] = type;
+    recentCodes[this.recentType] = code;
+    this.recentType = (this.recentType + 1) % RECENT_TYPES;
+    return code;
+  }
+
   private encode(w: ByteWriter, e: StoredEvent): void {
-    const code = codeOf(e.type);
+    const code = this.codeOf(e.type);
     if (code !== undefined && code < STATE_CODES) {
       // the journal's own state events: their texts straight from the event, no details object
       if (e instanceof StateEnteredEvent) {
@@ -265,7 +276,7 @@ export class EventCodec {
         return;
       }
     }
-    this.generic(w, code === undefined || code < STATE_CODES ? quote(e.type) : code, e);
+    this.generic(w, code === undefined || code < STATE_CODES ? this.quotes.quote(e.type) : code, e);
   }
 
   /** `[head, name, input]`, leaving out what the scope implies. */
@@ -286,7 +297,7 @@ export class EventCodec {
       if (fields > 0) {
         w.byte(44);
         if (scope !== undefined && name === scope.expect) w.raw(NULL);
-        else writeName(w, name);
+        else writeName(w, name, this.quotes);
         if (fields > 1) {
           w.byte(44);
           ref = this.payload(w, input, scope);
@@ -332,7 +343,7 @@ export class EventCodec {
     this.writeHead(w, code);
     w.byte(44);
     if (next === undefined) w.byte(48);
-    else writeName(w, next);
+    else writeName(w, next, this.quotes);
     let ref = -1;
     if (fields > 1) {
       w.byte(44);
@@ -345,7 +356,7 @@ export class EventCodec {
         if (fields > 3) {
           w.byte(44);
           if (impliedName) w.raw(NULL);
-          else writeName(w, name);
+          else writeName(w, name, this.quotes);
           if (fields > 4) {
             w.byte(44);
             w.text(JSON.stringify(assigned));
@@ -479,7 +490,7 @@ export class EventCodec {
     const scope = h.scope;
     if (scope === undefined) {
       w.byte(91);
-      w.raw(quote(h.key));
+      w.raw(this.quotes.quote(h.key));
       w.byte(93);
     } else if (h.declared === 'sibling') w.number(-1);
     else if (h.declared === 'named')
@@ -505,21 +516,21 @@ export class EventCodec {
   private isSibling(name: string): boolean {
     const last = this.lastDeclared;
     if (last === undefined || last.number < 0) return false;
-    const stem = stemOf(name);
-    if (stem !== last.stem || stemNumber !== last.number + 1) return false;
+    const stem = stemLength(name);
+    if (stem !== last.stem || trailingNumber(name, stem) !== last.number + 1) return false;
     const before = last.name;
     for (let i = 0; i < stem; i++) if (name.charCodeAt(i) !== before.charCodeAt(i)) return false;
     return true;
   }
 
   private declareScope(name: string, seq: number): ScopeState {
-    const stem = stemOf(name);
+    const stem = stemLength(name);
     const scope: ScopeState = {
       name,
       index: this.scopeList.length,
       last: seq,
       stem,
-      number: stemNumber,
+      number: trailingNumber(name, stem),
       expect: undefined,
       enteredName: undefined,
       enteredId: 0,
@@ -575,7 +586,7 @@ export class EventCodec {
       if (v === undefined) continue;
       if (keys.length > 0) w.byte(44);
       keys.push(k);
-      w.raw(quote(k));
+      w.raw(this.quotes.quote(k));
       w.byte(58); // :
       this.value(w, v, kindOf(k), scope);
     }
@@ -607,7 +618,7 @@ export class EventCodec {
       } else w.text(`[${JSON.stringify(v)}]`);
     } else if (v === NOT_TRUNCATED && kind === TRUNCATION) w.byte(48);
     // short texts (resources, names, error codes) recur: their quoted bytes are cached
-    else if (typeof v === 'string' && v.length <= MAX_QUOTED_VALUE) w.raw(quote(v));
+    else if (typeof v === 'string' && v.length <= MAX_QUOTED_VALUE) w.raw(this.quotes.quote(v));
     else if (typeof v === 'number' && Number.isSafeInteger(v)) w.number(v);
     else w.text(JSON.stringify(v));
   }
@@ -878,62 +889,67 @@ function track(scope: ScopeState, text: string, ref: number): void {
   scope.payloadRef = ref;
 }
 
-/** The trailing decimal number {@link stemOf} read last (−1: none). */
-let stemNumber = -1;
-
-/** The length of a name without its trailing decimal number (no leading zero); the number goes to {@link stemNumber}. */
-function stemOf(name: string): number {
+/** The length of a name without its trailing decimal number (no leading zero, at most 15 digits). */
+function stemLength(name: string): number {
   let at = name.length;
-  let number = 0;
-  let unit = 1;
   while (at > 0) {
     const c = name.charCodeAt(at - 1);
     if (c < 48 || c > 57) break;
-    number += (c - 48) * unit;
-    unit *= 10;
     at--;
   }
   const digits = name.length - at;
-  if (digits === 0 || digits > 15 || (digits > 1 && name.charCodeAt(at) === 48)) {
-    stemNumber = -1;
-    return name.length;
-  }
-  stemNumber = number;
+  if (digits === 0 || digits > 15 || (digits > 1 && name.charCodeAt(at) === 48)) return name.length;
   return at;
+}
+
+/** The decimal number after a name's stem ({@link stemLength}); −1 when it has none. */
+function trailingNumber(name: string, stem: number): number {
+  if (stem === name.length) return -1;
+  let number = 0;
+  for (let i = stem; i < name.length; i++) number = number * 10 + (name.charCodeAt(i) - 48);
+  return number;
 }
 
 const NULL = Buffer.from('null');
 
-/** Quoted names (state names, event types, scopes) repeat from event to event: kept once each, as UTF-8. */
-const quoted = new Map<string, Uint8Array>();
-/** Copies of their own: a small `Buffer.from` is a slice of an 8 KiB pool, which a kept slice keeps whole. */
-const utf8 = new TextEncoder();
+/** Quoted texts kept; the cache starts over once it holds this many. */
+const MAX_QUOTED = 4096;
 
-/** `JSON.stringify(text)` as UTF-8 bytes, remembered. */
-function quote(text: string): Uint8Array {
-  let q = quoted.get(text);
-  if (q === undefined) {
-    if (quoted.size >= 4096) quoted.clear();
-    q = utf8.encode(JSON.stringify(text));
-    quoted.set(text, q);
+/**
+ * Quoted names (state names, event types, scopes) and short detail texts repeat from event to
+ * event: kept once each, as UTF-8 (copies of their own: a small `Buffer.from` is a slice of an
+ * 8 KiB pool, which a kept slice keeps whole).
+ */
+export class QuotedTexts {
+  private readonly quoted = new Map<string, Uint8Array>();
+  private readonly utf8 = new TextEncoder();
+
+  /** `JSON.stringify(text)` as UTF-8 bytes, remembered. */
+  quote(text: string): Uint8Array {
+    let q = this.quoted.get(text);
+    if (q === undefined) {
+      if (this.quoted.size >= MAX_QUOTED) this.quoted.clear();
+      q = this.utf8.encode(JSON.stringify(text));
+      this.quoted.set(text, q);
+    }
+    return q;
   }
-  return q;
 }
 
 /**
  * A state name, quoted: short plain ones character by character (cheaper than finding their
  * cached bytes), others from the cache.
  */
-function writeName(w: ByteWriter, name: string): void {
+function writeName(w: ByteWriter, name: string, quotes: QuotedTexts): void {
   const n = name.length;
   if (n > 32) {
-    w.raw(quote(name));
+    w.raw(quotes.quote(name));
     return;
   }
   for (let i = 0; i < n; i++) {
     const c = name.charCodeAt(i);
     if (c < 0x20 || c > 0x7e || c === 0x22 || c === 0x5c) {
-      w.raw(quote(name));
+      w.raw(quotes.quote(name));
       return;
     }
   }
@@ -962,9 +978,6 @@ function quoteOnce(w: ByteWriter, text: string): void {
 /** Whether a text has no lone surrogate (UTF-8 keeps it exactly); immediate for one-byte strings. */
 const isWellFormed = (text: string): boolean =>
   (text as unknown as { isWellFormed(): boolean }).isWellFormed();
-
-/** Every codec encodes into this one buffer; a line is written before the next is encoded. */
-const writer = new ByteWriter();
 
 /**
  * Whether a `*StateEntered` event has `{ name, input, inputDetails: NOT_TRUNCATED }`. Its details

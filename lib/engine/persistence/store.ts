@@ -7,12 +7,12 @@
  * format of event-codec.ts (payload texts once, then by reference); files written in the older
  * format (one event object, or an array of them, per line) are still read and appended to.
  * Finished executions are summarised (summaries.jsonl) so that a restart reads only the
- * histories of executions that may still run. The durability contract: docs/engine-speed.md.
+ * histories of executions that may still run. The durability contract: README.md (this folder).
  */
 import { createHash } from 'node:crypto';
 import * as fs from 'node:fs';
 import * as path from 'node:path';
-import { EventCodec, FORMAT_2, FORMAT_3 } from './event-codec.ts';
+import { EventCodec, FORMAT_2, FORMAT_3, QuotedTexts } from './event-codec.ts';
 import type { StoredEvent } from './history.ts';
 import { parseWal, type WalOwner, WriteAheadLog, walFile, walGenerations, writeAll } from './wal.ts';
 
@@ -162,7 +162,7 @@ export interface FileStoreProps {
   readonly dir: string;
   /**
    * Longest time written events wait for their fdatasync (the group window, see
-   * docs/engine-speed.md); a power loss loses at most this window. @default 20
+   * README.md); a power loss loses at most this window. @default 20
    */
   readonly syncWindowMs?: number;
   /** Size of a write-ahead log generation that starts a checkpoint into the history files. @default 8 MiB */
@@ -249,6 +249,8 @@ export class FileStore implements EngineStore {
   private checkpointFailure: Error | undefined;
   private readonly counters = { bytesRead: 0, checkpoints: 0 };
   private readonly lockFile: string;
+  /** @internal The quoted names every history's codec writes (names recur from history to history). */
+  readonly quotes = new QuotedTexts();
 
   constructor(props: FileStoreProps) {
     this.dir = path.resolve(props.dir);
@@ -848,7 +850,7 @@ class FileExecutionLog implements ExecutionLog, WalOwner {
         }
       } else this.fileSize = 0;
     }
-    const codec = new EventCodec();
+    const codec = new EventCodec(this.store.quotes);
     if (this.fileSize > 0 || this.ranges.length > 0) decodeHistory(this.text().toString('utf8'), codec);
     this.codec = codec;
   }

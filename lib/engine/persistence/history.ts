@@ -148,7 +148,7 @@ export function detailsMember(type: string): string | undefined {
   return `${type[0]?.toLowerCase()}${type.slice(1)}EventDetails`;
 }
 
-const NO_DETAILS = new Set([
+const NO_DETAILS: ReadonlySet<string> = new Set([
   'ParallelStateStarted',
   'ParallelStateSucceeded',
   'ParallelStateFailed',
@@ -175,7 +175,7 @@ export function toHistoryEvent(event: StoredEvent, includeExecutionData: boolean
   return out as unknown as sfn.HistoryEvent;
 }
 
-const DATA_FIELDS = new Set(['input', 'output', 'parameters']);
+const DATA_FIELDS: ReadonlySet<string> = new Set(['input', 'output', 'parameters']);
 
 function withoutData(details: Record<string, unknown>): Record<string, unknown> {
   const out: Record<string, unknown> = {};
