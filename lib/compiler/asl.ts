@@ -11,6 +11,25 @@ export interface Fragment {
   readonly states: AslStates;
 }
 
+/** One ASL retrier. */
+export interface AslRetrier {
+  readonly ErrorEquals: string[];
+  /** @default 1 */
+  readonly IntervalSeconds?: number;
+  /** @default 3 */
+  readonly MaxAttempts?: number;
+  /** @default 2 */
+  readonly BackoffRate?: number;
+  readonly MaxDelaySeconds?: number;
+}
+
+/** One ASL catcher. */
+export interface AslCatcher {
+  readonly ErrorEquals: readonly string[];
+  readonly Output?: unknown;
+  readonly Next: string;
+}
+
 /** A complete definition (top level or a Parallel branch). */
 export interface AslDefinition {
   readonly Comment?: string;

@@ -19,7 +19,7 @@ import type {
   StepView,
 } from '../runtime/payloads/index.ts';
 import { approvalView, fitApprovalView, stepGateView, VIEW_LIMIT_BYTES } from './approval-view.ts';
-import type { AslDefinition, CompiledDefinition, Fragment } from './asl.ts';
+import type { AslDefinition, AslRetrier, CompiledDefinition, Fragment } from './asl.ts';
 import { CHILD_STATES, ChildMachine } from './child-machine.ts';
 import { COMPLETION_STATES, Completion } from './completion.ts';
 import { gateLadderPolicy } from './gate-ladder.ts';
@@ -32,7 +32,7 @@ import { HISTORY_EVENTS, PlanStep } from './plan-step.ts';
 import { STEP_FUNCTIONS_QUOTAS } from './quotas.ts';
 import { type ChildBlock, LayoutRenderer } from './render.ts';
 import { buildReport, type CompileReport } from './report.ts';
-import { type AslRetrier, RetryPolicy } from './retry-policy.ts';
+import { RetryPolicy } from './retry-policy.ts';
 import { Rollback } from './rollback.ts';
 import { BranchScope, StateNamer } from './scope.ts';
 import { type Layout, type Size, Splitter } from './split.ts';

@@ -18,12 +18,11 @@
  */
 import type { Contract, Step } from '../plan/schema.ts';
 import { MACHINE_ERRORS } from '../runtime/payloads/index.ts';
-import type { Fragment } from './asl.ts';
+import type { AslRetrier, Fragment } from './asl.ts';
 import { LAMBDA_INVOKE, SERVICE_RETRY } from './asl.ts';
 import { EXECUTION_SCOPE } from './dataflow.ts';
 import { jsonata, literal, quote, toJsonataSource } from './jsonata.ts';
 import { PLACEHOLDERS, ref } from './placeholders.ts';
-import type { AslRetrier } from './retry-policy.ts';
 
 export interface RollbackProps {
   /** The plan's steps; those with a `rollback` get undone. */

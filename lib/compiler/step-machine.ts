@@ -18,13 +18,12 @@
  */
 import type { Step } from '../plan/schema.ts';
 import type { BudgetLimits, PlanIdentity, RecipeSummary } from '../runtime/payloads/index.ts';
-import type { AslDefinition, AslState } from './asl.ts';
+import type { AslDefinition, AslRetrier, AslState } from './asl.ts';
 import { LAMBDA_INVOKE, START_EXECUTION_RETRY, START_EXECUTION_SYNC, transition } from './asl.ts';
 import { ATTEMPT, CURRENT, entriesOf, mergeCurrent, RUN_ATTEMPT, type RunValues, STEPS } from './dataflow.ts';
 import { ScopeEscalation } from './escalation.ts';
 import { jsonata, literal, toJsonataSource } from './jsonata.ts';
 import { PLACEHOLDERS, ref } from './placeholders.ts';
-import type { AslRetrier } from './retry-policy.ts';
 import { BranchScope, StateNamer } from './scope.ts';
 import { stepGateRejection } from './step-gate.ts';
 import type { DataNeeds } from './step-reads.ts';
