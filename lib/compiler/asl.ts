@@ -1,15 +1,9 @@
 /** The ASL shapes the building blocks produce (JSONata query language). */
 
-/** One state, as it appears under `States`. Loosely typed: each block builds its own fields. */
+/** One state, as it appears under `States` (rendered by the builders in states/). */
 export type AslState = Record<string, unknown>;
 
 export type AslStates = Record<string, AslState>;
-
-/** A rendered piece of a state machine: where it starts and the states it adds. */
-export interface Fragment {
-  readonly startAt: string;
-  readonly states: AslStates;
-}
 
 /** One ASL retrier. */
 export interface AslRetrier {
@@ -21,6 +15,8 @@ export interface AslRetrier {
   /** @default 2 */
   readonly BackoffRate?: number;
   readonly MaxDelaySeconds?: number;
+  /** @default 'NONE' */
+  readonly JitterStrategy?: 'FULL' | 'NONE';
 }
 
 /** One ASL catcher. */
@@ -39,11 +35,6 @@ export interface AslDefinition {
   readonly TimeoutSeconds?: number;
 }
 
-/** `Next: name` or `End: true`. */
-export function transition(next: string | undefined): { Next: string } | { End: true } {
-  return next === undefined ? { End: true } : { Next: next };
-}
-
 export const LAMBDA_INVOKE = 'arn:aws:states:::lambda:invoke';
 export const LAMBDA_INVOKE_WAIT = 'arn:aws:states:::lambda:invoke.waitForTaskToken';
 export const START_EXECUTION_SYNC = 'arn:aws:states:::states:startExecution.sync:2';
@@ -60,7 +51,7 @@ export const LAMBDA_SERVICE_ERRORS = [
  * Retry for the harness's own bookkeeping calls (classifier, join, finalize): every 1 s, backoff
  * ×2 (ASL's defaults, left out of the definition), up to 6 times, with full jitter.
  */
-export const SERVICE_RETRY = {
+export const SERVICE_RETRY: AslRetrier = {
   ErrorEquals: LAMBDA_SERVICE_ERRORS,
   MaxAttempts: 6,
   JitterStrategy: 'FULL',
@@ -77,7 +68,7 @@ export const INTERRUPTED_ERROR = 'States.TaskFailed';
  * Retry of an interrupted Finalize, which answers what it recorded when made again: every 1 s,
  * backoff ×2 (ASL's defaults), up to 6 times, with full jitter.
  */
-export const INTERRUPTED_RETRY = {
+export const INTERRUPTED_RETRY: AslRetrier = {
   ErrorEquals: [INTERRUPTED_ERROR],
   MaxAttempts: 6,
   JitterStrategy: 'FULL',
@@ -109,7 +100,7 @@ export const START_EXECUTION_REFUSED_ERRORS = [
  * Retry for a child machine that Step Functions refused to start (a big fan-out meets the
  * StartExecution quota): every 1 s, backoff ×2 (ASL's defaults, left out), up to 6 times, full jitter.
  */
-export const START_EXECUTION_RETRY = {
+export const START_EXECUTION_RETRY: AslRetrier = {
   ErrorEquals: START_EXECUTION_REFUSED_ERRORS,
   MaxAttempts: 6,
   JitterStrategy: 'FULL',

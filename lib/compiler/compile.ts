@@ -19,14 +19,14 @@ import type {
   StepView,
 } from '../runtime/payloads/index.ts';
 import { approvalView, fitApprovalView, stepGateView, VIEW_LIMIT_BYTES } from './approval-view.ts';
-import type { AslDefinition, AslRetrier, CompiledDefinition, Fragment } from './asl.ts';
+import type { AslDefinition, AslRetrier, CompiledDefinition } from './asl.ts';
 import { CHILD_STATES, ChildMachine } from './child-machine.ts';
 import { COMPLETION_STATES, Completion } from './completion.ts';
 import { gateLadderPolicy } from './gate-ladder.ts';
 import { literal } from './jsonata.ts';
-import { childPlaceholder, ref, stepMachinePlaceholder } from './placeholders.ts';
+import { childPlaceholder, type MachinePlaceholder, ref, stepMachinePlaceholder } from './placeholders.ts';
 import { planFacts } from './plan-facts.ts';
-import { PLAN_GATE_STATES, PlanGate } from './plan-gate.ts';
+import { PlanGate } from './plan-gate.ts';
 import { planGraph } from './plan-graph.ts';
 import { HISTORY_EVENTS, PlanStep } from './plan-step.ts';
 import { STEP_FUNCTIONS_QUOTAS } from './quotas.ts';
@@ -36,6 +36,7 @@ import { RetryPolicy } from './retry-policy.ts';
 import { Rollback } from './rollback.ts';
 import { BranchScope, StateNamer } from './scope.ts';
 import { type Layout, type Size, Splitter } from './split.ts';
+import { Parallel, StateGraph } from './states/index.ts';
 import { StepMachine } from './step-machine.ts';
 import { contractNeeds } from './step-reads.ts';
 import { runsOnWorker } from './step-task.ts';
@@ -170,8 +171,8 @@ export function compilePlan(input: Plan | PlanInput, options: CompileOptions = {
   // carries its own step's view.
   const view = approvalView(plan, options.tools);
   // Tool steps run on step machines (one per distinct set of Retry blocks) when that is chosen.
-  const stepMachines = new Map<string, { placeholder: string; retry: AslRetrier[] }>();
-  const stepMachineOf = (step: Step): string | undefined => {
+  const stepMachines = new Map<string, { placeholder: MachinePlaceholder; retry: AslRetrier[] }>();
+  const stepMachineOf = (step: Step): MachinePlaceholder | undefined => {
     if (step.requiresHuman || runsOnWorker(step)) return undefined;
     const retry = new RetryPolicy({ recovery: recovery.steps.get(step.id) ?? recovery.plan }).toAsl();
     const key = JSON.stringify(retry);
@@ -213,7 +214,8 @@ export function compilePlan(input: Plan | PlanInput, options: CompileOptions = {
     const sizing = new BranchScope(new StateNamer());
     const sizes = new Map<string, Size>();
     for (const [id, planStep] of steps) {
-      const bytes = jsonBytes(planStep.toAsl(sizing, 'Next state').states) + planStep.escalationBytes();
+      const rendered = StateGraph.of(planStep.toAsl(sizing, 'Next state')).renderStates();
+      const bytes = jsonBytes(rendered) + planStep.escalationBytes();
       sizes.set(id, { events: planStep.cost().historyEvents, bytes });
     }
     return sizes;
@@ -284,35 +286,35 @@ export function compilePlan(input: Plan | PlanInput, options: CompileOptions = {
       }).toAsl()
     : undefined;
   const afterExecute = rollback?.startAt ?? COMPLETION_STATES.finalize;
-  const mainStates: Fragment['states'] = {
+  const execute = new Parallel(EXECUTE_STATE, {
+    comment:
+      'The approved plan. Any stop inside (abort, critical skip, timeout) is caught here so Finalize always runs.',
+    branches: [StateGraph.of(body).addAll(executeScope.sharedStates)],
+    output: jsonOutput('{"steps": $states.result[0].steps}'),
+    catch: [
+      {
+        errorEquals: ['States.ALL'],
+        // A stop inside a step machine or a part reaches here as `States.TaskFailed` whose
+        // cause describes the child execution: its own Error and Cause are what stopped the run.
+        output: jsonOutput(`{"error": ${CHILD_STOP}}`),
+        next: afterExecute,
+      },
+    ],
+    next: afterExecute,
+  });
+  const main = new StateGraph(gate.startAt, [
     ...gate.states,
-    [EXECUTE_STATE]: {
-      Type: 'Parallel',
-      Comment:
-        'The approved plan. Any stop inside (abort, critical skip, timeout) is caught here so Finalize always runs.',
-      Branches: [{ StartAt: body.startAt, States: { ...body.states, ...executeScope.sharedStates } }],
-      Output: jsonOutput('{"steps": $states.result[0].steps}'),
-      Catch: [
-        {
-          ErrorEquals: ['States.ALL'],
-          // A stop inside a step machine or a part reaches here as `States.TaskFailed` whose
-          // cause describes the child execution: its own Error and Cause are what stopped the run.
-          Output: jsonOutput(`{"error": ${CHILD_STOP}}`),
-          Next: afterExecute,
-        },
-      ],
-      Next: afterExecute,
-    },
-    ...rollback?.states,
+    execute,
+    ...(rollback?.states ?? []),
     ...completion.states,
-  };
+  ]);
   const definitions: CompiledDefinition[] = [
-    definition(name, {
-      Comment: `plangate ${plan.id} v${plan.version} (${identity.digest}): ${oneLine(plan.objective)}`,
-      QueryLanguage: 'JSONata',
-      StartAt: PLAN_GATE_STATES.start,
-      States: mainStates,
-    }),
+    definition(
+      name,
+      main.toDefinition(
+        `plangate ${plan.id} v${plan.version} (${identity.digest}): ${oneLine(plan.objective)}`,
+      ),
+    ),
   ];
 
   // Finalize checks the postconditions against the parent's ledger: the parts hand back what they name.
@@ -328,14 +330,14 @@ export function compilePlan(input: Plan | PlanInput, options: CompileOptions = {
       recovery: recoverySummary,
       facts,
       outputs: childOutputs(block, stepById, decomposition.joins, postconditionReads),
-    }).toAsl({ startAt: inner.startAt, states: { ...inner.states, ...scope.sharedStates } });
+    }).toAsl({ startAt: inner.startAt, states: [...inner.states, ...scope.sharedStates] });
     definitions.push({
-      ...definition(`${name}-part-${block.part}`, {
-        Comment: `plangate ${plan.id} v${plan.version} (${identity.digest}), part ${block.part}`,
-        QueryLanguage: 'JSONata',
-        StartAt: frame.startAt,
-        States: frame.states,
-      }),
+      ...definition(
+        `${name}-part-${block.part}`,
+        StateGraph.of(frame).toDefinition(
+          `plangate ${plan.id} v${plan.version} (${identity.digest}), part ${block.part}`,
+        ),
+      ),
       arnSubstitution: childPlaceholder(block.part),
     });
   }

@@ -7,14 +7,15 @@
 import type { RecoveryTable } from '../plan/recovery.ts';
 import type { Step } from '../plan/schema.ts';
 import type { BudgetLimits, StepView } from '../runtime/payloads/index.ts';
-import type { AslStates, Fragment } from './asl.ts';
 import { type EscalatedStep, escalationOf, ScopeEscalation } from './escalation.ts';
 import type { GateLadderPolicy } from './gate-ladder.ts';
 import { JoinSignal, JoinWait, joinSignalState, joinWaitState } from './join.ts';
+import type { MachinePlaceholder } from './placeholders.ts';
 import { RetryPolicy } from './retry-policy.ts';
 import type { BranchScope } from './scope.ts';
+import type { Fragment, State } from './states/index.ts';
 import { StepGate, stepGateStates } from './step-gate.ts';
-import { stepCall, stepCallState } from './step-machine.ts';
+import { StepCall, stepCallState } from './step-machine.ts';
 import { contractNeeds, runnerNeeds } from './step-reads.ts';
 import { runsOnWorker, StepTask, stepEntryState, stepTaskStates } from './step-task.ts';
 
@@ -59,7 +60,7 @@ export interface PlanStepProps {
    * The step machine that runs this step (`StepStateMachineArn<n>`); only tool steps have one.
    * @default - the step's states are in the plan machine
    */
-  readonly stepMachine?: string;
+  readonly stepMachine?: MachinePlaceholder;
 }
 
 /** What a step costs on the happy path. */
@@ -88,17 +89,14 @@ export class PlanStep {
 
   toAsl(scope: BranchScope, next: string | undefined): Fragment {
     const { step } = this.props;
-    const states: AslStates = {};
     const signals = this.props.signalSuccessors ?? [];
     const joins = this.props.joinPredecessors ?? [];
     const afterCheck = signals.length > 0 ? joinSignalState(step.id) : next;
-    Object.assign(states, this.body(scope, afterCheck).states);
+    const states: State[] = [...this.body(scope, afterCheck).states];
     if (signals.length > 0) {
-      states[joinSignalState(step.id)] = new JoinSignal({
-        stepId: step.id,
-        successors: signals,
-        carried: this.props.ancestors ?? [],
-      }).toAsl(next);
+      states.push(
+        new JoinSignal({ stepId: step.id, successors: signals, carried: this.props.ancestors ?? [], next }),
+      );
     }
 
     let startAt = this.entryState();
@@ -112,11 +110,11 @@ export class PlanStep {
         ladder: this.props.approvalLadder,
         runState: this.entryState(),
       }).toAsl(scope);
-      Object.assign(states, gate.states);
+      states.push(...gate.states);
       startAt = stepGateStates(step.id).check;
     }
     if (joins.length > 0) {
-      states[joinWaitState(step.id)] = new JoinWait({ stepId: step.id, predecessors: joins }).toAsl(startAt);
+      states.push(new JoinWait({ stepId: step.id, predecessors: joins, next: startAt }));
       startAt = joinWaitState(step.id);
     }
     return { startAt, states };
@@ -130,20 +128,17 @@ export class PlanStep {
       this.props.budget?.wallClockSeconds ?? step.timeoutSeconds,
     );
     if (this.props.stepMachine !== undefined) {
-      const name = stepCallState(step.id);
-      const call = stepCall(
-        {
-          step,
-          index: this.props.index,
-          machine: this.props.stepMachine,
-          timeoutSeconds,
-          runnerNeeds: runnerNeeds(step, this.props.stepIds),
-          checkerNeeds: contractNeeds(step.contract, step.id, this.props.stepIds),
-          sendSecretDeclarations: this.props.sendSecretDeclarations ?? false,
-        },
+      const call = new StepCall({
+        step,
+        index: this.props.index,
+        machine: this.props.stepMachine,
+        timeoutSeconds,
+        runnerNeeds: runnerNeeds(step, this.props.stepIds),
+        checkerNeeds: contractNeeds(step.contract, step.id, this.props.stepIds),
+        sendSecretDeclarations: this.props.sendSecretDeclarations ?? false,
         next,
-      );
-      return { startAt: name, states: { [name]: call } };
+      });
+      return { startAt: call.name, states: [call] };
     }
     const recoverState = escalationOf(scope, {
       timeoutSeconds: this.props.approvalTimeoutSeconds,

@@ -3,14 +3,14 @@
  * `Next`; a Parallel's branches each get their own scope and return their ledgers, which the
  * Parallel merges; a child machine becomes a `states:startExecution.sync:2` task.
  */
-import type { AslState, Fragment } from './asl.ts';
-import { START_EXECUTION_RETRY, START_EXECUTION_SYNC, transition } from './asl.ts';
+import { START_EXECUTION_RETRY } from './asl.ts';
 import { entriesOf, STEPS } from './dataflow.ts';
 import { jsonata } from './jsonata.ts';
-import { childPlaceholder, ref } from './placeholders.ts';
+import { childPlaceholder } from './placeholders.ts';
 import type { PlanStep } from './plan-step.ts';
 import type { BranchScope } from './scope.ts';
 import type { Layout } from './split.ts';
+import { type Fragment, Parallel, StartExecution, type State, StateGraph } from './states/index.ts';
 
 /** A child machine met while rendering, to be compiled as its own definition. */
 export interface ChildBlock {
@@ -40,11 +40,11 @@ export class LayoutRenderer {
         return step.toAsl(scope, next);
       }
       case 'seq': {
-        const states: Record<string, AslState> = {};
+        const states: State[] = [];
         let following = next;
         for (let i = layout.items.length - 1; i >= 0; i--) {
           const fragment = this.render(layout.items[i] as Layout, scope, following);
-          Object.assign(states, fragment.states);
+          for (const state of fragment.states) states.push(state);
           following = fragment.startAt;
         }
         return { startAt: following as string, states };
@@ -54,42 +54,31 @@ export class LayoutRenderer {
         const branches = layout.branches.map((branch) => {
           const branchScope = scope.child();
           const fragment = this.render(branch, branchScope, undefined);
-          return { StartAt: fragment.startAt, States: { ...fragment.states, ...branchScope.sharedStates } };
+          return StateGraph.of(fragment).addAll(branchScope.sharedStates);
         });
-        return {
-          startAt: name,
-          states: {
-            [name]: {
-              Type: 'Parallel',
-              Branches: branches,
-              // Each branch returns `{steps}`: `.steps` maps over the branches.
-              Output: jsonata('{"steps": $merge($states.result.steps)}'),
-              ...transition(next),
-            },
-          },
-        };
+        const parallel = new Parallel(name, {
+          branches,
+          // Each branch returns `{steps}`: `.steps` maps over the branches.
+          output: jsonata('{"steps": $merge($states.result.steps)}'),
+          next,
+        });
+        return { startAt: name, states: [parallel] };
       }
       case 'child': {
         const block = { part: layout.part, body: layout.body };
         this.children.push(block);
-        const name = childTaskState(layout.part);
         const input = `{"plan": $plan, "executionId": $executionId, "skipSteps": $mods.skipSteps, "argOverrides": $mods.argOverrides, "steps": ${entriesOf(
           this.props.childInputs(block),
         )}, "AWS_STEP_FUNCTIONS_STARTED_BY_EXECUTION_ID": $states.context.Execution.Id}`;
-        return {
-          startAt: name,
-          states: {
-            [name]: {
-              Type: 'Task',
-              Comment: 'A block of the plan run as its own state machine; the parent waits for it.',
-              Resource: START_EXECUTION_SYNC,
-              Arguments: { StateMachineArn: ref(childPlaceholder(layout.part)), Input: jsonata(input) },
-              Output: jsonata(`{"steps": $merge([${STEPS}, $states.result.Output.steps])}`),
-              Retry: [START_EXECUTION_RETRY],
-              ...transition(next),
-            },
-          },
-        };
+        const task = new StartExecution(childTaskState(layout.part), {
+          comment: 'A block of the plan run as its own state machine; the parent waits for it.',
+          stateMachine: childPlaceholder(layout.part),
+          input: jsonata(input),
+          output: jsonata(`{"steps": $merge([${STEPS}, $states.result.Output.steps])}`),
+          retry: [START_EXECUTION_RETRY],
+          next,
+        });
+        return { startAt: task.name, states: [task] };
       }
     }
   }

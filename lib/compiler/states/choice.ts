@@ -24,6 +24,11 @@ export interface ChoiceProps extends StateProps {
   readonly happyPath?: string;
 }
 
+/** One rule as ASL. */
+export function renderChoiceRule(rule: ChoiceRule): AslState {
+  return defined({ Condition: rule.condition, Assign: rule.assign, Next: rule.next });
+}
+
 /** A Choice state: routes the run by the first rule whose condition holds. */
 export class Choice extends State {
   constructor(
@@ -38,9 +43,7 @@ export class Choice extends State {
     return defined({
       Type: 'Choice',
       Comment: comment,
-      Choices: choices.map((rule) =>
-        defined({ Condition: rule.condition, Assign: rule.assign, Next: rule.next }),
-      ),
+      Choices: choices.map(renderChoiceRule),
       Default: this.props.default,
       Output: output,
     });

@@ -2,7 +2,7 @@
  * Typed ASL state builders (see state.ts): one small class per kind of state plangate compiles
  * to, and the graph that holds them.
  */
-export { Choice, type ChoiceProps, type ChoiceRule } from './choice.ts';
+export { Choice, type ChoiceProps, type ChoiceRule, renderChoiceRule } from './choice.ts';
 export { Fail, type FailProps } from './fail.ts';
 export { type Fragment, type HappyPath, StateGraph } from './graph.ts';
 export { Parallel, type ParallelProps } from './parallel.ts';
