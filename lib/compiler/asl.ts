@@ -1,4 +1,6 @@
 /** The ASL shapes the building blocks produce (JSONata query language). */
+import type { StateMachineHandlerName } from '../runtime/catalog.ts';
+import type { MachinePlaceholder } from './placeholders.ts';
 
 /** One state, as it appears under `States` (rendered by the builders in states/). */
 export type AslState = Record<string, unknown>;
@@ -106,12 +108,26 @@ export const START_EXECUTION_RETRY: AslRetrier = {
   JitterStrategy: 'FULL',
 };
 
+/** What a definition uses that deployment provides: each is named in the ASL by its `${…}` placeholder. */
+export type ResourceReference =
+  /** A harness Lambda of the catalog (lib/runtime/catalog.ts). */
+  | { readonly kind: 'lambda'; readonly handler: StateMachineHandlerName; readonly placeholder: string }
+  /** A child state machine of the same plan: a part, or a step machine (its definition's `arnSubstitution`). */
+  | { readonly kind: 'stateMachine'; readonly placeholder: MachinePlaceholder }
+  /** The activity an agent target's workers poll. */
+  | { readonly kind: 'activity'; readonly target: string; readonly placeholder: string };
+
 /** One compiled state machine: its name, its definition, and the JSON deployed. */
 export interface CompiledDefinition {
   readonly name: string;
   readonly asl: AslDefinition;
   /** The definition as deployed (compact JSON). */
   readonly json: string;
+  /**
+   * Everything the definition uses that deployment provides, each once, in the order the ASL
+   * first names it: what to substitute and grant, without reading the definition's text.
+   */
+  readonly resources: readonly ResourceReference[];
   /** For a child machine: the substitution its parent uses for its ARN. */
   readonly arnSubstitution?: string;
 }

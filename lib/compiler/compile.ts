@@ -311,9 +311,8 @@ export function compilePlan(input: Plan | PlanInput, options: CompileOptions = {
   const definitions: CompiledDefinition[] = [
     definition(
       name,
-      main.toDefinition(
-        `plangate ${plan.id} v${plan.version} (${identity.digest}): ${oneLine(plan.objective)}`,
-      ),
+      main,
+      `plangate ${plan.id} v${plan.version} (${identity.digest}): ${oneLine(plan.objective)}`,
     ),
   ];
 
@@ -334,9 +333,8 @@ export function compilePlan(input: Plan | PlanInput, options: CompileOptions = {
     definitions.push({
       ...definition(
         `${name}-part-${block.part}`,
-        StateGraph.of(frame).toDefinition(
-          `plangate ${plan.id} v${plan.version} (${identity.digest}), part ${block.part}`,
-        ),
+        StateGraph.of(frame),
+        `plangate ${plan.id} v${plan.version} (${identity.digest}), part ${block.part}`,
       ),
       arnSubstitution: childPlaceholder(block.part),
     });
@@ -345,7 +343,7 @@ export function compilePlan(input: Plan | PlanInput, options: CompileOptions = {
   // The step machines, after the parts (every machine may start them).
   for (const [i, machine] of [...stepMachines.values()].entries()) {
     const budget = budgetLimits(plan);
-    const asl = new StepMachine({
+    const graph = new StepMachine({
       plan: identity,
       retry: machine.retry,
       recovery: recoverySummary,
@@ -355,14 +353,19 @@ export function compilePlan(input: Plan | PlanInput, options: CompileOptions = {
       total: plan.steps.length,
       sendRecipes: Object.keys(plan.recovery).length > 0,
       ...(budget ? { budget } : {}),
-    }).toAsl(`plangate ${plan.id} v${plan.version} (${identity.digest}), step machine ${i + 1}`);
-    definitions.push({ ...definition(`${name}-step-${i + 1}`, asl), arnSubstitution: machine.placeholder });
+    }).graph();
+    definitions.push({
+      ...definition(
+        `${name}-step-${i + 1}`,
+        graph,
+        `plangate ${plan.id} v${plan.version} (${identity.digest}), step machine ${i + 1}`,
+      ),
+      arnSubstitution: machine.placeholder,
+    });
   }
 
   const substitutions = [
-    ...new Set(
-      definitions.flatMap((d) => [...d.json.matchAll(/\$\{([A-Za-z0-9_]+)\}/g)].map((m) => m[1] as string)),
-    ),
+    ...new Set(definitions.flatMap((d) => d.resources.map((resource) => resource.placeholder))),
   ].sort();
   const report = buildReport({
     plan,
@@ -426,8 +429,9 @@ function jsonBytes(value: unknown): number {
   return Buffer.byteLength(JSON.stringify(value));
 }
 
-function definition(name: string, asl: AslDefinition): CompiledDefinition {
-  return { name, asl, json: JSON.stringify(asl) };
+function definition(name: string, graph: StateGraph, comment: string): CompiledDefinition {
+  const asl = graph.toDefinition(comment);
+  return { name, asl, json: JSON.stringify(asl), resources: graph.resources() };
 }
 
 function oneLine(text: string): string {

@@ -18,7 +18,7 @@
  */
 import type { Step } from '../plan/schema.ts';
 import type { BudgetLimits, PlanIdentity, RecipeSummary } from '../runtime/payloads/index.ts';
-import type { AslDefinition, AslRetrier, AslState } from './asl.ts';
+import type { AslRetrier, AslState } from './asl.ts';
 import { START_EXECUTION_RETRY, START_EXECUTION_SYNC } from './asl.ts';
 import { ATTEMPT, CURRENT, entriesOf, mergeCurrent, RUN_ATTEMPT, type RunValues, STEPS } from './dataflow.ts';
 import { ScopeEscalation } from './escalation.ts';
@@ -62,10 +62,6 @@ export interface StepMachineProps {
 /** The definition of a step machine. */
 export class StepMachine {
   constructor(private readonly props: StepMachineProps) {}
-
-  toAsl(comment: string): AslDefinition {
-    return this.graph().toDefinition(comment);
-  }
 
   /** The machine's states: Run → Check, and the step's escalation. */
   graph(): StateGraph {

@@ -52,7 +52,9 @@ describe('state builders', () => {
     expect(JSON.stringify(task.toAsl())).toBe(
       '{"Type":"Task","Resource":"arn:aws:states:::lambda:invoke","Arguments":{"FunctionName":"${StepRunnerFunctionArn}","Payload":{"a":1}},"TimeoutSeconds":60,"Output":"{% $states.result %}","Retry":[{"ErrorEquals":["E"],"MaxAttempts":2}],"Catch":[{"ErrorEquals":["States.ALL"],"Next":"Failed"}],"Next":"Check"}',
     );
-    expect(task.resources()).toEqual([{ kind: 'lambda', handler: 'stepRunner' }]);
+    expect(task.resources()).toEqual([
+      { kind: 'lambda', handler: 'stepRunner', placeholder: 'StepRunnerFunctionArn' },
+    ]);
     expect(task.historyEvents).toBe(5);
     // An empty Retry is left out.
     const waiting = new LambdaInvoke('Join', {
@@ -92,7 +94,9 @@ describe('state builders', () => {
       HeartbeatSeconds: 60,
       Next: 'Check a',
     });
-    expect(activity.resources()).toEqual([{ kind: 'activity', target: 'co-dex' }]);
+    expect(activity.resources()).toEqual([
+      { kind: 'activity', target: 'co-dex', placeholder: 'AgentActivityArn_co_2ddex' },
+    ]);
   });
 });
 
@@ -145,16 +149,19 @@ describe('StateGraph', () => {
     expect(() => loop.happyPath()).toThrow(/loops back to state "A"/);
   });
 
-  it('lists the resources its states use, Parallel branches included, in order', () => {
-    const branch = new StateGraph('Run', [new LambdaInvoke('Run', { lambda: 'stepRunner', payload: {} })]);
+  it('lists the resources its states use, Parallel branches included, each once, in order of first use', () => {
+    const branch = new StateGraph('Run', [
+      new LambdaInvoke('Run', { lambda: 'stepRunner', payload: {}, next: 'Ask' }),
+      new LambdaInvoke('Ask', { lambda: 'gate', payload: {} }),
+    ]);
     const graph = new StateGraph('Gate', [
       new LambdaInvoke('Gate', { lambda: 'gate', payload: {}, next: 'Par' }),
       new Parallel('Par', { branches: [branch], next: 'Part' }),
       new StartExecution('Part', { stateMachine: 'StepStateMachineArn1', input: {} }),
     ]);
     expect(graph.resources()).toEqual([
-      { kind: 'lambda', handler: 'gate' },
-      { kind: 'lambda', handler: 'stepRunner' },
+      { kind: 'lambda', handler: 'gate', placeholder: 'GateFunctionArn' },
+      { kind: 'lambda', handler: 'stepRunner', placeholder: 'StepRunnerFunctionArn' },
       { kind: 'stateMachine', placeholder: 'StepStateMachineArn1' },
     ]);
   });

@@ -5,8 +5,8 @@
  * renders its states in the order they were added, lists the resources they use, and walks
  * the happy path the compile report counts.
  */
-import type { AslDefinition, AslStates } from '../asl.ts';
-import type { Branch, State, StateResource } from './state.ts';
+import type { AslDefinition, AslStates, ResourceReference } from '../asl.ts';
+import type { Branch, State } from './state.ts';
 
 /** A building block's states, and the one a run enters first. */
 export interface Fragment {
@@ -79,11 +79,16 @@ export class StateGraph implements Branch {
     return { Comment: comment, QueryLanguage: 'JSONata', StartAt, States };
   }
 
-  /** What the states use (Parallel branches included), in the order the ASL names them. */
-  resources(): StateResource[] {
-    const out: StateResource[] = [];
-    for (const state of this.byName.values()) out.push(...state.resources());
-    return out;
+  /**
+   * What the states use (Parallel branches included), each once, in the order the ASL first
+   * names them.
+   */
+  resources(): ResourceReference[] {
+    const out = new Map<string, ResourceReference>();
+    for (const state of this.byName.values())
+      for (const resource of state.resources())
+        if (!out.has(resource.placeholder)) out.set(resource.placeholder, resource);
+    return [...out.values()];
   }
 
   /**

@@ -14,7 +14,6 @@ export {
   type NextProps,
   State,
   type StateProps,
-  type StateResource,
 } from './state.ts';
 export { Succeed, type SucceedProps } from './succeed.ts';
 export {

@@ -1,4 +1,4 @@
-import type { AslState } from '../asl.ts';
+import type { AslState, ResourceReference } from '../asl.ts';
 import {
   type Branch,
   type Catcher,
@@ -8,7 +8,6 @@ import {
   renderCatchers,
   State,
   type StateProps,
-  type StateResource,
   transition,
 } from './state.ts';
 
@@ -55,7 +54,7 @@ export class Parallel extends State {
     return this.props.branches;
   }
 
-  override resources(): readonly StateResource[] {
+  override resources(): readonly ResourceReference[] {
     return this.props.branches.flatMap((branch) => branch.resources());
   }
 }

@@ -6,10 +6,7 @@
  * from these), and the resources it uses (the compile result lists them, so deployment never
  * reads definition text).
  */
-
-import type { StateMachineHandlerName } from '../../runtime/catalog.ts';
-import type { AslCatcher, AslState, AslStates } from '../asl.ts';
-import type { MachinePlaceholder } from '../placeholders.ts';
+import type { AslCatcher, AslState, AslStates, ResourceReference } from '../asl.ts';
 
 /**
  * History events a pass through a state writes on the happy path (what AWS counts against an
@@ -29,12 +26,6 @@ export const HISTORY_EVENTS = {
   succeed: 2,
   fail: 2,
 } as const;
-
-/** What a state uses that is filled in at deploy time (each by a `${…}` placeholder). */
-export type StateResource =
-  | { readonly kind: 'lambda'; readonly handler: StateMachineHandlerName }
-  | { readonly kind: 'stateMachine'; readonly placeholder: MachinePlaceholder }
-  | { readonly kind: 'activity'; readonly target: string };
 
 export interface StateProps {
   /** @default - no comment */
@@ -58,7 +49,7 @@ export interface Catcher {
 export interface Branch {
   /** Every state name inside the branch, its own Parallels' branches included. */
   readonly names: ReadonlySet<string>;
-  resources(): readonly StateResource[];
+  resources(): readonly ResourceReference[];
   toAsl(): { readonly StartAt: string; readonly States: AslStates };
 }
 
@@ -82,7 +73,7 @@ export abstract class State {
   }
 
   /** What this state uses, in the order its ASL names them. @default - nothing */
-  resources(): readonly StateResource[] {
+  resources(): readonly ResourceReference[] {
     return [];
   }
 }

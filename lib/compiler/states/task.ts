@@ -4,7 +4,7 @@
  */
 
 import type { StateMachineHandlerName } from '../../runtime/catalog.ts';
-import type { AslRetrier, AslState } from '../asl.ts';
+import type { AslRetrier, AslState, ResourceReference } from '../asl.ts';
 import { LAMBDA_INVOKE, LAMBDA_INVOKE_WAIT, START_EXECUTION_SYNC } from '../asl.ts';
 import { agentActivityPlaceholder, type MachinePlaceholder, PLACEHOLDERS, ref } from '../placeholders.ts';
 import {
@@ -15,7 +15,6 @@ import {
   renderCatchers,
   State,
   type StateProps,
-  type StateResource,
 } from './state.ts';
 
 export interface TaskProps extends StateProps, NextProps {
@@ -139,8 +138,8 @@ export class LambdaInvoke extends Task {
     return this.waits ? HISTORY_EVENTS.waitForToken : HISTORY_EVENTS.invoke;
   }
 
-  override resources(): readonly StateResource[] {
-    return [{ kind: 'lambda', handler: this.props.lambda }];
+  override resources(): readonly ResourceReference[] {
+    return [{ kind: 'lambda', handler: this.props.lambda, placeholder: PLACEHOLDERS[this.props.lambda] }];
   }
 
   private get waits(): boolean {
@@ -182,7 +181,7 @@ export class StartExecution extends Task {
     return this.props.stateMachine;
   }
 
-  override resources(): readonly StateResource[] {
+  override resources(): readonly ResourceReference[] {
     return [{ kind: 'stateMachine', placeholder: this.props.stateMachine }];
   }
 }
@@ -215,7 +214,13 @@ export class InvokeActivity extends Task {
     return HISTORY_EVENTS.activity;
   }
 
-  override resources(): readonly StateResource[] {
-    return [{ kind: 'activity', target: this.props.target }];
+  override resources(): readonly ResourceReference[] {
+    return [
+      {
+        kind: 'activity',
+        target: this.props.target,
+        placeholder: agentActivityPlaceholder(this.props.target),
+      },
+    ];
   }
 }
