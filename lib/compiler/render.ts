@@ -18,6 +18,11 @@ export interface ChildBlock {
   readonly body: Layout;
 }
 
+/** A layout rendered: its states, and the child machines they start, in order of appearance. */
+export interface RenderedLayout extends Fragment {
+  readonly parts: readonly ChildBlock[];
+}
+
 export interface LayoutRendererProps {
   readonly steps: ReadonlyMap<string, PlanStep>;
   /** Ledger entries a child machine needs from outside (its `liveIn`). */
@@ -27,34 +32,35 @@ export interface LayoutRendererProps {
 export const childTaskState = (part: number) => `Part ${part}`;
 
 export class LayoutRenderer {
-  /** Child machines referenced by what was rendered, in order of appearance. */
-  readonly children: ChildBlock[] = [];
-
   constructor(private readonly props: LayoutRendererProps) {}
 
-  render(layout: Layout, scope: BranchScope, next: string | undefined): Fragment {
+  render(layout: Layout, scope: BranchScope, next: string | undefined): RenderedLayout {
     switch (layout.kind) {
       case 'step': {
         const step = this.props.steps.get(layout.id);
         if (!step) throw new Error(`layout names unknown step "${layout.id}"`);
-        return step.toAsl(scope, next);
+        return { ...step.toAsl(scope, next), parts: [] };
       }
       case 'seq': {
         const states: State[] = [];
+        const parts: ChildBlock[] = [];
         let following = next;
         for (let i = layout.items.length - 1; i >= 0; i--) {
-          const fragment = this.render(layout.items[i] as Layout, scope, following);
-          for (const state of fragment.states) states.push(state);
-          following = fragment.startAt;
+          const rendered = this.render(layout.items[i] as Layout, scope, following);
+          for (const state of rendered.states) states.push(state);
+          parts.push(...rendered.parts);
+          following = rendered.startAt;
         }
-        return { startAt: following as string, states };
+        return { startAt: following as string, states, parts };
       }
       case 'par': {
         const name = scope.namer.parallel();
+        const parts: ChildBlock[] = [];
         const branches = layout.branches.map((branch) => {
           const branchScope = scope.child();
-          const fragment = this.render(branch, branchScope, undefined);
-          return StateGraph.of(fragment).addAll(branchScope.sharedStates);
+          const rendered = this.render(branch, branchScope, undefined);
+          parts.push(...rendered.parts);
+          return StateGraph.of(rendered).addAll(branchScope.sharedStates);
         });
         const parallel = new Parallel(name, {
           branches,
@@ -62,11 +68,10 @@ export class LayoutRenderer {
           output: jsonata('{"steps": $merge($states.result.steps)}'),
           next,
         });
-        return { startAt: name, states: [parallel] };
+        return { startAt: name, states: [parallel], parts };
       }
       case 'child': {
         const block = { part: layout.part, body: layout.body };
-        this.children.push(block);
         const input = `{"plan": $plan, "executionId": $executionId, "skipSteps": $mods.skipSteps, "argOverrides": $mods.argOverrides, "steps": ${entriesOf(
           this.props.childInputs(block),
         )}, "AWS_STEP_FUNCTIONS_STARTED_BY_EXECUTION_ID": $states.context.Execution.Id}`;
@@ -78,7 +83,7 @@ export class LayoutRenderer {
           retry: [START_EXECUTION_RETRY],
           next,
         });
-        return { startAt: task.name, states: [task] };
+        return { startAt: task.name, states: [task], parts: [block] };
       }
     }
   }

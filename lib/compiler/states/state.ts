@@ -25,6 +25,8 @@ export const HISTORY_EVENTS = {
   childExecution: 6,
   succeed: 2,
   fail: 2,
+  /** An execution's own start and end (ExecutionStarted, ExecutionSucceeded). */
+  execution: 2,
 } as const;
 
 export interface StateProps {
