@@ -104,7 +104,7 @@ export interface CompileOptions {
 }
 
 export interface CompileResult {
-  /** The main machine first, then its children (part 1, 2, …). */
+  /** The main machine first, then its children: its parts (1, 2, …), then its step machines. */
   readonly definitions: readonly CompiledDefinition[];
   /** Every `${…}` name the definitions use, sorted. */
   readonly substitutions: readonly string[];
@@ -129,6 +129,10 @@ export const SUMMARY_LIMIT_BYTES = 200 * 1024;
 /** The share of `maxDefinitionBytes` above which `stepMachines: 'auto'` uses step machines. */
 const STEP_MACHINE_SHARE = 0.25;
 
+/**
+ * What a machine's own states add, estimated (the splitter budgets with it): the main machine's
+ * Start, plan gate, Execute and completion; a part's frame.
+ */
 const MACHINE_OVERHEAD = {
   top: { events: 40, bytes: 6_000 },
   child: { events: 8, bytes: 1_500 },
