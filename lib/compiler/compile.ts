@@ -31,7 +31,7 @@ import { CHILD_STATES, ChildMachine } from './child-machine.ts';
 import { COMPLETION_STATES, Completion } from './completion.ts';
 import { type GateLadderPolicy, gateLadderPolicy } from './gate-ladder.ts';
 import { literal } from './jsonata.ts';
-import { childPlaceholder, type MachinePlaceholder, ref, stepMachinePlaceholder } from './placeholders.ts';
+import { childPlaceholder, ref, stepMachinePlaceholder } from './placeholders.ts';
 import { type PlanFacts, planFacts } from './plan-facts.ts';
 import { PlanGate } from './plan-gate.ts';
 import { planGraph } from './plan-graph.ts';
