@@ -80,24 +80,42 @@ export abstract class Task extends State {
   }
 
   toAsl(): AslState {
-    const p = this.taskProps;
-    const fields: Record<TaskField, unknown> = {
-      Type: 'Task',
-      Comment: p.comment,
-      Resource: this.renderResource(),
-      Arguments: this.renderArguments(),
-      TimeoutSeconds: p.timeoutSeconds,
-      HeartbeatSeconds: p.heartbeatSeconds,
-      Assign: p.assign,
-      Output: p.output,
-      Retry: nonEmpty(p.retry),
-      Catch: renderCatchers(p.catch),
-      Next: p.next,
-      End: p.next === undefined ? true : undefined,
-    };
     const out: AslState = {};
-    for (const field of this.fieldOrder) if (fields[field] !== undefined) out[field] = fields[field];
+    for (const field of this.fieldOrder) {
+      const value = this.field(field);
+      if (value !== undefined) out[field] = value;
+    }
     return out;
+  }
+
+  private field(field: TaskField): unknown {
+    const p = this.taskProps;
+    switch (field) {
+      case 'Type':
+        return 'Task';
+      case 'Comment':
+        return p.comment;
+      case 'Resource':
+        return this.renderResource();
+      case 'Arguments':
+        return this.renderArguments();
+      case 'TimeoutSeconds':
+        return p.timeoutSeconds;
+      case 'HeartbeatSeconds':
+        return p.heartbeatSeconds;
+      case 'Assign':
+        return p.assign;
+      case 'Output':
+        return p.output;
+      case 'Retry':
+        return nonEmpty(p.retry);
+      case 'Catch':
+        return renderCatchers(p.catch);
+      case 'Next':
+        return p.next;
+      case 'End':
+        return p.next === undefined ? true : undefined;
+    }
   }
 
   get happyNext(): string | undefined {
