@@ -324,11 +324,6 @@ export class PlanPlatform extends Construct {
     return out;
   }
 
-  /** The handler a placeholder names, if it names one. */
-  handlerForPlaceholder(placeholder: string): StateMachineHandlerName | undefined {
-    return STATE_MACHINE_HANDLERS.find((handler) => HARNESS_HANDLERS[handler].placeholder === placeholder);
-  }
-
   /** Name prefix of state machines created at run time (inside `<prefix>-*`, apart from code plans). */
   get runtimeNamePrefix(): string {
     return `${this.namePrefix}-run`;

@@ -18,7 +18,7 @@ import {
 } from 'aws-cdk-lib/aws-stepfunctions';
 import { Construct } from 'constructs';
 import {
-  agentActivityPlaceholder,
+  type CompiledDefinition,
   type CompileOptions,
   type CompileResult,
   compilePlan,
@@ -26,11 +26,9 @@ import {
 import {
   partOrder,
   partPlaceholder,
-  placeholdersIn,
   planStateMachineName,
   stateMachineNames,
   versionDescription,
-  workerTargets,
 } from '../launch/deploy-plan.ts';
 import { planDigest } from '../plan/digest.ts';
 import { parsePlanBytes } from '../plan/parse.ts';
@@ -117,12 +115,12 @@ export class PlanStateMachine extends Construct {
     for (const i of partOrder(children)) {
       const child = children[i] as (typeof children)[number];
       const name = names[i + 1] as string;
-      const machine = this.machine(`Part-${child.name}`, name, child.json, childMachines, platform, logLevel);
+      const machine = this.machine(`Part-${child.name}`, name, child, childMachines, platform, logLevel);
       parts[i] = machine;
       childMachines[partPlaceholder(child, i)] = { arn: machine.stateMachineArn, name };
     }
     this.parts = parts;
-    this.stateMachine = this.machine('StateMachine', rootName, root.json, childMachines, platform, logLevel);
+    this.stateMachine = this.machine('StateMachine', rootName, root, childMachines, platform, logLevel);
     this.version = new CfnStateMachineVersion(this, 'Version', {
       stateMachineArn: this.stateMachine.stateMachineArn,
       stateMachineRevisionId: this.stateMachine.stateMachineRevisionId,
@@ -160,40 +158,37 @@ export class PlanStateMachine extends Construct {
   private machine(
     id: string,
     name: string,
-    definition: string,
+    definition: CompiledDefinition,
     childMachines: Readonly<Record<string, { arn: string; name: string }>>,
     platform: PlanPlatform,
     logLevel: LogLevel,
   ): StateMachine {
-    const used = placeholdersIn(definition);
     const substitutions: Record<string, string> = {};
     const handlers: StateMachineHandlerName[] = [];
     const childArns: string[] = [];
     const childExecutions: string[] = [];
-    const targets = new Map(workerTargets(this.plan).map((t) => [agentActivityPlaceholder(t), t]));
-    for (const placeholder of used) {
-      const handler = platform.handlerForPlaceholder(placeholder);
-      const child = childMachines[placeholder];
-      const target = targets.get(placeholder);
-      if (target !== undefined) {
-        substitutions[placeholder] = platform.agentActivity(target).activityArn;
-      } else if (handler) {
-        substitutions[placeholder] = platform.fn(handler).functionArn;
-        handlers.push(handler);
-      } else if (child) {
-        substitutions[placeholder] = child.arn;
+    // What the definition uses, as the compiler listed it.
+    for (const resource of definition.resources) {
+      if (resource.kind === 'activity') {
+        substitutions[resource.placeholder] = platform.agentActivity(resource.target).activityArn;
+      } else if (resource.kind === 'lambda') {
+        substitutions[resource.placeholder] = platform.fn(resource.handler).functionArn;
+        handlers.push(resource.handler);
+      } else {
+        const child = childMachines[resource.placeholder];
+        if (!child)
+          throw new Error(
+            `plan ${this.plan.id}: definition ${name} starts \${${resource.placeholder}}, which is none of the plan's parts`,
+          );
+        substitutions[resource.placeholder] = child.arn;
         childArns.push(child.arn);
         childExecutions.push(platform.statesArn('execution', `${child.name}:*`));
-      } else {
-        throw new Error(
-          `plan ${this.plan.id}: definition ${name} uses \${${placeholder}}, which neither the platform nor the plan's parts provide`,
-        );
       }
     }
     const machine = new StateMachine(this, id, {
       stateMachineName: name,
       stateMachineType: StateMachineType.STANDARD,
-      definitionBody: DefinitionBody.fromString(definition),
+      definitionBody: DefinitionBody.fromString(definition.json),
       definitionSubstitutions: substitutions,
       logs: { destination: this.logGroup, level: logLevel, includeExecutionData: false },
       tracingEnabled: true,

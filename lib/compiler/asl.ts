@@ -1,14 +1,31 @@
 /** The ASL shapes the building blocks produce (JSONata query language). */
+import type { StateMachineHandlerName } from '../runtime/catalog.ts';
+import type { MachinePlaceholder } from './placeholders.ts';
 
-/** One state, as it appears under `States`. Loosely typed: each block builds its own fields. */
+/** One state, as it appears under `States` (rendered by the builders in states/). */
 export type AslState = Record<string, unknown>;
 
 export type AslStates = Record<string, AslState>;
 
-/** A rendered piece of a state machine: where it starts and the states it adds. */
-export interface Fragment {
-  readonly startAt: string;
-  readonly states: AslStates;
+/** One ASL retrier. */
+export interface AslRetrier {
+  readonly ErrorEquals: string[];
+  /** @default 1 */
+  readonly IntervalSeconds?: number;
+  /** @default 3 */
+  readonly MaxAttempts?: number;
+  /** @default 2 */
+  readonly BackoffRate?: number;
+  readonly MaxDelaySeconds?: number;
+  /** @default 'NONE' */
+  readonly JitterStrategy?: 'FULL' | 'NONE';
+}
+
+/** One ASL catcher. */
+export interface AslCatcher {
+  readonly ErrorEquals: readonly string[];
+  readonly Output?: unknown;
+  readonly Next: string;
 }
 
 /** A complete definition (top level or a Parallel branch). */
@@ -18,11 +35,6 @@ export interface AslDefinition {
   readonly StartAt: string;
   readonly States: AslStates;
   readonly TimeoutSeconds?: number;
-}
-
-/** `Next: name` or `End: true`. */
-export function transition(next: string | undefined): { Next: string } | { End: true } {
-  return next === undefined ? { End: true } : { Next: next };
 }
 
 export const LAMBDA_INVOKE = 'arn:aws:states:::lambda:invoke';
@@ -41,7 +53,7 @@ export const LAMBDA_SERVICE_ERRORS = [
  * Retry for the harness's own bookkeeping calls (classifier, join, finalize): every 1 s, backoff
  * ×2 (ASL's defaults, left out of the definition), up to 6 times, with full jitter.
  */
-export const SERVICE_RETRY = {
+export const SERVICE_RETRY: AslRetrier = {
   ErrorEquals: LAMBDA_SERVICE_ERRORS,
   MaxAttempts: 6,
   JitterStrategy: 'FULL',
@@ -58,7 +70,7 @@ export const INTERRUPTED_ERROR = 'States.TaskFailed';
  * Retry of an interrupted Finalize, which answers what it recorded when made again: every 1 s,
  * backoff ×2 (ASL's defaults), up to 6 times, with full jitter.
  */
-export const INTERRUPTED_RETRY = {
+export const INTERRUPTED_RETRY: AslRetrier = {
   ErrorEquals: [INTERRUPTED_ERROR],
   MaxAttempts: 6,
   JitterStrategy: 'FULL',
@@ -90,11 +102,20 @@ export const START_EXECUTION_REFUSED_ERRORS = [
  * Retry for a child machine that Step Functions refused to start (a big fan-out meets the
  * StartExecution quota): every 1 s, backoff ×2 (ASL's defaults, left out), up to 6 times, full jitter.
  */
-export const START_EXECUTION_RETRY = {
+export const START_EXECUTION_RETRY: AslRetrier = {
   ErrorEquals: START_EXECUTION_REFUSED_ERRORS,
   MaxAttempts: 6,
   JitterStrategy: 'FULL',
 };
+
+/** What a definition uses that deployment provides: each is named in the ASL by its `${…}` placeholder. */
+export type ResourceReference =
+  /** A harness Lambda of the catalog (lib/runtime/catalog.ts). */
+  | { readonly kind: 'lambda'; readonly handler: StateMachineHandlerName; readonly placeholder: string }
+  /** A child state machine of the same plan: a part, or a step machine (its definition's `arnSubstitution`). */
+  | { readonly kind: 'stateMachine'; readonly placeholder: MachinePlaceholder }
+  /** The activity an agent target's workers poll. */
+  | { readonly kind: 'activity'; readonly target: string; readonly placeholder: string };
 
 /** One compiled state machine: its name, its definition, and the JSON deployed. */
 export interface CompiledDefinition {
@@ -102,6 +123,11 @@ export interface CompiledDefinition {
   readonly asl: AslDefinition;
   /** The definition as deployed (compact JSON). */
   readonly json: string;
+  /**
+   * Everything the definition uses that deployment provides, each once, in the order the ASL
+   * first names it: what to substitute and grant, without reading the definition's text.
+   */
+  readonly resources: readonly ResourceReference[];
   /** For a child machine: the substitution its parent uses for its ARN. */
   readonly arnSubstitution?: string;
 }

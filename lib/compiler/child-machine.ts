@@ -6,10 +6,10 @@
  * (same digest) covers them.
  */
 import type { RecipeSummary } from '../runtime/payloads/index.ts';
-import type { AslStates, Fragment } from './asl.ts';
 import { entriesOf } from './dataflow.ts';
 import { jsonata, literal } from './jsonata.ts';
 import { type PlanFacts, planFactsAssign } from './plan-facts.ts';
+import { type Fragment, Pass } from './states/index.ts';
 
 export interface ChildMachineProps {
   readonly recovery: Readonly<Record<string, RecipeSummary>>;
@@ -26,26 +26,21 @@ export class ChildMachine {
 
   /** The frame around `body`; `body` must end at {@link CHILD_STATES.done}. */
   toAsl(body: Fragment): Fragment {
-    const states: AslStates = {
-      [CHILD_STATES.start]: {
-        Type: 'Pass',
-        Assign: {
+    const states = [
+      new Pass(CHILD_STATES.start, {
+        assign: {
           plan: jsonata('$states.input.plan'),
           executionId: jsonata('$states.input.executionId'),
           recovery: literal(this.props.recovery),
           ...planFactsAssign(this.props.facts),
           mods: jsonata('{"skipSteps": $states.input.skipSteps, "argOverrides": $states.input.argOverrides}'),
         },
-        Output: jsonata('{"steps": $states.input.steps}'),
-        Next: body.startAt,
-      },
+        output: jsonata('{"steps": $states.input.steps}'),
+        next: body.startAt,
+      }),
       ...body.states,
-      [CHILD_STATES.done]: {
-        Type: 'Pass',
-        Output: jsonata(`{"steps": ${entriesOf(this.props.outputs)}}`),
-        End: true,
-      },
-    };
+      new Pass(CHILD_STATES.done, { output: jsonata(`{"steps": ${entriesOf(this.props.outputs)}}`) }),
+    ];
     return { startAt: CHILD_STATES.start, states };
   }
 }

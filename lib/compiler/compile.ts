@@ -1,6 +1,12 @@
 /**
  * compilePlan: a validated plan → ASL definitions (JSONata) with `${…}` resource placeholders,
  * and a compile report. Pure: no I/O, same input → same output.
+ *
+ * In five steps: read the plan (`readPlan`), work out once what the building blocks need of it
+ * (`planContext`), render each step once and measure it (`measureSteps`, which also decides
+ * whether tool steps run on step machines), split the plan into machines that fit AWS's quotas
+ * (`layOut`), and render those machines (`planMachines`, `stepMachineDefinitions`); the report
+ * is built from what was rendered.
  */
 import {
   effectiveTimeoutSeconds,
@@ -8,10 +14,11 @@ import {
   MIN_AGENT_TIMEOUT_SECONDS,
 } from '../plan/agent-steps.ts';
 import { planDigest } from '../plan/digest.ts';
-import { effectiveRecovery, type RecoveryTable } from '../plan/recovery.ts';
+import { type EffectiveRecovery, effectiveRecovery, type RecoveryTable } from '../plan/recovery.ts';
 import { FAILURE_CLASSES, type Plan, type PlanInput, PlanSchema, type Step } from '../plan/schema.ts';
 import type { ToolRegistry } from '../plan/tools.ts';
 import type {
+  ApprovalView,
   BudgetLimits,
   PlanIdentity,
   PlanSummary,
@@ -19,27 +26,28 @@ import type {
   StepView,
 } from '../runtime/payloads/index.ts';
 import { approvalView, fitApprovalView, stepGateView, VIEW_LIMIT_BYTES } from './approval-view.ts';
-import type { AslDefinition, CompiledDefinition, Fragment } from './asl.ts';
+import type { AslRetrier, CompiledDefinition } from './asl.ts';
 import { CHILD_STATES, ChildMachine } from './child-machine.ts';
 import { COMPLETION_STATES, Completion } from './completion.ts';
-import { gateLadderPolicy } from './gate-ladder.ts';
+import { type GateLadderPolicy, gateLadderPolicy } from './gate-ladder.ts';
 import { literal } from './jsonata.ts';
 import { childPlaceholder, ref, stepMachinePlaceholder } from './placeholders.ts';
-import { planFacts } from './plan-facts.ts';
-import { PLAN_GATE_STATES, PlanGate } from './plan-gate.ts';
+import { type PlanFacts, planFacts } from './plan-facts.ts';
+import { PlanGate } from './plan-gate.ts';
 import { planGraph } from './plan-graph.ts';
-import { HISTORY_EVENTS, PlanStep } from './plan-step.ts';
+import { PlanStep, type StepMachineRef, type StepMeasure } from './plan-step.ts';
 import { STEP_FUNCTIONS_QUOTAS } from './quotas.ts';
 import { type ChildBlock, LayoutRenderer } from './render.ts';
 import { buildReport, type CompileReport } from './report.ts';
-import { type AslRetrier, RetryPolicy } from './retry-policy.ts';
+import { RetryPolicy } from './retry-policy.ts';
 import { Rollback } from './rollback.ts';
 import { BranchScope, StateNamer } from './scope.ts';
 import { type Layout, type Size, Splitter } from './split.ts';
+import { Parallel, StateGraph } from './states/index.ts';
 import { StepMachine } from './step-machine.ts';
 import { contractNeeds } from './step-reads.ts';
 import { runsOnWorker } from './step-task.ts';
-import { decompose } from './structure.ts';
+import { type Decomposition, decompose } from './structure.ts';
 
 export interface CompileOptions {
   /**
@@ -96,7 +104,7 @@ export interface CompileOptions {
 }
 
 export interface CompileResult {
-  /** The main machine first, then its children (part 1, 2, …). */
+  /** The main machine first, then its children: its parts (1, 2, …), then its step machines. */
   readonly definitions: readonly CompiledDefinition[];
   /** Every `${…}` name the definitions use, sorted. */
   readonly substitutions: readonly string[];
@@ -121,12 +129,75 @@ export const SUMMARY_LIMIT_BYTES = 200 * 1024;
 /** The share of `maxDefinitionBytes` above which `stepMachines: 'auto'` uses step machines. */
 const STEP_MACHINE_SHARE = 0.25;
 
+/**
+ * What a machine's own states add, estimated (the splitter budgets with it): the main machine's
+ * Start, plan gate, Execute and completion; a part's frame.
+ */
 const MACHINE_OVERHEAD = {
   top: { events: 40, bytes: 6_000 },
   child: { events: 8, bytes: 1_500 },
 } as const;
 
 export function compilePlan(input: Plan | PlanInput, options: CompileOptions = {}): CompileResult {
+  const plan = readPlan(input);
+  const context = planContext(plan, options);
+  const steps = measureSteps(context);
+  const { layout, summary } = layOut(context, steps);
+  const definitions = [
+    ...planMachines(context, steps, layout, summary),
+    ...stepMachineDefinitions(context, steps.stepMachines),
+  ];
+  const substitutions = [
+    ...new Set(definitions.flatMap((d) => d.resources.map((resource) => resource.placeholder))),
+  ].sort();
+  const report = buildReport({
+    plan,
+    identity: context.identity,
+    definitions,
+    costs: new Map([...steps.measures].map(([id, measure]) => [id, measure.cost])),
+    stepMachinePaths: new Map(
+      steps.stepMachines.map((machine, i) => [stepMachineName(context, i), machine.happyPath]),
+    ),
+    decomposition: context.decomposition,
+    layout,
+    limits: context.limits,
+    machineOverhead: { top: MACHINE_OVERHEAD.top.events, child: MACHINE_OVERHEAD.child.events },
+    simulate: options.simulate ?? true,
+  });
+  return { definitions, substitutions, report };
+}
+
+/** What the building blocks need of the plan, worked out once. */
+interface PlanContext {
+  readonly plan: Plan;
+  readonly identity: PlanIdentity;
+  /** The main definition's name; children are `<name>-part-<n>` and `<name>-step-<n>`. */
+  readonly name: string;
+  readonly limits: {
+    readonly maxHistoryEvents: number;
+    readonly maxDefinitionBytes: number;
+    readonly inlineOutputLimitBytes: number;
+  };
+  readonly historyHeadroom: number;
+  readonly stepMachineMode: NonNullable<CompileOptions['stepMachines']>;
+  readonly decomposition: Decomposition;
+  readonly recovery: EffectiveRecovery;
+  /** What the classifier needs of each of the plan's recipes. */
+  readonly recoverySummary: Record<string, RecipeSummary>;
+  readonly facts: PlanFacts;
+  readonly ladder: GateLadderPolicy;
+  /** Each step's transitive dependencies, sorted. */
+  readonly ancestors: ReadonlyMap<string, readonly string[]>;
+  /** What approvers see: the whole view, cut to fit the plan gate's summary; each step gate carries its own step's. */
+  readonly view: ApprovalView;
+  readonly stepIds: ReadonlySet<string>;
+  readonly budget: BudgetLimits | undefined;
+  /** The plan declares recipes of its own: runners and checkers classify with them. */
+  readonly sendRecipes: boolean;
+}
+
+/** The plan, parsed with its defaults; a CompileError says where it is not what the compiler takes. */
+function readPlan(input: Plan | PlanInput): Plan {
   const parsed = PlanSchema.safeParse(input);
   if (!parsed.success) {
     const issue = parsed.error.issues[0];
@@ -141,93 +212,148 @@ export function compilePlan(input: Plan | PlanInput, options: CompileOptions = {
         `steps.${step.id}: an agent step needs at least ${MIN_AGENT_TIMEOUT_SECONDS} s (it has ${seconds} s), so its worker's heartbeat fits in its time`,
       );
   }
-  const identity: PlanIdentity = {
-    id: plan.id,
-    version: plan.version,
-    digest: options.digest ?? `sha256:${planDigest(plan)}`,
-  };
-  const name = options.name ?? plan.id;
-  const inlineOutputLimitBytes = options.inlineOutputLimitBytes ?? 4096;
-  const maxHistoryEvents = options.maxHistoryEvents ?? STEP_FUNCTIONS_QUOTAS.historyEvents;
-  const headroom = options.historyHeadroom ?? 0.5;
-  const maxDefinitionBytes = options.maxDefinitionBytes ?? 900_000;
+  return plan;
+}
 
-  let decomposition: ReturnType<typeof decompose>;
+function planContext(plan: Plan, options: CompileOptions): PlanContext {
+  let decomposition: Decomposition;
   try {
     decomposition = decompose(plan.steps);
   } catch (error) {
     throw new CompileError((error as Error).message);
   }
   const recovery = effectiveRecovery(plan);
-  const facts = planFacts(plan);
-  const stepIds = new Set(plan.steps.map((s) => s.id));
-  const recoverySummary = summarize(recovery.plan);
-  const approvalTimeoutSeconds = plan.approval.timeoutSeconds;
-  const approvalLadder = gateLadderPolicy(plan);
+  return {
+    plan,
+    identity: {
+      id: plan.id,
+      version: plan.version,
+      digest: options.digest ?? `sha256:${planDigest(plan)}`,
+    },
+    name: options.name ?? plan.id,
+    limits: {
+      maxHistoryEvents: options.maxHistoryEvents ?? STEP_FUNCTIONS_QUOTAS.historyEvents,
+      maxDefinitionBytes: options.maxDefinitionBytes ?? 900_000,
+      inlineOutputLimitBytes: options.inlineOutputLimitBytes ?? 4096,
+    },
+    historyHeadroom: options.historyHeadroom ?? 0.5,
+    stepMachineMode: options.stepMachines ?? 'auto',
+    decomposition,
+    recovery,
+    recoverySummary: summarize(recovery.plan),
+    facts: planFacts(plan),
+    ladder: gateLadderPolicy(plan),
+    ancestors: ancestorsOf(plan.steps),
+    view: approvalView(plan, options.tools),
+    stepIds: new Set(plan.steps.map((s) => s.id)),
+    budget: budgetLimits(plan),
+    sendRecipes: Object.keys(plan.recovery).length > 0,
+  };
+}
 
-  const ancestors = ancestorsOf(plan.steps);
-  // What approvers see: the whole view, cut to fit the plan gate's summary below; each step gate
-  // carries its own step's view.
-  const view = approvalView(plan, options.tools);
-  // Tool steps run on step machines (one per distinct set of Retry blocks) when that is chosen.
-  const stepMachines = new Map<string, { placeholder: string; retry: AslRetrier[] }>();
-  const stepMachineOf = (step: Step): string | undefined => {
-    if (step.requiresHuman || runsOnWorker(step)) return undefined;
-    const retry = new RetryPolicy({ recovery: recovery.steps.get(step.id) ?? recovery.plan }).toAsl();
+/** A step machine of the plan (one per distinct set of Retry blocks), rendered. */
+interface StepMachineSpec extends StepMachineRef {
+  readonly graph: StateGraph;
+}
+
+/** Every step as a building block, rendered once and measured. */
+interface MeasuredSteps {
+  readonly planSteps: ReadonlyMap<string, PlanStep>;
+  readonly measures: ReadonlyMap<string, StepMeasure>;
+  /** The step machines the tool steps run on; none when their states are in the plan machines. */
+  readonly stepMachines: readonly StepMachineSpec[];
+}
+
+/**
+ * The steps measured, on step machines when that is chosen: `auto` puts tool steps on step
+ * machines when their own states would take more than a quarter of `maxDefinitionBytes`.
+ */
+function measureSteps(context: PlanContext): MeasuredSteps {
+  if (context.stepMachineMode === 'always') return measure(context, stepMachinesOf(context));
+  const inline = measure(context, new Map());
+  if (context.stepMachineMode === 'never') return inline;
+  const inlineBytes = [...inline.measures.values()].reduce((n, m) => n + m.size.bytes, 0);
+  if (inlineBytes <= context.limits.maxDefinitionBytes * STEP_MACHINE_SHARE) return inline;
+  return measure(context, stepMachinesOf(context));
+}
+
+/** The step machine each tool step runs on: one per distinct set of Retry blocks, numbered as first used. */
+function stepMachinesOf(context: PlanContext): ReadonlyMap<string, StepMachineSpec> {
+  const byRetry = new Map<string, StepMachineSpec>();
+  const byStep = new Map<string, StepMachineSpec>();
+  for (const step of context.plan.steps) {
+    if (step.requiresHuman || runsOnWorker(step)) continue;
+    const retry = new RetryPolicy({ recovery: recoveryOf(context, step.id) }).toAsl();
     const key = JSON.stringify(retry);
-    let machine = stepMachines.get(key);
+    let machine = byRetry.get(key);
     if (!machine) {
-      machine = { placeholder: stepMachinePlaceholder(stepMachines.size + 1), retry };
-      stepMachines.set(key, machine);
+      const graph = stepMachine(context, retry).graph();
+      machine = {
+        placeholder: stepMachinePlaceholder(byRetry.size + 1),
+        graph,
+        happyPath: graph.happyPath(),
+      };
+      byRetry.set(key, machine);
     }
-    return machine.placeholder;
-  };
-  const planStepsOf = (onMachines: boolean) =>
-    new Map(
-      plan.steps.map((step, i) => {
-        const stepMachine = onMachines ? stepMachineOf(step) : undefined;
-        const planStep = new PlanStep({
-          step,
-          index: i + 1,
-          total: plan.steps.length,
-          recovery: recovery.steps.get(step.id) ?? recovery.plan,
-          approvalTimeoutSeconds,
-          approvalLadder,
-          inlineOutputLimitBytes,
-          joinPredecessors: decomposition.joins.get(step.id) ?? [],
-          signalSuccessors: decomposition.signals.get(step.id) ?? [],
-          ancestors: ancestors.get(step.id) ?? [],
-          stepIds,
-          ...(step.requiresApproval ? { gateView: stepGateView(view.steps[i] as StepView) } : {}),
-          sendRecipes: Object.keys(plan.recovery).length > 0,
-          sendSecretDeclarations: plan.secrets.length > 0,
-          ...(budgetLimits(plan) ? { budget: budgetLimits(plan) } : {}),
-          ...(stepMachine ? { stepMachine } : {}),
-        });
-        return [step.id, planStep] as const;
-      }),
-    );
-  // Sizes come from rendering each step once: its own states plus its share of the scope's
-  // shared escalation (whose fixed part is in the splitter's per-branch overhead).
-  const sizesOf = (steps: ReadonlyMap<string, PlanStep>) => {
-    const sizing = new BranchScope(new StateNamer());
-    const sizes = new Map<string, Size>();
-    for (const [id, planStep] of steps) {
-      const bytes = jsonBytes(planStep.toAsl(sizing, 'Next state').states) + planStep.escalationBytes();
-      sizes.set(id, { events: planStep.cost().historyEvents, bytes });
-    }
-    return sizes;
-  };
-  const mode = options.stepMachines ?? 'auto';
-  let planSteps = planStepsOf(mode === 'always');
-  let stepSizes = sizesOf(planSteps);
-  if (mode === 'auto') {
-    const inlineBytes = [...stepSizes.values()].reduce((n, size) => n + size.bytes, 0);
-    if (inlineBytes > maxDefinitionBytes * STEP_MACHINE_SHARE) {
-      planSteps = planStepsOf(true);
-      stepSizes = sizesOf(planSteps);
-    }
+    byStep.set(step.id, machine);
   }
+  return byStep;
+}
+
+function stepMachine(context: PlanContext, retry: readonly AslRetrier[]): StepMachine {
+  const { plan } = context;
+  return new StepMachine({
+    plan: context.identity,
+    retry,
+    recovery: context.recoverySummary,
+    approval: context.facts.approval,
+    approvalTimeoutSeconds: plan.approval.timeoutSeconds,
+    inlineOutputLimitBytes: context.limits.inlineOutputLimitBytes,
+    total: plan.steps.length,
+    sendRecipes: context.sendRecipes,
+    ...(context.budget ? { budget: context.budget } : {}),
+  });
+}
+
+function measure(context: PlanContext, stepMachines: ReadonlyMap<string, StepMachineSpec>): MeasuredSteps {
+  const { plan, decomposition } = context;
+  const planSteps = new Map<string, PlanStep>();
+  const measures = new Map<string, StepMeasure>();
+  for (const [i, step] of plan.steps.entries()) {
+    const machine = stepMachines.get(step.id);
+    const planStep = new PlanStep({
+      step,
+      index: i + 1,
+      total: plan.steps.length,
+      recovery: recoveryOf(context, step.id),
+      approvalTimeoutSeconds: plan.approval.timeoutSeconds,
+      approvalLadder: context.ladder,
+      inlineOutputLimitBytes: context.limits.inlineOutputLimitBytes,
+      joinPredecessors: decomposition.joins.get(step.id) ?? [],
+      signalSuccessors: decomposition.signals.get(step.id) ?? [],
+      ancestors: context.ancestors.get(step.id) ?? [],
+      stepIds: context.stepIds,
+      ...(step.requiresApproval ? { gateView: stepGateView(context.view.steps[i] as StepView) } : {}),
+      sendRecipes: context.sendRecipes,
+      sendSecretDeclarations: plan.secrets.length > 0,
+      ...(context.budget ? { budget: context.budget } : {}),
+      ...(machine
+        ? { stepMachine: { placeholder: machine.placeholder, happyPath: machine.graph.happyPath() } }
+        : {}),
+    });
+    planSteps.set(step.id, planStep);
+    measures.set(step.id, planStep.measure());
+  }
+  return { planSteps, measures, stepMachines: [...new Set(stepMachines.values())] };
+}
+
+/**
+ * The plan split into machines that fit: each machine's happy path within the history limit
+ * (less the headroom) and its definition within `maxDefinitionBytes`. The plan gate's summary,
+ * which sits in the main machine however the steps are split, comes out of its budget.
+ */
+function layOut(context: PlanContext, steps: MeasuredSteps): { layout: Layout; summary: PlanSummary } {
+  const { plan, limits } = context;
   const graph = planGraph(plan.steps);
   const sketch: PlanSummary = {
     objective: oneLine(plan.objective),
@@ -237,34 +363,68 @@ export function compilePlan(input: Plan | PlanInput, options: CompileOptions = {
   };
   const summary: PlanSummary = {
     ...sketch,
-    view: fitApprovalView(view, Math.min(VIEW_LIMIT_BYTES, SUMMARY_LIMIT_BYTES - jsonBytes(sketch))),
+    view: fitApprovalView(context.view, Math.min(VIEW_LIMIT_BYTES, SUMMARY_LIMIT_BYTES - jsonBytes(sketch))),
   };
   const budget: Size = {
-    events: Math.floor(maxHistoryEvents * (1 - headroom)) - MACHINE_OVERHEAD.top.events,
-    // The plan gate's summary (Start's `$summary`, as it is written there) sits in the main
-    // machine, however the steps are split.
-    bytes: maxDefinitionBytes - MACHINE_OVERHEAD.top.bytes - jsonBytes(literal(summary)),
+    events: Math.floor(limits.maxHistoryEvents * (1 - context.historyHeadroom)) - MACHINE_OVERHEAD.top.events,
+    // The plan gate's summary (Start's `$summary`, as it is written there).
+    bytes: limits.maxDefinitionBytes - MACHINE_OVERHEAD.top.bytes - jsonBytes(literal(summary)),
   };
-  const splitter = new Splitter({ stepSize: (id) => stepSizes.get(id) as Size, budget });
-  const layout = splitter.fit(decomposition.root);
+  const splitter = new Splitter({ stepSize: (id) => (steps.measures.get(id) as StepMeasure).size, budget });
+  return { layout: splitter.fit(context.decomposition.root), summary };
+}
 
-  const stepById = new Map(plan.steps.map((s) => [s.id, s]));
+/**
+ * The main machine, then its parts in the order their tasks appear (rendering a part may reveal
+ * parts of its own). State names are unique across all of them: they share one namer.
+ */
+function planMachines(
+  context: PlanContext,
+  steps: MeasuredSteps,
+  layout: Layout,
+  summary: PlanSummary,
+): CompiledDefinition[] {
+  const stepById = new Map(context.plan.steps.map((s) => [s.id, s]));
   const renderer = new LayoutRenderer({
-    steps: planSteps,
-    childInputs: (block) => childInputs(block, stepById, decomposition.joins),
+    steps: steps.planSteps,
+    childInputs: (block) => childInputs(block, stepById, context.decomposition.joins),
   });
   const namer = new StateNamer();
+  const main = mainMachine(context, renderer, namer, layout, summary);
+  const definitions = [main.definition];
+  const pending = [...main.parts];
+  for (let block = pending.shift(); block !== undefined; block = pending.shift()) {
+    const part = partMachine(context, renderer, namer, block, stepById);
+    definitions.push(part.definition);
+    pending.push(...part.parts);
+  }
+  return definitions;
+}
 
-  // Main machine: Start → plan gate → Execute (the whole plan as one Parallel branch) → Finalize.
+/** A rendered machine and the parts it starts. */
+interface RenderedMachine {
+  readonly definition: CompiledDefinition;
+  readonly parts: readonly ChildBlock[];
+}
+
+/** Start → plan gate → Execute (the whole plan as one Parallel branch) → [rollback] → Finalize. */
+function mainMachine(
+  context: PlanContext,
+  renderer: LayoutRenderer,
+  namer: StateNamer,
+  layout: Layout,
+  summary: PlanSummary,
+): RenderedMachine {
+  const { plan, identity } = context;
   const top = new BranchScope(namer);
   const executeScope = top.child();
   const body = renderer.render(layout, executeScope, undefined);
   const gate = new PlanGate({
     plan: identity,
-    recovery: recoverySummary,
-    facts,
+    recovery: context.recoverySummary,
+    facts: context.facts,
     summary,
-    ladder: approvalLadder,
+    ladder: context.ladder,
     next: EXECUTE_STATE,
     finish: COMPLETION_STATES.finalize,
   }).toAsl();
@@ -280,104 +440,89 @@ export function compilePlan(input: Plan | PlanInput, options: CompileOptions = {
         steps: plan.steps,
         postconditionsRequest: completionBlock.request(),
         next: COMPLETION_STATES.finalize,
-        interruptedRetry: new RetryPolicy({ recovery: recovery.plan }).interrupted(),
+        interruptedRetry: new RetryPolicy({ recovery: context.recovery.plan }).interrupted(),
       }).toAsl()
     : undefined;
   const afterExecute = rollback?.startAt ?? COMPLETION_STATES.finalize;
-  const mainStates: Fragment['states'] = {
+  const execute = new Parallel(EXECUTE_STATE, {
+    comment:
+      'The approved plan. Any stop inside (abort, critical skip, timeout) is caught here so Finalize always runs.',
+    branches: [StateGraph.of(body).addAll(executeScope.sharedStates)],
+    output: jsonOutput('{"steps": $states.result[0].steps}'),
+    catch: [
+      {
+        errorEquals: ['States.ALL'],
+        // A stop inside a step machine or a part reaches here as `States.TaskFailed` whose
+        // cause describes the child execution: its own Error and Cause are what stopped the run.
+        output: jsonOutput(`{"error": ${CHILD_STOP}}`),
+        next: afterExecute,
+      },
+    ],
+    next: afterExecute,
+  });
+  const graph = new StateGraph(gate.startAt, [
     ...gate.states,
-    [EXECUTE_STATE]: {
-      Type: 'Parallel',
-      Comment:
-        'The approved plan. Any stop inside (abort, critical skip, timeout) is caught here so Finalize always runs.',
-      Branches: [{ StartAt: body.startAt, States: { ...body.states, ...executeScope.sharedStates } }],
-      Output: jsonOutput('{"steps": $states.result[0].steps}'),
-      Catch: [
-        {
-          ErrorEquals: ['States.ALL'],
-          // A stop inside a step machine or a part reaches here as `States.TaskFailed` whose
-          // cause describes the child execution: its own Error and Cause are what stopped the run.
-          Output: jsonOutput(`{"error": ${CHILD_STOP}}`),
-          Next: afterExecute,
-        },
-      ],
-      Next: afterExecute,
-    },
-    ...rollback?.states,
+    execute,
+    ...(rollback?.states ?? []),
     ...completion.states,
-  };
-  const definitions: CompiledDefinition[] = [
-    definition(name, {
-      Comment: `plangate ${plan.id} v${plan.version} (${identity.digest}): ${oneLine(plan.objective)}`,
-      QueryLanguage: 'JSONata',
-      StartAt: PLAN_GATE_STATES.start,
-      States: mainStates,
-    }),
-  ];
+  ]);
+  const comment = `plangate ${plan.id} v${plan.version} (${identity.digest}): ${oneLine(plan.objective)}`;
+  return { definition: definition(context.name, graph, comment), parts: body.parts };
+}
 
+/** A block of the plan as its own machine; Finalize reads what it hands back. */
+function partMachine(
+  context: PlanContext,
+  renderer: LayoutRenderer,
+  namer: StateNamer,
+  block: ChildBlock,
+  stepById: ReadonlyMap<string, Step>,
+): RenderedMachine {
+  const { plan, identity } = context;
+  const scope = new BranchScope(namer);
+  const inner = renderer.render(block.body, scope, CHILD_STATES.done);
   // Finalize checks the postconditions against the parent's ledger: the parts hand back what they name.
   const postconditionReads = new Set(
-    plan.postconditions.flatMap((post) => contractNeeds(post.contract, '', stepIds).steps),
+    plan.postconditions.flatMap((post) => contractNeeds(post.contract, '', context.stepIds).steps),
   );
-  // Children, in the order their tasks appear (rendering a child may reveal grandchildren).
-  for (let i = 0; i < renderer.children.length; i++) {
-    const block = renderer.children[i] as ChildBlock;
-    const scope = new BranchScope(namer);
-    const inner = renderer.render(block.body, scope, CHILD_STATES.done);
-    const frame = new ChildMachine({
-      recovery: recoverySummary,
-      facts,
-      outputs: childOutputs(block, stepById, decomposition.joins, postconditionReads),
-    }).toAsl({ startAt: inner.startAt, states: { ...inner.states, ...scope.sharedStates } });
-    definitions.push({
-      ...definition(`${name}-part-${block.part}`, {
-        Comment: `plangate ${plan.id} v${plan.version} (${identity.digest}), part ${block.part}`,
-        QueryLanguage: 'JSONata',
-        StartAt: frame.startAt,
-        States: frame.states,
-      }),
+  const frame = new ChildMachine({
+    recovery: context.recoverySummary,
+    facts: context.facts,
+    outputs: childOutputs(block, stepById, context.decomposition.joins, postconditionReads),
+  }).toAsl({ startAt: inner.startAt, states: [...inner.states, ...scope.sharedStates] });
+  const comment = `plangate ${plan.id} v${plan.version} (${identity.digest}), part ${block.part}`;
+  return {
+    definition: {
+      ...definition(`${context.name}-part-${block.part}`, StateGraph.of(frame), comment),
       arnSubstitution: childPlaceholder(block.part),
-    });
-  }
-
-  // The step machines, after the parts (every machine may start them).
-  for (const [i, machine] of [...stepMachines.values()].entries()) {
-    const budget = budgetLimits(plan);
-    const asl = new StepMachine({
-      plan: identity,
-      retry: machine.retry,
-      recovery: recoverySummary,
-      approval: facts.approval,
-      approvalTimeoutSeconds,
-      inlineOutputLimitBytes,
-      total: plan.steps.length,
-      sendRecipes: Object.keys(plan.recovery).length > 0,
-      ...(budget ? { budget } : {}),
-    }).toAsl(`plangate ${plan.id} v${plan.version} (${identity.digest}), step machine ${i + 1}`);
-    definitions.push({ ...definition(`${name}-step-${i + 1}`, asl), arnSubstitution: machine.placeholder });
-  }
-
-  const substitutions = [
-    ...new Set(
-      definitions.flatMap((d) => [...d.json.matchAll(/\$\{([A-Za-z0-9_]+)\}/g)].map((m) => m[1] as string)),
-    ),
-  ].sort();
-  const report = buildReport({
-    plan,
-    identity,
-    definitions,
-    planSteps,
-    decomposition,
-    layout,
-    limits: { maxHistoryEvents, maxDefinitionBytes, inlineOutputLimitBytes },
-    machineOverhead: {
-      top: MACHINE_OVERHEAD.top.events,
-      child: MACHINE_OVERHEAD.child.events,
-      parallel: HISTORY_EVENTS.parallel,
     },
-    simulate: options.simulate ?? true,
-  });
-  return { definitions, substitutions, report };
+    parts: inner.parts,
+  };
+}
+
+/** The step machines, after the parts (every machine may start them). */
+function stepMachineDefinitions(
+  context: PlanContext,
+  stepMachines: readonly StepMachineSpec[],
+): CompiledDefinition[] {
+  const { plan, identity } = context;
+  return stepMachines.map((machine, i) => ({
+    ...definition(
+      stepMachineName(context, i),
+      machine.graph,
+      `plangate ${plan.id} v${plan.version} (${identity.digest}), step machine ${i + 1}`,
+    ),
+    arnSubstitution: machine.placeholder,
+  }));
+}
+
+function stepMachineName(context: PlanContext, index: number): string {
+  return `${context.name}-step-${index + 1}`;
+}
+
+/** A step's effective recipes: the plan's, with its own `onFail` applied. */
+function recoveryOf(context: PlanContext, stepId: string): RecoveryTable {
+  return context.recovery.steps.get(stepId) ?? context.recovery.plan;
 }
 
 export const EXECUTE_STATE = 'Execute';
@@ -424,8 +569,9 @@ function jsonBytes(value: unknown): number {
   return Buffer.byteLength(JSON.stringify(value));
 }
 
-function definition(name: string, asl: AslDefinition): CompiledDefinition {
-  return { name, asl, json: JSON.stringify(asl) };
+function definition(name: string, graph: StateGraph, comment: string): CompiledDefinition {
+  const asl = graph.toDefinition(comment);
+  return { name, asl, json: JSON.stringify(asl), resources: graph.resources() };
 }
 
 function oneLine(text: string): string {

@@ -9,10 +9,9 @@
  */
 import type { Postcondition } from '../plan/schema.ts';
 import { MACHINE_ERRORS } from '../runtime/payloads/index.ts';
-import type { Fragment } from './asl.ts';
-import { INTERRUPTED_RETRY, LAMBDA_INVOKE, SERVICE_RETRY } from './asl.ts';
+import { INTERRUPTED_RETRY, SERVICE_RETRY } from './asl.ts';
 import { jsonata, toJsonataSource } from './jsonata.ts';
-import { PLACEHOLDERS, ref } from './placeholders.ts';
+import { Choice, Fail, type Fragment, LambdaInvoke, Succeed } from './states/index.ts';
 
 export interface CompletionProps {
   readonly postconditions: readonly Postcondition[];
@@ -52,47 +51,37 @@ export class Completion {
       : this.request();
     return {
       startAt: s.finalize,
-      states: {
-        [s.finalize]: {
-          Type: 'Task',
-          Resource: LAMBDA_INVOKE,
-          Arguments: {
-            FunctionName: ref(PLACEHOLDERS.contractChecker),
-            Payload: jsonata(request),
-          },
+      states: [
+        new LambdaInvoke(s.finalize, {
+          lambda: 'contractChecker',
+          payload: jsonata(request),
           // An inconsistent run (the checker's `error`) fails as a stopped one does.
-          Output: jsonata(
+          output: jsonata(
             '($o := $states.result.Payload; $merge([$states.input, {"outcome": $o}, $exists($o.error) ? {"error": $o.error} : {}]))',
           ),
           // A Finalize cut short by the engine's stop is made again: it answers what it recorded.
-          Retry: [SERVICE_RETRY, INTERRUPTED_RETRY],
-          Next: s.outcome,
-        },
-        [s.outcome]: {
-          Type: 'Choice',
-          Choices: [
-            { Condition: jsonata('$exists($states.input.error)'), Next: s.failed },
-            { Condition: jsonata('$states.input.outcome.succeeded = true'), Next: s.succeeded },
+          retry: [SERVICE_RETRY, INTERRUPTED_RETRY],
+          next: s.outcome,
+        }),
+        new Choice(s.outcome, {
+          choices: [
+            { condition: jsonata('$exists($states.input.error)'), next: s.failed },
+            { condition: jsonata('$states.input.outcome.succeeded = true'), next: s.succeeded },
           ],
-          Default: s.postconditionFailed,
-        },
-        [s.succeeded]: {
-          Type: 'Succeed',
-          Output: jsonata('{"summary": $states.input.outcome.summary}'),
-        },
-        [s.failed]: {
-          Type: 'Fail',
-          Error: jsonata('$states.input.error.Error'),
-          Cause: jsonata(
+          default: s.postconditionFailed,
+        }),
+        new Succeed(s.succeeded, { output: jsonata('{"summary": $states.input.outcome.summary}') }),
+        new Fail(s.failed, {
+          error: jsonata('$states.input.error.Error'),
+          cause: jsonata(
             '$exists($states.input.error.Cause) ? $states.input.error.Cause : $states.input.error.Error',
           ),
-        },
-        [s.postconditionFailed]: {
-          Type: 'Fail',
-          Error: MACHINE_ERRORS.postconditionFailed,
-          Cause: jsonata('$string($states.input.outcome)'),
-        },
-      },
+        }),
+        new Fail(s.postconditionFailed, {
+          error: MACHINE_ERRORS.postconditionFailed,
+          cause: jsonata('$string($states.input.outcome)'),
+        }),
+      ],
     };
   }
 }

@@ -14,13 +14,12 @@
  */
 import type { RecoveryRecipe } from '../plan/schema.ts';
 import type { BudgetLimits } from '../runtime/payloads/index.ts';
-import type { AslStates } from './asl.ts';
-import { LAMBDA_INVOKE, SERVICE_RETRY } from './asl.ts';
+import { SERVICE_RETRY } from './asl.ts';
 import { CURRENT, type RunValues, STEPS, WORKFLOW_VARIABLES } from './dataflow.ts';
-import { gateTask } from './gate-task.ts';
+import { GateTask } from './gate-task.ts';
 import { jsonata, quote, toJsonataSource } from './jsonata.ts';
-import { PLACEHOLDERS, ref } from './placeholders.ts';
 import type { BranchScope } from './scope.ts';
+import { Choice, type ChoiceRule, LambdaInvoke, Pass, renderChoiceRule, type State } from './states/index.ts';
 
 export interface EscalatedStep {
   readonly stepId: string;
@@ -135,10 +134,7 @@ export class ScopeEscalation {
   /** What one step adds to the shared states, in bytes (for sizing machines before they are built). */
   static bytesPerStep(step: EscalatedStep): number {
     const facts = toJsonataSource({ [step.stepId]: stepFacts(step) });
-    const rule = JSON.stringify({
-      Condition: jsonata(`${CURRENT}.stepId = ${quote(step.stepId)}`),
-      Next: `Check ${step.stepId}`,
-    });
+    const rule = JSON.stringify(renderChoiceRule(routeRule(step.stepId, `Check ${step.stepId}`)));
     return facts.length + (step.critical ? 1 : 2) * rule.length;
   }
 
@@ -148,7 +144,7 @@ export class ScopeEscalation {
    * (attempt + 1), a decided SKIP → the step's checker (non-critical) or the Fail state, any
    * other decision → the Fail state, no decision yet → `Escalate`, whose answer comes back here.
    */
-  states(): AslStates {
+  states(): State[] {
     const names = this.names;
     const single = this.single;
     const values = single?.values ?? WORKFLOW_VARIABLES;
@@ -172,70 +168,64 @@ export class ScopeEscalation {
     const skipped = keep(
       '{"stepId": $c.stepId, "attempt": $c.attempt, "run": {"stepId": $c.stepId, "status": "skipped", "attempt": $c.attempt, "durationMs": 0}}',
     );
-    const route = (target: (s: EscalatedStep) => string, steps: readonly EscalatedStep[]) => ({
-      Type: 'Choice',
-      Choices: steps.map((s) => ({
-        Condition: jsonata(`${CURRENT}.stepId = ${quote(s.stepId)}`),
-        Next: target(s),
-      })),
-      Default: stop,
-    });
-    const shared: AslStates = {
+    const route = (name: string, target: (s: EscalatedStep) => string, steps: readonly EscalatedStep[]) =>
+      new Choice(name, {
+        choices: steps.map((s) => routeRule(s.stepId, target(s))),
+        default: stop,
+      });
+    const shared: State[] = [
       // The failed step's facts, looked up once: the classifier's request and the escalation read them.
-      [names.failed]: {
-        Type: 'Pass',
-        Output: bound(keep(`$merge([$c, {"step": ${facts}}])`)),
-        Next: names.classify,
-      },
-      [names.classify]: {
-        Type: 'Task',
-        Resource: LAMBDA_INVOKE,
-        Arguments: {
-          FunctionName: ref(PLACEHOLDERS.classifier),
-          Payload: bound(
-            `$merge([{"plan": ${values.plan}, "executionId": ${values.executionId}, "stepId": $c.stepId, "phase": $c.phase, "error": $c.error, "attempt": $c.attempt, "recovery": ${values.recovery}${this.props.budget ? `, "budget": ${toJsonataSource(this.props.budget)}` : ''}}, $c.step])`,
-          ),
-        },
-        Output: bound(keep('$merge([$c, {"failure": $states.result.Payload}])')),
-        Retry: [SERVICE_RETRY],
-        Next: names.decide,
-      },
-      [names.decide]: {
-        Type: 'Choice',
-        Choices: [
-          { Condition: bound(retrying), Next: retryTarget },
-          ...(skippable ? [{ Condition: bound(skipping), Next: skipTarget }] : []),
+      new Pass(names.failed, {
+        output: bound(keep(`$merge([$c, {"step": ${facts}}])`)),
+        next: names.classify,
+      }),
+      new LambdaInvoke(names.classify, {
+        lambda: 'classifier',
+        payload: bound(
+          `$merge([{"plan": ${values.plan}, "executionId": ${values.executionId}, "stepId": $c.stepId, "phase": $c.phase, "error": $c.error, "attempt": $c.attempt, "recovery": ${values.recovery}${this.props.budget ? `, "budget": ${toJsonataSource(this.props.budget)}` : ''}}, $c.step])`,
+        ),
+        output: bound(keep('$merge([$c, {"failure": $states.result.Payload}])')),
+        retry: [SERVICE_RETRY],
+        next: names.decide,
+      }),
+      new Choice(names.decide, {
+        choices: [
+          { condition: bound(retrying), next: retryTarget },
+          ...(skippable ? [{ condition: bound(skipping), next: skipTarget }] : []),
           // A SKIP of a critical step, ABORT, and anything that is not a decision: stop.
-          { Condition: bound('$exists($c.decision)'), Next: stop },
+          { condition: bound('$exists($c.decision)'), next: stop },
         ],
-        Default: names.escalate,
-        Output: bound(
+        default: names.escalate,
+        output: bound(
           `${retrying} ? ${nextAttempt} : ${skippable ? `${skipping} ? ${skipped} : ` : ''}$states.input`,
         ),
-      },
-      [names.escalate]: gateTask({
+      }),
+      new GateTask(names.escalate, {
         kind: 'escalation',
         payload:
           '{"stepId": $c.stepId, "description": $c.step.description, "round": $c.attempt, "failure": $c.failure, "attempt": $c.attempt, "critical": $c.step.critical, "policy": $c.failure.policy}',
         timeoutSeconds: this.props.timeoutSeconds,
         values,
-        rest: {
-          // A gate answer without a decision counts as ABORT: it fails closed.
-          Output: bound(keep('$merge([$c, {"decision": [$states.result.decision, "ABORT"][0]}])')),
-          Catch: [
-            {
-              ErrorEquals: ['States.Timeout'],
-              Output: bound(keep('$merge([$c, {"gate": "escalation"}])')),
-              Next: stop,
-            },
-          ],
-          Next: names.decide,
-        },
+        // A gate answer without a decision counts as ABORT: it fails closed.
+        output: bound(keep('$merge([$c, {"decision": [$states.result.decision, "ABORT"][0]}])')),
+        catch: [
+          {
+            errorEquals: ['States.Timeout'],
+            output: bound(keep('$merge([$c, {"gate": "escalation"}])')),
+            next: stop,
+          },
+        ],
+        next: names.decide,
       }),
-    };
+    ];
     // A scope of one step needs no routers: its answers go straight to that step.
-    if (!only) shared[names.retry] = route((s) => s.runState, this.steps);
-    if (!only && nonCritical.length > 0) shared[names.skip] = route((s) => s.checkState, nonCritical);
+    if (!only) shared.push(route(names.retry, (s) => s.runState, this.steps));
+    if (!only && nonCritical.length > 0) shared.push(route(names.skip, (s) => s.checkState, nonCritical));
     return shared;
   }
+}
+
+/** The router's rule sending the failed step `stepId` to `next`. */
+function routeRule(stepId: string, next: string): ChoiceRule {
+  return { condition: jsonata(`${CURRENT}.stepId = ${quote(stepId)}`), next };
 }

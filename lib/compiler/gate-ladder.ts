@@ -12,9 +12,9 @@
  */
 import type { Plan } from '../plan/schema.ts';
 import type { ApprovalPolicy, GateKind } from '../runtime/payloads/index.ts';
-import type { AslStates } from './asl.ts';
-import { gateTask } from './gate-task.ts';
+import { GateTask, type GateTaskProps } from './gate-task.ts';
 import { jsonata, literal } from './jsonata.ts';
+import type { State, TaskField } from './states/index.ts';
 
 /** What the ladder needs of the plan's approval policy. */
 export interface GateLadderPolicy {
@@ -49,14 +49,15 @@ export interface GateLadderProps {
   readonly kind: Extract<GateKind, 'plan' | 'step'>;
   /** The first wait's state name; the other rungs are named after it. */
   readonly name: string;
+  /** @default - none */
   readonly comment?: string;
-  /** The gate request's own fields (see gateTask). */
+  /** The gate request's own fields (see GateTask). */
   readonly payload: Readonly<Record<string, unknown>>;
   readonly policy: GateLadderPolicy;
-  /** Output/Assign and Next of every rung: each delivers a decision. */
-  readonly onDecision: Readonly<Record<string, unknown>>;
-  /** A Catch (without ErrorEquals) for when even the expiry rung got no answer. */
-  readonly onTimeout: Readonly<Record<string, unknown>>;
+  /** What every rung makes of a decision, and where it goes: each delivers one. */
+  readonly onDecision: Pick<GateTaskProps, 'assign' | 'output' | 'next'>;
+  /** Where the run goes when even the expiry rung got no answer (a Catch of `States.Timeout`). */
+  readonly onTimeout: { readonly output?: unknown; readonly next: string };
 }
 
 export function ladderStateNames(name: string, policy: GateLadderPolicy) {
@@ -69,54 +70,85 @@ export function ladderStateNames(name: string, policy: GateLadderPolicy) {
   };
 }
 
+/** Where a rung stands on the ladder; the first wait has none. */
+type RungStage = { readonly stage: 'remind' | 'escalate' | 'expire'; readonly level: number };
+
 /** The rungs' states; the first is `props.name`. */
-export function gateLadder(props: GateLadderProps): AslStates {
+export function gateLadder(props: GateLadderProps): State[] {
   const { policy } = props;
   const names = ladderStateNames(props.name, policy);
   const remind = policy.remindAfterSeconds;
-  const states: AslStates = {};
-  const rung = (
-    name: string,
-    ladder: { stage: 'remind' | 'escalate' | 'expire'; level: number } | undefined,
-    waitSeconds: number,
-    next: string | undefined,
-    approval?: ApprovalPolicy,
-  ) => {
-    states[name] = gateTask({
-      kind: props.kind,
-      ...(props.comment && !ladder ? { comment: props.comment } : {}),
-      payload: {
-        ...props.payload,
-        ...(ladder ? { ladder } : {}),
-        ...(approval ? { approval: literal(approval) } : {}),
-      },
-      // The link lives as long as its group may answer; the wait may end earlier (the reminder).
-      timeoutSeconds: ladder?.stage === 'expire' ? EXPIRY_WAIT_SECONDS : policy.timeoutSeconds,
-      waitSeconds,
-      rest: {
-        ...props.onDecision,
-        // The next rung gets this rung's input (the steps so far, the gate's round): a JSONata
-        // Catch without Output would hand it the timeout error instead, and the ledger would be lost.
-        Catch: [
-          {
-            ErrorEquals: ['States.Timeout'],
-            ...(next ? { Output: jsonata('$states.input'), Next: next } : props.onTimeout),
-          },
-        ],
-      },
-    });
-  };
+  const states: State[] = [];
   for (let level = 0; level < names.levels; level++) {
     const after = level + 1 < names.levels ? names.ask(level + 1) : names.expired;
     const group = level === 0 ? undefined : policy.groups[level - 1];
     const ask = level === 0 ? undefined : ({ stage: 'escalate', level } as const);
     if (remind === undefined) {
-      rung(names.ask(level), ask, policy.timeoutSeconds, after, group);
+      states.push(rung(props, names.ask(level), ask, policy.timeoutSeconds, after, group));
     } else {
-      rung(names.ask(level), ask, remind, names.remind(level), group);
-      rung(names.remind(level), { stage: 'remind', level }, policy.timeoutSeconds - remind, after);
+      states.push(rung(props, names.ask(level), ask, remind, names.remind(level), group));
+      states.push(
+        rung(props, names.remind(level), { stage: 'remind', level }, policy.timeoutSeconds - remind, after),
+      );
     }
   }
-  rung(names.expired, { stage: 'expire', level: names.levels - 1 }, EXPIRY_WAIT_SECONDS, undefined);
+  states.push(
+    rung(props, names.expired, { stage: 'expire', level: names.levels - 1 }, EXPIRY_WAIT_SECONDS, undefined),
+  );
   return states;
+}
+
+function rung(
+  props: GateLadderProps,
+  name: string,
+  ladder: RungStage | undefined,
+  waitSeconds: number,
+  next: string | undefined,
+  approval?: ApprovalPolicy,
+): GateLadderRung {
+  return new GateLadderRung(name, {
+    kind: props.kind,
+    comment: ladder ? undefined : props.comment,
+    payload: {
+      ...props.payload,
+      ...(ladder ? { ladder } : {}),
+      ...(approval ? { approval: literal(approval) } : {}),
+    },
+    // The link lives as long as its group may answer; the wait may end earlier (the reminder).
+    timeoutSeconds: ladder?.stage === 'expire' ? EXPIRY_WAIT_SECONDS : props.policy.timeoutSeconds,
+    waitSeconds,
+    ...props.onDecision,
+    // The next rung gets this rung's input (the steps so far, the gate's round): a JSONata
+    // Catch without Output would hand it the timeout error instead, and the ledger would be lost.
+    catch: [
+      next
+        ? { errorEquals: ['States.Timeout'], output: jsonata('$states.input'), next }
+        : { errorEquals: ['States.Timeout'], ...props.onTimeout },
+    ],
+  });
+}
+
+/**
+ * A rung's field order: its Next before its Catch (the order definitions have always had; it is
+ * part of their bytes).
+ */
+const RUNG_FIELD_ORDER: readonly TaskField[] = [
+  'Type',
+  'Comment',
+  'Resource',
+  'Arguments',
+  'TimeoutSeconds',
+  'Retry',
+  'Assign',
+  'Output',
+  'Next',
+  'End',
+  'Catch',
+];
+
+/** One wait of a gate's timeout ladder. */
+class GateLadderRung extends GateTask {
+  protected override get fieldOrder(): readonly TaskField[] {
+    return RUNG_FIELD_ORDER;
+  }
 }

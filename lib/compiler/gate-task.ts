@@ -4,12 +4,12 @@
  * server-side) together with the plan identity and the plan's approval policy (`$approval`).
  */
 import type { GateKind } from '../runtime/payloads/index.ts';
-import { type AslState, LAMBDA_INVOKE_WAIT, SERVICE_RETRY } from './asl.ts';
+import { SERVICE_RETRY } from './asl.ts';
 import { CURRENT, EXECUTION_SCOPE, type RunValues, WORKFLOW_VARIABLES } from './dataflow.ts';
 import { jsonata, quote } from './jsonata.ts';
-import { PLACEHOLDERS, ref } from './placeholders.ts';
+import { type Catcher, LambdaInvoke, type StateProps, type TaskField } from './states/index.ts';
 
-export interface GateTaskProps {
+export interface GateTaskProps extends StateProps {
   readonly kind: GateKind;
   /**
    * Fields of the GateRequest besides kind, token, plan, executionId and approval: a record of
@@ -21,38 +21,69 @@ export interface GateTaskProps {
   readonly timeoutSeconds: number;
   /** The wait's TimeoutSeconds, when it ends before the link expires (a reminder follows). @default timeoutSeconds */
   readonly waitSeconds?: number;
-  /** ASL fields after the Task's own: Output/Assign, Catch, Next/End. */
-  readonly rest: Readonly<Record<string, unknown>>;
-  /** @default - none */
-  readonly comment?: string;
   /** Where a string `payload` reads the plan, execution id and approval policy. @default WORKFLOW_VARIABLES */
   readonly values?: RunValues;
+  /** Workflow variables set from the answer. @default - none */
+  readonly assign?: Readonly<Record<string, unknown>>;
+  /** The state's output, from the answer. @default - the answer */
+  readonly output?: unknown;
+  /** Where a wait that timed out goes. @default - the timeout fails the branch */
+  readonly catch?: readonly Catcher[];
+  /** Where the answer goes. */
+  readonly next: string;
 }
 
-export function gateTask(props: GateTaskProps): AslState {
+/**
+ * The gate's field order: its Retry before what it makes of the answer (the order definitions
+ * have always had; it is part of their bytes).
+ */
+const GATE_FIELD_ORDER: readonly TaskField[] = [
+  'Type',
+  'Comment',
+  'Resource',
+  'Arguments',
+  'TimeoutSeconds',
+  'Retry',
+  'Assign',
+  'Output',
+  'Catch',
+  'Next',
+  'End',
+];
+
+export class GateTask extends LambdaInvoke {
+  constructor(name: string, props: GateTaskProps) {
+    super(name, {
+      lambda: 'gate',
+      integrationPattern: 'waitForTaskToken',
+      comment: props.comment,
+      payload: gatePayload(props),
+      timeoutSeconds: props.waitSeconds ?? props.timeoutSeconds,
+      retry: [SERVICE_RETRY],
+      assign: props.assign,
+      output: props.output,
+      catch: props.catch,
+      next: props.next,
+    });
+  }
+
+  protected override get fieldOrder(): readonly TaskField[] {
+    return GATE_FIELD_ORDER;
+  }
+}
+
+function gatePayload(props: GateTaskProps): Readonly<Record<string, unknown>> | string {
   const values = props.values ?? WORKFLOW_VARIABLES;
+  if (typeof props.payload === 'string')
+    return jsonata(
+      `($c := ${CURRENT}; $merge([{"kind": ${quote(props.kind)}, "taskToken": $states.context.Task.Token, "plan": ${values.plan}, "executionId": ${values.executionId}, "approval": ${values.approval}, "timeoutSeconds": ${props.timeoutSeconds}}, ${props.payload}]))`,
+    );
   return {
-    Type: 'Task',
-    ...(props.comment ? { Comment: props.comment } : {}),
-    Resource: LAMBDA_INVOKE_WAIT,
-    Arguments: {
-      FunctionName: ref(PLACEHOLDERS.gate),
-      Payload:
-        typeof props.payload === 'string'
-          ? jsonata(
-              `($c := ${CURRENT}; $merge([{"kind": ${quote(props.kind)}, "taskToken": $states.context.Task.Token, "plan": ${values.plan}, "executionId": ${values.executionId}, "approval": ${values.approval}, "timeoutSeconds": ${props.timeoutSeconds}}, ${props.payload}]))`,
-            )
-          : {
-              kind: props.kind,
-              taskToken: jsonata('$states.context.Task.Token'),
-              ...EXECUTION_SCOPE,
-              approval: jsonata('$approval'),
-              ...props.payload,
-              timeoutSeconds: props.timeoutSeconds,
-            },
-    },
-    TimeoutSeconds: props.waitSeconds ?? props.timeoutSeconds,
-    Retry: [SERVICE_RETRY],
-    ...props.rest,
+    kind: props.kind,
+    taskToken: jsonata('$states.context.Task.Token'),
+    ...EXECUTION_SCOPE,
+    approval: jsonata('$approval'),
+    ...props.payload,
+    timeoutSeconds: props.timeoutSeconds,
   };
 }

@@ -1,5 +1,5 @@
 /** lib/compiler's public API: plan → Step Functions definitions (ASL, JSONata) + report. */
-export type { AslDefinition, AslState, CompiledDefinition } from './asl.ts';
+export type { AslDefinition, AslState, CompiledDefinition, ResourceReference } from './asl.ts';
 export {
   CompileError,
   type CompileOptions,

@@ -5,13 +5,12 @@
  * signalled (`Signal <step>`, right after the predecessor's checker). Nothing waits longer than
  * its real dependencies: a predecessor signals the moment its entry is final.
  */
-import type { AslState } from './asl.ts';
-import { LAMBDA_INVOKE, LAMBDA_INVOKE_WAIT, SERVICE_RETRY, transition } from './asl.ts';
+import { SERVICE_RETRY } from './asl.ts';
 import { EXECUTION_SCOPE, entriesOf, STEPS } from './dataflow.ts';
 import { jsonata, literal, lookup } from './jsonata.ts';
-import { PLACEHOLDERS, ref } from './placeholders.ts';
+import { LambdaInvoke, type NextProps } from './states/index.ts';
 
-export interface JoinWaitProps {
+export interface JoinWaitProps extends NextProps {
   /** The waiting step. */
   readonly stepId: string;
   /** Its predecessors on other branches. */
@@ -21,32 +20,27 @@ export interface JoinWaitProps {
 export const joinWaitState = (stepId: string) => `Join ${stepId}`;
 export const joinSignalState = (stepId: string) => `Signal ${stepId}`;
 
-export class JoinWait {
-  constructor(private readonly props: JoinWaitProps) {}
-
-  toAsl(next: string): AslState {
-    return {
-      // Released by the join Lambda once every listed predecessor has signalled.
-      Type: 'Task',
-      Resource: LAMBDA_INVOKE_WAIT,
-      Arguments: {
-        FunctionName: ref(PLACEHOLDERS.join),
-        Payload: {
-          action: 'wait',
-          ...EXECUTION_SCOPE,
-          stepId: this.props.stepId,
-          predecessors: literal(this.props.predecessors),
-          taskToken: jsonata('$states.context.Task.Token'),
-        },
+/** `Join <step>`: released by the join Lambda once every listed predecessor has signalled. */
+export class JoinWait extends LambdaInvoke {
+  constructor(props: JoinWaitProps) {
+    super(joinWaitState(props.stepId), {
+      lambda: 'join',
+      integrationPattern: 'waitForTaskToken',
+      payload: {
+        action: 'wait',
+        ...EXECUTION_SCOPE,
+        stepId: props.stepId,
+        predecessors: literal(props.predecessors),
+        taskToken: jsonata('$states.context.Task.Token'),
       },
-      Output: jsonata(`{"steps": $merge([${STEPS}, $states.result.entries])}`),
-      Retry: [SERVICE_RETRY],
-      ...transition(next),
-    };
+      output: jsonata(`{"steps": $merge([${STEPS}, $states.result.entries])}`),
+      retry: [SERVICE_RETRY],
+      next: props.next,
+    });
   }
 }
 
-export interface JoinSignalProps {
+export interface JoinSignalProps extends NextProps {
   /** The step that just finished. */
   readonly stepId: string;
   /** The steps on other branches waiting for it. */
@@ -59,29 +53,23 @@ export interface JoinSignalProps {
   readonly carried?: readonly string[];
 }
 
-export class JoinSignal {
-  constructor(private readonly props: JoinSignalProps) {}
-
-  toAsl(next: string | undefined): AslState {
-    return {
-      Type: 'Task',
-      Resource: LAMBDA_INVOKE,
-      Arguments: {
-        FunctionName: ref(PLACEHOLDERS.join),
-        Payload: {
-          action: 'signal',
-          ...EXECUTION_SCOPE,
-          stepId: this.props.stepId,
-          entry: jsonata(lookup(STEPS, this.props.stepId)),
-          successors: literal(this.props.successors),
-          ...((this.props.carried ?? []).length > 0
-            ? { carried: jsonata(entriesOf(this.props.carried ?? [])) }
-            : {}),
-        },
+/** `Signal <step>`: tells the join Lambda the step's entry is final. */
+export class JoinSignal extends LambdaInvoke {
+  constructor(props: JoinSignalProps) {
+    const carried = props.carried ?? [];
+    super(joinSignalState(props.stepId), {
+      lambda: 'join',
+      payload: {
+        action: 'signal',
+        ...EXECUTION_SCOPE,
+        stepId: props.stepId,
+        entry: jsonata(lookup(STEPS, props.stepId)),
+        successors: literal(props.successors),
+        ...(carried.length > 0 ? { carried: jsonata(entriesOf(carried)) } : {}),
       },
-      Output: jsonata('$states.input'),
-      Retry: [SERVICE_RETRY],
-      ...transition(next),
-    };
+      output: jsonata('$states.input'),
+      retry: [SERVICE_RETRY],
+      next: props.next,
+    });
   }
 }

@@ -29,14 +29,19 @@ export function agentActivityName(namePrefix: string, target: string): string {
 }
 
 /** The substitution naming the n-th (1-based) child state machine of a split plan. */
-export function childPlaceholder(index: number): string {
+export function childPlaceholder(index: number): `PartStateMachineArn${number}` {
   return `PartStateMachineArn${index}`;
 }
 
 /** The substitution naming the n-th (1-based) step machine of a plan (see step-machine.ts). */
-export function stepMachinePlaceholder(index: number): string {
+export function stepMachinePlaceholder(index: number): `StepStateMachineArn${number}` {
   return `StepStateMachineArn${index}`;
 }
+
+/** The substitution naming a child state machine's ARN: a part's or a step machine's. */
+export type MachinePlaceholder =
+  | ReturnType<typeof childPlaceholder>
+  | ReturnType<typeof stepMachinePlaceholder>;
 
 /** Whether a definition's `arnSubstitution` names a step machine (else it is a part). */
 export function isStepMachinePlaceholder(name: string): boolean {

@@ -14,10 +14,10 @@ import {
   type PlanSummary,
   type RecipeSummary,
 } from '../runtime/payloads/index.ts';
-import type { Fragment } from './asl.ts';
 import { type GateLadderPolicy, gateLadder } from './gate-ladder.ts';
 import { jsonata, literal } from './jsonata.ts';
 import { type PlanFacts, planFactsAssign } from './plan-facts.ts';
+import { Choice, type Fragment, Pass } from './states/index.ts';
 
 export interface PlanGateProps {
   readonly plan: PlanIdentity;
@@ -52,11 +52,10 @@ export class PlanGate {
     const s = PLAN_GATE_STATES;
     return {
       startAt: s.start,
-      states: {
-        [s.start]: {
-          Type: 'Pass',
-          Comment: 'Plan-wide variables; the ledger starts empty.',
-          Assign: {
+      states: [
+        new Pass(s.start, {
+          comment: 'Plan-wide variables; the ledger starts empty.',
+          assign: {
             plan: literal(this.props.plan),
             executionId: jsonata('$states.context.Execution.Id'),
             recovery: literal(this.props.recovery),
@@ -67,9 +66,9 @@ export class PlanGate {
             round: 1,
             question: null,
           },
-          Output: literal({ steps: {} }),
-          Next: s.gate,
-        },
+          output: literal({ steps: {} }),
+          next: s.gate,
+        }),
         ...gateLadder({
           kind: 'plan',
           name: s.gate,
@@ -81,53 +80,50 @@ export class PlanGate {
           },
           policy: this.props.ladder,
           onDecision: {
-            Assign: { decision: jsonata('$states.result') },
-            Output: jsonata('$states.input'),
-            Next: s.decision,
+            assign: { decision: jsonata('$states.result') },
+            output: jsonata('$states.input'),
+            next: s.decision,
           },
-          onTimeout: { Next: s.timedOut },
+          onTimeout: { next: s.timedOut },
         }),
-        [s.decision]: {
-          Type: 'Choice',
-          Choices: [
-            { Condition: jsonata(`${DECISION} = "APPROVE"`), Next: this.props.next },
+        new Choice(s.decision, {
+          choices: [
+            { condition: jsonata(`${DECISION} = "APPROVE"`), next: this.props.next },
             {
-              Condition: jsonata(`${DECISION} = "APPROVE_WITH_MODIFICATIONS"`),
-              Assign: {
+              condition: jsonata(`${DECISION} = "APPROVE_WITH_MODIFICATIONS"`),
+              assign: {
                 mods: jsonata(
                   '{"skipSteps": $exists($decision.skipSteps) ? $decision.skipSteps : [], "argOverrides": $exists($decision.argOverrides) ? $decision.argOverrides : {}}',
                 ),
               },
-              Next: this.props.next,
+              next: this.props.next,
             },
             {
-              Condition: jsonata(`${DECISION} = "ASK_FOR_CLARIFICATION"`),
-              Assign: { round: jsonata('$round + 1'), question: jsonata('$decision.question') },
-              Next: s.gate,
+              condition: jsonata(`${DECISION} = "ASK_FOR_CLARIFICATION"`),
+              assign: { round: jsonata('$round + 1'), question: jsonata('$decision.question') },
+              next: s.gate,
             },
           ],
           // REJECT, and anything that is not a decision: fail closed.
-          Default: s.rejected,
-        },
-        [s.rejected]: {
-          Type: 'Pass',
-          Output: jsonata(
+          default: s.rejected,
+        }),
+        new Pass(s.rejected, {
+          output: jsonata(
             `{"error": {"Error": "${MACHINE_ERRORS.gateRejected}", "Cause": $exists($decision.reason) ? $decision.reason : $string($decision)}}`,
           ),
-          Next: this.props.finish,
-        },
-        [s.timedOut]: {
-          Type: 'Pass',
-          Output: {
+          next: this.props.finish,
+        }),
+        new Pass(s.timedOut, {
+          output: {
             error: {
               Error: MACHINE_ERRORS.gateTimedOut,
               Cause:
                 'The plan gate could not be expired: no decision arrived, and the gate did not answer its expiry.',
             },
           },
-          Next: this.props.finish,
-        },
-      },
+          next: this.props.finish,
+        }),
+      ],
     };
   }
 }

@@ -7,16 +7,18 @@
 import type { RecoveryTable } from '../plan/recovery.ts';
 import type { Step } from '../plan/schema.ts';
 import type { BudgetLimits, StepView } from '../runtime/payloads/index.ts';
-import type { AslStates, Fragment } from './asl.ts';
 import { type EscalatedStep, escalationOf, ScopeEscalation } from './escalation.ts';
 import type { GateLadderPolicy } from './gate-ladder.ts';
 import { JoinSignal, JoinWait, joinSignalState, joinWaitState } from './join.ts';
+import type { MachinePlaceholder } from './placeholders.ts';
 import { RetryPolicy } from './retry-policy.ts';
-import type { BranchScope } from './scope.ts';
+import { BranchScope, StateNamer } from './scope.ts';
+import type { Size } from './split.ts';
+import { type Fragment, type HappyPath, type State, StateGraph } from './states/index.ts';
 import { StepGate, stepGateStates } from './step-gate.ts';
-import { stepCall, stepCallState } from './step-machine.ts';
+import { StepCall, stepCallState } from './step-machine.ts';
 import { contractNeeds, runnerNeeds } from './step-reads.ts';
-import { runsOnWorker, StepTask, stepEntryState, stepTaskStates } from './step-task.ts';
+import { StepTask, stepEntryState, stepTaskStates } from './step-task.ts';
 
 export interface PlanStepProps {
   readonly step: Step;
@@ -56,13 +58,19 @@ export interface PlanStepProps {
   /** The plan's budget limits, when it declares any. @default - no budget */
   readonly budget?: BudgetLimits;
   /**
-   * The step machine that runs this step (`StepStateMachineArn<n>`); only tool steps have one.
+   * The step machine that runs this step; only tool steps have one.
    * @default - the step's states are in the plan machine
    */
-  readonly stepMachine?: string;
+  readonly stepMachine?: StepMachineRef;
 }
 
-/** What a step costs on the happy path. */
+/** The step machine a step runs on: the placeholder of its ARN, and the happy path of one execution. */
+export interface StepMachineRef {
+  readonly placeholder: MachinePlaceholder;
+  readonly happyPath: HappyPath;
+}
+
+/** What a step costs on the happy path, counted on its rendered states. */
 export interface StepCost {
   readonly states: number;
   /** State transitions (what Standard workflows bill), the step machine's included. */
@@ -70,35 +78,25 @@ export interface StepCost {
   readonly historyEvents: number;
 }
 
-/**
- * History events per state on the happy path: lambda:invoke 5, .waitForTaskToken 6, Choice 2,
- * startExecution.sync:2 6 (entered, scheduled, started, submitted, succeeded, exited).
- */
-export const HISTORY_EVENTS = {
-  invoke: 5,
-  waitForToken: 6,
-  choice: 2,
-  parallel: 4,
-  pass: 2,
-  childExecution: 6,
-} as const;
+/** A step rendered once and measured: its cost, and its size for splitting the plan. */
+export interface StepMeasure {
+  readonly cost: StepCost;
+  readonly size: Size;
+}
 
 export class PlanStep {
   constructor(private readonly props: PlanStepProps) {}
 
   toAsl(scope: BranchScope, next: string | undefined): Fragment {
     const { step } = this.props;
-    const states: AslStates = {};
     const signals = this.props.signalSuccessors ?? [];
     const joins = this.props.joinPredecessors ?? [];
     const afterCheck = signals.length > 0 ? joinSignalState(step.id) : next;
-    Object.assign(states, this.body(scope, afterCheck).states);
+    const states: State[] = [...this.body(scope, afterCheck).states];
     if (signals.length > 0) {
-      states[joinSignalState(step.id)] = new JoinSignal({
-        stepId: step.id,
-        successors: signals,
-        carried: this.props.ancestors ?? [],
-      }).toAsl(next);
+      states.push(
+        new JoinSignal({ stepId: step.id, successors: signals, carried: this.props.ancestors ?? [], next }),
+      );
     }
 
     let startAt = this.entryState();
@@ -112,11 +110,11 @@ export class PlanStep {
         ladder: this.props.approvalLadder,
         runState: this.entryState(),
       }).toAsl(scope);
-      Object.assign(states, gate.states);
+      states.push(...gate.states);
       startAt = stepGateStates(step.id).check;
     }
     if (joins.length > 0) {
-      states[joinWaitState(step.id)] = new JoinWait({ stepId: step.id, predecessors: joins }).toAsl(startAt);
+      states.push(new JoinWait({ stepId: step.id, predecessors: joins, next: startAt }));
       startAt = joinWaitState(step.id);
     }
     return { startAt, states };
@@ -130,20 +128,17 @@ export class PlanStep {
       this.props.budget?.wallClockSeconds ?? step.timeoutSeconds,
     );
     if (this.props.stepMachine !== undefined) {
-      const name = stepCallState(step.id);
-      const call = stepCall(
-        {
-          step,
-          index: this.props.index,
-          machine: this.props.stepMachine,
-          timeoutSeconds,
-          runnerNeeds: runnerNeeds(step, this.props.stepIds),
-          checkerNeeds: contractNeeds(step.contract, step.id, this.props.stepIds),
-          sendSecretDeclarations: this.props.sendSecretDeclarations ?? false,
-        },
+      const call = new StepCall({
+        step,
+        index: this.props.index,
+        machine: this.props.stepMachine.placeholder,
+        timeoutSeconds,
+        runnerNeeds: runnerNeeds(step, this.props.stepIds),
+        checkerNeeds: contractNeeds(step.contract, step.id, this.props.stepIds),
+        sendSecretDeclarations: this.props.sendSecretDeclarations ?? false,
         next,
-      );
-      return { startAt: name, states: { [name]: call } };
+      });
+      return { startAt: call.name, states: [call] };
     }
     const recoverState = escalationOf(scope, {
       timeoutSeconds: this.props.approvalTimeoutSeconds,
@@ -172,7 +167,7 @@ export class PlanStep {
   }
 
   /** What this step adds to its scope's shared escalation, in bytes (none on a step machine). */
-  escalationBytes(): number {
+  private escalationBytes(): number {
     return this.props.stepMachine !== undefined ? 0 : ScopeEscalation.bytesPerStep(this.escalated());
   }
 
@@ -192,36 +187,23 @@ export class PlanStep {
     };
   }
 
-  /** Happy-path cost: the Lambdas write the events, so no state exists only to log. */
-  cost(): StepCost {
-    const e = HISTORY_EVENTS;
-    // On a step machine: one Task here (its events), the runner and the checker in the child
-    // (billed transitions, but the child's own history).
-    const onMachine = this.props.stepMachine !== undefined;
-    let states = onMachine ? 1 : 2;
-    let transitions = onMachine ? 1 + 2 : 2;
-    let historyEvents = onMachine ? e.childExecution : 2 * e.invoke;
-    if (runsOnWorker(this.props.step)) {
-      // The runner only starts it; a Choice, then the activity (scheduled, started, succeeded).
-      states += 2;
-      transitions += 2;
-      historyEvents += e.choice + e.invoke;
-    }
-    if ((this.props.joinPredecessors ?? []).length > 0) {
-      states += 1;
-      transitions += 1;
-      historyEvents += e.waitForToken;
-    }
-    if ((this.props.signalSuccessors ?? []).length > 0) {
-      states += 1;
-      transitions += 1;
-      historyEvents += e.invoke;
-    }
-    if (this.props.step.requiresApproval) {
-      states += 3;
-      transitions += 3;
-      historyEvents += 2 * e.choice + e.waitForToken;
-    }
-    return { states, transitions, historyEvents };
+  /**
+   * The step rendered on its own (into a scope of its own, followed by a stand-in state) and
+   * measured: its happy path through those states (the Lambdas write the events, so no state
+   * exists only to log), and its bytes plus its share of its scope's shared escalation (whose
+   * fixed part is in the splitter's per-branch overhead).
+   */
+  measure(): StepMeasure {
+    const graph = StateGraph.of(this.toAsl(new BranchScope(new StateNamer()), 'Next state'));
+    const path = graph.happyPath();
+    // On a step machine the runner and checker are billed transitions too, in the child's history.
+    const machineStates = this.props.stepMachine?.happyPath.states ?? 0;
+    const cost = {
+      states: path.states,
+      transitions: path.states + machineStates,
+      historyEvents: path.historyEvents,
+    };
+    const bytes = Buffer.byteLength(JSON.stringify(graph.renderStates())) + this.escalationBytes();
+    return { cost, size: { events: cost.historyEvents, bytes } };
   }
 }

@@ -8,10 +8,11 @@ import type { Plan } from '../plan/schema.ts';
 import type { PlanIdentity } from '../runtime/payloads/index.ts';
 import type { AslDefinition, AslState, CompiledDefinition } from './asl.ts';
 import { childPlaceholder, isStepMachinePlaceholder, ref } from './placeholders.ts';
-import { HISTORY_EVENTS, type PlanStep } from './plan-step.ts';
+import type { StepCost } from './plan-step.ts';
 import { STEP_FUNCTIONS_QUOTAS } from './quotas.ts';
 import { criticalPath, simulate } from './simulate.ts';
 import type { Layout } from './split.ts';
+import { type HappyPath, HISTORY_EVENTS } from './states/index.ts';
 import type { Decomposition } from './structure.ts';
 
 export interface StepReport {
@@ -75,19 +76,20 @@ export interface ReportInputs {
   readonly plan: Plan;
   readonly identity: PlanIdentity;
   readonly definitions: readonly CompiledDefinition[];
-  readonly planSteps: ReadonlyMap<string, PlanStep>;
+  /** Each step's happy-path cost, counted on its rendered states. */
+  readonly costs: ReadonlyMap<string, StepCost>;
+  /** The happy path of one execution of each step machine, by definition name. */
+  readonly stepMachinePaths: ReadonlyMap<string, HappyPath>;
   readonly decomposition: Decomposition;
   readonly layout: Layout;
   readonly limits: { maxHistoryEvents: number; maxDefinitionBytes: number; inlineOutputLimitBytes: number };
-  readonly machineOverhead: { top: number; child: number; parallel: number };
+  /** Estimated happy-path events of a machine's own states (gate, completion; a part's frame). */
+  readonly machineOverhead: { top: number; child: number };
   readonly simulate: boolean;
 }
 
-const CHILD_TASK_EVENTS = 6;
-const STEP_MACHINE_EVENTS = 2 + 2 * HISTORY_EVENTS.invoke;
-
 export function buildReport(inputs: ReportInputs): CompileReport {
-  const { definitions, planSteps, decomposition } = inputs;
+  const { definitions, costs, decomposition } = inputs;
   const mainName = (definitions[0] as CompiledDefinition).name;
   const machineOf = new Map<string, string>();
   const machineEvents = new Map<string, number>();
@@ -102,9 +104,9 @@ export function buildReport(inputs: ReportInputs): CompileReport {
       if (node.kind === 'step') {
         machineOf.set(node.id, machine);
         machineSteps.set(machine, (machineSteps.get(machine) ?? 0) + 1);
-        bump(machineEvents, machine, (planSteps.get(node.id) as PlanStep).cost().historyEvents);
+        bump(machineEvents, machine, (costs.get(node.id) as StepCost).historyEvents);
       } else if (node.kind === 'child') {
-        bump(machineEvents, machine, CHILD_TASK_EVENTS);
+        bump(machineEvents, machine, HISTORY_EVENTS.childExecution);
         const childName = `${mainName}-part-${node.part}`;
         bump(machineEvents, childName, inputs.machineOverhead.child);
         walk(node.body, childName);
@@ -112,7 +114,7 @@ export function buildReport(inputs: ReportInputs): CompileReport {
         stack.push(...node.items);
       } else {
         parallels += 1;
-        bump(machineEvents, machine, inputs.machineOverhead.parallel);
+        bump(machineEvents, machine, HISTORY_EVENTS.parallel);
         stack.push(...node.branches);
       }
     }
@@ -121,7 +123,7 @@ export function buildReport(inputs: ReportInputs): CompileReport {
   walk(inputs.layout, mainName);
 
   const perStep: StepReport[] = inputs.plan.steps.map((step) => {
-    const cost = (planSteps.get(step.id) as PlanStep).cost();
+    const cost = costs.get(step.id) as StepCost;
     return {
       stepId: step.id,
       machine: machineOf.get(step.id) ?? mainName,
@@ -135,9 +137,8 @@ export function buildReport(inputs: ReportInputs): CompileReport {
   });
 
   // A step machine's execution runs one step: started, runner, checker, succeeded.
-  for (const d of definitions)
-    if (d.arnSubstitution && isStepMachinePlaceholder(d.arnSubstitution))
-      bump(machineEvents, d.name, STEP_MACHINE_EVENTS);
+  for (const [name, path] of inputs.stepMachinePaths)
+    bump(machineEvents, name, HISTORY_EVENTS.execution + path.historyEvents);
   const machines: MachineReport[] = definitions.map((d) => ({
     name: d.name,
     steps: machineSteps.get(d.name) ?? 0,

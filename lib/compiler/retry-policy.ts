@@ -7,7 +7,7 @@
 import type { FailureClass, RecoveryRecipe } from '../plan/schema.ts';
 import { FAILURE_CLASSES } from '../plan/schema.ts';
 import { ERROR_NAMES } from '../runtime/payloads/index.ts';
-import { INTERRUPTED_ERROR, LAMBDA_SERVICE_ERRORS } from './asl.ts';
+import { type AslRetrier, INTERRUPTED_ERROR, LAMBDA_SERVICE_ERRORS } from './asl.ts';
 
 export interface RetryPolicyProps {
   /** The plan's effective recipes (seed 000's defaults with the plan's overrides). */
@@ -17,18 +17,6 @@ export interface RetryPolicyProps {
    * @default true
    */
   readonly includeLambdaServiceErrors?: boolean;
-}
-
-/** One ASL retrier. */
-export interface AslRetrier {
-  readonly ErrorEquals: string[];
-  /** @default 1 */
-  readonly IntervalSeconds?: number;
-  /** @default 3 */
-  readonly MaxAttempts?: number;
-  /** @default 2 */
-  readonly BackoffRate?: number;
-  readonly MaxDelaySeconds?: number;
 }
 
 export class RetryPolicy {

@@ -18,12 +18,11 @@
  */
 import type { Contract, Step } from '../plan/schema.ts';
 import { MACHINE_ERRORS } from '../runtime/payloads/index.ts';
-import type { Fragment } from './asl.ts';
-import { LAMBDA_INVOKE, SERVICE_RETRY } from './asl.ts';
+import type { AslRetrier } from './asl.ts';
+import { SERVICE_RETRY } from './asl.ts';
 import { EXECUTION_SCOPE } from './dataflow.ts';
 import { jsonata, literal, quote, toJsonataSource } from './jsonata.ts';
-import { PLACEHOLDERS, ref } from './placeholders.ts';
-import type { AslRetrier } from './retry-policy.ts';
+import { type Catcher, Choice, type Fragment, LambdaInvoke, Pass } from './states/index.ts';
 
 export interface RollbackProps {
   /** The plan's steps; those with a `rollback` get undone. */
@@ -86,119 +85,99 @@ export class Rollback {
     };
     const stepId = '$states.input.rollback.stepId';
     const retry = [SERVICE_RETRY, ...this.props.interruptedRetry];
-    const stop = [
+    const stop: Catcher[] = [
       {
-        ErrorEquals: ['States.ALL'],
-        Output: jsonata('$merge([$states.input, {"rollbackError": $states.errorOutput}])'),
-        Next: s.stopped,
+        errorEquals: ['States.ALL'],
+        output: jsonata('$merge([$states.input, {"rollbackError": $states.errorOutput}])'),
+        next: s.stopped,
       },
     ];
     return {
       startAt: s.entry,
-      states: {
-        [s.entry]: {
-          Type: 'Choice',
-          Choices: [
-            { Condition: jsonata(aborted), Next: s.run },
+      states: [
+        new Choice(s.entry, {
+          choices: [
+            { condition: jsonata(aborted), next: s.run },
             {
-              Condition: jsonata(`${rehearsal} and $states.context.Execution.Input.rehearseRollback = true`),
-              Next: s.postconditions,
+              condition: jsonata(`${rehearsal} and $states.context.Execution.Input.rehearseRollback = true`),
+              next: s.postconditions,
             },
           ],
-          Default: this.props.next,
-        },
-        [s.postconditions]: {
-          Type: 'Task',
-          Comment: 'Before the rehearsal undoes the work, the postconditions check what it did.',
-          Resource: LAMBDA_INVOKE,
-          Arguments: {
-            FunctionName: ref(PLACEHOLDERS.contractChecker),
-            Payload: jsonata(`$merge([${this.props.postconditionsRequest}, {"kind": "postconditions"}])`),
-          },
-          Output: jsonata(
+          default: this.props.next,
+        }),
+        new LambdaInvoke(s.postconditions, {
+          comment: 'Before the rehearsal undoes the work, the postconditions check what it did.',
+          lambda: 'contractChecker',
+          payload: jsonata(`$merge([${this.props.postconditionsRequest}, {"kind": "postconditions"}])`),
+          output: jsonata(
             '$merge([$states.input, {"checked": $states.result.Payload.failedPostconditions}])',
           ),
-          Retry: [SERVICE_RETRY],
-          Next: s.run,
-        },
-        [s.run]: {
-          Type: 'Task',
-          Resource: LAMBDA_INVOKE,
-          Arguments: {
-            FunctionName: ref(PLACEHOLDERS.stepRunner),
-            Payload: {
-              ...common,
-              procedures: literal(procedures),
-              rerunAfter: jsonata(
-                '$states.input.rollback.status = "rerun" ? $states.input.rollback.startedSeq : null',
-              ),
-            },
-          },
-          Output: jsonata('$merge([$states.input, {"rollback": $states.result.Payload}])'),
-          Retry: retry,
-          Catch: stop,
-          Next: s.ran,
-        },
-        [s.ran]: {
-          Type: 'Choice',
-          Choices: [
-            { Condition: jsonata('$states.input.rollback.status = "done"'), Next: this.props.next },
-            { Condition: jsonata('$states.input.rollback.status = "failed"'), Next: s.failed },
-          ],
-          Default: s.check,
-        },
-        [s.check]: {
-          Type: 'Task',
-          Resource: LAMBDA_INVOKE,
-          Arguments: {
-            FunctionName: ref(PLACEHOLDERS.contractChecker),
-            Payload: jsonata(
-              `$merge([${toJsonataSource({ kind: 'rollback' })}, {"plan": $plan, "executionId": $executionId, "stepId": ${stepId}, "description": $lookup(${toJsonataSource(
-                Object.fromEntries(withRollback.map((step) => [step.id, step.description])),
-              )}, ${stepId}), "output": $states.input.rollback.output, "context": $context, "secrets": $secrets, "rehearsal": ${rehearsal}, "interrupted": $states.input.rollback.status = "interrupted"}, $exists($lookup(${toJsonataSource(contracts)}, ${stepId})) ? {"contract": $lookup(${toJsonataSource(contracts)}, ${stepId})} : {}])`,
+          retry: [SERVICE_RETRY],
+          next: s.run,
+        }),
+        new LambdaInvoke(s.run, {
+          lambda: 'stepRunner',
+          payload: {
+            ...common,
+            procedures: literal(procedures),
+            rerunAfter: jsonata(
+              '$states.input.rollback.status = "rerun" ? $states.input.rollback.startedSeq : null',
             ),
           },
-          Output: jsonata('$merge([$states.input, {"rollback": $states.result.Payload}])'),
-          Retry: retry,
-          Catch: stop,
-          Next: s.verified,
-        },
-        [s.verified]: {
-          Type: 'Choice',
-          Choices: [
+          output: jsonata('$merge([$states.input, {"rollback": $states.result.Payload}])'),
+          retry,
+          catch: stop,
+          next: s.ran,
+        }),
+        new Choice(s.ran, {
+          choices: [
+            { condition: jsonata('$states.input.rollback.status = "done"'), next: this.props.next },
+            { condition: jsonata('$states.input.rollback.status = "failed"'), next: s.failed },
+          ],
+          default: s.check,
+        }),
+        new LambdaInvoke(s.check, {
+          lambda: 'contractChecker',
+          payload: jsonata(
+            `$merge([${toJsonataSource({ kind: 'rollback' })}, {"plan": $plan, "executionId": $executionId, "stepId": ${stepId}, "description": $lookup(${toJsonataSource(
+              Object.fromEntries(withRollback.map((step) => [step.id, step.description])),
+            )}, ${stepId}), "output": $states.input.rollback.output, "context": $context, "secrets": $secrets, "rehearsal": ${rehearsal}, "interrupted": $states.input.rollback.status = "interrupted"}, $exists($lookup(${toJsonataSource(contracts)}, ${stepId})) ? {"contract": $lookup(${toJsonataSource(contracts)}, ${stepId})} : {}])`,
+          ),
+          output: jsonata('$merge([$states.input, {"rollback": $states.result.Payload}])'),
+          retry,
+          catch: stop,
+          next: s.verified,
+        }),
+        new Choice(s.verified, {
+          choices: [
             {
-              Condition: jsonata('$states.input.rollback.status in ["completed", "rerun"]'),
-              Next: s.run,
+              condition: jsonata('$states.input.rollback.status in ["completed", "rerun"]'),
+              next: s.run,
             },
           ],
-          Default: s.failed,
-        },
-        [s.stopped]: {
-          Type: 'Task',
-          Comment: 'The rollback under way failed more often than its recipe retries: ROLLBACK_FAILED.',
-          Resource: LAMBDA_INVOKE,
-          Arguments: {
-            FunctionName: ref(PLACEHOLDERS.stepRunner),
-            Payload: {
-              ...common,
-              procedures: literal(procedures),
-              stopped: jsonata('$states.input.rollbackError'),
-            },
+          default: s.failed,
+        }),
+        new LambdaInvoke(s.stopped, {
+          comment: 'The rollback under way failed more often than its recipe retries: ROLLBACK_FAILED.',
+          lambda: 'stepRunner',
+          payload: {
+            ...common,
+            procedures: literal(procedures),
+            stopped: jsonata('$states.input.rollbackError'),
           },
-          Output: jsonata(
+          output: jsonata(
             '$merge([$sift($states.input, function($v, $k) { $k != "rollbackError" }), {"rollback": $states.result.Payload}])',
           ),
-          Retry: [SERVICE_RETRY],
-          Next: s.ran,
-        },
-        [s.failed]: {
-          Type: 'Pass',
-          Output: jsonata(
+          retry: [SERVICE_RETRY],
+          next: s.ran,
+        }),
+        new Pass(s.failed, {
+          output: jsonata(
             `$exists(${error}) ? $states.input : {"error": {"Error": ${quote(MACHINE_ERRORS.rollbackFailed)}, "Cause": "a rehearsed rollback failed; see ROLLBACK_FAILED"}}`,
           ),
-          Next: this.props.next,
-        },
-      },
+          next: this.props.next,
+        }),
+      ],
     };
   }
 }

@@ -4,8 +4,8 @@
  * a Choice can only jump to states of its own branch.
  */
 import { MACHINE_ERRORS } from '../runtime/payloads/index.ts';
-import type { AslStates } from './asl.ts';
 import { jsonata, quote } from './jsonata.ts';
+import { Fail, type State } from './states/index.ts';
 
 /** Hands out unique state names across one definition. */
 export class StateNamer {
@@ -28,8 +28,8 @@ export class StateNamer {
 export class BranchScope {
   /** Unique in the definition; names the shared states. */
   readonly id: number;
-  private readonly fails: AslStates = {};
-  private readonly builders: (() => AslStates)[] = [];
+  private stop: Fail | undefined;
+  private readonly builders: (() => readonly State[])[] = [];
 
   constructor(readonly namer: StateNamer) {
     this.id = namer.scope();
@@ -39,13 +39,14 @@ export class BranchScope {
    * States shared by the scope's steps (its Fail state, its escalation), added to its States
    * when the branch is assembled; built then, so a scope of n steps renders them once.
    */
-  get sharedStates(): AslStates {
-    const built = this.builders.map((build) => build());
-    return Object.assign({}, this.fails, ...built);
+  get sharedStates(): State[] {
+    // Building may ask for the Fail state, which then comes first.
+    const built = this.builders.flatMap((build) => build());
+    return this.stop ? [this.stop, ...built] : built;
   }
 
   /** Adds shared states, built when the branch is assembled. */
-  addShared(build: () => AslStates): void {
+  addShared(build: () => readonly State[]): void {
     this.builders.push(build);
   }
 
@@ -58,17 +59,13 @@ export class BranchScope {
    * (ABORT, or an answer that is no decision) → `Plangate.Aborted`.
    */
   fail(): string {
-    const name = `Stop ${this.id}`;
-    if (!this.fails[name]) {
-      this.fails[name] = {
-        Type: 'Fail',
-        Error: jsonata(
-          `($c := $states.input.current; $type($c.gate) = "string" ? ${quote(MACHINE_ERRORS.gateTimedOut)} : $c.decision = "SKIP" ? ${quote(MACHINE_ERRORS.criticalStepSkipped)} : ${quote(MACHINE_ERRORS.aborted)})`,
-        ),
-        Cause: jsonata('$string($states.input.current)'),
-      };
-    }
-    return name;
+    this.stop ??= new Fail(`Stop ${this.id}`, {
+      error: jsonata(
+        `($c := $states.input.current; $type($c.gate) = "string" ? ${quote(MACHINE_ERRORS.gateTimedOut)} : $c.decision = "SKIP" ? ${quote(MACHINE_ERRORS.criticalStepSkipped)} : ${quote(MACHINE_ERRORS.aborted)})`,
+      ),
+      cause: jsonata('$string($states.input.current)'),
+    });
+    return this.stop.name;
   }
 
   /** A nested scope (a Parallel branch) sharing the namer. */

@@ -6,6 +6,7 @@
  * parent's execution id. Blocks are packed greedily, bottom-up, until every machine's estimated
  * history and definition size are within budget.
  */
+import { HISTORY_EVENTS } from './states/index.ts';
 import type { Structure } from './structure.ts';
 
 export type Layout =
@@ -20,12 +21,12 @@ export interface Size {
   readonly bytes: number;
 }
 
-/** What a Parallel, one of its branches, and a child-machine task add, roughly. */
+/** What a Parallel, one of its branches, and a child-machine task add (the bytes roughly). */
 export const OVERHEAD = {
-  parallel: { events: 4, bytes: 400 },
+  parallel: { events: HISTORY_EVENTS.parallel, bytes: 400 },
   /** A branch's Fail states and shared escalation states. */
   branch: { events: 0, bytes: 3_500 },
-  childTask: { events: 6, bytes: 900 },
+  childTask: { events: HISTORY_EVENTS.childExecution, bytes: 900 },
 } as const;
 
 export interface SplitProps {

@@ -8,11 +8,11 @@
  * `Plangate.CriticalStepSkipped`, so a run whose critical step nobody approved never succeeds.
  */
 import { type StepView, TIMED_OUT_SKIP_REASON, TIMEOUT_DECIDER } from '../runtime/payloads/index.ts';
-import type { Fragment } from './asl.ts';
 import { allCompleted, CURRENT, entriesOf, STEPS, skippedByApprover, withCurrent } from './dataflow.ts';
 import { type GateLadderPolicy, gateLadder } from './gate-ladder.ts';
 import { jsonata, literal, quote } from './jsonata.ts';
 import type { BranchScope } from './scope.ts';
+import { Choice, type Fragment } from './states/index.ts';
 
 export interface StepGateProps {
   readonly stepId: string;
@@ -64,20 +64,21 @@ export class StepGate {
       .sort();
     return {
       startAt: names.check,
-      states: {
-        [names.check]: {
-          Type: 'Choice',
-          Comment: 'A skipped or blocked step runs through without asking anyone.',
-          Choices: [
+      states: [
+        new Choice(names.check, {
+          comment: 'A skipped or blocked step runs through without asking anyone.',
+          choices: [
             {
-              Condition: jsonata(
+              condition: jsonata(
                 `$not(${skippedByApprover(stepId)}) and ${allCompleted(this.props.dependsOn)}`,
               ),
-              Next: names.gate,
+              next: names.gate,
             },
           ],
-          Default: runState,
-        },
+          default: runState,
+          // A step that will run asks its approvers.
+          happyPath: names.gate,
+        }),
         ...gateLadder({
           kind: 'step',
           name: names.gate,
@@ -91,26 +92,25 @@ export class StepGate {
           },
           policy: this.props.ladder,
           onDecision: {
-            Output: jsonata(withCurrent(`{"round": ${round}, "gate": $states.result}`)),
-            Next: names.decision,
+            output: jsonata(withCurrent(`{"round": ${round}, "gate": $states.result}`)),
+            next: names.decision,
           },
           onTimeout: {
-            Output: jsonata(withCurrent(`{"stepId": "${stepId}", "gate": "step"}`)),
-            Next: scope.fail(),
+            output: jsonata(withCurrent(`{"stepId": "${stepId}", "gate": "step"}`)),
+            next: scope.fail(),
           },
         }),
-        [names.decision]: {
-          Type: 'Choice',
-          Choices: [
-            { Condition: jsonata(`${CURRENT}.gate.decision = "ASK_FOR_CLARIFICATION"`), Next: names.gate },
-            ...(critical ? [{ Condition: jsonata(timedOut), Next: scope.fail() }] : []),
+        new Choice(names.decision, {
+          choices: [
+            { condition: jsonata(`${CURRENT}.gate.decision = "ASK_FOR_CLARIFICATION"`), next: names.gate },
+            ...(critical ? [{ condition: jsonata(timedOut), next: scope.fail() }] : []),
           ],
-          Default: runState,
-          Output: jsonata(
+          default: runState,
+          output: jsonata(
             `${CURRENT}.gate.decision = "ASK_FOR_CLARIFICATION" ? {"steps": ${STEPS}, "current": {"round": ${CURRENT}.round + 1, "question": ${CURRENT}.gate.question}} : ${critical ? `${timedOut} ? ${withCurrent(stopped)} : ` : ''}{"steps": ${STEPS}, "current": {"gate": ${CURRENT}.gate}}`,
           ),
-        },
-      },
+        }),
+      ],
     };
   }
 }

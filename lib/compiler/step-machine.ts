@@ -18,14 +18,14 @@
  */
 import type { Step } from '../plan/schema.ts';
 import type { BudgetLimits, PlanIdentity, RecipeSummary } from '../runtime/payloads/index.ts';
-import type { AslDefinition, AslState } from './asl.ts';
-import { LAMBDA_INVOKE, START_EXECUTION_RETRY, START_EXECUTION_SYNC, transition } from './asl.ts';
+import type { AslRetrier, AslState } from './asl.ts';
+import { START_EXECUTION_RETRY, START_EXECUTION_SYNC } from './asl.ts';
 import { ATTEMPT, CURRENT, entriesOf, mergeCurrent, RUN_ATTEMPT, type RunValues, STEPS } from './dataflow.ts';
 import { ScopeEscalation } from './escalation.ts';
 import { jsonata, literal, toJsonataSource } from './jsonata.ts';
-import { PLACEHOLDERS, ref } from './placeholders.ts';
-import type { AslRetrier } from './retry-policy.ts';
+import type { MachinePlaceholder } from './placeholders.ts';
 import { BranchScope, StateNamer } from './scope.ts';
+import { type Catcher, LambdaInvoke, type NextProps, StartExecution, StateGraph } from './states/index.ts';
 import { stepGateRejection } from './step-gate.ts';
 import type { DataNeeds } from './step-reads.ts';
 
@@ -63,7 +63,8 @@ export interface StepMachineProps {
 export class StepMachine {
   constructor(private readonly props: StepMachineProps) {}
 
-  toAsl(comment: string): AslDefinition {
+  /** The machine's states: Run → Check, and the step's escalation. */
+  graph(): StateGraph {
     const props = this.props;
     const names = STEP_MACHINE_STATES;
     const scope = new BranchScope(new StateNamer());
@@ -82,71 +83,56 @@ export class StepMachine {
       runState: names.run,
       checkState: names.check,
     });
-    const retry = props.retry.length > 0 ? { Retry: props.retry } : {};
     const recovery = props.sendRecipes ? `, "recovery": ${values.recovery}` : '';
-    const catchInto = (phase: 'run' | 'check') => [
+    const catchInto = (phase: 'run' | 'check'): Catcher[] => [
       {
-        ErrorEquals: ['States.ALL'],
-        Output: jsonata(
+        errorEquals: ['States.ALL'],
+        output: jsonata(
           mergeCurrent(
             `{"stepId": ${INPUT}.step.stepId, "attempt": ${phase === 'run' ? RUN_ATTEMPT : ATTEMPT}, "phase": "${phase}", "error": $states.errorOutput}`,
           ),
         ),
-        Next: failed,
+        next: failed,
       },
     ];
-    const states: Record<string, AslState> = {
-      [names.run]: {
-        Type: 'Task',
-        Resource: LAMBDA_INVOKE,
-        Arguments: {
-          FunctionName: ref(PLACEHOLDERS.stepRunner),
-          // The step's data and what the parent resolved for the runner (inputs, context), with
-          // the approver's and the step gate's overrides and decisions (RunnerRequest).
-          Payload: jsonata(
-            `($i := ${INPUT}; $merge([$i.step, {"inputs": {}, "total": ${props.total}}, $i.run, {"plan": ${values.plan}, "executionId": $i.executionId, "argOverrides": $merge([{}, $lookup($i.mods.argOverrides, $i.step.stepId), $i.gate.argOverrides]), "skip": ($i.step.stepId in $i.mods.skipSteps) or $i.gate.decision = "REJECT", "rejection": ${stepGateRejection('$i.gate')}, "attempt": ${RUN_ATTEMPT}, "inlineOutputLimitBytes": ${props.inlineOutputLimitBytes}${recovery}${props.budget ? `, "budget": ${toJsonataSource(props.budget)}` : ''}}]))`,
-          ),
-        },
-        TimeoutSeconds: jsonata(`${INPUT}.step.timeoutSeconds`),
-        Output: jsonata(
+    const graph = new StateGraph(names.run, [
+      new LambdaInvoke(names.run, {
+        lambda: 'stepRunner',
+        // The step's data and what the parent resolved for the runner (inputs, context), with
+        // the approver's and the step gate's overrides and decisions (RunnerRequest).
+        payload: jsonata(
+          `($i := ${INPUT}; $merge([$i.step, {"inputs": {}, "total": ${props.total}}, $i.run, {"plan": ${values.plan}, "executionId": $i.executionId, "argOverrides": $merge([{}, $lookup($i.mods.argOverrides, $i.step.stepId), $i.gate.argOverrides]), "skip": ($i.step.stepId in $i.mods.skipSteps) or $i.gate.decision = "REJECT", "rejection": ${stepGateRejection('$i.gate')}, "attempt": ${RUN_ATTEMPT}, "inlineOutputLimitBytes": ${props.inlineOutputLimitBytes}${recovery}${props.budget ? `, "budget": ${toJsonataSource(props.budget)}` : ''}}]))`,
+        ),
+        timeoutSeconds: jsonata(`${INPUT}.step.timeoutSeconds`),
+        output: jsonata(
           mergeCurrent('{"attempt": $states.result.Payload.attempt, "run": $states.result.Payload}'),
         ),
-        ...retry,
-        Catch: catchInto('run'),
-        Next: names.check,
-      },
-      [names.check]: {
-        Type: 'Task',
-        Resource: LAMBDA_INVOKE,
-        Arguments: {
-          FunctionName: ref(PLACEHOLDERS.contractChecker),
-          Payload: jsonata(
-            `($i := ${INPUT}; $merge([$i.step, {"total": ${props.total}}, $i.check, {"plan": ${values.plan}, "executionId": $i.executionId, "run": ${CURRENT}.run, "attempt": ${ATTEMPT}, "checkRetries": $states.context.State.RetryCount${recovery}}]))`,
-          ),
-        },
+        retry: props.retry,
+        catch: catchInto('run'),
+        next: names.check,
+      }),
+      new LambdaInvoke(names.check, {
+        lambda: 'contractChecker',
+        payload: jsonata(
+          `($i := ${INPUT}; $merge([$i.step, {"total": ${props.total}}, $i.check, {"plan": ${values.plan}, "executionId": $i.executionId, "run": ${CURRENT}.run, "attempt": ${ATTEMPT}, "checkRetries": $states.context.State.RetryCount${recovery}}]))`,
+        ),
         // The step's ledger entry, keyed by its id: the parent merges it as it is.
-        Output: jsonata(
+        output: jsonata(
           `{${INPUT}.step.stepId: $sift($states.result.Payload, function($v, $k) { $k in ${ENTRY_FIELDS} })}`,
         ),
-        ...retry,
-        Catch: catchInto('check'),
-        End: true,
-      },
-    };
-    return {
-      Comment: comment,
-      QueryLanguage: 'JSONata',
-      StartAt: names.run,
-      States: { ...states, ...scope.sharedStates },
-    };
+        retry: props.retry,
+        catch: catchInto('check'),
+      }),
+    ]);
+    return graph.addAll(scope.sharedStates);
   }
 }
 
-export interface StepCallProps {
+export interface StepCallProps extends NextProps {
   readonly step: Step;
   readonly index: number;
   /** The step machine's placeholder (`StepStateMachineArn<n>`). */
-  readonly machine: string;
+  readonly machine: MachinePlaceholder;
   /** The step's limit, at most the plan's wall-clock budget. */
   readonly timeoutSeconds: number;
   /** What the runner reads besides the step: dependencies and named steps' entries, plan data. */
@@ -160,38 +146,36 @@ export interface StepCallProps {
 export const stepCallState = (stepId: string) => `Step ${stepId}`;
 
 /** The plan machine's Task that runs one step on its step machine and records its entry. */
-export function stepCall(props: StepCallProps, next: string | undefined): AslState {
-  const { step } = props;
-  const data = {
-    stepId: step.id,
-    index: props.index,
-    description: step.description,
-    ...(step.tool !== undefined ? { tool: step.tool } : {}),
-    ...(step.target !== undefined ? { target: step.target } : {}),
-    ...(step.task !== undefined ? { task: step.task } : {}),
-    ...(step.subscriptions.length > 0 ? { subscriptions: step.subscriptions } : {}),
-    args: step.args,
-    ...(step.dependsOn.length > 0 ? { dependsOn: step.dependsOn } : {}),
-    ...(step.outputs.length > 0 ? { outputs: step.outputs } : {}),
-    timeoutSeconds: props.timeoutSeconds,
-    ...(step.contract !== undefined ? { contract: step.contract } : {}),
-    ...(step.critical ? {} : { critical: false }),
-    ...(step.onFail ? { onFail: step.onFail } : {}),
-  };
-  const reads = (needs: DataNeeds, entries: readonly string[]) =>
-    [
-      ...(entries.length > 0 ? [`"inputs": ${entriesOf(entries)}`] : []),
-      ...(needs.context ? ['"context": $context'] : []),
-      ...(needs.secrets || props.sendSecretDeclarations ? ['"secrets": $secrets'] : []),
-    ].join(', ');
-  const runner = reads(props.runnerNeeds, union(step.dependsOn, props.runnerNeeds.steps));
-  const checker = reads(props.checkerNeeds, props.checkerNeeds.steps);
-  return {
-    Type: 'Task',
-    Resource: START_EXECUTION_SYNC,
-    Arguments: {
-      StateMachineArn: ref(props.machine),
-      Input: {
+export class StepCall extends StartExecution {
+  constructor(props: StepCallProps) {
+    const { step } = props;
+    const data = {
+      stepId: step.id,
+      index: props.index,
+      description: step.description,
+      ...(step.tool !== undefined ? { tool: step.tool } : {}),
+      ...(step.target !== undefined ? { target: step.target } : {}),
+      ...(step.task !== undefined ? { task: step.task } : {}),
+      ...(step.subscriptions.length > 0 ? { subscriptions: step.subscriptions } : {}),
+      args: step.args,
+      ...(step.dependsOn.length > 0 ? { dependsOn: step.dependsOn } : {}),
+      ...(step.outputs.length > 0 ? { outputs: step.outputs } : {}),
+      timeoutSeconds: props.timeoutSeconds,
+      ...(step.contract !== undefined ? { contract: step.contract } : {}),
+      ...(step.critical ? {} : { critical: false }),
+      ...(step.onFail ? { onFail: step.onFail } : {}),
+    };
+    const reads = (needs: DataNeeds, entries: readonly string[]) =>
+      [
+        ...(entries.length > 0 ? [`"inputs": ${entriesOf(entries)}`] : []),
+        ...(needs.context ? ['"context": $context'] : []),
+        ...(needs.secrets || props.sendSecretDeclarations ? ['"secrets": $secrets'] : []),
+      ].join(', ');
+    const runner = reads(props.runnerNeeds, union(step.dependsOn, props.runnerNeeds.steps));
+    const checker = reads(props.checkerNeeds, props.checkerNeeds.steps);
+    super(stepCallState(step.id), {
+      stateMachine: props.machine,
+      input: {
         step: literal(data),
         executionId: jsonata('$executionId'),
         mods: jsonata('$mods'),
@@ -202,13 +186,13 @@ export function stepCall(props: StepCallProps, next: string | undefined): AslSta
         // can walk from a step's execution to its plan's (about 75 bytes a step).
         AWS_STEP_FUNCTIONS_STARTED_BY_EXECUTION_ID: jsonata('$states.context.Execution.Id'),
       },
-    },
-    Output: jsonata(`{"steps": $merge([${STEPS}, $states.result.Output])}`),
-    // Only a refused start (throttling, the open-executions quota); the step's own failures come
-    // as States.TaskFailed and go, as before, to Execute's Catch.
-    Retry: [START_EXECUTION_RETRY],
-    ...transition(next),
-  };
+      output: jsonata(`{"steps": $merge([${STEPS}, $states.result.Output])}`),
+      // Only a refused start (throttling, the open-executions quota); the step's own failures come
+      // as States.TaskFailed and go, as before, to Execute's Catch.
+      retry: [START_EXECUTION_RETRY],
+      next: props.next,
+    });
+  }
 }
 
 /** The step id a step call runs (its `step` literal), for the simulator; undefined for any other state. */

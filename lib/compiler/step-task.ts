@@ -12,8 +12,7 @@ import { effectiveTimeoutSeconds, heartbeatSecondsFor, runsOnWorker } from '../p
 import type { Step } from '../plan/schema.ts';
 import type { BudgetLimits } from '../runtime/payloads/index.ts';
 import { handoffFallbacks } from '../runtime/steps/handoff.ts';
-import type { AslState, AslStates, Fragment } from './asl.ts';
-import { LAMBDA_INVOKE } from './asl.ts';
+import type { AslRetrier } from './asl.ts';
 import {
   ATTEMPT,
   CURRENT,
@@ -24,10 +23,17 @@ import {
   STEPS,
   skippedByApprover,
 } from './dataflow.ts';
-import { gateTask } from './gate-task.ts';
+import { GateTask } from './gate-task.ts';
 import { jsonata, literal, lookup, quote } from './jsonata.ts';
-import { agentActivityPlaceholder, PLACEHOLDERS, ref } from './placeholders.ts';
 import type { RetryPolicy } from './retry-policy.ts';
+import {
+  type Catcher,
+  Choice,
+  type Fragment,
+  InvokeActivity,
+  LambdaInvoke,
+  type State,
+} from './states/index.ts';
 import { stepGateRejection } from './step-gate.ts';
 import { contractNeeds, type DataNeeds, runnerNeeds } from './step-reads.ts';
 
@@ -98,63 +104,54 @@ export class StepTask {
     const names = stepTaskStates(step.id);
     const retry = this.props.retryPolicy.toAsl();
     // The runner's failed attempt counts its Retry block's retries; a check retries no work.
-    const catchInto = (phase: 'run' | 'check') => [
+    const catchInto = (phase: 'run' | 'check'): Catcher[] => [
       {
-        ErrorEquals: ['States.ALL'],
-        Output: jsonata(
+        errorEquals: ['States.ALL'],
+        output: jsonata(
           mergeCurrent(
             `{"stepId": ${quote(step.id)}, "attempt": ${phase === 'run' && !step.requiresHuman ? RUN_ATTEMPT : ATTEMPT}, "phase": "${phase}", "error": $states.errorOutput}`,
           ),
         ),
-        Next: this.props.recoverState,
+        next: this.props.recoverState,
       },
     ];
     const checks = contractNeeds(step.contract, step.id, this.props.stepIds);
-    const work: AslStates = runsOnWorker(step)
-      ? {
-          [names.start]: this.runner(names.dispatch, retry, catchInto('run'), true),
+    const work: State[] = runsOnWorker(step)
+      ? [
+          this.runner(names.start, names.dispatch, retry, catchInto('run'), true),
           // A skipped or blocked step goes straight to the checker, which records it; no worker is asked.
-          [names.dispatch]: {
-            Type: 'Choice',
-            Choices: [{ Condition: jsonata(`${CURRENT}.run.status = "dispatched"`), Next: names.run }],
-            Default: names.check,
-          },
-          [names.run]: this.activity(step.target as string, names.check, catchInto('run')),
-        }
-      : {
-          [names.run]: step.requiresHuman
-            ? this.humanGate(names.check, catchInto('run'))
-            : this.runner(names.check, retry, catchInto('run'), false),
-        };
-    return {
-      startAt: stepEntryState(step),
-      states: {
-        ...work,
-        [names.check]: {
-          Type: 'Task',
-          Resource: LAMBDA_INVOKE,
-          Arguments: {
-            FunctionName: ref(PLACEHOLDERS.contractChecker),
-            Payload: {
-              ...this.stepScope(),
-              ...(step.contract !== undefined ? { contract: literal(step.contract) } : {}),
-              ...planData(checks, this.props.sendSecretDeclarations ?? false),
-              ...(checks.steps.length > 0 ? { inputs: jsonata(entriesOf(checks.steps)) } : {}),
-              run: jsonata(`${CURRENT}.run`),
-              attempt: jsonata(ATTEMPT),
-              checkRetries: jsonata('$states.context.State.RetryCount'),
-              ...this.recipes(),
-            },
-          },
-          Output: jsonata(
-            `{"steps": $merge([${STEPS}, {"${step.id}": $sift($states.result.Payload, function($v, $k) { $k in ${ENTRY_FIELDS} })}])}`,
-          ),
-          ...(retry.length > 0 ? { Retry: retry } : {}),
-          Catch: catchInto('check'),
-          ...(next === undefined ? { End: true } : { Next: next }),
-        },
+          new Choice(names.dispatch, {
+            choices: [{ condition: jsonata(`${CURRENT}.run.status = "dispatched"`), next: names.run }],
+            default: names.check,
+            happyPath: names.run,
+          }),
+          this.activity(names.run, step.target as string, names.check, catchInto('run')),
+        ]
+      : [
+          step.requiresHuman
+            ? this.humanGate(names.run, names.check, catchInto('run'))
+            : this.runner(names.run, names.check, retry, catchInto('run'), false),
+        ];
+    const check = new LambdaInvoke(names.check, {
+      lambda: 'contractChecker',
+      payload: {
+        ...this.stepScope(),
+        ...(step.contract !== undefined ? { contract: literal(step.contract) } : {}),
+        ...planData(checks, this.props.sendSecretDeclarations ?? false),
+        ...(checks.steps.length > 0 ? { inputs: jsonata(entriesOf(checks.steps)) } : {}),
+        run: jsonata(`${CURRENT}.run`),
+        attempt: jsonata(ATTEMPT),
+        checkRetries: jsonata('$states.context.State.RetryCount'),
+        ...this.recipes(),
       },
-    };
+      output: jsonata(
+        `{"steps": $merge([${STEPS}, {"${step.id}": $sift($states.result.Payload, function($v, $k) { $k in ${ENTRY_FIELDS} })}])}`,
+      ),
+      retry,
+      catch: catchInto('check'),
+      next,
+    });
+    return { startAt: stepEntryState(step), states: [...work, check] };
   }
 
   /** The step's own limit, or the plan's whole wall-clock budget when that is shorter. */
@@ -173,49 +170,51 @@ export class StepTask {
     return { ...EXECUTION_SCOPE, stepId: step.id, index, total, description: literal(step.description) };
   }
 
-  private runner(next: string, retry: unknown[], catchers: unknown[], dispatch: boolean): AslState {
+  private runner(
+    name: string,
+    next: string,
+    retry: readonly AslRetrier[],
+    catchers: readonly Catcher[],
+    dispatch: boolean,
+  ): State {
     const { step } = this.props;
     const reads = runnerNeeds(step, this.props.stepIds);
     const approverOverrides = lookup('$mods.argOverrides', step.id);
-    return {
-      Type: 'Task',
-      Resource: LAMBDA_INVOKE,
-      Arguments: {
-        FunctionName: ref(PLACEHOLDERS.stepRunner),
-        Payload: {
-          ...this.stepScope(),
-          ...(step.tool !== undefined ? { tool: literal(step.tool) } : {}),
-          ...(step.target !== undefined ? { target: literal(step.target) } : {}),
-          ...(step.task !== undefined ? { task: literal(step.task) } : {}),
-          ...(step.subscriptions.length > 0 ? { subscriptions: literal(step.subscriptions) } : {}),
-          args: literal(step.args),
-          // Only a step gate can add overrides of its own.
-          argOverrides: jsonata(
-            `$merge([{}, ${approverOverrides}${step.requiresApproval ? `, ${lookup(`${CURRENT}.gate.argOverrides`, step.id)}` : ''}])`,
-          ),
-          ...planData(reads, this.props.sendSecretDeclarations ?? false),
-          ...(step.dependsOn.length > 0 ? { dependsOn: literal(step.dependsOn) } : {}),
-          inputs: jsonata(entriesOf(union(step.dependsOn, reads.steps))),
-          skip: jsonata(skipped(step)),
-          ...rejection(step),
-          attempt: jsonata(RUN_ATTEMPT),
-          ...this.recipes(),
-          ...(step.outputs.length > 0 ? { outputs: literal(step.outputs) } : {}),
-          timeoutSeconds: this.timeoutSeconds(),
-          inlineOutputLimitBytes: this.props.inlineOutputLimitBytes,
-          ...(this.props.budget ? { budget: literal(this.props.budget) } : {}),
-          // Kept in TASK_STARTED with the rest of the handoff (the activity hands the worker the same).
-          ...(dispatch ? { dispatch: true, previousFailure: jsonata(PREVIOUS_FAILURE) } : {}),
-        },
+    return new LambdaInvoke(name, {
+      lambda: 'stepRunner',
+      payload: {
+        ...this.stepScope(),
+        ...(step.tool !== undefined ? { tool: literal(step.tool) } : {}),
+        ...(step.target !== undefined ? { target: literal(step.target) } : {}),
+        ...(step.task !== undefined ? { task: literal(step.task) } : {}),
+        ...(step.subscriptions.length > 0 ? { subscriptions: literal(step.subscriptions) } : {}),
+        args: literal(step.args),
+        // Only a step gate can add overrides of its own.
+        argOverrides: jsonata(
+          `$merge([{}, ${approverOverrides}${step.requiresApproval ? `, ${lookup(`${CURRENT}.gate.argOverrides`, step.id)}` : ''}])`,
+        ),
+        ...planData(reads, this.props.sendSecretDeclarations ?? false),
+        ...(step.dependsOn.length > 0 ? { dependsOn: literal(step.dependsOn) } : {}),
+        inputs: jsonata(entriesOf(union(step.dependsOn, reads.steps))),
+        skip: jsonata(skipped(step)),
+        ...rejection(step),
+        attempt: jsonata(RUN_ATTEMPT),
+        ...this.recipes(),
+        ...(step.outputs.length > 0 ? { outputs: literal(step.outputs) } : {}),
+        timeoutSeconds: this.timeoutSeconds(),
+        inlineOutputLimitBytes: this.props.inlineOutputLimitBytes,
+        ...(this.props.budget ? { budget: literal(this.props.budget) } : {}),
+        // Kept in TASK_STARTED with the rest of the handoff (the activity hands the worker the same).
+        ...(dispatch ? { dispatch: true, previousFailure: jsonata(PREVIOUS_FAILURE) } : {}),
       },
-      TimeoutSeconds: this.timeoutSeconds(),
-      Output: jsonata(
+      timeoutSeconds: this.timeoutSeconds(),
+      output: jsonata(
         mergeCurrent('{"attempt": $states.result.Payload.attempt, "run": $states.result.Payload}'),
       ),
-      ...(retry.length > 0 ? { Retry: retry } : {}),
-      Catch: catchers,
-      Next: next,
-    };
+      retry,
+      catch: catchers,
+      next,
+    });
   }
 
   /**
@@ -225,18 +224,17 @@ export class StepTask {
    * retry carries why the last attempt failed (seed 004 §7: retry with an augmented prompt).
    * Failures are not retried here: the classifier records them and loops back through the runner.
    */
-  private activity(target: string, next: string, catchers: unknown[]): AslState {
+  private activity(name: string, target: string, next: string, catchers: readonly Catcher[]): State {
     const { step } = this.props;
     const timeoutSeconds = this.timeoutSeconds();
     const heartbeatSeconds = heartbeatSecondsFor(timeoutSeconds);
     // validatePlan refuses such a step (agent-timeout-too-short); compiling it anyway is a bug.
     if (heartbeatSeconds === undefined)
       throw new Error(`step "${step.id}" has ${timeoutSeconds} s: too short for an agent's heartbeat`);
-    return {
-      Type: 'Task',
-      Comment: `Queued for a "${target}" worker (plangate worker --target ${target}).`,
-      Resource: ref(agentActivityPlaceholder(target)),
-      Arguments: {
+    return new InvokeActivity(name, {
+      comment: `Queued for a "${target}" worker (plangate worker --target ${target}).`,
+      target,
+      arguments: {
         ...this.stepScope(),
         target: literal(target),
         // Resolved by the runner that started it: values of earlier steps reach the agent.
@@ -253,20 +251,20 @@ export class StepTask {
         heartbeatSeconds,
         fallbacks: literal(handoffFallbacks(step, this.props.retryPolicy.recovery)),
       },
-      TimeoutSeconds: timeoutSeconds,
-      HeartbeatSeconds: heartbeatSeconds,
-      Output: jsonata(mergeCurrent(`{"attempt": ${RUN_ATTEMPT}, "run": $states.result}`)),
-      Catch: catchers,
-      Next: next,
-    };
+      timeoutSeconds,
+      heartbeatSeconds,
+      output: jsonata(mergeCurrent(`{"attempt": ${RUN_ATTEMPT}, "run": $states.result}`)),
+      catch: catchers,
+      next,
+    });
   }
 
   /** The runner's place for a human step: its answer is the runner result the checker checks. */
-  private humanGate(next: string, catchers: unknown[]): AslState {
+  private humanGate(name: string, next: string, catchers: readonly Catcher[]): State {
     const { step, index, total } = this.props;
     // The instructions' references are resolved by the gate, from these entries and `context`.
     const reads = runnerNeeds(step, this.props.stepIds);
-    return gateTask({
+    return new GateTask(name, {
       kind: 'human',
       comment: 'A person does this step and reports its outputs; the contract checker then checks them.',
       payload: {
@@ -289,11 +287,9 @@ export class StepTask {
         },
       },
       timeoutSeconds: this.props.approvalTimeoutSeconds,
-      rest: {
-        Output: jsonata(mergeCurrent(`{"attempt": ${ATTEMPT}, "run": $states.result}`)),
-        Catch: catchers,
-        Next: next,
-      },
+      output: jsonata(mergeCurrent(`{"attempt": ${ATTEMPT}, "run": $states.result}`)),
+      catch: catchers,
+      next,
     });
   }
 }

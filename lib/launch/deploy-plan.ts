@@ -142,13 +142,16 @@ export function versionDescription(plan: Plan, digest: string): string {
   return `plan ${plan.id} v${plan.version} sha256:${digest}`;
 }
 
-/** The placeholders a definition uses, in order of first use. */
+/**
+ * The `${…}` placeholders in a definition's text, in order of first use: what filling it in
+ * replaces. What a definition uses comes from the compiler (`CompiledDefinition.resources`).
+ */
 export function placeholdersIn(definition: string): string[] {
   return [...new Set([...definition.matchAll(PLACEHOLDER)].map((m) => m[1] as string))];
 }
 
 /** A child definition of a split plan, as the compiler returns it. */
-export type PartDefinition = Pick<CompiledDefinition, 'json' | 'arnSubstitution'>;
+export type PartDefinition = Pick<CompiledDefinition, 'resources' | 'arnSubstitution'>;
 
 /** The substitution a parent uses for the ARN of part `index` (0-based). */
 export function partPlaceholder(part: PartDefinition, index: number): string {
@@ -162,8 +165,8 @@ export function partPlaceholder(part: PartDefinition, index: number): string {
 export function partOrder(partDefinitions: readonly PartDefinition[]): number[] {
   const placeholderIndex = new Map(partDefinitions.map((part, i) => [partPlaceholder(part, i), i]));
   const needs = partDefinitions.map((part) =>
-    placeholdersIn(part.json)
-      .map((name) => placeholderIndex.get(name))
+    part.resources
+      .map((resource) => placeholderIndex.get(resource.placeholder))
       .filter((i): i is number => i !== undefined),
   );
   const order: number[] = [];
@@ -180,7 +183,10 @@ export function partOrder(partDefinitions: readonly PartDefinition[]): number[] 
   return order;
 }
 
-/** Replaces every `${Name}` with its value; throws, naming each, when some have none. */
+/**
+ * Replaces every `${Name}` with its value; throws, naming each, when some have none (a last
+ * guard: deployPlan checked the compiler's resource list before creating anything).
+ */
 export function applySubstitutions(
   definition: string,
   substitutions: Readonly<Record<string, string>>,
@@ -218,7 +224,9 @@ export async function deployPlan(input: DeployPlanInput): Promise<DeployedPlan> 
     ...targets.map(agentActivityPlaceholder),
   ]);
   for (const [index, definition] of compiled.definitions.entries()) {
-    const missing = placeholdersIn(definition.json).filter((name) => !provided.has(name));
+    const missing = definition.resources
+      .map((resource) => resource.placeholder)
+      .filter((name) => !provided.has(name));
     if (missing.length > 0) {
       throw new InvalidInputError(
         `definition ${definition.name}: no substitution for ${missing.map((n) => `\${${n}}`).join(', ')}`,

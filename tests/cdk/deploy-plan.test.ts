@@ -295,12 +295,20 @@ describe('state machine names', () => {
 
   it('orders parts so each comes after the parts it starts', () => {
     const parts = [
-      { json: `{"r":"\${PartStateMachineArn2}"}`, arnSubstitution: 'PartStateMachineArn1' },
-      { json: '{}', arnSubstitution: 'PartStateMachineArn2' },
+      {
+        resources: [{ kind: 'stateMachine', placeholder: 'PartStateMachineArn2' }] as const,
+        arnSubstitution: 'PartStateMachineArn1',
+      },
+      { resources: [], arnSubstitution: 'PartStateMachineArn2' },
     ];
     expect(partOrder(parts)).toEqual([1, 0]);
     expect(() =>
-      partOrder([{ json: `\${PartStateMachineArn1}`, arnSubstitution: 'PartStateMachineArn1' }]),
+      partOrder([
+        {
+          resources: [{ kind: 'stateMachine', placeholder: 'PartStateMachineArn1' }],
+          arnSubstitution: 'PartStateMachineArn1',
+        },
+      ]),
     ).toThrow(/starts itself/);
   });
 });
