@@ -1,0 +1,37 @@
+/**
+ * The Markdown parser (lib/plan/markdown.ts): it returns what the parser before issue 24's
+ * restructuring returned, on a recorded corpus of examples and hostile inputs.
+ */
+import { readFileSync } from 'node:fs';
+import fc from 'fast-check';
+import { describe, expect, it } from 'vitest';
+import { parseMarkdownPlan } from '../../lib/plan/markdown.ts';
+import { parseMarkdownPlan as parseBefore } from './markdown-before.ts';
+import { describeParse, hostileMarkdown, markdownFileName } from './markdown-hostile.ts';
+
+/**
+ * Inputs (the Markdown examples and fixtures, examples cut and spliced at random points, and
+ * samples of `hostileMarkdown`) with what the parser returned for them before issue 24.
+ */
+const RECORDED = JSON.parse(readFileSync('tests/fixtures/markdown-corpus/recorded.json', 'utf8')) as Array<{
+  file: string;
+  text: string;
+  expected: unknown;
+}>;
+
+describe('parseMarkdownPlan', () => {
+  it('returns the recorded value, problems and positions for every input of the corpus', () => {
+    expect(RECORDED.length).toBeGreaterThan(300);
+    for (const { file, text, expected } of RECORDED)
+      expect(describeParse(parseMarkdownPlan(text, file)), JSON.stringify(text)).toEqual(expected);
+  });
+
+  it('agrees with the parser before the restructuring on hostile inputs', () => {
+    fc.assert(
+      fc.property(hostileMarkdown, markdownFileName, (text, file) => {
+        expect(describeParse(parseMarkdownPlan(text, file))).toEqual(describeParse(parseBefore(text, file)));
+      }),
+      { numRuns: 3000 },
+    );
+  });
+});
