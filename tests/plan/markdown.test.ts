@@ -6,8 +6,10 @@ import { readFileSync } from 'node:fs';
 import fc from 'fast-check';
 import { describe, expect, it } from 'vitest';
 import { parseMarkdownPlan } from '../../lib/plan/markdown.ts';
+import { parsePlanText } from '../../lib/plan/parse.ts';
 import { parseMarkdownPlan as parseBefore } from './markdown-before.ts';
 import { describeParse, hostileMarkdown, markdownFileName } from './markdown-hostile.ts';
+import { markdownPlan, type Pick, writeMarkdownPlan } from './markdown-writer.ts';
 
 /**
  * Inputs (the Markdown examples and fixtures, examples cut and spliced at random points, and
@@ -32,6 +34,21 @@ describe('parseMarkdownPlan', () => {
         expect(describeParse(parseMarkdownPlan(text, file))).toEqual(describeParse(parseBefore(text, file)));
       }),
       { numRuns: 3000 },
+    );
+  });
+
+  it('parses any plan it can express, written in Markdown any way the format allows, back to the same plan', () => {
+    fc.assert(
+      fc.property(markdownPlan, fc.gen(), (document, generate) => {
+        const pick: Pick = (options) => generate(() => fc.constantFrom(...options));
+        const expected = parsePlanText(JSON.stringify(document), { format: 'json' });
+        expect(expected.problems).toEqual([]);
+        const parsed = parsePlanText(writeMarkdownPlan(document, pick), { filename: 'generated.md' });
+        expect(parsed.problems).toEqual([]);
+        expect(parsed.plan).toEqual(expected.plan);
+      }),
+      // Shrinking a whole plan takes many minutes; the first counterexample, written out, reads well enough.
+      { numRuns: 200, endOnFailure: true },
     );
   });
 });
