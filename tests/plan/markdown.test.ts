@@ -12,8 +12,9 @@ import { describeParse, hostileMarkdown, markdownFileName } from './markdown-hos
 import { markdownPlan, type Pick, writeMarkdownPlan } from './markdown-writer.ts';
 
 /**
- * Inputs (the Markdown examples and fixtures, examples cut and spliced at random points, and
- * samples of `hostileMarkdown`) with what the parser returned for them before issue 24.
+ * Inputs (the Markdown examples and fixtures, examples cut and spliced at random points, samples
+ * of `hostileMarkdown`, and plans written by `writeMarkdownPlan`) with what the parser returned for
+ * them before issue 24.
  */
 const RECORDED = JSON.parse(readFileSync('tests/fixtures/markdown-corpus/recorded.json', 'utf8')) as Array<{
   file: string;
@@ -23,7 +24,7 @@ const RECORDED = JSON.parse(readFileSync('tests/fixtures/markdown-corpus/recorde
 
 describe('parseMarkdownPlan', () => {
   it('returns the recorded value, problems and positions for every input of the corpus', () => {
-    expect(RECORDED.length).toBeGreaterThan(300);
+    expect(RECORDED.length).toBeGreaterThan(350);
     for (const { file, text, expected } of RECORDED)
       expect(describeParse(parseMarkdownPlan(text, file)), JSON.stringify(text)).toEqual(expected);
   });
@@ -34,6 +35,13 @@ describe('parseMarkdownPlan', () => {
         expect(describeParse(parseMarkdownPlan(text, file))).toEqual(describeParse(parseBefore(text, file)));
       }),
       { numRuns: 3000 },
+    );
+    fc.assert(
+      fc.property(markdownPlan, fc.gen(), (document, generate) => {
+        const text = writeMarkdownPlan(document, (options) => generate(() => fc.constantFrom(...options)));
+        expect(describeParse(parseMarkdownPlan(text, 'p.md'))).toEqual(describeParse(parseBefore(text, 'p.md')));
+      }),
+      { numRuns: 500 },
     );
   });
 
