@@ -12,6 +12,7 @@ import {
   type FencedBlock,
   type Field,
   type MarkdownOutline,
+  type OutlineResult,
   outlineMarkdownPlan,
   type Section,
   type SourceLine,
@@ -103,7 +104,7 @@ class MarkdownPlanMapper {
 
   constructor(private readonly file: string) {}
 
-  map(outlined: ReturnType<typeof outlineMarkdownPlan>): MarkdownParseResult {
+  map(outlined: OutlineResult): MarkdownParseResult {
     this.record('', 1);
     if (!outlined.ok) {
       this.problem('markdown-syntax', outlined.error.message, outlined.error.line);
