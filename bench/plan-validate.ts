@@ -36,6 +36,16 @@ const hostileShell = JSON.stringify({
   })),
 });
 
+/** A Markdown plan (seed 004) of `n` echo steps: frontmatter, fields, a yaml block and a list per step. */
+function markdownPlan(n: number): string {
+  const steps = Array.from(
+    { length: n },
+    (_, i) =>
+      `### ${i + 1}. Step number ${i}\n\n**tool:** echo\n**args:**\n\`\`\`yaml\nmessage: step ${i}\n\`\`\`\n**outputs:**\n- out${i}\n**on_fail:** retry(1), then abort\n`,
+  );
+  return `---\nmax_steps: ${n}\n---\n\n# Many steps\n\n**Context:** a long plan\n\n## Steps\n\n${steps.join('\n')}`;
+}
+
 const cases: Array<[name: string, text: string, format: 'json' | 'yaml' | 'markdown']> = [
   ['chain-100k-json', chain(100_000, false), 'json'],
   ['cycle-10k-json', chain(10_000, true), 'json'],
@@ -44,6 +54,7 @@ const cases: Array<[name: string, text: string, format: 'json' | 'yaml' | 'markd
   ['oversized-10mb-yaml', `objective: ${'x'.repeat(10 * 1024 * 1024)}`, 'yaml'],
   ['shell-1k-steps-json', shellPlanJson(1_000), 'json'],
   ['shell-heredocs-json', hostileShell, 'json'],
+  ['markdown-5k-steps', markdownPlan(5_000), 'markdown'],
 ];
 
 const results = [];

@@ -3,8 +3,20 @@
  * fields, `### N.` steps with `**field:**` lines and fenced blocks, and an optional
  * `## Postconditions` section. Produces a plan document (before defaults) plus a
  * source map; the mapping is documented in docs/plan-formats.md.
+ *
+ * Two passes: markdown-outline.ts reads the Markdown into an outline of located fields;
+ * this file maps the outline onto the plan's fields, recording where each came from.
  */
 
+import {
+  type FencedBlock,
+  type Field,
+  type MarkdownOutline,
+  type OutlineResult,
+  outlineMarkdownPlan,
+  type Section,
+  type SourceLine,
+} from './markdown-outline.ts';
 import { slug, suggest } from './names.ts';
 import type { Problem } from './problems.ts';
 import { type Position, type SourceMap, TableSourceMap } from './source-map.ts';
@@ -15,6 +27,11 @@ export interface MarkdownParseResult {
   readonly value: Record<string, unknown> | undefined;
   readonly sourceMap: SourceMap;
   readonly problems: Problem[];
+}
+
+/** Parses Markdown plan text. `file` gives the default plan id. */
+export function parseMarkdownPlan(text: string, file: string): MarkdownParseResult {
+  return new MarkdownPlanMapper(file).map(outlineMarkdownPlan(text));
 }
 
 interface Mount {
@@ -45,38 +62,6 @@ class MarkdownSourceMap implements SourceMap {
   }
 }
 
-interface Line {
-  readonly text: string;
-  /** 1-based. */
-  readonly number: number;
-}
-
-interface Fence {
-  readonly lang: string;
-  readonly body: string;
-  /** Line of the opening fence. */
-  readonly line: number;
-}
-
-interface Field {
-  readonly key: string;
-  readonly inline: string;
-  readonly line: number;
-  /** Column where the inline value starts. */
-  readonly column: number;
-  readonly text: Line[];
-  readonly items: Line[];
-  readonly fences: Fence[];
-}
-
-interface Section {
-  readonly heading: string;
-  readonly line: number;
-  readonly fields: Field[];
-  /** Text before the first field. */
-  readonly prose: Line[];
-}
-
 const STEP_FIELDS = [
   'id',
   'target',
@@ -99,338 +84,286 @@ const POSTCONDITION_FIELDS = ['id', 'contract', 'status'] as const;
 const FRONTMATTER_FIELDS = ['type', 'status', 'owner', 'id', 'version', 'min_steps', 'max_steps'] as const;
 const SHELL_LANGS = new Set(['', 'shell', 'sh', 'bash', 'zsh', 'console']);
 
-const FIELD_LINE = /^\*\*([A-Za-z][A-Za-z _-]*):\*\*[ \t]*(.*)$/;
-const FENCE_OPEN = /^(`{3,}|~{3,})[ \t]*([A-Za-z0-9_+-]*)/;
+/** A step before its dependencies are resolved (they may name later steps by number). */
+interface MappedStep {
+  readonly step: Record<string, unknown>;
+  /** The number in `### N.`, else the step's position from 1. */
+  readonly number: string;
+  readonly dependsOn: Field | undefined;
+}
 
-/** Parses Markdown plan text. `filename` gives the default plan id. */
-export function parseMarkdownPlan(text: string, file: string): MarkdownParseResult {
-  const table = new Map<string, Position>();
-  const problems: Problem[] = [];
-  const problem = (code: string, message: string, line: number, column = 1, pointer?: string) =>
-    problems.push({
-      severity: 'error',
-      code,
-      message,
-      location: pointer === undefined ? { file, line, column } : { file, line, column, pointer },
-    });
-  const mounts: Mount[] = [];
-  const record = (pointer: string, line: number, column = 1) => {
-    if (!table.has(pointer)) table.set(pointer, { line, column });
-  };
+/**
+ * The second pass: outline → plan document. One instance maps one file; it collects the
+ * problems, the pointer → position table and the fenced blocks' own source maps as it goes.
+ */
+class MarkdownPlanMapper {
+  private readonly problems: Problem[] = [];
+  /** First position recorded for each pointer. */
+  private readonly table = new Map<string, Position>();
+  private readonly mounts: Mount[] = [];
 
-  const lines = text.split('\n').map((t, i) => ({ text: t.replace(/\r$/, ''), number: i + 1 }));
-  const plan: Record<string, unknown> = {};
-  record('', 1);
+  constructor(private readonly file: string) {}
 
-  let index = 0;
-  if (lines[0]?.text === '---') {
-    const end = lines.findIndex((l, i) => i > 0 && (l.text === '---' || l.text === '...'));
-    if (end === -1) {
-      problem('markdown-syntax', 'frontmatter starts with "---" but never ends', 1);
-      return { value: undefined, sourceMap: new MarkdownSourceMap(file, table, mounts), problems };
+  map(outlined: OutlineResult): MarkdownParseResult {
+    this.record('', 1);
+    if (!outlined.ok) {
+      this.problem('markdown-syntax', outlined.error.message, outlined.error.line);
+      return this.result(undefined);
     }
-    readFrontmatter(lines.slice(1, end));
-    index = end + 1;
+    const { outline, errors } = outlined;
+    const plan = outline.frontmatter ? this.frontmatter(outline.frontmatter) : {};
+    for (const error of errors) this.problem('markdown-syntax', error.message, error.line);
+    this.title(plan, outline);
+    Object.assign(plan, this.planFields(outline.planFields));
+    plan.steps = this.steps(outline.steps);
+    if (outline.postconditions.length > 0) plan.postconditions = this.postconditions(outline.postconditions);
+    return this.result(plan);
   }
 
-  // Split the body into the title, plan-level fields, steps and postconditions.
-  let title: Line | undefined;
-  const planFields: Field[] = [];
-  const steps: Section[] = [];
-  const postconditions: Section[] = [];
-  let region: 'plan' | 'steps' | 'postconditions' | 'other' = 'plan';
-  let section: Section | undefined;
-  let field: Field | undefined;
-  let fence: { marker: string; lang: string; line: number; body: string[] } | undefined;
-  for (; index < lines.length; index++) {
-    const line = lines[index]!;
-    if (fence) {
-      const close = line.text.trim();
-      if (
-        close.startsWith(fence.marker[0]!) &&
-        /^(`+|~+)$/.test(close) &&
-        close.length >= fence.marker.length
-      ) {
-        const block: Fence = { lang: fence.lang, body: fence.body.join('\n'), line: fence.line };
-        if (field) field.fences.push(block);
-        fence = undefined;
-      } else fence.body.push(line.text);
-      continue;
-    }
-    const open = FENCE_OPEN.exec(line.text);
-    if (open) {
-      fence = { marker: open[1]!, lang: (open[2] ?? '').toLowerCase(), line: line.number, body: [] };
-      continue;
-    }
-    const heading = /^(#{1,6})[ \t]+(.*?)[ \t]*#*[ \t]*$/.exec(line.text);
-    if (heading) {
-      const level = heading[1]!.length;
-      const content = heading[2] ?? '';
-      field = undefined;
-      section = undefined;
-      if (level === 1 && !title) title = { text: content, number: line.number };
-      else if (level <= 2) {
-        const name = content.toLowerCase().replace(/[^a-z]/g, '');
-        region = name === 'steps' ? 'steps' : name === 'postconditions' ? 'postconditions' : 'other';
-      } else if (level === 3 && region !== 'other') {
-        if (region === 'plan') region = 'steps';
-        section = { heading: content, line: line.number, fields: [], prose: [] };
-        (region === 'steps' ? steps : postconditions).push(section);
-      }
-      continue;
-    }
-    const fieldMatch = FIELD_LINE.exec(line.text);
-    if (fieldMatch && (section || region === 'plan')) {
-      const key = fieldMatch[1]!.trim().toLowerCase().replace(/[ -]+/g, '_');
-      const inline = (fieldMatch[2] ?? '').trim();
-      field = {
-        key,
-        inline,
-        line: line.number,
-        column: line.text.length - (fieldMatch[2] ?? '').length + 1,
-        text: [],
-        items: [],
-        fences: [],
-      };
-      (section ? section.fields : planFields).push(field);
-      continue;
-    }
-    if (line.text.trim() === '') {
-      // A blank line ends a one-line field (`**Budget:** …`); a field written below its label runs on.
-      if (field && field.inline !== '') field = undefined;
-      continue;
-    }
-    const item = /^[ \t]*[-*+][ \t]+(.*)$/.exec(line.text);
-    if (field && item) field.items.push({ text: item[1]!.trim(), number: line.number });
-    else if (field) field.text.push({ text: line.text.trim(), number: line.number });
-    else if (section) section.prose.push({ text: line.text.trim(), number: line.number });
+  private result(value: Record<string, unknown> | undefined): MarkdownParseResult {
+    return {
+      value,
+      sourceMap: new MarkdownSourceMap(this.file, this.table, this.mounts),
+      problems: this.problems,
+    };
   }
-  if (fence) problem('markdown-syntax', `code block opened here is never closed`, fence.line);
 
-  if (title) {
-    plan.objective = title.text;
-    record('/objective', title.number, 3);
-  } else problem('markdown-syntax', 'plan has no "# title" (the title is the objective)', 1);
-  if (plan.id === undefined) {
-    const base =
-      file
-        .split(/[\\/]/)
-        .pop()
-        ?.replace(/\.(md|markdown)$/i, '') ?? '';
-    plan.id = slug(base) || slug(title?.text ?? '') || 'plan';
-  }
-  readPlanFields();
-  readSteps();
-  readPostconditions();
-  return { value: plan, sourceMap: new MarkdownSourceMap(file, table, mounts), problems };
-
-  function readFrontmatter(body: Line[]) {
-    const parsed = parseYaml(body.map((l) => l.text).join('\n'), file);
+  private frontmatter(lines: readonly SourceLine[]): Record<string, unknown> {
+    const plan: Record<string, unknown> = {};
+    const parsed = parseYaml(lines.map((l) => l.text).join('\n'), this.file);
     if (!parsed.ok) {
       for (const p of parsed.problems)
-        problem(p.code, `frontmatter: ${p.message}`, p.position.line + 1, p.position.column);
-      return;
+        this.problem(p.code, `frontmatter: ${p.message}`, p.position.line + 1, p.position.column);
+      return plan;
     }
     const front = parsed.value;
-    if (front === null || front === undefined) return;
+    if (front === null || front === undefined) return plan;
     if (typeof front !== 'object' || Array.isArray(front)) {
-      problem('markdown-syntax', 'frontmatter must be "key: value" lines', 2);
-      return;
+      this.problem('markdown-syntax', 'frontmatter must be "key: value" lines', 2);
+      return plan;
     }
-    const at = (key: string) => {
-      const position = parsed.sourceMap.locate([`/${key}`])[0];
-      return { line: (position?.line ?? 1) + 1, column: position?.column ?? 1 };
-    };
     for (const [key, value] of Object.entries(front)) {
-      const { line, column } = at(key);
+      // The frontmatter starts on line 2, below the opening `---`.
+      const position = parsed.sourceMap.locate([`/${key}`])[0];
+      const line = (position?.line ?? 1) + 1;
+      const column = position?.column ?? 1;
       if (!(FRONTMATTER_FIELDS as readonly string[]).includes(key)) {
-        problem(
+        this.problem(
           'unknown-field',
           `unknown frontmatter field "${key}"${suggest(key, FRONTMATTER_FIELDS)}`,
           line,
           column,
         );
-        continue;
-      }
-      if (key === 'type') {
+      } else if (key === 'type') {
         if (value !== 'plan')
-          problem('markdown-syntax', `frontmatter type must be "plan", not "${String(value)}"`, line, column);
-        continue;
+          this.problem(
+            'markdown-syntax',
+            `frontmatter type must be "plan", not "${String(value)}"`,
+            line,
+            column,
+          );
+      } else if (key === 'min_steps' || key === 'max_steps') {
+        const name = key === 'min_steps' ? 'minSteps' : 'maxSteps';
+        plan.sizePolicy = { ...(plan.sizePolicy as object | undefined), [name]: value };
+        this.record(`/sizePolicy/${name}`, line, column);
+      } else {
+        plan[key] = value;
+        this.record(`/${key}`, line, column);
       }
-      if (key === 'min_steps' || key === 'max_steps') {
-        if (plan.sizePolicy === undefined) plan.sizePolicy = {};
-        const policy = plan.sizePolicy as Record<string, unknown>;
-        policy[key === 'min_steps' ? 'minSteps' : 'maxSteps'] = value;
-        record(`/sizePolicy/${key === 'min_steps' ? 'minSteps' : 'maxSteps'}`, line, column);
-        continue;
-      }
-      plan[key] = value;
-      record(`/${key}`, line, column);
+    }
+    return plan;
+  }
+
+  /** The `# title` is the objective; the file name (else the title) gives the default id. */
+  private title(plan: Record<string, unknown>, { title }: MarkdownOutline): void {
+    if (title) {
+      plan.objective = title.text;
+      this.record('/objective', title.number, 3);
+    } else this.problem('markdown-syntax', 'plan has no "# title" (the title is the objective)', 1);
+    if (plan.id === undefined) {
+      const base =
+        this.file
+          .split(/[\\/]/)
+          .pop()
+          ?.replace(/\.(md|markdown)$/i, '') ?? '';
+      plan.id = slug(base) || slug(title?.text ?? '') || 'plan';
     }
   }
 
-  function readPlanFields() {
+  /** `**Context:**`, `**Budget:**`, `**Secrets:**`, `**Approvers:**`, `**Quorum:**`; any other key is context. */
+  private planFields(fields: readonly Field[]): Record<string, unknown> {
+    const plan: Record<string, unknown> = {};
     const context: Record<string, unknown> = {};
-    for (const f of planFields) {
+    for (const f of fields) {
       const value = joined(f);
       if (f.key === 'context') {
         if (value !== '') context.summary = value;
         for (const block of f.fences) {
-          const parsed = structured(block, '/context');
+          const parsed = this.structured(block, '/context');
           if (parsed && typeof parsed === 'object' && !Array.isArray(parsed)) Object.assign(context, parsed);
           else if (parsed !== undefined)
-            problem('markdown-syntax', 'the context block must be a mapping', block.line);
+            this.problem('markdown-syntax', 'the context block must be a mapping', block.line);
         }
-        record('/context', f.line, f.column);
+        this.record('/context', f.line, f.column);
       } else if (f.key === 'budget') {
-        plan.budget = parseBudget(f);
-        record('/budget', f.line, f.column);
+        plan.budget = this.budget(f);
+        this.record('/budget', f.line, f.column);
       } else if (f.key === 'secrets') {
-        plan.secrets = f.items.map((item, i) => {
-          record(`/secrets/${i}`, item.number, 3);
-          const m = /^`?([^:`\s]+)`?\s*:\s*`?(env|secretsmanager):([^`\s]+)`?$/.exec(item.text);
-          if (!m) {
-            problem(
-              'markdown-syntax',
-              'a secret is "- <name>: env:<VARIABLE>" or "- <name>: secretsmanager:<id>"',
-              item.number,
-              3,
-            );
-            return {};
-          }
-          return { name: m[1], source: m[2], ref: m[3] };
-        });
-        record('/secrets', f.line, f.column);
+        plan.secrets = f.items.map((item, i) => this.secret(item, i));
+        this.record('/secrets', f.line, f.column);
       } else if (f.key === 'approvers') {
         plan.approval = { ...(plan.approval as object), approvers: list(f) };
-        record('/approval/approvers', f.line, f.column);
+        this.record('/approval/approvers', f.line, f.column);
       } else if (f.key === 'quorum') {
         plan.approval = { ...(plan.approval as object), quorum: scalar(f.inline) };
-        record('/approval/quorum', f.line, f.column);
+        this.record('/approval/quorum', f.line, f.column);
       } else {
         context[f.key] = value;
-        record(`/context/${f.key}`, f.line, f.column);
+        this.record(`/context/${f.key}`, f.line, f.column);
       }
     }
     if (Object.keys(context).length > 0) plan.context = context;
+    return plan;
   }
 
-  function readSteps() {
-    const ids: string[] = [];
-    const numbers = new Map<string, string>();
-    const pendingDeps: Array<{ step: Record<string, unknown>; field: Field | undefined; index: number }> = [];
-    plan.steps = steps.map((s, i) => {
-      const pointer = `/steps/${i}`;
-      const heading = /^(?:(\d+)[.)][ \t]*)?(?:✅[ \t]*)?(.*)$/.exec(s.heading)!;
-      const number = heading[1] ?? String(i + 1);
-      const description = (heading[2] ?? '').trim();
-      const step: Record<string, unknown> = { description };
-      record(pointer, s.line, 1);
-      record(`${pointer}/description`, s.line, 5);
-      const idField = s.fields.find((f) => f.key === 'id');
-      step.id = idField
-        ? unquote(idField.inline)
-        : `s${number}-${slug(description)}`.slice(0, 64).replace(/-+$/, '') || `s${number}`;
-      record(`${pointer}/id`, idField?.line ?? s.line, idField?.column ?? 5);
-      numbers.set(number, String(step.id));
-      ids.push(String(step.id));
-      for (const f of s.fields) {
-        const at = `${pointer}/${camel(f.key)}`;
-        record(at, f.line, f.column);
-        switch (f.key) {
-          case 'id':
-          case 'status':
-          case 'depends_on':
-            break;
-          case 'target':
-          case 'tool':
-            step[f.key] = unquote(f.inline);
-            break;
-          case 'task':
-            step.task = [f.inline, ...f.text.map((l) => l.text), ...f.items.map((l) => `- ${l.text}`)]
-              .filter((t) => t !== '')
-              .join('\n');
-            break;
-          case 'args': {
-            const block = f.fences[0];
-            const parsed = block ? structured(block, at) : f.inline ? inlineStructured(f, at) : undefined;
-            if (parsed !== undefined) step.args = parsed;
-            break;
-          }
-          case 'subscriptions':
-          case 'outputs':
-            step[f.key] = list(f);
-            break;
-          case 'contract':
-            step.contract = contractOf(f, at);
-            break;
-          case 'on_fail':
-            step.onFail = onFailOf(f);
-            break;
-          case 'requires_approval':
-          case 'requires_human':
-          case 'critical':
-            step[camel(f.key)] = booleanOf(f);
-            break;
-          case 'timeout_seconds':
-            step.timeoutSeconds = durationOf(f.inline) ?? scalar(f.inline);
-            break;
-          case 'rollback':
-            step.rollback = rollbackOf(f, at);
-            break;
-          default:
-            problem(
-              'unknown-field',
-              `unknown step field "${f.key}"${suggest(f.key, STEP_FIELDS)}`,
-              f.line,
-              1,
-              at,
-            );
-        }
-      }
-      pendingDeps.push({ step, field: s.fields.find((f) => f.key === 'depends_on'), index: i });
+  private secret(item: SourceLine, index: number): Record<string, unknown> {
+    this.record(`/secrets/${index}`, item.number, 3);
+    const m = /^`?([^:`\s]+)`?\s*:\s*`?(env|secretsmanager):([^`\s]+)`?$/.exec(item.text);
+    if (m) return { name: m[1], source: m[2], ref: m[3] };
+    this.problem(
+      'markdown-syntax',
+      'a secret is "- <name>: env:<VARIABLE>" or "- <name>: secretsmanager:<id>"',
+      item.number,
+      3,
+    );
+    return {};
+  }
+
+  private steps(sections: readonly Section[]): Array<Record<string, unknown>> {
+    const mapped = sections.map((section, index) => this.step(section, index));
+    // Dependencies may name later steps by number, so they resolve once every step is known.
+    const idByNumber = new Map(mapped.map(({ number, step }) => [number, String(step.id)]));
+    return mapped.map(({ step, dependsOn }, index) => {
+      if (dependsOn) step.dependsOn = this.dependencies(dependsOn, idByNumber);
+      else step.dependsOn = index === 0 ? [] : [String(mapped[index - 1]!.step.id)];
       return step;
     });
-    // Dependencies may name later steps by number, so they resolve once every step is known.
-    for (const { step, field: f, index: i } of pendingDeps) {
-      if (!f) {
-        step.dependsOn = i === 0 ? [] : [ids[i - 1]];
-        continue;
+  }
+
+  private step(section: Section, index: number): MappedStep {
+    const pointer = `/steps/${index}`;
+    const heading = /^(?:(\d+)[.)][ \t]*)?(?:✅[ \t]*)?(.*)$/.exec(section.heading)!;
+    const number = heading[1] ?? String(index + 1);
+    const description = (heading[2] ?? '').trim();
+    const step: Record<string, unknown> = { description };
+    this.record(pointer, section.line, 1);
+    this.record(`${pointer}/description`, section.line, 5);
+    const idField = section.fields.find((f) => f.key === 'id');
+    step.id = idField
+      ? unquote(idField.inline)
+      : `s${number}-${slug(description)}`.slice(0, 64).replace(/-+$/, '') || `s${number}`;
+    this.record(`${pointer}/id`, idField?.line ?? section.line, idField?.column ?? 5);
+    for (const f of section.fields) this.stepField(step, f, `${pointer}/${camel(f.key)}`);
+    return { step, number, dependsOn: section.fields.find((f) => f.key === 'depends_on') };
+  }
+
+  private stepField(step: Record<string, unknown>, f: Field, at: string): void {
+    this.record(at, f.line, f.column);
+    switch (f.key) {
+      case 'id':
+      case 'status':
+      case 'depends_on':
+        break;
+      case 'target':
+      case 'tool':
+        step[f.key] = unquote(f.inline);
+        break;
+      case 'task':
+        step.task = [f.inline, ...f.text.map((l) => l.text), ...f.items.map((l) => `- ${l.text}`)]
+          .filter((t) => t !== '')
+          .join('\n');
+        break;
+      case 'args': {
+        const block = f.fences[0];
+        const parsed = block
+          ? this.structured(block, at)
+          : f.inline
+            ? this.inlineStructured(f, at)
+            : undefined;
+        if (parsed !== undefined) step.args = parsed;
+        break;
       }
-      step.dependsOn = list(f)
-        .filter((d) => !/^(none|-|\[\])$/i.test(d))
-        .map((d) => {
-          const n = /^(?:step[ \t]*)?#?(\d+)$/i.exec(d);
-          if (!n) return d;
-          const id = numbers.get(n[1]!);
-          if (id === undefined)
-            problem('unknown-dependency', `depends on step ${n[1]}, which does not exist`, f.line, f.column);
-          return id ?? d;
-        });
+      case 'subscriptions':
+      case 'outputs':
+        step[f.key] = list(f);
+        break;
+      case 'contract':
+        step.contract = this.contract(f, at);
+        break;
+      case 'on_fail':
+        step.onFail = this.onFail(f);
+        break;
+      case 'requires_approval':
+      case 'requires_human':
+      case 'critical':
+        step[camel(f.key)] = booleanOf(f);
+        break;
+      case 'timeout_seconds':
+        step.timeoutSeconds = durationOf(f.inline) ?? scalar(f.inline);
+        break;
+      case 'rollback':
+        step.rollback = this.rollback(f, at);
+        break;
+      default:
+        this.problem(
+          'unknown-field',
+          `unknown step field "${f.key}"${suggest(f.key, STEP_FIELDS)}`,
+          f.line,
+          1,
+          at,
+        );
     }
   }
 
-  function readPostconditions() {
-    if (postconditions.length === 0) return;
-    plan.postconditions = postconditions.map((s, i) => {
+  /** `1, 2`, `step 3`, `#4` are step numbers; `none` is no dependency; anything else is an id. */
+  private dependencies(f: Field, idByNumber: ReadonlyMap<string, string>): string[] {
+    return list(f)
+      .filter((d) => !/^(none|-|\[\])$/i.test(d))
+      .map((d) => {
+        const n = /^(?:step[ \t]*)?#?(\d+)$/i.exec(d);
+        if (!n) return d;
+        const id = idByNumber.get(n[1]!);
+        if (id === undefined)
+          this.problem(
+            'unknown-dependency',
+            `depends on step ${n[1]}, which does not exist`,
+            f.line,
+            f.column,
+          );
+        return id ?? d;
+      });
+  }
+
+  private postconditions(sections: readonly Section[]): Array<Record<string, unknown>> {
+    return sections.map((section, i) => {
       const pointer = `/postconditions/${i}`;
-      const heading = /^(?:(\d+)[.)][ \t]*)?(.*)$/.exec(s.heading)!;
+      const heading = /^(?:(\d+)[.)][ \t]*)?(.*)$/.exec(section.heading)!;
       const description = (heading[2] ?? '').trim();
-      const idField = s.fields.find((f) => f.key === 'id');
-      const pc: Record<string, unknown> = {
+      const idField = section.fields.find((f) => f.key === 'id');
+      const postcondition: Record<string, unknown> = {
         id: idField
           ? unquote(idField.inline)
           : `p${heading[1] ?? i + 1}-${slug(description)}`.slice(0, 64).replace(/-+$/, ''),
         description,
       };
-      record(pointer, s.line, 1);
-      record(`${pointer}/description`, s.line, 5);
-      for (const f of s.fields) {
+      this.record(pointer, section.line, 1);
+      this.record(`${pointer}/description`, section.line, 5);
+      for (const f of section.fields) {
         const at = `${pointer}/${camel(f.key)}`;
-        record(at, f.line, f.column);
-        if (f.key === 'contract') pc.contract = contractOf(f, at);
+        this.record(at, f.line, f.column);
+        if (f.key === 'contract') postcondition.contract = this.contract(f, at);
         else if (!(POSTCONDITION_FIELDS as readonly string[]).includes(f.key))
-          problem(
+          this.problem(
             'unknown-field',
             `unknown postcondition field "${f.key}"${suggest(f.key, POSTCONDITION_FIELDS)}`,
             f.line,
@@ -438,29 +371,25 @@ export function parseMarkdownPlan(text: string, file: string): MarkdownParseResu
             at,
           );
       }
-      return pc;
+      return postcondition;
     });
   }
 
   /** `**contract:**` + a fenced block (shell → command, jsonata → assert, yaml/json → any kind) + `exit_code == N`. */
-  function contractOf(f: Field, at: string): unknown {
+  private contract(f: Field, at: string): unknown {
     const block = f.fences[0];
-    const extra = [...f.text, ...f.items];
+    if (block && !SHELL_LANGS.has(block.lang) && block.lang !== 'jsonata') return this.structured(block, at);
     let contract: Record<string, unknown>;
-    if (block && !SHELL_LANGS.has(block.lang) && block.lang !== 'jsonata') {
-      const parsed = structured(block, at);
-      return parsed;
-    }
     if (block?.lang === 'jsonata') {
-      record(`${at}/expression`, block.line + 1);
+      this.record(`${at}/expression`, block.line + 1);
       contract = { kind: 'assert', expression: block.body.trim() };
     } else if (block) {
-      record(`${at}/command`, block.line + 1);
+      this.record(`${at}/command`, block.line + 1);
       contract = { kind: 'command', command: block.body.trim() };
     } else {
       const inline = /^`(.+)`$/.exec(f.inline);
       if (!inline) {
-        problem(
+        this.problem(
           'markdown-syntax',
           'a contract is a fenced ```shell block (or `inline command`) after **contract:**',
           f.line,
@@ -469,20 +398,20 @@ export function parseMarkdownPlan(text: string, file: string): MarkdownParseResu
         );
         return undefined;
       }
-      record(`${at}/command`, f.line, f.column + 1);
+      this.record(`${at}/command`, f.line, f.column + 1);
       contract = { kind: 'command', command: inline[1] };
     }
-    for (const l of extra) {
+    for (const l of [...f.text, ...f.items]) {
       const exit = /^exit_code[ \t]*==[ \t]*(\d+)$/.exec(l.text);
       const stdout = /^stdout_matches:[ \t]*`?(.*?)`?$/.exec(l.text);
       if (exit && contract.kind === 'command') {
         contract.expectExitCode = Number(exit[1]);
-        record(`${at}/expectExitCode`, l.number);
+        this.record(`${at}/expectExitCode`, l.number);
       } else if (stdout && contract.kind === 'command') {
         contract.stdoutMatches = stdout[1];
-        record(`${at}/stdoutMatches`, l.number, 17);
+        this.record(`${at}/stdoutMatches`, l.number, 17);
       } else
-        problem(
+        this.problem(
           'markdown-syntax',
           `unexpected line in contract: "${l.text}" (expected "exit_code == N")`,
           l.number,
@@ -493,16 +422,15 @@ export function parseMarkdownPlan(text: string, file: string): MarkdownParseResu
     return contract;
   }
 
-  function onFailOf(f: Field): unknown {
+  private onFail(f: Field): unknown {
     const text = f.inline.toLowerCase().replace(/`/g, '').trim();
     const m = /^(?:retry\((\d+)\))?(?:[ \t]*,?[ \t]*(?:then[ \t]+)?(escalate|abort|skip))?$/.exec(text);
     if (!m || text === '') {
-      problem(
+      this.problem(
         'markdown-syntax',
         'on_fail is "retry(N)", "escalate", "abort", "skip" or "retry(N), then escalate|abort|skip"',
         f.line,
         f.column,
-        undefined,
       );
       return undefined;
     }
@@ -510,13 +438,13 @@ export function parseMarkdownPlan(text: string, file: string): MarkdownParseResu
     return { retries: m[1] === undefined ? 0 : Number(m[1]), escalation };
   }
 
-  function rollbackOf(f: Field, at: string): unknown {
+  private rollback(f: Field, at: string): unknown {
     const block = f.fences[0];
     if (block && SHELL_LANGS.has(block.lang)) return { tool: 'shell', args: { command: block.body.trim() } };
-    if (block) return structured(block, at);
+    if (block) return this.structured(block, at);
     const inline = /^`(.+)`$/.exec(f.inline);
     if (inline) return { tool: 'shell', args: { command: inline[1] } };
-    problem(
+    this.problem(
       'markdown-syntax',
       'a rollback is a fenced ```shell block, or a ```yaml block with tool and args',
       f.line,
@@ -525,14 +453,8 @@ export function parseMarkdownPlan(text: string, file: string): MarkdownParseResu
     return undefined;
   }
 
-  function booleanOf(f: Field): unknown {
-    const v = f.inline.toLowerCase();
-    if (['true', 'yes', 'y'].includes(v)) return true;
-    if (['false', 'no', 'n'].includes(v)) return false;
-    return f.inline;
-  }
-
-  function parseBudget(f: Field): Record<string, number> {
+  /** `max 200k tokens, $1.50, 20 minutes wall clock` → tokens, costUsd, wallClockSeconds. */
+  private budget(f: Field): Record<string, number> {
     const budget: Record<string, number> = {};
     for (const raw of joined(f).split(/[,;]/)) {
       const part = raw.trim().replace(/^max(imum)?\s+/i, '');
@@ -546,7 +468,7 @@ export function parseMarkdownPlan(text: string, file: string): MarkdownParseResu
       } else if (cost) budget.costUsd = Number(cost[1]);
       else if (seconds !== undefined) budget.wallClockSeconds = seconds;
       else
-        problem(
+        this.problem(
           'markdown-syntax',
           `budget part "${part}" is not "<N>k tokens", "$<amount>" or "<N> minutes"`,
           f.line,
@@ -557,35 +479,54 @@ export function parseMarkdownPlan(text: string, file: string): MarkdownParseResu
     return budget;
   }
 
-  /** Parses a fenced yaml/json block; its problems are located inside the fence. */
-  function structured(block: Fence, at: string): unknown {
+  /**
+   * Parses a fenced yaml/json block; its problems are located inside the fence, and later
+   * lookups under `at` are answered by the block's own source map, shifted to the fence.
+   */
+  private structured(block: FencedBlock, at: string): unknown {
     if (!['yaml', 'yml', 'json', ''].includes(block.lang)) {
-      problem('markdown-syntax', `expected a yaml or json block, not "${block.lang}"`, block.line, 1, at);
+      this.problem(
+        'markdown-syntax',
+        `expected a yaml or json block, not "${block.lang}"`,
+        block.line,
+        1,
+        at,
+      );
       return undefined;
     }
-    const parsed = parseYaml(block.body, file);
+    const parsed = parseYaml(block.body, this.file);
     if (!parsed.ok) {
       for (const p of parsed.problems)
-        problem(p.code, p.message, block.line + p.position.line, p.position.column, at);
+        this.problem(p.code, p.message, block.line + p.position.line, p.position.column, at);
       return undefined;
     }
-    mount(parsed.sourceMap, at, block.line);
+    this.mounts.push({ prefix: at, inner: parsed.sourceMap, lineOffset: block.line });
     return parsed.value;
   }
 
-  function inlineStructured(f: Field, at: string): unknown {
-    const parsed = parseYaml(f.inline, file);
+  /** `**args:** {command: ls}`: YAML on the field's own line. */
+  private inlineStructured(f: Field, at: string): unknown {
+    const parsed = parseYaml(f.inline, this.file);
     if (!parsed.ok) {
       for (const p of parsed.problems)
-        problem(p.code, p.message, f.line, f.column + p.position.column - 1, at);
+        this.problem(p.code, p.message, f.line, f.column + p.position.column - 1, at);
       return undefined;
     }
     return parsed.value;
   }
 
-  /** Later lookups under `at` are answered by the block's own source map, shifted to the fence. */
-  function mount(inner: SourceMap, at: string, fenceLine: number) {
-    mounts.push({ prefix: at, inner, lineOffset: fenceLine });
+  private record(pointer: string, line: number, column = 1): void {
+    if (!this.table.has(pointer)) this.table.set(pointer, { line, column });
+  }
+
+  private problem(code: string, message: string, line: number, column = 1, pointer?: string): void {
+    const { file } = this;
+    this.problems.push({
+      severity: 'error',
+      code,
+      message,
+      location: pointer === undefined ? { file, line, column } : { file, line, column, pointer },
+    });
   }
 }
 
@@ -609,6 +550,13 @@ function unquote(text: string): string {
 function scalar(text: string): unknown {
   const t = unquote(text);
   return /^-?\d+(\.\d+)?$/.test(t) ? Number(t) : t;
+}
+
+function booleanOf(f: Field): unknown {
+  const v = f.inline.toLowerCase();
+  if (['true', 'yes', 'y'].includes(v)) return true;
+  if (['false', 'no', 'n'].includes(v)) return false;
+  return f.inline;
 }
 
 /** "90", "90s", "20 minutes", "2 h" → seconds. */

@@ -185,11 +185,3 @@ export function destructiveCallReasons(
   }
   return tool.destructive || tool.isDestructiveCall?.(args) ? [`destructive ${tool.name} call`] : [];
 }
-
-/** Whether this step's call is destructive per its tool's definition. */
-export function isDestructiveStep(step: Step, registry: ToolRegistry): boolean {
-  const call = stepInvocation(step);
-  const tool = call && registry.get(call.tool);
-  if (!call || !tool) return false;
-  return destructiveCallReasons(tool, call.args).length > 0;
-}
