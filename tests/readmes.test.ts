@@ -17,7 +17,7 @@ const LIB = path.join(REPO, 'lib');
 const WITHOUT_README = new Set(['local']);
 
 /** The `.ts` file names a README's text puts in backticks (fenced code blocks left out). */
-export function namedTypeScriptFiles(markdown: string): string[] {
+function namedTypeScriptFiles(markdown: string): string[] {
   const prose = markdown.replace(/^```[^\n]*\n[\s\S]*?^```[^\n]*$/gm, '');
   return [...prose.matchAll(/`([\w./-]+\.ts)`/g)].map((match) => match[1] as string);
 }
