@@ -112,7 +112,10 @@ export class Engine implements StepFunctionsEngine {
         enqueue: (arn, task) => this.activityQueues.enqueue(arn, task),
       },
       children: {
-        start: (parameters) => this.executionOperations.startChild(parameters),
+        // Through this engine's StartExecution, as AWS's integration calls the API: what refuses
+        // or observes a start there sees children too.
+        start: (parameters) =>
+          this.executionOperations.startChild(parameters, (input) => this.startExecution(input)),
         awaitEnd: (arn, signal) => this.executionOperations.awaitChild(arn, signal),
       },
       now,

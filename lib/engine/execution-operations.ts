@@ -356,12 +356,18 @@ export class ExecutionOperations {
     });
   }
 
-  /** `states:startExecution`: a child execution starts as any other; a refused start is the integration's error. */
-  async startChild(parameters: unknown): Promise<{ ExecutionArn: string; StartDate: Date }> {
+  /**
+   * `states:startExecution`: a child execution starts through `start` (the engine's StartExecution)
+   * as any other; a refused start is the integration's error.
+   */
+  async startChild(
+    parameters: unknown,
+    start: (input: sfn.StartExecutionInput) => Promise<sfn.StartExecutionOutput>,
+  ): Promise<{ ExecutionArn: string; StartDate: Date }> {
     const p = (parameters ?? {}) as { StateMachineArn?: unknown; Input?: unknown; Name?: unknown };
     const input = typeof p.Input === 'string' ? p.Input : JSON.stringify(p.Input ?? {});
     try {
-      const out = await this.startExecution({
+      const out = await start({
         stateMachineArn: String(p.StateMachineArn),
         input,
         ...(typeof p.Name === 'string' ? { name: p.Name } : {}),
