@@ -1,6 +1,7 @@
 /**
- * The CLI as a global install runs it: compiled to JavaScript (tsconfig.build.json, as `npm run
- * build` does) and started with plain node, no tsx. The local run proves the built engine loads the
+ * The CLI as a global install runs it: built as `npm run build` builds it (tsc with
+ * tsconfig.build.json, then the CLI bundled by scripts/bundle-cli.ts) and started with plain node,
+ * no tsx. The local run proves the built engine loads the
  * built lambdas/ handler modules.
  */
 import { execFileSync, spawnSync } from 'node:child_process';
@@ -8,6 +9,7 @@ import { existsSync, mkdtempSync, readFileSync, symlinkSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { beforeAll, describe, expect, it } from 'vitest';
+import { bundleCli } from '../../scripts/bundle-cli.ts';
 import { REPO } from './cli.ts';
 
 /** An installed package's root: the build in dist/, the shipped policies beside it. */
@@ -25,13 +27,14 @@ function plangate(args: readonly string[]) {
 }
 
 describe('the built CLI (dist/)', () => {
-  beforeAll(() => {
+  beforeAll(async () => {
     execFileSync(join(REPO, 'node_modules/.bin/tsc'), [
       '-p',
       join(REPO, 'tsconfig.build.json'),
       '--outDir',
       OUT,
     ]);
+    await bundleCli(OUT);
     // Beside the build, as in an installed package: its dependencies in node_modules, and the
     // default policies (package.json `files`) at the package's root.
     symlinkSync(join(REPO, 'node_modules'), join(OUT, 'node_modules'));
@@ -43,7 +46,10 @@ describe('the built CLI (dist/)', () => {
       bin: Record<string, string>;
     };
     expect(pkg.bin.plangate).toBe('dist/bin/plangate.js');
-    expect(readFileSync(CLI, 'utf8').split('\n')[0]).toBe('#!/usr/bin/env node');
+    const bin = readFileSync(CLI, 'utf8');
+    expect(bin.split('\n')[0]).toBe('#!/usr/bin/env node');
+    // One bundle: the CLI does not load plangate's modules one file at a time.
+    expect(bin).not.toMatch(/['"]\.\.\/lib\//);
     expect(existsSync(join(OUT, 'lambdas/step-runner.js'))).toBe(true);
   });
 
