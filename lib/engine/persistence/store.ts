@@ -104,7 +104,7 @@ export class MemoryStore implements EngineStore {
     }
     const batches = entry.batches;
     return {
-      // the journal hands over each batch and never touches it again: kept as it is, not copied
+      // the history hands over each batch and never touches it again: kept as it is, not copied
       stage: (batch) => {
         batches.push(batch);
       },
