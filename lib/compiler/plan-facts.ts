@@ -5,13 +5,13 @@
  * so they are bound to the approved digest like everything else the machine does.
  */
 import type { Plan } from '../plan/schema.ts';
-import type { ApprovalPolicy } from '../runtime/payloads/index.ts';
+import type { GateApprovers } from '../runtime/payloads/index.ts';
 import { literal } from './jsonata.ts';
 
 export interface PlanFacts {
   readonly context: Plan['context'];
   readonly secrets: Plan['secrets'];
-  readonly approval: ApprovalPolicy;
+  readonly approval: GateApprovers;
 }
 
 export function planFacts(plan: Plan): PlanFacts {

@@ -8,10 +8,10 @@ import { argFieldName, SKIP_FIELD } from '../runtime/gate/modifications.ts';
 import {
   AbortRollbackSchema,
   ApprovalDecisionSchema,
-  ApprovalPolicySchema,
   ApprovalViewSchema,
   ClassifiedFailureSchema,
   EscalationDecisionSchema,
+  GateApproversSchema,
   GateKindSchema,
   GateRevisionSchema,
   HumanDecisionSchema,
@@ -252,7 +252,7 @@ export const GateViewSchema = z
       .looseObject({ instructions: z.string(), outputs: z.array(z.string()) })
       .optional()
       .describe('Human step: what to do, and the outputs DONE must report'),
-    policy: ApprovalPolicySchema.describe(
+    policy: GateApproversSchema.describe(
       'Who may answer: approvers (empty: anyone), who never may, and how many approvals decide',
     ),
     submittedBy: z.string().optional().describe('Who submitted the plan: they may not approve it'),
