@@ -5,7 +5,7 @@
  * Every execution's history is its only state.
  */
 import { type ArnScope, executionArn as buildExecutionArn, parseExecutionArn } from './core/arn.ts';
-import type { QueryLanguage, StatesBlock } from './core/definition.ts';
+import type { StatesBlock } from './core/definition.ts';
 import { MAX_HISTORY_EVENTS, runBlock } from './core/interpreter.ts';
 import { PayloadTexts } from './core/json-text.ts';
 import { mapState } from './core/map-state.ts';
@@ -32,7 +32,7 @@ import {
 import { ExecutionHistory } from './persistence/execution-history.ts';
 import type { StoredEvent } from './persistence/history.ts';
 import { type EngineStore, type ExecutionLog, MemoryStore } from './persistence/store.ts';
-import { type ResourceInvoker, SfnServiceError, StatesError } from './types.ts';
+import { type QueryLanguage, type ResourceInvoker, SfnServiceError, StatesError } from './types.ts';
 
 /** Child executions (`states:startExecution`), which go through the API like any other start. */
 export interface ChildExecutions {

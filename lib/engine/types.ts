@@ -23,6 +23,9 @@ export class SfnServiceError extends Error {
   }
 }
 
+/** The query languages a state machine, a states block or a state may declare (`QueryLanguage`). */
+export type QueryLanguage = 'JSONPath' | 'JSONata';
+
 /** A located problem in an ASL definition, e.g. `/States/Build/Next: state "Biuld" does not exist`. */
 export interface DefinitionProblem {
   /** JSON pointer into the definition, e.g. `/States/Build/Retry/0/ErrorEquals`. */

@@ -7,7 +7,7 @@
 
 import { locateError } from '../dataflow/errors.ts';
 import type { StoredEvent } from '../persistence/history.ts';
-import { StatesError } from '../types.ts';
+import { type QueryLanguage, StatesError } from '../types.ts';
 import {
   applyInputPath,
   applyOutputPath,
@@ -23,7 +23,7 @@ import {
   timestampMillis,
   type Variables,
 } from './data.ts';
-import type { QueryLanguage, StateDefinition, StatesBlock } from './definition.ts';
+import type { StateDefinition, StatesBlock } from './definition.ts';
 import { MockedThrow } from './mock-config.ts';
 import { errorMatches, type Retrier, retryDelaySeconds } from './retry.ts';
 import type { ExecutionRuntime, Frame, StateOutcome, StateRun } from './runtime.ts';

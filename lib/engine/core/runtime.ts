@@ -5,9 +5,9 @@
 import type { ExpressionCache } from '../dataflow/expression-cache.ts';
 import type { Variables } from '../dataflow/index.ts';
 import type { ExecutionHistory, Scope } from '../persistence/execution-history.ts';
-import type { ResourceInvoker } from '../types.ts';
+import type { QueryLanguage, ResourceInvoker } from '../types.ts';
 import type { ActivityTask } from './activities.ts';
-import type { QueryLanguage, StateDefinition } from './definition.ts';
+import type { StateDefinition } from './definition.ts';
 import type { PayloadTexts } from './json-text.ts';
 import type { MockedTestCase } from './mock-config.ts';
 import type { RandomPool } from './random.ts';

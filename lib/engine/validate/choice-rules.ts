@@ -1,9 +1,9 @@
+import type { QueryLanguage } from '../types.ts';
 import { type CheckContext, describe, isObject, type JsonObject } from './context.ts';
 import { jsonataExpression } from './jsonata-syntax.ts';
 import { pathSyntaxError } from './paths.ts';
 import { checkAssign, checkJsonataValue } from './payload.ts';
 import { pointer } from './problems.ts';
-import type { QueryLanguage } from './state-fields.ts';
 
 type Operand = 'string' | 'number' | 'boolean' | 'timestamp' | 'path';
 

@@ -1,5 +1,5 @@
+import type { QueryLanguage } from '../types.ts';
 import type { ProblemList } from './problems.ts';
-import type { QueryLanguage } from './state-fields.ts';
 
 /** What every check of one definition shares. */
 export interface CheckContext {

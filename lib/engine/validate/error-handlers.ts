@@ -1,8 +1,8 @@
+import type { QueryLanguage } from '../types.ts';
 import { type CheckContext, describe, isInteger, isObject } from './context.ts';
 import { pathSyntaxError } from './paths.ts';
 import { checkAssign, checkJsonataValue } from './payload.ts';
 import { pointer } from './problems.ts';
-import type { QueryLanguage } from './state-fields.ts';
 
 const MAX_SECONDS = 99_999_999;
 

@@ -1,3 +1,4 @@
+import type { QueryLanguage } from '../types.ts';
 import { checkChoices } from './choice-rules.ts';
 import { type CheckContext, describe, isInteger, isObject, type JsonObject } from './context.ts';
 import { checkCatch, checkRetry } from './error-handlers.ts';
@@ -5,13 +6,7 @@ import { jsonataExpression } from './jsonata-syntax.ts';
 import { pathSyntaxError } from './paths.ts';
 import { checkAssign, checkJsonataValue, checkPayloadTemplate, dynamicValueError } from './payload.ts';
 import { pointer } from './problems.ts';
-import {
-  allowedFields,
-  fieldOfOtherLanguage,
-  type QueryLanguage,
-  STATE_TYPES,
-  type StateType,
-} from './state-fields.ts';
+import { allowedFields, fieldOfOtherLanguage, STATE_TYPES, type StateType } from './state-fields.ts';
 
 const MAX_SECONDS = 99_999_999;
 const RFC3339 = /^\d{4}-\d{2}-\d{2}T\d{2}:\d{2}:\d{2}(\.\d+)?(Z|[+-]\d{2}:\d{2})$/;

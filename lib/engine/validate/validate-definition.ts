@@ -1,9 +1,8 @@
-import type { DefinitionProblem } from '../types.ts';
+import type { DefinitionProblem, QueryLanguage } from '../types.ts';
 import { describe, isInteger, isObject } from './context.ts';
 import { parseJsonText } from './json-text.ts';
 import { ProblemCode, ProblemList, pointer } from './problems.ts';
 import { checkScope } from './scope.ts';
-import type { QueryLanguage } from './state-fields.ts';
 
 /** AWS's limit on a state machine definition, in bytes of UTF-8. */
 export const MAX_DEFINITION_BYTES = 1_048_576;
