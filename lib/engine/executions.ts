@@ -31,7 +31,7 @@ import {
 } from './execution-record.ts';
 import { ExecutionHistory } from './persistence/execution-history.ts';
 import type { StoredEvent } from './persistence/history.ts';
-import { type EngineStore, type ExecutionLog, MemoryStore } from './persistence/store.ts';
+import { type EngineStore, type ExecutionLog, MemoryEngineStore } from './persistence/store.ts';
 import { type QueryLanguage, type ResourceInvoker, SfnServiceError, StatesError } from './types.ts';
 
 /** Child executions (`states:startExecution`), which go through the API like any other start. */
@@ -149,7 +149,7 @@ export class Executions {
   begin(start: ExecutionStart): ExecutionRecord {
     const { express } = start;
     const log = express
-      ? new MemoryStore().openLog(start.machineName, start.name)
+      ? new MemoryEngineStore().openLog(start.machineName, start.name)
       : this.props.store.openLog(start.machineName, start.name);
     const history = this.historyFor(start.arn, log, []);
     const started = history.root('').emit(

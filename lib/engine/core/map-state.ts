@@ -6,7 +6,7 @@
 import { randomUUID } from 'node:crypto';
 import { jsonataResultTypeError, jsonText } from '../dataflow/index.ts';
 import { ExecutionHistory, type Scope } from '../persistence/execution-history.ts';
-import { MemoryStore } from '../persistence/store.ts';
+import { MemoryEngineStore } from '../persistence/store.ts';
 import { StatesError } from '../types.ts';
 import { jsonataValue, pathNumber, resolvePayloadTemplate, selectPath } from './data.ts';
 import type { StatesBlock } from './definition.ts';
@@ -45,7 +45,7 @@ export async function mapState(run: StateRun): Promise<StateOutcome> {
         // map run iterations are child executions on AWS: their events are not in this history
         const detached = new ExecutionHistory({
           executionArn: frame.rt.executionArn,
-          log: new MemoryStore().openLog('map', 'run'),
+          log: new MemoryEngineStore().openLog('map', 'run'),
           now: frame.rt.now,
           onDirty: () => {},
           persist: () => frame.rt.history.persist(),
