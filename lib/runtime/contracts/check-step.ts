@@ -24,7 +24,7 @@ import { failureCause } from '../recovery/failures.ts';
 import { Redactor } from '../secrets/redact.ts';
 import { InvalidInputError } from '../shared/errors.ts';
 import { progressLabel } from '../shared/progress.ts';
-import { entryOutput } from '../steps/output-store.ts';
+import { entryOutput } from '../steps/outputs-table.ts';
 import {
   type ContractEvidence,
   checkContract,

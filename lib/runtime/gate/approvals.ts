@@ -36,7 +36,7 @@ import {
 import { Redactor } from '../secrets/redact.ts';
 import { sha256Hex } from '../shared/hash.ts';
 import { progressLabel } from '../shared/progress.ts';
-import { inlineOrStored } from '../steps/output-store.ts';
+import { inlineOrStored } from '../steps/outputs-table.ts';
 import { gateEventIdentity, recordDecision, recordVote } from './decision-events.ts';
 import {
   contentDigest,
@@ -66,7 +66,7 @@ export interface ApprovalsProps {
   /** The HMAC key (at least 32 bytes); from Secrets Manager or the environment, never from a plan. */
   readonly signingKey: string | Buffer;
   /**
-   * Where a human step's large reported outputs are stored (see output-store.ts).
+   * Where a human step's large reported outputs are stored (see outputs-table.ts).
    * @default DEFAULT_TABLE_NAMES.outputs
    */
   readonly outputsTable?: string;
