@@ -5,7 +5,7 @@ import type { ExecutionHistory } from './persistence/execution-history.ts';
 import type { StoredEvent } from './persistence/history.ts';
 
 /** What a restarted engine keeps of a finished execution without reading its history (store summaries). */
-export interface ExecutionSummary {
+export interface FinishedExecutionSummary {
   readonly machineArn: string;
   readonly versionArn?: string;
   readonly aliasArn?: string;
@@ -102,7 +102,7 @@ export function applyTerminal(e: ExecutionRecord, event: StoredEvent): void {
   if (typeof d.cause === 'string') e.cause = d.cause;
 }
 
-export function summaryOf(e: ExecutionRecord): ExecutionSummary {
+export function summaryOf(e: ExecutionRecord): FinishedExecutionSummary {
   return {
     machineArn: e.machineArn,
     ...(e.versionArn === undefined ? {} : { versionArn: e.versionArn }),

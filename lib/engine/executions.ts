@@ -23,7 +23,7 @@ import {
   applyTerminal,
   type ExecutionFields,
   type ExecutionRecord,
-  type ExecutionSummary,
+  type FinishedExecutionSummary,
   isTerminalEvent,
   newExecutionRecord,
   type StopReason,
@@ -269,7 +269,9 @@ export class Executions {
     const { store, scope, tokens } = this.props;
     const summaries = store.readSummaries();
     for (const { machineName, executionName } of store.listLogs()) {
-      const summary = summaries.get(`${machineName}\t${executionName}`) as ExecutionSummary | undefined;
+      const summary = summaries.get(`${machineName}\t${executionName}`) as
+        | FinishedExecutionSummary
+        | undefined;
       if (summary) {
         this.records.set(
           buildExecutionArn(scope, machineName, executionName),
@@ -492,7 +494,7 @@ export class Executions {
   private summarizedRecord(
     machineName: string,
     executionName: string,
-    summary: ExecutionSummary,
+    summary: FinishedExecutionSummary,
   ): ExecutionRecord {
     const fields: ExecutionFields = {
       arn: buildExecutionArn(this.props.scope, machineName, executionName),
