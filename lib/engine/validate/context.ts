@@ -10,12 +10,6 @@ export interface CheckContext {
   readonly stateNames: Map<string, string>;
 }
 
-export type JsonObject = Record<string, unknown>;
-
-export function isObject(value: unknown): value is JsonObject {
-  return typeof value === 'object' && value !== null && !Array.isArray(value);
-}
-
 export function isInteger(value: unknown): value is number {
   return typeof value === 'number' && Number.isInteger(value);
 }
