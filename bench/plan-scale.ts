@@ -30,7 +30,8 @@ import { LocalRunStack } from '../lib/local/run/local-stack.ts';
 import { storePaths } from '../lib/local/run/store.ts';
 import type { PlanInput } from '../lib/plan/schema.ts';
 import { approvalsFor } from '../lib/runtime/gate/gate.ts';
-import { readEvents, verifyChain } from '../lib/runtime/journal/journal.ts';
+import { verifyChain } from '../lib/runtime/journal/chain.ts';
+import { readEvents } from '../lib/runtime/journal/journal.ts';
 import type { ApprovalNotice } from '../lib/runtime/payloads/index.ts';
 import { echoChainPlan, echoStep } from '../tests/support/echo-plan.ts';
 

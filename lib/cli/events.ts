@@ -5,7 +5,8 @@
 import { parseArgs } from 'node:util';
 import { DEFAULT_STORE_DIR, storePaths } from '../local/run/store.ts';
 import { openStoreReader, StoreNotFoundError, type StoreReader } from '../local/run/store-reader.ts';
-import { readEvents, verifyChain } from '../runtime/journal/journal.ts';
+import { verifyChain } from '../runtime/journal/chain.ts';
+import { readEvents } from '../runtime/journal/journal.ts';
 
 export const usage = `Usage: plangate events <execution-arn> [options]
 

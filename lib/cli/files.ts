@@ -10,7 +10,8 @@ import { writeExecutionFiles } from '../files/writer.ts';
 import { DEFAULT_STORE_DIR, planFile, storePaths } from '../local/run/store.ts';
 import { openStoreReader, StoreNotFoundError, type StoreReader } from '../local/run/store-reader.ts';
 import { PlanSchema } from '../plan/schema.ts';
-import { readEvents, verifyChain } from '../runtime/journal/journal.ts';
+import { verifyChain } from '../runtime/journal/chain.ts';
+import { readEvents } from '../runtime/journal/journal.ts';
 
 export const usage = `Usage: plangate files <execution-arn> [options]
 

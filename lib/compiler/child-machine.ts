@@ -8,13 +8,13 @@
 import type { RecipeSummary } from '../runtime/payloads/index.ts';
 import { entriesOf } from './dataflow.ts';
 import { jsonata, literal } from './jsonata.ts';
-import { type PlanFacts, planFactsAssign } from './plan-facts.ts';
+import { type PlanVariables, planVariablesAssign } from './plan-variables.ts';
 import { type Fragment, Pass } from './states/index.ts';
 
 export interface ChildMachineProps {
   readonly recovery: Readonly<Record<string, RecipeSummary>>;
-  /** The same literals as the parent's: a child's facts come from its definition, not its input. */
-  readonly facts: PlanFacts;
+  /** The same literals as the parent's: a child's plan variables come from its definition, not its input. */
+  readonly planVariables: PlanVariables;
   /** Entries the parent reads after this block. */
   readonly outputs: readonly string[];
 }
@@ -32,7 +32,7 @@ export class ChildMachine {
           plan: jsonata('$states.input.plan'),
           executionId: jsonata('$states.input.executionId'),
           recovery: literal(this.props.recovery),
-          ...planFactsAssign(this.props.facts),
+          ...planVariablesAssign(this.props.planVariables),
           mods: jsonata('{"skipSteps": $states.input.skipSteps, "argOverrides": $states.input.argOverrides}'),
         },
         output: jsonata('{"steps": $states.input.steps}'),

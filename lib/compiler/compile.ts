@@ -32,10 +32,10 @@ import { COMPLETION_STATES, Completion } from './completion.ts';
 import { type GateLadderPolicy, gateLadderPolicy } from './gate-ladder.ts';
 import { literal } from './jsonata.ts';
 import { childPlaceholder, ref, stepMachinePlaceholder } from './placeholders.ts';
-import { type PlanFacts, planFacts } from './plan-facts.ts';
 import { PlanGate } from './plan-gate.ts';
 import { planGraph } from './plan-graph.ts';
 import { PlanStep, type StepMachineRef, type StepMeasure } from './plan-step.ts';
+import { type PlanVariables, planVariables } from './plan-variables.ts';
 import { STEP_FUNCTIONS_QUOTAS } from './quotas.ts';
 import { type ChildBlock, LayoutRenderer } from './render.ts';
 import { buildReport, type CompileReport } from './report.ts';
@@ -184,7 +184,7 @@ interface PlanContext {
   readonly recovery: EffectiveRecovery;
   /** What the classifier needs of each of the plan's recipes. */
   readonly recoverySummary: Record<string, RecipeSummary>;
-  readonly facts: PlanFacts;
+  readonly planVariables: PlanVariables;
   readonly ladder: GateLadderPolicy;
   /** Each step's transitive dependencies, sorted. */
   readonly ancestors: ReadonlyMap<string, readonly string[]>;
@@ -241,7 +241,7 @@ function planContext(plan: Plan, options: CompileOptions): PlanContext {
     decomposition,
     recovery,
     recoverySummary: summarize(recovery.plan),
-    facts: planFacts(plan),
+    planVariables: planVariables(plan),
     ladder: gateLadderPolicy(plan),
     ancestors: ancestorsOf(plan.steps),
     view: approvalView(plan, options.tools),
@@ -306,7 +306,7 @@ function stepMachine(context: PlanContext, retry: readonly AslRetrier[]): StepMa
     plan: context.identity,
     retry,
     recovery: context.recoverySummary,
-    approval: context.facts.approval,
+    approval: context.planVariables.approval,
     approvalTimeoutSeconds: plan.approval.timeoutSeconds,
     inlineOutputLimitBytes: context.limits.inlineOutputLimitBytes,
     total: plan.steps.length,
@@ -422,7 +422,7 @@ function mainMachine(
   const gate = new PlanGate({
     plan: identity,
     recovery: context.recoverySummary,
-    facts: context.facts,
+    planVariables: context.planVariables,
     summary,
     ladder: context.ladder,
     next: EXECUTE_STATE,
@@ -487,7 +487,7 @@ function partMachine(
   );
   const frame = new ChildMachine({
     recovery: context.recoverySummary,
-    facts: context.facts,
+    planVariables: context.planVariables,
     outputs: childOutputs(block, stepById, context.decomposition.joins, postconditionReads),
   }).toAsl({ startAt: inner.startAt, states: [...inner.states, ...scope.sharedStates] });
   const comment = `plangate ${plan.id} v${plan.version} (${identity.digest}), part ${block.part}`;

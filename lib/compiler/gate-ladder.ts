@@ -11,7 +11,7 @@
  * reminder or an escalation finds the plan's state as the first wait would have.
  */
 import type { Plan } from '../plan/schema.ts';
-import type { ApprovalPolicy, GateKind } from '../runtime/payloads/index.ts';
+import type { GateApprovers, GateKind } from '../runtime/payloads/index.ts';
 import { GateTask, type GateTaskProps } from './gate-task.ts';
 import { jsonata, literal } from './jsonata.ts';
 import type { State, TaskField } from './states/index.ts';
@@ -23,7 +23,7 @@ export interface GateLadderPolicy {
   /** @default - no reminder */
   readonly remindAfterSeconds?: number;
   /** The groups asked after the plan's approvers, in order, as policies (`$approval` of their rung). */
-  readonly groups: readonly ApprovalPolicy[];
+  readonly groups: readonly GateApprovers[];
 }
 
 export function gateLadderPolicy(plan: Plan): GateLadderPolicy {
@@ -104,7 +104,7 @@ function rung(
   ladder: RungStage | undefined,
   waitSeconds: number,
   next: string | undefined,
-  approval?: ApprovalPolicy,
+  approval?: GateApprovers,
 ): GateLadderRung {
   return new GateLadderRung(name, {
     kind: props.kind,

@@ -16,7 +16,7 @@ import {
 } from '../runtime/payloads/index.ts';
 import { type GateLadderPolicy, gateLadder } from './gate-ladder.ts';
 import { jsonata, literal } from './jsonata.ts';
-import { type PlanFacts, planFactsAssign } from './plan-facts.ts';
+import { type PlanVariables, planVariablesAssign } from './plan-variables.ts';
 import { Choice, type Fragment, Pass } from './states/index.ts';
 
 export interface PlanGateProps {
@@ -24,7 +24,7 @@ export interface PlanGateProps {
   /** What the classifier needs of each recipe, assigned to `$recovery`. */
   readonly recovery: Readonly<Record<string, RecipeSummary>>;
   /** Context, secret declarations and approval policy, assigned once to `$context`, `$secrets`, `$approval`. */
-  readonly facts: PlanFacts;
+  readonly planVariables: PlanVariables;
   /** What the approver is shown of the plan. */
   readonly summary: PlanSummary;
   /** The approval policy's timeout ladder. */
@@ -59,7 +59,7 @@ export class PlanGate {
             plan: literal(this.props.plan),
             executionId: jsonata('$states.context.Execution.Id'),
             recovery: literal(this.props.recovery),
-            ...planFactsAssign(this.props.facts),
+            ...planVariablesAssign(this.props.planVariables),
             // Once here, not in each rung of the gate's ladder: the graph may be tens of KiB.
             summary: literal(this.props.summary),
             mods: literal({ skipSteps: [], argOverrides: {} }),

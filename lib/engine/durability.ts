@@ -5,7 +5,7 @@
  * The contract itself: persistence/README.md.
  */
 import type { TokenWaiter } from './core/task-tokens.ts';
-import type { Journal } from './persistence/journal.ts';
+import type { ExecutionHistory } from './persistence/execution-history.ts';
 import type { EngineStore } from './persistence/store.ts';
 
 /** What an engine waits for before an effect outside it: see {@link FlushSchedulerProps.durability}. */
@@ -28,14 +28,14 @@ export interface FlushSchedulerProps {
   readonly syncWindowMs: number;
 }
 
-/** The flush scheduler of one engine: the journals with pending events, and the window's timer. */
+/** The flush scheduler of one engine: the histories with pending events, and the window's timer. */
 export class FlushScheduler {
   private readonly store: EngineStore;
   private readonly memoryOnly: boolean;
   private readonly strict: boolean;
   private readonly syncWindowMs: number;
-  /** Journals with events not yet handed to the store. */
-  private readonly dirty = new Set<Journal>();
+  /** Histories with events not yet handed to the store. */
+  private readonly dirty = new Set<ExecutionHistory>();
   /** The pending flush of events nobody waits for (see {@link scheduleFlush}). */
   private flushTimer: NodeJS.Timeout | NodeJS.Immediate | undefined;
   private stopped = false;
@@ -47,9 +47,9 @@ export class FlushScheduler {
     this.syncWindowMs = props.syncWindowMs;
   }
 
-  /** A journal's first pending event of a batch (its `onDirty`): it is flushed with the next write or the window. */
-  journalDirty(journal: Journal): void {
-    this.dirty.add(journal);
+  /** A history's first pending event of a batch (its `onDirty`): it is flushed with the next write or the window. */
+  historyDirty(history: ExecutionHistory): void {
+    this.dirty.add(history);
     if (this.flushTimer === undefined) this.scheduleFlush();
   }
 

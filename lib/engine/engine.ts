@@ -17,7 +17,7 @@ import { DEFAULT_SYNC_WINDOW_MS, type Durability, FlushScheduler } from './durab
 import { ExecutionOperations } from './execution-operations.ts';
 import { Executions } from './executions.ts';
 import type { OperationOptions } from './operations.ts';
-import { type EngineStore, FileStore, MemoryStore } from './persistence/store.ts';
+import { type EngineStore, FileEngineStore, MemoryEngineStore } from './persistence/store.ts';
 import { StateMachineOperations } from './state-machine-operations.ts';
 import { TagOperations } from './tag-operations.ts';
 import type { ResourceInvoker, StepFunctionsEngine } from './types.ts';
@@ -76,8 +76,8 @@ export class Engine implements StepFunctionsEngine {
     const syncWindowMs = options.syncWindowMs ?? DEFAULT_SYNC_WINDOW_MS;
     this.store =
       options.storeDir === undefined
-        ? new MemoryStore()
-        : new FileStore({ dir: options.storeDir, syncWindowMs });
+        ? new MemoryEngineStore()
+        : new FileEngineStore({ dir: options.storeDir, syncWindowMs });
     this.flushes = new FlushScheduler({
       store: this.store,
       memoryOnly,

@@ -1,11 +1,11 @@
 /** An execution as the engine tracks it in memory, and what a restarted engine keeps of a finished one. */
 import type * as sfn from '@aws-sdk/client-sfn';
 import type { StatesBlock } from './core/definition.ts';
+import type { ExecutionHistory } from './persistence/execution-history.ts';
 import type { StoredEvent } from './persistence/history.ts';
-import type { Journal } from './persistence/journal.ts';
 
 /** What a restarted engine keeps of a finished execution without reading its history (store summaries). */
-export interface ExecutionSummary {
+export interface FinishedExecutionSummary {
   readonly machineArn: string;
   readonly versionArn?: string;
   readonly aliasArn?: string;
@@ -38,9 +38,9 @@ export interface ExecutionRecord {
   readonly testCase?: string;
   readonly express: boolean;
   /** The history; a finished durable execution lets go of it (see `Executions.historyOf`). */
-  journal: Journal | undefined;
+  history: ExecutionHistory | undefined;
   /** A finished durable execution's history while memory allows; reread from the store after. */
-  released?: WeakRef<Journal>;
+  released?: WeakRef<ExecutionHistory>;
   status: sfn.ExecutionStatus;
   stopDate?: number;
   output?: string;
@@ -102,7 +102,7 @@ export function applyTerminal(e: ExecutionRecord, event: StoredEvent): void {
   if (typeof d.cause === 'string') e.cause = d.cause;
 }
 
-export function summaryOf(e: ExecutionRecord): ExecutionSummary {
+export function summaryOf(e: ExecutionRecord): FinishedExecutionSummary {
   return {
     machineArn: e.machineArn,
     ...(e.versionArn === undefined ? {} : { versionArn: e.versionArn }),

@@ -5,7 +5,7 @@
  * Every execution's history is its only state.
  */
 import { type ArnScope, executionArn as buildExecutionArn, parseExecutionArn } from './core/arn.ts';
-import type { QueryLanguage, StatesBlock } from './core/definition.ts';
+import type { StatesBlock } from './core/definition.ts';
 import { MAX_HISTORY_EVENTS, runBlock } from './core/interpreter.ts';
 import { PayloadTexts } from './core/json-text.ts';
 import { mapState } from './core/map-state.ts';
@@ -23,16 +23,16 @@ import {
   applyTerminal,
   type ExecutionFields,
   type ExecutionRecord,
-  type ExecutionSummary,
+  type FinishedExecutionSummary,
   isTerminalEvent,
   newExecutionRecord,
   type StopReason,
   summaryOf,
 } from './execution-record.ts';
+import { ExecutionHistory } from './persistence/execution-history.ts';
 import type { StoredEvent } from './persistence/history.ts';
-import { Journal } from './persistence/journal.ts';
-import { type EngineStore, type ExecutionLog, MemoryStore } from './persistence/store.ts';
-import { type ResourceInvoker, SfnServiceError, StatesError } from './types.ts';
+import { type EngineStore, type ExecutionLog, MemoryEngineStore } from './persistence/store.ts';
+import { type QueryLanguage, type ResourceInvoker, SfnServiceError, StatesError } from './types.ts';
 
 /** Child executions (`states:startExecution`), which go through the API like any other start. */
 export interface ChildExecutions {
@@ -149,10 +149,10 @@ export class Executions {
   begin(start: ExecutionStart): ExecutionRecord {
     const { express } = start;
     const log = express
-      ? new MemoryStore().openLog(start.machineName, start.name)
+      ? new MemoryEngineStore().openLog(start.machineName, start.name)
       : this.props.store.openLog(start.machineName, start.name);
-    const journal = this.journalFor(start.arn, log, []);
-    const started = journal.root('').emit(
+    const history = this.historyFor(start.arn, log, []);
+    const started = history.root('').emit(
       'ExecutionStarted',
       {
         input: start.input,
@@ -184,7 +184,7 @@ export class Executions {
       roleArn: start.roleArn,
       ...(start.testCase === undefined ? {} : { testCase: start.testCase }),
       express,
-      journal,
+      history,
     });
     this.records.set(start.arn, record);
     this.launch(record, start.mocks, start.parsedInput);
@@ -201,11 +201,11 @@ export class Executions {
     e.error = undefined;
     e.cause = undefined;
     e.output = undefined;
-    const journal = this.holdJournal(e);
-    journal.record('!redrive', e.redriveCount, journal.length, 'ExecutionRedriven', {
+    const history = this.holdHistory(e);
+    history.record('!redrive', e.redriveCount, history.length, 'ExecutionRedriven', {
       redriveCount: e.redriveCount,
     });
-    journal.forgetFailedStates();
+    history.forgetFailedStates();
     this.launch(e);
     return redriveDate;
   }
@@ -224,11 +224,11 @@ export class Executions {
   /** The record with its input, output and definition, read from the history if it was summarized. */
   hydrated(e: ExecutionRecord): ExecutionRecord {
     if (!e.summarized) return e;
-    const journal = this.historyOf(e);
+    const history = this.historyOf(e);
     const full = this.recordFromHistory(
       e.machineName,
       e.name,
-      journal.events,
+      history.events,
       this.props.store.openLog(e.machineName, e.name),
     );
     if (!full) throw new Error(`the history of ${e.arn} cannot be read`);
@@ -244,13 +244,13 @@ export class Executions {
    * events are only weakly held (a long-lived engine does not keep every history in memory,
    * and the collector does not have to trace them) and reread from the store when needed.
    */
-  historyOf(e: ExecutionRecord): Journal {
-    const held = e.journal ?? e.released?.deref();
+  historyOf(e: ExecutionRecord): ExecutionHistory {
+    const held = e.history ?? e.released?.deref();
     if (held) return held;
     const log = this.props.store.openLog(e.machineName, e.name);
-    const journal = this.journalFor(e.arn, log, log.readAll());
-    e.released = new WeakRef(journal);
-    return journal;
+    const history = this.historyFor(e.arn, log, log.readAll());
+    e.released = new WeakRef(history);
+    return history;
   }
 
   /** The definition an execution ran, from its ExecutionStarted event (kept inline, or by reference in the store). */
@@ -269,7 +269,9 @@ export class Executions {
     const { store, scope, tokens } = this.props;
     const summaries = store.readSummaries();
     for (const { machineName, executionName } of store.listLogs()) {
-      const summary = summaries.get(`${machineName}\t${executionName}`) as ExecutionSummary | undefined;
+      const summary = summaries.get(`${machineName}\t${executionName}`) as
+        | FinishedExecutionSummary
+        | undefined;
       if (summary) {
         this.records.set(
           buildExecutionArn(scope, machineName, executionName),
@@ -281,14 +283,14 @@ export class Executions {
       const record = this.recordFromHistory(machineName, executionName, log.readAll(), log);
       if (!record) continue;
       this.records.set(record.arn, record);
-      const journal = record.journal as Journal;
+      const history = record.history as ExecutionHistory;
       if (record.status === 'RUNNING') {
-        for (const hash of waitingTokenHashes(journal)) tokens.expect(hash);
+        for (const hash of waitingTokenHashes(history)) tokens.expect(hash);
         this.launch(record);
       } else {
         // finished: its history is reread from the store when asked for, and a summary spares
         // the next restart from reading it
-        record.journal = undefined;
+        record.history = undefined;
         store.noteFinished(machineName, executionName, summaryOf(record));
       }
     }
@@ -299,14 +301,14 @@ export class Executions {
     this.isClosed = true;
     for (const e of this.records.values()) {
       if (e.status === 'RUNNING') e.controller.abort({ kind: 'shutdown' } satisfies StopReason);
-      e.journal?.close();
+      e.history?.close();
     }
   }
 
   /** Runs (or resumes) the interpreter for an execution until it ends or the engine closes. */
   private launch(e: ExecutionRecord, mocks?: MockedTestCase, parsedInput?: unknown): void {
     const { props } = this;
-    const journal = this.holdJournal(e);
+    const history = this.holdHistory(e);
     e.controller = new AbortController();
     e.done = new Promise<void>((resolve) => {
       e.settle = resolve;
@@ -330,7 +332,7 @@ export class Executions {
       stateMachineArn: e.versionArn ?? e.machineArn,
       region: props.scope.region,
       accountId: props.scope.accountId,
-      journal,
+      history,
       contextBase: {
         Execution: {
           Id: e.arn,
@@ -353,8 +355,8 @@ export class Executions {
       startChildExecution: (parameters) => props.children.start(parameters),
       awaitChildExecution: (arn, signal) => props.children.awaitEnd(arn, signal),
     };
-    const root = journal.root('');
-    root.skipPast(journal.eventAt(1)); // ExecutionStarted is always the first event
+    const root = history.root('');
+    root.skipPast(history.eventAt(1)); // ExecutionStarted is always the first event
     const frame: Frame = {
       rt,
       scope: root,
@@ -388,7 +390,7 @@ export class Executions {
       });
   }
 
-  private fail(e: ExecutionRecord, root: ReturnType<Journal['root']>, error: unknown): void {
+  private fail(e: ExecutionRecord, root: ReturnType<ExecutionHistory['root']>, error: unknown): void {
     const reason = e.controller.signal.reason as StopReason | undefined;
     if (reason?.kind === 'shutdown' || this.isClosed) return;
     if (reason?.kind === 'stop') {
@@ -419,13 +421,13 @@ export class Executions {
 
   private finish(
     e: ExecutionRecord,
-    root: ReturnType<Journal['root']>,
+    root: ReturnType<ExecutionHistory['root']>,
     type: string,
     details: Record<string, unknown>,
   ): void {
     if (this.isClosed) return;
-    const journal = this.holdJournal(e);
-    if (journal.length >= MAX_HISTORY_EVENTS && type === 'ExecutionSucceeded') {
+    const history = this.holdHistory(e);
+    if (history.length >= MAX_HISTORY_EVENTS && type === 'ExecutionSucceeded') {
       type = 'ExecutionFailed';
       details = {
         error: 'States.Runtime',
@@ -434,9 +436,9 @@ export class Executions {
     }
     const event = root.emit(type, details);
     applyTerminal(e, event);
-    journal.close();
+    history.close();
     if (!e.express) this.props.store.noteFinished(e.machineName, e.name, summaryOf(e));
-    this.releaseJournal(e);
+    this.releaseHistory(e);
   }
 
   /** An execution as its history tells it; undefined when it cannot run (no start, definition gone). */
@@ -453,7 +455,7 @@ export class Executions {
     const definitionText = this.definitionTextOf(first);
     if (definitionText === undefined) return undefined; // its definition is gone: nothing to run
     const arn = buildExecutionArn(this.props.scope, machineName, executionName);
-    const journal = this.journalFor(arn, log, events);
+    const history = this.historyFor(arn, log, events);
     const testCase = typeof internal.testCase === 'string' ? internal.testCase : undefined;
     const record = newExecutionRecord({
       arn,
@@ -470,7 +472,7 @@ export class Executions {
       roleArn: String(details.roleArn),
       ...(testCase === undefined ? {} : { testCase }),
       express: false,
-      journal,
+      history,
     });
     let last: StoredEvent | undefined;
     for (const ev of events) {
@@ -492,7 +494,7 @@ export class Executions {
   private summarizedRecord(
     machineName: string,
     executionName: string,
-    summary: ExecutionSummary,
+    summary: FinishedExecutionSummary,
   ): ExecutionRecord {
     const fields: ExecutionFields = {
       arn: buildExecutionArn(this.props.scope, machineName, executionName),
@@ -508,7 +510,7 @@ export class Executions {
       roleArn: summary.roleArn,
       ...(summary.testCase === undefined ? {} : { testCase: summary.testCase }),
       express: false,
-      journal: undefined,
+      history: undefined,
     };
     const record = newExecutionRecord(fields);
     record.status = summary.status;
@@ -521,28 +523,28 @@ export class Executions {
   }
 
   /** The history, held again (the execution runs again). */
-  private holdJournal(e: ExecutionRecord): Journal {
-    const journal = this.historyOf(e);
-    e.journal = journal;
+  private holdHistory(e: ExecutionRecord): ExecutionHistory {
+    const history = this.historyOf(e);
+    e.history = history;
     e.released = undefined;
-    return journal;
+    return history;
   }
 
   /** Lets go of a finished execution's history when the store keeps it (not in memory, not EXPRESS). */
-  private releaseJournal(e: ExecutionRecord): void {
-    if (this.props.memoryOnly || e.express || !e.journal) return;
-    e.released = new WeakRef(e.journal);
-    e.journal = undefined;
+  private releaseHistory(e: ExecutionRecord): void {
+    if (this.props.memoryOnly || e.express || !e.history) return;
+    e.released = new WeakRef(e.history);
+    e.history = undefined;
   }
 
-  private journalFor(executionArn: string, log: ExecutionLog, stored: StoredEvent[]): Journal {
+  private historyFor(executionArn: string, log: ExecutionLog, stored: StoredEvent[]): ExecutionHistory {
     const { flushes } = this.props;
-    return new Journal({
+    return new ExecutionHistory({
       executionArn,
       log,
       stored,
       now: this.props.now,
-      onDirty: (journal) => flushes.journalDirty(journal),
+      onDirty: (history) => flushes.historyDirty(history),
       persist: () => flushes.persist(),
       memoryOnly: this.props.memoryOnly,
     });
@@ -579,9 +581,9 @@ function errorFields(error: StatesError): { error?: string; cause?: string } {
 }
 
 /** Token hashes of `.waitForTaskToken` tasks and started activity tasks in a history that have no outcome yet. */
-function waitingTokenHashes(journal: Journal): string[] {
+function waitingTokenHashes(history: ExecutionHistory): string[] {
   const hashes: string[] = [];
-  for (const e of journal.events) {
+  for (const e of history.events) {
     const hash = e.internal?.tokenHash;
     if (typeof hash !== 'string') continue;
     const dot = e.key.lastIndexOf('.');
@@ -589,7 +591,7 @@ function waitingTokenHashes(journal: Journal): string[] {
     // a callback task: TaskScheduled (with the hash), Started, Submitted, then the outcome;
     // an activity: ActivityStarted (with the hash), then the outcome
     const outcome = seq + (e.type === 'ActivityStarted' ? 1 : 3);
-    if (!journal.recorded(`${e.key.slice(0, dot)}.${outcome}`)) hashes.push(hash);
+    if (!history.recorded(`${e.key.slice(0, dot)}.${outcome}`)) hashes.push(hash);
   }
   return hashes;
 }

@@ -23,6 +23,17 @@ export class SfnServiceError extends Error {
   }
 }
 
+/** A plain JSON object (not an array, not null): what definitions and state payloads are made of. */
+export type JsonObject = Record<string, unknown>;
+
+/** Whether a value is a {@link JsonObject}. */
+export function isJsonObject(value: unknown): value is JsonObject {
+  return typeof value === 'object' && value !== null && !Array.isArray(value);
+}
+
+/** The query languages a state machine, a states block or a state may declare (`QueryLanguage`). */
+export type QueryLanguage = 'JSONPath' | 'JSONata';
+
 /** A located problem in an ASL definition, e.g. `/States/Build/Next: state "Biuld" does not exist`. */
 export interface DefinitionProblem {
   /** JSON pointer into the definition, e.g. `/States/Build/Retry/0/ErrorEquals`. */

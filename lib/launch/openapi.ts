@@ -10,9 +10,9 @@ import { PlanSchema } from '../plan/schema.ts';
 import { API_ROUTES, type ApiRoute, type RouteAuth } from '../runtime/api/routes.ts';
 import {
   ApprovalDecisionSchema,
-  ApprovalPolicySchema,
   ApprovalViewSchema,
   EscalationDecisionSchema,
+  GateApproversSchema,
   GateRevisionSchema,
   HumanDecisionSchema,
   JournalRecordSchema,
@@ -68,7 +68,7 @@ const RESPONSE_COMPONENTS = {
     'What a step gate shows: the step, what already ran, the values it consumes',
   ],
   ApprovalPolicy: [
-    ApprovalPolicySchema,
+    GateApproversSchema,
     'Who may answer a gate, who never may, and how many approvals decide',
   ],
   GateRevision: [

@@ -8,10 +8,10 @@ import { argFieldName, SKIP_FIELD } from '../runtime/gate/modifications.ts';
 import {
   AbortRollbackSchema,
   ApprovalDecisionSchema,
-  ApprovalPolicySchema,
   ApprovalViewSchema,
   ClassifiedFailureSchema,
   EscalationDecisionSchema,
+  GateApproversSchema,
   GateKindSchema,
   GateRevisionSchema,
   HumanDecisionSchema,
@@ -72,21 +72,21 @@ export const SubmitResponseSchema = z.object({
 export type SubmitResponse = z.infer<typeof SubmitResponseSchema>;
 
 /** Per step: the last thing the journal says about it. */
-export const StepProgressSchema = z.object({
+export const StepStatusEntrySchema = z.object({
   id: z.string(),
   name: z.string().optional(),
   status: z.enum(['pending', 'running', 'waiting', 'completed', 'failed', 'skipped', 'blocked']),
   /** The latest "[Task N/M] …" line. */
   progress: z.string().optional(),
 });
-export type StepProgress = z.infer<typeof StepProgressSchema>;
+export type StepStatusEntry = z.infer<typeof StepStatusEntrySchema>;
 
 export const StatusResponseSchema = z.object({
   executionArn: z.string(),
   /** Step Functions' execution status: RUNNING, SUCCEEDED, FAILED, TIMED_OUT, ABORTED… */
   status: z.string(),
   plan: PlanIdentitySchema.optional(),
-  steps: z.array(StepProgressSchema),
+  steps: z.array(StepStatusEntrySchema),
   progress: z.array(z.string()),
   summary: z.unknown().optional(),
   /** How many journal events the execution has. */
@@ -252,7 +252,7 @@ export const GateViewSchema = z
       .looseObject({ instructions: z.string(), outputs: z.array(z.string()) })
       .optional()
       .describe('Human step: what to do, and the outputs DONE must report'),
-    policy: ApprovalPolicySchema.describe(
+    policy: GateApproversSchema.describe(
       'Who may answer: approvers (empty: anyone), who never may, and how many approvals decide',
     ),
     submittedBy: z.string().optional().describe('Who submitted the plan: they may not approve it'),

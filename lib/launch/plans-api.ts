@@ -42,7 +42,7 @@ import {
   type EventsResponse,
   GoalRequestSchema,
   type StatusResponse,
-  type StepProgress,
+  type StepStatusEntry,
   type SubmitResponse,
 } from './plans-api-schemas.ts';
 
@@ -312,7 +312,7 @@ function invalid(problems: readonly Problem[]): HttpResult {
   } satisfies ErrorResponse);
 }
 
-const STEP_STATUS: Partial<Record<JournalRecord['event'], StepProgress['status']>> = {
+const STEP_STATUS: Partial<Record<JournalRecord['event'], StepStatusEntry['status']>> = {
   TASK_STARTED: 'running',
   TASK_COMPLETED: 'completed',
   TASK_FAILED: 'failed',
@@ -342,7 +342,7 @@ async function status(
   if (refused) return refused;
   const created = records.find((r) => r.event === 'PLAN_CREATED');
   const order = Object.keys((created?.details.dependencies ?? {}) as Record<string, unknown>);
-  const steps = new Map<string, StepProgress>(order.map((id) => [id, { id, status: 'pending' }]));
+  const steps = new Map<string, StepStatusEntry>(order.map((id) => [id, { id, status: 'pending' }]));
   for (const record of records) {
     if (!record.task_id) continue;
     const next = STEP_STATUS[record.event];

@@ -202,8 +202,8 @@ export function stepRetries(
     : recipeMaxAttempts;
 }
 
-/** What the classifier knows about a failure. */
-export interface FailureFacts {
+/** What the detection rules look at in a failure. */
+export interface DetectionFacts {
   readonly errorName?: string;
   readonly message?: string;
   readonly httpStatus?: number;
@@ -211,7 +211,7 @@ export interface FailureFacts {
 }
 
 /** Whether any rule of a detection matches. Message patterns match case-insensitively. */
-export function matchesDetection(detect: Detection, facts: FailureFacts): boolean {
+export function matchesDetection(detect: Detection, facts: DetectionFacts): boolean {
   if (facts.errorName !== undefined && detect.errorNames.includes(facts.errorName)) return true;
   if (facts.httpStatus !== undefined && detect.httpStatuses.includes(facts.httpStatus)) return true;
   if (facts.exitCode !== undefined && detect.exitCodes.includes(facts.exitCode)) return true;
@@ -220,8 +220,11 @@ export function matchesDetection(detect: Detection, facts: FailureFacts): boolea
   return detect.messagePatterns.some((pattern) => compilePattern(pattern)?.test(message) ?? false);
 }
 
-/** The first class (in `CLASSIFICATION_ORDER`) whose detection matches, else `unknown`. */
-export function classifyFailure(facts: FailureFacts, table: RecoveryTable = DEFAULT_RECOVERY): FailureClass {
+/** The first class (in `CLASSIFICATION_ORDER`) whose detection in `table` matches, else `unknown`. */
+export function classifyByDetection(
+  facts: DetectionFacts,
+  table: RecoveryTable = DEFAULT_RECOVERY,
+): FailureClass {
   return CLASSIFICATION_ORDER.find((c) => matchesDetection(table[c].detect, facts)) ?? 'unknown';
 }
 

@@ -9,7 +9,7 @@ import type { Plan } from '../plan/schema.ts';
 import { BUILTIN_TOOLS, type ToolDefinition, ToolRegistry } from '../plan/tools.ts';
 import { validatePlan } from '../plan/validate.ts';
 import { readAnswer } from './answer.ts';
-import { goalMessage, planJsonSchema, systemPrompt, workspaceSnapshot } from './prompt.ts';
+import { goalMessage, planJsonSchema, systemPrompt, workspaceListing } from './prompt.ts';
 import type { ChatMessage, PlannerProvider } from './provider.ts';
 
 export interface PlanFromGoalOptions {
@@ -94,7 +94,7 @@ export async function planFromGoal(options: PlanFromGoalOptions): Promise<Planni
       content: goalMessage({
         goal: options.goal,
         ...(options.context ? { context: options.context } : {}),
-        ...(options.workspace ? { workspace: await workspaceSnapshot(options.workspace) } : {}),
+        ...(options.workspace ? { workspace: await workspaceListing(options.workspace) } : {}),
         tools,
       }),
     },

@@ -28,7 +28,8 @@ const RULES = `Rules for the plan (it is checked by a validator; a plan that bre
 - Recovery recipes per failure class (transient, permission, invalid_input, logic, unrecoverable) may be declared under recovery.
 - Answer with the plan only, as one JSON document.`;
 
-export interface WorkspaceSnapshot {
+/** The workspace as the planner shows it to the model: file names and sizes, never contents. */
+export interface WorkspaceListing {
   readonly root: string;
   readonly files: readonly { readonly path: string; readonly bytes: number }[];
   readonly truncated: boolean;
@@ -48,7 +49,7 @@ const SECRET_FILES =
   /^(\.env(\..*)?|.*\.(pem|key|p12|pfx)|id_(rsa|dsa|ecdsa|ed25519)(\.pub)?|credentials|\.netrc|\.npmrc|\.pypirc)$/i;
 
 /** File names and sizes under `root`, breadth first, at most `limit` of them. */
-export async function workspaceSnapshot(root: string, limit = 200): Promise<WorkspaceSnapshot> {
+export async function workspaceListing(root: string, limit = 200): Promise<WorkspaceListing> {
   const files: { path: string; bytes: number }[] = [];
   const queue = [root];
   let truncated = false;
@@ -80,7 +81,7 @@ export async function workspaceSnapshot(root: string, limit = 200): Promise<Work
 export interface PromptInput {
   readonly goal: string;
   readonly context?: string;
-  readonly workspace?: WorkspaceSnapshot;
+  readonly workspace?: WorkspaceListing;
   readonly tools: readonly ToolDefinition[];
 }
 

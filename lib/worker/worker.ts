@@ -17,7 +17,7 @@ import {
   type SFNClient,
 } from '@aws-sdk/client-sfn';
 import type { Contract, Plan } from '../plan/schema.ts';
-import { checkContract, type Evidence } from '../runtime/contracts/contracts.ts';
+import { type ContractEvidence, checkContract } from '../runtime/contracts/contracts.ts';
 import {
   AGENT_LOG_TAIL_BYTES,
   AGENT_OUTPUT_TAIL_BYTES,
@@ -390,7 +390,7 @@ type Outcome =
   | {
       kind: 'done';
       output: Record<string, unknown>;
-      evidence?: Evidence;
+      evidence?: ContractEvidence;
       usage?: Usage;
       agentRun: AgentRun;
     };

@@ -2,7 +2,8 @@
 import fc from 'fast-check';
 import { describe, expect, it } from 'vitest';
 import { checkExecution } from '../../lib/audit/verify.ts';
-import { formatSeq, GENESIS_HASH, hashEvent } from '../../lib/runtime/journal/journal.ts';
+import { verifyChain } from '../../lib/runtime/journal/chain.ts';
+import { formatSeq, fromItem, GENESIS_HASH, hashEvent } from '../../lib/runtime/journal/journal.ts';
 import type { JournalEvent, JournalRecord } from '../../lib/runtime/payloads/index.ts';
 
 const ID = 'exec-prop';
@@ -86,5 +87,36 @@ describe('checkExecution', () => {
       [2, 'malformed'],
       [undefined, 'malformed'],
     ]);
+  });
+
+  it("is the check behind verifyChain: the first problem it finds is verifyChain's verdict", async () => {
+    await fc.assert(
+      fc.asyncProperty(
+        notes,
+        fc.nat(),
+        fc.constantFrom('edit', 'delete', 'swap', 'rehash'),
+        async (n, a, op) => {
+          const records = chain(n).map(fromItem);
+          const i = a % (records.length - 1);
+          const record = records[i]!;
+          if (op === 'edit') records[i] = { ...record, details: { progress: 'edited' } };
+          else if (op === 'delete') records.splice(i, 1);
+          else if (op === 'swap') [records[i], records[i + 1]] = [records[i + 1]!, record];
+          else {
+            const edited = { ...record, details: { progress: 'edited' } };
+            records[i] = { ...edited, hash: hashEvent(edited.prevHash, edited) };
+          }
+          const items = records.map((r) => ({ ...r, sk: formatSeq(r.seq) }));
+          const [first] = (await checkExecution(ID, items, { indexAttributes: false })).problems;
+          expect(first).toBeDefined();
+          expect(verifyChain(records)).toMatchObject({
+            ok: false,
+            seq: first!.seq,
+            problem: first!.kind,
+            message: first!.message,
+          });
+        },
+      ),
+    );
   });
 });

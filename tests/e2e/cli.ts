@@ -9,7 +9,8 @@ import { join, resolve } from 'node:path';
 import { pathToFileURL } from 'node:url';
 import { storePaths } from '../../lib/local/run/store.ts';
 import { openStoreReader } from '../../lib/local/run/store-reader.ts';
-import { readEvents, verifyChain } from '../../lib/runtime/journal/journal.ts';
+import { verifyChain } from '../../lib/runtime/journal/chain.ts';
+import { readEvents } from '../../lib/runtime/journal/journal.ts';
 import type { JournalRecord } from '../../lib/runtime/payloads/index.ts';
 
 export const REPO = resolve(import.meta.dirname, '../..');

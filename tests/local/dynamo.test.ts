@@ -5,7 +5,8 @@ import { join } from 'node:path';
 import { pathToFileURL } from 'node:url';
 import { afterAll, expect, it } from 'vitest';
 import { startLocalDataPlane } from '../../lib/local/stack.ts';
-import { Journal, readEvents, verifyChain } from '../../lib/runtime/journal/journal.ts';
+import { verifyChain } from '../../lib/runtime/journal/chain.ts';
+import { Journal, readEvents } from '../../lib/runtime/journal/journal.ts';
 
 const REPO = join(import.meta.dirname, '../..');
 const TSX_LOADER = pathToFileURL(join(REPO, 'node_modules/tsx/dist/loader.mjs')).href;

@@ -14,7 +14,8 @@ import { LocalRunStack } from '../../lib/local/run/local-stack.ts';
 import { storePaths } from '../../lib/local/run/store.ts';
 import { PlanSchema } from '../../lib/plan/schema.ts';
 import { approvalsFor } from '../../lib/runtime/gate/gate.ts';
-import { readEvents, verifyChain } from '../../lib/runtime/journal/journal.ts';
+import { verifyChain } from '../../lib/runtime/journal/chain.ts';
+import { readEvents } from '../../lib/runtime/journal/journal.ts';
 
 const STEPS = 12;
 const plan = PlanSchema.parse({

@@ -1,6 +1,6 @@
 import { describe, expect, it } from 'vitest';
 import {
-  classifyFailure,
+  classifyByDetection,
   DEFAULT_DETECTION,
   DEFAULT_RECOVERY,
   effectiveRecovery,
@@ -36,7 +36,7 @@ describe('recovery recipes', () => {
     [{ exitCode: 127, message: 'uv: command not found' }, 'unrecoverable'],
     [{ message: 'something odd' }, 'unknown'],
   ] as const)('classifies %o as %s', (facts, expected) => {
-    expect(classifyFailure(facts)).toBe(expected);
+    expect(classifyByDetection(facts)).toBe(expected);
   });
 
   it("merges the plan's overrides and each step's onFail", () => {

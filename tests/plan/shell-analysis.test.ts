@@ -7,7 +7,7 @@
 import fc from 'fast-check';
 import { describe, expect, it } from 'vitest';
 import { DESTRUCTIVE_COMMANDS, HARMLESS_COMMANDS } from '../../bench/reliability/shell-corpus.ts';
-import { analyzeShell, MAX_NESTING } from '../../lib/plan/shell/index.ts';
+import { analyzeShell, MAX_SHELL_NESTING } from '../../lib/plan/shell/index.ts';
 
 describe('analyzeShell on the corpus', () => {
   it('has at least 60 destructive and 60 harmless commands', () => {
@@ -45,11 +45,11 @@ describe('analyzeShell findings', () => {
     expect(finding?.command).toBe('rm -rf "${context.workDir}/out"');
   });
 
-  it('reads bash -c strings at most MAX_NESTING deep', () => {
+  it('reads bash -c strings at most MAX_SHELL_NESTING deep', () => {
     let command = 'rm -rf out';
-    for (let i = 0; i < MAX_NESTING + 2; i++) command = `bash -c ${JSON.stringify(command)}`;
+    for (let i = 0; i < MAX_SHELL_NESTING + 2; i++) command = `bash -c ${JSON.stringify(command)}`;
     const reasons = analyzeShell(command).destructive.map((f) => f.reason);
-    expect(reasons.some((r) => r.includes(`nested more than ${MAX_NESTING} deep`))).toBe(true);
+    expect(reasons.some((r) => r.includes(`nested more than ${MAX_SHELL_NESTING} deep`))).toBe(true);
   });
 
   it('never takes a lookup, a script file or text for a run', () => {

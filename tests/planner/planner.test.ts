@@ -13,7 +13,7 @@ import { readAnswer } from '../../lib/planner/answer.ts';
 import { BedrockProvider } from '../../lib/planner/bedrock-provider.ts';
 import { planFromGoal } from '../../lib/planner/loop.ts';
 import { OpenAiProvider } from '../../lib/planner/openai-provider.ts';
-import { workspaceSnapshot } from '../../lib/planner/prompt.ts';
+import { workspaceListing } from '../../lib/planner/prompt.ts';
 import { PlannerProviderError } from '../../lib/planner/provider.ts';
 import { providerFrom } from '../../lib/planner/providers.ts';
 import { runCli } from '../plan/cli-harness.ts';
@@ -204,7 +204,7 @@ describe('hostile answers', () => {
       mkdirSync(join(dir, path, '..'), { recursive: true });
       writeFileSync(join(dir, path), text);
     }
-    const snapshot = await workspaceSnapshot(dir);
+    const snapshot = await workspaceListing(dir);
     expect(snapshot.files).toEqual([{ path: 'src/app.js', bytes: 18 }]);
   });
 });

@@ -25,7 +25,7 @@ import { LOCAL_CREDENTIALS } from '../../lib/local/clients.ts';
 import { type LocalDataPlane, startLocalDataPlane } from '../../lib/local/stack.ts';
 import { type HttpEvent, LOCAL_IDENTITY_HEADER } from '../../lib/runtime/api/http.ts';
 import type { GateDeps } from '../../lib/runtime/gate/gate.ts';
-import { verifyChain } from '../../lib/runtime/journal/journal.ts';
+import { verifyChain } from '../../lib/runtime/journal/chain.ts';
 import type { ApprovalNotice, JournalRecord } from '../../lib/runtime/payloads/index.ts';
 import { builtinRegistry } from '../../lib/runtime/tools/builtins.ts';
 

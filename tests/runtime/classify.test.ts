@@ -1,6 +1,6 @@
 import fc from 'fast-check';
 import { describe, expect, it } from 'vitest';
-import { DEFAULT_DETECTION, classifyFailure as planClassify } from '../../lib/plan/recovery.ts';
+import { classifyByDetection, DEFAULT_DETECTION } from '../../lib/plan/recovery.ts';
 import { FAILURE_CLASSES } from '../../lib/plan/schema.ts';
 import { ERROR_NAMES } from '../../lib/runtime/payloads/index.ts';
 import { classifyFailure } from '../../lib/runtime/recovery/classify.ts';
@@ -137,7 +137,7 @@ describe('classifyFailure', () => {
           exitCode: fc.option(fc.constantFrom(0, 1, 124, 126, 127), { nil: undefined }),
         }),
         (facts) => {
-          const expected = planClassify({ errorName: facts.name, ...facts });
+          const expected = classifyByDetection({ errorName: facts.name, ...facts });
           expect(classifyFailure(facts).failureClass).toBe(expected);
         },
       ),

@@ -11,6 +11,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { localClients } from '../../lib/local/clients.ts';
 import type { BusEvent } from '../../lib/local/eventbus.ts';
 import { type LocalDataPlane, startLocalDataPlane } from '../../lib/local/stack.ts';
+import { verifyChain } from '../../lib/runtime/journal/chain.ts';
 import {
   fromItem,
   GENESIS_HASH,
@@ -20,7 +21,6 @@ import {
   queryEvents,
   readEvents,
   toItem,
-  verifyChain,
 } from '../../lib/runtime/journal/journal.ts';
 import { ensureTables } from '../../lib/runtime/journal/tables.ts';
 import type { JournalRecord } from '../../lib/runtime/payloads/index.ts';

@@ -18,7 +18,7 @@ import { journalFor } from '../../lib/runtime/deps.ts';
 import type { GateDeps } from '../../lib/runtime/gate/gate.ts';
 import { readEvents } from '../../lib/runtime/journal/journal.ts';
 import { SlackClient, SlackNotifier } from '../../lib/runtime/notify/slack.ts';
-import type { ApprovalPolicy } from '../../lib/runtime/payloads/index.ts';
+import type { GateApprovers } from '../../lib/runtime/payloads/index.ts';
 import { builtinRegistry } from '../../lib/runtime/tools/builtins.ts';
 import { FakeSlack, type SlackMessage, statusOf } from '../fake-slack.ts';
 import { type RecordingSfn, startRecordingSfn } from './recording-sfn.ts';
@@ -99,7 +99,7 @@ afterAll(async () => {
 let executions = 0;
 /** Opens a plan gate (after PLAN_CREATED, naming the submitter when given); returns its Slack message. */
 async function openPlanGate(
-  policy: ApprovalPolicy,
+  policy: GateApprovers,
   submittedBy?: string,
 ): Promise<{ message: SlackMessage; token: string; executionId: string }> {
   const executionId = `arn:aws:states:us-east-1:123456789012:execution:deploy:slack-${++executions}`;

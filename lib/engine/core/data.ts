@@ -19,8 +19,7 @@ import {
   selectPath,
   type Variables,
 } from '../dataflow/index.ts';
-import { StatesError } from '../types.ts';
-import type { QueryLanguage } from './definition.ts';
+import { type QueryLanguage, StatesError } from '../types.ts';
 
 export type { Variables };
 

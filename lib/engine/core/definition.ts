@@ -1,5 +1,7 @@
 /** Amazon States Language definitions as the interpreter reads them. */
 
+import type { QueryLanguage } from '../types.ts';
+
 /** A states block: the machine itself, a Parallel branch or a Map ItemProcessor. */
 export interface StatesBlock {
   readonly StartAt: string;
@@ -7,8 +9,6 @@ export interface StatesBlock {
   readonly QueryLanguage?: QueryLanguage;
   readonly TimeoutSeconds?: number;
 }
-
-export type QueryLanguage = 'JSONPath' | 'JSONata';
 
 /** One state as written in ASL (fields are read per state type). */
 export type StateDefinition = Record<string, unknown> & { readonly Type: string };

@@ -1,12 +1,13 @@
 /**
  * The Amazon States Language interpreter: runs a states block state by state in AWS's processing
- * order, emitting AWS-shaped history events through the journal. On replay (restart, redrive)
- * states whose exit is already recorded are skipped with their recorded output and variables.
+ * order, emitting AWS-shaped history events through the execution's `ExecutionHistory`. On replay
+ * (restart, redrive) states whose exit is already recorded are skipped with their recorded output
+ * and variables.
  */
 
 import { locateError } from '../dataflow/errors.ts';
 import type { StoredEvent } from '../persistence/history.ts';
-import { StatesError } from '../types.ts';
+import { type QueryLanguage, StatesError } from '../types.ts';
 import {
   applyInputPath,
   applyOutputPath,
@@ -22,7 +23,7 @@ import {
   timestampMillis,
   type Variables,
 } from './data.ts';
-import type { QueryLanguage, StateDefinition, StatesBlock } from './definition.ts';
+import type { StateDefinition, StatesBlock } from './definition.ts';
 import { MockedThrow } from './mock-config.ts';
 import { errorMatches, type Retrier, retryDelaySeconds } from './retry.ts';
 import type { ExecutionRuntime, Frame, StateOutcome, StateRun } from './runtime.ts';
@@ -151,7 +152,7 @@ function runState(
   const recorded = scope.peek();
   const types = stateEventTypes(state.Type);
   if (recorded && recorded.type === types.entered) {
-    const exited = rt.journal.exitOf(recorded.id);
+    const exited = rt.history.exitOf(recorded.id);
     if (exited) {
       scope.skipPast(exited);
       const internal = exited.internal ?? {};
@@ -160,7 +161,7 @@ function runState(
       return internal.next === undefined ? { output } : { output, next: String(internal.next) };
     }
   }
-  if (rt.journal.length >= MAX_HISTORY_EVENTS) {
+  if (rt.history.length >= MAX_HISTORY_EVENTS) {
     throw terminal(
       new StatesError(
         'States.Runtime',
@@ -496,7 +497,7 @@ async function waitState(run: StateRun): Promise<StateOutcome> {
   const { rt } = frame;
   const input = effectiveInput(run);
   let untilMs: number;
-  const enteredAt = rt.journal.eventAt(run.enteredId).ts;
+  const enteredAt = rt.history.eventAt(run.enteredId).ts;
   if (run.language === 'JSONata') {
     const scope = jsonataScope(run);
     if (state.Seconds !== undefined) {
@@ -733,7 +734,7 @@ export async function retryOrCatch(
     const delay = retryDelaySeconds(retrier, attempts[index] ?? 0);
     attempts[index] = (attempts[index] ?? 0) + 1;
     run.context.State.RetryCount = (run.context.State.RetryCount ?? 0) + 1;
-    const failedAt = frame.rt.journal.eventAt(frame.scope.lastEventId).ts;
+    const failedAt = frame.rt.history.eventAt(frame.scope.lastEventId).ts;
     await sleepUntil(failedAt + scaled(frame.rt, delay * 1000), frame.rt.now, frame.signal);
     return RETRY;
   }

@@ -5,8 +5,8 @@
  */
 import { randomUUID } from 'node:crypto';
 import { jsonataResultTypeError, jsonText } from '../dataflow/index.ts';
-import { Journal, type Scope } from '../persistence/journal.ts';
-import { MemoryStore } from '../persistence/store.ts';
+import { ExecutionHistory, type Scope } from '../persistence/execution-history.ts';
+import { MemoryEngineStore } from '../persistence/store.ts';
 import { StatesError } from '../types.ts';
 import { jsonataValue, pathNumber, resolvePayloadTemplate, selectPath } from './data.ts';
 import type { StatesBlock } from './definition.ts';
@@ -43,12 +43,12 @@ export async function mapState(run: StateRun): Promise<StateOutcome> {
         const mapRunArn = `arn:aws:states:${frame.rt.region}:${frame.rt.accountId}:mapRun:${frame.rt.contextBase.StateMachine.Name}/${run.name}:${randomUUID()}`;
         frame.scope.emit('MapRunStarted', { mapRunArn });
         // map run iterations are child executions on AWS: their events are not in this history
-        const detached = new Journal({
+        const detached = new ExecutionHistory({
           executionArn: frame.rt.executionArn,
-          log: new MemoryStore().openLog('map', 'run'),
+          log: new MemoryEngineStore().openLog('map', 'run'),
           now: frame.rt.now,
           onDirty: () => {},
-          persist: () => frame.rt.journal.persist(),
+          persist: () => frame.rt.history.persist(),
         });
         iterationScope = (i) => detached.root(`i${i}`);
       } else {

@@ -4,10 +4,10 @@
  */
 import type { ExpressionCache } from '../dataflow/expression-cache.ts';
 import type { Variables } from '../dataflow/index.ts';
-import type { Journal, Scope } from '../persistence/journal.ts';
-import type { ResourceInvoker } from '../types.ts';
+import type { ExecutionHistory, Scope } from '../persistence/execution-history.ts';
+import type { QueryLanguage, ResourceInvoker } from '../types.ts';
 import type { ActivityTask } from './activities.ts';
-import type { QueryLanguage, StateDefinition } from './definition.ts';
+import type { StateDefinition } from './definition.ts';
 import type { PayloadTexts } from './json-text.ts';
 import type { MockedTestCase } from './mock-config.ts';
 import type { RandomPool } from './random.ts';
@@ -54,7 +54,7 @@ export interface ExecutionRuntime extends EngineState {
   readonly stateMachineArn: string;
   readonly region: string;
   readonly accountId: string;
-  readonly journal: Journal;
+  readonly history: ExecutionHistory;
   readonly contextBase: ExecutionContextBase;
   readonly invokeResource: ResourceInvoker;
   readonly mocks: MockedTestCase | undefined;

@@ -5,7 +5,7 @@
  * Gateway integration (`apigateway:invoke`) is checked so far, by its documented request format.
  */
 import { jsonText } from '../dataflow/index.ts';
-import { StatesError } from '../types.ts';
+import { isJsonObject, StatesError } from '../types.ts';
 
 /** What is wrong with a task's parameters, one phrase per problem (none: they may be used). */
 export type ParameterCheck = (parameters: unknown) => string[];
@@ -39,14 +39,10 @@ const FORBIDDEN_HEADERS: ReadonlySet<string> = new Set([
 ]);
 const FORBIDDEN_HEADER_PREFIXES = ['x-forwarded', 'x-amz'];
 
-function isObject(value: unknown): value is Record<string, unknown> {
-  return value !== null && typeof value === 'object' && !Array.isArray(value);
-}
-
 /** Headers and QueryParameters: each key takes a list of strings (`{"key": ["v1", "v2"]}`). */
 function isStringLists(value: unknown): boolean {
   return (
-    isObject(value) &&
+    isJsonObject(value) &&
     Object.values(value).every((list) => Array.isArray(list) && list.every((v) => typeof v === 'string'))
   );
 }
@@ -54,7 +50,7 @@ function isStringLists(value: unknown): boolean {
 const invalidFormat = (field: string) => `The value of the field '${field}' has an invalid format`;
 
 function apiGatewayInvokeProblems(parameters: unknown): string[] {
-  if (!isObject(parameters)) return ['The Parameters must be a JSON object'];
+  if (!isJsonObject(parameters)) return ['The Parameters must be a JSON object'];
   const problems: string[] = [];
   const { ApiEndpoint, Method, Headers, Stage, Path, QueryParameters, AllowNullValues, AuthType } =
     parameters;

@@ -3,7 +3,7 @@
  * describe it, whether it has a timeout or heartbeat, the check AWS makes on its parameters),
  * worked out once per state of an engine's definitions.
  */
-import type { TaskIds } from '../persistence/journal.ts';
+import type { TaskIds } from '../persistence/execution-history.ts';
 import type { StateDefinition } from './definition.ts';
 import { type ParameterCheck, parameterCheckFor } from './service-parameters.ts';
 

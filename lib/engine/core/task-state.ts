@@ -9,8 +9,8 @@
  * {@link ScheduledCall} makes the call the resource asks for and waits for its end.
  */
 
+import type { Scope } from '../persistence/execution-history.ts';
 import { NOT_TRUNCATED, type StoredEvent } from '../persistence/history.ts';
-import type { Scope } from '../persistence/journal.ts';
 import { StatesError, type TaskInvocation } from '../types.ts';
 import { jsonataValue, pathNumber, resolvePayloadTemplate, selectPath } from './data.ts';
 import {
@@ -295,7 +295,7 @@ class TaskAttempt {
     return run.frame.scope.emit(
       plan.events.scheduled,
       scheduled,
-      token ? tokenHashMember(token, rt.journal.memoryOnly) : undefined,
+      token ? tokenHashMember(token, rt.history.memoryOnly) : undefined,
     );
   }
 
@@ -306,7 +306,7 @@ class TaskAttempt {
     let next = scope.peek();
     // a `.sync`/callback task's TaskSubmitted or a worker's ActivityStarted precedes the outcome
     if (next?.type === 'TaskSubmitted' || next?.type === 'ActivityStarted') {
-      const after = this.rt.journal.recorded(nextKey(next));
+      const after = this.rt.history.recorded(nextKey(next));
       if (!after || !isOutcome(after.type, kind)) return undefined;
       scope.emit(next.type);
       next = after;
@@ -383,7 +383,7 @@ class ScheduledCall {
       return this.guarded();
     }
     // nothing but a stop or a failing sibling can end this call early: the frame's signal says both
-    const persisted = rt.journal.persist();
+    const persisted = rt.history.persist();
     const invocation = this.invocation(undefined, frame.signal);
     return persisted === undefined
       ? rt.invokeResource(invocation)
@@ -425,7 +425,7 @@ class ScheduledCall {
           scope.emit('TaskSubmitted');
           childArn = String(JSON.parse(String(recordedSubmit.details?.output ?? '{}')).ExecutionArn);
         } else {
-          await rt.journal.persist();
+          await rt.history.persist();
           const started = await rt.startChildExecution(this.parameters, rt.executionArn);
           if (kind.pattern === 'request')
             return { ExecutionArn: started.ExecutionArn, StartDate: started.StartDate };
@@ -435,7 +435,7 @@ class ScheduledCall {
         return await synced(childResult(rt.awaitChildExecution(childArn, controller.signal), kind));
       }
       if (kind.pattern === 'token' && token) return await this.callback(token, controller.signal, deadline);
-      await rt.journal.persist();
+      await rt.history.persist();
       return await synced(rt.invokeResource(this.invocation(undefined, controller.signal)));
     } finally {
       watchers.delete(relay);
@@ -468,7 +468,7 @@ class ScheduledCall {
     if (replayed) scope.emit('TaskSubmitted');
     else {
       try {
-        const persisted = rt.journal.persist();
+        const persisted = rt.history.persist();
         if (persisted) await persisted;
         const dispatched = await deadline(rt.invokeResource(this.invocation(token, signal)));
         this.emitSubmitted(dispatched);
@@ -509,11 +509,11 @@ class ScheduledCall {
           scope.emit(
             'ActivityStarted',
             workerName === undefined ? undefined : { workerName },
-            tokenHashMember(token, rt.journal.memoryOnly),
+            tokenHashMember(token, rt.history.memoryOnly),
           );
           // the token is only good once a restarted engine can find its hash (with strict durability
           // GetActivityTask also waits for the sync before it answers)
-          rt.journal.persist()?.catch(() => undefined);
+          rt.history.persist()?.catch(() => undefined);
           this.waitForToken({ token }, heartbeatMs, signal).outcome.then(resolve, reject);
           return token;
         },
@@ -763,7 +763,7 @@ class TokenWait implements TokenWaiter, AbortWatcher {
   complete(result: TokenOutcome): void {
     if (!this.finish()) return;
     // the task records the outcome as the next event of its scope
-    this.outcomeAt = { seq: this.scope.nextSeq, fromId: this.scope.journal.length + 1 };
+    this.outcomeAt = { seq: this.scope.nextSeq, fromId: this.scope.history.length + 1 };
     if (result.kind === 'success') this.resolve(result.output);
     else this.reject(new MockedThrow(result.error, result.cause));
   }
@@ -778,7 +778,7 @@ class TokenWait implements TokenWaiter, AbortWatcher {
 
   outcomeHandedToLog(): boolean {
     const at = this.outcomeAt;
-    return at !== undefined && this.scope.journal.handedToLog(this.scope.id, at.seq, at.fromId) === true;
+    return at !== undefined && this.scope.history.handedToLog(this.scope.id, at.seq, at.fromId) === true;
   }
 
   aborted(reason: unknown): void {

@@ -1,6 +1,7 @@
 /** The Assign field: every value is computed from the state BEFORE any assignment, then all are stored. */
 
-import { isJsonObject, setOwn } from './json.ts';
+import { isJsonObject } from '../types.ts';
+import { setOwn } from './json.ts';
 import { evaluateJsonataTemplate, type JsonataBindings } from './jsonata/evaluate.ts';
 import type { Variables } from './paths.ts';
 import { resolveDynamicValue, resolvePayloadTemplate } from './payload-template.ts';

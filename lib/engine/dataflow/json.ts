@@ -1,12 +1,8 @@
 /** JSON values as they flow between states, and the helpers every data-flow function shares. */
 
-export type Json = null | boolean | number | string | Json[] | { [k: string]: Json };
-export type JsonObject = { [k: string]: unknown };
+import { isJsonObject, type JsonObject } from '../types.ts';
 
-/** A plain JSON object (not an array, not null). */
-export function isJsonObject(value: unknown): value is JsonObject {
-  return typeof value === 'object' && value !== null && !Array.isArray(value);
-}
+export type Json = null | boolean | number | string | Json[] | { [k: string]: Json };
 
 /** Own-property lookup that never reaches the prototype chain (`__proto__`, `constructor`, ...). */
 export function getOwn(object: JsonObject, key: string): { found: true; value: unknown } | { found: false } {

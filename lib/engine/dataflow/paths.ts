@@ -1,7 +1,9 @@
 /** JSONPath data-flow fields: InputPath, OutputPath, ResultPath, and path lookups with AWS's messages. */
+
+import { isJsonObject } from '../types.ts';
 import { runtimeError } from './errors.ts';
 import type { ExpressionCache } from './expression-cache.ts';
-import { getOwn, isJsonObject, jsonText, setOwn } from './json.ts';
+import { getOwn, jsonText, setOwn } from './json.ts';
 import { pathText } from './jsonpath/ast.ts';
 import { evaluatePath, PathNotFoundError } from './jsonpath/evaluate.ts';
 import { JsonPathSyntaxError, parsePath } from './jsonpath/parse.ts';

@@ -1,9 +1,11 @@
 /** JSONPath payload templates: Parameters, ResultSelector, ItemSelector, Assign (JSONPath), Fail paths. */
+
+import { isJsonObject } from '../types.ts';
 import { runtimeError } from './errors.ts';
 import type { ExpressionCache } from './expression-cache.ts';
 import { evaluateIntrinsic } from './intrinsics/evaluate.ts';
 import { isIntrinsicExpression } from './intrinsics/parse.ts';
-import { isJsonObject, setOwn } from './json.ts';
+import { setOwn } from './json.ts';
 import { type FieldName, selectPath, type Variables } from './paths.ts';
 
 /**

@@ -42,8 +42,8 @@
  */
 import { ByteWriter } from './byte-writer.ts';
 import {
-  JournalEvent,
   NOT_TRUNCATED,
+  ScopedEvent,
   StateEnteredEvent,
   StateExitedEvent,
   type StoredEvent,
@@ -153,7 +153,7 @@ interface Head {
  */
 export class EventCodec {
   /**
-   * The type strings looked up last and their codes, round robin. The journal's events share
+   * The type strings looked up last and their codes, round robin. The history's events share
    * their type strings (one per state type and event kind), so comparing is mostly comparing
    * pointers, where the map compares the text with its own copy of the key.
    */
@@ -244,7 +244,7 @@ export class EventCodec {
   private encode(w: ByteWriter, e: StoredEvent): void {
     const code = this.codeOf(e.type);
     if (code !== undefined && code < STATE_CODES) {
-      // the journal's own state events: their texts straight from the event, no details object
+      // the history's own state events (ScopedEvent): their texts straight from the event, no details object
       if (e instanceof StateEnteredEvent) {
         this.entered(w, code, e, e.name, e.input);
         return;
@@ -445,7 +445,7 @@ export class EventCodec {
     // the key's scope and sequence number: as recorded, or the digits after the key's last dot
     let scopeId: string | undefined;
     let seq = 0;
-    if (e instanceof JournalEvent) {
+    if (e instanceof ScopedEvent) {
       scopeId = e.scopeId;
       seq = e.seq;
     } else {

@@ -19,11 +19,11 @@ export interface StoredEvent {
 }
 
 /**
- * An event the journal has just recorded. Its key is kept as scope and sequence number and
+ * An event the history has just recorded. Its key is kept as scope and sequence number and
  * spelled out only when read: a long execution keeps thousands of events, and a key string per
  * event was a good part of what the collector had to copy.
  */
-export abstract class JournalEvent implements StoredEvent {
+export abstract class ScopedEvent implements StoredEvent {
   // Declared, not defined, and assigned in the constructor: a class field would be defined by
   // the base class's initializer, which every subclass's events run and which turns megamorphic
   // (several times slower) once more than four classes extend this one.
@@ -54,7 +54,7 @@ export abstract class JournalEvent implements StoredEvent {
 }
 
 /** Any recorded event, with its details and internal members as given. */
-export class RecordedEvent extends JournalEvent {
+export class RecordedEvent extends ScopedEvent {
   constructor(
     id: number,
     prev: number,
@@ -73,7 +73,7 @@ export class RecordedEvent extends JournalEvent {
  * `<Type>StateEntered`: details `{ name, input, inputDetails }` are built when read (by the API,
  * replay or a test); the codec writes the two texts straight from the event.
  */
-export class StateEnteredEvent extends JournalEvent {
+export class StateEnteredEvent extends ScopedEvent {
   constructor(
     id: number,
     prev: number,
@@ -101,7 +101,7 @@ export class StateEnteredEvent extends JournalEvent {
  * `<Type>StateExited`: details `{ name, output, outputDetails }` and internal `{ entered, next?,
  * assigned? }` (what replay needs to skip the state) built when read.
  */
-export class StateExitedEvent extends JournalEvent {
+export class StateExitedEvent extends ScopedEvent {
   constructor(
     id: number,
     prev: number,

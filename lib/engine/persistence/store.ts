@@ -32,7 +32,7 @@ export interface ExecutionLog {
 }
 
 /** What a store has done so far (bench and tests). */
-export interface StoreStats {
+export interface EngineStoreStats {
   /** Bytes read from files (histories, the log at recovery, summaries). */
   readonly bytesRead: number;
   /** fdatasyncs of the write-ahead log. */
@@ -68,7 +68,7 @@ export interface EngineStore {
   putDefinition(text: string): string;
   /** A definition kept by {@link EngineStore.putDefinition}, or undefined. */
   getDefinition(ref: string): string | undefined;
-  stats(): StoreStats;
+  stats(): EngineStoreStats;
   /** Writes and checkpoints everything, and releases what the store holds open (the engine closes). */
   close(): Promise<void>;
 }
@@ -80,7 +80,7 @@ function definitionRef(text: string): string {
 const DEFINITION_REF = /^sha256:([0-9a-f]{64})$/;
 
 /** Keeps everything in memory: for tests and EXPRESS-like throwaway runs. */
-export class MemoryStore implements EngineStore {
+export class MemoryEngineStore implements EngineStore {
   private registry: unknown;
   private readonly logs = new Map<
     string,
@@ -104,7 +104,7 @@ export class MemoryStore implements EngineStore {
     }
     const batches = entry.batches;
     return {
-      // the journal hands over each batch and never touches it again: kept as it is, not copied
+      // the history hands over each batch and never touches it again: kept as it is, not copied
       stage: (batch) => {
         batches.push(batch);
       },
@@ -149,15 +149,15 @@ export class MemoryStore implements EngineStore {
     return new Map();
   }
 
-  stats(): StoreStats {
+  stats(): EngineStoreStats {
     return { bytesRead: 0, walSyncs: 0, checkpoints: 0 };
   }
 
   async close(): Promise<void> {}
 }
 
-/** Readonly props of a {@link FileStore}. */
-export interface FileStoreProps {
+/** Readonly props of a {@link FileEngineStore}. */
+export interface FileEngineStoreProps {
   /** Directory holding `registry.json`, `wal/`, `summaries.jsonl` and `executions/<machine>/<execution>.jsonl`. */
   readonly dir: string;
   /**
@@ -226,7 +226,7 @@ function processIsAlive(pid: number): boolean {
   }
 }
 
-export class FileStore implements EngineStore {
+export class FileEngineStore implements EngineStore {
   private readonly dir: string;
   private readonly executionsDir: string;
   private readonly definitionsDir: string;
@@ -252,7 +252,7 @@ export class FileStore implements EngineStore {
   /** @internal The quoted names every history's codec writes (names recur from history to history). */
   readonly quotes = new QuotedTexts();
 
-  constructor(props: FileStoreProps) {
+  constructor(props: FileEngineStoreProps) {
     this.dir = path.resolve(props.dir);
     this.executionsDir = path.join(this.dir, 'executions');
     this.definitionsDir = path.join(this.dir, 'definitions');
@@ -299,7 +299,7 @@ export class FileStore implements EngineStore {
     return this.wal.durable();
   }
 
-  stats(): StoreStats {
+  stats(): EngineStoreStats {
     return { ...this.counters, walSyncs: this.wal.syncs };
   }
 
@@ -627,7 +627,7 @@ export class FileStore implements EngineStore {
 /**
  * Every history of a store directory as a restarted engine would read it (history files plus
  * the write-ahead log, applied in memory), without changing anything: an engine may be running
- * on the directory (tests and tools look at a live store with this; a second FileStore would
+ * on the directory (tests and tools look at a live store with this; a second FileEngineStore would
  * recover, that is apply and delete, the log under the running engine).
  */
 export function peekStoreHistories(dir: string): Map<string, StoredEvent[]> {
@@ -732,7 +732,7 @@ class FileExecutionLog implements ExecutionLog, WalOwner {
   private rangeBytes = 0;
 
   constructor(
-    private readonly store: FileStore,
+    private readonly store: FileEngineStore,
     readonly file: string,
     readonly machineName: string,
     readonly executionName: string,

@@ -1,9 +1,9 @@
-import { type CheckContext, describe, isObject, type JsonObject } from './context.ts';
+import { isJsonObject, type JsonObject, type QueryLanguage } from '../types.ts';
+import { type CheckContext, describe } from './context.ts';
 import { jsonataExpression } from './jsonata-syntax.ts';
 import { pathSyntaxError } from './paths.ts';
 import { checkAssign, checkJsonataValue } from './payload.ts';
 import { pointer } from './problems.ts';
-import type { QueryLanguage } from './state-fields.ts';
 
 type Operand = 'string' | 'number' | 'boolean' | 'timestamp' | 'path';
 
@@ -45,7 +45,7 @@ export function checkChoices(
   }
   choices.forEach((rule, index) => {
     const at = pointer(location, 'Choices', index);
-    if (!isObject(rule)) {
+    if (!isJsonObject(rule)) {
       ctx.problems.schema(at, `A choice rule must be an object, not ${describe(rule)}`);
       return;
     }
@@ -112,7 +112,7 @@ function checkJsonPathRule(ctx: CheckContext, rule: JsonObject, at: string, topL
   for (const key of combinators) {
     const nested = rule[key];
     if (key === 'Not') {
-      if (isObject(nested)) checkJsonPathRule(ctx, nested, pointer(at, 'Not'), false);
+      if (isJsonObject(nested)) checkJsonPathRule(ctx, nested, pointer(at, 'Not'), false);
       else
         ctx.problems.schema(
           pointer(at, 'Not'),
@@ -125,7 +125,7 @@ function checkJsonPathRule(ctx: CheckContext, rule: JsonObject, at: string, topL
       continue;
     }
     nested.forEach((inner, index) => {
-      if (isObject(inner)) checkJsonPathRule(ctx, inner, pointer(at, key, index), false);
+      if (isJsonObject(inner)) checkJsonPathRule(ctx, inner, pointer(at, key, index), false);
       else
         ctx.problems.schema(
           pointer(at, key, index),

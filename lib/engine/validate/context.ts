@@ -1,5 +1,5 @@
+import type { QueryLanguage } from '../types.ts';
 import type { ProblemList } from './problems.ts';
-import type { QueryLanguage } from './state-fields.ts';
 
 /** What every check of one definition shares. */
 export interface CheckContext {
@@ -8,12 +8,6 @@ export interface CheckContext {
   readonly machineLanguage: QueryLanguage;
   /** State name → location of its first definition (names are unique across the whole machine). */
   readonly stateNames: Map<string, string>;
-}
-
-export type JsonObject = Record<string, unknown>;
-
-export function isObject(value: unknown): value is JsonObject {
-  return typeof value === 'object' && value !== null && !Array.isArray(value);
 }
 
 export function isInteger(value: unknown): value is number {

@@ -1,8 +1,8 @@
-import { type CheckContext, describe, isInteger, isObject } from './context.ts';
+import { isJsonObject, type QueryLanguage } from '../types.ts';
+import { type CheckContext, describe, isInteger } from './context.ts';
 import { pathSyntaxError } from './paths.ts';
 import { checkAssign, checkJsonataValue } from './payload.ts';
 import { pointer } from './problems.ts';
-import type { QueryLanguage } from './state-fields.ts';
 
 const MAX_SECONDS = 99_999_999;
 
@@ -35,7 +35,7 @@ export function checkRetry(ctx: CheckContext, value: unknown, location: string):
   }
   value.forEach((retrier, index) => {
     const at = pointer(location, index);
-    if (!isObject(retrier)) {
+    if (!isJsonObject(retrier)) {
       ctx.problems.schema(at, `A retrier must be an object, not ${describe(retrier)}`);
       return;
     }
@@ -109,7 +109,7 @@ export function checkCatch(
   const targets: { target: string; at: string }[] = [];
   value.forEach((catcher, index) => {
     const at = pointer(location, index);
-    if (!isObject(catcher)) {
+    if (!isJsonObject(catcher)) {
       ctx.problems.schema(at, `A catcher must be an object, not ${describe(catcher)}`);
       return;
     }

@@ -1,4 +1,5 @@
-import { type CheckContext, describe, isObject } from './context.ts';
+import { isJsonObject } from '../types.ts';
+import { type CheckContext, describe } from './context.ts';
 import { intrinsicSyntaxError, looksLikeIntrinsic } from './intrinsics.ts';
 import { jsonataExpression, jsonataSyntaxError } from './jsonata-syntax.ts';
 import { pathSyntaxError } from './paths.ts';
@@ -10,7 +11,7 @@ export function checkPayloadTemplate(ctx: CheckContext, value: unknown, location
     for (const [index, item] of value.entries()) checkPayloadTemplate(ctx, item, pointer(location, index));
     return;
   }
-  if (!isObject(value)) return;
+  if (!isJsonObject(value)) return;
   const plainNames = new Set<string>();
   for (const [key, field] of Object.entries(value)) {
     const at = pointer(location, key);
@@ -47,7 +48,7 @@ export function checkJsonataValue(ctx: CheckContext, value: unknown, location: s
   }
   if (Array.isArray(value))
     for (const [index, item] of value.entries()) checkJsonataValue(ctx, item, pointer(location, index));
-  else if (isObject(value)) {
+  else if (isJsonObject(value)) {
     for (const [key, field] of Object.entries(value)) checkJsonataValue(ctx, field, pointer(location, key));
   }
 }
@@ -56,7 +57,7 @@ const VARIABLE_NAME = /^[A-Za-z_][A-Za-z0-9_]*$/;
 
 /** Checks an `Assign` block: an object whose keys are variable names. */
 export function checkAssign(ctx: CheckContext, value: unknown, location: string, jsonata: boolean): void {
-  if (!isObject(value)) {
+  if (!isJsonObject(value)) {
     ctx.problems.schema(location, `Assign must be an object, not ${describe(value)}`);
     return;
   }

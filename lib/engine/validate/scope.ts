@@ -1,4 +1,5 @@
-import { type CheckContext, describe, isObject } from './context.ts';
+import { isJsonObject } from '../types.ts';
+import { type CheckContext, describe } from './context.ts';
 import { ProblemCode, pointer } from './problems.ts';
 import { checkState, type Transition } from './state.ts';
 
@@ -15,7 +16,7 @@ export function checkScope(
   at: string,
   extraFields: readonly string[],
 ): void {
-  if (!isObject(container)) {
+  if (!isJsonObject(container)) {
     ctx.problems.schema(at, `Expected an object with "StartAt" and "States", not ${describe(container)}`);
     return;
   }
@@ -27,7 +28,7 @@ export function checkScope(
   const { StartAt, States } = container;
   if (typeof StartAt !== 'string')
     ctx.problems.schema(pointer(at, 'StartAt'), '"StartAt" must be the name of a state');
-  if (!isObject(States) || Object.keys(States).length === 0) {
+  if (!isJsonObject(States) || Object.keys(States).length === 0) {
     ctx.problems.schema(pointer(at, 'States'), '"States" must be an object with at least one state');
     return;
   }

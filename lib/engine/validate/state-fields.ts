@@ -1,6 +1,6 @@
 /** The fields each state type accepts, per query language, as AWS's schema does. */
 
-export type QueryLanguage = 'JSONPath' | 'JSONata';
+import type { QueryLanguage } from '../types.ts';
 
 export const STATE_TYPES = ['Task', 'Pass', 'Choice', 'Wait', 'Succeed', 'Fail', 'Parallel', 'Map'] as const;
 export type StateType = (typeof STATE_TYPES)[number];

@@ -1,17 +1,12 @@
+import { isJsonObject, type JsonObject, type QueryLanguage } from '../types.ts';
 import { checkChoices } from './choice-rules.ts';
-import { type CheckContext, describe, isInteger, isObject, type JsonObject } from './context.ts';
+import { type CheckContext, describe, isInteger } from './context.ts';
 import { checkCatch, checkRetry } from './error-handlers.ts';
 import { jsonataExpression } from './jsonata-syntax.ts';
 import { pathSyntaxError } from './paths.ts';
 import { checkAssign, checkJsonataValue, checkPayloadTemplate, dynamicValueError } from './payload.ts';
 import { pointer } from './problems.ts';
-import {
-  allowedFields,
-  fieldOfOtherLanguage,
-  type QueryLanguage,
-  STATE_TYPES,
-  type StateType,
-} from './state-fields.ts';
+import { allowedFields, fieldOfOtherLanguage, STATE_TYPES, type StateType } from './state-fields.ts';
 
 const MAX_SECONDS = 99_999_999;
 const RFC3339 = /^\d{4}-\d{2}-\d{2}T\d{2}:\d{2}:\d{2}(\.\d+)?(Z|[+-]\d{2}:\d{2})$/;
@@ -43,7 +38,7 @@ export function checkState(
   checkScope: ScopeChecker,
 ): StateSummary {
   const none: StateSummary = { transitions: [], terminal: false };
-  if (!isObject(state)) {
+  if (!isJsonObject(state)) {
     ctx.problems.schema(at, `A state must be an object, not ${describe(state)}`);
     return none;
   }
@@ -83,7 +78,7 @@ export function checkState(
       checkChoices(ctx, state, at, language);
       if (Array.isArray(state.Choices)) {
         state.Choices.forEach((rule, index) => {
-          if (isObject(rule) && typeof rule.Next === 'string') {
+          if (isJsonObject(rule) && typeof rule.Next === 'string') {
             transitions.push({ target: rule.Next, at: pointer(at, 'Choices', index, 'Next') });
           }
         });
@@ -174,7 +169,7 @@ function checkDataFlow(ctx: CheckContext, state: JsonObject, at: string, languag
       if (state[field] !== undefined) checkJsonataValue(ctx, state[field], pointer(at, field));
     }
     const args = state.Arguments;
-    if (args !== undefined && !isObject(args) && jsonataExpression(args) === undefined) {
+    if (args !== undefined && !isJsonObject(args) && jsonataExpression(args) === undefined) {
       ctx.problems.schema(
         pointer(at, 'Arguments'),
         `Arguments must be an object or a JSONata expression, not ${describe(args)}`,
@@ -188,7 +183,7 @@ function checkDataFlow(ctx: CheckContext, state: JsonObject, at: string, languag
   for (const field of ['Parameters', 'ResultSelector', 'ItemSelector']) {
     const value = state[field];
     if (value === undefined) continue;
-    if (field !== 'Parameters' && !isObject(value)) {
+    if (field !== 'Parameters' && !isJsonObject(value)) {
       ctx.problems.schema(pointer(at, field), `${field} must be an object, not ${describe(value)}`);
     }
     checkPayloadTemplate(ctx, value, pointer(at, field));
@@ -250,7 +245,7 @@ function checkTask(ctx: CheckContext, state: JsonObject, at: string, language: Q
     checkPathField(ctx, state, at, 'TimeoutSecondsPath', true);
     checkPathField(ctx, state, at, 'HeartbeatSecondsPath', true);
   }
-  if (state.Credentials !== undefined && !isObject(state.Credentials)) {
+  if (state.Credentials !== undefined && !isJsonObject(state.Credentials)) {
     ctx.problems.schema(pointer(at, 'Credentials'), 'Credentials must be an object');
   }
 }
@@ -325,10 +320,10 @@ function checkMap(
     ctx.problems.schema(at, 'A Map state must have exactly one of ItemProcessor, Iterator');
   for (const field of processors) checkScope(ctx, state[field], pointer(at, field), ['ProcessorConfig']);
   const processor = state.ItemProcessor;
-  if (isObject(processor) && processor.ProcessorConfig !== undefined) {
+  if (isJsonObject(processor) && processor.ProcessorConfig !== undefined) {
     const config = processor.ProcessorConfig;
     const configAt = pointer(at, 'ItemProcessor', 'ProcessorConfig');
-    if (!isObject(config)) ctx.problems.schema(configAt, 'ProcessorConfig must be an object');
+    if (!isJsonObject(config)) ctx.problems.schema(configAt, 'ProcessorConfig must be an object');
     else {
       if (config.Mode !== undefined && config.Mode !== 'INLINE' && config.Mode !== 'DISTRIBUTED') {
         ctx.problems.schema(pointer(configAt, 'Mode'), 'Mode must be "INLINE" or "DISTRIBUTED"');

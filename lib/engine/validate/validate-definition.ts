@@ -1,9 +1,8 @@
-import type { DefinitionProblem } from '../types.ts';
-import { describe, isInteger, isObject } from './context.ts';
+import { type DefinitionProblem, isJsonObject, type QueryLanguage } from '../types.ts';
+import { describe, isInteger } from './context.ts';
 import { parseJsonText } from './json-text.ts';
 import { ProblemCode, ProblemList, pointer } from './problems.ts';
 import { checkScope } from './scope.ts';
-import type { QueryLanguage } from './state-fields.ts';
 
 /** AWS's limit on a state machine definition, in bytes of UTF-8. */
 export const MAX_DEFINITION_BYTES = 1_048_576;
@@ -30,7 +29,7 @@ export function validateDefinition(definition: string): DefinitionProblem[] {
     return problems.items;
   }
   const machine = parsed.value;
-  if (!isObject(machine)) {
+  if (!isJsonObject(machine)) {
     problems.schema('', `A state machine definition must be a JSON object, not ${describe(machine)}`);
     return problems.items;
   }

@@ -6,9 +6,9 @@
 import type { ShownGate } from '../../runtime/gate/shown-gate.ts';
 import type {
   ApprovalDecision,
-  ApprovalPolicy,
   ClassifiedFailure,
   EscalationDecision,
+  GateApprovers,
   GateKind,
   HumanDecision,
 } from '../../runtime/payloads/index.ts';
@@ -36,7 +36,7 @@ export interface PendingGate extends GateFacts {
   /** The digest of the plan the gate asks about (the link id is signed over it). */
   readonly planDigest: string;
   /** Who may answer (the plan's approval policy, or the group the timeout ladder handed the gate to). */
-  readonly policy: Pick<ApprovalPolicy, 'approvers' | 'forbiddenApprovers'>;
+  readonly policy: Pick<GateApprovers, 'approvers' | 'forbiddenApprovers'>;
   /** Who submitted the plan, when the gate says. */
   readonly submittedBy?: string;
 }

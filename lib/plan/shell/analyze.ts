@@ -3,7 +3,7 @@
  * deletes something hard to undo (rules.ts), seeing through quoting, wrappers and nesting
  * (wrappers.ts): pipelines, lists, subshells, groups, functions, if/while/for/case bodies, `$(…)`,
  * backticks, process substitution, here-documents fed to a shell, and `bash -c '…'` strings parsed
- * again (up to MAX_NESTING deep). What it cannot see through counts as destructive, with a reason:
+ * again (up to MAX_SHELL_NESTING deep). What it cannot see through counts as destructive, with a reason:
  * a command name known only at run time (`$CMD`, `"${steps.x.bin}"`), `eval` of built text,
  * `source`, a shell reading commands from a pipe, text that does not parse.
  *
@@ -55,7 +55,7 @@ export interface AnalyzeOptions {
 
 const DEFAULT_TIME_BUDGET_MS = 2_000;
 /** `bash -c "bash -c '…'"` nesting read at most this deep; deeper counts as destructive. */
-export const MAX_NESTING = 8;
+export const MAX_SHELL_NESTING = 8;
 /** Wrappers (`sudo env nice …`) taken off one command at most this many times. */
 const MAX_WRAPPERS = 32;
 const SHOWN_CHARACTERS = 80;
@@ -295,8 +295,14 @@ function analyzeNested(
 ): void {
   // The text as written (references unmasked) when it is a slice of the outer text.
   const shown = textIndex === undefined ? text : frame.shown.slice(textIndex, textIndex + text.length);
-  if (frame.depth + 1 > MAX_NESTING) {
-    report(analysis, frame, at, shown, `${UNKNOWN}${runner} strings nested more than ${MAX_NESTING} deep`);
+  if (frame.depth + 1 > MAX_SHELL_NESTING) {
+    report(
+      analysis,
+      frame,
+      at,
+      shown,
+      `${UNKNOWN}${runner} strings nested more than ${MAX_SHELL_NESTING} deep`,
+    );
     return;
   }
   const locate = textAt

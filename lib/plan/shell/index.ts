@@ -9,7 +9,7 @@ export {
   type AnalyzeOptions,
   analyzeShell,
   describeFinding,
-  MAX_NESTING,
+  MAX_SHELL_NESTING,
   type ShellAnalysis,
   type ShellFinding,
   type ShellPosition,

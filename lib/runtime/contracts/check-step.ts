@@ -24,12 +24,12 @@ import { failureCause } from '../recovery/failures.ts';
 import { Redactor } from '../secrets/redact.ts';
 import { InvalidInputError } from '../shared/errors.ts';
 import { progressLabel } from '../shared/progress.ts';
-import { entryOutput } from '../steps/output-store.ts';
+import { entryOutput } from '../steps/outputs-table.ts';
 import {
+  type ContractEvidence,
   checkContract,
   contractFailure,
   contractText,
-  type Evidence,
   noContractEvidence,
 } from './contracts.ts';
 
@@ -47,7 +47,7 @@ export async function checkStep(req: CheckRequest, deps: HarnessDeps): Promise<C
   // The contract may name the step's own outputs too (`${steps.<this step>.url}`).
   const steps: Record<string, Record<string, unknown> | undefined> = { [req.stepId]: output };
   for (const [id, entry] of Object.entries(req.inputs)) steps[id] = await entryOutput(deps.dynamo, entry);
-  const evidence: Evidence = req.run.evidence
+  const evidence: ContractEvidence = req.run.evidence
     ? workerEvidence(req.run.evidence, req.contract)
     : req.contract
       ? await checkContract(
@@ -288,7 +288,7 @@ function lastOutcomes(events: readonly JournalRecord[]): Map<string, StepOutcome
 function workerEvidence(
   evidence: NonNullable<CheckRequest['run']['evidence']>,
   contract?: Contract,
-): Evidence {
+): ContractEvidence {
   if (contract && evidence.kind === contract.kind && evidence.ran === contractText(contract)) return evidence;
   return {
     ...evidence,

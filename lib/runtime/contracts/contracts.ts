@@ -6,7 +6,7 @@
 import type { LambdaClient } from '@aws-sdk/client-lambda';
 import jsonata from 'jsonata';
 import type { Contract } from '../../plan/schema.ts';
-import type { Evidence as PayloadEvidence } from '../payloads/index.ts';
+import type { Evidence } from '../payloads/index.ts';
 import { Redactor } from '../secrets/redact.ts';
 import { type ReferenceScope, resolveReferences } from '../secrets/references.ts';
 import type { SecretSource } from '../secrets/secrets.ts';
@@ -17,7 +17,7 @@ import { sendHttp } from '../tools/http.ts';
 import { invokeLambda } from '../tools/lambda.ts';
 
 /** What the harness saw when it checked a contract; stored with TASK_COMPLETED / TASK_FAILED. */
-export interface Evidence extends PayloadEvidence {
+export interface ContractEvidence extends Evidence {
   readonly kind: Contract['kind'] | 'none';
   /** What ran, as written in the plan (references unresolved, so no secret values). */
   readonly ran: string;
@@ -68,14 +68,14 @@ export async function checkContract(
   contract: Contract,
   scope: ContractScope,
   deps: ContractDeps = {},
-): Promise<Evidence> {
+): Promise<ContractEvidence> {
   const checkedAt = new Date().toISOString();
   const ev = await runCheck(contract, scope, deps);
   return { ...ev, summary: summarize(ev), checkedAt };
 }
 
 /** One line for progress output and the TASK_COMPLETED evidence: `exit 0`, `HTTP 200`, `assert true`. */
-function summarize(ev: Omit<Evidence, 'summary' | 'checkedAt'>): string {
+function summarize(ev: Omit<ContractEvidence, 'summary' | 'checkedAt'>): string {
   const verdict = ev.passed ? 'passed' : `failed: ${ev.reason ?? 'did not pass'}`;
   switch (ev.kind) {
     case 'command':
@@ -89,7 +89,7 @@ function summarize(ev: Omit<Evidence, 'summary' | 'checkedAt'>): string {
 }
 
 /** Evidence of a step with no contract: it completes when its runner succeeded. */
-export function noContractEvidence(): Evidence {
+export function noContractEvidence(): ContractEvidence {
   return {
     kind: 'none',
     ran: 'no contract',
@@ -105,7 +105,7 @@ async function runCheck(
   contract: Contract,
   scope: ContractScope,
   deps: ContractDeps,
-): Promise<Omit<Evidence, 'summary' | 'checkedAt'>> {
+): Promise<Omit<ContractEvidence, 'summary' | 'checkedAt'>> {
   const started = performance.now();
   const refScope: ReferenceScope = { steps: scope.steps, context: scope.context, secrets: deps.secrets };
   const excerptBytes = deps.excerptBytes ?? DEFAULT_EXCERPT_BYTES;
@@ -252,7 +252,7 @@ async function runCheck(
 }
 
 /** The failure a non-passing contract reports to the classifier. */
-export function contractFailure(evidence: Evidence): FailureFacts {
+export function contractFailure(evidence: ContractEvidence): FailureFacts {
   const base = {
     message: `contract ${evidence.kind} did not pass: ${evidence.reason ?? 'failed'}`,
     ...(evidence.status !== undefined ? { httpStatus: evidence.status } : {}),

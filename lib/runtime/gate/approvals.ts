@@ -19,10 +19,10 @@ import {
   type AbortRollback,
   type ApprovalDecision,
   type ApprovalNotice,
-  type ApprovalPolicy,
   decisionSchemaOf,
   ERROR_NAMES,
   type FailureCause,
+  type GateApprovers,
   type GateDecision,
   type GateRequest,
   type GateRevision,
@@ -36,7 +36,7 @@ import {
 import { Redactor } from '../secrets/redact.ts';
 import { sha256Hex } from '../shared/hash.ts';
 import { progressLabel } from '../shared/progress.ts';
-import { inlineOrStored } from '../steps/output-store.ts';
+import { inlineOrStored } from '../steps/outputs-table.ts';
 import { gateEventIdentity, recordDecision, recordVote } from './decision-events.ts';
 import {
   contentDigest,
@@ -53,7 +53,7 @@ import type { PlanChanges } from './plan-diff.ts';
 import { revisionRiskProblem } from './revised-view.ts';
 import { answerRequest, completionRequest, recordedPlanFacts } from './vote-policy.ts';
 
-export type { ApprovalPolicy } from '../payloads/index.ts';
+export type { GateApprovers } from '../payloads/index.ts';
 
 /** Who rejects a gate a later version of its plan superseded, in the decision its execution gets. */
 export const SUPERSEDE_DECIDER = 'plangate-supersede';
@@ -66,7 +66,7 @@ export interface ApprovalsProps {
   /** The HMAC key (at least 32 bytes); from Secrets Manager or the environment, never from a plan. */
   readonly signingKey: string | Buffer;
   /**
-   * Where a human step's large reported outputs are stored (see output-store.ts).
+   * Where a human step's large reported outputs are stored (see outputs-table.ts).
    * @default DEFAULT_TABLE_NAMES.outputs
    */
   readonly outputsTable?: string;
@@ -128,7 +128,7 @@ export class Approvals {
       recovery?: RecoveryAdvice;
     } = {},
   ): Promise<string> {
-    const policy: ApprovalPolicy = req.approval;
+    const policy: GateApprovers = req.approval;
     const now = this.now();
     const expires = new Date(now.getTime() + req.timeoutSeconds * 1000);
     const approvalId = randomBytes(16).toString('base64url');

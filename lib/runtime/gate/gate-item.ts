@@ -4,7 +4,7 @@ import { queryItems } from '../journal/journal.ts';
 import type {
   AbortRollback,
   ApprovalDecision,
-  ApprovalPolicy,
+  GateApprovers,
   GateDecision,
   GateRequest,
   GateRevision,
@@ -54,7 +54,7 @@ export interface GateItem {
    */
   status: 'pending' | 'answered' | 'escalated' | 'superseded';
   version: number;
-  policy: ApprovalPolicy;
+  policy: GateApprovers;
   /**
    * The approvals counted so far, each for the content digest its voter saw (the current one),
    * with the groups the voter's verified request proved (policy counts them at completion).

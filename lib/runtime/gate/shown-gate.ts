@@ -7,8 +7,8 @@
 import type {
   AbortRollback,
   ApprovalNotice,
-  ApprovalPolicy,
   ApprovalView,
+  GateApprovers,
   GateKind,
   GateRevision,
   PlanIdentity,
@@ -31,7 +31,7 @@ export interface ShownGate {
   readonly view?: ApprovalView;
   /** Step gate: the step, what already ran and the values it will consume. */
   readonly stepGate?: StepGateView;
-  readonly policy: ApprovalPolicy;
+  readonly policy: GateApprovers;
   readonly submittedBy?: string;
   readonly votes: readonly { readonly by: string; readonly decision: string }[];
   /** ISO 8601. */

@@ -15,7 +15,7 @@ import {
 } from '../payloads/index.ts';
 import { Redactor } from '../secrets/redact.ts';
 import { truncateText } from '../shared/truncate.ts';
-import { entryOutput } from '../steps/output-store.ts';
+import { entryOutput } from '../steps/outputs-table.ts';
 
 /** Most completed steps listed (the latest); the gate item must stay far below DynamoDB's 400 KB. */
 export const COMPLETED_LIMIT = 100;

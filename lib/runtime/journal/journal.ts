@@ -441,47 +441,6 @@ export async function queryEvents(
   return events;
 }
 
-/** The first place a chain of one execution's events breaks, if anywhere. */
-export type ChainVerdict =
-  | { readonly ok: true; readonly count: number }
-  | {
-      readonly ok: false;
-      /** Index in the given array. */
-      readonly index: number;
-      readonly seq: number | undefined;
-      readonly problem: 'gap' | 'reordered' | 'edited' | 'broken-link' | 'mixed-executions';
-      readonly message: string;
-    };
-
-/** Checks an execution's events, in the order given: consecutive sequence numbers from 1, each hash intact, each link to the previous. */
-export function verifyChain(events: readonly JournalRecord[]): ChainVerdict {
-  let prevHash = GENESIS_HASH;
-  const executionId = events[0]?.executionId;
-  for (const [index, event] of events.entries()) {
-    const expected = index + 1;
-    const fail = (
-      problem: Exclude<ChainVerdict, { ok: true }>['problem'],
-      message: string,
-    ): ChainVerdict => ({
-      ok: false,
-      index,
-      seq: event.seq,
-      problem,
-      message: `event #${index + 1} (seq ${event.seq}, ${event.event}): ${message}`,
-    });
-    if (event.executionId !== executionId) {
-      return fail('mixed-executions', `belongs to execution ${event.executionId}, not ${executionId}`);
-    }
-    if (event.seq < expected) return fail('reordered', `sequence ${event.seq} comes after ${expected - 1}`);
-    if (event.seq > expected) return fail('gap', `sequence jumps from ${expected - 1} to ${event.seq}`);
-    if (event.prevHash !== prevHash) return fail('broken-link', 'prevHash does not match the previous event');
-    if (hashEvent(event.prevHash, event) !== event.hash)
-      return fail('edited', 'content does not match its hash');
-    prevHash = event.hash;
-  }
-  return { ok: true, count: events.length };
-}
-
 function limitStrings(value: unknown): unknown {
   if (typeof value === 'string') return truncateText(value, MAX_DETAIL_STRING_BYTES).text;
   if (Array.isArray(value)) return value.map(limitStrings);

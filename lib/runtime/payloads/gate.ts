@@ -3,9 +3,9 @@ import { z } from 'zod';
 import { FailureClassSchema, IdSchema } from '../../plan/schema.ts';
 import { type RecoveryAdvice, RecoveryAdviceSchema } from './recovery-advice.ts';
 import {
-  ApprovalPolicySchema,
   ArgOverridesSchema,
   ExecutionScope,
+  GateApproversSchema,
   PlanContextSchema,
   PlanIdentitySchema,
   Progress,
@@ -464,7 +464,7 @@ export const GateRequestSchema = z.object({
   /** Kind `plan`: what the plan is for and how many steps it has, to show the approver. */
   summary: PlanSummarySchema.optional(),
   /** Who may answer (`$approval`): checked on every answer. */
-  approval: ApprovalPolicySchema,
+  approval: GateApproversSchema,
   /** 1 for the first request; +1 after each ASK_FOR_CLARIFICATION (or each escalation of the step). */
   round: z.number().int().min(1),
   /** The question from the previous round's ASK_FOR_CLARIFICATION, to show the approver; null on round 1. */
@@ -530,7 +530,7 @@ export const ApprovalNoticeSchema = z.object({
   /** Human step: what to do and which values to report. */
   human: z.object({ instructions: z.string(), outputs: z.array(IdSchema) }).optional(),
   expiresAt: z.string(),
-  policy: ApprovalPolicySchema,
+  policy: GateApproversSchema,
   /**
    * A reminder or the gate escalated to this group (later rungs of the timeout ladder), or a new
    * revision of what is asked (an approver modified it; every approver reviews it again).

@@ -1,10 +1,10 @@
 /** Shapes every payload shares: plan identity, the ledger, output references, the plan's policy and recipes. */
 import { z } from 'zod';
 import {
+  ApprovalPolicySchema,
   DetectionSchema,
   FailureClassSchema,
   IdSchema,
-  ApprovalPolicySchema as PlanApprovalPolicySchema,
   SecretRefSchema,
 } from '../../plan/schema.ts';
 
@@ -79,12 +79,12 @@ export const SecretDeclarationsSchema = z.array(SecretRefSchema);
 export const PlanContextSchema = z.record(z.string(), z.unknown());
 
 /** Who may answer the plan's gates (`$approval`): the plan's approval policy, minus what the machine itself enforces. */
-export const ApprovalPolicySchema = PlanApprovalPolicySchema.pick({
+export const GateApproversSchema = ApprovalPolicySchema.pick({
   approvers: true,
   forbiddenApprovers: true,
   quorum: true,
 });
-export type ApprovalPolicy = z.infer<typeof ApprovalPolicySchema>;
+export type GateApprovers = z.infer<typeof GateApproversSchema>;
 
 /** A recipe as the Lambdas need it (the rest of the recipe is compiled into Retry blocks). */
 export const RecipeSummarySchema = z.object({

@@ -1,15 +1,15 @@
 /**
  * The runtime's failure classifier. The rules themselves live in lib/plan/recovery.ts (seed 000's
- * defaults, `matchesDetection`, `classifyFailure`); this adds only what the harness knows on top:
+ * defaults, `matchesDetection`, `classifyByDetection`); this adds only what the harness knows on top:
  * errors it already named (`Plangate.*`, its own error classes, a worker's) keep their class,
  * then the plan's recipes decide, then the defaults; an agent's failure no rule matched is its
  * work's (logic); anything else unmatched is `unknown`, which always asks a person.
  */
 import {
   CLASSIFICATION_ORDER,
-  classifyFailure as classifyByRules,
+  classifyByDetection,
   DEFAULT_RECOVERY,
-  type FailureFacts as DetectionFacts,
+  type DetectionFacts,
   matchesDetection,
 } from '../../plan/recovery.ts';
 import type { FailureClass, RecoveryRecipe } from '../../plan/schema.ts';
@@ -59,7 +59,7 @@ export function classifyFailure(facts: FailureFacts, recipes: RecipeDetections =
     return detect !== undefined && matchesDetection(completeDetection(detect), detection);
   });
   if (fromRecipe) return { failureClass: fromRecipe, source: 'recipe' };
-  const fromDefaults = classifyByRules(detection, DEFAULT_RECOVERY);
+  const fromDefaults = classifyByDetection(detection, DEFAULT_RECOVERY);
   if (fromDefaults !== 'unknown') return { failureClass: fromDefaults, source: 'default' };
   const unmatched = UNMATCHED_CLASSES.get(facts.name);
   return unmatched

@@ -21,7 +21,7 @@ import { Redactor } from '../secrets/redact.ts';
 import { resolveReferences } from '../secrets/references.ts';
 import { failureFacts, HarnessError, InvalidInputError } from '../shared/errors.ts';
 import { progressLabel } from '../shared/progress.ts';
-import { inlineOrStored } from './output-store.ts';
+import { inlineOrStored } from './outputs-table.ts';
 import { authorizeRun, runOf } from './run-policy.ts';
 import { skipOrBlock } from './step-start.ts';
 import { outputsOf, resolveTaskText } from './task-text.ts';

@@ -7,7 +7,7 @@
 import type { DynamoDBDocumentClient } from '@aws-sdk/lib-dynamodb';
 import type { StepEntry } from '../payloads/index.ts';
 import { resolveReferences } from '../secrets/references.ts';
-import { entryOutput } from './output-store.ts';
+import { entryOutput } from './outputs-table.ts';
 
 /** Outputs of earlier steps by step id, as references read them. */
 export type StepOutputs = Readonly<Record<string, Readonly<Record<string, unknown>> | undefined>>;

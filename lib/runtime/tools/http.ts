@@ -18,7 +18,8 @@ export interface HttpInput {
 /** Response headers worth keeping as output; the rest (cookies, auth challenges) are dropped. */
 const KEPT_HEADERS = ['content-type', 'content-length', 'location', 'etag', 'last-modified', 'retry-after'];
 
-export interface HttpResult {
+/** A response as the `http` tool and an http contract keep it: status, the kept headers, a bounded body. */
+export interface BoundedHttpResponse {
   readonly status: number;
   readonly headers: Record<string, string>;
   readonly body: string;
@@ -32,7 +33,7 @@ export async function sendHttp(
   input: HttpInput,
   timeoutMs: number,
   signal?: AbortSignal,
-): Promise<HttpResult> {
+): Promise<BoundedHttpResponse> {
   const started = performance.now();
   const timeout = AbortSignal.timeout(timeoutMs);
   const headers: Record<string, string> = { ...input.headers };

@@ -4,7 +4,7 @@ import * as path from 'node:path';
 import { afterEach, describe, expect, it } from 'vitest';
 import { createEngine } from '../../../lib/engine/engine.ts';
 import { NOT_TRUNCATED, type StoredEvent } from '../../../lib/engine/persistence/history.ts';
-import { FileStore } from '../../../lib/engine/persistence/store.ts';
+import { FileEngineStore } from '../../../lib/engine/persistence/store.ts';
 
 const dirs: string[] = [];
 afterEach(() => {
@@ -21,7 +21,7 @@ const EXECUTION_ARN = 'arn:aws:states:us-east-1:123456789012:execution:Machine:r
 async function storeWithForeignHistory(): Promise<string> {
   const dir = fs.mkdtempSync(path.join(os.tmpdir(), 'plangate-replay-'));
   dirs.push(dir);
-  const store = new FileStore({ dir });
+  const store = new FileEngineStore({ dir });
   const definition = JSON.stringify({
     StartAt: 'First',
     States: { First: { Type: 'Wait', Seconds: 1, Next: 'Done' }, Done: { Type: 'Succeed' } },

@@ -5,7 +5,7 @@ import fc from 'fast-check';
 import { afterEach, describe, expect, it } from 'vitest';
 import { createEngine } from '../../../lib/engine/engine.ts';
 import { NOT_TRUNCATED, type StoredEvent } from '../../../lib/engine/persistence/history.ts';
-import { FileStore } from '../../../lib/engine/persistence/store.ts';
+import { FileEngineStore } from '../../../lib/engine/persistence/store.ts';
 
 const dirs: string[] = [];
 function storeDir(): string {
@@ -80,7 +80,7 @@ function logFile(dir: string): string {
   return path.join(machines, String(machine), String(file));
 }
 
-describe('FileStore execution logs', () => {
+describe('FileEngineStore execution logs', () => {
   it('reads back every appended event in order, whatever the batches', () => {
     const events = fc.array(
       fc.record({
@@ -92,7 +92,7 @@ describe('FileStore execution logs', () => {
     fc.assert(
       fc.property(events, fc.array(fc.nat({ max: 5 }), { maxLength: 40 }), (specs, cuts) => {
         const dir = storeDir();
-        const log = new FileStore({ dir }).openLog('m', 'e');
+        const log = new FileEngineStore({ dir }).openLog('m', 'e');
         const all = specs.map((s, i) => event(i + 1, { type: s.type, details: s.details }));
         let at = 0;
         for (const cut of cuts) {
@@ -101,7 +101,9 @@ describe('FileStore execution logs', () => {
         }
         log.append(all.slice(at));
         log.close();
-        expect(new FileStore({ dir }).openLog('m', 'e').readAll()).toEqual(JSON.parse(JSON.stringify(all)));
+        expect(new FileEngineStore({ dir }).openLog('m', 'e').readAll()).toEqual(
+          JSON.parse(JSON.stringify(all)),
+        );
       }),
       { numRuns: 50 },
     );
@@ -109,7 +111,7 @@ describe('FileStore execution logs', () => {
 
   it('writes one line per batch and still reads one-event-per-line files', async () => {
     const dir = storeDir();
-    const store = new FileStore({ dir });
+    const store = new FileEngineStore({ dir });
     const log = store.openLog('m', 'e');
     log.append([event(1), event(2), event(3)]);
     log.append([event(4)]);
@@ -119,7 +121,7 @@ describe('FileStore execution logs', () => {
     expect(fs.readFileSync(file, 'utf8').trim().split('\n')).toHaveLength(2);
     fs.appendFileSync(file, `${JSON.stringify(event(5))}\n${JSON.stringify(event(6))}\n`);
     expect(
-      new FileStore({ dir })
+      new FileEngineStore({ dir })
         .openLog('m', 'e')
         .readAll()
         .map((e) => e.id),
@@ -128,14 +130,14 @@ describe('FileStore execution logs', () => {
 
   it('cuts a torn last line (a write cut short by a kill) before appending again', async () => {
     const dir = storeDir();
-    const store = new FileStore({ dir });
+    const store = new FileEngineStore({ dir });
     const log = store.openLog('m', 'e');
     log.append([event(1), event(2)]);
     log.close();
     await store.close();
     const file = logFile(dir);
     fs.appendFileSync(file, JSON.stringify([event(3), event(4)]).slice(0, 30));
-    const reopened = new FileStore({ dir }).openLog('m', 'e');
+    const reopened = new FileEngineStore({ dir }).openLog('m', 'e');
     expect(reopened.readAll().map((e) => e.id)).toEqual([1, 2]);
     reopened.append([event(3)]);
     reopened.close();
@@ -145,20 +147,20 @@ describe('FileStore execution logs', () => {
 
   it('cuts a torn first line too', async () => {
     const dir = storeDir();
-    const store = new FileStore({ dir });
+    const store = new FileEngineStore({ dir });
     const log = store.openLog('m', 'e');
     log.append([event(1)]);
     log.close();
     await store.close();
     fs.writeFileSync(logFile(dir), '{"id":1,"pr');
-    const reopened = new FileStore({ dir }).openLog('m', 'e');
+    const reopened = new FileEngineStore({ dir }).openLog('m', 'e');
     reopened.append([event(1)]);
     reopened.close();
     expect(reopened.readAll()).toEqual([event(1)]);
   });
 });
 
-describe('FileStore history format 3 (compact records, implied fields, payloads by reference)', () => {
+describe('FileEngineStore history format 3 (compact records, implied fields, payloads by reference)', () => {
   const names = fc.constantFrom('A', 'Pass 1', 'ünï"code\\', '', 'B9', 'B10');
   const payloads = fc.constantFrom(
     '{"n":1}',
@@ -259,19 +261,21 @@ describe('FileStore history format 3 (compact records, implied fields, payloads 
       fc.property(historyEvents, fc.array(fc.nat({ max: 7 }), { maxLength: 20 }), (specs, cuts) => {
         const dir = storeDir();
         const all = build(specs);
-        let log = new FileStore({ dir }).openLog('m', 'e');
+        let log = new FileEngineStore({ dir }).openLog('m', 'e');
         let at = 0;
         for (const cut of cuts) {
           log.append(all.slice(at, at + cut));
           at = Math.min(all.length, at + cut);
           if (cut % 3 === 0) {
             log.close();
-            log = new FileStore({ dir }).openLog('m', 'e'); // a restart: encoding goes on from the file
+            log = new FileEngineStore({ dir }).openLog('m', 'e'); // a restart: encoding goes on from the file
           }
         }
         log.append(all.slice(at));
         log.close();
-        expect(new FileStore({ dir }).openLog('m', 'e').readAll()).toEqual(JSON.parse(JSON.stringify(all)));
+        expect(new FileEngineStore({ dir }).openLog('m', 'e').readAll()).toEqual(
+          JSON.parse(JSON.stringify(all)),
+        );
       }),
       { numRuns: 100 },
     );
@@ -279,7 +283,7 @@ describe('FileStore history format 3 (compact records, implied fields, payloads 
 
   it('writes each payload text once per history', async () => {
     const dir = storeDir();
-    const store = new FileStore({ dir });
+    const store = new FileEngineStore({ dir });
     const log = store.openLog('m', 'e');
     const payload = JSON.stringify({ marker: 'only-once', items: [1, 2, 3] });
     const events: StoredEvent[] = [];
@@ -313,7 +317,7 @@ describe('FileStore history format 3 (compact records, implied fields, payloads 
 
   it('a group window whose next generation cannot be opened fails the next write, not the process', async () => {
     const dir = storeDir();
-    const store = new FileStore({ dir, syncWindowMs: 5 });
+    const store = new FileEngineStore({ dir, syncWindowMs: 5 });
     const log = store.openLog('m', 'e');
     log.append([event(1)]);
     fs.rmSync(dir, { recursive: true, force: true }); // the window's timer seals: the new generation has no directory
@@ -326,13 +330,13 @@ describe('FileStore history format 3 (compact records, implied fields, payloads 
     fs.mkdirSync(path.join(dir, 'executions', '_m'), { recursive: true });
     const file = path.join(dir, 'executions', '_m', '_e.jsonl');
     fs.writeFileSync(file, `${JSON.stringify(event(1))}\n${JSON.stringify([event(2), event(3)])}\n`);
-    const store = new FileStore({ dir });
+    const store = new FileEngineStore({ dir });
     const log = store.openLog('m', 'e');
     log.append([event(4), event(5, { ts: 1_700_000_000_000 })]);
     log.close();
     await store.close();
     expect(fs.readFileSync(file, 'utf8').trim().split('\n').at(-1)).toMatch(/^\[3,/);
-    expect(new FileStore({ dir }).openLog('m', 'e').readAll()).toEqual([
+    expect(new FileEngineStore({ dir }).openLog('m', 'e').readAll()).toEqual([
       event(1),
       event(2),
       event(3),
@@ -406,7 +410,7 @@ describe('FileStore history format 3 (compact records, implied fields, payloads 
     fs.mkdirSync(path.join(dir, 'executions', '_m'), { recursive: true });
     const file = path.join(dir, 'executions', '_m', '_e.jsonl');
     fs.writeFileSync(file, format2);
-    const store = new FileStore({ dir });
+    const store = new FileEngineStore({ dir });
     const log = store.openLog('m', 'e');
     expect(log.readAll()).toEqual(events);
     // the iteration goes on, a sibling iteration begins, the Map state ends
@@ -423,12 +427,12 @@ describe('FileStore history format 3 (compact records, implied fields, payloads 
     await store.close();
     expect(fs.readFileSync(file, 'utf8').startsWith(format2)).toBe(true);
     expect(fs.readFileSync(file, 'utf8').slice(format2.length)).toMatch(/^\[3,/);
-    expect(new FileStore({ dir }).openLog('m', 'e').readAll()).toEqual([...events, ...more]);
+    expect(new FileEngineStore({ dir }).openLog('m', 'e').readAll()).toEqual([...events, ...more]);
   });
 
   it('writes new payload texts raw after the line, and escapes only those UTF-8 or a line cannot hold', async () => {
     const dir = storeDir();
-    const store = new FileStore({ dir });
+    const store = new FileEngineStore({ dir });
     const log = store.openLog('m', 'e');
     const plain = '{"marker":"raw\ttext ü"}';
     const multiline = '{\n"marker":"escaped"\n}';
@@ -443,19 +447,19 @@ describe('FileStore history format 3 (compact records, implied fields, payloads 
     expect(text.split('\n')).toHaveLength(2); // one line
     expect(text).toContain(`\t${plain}`);
     expect(text).toContain(JSON.stringify(multiline));
-    expect(new FileStore({ dir }).openLog('m', 'e').readAll()).toEqual(events);
+    expect(new FileEngineStore({ dir }).openLog('m', 'e').readAll()).toEqual(events);
   });
 
   it('takes a format-3 line whose raw texts were cut short as torn, even when its JSON is whole', async () => {
     const dir = storeDir();
-    let store = new FileStore({ dir });
+    let store = new FileEngineStore({ dir });
     let log = store.openLog('m', 'e');
     log.append([entered(1, 0, 1, 'Pass', '.0', 'A', '{"first":1}')]);
     log.close();
     await store.close();
     const file = logFile(dir);
     const whole = fs.readFileSync(file, 'utf8');
-    store = new FileStore({ dir });
+    store = new FileEngineStore({ dir });
     log = store.openLog('m', 'e');
     log.append([entered(2, 1, 1, 'Pass', '.1', 'B', '{"second":2}')]);
     log.close();
@@ -466,7 +470,7 @@ describe('FileStore history format 3 (compact records, implied fields, payloads 
     for (const cut of [tab + 4, tab + 1, tab, both.length - 1]) {
       fs.writeFileSync(file, both.slice(0, cut));
       expect(
-        new FileStore({ dir })
+        new FileEngineStore({ dir })
           .openLog('m', 'e')
           .readAll()
           .map((e) => e.id),
@@ -476,7 +480,7 @@ describe('FileStore history format 3 (compact records, implied fields, payloads 
 
   it('a batch that cannot be encoded throws and leaves the log and the history as they were', async () => {
     const dir = storeDir();
-    const store = new FileStore({ dir });
+    const store = new FileEngineStore({ dir });
     const log = store.openLog('m', 'e');
     const other = store.openLog('m', 'other');
     log.append([entered(1, 0, 1, 'Pass', '.0', 'A', '{"n":1}')]);
@@ -493,7 +497,7 @@ describe('FileStore history format 3 (compact records, implied fields, payloads 
     const expected = [entered(1, 0, 1, 'Pass', '.0', 'A', '{"n":1}'), next];
     expect(log.readAll()).toEqual(expected);
     // a restart (kill -9: the log is applied as it is) reads the same
-    const restarted = new FileStore({ dir });
+    const restarted = new FileEngineStore({ dir });
     expect(restarted.openLog('m', 'e').readAll()).toEqual(expected);
     expect(restarted.openLog('m', 'other').readAll()).toEqual([
       entered(1, 0, 1, 'Pass', '.0', 'X', '{"x":1}'),
@@ -503,47 +507,47 @@ describe('FileStore history format 3 (compact records, implied fields, payloads 
 
   it('cuts a torn format-3 line and goes on encoding from the lines before it', async () => {
     const dir = storeDir();
-    let store = new FileStore({ dir });
+    let store = new FileEngineStore({ dir });
     let log = store.openLog('m', 'e');
     log.append([event(1), event(2)]);
     log.close();
     await store.close();
     const file = logFile(dir);
     const whole = fs.readFileSync(file, 'utf8');
-    store = new FileStore({ dir });
+    store = new FileEngineStore({ dir });
     log = store.openLog('m', 'e');
     log.append([event(3), event(4)]);
     log.close();
     await store.close();
     fs.writeFileSync(file, fs.readFileSync(file, 'utf8').slice(0, whole.length + 9));
     expect(
-      new FileStore({ dir })
+      new FileEngineStore({ dir })
         .openLog('m', 'e')
         .readAll()
         .map((e) => e.id),
     ).toEqual([1, 2]);
-    const reopened = new FileStore({ dir }).openLog('m', 'e');
+    const reopened = new FileEngineStore({ dir }).openLog('m', 'e');
     reopened.append([event(3)]);
     reopened.close();
     expect(reopened.readAll()).toEqual([event(1), event(2), event(3)]);
   });
 });
 
-describe('FileStore definitions', () => {
+describe('FileEngineStore definitions', () => {
   it('keeps each definition once, by content, across reopening', () => {
     const dir = storeDir();
-    const store = new FileStore({ dir });
+    const store = new FileEngineStore({ dir });
     const text = JSON.stringify({ StartAt: 'A', States: { A: { Type: 'Pass', End: true } } });
     const ref = store.putDefinition(text);
     expect(ref).toMatch(/^sha256:[0-9a-f]{64}$/);
     expect(store.putDefinition(text)).toBe(ref);
     expect(store.putDefinition(`${text} `)).not.toBe(ref);
     expect(fs.readdirSync(path.join(dir, 'definitions'))).toHaveLength(2);
-    expect(new FileStore({ dir }).getDefinition(ref)).toBe(text);
+    expect(new FileEngineStore({ dir }).getDefinition(ref)).toBe(text);
   });
 
   it('answers undefined for unknown or malformed references, never reading outside the store', () => {
-    const store = new FileStore({ dir: storeDir() });
+    const store = new FileEngineStore({ dir: storeDir() });
     expect(store.getDefinition(`sha256:${'0'.repeat(64)}`)).toBeUndefined();
     expect(store.getDefinition('sha256:../../etc/passwd')).toBeUndefined();
     expect(store.getDefinition('')).toBeUndefined();
@@ -592,7 +596,7 @@ describe('the write-ahead log', () => {
 
   it('writes the batches of many histories with one write and applies them after a stop without close', () => {
     const dir = storeDir();
-    const store = new FileStore({ dir });
+    const store = new FileEngineStore({ dir });
     const logs = [0, 1, 2].map((i) => store.openLog('m', `e${i}`));
     for (const log of logs) log.stage([event(1), event(2)]);
     expect(walBytes(dir)).toBe(''); // staged: nothing written yet
@@ -602,7 +606,7 @@ describe('the write-ahead log', () => {
     // no history file yet: the lines are only in the log
     expect(fs.readdirSync(path.join(dir, 'executions', '_m'))).toEqual([]);
     // a new store on the directory (as after kill -9) applies the log to the histories
-    const restarted = new FileStore({ dir });
+    const restarted = new FileEngineStore({ dir });
     for (const i of [0, 1, 2])
       expect(restarted.openLog('m', `e${i}`).readAll()).toEqual([event(1), event(2)]);
     expect(fs.readdirSync(path.join(dir, 'wal'))).toEqual(['1.log']); // the next generation, empty
@@ -611,33 +615,33 @@ describe('the write-ahead log', () => {
 
   it('applying a log twice changes nothing, and a torn last line of the log is dropped', () => {
     const dir = storeDir();
-    const store = new FileStore({ dir });
+    const store = new FileEngineStore({ dir });
     const log = store.openLog('m', 'e');
     log.append([event(1)]);
     log.append([event(2)]);
     const generation = path.join(dir, 'wal', '0.log');
     const bytes = fs.readFileSync(generation);
     // a restart that applied the log and was killed before deleting it: applied again
-    new FileStore({ dir });
+    new FileEngineStore({ dir });
     fs.writeFileSync(generation, bytes);
     // plus a line cut short by a kill
     fs.appendFileSync(generation, '0\t999\t[2,[');
-    const restarted = new FileStore({ dir });
+    const restarted = new FileEngineStore({ dir });
     expect(restarted.openLog('m', 'e').readAll()).toEqual([event(1), event(2)]);
   });
 
   it('refuses a log that continues a history beyond its end (a damaged store), naming the history', () => {
     const dir = storeDir();
-    const store = new FileStore({ dir });
+    const store = new FileEngineStore({ dir });
     store.openLog('m', 'e').append([event(1)]);
     const generation = path.join(dir, 'wal', '0.log');
     fs.writeFileSync(generation, fs.readFileSync(generation, 'latin1').replace('0\t0\t', '0\t50\t'));
-    expect(() => new FileStore({ dir })).toThrow(/_e\.jsonl ends at byte 0.*at byte 50/);
+    expect(() => new FileEngineStore({ dir })).toThrow(/_e\.jsonl ends at byte 0.*at byte 50/);
   });
 
   it('checkpoints full generations into the histories while executions go on writing', async () => {
     const dir = storeDir();
-    const store = new FileStore({ dir, checkpointBytes: 2048 });
+    const store = new FileEngineStore({ dir, checkpointBytes: 2048 });
     const all: StoredEvent[] = [];
     const log = store.openLog('m', 'e');
     for (let i = 1; i <= 400; i++) {
@@ -650,15 +654,15 @@ describe('the write-ahead log', () => {
     expect(store.stats().checkpoints).toBeGreaterThanOrEqual(2);
     await store.close();
     expect(fs.readdirSync(path.join(dir, 'wal'))).toEqual([]);
-    expect(new FileStore({ dir }).openLog('m', 'e').readAll()).toEqual(JSON.parse(JSON.stringify(all)));
+    expect(new FileEngineStore({ dir }).openLog('m', 'e').readAll()).toEqual(JSON.parse(JSON.stringify(all)));
   });
 
   it('once histories are listed, finds the listed ones and those a checkpoint created since', async () => {
     const dir = storeDir();
-    const first = new FileStore({ dir });
+    const first = new FileEngineStore({ dir });
     first.openLog('m', 'old').append([event(1)]);
     await first.close();
-    const store = new FileStore({ dir, checkpointBytes: 1 }); // every write starts a checkpoint
+    const store = new FileEngineStore({ dir, checkpointBytes: 1 }); // every write starts a checkpoint
     expect(store.listLogs()).toEqual([{ machineName: 'm', executionName: 'old' }]);
     store.openLog('m', 'new').append([event(1)]); // not listed: taken as new without looking
     const old = store.openLog('m', 'old'); // listed: read and appended to
@@ -670,19 +674,19 @@ describe('the write-ahead log', () => {
     again.append([event(2)]);
     expect(again.readAll()).toEqual([event(1), event(2)]);
     await store.close();
-    expect(new FileStore({ dir }).openLog('m', 'new').readAll()).toEqual([event(1), event(2)]);
-    expect(new FileStore({ dir }).openLog('m', 'old').readAll()).toEqual([event(1), event(2)]);
+    expect(new FileEngineStore({ dir }).openLog('m', 'new').readAll()).toEqual([event(1), event(2)]);
+    expect(new FileEngineStore({ dir }).openLog('m', 'old').readAll()).toEqual([event(1), event(2)]);
   });
 
   it('keeps summaries of finished executions and forgets one whose history grows again', async () => {
     const dir = storeDir();
-    const store = new FileStore({ dir });
+    const store = new FileEngineStore({ dir });
     store.openLog('m', 'a').append([event(1)]);
     store.noteFinished('m', 'a', { status: 'SUCCEEDED' });
     store.openLog('m', 'b').append([event(1)]);
     store.noteFinished('m', 'b', { status: 'FAILED' });
     await store.close();
-    const second = new FileStore({ dir });
+    const second = new FileEngineStore({ dir });
     expect(second.readSummaries()).toEqual(
       new Map([
         ['m\ta', { status: 'SUCCEEDED' }],
@@ -691,15 +695,17 @@ describe('the write-ahead log', () => {
     );
     // b runs again (a redrive) and the engine is killed: its summary no longer holds
     second.openLog('m', 'b').append([event(2)]);
-    expect(new FileStore({ dir }).readSummaries()).toEqual(new Map([['m\ta', { status: 'SUCCEEDED' }]]));
+    expect(new FileEngineStore({ dir }).readSummaries()).toEqual(
+      new Map([['m\ta', { status: 'SUCCEEDED' }]]),
+    );
     // a history that grows again after its summary was noted (a redrive in the same window)
     // keeps no summary once the store closes
-    const third = new FileStore({ dir });
+    const third = new FileEngineStore({ dir });
     third.openLog('m', 'c').append([event(1)]);
     third.noteFinished('m', 'c', { status: 'FAILED' });
     third.openLog('m', 'c').append([event(2)]);
     await third.close();
-    expect(new FileStore({ dir }).readSummaries().has('m\tc')).toBe(false);
+    expect(new FileEngineStore({ dir }).readSummaries().has('m\tc')).toBe(false);
   });
 });
 
@@ -709,8 +715,8 @@ describe('one engine per store directory', () => {
     const holderScript = path.join(dir, 'hold.ts');
     fs.writeFileSync(
       holderScript,
-      `import { FileStore } from ${JSON.stringify(path.resolve('lib/engine/persistence/store.ts'))};\n` +
-        `new FileStore({ dir: ${JSON.stringify(path.join(dir, 'store'))} });\n` +
+      `import { FileEngineStore } from ${JSON.stringify(path.resolve('lib/engine/persistence/store.ts'))};\n` +
+        `new FileEngineStore({ dir: ${JSON.stringify(path.join(dir, 'store'))} });\n` +
         `process.stdout.write('held\\n');\nsetInterval(() => undefined, 1000);\n`,
     );
     const { spawn } = await import('node:child_process');
@@ -724,14 +730,14 @@ describe('one engine per store directory', () => {
         holder.stdout?.on('data', (chunk: Buffer) => chunk.toString().includes('held') && resolve());
         holder.once('exit', (code) => reject(new Error(`the holder exited ${code}`)));
       });
-      expect(() => new FileStore({ dir: path.join(dir, 'store') })).toThrow(
+      expect(() => new FileEngineStore({ dir: path.join(dir, 'store') })).toThrow(
         `is in use by process ${holder.pid}`,
       );
     } finally {
       holder.kill('SIGKILL');
       await new Promise((resolve) => holder.once('exit', resolve));
     }
-    const store = new FileStore({ dir: path.join(dir, 'store') });
+    const store = new FileEngineStore({ dir: path.join(dir, 'store') });
     expect(fs.readFileSync(path.join(dir, 'store', 'LOCK'), 'utf8')).toBe(`${process.pid}\n`);
     await store.close();
     expect(fs.existsSync(path.join(dir, 'store', 'LOCK'))).toBe(false);

@@ -1,7 +1,8 @@
 /** The ASL intrinsic functions (States.*), with AWS's argument checks. */
 import { createHash, randomUUID } from 'node:crypto';
+import { isJsonObject } from '../../types.ts';
 import { intrinsicFailure } from '../errors.ts';
-import { isJsonObject, jsonEquals, jsonText, jsonTypeName, setOwn } from '../json.ts';
+import { jsonEquals, jsonText, jsonTypeName, setOwn } from '../json.ts';
 
 /** An evaluated argument; `raw` is the literal text of a string literal (keeps `\{` escapes for Format). */
 export interface IntrinsicValue {

@@ -1,9 +1,9 @@
 /** JSONata query language: `{% expr %}` templates, Choice conditions, with `$states` and variables bound. */
 import jsonata from 'jsonata';
-import { StatesError } from '../../types.ts';
+import { isJsonObject, StatesError } from '../../types.ts';
 import { queryEvaluationError } from '../errors.ts';
 import type { CompiledJsonata, ExpressionCache } from '../expression-cache.ts';
-import { isJsonObject, jsonText, jsonTypeName, setOwn } from '../json.ts';
+import { jsonText, jsonTypeName, setOwn } from '../json.ts';
 import type { FieldName, Variables } from '../paths.ts';
 import { AWS_JSONATA_FUNCTIONS } from './functions.ts';
 

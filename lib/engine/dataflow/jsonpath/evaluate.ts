@@ -1,5 +1,7 @@
 /** Evaluates parsed JSONPath expressions with Jayway's semantics (the library AWS's messages come from). */
-import { getOwn, isJsonObject, jsonEquals } from '../json.ts';
+
+import { isJsonObject } from '../../types.ts';
+import { getOwn, jsonEquals } from '../json.ts';
 import {
   type FilterExpression,
   type ParsedPath,

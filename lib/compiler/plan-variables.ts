@@ -5,16 +5,17 @@
  * so they are bound to the approved digest like everything else the machine does.
  */
 import type { Plan } from '../plan/schema.ts';
-import type { ApprovalPolicy } from '../runtime/payloads/index.ts';
+import type { GateApprovers } from '../runtime/payloads/index.ts';
 import { literal } from './jsonata.ts';
 
-export interface PlanFacts {
+/** The plan-wide workflow variables: `$context`, `$secrets`, `$approval`. */
+export interface PlanVariables {
   readonly context: Plan['context'];
   readonly secrets: Plan['secrets'];
-  readonly approval: ApprovalPolicy;
+  readonly approval: GateApprovers;
 }
 
-export function planFacts(plan: Plan): PlanFacts {
+export function planVariables(plan: Plan): PlanVariables {
   const { approvers, forbiddenApprovers, quorum } = plan.approval;
   return {
     context: plan.context,
@@ -24,10 +25,10 @@ export function planFacts(plan: Plan): PlanFacts {
 }
 
 /** The Assign entries that set the variables. */
-export function planFactsAssign(facts: PlanFacts): Record<string, string> {
+export function planVariablesAssign(variables: PlanVariables): Record<string, string> {
   return {
-    context: literal(facts.context),
-    secrets: literal(facts.secrets),
-    approval: literal(facts.approval),
+    context: literal(variables.context),
+    secrets: literal(variables.secrets),
+    approval: literal(variables.approval),
   };
 }

@@ -4,9 +4,9 @@
  * logical key instead of writing them again, so nothing is lost, duplicated or re-run.
  */
 import {
-  JournalEvent,
   NOT_TRUNCATED,
   RecordedEvent,
+  ScopedEvent,
   StateEnteredEvent,
   StateExitedEvent,
   type StoredEvent,
@@ -18,7 +18,7 @@ export class Scope {
   private seq = 0;
 
   constructor(
-    readonly journal: Journal,
+    readonly history: ExecutionHistory,
     readonly id: string,
     /** Id of the last event emitted in this scope (AWS's previousEventId). */
     public lastEventId: number,
@@ -31,22 +31,22 @@ export class Scope {
 
   /** Emits (or, on replay, finds again) the next event of this scope. */
   emit(type: string, details?: Record<string, unknown>, internal?: Record<string, unknown>): StoredEvent {
-    const event = this.journal.record(this.id, this.seq++, this.lastEventId, type, details, internal);
+    const event = this.history.record(this.id, this.seq++, this.lastEventId, type, details, internal);
     this.lastEventId = event.id;
     return event;
   }
 
   /** Emits `<Type>StateEntered` with details `{ name, input, inputDetails }` (see {@link StateEnteredEvent}). */
   emitEntered(type: string, name: string, input: string): StoredEvent {
-    const { journal } = this;
+    const { history } = this;
     const seq = this.seq++;
     const event =
-      journal.replayed(this.id, seq, type) ??
-      journal.add(
+      history.replayed(this.id, seq, type) ??
+      history.add(
         new StateEnteredEvent(
-          journal.length + 1,
+          history.length + 1,
           this.lastEventId,
-          journal.time(),
+          history.time(),
           type,
           this.id,
           seq,
@@ -67,15 +67,15 @@ export class Scope {
     next: string | undefined,
     assigned: Record<string, unknown> | undefined,
   ): StoredEvent {
-    const { journal } = this;
+    const { history } = this;
     const seq = this.seq++;
     const event =
-      journal.replayed(this.id, seq, type) ??
-      journal.add(
+      history.replayed(this.id, seq, type) ??
+      history.add(
         new StateExitedEvent(
-          journal.length + 1,
+          history.length + 1,
           this.lastEventId,
-          journal.time(),
+          history.time(),
           type,
           this.id,
           seq,
@@ -95,15 +95,15 @@ export class Scope {
    * functions and activities without a timeout), built when read.
    */
   emitScheduled(type: string, resource: string, input: string): StoredEvent {
-    const { journal } = this;
+    const { history } = this;
     const seq = this.seq++;
     const event =
-      journal.replayed(this.id, seq, type) ??
-      journal.add(
+      history.replayed(this.id, seq, type) ??
+      history.add(
         new TaskEvent(
-          journal.length + 1,
+          history.length + 1,
           this.lastEventId,
-          journal.time(),
+          history.time(),
           type,
           this.id,
           seq,
@@ -122,15 +122,15 @@ export class Scope {
    * when there is an output, built when read.
    */
   emitTaskEvent(type: string, ids: TaskIds | undefined, output?: string): StoredEvent {
-    const { journal } = this;
+    const { history } = this;
     const seq = this.seq++;
     const event =
-      journal.replayed(this.id, seq, type) ??
-      journal.add(
+      history.replayed(this.id, seq, type) ??
+      history.add(
         new TaskEvent(
-          journal.length + 1,
+          history.length + 1,
           this.lastEventId,
-          journal.time(),
+          history.time(),
           type,
           this.id,
           seq,
@@ -145,8 +145,8 @@ export class Scope {
 
   /** The recorded event that the next `emit` would return on replay, if any. */
   peek(): StoredEvent | undefined {
-    if (!this.journal.replaying) return undefined;
-    return this.journal.recorded(`${this.id}.${this.seq}`);
+    if (!this.history.replaying) return undefined;
+    return this.history.recorded(`${this.id}.${this.seq}`);
   }
 
   /** Continues after a recorded event of this scope (replay skips a finished state). */
@@ -157,7 +157,7 @@ export class Scope {
 
   /** A nested scope (branch or iteration) whose events follow `parentEventId`. */
   child(name: string | number, parentEventId: number): Scope {
-    return new Scope(this.journal, `${this.id}/${name}`, parentEventId);
+    return new Scope(this.history, `${this.id}/${name}`, parentEventId);
   }
 }
 
@@ -175,7 +175,7 @@ export interface TaskIds {
  * resource }` of a service integration) followed by `{ output, outputDetails }` when there is an
  * output.
  */
-class TaskEvent extends JournalEvent {
+class TaskEvent extends ScopedEvent {
   constructor(
     id: number,
     prev: number,
@@ -234,8 +234,8 @@ export class NondeterministicReplayError extends Error {
   }
 }
 
-/** Readonly props of a {@link Journal}. */
-export interface JournalProps {
+/** Readonly props of a {@link ExecutionHistory}. */
+export interface ExecutionHistoryProps {
   /** The execution whose history this is (named by {@link NondeterministicReplayError}). */
   readonly executionArn: string;
   readonly log: ExecutionLog;
@@ -243,7 +243,7 @@ export interface JournalProps {
   readonly stored?: readonly StoredEvent[];
   readonly now: () => number;
   /** Called when the first event of a batch waits to be written. */
-  readonly onDirty: (journal: Journal) => void;
+  readonly onDirty: (history: ExecutionHistory) => void;
   /**
    * Makes every recorded event as durable as the engine promises before an effect outside it
    * (see README.md, "The durability contract"): written at once; with strict durability, the promise resolves
@@ -254,7 +254,7 @@ export interface JournalProps {
   readonly memoryOnly?: boolean;
 }
 
-export class Journal {
+export class ExecutionHistory {
   readonly events: StoredEvent[];
   private readonly replay = new Map<string, StoredEvent>();
   /**
@@ -265,17 +265,17 @@ export class Journal {
   private exitsIndexed = 0;
   /** Index in {@link events} of the first event not yet handed to the log. */
   private pendingFrom: number;
-  /** See {@link JournalProps.executionArn}. */
+  /** See {@link ExecutionHistoryProps.executionArn}. */
   readonly executionArn: string;
   private readonly log: ExecutionLog;
   private readonly now: () => number;
-  private readonly onDirty: (journal: Journal) => void;
-  /** See {@link JournalProps.persist}; call it (and await what it returns) before any effect outside the engine. */
+  private readonly onDirty: (history: ExecutionHistory) => void;
+  /** See {@link ExecutionHistoryProps.persist}; call it (and await what it returns) before any effect outside the engine. */
   readonly persist: () => Promise<void> | undefined;
-  /** See {@link JournalProps.memoryOnly}. */
+  /** See {@link ExecutionHistoryProps.memoryOnly}. */
   readonly memoryOnly: boolean;
 
-  constructor(props: JournalProps) {
+  constructor(props: ExecutionHistoryProps) {
     this.executionArn = props.executionArn;
     this.log = props.log;
     this.memoryOnly = props.memoryOnly === true;
