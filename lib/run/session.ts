@@ -14,26 +14,38 @@ import {
   ListExecutionsCommand,
   StateMachineDoesNotExist,
 } from '@aws-sdk/client-sfn';
-import { executionDirName } from '../../files/execution-files.ts';
-import { ExecutionFilesWriter } from '../../files/writer.ts';
-import { ensureActivities, planStateMachineName, workerTargets } from '../../launch/deploy-plan.ts';
-import { launchPlan, type PlannerDetails } from '../../launch/launch-plan.ts';
-import { renderChecklist } from '../../plan/render.ts';
-import { type Plan, PlanSchema } from '../../plan/schema.ts';
-import { decisionDetails, PolicyDeniedError } from '../../policy/decisions.ts';
-import { planEntity, planFacts, stepEntity } from '../../policy/entities.ts';
-import { PolicySet } from '../../policy/policy-set.ts';
-import type { AnswerReviser, ApprovalsApiDeps } from '../../runtime/api/approvals-api.ts';
-import { eventIdentity, journalFor } from '../../runtime/deps.ts';
-import { type ApprovalNotice, approvalsFor } from '../../runtime/gate/gate.ts';
-import type { GateView } from '../../runtime/gate/gate-item.ts';
-import { shownOfNotice } from '../../runtime/gate/shown-gate.ts';
-import { gateText, terminalSafe } from '../../runtime/gate/view-text.ts';
-import { readEvents } from '../../runtime/journal/journal.ts';
-import { slackDecisionUpdater, slackEscalationUpdater } from '../../runtime/notify/slack.ts';
-import type { JournalRecord, PlanFacts, RecoveryAdvice } from '../../runtime/payloads/index.ts';
-import { AGENT_COMMAND_ENV } from '../../runtime/tools/agent.ts';
-import { ActivityWorker } from '../../worker/worker.ts';
+import { executionDirName } from '../files/execution-files.ts';
+import { ExecutionFilesWriter } from '../files/writer.ts';
+import { ensureActivities, planStateMachineName, workerTargets } from '../launch/deploy-plan.ts';
+import { launchPlan, type PlannerDetails } from '../launch/launch-plan.ts';
+import { renderChecklist } from '../plan/render.ts';
+import { type Plan, PlanSchema } from '../plan/schema.ts';
+import { decisionDetails, PolicyDeniedError } from '../policy/decisions.ts';
+import { planEntity, planFacts, stepEntity } from '../policy/entities.ts';
+import { PolicySet } from '../policy/policy-set.ts';
+import type { AnswerReviser, ApprovalsApiDeps } from '../runtime/api/approvals-api.ts';
+import { eventIdentity, journalFor } from '../runtime/deps.ts';
+import { type ApprovalNotice, approvalsFor } from '../runtime/gate/gate.ts';
+import type { GateView } from '../runtime/gate/gate-item.ts';
+import { shownOfNotice } from '../runtime/gate/shown-gate.ts';
+import { gateText, terminalSafe } from '../runtime/gate/view-text.ts';
+import { readEvents } from '../runtime/journal/journal.ts';
+import { slackDecisionUpdater, slackEscalationUpdater } from '../runtime/notify/slack.ts';
+import type { JournalRecord, PlanFacts, RecoveryAdvice } from '../runtime/payloads/index.ts';
+import { AGENT_COMMAND_ENV } from '../runtime/tools/agent.ts';
+import { type LocalSlackApp, localSlackApp } from '../serve/local-slack.ts';
+import { LocalRunStack } from '../serve/local-stack.ts';
+import {
+  liveSession,
+  loadSigningKey,
+  planFile,
+  readRunSettings,
+  releaseSession,
+  type StorePaths,
+  writeRunSettings,
+  writeSession,
+} from '../serve/store-directory.ts';
+import { ActivityWorker } from '../worker/worker.ts';
 import { ApprovalsDesk, planFeedbackReviser } from './approvals-desk.ts';
 import {
   ACCEPT_CHOICE,
@@ -47,21 +59,9 @@ import {
 import { EventFollower } from './follow.ts';
 import { RunFrontDoor } from './front-door.ts';
 import { type GateAnswer, identityHint, type PendingGate, pendingGate } from './gate-desk.ts';
-import { type LocalSlackApp, localSlackApp } from './local-slack.ts';
-import { LocalRunStack } from './local-stack.ts';
 import { checklistStateOf, outlineOf, ProgressFormatter } from './progress.ts';
 import { localRecoveryAdvisor, type RecoveryPlanner, recoveryRevisionReviser } from './recovery-advisor.ts';
 import { Spinner } from './spinner.ts';
-import {
-  liveSession,
-  loadSigningKey,
-  planFile,
-  readRunSettings,
-  releaseSession,
-  type StorePaths,
-  writeRunSettings,
-  writeSession,
-} from './store.ts';
 import { type Asked, TerminalPrompter } from './terminal.ts';
 import { WorkerWatch } from './worker-watch.ts';
 
@@ -114,7 +114,7 @@ export interface SessionOptions {
    * what, by every Lambda of this run as on AWS. @default the shipped default set
    */
   readonly policy?: PolicySet;
-  /** Where Slack is configured (lib/local/run/local-slack.ts), and $PLANGATE_AGENT_COMMAND. @default process.env */
+  /** Where Slack is configured (lib/serve/local-slack.ts), and $PLANGATE_AGENT_COMMAND. @default process.env */
   readonly env?: Readonly<Record<string, string | undefined>>;
   /**
    * Run workers of each agent target in this process (running $PLANGATE_AGENT_COMMAND in the
@@ -796,10 +796,10 @@ async function storedPlanOf(
   paths: StorePaths,
   executionArn: string,
 ): Promise<{ plan: Plan; digest: string } | string> {
-  const { startLocalDynamo } = await import('../dynamo.ts');
-  const { localClients } = await import('../clients.ts');
-  const { documentClient } = await import('../../runtime/journal/document-client.ts');
-  const { DEFAULT_TABLE_NAMES } = await import('../../runtime/journal/tables.ts');
+  const { startLocalDynamo } = await import('../aws-local/dynamo.ts');
+  const { localClients } = await import('../aws-local/clients.ts');
+  const { documentClient } = await import('../runtime/journal/document-client.ts');
+  const { DEFAULT_TABLE_NAMES } = await import('../runtime/journal/tables.ts');
   const dynamo = await startLocalDynamo({ dataDir: paths.data });
   const clients = localClients({ dynamoEndpoint: dynamo.endpoint, eventsEndpoint: dynamo.endpoint });
   let first: JournalRecord | undefined;

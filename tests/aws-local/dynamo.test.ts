@@ -4,7 +4,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { pathToFileURL } from 'node:url';
 import { afterAll, expect, it } from 'vitest';
-import { startLocalDataPlane } from '../../lib/local/stack.ts';
+import { startLocalDataPlane } from '../../lib/aws-local/data-plane.ts';
 import { Journal, readEvents, verifyChain } from '../../lib/runtime/journal/journal.ts';
 
 const REPO = join(import.meta.dirname, '../..');
