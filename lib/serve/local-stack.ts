@@ -1,10 +1,10 @@
 /**
- * The whole local stack of `plangate run`, in this process: dynalite and the local event bus
- * (lib/aws-local/data-plane.ts), the embedded engine durable in the store, its Step Functions API on
- * loopback, and the harness Lambdas (the same lambdas/ modules that run on AWS, one per entry of
- * the catalog that compiled machines call) wired into the engine's resource invoker with SDK v3
- * clients pointed at the local endpoints. They log to the store's harness log, as on AWS they log
- * to CloudWatch.
+ * The whole local stack of `plangate run` and `plangate serve`, in this process: dynalite and the
+ * local event bus (lib/aws-local/data-plane.ts), the embedded engine durable in the store, its Step
+ * Functions API on loopback, and the harness Lambdas (the same lambdas/ modules that run on AWS,
+ * one per entry of the catalog that compiled machines call) wired into the engine's resource
+ * invoker with SDK v3 clients pointed at the local endpoints. They log to the store's harness log,
+ * as on AWS they log to CloudWatch.
  */
 import { basename } from 'node:path';
 import { SFNClient } from '@aws-sdk/client-sfn';

@@ -1,5 +1,5 @@
 /**
- * `plangate serve`: the platform on one machine. The local run stack (engine, dynalite, event bus,
+ * `plangate serve`: the platform on one machine. The local stack (engine, dynalite, event bus,
  * harness Lambdas) plus the Plans and Approvals API handlers of lambdas/ behind a local API
  * Gateway with the same routes and authorizers as the CDK stack: SigV4 on the plan routes, a JWT on
  * answering a gate, or (only when asked for) a trusted identity header from loopback.
