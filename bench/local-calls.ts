@@ -15,9 +15,9 @@ import { join } from 'node:path';
 import { DynamoDBClient } from '@aws-sdk/client-dynamodb';
 import { PutEventsCommand } from '@aws-sdk/client-eventbridge';
 import { PutCommand } from '@aws-sdk/lib-dynamodb';
-import { LOCAL_CREDENTIALS } from '../lib/local/clients.ts';
-import { closeServer, listenOnLoopback } from '../lib/local/listen.ts';
-import { startLocalDataPlane } from '../lib/local/stack.ts';
+import { LOCAL_CREDENTIALS } from '../lib/aws-local/clients.ts';
+import { startLocalDataPlane } from '../lib/aws-local/data-plane.ts';
+import { closeServer, listenOnLoopback } from '../lib/aws-local/listen.ts';
 import { documentClient } from '../lib/runtime/journal/document-client.ts';
 import { EVENT_SOURCE, formatSeq } from '../lib/runtime/journal/journal.ts';
 

@@ -26,13 +26,13 @@ import { setFlagsFromString } from 'node:v8';
 import { runInNewContext } from 'node:vm';
 import { DescribeExecutionCommand, ListExecutionsCommand } from '@aws-sdk/client-sfn';
 import { launchPlan } from '../lib/launch/launch-plan.ts';
-import { LocalRunStack } from '../lib/local/run/local-stack.ts';
-import { storePaths } from '../lib/local/run/store.ts';
 import type { PlanInput } from '../lib/plan/schema.ts';
 import { approvalsFor } from '../lib/runtime/gate/gate.ts';
 import { verifyChain } from '../lib/runtime/journal/chain.ts';
 import { readEvents } from '../lib/runtime/journal/journal.ts';
 import type { ApprovalNotice } from '../lib/runtime/payloads/index.ts';
+import { LocalRunStack } from '../lib/serve/local-stack.ts';
+import { storePaths } from '../lib/serve/store-directory.ts';
 import { echoChainPlan, echoStep } from '../tests/support/echo-plan.ts';
 
 const QUICK = process.argv.includes('--quick');

@@ -10,12 +10,6 @@ import { describe, expect, it } from 'vitest';
 const REPO = path.resolve(import.meta.dirname, '..');
 const LIB = path.join(REPO, 'lib');
 
-/**
- * Top-level folders allowed to lack a README for now. `local` is being split into three folders,
- * each with its own README; the split removes the folder, and this exception with it.
- */
-const WITHOUT_README = new Set(['local']);
-
 /** The `.ts` file names a README's text puts in backticks (fenced code blocks left out). */
 function namedTypeScriptFiles(markdown: string): string[] {
   const prose = markdown.replace(/^```[^\n]*\n[\s\S]*?^```[^\n]*$/gm, '');
@@ -55,15 +49,8 @@ describe('the READMEs of lib/', () => {
     .map((entry) => entry.name);
 
   it('are one per top-level folder', () => {
-    const missing = folders.filter(
-      (folder) => !WITHOUT_README.has(folder) && !fs.existsSync(path.join(LIB, folder, 'README.md')),
-    );
+    const missing = folders.filter((folder) => !fs.existsSync(path.join(LIB, folder, 'README.md')));
     expect(missing).toEqual([]);
-    // An exception outlives its reason silently unless it is checked too.
-    const stale = [...WITHOUT_README].filter(
-      (folder) => !folders.includes(folder) || fs.existsSync(path.join(LIB, folder, 'README.md')),
-    );
-    expect(stale).toEqual([]);
   });
 
   it('name only .ts files that exist', () => {

@@ -11,13 +11,13 @@ import { mkdtemp, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import fc from 'fast-check';
-import { LocalIssuer, signJwt } from '../../lib/local/api-gateway/local-issuer.ts';
-import { signedFetch } from '../../lib/local/api-gateway/signed-fetch.ts';
-import { LocalPlatform } from '../../lib/local/platform.ts';
-import { loadSigningKey, storePaths } from '../../lib/local/run/store.ts';
+import { LocalIssuer, signJwt } from '../../lib/aws-local/api-gateway/local-issuer.ts';
+import { signedFetch } from '../../lib/aws-local/api-gateway/signed-fetch.ts';
 import { LinkSigner, parseLinkId } from '../../lib/runtime/gate/links.ts';
 import { readEvents } from '../../lib/runtime/journal/journal.ts';
 import type { ApprovalNotice } from '../../lib/runtime/payloads/index.ts';
+import { LocalPlatform } from '../../lib/serve/platform.ts';
+import { loadSigningKey, storePaths } from '../../lib/serve/store-directory.ts';
 import { FakeSlack } from '../../tests/fake-slack.ts';
 import { echoChainPlan } from '../../tests/support/echo-plan.ts';
 

@@ -10,7 +10,7 @@
  */
 
 import { rm } from 'node:fs/promises';
-import { signedFetch } from '../../lib/local/api-gateway/signed-fetch.ts';
+import { signedFetch } from '../../lib/aws-local/api-gateway/signed-fetch.ts';
 import { parseLinkId } from '../../lib/runtime/gate/links.ts';
 import { readEvents } from '../../lib/runtime/journal/journal.ts';
 import type { ApprovalNotice, JournalRecord } from '../../lib/runtime/payloads/index.ts';

@@ -13,9 +13,9 @@ import { tmpdir } from 'node:os';
 import { join, relative } from 'node:path';
 import { pathToFileURL } from 'node:url';
 import { ScanCommand } from '@aws-sdk/lib-dynamodb';
-import { storePaths } from '../../lib/local/run/store.ts';
-import { openStoreReader } from '../../lib/local/run/store-reader.ts';
 import { TABLES } from '../../lib/runtime/journal/tables.ts';
+import { storePaths } from '../../lib/serve/store-directory.ts';
+import { openStoreReader } from '../../lib/serve/store-reader.ts';
 
 export interface SecretsResult {
   /** Where the secret was planted. */

@@ -10,10 +10,10 @@
 import { mkdtemp, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { LocalPlatform } from '../../lib/local/platform.ts';
-import { storePaths } from '../../lib/local/run/store.ts';
 import { LOCAL_IDENTITY_HEADER } from '../../lib/runtime/api/http.ts';
 import type { ApprovalNotice, JournalRecord } from '../../lib/runtime/payloads/index.ts';
+import { LocalPlatform } from '../../lib/serve/platform.ts';
+import { storePaths } from '../../lib/serve/store-directory.ts';
 import { echoChainPlan } from '../../tests/support/echo-plan.ts';
 
 const FIRST = 'alice@example.test';

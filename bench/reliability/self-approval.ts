@@ -14,10 +14,10 @@ import { mkdtemp, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { pathToFileURL } from 'node:url';
-import { signJwt } from '../../lib/local/api-gateway/local-issuer.ts';
-import { storePaths } from '../../lib/local/run/store.ts';
-import { openStoreReader } from '../../lib/local/run/store-reader.ts';
+import { signJwt } from '../../lib/aws-local/api-gateway/local-issuer.ts';
 import { readEvents } from '../../lib/runtime/journal/journal.ts';
+import { storePaths } from '../../lib/serve/store-directory.ts';
+import { openStoreReader } from '../../lib/serve/store-reader.ts';
 import { writeMarkerPlan } from '../../tests/support/marker-plan.ts';
 
 const SUBMITTER = 'submitter@example.test';

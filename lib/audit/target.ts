@@ -5,9 +5,9 @@
  */
 import { DynamoDBClient } from '@aws-sdk/client-dynamodb';
 import type { DynamoDBDocumentClient } from '@aws-sdk/lib-dynamodb';
-import { storePaths } from '../local/run/store.ts';
-import { openStoreReader, StoreNotFoundError, type StoreReader } from '../local/run/store-reader.ts';
 import { documentClient } from '../runtime/journal/document-client.ts';
+import { storePaths } from '../serve/store-directory.ts';
+import { openStoreReader, StoreNotFoundError, type StoreReader } from '../serve/store-reader.ts';
 
 export type AuditTargetSpec =
   | { readonly kind: 'local'; readonly store: string }

@@ -9,11 +9,11 @@ import { type AuditFilter, AuditFilterSchema, accessPlan } from '../audit/filter
 import { auditEvents } from '../audit/query.ts';
 import { AuditTargetError, type AuditTargetSpec, openAuditTarget } from '../audit/target.ts';
 import { checkExecution, type ExecutionVerdict, verifyExecutions } from '../audit/verify.ts';
-import { DEFAULT_STORE_DIR } from '../local/run/store.ts';
 import { denialMessage } from '../policy/decisions.ts';
 import { AUDIT_TRAIL } from '../policy/entities.ts';
 import { formatSeq } from '../runtime/journal/journal.ts';
 import type { JournalRecord } from '../runtime/payloads/index.ts';
+import { DEFAULT_STORE_DIR } from '../serve/store-directory.ts';
 import { loadPolicyOption } from './policy.ts';
 
 const TARGET_HELP = `Where (default: the local store):

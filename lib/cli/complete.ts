@@ -8,12 +8,12 @@
  */
 import { userInfo } from 'node:os';
 import { parseArgs } from 'node:util';
-import { localClients } from '../local/clients.ts';
-import { liveSession, loadSigningKey, storePaths } from '../local/run/store.ts';
+import { localClients } from '../aws-local/clients.ts';
 import { AS_RECIPIENT } from '../runtime/api/approvals-api.ts';
 import { approvalsFor } from '../runtime/gate/gate.ts';
 import { LinkSigner } from '../runtime/gate/links.ts';
 import { DEFAULT_TABLE_NAMES } from '../runtime/journal/tables.ts';
+import { liveSession, loadSigningKey, storePaths } from '../serve/store-directory.ts';
 
 export const usage = `Usage: plangate complete <execution-arn> <step-id> [--value name=value …] [options]
 

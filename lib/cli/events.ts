@@ -3,10 +3,10 @@
  * order, with the hash chain verified (a gap, an edit or a reordering is reported, exit 1).
  */
 import { parseArgs } from 'node:util';
-import { DEFAULT_STORE_DIR, storePaths } from '../local/run/store.ts';
-import { openStoreReader, StoreNotFoundError, type StoreReader } from '../local/run/store-reader.ts';
 import { verifyChain } from '../runtime/journal/chain.ts';
 import { readEvents } from '../runtime/journal/journal.ts';
+import { DEFAULT_STORE_DIR, storePaths } from '../serve/store-directory.ts';
+import { openStoreReader, StoreNotFoundError, type StoreReader } from '../serve/store-reader.ts';
 
 export const usage = `Usage: plangate events <execution-arn> [options]
 

@@ -7,11 +7,11 @@ import { join, resolve } from 'node:path';
 import { parseArgs } from 'node:util';
 import { executionDirName } from '../files/execution-files.ts';
 import { writeExecutionFiles } from '../files/writer.ts';
-import { DEFAULT_STORE_DIR, planFile, storePaths } from '../local/run/store.ts';
-import { openStoreReader, StoreNotFoundError, type StoreReader } from '../local/run/store-reader.ts';
 import { PlanSchema } from '../plan/schema.ts';
 import { verifyChain } from '../runtime/journal/chain.ts';
 import { readEvents } from '../runtime/journal/journal.ts';
+import { DEFAULT_STORE_DIR, planFile, storePaths } from '../serve/store-directory.ts';
+import { openStoreReader, StoreNotFoundError, type StoreReader } from '../serve/store-reader.ts';
 
 export const usage = `Usage: plangate files <execution-arn> [options]
 

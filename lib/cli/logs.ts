@@ -3,8 +3,8 @@
  * store (the same structured entries and metrics they write to CloudWatch Logs on AWS), in order.
  */
 import { parseArgs } from 'node:util';
-import { type HarnessLogEntry, harnessLogFile, readHarnessLog } from '../local/run/harness-log.ts';
-import { DEFAULT_STORE_DIR, storePaths } from '../local/run/store.ts';
+import { type HarnessLogEntry, harnessLogFile, readHarnessLog } from '../serve/harness-log.ts';
+import { DEFAULT_STORE_DIR, storePaths } from '../serve/store-directory.ts';
 
 export const usage = `Usage: plangate logs <execution> [options]
 

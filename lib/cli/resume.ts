@@ -3,8 +3,8 @@
  * the engine carries on from its stored history, so completed steps are not run again, and
  * gates still waiting are asked again.
  */
-import { runSession } from '../local/run/session.ts';
-import { DEFAULT_STORE_DIR } from '../local/run/store.ts';
+import { runSession } from '../run/session.ts';
+import { DEFAULT_STORE_DIR } from '../serve/store-directory.ts';
 import { loadPolicyOption, POLICY_OPTION_HELP } from './policy.ts';
 import { parseRunArgs, sessionOptions } from './run.ts';
 

@@ -5,15 +5,6 @@
 
 import { userInfo } from 'node:os';
 import { parseArgs } from 'node:util';
-import { type RecoveryPlanner, storedPlan } from '../local/run/recovery-advisor.ts';
-import {
-  IN_PROCESS_AGENTS_PER_TARGET,
-  MAX_AGENTS_PER_TARGET,
-  runSession,
-  type SessionOptions,
-  type SessionTarget,
-} from '../local/run/session.ts';
-import { DEFAULT_STORE_DIR, storePaths } from '../local/run/store.ts';
 import { planDigest } from '../plan/digest.ts';
 import { loadPlan } from '../plan/load.ts';
 import { formatProblem } from '../plan/problems.ts';
@@ -21,7 +12,16 @@ import type { Plan } from '../plan/schema.ts';
 import { planFromGoal } from '../planner/loop.ts';
 import { PlannerProviderError } from '../planner/provider.ts';
 import type { PolicySet } from '../policy/policy-set.ts';
+import { type RecoveryPlanner, storedPlan } from '../run/recovery-advisor.ts';
+import {
+  IN_PROCESS_AGENTS_PER_TARGET,
+  MAX_AGENTS_PER_TARGET,
+  runSession,
+  type SessionOptions,
+  type SessionTarget,
+} from '../run/session.ts';
 import type { RecoveryAdvice } from '../runtime/payloads/index.ts';
+import { DEFAULT_STORE_DIR, storePaths } from '../serve/store-directory.ts';
 import { printRound } from './plan.ts';
 import {
   PLANNER_OPTIONS,

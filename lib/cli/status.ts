@@ -1,12 +1,12 @@
 /** `plangate status`: the executions in the local store, from their journals. */
 import { parseArgs } from 'node:util';
-import { DEFAULT_STORE_DIR, storePaths } from '../local/run/store.ts';
+import { DEFAULT_STORE_DIR, storePaths } from '../serve/store-directory.ts';
 import {
   listExecutions,
   openStoreReader,
   StoreNotFoundError,
   type StoreReader,
-} from '../local/run/store-reader.ts';
+} from '../serve/store-reader.ts';
 
 export const usage = `Usage: plangate status [options]
 

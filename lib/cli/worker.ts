@@ -6,13 +6,19 @@ import { readFile } from 'node:fs/promises';
 import { resolve } from 'node:path';
 import { parseArgs } from 'node:util';
 import { ListActivitiesCommand, SFNClient } from '@aws-sdk/client-sfn';
+import { LOCAL_CREDENTIALS } from '../aws-local/clients.ts';
 import { agentActivityName } from '../compiler/index.ts';
-import { LOCAL_CREDENTIALS } from '../local/clients.ts';
-import { LocalRunStack } from '../local/run/local-stack.ts';
-import { LOCAL_NAME_PREFIX } from '../local/run/session.ts';
-import { DEFAULT_STORE_DIR, liveSession, planFile, type StorePaths, storePaths } from '../local/run/store.ts';
 import { type Plan, PlanSchema } from '../plan/schema.ts';
+import { LOCAL_NAME_PREFIX } from '../run/session.ts';
 import { AGENT_COMMAND_ENV } from '../runtime/tools/agent.ts';
+import { LocalRunStack } from '../serve/local-stack.ts';
+import {
+  DEFAULT_STORE_DIR,
+  liveSession,
+  planFile,
+  type StorePaths,
+  storePaths,
+} from '../serve/store-directory.ts';
 import { ActivityWorker, type WorkerOptions } from '../worker/worker.ts';
 
 export const usage = `Usage: plangate worker --target <agent> [options]

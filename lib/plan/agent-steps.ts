@@ -39,7 +39,7 @@ export function heartbeatSecondsFor(timeoutSeconds: number): number | undefined 
 
 /**
  * The prefix of an agent target's activity name, `<prefix>-<target>`: the platform's default
- * namePrefix, which `plangate run` uses too (lib/local/run LOCAL_NAME_PREFIX).
+ * namePrefix, which `plangate run` uses too (lib/run/session.ts LOCAL_NAME_PREFIX).
  */
 export const ACTIVITY_NAME_PREFIX = 'plangate-';
 

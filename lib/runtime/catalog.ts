@@ -3,7 +3,7 @@
  * placeholder naming its ARN in compiled definitions, its memory and timeout, and the zod schema
  * of the environment it reads. Everything else derives from this list: the CDK functions and the
  * environment CDK sets (lib/cdk), the compiler's placeholders (lib/compiler/placeholders.ts), the
- * handlers the local stack runs in process (lib/local/run/local-stack.ts), and each Lambda's
+ * handlers the local stack runs in process (lib/serve/local-stack.ts), and each Lambda's
  * parse of its environment at cold start (lambdas/aws-handler.ts).
  */
 import { z } from 'zod';

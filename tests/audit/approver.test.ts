@@ -10,7 +10,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { type AuditFilterInput, AuditFilterSchema, accessPlan } from '../../lib/audit/filter.ts';
 import { auditEvents } from '../../lib/audit/query.ts';
 import { readExecutionItems, verifyExecution } from '../../lib/audit/verify.ts';
-import { type LocalDataPlane, startLocalDataPlane } from '../../lib/local/stack.ts';
+import { type LocalDataPlane, startLocalDataPlane } from '../../lib/aws-local/data-plane.ts';
 import { Journal, type JournalEventInput } from '../../lib/runtime/journal/journal.ts';
 import { at } from './seed.ts';
 

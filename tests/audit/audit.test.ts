@@ -12,7 +12,7 @@ import { checkExport, exportEvents } from '../../lib/audit/export.ts';
 import { type AuditFilterInput, AuditFilterSchema } from '../../lib/audit/filter.ts';
 import { auditEvents } from '../../lib/audit/query.ts';
 import { type ExecutionVerdict, verifyExecution, verifyExecutions } from '../../lib/audit/verify.ts';
-import { type LocalDataPlane, startLocalDataPlane } from '../../lib/local/stack.ts';
+import { type LocalDataPlane, startLocalDataPlane } from '../../lib/aws-local/data-plane.ts';
 import { formatSeq, readEvents } from '../../lib/runtime/journal/journal.ts';
 import type { JournalRecord } from '../../lib/runtime/payloads/index.ts';
 import { at, EXEC, HOSTILE, HOSTILE_TASK_NAME, seedRuns, seedVictim } from './seed.ts';

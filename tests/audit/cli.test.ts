@@ -9,10 +9,10 @@ import { join } from 'node:path';
 import { DeleteCommand, PutCommand } from '@aws-sdk/lib-dynamodb';
 import { afterAll, beforeAll, describe, expect, it, vi } from 'vitest';
 import { main } from '../../bin/plangate.ts';
+import { startLocalDataPlane } from '../../lib/aws-local/data-plane.ts';
 import { run } from '../../lib/cli/audit.ts';
-import { releaseSession, storePaths, writeSession } from '../../lib/local/run/store.ts';
-import { startLocalDataPlane } from '../../lib/local/stack.ts';
 import { formatSeq } from '../../lib/runtime/journal/journal.ts';
+import { releaseSession, storePaths, writeSession } from '../../lib/serve/store-directory.ts';
 import { EXEC, HOSTILE_TASK_NAME, seedRuns } from './seed.ts';
 
 let dir: string;

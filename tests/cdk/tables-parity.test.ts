@@ -9,8 +9,8 @@ import { join } from 'node:path';
 import { DescribeTableCommand } from '@aws-sdk/client-dynamodb';
 import { Template } from 'aws-cdk-lib/assertions';
 import { afterAll, beforeAll, expect, it } from 'vitest';
+import { type LocalDataPlane, startLocalDataPlane } from '../../lib/aws-local/data-plane.ts';
 import { PlanPlatformStack } from '../../lib/cdk/plan-platform-stack.ts';
-import { type LocalDataPlane, startLocalDataPlane } from '../../lib/local/stack.ts';
 import { TABLES } from '../../lib/runtime/journal/tables.ts';
 import { testApp } from './support.ts';
 

@@ -12,10 +12,10 @@ import { join } from 'node:path';
 import type { Readable } from 'node:stream';
 import { pathToFileURL } from 'node:url';
 import { afterAll, describe, expect, it } from 'vitest';
-import { storePaths } from '../../lib/local/run/store.ts';
-import { listExecutions, openStoreReader } from '../../lib/local/run/store-reader.ts';
 import { parseBash } from '../../lib/plan/shell/grammar.ts';
 import { readEvents } from '../../lib/runtime/journal/journal.ts';
+import { storePaths } from '../../lib/serve/store-directory.ts';
+import { listExecutions, openStoreReader } from '../../lib/serve/store-reader.ts';
 import { REPO } from './cli.ts';
 
 /** What the walkthrough drives besides plangate: curl's --aws-sigv4 and python3 (to read the email). */

@@ -7,11 +7,11 @@ import { mkdtemp } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join, resolve } from 'node:path';
 import { pathToFileURL } from 'node:url';
-import { storePaths } from '../../lib/local/run/store.ts';
-import { openStoreReader } from '../../lib/local/run/store-reader.ts';
 import { verifyChain } from '../../lib/runtime/journal/chain.ts';
 import { readEvents } from '../../lib/runtime/journal/journal.ts';
 import type { JournalRecord } from '../../lib/runtime/payloads/index.ts';
+import { storePaths } from '../../lib/serve/store-directory.ts';
+import { openStoreReader } from '../../lib/serve/store-reader.ts';
 
 export const REPO = resolve(import.meta.dirname, '../..');
 /** tsx as a loader of this very process, so kill -9 hits the harness itself, not a wrapper. */

@@ -10,7 +10,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { promisify } from 'node:util';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import type { LocalPrincipal } from '../../lib/local/api-gateway/sigv4.ts';
+import type { LocalPrincipal } from '../../lib/aws-local/api-gateway/sigv4.ts';
 import { ApiClient } from '../support/api-client.ts';
 import { echoChainPlan } from '../support/echo-plan.ts';
 import { REPO } from './cli.ts';

@@ -9,8 +9,8 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { promisify } from 'node:util';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { signedFetch } from '../../lib/local/api-gateway/signed-fetch.ts';
-import type { LocalPrincipal } from '../../lib/local/api-gateway/sigv4.ts';
+import { signedFetch } from '../../lib/aws-local/api-gateway/signed-fetch.ts';
+import type { LocalPrincipal } from '../../lib/aws-local/api-gateway/sigv4.ts';
 import { echoChainPlan } from '../support/echo-plan.ts';
 
 const run = promisify(execFile);

@@ -8,7 +8,7 @@ import { createServer, type Server } from 'node:http';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterEach, describe, expect, it } from 'vitest';
-import { closeServer, listenOnLoopback } from '../../lib/local/listen.ts';
+import { closeServer, listenOnLoopback } from '../../lib/aws-local/listen.ts';
 import { planFromGoal } from '../../lib/planner/loop.ts';
 import { OpenAiProvider } from '../../lib/planner/openai-provider.ts';
 import { runCli } from '../plan/cli-harness.ts';

@@ -6,7 +6,7 @@
  */
 import { createServer, type IncomingMessage, type Server, type ServerResponse } from 'node:http';
 import { createServer as createHttp2Server } from 'node:http2';
-import { closeServer, listenOnLoopback } from '../../lib/local/listen.ts';
+import { closeServer, listenOnLoopback } from '../../lib/aws-local/listen.ts';
 
 /** One scripted reply: a plan (as structured output or as text), or an HTTP error. */
 export type ScriptedReply =

@@ -8,9 +8,9 @@ import { ConditionalCheckFailedException, DescribeTableCommand } from '@aws-sdk/
 import { PutCommand } from '@aws-sdk/lib-dynamodb';
 import fc from 'fast-check';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { localClients } from '../../lib/local/clients.ts';
-import type { BusEvent } from '../../lib/local/eventbus.ts';
-import { type LocalDataPlane, startLocalDataPlane } from '../../lib/local/stack.ts';
+import { localClients } from '../../lib/aws-local/clients.ts';
+import { type LocalDataPlane, startLocalDataPlane } from '../../lib/aws-local/data-plane.ts';
+import type { BusEvent } from '../../lib/aws-local/eventbus.ts';
 import { verifyChain } from '../../lib/runtime/journal/chain.ts';
 import {
   fromItem,

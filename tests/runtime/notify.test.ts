@@ -9,7 +9,7 @@ import { SESv2Client } from '@aws-sdk/client-sesv2';
 import fc from 'fast-check';
 import { afterAll, beforeAll, beforeEach, describe, expect, it } from 'vitest';
 import { makeHandler } from '../../lambdas/notifier.ts';
-import { LOCAL_CREDENTIALS } from '../../lib/local/clients.ts';
+import { LOCAL_CREDENTIALS } from '../../lib/aws-local/clients.ts';
 import { LinkSigner } from '../../lib/runtime/gate/links.ts';
 import { EmailNotifier } from '../../lib/runtime/notify/email.ts';
 import { approvalMessage } from '../../lib/runtime/notify/message.ts';

@@ -13,7 +13,7 @@ import fc from 'fast-check';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { makeHandler as makeApprovalsApi, signInFromEnv } from '../../lambdas/approvals-api.ts';
 import { makeHandler as makeGate } from '../../lambdas/gate.ts';
-import { type LocalDataPlane, startLocalDataPlane } from '../../lib/local/stack.ts';
+import { type LocalDataPlane, startLocalDataPlane } from '../../lib/aws-local/data-plane.ts';
 import type { HttpEvent, HttpResult } from '../../lib/runtime/api/http.ts';
 import { journalFor } from '../../lib/runtime/deps.ts';
 import { approvalPage, signInCallbackPage, signInPageCsp } from '../../lib/runtime/gate/approval-page.ts';

@@ -5,7 +5,7 @@
 import { createServer } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { SFNClient } from '@aws-sdk/client-sfn';
-import { LOCAL_CREDENTIALS } from '../../lib/local/clients.ts';
+import { LOCAL_CREDENTIALS } from '../../lib/aws-local/clients.ts';
 
 export interface RecordingSfn {
   readonly client: SFNClient;

@@ -9,7 +9,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { makeHandler as makeRunner } from '../../lambdas/step-runner.ts';
-import { type LocalDataPlane, startLocalDataPlane } from '../../lib/local/stack.ts';
+import { type LocalDataPlane, startLocalDataPlane } from '../../lib/aws-local/data-plane.ts';
 import { PolicySet } from '../../lib/policy/policy-set.ts';
 import { type HarnessDeps, journalFor } from '../../lib/runtime/deps.ts';
 import { readEvents } from '../../lib/runtime/journal/journal.ts';

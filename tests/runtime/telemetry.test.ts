@@ -11,7 +11,7 @@ import type { Context } from 'aws-lambda';
 import { afterAll, beforeAll, describe, expect, it, vi } from 'vitest';
 import { handler as classifierHandler } from '../../lambdas/classifier.ts';
 import { handler as joinHandler } from '../../lambdas/join.ts';
-import { type LocalDataPlane, startLocalDataPlane } from '../../lib/local/stack.ts';
+import { type LocalDataPlane, startLocalDataPlane } from '../../lib/aws-local/data-plane.ts';
 import { parseHandlerEnv, TABLE_NAME_ENV } from '../../lib/runtime/catalog.ts';
 import { DEFAULT_TABLE_NAMES, type TableNames } from '../../lib/runtime/journal/tables.ts';
 import { ERROR_NAMES, HarnessFailure, type JournalRecord } from '../../lib/runtime/payloads/index.ts';

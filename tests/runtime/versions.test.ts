@@ -11,7 +11,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { makeHandler as makeGate } from '../../lambdas/gate.ts';
-import { type LocalDataPlane, startLocalDataPlane } from '../../lib/local/stack.ts';
+import { type LocalDataPlane, startLocalDataPlane } from '../../lib/aws-local/data-plane.ts';
 import { eventIdentity, journalFor } from '../../lib/runtime/deps.ts';
 import { SUPERSEDE_DECIDER } from '../../lib/runtime/gate/approvals.ts';
 import { type ApprovalNotice, approvalsFor, type GateDeps } from '../../lib/runtime/gate/gate.ts';

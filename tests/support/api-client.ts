@@ -7,7 +7,7 @@
  */
 import { Ajv2020 } from 'ajv/dist/2020.js';
 import formats from 'ajv-formats';
-import { type SigningCredentials, signedFetch } from '../../lib/local/api-gateway/signed-fetch.ts';
+import { type SigningCredentials, signedFetch } from '../../lib/aws-local/api-gateway/signed-fetch.ts';
 
 export interface ApiRequest {
   readonly body?: string;

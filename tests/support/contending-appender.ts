@@ -6,7 +6,7 @@
  */
 import { createInterface } from 'node:readline';
 import { GetCommand } from '@aws-sdk/lib-dynamodb';
-import { localClients } from '../../lib/local/clients.ts';
+import { localClients } from '../../lib/aws-local/clients.ts';
 import { Journal } from '../../lib/runtime/journal/journal.ts';
 
 const [endpoint, table, executionId, writer, count] = process.argv.slice(2) as [

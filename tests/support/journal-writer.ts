@@ -3,7 +3,7 @@
  * after another, and prints each sequence number once the append was answered: a kill -9 test
  * kills it mid-stream and checks that every answered event is still there.
  */
-import { startLocalDataPlane } from '../../lib/local/stack.ts';
+import { startLocalDataPlane } from '../../lib/aws-local/data-plane.ts';
 import { Journal } from '../../lib/runtime/journal/journal.ts';
 
 const dir = process.argv[2] as string;

@@ -10,7 +10,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import * as sfn from '@aws-sdk/client-sfn';
 import { describe, expect, it } from 'vitest';
-import { storePaths, writeSession } from '../../lib/local/run/store.ts';
+import { storePaths, writeSession } from '../../lib/serve/store-directory.ts';
 import { CliRun } from '../e2e/cli.ts';
 import { useServedEngine } from './served-engine.ts';
 

@@ -1,6 +1,6 @@
 /**
  * Every route of plangate's HTTP API, as plain data: the CDK HttpApi (lib/cdk/plan-http-api.ts),
- * the local API edge (lib/local/api-gateway) and the OpenAPI document (lib/launch/openapi.ts) are
+ * the local API edge (lib/aws-local/api-gateway) and the OpenAPI document (lib/launch/openapi.ts) are
  * all built from this one list, so the three cannot drift apart.
  */
 

@@ -4,7 +4,7 @@
  * embedded metric format (steps run, succeeded and failed by failure class, decisions, gate wait
  * time, refused answers, policy denials, harness errors), and X-Ray annotations of each
  * invocation. On Lambda the lines go to stdout (CloudWatch Logs); locally the same lines go to a
- * file under the store (lib/local/run/harness-log.ts). Nothing logged carries a task token or a
+ * file under the store (lib/serve/harness-log.ts). Nothing logged carries a task token or a
  * secret value: entries hold correlation keys and outcomes, never payloads, and every line passes
  * the redactor on its way out.
  */

@@ -11,12 +11,12 @@
  *   link): opening it redeems it into a page session that answers as that identity. It carries
  *   only the opaque, HMAC-signed, expiring id (the store's signing key, mode 0600), never a token.
  */
-import { makeHandler as approvalsApiHandler } from '../../../lambdas/approvals-api.ts';
-import type { ApprovalsApiDeps } from '../../runtime/api/approvals-api.ts';
-import { LinkSigner } from '../../runtime/gate/links.ts';
-import { JwtVerifier } from '../api-gateway/jwt.ts';
-import { LocalIssuer } from '../api-gateway/local-issuer.ts';
-import { LocalApiGateway } from '../api-gateway/server.ts';
+import { makeHandler as approvalsApiHandler } from '../../lambdas/approvals-api.ts';
+import { JwtVerifier } from '../aws-local/api-gateway/jwt.ts';
+import { LocalIssuer } from '../aws-local/api-gateway/local-issuer.ts';
+import { LocalApiGateway } from '../aws-local/api-gateway/server.ts';
+import type { ApprovalsApiDeps } from '../runtime/api/approvals-api.ts';
+import { LinkSigner } from '../runtime/gate/links.ts';
 
 /** The audience of the ID tokens a run mints for its identity. */
 const RUN_CLIENT_ID = 'plangate-run';

@@ -10,12 +10,12 @@ import { join } from 'node:path';
 import { DescribeExecutionCommand } from '@aws-sdk/client-sfn';
 import { afterAll, beforeAll, expect, it } from 'vitest';
 import { launchPlan } from '../../lib/launch/launch-plan.ts';
-import { LocalRunStack } from '../../lib/local/run/local-stack.ts';
-import { storePaths } from '../../lib/local/run/store.ts';
 import { PlanSchema } from '../../lib/plan/schema.ts';
 import { approvalsFor } from '../../lib/runtime/gate/gate.ts';
 import { verifyChain } from '../../lib/runtime/journal/chain.ts';
 import { readEvents } from '../../lib/runtime/journal/journal.ts';
+import { LocalRunStack } from '../../lib/serve/local-stack.ts';
+import { storePaths } from '../../lib/serve/store-directory.ts';
 
 const STEPS = 12;
 const plan = PlanSchema.parse({

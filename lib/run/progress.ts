@@ -3,10 +3,10 @@
  * truth): `[Task 2/5] ✓ Build image (4.1s)`, `[Task 3/5] ✗ Run tests: exit 1`,
  * `RECOVERY_APPLIED: retry_transient → success`, and the final `5/5 tasks completed. 0 failures.`
  */
-import { type TaskStatus, taskStatuses } from '../../files/execution-files.ts';
-import type { ChecklistState, StepProgress, StepState } from '../../plan/render.ts';
-import type { Plan } from '../../plan/schema.ts';
-import { type JournalRecord, MACHINE_ERRORS } from '../../runtime/payloads/index.ts';
+import { type TaskStatus, taskStatuses } from '../files/execution-files.ts';
+import type { ChecklistState, StepProgress, StepState } from '../plan/render.ts';
+import type { Plan } from '../plan/schema.ts';
+import { type JournalRecord, MACHINE_ERRORS } from '../runtime/payloads/index.ts';
 
 /** What the progress view knows of the plan: step order and names. */
 export interface PlanOutline {

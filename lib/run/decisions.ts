@@ -10,7 +10,7 @@ import {
   type EscalationDecision,
   type GateKind,
   type HumanDecision,
-} from '../../runtime/payloads/index.ts';
+} from '../runtime/payloads/index.ts';
 
 export const GATE_CHOICES = [
   '  approve                 run the plan as shown        (a, yes, proceed, ✓)',

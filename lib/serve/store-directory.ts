@@ -18,7 +18,7 @@ export interface StorePaths {
   readonly data: string;
   readonly session: string;
   readonly linkKey: string;
-  /** The harness Lambdas' log (lib/local/run/harness-log.ts). */
+  /** The harness Lambdas' log (harness-log.ts). */
   readonly logs: string;
 }
 

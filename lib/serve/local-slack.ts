@@ -7,12 +7,12 @@
  * there, e.g. through a tunnel) and serves the page the message links to.
  */
 import { SecretsManagerClient } from '@aws-sdk/client-secrets-manager';
-import { slackFromEnv } from '../../../lambdas/approvals-api.ts';
-import { makeHandler as makeNotifier, slackMessageRecorder } from '../../../lambdas/notifier.ts';
-import type { SlackInteractionsConfig } from '../../runtime/api/slack-interactions.ts';
-import type { ApprovalNotice, ApprovalsDeps } from '../../runtime/gate/gate.ts';
-import { SlackNotifier } from '../../runtime/notify/slack.ts';
-import { NotConfiguredError } from '../../runtime/shared/errors.ts';
+import { slackFromEnv } from '../../lambdas/approvals-api.ts';
+import { makeHandler as makeNotifier, slackMessageRecorder } from '../../lambdas/notifier.ts';
+import type { SlackInteractionsConfig } from '../runtime/api/slack-interactions.ts';
+import type { ApprovalNotice, ApprovalsDeps } from '../runtime/gate/gate.ts';
+import { SlackNotifier } from '../runtime/notify/slack.ts';
+import { NotConfiguredError } from '../runtime/shared/errors.ts';
 
 type Env = Readonly<Record<string, string | undefined>>;
 

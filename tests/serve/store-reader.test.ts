@@ -7,14 +7,14 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { ListTablesCommand } from '@aws-sdk/client-dynamodb';
 import { afterAll, afterEach, expect, it, vi } from 'vitest';
+import { localClients } from '../../lib/aws-local/clients.ts';
+import { startLocalDataPlane } from '../../lib/aws-local/data-plane.ts';
+import { startLocalDynamo } from '../../lib/aws-local/dynamo.ts';
 import { run as audit } from '../../lib/cli/audit.ts';
 import { run as events } from '../../lib/cli/events.ts';
 import { run as status } from '../../lib/cli/status.ts';
-import { localClients } from '../../lib/local/clients.ts';
-import { startLocalDynamo } from '../../lib/local/dynamo.ts';
-import { storePaths } from '../../lib/local/run/store.ts';
-import { openStoreReader, StoreNotFoundError } from '../../lib/local/run/store-reader.ts';
-import { startLocalDataPlane } from '../../lib/local/stack.ts';
+import { storePaths } from '../../lib/serve/store-directory.ts';
+import { openStoreReader, StoreNotFoundError } from '../../lib/serve/store-reader.ts';
 
 const dirs: string[] = [];
 afterAll(async () => {

@@ -8,12 +8,12 @@ import { access } from 'node:fs/promises';
 import { join } from 'node:path';
 import { DescribeTableCommand, ResourceNotFoundException } from '@aws-sdk/client-dynamodb';
 import type { DynamoDBDocumentClient } from '@aws-sdk/lib-dynamodb';
-import { readEvents } from '../../runtime/journal/journal.ts';
-import { DEFAULT_TABLE_NAMES } from '../../runtime/journal/tables.ts';
-import type { JournalRecord } from '../../runtime/payloads/index.ts';
-import { localClients } from '../clients.ts';
-import { startLocalDynamo } from '../dynamo.ts';
-import { liveSession, type StorePaths } from './store.ts';
+import { localClients } from '../aws-local/clients.ts';
+import { startLocalDynamo } from '../aws-local/dynamo.ts';
+import { readEvents } from '../runtime/journal/journal.ts';
+import { DEFAULT_TABLE_NAMES } from '../runtime/journal/tables.ts';
+import type { JournalRecord } from '../runtime/payloads/index.ts';
+import { liveSession, type StorePaths } from './store-directory.ts';
 
 export interface StoreReader {
   readonly doc: DynamoDBDocumentClient;
@@ -116,7 +116,7 @@ export function summarise(events: readonly JournalRecord[], live: boolean): Exec
 
 /** Every execution in the store (those with a PLAN_CREATED), newest first. */
 export async function listExecutions(reader: StoreReader): Promise<ExecutionSummary[]> {
-  const { queryEvents } = await import('../../runtime/journal/journal.ts');
+  const { queryEvents } = await import('../runtime/journal/journal.ts');
   const created = await queryEvents(reader.doc, reader.eventsTable, {
     index: 'byEventType',
     value: 'PLAN_CREATED',

@@ -9,9 +9,9 @@ import {
   PutTargetsCommand,
 } from '@aws-sdk/client-eventbridge';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { LOCAL_CREDENTIALS } from '../../lib/local/clients.ts';
-import { matchesPattern } from '../../lib/local/event-pattern.ts';
-import { type BusEvent, type LocalEventBus, startLocalEventBus } from '../../lib/local/eventbus.ts';
+import { LOCAL_CREDENTIALS } from '../../lib/aws-local/clients.ts';
+import { matchesPattern } from '../../lib/aws-local/event-pattern.ts';
+import { type BusEvent, type LocalEventBus, startLocalEventBus } from '../../lib/aws-local/eventbus.ts';
 
 let dir: string;
 let bus: LocalEventBus;

@@ -1,37 +1,37 @@
 /**
- * The whole local stack of `plangate run`, in this process: dynalite and the local event bus
- * (lib/local/stack.ts), the embedded engine durable in the store, its Step Functions API on
- * loopback, and the harness Lambdas (the same lambdas/ modules that run on AWS, one per entry of
- * the catalog that compiled machines call) wired into the engine's resource invoker with SDK v3
- * clients pointed at the local endpoints. They log to the store's harness log, as on AWS they log
- * to CloudWatch.
+ * The whole local stack of `plangate run` and `plangate serve`, in this process: dynalite and the
+ * local event bus (lib/aws-local/data-plane.ts), the embedded engine durable in the store, its Step
+ * Functions API on loopback, and the harness Lambdas (the same lambdas/ modules that run on AWS,
+ * one per entry of the catalog that compiled machines call) wired into the engine's resource
+ * invoker with SDK v3 clients pointed at the local endpoints. They log to the store's harness log,
+ * as on AWS they log to CloudWatch.
  */
 import { basename } from 'node:path';
 import { SFNClient } from '@aws-sdk/client-sfn';
-import { makeHandler as makeClassifier } from '../../../lambdas/classifier.ts';
-import { makeHandler as makeContractChecker } from '../../../lambdas/contract-checker.ts';
-import { makeHandler as makeGate } from '../../../lambdas/gate.ts';
-import { makeHandler as makeJoin } from '../../../lambdas/join.ts';
-import { makeHandler as makeStepRunner } from '../../../lambdas/step-runner.ts';
-import { type EngineServer, startEngineServer } from '../../engine/api/index.ts';
-import { createEngine, type Engine } from '../../engine/engine.ts';
-import { createResourceInvoker, LambdaHandlerRegistry } from '../../engine/resources/index.ts';
-import type { TaskInvocation } from '../../engine/types.ts';
-import type { PolicySet } from '../../policy/policy-set.ts';
+import { makeHandler as makeClassifier } from '../../lambdas/classifier.ts';
+import { makeHandler as makeContractChecker } from '../../lambdas/contract-checker.ts';
+import { makeHandler as makeGate } from '../../lambdas/gate.ts';
+import { makeHandler as makeJoin } from '../../lambdas/join.ts';
+import { makeHandler as makeStepRunner } from '../../lambdas/step-runner.ts';
+import { LOCAL_CREDENTIALS } from '../aws-local/clients.ts';
+import { type LocalDataPlane, startLocalDataPlane } from '../aws-local/data-plane.ts';
+import { type EngineServer, startEngineServer } from '../engine/api/index.ts';
+import { createEngine, type Engine } from '../engine/engine.ts';
+import { createResourceInvoker, LambdaHandlerRegistry } from '../engine/resources/index.ts';
+import type { TaskInvocation } from '../engine/types.ts';
+import type { PolicySet } from '../policy/policy-set.ts';
 import {
   HARNESS_HANDLERS,
   type HarnessHandlerName,
   STATE_MACHINE_HANDLERS,
   type StateMachineHandlerName,
-} from '../../runtime/catalog.ts';
-import type { HarnessDeps } from '../../runtime/deps.ts';
-import type { ApprovalNotice, GateDeps } from '../../runtime/gate/gate.ts';
-import type { Telemetry } from '../../runtime/telemetry/telemetry.ts';
-import { builtinRegistry } from '../../runtime/tools/builtins.ts';
-import { LOCAL_CREDENTIALS } from '../clients.ts';
-import { type LocalDataPlane, startLocalDataPlane } from '../stack.ts';
+} from '../runtime/catalog.ts';
+import type { HarnessDeps } from '../runtime/deps.ts';
+import type { ApprovalNotice, GateDeps } from '../runtime/gate/gate.ts';
+import type { Telemetry } from '../runtime/telemetry/telemetry.ts';
+import { builtinRegistry } from '../runtime/tools/builtins.ts';
 import { HarnessLog } from './harness-log.ts';
-import type { StorePaths } from './store.ts';
+import type { StorePaths } from './store-directory.ts';
 
 const REGION = 'us-east-1';
 const ACCOUNT = '123456789012';

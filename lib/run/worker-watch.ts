@@ -5,9 +5,9 @@
  * GetActivityTask records ActivityStarted after the step's ActivityScheduled).
  */
 import { GetExecutionHistoryCommand, type HistoryEvent, type SFNClient } from '@aws-sdk/client-sfn';
-import { runsOnWorker } from '../../plan/agent-steps.ts';
-import type { Plan } from '../../plan/schema.ts';
-import type { JournalRecord } from '../../runtime/payloads/index.ts';
+import { runsOnWorker } from '../plan/agent-steps.ts';
+import type { Plan } from '../plan/schema.ts';
+import type { JournalRecord } from '../runtime/payloads/index.ts';
 
 /** First "waits for a worker" notice after this long (scaled like the run's waits), then again every {@link REPEAT_MS}. */
 const FIRST_NOTICE_MS = 30_000;

@@ -3,7 +3,7 @@
  * and a way to answer one as the run's identity. Whoever answers first wins (the gates table's
  * conditional update); a later answer is told it came too late.
  */
-import type { ShownGate } from '../../runtime/gate/shown-gate.ts';
+import type { ShownGate } from '../runtime/gate/shown-gate.ts';
 import type {
   ApprovalDecision,
   ClassifiedFailure,
@@ -11,7 +11,7 @@ import type {
   GateApprovers,
   GateKind,
   HumanDecision,
-} from '../../runtime/payloads/index.ts';
+} from '../runtime/payloads/index.ts';
 import type { AcceptSuggestionAnswer } from './decisions.ts';
 
 /** What a gate request, a stored gate and a notice all say about a waiting gate. */

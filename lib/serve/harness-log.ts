@@ -6,9 +6,9 @@
 import { closeSync, mkdirSync, openSync, writeSync } from 'node:fs';
 import { readFile } from 'node:fs/promises';
 import { join } from 'node:path';
-import type { HarnessHandlerName } from '../../runtime/catalog.ts';
-import { type LogSink, Telemetry } from '../../runtime/telemetry/telemetry.ts';
-import type { StorePaths } from './store.ts';
+import type { HarnessHandlerName } from '../runtime/catalog.ts';
+import { type LogSink, Telemetry } from '../runtime/telemetry/telemetry.ts';
+import type { StorePaths } from './store-directory.ts';
 
 /** The log file of a store. */
 export function harnessLogFile(paths: StorePaths): string {

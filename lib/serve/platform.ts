@@ -1,5 +1,5 @@
 /**
- * `plangate serve`: the platform on one machine. The local run stack (engine, dynalite, event bus,
+ * `plangate serve`: the platform on one machine. The local stack (engine, dynalite, event bus,
  * harness Lambdas) plus the Plans and Approvals API handlers of lambdas/ behind a local API
  * Gateway with the same routes and authorizers as the CDK stack: SigV4 on the plan routes, a JWT on
  * answering a gate, or (only when asked for) a trusted identity header from loopback.
@@ -7,6 +7,11 @@
 import { makeHandler as approvalsApiHandler } from '../../lambdas/approvals-api.ts';
 import { makeHandler as plannerHandler } from '../../lambdas/planner.ts';
 import { makeHandler as plansApiHandler } from '../../lambdas/plans-api.ts';
+import type { LocalHostedUi } from '../aws-local/api-gateway/hosted-ui.ts';
+import { type JwtAuthorizerConfig, JwtVerifier } from '../aws-local/api-gateway/jwt.ts';
+import { LocalApiGateway } from '../aws-local/api-gateway/server.ts';
+import { type LocalPrincipal, SigV4Verifier } from '../aws-local/api-gateway/sigv4.ts';
+import { MailSink } from '../aws-local/mail-sink.ts';
 import { type DraftItem, readDraft } from '../launch/plan-drafts.ts';
 import type { PlannerProvider } from '../planner/provider.ts';
 import type { PolicySet } from '../policy/policy-set.ts';
@@ -16,14 +21,9 @@ import { LinkSigner } from '../runtime/gate/links.ts';
 import { approvalMessage } from '../runtime/notify/message.ts';
 import { slackDecisionUpdater, slackEscalationUpdater } from '../runtime/notify/slack.ts';
 import type { ApprovalNotice } from '../runtime/payloads/index.ts';
-import type { LocalHostedUi } from './api-gateway/hosted-ui.ts';
-import { type JwtAuthorizerConfig, JwtVerifier } from './api-gateway/jwt.ts';
-import { LocalApiGateway } from './api-gateway/server.ts';
-import { type LocalPrincipal, SigV4Verifier } from './api-gateway/sigv4.ts';
-import { MailSink } from './mail-sink.ts';
-import { localSlackApp } from './run/local-slack.ts';
-import { LocalRunStack } from './run/local-stack.ts';
-import { loadSigningKey, type StorePaths } from './run/store.ts';
+import { localSlackApp } from './local-slack.ts';
+import { LocalRunStack } from './local-stack.ts';
+import { loadSigningKey, type StorePaths } from './store-directory.ts';
 
 export const LOCAL_REGION = 'us-east-1';
 

@@ -3,9 +3,9 @@
  * the approvals service), and answers posted to the approvals API as the run's identity, bound to
  * the plan digest the person was shown, under the same checks as every other channel.
  */
-import type { AnswerReviser } from '../../runtime/api/approvals-api.ts';
-import type { Approvals } from '../../runtime/gate/approvals.ts';
-import { shownOfGate } from '../../runtime/gate/shown-gate.ts';
+import type { AnswerReviser } from '../runtime/api/approvals-api.ts';
+import type { Approvals } from '../runtime/gate/approvals.ts';
+import { shownOfGate } from '../runtime/gate/shown-gate.ts';
 import type { RunFrontDoor } from './front-door.ts';
 import {
   type AnswerOutcome,

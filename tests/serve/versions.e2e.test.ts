@@ -12,11 +12,11 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { ListExecutionsCommand, ListStateMachineVersionsCommand } from '@aws-sdk/client-sfn';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { LocalIssuer } from '../../lib/local/api-gateway/local-issuer.ts';
-import { LocalPlatform } from '../../lib/local/platform.ts';
-import { storePaths } from '../../lib/local/run/store.ts';
+import { LocalIssuer } from '../../lib/aws-local/api-gateway/local-issuer.ts';
 import { queryEvents, readEvents } from '../../lib/runtime/journal/journal.ts';
 import type { ApprovalNotice, JournalRecord } from '../../lib/runtime/payloads/index.ts';
+import { LocalPlatform } from '../../lib/serve/platform.ts';
+import { storePaths } from '../../lib/serve/store-directory.ts';
 import { ApiClient } from '../support/api-client.ts';
 import { echoChainPlan } from '../support/echo-plan.ts';
 

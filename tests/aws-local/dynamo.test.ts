@@ -4,7 +4,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { pathToFileURL } from 'node:url';
 import { afterAll, expect, it } from 'vitest';
-import { startLocalDataPlane } from '../../lib/local/stack.ts';
+import { startLocalDataPlane } from '../../lib/aws-local/data-plane.ts';
 import { verifyChain } from '../../lib/runtime/journal/chain.ts';
 import { Journal, readEvents } from '../../lib/runtime/journal/journal.ts';
 

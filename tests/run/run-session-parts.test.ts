@@ -1,15 +1,15 @@
 /** Unit tests of the run session's pure parts: progress lines, typed gate answers, status summaries. */
 import fc from 'fast-check';
 import { describe, expect, it } from 'vitest';
-import { planFeedbackReviser } from '../../lib/local/run/approvals-desk.ts';
-import { parseApproval, parseEscalation } from '../../lib/local/run/decisions.ts';
-import { identityHint } from '../../lib/local/run/gate-desk.ts';
-import { checklistStateOf, ProgressFormatter, seconds, summaryLine } from '../../lib/local/run/progress.ts';
-import { summarise } from '../../lib/local/run/store-reader.ts';
 import { renderChecklist } from '../../lib/plan/render.ts';
 import { PlanSchema } from '../../lib/plan/schema.ts';
+import { planFeedbackReviser } from '../../lib/run/approvals-desk.ts';
+import { parseApproval, parseEscalation } from '../../lib/run/decisions.ts';
+import { identityHint } from '../../lib/run/gate-desk.ts';
+import { checklistStateOf, ProgressFormatter, seconds, summaryLine } from '../../lib/run/progress.ts';
 import type { GateView } from '../../lib/runtime/gate/gate-item.ts';
 import type { JournalRecord } from '../../lib/runtime/payloads/index.ts';
+import { summarise } from '../../lib/serve/store-reader.ts';
 
 const outline = {
   id: 'p',

@@ -5,9 +5,9 @@
  * so a gap is filled from the table, which is the source of truth.
  */
 import type { DynamoDBDocumentClient } from '@aws-sdk/lib-dynamodb';
-import { EVENT_SOURCE, readEvents } from '../../runtime/journal/journal.ts';
-import type { JournalRecord } from '../../runtime/payloads/index.ts';
-import type { LocalEventBus } from '../eventbus.ts';
+import type { LocalEventBus } from '../aws-local/eventbus.ts';
+import { EVENT_SOURCE, readEvents } from '../runtime/journal/journal.ts';
+import type { JournalRecord } from '../runtime/payloads/index.ts';
 
 export interface EventFollowerProps {
   readonly dynamo: DynamoDBDocumentClient;

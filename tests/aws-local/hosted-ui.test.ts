@@ -5,9 +5,9 @@
  */
 import { createHash, randomBytes } from 'node:crypto';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { LocalHostedUi } from '../../lib/local/api-gateway/hosted-ui.ts';
-import { JwtVerifier } from '../../lib/local/api-gateway/jwt.ts';
-import { LocalIssuer } from '../../lib/local/api-gateway/local-issuer.ts';
+import { LocalHostedUi } from '../../lib/aws-local/api-gateway/hosted-ui.ts';
+import { JwtVerifier } from '../../lib/aws-local/api-gateway/jwt.ts';
+import { LocalIssuer } from '../../lib/aws-local/api-gateway/local-issuer.ts';
 import { groupsOf, type HttpEvent } from '../../lib/runtime/api/http.ts';
 
 const CALLBACK = 'http://127.0.0.1:9/approvals/signed-in';

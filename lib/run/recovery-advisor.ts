@@ -7,16 +7,12 @@
  */
 import { mkdir, readFile, writeFile } from 'node:fs/promises';
 import { dirname } from 'node:path';
-import { type Plan, PlanSchema } from '../../plan/schema.ts';
-import type { PlannerProvider } from '../../planner/provider.ts';
-import { adviseRecovery } from '../../planner/recovery.ts';
-import type { AnswerReviser } from '../../runtime/api/approvals-api.ts';
-import {
-  ACCEPT_SUGGESTION,
-  type RecoveryAdvice,
-  type RecoveryAdvisor,
-} from '../../runtime/payloads/index.ts';
-import { planFile, type StorePaths } from './store.ts';
+import { type Plan, PlanSchema } from '../plan/schema.ts';
+import type { PlannerProvider } from '../planner/provider.ts';
+import { adviseRecovery } from '../planner/recovery.ts';
+import type { AnswerReviser } from '../runtime/api/approvals-api.ts';
+import { ACCEPT_SUGGESTION, type RecoveryAdvice, type RecoveryAdvisor } from '../runtime/payloads/index.ts';
+import { planFile, type StorePaths } from '../serve/store-directory.ts';
 
 /** The run's planner, as its escalations ask it. */
 export interface RecoveryPlanner {
