@@ -8,7 +8,7 @@ import type { Approvals } from '../runtime/gate/approvals.ts';
 import { shownOfGate } from '../runtime/gate/shown-gate.ts';
 import type { RunFrontDoor } from './front-door.ts';
 import {
-  type AnswerOutcome,
+  type AnswerReceipt,
   type GateAnswer,
   type GateDesk,
   type PendingGate,
@@ -48,7 +48,7 @@ export class ApprovalsDesk implements GateDesk {
     return messageOf(await response.json().catch(() => ({})), response.status);
   }
 
-  async answer(linkId: string, given: GateAnswer): Promise<AnswerOutcome> {
+  async answer(linkId: string, given: GateAnswer): Promise<AnswerReceipt> {
     // The API names the answerer from the token; a `by` in the body would be ignored.
     const { by: _by, ...decision } = given;
     const response = await fetch(this.linkUrl(linkId), {
@@ -91,7 +91,7 @@ export class ApprovalsDesk implements GateDesk {
 }
 
 /** The approvals API's status codes (approvals-api.ts) as the session acts on them. */
-const REFUSALS: Readonly<Record<number, Extract<AnswerOutcome, { ok: false }>['reason']>> = {
+const REFUSALS: Readonly<Record<number, Extract<AnswerReceipt, { ok: false }>['reason']>> = {
   400: 'invalid',
   401: 'forbidden',
   403: 'forbidden',

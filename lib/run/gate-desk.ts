@@ -43,7 +43,8 @@ export interface PendingGate extends GateFacts {
 
 export type GateAnswer = ApprovalDecision | EscalationDecision | HumanDecision | AcceptSuggestionAnswer;
 
-export type AnswerOutcome =
+/** What the desk says of an answer: recorded (with what became of it) or refused, and why. */
+export type AnswerReceipt =
   | {
       readonly ok: true;
       /** What became of the answer, when it is more than recorded (e.g. votes still needed). */
@@ -62,7 +63,7 @@ export interface GateDesk {
   /** Undefined while the gate a link answers still waits; else what became of it. */
   settled(linkId: string): Promise<string | undefined>;
   /** Records the decision as the run's identity, through the approvals API. */
-  answer(linkId: string, answer: GateAnswer): Promise<AnswerOutcome>;
+  answer(linkId: string, answer: GateAnswer): Promise<AnswerReceipt>;
 }
 
 /** The pending gate a link id answers, from what is known about it. */
