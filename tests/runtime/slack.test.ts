@@ -13,7 +13,6 @@ import { makeHandler as makeApprovalsApi } from '../../lambdas/approvals-api.ts'
 import { makeHandler as makeGate } from '../../lambdas/gate.ts';
 import { makeHandler as makeNotifier, slackMessageRecorder } from '../../lambdas/notifier.ts';
 import { type LocalDataPlane, startLocalDataPlane } from '../../lib/aws-local/data-plane.ts';
-import { LocalHttpApi } from '../../lib/aws-local/http-api.ts';
 import { journalFor } from '../../lib/runtime/deps.ts';
 import type { GateDeps } from '../../lib/runtime/gate/gate.ts';
 import { readEvents } from '../../lib/runtime/journal/journal.ts';
@@ -21,6 +20,7 @@ import { SlackClient, SlackNotifier } from '../../lib/runtime/notify/slack.ts';
 import type { GateApprovers } from '../../lib/runtime/payloads/index.ts';
 import { builtinRegistry } from '../../lib/runtime/tools/builtins.ts';
 import { FakeSlack, type SlackMessage, statusOf } from '../fake-slack.ts';
+import { LocalHttpApi } from '../support/bare-http-api.ts';
 import { type RecordingSfn, startRecordingSfn } from './recording-sfn.ts';
 
 const BOT_TOKEN = `xoxb-1234-5678-${'t'.repeat(24)}`;

@@ -1,12 +1,13 @@
 /**
  * An API Gateway HTTP API (payload v2) in front of one Lambda handler, on loopback: each request
  * becomes the event API Gateway would send (raw path, headers, query, body base64-encoded as it
- * encodes form posts) and the handler's structured result becomes the response. Local mode serves
- * the approvals API (and so Slack's interaction route) through the Lambda's own handler with it.
+ * encodes form posts) and the handler's structured result becomes the response. No authorizer:
+ * for tests of one handler (Slack's interaction route); the local stack's API Gateway with its
+ * authorizers is lib/aws-local/api-gateway/.
  */
 import { createServer, type IncomingMessage } from 'node:http';
-import type { HttpEvent, HttpResult } from '../runtime/api/http.ts';
-import { closeServer, listenOnLoopback } from './listen.ts';
+import { closeServer, listenOnLoopback } from '../../lib/aws-local/listen.ts';
+import type { HttpEvent, HttpResult } from '../../lib/runtime/api/http.ts';
 
 /** Larger requests are refused before the handler sees them (API Gateway's own limit is 10 MB). */
 const MAX_REQUEST_BYTES = 10 * 1024 * 1024;
