@@ -31,7 +31,7 @@ import { CHILD_STATES, ChildMachine } from './child-machine.ts';
 import { COMPLETION_STATES, Completion } from './completion.ts';
 import { type GateLadderPolicy, gateLadderPolicy } from './gate-ladder.ts';
 import { literal } from './jsonata.ts';
-import { childPlaceholder, ref, stepMachinePlaceholder } from './placeholders.ts';
+import { childPlaceholder, stepMachinePlaceholder } from './placeholders.ts';
 import { type PlanFacts, planFacts } from './plan-facts.ts';
 import { PlanGate } from './plan-gate.ts';
 import { planGraph } from './plan-graph.ts';
@@ -641,9 +641,4 @@ function childOutputs(
     for (const dep of step.dependsOn) if (inside.has(dep) && !joined.has(dep)) needed.add(dep);
   }
   return [...needed].sort();
-}
-
-/** The `${…}` text of a child machine's ARN, as the parent's task holds it. */
-export function childArnRef(part: number): string {
-  return ref(childPlaceholder(part));
 }
