@@ -311,7 +311,7 @@ function stepMachine(context: PlanContext, retry: readonly AslRetrier[]): StepMa
     inlineOutputLimitBytes: context.limits.inlineOutputLimitBytes,
     total: plan.steps.length,
     sendRecipes: context.sendRecipes,
-    ...(context.budget ? { budget: context.budget } : {}),
+    budget: context.budget,
   });
 }
 
@@ -336,7 +336,7 @@ function measure(context: PlanContext, stepMachines: ReadonlyMap<string, StepMac
       ...(step.requiresApproval ? { gateView: stepGateView(context.view.steps[i] as StepView) } : {}),
       sendRecipes: context.sendRecipes,
       sendSecretDeclarations: plan.secrets.length > 0,
-      ...(context.budget ? { budget: context.budget } : {}),
+      budget: context.budget,
       ...(machine
         ? { stepMachine: { placeholder: machine.placeholder, happyPath: machine.graph.happyPath() } }
         : {}),
@@ -359,7 +359,7 @@ function layOut(context: PlanContext, steps: MeasuredSteps): { layout: Layout; s
     objective: oneLine(plan.objective),
     steps: plan.steps.length,
     stepIds: plan.steps.map((s) => s.id),
-    ...(graph ? { graph } : {}),
+    graph,
   };
   const summary: PlanSummary = {
     ...sketch,
