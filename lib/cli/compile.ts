@@ -51,7 +51,7 @@ export async function run(argv: string[]): Promise<number> {
   }
   const deployable = deployability(loaded.plan, {
     file: args.file,
-    ...(loaded.sourceMap ? { sourceMap: loaded.sourceMap } : {}),
+    sourceMap: loaded.sourceMap,
     compile: { digest: `sha256:${loaded.digest}` },
   });
   const result = deployable.result;
@@ -63,7 +63,7 @@ export async function run(argv: string[]): Promise<number> {
   if (args.out !== undefined) await writeResult(result, args.out, loaded.plan.id);
   if (args.json) {
     process.stdout.write(
-      `${JSON.stringify({ definitions: result.definitions.map((d) => ({ name: d.name, asl: d.asl, ...(d.arnSubstitution ? { arnSubstitution: d.arnSubstitution } : {}) })), substitutions: result.substitutions, report: result.report }, null, 2)}\n`,
+      `${JSON.stringify({ definitions: result.definitions.map((d) => ({ name: d.name, asl: d.asl, arnSubstitution: d.arnSubstitution })), substitutions: result.substitutions, report: result.report }, null, 2)}\n`,
     );
   } else {
     process.stdout.write(`${summary(result, args.file, args.out)}\n`);
@@ -128,5 +128,5 @@ function parseArgs(argv: string[]): CompileArgs | string {
     else files.push(arg);
   }
   if (files.length !== 1) return files.length === 0 ? 'missing <plan>' : 'give exactly one plan';
-  return { file: files[0] as string, json, ...(out !== undefined ? { out } : {}) };
+  return { file: files[0] as string, json, out };
 }

@@ -170,7 +170,7 @@ export async function run(argv: string[]): Promise<number> {
       invokeResource,
       timeScale: args.timeScale,
       region: args.region,
-      ...(mockConfig ? { mockConfig } : {}),
+      mockConfig,
     });
   } catch (error) {
     process.stderr.write(`plangate engine: cannot start the engine: ${(error as Error).message}\n`);

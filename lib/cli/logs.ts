@@ -56,7 +56,7 @@ export async function run(argv: string[]): Promise<number> {
   const paths = storePaths(parsed.values.store ?? DEFAULT_STORE_DIR);
   const entries = await readHarnessLog(paths, {
     execution,
-    ...(parsed.values.step !== undefined ? { step: parsed.values.step } : {}),
+    step: parsed.values.step,
   });
   if (entries.length === 0) {
     const about = parsed.values.step !== undefined ? ` about step ${parsed.values.step}` : '';

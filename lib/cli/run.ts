@@ -135,9 +135,9 @@ export function parseRunArgs(argv: string[]): CommonRunArgs | string {
     ...(values['no-workers'] ? { workers: false } : {}),
     agentsPerTarget,
     ...(values['submitted-by'] ? { submittedBy: values['submitted-by'] } : {}),
-    ...(values.policy !== undefined ? { policyDir: values.policy } : {}),
+    policyDir: values.policy,
     positionals,
-    ...(values.goal !== undefined ? { goal: values.goal } : {}),
+    goal: values.goal,
     planner: plannerValues(values),
   };
 }

@@ -150,7 +150,7 @@ function parseServeOptions(argv: string[]): ServeOptions | string {
     ...(values['sign-in-users'] ? { signInUsersFile: values['sign-in-users'] } : {}),
     timeScale,
     mailDir: values['mail-dir'] ?? join(storePaths(values.store).root, 'mail'),
-    ...(values.policy !== undefined ? { policyDir: values.policy } : {}),
+    policyDir: values.policy,
     ...plannerOptions(values),
   };
 }
@@ -250,7 +250,7 @@ async function platformIdentity(
     jwt = { issuer: issuer.issuer, audience: [LOCAL_SIGN_IN_CLIENT_ID], jwks: issuer.jwks };
   }
   return {
-    identity: { mode: 'aws', principals, ...(jwt ? { jwt } : {}) },
+    identity: { mode: 'aws', principals, jwt },
     notes: [
       `plan routes: SigV4 (execute-api, us-east-1) with the keys in ${file}`,
       signIn
@@ -259,7 +259,7 @@ async function platformIdentity(
           ? `answers: JWTs of ${jwt.issuer}`
           : 'answers: through emailed (recipient-bound) links only; no --jwt-issuer or --sign-in-users',
     ],
-    ...(signIn ? { signIn } : {}),
+    signIn,
   };
 }
 
@@ -289,7 +289,7 @@ export async function run(argv: string[]): Promise<number> {
       paths: opts.paths,
       identity: configured.identity,
       policy,
-      ...(signIn ? { signIn } : {}),
+      signIn,
       port: opts.port,
       timeScale: opts.timeScale,
       mailDir: opts.mailDir,

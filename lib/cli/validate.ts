@@ -60,7 +60,7 @@ export async function run(argv: string[]): Promise<number> {
           ...loaded.problems,
           ...deployability(plan, {
             file: args.file,
-            ...(loaded.sourceMap ? { sourceMap: loaded.sourceMap } : {}),
+            sourceMap: loaded.sourceMap,
           }).problems,
         ])
       : loaded.problems;

@@ -31,7 +31,7 @@ import { CHILD_STATES, ChildMachine } from './child-machine.ts';
 import { COMPLETION_STATES, Completion } from './completion.ts';
 import { type GateLadderPolicy, gateLadderPolicy } from './gate-ladder.ts';
 import { literal } from './jsonata.ts';
-import { childPlaceholder, ref, stepMachinePlaceholder } from './placeholders.ts';
+import { childPlaceholder, stepMachinePlaceholder } from './placeholders.ts';
 import { PlanGate } from './plan-gate.ts';
 import { planGraph } from './plan-graph.ts';
 import { PlanStep, type StepMachineRef, type StepMeasure } from './plan-step.ts';
@@ -311,7 +311,7 @@ function stepMachine(context: PlanContext, retry: readonly AslRetrier[]): StepMa
     inlineOutputLimitBytes: context.limits.inlineOutputLimitBytes,
     total: plan.steps.length,
     sendRecipes: context.sendRecipes,
-    ...(context.budget ? { budget: context.budget } : {}),
+    budget: context.budget,
   });
 }
 
@@ -336,7 +336,7 @@ function measure(context: PlanContext, stepMachines: ReadonlyMap<string, StepMac
       ...(step.requiresApproval ? { gateView: stepGateView(context.view.steps[i] as StepView) } : {}),
       sendRecipes: context.sendRecipes,
       sendSecretDeclarations: plan.secrets.length > 0,
-      ...(context.budget ? { budget: context.budget } : {}),
+      budget: context.budget,
       ...(machine
         ? { stepMachine: { placeholder: machine.placeholder, happyPath: machine.graph.happyPath() } }
         : {}),
@@ -359,7 +359,7 @@ function layOut(context: PlanContext, steps: MeasuredSteps): { layout: Layout; s
     objective: oneLine(plan.objective),
     steps: plan.steps.length,
     stepIds: plan.steps.map((s) => s.id),
-    ...(graph ? { graph } : {}),
+    graph,
   };
   const summary: PlanSummary = {
     ...sketch,
@@ -641,9 +641,4 @@ function childOutputs(
     for (const dep of step.dependsOn) if (inside.has(dep) && !joined.has(dep)) needed.add(dep);
   }
   return [...needed].sort();
-}
-
-/** The `${…}` text of a child machine's ARN, as the parent's task holds it. */
-export function childArnRef(part: number): string {
-  return ref(childPlaceholder(part));
 }

@@ -85,8 +85,8 @@ function stepFacts(step: EscalatedStep) {
     description: step.description,
     index: step.index,
     total: step.total,
-    ...(step.humanTimeoutSeconds !== undefined ? { humanTimeoutSeconds: step.humanTimeoutSeconds } : {}),
-    ...(step.onFail ? { onFail: step.onFail } : {}),
+    humanTimeoutSeconds: step.humanTimeoutSeconds,
+    onFail: step.onFail,
   };
 }
 

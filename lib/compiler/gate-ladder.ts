@@ -30,7 +30,7 @@ export function gateLadderPolicy(plan: Plan): GateLadderPolicy {
   const { timeoutSeconds, remindAfterSeconds, escalateTo = [], forbiddenApprovers } = plan.approval;
   return {
     timeoutSeconds,
-    ...(remindAfterSeconds !== undefined ? { remindAfterSeconds } : {}),
+    remindAfterSeconds,
     groups: escalateTo.map((group) => ({
       approvers: group.approvers,
       forbiddenApprovers,
@@ -111,7 +111,7 @@ function rung(
     comment: ladder ? undefined : props.comment,
     payload: {
       ...props.payload,
-      ...(ladder ? { ladder } : {}),
+      ladder,
       ...(approval ? { approval: literal(approval) } : {}),
     },
     // The link lives as long as its group may answer; the wait may end earlier (the reminder).

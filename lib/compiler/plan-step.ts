@@ -106,7 +106,7 @@ export class PlanStep {
         description: step.description,
         dependsOn: step.dependsOn,
         critical: step.critical,
-        ...(this.props.gateView ? { view: this.props.gateView } : {}),
+        view: this.props.gateView,
         ladder: this.props.approvalLadder,
         runState: this.entryState(),
       }).toAsl(scope);
@@ -142,7 +142,7 @@ export class PlanStep {
     }
     const recoverState = escalationOf(scope, {
       timeoutSeconds: this.props.approvalTimeoutSeconds,
-      ...(this.props.budget ? { budget: this.props.budget } : {}),
+      budget: this.props.budget,
     }).register(this.escalated());
     return new StepTask({
       step,
@@ -155,7 +155,7 @@ export class PlanStep {
       approvalTimeoutSeconds: this.props.approvalTimeoutSeconds,
       sendRecipes: this.props.sendRecipes ?? false,
       sendSecretDeclarations: this.props.sendSecretDeclarations ?? false,
-      ...(this.props.budget ? { budget: this.props.budget } : {}),
+      budget: this.props.budget,
     }).toAsl(next);
   }
 
@@ -181,7 +181,7 @@ export class PlanStep {
       index: this.props.index,
       total: this.props.total,
       ...(step.requiresHuman ? { humanTimeoutSeconds: this.props.approvalTimeoutSeconds } : {}),
-      ...(step.onFail ? { onFail: step.onFail } : {}),
+      onFail: step.onFail,
       runState: stepEntryState(step),
       checkState: task.check,
     };

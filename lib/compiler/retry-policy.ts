@@ -65,6 +65,6 @@ function retrier(errors: string[], recipe: RecoveryRecipe): AslRetrier {
     ...(intervalSeconds !== ASL_RETRY_DEFAULTS.IntervalSeconds ? { IntervalSeconds: intervalSeconds } : {}),
     ...(recipe.maxAttempts !== ASL_RETRY_DEFAULTS.MaxAttempts ? { MaxAttempts: recipe.maxAttempts } : {}),
     ...(recipe.backoffRate !== ASL_RETRY_DEFAULTS.BackoffRate ? { BackoffRate: recipe.backoffRate } : {}),
-    ...(recipe.maxDelaySeconds !== undefined ? { MaxDelaySeconds: recipe.maxDelaySeconds } : {}),
+    MaxDelaySeconds: recipe.maxDelaySeconds,
   };
 }

@@ -153,17 +153,17 @@ export class StepCall extends StartExecution {
       stepId: step.id,
       index: props.index,
       description: step.description,
-      ...(step.tool !== undefined ? { tool: step.tool } : {}),
-      ...(step.target !== undefined ? { target: step.target } : {}),
-      ...(step.task !== undefined ? { task: step.task } : {}),
+      tool: step.tool,
+      target: step.target,
+      task: step.task,
       ...(step.subscriptions.length > 0 ? { subscriptions: step.subscriptions } : {}),
       args: step.args,
       ...(step.dependsOn.length > 0 ? { dependsOn: step.dependsOn } : {}),
       ...(step.outputs.length > 0 ? { outputs: step.outputs } : {}),
       timeoutSeconds: props.timeoutSeconds,
-      ...(step.contract !== undefined ? { contract: step.contract } : {}),
+      contract: step.contract,
       ...(step.critical ? {} : { critical: false }),
-      ...(step.onFail ? { onFail: step.onFail } : {}),
+      onFail: step.onFail,
     };
     const reads = (needs: DataNeeds, entries: readonly string[]) =>
       [

@@ -76,7 +76,7 @@ export class ActivityOperations {
       name: input.name,
       arn,
       creationDate,
-      ...(input.encryptionConfiguration ? { encryptionConfiguration: input.encryptionConfiguration } : {}),
+      encryptionConfiguration: input.encryptionConfiguration,
       ...(tags.length > 0 ? { tags } : {}),
     });
     return { activityArn: arn, creationDate: new Date(creationDate) };
@@ -100,7 +100,7 @@ export class ActivityOperations {
       .sort((a, b) => a.creationDate - b.creationDate)
       .map((a) => ({ activityArn: a.arn, name: a.name, creationDate: new Date(a.creationDate) }));
     const { page, nextToken } = paginate(all, input.maxResults, input.nextToken);
-    return { activities: page, ...(nextToken ? { nextToken } : {}) };
+    return { activities: page, nextToken };
   }
 
   async deleteActivity(input: sfn.DeleteActivityInput): Promise<sfn.DeleteActivityOutput> {

@@ -159,8 +159,8 @@ export class ExecutionOperations {
       .map((e) => ({
         executionArn: e.arn,
         stateMachineArn: e.machineArn,
-        ...(e.versionArn ? { stateMachineVersionArn: e.versionArn } : {}),
-        ...(e.aliasArn ? { stateMachineAliasArn: e.aliasArn } : {}),
+        stateMachineVersionArn: e.versionArn,
+        stateMachineAliasArn: e.aliasArn,
         name: e.name,
         status: e.status,
         startDate: new Date(e.startDate),
@@ -169,7 +169,7 @@ export class ExecutionOperations {
         ...(e.redriveDate === undefined ? {} : { redriveDate: new Date(e.redriveDate) }),
       }));
     const { page, nextToken } = paginate(all, input.maxResults, input.nextToken);
-    return { executions: page, ...(nextToken ? { nextToken } : {}) };
+    return { executions: page, nextToken };
   }
 
   /**
@@ -344,8 +344,8 @@ export class ExecutionOperations {
       name,
       machineName: machine.name,
       machineArn: machine.arn,
-      ...(versionArn ? { versionArn } : {}),
-      ...(aliasArn ? { aliasArn } : {}),
+      versionArn,
+      aliasArn,
       definitionText,
       roleArn,
       ...(testCase === undefined ? {} : { testCase }),

@@ -79,8 +79,8 @@ export class StateMachineOperations {
       versions: [],
       nextVersion: 1,
       aliases: [],
-      ...(input.loggingConfiguration ? { loggingConfiguration: input.loggingConfiguration } : {}),
-      ...(input.tracingConfiguration ? { tracingConfiguration: input.tracingConfiguration } : {}),
+      loggingConfiguration: input.loggingConfiguration,
+      tracingConfiguration: input.tracingConfiguration,
       ...(tags.length > 0 ? { tags } : {}),
     };
     const out: sfn.CreateStateMachineOutput = {
@@ -163,7 +163,7 @@ export class StateMachineOperations {
         creationDate: new Date(m.creationDate),
       }));
     const { page, nextToken } = paginate(all, input.maxResults, input.nextToken);
-    return { stateMachines: page, ...(nextToken ? { nextToken } : {}) };
+    return { stateMachines: page, nextToken };
   }
 
   async deleteStateMachine(input: sfn.DeleteStateMachineInput): Promise<sfn.DeleteStateMachineOutput> {
@@ -208,7 +208,7 @@ export class StateMachineOperations {
       creationDate: new Date(v.creationDate),
     }));
     const { page, nextToken } = paginate(all, input.maxResults, input.nextToken);
-    return { stateMachineVersions: page, ...(nextToken ? { nextToken } : {}) };
+    return { stateMachineVersions: page, nextToken };
   }
 
   async deleteStateMachineVersion(
@@ -295,7 +295,7 @@ export class StateMachineOperations {
       creationDate: new Date(a.creationDate),
     }));
     const { page, nextToken } = paginate(all, input.maxResults, input.nextToken);
-    return { stateMachineAliases: page, ...(nextToken ? { nextToken } : {}) };
+    return { stateMachineAliases: page, nextToken };
   }
 
   async deleteStateMachineAlias(

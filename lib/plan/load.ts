@@ -44,6 +44,6 @@ export async function loadPlan(
     valid: !hasErrors(problems),
     problems,
     digest: planDigest(parsed.plan),
-    ...(parsed.sourceMap ? { sourceMap: parsed.sourceMap } : {}),
+    sourceMap: parsed.sourceMap,
   };
 }

@@ -74,12 +74,9 @@ export function scenarioRequest(
     const args = scenario.args ?? call?.args ?? {};
     const known =
       scenario.action === 'RunStep' && call
-        ? callFacts(
-            { tool: call.tool, ...(step.target ? { target: step.target } : {}), args: { ...args } },
-            step.requiresApproval,
-          )
+        ? callFacts({ tool: call.tool, target: step.target, args: { ...args } }, step.requiresApproval)
         : facts.steps[step.id];
-    return stepEntity(identity, step.id, known, { ...(submitter !== undefined ? { submitter } : {}), args });
+    return stepEntity(identity, step.id, known, { submitter, args });
   };
   const base = {
     principal: scenario.principal,
@@ -116,7 +113,7 @@ export function scenarioRequest(
             kind: step ? 'step' : 'plan',
             plan: identity,
             ...(step ? { stepId: step.id } : {}),
-            ...(submitter !== undefined ? { submitter } : {}),
+            submitter,
             quorum: plan.approval.quorum,
           },
           facts,
@@ -132,7 +129,7 @@ export function scenarioRequest(
           id: `execution-of-${plan.id}`,
           planId: plan.id,
           planVersion: plan.version,
-          ...(submitter !== undefined ? { submitter } : {}),
+          submitter,
         }),
       };
     case 'ReadDraft':
@@ -153,7 +150,7 @@ export function scenarioRequest(
 
 /** Every decision one person could meet with a plan: `plangate policy explain`. */
 export function explainScenarios(plan: Plan, principal: PolicyPrincipal, submitter?: string): Scenario[] {
-  const common = { principal, ...(submitter !== undefined ? { submitter } : {}) };
+  const common = { principal, submitter };
   const planLevel: PolicyAction[] = [
     'SubmitPlan',
     'ApprovePlanGate',

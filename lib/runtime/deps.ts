@@ -57,7 +57,7 @@ export function journalFor(
   return new Journal({
     dynamo: deps.dynamo,
     eventsTable: deps.tables.events,
-    ...(deps.events ? { events: deps.events } : {}),
+    events: deps.events,
     ...(deps.eventBusName ? { eventBusName: deps.eventBusName } : {}),
     redactor: new Redactor(secretValues),
     ...(deps.telemetry ? { onAppended: deps.telemetry.journaled } : {}),
@@ -71,8 +71,8 @@ export function journalFor(
 export function secretsFor(deps: HarnessDeps, declarations: readonly SecretRef[]): SecretSource {
   return new SecretSource({
     secrets: declarations,
-    ...(deps.env ? { env: deps.env } : {}),
-    ...(deps.secretsManager ? { secretsManager: deps.secretsManager } : {}),
+    env: deps.env,
+    secretsManager: deps.secretsManager,
   });
 }
 

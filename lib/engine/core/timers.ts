@@ -29,14 +29,6 @@ export function sleepUntil(deadline: number, now: () => number, signal: AbortSig
   });
 }
 
-/** Rejects with AbortedError once `signal` aborts; never resolves otherwise. */
-export function untilAborted(signal: AbortSignal): Promise<never> {
-  return new Promise((_, reject) => {
-    if (signal.aborted) reject(new AbortedError(signal.reason));
-    else signal.addEventListener('abort', () => reject(new AbortedError(signal.reason)), { once: true });
-  });
-}
-
 /** Told when a signal aborts (see {@link AbortWatchers}). */
 export interface AbortWatcher {
   aborted(reason: unknown): void;

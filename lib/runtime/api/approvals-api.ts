@@ -172,8 +172,8 @@ export async function handleApprovalsRequest(event: HttpEvent, deps: ApprovalsAp
     return page(
       STATUS_OF[error.reason] ?? 409,
       refusalPage(error, {
-        ...(decided ? { decided } : {}),
-        ...(supersededBy ? { supersededBy } : {}),
+        decided,
+        supersededBy,
         ...(gate && progressHref ? { progressHref } : {}),
       }),
     );
@@ -271,7 +271,7 @@ export async function handleApprovalsRequest(event: HttpEvent, deps: ApprovalsAp
       200,
       outcomePage(gate, outcome, {
         by: answeredBy,
-        ...(progressHref ? { progressHref } : {}),
+        progressHref,
         ...(revised ? { note: revised.note } : {}),
       }),
     );
@@ -310,7 +310,7 @@ function shownGate(gate: GateView) {
   // What the gate's current content runs: a revision's changes applied, their risks recomputed.
   return {
     ...shown,
-    ...(revision ? { revision } : {}),
+    revision,
     ...(summary ? { summary: sketch } : {}),
     ...(view ? { view: revision ? revisedView(view, revision) : view } : {}),
     ...(stepGate ? { stepGate: revision ? revisedStepGate(stepGate, revision) : stepGate } : {}),
@@ -346,7 +346,7 @@ async function pageOf(
   const common = {
     ...hosted,
     formToken: session.form,
-    ...(refused ? { refused } : {}),
+    refused,
     ...(timeZone ? { timeZone } : {}),
   };
   if (recipient !== undefined)

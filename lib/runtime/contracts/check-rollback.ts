@@ -26,7 +26,7 @@ export async function checkRollback(
         { output: req.output, context: req.context ?? {}, steps: { [req.stepId]: req.output } },
         {
           secrets,
-          ...(deps.lambda ? { lambda: deps.lambda } : {}),
+          lambda: deps.lambda,
           ...(deps.cwd ? { cwd: deps.cwd } : {}),
         },
       )
@@ -60,7 +60,7 @@ export async function checkRollback(
 }
 
 function rerun(startedSeq: number | undefined): RollbackCheckResult {
-  return { status: 'rerun', ...(startedSeq !== undefined ? { startedSeq } : {}) };
+  return { status: 'rerun', startedSeq };
 }
 
 /** How the step's last rollback attempt ended, if it did (after its last ROLLBACK_STARTED). */

@@ -55,7 +55,7 @@ export async function checkStep(req: CheckRequest, deps: HarnessDeps): Promise<C
           { output, context: req.context ?? {}, steps },
           {
             secrets,
-            ...(deps.lambda ? { lambda: deps.lambda } : {}),
+            lambda: deps.lambda,
             ...(deps.cwd ? { cwd: deps.cwd } : {}),
           },
         )
@@ -174,7 +174,7 @@ export async function finalizeExecution(req: FinalizeRequest, deps: HarnessDeps)
           : {}),
     },
   });
-  return { succeeded, summary, failedPostconditions, ...(inconsistent ? { error: inconsistent } : {}) };
+  return { succeeded, summary, failedPostconditions, error: inconsistent };
 }
 
 /** The outcome EXECUTION_COMPLETE recorded, answered again as the first call answered it. */
@@ -247,7 +247,7 @@ async function checkPostconditions(
     const evidence = await checkContract(
       post.contract,
       { output: steps, context: req.context, steps },
-      { secrets, ...(deps.lambda ? { lambda: deps.lambda } : {}), ...(deps.cwd ? { cwd: deps.cwd } : {}) },
+      { secrets, lambda: deps.lambda, ...(deps.cwd ? { cwd: deps.cwd } : {}) },
     );
     if (!evidence.passed) failed.push(post.id);
     await journalFor(deps, secrets.resolvedValues).append({
@@ -300,8 +300,8 @@ function workerEvidence(
 
 function pickOutput(req: CheckRequest): Pick<CheckResult, 'output' | 'outputRef'> {
   return {
-    ...(req.run.output ? { output: req.run.output } : {}),
-    ...(req.run.outputRef ? { outputRef: req.run.outputRef } : {}),
+    output: req.run.output,
+    outputRef: req.run.outputRef,
   };
 }
 

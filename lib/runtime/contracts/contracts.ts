@@ -172,7 +172,7 @@ async function runCheck(
           excerpt: excerpt(result.body),
           durationMs: elapsed(),
           passed: statusOk && bodyOk,
-          ...(reason ? { reason } : {}),
+          reason,
         };
       }
       case 'assert': {
@@ -255,7 +255,7 @@ async function runCheck(
 export function contractFailure(evidence: ContractEvidence): FailureFacts {
   const base = {
     message: `contract ${evidence.kind} did not pass: ${evidence.reason ?? 'failed'}`,
-    ...(evidence.status !== undefined ? { httpStatus: evidence.status } : {}),
+    httpStatus: evidence.status,
     ...(typeof evidence.exitCode === 'number' ? { exitCode: evidence.exitCode } : {}),
   };
   if (evidence.timedOut) return { ...base, name: 'TimeoutError' };

@@ -501,7 +501,7 @@ export class Approvals {
   async decided(linkId: string): Promise<{ decision: GateDecision; decidedAt?: string } | undefined> {
     const { item } = await this.verify(linkId);
     if (item.status !== 'answered' || !item.decision) return undefined;
-    return { decision: item.decision, ...(item.decidedAt ? { decidedAt: item.decidedAt } : {}) };
+    return { decision: item.decision, decidedAt: item.decidedAt };
   }
 
   /**

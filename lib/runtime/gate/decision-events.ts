@@ -12,9 +12,7 @@ export function gateEventIdentity(item: GateItem): ReturnType<typeof eventIdenti
       executionId: item.executionId,
       plan: { id: item.planId, version: item.planVersion, digest: item.planDigest },
     },
-    item.stepId
-      ? { id: item.stepId, ...(item.description !== undefined ? { name: item.description } : {}) }
-      : undefined,
+    item.stepId ? { id: item.stepId, name: item.description } : undefined,
   );
 }
 

@@ -74,19 +74,14 @@ export function approvalsFor(deps: ApprovalsDeps): Approvals {
     sfn: deps.sfn,
     journal: journalFor(deps),
     signingKey: deps.signingKey,
-    ...(deps.onDecided ? { onDecided: deps.onDecided } : {}),
-    ...(deps.notify ? { notify: deps.notify } : {}),
-    ...(deps.policy ? { policy: deps.policy } : {}),
+    onDecided: deps.onDecided,
+    notify: deps.notify,
+    policy: deps.policy,
   });
 }
 
 export async function openGate(req: GateRequest, deps: GateDeps): Promise<{ approvalId?: string }> {
-  const identity = eventIdentity(
-    req,
-    req.stepId
-      ? { id: req.stepId, ...(req.description !== undefined ? { name: req.description } : {}) }
-      : undefined,
-  );
+  const identity = eventIdentity(req, req.stepId ? { id: req.stepId, name: req.description } : undefined);
   const journal = journalFor(deps);
   const reason = req.failure
     ? `${req.failure.failureClass} failure in ${req.failure.phase} (${req.failure.error}): ${req.failure.message}`
@@ -148,8 +143,8 @@ export async function openGate(req: GateRequest, deps: GateDeps): Promise<{ appr
         signer: new LinkSigner(deps.signingKey),
         notify: deps.notify,
         submittedBy: await submitterOf(req.executionId, deps),
-        ...(deps.onDecided ? { onDecided: deps.onDecided } : {}),
-        ...(deps.onEscalated ? { onEscalated: deps.onEscalated } : {}),
+        onDecided: deps.onDecided,
+        onEscalated: deps.onEscalated,
       },
     );
     return {};
@@ -173,7 +168,7 @@ export async function openGate(req: GateRequest, deps: GateDeps): Promise<{ appr
     changes: graph ? await changesSincePrevious(req.plan, graph, deps, created?.steps) : undefined,
     stepGate,
     abortRollsBack,
-    ...(recovery ? { recovery } : {}),
+    recovery,
   });
   if (req.kind === 'escalation') {
     await journal.append({ ...identity, event: 'RECOVERY_ESCALATION', details: { reason } });
@@ -285,8 +280,8 @@ export async function changesSincePrevious(
   if (!previous) return undefined;
   const before = recorded ? (await planCreated(previous.executionId, deps))?.steps : undefined;
   return diffPlanGraphs(previous.since, previous.graph, graph, {
-    ...(before ? { previous: before } : {}),
-    ...(recorded ? { current: recorded } : {}),
+    previous: before,
+    current: recorded,
   });
 }
 

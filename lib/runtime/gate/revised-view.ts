@@ -29,7 +29,7 @@ export function revisedStep(step: StepView, revision: GateRevision): StepView {
     },
     revised: {
       ...mark,
-      ...(step.call ? { replaces: step.call } : {}),
+      replaces: step.call,
       ...(skipped ? { skipped: true as const } : {}),
     },
   };

@@ -53,7 +53,7 @@ type LaterFields = { readonly revision?: GateRevision; readonly supersededBy?: u
 
 function later(source: LaterFields): Pick<ShownGate, 'revision' | 'supersededBy'> {
   return {
-    ...(source.revision ? { revision: source.revision } : {}),
+    revision: source.revision,
     ...(source.supersededBy !== undefined && source.supersededBy !== null
       ? { supersededBy: source.supersededBy }
       : {}),
@@ -64,19 +64,19 @@ export function shownOfNotice(notice: ApprovalNotice): ShownGate {
   return asRevised({
     kind: notice.kind,
     plan: notice.plan,
-    ...(notice.stepId ? { stepId: notice.stepId } : {}),
-    ...(notice.description !== undefined ? { description: notice.description } : {}),
+    stepId: notice.stepId,
+    description: notice.description,
     ...(notice.summary ? { objective: notice.summary.objective, stepCount: notice.summary.steps } : {}),
     ...(notice.summary?.view ? { view: notice.summary.view } : {}),
-    ...(notice.stepGate ? { stepGate: notice.stepGate } : {}),
+    stepGate: notice.stepGate,
     policy: notice.policy,
-    ...(notice.submittedBy !== undefined ? { submittedBy: notice.submittedBy } : {}),
+    submittedBy: notice.submittedBy,
     votes: notice.votes ?? [],
     expiresAt: notice.expiresAt,
     round: notice.round,
     ...(notice.question ? { question: notice.question } : {}),
-    ...(notice.abortRollsBack ? { abortRollsBack: notice.abortRollsBack } : {}),
-    ...(notice.recovery ? { recovery: notice.recovery } : {}),
+    abortRollsBack: notice.abortRollsBack,
+    recovery: notice.recovery,
     ...later(notice as LaterFields),
   });
 }
@@ -85,19 +85,19 @@ export function shownOfGate(gate: GateView): ShownGate {
   return asRevised({
     kind: gate.kind,
     plan: { id: gate.planId, version: gate.planVersion, digest: gate.planDigest },
-    ...(gate.stepId ? { stepId: gate.stepId } : {}),
-    ...(gate.description !== undefined ? { description: gate.description } : {}),
+    stepId: gate.stepId,
+    description: gate.description,
     ...(gate.summary ? { objective: gate.summary.objective, stepCount: gate.summary.steps } : {}),
     ...(gate.summary?.view ? { view: gate.summary.view } : {}),
-    ...(gate.stepGate ? { stepGate: gate.stepGate } : {}),
+    stepGate: gate.stepGate,
     policy: gate.policy,
-    ...(gate.submittedBy !== undefined ? { submittedBy: gate.submittedBy } : {}),
+    submittedBy: gate.submittedBy,
     votes: gate.votes.map((v) => ({ by: v.by, decision: v.decision.decision })),
     expiresAt: gate.expiresAt,
     round: gate.round,
     ...(gate.question ? { question: gate.question } : {}),
-    ...(gate.abortRollsBack ? { abortRollsBack: gate.abortRollsBack } : {}),
-    ...(gate.recovery ? { recovery: gate.recovery } : {}),
+    abortRollsBack: gate.abortRollsBack,
+    recovery: gate.recovery,
     ...later(gate as LaterFields),
   });
 }

@@ -95,7 +95,7 @@ export function completionRequest(
         kind: item.kind,
         plan: identity,
         ...(item.kind === 'step' && item.stepId !== undefined ? { stepId: item.stepId } : {}),
-        ...(item.submittedBy !== undefined ? { submitter: item.submittedBy } : {}),
+        submitter: item.submittedBy,
         quorum: item.policy.quorum,
       },
       facts,

@@ -13,11 +13,10 @@ import {
 } from '@aws-sdk/lib-dynamodb';
 import { canonicalJson } from '../../plan/digest.ts';
 import {
-  EVENT_DETAILS,
   type EventType,
   type JournalEvent,
-  JournalEventSchema,
   type JournalRecord,
+  safeParseJournalEvent,
 } from '../payloads/index.ts';
 import { Redactor } from '../secrets/redact.ts';
 import { InvalidInputError } from '../shared/errors.ts';
@@ -90,22 +89,10 @@ export class Journal {
       timestamp: input.timestamp ?? (this.props.clock ?? (() => new Date()))().toISOString(),
       details: input.details ?? {},
     };
-    const parsed = JournalEventSchema.safeParse(candidate);
-    const detailsParsed = parsed.success
-      ? EVENT_DETAILS[parsed.data.event].safeParse(parsed.data.details)
-      : undefined;
-    const issue = !parsed.success
-      ? { where: 'event', issue: parsed.error.issues[0] }
-      : detailsParsed && !detailsParsed.success
-        ? { where: 'event.details', issue: detailsParsed.error.issues[0] }
-        : undefined;
-    if (issue) {
-      const path = issue.issue?.path.length ? `.${issue.issue.path.join('.')}` : '';
-      throw new InvalidInputError(issue.issue?.message ?? 'invalid event', {
-        location: `${issue.where}${path}`,
-      });
-    }
-    const clean = this.redactor.value(parsed.data as JournalEvent);
+    const parsed = safeParseJournalEvent(candidate);
+    if (!parsed.success)
+      throw new InvalidInputError(parsed.issue.message, { location: parsed.issue.location });
+    const clean = this.redactor.value(parsed.data);
     const event: JournalEvent = { ...clean, details: limitStrings(clean.details) as Record<string, unknown> };
     const stored = await this.store(event);
     this.props.onAppended?.(stored, note);

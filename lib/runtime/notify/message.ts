@@ -211,7 +211,7 @@ export function approvalMessage(
         ...SLACK_BUTTONS[notice.kind].map((decision) => ({
           type: 'button',
           text: { type: 'plain_text', text: BUTTON_LOOK[decision].label },
-          ...(BUTTON_LOOK[decision].style ? { style: BUTTON_LOOK[decision].style } : {}),
+          style: BUTTON_LOOK[decision].style,
           action_id: `${SLACK_ACTION_PREFIX}${decision}`,
           value: slackButtonValue(notice.approvalId, shownDigest),
         })),

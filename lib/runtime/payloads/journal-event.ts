@@ -303,9 +303,30 @@ export const JournalRecordSchema = JournalEventSchema.extend({
 });
 export type JournalRecord = z.infer<typeof JournalRecordSchema>;
 
-/** Parses a journal event and checks its details against its type's schema. */
-export function parseJournalEvent(value: unknown): JournalEvent {
-  const event = JournalEventSchema.parse(value);
-  EVENT_DETAILS[event.event].parse(event.details);
-  return event;
+/** Why a journal event was refused: the first issue and where it is (`event…` or `event.details…`). */
+export interface JournalEventIssue {
+  readonly location: string;
+  readonly message: string;
+}
+
+/**
+ * Parses a journal event and checks its details against its type's schema: the event, or the
+ * first issue found and where it is.
+ */
+export function safeParseJournalEvent(
+  value: unknown,
+):
+  | { readonly success: true; readonly data: JournalEvent }
+  | { readonly success: false; readonly issue: JournalEventIssue } {
+  const parsed = JournalEventSchema.safeParse(value);
+  if (!parsed.success) return { success: false, issue: locatedIssue('event', parsed.error.issues[0]) };
+  const details = EVENT_DETAILS[parsed.data.event].safeParse(parsed.data.details);
+  if (!details.success)
+    return { success: false, issue: locatedIssue('event.details', details.error.issues[0]) };
+  return { success: true, data: parsed.data };
+}
+
+function locatedIssue(where: string, issue: z.core.$ZodIssue | undefined): JournalEventIssue {
+  const path = issue?.path.length ? `.${issue.path.join('.')}` : '';
+  return { location: `${where}${path}`, message: issue?.message ?? 'invalid event' };
 }

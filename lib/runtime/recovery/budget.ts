@@ -144,7 +144,7 @@ export async function budgetStop(
   now = new Date(),
 ): Promise<HarnessFailure | undefined> {
   const details = exceeded(budget, events, now, {
-    ...(failed.usage ? { spent: failed.usage } : {}),
+    spent: failed.usage,
     wallClockGraceSeconds: failed.wallClockGraceSeconds ?? 0,
   });
   if (!details) return undefined;

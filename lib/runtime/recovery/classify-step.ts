@@ -33,7 +33,7 @@ const STATES_TIMEOUT = 'States.Timeout';
 export async function classifyStepFailure(req: ClassifyRequest, deps: HarnessDeps): Promise<ClassifyResult> {
   const identity = eventIdentity(req, {
     id: req.stepId,
-    ...(req.description !== undefined ? { name: req.description } : {}),
+    name: req.description,
   });
   const journal = journalFor(deps);
   const facts = factsOf(req.error);
@@ -149,9 +149,9 @@ function factsOf(error: ClassifyRequest['error']): FailureFacts {
     return {
       name: error.Error,
       message: cause.data.message,
-      ...(cause.data.httpStatus !== undefined ? { httpStatus: cause.data.httpStatus } : {}),
-      ...(cause.data.exitCode !== undefined ? { exitCode: cause.data.exitCode } : {}),
-      ...(cause.data.code !== undefined ? { code: cause.data.code } : {}),
+      httpStatus: cause.data.httpStatus,
+      exitCode: cause.data.exitCode,
+      code: cause.data.code,
     };
   }
   if (inner !== undefined)

@@ -72,8 +72,8 @@ function detectionFacts(facts: FailureFacts): DetectionFacts {
   return {
     errorName: facts.name,
     message: facts.code ? `${facts.code}: ${facts.message}` : facts.message,
-    ...(facts.httpStatus !== undefined ? { httpStatus: facts.httpStatus } : {}),
-    ...(facts.exitCode !== undefined ? { exitCode: facts.exitCode } : {}),
+    httpStatus: facts.httpStatus,
+    exitCode: facts.exitCode,
   };
 }
 

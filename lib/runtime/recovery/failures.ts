@@ -17,9 +17,9 @@ export function failureCause(
   return {
     message: redactor.text(truncateText(facts.message, MAX_CAUSE_MESSAGE_BYTES).text),
     failureClass,
-    ...(facts.httpStatus !== undefined ? { httpStatus: facts.httpStatus } : {}),
-    ...(facts.exitCode !== undefined ? { exitCode: facts.exitCode } : {}),
-    ...(facts.code !== undefined ? { code: facts.code } : {}),
+    httpStatus: facts.httpStatus,
+    exitCode: facts.exitCode,
+    code: facts.code,
     ...(typeof location === 'string' ? { location } : {}),
   };
 }

@@ -102,7 +102,7 @@ export function failureFacts(error: unknown): FailureFacts {
     return {
       name: e.name || 'Error',
       message: e.message,
-      ...(httpStatus !== undefined ? { httpStatus } : {}),
+      httpStatus,
       ...(typeof e.exitCode === 'number' ? { exitCode: e.exitCode } : {}),
       ...(typeof e.code === 'string' ? { code: e.code } : {}),
     };

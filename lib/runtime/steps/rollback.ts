@@ -58,8 +58,8 @@ export async function runRollback(req: RollbackRunRequest, deps: HarnessDeps): P
       subscriptions: [],
       timeoutMs: procedure.timeoutSeconds * 1000,
       ...(deps.cwd ? { cwd: deps.cwd } : {}),
-      ...(deps.env ? { env: deps.env } : {}),
-      ...(deps.lambda ? { lambda: deps.lambda } : {}),
+      env: deps.env,
+      lambda: deps.lambda,
     });
     const redactor = new Redactor(secrets.resolvedValues);
     return { status: 'ran', stepId, output: redactor.value(shortened(result)) as Record<string, unknown> };

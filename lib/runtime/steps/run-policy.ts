@@ -25,7 +25,7 @@ export async function recordedPlan(
   if (!details?.success) return { facts: unknownPlanFacts() };
   return {
     facts: details.data.policy_facts ?? unknownPlanFacts(),
-    ...(details.data.submitted_by !== undefined ? { submitter: details.data.submitted_by } : {}),
+    submitter: details.data.submitted_by,
   };
 }
 
@@ -46,7 +46,7 @@ export function runOf(req: RunnerRequest): RunOf {
     executionId: req.executionId,
     plan: req.plan,
     stepId: req.stepId,
-    ...(req.target !== undefined ? { target: req.target } : {}),
+    target: req.target,
     attempt: req.attempt,
     rollback: false,
   };
@@ -68,15 +68,12 @@ export async function authorizeRun(
   // Policy reads the args, never a secret's value.
   const args = new Redactor(secretValues).secretValues(call.args);
   const known = facts.steps[req.stepId];
-  const resolved = callFacts(
-    { tool: call.tool, ...(req.target !== undefined ? { target: req.target } : {}), args },
-    known?.ownGate ?? false,
-  );
+  const resolved = callFacts({ tool: call.tool, target: req.target, args }, known?.ownGate ?? false);
   const request = {
     principal: { name: submitter ?? '' },
     action: 'RunStep' as const,
     resource: stepEntity(req.plan, req.stepId, resolved, {
-      ...(submitter !== undefined ? { submitter } : {}),
+      submitter,
       args,
     }),
     entities: [planEntity(req.plan, facts, submitter)],

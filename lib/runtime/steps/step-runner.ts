@@ -86,8 +86,8 @@ export async function runStep(req: RunnerRequest, deps: HarnessDeps): Promise<Ru
     await authorizeRun(runOf(req), deps, { tool: call.tool, args }, secrets.resolvedValues, identity);
     const result = await deps.tools.call(call.tool, args, {
       stepId: req.stepId,
-      ...(task !== undefined ? { task } : {}),
-      ...(req.target !== undefined ? { target: req.target } : {}),
+      task,
+      target: req.target,
       subscriptions: req.subscriptions,
       // An agent gets the wall clock left, as a worker's does; then a person is asked (below).
       timeoutMs:
@@ -98,8 +98,8 @@ export async function runStep(req: RunnerRequest, deps: HarnessDeps): Promise<Ru
             : Number.POSITIVE_INFINITY,
         ) * 1000,
       ...(deps.cwd ? { cwd: deps.cwd } : {}),
-      ...(deps.env ? { env: deps.env } : {}),
-      ...(deps.lambda ? { lambda: deps.lambda } : {}),
+      env: deps.env,
+      lambda: deps.lambda,
     });
     const redactor = new Redactor(secrets.resolvedValues);
     const output = redactor.value(captureOutputs(req, result));
@@ -179,7 +179,7 @@ async function dispatch(
     status: 'dispatched',
     handoff: {
       args: handoff,
-      ...(task !== undefined ? { task } : {}),
+      task,
       inputs,
       budget,
     },
@@ -214,7 +214,7 @@ const firstLine = (text: string): string => text.split('\n', 1)[0] ?? '';
 
 /** A failure for the classifier to record, its cause as a worker's (message, usage). */
 function unrecorded(name: string, message: string, usage: Usage | undefined): Error {
-  const error = new Error(JSON.stringify({ message, ...(usage ? { usage } : {}) }));
+  const error = new Error(JSON.stringify({ message, usage }));
   error.name = name;
   return error;
 }

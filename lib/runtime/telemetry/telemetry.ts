@@ -151,7 +151,7 @@ export class Telemetry {
       } else {
         this.logger.info(`${this.handler} done`, {
           ...correlation,
-          ...(status !== undefined ? { status } : {}),
+          status,
           durationMs: durationMs(),
         });
       }
@@ -298,8 +298,8 @@ function correlationOfRecord(record: JournalRecord): Correlation {
     execution: record.executionId,
     plan: record.planId,
     planVersion: record.planVersion,
-    ...(record.task_id !== undefined ? { step: record.task_id } : {}),
-    ...(gate !== undefined ? { gate } : {}),
+    step: record.task_id,
+    gate,
   };
 }
 
@@ -335,7 +335,7 @@ function eventFacts(record: JournalRecord): Record<string, unknown> {
   const d = record.details;
   const decision = decisionOf(record);
   return {
-    ...(decision !== undefined ? { decision } : {}),
+    decision,
     ...(record.event === 'FAILURE_CLASSIFIED' ? { failureClass: d.failure_type, error: d.error } : {}),
     ...(record.event === 'TASK_FAILED' ? { error: d.error } : {}),
     ...(record.event === 'GATE_ANSWER_REFUSED' ? { reason: d.reason } : {}),
