@@ -15,7 +15,7 @@
  * The other checkout needs its node_modules (a symlink will do): `git worktree add --detach
  * /tmp/engine-main main && ln -s "$PWD/node_modules" /tmp/engine-main/node_modules`.
  */
-import { type ChildProcess, fork } from 'node:child_process';
+import { type ChildProcess, execFileSync, fork } from 'node:child_process';
 import { existsSync } from 'node:fs';
 import { mkdir, mkdtemp, rm, writeFile } from 'node:fs/promises';
 import * as os from 'node:os';
@@ -40,6 +40,12 @@ const OUT = option('--out');
 const SELECTED = ONLY === undefined ? WORKLOADS : WORKLOADS.filter((w) => w.name.startsWith(ONLY));
 
 type Checkout = 'this' | 'other';
+
+/** The checkout's commit, with `+changes` when its work tree differs from it. */
+function commitOf(dir: string): string {
+  const git = (...args: string[]) => execFileSync('git', ['-C', dir, ...args], { encoding: 'utf8' }).trim();
+  return `${git('rev-parse', '--short', 'HEAD')}${git('status', '--porcelain', '--', 'lib') ? '+changes' : ''}`;
+}
 type Mode = 'durable' | 'memory';
 const MODES: readonly Mode[] = ['durable', 'memory'];
 
@@ -353,8 +359,8 @@ async function main(): Promise<void> {
   const result = {
     benchmark: 'engine-compare',
     generatedAt: new Date().toISOString(),
-    this: THIS_DIR,
-    other: OTHER_DIR,
+    this: { dir: THIS_DIR, commit: commitOf(THIS_DIR) },
+    other: { dir: OTHER_DIR, commit: commitOf(OTHER_DIR) },
     machine: {
       node: process.version,
       cpuModel: cpus[0]?.model ?? 'unknown',
