@@ -208,7 +208,7 @@ export class ActivityWorker {
         durationMs: Math.round(performance.now() - started),
         worker: this.workerName,
         usage: outcome.usage,
-        evidence: outcome.evidence,
+        evidence: outcome.evidence && { ...outcome.evidence },
         agentRun: outcome.agentRun,
       };
       await sfn.send(new SendTaskSuccessCommand({ taskToken: token, output: JSON.stringify(result) }));
