@@ -45,7 +45,7 @@ export function localClients(endpoints: LocalEndpoints): LocalClients {
     dynamo,
     doc,
     events,
-    ...(sfn ? { sfn } : {}),
+    sfn,
     destroy: () => {
       dynamo.destroy();
       events.destroy();

@@ -30,12 +30,12 @@ export async function startLocalDataPlane(props: LocalDataPlaneProps = {}): Prom
   // The handlers run in this process on Node 20 on purpose: the SDK's notice about its Node 22
   // floor is noise here (unless the caller chose otherwise).
   process.env.AWS_SDK_JS_NODE_VERSION_SUPPORT_WARNING_DISABLED ??= 'true';
-  const dynamo = await startLocalDynamo({ ...(props.dataDir ? { dataDir: props.dataDir } : {}) });
-  const bus = await startLocalEventBus({ ...(props.dataDir ? { dataDir: props.dataDir } : {}) });
+  const dynamo = await startLocalDynamo({ dataDir: props.dataDir });
+  const bus = await startLocalEventBus({ dataDir: props.dataDir });
   const endpoints = {
     dynamoEndpoint: dynamo.endpoint,
     eventsEndpoint: bus.endpoint,
-    ...(props.sfnEndpoint ? { sfnEndpoint: props.sfnEndpoint } : {}),
+    sfnEndpoint: props.sfnEndpoint,
   };
   const clients = localClients(endpoints);
   const tableNames = props.tableNames ?? DEFAULT_TABLE_NAMES;

@@ -42,7 +42,7 @@ export async function startLocalDynamo(props: LocalDynamoProps = {}): Promise<Lo
     updateTableMs: 0,
   });
   const endpoint = await listenOnLoopback(server, props.port);
-  return { endpoint, ...(path ? { path } : {}), close: () => closeServer(server) };
+  return { endpoint, path, close: () => closeServer(server) };
 }
 
 /**

@@ -255,9 +255,9 @@ export class LocalEventBus {
       Name: name,
       Arn: `arn:aws:events:${this.props.region ?? 'us-east-1'}:${this.props.account ?? '000000000000'}:rule/${bus === 'default' ? '' : `${bus}/`}${name}`,
       EventBusName: bus,
-      ...(pattern ? { EventPattern: pattern } : {}),
+      EventPattern: pattern,
       State: input.State === 'DISABLED' ? 'DISABLED' : 'ENABLED',
-      ...(typeof input.Description === 'string' ? { Description: input.Description } : {}),
+      Description: typeof input.Description === 'string' ? input.Description : undefined,
       Targets: this.rules.get(key)?.Targets ?? [],
     };
     this.rules.set(key, rule);
@@ -275,7 +275,7 @@ export class LocalEventBus {
       const target = {
         Id: id,
         Arn: requireString(t, 'Arn'),
-        ...(typeof t.Input === 'string' ? { Input: t.Input } : {}),
+        Input: typeof t.Input === 'string' ? t.Input : undefined,
       };
       rule.Targets = [...rule.Targets.filter((x) => x.Id !== id), target];
     }

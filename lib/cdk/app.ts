@@ -44,10 +44,10 @@ export async function buildPlangateApp(app: App, examplesDir?: string): Promise<
     description:
       'plangate: plan-execution harness (tables, bus, harness Lambdas, Plans API) and the example plans',
     platform: {
-      ...(sesSender ? { sesSender } : {}),
-      ...(namePrefix ? { namePrefix } : {}),
-      ...(plannerModel ? { planner: { model: plannerModel } } : {}),
-      ...(policyDir ? { policyDir } : {}),
+      sesSender,
+      namePrefix,
+      planner: plannerModel ? { model: plannerModel } : undefined,
+      policyDir,
     },
   });
   for (const plan of await loadExamplePlans(examplesDir)) stack.addPlan(plan);

@@ -215,9 +215,7 @@ export class PlanPlatform extends Construct {
     this.outputsTable = new HarnessTable(this, 'Outputs', { definition: OUTPUTS_TABLE });
     this.draftsTable = new HarnessTable(this, 'Drafts', { definition: DRAFTS_TABLE });
     this.versionsTable = new HarnessTable(this, 'Versions', { definition: VERSIONS_TABLE });
-    this.eventBus = new PlanEventBus(this, 'EventBus', {
-      ...(props.eventArchiveRetention ? { archiveRetention: props.eventArchiveRetention } : {}),
-    });
+    this.eventBus = new PlanEventBus(this, 'EventBus', { archiveRetention: props.eventArchiveRetention });
 
     const environment = this.commonEnvironment(props.logLevel ?? 'INFO');
     const policyDir = resolve(props.policyDir ?? defaultPolicyDir());

@@ -20,13 +20,13 @@ export function tableShape(def: TableDefinition): {
 } {
   return {
     partitionKey: attribute(def.partitionKey),
-    ...(def.sortKey ? { sortKey: attribute(def.sortKey) } : {}),
+    sortKey: def.sortKey ? attribute(def.sortKey) : undefined,
     globalSecondaryIndexes: def.globalSecondaryIndexes.map((index) => ({
       indexName: index.indexName,
       partitionKey: attribute(index.partitionKey),
       ...(index.sortKey ? { sortKey: attribute(index.sortKey) } : {}),
       projectionType: ProjectionType.ALL,
     })),
-    ...(def.timeToLiveAttribute ? { timeToLiveAttribute: def.timeToLiveAttribute } : {}),
+    timeToLiveAttribute: def.timeToLiveAttribute,
   };
 }

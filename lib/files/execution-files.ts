@@ -355,12 +355,12 @@ function handoff(plan: Plan, step: Step, events: readonly JournalRecord[], view:
     ? HandoffSchema.safeParse({
         ...identity,
         target: step.target,
-        ...(recorded.task !== undefined ? { task: recorded.task } : {}),
+        task: recorded.task,
         subscriptions: step.subscriptions,
         inputs: recorded.inputs,
         outputs: step.outputs,
         attempt,
-        ...(step.contract ? { contract: step.contract } : {}),
+        contract: step.contract,
         previousFailure: recorded.previousFailure ?? null,
         timeoutSeconds,
         heartbeatSeconds: heartbeatSecondsFor(timeoutSeconds) ?? 1,
@@ -381,13 +381,13 @@ function handoff(plan: Plan, step: Step, events: readonly JournalRecord[], view:
     inputs: recorded.inputs,
     outputs: step.outputs,
     attempt,
-    ...(step.contract ? { contract: step.contract } : {}),
+    contract: step.contract,
     previousFailure: null,
     timeLimit: step.requiresHuman
       ? { seconds: plan.approval.timeoutSeconds, why: "the plan's approval timeout: then the step fails" }
       : {
           seconds: timeoutSeconds,
-          ...(timeoutSeconds < step.timeoutSeconds ? { why: "the plan's wall-clock budget" } : {}),
+          why: timeoutSeconds < step.timeoutSeconds ? "the plan's wall-clock budget" : undefined,
         },
     // The command limit is the agents' (seed 003's max_commands); a person or a tool has none.
     budget: {},

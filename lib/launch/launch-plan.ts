@@ -75,13 +75,13 @@ export function launchAtRunTime(
   >,
 ): Promise<LaunchedPlan> {
   return launchPlan({
-    ...(deps.policy ? { policy: deps.policy } : {}),
+    policy: deps.policy,
     sfn: deps.sfn,
     plan,
     roleArn: deps.roleArn,
     substitutions: deps.substitutions,
     ...(deps.namePrefix ? { namePrefix: deps.namePrefix } : {}),
-    ...(deps.logGroupArn ? { logGroupArn: deps.logGroupArn } : {}),
+    logGroupArn: deps.logGroupArn,
     journal: deps,
     ...launch,
   });

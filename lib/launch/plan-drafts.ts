@@ -82,8 +82,8 @@ export async function runDraft(deps: DraftRunDeps, draftId: string): Promise<Dra
     planned = await planFromGoal({
       goal: draft.goal,
       provider: deps.provider,
-      ...(draft.context !== undefined ? { context: draft.context } : {}),
-      ...(deps.maxRounds !== undefined ? { maxRounds: deps.maxRounds } : {}),
+      context: draft.context,
+      maxRounds: deps.maxRounds,
       onRound: (round) => {
         rounds.push({
           round: round.round,

@@ -160,17 +160,13 @@ async function submit(event: HttpEvent, deps: PlansApiDeps): Promise<HttpResult>
   const format =
     (['json', 'yaml', 'markdown'] as const).find((f) => f === query) ??
     FORMATS.find(([pattern]) => pattern.test(contentType))?.[1];
-  const parsed = parsePlanText(text, { filename: 'plan', ...(format ? { format } : {}) });
+  const parsed = parsePlanText(text, { filename: 'plan', format });
   if (!parsed.plan) return invalid(parsed.problems);
-  const validation = await validatePlan(parsed.plan, {
-    ...(parsed.sourceMap ? { sourceMap: parsed.sourceMap } : {}),
-    file: 'plan',
-  });
+  const validation = await validatePlan(parsed.plan, { sourceMap: parsed.sourceMap, file: 'plan' });
   const validated = sortProblems([...parsed.problems, ...validation.problems]);
   if (hasErrors(validated)) return invalid(validated);
   // What Step Functions cannot take is refused here, located, before anything is deployed.
-  const sourceMap = parsed.sourceMap ? { sourceMap: parsed.sourceMap } : {};
-  const deployable = deployability(parsed.plan, { file: 'plan', ...sourceMap });
+  const deployable = deployability(parsed.plan, { file: 'plan', sourceMap: parsed.sourceMap });
   const problems = sortProblems([...validated, ...deployable.problems]);
   if (hasErrors(problems)) return invalid(problems);
   let launched: Awaited<ReturnType<typeof launchAtRunTime>>;
@@ -178,7 +174,7 @@ async function submit(event: HttpEvent, deps: PlansApiDeps): Promise<HttpResult>
     launched = await launchAtRunTime(deps, parsed.plan, {
       submittedBy,
       channel: 'api',
-      ...(deployable.result ? { compiled: deployable.result } : {}),
+      compiled: deployable.result,
     });
   } catch (error) {
     if (error instanceof PlanVersionConflictError)
@@ -279,7 +275,7 @@ async function refusedRead(
       id: executionArn,
       planId: created.planId,
       planVersion: created.planVersion,
-      ...(typeof submitter === 'string' ? { submitter } : {}),
+      submitter: typeof submitter === 'string' ? submitter : undefined,
     }),
     context: { view },
   };
@@ -366,7 +362,7 @@ async function status(
       : {}),
     steps: [...steps.values()],
     progress: records.flatMap((r) => (typeof r.details.progress === 'string' ? [r.details.progress] : [])),
-    ...(complete ? { summary: complete.details.summary } : {}),
+    summary: complete?.details.summary,
     events: records.length,
   } satisfies StatusResponse);
 }

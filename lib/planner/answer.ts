@@ -51,5 +51,5 @@ export function readAnswer(proposal: Proposal): ReadAnswer {
       ],
     };
   const parsed = parsePlanText(text, { filename: 'answer', format });
-  return { ...(parsed.plan ? { plan: parsed.plan } : {}), problems: parsed.problems };
+  return { plan: parsed.plan, problems: parsed.problems };
 }

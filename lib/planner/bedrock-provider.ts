@@ -85,7 +85,7 @@ export class BedrockProvider implements PlannerProvider {
     if (!toolUse && out.stopReason === 'content_filtered')
       throw await this.failure('the model refused (content filtered)');
     return {
-      ...(toolUse ? { structured: toolUse.input } : {}),
+      structured: toolUse?.input,
       ...(text ? { text } : {}),
       inputTokens: out.usage?.inputTokens ?? 0,
       outputTokens: out.usage?.outputTokens ?? 0,

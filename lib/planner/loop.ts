@@ -93,8 +93,8 @@ export async function planFromGoal(options: PlanFromGoalOptions): Promise<Planni
       role: 'user',
       content: goalMessage({
         goal: options.goal,
-        ...(options.context ? { context: options.context } : {}),
-        ...(options.workspace ? { workspace: await workspaceListing(options.workspace) } : {}),
+        context: options.context,
+        workspace: options.workspace ? await workspaceListing(options.workspace) : undefined,
         tools,
       }),
     },
@@ -114,7 +114,7 @@ export async function planFromGoal(options: PlanFromGoalOptions): Promise<Planni
   let outputTokens = 0;
   let problems: Problem[] = [];
   const result = (outcome: PlanningOutcome, plan?: Plan): PlanningResult => ({
-    ...(plan ? { plan } : {}),
+    plan,
     problems,
     rounds,
     outcome,
@@ -150,14 +150,14 @@ export async function planFromGoal(options: PlanFromGoalOptions): Promise<Planni
     if (plan) {
       const validation = await validatePlan(plan, {
         file: 'plan',
-        ...(options.tools ? { tools: new ToolRegistry(options.tools) } : {}),
-        ...(options.checkShell === false ? { checkShell: false } : {}),
+        tools: options.tools ? new ToolRegistry(options.tools) : undefined,
+        checkShell: options.checkShell,
       });
       problems = sortProblems([...problems, ...validation.problems]);
     }
     const record: PlanningRound = {
       round,
-      ...(plan ? { steps: plan.steps.map((s) => s.id) } : {}),
+      steps: plan?.steps.map((s) => s.id),
       problems,
       inputTokens: proposal.inputTokens,
       outputTokens: proposal.outputTokens,

@@ -86,7 +86,7 @@ export async function adviseRecovery(
       planSchema: suggestionJsonSchema(),
       answer: { name: 'recovery', description: 'recovery suggestion: one strategy with its reasons' },
       maxOutputTokens: options.maxOutputTokens ?? 4096,
-      ...(options.timeBudgetSeconds ? { signal: AbortSignal.timeout(options.timeBudgetSeconds * 1000) } : {}),
+      signal: options.timeBudgetSeconds ? AbortSignal.timeout(options.timeBudgetSeconds * 1000) : undefined,
     });
   } catch (error) {
     return refused(`the model could not be asked: ${(error as Error).message}`);
@@ -104,8 +104,8 @@ export async function adviseRecovery(
   const plan2 = revisedPlan(plan, step, read);
   const validation = await validatePlan(plan2, {
     file: 'suggestion',
-    ...(options.tools ? { tools: new ToolRegistry(options.tools) } : {}),
-    ...(options.checkShell === false ? { checkShell: false } : {}),
+    tools: options.tools ? new ToolRegistry(options.tools) : undefined,
+    checkShell: options.checkShell,
   });
   if (hasErrors(validation.problems))
     return refused(

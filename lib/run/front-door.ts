@@ -66,7 +66,7 @@ export class RunFrontDoor {
         }),
       },
       jwt: new JwtVerifier({ issuer: issuer.issuer, audience: [RUN_CLIENT_ID], jwks: issuer.jwks }),
-      ...(props.port !== undefined ? { port: props.port } : {}),
+      port: props.port,
     });
     return new RunFrontDoor(gateway, issuer, new LinkSigner(props.signingKey), props.identity);
   }

@@ -80,15 +80,15 @@ export function pendingGate(
     ...(facts.stepId ? { stepId: facts.stepId } : {}),
     round: facts.round,
     ...(facts.question ? { question: facts.question } : {}),
-    ...(facts.failure ? { failure: facts.failure } : {}),
+    failure: facts.failure,
     ...(facts.human
       ? { human: { instructions: facts.human.instructions, outputs: facts.human.outputs } }
       : {}),
     expiresAtEpoch,
     planDigest: facts.planDigest,
     policy: { approvers: facts.policy.approvers, forbiddenApprovers: facts.policy.forbiddenApprovers },
-    ...(facts.submittedBy !== undefined ? { submittedBy: facts.submittedBy } : {}),
-    ...(shown ? { shown } : {}),
+    submittedBy: facts.submittedBy,
+    shown,
   };
 }
 

@@ -229,7 +229,7 @@ export function checklistStateOf(plan: Plan, events: readonly JournalRecord[]): 
     if (event.event === 'POSTCONDITION_CHECKED')
       postconditions.set(str(d.postcondition_id), {
         satisfied: d.passed === true,
-        ...(typeof summary === 'string' ? { evidence: summary } : {}),
+        evidence: typeof summary === 'string' ? summary : undefined,
       });
   }
   const steps = new Map<string, StepState>();

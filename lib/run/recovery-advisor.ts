@@ -35,7 +35,7 @@ export function localRecoveryAdvisor(paths: StorePaths, planner: RecoveryPlanner
       provider,
       plan,
       request,
-      ...(planner.checkShell === false ? { checkShell: false } : {}),
+      checkShell: planner.checkShell,
     });
     if ('refused' in advised) return advised;
     if (advised.revised) {

@@ -262,11 +262,11 @@ export class RunSession {
           notify: notices.notify,
           // The page's reader is at this machine, as the terminal's is.
           displayTimeZone: localTimeZone(),
-          ...(slack ? { slack: slack.interactions } : {}),
+          slack: slack?.interactions,
           pageExtras: async (gate, answeringAs) => {
             const checklist = await checklistOf(stack, gate);
             const notice = answeringAs === undefined ? undefined : identityHint(gate, answeringAs);
-            return { ...(checklist ? { checklist } : {}), ...(notice ? { notice } : {}) };
+            return { checklist, notice };
           },
           ...answerRevisers(options),
         }),
@@ -414,8 +414,8 @@ export class RunSession {
       tracing: false,
       journal: stack.journalDeps(),
       executionName: `${plan.id.slice(0, 50)}-${Date.now().toString(36)}`,
-      ...(planner ? { planner } : {}),
-      ...(options.submittedBy !== undefined ? { submittedBy: options.submittedBy } : {}),
+      planner,
+      submittedBy: options.submittedBy,
       policy: this.policy,
       // Who runs it submits it, as far as policy is concerned, whoever is recorded.
       principal: { name: options.submittedBy ?? options.identity },
@@ -628,9 +628,7 @@ export class RunSession {
       action: 'AutoApprove' as const,
       ...(gate.kind === 'step' && gate.stepId !== undefined
         ? {
-            resource: stepEntity(identity, gate.stepId, facts.steps[gate.stepId], {
-              ...(submitter !== undefined ? { submitter } : {}),
-            }),
+            resource: stepEntity(identity, gate.stepId, facts.steps[gate.stepId], { submitter }),
             entities: [planResource],
           }
         : { resource: planResource }),

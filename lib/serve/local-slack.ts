@@ -47,7 +47,7 @@ export async function localSlackApp(env: Env): Promise<LocalSlackApp | undefined
         approvalsBaseUrl,
         slack: new SlackNotifier({ client: slack.client, channel }),
         recordSlackMessage: slackMessageRecorder(gates.dynamo, gates.tables.gates),
-        ...(gates.telemetry ? { telemetry: gates.telemetry } : {}),
+        telemetry: gates.telemetry,
       }),
   };
 }

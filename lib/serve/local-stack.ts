@@ -156,8 +156,8 @@ export class LocalRunStack {
         signingKey: props.signingKey,
         notify: props.notify,
         ...props.gateListeners,
-        ...(props.policy ? { policy: props.policy } : {}),
-        ...(props.recoveryAdvisor ? { recoveryAdvisor: props.recoveryAdvisor } : {}),
+        policy: props.policy,
+        recoveryAdvisor: props.recoveryAdvisor,
       };
       const handlers = stateMachineHandlers(deps, (handler) => log.telemetry(handler));
       // The engine's stand-in Lambda context stays out of the logs: handlers run side by side here.
@@ -185,7 +185,7 @@ export class LocalRunStack {
       dynamo: this.data.clients.doc,
       tables: this.data.tableNames,
       events: this.data.clients.events,
-      ...(telemetry ? { telemetry: this.log.telemetry(telemetry) } : {}),
+      telemetry: telemetry ? this.log.telemetry(telemetry) : undefined,
     };
   }
 

@@ -121,8 +121,8 @@ export class LocalPlatform {
     const stack = await LocalRunStack.start({
       paths: props.paths,
       signingKey,
-      ...(props.timeScale !== undefined ? { timeScale: props.timeScale } : {}),
-      ...(props.cwd !== undefined ? { cwd: props.cwd } : {}),
+      timeScale: props.timeScale,
+      cwd: props.cwd,
       ...(slack
         ? {
             gateListeners: {
@@ -132,7 +132,7 @@ export class LocalPlatform {
           }
         : {}),
       notify,
-      ...(props.policy ? { policy: props.policy } : {}),
+      policy: props.policy,
     });
     try {
       const header = props.identity.mode === 'header';
@@ -140,7 +140,7 @@ export class LocalPlatform {
       const base = (handler: 'plansApi' | 'planner' | 'approvalsApi') => ({
         ...stack.journalDeps(handler),
         sfn: stack.sfn,
-        ...(props.policy ? { policy: props.policy } : {}),
+        policy: props.policy,
       });
       const launch = (handler: 'plansApi' | 'planner') => ({
         ...base(handler),
@@ -172,7 +172,7 @@ export class LocalPlatform {
         handlers: {
           plans: plansApiHandler({
             ...launch('plansApi'),
-            ...(startPlanning ? { startPlanning } : {}),
+            startPlanning,
             submitter: header ? { mode: 'header', header: LOCAL_IDENTITY_HEADER } : { mode: 'iam' },
           }),
           // The sign-in callback is on this API, whose URL is known once it listens.
@@ -184,7 +184,7 @@ export class LocalPlatform {
               // The approvers of a local platform read its pages on this machine, in its time zone.
               displayTimeZone: Intl.DateTimeFormat().resolvedOptions().timeZone,
               identity: header ? { mode: 'header', header: LOCAL_IDENTITY_HEADER } : { mode: 'jwt' },
-              ...(slack ? { slack: slack.interactions } : {}),
+              slack: slack?.interactions,
               ...(props.signIn
                 ? {
                     signIn: {
@@ -200,10 +200,10 @@ export class LocalPlatform {
         ...(props.identity.mode === 'aws'
           ? {
               sigv4: new SigV4Verifier(props.identity.principals, { region: LOCAL_REGION }),
-              ...(props.identity.jwt ? { jwt: new JwtVerifier(props.identity.jwt) } : {}),
+              jwt: props.identity.jwt ? new JwtVerifier(props.identity.jwt) : undefined,
             }
           : { authorizers: 'none' as const }),
-        ...(props.port !== undefined ? { port: props.port } : {}),
+        port: props.port,
       });
       apiUrl = api.url;
       props.signIn?.allowCallback(signInCallbackUrl(api.url));

@@ -52,7 +52,7 @@ export async function openStoreReader(paths: StorePaths): Promise<StoreReader> {
     }
     throw error;
   }
-  return { doc: clients.doc, eventsTable, ...(session ? { livePid: session.pid } : {}), close };
+  return { doc: clients.doc, eventsTable, livePid: session?.pid, close };
 }
 
 async function exists(path: string): Promise<boolean> {

@@ -186,9 +186,9 @@ export class ActivityWorker {
         const cause = {
           message: outcome.message,
           worker: this.workerName,
-          ...(outcome.exitCode !== undefined ? { exitCode: outcome.exitCode } : {}),
-          ...(outcome.usage ? { usage: outcome.usage } : {}),
-          ...(outcome.agentRun ? { agentRun: outcome.agentRun } : {}),
+          exitCode: outcome.exitCode,
+          usage: outcome.usage,
+          agentRun: outcome.agentRun,
         };
         await sfn.send(
           new SendTaskFailureCommand({
@@ -207,8 +207,8 @@ export class ActivityWorker {
         output: outcome.output,
         durationMs: Math.round(performance.now() - started),
         worker: this.workerName,
-        ...(outcome.usage ? { usage: outcome.usage } : {}),
-        ...(outcome.evidence ? { evidence: { ...outcome.evidence } } : {}),
+        usage: outcome.usage,
+        evidence: outcome.evidence && { ...outcome.evidence },
         agentRun: outcome.agentRun,
       };
       await sfn.send(new SendTaskSuccessCommand({ taskToken: token, output: JSON.stringify(result) }));
@@ -324,7 +324,7 @@ export class ActivityWorker {
       report: await readFile(reportFile, 'utf8'),
       filesModified: before ? await changedFiles(workspace, before) : undefined,
     });
-    const spent = { agentRun, ...(usage ? { usage } : {}) };
+    const spent = { agentRun, usage };
     if (agent.aborted)
       return { kind: 'failed', error: 'Worker.Stopped', message: 'the worker stopped the agent', ...spent };
     if (agent.timedOut)
@@ -339,7 +339,7 @@ export class ActivityWorker {
         kind: 'failed',
         error: 'AgentFailed',
         message: `agent exited ${agent.exitCode ?? `on ${agent.signal}`}: ${lastLine(agent.stderr)}`,
-        ...(agent.exitCode !== null ? { exitCode: agent.exitCode } : {}),
+        exitCode: agent.exitCode ?? undefined,
         ...spent,
       };
     const named = parseOutputs(await readFile(outputFile, 'utf8'));
@@ -419,12 +419,12 @@ function agentRunOf(
   return {
     command: redactor.text(command).slice(0, AGENT_REPORT_CHARACTERS),
     exitCode: agent.exitCode,
-    ...(agent.signal ? { signal: agent.signal } : {}),
+    signal: agent.signal ?? undefined,
     durationMs: agent.durationMs,
     stdout: clean(agent.stdout, AGENT_OUTPUT_TAIL_BYTES),
     stderr: clean(agent.stderr, AGENT_OUTPUT_TAIL_BYTES),
-    ...(said.log.trim() ? { log: clean(said.log, AGENT_LOG_TAIL_BYTES) } : {}),
-    ...(said.filesModified ? { filesModified: said.filesModified } : {}),
+    log: said.log.trim() ? clean(said.log, AGENT_LOG_TAIL_BYTES) : undefined,
+    filesModified: said.filesModified,
     ...(summary ? { summary } : {}),
     blockers: lines('blocker'),
     deviations: lines('deviation'),

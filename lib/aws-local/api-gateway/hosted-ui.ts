@@ -172,7 +172,7 @@ export class LocalHostedUi {
       token_use: 'id',
       email_verified: true,
       'cognito:username': pending.user,
-      ...(groups.length > 0 ? { 'cognito:groups': [...groups] } : {}),
+      'cognito:groups': groups.length > 0 ? [...groups] : undefined,
     };
     const body = {
       id_token: this.props.issuer.token(pending.user, claims, ID_TOKEN_SECONDS),

@@ -94,11 +94,11 @@ async function serve(req: IncomingMessage, res: ServerResponse, props: LocalApiG
     rawQueryString: rawQuery,
     headers,
     // As API Gateway (payload 2.0): the Cookie header's pairs, as a list, outside `headers`.
-    ...(cookie ? { cookies: cookie.split(/;\s*/).filter(Boolean) } : {}),
-    ...(rawQuery ? { queryStringParameters: Object.fromEntries(new URLSearchParams(rawQuery)) } : {}),
+    cookies: cookie ? cookie.split(/;\s*/).filter(Boolean) : undefined,
+    queryStringParameters: rawQuery ? Object.fromEntries(new URLSearchParams(rawQuery)) : undefined,
     pathParameters: matched.params,
     isBase64Encoded: body.length > 0,
-    ...(body.length > 0 ? { body: body.toString('base64') } : {}),
+    body: body.length > 0 ? body.toString('base64') : undefined,
     requestContext: {
       accountId: '123456789012',
       apiId: 'local',
@@ -110,7 +110,7 @@ async function serve(req: IncomingMessage, res: ServerResponse, props: LocalApiG
       stage: '$default',
       time: now.toISOString(),
       timeEpoch: now.getTime(),
-      ...(authorizer ? { authorizer } : {}),
+      authorizer,
     },
   } as HttpEvent;
   send(res, await props.handlers[matched.route.handler](event));

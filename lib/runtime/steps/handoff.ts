@@ -106,11 +106,11 @@ export function agentHandoffDocument(handoff: Handoff): HandoffDocument {
     inputs: handoff.inputs,
     outputs: handoff.outputs,
     attempt: handoff.attempt,
-    ...(handoff.contract ? { contract: handoff.contract } : {}),
+    contract: handoff.contract,
     previousFailure: handoff.previousFailure,
     timeLimit: {
       seconds,
-      ...(seconds < handoff.timeoutSeconds ? { why: "the plan's wall-clock budget left" } : {}),
+      why: seconds < handoff.timeoutSeconds ? "the plan's wall-clock budget left" : undefined,
     },
     budget: handoff.budget,
     fallbacks: handoff.fallbacks,
