@@ -12,7 +12,7 @@ import { describe, expect, it } from 'vitest';
 import type { JournalRecord } from '../../lib/runtime/payloads/index.ts';
 import { CliRun, REPO, runPlan, verifyChain, workDir } from './cli.ts';
 import { seedOrderProblems } from './seed-order.ts';
-import { halfRecorded } from './worker-setup.ts';
+import { halfRecorded, scriptedWorker } from './worker-setup.ts';
 
 const AGENT = join(REPO, 'tests/fixtures/agent-recipes/flaky-agent.sh');
 const ESCALATION_PROMPT = 'skip    skip this step';
@@ -141,23 +141,7 @@ steps:
 `,
     );
     const run = runPlan(plan, cwd, ['--approve', '--no-workers', '--store', store]);
-    const worker = () =>
-      new CliRun(
-        [
-          'worker',
-          '--target',
-          'coder',
-          '--workspace',
-          cwd,
-          '--store',
-          store,
-          '--agent-command',
-          AGENT,
-          '--time-scale',
-          '0.01',
-        ],
-        cwd,
-      );
+    const worker = () => scriptedWorker({ agentCommand: AGENT, workspace: cwd, store, cwd });
     const first = worker();
     let second: CliRun | undefined;
     try {

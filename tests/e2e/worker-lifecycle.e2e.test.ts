@@ -12,7 +12,7 @@ import { hostname } from 'node:os';
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { CliRun, verifyChain, workDir } from './cli.ts';
-import { WORKER_FIXTURES } from './worker-setup.ts';
+import { alive, scriptedWorker, WORKER_FIXTURES } from './worker-setup.ts';
 
 const AGENT = join(WORKER_FIXTURES, 'timed-agent.sh');
 
@@ -23,15 +23,6 @@ async function setUp(plan: string): Promise<{ tmp: string; plan: string; log: st
   await mkdir(log);
   await copyFile(join(WORKER_FIXTURES, plan), join(tmp, plan));
   return { tmp, plan: join(tmp, plan), log, store: join(tmp, 'store') };
-}
-
-function alive(pid: number): boolean {
-  try {
-    process.kill(pid, 0);
-    return true;
-  } catch {
-    return false;
-  }
 }
 
 /** The pids a hanging agent or rollback wrote, once there are `count`. */
@@ -50,23 +41,7 @@ async function allGone(pids: readonly number[]): Promise<number[]> {
 }
 
 function workerProcess(tmp: string, store: string, env: Readonly<Record<string, string>>): CliRun {
-  return new CliRun(
-    [
-      'worker',
-      '--target',
-      'coder',
-      '--workspace',
-      tmp,
-      '--store',
-      store,
-      '--agent-command',
-      AGENT,
-      '--time-scale',
-      '0.01',
-    ],
-    tmp,
-    env,
-  );
+  return scriptedWorker({ agentCommand: AGENT, workspace: tmp, store, cwd: tmp, env });
 }
 
 describe('workers around runs', { timeout: 120_000 }, () => {

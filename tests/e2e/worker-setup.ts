@@ -53,25 +53,49 @@ export function runWithWorkers(
 ) {
   const store = join(tmp, 'store');
   const run = runPlan(plan, repo, ['--approve', '--no-workers', '--store', store, '--files-dir', tmp]);
-  const worker = (target = 'coder') =>
-    new CliRun(
-      [
-        'worker',
-        '--target',
-        target,
-        '--workspace',
-        repo,
-        '--store',
-        store,
-        '--agent-command',
-        AGENT,
-        '--time-scale',
-        '0.01',
-      ],
-      tmp,
-      env,
-    );
+  const worker = (target = 'coder') => scriptedWorker({ target, workspace: repo, store, cwd: tmp, env });
   return { run, worker, store };
+}
+
+/**
+ * A `plangate worker` process for `target` (default coder) running `agentCommand` (default the
+ * scripted coder), time scaled by 0.01.
+ */
+export function scriptedWorker(options: {
+  readonly target?: string;
+  readonly agentCommand?: string;
+  readonly workspace: string;
+  readonly store: string;
+  readonly cwd: string;
+  readonly env?: Readonly<Record<string, string>>;
+}): CliRun {
+  return new CliRun(
+    [
+      'worker',
+      '--target',
+      options.target ?? 'coder',
+      '--workspace',
+      options.workspace,
+      '--store',
+      options.store,
+      '--agent-command',
+      options.agentCommand ?? AGENT,
+      '--time-scale',
+      '0.01',
+    ],
+    options.cwd,
+    options.env,
+  );
+}
+
+/** Whether a process is still there (signal 0 only checks). */
+export function alive(pid: number): boolean {
+  try {
+    process.kill(pid, 0);
+    return true;
+  } catch {
+    return false;
+  }
 }
 
 /** Every file under `dir`, by relative path. */

@@ -17,6 +17,7 @@ import { executionFiles } from '../../lib/files/execution-files.ts';
 import { loadPlan } from '../../lib/plan/load.ts';
 import { type CliRun, verifyChain, workDir } from './cli.ts';
 import {
+  alive,
   buggyWorkspace,
   filesUnder,
   regeneratedFiles,
@@ -25,15 +26,6 @@ import {
 } from './worker-setup.ts';
 
 const PLAN = join(WORKER_FIXTURES, 'fix-auth-timeout.md');
-
-function alive(pid: number): boolean {
-  try {
-    process.kill(pid, 0);
-    return true;
-  } catch {
-    return false;
-  }
-}
 
 describe('plangate worker', { timeout: 120_000 }, () => {
   it('runs fix-auth-timeout on two coder workers: the lazy attempt is caught by the contract, the retry is told why', async () => {
