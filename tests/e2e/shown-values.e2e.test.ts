@@ -48,10 +48,22 @@ async function gateJson(link: string) {
   return GateViewSchema.parse(await response.json());
 }
 
+/** The approval page as a browser opens it: the link redeems into a page session (303 and its cookie). */
 async function pageHtml(link: string): Promise<string> {
-  const response = await fetch(link, { headers: { accept: 'text/html' } });
+  const opened = await fetch(link, { headers: { accept: 'text/html' }, redirect: 'manual' });
+  expect(opened.status).toBe(303);
+  const cookie = (opened.headers.get('set-cookie') ?? '').split(';')[0] as string;
+  const response = await fetch(new URL(opened.headers.get('location') as string, link), {
+    headers: { accept: 'text/html', cookie },
+  });
   expect(response.status).toBe(200);
   return response.text();
+}
+
+/** The approval page link `plangate run` printed last (the terminal's own link, answering as its user). */
+function printedLink(stderr: string): string {
+  const links = [...stderr.matchAll(/open (http:\/\/127\.0\.0\.1:\d+\/approvals\/\S+)/g)];
+  return links.at(-1)?.[1] as string;
 }
 
 let slack: FakeSlack;
@@ -126,12 +138,13 @@ describe.concurrent('values are shown where they are approved', { timeout: 120_0
         {
           key: 'dir',
           value: '../../outside-0451',
-          risks: ['context.dir: uses ../../outside-0451, above the workspace'],
+          outsideWorkspace: ['context.dir: uses ../../outside-0451, above the workspace'],
         },
         { key: 'limits', value: '{"n":3}' },
-        { key: 'note', value: 'safe\u202Eevil', risks: ['context.note: has invisible or control characters'] },
+        { key: 'note', value: 'safe\u202Eevil', controlCharacters: true },
       ]);
-      const html = await pageHtml(link);
+      await run.until('the printed link', () => printedLink(run.stderr) !== undefined);
+      const html = await pageHtml(printedLink(run.stderr));
       expect(html).toContain('<section class="pg-context"');
       expect(fromEntities(html)).toContain('../../outside-0451');
       expect(html).toContain('context.dir: uses ../../outside-0451, above the workspace');
@@ -195,7 +208,7 @@ describe.concurrent('values are shown where they are approved', { timeout: 120_0
       expect(prompt).toContain('${context.label} = undo-0451');
 
       const escalation = await slack.until('the escalation in Slack', () =>
-        slack.messages.find((m) => m.channel === channel && slackText(m).includes('undo')),
+        slack.messages.find((m) => m.channel === channel && slackText(m).includes('If you abort')),
       );
       const text = slackText(escalation);
       expect(text).toContain('rm -rf "../victim-0451"');
@@ -210,7 +223,9 @@ describe.concurrent('values are shown where they are approved', { timeout: 120_0
         ],
       });
       expect(json.abortRollsBack?.[0]?.risks?.outsideWorkspace?.join(' ')).toContain('../victim-0451');
-      expect(fromEntities(await pageHtml(pageLink(escalation)))).toContain('rm -rf "../victim-0451"');
+      const page = fromEntities(await pageHtml(printedLink(run.stderr)));
+      expect(page).toContain('rm -rf "../victim-0451"');
+      expect(page).toContain('${steps.mk.dir} = ../victim-0451');
 
       run.answer('abort');
       expect(await run.exited).toBe(1);
