@@ -184,6 +184,7 @@ describe('the approval message renders both (email text and HTML, Slack)', () =>
     const slack = JSON.stringify(message.slackBlocks);
     expect(slack).toContain('rm -rf \\"../../victim');
     expect(slack).toContain('reaches outside the workspace');
+    expect(slack).not.toContain('\u202e');
   });
 
   it('a plan gate: the context with its marks', () => {

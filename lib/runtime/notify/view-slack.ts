@@ -26,6 +26,7 @@ import {
   suggestionText,
   supersededText,
 } from '../gate/shown-gate.ts';
+import { terminalSafe } from '../gate/view-text.ts';
 import type { ApprovalView, ShownCall, StepGateView, StepView } from '../payloads/index.ts';
 import { Redactor } from '../secrets/redact.ts';
 import { escapeSlack, slackDate } from './slack-text.ts';
@@ -47,8 +48,10 @@ type Block = Record<string, unknown>;
  */
 export function gateViewBlocks(gate: ShownGate, link: string, maxBlocks: number): Block[] {
   const redactor = new Redactor();
-  const text = (value: string) => escapeSlack(redactPlanText(redactor, value));
-  const code = (value: string, limit: number) => slackCode(redactPlanText(redactor, value), limit);
+  // Control and bidirectional characters shown escaped, as on every channel.
+  const plain = (value: string) => terminalSafe(redactPlanText(redactor, value));
+  const text = (value: string) => escapeSlack(plain(value));
+  const code = (value: string, limit: number) => slackCode(plain(value), limit);
   const blocks: Block[] = [
     peopleBlock(gate, text),
     ...(gate.recovery
