@@ -8,12 +8,19 @@
 import { canonicalJson } from '../plan/digest.ts';
 import { effectiveRecovery, type RecoveryTable } from '../plan/recovery.ts';
 import { referencesInValue, stepOutputReferences } from '../plan/references.ts';
-import { type PlanRisks, planRisks, type StepRisks } from '../plan/risks.ts';
+import {
+  hasControlCharacters,
+  type PlanRisks,
+  planRisks,
+  type StepRisks,
+  valueReach,
+} from '../plan/risks.ts';
 import { type Contract, FAILURE_CLASSES, type Plan, type Step } from '../plan/schema.ts';
 import { stepInvocation, type ToolRegistry } from '../plan/tools.ts';
 import {
   type ApprovalView,
   type CallDetail,
+  type ContextEntry,
   hasRiskMarks,
   type RecoveryLine,
   type ShownCall,
@@ -43,7 +50,30 @@ export function approvalView(plan: Plan, tools?: ToolRegistry): ApprovalView {
     })),
     ...budgetOf(plan),
     secrets: secretNames(plan),
+    ...contextOf(plan),
   };
+}
+
+/**
+ * Longest context value the view keeps, in characters: the view rides in the gate request beside
+ * every step's call, so a context cannot crowd them out; the marks are of the whole value.
+ */
+export const CONTEXT_VALUE_LIMIT = 4096;
+
+/** The plan's context as approvers see it: each key, its value as text, and its risk marks. */
+function contextOf(plan: Plan): Pick<ApprovalView, 'context'> {
+  const entries = Object.entries(plan.context).map(([key, value]): ContextEntry => {
+    const text = typeof value === 'string' ? value : canonicalJson(value);
+    const outside = valueReach(`context.${key}`, value);
+    return {
+      key,
+      value: text.length > CONTEXT_VALUE_LIMIT ? `${text.slice(0, CONTEXT_VALUE_LIMIT - 1)}…` : text,
+      ...(text.length > CONTEXT_VALUE_LIMIT ? { cut: true as const } : {}),
+      ...(outside.length > 0 ? { outsideWorkspace: [...outside] } : {}),
+      ...(hasControlCharacters(text) ? { controlCharacters: true as const } : {}),
+    };
+  });
+  return entries.length > 0 ? { context: entries } : {};
 }
 
 /**

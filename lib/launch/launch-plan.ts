@@ -235,18 +235,32 @@ async function authorizeSubmission(
   throw new PolicyDeniedError(request, decided);
 }
 
-/** Seed 000's PLAN_CREATED {task_count, dependencies}, and each step's tool, args and contract. */
+/** Seed 000's PLAN_CREATED {task_count, dependencies}, each step's tool, args and contract, and the context. */
 export function planCreatedDetails(plan: Plan): {
   task_count: number;
   dependencies: Record<string, string[]>;
   steps?: Record<string, RecordedStep>;
+  context?: Record<string, unknown>;
 } {
   const steps = recordedSteps(plan);
+  const context = recordedContext(plan);
   return {
     task_count: plan.steps.length,
     dependencies: Object.fromEntries(plan.steps.map((s) => [s.id, [...s.dependsOn]])),
     ...(steps ? { steps } : {}),
+    ...(context ? { context } : {}),
   };
+}
+
+/** Largest context recorded, in JSON bytes; a larger one is not recorded (an abort's list then shows its references). */
+const RECORDED_CONTEXT_LIMIT_BYTES = 16 * 1024;
+
+/** The plan's context as PLAN_CREATED records it; undefined when empty or too large. */
+function recordedContext(plan: Plan): Record<string, unknown> | undefined {
+  if (Object.keys(plan.context).length === 0) return undefined;
+  return Buffer.byteLength(JSON.stringify(plan.context)) <= RECORDED_CONTEXT_LIMIT_BYTES
+    ? plan.context
+    : undefined;
 }
 
 /** Longest value recorded per step (args, contract): enough to read a change, small in the journal. */
@@ -268,9 +282,8 @@ export function recordedSteps(plan: Plan): Record<string, RecordedStep> | undefi
       tool: tool ?? 'agent',
       args: shortened(canonicalJson(tool ? (args ?? {}) : { target, task, subscriptions })),
       ...(contract ? { contract: shortened(canonicalJson(contract)) } : {}),
-      ...(rollback
-        ? { rollback: shortened(canonicalJson({ tool: rollback.tool, args: rollback.args })) }
-        : {}),
+      // Whole, not shortened: an escalation fills its values in and shows it as the abort will run it.
+      ...(rollback ? { rollback: canonicalJson({ tool: rollback.tool, args: rollback.args }) } : {}),
     };
     bytes += Buffer.byteLength(JSON.stringify([step.id, recorded])) + 1;
     if (bytes > RECORDED_STEPS_LIMIT_BYTES) return undefined;

@@ -86,7 +86,7 @@ export function contractReach(contract: Contract | undefined): RiskReasons {
 }
 
 /** Where a shell call reaches outside the workspace: its command, and a `cwd` outside it. */
-function callReach(tool: string, args: Record<string, unknown>): RiskReasons {
+export function callReach(tool: string, args: Record<string, unknown>): RiskReasons {
   if (tool !== 'shell') return [];
   const cwd = typeof args.cwd === 'string' ? outsideWorkspacePath(args.cwd) : undefined;
   return [
@@ -95,4 +95,32 @@ function callReach(tool: string, args: Record<string, unknown>): RiskReasons {
       ? analyzeShell(args.command).outsideWorkspace.map(describeFinding)
       : []),
   ];
+}
+
+/**
+ * Control characters but newline and tab: C0, DEL, C1, and the bidirectional overrides and
+ * isolates, which can make text read differently from what it is. Every view shows them escaped.
+ */
+export const CONTROL_CHARACTERS = /[\u0000-\u0008\u000b-\u001f\u007f-\u009f\u202a-\u202e\u2066-\u2069]/g;
+
+/** Whether `text` holds a character of {@link CONTROL_CHARACTERS}. */
+export function hasControlCharacters(text: string): boolean {
+  return text.search(CONTROL_CHARACTERS) >= 0;
+}
+
+/**
+ * Where a value reaches outside the workspace, were it used as a path: each of its strings (an
+ * object's or array's too) that is an absolute path, a home directory or climbs above where it
+ * starts, led by `label` and where in the value it sits, e.g.
+ * `context.dir: uses ../../victim, above the workspace`.
+ */
+export function valueReach(label: string, value: unknown): RiskReasons {
+  if (typeof value === 'string') {
+    const reason = outsideWorkspacePath(value);
+    return reason ? [`${label}: ${reason}`] : [];
+  }
+  if (Array.isArray(value)) return value.flatMap((item, i) => valueReach(`${label}[${i}]`, item));
+  if (value !== null && typeof value === 'object')
+    return Object.entries(value).flatMap(([key, item]) => valueReach(`${label}.${key}`, item));
+  return [];
 }

@@ -31,9 +31,10 @@ export class PolicyDeniedError extends HarnessError {
  * or `(no policy permits it)`.
  */
 export function denialMessage(request: PolicyRequest, decided: PolicyDecision): string {
+  const said = (decided.reasons ?? []).flatMap((r) => (r.reason !== undefined ? [r.reason] : []));
   const why =
     decided.determiningPolicies.length > 0
-      ? `forbidden by ${decided.determiningPolicies.join(', ')}`
+      ? `forbidden by ${decided.determiningPolicies.join(', ')}${said.length > 0 ? `: ${said.join('; ')}` : ''}`
       : decided.errors[0]?.startsWith(REQUEST_ERROR)
         ? `the request does not fit the policy schema: ${decided.errors[0].slice(REQUEST_ERROR.length)}`
         : 'no policy permits it';
@@ -45,11 +46,16 @@ export function entityName(entity: Pick<PolicyEntity, 'type' | 'id'>): string {
   return `${entity.type} "${entity.id}"`;
 }
 
-/** POLICY_DECISION's details: the action, who, about what, the decision, the policies, what it did. */
+/**
+ * POLICY_DECISION's details: the action, who, about what, the decision, the policies and what they
+ * say, the decision in a sentence, what it did and, for a step, the call it judged (`call`:
+ * already free of secret values; long strings are shortened here).
+ */
 export function decisionDetails(
   request: PolicyRequest,
   decided: PolicyDecision,
   outcome: string,
+  call?: { readonly tool: string; readonly args: Readonly<Record<string, unknown>> },
 ): PolicyDecisionDetails {
   return {
     action: request.action,
@@ -59,5 +65,28 @@ export function decisionDetails(
     policies: [...decided.determiningPolicies],
     outcome,
     ...(decided.errors.length > 0 ? { errors: decided.errors.map((e) => e.slice(0, 300)) } : {}),
+    reason: decided.decision === 'deny' ? denialMessage(request, decided) : allowMessage(request, decided),
+    ...(decided.reasons?.length ? { reasons: decided.reasons.map((r) => ({ ...r })) } : {}),
+    ...(call
+      ? { call: { tool: call.tool, args: shortenedStrings(call.args) as Record<string, unknown> } }
+      : {}),
   };
+}
+
+/** `policy permits alice CompleteGate on Gate "…" (permitted by baseline-permit)`. */
+function allowMessage(request: PolicyRequest, decided: PolicyDecision): string {
+  const by = decided.determiningPolicies.length > 0 ? decided.determiningPolicies.join(', ') : 'no policy';
+  return `policy permits ${request.principal.name || '(nobody)'} ${request.action} on ${entityName(request.resource)} (permitted by ${by})`;
+}
+
+/** Longest string of a recorded call: events stay small; the plan holds the rest. */
+const CALL_TEXT_LIMIT = 4096;
+
+function shortenedStrings(value: unknown): unknown {
+  if (typeof value === 'string')
+    return value.length > CALL_TEXT_LIMIT ? `${value.slice(0, CALL_TEXT_LIMIT - 1)}…` : value;
+  if (Array.isArray(value)) return value.map(shortenedStrings);
+  if (value !== null && typeof value === 'object')
+    return Object.fromEntries(Object.entries(value).map(([key, item]) => [key, shortenedStrings(item)]));
+  return value;
 }

@@ -38,10 +38,22 @@ export interface PolicyRequest {
 /** How a decision's errors name a request that Cedar refused outright (it does not fit the schema). */
 export const REQUEST_ERROR = 'request: ';
 
+/**
+ * What a deciding policy says of itself, from its annotations other than `@id`: its `@reason("…")`,
+ * and any other (`@advice`, `@owner`, …) by name.
+ */
+export interface PolicyReason {
+  readonly policy: string;
+  readonly reason?: string;
+  readonly annotations?: Readonly<Record<string, string>>;
+}
+
 export interface PolicyDecision {
   readonly decision: 'allow' | 'deny';
   /** The policies that decided: the permits that allowed, or the forbids that denied (none: nothing permits it). */
   readonly determiningPolicies: readonly string[];
+  /** What the deciding policies that are annotated say of themselves (absent: none is). */
+  readonly reasons?: readonly PolicyReason[];
   /** Policies that could not be evaluated (they count as not applying), or why the request itself failed. */
   readonly errors: readonly string[];
 }
@@ -77,6 +89,8 @@ interface SourcePolicy {
   /** Offset of `text` in its file. */
   readonly offset: number;
   readonly text: string;
+  /** Its annotations but `@id`. */
+  readonly annotations: Readonly<Record<string, string>>;
 }
 
 /** The result of reading a policy directory: the policies, the groups, and every problem found. */
@@ -119,6 +133,8 @@ export class PolicySet {
     private readonly policySetId: string,
     readonly policies: PolicyCheck['policies'],
     private readonly members: ReadonlyMap<string, readonly string[]>,
+    /** What each annotated policy says of itself, by id. */
+    private readonly reasonsById: ReadonlyMap<string, PolicyReason>,
   ) {}
 
   /**
@@ -151,7 +167,23 @@ export class PolicySet {
     const members = new Map<string, string[]>();
     for (const [group, names] of Object.entries(check.groups))
       for (const name of names) members.set(name, [...(members.get(name) ?? []), group]);
-    return new PolicySet(wasm, dir, policySetId, check.policies, members);
+    const reasons = new Map(
+      sources.flatMap((source): [string, PolicyReason][] => {
+        const { reason, ...others } = source.annotations;
+        if (reason === undefined && Object.keys(others).length === 0) return [];
+        return [
+          [
+            source.id,
+            {
+              policy: source.id,
+              ...(reason !== undefined ? { reason } : {}),
+              ...(Object.keys(others).length > 0 ? { annotations: others } : {}),
+            },
+          ],
+        ];
+      }),
+    );
+    return new PolicySet(wasm, dir, policySetId, check.policies, members, reasons);
   }
 
   /** The policies the environment names (PLANGATE_POLICY_DIR), else the shipped set. */
@@ -203,9 +235,15 @@ export class PolicySet {
         errors: answer.errors.map((e) => `${REQUEST_ERROR}${e.message}`),
       };
     const { decision, diagnostics } = answer.response;
+    const determiningPolicies = [...diagnostics.reason].sort();
+    const reasons = determiningPolicies.flatMap((id) => {
+      const reason = this.reasonsById.get(id);
+      return reason ? [reason] : [];
+    });
     return {
       decision,
-      determiningPolicies: [...diagnostics.reason].sort(),
+      determiningPolicies,
+      ...(reasons.length > 0 ? { reasons } : {}),
       errors: diagnostics.errors.map((e) => `${e.policyId}: ${e.error.message}`),
     };
   }
@@ -262,7 +300,8 @@ function checkSources(wasm: Cedar, dir: string): { check: PolicyCheck; sources: 
         continue;
       }
       const line = lineOf(text, chunk.offset + firstCodeOffset(chunk.text));
-      const id = parsed.json.annotations?.id ?? `${file}:${line}`;
+      const { id: annotatedId, ...annotations } = parsed.json.annotations ?? {};
+      const id = annotatedId ?? `${file}:${line}`;
       const earlier = sources.find((s) => s.id === id);
       if (earlier) {
         problems.push({
@@ -277,7 +316,7 @@ function checkSources(wasm: Cedar, dir: string): { check: PolicyCheck; sources: 
         });
         continue;
       }
-      sources.push({ id, file: shown, line, offset: chunk.offset, text: chunk.text });
+      sources.push({ id, file: shown, line, offset: chunk.offset, text: chunk.text, annotations });
     }
   }
   if (sources.length > 0 && problems.length === 0) {

@@ -3,7 +3,7 @@ import { eventIdentity, type HarnessDeps, journalFor, secretsFor } from '../deps
 import { readEvents } from '../journal/journal.ts';
 import type { JournalRecord, RollbackCheckRequest, RollbackCheckResult } from '../payloads/index.ts';
 import { CONTRACT_FAILED } from '../payloads/index.ts';
-import { rollbackAttempts } from '../steps/rollback.ts';
+import { completedOutputs, rollbackAttempts } from '../steps/rollback.ts';
 import { checkContract, noContractEvidence } from './contracts.ts';
 
 export async function checkRollback(
@@ -23,7 +23,7 @@ export async function checkRollback(
   const evidence = req.contract
     ? await checkContract(
         req.contract,
-        { output: req.output, context: req.context ?? {}, steps: { [req.stepId]: req.output } },
+        { output: req.output, context: req.context ?? {}, steps: rollbackContractSteps(events, req) },
         {
           secrets,
           lambda: deps.lambda,
@@ -57,6 +57,19 @@ export async function checkRollback(
     },
   });
   return { status: 'failed' };
+}
+
+/**
+ * What `${steps.<id>.<output>}` reads in a rollback's contract: every completed step's recorded
+ * outputs, as the rollback itself was given them; for the step undone, its own outputs with the
+ * rollback tool's output over them (`${steps.<own>.stdout}` is still the rollback's stdout).
+ */
+function rollbackContractSteps(
+  events: readonly JournalRecord[],
+  req: RollbackCheckRequest,
+): Record<string, Record<string, unknown>> {
+  const steps = completedOutputs(events);
+  return { ...steps, [req.stepId]: { ...steps[req.stepId], ...req.output } };
 }
 
 function rerun(startedSeq: number | undefined): RollbackCheckResult {

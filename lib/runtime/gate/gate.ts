@@ -157,10 +157,12 @@ export async function openGate(req: GateRequest, deps: GateDeps): Promise<{ appr
       : undefined;
   const abortRollsBack =
     req.kind === 'escalation'
-      ? await abortRollbacksOf(req.executionId, created?.steps, {
-          dynamo: deps.dynamo,
-          eventsTable: deps.tables.events,
-        })
+      ? await abortRollbacksOf(
+          req.executionId,
+          created?.steps,
+          { dynamo: deps.dynamo, eventsTable: deps.tables.events },
+          created?.context,
+        )
       : undefined;
   const recovery = await adviceAtEscalation(req, deps.recoveryAdvisor, journal, identity);
   const approvalId = await approvals.create(req, {

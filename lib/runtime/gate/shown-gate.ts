@@ -8,6 +8,8 @@ import type {
   AbortRollback,
   ApprovalNotice,
   ApprovalView,
+  ContextEntry,
+  FilledValue,
   GateApprovers,
   GateKind,
   GateRevision,
@@ -309,13 +311,53 @@ export function abortRollbacksText(rollbacks: readonly AbortRollback[]): string 
 }
 
 const OUTSIDE_WORKSPACE = 'reaches outside the workspace';
+const CONTROL_CHARACTERS = 'control or bidirectional characters, shown escaped';
+
+/** The heading of the plan's context on every channel. */
+export const CONTEXT_TITLE = 'Context (what ${context.<key>} is)';
+
+/** A context entry's marks as phrases (warnings: outside the workspace, control characters), and a cut value's note. */
+export function contextPhrases(entry: ContextEntry): string[] {
+  return [
+    ...(entry.outsideWorkspace ?? []).map((reason) => `${OUTSIDE_WORKSPACE}: ${reason}`),
+    ...(entry.controlCharacters ? [CONTROL_CHARACTERS] : []),
+    ...(entry.cut ? ['cut here: `plangate render <plan> --format yaml` shows it whole'] : []),
+  ];
+}
+
+/** The call an abort runs, as shown: with its values filled in when they could be. */
+export function abortRollbackCall(rollback: AbortRollback): NonNullable<AbortRollback['call']> {
+  return rollback.filled ?? rollback.call ?? { form: 'json', text: '(not recorded)' };
+}
+
+/** A filled rollback's risk marks as warning phrases, most serious first. */
+export function abortRollbackPhrases(rollback: AbortRollback): string[] {
+  const risks = rollback.risks;
+  if (!risks) return [];
+  return [
+    ...(risks.destructive.length > 0 ? [`destructive: ${risks.destructive.join('; ')}`] : []),
+    ...(risks.outsideWorkspace.length > 0
+      ? [`${OUTSIDE_WORKSPACE}: ${risks.outsideWorkspace.join('; ')}`]
+      : []),
+  ];
+}
+
+/** "${steps.mk.dir} = ../x", or why a value is not shown. */
+export function filledValueText(value: FilledValue): string {
+  if (value.secret) return `${value.raw}: a secret, never shown`;
+  return value.value !== undefined ? `${value.raw} = ${value.value}` : `${value.raw}: not produced yet`;
+}
 
 /**
  * A phrase every channel shows as a warning: something destructive, outside the workspace, or a
  * change a revision made.
  */
 export function isWarningPhrase(phrase: string): boolean {
-  return /^(destructive|changed|skipped)/.test(phrase) || phrase.startsWith(OUTSIDE_WORKSPACE);
+  return (
+    /^(destructive|changed|skipped)/.test(phrase) ||
+    phrase.startsWith(OUTSIDE_WORKSPACE) ||
+    phrase === CONTROL_CHARACTERS
+  );
 }
 
 /** A plan reference (`${secrets.db}`, `${steps.x.y}`): kept whole by {@link redactPlanText}. */

@@ -9,6 +9,7 @@
 import {
   type AbortRollback,
   type ApprovalView,
+  type ContextEntry,
   hasRiskMarks,
   type ShownCall,
   type StepGateView,
@@ -17,11 +18,16 @@ import {
 import { Redactor } from '../secrets/redact.ts';
 import { escapeHtml } from '../shared/html.ts';
 import {
+  abortRollbackCall,
+  abortRollbackPhrases,
   abortRollbacksText,
   approversText,
   budgetText,
+  CONTEXT_TITLE,
+  contextPhrases,
   type DeadlineOptions,
   deadlineText,
+  filledValueText,
   isWarningPhrase,
   notShownText,
   omitted,
@@ -34,6 +40,7 @@ import {
   suggestionText,
   supersededText,
 } from './shown-gate.ts';
+import { terminalSafe } from './view-text.ts';
 
 /** A small stylesheet for the classes below (the email's; the page may use its own). */
 export const VIEW_STYLE =
@@ -47,8 +54,9 @@ export const VIEW_STYLE =
 
 type Clean = (text: string) => string;
 
+/** Plan text for HTML: credential shapes redacted, control and bidirectional characters shown escaped, then HTML-escaped. */
 function cleaner(redactor: Redactor = new Redactor()): Clean {
-  return (text) => escapeHtml(redactPlanText(redactor, text));
+  return (text) => escapeHtml(terminalSafe(redactPlanText(redactor, text)));
 }
 
 /** Every step of the view as a card, in plan order, and what was left out (a plan gate). */
@@ -96,8 +104,30 @@ export function planFactsHtml(view: ApprovalView, plan: ShownGate['plan'], redac
     `<dt>Secrets used (names only)</dt><dd>${view.secrets.length > 0 ? view.secrets.map((s) => `<code>${clean(s)}</code>`).join(', ') : 'none'}</dd>`,
     '</dl>',
   );
+  if (view.context) parts.push(contextHtml(view.context, clean));
   if (notShown > 0) parts.push(`<p class="pg-omitted">${clean(notShownText(notShown, plan))}</p>`);
   return parts.join('\n');
+}
+
+/** The plan's context: each key, its exact value, and its marks. */
+function contextHtml(entries: readonly ContextEntry[], clean: Clean): string {
+  return [
+    `<section class="pg-context" aria-labelledby="pg-context-title"><h2 id="pg-context-title">${escapeHtml(CONTEXT_TITLE)}</h2><dl>`,
+    ...entries.map((entry) => {
+      const phrases = contextPhrases(entry);
+      return [
+        `<dt><code>${clean(entry.key)}</code></dt>`,
+        `<dd${entry.outsideWorkspace || entry.controlCharacters ? ' class="pg-risky"' : ''}><pre><code>${clean(entry.value)}</code></pre>`,
+        ...(phrases.length > 0
+          ? [
+              `<ul class="pg-risks">${phrases.map((p) => `<li${isWarningPhrase(p) ? ' class="pg-risk"' : ''}>${clean(p)}</li>`).join('')}</ul>`,
+            ]
+          : []),
+        '</dd>',
+      ].join('');
+    }),
+    '</dl></section>',
+  ].join('\n');
 }
 
 /** Who submitted, who may approve, the votes so far and the deadline (in `options.timeZone`, UTC beside it). */
@@ -150,10 +180,25 @@ export function abortRollbacksHtml(rollbacks: readonly AbortRollback[], redactor
     ...(rollbacks.length > 0
       ? [
           '<ol>',
-          ...rollbacks.map(
-            (r) =>
-              `<li>${r.call ? callHtml(`Undo <code>${clean(r.stepId)}</code> (${clean(r.tool)})`, r.call, clean) : `Undo <code>${clean(r.stepId)}</code> (${clean(r.tool)})`}</li>`,
-          ),
+          ...rollbacks.map((r) => {
+            const label = `Undo <code>${clean(r.stepId)}</code> (${clean(r.tool)})`;
+            const phrases = abortRollbackPhrases(r);
+            return [
+              `<li${phrases.length > 0 ? ' class="pg-risky"' : ''}>`,
+              r.call || r.filled ? callHtml(label, abortRollbackCall(r), clean) : label,
+              ...(phrases.length > 0
+                ? [
+                    `<ul class="pg-risks">${phrases.map((p) => `<li class="pg-risk">${clean(p)}</li>`).join('')}</ul>`,
+                  ]
+                : []),
+              ...(r.values?.length
+                ? [
+                    `<ul class="pg-values">${r.values.map((v) => `<li><code>${clean(filledValueText(v))}</code></li>`).join('')}</ul>`,
+                  ]
+                : []),
+              '</li>',
+            ].join('\n');
+          }),
           '</ol>',
         ]
       : []),

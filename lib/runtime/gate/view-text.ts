@@ -4,14 +4,20 @@
  * (ANSI escapes, carriage returns, …) is shown as its Unicode control picture, so a hostile plan
  * can neither rewrite the terminal nor hide text from the approver.
  */
-import type { ShownCall, StepGateView, StepView } from '../payloads/index.ts';
+import { CONTROL_CHARACTERS } from '../../plan/risks.ts';
+import type { AbortRollback, ContextEntry, ShownCall, StepGateView, StepView } from '../payloads/index.ts';
 import { Redactor } from '../secrets/redact.ts';
 import {
+  abortRollbackCall,
+  abortRollbackPhrases,
   abortRollbacksText,
   approversText,
   budgetText,
+  CONTEXT_TITLE,
+  contextPhrases,
   type DeadlineOptions,
   deadlineText,
+  filledValueText,
   isWarningPhrase,
   notShownText,
   omitted,
@@ -25,12 +31,9 @@ import {
   supersededText,
 } from './shown-gate.ts';
 
-/** Control characters but newline and tab: C0, DEL, C1, and the bidirectional overrides. */
-const CONTROL = /[\u0000-\u0008\u000b-\u001f\u007f-\u009f\u202a-\u202e\u2066-\u2069]/g;
-
 /** `text` safe for a terminal: each control character as a visible picture (ESC as ␛, CR as ␍). */
 export function terminalSafe(text: string): string {
-  return text.replace(CONTROL, (ch) => {
+  return text.replace(CONTROL_CHARACTERS, (ch) => {
     const code = ch.codePointAt(0) as number;
     if (code < 0x20) return String.fromCodePoint(0x2400 + code);
     if (code === 0x7f) return '\u2421';
@@ -80,23 +83,47 @@ export function gateText(gate: ShownGate, options: GateTextOptions = {}): string
     lines.push(
       `Secrets used (names only): ${view.secrets.length > 0 ? clean(view.secrets.join(', ')) : 'none'}`,
     );
+    if (view.context) lines.push(...contextLines(view.context, clean));
     if (notShown > 0) lines.push('', clean(notShownText(notShown, gate.plan)));
   }
   if (gate.stepGate) lines.push(...stepGateLines(gate.stepGate, clean));
   if (gate.abortRollsBack) {
     lines.push('', abortRollbacksText(gate.abortRollsBack));
     gate.abortRollsBack.forEach((rollback, i) => {
-      lines.push(
-        ...callLines(
-          `${i + 1}. undo ${clean(rollback.stepId)} (${clean(rollback.tool)})`,
-          rollback.call ?? { form: 'json', text: '(not recorded)' },
-          clean,
-          '  ',
-        ),
-      );
+      lines.push(...abortRollbackLines(rollback, i + 1, clean));
     });
   }
   return lines.join('\n');
+}
+
+/** The plan's context: each key = its value (indented when on several lines), then its marks. */
+function contextLines(entries: readonly ContextEntry[], clean: (text: string) => string): string[] {
+  const lines = ['', `${CONTEXT_TITLE}:`];
+  for (const entry of entries) {
+    const value = clean(entry.value);
+    if (value.includes('\n')) lines.push(`- ${clean(entry.key)} =`, ...indent(value, '    '));
+    else lines.push(`- ${clean(entry.key)} = ${value}`);
+    for (const phrase of contextPhrases(entry))
+      lines.push(`  ${isWarningPhrase(phrase) ? '!! ' : ''}${clean(phrase)}`);
+  }
+  return lines;
+}
+
+/** One rollback an abort runs: the call as it will run (values filled in), its marks, its values. */
+function abortRollbackLines(
+  rollback: AbortRollback,
+  number: number,
+  clean: (text: string) => string,
+): string[] {
+  const lines = callLines(
+    `${number}. undo ${clean(rollback.stepId)} (${clean(rollback.tool)})`,
+    abortRollbackCall(rollback),
+    clean,
+    '  ',
+  );
+  for (const phrase of abortRollbackPhrases(rollback)) lines.push(`    !! ${clean(phrase)}`);
+  for (const value of rollback.values ?? []) lines.push(`    ${clean(filledValueText(value))}`);
+  return lines;
 }
 
 /** The model's suggestion, beside the person's choices: what it suggests, why, what changes, what accepting does. */

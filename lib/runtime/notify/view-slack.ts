@@ -6,9 +6,14 @@
  * with a link to the page, and never mid-token: code is shortened before it is escaped.
  */
 import {
+  abortRollbackCall,
+  abortRollbackPhrases,
   abortRollbacksText,
   approversText,
   budgetText,
+  CONTEXT_TITLE,
+  contextPhrases,
+  filledValueText,
   isWarningPhrase,
   notShownText,
   omitted,
@@ -21,6 +26,7 @@ import {
   suggestionText,
   supersededText,
 } from '../gate/shown-gate.ts';
+import { terminalSafe } from '../gate/view-text.ts';
 import type { ApprovalView, ShownCall, StepGateView, StepView } from '../payloads/index.ts';
 import { Redactor } from '../secrets/redact.ts';
 import { escapeSlack, slackDate } from './slack-text.ts';
@@ -42,8 +48,10 @@ type Block = Record<string, unknown>;
  */
 export function gateViewBlocks(gate: ShownGate, link: string, maxBlocks: number): Block[] {
   const redactor = new Redactor();
-  const text = (value: string) => escapeSlack(redactPlanText(redactor, value));
-  const code = (value: string, limit: number) => slackCode(redactPlanText(redactor, value), limit);
+  // Control and bidirectional characters shown escaped, as on every channel.
+  const plain = (value: string) => terminalSafe(redactPlanText(redactor, value));
+  const text = (value: string) => escapeSlack(plain(value));
+  const code = (value: string, limit: number) => slackCode(plain(value), limit);
   const blocks: Block[] = [
     peopleBlock(gate, text),
     ...(gate.recovery
@@ -89,9 +97,12 @@ export function gateViewBlocks(gate: ShownGate, link: string, maxBlocks: number)
   if (gate.abortRollsBack) {
     const lines = [
       `*${text(abortRollbacksText(gate.abortRollsBack))}*`,
-      ...gate.abortRollsBack.map(
-        (r, i) =>
-          `${i + 1}. undo *${text(r.stepId)}* (${text(r.tool)})${r.call ? `\n${code(r.call.text, 500)}` : ''}`,
+      ...gate.abortRollsBack.map((r, i) =>
+        [
+          `${i + 1}. undo *${text(r.stepId)}* (${text(r.tool)})${r.call || r.filled ? `\n${code(abortRollbackCall(r).text, 500)}` : ''}`,
+          ...abortRollbackPhrases(r).map((p) => `:warning: *${text(short(p, 500))}*`),
+          ...(r.values ?? []).map((v) => `• ${text(short(filledValueText(v), 300))}`),
+        ].join('\n'),
       ),
     ];
     const block = section(lines.join('\n'));
@@ -238,6 +249,14 @@ function planFactsText(
     lines.push(
       `*Secrets used (names only):* ${view.secrets.length > 0 ? text(view.secrets.join(', ')) : 'none'}`,
     );
+    if (view.context) {
+      lines.push(`*${text(CONTEXT_TITLE)}:*`);
+      for (const entry of view.context) {
+        lines.push(`• *${text(entry.key)}* = ${code(entry.value, codeLimit)}`);
+        for (const phrase of contextPhrases(entry))
+          lines.push(isWarningPhrase(phrase) ? `:warning: *${text(phrase)}*` : text(phrase));
+      }
+    }
     const out = lines.join('\n');
     if (out.length <= SLACK_LIMITS.sectionText || codeLimit < 32)
       return fitLines(out, SLACK_LIMITS.sectionText);

@@ -153,6 +153,23 @@ export const StepViewSchema = z.object({
 export type StepView = z.infer<typeof StepViewSchema>;
 
 /**
+ * One entry of the plan's `context` as approvers see it: what `${context.<key>}` is. Part of the
+ * plan and so of its digest: a changed value is a new plan that needs a new approval.
+ */
+export const ContextEntrySchema = z.object({
+  key: z.string(),
+  /** The value as text: a string as is, anything else as canonical JSON; cut when longer than the view keeps. */
+  value: z.string(),
+  /** `value` was cut (the marks below are of the whole value): `plangate render <plan> --format yaml` shows it. */
+  cut: z.literal(true).optional(),
+  /** Where it reaches outside the workspace, were it used as a path (lib/plan/risks.ts `valueReach`); absent: nowhere. */
+  outsideWorkspace: z.array(z.string()).optional(),
+  /** It holds control or bidirectional characters, which every view shows escaped. */
+  controlCharacters: z.literal(true).optional(),
+});
+export type ContextEntry = z.infer<typeof ContextEntrySchema>;
+
+/**
  * What an approval covers, built once by the compiler from the plan (lib/compiler/approval-view.ts)
  * and compiled into the plan gate's summary, so what approvers see is bound to what runs (same
  * digest). Every channel (page, email, Slack, terminal, the gate JSON) renders this one view.
@@ -179,6 +196,8 @@ export const ApprovalViewSchema = z.object({
     .optional(),
   /** Names of the secrets the plan declares or references: never a value. */
   secrets: z.array(z.string()),
+  /** The plan's context, key by key in the order written; absent when it has none. */
+  context: z.array(ContextEntrySchema).optional(),
   /**
    * The view was cut to fit the gate request (Step Functions' 256 KiB state payload): `shown`
    * steps keep their commands, `listed` steps are listed at all, of `total`. The full plan is
@@ -388,6 +407,17 @@ export const HumanTaskSchema = z.object({
 });
 export type HumanTask = z.infer<typeof HumanTaskSchema>;
 
+/** A reference of a call and what fills it now. */
+export const FilledValueSchema = z.object({
+  /** As written, e.g. `${steps.mk.dir}`. */
+  raw: z.string(),
+  /** The value as text (a string as is, else JSON); absent for a secret (never shown) or a value not produced. */
+  value: z.string().optional(),
+  /** A secret: shown by its reference, never its value. */
+  secret: z.literal(true).optional(),
+});
+export type FilledValue = z.infer<typeof FilledValueSchema>;
+
 /**
  * A rollback an escalation's ABORT will run: the step it undoes and the procedure's call, in the
  * order they run (the most recently completed step first).
@@ -397,6 +427,16 @@ export const AbortRollbackSchema = z.object({
   tool: z.string(),
   /** The procedure's call as recorded (shortened when long); absent when the plan was too large to record. */
   call: ShownCallSchema.optional(),
+  /**
+   * The call with its values filled in, as it will run: each `${steps…}` and `${context…}` replaced
+   * by its value now (from the journal's TASK_COMPLETED results and the plan's context), a
+   * `${secrets…}` kept as its reference. Absent when the call was not recorded whole.
+   */
+  filled: ShownCallSchema.optional(),
+  /** The references of the call, each with its value now, in the order written. */
+  values: z.array(FilledValueSchema).optional(),
+  /** Risk marks of the filled call: why it is destructive, where it reaches outside the workspace. */
+  risks: z.object({ destructive: z.array(z.string()), outsideWorkspace: z.array(z.string()) }).optional(),
 });
 export type AbortRollback = z.infer<typeof AbortRollbackSchema>;
 

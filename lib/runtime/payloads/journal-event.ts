@@ -71,7 +71,7 @@ export const RecordedStepSchema = z.object({
   tool: z.string(),
   args: z.string(),
   contract: z.string().optional(),
-  /** Its rollback, `{tool, args}` as canonical JSON: what an abort would run. */
+  /** Its rollback, `{tool, args}` as canonical JSON, whole (within the record's limit): what an abort would run. */
   rollback: z.string().optional(),
 });
 export type RecordedStep = z.infer<typeof RecordedStepSchema>;
@@ -86,6 +86,11 @@ export const EVENT_DETAILS = {
     dependencies: z.record(z.string(), z.array(z.string())),
     /** Each step's tool, args and contract (recordedSteps); omitted for a plan too large to record. */
     steps: z.record(z.string(), RecordedStepSchema).optional(),
+    /**
+     * The plan's context (it is part of the digest), for what an escalation shows an abort will
+     * run; omitted when empty or too large to record.
+     */
+    context: z.record(z.string(), z.unknown()).optional(),
     /** Who submitted the plan (Plans API: the IAM caller, or local mode's header). */
     submitted_by: z.string().optional(),
     /** A plan a model drafted from a goal (lib/planner): how, and what it cost. */

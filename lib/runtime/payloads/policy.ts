@@ -77,5 +77,22 @@ export const PolicyDecisionDetailsSchema = z.object({
   outcome: z.string(),
   /** Policies that could not be evaluated (they count as not applying), by id and message. */
   errors: z.array(z.string()).optional(),
+  /** The decision in one sentence: who, what, on what, and why (the policies and what they say). */
+  reason: z.string().optional(),
+  /** What the deciding policies say of themselves (`@reason`, other annotations); absent: none is annotated. */
+  reasons: z
+    .array(
+      z.object({
+        policy: z.string(),
+        reason: z.string().optional(),
+        annotations: z.record(z.string(), z.string()).optional(),
+      }),
+    )
+    .optional(),
+  /**
+   * RunStep: the call as it would have run, its values filled in (secret values redacted, long
+   * strings shortened): the tool and its resolved args.
+   */
+  call: z.object({ tool: z.string(), args: z.record(z.string(), z.unknown()) }).optional(),
 });
 export type PolicyDecisionDetails = z.infer<typeof PolicyDecisionDetailsSchema>;

@@ -151,7 +151,7 @@ export function nextRollback(
 }
 
 /** What each completed step captured, as TASK_COMPLETED recorded it (`${steps.<id>.<name>}`). */
-function completedOutputs(events: readonly JournalRecord[]): Record<string, Record<string, unknown>> {
+export function completedOutputs(events: readonly JournalRecord[]): Record<string, Record<string, unknown>> {
   const outputs: Record<string, Record<string, unknown>> = {};
   for (const e of events)
     if (e.event === 'TASK_COMPLETED' && e.task_id)

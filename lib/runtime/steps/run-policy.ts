@@ -88,6 +88,7 @@ export async function authorizeRun(
       request,
       decided,
       req.rollback ? 'the rollback did not run' : 'the step did not run',
+      { tool: call.tool, args },
     ),
   });
   throw new PolicyDeniedError(request, decided);
