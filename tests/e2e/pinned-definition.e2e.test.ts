@@ -8,6 +8,7 @@
 import { cpSync, existsSync, readdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
+import type { IntegrityPin, JournalRecord } from '../../lib/runtime/payloads/index.ts';
 import { CliRun, REPO, runPlan, storedEvents, workDir } from './cli.ts';
 
 const APPROVED_COMMAND = 'echo ok > approved.txt';
@@ -62,6 +63,11 @@ function editStoredDefinitions(cwd: string): number {
   return edited;
 }
 
+/** PLAN_CREATED's pin. */
+function pinOf(events: readonly JournalRecord[]): IntegrityPin | undefined {
+  return (events[0]?.details as { integrity?: IntegrityPin } | undefined)?.integrity;
+}
+
 const resume = (arn: string, cwd: string, extra: readonly string[] = []) =>
   new CliRun(['resume', arn, '--approve', '--json', '--time-scale', '0.01', ...extra], cwd);
 
@@ -77,13 +83,11 @@ describe.concurrent('the approved definition and policy set are pinned', { timeo
     expect(exit, resumed.stderr).toBe(1);
     expect(existsSync(join(cwd, 'approved.txt'))).toBe(false);
     const events = await storedEvents(cwd, arn);
-    const created = events[0];
-    const pinned = (created?.details as { integrity?: { definition_hash?: string } }).integrity
-      ?.definition_hash;
+    const pinned = pinOf(events)?.definition_hash;
     expect(pinned).toMatch(/^sha256:[0-9a-f]{64}$/);
     const mismatch = events.find((e) => e.event === 'INTEGRITY_MISMATCH');
     expect(mismatch?.details).toMatchObject({ check: 'definition', expected: pinned, at: 'resume' });
-    const found = (mismatch?.details as { found: string }).found;
+    const found = String(mismatch?.details.found);
     expect(found).toMatch(/^sha256:[0-9a-f]{64}$/);
     expect(found).not.toBe(pinned);
     expect(events.some((e) => e.event === 'TASK_STARTED' || e.event === 'GATE_APPROVED')).toBe(false);
@@ -116,7 +120,7 @@ describe.concurrent('the approved definition and policy set are pinned', { timeo
     expect(existsSync(join(cwd, 'approved.txt')), 'the step the pinned policy denies ran').toBe(false);
     expect(exit, resumed.stderr).toBe(1);
     const events = await storedEvents(cwd, arn);
-    const pinned = (events[0]?.details as { integrity?: { policy_hash?: string } }).integrity?.policy_hash;
+    const pinned = pinOf(events)?.policy_hash;
     expect(pinned).toMatch(/^sha256:[0-9a-f]{64}$/);
     const mismatch = events.find((e) => e.event === 'INTEGRITY_MISMATCH');
     expect(mismatch?.details).toMatchObject({ check: 'policy', expected: pinned, at: 'resume' });
@@ -134,9 +138,9 @@ describe.concurrent('the approved definition and policy set are pinned', { timeo
     expect(existsSync(join(cwd, 'approved.txt'))).toBe(true);
     const events = await storedEvents(cwd, arn);
     expect(events.some((e) => e.event === 'INTEGRITY_MISMATCH')).toBe(false);
-    const created = events[0]?.details as { integrity?: { definition_hash?: string } };
     const approved = events.find((e) => e.event === 'GATE_APPROVED' && e.details.gate === 'plan');
-    expect(approved?.details.definition_hash).toBe(created.integrity?.definition_hash);
+    expect(pinOf(events)?.definition_hash).toMatch(/^sha256:/);
+    expect(approved?.details.definition_hash).toBe(pinOf(events)?.definition_hash);
     const verify = new CliRun(['audit', 'verify', '--execution', arn], cwd);
     expect(await verify.exited, verify.stdout + verify.stderr).toBe(0);
   });
