@@ -392,8 +392,9 @@ function printVerdict(verdict: ExecutionVerdict, json: boolean): void {
     return;
   }
   const problems = [
-    ...verdict.problems.map((p) => ({ seq: p.seq, kind: p.kind, message: p.message })),
-    ...verdict.checks.map((c) => ({ seq: c.seq, kind: c.check, message: c.message })),
+    ...verdict.problems.map((p) => ({ seq: String(p.seq ?? '?'), kind: p.kind, message: p.message })),
+    // A check about the execution as a whole names no event.
+    ...verdict.checks.map((c) => ({ seq: String(c.seq ?? '-'), kind: c.check, message: c.message })),
   ];
   if (problems.length === 0) {
     process.stdout.write(`ok       ${id}: ${verdict.count} events, head ${verdict.head}\n`);
@@ -402,7 +403,7 @@ function printVerdict(verdict: ExecutionVerdict, json: boolean): void {
   process.stdout.write(`BROKEN   ${id}: ${verdict.count} events, ${problems.length} problem(s)\n`);
   for (const p of problems) {
     process.stdout.write(
-      `  ${String(p.seq ?? '-').padStart(5)}  ${p.kind.padEnd(19)} ${printable(p.message)}\n`,
+      `  ${p.seq.padStart(5)}  ${p.kind.padEnd(14)} ${printable(p.message)}\n`,
     );
   }
 }
