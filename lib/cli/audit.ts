@@ -402,9 +402,7 @@ function printVerdict(verdict: ExecutionVerdict, json: boolean): void {
   }
   process.stdout.write(`BROKEN   ${id}: ${verdict.count} events, ${problems.length} problem(s)\n`);
   for (const p of problems) {
-    process.stdout.write(
-      `  ${p.seq.padStart(5)}  ${p.kind.padEnd(14)} ${printable(p.message)}\n`,
-    );
+    process.stdout.write(`  ${p.seq.padStart(5)}  ${p.kind.padEnd(14)} ${printable(p.message)}\n`);
   }
 }
 
