@@ -386,6 +386,30 @@ export class PlanPlatform extends Construct {
   }
 
   /**
+   * What the integrity check (lib/runtime/steps/integrity.ts) reads: the definition an execution
+   * runs and each part's version, to compare with the hash its PLAN_CREATED pinned.
+   */
+  grantReadDefinitions(grantee: IGrantable): Grant {
+    for (const arn of [this.executionArnPattern, this.stateMachineArnPattern])
+      acknowledgeOn(
+        grantee,
+        arn,
+        `Executions and state machine versions of any plan of this platform (also those created at run time) are checked against their pinned definition, so the read is scoped by the "${this.namePrefix}-" name prefix.`,
+      );
+    return Grant.addToPrincipal({
+      grantee,
+      actions: ['states:DescribeStateMachineForExecution'],
+      resourceArns: [this.executionArnPattern],
+    }).combine(
+      Grant.addToPrincipal({
+        grantee,
+        actions: ['states:DescribeStateMachine'],
+        resourceArns: [this.stateMachineArnPattern],
+      }),
+    );
+  }
+
+  /**
    * lambda:InvokeFunction on exactly the function's unqualified ARN (compiled definitions call the
    * unqualified ARN, so no `:*` version wildcard is needed).
    */
@@ -637,6 +661,9 @@ export class PlanPlatform extends Construct {
         `Plans name the Lambda functions their steps and contracts call (lambda tool, lambda contracts), possibly at run time; invocation is scoped to the "${this.planFunctionsPrefix}" name prefix.`,
       );
     }
+    // Before a step, contract or rollback runs, and when a plan gate's approval binds it.
+    for (const fn of [this.fn('stepRunner'), this.fn('contractChecker'), this.approvalsApi.function])
+      this.grantReadDefinitions(fn);
     this.outputsTable.grantItems(this.fn('stepRunner'), 'read', 'write');
     this.outputsTable.grantItems(this.fn('contractChecker'), 'read');
 

@@ -74,8 +74,12 @@ number: gap (deleted events), edited (content vs hash), reordered (links to anot
 event), foreign (a copy of another execution's event, or another plan's), broken-link,
 key-mismatch (key vs recorded seq), index-mismatch (planTask/approver attributes vs the record),
 malformed. Deleting the newest events leaves an intact shorter chain: compare the printed head
-hash with one kept earlier. --export FILE checks an export's digest and count instead, and the
-chains of the executions it holds from their first event.
+hash with one kept earlier. Then that what ran is what was approved: approved-definition (each
+plan-gate approval binds the definition PLAN_CREATED pinned), integrity-mismatch (an
+INTEGRITY_MISMATCH the execution did not end after), engine-definition (the definition the
+engine holds now hashes to the pinned one; when the store's engine or Step Functions is
+reachable). --export FILE checks an export's digest and count instead, and the chains (and the
+record checks) of the executions it holds from their first event.
 Exit 0 all intact, 1 any problem (or nothing to verify), 2 usage.
 
 Options:
@@ -327,9 +331,10 @@ async function runVerify(argv: string[]): Promise<number> {
         target.doc,
         target.table,
         executions.length > 0 ? executions : undefined,
+        target.definitions,
       )) {
         verified++;
-        if (verdict.count === 0 || verdict.problems.length > 0) broken++;
+        if (verdict.count === 0 || verdict.problems.length > 0 || verdict.checks.length > 0) broken++;
         printVerdict(verdict, json);
       }
       const summary =
@@ -367,7 +372,7 @@ async function verifyExportFile(file: string, json: boolean): Promise<number> {
     }
     const items = sorted.map((r) => ({ ...r, sk: formatSeq(r.seq) }));
     const verdict = await checkExecution(executionId, items, { indexAttributes: false });
-    if (verdict.problems.length > 0) broken++;
+    if (verdict.problems.length > 0 || verdict.checks.length > 0) broken++;
     printVerdict(verdict, json);
   }
   process.stderr.write(
@@ -386,15 +391,18 @@ function printVerdict(verdict: ExecutionVerdict, json: boolean): void {
     process.stdout.write(`MISSING  ${id}: no events stored\n`);
     return;
   }
-  if (verdict.problems.length === 0) {
+  const problems = [
+    ...verdict.problems.map((p) => ({ seq: String(p.seq ?? '?'), kind: p.kind, message: p.message })),
+    // A check about the execution as a whole names no event.
+    ...verdict.checks.map((c) => ({ seq: String(c.seq ?? '-'), kind: c.check, message: c.message })),
+  ];
+  if (problems.length === 0) {
     process.stdout.write(`ok       ${id}: ${verdict.count} events, head ${verdict.head}\n`);
     return;
   }
-  process.stdout.write(`BROKEN   ${id}: ${verdict.count} events, ${verdict.problems.length} problem(s)\n`);
-  for (const p of verdict.problems) {
-    process.stdout.write(
-      `  ${String(p.seq ?? '?').padStart(5)}  ${p.kind.padEnd(14)} ${printable(p.message)}\n`,
-    );
+  process.stdout.write(`BROKEN   ${id}: ${verdict.count} events, ${problems.length} problem(s)\n`);
+  for (const p of problems) {
+    process.stdout.write(`  ${p.seq.padStart(5)}  ${p.kind.padEnd(14)} ${printable(p.message)}\n`);
   }
 }
 

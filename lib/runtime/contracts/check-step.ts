@@ -20,10 +20,11 @@ import {
 } from '../payloads/index.ts';
 import { classifyFailure } from '../recovery/classify.ts';
 import { recordFailure, retriedRecipe } from '../recovery/failure-events.ts';
-import { failureCause } from '../recovery/failures.ts';
+import { classFailure, failureCause } from '../recovery/failures.ts';
 import { Redactor } from '../secrets/redact.ts';
 import { InvalidInputError } from '../shared/errors.ts';
 import { progressLabel } from '../shared/progress.ts';
+import { assertPinned } from '../steps/integrity.ts';
 import { entryOutput } from '../steps/outputs-table.ts';
 import {
   type ContractEvidence,
@@ -41,6 +42,7 @@ export async function checkStep(req: CheckRequest, deps: HarnessDeps): Promise<C
     });
   if (req.run.status !== 'succeeded') return { status: req.run.status };
   const identity = eventIdentity(req, { id: req.stepId, name: req.description });
+  await pinnedOrRefused(deps, identity);
   const progress = progressLabel(req.index, req.total);
   const output = (await entryOutput(deps.dynamo, { status: 'completed', ...pickOutput(req) })) ?? {};
   const secrets = secretsFor(deps, req.secrets);
@@ -312,4 +314,19 @@ function resultSummary(output: Record<string, unknown>): Record<string, unknown>
     summary[key] = typeof value === 'string' && value.length > 512 ? `${value.slice(0, 512)}…` : value;
   }
   return summary;
+}
+
+/**
+ * No contract is run, and no worker's evidence accepted, unless the engine runs the approved
+ * definition under the pinned policy set (steps/integrity.ts); a refusal is unrecoverable: a person decides.
+ */
+export async function pinnedOrRefused(
+  deps: HarnessDeps,
+  identity: ReturnType<typeof eventIdentity>,
+): Promise<void> {
+  try {
+    await assertPinned(deps, identity, 'contract');
+  } catch (error) {
+    throw classFailure(error, 'unrecoverable', new Redactor([]));
+  }
 }

@@ -36,6 +36,7 @@ import {
 import { Redactor } from '../secrets/redact.ts';
 import { sha256Hex } from '../shared/hash.ts';
 import { progressLabel } from '../shared/progress.ts';
+import { definitionReaderOf, planCreatedOf, runningDefinitionHash } from '../steps/integrity.ts';
 import { inlineOrStored } from '../steps/outputs-table.ts';
 import { gateEventIdentity, recordDecision, recordVote } from './decision-events.ts';
 import {
@@ -92,6 +93,17 @@ export interface ApprovalsProps {
   readonly notify?: (notice: ApprovalNotice) => Promise<void>;
 }
 
+/** The pin of an execution's definition, as the plan gate's approval binds it. */
+async function runningDefinitionOf(
+  props: Pick<ApprovalsProps, 'dynamo' | 'eventsTable' | 'sfn'>,
+  executionId: string,
+): Promise<string | undefined> {
+  const pin = (await planCreatedOf(props.dynamo, props.eventsTable, executionId))?.integrity;
+  if (!pin) return undefined;
+  const found = await runningDefinitionHash(definitionReaderOf(props.sfn), executionId, pin.machines);
+  return found.startsWith('sha256:') ? found : undefined;
+}
+
 /** A link id whose signature, expiry and single use were checked, with the gate it opens. */
 interface VerifiedLink {
   readonly item: GateItem;
@@ -104,6 +116,14 @@ export class Approvals {
 
   constructor(private readonly props: ApprovalsProps) {
     this.signer = new LinkSigner(props.signingKey);
+  }
+
+  /** An approved plan gate binds the definition the engine holds now (steps/integrity.ts compares it with the pin). */
+  private definitionApproved(item: GateItem, decision: GateDecision): Promise<string | undefined> {
+    const approved = decision.decision === 'APPROVE' || decision.decision === 'APPROVE_WITH_MODIFICATIONS';
+    return item.kind === 'plan' && approved
+      ? runningDefinitionOf(this.props, item.executionId)
+      : Promise.resolve(undefined);
   }
 
   /**
@@ -351,7 +371,14 @@ export class Approvals {
         return { status: 'modified', revision: tally.revision.number, digest: tally.revision.digest };
       }
       const final = tally.decision;
-      await recordDecision(this.props.journal, item, final, by, tally.votes);
+      await recordDecision(
+        this.props.journal,
+        item,
+        final,
+        by,
+        tally.votes,
+        await this.definitionApproved(item, final),
+      );
       if (item.kind === 'human') await this.completeHumanTask(item, final as HumanDecision);
       else
         await this.props.sfn

@@ -24,6 +24,7 @@ export * from './classifier.ts';
 export * from './errors.ts';
 export * from './gate.ts';
 export * from './handoff.ts';
+export * from './integrity.ts';
 export * from './join.ts';
 export * from './journal-event.ts';
 export * from './policy.ts';

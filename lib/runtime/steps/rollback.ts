@@ -10,6 +10,7 @@ import { Redactor } from '../secrets/redact.ts';
 import { resolveReferences } from '../secrets/references.ts';
 import { failureFacts } from '../shared/errors.ts';
 import { truncateText } from '../shared/truncate.ts';
+import { assertPinned } from './integrity.ts';
 import { authorizeRun } from './run-policy.ts';
 
 /** Strings of a rollback's output kept for its contract; the rest stays in the tool's own logs. */
@@ -40,6 +41,8 @@ export async function runRollback(req: RollbackRunRequest, deps: HarnessDeps): P
     },
   });
   try {
+    // The undo runs only under the approved definition and the pinned policy set (integrity.ts).
+    await assertPinned(deps, identity, 'rollback');
     const args = (await resolveReferences(
       procedure.args,
       { steps: completedOutputs(events), context: req.context ?? {}, secrets },

@@ -21,6 +21,7 @@ import { Redactor } from '../secrets/redact.ts';
 import { resolveReferences } from '../secrets/references.ts';
 import { failureFacts, HarnessError, InvalidInputError } from '../shared/errors.ts';
 import { progressLabel } from '../shared/progress.ts';
+import { assertPinned } from './integrity.ts';
 import { inlineOrStored } from './outputs-table.ts';
 import { authorizeRun, runOf } from './run-policy.ts';
 import { skipOrBlock } from './step-start.ts';
@@ -31,6 +32,7 @@ export async function runStep(req: RunnerRequest, deps: HarnessDeps): Promise<Ru
   const identity = eventIdentity(req, { id: req.stepId, name: req.description });
   const notRun = await skipOrBlock(req, journalFor(deps), identity);
   if (notRun) return notRun;
+  await refuseUnpinned(req, deps, identity);
 
   const events = req.budget ? await readEvents(deps.dynamo, deps.tables.events, req.executionId) : [];
   if (req.budget) await enforceBudget(req.budget, events, journalFor(deps), identity);
@@ -141,6 +143,33 @@ export async function runStep(req: RunnerRequest, deps: HarnessDeps): Promise<Ru
         progress: `${progressLabel(req.index, req.total)} ✗ ${req.description}: ${firstLine(message)}`,
         // Spent all the same: it counts against the budget.
         ...(usage ? { usage } : {}),
+      },
+    });
+    throw failure;
+  }
+}
+
+/**
+ * Nothing of the step runs unless the engine runs the approved definition under the pinned policy
+ * set (integrity.ts): a refusal is recorded as the step's unrecoverable failure, which asks a person.
+ */
+async function refuseUnpinned(
+  req: RunnerRequest,
+  deps: HarnessDeps,
+  identity: ReturnType<typeof eventIdentity>,
+): Promise<void> {
+  try {
+    await assertPinned(deps, identity, 'step');
+  } catch (error) {
+    const failure = classFailure(error, 'unrecoverable', new Redactor([]));
+    const message = failure.failureCause.message;
+    await recordFailure(journalFor(deps), identity, {
+      error: ERROR_NAMES.unrecoverable,
+      message,
+      attempt: req.attempt,
+      failureClass: 'unrecoverable',
+      taskFailed: {
+        progress: `${progressLabel(req.index, req.total)} ✗ ${req.description}: ${firstLine(message)}`,
       },
     });
     throw failure;
