@@ -3,7 +3,7 @@
  * bench/results/reliability.json — approval attacks refused, concurrent decisions on one gate,
  * old versions never approvable, fuzzed plans through the front door, planted secrets searched for
  * everywhere, the destructive-command corpus in every place a plan holds a command, and attempts
- * to get around the platform's policy.
+ * to get around the platform's policy, and values known only at run time carrying code into commands and URLs.
  *
  *   npm run reliability [-- --plans N] [-- --seed S]
  */
@@ -19,6 +19,7 @@ import { runOldVersionAttacks } from './reliability/old-versions.ts';
 import { plantedSecrets } from './reliability/planted-secrets.ts';
 import { policyBypassAttempts } from './reliability/policy-bypass.ts';
 import { quorumModificationAttack } from './reliability/quorum-modification.ts';
+import { runtimeInjectionCorpus } from './reliability/runtime-injection.ts';
 import { selfApprovalThroughRun } from './reliability/self-approval.ts';
 
 const REPO = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '..');
@@ -50,6 +51,7 @@ const selfApproval = await timed("self-approval through plangate run's doors", (
   selfApprovalThroughRun(REPO),
 );
 const policyBypass = await timed('policy bypass attempts', () => policyBypassAttempts(REPO));
+const injection = await timed('run-time injection corpus', () => runtimeInjectionCorpus(REPO));
 
 const goals = {
   'approval attacks: at least 1,000, none accepted, every refusal with a reason, the gate untouched':
@@ -84,6 +86,11 @@ const goals = {
     policyBypass.accepted === 0 &&
     policyBypass.controls.twoSreComplete &&
     policyBypass.controls.deployerSubmits,
+  'run-time injection: values from step outputs, context, secrets and people in every documented place, through the real CLI: no injected code ran, no URL reached another endpoint, no value arrived altered, at least 90% arrived whole':
+    injection.injected === 0 &&
+    injection.escapedUrls === 0 &&
+    injection.altered === 0 &&
+    injection.deliveredIntact >= 0.9 * injection.uses,
 };
 const output = {
   description:
@@ -109,6 +116,7 @@ const output = {
   destructiveCommands: corpus,
   quorumModificationAttack: quorumModification,
   selfApprovalThroughRun: selfApproval,
+  runtimeInjection: injection,
   policyBypassAttempts: {
     ...policyBypass,
     policies: "examples/policies/org (docs/policy.md), through plangate serve's HTTP edge",
