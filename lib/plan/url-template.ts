@@ -56,13 +56,13 @@ export function urlReferencePlacements(url: string): UrlReferencePlacement[] {
 export function urlPartAdvice(part: UrlPart): string {
   const where =
     part === 'origin'
-      ? 'the scheme, user info, host or port (a value would choose where the request goes)'
+      ? 'the scheme, user info or host, or in part of a port (a value would choose where the request goes)'
       : part === 'query-name'
         ? 'a query parameter name'
         : part === 'fragment'
           ? 'the fragment'
           : 'this part';
-  return `a reference may not be in ${where}; write that part literally and put the value in a path segment (https://host/items/\${steps.<id>.<output>}) or a query value (?id=\${steps.<id>.<output>}), where it is percent-encoded`;
+  return `a reference may not be in ${where}; write that part literally and put the value in a path segment (https://host/items/\${steps.<id>.<output>}) or a query value (?id=\${steps.<id>.<output>}), where it is percent-encoded, or make it the whole port after a literal host (http://127.0.0.1:\${steps.<id>.<output>}/), filled only with a port number`;
 }
 
 interface Bounds {

@@ -37,7 +37,7 @@ export function fillUrl(url: string, values: ReadonlyMap<string, string>, locati
       if (value === undefined) return refuse(`${p.raw} has no value to fill the URL with`);
       if (p.part === 'port' && !isPort(value))
         refuse(`${p.raw} fills the port, so its value must be a port number (1–65535)`);
-      out += url.slice(last, p.index) + (p.part === 'port' ? value : encodeURIComponent(value));
+      out += url.slice(last, p.index) + (p.part === 'port' ? value : encoded(value, p.raw, location));
       last = p.index + p.raw.length;
     }
     return out + url.slice(last, end);
@@ -111,6 +111,15 @@ export async function resolveHttpRequest(
     resolved.headers = out;
   } else if (headers !== undefined) resolved.headers = headers;
   return resolved;
+}
+
+function encoded(value: string, raw: string, location: string): string {
+  try {
+    return encodeURIComponent(value);
+  } catch {
+    // A lone UTF-16 surrogate (from JSON) has no UTF-8 form to percent-encode.
+    throw new InvalidInputError(`${raw} is not well-formed text, so it cannot be put in a URL`, { location });
+  }
 }
 
 function isPort(value: string): boolean {
