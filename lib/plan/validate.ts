@@ -11,11 +11,11 @@ import {
   runsOnWorker,
   targetNameProblem,
 } from './agent-steps.ts';
+import { referencePositionProblems } from './call-kind.ts';
 import { dependsTransitively, findCycles, topologicalOrder } from './graph.ts';
 import { suggest } from './names.ts';
 import { compileOutputShape } from './output-shapes.ts';
 import { hasErrors, type Problem, type Severity, sortProblems } from './problems.ts';
-import { referencePositionProblems } from './reference-positions.ts';
 import { type Reference, referencesIn, referencesInValue, wholeReferencePointers } from './references.ts';
 import { callRisks, contractRisks } from './risks.ts';
 import type { Contract, Plan, Step } from './schema.ts';
