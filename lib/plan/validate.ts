@@ -11,8 +11,10 @@ import {
   runsOnWorker,
   targetNameProblem,
 } from './agent-steps.ts';
+import { referencePositionProblems } from './call-kind.ts';
 import { dependsTransitively, findCycles, topologicalOrder } from './graph.ts';
 import { suggest } from './names.ts';
+import { compileOutputShape } from './output-shapes.ts';
 import { hasErrors, type Problem, type Severity, sortProblems } from './problems.ts';
 import { type Reference, referencesIn, referencesInValue, wholeReferencePointers } from './references.ts';
 import { callRisks, contractRisks } from './risks.ts';
@@ -196,6 +198,9 @@ export async function validatePlan(plan: Plan, options: ValidateOptions = {}): P
   }
 
   checkReferences(plan, indexById, deps, cycles.length === 0, report);
+  for (const { message, pointer } of referencePositionProblems(plan))
+    report('error', 'reference-not-allowed', message, pointer);
+  await checkOutputShapes(plan, report);
 
   checkShellCommands(shellChecks, checkSyntax, report);
 
@@ -444,7 +449,8 @@ function valueAt(value: unknown, path: ReadonlyArray<string | number>): unknown 
 
 function checkUrl(url: string, pointer: string, report: Report) {
   if (url.startsWith('${')) return;
-  const probe = url.replace(/\$\{[^}]*\}/g, 'x');
+  // A digit fits every place a reference may be (a port too); the places it may not are refused elsewhere.
+  const probe = url.replace(/\$\{[^}]*\}/g, '1');
   let parsed: URL | undefined;
   try {
     parsed = new URL(probe);
@@ -609,6 +615,33 @@ function checkReferences(
         u.pointer,
       );
   });
+}
+
+/** Each output shape names a declared output and compiles (its regular expression, its JSON Schema). */
+async function checkOutputShapes(plan: Plan, report: Report): Promise<void> {
+  for (const [i, step] of plan.steps.entries()) {
+    for (const [name, shape] of Object.entries(step.outputShapes ?? {})) {
+      const at = `/steps/${i}/outputShapes${pointerOf([name])}`;
+      if (!step.outputs.includes(name)) {
+        report(
+          'error',
+          'invalid-output-shape',
+          `step "${step.id}" declares no output "${name}" to shape${suggest(name, step.outputs)} (outputs: ${step.outputs.join(', ') || 'none'}); add it to outputs, or shape a declared one`,
+          at,
+        );
+        continue;
+      }
+      const compiled = await compileOutputShape(shape);
+      if ('problems' in compiled)
+        for (const problem of compiled.problems)
+          report(
+            'error',
+            'invalid-output-shape',
+            `output "${name}": ${problem.message}`,
+            shape[problem.field] === undefined ? at : `${at}/${problem.field}`,
+          );
+    }
+  }
 }
 
 /** The timeout ladder must be climbable: a reminder before the timeout, and every group able to reach its quorum. */

@@ -3,6 +3,7 @@
  * end of a run, checking the plan's postconditions and writing EXECUTION_COMPLETE.
  */
 
+import { outputShapeMismatch } from '../../plan/output-shapes.ts';
 import type { Contract } from '../../plan/schema.ts';
 import { eventIdentity, type HarnessDeps, journalFor, secretsFor } from '../deps.ts';
 import { readEvents } from '../journal/journal.ts';
@@ -22,7 +23,7 @@ import { classifyFailure } from '../recovery/classify.ts';
 import { recordFailure, retriedRecipe } from '../recovery/failure-events.ts';
 import { classFailure, failureCause } from '../recovery/failures.ts';
 import { Redactor } from '../secrets/redact.ts';
-import { InvalidInputError } from '../shared/errors.ts';
+import { failureFacts, InvalidInputError, OutputShapeMismatchError } from '../shared/errors.ts';
 import { progressLabel } from '../shared/progress.ts';
 import { assertPinned } from '../steps/integrity.ts';
 import { entryOutput } from '../steps/outputs-table.ts';
@@ -49,6 +50,16 @@ export async function checkStep(req: CheckRequest, deps: HarnessDeps): Promise<C
   // The contract may name the step's own outputs too (`${steps.<this step>.url}`).
   const steps: Record<string, Record<string, unknown> | undefined> = { [req.stepId]: output };
   for (const [id, entry] of Object.entries(req.inputs)) steps[id] = await entryOutput(deps.dynamo, entry);
+  // A produced value that does not fit its shape fails the step before its contract (or a later step) reads it.
+  const mismatch = await outputShapeMismatch(output, req.outputShapes);
+  if (mismatch)
+    return refuseOutputs(
+      req,
+      deps,
+      new OutputShapeMismatchError(mismatch.message, {
+        location: `steps.${req.stepId}.outputs.${mismatch.output}`,
+      }),
+    );
   const evidence: ContractEvidence = req.run.evidence
     ? workerEvidence(req.run.evidence, req.contract)
     : req.contract
@@ -106,6 +117,44 @@ export async function checkStep(req: CheckRequest, deps: HarnessDeps): Promise<C
   });
   throw new HarnessFailure(name, cause);
 }
+
+/**
+ * The step's outputs were refused before its contract ran: TASK_FAILED and the classified failure
+ * (logic, unless the plan's recipes say otherwise), thrown as a contract failure so the step's
+ * recipe runs the whole step again rather than checking the same outputs twice.
+ */
+async function refuseOutputs(
+  req: CheckRequest,
+  deps: HarnessDeps,
+  error: OutputShapeMismatchError,
+): Promise<never> {
+  const secrets = secretsFor(deps, req.secrets);
+  const facts = { ...failureFacts(error), message: `${error.name}: ${error.message}` };
+  const { failureClass } = classifyFailure(facts, req.recovery);
+  const name = failureClass === 'logic' ? CONTRACT_FAILED : ERROR_NAMES[failureClass];
+  const cause = failureCause(
+    { ...facts, location: error.location } as typeof facts,
+    failureClass,
+    new Redactor(secrets.resolvedValues),
+  );
+  await recordFailure(
+    journalFor(deps, secrets.resolvedValues),
+    eventIdentity(req, { id: req.stepId, name: req.description }),
+    {
+      error: name,
+      message: cause.message,
+      attempt: req.run.attempt,
+      failureClass,
+      taskFailed: {
+        progress: `${progressLabel(req.index, req.total)} ✗ ${req.description}: ${firstLine(cause.message)}`,
+        ...workerReport(req),
+      },
+    },
+  );
+  throw new HarnessFailure(name, cause);
+}
+
+const firstLine = (text: string): string => text.split('\n', 1)[0] ?? '';
 
 /** What an agent's worker said of the attempt: what it used, who ran it, and what its agent ran and reported. */
 function workerReport(req: CheckRequest) {

@@ -10,6 +10,7 @@ import type { Evidence } from '../payloads/index.ts';
 import { Redactor } from '../secrets/redact.ts';
 import { type ReferenceScope, resolveReferences } from '../secrets/references.ts';
 import type { SecretSource } from '../secrets/secrets.ts';
+import { resolveHttpRequest } from '../secrets/url-binding.ts';
 import { type FailureFacts, failureFacts } from '../shared/errors.ts';
 import { runProcess } from '../shared/process.ts';
 import { DEFAULT_EXCERPT_BYTES, truncateText } from '../shared/truncate.ts';
@@ -148,7 +149,7 @@ async function runCheck(
         };
       }
       case 'http': {
-        const request = (await resolveReferences(
+        const request = (await resolveHttpRequest(
           { url: contract.url, headers: contract.headers, body: contract.body },
           refScope,
           'contract',

@@ -11,6 +11,7 @@ import { ConditionalCheckFailedException } from '@aws-sdk/client-dynamodb';
 import { SendTaskFailureCommand, SendTaskSuccessCommand, type SFNClient } from '@aws-sdk/client-sfn';
 import { type DynamoDBDocumentClient, GetCommand, PutCommand, UpdateCommand } from '@aws-sdk/lib-dynamodb';
 import { canonicalJson } from '../../plan/digest.ts';
+import { outputShapeMismatch } from '../../plan/output-shapes.ts';
 import { decisionDetails } from '../../policy/decisions.ts';
 import { type PolicyPrincipal, PolicySet } from '../../policy/policy-set.ts';
 import type { Journal } from '../journal/journal.ts';
@@ -175,6 +176,7 @@ export class Approvals {
             human: {
               instructions: req.human.instructions,
               outputs: [...req.human.outputs],
+              ...(req.human.outputShapes ? { outputShapes: req.human.outputShapes } : {}),
               attempt: req.attempt ?? 1,
               inlineOutputLimitBytes: req.human.inlineOutputLimitBytes,
               ...(req.index !== undefined && req.total !== undefined
@@ -302,7 +304,7 @@ export class Approvals {
         this.checkOpen(item);
         checkDigest(item, answer.digest);
         this.checkApprover(item, by);
-        decision = this.parseDecision(item, answer.decision, by);
+        decision = await this.parseDecision(item, answer.decision, by);
         const approves =
           decision.decision === 'APPROVE' || decision.decision === 'APPROVE_WITH_MODIFICATIONS';
         if (voting && approves && item.submittedBy === by)
@@ -507,7 +509,7 @@ export class Approvals {
       throw new ApprovalError('used', `${by} has already approved this gate`);
   }
 
-  private parseDecision(item: GateItem, raw: unknown, by: string): GateDecision {
+  private async parseDecision(item: GateItem, raw: unknown, by: string): Promise<GateDecision> {
     const parsed = decisionSchemaOf(item.kind).safeParse({ ...(raw as object), by });
     if (!parsed.success) {
       const issue = parsed.error.issues[0];
@@ -516,7 +518,12 @@ export class Approvals {
         `decision.${issue?.path.join('.') ?? ''}: ${issue?.message ?? 'invalid'}`,
       );
     }
-    if (parsed.data.decision === 'DONE') checkReportedOutputs(parsed.data.outputs, item.human?.outputs ?? []);
+    if (parsed.data.decision === 'DONE') {
+      checkReportedOutputs(parsed.data.outputs, item.human?.outputs ?? []);
+      const mismatch = await outputShapeMismatch(parsed.data.outputs, item.human?.outputShapes);
+      if (mismatch)
+        throw new ApprovalError('invalid', `decision.outputs.${mismatch.output}: ${mismatch.message}`);
+    }
     if (parsed.data.decision === 'APPROVE_WITH_MODIFICATIONS') checkModifiedSteps(item, parsed.data);
     return parsed.data;
   }

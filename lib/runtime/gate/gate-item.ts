@@ -1,5 +1,6 @@
 /** A gate as the gates table stores it, and the view of it that may leave the backend. */
 import { type DynamoDBDocumentClient, UpdateCommand } from '@aws-sdk/lib-dynamodb';
+import type { OutputShapes } from '../../plan/schema.ts';
 import { queryItems } from '../journal/journal.ts';
 import type {
   AbortRollback,
@@ -40,6 +41,8 @@ export interface GateItem {
   human?: {
     instructions: string;
     outputs: string[];
+    /** The step's `outputShapes`, when it declares any. */
+    outputShapes?: OutputShapes;
     attempt: number;
     inlineOutputLimitBytes: number;
     /** "[Task N/M]", for the TASK_FAILED line of a FAILED answer. */

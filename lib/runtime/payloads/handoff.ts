@@ -6,7 +6,7 @@
  * its summary, blockers and deviations).
  */
 import { z } from 'zod';
-import { ContractSchema, IdSchema } from '../../plan/schema.ts';
+import { ContractSchema, IdSchema, OutputShapesSchema } from '../../plan/schema.ts';
 import { RemainingBudgetSchema } from './budget.ts';
 import { ErrorOutputSchema, PlanIdentitySchema } from './shared.ts';
 
@@ -55,6 +55,8 @@ export const HandoffSchema = z.object({
   args: z.record(z.string(), z.unknown()).default({}),
   inputs: HandoffInputsSchema.default({}),
   outputs: z.array(IdSchema).default([]),
+  /** The step's `outputShapes`: the worker refuses outputs that do not fit, before its contract reads them. */
+  outputShapes: OutputShapesSchema.optional(),
   attempt: z.number().int().min(1),
   /** The contract from the approved definition: the only one the worker runs. */
   contract: ContractSchema.optional(),

@@ -52,6 +52,13 @@ async function resolveString(text: string, scope: ReferenceScope, location: stri
 
 type Namespace = 'steps' | 'context' | 'secrets';
 
+/** The value one reference as written (`${steps.build.image}`) stands for in `scope`. */
+export function lookupReference(raw: string, scope: ReferenceScope, location: string): Promise<unknown> {
+  const match = WHOLE_REFERENCE.exec(raw);
+  if (!match) throw new InvalidInputError(`${raw} is not a reference`, { location });
+  return lookup(match[1] as Namespace, match[2] as string, match[3], scope, location);
+}
+
 async function lookup(
   namespace: Namespace,
   first: string,

@@ -8,6 +8,7 @@ import { readEvents } from '../journal/journal.ts';
 import type { JournalRecord, RollbackRunRequest, RollbackRunResult } from '../payloads/index.ts';
 import { Redactor } from '../secrets/redact.ts';
 import { resolveReferences } from '../secrets/references.ts';
+import { resolveHttpRequest } from '../secrets/url-binding.ts';
 import { failureFacts } from '../shared/errors.ts';
 import { truncateText } from '../shared/truncate.ts';
 import { assertPinned } from './integrity.ts';
@@ -43,7 +44,7 @@ export async function runRollback(req: RollbackRunRequest, deps: HarnessDeps): P
   try {
     // The undo runs only under the approved definition and the pinned policy set (integrity.ts).
     await assertPinned(deps, identity, 'rollback');
-    const args = (await resolveReferences(
+    const args = (await (procedure.tool === 'http' ? resolveHttpRequest : resolveReferences)(
       procedure.args,
       { steps: completedOutputs(events), context: req.context ?? {}, secrets },
       `steps.${stepId}.rollback.args`,

@@ -19,6 +19,7 @@ import { recordFailure } from '../recovery/failure-events.ts';
 import { classFailure } from '../recovery/failures.ts';
 import { Redactor } from '../secrets/redact.ts';
 import { resolveReferences } from '../secrets/references.ts';
+import { resolveHttpRequest } from '../secrets/url-binding.ts';
 import { failureFacts, HarnessError, InvalidInputError } from '../shared/errors.ts';
 import { progressLabel } from '../shared/progress.ts';
 import { assertPinned } from './integrity.ts';
@@ -78,9 +79,10 @@ export async function runStep(req: RunnerRequest, deps: HarnessDeps): Promise<Ru
     const steps = await outputsOf(deps.dynamo, req.inputs);
     const task =
       req.task !== undefined ? await resolveTaskText(req.task, steps, req.context, req.stepId) : undefined;
-    const resolved = (await resolveReferences(
+    const scope = { steps, context: req.context ?? {}, secrets };
+    const resolved = (await (call.tool === 'http' ? resolveHttpRequest : resolveReferences)(
       call.args,
-      { steps, context: req.context ?? {}, secrets },
+      scope,
       `steps.${req.stepId}.args`,
     )) as Record<string, unknown>;
     const args = { ...resolved, ...req.argOverrides };
