@@ -71,7 +71,8 @@ async function executionsOnEngine(): Promise<number> {
     let count = 0;
     for (const machine of machines)
       count += (
-        (await sfn.send(new ListExecutionsCommand({ stateMachineArn: machine.stateMachineArn }))).executions ?? []
+        (await sfn.send(new ListExecutionsCommand({ stateMachineArn: machine.stateMachineArn })))
+          .executions ?? []
       ).length;
     return count;
   } finally {
@@ -144,7 +145,13 @@ describe('plangate serve --identity header answers only its own names', () => {
     ];
     for (const call of calls) {
       const endpointPort = new URL(call.endpoint).port;
-      const headers = { 'content-type': `application/x-amz-json-${call.json}`, 'x-amz-target': call.target };
+      const headers = {
+        'content-type': `application/x-amz-json-${call.json}`,
+        'x-amz-target': call.target,
+        // dynalite wants one there; the local services check no signature.
+        authorization: `AWS4-HMAC-SHA256 Credential=plangate-local/20260101/us-east-1/x/aws4_request, SignedHeaders=host, Signature=${'0'.repeat(64)}`,
+        'x-amz-date': '20260101T000000Z',
+      };
       const refused = await raw(call.endpoint, {
         method: 'POST',
         headers: { ...headers, host: `evil.example:${endpointPort}` },

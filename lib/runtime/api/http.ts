@@ -115,7 +115,9 @@ export function html(statusCode: number, page: string): HttpResult {
       // Nothing runs on the page and forms post only back to it.
       'content-security-policy': "default-src 'none'; style-src 'unsafe-inline'; form-action 'self'",
       'x-content-type-options': 'nosniff',
-      'referrer-policy': 'no-referrer',
+      // The page's address (a link) goes to no other site, and its own form posts carry its
+      // origin: under `no-referrer` a browser sends `Origin: null`, which local endpoints refuse.
+      'referrer-policy': 'same-origin',
     },
     body: page,
   };
