@@ -29,18 +29,26 @@ export interface LoopbackGuardOptions {
    * the approval page, on another port). @default - only this server's own origins
    */
   readonly allowOrigin?: (origin: string) => boolean;
+  /**
+   * A prefix the server's clients may put before its names (Step Functions' StartSyncExecution
+   * goes to `sync-<host>`). Such a name (`sync-localhost`) resolves only where this machine maps
+   * it, never in a page's DNS. @default - none
+   */
+  readonly hostPrefix?: string;
 }
 
 const WILDCARD_ADDRESSES = new Set(['0.0.0.0', '::']);
 
 /**
  * The names of a server listening on `address` (as `server.address()` reports it) and `port`:
- * the address itself and `localhost`; every loopback address when it listens on all of them.
+ * the address itself and `localhost`; every loopback address when it listens on all of them; and
+ * each of those with `hostPrefix` before it, when given.
  */
-export function loopbackNames(address: string, port: number): LoopbackNames {
-  const hostnames = WILDCARD_ADDRESSES.has(address)
+export function loopbackNames(address: string, port: number, hostPrefix?: string): LoopbackNames {
+  const own = WILDCARD_ADDRESSES.has(address)
     ? ['127.0.0.1', '[::1]', 'localhost']
     : [address.includes(':') ? `[${address.toLowerCase()}]` : address.toLowerCase(), 'localhost'];
+  const hostnames = hostPrefix ? [...own, ...own.map((name) => `${hostPrefix.toLowerCase()}${name}`)] : own;
   // Port 80 is the default: a Host and an origin without a port name it too.
   const hosts = hostnames.flatMap((name) => (port === 80 ? [`${name}:80`, name] : [`${name}:${port}`]));
   return { hosts: new Set(hosts), origins: new Set(hosts.map((host) => `http://${host}`)) };
@@ -80,7 +88,7 @@ export function guardLoopback(server: Server, options: LoopbackGuardOptions = {}
   const address = server.address();
   if (address === null || typeof address === 'string')
     throw new Error('guardLoopback: the server must be listening on a TCP port');
-  const names = loopbackNames(address.address, address.port);
+  const names = loopbackNames(address.address, address.port, options.hostPrefix);
   const listeners = server.listeners('request') as ((req: IncomingMessage, res: ServerResponse) => void)[];
   server.removeAllListeners('request');
   server.on('request', (req: IncomingMessage, res: ServerResponse) => {

@@ -113,6 +113,8 @@ export async function startEngineServer(props: EngineServerProps): Promise<Engin
       server.off('error', reject);
       // Before the first connection is read: a request naming another host reaches no operation.
       guardLoopback(server, {
+        // StartSyncExecution's modeled host prefix, for a client that maps it to loopback
+        hostPrefix: 'sync-',
         refuse: (res, message) => send(res, errorReply('AccessDeniedException', message, 403)),
       });
       resolve();
