@@ -20,7 +20,8 @@ export type HttpResult = APIGatewayProxyStructuredResultV2;
  * Where the caller's identity comes from. `jwt`: the API's JWT authorizer verified the token and
  * its claims name the caller (email, then username, then sub). `iam`: the route is IAM-authorized
  * (SigV4) and API Gateway names the signer (`userArn`, else `callerId`). `header`: local mode only,
- * and only from loopback (the one machine's own user is trusted to say who they are).
+ * and only from loopback (the one machine's own user is trusted to say who they are); the local
+ * servers refuse a web page's requests first, by Host and Origin (lib/loopback).
  */
 export type IdentitySource =
   | { readonly mode: 'jwt' }
