@@ -1,6 +1,7 @@
 /**
  * Every endpoint a real `plangate serve --identity header` process listens on (the API and its
- * pages, the engine, the local DynamoDB and event bus) answers only its own names: a request
+ * pages, the engine, the local DynamoDB and event bus), and `plangate run`'s front door, answers
+ * only its own names: a request
  * whose Host is a foreign name — what a page whose domain rebinds to 127.0.0.1 sends — or whose
  * Origin is foreign is refused with 403 before any handler runs, and changes nothing.
  */
@@ -12,6 +13,8 @@ import { ListExecutionsCommand, ListStateMachinesCommand } from '@aws-sdk/client
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { localClients } from '../../lib/aws-local/clients.ts';
 import { echoChainPlan } from '../support/echo-plan.ts';
+import { writeMarkerPlan } from '../support/marker-plan.ts';
+import { runPlan, storedEvents, workDir } from './cli.ts';
 import { type ServeProcess, startServe } from './serve-process.ts';
 
 interface RawReply {
@@ -163,4 +166,34 @@ describe('plangate serve --identity header answers only its own names', () => {
       expect(answered.status, `${call.target}: ${answered.text}`).toBe(200);
     }
   }, 30_000);
+});
+
+describe("plangate run's front door answers only its own names", () => {
+  it('refuses its printed approval link and an answer under a foreign Host; the run goes on', async () => {
+    const cwd = await workDir();
+    const run = runPlan(await writeMarkerPlan(cwd, 'rebound-door'), cwd, ['--as', 'alice']);
+    const LINK = /Answer here or open (http:\/\/127\.0\.0\.1:(\d+)\/\S+)/;
+    await run.until('the approval link', () => LINK.test(run.stderr), 60_000);
+    const [, link, doorPort] = LINK.exec(run.stderr) as RegExpExecArray;
+    const opened = await raw(link as string, { headers: { host: `evil.example:${doorPort}` } });
+    expect(opened.status, opened.text).toBe(403);
+    expect(JSON.parse(opened.text).message).toContain("is not this server's address");
+    const answered = await raw(link as string, {
+      method: 'POST',
+      headers: {
+        host: `127.0.0.1.evil.example:${doorPort}`,
+        origin: `http://127.0.0.1.evil.example:${doorPort}`,
+        'content-type': 'application/json',
+      },
+      body: JSON.stringify({ decision: 'APPROVE', digest: 'sha256:x' }),
+    });
+    expect(answered.status).toBe(403);
+    run.answer('reject not through a rebound page');
+    expect(await run.exited).toBe(1);
+    const events = await storedEvents(cwd, run.executionArn);
+    expect(events.filter((e) => e.event === 'GATE_ANSWER_REFUSED' || e.event === 'GATE_APPROVED')).toEqual(
+      [],
+    );
+    expect(events.find((e) => e.event === 'GATE_REJECTED')?.details).toMatchObject({ approver: 'alice' });
+  }, 120_000);
 });
