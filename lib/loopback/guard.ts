@@ -92,7 +92,9 @@ export function guardLoopback(server: Server, options: LoopbackGuardOptions = {}
   const listeners = server.listeners('request') as ((req: IncomingMessage, res: ServerResponse) => void)[];
   server.removeAllListeners('request');
   server.on('request', (req: IncomingMessage, res: ServerResponse) => {
-    const refusal = loopbackRefusal(req.headers.host, req.headers.origin, names, options.allowOrigin);
+    // HTTP/2 (h2c, as the Bedrock client speaks) names the host in `:authority` instead.
+    const host = req.headers.host ?? (req.headers[':authority'] as string | undefined);
+    const refusal = loopbackRefusal(host, req.headers.origin, names, options.allowOrigin);
     if (refusal === undefined) {
       for (const listener of listeners) listener.call(server, req, res);
       return;

@@ -4,6 +4,7 @@
  * server, including one plangate did not write.
  */
 import { createServer, request, type Server } from 'node:http';
+import { connect, createServer as createHttp2Server } from 'node:http2';
 import type { AddressInfo } from 'node:net';
 import fc from 'fast-check';
 import { afterEach, describe, expect, it } from 'vitest';
@@ -200,5 +201,30 @@ describe('guardLoopback on a listening server', () => {
     const nullOrigin = await call(port, { host: `127.0.0.1:${port}`, origin: 'null' });
     expect(nullOrigin.status).toBe(403);
     expect(handled).toHaveLength(2);
+  });
+});
+
+describe('guardLoopback on an HTTP/2 server (h2c, as the Bedrock client speaks)', () => {
+  it('reads the name from :authority', async () => {
+    const server = createHttp2Server((_req, res) => res.end('answered'));
+    await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
+    guardLoopback(server as unknown as Server);
+    const port = (server.address() as AddressInfo).port;
+    const session = connect(`http://127.0.0.1:${port}`);
+    const statusFor = (authority: string) =>
+      new Promise<number>((resolve, reject) => {
+        const stream = session.request({ ':path': '/', ':authority': authority });
+        stream.on('response', (headers) => resolve(Number(headers[':status'])));
+        stream.on('error', reject);
+        stream.resume();
+        stream.end();
+      });
+    try {
+      expect(await statusFor(`127.0.0.1:${port}`)).toBe(200);
+      expect(await statusFor(`evil.example:${port}`)).toBe(403);
+    } finally {
+      session.close();
+      await new Promise((resolve) => server.close(resolve));
+    }
   });
 });
