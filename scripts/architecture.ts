@@ -39,6 +39,7 @@ export const LAYERS: readonly (readonly string[])[] = [
   ['lib/runtime/catalog.ts'],
   ['lib/runtime/shared', 'lib/runtime/payloads'],
   ['lib/engine', 'lib/plan'],
+  ['lib/loopback'],
 ];
 
 /** Folders whose files the checks cover (tests, benchmarks and scripts sit outside the layers). */
