@@ -132,7 +132,7 @@ describe('Step Functions API server', () => {
     const body = JSON.stringify({ definition: '{}' });
     for (const host of [`localhost:${port}`, `sync-127.0.0.1:${port}`, `SYNC-LOCALHOST:${port}`])
       expect((await raw(body, { ...target, host })).status, host).toBe(200);
-    for (const headers of [
+    for (const headers of <Record<string, string>[]>[
       { host: `evil.example:${port}` },
       { host: `sync-evil.example:${port}` },
       { host: `127.0.0.1:${port}`, origin: `http://evil.example:${port}` },
