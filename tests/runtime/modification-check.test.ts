@@ -178,11 +178,11 @@ describe('the platform policy on a revision', () => {
     };
     const identity = { id: 'p', version: 1, digest: 'sha256:x' };
     const harmless = revisionPolicyRequest(identity, facts, 'carol', {
-      write: { tool: 'shell', args: { command: 'echo hi' } },
+      write: { tool: 'shell', args: { command: 'echo hi' }, ownGate: false },
     });
     expect(policyProblems(harmless, policy, ['write']).problems).toEqual([]);
     const destructive = revisionPolicyRequest(identity, facts, 'carol', {
-      write: { tool: 'shell', args: { command: 'rm -rf ./x' } },
+      write: { tool: 'shell', args: { command: 'rm -rf ./x' }, ownGate: false },
     });
     const { problems } = policyProblems(destructive, policy, ['write']);
     expect(problems).toEqual([

@@ -110,7 +110,7 @@ export function revisionPolicyRequest(
   plan: PlanIdentity,
   facts: PlanFacts,
   submitter: string | undefined,
-  revised: Readonly<Record<string, { readonly tool: string; readonly args: Record<string, unknown> }>>,
+  revised: Readonly<Record<string, RevisedCall>>,
 ): PolicyRequest {
   return {
     principal: { name: submitter ?? '' } satisfies PolicyPrincipal,
@@ -121,31 +121,35 @@ export function revisionPolicyRequest(
 }
 
 /** The plan's facts with the revised steps' calls judged again (their hosts and destructive marks). */
-export function revisedFacts(
-  facts: PlanFacts,
-  revised: Readonly<Record<string, { readonly tool: string; readonly args: Record<string, unknown> }>>,
-): PlanFacts {
+export function revisedFacts(facts: PlanFacts, revised: Readonly<Record<string, RevisedCall>>): PlanFacts {
   const steps = { ...facts.steps };
-  for (const [id, call] of Object.entries(revised)) {
-    const known = steps[id];
-    steps[id] = callFacts(
-      { tool: call.tool, target: known?.target, args: call.args },
-      known?.ownGate ?? false,
-    );
-  }
+  for (const [id, call] of Object.entries(revised))
+    steps[id] = callFacts({ tool: call.tool, target: steps[id]?.target, args: call.args }, call.ownGate);
   const hosts = [...new Set([...facts.hosts, ...Object.values(steps).flatMap((s) => s.hosts)])].sort();
   return { ...facts, steps, hosts };
+}
+
+/** A modified step's call as the revision makes it, and whether the step has its own gate. */
+export interface RevisedCall {
+  readonly tool: string;
+  readonly args: Record<string, unknown>;
+  readonly ownGate: boolean;
 }
 
 /** What a revision asks the policy about: each modified step's tool and revised args. */
 export function revisedCalls(
   content: Pick<ModifiableContent, 'steps' | 'recorded'>,
   argOverrides: Readonly<Record<string, Readonly<Record<string, unknown>>>>,
-): Record<string, { tool: string; args: Record<string, unknown> }> {
-  const calls: Record<string, { tool: string; args: Record<string, unknown> }> = {};
+): Record<string, RevisedCall> {
+  const calls: Record<string, RevisedCall> = {};
   for (const [id, overrides] of Object.entries(argOverrides)) {
     const step = content.steps.find((s) => s.id === id);
-    if (step) calls[id] = { tool: step.tool, args: revisedArgs(step, overrides, content.recorded?.[id]) };
+    if (step)
+      calls[id] = {
+        tool: step.tool,
+        args: revisedArgs(step, overrides, content.recorded?.[id]),
+        ownGate: step.risks.ownGate,
+      };
   }
   return calls;
 }
