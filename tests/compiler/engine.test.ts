@@ -178,6 +178,31 @@ describe.each(['never', 'always'] as const)(
       expect(run.status).toBe('SUCCEEDED');
     });
 
+    it("applies a step gate's modification to that step only, on top of the plan gate's", async () => {
+      const gated: PlanInput = {
+        ...plan,
+        steps: plan.steps.map((s) => (s.id === 'a' ? { ...s, requiresApproval: true } : s)),
+      };
+      // A step gate's decision holds its revision's overrides by step id (the plan gate's included).
+      const run = await runCompiled(compilePlan(gated), {
+        gate: (request) =>
+          request.kind === 'step'
+            ? {
+                decision: 'APPROVE_WITH_MODIFICATIONS',
+                skipSteps: [],
+                argOverrides: { a: { cmd: 'make fast', cwd: 'src' }, b: { cmd: 'not this step' } },
+              }
+            : {
+                decision: 'APPROVE_WITH_MODIFICATIONS',
+                skipSteps: [],
+                argOverrides: { a: { cmd: 'make fast' } },
+              },
+      });
+      expect(run.status).toBe('SUCCEEDED');
+      expect(run.overrides.get('a')).toEqual({ cmd: 'make fast', cwd: 'src' });
+      expect(run.overrides.get('b')).toEqual({});
+    });
+
     describe('the timeout ladder keeps the plan state', () => {
       // b and c gated; every wait the script leaves unanswered times out (time scale 0), and the
       // next rung asks again: a reminder, then carol's group, then the expiry.
