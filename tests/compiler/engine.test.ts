@@ -5,7 +5,7 @@ import {
   compilePlan as compile,
 } from '../../lib/compiler/index.ts';
 import type { PlanInput } from '../../lib/plan/schema.ts';
-import type { GateRequest } from '../../lib/runtime/payloads/index.ts';
+import type { ApprovalDecision, GateRequest } from '../../lib/runtime/payloads/index.ts';
 import { runCompiled } from './harness.ts';
 
 /** a → (b, c); d after b; e after b and c: a diamond with a tail (series-parallel). */
@@ -185,7 +185,7 @@ describe.each(['never', 'always'] as const)(
       };
       // A step gate's decision holds its revision's overrides by step id (the plan gate's included).
       const run = await runCompiled(compilePlan(gated), {
-        gate: (request) =>
+        gate: (request): ApprovalDecision =>
           request.kind === 'step'
             ? {
                 decision: 'APPROVE_WITH_MODIFICATIONS',
