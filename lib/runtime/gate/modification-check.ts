@@ -6,10 +6,9 @@
  * strict input schema, references, shell analysis and every other rule there), by the risk
  * analysis (a destructive call needs the step's own gate, revised-view.ts) and by the platform's
  * policy, which is asked SubmitPlan about the revised plan's facts. Every problem is returned,
- * located at the decision's field (`decision.argOverrides.<step>.<arg>`); none means the
- * modification may be made.
+ * located at a JSON pointer into the answer (`/argOverrides/<step>/<arg>`, shown as
+ * `decision.argOverrides.<step>.<arg>`); none means the modification may be made.
  */
-
 import { referencesInValue } from '../../plan/references.ts';
 import { PlanSchema } from '../../plan/schema.ts';
 import { pointerOf } from '../../plan/source-map.ts';
@@ -41,7 +40,7 @@ export function problemField(problem: Pick<ModificationProblem, 'pointer'>): str
 
 /**
  * A modification refused because the plan it makes is not one a submission could be: every
- * problem, each at the decision's field it is about (modification-check.ts). Nothing changed.
+ * problem, each at the answer's field it is about. Nothing changed.
  */
 export class ModificationRefusedError extends ApprovalError {
   constructor(readonly problems: readonly ModificationProblem[]) {
@@ -102,9 +101,8 @@ export async function modificationProblems(
 }
 
 /**
- * The platform's policy on the revised plan, judged as its submission was: SubmitPlan by the
- * plan's submitter, with the facts of the revised steps' calls. Undefined when it allows it; the
- * request and its answer otherwise (for POLICY_DECISION).
+ * What the platform's policy is asked about the revised plan, as its submission was: SubmitPlan
+ * by the plan's submitter, with the facts of the revised steps' calls (context `channel: gate`).
  */
 export function revisionPolicyRequest(
   plan: PlanIdentity,
