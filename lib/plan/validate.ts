@@ -167,6 +167,8 @@ export async function validatePlan(plan: Plan, options: ValidateOptions = {}): P
         );
       if (step.rollback.contract)
         checkContract(step.rollback.contract, `${at}/rollback/contract`, 'contract');
+      if (step.rollback.tool === 'shell')
+        checkShellEnv(step.rollback.args.env, `${at}/rollback/args/env`, report);
       // A destructive rollback is allowed (rollbacks undo things); the gate marks it.
       if (step.rollback.tool === 'shell' && typeof step.rollback.args.command === 'string')
         shellChecks.push({
@@ -364,8 +366,30 @@ function checkTool(step: Step, at: string, tools: ToolRegistry, report: Report, 
   });
   if (call.tool === 'shell' && typeof call.args.command === 'string')
     shellChecks.push({ command: call.args.command, pointer: `${at}/args/command`, checker: undefined });
+  if (call.tool === 'shell') checkShellEnv(call.args.env, `${at}/args/env`, report);
   if (call.tool === 'http' && typeof call.args.url === 'string')
     checkUrl(call.args.url, `${at}/args/url`, report);
+}
+
+/**
+ * Environment names that make the shell, or the programs it starts, run code the command does not
+ * show: a startup file (`BASH_ENV`, `ENV`), a prompt or trace hook, exported functions, the
+ * dynamic loader's preloads, or how the command's words are split. No analysis of the command can
+ * see what they run, so a shell step (or rollback) may not set them.
+ */
+const CODE_RUNNING_ENV =
+  /^(?:BASH_ENV|ENV|SHELLOPTS|BASHOPTS|PS4|PROMPT_COMMAND|IFS|BASH_FUNC_.*|LD_PRELOAD|LD_LIBRARY_PATH|LD_AUDIT|DYLD_.*)$/;
+
+function checkShellEnv(env: unknown, pointer: string, report: Report): void {
+  if (env === null || typeof env !== 'object' || Array.isArray(env)) return;
+  for (const name of Object.keys(env))
+    if (CODE_RUNNING_ENV.test(name))
+      report(
+        'error',
+        'code-running-env',
+        `env ${name} makes the shell or the programs it starts run code the command does not show; pass values in other names`,
+        `${pointer}${pointerOf([name])}`,
+      );
 }
 
 /**

@@ -142,6 +142,23 @@ describe('validatePlan checks', () => {
     expect(await codes(doc)).toContain('reference-not-upstream');
   });
 
+  it('refuses environment names that make the shell run code the command does not show, in a step and a rollback', async () => {
+    const doc = base();
+    doc.steps[0]!.args = { command: 'make image', env: { BASH_ENV: './x.sh', TAG: 'v1' } } as never;
+    (doc.steps[1] as Record<string, unknown>).rollback = {
+      tool: 'shell',
+      args: { command: 'make clean', env: { LD_PRELOAD: '/tmp/x.so', BASH_FUNC_ls: '() { rm -rf .; }' } },
+    };
+    const result = await validatePlan(plan(doc));
+    expect(
+      result.problems.filter((p) => p.code === 'code-running-env').map((p) => p.location.pointer),
+    ).toEqual([
+      '/steps/0/args/env/BASH_ENV',
+      '/steps/1/rollback/args/env/LD_PRELOAD',
+      '/steps/1/rollback/args/env/BASH_FUNC_ls',
+    ]);
+  });
+
   it('lets whole-string references stand for any type in tool args', async () => {
     const doc = base();
     doc.steps[1]!.args = { command: 'make test', timeoutSeconds: '${context.dir}' } as never;

@@ -39,6 +39,7 @@ import { sha256Hex } from '../shared/hash.ts';
 import { progressLabel } from '../shared/progress.ts';
 import { definitionReaderOf, planCreatedOf, runningDefinitionHash } from '../steps/integrity.ts';
 import { inlineOrStored } from '../steps/outputs-table.ts';
+import { recordedPlan } from '../steps/run-policy.ts';
 import { gateEventIdentity, recordDecision, recordVote } from './decision-events.ts';
 import {
   contentDigest,
@@ -50,10 +51,18 @@ import {
   type SupersededBy,
 } from './gate-item.ts';
 import { ApprovalError, GateSupersededError, LinkSigner, parseLinkId } from './links.ts';
+import {
+  type ModifiableContent,
+  ModificationRefusedError,
+  modificationProblems,
+  policyProblems,
+  revisedCalls,
+  revisedFacts,
+  revisionPolicyRequest,
+} from './modification-check.ts';
 import { noticeOfItem } from './notice.ts';
 import type { PlanChanges } from './plan-diff.ts';
-import { revisionRiskProblem } from './revised-view.ts';
-import { answerRequest, completionRequest, recordedPlanFacts } from './vote-policy.ts';
+import { answerRequest, completionRequest } from './vote-policy.ts';
 
 export type { GateApprovers } from '../payloads/index.ts';
 
@@ -138,12 +147,15 @@ export class Approvals {
       submittedBy,
       changes,
       stepGate,
+      approved,
       abortRollsBack,
       recovery,
     }: {
       submittedBy?: string;
       changes?: PlanChanges;
       stepGate?: StepGateView;
+      /** Step gate: the revision the plan gate approved; the gate shows and binds it. */
+      approved?: GateRevision;
       abortRollsBack?: readonly AbortRollback[];
       /** Escalation: what the model suggests, shown beside the person's choices. */
       recovery?: RecoveryAdvice;
@@ -167,6 +179,7 @@ export class Approvals {
       ...(req.summary ? { summary: req.summary } : {}),
       ...(changes ? { changes } : {}),
       ...(stepGate ? { stepGate } : {}),
+      ...(approved ? { approved, revision: approved } : {}),
       ...(req.question ? { question: req.question } : {}),
       ...(req.failure ? { failure: req.failure } : {}),
       ...(abortRollsBack ? { abortRollsBack: [...abortRollsBack] } : {}),
@@ -287,7 +300,7 @@ export class Approvals {
     answer: { digest: string; decision: unknown; groups?: readonly string[]; via?: 'slack' },
   ): Promise<AnswerOutcome> {
     const policy = this.props.policy ?? (await PolicySet.fromEnvironment());
-    let facts: PlanFacts | undefined;
+    let recorded: Awaited<ReturnType<typeof recordedPlan>> | undefined;
     for (;;) {
       const link = await this.verify(linkId);
       const item = link.item;
@@ -309,7 +322,16 @@ export class Approvals {
           decision.decision === 'APPROVE' || decision.decision === 'APPROVE_WITH_MODIFICATIONS';
         if (voting && approves && item.submittedBy === by)
           throw new ApprovalError('forbidden', `${by} submitted this plan and may not approve it`);
-        facts ??= await recordedPlanFacts(this.props.dynamo, this.props.eventsTable, item.executionId);
+        recorded ??= await recordedPlan(this.props.dynamo, this.props.eventsTable, item.executionId);
+        if (decision.decision === 'APPROVE_WITH_MODIFICATIONS')
+          await this.checkModification(item, decision, recorded, policy);
+        // The gate's current content is what its completion is judged on: a revision's calls included.
+        const facts = item.revision
+          ? revisedFacts(
+              recorded.facts,
+              revisedCalls(modifiable(item, recorded.steps), item.revision.argOverrides),
+            )
+          : recorded.facts;
         const voter = { name: by, groups: [...(answer.groups ?? [])] };
         await this.authorizeAnswer(item, decision, voter, facts, policy);
         tally = voting
@@ -401,6 +423,47 @@ export class Approvals {
           .catch(() => {});
       return { status: 'decided', decision: final };
     }
+  }
+
+  /**
+   * A modification is a plan: applied to the gate's content (after its revision so far), it is
+   * validated and analysed as a submitted plan is, and the platform's policy must accept the plan
+   * it makes as it accepted the submission (a denial is journaled). Every problem found refuses it
+   * at once, located; nothing changes.
+   */
+  private async checkModification(
+    item: GateItem,
+    decision: Extract<ApprovalDecision, { decision: 'APPROVE_WITH_MODIFICATIONS' }>,
+    recorded: Awaited<ReturnType<typeof recordedPlan>>,
+    policy: PolicySet,
+  ): Promise<void> {
+    const content = modifiable(item, recorded.steps);
+    if (content.steps.length === 0 && Object.keys(decision.argOverrides).length > 0)
+      throw new ApprovalError(
+        'invalid',
+        "decision.argOverrides: this gate does not hold its steps' calls, so a modification cannot be checked; reject and submit a new version of the plan instead",
+      );
+    const problems = await modificationProblems(content, decision);
+    if (problems.length === 0) {
+      const argOverrides = { ...item.revision?.argOverrides };
+      for (const [id, args] of Object.entries(decision.argOverrides))
+        argOverrides[id] = { ...argOverrides[id], ...args };
+      const request = revisionPolicyRequest(
+        { id: item.planId, version: item.planVersion, digest: contentDigest(item) },
+        recorded.facts,
+        recorded.submitter,
+        revisedCalls(content, argOverrides),
+      );
+      const judged = policyProblems(request, policy, Object.keys(decision.argOverrides));
+      if (judged.problems.length > 0)
+        await this.props.journal.append({
+          ...gateEventIdentity(item),
+          event: 'POLICY_DECISION',
+          details: decisionDetails(request, judged.decided, 'the modification was refused'),
+        });
+      problems.push(...judged.problems);
+    }
+    if (problems.length > 0) throw new ModificationRefusedError(problems);
   }
 
   /**
@@ -728,7 +791,9 @@ function countVote(
       const votes = [...item.votes, vote];
       if (votes.length < item.policy.quorum) return { outcome: 'pending', votes };
       const approvers = votes.map((v) => v.by).join(', ');
-      const { revision } = item;
+      // A step gate's approved revision is already applied by the machine (`$mods`): only a
+      // revision made at this gate is decided as modifications.
+      const revision = item.revision?.number === item.approved?.number ? undefined : item.revision;
       return {
         outcome: 'decided',
         votes,
@@ -798,8 +863,8 @@ function checkDigest(item: GateItem, digest: string): void {
 
 /**
  * A modification names only steps this gate may change: the plan's steps at a plan gate (when the
- * gate lists them), the gate's own step at a step gate. At a plan gate it may not make a step
- * without its own gate destructive (revised-view.ts); a step gate is that step's own gate.
+ * gate lists them), the gate's own step at a step gate; what it makes of them is checked as a plan
+ * (modification-check.ts).
  */
 function checkModifiedSteps(
   item: GateItem,
@@ -817,12 +882,6 @@ function checkModifiedSteps(
       'invalid',
       `decision.${unknown[0]}: "${unknown[1]}" is not a step this gate can change`,
     );
-  if (item.kind !== 'plan') return;
-  for (const [id, overrides] of Object.entries(decision.argOverrides)) {
-    const step = item.summary?.view?.steps.find((s) => s.id === id);
-    const problem = step && revisionRiskProblem(step, { ...item.revision?.argOverrides[id], ...overrides });
-    if (problem) throw new ApprovalError('invalid', `decision.argOverrides.${id}: ${problem}`);
-  }
 }
 
 /** A human step's report must hold exactly its declared outputs. */
@@ -839,4 +898,16 @@ function checkReportedOutputs(
       'invalid',
       `decision.outputs.${extra}: this step declares no output "${extra}" (declared: ${declared.join(', ') || 'none'})`,
     );
+}
+
+/** What a modification at this gate changes: the plan gate's steps, or the step gate's step, as compiled. */
+function modifiable(item: GateItem, recorded: ModifiableContent['recorded']): ModifiableContent {
+  const steps =
+    item.kind === 'step' ? (item.stepGate ? [item.stepGate.step] : []) : (item.summary?.view?.steps ?? []);
+  return {
+    kind: item.kind === 'step' ? 'step' : 'plan',
+    steps,
+    ...(recorded ? { recorded } : {}),
+    ...(item.revision ? { current: item.revision } : {}),
+  };
 }

@@ -63,8 +63,13 @@ export interface GateItem {
    * with the groups the voter's verified request proved (policy counts them at completion).
    */
   votes: { by: string; decision: ApprovalDecision; digest: string; groups?: string[] }[];
-  /** The content as modified by approvers, when it was: votes count for it only. */
+  /**
+   * The content as modified by approvers, when it was: votes count for it only. A step gate opens
+   * with the revision its plan gate approved (`approved`); a modification here builds on it.
+   */
   revision?: GateRevision;
+  /** Step gate: the revision the plan gate approved (what the step runner applies), kept across the ladder. */
+  approved?: GateRevision;
   decision?: GateDecision;
   /** When the decision was made (ISO 8601). */
   decidedAt?: string;

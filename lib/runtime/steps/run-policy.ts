@@ -10,20 +10,28 @@ import { decisionDetails, PolicyDeniedError } from '../../policy/decisions.ts';
 import { callFacts, planEntity, stepEntity, unknownPlanFacts } from '../../policy/entities.ts';
 import { type HarnessDeps, journalFor, policyFor } from '../deps.ts';
 import type { JournalEventInput } from '../journal/journal.ts';
-import type { PlanFacts, PlanIdentity, RunnerRequest } from '../payloads/index.ts';
+import type { PlanFacts, PlanIdentity, RecordedStep, RunnerRequest } from '../payloads/index.ts';
 import { Redactor } from '../secrets/redact.ts';
 import { planCreatedOf } from './integrity.ts';
 
-/** What an execution's PLAN_CREATED recorded for policy: the plan's facts and its submitter. */
+/** What an execution's PLAN_CREATED recorded for policy: the plan's facts, its submitter and its steps. */
 export async function recordedPlan(
   dynamo: DynamoDBDocumentClient,
   eventsTable: string | undefined,
   executionId: string,
-): Promise<{ readonly facts: PlanFacts; readonly submitter?: string }> {
+): Promise<{
+  readonly facts: PlanFacts;
+  readonly submitter?: string;
+  readonly steps?: Readonly<Record<string, RecordedStep>>;
+}> {
   // Read once per execution (integrity.ts keeps it): PLAN_CREATED never changes.
   const details = await planCreatedOf(dynamo, eventsTable, executionId);
   if (!details) return { facts: unknownPlanFacts() };
-  return { facts: details.policy_facts ?? unknownPlanFacts(), submitter: details.submitted_by };
+  return {
+    facts: details.policy_facts ?? unknownPlanFacts(),
+    submitter: details.submitted_by,
+    steps: details.steps,
+  };
 }
 
 /** Which call is about to be made: a step's own (RunnerRequest) or its rollback's. */
