@@ -88,7 +88,7 @@ const REASONS = {
 } as const;
 
 const runsAsCode = (what: string): string =>
-  `is in text that ${what} runs as code; ${HOW} ("$NAME" in shell, os.environ in python, process.env in node, ENVIRON in awk)`;
+  `is in text that ${what} runs as code; pass it through \`env:\` (e.g. \`env: {NAME: "\${…}"}\`) and read the variable there ("$NAME" in shell, os.environ in python, process.env in node, ENVIRON in awk)`;
 
 /**
  * Commands whose arguments are (or may be) run as code, or name variables, or change what runs:
