@@ -113,7 +113,7 @@ const base = () => ({
       description: 'Test the image',
       tool: 'shell',
       dependsOn: ['build'],
-      args: { command: 'make test TAG=${steps.build.tag}' },
+      args: { command: 'env TAG="${steps.build.tag}" make test' },
       contract: { kind: 'command', command: 'true' },
     },
     {

@@ -109,6 +109,13 @@ const CODE_RUNNERS: ReadonlyMap<string, string> = new Map([
     'bind',
     'fc',
   ].map((name) => [name, runsAsCode(`\`${name}\``)] as const),
+  ...['make', 'gmake'].map(
+    (name) =>
+      [
+        name,
+        `is an argument of \`${name}\`, which expands $(…) in its arguments (\`$(shell …)\` runs commands); ${HOW}`,
+      ] as const,
+  ),
   ...['xargs', 'parallel', 'find', 'ssh', 'su', 'runuser', 'expect', 'hash'].map(
     (name) =>
       [name, `is an argument of \`${name}\`, which runs commands built from its arguments; ${HOW}`] as const,
@@ -170,8 +177,6 @@ const OPTIONS_RUN_CODE: ReadonlySet<string> = new Set([
   'zip',
   'sort',
   'wget',
-  'make',
-  'gmake',
   'man',
   'less',
   'more',
@@ -515,7 +520,9 @@ class Walk {
           (word, i) => isOption(word, i) && /^-(?:[^-]*[ef]|-expression|-file)/.test(word.value ?? ''),
         ) &&
         args.findIndex((word, i) => i !== dashes && !isOption(word, i)) === index;
-      return dashes !== -1 && dashes < index && !sedProgram
+      // A word that starts with literal text (`./${…}`, `TAG=${…}`) is never read as an option.
+      const startsLiteral = /^[^-$]/.test(target.text);
+      return ((dashes !== -1 && dashes < index) || startsLiteral) && !sedProgram
         ? undefined
         : `is an argument of \`${name}\`, which reads a value starting with "-" as an option wherever it stands (and some of its options run commands); write it after a literal \`--\` (\`${name} … -- "\${…}"\`), or ${HOW}`;
     }

@@ -18,6 +18,11 @@ export interface ResolvedCall {
   readonly args: Record<string, unknown>;
   /** Every run-time value the args hold, unredacted (the record redacts them). */
   readonly values: readonly CallValue[];
+  /**
+   * The args as a person reads the call: each value in its reference's place, a shell command's
+   * too. What the platform's policy judges (the hosts it reaches, what it deletes); never run.
+   */
+  readonly judged: Record<string, unknown>;
 }
 
 /** Fills `template` (the approved args, revisions applied) for `tool`; throws, located, when a value cannot be placed or found. */
@@ -37,13 +42,11 @@ export async function resolveCall(
       // The values' variables last: nothing in the plan can override them.
       args: { ...others, command: filled.command, env: { ...planEnv, ...filled.env } },
       values: [...filled.values, ...(await valuesIn(rest, scope, location))],
+      judged: { ...others, command: await resolveReferences(command, scope, `${location}.command`) },
     };
   }
-  return {
-    tool,
-    args: (await resolveReferences(template, scope, location)) as Record<string, unknown>,
-    values: await valuesIn(template, scope, location),
-  };
+  const args = (await resolveReferences(template, scope, location)) as Record<string, unknown>;
+  return { tool, args, values: await valuesIn(template, scope, location), judged: args };
 }
 
 /** The record of a call: secrets redacted (a secret's reference stays, its value never does). */

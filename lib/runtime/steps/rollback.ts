@@ -52,12 +52,12 @@ export async function runRollback(req: RollbackRunRequest, deps: HarnessDeps): P
   });
   try {
     if ('error' in resolved) throw resolved.error;
-    const { args } = resolved.call;
+    const { args, judged } = resolved.call;
     // The undo as it will be made: the platform's policy has the last word here too.
     await authorizeRun(
       { executionId: req.executionId, plan: req.plan, stepId, attempt: 1, rollback: true },
       deps,
-      { tool: procedure.tool, args },
+      { tool: procedure.tool, args: judged },
       secrets.resolvedValues,
       identity,
     );

@@ -88,7 +88,13 @@ export async function runStep(req: RunnerRequest, deps: HarnessDeps): Promise<Ru
     const { call, task } = resolved.result;
     const args = call.args;
     // The call as it will be made, values from earlier steps included: policy has the last word.
-    await authorizeRun(runOf(req), deps, { tool: call.tool, args }, secrets.resolvedValues, identity);
+    await authorizeRun(
+      runOf(req),
+      deps,
+      { tool: call.tool, args: call.judged },
+      secrets.resolvedValues,
+      identity,
+    );
     const result = await deps.tools.call(call.tool, args, {
       stepId: req.stepId,
       task,
