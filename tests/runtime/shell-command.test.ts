@@ -2,7 +2,8 @@
 /**
  * fillShellCommand and resolveShellCommand: values reach bash through PLANGATE_VALUE_n, never as
  * text. A property through the real bash: for any value without NUL, a command that uses the
- * reference the documented way prints exactly that value and runs nothing else.
+ * reference the documented way prints exactly that value and runs nothing else; so does the
+ * command as shown (values written in place, escaped), which the platform's policy judges.
  */
 import { existsSync, mkdtempSync, readdirSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
@@ -29,6 +30,7 @@ describe('fillShellCommand', () => {
       `printf '%s|%s|%s' "x\${PLANGATE_VALUE_1}y" "\${PLANGATE_VALUE_1}" "\${PLANGATE_VALUE_2}"/f`,
     );
     expect(filled.env).toEqual({ PLANGATE_VALUE_1: 'a b', PLANGATE_VALUE_2: 'd' });
+    expect(filled.shown).toBe(`printf '%s|%s|%s' "xa by" a\\ b d/f`);
     expect(filled.values).toEqual([
       { ref: R, value: 'a b', env: 'PLANGATE_VALUE_1' },
       { ref: '${context.dir}', value: 'd', env: 'PLANGATE_VALUE_2' },
@@ -42,6 +44,7 @@ describe('fillShellCommand', () => {
       command: 'echo "$HOME"',
       env: {},
       values: [],
+      shown: 'echo "$HOME"',
     });
   });
 
@@ -151,9 +154,13 @@ describe('values through the real bash', () => {
           expect(result.stderr).toBe('');
           expect(result.stdout).toBe(value);
           expect(readdirSync(dir)).toEqual([]);
+          // The command as shown (each value written in its place, escaped) means the same to bash.
+          const shown = await runProcess({ command: filled.shown, cwd: dir });
+          expect(shown.stdout).toBe(value);
+          expect(readdirSync(dir)).toEqual([]);
         },
       ),
-      { numRuns: 150 },
+      { numRuns: 100 },
     );
     expect(existsSync(join(dir, 'M'))).toBe(false);
   });

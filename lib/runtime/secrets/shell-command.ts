@@ -23,6 +23,11 @@ export interface FilledShellCommand {
   readonly env: Readonly<Record<string, string>>;
   /** Each distinct reference with its value and variable, in the order written (unredacted). */
   readonly values: readonly CallValue[];
+  /**
+   * The command as a person (and the platform's policy) reads it: each value written in its
+   * place, escaped so the shell would read it as the literal it is. Never run (unredacted).
+   */
+  readonly shown: string;
 }
 
 /**
@@ -99,12 +104,31 @@ function fillPlaces(
     recorded.push({ ref: place.raw, value, env: name });
   }
   let filled = '';
+  let shown = '';
   let last = 0;
   for (const place of places) {
     const name = names.get(place.raw) as string;
-    filled +=
-      command.slice(last, place.start) + (place.placement === 'quoted' ? `\${${name}}` : `"\${${name}}"`);
+    const value = env[name] as string;
+    const before = command.slice(last, place.start);
+    filled += before + (place.placement === 'quoted' ? `\${${name}}` : `"\${${name}}"`);
+    shown += before + (place.placement === 'quoted' ? escapeDoubleQuoted(value) : escapeWord(value));
     last = place.end;
   }
-  return { command: filled + command.slice(last), env, values: recorded };
+  const rest = command.slice(last);
+  return { command: filled + rest, env, values: recorded, shown: shown + rest };
+}
+
+/** Inside double quotes only backslash, `$`, backtick and `"` are special. */
+function escapeDoubleQuoted(value: string): string {
+  return value.replace(/[\\$`"]/g, '\\$&');
+}
+
+/**
+ * An unquoted word: every character that is not plainly a word character is backslash-escaped (a
+ * newline, which a backslash would remove, is quoted), so the word stays one literal; plain text
+ * (a host, a path) stays as it is, as a person and a URL reader expect.
+ */
+function escapeWord(value: string): string {
+  if (value === '') return "''";
+  return value.replace(/[^A-Za-z0-9._\-/:@%+=,]/gu, (ch) => (ch === '\n' ? '"\n"' : `\\${ch}`));
 }
