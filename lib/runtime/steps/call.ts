@@ -42,7 +42,7 @@ export async function resolveCall(
       // The values' variables last: nothing in the plan can override them.
       args: { ...others, command: filled.command, env: { ...planEnv, ...filled.env } },
       values: [...filled.values, ...(await valuesIn(rest, scope, location))],
-      judged: { ...others, command: await resolveReferences(command, scope, `${location}.command`) },
+      judged: { ...others, command: filled.shown },
     };
   }
   const args = (await resolveReferences(template, scope, location)) as Record<string, unknown>;
