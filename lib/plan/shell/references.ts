@@ -520,11 +520,13 @@ class Walk {
           (word, i) => isOption(word, i) && /^-(?:[^-]*[ef]|-expression|-file)/.test(word.value ?? ''),
         ) &&
         args.findIndex((word, i) => i !== dashes && !isOption(word, i)) === index;
-      // A word that starts with literal text (`./${…}`, `TAG=${…}`) is never read as an option.
-      const startsLiteral = /^[^-$]/.test(target.text);
-      return ((dashes !== -1 && dashes < index) || startsLiteral) && !sedProgram
+      // A word that starts with literal text (`./${…}`, `TAG=${…}`) is never read as an option; but
+      // it may be the value of the option before it (`rsync -e "ssh ${…}"`, `git -c "core.x=${…}"`).
+      const plainOperand =
+        /^[^-+$]/.test(target.text) && !/^[-+]./.test(args[index - 1]?.value ?? args[index - 1]?.text ?? '');
+      return ((dashes !== -1 && dashes < index) || plainOperand) && !sedProgram
         ? undefined
-        : `is an argument of \`${name}\`, which reads a value starting with "-" as an option wherever it stands (and some of its options run commands); write it after a literal \`--\` (\`${name} … -- "\${…}"\`), or ${HOW}`;
+        : `is an argument of \`${name}\`, which reads a value starting with "-" as an option wherever it stands, and some of its options run commands (as may an option's value); write it after a literal \`--\` (\`${name} … -- "\${…}"\`), or ${HOW}`;
     }
     if (name === 'jq') {
       const option = args[index - 2]?.value;
