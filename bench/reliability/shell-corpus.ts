@@ -286,7 +286,7 @@ export const HARMLESS_COMMANDS: readonly string[] = [
   'export PATH="$PWD/bin:$PATH"',
   "alias ll='ls -la'",
   'hash -r',
-  'bash "${context.workDir}/run.sh"',
+  'bash ./run.sh',
   "jq '.version' package.json",
   "awk '{ s += $1 } END { print s }' numbers.txt",
   'seq 1 100 > numbers.txt',

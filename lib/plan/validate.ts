@@ -19,7 +19,13 @@ import { hasErrors, type Problem, type Severity, sortProblems } from './problems
 import { type Reference, referencesIn, referencesInValue, wholeReferencePointers } from './references.ts';
 import { callRisks, contractRisks } from './risks.ts';
 import type { Contract, Plan, Step } from './schema.ts';
-import { analyzeShell, describeFinding, type ShellFinding } from './shell/index.ts';
+import {
+  analyzeShell,
+  codeRunningEnvName,
+  describeFinding,
+  placeShellReferences,
+  type ShellFinding,
+} from './shell/index.ts';
 import { locateProblems, type PendingProblem, pointerOf, type SourceMap } from './source-map.ts';
 import { createToolRegistry, stepInvocation, type ToolRegistry } from './tools.ts';
 
@@ -225,6 +231,11 @@ const FINDINGS_SHOWN = 3;
 function checkShellCommands(checks: readonly ShellCheck[], checkSyntax: boolean, report: Report): void {
   for (const { command, pointer, checker } of checks) {
     const analysis = analyzeShell(command);
+    // Where a value would be read as code (or not expanded): the harness refuses to run it, so does the validator.
+    if (!(checkSyntax && analysis.syntaxError))
+      for (const place of placeShellReferences(command))
+        if (place.refused !== undefined)
+          report('error', 'unsafe-reference', `${place.raw} ${place.refused} ${inCommand(place)}`, pointer);
     if (analysis.syntaxError) {
       if (checkSyntax) {
         const { message, line, column } = analysis.syntaxError;
@@ -244,6 +255,28 @@ function checkShellCommands(checks: readonly ShellCheck[], checkSyntax: boolean,
       `a ${checker} only checks; it must not change anything: ${listFindings(analysis.destructive)}`,
       pointer,
     );
+  }
+}
+
+/**
+ * A shell step's `env:` names are the plan's own: never a reference, never a name that makes bash,
+ * the loader or an interpreter run code. Its values may hold references: they are data.
+ */
+function checkShellEnv(env: unknown, pointer: string, report: Report): void {
+  if (env === null || typeof env !== 'object') return;
+  for (const name of Object.keys(env)) {
+    const at = `${pointer}${pointerOf([name])}`;
+    if (referencesIn(name).length > 0)
+      report(
+        'error',
+        'unsafe-env',
+        `env name ${name} holds a reference; a value may only be an env value: write a fixed name (NAME: "${'${…}'}")`,
+        at,
+      );
+    else {
+      const problem = codeRunningEnvName(name);
+      if (problem) report('error', 'unsafe-env', `env name ${problem}`, at);
+    }
   }
 }
 
@@ -369,27 +402,6 @@ function checkTool(step: Step, at: string, tools: ToolRegistry, report: Report, 
   if (call.tool === 'shell') checkShellEnv(call.args.env, `${at}/args/env`, report);
   if (call.tool === 'http' && typeof call.args.url === 'string')
     checkUrl(call.args.url, `${at}/args/url`, report);
-}
-
-/**
- * Environment names that make the shell, or the programs it starts, run code the command does not
- * show: a startup file (`BASH_ENV`, `ENV`), a prompt or trace hook, exported functions, the
- * dynamic loader's preloads, or how the command's words are split. No analysis of the command can
- * see what they run, so a shell step (or rollback) may not set them.
- */
-const CODE_RUNNING_ENV =
-  /^(?:BASH_ENV|ENV|SHELLOPTS|BASHOPTS|PS4|PROMPT_COMMAND|IFS|BASH_FUNC_.*|LD_PRELOAD|LD_LIBRARY_PATH|LD_AUDIT|DYLD_.*)$/;
-
-function checkShellEnv(env: unknown, pointer: string, report: Report): void {
-  if (env === null || typeof env !== 'object' || Array.isArray(env)) return;
-  for (const name of Object.keys(env))
-    if (CODE_RUNNING_ENV.test(name))
-      report(
-        'error',
-        'code-running-env',
-        `env ${name} makes the shell or the programs it starts run code the command does not show; pass values in other names`,
-        `${pointer}${pointerOf([name])}`,
-      );
 }
 
 /**

@@ -195,7 +195,7 @@ describe('plangate serve', () => {
       const { executionArn, link } = await submit(plan('revisions-invalid', 'echo original > out.txt'));
       const { planDigest } = await gateOf(link);
       const cases: [Record<string, unknown>, [string, string][]][] = [
-        [{ env: { BASH_ENV: './evil.sh' } }, [['code-running-env', '/argOverrides/work/env/BASH_ENV']]],
+        [{ env: { BASH_ENV: './evil.sh' } }, [['unsafe-env', '/argOverrides/work/env/BASH_ENV']]],
         [{ command: 'nice rm -rf x' }, [['destructive-without-approval', '/argOverrides/work']]],
         [{ command: 'env X=1 rm -rf x' }, [['destructive-without-approval', '/argOverrides/work']]],
         [{ command: "sh -c 'rm -rf x'" }, [['destructive-without-approval', '/argOverrides/work']]],
@@ -208,7 +208,7 @@ describe('plangate serve', () => {
           [
             ['invalid-args', '/argOverrides/work/command'],
             ['invalid-args', '/argOverrides/work/cwdd'],
-            ['code-running-env', '/argOverrides/work/env/LD_PRELOAD'],
+            ['unsafe-env', '/argOverrides/work/env/LD_PRELOAD'],
           ],
         ],
       ];

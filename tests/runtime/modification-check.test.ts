@@ -66,7 +66,7 @@ describe('modificationProblems', () => {
   it('refuses environment names that run code the command does not show (the validator’s rule)', async () => {
     const problems = await modificationProblems(plan([write]), change({ env: { BASH_ENV: './evil.sh' } }));
     expect(problems.map((p) => [problemField(p), p.code])).toEqual([
-      ['decision.argOverrides.write.env.BASH_ENV', 'code-running-env'],
+      ['decision.argOverrides.write.env.BASH_ENV', 'unsafe-env'],
     ]);
   });
 

@@ -43,7 +43,8 @@ const command = (words: readonly ShellWord[], keepsStdin = true): Inner[] =>
 const script = (words: readonly ShellWord[], runner: string): Inner[] =>
   words.length === 0 ? [] : [{ kind: 'script', words, runner }];
 
-const isAssignment = (word: ShellWord) => /^[A-Za-z_][A-Za-z0-9_]*=/.test(word.value ?? '');
+// `X="$Y"` is an assignment too: its name is literal text, whatever its value turns out to be.
+const isAssignment = (word: ShellWord) => /^[A-Za-z_][A-Za-z0-9_]*=/.test(word.value ?? word.text);
 
 function withoutAssignments(words: readonly ShellWord[]): readonly ShellWord[] {
   let i = 0;

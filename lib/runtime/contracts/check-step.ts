@@ -28,10 +28,10 @@ import { progressLabel } from '../shared/progress.ts';
 import { assertPinned } from '../steps/integrity.ts';
 import { entryOutput } from '../steps/outputs-table.ts';
 import {
+  approvedRan,
   type ContractEvidence,
   checkContract,
   contractFailure,
-  contractText,
   noContractEvidence,
 } from './contracts.ts';
 
@@ -340,7 +340,8 @@ function workerEvidence(
   evidence: NonNullable<CheckRequest['run']['evidence']>,
   contract?: Contract,
 ): ContractEvidence {
-  if (contract && evidence.kind === contract.kind && evidence.ran === contractText(contract)) return evidence;
+  if (contract && evidence.kind === contract.kind && evidence.ran === approvedRan(contract, evidence.values))
+    return evidence;
   return {
     ...evidence,
     passed: false,

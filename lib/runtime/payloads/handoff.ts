@@ -8,6 +8,7 @@
 import { z } from 'zod';
 import { ContractSchema, IdSchema, OutputShapesSchema } from '../../plan/schema.ts';
 import { RemainingBudgetSchema } from './budget.ts';
+import { CallValueSchema } from './call.ts';
 import { ErrorOutputSchema, PlanIdentitySchema } from './shared.ts';
 
 /**
@@ -26,6 +27,8 @@ export const WorkerEvidenceSchema = z.looseObject({
   reason: z.string().optional(),
   stderr: z.string().optional(),
   timedOut: z.boolean().optional(),
+  /** A command contract's run-time values (contracts.ts `ContractEvidence.values`). */
+  values: z.array(CallValueSchema).optional(),
 });
 
 /** Why the previous attempt failed (seed 004 §7: the retry's prompt is augmented with it). */

@@ -18,6 +18,7 @@
  */
 
 export * from './budget.ts';
+export * from './call.ts';
 export * from './checker.ts';
 export * from './child.ts';
 export * from './classifier.ts';

@@ -2,6 +2,7 @@
 import { z } from 'zod';
 import { FailureClassSchema, IdSchema } from '../../plan/schema.ts';
 import { UsageSchema } from './budget.ts';
+import { CallSchema } from './call.ts';
 import { EvidenceSchema } from './checker.ts';
 import { APPROVAL_DECISIONS, GateKindSchema, StepSketchSchema } from './gate.ts';
 import { AgentRunSchema, HandoffStartSchema } from './handoff.ts';
@@ -184,6 +185,8 @@ export const EVENT_DETAILS = {
     progress: z.string(),
     /** An agent's or a person's step: the handoff as it was when the step started (seed 003's handoff.md). */
     handoff: HandoffStartSchema.optional(),
+    /** The call as it was made: tool, run-time values (secrets redacted), what the tool received. Absent for a person's step, and when the call could not be resolved. */
+    call: CallSchema.optional(),
   }),
   TASK_COMPLETED: z.object({
     result: z.unknown(),
@@ -252,6 +255,8 @@ export const EVENT_DETAILS = {
     rehearsal: z.boolean(),
     /** Counted from 1; a later attempt follows one that was cut short and whose contract did not hold. */
     attempt: z.number().int().positive().optional(),
+    /** The undo as it was made (as TASK_STARTED's); absent when it could not be resolved. */
+    call: CallSchema.optional(),
   }),
   ROLLBACK_COMPLETED: z.object({
     evidence: EvidenceSchema,
