@@ -22,6 +22,7 @@ import { Redactor } from '../secrets/redact.ts';
 import { InvalidInputError } from '../shared/errors.ts';
 import { sha256Hex } from '../shared/hash.ts';
 import { truncateText } from '../shared/truncate.ts';
+import type { JournalAnchor } from './anchorer.ts';
 import { SEQ_DIGITS } from './tables.ts';
 
 /** EventBridge `source` of every plangate event. */
@@ -51,6 +52,8 @@ export interface JournalProps {
    * what the appender noted about it. It must not throw. @default - nobody
    */
   readonly onAppended?: (record: JournalRecord, note: AppendNote) => void;
+  /** Told of each stored event, to anchor the chain's head outside the table (anchorer.ts). @default - not anchored here */
+  readonly anchor?: JournalAnchor;
 }
 
 /** What an appender tells the journal's observer beyond the event itself; never stored. */
@@ -96,6 +99,7 @@ export class Journal {
     const event: JournalEvent = { ...clean, details: limitStrings(clean.details) as Record<string, unknown> };
     const stored = await this.store(event);
     this.props.onAppended?.(stored, note);
+    this.props.anchor?.observe(stored);
     return { stored, ...(await this.publish(stored)) };
   }
 
