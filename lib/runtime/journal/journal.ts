@@ -119,14 +119,7 @@ export class Journal {
           hash: hashEvent(prevHash, event),
         };
         try {
-          await this.props.dynamo.send(
-            new PutCommand({
-              TableName: this.props.eventsTable,
-              Item: toItem(record),
-              // Written once: a taken sequence number is never overwritten.
-              ConditionExpression: 'attribute_not_exists(executionId)',
-            }),
-          );
+          await putNewEvent(this.props.dynamo, this.props.eventsTable, record);
           remember(lastStored, key, { seq: record.seq, hash: record.hash });
           return record;
         } catch (error) {
@@ -166,6 +159,24 @@ export class Journal {
       return { published: false, publishError: this.redactor.text(String(error)) };
     }
   }
+}
+
+/**
+ * Stores one record under its key, only if no event is stored there: the journal's one write to
+ * the events table. A taken key is refused (ConditionalCheckFailedException), never overwritten.
+ */
+export async function putNewEvent(
+  dynamo: DynamoDBDocumentClient,
+  table: string,
+  record: JournalRecord,
+): Promise<void> {
+  await dynamo.send(
+    new PutCommand({
+      TableName: table,
+      Item: toItem(record),
+      ConditionExpression: 'attribute_not_exists(executionId) AND attribute_not_exists(sk)',
+    }),
+  );
 }
 
 /** prevHash of an execution's first event. */
