@@ -4,7 +4,12 @@
  */
 import { userInfo } from 'node:os';
 import { parseArgs } from 'node:util';
-import { type AnchorSource, localAnchorSource, verifyAnchors } from '../audit/anchor-source.ts';
+import {
+  type AnchorSource,
+  awsAnchorSource,
+  localAnchorSource,
+  verifyAnchors,
+} from '../audit/anchor-source.ts';
 import type { AnchorCheck } from '../audit/anchors.ts';
 import { checkExport, EXPORT_FORMATS, type ExportFormat, exportEvents } from '../audit/export.ts';
 import { type AuditFilter, AuditFilterSchema, accessPlan } from '../audit/filter.ts';
@@ -93,8 +98,10 @@ Options:
   --execution ARN      verify this execution (repeatable)
   --all                verify every execution in the table and every one the digest log anchors
   --export FILE        verify an export file (no store is opened)
-  --anchor-key FILE    trust this public key (PEM) for anchors (default: the local anchor key's,
-                       $PLANGATE_ANCHOR_KEY_DIR or ~/.config/plangate/anchor-key.pub)
+  --anchor-key FILE    trust this public key (PEM) for anchors (default: locally the anchor key's,
+                       $PLANGATE_ANCHOR_KEY_DIR or ~/.config/plangate/anchor-key.pub; on AWS the
+                       KMS key's, by kms:GetPublicKey)
+  --anchor-bucket B    with --aws: the anchor bucket (the stack output AnchorBucket) to check against
   --json               one verdict per execution as JSON lines
 
 ${TARGET_HELP}`;
@@ -323,6 +330,7 @@ async function runVerify(argv: string[]): Promise<number> {
       export: { type: 'string' },
       json: { type: 'boolean' },
       'anchor-key': { type: 'string' },
+      'anchor-bucket': { type: 'string' },
     });
   } catch (error) {
     return usageError((error as Error).message, VERIFY_USAGE, 'verify');
@@ -335,19 +343,32 @@ async function runVerify(argv: string[]): Promise<number> {
   const json = values.json === true;
   if (typeof values.export === 'string') return verifyExportFile(values.export, json);
   const anchorKeyFile = typeof values['anchor-key'] === 'string' ? values['anchor-key'] : undefined;
+  const anchorBucket = typeof values['anchor-bucket'] === 'string' ? values['anchor-bucket'] : undefined;
   let spec: AuditTargetSpec | undefined;
   return withTarget(
     'verify',
     VERIFY_USAGE,
     () => {
       spec = targetOf(values);
-      if (spec.kind === 'aws' && anchorKeyFile !== undefined)
-        throw new UsageError("--anchor-key checks the local store's anchors; on AWS see docs/audit.md");
+      if (spec.kind === 'local' && anchorBucket !== undefined)
+        throw new UsageError('--anchor-bucket goes with --aws (the local store keeps its anchors itself)');
       return { target: spec };
     },
     async (target) => {
       const anchors =
-        spec?.kind === 'local' ? await localAnchorSource({ store: spec.store, anchorKeyFile }) : undefined;
+        spec?.kind === 'local'
+          ? await localAnchorSource({ store: spec.store, anchorKeyFile })
+          : anchorBucket !== undefined
+            ? await awsAnchorSource({
+                bucket: anchorBucket,
+                ...(spec?.region ? { region: spec.region } : {}),
+                ...(anchorKeyFile !== undefined ? { anchorKeyFile } : {}),
+              })
+            : undefined;
+      if (!anchors)
+        process.stderr.write(
+          'No --anchor-bucket given: only the chain itself is checked (a re-chained rewrite is not detectable without the anchors).\n',
+        );
       const ids =
         executions.length > 0
           ? executions
