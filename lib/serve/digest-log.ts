@@ -5,7 +5,7 @@
  * store does not hold, so whoever rewrites the store can delete or garble them (reported, or
  * shown as "not yet anchored") but cannot forge one.
  */
-import { mkdir, open, readFile, writeFile } from 'node:fs/promises';
+import { mkdir, open, readFile, truncate, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { type AnchorDigest, AnchorDigestSchema } from '../runtime/journal/anchor-digest.ts';
 import type { DigestSink } from '../runtime/journal/anchorer.ts';
@@ -18,10 +18,16 @@ export function digestLogFile(paths: StorePaths): string {
   return join(paths.anchors, DIGESTS_FILE);
 }
 
-/** The sink the local stack's anchorer appends to; records the public key beside the digests. */
+/**
+ * The sink the local stack's anchorer appends to; records the public key beside the digests. A
+ * line a killed process left half-written was never a digest: it is cut off before appending.
+ */
 export async function openDigestLog(paths: StorePaths, publicKeyPem: string): Promise<DigestSink> {
   await mkdir(paths.anchors, { recursive: true });
   await writeFile(join(paths.anchors, PUBLIC_KEY_FILE), publicKeyPem);
+  const text = await readFile(digestLogFile(paths), 'utf8').catch(() => '');
+  if (text !== '' && !text.endsWith('\n'))
+    await truncate(digestLogFile(paths), Buffer.byteLength(text.slice(0, text.lastIndexOf('\n') + 1)));
   return {
     async append(digests) {
       if (digests.length === 0) return;

@@ -1,6 +1,6 @@
 /** Anchors of the journal's head: signing and checking them, when they are made, and the local key. */
 import { generateKeyPairSync, sign } from 'node:crypto';
-import { mkdtemp, readFile, stat } from 'node:fs/promises';
+import { appendFile, mkdtemp, readFile, stat } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
@@ -14,6 +14,8 @@ import { Anchorer } from '../../lib/runtime/journal/anchorer.ts';
 import { GENESIS_HASH } from '../../lib/runtime/journal/journal.ts';
 import type { EventType, JournalRecord } from '../../lib/runtime/payloads/index.ts';
 import { AnchorKeyPlacementError, loadAnchorKey } from '../../lib/serve/anchor-key.ts';
+import { digestLogFile, openDigestLog, readDigestLog } from '../../lib/serve/digest-log.ts';
+import { storePaths } from '../../lib/serve/store-directory.ts';
 
 const HEAD = { executionId: 'exec-1', seq: 7, hash: `sha256:${'a'.repeat(64)}` };
 const T = new Date('2026-01-02T03:04:05.000Z');
@@ -160,5 +162,22 @@ describe('Anchorer: batches, not one anchor per event', () => {
     anchorer.observe(record(1, 'EXECUTION_COMPLETE'));
     await anchorer.flush();
     expect(String(errors[0])).toContain('disk full');
+  });
+});
+
+describe('the local digest log', () => {
+  it('cuts off a line a killed process left half-written before appending', async () => {
+    const paths = storePaths(join(await tempDir(), '.plangate'));
+    const key = await loadAnchorKey(join(await tempDir(), 'k'), paths.root);
+    const first = await signAnchor(key.signer, HEAD, T);
+    await (await openDigestLog(paths, key.publicKeyPem)).append([first]);
+    await appendFile(digestLogFile(paths), '{"v":1,"executionId":"exec-1","se');
+    const second = await signAnchor(key.signer, { ...HEAD, seq: 8 }, T);
+    await (await openDigestLog(paths, key.publicKeyPem)).append([second]);
+    expect((await readFile(digestLogFile(paths), 'utf8')).split('\n')).toHaveLength(3);
+    const log = await readDigestLog(paths);
+    expect(log.digests.map((d) => d.seq)).toEqual([7, 8]);
+    expect(log.unreadable).toEqual([]);
+    expect(log.publicKeyPem).toBe(key.publicKeyPem);
   });
 });
