@@ -20,6 +20,8 @@ export interface StorePaths {
   readonly linkKey: string;
   /** The harness Lambdas' log (harness-log.ts). */
   readonly logs: string;
+  /** The signed anchors of the journal's heads and the public key they verify with (digest-log.ts). */
+  readonly anchors: string;
 }
 
 export function storePaths(dir: string = DEFAULT_STORE_DIR): StorePaths {
@@ -31,6 +33,7 @@ export function storePaths(dir: string = DEFAULT_STORE_DIR): StorePaths {
     session: join(root, 'session.json'),
     linkKey: join(root, 'approval-signing.key'),
     logs: join(root, 'logs'),
+    anchors: join(root, 'anchors'),
   };
 }
 
