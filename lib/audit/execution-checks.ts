@@ -8,6 +8,7 @@ import type { z } from 'zod';
 import { fromItem } from '../runtime/journal/journal.ts';
 import { EVENT_DETAILS, type IntegrityPin, type JournalRecord } from '../runtime/payloads/index.ts';
 import { type DefinitionReader, runningDefinitionHash } from '../runtime/steps/integrity.ts';
+import { approvedCalls } from './approved-calls.ts';
 
 /** What a check reads of one execution. */
 export interface ExecutionUnderAudit {
@@ -100,6 +101,7 @@ export const EXECUTION_CHECKS: readonly ExecutionCheck[] = [
   approvedDefinition,
   answeredMismatches,
   engineDefinition,
+  approvedCalls,
 ];
 
 /** Every problem the checks find in one execution's raw items (records with their table keys). */
