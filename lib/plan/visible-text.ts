@@ -115,7 +115,8 @@ const MAX_LOOK_ALIKES = 5;
 
 /**
  * The words of `text` (a command, a URL, a path) that could pass for other words: Latin mixed with
- * Cyrillic, Greek, Armenian or Cherokee letters (`exаmple.com`), fullwidth or mathematical letters,
+ * Cyrillic, Greek, Armenian or Cherokee letters in one part of a name (`exаmple.com`) or in a URL's
+ * host (`https://аррӏе.com`), fullwidth or mathematical letters,
  * punycode names (`xn--…`, shown with what they spell). Each as "`word` why", the word as written:
  * each channel shows it through {@link visibleText}.
  */
@@ -123,8 +124,13 @@ export function lookAlikeWords(text: string): string[] {
   const found: string[] = [];
   for (const [word] of text.matchAll(WORD)) {
     const reasons: string[] = [];
-    if (LATIN.test(word) && LOOK_ALIKE_SCRIPTS.test(word))
-      reasons.push(`mixes Latin with ${scriptsOf(word).join(' and ')} letters`);
+    // Within one part of a name (`exаmple`), or anywhere in a URL's host (`аррӏе.com`); a path
+    // such as `привет.txt` keeps its parts apart.
+    const host = /^[a-z][a-z0-9+.-]*:\/\/([^/?#]+)/i.exec(word)?.[1];
+    const mixed = [...word.split(/[./@:?#=&\\]/), ...(host ? [host] : [])].find(
+      (part) => LATIN.test(part) && LOOK_ALIKE_SCRIPTS.test(part),
+    );
+    if (mixed) reasons.push(`mixes Latin with ${scriptsOf(mixed).join(' and ')} letters`);
     if (STYLED_LATIN.test(word)) reasons.push('has fullwidth or mathematical letters');
     if (/(^|[./@])xn--/i.test(word)) reasons.push(`is a punycode name (${punycodeShown(word)})`);
     if (reasons.length > 0) found.push(`\`${word}\` ${reasons.join(', ')}`);

@@ -244,7 +244,7 @@ export function notApprovableReason(gate: ShownGate): string | undefined {
     ...(hidden.steps.length > 0 ? [`the commands of ${hidden.steps.join(', ')}`] : []),
     ...(hidden.notListed > 0 ? [`${hidden.notListed} steps not listed`] : []),
   ].join(' and ');
-  return `this gate cannot be approved: its view does not show ${what} (too large for the gate). Reject it, and submit a plan whose commands fit (move a long command into a file the plan runs).`;
+  return `this gate cannot be approved: its view does not show ${what} (too large for the gate). Reject it, and submit a plan whose commands fit (move a long command into a file the plan runs)`;
 }
 
 /** The warnings' titles, the same on every channel. */

@@ -55,7 +55,7 @@ export const VIEW_STYLE =
   '.pg-char{background:#fde7a9;color:#6a3d00;border-radius:3px;padding:0 .1em;font-weight:bold}' +
   '.pg-warning{border-left:5px solid #b00020;background:#fdecee;padding:.5rem 1rem;margin:.75rem 0;overflow-wrap:anywhere}.pg-warning h2{font-size:1rem;margin:0 0 .25rem}' +
   // Plan text and identities (an IAM ARN) may be one long word: wrap it rather than widen a phone's page.
-  '.pg-people,.pg-steps,.pg-postconditions,.pg-plan-facts,.pg-step-gate{overflow-wrap:anywhere}';
+  '.pg-people,.pg-steps,.pg-postconditions,.pg-plan-facts,.pg-step-gate,td{overflow-wrap:anywhere}';
 
 type Clean = (text: string) => string;
 
@@ -74,7 +74,7 @@ export function gateWarningsHtml(gate: ShownGate): string {
   return gate.warnings
     .map(
       (warning) =>
-        `<section class="pg-warning" role="alert" data-warning="${warning.kind}"><h2>${visibleHtml(warning.title)}</h2><ul>${warning.items.map((item) => `<li>${visibleHtml(item)}</li>`).join('')}</ul></section>`,
+        `<section class="pg-warning" role="alert" data-warning="${warning.kind}"><h2>${escapeHtml(warning.title)}</h2><ul>${warning.items.map((item) => `<li>${visibleHtml(item)}</li>`).join('')}</ul></section>`,
     )
     .join('\n');
 }

@@ -187,7 +187,8 @@ export function approvalMessage(
     how,
   ].join('\n');
   const html = [
-    `<!doctype html><html><head><meta charset="utf-8"><style>${VIEW_STYLE}</style></head><body>`,
+    // Laid out at the phone's width (not a 980 px desktop page shrunk): every command wraps to it.
+    `<!doctype html><html><head><meta charset="utf-8"><meta name="viewport" content="width=device-width, initial-scale=1"><style>${VIEW_STYLE}</style></head><body>`,
     `<h2>${escapeHtml(title)}</h2>`,
     '<table>',
     ...shown.map(
