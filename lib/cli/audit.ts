@@ -21,6 +21,7 @@ import {
   listExecutionIds,
   verifyExecutions,
 } from '../audit/verify.ts';
+import { characterLabel, visibleText } from '../plan/visible-text.ts';
 import { denialMessage } from '../policy/decisions.ts';
 import { AUDIT_TRAIL } from '../policy/entities.ts';
 import { formatSeq } from '../runtime/journal/journal.ts';
@@ -520,12 +521,9 @@ function tableRow(r: JournalRecord): string {
     .join('  ');
 }
 
-/** Text safe for a terminal: control and bidirectional-override characters shown escaped. */
+/** Text safe for a terminal, on one line: the one rule of every channel (lib/plan/visible-text.ts), line breaks too. */
 export function printable(text: string): string {
-  return text.replace(
-    /[\u0000-\u001f\u007f-\u009f\u200e\u200f\u202a-\u202e\u2066-\u2069]/g,
-    (c) => `\\u${c.charCodeAt(0).toString(16).padStart(4, '0')}`,
-  );
+  return visibleText(text).replace(/[\n\t]/g, (c) => `⟨${characterLabel(c)}⟩`);
 }
 
 function usageError(message: string, text: string, command?: string): number {

@@ -8,13 +8,7 @@
 import { canonicalJson } from '../plan/digest.ts';
 import { effectiveRecovery, type RecoveryTable } from '../plan/recovery.ts';
 import { referencesInValue, stepOutputReferences } from '../plan/references.ts';
-import {
-  hasControlCharacters,
-  type PlanRisks,
-  planRisks,
-  type StepRisks,
-  valueReach,
-} from '../plan/risks.ts';
+import { type PlanRisks, planRisks, type StepRisks, valueReach } from '../plan/risks.ts';
 import { type Contract, FAILURE_CLASSES, type Plan, type Step } from '../plan/schema.ts';
 import { stepInvocation, type ToolRegistry } from '../plan/tools.ts';
 import {
@@ -70,7 +64,6 @@ function contextOf(plan: Plan): Pick<ApprovalView, 'context'> {
       value: text.length > CONTEXT_VALUE_LIMIT ? `${text.slice(0, CONTEXT_VALUE_LIMIT - 1)}…` : text,
       ...(text.length > CONTEXT_VALUE_LIMIT ? { cut: true as const } : {}),
       ...(outside.length > 0 ? { outsideWorkspace: [...outside] } : {}),
-      ...(hasControlCharacters(text) ? { controlCharacters: true as const } : {}),
     };
   });
   return entries.length > 0 ? { context: entries } : {};

@@ -15,11 +15,15 @@
  *   values, summary, files modified (from the workspace), validation criterion → PASS/FAIL →
  *   evidence, errors, blockers, deviations, rollback
  * - `<plan-id>-execution-result.md` — once EXECUTION_COMPLETE is written (with what the agents used)
+ *
+ * Every file but the handoff is for people: plan text and command output in it show hidden
+ * characters as symbols (lib/plan/visible-text.ts). A handoff stays exactly what its doer read.
  */
 import { effectiveTimeoutSeconds, heartbeatSecondsFor, runsOnWorker } from '../plan/agent-steps.ts';
 import { effectiveRecovery } from '../plan/recovery.ts';
 import { type Plan, REFERENCE_PATTERN, type Step } from '../plan/schema.ts';
 import { stepInvocation } from '../plan/tools.ts';
+import { visibleText } from '../plan/visible-text.ts';
 import {
   type AgentRun,
   AgentRunSchema,
@@ -94,7 +98,7 @@ export function executionFiles(
 ): ExecutionFiles {
   const files: ExecutionFiles = new Map();
   const tasks = taskViews(plan, events);
-  files.set(STATE_FILE, stateFile(plan, events, tasks));
+  files.set(STATE_FILE, visibleText(stateFile(plan, events, tasks)));
   for (const step of plan.steps) {
     if (onlyTasks && !onlyTasks.has(step.id)) continue;
     const view = tasks.get(step.id) as TaskView;
@@ -102,10 +106,11 @@ export function executionFiles(
     if (view.dispatched) files.set(`${dir}/handoff.md`, handoff(plan, step, events, view));
     if (view.events.length > 0)
       files.set(`${dir}/execution.log`, view.events.map((e) => logEntry(plan, e)).join(''));
-    if (hasOutcome(view.status)) files.set(`${dir}/result.md`, result(plan, step, view));
+    if (hasOutcome(view.status)) files.set(`${dir}/result.md`, visibleText(result(plan, step, view)));
   }
   const complete = events.find((e) => e.event === 'EXECUTION_COMPLETE');
-  if (complete) files.set(resultFileName(plan.id), executionResult(plan, events, tasks, complete));
+  if (complete)
+    files.set(resultFileName(plan.id), visibleText(executionResult(plan, events, tasks, complete)));
   return files;
 }
 
@@ -162,10 +167,12 @@ export function logEntry(plan: Plan, event: JournalRecord): string {
     default:
       line = JSON.stringify(d);
   }
-  return `${head}: ${line}\n${more
-    .flatMap((m) => m.split('\n'))
-    .map((l) => `    ${l}\n`)
-    .join('')}`;
+  return visibleText(
+    `${head}: ${line}\n${more
+      .flatMap((m) => m.split('\n'))
+      .map((l) => `    ${l}\n`)
+      .join('')}`,
+  );
 }
 
 /** What an agent ran (its command, exit, the end of its output and its own log of commands). */

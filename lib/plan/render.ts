@@ -1,11 +1,13 @@
 /**
  * Plans for people: seed 002's checklist (`[ ]` pending, `[.]` in progress, `[x]`
  * done, `[!]` blocked or failed, `[-]` skipped, with evidence), a Mermaid graph of the
- * dependencies, and JSON/YAML.
+ * dependencies, and JSON/YAML. The checklist and the graph are for people: their plan text shows
+ * hidden characters as symbols (visible-text.ts), so neither can rewrite a terminal or hide text.
  */
 import { stringify } from 'yaml';
 import type { Plan } from './schema.ts';
 import { stepInvocation } from './tools.ts';
+import { visibleText } from './visible-text.ts';
 
 export type StepProgress = 'pending' | 'in_progress' | 'done' | 'blocked' | 'failed' | 'skipped';
 
@@ -45,7 +47,7 @@ export function renderChecklist(plan: Plan, state: ChecklistState = {}): string 
     const s = state.steps?.get(step.id);
     lines.push(`${i + 1}. ${MARKS[s?.status ?? 'pending']} ${oneLine(step.description)}`);
     const call = stepInvocation(step);
-    const how = step.target !== undefined ? `agent ${step.target}` : (call?.tool ?? 'a person');
+    const how = step.target !== undefined ? `agent ${oneLine(step.target)}` : (call?.tool ?? 'a person');
     const after = step.dependsOn.map((d) => numberOf.get(d) ?? d).join(', ');
     const flags = [
       step.requiresApproval ? 'needs approval' : '',
@@ -102,6 +104,9 @@ export function renderYaml(plan: Plan): string {
   return stringify(plan, { lineWidth: 0 });
 }
 
+/** Plan text on one line, its hidden characters as symbols (before blanks are flattened). */
 function oneLine(text: string): string {
-  return text.replace(/\s*\n\s*/g, ' ').trim();
+  return visibleText(text)
+    .replace(/\s*\n\s*/g, ' ')
+    .trim();
 }

@@ -98,17 +98,6 @@ export function callReach(tool: string, args: Record<string, unknown>): RiskReas
 }
 
 /**
- * Control characters but newline and tab: C0, DEL, C1, and the bidirectional overrides and
- * isolates, which can make text read differently from what it is. Every view shows them escaped.
- */
-export const CONTROL_CHARACTERS = /[\u0000-\u0008\u000b-\u001f\u007f-\u009f\u202a-\u202e\u2066-\u2069]/g;
-
-/** Whether `text` holds a character of {@link CONTROL_CHARACTERS}. */
-export function hasControlCharacters(text: string): boolean {
-  return text.search(CONTROL_CHARACTERS) >= 0;
-}
-
-/**
  * Where a value reaches outside the workspace, were it used as a path: each of its strings (an
  * object's or array's too) that is an absolute path, a home directory or climbs above where it
  * starts, led by `label` and where in the value it sits, e.g.

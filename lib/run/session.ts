@@ -20,6 +20,7 @@ import { ensureActivities, planStateMachineName, workerTargets } from '../launch
 import { launchPlan, type PlannerDetails } from '../launch/launch-plan.ts';
 import { renderChecklist } from '../plan/render.ts';
 import { type Plan, PlanSchema } from '../plan/schema.ts';
+import { visibleText } from '../plan/visible-text.ts';
 import { decisionDetails, PolicyDeniedError } from '../policy/decisions.ts';
 import { planEntity, planFacts, stepEntity } from '../policy/entities.ts';
 import { PolicySet } from '../policy/policy-set.ts';
@@ -28,7 +29,7 @@ import { eventIdentity, journalFor } from '../runtime/deps.ts';
 import { type ApprovalNotice, approvalsFor } from '../runtime/gate/gate.ts';
 import type { GateView } from '../runtime/gate/gate-item.ts';
 import { shownOfNotice } from '../runtime/gate/shown-gate.ts';
-import { gateText, terminalSafe } from '../runtime/gate/view-text.ts';
+import { gateText } from '../runtime/gate/view-text.ts';
 import { readEvents } from '../runtime/journal/journal.ts';
 import { slackDecisionUpdater, slackEscalationUpdater } from '../runtime/notify/slack.ts';
 import type { JournalRecord, PlanFacts, RecoveryAdvice } from '../runtime/payloads/index.ts';
@@ -534,7 +535,7 @@ export class RunSession {
     );
     if (this.slack) this.note(`Slack interactions: ${this.front.url}/slack/interactions`);
     // Plan text is the author's: a control sequence in it must not reach the terminal as one.
-    if (!this.options.json) this.out(`\n${terminalSafe(renderChecklist(this.plan))}\n`);
+    if (!this.options.json) this.out(`\n${renderChecklist(this.plan)}\n`);
   }
 
   /** Follows the execution's journal from its start: every event is shown and written to the execution files. */
@@ -565,7 +566,7 @@ export class RunSession {
       options.io.stdout.write(`${JSON.stringify(event)}\n`);
       // Scripts read events on stdout; the final summary line still goes to a person.
       if (event.event === 'EXECUTION_COMPLETE') this.note(progress.lines(event).join('\n'));
-    } else spinner.print(progress.lines(event).map(terminalSafe));
+    } else spinner.print(progress.lines(event).map(visibleText));
     spinner.update(progress.running());
   }
 
@@ -605,14 +606,14 @@ export class RunSession {
         : gate,
       options.identity,
     );
-    const question = terminalSafe(this.question(gate, hint));
+    const question = this.question(gate, hint);
     const approving = gate.kind === 'plan' || gate.kind === 'step';
     if (approving && options.approve && !this.autoAnswered.has(gate.linkId)) {
       const permittedBy = plan.approval.allowAutoApprove ? this.autoApproval(gate) : undefined;
       if (permittedBy) {
         this.autoAnswered.add(gate.linkId);
         // What is approved on the person's behalf is shown all the same.
-        if (gate.shown) note(terminalSafe(gateText(gate.shown, { timeZone: localTimeZone() })));
+        if (gate.shown) note(gateText(gate.shown, { timeZone: localTimeZone() }));
         note(
           `--approve: answering the ${gate.kind} gate APPROVE non-interactively as ${options.identity} (the plan's approval policy allows it).`,
         );
@@ -728,32 +729,34 @@ export class RunSession {
   }
 
   /** What the terminal asks about a gate: what it is, exactly what the answer covers, the link to its page, the choices. */
+  /** The question in the terminal: plan text through visibleText (gateText has already). */
   private question(gate: PendingGate, hint: string | undefined): string {
     const { plan } = this;
     const link = this.front.linkFor(gate.linkId, gate.planDigest);
-    const step = gate.stepId ? plan.steps.find((s) => s.id === gate.stepId) : undefined;
+    const found = gate.stepId ? plan.steps.find((s) => s.id === gate.stepId) : undefined;
+    const step = found && { description: visibleText(found.description) };
     const lines = [''];
     if (gate.kind === 'plan') lines.push(`Approve plan "${plan.id}" v${plan.version}? (round ${gate.round})`);
     else if (gate.kind === 'step')
       lines.push(`Step "${step?.description ?? gate.stepId}" needs approval before it runs.`);
     else if (gate.kind === 'human') {
       lines.push(
-        `Step "${step?.description ?? gate.stepId}" is yours to do: ${gate.human?.instructions ?? ''}`,
+        `Step "${step?.description ?? gate.stepId}" is yours to do: ${visibleText(gate.human?.instructions ?? '')}`,
       );
-      const outputs = gate.human?.outputs ?? step?.outputs ?? [];
+      const outputs = gate.human?.outputs ?? found?.outputs ?? [];
       if (outputs.length > 0)
         lines.push(`When it is done, report: ${outputs.map((o) => `${o}=…`).join(' ')}`);
     } else {
       const failure = gate.failure
         ? `${gate.failure.failureClass} (${gate.failure.error}): ${gate.failure.message}`
         : (this.failures.get(gate.stepId ?? '') ?? 'failed');
-      lines.push(`Step "${step?.description ?? gate.stepId}" failed: ${short(failure)}`);
+      lines.push(`Step "${step?.description ?? gate.stepId}" failed: ${short(visibleText(failure))}`);
       if (gate.failure?.failureClass === 'permission')
         lines.push(
           'Configure the credentials out of band (environment, vault, config file) before you retry.',
         );
     }
-    if (gate.question) lines.push(`Question asked: ${gate.question}`);
+    if (gate.question) lines.push(`Question asked: ${visibleText(gate.question)}`);
     // What the approval covers, exactly: every command, contract, rollback and risk (in this machine's time zone).
     if (gate.shown) lines.push(gateText(gate.shown, { timeZone: localTimeZone() }), '');
     if (hint) lines.push(hint);

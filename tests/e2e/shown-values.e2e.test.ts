@@ -123,7 +123,8 @@ describe.concurrent('values are shown where they are approved', { timeout: 120_0
       expect(gate).toContain('- dir = ../../outside-0451');
       expect(gate).toMatch(/!! reaches outside the workspace: context\.dir: uses \.\.\/\.\.\/outside-0451/);
       expect(gate).toContain('- limits = {"n":3}');
-      expect(gate).toContain('- note = safe\\u{202e}evil');
+      expect(gate).toContain('- note = safe⟨U+202E RLO⟩evil');
+      expect(gate).toContain('   - context.note: U+202E RLO');
       expect(gate).not.toContain('\u202E');
 
       const [message] = await messagesIn(channel, 1);
@@ -141,7 +142,7 @@ describe.concurrent('values are shown where they are approved', { timeout: 120_0
           outsideWorkspace: ['context.dir: uses ../../outside-0451, above the workspace'],
         },
         { key: 'limits', value: '{"n":3}' },
-        { key: 'note', value: 'safe\u202Eevil', controlCharacters: true },
+        { key: 'note', value: 'safe\u202Eevil' },
       ]);
       await run.until('the printed link', () => printedLink(run.stderr) !== undefined);
       const html = await pageHtml(printedLink(run.stderr));

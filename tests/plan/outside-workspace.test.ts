@@ -120,7 +120,7 @@ describe('the gate marks it', () => {
     );
     expect(html).toContain('pg-risky');
 
-    const slack = JSON.stringify(gateViewBlocks(shown, 'https://example.com/a', 50));
+    const slack = JSON.stringify(gateViewBlocks(shown, 'https://example.com/a', 50).blocks);
     expect(slack).toContain(':warning: *reaches outside the workspace: contract:');
   });
 });

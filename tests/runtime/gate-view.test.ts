@@ -9,7 +9,7 @@ import { openApiDocument } from '../../lib/launch/openapi.ts';
 import { PlanSchema } from '../../lib/plan/schema.ts';
 import { deadlineText, type ShownGate, shownOfNotice } from '../../lib/runtime/gate/shown-gate.ts';
 import { gateViewHtml, stepCardsHtml } from '../../lib/runtime/gate/view-html.ts';
-import { gateText, terminalSafe } from '../../lib/runtime/gate/view-text.ts';
+import { gateText } from '../../lib/runtime/gate/view-text.ts';
 import { approvalMessage } from '../../lib/runtime/notify/message.ts';
 import { SLACK_LIMITS } from '../../lib/runtime/notify/view-slack.ts';
 import type { ApprovalNotice, StepGateView } from '../../lib/runtime/payloads/index.ts';
@@ -111,8 +111,7 @@ describe('the text view (terminal, email text)', () => {
 
   it('lets no control character of plan text reach the terminal', () => {
     expect(text).not.toMatch(/[\u0000-\u0008\u000b-\u001f\u007f-\u009f]/);
-    expect(text).toContain('␛[2J');
-    expect(terminalSafe('a\u001b]0;title\u0007b\u202ec')).toBe('a␛]0;title␇b\\u{202e}c');
+    expect(text).toContain('⟨U+001B ESC⟩[2J');
   });
 
   it('renders the fields other branches add, when present', () => {
@@ -132,13 +131,15 @@ describe('the text view (terminal, email text)', () => {
     );
   });
 
-  it('says plainly how many steps’ commands a cut view leaves out', () => {
+  it('says first which steps’ commands a cut view leaves out, and that it cannot be approved', () => {
     const cut = fitApprovalView(view, 1500);
     const shown = gateText(shownOfNotice(notice({ summary: { objective: 'x', steps: 3, view: cut } })));
-    const missing = (cut.truncated?.total ?? 0) - (cut.truncated?.shown ?? 0);
-    expect(missing).toBeGreaterThan(0);
-    expect(shown).toContain(`${missing} step`);
-    expect(shown).toContain('commands are not shown here: `plangate render <plan> --format yaml`');
+    const missing = cut.steps.filter((step) => step.detailsOmitted).map((step) => step.id);
+    expect(missing.length).toBeGreaterThan(0);
+    expect(
+      shown.startsWith('!! This view does not show every command that runs, so the gate cannot be approved'),
+    ).toBe(true);
+    expect(shown).toContain(`the commands of step${missing.length === 1 ? '' : 's'} ${missing.join(', ')}`);
   });
 
   it('shows a step gate’s step, what already ran with its evidence, and the values it will consume', () => {
@@ -234,10 +235,21 @@ describe('the Slack blocks', () => {
       expect(((block.fields as unknown[]) ?? []).length).toBeLessThanOrEqual(SLACK_LIMITS.fields);
     }
     const last = message.slackBlocks.at(-2) as { text: { text: string } };
+    // Exactly what was cut: which step, which part, how many characters; which steps are missing.
     expect(last.text.text).toMatch(
-      /steps are not shown in Slack \(its message limits\)\. <https:\/\/approvals\.example\.test\/approvals\/link-id\|Open the page>/,
+      /^:scissors: \*Slack cut this message:\* step s0 runs: \d+ of 6009 characters shown; /,
     );
-    expect(blocksText(message.slackBlocks)).toContain('(cut: the page shows it whole)');
+    expect(last.text.text).toMatch(
+      /steps s\d+, .* and \d+ more \(\d+ of 80\) not shown \(Slack's message limits\)\. <https:\/\/approvals\.example\.test\/approvals\/link-id\|Open the page>/,
+    );
+    expect(blocksText(message.slackBlocks)).toMatch(/\(cut here: \d+ of 6009 characters shown\)/);
+    // A message that cut a command cannot approve: its Approve button is gone, the page is offered.
+    const actions = message.slackBlocks.at(-1) as { elements: { action_id: string }[] };
+    expect(actions.elements.map((e) => e.action_id)).toEqual([
+      'plangate.REJECT',
+      'plangate.ask',
+      'plangate.page',
+    ]);
   });
 });
 

@@ -1,6 +1,8 @@
 /** The plan's graph as SVG: DOT escaping of hostile step names, and the SVG rebuilt from an allowlist. */
+
 import fc from 'fast-check';
 import { describe, expect, it } from 'vitest';
+import { visibleText } from '../../lib/plan/visible-text.ts';
 import {
   dotSource,
   dotText,
@@ -87,7 +89,7 @@ describe('dotText', () => {
 });
 
 describe('graphSvg', () => {
-  it('draws every step, each label exactly as written, whatever it holds', async () => {
+  it('draws every step, each label as written (hidden characters as symbols), whatever it holds', async () => {
     await fc.assert(
       fc.asyncProperty(fc.string({ unit: HOSTILE_CHAR, maxLength: 12 }), async (name) => {
         const svg = await graphSvg([
@@ -98,13 +100,16 @@ describe('graphSvg', () => {
         const { elements, attributes, texts } = parts(svg as string);
         expect(elements.every((e) => SAFE_ELEMENTS.includes(e as string))).toBe(true);
         expect(attributes.every((a) => SAFE_ATTRIBUTES.has(a as string))).toBe(true);
-        const shown = name
-          .replace(/[\p{Cc}\u2028\u2029]/gu, ' ')
-          .split(/\s+/)
-          .filter(Boolean)
-          .join(' ');
-        // Each node: its id line, then its name (short names fit on one line).
-        expect(texts).toEqual(['a', ...(shown ? [shown] : []), '⚠ b', ...(shown ? [shown] : [])]);
+        // As every channel shows plan text: hidden characters as symbols (lib/plan/visible-text.ts).
+        const shown = visibleText(name).split(/\s+/).filter(Boolean).join(' ');
+        // Each node: its id line, then its name's lines (wrapped at 30 characters, at most 3, the last cut with …).
+        const at = texts.indexOf('⚠ b');
+        const lines = texts.slice(1, at);
+        expect(texts.slice(at + 1)).toEqual(lines);
+        const drawn = lines.join('').replace(/\s/g, '');
+        const whole = shown.replace(/\s/g, '');
+        if (drawn.endsWith('…')) expect(whole.startsWith(drawn.slice(0, -1))).toBe(true);
+        else expect(drawn).toBe(whole);
       }),
       { numRuns: 60 },
     );

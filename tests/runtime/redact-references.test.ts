@@ -32,6 +32,18 @@ describe('Redactor', () => {
     expect(text).toContain('https://bob:***@example.com/x');
   });
 
+  it('reads a 200 KB word in linear time (a gate shows such commands; it took a minute before)', () => {
+    const r = new Redactor();
+    for (const word of ['a'.repeat(200_000), 'a.'.repeat(100_000), `https://${'u'.repeat(200_000)}`]) {
+      const started = performance.now();
+      expect(r.text(word)).toBe(word);
+      expect(performance.now() - started).toBeLessThan(1000);
+    }
+    expect(r.text(`x ${'a'.repeat(50_000)} svn+ssh://bob:pw1234@host/x`)).toContain(
+      'svn+ssh://bob:***@host/x',
+    );
+  });
+
   it('redacts nested values and whole values under credential keys', () => {
     expect(new Redactor(['topsecret']).value({ a: ['x topsecret y'], taskToken: 'anything', n: 1 })).toEqual({
       a: ['x *** y'],

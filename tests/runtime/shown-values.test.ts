@@ -73,7 +73,7 @@ describe('the context in the approval view and the digest', () => {
         outsideWorkspace: ['context.nested.paths[1]: uses ~/.ssh, in a home directory outside the workspace'],
       },
       { key: 'n', value: '3' },
-      { key: 'hidden', value: 'a\u2066b', controlCharacters: true },
+      { key: 'hidden', value: 'a\u2066b' },
       {
         key: 'long',
         value: `${long.slice(0, CONTEXT_VALUE_LIMIT - 1)}…`,
@@ -174,13 +174,15 @@ describe('the approval message renders both (email text and HTML, Slack)', () =>
       }),
       'http://127.0.0.1:1',
     );
-    expect(message.text).toContain('rm -rf "../../victim\\u{202e}"');
-    expect(message.html).toContain('rm -rf &quot;../../victim\\u{202e}&quot;');
+    expect(message.text).toContain('rm -rf "../../victim⟨U+202E RLO⟩"');
+    expect(message.html).toContain(
+      'rm -rf &quot;../../victim<span class="pg-char">⟨U+202E RLO⟩</span>&quot;',
+    );
     for (const part of [message.text, message.html]) {
       expect(part).toContain('reaches outside the workspace');
       expect(part).not.toContain('\u202e');
     }
-    expect(message.text).toContain('${steps.mk.dir} = ../../victim\\u{202e}');
+    expect(message.text).toContain('${steps.mk.dir} = ../../victim⟨U+202E RLO⟩');
     const slack = JSON.stringify(message.slackBlocks);
     expect(slack).toContain('rm -rf \\"../../victim');
     expect(slack).toContain('reaches outside the workspace');

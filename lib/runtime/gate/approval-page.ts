@@ -27,16 +27,18 @@ import { omitted, shownOfGate } from './shown-gate.ts';
 import {
   abortRollbacksHtml,
   gatePeopleHtml,
+  gateWarningsHtml,
   planFactsHtml,
   stepCardHtml,
   stepGateHtml,
   VIEW_STYLE,
+  visibleHtml,
 } from './view-html.ts';
 
 /**
  * The pages' one stylesheet (inline, allowed by its hash): readable on a 375 px phone (nothing
- * wider than the screen: long commands scroll inside their own box), a visible focus ring, and
- * risky steps marked by more than colour.
+ * wider than the screen: long commands wrap inside their own box, so no part of one is ever
+ * scrolled out of sight), a visible focus ring, and risky steps marked by more than colour.
  */
 export const PAGE_STYLE = [
   VIEW_STYLE,
@@ -46,7 +48,7 @@ export const PAGE_STYLE = [
   'h1{font-size:1.5rem;line-height:1.25;margin:.5rem 0 1rem}h2{font-size:1.2rem;margin:2rem 0 .5rem}h3{font-size:1.05rem;margin:0 0 .25rem}',
   'p,li,dd,td,th,summary,label,legend{overflow-wrap:anywhere}',
   'code,pre,textarea.code{font-family:ui-monospace,"SFMono-Regular","DejaVu Sans Mono","Liberation Mono",Menlo,Consolas,monospace;font-size:.875rem}',
-  'pre{background:var(--soft);border:1px solid var(--line);border-radius:6px;padding:.5rem .75rem;margin:.25rem 0 .75rem;overflow-x:auto;white-space:pre;max-width:100%}',
+  'pre{background:var(--soft);border:1px solid var(--line);border-radius:6px;padding:.5rem .75rem;margin:.25rem 0 .75rem;white-space:pre-wrap;overflow-wrap:anywhere;word-break:break-all;max-width:100%}',
   'dl.facts{display:grid;grid-template-columns:max-content minmax(0,1fr);gap:.35rem 1rem;margin:0 0 1rem}',
   'dl.facts dt{font-weight:600;color:var(--muted)}dl.facts dd{margin:0;min-width:0}',
   '@media (max-width:40rem){dl.facts{grid-template-columns:minmax(0,1fr);gap:0}dl.facts dd{margin-bottom:.6rem}}',
@@ -55,12 +57,12 @@ export const PAGE_STYLE = [
   '.alert h2,.note h2{margin:0 0 .25rem;font-size:1.05rem}',
   '.plan-graph{display:block;max-width:100%;height:auto;margin:.5rem 0}',
   '.graph-list{color:var(--muted);font-size:.9rem}',
-  // The view's step cards (view-html.ts): commands keep their lines and scroll inside their box.
+  // The view's step cards (view-html.ts): commands keep their lines and wrap inside their box.
   '.pg-step,.pg-postcondition,article.step{border:1px solid var(--line);border-radius:8px;padding:.75rem 1rem;margin:1rem 0 0}',
   '.pg-step.pg-risky,.pg-postcondition.pg-risky{border:2px solid var(--danger)}',
   '.pg-step h3{font-size:1.05rem;margin:0 0 .25rem}.pg-tool,.pg-meta{color:var(--muted);font-size:.9rem;margin:.25rem 0}',
   '.pg-risks{list-style:none;padding:0;margin:.25rem 0;font-size:.9rem}.pg-risk{color:var(--danger);font-weight:700}.pg-risk::before{content:"⚠ "}',
-  '.pg-call p{margin:.5rem 0 0;font-weight:600}.pg-call pre,.pg-detail pre,.pg-consumes pre,.pg-completed pre{white-space:pre;overflow-wrap:normal;overflow-x:auto;background:var(--soft);border:1px solid var(--line);border-radius:6px;padding:.5rem .75rem}',
+  '.pg-call p{margin:.5rem 0 0;font-weight:600}.pg-call pre,.pg-detail pre,.pg-consumes pre,.pg-completed pre{white-space:pre-wrap;overflow-wrap:anywhere;word-break:break-all;background:var(--soft);border:1px solid var(--line);border-radius:6px;padding:.5rem .75rem}',
   '.pg-people,.pg-plan-facts{display:grid;grid-template-columns:max-content minmax(0,1fr);gap:.35rem 1rem;margin:0 0 1rem}.pg-people dt,.pg-plan-facts dt{font-weight:600;color:var(--muted)}.pg-people dd,.pg-plan-facts dd{margin:0;min-width:0;overflow-wrap:anywhere}',
   '@media (max-width:40rem){.pg-people,.pg-plan-facts{grid-template-columns:minmax(0,1fr);gap:0}.pg-people dd,.pg-plan-facts dd{margin-bottom:.6rem}}',
   '.pg-superseded{padding:.75rem 1rem;border-radius:6px;border-left:5px solid var(--danger);background:#fdecee;font-weight:700}',
@@ -257,6 +259,7 @@ export async function approvalPage(
   const body = [
     `<h1>${escapeHtml(HEADINGS[gate.kind])}</h1>`,
     ...refusedSummary(problems),
+    gateWarningsHtml(shown),
     ...who,
     factsHtml(gate),
     gatePeopleHtml(shown, { now, ...(extras.timeZone ? { timeZone: extras.timeZone } : {}) }),
@@ -268,7 +271,7 @@ export async function approvalPage(
           '<h2>Progress</h2>',
           // The page's own address: no script, so reloading it is how the checklist catches up.
           '<p><a href="">Refresh</a> to see the steps done since this page was loaded.</p>',
-          `<pre>${escapeHtml(extras.checklist)}</pre>`,
+          `<pre>${visibleHtml(extras.checklist)}</pre>`,
         ]
       : []),
     ...(extras.notice ? [`<p role="note"><strong>${escapeHtml(extras.notice)}</strong></p>`] : []),
@@ -321,19 +324,19 @@ function timeZoneForm(current: string | undefined): string {
 /** What is asked: the plan, its objective, the step, the failure or the work, the question, the digest. */
 function factsHtml(gate: GateView): string {
   const rows: [string, string][] = [['Plan', `${escapeHtml(gate.planId)} v${gate.planVersion}`]];
-  if (gate.summary) rows.push(['Objective', escapeHtml(gate.summary.objective)]);
+  if (gate.summary) rows.push(['Objective', visibleHtml(gate.summary.objective)]);
   if (gate.stepId)
     rows.push([
       'Step',
-      `<code>${escapeHtml(gate.stepId)}</code>${gate.description ? `: ${escapeHtml(gate.description)}` : ''}`,
+      `<code>${escapeHtml(gate.stepId)}</code>${gate.description ? `: ${visibleHtml(gate.description)}` : ''}`,
     ]);
-  if (gate.human) rows.push(['What to do', escapeHtml(gate.human.instructions)]);
+  if (gate.human) rows.push(['What to do', visibleHtml(gate.human.instructions)]);
   if (gate.failure)
     rows.push([
       'Failure',
-      `${escapeHtml(gate.failure.failureClass)} (${escapeHtml(gate.failure.error)}): ${escapeHtml(gate.failure.message)}`,
+      `${escapeHtml(gate.failure.failureClass)} (${visibleHtml(gate.failure.error)}): ${visibleHtml(gate.failure.message)}`,
     ]);
-  if (gate.question) rows.push(['Question asked', escapeHtml(gate.question)]);
+  if (gate.question) rows.push(['Question asked', visibleHtml(gate.question)]);
   rows.push(['Plan digest', `<code>${escapeHtml(gate.planDigest)}</code>`]);
   return `<dl class="facts">${rows.map(([k, v]) => `<dt>${escapeHtml(k)}</dt><dd>${v}</dd>`).join('')}</dl>`;
 }
@@ -421,7 +424,7 @@ function stepsHtml(
       ...view.steps.map((step, i) => `${stepCardHtml(step, i + 1)}\n${change(step)}`),
       ...(notListed > 0 ? [`<p class="pg-omitted">… ${notListed} more steps are not listed here.</p>`] : []),
       problemOf(problems, SKIP_FIELD).html,
-      planFactsHtml(view, shown.plan),
+      planFactsHtml(view),
     ];
   }
   // An older gate without a view: the steps by name, which may only be skipped.
@@ -430,7 +433,7 @@ function stepsHtml(
     ...(gate.summary?.graph ?? []).map((step) =>
       [
         '<article class="step">',
-        `<h3><code>${escapeHtml(step.id)}</code> ${escapeHtml(step.name)}</h3>`,
+        `<h3><code>${escapeHtml(step.id)}</code> ${visibleHtml(step.name)}</h3>`,
         `<p class="pg-tool">via ${escapeHtml(step.tool)}</p>`,
         '</article>',
         change({ id: step.id, tool: step.tool }),
@@ -512,13 +515,21 @@ function controlsHtml(
     case 'plan':
     case 'step': {
       const editable = gate.kind === 'plan' || editableSteps(gate).some((step) => argFields(step).length > 0);
+      // Nobody approves what they could not read: a view that hides a command offers no Approve.
+      const approvable = shownOfGate(gate).hiddenCommands === undefined;
       return [
         '<h2>Your answer</h2>',
         answer.html,
-        `<fieldset><legend>Approve</legend><p class="hint">${gate.kind === 'plan' ? 'The plan runs as shown' : 'The step runs as shown'}${editable ? ', or with the changes you made above' : ''}.</p>`,
-        button('APPROVE', 'Approve', 'approve'),
-        ...(editable ? [button('APPROVE_WITH_MODIFICATIONS', 'Approve with my changes')] : []),
-        '</fieldset>',
+        ...(approvable
+          ? [
+              `<fieldset><legend>Approve</legend><p class="hint">${gate.kind === 'plan' ? 'The plan runs as shown' : 'The step runs as shown'}${editable ? ', or with the changes you made above' : ''}.</p>`,
+              button('APPROVE', 'Approve', 'approve'),
+              ...(editable ? [button('APPROVE_WITH_MODIFICATIONS', 'Approve with my changes')] : []),
+              '</fieldset>',
+            ]
+          : [
+              '<p class="alert">This gate cannot be approved: its view does not show every command that runs (see the top of the page).</p>',
+            ]),
         '<fieldset><legend>Ask</legend>',
         text('question', 'Question', 'Nothing is approved: the gate asks again with your question.'),
         button('ASK_FOR_CLARIFICATION', 'Ask for clarification'),

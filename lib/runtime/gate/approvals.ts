@@ -62,6 +62,7 @@ import {
 } from './modification-check.ts';
 import { noticeOfItem } from './notice.ts';
 import type { PlanChanges } from './plan-diff.ts';
+import { notApprovableReason, shownOfGate } from './shown-gate.ts';
 import { answerRequest, completionRequest } from './vote-policy.ts';
 
 export type { GateApprovers } from '../payloads/index.ts';
@@ -586,6 +587,11 @@ export class Approvals {
       const mismatch = await outputShapeMismatch(parsed.data.outputs, item.human?.outputShapes);
       if (mismatch)
         throw new ApprovalError('invalid', `decision.outputs.${mismatch.output}: ${mismatch.message}`);
+    }
+    if (parsed.data.decision === 'APPROVE' || parsed.data.decision === 'APPROVE_WITH_MODIFICATIONS') {
+      // Every channel renders the same stored view: one that hides a command is approvable from none.
+      const reason = notApprovableReason(shownOfGate(gateView(item)));
+      if (reason) throw new ApprovalError('invalid', reason);
     }
     if (parsed.data.decision === 'APPROVE_WITH_MODIFICATIONS') checkModifiedSteps(item, parsed.data);
     return parsed.data;

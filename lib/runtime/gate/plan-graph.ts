@@ -5,6 +5,7 @@
  * Graphviz returns is rebuilt from an allowlist of elements and attributes (shapes, text, no
  * links, no scripts, no foreignObject, no event handlers, no styles) before it reaches a page.
  */
+import { visibleText } from '../../plan/visible-text.ts';
 import { escapeHtml } from '../shared/html.ts';
 
 /** One node of the graph: a step, what it waits for, and the risks the harness marks on it. */
@@ -41,7 +42,7 @@ export function dotSource(steps: readonly GraphStep[]): string {
   steps.forEach((step, i) => {
     const label = [
       `${step.destructive ? '⚠ ' : ''}${step.id}`,
-      ...wrapped(step.name),
+      ...wrapped(visibleText(step.name)),
       ...(step.ownGate ? ['[asks approval first]'] : []),
     ]
       .map(dotText)

@@ -8,6 +8,7 @@ import { escapeHtml } from '../shared/html.ts';
 import type { GateView } from './gate-item.ts';
 import type { PlanChanges, StepChange, ValueChange } from './plan-diff.ts';
 import { type GraphStep, MAX_DRAWN_STEPS } from './plan-graph.ts';
+import { visibleHtml } from './view-html.ts';
 
 /**
  * The graph a gate's page draws, with the risk marks the harness computed (the gate view's): a
@@ -70,7 +71,7 @@ export function graphHtml(
       ...(step.current ? ['this gate'] : []),
     ];
     const after = step.dependsOn?.length ? ` (after ${codeList(step.dependsOn)})` : '';
-    return `<li><code>${escapeHtml(step.id)}</code> ${escapeHtml(step.name)}${after}${marks.length > 0 ? ` [${marks.join(', ')}]` : ''}</li>`;
+    return `<li><code>${escapeHtml(step.id)}</code> ${visibleHtml(step.name)}${after}${marks.length > 0 ? ` [${marks.join(', ')}]` : ''}</li>`;
   });
   return [
     `<h2 id="plangate-graph">${kind === 'plan' ? 'Steps and what each waits for' : 'Where this step stands'}</h2>`,
@@ -86,8 +87,10 @@ export function graphHtml(
 /** The changes section: steps added, removed and changed since the version compared with. */
 export function changesHtml(changes: PlanChanges): string {
   const items = [
-    ...changes.added.map((s) => `<li>Added <code>${escapeHtml(s.id)}</code>: ${escapeHtml(s.name)}</li>`),
-    ...changes.removed.map((s) => `<li>Removed <code>${escapeHtml(s.id)}</code>: ${escapeHtml(s.name)}</li>`),
+    ...changes.added.map((s) => `<li>Added <code>${escapeHtml(s.id)}</code>: ${visibleHtml(s.name)}</li>`),
+    ...changes.removed.map(
+      (s) => `<li>Removed <code>${escapeHtml(s.id)}</code>: ${visibleHtml(s.name)}</li>`,
+    ),
     ...changes.changed.map(
       (c) => `<li>Changed <code>${escapeHtml(c.id)}</code>: ${whatChanged(c).join('; ')}</li>`,
     ),
@@ -106,7 +109,7 @@ export function changesHtml(changes: PlanChanges): string {
 function whatChanged(change: StepChange): string[] {
   const parts: string[] = [];
   if (change.renamed)
-    parts.push(`renamed from “${escapeHtml(change.renamed.from)}” to “${escapeHtml(change.renamed.to)}”`);
+    parts.push(`renamed from “${visibleHtml(change.renamed.from)}” to “${visibleHtml(change.renamed.to)}”`);
   if (change.tool) parts.push(`tool ${escapeHtml(change.tool.from)} → ${escapeHtml(change.tool.to)}`);
   if (change.args) parts.push(valueParts('args', 'changed', change.args));
   if (change.contract) parts.push(valueParts('contract', change.contract.change, change.contract));
@@ -120,7 +123,7 @@ function whatChanged(change: StepChange): string[] {
 
 /** "args `old` → `new`", "contract added: `new`", "contract removed (was `old`)", or just what happened. */
 function valueParts(what: string, how: 'added' | 'removed' | 'changed', values: ValueChange): string {
-  const code = (text: string) => `<code class="value">${escapeHtml(text)}</code>`;
+  const code = (text: string) => `<code class="value">${visibleHtml(text)}</code>`;
   if (how === 'changed' && values.from !== undefined && values.to !== undefined)
     return `${what} ${code(values.from)} → ${code(values.to)}`;
   if (how === 'added' && values.to !== undefined) return `${what} added: ${code(values.to)}`;

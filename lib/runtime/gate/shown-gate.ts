@@ -4,6 +4,8 @@
  * view (step gate), who submitted, who may approve, the quorum and the votes so far, and the
  * deadline. The renderers (view-text.ts, view-html.ts, notify/view-slack.ts) take only this.
  */
+
+import { hiddenCharacters, lookAlikeWords } from '../../plan/visible-text.ts';
 import type {
   AbortRollback,
   ApprovalNotice,
@@ -15,7 +17,9 @@ import type {
   GateRevision,
   PlanIdentity,
   RecoveryAdvice,
+  ShownCall,
   StepGateView,
+  StepView,
 } from '../payloads/index.ts';
 import type { Redactor } from '../secrets/redact.ts';
 import type { GateView } from './gate-item.ts';
@@ -48,6 +52,23 @@ export interface ShownGate {
   readonly supersededBy?: unknown;
   /** Escalation: what the model suggests (seed 001's third strategy), beside the person's choices. */
   readonly recovery?: RecoveryAdvice;
+  /** What every channel says first: hidden characters, look-alike words, commands this view does not show. */
+  readonly warnings: readonly GateWarning[];
+  /** Steps whose commands this view does not show: such a gate is never approvable from it. */
+  readonly hiddenCommands?: HiddenCommands;
+}
+
+/** A warning at the top of the gate: a title and the places it concerns (plan text as written: each channel escapes it). */
+export interface GateWarning {
+  readonly kind: 'hidden-characters' | 'look-alike' | 'hidden-commands';
+  readonly title: string;
+  readonly items: readonly string[];
+}
+
+/** What a view leaves out of what runs: steps listed without their calls, and steps not listed. */
+export interface HiddenCommands {
+  readonly steps: readonly string[];
+  readonly notListed: number;
 }
 
 /** Fields other branches add to the gate item; shown when present. */
@@ -63,7 +84,7 @@ function later(source: LaterFields): Pick<ShownGate, 'revision' | 'supersededBy'
 }
 
 export function shownOfNotice(notice: ApprovalNotice): ShownGate {
-  return asRevised({
+  return withWarnings({
     kind: notice.kind,
     plan: notice.plan,
     stepId: notice.stepId,
@@ -84,7 +105,7 @@ export function shownOfNotice(notice: ApprovalNotice): ShownGate {
 }
 
 export function shownOfGate(gate: GateView): ShownGate {
-  return asRevised({
+  return withWarnings({
     kind: gate.kind,
     plan: { id: gate.planId, version: gate.planVersion, digest: gate.planDigest },
     stepId: gate.stepId,
@@ -104,8 +125,137 @@ export function shownOfGate(gate: GateView): ShownGate {
   });
 }
 
+/** The gate as its revision runs it, with the warnings every channel shows first. */
+function withWarnings(gate: Omit<ShownGate, 'warnings'>): ShownGate {
+  const revised = asRevised(gate);
+  const hidden = hiddenCommandsOf(revised);
+  return {
+    ...revised,
+    ...(hidden ? { hiddenCommands: hidden } : {}),
+    warnings: gateWarnings(revised, hidden),
+  };
+}
+
+/** Steps whose calls the gate's view left out to fit (plan gate) or the step's (step gate). */
+function hiddenCommandsOf(gate: Omit<ShownGate, 'warnings'>): HiddenCommands | undefined {
+  const steps = [
+    ...(gate.view?.steps.filter((step) => step.detailsOmitted).map((step) => step.id) ?? []),
+    ...(gate.stepGate?.step.detailsOmitted ? [gate.stepGate.step.id] : []),
+  ];
+  const notListed = gate.view ? omitted(gate.view).notListed : 0;
+  return steps.length > 0 || notListed > 0 ? { steps, notListed } : undefined;
+}
+
+/** One place of plan text: where it is (as the warning names it), the text, and whether it is a call (hosts, paths). */
+type Place = readonly [where: string, text: string, call: boolean];
+
+/** Every piece of plan-authored (or model-, output-authored) text the gate shows, with where it is. */
+function placesOf(gate: Omit<ShownGate, 'warnings'>): Place[] {
+  const places: Place[] = [];
+  const text = (where: string, value: string | undefined) => {
+    if (value !== undefined) places.push([where, value, false]);
+  };
+  const call = (where: string, shown: ShownCall | undefined) => {
+    if (!shown) return;
+    places.push([where, shown.text, true]);
+    for (const detail of shown.details ?? []) places.push([`${where}, ${detail.label}`, detail.value, true]);
+  };
+  const step = (view: StepView) => {
+    const at = `step ${view.id}`;
+    text(at, view.description);
+    call(`${at} runs`, view.call);
+    call(`${at} was`, view.revised?.replaces);
+    call(`${at} contract`, view.contract);
+    call(`${at} rollback`, view.rollback?.call);
+    call(`${at} rollback contract`, view.rollback?.contract);
+  };
+  text('the objective', gate.objective);
+  text('the step', gate.description);
+  text('the question asked', gate.question);
+  for (const view of gate.view?.steps ?? []) step(view);
+  for (const post of gate.view?.postconditions ?? []) {
+    text(`postcondition ${post.id}`, post.description);
+    call(`postcondition ${post.id} check`, post.contract);
+  }
+  for (const entry of gate.view?.context ?? []) places.push([`context.${entry.key}`, entry.value, true]);
+  if (gate.stepGate) {
+    step(gate.stepGate.step);
+    for (const value of gate.stepGate.consumes ?? [])
+      if (value.value !== undefined) places.push([`value ${value.raw}`, value.value, true]);
+    for (const done of gate.stepGate.completed ?? [])
+      if (done.evidence)
+        text(`step ${done.id} evidence`, `${done.evidence.summary}\n${done.evidence.excerpt ?? ''}`);
+  }
+  for (const rollback of gate.abortRollsBack ?? []) {
+    call(`undo ${rollback.stepId}`, abortRollbackCall(rollback));
+    for (const value of rollback.values ?? []) text(`undo ${rollback.stepId}, ${value.raw}`, value.value);
+  }
+  if (gate.recovery) {
+    const shown = suggestionText(gate.recovery);
+    text("the model's suggestion", [shown.reasons, ...shown.changes].join('\n'));
+  }
+  return places;
+}
+
+/** The warnings of a gate, most serious first; empty when its text hides nothing and its view shows every command. */
+function gateWarnings(gate: Omit<ShownGate, 'warnings'>, hidden: HiddenCommands | undefined): GateWarning[] {
+  const warnings: GateWarning[] = [];
+  if (hidden)
+    warnings.push({
+      kind: 'hidden-commands',
+      title: HIDDEN_COMMANDS_TITLE,
+      items: [
+        ...(hidden.steps.length > 0
+          ? [
+              `the commands of step${hidden.steps.length === 1 ? '' : 's'} ${hidden.steps.join(', ')} (too large for the gate)`,
+            ]
+          : []),
+        ...(hidden.notListed > 0 ? [`${hidden.notListed} more steps, not listed at all`] : []),
+        `Reject it or ask: a plan whose commands fit the gate (move a long command into a file the plan runs) can be approved. \`plangate render <plan> --format text\` shows the whole plan ${gate.plan.id} v${gate.plan.version} (digest ${gate.plan.digest}).`,
+      ],
+    });
+  const places = placesOf(gate);
+  const hiddenItems = places.flatMap(([where, text]) => {
+    const found = hiddenCharacters(text);
+    return found.length > 0 ? [`${where}: ${found.join(', ')}`] : [];
+  });
+  if (hiddenItems.length > 0)
+    warnings.push({ kind: 'hidden-characters', title: HIDDEN_CHARACTERS_TITLE, items: unique(hiddenItems) });
+  const lookAlikeItems = places.flatMap(([where, text, isCall]) =>
+    isCall ? lookAlikeWords(text).map((word) => `${where}: ${word}`) : [],
+  );
+  if (lookAlikeItems.length > 0)
+    warnings.push({ kind: 'look-alike', title: LOOK_ALIKE_TITLE, items: unique(lookAlikeItems) });
+  return warnings;
+}
+
+function unique(items: readonly string[]): string[] {
+  return [...new Set(items)];
+}
+
+/**
+ * Why nobody may approve this gate, or undefined: its view hides a command that runs (every
+ * channel renders the same view, so none could show it). The approvals API refuses with this.
+ */
+export function notApprovableReason(gate: ShownGate): string | undefined {
+  const hidden = gate.hiddenCommands;
+  if (!hidden) return undefined;
+  const what = [
+    ...(hidden.steps.length > 0 ? [`the commands of ${hidden.steps.join(', ')}`] : []),
+    ...(hidden.notListed > 0 ? [`${hidden.notListed} steps not listed`] : []),
+  ].join(' and ');
+  return `this gate cannot be approved: its view does not show ${what} (too large for the gate). Reject it, and submit a plan whose commands fit (move a long command into a file the plan runs)`;
+}
+
+/** The warnings' titles, the same on every channel. */
+export const HIDDEN_COMMANDS_TITLE =
+  'This view does not show every command that runs, so the gate cannot be approved from it. Not shown:';
+export const HIDDEN_CHARACTERS_TITLE =
+  'This plan contains invisible or direction-changing characters, shown here as ⟨U+…⟩ symbols, in:';
+export const LOOK_ALIKE_TITLE = 'Look-alike hosts or paths (letters that pass for others), in:';
+
 /** A modified gate shows what its revision runs: the steps as changed, their marks recomputed. */
-function asRevised(gate: ShownGate): ShownGate {
+function asRevised<T extends Omit<ShownGate, 'warnings'>>(gate: T): T {
   const { revision } = gate;
   if (!revision) return gate;
   return {
@@ -311,16 +461,14 @@ export function abortRollbacksText(rollbacks: readonly AbortRollback[]): string 
 }
 
 const OUTSIDE_WORKSPACE = 'reaches outside the workspace';
-const CONTROL_CHARACTERS = 'control or bidirectional characters, shown escaped';
 
 /** The heading of the plan's context on every channel. */
 export const CONTEXT_TITLE = 'Context (what ${context.<key>} is)';
 
-/** A context entry's marks as phrases (warnings: outside the workspace, control characters), and a cut value's note. */
+/** A context entry's marks as phrases (warnings: outside the workspace), and a cut value's note. */
 export function contextPhrases(entry: ContextEntry): string[] {
   return [
     ...(entry.outsideWorkspace ?? []).map((reason) => `${OUTSIDE_WORKSPACE}: ${reason}`),
-    ...(entry.controlCharacters ? [CONTROL_CHARACTERS] : []),
     ...(entry.cut ? ['cut here: `plangate render <plan> --format yaml` shows it whole'] : []),
   ];
 }
@@ -353,11 +501,7 @@ export function filledValueText(value: FilledValue): string {
  * change a revision made.
  */
 export function isWarningPhrase(phrase: string): boolean {
-  return (
-    /^(destructive|changed|skipped)/.test(phrase) ||
-    phrase.startsWith(OUTSIDE_WORKSPACE) ||
-    phrase === CONTROL_CHARACTERS
-  );
+  return /^(destructive|changed|skipped)/.test(phrase) || phrase.startsWith(OUTSIDE_WORKSPACE);
 }
 
 /** A plan reference (`${secrets.db}`, `${steps.x.y}`): kept whole by {@link redactPlanText}. */

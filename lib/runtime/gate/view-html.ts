@@ -4,8 +4,11 @@
  * postconditions, budget and secret names; for a step gate, what already ran and the values it
  * will consume. Used by the email's HTML part and by the approval page. Self-contained markup
  * with class names (no layout assumed, no script); {@link VIEW_STYLE} is a plain stylesheet for
- * hosts without their own. Every string is redacted of credential shapes and HTML-escaped.
+ * hosts without their own. Every string is redacted of credential shapes, its hidden characters
+ * shown as labelled symbols (lib/plan/visible-text.ts, each in a `pg-char` span) and HTML-escaped;
+ * commands wrap inside their box, so nothing that runs is ever off-screen.
  */
+import { visibleText } from '../../plan/visible-text.ts';
 import {
   type AbortRollback,
   type ApprovalView,
@@ -29,7 +32,6 @@ import {
   deadlineText,
   filledValueText,
   isWarningPhrase,
-  notShownText,
   omitted,
   quorumText,
   recoveryText,
@@ -40,23 +42,41 @@ import {
   suggestionText,
   supersededText,
 } from './shown-gate.ts';
-import { terminalSafe } from './view-text.ts';
 
 /** A small stylesheet for the classes below (the email's; the page may use its own). */
 export const VIEW_STYLE =
   '.pg-step{border:1px solid #ccc;border-radius:6px;padding:.5rem 1rem;margin:.75rem 0}' +
   '.pg-step.pg-risky{border-color:#b00020;border-width:2px}' +
   '.pg-step h3{font-size:1rem;margin:.25rem 0}.pg-risk{color:#b00020;font-weight:bold}' +
-  '.pg-call pre,.pg-detail pre{background:#f4f4f4;padding:.5rem;white-space:pre-wrap;overflow-wrap:anywhere;margin:.25rem 0}' +
+  // Commands wrap, however long their words: nothing that runs is off to the side of its box.
+  'pre{white-space:pre-wrap;overflow-wrap:anywhere;word-break:break-all}' +
+  '.pg-call pre,.pg-detail pre{background:#f4f4f4;padding:.5rem;margin:.25rem 0}' +
   '.pg-meta{color:#444;font-size:.9rem}.pg-omitted{font-weight:bold}' +
+  '.pg-char{background:#fde7a9;color:#6a3d00;border-radius:3px;padding:0 .1em;font-weight:bold}' +
+  '.pg-warning{border-left:5px solid #b00020;background:#fdecee;padding:.5rem 1rem;margin:.75rem 0;overflow-wrap:anywhere}.pg-warning h2{font-size:1rem;margin:0 0 .25rem}' +
   // Plan text and identities (an IAM ARN) may be one long word: wrap it rather than widen a phone's page.
-  '.pg-people,.pg-steps,.pg-postconditions,.pg-plan-facts,.pg-step-gate{overflow-wrap:anywhere}';
+  '.pg-people,.pg-steps,.pg-postconditions,.pg-plan-facts,.pg-step-gate,td{overflow-wrap:anywhere}';
 
 type Clean = (text: string) => string;
 
-/** Plan text for HTML: credential shapes redacted, control and bidirectional characters shown escaped, then HTML-escaped. */
+/** Plan text for HTML: credential shapes redacted, hidden characters as marked symbols, then HTML-escaped. */
 function cleaner(redactor: Redactor = new Redactor()): Clean {
-  return (text) => escapeHtml(terminalSafe(redactPlanText(redactor, text)));
+  return (text) => visibleHtml(redactPlanText(redactor, text));
+}
+
+/** `text` HTML-escaped with its hidden characters as symbols, each in a `pg-char` span (every `⟨` opens one). */
+export function visibleHtml(text: string): string {
+  return escapeHtml(visibleText(text)).replace(/⟨[^⟨⟩]*⟩/g, '<span class="pg-char">$&</span>');
+}
+
+/** The gate's warnings (hidden characters, look-alike words, commands not shown), first on the page and in the email. */
+export function gateWarningsHtml(gate: ShownGate): string {
+  return gate.warnings
+    .map(
+      (warning) =>
+        `<section class="pg-warning" role="alert" data-warning="${warning.kind}"><h2>${escapeHtml(warning.title)}</h2><ul>${warning.items.map((item) => `<li>${visibleHtml(item)}</li>`).join('')}</ul></section>`,
+    )
+    .join('\n');
 }
 
 /** Every step of the view as a card, in plan order, and what was left out (a plan gate). */
@@ -77,9 +97,8 @@ export function stepCardHtml(step: StepView, number?: number, redactor?: Redacto
 }
 
 /** The postconditions, the budget, the secret names and, when commands were left out, the sentence saying so. */
-export function planFactsHtml(view: ApprovalView, plan: ShownGate['plan'], redactor?: Redactor): string {
+export function planFactsHtml(view: ApprovalView, redactor?: Redactor): string {
   const clean = cleaner(redactor);
-  const { notShown } = omitted(view);
   const parts: string[] = [];
   if (view.postconditions.length > 0) {
     parts.push(
@@ -105,7 +124,6 @@ export function planFactsHtml(view: ApprovalView, plan: ShownGate['plan'], redac
     '</dl>',
   );
   if (view.context) parts.push(contextHtml(view.context, clean));
-  if (notShown > 0) parts.push(`<p class="pg-omitted">${clean(notShownText(notShown, plan))}</p>`);
   return parts.join('\n');
 }
 
@@ -117,7 +135,7 @@ function contextHtml(entries: readonly ContextEntry[], clean: Clean): string {
       const phrases = contextPhrases(entry);
       return [
         `<dt><code>${clean(entry.key)}</code></dt>`,
-        `<dd${entry.outsideWorkspace || entry.controlCharacters ? ' class="pg-risky"' : ''}><pre><code>${clean(entry.value)}</code></pre>`,
+        `<dd${entry.outsideWorkspace ? ' class="pg-risky"' : ''}><pre><code>${clean(entry.value)}</code></pre>`,
         ...(phrases.length > 0
           ? [
               `<ul class="pg-risks">${phrases.map((p) => `<li${isWarningPhrase(p) ? ' class="pg-risk"' : ''}>${clean(p)}</li>`).join('')}</ul>`,
@@ -250,9 +268,10 @@ export function gateViewHtml(
   options: DeadlineOptions & { redactor?: Redactor } = {},
 ): string {
   return [
+    gateWarningsHtml(gate),
     gatePeopleHtml(gate, options),
     ...(gate.view
-      ? [stepCardsHtml(gate.view, options.redactor), planFactsHtml(gate.view, gate.plan, options.redactor)]
+      ? [stepCardsHtml(gate.view, options.redactor), planFactsHtml(gate.view, options.redactor)]
       : []),
     ...(gate.stepGate ? [stepGateHtml(gate.stepGate, options.redactor)] : []),
     ...(gate.abortRollsBack ? [abortRollbacksHtml(gate.abortRollsBack, options.redactor)] : []),
@@ -287,7 +306,7 @@ function stepCard(step: StepView, number: number | undefined, clean: Clean): str
     ...(step.call
       ? [callHtml('Runs', step.call, clean)]
       : step.detailsOmitted
-        ? ['<p class="pg-omitted">Command not shown here.</p>']
+        ? ['<p class="pg-omitted">Command not shown: too large for this gate.</p>']
         : []),
     ...(step.revised?.replaces ? [callHtml('Was', step.revised.replaces, clean)] : []),
     ...(step.contract ? [callHtml('Contract', step.contract, clean)] : []),

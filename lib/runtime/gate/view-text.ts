@@ -1,10 +1,11 @@
 /**
  * A gate as plain text: the terminal of `plangate run` and the text part of the approval email.
- * Commands, URLs and contracts are shown exactly, indented; every control character of plan text
- * (ANSI escapes, carriage returns, …) is shown as its Unicode control picture, so a hostile plan
- * can neither rewrite the terminal nor hide text from the approver.
+ * Commands, URLs and contracts are shown exactly, indented; every hidden character of plan text
+ * (ANSI escapes, carriage returns, bidirectional controls, zero-width characters, …) is shown as a
+ * labelled symbol (lib/plan/visible-text.ts), so a hostile plan can neither rewrite the terminal
+ * nor hide text from the approver. The gate's warnings come first.
  */
-import { CONTROL_CHARACTERS } from '../../plan/risks.ts';
+import { visibleText } from '../../plan/visible-text.ts';
 import type { AbortRollback, ContextEntry, ShownCall, StepGateView, StepView } from '../payloads/index.ts';
 import { Redactor } from '../secrets/redact.ts';
 import {
@@ -19,7 +20,6 @@ import {
   deadlineText,
   filledValueText,
   isWarningPhrase,
-  notShownText,
   omitted,
   quorumText,
   recoveryText,
@@ -31,16 +31,6 @@ import {
   supersededText,
 } from './shown-gate.ts';
 
-/** `text` safe for a terminal: each control character as a visible picture (ESC as ␛, CR as ␍). */
-export function terminalSafe(text: string): string {
-  return text.replace(CONTROL_CHARACTERS, (ch) => {
-    const code = ch.codePointAt(0) as number;
-    if (code < 0x20) return String.fromCodePoint(0x2400 + code);
-    if (code === 0x7f) return '\u2421';
-    return `\\u{${code.toString(16)}}`;
-  });
-}
-
 export interface GateTextOptions extends DeadlineOptions {
   /** Redacts credential shapes in plan text (email). @default - a Redactor of credential shapes */
   readonly redactor?: Redactor;
@@ -49,8 +39,10 @@ export interface GateTextOptions extends DeadlineOptions {
 /** Who, the deadline and what the approval covers, as lines of text. */
 export function gateText(gate: ShownGate, options: GateTextOptions = {}): string {
   const redactor = options.redactor ?? new Redactor();
-  const clean = (text: string) => terminalSafe(redactPlanText(redactor, text));
+  const clean = (text: string) => visibleText(redactPlanText(redactor, text));
   const lines: string[] = [];
+  for (const warning of gate.warnings)
+    lines.push(`!! ${warning.title}`, ...warning.items.map((item) => `   - ${clean(item)}`), '');
   if (gate.supersededBy !== undefined)
     lines.push(
       `SUPERSEDED by ${clean(supersededText(gate.supersededBy))}: this version can no longer be approved.`,
@@ -65,7 +57,7 @@ export function gateText(gate: ShownGate, options: GateTextOptions = {}): string
   if (gate.recovery) lines.push(...suggestionLines(gate.recovery, clean));
   if (gate.view) {
     const view = gate.view;
-    const { notShown, notListed } = omitted(view);
+    const { notListed } = omitted(view);
     lines.push('', `Steps (${view.truncated?.total ?? view.steps.length}):`);
     view.steps.forEach((step, i) => {
       lines.push(...stepLines(step, i + 1, clean));
@@ -84,7 +76,6 @@ export function gateText(gate: ShownGate, options: GateTextOptions = {}): string
       `Secrets used (names only): ${view.secrets.length > 0 ? clean(view.secrets.join(', ')) : 'none'}`,
     );
     if (view.context) lines.push(...contextLines(view.context, clean));
-    if (notShown > 0) lines.push('', clean(notShownText(notShown, gate.plan)));
   }
   if (gate.stepGate) lines.push(...stepGateLines(gate.stepGate, clean));
   if (gate.abortRollsBack) {
@@ -179,7 +170,7 @@ function stepLines(step: StepView, number: number | undefined, clean: (text: str
   for (const phrase of riskPhrases(step))
     lines.push(`${pad}${isWarningPhrase(phrase) ? '!! ' : ''}${clean(phrase)}`);
   if (step.call) lines.push(...callLines('runs', step.call, clean, pad));
-  else if (step.detailsOmitted) lines.push(`${pad}(command not shown here)`);
+  else if (step.detailsOmitted) lines.push(`${pad}(command not shown: too large for this gate)`);
   if (step.revised?.replaces) lines.push(...callLines('was', step.revised.replaces, clean, pad));
   if (step.contract) lines.push(...callLines('contract', step.contract, clean, pad));
   if (step.rollback) {

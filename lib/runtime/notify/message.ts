@@ -5,6 +5,7 @@
  * so a step name can neither inject markup nor smuggle a credential into a message.
  */
 
+import { visibleText } from '../../plan/visible-text.ts';
 import { shownOfNotice } from '../gate/shown-gate.ts';
 import { gateViewHtml, VIEW_STYLE } from '../gate/view-html.ts';
 import { gateText } from '../gate/view-text.ts';
@@ -49,6 +50,9 @@ const SLACK_BUTTONS: Record<ApprovalNotice['kind'], readonly SlackDecision[]> = 
   escalation: ['RETRY', 'SKIP', 'ABORT'],
   human: [],
 };
+
+/** The decisions that run something (the plan, the step again, the rollbacks): never offered by a message that cut a command. */
+const RUNS_SOMETHING: ReadonlySet<SlackDecision> = new Set(['APPROVE', 'RETRY', 'ABORT']);
 
 /** The decisions a Slack button gives at once (a question is asked in a modal; modifications and reports need the page). */
 export const SLACK_DECISIONS = ['APPROVE', 'REJECT', 'RETRY', 'SKIP', 'ABORT'] as const;
@@ -131,8 +135,9 @@ export function approvalMessage(
   to?: MessageAddressee,
 ): ApprovalMessage {
   const redactor = new Redactor();
+  // Hidden characters become symbols before blanks are flattened (`\s` would turn some into spaces).
   const clean = (text: string) => {
-    const flat = redactor.text(text).replace(/\s+/g, ' ').trim();
+    const flat = visibleText(redactor.text(text)).replace(/\s+/g, ' ').trim();
     return flat.length > MAX_FIELD ? `${flat.slice(0, MAX_FIELD - 1)}…` : flat;
   };
   const link = approvalLink(baseUrl, to ? to.linkId : notice.approvalId);
@@ -182,7 +187,8 @@ export function approvalMessage(
     how,
   ].join('\n');
   const html = [
-    `<!doctype html><html><head><meta charset="utf-8"><style>${VIEW_STYLE}</style></head><body>`,
+    // Laid out at the phone's width (not a 980 px desktop page shrunk): every command wraps to it.
+    `<!doctype html><html><head><meta charset="utf-8"><meta name="viewport" content="width=device-width, initial-scale=1"><style>${VIEW_STYLE}</style></head><body>`,
     `<h2>${escapeHtml(title)}</h2>`,
     '<table>',
     ...shown.map(
@@ -196,6 +202,10 @@ export function approvalMessage(
   ].join('\n');
   // What this message shows, and so what its buttons answer: the revision it is about, or the plan.
   const shownDigest = notice.revision?.digest ?? notice.plan.digest;
+  const slack = gateViewBlocks(gate, link, SLACK_LIMITS.blocks - 4);
+  // A message that does not show every command offers no button that runs one: open the page.
+  const complete = slack.cut.length === 0 && gate.hiddenCommands === undefined;
+  const buttons = SLACK_BUTTONS[notice.kind].filter((decision) => complete || !RUNS_SOMETHING.has(decision));
   const slackBlocks = [
     { type: 'header', text: { type: 'plain_text', text: title } },
     {
@@ -203,12 +213,12 @@ export function approvalMessage(
       text: { type: 'mrkdwn', text: shown.map((l) => `*${l.label}:* ${escapeSlack(l.value)}`).join('\n') },
     },
     // Header, lines and actions are here; the status line is added once the gate is decided.
-    ...gateViewBlocks(gate, link, SLACK_LIMITS.blocks - 4),
+    ...slack.blocks,
     {
       type: 'actions',
       block_id: SLACK_BLOCK_IDS.actions,
       elements: [
-        ...SLACK_BUTTONS[notice.kind].map((decision) => ({
+        ...buttons.map((decision) => ({
           type: 'button',
           text: { type: 'plain_text', text: BUTTON_LOOK[decision].label },
           style: BUTTON_LOOK[decision].style,

@@ -2,9 +2,12 @@
  * A gate as Slack Block Kit blocks: who may approve and the deadline (as fields), then one
  * section per step with its exact command, contract and rollback in code blocks, the
  * postconditions, the budget and the secret names. Slack's limits (50 blocks per message, 3000
- * characters per section text, 10 fields per section) are kept; what they cut is said plainly,
- * with a link to the page, and never mid-token: code is shortened before it is escaped.
+ * characters per section text, 10 fields per section) are kept; what they cut is said exactly
+ * (which step, which part, how many characters), with a link to the page, and never mid-token:
+ * code is shortened before it is escaped. Hidden characters are shown as symbols
+ * (lib/plan/visible-text.ts) and the gate's warnings come first.
  */
+import { visibleText } from '../../plan/visible-text.ts';
 import {
   abortRollbackCall,
   abortRollbackPhrases,
@@ -15,7 +18,6 @@ import {
   contextPhrases,
   filledValueText,
   isWarningPhrase,
-  notShownText,
   omitted,
   quorumText,
   recoveryText,
@@ -26,7 +28,6 @@ import {
   suggestionText,
   supersededText,
 } from '../gate/shown-gate.ts';
-import { terminalSafe } from '../gate/view-text.ts';
 import type { ApprovalView, ShownCall, StepGateView, StepView } from '../payloads/index.ts';
 import { Redactor } from '../secrets/redact.ts';
 import { escapeSlack, slackDate } from './slack-text.ts';
@@ -43,16 +44,40 @@ export const SLACK_VIEW_CHARS = 12_000;
 type Block = Record<string, unknown>;
 
 /**
- * The view's blocks, at most `maxBlocks` of them and about {@link SLACK_VIEW_CHARS} characters:
- * what does not fit is named in a last section that links to `link`.
+ * Code shown in a block: `value` within `limit` characters; what was cut of it is noted under
+ * `where` (a later, shorter attempt at the same block overwrites the note).
  */
-export function gateViewBlocks(gate: ShownGate, link: string, maxBlocks: number): Block[] {
+type Code = ((value: string, limit: number, where: string) => string) & {
+  readonly cuts: Map<string, string>;
+};
+
+/** The view in Slack: its blocks, and each thing Slack cut of it (empty: the message shows all the view shows). */
+export interface SlackView {
+  readonly blocks: Block[];
+  readonly cut: readonly string[];
+}
+
+/**
+ * The view's blocks, at most `maxBlocks` of them and about {@link SLACK_VIEW_CHARS} characters:
+ * what does not fit is named, exactly, in a last section that links to `link`.
+ */
+export function gateViewBlocks(gate: ShownGate, link: string, maxBlocks: number): SlackView {
   const redactor = new Redactor();
-  // Control and bidirectional characters shown escaped, as on every channel.
-  const plain = (value: string) => terminalSafe(redactPlanText(redactor, value));
+  // Hidden characters shown as symbols, as on every channel.
+  const plain = (value: string) => visibleText(redactPlanText(redactor, value));
   const text = (value: string) => escapeSlack(plain(value));
-  const code = (value: string, limit: number) => slackCode(plain(value), limit);
   const blocks: Block[] = [
+    ...gate.warnings.map((warning) =>
+      section(
+        fitLines(
+          [
+            `:warning: *${escapeSlack(warning.title)}*`,
+            ...warning.items.map((item) => `• ${text(item)}`),
+          ].join('\n'),
+          SLACK_LIMITS.sectionText,
+        ),
+      ),
+    ),
     peopleBlock(gate, text),
     ...(gate.recovery
       ? [section(fitText(suggestionMrkdwn(gate.recovery, text), SLACK_LIMITS.sectionText))]
@@ -67,51 +92,85 @@ export function gateViewBlocks(gate: ShownGate, link: string, maxBlocks: number)
     blocks.push(block);
   };
   const cut: string[] = [];
+  /** Renders with a fresh list of cuts, kept only when the block is added. */
+  const rendered = (render: (code: Code) => string): { block: Block; cuts: string[] } => {
+    const cuts = new Map<string, string>();
+    const code: Code = Object.assign(
+      (value: string, limit: number, where: string) => {
+        const shown = plain(value);
+        if (shown.length > limit)
+          cuts.set(where, `${where}: ${limit - 1} of ${shown.length} characters shown`);
+        else cuts.delete(where);
+        return slackCode(shown, limit);
+      },
+      { cuts },
+    );
+    const block = section(render(code));
+    return { block, cuts: [...cuts.values()] };
+  };
+  const tryAdd = (render: (code: Code) => string): boolean => {
+    const { block, cuts } = rendered(render);
+    if (!fits(block)) return false;
+    add(block);
+    cut.push(...cuts);
+    return true;
+  };
   if (gate.view) {
     const view = gate.view;
     let shown = 0;
     for (const [i, step] of view.steps.entries()) {
-      const block = section(stepText(step, i + 1, text, code));
-      if (!fits(block)) break;
-      add(block);
+      if (!tryAdd((code) => stepText(step, i + 1, text, code))) break;
       shown += 1;
     }
-    const total = view.truncated?.total ?? view.steps.length;
-    if (shown < total)
-      cut.push(`${total - shown} of ${total} steps are not shown in Slack (its message limits).`);
-    const facts = section(planFactsText(view, text, code));
-    if (fits(facts)) add(facts);
-    else cut.push('The postconditions, budget and secrets are not shown in Slack.');
-    const { notShown } = omitted(view);
-    if (notShown > 0 && shown === total) cut.push(text(notShownText(notShown, gate.plan)));
+    const { notListed } = omitted(view);
+    const unshown = view.steps.slice(shown).map((step) => step.id);
+    if (unshown.length > 0)
+      cut.push(
+        `step${unshown.length === 1 ? '' : 's'} ${listed(unshown)} (${unshown.length} of ${view.steps.length}) not shown (Slack's message limits)`,
+      );
+    if (notListed > 0) cut.push(`${notListed} more steps not listed`);
+    if (!tryAdd((code) => planFactsText(view, text, code)))
+      cut.push('the postconditions, budget, secrets and context not shown');
   }
   if (gate.stepGate) {
-    for (const block of stepGateBlocks(gate.stepGate, text, code)) {
-      if (fits(block)) add(block);
-      else {
-        cut.push('What already ran and the values the step consumes are not all shown in Slack.');
+    for (const render of stepGateBlocks(gate.stepGate, text)) {
+      if (!tryAdd(render)) {
+        cut.push('what already ran and the values the step consumes not all shown');
         break;
       }
     }
   }
   if (gate.abortRollsBack) {
-    const lines = [
-      `*${text(abortRollbacksText(gate.abortRollsBack))}*`,
-      ...gate.abortRollsBack.map((r, i) =>
-        [
-          `${i + 1}. undo *${text(r.stepId)}* (${text(r.tool)})${r.call || r.filled ? `\n${code(abortRollbackCall(r).text, 500)}` : ''}`,
-          ...abortRollbackPhrases(r).map((p) => `:warning: *${text(short(p, 500))}*`),
-          ...(r.values ?? []).map((v) => `• ${text(short(filledValueText(v), 300))}`),
-        ].join('\n'),
-      ),
-    ];
-    const block = section(lines.join('\n'));
-    if (fits(block)) add(block);
-    else cut.push('The rollbacks an abort runs are not all shown in Slack.');
+    const rollbacks = gate.abortRollsBack;
+    const shown = tryAdd((code) =>
+      [
+        `*${text(abortRollbacksText(rollbacks))}*`,
+        ...rollbacks.map((r, i) =>
+          [
+            `${i + 1}. undo *${text(r.stepId)}* (${text(r.tool)})${r.call || r.filled ? `\n${code(abortRollbackCall(r).text, 500, `undo ${r.stepId}`)}` : ''}`,
+            ...abortRollbackPhrases(r).map((p) => `:warning: *${text(short(p, 500))}*`),
+            ...(r.values ?? []).map((v) => `• ${text(short(filledValueText(v), 300))}`),
+          ].join('\n'),
+        ),
+      ].join('\n'),
+    );
+    if (!shown) cut.push('the rollbacks an abort runs not shown');
   }
   if (cut.length > 0)
-    blocks.push(section(`:scissors: ${cut.join(' ')} <${link}|Open the page> to see everything.`));
-  return blocks;
+    blocks.push(
+      section(
+        fitLines(
+          `:scissors: *Slack cut this message:* ${text(cut.join('; '))}. <${link}|Open the page>: it shows every command in full. Approve there.`,
+          SLACK_LIMITS.sectionText,
+        ),
+      ),
+    );
+  return { blocks, cut };
+}
+
+/** Ids as "a, b, c" (the first ten, then how many more). */
+function listed(ids: readonly string[]): string {
+  return ids.length > 10 ? `${ids.slice(0, 10).join(', ')} and ${ids.length - 10} more` : ids.join(', ');
 }
 
 /** The model's suggestion, beside the buttons: what it suggests, why, what changes, what accepting does. */
@@ -167,8 +226,9 @@ function stepText(
   step: StepView,
   number: number | undefined,
   text: (value: string) => string,
-  code: (value: string, limit: number) => string,
+  code: Code,
 ): string {
+  const at = `step ${step.id}`;
   for (let codeLimit: number = SLACK_LIMITS.sectionText; ; codeLimit = Math.floor(codeLimit / 2)) {
     const lines: string[] = [];
     const tool = step.target !== undefined ? `agent ${text(step.target)}` : text(step.tool);
@@ -183,16 +243,15 @@ function stepText(
     );
     for (const phrase of riskPhrases(step))
       lines.push(isWarningPhrase(phrase) ? `:warning: *${text(phrase)}*` : text(phrase));
-    if (step.call) lines.push(...callText('Runs', step.call, text, code, codeLimit));
-    else if (step.detailsOmitted) lines.push('_Command not shown here: see the page._');
-    if (step.revised?.replaces) lines.push(...callText('Was', step.revised.replaces, text, code, codeLimit));
-    if (step.contract) lines.push(...callText('Contract', step.contract, text, code, codeLimit));
+    const call = (label: string, shown: ShownCall, where: string) =>
+      lines.push(...callText(label, shown, text, code, codeLimit, `${at} ${where}`));
+    if (step.call) call('Runs', step.call, 'runs');
+    else if (step.detailsOmitted) lines.push('_Command not shown: too large for this gate._');
+    if (step.revised?.replaces) call('Was', step.revised.replaces, 'was');
+    if (step.contract) call('Contract', step.contract, 'contract');
     if (step.rollback) {
-      lines.push(
-        ...callText(`Rollback (${text(step.rollback.tool)})`, step.rollback.call, text, code, codeLimit),
-      );
-      if (step.rollback.contract)
-        lines.push(...callText('Rollback contract', step.rollback.contract, text, code, codeLimit));
+      call(`Rollback (${text(step.rollback.tool)})`, step.rollback.call, 'rollback');
+      if (step.rollback.contract) call('Rollback contract', step.rollback.contract, 'rollback contract');
     }
     const meta = [
       ...(step.timeoutSeconds !== undefined ? [`step timeout ${step.timeoutSeconds} s`] : []),
@@ -203,7 +262,11 @@ function stepText(
     if (meta.length > 0) lines.push(text(meta.join(' · ')));
     const out = lines.join('\n');
     if (out.length <= SLACK_LIMITS.sectionText) return out;
-    if (codeLimit < 64) return `*${text(step.id)}*: too large for a Slack section; see the page.`;
+    if (codeLimit < 64) {
+      code.cuts.clear();
+      code.cuts.set(at, `${at}: not shown (too large for a Slack section)`);
+      return `*${text(step.id)}*: too large for a Slack section; see the page.`;
+    }
   }
 }
 
@@ -211,29 +274,25 @@ function callText(
   label: string,
   call: ShownCall,
   text: (value: string) => string,
-  code: (value: string, limit: number) => string,
+  code: Code,
   codeLimit: number,
+  where: string,
 ): string[] {
   const lines = [
     `${label} (${call.form}${call.expect ? `, passes on ${text(call.expect)}` : ''}):`,
-    code(call.text, codeLimit),
+    code(call.text, codeLimit, where),
   ];
+  // Every detail as code: a shortened one is noted like the call's text.
   for (const detail of call.details ?? [])
     lines.push(
-      detail.code || detail.value.includes('\n')
-        ? `${text(detail.label)}: ${code(detail.value, codeLimit)}`
-        : `${text(detail.label)}: ${text(short(detail.value, 300))}`,
+      `${text(detail.label)}: ${code(detail.value, Math.min(codeLimit, 1000), `${where}, ${detail.label}`)}`,
     );
   for (const ref of call.references ?? [])
     lines.push(`${text(ref.raw)}: filled at run time from step ${text(ref.step)}`);
   return lines;
 }
 
-function planFactsText(
-  view: ApprovalView,
-  text: (value: string) => string,
-  code: (value: string, limit: number) => string,
-): string {
+function planFactsText(view: ApprovalView, text: (value: string) => string, code: Code): string {
   for (let codeLimit = 1000; ; codeLimit = Math.floor(codeLimit / 2)) {
     const lines: string[] = [];
     if (view.postconditions.length > 0) {
@@ -242,7 +301,10 @@ function planFactsText(
         lines.push(`• *${text(post.id)}*: ${text(short(post.description, 200))}`);
         if (post.risks.length > 0)
           lines.push(`:warning: *destructive check: ${text(post.risks.join('; '))}*`);
-        if (post.contract) lines.push(...callText('Check', post.contract, text, code, codeLimit));
+        if (post.contract)
+          lines.push(
+            ...callText('Check', post.contract, text, code, codeLimit, `postcondition ${post.id} check`),
+          );
       }
     }
     if (view.budget) lines.push(`*Budget:* ${text(budgetText(view.budget))}`);
@@ -252,55 +314,59 @@ function planFactsText(
     if (view.context) {
       lines.push(`*${text(CONTEXT_TITLE)}:*`);
       for (const entry of view.context) {
-        lines.push(`• *${text(entry.key)}* = ${code(entry.value, codeLimit)}`);
+        lines.push(`• *${text(entry.key)}* = ${code(entry.value, codeLimit, `context.${entry.key}`)}`);
         for (const phrase of contextPhrases(entry))
           lines.push(isWarningPhrase(phrase) ? `:warning: *${text(phrase)}*` : text(phrase));
       }
     }
     const out = lines.join('\n');
     if (out.length <= SLACK_LIMITS.sectionText || codeLimit < 32)
-      return fitLines(out, SLACK_LIMITS.sectionText);
+      return fitCounted(out, code, 'the postconditions, budget, secrets and context');
   }
 }
 
-function stepGateBlocks(
-  stepGate: StepGateView,
-  text: (value: string) => string,
-  code: (value: string, limit: number) => string,
-): Block[] {
-  const blocks = [section(stepText(stepGate.step, undefined, text, code))];
-  if (stepGate.consumes?.length)
-    blocks.push(
-      section(
-        fitLines(
-          [
-            '*Values it will consume:*',
-            ...stepGate.consumes.map(
-              (v) => `• ${text(v.raw)} = ${v.value !== undefined ? code(v.value, 400) : '_not produced_'}`,
-            ),
-          ].join('\n'),
-          SLACK_LIMITS.sectionText,
-        ),
+/** A step gate's sections, each rendered with its own record of cuts. */
+function stepGateBlocks(stepGate: StepGateView, text: (value: string) => string): ((code: Code) => string)[] {
+  const renders: ((code: Code) => string)[] = [(code) => stepText(stepGate.step, undefined, text, code)];
+  const consumes = stepGate.consumes ?? [];
+  if (consumes.length > 0)
+    renders.push((code) =>
+      fitCounted(
+        [
+          '*Values it will consume:*',
+          ...consumes.map(
+            (v) =>
+              `• ${text(v.raw)} = ${v.value !== undefined ? code(v.value, 400, `value ${v.raw}`) : '_not produced_'}`,
+          ),
+        ].join('\n'),
+        code,
+        'the values it will consume',
       ),
     );
   const done = stepGate.completed ?? [];
-  blocks.push(
-    section(
-      fitLines(
-        [
-          '*Already done:*',
-          ...(done.length === 0 ? ['nothing yet'] : []),
-          ...(stepGate.completedNotListed ? [`… ${stepGate.completedNotListed} earlier steps`] : []),
-          ...done.map(
-            (d) =>
-              `• ${text(d.id)}: ${d.evidence ? `${d.evidence.passed ? 'passed' : '*FAILED*'} ${text(d.evidence.kind)} contract: ${text(short(d.evidence.summary, 200))}` : 'no contract'}`,
-          ),
-        ].join('\n'),
-        SLACK_LIMITS.sectionText,
-      ),
+  renders.push(() =>
+    fitLines(
+      [
+        '*Already done:*',
+        ...(done.length === 0 ? ['nothing yet'] : []),
+        ...(stepGate.completedNotListed ? [`… ${stepGate.completedNotListed} earlier steps`] : []),
+        ...done.map(
+          (d) =>
+            `• ${text(d.id)}: ${d.evidence ? `${d.evidence.passed ? 'passed' : '*FAILED*'} ${text(d.evidence.kind)} contract: ${text(short(d.evidence.summary, 200))}` : 'no contract'}`,
+        ),
+      ].join('\n'),
+      SLACK_LIMITS.sectionText,
     ),
   );
-  return blocks;
+  return renders;
+}
+
+/** {@link fitLines}, noting under `where` how many lines it kept when it cut. */
+function fitCounted(text: string, code: Code, where: string): string {
+  const out = fitLines(text, SLACK_LIMITS.sectionText);
+  if (out !== text)
+    code.cuts.set(where, `${where}: ${out.split('\n').length - 1} of ${text.split('\n').length} lines shown`);
+  return out;
 }
 
 function section(mrkdwn: string): Block {
@@ -318,7 +384,7 @@ export function slackCode(value: string, limit: number): string {
     .replace(/</g, '&lt;')
     .replace(/>/g, '&gt;')
     .replace(/```/g, '`\u200b`\u200b`');
-  const cut = value.length > limit ? '\n_(cut: the page shows it whole)_' : '';
+  const cut = value.length > limit ? `\n_(cut here: ${limit - 1} of ${value.length} characters shown)_` : '';
   return `\`\`\`${escaped}\`\`\`${cut}`;
 }
 

@@ -166,8 +166,6 @@ export const ContextEntrySchema = z.object({
   cut: z.literal(true).optional(),
   /** Where it reaches outside the workspace, were it used as a path (lib/plan/risks.ts `valueReach`); absent: nowhere. */
   outsideWorkspace: z.array(z.string()).optional(),
-  /** It holds control or bidirectional characters, which every view shows escaped. */
-  controlCharacters: z.literal(true).optional(),
 });
 export type ContextEntry = z.infer<typeof ContextEntrySchema>;
 

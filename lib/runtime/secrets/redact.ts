@@ -18,8 +18,12 @@ const CREDENTIAL_PATTERNS: readonly { readonly pattern: RegExp; readonly replace
   },
   // HTTP Authorization schemes.
   { pattern: /(Bearer|Basic|Token)\s+[A-Za-z0-9._~+/=-]{8,}/g, replace: `$1 ${REDACTED}` },
-  // Passwords in URLs: scheme://user:password@host
-  { pattern: /([a-z][a-z0-9+.-]*:\/\/[^\s:/@]+:)[^\s@/]+@/gi, replace: `$1${REDACTED}@` },
+  // Passwords in URLs: scheme://user:password@host. Bounded and anchored at a word's start: an
+  // unbounded scheme made a long word (a 112 KB command) take quadratic time, a minute per render.
+  {
+    pattern: /(\b[a-z][a-z0-9+.-]{0,31}:\/\/[^\s:/@]{1,256}:)[^\s@/]{1,256}@/gi,
+    replace: `$1${REDACTED}@`,
+  },
   // Step Functions task tokens: long opaque base64 runs starting with "AQ" (glued to other text too).
   { pattern: /AQ[A-Za-z0-9+/=_-]{100,}/g, replace: REDACTED },
   // GitHub, Slack and private-key material.
