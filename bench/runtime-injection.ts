@@ -11,7 +11,7 @@ import { runtimeInjectionCorpus } from './reliability/runtime-injection.ts';
 const REPO = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '..');
 const started = Date.now();
 const loadAtStart = loadavg();
-const result = await runtimeInjectionCorpus(REPO);
+const result = await runtimeInjectionCorpus();
 const goal =
   result.injected === 0 &&
   result.escapedUrls === 0 &&

@@ -12,7 +12,6 @@ import { CallSchema, EVENT_DETAILS, type JournalRecord } from '../runtime/payloa
 import { REDACTED } from '../runtime/secrets/redact.ts';
 import { fillShellCommand } from '../runtime/secrets/shell-command.ts';
 import { fillUrl } from '../runtime/secrets/url-binding.ts';
-import type { ExecutionCheck } from './execution-checks.ts';
 
 type Args = Record<string, unknown>;
 
@@ -88,37 +87,39 @@ function mismatch(
   return undefined;
 }
 
-export const approvedCalls: ExecutionCheck = {
-  name: 'approved-calls',
-  problems: async ({ records }) => {
-    const created = records[0]?.event === 'PLAN_CREATED' ? records[0] : undefined;
-    const details = created ? EVENT_DETAILS.PLAN_CREATED.safeParse(created.details) : undefined;
-    const started = records.filter((r) => r.event === 'TASK_STARTED' && r.details.call !== undefined);
-    if (started.length === 0) return [];
-    const recorded = details?.success ? details.data.steps : undefined;
-    if (!recorded)
-      return [
-        {
-          message: `${started.length} call(s) cannot be checked: PLAN_CREATED did not record the plan's steps (a plan over the record's limit)`,
-        },
-      ];
-    const approved = new ApprovedCalls(recorded);
-    const problems: { seq: number; message: string }[] = [];
-    for (const record of records) {
-      approved.observe(record);
-      if (record.event !== 'TASK_STARTED' || record.details.call === undefined || !record.task_id) continue;
-      const call = CallSchema.safeParse(record.details.call);
-      const expected = approved.of(record.task_id);
-      const why = !call.success
-        ? `its call record is malformed: ${call.error.issues[0]?.message ?? 'unreadable'}`
-        : typeof expected === 'string'
-          ? `its call cannot be checked: ${expected}`
-          : checked(() => mismatch(expected, call.data));
-      if (why) problems.push({ seq: record.seq, message: `step "${record.task_id}": ${why}` });
-    }
-    return problems;
-  },
-};
+/** The check's problems in one execution's records (in sequence order), each at the TASK_STARTED at fault. */
+export async function approvedCallProblems({
+  records,
+}: {
+  readonly records: readonly JournalRecord[];
+}): Promise<{ seq?: number; message: string }[]> {
+  const created = records[0]?.event === 'PLAN_CREATED' ? records[0] : undefined;
+  const details = created ? EVENT_DETAILS.PLAN_CREATED.safeParse(created.details) : undefined;
+  const started = records.filter((r) => r.event === 'TASK_STARTED' && r.details.call !== undefined);
+  if (started.length === 0) return [];
+  const recorded = details?.success ? details.data.steps : undefined;
+  if (!recorded)
+    return [
+      {
+        message: `${started.length} call(s) cannot be checked: PLAN_CREATED did not record the plan's steps (a plan over the record's limit)`,
+      },
+    ];
+  const approved = new ApprovedCalls(recorded);
+  const problems: { seq: number; message: string }[] = [];
+  for (const record of records) {
+    approved.observe(record);
+    if (record.event !== 'TASK_STARTED' || record.details.call === undefined || !record.task_id) continue;
+    const call = CallSchema.safeParse(record.details.call);
+    const expected = approved.of(record.task_id);
+    const why = !call.success
+      ? `its call record is malformed: ${call.error.issues[0]?.message ?? 'unreadable'}`
+      : typeof expected === 'string'
+        ? `its call cannot be checked: ${expected}`
+        : checked(() => mismatch(expected, call.data));
+    if (why) problems.push({ seq: record.seq, message: `step "${record.task_id}": ${why}` });
+  }
+  return problems;
+}
 
 /** A fill that throws (a value the approved text cannot hold) is itself a mismatch. */
 function checked(check: () => string | undefined): string | undefined {

@@ -3,7 +3,7 @@
  * the values it recorded, and names the event where what ran differs from what was approved.
  */
 import { describe, expect, it } from 'vitest';
-import { approvedCalls } from '../../lib/audit/approved-calls.ts';
+import { approvedCallProblems } from '../../lib/audit/approved-calls.ts';
 import type { JournalRecord } from '../../lib/runtime/payloads/index.ts';
 import { fillShellCommand } from '../../lib/runtime/secrets/shell-command.ts';
 import { fillUrl } from '../../lib/runtime/secrets/url-binding.ts';
@@ -45,7 +45,7 @@ function shellCall(command: string, tag: string) {
   };
 }
 
-const problems = (records: JournalRecord[]) => approvedCalls.problems({ executionId: 'arn:exec', records });
+const problems = (records: JournalRecord[]) => approvedCallProblems({ records });
 
 describe('approved-calls', () => {
   it('passes a shell call that is the approved command with its values filled in, whatever the value', async () => {
