@@ -1,8 +1,11 @@
 /**
  * Shell analysis with tree-sitter's bash grammar: whether a command is valid shell (located
  * syntax errors) and what in it changes or deletes something hard to undo (located findings,
- * each with its reason). Synchronous; the grammar loads once when this module is imported.
- * The rules: rules.ts (commands), wrappers.ts (what is seen through), analyze.ts (the walk);
+ * each with its reason), sorted into three classes: read-only (proven), destructive, unknown.
+ * Synchronous; the grammar loads once when this module is imported. The rules, as tables:
+ * rules.ts (destructive commands), read-only.ts (the allow-list), wrappers.ts (what is seen
+ * through), interpreters.ts (code in other languages), variables.ts (variables that change what
+ * runs), exfiltration.ts (data sent away); analyze.ts (the walk);
  * docs/shell-analysis.md says them in prose.
  */
 export {
@@ -11,9 +14,11 @@ export {
   describeFinding,
   MAX_SHELL_NESTING,
   type ShellAnalysis,
+  type ShellEffect,
   type ShellFinding,
   type ShellPosition,
   type ShellSyntaxError,
 } from './analyze.ts';
 export { placeOf as outsideWorkspacePath } from './outside.ts';
+export { executionVariable, settingReason } from './variables.ts';
 export { SHELL_WASM_FILES, shellWasmPath } from './wasm-files.ts';

@@ -297,6 +297,7 @@ export function riskPhrases(step: ApprovalView['steps'][number]): string[] {
   if (step.risks.destructive.length > 0) phrases.push(`destructive: ${step.risks.destructive.join('; ')}`);
   if (step.risks.contract.length > 0) phrases.push(`destructive contract: ${step.risks.contract.join('; ')}`);
   if (step.risks.rollback.length > 0) phrases.push(`destructive rollback: ${step.risks.rollback.join('; ')}`);
+  phrases.push(...effectPhrases(step.risks));
   if (step.risks.outsideWorkspace?.length)
     phrases.push(`${OUTSIDE_WORKSPACE}: ${step.risks.outsideWorkspace.join('; ')}`);
   phrases.push(step.risks.ownGate ? 'own gate before it runs' : 'no gate of its own');
@@ -310,6 +311,19 @@ export function abortRollbacksText(rollbacks: readonly AbortRollback[]): string 
     : 'If you abort, nothing is rolled back: no step with a rollback has completed yet.';
 }
 
+/** "effect unknown: …" and "exfiltration: …" of a step or a postcondition's check. */
+export function effectPhrases(marks: {
+  readonly unknown?: readonly string[];
+  readonly exfiltration?: readonly string[];
+}): string[] {
+  return [
+    ...(marks.exfiltration?.length ? [`${EXFILTRATION}: ${marks.exfiltration.join('; ')}`] : []),
+    ...(marks.unknown?.length ? [`${EFFECT_UNKNOWN}: ${marks.unknown.join('; ')}`] : []),
+  ];
+}
+
+const EFFECT_UNKNOWN = 'effect unknown';
+const EXFILTRATION = 'exfiltration';
 const OUTSIDE_WORKSPACE = 'reaches outside the workspace';
 const CONTROL_CHARACTERS = 'control or bidirectional characters, shown escaped';
 
@@ -349,12 +363,14 @@ export function filledValueText(value: FilledValue): string {
 }
 
 /**
- * A phrase every channel shows as a warning: something destructive, outside the workspace, or a
- * change a revision made.
+ * A phrase every channel shows as a warning: something destructive, of unknown effect, sent away,
+ * outside the workspace, or a change a revision made.
  */
 export function isWarningPhrase(phrase: string): boolean {
   return (
     /^(destructive|changed|skipped)/.test(phrase) ||
+    phrase.startsWith(EFFECT_UNKNOWN) ||
+    phrase.startsWith(EXFILTRATION) ||
     phrase.startsWith(OUTSIDE_WORKSPACE) ||
     phrase === CONTROL_CHARACTERS
   );

@@ -28,6 +28,7 @@ import {
   type DeadlineOptions,
   deadlineText,
   filledValueText,
+  effectPhrases,
   isWarningPhrase,
   notShownText,
   omitted,
@@ -91,6 +92,7 @@ export function planFactsHtml(view: ApprovalView, plan: ShownGate['plan'], redac
           ...(post.risks.length > 0
             ? [`<p class="pg-risk">Destructive check: ${clean(post.risks.join('; '))}</p>`]
             : []),
+          ...effectPhrases(post).map((phrase) => `<p class="pg-risk">Check: ${clean(phrase)}</p>`),
           ...(post.contract ? [callHtml('Check', post.contract, clean)] : []),
           '</article>',
         ].join('\n'),

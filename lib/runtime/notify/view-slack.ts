@@ -14,6 +14,7 @@ import {
   CONTEXT_TITLE,
   contextPhrases,
   filledValueText,
+  effectPhrases,
   isWarningPhrase,
   notShownText,
   omitted,
@@ -242,6 +243,7 @@ function planFactsText(
         lines.push(`• *${text(post.id)}*: ${text(short(post.description, 200))}`);
         if (post.risks.length > 0)
           lines.push(`:warning: *destructive check: ${text(post.risks.join('; '))}*`);
+        for (const phrase of effectPhrases(post)) lines.push(`:warning: *check: ${text(phrase)}*`);
         if (post.contract) lines.push(...callText('Check', post.contract, text, code, codeLimit));
       }
     }
