@@ -121,10 +121,17 @@ export function planRisks(plan: Plan, tools: ToolRegistry = createToolRegistry()
  * everything it covers only reads, and the platform's policy decides.
  */
 export function unattendedApprovalRefusals(risks: PlanRisks, stepId?: string): string[] {
+  if (stepId !== undefined && !Object.hasOwn(risks.steps, stepId))
+    return [`the plan has no step "${stepId}"`];
   const refusals: string[] = [];
   for (const [id, step] of Object.entries(risks.steps)) {
     if (stepId === undefined ? step.ownGate : id !== stepId) continue;
-    const destructive = [...step.destructive, ...led('contract', step.contract), ...led('rollback', step.rollback), ...led('rollback contract', step.rollbackContract)];
+    const destructive = [
+      ...step.destructive,
+      ...led('contract', step.contract),
+      ...led('rollback', step.rollback),
+      ...led('rollback contract', step.rollbackContract),
+    ];
     refusals.push(
       ...destructive.map((reason) => `step ${id} is destructive: ${reason}`),
       ...step.unknown.map((reason) => `step ${id}, effect unknown: ${reason}`),
@@ -152,7 +159,12 @@ export function callClassification(
   const definition = tools.get(tool);
   return definition
     ? classifyCall(definition, args)
-    : { effect: 'unknown', destructive: [], unknown: [`the tool ${tool} is not registered`], exfiltration: [] };
+    : {
+        effect: 'unknown',
+        destructive: [],
+        unknown: [`the tool ${tool} is not registered`],
+        exfiltration: [],
+      };
 }
 
 /** A contract's check sorted into its class: a command runs, an http check sends a request, a Lambda is invoked, an assertion only reads. */
@@ -171,7 +183,8 @@ export function contractClassification(
   }
   if (contract?.kind === 'http')
     return callClassification('http', { method: contract.method, url: contract.url }, tools);
-  if (contract?.kind === 'lambda') return callClassification('lambda', { functionName: contract.functionName }, tools);
+  if (contract?.kind === 'lambda')
+    return callClassification('lambda', { functionName: contract.functionName }, tools);
   return READ_ONLY;
 }
 

@@ -135,7 +135,9 @@ export const BUILTIN_TOOLS: readonly ToolDefinition[] = [
     description: 'Invoke an AWS Lambda function synchronously with a JSON payload.',
     inputSchema: LambdaArgsSchema,
     destructive: false,
-    unknownReasons: (args) => [`invokes the Lambda function ${String(args.functionName)}, whose effect is not known`],
+    unknownReasons: (args) => [
+      `invokes the Lambda function ${String(args.functionName)}, whose effect is not known`,
+    ],
   },
   {
     name: 'agent',

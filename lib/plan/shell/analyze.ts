@@ -347,24 +347,46 @@ function runCode(
   nameWord: ShellWord,
 ): void {
   const interpreter = INTERPRETERS.get(name);
-  const awkProgram = /^(?:g|m|n)?awk$/.test(name) ? scanOptions(args, { shortWithValue: 'Fvf' }).operands[0] : undefined;
-  const fileOf = (word: ShellWord | undefined) => (word?.value === undefined ? undefined : writtenFile(frame, word.value));
+  const awkProgram = /^(?:g|m|n)?awk$/.test(name)
+    ? scanOptions(args, { shortWithValue: 'Fvf' }).operands[0]
+    : undefined;
+  const fileOf = (word: ShellWord | undefined) =>
+    word?.value === undefined ? undefined : writtenFile(frame, word.value);
   const programFile = SHELLS.has(name) || interpreter ? fileOf(scriptOperand(args)) : undefined;
   const selfFile = written.includes('/') ? writtenFile(frame, written) : undefined;
   const codes: ShellWord[] = [
     ...(interpreter ? inlineCode(interpreter, args) : []),
     ...(awkProgram ? [awkProgram] : []),
-    ...(interpreter && stdin.kind === 'text' && !scriptOperand(args) ? [literalWord(stdin.text, stdin.at)] : []),
+    ...(interpreter && stdin.kind === 'text' && !scriptOperand(args)
+      ? [literalWord(stdin.text, stdin.at)]
+      : []),
   ];
   const scripts = [programFile, selfFile].filter((text): text is string => text !== undefined);
   if (scripts.length > 0 && (SHELLS.has(name) || !interpreter)) {
-    for (const text of scripts) analyzeNested(text, undefined, undefined, nameWord.at, `script written by this command`, frame, analysis);
+    for (const text of scripts)
+      analyzeNested(
+        text,
+        undefined,
+        undefined,
+        nameWord.at,
+        `script written by this command`,
+        frame,
+        analysis,
+      );
   } else codes.push(...scripts.map((text) => literalWord(text, nameWord.at)));
   for (const code of codes) {
     const deletion = codeDeletion(code.text);
     if (deletion) report(analysis, frame, nameWord.at, shown, `runs ${name} code that ${deletion}`);
     for (const text of embeddedShell(code.text, code.at))
-      runInner({ kind: 'script', words: [text], runner: `${name} code` }, { kind: 'none' }, shown, frame, analysis, 0, nameWord);
+      runInner(
+        { kind: 'script', words: [text], runner: `${name} code` },
+        { kind: 'none' },
+        shown,
+        frame,
+        analysis,
+        0,
+        nameWord,
+      );
   }
 }
 
@@ -477,7 +499,8 @@ function checkRedirect(node: Node, frame: Frame, analysis: Analysis): void {
   const shown = frame.shown.slice((statement ?? node).startIndex, (statement ?? node).endIndex);
   const target = word.value;
   // `2>&1`, `>&2`, `<&0`, `>&-`: a descriptor, not a file.
-  if (/&$/.test(operator) && (destination.type === 'number' || target === '-' || /^\d+$/.test(target ?? ''))) return;
+  if (/&$/.test(operator) && (destination.type === 'number' || target === '-' || /^\d+$/.test(target ?? '')))
+    return;
   const writes = operator.includes('>');
   const sent = redirectExfiltration(operator, word);
   if (sent) report(analysis, frame, word.at, shown, sent, analysis.exfiltration);
@@ -485,7 +508,10 @@ function checkRedirect(node: Node, frame: Frame, analysis: Analysis): void {
     report(analysis, frame, at, shown, `writes to the block device ${target}`);
   else if (writes && !(target !== undefined && HARMLESS_SINKS.test(target))) {
     const file = word.raw;
-    if ((operator === '>' || operator === '>|') && writesNothing(statement?.childForFieldName('body') ?? null, frame))
+    if (
+      (operator === '>' || operator === '>|') &&
+      writesNothing(statement?.childForFieldName('body') ?? null, frame)
+    )
       report(analysis, frame, at, shown, `empties \`${file}\``);
     else report(analysis, frame, word.at, shown, `writes \`${file}\``, analysis.unknown);
   }
@@ -525,7 +551,14 @@ function checkAssignment(node: Node, frame: Frame, analysis: Analysis): void {
   if (!reason) return;
   const statement = node.parent ?? node;
   const shown = frame.shown.slice(statement.startIndex, statement.endIndex);
-  report(analysis, frame, { row: node.startPosition.row, column: node.startPosition.column }, shown, reason, analysis.unknown);
+  report(
+    analysis,
+    frame,
+    { row: node.startPosition.row, column: node.startPosition.column },
+    shown,
+    reason,
+    analysis.unknown,
+  );
 }
 
 /**
@@ -537,9 +570,11 @@ function recordWrittenFiles(nodes: readonly Node[], stdin: Map<number, Stdin>, f
     if (node.type !== 'redirected_statement') continue;
     const body = node.childForFieldName('body');
     if (body?.type !== 'command') continue;
-    const redirects = node.childrenForFieldName('redirect').flatMap((r) =>
-      r?.type === 'heredoc_redirect' ? r.children.filter((c) => c?.type === 'file_redirect') : [r],
-    );
+    const redirects = node
+      .childrenForFieldName('redirect')
+      .flatMap((r) =>
+        r?.type === 'heredoc_redirect' ? r.children.filter((c) => c?.type === 'file_redirect') : [r],
+      );
     for (const redirect of redirects) {
       if (redirect?.type !== 'file_redirect') continue;
       const operator = redirect.children.find((child) => child !== null && !child.isNamed)?.type ?? '';
@@ -549,7 +584,10 @@ function recordWrittenFiles(nodes: readonly Node[], stdin: Map<number, Stdin>, f
       const output = outputOf(body, stdin, frame);
       if (path !== undefined && output.kind === 'text') {
         const key = path.replace(/^\.\//, '');
-        frame.written.set(key, operator === '>>' ? `${frame.written.get(key) ?? ''}\n${output.text}` : output.text);
+        frame.written.set(
+          key,
+          operator === '>>' ? `${frame.written.get(key) ?? ''}\n${output.text}` : output.text,
+        );
       }
     }
   }

@@ -63,10 +63,22 @@ function uploads(name: string, args: readonly ShellWord[], readsPipe: boolean): 
   if (name === 'curl') {
     const scanned = scanOptions(args, {
       shortWithValue: 'XodHuAbcCeEFKmrTwxyzU',
-      longWithValue: ['upload-file', 'data', 'data-binary', 'data-raw', 'data-urlencode', 'form', 'json', 'request'],
+      longWithValue: [
+        'upload-file',
+        'data',
+        'data-binary',
+        'data-raw',
+        'data-urlencode',
+        'form',
+        'json',
+        'request',
+      ],
     });
     const upload = optionValue(scanned, 'T', 'upload-file');
-    if (upload) found.push(`uploads ${upload.value === '-' || upload.value === '.' ? 'its input' : `\`${upload.raw}\``} (curl -T)`);
+    if (upload)
+      found.push(
+        `uploads ${upload.value === '-' || upload.value === '.' ? 'its input' : `\`${upload.raw}\``} (curl -T)`,
+      );
     for (const name of ['data', 'data-binary', 'data-urlencode', 'json']) {
       const value = scanned.long.get(name);
       if (value !== undefined && value !== true && value.value?.includes('@'))
@@ -81,7 +93,8 @@ function uploads(name: string, args: readonly ShellWord[], readsPipe: boolean): 
     const scanned = scanOptions(args, { longWithValue: ['post-file', 'body-file'] });
     for (const option of ['post-file', 'body-file']) {
       const value = scanned.long.get(option);
-      if (value !== undefined && value !== true) found.push(`sends the file \`${value.raw}\` (wget --${option})`);
+      if (value !== undefined && value !== true)
+        found.push(`sends the file \`${value.raw}\` (wget --${option})`);
     }
   }
   if (name === 'scp' || name === 'rsync' || name === 'sftp') {
@@ -91,21 +104,28 @@ function uploads(name: string, args: readonly ShellWord[], readsPipe: boolean): 
     if (target !== undefined && REMOTE_PATH.test(target) && sources.some((w) => isPath(w.value ?? '')))
       found.push(`copies files to the remote \`${target}\``);
   }
-  if ((name === 'aws' || name === 'gsutil') && hasUploadTarget(args)) found.push(`uploads files to ${name === 'aws' ? 'S3' : 'Cloud Storage'}`);
+  if ((name === 'aws' || name === 'gsutil') && hasUploadTarget(args))
+    found.push(`uploads files to ${name === 'aws' ? 'S3' : 'Cloud Storage'}`);
   if (readsPipe && NETWORK_SENDERS.has(name)) found.push(`sends its input over the network (\`${name}\`)`);
-  if (readsPipe && (name === 'http' || name === 'https' || name === 'xh')) found.push(`sends its input over the network (\`${name}\`)`);
+  if (readsPipe && (name === 'http' || name === 'https' || name === 'xh'))
+    found.push(`sends its input over the network (\`${name}\`)`);
   return found;
 }
 
 /** `aws s3 cp|mv|sync LOCAL s3://…`, `gsutil cp LOCAL gs://…`: a local source and a bucket target. */
 function hasUploadTarget(args: readonly ShellWord[]): boolean {
-  const operands = scanOptions(args, { longWithValue: ['region', 'profile', 'exclude', 'include'] }).operands.map(
-    (w) => w.value ?? '',
-  );
+  const operands = scanOptions(args, {
+    longWithValue: ['region', 'profile', 'exclude', 'include'],
+  }).operands.map((w) => w.value ?? '');
   const verb = operands.findIndex((v) => ['cp', 'mv', 'sync', 'rsync'].includes(v));
   if (verb < 0) return false;
   const [source, target] = operands.slice(verb + 1);
-  return source !== undefined && target !== undefined && /^(?:s3|gs):\/\//.test(target) && !/^(?:s3|gs):\/\//.test(source);
+  return (
+    source !== undefined &&
+    target !== undefined &&
+    /^(?:s3|gs):\/\//.test(target) &&
+    !/^(?:s3|gs):\/\//.test(source)
+  );
 }
 
 /**

@@ -64,7 +64,11 @@ export function inlineCode(interpreter: Interpreter, args: readonly ShellWord[])
 }
 
 /** Why running `name args` has an unknown effect: the code it runs, named. */
-export function interpreterReason(name: string, interpreter: Interpreter, args: readonly ShellWord[]): string {
+export function interpreterReason(
+  name: string,
+  interpreter: Interpreter,
+  args: readonly ShellWord[],
+): string {
   if (inlineCode(interpreter, args).length > 0) return `\`${name}\` runs code the analysis does not read`;
   const scanned = scanOptions(args, {
     stopAtOperand: true,

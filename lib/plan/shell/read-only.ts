@@ -85,7 +85,9 @@ const assigns =
 const date: ReadOnlyCheck = (args) => {
   const scanned = scanOptions(args, { shortWithValue: 'dfrI', longWithValue: ['date', 'file', 'reference'] });
   if (hasOption(scanned, 's', ['set'])) return '`date -s` sets the clock';
-  return values(scanned.operands).every((v) => v.startsWith('+')) ? undefined : '`date` with a time sets the clock';
+  return values(scanned.operands).every((v) => v.startsWith('+'))
+    ? undefined
+    : '`date` with a time sets the clock';
 };
 
 /** `hostname` prints; `hostname NAME` and `hostname -F file` set it. */
@@ -103,7 +105,10 @@ const SED_COMMAND =
   /^(?:(?:\d+|\$|\/(?:[^/\\]|\\.)*\/)(?:,(?:\d+|\$|\/(?:[^/\\]|\\.)*\/))?!?)?\s*(?:[pdqQn=]|s([^\w\s\\;])(?:(?!\1)[^\\]|\\.)*\1(?:(?!\1)[^\\]|\\.)*\1[gpiIm0-9]*)?$/;
 
 const sed: ReadOnlyCheck = (args) => {
-  const scanned = scanOptions(args, { shortWithValue: 'efl', longWithValue: ['expression', 'file', 'line-length'] });
+  const scanned = scanOptions(args, {
+    shortWithValue: 'efl',
+    longWithValue: ['expression', 'file', 'line-length'],
+  });
   if (hasOption(scanned, 'i', ['in-place'])) return '`sed -i` rewrites files';
   if (hasOption(scanned, 'f', ['file'])) return '`sed -f` runs a script the analysis does not read';
   const expression = optionValue(scanned, 'e', 'expression');
@@ -193,7 +198,9 @@ const wget = onlyOptions({
   long: ['quiet', 'no-verbose', 'server-response', 'no-check-certificate'],
   longValued: ['output-document', 'timeout', 'tries', 'header', 'user-agent', 'max-redirect'],
   also: (scanned) =>
-    optionValue(scanned, 'O', 'output-document')?.value === '-' ? undefined : '`wget` writes the file it downloads',
+    optionValue(scanned, 'O', 'output-document')?.value === '-'
+      ? undefined
+      : '`wget` writes the file it downloads',
 });
 
 /** Read-only only as one of `subcommands` (the first operand after the global options). */
@@ -240,17 +247,38 @@ const GIT_READ_ONLY: ReadonlyMap<string, ReadOnlyCheck> = new Map<string, ReadOn
   ['help', anyArguments],
   ['whatchanged', anyArguments],
   ['range-diff', anyArguments],
-  ['reflog', (args) => (['', 'show'].includes(values(args)[0] ?? '') || values(args)[0]?.startsWith('-') ? undefined : 'not `git reflog show`')],
-  ['stash', (args) => (['list', 'show'].includes(values(args)[0] ?? '') ? undefined : 'not `git stash list|show`')],
+  [
+    'reflog',
+    (args) =>
+      ['', 'show'].includes(values(args)[0] ?? '') || values(args)[0]?.startsWith('-')
+        ? undefined
+        : 'not `git reflog show`',
+  ],
+  [
+    'stash',
+    (args) => (['list', 'show'].includes(values(args)[0] ?? '') ? undefined : 'not `git stash list|show`'),
+  ],
   ['worktree', (args) => (values(args)[0] === 'list' ? undefined : 'not `git worktree list`')],
   [
     'branch',
     onlyOptions({
       short: 'arvlq',
       long: ['all', 'remotes', 'verbose', 'list', 'show-current', 'no-color', 'quiet', 'ignore-case'],
-      longValued: ['contains', 'no-contains', 'merged', 'no-merged', 'sort', 'format', 'points-at', 'color', 'column'],
+      longValued: [
+        'contains',
+        'no-contains',
+        'merged',
+        'no-merged',
+        'sort',
+        'format',
+        'points-at',
+        'color',
+        'column',
+      ],
       also: (scanned) =>
-        scanned.operands.length === 0 || hasOption(scanned, 'l', ['list']) ? undefined : '`git branch NAME` creates a branch',
+        scanned.operands.length === 0 || hasOption(scanned, 'l', ['list'])
+          ? undefined
+          : '`git branch NAME` creates a branch',
     }),
   ],
   [
@@ -259,23 +287,50 @@ const GIT_READ_ONLY: ReadonlyMap<string, ReadOnlyCheck> = new Map<string, ReadOn
       short: 'l',
       valued: 'n',
       long: ['list', 'ignore-case'],
-      longValued: ['contains', 'no-contains', 'merged', 'no-merged', 'sort', 'format', 'points-at', 'color', 'column'],
+      longValued: [
+        'contains',
+        'no-contains',
+        'merged',
+        'no-merged',
+        'sort',
+        'format',
+        'points-at',
+        'color',
+        'column',
+      ],
       also: (scanned) =>
-        scanned.operands.length === 0 || hasOption(scanned, 'l', ['list']) ? undefined : '`git tag NAME` creates a tag',
+        scanned.operands.length === 0 || hasOption(scanned, 'l', ['list'])
+          ? undefined
+          : '`git tag NAME` creates a tag',
     }),
   ],
   [
     'remote',
     (args) => {
       const [verb] = scanOptions(args).operands.map((w) => w.value);
-      return verb === undefined || verb === 'show' || verb === 'get-url' ? undefined : `\`git remote ${verb}\` changes remotes`;
+      return verb === undefined || verb === 'show' || verb === 'get-url'
+        ? undefined
+        : `\`git remote ${verb}\` changes remotes`;
     },
   ],
   [
     'config',
     (args) => {
-      const scanned = scanOptions(args, { shortWithValue: 'f', longWithValue: ['file', 'blob', 'type', 'default'] });
-      if (hasOption(scanned, 'e', ['edit', 'unset', 'unset-all', 'add', 'replace-all', 'rename-section', 'remove-section']))
+      const scanned = scanOptions(args, {
+        shortWithValue: 'f',
+        longWithValue: ['file', 'blob', 'type', 'default'],
+      });
+      if (
+        hasOption(scanned, 'e', [
+          'edit',
+          'unset',
+          'unset-all',
+          'add',
+          'replace-all',
+          'rename-section',
+          'remove-section',
+        ])
+      )
         return '`git config` changes the configuration';
       const [first] = values(scanned.operands);
       return first === 'get' || first === 'list' || scanned.operands.length <= 1
@@ -297,7 +352,11 @@ const git: ReadOnlyCheck = (args) => {
   const check = GIT_READ_ONLY.get(subcommand?.value ?? '');
   if (!check) return `\`git ${subcommand?.raw ?? ''}\` is not one of its read-only subcommands`;
   const reason = check(rest, `git ${subcommand?.value}`);
-  return reason === undefined ? undefined : reason.startsWith('not ') ? `\`git ${subcommand?.value}\` is ${reason}` : reason;
+  return reason === undefined
+    ? undefined
+    : reason.startsWith('not ')
+      ? `\`git ${subcommand?.value}\` is ${reason}`
+      : reason;
 };
 
 /** find's actions that write or delete; `-exec` runs a command, which is judged on its own. */
@@ -424,12 +483,25 @@ export const READ_ONLY_PROGRAMS: ReadonlyMap<string, ReadOnlyCheck> = new Map<st
   [
     'kubectl',
     subcommands(
-      ['get', 'describe', 'logs', 'version', 'explain', 'api-resources', 'api-versions', 'cluster-info', 'top'],
+      [
+        'get',
+        'describe',
+        'logs',
+        'version',
+        'explain',
+        'api-resources',
+        'api-versions',
+        'cluster-info',
+        'top',
+      ],
       'nsl',
       KUBECTL_GLOBALS,
     ),
   ],
-  ['docker', subcommands(['ps', 'images', 'inspect', 'logs', 'version', 'info'], 'Hcl', ['host', 'context', 'config'])],
+  [
+    'docker',
+    subcommands(['ps', 'images', 'inspect', 'logs', 'version', 'info'], 'Hcl', ['host', 'context', 'config']),
+  ],
   ['npm', subcommands(['ls', 'list', 'view', 'info', 'outdated', 'explain', 'why', 'root', 'prefix'])],
 ]);
 
@@ -439,4 +511,3 @@ export function notReadOnlyReason(name: string, args: readonly ShellWord[]): str
   if (!check) return `\`${name}\` is not on the list of read-only programs`;
   return check(args, name);
 }
-

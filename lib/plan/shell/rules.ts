@@ -419,7 +419,10 @@ const writesDevice =
 
 /** `cp /dev/null file`: the file is emptied. */
 function emptiesByCopy(args: readonly ShellWord[]): string | undefined {
-  const operands = scanOptions(args, { shortWithValue: 'St', longWithValue: ['suffix', 'target-directory'] }).operands;
+  const operands = scanOptions(args, {
+    shortWithValue: 'St',
+    longWithValue: ['suffix', 'target-directory'],
+  }).operands;
   const [source, ...targets] = values(operands);
   return source === '/dev/null' && targets.length > 0 ? `empties ${targets.join(', ')}` : undefined;
 }

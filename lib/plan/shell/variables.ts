@@ -33,7 +33,7 @@ export const EXECUTION_VARIABLES: ReadonlyMap<string, string> = new Map([
   ['JDK_JAVA_OPTIONS', 'agents and options the JVM loads'],
   ['GIT_SSH', 'the program git runs to connect'],
   ['GIT_SSH_COMMAND', 'the command git runs to connect'],
-  ['GIT_EXEC_PATH', "where git finds its subcommands"],
+  ['GIT_EXEC_PATH', 'where git finds its subcommands'],
   ['GIT_PAGER', 'the command git pipes its output into'],
   ['GIT_EDITOR', 'the command git runs to edit'],
   ['GIT_ASKPASS', 'the command git runs for a password'],
@@ -54,9 +54,7 @@ const EXECUTION_PREFIXES: readonly (readonly [string, string])[] = [
 
 /** Why setting `name` changes what runs (e.g. "where commands are looked up"), or undefined. */
 export function executionVariable(name: string): string | undefined {
-  return (
-    EXECUTION_VARIABLES.get(name) ?? EXECUTION_PREFIXES.find(([prefix]) => name.startsWith(prefix))?.[1]
-  );
+  return EXECUTION_VARIABLES.get(name) ?? EXECUTION_PREFIXES.find(([prefix]) => name.startsWith(prefix))?.[1];
 }
 
 /** The reason a call's effect is unknown when it sets `name`, or undefined when `name` is harmless. */

@@ -121,7 +121,9 @@ const sudo: Unwrap = (args, name) => {
   if (hasOption(scanned, 'si', ['shell', 'login']))
     return [
       ...risky,
-      ...(operands.length > 0 ? script(operands, `${name} -s`) : [{ kind: 'stdin-script' as const, runner: name }]),
+      ...(operands.length > 0
+        ? script(operands, `${name} -s`)
+        : [{ kind: 'stdin-script' as const, runner: name }]),
     ];
   return [...risky, ...command(operands)];
 };
@@ -387,7 +389,10 @@ export const WRAPPERS: ReadonlyMap<string, Wrapper> = new Map<string, Wrapper>([
   ['taskset', { unwrap: afterOptions('', [], 1) }],
   ['chrt', { unwrap: afterOptions('TPD', ['sched-runtime', 'sched-period', 'sched-deadline'], 1) }],
   ['prlimit', { unwrap: afterOptions('p', ['pid', 'output']) }],
-  ['numactl', { unwrap: afterOptions('NCmipP', ['cpunodebind', 'physcpubind', 'membind', 'interleave', 'preferred']) }],
+  [
+    'numactl',
+    { unwrap: afterOptions('NCmipP', ['cpunodebind', 'physcpubind', 'membind', 'interleave', 'preferred']) },
+  ],
   ['cgexec', { unwrap: afterOptions('g') }],
   ['faketime', { unwrap: afterOptions('', [], 1) }],
   ['fakeroot', { unwrap: afterOptions('lsib', ['lib', 'faked']) }],
@@ -413,19 +418,63 @@ export const WRAPPERS: ReadonlyMap<string, Wrapper> = new Map<string, Wrapper>([
     {
       unwrap: afterOptions('aeoOpsuEPIbSX', ['output', 'signal', 'trace', 'user', 'env']),
       adds: (args) =>
-        optionValue(scanOptions(args, { stopAtOperand: true, shortWithValue: 'aeoOpsuEPIbSX', longWithValue: ['output'] }), 'o', 'output')
+        optionValue(
+          scanOptions(args, {
+            stopAtOperand: true,
+            shortWithValue: 'aeoOpsuEPIbSX',
+            longWithValue: ['output'],
+          }),
+          'o',
+          'output',
+        )
           ? 'strace -o writes its trace to a file'
           : undefined,
     },
   ],
-  ['ltrace', { unwrap: afterOptions('aeoOpsuEnAD', ['output']), adds: adds('ltrace may write its trace to a file') }],
+  [
+    'ltrace',
+    { unwrap: afterOptions('aeoOpsuEnAD', ['output']), adds: adds('ltrace may write its trace to a file') },
+  ],
   ['valgrind', { unwrap: afterOptions(), adds: adds('valgrind may write its logs to files') }],
   ['script', { unwrap: scriptCommand, adds: adds('`script` writes what it records to a file') }],
   ['flock', { unwrap: flock, adds: adds('`flock` creates the lock file if it is missing') }],
-  ['chroot', { unwrap: afterOptions('', ['userspec', 'groups'], 1), adds: adds('runs it in another root directory') }],
-  ['unshare', { unwrap: afterOptions('SGRwl', ['propagation', 'setgroups', 'root', 'wd', 'setuid', 'setgid']), adds: adds('runs it in new namespaces') }],
-  ['nsenter', { unwrap: afterOptions('tSGwr', ['target', 'setuid', 'setgid', 'wd', 'root']), adds: adds("runs it in another process's namespaces") }],
-  ['systemd-run', { unwrap: afterOptions('puEMH', ['property', 'unit', 'uid', 'gid', 'nice', 'working-directory', 'setenv', 'description', 'slice', 'machine', 'host']), adds: adds('runs it as a system service') }],
+  [
+    'chroot',
+    { unwrap: afterOptions('', ['userspec', 'groups'], 1), adds: adds('runs it in another root directory') },
+  ],
+  [
+    'unshare',
+    {
+      unwrap: afterOptions('SGRwl', ['propagation', 'setgroups', 'root', 'wd', 'setuid', 'setgid']),
+      adds: adds('runs it in new namespaces'),
+    },
+  ],
+  [
+    'nsenter',
+    {
+      unwrap: afterOptions('tSGwr', ['target', 'setuid', 'setgid', 'wd', 'root']),
+      adds: adds("runs it in another process's namespaces"),
+    },
+  ],
+  [
+    'systemd-run',
+    {
+      unwrap: afterOptions('puEMH', [
+        'property',
+        'unit',
+        'uid',
+        'gid',
+        'nice',
+        'working-directory',
+        'setenv',
+        'description',
+        'slice',
+        'machine',
+        'host',
+      ]),
+      adds: adds('runs it as a system service'),
+    },
+  ],
   ['sudo', { unwrap: sudo, adds: adds('runs it as another user') }],
   ['doas', { unwrap: sudo, adds: adds('runs it as another user') }],
   ['pkexec', { unwrap: afterOptions('', ['user']), adds: adds('runs it as another user') }],
@@ -435,10 +484,19 @@ export const WRAPPERS: ReadonlyMap<string, Wrapper> = new Map<string, Wrapper>([
   ['ssh', { unwrap: ssh, adds: adds('runs it on another host') }],
   ['npx', { unwrap: npx, adds: adds('npx may download the package it runs') }],
   ['bunx', { unwrap: npx, adds: adds('bunx may download the package it runs') }],
-  ['uv', { unwrap: afterSubcommand('run', '', ['with', 'python', 'project', 'directory']), adds: adds('`uv run` may install the project first') }],
+  [
+    'uv',
+    {
+      unwrap: afterSubcommand('run', '', ['with', 'python', 'project', 'directory']),
+      adds: adds('`uv run` may install the project first'),
+    },
+  ],
   ['poetry', { unwrap: afterSubcommand('run'), adds: adds('`poetry run` runs in the project environment') }],
   ['pipenv', { unwrap: afterSubcommand('run'), adds: adds('`pipenv run` runs in the project environment') }],
-  ['bundle', { unwrap: afterSubcommand('exec'), adds: adds('`bundle exec` runs in the project environment') }],
+  [
+    'bundle',
+    { unwrap: afterSubcommand('exec'), adds: adds('`bundle exec` runs in the project environment') },
+  ],
   ['find', program(find)],
   ['docker', program(containerExec)],
   ['podman', program(containerExec)],
