@@ -508,10 +508,9 @@ function checkRedirect(node: Node, frame: Frame, analysis: Analysis): void {
     report(analysis, frame, at, shown, `writes to the block device ${target}`);
   else if (writes && !(target !== undefined && HARMLESS_SINKS.test(target))) {
     const file = word.raw;
-    if (
-      (operator === '>' || operator === '>|') &&
-      writesNothing(statement?.childForFieldName('body') ?? null, frame)
-    )
+    // The grammar hangs `a && : > f`'s redirect on the whole list; bash applies it to the last command.
+    const body = statement?.childForFieldName('body') ?? null;
+    if ((operator === '>' || operator === '>|') && writesNothing(body && (lastCommand(body) ?? body), frame))
       report(analysis, frame, at, shown, `empties \`${file}\``);
     else report(analysis, frame, word.at, shown, `writes \`${file}\``, analysis.unknown);
   }

@@ -90,7 +90,7 @@ export const CODE_DELETIONS: readonly (readonly [RegExp, string])[] = [
   [/\b(?:rmSync|unlinkSync|rmdirSync)\s*\(/, 'deletes files (fs.rmSync)'],
   [/\bFileUtils\.(?:rm|rm_r|rm_rf|rm_f|remove_dir|remove_entry)\b/, 'deletes files (FileUtils.rm)'],
   [/\bFile\.delete\b/, 'deletes files (File.delete)'],
-  [/(?:^|[\s;{(])unlink\s*[("$]/, 'deletes files (unlink)'],
+  [/(?:^|[\s;{(])unlink\b/, 'deletes files (unlink)'],
 ];
 
 /** Why code deletes files, or undefined. */

@@ -508,6 +508,6 @@ export const READ_ONLY_PROGRAMS: ReadonlyMap<string, ReadOnlyCheck> = new Map<st
 /** Why `name args` is not proven read-only by the table; undefined when it is. */
 export function notReadOnlyReason(name: string, args: readonly ShellWord[]): string | undefined {
   const check = READ_ONLY_PROGRAMS.get(name);
-  if (!check) return `\`${name}\` is not on the list of read-only programs`;
+  if (!check) return `runs ${name}, which is not on the list of read-only programs`;
   return check(args, name);
 }
