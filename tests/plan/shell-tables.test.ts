@@ -155,7 +155,7 @@ const READ_ONLY_EXAMPLES: Readonly<Record<string, string>> = {
   sort: 'sort -u names.txt',
   uniq: 'uniq -c sorted.txt',
   cut: 'cut -d, -f1 data.csv',
-  tr: "tr a-z A-Z < f",
+  tr: 'tr a-z A-Z < f',
   paste: 'paste -sd+ numbers.txt',
   join: 'join a b',
   column: 'column -t f',
@@ -252,17 +252,22 @@ describe('wrappers (wrappers.ts WRAPPERS)', () => {
     expect([...WRAPPERS.keys()].filter((name) => WRAPPER_EXAMPLES[name] === undefined)).toEqual([]);
   });
 
-  it.each(Object.entries(WRAPPER_EXAMPLES))('%s: rm -rf through it is destructive, ls is as it says', (_, example) => {
-    const [template, lsEffect] = example;
-    expect(analyzeShell(run(template, 'rm -rf out')).effect).toBe('destructive');
-    const ls = analyzeShell(run(template, 'ls'));
-    expect(ls.effect, [...ls.destructive, ...ls.unknown].map((f) => f.reason).join(' | ')).toBe(lsEffect);
-  });
+  it.each(Object.entries(WRAPPER_EXAMPLES))(
+    '%s: rm -rf through it is destructive, ls is as it says',
+    (_, example) => {
+      const [template, lsEffect] = example;
+      expect(analyzeShell(run(template, 'rm -rf out')).effect).toBe('destructive');
+      const ls = analyzeShell(run(template, 'ls'));
+      expect(ls.effect, [...ls.destructive, ...ls.unknown].map((f) => f.reason).join(' | ')).toBe(lsEffect);
+    },
+  );
 });
 
 describe('read-only programs (read-only.ts READ_ONLY_PROGRAMS)', () => {
   it('has an example for every program', () => {
-    expect([...READ_ONLY_PROGRAMS.keys()].filter((name) => READ_ONLY_EXAMPLES[name] === undefined)).toEqual([]);
+    expect([...READ_ONLY_PROGRAMS.keys()].filter((name) => READ_ONLY_EXAMPLES[name] === undefined)).toEqual(
+      [],
+    );
   });
 
   it.each(Object.entries(READ_ONLY_EXAMPLES))('%s: %s is proven read-only', (_, command) => {
@@ -278,7 +283,7 @@ describe('read-only programs (read-only.ts READ_ONLY_PROGRAMS)', () => {
     ['yq -i .a=1 f.yaml', 'yq -i'],
     ["sed -i 's/a/b/' f", 'sed -i'],
     ["sed 's/a/b/w out' f", 'sed'],
-    ["awk 'BEGIN { print \"x\" > \"f\" }'", 'awk'],
+    ['awk \'BEGIN { print "x" > "f" }\'', 'awk'],
     ['date 010100002020', 'sets the clock'],
     ['hostname evil', 'sets the host name'],
     ['curl -K cfg https://x', 'curl -K'],
@@ -310,13 +315,16 @@ describe('interpreters (interpreters.ts INTERPRETERS)', () => {
     expect([...INTERPRETERS.keys()].filter((name) => INTERPRETER_EXAMPLES[name] === undefined)).toEqual([]);
   });
 
-  it.each(Object.entries(INTERPRETER_EXAMPLES))('%s: its code is of unknown effect, its system("rm -rf") destructive', (name, template) => {
-    const plain = analyzeShell(run(template, 'print 1'));
-    expect(plain.effect).toBe('unknown');
-    expect(plain.unknown.some((f) => f.reason.includes(`\`${name}\``))).toBe(true);
-    if (template.includes("'%s'"))
-      expect(analyzeShell(run(template, 'system("rm -rf out")')).effect).toBe('destructive');
-  });
+  it.each(Object.entries(INTERPRETER_EXAMPLES))(
+    '%s: its code is of unknown effect, its system("rm -rf") destructive',
+    (name, template) => {
+      const plain = analyzeShell(run(template, 'print 1'));
+      expect(plain.effect).toBe('unknown');
+      expect(plain.unknown.some((f) => f.reason.includes(`\`${name}\``))).toBe(true);
+      if (template.includes("'%s'"))
+        expect(analyzeShell(run(template, 'system("rm -rf out")')).effect).toBe('destructive');
+    },
+  );
 
   it('has an example for every code deletion, each destructive', () => {
     expect(CODE_DELETION_EXAMPLES).toHaveLength(CODE_DELETIONS.length);
@@ -332,10 +340,18 @@ describe('variables that change what runs (variables.ts)', () => {
   it.each([...EXECUTION_VARIABLES.keys(), 'LD_AUDIT', 'DYLD_INSERT_LIBRARIES', 'GIT_CONFIG_COUNT'])(
     '%s=… makes a command of unknown effect, whichever way it is set',
     (name) => {
-      for (const command of [`${name}=./x ls`, `export ${name}=./x; ls`, `env ${name}=./x ls`, `${name}=./x`]) {
+      for (const command of [
+        `${name}=./x ls`,
+        `export ${name}=./x; ls`,
+        `env ${name}=./x ls`,
+        `${name}=./x`,
+      ]) {
         const analysis = analyzeShell(command);
         expect(analysis.effect, command).toBe('unknown');
-        expect(analysis.unknown.some((f) => f.reason.startsWith(`sets ${name} `)), command).toBe(true);
+        expect(
+          analysis.unknown.some((f) => f.reason.startsWith(`sets ${name} `)),
+          command,
+        ).toBe(true);
       }
     },
   );
