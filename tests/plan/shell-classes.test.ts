@@ -3,10 +3,11 @@
  * The three classes over the whole corpus, as `npm run reliability` counts them but without the
  * CLI: every destructive command classed destructive, every unknown form unknown (or destructive),
  * every outbound flow marked exfiltration, every read-only command proven read-only with no mark,
- * and no ordinary command destructive. Then the same read through planRisks in every place a plan
- * holds a command, so the gate's marks agree.
+ * and no ordinary command destructive. Then the same through planRisks in every place a plan
+ * holds a command (bench/reliability/corpus-classes.ts, which `npm run reliability` reports).
  */
 import { describe, expect, it } from 'vitest';
+import { corpusClasses } from '../../bench/reliability/corpus-classes.ts';
 import {
   DESTRUCTIVE_COMMANDS,
   EXFILTRATION_COMMANDS,
@@ -14,8 +15,6 @@ import {
   READ_ONLY_COMMANDS,
   UNKNOWN_COMMANDS,
 } from '../../bench/reliability/shell-corpus.ts';
-import { planRisks } from '../../lib/plan/risks.ts';
-import { PlanSchema } from '../../lib/plan/schema.ts';
 import { analyzeShell, type ShellAnalysis } from '../../lib/plan/shell/index.ts';
 
 const reasons = (analysis: ShellAnalysis) =>
@@ -67,97 +66,12 @@ describe('the corpus, classed', () => {
   });
 });
 
-/** One plan holding every command of `commands` in each place: a step's call, its contract, its rollback and rollback contract, a postcondition. */
-function planOf(commands: readonly string[]) {
-  const providers = ['plan', 'build', 'pick-version'].map((id, i) => ({
-    id,
-    description: `Produce ${id}`,
-    tool: 'echo',
-    args: { message: id },
-    outputs: [['tool', 'artifact', 'version'][i]],
-    contract: { kind: 'assert', expression: 'true' },
-  }));
-  return PlanSchema.parse({
-    id: 'classes',
-    objective: 'Hold every command in every place',
-    sizePolicy: { maxSteps: commands.length + providers.length },
-    steps: [
-      ...providers,
-      ...commands.map((command, k) => ({
-        id: `c${k}`,
-        description: `Hold command ${k}`,
-        dependsOn: providers.map((p) => p.id),
-        tool: 'shell',
-        args: { command },
-        contract: { kind: 'command', command },
-        rollback: { tool: 'shell', args: { command }, contract: { kind: 'command', command } },
-      })),
-    ],
-    postconditions: commands.map((command, k) => ({
-      id: `p${k}`,
-      description: `Check ${k}`,
-      contract: { kind: 'command', command },
-    })),
-  });
-}
-
-describe('the classes in the gate marks (planRisks), in every place', () => {
-  it('marks no read-only command anywhere', () => {
-    const risks = planRisks(planOf(READ_ONLY_COMMANDS));
-    READ_ONLY_COMMANDS.forEach((command, k) => {
-      const step = risks.steps[`c${k}`]!;
-      const marks = [
-        ...step.destructive,
-        ...step.contract,
-        ...step.rollback,
-        ...step.rollbackContract,
-        ...step.unknown,
-        ...step.exfiltration,
-        ...(risks.postconditions[`p${k}`] ?? []),
-        ...(risks.postconditionMarks[`p${k}`]?.unknown ?? []),
-        ...(risks.postconditionMarks[`p${k}`]?.exfiltration ?? []),
-      ];
-      expect(marks, command).toEqual([]);
-    });
-  });
-
-  it('marks every unknown form, in each place, as unknown or destructive', () => {
-    const commands = UNKNOWN_COMMANDS.map((s) => s.command);
-    const risks = planRisks(planOf(commands));
-    commands.forEach((command, k) => {
-      const step = risks.steps[`c${k}`]!;
-      const at = (place: string, destructive: readonly string[]) =>
-        destructive.length > 0 ||
-        step.unknown.some((r) =>
-          place === '' ? !/^(?:contract|rollback|rollback contract): /.test(r) : r.startsWith(place),
-        );
-      expect(at('', step.destructive), `step: ${command}`).toBe(true);
-      expect(at('contract: ', step.contract), `contract: ${command}`).toBe(true);
-      expect(at('rollback: ', step.rollback), `rollback: ${command}`).toBe(true);
-      expect(at('rollback contract: ', step.rollbackContract), `rollback contract: ${command}`).toBe(true);
-      const post = risks.postconditionMarks[`p${k}`]!;
-      expect(
-        (risks.postconditions[`p${k}`]?.length ?? 0) + post.unknown.length,
-        `postcondition: ${command}`,
-      ).toBeGreaterThan(0);
-    });
-  });
-
-  it('marks every outbound flow as exfiltration, in each place', () => {
-    const commands = EXFILTRATION_COMMANDS.map((s) => s.command);
-    const risks = planRisks(planOf(commands));
-    commands.forEach((command, k) => {
-      const step = risks.steps[`c${k}`]!;
-      for (const place of ['contract: ', 'rollback: ', 'rollback contract: '])
-        expect(
-          step.exfiltration.some((r) => r.startsWith(place)),
-          `${place}${command}`,
-        ).toBe(true);
-      expect(
-        step.exfiltration.some((r) => !/^(?:contract|rollback|rollback contract): /.test(r)),
-        command,
-      ).toBe(true);
-      expect(risks.postconditionMarks[`p${k}`]?.exfiltration.length, command).toBeGreaterThan(0);
-    });
+describe('the classes in the gate marks (planRisks), in every place a command stands', () => {
+  it('marks every unknown form unknown or destructive, every outbound flow exfiltration, no read-only command at all', () => {
+    const classes = corpusClasses();
+    expect(classes.unknown.missed).toEqual([]);
+    expect(classes.exfiltration.missed).toEqual([]);
+    expect(classes.readOnly.flagged).toEqual([]);
+    expect(classes.unknown.classed).toBe(UNKNOWN_COMMANDS.length);
   });
 });
