@@ -300,6 +300,7 @@ describe('read-only programs (read-only.ts READ_ONLY_PROGRAMS)', () => {
     ['find . -fls out', 'find -fls'],
     ['rg --pre ./x TODO', 'rg --pre'],
     ['printf -v PATH %s ./bin', 'sets PATH'],
+    ['sort $OPTS names.txt', 'known only at run time'],
   ])('%s is not read-only (%s)', (command, reason) => {
     const analysis = analyzeShell(command);
     expect(analysis.effect).not.toBe('read-only');

@@ -509,5 +509,10 @@ export const READ_ONLY_PROGRAMS: ReadonlyMap<string, ReadOnlyCheck> = new Map<st
 export function notReadOnlyReason(name: string, args: readonly ShellWord[]): string | undefined {
   const check = READ_ONLY_PROGRAMS.get(name);
   if (!check) return `runs ${name}, which is not on the list of read-only programs`;
+  // A value known only at run time may be an option (`sort $X`, X='-o out'): only a program none
+  // of whose options writes is proven read-only with one.
+  const runTime = check === anyArguments ? undefined : args.find((word) => word.value === undefined);
+  if (runTime)
+    return `\`${name}\` is given \`${runTime.raw}\`, known only at run time, which may be an option that writes`;
   return check(args, name);
 }

@@ -20,10 +20,15 @@
  * - system: `chmod|chown|chgrp -R` on `/` or a top-level system directory or `~`, `rsync --delete*`
  *   or `--remove-source-files`, `crontab -r`, `userdel`/`groupdel`, `npm unpublish`.
  *
- * Not destructive: writing or overwriting ordinary files (`>`, `cp`, `mv`, `sed -i`, `tar -x`),
- * `rmdir`, `kill`, `docker rmi`, `git checkout`/`restore`, `make clean` or `npm run clean` (what
- * a script or a Makefile runs is not in the plan's text), and code in other languages
- * (`python -c`, `node -e`), which the approver reads as written.
+ * - git history: `reflog expire`, `gc --prune=now`, `prune`, `filter-branch|filter-repo`,
+ *   `update-ref -d`, `stash drop|clear`, `tag -d`; SQL also `DROP VIEW|INDEX|…`, `DELETE FROM`,
+ *   `ALTER TABLE … DROP` (comments read as spaces); emptying a file by `cp /dev/null f`.
+ *
+ * Not destructive (their effect is unknown, read-only.ts decides what is proven read-only):
+ * writing or overwriting ordinary files (`>`, `cp`, `mv`, `sed -i`, `tar -x`), `rmdir`, `kill`,
+ * `docker rmi`, `git checkout`/`restore`, `make clean` or `npm run clean` (what a script or a
+ * Makefile runs is not in the plan's text). Emptying by a redirect (`: > f`) is analyze.ts's;
+ * code in other languages, interpreters.ts's.
  */
 import { hasOption, optionValue, scanOptions } from './options.ts';
 import type { ShellWord } from './words.ts';
