@@ -612,14 +612,13 @@ export class RunSession {
     const question = terminalSafe(this.question(gate, hint));
     const approving = gate.kind === 'plan' || gate.kind === 'step';
     if (approving && options.approve && !this.autoAnswered.has(gate.linkId)) {
-      // Underneath policy: only what is proven read-only is approved on a person's behalf.
-      const unproven = unattendedApprovalRefusals(
-        this.risks,
-        gate.kind === 'step' ? (gate.stepId ?? '') : undefined,
-      );
-      const permittedBy =
-        plan.approval.allowAutoApprove && unproven.length === 0 ? this.autoApproval(gate) : undefined;
-      if (permittedBy) {
+      const permittedBy = plan.approval.allowAutoApprove ? this.autoApproval(gate) : undefined;
+      // Underneath policy, whatever it permits: only what is proven read-only is approved on a
+      // person's behalf.
+      const unproven = permittedBy
+        ? unattendedApprovalRefusals(this.risks, gate.kind === 'step' ? (gate.stepId ?? '') : undefined)
+        : [];
+      if (permittedBy && unproven.length === 0) {
         this.autoAnswered.add(gate.linkId);
         // What is approved on the person's behalf is shown all the same.
         if (gate.shown) note(terminalSafe(gateText(gate.shown, { timeZone: localTimeZone() })));

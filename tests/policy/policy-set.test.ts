@@ -126,11 +126,7 @@ describe('PolicySet', () => {
         resource: submitted,
         context: { gate: 'plan' },
       }),
-    ).toMatchObject({
-      decision: 'deny',
-      // One step is destructive (gated), the other an HTTP POST of unknown effect (ungated).
-      determiningPolicies: ['auto-approve-only-harmless-plans', 'auto-approve-only-proven-plans'],
-    });
+    ).toMatchObject({ decision: 'deny', determiningPolicies: ['auto-approve-only-harmless-plans'] });
     // A step whose resolved call turns out destructive, without its own gate, does not run.
     const resolved = callFacts({ tool: 'shell', args: { command: 'rm -rf /srv/data' } }, false);
     expect(
