@@ -2,10 +2,11 @@
  * `npm run reliability`: the published reliability figures, in one run, written to
  * bench/results/reliability.json — approval attacks refused, concurrent decisions on one gate,
  * old versions never approvable, fuzzed plans through the front door, planted secrets searched for
- * everywhere, the destructive-command corpus in every place a plan holds a command, and attempts
- * to get around the platform's policy, values known only at run time carrying code into commands and
- * URLs, and forged histories of the journal (rewritten and re-chained, truncated, inserted,
- * re-anchored with a forger's key) checked against the signed anchors.
+ * everywhere, the destructive-command corpus in every place a plan holds a command, the corpus by
+ * class (read-only, destructive, unknown, exfiltration), calls not proven read-only through
+ * `plangate run --approve`, attempts to get around the platform's policy, values known only at run
+ * time carrying code into commands and URLs, and forged histories of the journal (rewritten and
+ * re-chained, truncated, inserted, re-anchored with a forger's key) checked against the signed anchors.
  *
  *   npm run reliability [-- --plans N] [-- --seed S]
  */
@@ -15,6 +16,7 @@ import path from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { parseArgs } from 'node:util';
 import { runApprovalAttacks } from './reliability/approval-attacks.ts';
+import { corpusClasses } from './reliability/corpus-classes.ts';
 import { destructiveCommandCorpus } from './reliability/destructive-commands.ts';
 import { forgeryCorpus } from './reliability/forgery.ts';
 import { fuzzPlans } from './reliability/fuzz-plans.ts';
@@ -24,6 +26,7 @@ import { policyBypassAttempts } from './reliability/policy-bypass.ts';
 import { quorumModificationAttack } from './reliability/quorum-modification.ts';
 import { runtimeInjectionCorpus } from './reliability/runtime-injection.ts';
 import { selfApprovalThroughRun } from './reliability/self-approval.ts';
+import { unattendedApprovalSample } from './reliability/unattended-approval.ts';
 
 const REPO = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '..');
 const { values } = parseArgs({ options: { plans: { type: 'string' }, seed: { type: 'string' } } });
@@ -50,6 +53,10 @@ const secrets = await timed('planted secrets', () => plantedSecrets(REPO));
 const quorumModification = await timed('quorum-modification attack', () => quorumModificationAttack(10));
 const fuzz = await timed(`${plans} fuzzed plans`, () => fuzzPlans(REPO, plans, seed));
 const corpus = await timed('destructive-command corpus', () => destructiveCommandCorpus(REPO));
+const classes = await timed('the corpus by class', async () => corpusClasses());
+const unattended = await timed('calls not proven read-only through plangate run --approve', () =>
+  unattendedApprovalSample(REPO),
+);
 const selfApproval = await timed("self-approval through plangate run's doors", () =>
   selfApprovalThroughRun(REPO),
 );
@@ -78,6 +85,14 @@ const goals = {
   'planted secrets: found nowhere': secrets.found.length === 0,
   'destructive commands: every one found in step args, contracts, rollbacks (and their contracts) and postconditions; no ordinary command flagged':
     corpus.destructive.found === corpus.destructive.commands && corpus.harmless.flagged.length === 0,
+  'the corpus by class: every unknown form classed unknown or destructive and every outbound flow marked exfiltration in every place a command stands; no read-only command marked':
+    classes.unknown.missed.length === 0 &&
+    classes.exfiltration.missed.length === 0 &&
+    classes.readOnly.flagged.length === 0,
+  "plangate run --approve on issue 30's sample of destructive and unknown calls, under a policy that permits everything: 0 auto-approved, every one left to a person, nothing destroyed":
+    unattended.autoApproved === 0 &&
+    unattended.leftToAPerson === unattended.calls &&
+    unattended.victimsLost === 0,
   'quorum-modification attack: none accepted; a revision needs two approvals of itself':
     quorumModification.accepted === 0 && quorumModification.revisionApprovable,
   "self-approval through plangate run's page, terminal and API: none accepted, each try that reached the policy journaled, the submitter can still reject":
@@ -120,6 +135,8 @@ const output = {
   fuzzedPlans: fuzz,
   plantedSecrets: secrets,
   destructiveCommands: corpus,
+  corpusClasses: classes,
+  unattendedApproval: unattended,
   quorumModificationAttack: quorumModification,
   selfApprovalThroughRun: selfApproval,
   runtimeInjection: injection,

@@ -8,7 +8,7 @@
 import { canonicalJson } from '../plan/digest.ts';
 import { effectiveRecovery, type RecoveryTable } from '../plan/recovery.ts';
 import { referencesInValue, stepOutputReferences } from '../plan/references.ts';
-import { type PlanRisks, planRisks, type StepRisks, valueReach } from '../plan/risks.ts';
+import { type CheckMarks, type PlanRisks, planRisks, type StepRisks, valueReach } from '../plan/risks.ts';
 import { type Contract, FAILURE_CLASSES, type Plan, type Step } from '../plan/schema.ts';
 import { stepInvocation, type ToolRegistry } from '../plan/tools.ts';
 import {
@@ -41,6 +41,7 @@ export function approvalView(plan: Plan, tools?: ToolRegistry): ApprovalView {
       description: post.description,
       contract: shownContract(post.contract),
       risks: [...(risks.postconditions[post.id] ?? [])],
+      ...effectMarks(risks.postconditionMarks[post.id] ?? { unknown: [], exfiltration: [] }),
     })),
     ...budgetOf(plan),
     secrets: secretNames(plan),
@@ -122,6 +123,8 @@ function stepView(step: Step, risks: PlanRisks, recovery: RecoveryTable): StepVi
     rollback: [],
     rollbackContract: [],
     outsideWorkspace: [],
+    unknown: [],
+    exfiltration: [],
     ownGate: step.requiresApproval,
   };
   return {
@@ -134,6 +137,7 @@ function stepView(step: Step, risks: PlanRisks, recovery: RecoveryTable): StepVi
       contract: [...marks.contract],
       // The validator refuses a destructive rollback contract; shown with the rollback if present.
       rollback: [...marks.rollback, ...marks.rollbackContract],
+      ...effectMarks(marks),
       ...(marks.outsideWorkspace.length > 0 ? { outsideWorkspace: [...marks.outsideWorkspace] } : {}),
       ownGate: marks.ownGate,
     },
@@ -158,6 +162,14 @@ function stepView(step: Step, risks: PlanRisks, recovery: RecoveryTable): StepVi
       ? { outputShapes: step.outputShapes }
       : {}),
     dependsOn: [...step.dependsOn],
+  };
+}
+
+/** "Effect unknown" and exfiltration marks, each present only when not empty. */
+function effectMarks(marks: CheckMarks): { unknown?: string[]; exfiltration?: string[] } {
+  return {
+    ...(marks.unknown.length > 0 ? { unknown: [...marks.unknown] } : {}),
+    ...(marks.exfiltration.length > 0 ? { exfiltration: [...marks.exfiltration] } : {}),
   };
 }
 

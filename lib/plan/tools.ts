@@ -7,7 +7,7 @@
 import { z } from 'zod';
 import { suggest } from './names.ts';
 import type { Step } from './schema.ts';
-import { analyzeShell, describeFinding } from './shell/index.ts';
+import { analyzeShell, describeFinding, settingReason } from './shell/index.ts';
 
 export interface ToolDefinition {
   /** The name steps use in `tool:`. */
@@ -28,6 +28,14 @@ export interface ToolDefinition {
    * @default `destructive <tool> call` when `destructive` or `isDestructiveCall` says so
    */
   readonly destructiveReasons?: (args: Record<string, unknown>) => readonly string[];
+  /**
+   * Why a call that is not destructive is not proven read-only either (its effect is unknown), one
+   * phrase per reason; empty: the call only reads. Asked only when the call is not destructive.
+   * @default a call of a tool without it is unknown: `what a <tool> call does is not known`
+   */
+  readonly unknownReasons?: (args: Record<string, unknown>) => readonly string[];
+  /** What a call sends away or reads of credentials (an upload, a pipe into `curl`, `~/.ssh`). @default none */
+  readonly exfiltrationReasons?: (args: Record<string, unknown>) => readonly string[];
 }
 
 const seconds = z.number().int().positive().max(86_400);
@@ -80,6 +88,25 @@ function shellReasons(args: Record<string, unknown>): string[] {
   return typeof args.command === 'string' ? analyzeShell(args.command).destructive.map(describeFinding) : [];
 }
 
+/** What in a shell call is not proven read-only: its command's parts, and a step `env` that changes what runs. */
+function shellUnknown(args: Record<string, unknown>): string[] {
+  const env = args.env !== null && typeof args.env === 'object' ? Object.keys(args.env) : [];
+  return [
+    ...env.flatMap((name) => {
+      const reason = settingReason(name);
+      return reason ? [`the step's env ${reason}`] : [];
+    }),
+    ...(typeof args.command === 'string' ? analyzeShell(args.command).unknown.map(describeFinding) : []),
+  ];
+}
+
+function shellExfiltration(args: Record<string, unknown>): string[] {
+  return typeof args.command === 'string' ? analyzeShell(args.command).exfiltration.map(describeFinding) : [];
+}
+
+/** HTTP methods that only read (RFC 9110's safe methods). */
+const SAFE_METHODS: ReadonlySet<unknown> = new Set(['GET', 'HEAD', 'OPTIONS']);
+
 export const BUILTIN_TOOLS: readonly ToolDefinition[] = [
   {
     name: 'shell',
@@ -88,6 +115,8 @@ export const BUILTIN_TOOLS: readonly ToolDefinition[] = [
     destructive: false,
     isDestructiveCall: (args) => shellReasons(args).length > 0,
     destructiveReasons: shellReasons,
+    unknownReasons: shellUnknown,
+    exfiltrationReasons: shellExfiltration,
   },
   {
     name: 'http',
@@ -96,30 +125,42 @@ export const BUILTIN_TOOLS: readonly ToolDefinition[] = [
     destructive: false,
     isDestructiveCall: (args) => args.method === 'DELETE',
     destructiveReasons: (args) => (args.method === 'DELETE' ? [`HTTP DELETE ${String(args.url)}`] : []),
+    unknownReasons: (args) =>
+      SAFE_METHODS.has(args.method)
+        ? []
+        : [`HTTP ${String(args.method)} ${String(args.url)} may change what it reaches`],
   },
   {
     name: 'lambda',
     description: 'Invoke an AWS Lambda function synchronously with a JSON payload.',
     inputSchema: LambdaArgsSchema,
     destructive: false,
+    unknownReasons: (args) => [
+      `invokes the Lambda function ${String(args.functionName)}, whose effect is not known`,
+    ],
   },
   {
     name: 'agent',
     description: 'Dispatch a task to an agent role (seed 004); steps with `target` use it implicitly.',
     inputSchema: AgentArgsSchema,
     destructive: false,
+    unknownReasons: (args) => [
+      `agent ${typeof args.agent === 'string' ? args.agent : '(default)'} acts on its own: what it does is not known before it runs`,
+    ],
   },
   {
     name: 'wait',
     description: 'Wait a number of seconds (a Step Functions Wait state).',
     inputSchema: WaitArgsSchema,
     destructive: false,
+    unknownReasons: () => [],
   },
   {
     name: 'echo',
     description: 'Return its message and value as the step output; does nothing else.',
     inputSchema: EchoArgsSchema,
     destructive: false,
+    unknownReasons: () => [],
   },
 ];
 
@@ -184,4 +225,28 @@ export function destructiveCallReasons(
     return tool.destructive && reasons.length === 0 ? [`every ${tool.name} call is destructive`] : reasons;
   }
   return tool.destructive || tool.isDestructiveCall?.(args) ? [`destructive ${tool.name} call`] : [];
+}
+
+/** What a call does, proven: read-only, destructive (a known destructive form) or unknown (anything else). */
+export type CallEffect = 'read-only' | 'destructive' | 'unknown';
+
+export interface CallClassification {
+  readonly effect: CallEffect;
+  /** Why it is destructive; empty unless `effect` is destructive. */
+  readonly destructive: readonly string[];
+  /** Why its effect is unknown; empty unless `effect` is unknown. */
+  readonly unknown: readonly string[];
+  /** What it sends away or reads of credentials, whatever its effect. */
+  readonly exfiltration: readonly string[];
+}
+
+/** A call of `tool` with `args` sorted into its class, with the reasons. */
+export function classifyCall(tool: ToolDefinition, args: Record<string, unknown>): CallClassification {
+  const destructive = destructiveCallReasons(tool, args);
+  const exfiltration = tool.exfiltrationReasons?.(args) ?? [];
+  if (destructive.length > 0) return { effect: 'destructive', destructive, unknown: [], exfiltration };
+  const unknown = tool.unknownReasons
+    ? tool.unknownReasons(args)
+    : [`what a ${tool.name} call does is not known (the tool does not say which calls only read)`];
+  return { effect: unknown.length > 0 ? 'unknown' : 'read-only', destructive, unknown, exfiltration };
 }

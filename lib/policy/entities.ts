@@ -4,7 +4,7 @@
  * contracts reach), a step with its call, a gate being completed, an execution, a draft.
  */
 import { canonicalJson } from '../plan/digest.ts';
-import { callRisks, planRisks } from '../plan/risks.ts';
+import { callClassification, planRisks } from '../plan/risks.ts';
 import type { Contract, Plan } from '../plan/schema.ts';
 import { createToolRegistry, stepInvocation, type ToolRegistry } from '../plan/tools.ts';
 import type { PlanFacts, PlanIdentity, StepFacts } from '../runtime/payloads/index.ts';
@@ -43,6 +43,8 @@ export function planFacts(
       target: step.target ?? '',
       hosts: hostsIn([call?.args ?? {}, step.contract ?? {}, step.rollback ?? {}]),
       destructive: [...(risks.steps[step.id]?.destructive ?? [])],
+      unknown: [...(risks.steps[step.id]?.unknown ?? [])],
+      exfiltration: [...(risks.steps[step.id]?.exfiltration ?? [])],
       ownGate: step.requiresApproval,
     };
   }
@@ -86,11 +88,14 @@ export function callFacts(
   ownGate: boolean,
   tools: ToolRegistry = createToolRegistry(),
 ): StepFacts {
+  const classified = callClassification(call.tool, call.args, tools);
   return {
     tool: call.tool,
     target: call.target ?? '',
     hosts: hostsIn(call.args),
-    destructive: [...callRisks(call.tool, call.args, tools)],
+    destructive: [...classified.destructive],
+    unknown: [...classified.unknown],
+    exfiltration: [...classified.exfiltration],
     ownGate,
   };
 }
@@ -125,6 +130,7 @@ export function unknownPlanFacts(): PlanFacts {
 export function planEntity(plan: PlanIdentity, facts: PlanFacts, submitter?: string): PolicyEntity {
   const steps = Object.entries(facts.steps);
   const destructive = steps.filter(([, s]) => s.destructive.length > 0);
+  const unproven = steps.filter(([, s]) => s.unknown.length + s.exfiltration.length > 0);
   return {
     ...planUid(plan),
     attrs: {
@@ -140,6 +146,8 @@ export function planEntity(plan: PlanIdentity, facts: PlanFacts, submitter?: str
       destructiveSteps: destructive.length,
       destructiveStepIds: destructive.map(([id]) => id),
       ungatedDestructiveSteps: destructive.filter(([, s]) => !s.ownGate).length,
+      unprovenSteps: unproven.length,
+      ungatedUnprovenSteps: unproven.filter(([, s]) => !s.ownGate).length,
       gatedSteps: steps.filter(([, s]) => s.ownGate).map(([id]) => id),
       planned: facts.planned,
       approval: facts.approval,
@@ -157,7 +165,15 @@ export function stepEntity(
   facts: StepFacts | undefined,
   { submitter, args }: { submitter?: string; args?: Readonly<Record<string, unknown>> } = {},
 ): PolicyEntity {
-  const known = facts ?? { tool: '', target: '', hosts: [], destructive: [], ownGate: false };
+  const known = facts ?? {
+    tool: '',
+    target: '',
+    hosts: [],
+    destructive: [],
+    unknown: ['nothing was recorded about the step'],
+    exfiltration: [],
+    ownGate: false,
+  };
   return {
     type: 'Step',
     id: `${plan.id}@v${plan.version}#${stepId}`,
@@ -170,6 +186,9 @@ export function stepEntity(
       hosts: known.hosts,
       destructive: known.destructive.length > 0,
       destructiveReasons: known.destructive,
+      unproven: known.unknown.length + known.exfiltration.length > 0,
+      unknownReasons: known.unknown,
+      exfiltration: known.exfiltration,
       ownGate: known.ownGate,
     },
     parents: [planUid(plan)],

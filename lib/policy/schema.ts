@@ -39,6 +39,10 @@ const PLAN_SHAPE = record({
   destructiveStepIds: STRINGS,
   /** Destructive steps without their own gate (the validator refuses them; policy may too). */
   ungatedDestructiveSteps: LONG,
+  /** Steps whose call, contract or rollback is not proven read-only (effect unknown) or sends data away. */
+  unprovenSteps: LONG,
+  /** Of those, the steps without their own gate. */
+  ungatedUnprovenSteps: LONG,
   /** Steps with their own gate (`requiresApproval`). */
   gatedSteps: STRINGS,
   planned: BOOL,
@@ -62,6 +66,10 @@ const STEP_SHAPE = record({
   hosts: STRINGS,
   destructive: BOOL,
   destructiveReasons: STRINGS,
+  /** Its call, contract or rollback is not proven read-only, or sends data away. */
+  unproven: BOOL,
+  unknownReasons: STRINGS,
+  exfiltration: STRINGS,
   ownGate: BOOL,
 });
 

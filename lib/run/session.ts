@@ -19,6 +19,7 @@ import { ExecutionFilesWriter } from '../files/writer.ts';
 import { ensureActivities, planStateMachineName, workerTargets } from '../launch/deploy-plan.ts';
 import { launchPlan, type PlannerDetails } from '../launch/launch-plan.ts';
 import { renderChecklist } from '../plan/render.ts';
+import { type PlanRisks, planRisks, unattendedApprovalRefusals } from '../plan/risks.ts';
 import { type Plan, PlanSchema } from '../plan/schema.ts';
 import { visibleText } from '../plan/visible-text.ts';
 import { decisionDetails, PolicyDeniedError } from '../policy/decisions.ts';
@@ -184,6 +185,8 @@ export class RunSession {
   private readonly digest: string;
   private readonly policy: PolicySet;
   private readonly facts: PlanFacts;
+  /** The risks of the plan as run, for what `--approve` may answer. */
+  private readonly risks: PlanRisks;
   private readonly slack: LocalSlackApp | undefined;
   private readonly notices: GateNotices;
   private readonly front: RunFrontDoor;
@@ -219,6 +222,7 @@ export class RunSession {
     this.digest = parts.digest;
     this.policy = parts.policy;
     this.facts = planFacts(parts.plan);
+    this.risks = planRisks(parts.plan);
     this.slack = parts.slack;
     this.notices = parts.notices;
     this.front = parts.front;
@@ -610,7 +614,12 @@ export class RunSession {
     const approving = gate.kind === 'plan' || gate.kind === 'step';
     if (approving && options.approve && !this.autoAnswered.has(gate.linkId)) {
       const permittedBy = plan.approval.allowAutoApprove ? this.autoApproval(gate) : undefined;
-      if (permittedBy) {
+      // Underneath policy, whatever it permits: only what is proven read-only is approved on a
+      // person's behalf.
+      const unproven = permittedBy
+        ? unattendedApprovalRefusals(this.risks, gate.kind === 'step' ? (gate.stepId ?? '') : undefined)
+        : [];
+      if (permittedBy && unproven.length === 0) {
         this.autoAnswered.add(gate.linkId);
         // What is approved on the person's behalf is shown all the same.
         if (gate.shown) note(gateText(gate.shown, { timeZone: localTimeZone() }));
@@ -625,7 +634,8 @@ export class RunSession {
         });
         return;
       }
-      if (plan.approval.allowAutoApprove)
+      if (unproven.length > 0) note(unprovenNote(gate.kind, unproven));
+      else if (plan.approval.allowAutoApprove)
         note(
           "--approve: the platform's policy does not permit approving this gate non-interactively; asking.",
         );
@@ -948,4 +958,15 @@ class GateNotices {
     const stack = await this.stack;
     return slack.notifier(this.frontUrl, stack.journalDeps('notifier'));
   }
+}
+
+/** Most reasons a refused `--approve` lists; the gate shows them all. */
+const UNPROVEN_SHOWN = 3;
+
+/** Why `--approve` leaves a gate to a person: what it covers is not proven read-only. */
+export function unprovenNote(kind: string, reasons: readonly string[]): string {
+  const shown = reasons.slice(0, UNPROVEN_SHOWN).join('; ');
+  const more =
+    reasons.length > UNPROVEN_SHOWN ? ` (and ${reasons.length - UNPROVEN_SHOWN} more, on the gate)` : '';
+  return `--approve: a person must approve this ${kind} gate, what it covers is not proven read-only: ${shown}${more}; asking.`;
 }

@@ -131,6 +131,10 @@ describe('approvalView', () => {
         destructive: ['`find out -delete` deletes the files it finds (-delete)'],
         contract: [],
         rollback: [],
+        // `rmdir` is not on the allow-list of read-only programs: its effect is unknown.
+        unknown: [
+          'rollback: `rmdir out-rollback` runs rmdir, which is not on the list of read-only programs',
+        ],
         ownGate: false,
       },
       call: {

@@ -24,6 +24,9 @@ export async function workDir(): Promise<string> {
   return mkdtemp(join(tmpdir(), 'plangate-e2e-'));
 }
 
+/** How `plangate run --approve` says it leaves a gate to a person (lib/run/session.ts `unprovenNote`). */
+export const UNPROVEN_NOTE = '--approve: a person must approve this';
+
 export class CliRun {
   readonly events: JournalRecord[] = [];
   stderr = '';
@@ -31,8 +34,15 @@ export class CliRun {
   readonly exited: Promise<number | null>;
   private readonly child: ChildProcess;
   private waiters: (() => void)[] = [];
+  /** Questions `--approve` left to a person that this test has answered. */
+  private approvedUnproven = 0;
 
-  constructor(args: readonly string[], cwd: string, env: Readonly<Record<string, string>> = {}) {
+  constructor(
+    args: readonly string[],
+    cwd: string,
+    env: Readonly<Record<string, string>> = {},
+    person: { readonly approvesWhenAsked?: boolean } = {},
+  ) {
     this.child = spawn(process.execPath, ['--import', TSX_LOADER, CLI, ...args], {
       cwd,
       // Node 20 is supported on purpose: the SDK's notice about its Node 22 floor is noise here.
@@ -53,8 +63,10 @@ export class CliRun {
       for (const line of lines) if (line.startsWith('{')) this.events.push(JSON.parse(line) as JournalRecord);
       this.wake();
     });
+    const approves = args.includes('--approve') && person.approvesWhenAsked !== false;
     this.child.stderr?.on('data', (chunk: Buffer) => {
       this.stderr += chunk.toString();
+      if (approves) this.approveWhatItAsks();
       this.wake();
     });
     this.exited = new Promise((resolveExit) => this.child.on('exit', (code) => resolveExit(code)));
@@ -91,6 +103,17 @@ export class CliRun {
   count(type: string, taskId?: string): number {
     return this.events.filter((e) => e.event === type && (taskId === undefined || e.task_id === taskId))
       .length;
+  }
+
+  /**
+   * `--approve` approves unattended only what is proven read-only (docs/gate.md); a gate covering
+   * anything else is left to a person, the run says so and asks. A test that runs a plan with
+   * `--approve` is that person: it types `approve` once per such question (the refusal itself is
+   * tested in tests/e2e/unattended-approval.e2e.test.ts).
+   */
+  private approveWhatItAsks(): void {
+    const asked = this.stderr.split(UNPROVEN_NOTE).length - 1;
+    for (; this.approvedUnproven < asked; this.approvedUnproven++) this.answer('approve');
   }
 
   answer(line: string): void {

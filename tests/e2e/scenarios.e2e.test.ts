@@ -10,7 +10,7 @@ import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
 import type { JournalRecord } from '../../lib/runtime/payloads/index.ts';
 import { openApprovalPage } from '../support/approval-session.ts';
-import { CliRun, runPlan, scenario, storedEvents, verifyChain, workDir } from './cli.ts';
+import { CliRun, runPlan, scenario, storedEvents, UNPROVEN_NOTE, verifyChain, workDir } from './cli.ts';
 import { seedOrderProblems } from './seed-order.ts';
 
 async function checkedEvents(cwd: string, run: CliRun): Promise<JournalRecord[]> {
@@ -68,11 +68,12 @@ describe.concurrent('plangate run, end to end on the local stack', { timeout: 60
       recipe_name: 'retry_transient',
       outcome: 'success',
     });
-    // --approve answers as the run's identity (the OS user here), under the plan's policy.
+    // The run's identity (the OS user here) approves. Its steps write files, which is not proven
+    // read-only: --approve leaves the gate to a person, whom this test plays (cli.ts).
     expect(events.find((e) => e.event === 'GATE_APPROVED')?.details.approver).toBe(userInfo().username);
     expect(events.at(-1)?.details).toMatchObject({ succeeded: true, summary: { completed: 2, failed: 0 } });
     expect(run.stderr).toContain(
-      `--approve: answering the plan gate APPROVE non-interactively as ${userInfo().username}`,
+      `${UNPROVEN_NOTE} plan gate, what it covers is not proven read-only: step fetch`,
     );
     expect(run.stdout).toContain('RECOVERY_APPLIED: retry_transient → success');
     expect(run.stdout).toContain('(attempt 2)');

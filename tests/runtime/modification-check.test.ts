@@ -174,7 +174,17 @@ describe('the platform policy on a revision', () => {
     const facts = {
       ...unknownPlanFacts(),
       stepCount: 1,
-      steps: { write: { tool: 'shell', target: '', hosts: [], destructive: [], ownGate: false } },
+      steps: {
+        write: {
+          tool: 'shell',
+          target: '',
+          hosts: [],
+          destructive: [],
+          unknown: [],
+          exfiltration: [],
+          ownGate: false,
+        },
+      },
     };
     const identity = { id: 'p', version: 1, digest: 'sha256:x' };
     const harmless = revisionPolicyRequest(identity, facts, 'carol', {

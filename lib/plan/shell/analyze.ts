@@ -11,12 +11,17 @@
  * command runs; the analysis reads each as a value known only at run time.
  */
 import type { Node } from 'web-tree-sitter';
+import { exfiltrationReasons, redirectExfiltration } from './exfiltration.ts';
 import { nodesOfTypes, parseBash } from './grammar.ts';
+import { codeDeletion, embeddedShell, INTERPRETERS, inlineCode, interpreterReason } from './interpreters.ts';
+import { scanOptions } from './options.ts';
 import { outsideRedirect, outsideWords } from './outside.ts';
+import { notReadOnlyReason } from './read-only.ts';
 import { destructiveReason, destructiveSql, isBlockDevice, TEXT_COMMANDS } from './rules.ts';
 import { firstSyntaxError, MISPLACED_WORD_TYPES } from './syntax.ts';
-import { type Place, type ShellWord, wordOf } from './words.ts';
-import { type Inner, innerCommands } from './wrappers.ts';
+import { settingReason } from './variables.ts';
+import { literalWord, type Place, type ShellWord, wordOf } from './words.ts';
+import { type Inner, innerCommands, SHELLS, WRAPPERS } from './wrappers.ts';
 
 /** A 1-based place in the analysed command (UTF-16 columns, as editors count). */
 export interface ShellPosition {
@@ -36,11 +41,28 @@ export interface ShellSyntaxError extends ShellPosition {
   readonly message: string;
 }
 
+/**
+ * What a command does, proven: `read-only` (every command in it is on the reviewed allow-list of
+ * read-only programs and options, every redirect, substitution, wrapper and script accounted
+ * for), `destructive` (a known destructive form), or `unknown` (anything else).
+ */
+export type ShellEffect = 'read-only' | 'destructive' | 'unknown';
+
 export interface ShellAnalysis {
   /** Set when the command is not valid shell; it then also counts as destructive (it cannot be read). */
   readonly syntaxError?: ShellSyntaxError;
-  /** Everything it would run that changes or deletes something hard to undo; empty when harmless. */
+  /** `destructive` when `destructive` is not empty, else `unknown` when `unknown` is not empty, else `read-only`. */
+  readonly effect: ShellEffect;
+  /** Everything it would run that changes or deletes something hard to undo. */
   readonly destructive: readonly ShellFinding[];
+  /**
+   * Everything in it not proven read-only nor known destructive, each with why: a program not on
+   * the allow-list, code in another language, a script file, a write, a variable that changes what
+   * runs (`PATH=…`), a wrapper that runs as another user or on another host.
+   */
+  readonly unknown: readonly ShellFinding[];
+  /** What it sends away or reads of credentials (exfiltration.ts), whatever its effect. */
+  readonly exfiltration: readonly ShellFinding[];
   /**
    * Every place it names outside the workspace it runs in (outside.ts): an absolute path, the
    * home directory, a path above the workspace. Not destructive in itself: the gate marks it.
@@ -85,10 +107,14 @@ interface Frame {
   readonly depth: number;
   /** Turns a place in this text into a position in the analysed command. */
   readonly locate: (place: Place) => ShellPosition;
+  /** Files this text writes with known content (`printf '…' > x.sh`), by path: run later, they are read. */
+  readonly written: Map<string, string>;
 }
 
 interface Analysis {
   readonly findings: ShellFinding[];
+  readonly unknown: ShellFinding[];
+  readonly exfiltration: ShellFinding[];
   readonly outside: ShellFinding[];
   readonly seen: Set<string>;
   readonly deadline: number;
@@ -117,6 +143,8 @@ export function describeFinding(finding: ShellFinding): string {
 function analyzeUncached(command: string, timeBudgetMs: number): ShellAnalysis {
   const analysis: Analysis = {
     findings: [],
+    unknown: [],
+    exfiltration: [],
     outside: [],
     seen: new Set(),
     deadline: performance.now() + timeBudgetMs,
@@ -126,6 +154,7 @@ function analyzeUncached(command: string, timeBudgetMs: number): ShellAnalysis {
     shown: command,
     depth: 0,
     locate: ({ row, column }) => ({ line: row + 1, column: column + 1 }),
+    written: new Map(),
   };
   let syntaxError: ShellSyntaxError | undefined;
   try {
@@ -146,10 +175,13 @@ function analyzeUncached(command: string, timeBudgetMs: number): ShellAnalysis {
   }
   const byPlace = (a: ShellFinding, b: ShellFinding) => a.line - b.line || a.column - b.column;
   const destructive = Object.freeze(analysis.findings.sort(byPlace));
+  const unknown = Object.freeze(analysis.unknown.sort(byPlace));
+  const exfiltration = Object.freeze(analysis.exfiltration.sort(byPlace));
   const outsideWorkspace = Object.freeze(analysis.outside.sort(byPlace));
-  return Object.freeze(
-    syntaxError ? { syntaxError, destructive, outsideWorkspace } : { destructive, outsideWorkspace },
-  );
+  const effect: ShellEffect =
+    destructive.length > 0 ? 'destructive' : unknown.length > 0 ? 'unknown' : 'read-only';
+  const found = { effect, destructive, unknown, exfiltration, outsideWorkspace };
+  return Object.freeze(syntaxError ? { syntaxError, ...found } : found);
 }
 
 /** `${steps.build.dir}` → `${steps_build_dir}`: a shell variable of the same length, so places stay put. */
@@ -165,6 +197,7 @@ const WANTED_NODES: readonly string[] = [
   'file_redirect',
   'pipeline',
   'redirected_statement',
+  'variable_assignment',
   ...MISPLACED_WORD_TYPES,
 ];
 
@@ -184,9 +217,11 @@ function analyzeFrame(frame: Frame, analysis: Analysis): ReturnType<typeof first
   try {
     const nodes = nodesOfTypes(tree, WANTED_NODES);
     const stdin = stdinSources(nodes, frame);
+    recordWrittenFiles(nodes, stdin, frame);
     for (const node of nodes) {
       if (node.type === 'command') analyzeCommandNode(node, stdin.get(node.id), frame, analysis);
       else if (node.type === 'file_redirect') checkRedirect(node, frame, analysis);
+      else if (node.type === 'variable_assignment') checkAssignment(node, frame, analysis);
     }
     const candidates = nodes.filter((node) => MISPLACED_WORD_TYPES.has(node.type));
     return firstSyntaxError(tree, frame.source, candidates);
@@ -235,17 +270,136 @@ function analyzeCall(
   for (const { word, reason } of outsideWords(name, nameWord, args))
     report(analysis, frame, word.at, shown, reason, analysis.outside);
 
-  for (const inner of innerCommands(name, args))
-    runInner(inner, stdin, shown, frame, analysis, wrapped, nameWord);
+  const inners = innerCommands(name, args);
+  for (const inner of inners) runInner(inner, stdin, shown, frame, analysis, wrapped, nameWord);
 
-  const reason = destructiveReason(name, args);
-  if (reason) flag(reason);
-  if (!TEXT_COMMANDS.has(name)) {
-    const sql =
-      args.map((word) => destructiveSql(word.text)).find((found) => found !== undefined) ??
-      (stdin.kind === 'text' ? destructiveSql(stdin.text) : undefined);
-    if (sql) flag(`runs SQL \`${sql}\``);
+  const empties =
+    name === 'tee' && !args.some((word) => /^-\w*a|^--append$/.test(word.value ?? '')) && emptyInput(stdin)
+      ? 'empties the files it writes (its input is empty)'
+      : undefined;
+  const sql = TEXT_COMMANDS.has(name)
+    ? undefined
+    : (args.map((word) => destructiveSql(word.text)).find((found) => found !== undefined) ??
+      (stdin.kind === 'text' ? destructiveSql(stdin.text) : undefined));
+  const destructive = [destructiveReason(name, args), empties, sql && `runs SQL \`${sql}\``].filter(
+    (found): found is string => found !== undefined,
+  );
+  for (const reason of destructive) flag(reason);
+  const readsPipe = stdin.kind === 'pipe' || stdin.kind === 'file';
+  for (const sent of exfiltrationReasons(name, args, readsPipe))
+    report(analysis, frame, nameWord.at, shown, sent, analysis.exfiltration);
+  runCode(name, nameWord.value, args, stdin, shown, frame, analysis, nameWord);
+  // A command already known destructive needs no second mark saying it is not proven harmless.
+  const unproven = destructive.length > 0 ? undefined : ownEffect(name, nameWord.value, args, inners, stdin);
+  if (unproven) report(analysis, frame, nameWord.at, shown, unproven, analysis.unknown);
+}
+
+/**
+ * Why what `name` itself does is not proven read-only (what it runs is judged on its own):
+ * undefined for a program on the allow-list with read-only arguments, or a wrapper that adds
+ * nothing to the command it runs.
+ */
+function ownEffect(
+  name: string,
+  written: string,
+  args: readonly ShellWord[],
+  inners: readonly Inner[],
+  stdin: Stdin,
+): string | undefined {
+  const wrapper = WRAPPERS.get(name);
+  const runsSomething = inners.some((inner) => inner.kind !== 'unknown');
+  if (wrapper && runsSomething && !wrapper.isProgram) {
+    const readsUnknownInput =
+      inners.some((inner) => inner.kind === 'stdin-script') && stdin.kind !== 'text' && stdin.kind !== 'pipe';
+    if (readsUnknownInput) return `\`${name}\` runs the commands it reads from its input`;
+    return wrapper.adds?.(args);
   }
+  const interpreter = INTERPRETERS.get(name);
+  if (interpreter) return interpreterReason(name, interpreter, args);
+  if (SHELLS.has(name)) {
+    const script = scriptOperand(args);
+    return script
+      ? `\`${name}\` runs the script \`${script.raw}\`, which the plan does not hold`
+      : `\`${name}\` runs the commands it reads from its input`;
+  }
+  if (written.includes('/') && !/^\/(?:usr\/)?s?bin\//.test(written))
+    return `runs the program \`${written}\`, which the plan does not hold`;
+  return notReadOnlyReason(name, args);
+}
+
+/** The first operand of a shell or interpreter: the script file it runs. */
+function scriptOperand(args: readonly ShellWord[]): ShellWord | undefined {
+  return scanOptions(args, { stopAtOperand: true, longWithValue: ['rcfile', 'init-file'] }).operands[0];
+}
+
+/**
+ * Code in another language, read for what is plain in it: shell text handed to `system(…)` and
+ * the like (parsed again), and calls that delete files. A script file the same command wrote
+ * (`printf '…' > x.py && python3 x.py`) is read as its code.
+ */
+function runCode(
+  name: string,
+  written: string,
+  args: readonly ShellWord[],
+  stdin: Stdin,
+  shown: string,
+  frame: Frame,
+  analysis: Analysis,
+  nameWord: ShellWord,
+): void {
+  const interpreter = INTERPRETERS.get(name);
+  const awkProgram = /^(?:g|m|n)?awk$/.test(name)
+    ? scanOptions(args, { shortWithValue: 'Fvf' }).operands[0]
+    : undefined;
+  const fileOf = (word: ShellWord | undefined) =>
+    word?.value === undefined ? undefined : writtenFile(frame, word.value);
+  const programFile = SHELLS.has(name) || interpreter ? fileOf(scriptOperand(args)) : undefined;
+  const selfFile = written.includes('/') ? writtenFile(frame, written) : undefined;
+  const codes: ShellWord[] = [
+    ...(interpreter ? inlineCode(interpreter, args) : []),
+    ...(awkProgram ? [awkProgram] : []),
+    ...(interpreter && stdin.kind === 'text' && !scriptOperand(args)
+      ? [literalWord(stdin.text, stdin.at)]
+      : []),
+  ];
+  const scripts = [programFile, selfFile].filter((text): text is string => text !== undefined);
+  if (scripts.length > 0 && (SHELLS.has(name) || !interpreter)) {
+    for (const text of scripts)
+      analyzeNested(
+        text,
+        undefined,
+        undefined,
+        nameWord.at,
+        `script written by this command`,
+        frame,
+        analysis,
+      );
+  } else codes.push(...scripts.map((text) => literalWord(text, nameWord.at)));
+  for (const code of codes) {
+    const deletion = codeDeletion(code.text);
+    if (deletion) report(analysis, frame, nameWord.at, shown, `runs ${name} code that ${deletion}`);
+    for (const text of embeddedShell(code.text, code.at))
+      runInner(
+        { kind: 'script', words: [text], runner: `${name} code` },
+        { kind: 'none' },
+        shown,
+        frame,
+        analysis,
+        0,
+        nameWord,
+      );
+  }
+}
+
+/** A file this text wrote earlier with known content, by the path a later command names. */
+function writtenFile(frame: Frame, path: string): string | undefined {
+  return frame.written.get(path.replace(/^\.\//, ''));
+}
+
+/** Whether a command's standard input is empty: `: |`, `true |`, `echo -n |`, `< /dev/null`. */
+function emptyInput(stdin: Stdin): boolean {
+  if (stdin.kind === 'text') return stdin.text === '';
+  return stdin.kind === 'pipe' && [':', 'true', 'false'].includes(stdin.from);
 }
 
 /** What a wrapper or runner runs: another command line, a script parsed again, or something unknowable. */
@@ -269,6 +423,8 @@ function runInner(
     );
   } else if (inner.kind === 'opaque') {
     report(analysis, frame, nameWord.at, shown, `${UNKNOWN}${inner.reason}`);
+  } else if (inner.kind === 'unknown') {
+    report(analysis, frame, nameWord.at, shown, inner.reason, analysis.unknown);
   } else if (inner.kind === 'script') {
     const [first] = inner.words;
     if (!first) return;
@@ -312,7 +468,7 @@ function analyzeNested(
           row === 0 ? { row: textAt.row, column: textAt.column + column } : { row: textAt.row + row, column },
         )
     : () => frame.locate(at);
-  const nested: Frame = { source: text, shown, depth: frame.depth + 1, locate };
+  const nested: Frame = { source: text, shown, depth: frame.depth + 1, locate, written: frame.written };
   const problem = analyzeFrame(nested, analysis);
   if (problem)
     report(
@@ -324,9 +480,15 @@ function analyzeNested(
     );
 }
 
+/** Devices a redirect may write to without changing anything. */
+const HARMLESS_SINKS = /^\/dev\/(?:null|stdout|stderr|tty|fd\/[0-2])$/;
+
 /**
- * A write redirect to a disk device (`> /dev/sda`): destructive. Ordinary file writes are not.
- * Any redirect's file outside the workspace (`< /etc/passwd`, `> ~/x`) is marked as such.
+ * A redirect: writing to a disk device (`> /dev/sda`) is destructive, and so is emptying a file
+ * (`: > f`, `> f`, `cat /dev/null > f`); any other write is an ordinary one, whose effect is
+ * unknown (a read-only command writes only to /dev/null or a descriptor). A redirect's file
+ * outside the workspace (`< /etc/passwd`, `> ~/x`) is marked as such; a network socket or a
+ * credential file read is an exfiltration risk.
  */
 function checkRedirect(node: Node, frame: Frame, analysis: Analysis): void {
   const operator = node.children.find((child) => child !== null && !child.isNamed)?.type ?? '';
@@ -334,14 +496,101 @@ function checkRedirect(node: Node, frame: Frame, analysis: Analysis): void {
   if (!destination) return;
   const word = wordOf(destination, frame.source, frame.shown);
   const at = { row: node.startPosition.row, column: node.startPosition.column };
-  const shown = frame.shown.slice((node.parent ?? node).startIndex, (node.parent ?? node).endIndex);
+  const statement = redirectedStatement(node);
+  const shown = frame.shown.slice((statement ?? node).startIndex, (statement ?? node).endIndex);
   const target = word.value;
-  if (operator.includes('>') && target !== undefined && isBlockDevice(target))
+  // `2>&1`, `>&2`, `<&0`, `>&-`: a descriptor, not a file.
+  if (/&$/.test(operator) && (destination.type === 'number' || target === '-' || /^\d+$/.test(target ?? '')))
+    return;
+  const writes = operator.includes('>');
+  const sent = redirectExfiltration(operator, word);
+  if (sent) report(analysis, frame, word.at, shown, sent, analysis.exfiltration);
+  if (writes && target !== undefined && isBlockDevice(target))
     report(analysis, frame, at, shown, `writes to the block device ${target}`);
-  // `2>&1`, `>&2`: a descriptor, not a file.
+  else if (writes && !(target !== undefined && HARMLESS_SINKS.test(target))) {
+    const file = word.raw;
+    // The grammar hangs `a && : > f`'s redirect on the whole list; bash applies it to the last command.
+    const body = statement?.childForFieldName('body') ?? null;
+    if ((operator === '>' || operator === '>|') && writesNothing(body && (lastCommand(body) ?? body), frame))
+      report(analysis, frame, at, shown, `empties \`${file}\``);
+    else report(analysis, frame, word.at, shown, `writes \`${file}\``, analysis.unknown);
+  }
   if (operator.includes('&')) return;
   const outside = outsideRedirect(word);
   if (outside) report(analysis, frame, word.at, shown, outside, analysis.outside);
+}
+
+/** The statement a redirect belongs to (a heredoc's redirect hangs one level deeper). */
+function redirectedStatement(node: Node): Node | null {
+  let current = node.parent;
+  while (current && current.type === 'heredoc_redirect') current = current.parent;
+  return current?.type === 'redirected_statement' ? current : null;
+}
+
+/** A statement that writes nothing: none (`> f`), `:`, `true`, `false`, `cat /dev/null`, `echo -n`, `printf ''`. */
+function writesNothing(body: Node | null, frame: Frame): boolean {
+  if (!body) return true;
+  if (body.type !== 'command') return false;
+  const name = body.childForFieldName('name');
+  const words = [name?.firstNamedChild ?? name, ...body.childrenForFieldName('argument')]
+    .filter((n): n is Node => n !== null)
+    .map((n) => wordOf(n, frame.source, frame.shown).value);
+  const [command, ...args] = words;
+  if (command === ':' || command === 'true' || command === 'false') return true;
+  if (command === 'cat') return args.length > 0 && args.every((arg) => arg === '/dev/null');
+  if (command === 'echo') return args.length === 1 && args[0] === '-n';
+  if (command === 'printf') return args.length === 1 && args[0] === '';
+  return false;
+}
+
+/** `PATH=./bin cmd`, `export BASH_ENV=x`, `LD_PRELOAD=… ls`: a variable that changes what runs. */
+function checkAssignment(node: Node, frame: Frame, analysis: Analysis): void {
+  const name = node.childForFieldName('name');
+  if (!name) return;
+  const reason = settingReason(frame.source.slice(name.startIndex, name.endIndex));
+  if (!reason) return;
+  const statement = node.parent ?? node;
+  const shown = frame.shown.slice(statement.startIndex, statement.endIndex);
+  report(
+    analysis,
+    frame,
+    { row: node.startPosition.row, column: node.startPosition.column },
+    shown,
+    reason,
+    analysis.unknown,
+  );
+}
+
+/**
+ * Files written with known content (`printf 'rm -rf x' > c.sh`, `cat > c.sh <<EOF`), so that a
+ * later `bash c.sh` or `./c.sh` in the same text is read as what it runs.
+ */
+function recordWrittenFiles(nodes: readonly Node[], stdin: Map<number, Stdin>, frame: Frame): void {
+  for (const node of nodes) {
+    if (node.type !== 'redirected_statement') continue;
+    const body = node.childForFieldName('body');
+    if (body?.type !== 'command') continue;
+    const redirects = node
+      .childrenForFieldName('redirect')
+      .flatMap((r) =>
+        r?.type === 'heredoc_redirect' ? r.children.filter((c) => c?.type === 'file_redirect') : [r],
+      );
+    for (const redirect of redirects) {
+      if (redirect?.type !== 'file_redirect') continue;
+      const operator = redirect.children.find((child) => child !== null && !child.isNamed)?.type ?? '';
+      const destination = redirect.childForFieldName('destination');
+      if (!destination || !(operator === '>' || operator === '>>' || operator === '>|')) continue;
+      const path = wordOf(destination, frame.source, frame.shown).value;
+      const output = outputOf(body, stdin, frame);
+      if (path !== undefined && output.kind === 'text') {
+        const key = path.replace(/^\.\//, '');
+        frame.written.set(
+          key,
+          operator === '>>' ? `${frame.written.get(key) ?? ''}\n${output.text}` : output.text,
+        );
+      }
+    }
+  }
 }
 
 /**

@@ -1,9 +1,12 @@
 /**
  * Shell analysis with tree-sitter's bash grammar: whether a command is valid shell (located
  * syntax errors) and what in it changes or deletes something hard to undo (located findings,
- * each with its reason). Synchronous; the grammar loads once when this module is imported.
- * Also where a plan reference may stand as data (references.ts). The rules: rules.ts (commands),
- * wrappers.ts (what is seen through), analyze.ts (the walk);
+ * each with its reason), sorted into three classes: read-only (proven), destructive, unknown.
+ * Synchronous; the grammar loads once when this module is imported. The rules, as tables:
+ * rules.ts (destructive commands), read-only.ts (the allow-list), wrappers.ts (what is seen
+ * through), interpreters.ts (code in other languages), variables.ts (variables that change what
+ * runs), exfiltration.ts (data sent away); analyze.ts (the walk). Also where a plan reference
+ * may stand as data (references.ts);
  * docs/shell-analysis.md says them in prose.
  */
 export {
@@ -12,6 +15,7 @@ export {
   describeFinding,
   MAX_SHELL_NESTING,
   type ShellAnalysis,
+  type ShellEffect,
   type ShellFinding,
   type ShellPosition,
   type ShellSyntaxError,
@@ -24,4 +28,5 @@ export {
   type ShellReferencePlace,
   type ShellReferenceRefused,
 } from './references.ts';
+export { executionVariable, settingReason } from './variables.ts';
 export { SHELL_WASM_FILES, shellWasmPath } from './wasm-files.ts';

@@ -20,10 +20,15 @@
  * - system: `chmod|chown|chgrp -R` on `/` or a top-level system directory or `~`, `rsync --delete*`
  *   or `--remove-source-files`, `crontab -r`, `userdel`/`groupdel`, `npm unpublish`.
  *
- * Not destructive: writing or overwriting ordinary files (`>`, `cp`, `mv`, `sed -i`, `tar -x`),
- * `rmdir`, `kill`, `docker rmi`, `git checkout`/`restore`, `make clean` or `npm run clean` (what
- * a script or a Makefile runs is not in the plan's text), and code in other languages
- * (`python -c`, `node -e`), which the approver reads as written.
+ * - git history: `reflog expire`, `gc --prune=now`, `prune`, `filter-branch|filter-repo`,
+ *   `update-ref -d`, `stash drop|clear`, `tag -d`; SQL also `DROP VIEW|INDEX|…`, `DELETE FROM`,
+ *   `ALTER TABLE … DROP` (comments read as spaces); emptying a file by `cp /dev/null f`.
+ *
+ * Not destructive (their effect is unknown, read-only.ts decides what is proven read-only):
+ * writing or overwriting ordinary files (`>`, `cp`, `mv`, `sed -i`, `tar -x`), `rmdir`, `kill`,
+ * `docker rmi`, `git checkout`/`restore`, `make clean` or `npm run clean` (what a script or a
+ * Makefile runs is not in the plan's text). Emptying by a redirect (`: > f`) is analyze.ts's;
+ * code in other languages, interpreters.ts's.
  */
 import { hasOption, optionValue, scanOptions } from './options.ts';
 import type { ShellWord } from './words.ts';
@@ -45,12 +50,26 @@ export function isBlockDevice(path: string): boolean {
   return BLOCK_DEVICE.test(path);
 }
 
-const SQL_DESTRUCTIVE = /\b(drop\s+(?:table|database|schema)|truncate\s+table)\b/i;
+/**
+ * SQL statements that delete data or schema: `DROP <object>`, `TRUNCATE`, `DELETE FROM`,
+ * `ALTER TABLE … DROP`; and MongoDB's `dropDatabase()`, `.drop()`, `deleteMany(…)`.
+ */
+const SQL_DESTRUCTIVE =
+  /\b(drop\s+(?:table|database|schema|view|materialized\s+view|index|user|role|function|procedure|trigger|sequence|keyspace|owned)|truncate\s+table|delete\s+from|alter\s+table\s+\S+\s+drop)\b|\b(truncate)\s+[\w.]+\s*;|\b(dropDatabase|deleteMany)\s*\(|\.(drop)\s*\(\s*\)/i;
+
+/** SQL with its comments (`/* … *\/`, `-- …`) read as the spaces they stand for. */
+function withoutSqlComments(text: string): string {
+  return text.includes('/*') || text.includes('--')
+    ? text.replace(/\/\*[\s\S]*?\*\//g, ' ').replace(/--[^\n]*/g, ' ')
+    : text;
+}
 
 /** The destructive SQL statement in a text, e.g. `DROP TABLE`, or undefined. */
 export function destructiveSql(text: string): string | undefined {
-  const match = SQL_DESTRUCTIVE.exec(text);
-  return match ? match[1]!.toUpperCase().replace(/\s+/g, ' ') : undefined;
+  const match = SQL_DESTRUCTIVE.exec(withoutSqlComments(text));
+  if (!match) return undefined;
+  const statement = (match[1] ?? match[2] ?? match[3] ?? match[4] ?? '').toUpperCase().replace(/\s+/g, ' ');
+  return statement.startsWith('ALTER TABLE') ? 'ALTER TABLE … DROP' : statement;
 }
 
 /** Commands whose arguments and input are only text or file names: SQL in them is never run. */
@@ -157,6 +176,31 @@ const git: Rule = (args) => {
     }
     case 'reset':
       return hasOption(scanOptions(rest), '', ['hard']) ? 'discards uncommitted changes' : undefined;
+    case 'reflog': {
+      const verb = values(rest)[0];
+      return verb === 'expire' || verb === 'delete'
+        ? 'drops reflog entries, the way back to discarded commits'
+        : undefined;
+    }
+    case 'gc': {
+      const prune = scanOptions(rest).long.get('prune');
+      return prune !== undefined && prune !== true && ['now', 'all'].includes(prune.value ?? '')
+        ? 'deletes unreachable commits now (gc --prune=now)'
+        : undefined;
+    }
+    case 'prune':
+      return 'deletes unreachable objects';
+    case 'filter-branch':
+    case 'filter-repo':
+      return 'rewrites history';
+    case 'update-ref':
+      return hasOption(scanOptions(rest), 'd') ? 'deletes a ref' : undefined;
+    case 'stash': {
+      const verb = values(rest)[0];
+      return verb === 'drop' || verb === 'clear' ? 'deletes stashed changes' : undefined;
+    }
+    case 'tag':
+      return hasOption(scanOptions(rest), 'd', ['delete']) ? 'deletes tags' : undefined;
     case 'clean': {
       const clean = scanOptions(rest, { shortWithValue: 'e', longWithValue: ['exclude'] });
       return hasOption(clean, 'f', ['force']) && !hasOption(clean, 'n', ['dry-run'])
@@ -378,6 +422,16 @@ const writesDevice =
     return device === undefined ? undefined : `writes to the block device ${device}`;
   };
 
+/** `cp /dev/null file`: the file is emptied. */
+function emptiesByCopy(args: readonly ShellWord[]): string | undefined {
+  const operands = scanOptions(args, {
+    shortWithValue: 'St',
+    longWithValue: ['suffix', 'target-directory'],
+  }).operands;
+  const [source, ...targets] = values(operands);
+  return source === '/dev/null' && targets.length > 0 ? `empties ${targets.join(', ')}` : undefined;
+}
+
 const RULES: ReadonlyMap<string, Rule> = new Map<string, Rule>([
   ['rm', rm],
   ['unlink', always('deletes a file')],
@@ -421,7 +475,7 @@ const RULES: ReadonlyMap<string, Rule> = new Map<string, Rule>([
   ['chgrp', recursiveOnSystem('group ownership')],
   ['rsync', rsync],
   ['tee', writesDevice('any')],
-  ['cp', writesDevice('last')],
+  ['cp', (args) => emptiesByCopy(args) ?? writesDevice('last')(args)],
   ['mv', writesDevice('last')],
   ['install', writesDevice('last')],
   ['crontab', (args) => (hasOption(scanOptions(args), 'r') ? 'deletes the crontab' : undefined)],

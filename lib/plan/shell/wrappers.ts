@@ -5,11 +5,14 @@
  * script from standard input (`curl … | bash`, `bash <<EOF`), and what cannot be seen through
  * (`source file`, `eval "$x"`).
  *
- * Running a script file (`bash deploy.sh`, `./deploy.sh`) is not seen through and not flagged:
- * like `make` or `npm test`, it runs code the plan's text does not hold. `source`/`.` is flagged:
- * it loads a file into this shell, where it can redefine what every later command means.
+ * Each wrapper also says what it adds itself (`sudo`: another user; `ssh`: another host; `nice`:
+ * nothing), which decides whether `sudo ls` is read-only (it is not: its effect is unknown).
+ * Running a script file (`bash deploy.sh`) is not seen through: its effect is unknown, the code is
+ * not in the plan's text. `source`/`.` counts as destructive: it loads a file into this shell,
+ * where it can redefine what every later command means.
  */
 import { hasOption, optionValue, scanOptions } from './options.ts';
+import { settingReason } from './variables.ts';
 import { literalWord, type ShellWord } from './words.ts';
 
 /** What a command runs besides itself. */
@@ -21,7 +24,9 @@ export type Inner =
   /** A shell that reads its commands from standard input. */
   | { readonly kind: 'stdin-script'; readonly runner: string }
   /** Runs something that cannot be known before it runs. */
-  | { readonly kind: 'opaque'; readonly reason: string };
+  | { readonly kind: 'opaque'; readonly reason: string }
+  /** Changes what runs in a way not proven harmless (`env PATH=./bin …`): the effect is unknown. */
+  | { readonly kind: 'unknown'; readonly reason: string };
 
 /** Shells whose `-c` string and standard input are shell commands. */
 export const SHELLS: ReadonlySet<string> = new Set([
@@ -45,6 +50,17 @@ const script = (words: readonly ShellWord[], runner: string): Inner[] =>
 
 // `X="$Y"` is an assignment too: its name is literal text, whatever its value turns out to be.
 const isAssignment = (word: ShellWord) => /^[A-Za-z_][A-Za-z0-9_]*=/.test(word.value ?? word.text);
+
+/** The assignments leading `words` that change what runs (`PATH=./bin`, `LD_PRELOAD=…`). */
+function riskyAssignments(words: readonly ShellWord[]): Inner[] {
+  const found: Inner[] = [];
+  for (const word of words) {
+    if (!isAssignment(word)) break;
+    const reason = settingReason(word.value!.slice(0, word.value!.indexOf('=')));
+    if (reason) found.push({ kind: 'unknown', reason });
+  }
+  return found;
+}
 
 function withoutAssignments(words: readonly ShellWord[]): readonly ShellWord[] {
   let i = 0;
@@ -102,9 +118,15 @@ const sudo: Unwrap = (args, name) => {
   });
   if (hasOption(scanned, 'e', ['edit'])) return [];
   const operands = withoutAssignments(scanned.operands);
+  const risky = riskyAssignments(scanned.operands);
   if (hasOption(scanned, 'si', ['shell', 'login']))
-    return operands.length > 0 ? script(operands, `${name} -s`) : [{ kind: 'stdin-script', runner: name }];
-  return command(operands);
+    return [
+      ...risky,
+      ...(operands.length > 0
+        ? script(operands, `${name} -s`)
+        : [{ kind: 'stdin-script' as const, runner: name }]),
+    ];
+  return [...risky, ...command(operands)];
 };
 
 const env: Unwrap = (args) => {
@@ -114,7 +136,15 @@ const env: Unwrap = (args) => {
     longWithValue: ['unset', 'chdir', 'split-string'],
   });
   const split = optionValue(scanned, 'S', 'split-string');
-  return [...(split ? script([split], 'env -S') : []), ...command(withoutAssignments(scanned.operands))];
+  const path: Inner[] = hasOption(scanned, 'P')
+    ? [{ kind: 'unknown', reason: 'env -P changes where the command is looked up' }]
+    : [];
+  return [
+    ...path,
+    ...riskyAssignments(scanned.operands),
+    ...(split ? script([split], 'env -S') : []),
+    ...command(withoutAssignments(scanned.operands)),
+  ];
 };
 
 const afterOptions =
@@ -289,55 +319,198 @@ const packageRunner: Unwrap = (args, name) => {
   return ['exec', 'dlx', 'x'].includes(subcommand?.value ?? '') ? npx(rest, name) : [];
 };
 
-const UNWRAPS: ReadonlyMap<string, Unwrap> = new Map<string, Unwrap>([
-  ...[...SHELLS].map((name) => [name, shell] as const),
-  ['command', commandBuiltin],
-  ['builtin', afterOptions()],
-  ['exec', afterOptions('a')],
-  ['nohup', afterOptions()],
-  ['setsid', afterOptions()],
-  ['coproc', afterOptions()],
-  ['time', afterOptions('fo', ['format', 'output'])],
-  ['nice', afterOptions('n', ['adjustment'])],
-  ['timeout', afterOptions('sk', ['signal', 'kill-after'], 1)],
-  ['stdbuf', afterOptions('ioe', ['input', 'output', 'error'])],
-  ['ionice', afterOptions('cnpPu', ['class', 'classdata', 'pid', 'pgid', 'uid'])],
-  ['chroot', afterOptions('', ['userspec', 'groups'], 1)],
-  ['chrt', afterOptions('TPD', ['sched-runtime', 'sched-period', 'sched-deadline'], 1)],
-  ['taskset', afterOptions('', [], 1)],
-  ['prlimit', afterOptions('p', ['pid'])],
-  ['unbuffer', afterOptions()],
-  ['fakeroot', afterOptions('is', ['lib', 'faked'])],
-  ['strace', afterOptions('abeEIoOpPsSuUX', ['output', 'attach', 'user', 'signal', 'trace'])],
-  ['ltrace', afterOptions('aeEnoOpsSuUX', ['output', 'library'])],
-  ['busybox', afterOptions()],
-  ['sudo', sudo],
-  ['doas', sudo],
-  ['env', env],
-  ['xargs', xargs],
-  ['flock', flock],
-  ['watch', watch],
-  ['ssh', ssh],
-  ['su', su],
-  ['runuser', su],
-  ['trap', trap],
-  ['eval', evalBuiltin],
-  ['alias', alias],
-  ['hash', hash],
-  ['source', source],
-  ['.', source],
-  ['find', find],
-  ['docker', containerExec],
-  ['podman', containerExec],
-  ['kubectl', kubectlExec],
-  ['npx', npx],
-  ['bunx', npx],
-  ['npm', packageRunner],
-  ['pnpm', packageRunner],
-  ['yarn', packageRunner],
+/** `script [options] [file]`: `-c 'cmd'` is shell text; without it, an interactive shell reads its input. */
+const scriptCommand: Unwrap = (args, name) => {
+  const scanned = scanOptions(args, {
+    shortWithValue: 'cEIOBT',
+    longWithValue: ['command', 'echo', 'log-in', 'log-out', 'log-io', 'log-timing', 'logging-format'],
+  });
+  const text = optionValue(scanned, 'c', 'command');
+  return text ? script([text], `${name} -c`) : [{ kind: 'stdin-script', runner: name }];
+};
+
+/** `sg group -c 'cmd'` or `sg group cmd …`. */
+const sg: Unwrap = (args, name) => {
+  const [, ...rest] = args;
+  if (rest[0]?.value === '-c' && rest[1]) return script([rest[1]], `${name} -c`);
+  return rest.length > 0 ? script(rest, name) : [];
+};
+
+/** `parallel [options] 'cmd {}' ::: args`: the command is shell text, run once per argument. */
+const parallel: Unwrap = (args, name) => {
+  const end = args.findIndex((word) => word.value === ':::' || word.value === '::::');
+  const scanned = scanOptions(end === -1 ? args : args.slice(0, end), {
+    stopAtOperand: true,
+    shortWithValue: 'jSaI',
+    longWithValue: ['jobs', 'sshlogin', 'arg-file', 'delay', 'timeout', 'joblog', 'results'],
+  });
+  return script(scanned.operands, name);
+};
+
+/** `uv run cmd`, `poetry run cmd`, `bundle exec cmd`: the command after the subcommand. */
+const afterSubcommand =
+  (subcommand: string, shortWithValue = '', longWithValue: readonly string[] = []): Unwrap =>
+  (args) =>
+    args[0]?.value === subcommand
+      ? command(scanOptions(args.slice(1), { stopAtOperand: true, shortWithValue, longWithValue }).operands)
+      : [];
+
+/** What running a command through a wrapper adds to what the command does. */
+export interface Wrapper {
+  readonly unwrap: Unwrap;
+  /**
+   * Why the wrapper itself is not proven harmless (another user, another host, a file it writes),
+   * given its arguments; absent: it adds nothing (`nice`, `timeout`, `taskset`).
+   */
+  readonly adds?: (args: readonly ShellWord[]) => string | undefined;
+  /** The program is judged as itself too (its own options and subcommands): `find`, `docker`, `npm`. */
+  readonly isProgram?: true;
+}
+
+const adds = (reason: string) => () => reason;
+const program = (unwrap: Unwrap): Wrapper => ({ unwrap, isProgram: true });
+
+/**
+ * Every command that runs another command, one a line: how to find what it runs, and what it adds.
+ * tests/plan/shell-tables.test.ts runs `rm -rf` and `ls` through each.
+ */
+export const WRAPPERS: ReadonlyMap<string, Wrapper> = new Map<string, Wrapper>([
+  ...[...SHELLS].map((name): [string, Wrapper] => [name, { unwrap: shell }]),
+  ['command', { unwrap: commandBuiltin }],
+  ['builtin', { unwrap: afterOptions() }],
+  ['exec', { unwrap: afterOptions('a') }],
+  ['nohup', { unwrap: afterOptions() }],
+  ['setsid', { unwrap: afterOptions() }],
+  ['coproc', { unwrap: afterOptions() }],
+  ['time', { unwrap: afterOptions('fo', ['format', 'output']) }],
+  ['nice', { unwrap: afterOptions('n', ['adjustment']) }],
+  ['timeout', { unwrap: afterOptions('sk', ['signal', 'kill-after'], 1) }],
+  ['stdbuf', { unwrap: afterOptions('ioe', ['input', 'output', 'error']) }],
+  ['ionice', { unwrap: afterOptions('cnpPu', ['class', 'classdata', 'pid', 'pgid', 'uid']) }],
+  ['taskset', { unwrap: afterOptions('', [], 1) }],
+  ['chrt', { unwrap: afterOptions('TPD', ['sched-runtime', 'sched-period', 'sched-deadline'], 1) }],
+  ['prlimit', { unwrap: afterOptions('p', ['pid', 'output']) }],
+  [
+    'numactl',
+    { unwrap: afterOptions('NCmipP', ['cpunodebind', 'physcpubind', 'membind', 'interleave', 'preferred']) },
+  ],
+  ['cgexec', { unwrap: afterOptions('g') }],
+  ['faketime', { unwrap: afterOptions('', [], 1) }],
+  ['fakeroot', { unwrap: afterOptions('lsib', ['lib', 'faked']) }],
+  ['eatmydata', { unwrap: afterOptions() }],
+  ['catchsegv', { unwrap: afterOptions() }],
+  ['unbuffer', { unwrap: afterOptions() }],
+  ['linux32', { unwrap: afterOptions() }],
+  ['linux64', { unwrap: afterOptions() }],
+  ['setarch', { unwrap: afterOptions('', [], 1) }],
+  ['busybox', { unwrap: afterOptions() }],
+  ['xargs', { unwrap: xargs }],
+  ['watch', { unwrap: watch }],
+  ['parallel', { unwrap: parallel }],
+  ['env', { unwrap: env }],
+  ['trap', { unwrap: trap }],
+  ['eval', { unwrap: evalBuiltin }],
+  ['alias', { unwrap: alias }],
+  ['hash', { unwrap: hash }],
+  ['source', { unwrap: source }],
+  ['.', { unwrap: source }],
+  [
+    'strace',
+    {
+      unwrap: afterOptions('abeEIoOpPsSuUX', ['output', 'attach', 'signal', 'trace', 'user', 'env']),
+      adds: (args) =>
+        optionValue(
+          scanOptions(args, {
+            stopAtOperand: true,
+            shortWithValue: 'abeEIoOpPsSuUX',
+            longWithValue: ['output'],
+          }),
+          'o',
+          'output',
+        )
+          ? 'strace -o writes its trace to a file'
+          : undefined,
+    },
+  ],
+  [
+    'ltrace',
+    {
+      unwrap: afterOptions('aeEnoOpsSuUXAD', ['output', 'library']),
+      adds: adds('ltrace may write its trace to a file'),
+    },
+  ],
+  ['valgrind', { unwrap: afterOptions(), adds: adds('valgrind may write its logs to files') }],
+  ['script', { unwrap: scriptCommand, adds: adds('`script` writes what it records to a file') }],
+  ['flock', { unwrap: flock, adds: adds('`flock` creates the lock file if it is missing') }],
+  [
+    'chroot',
+    { unwrap: afterOptions('', ['userspec', 'groups'], 1), adds: adds('runs it in another root directory') },
+  ],
+  [
+    'unshare',
+    {
+      unwrap: afterOptions('SGRwl', ['propagation', 'setgroups', 'root', 'wd', 'setuid', 'setgid']),
+      adds: adds('runs it in new namespaces'),
+    },
+  ],
+  [
+    'nsenter',
+    {
+      unwrap: afterOptions('tSGwr', ['target', 'setuid', 'setgid', 'wd', 'root']),
+      adds: adds("runs it in another process's namespaces"),
+    },
+  ],
+  [
+    'systemd-run',
+    {
+      unwrap: afterOptions('puEMH', [
+        'property',
+        'unit',
+        'uid',
+        'gid',
+        'nice',
+        'working-directory',
+        'setenv',
+        'description',
+        'slice',
+        'machine',
+        'host',
+      ]),
+      adds: adds('runs it as a system service'),
+    },
+  ],
+  ['sudo', { unwrap: sudo, adds: adds('runs it as another user') }],
+  ['doas', { unwrap: sudo, adds: adds('runs it as another user') }],
+  ['pkexec', { unwrap: afterOptions('', ['user']), adds: adds('runs it as another user') }],
+  ['su', { unwrap: su, adds: adds('runs it as another user') }],
+  ['runuser', { unwrap: su, adds: adds('runs it as another user') }],
+  ['sg', { unwrap: sg, adds: adds('runs it as another group') }],
+  ['ssh', { unwrap: ssh, adds: adds('runs it on another host') }],
+  ['npx', { unwrap: npx, adds: adds('npx may download the package it runs') }],
+  ['bunx', { unwrap: npx, adds: adds('bunx may download the package it runs') }],
+  [
+    'uv',
+    {
+      unwrap: afterSubcommand('run', '', ['with', 'python', 'project', 'directory']),
+      adds: adds('`uv run` may install the project first'),
+    },
+  ],
+  ['poetry', { unwrap: afterSubcommand('run'), adds: adds('`poetry run` runs in the project environment') }],
+  ['pipenv', { unwrap: afterSubcommand('run'), adds: adds('`pipenv run` runs in the project environment') }],
+  [
+    'bundle',
+    { unwrap: afterSubcommand('exec'), adds: adds('`bundle exec` runs in the project environment') },
+  ],
+  ['find', program(find)],
+  ['docker', program(containerExec)],
+  ['podman', program(containerExec)],
+  ['kubectl', program(kubectlExec)],
+  ['npm', program(packageRunner)],
+  ['pnpm', program(packageRunner)],
+  ['yarn', program(packageRunner)],
 ]);
 
 /** What `name args` runs besides itself; empty for a command that runs nothing else. */
 export function innerCommands(name: string, args: readonly ShellWord[]): Inner[] {
-  return UNWRAPS.get(name)?.(args, name) ?? [];
+  return WRAPPERS.get(name)?.unwrap(args, name) ?? [];
 }

@@ -6,8 +6,8 @@
  * the compiler's: a modification that turns `mkdir out` into `rm -rf out` is marked destructive,
  * and refused where the step has no gate of its own.
  */
-import { callRisks } from '../../plan/risks.ts';
-import { createToolRegistry } from '../../plan/tools.ts';
+import { callClassification, callRisks } from '../../plan/risks.ts';
+import { type CallClassification, createToolRegistry } from '../../plan/tools.ts';
 import type { ApprovalView, GateRevision, StepGateView, StepView } from '../payloads/index.ts';
 import { argsWithOverrides, callWithOverrides } from './modifications.ts';
 
@@ -23,15 +23,27 @@ export function revisedStep(step: StepView, revision: GateRevision): StepView {
   return {
     ...step,
     call: callWithOverrides(step, overrides),
-    risks: {
-      ...step.risks,
-      destructive: [...callRisks(step.tool, argsWithOverrides(step, overrides), tools)],
-    },
+    risks: revisedRisks(step, callClassification(step.tool, argsWithOverrides(step, overrides), tools)),
     revised: {
       ...mark,
       replaces: step.call,
       ...(skipped ? { skipped: true as const } : {}),
     },
+  };
+}
+
+/** A step's marks once its call is the revision's: the call's own marks replaced, its checks' kept. */
+function revisedRisks(step: StepView, call: CallClassification): StepView['risks'] {
+  const ofChecks = (reasons: readonly string[] | undefined) =>
+    (reasons ?? []).filter((reason) => /^(?:contract|rollback|rollback contract): /.test(reason));
+  const unknown = [...call.unknown, ...ofChecks(step.risks.unknown)];
+  const exfiltration = [...call.exfiltration, ...ofChecks(step.risks.exfiltration)];
+  const { unknown: _u, exfiltration: _x, ...rest } = step.risks;
+  return {
+    ...rest,
+    destructive: [...call.destructive],
+    ...(unknown.length > 0 ? { unknown } : {}),
+    ...(exfiltration.length > 0 ? { exfiltration } : {}),
   };
 }
 

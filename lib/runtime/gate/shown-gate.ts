@@ -447,6 +447,7 @@ export function riskPhrases(step: ApprovalView['steps'][number]): string[] {
   if (step.risks.destructive.length > 0) phrases.push(`destructive: ${step.risks.destructive.join('; ')}`);
   if (step.risks.contract.length > 0) phrases.push(`destructive contract: ${step.risks.contract.join('; ')}`);
   if (step.risks.rollback.length > 0) phrases.push(`destructive rollback: ${step.risks.rollback.join('; ')}`);
+  phrases.push(...effectPhrases(step.risks));
   if (step.risks.outsideWorkspace?.length)
     phrases.push(`${OUTSIDE_WORKSPACE}: ${step.risks.outsideWorkspace.join('; ')}`);
   phrases.push(step.risks.ownGate ? 'own gate before it runs' : 'no gate of its own');
@@ -460,6 +461,19 @@ export function abortRollbacksText(rollbacks: readonly AbortRollback[]): string 
     : 'If you abort, nothing is rolled back: no step with a rollback has completed yet.';
 }
 
+/** "effect unknown: …" and "exfiltration: …" of a step or a postcondition's check. */
+export function effectPhrases(marks: {
+  readonly unknown?: readonly string[];
+  readonly exfiltration?: readonly string[];
+}): string[] {
+  return [
+    ...(marks.exfiltration?.length ? [`${EXFILTRATION}: ${marks.exfiltration.join('; ')}`] : []),
+    ...(marks.unknown?.length ? [`${EFFECT_UNKNOWN}: ${marks.unknown.join('; ')}`] : []),
+  ];
+}
+
+const EFFECT_UNKNOWN = 'effect unknown';
+const EXFILTRATION = 'exfiltration';
 const OUTSIDE_WORKSPACE = 'reaches outside the workspace';
 
 /** The heading of the plan's context on every channel. */
@@ -497,11 +511,16 @@ export function filledValueText(value: FilledValue): string {
 }
 
 /**
- * A phrase every channel shows as a warning: something destructive, outside the workspace, or a
- * change a revision made.
+ * A phrase every channel shows as a warning: something destructive, of unknown effect, sent away,
+ * outside the workspace, or a change a revision made.
  */
 export function isWarningPhrase(phrase: string): boolean {
-  return /^(destructive|changed|skipped)/.test(phrase) || phrase.startsWith(OUTSIDE_WORKSPACE);
+  return (
+    /^(destructive|changed|skipped)/.test(phrase) ||
+    phrase.startsWith(EFFECT_UNKNOWN) ||
+    phrase.startsWith(EXFILTRATION) ||
+    phrase.startsWith(OUTSIDE_WORKSPACE)
+  );
 }
 
 /** A plan reference (`${secrets.db}`, `${steps.x.y}`): kept whole by {@link redactPlanText}. */

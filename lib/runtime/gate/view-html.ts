@@ -30,6 +30,7 @@ import {
   contextPhrases,
   type DeadlineOptions,
   deadlineText,
+  effectPhrases,
   filledValueText,
   isWarningPhrase,
   omitted,
@@ -110,6 +111,7 @@ export function planFactsHtml(view: ApprovalView, redactor?: Redactor): string {
           ...(post.risks.length > 0
             ? [`<p class="pg-risk">Destructive check: ${clean(post.risks.join('; '))}</p>`]
             : []),
+          ...effectPhrases(post).map((phrase) => `<p class="pg-risk">Check: ${clean(phrase)}</p>`),
           ...(post.contract ? [callHtml('Check', post.contract, clean)] : []),
           '</article>',
         ].join('\n'),

@@ -18,6 +18,7 @@ import {
   contextPhrases,
   type DeadlineOptions,
   deadlineText,
+  effectPhrases,
   filledValueText,
   isWarningPhrase,
   omitted,
@@ -68,6 +69,7 @@ export function gateText(gate: ShownGate, options: GateTextOptions = {}): string
       for (const post of view.postconditions) {
         lines.push(`- ${clean(post.id)}: ${clean(post.description)}`);
         if (post.risks.length > 0) lines.push(`  !! DESTRUCTIVE check: ${clean(post.risks.join('; '))}`);
+        for (const phrase of effectPhrases(post)) lines.push(`  !! check: ${clean(phrase)}`);
         if (post.contract) lines.push(...callLines('check', post.contract, clean, '  '));
       }
     }

@@ -16,6 +16,7 @@ import {
   budgetText,
   CONTEXT_TITLE,
   contextPhrases,
+  effectPhrases,
   filledValueText,
   isWarningPhrase,
   omitted,
@@ -301,6 +302,7 @@ function planFactsText(view: ApprovalView, text: (value: string) => string, code
         lines.push(`• *${text(post.id)}*: ${text(short(post.description, 200))}`);
         if (post.risks.length > 0)
           lines.push(`:warning: *destructive check: ${text(post.risks.join('; '))}*`);
+        for (const phrase of effectPhrases(post)) lines.push(`:warning: *check: ${text(phrase)}*`);
         if (post.contract)
           lines.push(
             ...callText('Check', post.contract, text, code, codeLimit, `postcondition ${post.id} check`),

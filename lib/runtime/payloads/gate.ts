@@ -79,23 +79,30 @@ export type ShownCall = z.infer<typeof ShownCallSchema>;
 
 /**
  * Risk marks the harness computes (lib/plan/risks.ts), never taken from the plan's author: why
- * each command is destructive (empty: harmless), where its contract or rollback reaches outside
- * the workspace (absent: nowhere), and whether the step has its own gate.
+ * each command is destructive, why the effect of what it runs is unknown (absent: every call of
+ * the step is proven read-only or destructive), what it sends away (absent: nothing), where its
+ * contract or rollback reaches outside the workspace (absent: nowhere), and whether the step has
+ * its own gate.
  */
 export const StepRiskMarksSchema = z.object({
   destructive: z.array(z.string()),
   contract: z.array(z.string()),
   rollback: z.array(z.string()),
+  /** "Effect unknown": the call's reasons as they are, the others led by `contract: `, `rollback: `, `rollback contract: `. */
+  unknown: z.array(z.string()).optional(),
+  /** Uploads, pipes into network clients, reads of credential files; led by place as `unknown`. */
+  exfiltration: z.array(z.string()).optional(),
   /** e.g. `contract: \`cat /etc/passwd\` uses /etc/passwd, outside the workspace`; absent when none. */
   outsideWorkspace: z.array(z.string()).optional(),
   ownGate: z.boolean(),
 });
 export type StepRiskMarks = z.infer<typeof StepRiskMarksSchema>;
 
-/** Whether a step carries any risk mark besides its gate: something destructive, or outside the workspace. */
+/** Whether a step carries any risk mark besides its gate: something destructive, unknown, sent away, or outside the workspace. */
 export function hasRiskMarks(risks: StepRiskMarks): boolean {
   return (
     risks.destructive.length + risks.contract.length + risks.rollback.length > 0 ||
+    (risks.unknown?.length ?? 0) + (risks.exfiltration?.length ?? 0) > 0 ||
     (risks.outsideWorkspace?.length ?? 0) > 0
   );
 }
@@ -181,8 +188,12 @@ export const ApprovalViewSchema = z.object({
       id: IdSchema,
       description: z.string(),
       contract: ShownCallSchema.optional(),
-      /** Why its check is destructive (empty: harmless). */
+      /** Why its check is destructive (empty: not destructive). */
       risks: z.array(z.string()),
+      /** Why its check's effect is unknown; absent: it only reads. */
+      unknown: z.array(z.string()).optional(),
+      /** What its check sends away or reads of credentials; absent: nothing. */
+      exfiltration: z.array(z.string()).optional(),
     }),
   ),
   /** The plan's budget, when it declares one. */

@@ -14,8 +14,14 @@ export const StepFactsSchema = z.object({
   target: z.string(),
   /** Hosts the step's call and contract reach (URLs in its args, an http contract's URL). */
   hosts: z.array(z.string()),
-  /** Why the step's own call is destructive (lib/plan/risks.ts); empty: harmless. */
+  /** Why the step's own call is destructive (lib/plan/risks.ts); empty: not destructive. */
   destructive: z.array(z.string()),
+  /**
+   * Why the effect of its call, contract or rollback is unknown, and what they send away
+   * (lib/plan/risks.ts): not proven read-only. Absent in facts journaled before they were computed.
+   */
+  unknown: z.array(z.string()).default([]),
+  exfiltration: z.array(z.string()).default([]),
   /** The step has its own gate (`requiresApproval`). */
   ownGate: z.boolean(),
 });
