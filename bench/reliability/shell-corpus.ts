@@ -328,6 +328,7 @@ export const UNKNOWN_COMMANDS: readonly ClassSample[] = [
   form('LD_PRELOAD', 'LD_PRELOAD=./evil.so ls', 'sets LD_PRELOAD'),
   form('NODE_OPTIONS', "NODE_OPTIONS='--require ./x.js' node --check app.js", 'sets NODE_OPTIONS'),
   form('env PATH=', 'env PATH=./bin ls', 'sets PATH'),
+  form('env PATH= from a run-time value', 'env PATH="${PLANGATE_VALUE_1}" ls', 'sets PATH'),
   form('env -P', 'env -P ./bin ls', 'env -P'),
   form('GIT_SSH_COMMAND', "GIT_SSH_COMMAND='sh ./x' git fetch", 'sets GIT_SSH_COMMAND'),
   form('PAGER', 'PAGER=./x git log', 'sets PAGER'),
@@ -409,6 +410,7 @@ export const EXFILTRATION_COMMANDS: readonly ClassSample[] = [
 /** Proven read-only: no destructive, unknown or exfiltration mark, anywhere. */
 export const READ_ONLY_COMMANDS: readonly string[] = [
   'ls -la',
+  'env TAG="${PLANGATE_VALUE_1}" ls',
   'cat README.md',
   'grep -rn TODO src',
   'test -f out.txt',

@@ -56,7 +56,8 @@ function riskyAssignments(words: readonly ShellWord[]): Inner[] {
   const found: Inner[] = [];
   for (const word of words) {
     if (!isAssignment(word)) break;
-    const reason = settingReason(word.value!.slice(0, word.value!.indexOf('=')));
+    const text = word.value ?? word.text;
+    const reason = settingReason(text.slice(0, text.indexOf('=')));
     if (reason) found.push({ kind: 'unknown', reason });
   }
   return found;
