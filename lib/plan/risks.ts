@@ -8,7 +8,13 @@
  */
 import type { Contract, Plan } from './schema.ts';
 import { analyzeShell, describeFinding, outsideWorkspacePath } from './shell/index.ts';
-import { createToolRegistry, destructiveCallReasons, stepInvocation, type ToolRegistry } from './tools.ts';
+import {
+  AGENT_TOOL,
+  createToolRegistry,
+  destructiveCallReasons,
+  stepInvocation,
+  type ToolRegistry,
+} from './tools.ts';
 
 /** Why something was judged destructive, e.g. "`rm -rf out` deletes recursively". Empty: harmless. */
 export type RiskReasons = readonly string[];
@@ -26,9 +32,18 @@ export interface StepRisks {
    * uses /etc/passwd, outside the workspace`. Not destructive in itself; the gate marks it.
    */
   readonly outsideWorkspace: RiskReasons;
+  /**
+   * Why what the step's own call does cannot be known before it runs: an agent decides what it
+   * runs. Treated as destructive wherever that decides an outcome (never auto-approved).
+   */
+  readonly effectUnknown: RiskReasons;
   /** The step has its own gate (`requiresApproval`) right before it runs. */
   readonly ownGate: boolean;
 }
+
+/** Why an agent step's effect is unknown: nothing the harness runs it in makes it read-only. */
+export const AGENT_EFFECT_UNKNOWN =
+  'an agent decides at run time what it runs and changes, and nothing it runs in makes it read-only';
 
 export interface PlanRisks {
   readonly steps: Readonly<Record<string, StepRisks>>;
@@ -52,6 +67,7 @@ export function planRisks(plan: Plan, tools: ToolRegistry = createToolRegistry()
         ),
         ...contractReach(step.rollback?.contract).map((reason) => `rollback contract: ${reason}`),
       ],
+      effectUnknown: call?.tool === AGENT_TOOL && !step.requiresHuman ? [AGENT_EFFECT_UNKNOWN] : [],
       ownGate: step.requiresApproval,
     };
   }
@@ -59,6 +75,13 @@ export function planRisks(plan: Plan, tools: ToolRegistry = createToolRegistry()
   for (const postcondition of plan.postconditions)
     postconditions[postcondition.id] = contractRisks(postcondition.contract, tools);
   return { steps, postconditions };
+}
+
+/** The steps whose own call's effect is unknown (agent steps): never approved non-interactively. */
+export function unknownEffectSteps(risks: PlanRisks): string[] {
+  return Object.entries(risks.steps)
+    .filter(([, step]) => step.effectUnknown.length > 0)
+    .map(([id]) => id);
 }
 
 /** Why calling `tool` with `args` is destructive (an unknown tool: nothing is known, the validator refuses it). */

@@ -19,6 +19,7 @@ import { ExecutionFilesWriter } from '../files/writer.ts';
 import { ensureActivities, planStateMachineName, workerTargets } from '../launch/deploy-plan.ts';
 import { launchPlan, type PlannerDetails } from '../launch/launch-plan.ts';
 import { renderChecklist } from '../plan/render.ts';
+import { AGENT_EFFECT_UNKNOWN, planRisks, unknownEffectSteps } from '../plan/risks.ts';
 import { type Plan, PlanSchema } from '../plan/schema.ts';
 import { decisionDetails, PolicyDeniedError } from '../policy/decisions.ts';
 import { planEntity, planFacts, stepEntity } from '../policy/entities.ts';
@@ -53,6 +54,7 @@ import {
   writeSession,
 } from '../serve/store-directory.ts';
 import { ActivityWorker } from '../worker/worker.ts';
+import { RunAgents } from './agent-runners.ts';
 import { ApprovalsDesk, planFeedbackReviser } from './approvals-desk.ts';
 import {
   ACCEPT_CHOICE,
@@ -171,6 +173,7 @@ interface SessionParts {
   readonly notices: GateNotices;
   readonly front: RunFrontDoor;
   readonly stack: LocalRunStack;
+  readonly agents: RunAgents;
 }
 
 /**
@@ -187,6 +190,9 @@ export class RunSession {
   private readonly notices: GateNotices;
   private readonly front: RunFrontDoor;
   private readonly stack: LocalRunStack;
+  private readonly agents: RunAgents;
+  /** Steps whose effect is unknown (agents): `--approve` never answers their gates. */
+  private readonly unknownEffect: readonly string[];
   private readonly desk: ApprovalsDesk;
   private readonly prompter: TerminalPrompter;
   private readonly spinner: Spinner;
@@ -218,10 +224,12 @@ export class RunSession {
     this.digest = parts.digest;
     this.policy = parts.policy;
     this.facts = planFacts(parts.plan);
+    this.unknownEffect = unknownEffectSteps(planRisks(parts.plan));
     this.slack = parts.slack;
     this.notices = parts.notices;
     this.front = parts.front;
     this.stack = parts.stack;
+    this.agents = parts.agents;
     this.desk = new ApprovalsDesk({
       approvals: approvalsFor({
         ...parts.stack.journalDeps(),
@@ -253,6 +261,12 @@ export class RunSession {
 
     const signingKey = await loadSigningKey(paths);
     const policy = options.policy ?? (await PolicySet.fromEnvironment(options.env ?? process.env));
+    // A new execution's workers are this run's unless --no-workers; a resumed one's, as it was started.
+    const agents = new RunAgents(
+      (options.env ?? process.env)[AGENT_COMMAND_ENV],
+      process.cwd(),
+      options.workers !== false,
+    );
     const slack = await localSlackApp(options.env ?? process.env);
     const notices = new GateNotices(slack, (text) => options.io.stderr.write(`${text}\n`));
     const checklistOf = pageChecklist(plan, `sha256:${digest}`);
@@ -296,6 +310,7 @@ export class RunSession {
       ...(options.recoveryPlanner
         ? { recoveryAdvisor: localRecoveryAdvisor(paths, options.recoveryPlanner) }
         : {}),
+      agentRunners: agents.runners,
       notify: notices.notify,
     }).catch(async (error: unknown) => {
       await front.close();
@@ -311,6 +326,7 @@ export class RunSession {
       notices,
       front,
       stack,
+      agents,
     });
   }
 
@@ -482,6 +498,7 @@ export class RunSession {
     const { options, executionArn } = this;
     const recorded = await readRunSettings(options.paths, executionArn);
     const inProcess = options.workers ?? (recorded ? recorded.workers === 'in-process' : true);
+    this.agents.inProcess = inProcess;
     const workers = inProcess ? 'in-process' : 'external';
     if (recorded?.workers !== workers) await writeRunSettings(options.paths, { executionArn, workers });
     else if (options.workers === undefined && !inProcess && workerTargets(this.plan).length > 0)
@@ -506,7 +523,7 @@ export class RunSession {
       return [];
     }
     const activities = await ensureActivities(this.stack.sfn, this.plan, LOCAL_NAME_PREFIX);
-    const agentCommand = (options.env ?? process.env)[AGENT_COMMAND_ENV];
+    const { command: agentCommand, workspace } = this.agents;
     const perTarget = options.agentsPerTarget ?? IN_PROCESS_AGENTS_PER_TARGET;
     return targets.flatMap((target) =>
       Array.from({ length: perTarget }, (_, slot) => {
@@ -514,7 +531,7 @@ export class RunSession {
           sfn: this.stack.sfn,
           activityArn: activities[target] as string,
           target,
-          workspace: process.cwd(),
+          workspace,
           agentCommand,
           timeScale: options.timeScale,
           // Who ran an attempt: this host and process (the journal records it), and which of its workers.
@@ -607,7 +624,12 @@ export class RunSession {
     );
     const question = terminalSafe(this.question(gate, hint));
     const approving = gate.kind === 'plan' || gate.kind === 'step';
-    if (approving && options.approve && !this.autoAnswered.has(gate.linkId)) {
+    const unknownEffect = this.unknownEffect.filter((id) => gate.kind === 'plan' || id === gate.stepId);
+    if (approving && options.approve && unknownEffect.length > 0)
+      note(
+        `--approve: not answered non-interactively: ${unknownEffect.length === 1 ? 'step' : 'steps'} ${unknownEffect.join(', ')} ${unknownEffect.length === 1 ? 'runs an agent' : 'run agents'}, whose effect is unknown until it runs (${AGENT_EFFECT_UNKNOWN}); a person must approve. Asking.`,
+      );
+    else if (approving && options.approve && !this.autoAnswered.has(gate.linkId)) {
       const permittedBy = plan.approval.allowAutoApprove ? this.autoApproval(gate) : undefined;
       if (permittedBy) {
         this.autoAnswered.add(gate.linkId);

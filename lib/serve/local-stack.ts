@@ -78,6 +78,8 @@ export interface LocalRunStackProps {
   readonly policy?: PolicySet;
   /** The run's planner, asked at escalations of failures no recipe covers. @default - none */
   readonly recoveryAdvisor?: GateDeps['recoveryAdvisor'];
+  /** Who runs the plan's agent steps here (the run's own workers), for their gates. @default - what the plan says */
+  readonly agentRunners?: GateDeps['agentRunners'];
 }
 
 export class LocalRunStack {
@@ -158,6 +160,7 @@ export class LocalRunStack {
         ...props.gateListeners,
         policy: props.policy,
         recoveryAdvisor: props.recoveryAdvisor,
+        agentRunners: props.agentRunners,
       };
       const handlers = stateMachineHandlers(deps, (handler) => log.telemetry(handler));
       // The engine's stand-in Lambda context stays out of the logs: handlers run side by side here.

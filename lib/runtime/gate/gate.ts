@@ -20,6 +20,7 @@ import { progressLabel } from '../shared/progress.ts';
 import { skipOrBlock } from '../steps/step-start.ts';
 import { outputsOf, resolveTaskText } from '../steps/task-text.ts';
 import { abortRollbacksOf } from './abort-rollbacks.ts';
+import { type AgentRunners, withAgentRunners } from './agent-runners.ts';
 import { Approvals } from './approvals.ts';
 import type { DecisionListener, EscalationListener } from './gate-item.ts';
 import { climbLadder } from './ladder.ts';
@@ -52,6 +53,11 @@ export interface GateDeps extends HarnessDeps {
    * strategy). @default - no suggestion: the person decides alone
    */
   readonly recoveryAdvisor?: RecoveryAdvisor;
+  /**
+   * What the host knows of who runs agent steps (`plangate run`'s own workers: their command and
+   * workspace), added to their views. @default - what the plan says: the worker taking the target
+   */
+  readonly agentRunners?: AgentRunners;
 }
 
 /** What answering gates needs (the gate Lambda, the approvals API, the local session). */
@@ -80,7 +86,9 @@ export function approvalsFor(deps: ApprovalsDeps): Approvals {
   });
 }
 
-export async function openGate(req: GateRequest, deps: GateDeps): Promise<{ approvalId?: string }> {
+export async function openGate(request: GateRequest, deps: GateDeps): Promise<{ approvalId?: string }> {
+  // What the approvers read of an agent step includes what is known here of who runs it.
+  let req = withAgentRunners(request, deps.agentRunners);
   const identity = eventIdentity(req, req.stepId ? { id: req.stepId, name: req.description } : undefined);
   const journal = journalFor(deps);
   const reason = req.failure

@@ -9,10 +9,12 @@ import {
   abortRollbackCall,
   abortRollbackPhrases,
   abortRollbacksText,
+  agentFacts,
   approversText,
   budgetText,
   CONTEXT_TITLE,
   contextPhrases,
+  contractRiskPhrases,
   filledValueText,
   isWarningPhrase,
   notShownText,
@@ -22,6 +24,7 @@ import {
   redactPlanText,
   revisionLine,
   riskPhrases,
+  rollbackRiskPhrases,
   type ShownGate,
   suggestionText,
   supersededText,
@@ -185,12 +188,22 @@ function stepText(
       lines.push(isWarningPhrase(phrase) ? `:warning: *${text(phrase)}*` : text(phrase));
     if (step.call) lines.push(...callText('Runs', step.call, text, code, codeLimit));
     else if (step.detailsOmitted) lines.push('_Command not shown here: see the page._');
+    for (const fact of step.agent ? agentFacts(step.agent) : [])
+      lines.push(
+        fact.code
+          ? `${text(fact.label)}: ${code(fact.value, codeLimit)}`
+          : `${text(fact.label)}: ${text(fact.value)}`,
+      );
     if (step.revised?.replaces) lines.push(...callText('Was', step.revised.replaces, text, code, codeLimit));
-    if (step.contract) lines.push(...callText('Contract', step.contract, text, code, codeLimit));
+    if (step.contract) {
+      lines.push(...callText('Contract', step.contract, text, code, codeLimit));
+      for (const phrase of contractRiskPhrases(step)) lines.push(`:warning: *${text(phrase)}*`);
+    }
     if (step.rollback) {
       lines.push(
         ...callText(`Rollback (${text(step.rollback.tool)})`, step.rollback.call, text, code, codeLimit),
       );
+      for (const phrase of rollbackRiskPhrases(step)) lines.push(`:warning: *${text(phrase)}*`);
       if (step.rollback.contract)
         lines.push(...callText('Rollback contract', step.rollback.contract, text, code, codeLimit));
     }

@@ -88,17 +88,60 @@ export const StepRiskMarksSchema = z.object({
   rollback: z.array(z.string()),
   /** e.g. `contract: \`cat /etc/passwd\` uses /etc/passwd, outside the workspace`; absent when none. */
   outsideWorkspace: z.array(z.string()).optional(),
+  /**
+   * Why what the step's own call does cannot be known before it runs (an agent decides what it
+   * runs); treated as destructive wherever that decides an outcome. Absent when none.
+   */
+  effectUnknown: z.array(z.string()).optional(),
   ownGate: z.boolean(),
 });
 export type StepRiskMarks = z.infer<typeof StepRiskMarksSchema>;
 
-/** Whether a step carries any risk mark besides its gate: something destructive, or outside the workspace. */
+/** Whether a step carries any risk mark besides its gate: something destructive, of unknown effect, or outside the workspace. */
 export function hasRiskMarks(risks: StepRiskMarks): boolean {
   return (
     risks.destructive.length + risks.contract.length + risks.rollback.length > 0 ||
-    (risks.outsideWorkspace?.length ?? 0) > 0
+    (risks.outsideWorkspace?.length ?? 0) > 0 ||
+    (risks.effectUnknown?.length ?? 0) > 0
   );
 }
+
+/**
+ * Whether the step's own call is marked (destructive or of unknown effect): what the step as a
+ * whole is marked by. A destructive contract or rollback marks that contract or rollback only.
+ */
+export function ownCallMarked(risks: StepRiskMarks): boolean {
+  return risks.destructive.length > 0 || (risks.effectUnknown?.length ?? 0) > 0;
+}
+
+/**
+ * An agent step as its approvers see it: who runs the agent and with which command, where it
+ * works, what it may reach, and what bounds it. The compiler fills what the plan says; the gate
+ * adds what is known where it opens (the run's own workers, their command and workspace).
+ */
+export const AgentStepViewSchema = z.object({
+  /** A worker of the target's activity (`plangate worker`, or `plangate run`'s own), or the step runner's `agent` tool. */
+  runsOn: z.enum(['worker', 'runner']),
+  /** Who runs it, in words, e.g. "the worker taking target coder (its --agent-command, in its --workspace)". */
+  runs: z.string(),
+  /** The agent command that will run: the step's own, or the one the gate knows its workers run; absent: not known at the gate. */
+  command: z.string().optional(),
+  /** The directory it works in; absent: not known at the gate (the worker's --workspace). */
+  workspace: z.string().optional(),
+  /** What it may reach (file system, network) as its sandbox allows; "unsandboxed: …" when nothing confines it. */
+  reach: z.string(),
+  /** How long it may run: the step's timeout, or the plan's wall clock when shorter. */
+  timeLimitSeconds: z.number().int().positive(),
+  /** The plan's budget that bounds it (tokens and cost of the whole plan, commands per agent); absent: none. */
+  budget: z
+    .object({
+      tokens: z.number().optional(),
+      costUsd: z.number().optional(),
+      maxCommands: z.number().optional(),
+    })
+    .optional(),
+});
+export type AgentStepView = z.infer<typeof AgentStepViewSchema>;
 
 /** The recovery in force for some failure classes of a step (the effective recipe, lib/plan/recovery.ts). */
 export const RecoveryLineSchema = z.object({
@@ -121,6 +164,8 @@ export const StepViewSchema = z.object({
   tool: z.string(),
   /** Agent steps: the agent target (worker queue). */
   target: z.string().optional(),
+  /** Agent steps: what runs, where, what it may reach and what bounds it. */
+  agent: AgentStepViewSchema.optional(),
   risks: StepRiskMarksSchema,
   call: ShownCallSchema.optional(),
   contract: ShownCallSchema.optional(),
