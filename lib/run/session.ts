@@ -61,6 +61,7 @@ import {
   ESCALATION_CHOICES,
   GATE_CHOICES,
   HUMAN_CHOICES,
+  POLICY_DENIED_CHOICES,
   parseApproval,
   parseEscalation,
   parseHumanReport,
@@ -770,7 +771,8 @@ export class RunSession {
         ? `${gate.failure.failureClass} (${gate.failure.error}): ${gate.failure.message}`
         : (this.failures.get(gate.stepId ?? '') ?? 'failed');
       lines.push(`Step "${step?.description ?? gate.stepId}" failed: ${short(failure)}`);
-      if (gate.failure?.failureClass === 'permission')
+      if (gate.failure?.policyDenial) lines.push(gate.failure.policyDenial.advice);
+      else if (gate.failure?.failureClass === 'permission')
         lines.push(
           'Configure the credentials out of band (environment, vault, config file) before you retry.',
         );
@@ -782,7 +784,10 @@ export class RunSession {
     lines.push(`Answer here or open ${link}`);
     lines.push(
       ...(gate.kind === 'escalation'
-        ? [...ESCALATION_CHOICES, ...(gate.shown?.recovery ? [ACCEPT_CHOICE] : [])]
+        ? [
+            ...(gate.failure?.policyDenial ? POLICY_DENIED_CHOICES : ESCALATION_CHOICES),
+            ...(gate.shown?.recovery ? [ACCEPT_CHOICE] : []),
+          ]
         : gate.kind === 'human'
           ? HUMAN_CHOICES
           : GATE_CHOICES),

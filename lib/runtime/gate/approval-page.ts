@@ -336,6 +336,8 @@ function factsHtml(gate: GateView): string {
       'Failure',
       `${escapeHtml(gate.failure.failureClass)} (${escapeHtml(gate.failure.error)}): ${escapeHtml(gate.failure.message)}`,
     ]);
+  if (gate.failure?.policyDenial)
+    rows.push(['Denied by policy', escapeHtml(gate.failure.policyDenial.reason)]);
   if (gate.question) rows.push(['Question asked', escapeHtml(gate.question)]);
   rows.push(['Plan digest', `<code>${escapeHtml(gate.planDigest)}</code>`]);
   return `<dl class="facts">${rows.map(([k, v]) => `<dt>${escapeHtml(k)}</dt><dd>${v}</dd>`).join('')}</dl>`;
@@ -542,11 +544,13 @@ function controlsHtml(
       return [
         '<h2>Your answer</h2>',
         answer.html,
-        ...(gate.failure?.failureClass === 'permission'
-          ? [
-              '<p class="note">Configure the credentials out of band (environment, vault) before you retry. Never paste them here.</p>',
-            ]
-          : []),
+        ...(gate.failure?.policyDenial
+          ? [`<p class="note">${escapeHtml(gate.failure.policyDenial.advice)}</p>`]
+          : gate.failure?.failureClass === 'permission'
+            ? [
+                '<p class="note">Configure the credentials out of band (environment, vault) before you retry. Never paste them here.</p>',
+              ]
+            : []),
         ...(gate.abortRollsBack ? [abortRollbacksHtml(gate.abortRollsBack)] : []),
         `<p>${button('RETRY', 'Retry', 'approve')} ${button('SKIP', 'Skip')} ${button('ABORT', 'Abort', 'reject')}</p>`,
         // The model's suggestion (shown above) is one more choice, never the default.

@@ -4,8 +4,8 @@
  */
 import { SendTaskSuccessCommand, type SFNClient } from '@aws-sdk/client-sfn';
 import type { z } from 'zod';
-import { eventIdentity, type HarnessDeps, journalFor } from '../deps.ts';
-import { firstEvent, fromItem, queryItems } from '../journal/journal.ts';
+import { eventIdentity, type HarnessDeps, journalFor, policyFor } from '../deps.ts';
+import { firstEvent, fromItem, queryItems, readEvents } from '../journal/journal.ts';
 import {
   type ApprovalNotice,
   type EscalationDecision,
@@ -15,6 +15,7 @@ import {
   type RecoveryAdvisor,
   type StepSketch,
 } from '../payloads/index.ts';
+import { policyDenialOf } from '../recovery/policy-denial.ts';
 import { NotConfiguredError } from '../shared/errors.ts';
 import { progressLabel } from '../shared/progress.ts';
 import { skipOrBlock } from '../steps/step-start.ts';
@@ -115,6 +116,15 @@ export async function openGate(request: GateRequest, deps: GateDeps): Promise<{ 
     throw new NotConfiguredError('an escalation gate needs the failure it asks about', {
       location: 'failure',
     });
+  }
+  if (req.kind === 'escalation' && req.failure?.failureClass === 'permission' && req.stepId) {
+    // Denied by the platform's policy, not for want of a credential: every channel says so.
+    const policyDenial = policyDenialOf(
+      await readEvents(deps.dynamo, deps.tables.events, req.executionId),
+      req.stepId,
+      (await policyFor(deps)).dir,
+    );
+    if (policyDenial) req = { ...req, failure: { ...req.failure, policyDenial } };
   }
   /** A human step's inputs, as the person reads them (TASK_STARTED keeps them with the instructions). */
   let read: Record<string, Record<string, unknown> | undefined> = {};

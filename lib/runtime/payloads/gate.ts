@@ -1,6 +1,7 @@
 /** Gate Lambda (`${GateFunctionArn}`, lambda:invoke.waitForTaskToken): requests, decisions, notices. */
 import { z } from 'zod';
 import { FailureClassSchema, IdSchema, OutputShapesSchema } from '../../plan/schema.ts';
+import { PolicyDenialSchema } from './policy.ts';
 import { type RecoveryAdvice, RecoveryAdviceSchema } from './recovery-advice.ts';
 import {
   ArgOverridesSchema,
@@ -498,6 +499,11 @@ export const ClassifiedFailureSchema = z.object({
   message: z.string(),
   /** Which task failed: the step runner or the contract checker. */
   phase: z.enum(['run', 'check']),
+  /**
+   * The platform's policy refused the call (the attempt's POLICY_DECISION), added by the gate:
+   * no credential is missing, and a retry makes the same call. Absent: not a policy denial.
+   */
+  policyDenial: PolicyDenialSchema.optional(),
 });
 export type ClassifiedFailure = z.infer<typeof ClassifiedFailureSchema>;
 
