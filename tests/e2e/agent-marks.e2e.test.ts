@@ -79,7 +79,10 @@ describe('agent steps and marks at the gate', { timeout: 120_000 }, () => {
     expect(json.view?.steps.find((s) => s.id === 'stamp')?.agent).toBeUndefined();
 
     const page = await pageHtml(link);
-    const card = page.slice(page.indexOf('id="step-review"'), page.indexOf('</article>', page.indexOf('id="step-review"')));
+    const card = page.slice(
+      page.indexOf('id="step-review"'),
+      page.indexOf('</article>', page.indexOf('id="step-review"')),
+    );
     expect(card).toContain('<li class="pg-risk">effect unknown: an agent decides');
     expect(card).toContain(`<dt>agent command</dt><dd><pre><code>${AGENT}</code></pre></dd>`);
     expect(card).toContain(`<dt>workspace</dt><dd>${cwd}</dd>`);
@@ -118,13 +121,18 @@ describe('agent steps and marks at the gate', { timeout: 120_000 }, () => {
     const stepOne = terminal.slice(terminal.indexOf('1. one:'), terminal.indexOf('2. two:'));
     // The step's own run is harmless; its rollback's mark sits under the rollback.
     expect(stepOne).not.toMatch(/^ {3}!! destructive/m);
-    expect(stepOne).toMatch(/rollback \(shell\) \(command\):\n\s+rm one\.txt[^\n]*\n\s+!! destructive rollback: /);
+    expect(stepOne).toMatch(
+      /rollback \(shell\) \(command\):\n\s+rm one\.txt[^\n]*\n\s+!! destructive rollback: /,
+    );
 
     const page = await pageHtml(lastLink(run.stderr));
     expect(page).toContain('<article class="pg-step" id="step-one">');
     expect(page).toMatch(/<div class="pg-call pg-command pg-risky">\n<p>Rollback \(shell\)/);
     // The graph's list marks no step destructive: none of their own calls is.
-    const graph = page.slice(page.indexOf('class="graph-list"'), page.indexOf('</ol>', page.indexOf('class="graph-list"')));
+    const graph = page.slice(
+      page.indexOf('class="graph-list"'),
+      page.indexOf('</ol>', page.indexOf('class="graph-list"')),
+    );
     expect(graph).not.toContain('destructive');
     run.answer('reject only looking');
     expect(await run.exited).toBe(1);
@@ -166,8 +174,12 @@ when { resource.tool == "shell" && resource.hasTag("command") && resource.getTag
     const escalation = run.stderr.slice(run.stderr.indexOf('Step "Publish the package" failed'));
     expect(escalation).toContain('policy denies');
     expect(escalation).toContain('no-publishing');
-    expect(escalation).toContain("the platform's policy denied this call (no-publishing: publishing is the release team's)");
-    expect(escalation).toContain(`to allow it, the owners of the platform's policy (${policies}) change or lift no-publishing`);
+    expect(escalation).toContain(
+      "the platform's policy denied this call (no-publishing: publishing is the release team's)",
+    );
+    expect(escalation).toContain(
+      `to allow it, the owners of the platform's policy (${policies}) change or lift no-publishing`,
+    );
     expect(escalation).toContain('a retry makes the same call, which is denied again');
     expect(run.stderr).not.toMatch(/[Cc]onfigure the credentials/);
     expect(escalation).not.toMatch(/retry +run the step again/);

@@ -81,7 +81,7 @@ describe.concurrent('agent failures follow their recipes', { timeout: 120_000 },
       cwd,
       `id: agent-failures\nversion: 1\nsizePolicy: { minSteps: 1 }\nobjective: Agents that fail once\nsteps:${workerSteps}\n`,
     );
-    const run = runPlan(plan, cwd, ['--approve'], { PLANGATE_AGENT_COMMAND: AGENT });
+    const run = runPlan(plan, cwd, ['--approve'], { PLANGATE_AGENT_COMMAND: AGENT }).approvingAgentGates();
     const code = await ended(run);
     expect(run.stderr).not.toContain(ESCALATION_PROMPT);
     expect(code, run.stderr).toBe(0);
@@ -113,7 +113,7 @@ steps:
     onFail: { retries: 1, escalation: ask }
 `,
     );
-    const run = runPlan(plan, cwd, ['--approve'], { PLANGATE_AGENT_COMMAND: AGENT });
+    const run = runPlan(plan, cwd, ['--approve'], { PLANGATE_AGENT_COMMAND: AGENT }).approvingAgentGates();
     const code = await ended(run);
     expect(run.stderr).not.toContain(ESCALATION_PROMPT);
     expect(code, run.stderr).toBe(0);
@@ -140,7 +140,7 @@ steps:
     onFail: { retries: 0, escalation: ask }
 `,
     );
-    const run = runPlan(plan, cwd, ['--approve', '--no-workers', '--store', store]);
+    const run = runPlan(plan, cwd, ['--approve', '--no-workers', '--store', store]).approvingAgentGates();
     const worker = () => scriptedWorker({ agentCommand: AGENT, workspace: cwd, store, cwd });
     const first = worker();
     let second: CliRun | undefined;
@@ -193,7 +193,9 @@ steps:
 `,
       );
       // Real time: the budget is wall clock, and the agent's cut must not be outrun by scaled timeouts.
-      const run = new CliRun(['run', plan, '--json', '--approve'], cwd, { PLANGATE_AGENT_COMMAND: AGENT });
+      const run = new CliRun(['run', plan, '--json', '--approve'], cwd, {
+        PLANGATE_AGENT_COMMAND: AGENT,
+      }).approvingAgentGates();
       await run.until('the budget question', () => run.stderr.includes(ESCALATION_PROMPT), 60_000);
       run.answer('abort');
       expect(await run.exited, run.stderr).toBe(1);

@@ -24,7 +24,7 @@ describe('plangate run with a short agent step', { timeout: 120_000 }, () => {
     const run = new CliRun(['run', plan, '--json', '--approve', '--files-dir', tmp], tmp, {
       PLANGATE_AGENT_COMMAND: join(FIXTURES, 'scripted-reviewer.sh'),
       AGENT_LOG: log,
-    });
+    }).approvingAgentGates();
     expect(await run.exited, run.stderr).toBe(0);
 
     const events = run.events;

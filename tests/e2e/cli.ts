@@ -24,6 +24,9 @@ export async function workDir(): Promise<string> {
   return mkdtemp(join(tmpdir(), 'plangate-e2e-'));
 }
 
+/** What `plangate run --approve` says of a gate of agent steps before it asks a person (lib/run/session.ts). */
+export const AGENT_GATE_LEFT_TO_A_PERSON = '--approve: not answered non-interactively:';
+
 export class CliRun {
   readonly events: JournalRecord[] = [];
   stderr = '';
@@ -55,6 +58,7 @@ export class CliRun {
     });
     this.child.stderr?.on('data', (chunk: Buffer) => {
       this.stderr += chunk.toString();
+      this.answerAgentGates?.();
       this.wake();
     });
     this.exited = new Promise((resolveExit) => this.child.on('exit', (code) => resolveExit(code)));
@@ -96,6 +100,22 @@ export class CliRun {
   answer(line: string): void {
     this.child.stdin?.write(`${line}\n`);
   }
+
+  /**
+   * Approves in the terminal, as the person running it, each gate `--approve` leaves to a person
+   * because it runs an agent (an agent's effect is unknown: it is never approved non-interactively).
+   */
+  approvingAgentGates(): this {
+    let answered = 0;
+    this.answerAgentGates = () => {
+      const asked = this.stderr.split(AGENT_GATE_LEFT_TO_A_PERSON).length - 1;
+      for (; answered < asked; answered++) this.answer('approve');
+    };
+    this.answerAgentGates();
+    return this;
+  }
+
+  private answerAgentGates: (() => void) | undefined;
 
   kill9(): void {
     this.child.kill('SIGKILL');

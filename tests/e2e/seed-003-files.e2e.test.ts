@@ -66,7 +66,10 @@ describe("seed 003's files, as the agents and the person saw them", { timeout: 1
     await copyFile(join(WORKER_FIXTURES, 'seed-003.yaml'), plan);
     const store = join(tmp, 'store');
     const common = ['--store', store, '--files-dir', tmp];
-    const run = new CliRun(['run', plan, '--json', '--approve', '--no-workers', ...common], repo);
+    const run = new CliRun(
+      ['run', plan, '--json', '--approve', '--no-workers', ...common],
+      repo,
+    ).approvingAgentGates();
     const worker = new CliRun(
       ['worker', '--target', 'coder', '--workspace', repo, '--store', store, '--agent-command', AGENT],
       repo,

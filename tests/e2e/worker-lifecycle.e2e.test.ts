@@ -49,7 +49,9 @@ describe('workers around runs', { timeout: 120_000 }, () => {
     const { tmp, plan, log, store } = await setUp('pair.yaml');
     const common = ['--json', '--approve', '--store', store, '--files-dir', tmp, '--time-scale', '0.01'];
     // No agent here: a worker of the run itself could only fail the tasks.
-    const run = new CliRun(['run', plan, '--no-workers', ...common], tmp, { PLANGATE_AGENT_COMMAND: '' });
+    const run = new CliRun(['run', plan, '--no-workers', ...common], tmp, {
+      PLANGATE_AGENT_COMMAND: '',
+    }).approvingAgentGates();
     await run.untilEvent('TASK_STARTED', undefined, 2);
     await run.until('the queued lines', () => /right.*queued for a "coder" worker/.test(run.stderr));
     expect(run.stderr).toMatch(/left.*queued for a "coder" worker/);
@@ -100,7 +102,7 @@ describe('workers around runs', { timeout: 120_000 }, () => {
     const run = new CliRun(
       ['run', plan, '--no-workers', '--json', '--approve', '--store', store, '--files-dir', tmp],
       tmp,
-    );
+    ).approvingAgentGates();
     const worker = workerProcess(tmp, store, { AGENT_LOG: log, AGENT_HANG_FILE: hang });
     try {
       const pids = await pidsIn(hang, 2, run);
@@ -120,7 +122,7 @@ describe('workers around runs', { timeout: 120_000 }, () => {
       PLANGATE_AGENT_COMMAND: AGENT,
       AGENT_LOG: log,
       AGENT_HANG_FILE: hang,
-    });
+    }).approvingAgentGates();
     const agents = await pidsIn(hang, 2, run);
     run.kill9();
     await run.exited;
@@ -130,7 +132,7 @@ describe('workers around runs', { timeout: 120_000 }, () => {
     const undo = new CliRun(
       ['run', rollback.plan, '--json', '--approve', '--store', rollback.store, '--time-scale', '0.01'],
       rollback.tmp,
-    );
+    ).approvingAgentGates();
     // An exit code says nothing of its cause (unknown): a person decides, and aborts.
     await undo.until('the escalation', () => undo.stderr.includes('abort   stop the run'));
     undo.answer('abort');
@@ -147,7 +149,7 @@ describe('workers around runs', { timeout: 120_000 }, () => {
       ['run', plan, '--json', '--approve', '--store', store, '--files-dir', tmp, '--time-scale', '0.01'],
       tmp,
       { PLANGATE_AGENT_COMMAND: AGENT, AGENT_LOG: log, AGENT_SLEEP: '3' },
-    );
+    ).approvingAgentGates();
     expect(await run.exited, run.stderr).toBe(0);
     const timeline = readFileSync(join(log, 'timeline'), 'utf8')
       .trim()

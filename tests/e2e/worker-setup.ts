@@ -52,7 +52,14 @@ export function runWithWorkers(
   env: Readonly<Record<string, string>>,
 ) {
   const store = join(tmp, 'store');
-  const run = runPlan(plan, repo, ['--approve', '--no-workers', '--store', store, '--files-dir', tmp]);
+  const run = runPlan(plan, repo, [
+    '--approve',
+    '--no-workers',
+    '--store',
+    store,
+    '--files-dir',
+    tmp,
+  ]).approvingAgentGates();
   const worker = (target = 'coder') => scriptedWorker({ target, workspace: repo, store, cwd: tmp, env });
   return { run, worker, store };
 }
