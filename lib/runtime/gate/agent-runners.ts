@@ -15,8 +15,9 @@ export type AgentRunners = (
 export function withAgentRunners(req: GateRequest, runners: AgentRunners | undefined): GateRequest {
   if (!runners) return req;
   const complete = (step: StepView): StepView => {
-    if (!step.agent || step.target === undefined) return step;
-    const known = runners(step.target, step.agent.runsOn);
+    if (!step.agent) return step;
+    // An agent tool step may name no target: its runner does not need one.
+    const known = runners(step.target ?? '', step.agent.runsOn);
     if (!known) return step;
     // A command the step names itself is the one that runs, whatever its runner is given.
     const command = step.agent.command ?? known.command;

@@ -20,12 +20,17 @@ export function revisedStep(step: StepView, revision: GateRevision): StepView {
   if (!overrides && !skipped) return step;
   const mark = { revision: revision.number, by: revision.by };
   if (!overrides) return { ...step, revised: { ...mark, skipped: true } };
+  const args = argsWithOverrides(step, overrides);
   return {
     ...step,
     call: callWithOverrides(step, overrides),
+    // An agent tool's `command` argument is the agent command that runs.
+    ...(step.agent && step.agent.runsOn === 'runner' && typeof args.command === 'string'
+      ? { agent: { ...step.agent, command: args.command } }
+      : {}),
     risks: {
       ...step.risks,
-      destructive: [...callRisks(step.tool, argsWithOverrides(step, overrides), tools)],
+      destructive: [...callRisks(step.tool, args, tools)],
     },
     revised: {
       ...mark,
