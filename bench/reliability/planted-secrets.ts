@@ -118,16 +118,22 @@ export async function plantedSecrets(repo: string): Promise<SecretsResult> {
             PLANGATE_PLANTED_SECRET: secret,
             PLANGATE_AGENT_COMMAND: join(dir, 'agent.sh'),
           },
-          stdio: ['ignore', 'pipe', 'pipe'],
+          stdio: ['pipe', 'pipe', 'pipe'],
         },
       );
       let out = '';
       let err = '';
+      let approved = false;
       child.stdout.on('data', (c: Buffer) => {
         out += c.toString();
       });
       child.stderr.on('data', (c: Buffer) => {
         err += c.toString();
+        // The plan has an agent step, which --approve leaves to a person: approve it as one.
+        if (!approved && err.includes('--approve: not answered non-interactively')) {
+          approved = true;
+          child.stdin.write('approve\n');
+        }
       });
       child.on('exit', (exit) => resolve({ code: exit, stdout: out, stderr: err }));
     });

@@ -5,6 +5,12 @@
  * The compiler puts it in the plan gate's summary, so what approvers see is part of the compiled
  * definition: bound to what runs by the same digest. Every channel renders this one view.
  */
+import {
+  effectiveTimeoutSeconds,
+  runsOnWorker,
+  UNSANDBOXED_AGENT,
+  workerTargetText,
+} from '../plan/agent-steps.ts';
 import { canonicalJson } from '../plan/digest.ts';
 import { effectiveRecovery, type RecoveryTable } from '../plan/recovery.ts';
 import { referencesInValue, stepOutputReferences } from '../plan/references.ts';
@@ -12,6 +18,7 @@ import { type CheckMarks, type PlanRisks, planRisks, type StepRisks, valueReach 
 import { type Contract, FAILURE_CLASSES, type Plan, type Step } from '../plan/schema.ts';
 import { stepInvocation, type ToolRegistry } from '../plan/tools.ts';
 import {
+  type AgentStepView,
   type ApprovalView,
   type CallDetail,
   type ContextEntry,
@@ -35,7 +42,9 @@ export function approvalView(plan: Plan, tools?: ToolRegistry): ApprovalView {
   const risks = planRisks(plan, tools);
   const recovery = effectiveRecovery(plan);
   return {
-    steps: plan.steps.map((step) => stepView(step, risks, recovery.steps.get(step.id) ?? recovery.plan)),
+    steps: plan.steps.map((step) =>
+      stepView(step, plan, risks, recovery.steps.get(step.id) ?? recovery.plan),
+    ),
     postconditions: plan.postconditions.map((post) => ({
       id: post.id,
       description: post.description,
@@ -115,7 +124,7 @@ export function stepGateView(view: StepView, limitBytes = STEP_GATE_VIEW_LIMIT_B
   return bytesOf(view) <= limitBytes ? view : withoutDetails(view);
 }
 
-function stepView(step: Step, risks: PlanRisks, recovery: RecoveryTable): StepView {
+function stepView(step: Step, plan: Plan, risks: PlanRisks, recovery: RecoveryTable): StepView {
   const call = stepInvocation(step);
   const marks: StepRisks = risks.steps[step.id] ?? {
     destructive: [],
@@ -127,11 +136,13 @@ function stepView(step: Step, risks: PlanRisks, recovery: RecoveryTable): StepVi
     exfiltration: [],
     ownGate: step.requiresApproval,
   };
+  const agent = call?.tool === 'agent' && !step.requiresHuman ? agentView(step, call.args, plan) : undefined;
   return {
     id: step.id,
     description: step.description,
     tool: call?.tool ?? (step.requiresHuman ? 'human' : 'none'),
     ...(call?.tool === 'agent' && typeof call.args.agent === 'string' ? { target: call.args.agent } : {}),
+    ...(agent ? { agent } : {}),
     risks: {
       destructive: [...marks.destructive],
       contract: [...marks.contract],
@@ -170,6 +181,32 @@ function effectMarks(marks: CheckMarks): { unknown?: string[]; exfiltration?: st
   return {
     ...(marks.unknown.length > 0 ? { unknown: [...marks.unknown] } : {}),
     ...(marks.exfiltration.length > 0 ? { exfiltration: [...marks.exfiltration] } : {}),
+  };
+}
+
+/**
+ * What the plan says of an agent step's run: who runs it (the command is the step's own, else
+ * the one its worker or runner is given, which the gate adds when it knows it), its time limit
+ * and the budget that bounds it. Nothing here confines an agent: it runs unsandboxed.
+ */
+function agentView(step: Step, args: Readonly<Record<string, unknown>>, plan: Plan): AgentStepView {
+  const target = typeof args.agent === 'string' ? args.agent : (step.target ?? '');
+  const onWorker = runsOnWorker(step);
+  const { tokens, costUsd, maxCommands } = plan.budget;
+  const budget = {
+    ...(tokens !== undefined ? { tokens } : {}),
+    ...(costUsd !== undefined ? { costUsd } : {}),
+    ...(maxCommands !== undefined ? { maxCommands } : {}),
+  };
+  return {
+    runsOn: onWorker ? 'worker' : 'runner',
+    runs: onWorker
+      ? workerTargetText(target)
+      : `the step runner's agent tool (${typeof args.command === 'string' ? 'the command below' : '$PLANGATE_AGENT_COMMAND where the runner runs'})`,
+    ...(!onWorker && typeof args.command === 'string' ? { command: args.command } : {}),
+    reach: UNSANDBOXED_AGENT,
+    timeLimitSeconds: effectiveTimeoutSeconds(step, plan.budget),
+    ...(Object.keys(budget).length > 0 ? { budget } : {}),
   };
 }
 

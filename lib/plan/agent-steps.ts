@@ -18,6 +18,15 @@ export function effectiveTimeoutSeconds(
   return Math.min(step.timeoutSeconds, budget?.wallClockSeconds ?? step.timeoutSeconds);
 }
 
+/** Who runs a worker's agent step where nothing more is known: whichever worker takes its target. */
+export function workerTargetText(target: string): string {
+  return `the worker taking target ${target} (plangate worker --target ${target}: its --agent-command, in its --workspace)`;
+}
+
+/** What an agent may reach where nothing confines it (the gate says more where it knows more). */
+export const UNSANDBOXED_AGENT =
+  "unsandboxed: whatever its user may read, write, run and connect to (the file system and the network, the workspace's parent included)";
+
 /** How often a worker must show it is alive when the step has more than a minute. */
 export const DEFAULT_HEARTBEAT_SECONDS = 60;
 

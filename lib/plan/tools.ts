@@ -145,7 +145,7 @@ export const BUILTIN_TOOLS: readonly ToolDefinition[] = [
     inputSchema: AgentArgsSchema,
     destructive: false,
     unknownReasons: (args) => [
-      `agent ${typeof args.agent === 'string' ? args.agent : '(default)'} acts on its own: what it does is not known before it runs`,
+      `agent ${typeof args.agent === 'string' ? args.agent : '(default)'} decides at run time what it runs and changes, and nothing it runs in makes it read-only`,
     ],
   },
   {

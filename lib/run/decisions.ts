@@ -26,6 +26,12 @@ export const ESCALATION_CHOICES = [
   '  abort   stop the run (completed steps that declare a rollback are undone, newest first)',
 ];
 
+/** An escalation of a call the platform's policy denied: a retry makes the same call, and is denied again. */
+export const POLICY_DENIED_CHOICES = [
+  '  retry   make the same call again: the policy denies it again unless its owners changed it',
+  ...ESCALATION_CHOICES.slice(1),
+];
+
 /** The escalation's extra choice when the model suggested how to recover (its suggestion is shown above). */
 export const ACCEPT_CHOICE = "  accept  take the model's suggestion shown above";
 

@@ -107,10 +107,13 @@ export class ProgressFormatter {
               `RECOVERY_ESCALATION: ${this.name(id)} → ${str(d.user_decision)} (${str(d.decided_by ?? 'person')})`,
             ];
       case 'PERMISSION_REQUIRED':
-        return [
-          `PERMISSION_REQUIRED: ${oneLine(str(d.message))}`,
-          '  Configure the credentials out of band (environment, vault, config file), then answer retry.',
-        ];
+        // A policy denial's message says what would allow the call; a retry would not.
+        return d.policies !== undefined
+          ? [`PERMISSION_REQUIRED: ${oneLine(str(d.message))}`]
+          : [
+              `PERMISSION_REQUIRED: ${oneLine(str(d.message))}`,
+              '  Configure the credentials out of band (environment, vault, config file), then answer retry.',
+            ];
       case 'POSTCONDITION_CHECKED': {
         const evidence = (d.evidence as { summary?: unknown } | undefined)?.summary;
         return [

@@ -55,12 +55,14 @@ import {
   writeSession,
 } from '../serve/store-directory.ts';
 import { ActivityWorker } from '../worker/worker.ts';
+import { RunAgents } from './agent-runners.ts';
 import { ApprovalsDesk, planFeedbackReviser } from './approvals-desk.ts';
 import {
   ACCEPT_CHOICE,
   ESCALATION_CHOICES,
   GATE_CHOICES,
   HUMAN_CHOICES,
+  POLICY_DENIED_CHOICES,
   parseApproval,
   parseEscalation,
   parseHumanReport,
@@ -173,6 +175,7 @@ interface SessionParts {
   readonly notices: GateNotices;
   readonly front: RunFrontDoor;
   readonly stack: LocalRunStack;
+  readonly agents: RunAgents;
 }
 
 /**
@@ -191,6 +194,8 @@ export class RunSession {
   private readonly notices: GateNotices;
   private readonly front: RunFrontDoor;
   private readonly stack: LocalRunStack;
+  private readonly agents: RunAgents;
+  /** Steps whose effect is unknown (agents): `--approve` never answers their gates. */
   private readonly desk: ApprovalsDesk;
   private readonly prompter: TerminalPrompter;
   private readonly spinner: Spinner;
@@ -227,6 +232,7 @@ export class RunSession {
     this.notices = parts.notices;
     this.front = parts.front;
     this.stack = parts.stack;
+    this.agents = parts.agents;
     this.desk = new ApprovalsDesk({
       approvals: approvalsFor({
         ...parts.stack.journalDeps(),
@@ -258,6 +264,12 @@ export class RunSession {
 
     const signingKey = await loadSigningKey(paths);
     const policy = options.policy ?? (await PolicySet.fromEnvironment(options.env ?? process.env));
+    // A new execution's workers are this run's unless --no-workers; a resumed one's, as it was started.
+    const agents = new RunAgents(
+      (options.env ?? process.env)[AGENT_COMMAND_ENV],
+      process.cwd(),
+      options.workers !== false,
+    );
     const slack = await localSlackApp(options.env ?? process.env);
     const notices = new GateNotices(slack, (text) => options.io.stderr.write(`${text}\n`));
     const checklistOf = pageChecklist(plan, `sha256:${digest}`);
@@ -301,6 +313,7 @@ export class RunSession {
       ...(options.recoveryPlanner
         ? { recoveryAdvisor: localRecoveryAdvisor(paths, options.recoveryPlanner) }
         : {}),
+      agentRunners: agents.runners,
       notify: notices.notify,
     }).catch(async (error: unknown) => {
       await front.close();
@@ -316,6 +329,7 @@ export class RunSession {
       notices,
       front,
       stack,
+      agents,
     });
   }
 
@@ -487,6 +501,7 @@ export class RunSession {
     const { options, executionArn } = this;
     const recorded = await readRunSettings(options.paths, executionArn);
     const inProcess = options.workers ?? (recorded ? recorded.workers === 'in-process' : true);
+    this.agents.inProcess = inProcess;
     const workers = inProcess ? 'in-process' : 'external';
     if (recorded?.workers !== workers) await writeRunSettings(options.paths, { executionArn, workers });
     else if (options.workers === undefined && !inProcess && workerTargets(this.plan).length > 0)
@@ -511,7 +526,7 @@ export class RunSession {
       return [];
     }
     const activities = await ensureActivities(this.stack.sfn, this.plan, LOCAL_NAME_PREFIX);
-    const agentCommand = (options.env ?? process.env)[AGENT_COMMAND_ENV];
+    const { command: agentCommand, workspace } = this.agents;
     const perTarget = options.agentsPerTarget ?? IN_PROCESS_AGENTS_PER_TARGET;
     return targets.flatMap((target) =>
       Array.from({ length: perTarget }, (_, slot) => {
@@ -519,7 +534,7 @@ export class RunSession {
           sfn: this.stack.sfn,
           activityArn: activities[target] as string,
           target,
-          workspace: process.cwd(),
+          workspace,
           agentCommand,
           timeScale: options.timeScale,
           // Who ran an attempt: this host and process (the journal records it), and which of its workers.
@@ -761,7 +776,8 @@ export class RunSession {
         ? `${gate.failure.failureClass} (${gate.failure.error}): ${gate.failure.message}`
         : (this.failures.get(gate.stepId ?? '') ?? 'failed');
       lines.push(`Step "${step?.description ?? gate.stepId}" failed: ${short(visibleText(failure))}`);
-      if (gate.failure?.failureClass === 'permission')
+      if (gate.failure?.policyDenial) lines.push(visibleText(gate.failure.policyDenial.advice));
+      else if (gate.failure?.failureClass === 'permission')
         lines.push(
           'Configure the credentials out of band (environment, vault, config file) before you retry.',
         );
@@ -773,7 +789,10 @@ export class RunSession {
     lines.push(`Answer here or open ${link}`);
     lines.push(
       ...(gate.kind === 'escalation'
-        ? [...ESCALATION_CHOICES, ...(gate.shown?.recovery ? [ACCEPT_CHOICE] : [])]
+        ? [
+            ...(gate.failure?.policyDenial ? POLICY_DENIED_CHOICES : ESCALATION_CHOICES),
+            ...(gate.shown?.recovery ? [ACCEPT_CHOICE] : []),
+          ]
         : gate.kind === 'human'
           ? HUMAN_CHOICES
           : GATE_CHOICES),

@@ -81,6 +81,8 @@ export interface LocalRunStackProps {
   readonly policy?: PolicySet;
   /** The run's planner, asked at escalations of failures no recipe covers. @default - none */
   readonly recoveryAdvisor?: GateDeps['recoveryAdvisor'];
+  /** Who runs the plan's agent steps here (the run's own workers), for their gates. @default - what the plan says */
+  readonly agentRunners?: GateDeps['agentRunners'];
 }
 
 export class LocalRunStack {
@@ -169,6 +171,7 @@ export class LocalRunStack {
         policy: props.policy,
         recoveryAdvisor: props.recoveryAdvisor,
         anchor: anchorer,
+        agentRunners: props.agentRunners,
       };
       const handlers = stateMachineHandlers(deps, (handler) => log.telemetry(handler));
       // The engine's stand-in Lambda context stays out of the logs: handlers run side by side here.

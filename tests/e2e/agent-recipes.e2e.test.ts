@@ -193,7 +193,9 @@ steps:
 `,
       );
       // Real time: the budget is wall clock, and the agent's cut must not be outrun by scaled timeouts.
-      const run = new CliRun(['run', plan, '--json', '--approve'], cwd, { PLANGATE_AGENT_COMMAND: AGENT });
+      const run = new CliRun(['run', plan, '--json', '--approve'], cwd, {
+        PLANGATE_AGENT_COMMAND: AGENT,
+      });
       await run.until('the budget question', () => run.stderr.includes(ESCALATION_PROMPT), 60_000);
       run.answer('abort');
       expect(await run.exited, run.stderr).toBe(1);

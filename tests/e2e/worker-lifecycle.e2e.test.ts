@@ -49,7 +49,9 @@ describe('workers around runs', { timeout: 120_000 }, () => {
     const { tmp, plan, log, store } = await setUp('pair.yaml');
     const common = ['--json', '--approve', '--store', store, '--files-dir', tmp, '--time-scale', '0.01'];
     // No agent here: a worker of the run itself could only fail the tasks.
-    const run = new CliRun(['run', plan, '--no-workers', ...common], tmp, { PLANGATE_AGENT_COMMAND: '' });
+    const run = new CliRun(['run', plan, '--no-workers', ...common], tmp, {
+      PLANGATE_AGENT_COMMAND: '',
+    });
     await run.untilEvent('TASK_STARTED', undefined, 2);
     await run.until('the queued lines', () => /right.*queued for a "coder" worker/.test(run.stderr));
     expect(run.stderr).toMatch(/left.*queued for a "coder" worker/);

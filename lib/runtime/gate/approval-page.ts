@@ -65,6 +65,9 @@ export const PAGE_STYLE = [
   '.pg-call p{margin:.5rem 0 0;font-weight:600}.pg-call pre,.pg-detail pre,.pg-consumes pre,.pg-completed pre{white-space:pre-wrap;overflow-wrap:anywhere;word-break:break-all;background:var(--soft);border:1px solid var(--line);border-radius:6px;padding:.5rem .75rem}',
   '.pg-people,.pg-plan-facts{display:grid;grid-template-columns:max-content minmax(0,1fr);gap:.35rem 1rem;margin:0 0 1rem}.pg-people dt,.pg-plan-facts dt{font-weight:600;color:var(--muted)}.pg-people dd,.pg-plan-facts dd{margin:0;min-width:0;overflow-wrap:anywhere}',
   '@media (max-width:40rem){.pg-people,.pg-plan-facts{grid-template-columns:minmax(0,1fr);gap:0}.pg-people dd,.pg-plan-facts dd{margin-bottom:.6rem}}',
+  // A destructive contract or rollback is framed itself; the step's card is framed by its own call only.
+  '.pg-call.pg-risky{border-left:4px solid var(--danger);padding-left:.6rem}',
+  '.pg-agent{display:grid;grid-template-columns:max-content minmax(0,1fr);gap:.25rem 1rem;margin:.5rem 0}.pg-agent dt{font-weight:600;color:var(--muted)}.pg-agent dd{margin:0;min-width:0;overflow-wrap:anywhere}',
   '.pg-superseded{padding:.75rem 1rem;border-radius:6px;border-left:5px solid var(--danger);background:#fdecee;font-weight:700}',
   // Each card's own fields to change it, right under it.
   'details.change{margin:0 0 1rem;border:1px solid var(--line);border-top:0;border-radius:0 0 8px 8px;padding:.25rem 1rem .75rem;background:#fafafa}summary{cursor:pointer;font-weight:600;padding:.35rem 0}',
@@ -336,6 +339,8 @@ function factsHtml(gate: GateView): string {
       'Failure',
       `${escapeHtml(gate.failure.failureClass)} (${visibleHtml(gate.failure.error)}): ${visibleHtml(gate.failure.message)}`,
     ]);
+  if (gate.failure?.policyDenial)
+    rows.push(['Denied by policy', visibleHtml(gate.failure.policyDenial.reason)]);
   if (gate.question) rows.push(['Question asked', visibleHtml(gate.question)]);
   rows.push(['Plan digest', `<code>${escapeHtml(gate.planDigest)}</code>`]);
   return `<dl class="facts">${rows.map(([k, v]) => `<dt>${escapeHtml(k)}</dt><dd>${v}</dd>`).join('')}</dl>`;
@@ -550,11 +555,13 @@ function controlsHtml(
       return [
         '<h2>Your answer</h2>',
         answer.html,
-        ...(gate.failure?.failureClass === 'permission'
-          ? [
-              '<p class="note">Configure the credentials out of band (environment, vault) before you retry. Never paste them here.</p>',
-            ]
-          : []),
+        ...(gate.failure?.policyDenial
+          ? [`<p class="note">${escapeHtml(gate.failure.policyDenial.advice)}</p>`]
+          : gate.failure?.failureClass === 'permission'
+            ? [
+                '<p class="note">Configure the credentials out of band (environment, vault) before you retry. Never paste them here.</p>',
+              ]
+            : []),
         ...(gate.abortRollsBack ? [abortRollbacksHtml(gate.abortRollsBack)] : []),
         `<p>${button('RETRY', 'Retry', 'approve')} ${button('SKIP', 'Skip')} ${button('ABORT', 'Abort', 'reject')}</p>`,
         // The model's suggestion (shown above) is one more choice, never the default.

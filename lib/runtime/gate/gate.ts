@@ -4,7 +4,7 @@
  */
 import { SendTaskSuccessCommand, type SFNClient } from '@aws-sdk/client-sfn';
 import type { z } from 'zod';
-import { eventIdentity, type HarnessDeps, journalFor } from '../deps.ts';
+import { eventIdentity, type HarnessDeps, journalFor, policyFor } from '../deps.ts';
 import { firstEvent, fromItem, queryItems, readEvents } from '../journal/journal.ts';
 import {
   type ApprovalNotice,
@@ -15,12 +15,14 @@ import {
   type RecoveryAdvisor,
   type StepSketch,
 } from '../payloads/index.ts';
+import { policyDenialOf } from '../recovery/policy-denial.ts';
 import { NotConfiguredError } from '../shared/errors.ts';
 import { progressLabel } from '../shared/progress.ts';
 import { assertPinned } from '../steps/integrity.ts';
 import { skipOrBlock } from '../steps/step-start.ts';
 import { outputsOf, resolveTaskText } from '../steps/task-text.ts';
 import { abortRollbacksOf } from './abort-rollbacks.ts';
+import { type AgentRunners, withAgentRunners } from './agent-runners.ts';
 import { Approvals } from './approvals.ts';
 import { approvedRevisionOf } from './approved-revision.ts';
 import type { DecisionListener, EscalationListener } from './gate-item.ts';
@@ -54,6 +56,11 @@ export interface GateDeps extends HarnessDeps {
    * strategy). @default - no suggestion: the person decides alone
    */
   readonly recoveryAdvisor?: RecoveryAdvisor;
+  /**
+   * What the host knows of who runs agent steps (`plangate run`'s own workers: their command and
+   * workspace), added to their views. @default - what the plan says: the worker taking the target
+   */
+  readonly agentRunners?: AgentRunners;
 }
 
 /** What answering gates needs (the gate Lambda, the approvals API, the local session). */
@@ -82,7 +89,9 @@ export function approvalsFor(deps: ApprovalsDeps): Approvals {
   });
 }
 
-export async function openGate(req: GateRequest, deps: GateDeps): Promise<{ approvalId?: string }> {
+export async function openGate(request: GateRequest, deps: GateDeps): Promise<{ approvalId?: string }> {
+  // What the approvers read of an agent step includes what is known here of who runs it.
+  let req = withAgentRunners(request, deps.agentRunners);
   const identity = eventIdentity(req, req.stepId ? { id: req.stepId, name: req.description } : undefined);
   const journal = journalFor(deps);
   const reason = req.failure
@@ -109,6 +118,15 @@ export async function openGate(req: GateRequest, deps: GateDeps): Promise<{ appr
     throw new NotConfiguredError('an escalation gate needs the failure it asks about', {
       location: 'failure',
     });
+  }
+  if (req.kind === 'escalation' && req.failure?.failureClass === 'permission' && req.stepId) {
+    // Denied by the platform's policy, not for want of a credential: every channel says so.
+    const policyDenial = policyDenialOf(
+      await readEvents(deps.dynamo, deps.tables.events, req.executionId),
+      req.stepId,
+      (await policyFor(deps)).dir,
+    );
+    if (policyDenial) req = { ...req, failure: { ...req.failure, policyDenial } };
   }
   /** A human step's inputs, as the person reads them (TASK_STARTED keeps them with the instructions). */
   let read: Record<string, Record<string, unknown> | undefined> = {};

@@ -3,7 +3,7 @@
  * (plan-graph.ts) with the same graph as a list for screen readers, and what changed since the
  * last version gated. Step names are the plan author's text: escaped for DOT and for HTML.
  */
-import type { StepRiskMarks } from '../payloads/index.ts';
+import { ownCallMarked, type StepRiskMarks } from '../payloads/index.ts';
 import { escapeHtml } from '../shared/html.ts';
 import type { GateView } from './gate-item.ts';
 import type { PlanChanges, StepChange, ValueChange } from './plan-diff.ts';
@@ -50,9 +50,12 @@ export function stepGraph(gate: GateView): GraphStep[] {
   ];
 }
 
-/** Whether anything the step runs (its call, contract or rollback) changes or deletes things. */
+/**
+ * Whether the step's own call changes or deletes things (or may: an agent's). A destructive
+ * rollback or contract marks that rollback or contract on the step's card, not the step here.
+ */
 function isDestructive(risks: StepRiskMarks): boolean {
-  return risks.destructive.length + risks.contract.length + risks.rollback.length > 0;
+  return ownCallMarked(risks);
 }
 
 /**

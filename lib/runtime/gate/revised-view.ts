@@ -8,7 +8,13 @@
  */
 import { callClassification, callRisks } from '../../plan/risks.ts';
 import { type CallClassification, createToolRegistry } from '../../plan/tools.ts';
-import type { ApprovalView, GateRevision, StepGateView, StepView } from '../payloads/index.ts';
+import {
+  type ApprovalView,
+  type GateRevision,
+  isCheckReason,
+  type StepGateView,
+  type StepView,
+} from '../payloads/index.ts';
 import { argsWithOverrides, callWithOverrides } from './modifications.ts';
 
 const tools = createToolRegistry();
@@ -20,10 +26,15 @@ export function revisedStep(step: StepView, revision: GateRevision): StepView {
   if (!overrides && !skipped) return step;
   const mark = { revision: revision.number, by: revision.by };
   if (!overrides) return { ...step, revised: { ...mark, skipped: true } };
+  const args = argsWithOverrides(step, overrides);
   return {
     ...step,
     call: callWithOverrides(step, overrides),
-    risks: revisedRisks(step, callClassification(step.tool, argsWithOverrides(step, overrides), tools)),
+    // An agent tool's `command` argument is the agent command that runs.
+    ...(step.agent && step.agent.runsOn === 'runner' && typeof args.command === 'string'
+      ? { agent: { ...step.agent, command: args.command } }
+      : {}),
+    risks: revisedRisks(step, callClassification(step.tool, args, tools)),
     revised: {
       ...mark,
       replaces: step.call,
@@ -34,8 +45,7 @@ export function revisedStep(step: StepView, revision: GateRevision): StepView {
 
 /** A step's marks once its call is the revision's: the call's own marks replaced, its checks' kept. */
 function revisedRisks(step: StepView, call: CallClassification): StepView['risks'] {
-  const ofChecks = (reasons: readonly string[] | undefined) =>
-    (reasons ?? []).filter((reason) => /^(?:contract|rollback|rollback contract): /.test(reason));
+  const ofChecks = (reasons: readonly string[] | undefined) => (reasons ?? []).filter(isCheckReason);
   const unknown = [...call.unknown, ...ofChecks(step.risks.unknown)];
   const exfiltration = [...call.exfiltration, ...ofChecks(step.risks.exfiltration)];
   const { unknown: _u, exfiltration: _x, ...rest } = step.risks;

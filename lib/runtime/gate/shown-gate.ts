@@ -8,6 +8,7 @@
 import { hiddenCharacters, lookAlikeWords } from '../../plan/visible-text.ts';
 import type {
   AbortRollback,
+  AgentStepView,
   ApprovalNotice,
   ApprovalView,
   ContextEntry,
@@ -445,13 +446,51 @@ export function riskPhrases(step: ApprovalView['steps'][number]): string[] {
       `changed by revision ${revised.revision} (${revised.by}): it runs what is shown, no longer what it was`,
     );
   if (step.risks.destructive.length > 0) phrases.push(`destructive: ${step.risks.destructive.join('; ')}`);
-  if (step.risks.contract.length > 0) phrases.push(`destructive contract: ${step.risks.contract.join('; ')}`);
-  if (step.risks.rollback.length > 0) phrases.push(`destructive rollback: ${step.risks.rollback.join('; ')}`);
   phrases.push(...effectPhrases(step.risks));
   if (step.risks.outsideWorkspace?.length)
     phrases.push(`${OUTSIDE_WORKSPACE}: ${step.risks.outsideWorkspace.join('; ')}`);
   phrases.push(step.risks.ownGate ? 'own gate before it runs' : 'no gate of its own');
   return phrases;
+}
+
+/** The step's contract's marks, shown with the contract (never as the step's own): why it is destructive. */
+export function contractRiskPhrases(step: ApprovalView['steps'][number]): string[] {
+  return step.risks.contract.length > 0 ? [`destructive contract: ${step.risks.contract.join('; ')}`] : [];
+}
+
+/** The step's rollback's marks, shown with the rollback (it runs only on abort or rehearsal, never as the step). */
+export function rollbackRiskPhrases(step: ApprovalView['steps'][number]): string[] {
+  return step.risks.rollback.length > 0 ? [`destructive rollback: ${step.risks.rollback.join('; ')}`] : [];
+}
+
+/** One labelled fact of an agent step's run; `code` when it is a command to show exactly. */
+export interface AgentFact {
+  readonly label: string;
+  readonly value: string;
+  readonly code?: true;
+}
+
+/**
+ * An agent step's run as every channel shows it: who runs it, the command, where it works, what
+ * it may reach, its time limit and budget; what the gate does not know is said so.
+ */
+export function agentFacts(agent: AgentStepView): AgentFact[] {
+  return [
+    { label: 'agent run by', value: agent.runs },
+    agent.command !== undefined
+      ? { label: 'agent command', value: agent.command, code: true }
+      : { label: 'agent command', value: 'not known at this gate: the one its worker is started with' },
+    {
+      label: 'workspace',
+      value: agent.workspace ?? "not known at this gate: its worker's --workspace",
+    },
+    { label: 'may reach', value: agent.reach },
+    { label: 'time limit', value: `${agent.timeLimitSeconds} s` },
+    {
+      label: 'budget',
+      value: agent.budget ? budgetText(agent.budget) || 'none declared' : 'none declared',
+    },
+  ];
 }
 
 /** What an escalation's ABORT undoes, in one sentence introducing the list of `rollbacks` (if any). */

@@ -11,9 +11,10 @@
 import { visibleText } from '../../plan/visible-text.ts';
 import {
   type AbortRollback,
+  type AgentStepView,
   type ApprovalView,
   type ContextEntry,
-  hasRiskMarks,
+  ownCallMarked,
   type ShownCall,
   type StepGateView,
   type StepView,
@@ -24,10 +25,12 @@ import {
   abortRollbackCall,
   abortRollbackPhrases,
   abortRollbacksText,
+  agentFacts,
   approversText,
   budgetText,
   CONTEXT_TITLE,
   contextPhrases,
+  contractRiskPhrases,
   type DeadlineOptions,
   deadlineText,
   effectPhrases,
@@ -39,6 +42,7 @@ import {
   redactPlanText,
   revisionLine,
   riskPhrases,
+  rollbackRiskPhrases,
   type ShownGate,
   suggestionText,
   supersededText,
@@ -47,7 +51,8 @@ import {
 /** A small stylesheet for the classes below (the email's; the page may use its own). */
 export const VIEW_STYLE =
   '.pg-step{border:1px solid #ccc;border-radius:6px;padding:.5rem 1rem;margin:.75rem 0}' +
-  '.pg-step.pg-risky{border-color:#b00020;border-width:2px}' +
+  '.pg-step.pg-risky,.pg-call.pg-risky{border-color:#b00020;border-width:2px}' +
+  '.pg-call.pg-risky{border-style:solid;border-radius:4px;padding:0 .5rem}' +
   '.pg-step h3{font-size:1rem;margin:.25rem 0}.pg-risk{color:#b00020;font-weight:bold}' +
   // Commands wrap, however long their words: nothing that runs is off to the side of its box.
   'pre{white-space:pre-wrap;overflow-wrap:anywhere;word-break:break-all}' +
@@ -281,7 +286,8 @@ export function gateViewHtml(
 }
 
 function stepCard(step: StepView, number: number | undefined, clean: Clean): string {
-  const risky = hasRiskMarks(step.risks);
+  // The card is marked by what the step itself runs; a contract's or rollback's marks mark that part.
+  const risky = ownCallMarked(step.risks) || (step.risks.outsideWorkspace?.length ?? 0) > 0;
   const tool = step.target !== undefined ? `agent ${clean(step.target)}` : clean(step.tool);
   const flags = [
     ...(step.requiresApproval ? ['requires approval'] : []),
@@ -310,11 +316,17 @@ function stepCard(step: StepView, number: number | undefined, clean: Clean): str
       : step.detailsOmitted
         ? ['<p class="pg-omitted">Command not shown: too large for this gate.</p>']
         : []),
+    ...(step.agent ? [agentHtml(step.agent, clean)] : []),
     ...(step.revised?.replaces ? [callHtml('Was', step.revised.replaces, clean)] : []),
-    ...(step.contract ? [callHtml('Contract', step.contract, clean)] : []),
+    ...(step.contract ? [callHtml('Contract', step.contract, clean, contractRiskPhrases(step))] : []),
     ...(step.rollback
       ? [
-          callHtml(`Rollback (${clean(step.rollback.tool)})`, step.rollback.call, clean),
+          callHtml(
+            `Rollback (${clean(step.rollback.tool)})`,
+            step.rollback.call,
+            clean,
+            rollbackRiskPhrases(step),
+          ),
           ...(step.rollback.contract ? [callHtml('Rollback contract', step.rollback.contract, clean)] : []),
         ]
       : []),
@@ -323,8 +335,23 @@ function stepCard(step: StepView, number: number | undefined, clean: Clean): str
   ].join('\n');
 }
 
-/** A call: its label and form, the exact text in `<pre><code>`, its details and run-time references. */
-function callHtml(label: string, call: ShownCall, clean: Clean): string {
+/** An agent step's run: who runs it, the exact command, workspace, reach, time limit and budget. */
+function agentHtml(agent: AgentStepView, clean: Clean): string {
+  return [
+    '<dl class="pg-agent">',
+    ...agentFacts(agent).map(
+      (fact) =>
+        `<dt>${escapeHtml(fact.label)}</dt><dd>${fact.code ? `<pre><code>${clean(fact.value)}</code></pre>` : clean(fact.value)}</dd>`,
+    ),
+    '</dl>',
+  ].join('');
+}
+
+/**
+ * A call: its label and form, the exact text in `<pre><code>`, its details and run-time
+ * references; with `marks`, those marks (its own, e.g. a destructive rollback's) and its frame.
+ */
+function callHtml(label: string, call: ShownCall, clean: Clean, marks: readonly string[] = []): string {
   const details = (call.details ?? []).map((d) =>
     d.code || d.value.includes('\n')
       ? `<div class="pg-detail">${clean(d.label)}:<pre><code>${clean(d.value)}</code></pre></div>`
@@ -335,8 +362,9 @@ function callHtml(label: string, call: ShownCall, clean: Clean): string {
       `<li><code>${clean(r.raw)}</code>: filled at run time from step <code>${clean(r.step)}</code></li>`,
   );
   return [
-    `<div class="pg-call pg-${call.form}">`,
+    `<div class="pg-call pg-${call.form}${marks.length > 0 ? ' pg-risky' : ''}">`,
     `<p>${label} (${call.form}${call.expect ? `, passes on ${clean(call.expect)}` : ''}):</p>`,
+    ...marks.map((mark) => `<p class="pg-risk">${clean(mark)}</p>`),
     `<pre><code>${clean(call.text)}</code></pre>`,
     ...details,
     ...(references.length > 0 ? [`<ul class="pg-references">${references.join('')}</ul>`] : []),

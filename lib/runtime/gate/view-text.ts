@@ -6,16 +6,25 @@
  * nor hide text from the approver. The gate's warnings come first.
  */
 import { visibleText } from '../../plan/visible-text.ts';
-import type { AbortRollback, ContextEntry, ShownCall, StepGateView, StepView } from '../payloads/index.ts';
+import type {
+  AbortRollback,
+  AgentStepView,
+  ContextEntry,
+  ShownCall,
+  StepGateView,
+  StepView,
+} from '../payloads/index.ts';
 import { Redactor } from '../secrets/redact.ts';
 import {
   abortRollbackCall,
   abortRollbackPhrases,
   abortRollbacksText,
+  agentFacts,
   approversText,
   budgetText,
   CONTEXT_TITLE,
   contextPhrases,
+  contractRiskPhrases,
   type DeadlineOptions,
   deadlineText,
   effectPhrases,
@@ -27,6 +36,7 @@ import {
   redactPlanText,
   revisionLine,
   riskPhrases,
+  rollbackRiskPhrases,
   type ShownGate,
   suggestionText,
   supersededText,
@@ -173,10 +183,15 @@ function stepLines(step: StepView, number: number | undefined, clean: (text: str
     lines.push(`${pad}${isWarningPhrase(phrase) ? '!! ' : ''}${clean(phrase)}`);
   if (step.call) lines.push(...callLines('runs', step.call, clean, pad));
   else if (step.detailsOmitted) lines.push(`${pad}(command not shown: too large for this gate)`);
+  if (step.agent) lines.push(...agentLines(step.agent, clean, pad));
   if (step.revised?.replaces) lines.push(...callLines('was', step.revised.replaces, clean, pad));
-  if (step.contract) lines.push(...callLines('contract', step.contract, clean, pad));
+  if (step.contract) {
+    lines.push(...callLines('contract', step.contract, clean, pad));
+    for (const phrase of contractRiskPhrases(step)) lines.push(`${pad}  !! ${clean(phrase)}`);
+  }
   if (step.rollback) {
     lines.push(...callLines(`rollback (${clean(step.rollback.tool)})`, step.rollback.call, clean, pad));
+    for (const phrase of rollbackRiskPhrases(step)) lines.push(`${pad}  !! ${clean(phrase)}`);
     if (step.rollback.contract)
       lines.push(...callLines('rollback contract', step.rollback.contract, clean, pad));
   }
@@ -190,6 +205,16 @@ function stepLines(step: StepView, number: number | undefined, clean: (text: str
     ...(step.outputs.length > 0 ? [`outputs ${step.outputs.join(', ')}`] : []),
   ];
   if (links.length > 0) lines.push(`${pad}${clean(links.join(' · '))}`);
+  return lines;
+}
+
+/** An agent step's run: who runs it, the exact command (indented), workspace, reach, limits. */
+function agentLines(agent: AgentStepView, clean: (text: string) => string, pad: string): string[] {
+  const lines: string[] = [];
+  for (const fact of agentFacts(agent)) {
+    if (fact.code) lines.push(`${pad}${fact.label}:`, ...indent(clean(fact.value), `${pad}    `));
+    else lines.push(`${pad}${fact.label}: ${clean(fact.value)}`);
+  }
   return lines;
 }
 

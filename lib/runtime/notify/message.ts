@@ -168,6 +168,8 @@ export function approvalMessage(
       label: 'Failure',
       value: `${notice.failure.failureClass} (${notice.failure.error}): ${notice.failure.message}`,
     });
+  if (notice.failure?.policyDenial)
+    lines.push({ label: 'Denied by policy', value: notice.failure.policyDenial.advice });
   if (notice.question) lines.push({ label: 'Question asked', value: notice.question });
   const gate = shownOfNotice(notice);
   const shown = lines.map((l) => ({ label: l.label, value: clean(l.value) }));

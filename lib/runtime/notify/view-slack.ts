@@ -12,10 +12,12 @@ import {
   abortRollbackCall,
   abortRollbackPhrases,
   abortRollbacksText,
+  agentFacts,
   approversText,
   budgetText,
   CONTEXT_TITLE,
   contextPhrases,
+  contractRiskPhrases,
   effectPhrases,
   filledValueText,
   isWarningPhrase,
@@ -25,6 +27,7 @@ import {
   redactPlanText,
   revisionLine,
   riskPhrases,
+  rollbackRiskPhrases,
   type ShownGate,
   suggestionText,
   supersededText,
@@ -248,10 +251,20 @@ function stepText(
       lines.push(...callText(label, shown, text, code, codeLimit, `${at} ${where}`));
     if (step.call) call('Runs', step.call, 'runs');
     else if (step.detailsOmitted) lines.push('_Command not shown: too large for this gate._');
+    for (const fact of step.agent ? agentFacts(step.agent) : [])
+      lines.push(
+        fact.code
+          ? `${text(fact.label)}: ${code(fact.value, codeLimit, `${at} ${fact.label}`)}`
+          : `${text(fact.label)}: ${text(fact.value)}`,
+      );
     if (step.revised?.replaces) call('Was', step.revised.replaces, 'was');
-    if (step.contract) call('Contract', step.contract, 'contract');
+    if (step.contract) {
+      call('Contract', step.contract, 'contract');
+      for (const phrase of contractRiskPhrases(step)) lines.push(`:warning: *${text(phrase)}*`);
+    }
     if (step.rollback) {
       call(`Rollback (${text(step.rollback.tool)})`, step.rollback.call, 'rollback');
+      for (const phrase of rollbackRiskPhrases(step)) lines.push(`:warning: *${text(phrase)}*`);
       if (step.rollback.contract) call('Rollback contract', step.rollback.contract, 'rollback contract');
     }
     const meta = [

@@ -1,6 +1,7 @@
 /** Gate Lambda (`${GateFunctionArn}`, lambda:invoke.waitForTaskToken): requests, decisions, notices. */
 import { z } from 'zod';
 import { FailureClassSchema, IdSchema, OutputShapesSchema } from '../../plan/schema.ts';
+import { PolicyDenialSchema } from './policy.ts';
 import { type RecoveryAdvice, RecoveryAdviceSchema } from './recovery-advice.ts';
 import {
   ArgOverridesSchema,
@@ -107,6 +108,48 @@ export function hasRiskMarks(risks: StepRiskMarks): boolean {
   );
 }
 
+/** Whether a step's unknown or exfiltration reason is its contract's or rollback's (led by that place), not its own call's. */
+export function isCheckReason(reason: string): boolean {
+  return /^(?:contract|rollback|rollback contract): /.test(reason);
+}
+
+/**
+ * Whether the step's own call is marked (destructive or of unknown effect): what the step as a
+ * whole is marked by. A destructive contract or rollback marks that contract or rollback only.
+ */
+export function ownCallMarked(risks: StepRiskMarks): boolean {
+  return risks.destructive.length > 0 || (risks.unknown ?? []).some((reason) => !isCheckReason(reason));
+}
+
+/**
+ * An agent step as its approvers see it: who runs the agent and with which command, where it
+ * works, what it may reach, and what bounds it. The compiler fills what the plan says; the gate
+ * adds what is known where it opens (the run's own workers, their command and workspace).
+ */
+export const AgentStepViewSchema = z.object({
+  /** A worker of the target's activity (`plangate worker`, or `plangate run`'s own), or the step runner's `agent` tool. */
+  runsOn: z.enum(['worker', 'runner']),
+  /** Who runs it, in words, e.g. "the worker taking target coder (its --agent-command, in its --workspace)". */
+  runs: z.string(),
+  /** The agent command that will run: the step's own, or the one the gate knows its workers run; absent: not known at the gate. */
+  command: z.string().optional(),
+  /** The directory it works in; absent: not known at the gate (the worker's --workspace). */
+  workspace: z.string().optional(),
+  /** What it may reach (file system, network) as its sandbox allows; "unsandboxed: …" when nothing confines it. */
+  reach: z.string(),
+  /** How long it may run: the step's timeout, or the plan's wall clock when shorter. */
+  timeLimitSeconds: z.number().int().positive(),
+  /** The plan's budget that bounds it (tokens and cost of the whole plan, commands per agent); absent: none. */
+  budget: z
+    .object({
+      tokens: z.number().optional(),
+      costUsd: z.number().optional(),
+      maxCommands: z.number().optional(),
+    })
+    .optional(),
+});
+export type AgentStepView = z.infer<typeof AgentStepViewSchema>;
+
 /** The recovery in force for some failure classes of a step (the effective recipe, lib/plan/recovery.ts). */
 export const RecoveryLineSchema = z.object({
   classes: z.array(FailureClassSchema).min(1),
@@ -128,6 +171,8 @@ export const StepViewSchema = z.object({
   tool: z.string(),
   /** Agent steps: the agent target (worker queue). */
   target: z.string().optional(),
+  /** Agent steps: what runs, where, what it may reach and what bounds it. */
+  agent: AgentStepViewSchema.optional(),
   risks: StepRiskMarksSchema,
   call: ShownCallSchema.optional(),
   contract: ShownCallSchema.optional(),
@@ -462,6 +507,11 @@ export const ClassifiedFailureSchema = z.object({
   message: z.string(),
   /** Which task failed: the step runner or the contract checker. */
   phase: z.enum(['run', 'check']),
+  /**
+   * The platform's policy refused the call (the attempt's POLICY_DECISION), added by the gate:
+   * no credential is missing, and a retry makes the same call. Absent: not a policy denial.
+   */
+  policyDenial: PolicyDenialSchema.optional(),
 });
 export type ClassifiedFailure = z.infer<typeof ClassifiedFailureSchema>;
 

@@ -45,7 +45,10 @@ export const EVENT_TYPES = [
   'RECOVERY_SUGGESTED',
   /** The model could not be asked, or what it answered was refused; the person decides without it. */
   'RECOVERY_SUGGESTION_REFUSED',
-  /** Seed 000's permission recipe: credentials must be fixed out of band before RETRY. */
+  /**
+   * Seed 000's permission recipe: credentials must be fixed out of band before RETRY; or, when the
+   * platform's policy denied the call, what would allow it (a retry is denied again).
+   */
   'PERMISSION_REQUIRED',
   /** A person answered a human step (seed 003): done with its outputs, or failed. */
   'HUMAN_TASK_ANSWERED',
@@ -236,7 +239,11 @@ export const EVENT_DETAILS = {
     revision: z.object({ version: z.number().int(), digest: z.string() }).optional(),
   }),
   RECOVERY_SUGGESTION_REFUSED: z.object({ reason: z.string(), provider: z.string(), model: z.string() }),
-  PERMISSION_REQUIRED: z.object({ message: z.string() }),
+  PERMISSION_REQUIRED: z.object({
+    message: z.string(),
+    /** The platform's policy denied the call (these policies decided): no credential is missing. */
+    policies: z.array(z.string()).optional(),
+  }),
   HUMAN_TASK_ANSWERED: z.object({
     decision: z.enum(['DONE', 'FAILED']),
     answered_by: z.string(),

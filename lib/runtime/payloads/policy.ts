@@ -102,3 +102,17 @@ export const PolicyDecisionDetailsSchema = z.object({
   call: z.object({ tool: z.string(), args: z.record(z.string(), z.unknown()) }).optional(),
 });
 export type PolicyDecisionDetails = z.infer<typeof PolicyDecisionDetailsSchema>;
+
+/**
+ * A call the platform's policy refused, as a person deciding what next reads it: the policies
+ * that decided and what they say, and what would allow it (never a retry: it is denied again).
+ */
+export const PolicyDenialSchema = z.object({
+  /** The ids of the policies that decided; empty: no policy permits it. */
+  policies: z.array(z.string()),
+  /** The denial in one sentence, naming the policies and what they say of themselves. */
+  reason: z.string(),
+  /** What would allow it, and that a retry would not. */
+  advice: z.string(),
+});
+export type PolicyDenial = z.infer<typeof PolicyDenialSchema>;

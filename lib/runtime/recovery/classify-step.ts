@@ -5,7 +5,7 @@
  */
 import { stepRetries } from '../../plan/recovery.ts';
 import type { FailureClass } from '../../plan/schema.ts';
-import { eventIdentity, type HarnessDeps, journalFor } from '../deps.ts';
+import { eventIdentity, type HarnessDeps, journalFor, policyFor } from '../deps.ts';
 import { readEvents } from '../journal/journal.ts';
 import {
   type AgentRun,
@@ -26,6 +26,7 @@ import { progressLabel } from '../shared/progress.ts';
 import { budgetStop, WORKER_TIME_GRAIN_SECONDS } from './budget.ts';
 import { classifyFailure } from './classify.ts';
 import { recipeName, recordFailure } from './failure-events.ts';
+import { policyDenialOf } from './policy-denial.ts';
 
 /** The error Step Functions gives a Task that ran past its TimeoutSeconds. */
 const STATES_TIMEOUT = 'States.Timeout';
@@ -108,13 +109,21 @@ export async function classifyStepFailure(req: ClassifyRequest, deps: HarnessDep
   const recipeApplied = recipeName(failureClass, retries);
 
   if (failureClass === 'permission') {
+    // The platform's policy refusing the call is not a credential to fix: a retry is denied again.
+    const denial = policyDenialOf(
+      await readEvents(deps.dynamo, deps.tables.events, req.executionId),
+      req.stepId,
+      (await policyFor(deps)).dir,
+    );
     await journal.append({
       ...identity,
       event: 'PERMISSION_REQUIRED',
-      details: {
-        message:
-          'Access was denied. Configure the credentials out of band (environment, credential vault) and answer the escalation with RETRY, or SKIP / ABORT.',
-      },
+      details: denial
+        ? { message: denial.advice, policies: denial.policies }
+        : {
+            message:
+              'Access was denied. Configure the credentials out of band (environment, credential vault) and answer the escalation with RETRY, or SKIP / ABORT.',
+          },
     });
   }
   // A retry's outcome is recorded when it is known (the checker's `success`, or `escalated` here).
