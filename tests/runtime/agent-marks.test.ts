@@ -88,13 +88,15 @@ describe('an agent step at the gate', () => {
     // An agent tool step names its own command.
     expect(review?.agent).toMatchObject({ runsOn: 'runner', command: 'claude -p' });
     expect(view.steps[0]?.agent).toBeUndefined();
-    expect(view.steps[0]?.risks.unknown).toBeUndefined();
+    expect(view.steps[0]?.risks.unknown ?? []).not.toContainEqual(
+      expect.stringMatching(/decides at run time/),
+    );
   });
 
   it('shows all of it in the email (text and HTML) and in Slack', () => {
     const message = approvalMessage(notice(view), 'https://approvals.example.test');
     for (const text of [message.text, slackText(message)]) {
-      expect(text).toContain('effect unknown: agent reviewer decides at run time what it runs');
+      expect(text).toContain('effect unknown: agent coder decides at run time what it runs');
       expect(text).toContain('agent run by: the worker taking target coder');
       expect(text).toContain('time limit: 600 s');
       expect(text).toContain('budget: $3 cost, 90000 tokens');
@@ -149,10 +151,12 @@ describe('marks on what they describe', () => {
     expect(one).toMatch(
       /rollback \(shell\) \(command\):\n\s+rm one\.txt[^\n]*\n\s+!! destructive rollback: /,
     );
-    expect(message.html).toContain('<article class="pg-step" id="step-one">');
+    // Its own call writes one.txt (effect unknown: not proven read-only), never "destructive".
+    const card = message.html.slice(message.html.indexOf('id="step-one"'));
+    expect(card.slice(0, card.indexOf('Rollback'))).not.toContain('destructive');
     const slack = slackText(message);
     const slackOne = slack.slice(slack.indexOf('*1. one*'), slack.indexOf('*2. two*'));
-    expect(slackOne.slice(0, slackOne.indexOf('Rollback'))).not.toContain(':warning:');
+    expect(slackOne.slice(0, slackOne.indexOf('Rollback'))).not.toContain(':warning: *destructive');
     expect(slackOne.slice(slackOne.indexOf('Rollback'))).toContain(':warning: *destructive rollback: ');
   });
 });
