@@ -28,10 +28,11 @@ import {
 } from '../runtime/catalog.ts';
 import type { HarnessDeps } from '../runtime/deps.ts';
 import type { ApprovalNotice, GateDeps } from '../runtime/gate/gate.ts';
+import { configureSandbox } from '../runtime/sandbox/sandbox.ts';
 import type { Telemetry } from '../runtime/telemetry/telemetry.ts';
 import { builtinRegistry } from '../runtime/tools/builtins.ts';
 import { HarnessLog } from './harness-log.ts';
-import type { StorePaths } from './store-directory.ts';
+import { type StorePaths, stateRoot } from './store-directory.ts';
 
 const REGION = 'us-east-1';
 const ACCOUNT = '123456789012';
@@ -115,6 +116,8 @@ export class LocalRunStack {
   }
 
   static async start(props: LocalRunStackProps): Promise<LocalRunStack> {
+    // Plan code this stack runs: its workspace writable, this store (and every store) hidden.
+    configureSandbox({ workspace: props.cwd ?? process.cwd(), hidden: [stateRoot(), props.paths.root] });
     const data = await startLocalDataPlane({ dataDir: props.paths.data });
     const log = HarnessLog.open(props.paths);
     // The engine resumes stored executions as soon as it exists, before its API server has a

@@ -33,6 +33,7 @@ import {
   type RunnerResult,
   type StepGateView,
 } from '../payloads/index.ts';
+import { sandboxSentence } from '../sandbox/sandbox.ts';
 import { Redactor } from '../secrets/redact.ts';
 import { sha256Hex } from '../shared/hash.ts';
 import { progressLabel } from '../shared/progress.ts';
@@ -175,6 +176,7 @@ export class Approvals {
       },
       votes: [],
       ...(submittedBy !== undefined ? { submittedBy } : {}),
+      runsAs: sandboxSentence(),
     };
     await this.props.dynamo.send(
       new PutCommand({

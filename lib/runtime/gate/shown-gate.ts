@@ -35,6 +35,8 @@ export interface ShownGate {
   readonly stepGate?: StepGateView;
   readonly policy: GateApprovers;
   readonly submittedBy?: string;
+  /** How the plan's processes run (sandboxed, or unsandboxed as whom). */
+  readonly runsAs?: string;
   readonly votes: readonly { readonly by: string; readonly decision: string }[];
   /** ISO 8601. */
   readonly expiresAt: string;
@@ -73,6 +75,7 @@ export function shownOfNotice(notice: ApprovalNotice): ShownGate {
     stepGate: notice.stepGate,
     policy: notice.policy,
     submittedBy: notice.submittedBy,
+    runsAs: notice.runsAs,
     votes: notice.votes ?? [],
     expiresAt: notice.expiresAt,
     round: notice.round,
@@ -94,6 +97,7 @@ export function shownOfGate(gate: GateView): ShownGate {
     stepGate: gate.stepGate,
     policy: gate.policy,
     submittedBy: gate.submittedBy,
+    runsAs: gate.runsAs,
     votes: gate.votes.map((v) => ({ by: v.by, decision: v.decision.decision })),
     expiresAt: gate.expiresAt,
     round: gate.round,

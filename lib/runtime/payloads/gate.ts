@@ -558,6 +558,8 @@ export const ApprovalNoticeSchema = z.object({
   stepGate: StepGateViewSchema.optional(),
   /** Who submitted the plan: they may not approve it. */
   submittedBy: z.string().optional(),
+  /** How the plan's processes run: sandboxed, or "steps run unsandboxed as <user> (why)". */
+  runsAs: z.string().optional(),
   /** Who has voted so far toward the quorum (a reminder's notice). */
   votes: z.array(z.object({ by: z.string(), decision: z.string() })).optional(),
   round: z.number().int().min(1),

@@ -1,18 +1,23 @@
 /**
- * Runs one `bash -c` command in its own process group, with a timeout that kills the whole
+ * Runs one `bash -c` command of a plan in the sandbox (lib/runtime/sandbox: bubblewrap where the
+ * machine has it, always an allow-listed environment) and in its own process group, with a timeout that kills the whole
  * group (so `sleep 100 &` children die too), and bounded stdout/stderr capture. Shared by the
  * shell and agent tools, command contracts and `plangate worker`'s agents. A watchdog ends the
  * group when this process ends, however it ends (kill -9 included): no agent, rollback shell or
  * contract runs on as an orphan of a killed worker or run.
  */
 import { type ChildProcess, spawn } from 'node:child_process';
+import { planProcess, refusedWrites } from '../sandbox/sandbox.ts';
 import { BoundedBuffer, DEFAULT_OUTPUT_LIMIT_BYTES } from './truncate.ts';
 
 export interface RunProcessProps {
   readonly command: string;
   /** @default process.cwd() */
   readonly cwd?: string;
-  /** Added to (and overriding) the inherited environment. */
+  /**
+   * What the harness hands the process, over the sandbox's allow-list (never the harness's own
+   * environment: lib/runtime/sandbox/environment.ts).
+   */
   readonly env?: Readonly<Record<string, string>>;
   /** @default 60_000 */
   readonly timeoutMs?: number;
@@ -40,6 +45,10 @@ export interface ProcessResult {
   readonly timedOut: boolean;
   readonly aborted: boolean;
   readonly durationMs: number;
+  /** Whether it ran in the sandbox. */
+  readonly sandboxed: boolean;
+  /** stderr lines saying a write was refused (outside the workspace, read-only). */
+  readonly refusedWrites: readonly string[];
 }
 
 /** Runs the command; resolves when it exits (or is killed). Rejects only when bash cannot start. */
@@ -49,9 +58,11 @@ export function runProcess(props: RunProcessProps): Promise<ProcessResult> {
   const stdout = new BoundedBuffer(limit);
   const stderr = new BoundedBuffer(limit);
   return new Promise<ProcessResult>((resolve, reject) => {
-    const child = spawn('bash', ['-c', props.command], {
-      cwd: props.cwd,
-      env: { ...process.env, ...props.env },
+    const cwd = props.cwd ?? process.cwd();
+    const plan = planProcess({ command: props.command, cwd, env: props.env });
+    const child = spawn(plan.file, plan.args, {
+      cwd,
+      env: plan.env,
       // Own process group: a timeout kills the command and everything it started.
       detached: true,
       stdio: ['pipe', 'pipe', 'pipe'],
@@ -105,6 +116,8 @@ export function runProcess(props: RunProcessProps): Promise<ProcessResult> {
         timedOut,
         aborted,
         durationMs: Math.round(performance.now() - started),
+        sandboxed: plan.sandboxed,
+        refusedWrites: refusedWrites(stderr.toString()),
       });
     });
   });

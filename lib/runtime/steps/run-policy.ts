@@ -11,6 +11,7 @@ import { callFacts, planEntity, stepEntity, unknownPlanFacts } from '../../polic
 import { type HarnessDeps, journalFor, policyFor } from '../deps.ts';
 import { firstEvent, type JournalEventInput } from '../journal/journal.ts';
 import { EVENT_DETAILS, type PlanFacts, type PlanIdentity, type RunnerRequest } from '../payloads/index.ts';
+import { sandboxStatus } from '../sandbox/sandbox.ts';
 import { Redactor } from '../secrets/redact.ts';
 
 /** What an execution's PLAN_CREATED recorded for policy: the plan's facts and its submitter. */
@@ -77,7 +78,8 @@ export async function authorizeRun(
       args,
     }),
     entities: [planEntity(req.plan, facts, submitter)],
-    context: { attempt: req.attempt, rollback: req.rollback },
+    // Whether the step's processes run in the sandbox here: a platform policy may refuse them unsandboxed.
+    context: { attempt: req.attempt, rollback: req.rollback, sandboxed: sandboxStatus().kind === 'bwrap' },
   };
   const decided = policy.authorize(request);
   if (decided.decision === 'allow') return;
