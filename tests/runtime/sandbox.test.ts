@@ -1,0 +1,113 @@
+/**
+ * The sandbox of plan processes (lib/runtime/sandbox): the environment's allow-list, bubblewrap's
+ * layout, and runProcess under it on this machine (bwrap is installed in CI: .ci/run).
+ */
+import { existsSync } from 'node:fs';
+import { mkdir, mkdtemp, readFile, writeFile } from 'node:fs/promises';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import fc from 'fast-check';
+import { describe, expect, it } from 'vitest';
+import { isRefusedName, planEnvironment } from '../../lib/runtime/sandbox/environment.ts';
+import { bwrapArgs, refusedWrites, sandboxStatus } from '../../lib/runtime/sandbox/sandbox.ts';
+import { runProcess } from '../../lib/runtime/shared/process.ts';
+
+const CREDENTIAL_NAMES = [
+  'AWS_ACCESS_KEY_ID',
+  'AWS_SECRET_ACCESS_KEY',
+  'AWS_SESSION_TOKEN',
+  'AWS_SECURITY_TOKEN',
+  'AWS_CONTAINER_CREDENTIALS_FULL_URI',
+  'AWS_CONTAINER_CREDENTIALS_RELATIVE_URI',
+  'AWS_CONTAINER_AUTHORIZATION_TOKEN',
+  'AWS_LAMBDA_RUNTIME_API',
+  'AWS_WEB_IDENTITY_TOKEN_FILE',
+  'AWS_ROLE_ARN',
+  'AWS_PROFILE',
+];
+
+describe('planEnvironment', () => {
+  it('copies only the allow-list from the harness, never a credential, even when an operator passes it on', () => {
+    fc.assert(
+      fc.property(
+        fc.dictionary(fc.stringMatching(/^[A-Z_][A-Z0-9_]{0,20}$/), fc.string({ maxLength: 20 })),
+        fc.constantFrom(...CREDENTIAL_NAMES),
+        (harness, credential) => {
+          const env = planEnvironment({
+            harness: { ...harness, [credential]: 'secret', PATH: '/usr/bin' },
+            passed: [credential, ...Object.keys(harness)],
+          });
+          expect(env[credential]).toBeUndefined();
+          expect(env.PATH).toBe('/usr/bin');
+          for (const name of Object.keys(env)) expect(isRefusedName(name)).toBe(false);
+        },
+      ),
+    );
+    expect(planEnvironment({ harness: { PLANGATE_STORE: '/s', HOME: '/root', SECRET_TOKEN: 'x' } })).toEqual({
+      HOME: '/root',
+    });
+  });
+
+  it('gives the plan what it declared, over the allow-list', () => {
+    expect(
+      planEnvironment({
+        harness: { PATH: '/bin' },
+        given: { PATH: '/opt/bin', DECLARED: 'yes' },
+        home: '/h',
+      }),
+    ).toEqual({ PATH: '/opt/bin', DECLARED: 'yes', HOME: '/h' });
+  });
+});
+
+describe('bwrapArgs', () => {
+  it('binds the writable directories over the read-only root, then hides the store over them', async () => {
+    const workspace = await mkdtemp(join(tmpdir(), 'plangate-sandbox-'));
+    const store = join(workspace, '.plangate');
+    await writeFile(join(workspace, 'key'), 'k');
+    await mkdir(store);
+    const args = bwrapArgs({
+      writable: [workspace, join(workspace, 'missing')],
+      hidden: [store, join(workspace, 'key'), '/nowhere'],
+      cwd: workspace,
+      command: 'true',
+    });
+    const at = (flag: string, path: string) => args.findIndex((a, i) => a === flag && args[i + 1] === path);
+    expect(args.slice(0, 3)).toEqual(['--ro-bind', '/', '/']);
+    expect(at('--bind', workspace)).toBeGreaterThan(args.indexOf('/tmp'));
+    expect(at('--tmpfs', store)).toBeGreaterThan(at('--bind', workspace));
+    expect(args).toContain(join(workspace, 'key'));
+    expect(args.join(' ')).not.toContain('missing');
+    expect(args.join(' ')).not.toContain('/nowhere');
+    for (const flag of ['--unshare-net', '--unshare-pid', '--die-with-parent', '--new-session'])
+      expect(args).toContain(flag);
+    expect(args.slice(-3)).toEqual(['bash', '-c', 'true']);
+  });
+});
+
+describe.runIf(sandboxStatus().kind === 'bwrap')('runProcess in the sandbox', () => {
+  it('writes in its cwd, is refused elsewhere (and says so), has no network and leaves no setsid child', async () => {
+    const cwd = await mkdtemp(join(tmpdir(), 'plangate-sandbox-'));
+    const outside = await mkdtemp('/var/tmp/plangate-sandbox-');
+    const result = await runProcess({
+      command: `echo in > in.txt; echo out > ${outside}/out.txt; (setsid bash -c 'sleep 1; echo late > late.txt' &); node -e 'fetch("http://1.1.1.1").then(() => process.exit(0), () => process.exit(7))'; echo net=$?`,
+      cwd,
+      env: { AWS_SECRET_ACCESS_KEY: 'declared-by-the-plan-only' },
+    });
+    expect(result.sandboxed).toBe(true);
+    expect(await readFile(join(cwd, 'in.txt'), 'utf8')).toBe('in\n');
+    expect(existsSync(join(outside, 'out.txt'))).toBe(false);
+    expect(result.refusedWrites).toEqual([expect.stringContaining('Read-only file system')]);
+    expect(result.stdout).toContain('net=7');
+    await new Promise((r) => setTimeout(r, 1500));
+    expect(existsSync(join(cwd, 'late.txt'))).toBe(false);
+  });
+});
+
+describe('refusedWrites', () => {
+  it('picks the lines of a read-only file system', () => {
+    expect(refusedWrites('ok\nbash: /etc/x: Read-only file system\ncp: EROFS here\n')).toEqual([
+      'bash: /etc/x: Read-only file system',
+      'cp: EROFS here',
+    ]);
+  });
+});
