@@ -68,6 +68,7 @@ describe('bwrapArgs', () => {
     const args = bwrapArgs({
       writable: [workspace, join(workspace, 'missing')],
       hidden: [store, join(workspace, 'key'), '/nowhere'],
+      network: 'none',
       cwd: workspace,
       command: 'true',
     });
@@ -81,6 +82,9 @@ describe('bwrapArgs', () => {
     for (const flag of ['--unshare-net', '--unshare-pid', '--die-with-parent', '--new-session'])
       expect(args).toContain(flag);
     expect(args.slice(-3)).toEqual(['bash', '-c', 'true']);
+    expect(bwrapArgs({ writable: [], hidden: [], network: 'host', cwd: '/', command: 'true' })).not.toContain(
+      '--unshare-net',
+    );
   });
 });
 

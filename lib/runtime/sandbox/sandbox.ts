@@ -20,12 +20,17 @@ export const SANDBOX_ENV = 'PLANGATE_SANDBOX';
 export const PASS_ENV_ENV = 'PLANGATE_SANDBOX_PASS_ENV';
 /** Directories (`:`-separated) an operator makes writable besides the workspace, e.g. an agent's log directory. */
 export const WRITE_ENV = 'PLANGATE_SANDBOX_WRITE';
+/**
+ * `host` shares this machine's network with plan code (an agent calling a hosted model), the
+ * harness's loopback endpoints included: the gate says so. Default: no network.
+ */
+export const NETWORK_ENV = 'PLANGATE_SANDBOX_NETWORK';
 
 /** HOME inside the sandbox: a fresh directory on the sandbox's own /tmp. */
 export const SANDBOX_HOME = '/tmp/plangate-home';
 
 export type SandboxStatus =
-  | { readonly kind: 'bwrap' }
+  | { readonly kind: 'bwrap'; readonly network: 'none' | 'host' }
   | { readonly kind: 'none'; readonly user: string; readonly reason: string };
 
 /** Whether plan code runs sandboxed on this machine, and if not, as whom and why (asked once per process). */
@@ -37,9 +42,12 @@ let cachedStatus: SandboxStatus | undefined;
 
 /** The sentence every channel shows: what plan code runs as. */
 export function sandboxSentence(status: SandboxStatus = sandboxStatus()): string {
-  return status.kind === 'bwrap'
-    ? 'steps run sandboxed (bubblewrap): the workspace writable, the rest read-only, the store and keys hidden, no network'
-    : `steps run unsandboxed as ${status.user} (${status.reason})`;
+  if (status.kind === 'none') return `steps run unsandboxed as ${status.user} (${status.reason})`;
+  const network =
+    status.network === 'none'
+      ? 'no network'
+      : `the network shared with this machine, its loopback endpoints included (${NETWORK_ENV}=host)`;
+  return `steps run sandboxed (bubblewrap): the workspace writable, the rest read-only, the store and keys hidden, ${network}`;
 }
 
 function detect(): SandboxStatus {
@@ -53,7 +61,7 @@ function detect(): SandboxStatus {
   });
   if (probe.error) return unsandboxed('bubblewrap (bwrap) is not installed');
   if (probe.status !== 0) return unsandboxed('bubblewrap (bwrap) cannot create namespaces here');
-  return { kind: 'bwrap' };
+  return { kind: 'bwrap', network: process.env[NETWORK_ENV] === 'host' ? 'host' : 'none' };
 }
 
 function userName(): string {
@@ -131,7 +139,13 @@ export function planProcess(request: PlanProcessRequest): PlanProcessSpawn {
   ];
   return {
     file: 'bwrap',
-    args: bwrapArgs({ writable, hidden: settings?.hidden ?? [], cwd, command: request.command }),
+    args: bwrapArgs({
+      writable,
+      hidden: settings?.hidden ?? [],
+      network: status.network,
+      cwd,
+      command: request.command,
+    }),
     env: planEnvironment({ harness, given: request.env, passed, home: SANDBOX_HOME }),
     sandboxed: true,
   };
@@ -140,6 +154,7 @@ export function planProcess(request: PlanProcessRequest): PlanProcessSpawn {
 export interface BwrapLayout {
   readonly writable: readonly string[];
   readonly hidden: readonly string[];
+  readonly network: 'none' | 'host';
   readonly cwd: string;
   readonly command: string;
 }
@@ -158,8 +173,8 @@ export function bwrapArgs(layout: BwrapLayout): string[] {
     if (statSync(path).isDirectory()) args.push('--tmpfs', path);
     else args.push('--ro-bind', '/dev/null', path);
   }
+  if (layout.network === 'none') args.push('--unshare-net');
   args.push(
-    '--unshare-net',
     '--unshare-pid',
     '--unshare-ipc',
     '--die-with-parent',
