@@ -1,7 +1,8 @@
 /**
  * Runs one `bash -c` command of a plan in the sandbox (lib/runtime/sandbox: bubblewrap where the
- * machine has it, always an allow-listed environment) and in its own process group, with a timeout that kills the whole
- * group (so `sleep 100 &` children die too), and bounded stdout/stderr capture. Shared by the
+ * machine has it, always an allow-listed environment) and in its own process group, with a
+ * timeout that kills the whole group (so `sleep 100 &` children die too), and bounded
+ * stdout/stderr capture. Shared by the
  * shell and agent tools, command contracts and `plangate worker`'s agents. A watchdog ends the
  * group when this process ends, however it ends (kill -9 included): no agent, rollback shell or
  * contract runs on as an orphan of a killed worker or run.
@@ -51,7 +52,7 @@ export interface ProcessResult {
   readonly refusedWrites: readonly string[];
 }
 
-/** Runs the command; resolves when it exits (or is killed). Rejects only when bash cannot start. */
+/** Runs the command; resolves when it exits (or is killed). Rejects only when bash (or bwrap) cannot start. */
 export function runProcess(props: RunProcessProps): Promise<ProcessResult> {
   const started = performance.now();
   const limit = props.maxOutputBytes ?? DEFAULT_OUTPUT_LIMIT_BYTES;
