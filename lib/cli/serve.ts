@@ -16,8 +16,8 @@ import type { LocalPrincipal } from '../aws-local/api-gateway/sigv4.ts';
 import type { DraftItem } from '../launch/plan-drafts.ts';
 import type { PlannerProvider } from '../planner/provider.ts';
 import { providerFrom } from '../planner/providers.ts';
-import { LocalPlatform, type PlatformIdentity } from '../serve/platform.ts';
 import { sandboxSentence } from '../runtime/sandbox/sandbox.ts';
+import { LocalPlatform, type PlatformIdentity } from '../serve/platform.ts';
 import {
   DEFAULT_STORE_DESCRIPTION,
   releaseSession,

@@ -16,7 +16,7 @@ import { z } from 'zod';
 /** Where the stores of every workspace live: `$XDG_STATE_HOME/plangate`, else `~/.local/state/plangate`. */
 export function stateRoot(env: NodeJS.ProcessEnv = process.env): string {
   const xdg = env.XDG_STATE_HOME;
-  return join(xdg && xdg.startsWith('/') ? xdg : join(homedir(), '.local/state'), 'plangate');
+  return join(xdg?.startsWith('/') ? xdg : join(homedir(), '.local/state'), 'plangate');
 }
 
 /** The store directory a workspace had before stores moved out of it; still found there. */

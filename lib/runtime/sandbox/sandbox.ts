@@ -88,6 +88,8 @@ let settings: SandboxSettings | undefined;
 /** Sets the workspace and the hidden paths for every plan process this process starts. */
 export function configureSandbox(next: SandboxSettings): void {
   settings = { workspace: resolve(next.workspace), hidden: next.hidden.map((p) => resolve(p)) };
+  // Probe now, at start-up: the probe is synchronous, and later it would hold up heartbeats.
+  sandboxStatus();
 }
 
 /** What one call adds (its outputs file's directory, a worker's task directory). */
