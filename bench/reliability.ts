@@ -3,7 +3,9 @@
  * bench/results/reliability.json — approval attacks refused, concurrent decisions on one gate,
  * old versions never approvable, fuzzed plans through the front door, planted secrets searched for
  * everywhere, the destructive-command corpus in every place a plan holds a command, and attempts
- * to get around the platform's policy.
+ * to get around the platform's policy, values known only at run time carrying code into commands and
+ * URLs, and forged histories of the journal (rewritten and re-chained, truncated, inserted,
+ * re-anchored with a forger's key) checked against the signed anchors.
  *
  *   npm run reliability [-- --plans N] [-- --seed S]
  */
@@ -14,11 +16,13 @@ import { fileURLToPath } from 'node:url';
 import { parseArgs } from 'node:util';
 import { runApprovalAttacks } from './reliability/approval-attacks.ts';
 import { destructiveCommandCorpus } from './reliability/destructive-commands.ts';
+import { forgeryCorpus } from './reliability/forgery.ts';
 import { fuzzPlans } from './reliability/fuzz-plans.ts';
 import { runOldVersionAttacks } from './reliability/old-versions.ts';
 import { plantedSecrets } from './reliability/planted-secrets.ts';
 import { policyBypassAttempts } from './reliability/policy-bypass.ts';
 import { quorumModificationAttack } from './reliability/quorum-modification.ts';
+import { runtimeInjectionCorpus } from './reliability/runtime-injection.ts';
 import { selfApprovalThroughRun } from './reliability/self-approval.ts';
 
 const REPO = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '..');
@@ -50,6 +54,8 @@ const selfApproval = await timed("self-approval through plangate run's doors", (
   selfApprovalThroughRun(REPO),
 );
 const policyBypass = await timed('policy bypass attempts', () => policyBypassAttempts(REPO));
+const injection = await timed('run-time injection corpus', () => runtimeInjectionCorpus(REPO));
+const forgery = await timed('forged journal histories', () => forgeryCorpus(seed));
 
 const goals = {
   'approval attacks: at least 1,000, none accepted, every refusal with a reason, the gate untouched':
@@ -84,6 +90,13 @@ const goals = {
     policyBypass.accepted === 0 &&
     policyBypass.controls.twoSreComplete &&
     policyBypass.controls.deployerSubmits,
+  'run-time injection: values from step outputs, context, secrets and people in every documented place, through the real CLI: no injected code ran, no URL reached another endpoint, no value arrived altered, at least 90% arrived whole':
+    injection.injected === 0 &&
+    injection.escapedUrls === 0 &&
+    injection.altered === 0 &&
+    injection.deliveredIntact >= 0.9 * injection.uses,
+  "forged journal histories (rewritten and re-chained with the documented hash, truncated, inserted, swapped, re-anchored with a forger's key): at least 90, 0 undetected; the untouched history verifies":
+    forgery.forgeries >= 90 && forgery.undetected === 0 && forgery.untouchedVerifies,
 };
 const output = {
   description:
@@ -109,9 +122,14 @@ const output = {
   destructiveCommands: corpus,
   quorumModificationAttack: quorumModification,
   selfApprovalThroughRun: selfApproval,
+  runtimeInjection: injection,
   policyBypassAttempts: {
     ...policyBypass,
     policies: "examples/policies/org (docs/policy.md), through plangate serve's HTTP edge",
+  },
+  forgedHistories: {
+    ...forgery,
+    how: "one plangate run, its events table forged in the store's DynamoDB; the named forgeries through `plangate audit verify --all`, seeded random re-chained edits and re-anchored forgeries through the same verification code (docs/audit.md)",
   },
 };
 mkdirSync(path.join(REPO, 'bench/results'), { recursive: true });

@@ -40,6 +40,7 @@ export const LAYERS: readonly (readonly string[])[] = [
   ['lib/runtime/shared', 'lib/runtime/payloads'],
   ['lib/runtime/sandbox'],
   ['lib/engine', 'lib/plan'],
+  ['lib/loopback'],
 ];
 
 /** Folders whose files the checks cover (tests, benchmarks and scripts sit outside the layers). */

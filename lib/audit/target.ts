@@ -4,8 +4,10 @@
  * credential chain. Everything after this point is the same code for both.
  */
 import { DynamoDBClient } from '@aws-sdk/client-dynamodb';
+import { SFNClient } from '@aws-sdk/client-sfn';
 import type { DynamoDBDocumentClient } from '@aws-sdk/lib-dynamodb';
 import { documentClient } from '../runtime/journal/document-client.ts';
+import { type DefinitionReader, sfnDefinitionReader } from '../runtime/steps/integrity.ts';
 import { storePaths } from '../serve/store-directory.ts';
 import { openStoreReader, StoreNotFoundError, type StoreReader } from '../serve/store-reader.ts';
 
@@ -18,6 +20,8 @@ export interface AuditTarget {
   readonly table: string;
   /** e.g. `local store /home/me/.plangate` or `aws table plangate-events`. */
   readonly source: string;
+  /** The definitions the engine runs (the local store's engine, or Step Functions on AWS). */
+  readonly definitions?: DefinitionReader;
   close(): Promise<void>;
 }
 
@@ -25,11 +29,16 @@ export interface AuditTarget {
 export async function openAuditTarget(spec: AuditTargetSpec): Promise<AuditTarget> {
   if (spec.kind === 'aws') {
     const dynamo = new DynamoDBClient(spec.region ? { region: spec.region } : {});
+    const sfn = new SFNClient(spec.region ? { region: spec.region } : {});
     return {
       doc: documentClient(dynamo),
       table: spec.table,
       source: `aws table ${spec.table}`,
-      close: async () => dynamo.destroy(),
+      definitions: sfnDefinitionReader(sfn),
+      close: async () => {
+        dynamo.destroy();
+        sfn.destroy();
+      },
     };
   }
   const paths = storePaths(spec.store);
@@ -44,6 +53,7 @@ export async function openAuditTarget(spec: AuditTargetSpec): Promise<AuditTarge
     doc: reader.doc,
     table: reader.eventsTable,
     source: `local store ${paths.root}`,
+    definitions: reader.definitions,
     close: () => reader.close(),
   };
 }

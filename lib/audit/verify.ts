@@ -1,6 +1,7 @@
 /**
  * Verifies executions' stored events: every problem is reported with its execution and sequence
- * number, not just the first. The checks are the journal's one chain check
+ * number, not just the first; then the execution checks (execution-checks.ts: what ran is what
+ * was approved). The checks are the journal's one chain check
  * (lib/runtime/journal/chain.ts); here the items are read from the table, and an event whose
  * hash does not match is looked up on the `byPlan` index to tell a copy of another execution's
  * event from an edit.
@@ -14,6 +15,8 @@ import {
 } from '../runtime/journal/chain.ts';
 import { queryItems } from '../runtime/journal/journal.ts';
 import type { JournalRecord } from '../runtime/payloads/index.ts';
+import type { DefinitionReader } from '../runtime/steps/integrity.ts';
+import { type ExecutionCheckProblem, executionCheckProblems } from './execution-checks.ts';
 
 export interface ExecutionVerdict {
   readonly executionId: string;
@@ -21,6 +24,8 @@ export interface ExecutionVerdict {
   /** The last event's hash: keep it to detect later truncation of the tail. */
   readonly head: string | undefined;
   readonly problems: readonly ChainProblem[];
+  /** What the execution checks (execution-checks.ts) found: what ran is not what was approved. */
+  readonly checks: readonly ExecutionCheckProblem[];
 }
 
 /** Where a copied event came from, when it can be found. */
@@ -31,6 +36,8 @@ export type FindOriginal = (
 export interface CheckOptions extends ChainCheckOptions {
   /** Asked about events whose hash does not match their content, to tell a copy from another execution from an edit. */
   readonly findOriginal?: FindOriginal;
+  /** The engine's definitions, for the check that it runs the approved one. @default - not checked */
+  readonly definitions?: DefinitionReader;
 }
 
 /**
@@ -59,7 +66,8 @@ export async function checkExecution(
         : problem,
     );
   }
-  return { executionId, count: items.length, head: chainHead(items), problems };
+  const checks = await executionCheckProblems(executionId, items, options.definitions);
+  return { executionId, count: items.length, head: chainHead(items), problems, checks };
 }
 
 /** One execution's raw items in key order (consistent reads, paginated). */
@@ -109,9 +117,10 @@ export async function verifyExecution(
   doc: DynamoDBDocumentClient,
   table: string,
   executionId: string,
+  definitions?: DefinitionReader,
 ): Promise<ExecutionVerdict> {
   const items = await readExecutionItems(doc, table, executionId);
-  return checkExecution(executionId, items, { findOriginal: originalFinder(doc, table) });
+  return checkExecution(executionId, items, { findOriginal: originalFinder(doc, table), definitions });
 }
 
 /**
@@ -140,8 +149,9 @@ export async function* verifyExecutions(
   doc: DynamoDBDocumentClient,
   table: string,
   executionIds?: readonly string[],
+  definitions?: DefinitionReader,
 ): AsyncGenerator<ExecutionVerdict> {
   for (const id of executionIds ?? (await listExecutionIds(doc, table))) {
-    yield await verifyExecution(doc, table, id);
+    yield await verifyExecution(doc, table, id, definitions);
   }
 }

@@ -2,7 +2,9 @@
  * The local DynamoDB: dynalite (the DynamoDB API over LevelDB) on loopback, its data under
  * `<dataDir>/dynamodb`, so executions survive a restart of `plangate run`.
  */
+import { randomUUID } from 'node:crypto';
 import { mkdir } from 'node:fs/promises';
+import type { ServerResponse } from 'node:http';
 import { join } from 'node:path';
 import dynalite from 'dynalite';
 import { Level } from 'level';
@@ -41,8 +43,19 @@ export async function startLocalDynamo(props: LocalDynamoProps = {}): Promise<Lo
     deleteTableMs: 0,
     updateTableMs: 0,
   });
-  const endpoint = await listenOnLoopback(server, props.port);
+  const endpoint = await listenOnLoopback(server, props.port, { refuse: refuseAsDynamo });
   return { endpoint, path, close: () => closeServer(server) };
+}
+
+/** A refused request answered as DynamoDB answers an error (AWS JSON 1.0), before dynalite sees it. */
+function refuseAsDynamo(res: ServerResponse, message: string): void {
+  const body = JSON.stringify({ __type: 'com.amazonaws.dynamodb.v20120810#AccessDeniedException', message });
+  res.writeHead(403, {
+    'content-type': 'application/x-amz-json-1.0',
+    'content-length': Buffer.byteLength(body),
+    'x-amzn-requestid': randomUUID(),
+  });
+  res.end(body);
 }
 
 /**

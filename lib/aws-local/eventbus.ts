@@ -98,7 +98,9 @@ export class LocalEventBus {
         reply(res, 500, { __type: 'InternalException', message: String(error) });
       });
     });
-    const endpoint = await listenOnLoopback(server, props.port);
+    const endpoint = await listenOnLoopback(server, props.port, {
+      refuse: (res, message) => reply(res, 403, { __type: 'AccessDeniedException', message }),
+    });
     bus = new LocalEventBus(props, server, endpoint, rules, rulesPath);
     return bus;
   }

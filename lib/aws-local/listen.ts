@@ -1,12 +1,22 @@
-/** Starts an HTTP server on 127.0.0.1 (an OS-chosen port by default) and closes it promptly. */
+/**
+ * Starts an HTTP server on 127.0.0.1 (an OS-chosen port by default), answering only its own
+ * names (lib/loopback), and closes it promptly.
+ */
 import type { Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
+import { guardLoopback, type LoopbackGuardOptions } from '../loopback/guard.ts';
 
-export async function listenOnLoopback(server: Server, port = 0): Promise<string> {
+export async function listenOnLoopback(
+  server: Server,
+  port?: number,
+  guard: LoopbackGuardOptions = {},
+): Promise<string> {
   await new Promise<void>((resolve, reject) => {
     server.once('error', reject);
-    server.listen(port, '127.0.0.1', () => {
+    server.listen(port ?? 0, '127.0.0.1', () => {
       server.off('error', reject);
+      // Here, before the first connection is read: no request reaches the server unchecked.
+      guardLoopback(server, guard);
       resolve();
     });
   });

@@ -1,12 +1,22 @@
 /**
  * The append-only event journal (lib/runtime/journal/tables.ts EVENTS_TABLE): on-demand, point-in-time
- * recovery, deletion protection, retained when the stack goes. Items can be put and read, never
- * updated or deleted: grants allow PutItem only, and explicit Denies — in the table's resource
- * policy (every principal) and in each appender's own policy — refuse every other write.
+ * recovery, deletion protection, retained when the stack goes, its stream feeding the anchor
+ * Lambda. Items can be put and read, never updated or deleted: grants allow PutItem only (to the
+ * journal's writers), and explicit Denies — in the table's resource policy (every principal) and
+ * in each appender's own policy — refuse every other write. IAM cannot require a put's condition,
+ * so an unconditional PutItem by a writer could still replace an event: the anchors
+ * (journal-anchors.ts) make that detectable.
  */
 import { RemovalPolicy, Stack } from 'aws-cdk-lib';
-import { BillingMode, Table } from 'aws-cdk-lib/aws-dynamodb';
-import { AnyPrincipal, Effect, Grant, type IGrantable, PolicyStatement } from 'aws-cdk-lib/aws-iam';
+import { BillingMode, StreamViewType, Table } from 'aws-cdk-lib/aws-dynamodb';
+import {
+  AnyPrincipal,
+  Effect,
+  Grant,
+  type IGrantable,
+  type IRole,
+  PolicyStatement,
+} from 'aws-cdk-lib/aws-iam';
 import { Construct } from 'constructs';
 import { EVENTS_TABLE } from '../runtime/journal/tables.ts';
 import { tableShape } from './table-props.ts';
@@ -50,6 +60,8 @@ export class EventsTable extends Construct {
       pointInTimeRecoverySpecification: { pointInTimeRecoveryEnabled: true },
       deletionProtection: true,
       removalPolicy: RemovalPolicy.RETAIN,
+      // The anchor Lambda reads every insert (and sees any overwrite) on the stream (journal-anchors.ts).
+      stream: StreamViewType.NEW_AND_OLD_IMAGES,
     });
     for (const index of shape.globalSecondaryIndexes) this.table.addGlobalSecondaryIndex(index);
     // '*' in a table's resource policy means this table (and its indexes); a table ARN here would be circular.
@@ -96,6 +108,23 @@ export class EventsTable extends Construct {
       actions: ['dynamodb:PutItem'],
       resourceArns: [this.table.tableArn],
     });
+  }
+
+  /**
+   * Denies PutItem, in the table's resource policy, to every principal but `writers`: whatever an
+   * IAM policy elsewhere in the account allows, only the journal's writers append.
+   */
+  restrictAppendTo(writers: readonly IRole[]): void {
+    this.table.addToResourcePolicy(
+      new PolicyStatement({
+        sid: 'OnlyTheJournalWritersAppend',
+        effect: Effect.DENY,
+        principals: [new AnyPrincipal()],
+        actions: ['dynamodb:PutItem'],
+        resources: ['*'],
+        conditions: { ArnNotEquals: { 'aws:PrincipalArn': writers.map((role) => role.roleArn) } },
+      }),
+    );
   }
 
   /** Lets `grantee` read events: GetItem and Query on the table and on each auditor index. */

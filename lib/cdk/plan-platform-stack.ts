@@ -1,5 +1,5 @@
 /** A stack holding one `PlanPlatform`; plans deployed as code are added to it with `addPlan`. */
-import { Stack, type StackProps } from 'aws-cdk-lib';
+import { CfnOutput, Stack, type StackProps } from 'aws-cdk-lib';
 import type { Construct } from 'constructs';
 import type { Plan } from '../plan/schema.ts';
 import { PlanPlatform, type PlanPlatformProps } from './plan-platform.ts';
@@ -18,6 +18,9 @@ export class PlanPlatformStack extends Stack {
   constructor(scope: Construct, id: string, props: PlanPlatformStackProps = {}) {
     super(scope, id, props);
     this.platform = new PlanPlatform(this, 'Platform', props.platform);
+    // What `plangate audit verify --aws --table T --anchor-bucket B` is given.
+    new CfnOutput(this, 'EventsTable', { value: this.platform.eventsTable.table.tableName });
+    new CfnOutput(this, 'AnchorBucket', { value: this.platform.anchors.bucket.bucketName });
   }
 
   /** Deploys `plan` on this stack's platform as a `PlanStateMachine` (construct id: `Plan-<planId>`). */

@@ -21,6 +21,7 @@ import { defaultPolicyDir } from '../policy/policy-set.ts';
 import {
   HARNESS_HANDLERS,
   type HarnessHandlerName,
+  JOURNAL_WRITERS,
   STATE_MACHINE_HANDLERS,
   type StateMachineHandlerName,
   TABLE_NAME_ENV,
@@ -39,6 +40,7 @@ import { PlanEventBus } from './event-bus.ts';
 import { EventsTable } from './events-table.ts';
 import { type CommonEnvInput, HarnessFunction } from './harness-function.ts';
 import { HarnessTable } from './harness-table.ts';
+import { JournalAnchors } from './journal-anchors.ts';
 import { acknowledgeWildcardResource } from './nag.ts';
 import { PlanHttpApi } from './plan-http-api.ts';
 import { grantStateMachineLogging, grantXRayTracing } from './service-grants.ts';
@@ -175,6 +177,10 @@ export class PlanPlatform extends Construct {
   public readonly planner?: HarnessFunction<'planner'>;
   /** Serves the approval page and answers. */
   public readonly approvalsApi: HarnessFunction<'approvalsApi'>;
+  /** Signs the journal's heads from the events table's stream and writes them to the anchor bucket. */
+  public readonly anchor: HarnessFunction<'anchor'>;
+  /** The anchor signing key (KMS, only the anchor Lambda signs) and the Object Lock bucket of digests. */
+  public readonly anchors: JournalAnchors;
   /** The Plans/approvals HTTP API. */
   public readonly httpApi: PlanHttpApi;
   /**
@@ -237,6 +243,11 @@ export class PlanPlatform extends Construct {
     this.plansApi = harnessFunction('plansApi');
     this.approvalsApi = harnessFunction('approvalsApi');
     if (props.planner) this.planner = harnessFunction('planner');
+    this.anchor = harnessFunction('anchor');
+    this.anchors = new JournalAnchors(this, 'JournalAnchors', {
+      eventsTable: this.eventsTable,
+      anchor: this.anchor,
+    });
     this.harnessErrorsAlarm = new Alarm(this, 'HarnessErrors', {
       alarmDescription: `plangate (${this.namePrefix}): a harness Lambda failed for a reason of its own; its log entry (level ERROR) names the execution, plan, step and gate`,
       metric: new Metric({
@@ -355,9 +366,9 @@ export class PlanPlatform extends Construct {
       .combine(this.eventBus.bus.grantPutEventsTo(grantee));
   }
 
-  /** What an auditor needs: read the events table and every index. */
+  /** What an auditor needs: read the events table and every index, and check the chain's anchors. */
   grantReadEvents(grantee: IGrantable): Grant {
-    return this.eventsTable.grantRead(grantee);
+    return this.eventsTable.grantRead(grantee).combine(this.anchors.grantVerify(grantee));
   }
 
   /**
@@ -383,6 +394,30 @@ export class PlanPlatform extends Construct {
       actions: ['states:SendTaskSuccess', 'states:SendTaskFailure', 'states:SendTaskHeartbeat'],
       resourceArns: [this.stateMachineArnPattern],
     });
+  }
+
+  /**
+   * What the integrity check (lib/runtime/steps/integrity.ts) reads: the definition an execution
+   * runs and each part's version, to compare with the hash its PLAN_CREATED pinned.
+   */
+  grantReadDefinitions(grantee: IGrantable): Grant {
+    for (const arn of [this.executionArnPattern, this.stateMachineArnPattern])
+      acknowledgeOn(
+        grantee,
+        arn,
+        `Executions and state machine versions of any plan of this platform (also those created at run time) are checked against their pinned definition, so the read is scoped by the "${this.namePrefix}-" name prefix.`,
+      );
+    return Grant.addToPrincipal({
+      grantee,
+      actions: ['states:DescribeStateMachineForExecution'],
+      resourceArns: [this.executionArnPattern],
+    }).combine(
+      Grant.addToPrincipal({
+        grantee,
+        actions: ['states:DescribeStateMachine'],
+        resourceArns: [this.stateMachineArnPattern],
+      }),
+    );
   }
 
   /**
@@ -563,12 +598,24 @@ export class PlanPlatform extends Construct {
     };
   }
 
+  /** The functions of the journal's writers (JOURNAL_WRITERS of the catalog) this platform has. */
+  get journalWriters(): HarnessFunction[] {
+    const byName: Partial<Record<HarnessHandlerName, HarnessFunction>> = {
+      ...this.functions,
+      plansApi: this.plansApi,
+      approvalsApi: this.approvalsApi,
+      ...(this.planner ? { planner: this.planner } : {}),
+    };
+    return JOURNAL_WRITERS.flatMap((name) => byName[name] ?? []);
+  }
+
   /** Each handler's own permissions and settings, and nothing more. */
   private wireHandlers(approvalEmails: readonly string[]): void {
     const stack = Stack.of(this);
-    // Everything but the notifier writes journal events.
-    const apis = [this.plansApi, this.approvalsApi, ...(this.planner ? [this.planner] : [])];
-    for (const fn of [...Object.values(this.functions), ...apis]) this.grantAppendEvents(fn.function);
+    // Only the journal's writers may put events; the table's resource policy refuses everyone else.
+    const writers = this.journalWriters;
+    for (const fn of writers) this.grantAppendEvents(fn.function);
+    this.eventsTable.restrictAppendTo(writers.map((fn) => fn.role));
 
     // The gate signs approval ids, the approvals API verifies them, the notifier derives each
     // emailed recipient's own id from the gate's (recipient-bound links).
@@ -637,6 +684,9 @@ export class PlanPlatform extends Construct {
         `Plans name the Lambda functions their steps and contracts call (lambda tool, lambda contracts), possibly at run time; invocation is scoped to the "${this.planFunctionsPrefix}" name prefix.`,
       );
     }
+    // Before a step, contract or rollback runs, and when a plan gate's approval binds it.
+    for (const fn of [this.fn('stepRunner'), this.fn('contractChecker'), this.approvalsApi.function])
+      this.grantReadDefinitions(fn);
     this.outputsTable.grantItems(this.fn('stepRunner'), 'read', 'write');
     this.outputsTable.grantItems(this.fn('contractChecker'), 'read');
 

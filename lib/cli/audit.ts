@@ -4,11 +4,23 @@
  */
 import { userInfo } from 'node:os';
 import { parseArgs } from 'node:util';
+import {
+  type AnchorSource,
+  awsAnchorSource,
+  localAnchorSource,
+  verifyAnchors,
+} from '../audit/anchor-source.ts';
+import type { AnchorCheck } from '../audit/anchors.ts';
 import { checkExport, EXPORT_FORMATS, type ExportFormat, exportEvents } from '../audit/export.ts';
 import { type AuditFilter, AuditFilterSchema, accessPlan } from '../audit/filter.ts';
 import { auditEvents } from '../audit/query.ts';
 import { AuditTargetError, type AuditTargetSpec, openAuditTarget } from '../audit/target.ts';
-import { checkExecution, type ExecutionVerdict, verifyExecutions } from '../audit/verify.ts';
+import {
+  checkExecution,
+  type ExecutionVerdict,
+  listExecutionIds,
+  verifyExecutions,
+} from '../audit/verify.ts';
 import { denialMessage } from '../policy/decisions.ts';
 import { AUDIT_TRAIL } from '../policy/entities.ts';
 import { formatSeq } from '../runtime/journal/journal.ts';
@@ -74,14 +86,27 @@ number: gap (deleted events), edited (content vs hash), reordered (links to anot
 event), foreign (a copy of another execution's event, or another plan's), broken-link,
 key-mismatch (key vs recorded seq), index-mismatch (planTask/approver attributes vs the record),
 malformed. Deleting the newest events leaves an intact shorter chain: compare the printed head
-hash with one kept earlier. --export FILE checks an export's digest and count instead, and the
-chains of the executions it holds from their first event.
+hash with one kept earlier. Then that what ran is what was approved: approved-definition (each
+plan-gate approval binds the definition PLAN_CREATED pinned), integrity-mismatch (an
+INTEGRITY_MISMATCH the execution did not end after), engine-definition (the definition the
+engine holds now hashes to the pinned one; when the store's engine or Step Functions is
+reachable). Then checks the chain against its signed anchors (the store's digest log, signed with
+a key kept outside the store; see docs/audit.md): diverged (the stored hash at an anchored seq is
+not the anchored head: a rewritten, inserted or re-ordered history, even re-chained with the
+documented hash), truncated (the chain ends before an anchored seq), bad-signature (a digest the
+trusted key did not sign), unreadable-digest. Events after the last anchor are said to be "not
+yet anchored" (not a problem by itself). --export FILE checks an export's digest and count
+instead, and the chains (and the record checks) of the executions it holds from their first event.
 Exit 0 all intact, 1 any problem (or nothing to verify), 2 usage.
 
 Options:
   --execution ARN      verify this execution (repeatable)
-  --all                verify every execution in the table (a keys-only Scan lists them)
+  --all                verify every execution in the table and every one the digest log anchors
   --export FILE        verify an export file (no store is opened)
+  --anchor-key FILE    trust this public key (PEM) for anchors (default: locally the anchor key's,
+                       $PLANGATE_ANCHOR_KEY_DIR or ~/.config/plangate/anchor-key.pub; on AWS the
+                       KMS key's, by kms:GetPublicKey)
+  --anchor-bucket B    with --aws: the anchor bucket (the stack output AnchorBucket) to check against
   --json               one verdict per execution as JSON lines
 
 ${TARGET_HELP}`;
@@ -305,7 +330,13 @@ async function runExport(argv: string[]): Promise<number> {
 async function runVerify(argv: string[]): Promise<number> {
   let values: Values;
   try {
-    values = parse(argv, { all: { type: 'boolean' }, export: { type: 'string' }, json: { type: 'boolean' } });
+    values = parse(argv, {
+      all: { type: 'boolean' },
+      export: { type: 'string' },
+      json: { type: 'boolean' },
+      'anchor-key': { type: 'string' },
+      'anchor-bucket': { type: 'string' },
+    });
   } catch (error) {
     return usageError((error as Error).message, VERIFY_USAGE, 'verify');
   }
@@ -316,30 +347,87 @@ async function runVerify(argv: string[]): Promise<number> {
   }
   const json = values.json === true;
   if (typeof values.export === 'string') return verifyExportFile(values.export, json);
+  const anchorKeyFile = typeof values['anchor-key'] === 'string' ? values['anchor-key'] : undefined;
+  const anchorBucket = typeof values['anchor-bucket'] === 'string' ? values['anchor-bucket'] : undefined;
+  let spec: AuditTargetSpec | undefined;
   return withTarget(
     'verify',
     VERIFY_USAGE,
-    () => ({ target: targetOf(values) }),
+    () => {
+      spec = targetOf(values);
+      if (spec.kind === 'local' && anchorBucket !== undefined)
+        throw new UsageError('--anchor-bucket goes with --aws (the local store keeps its anchors itself)');
+      return { target: spec };
+    },
     async (target) => {
+      const anchors =
+        spec?.kind === 'local'
+          ? await localAnchorSource({ store: spec.store, anchorKeyFile })
+          : anchorBucket !== undefined
+            ? await awsAnchorSource({
+                bucket: anchorBucket,
+                ...(spec?.region ? { region: spec.region } : {}),
+                ...(anchorKeyFile !== undefined ? { anchorKeyFile } : {}),
+              })
+            : undefined;
+      if (!anchors)
+        process.stderr.write(
+          'No --anchor-bucket given: only the chain itself is checked (a re-chained rewrite is not detectable without the anchors).\n',
+        );
+      const ids =
+        executions.length > 0
+          ? executions
+          : [
+              ...new Set([
+                ...(await listExecutionIds(target.doc, target.table)),
+                ...(anchors?.byExecution.keys() ?? []),
+              ]),
+            ].sort();
       let broken = 0;
       let verified = 0;
-      for await (const verdict of verifyExecutions(
-        target.doc,
-        target.table,
-        executions.length > 0 ? executions : undefined,
-      )) {
+      let unanchored = 0;
+      for await (const verdict of verifyExecutions(target.doc, target.table, ids, target.definitions)) {
         verified++;
-        if (verdict.count === 0 || verdict.problems.length > 0) broken++;
-        printVerdict(verdict, json);
+        const anchor = anchors
+          ? await verifyAnchors(target.doc, target.table, verdict.executionId, anchors)
+          : undefined;
+        if (
+          verdict.count === 0 ||
+          verdict.problems.length > 0 ||
+          verdict.checks.length > 0 ||
+          (anchor?.problems.length ?? 0) > 0
+        )
+          broken++;
+        if ((anchor?.unanchored ?? 0) > 0) unanchored++;
+        printVerdict(verdict, json, anchor);
       }
+      if (anchors) broken += reportUnreadableDigests(anchors, json);
       const summary =
         verified === 0
           ? `No executions in ${target.source}.`
           : `${verified} execution${verified === 1 ? '' : 's'} verified: ${broken === 0 ? 'all intact' : `${broken} with problems`}.`;
       process.stderr.write(`${summary}\n`);
+      if (anchors && verified > 0)
+        process.stderr.write(
+          `${anchors.keyNote}; ${unanchored} execution(s) with events not yet anchored (${anchors.where}).\n`,
+        );
       return verified === 0 || broken > 0 ? 1 : 0;
     },
   );
+}
+
+/** Lines of the digest log that are not digests: each reported (counted as one problem in all). */
+function reportUnreadableDigests(anchors: AnchorSource, json: boolean): number {
+  if (anchors.unreadable.length === 0) return 0;
+  for (const { line, message } of anchors.unreadable) {
+    const text = `${anchors.where}:${line}: unreadable-digest: ${message}`;
+    process.stdout.write(
+      json
+        ? `${JSON.stringify({ digestLog: anchors.where, line, message })}\n`
+        : `BROKEN   ${printable(text)}\n`,
+    );
+  }
+  return 1;
 }
 
 async function verifyExportFile(file: string, json: boolean): Promise<number> {
@@ -367,7 +455,7 @@ async function verifyExportFile(file: string, json: boolean): Promise<number> {
     }
     const items = sorted.map((r) => ({ ...r, sk: formatSeq(r.seq) }));
     const verdict = await checkExecution(executionId, items, { indexAttributes: false });
-    if (verdict.problems.length > 0) broken++;
+    if (verdict.problems.length > 0 || verdict.checks.length > 0) broken++;
     printVerdict(verdict, json);
   }
   process.stderr.write(
@@ -376,26 +464,46 @@ async function verifyExportFile(file: string, json: boolean): Promise<number> {
   return broken > 0 ? 1 : 0;
 }
 
-function printVerdict(verdict: ExecutionVerdict, json: boolean): void {
+function printVerdict(verdict: ExecutionVerdict, json: boolean, anchor?: AnchorCheck): void {
   if (json) {
-    process.stdout.write(`${JSON.stringify(verdict)}\n`);
+    process.stdout.write(`${JSON.stringify(anchor ? { ...verdict, anchors: anchor } : verdict)}\n`);
     return;
   }
   const id = printable(verdict.executionId);
+  const problems = [
+    ...[...verdict.problems, ...(anchor?.problems ?? [])].map((p) => ({
+      seq: String(p.seq ?? '?'),
+      kind: p.kind,
+      message: p.message,
+    })),
+    // A check about the execution as a whole names no event.
+    ...verdict.checks.map((c) => ({ seq: String(c.seq ?? '-'), kind: c.check, message: c.message })),
+  ];
   if (verdict.count === 0) {
     process.stdout.write(`MISSING  ${id}: no events stored\n`);
-    return;
-  }
-  if (verdict.problems.length === 0) {
-    process.stdout.write(`ok       ${id}: ${verdict.count} events, head ${verdict.head}\n`);
-    return;
-  }
-  process.stdout.write(`BROKEN   ${id}: ${verdict.count} events, ${verdict.problems.length} problem(s)\n`);
-  for (const p of verdict.problems) {
+  } else if (problems.length === 0) {
     process.stdout.write(
-      `  ${String(p.seq ?? '?').padStart(5)}  ${p.kind.padEnd(14)} ${printable(p.message)}\n`,
+      `ok       ${id}: ${verdict.count} events, head ${verdict.head}${anchorNote(anchor)}\n`,
+    );
+    return;
+  } else {
+    process.stdout.write(
+      `BROKEN   ${id}: ${verdict.count} events, ${problems.length} problem(s)${anchorNote(anchor)}\n`,
     );
   }
+  for (const p of problems) {
+    process.stdout.write(`  ${p.seq.padStart(5)}  ${p.kind.padEnd(14)} ${printable(p.message)}\n`);
+  }
+}
+
+/** What the anchors say of an execution: how far it is anchored, and what is not yet. */
+function anchorNote(anchor: AnchorCheck | undefined): string {
+  if (!anchor) return '';
+  const anchored =
+    anchor.anchoredSeq > 0
+      ? `; anchored to seq ${anchor.anchoredSeq} (${anchor.anchoredAt})`
+      : '; no anchor holds';
+  return `${anchored}${anchor.unanchored > 0 ? `; ${anchor.unanchored} event(s) not yet anchored` : ''}`;
 }
 
 function tableRow(r: JournalRecord): string {

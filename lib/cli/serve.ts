@@ -42,6 +42,10 @@ Identity, as on AWS (default --identity aws):
   --identity header  no authorizer: the x-plangate-user header names the caller, and it is
                   believed only from loopback
 
+Every endpoint answers only its own names: a request whose Host is not 127.0.0.1:PORT or
+localhost:PORT, or whose Origin is another site's (or null), is refused with 403 (a web page
+rebinding its domain to 127.0.0.1 cannot use the API; see docs/api.md).
+
 Options:
   --port N              port (default 0: any free port)
   --store DIR           local store (default: ${DEFAULT_STORE_DESCRIPTION})

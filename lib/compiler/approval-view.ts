@@ -161,6 +161,9 @@ function stepView(step: Step, risks: PlanRisks, recovery: RecoveryTable): StepVi
     requiresHuman: step.requiresHuman,
     critical: step.critical,
     outputs: [...step.outputs],
+    ...(step.outputShapes && Object.keys(step.outputShapes).length > 0
+      ? { outputShapes: step.outputShapes }
+      : {}),
     dependsOn: [...step.dependsOn],
   };
 }

@@ -101,7 +101,7 @@ export class StepMachine {
         // The step's data and what the parent resolved for the runner (inputs, context), with
         // the approver's and the step gate's overrides and decisions (RunnerRequest).
         payload: jsonata(
-          `($i := ${INPUT}; $merge([$i.step, {"inputs": {}, "total": ${props.total}}, $i.run, {"plan": ${values.plan}, "executionId": $i.executionId, "argOverrides": $merge([{}, $lookup($i.mods.argOverrides, $i.step.stepId), $i.gate.argOverrides]), "skip": ($i.step.stepId in $i.mods.skipSteps) or $i.gate.decision = "REJECT", "rejection": ${stepGateRejection('$i.gate')}, "attempt": ${RUN_ATTEMPT}, "inlineOutputLimitBytes": ${props.inlineOutputLimitBytes}${recovery}${props.budget ? `, "budget": ${toJsonataSource(props.budget)}` : ''}}]))`,
+          `($i := ${INPUT}; $merge([$i.step, {"inputs": {}, "total": ${props.total}}, $i.run, {"plan": ${values.plan}, "executionId": $i.executionId, "argOverrides": $merge([{}, $lookup($i.mods.argOverrides, $i.step.stepId), $lookup($i.gate.argOverrides, $i.step.stepId)]), "skip": ($i.step.stepId in $i.mods.skipSteps) or $i.gate.decision = "REJECT", "rejection": ${stepGateRejection('$i.gate')}, "attempt": ${RUN_ATTEMPT}, "inlineOutputLimitBytes": ${props.inlineOutputLimitBytes}${recovery}${props.budget ? `, "budget": ${toJsonataSource(props.budget)}` : ''}}]))`,
         ),
         timeoutSeconds: jsonata(`${INPUT}.step.timeoutSeconds`),
         output: jsonata(

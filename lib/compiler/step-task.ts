@@ -140,6 +140,7 @@ export class StepTask {
         ...planData(checks, this.props.sendSecretDeclarations ?? false),
         ...(checks.steps.length > 0 ? { inputs: jsonata(entriesOf(checks.steps)) } : {}),
         run: jsonata(`${CURRENT}.run`),
+        ...shapesOf(step),
         attempt: jsonata(ATTEMPT),
         checkRetries: jsonata('$states.context.State.RetryCount'),
         ...this.recipes(),
@@ -244,6 +245,7 @@ export class StepTask {
         inputs: jsonata(`${CURRENT}.run.handoff.inputs`),
         budget: jsonata(`${CURRENT}.run.handoff.budget`),
         outputs: literal(step.outputs),
+        ...shapesOf(step),
         attempt: jsonata(RUN_ATTEMPT),
         ...(step.contract !== undefined ? { contract: literal(step.contract) } : {}),
         previousFailure: jsonata(PREVIOUS_FAILURE),
@@ -278,6 +280,7 @@ export class StepTask {
         human: {
           instructions: literal(step.task ?? step.description),
           outputs: literal(step.outputs),
+          ...shapesOf(step),
           skip: jsonata(skipped(step)),
           ...rejection(step),
           dependsOn: literal(step.dependsOn),
@@ -292,6 +295,13 @@ export class StepTask {
       next,
     });
   }
+}
+
+/** `outputShapes` for the states that accept the step's outputs (checker, worker, human gate), when it declares any. */
+function shapesOf(step: Step): { outputShapes?: unknown } {
+  return step.outputShapes && Object.keys(step.outputShapes).length > 0
+    ? { outputShapes: literal(step.outputShapes) }
+    : {};
 }
 
 /** Skipped at the plan gate, or (only a gated step can be) refused at its step gate. */

@@ -23,6 +23,7 @@ import { TagOperations } from './tag-operations.ts';
 import type { ResourceInvoker, StepFunctionsEngine } from './types.ts';
 
 export type { Durability } from './durability.ts';
+export { peekStoredDefinitions, type StoredDefinitions } from './persistence/store.ts';
 
 /** Options of {@link createEngine}. */
 export interface EngineOptions {

@@ -29,6 +29,7 @@ import {
 } from '../compiler/index.ts';
 import { planDigest } from '../plan/digest.ts';
 import type { Plan } from '../plan/schema.ts';
+import { definitionHash } from '../runtime/shared/definition-hash.ts';
 import { InvalidInputError } from '../runtime/shared/errors.ts';
 
 export interface DeployPlanInput {
@@ -75,6 +76,11 @@ export interface DeployedPlan extends DeployedMachine {
   readonly parts: readonly DeployedMachine[];
   /** The activity of each agent target the plan queues work on, by target (`<namePrefix>-<target>`). */
   readonly activities: Readonly<Record<string, string>>;
+  /**
+   * The hash of the definitions as deployed, the main one first, then the parts in the compiler's
+   * order (lib/runtime/shared/definition-hash.ts): what an execution of this plan is pinned to.
+   */
+  readonly definitionHash: string;
 }
 
 /** The agent targets whose steps run on workers, in plan order. */
@@ -254,6 +260,7 @@ export async function deployPlan(input: DeployPlanInput): Promise<DeployedPlan> 
 
   // Parts before whatever starts them, so each is started pinned to the version just published.
   const parts: DeployedMachine[] = new Array(children.length);
+  const partTexts: string[] = new Array(children.length);
   const substitutions: Record<string, string> = {
     ...input.substitutions,
     ...Object.fromEntries(targets.map((t) => [agentActivityPlaceholder(t), activities[t] as string])),
@@ -261,21 +268,23 @@ export async function deployPlan(input: DeployPlanInput): Promise<DeployedPlan> 
   for (const i of partOrder(children)) {
     const child = children[i] as (typeof children)[number];
     const name = partNames[i] as string;
+    partTexts[i] = applySubstitutions(child.json, substitutions, `definition ${child.name}`);
     const deployed = await upsertMachine(sfn, target(name), name, {
       ...settings,
-      definition: applySubstitutions(child.json, substitutions, `definition ${child.name}`),
+      definition: partTexts[i],
       versionDescription: description,
     });
     parts[i] = deployed;
     substitutions[partPlaceholder(child, i)] = deployed.stateMachineVersionArn;
   }
   const name = rootName as string;
+  const rootText = applySubstitutions(root.json, substitutions, `definition ${root.name}`);
   const deployed = await upsertMachine(sfn, target(name), name, {
     ...settings,
-    definition: applySubstitutions(root.json, substitutions, `definition ${root.name}`),
+    definition: rootText,
     versionDescription: description,
   });
-  return { ...deployed, digest, parts, activities };
+  return { ...deployed, digest, parts, activities, definitionHash: definitionHash([rootText, ...partTexts]) };
 }
 
 interface MachineSettings {

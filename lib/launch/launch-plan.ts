@@ -192,6 +192,15 @@ export async function launchPlan(input: LaunchPlanInput): Promise<LaunchedPlan> 
       ...(input.planner ? { planner: input.planner } : {}),
       policy_facts: submission.facts,
       permitted_by: [...submission.permittedBy],
+      // What the gate approves and the engine must run: every later start, step and resume compares.
+      integrity: {
+        definition_hash: deployed.definitionHash,
+        machines: [
+          deployed.stateMachineVersionArn,
+          ...deployed.parts.map((part) => part.stateMachineVersionArn),
+        ],
+        policy_hash: submission.policyDigest,
+      },
     },
   });
   const started = await input.sfn.send(
@@ -215,7 +224,7 @@ export async function launchPlan(input: LaunchPlanInput): Promise<LaunchedPlan> 
 async function authorizeSubmission(
   input: LaunchPlanInput,
   digest: string,
-): Promise<{ facts: ReturnType<typeof planFacts>; permittedBy: readonly string[] }> {
+): Promise<{ facts: ReturnType<typeof planFacts>; permittedBy: readonly string[]; policyDigest: string }> {
   const policy = input.policy ?? (await PolicySet.fromEnvironment());
   const facts = planFacts(input.plan, { planned: input.planner !== undefined });
   const identity = { id: input.plan.id, version: input.plan.version, digest };
@@ -226,7 +235,8 @@ async function authorizeSubmission(
     context: { channel: input.channel ?? 'api' },
   };
   const decided = policy.authorize(request);
-  if (decided.decision === 'allow') return { facts, permittedBy: decided.determiningPolicies };
+  if (decided.decision === 'allow')
+    return { facts, permittedBy: decided.determiningPolicies, policyDigest: policy.digest };
   await journalFor(input.journal).append({
     ...eventIdentity({ executionId: `submission-refused:${randomUUID()}`, plan: identity }),
     event: 'POLICY_DECISION',

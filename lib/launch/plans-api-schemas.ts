@@ -30,7 +30,10 @@ export const ProblemSchema = z.object({
     file: z.string(),
     line: z.number().int().optional(),
     column: z.number().int().optional(),
-    pointer: z.string().optional().describe('JSON Pointer of the value in the plan document'),
+    pointer: z
+      .string()
+      .optional()
+      .describe('JSON Pointer of the value in the plan document (or in the answer, for a modification)'),
   }),
 });
 
@@ -51,7 +54,9 @@ export const ErrorResponseSchema = z
     problems: z
       .array(ProblemSchema)
       .optional()
-      .describe("An invalid plan: every problem, located (the validator's and Step Functions' quotas')"),
+      .describe(
+        "An invalid plan: every problem, located (the validator's and Step Functions' quotas'); a refused modification at a gate: every problem of the plan it makes, located in the answer (`file: answer`, a JSON pointer such as `/argOverrides/<step>/<arg>`)",
+      ),
     policies: z
       .array(z.string())
       .optional()

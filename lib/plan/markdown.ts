@@ -76,6 +76,7 @@ const STEP_FIELDS = [
   'requires_human',
   'critical',
   'outputs',
+  'output_shapes',
   'timeout_seconds',
   'rollback',
   'status',
@@ -283,14 +284,15 @@ class MarkdownPlanMapper {
           .filter((t) => t !== '')
           .join('\n');
         break;
-      case 'args': {
+      case 'args':
+      case 'output_shapes': {
         const block = f.fences[0];
         const parsed = block
           ? this.structured(block, at)
           : f.inline
             ? this.inlineStructured(f, at)
             : undefined;
-        if (parsed !== undefined) step.args = parsed;
+        if (parsed !== undefined) step[camel(f.key)] = parsed;
         break;
       }
       case 'subscriptions':

@@ -113,6 +113,22 @@ export const RollbackSchema = z.strictObject({
   contract: ContractSchema.optional(),
 });
 
+/**
+ * What a step's output must look like for later steps to use it: a regular expression the whole
+ * value must match (strings only), a JSON Schema (2020-12) the value must satisfy, or both. A
+ * value that does not fit fails the step that produced it (OutputShapeMismatch), before anything
+ * reads it. Checked by lib/plan/output-shapes.ts.
+ */
+export const OutputShapeSchema = z.strictObject({
+  matches: z.string().min(1).optional(),
+  schema: z.union([z.record(z.string(), z.unknown()), z.boolean()]).optional(),
+});
+export type OutputShape = z.infer<typeof OutputShapeSchema>;
+
+/** Shapes by output name; every name must be one of the step's `outputs`. */
+export const OutputShapesSchema = z.record(z.string(), OutputShapeSchema);
+export type OutputShapes = z.infer<typeof OutputShapesSchema>;
+
 export const StepSchema = z.strictObject({
   id: IdSchema,
   /** Short imperative title, e.g. "Build the image". */
@@ -137,6 +153,8 @@ export const StepSchema = z.strictObject({
   onFail: OnFailSchema.optional(),
   /** Names of values this step captures; later steps reference them as `${steps.<id>.<name>}`. */
   outputs: z.array(IdSchema).default([]),
+  /** Optional shapes of some of `outputs` (absent, not `{}`, when none: plans without shapes keep their digest). */
+  outputShapes: OutputShapesSchema.optional(),
   /** Seed 003: a person does this step and records the outputs. */
   requiresHuman: z.boolean().default(false),
   rollback: RollbackSchema.optional(),

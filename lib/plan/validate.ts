@@ -11,13 +11,21 @@ import {
   runsOnWorker,
   targetNameProblem,
 } from './agent-steps.ts';
+import { referencePositionProblems } from './call-kind.ts';
 import { dependsTransitively, findCycles, topologicalOrder } from './graph.ts';
 import { suggest } from './names.ts';
+import { compileOutputShape } from './output-shapes.ts';
 import { hasErrors, type Problem, type Severity, sortProblems } from './problems.ts';
 import { type Reference, referencesIn, referencesInValue, wholeReferencePointers } from './references.ts';
 import { callRisks, contractRisks } from './risks.ts';
 import type { Contract, Plan, Step } from './schema.ts';
-import { analyzeShell, describeFinding, type ShellFinding } from './shell/index.ts';
+import {
+  analyzeShell,
+  codeRunningEnvName,
+  describeFinding,
+  placeShellReferences,
+  type ShellFinding,
+} from './shell/index.ts';
 import { locateProblems, type PendingProblem, pointerOf, type SourceMap } from './source-map.ts';
 import { createToolRegistry, stepInvocation, type ToolRegistry } from './tools.ts';
 
@@ -165,6 +173,8 @@ export async function validatePlan(plan: Plan, options: ValidateOptions = {}): P
         );
       if (step.rollback.contract)
         checkContract(step.rollback.contract, `${at}/rollback/contract`, 'contract');
+      if (step.rollback.tool === 'shell')
+        checkShellEnv(step.rollback.args.env, `${at}/rollback/args/env`, report);
       // A destructive rollback is allowed (rollbacks undo things); the gate marks it.
       if (step.rollback.tool === 'shell' && typeof step.rollback.args.command === 'string')
         shellChecks.push({
@@ -196,6 +206,9 @@ export async function validatePlan(plan: Plan, options: ValidateOptions = {}): P
   }
 
   checkReferences(plan, indexById, deps, cycles.length === 0, report);
+  for (const { message, pointer } of referencePositionProblems(plan))
+    report('error', 'reference-not-allowed', message, pointer);
+  await checkOutputShapes(plan, report);
 
   checkShellCommands(shellChecks, checkSyntax, report);
 
@@ -218,6 +231,11 @@ const FINDINGS_SHOWN = 3;
 function checkShellCommands(checks: readonly ShellCheck[], checkSyntax: boolean, report: Report): void {
   for (const { command, pointer, checker } of checks) {
     const analysis = analyzeShell(command);
+    // Where a value would be read as code (or not expanded): the harness refuses to run it, so does the validator.
+    if (!(checkSyntax && analysis.syntaxError))
+      for (const place of placeShellReferences(command))
+        if (place.refused !== undefined)
+          report('error', 'unsafe-reference', `${place.raw} ${place.refused} ${inCommand(place)}`, pointer);
     if (analysis.syntaxError) {
       if (checkSyntax) {
         const { message, line, column } = analysis.syntaxError;
@@ -237,6 +255,28 @@ function checkShellCommands(checks: readonly ShellCheck[], checkSyntax: boolean,
       `a ${checker} only checks; it must not change anything: ${listFindings(analysis.destructive)}`,
       pointer,
     );
+  }
+}
+
+/**
+ * A shell step's `env:` names are the plan's own: never a reference, never a name that makes bash,
+ * the loader or an interpreter run code. Its values may hold references: they are data.
+ */
+function checkShellEnv(env: unknown, pointer: string, report: Report): void {
+  if (env === null || typeof env !== 'object') return;
+  for (const name of Object.keys(env)) {
+    const at = `${pointer}${pointerOf([name])}`;
+    if (referencesIn(name).length > 0)
+      report(
+        'error',
+        'unsafe-env',
+        `env name ${name} holds a reference; a value may only be an env value: write a fixed name (NAME: "${'${…}'}")`,
+        at,
+      );
+    else {
+      const problem = codeRunningEnvName(name);
+      if (problem) report('error', 'unsafe-env', `env name ${problem}`, at);
+    }
   }
 }
 
@@ -359,6 +399,7 @@ function checkTool(step: Step, at: string, tools: ToolRegistry, report: Report, 
   });
   if (call.tool === 'shell' && typeof call.args.command === 'string')
     shellChecks.push({ command: call.args.command, pointer: `${at}/args/command`, checker: undefined });
+  if (call.tool === 'shell') checkShellEnv(call.args.env, `${at}/args/env`, report);
   if (call.tool === 'http' && typeof call.args.url === 'string')
     checkUrl(call.args.url, `${at}/args/url`, report);
 }
@@ -444,7 +485,8 @@ function valueAt(value: unknown, path: ReadonlyArray<string | number>): unknown 
 
 function checkUrl(url: string, pointer: string, report: Report) {
   if (url.startsWith('${')) return;
-  const probe = url.replace(/\$\{[^}]*\}/g, 'x');
+  // A digit fits every place a reference may be (a port too); the places it may not are refused elsewhere.
+  const probe = url.replace(/\$\{[^}]*\}/g, '1');
   let parsed: URL | undefined;
   try {
     parsed = new URL(probe);
@@ -609,6 +651,33 @@ function checkReferences(
         u.pointer,
       );
   });
+}
+
+/** Each output shape names a declared output and compiles (its regular expression, its JSON Schema). */
+async function checkOutputShapes(plan: Plan, report: Report): Promise<void> {
+  for (const [i, step] of plan.steps.entries()) {
+    for (const [name, shape] of Object.entries(step.outputShapes ?? {})) {
+      const at = `/steps/${i}/outputShapes${pointerOf([name])}`;
+      if (!step.outputs.includes(name)) {
+        report(
+          'error',
+          'invalid-output-shape',
+          `step "${step.id}" declares no output "${name}" to shape${suggest(name, step.outputs)} (outputs: ${step.outputs.join(', ') || 'none'}); add it to outputs, or shape a declared one`,
+          at,
+        );
+        continue;
+      }
+      const compiled = await compileOutputShape(shape);
+      if ('problems' in compiled)
+        for (const problem of compiled.problems)
+          report(
+            'error',
+            'invalid-output-shape',
+            `output "${name}": ${problem.message}`,
+            shape[problem.field] === undefined ? at : `${at}/${problem.field}`,
+          );
+    }
+  }
 }
 
 /** The timeout ladder must be climbable: a reminder before the timeout, and every group able to reach its quorum. */

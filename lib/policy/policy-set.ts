@@ -8,10 +8,12 @@
  * A policy's id is its `@id("…")` annotation, else `<file>:<line>`: what events, refusals and
  * `plangate policy explain` name.
  */
+import { createHash } from 'node:crypto';
 import { existsSync, readdirSync, readFileSync, statSync } from 'node:fs';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { z } from 'zod';
+import { canonicalJson } from '../plan/digest.ts';
 import type { Problem } from '../plan/problems.ts';
 import { POLICY_DIR_ENV } from '../runtime/catalog.ts';
 import type { PolicyAction } from '../runtime/payloads/index.ts';
@@ -135,6 +137,11 @@ export class PolicySet {
     private readonly members: ReadonlyMap<string, readonly string[]>,
     /** What each annotated policy says of itself, by id. */
     private readonly reasonsById: ReadonlyMap<string, PolicyReason>,
+    /**
+     * What this set decides by, as one hash (`sha256:…`, {@link policySetDigest}): an execution is
+     * pinned to it at submission and refused when the set in force has another.
+     */
+    readonly digest: string,
   ) {}
 
   /**
@@ -183,7 +190,15 @@ export class PolicySet {
         ];
       }),
     );
-    return new PolicySet(wasm, dir, policySetId, check.policies, members, reasons);
+    return new PolicySet(
+      wasm,
+      dir,
+      policySetId,
+      check.policies,
+      members,
+      reasons,
+      policySetDigest(sources, check.groups),
+    );
   }
 
   /** The policies the environment names (PLANGATE_POLICY_DIR), else the shipped set. */
@@ -247,6 +262,22 @@ export class PolicySet {
       errors: diagnostics.errors.map((e) => `${e.policyId}: ${e.error.message}`),
     };
   }
+}
+
+/**
+ * The hash of a policy set: canonical JSON of plangate's Cedar schema (its version), every policy
+ * by id with its text (line ends normalized, trimmed), sorted by id, and the groups file's content.
+ * Where a policy sits (file, line) does not change what it decides, so it is not part of it.
+ */
+export function policySetDigest(
+  sources: readonly { readonly id: string; readonly text: string }[],
+  groups: Readonly<Record<string, readonly string[]>>,
+): string {
+  const policies = sources
+    .map((p) => ({ id: p.id, text: p.text.replace(/\r\n?/g, '\n').trim() }))
+    .sort((a, b) => (a.id < b.id ? -1 : a.id > b.id ? 1 : 0));
+  const text = canonicalJson({ schema: POLICY_SCHEMA, policies, groups });
+  return `sha256:${createHash('sha256').update(text, 'utf8').digest('hex')}`;
 }
 
 const SCHEMA_NAME = 'plangate';

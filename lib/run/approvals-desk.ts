@@ -104,7 +104,15 @@ const REFUSALS: Readonly<Record<number, Extract<AnswerReceipt, { ok: false }>['r
 const SETTLED: ReadonlySet<number> = new Set([409, 410]);
 
 function messageOf(body: unknown, status: number): string {
-  const message = (body as { message?: unknown }).message;
+  const { message, problems } = body as { message?: unknown; problems?: unknown };
+  // A refused modification: each problem on its own line, at the answer's field it is about.
+  if (Array.isArray(problems) && problems.length > 0)
+    return `the modification was refused:${problems
+      .map((p: { message?: unknown; location?: { pointer?: unknown } }) => {
+        const field = `decision${String(p.location?.pointer ?? '').replaceAll('/', '.')}`;
+        return `\n  ${field}: ${String(p.message)}`;
+      })
+      .join('')}`;
   return typeof message === 'string' && message ? message : `the approvals API answered HTTP ${status}`;
 }
 

@@ -15,6 +15,7 @@ import {
 export const GATE_CHOICES = [
   '  approve                 run the plan as shown        (a, yes, proceed, ✓)',
   '  skip <step>[,<step>…]   approve without those steps  (their dependents are blocked)',
+  '  change <step> <arg> <value>  a revision with that argument changed (JSON, or text); approve it after',
   '  ask <question>          ask for clarification        (the gate asks again)',
   '  reject <reason>         do not run it                (r, no)',
 ];
@@ -61,6 +62,18 @@ export function parseApproval(
       return `no step ${unknown.map((u) => `"${u}"`).join(', ')} in this plan (steps: ${opts.stepIds.join(', ')})`;
     return { decision: 'APPROVE_WITH_MODIFICATIONS', by: opts.by, skipSteps, argOverrides: {} };
   }
+  if (verb === 'change') {
+    const [, step = '', arg = '', value = ''] = /^\S+\s+(\S+)\s+(\S+)(?:\s(.*))?$/s.exec(line) ?? [];
+    if (!step || !arg) return 'write "change <step> <arg> <value>", e.g. "change deploy command make deploy"';
+    if (!opts.stepIds.includes(step))
+      return `no step "${step}" in this plan (steps: ${opts.stepIds.join(', ')})`;
+    return {
+      decision: 'APPROVE_WITH_MODIFICATIONS',
+      by: opts.by,
+      skipSteps: [],
+      argOverrides: { [step]: { [arg]: typedValue(value) } },
+    };
+  }
   if (verb === 'c' || verb === 'ask' || verb === '?') {
     if (!tail) return 'write the question after "ask"';
     return { decision: 'ASK_FOR_CLARIFICATION', by: opts.by, question: tail };
@@ -68,6 +81,15 @@ export function parseApproval(
   if (REJECT.has(verb))
     return { decision: 'REJECT', by: opts.by, reason: tail || 'rejected without a reason' };
   return `not an answer: "${line}"; answer approve, skip <steps>, ask <question> or reject <reason>`;
+}
+
+/** A typed value: JSON where it is JSON (`123`, `{"A": "1"}`, `"true"`), else the text itself. */
+function typedValue(text: string): unknown {
+  try {
+    return JSON.parse(text);
+  } catch {
+    return text;
+  }
 }
 
 /** Parses an escalation answer (`accept` where the gate shows a suggestion); a string is the problem to show. */

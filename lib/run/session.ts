@@ -32,6 +32,13 @@ import { gateText, terminalSafe } from '../runtime/gate/view-text.ts';
 import { readEvents } from '../runtime/journal/journal.ts';
 import { slackDecisionUpdater, slackEscalationUpdater } from '../runtime/notify/slack.ts';
 import type { JournalRecord, PlanFacts, RecoveryAdvice } from '../runtime/payloads/index.ts';
+import {
+  findingMessage,
+  integrityFindings,
+  planCreatedOf,
+  recordFindings,
+  sfnDefinitionReader,
+} from '../runtime/steps/integrity.ts';
 import { AGENT_COMMAND_ENV } from '../runtime/tools/agent.ts';
 import { type LocalSlackApp, localSlackApp } from '../serve/local-slack.ts';
 import { LocalRunStack } from '../serve/local-stack.ts';
@@ -344,6 +351,7 @@ export class RunSession {
     if (executionArn === undefined) return 1;
     this.executionArn = executionArn;
     this.note(`Execution: ${executionArn}`);
+    if (this.target.kind === 'execution' && (await this.refusedAsUnpinned(executionArn))) return 1;
     await this.startWorking();
     this.introduce();
     const follower = await this.followEvents();
@@ -378,6 +386,31 @@ export class RunSession {
       this.note(`✗ ${error.message}: not run.`);
       return undefined;
     }
+  }
+
+  /**
+   * `plangate resume` carries on only with the definition that was approved and the policy set
+   * the plan was submitted under (PLAN_CREATED's pin): else INTEGRITY_MISMATCH is journaled, the
+   * refusal is printed with both hashes and the way on, and nothing is asked or run.
+   */
+  private async refusedAsUnpinned(executionArn: string): Promise<boolean> {
+    const deps = this.stack.journalDeps();
+    const pin = (await planCreatedOf(deps.dynamo, deps.tables.events, executionArn))?.integrity;
+    if (!pin) return false;
+    const findings = await integrityFindings(pin, {
+      executionArn,
+      definitions: sfnDefinitionReader(this.stack.sfn),
+      policyDigest: this.policy.digest,
+    });
+    if (findings.length === 0) return false;
+    const identity = eventIdentity({
+      executionId: executionArn,
+      plan: { id: this.plan.id, version: this.plan.version, digest: `sha256:${this.digest}` },
+    });
+    await recordFindings(deps, identity, 'resume', findings);
+    for (const finding of findings) this.note(`✗ not resumed: ${findingMessage(executionArn, finding)}.`);
+    if (findings.some((f) => f.check === 'policy')) this.note(`  (policies in force: ${this.policy.dir})`);
+    return true;
   }
 
   /** The unfinished execution of this plan digest, else a new one (launchPlan: PLAN_CREATED first). */

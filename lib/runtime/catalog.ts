@@ -168,6 +168,12 @@ const ApprovalsApiEnv = HarnessEnv.extend(SigningKeyEnv.shape)
   .superRefine(oneOf('PLANGATE_APPROVAL_SIGNING_KEY_SECRET', 'PLANGATE_APPROVAL_SIGNING_KEY'), ALWAYS)
   .superRefine(together('PLANGATE_COGNITO_DOMAIN', 'PLANGATE_COGNITO_CLIENT_ID', 'PLANGATE_API_URL'), ALWAYS);
 
+/** The anchor Lambda: the KMS key it signs the journal's heads with and the Object Lock bucket it writes them to. */
+const AnchorEnv = HarnessEnv.extend({
+  PLANGATE_ANCHOR_KEY_ARN: set,
+  PLANGATE_ANCHOR_BUCKET: set,
+});
+
 /** One harness Lambda. */
 export interface HarnessHandlerSpec {
   /** The handler module, relative to the repository root (it exports `handler` and `makeHandler(deps)`). */
@@ -252,6 +258,14 @@ export const HARNESS_HANDLERS = {
     memoryMb: 512,
     env: ApprovalsApiEnv,
   },
+  anchor: {
+    entry: 'lambdas/anchor.ts',
+    description:
+      "plangate anchor: signs the journal's newest heads (KMS) and writes them to the Object Lock bucket",
+    timeoutSeconds: 60,
+    memoryMb: 256,
+    env: AnchorEnv,
+  },
 } as const satisfies Record<string, HarnessHandlerSpec>;
 
 export type HarnessHandlerName = keyof typeof HARNESS_HANDLERS;
@@ -265,6 +279,20 @@ export const STATE_MACHINE_HANDLERS = [
   'join',
 ] as const satisfies readonly HarnessHandlerName[];
 export type StateMachineHandlerName = (typeof STATE_MACHINE_HANDLERS)[number];
+
+/**
+ * The handlers that append to the journal: the only roles granted PutItem on the events table on
+ * AWS (the notifier, the join and the anchor never write an event).
+ */
+export const JOURNAL_WRITERS = [
+  'gate',
+  'stepRunner',
+  'contractChecker',
+  'classifier',
+  'plansApi',
+  'planner',
+  'approvalsApi',
+] as const satisfies readonly HarnessHandlerName[];
 
 /** What every harness Lambda's parsed environment holds. */
 export type CommonHandlerEnv = z.output<typeof HarnessEnv>;

@@ -5,6 +5,7 @@ import type { SecretsManagerClient } from '@aws-sdk/client-secrets-manager';
 import type { SFNClient } from '@aws-sdk/client-sfn';
 import type { DynamoDBDocumentClient } from '@aws-sdk/lib-dynamodb';
 import { PolicySet } from '../policy/policy-set.ts';
+import type { JournalAnchor } from './journal/anchorer.ts';
 import { Journal } from './journal/journal.ts';
 import type { TableNames } from './journal/tables.ts';
 import type { PlanIdentity } from './payloads/index.ts';
@@ -35,6 +36,11 @@ export interface HarnessDeps {
   readonly telemetry?: Telemetry;
   /** The platform's policy (lib/policy). @default PolicySet.fromEnvironment(env) */
   readonly policy?: PolicySet;
+  /**
+   * Anchors the journal's heads outside the table (locally; on AWS the events table's stream
+   * feeds the anchor Lambda instead). @default - not anchored by this process
+   */
+  readonly anchor?: JournalAnchor;
 }
 
 /** The deps' policy, else the one their environment names (loaded once per process). */
@@ -51,7 +57,7 @@ export type HarnessDepsOnAws = HarnessDeps &
 
 /** A journal over the deps, redacting `secretValues` on top of credential shapes. */
 export function journalFor(
-  deps: Pick<HarnessDeps, 'dynamo' | 'tables' | 'events' | 'eventBusName' | 'telemetry'>,
+  deps: Pick<HarnessDeps, 'dynamo' | 'tables' | 'events' | 'eventBusName' | 'telemetry' | 'anchor'>,
   secretValues: Iterable<string> = [],
 ): Journal {
   return new Journal({
@@ -61,6 +67,7 @@ export function journalFor(
     ...(deps.eventBusName ? { eventBusName: deps.eventBusName } : {}),
     redactor: new Redactor(secretValues),
     ...(deps.telemetry ? { onAppended: deps.telemetry.journaled } : {}),
+    ...(deps.anchor ? { anchor: deps.anchor } : {}),
   });
 }
 

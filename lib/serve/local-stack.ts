@@ -28,9 +28,12 @@ import {
 } from '../runtime/catalog.ts';
 import type { HarnessDeps } from '../runtime/deps.ts';
 import type { ApprovalNotice, GateDeps } from '../runtime/gate/gate.ts';
+import { Anchorer } from '../runtime/journal/anchorer.ts';
 import { configureSandbox } from '../runtime/sandbox/sandbox.ts';
 import type { Telemetry } from '../runtime/telemetry/telemetry.ts';
 import { builtinRegistry } from '../runtime/tools/builtins.ts';
+import { anchorKeyDir, loadAnchorKey } from './anchor-key.ts';
+import { openDigestLog } from './digest-log.ts';
 import { HarnessLog } from './harness-log.ts';
 import { type StorePaths, stateRoot } from './store-directory.ts';
 
@@ -90,6 +93,8 @@ export class LocalRunStack {
     readonly sfn: SFNClient,
     /** Where the handlers running in this process log (the store's logs/harness.jsonl). */
     readonly log: HarnessLog,
+    /** Anchors the journal's heads in the store's digest log, signed with the key outside it. */
+    readonly anchorer: Anchorer,
   ) {}
 
   /** The role local state machines are created with (the engine does not assume it). */
@@ -116,8 +121,18 @@ export class LocalRunStack {
   }
 
   static async start(props: LocalRunStackProps): Promise<LocalRunStack> {
-    // Plan code this stack runs: its workspace writable, this store (and every store) hidden.
-    configureSandbox({ workspace: props.cwd ?? process.cwd(), hidden: [stateRoot(), props.paths.root] });
+    const keyDir = anchorKeyDir();
+    // Plan code this stack runs: its workspace writable; this store (and every store) and the
+    // anchor key hidden, so no step can re-sign a rewritten journal.
+    configureSandbox({
+      workspace: props.cwd ?? process.cwd(),
+      hidden: [stateRoot(), props.paths.root, keyDir],
+    });
+    const anchorKey = await loadAnchorKey(keyDir, props.paths.root);
+    const anchorer = new Anchorer({
+      signer: anchorKey.signer,
+      sink: await openDigestLog(props.paths, anchorKey.publicKeyPem),
+    });
     const data = await startLocalDataPlane({ dataDir: props.paths.data });
     const log = HarnessLog.open(props.paths);
     // The engine resumes stored executions as soon as it exists, before its API server has a
@@ -161,13 +176,14 @@ export class LocalRunStack {
         ...props.gateListeners,
         policy: props.policy,
         recoveryAdvisor: props.recoveryAdvisor,
+        anchor: anchorer,
       };
       const handlers = stateMachineHandlers(deps, (handler) => log.telemetry(handler));
       // The engine's stand-in Lambda context stays out of the logs: handlers run side by side here.
       for (const handler of STATE_MACHINE_HANDLERS)
         registry.register(localFunctionName(handler), (event) => handlers[handler](event));
       release();
-      return new LocalRunStack(data, engine, server, sfn, log);
+      return new LocalRunStack(data, engine, server, sfn, log, anchorer);
     } catch (error) {
       await engine?.close();
       await server?.close();
@@ -183,18 +199,21 @@ export class LocalRunStack {
    */
   journalDeps(
     telemetry?: HarnessHandlerName,
-  ): Pick<HarnessDeps, 'dynamo' | 'tables' | 'events' | 'telemetry'> {
+  ): Pick<HarnessDeps, 'dynamo' | 'tables' | 'events' | 'telemetry' | 'anchor'> {
     return {
       dynamo: this.data.clients.doc,
       tables: this.data.tableNames,
       events: this.data.clients.events,
       telemetry: telemetry ? this.log.telemetry(telemetry) : undefined,
+      anchor: this.anchorer,
     };
   }
 
   /** Stops everything; running executions stay in the store and resume on the next start. */
   async close(): Promise<void> {
     await this.engine.close();
+    // Whatever the last batch left unanchored is anchored before the store is let go.
+    await this.anchorer.flush();
     this.sfn.destroy();
     await this.engineServer.close();
     await this.data.close();

@@ -48,6 +48,8 @@ export interface StorePaths {
   readonly linkKey: string;
   /** The harness Lambdas' log (harness-log.ts). */
   readonly logs: string;
+  /** The signed anchors of the journal's heads and the public key they verify with (digest-log.ts). */
+  readonly anchors: string;
 }
 
 /** The layout of the store `dir` (default: the working directory's, `defaultStoreDir`). */
@@ -60,6 +62,7 @@ export function storePaths(dir?: string): StorePaths {
     session: join(root, 'session.json'),
     linkKey: join(root, 'approval-signing.key'),
     logs: join(root, 'logs'),
+    anchors: join(root, 'anchors'),
   };
 }
 

@@ -10,9 +10,11 @@ import { DescribeTableCommand, ResourceNotFoundException } from '@aws-sdk/client
 import type { DynamoDBDocumentClient } from '@aws-sdk/lib-dynamodb';
 import { localClients } from '../aws-local/clients.ts';
 import { startLocalDynamo } from '../aws-local/dynamo.ts';
+import { peekStoredDefinitions } from '../engine/engine.ts';
 import { readEvents } from '../runtime/journal/journal.ts';
 import { DEFAULT_TABLE_NAMES } from '../runtime/journal/tables.ts';
 import type { JournalRecord } from '../runtime/payloads/index.ts';
+import { type DefinitionReader, sfnDefinitionReader } from '../runtime/steps/integrity.ts';
 import { liveSession, type StorePaths } from './store-directory.ts';
 
 export interface StoreReader {
@@ -20,6 +22,11 @@ export interface StoreReader {
   readonly eventsTable: string;
   /** The pid of the `plangate run`/`resume` holding the store, if one is running. */
   readonly livePid?: number;
+  /**
+   * The definitions the store's engine runs: asked of the running session's engine, else read
+   * from the store's files (nothing is started or changed); absent when the store has no engine.
+   */
+  readonly definitions?: DefinitionReader;
   close(): Promise<void>;
 }
 
@@ -37,7 +44,11 @@ export async function openStoreReader(paths: StorePaths): Promise<StoreReader> {
   }
   const dynamo = session ? undefined : await startLocalDynamo({ dataDir: paths.data });
   const endpoint = session?.dynamoEndpoint ?? (dynamo?.endpoint as string);
-  const clients = localClients({ dynamoEndpoint: endpoint, eventsEndpoint: endpoint });
+  const clients = localClients({
+    dynamoEndpoint: endpoint,
+    eventsEndpoint: endpoint,
+    ...(session ? { sfnEndpoint: session.sfnEndpoint } : {}),
+  });
   const close = async () => {
     clients.destroy();
     await dynamo?.close();
@@ -52,7 +63,31 @@ export async function openStoreReader(paths: StorePaths): Promise<StoreReader> {
     }
     throw error;
   }
-  return { doc: clients.doc, eventsTable, livePid: session?.pid, close };
+  const definitions = clients.sfn
+    ? sfnDefinitionReader(clients.sfn)
+    : (await exists(paths.engine))
+      ? storedDefinitionReader(paths.engine)
+      : undefined;
+  return { doc: clients.doc, eventsTable, livePid: session?.pid, definitions, close };
+}
+
+/** A store's engine definitions read from its files (lib/engine's peek), by the ARNs Step Functions uses. */
+function storedDefinitionReader(engineDir: string): DefinitionReader {
+  const stored = peekStoredDefinitions(engineDir);
+  const found = (text: string | undefined, arn: string): string => {
+    if (text === undefined) throw new Error(`the store ${engineDir} holds no definition of ${arn}`);
+    return text;
+  };
+  return {
+    ofExecution: async (arn) => {
+      const [, machine = '', name = ''] = /:execution:([^:]+):([^:]+)$/.exec(arn) ?? [];
+      return found(stored.ofExecution(machine, name), arn);
+    },
+    ofMachine: async (arn) => {
+      const [, machine = '', version = ''] = /:stateMachine:([^:]+):(\d+)$/.exec(arn) ?? [];
+      return found(stored.ofVersion(machine, Number(version)), arn);
+    },
+  };
 }
 
 async function exists(path: string): Promise<boolean> {

@@ -16,6 +16,7 @@ import {
   SendTaskSuccessCommand,
   type SFNClient,
 } from '@aws-sdk/client-sfn';
+import { outputShapeMismatch } from '../plan/output-shapes.ts';
 import type { Contract, Plan } from '../plan/schema.ts';
 import { type ContractEvidence, checkContract } from '../runtime/contracts/contracts.ts';
 import {
@@ -31,6 +32,7 @@ import {
 } from '../runtime/payloads/index.ts';
 import { withSandboxScope } from '../runtime/sandbox/sandbox.ts';
 import { Redactor } from '../runtime/secrets/redact.ts';
+import { OUTPUT_SHAPE_MISMATCH } from '../runtime/shared/errors.ts';
 import { type ProcessResult, runProcess } from '../runtime/shared/process.ts';
 import { truncateStart, truncateText } from '../runtime/shared/truncate.ts';
 import { agentPrompt, agentTimeoutSeconds, renderHandoff } from '../runtime/steps/handoff.ts';
@@ -367,6 +369,10 @@ export class ActivityWorker {
         output[name] = named[name];
       }
     }
+    // A value that does not fit its shape fails here, before the contract below reads it.
+    const mismatch = await outputShapeMismatch(output, handoff.outputShapes);
+    if (mismatch)
+      return { kind: 'failed', error: OUTPUT_SHAPE_MISMATCH, message: mismatch.message, ...spent };
     // Workspace contracts run here, where the work is; the checker runs any other kind itself.
     if (contract?.kind !== 'command') return { kind: 'done', output, ...spent };
     const evidence = await checkContract(

@@ -34,7 +34,7 @@ export const EXEC = {
 export const at = (second: number): string => new Date(Date.UTC(2025, 2, 1, 10, 0, second)).toISOString();
 
 /** The six events of one run; `start` is the second of its first event. */
-function runEvents(
+export function runEvents(
   executionId: string,
   planId: string,
   approver: string,

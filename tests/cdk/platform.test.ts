@@ -87,12 +87,12 @@ describe('events table', () => {
     });
   });
 
-  it('gives every harness function an explicit Deny of UpdateItem/DeleteItem/BatchWriteItem and no such Allow', () => {
+  it('gives every journal writer an explicit Deny of UpdateItem/DeleteItem/BatchWriteItem and no such Allow', () => {
     const tableArn = {
       'Fn::GetAtt': [stack.getLogicalId(stack.platform.eventsTable.table.node.defaultChild as never), 'Arn'],
     };
     const policies = Object.values(template.findResources('AWS::IAM::Policy')) as Resource[];
-    const harnessRoles = Object.values(stack.platform.functions).map((fn) => ({
+    const harnessRoles = stack.platform.journalWriters.map((fn) => ({
       Ref: stack.getLogicalId(fn.role.node.defaultChild as never),
     }));
     for (const role of harnessRoles) {

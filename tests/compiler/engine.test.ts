@@ -5,7 +5,7 @@ import {
   compilePlan as compile,
 } from '../../lib/compiler/index.ts';
 import type { PlanInput } from '../../lib/plan/schema.ts';
-import type { GateRequest } from '../../lib/runtime/payloads/index.ts';
+import type { ApprovalDecision, GateRequest } from '../../lib/runtime/payloads/index.ts';
 import { runCompiled } from './harness.ts';
 
 /** a → (b, c); d after b; e after b and c: a diamond with a tail (series-parallel). */
@@ -176,6 +176,31 @@ describe.each(['never', 'always'] as const)(
       expect(run.statuses.get('e')).toBe('blocked');
       expect(run.statuses.get('c')).toBe('completed');
       expect(run.status).toBe('SUCCEEDED');
+    });
+
+    it("applies a step gate's modification to that step only, on top of the plan gate's", async () => {
+      const gated: PlanInput = {
+        ...plan,
+        steps: plan.steps.map((s) => (s.id === 'a' ? { ...s, requiresApproval: true } : s)),
+      };
+      // A step gate's decision holds its revision's overrides by step id (the plan gate's included).
+      const run = await runCompiled(compilePlan(gated), {
+        gate: (request): ApprovalDecision =>
+          request.kind === 'step'
+            ? {
+                decision: 'APPROVE_WITH_MODIFICATIONS',
+                skipSteps: [],
+                argOverrides: { a: { cmd: 'make fast', cwd: 'src' }, b: { cmd: 'not this step' } },
+              }
+            : {
+                decision: 'APPROVE_WITH_MODIFICATIONS',
+                skipSteps: [],
+                argOverrides: { a: { cmd: 'make fast' } },
+              },
+      });
+      expect(run.status).toBe('SUCCEEDED');
+      expect(run.overrides.get('a')).toEqual({ cmd: 'make fast', cwd: 'src' });
+      expect(run.overrides.get('b')).toEqual({});
     });
 
     describe('the timeout ladder keeps the plan state', () => {

@@ -209,7 +209,10 @@ describe('the organisation policy, through plangate serve', { timeout: 120_000 }
     await submit('dora', plan);
   });
 
-  it('a step whose resolved args reach a host the policy forbids is denied at run time and escalates', async () => {
+  it('a step whose host would come from an earlier step is refused at submission: a value never chooses where a request goes', async () => {
+    // The run-time policy used to be the only thing between an earlier step's output and the host
+    // a request reached (no-quarantined-hosts, at RunStep). A reference may now fill only a path
+    // segment, a query value or a port, so the host the policy judges is the host in the plan.
     const plan = {
       id: 'policy-host',
       version: 1,
@@ -235,41 +238,17 @@ describe('the organisation policy, through plangate serve', { timeout: 120_000 }
         },
       ],
     };
-    const { executionArn, linkId } = await submit('carol', plan);
-    expect(await answer(linkId, 'sam', { decision: 'APPROVE' })).toMatchObject({
-      body: { status: 'decided' },
+    const refused = await post('carol', plan);
+    expect(refused.status).toBe(400);
+    expect(await refused.json()).toMatchObject({
+      error: 'invalid plan',
+      problems: [
+        expect.objectContaining({
+          code: 'reference-not-allowed',
+          location: expect.objectContaining({ pointer: '/steps/1/args/url' }),
+        }),
+      ],
     });
-    const escalation = await gateLink('gate escalation fetch of policy-host v1 waits: ');
-    const events = await eventsOf(executionArn, 'carol');
-    const fetch = events.filter((e) => e.task_id === 'fetch').map((e) => e.event);
-    expect(fetch.slice(0, 5)).toEqual([
-      'TASK_STARTED',
-      'POLICY_DECISION',
-      'TASK_FAILED',
-      'FAILURE_DETECTED',
-      'FAILURE_CLASSIFIED',
-    ]);
-    expect(policyDecisions(events)).toEqual([
-      expect.objectContaining({
-        action: 'RunStep',
-        principal: 'carol',
-        decision: 'deny',
-        policies: ['no-quarantined-hosts'],
-        outcome: 'the step did not run',
-      }),
-    ]);
-    expect(
-      events.find((e) => e.event === 'FAILURE_CLASSIFIED' && e.task_id === 'fetch')?.details,
-    ).toMatchObject({
-      failure_type: 'permission',
-    });
-    expect(fetch).toContain('RECOVERY_ESCALATION');
-    expect(await answer(escalation, 'sam', { decision: 'ABORT', reason: 'quarantined host' })).toMatchObject({
-      body: { status: 'decided' },
-    });
-    const done = await untilEvent(executionArn, 'carol', (e) => e.event === 'EXECUTION_COMPLETE');
-    expect(done.at(-1)?.details).toMatchObject({ succeeded: false });
-    expect(done.map((e) => e.event)).not.toContain('TASK_SKIPPED');
   });
 
   it('a denied read of an execution or a draft: 403 naming the policy; the submitter and an auditor read', async () => {

@@ -234,6 +234,8 @@ describe('votes, quorum and modifications through the approvals API', { timeout:
           approvers: ['alice', 'bob'],
           digest: revisionDigest,
           modifications: { skipSteps: [], argOverrides: { write: { command: 'echo modified > out.txt' } } },
+          // The approval binds the definition pinned at submission.
+          definition_hash: pinnedDefinition(events),
         },
       ],
     ]);
@@ -357,7 +359,13 @@ describe('votes, quorum and modifications through the approvals API', { timeout:
     ).toEqual([
       { gate: 'plan', voter: 'alice', decision: 'APPROVE', digest: planDigest, comment: 'looks right' },
       { gate: 'plan', voter: 'bob', decision: 'APPROVE', digest: planDigest },
-      { gate: 'plan', approver: 'alice, bob', approvers: ['alice', 'bob'], digest: planDigest },
+      {
+        gate: 'plan',
+        approver: 'alice, bob',
+        approvers: ['alice', 'bob'],
+        digest: planDigest,
+        definition_hash: pinnedDefinition(events),
+      },
     ]);
   });
 
@@ -398,3 +406,12 @@ describe('votes, quorum and modifications through the approvals API', { timeout:
     }
   });
 });
+
+/** The definition hash PLAN_CREATED pinned (what the approval must bind). */
+function pinnedDefinition(events: readonly JournalRecord[]): string {
+  const pinned = (
+    events.find((e) => e.event === 'PLAN_CREATED')?.details.integrity as { definition_hash?: string }
+  )?.definition_hash;
+  expect(pinned).toMatch(/\S/);
+  return pinned as string;
+}

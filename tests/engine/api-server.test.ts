@@ -126,6 +126,24 @@ describe('Step Functions API server', () => {
     });
   }
 
+  it('answers only its own names: a foreign Host or Origin is AccessDeniedException (403), sync- is its own', async () => {
+    const port = new URL(server.url).port;
+    const target = { 'x-amz-target': 'AWSStepFunctions.ValidateStateMachineDefinition' };
+    const body = JSON.stringify({ definition: '{}' });
+    for (const host of [`localhost:${port}`, `sync-127.0.0.1:${port}`, `SYNC-LOCALHOST:${port}`])
+      expect((await raw(body, { ...target, host })).status, host).toBe(200);
+    for (const headers of <Record<string, string>[]>[
+      { host: `evil.example:${port}` },
+      { host: `sync-evil.example:${port}` },
+      { host: `127.0.0.1:${port}`, origin: `http://evil.example:${port}` },
+    ]) {
+      const refused = await raw(body, { ...target, ...headers });
+      expect(refused.status).toBe(403);
+      expect(refused.body).toMatchObject({ __type: 'AccessDeniedException' });
+      expect(refused.headers['x-amzn-errortype']).toBe('AccessDeniedException');
+    }
+  });
+
   it('listens on loopback with an ephemeral port', () => {
     expect(server.url).toMatch(/^http:\/\/127\.0\.0\.1:\d+$/);
   });

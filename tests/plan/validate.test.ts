@@ -113,7 +113,7 @@ const base = () => ({
       description: 'Test the image',
       tool: 'shell',
       dependsOn: ['build'],
-      args: { command: 'make test TAG=${steps.build.tag}' },
+      args: { command: 'env TAG="${steps.build.tag}" make test' },
       contract: { kind: 'command', command: 'true' },
     },
     {
@@ -140,6 +140,21 @@ describe('validatePlan checks', () => {
     const doc = base();
     doc.steps[2]!.dependsOn = [];
     expect(await codes(doc)).toContain('reference-not-upstream');
+  });
+
+  it('refuses environment names that make the shell run code the command does not show, in a step and a rollback', async () => {
+    const doc = base();
+    doc.steps[0]!.args = { command: 'make image', env: { BASH_ENV: './x.sh', TAG: 'v1' } } as never;
+    (doc.steps[1] as Record<string, unknown>).rollback = {
+      tool: 'shell',
+      args: { command: 'make clean', env: { LD_PRELOAD: '/tmp/x.so', BASH_FUNC_ls: '() { rm -rf .; }' } },
+    };
+    const result = await validatePlan(plan(doc));
+    expect(result.problems.filter((p) => p.code === 'unsafe-env').map((p) => p.location.pointer)).toEqual([
+      '/steps/0/args/env/BASH_ENV',
+      '/steps/1/rollback/args/env/LD_PRELOAD',
+      '/steps/1/rollback/args/env/BASH_FUNC_ls',
+    ]);
   });
 
   it('lets whole-string references stand for any type in tool args', async () => {

@@ -3,6 +3,7 @@
  * problem located as file:line:col), names each policy by its @id or file:line, reads the groups
  * file, and decides requests with the ids of the policies that decided.
  */
+import { cpSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { mkdtemp, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
@@ -16,7 +17,7 @@ import {
   planFacts,
   stepEntity,
 } from '../../lib/policy/entities.ts';
-import { PolicyLoadError, PolicySet, splitPolicies } from '../../lib/policy/policy-set.ts';
+import { defaultPolicyDir, PolicyLoadError, PolicySet, splitPolicies } from '../../lib/policy/policy-set.ts';
 
 async function policyDir(files: Record<string, string>): Promise<string> {
   const dir = await mkdtemp(join(tmpdir(), 'plangate-policy-'));
@@ -239,5 +240,33 @@ when { resource.toolz.contains("lambda") };
       'permit (principal, action, resource) when { "a;b" == "a;b" };',
       '// c;\nforbid (principal, action, resource);',
     ]);
+  });
+});
+
+describe('PolicySet.digest: the policy set an execution is pinned to', () => {
+  it('is the same for the same policies wherever they sit, and changes when one is removed or a group changes', async () => {
+    const shipped = await PolicySet.load();
+    const copy = mkdtempSync(join(tmpdir(), 'plangate-digest-'));
+    cpSync(defaultPolicyDir(), copy, { recursive: true });
+    expect((await PolicySet.load(copy)).digest).toBe(shipped.digest);
+    expect(shipped.digest).toMatch(/^sha256:[0-9a-f]{64}$/);
+
+    // The same policies in one file, with other blank lines: the same set.
+    const merged = mkdtempSync(join(tmpdir(), 'plangate-digest-'));
+    const texts = ['approvals.cedar', 'baseline.cedar', 'risk.cedar'].map((f) =>
+      readFileSync(join(defaultPolicyDir(), f), 'utf8'),
+    );
+    writeFileSync(join(merged, 'all.cedar'), texts.join('\n\n'));
+    expect((await PolicySet.load(merged)).digest).toBe(shipped.digest);
+
+    const fewer = mkdtempSync(join(tmpdir(), 'plangate-digest-'));
+    cpSync(defaultPolicyDir(), fewer, { recursive: true });
+    rmSync(join(fewer, 'risk.cedar'));
+    expect((await PolicySet.load(fewer)).digest).not.toBe(shipped.digest);
+
+    const grouped = mkdtempSync(join(tmpdir(), 'plangate-digest-'));
+    cpSync(defaultPolicyDir(), grouped, { recursive: true });
+    writeFileSync(join(grouped, 'groups.json'), '{"sre": ["alice"]}');
+    expect((await PolicySet.load(grouped)).digest).not.toBe(shipped.digest);
   });
 });

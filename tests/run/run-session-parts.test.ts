@@ -121,6 +121,23 @@ describe('gate answers typed in the terminal', () => {
       reason: 'wrong approach',
     });
   });
+  it('reads `change <step> <arg> <value>` as a modification: JSON where it is JSON, else the text as typed', () => {
+    const change = (line: string) => parseApproval(line, opts);
+    expect(change('change b command rm -rf  ./x')).toEqual({
+      decision: 'APPROVE_WITH_MODIFICATIONS',
+      by: 'ann',
+      skipSteps: [],
+      argOverrides: { b: { command: 'rm -rf  ./x' } },
+    });
+    expect(change('change b command 123')).toMatchObject({ argOverrides: { b: { command: 123 } } });
+    expect(change('change b env {"BASH_ENV": "./x"}')).toMatchObject({
+      argOverrides: { b: { env: { BASH_ENV: './x' } } },
+    });
+    // An empty value is sent as such: the gate refuses it, located.
+    expect(change('change b command')).toMatchObject({ argOverrides: { b: { command: '' } } });
+    expect(change('change zz command ls')).toMatch(/no step "zz"/);
+    expect(change('change b')).toMatch(/change <step> <arg> <value>/);
+  });
   it('refuses unknown steps, skips at a step gate, and anything else, saying why', () => {
     expect(parseApproval('skip zz', opts)).toMatch(/no step "zz"/);
     expect(parseApproval('skip a', { ...opts, kind: 'step' })).toMatch(/only the plan gate/);

@@ -17,7 +17,9 @@ import { makeHandler as makeJoin } from '../../lambdas/join.ts';
 import { makeHandler as makeRunner } from '../../lambdas/step-runner.ts';
 import { type LocalDataPlane, startLocalDataPlane } from '../../lib/aws-local/data-plane.ts';
 import type { BusEvent } from '../../lib/aws-local/eventbus.ts';
+import { approvalView } from '../../lib/compiler/approval-view.ts';
 import { canonicalJson } from '../../lib/plan/digest.ts';
+import { PlanSchema } from '../../lib/plan/schema.ts';
 import { type HarnessDeps, journalFor } from '../../lib/runtime/deps.ts';
 import { Approvals } from '../../lib/runtime/gate/approvals.ts';
 import { type ApprovalNotice, approvalsFor, type GateDeps } from '../../lib/runtime/gate/gate.ts';
@@ -35,6 +37,24 @@ const published: BusEvent[] = [];
 let deps: HarnessDeps;
 
 const plan = { id: 'demo', version: 1, digest: 'sha256:feed' };
+
+/** The approval view a compiled gate holds of one shell step per id (a modification is checked against it). */
+function shellView(ids: readonly string[], requiresApproval = false) {
+  return approvalView(
+    PlanSchema.parse({
+      id: plan.id,
+      objective: 'Build and ship',
+      steps: ids.map((id) => ({
+        id,
+        description: `Run ${id}`,
+        tool: 'shell',
+        args: { command: `make ${id}` },
+        contract: { kind: 'command', command: 'true' },
+        requiresApproval,
+      })),
+    }),
+  );
+}
 /** The plan's secret declarations, as the compiled machine sends them (`$secrets`). */
 const SECRETS = [{ name: 'apiToken', source: 'env' as const, ref: 'API_TOKEN' }];
 const TOKEN = `AQ${'t'.repeat(300)}`;
@@ -758,7 +778,12 @@ describe('gate and approvals', () => {
   it('counts votes only for the content they saw: a modification makes a revision the full quorum approves again', async () => {
     await makeGate(gateDeps())({
       ...gateReq('exec-revision'),
-      summary: { objective: 'Build and ship', steps: 2, stepIds: ['build', 'ship'] },
+      summary: {
+        objective: 'Build and ship',
+        steps: 2,
+        stepIds: ['build', 'ship'],
+        view: shellView(['build', 'ship']),
+      },
     });
     const notice = notices.at(-1) as ApprovalNotice;
     const vote = (by: string, digest: string, decision: Record<string, unknown>) =>
@@ -766,7 +791,7 @@ describe('gate and approvals', () => {
     expect(await vote('ana', plan.digest, { decision: 'APPROVE' })).toEqual({ status: 'pending', votes: 1 });
     const first = await vote('ben', plan.digest, {
       decision: 'APPROVE_WITH_MODIFICATIONS',
-      argOverrides: { build: { command: 'make fast', target: 'all' } },
+      argOverrides: { build: { command: 'make fast', cwd: 'all' } },
     });
     expect(first).toMatchObject({ status: 'modified', revision: 1 });
     const r1 = (first as { digest: string }).digest;
@@ -784,13 +809,13 @@ describe('gate and approvals', () => {
     });
     // A modification that changes nothing is no modification.
     await expect(
-      vote('cy', r1, { decision: 'APPROVE_WITH_MODIFICATIONS', argOverrides: { build: { target: 'all' } } }),
+      vote('cy', r1, { decision: 'APPROVE_WITH_MODIFICATIONS', argOverrides: { build: { cwd: 'all' } } }),
     ).rejects.toMatchObject({ reason: 'invalid' });
     // Modifications accumulate: revision 2 holds both.
     const second = await vote('cy', r1, {
       decision: 'APPROVE_WITH_MODIFICATIONS',
       skipSteps: ['ship'],
-      argOverrides: { build: { target: 'lib' } },
+      argOverrides: { build: { cwd: 'lib' } },
     });
     expect(second).toMatchObject({ status: 'modified', revision: 2 });
     const r2 = (second as { digest: string }).digest;
@@ -802,7 +827,7 @@ describe('gate and approvals', () => {
         digest: r2,
         by: 'cy',
         skipSteps: ['ship'],
-        argOverrides: { build: { command: 'make fast', target: 'lib' } },
+        argOverrides: { build: { command: 'make fast', cwd: 'lib' } },
       },
     });
     // The digest is the canonical content: { base, skipSteps, argOverrides }.
@@ -812,7 +837,7 @@ describe('gate and approvals', () => {
           canonicalJson({
             base: plan.digest,
             skipSteps: ['ship'],
-            argOverrides: { build: { command: 'make fast', target: 'lib' } },
+            argOverrides: { build: { command: 'make fast', cwd: 'lib' } },
           }),
         )
         .digest('hex')}`,
@@ -827,7 +852,7 @@ describe('gate and approvals', () => {
         decision: 'APPROVE_WITH_MODIFICATIONS',
         by: 'cy, ana',
         skipSteps: ['ship'],
-        argOverrides: { build: { command: 'make fast', target: 'lib' } },
+        argOverrides: { build: { command: 'make fast', cwd: 'lib' } },
       },
     });
     expect(recorder.successes.at(-1)).toEqual({
@@ -836,7 +861,7 @@ describe('gate and approvals', () => {
         decision: 'APPROVE_WITH_MODIFICATIONS',
         by: 'cy, ana',
         skipSteps: ['ship'],
-        argOverrides: { build: { command: 'make fast', target: 'lib' } },
+        argOverrides: { build: { command: 'make fast', cwd: 'lib' } },
       },
     });
     const stored = await events('exec-revision');
@@ -865,7 +890,7 @@ describe('gate and approvals', () => {
         to: r2,
         revision: 2,
         skipSteps: ['ship'],
-        argOverrides: { build: { command: 'make fast', target: 'lib' } },
+        argOverrides: { build: { command: 'make fast', cwd: 'lib' } },
       },
     );
     expect(stored.at(-1)?.details).toEqual({
@@ -875,7 +900,7 @@ describe('gate and approvals', () => {
       digest: r2,
       modifications: {
         skipSteps: ['ship'],
-        argOverrides: { build: { command: 'make fast', target: 'lib' } },
+        argOverrides: { build: { command: 'make fast', cwd: 'lib' } },
       },
     });
   });
@@ -886,6 +911,7 @@ describe('gate and approvals', () => {
       kind: 'step',
       stepId: 'cleanup',
       description: 'Remove the scratch directory',
+      view: shellView(['cleanup'], true).steps[0],
       approval: { approvers: [], forbiddenApprovers: [], quorum: 1 },
     });
     const notice = notices.at(-1) as ApprovalNotice;

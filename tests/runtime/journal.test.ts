@@ -1,11 +1,10 @@
 import { spawn } from 'node:child_process';
-import { mkdtemp, rm } from 'node:fs/promises';
+import { mkdtemp, readdir, readFile, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { createInterface } from 'node:readline';
 import { pathToFileURL } from 'node:url';
 import { ConditionalCheckFailedException, DescribeTableCommand } from '@aws-sdk/client-dynamodb';
-import { PutCommand } from '@aws-sdk/lib-dynamodb';
 import fc from 'fast-check';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { localClients } from '../../lib/aws-local/clients.ts';
@@ -18,6 +17,7 @@ import {
   hashEvent,
   indexAttributes,
   Journal,
+  putNewEvent,
   queryEvents,
   readEvents,
   toItem,
@@ -109,17 +109,39 @@ describe('Journal', () => {
     expect((await q('byPlan', 'deploy')).length).toBeGreaterThanOrEqual(3);
   });
 
-  it('never overwrites a stored event (the conditional put refuses)', async () => {
+  it("never overwrites a stored event: the journal's put of a taken key is refused and changes nothing", async () => {
     const [first] = await readEvents(plane.clients.doc, plane.tableNames.events, 'exec-1');
-    await expect(
-      plane.clients.doc.send(
-        new PutCommand({
-          TableName: plane.tableNames.events,
-          Item: { ...first, sk: '000000000001', event: 'TASK_COMPLETED' },
-          ConditionExpression: 'attribute_not_exists(executionId)',
-        }),
-      ),
-    ).rejects.toBeInstanceOf(ConditionalCheckFailedException);
+    if (!first) throw new Error('no event');
+    const forged = { ...first, event: 'TASK_COMPLETED' as const };
+    await expect(putNewEvent(plane.clients.doc, plane.tableNames.events, forged)).rejects.toBeInstanceOf(
+      ConditionalCheckFailedException,
+    );
+    const [still] = await readEvents(plane.clients.doc, plane.tableNames.events, 'exec-1');
+    expect(still).toEqual(first);
+  });
+
+  it('writes the events table only through the conditional put (no other put, update, delete or batch in lib/ or lambdas/)', async () => {
+    // Single-item writes name their table first; batches and PartiQL name it elsewhere, so any is suspect.
+    const itemWrite = /new (Put|Update|Delete)(Item)?Command\(\{\s*TableName:\s*([^,\n]+)/g;
+    const batchWrite = /\b(BatchWrite|TransactWrite|ExecuteStatement|BatchExecuteStatement)\w*Command\b/;
+    const offenders: string[] = [];
+    for (const dir of ['lib', 'lambdas']) {
+      for (const file of await readdir(join(REPO, dir), { recursive: true })) {
+        if (!file.endsWith('.ts')) continue;
+        const text = await readFile(join(REPO, dir, file), 'utf8');
+        if (batchWrite.test(text)) offenders.push(`${dir}/${file}: a batch or PartiQL write`);
+        // A table named `events…`, or one not named for what it is (a bare `table`), is looked at.
+        for (const [, verb, , table] of text.matchAll(itemWrite))
+          if (/events/i.test(table ?? '') || table === 'table')
+            offenders.push(`${dir}/${file}: ${verb} on ${table}`);
+      }
+    }
+    expect(offenders.sort()).toEqual([
+      // putNewEvent: the conditional put.
+      'lib/runtime/journal/journal.ts: Put on table',
+      // storeOutput: its `table` is deps.tables.outputs.
+      'lib/runtime/steps/outputs-table.ts: Put on table',
+    ]);
   });
 
   it('keeps one unbroken chain when many writers append to one execution at once', async () => {

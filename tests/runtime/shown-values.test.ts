@@ -228,7 +228,7 @@ describe('POLICY_DECISION', () => {
       reason: 'policy denies alice RunStep on Step "p@v1#say" (forbidden by no-x: x is quarantined)',
       call: { tool: 'shell' },
     });
-    expect((details.call?.args.command as string).length).toBe(4096);
+    expect(String(details.call?.args.command).length).toBe(4096);
   });
 
   it('says why when nothing permits it, and who permitted an allow', () => {

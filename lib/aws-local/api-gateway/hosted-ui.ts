@@ -61,7 +61,10 @@ export class LocalHostedUi {
     const server = createServer((req, res) => {
       ui?.handle(req, res).catch(() => send(res, 500, 'text/plain', 'hosted UI error'));
     });
-    const url = await listenOnLoopback(server, props.port ?? 0);
+    const url = await listenOnLoopback(server, props.port, {
+      // The approval page, on the API's origin, exchanges its code here.
+      allowOrigin: (origin) => ui?.allowedOrigin(origin) !== undefined,
+    });
     ui = new LocalHostedUi(server, url, props);
     return ui;
   }

@@ -47,7 +47,9 @@ export class LocalApiGateway {
         else res.end();
       });
     });
-    const url = await listenOnLoopback(server, props.port ?? 0);
+    const url = await listenOnLoopback(server, props.port, {
+      refuse: (res, message) => send(res, { statusCode: 403, body: JSON.stringify({ message }) }),
+    });
     return new LocalApiGateway(server, url);
   }
 

@@ -1,6 +1,7 @@
 import { randomUUID } from 'node:crypto';
 import { createServer, type IncomingMessage, type ServerResponse } from 'node:http';
 import type { AddressInfo } from 'node:net';
+import { guardLoopback } from '../../loopback/guard.ts';
 import type { StepFunctionsEngine } from '../types.ts';
 import { type ApiReply, dispatch, errorReply } from './dispatch.ts';
 
@@ -110,6 +111,12 @@ export async function startEngineServer(props: EngineServerProps): Promise<Engin
     server.once('error', reject);
     server.listen(props.port ?? 0, host, () => {
       server.off('error', reject);
+      // Before the first connection is read: a request naming another host reaches no operation.
+      guardLoopback(server, {
+        // StartSyncExecution's modeled host prefix, for a client that maps it to loopback
+        hostPrefix: 'sync-',
+        refuse: (res, message) => send(res, errorReply('AccessDeniedException', message, 403)),
+      });
       resolve();
     });
   });

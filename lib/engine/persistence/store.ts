@@ -904,3 +904,41 @@ export function decodeHistory(text: string, codec = new EventCodec()): StoredEve
   }
   return out;
 }
+
+/** What {@link peekStoredDefinitions} answers: the definitions a store holds, as its engine would read them. */
+export interface StoredDefinitions {
+  /** The definition an execution runs (its ExecutionStarted's, inline or by reference), if stored. */
+  ofExecution(machineName: string, executionName: string): string | undefined;
+  /** A published version's definition, if the registry holds it. */
+  ofVersion(machineName: string, version: number): string | undefined;
+}
+
+/**
+ * A store's definitions read without changing anything (no lock, no recovery): what an audit
+ * compares with an execution's pin while no engine has the store. A definition file is read as
+ * it is, whatever its name says: an edit shows as another hash.
+ */
+export function peekStoredDefinitions(dir: string): StoredDefinitions {
+  let histories: Map<string, StoredEvent[]> | undefined;
+  const registryFile = path.join(dir, 'registry.json');
+  const registry = fs.existsSync(registryFile)
+    ? (JSON.parse(fs.readFileSync(registryFile, 'utf8')) as {
+        machines?: { name: string; versions?: { version: number; definition: string }[] }[];
+      })
+    : {};
+  return {
+    ofExecution(machineName, executionName) {
+      histories ??= peekStoreHistories(dir);
+      const internal = histories.get(summaryKey(machineName, executionName))?.[0]?.internal ?? {};
+      if (typeof internal.definition === 'string') return internal.definition;
+      const ref = String(internal.definitionRef);
+      const match = DEFINITION_REF.exec(ref);
+      const file = match ? path.join(dir, 'definitions', `${match[1]}.json`) : undefined;
+      return file && fs.existsSync(file) ? fs.readFileSync(file, 'utf8') : undefined;
+    },
+    ofVersion(machineName, version) {
+      const machine = registry.machines?.find((m) => m.name === machineName);
+      return machine?.versions?.find((v) => v.version === version)?.definition;
+    },
+  };
+}

@@ -60,7 +60,8 @@ export const MAX_SHELL_NESTING = 8;
 const MAX_WRAPPERS = 32;
 const SHOWN_CHARACTERS = 80;
 const UNKNOWN = 'cannot tell what runs: ';
-const PLAN_REFERENCE = /\$\{((?:steps|context|secrets)\.[^}]*)\}/g;
+/** A plan reference as the shell analysis reads it (malformed ones included: they are filled in too). */
+export const PLAN_REFERENCE = /\$\{((?:steps|context|secrets)\.[^}]*)\}/g;
 
 type Stdin =
   | { readonly kind: 'none' | 'file' }
@@ -152,7 +153,7 @@ function analyzeUncached(command: string, timeBudgetMs: number): ShellAnalysis {
 }
 
 /** `${steps.build.dir}` → `${steps_build_dir}`: a shell variable of the same length, so places stay put. */
-function maskReferences(text: string): string {
+export function maskReferences(text: string): string {
   return text.includes('${')
     ? text.replace(PLAN_REFERENCE, (_, name: string) => `\${${name.replace(/[^A-Za-z0-9_]/g, '_')}}`)
     : text;

@@ -43,7 +43,8 @@ const command = (words: readonly ShellWord[], keepsStdin = true): Inner[] =>
 const script = (words: readonly ShellWord[], runner: string): Inner[] =>
   words.length === 0 ? [] : [{ kind: 'script', words, runner }];
 
-const isAssignment = (word: ShellWord) => /^[A-Za-z_][A-Za-z0-9_]*=/.test(word.value ?? '');
+// `X="$Y"` is an assignment too: its name is literal text, whatever its value turns out to be.
+const isAssignment = (word: ShellWord) => /^[A-Za-z_][A-Za-z0-9_]*=/.test(word.value ?? word.text);
 
 function withoutAssignments(words: readonly ShellWord[]): readonly ShellWord[] {
   let i = 0;
@@ -302,6 +303,13 @@ const UNWRAPS: ReadonlyMap<string, Unwrap> = new Map<string, Unwrap>([
   ['stdbuf', afterOptions('ioe', ['input', 'output', 'error'])],
   ['ionice', afterOptions('cnpPu', ['class', 'classdata', 'pid', 'pgid', 'uid'])],
   ['chroot', afterOptions('', ['userspec', 'groups'], 1)],
+  ['chrt', afterOptions('TPD', ['sched-runtime', 'sched-period', 'sched-deadline'], 1)],
+  ['taskset', afterOptions('', [], 1)],
+  ['prlimit', afterOptions('p', ['pid'])],
+  ['unbuffer', afterOptions()],
+  ['fakeroot', afterOptions('is', ['lib', 'faked'])],
+  ['strace', afterOptions('abeEIoOpPsSuUX', ['output', 'attach', 'user', 'signal', 'trace'])],
+  ['ltrace', afterOptions('aeEnoOpsSuUX', ['output', 'library'])],
   ['busybox', afterOptions()],
   ['sudo', sudo],
   ['doas', sudo],

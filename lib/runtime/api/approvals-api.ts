@@ -33,7 +33,8 @@ import {
 import { type ApprovalsDeps, approvalsFor } from '../gate/gate.ts';
 import type { GateView } from '../gate/gate-item.ts';
 import { ApprovalError, recipientOf } from '../gate/links.ts';
-import { modificationsFromForm } from '../gate/modifications.ts';
+import { ModificationRefusedError } from '../gate/modification-check.ts';
+import { formProblemsOf, modificationsFromForm } from '../gate/modifications.ts';
 import { acceptedDecision } from '../gate/recovery-advice.ts';
 import { revisedStepGate, revisedView } from '../gate/revised-view.ts';
 import { readEvents } from '../journal/journal.ts';
@@ -164,7 +165,21 @@ export async function handleApprovalsRequest(event: HttpEvent, deps: ApprovalsAp
   /** A refusal as a page: its plain title, what to do, and where the run's progress is. */
   const refused = async (error: ApprovalError): Promise<HttpResult> => {
     if (wantsJson)
-      return json(STATUS_OF[error.reason] ?? 409, { error: 'Not recorded', message: error.message });
+      return json(STATUS_OF[error.reason] ?? 409, {
+        error: 'Not recorded',
+        message: error.message,
+        // A modification refused as a plan would be: every problem, at its field of the answer.
+        ...(error instanceof ModificationRefusedError
+          ? {
+              problems: error.problems.map((p) => ({
+                severity: 'error',
+                code: p.code,
+                message: p.message,
+                location: { file: 'answer', pointer: p.pointer },
+              })),
+            }
+          : {}),
+      });
     const gate = await approvals.gateOf(link).catch(() => undefined);
     const decided =
       error.reason === 'used' ? await approvals.decided(link).catch(() => undefined) : undefined;
@@ -261,9 +276,20 @@ export async function handleApprovalsRequest(event: HttpEvent, deps: ApprovalsAp
       decision = accepted;
     }
     const given = { digest: answer.digest, decision };
-    const outcome = by
-      ? await approvals.answer(link, { by, groups: groupsOf(event, deps.identity), ...given })
-      : await approvals.answerAsRecipient(link, given);
+    let outcome: Awaited<ReturnType<typeof approvals.answer>>;
+    try {
+      outcome = by
+        ? await approvals.answer(link, { by, groups: groupsOf(event, deps.identity), ...given })
+        : await approvals.answerAsRecipient(link, given);
+    } catch (error) {
+      if (!(error instanceof ModificationRefusedError) || wantsJson || !session || !form) throw error;
+      // The page again, each problem beside its field and everything typed kept; nothing recorded.
+      return await pageOf(gate, session, `/approvals/${linkId}`, deps, {
+        refused: { form, problems: formProblemsOf(error.problems, editableSteps(gate)) },
+        status: 400,
+        timeZone: deps.displayTimeZone,
+      });
+    }
     revised?.onRecorded();
     if (wantsJson) return json(200, revised ? { ...outcome, note: revised.note } : outcome);
     const answeredBy = by ?? recipientOf(link);

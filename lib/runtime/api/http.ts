@@ -20,7 +20,8 @@ export type HttpResult = APIGatewayProxyStructuredResultV2;
  * Where the caller's identity comes from. `jwt`: the API's JWT authorizer verified the token and
  * its claims name the caller (email, then username, then sub). `iam`: the route is IAM-authorized
  * (SigV4) and API Gateway names the signer (`userArn`, else `callerId`). `header`: local mode only,
- * and only from loopback (the one machine's own user is trusted to say who they are).
+ * and only from loopback (the one machine's own user is trusted to say who they are); the local
+ * servers refuse a web page's requests first, by Host and Origin (lib/loopback).
  */
 export type IdentitySource =
   | { readonly mode: 'jwt' }
@@ -115,7 +116,9 @@ export function html(statusCode: number, page: string): HttpResult {
       // Nothing runs on the page and forms post only back to it.
       'content-security-policy': "default-src 'none'; style-src 'unsafe-inline'; form-action 'self'",
       'x-content-type-options': 'nosniff',
-      'referrer-policy': 'no-referrer',
+      // The page's address (a link) goes to no other site, and its own form posts carry its
+      // origin: under `no-referrer` a browser sends `Origin: null`, which local endpoints refuse.
+      'referrer-policy': 'same-origin',
     },
     body: page,
   };

@@ -4,6 +4,7 @@ import { readEvents } from '../journal/journal.ts';
 import type { JournalRecord, RollbackCheckRequest, RollbackCheckResult } from '../payloads/index.ts';
 import { CONTRACT_FAILED } from '../payloads/index.ts';
 import { completedOutputs, rollbackAttempts } from '../steps/rollback.ts';
+import { pinnedOrRefused } from './check-step.ts';
 import { checkContract, noContractEvidence } from './contracts.ts';
 
 export async function checkRollback(
@@ -19,6 +20,7 @@ export async function checkRollback(
   if (req.interrupted && !req.contract) return rerun(attempts.open);
 
   const identity = eventIdentity(req, { id: req.stepId, name: req.description });
+  await pinnedOrRefused(deps, identity);
   const secrets = secretsFor(deps, req.secrets);
   const evidence = req.contract
     ? await checkContract(

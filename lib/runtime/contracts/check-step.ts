@@ -3,6 +3,7 @@
  * end of a run, checking the plan's postconditions and writing EXECUTION_COMPLETE.
  */
 
+import { outputShapeMismatch } from '../../plan/output-shapes.ts';
 import type { Contract } from '../../plan/schema.ts';
 import { eventIdentity, type HarnessDeps, journalFor, secretsFor } from '../deps.ts';
 import { readEvents } from '../journal/journal.ts';
@@ -20,16 +21,17 @@ import {
 } from '../payloads/index.ts';
 import { classifyFailure } from '../recovery/classify.ts';
 import { recordFailure, retriedRecipe } from '../recovery/failure-events.ts';
-import { failureCause } from '../recovery/failures.ts';
+import { classFailure, failureCause } from '../recovery/failures.ts';
 import { Redactor } from '../secrets/redact.ts';
-import { InvalidInputError } from '../shared/errors.ts';
+import { failureFacts, InvalidInputError, OutputShapeMismatchError } from '../shared/errors.ts';
 import { progressLabel } from '../shared/progress.ts';
+import { assertPinned } from '../steps/integrity.ts';
 import { entryOutput } from '../steps/outputs-table.ts';
 import {
+  approvedRan,
   type ContractEvidence,
   checkContract,
   contractFailure,
-  contractText,
   noContractEvidence,
 } from './contracts.ts';
 
@@ -41,12 +43,23 @@ export async function checkStep(req: CheckRequest, deps: HarnessDeps): Promise<C
     });
   if (req.run.status !== 'succeeded') return { status: req.run.status };
   const identity = eventIdentity(req, { id: req.stepId, name: req.description });
+  await pinnedOrRefused(deps, identity);
   const progress = progressLabel(req.index, req.total);
   const output = (await entryOutput(deps.dynamo, { status: 'completed', ...pickOutput(req) })) ?? {};
   const secrets = secretsFor(deps, req.secrets);
   // The contract may name the step's own outputs too (`${steps.<this step>.url}`).
   const steps: Record<string, Record<string, unknown> | undefined> = { [req.stepId]: output };
   for (const [id, entry] of Object.entries(req.inputs)) steps[id] = await entryOutput(deps.dynamo, entry);
+  // A produced value that does not fit its shape fails the step before its contract (or a later step) reads it.
+  const mismatch = await outputShapeMismatch(output, req.outputShapes);
+  if (mismatch)
+    return refuseOutputs(
+      req,
+      deps,
+      new OutputShapeMismatchError(mismatch.message, {
+        location: `steps.${req.stepId}.outputs.${mismatch.output}`,
+      }),
+    );
   const evidence: ContractEvidence = req.run.evidence
     ? workerEvidence(req.run.evidence, req.contract)
     : req.contract
@@ -104,6 +117,44 @@ export async function checkStep(req: CheckRequest, deps: HarnessDeps): Promise<C
   });
   throw new HarnessFailure(name, cause);
 }
+
+/**
+ * The step's outputs were refused before its contract ran: TASK_FAILED and the classified failure
+ * (logic, unless the plan's recipes say otherwise), thrown as a contract failure so the step's
+ * recipe runs the whole step again rather than checking the same outputs twice.
+ */
+async function refuseOutputs(
+  req: CheckRequest,
+  deps: HarnessDeps,
+  error: OutputShapeMismatchError,
+): Promise<never> {
+  const secrets = secretsFor(deps, req.secrets);
+  const facts = { ...failureFacts(error), message: `${error.name}: ${error.message}` };
+  const { failureClass } = classifyFailure(facts, req.recovery);
+  const name = failureClass === 'logic' ? CONTRACT_FAILED : ERROR_NAMES[failureClass];
+  const cause = failureCause(
+    { ...facts, location: error.location } as typeof facts,
+    failureClass,
+    new Redactor(secrets.resolvedValues),
+  );
+  await recordFailure(
+    journalFor(deps, secrets.resolvedValues),
+    eventIdentity(req, { id: req.stepId, name: req.description }),
+    {
+      error: name,
+      message: cause.message,
+      attempt: req.run.attempt,
+      failureClass,
+      taskFailed: {
+        progress: `${progressLabel(req.index, req.total)} ✗ ${req.description}: ${firstLine(cause.message)}`,
+        ...workerReport(req),
+      },
+    },
+  );
+  throw new HarnessFailure(name, cause);
+}
+
+const firstLine = (text: string): string => text.split('\n', 1)[0] ?? '';
 
 /** What an agent's worker said of the attempt: what it used, who ran it, and what its agent ran and reported. */
 function workerReport(req: CheckRequest) {
@@ -289,7 +340,8 @@ function workerEvidence(
   evidence: NonNullable<CheckRequest['run']['evidence']>,
   contract?: Contract,
 ): ContractEvidence {
-  if (contract && evidence.kind === contract.kind && evidence.ran === contractText(contract)) return evidence;
+  if (contract && evidence.kind === contract.kind && evidence.ran === approvedRan(contract, evidence.values))
+    return evidence;
   return {
     ...evidence,
     passed: false,
@@ -312,4 +364,19 @@ function resultSummary(output: Record<string, unknown>): Record<string, unknown>
     summary[key] = typeof value === 'string' && value.length > 512 ? `${value.slice(0, 512)}…` : value;
   }
   return summary;
+}
+
+/**
+ * No contract is run, and no worker's evidence accepted, unless the engine runs the approved
+ * definition under the pinned policy set (steps/integrity.ts); a refusal is unrecoverable: a person decides.
+ */
+export async function pinnedOrRefused(
+  deps: HarnessDeps,
+  identity: ReturnType<typeof eventIdentity>,
+): Promise<void> {
+  try {
+    await assertPinned(deps, identity, 'contract');
+  } catch (error) {
+    throw classFailure(error, 'unrecoverable', new Redactor([]));
+  }
 }

@@ -6,10 +6,12 @@
 import type { LambdaClient } from '@aws-sdk/client-lambda';
 import jsonata from 'jsonata';
 import type { Contract } from '../../plan/schema.ts';
-import type { Evidence } from '../payloads/index.ts';
-import { Redactor } from '../secrets/redact.ts';
+import type { CallValue, Evidence } from '../payloads/index.ts';
+import { REDACTED, Redactor } from '../secrets/redact.ts';
 import { type ReferenceScope, resolveReferences } from '../secrets/references.ts';
 import type { SecretSource } from '../secrets/secrets.ts';
+import { type FilledShellCommand, fillShellCommand, resolveShellCommand } from '../secrets/shell-command.ts';
+import { resolveHttpRequest } from '../secrets/url-binding.ts';
 import { type FailureFacts, failureFacts } from '../shared/errors.ts';
 import { runProcess } from '../shared/process.ts';
 import { DEFAULT_EXCERPT_BYTES, truncateText } from '../shared/truncate.ts';
@@ -19,8 +21,13 @@ import { invokeLambda } from '../tools/lambda.ts';
 /** What the harness saw when it checked a contract; stored with TASK_COMPLETED / TASK_FAILED. */
 export interface ContractEvidence extends Evidence {
   readonly kind: Contract['kind'] | 'none';
-  /** What ran, as written in the plan (references unresolved, so no secret values). */
+  /**
+   * What ran: a command contract's text as bash ran it (each reference replaced by the variable
+   * holding its value, so no value is in it: secrets/shell-command.ts); any other kind as written.
+   */
   readonly ran: string;
+  /** A command contract's run-time values, each with its variable (secrets redacted). */
+  readonly values?: CallValue[];
   readonly exitCode?: number | null;
   readonly status?: number;
   /** The start of stdout (command), the body (http), the result (assert, lambda); redacted. */
@@ -114,12 +121,22 @@ async function runCheck(
   const excerpt = (text: string): string => redact(truncateText(text, excerptBytes).text);
   const elapsed = (): number => Math.round(performance.now() - started);
   const ran = redact(contractText(contract));
+  let filled: FilledShellCommand | undefined;
+  // A command's evidence: the text bash ran and its values, a secret's value never.
+  const ranOf = (command: FilledShellCommand) => ({
+    ran: redact(command.command),
+    values: command.values.map((value) => ({
+      ...value,
+      value: value.ref.startsWith('${secrets.') ? REDACTED : redact(value.value),
+    })),
+  });
   try {
     switch (contract.kind) {
       case 'command': {
-        const command = (await resolveReferences(contract.command, refScope, 'contract.command')) as string;
+        filled = await resolveShellCommand(contract.command, refScope, 'contract.command');
         const result = await runProcess({
-          command,
+          command: filled.command,
+          env: filled.env,
           cwd: contract.cwd ?? deps.cwd,
           timeoutMs: contract.timeoutSeconds * 1000,
           maxOutputBytes: excerptBytes * 8,
@@ -137,7 +154,7 @@ async function runCheck(
               : undefined;
         return {
           kind: 'command',
-          ran,
+          ...ranOf(filled),
           exitCode: result.exitCode,
           excerpt: excerpt(result.stdout || result.stderr),
           durationMs: elapsed(),
@@ -148,7 +165,7 @@ async function runCheck(
         };
       }
       case 'http': {
-        const request = (await resolveReferences(
+        const request = (await resolveHttpRequest(
           { url: contract.url, headers: contract.headers, body: contract.body },
           refScope,
           'contract',
@@ -240,7 +257,7 @@ async function runCheck(
     const timedOut = facts.name === 'TimeoutError' || facts.name === 'AbortError';
     return {
       kind: contract.kind,
-      ran,
+      ...(filled ? ranOf(filled) : { ran }),
       excerpt: '',
       durationMs: elapsed(),
       passed: false,
@@ -268,7 +285,22 @@ export function contractFailure(evidence: ContractEvidence): FailureFacts {
   return { ...base, name: 'ContractFailed' };
 }
 
-/** What a contract runs, as written in the plan: evidence's `ran`. */
+/**
+ * The `ran` evidence of `contract` must show when it ran with `values` (as the evidence recorded
+ * them): a command filled in by `fillShellCommand`, any other kind as written. Undefined when the
+ * values cannot fill the command (one is missing): no run of the approved contract recorded them.
+ */
+export function approvedRan(contract: Contract, values: readonly CallValue[] = []): string | undefined {
+  if (contract.kind !== 'command') return new Redactor().text(contractText(contract));
+  try {
+    const filled = fillShellCommand(contract.command, new Map(values.map((v) => [v.ref, v.value])));
+    return new Redactor().text(filled.command);
+  } catch {
+    return undefined;
+  }
+}
+
+/** What a contract runs, as written in the plan (a command contract's evidence has it filled: `ran`). */
 export function contractText(contract: Contract): string {
   switch (contract.kind) {
     case 'command':

@@ -11,6 +11,7 @@ import { ConditionalCheckFailedException } from '@aws-sdk/client-dynamodb';
 import { SendTaskFailureCommand, SendTaskSuccessCommand, type SFNClient } from '@aws-sdk/client-sfn';
 import { type DynamoDBDocumentClient, GetCommand, PutCommand, UpdateCommand } from '@aws-sdk/lib-dynamodb';
 import { canonicalJson } from '../../plan/digest.ts';
+import { outputShapeMismatch } from '../../plan/output-shapes.ts';
 import { decisionDetails } from '../../policy/decisions.ts';
 import { type PolicyPrincipal, PolicySet } from '../../policy/policy-set.ts';
 import type { Journal } from '../journal/journal.ts';
@@ -37,7 +38,9 @@ import { sandboxSentence } from '../sandbox/sandbox.ts';
 import { Redactor } from '../secrets/redact.ts';
 import { sha256Hex } from '../shared/hash.ts';
 import { progressLabel } from '../shared/progress.ts';
+import { definitionReaderOf, planCreatedOf, runningDefinitionHash } from '../steps/integrity.ts';
 import { inlineOrStored } from '../steps/outputs-table.ts';
+import { recordedPlan } from '../steps/run-policy.ts';
 import { gateEventIdentity, recordDecision, recordVote } from './decision-events.ts';
 import {
   contentDigest,
@@ -49,10 +52,18 @@ import {
   type SupersededBy,
 } from './gate-item.ts';
 import { ApprovalError, GateSupersededError, LinkSigner, parseLinkId } from './links.ts';
+import {
+  type ModifiableContent,
+  ModificationRefusedError,
+  modificationProblems,
+  policyProblems,
+  revisedCalls,
+  revisedFacts,
+  revisionPolicyRequest,
+} from './modification-check.ts';
 import { noticeOfItem } from './notice.ts';
 import type { PlanChanges } from './plan-diff.ts';
-import { revisionRiskProblem } from './revised-view.ts';
-import { answerRequest, completionRequest, recordedPlanFacts } from './vote-policy.ts';
+import { answerRequest, completionRequest } from './vote-policy.ts';
 
 export type { GateApprovers } from '../payloads/index.ts';
 
@@ -93,6 +104,17 @@ export interface ApprovalsProps {
   readonly notify?: (notice: ApprovalNotice) => Promise<void>;
 }
 
+/** The pin of an execution's definition, as the plan gate's approval binds it. */
+async function runningDefinitionOf(
+  props: Pick<ApprovalsProps, 'dynamo' | 'eventsTable' | 'sfn'>,
+  executionId: string,
+): Promise<string | undefined> {
+  const pin = (await planCreatedOf(props.dynamo, props.eventsTable, executionId))?.integrity;
+  if (!pin) return undefined;
+  const found = await runningDefinitionHash(definitionReaderOf(props.sfn), executionId, pin.machines);
+  return found.startsWith('sha256:') ? found : undefined;
+}
+
 /** A link id whose signature, expiry and single use were checked, with the gate it opens. */
 interface VerifiedLink {
   readonly item: GateItem;
@@ -107,6 +129,14 @@ export class Approvals {
     this.signer = new LinkSigner(props.signingKey);
   }
 
+  /** An approved plan gate binds the definition the engine holds now (steps/integrity.ts compares it with the pin). */
+  private definitionApproved(item: GateItem, decision: GateDecision): Promise<string | undefined> {
+    const approved = decision.decision === 'APPROVE' || decision.decision === 'APPROVE_WITH_MODIFICATIONS';
+    return item.kind === 'plan' && approved
+      ? runningDefinitionOf(this.props, item.executionId)
+      : Promise.resolve(undefined);
+  }
+
   /**
    * Stores the gate (with its token and the plan's approval policy) and returns the approval id
    * for links and buttons. `submittedBy`, when known, may answer but never approve; `changes`
@@ -118,12 +148,15 @@ export class Approvals {
       submittedBy,
       changes,
       stepGate,
+      approved,
       abortRollsBack,
       recovery,
     }: {
       submittedBy?: string;
       changes?: PlanChanges;
       stepGate?: StepGateView;
+      /** Step gate: the revision the plan gate approved; the gate shows and binds it. */
+      approved?: GateRevision;
       abortRollsBack?: readonly AbortRollback[];
       /** Escalation: what the model suggests, shown beside the person's choices. */
       recovery?: RecoveryAdvice;
@@ -147,6 +180,7 @@ export class Approvals {
       ...(req.summary ? { summary: req.summary } : {}),
       ...(changes ? { changes } : {}),
       ...(stepGate ? { stepGate } : {}),
+      ...(approved ? { approved, revision: approved } : {}),
       ...(req.question ? { question: req.question } : {}),
       ...(req.failure ? { failure: req.failure } : {}),
       ...(abortRollsBack ? { abortRollsBack: [...abortRollsBack] } : {}),
@@ -156,6 +190,7 @@ export class Approvals {
             human: {
               instructions: req.human.instructions,
               outputs: [...req.human.outputs],
+              ...(req.human.outputShapes ? { outputShapes: req.human.outputShapes } : {}),
               attempt: req.attempt ?? 1,
               inlineOutputLimitBytes: req.human.inlineOutputLimitBytes,
               ...(req.index !== undefined && req.total !== undefined
@@ -267,7 +302,7 @@ export class Approvals {
     answer: { digest: string; decision: unknown; groups?: readonly string[]; via?: 'slack' },
   ): Promise<AnswerOutcome> {
     const policy = this.props.policy ?? (await PolicySet.fromEnvironment());
-    let facts: PlanFacts | undefined;
+    let recorded: Awaited<ReturnType<typeof recordedPlan>> | undefined;
     for (;;) {
       const link = await this.verify(linkId);
       const item = link.item;
@@ -284,12 +319,21 @@ export class Approvals {
         this.checkOpen(item);
         checkDigest(item, answer.digest);
         this.checkApprover(item, by);
-        decision = this.parseDecision(item, answer.decision, by);
+        decision = await this.parseDecision(item, answer.decision, by);
         const approves =
           decision.decision === 'APPROVE' || decision.decision === 'APPROVE_WITH_MODIFICATIONS';
         if (voting && approves && item.submittedBy === by)
           throw new ApprovalError('forbidden', `${by} submitted this plan and may not approve it`);
-        facts ??= await recordedPlanFacts(this.props.dynamo, this.props.eventsTable, item.executionId);
+        recorded ??= await recordedPlan(this.props.dynamo, this.props.eventsTable, item.executionId);
+        if (decision.decision === 'APPROVE_WITH_MODIFICATIONS')
+          await this.checkModification(item, decision, recorded, policy);
+        // The gate's current content is what its completion is judged on: a revision's calls included.
+        const facts = item.revision
+          ? revisedFacts(
+              recorded.facts,
+              revisedCalls(modifiable(item, recorded.steps), item.revision.argOverrides),
+            )
+          : recorded.facts;
         const voter = { name: by, groups: [...(answer.groups ?? [])] };
         await this.authorizeAnswer(item, decision, voter, facts, policy);
         tally = voting
@@ -353,7 +397,14 @@ export class Approvals {
         return { status: 'modified', revision: tally.revision.number, digest: tally.revision.digest };
       }
       const final = tally.decision;
-      await recordDecision(this.props.journal, item, final, by, tally.votes);
+      await recordDecision(
+        this.props.journal,
+        item,
+        final,
+        by,
+        tally.votes,
+        await this.definitionApproved(item, final),
+      );
       if (item.kind === 'human') await this.completeHumanTask(item, final as HumanDecision);
       else
         await this.props.sfn
@@ -374,6 +425,47 @@ export class Approvals {
           .catch(() => {});
       return { status: 'decided', decision: final };
     }
+  }
+
+  /**
+   * A modification is a plan: applied to the gate's content (after its revision so far), it is
+   * validated and analysed as a submitted plan is, and the platform's policy must accept the plan
+   * it makes as it accepted the submission (a denial is journaled). Every problem found refuses it
+   * at once, located; nothing changes.
+   */
+  private async checkModification(
+    item: GateItem,
+    decision: Extract<ApprovalDecision, { decision: 'APPROVE_WITH_MODIFICATIONS' }>,
+    recorded: Awaited<ReturnType<typeof recordedPlan>>,
+    policy: PolicySet,
+  ): Promise<void> {
+    const content = modifiable(item, recorded.steps);
+    if (content.steps.length === 0 && Object.keys(decision.argOverrides).length > 0)
+      throw new ApprovalError(
+        'invalid',
+        "decision.argOverrides: this gate does not hold its steps' calls, so a modification cannot be checked; reject and submit a new version of the plan instead",
+      );
+    const problems = await modificationProblems(content, decision);
+    if (problems.length === 0) {
+      const argOverrides = { ...item.revision?.argOverrides };
+      for (const [id, args] of Object.entries(decision.argOverrides))
+        argOverrides[id] = { ...argOverrides[id], ...args };
+      const request = revisionPolicyRequest(
+        { id: item.planId, version: item.planVersion, digest: contentDigest(item) },
+        recorded.facts,
+        recorded.submitter,
+        revisedCalls(content, argOverrides),
+      );
+      const judged = policyProblems(request, policy, Object.keys(decision.argOverrides));
+      if (judged.problems.length > 0)
+        await this.props.journal.append({
+          ...gateEventIdentity(item),
+          event: 'POLICY_DECISION',
+          details: decisionDetails(request, judged.decided, 'the modification was refused'),
+        });
+      problems.push(...judged.problems);
+    }
+    if (problems.length > 0) throw new ModificationRefusedError(problems);
   }
 
   /**
@@ -482,7 +574,7 @@ export class Approvals {
       throw new ApprovalError('used', `${by} has already approved this gate`);
   }
 
-  private parseDecision(item: GateItem, raw: unknown, by: string): GateDecision {
+  private async parseDecision(item: GateItem, raw: unknown, by: string): Promise<GateDecision> {
     const parsed = decisionSchemaOf(item.kind).safeParse({ ...(raw as object), by });
     if (!parsed.success) {
       const issue = parsed.error.issues[0];
@@ -491,7 +583,12 @@ export class Approvals {
         `decision.${issue?.path.join('.') ?? ''}: ${issue?.message ?? 'invalid'}`,
       );
     }
-    if (parsed.data.decision === 'DONE') checkReportedOutputs(parsed.data.outputs, item.human?.outputs ?? []);
+    if (parsed.data.decision === 'DONE') {
+      checkReportedOutputs(parsed.data.outputs, item.human?.outputs ?? []);
+      const mismatch = await outputShapeMismatch(parsed.data.outputs, item.human?.outputShapes);
+      if (mismatch)
+        throw new ApprovalError('invalid', `decision.outputs.${mismatch.output}: ${mismatch.message}`);
+    }
     if (parsed.data.decision === 'APPROVE_WITH_MODIFICATIONS') checkModifiedSteps(item, parsed.data);
     return parsed.data;
   }
@@ -696,7 +793,9 @@ function countVote(
       const votes = [...item.votes, vote];
       if (votes.length < item.policy.quorum) return { outcome: 'pending', votes };
       const approvers = votes.map((v) => v.by).join(', ');
-      const { revision } = item;
+      // A step gate's approved revision is already applied by the machine (`$mods`): only a
+      // revision made at this gate is decided as modifications.
+      const revision = item.revision?.number === item.approved?.number ? undefined : item.revision;
       return {
         outcome: 'decided',
         votes,
@@ -766,8 +865,8 @@ function checkDigest(item: GateItem, digest: string): void {
 
 /**
  * A modification names only steps this gate may change: the plan's steps at a plan gate (when the
- * gate lists them), the gate's own step at a step gate. At a plan gate it may not make a step
- * without its own gate destructive (revised-view.ts); a step gate is that step's own gate.
+ * gate lists them), the gate's own step at a step gate; what it makes of them is checked as a plan
+ * (modification-check.ts).
  */
 function checkModifiedSteps(
   item: GateItem,
@@ -785,12 +884,6 @@ function checkModifiedSteps(
       'invalid',
       `decision.${unknown[0]}: "${unknown[1]}" is not a step this gate can change`,
     );
-  if (item.kind !== 'plan') return;
-  for (const [id, overrides] of Object.entries(decision.argOverrides)) {
-    const step = item.summary?.view?.steps.find((s) => s.id === id);
-    const problem = step && revisionRiskProblem(step, { ...item.revision?.argOverrides[id], ...overrides });
-    if (problem) throw new ApprovalError('invalid', `decision.argOverrides.${id}: ${problem}`);
-  }
 }
 
 /** A human step's report must hold exactly its declared outputs. */
@@ -807,4 +900,16 @@ function checkReportedOutputs(
       'invalid',
       `decision.outputs.${extra}: this step declares no output "${extra}" (declared: ${declared.join(', ') || 'none'})`,
     );
+}
+
+/** What a modification at this gate changes: the plan gate's steps, or the step gate's step, as compiled. */
+function modifiable(item: GateItem, recorded: ModifiableContent['recorded']): ModifiableContent {
+  const steps =
+    item.kind === 'step' ? (item.stepGate ? [item.stepGate.step] : []) : (item.summary?.view?.steps ?? []);
+  return {
+    kind: item.kind === 'step' ? 'step' : 'plan',
+    steps,
+    ...(recorded ? { recorded } : {}),
+    ...(item.revision ? { current: item.revision } : {}),
+  };
 }

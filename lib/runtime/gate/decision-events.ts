@@ -52,6 +52,8 @@ export async function recordDecision(
   decision: GateDecision,
   by: string,
   votes: readonly { readonly by: string }[] = [],
+  /** Plan gate: the hash of the definition the engine holds as it is approved (GATE_APPROVED binds it). */
+  definitionHash?: string,
 ): Promise<void> {
   const identity = gateEventIdentity(item);
   // How long the gate waited is a metric (lib/runtime/telemetry), not part of the event.
@@ -61,6 +63,7 @@ export async function recordDecision(
     approver: decision.by ?? by,
     approvers: votes.map((v) => v.by),
     digest: contentDigest(item),
+    ...(definitionHash !== undefined ? { definition_hash: definitionHash } : {}),
   });
   switch (decision.decision) {
     case 'DONE':

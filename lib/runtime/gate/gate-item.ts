@@ -1,5 +1,6 @@
 /** A gate as the gates table stores it, and the view of it that may leave the backend. */
 import { type DynamoDBDocumentClient, UpdateCommand } from '@aws-sdk/lib-dynamodb';
+import type { OutputShapes } from '../../plan/schema.ts';
 import { queryItems } from '../journal/journal.ts';
 import type {
   AbortRollback,
@@ -40,6 +41,8 @@ export interface GateItem {
   human?: {
     instructions: string;
     outputs: string[];
+    /** The step's `outputShapes`, when it declares any. */
+    outputShapes?: OutputShapes;
     attempt: number;
     inlineOutputLimitBytes: number;
     /** "[Task N/M]", for the TASK_FAILED line of a FAILED answer. */
@@ -60,8 +63,13 @@ export interface GateItem {
    * with the groups the voter's verified request proved (policy counts them at completion).
    */
   votes: { by: string; decision: ApprovalDecision; digest: string; groups?: string[] }[];
-  /** The content as modified by approvers, when it was: votes count for it only. */
+  /**
+   * The content as modified by approvers, when it was: votes count for it only. A step gate opens
+   * with the revision its plan gate approved (`approved`); a modification here builds on it.
+   */
   revision?: GateRevision;
+  /** Step gate: the revision the plan gate approved (what the step runner applies), kept across the ladder. */
+  approved?: GateRevision;
   decision?: GateDecision;
   /** When the decision was made (ISO 8601). */
   decidedAt?: string;

@@ -5,7 +5,7 @@
 import { SendTaskSuccessCommand, type SFNClient } from '@aws-sdk/client-sfn';
 import type { z } from 'zod';
 import { eventIdentity, type HarnessDeps, journalFor } from '../deps.ts';
-import { firstEvent, fromItem, queryItems } from '../journal/journal.ts';
+import { firstEvent, fromItem, queryItems, readEvents } from '../journal/journal.ts';
 import {
   type ApprovalNotice,
   type EscalationDecision,
@@ -21,6 +21,7 @@ import { skipOrBlock } from '../steps/step-start.ts';
 import { outputsOf, resolveTaskText } from '../steps/task-text.ts';
 import { abortRollbacksOf } from './abort-rollbacks.ts';
 import { Approvals } from './approvals.ts';
+import { approvedRevisionOf } from './approved-revision.ts';
 import type { DecisionListener, EscalationListener } from './gate-item.ts';
 import { climbLadder } from './ladder.ts';
 import { LinkSigner } from './links.ts';
@@ -151,10 +152,12 @@ export async function openGate(req: GateRequest, deps: GateDeps): Promise<{ appr
   }
   const graph = req.kind === 'plan' ? req.summary?.graph : undefined;
   const created = await planCreated(req.executionId, deps);
+  // A step gate asks about the step as the plan gate's approved revision runs it, and binds that digest.
+  const events =
+    req.kind === 'step' ? await readEvents(deps.dynamo, deps.tables.events, req.executionId) : [];
+  const approved = req.kind === 'step' ? approvedRevisionOf(events) : undefined;
   const stepGate =
-    req.kind === 'step'
-      ? await stepGateViewOf(req, { dynamo: deps.dynamo, eventsTable: deps.tables.events })
-      : undefined;
+    req.kind === 'step' ? await stepGateViewOf(req, events, approved, { dynamo: deps.dynamo }) : undefined;
   const abortRollsBack =
     req.kind === 'escalation'
       ? await abortRollbacksOf(
@@ -169,6 +172,7 @@ export async function openGate(req: GateRequest, deps: GateDeps): Promise<{ appr
     submittedBy: created?.submitted_by,
     changes: graph ? await changesSincePrevious(req.plan, graph, deps, created?.steps) : undefined,
     stepGate,
+    approved,
     abortRollsBack,
     recovery,
   });
@@ -211,6 +215,7 @@ export async function openGate(req: GateRequest, deps: GateDeps): Promise<{ appr
     noticeOf(req, approvalId, undefined, {
       submittedBy: created?.submitted_by,
       stepGate,
+      revision: approved,
       abortRollsBack,
       recovery,
     }),

@@ -99,6 +99,7 @@ export async function climbLadder(req: LadderRequest, deps: LadderDeps): Promise
             submittedBy: deps.submittedBy,
             changes: item.changes,
             stepGate: item.stepGate,
+            approved: item.approved,
           });
           await deps.journal.append({
             ...identity,
@@ -117,6 +118,7 @@ export async function climbLadder(req: LadderRequest, deps: LadderDeps): Promise
               noticeOf(req, approvalId, 'escalation', {
                 submittedBy: deps.submittedBy,
                 stepGate: item.stepGate,
+                revision: item.approved,
               }),
             );
           // Like a decision listener's, its failure never undoes the escalation.

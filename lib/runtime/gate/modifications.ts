@@ -204,3 +204,38 @@ export function modificationsFromForm(
     changed: skipSteps.length > 0 || Object.keys(argOverrides).length > 0,
   };
 }
+
+/**
+ * A refused modification's problems (modification-check.ts, each at a JSON pointer into the
+ * answer) by the page's field names, so each is shown beside its field: an argument's own field,
+ * else its step's first field (a problem of the step's whole call), the skip boxes for
+ * `/skipSteps`. Several problems of one field are shown together.
+ */
+export function formProblemsOf(
+  problems: readonly { readonly pointer: string; readonly message: string }[],
+  steps: readonly EditableStep[],
+): Record<string, string> {
+  const byField: Record<string, string> = {};
+  for (const problem of problems) {
+    const [section, stepId, key] = problem.pointer.split('/').slice(1);
+    const fields = steps.find((s) => s.id === stepId);
+    const keys = fields ? argFields(fields).map((f) => f.key) : [];
+    const firstKey = keys[0];
+    const name =
+      section === 'argOverrides' && stepId !== undefined
+        ? key !== undefined && keys.includes(key)
+          ? argFieldName(stepId, key)
+          : firstKey !== undefined
+            ? argFieldName(stepId, firstKey)
+            : 'decision'
+        : section === 'skipSteps'
+          ? SKIP_FIELD
+          : 'decision';
+    const where =
+      key !== undefined && !keys.includes(key) ? `${problem.pointer.split('/').slice(3).join('.')}: ` : '';
+    byField[name] = byField[name]
+      ? `${byField[name]}; ${where}${problem.message}`
+      : `${where}${problem.message}`;
+  }
+  return byField;
+}

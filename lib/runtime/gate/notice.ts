@@ -6,6 +6,7 @@ import type {
   AbortRollback,
   ApprovalNotice,
   GateRequest,
+  GateRevision,
   PlanSummary,
   RecoveryAdvice,
   StepGateView,
@@ -22,6 +23,8 @@ export function noticeOf(
   stored: {
     readonly submittedBy?: string | undefined;
     readonly stepGate?: StepGateView | undefined;
+    /** Step gate: the revision the plan gate approved, which it asks about. */
+    readonly revision?: GateRevision | undefined;
     readonly abortRollsBack?: readonly AbortRollback[] | undefined;
     readonly recovery?: RecoveryAdvice | undefined;
   } = {},
@@ -46,6 +49,7 @@ export function noticeOf(
     expiresAt: new Date(Date.now() + req.timeoutSeconds * 1000).toISOString(),
     policy: req.approval,
     stage,
+    revision: stored.revision,
   };
 }
 

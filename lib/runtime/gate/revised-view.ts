@@ -46,16 +46,17 @@ export function revisedStepGate(stepGate: StepGateView, revision: GateRevision):
 }
 
 /**
- * Why `overrides` may not be made to `step` at a plan gate: a destructive call needs the step's
- * own gate (`requiresApproval`), in a revision as in a plan, since only a new version of the plan
- * can add one. Undefined when it may.
+ * Why `step` may not be called with `args` (a revision's: its own with the overrides on top) at a
+ * plan gate: a destructive call, as the shell analysis sees through wrappers, quoting and nested
+ * shells (lib/plan/risks.ts), needs the step's own gate (`requiresApproval`), in a revision as in
+ * a plan, since only a new version of the plan can add one. Undefined when it may.
  */
 export function revisionRiskProblem(
   step: StepView,
-  overrides: Readonly<Record<string, unknown>>,
+  args: Readonly<Record<string, unknown>>,
 ): string | undefined {
   if (step.risks.ownGate) return undefined;
-  const reasons = callRisks(step.tool, argsWithOverrides(step, overrides), tools);
+  const reasons = callRisks(step.tool, args, tools);
   if (reasons.length === 0) return undefined;
   return `${reasons.join('; ')}: a destructive command needs the step's own gate (requiresApproval), which "${step.id}" does not have; submit a new version of the plan instead`;
 }

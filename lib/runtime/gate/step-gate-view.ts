@@ -5,17 +5,19 @@
  * gate request carries). Everything is redacted; no secret is ever resolved here.
  */
 import type { DynamoDBDocumentClient } from '@aws-sdk/lib-dynamodb';
-import { readEvents } from '../journal/journal.ts';
 import {
   type CompletedStep,
   type ConsumedValue,
   EVENT_DETAILS,
   type GateRequest,
+  type GateRevision,
+  type JournalRecord,
   type StepGateView,
 } from '../payloads/index.ts';
 import { Redactor } from '../secrets/redact.ts';
 import { truncateText } from '../shared/truncate.ts';
 import { entryOutput } from '../steps/outputs-table.ts';
+import { revisedStep } from './revised-view.ts';
 
 /** Most completed steps listed (the latest); the gate item must stay far below DynamoDB's 400 KB. */
 export const COMPLETED_LIMIT = 100;
@@ -23,14 +25,20 @@ export const COMPLETED_LIMIT = 100;
 const EXCERPT_BYTES = 600;
 const VALUE_BYTES = 2 * 1024;
 
-/** The step gate's view, when the request carries the step's compiled view (undefined otherwise). */
+/**
+ * The step gate's view, when the request carries the step's compiled view (undefined otherwise),
+ * from the execution's `events`. `step` stays the compiled view (every channel shows it through
+ * the gate's revision, revised-view.ts); the values it consumes are those of the call `approved`
+ * (the plan gate's approved revision) makes.
+ */
 export async function stepGateViewOf(
-  req: Pick<GateRequest, 'executionId' | 'stepId' | 'view' | 'inputs'>,
-  deps: { readonly dynamo: DynamoDBDocumentClient; readonly eventsTable: string },
+  req: Pick<GateRequest, 'stepId' | 'view' | 'inputs'>,
+  events: readonly JournalRecord[],
+  approved: GateRevision | undefined,
+  deps: { readonly dynamo: DynamoDBDocumentClient },
 ): Promise<StepGateView | undefined> {
   if (!req.view) return undefined;
   const redactor = new Redactor();
-  const events = await readEvents(deps.dynamo, deps.eventsTable, req.executionId);
   const completed: CompletedStep[] = [];
   for (const event of events) {
     if (event.event !== 'TASK_COMPLETED' || !event.task_id) continue;
@@ -53,7 +61,8 @@ export async function stepGateViewOf(
         : {}),
     });
   }
-  const references = [...(req.view.call?.references ?? []), ...(req.view.contract?.references ?? [])];
+  const runs = approved ? revisedStep(req.view, approved) : req.view;
+  const references = [...(runs.call?.references ?? []), ...(runs.contract?.references ?? [])];
   const consumes: ConsumedValue[] = [];
   const seen = new Set<string>();
   for (const ref of references) {

@@ -5,21 +5,10 @@
  * complete (CompleteGate: the distinct approvers so far, their groups, what the gate approves).
  * The plan's facts are the ones its PLAN_CREATED recorded, so every channel judges the same plan.
  */
-import type { DynamoDBDocumentClient } from '@aws-sdk/lib-dynamodb';
 import { gateEntity, planEntity, stepEntity } from '../../policy/entities.ts';
 import type { PolicyPrincipal, PolicyRequest, PolicySet } from '../../policy/policy-set.ts';
 import type { GateDecision, PlanFacts, PolicyAction } from '../payloads/index.ts';
-import { recordedPlan } from '../steps/run-policy.ts';
 import type { GateItem } from './gate-item.ts';
-
-/** The facts PLAN_CREATED recorded about the gate's plan; nothing known for a run launched without them. */
-export async function recordedPlanFacts(
-  dynamo: DynamoDBDocumentClient,
-  eventsTable: string | undefined,
-  executionId: string,
-): Promise<PlanFacts> {
-  return (await recordedPlan(dynamo, eventsTable, executionId)).facts;
-}
 
 /** The action an answer asks for: what kind of gate, and what was decided. */
 export function answerAction(kind: GateItem['kind'], decision: GateDecision['decision']): PolicyAction {

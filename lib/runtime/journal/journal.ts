@@ -22,6 +22,7 @@ import { Redactor } from '../secrets/redact.ts';
 import { InvalidInputError } from '../shared/errors.ts';
 import { sha256Hex } from '../shared/hash.ts';
 import { truncateText } from '../shared/truncate.ts';
+import type { JournalAnchor } from './anchorer.ts';
 import { SEQ_DIGITS } from './tables.ts';
 
 /** EventBridge `source` of every plangate event. */
@@ -51,6 +52,8 @@ export interface JournalProps {
    * what the appender noted about it. It must not throw. @default - nobody
    */
   readonly onAppended?: (record: JournalRecord, note: AppendNote) => void;
+  /** Told of each stored event, to anchor the chain's head outside the table (anchorer.ts). @default - not anchored here */
+  readonly anchor?: JournalAnchor;
 }
 
 /** What an appender tells the journal's observer beyond the event itself; never stored. */
@@ -96,6 +99,7 @@ export class Journal {
     const event: JournalEvent = { ...clean, details: limitStrings(clean.details) as Record<string, unknown> };
     const stored = await this.store(event);
     this.props.onAppended?.(stored, note);
+    this.props.anchor?.observe(stored);
     return { stored, ...(await this.publish(stored)) };
   }
 
@@ -115,14 +119,7 @@ export class Journal {
           hash: hashEvent(prevHash, event),
         };
         try {
-          await this.props.dynamo.send(
-            new PutCommand({
-              TableName: this.props.eventsTable,
-              Item: toItem(record),
-              // Written once: a taken sequence number is never overwritten.
-              ConditionExpression: 'attribute_not_exists(executionId)',
-            }),
-          );
+          await putNewEvent(this.props.dynamo, this.props.eventsTable, record);
           remember(lastStored, key, { seq: record.seq, hash: record.hash });
           return record;
         } catch (error) {
@@ -162,6 +159,24 @@ export class Journal {
       return { published: false, publishError: this.redactor.text(String(error)) };
     }
   }
+}
+
+/**
+ * Stores one record under its key, only if no event is stored there: the journal's one write to
+ * the events table. A taken key is refused (ConditionalCheckFailedException), never overwritten.
+ */
+export async function putNewEvent(
+  dynamo: DynamoDBDocumentClient,
+  table: string,
+  record: JournalRecord,
+): Promise<void> {
+  await dynamo.send(
+    new PutCommand({
+      TableName: table,
+      Item: toItem(record),
+      ConditionExpression: 'attribute_not_exists(executionId) AND attribute_not_exists(sk)',
+    }),
+  );
 }
 
 /** prevHash of an execution's first event. */

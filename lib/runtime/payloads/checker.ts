@@ -1,6 +1,6 @@
 /** Contract-checker Lambda (`${ContractCheckerFunctionArn}`, lambda:invoke): evidence and the run's finalization. */
 import { z } from 'zod';
-import { ContractSchema, IdSchema } from '../../plan/schema.ts';
+import { ContractSchema, IdSchema, OutputShapesSchema } from '../../plan/schema.ts';
 import { RunnerResultSchema } from './runner.ts';
 import {
   ErrorOutputSchema,
@@ -38,6 +38,8 @@ export const CheckRequestSchema = z.object({
    */
   inputs: z.record(z.string(), StepEntrySchema).default({}),
   run: RunnerResultSchema,
+  /** The step's `outputShapes`, when it declares any: its outputs must fit them before its contract runs. */
+  outputShapes: OutputShapesSchema.optional(),
   attempt: z.number().int().min(1),
   /** How often this check was retried in place (`$states.context.State.RetryCount`). */
   checkRetries: z.number().int().min(0).default(0),

@@ -1,6 +1,6 @@
 /** Gate Lambda (`${GateFunctionArn}`, lambda:invoke.waitForTaskToken): requests, decisions, notices. */
 import { z } from 'zod';
-import { FailureClassSchema, IdSchema } from '../../plan/schema.ts';
+import { FailureClassSchema, IdSchema, OutputShapesSchema } from '../../plan/schema.ts';
 import { type RecoveryAdvice, RecoveryAdviceSchema } from './recovery-advice.ts';
 import {
   ArgOverridesSchema,
@@ -134,6 +134,8 @@ export const StepViewSchema = z.object({
   /** A skipped critical step fails the run; a non-critical one lets independent branches go on. */
   critical: z.boolean(),
   outputs: z.array(IdSchema),
+  /** What some outputs must look like (the step's `outputShapes`), when it declares any. */
+  outputShapes: OutputShapesSchema.optional(),
   dependsOn: z.array(IdSchema),
   /** Its call, contract, rollback and recovery were left out to fit: `plangate render <plan> --format yaml` shows them. */
   detailsOmitted: z.literal(true).optional(),
@@ -391,6 +393,8 @@ export const HumanTaskSchema = z.object({
   instructions: z.string(),
   /** The values the person must report (`step.outputs`). */
   outputs: z.array(IdSchema),
+  /** The step's `outputShapes`: a reported value that does not fit is refused. */
+  outputShapes: OutputShapesSchema.optional(),
   /** Skipped by an approver: answered `skipped` at once, nobody is asked. */
   skip: z.boolean(),
   /** Why `skip`, when the step's own gate rejected it (null: skipped at the plan gate, or not skipped). */

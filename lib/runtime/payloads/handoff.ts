@@ -6,8 +6,9 @@
  * its summary, blockers and deviations).
  */
 import { z } from 'zod';
-import { ContractSchema, IdSchema } from '../../plan/schema.ts';
+import { ContractSchema, IdSchema, OutputShapesSchema } from '../../plan/schema.ts';
 import { RemainingBudgetSchema } from './budget.ts';
+import { CallValueSchema } from './call.ts';
 import { ErrorOutputSchema, PlanIdentitySchema } from './shared.ts';
 
 /**
@@ -26,6 +27,8 @@ export const WorkerEvidenceSchema = z.looseObject({
   reason: z.string().optional(),
   stderr: z.string().optional(),
   timedOut: z.boolean().optional(),
+  /** A command contract's run-time values (contracts.ts `ContractEvidence.values`). */
+  values: z.array(CallValueSchema).optional(),
 });
 
 /** Why the previous attempt failed (seed 004 §7: the retry's prompt is augmented with it). */
@@ -55,6 +58,8 @@ export const HandoffSchema = z.object({
   args: z.record(z.string(), z.unknown()).default({}),
   inputs: HandoffInputsSchema.default({}),
   outputs: z.array(IdSchema).default([]),
+  /** The step's `outputShapes`: the worker refuses outputs that do not fit, before its contract reads them. */
+  outputShapes: OutputShapesSchema.optional(),
   attempt: z.number().int().min(1),
   /** The contract from the approved definition: the only one the worker runs. */
   contract: ContractSchema.optional(),

@@ -18,12 +18,14 @@
  */
 
 export * from './budget.ts';
+export * from './call.ts';
 export * from './checker.ts';
 export * from './child.ts';
 export * from './classifier.ts';
 export * from './errors.ts';
 export * from './gate.ts';
 export * from './handoff.ts';
+export * from './integrity.ts';
 export * from './join.ts';
 export * from './journal-event.ts';
 export * from './policy.ts';

@@ -2,9 +2,11 @@
 import { z } from 'zod';
 import { FailureClassSchema, IdSchema } from '../../plan/schema.ts';
 import { UsageSchema } from './budget.ts';
+import { CallSchema } from './call.ts';
 import { EvidenceSchema } from './checker.ts';
 import { APPROVAL_DECISIONS, GateKindSchema, StepSketchSchema } from './gate.ts';
 import { AgentRunSchema, HandoffStartSchema } from './handoff.ts';
+import { IntegrityMismatchDetailsSchema, IntegrityPinSchema, Sha256Schema } from './integrity.ts';
 import { PlanFactsSchema, PolicyDecisionDetailsSchema } from './policy.ts';
 import { RECOVERY_STRATEGIES } from './recovery-advice.ts';
 import { ArgOverridesSchema } from './shared.ts';
@@ -58,6 +60,8 @@ export const EVENT_TYPES = [
   'BUDGET_EXCEEDED',
   /** The platform's policy (Cedar) decided something that changed an outcome: which rules, for whom. */
   'POLICY_DECISION',
+  /** The definition the engine runs, or the policy set in force, is not the one pinned at submission: refused. */
+  'INTEGRITY_MISMATCH',
   'EXECUTION_COMPLETE',
 ] as const;
 export const EventTypeSchema = z.enum(EVENT_TYPES);
@@ -111,6 +115,8 @@ export const EVENT_DETAILS = {
     policy_facts: PlanFactsSchema.optional(),
     /** The policies that permitted the submission (SubmitPlan). */
     permitted_by: z.array(z.string()).optional(),
+    /** The compiled definition and the policy set the execution is pinned to (absent: submitted before pinning). */
+    integrity: IntegrityPinSchema.optional(),
   }),
   GATE_APPROVAL_REQUESTED: z.object({
     plan_id: z.string(),
@@ -148,6 +154,8 @@ export const EVENT_DETAILS = {
     approvers: z.array(z.string()).optional(),
     /** The content approved: the plan digest, or the revision's. */
     digest: z.string().optional(),
+    /** Plan gate: the hash of the definition the engine held when the gate was approved. */
+    definition_hash: Sha256Schema.optional(),
     modifications: ModificationsSchema.optional(),
   }),
   GATE_REJECTED: z.object({ gate: GateKindSchema, approver: z.string().optional(), reason: z.string() }),
@@ -177,6 +185,8 @@ export const EVENT_DETAILS = {
     progress: z.string(),
     /** An agent's or a person's step: the handoff as it was when the step started (seed 003's handoff.md). */
     handoff: HandoffStartSchema.optional(),
+    /** The call as it was made: tool, run-time values (secrets redacted), what the tool received. Absent for a person's step, and when the call could not be resolved. */
+    call: CallSchema.optional(),
   }),
   TASK_COMPLETED: z.object({
     result: z.unknown(),
@@ -245,6 +255,8 @@ export const EVENT_DETAILS = {
     rehearsal: z.boolean(),
     /** Counted from 1; a later attempt follows one that was cut short and whose contract did not hold. */
     attempt: z.number().int().positive().optional(),
+    /** The undo as it was made (as TASK_STARTED's); absent when it could not be resolved. */
+    call: CallSchema.optional(),
   }),
   ROLLBACK_COMPLETED: z.object({
     evidence: EvidenceSchema,
@@ -267,6 +279,7 @@ export const EVENT_DETAILS = {
     raised_to: z.number(),
   }),
   POLICY_DECISION: PolicyDecisionDetailsSchema,
+  INTEGRITY_MISMATCH: IntegrityMismatchDetailsSchema,
   EXECUTION_COMPLETE: z.object({
     summary: z.object({ completed: z.number().int(), failed: z.number().int(), skipped: z.number().int() }),
     succeeded: z.boolean(),

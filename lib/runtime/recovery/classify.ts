@@ -15,7 +15,7 @@ import {
 import type { FailureClass, RecoveryRecipe } from '../../plan/schema.ts';
 import { POLICY_DENIED } from '../../policy/decisions.ts';
 import { failureClassOfError } from '../payloads/index.ts';
-import type { FailureFacts } from '../shared/errors.ts';
+import { type FailureFacts, OUTPUT_SHAPE_MISMATCH } from '../shared/errors.ts';
 
 /** Recipes by class as a plan (or a classifier request) carries them; only `detect` matters here. */
 export type RecipeDetections = Partial<
@@ -41,6 +41,8 @@ const HARNESS_ERROR_CLASSES: ReadonlyMap<string, FailureClass> = new Map([
   ['Worker.Stopped', 'transient'],
   // The agent finished without a declared output: its work is not done.
   ['Worker.MissingOutput', 'logic'],
+  // A step (or a worker's agent) produced a value that does not fit its declared shape.
+  [OUTPUT_SHAPE_MISMATCH, 'logic'],
 ]);
 
 /**

@@ -49,8 +49,10 @@ export class Redactor {
 
   /** Adds a resolved secret value; longer values are replaced first so a secret containing another is not half-replaced. */
   add(value: string): void {
-    if (value.length < MIN_SECRET_LENGTH || this.secrets.includes(value)) return;
-    this.secrets.push(value);
+    if (value.length < MIN_SECRET_LENGTH) return;
+    // A secret filled into a URL is there percent-encoded (url-binding.ts): hide that spelling too.
+    for (const spelling of new Set([value, encodeURIComponent(value)]))
+      if (!this.secrets.includes(spelling)) this.secrets.push(spelling);
     this.secrets.sort((a, b) => b.length - a.length);
   }
 

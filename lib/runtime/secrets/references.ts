@@ -1,7 +1,8 @@
 /**
  * Resolves `${steps.<id>.<output>}`, `${context.<key>}` and `${secrets.<name>}` inside step args
  * at call time. A string that is exactly one reference takes the referenced value as is (numbers
- * and objects stay typed); references inside longer strings are interpolated as text.
+ * and objects stay typed); references inside longer strings are interpolated as text. Shell text is
+ * never filled here: shell-command.ts hands its values to bash as data.
  */
 import { REFERENCE_PATTERN } from '../../plan/schema.ts';
 import { InvalidInputError } from '../shared/errors.ts';
@@ -37,6 +38,21 @@ export async function resolveReferences(
   return value;
 }
 
+/** The value of one reference as written (`${steps.build.dir}`); throws, located, when it does not resolve. */
+export async function resolveReference(
+  raw: string,
+  scope: ReferenceScope,
+  location: string,
+): Promise<unknown> {
+  const whole = WHOLE_REFERENCE.exec(raw);
+  if (!whole)
+    throw new InvalidInputError(
+      `${raw} is not a reference: write \${steps.<id>.<output>}, \${context.<key>} or \${secrets.<name>}`,
+      { location },
+    );
+  return lookup(whole[1] as Namespace, whole[2] as string, whole[3], scope, location);
+}
+
 async function resolveString(text: string, scope: ReferenceScope, location: string): Promise<unknown> {
   const whole = WHOLE_REFERENCE.exec(text);
   if (whole) return lookup(whole[1] as Namespace, whole[2] as string, whole[3], scope, location);
@@ -51,6 +67,13 @@ async function resolveString(text: string, scope: ReferenceScope, location: stri
 }
 
 type Namespace = 'steps' | 'context' | 'secrets';
+
+/** The value one reference as written (`${steps.build.image}`) stands for in `scope`. */
+export function lookupReference(raw: string, scope: ReferenceScope, location: string): Promise<unknown> {
+  const match = WHOLE_REFERENCE.exec(raw);
+  if (!match) throw new InvalidInputError(`${raw} is not a reference`, { location });
+  return lookup(match[1] as Namespace, match[2] as string, match[3], scope, location);
+}
 
 async function lookup(
   namespace: Namespace,

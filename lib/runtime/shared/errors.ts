@@ -50,6 +50,19 @@ export class InvalidInputError extends HarnessError {
   }
 }
 
+/**
+ * A value a step produced does not fit the shape its step declares for it (`outputShapes`):
+ * classified logic (the work produced the wrong thing; its recipe retries it).
+ */
+export class OutputShapeMismatchError extends HarnessError {
+  constructor(message: string, props: HarnessErrorProps = {}) {
+    super(OUTPUT_SHAPE_MISMATCH, message, props);
+  }
+}
+
+/** The name of {@link OutputShapeMismatchError}, which a worker answers with too. */
+export const OUTPUT_SHAPE_MISMATCH = 'OutputShapeMismatch';
+
 /** A tool or contract ran past its time limit: classified transient. */
 export class TimeoutError extends HarnessError {
   constructor(message: string, props: HarnessErrorProps = {}) {

@@ -7,9 +7,10 @@ import { eventIdentity, type HarnessDeps, journalFor, secretsFor } from '../deps
 import { readEvents } from '../journal/journal.ts';
 import type { JournalRecord, RollbackRunRequest, RollbackRunResult } from '../payloads/index.ts';
 import { Redactor } from '../secrets/redact.ts';
-import { resolveReferences } from '../secrets/references.ts';
 import { failureFacts } from '../shared/errors.ts';
 import { truncateText } from '../shared/truncate.ts';
+import { callRecord, resolveCall } from './call.ts';
+import { assertPinned } from './integrity.ts';
 import { authorizeRun } from './run-policy.ts';
 
 /** Strings of a rollback's output kept for its contract; the rest stays in the tool's own logs. */
@@ -30,26 +31,36 @@ export async function runRollback(req: RollbackRunRequest, deps: HarnessDeps): P
 
   const identity = eventIdentity(req, { id: stepId, name: procedure.description });
   const secrets = secretsFor(deps, req.secrets);
-  await journalFor(deps).append({
+  // Resolved first, so ROLLBACK_STARTED keeps the undo as it will be made.
+  const resolved = await resolveCall(
+    procedure.tool,
+    procedure.args,
+    { steps: completedOutputs(events), context: req.context ?? {}, secrets },
+    `steps.${stepId}.rollback.args`,
+  ).then(
+    (call) => ({ call }),
+    (error: unknown) => ({ error }),
+  );
+  await journalFor(deps, secrets.resolvedValues).append({
     ...identity,
     event: 'ROLLBACK_STARTED',
     details: {
       tool: procedure.tool,
       rehearsal: req.rehearsal,
       ...(attempts.started > 0 ? { attempt: attempts.started + 1 } : {}),
+      ...('call' in resolved ? { call: callRecord(resolved.call, secrets.resolvedValues) } : {}),
     },
   });
   try {
-    const args = (await resolveReferences(
-      procedure.args,
-      { steps: completedOutputs(events), context: req.context ?? {}, secrets },
-      `steps.${stepId}.rollback.args`,
-    )) as Record<string, unknown>;
+    // The undo runs only under the approved definition and the pinned policy set (integrity.ts).
+    await assertPinned(deps, identity, 'rollback');
+    if ('error' in resolved) throw resolved.error;
+    const { args, judged } = resolved.call;
     // The undo as it will be made: the platform's policy has the last word here too.
     await authorizeRun(
       { executionId: req.executionId, plan: req.plan, stepId, attempt: 1, rollback: true },
       deps,
-      { tool: procedure.tool, args },
+      { tool: procedure.tool, args: judged },
       secrets.resolvedValues,
       identity,
     );

@@ -9,24 +9,29 @@ import type { DynamoDBDocumentClient } from '@aws-sdk/lib-dynamodb';
 import { decisionDetails, PolicyDeniedError } from '../../policy/decisions.ts';
 import { callFacts, planEntity, stepEntity, unknownPlanFacts } from '../../policy/entities.ts';
 import { type HarnessDeps, journalFor, policyFor } from '../deps.ts';
-import { firstEvent, type JournalEventInput } from '../journal/journal.ts';
-import { EVENT_DETAILS, type PlanFacts, type PlanIdentity, type RunnerRequest } from '../payloads/index.ts';
+import type { JournalEventInput } from '../journal/journal.ts';
+import type { PlanFacts, PlanIdentity, RecordedStep, RunnerRequest } from '../payloads/index.ts';
 import { sandboxStatus } from '../sandbox/sandbox.ts';
 import { Redactor } from '../secrets/redact.ts';
+import { planCreatedOf } from './integrity.ts';
 
-/** What an execution's PLAN_CREATED recorded for policy: the plan's facts and its submitter. */
+/** What an execution's PLAN_CREATED recorded for policy: the plan's facts, its submitter and its steps. */
 export async function recordedPlan(
   dynamo: DynamoDBDocumentClient,
   eventsTable: string | undefined,
   executionId: string,
-): Promise<{ readonly facts: PlanFacts; readonly submitter?: string }> {
-  const first = eventsTable === undefined ? undefined : await firstEvent(dynamo, eventsTable, executionId);
-  const details =
-    first?.event === 'PLAN_CREATED' ? EVENT_DETAILS.PLAN_CREATED.safeParse(first.details) : undefined;
-  if (!details?.success) return { facts: unknownPlanFacts() };
+): Promise<{
+  readonly facts: PlanFacts;
+  readonly submitter?: string;
+  readonly steps?: Readonly<Record<string, RecordedStep>>;
+}> {
+  // Read once per execution (integrity.ts keeps it): PLAN_CREATED never changes.
+  const details = await planCreatedOf(dynamo, eventsTable, executionId);
+  if (!details) return { facts: unknownPlanFacts() };
   return {
-    facts: details.data.policy_facts ?? unknownPlanFacts(),
-    submitter: details.data.submitted_by,
+    facts: details.policy_facts ?? unknownPlanFacts(),
+    submitter: details.submitted_by,
+    steps: details.steps,
   };
 }
 

@@ -6,6 +6,7 @@ import { AGENT_TOOL, stepInvocation } from '../../plan/tools.ts';
 import { eventIdentity, type HarnessDeps, journalFor, secretsFor } from '../deps.ts';
 import { readEvents } from '../journal/journal.ts';
 import {
+  type Call,
   ERROR_NAMES,
   type RemainingBudget,
   type RunnerRequest,
@@ -18,9 +19,11 @@ import { classifyFailure } from '../recovery/classify.ts';
 import { recordFailure } from '../recovery/failure-events.ts';
 import { classFailure } from '../recovery/failures.ts';
 import { Redactor } from '../secrets/redact.ts';
-import { resolveReferences } from '../secrets/references.ts';
+import type { SecretSource } from '../secrets/secrets.ts';
 import { failureFacts, HarnessError, InvalidInputError } from '../shared/errors.ts';
 import { progressLabel } from '../shared/progress.ts';
+import { callRecord, type ResolvedCall, resolveCall } from './call.ts';
+import { assertPinned } from './integrity.ts';
 import { inlineOrStored } from './outputs-table.ts';
 import { authorizeRun, runOf } from './run-policy.ts';
 import { skipOrBlock } from './step-start.ts';
@@ -31,20 +34,34 @@ export async function runStep(req: RunnerRequest, deps: HarnessDeps): Promise<Ru
   const identity = eventIdentity(req, { id: req.stepId, name: req.description });
   const notRun = await skipOrBlock(req, journalFor(deps), identity);
   if (notRun) return notRun;
+  await refuseUnpinned(req, deps, identity);
 
   const events = req.budget ? await readEvents(deps.dynamo, deps.tables.events, req.executionId) : [];
   if (req.budget) await enforceBudget(req.budget, events, journalFor(deps), identity);
 
   const secrets = secretsFor(deps, req.secrets);
-  // An agent's handoff is prepared first, so TASK_STARTED keeps it (seed 003's handoff.md).
+  // The call is resolved first, so TASK_STARTED keeps it as it will be made (an agent's handoff
+  // too: seed 003's handoff.md). A call that cannot be resolved fails after TASK_STARTED.
   const prepared = req.dispatch
     ? await dispatch(req, deps, req.budget ? remainingBudget(req.budget, events) : {}).then(
         (result) => ({ result }),
         (error: unknown) => ({ error }),
       )
     : undefined;
-  const handoff = prepared && 'result' in prepared ? prepared.result.handoff : undefined;
-  await journalFor(deps).append({
+  const resolved = prepared
+    ? undefined
+    : await prepareCall(req, deps, secrets).then(
+        (result) => ({ result }),
+        (error: unknown) => ({ error }),
+      );
+  const handoff = prepared && 'result' in prepared ? prepared.result.result.handoff : undefined;
+  const record =
+    prepared && 'result' in prepared
+      ? prepared.result.call
+      : resolved && 'result' in resolved
+        ? callRecord(resolved.result.call, secrets.resolvedValues)
+        : undefined;
+  await journalFor(deps, secrets.resolvedValues).append({
     ...identity,
     event: 'TASK_STARTED',
     details: {
@@ -60,30 +77,26 @@ export async function runStep(req: RunnerRequest, deps: HarnessDeps): Promise<Ru
             },
           }
         : {}),
+      ...(record ? { call: record } : {}),
     },
   });
   const left = req.budget ? remainingBudget(req.budget, events) : {};
   try {
     if (prepared) {
       if ('error' in prepared) throw prepared.error;
-      return prepared.result;
+      return prepared.result.result;
     }
-    const call = stepInvocation({ tool: req.tool, args: req.args, target: req.target, task: req.task });
-    if (!call)
-      throw new InvalidInputError('the step names no tool and no target', {
-        location: `steps.${req.stepId}`,
-      });
-    const steps = await outputsOf(deps.dynamo, req.inputs);
-    const task =
-      req.task !== undefined ? await resolveTaskText(req.task, steps, req.context, req.stepId) : undefined;
-    const resolved = (await resolveReferences(
-      call.args,
-      { steps, context: req.context ?? {}, secrets },
-      `steps.${req.stepId}.args`,
-    )) as Record<string, unknown>;
-    const args = { ...resolved, ...req.argOverrides };
+    if (!resolved || 'error' in resolved) throw resolved?.error;
+    const { call, task } = resolved.result;
+    const args = call.args;
     // The call as it will be made, values from earlier steps included: policy has the last word.
-    await authorizeRun(runOf(req), deps, { tool: call.tool, args }, secrets.resolvedValues, identity);
+    await authorizeRun(
+      runOf(req),
+      deps,
+      { tool: call.tool, args: call.judged },
+      secrets.resolvedValues,
+      identity,
+    );
     const result = await deps.tools.call(call.tool, args, {
       stepId: req.stepId,
       task,
@@ -148,6 +161,33 @@ export async function runStep(req: RunnerRequest, deps: HarnessDeps): Promise<Ru
 }
 
 /**
+ * Nothing of the step runs unless the engine runs the approved definition under the pinned policy
+ * set (integrity.ts): a refusal is recorded as the step's unrecoverable failure, which asks a person.
+ */
+async function refuseUnpinned(
+  req: RunnerRequest,
+  deps: HarnessDeps,
+  identity: ReturnType<typeof eventIdentity>,
+): Promise<void> {
+  try {
+    await assertPinned(deps, identity, 'step');
+  } catch (error) {
+    const failure = classFailure(error, 'unrecoverable', new Redactor([]));
+    const message = failure.failureCause.message;
+    await recordFailure(journalFor(deps), identity, {
+      error: ERROR_NAMES.unrecoverable,
+      message,
+      attempt: req.attempt,
+      failureClass: 'unrecoverable',
+      taskFailed: {
+        progress: `${progressLabel(req.index, req.total)} ✗ ${req.description}: ${firstLine(message)}`,
+      },
+    });
+    throw failure;
+  }
+}
+
+/**
  * An agent step's start on a worker: what its handoff reads (its args and task text), resolved here because the worker
  * cannot read the ledger's stored outputs, and what is left of the plan's budget. A secret reference in its args is refused (no secrets
  * are given to resolve it): the handoff is execution history, where no secret value may go.
@@ -156,35 +196,64 @@ async function dispatch(
   req: RunnerRequest,
   deps: HarnessDeps,
   budget: RemainingBudget,
-): Promise<RunnerResult> {
+): Promise<{ result: RunnerResult & { handoff: NonNullable<RunnerResult['handoff']> }; call: Call }> {
   const inputs = await outputsOf(deps.dynamo, req.inputs);
   const task =
     req.task !== undefined ? await resolveTaskText(req.task, inputs, req.context, req.stepId) : undefined;
-  const args = (await resolveReferences(
-    req.args,
+  const resolved = await resolveCall(
+    AGENT_TOOL,
+    { ...req.args, ...req.argOverrides },
     { steps: inputs, context: req.context ?? {} },
     `steps.${req.stepId}.args`,
-  )) as Record<string, unknown>;
-  const handoff = { ...args, ...req.argOverrides };
+  );
+  const handoff = resolved.args;
+  const ran = { ...handoff, ...(task !== undefined ? { task } : {}) };
   await authorizeRun(
     runOf(req),
     deps,
-    { tool: 'agent', args: { ...handoff, ...(task !== undefined ? { task } : {}) } },
+    { tool: AGENT_TOOL, args: ran },
     [],
     eventIdentity(req, { id: req.stepId, name: req.description }),
   );
   return {
-    stepId: req.stepId,
-    attempt: req.attempt,
-    status: 'dispatched',
-    handoff: {
-      args: handoff,
-      task,
-      inputs,
-      budget,
+    result: {
+      stepId: req.stepId,
+      attempt: req.attempt,
+      status: 'dispatched',
+      handoff: {
+        args: handoff,
+        task,
+        inputs,
+        budget,
+      },
+      durationMs: 0,
     },
-    durationMs: 0,
+    call: callRecord({ ...resolved, args: ran }, []),
   };
+}
+
+/** A step's call (on this runner, not a worker) with its values filled in, and its task text. */
+async function prepareCall(
+  req: RunnerRequest,
+  deps: HarnessDeps,
+  secrets: SecretSource,
+): Promise<{ call: ResolvedCall; task: string | undefined }> {
+  const invocation = stepInvocation({ tool: req.tool, args: req.args, target: req.target, task: req.task });
+  if (!invocation)
+    throw new InvalidInputError('the step names no tool and no target', {
+      location: `steps.${req.stepId}`,
+    });
+  const steps = await outputsOf(deps.dynamo, req.inputs);
+  const task =
+    req.task !== undefined ? await resolveTaskText(req.task, steps, req.context, req.stepId) : undefined;
+  // The approved args with the gate's revisions applied, then filled: a revision's values are data too.
+  const call = await resolveCall(
+    invocation.tool,
+    { ...invocation.args, ...req.argOverrides },
+    { steps, context: req.context ?? {}, secrets },
+    `steps.${req.stepId}.args`,
+  );
+  return { call, task };
 }
 
 /**
