@@ -12,7 +12,7 @@ import { hostname } from 'node:os';
 import { basename, dirname, join } from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { CliRun, verifyChain, workDir } from './cli.ts';
-import { scriptedWorker, standsStill, WORKER_FIXTURES } from './worker-setup.ts';
+import { scriptedWorker, standsStill, WORKER_FIXTURES, WORKER_TIME_SCALE } from './worker-setup.ts';
 
 const AGENT = join(WORKER_FIXTURES, 'timed-agent.sh');
 
@@ -54,7 +54,17 @@ function workerProcess(tmp: string, store: string, env: Readonly<Record<string, 
 describe('workers around runs', { timeout: 120_000 }, () => {
   it('resume of a --no-workers run leaves agent steps to plangate worker processes; the run says a step waits for a worker and records who ran it', async () => {
     const { tmp, plan, log, store } = await setUp('pair.yaml');
-    const common = ['--json', '--approve', '--store', store, '--files-dir', tmp, '--time-scale', '0.01'];
+    // The worker's time scale: the steps, queued before the kill, must outlast a resume and a worker starting.
+    const common = [
+      '--json',
+      '--approve',
+      '--store',
+      store,
+      '--files-dir',
+      tmp,
+      '--time-scale',
+      WORKER_TIME_SCALE,
+    ];
     // No agent here: a worker of the run itself could only fail the tasks.
     const run = new CliRun(['run', plan, '--no-workers', ...common], tmp, { PLANGATE_AGENT_COMMAND: '' });
     await run.untilEvent('TASK_STARTED', undefined, 2);

@@ -8,10 +8,22 @@ import { existsSync, readdirSync, readFileSync } from 'node:fs';
 import { mkdir, writeFile } from 'node:fs/promises';
 import { join, relative } from 'node:path';
 import type { JournalRecord } from '../../lib/runtime/payloads/index.ts';
-import { CliRun, REPO, runPlan, workDir } from './cli.ts';
+import { CliRun, REPO, workDir } from './cli.ts';
 
 export const WORKER_FIXTURES = join(REPO, 'tests/fixtures/worker');
 export const AGENT = join(WORKER_FIXTURES, 'scripted-coder.sh');
+
+/**
+ * The time scale of the worker tests' runs and workers (both must use the same, so heartbeats keep
+ * up). A step's timeout counts from when it is queued, not from when a worker takes it, so it must
+ * cover a worker process starting (seconds on a loaded machine) and each attempt's processes: the
+ * agent, the contract and the workspace snapshots, each agent and contract now started in a
+ * bubblewrap sandbox (30–150 ms each under load). At 0.01 a 120 s step had 1.2 s and a 900 s one
+ * 9 s from queueing, which a loaded machine overran (States.Timeout, an extra attempt); 0.1 gives
+ * 12 s and 90 s. Nothing these tests assert depends on the scale: no step is meant to time out,
+ * and a heartbeat timeout after kill -9 comes all the same (6 s after the last beat).
+ */
+export const WORKER_TIME_SCALE = '0.1';
 
 /** A repository with the bug: login waits 30 s. */
 export async function buggyRepo(dir: string): Promise<void> {
@@ -43,7 +55,7 @@ export async function buggyWorkspace(): Promise<{ tmp: string; repo: string; log
 /**
  * `plangate run --no-workers` of `plan` in `repo` (store `tmp/store`, seed 003's files under
  * `tmp`), and a way to start `plangate worker` processes for it running the scripted agent; time
- * is scaled by 0.01 for both, so heartbeats keep up.
+ * is scaled by WORKER_TIME_SCALE for both, so heartbeats keep up.
  */
 export function runWithWorkers(
   plan: string,
@@ -52,14 +64,20 @@ export function runWithWorkers(
   env: Readonly<Record<string, string>>,
 ) {
   const store = join(tmp, 'store');
-  const run = runPlan(plan, repo, ['--approve', '--no-workers', '--store', store, '--files-dir', tmp]);
+  const run = new CliRun(
+    [
+      ...['run', plan, '--json', '--approve', '--no-workers'],
+      ...['--time-scale', WORKER_TIME_SCALE, '--store', store, '--files-dir', tmp],
+    ],
+    repo,
+  );
   const worker = (target = 'coder') => scriptedWorker({ target, workspace: repo, store, cwd: tmp, env });
   return { run, worker, store };
 }
 
 /**
  * A `plangate worker` process for `target` (default coder) running `agentCommand` (default the
- * scripted coder), time scaled by 0.01.
+ * scripted coder), time scaled by WORKER_TIME_SCALE.
  */
 export function scriptedWorker(options: {
   readonly target?: string;
@@ -81,7 +99,7 @@ export function scriptedWorker(options: {
       '--agent-command',
       options.agentCommand ?? AGENT,
       '--time-scale',
-      '0.01',
+      WORKER_TIME_SCALE,
     ],
     options.cwd,
     options.env,
