@@ -54,7 +54,7 @@ const selfApproval = await timed("self-approval through plangate run's doors", (
   selfApprovalThroughRun(REPO),
 );
 const policyBypass = await timed('policy bypass attempts', () => policyBypassAttempts(REPO));
-const injection = await timed('run-time injection corpus', () => runtimeInjectionCorpus(REPO));
+const injection = await timed('run-time injection corpus', () => runtimeInjectionCorpus());
 const forgery = await timed('forged journal histories', () => forgeryCorpus(seed));
 
 const goals = {

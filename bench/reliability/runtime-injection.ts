@@ -10,14 +10,13 @@
  * request), so the corpus also proves the value arrived whole, as data: a corpus where nothing ran
  * would find no marker and prove nothing.
  */
-import { type ChildProcess, spawn } from 'node:child_process';
 import { existsSync } from 'node:fs';
 import { mkdir, mkdtemp, readdir, readFile, rm, writeFile } from 'node:fs/promises';
 import { createServer, type Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { pathToFileURL } from 'node:url';
+import { CliRun } from '../../tests/e2e/cli.ts';
 
 const MARK = '__M__';
 const RUN_TIMEOUT_MS = 10 * 60_000;
@@ -273,22 +272,7 @@ async function recordingServer(): Promise<{ server: Server; port: number; receiv
   return { server, port: (server.address() as AddressInfo).port, received };
 }
 
-const TSX_LOADER = (repo: string) => pathToFileURL(join(repo, 'node_modules/tsx/dist/loader.mjs')).href;
-
-function cli(repo: string, cwd: string, args: readonly string[], env: Record<string, string>): ChildProcess {
-  return spawn(process.execPath, ['--import', TSX_LOADER(repo), join(repo, 'bin/plangate.ts'), ...args], {
-    cwd,
-    env: {
-      ...process.env,
-      NODE_NO_WARNINGS: '1',
-      AWS_SDK_JS_NODE_VERSION_SUPPORT_WARNING_DISABLED: 'true',
-      ...env,
-    },
-    stdio: ['ignore', 'pipe', 'pipe'],
-  });
-}
-
-async function runSource(repo: string, source: Source): Promise<SourceFigures> {
+async function runSource(source: Source): Promise<SourceFigures> {
   const dir = await mkdtemp(join(tmpdir(), 'plangate-injection-'));
   const { server, port, received } = await recordingServer();
   try {
@@ -302,42 +286,30 @@ async function runSource(repo: string, source: Source): Promise<SourceFigures> {
         ? Object.fromEntries(uses.map((u) => [`INJECTION_${u.id.toUpperCase()}`, u.value]))
         : {};
     const store = join(dir, 'store');
-    const run = cli(
-      repo,
-      dir,
+    const run = new CliRun(
       ['run', 'plan.json', '--approve', '--json', '--rehearse-rollback', '--store', store],
+      dir,
       env,
     );
-    let stdout = '';
-    run.stdout?.on('data', (chunk: Buffer) => {
-      stdout += chunk.toString();
-    });
-    let stderr = '';
-    run.stderr?.on('data', (chunk: Buffer) => {
-      stderr = (stderr + chunk.toString()).slice(-4000);
-    });
-    const exited = new Promise<number | null>((resolve) => run.on('exit', (code) => resolve(code)));
     if (source === 'human value') {
-      const arn = await waitForHumanGate(() => stdout, exited);
+      const arn = await waitForHumanGate(() => run.stdout, run.exited);
       if (arn) {
         const values = uses.flatMap((u) => ['--value', `${u.id}=${u.value}`]);
-        const complete = cli(repo, dir, ['complete', arn, 'person', '--store', store, ...values], {});
-        complete.stdout?.resume();
-        complete.stderr?.resume();
-        await new Promise((resolve) => complete.on('exit', resolve));
+        await new CliRun(['complete', arn, 'person', '--store', store, ...values], dir).exited;
       }
     }
     let hung = false;
     const timer = setTimeout(() => {
       hung = true;
-      run.kill('SIGKILL');
+      run.kill9();
     }, RUN_TIMEOUT_MS);
-    const exitCode = await exited;
+    const exitCode = await run.exited;
+    let stderr = run.stderr.slice(-4000);
     clearTimeout(timer);
     if (hung) stderr += `\nkilled after ${RUN_TIMEOUT_MS / 1000} s`;
     if (process.env.INJECTION_KEEP) process.stderr.write(`${source}: ${dir}\n${stderr}\n`);
     return {
-      ...(await figures(dir, uses, received, stdout, exitCode)),
+      ...(await figures(dir, uses, received, run.stdout, exitCode)),
       ...(exitCode !== 0 ? { stderr } : {}),
     };
   } finally {
@@ -362,9 +334,9 @@ async function waitForHumanGate(
       const event = JSON.parse(line) as {
         event?: string;
         execution_id?: string;
-        details?: { kind?: string };
+        details?: { gate?: string };
       };
-      if (event.event === 'GATE_APPROVAL_REQUESTED' && event.details?.kind === 'human')
+      if (event.event === 'GATE_APPROVAL_REQUESTED' && event.details?.gate === 'human')
         return event.execution_id;
     }
     await new Promise((r) => setTimeout(r, 200));
@@ -429,12 +401,9 @@ async function figures(
   return { uses: uses.length, injected, escapedUrls, deliveredIntact, altered, notRun, exitCode };
 }
 
-export async function runtimeInjectionCorpus(
-  repo: string,
-  sources: readonly Source[] = SOURCES,
-): Promise<InjectionResult> {
+export async function runtimeInjectionCorpus(sources: readonly Source[] = SOURCES): Promise<InjectionResult> {
   const bySource = {} as Record<Source, SourceFigures>;
-  for (const source of sources) bySource[source] = await runSource(repo, source);
+  for (const source of sources) bySource[source] = await runSource(source);
   const sum = (pick: (f: SourceFigures) => number) =>
     Object.values(bySource).reduce((n, f) => n + pick(f), 0);
   return {

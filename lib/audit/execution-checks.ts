@@ -8,6 +8,7 @@ import type { z } from 'zod';
 import { fromItem } from '../runtime/journal/journal.ts';
 import { EVENT_DETAILS, type IntegrityPin, type JournalRecord } from '../runtime/payloads/index.ts';
 import { type DefinitionReader, runningDefinitionHash } from '../runtime/steps/integrity.ts';
+import { approvedCallProblems } from './approved-calls.ts';
 
 /** What a check reads of one execution. */
 export interface ExecutionUnderAudit {
@@ -95,11 +96,15 @@ const engineDefinition: ExecutionCheck = {
   },
 };
 
+/** Every step's call is its approved call with its recorded values filled in (approved-calls.ts). */
+const approvedCalls: ExecutionCheck = { name: 'approved-calls', problems: approvedCallProblems };
+
 /** The checks verify runs of each execution, in order. */
 export const EXECUTION_CHECKS: readonly ExecutionCheck[] = [
   approvedDefinition,
   answeredMismatches,
   engineDefinition,
+  approvedCalls,
 ];
 
 /** Every problem the checks find in one execution's raw items (records with their table keys). */

@@ -90,7 +90,8 @@ hash with one kept earlier. Then that what ran is what was approved: approved-de
 plan-gate approval binds the definition PLAN_CREATED pinned), integrity-mismatch (an
 INTEGRITY_MISMATCH the execution did not end after), engine-definition (the definition the
 engine holds now hashes to the pinned one; when the store's engine or Step Functions is
-reachable). Then checks the chain against its signed anchors (the store's digest log, signed with
+reachable), approved-calls (each TASK_STARTED's call is its step as approved, with its recorded
+values filled in). Then checks the chain against its signed anchors (the store's digest log, signed with
 a key kept outside the store; see docs/audit.md): diverged (the stored hash at an anchored seq is
 not the anchored head: a rewritten, inserted or re-ordered history, even re-chained with the
 documented hash), truncated (the chain ends before an anchored seq), bad-signature (a digest the

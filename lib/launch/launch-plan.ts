@@ -273,7 +273,10 @@ function recordedContext(plan: Plan): Record<string, unknown> | undefined {
     : undefined;
 }
 
-/** Longest value recorded per step (args, contract): enough to read a change, small in the journal. */
+/**
+ * Longest contract recorded per step: enough to read a change, small in the journal. Args are
+ * recorded whole: they are what `plangate audit verify` checks each TASK_STARTED's call against.
+ */
 const RECORDED_VALUE_LIMIT = 300;
 /** Largest record of all steps, in JSON bytes; a larger plan's PLAN_CREATED records none. */
 const RECORDED_STEPS_LIMIT_BYTES = 64 * 1024;
@@ -290,7 +293,7 @@ export function recordedSteps(plan: Plan): Record<string, RecordedStep> | undefi
     const { tool, args, target, task, subscriptions, contract, rollback } = step;
     const recorded: RecordedStep = {
       tool: tool ?? 'agent',
-      args: shortened(canonicalJson(tool ? (args ?? {}) : { target, task, subscriptions })),
+      args: canonicalJson(tool ? (args ?? {}) : { target, task, subscriptions }),
       ...(contract ? { contract: shortened(canonicalJson(contract)) } : {}),
       // Whole, not shortened: an escalation fills its values in and shows it as the abort will run it.
       ...(rollback ? { rollback: canonicalJson({ tool: rollback.tool, args: rollback.args }) } : {}),

@@ -17,6 +17,7 @@ import {
 } from '../payloads/index.ts';
 import { NotConfiguredError } from '../shared/errors.ts';
 import { progressLabel } from '../shared/progress.ts';
+import { assertPinned } from '../steps/integrity.ts';
 import { skipOrBlock } from '../steps/step-start.ts';
 import { outputsOf, resolveTaskText } from '../steps/task-text.ts';
 import { abortRollbacksOf } from './abort-rollbacks.ts';
@@ -131,6 +132,9 @@ export async function openGate(req: GateRequest, deps: GateDeps): Promise<{ appr
     req = { ...req, human: { ...human, instructions } };
   }
 
+  // The plan gate is the machine's first state: an execution whose definition (or policy set) is
+  // not the one pinned at submission is refused at its start, before anyone is asked.
+  if (req.kind === 'plan') await assertPinned(deps, identity, 'start');
   const approvals = approvalsFor(deps);
   if (req.ladder && (req.kind === 'plan' || req.kind === 'step')) {
     await climbLadder(
