@@ -54,7 +54,7 @@ let session: { dynamoEndpoint: string; eventsEndpoint: string; sfnEndpoint: stri
 
 beforeAll(async () => {
   const store = await mkdtemp(join(tmpdir(), 'plangate-loopback-'));
-  serve = startServe(['--identity', 'header', '--store', store], store);
+  serve = startServe(['--identity', 'header', '--store', store], await workDir());
   url = await serve.line(() => true);
   port = new URL(url).port;
   // The session file is written before the URL is printed.

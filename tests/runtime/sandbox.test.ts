@@ -9,7 +9,13 @@ import { join } from 'node:path';
 import fc from 'fast-check';
 import { describe, expect, it } from 'vitest';
 import { isRefusedName, planEnvironment } from '../../lib/runtime/sandbox/environment.ts';
-import { bwrapArgs, refusedWrites, sandboxStatus } from '../../lib/runtime/sandbox/sandbox.ts';
+import {
+  bwrapArgs,
+  configureSandbox,
+  refusedWrites,
+  sandboxStatus,
+  WorkspacePlacementError,
+} from '../../lib/runtime/sandbox/sandbox.ts';
 import { runProcess } from '../../lib/runtime/shared/process.ts';
 
 const CREDENTIAL_NAMES = [
@@ -104,6 +110,17 @@ describe.runIf(sandboxStatus().kind === 'bwrap')('runProcess in the sandbox', ()
     expect(result.stdout).toContain('net=7');
     await new Promise((r) => setTimeout(r, 1500));
     expect(existsSync(join(cwd, 'late.txt'))).toBe(false);
+  });
+});
+
+describe('configureSandbox', () => {
+  it('refuses a workspace that is, or is inside, a directory plan code may not see', () => {
+    for (const workspace of ['/srv/store', '/srv/store/', '/srv/store/a/b', '/srv/store/../store/x'])
+      expect(() => configureSandbox({ workspace, hidden: ['/tmp/keys', '/srv/store'] })).toThrow(
+        WorkspacePlacementError,
+      );
+    // A sibling whose name only starts like the store is not inside it.
+    expect(() => configureSandbox({ workspace: '/srv/store-work', hidden: ['/srv/store'] })).not.toThrow();
   });
 });
 

@@ -11,7 +11,7 @@ import { AsyncLocalStorage } from 'node:async_hooks';
 import { spawnSync } from 'node:child_process';
 import { existsSync, statSync } from 'node:fs';
 import { userInfo } from 'node:os';
-import { resolve } from 'node:path';
+import { resolve, sep } from 'node:path';
 import { planEnvironment } from './environment.ts';
 
 /** Set to `off` to run plan code unsandboxed on purpose (the gate then says so). */
@@ -85,9 +85,27 @@ export interface SandboxSettings {
 
 let settings: SandboxSettings | undefined;
 
-/** Sets the workspace and the hidden paths for every plan process this process starts. */
+/**
+ * A workspace inside what plan code may not see (the store, a key directory): sandboxed, plan code
+ * would find its workspace hidden; unsandboxed, it would work among the harness's files.
+ */
+export class WorkspacePlacementError extends Error {
+  override readonly name = 'WorkspacePlacementError';
+}
+
+/**
+ * Sets the workspace and the hidden paths for every plan process this process starts; refuses a
+ * workspace that is, or is inside, a hidden directory.
+ */
 export function configureSandbox(next: SandboxSettings): void {
-  settings = { workspace: resolve(next.workspace), hidden: next.hidden.map((p) => resolve(p)) };
+  const workspace = resolve(next.workspace);
+  const hidden = next.hidden.map((p) => resolve(p));
+  const holder = hidden.find((dir) => workspace === dir || workspace.startsWith(`${dir}${sep}`));
+  if (holder !== undefined)
+    throw new WorkspacePlacementError(
+      `the workspace ${workspace} is inside ${holder}, which plan code may not see (the store or a key directory): run from another directory, or choose another --store`,
+    );
+  settings = { workspace, hidden };
   // Probe now, at start-up: the probe is synchronous, and later it would hold up heartbeats.
   sandboxStatus();
 }
