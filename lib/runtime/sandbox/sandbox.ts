@@ -177,6 +177,10 @@ export function bwrapArgs(layout: BwrapLayout): string[] {
   }
   if (layout.network === 'none') args.push('--unshare-net');
   args.push(
+    // Run as root (CI, containers), bwrap keeps every capability: with CAP_SYS_ADMIN a process
+    // unmounts what hides the store, remounts / read-write and uncovers the host's /proc.
+    '--cap-drop',
+    'ALL',
     '--unshare-pid',
     '--unshare-ipc',
     '--die-with-parent',
