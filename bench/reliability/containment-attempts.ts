@@ -51,6 +51,8 @@ export interface Attempt {
   readonly sandboxedOnly?: boolean;
   /** Only for actors that run while the human step waits (there is nothing to answer later). */
   readonly whileGateWaits?: boolean;
+  /** Why the sandbox does not contain it, where that is known and documented (docs/workers.md). */
+  readonly gap?: string;
 }
 
 /** The hash of each file named (nothing when it cannot be read). */
@@ -122,6 +124,7 @@ export const ATTEMPTS: readonly Attempt[] = [
     name: 'planted-hard-link',
     class: 'write outside the workspace',
     judge: { kind: 'appended', file: 'planted-target' },
+    gap: 'a hard link someone else made in the workspace before the run is the outside file itself: bubblewrap binds directories and cannot tell (plan code cannot make one: hard-link-then-write)',
     script: 'echo "$ACTOR-$NAME" >> planted-hard',
   },
   // Lift the sandbox itself: what a process holding capabilities (a harness run as root) could.

@@ -79,6 +79,8 @@ export interface ConfigurationFigures {
   readonly succeeded: number;
   /** `<actor>/<attempt>` of each success. */
   readonly succeededNames: string[];
+  /** Successes of the attempts the sandbox is known not to contain (Attempt.gap), apart. */
+  readonly knownGaps: string[];
   readonly byClass: Record<AttemptClass, ClassFigures>;
   /** Attempts whose actor never ran them (no output kept): their step failed first, or timed out. */
   readonly notRun: string[];
@@ -97,6 +99,8 @@ export interface ContainmentResult {
   readonly attempts: number;
   readonly succeeded: number;
   readonly succeededNames: string[];
+  /** The sandboxed configuration's successes of attempts it is known not to contain (Attempt.gap). */
+  readonly knownGaps: { readonly attempts: string[]; readonly why: Record<string, string> };
   /** The classes in which the unsandboxed control got out at least once (every class but lifting a sandbox it is not in). */
   readonly classesProvenByControl: AttemptClass[];
   readonly configurations: Record<Configuration, ConfigurationFigures>;
@@ -113,6 +117,10 @@ export async function containmentCorpus(
     attempts: sandboxed?.attempts ?? 0,
     succeeded: sandboxed?.succeeded ?? 0,
     succeededNames: sandboxed?.succeededNames ?? [],
+    knownGaps: {
+      attempts: sandboxed?.knownGaps ?? [],
+      why: Object.fromEntries(ATTEMPTS.flatMap((a) => (a.gap ? [[a.name, a.gap]] : []))),
+    },
     classesProvenByControl: control ? ATTEMPT_CLASSES.filter((c) => control.byClass[c].succeeded > 0) : [],
     configurations: figures,
   };
@@ -389,6 +397,7 @@ function judge(seen: Seen): ConfigurationFigures {
     ATTEMPT_CLASSES.map((c) => [c, { attempts: 0, succeeded: 0 }]),
   ) as Record<AttemptClass, ClassFigures>;
   const succeededNames: string[] = [];
+  const knownGaps: string[] = [];
   const notRun: string[] = [];
   const read = (file: string) => (existsSync(file) ? readFileSync(file, 'utf8') : undefined);
   const outsideTarget = {
@@ -408,7 +417,9 @@ function judge(seen: Seen): ConfigurationFigures {
       }
       const out = read(join(seen.ws, 'attempts', actor.name, `${attempt.name}.out`)) ?? '';
       byClass[attempt.class].attempts++;
-      if (gotOut(attempt, actor.name, out, ticketOf(actorIndex, attemptIndex), seen, outsideTarget)) {
+      if (!gotOut(attempt, actor.name, out, ticketOf(actorIndex, attemptIndex), seen, outsideTarget)) return;
+      if (attempt.gap && !seen.runsAs.includes('unsandboxed')) knownGaps.push(id);
+      else {
         byClass[attempt.class].succeeded++;
         succeededNames.push(id);
       }
@@ -422,6 +433,7 @@ function judge(seen: Seen): ConfigurationFigures {
     attempts,
     succeeded: succeededNames.length,
     succeededNames,
+    knownGaps,
     byClass,
     notRun,
     refusalsJournaled: seen.journal.filter((e) => e.event === 'GATE_ANSWER_REFUSED').length,
