@@ -18,6 +18,7 @@ export const ATTEMPT_CLASSES = [
   'read the store and the keys',
   "read the harness's credentials",
   "reach the run's loopback endpoints",
+  "reach this machine's other loopback services",
   'answer a gate or complete a human step',
   'outlive the step',
   'exfiltrate through the network',
@@ -32,7 +33,7 @@ export type Judge =
   | { readonly kind: 'appended'; readonly file: 'target' | 'planted-target' }
   /** The attempt's output holds a secret: a key's or the session's hash, a planted credential. */
   | { readonly kind: 'secret' }
-  /** The attempt got an HTTP response from one of the run's own endpoints. */
+  /** The attempt got an HTTP response from one of the run's own endpoints (not any other port). */
   | { readonly kind: 'reached' }
   /** A listener of the corpus got `<actor> <name>` (or `/<actor>/<name>`). */
   | { readonly kind: 'listener'; readonly listener: 'loopback' | 'outside' }
@@ -252,13 +253,13 @@ export const ATTEMPTS: readonly Attempt[] = [
   },
   {
     name: 'loopback-listener',
-    class: "reach the run's loopback endpoints",
+    class: "reach this machine's other loopback services",
     judge: { kind: 'listener', listener: 'loopback' },
     script: 'exec 3<>"/dev/tcp/127.0.0.1/$LPORT" && echo "$ACTOR $NAME" >&3',
   },
   {
     name: 'localhost-listener',
-    class: "reach the run's loopback endpoints",
+    class: "reach this machine's other loopback services",
     judge: { kind: 'listener', listener: 'loopback' },
     script: 'exec 3<>"/dev/tcp/localhost/$LPORT" && echo "$ACTOR $NAME" >&3',
   },

@@ -329,6 +329,7 @@ async function runConfiguration(configuration: Configuration): Promise<Configura
     const journal = await storedJournal(store, arn);
     return judge({
       ws,
+      endpointPorts: new Set(endpoints.map((url) => new URL(url).port)),
       outside,
       secrets,
       heard: listeners.heard,
@@ -380,6 +381,8 @@ function leftProcesses(): { pid: number; args: string }[] {
 
 interface Seen {
   readonly ws: string;
+  /** The ports of the run's own endpoints (its session). */
+  readonly endpointPorts: ReadonlySet<string>;
   readonly outside: string;
   readonly secrets: ReadonlySet<string>;
   readonly heard: { loopback: string; outside: string };
@@ -461,7 +464,9 @@ function gotOut(
     case 'secret':
       return [...seen.secrets].some((secret) => out.includes(secret));
     case 'reached':
-      return /^REACHED /m.test(out);
+      return [...out.matchAll(/^REACHED (\S+)/gm)].some((m) =>
+        seen.endpointPorts.has(new URL(m[1] ?? '').port),
+      );
     case 'listener': {
       const heard = seen.heard[attempt.judge.listener];
       return heard.includes(`${actor} ${attempt.name}`) || heard.includes(`/${actor}/${attempt.name}`);
