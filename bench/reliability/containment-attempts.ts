@@ -33,7 +33,7 @@ export type Judge =
   | { readonly kind: 'appended'; readonly file: 'target' | 'planted-target' }
   /** The attempt's output holds a secret: a key's or the session's hash, a planted credential. */
   | { readonly kind: 'secret' }
-  /** The attempt got an HTTP response from one of the run's own endpoints (not any other port). */
+  /** One of the run's own endpoints (not any other port) served the attempt: answered other than with the guard's refusal of plan code. */
   | { readonly kind: 'reached' }
   /** A listener of the corpus got `<actor> <name>` (or `/<actor>/<name>`). */
   | { readonly kind: 'listener'; readonly listener: 'loopback' | 'outside' }
@@ -413,6 +413,12 @@ const AMZ = {
 async function probe(url) {
   try {
     const response = await fetch(url, { signal: timeout() });
+    const text = await response.text();
+    // Connected, but refused by the guard before any handler: the endpoint served nothing.
+    if (text.includes('comes from plan code')) {
+      say('REFUSED ' + url + ' HTTP ' + response.status + ': ' + text.slice(0, 200));
+      return false;
+    }
     say('REACHED ' + url + ' HTTP ' + response.status);
     return true;
   } catch (error) {
