@@ -38,6 +38,8 @@ export interface LoopbackGuardOptions {
    * it, never in a page's DNS. @default - none
    */
   readonly hostPrefix?: string;
+  /** Told of every refused request, after its 403 is sent (a server that journals what it refused). */
+  readonly onRefused?: (req: IncomingMessage, message: string) => void;
 }
 
 const WILDCARD_ADDRESSES = new Set(['0.0.0.0', '::']);
@@ -111,6 +113,7 @@ export function guardLoopback(server: Server, options: LoopbackGuardOptions = {}
     }
     req.resume();
     (options.refuse ?? refuseAsText)(res, refusal);
+    options.onRefused?.(req, refusal);
   });
 }
 
