@@ -12,7 +12,7 @@ import { type Plan, PlanSchema } from '../plan/schema.ts';
 import { LOCAL_NAME_PREFIX } from '../run/session.ts';
 import { configureSandbox } from '../runtime/sandbox/sandbox.ts';
 import { AGENT_COMMAND_ENV } from '../runtime/tools/agent.ts';
-import { anchorKeyDir } from '../serve/anchor-key.ts';
+import { hiddenFromPlanCode } from '../serve/hidden-from-plan-code.ts';
 import { LocalRunStack } from '../serve/local-stack.ts';
 import {
   DEFAULT_STORE_DESCRIPTION,
@@ -20,7 +20,6 @@ import {
   liveSession,
   planFile,
   type StorePaths,
-  stateRoot,
   storePaths,
 } from '../serve/store-directory.ts';
 import { ActivityWorker, type WorkerOptions } from '../worker/worker.ts';
@@ -89,10 +88,10 @@ export async function run(argv: string[]): Promise<number> {
   };
   const remote = values.aws || values.endpoint !== undefined || values['activity-arn'] !== undefined;
   const paths = remote ? undefined : storePaths(values.store ?? defaultStoreDir(common.workspace));
-  // The agent's sandbox: the workspace writable; the store, every other store and the anchor key hidden.
+  // The agent's sandbox: the workspace writable; the store, every other store and the anchor keys hidden.
   configureSandbox({
     workspace: common.workspace,
-    hidden: [stateRoot(), anchorKeyDir(), ...(paths ? [paths.root] : [])],
+    hidden: hiddenFromPlanCode(paths?.root),
   });
   if (!paths) return workRemote(values, name, common);
   return workForStore(paths, name, common);

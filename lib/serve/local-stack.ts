@@ -35,7 +35,8 @@ import { builtinRegistry } from '../runtime/tools/builtins.ts';
 import { anchorKeyDir, loadAnchorKey } from './anchor-key.ts';
 import { openDigestLog } from './digest-log.ts';
 import { HarnessLog } from './harness-log.ts';
-import { type StorePaths, stateRoot } from './store-directory.ts';
+import { hiddenFromPlanCode } from './hidden-from-plan-code.ts';
+import type { StorePaths } from './store-directory.ts';
 
 const REGION = 'us-east-1';
 const ACCOUNT = '123456789012';
@@ -123,10 +124,10 @@ export class LocalRunStack {
   static async start(props: LocalRunStackProps): Promise<LocalRunStack> {
     const keyDir = anchorKeyDir();
     // Plan code this stack runs: its workspace writable; this store (and every store) and the
-    // anchor key hidden, so no step can re-sign a rewritten journal.
+    // anchor keys hidden, so no step can re-sign a rewritten journal.
     configureSandbox({
       workspace: props.cwd ?? process.cwd(),
-      hidden: [stateRoot(), props.paths.root, keyDir],
+      hidden: hiddenFromPlanCode(props.paths.root),
     });
     const anchorKey = await loadAnchorKey(keyDir, props.paths.root);
     const anchorer = new Anchorer({

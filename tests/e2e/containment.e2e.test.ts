@@ -12,7 +12,10 @@ import { chmod, mkdir, mkdtemp, writeFile } from 'node:fs/promises';
 import { userInfo } from 'node:os';
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
-import { storePaths } from '../../lib/serve/store-directory.ts';
+import { localClients } from '../../lib/aws-local/clients.ts';
+import { approvalsFor } from '../../lib/runtime/gate/gate.ts';
+import { DEFAULT_TABLE_NAMES } from '../../lib/runtime/journal/tables.ts';
+import { liveSession, loadSigningKey, storePaths } from '../../lib/serve/store-directory.ts';
 import { CliRun, REPO, runPlan, verifyChain, workDir } from './cli.ts';
 
 const CLI = `node --import ${join(REPO, 'node_modules/tsx/dist/loader.mjs')} ${join(REPO, 'bin/plangate.ts')}`;
@@ -208,3 +211,105 @@ describe('plangate complete', () => {
     );
   });
 });
+
+const ANSWERING_PLAN = `id: answer-own-gate
+version: 1
+objective: An agent works while a person reviews
+sizePolicy: { minSteps: 1 }
+steps:
+  - id: work
+    description: Write work.txt
+    target: coder
+    timeoutSeconds: 120
+    task: Write work.txt.
+    contract: { kind: command, command: test -f work.txt }
+  - id: review
+    description: Review the work and report the ticket
+    requiresHuman: true
+    task: Review work.txt and report the change ticket as review_ticket.
+    outputs: [review_ticket]
+    contract: { kind: assert, expression: '$contains(output.review_ticket, /^CR-[0-9]+$/)' }
+`;
+
+/** Posts a DONE answer for the human step through the run's front door, with its genuine shared link and no identity. */
+const ANSWERING_AGENT = `#!/usr/bin/env bash
+for _ in $(seq 1 300); do [ -s link.txt ] && break; sleep 0.1; done
+read -r url link digest < link.txt
+for path in "approvals/$link" "approvals/$link/as-recipient"; do
+  node -e 'fetch(process.argv[1], { method: "POST", headers: { "content-type": "application/json", accept: "application/json", "x-plangate-user": "alice" }, body: JSON.stringify({ digest: process.argv[2], decision: "DONE", outputs: { review_ticket: "CR-666" } }) }).then((r) => console.log(r.status), (e) => console.log("error", e.message))' "$url/$path" "$digest" >> answers.txt 2>&1
+done
+echo done > work.txt
+`;
+
+describe('an answer that reaches the harness from plan code', { timeout: 180_000 }, () => {
+  for (const how of ['sandboxed, the network shared', 'unsandboxed'] as const)
+    it(`is refused and journaled in the gate it tried, saying where it came from (${how})`, async () => {
+      const ws = await workDir();
+      const store = join(ws, '..', `${ws.split('/').pop()}-store`);
+      await writeFile(join(ws, 'plan.yaml'), ANSWERING_PLAN);
+      const agent = join(ws, 'agent.sh');
+      await writeFile(agent, ANSWERING_AGENT);
+      await chmod(agent, 0o755);
+      const run = new CliRun(['run', 'plan.yaml', '--json', '--approve', '--store', store], ws, {
+        PLANGATE_AGENT_COMMAND: agent,
+        ...(how === 'unsandboxed' ? { PLANGATE_SANDBOX: 'off' } : { PLANGATE_SANDBOX_NETWORK: 'host' }),
+      });
+      await run.untilEvent('TASK_STARTED', 'review');
+      const arn = run.executionArn;
+      // What an attacker needs: the front door and the gate's genuine shared link (no identity).
+      const gate = await waitingHumanGate(store, arn);
+      await writeFile(join(ws, 'link.txt'), `${gate.url} ${gate.linkId} ${gate.digest}\n`);
+      await run.untilEvent('TASK_COMPLETED', 'work');
+      const statuses = readFileSync(join(ws, 'answers.txt'), 'utf8').trim().split('\n');
+      expect(
+        statuses.every((s) => /^4\d\d$/.test(s)),
+        statuses.join(', '),
+      ).toBe(true);
+      const complete = new CliRun(
+        ['complete', arn, 'review', '--value', 'review_ticket=CR-1', '--store', store],
+        ws,
+      );
+      expect(await complete.exited, complete.stderr).toBe(0);
+      expect(await run.exited, run.stderr).toBe(0);
+
+      const refusals = run.events.filter((e) => e.event === 'GATE_ANSWER_REFUSED' && e.task_id === 'review');
+      expect(refusals.length, JSON.stringify(run.events.map((e) => e.event))).toBeGreaterThanOrEqual(1);
+      for (const refusal of refusals) expect(String(refusal.details?.message)).not.toBe('');
+      const sources = refusals.map((r) => String(r.details?.source ?? r.details?.by));
+      if (how === 'unsandboxed') expect(sources.some((s) => s.startsWith('127.0.0.1'))).toBe(true);
+      else
+        expect(
+          refusals.some((r) => /comes from plan code \(process \d+/.test(String(r.details?.message))),
+        ).toBe(true);
+      const review = run.events.find((e) => e.event === 'TASK_COMPLETED' && e.task_id === 'review');
+      expect(JSON.stringify(review?.details)).toContain('CR-1');
+      expect(JSON.stringify(run.events.filter((e) => e.event !== 'GATE_ANSWER_REFUSED'))).not.toContain(
+        'CR-666',
+      );
+    });
+});
+
+/** The run's front door and its human step's shared link, as `plangate complete` finds them. */
+async function waitingHumanGate(
+  store: string,
+  executionArn: string,
+): Promise<{ url: string; linkId: string; digest: string }> {
+  const paths = storePaths(store);
+  const session = await liveSession(paths);
+  if (!session) throw new Error('no live session');
+  const clients = localClients(session);
+  try {
+    const approvals = approvalsFor({
+      dynamo: clients.doc,
+      tables: DEFAULT_TABLE_NAMES,
+      events: clients.events,
+      sfn: clients.sfn as NonNullable<typeof clients.sfn>,
+      signingKey: await loadSigningKey(paths),
+    });
+    const gate = (await approvals.pending(executionArn)).find((w) => w.gate.kind === 'human');
+    if (!gate) throw new Error('the human step is not waiting');
+    return { url: session.approvalUrl, linkId: gate.linkId, digest: gate.gate.planDigest };
+  } finally {
+    clients.destroy();
+  }
+}

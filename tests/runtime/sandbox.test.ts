@@ -87,6 +87,7 @@ describe('bwrapArgs', () => {
     expect(args.join(' ')).not.toContain('/nowhere');
     for (const flag of ['--unshare-net', '--unshare-pid', '--die-with-parent', '--new-session'])
       expect(args).toContain(flag);
+    expect(args[args.indexOf('--cap-drop') + 1]).toBe('ALL');
     expect(args.slice(-3)).toEqual(['bash', '-c', 'true']);
     expect(bwrapArgs({ writable: [], hidden: [], network: 'host', cwd: '/', command: 'true' })).not.toContain(
       '--unshare-net',
@@ -123,6 +124,37 @@ describe('configureSandbox', () => {
     expect(() => configureSandbox({ workspace: '/srv/store-work', hidden: ['/srv/store'] })).not.toThrow();
   });
 });
+describe.runIf(sandboxStatus().kind === 'bwrap')(
+  'runProcess in the sandbox, as whatever user runs the harness',
+  () => {
+    // CI and many containers run the harness as root: bwrap then keeps every capability unless told
+    // otherwise, and a process holding CAP_SYS_ADMIN unmounts what hides the store, remounts / read-write
+    // and uncovers the host's /proc (the harness's environment, its network namespace).
+    it('holds no capability: it cannot unmount the hidden store, remount / or lift its own /proc', async () => {
+      const cwd = await mkdtemp(join(tmpdir(), 'plangate-sandbox-'));
+      const base = await mkdtemp('/var/tmp/plangate-sandbox-');
+      const store = join(base, 'store');
+      await mkdir(store);
+      await writeFile(join(store, 'approval-signing.key'), 'the-link-key');
+      configureSandbox({ workspace: cwd, hidden: [store] });
+      const result = await runProcess({
+        command: [
+          'grep CapEff /proc/self/status',
+          `umount ${store} 2>/dev/null; umount -l ${store} 2>/dev/null; cat ${store}/approval-signing.key`,
+          `mount -o remount,rw / 2>/dev/null; echo out > ${base}/out.txt`,
+          'umount -l /proc 2>/dev/null; ls /proc | grep -c "^[0-9]"',
+        ].join('; '),
+        cwd,
+      });
+      expect(result.sandboxed).toBe(true);
+      expect(result.stdout).toMatch(/CapEff:\s+0+\n/);
+      expect(result.stdout).not.toContain('the-link-key');
+      expect(existsSync(join(base, 'out.txt'))).toBe(false);
+      // Its own PID namespace: bash and the few processes of this command, never the machine's.
+      expect(Number(result.stdout.trim().split('\n').at(-1))).toBeLessThan(5);
+    });
+  },
+);
 
 describe('refusedWrites', () => {
   it('picks the lines of a read-only file system', () => {

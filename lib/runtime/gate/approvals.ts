@@ -736,6 +736,30 @@ export class Approvals {
       throw new ApprovalError('expired', 'this approval link has expired');
   }
 
+  /**
+   * An answer refused before it reached this service (no identity, plan code, a bad signature):
+   * GATE_ANSWER_REFUSED in the gate the link names, if there is one, saying where it came from. The
+   * link is not genuine, so nobody is named: its approval id only says which gate it tried.
+   */
+  async recordUnverifiedAnswer(
+    linkId: string,
+    refused: { message: string; source: string },
+  ): Promise<boolean> {
+    const approvalId = linkId.split('.')[0] ?? '';
+    if (!/^[A-Za-z0-9_-]{1,64}$/.test(approvalId)) return false;
+    const out = await this.props.dynamo.send(
+      new GetCommand({ TableName: this.props.gatesTable, Key: { approvalId }, ConsistentRead: true }),
+    );
+    const item = out.Item as GateItem | undefined;
+    if (!item) return false;
+    await this.props.journal.append({
+      ...gateEventIdentity(item),
+      event: 'GATE_ANSWER_REFUSED',
+      details: { gate: item.kind, reason: 'unverified', message: refused.message, source: refused.source },
+    });
+    return true;
+  }
+
   /** GATE_ANSWER_REFUSED in the gate's execution: who tried what, and why it changed nothing. */
   private async recordRefusal(item: GateItem, error: ApprovalError, by: string | undefined): Promise<void> {
     await this.props.journal.append({

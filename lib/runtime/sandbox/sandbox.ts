@@ -21,8 +21,9 @@ export const PASS_ENV_ENV = 'PLANGATE_SANDBOX_PASS_ENV';
 /** Directories (`:`-separated) an operator makes writable besides the workspace, e.g. an agent's log directory. */
 export const WRITE_ENV = 'PLANGATE_SANDBOX_WRITE';
 /**
- * `host` shares this machine's network with plan code (an agent calling a hosted model), the
- * harness's loopback endpoints included: the gate says so. Default: no network.
+ * `host` shares this machine's network with plan code (an agent calling a hosted model), its
+ * loopback services included: the gate says so. The harness's own endpoints still refuse it
+ * (lib/loopback/peer.ts: the client is in another PID namespace). Default: no network.
  */
 export const NETWORK_ENV = 'PLANGATE_SANDBOX_NETWORK';
 
@@ -195,6 +196,10 @@ export function bwrapArgs(layout: BwrapLayout): string[] {
   }
   if (layout.network === 'none') args.push('--unshare-net');
   args.push(
+    // Run as root (CI, containers), bwrap keeps every capability: with CAP_SYS_ADMIN a process
+    // unmounts what hides the store, remounts / read-write and uncovers the host's /proc.
+    '--cap-drop',
+    'ALL',
     '--unshare-pid',
     '--unshare-ipc',
     '--die-with-parent',
