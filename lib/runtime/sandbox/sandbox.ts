@@ -13,6 +13,7 @@ import { existsSync, statSync } from 'node:fs';
 import { userInfo } from 'node:os';
 import { resolve } from 'node:path';
 import { planEnvironment } from './environment.ts';
+import type { PlanAwsSession, PlanProcessInvoker } from './plan-process-call.ts';
 
 /** Set to `off` to run plan code unsandboxed on purpose (the gate then says so). */
 export const SANDBOX_ENV = 'PLANGATE_SANDBOX';
@@ -95,14 +96,55 @@ export function configureSandbox(next: SandboxSettings): void {
 /** What one call adds (its outputs file's directory, a worker's task directory). */
 export interface SandboxScope {
   readonly writable?: readonly string[];
+  /**
+   * Files the harness reads back once the process ends (its `$PLANGATE_OUTPUT`): where the
+   * process runs on another host, that host hands it a file of its own and returns the contents.
+   */
+  readonly returned?: readonly string[];
+  /** The AWS session the processes get (the plan runtime role, for a step that declares AWS). */
+  readonly aws?: PlanAwsSession;
 }
 
 const scope = new AsyncLocalStorage<SandboxScope>();
 
-/** Runs `use` with `extra` writable to the plan processes it starts (and only to those). */
+/** Runs `use` with `extra` added for the plan processes it starts (and only for those). */
 export function withSandboxScope<T>(extra: SandboxScope, use: () => Promise<T>): Promise<T> {
   const outer = scope.getStore();
-  return scope.run({ writable: [...(outer?.writable ?? []), ...(extra.writable ?? [])] }, use);
+  const aws = extra.aws ?? outer?.aws;
+  return scope.run(
+    {
+      writable: [...(outer?.writable ?? []), ...(extra.writable ?? [])],
+      returned: [...(outer?.returned ?? []), ...(extra.returned ?? [])],
+      ...(aws ? { aws } : {}),
+    },
+    use,
+  );
+}
+
+/** What the calls running now add (see {@link withSandboxScope}). */
+export function sandboxScope(): SandboxScope {
+  return scope.getStore() ?? {};
+}
+
+let planProcessFunction: PlanProcessInvoker | undefined;
+
+/**
+ * On AWS: every plan process this process would start runs in the plan-process function instead
+ * (a Lambda whose role holds none of the harness's authority), through `invoke`. Set once at a
+ * harness Lambda's cold start (lambdas/default-deps.ts); never set locally.
+ */
+export function configurePlanProcessFunction(invoke: PlanProcessInvoker): void {
+  planProcessFunction = invoke;
+}
+
+/**
+ * Where a plan process runs: in the plan-process function (on AWS), else here, in bubblewrap
+ * where the machine has it ({@link planProcess}). The one place that decides.
+ */
+export function planProcessHost():
+  | { readonly kind: 'function'; readonly invoke: PlanProcessInvoker }
+  | { readonly kind: 'here' } {
+  return planProcessFunction ? { kind: 'function', invoke: planProcessFunction } : { kind: 'here' };
 }
 
 export interface PlanProcessRequest {
