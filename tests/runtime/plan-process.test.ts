@@ -17,6 +17,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { type LocalDataPlane, startLocalDataPlane } from '../../lib/aws-local/data-plane.ts';
+import { sessionPolicy } from '../../lib/plan/aws-access.ts';
 import { TABLE_NAME_ENV } from '../../lib/runtime/catalog.ts';
 import { DEFAULT_TABLE_NAMES, type TableNames } from '../../lib/runtime/journal/tables.ts';
 
@@ -215,5 +216,24 @@ describe('plan code on AWS (the plan-process function)', () => {
     // A step that declares no AWS gets no credentials at all.
     expect(own).not.toMatch(/^AWS_(ACCESS_KEY_ID|SECRET_ACCESS_KEY|SESSION_TOKEN)=/m);
     expect(invocations.at(-1)).toMatchObject({ name: PLAN_PROCESS_FUNCTION });
+  }, 60_000);
+
+  it('a step that declares AWS gets the plan runtime role, assumed for its run with the session policy it declared', async () => {
+    const aws = { allow: [{ actions: ['s3:GetObject'], resources: ['arn:aws:s3:::reports/*'] }] };
+    const { own, parent } = await runOnAws(
+      'arn:aws:states:us-east-1:123456789012:execution:plangate-demo:env-2',
+      { aws },
+    );
+    expect(own).toMatch(new RegExp(`^AWS_ACCESS_KEY_ID=${PLAN_RUN.AccessKeyId}$`, 'm'));
+    expect(own).toMatch(new RegExp(`^AWS_SECRET_ACCESS_KEY=${PLAN_RUN.SecretAccessKey}$`, 'm'));
+    expect(own).toMatch(new RegExp(`^AWS_SESSION_TOKEN=${PLAN_RUN.SessionToken}$`, 'm'));
+    for (const value of [...harnessValues, ...Object.values(PLAN_PROCESS)]) expect(own).not.toContain(value);
+    for (const value of harnessValues) expect(parent).not.toContain(value);
+    expect(assumed.at(-1)).toMatchObject({
+      Action: 'AssumeRole',
+      RoleArn: PLAN_RUNTIME_ROLE,
+      RoleSessionName: 'plangate-env-2',
+      Policy: sessionPolicy(aws),
+    });
   }, 60_000);
 });
