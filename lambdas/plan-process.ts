@@ -1,7 +1,7 @@
 /**
  * Plan-process Lambda: runs one plan command (a shell step, command contract, postcondition or
  * rollback) the step runner or the contract checker hands it, as a principal without the
- * harness's authority (its role: its own logs and sts:AssumeRole on the plan runtime role).
+ * harness's authority (its role: its own logs and sts:AssumeRole on the plan AWS role).
  */
 import { fromTemporaryCredentials } from '@aws-sdk/credential-providers';
 import type { Context } from 'aws-lambda';
@@ -23,7 +23,7 @@ export const makeHandler = (deps: PlanProcessHostDeps & { readonly telemetry?: T
       servePlanProcessCall(parseEvent(PlanProcessCallSchema, event), deps),
   );
 
-/** Where calls run, and the plan runtime role assumed (with the call's session policy) for calls that declare AWS. */
+/** Where calls run, and the plan AWS role assumed (with the call's session policy) for calls that declare AWS. */
 export function planProcessDeps(
   env: HandlerEnv<'planProcess'>,
   telemetry: Telemetry,
@@ -34,10 +34,10 @@ export function planProcessDeps(
     ...(region ? { region } : {}),
     telemetry,
     assumeRole: async (session, durationSeconds) => {
-      const roleArn = env.PLANGATE_PLAN_RUNTIME_ROLE_ARN;
+      const roleArn = env.PLANGATE_PLAN_AWS_ROLE_ARN;
       if (!roleArn)
         throw new NotConfiguredError(
-          'a step declares AWS access but the plan-process function has no plan runtime role: set PLANGATE_PLAN_RUNTIME_ROLE_ARN',
+          'a step declares AWS access but the plan-process function has no plan AWS role: set PLANGATE_PLAN_AWS_ROLE_ARN',
         );
       const credentials = await fromTemporaryCredentials({
         params: {

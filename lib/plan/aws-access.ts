@@ -4,7 +4,7 @@
  * live under {@link PLATFORM_SECRETS_PREFIX}, plans' secrets under {@link PLAN_SECRETS_PREFIX}.
  * No plan may reference the platform's (a secret it declares, or a resource its steps' `aws`
  * could reach), and no plan-facing role's IAM covers it (lib/cdk). A step's `aws` becomes the
- * session policy of the plan runtime role for its run: {@link sessionPolicy}, the one text the
+ * session policy of the plan AWS role for its run: {@link sessionPolicy}, the one text the
  * harness hands STS and the gate shows.
  */
 import type { AwsAccess, Plan } from './schema.ts';

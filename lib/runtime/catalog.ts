@@ -123,10 +123,10 @@ const StepEnv = HarnessEnv.extend(ToolsEnv.shape).extend({ PLANGATE_PLAN_PROCESS
 
 /**
  * The plan-process function reads none of the harness's settings (no table, bus or function):
- * where calls run and the plan runtime role that calls declaring AWS get credentials of.
+ * where calls run and the plan AWS role that calls declaring AWS get credentials of.
  */
 const PlanProcessEnv = TelemetryEnv.extend(ToolsEnv.shape).extend({
-  PLANGATE_PLAN_RUNTIME_ROLE_ARN: set.optional(),
+  PLANGATE_PLAN_AWS_ROLE_ARN: set.optional(),
 });
 
 const NotifierEnv = HarnessEnv.extend(SigningKeyEnv.shape)

@@ -6,7 +6,7 @@
  * Lambda service that runs lambdas/plan-process.ts in a child process of its own, with that
  * function's environment. A step that prints its environment and its parent's
  * (`/proc/$PPID/environ`) shows none of the harness's credentials; a step that declares AWS gets
- * the credentials of the plan's runtime role, assumed for its run with the session policy it
+ * the credentials of the plan AWS role, assumed for its run with the session policy it
  * declared (the STS call goes to a local stand-in that records it).
  */
 import { spawn } from 'node:child_process';
@@ -27,19 +27,19 @@ const HARNESS = {
   AWS_SECRET_ACCESS_KEY: 'harness-role-secret-9c2e',
   AWS_SESSION_TOKEN: 'harness-role-session-token-41bd',
 };
-/** The plan-process function's own credentials (its role may only assume the plan runtime role). */
+/** The plan-process function's own credentials (its role may only assume the plan AWS role). */
 const PLAN_PROCESS = {
   AWS_ACCESS_KEY_ID: 'plan-process-key-id-2b8c',
   AWS_SECRET_ACCESS_KEY: 'plan-process-secret-d05f',
   AWS_SESSION_TOKEN: 'plan-process-session-token-e61a',
 };
-/** What the local STS hands out for the plan runtime role. */
+/** What the local STS hands out for the plan AWS role. */
 const PLAN_RUN = {
   AccessKeyId: 'plan-run-key-id-83aa',
   SecretAccessKey: 'plan-run-secret-5d1e',
   SessionToken: 'plan-run-session-token-c7f0',
 };
-const PLAN_RUNTIME_ROLE = 'arn:aws:iam::123456789012:role/plangate-plan-runtime';
+const PLAN_AWS_ROLE = 'arn:aws:iam::123456789012:role/plangate-plan-aws';
 const PLAN_PROCESS_FUNCTION = 'plangate-plan-process';
 const REPO = join(import.meta.dirname, '../..');
 const CHILD = join(REPO, 'tests/support/lambda-child.ts');
@@ -95,7 +95,7 @@ beforeAll(async () => {
     assumed.push(Object.fromEntries(new URLSearchParams(await body(req))));
     res.writeHead(200, { 'content-type': 'text/xml' });
     res.end(
-      `<AssumeRoleResponse xmlns="https://sts.amazonaws.com/doc/2011-06-15/"><AssumeRoleResult><Credentials><AccessKeyId>${PLAN_RUN.AccessKeyId}</AccessKeyId><SecretAccessKey>${PLAN_RUN.SecretAccessKey}</SecretAccessKey><SessionToken>${PLAN_RUN.SessionToken}</SessionToken><Expiration>2099-01-01T00:00:00Z</Expiration></Credentials><AssumedRoleUser><Arn>${PLAN_RUNTIME_ROLE}/run</Arn><AssumedRoleId>AROAPLANRUNTIME:run</AssumedRoleId></AssumedRoleUser></AssumeRoleResult><ResponseMetadata><RequestId>req-1</RequestId></ResponseMetadata></AssumeRoleResponse>`,
+      `<AssumeRoleResponse xmlns="https://sts.amazonaws.com/doc/2011-06-15/"><AssumeRoleResult><Credentials><AccessKeyId>${PLAN_RUN.AccessKeyId}</AccessKeyId><SecretAccessKey>${PLAN_RUN.SecretAccessKey}</SecretAccessKey><SessionToken>${PLAN_RUN.SessionToken}</SessionToken><Expiration>2099-01-01T00:00:00Z</Expiration></Credentials><AssumedRoleUser><Arn>${PLAN_AWS_ROLE}/run</Arn><AssumedRoleId>AROAPLANRUNTIME:run</AssumedRoleId></AssumedRoleUser></AssumeRoleResult><ResponseMetadata><RequestId>req-1</RequestId></ResponseMetadata></AssumeRoleResponse>`,
     );
   });
   const stsEndpoint = await listen(sts);
@@ -111,7 +111,7 @@ beforeAll(async () => {
     POWERTOOLS_SERVICE_NAME: 'plangate',
     POWERTOOLS_METRICS_NAMESPACE: 'plangate',
     PLANGATE_WORKDIR: dir,
-    PLANGATE_PLAN_RUNTIME_ROLE_ARN: PLAN_RUNTIME_ROLE,
+    PLANGATE_PLAN_AWS_ROLE_ARN: PLAN_AWS_ROLE,
     PLANGATE_TEST_PROCESS: 'plan-process-function',
   };
   // The Lambda service: Invoke runs the named function's module in a child process of its own.
@@ -218,7 +218,7 @@ describe('plan code on AWS (the plan-process function)', () => {
     expect(invocations.at(-1)).toMatchObject({ name: PLAN_PROCESS_FUNCTION });
   }, 60_000);
 
-  it('a step that declares AWS gets the plan runtime role, assumed for its run with the session policy it declared', async () => {
+  it('a step that declares AWS gets the plan AWS role, assumed for its run with the session policy it declared', async () => {
     const aws = { allow: [{ actions: ['s3:GetObject'], resources: ['arn:aws:s3:::reports/*'] }] };
     const { own, parent } = await runOnAws(
       'arn:aws:states:us-east-1:123456789012:execution:plangate-demo:env-2',
@@ -231,7 +231,7 @@ describe('plan code on AWS (the plan-process function)', () => {
     for (const value of harnessValues) expect(parent).not.toContain(value);
     expect(assumed.at(-1)).toMatchObject({
       Action: 'AssumeRole',
-      RoleArn: PLAN_RUNTIME_ROLE,
+      RoleArn: PLAN_AWS_ROLE,
       RoleSessionName: 'plangate-env-2',
       Policy: sessionPolicy(aws),
     });

@@ -68,7 +68,7 @@ export const RunnerRequestSchema = z.object({
   recovery: RecoverySummarySchema.optional(),
   /** Names of the values to capture (`step.outputs`). */
   outputs: z.array(IdSchema).default([]),
-  /** The step's AWS access (`step.aws`): its processes get the plan runtime role's session for the run. */
+  /** The step's AWS access (`step.aws`): its processes get the plan AWS role's session for the run. */
   aws: AwsAccessSchema.optional(),
   timeoutSeconds: z.number().int().positive(),
   /** Above this many bytes of output JSON, store it outside the payload and return `outputRef`. */

@@ -7,7 +7,7 @@
 import { z } from 'zod';
 
 /**
- * The AWS credentials a plan process gets: the plan runtime role assumed for one run (the session
+ * The AWS credentials a plan process gets: the plan AWS role assumed for one run (the session
  * named after it) with the session policy its step declared. Absent: no credentials at all.
  */
 export const PlanAwsSessionSchema = z.strictObject({

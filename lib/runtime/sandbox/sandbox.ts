@@ -101,7 +101,7 @@ export interface SandboxScope {
    * process runs on another host, that host hands it a file of its own and returns the contents.
    */
   readonly returned?: readonly string[];
-  /** The AWS session the processes get (the plan runtime role, for a step that declares AWS). */
+  /** The AWS session the processes get (the plan AWS role, for a step that declares AWS). */
   readonly aws?: PlanAwsSession;
 }
 

@@ -2,7 +2,7 @@
  * The plan-process function, both sides of its one call: the harness's invoker (the step runner
  * and the contract checker hand it every plan process on AWS) and what the function does with a
  * call (lambdas/plan-process.ts). The function's role may write its own logs and assume the plan
- * runtime role, nothing else: a process it starts, and whatever that process reads of its parent,
+ * AWS role, nothing else: a process it starts, and whatever that process reads of its parent,
  * holds none of the harness's authority. A call that declares AWS gets that role's credentials,
  * assumed for the run with the session policy the step declared; any other call gets none.
  */
@@ -41,7 +41,7 @@ export function planProcessInvoker(lambda: LambdaClient, functionName: string): 
   };
 }
 
-/** Temporary credentials of the plan runtime role. */
+/** Temporary credentials of the plan AWS role. */
 export interface PlanAwsCredentials {
   readonly accessKeyId: string;
   readonly secretAccessKey: string;
@@ -53,7 +53,7 @@ export interface PlanProcessHostDeps {
   readonly workdir: string;
   /** The region the credentials are for (AWS_REGION of the process). */
   readonly region?: string;
-  /** Assumes the plan runtime role for `session` (sts:AssumeRole with its session policy). */
+  /** Assumes the plan AWS role for `session` (sts:AssumeRole with its session policy). */
   readonly assumeRole: (session: PlanAwsSession, durationSeconds: number) => Promise<PlanAwsCredentials>;
 }
 

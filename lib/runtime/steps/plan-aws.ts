@@ -1,5 +1,5 @@
 /**
- * A step's AWS access as its processes get it: the plan runtime role's session for this run,
+ * A step's AWS access as its processes get it: the plan AWS role's session for this run,
  * named after the execution (CloudTrail shows the name on every call), its policy exactly the
  * grants the step declared (lib/plan/aws-access.ts, the text the gate showed). A step that
  * declares none runs its processes with no AWS credentials at all.
