@@ -26,6 +26,11 @@ export function sessionPolicy(access: AwsAccess): string {
   });
 }
 
+/** A step's grants as people read them at the gate, one line each: `s3:GetObject on arn:aws:s3:::reports/*`. */
+export function awsAccessLines(access: AwsAccess): string[] {
+  return access.allow.map((grant) => `${grant.actions.join(', ')} on ${grant.resources.join(', ')}`);
+}
+
 /** STS refuses a packed session policy above 2,048 characters. */
 export const MAX_SESSION_POLICY_CHARS = 2048;
 
