@@ -110,6 +110,44 @@ describe("a step's aws", () => {
   });
 });
 
+describe("a step's aws in Markdown", () => {
+  it('is a field of the step, a fenced yaml block or inline, located where it is refused', async () => {
+    const text = [
+      '# Sync the reports',
+      '',
+      '## Steps',
+      '',
+      '### 1. Sync the reports',
+      '**tool:** shell',
+      '**args:** {command: "aws s3 sync s3://reports ./reports"}',
+      '**aws:**',
+      '```yaml',
+      'allow:',
+      '  - actions: [s3:GetObject]',
+      '    resources: ["arn:aws:s3:::reports/*"]',
+      '  - actions: ["secretsmanager:*"]',
+      '    resources: ["arn:aws:secretsmanager:*:*:secret:*"]',
+      '```',
+      '**contract:** `test -d reports`',
+      '',
+    ].join('\n');
+    const parsed = parsePlanText(text, { filename: 'plan.md' });
+    expect(parsed.plan?.steps[0]?.aws?.allow[0]).toEqual({
+      actions: ['s3:GetObject'],
+      resources: ['arn:aws:s3:::reports/*'],
+    });
+    const result = await validatePlan(parsed.plan as Plan, {
+      sourceMap: parsed.sourceMap,
+      checkShell: false,
+    });
+    expect(
+      result.problems
+        .filter((p) => p.code === 'aws-access')
+        .map((p) => `${p.location.line}:${p.location.column}`),
+    ).toEqual(['14:17']);
+  });
+});
+
 describe("the platform's secrets", () => {
   it('may not be a plan secret, located at its ref', async () => {
     const problems = await located({
