@@ -116,14 +116,15 @@ beforeAll(async () => {
   };
   // The Lambda service: Invoke runs the named function's module in a child process of its own.
   lambdaService = createServer(async (req, res) => {
-    const name = decodeURIComponent(/\/functions\/([^/]+)\/invocations/.exec(req.url ?? '')?.[1] ?? '');
-    const event: unknown = JSON.parse(await body(req));
-    invocations.push({ name, event });
-    if (name !== PLAN_PROCESS_FUNCTION) {
+    const name = /^\/2015-03-31\/functions\/([^/]+)\/invocations$/.exec(req.url ?? '')?.[1];
+    // Anything but an Invoke of the plan-process function (another process probing loopback ports, too).
+    if (req.method !== 'POST' || decodeURIComponent(name ?? '') !== PLAN_PROCESS_FUNCTION) {
       res.writeHead(404, { 'x-amzn-errortype': 'ResourceNotFoundException' });
-      res.end(JSON.stringify({ message: `Function not found: ${name}` }));
+      res.end(JSON.stringify({ message: `Function not found: ${req.url}` }));
       return;
     }
+    const event: unknown = JSON.parse(await body(req));
+    invocations.push({ name: PLAN_PROCESS_FUNCTION, event });
     const outcome = (await inChild('lambdas/plan-process.ts', planProcessEnv, event)) as {
       result?: unknown;
       error?: unknown;
@@ -235,5 +236,30 @@ describe('plan code on AWS (the plan-process function)', () => {
       RoleSessionName: 'plangate-env-2',
       Policy: sessionPolicy(aws),
     });
+  }, 60_000);
+
+  it('a command contract, run by the contract-checker handler, holds none of them either', async () => {
+    const before = invocations.length;
+    // Passes only where neither the contract's environment nor its parent's holds a harness credential.
+    const command = [
+      `! env | grep -q -e ${harnessValues.join(' -e ')}`,
+      `! tr '\\0' '\\n' < /proc/$PPID/environ | grep -q -e ${harnessValues.join(' -e ')}`,
+      "tr '\\0' '\\n' < /proc/$PPID/environ | grep -q PLANGATE_TEST_PROCESS=",
+    ].join(' && ');
+    const executionId = 'arn:aws:states:us-east-1:123456789012:execution:plangate-demo:env-3';
+    const outcome = (await inChild('lambdas/contract-checker.ts', harnessEnv, {
+      plan: { id: 'demo', version: 1, digest: 'sha256:feed' },
+      executionId,
+      stepId: 'look',
+      index: 1,
+      total: 1,
+      description: 'Look around',
+      attempt: 1,
+      run: { stepId: 'look', status: 'succeeded', attempt: 1, durationMs: 1, output: {} },
+      contract: { kind: 'command', command, expectExitCode: 0, timeoutSeconds: 30 },
+    })) as { result?: { passed?: boolean; evidence?: { summary?: string } }; error?: unknown };
+    expect(outcome.error).toBeUndefined();
+    expect(outcome.result?.evidence?.summary).toMatch(/exit 0/);
+    expect(invocations.length).toBe(before + 1);
   }, 60_000);
 });
