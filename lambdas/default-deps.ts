@@ -56,7 +56,13 @@ export function defaultHarnessDeps(env: CommonHandlerEnv, telemetry: Telemetry):
 export function stepDeps(env: HandlerEnv<'stepRunner'>, telemetry: Telemetry): HarnessDepsOnAws {
   const base = defaultHarnessDeps(env, telemetry);
   if (env.PLANGATE_PLAN_PROCESS_FUNCTION)
-    configurePlanProcessFunction(planProcessInvoker(base.lambda, env.PLANGATE_PLAN_PROCESS_FUNCTION));
+    configurePlanProcessFunction(
+      planProcessInvoker(
+        // One attempt: the SDK must not run a plan's command twice (a step's own recipe retries it).
+        traced(telemetry, new LambdaClient({ maxAttempts: 1 })),
+        env.PLANGATE_PLAN_PROCESS_FUNCTION,
+      ),
+    );
   return env.PLANGATE_WORKDIR ? { ...base, cwd: env.PLANGATE_WORKDIR } : base;
 }
 
