@@ -56,13 +56,14 @@ export function defaultHarnessDeps(env: CommonHandlerEnv, telemetry: Telemetry):
 export function stepDeps(env: HandlerEnv<'stepRunner'>, telemetry: Telemetry): HarnessDepsOnAws {
   const base = defaultHarnessDeps(env, telemetry);
   if (env.PLANGATE_PLAN_PROCESS_FUNCTION)
-    configurePlanProcessFunction(
-      planProcessInvoker(
+    configurePlanProcessFunction({
+      name: env.PLANGATE_PLAN_PROCESS_FUNCTION,
+      invoke: planProcessInvoker(
         // One attempt: the SDK must not run a plan's command twice (a step's own recipe retries it).
         traced(telemetry, new LambdaClient({ maxAttempts: 1 })),
         env.PLANGATE_PLAN_PROCESS_FUNCTION,
       ),
-    );
+    });
   return env.PLANGATE_WORKDIR ? { ...base, cwd: env.PLANGATE_WORKDIR } : base;
 }
 
@@ -122,6 +123,9 @@ export function runtimeLaunchDeps(
  */
 export async function defaultGateDeps(env: HandlerEnv<'gate'>, telemetry: Telemetry): Promise<GateDeps> {
   const base = defaultHarnessDeps(env, telemetry);
+  // The gate says where plan code runs (each gate's "Runs as"); it never runs any itself.
+  if (env.PLANGATE_PLAN_PROCESS_FUNCTION)
+    configurePlanProcessFunction({ name: env.PLANGATE_PLAN_PROCESS_FUNCTION });
   const slack = slackClientFromEnv(env, base.secretsManager);
   return {
     ...base,

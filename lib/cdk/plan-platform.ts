@@ -719,6 +719,8 @@ export class PlanPlatform extends Construct {
       resourceArns: [this.notifier.function.functionArn],
     });
     gate.setEnvironment(notifierFunction);
+    // Each gate says where plan code runs; the gate may not invoke it.
+    gate.setEnvironment({ PLANGATE_PLAN_PROCESS_FUNCTION: this.planCode.function.function.functionName });
     // An approval with modifications makes a new revision: the approvals API asks the approvers again.
     Grant.addToPrincipal({
       grantee: this.approvalsApi.function,

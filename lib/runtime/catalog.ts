@@ -112,6 +112,8 @@ const GateEnv = HarnessEnv.extend(SigningKeyEnv.shape)
   .extend({
     /** The function the gate invokes (asynchronously) to send an approval request. */
     PLANGATE_NOTIFIER_FUNCTION: set,
+    /** Where plan code runs (named on every gate as its "Runs as"); the gate never invokes it. */
+    PLANGATE_PLAN_PROCESS_FUNCTION: set.optional(),
   })
   .superRefine(oneOf('PLANGATE_APPROVAL_SIGNING_KEY_SECRET', 'PLANGATE_APPROVAL_SIGNING_KEY'), ALWAYS);
 

@@ -198,6 +198,13 @@ describe('plan code on AWS (PlanCode)', () => {
       )?.Variables;
       expect(variables?.PLANGATE_PLAN_PROCESS_FUNCTION).toEqual({ Ref: planProcessId });
     }
+    // The gate names it on every gate ("Runs as") and may not invoke it (above).
+    const gateVariables = (
+      resources[idOf(platform.functions.gate.function)]?.Properties.Environment as
+        | { Variables: Record<string, unknown> }
+        | undefined
+    )?.Variables;
+    expect(gateVariables?.PLANGATE_PLAN_PROCESS_FUNCTION).toEqual({ Ref: planProcessId });
     // Plan code's roles reach no harness service at all (the plan AWS role's allows are the platform's own).
     const planProcessActions = statementsOf(platform.planCode.function.role).flatMap(actionsOf);
     expect(planProcessActions.filter((a) => HARNESS_SERVICES.test(a))).toEqual([]);

@@ -30,19 +30,32 @@ export const NETWORK_ENV = 'PLANGATE_SANDBOX_NETWORK';
 /** HOME inside the sandbox: a fresh directory on the sandbox's own /tmp. */
 export const SANDBOX_HOME = '/tmp/plangate-home';
 
-export type SandboxStatus =
+/** How this machine runs plan code itself. */
+export type LocalSandboxStatus =
   | { readonly kind: 'bwrap'; readonly network: 'none' | 'host' }
   | { readonly kind: 'none'; readonly user: string; readonly reason: string };
 
-/** Whether plan code runs sandboxed on this machine, and if not, as whom and why (asked once per process). */
+/** Where plan code runs: here (sandboxed or not), or, on AWS, in the plan-process function. */
+export type SandboxStatus = LocalSandboxStatus | { readonly kind: 'function'; readonly function: string };
+
+/** Whether plan code runs sandboxed, and if not, as whom and why (asked once per process). */
 export function sandboxStatus(): SandboxStatus {
+  return planProcessFunction
+    ? { kind: 'function', function: planProcessFunction.name }
+    : localSandboxStatus();
+}
+
+/** Whether this machine sandboxes the plan processes it starts (asked once per process). */
+function localSandboxStatus(): LocalSandboxStatus {
   cachedStatus ??= detect();
   return cachedStatus;
 }
-let cachedStatus: SandboxStatus | undefined;
+let cachedStatus: LocalSandboxStatus | undefined;
 
 /** The sentence every channel shows: what plan code runs as. */
 export function sandboxSentence(status: SandboxStatus = sandboxStatus()): string {
+  if (status.kind === 'function')
+    return `steps run in the plan-process function ${status.function}, as a role without the harness's authority (no bubblewrap there)`;
   if (status.kind === 'none') return `steps run unsandboxed as ${status.user} (${status.reason})`;
   const network =
     status.network === 'none'
@@ -51,8 +64,8 @@ export function sandboxSentence(status: SandboxStatus = sandboxStatus()): string
   return `steps run sandboxed (bubblewrap): the workspace writable, the rest read-only, the store and keys hidden, ${network}`;
 }
 
-function detect(): SandboxStatus {
-  const unsandboxed = (reason: string): SandboxStatus => ({ kind: 'none', user: userName(), reason });
+function detect(): LocalSandboxStatus {
+  const unsandboxed = (reason: string): LocalSandboxStatus => ({ kind: 'none', user: userName(), reason });
   if (process.env[SANDBOX_ENV] === 'off') return unsandboxed(`${SANDBOX_ENV}=off`);
   if (process.platform !== 'linux') return unsandboxed(`no sandbox on ${process.platform}`);
   // The namespaces must be usable here too (a container may forbid them), not only bwrap installed.
@@ -90,7 +103,7 @@ let settings: SandboxSettings | undefined;
 export function configureSandbox(next: SandboxSettings): void {
   settings = { workspace: resolve(next.workspace), hidden: next.hidden.map((p) => resolve(p)) };
   // Probe now, at start-up: the probe is synchronous, and later it would hold up heartbeats.
-  sandboxStatus();
+  localSandboxStatus();
 }
 
 /** What one call adds (its outputs file's directory, a worker's task directory). */
@@ -126,15 +139,20 @@ export function sandboxScope(): SandboxScope {
   return scope.getStore() ?? {};
 }
 
-let planProcessFunction: PlanProcessInvoker | undefined;
+let planProcessFunction: { readonly name: string; readonly invoke?: PlanProcessInvoker } | undefined;
 
 /**
- * On AWS: every plan process this process would start runs in the plan-process function instead
- * (a Lambda whose role holds none of the harness's authority), through `invoke`. Set once at a
- * harness Lambda's cold start (lambdas/default-deps.ts); never set locally.
+ * On AWS: plan processes run in the plan-process function `name` (a Lambda whose role holds none
+ * of the harness's authority). With `invoke` (the step runner, the contract checker), every plan
+ * process this process would start goes there; without (the gate), this process only says so
+ * (`sandboxStatus`). Set once at a harness Lambda's cold start (lambdas/default-deps.ts); never
+ * set locally.
  */
-export function configurePlanProcessFunction(invoke: PlanProcessInvoker): void {
-  planProcessFunction = invoke;
+export function configurePlanProcessFunction(host: {
+  readonly name: string;
+  readonly invoke?: PlanProcessInvoker;
+}): void {
+  planProcessFunction = host;
 }
 
 /**
@@ -144,7 +162,11 @@ export function configurePlanProcessFunction(invoke: PlanProcessInvoker): void {
 export function planProcessHost():
   | { readonly kind: 'function'; readonly invoke: PlanProcessInvoker }
   | { readonly kind: 'here' } {
-  return planProcessFunction ? { kind: 'function', invoke: planProcessFunction } : { kind: 'here' };
+  if (!planProcessFunction) return { kind: 'here' };
+  const { name, invoke } = planProcessFunction;
+  if (!invoke)
+    throw new Error(`this process may not run plan code: it runs in the plan-process function ${name}`);
+  return { kind: 'function', invoke };
 }
 
 export interface PlanProcessRequest {
@@ -166,7 +188,7 @@ export interface PlanProcessSpawn {
 export function planProcess(request: PlanProcessRequest): PlanProcessSpawn {
   const harness = process.env;
   const passed = listSetting(harness[PASS_ENV_ENV], ',');
-  const status = sandboxStatus();
+  const status = localSandboxStatus();
   if (status.kind === 'none')
     return {
       file: 'bash',
