@@ -155,8 +155,8 @@ export const AwsGrantSchema = z.strictObject({
 export type AwsGrant = z.infer<typeof AwsGrantSchema>;
 
 /**
- * What AWS a step's processes (its tool, contract and rollback) may use, on AWS: the plan runtime
- * role, assumed for the run with exactly these grants as the session policy (never more than the
+ * What AWS a step's processes (its tool, contract and rollback; not the rollback's contract) may
+ * use, on AWS: the plan AWS role, assumed for the run with exactly these grants as the session policy (never more than the
  * role itself allows; never the harness's tables, bus, functions or secrets). A step without it
  * gets no AWS credentials at all.
  */
