@@ -5,6 +5,8 @@
  * The compiler puts it in the plan gate's summary, so what approvers see is part of the compiled
  * definition: bound to what runs by the same digest. Every channel renders this one view.
  */
+
+import { awsAccessLines } from '../plan/aws-access.ts';
 import { canonicalJson } from '../plan/digest.ts';
 import { effectiveRecovery, type RecoveryTable } from '../plan/recovery.ts';
 import { referencesInValue, stepOutputReferences } from '../plan/references.ts';
@@ -164,6 +166,7 @@ function stepView(step: Step, risks: PlanRisks, recovery: RecoveryTable): StepVi
     ...(step.outputShapes && Object.keys(step.outputShapes).length > 0
       ? { outputShapes: step.outputShapes }
       : {}),
+    ...(step.aws ? { aws: awsAccessLines(step.aws) } : {}),
     dependsOn: [...step.dependsOn],
   };
 }

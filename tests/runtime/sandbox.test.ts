@@ -13,6 +13,7 @@ import {
   bwrapArgs,
   configureSandbox,
   refusedWrites,
+  sandboxSentence,
   sandboxStatus,
   WorkspacePlacementError,
 } from '../../lib/runtime/sandbox/sandbox.ts';
@@ -162,5 +163,16 @@ describe('refusedWrites', () => {
       'bash: /etc/x: Read-only file system',
       'cp: EROFS here',
     ]);
+  });
+});
+
+describe('what every gate says plan code runs as', () => {
+  it('names the plan-process function on AWS, and says there is no bubblewrap there', () => {
+    expect(sandboxSentence({ kind: 'function', function: 'Plangate-PlanProcess-1A2B' })).toBe(
+      "steps run in the plan-process function Plangate-PlanProcess-1A2B, as a role without the harness's authority (no bubblewrap there)",
+    );
+    expect(
+      sandboxSentence({ kind: 'none', user: 'sbx_user1051', reason: 'bubblewrap (bwrap) is not installed' }),
+    ).toBe('steps run unsandboxed as sbx_user1051 (bubblewrap (bwrap) is not installed)');
   });
 });

@@ -303,6 +303,7 @@ export function riskPhrases(step: ApprovalView['steps'][number]): string[] {
   if (step.risks.rollback.length > 0) phrases.push(`destructive rollback: ${step.risks.rollback.join('; ')}`);
   if (step.risks.outsideWorkspace?.length)
     phrases.push(`${OUTSIDE_WORKSPACE}: ${step.risks.outsideWorkspace.join('; ')}`);
+  if (step.aws?.length) phrases.push(`${AWS_ACCESS}: ${step.aws.join('; ')}`);
   phrases.push(step.risks.ownGate ? 'own gate before it runs' : 'no gate of its own');
   return phrases;
 }
@@ -315,6 +316,8 @@ export function abortRollbacksText(rollbacks: readonly AbortRollback[]): string 
 }
 
 const OUTSIDE_WORKSPACE = 'reaches outside the workspace';
+/** A step that declares `aws`: what its processes may do there, as the plan AWS role, for this run. */
+const AWS_ACCESS = 'uses AWS (the plan AWS role, this run only)';
 const CONTROL_CHARACTERS = 'control or bidirectional characters, shown escaped';
 
 /** The heading of the plan's context on every channel. */
@@ -360,6 +363,7 @@ export function isWarningPhrase(phrase: string): boolean {
   return (
     /^(destructive|changed|skipped)/.test(phrase) ||
     phrase.startsWith(OUTSIDE_WORKSPACE) ||
+    phrase.startsWith(AWS_ACCESS) ||
     phrase === CONTROL_CHARACTERS
   );
 }

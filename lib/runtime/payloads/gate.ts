@@ -136,6 +136,11 @@ export const StepViewSchema = z.object({
   outputs: z.array(IdSchema),
   /** What some outputs must look like (the step's `outputShapes`), when it declares any. */
   outputShapes: OutputShapesSchema.optional(),
+  /**
+   * The AWS its processes may use (the step's `aws`: the plan AWS role, assumed for this run with
+   * these grants as session policy), one line per grant; absent: no AWS credentials at all.
+   */
+  aws: z.array(z.string()).optional(),
   dependsOn: z.array(IdSchema),
   /** Its call, contract, rollback and recovery were left out to fit: `plangate render <plan> --format yaml` shows them. */
   detailsOmitted: z.literal(true).optional(),

@@ -23,7 +23,7 @@ const INHERITED_PREFIXES = ['LC_'] as const;
 /**
  * Never given to plan code, whoever asks: AWS credentials and every way to get them (the container
  * and Lambda runtime APIs, web identity, profiles and their files, SSO), and plangate's own settings.
- * A step that needs AWS gets the plan's runtime role, not the harness's.
+ * A step that needs AWS gets the plan AWS role (assumed per run, lib/runtime/steps/plan-aws.ts), not the harness's.
  */
 const REFUSED = [
   /^AWS_ACCESS_KEY_ID$/,

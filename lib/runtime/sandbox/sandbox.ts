@@ -13,6 +13,7 @@ import { existsSync, statSync } from 'node:fs';
 import { userInfo } from 'node:os';
 import { resolve, sep } from 'node:path';
 import { planEnvironment } from './environment.ts';
+import type { PlanAwsSession, PlanProcessInvoker } from './plan-process-call.ts';
 
 /** Set to `off` to run plan code unsandboxed on purpose (the gate then says so). */
 export const SANDBOX_ENV = 'PLANGATE_SANDBOX';
@@ -30,19 +31,32 @@ export const NETWORK_ENV = 'PLANGATE_SANDBOX_NETWORK';
 /** HOME inside the sandbox: a fresh directory on the sandbox's own /tmp. */
 export const SANDBOX_HOME = '/tmp/plangate-home';
 
-export type SandboxStatus =
+/** How this machine runs plan code itself. */
+export type LocalSandboxStatus =
   | { readonly kind: 'bwrap'; readonly network: 'none' | 'host' }
   | { readonly kind: 'none'; readonly user: string; readonly reason: string };
 
-/** Whether plan code runs sandboxed on this machine, and if not, as whom and why (asked once per process). */
+/** Where plan code runs: here (sandboxed or not), or, on AWS, in the plan-process function. */
+export type SandboxStatus = LocalSandboxStatus | { readonly kind: 'function'; readonly function: string };
+
+/** Whether plan code runs sandboxed, and if not, as whom and why (asked once per process). */
 export function sandboxStatus(): SandboxStatus {
+  return planProcessFunction
+    ? { kind: 'function', function: planProcessFunction.name }
+    : localSandboxStatus();
+}
+
+/** Whether this machine sandboxes the plan processes it starts (asked once per process). */
+function localSandboxStatus(): LocalSandboxStatus {
   cachedStatus ??= detect();
   return cachedStatus;
 }
-let cachedStatus: SandboxStatus | undefined;
+let cachedStatus: LocalSandboxStatus | undefined;
 
 /** The sentence every channel shows: what plan code runs as. */
 export function sandboxSentence(status: SandboxStatus = sandboxStatus()): string {
+  if (status.kind === 'function')
+    return `steps run in the plan-process function ${status.function}, as a role without the harness's authority (no bubblewrap there)`;
   if (status.kind === 'none') return `steps run unsandboxed as ${status.user} (${status.reason})`;
   const network =
     status.network === 'none'
@@ -51,8 +65,8 @@ export function sandboxSentence(status: SandboxStatus = sandboxStatus()): string
   return `steps run sandboxed (bubblewrap): the workspace writable, the rest read-only, the store and keys hidden, ${network}`;
 }
 
-function detect(): SandboxStatus {
-  const unsandboxed = (reason: string): SandboxStatus => ({ kind: 'none', user: userName(), reason });
+function detect(): LocalSandboxStatus {
+  const unsandboxed = (reason: string): LocalSandboxStatus => ({ kind: 'none', user: userName(), reason });
   if (process.env[SANDBOX_ENV] === 'off') return unsandboxed(`${SANDBOX_ENV}=off`);
   if (process.platform !== 'linux') return unsandboxed(`no sandbox on ${process.platform}`);
   // The namespaces must be usable here too (a container may forbid them), not only bwrap installed.
@@ -108,20 +122,70 @@ export function configureSandbox(next: SandboxSettings): void {
     );
   settings = { workspace, hidden };
   // Probe now, at start-up: the probe is synchronous, and later it would hold up heartbeats.
-  sandboxStatus();
+  localSandboxStatus();
 }
 
 /** What one call adds (its outputs file's directory, a worker's task directory). */
 export interface SandboxScope {
   readonly writable?: readonly string[];
+  /**
+   * Files the harness reads back once the process ends (its `$PLANGATE_OUTPUT`): where the
+   * process runs on another host, that host hands it a file of its own and returns the contents.
+   */
+  readonly returned?: readonly string[];
+  /** The AWS session the processes get (the plan AWS role, for a step that declares AWS). */
+  readonly aws?: PlanAwsSession;
 }
 
 const scope = new AsyncLocalStorage<SandboxScope>();
 
-/** Runs `use` with `extra` writable to the plan processes it starts (and only to those). */
+/** Runs `use` with `extra` added for the plan processes it starts (and only for those). */
 export function withSandboxScope<T>(extra: SandboxScope, use: () => Promise<T>): Promise<T> {
   const outer = scope.getStore();
-  return scope.run({ writable: [...(outer?.writable ?? []), ...(extra.writable ?? [])] }, use);
+  const aws = extra.aws ?? outer?.aws;
+  return scope.run(
+    {
+      writable: [...(outer?.writable ?? []), ...(extra.writable ?? [])],
+      returned: [...(outer?.returned ?? []), ...(extra.returned ?? [])],
+      ...(aws ? { aws } : {}),
+    },
+    use,
+  );
+}
+
+/** What the calls running now add (see {@link withSandboxScope}). */
+export function sandboxScope(): SandboxScope {
+  return scope.getStore() ?? {};
+}
+
+let planProcessFunction: { readonly name: string; readonly invoke?: PlanProcessInvoker } | undefined;
+
+/**
+ * On AWS: plan processes run in the plan-process function `name` (a Lambda whose role holds none
+ * of the harness's authority). With `invoke` (the step runner, the contract checker), every plan
+ * process this process would start goes there; without (the gate), this process only says so
+ * (`sandboxStatus`). Set once at a harness Lambda's cold start (lambdas/default-deps.ts); never
+ * set locally.
+ */
+export function configurePlanProcessFunction(host: {
+  readonly name: string;
+  readonly invoke?: PlanProcessInvoker;
+}): void {
+  planProcessFunction = host;
+}
+
+/**
+ * Where a plan process runs: in the plan-process function (on AWS), else here, in bubblewrap
+ * where the machine has it ({@link planProcess}). The one place that decides.
+ */
+export function planProcessHost():
+  | { readonly kind: 'function'; readonly invoke: PlanProcessInvoker }
+  | { readonly kind: 'here' } {
+  if (!planProcessFunction) return { kind: 'here' };
+  const { name, invoke } = planProcessFunction;
+  if (!invoke)
+    throw new Error(`this process may not run plan code: it runs in the plan-process function ${name}`);
+  return { kind: 'function', invoke };
 }
 
 export interface PlanProcessRequest {
@@ -143,7 +207,7 @@ export interface PlanProcessSpawn {
 export function planProcess(request: PlanProcessRequest): PlanProcessSpawn {
   const harness = process.env;
   const passed = listSetting(harness[PASS_ENV_ENV], ',');
-  const status = sandboxStatus();
+  const status = localSandboxStatus();
   if (status.kind === 'none')
     return {
       file: 'bash',

@@ -12,7 +12,8 @@ export const OUTPUT_FILE_ENV = 'PLANGATE_OUTPUT';
 
 /**
  * Creates an empty outputs file, hands its path to `use`, and returns what was written to it.
- * Its directory is writable to the processes `use` starts, and only to them.
+ * Its directory is writable to the processes `use` starts, and only to them; a process that runs
+ * on another host (the plan-process function) writes a file of its own, which comes back here.
  */
 export async function withOutputsFile<T>(
   use: (path: string) => Promise<T>,
@@ -20,7 +21,7 @@ export async function withOutputsFile<T>(
   const dir = await mkdtemp(join(tmpdir(), 'plangate-out-'));
   const path = join(dir, 'outputs');
   try {
-    const result = await withSandboxScope({ writable: [dir] }, () => use(path));
+    const result = await withSandboxScope({ writable: [dir], returned: [path] }, () => use(path));
     const text = await readFile(path, 'utf8').catch(() => '');
     return { result, outputs: parseOutputs(text) };
   } finally {
