@@ -12,6 +12,8 @@ export interface LocalPrincipal {
   readonly secretAccessKey: string;
   /** e.g. `arn:aws:iam::123456789012:user/alice` */
   readonly arn: string;
+  /** Temporary credentials' token (a role's session): the request must carry it, signed. */
+  readonly sessionToken?: string;
 }
 
 export interface SignedRequest {
@@ -63,7 +65,12 @@ export class SigV4Verifier {
 
   constructor(
     principals: readonly LocalPrincipal[],
-    private readonly options: { readonly region: string; readonly clock?: () => Date },
+    private readonly options: {
+      readonly region: string;
+      /** The service the signature must be scoped to. @default 'execute-api' */
+      readonly service?: string;
+      readonly clock?: () => Date;
+    },
   ) {
     this.principals = new Map(principals.map((p) => [p.accessKeyId, p]));
   }
@@ -77,8 +84,12 @@ export class SigV4Verifier {
       parts as unknown as string[];
     const principal = this.principals.get(accessKeyId as string);
     if (!principal) return { ok: false, message: 'The security token included in the request is invalid' };
-    if (region !== this.options.region || service !== 'execute-api')
-      return { ok: false, message: `Credential should be scoped to ${this.options.region}/execute-api` };
+    const expectedService = this.options.service ?? 'execute-api';
+    if (region !== this.options.region || service !== expectedService)
+      return {
+        ok: false,
+        message: `Credential should be scoped to ${this.options.region}/${expectedService}`,
+      };
     const amzDate = request.headers['x-amz-date'] ?? '';
     const signingDate = parseAmzDate(amzDate);
     if (!signingDate || amzDate.slice(0, 8) !== scopeDate)
@@ -89,6 +100,12 @@ export class SigV4Verifier {
     const signedHeaders = (signedHeaderList as string).split(';');
     if (!signedHeaders.includes('host'))
       return { ok: false, message: 'the signature must cover the host header' };
+    if (
+      principal.sessionToken !== undefined &&
+      (request.headers['x-amz-security-token'] !== principal.sessionToken ||
+        !signedHeaders.includes('x-amz-security-token'))
+    )
+      return { ok: false, message: 'The security token included in the request is invalid' };
     const headers: Record<string, string> = {};
     for (const name of signedHeaders) {
       const value = request.headers[name];
