@@ -1,7 +1,8 @@
 /**
  * API Gateway's AWS_IAM authorizer, locally: checks a request's Signature Version 4 with the
  * AWS SDK's own signer (@smithy/signature-v4) against the secret of the access key it names, and
- * names the signer as API Gateway does (`requestContext.authorizer.iam`).
+ * names the signer as API Gateway does (`requestContext.authorizer.iam`). The IAM simulator's
+ * front (../iam/enforcing-front.ts) checks the signatures of other services' requests with it.
  */
 import { createHash, createHmac, timingSafeEqual } from 'node:crypto';
 import { SignatureV4 } from '@smithy/signature-v4';

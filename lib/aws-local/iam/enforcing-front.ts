@@ -58,7 +58,7 @@ const SCOPE = /Credential=([^/\s,]+)\/\d{8}\/[^/\s]+\/([^/\s]+)\/aws4_request/;
 
 export async function startEnforcingFront(props: EnforcingFrontProps): Promise<EnforcingFront> {
   const decisions: FrontDecision[] = [];
-  const roles = new Map(props.credentials.map((c) => [c.accessKeyId, c.roleArn]));
+  const issued = new Map(props.credentials.map((c) => [c.accessKeyId, c]));
   const verifiers = new Map<FrontedService, SigV4Verifier>();
   const verifierOf = (service: FrontedService): SigV4Verifier => {
     let verifier = verifiers.get(service);
@@ -97,6 +97,10 @@ export async function startEnforcingFront(props: EnforcingFrontProps): Promise<E
       );
     if (!scope)
       return refuse('MissingAuthenticationTokenException', 'Request is missing Authentication Token');
+    const credentials = issued.get(scope[1] ?? '');
+    // Lambda's credentials are temporary: the key and its session token go together.
+    if (!credentials || headers['x-amz-security-token'] !== credentials.sessionToken)
+      return refuse('UnrecognizedClientException', 'The security token included in the request is invalid.');
     const verified = await verifierOf(service).verify({
       method: req.method ?? 'POST',
       rawPath: (req.url ?? '/').split('?')[0] ?? '/',
@@ -104,11 +108,7 @@ export async function startEnforcingFront(props: EnforcingFrontProps): Promise<E
       headers,
       body,
     });
-    if (!verified.ok)
-      return refuse(
-        roles.has(scope[1] ?? '') ? 'InvalidSignatureException' : 'UnrecognizedClientException',
-        verified.message,
-      );
+    if (!verified.ok) return refuse('InvalidSignatureException', verified.message);
     const roleArn = verified.principal.arn;
     let parsed: Record<string, unknown>;
     try {
