@@ -11,6 +11,7 @@ import { join } from 'node:path';
 import { GetCommand, PutCommand } from '@aws-sdk/lib-dynamodb';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { BusEvent } from '../../lib/aws-local/eventbus.ts';
+import { isImplementedOperator } from '../../lib/aws-local/iam/conditions.ts';
 import { HARNESS_HANDLERS, type HarnessHandlerName } from '../../lib/runtime/catalog.ts';
 import { readEvents } from '../../lib/runtime/journal/journal.ts';
 import type { RunnerRequest } from '../../lib/runtime/payloads/index.ts';
@@ -86,6 +87,20 @@ afterAll(async () => {
   for (const p of processes) await p.close();
   await aws?.close();
   for (const dir of [work, cdkOut]) if (dir) rmSync(dir, { recursive: true, force: true });
+});
+
+describe("the template's policies, as the simulator reads them", () => {
+  it('use only condition operators it evaluates (any other would deny, loudly)', () => {
+    const policies = [
+      ...[...aws.template.rolePolicies.values()].flat(),
+      ...aws.template.resourcePolicies.values(),
+    ];
+    const operators = policies.flatMap((p) =>
+      p.document.Statement.flatMap((st) => Object.keys(st.Condition ?? {})),
+    );
+    expect(operators).toContain('ArnNotEquals');
+    expect(operators.filter((op) => !isImplementedOperator(op))).toEqual([]);
+  });
 });
 
 describe('the harness, with its own role', () => {

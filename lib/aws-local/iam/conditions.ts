@@ -45,6 +45,12 @@ const OPERATORS: Readonly<Record<string, { compare: Compare; negated: boolean }>
   Bool: { compare: bool, negated: false },
 };
 
+/** Whether the simulator evaluates `operator` (else a statement using it denies the request). */
+export function isImplementedOperator(operator: string): boolean {
+  const base = operator.endsWith('IfExists') ? operator.slice(0, -'IfExists'.length) : operator;
+  return operator === 'Null' || Object.hasOwn(OPERATORS, base);
+}
+
 /** Whether every condition of `block` holds for `context`; throws on an operator not implemented. */
 export function conditionsHold(block: ConditionBlock | undefined, context: ConditionContext): boolean {
   if (!block) return true;
