@@ -1,9 +1,9 @@
 /**
  * The synthesized Lambda bundles, each loaded from its cdk.out asset directory alone and run as
  * Lambda runs it (lambda-process.ts), against a simulated account that enforces the template's
- * IAM as written (deny by default, explicit Deny first): the harness can do its work; a plan's
- * shell step, with whatever credentials it can find, cannot rewrite the journal, read a platform
- * secret or publish to the bus, and the run still records the step.
+ * IAM as written (deny by default, explicit Deny first): the harness can do its work; plan code
+ * (a shell step, a command contract), with whatever credentials it can find, cannot rewrite the
+ * journal, read a platform secret or publish to the bus, and the run still records the step.
  */
 import { mkdtempSync, readFileSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
@@ -48,7 +48,7 @@ async function start(handler: HarnessHandlerName): Promise<LambdaProcess> {
 
 const plan = { id: 'iam-sim', version: 1, digest: 'sha256:feed' };
 
-function shellStep(executionId: string, command: string, env: Record<string, string> = {}): RunnerRequest {
+function shellStep(executionId: string, command: string): RunnerRequest {
   return {
     plan,
     executionId,
@@ -58,7 +58,7 @@ function shellStep(executionId: string, command: string, env: Record<string, str
     description: 'Build the report',
     tool: 'shell',
     subscriptions: [],
-    args: { command, env },
+    args: { command },
     argOverrides: {},
     secrets: [],
     inputs: {},
@@ -133,61 +133,97 @@ describe('the harness, with its own role', () => {
   });
 });
 
-describe('a plan step, with whatever credentials it can find', () => {
-  const executionId = 'arn:aws:states:us-east-1:123456789012:execution:plangate-iam-sim:reach';
-  const planted = { executionId, sk: 'planted', event: 'GATE_APPROVED', details: '{"approver":"alice"}' };
-  let report: {
-    found: string[];
-    results: { attempt: string; credentials: string; status: number; type?: string; body: string }[];
+/** The plan code's command: what it finds and tries goes to `report`; the target is `planted`. */
+function reachCommand(executionId: string, sk: string, report: string): string {
+  const vars = {
+    REACH_ENDPOINT: aws.front.endpoint,
+    REACH_EVENTS_TABLE: aws.tables.events,
+    REACH_BUS: aws.busName,
+    REACH_SECRET_ID: SLACK_SECRETS.signingSecret.name,
+    REACH_EXECUTION: executionId,
+    REACH_SK: sk,
+    REACH_REPORT: report,
   };
-  let answer: Awaited<ReturnType<LambdaProcess['invoke']>>;
+  return `${Object.entries(vars)
+    .map(([k, v]) => `${k}='${v}'`)
+    .join(' ')} node '${REACH}'`;
+}
 
-  beforeAll(async () => {
-    await aws.admin.doc.send(new PutCommand({ TableName: aws.tables.events, Item: planted }));
-    const runner = await start('stepRunner');
-    const reportFile = join(work, 'reach-report.json');
-    answer = await runner.invoke(
-      shellStep(executionId, `node ${REACH}`, {
-        REACH_ENDPOINT: aws.front.endpoint,
-        REACH_EVENTS_TABLE: aws.tables.events,
-        REACH_BUS: aws.busName,
-        REACH_SECRET_ID: SLACK_SECRETS.signingSecret.name,
-        REACH_EXECUTION: executionId,
-        REACH_SK: planted.sk,
-        REACH_REPORT: reportFile,
-      }),
-    );
-    expect(answer, runner.output()).toMatchObject({ result: { status: 'succeeded' } });
-    report = JSON.parse(readFileSync(reportFile, 'utf8'));
-  }, 60_000);
+/** Plan code in each harness Lambda that runs it: a shell step (step runner), a command contract (contract checker). */
+const PLAN_CODE = [
+  {
+    what: 'a shell step',
+    handler: 'stepRunner' as const,
+    request: (executionId: string, command: string): unknown => shellStep(executionId, command),
+    recorded: 'TASK_STARTED',
+  },
+  {
+    what: 'a command contract',
+    handler: 'contractChecker' as const,
+    request: (executionId: string, command: string): unknown => ({
+      plan,
+      executionId,
+      stepId: 'build',
+      index: 1,
+      total: 1,
+      description: 'Build the report',
+      attempt: 1,
+      run: { stepId: 'build', attempt: 1, status: 'succeeded', output: {}, durationMs: 1 },
+      contract: { kind: 'command', command, expectExitCode: 0, timeoutSeconds: 60 },
+    }),
+    recorded: 'TASK_COMPLETED',
+  },
+];
 
-  it('the run still records the step', async () => {
-    expect((await eventsOf(executionId)).map((e) => e.event)).toContain('TASK_STARTED');
-  });
+describe.each(PLAN_CODE)(
+  '$what, with whatever credentials it can find',
+  ({ what, handler, request, recorded }) => {
+    const executionId = `arn:aws:states:us-east-1:123456789012:execution:plangate-iam-sim:reach-${handler}`;
+    const planted = { executionId, sk: 'planted', event: 'GATE_APPROVED', details: '{"approver":"alice"}' };
+    let report: {
+      found: string[];
+      results: { attempt: string; credentials: string; status: number; type?: string; body: string }[];
+    };
 
-  const refused = [
-    'AccessDeniedException',
-    'MissingAuthenticationTokenException',
-    'UnrecognizedClientException',
-  ];
-  it.each([
-    'put an event',
-    'update an event',
-    'delete an event',
-    'read the Slack signing secret',
-    'publish to the bus',
-  ])('cannot %s: every attempt is refused (no credentials, or AccessDenied)', (attempt) => {
-    const tries = report.results.filter((r) => r.attempt === attempt);
-    expect(tries.length).toBeGreaterThan(0);
-    expect(tries.filter((t) => !refused.includes(t.type ?? ''))).toEqual([]);
-  });
+    beforeAll(async () => {
+      await aws.admin.doc.send(new PutCommand({ TableName: aws.tables.events, Item: planted }));
+      const lambda = await start(handler);
+      const reportFile = join(work, `reach-${handler}.json`);
+      const answer = await lambda.invoke(
+        request(executionId, reachCommand(executionId, planted.sk, reportFile)),
+      );
+      expect(answer, lambda.output()).not.toHaveProperty('error');
+      report = JSON.parse(readFileSync(reportFile, 'utf8'));
+    }, 60_000);
 
-  it('leaves the journal, the secret and the bus as they were', async () => {
-    const item = await aws.admin.doc.send(
-      new GetCommand({ TableName: aws.tables.events, Key: { executionId, sk: planted.sk } }),
-    );
-    expect(item.Item).toEqual(planted);
-    expect(JSON.stringify(report)).not.toContain(SLACK_SECRETS.signingSecret.value);
-    expect(published.some((e) => JSON.stringify(e.detail).includes('mallory'))).toBe(false);
-  });
-});
+    it(`the run still records ${what} (${recorded})`, async () => {
+      expect((await eventsOf(executionId)).map((e) => e.event)).toContain(recorded);
+    });
+
+    const refused = [
+      'AccessDeniedException',
+      'MissingAuthenticationTokenException',
+      'UnrecognizedClientException',
+    ];
+    it.each([
+      'put an event',
+      'update an event',
+      'delete an event',
+      'read the Slack signing secret',
+      'publish to the bus',
+    ])('cannot %s: every attempt is refused (no credentials, or AccessDenied)', (attempt) => {
+      const tries = report.results.filter((r) => r.attempt === attempt);
+      expect(tries.length).toBeGreaterThan(0);
+      expect(tries.filter((t) => !refused.includes(t.type ?? ''))).toEqual([]);
+    });
+
+    it('leaves the journal, the secret and the bus as they were', async () => {
+      const item = await aws.admin.doc.send(
+        new GetCommand({ TableName: aws.tables.events, Key: { executionId, sk: planted.sk } }),
+      );
+      expect(item.Item).toEqual(planted);
+      expect(JSON.stringify(report)).not.toContain(SLACK_SECRETS.signingSecret.value);
+      expect(published.some((e) => JSON.stringify(e.detail).includes('mallory'))).toBe(false);
+    });
+  },
+);
