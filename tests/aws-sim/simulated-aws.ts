@@ -6,7 +6,6 @@
  * Each function gets its own temporary credentials, as Lambda hands them to it.
  */
 import { randomBytes } from 'node:crypto';
-import type { DynamoDBClient } from '@aws-sdk/client-dynamodb';
 import { localClients } from '../../lib/aws-local/clients.ts';
 import { type LocalDynamo, startLocalDynamo } from '../../lib/aws-local/dynamo.ts';
 import { type LocalEventBus, startLocalEventBus } from '../../lib/aws-local/eventbus.ts';
@@ -66,7 +65,7 @@ export async function startSimulatedAws(template: SimulatedTemplate): Promise<Si
     eventsEndpoint: bus.endpoint,
     region: SIM_REGION,
   });
-  await ensureTables(admin.dynamo as DynamoDBClient, tables);
+  await ensureTables(admin.dynamo, tables);
 
   const issued = new Map(
     template.functions.map((fn) => [
