@@ -5,8 +5,9 @@
  * everywhere, the destructive-command corpus in every place a plan holds a command, the corpus by
  * class (read-only, destructive, unknown, exfiltration), calls not proven read-only through
  * `plangate run --approve`, attempts to get around the platform's policy, values known only at run
- * time carrying code into commands and URLs, and forged histories of the journal (rewritten and
- * re-chained, truncated, inserted, re-anchored with a forger's key) checked against the signed anchors.
+ * time carrying code into commands and URLs, forged histories of the journal (rewritten and
+ * re-chained, truncated, inserted, re-anchored with a forger's key) checked against the signed
+ * anchors, and every kind of plan process trying every way out of its sandbox (the containment corpus).
  *
  *   npm run reliability [-- --plans N] [-- --seed S]
  */
@@ -16,6 +17,8 @@ import path from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { parseArgs } from 'node:util';
 import { runApprovalAttacks } from './reliability/approval-attacks.ts';
+import { containmentCorpus } from './reliability/containment.ts';
+import { ATTEMPT_CLASSES } from './reliability/containment-attempts.ts';
 import { corpusClasses } from './reliability/corpus-classes.ts';
 import { destructiveCommandCorpus } from './reliability/destructive-commands.ts';
 import { forgeryCorpus } from './reliability/forgery.ts';
@@ -63,6 +66,9 @@ const selfApproval = await timed("self-approval through plangate run's doors", (
 const policyBypass = await timed('policy bypass attempts', () => policyBypassAttempts(REPO));
 const injection = await timed('run-time injection corpus', () => runtimeInjectionCorpus());
 const forgery = await timed('forged journal histories', () => forgeryCorpus(seed));
+const containment = await timed('containment corpus (escape attempts by plan processes)', () =>
+  containmentCorpus(),
+);
 
 const goals = {
   'approval attacks: at least 1,000, none accepted, every refusal with a reason, the gate untouched':
@@ -112,6 +118,11 @@ const goals = {
     injection.deliveredIntact >= 0.9 * injection.uses,
   "forged journal histories (rewritten and re-chained with the documented hash, truncated, inserted, swapped, re-anchored with a forger's key): at least 90, 0 undetected; the untouched history verifies":
     forgery.forgeries >= 90 && forgery.undetected === 0 && forgery.untouchedVerifies,
+  "containment: an agent, a shell step, a contract, a postcondition and a rollback each try every way out (write outside, lift the sandbox, read the store and keys, read the harness's credentials, reach the run's endpoints, answer the human step, outlive the step, exfiltrate) through the real CLI: at least 200 attempts, 0 got out sandboxed; unsandboxed, the same attempts get out in every class but lifting a sandbox":
+    containment.attempts >= 200 &&
+    containment.succeeded === 0 &&
+    containment.classesProvenByControl.length === ATTEMPT_CLASSES.length - 1 &&
+    !containment.classesProvenByControl.includes('lift the sandbox'),
 };
 const output = {
   description:
@@ -143,6 +154,10 @@ const output = {
   policyBypassAttempts: {
     ...policyBypass,
     policies: "examples/policies/org (docs/policy.md), through plangate serve's HTTP edge",
+  },
+  containment: {
+    ...containment,
+    how: "one plangate run --approve --rehearse-rollback per configuration, its human step waiting while the processes try; each attempt judged from outside (marker files, the files beside the workspace, the corpus's own listeners on loopback and on this machine's address, the run's journal and the person's own answer, ps); sandboxed is the default, 'network shared' is PLANGATE_SANDBOX_NETWORK=host, unsandboxed (PLANGATE_SANDBOX=off) is the control",
   },
   forgedHistories: {
     ...forgery,

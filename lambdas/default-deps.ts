@@ -16,7 +16,9 @@ import type { ApprovalNotifier, GateDeps } from '../lib/runtime/gate/gate.ts';
 import { documentClient } from '../lib/runtime/journal/document-client.ts';
 import { tableNamesFromEnv } from '../lib/runtime/journal/tables.ts';
 import { SlackClient, slackDecisionUpdater, slackEscalationUpdater } from '../lib/runtime/notify/slack.ts';
+import { configurePlanProcessFunction } from '../lib/runtime/sandbox/sandbox.ts';
 import { NotConfiguredError } from '../lib/runtime/shared/errors.ts';
+import { planProcessInvoker } from '../lib/runtime/shared/plan-process-function.ts';
 import type { Telemetry } from '../lib/runtime/telemetry/telemetry.ts';
 import { builtinRegistry } from '../lib/runtime/tools/builtins.ts';
 
@@ -46,9 +48,22 @@ export function defaultHarnessDeps(env: CommonHandlerEnv, telemetry: Telemetry):
   };
 }
 
-/** The step runner's and contract checker's deps: process tools and command contracts run in PLANGATE_WORKDIR. */
+/**
+ * The step runner's and contract checker's deps: process tools and command contracts run in
+ * PLANGATE_WORKDIR, or, with PLANGATE_PLAN_PROCESS_FUNCTION, in that function (every plan
+ * process of this container from now on).
+ */
 export function stepDeps(env: HandlerEnv<'stepRunner'>, telemetry: Telemetry): HarnessDepsOnAws {
   const base = defaultHarnessDeps(env, telemetry);
+  if (env.PLANGATE_PLAN_PROCESS_FUNCTION)
+    configurePlanProcessFunction({
+      name: env.PLANGATE_PLAN_PROCESS_FUNCTION,
+      invoke: planProcessInvoker(
+        // One attempt: the SDK must not run a plan's command twice (a step's own recipe retries it).
+        traced(telemetry, new LambdaClient({ maxAttempts: 1 })),
+        env.PLANGATE_PLAN_PROCESS_FUNCTION,
+      ),
+    });
   return env.PLANGATE_WORKDIR ? { ...base, cwd: env.PLANGATE_WORKDIR } : base;
 }
 
@@ -108,6 +123,9 @@ export function runtimeLaunchDeps(
  */
 export async function defaultGateDeps(env: HandlerEnv<'gate'>, telemetry: Telemetry): Promise<GateDeps> {
   const base = defaultHarnessDeps(env, telemetry);
+  // The gate says where plan code runs (each gate's "Runs as"); it never runs any itself.
+  if (env.PLANGATE_PLAN_PROCESS_FUNCTION)
+    configurePlanProcessFunction({ name: env.PLANGATE_PLAN_PROCESS_FUNCTION });
   const slack = slackClientFromEnv(env, base.secretsManager);
   return {
     ...base,

@@ -38,6 +38,7 @@ export const LAYERS: readonly (readonly string[])[] = [
   ['lib/policy'],
   ['lib/runtime/catalog.ts'],
   ['lib/runtime/shared', 'lib/runtime/payloads'],
+  ['lib/runtime/sandbox'],
   ['lib/engine', 'lib/plan'],
   ['lib/loopback'],
 ];

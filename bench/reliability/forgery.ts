@@ -20,7 +20,7 @@ import { fromItem } from '../../lib/runtime/journal/journal.ts';
 import type { JournalRecord } from '../../lib/runtime/payloads/index.ts';
 import { ANCHOR_KEY_DIR_ENV, loadAnchorKey } from '../../lib/serve/anchor-key.ts';
 import { digestLogFile } from '../../lib/serve/digest-log.ts';
-import { storePaths } from '../../lib/serve/store-directory.ts';
+import { defaultStoreDir, storePaths } from '../../lib/serve/store-directory.ts';
 import { CliRun, runPlan } from '../../tests/e2e/cli.ts';
 import { forgeries, type Item, rechain, replaceExecution } from '../../tests/support/journal-forgery.ts';
 import { writeMarkerPlan } from '../../tests/support/marker-plan.ts';
@@ -40,7 +40,7 @@ const RANDOM_EDITS = 80;
 
 export async function forgeryCorpus(seed: number): Promise<ForgeryResult> {
   const cwd = await mkdtemp(join(tmpdir(), 'plangate-forgery-'));
-  const store = join(cwd, '.plangate');
+  const store = defaultStoreDir(cwd);
   const env = { [ANCHOR_KEY_DIR_ENV]: join(await mkdtemp(join(tmpdir(), 'plangate-forgery-key-')), 'keys') };
   const run = runPlan(
     await writeMarkerPlan(cwd, 'forgery', { approvers: ['alice'] }),

@@ -16,7 +16,7 @@ import { join } from 'node:path';
 import { pathToFileURL } from 'node:url';
 import { signJwt } from '../../lib/aws-local/api-gateway/local-issuer.ts';
 import { readEvents } from '../../lib/runtime/journal/journal.ts';
-import { storePaths } from '../../lib/serve/store-directory.ts';
+import { defaultStoreDir, storePaths } from '../../lib/serve/store-directory.ts';
 import { openStoreReader } from '../../lib/serve/store-reader.ts';
 import { writeMarkerPlan } from '../../tests/support/marker-plan.ts';
 
@@ -126,7 +126,7 @@ export async function selfApprovalThroughRun(repo: string): Promise<SelfApproval
 
     run.answer('reject the submitter may not approve it');
     const exit = await run.exited;
-    const reader = await openStoreReader(storePaths(join(dir, '.plangate')));
+    const reader = await openStoreReader(storePaths(defaultStoreDir(dir)));
     let events: Awaited<ReturnType<typeof readEvents>>;
     try {
       events = await readEvents(reader.doc, reader.eventsTable, run.executionArn());

@@ -13,11 +13,16 @@ import { Construct } from 'constructs';
 import { SHELL_WASM_FILES, shellWasmPath } from '../plan/shell/wasm-files.ts';
 import { CEDAR_WASM_FILE, cedarWasmPath } from '../policy/cedar.ts';
 import { POLICY_DIR_ENV } from '../policy/policy-set.ts';
-import { HARNESS_HANDLERS, type HandlerEnvInput, type HarnessHandlerName } from '../runtime/catalog.ts';
+import {
+  type CommonHandlerEnvInput,
+  HARNESS_HANDLERS,
+  type HandlerEnvInput,
+  type HarnessHandlerName,
+} from '../runtime/catalog.ts';
 import { LOCK_FILE, PROJECT_ROOT } from './paths.ts';
 
 /** The variables every harness Lambda reads (the journal's tables and bus, Powertools' settings). */
-export type CommonEnvInput = HandlerEnvInput<HarnessHandlerName>;
+export type CommonEnvInput = CommonHandlerEnvInput;
 
 export interface HarnessFunctionProps<N extends HarnessHandlerName> {
   /** The catalog entry: module, description, memory, timeout and environment schema. */
@@ -35,7 +40,7 @@ export interface HarnessFunctionProps<N extends HarnessHandlerName> {
    * What every harness Lambda reads; the handler's own variables are set with `setEnvironment`.
    * @default {}
    */
-  readonly environment?: CommonEnvInput;
+  readonly environment?: CommonEnvInput | HandlerEnvInput<N>;
   /**
    * The platform's Cedar policies (a directory of .cedar files and optionally groups.json):
    * copied into the bundle as `policies/`, named by PLANGATE_POLICY_DIR, and read once per

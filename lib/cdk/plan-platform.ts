@@ -4,8 +4,8 @@
  * the notification settings and the role that plans submitted at run time execute with. Plans
  * are `PlanStateMachine`s (deployed with CDK) or created at run time (lib/launch/deploy-plan.ts).
  */
-import { resolve } from 'node:path';
-import { ArnFormat, type Duration, RemovalPolicy, Stack, Validations } from 'aws-cdk-lib';
+import { basename, resolve } from 'node:path';
+import { ArnFormat, type Duration, RemovalPolicy, Stack, Token, Validations } from 'aws-cdk-lib';
 import type { IHttpRouteAuthorizer } from 'aws-cdk-lib/aws-apigatewayv2';
 import { HttpJwtAuthorizer, HttpUserPoolAuthorizer } from 'aws-cdk-lib/aws-apigatewayv2-authorizers';
 import { Alarm, ComparisonOperator, Metric, TreatMissingData } from 'aws-cdk-lib/aws-cloudwatch';
@@ -17,6 +17,7 @@ import { type ISecret, Secret } from 'aws-cdk-lib/aws-secretsmanager';
 import { Activity } from 'aws-cdk-lib/aws-stepfunctions';
 import { Construct } from 'constructs';
 import { agentActivityName, agentActivityPlaceholder } from '../compiler/index.ts';
+import { PLAN_SECRETS_PREFIX, PLATFORM_SECRETS_PREFIX } from '../plan/aws-access.ts';
 import { defaultPolicyDir } from '../policy/policy-set.ts';
 import {
   HARNESS_HANDLERS,
@@ -42,6 +43,7 @@ import { type CommonEnvInput, HarnessFunction } from './harness-function.ts';
 import { HarnessTable } from './harness-table.ts';
 import { JournalAnchors } from './journal-anchors.ts';
 import { acknowledgeWildcardResource } from './nag.ts';
+import { PlanCode } from './plan-code.ts';
 import { PlanHttpApi } from './plan-http-api.ts';
 import { grantStateMachineLogging, grantXRayTracing } from './service-grants.ts';
 
@@ -115,10 +117,19 @@ export interface PlanPlatformProps {
   readonly approverSignInDomainPrefix?: string;
   /**
    * Prefix of the Secrets Manager secret names plans may reference (`source: secretsmanager`);
-   * the step runner and the contract checker may read only those.
-   * @default 'plangate/'
+   * the step runner and the contract checker may read only those. It may not overlap the
+   * platform's own prefix (`plangate-platform/`, where the Slack secrets and the approval signing
+   * key live), which no plan may reference.
+   * @default 'plangate/plans/'
    */
   readonly planSecretsPrefix?: string;
+  /**
+   * The most a plan's steps may ever do on AWS: the policy of the plan AWS role, which a step that
+   * declares `aws` gets for its run, narrowed to its declared grants (the session policy). The
+   * role is denied every resource of the harness whatever these allow.
+   * @default - none: a step that declares `aws` gets credentials that can do nothing
+   */
+  readonly planAwsStatements?: readonly PolicyStatement[];
   /**
    * Prefix of the Lambda function names plans may call (the `lambda` tool and `lambda` contracts);
    * the step runner and the contract checker may invoke only those.
@@ -203,6 +214,8 @@ export class PlanPlatform extends Construct {
   public readonly slack?: SlackAppProps;
   public readonly planSecretsPrefix: string;
   public readonly planFunctionsPrefix: string;
+  /** Where plan code runs: the plan-process function and the plan AWS role (lib/cdk/plan-code.ts). */
+  public readonly planCode: PlanCode;
   /** The HMAC key that signs approval ids (generated; the gate signs, the API verifies). */
   public readonly approvalSigningKey: Secret;
 
@@ -210,7 +223,19 @@ export class PlanPlatform extends Construct {
     super(scope, id);
     this.namePrefix = props.namePrefix ?? 'plangate';
     this.logRetention = props.logRetention ?? RetentionDays.THREE_MONTHS;
-    this.planSecretsPrefix = props.planSecretsPrefix ?? 'plangate/';
+    this.planSecretsPrefix = props.planSecretsPrefix ?? PLAN_SECRETS_PREFIX;
+    if (
+      PLATFORM_SECRETS_PREFIX.startsWith(this.planSecretsPrefix) ||
+      this.planSecretsPrefix.startsWith(PLATFORM_SECRETS_PREFIX)
+    )
+      throw new Error(
+        `planSecretsPrefix "${this.planSecretsPrefix}" overlaps the platform's own secrets (${PLATFORM_SECRETS_PREFIX}…), which no plan may read: use a prefix of its own, e.g. "${PLAN_SECRETS_PREFIX}"`,
+      );
+    for (const [what, secret] of platformSecretsOf(props))
+      if (!Token.isUnresolved(secret.secretName) && secret.secretName.startsWith(this.planSecretsPrefix))
+        throw new Error(
+          `${what} (${secret.secretName}) is under planSecretsPrefix "${this.planSecretsPrefix}", which plans may read: name it under ${PLATFORM_SECRETS_PREFIX}, e.g. ${PLATFORM_SECRETS_PREFIX}${basename(secret.secretName)}`,
+        );
     this.planFunctionsPrefix = props.planFunctionsPrefix ?? 'plangate-';
     this.slack = props.slack;
     this.sesSender = props.sesSender;
@@ -307,6 +332,8 @@ export class PlanPlatform extends Construct {
     });
 
     this.approvalSigningKey = new Secret(this, 'ApprovalSigningKey', {
+      // The platform's own secrets live under a prefix no plan may reference.
+      secretName: `${PLATFORM_SECRETS_PREFIX}${Stack.of(this).stackName}/approval-signing-key`,
       description: 'plangate: HMAC key signing approval ids (links carry the signed id, never a task token)',
       generateSecretString: { passwordLength: 64, excludePunctuation: true },
     });
@@ -316,8 +343,63 @@ export class PlanPlatform extends Construct {
         'Rotating the approval signing key invalidates every outstanding approval link at once; it is rotated deliberately (update the secret when no gate is pending), not on a schedule.',
     });
 
+    this.planCode = new PlanCode(this, 'PlanCode', {
+      logRetention: this.logRetention,
+      telemetryEnvironment: {
+        POWERTOOLS_SERVICE_NAME: environment.POWERTOOLS_SERVICE_NAME,
+        POWERTOOLS_METRICS_NAMESPACE: environment.POWERTOOLS_METRICS_NAMESPACE,
+        POWERTOOLS_LOG_LEVEL: environment.POWERTOOLS_LOG_LEVEL,
+      },
+      ...(props.planAwsStatements ? { planAwsStatements: props.planAwsStatements } : {}),
+      harnessResourceArns: this.harnessResourceArns(props),
+    });
+
     this.wireHandlers(props.approvalEmails ?? []);
     if (this.planner && props.planner) this.wirePlanner(this.planner, this.plansApi, props.planner);
+  }
+
+  /**
+   * Every resource of the harness, as ARNs and the patterns under them (indexes and streams,
+   * function versions, bucket objects): what plan code must never reach.
+   */
+  private harnessResourceArns(props: PlanPlatformProps): string[] {
+    const tables = [
+      this.eventsTable.table,
+      this.gatesTable.table,
+      this.joinsTable.table,
+      this.outputsTable.table,
+      this.draftsTable.table,
+      this.versionsTable.table,
+    ];
+    const functions = [
+      ...Object.values(this.functions),
+      this.notifier,
+      this.plansApi,
+      this.approvalsApi,
+      this.anchor,
+      ...(this.planner ? [this.planner] : []),
+    ].map((fn) => fn.function.functionArn);
+    return [
+      ...tables.flatMap((table) => [table.tableArn, `${table.tableArn}/*`]),
+      this.eventBus.bus.eventBusArn,
+      ...functions.flatMap((arn) => [arn, `${arn}:*`]),
+      this.anchors.key.keyArn,
+      this.anchors.bucket.bucketArn,
+      `${this.anchors.bucket.bucketArn}/*`,
+      this.platformSecretsArn,
+      ...platformSecretsOf(props).map(([, secret]) => secret.secretArn),
+      this.approvalSigningKey.secretArn,
+    ];
+  }
+
+  /** The ARN pattern of the platform's own secrets (`secret:plangate-platform/*`), which no plan may reference. */
+  get platformSecretsArn(): string {
+    return Stack.of(this).formatArn({
+      service: 'secretsmanager',
+      resource: 'secret',
+      resourceName: `${PLATFORM_SECRETS_PREFIX}*`,
+      arnFormat: ArnFormat.COLON_RESOURCE_NAME,
+    });
   }
 
   /** The Lambda function behind a handler compiled state machines call. */
@@ -637,6 +719,8 @@ export class PlanPlatform extends Construct {
       resourceArns: [this.notifier.function.functionArn],
     });
     gate.setEnvironment(notifierFunction);
+    // Each gate says where plan code runs; the gate may not invoke it.
+    gate.setEnvironment({ PLANGATE_PLAN_PROCESS_FUNCTION: this.planCode.function.function.functionName });
     // An approval with modifications makes a new revision: the approvals API asks the approvers again.
     Grant.addToPrincipal({
       grantee: this.approvalsApi.function,
@@ -665,6 +749,9 @@ export class PlanPlatform extends Construct {
     });
     for (const step of [this.functions.stepRunner, this.functions.contractChecker]) {
       const fn = step.function;
+      // Every plan process (shell steps, command contracts, postconditions, rollbacks) runs there.
+      this.planCode.grantRun(fn);
+      step.setEnvironment({ PLANGATE_PLAN_PROCESS_FUNCTION: this.planCode.function.function.functionName });
       fn.addToRolePolicy(
         new PolicyStatement({ actions: ['secretsmanager:GetSecretValue'], resources: [planSecretsArn] }),
       );
@@ -820,6 +907,21 @@ export class PlanPlatform extends Construct {
         .join(','),
     });
   }
+}
+
+/** The secrets the platform is given to read (Slack's, the planner's API key), by what they are. */
+function platformSecretsOf(props: PlanPlatformProps): [string, ISecret][] {
+  return [
+    ...(props.slack
+      ? ([
+          ['the Slack bot token secret', props.slack.botToken],
+          ['the Slack signing secret', props.slack.signingSecret],
+        ] as [string, ISecret][])
+      : []),
+    ...(props.planner?.apiKey
+      ? ([["the planner's API key secret", props.planner.apiKey]] as [string, ISecret][])
+      : []),
+  ];
 }
 
 /** SES authorizes SendEmail against the sender's identity: the address itself or its verified domain. */

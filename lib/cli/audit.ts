@@ -26,11 +26,11 @@ import { denialMessage } from '../policy/decisions.ts';
 import { AUDIT_TRAIL } from '../policy/entities.ts';
 import { formatSeq } from '../runtime/journal/journal.ts';
 import type { JournalRecord } from '../runtime/payloads/index.ts';
-import { DEFAULT_STORE_DIR } from '../serve/store-directory.ts';
+import { DEFAULT_STORE_DESCRIPTION, defaultStoreDir } from '../serve/store-directory.ts';
 import { loadPolicyOption } from './policy.ts';
 
 const TARGET_HELP = `Where (default: the local store):
-  --store DIR          the local store (default ${DEFAULT_STORE_DIR}); read without starting the engine
+  --store DIR          the local store (default: ${DEFAULT_STORE_DESCRIPTION}); read without starting the engine
   --aws                read the events table on AWS (the SDK's usual credential chain)
   --table NAME         the events table's name (with --aws)
   --region REGION      the AWS region (with --aws; default from the environment)`;
@@ -209,7 +209,7 @@ function targetOf(values: Values): AuditTargetSpec {
   if (values.table !== undefined || values.region !== undefined) {
     throw new UsageError('--table and --region go with --aws');
   }
-  return { kind: 'local', store: typeof values.store === 'string' ? values.store : DEFAULT_STORE_DIR };
+  return { kind: 'local', store: typeof values.store === 'string' ? values.store : defaultStoreDir() };
 }
 
 function filterOf(values: Values): AuditFilter {

@@ -2,9 +2,11 @@
  * `plangate complete <execution> <step> --value k=v …`: a person reports a human step done (seed
  * 003), from any shell, while the `plangate run` that holds the store waits at that step. The
  * answer goes through that run's front door (its approvals API), as the page's and the terminal's
- * do, through a link bound to the person (`--by`) and signed with the store's key: the policy is
- * checked against them, the values against the step's declared outputs, then the step's contract
- * runs as for any step.
+ * do, through a link bound to the person and signed with the store's key: the policy is checked
+ * against them, the values against the step's declared outputs, then the step's contract runs as
+ * for any step. The person is the OS user running this command, never a name given on the command
+ * line: the key that vouches for them sits in the store, outside every workspace and hidden from
+ * plan code by the sandbox, so an agent or a step cannot complete a human step for anyone.
  */
 import { userInfo } from 'node:os';
 import { parseArgs } from 'node:util';
@@ -13,7 +15,12 @@ import { AS_RECIPIENT } from '../runtime/api/approvals-api.ts';
 import { approvalsFor } from '../runtime/gate/gate.ts';
 import { LinkSigner } from '../runtime/gate/links.ts';
 import { DEFAULT_TABLE_NAMES } from '../runtime/journal/tables.ts';
-import { liveSession, loadSigningKey, storePaths } from '../serve/store-directory.ts';
+import {
+  DEFAULT_STORE_DESCRIPTION,
+  liveSession,
+  loadSigningKey,
+  storePaths,
+} from '../serve/store-directory.ts';
 
 export const usage = `Usage: plangate complete <execution-arn> <step-id> [--value name=value …] [options]
 
@@ -24,8 +31,9 @@ checked against the step's declared outputs, then the step's contract decides.
 Options:
   --value NAME=VALUE   a captured value; repeat for each declared output
   --failed REASON      report the step failed instead (it goes to its recovery)
-  --by NAME            who did the step (default: your user name)
-  --store DIR          local store (default .plangate)
+  --store DIR          local store (default: ${DEFAULT_STORE_DESCRIPTION})
+
+It answers as you, the OS user running it (the approvers the plan names must include you).
   -h, --help           show this help
 
 Exit codes: 0 recorded, 1 not recorded (said why), 2 usage error.`;
@@ -38,6 +46,10 @@ export async function run(argv: string[]): Promise<number> {
     return usageError((error as Error).message);
   }
   const { values, positionals } = parsed;
+  if (values.by !== undefined)
+    return usageError(
+      `--by is not accepted: plangate complete answers as the OS user running it (${osUser()}), as the approvals API checks`,
+    );
   const [executionArn, stepId, ...extra] = positionals;
   if (!executionArn || !stepId || extra.length > 0)
     return usageError('name the execution and the step, e.g. plangate complete arn:… deploy --value url=…');
@@ -83,7 +95,7 @@ export async function run(argv: string[]): Promise<number> {
       );
       return 1;
     }
-    const by = values.by ?? userInfo().username;
+    const by = osUser();
     const link = new LinkSigner(signingKey).forRecipient(gate.linkId, gate.gate.planDigest, by);
     const response = await fetch(
       `${session.approvalUrl}/approvals/${encodeURIComponent(link)}/${AS_RECIPIENT}`,
@@ -126,6 +138,10 @@ function options(args: string[]) {
       store: { type: 'string' },
     },
   });
+}
+
+function osUser(): string {
+  return userInfo().username;
 }
 
 function usageError(message: string): number {

@@ -13,7 +13,7 @@ import {
   type JournalRecord,
   ShellRanSchema,
 } from '../runtime/payloads/index.ts';
-import { DEFAULT_STORE_DIR, storePaths } from '../serve/store-directory.ts';
+import { DEFAULT_STORE_DESCRIPTION, storePaths } from '../serve/store-directory.ts';
 import { openStoreReader, StoreNotFoundError, type StoreReader } from '../serve/store-reader.ts';
 
 export const usage = `Usage: plangate events <execution-arn> [options]
@@ -24,7 +24,7 @@ command follow their event, indented. Exit 0 when the chain is intact, 1 when it
 
 Options:
   --json        the stored records as JSON lines on stdout (the verdict on stderr)
-  --store DIR   the local store (default ${DEFAULT_STORE_DIR})
+  --store DIR   the local store (default: ${DEFAULT_STORE_DESCRIPTION})
   -h, --help    show this help`;
 
 /**
@@ -88,7 +88,7 @@ export async function run(argv: string[]): Promise<number> {
   }
   let reader: StoreReader;
   try {
-    reader = await openStoreReader(storePaths(parsed.values.store ?? DEFAULT_STORE_DIR));
+    reader = await openStoreReader(storePaths(parsed.values.store));
   } catch (error) {
     if (!(error instanceof StoreNotFoundError)) throw error;
     process.stderr.write(`plangate events: ${error.message}\n`);

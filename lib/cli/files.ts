@@ -10,7 +10,7 @@ import { writeExecutionFiles } from '../files/writer.ts';
 import { PlanSchema } from '../plan/schema.ts';
 import { verifyChain } from '../runtime/journal/chain.ts';
 import { readEvents } from '../runtime/journal/journal.ts';
-import { DEFAULT_STORE_DIR, planFile, storePaths } from '../serve/store-directory.ts';
+import { DEFAULT_STORE_DESCRIPTION, planFile, storePaths } from '../serve/store-directory.ts';
 import { openStoreReader, StoreNotFoundError, type StoreReader } from '../serve/store-reader.ts';
 
 export const usage = `Usage: plangate files <execution-arn> [options]
@@ -22,7 +22,7 @@ or the hash chain is broken.
 
 Options:
   --files-dir DIR   where <plan-id>-execution/ goes (default .)
-  --store DIR       the local store (default ${DEFAULT_STORE_DIR})
+  --store DIR       the local store (default: ${DEFAULT_STORE_DESCRIPTION})
   -h, --help        show this help`;
 
 export async function run(argv: string[]): Promise<number> {
@@ -44,7 +44,7 @@ export async function run(argv: string[]): Promise<number> {
     );
     return 2;
   }
-  const paths = storePaths(parsed.values.store ?? DEFAULT_STORE_DIR);
+  const paths = storePaths(parsed.values.store);
   let reader: StoreReader;
   try {
     reader = await openStoreReader(paths);

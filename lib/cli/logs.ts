@@ -4,7 +4,7 @@
  */
 import { parseArgs } from 'node:util';
 import { type HarnessLogEntry, harnessLogFile, readHarnessLog } from '../serve/harness-log.ts';
-import { DEFAULT_STORE_DIR, storePaths } from '../serve/store-directory.ts';
+import { DEFAULT_STORE_DESCRIPTION, storePaths } from '../serve/store-directory.ts';
 
 export const usage = `Usage: plangate logs <execution> [options]
 
@@ -17,7 +17,7 @@ the process that ran them. Exit 0 when there are entries, 1 when there are none.
 Options:
   --step ID     only the entries about this step
   --json        the entries as JSON lines, as written
-  --store DIR   the local store (default ${DEFAULT_STORE_DIR})
+  --store DIR   the local store (default: ${DEFAULT_STORE_DESCRIPTION})
   -h, --help    show this help`;
 
 /** Keys every entry has or that the line already shows. */
@@ -53,7 +53,7 @@ export async function run(argv: string[]): Promise<number> {
     process.stderr.write(`plangate logs: give exactly one execution (see plangate status)\n\n${usage}\n`);
     return 2;
   }
-  const paths = storePaths(parsed.values.store ?? DEFAULT_STORE_DIR);
+  const paths = storePaths(parsed.values.store);
   const entries = await readHarnessLog(paths, {
     execution,
     step: parsed.values.step,

@@ -4,7 +4,7 @@
  * gates still waiting are asked again.
  */
 import { runSession } from '../run/session.ts';
-import { DEFAULT_STORE_DIR } from '../serve/store-directory.ts';
+import { DEFAULT_STORE_DESCRIPTION } from '../serve/store-directory.ts';
 import { loadPolicyOption, POLICY_OPTION_HELP } from './policy.ts';
 import { parseRunArgs, sessionOptions } from './run.ts';
 
@@ -18,7 +18,7 @@ Options:
                      refusal named
   --approve          approve plan and step gates non-interactively when the plan allows it
   --json             print the events as JSON lines on stdout (prompts and notes on stderr)
-  --store DIR        the local store (default ${DEFAULT_STORE_DIR})
+  --store DIR        the local store (default: ${DEFAULT_STORE_DESCRIPTION})
   --time-scale X     multiply retry intervals, waits and gate timeouts (default 1)
   --files-dir DIR    where seed 003's <plan-id>-execution/ files are written (default .)
   --no-workers       leave agent steps to plangate worker processes (default: as the execution

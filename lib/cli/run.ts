@@ -21,7 +21,7 @@ import {
   type SessionTarget,
 } from '../run/session.ts';
 import type { RecoveryAdvice } from '../runtime/payloads/index.ts';
-import { DEFAULT_STORE_DIR, storePaths } from '../serve/store-directory.ts';
+import { DEFAULT_STORE_DESCRIPTION, defaultStoreDir, storePaths } from '../serve/store-directory.ts';
 import { printRound } from './plan.ts';
 import {
   PLANNER_OPTIONS,
@@ -65,7 +65,7 @@ Options:
   --approve          approve plan and step gates non-interactively when the plan's approval
                      policy allows it (recorded as an approval by the --as identity)
   --json             print the events as JSON lines on stdout (prompts and notes on stderr)
-  --store DIR        the local store (default ${DEFAULT_STORE_DIR})
+  --store DIR        the local store (default: ${DEFAULT_STORE_DESCRIPTION})
   --time-scale X     multiply retry intervals, waits and gate timeouts (default 1)
   --files-dir DIR    where seed 003's <plan-id>-execution/ files are written (default .)
   --goal TEXT        plan from this goal instead of a file, with the planner's options (as
@@ -128,7 +128,7 @@ export function parseRunArgs(argv: string[]): CommonRunArgs | string {
     identity: values.as ?? userInfo().username,
     approve: values.approve ?? false,
     json: values.json ?? false,
-    store: values.store ?? DEFAULT_STORE_DIR,
+    store: values.store ?? defaultStoreDir(),
     timeScale,
     filesDir: values['files-dir'] ?? '.',
     rehearseRollback: values['rehearse-rollback'] ?? false,

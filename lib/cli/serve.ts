@@ -16,8 +16,15 @@ import type { LocalPrincipal } from '../aws-local/api-gateway/sigv4.ts';
 import type { DraftItem } from '../launch/plan-drafts.ts';
 import type { PlannerProvider } from '../planner/provider.ts';
 import { providerFrom } from '../planner/providers.ts';
+import { sandboxSentence } from '../runtime/sandbox/sandbox.ts';
 import { LocalPlatform, type PlatformIdentity } from '../serve/platform.ts';
-import { releaseSession, type StorePaths, storePaths, writeSession } from '../serve/store-directory.ts';
+import {
+  DEFAULT_STORE_DESCRIPTION,
+  releaseSession,
+  type StorePaths,
+  storePaths,
+  writeSession,
+} from '../serve/store-directory.ts';
 import { loadPolicyOption, POLICY_OPTION_HELP } from './policy.ts';
 import { untilSignal } from './signals.ts';
 
@@ -41,7 +48,7 @@ rebinding its domain to 127.0.0.1 cannot use the API; see docs/api.md).
 
 Options:
   --port N              port (default 0: any free port)
-  --store DIR           local store (default .plangate)
+  --store DIR           local store (default: ${DEFAULT_STORE_DESCRIPTION})
   --identity aws|header how callers are identified (default aws)
   --credentials FILE    JSON [{accessKeyId, secretAccessKey, arn}] of the principals that may sign
   --jwt-issuer URL      issuer of approvers' JWTs (with --jwks and --jwt-audience)
@@ -336,6 +343,8 @@ export async function run(argv: string[]): Promise<number> {
       : 'planner: none (goals are refused; pass --model to draft plans from goals)\n',
   );
   process.stdout.write(`policy: ${policy.policies.length} policies of ${policy.dir}\n`);
+  process.stdout.write(`store: ${opts.paths.root}\n`);
+  process.stdout.write(`${sandboxSentence()}\n`);
   process.stdout.write(`OpenAPI: ${platform.url}/openapi.json\n`);
   await untilSignal();
   await releaseSession(opts.paths);

@@ -1,6 +1,6 @@
 /** `plangate status`: the executions in the local store, from their journals. */
 import { parseArgs } from 'node:util';
-import { DEFAULT_STORE_DIR, storePaths } from '../serve/store-directory.ts';
+import { DEFAULT_STORE_DESCRIPTION, storePaths } from '../serve/store-directory.ts';
 import {
   listExecutions,
   openStoreReader,
@@ -16,7 +16,7 @@ Status is SUCCEEDED, FAILED, WAITING (a gate or an escalation waits for a person
 
 Options:
   --json        one JSON object per execution
-  --store DIR   the local store (default ${DEFAULT_STORE_DIR})
+  --store DIR   the local store (default: ${DEFAULT_STORE_DESCRIPTION})
   -h, --help    show this help`;
 
 export async function run(argv: string[]): Promise<number> {
@@ -32,7 +32,7 @@ export async function run(argv: string[]): Promise<number> {
   }
   let reader: StoreReader | undefined;
   try {
-    reader = await openStoreReader(storePaths(values.store ?? DEFAULT_STORE_DIR));
+    reader = await openStoreReader(storePaths(values.store));
   } catch (error) {
     // Nothing stored yet is an empty answer, like a store without executions.
     if (!(error instanceof StoreNotFoundError)) throw error;

@@ -10,10 +10,13 @@ import { LOCAL_CREDENTIALS } from '../aws-local/clients.ts';
 import { agentActivityName } from '../compiler/index.ts';
 import { type Plan, PlanSchema } from '../plan/schema.ts';
 import { LOCAL_NAME_PREFIX } from '../run/session.ts';
+import { configureSandbox } from '../runtime/sandbox/sandbox.ts';
 import { AGENT_COMMAND_ENV } from '../runtime/tools/agent.ts';
+import { hiddenFromPlanCode } from '../serve/hidden-from-plan-code.ts';
 import { LocalRunStack } from '../serve/local-stack.ts';
 import {
-  DEFAULT_STORE_DIR,
+  DEFAULT_STORE_DESCRIPTION,
+  defaultStoreDir,
   liveSession,
   planFile,
   type StorePaths,
@@ -47,7 +50,7 @@ Options:
   --target NAME          the agent target to work for (required)
   --workspace DIR        where the agent works and the contract runs (default .)
   --agent-command CMD    the agent, reading the task on stdin (default $${AGENT_COMMAND_ENV})
-  --store DIR            the local store (default ${DEFAULT_STORE_DIR}); waits for a run to start
+  --store DIR            the local store (default: ${DEFAULT_STORE_DESCRIPTION}); waits for a run to start
   --name-prefix P        activities are named <P>-<target> (default ${LOCAL_NAME_PREFIX})
   --region R             the AWS region (default: the SDK's)
   --time-scale X         the engine's time scale (plangate run --time-scale), so heartbeats
@@ -83,9 +86,15 @@ export async function run(argv: string[]): Promise<number> {
     once: values.once ?? false,
     timeScale: Number(values['time-scale'] ?? '1') || 1,
   };
-  if (values.aws || values.endpoint !== undefined || values['activity-arn'] !== undefined)
-    return workRemote(values, name, common);
-  return workForStore(storePaths(values.store ?? DEFAULT_STORE_DIR), name, common);
+  const remote = values.aws || values.endpoint !== undefined || values['activity-arn'] !== undefined;
+  const paths = remote ? undefined : storePaths(values.store ?? defaultStoreDir(common.workspace));
+  // The agent's sandbox: the workspace writable; the store, every other store and the anchor keys hidden.
+  configureSandbox({
+    workspace: common.workspace,
+    hidden: hiddenFromPlanCode(paths?.root),
+  });
+  if (!paths) return workRemote(values, name, common);
+  return workForStore(paths, name, common);
 }
 
 type Values = ReturnType<typeof parse>['values'];

@@ -5,12 +5,14 @@
  * The compiler puts it in the plan gate's summary, so what approvers see is part of the compiled
  * definition: bound to what runs by the same digest. Every channel renders this one view.
  */
+
 import {
+  AGENT_REACH_UNKNOWN,
   effectiveTimeoutSeconds,
   runsOnWorker,
-  UNSANDBOXED_AGENT,
   workerTargetText,
 } from '../plan/agent-steps.ts';
+import { awsAccessLines } from '../plan/aws-access.ts';
 import { canonicalJson } from '../plan/digest.ts';
 import { effectiveRecovery, type RecoveryTable } from '../plan/recovery.ts';
 import { referencesInValue, stepOutputReferences } from '../plan/references.ts';
@@ -172,6 +174,7 @@ function stepView(step: Step, plan: Plan, risks: PlanRisks, recovery: RecoveryTa
     ...(step.outputShapes && Object.keys(step.outputShapes).length > 0
       ? { outputShapes: step.outputShapes }
       : {}),
+    ...(step.aws ? { aws: awsAccessLines(step.aws) } : {}),
     dependsOn: [...step.dependsOn],
   };
 }
@@ -204,7 +207,7 @@ function agentView(step: Step, args: Readonly<Record<string, unknown>>, plan: Pl
       ? workerTargetText(target)
       : `the step runner's agent tool (${typeof args.command === 'string' ? 'the command below' : '$PLANGATE_AGENT_COMMAND where the runner runs'})`,
     ...(!onWorker && typeof args.command === 'string' ? { command: args.command } : {}),
-    reach: UNSANDBOXED_AGENT,
+    reach: AGENT_REACH_UNKNOWN,
     timeLimitSeconds: effectiveTimeoutSeconds(step, plan.budget),
     ...(Object.keys(budget).length > 0 ? { budget } : {}),
   };

@@ -67,6 +67,7 @@ export class Rollback {
           args: step.rollback?.args,
           description: step.description,
           timeoutSeconds: step.timeoutSeconds,
+          ...(step.aws !== undefined ? { aws: step.aws } : {}),
         },
       ]),
     );

@@ -162,6 +162,7 @@ export class StepCall extends StartExecution {
       ...(step.outputs.length > 0 ? { outputs: step.outputs } : {}),
       timeoutSeconds: props.timeoutSeconds,
       contract: step.contract,
+      ...(step.aws !== undefined ? { aws: step.aws } : {}),
       ...(step.critical ? {} : { critical: false }),
       onFail: step.onFail,
     };

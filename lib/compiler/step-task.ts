@@ -137,6 +137,7 @@ export class StepTask {
       payload: {
         ...this.stepScope(),
         ...(step.contract !== undefined ? { contract: literal(step.contract) } : {}),
+        ...(step.aws !== undefined ? { aws: literal(step.aws) } : {}),
         ...planData(checks, this.props.sendSecretDeclarations ?? false),
         ...(checks.steps.length > 0 ? { inputs: jsonata(entriesOf(checks.steps)) } : {}),
         run: jsonata(`${CURRENT}.run`),
@@ -202,6 +203,7 @@ export class StepTask {
         attempt: jsonata(RUN_ATTEMPT),
         ...this.recipes(),
         ...(step.outputs.length > 0 ? { outputs: literal(step.outputs) } : {}),
+        ...(step.aws !== undefined ? { aws: literal(step.aws) } : {}),
         timeoutSeconds: this.timeoutSeconds(),
         inlineOutputLimitBytes: this.props.inlineOutputLimitBytes,
         ...(this.props.budget ? { budget: literal(this.props.budget) } : {}),

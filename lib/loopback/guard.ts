@@ -8,9 +8,12 @@
  * Names are compared as exact strings after lower-casing (ASCII case is all a Host or an origin
  * may vary in and still mean this server): any other spelling — a trailing dot, userinfo, another
  * or a missing port, a numeric form such as `2130706433` — is refused. A header compare per
- * request: the engine's API is on every step's path.
+ * request: the engine's API is on every step's path. Then, once per connection, who connects:
+ * plan code in its sandbox is refused whatever it names (peer.ts).
  */
 import type { IncomingMessage, Server, ServerResponse } from 'node:http';
+import type { Socket } from 'node:net';
+import { peerOf, planCodeRefusal } from './peer.ts';
 
 /** The Host values and the browser origins a server answers to. */
 export interface LoopbackNames {
@@ -35,6 +38,8 @@ export interface LoopbackGuardOptions {
    * it, never in a page's DNS. @default - none
    */
   readonly hostPrefix?: string;
+  /** Told of every refused request, after its 403 is sent (a server that journals what it refused). */
+  readonly onRefused?: (req: IncomingMessage, message: string) => void;
 }
 
 const WILDCARD_ADDRESSES = new Set(['0.0.0.0', '::']);
@@ -91,16 +96,24 @@ export function guardLoopback(server: Server, options: LoopbackGuardOptions = {}
   const names = loopbackNames(address.address, address.port, options.hostPrefix);
   const listeners = server.listeners('request') as ((req: IncomingMessage, res: ServerResponse) => void)[];
   server.removeAllListeners('request');
+  // Who holds the client end is looked up once per connection (keep-alive carries many requests).
+  const peers = new WeakMap<Socket, string | undefined>();
+  const peerRefusal = (socket: Socket): string | undefined => {
+    if (!peers.has(socket)) peers.set(socket, planCodeRefusal(peerOf(socket)));
+    return peers.get(socket);
+  };
   server.on('request', (req: IncomingMessage, res: ServerResponse) => {
     // HTTP/2 (h2c, as the Bedrock client speaks) names the host in `:authority` instead.
     const host = req.headers.host ?? (req.headers[':authority'] as string | undefined);
-    const refusal = loopbackRefusal(host, req.headers.origin, names, options.allowOrigin);
+    const refusal =
+      loopbackRefusal(host, req.headers.origin, names, options.allowOrigin) ?? peerRefusal(req.socket);
     if (refusal === undefined) {
       for (const listener of listeners) listener.call(server, req, res);
       return;
     }
     req.resume();
     (options.refuse ?? refuseAsText)(res, refusal);
+    options.onRefused?.(req, refusal);
   });
 }
 

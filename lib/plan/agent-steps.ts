@@ -23,9 +23,12 @@ export function workerTargetText(target: string): string {
   return `the worker taking target ${target} (plangate worker --target ${target}: its --agent-command, in its --workspace)`;
 }
 
-/** What an agent may reach where nothing confines it (the gate says more where it knows more). */
-export const UNSANDBOXED_AGENT =
-  "unsandboxed: whatever its user may read, write, run and connect to (the file system and the network, the workspace's parent included)";
+/**
+ * What an agent may reach, as the plan alone can say it: whatever the sandbox of the machine that
+ * runs it allows. The host that runs it (`plangate run`) replaces it with its own sandbox's sentence.
+ */
+export const AGENT_REACH_UNKNOWN =
+  "not known at this gate: what the sandbox of the machine that runs it allows (a worker's: its own machine's, docs/workers.md)";
 
 /** How often a worker must show it is alive when the step has more than a minute. */
 export const DEFAULT_HEARTBEAT_SECONDS = 60;

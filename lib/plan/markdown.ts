@@ -79,6 +79,7 @@ const STEP_FIELDS = [
   'output_shapes',
   'timeout_seconds',
   'rollback',
+  'aws',
   'status',
 ] as const;
 const POSTCONDITION_FIELDS = ['id', 'contract', 'status'] as const;
@@ -285,7 +286,8 @@ class MarkdownPlanMapper {
           .join('\n');
         break;
       case 'args':
-      case 'output_shapes': {
+      case 'output_shapes':
+      case 'aws': {
         const block = f.fences[0];
         const parsed = block
           ? this.structured(block, at)

@@ -129,6 +129,42 @@ export type OutputShape = z.infer<typeof OutputShapeSchema>;
 export const OutputShapesSchema = z.record(z.string(), OutputShapeSchema);
 export type OutputShapes = z.infer<typeof OutputShapesSchema>;
 
+/** One grant a step asks for: IAM actions (`service:Action`, wildcards allowed) on resources (ARNs or `*`). */
+export const AwsGrantSchema = z.strictObject({
+  actions: z
+    .array(
+      z
+        .string()
+        .regex(
+          /^(\*|[a-z0-9*?-]+:[A-Za-z0-9*?]+)$/,
+          'an IAM action is `service:Action`, e.g. s3:GetObject (wildcards * and ? allowed)',
+        ),
+    )
+    .min(1),
+  resources: z
+    .array(
+      z
+        .string()
+        .regex(
+          /^(\*|arn:[^\s]+)$/,
+          'a resource is an ARN (arn:aws:s3:::bucket/key, wildcards * and ? allowed) or *',
+        ),
+    )
+    .min(1),
+});
+export type AwsGrant = z.infer<typeof AwsGrantSchema>;
+
+/**
+ * What AWS a step's processes (its tool, contract and rollback; not the rollback's contract) may
+ * use, on AWS: the plan AWS role, assumed for the run with exactly these grants as the session policy (never more than the
+ * role itself allows; never the harness's tables, bus, functions or secrets). A step without it
+ * gets no AWS credentials at all.
+ */
+export const AwsAccessSchema = z.strictObject({
+  allow: z.array(AwsGrantSchema).min(1).max(10),
+});
+export type AwsAccess = z.infer<typeof AwsAccessSchema>;
+
 export const StepSchema = z.strictObject({
   id: IdSchema,
   /** Short imperative title, e.g. "Build the image". */
@@ -158,6 +194,8 @@ export const StepSchema = z.strictObject({
   /** Seed 003: a person does this step and records the outputs. */
   requiresHuman: z.boolean().default(false),
   rollback: RollbackSchema.optional(),
+  /** AWS access of the step's processes (absent: none; plans without it keep their digest). */
+  aws: AwsAccessSchema.optional(),
 });
 export type Step = z.infer<typeof StepSchema>;
 

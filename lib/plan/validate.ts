@@ -3,6 +3,7 @@
  * all problems at once, each located through the parser's source map. Iterative and
  * linear so very large (or hostile) plans finish quickly.
  */
+
 import jsonata from 'jsonata';
 import {
   effectiveTimeoutSeconds,
@@ -11,6 +12,7 @@ import {
   runsOnWorker,
   targetNameProblem,
 } from './agent-steps.ts';
+import { awsAccessProblems } from './aws-access.ts';
 import { referencePositionProblems } from './call-kind.ts';
 import { dependsTransitively, findCycles, topologicalOrder } from './graph.ts';
 import { suggest } from './names.ts';
@@ -205,6 +207,7 @@ export async function validatePlan(plan: Plan, options: ValidateOptions = {}): P
     });
   }
 
+  for (const { message, pointer } of awsAccessProblems(plan)) report('error', 'aws-access', message, pointer);
   checkReferences(plan, indexById, deps, cycles.length === 0, report);
   for (const { message, pointer } of referencePositionProblems(plan))
     report('error', 'reference-not-allowed', message, pointer);

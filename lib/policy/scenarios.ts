@@ -49,7 +49,7 @@ const DEFAULT_CONTEXT: Record<PolicyAction, Record<string, unknown>> = {
   AnswerHumanStep: { answer: 'done' },
   CompleteGate: {},
   AutoApprove: { gate: 'plan' },
-  RunStep: { attempt: 1, rollback: false },
+  RunStep: { attempt: 1, rollback: false, sandboxed: true },
   ReadExecution: { view: 'events' },
   ReadDraft: {},
   ReadAudit: { query: 'query' },

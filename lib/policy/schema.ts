@@ -110,7 +110,7 @@ const ACTIONS: Record<PolicyAction, { resources: readonly string[]; context: Ced
   AnswerHumanStep: { resources: ['Step'], context: record({ answer: STRING }) },
   CompleteGate: { resources: ['Gate'], context: record({}) },
   AutoApprove: { resources: ['Plan', 'Step'], context: record({ gate: STRING }) },
-  RunStep: { resources: ['Step'], context: record({ attempt: LONG, rollback: BOOL }) },
+  RunStep: { resources: ['Step'], context: record({ attempt: LONG, rollback: BOOL, sandboxed: BOOL }) },
   ReadExecution: { resources: ['Execution'], context: record({ view: STRING }) },
   ReadDraft: { resources: ['Draft'], context: record({}) },
   ReadAudit: { resources: ['AuditTrail'], context: record({ query: STRING }) },

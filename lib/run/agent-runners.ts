@@ -6,6 +6,7 @@
  */
 import { workerTargetText } from '../plan/agent-steps.ts';
 import type { AgentRunners } from '../runtime/gate/agent-runners.ts';
+import { sandboxSentence } from '../runtime/sandbox/sandbox.ts';
 import { AGENT_COMMAND_ENV } from '../runtime/tools/agent.ts';
 
 export class RunAgents {
@@ -34,6 +35,8 @@ export class RunAgents {
           : `${who}; $${AGENT_COMMAND_ENV} is not set, so each attempt fails until it is`,
       ...(this.command !== undefined ? { command: this.command } : {}),
       workspace: this.workspace,
+      // Its own workers and step runner run agents in this machine's sandbox.
+      reach: sandboxSentence(),
     };
   };
 }

@@ -15,7 +15,7 @@ import { makeHandler as approvalsApiHandler } from '../../lambdas/approvals-api.
 import { JwtVerifier } from '../aws-local/api-gateway/jwt.ts';
 import { LocalIssuer } from '../aws-local/api-gateway/local-issuer.ts';
 import { LocalApiGateway } from '../aws-local/api-gateway/server.ts';
-import type { ApprovalsApiDeps } from '../runtime/api/approvals-api.ts';
+import { type ApprovalsApiDeps, recordRefusedAnswer } from '../runtime/api/approvals-api.ts';
 import { LinkSigner } from '../runtime/gate/links.ts';
 
 /** The audience of the ID tokens a run mints for its identity. */
@@ -53,11 +53,14 @@ export class RunFrontDoor {
 
   static async start(props: RunFrontDoorProps): Promise<RunFrontDoor> {
     const issuer = new LocalIssuer({ audience: RUN_CLIENT_ID });
+    const deps: Promise<ApprovalsApiDeps> = props.deps.then((given) => ({
+      ...given,
+      signingKey: props.signingKey,
+      identity: { mode: 'jwt' },
+    }));
     const gateway = await LocalApiGateway.start({
       handlers: {
-        approvals: approvalsApiHandler(
-          props.deps.then((deps) => ({ ...deps, signingKey: props.signingKey, identity: { mode: 'jwt' } })),
-        ),
+        approvals: approvalsApiHandler(deps),
         // Plans are submitted with `plangate run` itself; `plangate serve` serves the Plans API.
         plans: async () => ({
           statusCode: 404,
@@ -67,6 +70,8 @@ export class RunFrontDoor {
       },
       jwt: new JwtVerifier({ issuer: issuer.issuer, audience: [RUN_CLIENT_ID], jwks: issuer.jwks }),
       port: props.port,
+      // An answer refused before the handler (plan code, no ID token) is journaled in its gate.
+      onRefused: async (refused) => recordRefusedAnswer(await deps, refused),
     });
     return new RunFrontDoor(gateway, issuer, new LinkSigner(props.signingKey), props.identity);
   }

@@ -25,15 +25,8 @@ export const POLICY_DIR_ENV = 'PLANGATE_POLICY_DIR';
 const set = z.string().min(1);
 const LOG_LEVELS = /^(trace|debug|info|warn|error|critical|silent)$/i;
 
-/** What every harness Lambda reads: the journal's tables and bus, and Powertools' settings. */
-const HarnessEnv = z.object({
-  [TABLE_NAME_ENV.events]: set,
-  [TABLE_NAME_ENV.gates]: set,
-  [TABLE_NAME_ENV.joins]: set,
-  [TABLE_NAME_ENV.outputs]: set,
-  [TABLE_NAME_ENV.drafts]: set,
-  [TABLE_NAME_ENV.versions]: set,
-  PLANGATE_EVENT_BUS: set,
+/** Powertools' settings, which every Lambda reads (the plan-process function too). */
+const TelemetryEnv = z.object({
   /** The `service` of every log entry and metric (the platform's name prefix). */
   POWERTOOLS_SERVICE_NAME: set,
   /** The CloudWatch namespace of the harness metrics. */
@@ -45,6 +38,18 @@ const HarnessEnv = z.object({
     .optional(),
   /** Read by Node itself (source maps in stack traces). */
   NODE_OPTIONS: z.string().optional(),
+});
+
+/** What every harness Lambda reads: the journal's tables and bus, and Powertools' settings. */
+const HarnessEnv = z.object({
+  [TABLE_NAME_ENV.events]: set,
+  [TABLE_NAME_ENV.gates]: set,
+  [TABLE_NAME_ENV.joins]: set,
+  [TABLE_NAME_ENV.outputs]: set,
+  [TABLE_NAME_ENV.drafts]: set,
+  [TABLE_NAME_ENV.versions]: set,
+  PLANGATE_EVENT_BUS: set,
+  ...TelemetryEnv.shape,
   /** The platform's Cedar policies in the bundle; unset: the shipped set. */
   [POLICY_DIR_ENV]: z.string().optional(),
 });
@@ -107,10 +112,24 @@ const GateEnv = HarnessEnv.extend(SigningKeyEnv.shape)
   .extend({
     /** The function the gate invokes (asynchronously) to send an approval request. */
     PLANGATE_NOTIFIER_FUNCTION: set,
+    /** Where plan code runs (named on every gate as its "Runs as"); the gate never invokes it. */
+    PLANGATE_PLAN_PROCESS_FUNCTION: set.optional(),
   })
   .superRefine(oneOf('PLANGATE_APPROVAL_SIGNING_KEY_SECRET', 'PLANGATE_APPROVAL_SIGNING_KEY'), ALWAYS);
 
-const StepEnv = HarnessEnv.extend(ToolsEnv.shape);
+/**
+ * The step runner and the contract checker: where plan processes run on AWS (the plan-process
+ * function; unset, they run in the harness Lambda itself, as locally).
+ */
+const StepEnv = HarnessEnv.extend(ToolsEnv.shape).extend({ PLANGATE_PLAN_PROCESS_FUNCTION: set.optional() });
+
+/**
+ * The plan-process function reads none of the harness's settings (no table, bus or function):
+ * where calls run and the plan AWS role that calls declaring AWS get credentials of.
+ */
+const PlanProcessEnv = TelemetryEnv.extend(ToolsEnv.shape).extend({
+  PLANGATE_PLAN_AWS_ROLE_ARN: set.optional(),
+});
 
 const NotifierEnv = HarnessEnv.extend(SigningKeyEnv.shape)
   .extend(SlackBotTokenEnv.shape)
@@ -213,6 +232,14 @@ export const HARNESS_HANDLERS = {
     memoryMb: 1024,
     env: StepEnv,
   },
+  planProcess: {
+    entry: 'lambdas/plan-process.ts',
+    description:
+      "plangate plan process: runs a plan's command (shell step, contract, rollback) without the harness's authority",
+    timeoutSeconds: 15 * 60,
+    memoryMb: 1024,
+    env: PlanProcessEnv,
+  },
   classifier: {
     entry: 'lambdas/classifier.ts',
     description: 'plangate classifier: classifies a failure and picks the recovery recipe',
@@ -296,6 +323,9 @@ export const JOURNAL_WRITERS = [
 
 /** What every harness Lambda's parsed environment holds. */
 export type CommonHandlerEnv = z.output<typeof HarnessEnv>;
+
+/** What may be set of every harness Lambda's common environment (the plan-process function reads only Powertools' part). */
+export type CommonHandlerEnvInput = { readonly [K in keyof z.input<typeof HarnessEnv>]?: string };
 
 /** The parsed environment of a handler. */
 export type HandlerEnv<N extends HarnessHandlerName> = z.output<(typeof HARNESS_HANDLERS)[N]['env']>;

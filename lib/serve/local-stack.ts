@@ -29,11 +29,13 @@ import {
 import type { HarnessDeps } from '../runtime/deps.ts';
 import type { ApprovalNotice, GateDeps } from '../runtime/gate/gate.ts';
 import { Anchorer } from '../runtime/journal/anchorer.ts';
+import { configureSandbox } from '../runtime/sandbox/sandbox.ts';
 import type { Telemetry } from '../runtime/telemetry/telemetry.ts';
 import { builtinRegistry } from '../runtime/tools/builtins.ts';
 import { anchorKeyDir, loadAnchorKey } from './anchor-key.ts';
 import { openDigestLog } from './digest-log.ts';
 import { HarnessLog } from './harness-log.ts';
+import { hiddenFromPlanCode } from './hidden-from-plan-code.ts';
 import type { StorePaths } from './store-directory.ts';
 
 const REGION = 'us-east-1';
@@ -122,7 +124,14 @@ export class LocalRunStack {
   }
 
   static async start(props: LocalRunStackProps): Promise<LocalRunStack> {
-    const anchorKey = await loadAnchorKey(anchorKeyDir(), props.paths.root);
+    const keyDir = anchorKeyDir();
+    // Plan code this stack runs: its workspace writable; this store (and every store) and the
+    // anchor keys hidden, so no step can re-sign a rewritten journal.
+    configureSandbox({
+      workspace: props.cwd ?? process.cwd(),
+      hidden: hiddenFromPlanCode(props.paths.root),
+    });
+    const anchorKey = await loadAnchorKey(keyDir, props.paths.root);
     const anchorer = new Anchorer({
       signer: anchorKey.signer,
       sink: await openDigestLog(props.paths, anchorKey.publicKeyPem),

@@ -15,6 +15,7 @@ import { MailSink } from '../aws-local/mail-sink.ts';
 import { type DraftItem, readDraft } from '../launch/plan-drafts.ts';
 import type { PlannerProvider } from '../planner/provider.ts';
 import type { PolicySet } from '../policy/policy-set.ts';
+import { type ApprovalsApiDeps, recordRefusedAnswer } from '../runtime/api/approvals-api.ts';
 import { LOCAL_IDENTITY_HEADER } from '../runtime/api/http.ts';
 import { signInCallbackUrl } from '../runtime/gate/approval-page.ts';
 import { LinkSigner } from '../runtime/gate/links.ts';
@@ -168,6 +169,25 @@ export class LocalPlatform {
             platform?.drafting.add(running);
           }
         : undefined;
+      // The sign-in callback is on this API, whose URL is known once it listens.
+      const approvalsDeps: Promise<ApprovalsApiDeps> = listening.then((url) => ({
+        ...base('approvalsApi'),
+        signingKey,
+        notify,
+        // The approvers of a local platform read its pages on this machine, in its time zone.
+        displayTimeZone: Intl.DateTimeFormat().resolvedOptions().timeZone,
+        identity: header ? { mode: 'header', header: LOCAL_IDENTITY_HEADER } : { mode: 'jwt' },
+        slack: slack?.interactions,
+        ...(props.signIn
+          ? {
+              signIn: {
+                domainUrl: props.signIn.url,
+                clientId: props.signIn.clientId,
+                redirectUri: signInCallbackUrl(url),
+              },
+            }
+          : {}),
+      }));
       const api = await LocalApiGateway.start({
         handlers: {
           plans: plansApiHandler({
@@ -175,27 +195,7 @@ export class LocalPlatform {
             startPlanning,
             submitter: header ? { mode: 'header', header: LOCAL_IDENTITY_HEADER } : { mode: 'iam' },
           }),
-          // The sign-in callback is on this API, whose URL is known once it listens.
-          approvals: approvalsApiHandler(
-            listening.then((url) => ({
-              ...base('approvalsApi'),
-              signingKey,
-              notify,
-              // The approvers of a local platform read its pages on this machine, in its time zone.
-              displayTimeZone: Intl.DateTimeFormat().resolvedOptions().timeZone,
-              identity: header ? { mode: 'header', header: LOCAL_IDENTITY_HEADER } : { mode: 'jwt' },
-              slack: slack?.interactions,
-              ...(props.signIn
-                ? {
-                    signIn: {
-                      domainUrl: props.signIn.url,
-                      clientId: props.signIn.clientId,
-                      redirectUri: signInCallbackUrl(url),
-                    },
-                  }
-                : {}),
-            })),
-          ),
+          approvals: approvalsApiHandler(approvalsDeps),
         },
         ...(props.identity.mode === 'aws'
           ? {
@@ -204,6 +204,8 @@ export class LocalPlatform {
             }
           : { authorizers: 'none' as const }),
         port: props.port,
+        // An answer refused before the handler (plan code, no identity) is journaled in its gate.
+        onRefused: async (refused) => recordRefusedAnswer(await approvalsDeps, refused),
       });
       apiUrl = api.url;
       props.signIn?.allowCallback(signInCallbackUrl(api.url));

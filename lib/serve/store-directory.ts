@@ -1,14 +1,42 @@
 /**
- * The `.plangate` store directory and the session file that says which process owns it.
+ * The store directory and the session file that says which process owns it. The store holds
+ * what plan code must never touch (the journal's tables, the engine, the link signing key, the
+ * session's endpoints), so it lives outside every workspace: under the user's state directory,
+ * one per workspace, found again from the same working directory by every command.
  * The engine store and dynalite's LevelDB are single-process, so while `plangate run` (or
  * `resume`) holds the store, `status` and `events` talk to its endpoints instead of opening it.
  */
 import { createHash, randomBytes } from 'node:crypto';
+import { existsSync } from 'node:fs';
 import { mkdir, readFile, rm, writeFile } from 'node:fs/promises';
-import { dirname, join, resolve } from 'node:path';
+import { homedir } from 'node:os';
+import { basename, dirname, join, resolve } from 'node:path';
 import { z } from 'zod';
 
-export const DEFAULT_STORE_DIR = '.plangate';
+/** Where the stores of every workspace live: `$XDG_STATE_HOME/plangate`, else `~/.local/state/plangate`. */
+export function stateRoot(env: NodeJS.ProcessEnv = process.env): string {
+  const xdg = env.XDG_STATE_HOME;
+  return join(xdg?.startsWith('/') ? xdg : join(homedir(), '.local/state'), 'plangate');
+}
+
+/** The store directory a workspace had before stores moved out of it; still found there. */
+export const LEGACY_STORE_DIR = '.plangate';
+
+/**
+ * The store of the workspace `cwd` when no `--store` is given: `<state root>/stores/<name>-<hash>`
+ * of its absolute path, or `.plangate` in it where a store was made before (its `engine/` is there).
+ */
+export function defaultStoreDir(cwd: string = process.cwd()): string {
+  const workspace = resolve(cwd);
+  const legacy = join(workspace, LEGACY_STORE_DIR);
+  if (existsSync(join(legacy, 'engine'))) return legacy;
+  const hash = createHash('sha256').update(workspace).digest('hex').slice(0, 16);
+  const name = (basename(workspace) || 'root').replace(/[^A-Za-z0-9._-]/g, '_').slice(0, 40);
+  return join(stateRoot(), 'stores', `${name}-${hash}`);
+}
+
+/** What `--store DIR` defaults to, for usage texts. */
+export const DEFAULT_STORE_DESCRIPTION = "this directory's store under ~/.local/state/plangate";
 
 export interface StorePaths {
   readonly root: string;
@@ -24,8 +52,9 @@ export interface StorePaths {
   readonly anchors: string;
 }
 
-export function storePaths(dir: string = DEFAULT_STORE_DIR): StorePaths {
-  const root = resolve(dir);
+/** The layout of the store `dir` (default: the working directory's, `defaultStoreDir`). */
+export function storePaths(dir?: string): StorePaths {
+  const root = resolve(dir ?? defaultStoreDir());
   return {
     root,
     engine: join(root, 'engine'),

@@ -30,6 +30,7 @@ import {
   type RunnerResult,
   type Usage,
 } from '../runtime/payloads/index.ts';
+import { withSandboxScope } from '../runtime/sandbox/sandbox.ts';
 import { Redactor } from '../runtime/secrets/redact.ts';
 import { OUTPUT_SHAPE_MISMATCH } from '../runtime/shared/errors.ts';
 import { type ProcessResult, runProcess } from '../runtime/shared/process.ts';
@@ -298,26 +299,29 @@ export class ActivityWorker {
     const prompt = agentPrompt(handoff);
     const timeoutSeconds = agentTimeoutSeconds(handoff);
     const before = await snapshotWorkspace(workspace);
-    const agent = await runProcess({
-      command: agentCommand,
-      cwd: workspace,
-      stdin: prompt,
-      // The agent tool's environment (lib/runtime/tools/agent.ts), plus the handoff's path.
-      env: {
-        PLANGATE_TASK: prompt,
-        PLANGATE_TARGET: handoff.target,
-        PLANGATE_STEP_ID: handoff.stepId,
-        PLANGATE_SUBSCRIPTIONS: handoff.subscriptions.join('\n'),
-        PLANGATE_OUTPUT: outputFile,
-        PLANGATE_HANDOFF: handoffFile,
-        PLANGATE_LOG: logFile,
-        PLANGATE_REPORT: reportFile,
-        PLANGATE_ATTEMPT: String(handoff.attempt),
-      },
-      timeoutMs: timeoutSeconds * 1000,
-      maxOutputBytes: AGENT_STDOUT_BYTES,
-      signal,
-    });
+    // The task directory (handoff, outputs, log, report) is writable to this agent alone.
+    const agent = await withSandboxScope({ writable: [dir] }, () =>
+      runProcess({
+        command: agentCommand,
+        cwd: workspace,
+        stdin: prompt,
+        // The agent tool's environment (lib/runtime/tools/agent.ts), plus the handoff's path.
+        env: {
+          PLANGATE_TASK: prompt,
+          PLANGATE_TARGET: handoff.target,
+          PLANGATE_STEP_ID: handoff.stepId,
+          PLANGATE_SUBSCRIPTIONS: handoff.subscriptions.join('\n'),
+          PLANGATE_OUTPUT: outputFile,
+          PLANGATE_HANDOFF: handoffFile,
+          PLANGATE_LOG: logFile,
+          PLANGATE_REPORT: reportFile,
+          PLANGATE_ATTEMPT: String(handoff.attempt),
+        },
+        timeoutMs: timeoutSeconds * 1000,
+        maxOutputBytes: AGENT_STDOUT_BYTES,
+        signal,
+      }),
+    );
     const report = agentUsage(agent.stdout);
     if (report.kind === 'invalid') log(`✗ ${handoff.stepId}: usage not counted: ${report.problem}`);
     const usage = report.kind === 'usage' ? report.usage : undefined;
@@ -434,6 +438,14 @@ function agentRunOf(
     ...(summary ? { summary } : {}),
     blockers: lines('blocker'),
     deviations: lines('deviation'),
+    sandboxed: agent.sandboxed,
+    ...(agent.refusedWrites.length > 0
+      ? {
+          refusedWrites: agent.refusedWrites.map((line) =>
+            redactor.text(line).slice(0, AGENT_REPORT_CHARACTERS),
+          ),
+        }
+      : {}),
   };
 }
 

@@ -267,7 +267,7 @@ async function expectEveryCommandVisible(page: Page, steps: readonly (typeof SHE
 describe.skipIf(!CHROMIUM)('the approval page in Chromium', () => {
   beforeAll(async () => {
     dir = await mkdtemp(join(tmpdir(), 'plangate-browser-'));
-    const paths = storePaths(dir);
+    const paths = storePaths(join(dir, 'store'));
     const issuer = new LocalIssuer();
     hostedUi = await LocalHostedUi.start({ issuer, clientId: CLIENT_ID, users: USERS });
     platform = await LocalPlatform.start({
@@ -326,7 +326,9 @@ describe.skipIf(!CHROMIUM)('the approval page in Chromium', () => {
     await page.getByText(gate.plan.digest).waitFor({ timeout: 10_000 });
     expect(await page.evaluate(() => document.documentElement.scrollWidth)).toBeLessThanOrEqual(375);
     await expectCleanPage(page, gate, taskToken);
-    expect(await page.content()).not.toContain((await loadSigningKey(storePaths(dir))).toString('base64url'));
+    expect(await page.content()).not.toContain(
+      (await loadSigningKey(storePaths(join(dir, 'store')))).toString('base64url'),
+    );
     await context.close();
   });
 

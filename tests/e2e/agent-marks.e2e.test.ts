@@ -11,6 +11,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { GateViewSchema } from '../../lib/launch/plans-api-schemas.ts';
+import { sandboxSentence } from '../../lib/runtime/sandbox/sandbox.ts';
 import { openApprovalPage } from '../support/approval-session.ts';
 import { CliRun, REPO, runPlan, scenario, workDir } from './cli.ts';
 
@@ -59,7 +60,7 @@ describe('agent steps and marks at the gate', { timeout: 120_000 }, () => {
     expect(terminal).toContain("agent run by: plangate run's own workers of target reviewer");
     expect(terminal).toContain(`agent command:\n       ${AGENT}\n`);
     expect(terminal).toContain(`workspace: ${cwd}`);
-    expect(terminal).toContain('may reach: unsandboxed');
+    expect(terminal).toContain(`may reach: ${sandboxSentence()}`);
     // The step's 30 s, within the plan's 60 s of wall clock.
     expect(terminal).toContain('time limit: 30 s');
     expect(terminal).toContain('budget: none declared');
@@ -72,7 +73,7 @@ describe('agent steps and marks at the gate', { timeout: 120_000 }, () => {
       runs: "plangate run's own workers of target reviewer, running $PLANGATE_AGENT_COMMAND",
       command: AGENT,
       workspace: cwd,
-      reach: expect.stringMatching(/^unsandboxed: /),
+      reach: sandboxSentence(),
       timeLimitSeconds: 30,
     });
     expect(review?.risks.unknown).toEqual([expect.stringMatching(/^agent \S+ decides at run time/)]);
@@ -87,7 +88,7 @@ describe('agent steps and marks at the gate', { timeout: 120_000 }, () => {
     expect(card).toContain(`<dt>agent command</dt><dd><pre><code>${AGENT}</code></pre></dd>`);
     expect(card).toContain(`<dt>workspace</dt><dd>${cwd}</dd>`);
     expect(card).toContain('<dt>time limit</dt><dd>30 s</dd>');
-    expect(card).toContain('<dt>may reach</dt><dd>unsandboxed: ');
+    expect(card).toContain(`<dt>may reach</dt><dd>${sandboxSentence()}`);
 
     // A person approves: the agent runs, and the vote is theirs.
     run.answer('approve');

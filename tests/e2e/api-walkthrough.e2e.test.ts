@@ -14,7 +14,7 @@ import { pathToFileURL } from 'node:url';
 import { afterAll, describe, expect, it } from 'vitest';
 import { parseBash } from '../../lib/plan/shell/grammar.ts';
 import { readEvents } from '../../lib/runtime/journal/journal.ts';
-import { storePaths } from '../../lib/serve/store-directory.ts';
+import { defaultStoreDir, storePaths } from '../../lib/serve/store-directory.ts';
 import { listExecutions, openStoreReader } from '../../lib/serve/store-reader.ts';
 import { REPO } from './cli.ts';
 
@@ -133,7 +133,7 @@ describe.skipIf(missing.length > 0)('docs/api.md "Try it"', () => {
 
     // What the doc says happened did: one execution, approved by the plan's approver, succeeded.
     expect(stdout).toMatch(/^SUCCEEDED$/m);
-    const reader = await openStoreReader(storePaths(join(dir, '.plangate')));
+    const reader = await openStoreReader(storePaths(defaultStoreDir(dir)));
     try {
       const [execution, ...others] = await listExecutions(reader);
       expect(others).toEqual([]);

@@ -5,12 +5,13 @@
 import { type ChildProcess, spawn } from 'node:child_process';
 import { mkdtemp } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
-import { join, resolve } from 'node:path';
+import { dirname, join, resolve } from 'node:path';
 import { pathToFileURL } from 'node:url';
 import { verifyChain } from '../../lib/runtime/journal/chain.ts';
 import { readEvents } from '../../lib/runtime/journal/journal.ts';
 import type { JournalRecord } from '../../lib/runtime/payloads/index.ts';
-import { storePaths } from '../../lib/serve/store-directory.ts';
+import { PASS_ENV_ENV, WRITE_ENV } from '../../lib/runtime/sandbox/sandbox.ts';
+import { defaultStoreDir, storePaths } from '../../lib/serve/store-directory.ts';
 import { openStoreReader } from '../../lib/serve/store-reader.ts';
 
 export const REPO = resolve(import.meta.dirname, '../..');
@@ -26,6 +27,22 @@ export async function workDir(): Promise<string> {
 
 /** How `plangate run --approve` says it leaves a gate to a person (lib/run/session.ts `unprovenNote`). */
 export const UNPROVEN_NOTE = '--approve: a person must approve this';
+/** The variables the scripted agents of tests/fixtures read: the tests, as operators, pass them on. */
+const FIXTURE_AGENT_ENV = ['AGENT_LOG', 'AGENT_HANG_FILE', 'AGENT_TOKENS', 'AGENT_COST_USD', 'AGENT_SLEEP'];
+
+/**
+ * What the tests, as operators, let the scripted agents do in their sandbox: read the variables
+ * above and write their logs (AGENT_LOG) and hang files, which sit outside the workspace.
+ */
+function fixtureSandbox(env: Readonly<Record<string, string>>): Record<string, string> {
+  const writable = [env.AGENT_LOG, env.AGENT_HANG_FILE && dirname(env.AGENT_HANG_FILE)].filter(
+    (dir): dir is string => typeof dir === 'string' && dir !== '',
+  );
+  return {
+    [PASS_ENV_ENV]: FIXTURE_AGENT_ENV.join(','),
+    ...(writable.length > 0 ? { [WRITE_ENV]: writable.join(':') } : {}),
+  };
+}
 
 export class CliRun {
   readonly events: JournalRecord[] = [];
@@ -50,6 +67,7 @@ export class CliRun {
         ...process.env,
         NODE_NO_WARNINGS: '1',
         AWS_SDK_JS_NODE_VERSION_SUPPORT_WARNING_DISABLED: 'true',
+        ...fixtureSandbox(env),
         ...env,
       },
       stdio: ['pipe', 'pipe', 'pipe'],
@@ -140,7 +158,7 @@ export class CliRun {
   }
 }
 
-/** `plangate run <plan> --json --time-scale 0.01 [...]` in `cwd`, store under `cwd/.plangate`. */
+/** `plangate run <plan> --json --time-scale 0.01 [...]` in `cwd`, with `cwd`'s default store. */
 export function runPlan(
   plan: string,
   cwd: string,
@@ -152,7 +170,7 @@ export function runPlan(
 
 /** The events the run stored in the local DynamoDB (the store opened after the CLI exited). */
 export async function storedEvents(cwd: string, executionArn: string): Promise<JournalRecord[]> {
-  const reader = await openStoreReader(storePaths(join(cwd, '.plangate')));
+  const reader = await openStoreReader(storePaths(defaultStoreDir(cwd)));
   try {
     return await readEvents(reader.doc, reader.eventsTable, executionArn);
   } finally {

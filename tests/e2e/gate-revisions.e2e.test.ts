@@ -40,6 +40,8 @@ function plan(id: string, command: string, { gated = false, contract = 'true' } 
 }
 
 let store: string;
+/** serve's cwd: where plan code works (never the store). */
+let workspace: string;
 let serve: ServeProcess;
 let api: ApiClient;
 
@@ -116,7 +118,8 @@ async function untilEvent(executionArn: string, type: string, count = 1): Promis
 describe('plangate serve', () => {
   beforeAll(async () => {
     store = await mkdtemp(join(tmpdir(), 'plangate-revisions-'));
-    serve = startServe(['--identity', 'header', '--store', store, '--time-scale', '0.01'], store);
+    workspace = await workDir();
+    serve = startServe(['--identity', 'header', '--store', store, '--time-scale', '0.01'], workspace);
     api = new ApiClient(await serve.line(() => true));
   }, 180_000);
   afterAll(async () => {
@@ -125,8 +128,8 @@ describe('plangate serve', () => {
 
   describe('a step gate shows and binds the revision its plan gate approved', { timeout: 120_000 }, () => {
     it('through the approvals API and the approval email of plangate serve', async () => {
-      await mkdir(join(store, 'scratch'), { recursive: true });
-      await mkdir(join(store, 'victim'), { recursive: true });
+      await mkdir(join(workspace, 'scratch'), { recursive: true });
+      await mkdir(join(workspace, 'victim'), { recursive: true });
       const { executionArn, link } = await submit(
         plan('revisions-step-gate', 'rm -rf ./scratch', { gated: true, contract: 'test ! -e victim' }),
       );
@@ -183,8 +186,8 @@ describe('plangate serve', () => {
         events.find((e) => e.event === 'GATE_APPROVED' && e.details.gate === 'step')?.details.digest,
       ).toBe(revisionDigest);
       expect(events.at(-1)?.details).toMatchObject({ succeeded: true });
-      expect(existsSync(join(store, 'victim'))).toBe(false);
-      expect(existsSync(join(store, 'scratch'))).toBe(true);
+      expect(existsSync(join(workspace, 'victim'))).toBe(false);
+      expect(existsSync(join(workspace, 'scratch'))).toBe(true);
     });
   });
 
@@ -237,7 +240,7 @@ describe('plangate serve', () => {
       expect(
         events.filter((e) => e.event === 'GATE_ANSWER_REFUSED').map((e) => [e.details.by, e.details.reason]),
       ).toEqual(cases.map(() => [BOB, 'invalid']));
-      expect(await readFile(join(store, 'out.txt'), 'utf8')).toBe('original\n');
+      expect(await readFile(join(workspace, 'out.txt'), 'utf8')).toBe('original\n');
     });
   });
 });

@@ -227,7 +227,7 @@ describe('the gate shows what will run', () => {
     const store = await mkdtemp(join(tmpdir(), 'plangate-gate-view-serve-'));
     const previous = process.env[SECRET_ENV];
     process.env[SECRET_ENV] = SECRET_VALUE;
-    const serve = startServe(['--identity', 'header', '--store', store], store);
+    const serve = startServe(['--identity', 'header', '--store', store], await workDir());
     if (previous === undefined) delete process.env[SECRET_ENV];
     else process.env[SECRET_ENV] = previous;
     try {

@@ -1,5 +1,5 @@
 /**
- * The harness Lambdas' log of a local run (`.plangate/logs/harness.jsonl`, what CloudWatch Logs
+ * The harness Lambdas' log of a local run (`logs/harness.jsonl` in the store, what CloudWatch Logs
  * holds on AWS): correlated entries for every step and the gate, the metrics they stand for, and
  * neither the secret planted in the plan nor any task token; `plangate logs` shows them.
  */
@@ -7,6 +7,7 @@ import { randomBytes } from 'node:crypto';
 import { readFile, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { expect, it } from 'vitest';
+import { defaultStoreDir, storePaths } from '../../lib/serve/store-directory.ts';
 import { CliRun, runPlan, workDir } from './cli.ts';
 
 /** A Step Functions task token's shape, planted in an error message a step prints. */
@@ -67,7 +68,7 @@ it('logs correlated entries for every step and the gate, with their metrics, and
   expect(await run.exited, run.stderr).toBe(0);
   const execution = run.executionArn;
 
-  const text = await readFile(join(cwd, '.plangate/logs/harness.jsonl'), 'utf8');
+  const text = await readFile(join(storePaths(defaultStoreDir(cwd)).logs, 'harness.jsonl'), 'utf8');
   for (const needle of [secret, Buffer.from(secret).toString('base64'), TOKEN_SHAPED])
     expect(text).not.toContain(needle);
   // Every task token the local engine hands out starts so.

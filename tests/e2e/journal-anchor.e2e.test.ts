@@ -13,7 +13,7 @@ import { signAnchor } from '../../lib/runtime/journal/anchor-digest.ts';
 import { fromItem } from '../../lib/runtime/journal/journal.ts';
 import { loadAnchorKey } from '../../lib/serve/anchor-key.ts';
 import { digestLogFile } from '../../lib/serve/digest-log.ts';
-import { storePaths } from '../../lib/serve/store-directory.ts';
+import { defaultStoreDir, storePaths } from '../../lib/serve/store-directory.ts';
 import { forgeries, type Item, replaceExecution } from '../support/journal-forgery.ts';
 import { writeMarkerPlan } from '../support/marker-plan.ts';
 import { CliRun, runPlan, workDir } from './cli.ts';
@@ -43,7 +43,7 @@ async function verifyAll(
 
 beforeAll(async () => {
   cwd = await workDir();
-  store = join(cwd, '.plangate');
+  store = defaultStoreDir(cwd);
   // The anchor key lives outside the store (and outside the workspace).
   env = { PLANGATE_ANCHOR_KEY_DIR: join(await mkdtemp(join(tmpdir(), 'plangate-anchor-key-')), 'keys') };
   const run = runPlan(

@@ -10,7 +10,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { JournalRecord } from '../../lib/runtime/payloads/index.ts';
-import { verifyChain } from './cli.ts';
+import { verifyChain, workDir } from './cli.ts';
 import { seedOrderProblems } from './seed-order.ts';
 import { type ServeProcess, startServe } from './serve-process.ts';
 
@@ -77,7 +77,10 @@ class Platform {
 
   static async start(timeScale: string): Promise<Platform> {
     const store = await mkdtemp(join(tmpdir(), 'plangate-ladder-'));
-    const serve = startServe(['--identity', 'header', '--store', store, '--time-scale', timeScale], store);
+    const serve = startServe(
+      ['--identity', 'header', '--store', store, '--time-scale', timeScale],
+      await workDir(),
+    );
     return new Platform(serve, await serve.line(() => true));
   }
 

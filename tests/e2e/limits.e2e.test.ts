@@ -13,7 +13,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { LocalPrincipal } from '../../lib/aws-local/api-gateway/sigv4.ts';
 import { ApiClient } from '../support/api-client.ts';
 import { echoChainPlan } from '../support/echo-plan.ts';
-import { REPO } from './cli.ts';
+import { REPO, workDir } from './cli.ts';
 import { type ServeProcess, startServe } from './serve-process.ts';
 
 const exec = promisify(execFile);
@@ -102,7 +102,7 @@ describe('POST /plans on plangate serve', () => {
 
   beforeAll(async () => {
     store = await mkdtemp(join(tmpdir(), 'plangate-limits-store-'));
-    serve = startServe(['--store', store], store);
+    serve = startServe(['--store', store], await workDir());
     api = new ApiClient(await serve.line(() => true));
     [principal] = JSON.parse(await readFile(join(store, 'credentials.json'), 'utf8')) as [LocalPrincipal];
   }, 90_000);

@@ -54,7 +54,7 @@ let session: { dynamoEndpoint: string; eventsEndpoint: string; sfnEndpoint: stri
 
 beforeAll(async () => {
   const store = await mkdtemp(join(tmpdir(), 'plangate-loopback-'));
-  serve = startServe(['--identity', 'header', '--store', store], store);
+  serve = startServe(['--identity', 'header', '--store', store], await workDir());
   url = await serve.line(() => true);
   port = new URL(url).port;
   // The session file is written before the URL is printed.
@@ -191,9 +191,19 @@ describe("plangate run's front door answers only its own names", () => {
     run.answer('reject not through a rebound page');
     expect(await run.exited).toBe(1);
     const events = await storedEvents(cwd, run.executionArn);
-    expect(events.filter((e) => e.event === 'GATE_ANSWER_REFUSED' || e.event === 'GATE_APPROVED')).toEqual(
-      [],
-    );
+    expect(events.filter((e) => e.event === 'GATE_APPROVED')).toEqual([]);
+    // The rebound page's answer changed nothing, and is journaled in the gate it tried (opening the
+    // page is not an answer: nothing is journaled for it).
+    expect(events.filter((e) => e.event === 'GATE_ANSWER_REFUSED').map((e) => e.details)).toEqual([
+      {
+        gate: 'plan',
+        reason: 'unverified',
+        message: expect.stringContaining(
+          `Host "127.0.0.1.evil.example:${doorPort}" is not this server's address`,
+        ),
+        source: expect.stringMatching(/^127\.0\.0\.1/),
+      },
+    ]);
     expect(events.find((e) => e.event === 'GATE_REJECTED')?.details).toMatchObject({ approver: 'alice' });
   }, 120_000);
 });

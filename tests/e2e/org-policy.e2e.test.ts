@@ -13,7 +13,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { DraftResponseSchema } from '../../lib/launch/plans-api-schemas.ts';
 import type { JournalRecord } from '../../lib/runtime/payloads/index.ts';
 import { FIXED_PLAN, startOpenAiServer, type WireServer } from '../planner/wire-servers.ts';
-import { REPO } from './cli.ts';
+import { REPO, workDir } from './cli.ts';
 import { type ServeProcess, startServe } from './serve-process.ts';
 
 /** The organisation's policy set of the docs' worked example (docs/policy.md), with its groups. */
@@ -35,7 +35,7 @@ beforeAll(async () => {
       ...['--identity', 'header', '--store', store, '--time-scale', '0.01'],
       ...['--policy', ORG_POLICIES, '--base-url', `${model.url}/v1`, '--model', 'scripted'],
     ],
-    store,
+    await workDir(),
   );
   served = { serve, url: await serve.line(() => true) };
 }, 60_000);

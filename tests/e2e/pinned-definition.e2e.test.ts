@@ -9,6 +9,7 @@ import { cpSync, existsSync, readdirSync, readFileSync, rmSync, writeFileSync } 
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
 import type { IntegrityPin, JournalRecord } from '../../lib/runtime/payloads/index.ts';
+import { defaultStoreDir } from '../../lib/serve/store-directory.ts';
 import { CliRun, REPO, runPlan, storedEvents, workDir } from './cli.ts';
 
 const APPROVED_COMMAND = 'echo ok > approved.txt';
@@ -48,7 +49,7 @@ async function waitingAtGate(cwd: string, extra: readonly string[] = []): Promis
 
 /** Every engine file that holds the approved command, with the command edited. */
 function editStoredDefinitions(cwd: string): number {
-  const engine = join(cwd, '.plangate', 'engine');
+  const engine = join(defaultStoreDir(cwd), 'engine');
   const files = [
     join(engine, 'registry.json'),
     ...readdirSync(join(engine, 'definitions')).map((f) => join(engine, 'definitions', f)),

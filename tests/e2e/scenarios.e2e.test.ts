@@ -276,8 +276,8 @@ describe.concurrent('plangate run, end to end on the local stack', { timeout: 60
     const missing = await complete('pick-version', '--value', 'release=1.2.3');
     expect(missing.code).toBe(1);
     expect(missing.stderr).toContain('this step must report "version"');
-    const done = await complete('pick-version', '--value', 'version=2.0.1', '--by', 'erin');
-    expect(done.stderr).toContain('Recorded: pick-version done by erin with version');
+    const done = await complete('pick-version', '--value', 'version=2.0.1');
+    expect(done.stderr).toContain(`Recorded: pick-version done by ${userInfo().username} with version`);
     expect(done.code).toBe(0);
     expect(await run.exited).toBe(0);
     // The terminal stopped asking once the step was answered elsewhere.

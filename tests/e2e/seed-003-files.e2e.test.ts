@@ -89,7 +89,7 @@ describe("seed 003's files, as the agents and the person saw them", { timeout: 1
       expect(human).toContain('Choose the next version (major.minor.patch) for the 1 changes in CHANGES.md');
       expect(human).toContain('| Done by | a person (requiresHuman) |');
       const complete = new CliRun(
-        ['complete', arn, 'pick-version', '--value', 'version=1.2.0', '--by', 'pat', '--store', store],
+        ['complete', arn, 'pick-version', '--value', 'version=1.2.0', '--store', store],
         repo,
       );
       expect(await complete.exited, complete.stderr).toBe(0);

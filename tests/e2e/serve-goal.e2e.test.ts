@@ -10,6 +10,7 @@ import { join } from 'node:path';
 import { afterAll, describe, expect, it } from 'vitest';
 import { DraftResponseSchema } from '../../lib/launch/plans-api-schemas.ts';
 import { FIXED_PLAN, FLAWED_PLAN, startOpenAiServer, type WireServer } from '../planner/wire-servers.ts';
+import { workDir } from './cli.ts';
 import { startServe } from './serve-process.ts';
 
 const GOAL = 'Add a health check endpoint to the service and prove it answers';
@@ -24,7 +25,7 @@ async function serveWithPlanner(script: Parameters<typeof startOpenAiServer>[0])
   const store = await mkdtemp(join(tmpdir(), 'plangate-serve-goal-'));
   const serve = startServe(
     ['--identity', 'header', '--store', store, '--base-url', `${model.url}/v1`, '--model', 'scripted'],
-    store,
+    await workDir(),
   );
   const url = await serve.line(() => true);
   const call = (path: string, init: RequestInit = {}) =>

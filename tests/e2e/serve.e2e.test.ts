@@ -10,7 +10,7 @@ import { describe, expect, it } from 'vitest';
 import { LOCAL_SIGN_IN_CLIENT_ID } from '../../lib/cli/serve.ts';
 import { identityOf } from '../../lib/runtime/api/http.ts';
 import { ApiClient } from '../support/api-client.ts';
-import { CliRun } from './cli.ts';
+import { CliRun, workDir } from './cli.ts';
 import { startServe } from './serve-process.ts';
 
 const PLAN = {
@@ -45,7 +45,7 @@ describe('plangate serve', () => {
 
   it('prints its URL first, launches a plan named by the header, prints the gate link, stops on SIGTERM', async () => {
     const store = await mkdtemp(join(tmpdir(), 'plangate-serve-cli-'));
-    const serve = startServe(['--identity', 'header', '--store', store], store);
+    const serve = startServe(['--identity', 'header', '--store', store], await workDir());
     const line = serve.line;
     try {
       const url = await line(() => true);
@@ -79,7 +79,7 @@ describe('plangate serve --sign-in-users', () => {
     const store = await mkdtemp(join(tmpdir(), 'plangate-serve-sign-in-'));
     const users = join(store, 'users.json');
     await writeFile(users, JSON.stringify({ 'ana@example.test': 'correct-horse-1' }));
-    const serve = startServe(['--store', store, '--sign-in-users', users], store);
+    const serve = startServe(['--store', store, '--sign-in-users', users], await workDir());
     try {
       const url = await serve.line(() => true);
       const note = await serve.line((l) => l.startsWith('answers: signed in at '));

@@ -12,6 +12,7 @@ import { chmodSync, existsSync, mkdirSync, readdirSync, readFileSync, writeFileS
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
 import type { JournalRecord } from '../../lib/runtime/payloads/index.ts';
+import { defaultStoreDir } from '../../lib/serve/store-directory.ts';
 import { CliRun, runPlan, storedEvents, verifyChain, workDir } from './cli.ts';
 
 /** Hostile values, each trying to create a marker file `M…` or delete `victim/`. */
@@ -172,12 +173,12 @@ describe('values are data, end to end', { timeout: 180_000 }, () => {
     );
 
     // `plangate events` shows the call, as text and as JSON.
-    const text = new CliRun(['events', run.executionArn, '--store', join(cwd, '.plangate')], cwd);
+    const text = new CliRun(['events', run.executionArn, '--store', defaultStoreDir(cwd)], cwd);
     expect(await text.exited).toBe(0);
     expect(text.stdout).toContain('ran: printf');
     expect(text.stdout).toContain('${steps.meta.semicolon} = ');
     expect(text.stdout).not.toContain('s3cret');
-    const json = new CliRun(['events', run.executionArn, '--json', '--store', join(cwd, '.plangate')], cwd);
+    const json = new CliRun(['events', run.executionArn, '--json', '--store', defaultStoreDir(cwd)], cwd);
     expect(await json.exited).toBe(0);
     expect(json.stdout).toContain('"call":{"tool":"shell"');
   });

@@ -159,13 +159,13 @@ describe('values are data, through plangate run and plangate complete', { timeou
     await run.untilEvent('TASK_STARTED', 'pick');
     const arn = run.executionArn;
     const value = '1.2; rm -rf x';
-    const refused = new CliRun(['complete', arn, 'pick', '--value', `version=${value}`, '--by', 'pat'], cwd);
+    const refused = new CliRun(['complete', arn, 'pick', '--value', `version=${value}`], cwd);
     expect(await refused.exited, refused.stderr).toBe(1);
     expect(refused.stderr).toContain('not recorded');
     expect(refused.stderr).toContain('output "version" does not fit its shape');
     expect(refused.stderr).toContain('matches /[0-9]+\\.[0-9]+\\.[0-9]+/');
     expect(refused.stderr).not.toContain(value);
-    const done = new CliRun(['complete', arn, 'pick', '--value', 'version=1.2.0', '--by', 'pat'], cwd);
+    const done = new CliRun(['complete', arn, 'pick', '--value', 'version=1.2.0'], cwd);
     expect(await done.exited, done.stderr).toBe(0);
     expect(await run.exited, run.stderr).toBe(0);
     const events = await storedEvents(cwd, arn);

@@ -11,7 +11,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { JournalRecord } from '../../lib/runtime/payloads/index.ts';
 import { ApiClient } from '../support/api-client.ts';
 import { openApprovalPage } from '../support/approval-session.ts';
-import { CliRun, verifyChain } from './cli.ts';
+import { CliRun, verifyChain, workDir } from './cli.ts';
 import { type ServeProcess, startServe } from './serve-process.ts';
 
 /** A one-step shell plan gated by `approval`; its command writes out.txt in serve's directory. */
@@ -37,6 +37,8 @@ function shellPlan(id: string, approval: Record<string, unknown>, command = 'ech
 /** One `plangate serve` on its own store, and what the tests do through its APIs. */
 interface Served {
   readonly store: string;
+  /** serve's cwd: where plan code works (never the store, which plan code may not see). */
+  readonly workspace: string;
   readonly serve: ServeProcess;
   /** Every response is checked against the served OpenAPI document as it arrives. */
   readonly api: ApiClient;
@@ -44,8 +46,9 @@ interface Served {
 
 async function startServed(): Promise<Served> {
   const store = await mkdtemp(join(tmpdir(), 'plangate-votes-'));
-  const serve = startServe(['--identity', 'header', '--store', store, '--time-scale', '0.01'], store);
-  return { store, serve, api: new ApiClient(await serve.line(() => true)) };
+  const workspace = await workDir();
+  const serve = startServe(['--identity', 'header', '--store', store, '--time-scale', '0.01'], workspace);
+  return { store, workspace, serve, api: new ApiClient(await serve.line(() => true)) };
 }
 
 let shared: Served;
@@ -119,7 +122,7 @@ describe('votes, quorum and modifications through the approvals API', { timeout:
   it('the quorum-modification attack: an approval does not carry over to content modified after it', async () => {
     // Its own serve: the auditor reads the store once serve has let it go.
     const served = await startServed();
-    const { store } = served;
+    const { store, workspace } = served;
     const plan = shellPlan('votes-attack', { approvers: ['alice', 'bob'], quorum: 2 });
     const { executionArn, linkId } = await submit(served, plan);
     const { planDigest } = await gateOf(served, linkId);
@@ -187,7 +190,7 @@ describe('votes, quorum and modifications through the approvals API', { timeout:
     const events = await untilEvent(served, executionArn, 'EXECUTION_COMPLETE');
     expect(verifyChain(events).ok).toBe(true);
     expect(events.find((e) => e.event === 'EXECUTION_COMPLETE')?.details.succeeded).toBe(true);
-    expect((await readFile(join(store, 'out.txt'), 'utf8')).trim()).toBe('modified');
+    expect((await readFile(join(workspace, 'out.txt'), 'utf8')).trim()).toBe('modified');
     const gateEvents = events
       .filter((e) => e.event.startsWith('GATE_') && e.event !== 'GATE_APPROVAL_REQUESTED')
       .map((e) => [e.event, e.details]);

@@ -6,13 +6,13 @@
  * ends its agents and rollback shells (they used to run on as orphans); the attempt's worker is
  * recorded; the run's own workers take independent steps of one target side by side.
  */
-import { existsSync, readFileSync } from 'node:fs';
+import { readdirSync, readFileSync } from 'node:fs';
 import { copyFile, mkdir } from 'node:fs/promises';
 import { hostname } from 'node:os';
-import { join } from 'node:path';
+import { basename, dirname, join } from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { CliRun, verifyChain, workDir } from './cli.ts';
-import { alive, scriptedWorker, WORKER_FIXTURES } from './worker-setup.ts';
+import { scriptedWorker, standsStill, WORKER_FIXTURES, WORKER_TIME_SCALE } from './worker-setup.ts';
 
 const AGENT = join(WORKER_FIXTURES, 'timed-agent.sh');
 
@@ -25,19 +25,26 @@ async function setUp(plan: string): Promise<{ tmp: string; plan: string; log: st
   return { tmp, plan: join(tmp, plan), log, store: join(tmp, 'store') };
 }
 
-/** The pids a hanging agent or rollback wrote, once there are `count`. */
-async function pidsIn(file: string, count: number, run: CliRun): Promise<number[]> {
+/** The heartbeat files of a hanging agent or rollback (names starting `prefix`), once there are `count`. */
+async function beatsOf(prefix: string, count: number, run: CliRun): Promise<string[]> {
   const read = () =>
-    existsSync(file) ? readFileSync(file, 'utf8').split('\n').filter(Boolean).map(Number) : [];
-  await run.until(`${count} pids in ${file}`, () => read().length >= count, 60_000);
+    readdirSync(dirname(prefix))
+      .filter((name) => name.startsWith(basename(prefix)))
+      .map((name) => join(dirname(prefix), name));
+  await run.until(`${count} heartbeats ${prefix}*`, () => read().length >= count, 60_000);
   return read();
 }
 
-/** Whether every pid is gone within 10 s (a killed group's members are reaped by init). */
-async function allGone(pids: readonly number[]): Promise<number[]> {
+/**
+ * The heartbeats still going after 10 s (none: every process that wrote them has ended). A pid
+ * cannot say it: in its sandbox a process has a pid of its own.
+ */
+async function stillBeating(files: readonly string[]): Promise<string[]> {
   const deadline = Date.now() + 10_000;
-  while (pids.some(alive) && Date.now() < deadline) await new Promise((r) => setTimeout(r, 100));
-  return pids.filter(alive);
+  const still = files.map((file) => ({ file, stands: standsStill(file, 1000) }));
+  while (still.some((s) => !s.stands()) && Date.now() < deadline)
+    await new Promise((r) => setTimeout(r, 100));
+  return still.filter((s) => !s.stands()).map((s) => s.file);
 }
 
 function workerProcess(tmp: string, store: string, env: Readonly<Record<string, string>>): CliRun {
@@ -47,7 +54,17 @@ function workerProcess(tmp: string, store: string, env: Readonly<Record<string, 
 describe('workers around runs', { timeout: 120_000 }, () => {
   it('resume of a --no-workers run leaves agent steps to plangate worker processes; the run says a step waits for a worker and records who ran it', async () => {
     const { tmp, plan, log, store } = await setUp('pair.yaml');
-    const common = ['--json', '--approve', '--store', store, '--files-dir', tmp, '--time-scale', '0.01'];
+    // The worker's time scale: the steps, queued before the kill, must outlast a resume and a worker starting.
+    const common = [
+      '--json',
+      '--approve',
+      '--store',
+      store,
+      '--files-dir',
+      tmp,
+      '--time-scale',
+      WORKER_TIME_SCALE,
+    ];
     // No agent here: a worker of the run itself could only fail the tasks.
     const run = new CliRun(['run', plan, '--no-workers', ...common], tmp, {
       PLANGATE_AGENT_COMMAND: '',
@@ -98,17 +115,17 @@ describe('workers around runs', { timeout: 120_000 }, () => {
 
   it('kill -9 of a worker ends its agent and what the agent started', async () => {
     const { tmp, plan, log, store } = await setUp('pair.yaml');
-    const hang = join(tmp, 'agents.pids');
+    const hang = join(tmp, 'agents.beat');
     const run = new CliRun(
       ['run', plan, '--no-workers', '--json', '--approve', '--store', store, '--files-dir', tmp],
       tmp,
     );
     const worker = workerProcess(tmp, store, { AGENT_LOG: log, AGENT_HANG_FILE: hang });
     try {
-      const pids = await pidsIn(hang, 2, run);
+      const beats = await beatsOf(hang, 2, run);
       worker.kill9();
       await worker.exited;
-      expect(await allGone(pids), 'agent processes left running').toEqual([]);
+      expect(await stillBeating(beats), 'agent processes left running').toEqual([]);
     } finally {
       run.kill9();
       await run.exited;
@@ -117,16 +134,16 @@ describe('workers around runs', { timeout: 120_000 }, () => {
 
   it('kill -9 of a run ends its own workers’ agents, and a rollback shell it was running', async () => {
     const { tmp, plan, log, store } = await setUp('pair.yaml');
-    const hang = join(tmp, 'agents.pids');
+    const hang = join(tmp, 'agents.beat');
     const run = new CliRun(['run', plan, '--json', '--approve', '--store', store, '--files-dir', tmp], tmp, {
       PLANGATE_AGENT_COMMAND: AGENT,
       AGENT_LOG: log,
       AGENT_HANG_FILE: hang,
     });
-    const agents = await pidsIn(hang, 2, run);
+    const agents = await beatsOf(hang, 2, run);
     run.kill9();
     await run.exited;
-    expect(await allGone(agents), 'agent processes left running').toEqual([]);
+    expect(await stillBeating(agents), 'agent processes left running').toEqual([]);
 
     const rollback = await setUp('rollback-hang.yaml');
     const undo = new CliRun(
@@ -136,11 +153,11 @@ describe('workers around runs', { timeout: 120_000 }, () => {
     // An exit code says nothing of its cause (unknown): a person decides, and aborts.
     await undo.until('the escalation', () => undo.stderr.includes('abort   stop the run'));
     undo.answer('abort');
-    const shells = await pidsIn(join(rollback.tmp, 'rollback.pids'), 2, undo);
+    const shells = await beatsOf(join(rollback.tmp, 'rollback.beat'), 2, undo);
     await undo.untilEvent('ROLLBACK_STARTED', 'make');
     undo.kill9();
     await undo.exited;
-    expect(await allGone(shells), 'rollback processes left running').toEqual([]);
+    expect(await stillBeating(shells), 'rollback processes left running').toEqual([]);
   });
 
   it('runs independent steps of one target side by side on the run’s own workers', async () => {

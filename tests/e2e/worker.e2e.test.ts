@@ -17,11 +17,11 @@ import { executionFiles } from '../../lib/files/execution-files.ts';
 import { loadPlan } from '../../lib/plan/load.ts';
 import { type CliRun, verifyChain, workDir } from './cli.ts';
 import {
-  alive,
   buggyWorkspace,
   filesUnder,
   regeneratedFiles,
   runWithWorkers,
+  standsStill,
   WORKER_FIXTURES,
 } from './worker-setup.ts';
 
@@ -156,9 +156,8 @@ describe('plangate worker', { timeout: 120_000 }, () => {
       );
       first.kill9();
       await first.exited;
-      // The worker's agent does not outlive it (its process group is ended): it cannot do the work later.
-      const agent = Number(readFileSync(hang, 'utf8').trim());
-      await run.until('the agent ended', () => !alive(agent));
+      // The worker's agent does not outlive it (its sandbox is ended): it cannot do the work later.
+      await run.until('the agent ended', standsStill(hang, 1000), 60_000);
       second = worker();
       const code = await run.exited;
       expect(code, `${run.stderr}\n${second.stdout}${second.stderr}`).toBe(0);

@@ -135,7 +135,7 @@ describe('PolicySet', () => {
         action: 'RunStep',
         resource: stepEntity(identity, 'notify', resolved, { args: { command: 'rm -rf /srv/data' } }),
         entities: [submitted],
-        context: { attempt: 1, rollback: false },
+        context: { attempt: 1, rollback: false, sandboxed: true },
       }),
     ).toMatchObject({ decision: 'deny', determiningPolicies: ['destructive-call-needs-own-gate'] });
   });
@@ -146,7 +146,7 @@ describe('PolicySet', () => {
       principal: { name: 'carol' },
       action: 'RunStep',
       resource: stepEntity(identity, 'notify', planFacts(plan).steps.notify),
-      context: { attempt: 'first', rollback: false },
+      context: { attempt: 'first', rollback: false, sandboxed: true },
     });
     expect(decided.decision).toBe('deny');
     expect(decided.errors.join()).toMatch(/attempt/);

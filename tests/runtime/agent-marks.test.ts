@@ -79,7 +79,7 @@ describe('an agent step at the gate', () => {
     expect(fix?.agent).toEqual({
       runsOn: 'worker',
       runs: 'the worker taking target coder (plangate worker --target coder: its --agent-command, in its --workspace)',
-      reach: expect.stringMatching(/^unsandboxed: /),
+      reach: expect.stringMatching(/^not known at this gate: /),
       // The step's 1200 s, cut to the plan's 600 s of wall clock.
       timeLimitSeconds: 600,
       budget: { tokens: 90_000, costUsd: 3 },
@@ -100,7 +100,7 @@ describe('an agent step at the gate', () => {
       expect(text).toContain('agent run by: the worker taking target coder');
       expect(text).toContain('time limit: 600 s');
       expect(text).toContain('budget: $3 cost, 90000 tokens');
-      expect(text).toContain('may reach: unsandboxed: ');
+      expect(text).toContain('may reach: not known at this gate: ');
       expect(text).toContain('claude -p');
     }
     expect(message.html).toContain('<dt>agent command</dt><dd><pre><code>claude -p</code></pre></dd>');

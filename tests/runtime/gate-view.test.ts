@@ -280,3 +280,42 @@ describe('the gate JSON in the OpenAPI document', () => {
       expect(text).toContain(`"${field}"`);
   });
 });
+
+describe("a step's AWS access", () => {
+  const awsPlan = PlanSchema.parse({
+    id: 'reports',
+    objective: 'Sync the reports',
+    steps: [
+      {
+        id: 'sync',
+        description: 'Sync the reports',
+        tool: 'shell',
+        args: { command: 'aws s3 sync s3://reports ./reports' },
+        contract: { kind: 'command', command: 'test -d reports' },
+        aws: {
+          allow: [{ actions: ['s3:GetObject', 's3:ListBucket'], resources: ['arn:aws:s3:::reports/*'] }],
+        },
+      },
+      { id: 'local', description: 'Count them', tool: 'shell', args: { command: 'ls reports | wc -l' } },
+    ],
+  });
+  const awsView = approvalView(awsPlan);
+  const line = 's3:GetObject, s3:ListBucket on arn:aws:s3:::reports/*';
+
+  it('is produced once, as data of the view, and shown as a warning on the terminal, the page and Slack', () => {
+    expect(awsView.steps[0]?.aws).toEqual([line]);
+    expect(awsView.steps[1]?.aws).toBeUndefined();
+    const shown = notice({
+      plan: { id: awsPlan.id, version: 1, digest: 'sha256:feed' },
+      summary: { objective: awsPlan.objective, steps: 2, view: awsView },
+    });
+    const phrase = `uses AWS (the plan AWS role, this run only): ${line}`;
+    expect(gateText(shownOfNotice(shown))).toContain(`!! ${phrase}`);
+    expect(stepCardsHtml(awsView)).toContain(`<li class="pg-risk">${phrase}</li>`);
+    const message = approvalMessage(shown, 'https://approvals.example.test');
+    // Slack's own markup (`*`) is escaped in the text.
+    expect(JSON.stringify(message.slackBlocks)).toContain(`:warning: *${phrase.slice(0, -1)}`);
+    // Only the step that declares it.
+    expect(gateText(shownOfNotice(shown)).match(/uses AWS/g)).toHaveLength(1);
+  });
+});

@@ -226,10 +226,12 @@ describe('recipient-bound links', () => {
     }
     const wrongDigest = await answerAsRecipient(link, 'APPROVE', 'sha256:other');
     expect(wrongDigest.statusCode).toBe(409);
-    // Forged and malformed ids name no gate and write nothing; refusals of genuine ids are audited.
+    // Every refused answer is audited in the gate it tried: a forged or malformed id as unverified
+    // (it names nobody, only where it came from), a genuine one naming who answered.
     const stored = await readEvents(plane.clients.doc, plane.tableNames.events, 'exec-refused');
     expect(stored.map((e) => [e.event, e.details.reason, e.details.by])).toEqual([
       ['GATE_APPROVAL_REQUESTED', undefined, undefined],
+      ...Array.from({ length: 5 }, () => ['GATE_ANSWER_REFUSED', 'unverified', undefined]),
       ['GATE_ANSWER_REFUSED', 'forbidden', undefined],
       ['GATE_ANSWER_REFUSED', 'forbidden', 'author@example.com'],
       ['GATE_ANSWER_REFUSED', 'forbidden', 'mallory@example.com'],

@@ -48,7 +48,7 @@ beforeAll(async () => {
   dir = await mkdtemp(join(tmpdir(), 'plangate-split-'));
   let approvals: ReturnType<typeof approvalsFor> | undefined;
   stack = await LocalRunStack.start({
-    paths: storePaths(dir),
+    paths: storePaths(join(dir, 'store')),
     signingKey,
     cwd: dir,
     notify: async (notice) => {

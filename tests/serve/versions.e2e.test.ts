@@ -37,7 +37,7 @@ const gates: { notice: ApprovalNotice; link: string }[] = [];
 beforeAll(async () => {
   const store = await mkdtemp(join(tmpdir(), 'plangate-versions-'));
   platform = await LocalPlatform.start({
-    paths: storePaths(store),
+    paths: storePaths(join(store, 'store')),
     cwd: store,
     identity: {
       mode: 'aws',

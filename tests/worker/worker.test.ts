@@ -13,6 +13,7 @@ import type { Plan } from '../../lib/plan/schema.ts';
 import { PlanSchema } from '../../lib/plan/schema.ts';
 import type { RunnerResult } from '../../lib/runtime/payloads/index.ts';
 import { type Handoff, HandoffSchema } from '../../lib/runtime/payloads/index.ts';
+import { sandboxStatus } from '../../lib/runtime/sandbox/sandbox.ts';
 import { ActivityWorker, type WorkerOptions } from '../../lib/worker/worker.ts';
 import { useServedEngine } from './served-engine.ts';
 
@@ -120,6 +121,7 @@ describe('ActivityWorker', { timeout: 30_000 }, () => {
         stderr: 'cannot reach the repo\n',
         blockers: [],
         deviations: [],
+        sandboxed: sandboxStatus().kind === 'bwrap',
       },
     });
     expect(o.log.at(-1)).toBe('✗ write-the-fix: agent exited 3: cannot reach the repo');

@@ -28,6 +28,21 @@ export interface LocalApiGatewayProps {
   readonly authorizers?: 'check' | 'none';
   /** @default 0 (any free port) */
   readonly port?: number;
+  /**
+   * Told of each request refused before its handler ran (by the loopback guard, or an
+   * authorizer), as API Gateway's access log would be: the handler never sees it.
+   */
+  readonly onRefused?: (refused: RefusedRequest) => Promise<void>;
+}
+
+/** A request the gateway refused before any handler ran. */
+export interface RefusedRequest {
+  readonly method: string;
+  readonly path: string;
+  readonly status: number;
+  readonly message: string;
+  /** Where it came from: its source address and user agent, as the request gives them. */
+  readonly source: string;
 }
 
 export class LocalApiGateway {
@@ -49,6 +64,7 @@ export class LocalApiGateway {
     });
     const url = await listenOnLoopback(server, props.port, {
       refuse: (res, message) => send(res, { statusCode: 403, body: JSON.stringify({ message }) }),
+      onRefused: (req, message) => reportRefused(props, req, 403, message),
     });
     return new LocalApiGateway(server, url);
   }
@@ -75,8 +91,10 @@ async function serve(req: IncomingMessage, res: ServerResponse, props: LocalApiG
     const checked = props.sigv4
       ? await props.sigv4.verify({ method, rawPath, rawQuery, headers, body })
       : { ok: false as const, message: 'Missing Authentication Token' };
-    if (!checked.ok)
+    if (!checked.ok) {
+      reportRefused(props, req, 403, checked.message);
       return send(res, { statusCode: 403, body: JSON.stringify({ message: checked.message }) });
+    }
     authorizer = {
       iam: { userArn: checked.principal.arn, callerId: checked.principal.accessKeyId },
     };
@@ -84,8 +102,10 @@ async function serve(req: IncomingMessage, res: ServerResponse, props: LocalApiG
     const checked = props.jwt
       ? props.jwt.verify(headers.authorization)
       : { ok: false as const, message: 'Unauthorized' };
-    if (!checked.ok)
+    if (!checked.ok) {
+      reportRefused(props, req, 401, checked.message);
       return send(res, { statusCode: 401, body: JSON.stringify({ message: checked.message }) });
+    }
     authorizer = { jwt: { claims: checked.claims } };
   }
   const now = new Date();
@@ -163,4 +183,26 @@ function send(res: ServerResponse, result: HttpResult): void {
   res.writeHead(result.statusCode ?? 200, headers);
   const body = result.body ?? '';
   res.end(result.isBase64Encoded ? Buffer.from(body, 'base64') : body);
+}
+
+function reportRefused(
+  props: LocalApiGatewayProps,
+  req: IncomingMessage,
+  status: number,
+  message: string,
+): void {
+  if (!props.onRefused) return;
+  const agent = req.headers['user-agent'];
+  const refused: RefusedRequest = {
+    method: (req.method ?? 'GET').toUpperCase(),
+    path: (req.url ?? '/').split('?')[0] ?? '/',
+    status,
+    message,
+    source: `${req.socket.remoteAddress ?? 'unknown address'}${agent ? ` (${agent.slice(0, 100)})` : ''}`,
+  };
+  props.onRefused(refused).catch((error: unknown) => {
+    process.stderr.write(
+      `api: recording a refused ${refused.method} ${refused.path}: ${(error as Error).message}\n`,
+    );
+  });
 }

@@ -1,7 +1,8 @@
 /**
  * API Gateway's AWS_IAM authorizer, locally: checks a request's Signature Version 4 with the
  * AWS SDK's own signer (@smithy/signature-v4) against the secret of the access key it names, and
- * names the signer as API Gateway does (`requestContext.authorizer.iam`).
+ * names the signer as API Gateway does (`requestContext.authorizer.iam`). The IAM simulator's
+ * front (../iam/enforcing-front.ts) checks the signatures of other services' requests with it.
  */
 import { createHash, createHmac, timingSafeEqual } from 'node:crypto';
 import { SignatureV4 } from '@smithy/signature-v4';
@@ -12,6 +13,8 @@ export interface LocalPrincipal {
   readonly secretAccessKey: string;
   /** e.g. `arn:aws:iam::123456789012:user/alice` */
   readonly arn: string;
+  /** Temporary credentials' token (a role's session): the request must carry it, signed. */
+  readonly sessionToken?: string;
 }
 
 export interface SignedRequest {
@@ -63,7 +66,12 @@ export class SigV4Verifier {
 
   constructor(
     principals: readonly LocalPrincipal[],
-    private readonly options: { readonly region: string; readonly clock?: () => Date },
+    private readonly options: {
+      readonly region: string;
+      /** The service the signature must be scoped to. @default 'execute-api' */
+      readonly service?: string;
+      readonly clock?: () => Date;
+    },
   ) {
     this.principals = new Map(principals.map((p) => [p.accessKeyId, p]));
   }
@@ -77,8 +85,12 @@ export class SigV4Verifier {
       parts as unknown as string[];
     const principal = this.principals.get(accessKeyId as string);
     if (!principal) return { ok: false, message: 'The security token included in the request is invalid' };
-    if (region !== this.options.region || service !== 'execute-api')
-      return { ok: false, message: `Credential should be scoped to ${this.options.region}/execute-api` };
+    const expectedService = this.options.service ?? 'execute-api';
+    if (region !== this.options.region || service !== expectedService)
+      return {
+        ok: false,
+        message: `Credential should be scoped to ${this.options.region}/${expectedService}`,
+      };
     const amzDate = request.headers['x-amz-date'] ?? '';
     const signingDate = parseAmzDate(amzDate);
     if (!signingDate || amzDate.slice(0, 8) !== scopeDate)
@@ -89,6 +101,12 @@ export class SigV4Verifier {
     const signedHeaders = (signedHeaderList as string).split(';');
     if (!signedHeaders.includes('host'))
       return { ok: false, message: 'the signature must cover the host header' };
+    if (
+      principal.sessionToken !== undefined &&
+      (request.headers['x-amz-security-token'] !== principal.sessionToken ||
+        !signedHeaders.includes('x-amz-security-token'))
+    )
+      return { ok: false, message: 'The security token included in the request is invalid' };
     const headers: Record<string, string> = {};
     for (const name of signedHeaders) {
       const value = request.headers[name];

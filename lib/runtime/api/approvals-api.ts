@@ -311,6 +311,9 @@ export async function handleApprovalsRequest(event: HttpEvent, deps: ApprovalsAp
         }
       : result;
   } catch (error) {
+    // A link that is not genuine names no one, but may name a real gate: the attempt is journaled there.
+    if (error instanceof ApprovalError && method === 'POST' && UNVERIFIED.has(error.reason))
+      await approvals.recordUnverifiedAnswer(link, { message: error.message, source: sourceOf(event) });
     if (error instanceof ApprovalError) return await refused(error);
     throw error;
   }
@@ -499,6 +502,39 @@ export function formAnswer(form: URLSearchParams, gate: GateView): FormAnswer | 
     }
   }
   return { digest, decision: fields, ...(formToken ? { formToken } : {}) };
+}
+
+/** Refusals that verified nobody: the link was malformed or its signature wrong. */
+const UNVERIFIED = new Set<ApprovalError['reason']>(['malformed', 'forged']);
+
+function sourceOf(event: HttpEvent): string {
+  const { sourceIp, userAgent } = event.requestContext.http;
+  return `${sourceIp || 'unknown address'}${userAgent ? ` (${userAgent.slice(0, 100)})` : ''}`;
+}
+
+/**
+ * An answer refused before this handler ran (the loopback guard refused plan code, or the
+ * authorizer found no identity): journaled in the gate its link names (Approvals.recordUnverifiedAnswer).
+ * Only answers: a page opened or a progress read changes nothing.
+ */
+export async function recordRefusedAnswer(
+  deps: ApprovalsApiDeps,
+  refused: {
+    readonly method: string;
+    readonly path: string;
+    readonly message: string;
+    readonly source: string;
+  },
+): Promise<void> {
+  const match = /^\/approvals\/([^/]+)(?:\/as-recipient)?$/.exec(refused.path);
+  if (refused.method !== 'POST' || !match?.[1]) return;
+  let linkId: string;
+  try {
+    linkId = decodeURIComponent(match[1]);
+  } catch {
+    return;
+  }
+  await approvalsOf(deps).recordUnverifiedAnswer(linkId, refused);
 }
 
 /** The approvals service; with Slack configured, a decision made here also shows in the gate's message. */

@@ -27,6 +27,7 @@ import { failureFacts, InvalidInputError, OutputShapeMismatchError } from '../sh
 import { progressLabel } from '../shared/progress.ts';
 import { assertPinned } from '../steps/integrity.ts';
 import { entryOutput } from '../steps/outputs-table.ts';
+import { withPlanAws } from '../steps/plan-aws.ts';
 import {
   approvedRan,
   type ContractEvidence,
@@ -63,14 +64,16 @@ export async function checkStep(req: CheckRequest, deps: HarnessDeps): Promise<C
   const evidence: ContractEvidence = req.run.evidence
     ? workerEvidence(req.run.evidence, req.contract)
     : req.contract
-      ? await checkContract(
-          req.contract,
-          { output, context: req.context ?? {}, steps },
-          {
-            secrets,
-            lambda: deps.lambda,
-            ...(deps.cwd ? { cwd: deps.cwd } : {}),
-          },
+      ? await withPlanAws(req.executionId, req.aws, () =>
+          checkContract(
+            req.contract as Contract,
+            { output, context: req.context ?? {}, steps },
+            {
+              secrets,
+              lambda: deps.lambda,
+              ...(deps.cwd ? { cwd: deps.cwd } : {}),
+            },
+          ),
         )
       : noContractEvidence();
   const journal = journalFor(deps, secrets.resolvedValues);

@@ -34,6 +34,7 @@ import {
   type RunnerResult,
   type StepGateView,
 } from '../payloads/index.ts';
+import { sandboxSentence } from '../sandbox/sandbox.ts';
 import { Redactor } from '../secrets/redact.ts';
 import { sha256Hex } from '../shared/hash.ts';
 import { progressLabel } from '../shared/progress.ts';
@@ -211,6 +212,7 @@ export class Approvals {
       },
       votes: [],
       ...(submittedBy !== undefined ? { submittedBy } : {}),
+      runsAs: sandboxSentence(),
     };
     await this.props.dynamo.send(
       new PutCommand({
@@ -738,6 +740,30 @@ export class Approvals {
     }
     if (this.now().getTime() / 1000 > item.expiresAtEpoch)
       throw new ApprovalError('expired', 'this approval link has expired');
+  }
+
+  /**
+   * An answer refused before it reached this service (no identity, plan code, a bad signature):
+   * GATE_ANSWER_REFUSED in the gate the link names, if there is one, saying where it came from. The
+   * link is not genuine, so nobody is named: its approval id only says which gate it tried.
+   */
+  async recordUnverifiedAnswer(
+    linkId: string,
+    refused: { message: string; source: string },
+  ): Promise<boolean> {
+    const approvalId = linkId.split('.')[0] ?? '';
+    if (!/^[A-Za-z0-9_-]{1,64}$/.test(approvalId)) return false;
+    const out = await this.props.dynamo.send(
+      new GetCommand({ TableName: this.props.gatesTable, Key: { approvalId }, ConsistentRead: true }),
+    );
+    const item = out.Item as GateItem | undefined;
+    if (!item) return false;
+    await this.props.journal.append({
+      ...gateEventIdentity(item),
+      event: 'GATE_ANSWER_REFUSED',
+      details: { gate: item.kind, reason: 'unverified', message: refused.message, source: refused.source },
+    });
+    return true;
   }
 
   /** GATE_ANSWER_REFUSED in the gate's execution: who tried what, and why it changed nothing. */

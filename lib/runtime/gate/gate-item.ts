@@ -75,6 +75,8 @@ export interface GateItem {
   decidedAt?: string;
   /** Who submitted the plan (PLAN_CREATED): they may not approve it. */
   submittedBy?: string;
+  /** How the plan's processes run where this gate was opened (lib/runtime/sandbox: `sandboxSentence`). */
+  runsAs?: string;
   /** Status `superseded`: the later version whose gate closed this one. */
   supersededBy?: SupersededBy;
   /**

@@ -11,6 +11,7 @@ import type {
   RecoveryAdvice,
   StepGateView,
 } from '../payloads/index.ts';
+import { sandboxSentence } from '../sandbox/sandbox.ts';
 import type { GateItem } from './gate-item.ts';
 
 /** What the notifier is told about the gate `req` opened as `approvalId` (never the token). */
@@ -38,6 +39,7 @@ export function noticeOf(
     ...(req.summary ? { summary: withoutGraph(req.summary) } : {}),
     stepGate: stored.stepGate,
     submittedBy: stored.submittedBy,
+    runsAs: sandboxSentence(),
     round: req.round,
     ...(req.question ? { question: req.question } : {}),
     failure: req.failure,
@@ -63,6 +65,7 @@ export function noticeOfItem(item: GateItem, linkId: string, stage: ApprovalNoti
     ...(item.summary ? { summary: withoutGraph(item.summary) } : {}),
     stepGate: item.stepGate,
     submittedBy: item.submittedBy,
+    runsAs: item.runsAs,
     ...(item.votes.length > 0
       ? { votes: item.votes.map((v) => ({ by: v.by, decision: v.decision.decision })) }
       : {}),

@@ -40,6 +40,8 @@ export interface ShownGate {
   readonly stepGate?: StepGateView;
   readonly policy: GateApprovers;
   readonly submittedBy?: string;
+  /** How the plan's processes run (sandboxed, or unsandboxed as whom). */
+  readonly runsAs?: string;
   readonly votes: readonly { readonly by: string; readonly decision: string }[];
   /** ISO 8601. */
   readonly expiresAt: string;
@@ -95,6 +97,7 @@ export function shownOfNotice(notice: ApprovalNotice): ShownGate {
     stepGate: notice.stepGate,
     policy: notice.policy,
     submittedBy: notice.submittedBy,
+    runsAs: notice.runsAs,
     votes: notice.votes ?? [],
     expiresAt: notice.expiresAt,
     round: notice.round,
@@ -116,6 +119,7 @@ export function shownOfGate(gate: GateView): ShownGate {
     stepGate: gate.stepGate,
     policy: gate.policy,
     submittedBy: gate.submittedBy,
+    runsAs: gate.runsAs,
     votes: gate.votes.map((v) => ({ by: v.by, decision: v.decision.decision })),
     expiresAt: gate.expiresAt,
     round: gate.round,
@@ -449,6 +453,7 @@ export function riskPhrases(step: ApprovalView['steps'][number]): string[] {
   phrases.push(...effectPhrases(step.risks));
   if (step.risks.outsideWorkspace?.length)
     phrases.push(`${OUTSIDE_WORKSPACE}: ${step.risks.outsideWorkspace.join('; ')}`);
+  if (step.aws?.length) phrases.push(`${AWS_ACCESS}: ${step.aws.join('; ')}`);
   phrases.push(step.risks.ownGate ? 'own gate before it runs' : 'no gate of its own');
   return phrases;
 }
@@ -514,6 +519,8 @@ export function effectPhrases(marks: {
 const EFFECT_UNKNOWN = 'effect unknown';
 const EXFILTRATION = 'exfiltration';
 const OUTSIDE_WORKSPACE = 'reaches outside the workspace';
+/** A step that declares `aws`: what its processes may do there, as the plan AWS role, for this run. */
+const AWS_ACCESS = 'uses AWS (the plan AWS role, this run only)';
 
 /** The heading of the plan's context on every channel. */
 export const CONTEXT_TITLE = 'Context (what ${context.<key>} is)';
@@ -558,7 +565,8 @@ export function isWarningPhrase(phrase: string): boolean {
     /^(destructive|changed|skipped)/.test(phrase) ||
     phrase.startsWith(EFFECT_UNKNOWN) ||
     phrase.startsWith(EXFILTRATION) ||
-    phrase.startsWith(OUTSIDE_WORKSPACE)
+    phrase.startsWith(OUTSIDE_WORKSPACE) ||
+    phrase.startsWith(AWS_ACCESS)
   );
 }
 

@@ -160,6 +160,7 @@ export function gatePeopleHtml(gate: ShownGate, options: DeadlineOptions = {}): 
   const clean = cleaner();
   const rows: [string, string][] = [];
   if (gate.submittedBy !== undefined) rows.push(['Submitted by', clean(gate.submittedBy)]);
+  if (gate.runsAs !== undefined) rows.push(['Runs as', clean(gate.runsAs)]);
   if (gate.kind === 'plan' || gate.kind === 'step')
     rows.push(['May approve', clean(approversText(gate))], ['Approvals', clean(quorumText(gate))]);
   if (gate.revision) rows.push(['Modified', escapeHtml(revisionLine(gate.revision))]);

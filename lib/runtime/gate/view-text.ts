@@ -59,6 +59,7 @@ export function gateText(gate: ShownGate, options: GateTextOptions = {}): string
       `SUPERSEDED by ${clean(supersededText(gate.supersededBy))}: this version can no longer be approved.`,
     );
   if (gate.submittedBy !== undefined) lines.push(`Submitted by: ${clean(gate.submittedBy)}`);
+  if (gate.runsAs !== undefined) lines.push(`Runs as: ${clean(gate.runsAs)}`);
   if (gate.kind === 'plan' || gate.kind === 'step') {
     lines.push(`May approve: ${clean(approversText(gate))}`);
     lines.push(`Approvals: ${clean(quorumText(gate))}`);

@@ -200,6 +200,7 @@ function peopleBlock(gate: ShownGate, text: (value: string) => string): Block {
       `by ${text(supersededText(gate.supersededBy))}: it can no longer be approved`,
     ]);
   if (gate.submittedBy !== undefined) fields.push(['Submitted by', text(short(gate.submittedBy, 500))]);
+  if (gate.runsAs !== undefined) fields.push(['Runs as', text(short(gate.runsAs, 500))]);
   if (gate.kind === 'plan' || gate.kind === 'step')
     fields.push(
       ['May approve', text(short(approversText(gate), 1500))],

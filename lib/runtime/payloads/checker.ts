@@ -1,6 +1,6 @@
 /** Contract-checker Lambda (`${ContractCheckerFunctionArn}`, lambda:invoke): evidence and the run's finalization. */
 import { z } from 'zod';
-import { ContractSchema, IdSchema, OutputShapesSchema } from '../../plan/schema.ts';
+import { AwsAccessSchema, ContractSchema, IdSchema, OutputShapesSchema } from '../../plan/schema.ts';
 import { RunnerResultSchema } from './runner.ts';
 import {
   ErrorOutputSchema,
@@ -28,6 +28,8 @@ import {
 export const CheckRequestSchema = z.object({
   ...StepScope,
   contract: ContractSchema.optional(),
+  /** The step's AWS access (`step.aws`): its command contract's process gets the run's session too. */
+  aws: AwsAccessSchema.optional(),
   /** `$context`, present when the contract may read it (assert, lambda, `${context.*}`). */
   context: PlanContextSchema.optional(),
   /** `$secrets`, present when the contract references `${secrets.*}`. */

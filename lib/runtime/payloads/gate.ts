@@ -135,7 +135,7 @@ export const AgentStepViewSchema = z.object({
   command: z.string().optional(),
   /** The directory it works in; absent: not known at the gate (the worker's --workspace). */
   workspace: z.string().optional(),
-  /** What it may reach (file system, network) as its sandbox allows; "unsandboxed: …" when nothing confines it. */
+  /** What it may reach (file system, network) as its sandbox allows; "not known at this gate" where the gate cannot tell. */
   reach: z.string(),
   /** How long it may run: the step's timeout, or the plan's wall clock when shorter. */
   timeLimitSeconds: z.number().int().positive(),
@@ -188,6 +188,11 @@ export const StepViewSchema = z.object({
   outputs: z.array(IdSchema),
   /** What some outputs must look like (the step's `outputShapes`), when it declares any. */
   outputShapes: OutputShapesSchema.optional(),
+  /**
+   * The AWS its processes may use (the step's `aws`: the plan AWS role, assumed for this run with
+   * these grants as session policy), one line per grant; absent: no AWS credentials at all.
+   */
+  aws: z.array(z.string()).optional(),
   dependsOn: z.array(IdSchema),
   /** Its call, contract, rollback and recovery were left out to fit: `plangate render <plan> --format yaml` shows them. */
   detailsOmitted: z.literal(true).optional(),
@@ -621,6 +626,8 @@ export const ApprovalNoticeSchema = z.object({
   stepGate: StepGateViewSchema.optional(),
   /** Who submitted the plan: they may not approve it. */
   submittedBy: z.string().optional(),
+  /** How the plan's processes run: sandboxed, or "steps run unsandboxed as <user> (why)". */
+  runsAs: z.string().optional(),
   /** Who has voted so far toward the quorum (a reminder's notice). */
   votes: z.array(z.object({ by: z.string(), decision: z.string() })).optional(),
   round: z.number().int().min(1),

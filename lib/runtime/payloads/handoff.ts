@@ -118,5 +118,9 @@ export const AgentRunSchema = z.object({
   summary: z.string().optional(),
   blockers: z.array(z.string()).default([]),
   deviations: z.array(z.string()).default([]),
+  /** Whether the agent ran in the sandbox (lib/runtime/sandbox); absent from workers before it. */
+  sandboxed: z.boolean().optional(),
+  /** Its stderr lines saying a write outside the workspace was refused (read-only file system). */
+  refusedWrites: z.array(z.string()).optional(),
 });
 export type AgentRun = z.infer<typeof AgentRunSchema>;

@@ -173,6 +173,8 @@ export const EVENT_DETAILS = {
     reason: z.string(),
     message: z.string(),
     by: z.string().optional(),
+    /** An answer refused before anyone was verified (no identity, plan code): where it came from. */
+    source: z.string().optional(),
   }),
   GATE_REMINDED: z.object({ gate: GateKindSchema, level: z.number().int() }),
   GATE_ESCALATED: z.object({ gate: GateKindSchema, level: z.number().int(), approvers: z.array(z.string()) }),

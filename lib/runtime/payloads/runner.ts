@@ -1,6 +1,6 @@
 /** Step-runner Lambda (`${StepRunnerFunctionArn}`, lambda:invoke). */
 import { z } from 'zod';
-import { IdSchema } from '../../plan/schema.ts';
+import { AwsAccessSchema, IdSchema } from '../../plan/schema.ts';
 import { BudgetLimitsSchema, RemainingBudgetSchema, UsageSchema } from './budget.ts';
 import { StepGateRejectionSchema } from './gate.ts';
 import {
@@ -68,6 +68,8 @@ export const RunnerRequestSchema = z.object({
   recovery: RecoverySummarySchema.optional(),
   /** Names of the values to capture (`step.outputs`). */
   outputs: z.array(IdSchema).default([]),
+  /** The step's AWS access (`step.aws`): its processes get the plan AWS role's session for the run. */
+  aws: AwsAccessSchema.optional(),
   timeoutSeconds: z.number().int().positive(),
   /** Above this many bytes of output JSON, store it outside the payload and return `outputRef`. */
   inlineOutputLimitBytes: z.number().int().positive(),

@@ -1,18 +1,28 @@
 /**
- * Runs one `bash -c` command in its own process group, with a timeout that kills the whole
- * group (so `sleep 100 &` children die too), and bounded stdout/stderr capture. Shared by the
+ * Runs one `bash -c` command of a plan where lib/runtime/sandbox says plan code runs: on AWS in
+ * the plan-process function (a Lambda of its own, without the harness's authority); here,
+ * in the sandbox (bubblewrap where the machine has it, always an allow-listed environment) and
+ * in its own process group, with a
+ * timeout that kills the whole group (so `sleep 100 &` children die too), and bounded
+ * stdout/stderr capture. Shared by the
  * shell and agent tools, command contracts and `plangate worker`'s agents. A watchdog ends the
  * group when this process ends, however it ends (kill -9 included): no agent, rollback shell or
  * contract runs on as an orphan of a killed worker or run.
  */
 import { type ChildProcess, spawn } from 'node:child_process';
+import { writeFile } from 'node:fs/promises';
+import type { PlanProcessInvoker, ProcessResult } from '../sandbox/plan-process-call.ts';
+import { planProcess, planProcessHost, refusedWrites, sandboxScope } from '../sandbox/sandbox.ts';
 import { BoundedBuffer, DEFAULT_OUTPUT_LIMIT_BYTES } from './truncate.ts';
 
 export interface RunProcessProps {
   readonly command: string;
   /** @default process.cwd() */
   readonly cwd?: string;
-  /** Added to (and overriding) the inherited environment. */
+  /**
+   * What the harness hands the process, over the sandbox's allow-list (never the harness's own
+   * environment: lib/runtime/sandbox/environment.ts).
+   */
   readonly env?: Readonly<Record<string, string>>;
   /** @default 60_000 */
   readonly timeoutMs?: number;
@@ -29,29 +39,69 @@ export interface RunProcessProps {
   readonly killGraceMs?: number;
 }
 
-export interface ProcessResult {
-  /** null when the process was killed by a signal. */
-  readonly exitCode: number | null;
-  readonly signal: NodeJS.Signals | null;
-  readonly stdout: string;
-  readonly stderr: string;
-  readonly stdoutTruncated: boolean;
-  readonly stderrTruncated: boolean;
-  readonly timedOut: boolean;
-  readonly aborted: boolean;
-  readonly durationMs: number;
+export type { ProcessResult };
+
+/** Runs the command; resolves when it exits (or is killed). Rejects only when bash (or bwrap) cannot start. */
+export function runProcess(props: RunProcessProps): Promise<ProcessResult> {
+  const host = planProcessHost();
+  return host.kind === 'function' ? runInFunction(host.invoke, props) : runHere(props);
 }
 
-/** Runs the command; resolves when it exits (or is killed). Rejects only when bash cannot start. */
-export function runProcess(props: RunProcessProps): Promise<ProcessResult> {
+/**
+ * The call handed to the plan-process function: the files the harness reads back (the scope's
+ * `returned`, named by the variable that carries them) travel as contents, written here after.
+ */
+async function runInFunction(invoke: PlanProcessInvoker, props: RunProcessProps): Promise<ProcessResult> {
+  const { returned = [], aws } = sandboxScope();
+  const env = props.env ?? {};
+  const files = Object.entries(env).flatMap(([name, value]) => (returned.includes(value) ? [name] : []));
+  const started = performance.now();
+  try {
+    const { files: written, ...result } = await invoke(
+      {
+        command: props.command,
+        ...(props.cwd !== undefined ? { cwd: props.cwd } : {}),
+        env: { ...env },
+        timeoutMs: props.timeoutMs ?? 60_000,
+        ...(props.maxOutputBytes !== undefined ? { maxOutputBytes: props.maxOutputBytes } : {}),
+        ...(props.stdin !== undefined ? { stdin: props.stdin } : {}),
+        files,
+        ...(aws ? { aws } : {}),
+      },
+      props.signal,
+    );
+    for (const name of files) await writeFile(env[name] as string, written[name] ?? '');
+    return result;
+  } catch (error) {
+    if (!props.signal?.aborted) throw error;
+    // Aborted (the step's own cancellation): as a killed process here would end.
+    return {
+      exitCode: null,
+      signal: 'SIGTERM',
+      stdout: '',
+      stderr: '',
+      stdoutTruncated: false,
+      stderrTruncated: false,
+      timedOut: false,
+      aborted: true,
+      durationMs: Math.round(performance.now() - started),
+      sandboxed: false,
+      refusedWrites: [],
+    };
+  }
+}
+
+function runHere(props: RunProcessProps): Promise<ProcessResult> {
   const started = performance.now();
   const limit = props.maxOutputBytes ?? DEFAULT_OUTPUT_LIMIT_BYTES;
   const stdout = new BoundedBuffer(limit);
   const stderr = new BoundedBuffer(limit);
   return new Promise<ProcessResult>((resolve, reject) => {
-    const child = spawn('bash', ['-c', props.command], {
-      cwd: props.cwd,
-      env: { ...process.env, ...props.env },
+    const cwd = props.cwd ?? process.cwd();
+    const plan = planProcess({ command: props.command, cwd, env: props.env });
+    const child = spawn(plan.file, plan.args, {
+      cwd,
+      env: plan.env,
       // Own process group: a timeout kills the command and everything it started.
       detached: true,
       stdio: ['pipe', 'pipe', 'pipe'],
@@ -105,6 +155,8 @@ export function runProcess(props: RunProcessProps): Promise<ProcessResult> {
         timedOut,
         aborted,
         durationMs: Math.round(performance.now() - started),
+        sandboxed: plan.sandboxed,
+        refusedWrites: refusedWrites(stderr.toString()),
       });
     });
   });

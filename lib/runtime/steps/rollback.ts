@@ -11,6 +11,7 @@ import { failureFacts } from '../shared/errors.ts';
 import { truncateText } from '../shared/truncate.ts';
 import { callRecord, resolveCall } from './call.ts';
 import { assertPinned } from './integrity.ts';
+import { withPlanAws } from './plan-aws.ts';
 import { authorizeRun } from './run-policy.ts';
 
 /** Strings of a rollback's output kept for its contract; the rest stays in the tool's own logs. */
@@ -64,14 +65,16 @@ export async function runRollback(req: RollbackRunRequest, deps: HarnessDeps): P
       secrets.resolvedValues,
       identity,
     );
-    const result = await deps.tools.call(procedure.tool, args, {
-      stepId,
-      subscriptions: [],
-      timeoutMs: procedure.timeoutSeconds * 1000,
-      ...(deps.cwd ? { cwd: deps.cwd } : {}),
-      env: deps.env,
-      lambda: deps.lambda,
-    });
+    const result = await withPlanAws(req.executionId, procedure.aws, () =>
+      deps.tools.call(procedure.tool, args, {
+        stepId,
+        subscriptions: [],
+        timeoutMs: procedure.timeoutSeconds * 1000,
+        ...(deps.cwd ? { cwd: deps.cwd } : {}),
+        env: deps.env,
+        lambda: deps.lambda,
+      }),
+    );
     const redactor = new Redactor(secrets.resolvedValues);
     return { status: 'ran', stepId, output: redactor.value(shortened(result)) as Record<string, unknown> };
   } catch (error) {

@@ -11,6 +11,7 @@ import { callFacts, planEntity, stepEntity, unknownPlanFacts } from '../../polic
 import { type HarnessDeps, journalFor, policyFor } from '../deps.ts';
 import type { JournalEventInput } from '../journal/journal.ts';
 import type { PlanFacts, PlanIdentity, RecordedStep, RunnerRequest } from '../payloads/index.ts';
+import { sandboxStatus } from '../sandbox/sandbox.ts';
 import { Redactor } from '../secrets/redact.ts';
 import { planCreatedOf } from './integrity.ts';
 
@@ -82,7 +83,8 @@ export async function authorizeRun(
       args,
     }),
     entities: [planEntity(req.plan, facts, submitter)],
-    context: { attempt: req.attempt, rollback: req.rollback },
+    // Whether the step's processes run in the sandbox here: a platform policy may refuse them unsandboxed.
+    context: { attempt: req.attempt, rollback: req.rollback, sandboxed: sandboxStatus().kind === 'bwrap' },
   };
   const decided = policy.authorize(request);
   if (decided.decision === 'allow') return;

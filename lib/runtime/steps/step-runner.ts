@@ -25,6 +25,7 @@ import { progressLabel } from '../shared/progress.ts';
 import { callRecord, type ResolvedCall, resolveCall } from './call.ts';
 import { assertPinned } from './integrity.ts';
 import { inlineOrStored } from './outputs-table.ts';
+import { withPlanAws } from './plan-aws.ts';
 import { authorizeRun, runOf } from './run-policy.ts';
 import { skipOrBlock } from './step-start.ts';
 import { outputsOf, resolveTaskText } from './task-text.ts';
@@ -97,23 +98,25 @@ export async function runStep(req: RunnerRequest, deps: HarnessDeps): Promise<Ru
       secrets.resolvedValues,
       identity,
     );
-    const result = await deps.tools.call(call.tool, args, {
-      stepId: req.stepId,
-      task,
-      target: req.target,
-      subscriptions: req.subscriptions,
-      // An agent gets the wall clock left, as a worker's does; then a person is asked (below).
-      timeoutMs:
-        Math.min(
-          req.timeoutSeconds,
-          call.tool === AGENT_TOOL
-            ? (left.wallClockSeconds ?? Number.POSITIVE_INFINITY)
-            : Number.POSITIVE_INFINITY,
-        ) * 1000,
-      ...(deps.cwd ? { cwd: deps.cwd } : {}),
-      env: deps.env,
-      lambda: deps.lambda,
-    });
+    const result = await withPlanAws(req.executionId, req.aws, () =>
+      deps.tools.call(call.tool, args, {
+        stepId: req.stepId,
+        task,
+        target: req.target,
+        subscriptions: req.subscriptions,
+        // An agent gets the wall clock left, as a worker's does; then a person is asked (below).
+        timeoutMs:
+          Math.min(
+            req.timeoutSeconds,
+            call.tool === AGENT_TOOL
+              ? (left.wallClockSeconds ?? Number.POSITIVE_INFINITY)
+              : Number.POSITIVE_INFINITY,
+          ) * 1000,
+        ...(deps.cwd ? { cwd: deps.cwd } : {}),
+        env: deps.env,
+        lambda: deps.lambda,
+      }),
+    );
     const redactor = new Redactor(secrets.resolvedValues);
     const output = redactor.value(captureOutputs(req, result));
     const usage = UsageSchema.safeParse(result.usage);

@@ -5,18 +5,23 @@
 import { mkdtemp, readFile, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
+import { withSandboxScope } from '../sandbox/sandbox.ts';
 
 /** The environment variable naming the outputs file. */
 export const OUTPUT_FILE_ENV = 'PLANGATE_OUTPUT';
 
-/** Creates an empty outputs file, hands its path to `use`, and returns what was written to it. */
+/**
+ * Creates an empty outputs file, hands its path to `use`, and returns what was written to it.
+ * Its directory is writable to the processes `use` starts, and only to them; a process that runs
+ * on another host (the plan-process function) writes a file of its own, which comes back here.
+ */
 export async function withOutputsFile<T>(
   use: (path: string) => Promise<T>,
 ): Promise<{ result: T; outputs: Record<string, string> }> {
   const dir = await mkdtemp(join(tmpdir(), 'plangate-out-'));
   const path = join(dir, 'outputs');
   try {
-    const result = await use(path);
+    const result = await withSandboxScope({ writable: [dir], returned: [path] }, () => use(path));
     const text = await readFile(path, 'utf8').catch(() => '');
     return { result, outputs: parseOutputs(text) };
   } finally {

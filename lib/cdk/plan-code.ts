@@ -1,0 +1,93 @@
+/**
+ * `PlanCode`: where a plan's own code runs on AWS, apart from the harness. The plan-process
+ * function (lambdas/plan-process.ts) runs every shell step, command contract, postcondition and
+ * rollback the step runner and the contract checker hand it; its role may write its log group
+ * and assume the plan AWS role, nothing else. The plan AWS role is what a step that declares
+ * `aws` gets, assumed per run with the step's grants as the session policy: its own policy is
+ * the most any plan may do (the platform's `planAws` statements, none by default), and it is
+ * denied outright every resource of the harness (tables, bus, functions, keys, the anchor bucket,
+ * the platform's secrets) and answering any task.
+ */
+import { Effect, Grant, type IGrantable, type IRole, PolicyStatement, Role } from 'aws-cdk-lib/aws-iam';
+import type { RetentionDays } from 'aws-cdk-lib/aws-logs';
+import { Construct } from 'constructs';
+import type { CommonEnvInput } from './harness-function.ts';
+import { HarnessFunction } from './harness-function.ts';
+
+export interface PlanCodeProps {
+  /** @default RetentionDays.THREE_MONTHS */
+  readonly logRetention?: RetentionDays;
+  /** Powertools' service name, namespace and level (nothing of the harness's tables or bus). */
+  readonly telemetryEnvironment: Pick<
+    CommonEnvInput,
+    'POWERTOOLS_SERVICE_NAME' | 'POWERTOOLS_METRICS_NAMESPACE' | 'POWERTOOLS_LOG_LEVEL'
+  >;
+  /**
+   * The most plan code may ever do on AWS: the plan AWS role's own policy. Each step's session
+   * policy (its `aws` grants) narrows it for the step's run; what is not here no plan gets.
+   * @default - none: steps that declare `aws` get credentials that can do nothing
+   */
+  readonly planAwsStatements?: readonly PolicyStatement[];
+  /** ARNs of every resource of the harness (and patterns under them), denied to the plan AWS role. */
+  readonly harnessResourceArns: readonly string[];
+}
+
+export class PlanCode extends Construct {
+  /** Runs plan processes; invoked by the step runner and the contract checker only. */
+  public readonly function: HarnessFunction<'planProcess'>;
+  /** Assumed per run for steps that declare `aws`; never the harness's authority. */
+  public readonly awsRole: Role;
+
+  constructor(scope: Construct, id: string, props: PlanCodeProps) {
+    super(scope, id);
+    this.function = new HarnessFunction(this, 'PlanProcessHandler', {
+      handler: 'planProcess',
+      ...(props.logRetention ? { logRetention: props.logRetention } : {}),
+      environment: props.telemetryEnvironment,
+    });
+    this.awsRole = new Role(this, 'PlanAwsRole', {
+      assumedBy: this.function.role,
+      description:
+        "plangate: the role a plan's steps that declare aws get, assumed per run with the step's grants as session policy",
+    });
+    for (const statement of props.planAwsStatements ?? []) this.awsRole.addToPolicy(statement);
+    // Defence in depth: whatever the platform's statements allow, never the harness's state.
+    this.awsRole.addToPolicy(
+      new PolicyStatement({
+        sid: 'NeverTheHarness',
+        effect: Effect.DENY,
+        actions: ['*'],
+        resources: [...props.harnessResourceArns],
+      }),
+    );
+    this.awsRole.addToPolicy(
+      new PolicyStatement({
+        sid: 'NeverAnswerATask',
+        effect: Effect.DENY,
+        actions: ['states:SendTaskSuccess', 'states:SendTaskFailure', 'states:SendTaskHeartbeat'],
+        resources: ['*'],
+      }),
+    );
+    this.awsRole.grantAssumeRole(this.function.role);
+    this.function.setEnvironment({
+      // Lambda's filesystem is read-only except /tmp.
+      PLANGATE_WORKDIR: '/tmp',
+      PLANGATE_PLAN_AWS_ROLE_ARN: this.awsRole.roleArn,
+    });
+  }
+
+  /** What a harness function needs to hand plan processes here. */
+  grantRun(grantee: IGrantable): Grant {
+    // The unqualified ARN only: harness functions invoke it by name, never a version.
+    return Grant.addToPrincipal({
+      grantee,
+      actions: ['lambda:InvokeFunction'],
+      resourceArns: [this.function.function.functionArn],
+    });
+  }
+
+  /** The roles plan code holds: the plan-process function's and the plan AWS role. */
+  get roles(): readonly IRole[] {
+    return [this.function.role, this.awsRole];
+  }
+}

@@ -1,0 +1,82 @@
+/**
+ * The environment a plan's process gets: an allow-list, never the harness's own. Whatever the
+ * harness holds (AWS credentials and the container/Lambda runtime endpoints that mint them, the
+ * store's endpoints and keys, an operator's tokens) stays out unless it is one of a few harmless
+ * names or the operator passes it on by name; credentials are refused even then.
+ */
+
+/** Names a process needs to behave as a shell does, copied from the harness's environment. */
+export const INHERITED_NAMES = [
+  'PATH',
+  'LANG',
+  'LANGUAGE',
+  'TERM',
+  'TZ',
+  'USER',
+  'LOGNAME',
+  'SHELL',
+] as const;
+
+/** Also copied: the locale's LC_* family. */
+const INHERITED_PREFIXES = ['LC_'] as const;
+
+/**
+ * Never given to plan code, whoever asks: AWS credentials and every way to get them (the container
+ * and Lambda runtime APIs, web identity, profiles and their files, SSO), and plangate's own settings.
+ * A step that needs AWS gets the plan AWS role (assumed per run, lib/runtime/steps/plan-aws.ts), not the harness's.
+ */
+const REFUSED = [
+  /^AWS_ACCESS_KEY_ID$/,
+  /^AWS_SECRET_ACCESS_KEY$/,
+  /^AWS_SESSION_TOKEN$/,
+  /^AWS_SECURITY_TOKEN$/,
+  /^AWS_CREDENTIAL_EXPIRATION$/,
+  /^AWS_CONTAINER_/,
+  /^AWS_LAMBDA_/,
+  /^AWS_WEB_IDENTITY_TOKEN_FILE$/,
+  /^AWS_ROLE_ARN$/,
+  /^AWS_ROLE_SESSION_NAME$/,
+  /^AWS_PROFILE$/,
+  /^AWS_DEFAULT_PROFILE$/,
+  /^AWS_SHARED_CREDENTIALS_FILE$/,
+  /^AWS_CONFIG_FILE$/,
+  /^AWS_SSO_/,
+  /^AWS_EC2_METADATA_/,
+  /^ECS_CONTAINER_METADATA_URI/,
+  /^_X_AMZN_TRACE_ID$/,
+] as const;
+
+/** Whether a variable may never reach plan code. */
+export function isRefusedName(name: string): boolean {
+  return REFUSED.some((pattern) => pattern.test(name));
+}
+
+export interface PlanEnvironmentProps {
+  /** The harness's environment, to copy the allow-listed names from. */
+  readonly harness: Readonly<Record<string, string | undefined>>;
+  /** What the harness hands this process: the step's declared env, PLANGATE_* of the tool. */
+  readonly given?: Readonly<Record<string, string>>;
+  /** Names the operator passes on from the harness's environment (PLANGATE_SANDBOX_PASS_ENV). */
+  readonly passed?: readonly string[];
+  /** The process's HOME. */
+  readonly home?: string;
+}
+
+/**
+ * The allow-listed environment, with `given` last (it overrides). What is copied from the harness
+ * never includes a credential; what the plan itself declares (and the gate showed) is its own.
+ */
+export function planEnvironment(props: PlanEnvironmentProps): Record<string, string> {
+  const env: Record<string, string> = {};
+  const copy = (name: string): void => {
+    const value = props.harness[name];
+    if (value !== undefined && !isRefusedName(name)) env[name] = value;
+  };
+  for (const name of INHERITED_NAMES) copy(name);
+  for (const name of Object.keys(props.harness))
+    if (INHERITED_PREFIXES.some((prefix) => name.startsWith(prefix))) copy(name);
+  for (const name of props.passed ?? []) copy(name);
+  if (props.home !== undefined) env.HOME = props.home;
+  else copy('HOME');
+  return { ...env, ...props.given };
+}

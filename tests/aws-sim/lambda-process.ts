@@ -1,0 +1,110 @@
+/**
+ * A synthesized Lambda bundle run as Lambda runs it, on this machine: its asset directory copied
+ * alone into a fresh task directory, imported there by a child Node process whose environment is
+ * only what Lambda gives a function — the template's variables, its role's temporary credentials,
+ * the region, the function's name, a PATH and locale — and the endpoint of the simulated account
+ * (`AWS_ENDPOINT_URL`). The PATH holds this machine's tools except bubblewrap: Lambda has none
+ * (and no user namespaces), so plan processes run there as the function's own processes.
+ */
+import { type ChildProcess, fork } from 'node:child_process';
+import { cpSync, existsSync, mkdirSync, readdirSync, symlinkSync } from 'node:fs';
+import { join } from 'node:path';
+import type { IssuedCredentials } from '../../lib/aws-local/iam/enforcing-front.ts';
+import { SIM_REGION, type SimulatedFunction } from './template.ts';
+
+const BOOTSTRAP = join(import.meta.dirname, 'lambda-bootstrap.mjs');
+
+export interface LambdaProcess {
+  /** The child's pid (its /proc/<pid>/environ holds the credentials, as on Lambda). */
+  readonly pid: number;
+  readonly taskRoot: string;
+  /** What the function wrote to stdout and stderr (its logs). */
+  readonly output: () => string;
+  invoke(event: unknown): Promise<{ result: unknown } | { error: { name?: string; message?: string } }>;
+  close(): Promise<void>;
+}
+
+export interface LambdaProcessProps {
+  readonly fn: SimulatedFunction;
+  readonly credentials: IssuedCredentials;
+  /** The simulated account's front. */
+  readonly endpoint: string;
+  /** A fresh directory of its own. */
+  readonly root: string;
+}
+
+export async function startLambdaProcess(props: LambdaProcessProps): Promise<LambdaProcess> {
+  const taskRoot = join(props.root, 'task');
+  cpSync(props.fn.assetDir, taskRoot, { recursive: true });
+  const env: Record<string, string> = {
+    ...props.fn.environment,
+    AWS_ACCESS_KEY_ID: props.credentials.accessKeyId,
+    AWS_SECRET_ACCESS_KEY: props.credentials.secretAccessKey,
+    AWS_SESSION_TOKEN: props.credentials.sessionToken,
+    AWS_REGION: SIM_REGION,
+    AWS_DEFAULT_REGION: SIM_REGION,
+    AWS_LAMBDA_FUNCTION_NAME: props.fn.name,
+    LAMBDA_TASK_ROOT: taskRoot,
+    PATH: toolsWithoutBubblewrap(join(props.root, 'bin')),
+    LANG: 'en_US.UTF-8',
+    TZ: ':UTC',
+    AWS_ENDPOINT_URL: props.endpoint,
+  };
+  let output = '';
+  const child: ChildProcess = fork(BOOTSTRAP, [taskRoot], {
+    cwd: taskRoot,
+    env,
+    execArgv: [],
+    stdio: ['ignore', 'pipe', 'pipe', 'ipc'],
+  });
+  child.stdout?.on('data', (d: Buffer) => {
+    output += d.toString();
+  });
+  child.stderr?.on('data', (d: Buffer) => {
+    output += d.toString();
+  });
+  const pending = new Map<number, (answer: never) => void>();
+  let next = 0;
+  await new Promise<void>((resolve, reject) => {
+    child.once('exit', (code) =>
+      reject(new Error(`${props.fn.logicalId} exited (${code}) before it was ready:\n${output}`)),
+    );
+    child.on('message', (message: { ready?: boolean; id?: number }) => {
+      if (message.ready) return resolve();
+      if (message.id !== undefined) pending.get(message.id)?.(message as never);
+      pending.delete(message.id as number);
+    });
+  });
+  return {
+    pid: child.pid as number,
+    taskRoot,
+    output: () => output,
+    invoke: (event) =>
+      new Promise((resolve) => {
+        const id = next++;
+        pending.set(id, resolve as (answer: never) => void);
+        child.send({ id, event });
+      }),
+    close: async () => {
+      if (child.exitCode !== null) return;
+      const exited = new Promise((resolve) => child.once('exit', resolve));
+      child.kill('SIGTERM');
+      await exited;
+    },
+  };
+}
+
+/** A directory of links to this machine's tools, bubblewrap left out. */
+function toolsWithoutBubblewrap(dir: string): string {
+  mkdirSync(dir, { recursive: true });
+  const linked = new Set<string>(['bwrap']);
+  for (const from of ['/usr/local/bin', '/usr/bin', '/bin']) {
+    if (!existsSync(from)) continue;
+    for (const name of readdirSync(from)) {
+      if (linked.has(name)) continue;
+      linked.add(name);
+      symlinkSync(join(from, name), join(dir, name));
+    }
+  }
+  return dir;
+}

@@ -1,0 +1,241 @@
+/**
+ * Plan code's principals on AWS, in the synthesized template: the plan-process function's role
+ * may log and assume the plan AWS role, nothing else; the plan AWS role is denied every resource
+ * of the harness (tables, bus, functions, keys, the anchor bucket, the platform's secrets) whatever
+ * the platform's statements allow; no plan-facing policy allows a platform secret; only the step
+ * runner and the contract checker may invoke the plan-process function; cdk-nag stays clean.
+ */
+import { join } from 'node:path';
+import { Stack } from 'aws-cdk-lib';
+import { Template } from 'aws-cdk-lib/assertions';
+import { PolicyStatement } from 'aws-cdk-lib/aws-iam';
+import { Secret } from 'aws-cdk-lib/aws-secretsmanager';
+import { AwsSolutionsChecks } from 'cdk-nag';
+import { describe, expect, it } from 'vitest';
+import { PROJECT_ROOT } from '../../lib/cdk/paths.ts';
+import { PlanPlatform } from '../../lib/cdk/plan-platform.ts';
+import { PlanStateMachine } from '../../lib/cdk/plan-state-machine.ts';
+import { PLATFORM_SECRETS_PREFIX } from '../../lib/plan/aws-access.ts';
+import { testApp } from './support.ts';
+
+interface Resource {
+  readonly Type: string;
+  readonly Properties: Record<string, unknown>;
+}
+interface Statement {
+  readonly Effect: 'Allow' | 'Deny';
+  readonly Action: string | string[];
+  readonly Resource: unknown;
+}
+
+function synth(platformProps: Partial<ConstructorParameters<typeof PlanPlatform>[2]> = {}) {
+  const app = testApp();
+  const stack = new Stack(app, 'Plans', { env: { account: '123456789012', region: 'us-east-1' } });
+  const botToken = Secret.fromSecretNameV2(stack, 'Bot', `${PLATFORM_SECRETS_PREFIX}slack-bot-token`);
+  const signingSecret = Secret.fromSecretNameV2(
+    stack,
+    'Signing',
+    `${PLATFORM_SECRETS_PREFIX}slack-signing-secret`,
+  );
+  const platform = new PlanPlatform(stack, 'Platform', {
+    slack: { botToken, signingSecret, channel: 'C0123456789', approvers: { U0ALICE: 'alice' } },
+    planner: { model: 'anthropic.claude-x' },
+    // A platform that lets plans do much: the harness stays out of reach all the same.
+    planAwsStatements: [
+      new PolicyStatement({
+        actions: ['s3:GetObject', 'secretsmanager:GetSecretValue', 'dynamodb:*', 'lambda:InvokeFunction'],
+        resources: ['*'],
+      }),
+    ],
+    ...platformProps,
+  });
+  new PlanStateMachine(stack, 'Release', {
+    planFile: join(PROJECT_ROOT, 'examples/release-api.json'),
+    platform,
+  });
+  const template = Template.fromStack(stack);
+  const resources = template.toJSON().Resources as Record<string, Resource>;
+  const idOf = (construct: { node: { defaultChild?: unknown } }) =>
+    stack.getLogicalId(construct.node.defaultChild as never);
+  const statementsOf = (role: { node: { defaultChild?: unknown } }): Statement[] =>
+    Object.values(resources)
+      .filter((r) => r.Type === 'AWS::IAM::Policy')
+      .filter((p) => JSON.stringify(p.Properties.Roles).includes(`"${idOf(role)}"`))
+      .flatMap((p) => (p.Properties.PolicyDocument as { Statement: Statement[] }).Statement);
+  return { app, stack, platform, template, resources, idOf, statementsOf };
+}
+
+const actionsOf = (st: Statement): string[] => [st.Action].flat();
+const HARNESS_SERVICES = /^(dynamodb|events|lambda|kms|secretsmanager|states|s3):/;
+
+describe('plan code on AWS (PlanCode)', () => {
+  const { platform, resources, idOf, statementsOf } = synth();
+  const harnessFunctions = Object.entries(resources).filter(
+    ([id, r]) => r.Type === 'AWS::Lambda::Function' && id !== idOf(platform.planCode.function.function),
+  );
+  /** Logical ids of every harness resource plan code must not reach. */
+  const harnessIds = Object.entries(resources)
+    .filter(([, r]) =>
+      [
+        'AWS::DynamoDB::Table',
+        'AWS::Events::EventBus',
+        'AWS::KMS::Key',
+        'AWS::S3::Bucket',
+        'AWS::SecretsManager::Secret',
+      ].includes(r.Type),
+    )
+    .map(([id]) => id)
+    .concat(harnessFunctions.map(([id]) => id));
+  const platformSecretNames = [
+    PLATFORM_SECRETS_PREFIX,
+    'slack-bot-token',
+    'slack-signing-secret',
+    idOf(platform.approvalSigningKey),
+  ];
+
+  it('gives the plan-process role its logs, X-Ray and sts:AssumeRole on the plan AWS role, nothing else', () => {
+    const statements = statementsOf(platform.planCode.function.role);
+    const actions = statements.flatMap(actionsOf);
+    expect(actions.filter((a) => !/^(logs|xray):/.test(a))).toEqual(['sts:AssumeRole']);
+    const assume = statements.find((st) => actionsOf(st).includes('sts:AssumeRole'));
+    expect(assume?.Resource).toEqual({ 'Fn::GetAtt': [idOf(platform.planCode.awsRole), 'Arn'] });
+    for (const st of statements)
+      for (const id of harnessIds) expect(JSON.stringify(st.Resource)).not.toContain(`"${id}"`);
+    // Its environment names nothing of the harness: no table, bus or function.
+    const fn = resources[idOf(platform.planCode.function.function)];
+    const variables = (fn?.Properties.Environment as { Variables: Record<string, unknown> } | undefined)
+      ?.Variables;
+    if (!variables) throw new Error('the plan-process function has no environment');
+    expect(Object.keys(variables).sort()).toEqual([
+      'NODE_OPTIONS',
+      'PLANGATE_PLAN_AWS_ROLE_ARN',
+      'PLANGATE_WORKDIR',
+      'POWERTOOLS_LOG_LEVEL',
+      'POWERTOOLS_METRICS_NAMESPACE',
+      'POWERTOOLS_SERVICE_NAME',
+    ]);
+  });
+
+  it('denies the plan AWS role every harness resource, whatever the platform allows, and trusts only the plan-process role', () => {
+    const role = resources[idOf(platform.planCode.awsRole)];
+    expect(JSON.stringify(role?.Properties.AssumeRolePolicyDocument)).toContain(
+      idOf(platform.planCode.function.role),
+    );
+    const statements = statementsOf(platform.planCode.awsRole);
+    const deny = statements.filter((st) => st.Effect === 'Deny');
+    const denied = JSON.stringify(deny.map((st) => st.Resource));
+    expect(deny.some((st) => actionsOf(st).includes('*'))).toBe(true);
+    for (const id of harnessIds) expect(denied).toContain(`"${id}"`);
+    expect(denied).toContain(`secret:${PLATFORM_SECRETS_PREFIX}*`);
+    for (const name of ['slack-bot-token', 'slack-signing-secret']) expect(denied).toContain(name);
+    expect(deny.some((st) => actionsOf(st).includes('states:SendTaskSuccess'))).toBe(true);
+    // Its Allow statements are the platform's, word for word; none names a harness resource.
+    for (const st of statements.filter((s) => s.Effect === 'Allow'))
+      for (const id of harnessIds) expect(JSON.stringify(st.Resource)).not.toContain(`"${id}"`);
+  });
+
+  it('allows a platform secret in no plan-facing policy (plan-process role, plan AWS role, state machine roles)', () => {
+    const machineRoles = Object.entries(resources)
+      .filter(
+        ([, r]) =>
+          r.Type === 'AWS::IAM::Role' &&
+          JSON.stringify(r.Properties.AssumeRolePolicyDocument).includes('states.amazonaws.com'),
+      )
+      .map(([id]) => id);
+    expect(machineRoles.length).toBeGreaterThanOrEqual(2);
+    const planFacing = [
+      idOf(platform.planCode.function.role),
+      idOf(platform.planCode.awsRole),
+      ...machineRoles,
+    ];
+    const allowsOf = (roles: readonly string[]) =>
+      Object.values(resources)
+        .filter((r) => r.Type === 'AWS::IAM::Policy')
+        .filter((p) => roles.some((id) => JSON.stringify(p.Properties.Roles).includes(`"${id}"`)))
+        .flatMap((p) => (p.Properties.PolicyDocument as { Statement: Statement[] }).Statement)
+        .filter((st) => st.Effect === 'Allow');
+    expect(allowsOf(planFacing).length).toBeGreaterThan(0);
+    for (const st of allowsOf(planFacing))
+      for (const name of platformSecretNames) expect(JSON.stringify(st.Resource)).not.toContain(name);
+    // No state machine role may read a secret or touch a table or key.
+    for (const st of allowsOf(machineRoles))
+      expect(actionsOf(st).filter((a) => /^(dynamodb|kms|secretsmanager):/.test(a))).toEqual([]);
+  });
+
+  it('lets the step runner and the contract checker read plan secrets only (plangate/plans/*), never the platform’s', () => {
+    for (const fn of [platform.functions.stepRunner, platform.functions.contractChecker]) {
+      const reads = statementsOf(fn.role).filter((st) =>
+        actionsOf(st).some((a) => a.startsWith('secretsmanager:')),
+      );
+      expect(JSON.stringify(reads.map((st) => st.Resource))).toContain('secret:plangate/plans/*');
+      for (const name of platformSecretNames)
+        expect(JSON.stringify(reads.map((st) => st.Resource))).not.toContain(name);
+    }
+  });
+
+  it('is invoked by the step runner and the contract checker, and by nothing else', () => {
+    const planProcessId = idOf(platform.planCode.function.function);
+    const invokers = Object.values(resources)
+      .filter((r) => r.Type === 'AWS::IAM::Policy')
+      .filter((p) =>
+        (p.Properties.PolicyDocument as { Statement: Statement[] }).Statement.some(
+          (st) =>
+            actionsOf(st).includes('lambda:InvokeFunction') &&
+            JSON.stringify(st.Resource).includes(planProcessId),
+        ),
+      )
+      .flatMap((p) => p.Properties.Roles as { Ref: string }[])
+      .map((ref) => ref.Ref)
+      .sort();
+    expect(invokers).toEqual(
+      [idOf(platform.functions.stepRunner.role), idOf(platform.functions.contractChecker.role)].sort(),
+    );
+    for (const fn of [platform.functions.stepRunner, platform.functions.contractChecker]) {
+      const variables = (
+        resources[idOf(fn.function)]?.Properties.Environment as
+          | { Variables: Record<string, unknown> }
+          | undefined
+      )?.Variables;
+      expect(variables?.PLANGATE_PLAN_PROCESS_FUNCTION).toEqual({ Ref: planProcessId });
+    }
+    // The gate names it on every gate ("Runs as") and may not invoke it (above).
+    const gateVariables = (
+      resources[idOf(platform.functions.gate.function)]?.Properties.Environment as
+        | { Variables: Record<string, unknown> }
+        | undefined
+    )?.Variables;
+    expect(gateVariables?.PLANGATE_PLAN_PROCESS_FUNCTION).toEqual({ Ref: planProcessId });
+    // Plan code's roles reach no harness service at all (the plan AWS role's allows are the platform's own).
+    const planProcessActions = statementsOf(platform.planCode.function.role).flatMap(actionsOf);
+    expect(planProcessActions.filter((a) => HARNESS_SERVICES.test(a))).toEqual([]);
+  });
+
+  it('keeps the platform’s own secrets apart: the approval signing key under plangate-platform/, the plans’ prefix refused when it overlaps', () => {
+    const key = resources[idOf(platform.approvalSigningKey)];
+    expect(JSON.stringify(key?.Properties.Name)).toContain(`${PLATFORM_SECRETS_PREFIX}`);
+    expect(() => synth({ planSecretsPrefix: 'plangate' })).toThrow(
+      /planSecretsPrefix "plangate" overlaps the platform's own secrets \(plangate-platform\/…\)/,
+    );
+    const app2 = testApp();
+    const stack2 = new Stack(app2, 'Misnamed');
+    expect(
+      () =>
+        new PlanPlatform(stack2, 'Platform', {
+          slack: {
+            botToken: Secret.fromSecretNameV2(stack2, 'Bot', 'plangate/plans/slack-bot-token'),
+            signingSecret: Secret.fromSecretNameV2(stack2, 'Sign', 'plangate-platform/slack-signing-secret'),
+            channel: 'C1',
+            approvers: {},
+          },
+        }),
+    ).toThrow(/the Slack bot token secret \(plangate\/plans\/slack-bot-token\) is under planSecretsPrefix/);
+  });
+
+  it('has no unacknowledged cdk-nag finding on plan code as shipped (no platform statements)', () => {
+    const shipped = synth({ planAwsStatements: [] });
+    const findings = new AwsSolutionsChecks()
+      .validateScope(shipped.app)
+      .violations.filter((v) => v.violatingResources.some((r) => r.constructPath?.includes('PlanCode')));
+    expect(findings.map((v) => v.ruleName)).toEqual([]);
+  });
+});
