@@ -43,10 +43,13 @@ describe('agent steps and marks at the gate', { timeout: 120_000 }, () => {
     const cwd = await workDir();
     const plan = join(cwd, 'short-review.yaml');
     await copyFile(join(FIXTURES, 'short-review.yaml'), plan);
-    const run = new CliRun(['run', plan, '--json', '--approve', '--files-dir', cwd], cwd, {
-      PLANGATE_AGENT_COMMAND: AGENT,
-      AGENT_LOG: cwd,
-    });
+    // This test is the person asked: it reads the gate, then answers it itself.
+    const run = new CliRun(
+      ['run', plan, '--json', '--approve', '--files-dir', cwd],
+      cwd,
+      { PLANGATE_AGENT_COMMAND: AGENT, AGENT_LOG: cwd },
+      { approvesWhenAsked: false },
+    );
     await run.until('the plan gate asked of a person', () =>
       run.stderr.includes('--approve: not answered non-interactively'),
     );

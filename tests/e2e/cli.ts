@@ -25,8 +25,15 @@ export async function workDir(): Promise<string> {
   return mkdtemp(join(tmpdir(), 'plangate-e2e-'));
 }
 
-/** How `plangate run --approve` says it leaves a gate to a person (lib/run/session.ts `unprovenNote`). */
+/** How `plangate run --approve` says it leaves a gate to a person because what it covers is not proven read-only (lib/run/session.ts `unprovenNote`). */
 export const UNPROVEN_NOTE = '--approve: a person must approve this';
+/**
+ * How `plangate run --approve` says it leaves a gate to a person for what the harness or the
+ * platform's policy decided (not proven read-only; the policy does not permit it); a plan that
+ * asks for a person itself (`allowAutoApprove: false`) is answered by its test.
+ */
+const LEFT_TO_A_PERSON =
+  /--approve: (?:a person must approve this|the platform's policy does not permit)[^\n]*; asking\./g;
 /** The variables the scripted agents of tests/fixtures read: the tests, as operators, pass them on. */
 const FIXTURE_AGENT_ENV = ['AGENT_LOG', 'AGENT_HANG_FILE', 'AGENT_TOKENS', 'AGENT_COST_USD', 'AGENT_SLEEP'];
 
@@ -124,13 +131,13 @@ export class CliRun {
   }
 
   /**
-   * `--approve` approves unattended only what is proven read-only (docs/gate.md); a gate covering
-   * anything else is left to a person, the run says so and asks. A test that runs a plan with
+   * `--approve` approves unattended only what is proven read-only and policy allows (docs/gate.md);
+   * a gate covering anything else is left to a person, the run says so and asks. A test that runs a plan with
    * `--approve` is that person: it types `approve` once per such question (the refusal itself is
    * tested in tests/e2e/unattended-approval.e2e.test.ts).
    */
   private approveWhatItAsks(): void {
-    const asked = this.stderr.split(UNPROVEN_NOTE).length - 1;
+    const asked = this.stderr.match(LEFT_TO_A_PERSON)?.length ?? 0;
     for (; this.approvedUnproven < asked; this.approvedUnproven++) this.answer('approve');
   }
 
@@ -164,8 +171,9 @@ export function runPlan(
   cwd: string,
   extra: readonly string[] = [],
   env: Readonly<Record<string, string>> = {},
+  person: { readonly approvesWhenAsked?: boolean } = {},
 ): CliRun {
-  return new CliRun(['run', plan, '--json', '--time-scale', '0.01', ...extra], cwd, env);
+  return new CliRun(['run', plan, '--json', '--time-scale', '0.01', ...extra], cwd, env, person);
 }
 
 /** The events the run stored in the local DynamoDB (the store opened after the CLI exited). */

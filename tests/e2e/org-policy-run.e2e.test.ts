@@ -60,7 +60,14 @@ async function planFile(cwd: string, plan: unknown): Promise<string> {
 describe.concurrent('policy in plangate run', { timeout: 90_000 }, () => {
   it('auto-approval is refused where policy forbids it: --approve asks a person about a destructive plan', async () => {
     const cwd = await workDir();
-    const run = runPlan(await planFile(cwd, DESTRUCTIVE), cwd, ['--approve']);
+    // This test is the person asked: it answers each gate itself.
+    const run = runPlan(
+      await planFile(cwd, DESTRUCTIVE),
+      cwd,
+      ['--approve'],
+      {},
+      { approvesWhenAsked: false },
+    );
     await run.until('the plan gate asked of a person', () =>
       run.stderr.includes("the platform's policy does not permit approving this gate non-interactively"),
     );
