@@ -85,7 +85,7 @@ async function startStack(): Promise<Stack> {
   const pending: ApprovalNotice[] = [];
   let answer: (notice: ApprovalNotice) => void = (notice) => pending.push(notice);
   const stack = await LocalRunStack.start({
-    paths: storePaths(dir),
+    paths: storePaths(join(dir, 'store')),
     signingKey,
     cwd: dir,
     notify: async (notice) => answer(notice),

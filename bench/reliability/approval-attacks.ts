@@ -82,7 +82,7 @@ export async function startPlatform(): Promise<Platform> {
   const dir = await mkdtemp(join(tmpdir(), 'plangate-reliability-'));
   const issuer = new LocalIssuer();
   const gates: ApprovalNotice[] = [];
-  const paths = storePaths(dir);
+  const paths = storePaths(join(dir, 'store'));
   const slack = await FakeSlack.start({ botToken: SLACK_BOT_TOKEN, signingSecret: SLACK_SIGNING_SECRET });
   const platform = await LocalPlatform.start({
     paths,

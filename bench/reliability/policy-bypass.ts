@@ -40,7 +40,7 @@ export async function policyBypassAttempts(repo: string): Promise<PolicyBypassRe
   const dir = await mkdtemp(join(tmpdir(), 'plangate-policy-bypass-'));
   const gates: ApprovalNotice[] = [];
   const platform = await LocalPlatform.start({
-    paths: storePaths(dir),
+    paths: storePaths(join(dir, 'store')),
     cwd: dir,
     env: {},
     identity: { mode: 'header' },

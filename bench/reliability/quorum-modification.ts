@@ -50,7 +50,7 @@ export async function quorumModificationAttack(rounds: number): Promise<QuorumMo
   const dir = await mkdtemp(join(tmpdir(), 'plangate-quorum-modification-'));
   const gates: ApprovalNotice[] = [];
   const platform = await LocalPlatform.start({
-    paths: storePaths(dir),
+    paths: storePaths(join(dir, 'store')),
     cwd: dir,
     env: {},
     identity: { mode: 'header' },
