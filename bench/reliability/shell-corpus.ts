@@ -329,6 +329,18 @@ export const UNKNOWN_COMMANDS: readonly ClassSample[] = [
   form('NODE_OPTIONS', "NODE_OPTIONS='--require ./x.js' node --check app.js", 'sets NODE_OPTIONS'),
   form('env PATH=', 'env PATH=./bin ls', 'sets PATH'),
   form('env PATH= from a run-time value', 'env PATH="${PLANGATE_VALUE_1}" ls', 'sets PATH'),
+  form(
+    'export a name built at run time',
+    'X=PA; export "${X}TH=./bin"; ls',
+    'a variable whose name is known only at run time',
+  ),
+  form(
+    'declare a name built at run time',
+    'X=LD_; declare -x "${X}PRELOAD=./x.so"; ls',
+    'a variable whose name is known only at run time',
+  ),
+  form('a nameref', 'declare -n target=PATH; target=./bin; ls', 'nameref'),
+  form('the outputs file, reassigned', 'PLANGATE_OUTPUT=~/.bashrc; echo x >> "$PLANGATE_OUTPUT"', 'writes'),
   form('env -P', 'env -P ./bin ls', 'env -P'),
   form('GIT_SSH_COMMAND', "GIT_SSH_COMMAND='sh ./x' git fetch", 'sets GIT_SSH_COMMAND'),
   form('PAGER', 'PAGER=./x git log', 'sets PAGER'),
@@ -411,6 +423,8 @@ export const EXFILTRATION_COMMANDS: readonly ClassSample[] = [
 export const READ_ONLY_COMMANDS: readonly string[] = [
   'ls -la',
   'env TAG="${PLANGATE_VALUE_1}" ls',
+  'echo "version=1.2.3" >> "$PLANGATE_OUTPUT"',
+  'echo lines=3 >> ${PLANGATE_OUTPUT}',
   'cat README.md',
   'grep -rn TODO src',
   'test -f out.txt',

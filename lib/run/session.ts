@@ -631,9 +631,10 @@ export class RunSession {
       const permittedBy = plan.approval.allowAutoApprove ? this.autoApproval(gate) : undefined;
       // Underneath policy, whatever it permits: only what is proven read-only is approved on a
       // person's behalf.
-      const unproven = permittedBy
-        ? unattendedApprovalRefusals(this.risks, gate.kind === 'step' ? (gate.stepId ?? '') : undefined)
-        : [];
+      const unproven = unattendedApprovalRefusals(
+        this.risks,
+        gate.kind === 'step' ? (gate.stepId ?? '') : undefined,
+      );
       if (permittedBy && unproven.length === 0) {
         this.autoAnswered.add(gate.linkId);
         // What is approved on the person's behalf is shown all the same.
@@ -649,12 +650,15 @@ export class RunSession {
         });
         return;
       }
-      if (unproven.length > 0) note(unprovenNote(gate.kind, unproven));
-      else if (plan.approval.allowAutoApprove)
+      // One line says why a person is asked: the plan's policy, else the platform's (and what is
+      // not proven read-only), else what is not proven.
+      if (!plan.approval.allowAutoApprove)
+        note("--approve: the plan's approval policy (allowAutoApprove: false) requires a person; asking.");
+      else if (!permittedBy)
         note(
-          "--approve: the platform's policy does not permit approving this gate non-interactively; asking.",
+          `--approve: the platform's policy does not permit approving this gate non-interactively${unproven.length > 0 ? ` (and ${unprovenReasons(unproven)})` : ''}; asking.`,
         );
-      else note("--approve: the plan's approval policy (allowAutoApprove: false) requires a person; asking.");
+      else note(unprovenNote(gate.kind, unproven));
     }
     const by = options.identity;
     const pending = this.prompter.ask<GateAnswer>({
@@ -984,8 +988,13 @@ const UNPROVEN_SHOWN = 3;
 
 /** Why `--approve` leaves a gate to a person: what it covers is not proven read-only. */
 export function unprovenNote(kind: string, reasons: readonly string[]): string {
+  return `--approve: a person must approve this ${kind} gate, ${unprovenReasons(reasons)}; asking.`;
+}
+
+/** "what it covers is not proven read-only: …", the first reasons and how many more the gate shows. */
+function unprovenReasons(reasons: readonly string[]): string {
   const shown = reasons.slice(0, UNPROVEN_SHOWN).join('; ');
   const more =
     reasons.length > UNPROVEN_SHOWN ? ` (and ${reasons.length - UNPROVEN_SHOWN} more, on the gate)` : '';
-  return `--approve: a person must approve this ${kind} gate, what it covers is not proven read-only: ${shown}${more}; asking.`;
+  return `what it covers is not proven read-only: ${shown}${more}`;
 }

@@ -17,9 +17,10 @@ const PACKAGE = mkdtempSync(join(tmpdir(), 'plangate-dist-'));
 const OUT = join(PACKAGE, 'dist');
 const CLI = join(OUT, 'bin/plangate.js');
 
-function plangate(args: readonly string[]) {
+function plangate(args: readonly string[], input?: string) {
   return spawnSync(process.execPath, [CLI, ...args], {
     cwd: OUT,
+    ...(input !== undefined ? { input } : {}),
     encoding: 'utf8',
     env: { ...process.env, NODE_NO_WARNINGS: '1' },
     timeout: 60_000,
@@ -65,13 +66,12 @@ describe('the built CLI (dist/)', () => {
   });
 
   it('runs the local demo to completion on the local stack', () => {
-    const run = plangate([
-      'run',
-      join(REPO, 'examples/local-demo.yaml'),
-      '--approve',
-      '--store',
-      join(OUT, 'store'),
-    ]);
+    // The demo writes files, so --approve leaves its gate to a person (README): this test types `approve`.
+    const run = plangate(
+      ['run', join(REPO, 'examples/local-demo.yaml'), '--approve', '--store', join(OUT, 'store')],
+      'approve\n',
+    );
+    expect(run.stderr).toContain('--approve: a person must approve this plan gate');
     expect(run.status, run.stderr).toBe(0);
     expect(run.stdout).toContain('8/8 tasks completed. 0 failures.');
   }, 90_000);

@@ -70,8 +70,9 @@ function runWithPlanner(cwd: string, server: WireServer): CliRun {
   );
 }
 
-const linkIn = (stderr: string, nth = 0): string =>
-  [...stderr.matchAll(/open (http:\S+\/approvals\/\S+)/g)].map((m) => m[1] as string)[nth] as string;
+/** The link of the gate asked last so far (the plan gate's, once --approve leaves it to a person, comes first). */
+const lastLinkIn = (stderr: string): string =>
+  [...stderr.matchAll(/open (http:\S+\/approvals\/\S+)/g)].map((m) => m[1] as string).at(-1) as string;
 
 // One test at a time: run side by side, the first test's escalation was once not reached in 60 s.
 describe('the model suggests how to recover; the person decides', { timeout: 120_000 }, () => {
@@ -91,7 +92,7 @@ describe('the model suggests how to recover; the person decides', { timeout: 120
       /accept: accepting it ends this run and sends version 2 of the plan \(sha256:/,
     );
     // The gate JSON and the page say the same.
-    const link = linkIn(run.stderr, 0);
+    const link = lastLinkIn(run.stderr);
     const gate = (await (await fetch(link, { headers: { accept: 'application/json' } })).json()) as {
       recovery?: { suggestion: unknown; revision?: { version: number } };
     };
@@ -110,12 +111,13 @@ describe('the model suggests how to recover; the person decides', { timeout: 120
       () => run.stderr.match(/Execution: arn:/g)?.length === 2,
       60_000,
     );
-    await run.until('the plan gate of version 2', () => (run.stderr.match(/approve {2}/g)?.length ?? 0) >= 1);
+    // Version 1's plan gate was asked of a person too (it writes files): version 2's is the second.
+    await run.until('the plan gate of version 2', () => (run.stderr.match(/approve {2}/g)?.length ?? 0) >= 2);
     const second = [...run.stderr.matchAll(/Execution: (arn:\S+)/g)].map((m) => m[1]).at(-1) as string;
     // Version 2 is not approved on the person's behalf (--approve): the model changed it.
     expect(run.stderr).toContain('requires a person');
     // Its page shows what changed since version 1.
-    const v2Page = await openApprovalPage(linkIn(run.stderr, 1));
+    const v2Page = await openApprovalPage(lastLinkIn(run.stderr));
     expect(v2Page.html).toContain('<h2>Changes since v1</h2>');
     expect(v2Page.html).toMatch(
       /<li>Changed <code>deploy<\/code>: args <code class="value">[^<]*moon-1[^<]*<\/code> → <code class="value">[^<]*eu-west-1 &gt; deployed.txt[^<]*<\/code><\/li>/,
@@ -188,7 +190,7 @@ describe('the model suggests how to recover; the person decides', { timeout: 120
     });
     const run = runWithPlanner(cwd, server);
     await run.until('the escalation', () => run.stderr.includes("accept  take the model's suggestion"));
-    const page = await openApprovalPage(linkIn(run.stderr, 0));
+    const page = await openApprovalPage(lastLinkIn(run.stderr));
     expect(page.html).toContain('accepting it skips the step');
     const digest = /name="digest" value="([^"]+)"/.exec(page.html)?.[1] as string;
     const answered = await page.answer({ digest, decision: 'ACCEPT_SUGGESTION' });

@@ -40,21 +40,24 @@ steps:
 `;
 
 describe('plangate run --approve', { timeout: 90_000 }, () => {
-  it('leaves a plan whose step env sets PATH to a person, and runs nothing meanwhile', async () => {
+  it('leaves a plan whose step sets PATH to a person, and runs nothing meanwhile', async () => {
     const cwd = await workDir();
     // What `ls` would be, were ./bin first on PATH: it leaves a mark.
     await mkdir(join(cwd, 'bin'));
     await writeFile(join(cwd, 'bin/ls'), '#!/bin/sh\ntouch "$(dirname "$0")/../ran"\n');
     await chmod(join(cwd, 'bin/ls'), 0o755);
-    await writeFile(join(cwd, 'plan.yaml'), planWith('ls', '\n      env: { PATH: "./bin:/usr/bin:/bin" }'));
+    // (A step's `env: {PATH: …}` is refused by the validator, unsafe-env: the command itself sets it here.)
+    await writeFile(join(cwd, 'plan.yaml'), planWith('PATH=./bin:/usr/bin:/bin ls'));
     const run = unattended('plan.yaml', cwd);
     try {
       await run.until('the refusal', () => run.stderr.includes(UNPROVEN_NOTE));
       expect(run.stderr).toContain(
-        "--approve: a person must approve this plan gate, what it covers is not proven read-only: step more, effect unknown: the step's env sets PATH (where commands are looked up), which changes what runs; asking.",
+        '--approve: a person must approve this plan gate, what it covers is not proven read-only: step more, effect unknown: `PATH=./bin:/usr/bin:/bin ls` sets PATH (where commands are looked up), which changes what runs; asking.',
       );
       // The gate says it too, as a warning.
-      await run.until('the gate', () => run.stderr.includes("!! effect unknown: the step's env sets PATH"));
+      await run.until('the gate', () =>
+        run.stderr.includes('!! effect unknown: `PATH=./bin:/usr/bin:/bin ls` sets PATH'),
+      );
       await new Promise((resolve) => setTimeout(resolve, 1_000));
       expect(run.count('TASK_STARTED')).toBe(0);
       expect(existsSync(join(cwd, 'ran'))).toBe(false);

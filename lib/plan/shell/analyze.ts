@@ -118,6 +118,11 @@ interface Analysis {
   readonly outside: ShellFinding[];
   readonly seen: Set<string>;
   readonly deadline: number;
+  /**
+   * The command names `$PLANGATE_OUTPUT` only to read it (never assigns it): a write to it is to
+   * the outputs file the harness hands the step, in a directory of its own, not the plan's write.
+   */
+  readonly outputsFileIntact: boolean;
 }
 
 /** Recent results by command: the validator, the risk marks and the gate ask about the same commands. */
@@ -148,6 +153,7 @@ function analyzeUncached(command: string, timeBudgetMs: number): ShellAnalysis {
     outside: [],
     seen: new Set(),
     deadline: performance.now() + timeBudgetMs,
+    outputsFileIntact: !command.replace(/\$\{?PLANGATE_OUTPUT\}?/g, '').includes('PLANGATE_OUTPUT'),
   };
   const frame: Frame = {
     source: maskReferences(command),
@@ -198,6 +204,7 @@ const WANTED_NODES: readonly string[] = [
   'pipeline',
   'redirected_statement',
   'variable_assignment',
+  'declaration_command',
   ...MISPLACED_WORD_TYPES,
 ];
 
@@ -222,6 +229,7 @@ function analyzeFrame(frame: Frame, analysis: Analysis): ReturnType<typeof first
       if (node.type === 'command') analyzeCommandNode(node, stdin.get(node.id), frame, analysis);
       else if (node.type === 'file_redirect') checkRedirect(node, frame, analysis);
       else if (node.type === 'variable_assignment') checkAssignment(node, frame, analysis);
+      else if (node.type === 'declaration_command') checkDeclaration(node, frame, analysis);
     }
     const candidates = nodes.filter((node) => MISPLACED_WORD_TYPES.has(node.type));
     return firstSyntaxError(tree, frame.source, candidates);
@@ -482,6 +490,8 @@ function analyzeNested(
 
 /** Devices a redirect may write to without changing anything. */
 const HARMLESS_SINKS = /^\/dev\/(?:null|stdout|stderr|tty|fd\/[0-2])$/;
+/** `"$PLANGATE_OUTPUT"`, `${PLANGATE_OUTPUT}`: the destination is the outputs file, whole. */
+const OUTPUTS_FILE = /^(?:"\$\{?PLANGATE_OUTPUT\}?"|\$\{?PLANGATE_OUTPUT\}?)$/;
 
 /**
  * A redirect: writing to a disk device (`> /dev/sda`) is destructive, and so is emptying a file
@@ -507,7 +517,9 @@ function checkRedirect(node: Node, frame: Frame, analysis: Analysis): void {
   if (sent) report(analysis, frame, word.at, shown, sent, analysis.exfiltration);
   if (writes && target !== undefined && isBlockDevice(target))
     report(analysis, frame, at, shown, `writes to the block device ${target}`);
-  else if (writes && !(target !== undefined && HARMLESS_SINKS.test(target))) {
+  else if (writes && analysis.outputsFileIntact && OUTPUTS_FILE.test(word.raw)) {
+    // The harness's outputs file: what the step reports, not a change it makes.
+  } else if (writes && !(target !== undefined && HARMLESS_SINKS.test(target))) {
     const file = word.raw;
     // The grammar hangs `a && : > f`'s redirect on the whole list; bash applies it to the last command.
     const body = statement?.childForFieldName('body') ?? null;
@@ -559,6 +571,32 @@ function checkAssignment(node: Node, frame: Frame, analysis: Analysis): void {
     reason,
     analysis.unknown,
   );
+}
+
+/**
+ * `declare`/`export`/`local`/`readonly`/`typeset` with a name known only at run time
+ * (`declare "${X}TH=./bin"`) or a nameref (`-n`): what it sets cannot be told, so neither can
+ * what runs after it. Literal `NAME=…` assignments are read by checkAssignment.
+ */
+function checkDeclaration(node: Node, frame: Frame, analysis: Analysis): void {
+  for (const child of node.namedChildren) {
+    if (!child || child.type === 'variable_assignment' || child.type === 'variable_name') continue;
+    const text = frame.source.slice(child.startIndex, child.endIndex);
+    const reason = /^-[A-Za-z]*n/.test(text)
+      ? 'declares a nameref (-n), whose target is known only at run time'
+      : child.type === 'word' && /^[-+]?[A-Za-z_][A-Za-z0-9_]*$/.test(text)
+        ? undefined
+        : `declares \`${text}\`, a variable whose name is known only at run time, which may change what runs`;
+    if (!reason) continue;
+    report(
+      analysis,
+      frame,
+      { row: node.startPosition.row, column: node.startPosition.column },
+      frame.shown.slice(node.startIndex, node.endIndex),
+      reason,
+      analysis.unknown,
+    );
+  }
 }
 
 /**

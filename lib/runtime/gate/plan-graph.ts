@@ -16,6 +16,8 @@ export interface GraphStep {
   readonly dependsOn?: readonly string[];
   /** Its own call changes or deletes things: red border and "⚠". */
   readonly destructive?: boolean;
+  /** Its own call's effect is unknown (not proven read-only, not known destructive): "⚠". */
+  readonly effectUnknown?: boolean;
   /** It has its own approval gate right before it runs. */
   readonly ownGate?: boolean;
   /** The step a step gate asks about: drawn with a thick border. */
@@ -41,7 +43,7 @@ export function dotSource(steps: readonly GraphStep[]): string {
   ];
   steps.forEach((step, i) => {
     const label = [
-      `${step.destructive ? '⚠ ' : ''}${step.id}`,
+      `${step.destructive || step.effectUnknown ? '⚠ ' : ''}${step.id}`,
       ...wrapped(visibleText(step.name)),
       ...(step.ownGate ? ['[asks approval first]'] : []),
     ]

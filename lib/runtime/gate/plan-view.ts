@@ -28,7 +28,7 @@ export function stepGraph(gate: GateView): GraphStep[] {
         id: step.id,
         name: step.name,
         ...(step.dependsOn?.length ? { dependsOn: step.dependsOn } : {}),
-        ...(marks && isDestructive(marks.risks) ? { destructive: true } : {}),
+        ...(marks ? ownCallMarks(marks.risks) : {}),
         ...(marks?.risks.ownGate ? { ownGate: true } : {}),
       };
     });
@@ -44,18 +44,19 @@ export function stepGraph(gate: GateView): GraphStep[] {
       name: step.description,
       dependsOn: step.dependsOn,
       current: true,
-      ...(isDestructive(step.risks) ? { destructive: true } : {}),
+      ...ownCallMarks(step.risks),
       ...(step.risks.ownGate ? { ownGate: true } : {}),
     },
   ];
 }
 
 /**
- * Whether the step's own call changes or deletes things (or may: an agent's). A destructive
- * rollback or contract marks that rollback or contract on the step's card, not the step here.
+ * What the step's own call is marked: destructive, or of unknown effect (an agent's, a write). A
+ * destructive rollback or contract marks that rollback or contract on the step's card, not the step here.
  */
-function isDestructive(risks: StepRiskMarks): boolean {
-  return ownCallMarked(risks);
+function ownCallMarks(risks: StepRiskMarks): Pick<GraphStep, 'destructive' | 'effectUnknown'> {
+  if (risks.destructive.length > 0) return { destructive: true };
+  return ownCallMarked(risks) ? { effectUnknown: true } : {};
 }
 
 /**
@@ -70,6 +71,7 @@ export function graphHtml(
   const items = graph.map((step) => {
     const marks = [
       ...(step.destructive ? ['destructive'] : []),
+      ...(step.effectUnknown ? ['effect unknown'] : []),
       ...(step.ownGate ? ['asks approval first'] : []),
       ...(step.current ? ['this gate'] : []),
     ];
