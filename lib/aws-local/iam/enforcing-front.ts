@@ -215,6 +215,7 @@ export async function startEnforcingFront(props: EnforcingFrontProps): Promise<E
         allowed: true,
         why: trusted.by,
       });
+      const expiresAt = new Date(Date.now() + request.durationSeconds * 1000);
       const session: IssuedCredentials = {
         accessKeyId: `ASIA${randomBytes(8).toString('hex').toUpperCase()}`,
         secretAccessKey: randomBytes(30).toString('base64'),
@@ -222,14 +223,14 @@ export async function startEnforcingFront(props: EnforcingFrontProps): Promise<E
         roleArn: request.roleArn,
         sessionName: request.sessionName,
         ...(request.sessionPolicy ? { sessionPolicy: request.sessionPolicy } : {}),
-        expiresAt: new Date(Date.now() + request.durationSeconds * 1000),
+        expiresAt,
       };
       issued.set(session.accessKeyId, session);
       return answer(
         res,
         200,
         { 'content-type': 'text/xml' },
-        assumeRoleResponse(request, session as Required<IssuedCredentials>),
+        assumeRoleResponse(request, { ...session, expiresAt }),
       );
     }
 
