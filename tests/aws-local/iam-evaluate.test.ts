@@ -115,6 +115,39 @@ describe('IAM policy evaluation', () => {
     expect(ask('events:PutEvents', { identity: [] })).toEqual({ effect: 'deny', reason: 'implicit' });
   });
 
+  it("a role session's policy narrows what the role may do: both must allow, and either's Deny wins", () => {
+    const role = identity([{ Effect: 'Allow', Action: 'dynamodb:*', Resource: '*' }]);
+    const session = (statements: unknown[]) => ({
+      name: 'session policy of run-1',
+      document: doc(statements),
+    });
+    const within = (action: string, sessionPolicy: ReturnType<typeof session>, resource = table) =>
+      evaluate({ principalArn, action, resource, sessionPolicy }, role);
+    const reads = session([
+      { Effect: 'Allow', Action: ['dynamodb:GetItem', 'secretsmanager:GetSecretValue'], Resource: '*' },
+      { Sid: 'NotThatOne', Effect: 'Deny', Action: '*', Resource: `${table}-secret` },
+    ]);
+    expect(within('dynamodb:GetItem', reads)).toEqual({
+      effect: 'allow',
+      by: 'role policy statement #0, within session policy of run-1 statement #0',
+    });
+    expect(within('dynamodb:PutItem', reads)).toEqual({
+      effect: 'deny',
+      reason: 'session',
+      by: 'session policy of run-1',
+    });
+    // What the session policy allows and the role does not stays denied.
+    expect(within('secretsmanager:GetSecretValue', reads, 'arn:aws:secretsmanager:r:a:secret:x')).toEqual({
+      effect: 'deny',
+      reason: 'implicit',
+    });
+    expect(within('dynamodb:GetItem', reads, `${table}-secret`)).toMatchObject({
+      effect: 'deny',
+      reason: 'explicit',
+      by: 'session policy of run-1 statement NotThatOne',
+    });
+  });
+
   it('NotAction and NotResource cover everything else', () => {
     const policies = identity([
       { Effect: 'Allow', NotAction: 'dynamodb:Delete*', NotResource: `${table}/index/*` },

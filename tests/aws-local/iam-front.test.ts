@@ -1,11 +1,15 @@
 /**
  * The IAM simulator's front through the ordinary SDK clients: signed requests of issued
- * credentials only, each action and resource put to the policy, refusals in each service's shape.
+ * credentials only, each action and resource put to the policy, refusals in each service's shape;
+ * Lambda's Invoke of the account's functions; STS AssumeRole against the caller's policy and the
+ * role's trust policy, its sessions held to their session policy.
  */
 import { randomBytes } from 'node:crypto';
 import { DynamoDBClient, ExecuteStatementCommand } from '@aws-sdk/client-dynamodb';
 import { EventBridgeClient, PutEventsCommand } from '@aws-sdk/client-eventbridge';
+import { InvokeCommand, LambdaClient } from '@aws-sdk/client-lambda';
 import { GetSecretValueCommand, SecretsManagerClient } from '@aws-sdk/client-secrets-manager';
+import { fromTemporaryCredentials } from '@aws-sdk/credential-providers';
 import { DeleteCommand, GetCommand, PutCommand } from '@aws-sdk/lib-dynamodb';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { type LocalDynamo, startLocalDynamo } from '../../lib/aws-local/dynamo.ts';
@@ -37,6 +41,33 @@ const policy = PolicyDocumentSchema.parse({
     },
   ],
 });
+
+/** A second role: it may invoke the account's functions and assume Reader (whose trust policy names it). */
+const callerArn = `arn:aws:iam::${account}:role/Caller`;
+const callerKeys = {
+  accessKeyId: 'ASIACALLER',
+  secretAccessKey: randomBytes(20).toString('hex'),
+  sessionToken: randomBytes(20).toString('hex'),
+};
+const echoArn = `arn:aws:lambda:${region}:${account}:function:echo`;
+const untrustingArn = `arn:aws:iam::${account}:role/Untrusting`;
+const callerPolicy = PolicyDocumentSchema.parse({
+  Version: '2012-10-17',
+  Statement: [
+    {
+      Effect: 'Allow',
+      Action: 'lambda:InvokeFunction',
+      Resource: `arn:aws:lambda:${region}:${account}:function:*`,
+    },
+    { Effect: 'Allow', Action: 'sts:AssumeRole', Resource: [roleArn, untrustingArn] },
+  ],
+});
+const trusting = (principal: string, role: string) =>
+  PolicyDocumentSchema.parse({
+    Version: '2012-10-17',
+    Statement: [{ Effect: 'Allow', Action: 'sts:AssumeRole', Principal: { AWS: principal }, Resource: role }],
+  });
+const invoked: unknown[] = [];
 
 let dynamo: LocalDynamo;
 let bus: LocalEventBus;
@@ -77,9 +108,37 @@ beforeAll(async () => {
     region,
     account,
     secretArnOf: (id) => secrets.arnOf(id),
-    credentials: [{ ...keys, roleArn }],
+    credentials: [
+      { ...keys, roleArn },
+      { ...callerKeys, roleArn: callerArn },
+    ],
     upstreams: { dynamodb: dynamo.endpoint, events: bus.endpoint, secretsmanager: secrets.endpoint },
-    authorize: (request) => evaluate(request, { identity: [{ name: 'ReaderPolicy', document: policy }] }),
+    authorize: (request) =>
+      evaluate(request, {
+        identity: [
+          request.principalArn === callerArn
+            ? { name: 'CallerPolicy', document: callerPolicy }
+            : { name: 'ReaderPolicy', document: policy },
+        ],
+      }),
+    functions: {
+      has: (arn) => arn === echoArn,
+      invoke: async (_arn, event) => {
+        invoked.push(event);
+        return (event as { fail?: boolean }).fail
+          ? { error: { name: 'Plangate.InvalidInput', message: 'no such step' } }
+          : { result: { echo: event } };
+      },
+    },
+    trustPolicyOf: (role) =>
+      role === roleArn
+        ? { name: 'Reader (trust policy)', document: trusting(callerArn, roleArn) }
+        : role === untrustingArn
+          ? {
+              name: 'Untrusting (trust policy)',
+              document: trusting(`arn:aws:iam::${account}:role/Other`, untrustingArn),
+            }
+          : undefined,
   });
 });
 afterAll(async () => {
@@ -163,6 +222,109 @@ describe('the IAM front', () => {
     expect(unsigned.status).toBe(400);
     expect(await unsigned.json()).toMatchObject({
       __type: 'com.amazon.coral.service#MissingAuthenticationTokenException',
+    });
+  });
+});
+
+describe("the IAM front's Lambda Invoke", () => {
+  const payload = (p: Uint8Array | undefined) => JSON.parse(Buffer.from(p ?? []).toString('utf8'));
+
+  it('runs a function the caller may invoke and answers with its payload, or its error as Invoke does', async () => {
+    const lambda = client((c) => new LambdaClient(c), callerKeys);
+    const ok = await lambda.send(
+      new InvokeCommand({ FunctionName: 'echo', Payload: Buffer.from('{"step":"build"}') }),
+    );
+    expect(ok.FunctionError).toBeUndefined();
+    expect(payload(ok.Payload)).toEqual({ echo: { step: 'build' } });
+    const failed = await lambda.send(
+      new InvokeCommand({ FunctionName: echoArn, Payload: Buffer.from('{"fail":true}') }),
+    );
+    expect(failed.FunctionError).toBe('Unhandled');
+    expect(payload(failed.Payload)).toMatchObject({
+      errorType: 'Plangate.InvalidInput',
+      errorMessage: 'no such step',
+    });
+    expect(front.decisions).toContainEqual(
+      expect.objectContaining({
+        roleArn: callerArn,
+        action: 'lambda:InvokeFunction',
+        resource: echoArn,
+        allowed: true,
+      }),
+    );
+  });
+
+  it('refuses a caller its policy does not allow (403), before the function runs; a function not in the account is not found', async () => {
+    const before = invoked.length;
+    const denied = await refusal(
+      client((c) => new LambdaClient(c)).send(
+        new InvokeCommand({ FunctionName: 'echo', Payload: Buffer.from('{}') }),
+      ),
+    );
+    expect(denied).toMatchObject({ name: 'AccessDeniedException', status: 403 });
+    expect(denied?.message).toContain(
+      `not authorized to perform: lambda:InvokeFunction on resource: ${echoArn}`,
+    );
+    expect(invoked.length).toBe(before);
+    expect(
+      await refusal(
+        client((c) => new LambdaClient(c), callerKeys).send(new InvokeCommand({ FunctionName: 'other' })),
+      ),
+    ).toMatchObject({ name: 'ResourceNotFoundException', status: 404 });
+  });
+});
+
+describe("the IAM front's STS AssumeRole", () => {
+  const assume = (params: Record<string, unknown>, master: object = callerKeys) =>
+    fromTemporaryCredentials({
+      masterCredentials: master as never,
+      params: { RoleArn: roleArn, RoleSessionName: 'run-1', ...params } as never,
+      clientConfig: { region, endpoint: front.endpoint, maxAttempts: 1 },
+    })();
+  const sessionPolicy = JSON.stringify({
+    Version: '2012-10-17',
+    Statement: [{ Effect: 'Allow', Action: 'secretsmanager:GetSecretValue', Resource: '*' }],
+  });
+
+  it("issues a session of the role that gets only what both the role's policy and the session policy allow", async () => {
+    const session = await assume({ Policy: sessionPolicy });
+    expect(session.sessionToken).toBeTruthy();
+    const sm = client((c) => new SecretsManagerClient(c), session);
+    expect((await sm.send(new GetSecretValueCommand({ SecretId: 'plan/token' }))).SecretString).toBe(
+      'plan-token',
+    );
+    // The session policy allows it; the role does not.
+    expect(await refusal(sm.send(new GetSecretValueCommand({ SecretId: 'platform/key' })))).toMatchObject({
+      name: 'AccessDeniedException',
+    });
+    // The role allows it; the session policy does not.
+    const doc = documentClient(client((c) => new DynamoDBClient(c), session));
+    const put = await refusal(
+      doc.send(new PutCommand({ TableName: 'plangate-gates', Item: { approvalId: 'g2' } })),
+    );
+    expect(put).toMatchObject({ name: 'AccessDeniedException' });
+    expect(put?.message).toContain('no session policy allows the dynamodb:PutItem action');
+    expect(front.decisions).toContainEqual(
+      expect.objectContaining({
+        roleArn,
+        session: 'run-1',
+        action: 'secretsmanager:GetSecretValue',
+        allowed: true,
+      }),
+    );
+  });
+
+  it('refuses a role whose trust policy does not name the caller, and a caller whose policy does not allow it', async () => {
+    await expect(assume({ RoleArn: untrustingArn })).rejects.toMatchObject({ name: 'AccessDenied' });
+    await expect(assume({}, keys)).rejects.toMatchObject({ name: 'AccessDenied' });
+  });
+
+  it('refuses, by name, what it does not evaluate (managed session policies), and a malformed session policy', async () => {
+    await expect(
+      assume({ PolicyArns: [{ arn: `arn:aws:iam::${account}:policy/Broad` }] }),
+    ).rejects.toMatchObject({ name: 'ValidationError', message: expect.stringContaining('PolicyArns') });
+    await expect(assume({ Policy: '{"Statement":[]}' })).rejects.toMatchObject({
+      name: 'MalformedPolicyDocumentException',
     });
   });
 });

@@ -2,8 +2,12 @@
  * The synthesized Lambda bundles, each loaded from its cdk.out asset directory alone and run as
  * Lambda runs it (lambda-process.ts), against a simulated account that enforces the template's
  * IAM as written (deny by default, explicit Deny first): the harness can do its work; plan code
- * (a shell step, a command contract), with whatever credentials it can find, cannot rewrite the
- * journal, read a platform secret or publish to the bus, and the run still records the step.
+ * (a shell step, a command contract), which the step runner and the contract checker hand the
+ * plan-process function (Lambda Invoke through the front, the function in its own process with
+ * its own role), with whatever credentials it can find, cannot rewrite the journal, read a
+ * platform secret or publish to the bus, and the run still records the step. A step that
+ * declares `aws` gets a session of the plan AWS role (STS AssumeRole with its grants as the
+ * session policy) that can do what it declared and still none of that.
  */
 import { mkdtempSync, readFileSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
@@ -12,11 +16,12 @@ import { GetCommand, PutCommand } from '@aws-sdk/lib-dynamodb';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { BusEvent } from '../../lib/aws-local/eventbus.ts';
 import { isImplementedOperator } from '../../lib/aws-local/iam/conditions.ts';
+import { type NamedPolicy, PolicyDocumentSchema } from '../../lib/aws-local/iam/policy-document.ts';
 import { HARNESS_HANDLERS, type HarnessHandlerName } from '../../lib/runtime/catalog.ts';
 import { readEvents } from '../../lib/runtime/journal/journal.ts';
 import type { RunnerRequest } from '../../lib/runtime/payloads/index.ts';
 import { type LambdaProcess, startLambdaProcess } from './lambda-process.ts';
-import { type SimulatedAws, SLACK_SECRETS, startSimulatedAws } from './simulated-aws.ts';
+import { PLAN_SECRETS, type SimulatedAws, SLACK_SECRETS, startSimulatedAws } from './simulated-aws.ts';
 import { synthesizeCdkOut } from './synth.ts';
 import { readSimulatedTemplate, type SimulatedFunction } from './template.ts';
 
@@ -48,7 +53,7 @@ async function start(handler: HarnessHandlerName): Promise<LambdaProcess> {
 
 const plan = { id: 'iam-sim', version: 1, digest: 'sha256:feed' };
 
-function shellStep(executionId: string, command: string): RunnerRequest {
+function shellStep(executionId: string, command: string, aws?: RunnerRequest['aws']): RunnerRequest {
   return {
     plan,
     executionId,
@@ -69,15 +74,37 @@ function shellStep(executionId: string, command: string): RunnerRequest {
     timeoutSeconds: 60,
     inlineOutputLimitBytes: 8192,
     dispatch: false,
+    ...(aws ? { aws } : {}),
   };
 }
 
 const eventsOf = (executionId: string) => readEvents(aws.admin.doc, aws.tables.events, executionId);
 
+/** What a platform might allow plans on AWS (`planAwsStatements`): much, to show the template's Deny holds anyway. */
+const PLATFORM_PLAN_AWS: NamedPolicy = {
+  name: "planAwsStatements (the platform's, added for this test)",
+  document: PolicyDocumentSchema.parse({
+    Version: '2012-10-17',
+    Statement: [
+      {
+        Effect: 'Allow',
+        Action: ['dynamodb:*', 'events:PutEvents', 'secretsmanager:GetSecretValue'],
+        Resource: '*',
+      },
+    ],
+  }),
+};
+
 beforeAll(async () => {
   cdkOut = await synthesizeCdkOut();
   work = mkdtempSync(join(tmpdir(), 'plangate-iam-sim-run-'));
-  aws = await startSimulatedAws(readSimulatedTemplate(cdkOut));
+  const template = readSimulatedTemplate(cdkOut);
+  const planProcess = template.functions.find(
+    (f) => f.description === HARNESS_HANDLERS.planProcess.description,
+  );
+  const planAwsRole = planProcess?.environment.PLANGATE_PLAN_AWS_ROLE_ARN;
+  if (!planAwsRole) throw new Error('the plan-process function names no plan AWS role');
+  aws = await startSimulatedAws(template, { addedPolicies: new Map([[planAwsRole, [PLATFORM_PLAN_AWS]]]) });
   aws.bus.subscribe({ source: ['plangate'] }, (event) => {
     published.push(event);
   });
@@ -113,7 +140,18 @@ describe('the harness, with its own role', () => {
     expect(published.some((e) => JSON.stringify(e.detail).includes(executionId))).toBe(true);
     const role = functionOf('stepRunner').roleArn;
     const allowed = aws.front.decisions.filter((d) => d.roleArn === role && d.allowed).map((d) => d.action);
-    expect(allowed).toEqual(expect.arrayContaining(['dynamodb:PutItem', 'events:PutEvents']));
+    expect(allowed).toEqual(
+      expect.arrayContaining(['dynamodb:PutItem', 'events:PutEvents', 'lambda:InvokeFunction']),
+    );
+    // Its shell step ran in the plan-process function, invoked through Lambda's Invoke.
+    expect(aws.front.decisions).toContainEqual(
+      expect.objectContaining({
+        roleArn: role,
+        action: 'lambda:InvokeFunction',
+        resource: functionOf('planProcess').arn,
+        allowed: true,
+      }),
+    );
   });
 
   it("the gate's bundle reads the approval signing key it needs at cold start", async () => {
@@ -134,8 +172,9 @@ describe('the harness, with its own role', () => {
 });
 
 /** The plan code's command: what it finds and tries goes to `report`; the target is `planted`. */
-function reachCommand(executionId: string, sk: string, report: string): string {
+function reachCommand(executionId: string, sk: string, report: string, planSecrets: string[] = []): string {
   const vars = {
+    REACH_PLAN_SECRETS: planSecrets.join(','),
     REACH_ENDPOINT: aws.front.endpoint,
     REACH_EVENTS_TABLE: aws.tables.events,
     REACH_BUS: aws.busName,
@@ -225,5 +264,113 @@ describe.each(PLAN_CODE)(
       expect(JSON.stringify(report)).not.toContain(SLACK_SECRETS.signingSecret.value);
       expect(published.some((e) => JSON.stringify(e.detail).includes('mallory'))).toBe(false);
     });
+
+    it("finds the plan-process function's credentials (never the harness's), and IAM refuses them", () => {
+      expect(report.found.length).toBeGreaterThan(0);
+      const slack = aws.secrets.arnOf(SLACK_SECRETS.signingSecret.name);
+      const signers = aws.front.decisions
+        .filter((d) => d.action === 'secretsmanager:GetSecretValue' && d.resource === slack)
+        .map((d) => ({ roleArn: d.roleArn, allowed: d.allowed }));
+      expect(signers).toContainEqual({ roleArn: functionOf('planProcess').roleArn, allowed: false });
+      expect(signers.filter((d) => d.allowed || d.roleArn === functionOf(handler).roleArn)).toEqual([]);
+    });
   },
 );
+
+describe('a shell step that declares aws', () => {
+  const executionId = 'arn:aws:states:us-east-1:123456789012:execution:plangate-iam-sim:declares-aws';
+  const planted = { executionId, sk: 'planted', event: 'GATE_APPROVED', details: '{"approver":"alice"}' };
+  const secretArn = (name: string) => `arn:aws:secretsmanager:us-east-1:123456789012:secret:${name}-*`;
+  const events = () => `arn:aws:dynamodb:us-east-1:123456789012:table/${aws.tables.events}`;
+  let report: {
+    found: string[];
+    results: { attempt: string; credentials: string; type?: string; body: string }[];
+  };
+  const own = (attempt: string) =>
+    report.results.filter((r) => r.attempt === attempt && r.credentials === 'own environment');
+
+  beforeAll(async () => {
+    await aws.admin.doc.send(new PutCommand({ TableName: aws.tables.events, Item: planted }));
+    const runner = await start('stepRunner');
+    const reportFile = join(work, 'reach-declares-aws.json');
+    const command = reachCommand(executionId, planted.sk, reportFile, [
+      PLAN_SECRETS.reportToken.name,
+      PLAN_SECRETS.deployKey.name,
+    ]);
+    // Its grants: the plan secret it needs, and (as a hostile plan would ask) the journal, the bus
+    // and the platform's secrets, which the plan AWS role's own Deny keeps from every session.
+    const access = {
+      allow: [
+        { actions: ['secretsmanager:GetSecretValue'], resources: [secretArn(PLAN_SECRETS.reportToken.name)] },
+        {
+          actions: ['dynamodb:PutItem', 'dynamodb:UpdateItem', 'dynamodb:DeleteItem', 'events:PutEvents'],
+          resources: [events(), `arn:aws:events:us-east-1:123456789012:event-bus/${aws.busName}`],
+        },
+        { actions: ['secretsmanager:GetSecretValue'], resources: [secretArn('plangate-platform/*')] },
+      ],
+    };
+    const answer = await runner.invoke(shellStep(executionId, command, access));
+    expect(answer, runner.output()).toMatchObject({ result: { status: 'succeeded' } });
+    report = JSON.parse(readFileSync(reportFile, 'utf8'));
+  }, 60_000);
+
+  it('its processes hold a session of the plan AWS role, assumed with its grants as the session policy', () => {
+    expect(report.found).toContain('own environment');
+    const assumed = aws.front.decisions.find((d) => d.action === 'sts:AssumeRole' && d.allowed);
+    expect(assumed).toMatchObject({
+      roleArn: functionOf('planProcess').roleArn,
+      resource: functionOf('planProcess').environment.PLANGATE_PLAN_AWS_ROLE_ARN,
+    });
+    expect(aws.front.decisions).toContainEqual(
+      expect.objectContaining({ session: 'plangate-declares-aws', allowed: true }),
+    );
+  });
+
+  it('can do what it declared: read its plan secret', () => {
+    const [read] = own(`read the plan secret ${PLAN_SECRETS.reportToken.name}`);
+    expect(read?.body).toContain(PLAN_SECRETS.reportToken.value);
+  });
+
+  it('cannot do what it did not declare, though the role allows it (the session policy holds)', () => {
+    const [read] = own(`read the plan secret ${PLAN_SECRETS.deployKey.name}`);
+    expect(read).toMatchObject({ type: 'AccessDeniedException' });
+    const denied = aws.front.decisions.filter(
+      (d) =>
+        d.session === 'plangate-declares-aws' &&
+        d.resource === aws.secrets.arnOf(PLAN_SECRETS.deployKey.name),
+    );
+    expect(denied).toEqual([expect.objectContaining({ allowed: false })]);
+    expect(denied[0]?.why).toContain('no session policy allows');
+  });
+
+  it.each([
+    ['put an event', 'dynamodb:PutItem'],
+    ['update an event', 'dynamodb:UpdateItem'],
+    ['delete an event', 'dynamodb:DeleteItem'],
+    ['read the Slack signing secret', 'secretsmanager:GetSecretValue'],
+    ['publish to the bus', 'events:PutEvents'],
+  ])("cannot %s, though it declared it and the role allows it (the role's Deny holds)", (attempt, action) => {
+    expect(own(attempt)).toEqual([expect.objectContaining({ type: 'AccessDeniedException' })]);
+    const denied = aws.front.decisions.filter(
+      (d) => d.session === 'plangate-declares-aws' && d.action === action && !d.allowed,
+    );
+    expect(denied.length).toBeGreaterThan(0);
+    expect(
+      denied.filter((d) => !d.why.includes('explicit deny') || !d.why.includes('NeverTheHarness')),
+    ).toEqual(
+      action === 'secretsmanager:GetSecretValue'
+        ? [expect.objectContaining({ resource: aws.secrets.arnOf(PLAN_SECRETS.deployKey.name) })]
+        : [],
+    );
+  });
+
+  it('leaves the journal, the secret and the bus as they were', async () => {
+    const item = await aws.admin.doc.send(
+      new GetCommand({ TableName: aws.tables.events, Key: { executionId, sk: planted.sk } }),
+    );
+    expect(item.Item).toEqual(planted);
+    expect(JSON.stringify(report)).not.toContain(SLACK_SECRETS.signingSecret.value);
+    expect(JSON.stringify(report)).not.toContain(PLAN_SECRETS.deployKey.value);
+    expect(published.some((e) => JSON.stringify(e.detail).includes('mallory'))).toBe(false);
+  });
+});

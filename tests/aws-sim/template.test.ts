@@ -58,6 +58,39 @@ describe('the simulated template', () => {
     expect(p?.document.Statement[0]?.Resource).toEqual([arn, `${arn}/index/*`, arn]);
   });
 
+  it("reads each role's trust policy, on the role itself", () => {
+    const t = readSimulatedTemplate(
+      templateDir({
+        R: role,
+        Q: {
+          Type: 'AWS::IAM::Role',
+          Properties: {
+            AssumeRolePolicyDocument: {
+              Version: '2012-10-17',
+              Statement: [
+                {
+                  Effect: 'Allow',
+                  Action: 'sts:AssumeRole',
+                  Principal: { AWS: { 'Fn::GetAtt': ['R', 'Arn'] } },
+                },
+              ],
+            },
+          },
+        },
+      }),
+      'S',
+    );
+    expect(t.trustPolicies.get(t.arnOf('Q'))?.document.Statement).toEqual([
+      {
+        Effect: 'Allow',
+        Action: ['sts:AssumeRole'],
+        Principal: { AWS: [t.arnOf('R')] },
+        Resource: [t.arnOf('Q')],
+      },
+    ]);
+    expect(t.trustPolicies.has(t.arnOf('R'))).toBe(false);
+  });
+
   it('refuses an intrinsic, a managed policy or a field it would not evaluate, naming where', () => {
     expect(() =>
       readSimulatedTemplate(templateDir({ R: role, P: policy({ 'Fn::ImportValue': 'x' }) }), 'S'),

@@ -2,7 +2,8 @@
  * A synthesized CloudFormation template read as the IAM simulator needs it: every resource given
  * the physical name and ARN it would have in one simulated account and region, the intrinsics
  * the template uses (Ref, Fn::GetAtt, Fn::Join, Fn::Sub) resolved to them, and, for each Lambda
- * function, its role, that role's policies as written, its environment and its asset directory.
+ * function, its role, that role's policies as written, its environment and its asset directory;
+ * for each role, its trust policy.
  * Anything this reader cannot resolve (another intrinsic, a managed policy, a permissions
  * boundary, an attribute it does not know) is an error naming the resource, never a guess.
  */
@@ -38,6 +39,8 @@ export interface SimulatedTemplate {
   readonly rolePolicies: ReadonlyMap<string, readonly NamedPolicy[]>;
   /** Resource ARN → its resource policy (DynamoDB tables' ResourcePolicy). */
   readonly resourcePolicies: ReadonlyMap<string, NamedPolicy>;
+  /** Role ARN → its trust policy (AssumeRolePolicyDocument), which sts:AssumeRole is put to. */
+  readonly trustPolicies: ReadonlyMap<string, NamedPolicy>;
   /** The physical name (Ref) of a resource. */
   nameOf(logicalId: string): string;
   /** The ARN (Fn::GetAtt Arn) of a resource. */
@@ -142,6 +145,7 @@ export function readSimulatedTemplate(cdkOut: string, stack = 'Plangate'): Simul
   const idsOf = (type: string) => Object.keys(resources).filter((id) => resources[id]?.Type === type);
 
   const rolePolicies = new Map<string, NamedPolicy[]>();
+  const trustPolicies = new Map<string, NamedPolicy>();
   const attach = (roleRef: unknown, p: NamedPolicy) => {
     const roleArn = arnOf(String((roleRef as { Ref?: unknown }).Ref));
     rolePolicies.set(roleArn, [...(rolePolicies.get(roleArn) ?? []), p]);
@@ -153,6 +157,15 @@ export function readSimulatedTemplate(cdkOut: string, stack = 'Plangate'): Simul
         `Resources/${id}: managed policies and permissions boundaries are not in the template, so the simulator cannot evaluate them`,
       );
     rolePolicies.set(arnOf(id), []);
+    if (props.AssumeRolePolicyDocument)
+      trustPolicies.set(
+        arnOf(id),
+        policy(
+          `${id} (trust policy)`,
+          onTheRole(props.AssumeRolePolicyDocument, arnOf(id)),
+          `Resources/${id}/Properties/AssumeRolePolicyDocument`,
+        ),
+      );
     for (const [i, inline] of (
       (props.Policies ?? []) as { PolicyName: string; PolicyDocument: unknown }[]
     ).entries())
@@ -204,5 +217,15 @@ export function readSimulatedTemplate(cdkOut: string, stack = 'Plangate'): Simul
       ),
     };
   });
-  return { functions, rolePolicies, resourcePolicies, nameOf, arnOf, idsOf };
+  return { functions, rolePolicies, resourcePolicies, trustPolicies, nameOf, arnOf, idsOf };
+}
+
+/** A trust policy's statements name no Resource: the role they belong to is theirs. */
+function onTheRole(document: unknown, roleArn: string): unknown {
+  const { Statement: statements, ...rest } = document as { Statement?: unknown };
+  const each = (st: unknown) =>
+    typeof st === 'object' && st !== null && !('Resource' in st) && !('NotResource' in st)
+      ? { ...st, Resource: roleArn }
+      : st;
+  return { ...rest, Statement: Array.isArray(statements) ? statements.map(each) : each(statements) };
 }

@@ -4,6 +4,8 @@
  * either allows; else the request is denied implicitly. A statement applies when its action,
  * resource, principal (resource policies) and conditions match. A condition this simulator cannot
  * evaluate in a statement that otherwise applies makes the decision a denial that names it.
+ * A role session assumed with a session policy gets at most what that policy allows too: the
+ * decision above must allow and so must the session policy (its explicit Deny wins as well).
  */
 import { type ConditionContext, conditionsHold, UnknownConditionOperatorError } from './conditions.ts';
 import type { NamedPolicy, Principal, Statement } from './policy-document.ts';
@@ -18,6 +20,8 @@ export interface AuthorizationRequest {
   readonly resource: string;
   /** Further condition keys; `aws:PrincipalArn` and `aws:PrincipalAccount` are added. */
   readonly context?: ConditionContext;
+  /** The policy the caller's role session was assumed with (sts:AssumeRole's `Policy`), if any. */
+  readonly sessionPolicy?: NamedPolicy;
 }
 
 export interface PolicySet {
@@ -29,6 +33,7 @@ export type Decision =
   | { readonly effect: 'allow'; readonly by: string }
   | { readonly effect: 'deny'; readonly reason: 'explicit'; readonly by: string }
   | { readonly effect: 'deny'; readonly reason: 'implicit' }
+  | { readonly effect: 'deny'; readonly reason: 'session'; readonly by: string }
   | { readonly effect: 'deny'; readonly reason: 'unevaluable'; readonly error: string };
 
 const ACCOUNT_OF_ARN = /^arn:[^:]+:[^:]*:[^:]*:(\d{12}):/;
@@ -68,7 +73,13 @@ function evaluateStatements(request: AuthorizationRequest, policies: PolicySet):
 /** The decision on `request`; a statement that cannot be evaluated makes it a denial naming it. */
 export function evaluate(request: AuthorizationRequest, policies: PolicySet): Decision {
   try {
-    return evaluateStatements(request, policies);
+    const decision = evaluateStatements(request, policies);
+    if (decision.effect === 'deny' || !request.sessionPolicy) return decision;
+    const session = evaluateStatements(request, { identity: [request.sessionPolicy] });
+    if (session.effect === 'allow') return { effect: 'allow', by: `${decision.by}, within ${session.by}` };
+    return session.reason === 'implicit'
+      ? { effect: 'deny', reason: 'session', by: request.sessionPolicy.name }
+      : session;
   } catch (error) {
     if (error instanceof UnevaluableStatement)
       return { effect: 'deny', reason: 'unevaluable', error: error.message };
