@@ -6,6 +6,9 @@ export default defineConfig({
     testTimeout: 30_000,
     hookTimeout: 30_000,
     pool: 'forks',
+    // Most test files wait (on child processes, timers, a browser) far more than they compute: on
+    // 2 cores vitest's default of one worker left the machine idle most of a 15-minute run.
+    maxWorkers: 2,
     // Concurrent e2e tests each start a whole local stack: on 2 cores, more than three at once
     // only makes each slower.
     maxConcurrency: 3,

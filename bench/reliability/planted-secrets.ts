@@ -130,7 +130,10 @@ export async function plantedSecrets(repo: string): Promise<SecretsResult> {
       child.stderr.on('data', (c: Buffer) => {
         err += c.toString();
         // The plan has an agent step, which --approve leaves to a person: approve it as one.
-        if (!approved && err.includes('--approve: not answered non-interactively')) {
+        if (
+          !approved &&
+          /--approve: (?:a person must approve this|the platform's policy does not permit)/.test(err)
+        ) {
           approved = true;
           child.stdin.write('approve\n');
         }

