@@ -9,9 +9,10 @@
  */
 import { AsyncLocalStorage } from 'node:async_hooks';
 import { spawnSync } from 'node:child_process';
-import { existsSync, statSync } from 'node:fs';
+import { existsSync, readFileSync, statSync } from 'node:fs';
 import { userInfo } from 'node:os';
-import { resolve, sep } from 'node:path';
+import { dirname, join, resolve, sep } from 'node:path';
+import { fileURLToPath } from 'node:url';
 import { planEnvironment } from './environment.ts';
 import type { PlanAwsSession, PlanProcessInvoker } from './plan-process-call.ts';
 
@@ -89,6 +90,23 @@ function userName(): string {
 
 /** The whole file system read-only, a fresh /dev, /proc of the new PID namespace, a private /tmp. */
 const BASE_ARGS = ['--ro-bind', '/', '/', '--dev', '/dev', '--proc', '/proc', '--tmpfs', '/tmp'] as const;
+
+/**
+ * plangate's own installation (the directory of its package.json), shown read-only over the
+ * private /tmp: a checkout or package under /tmp keeps its files (the tools and fixtures a plan
+ * names by path) where they were. It holds no state: stores and keys are hidden after it.
+ */
+const INSTALL_ROOT = ((): string | undefined => {
+  for (let dir = dirname(fileURLToPath(import.meta.url)); dir !== dirname(dir); dir = dirname(dir)) {
+    try {
+      const pkg = JSON.parse(readFileSync(join(dir, 'package.json'), 'utf8')) as { name?: string };
+      if (pkg.name === 'plangate') return dir;
+    } catch {
+      // No package.json here: look further up.
+    }
+  }
+  return undefined;
+})();
 
 /** What the process that opened a store tells the sandbox (the CLI, once per process). */
 export interface SandboxSettings {
@@ -251,6 +269,7 @@ export interface BwrapLayout {
  */
 export function bwrapArgs(layout: BwrapLayout): string[] {
   const args: string[] = [...BASE_ARGS, '--dir', SANDBOX_HOME];
+  if (INSTALL_ROOT?.startsWith('/tmp/')) args.push('--ro-bind', INSTALL_ROOT, INSTALL_ROOT);
   for (const dir of new Set(layout.writable.map((p) => resolve(p))))
     if (existsSync(dir)) args.push('--bind', dir, dir);
   for (const path of new Set(layout.hidden)) {
