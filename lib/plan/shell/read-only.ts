@@ -218,6 +218,19 @@ const subcommands =
   };
 
 /** git subcommands that only read, each with its own check of what it is given. */
+/** The options with a value by which `git branch` and `git tag` filter and show the refs they list. */
+const REF_FILTERS = [
+  'contains',
+  'no-contains',
+  'merged',
+  'no-merged',
+  'sort',
+  'format',
+  'points-at',
+  'color',
+  'column',
+];
+
 const GIT_READ_ONLY: ReadonlyMap<string, ReadOnlyCheck> = new Map<string, ReadOnlyCheck>([
   ['status', without('', ['output'])],
   ['log', without('', ['output'])],
@@ -264,17 +277,7 @@ const GIT_READ_ONLY: ReadonlyMap<string, ReadOnlyCheck> = new Map<string, ReadOn
     onlyOptions({
       short: 'arvlq',
       long: ['all', 'remotes', 'verbose', 'list', 'show-current', 'no-color', 'quiet', 'ignore-case'],
-      longValued: [
-        'contains',
-        'no-contains',
-        'merged',
-        'no-merged',
-        'sort',
-        'format',
-        'points-at',
-        'color',
-        'column',
-      ],
+      longValued: REF_FILTERS,
       also: (scanned) =>
         scanned.operands.length === 0 || hasOption(scanned, 'l', ['list'])
           ? undefined
@@ -287,17 +290,7 @@ const GIT_READ_ONLY: ReadonlyMap<string, ReadOnlyCheck> = new Map<string, ReadOn
       short: 'l',
       valued: 'n',
       long: ['list', 'ignore-case'],
-      longValued: [
-        'contains',
-        'no-contains',
-        'merged',
-        'no-merged',
-        'sort',
-        'format',
-        'points-at',
-        'color',
-        'column',
-      ],
+      longValued: REF_FILTERS,
       also: (scanned) =>
         scanned.operands.length === 0 || hasOption(scanned, 'l', ['list'])
           ? undefined
