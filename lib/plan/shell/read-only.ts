@@ -217,7 +217,6 @@ const subcommands =
       : `\`${name} ${subcommand?.raw ?? ''}\` is not one of its read-only subcommands`.replace(' `', '`');
   };
 
-/** git subcommands that only read, each with its own check of what it is given. */
 /** The options with a value by which `git branch` and `git tag` filter and show the refs they list. */
 const REF_FILTERS = [
   'contains',
@@ -231,6 +230,7 @@ const REF_FILTERS = [
   'column',
 ];
 
+/** git subcommands that only read, each with its own check of what it is given. */
 const GIT_READ_ONLY: ReadonlyMap<string, ReadOnlyCheck> = new Map<string, ReadOnlyCheck>([
   ['status', without('', ['output'])],
   ['log', without('', ['output'])],
