@@ -185,11 +185,18 @@ async function workForStore(
   }
 }
 
-/** The poll's connection failed: the engine that answered it is gone (its run ended or was killed). */
-function runGone(error: Error): boolean {
+/**
+ * The engine that answered the poll is gone: its connection failed (the run was killed) or it
+ * answered that it is closing (the run ended while the worker polled).
+ */
+export function runGone(error: Error): boolean {
   const code = (error as NodeJS.ErrnoException).code;
   return (
-    code === 'ECONNREFUSED' || code === 'ECONNRESET' || code === 'EPIPE' || error.name === 'TimeoutError'
+    code === 'ECONNREFUSED' ||
+    code === 'ECONNRESET' ||
+    code === 'EPIPE' ||
+    error.name === 'TimeoutError' ||
+    error.name === 'ServiceUnavailable'
   );
 }
 

@@ -10,7 +10,7 @@ import { existsSync, readFileSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
 import type { JournalRecord } from '../../lib/runtime/payloads/index.ts';
-import { CliRun, REPO, runPlan, verifyChain, workDir } from './cli.ts';
+import { CliRun, REPO, RUN_TIME_SCALE, runPlan, verifyChain, workDir } from './cli.ts';
 import { seedOrderProblems } from './seed-order.ts';
 import { halfRecorded, scriptedWorker } from './worker-setup.ts';
 
@@ -141,7 +141,9 @@ steps:
 `,
     );
     const run = runPlan(plan, cwd, ['--approve', '--no-workers', '--store', store]);
-    const worker = () => scriptedWorker({ agentCommand: AGENT, workspace: cwd, store, cwd });
+    // At the run's time scale: slower heartbeats would time the first attempt out before the stop.
+    const worker = () =>
+      scriptedWorker({ agentCommand: AGENT, workspace: cwd, store, cwd, timeScale: RUN_TIME_SCALE });
     const first = worker();
     let second: CliRun | undefined;
     try {
@@ -150,7 +152,8 @@ steps:
       // A moment for the second worker to start polling; the retry waits for it anyway.
       await new Promise((r) => setTimeout(r, 3000));
       first.terminate();
-      expect(await first.exited).toBe(0);
+      expect(await first.exited, first.stderr).toBe(0);
+      expect(first.stdout).toContain('stopping');
       const code = await ended(run);
       expect(run.stderr).not.toContain(ESCALATION_PROMPT);
       expect(code, run.stderr).toBe(0);
@@ -162,6 +165,8 @@ steps:
     expectWellFormed(events);
     expect(of(events, 'hangs').find((e) => e.event === 'FAILURE_CLASSIFIED')?.details).toMatchObject({
       failure_type: 'transient',
+      // handed back by the stop, not timed out
+      error: 'Worker.Stopped',
     });
     expect(typesOf(events, 'hangs').filter((t) => t === 'TASK_STARTED')).toHaveLength(2);
     expect(typesOf(events, 'hangs')).not.toContain('RECOVERY_ESCALATION');

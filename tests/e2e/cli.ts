@@ -174,6 +174,9 @@ export class CliRun {
   }
 }
 
+/** The --time-scale runPlan runs at. */
+export const RUN_TIME_SCALE = '0.01';
+
 /** `plangate run <plan> --json --time-scale 0.01 [...]` in `cwd`, with `cwd`'s default store. */
 export function runPlan(
   plan: string,
@@ -182,7 +185,7 @@ export function runPlan(
   env: Readonly<Record<string, string>> = {},
   person: { readonly approvesWhenAsked?: boolean } = {},
 ): CliRun {
-  return new CliRun(['run', plan, '--json', '--time-scale', '0.01', ...extra], cwd, env, person);
+  return new CliRun(['run', plan, '--json', '--time-scale', RUN_TIME_SCALE, ...extra], cwd, env, person);
 }
 
 /** The events the run stored in the local DynamoDB (the store opened after the CLI exited). */

@@ -86,6 +86,8 @@ export function scriptedWorker(options: {
   readonly store: string;
   readonly cwd: string;
   readonly env?: Readonly<Record<string, string>>;
+  /** The run's --time-scale: heartbeats must keep up with the engine's scaled timeout. @default WORKER_TIME_SCALE */
+  readonly timeScale?: string;
 }): CliRun {
   return new CliRun(
     [
@@ -99,7 +101,7 @@ export function scriptedWorker(options: {
       '--agent-command',
       options.agentCommand ?? AGENT,
       '--time-scale',
-      WORKER_TIME_SCALE,
+      options.timeScale ?? WORKER_TIME_SCALE,
     ],
     options.cwd,
     options.env,

@@ -10,6 +10,9 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import * as sfn from '@aws-sdk/client-sfn';
 import { describe, expect, it } from 'vitest';
+import { startEngineServer } from '../../lib/engine/api/index.ts';
+import { createEngine } from '../../lib/engine/engine.ts';
+import { createResourceInvoker } from '../../lib/engine/resources/index.ts';
 import { storePaths, writeSession } from '../../lib/serve/store-directory.ts';
 import { CliRun } from '../e2e/cli.ts';
 import { useServedEngine } from './served-engine.ts';
@@ -152,6 +155,43 @@ describe('plangate worker --store', { timeout: 60_000 }, () => {
     } finally {
       run.terminate();
     }
+  });
+
+  it('waits for the next run when the engine it polls closes under it (the run ended mid-poll)', async () => {
+    const dir = await mkdtemp(join(tmpdir(), 'plangate-worker-store-'));
+    const store = join(dir, 'store');
+    // The run's own engine: it ends while the worker's poll waits, and its server still answers
+    // for a moment, "the engine is shutting down", as a `plangate run` that finishes does.
+    const engine = createEngine({
+      storeDir: undefined,
+      invokeResource: createResourceInvoker(),
+      timeScale: 1,
+    });
+    const server = await startEngineServer({ engine });
+    const client = new sfn.SFNClient({
+      endpoint: server.url,
+      region: 'us-east-1',
+      credentials: { accessKeyId: 'x', secretAccessKey: 'y' },
+      maxAttempts: 1,
+    });
+    await client.send(new sfn.CreateActivityCommand({ name: 'plangate-coder' }));
+    await holdStore(store, server.url);
+    const run = new CliRun(
+      ['worker', '--store', store, '--target', 'coder', '--agent-command', 'true', '--workspace', dir],
+      dir,
+    );
+    try {
+      await run.until('polling', () => /working for "coder"/.test(run.stdout));
+      await engine.close();
+      await run.until('waiting for the next run', () => /waiting for the next plangate run/.test(run.stdout));
+      expect(run.stderr).not.toContain('ServiceUnavailable');
+    } finally {
+      run.terminate();
+      client.destroy();
+      await server.close();
+    }
+    // Stopped while it waits for a run, it ends by the signal (no task to hand back), not with an error.
+    expect(await run.exited).not.toBe(1);
   });
 });
 
