@@ -109,6 +109,9 @@ export async function plantedSecrets(repo: string): Promise<SecretsResult> {
           '--approve',
           '--store',
           store,
+          // retries and escalations wait in scaled time: what is searched does not change
+          '--time-scale',
+          '0.01',
         ],
         {
           cwd: dir,

@@ -20,9 +20,9 @@ import { type NamedPolicy, PolicyDocumentSchema } from '../../lib/aws-local/iam/
 import { HARNESS_HANDLERS, type HarnessHandlerName } from '../../lib/runtime/catalog.ts';
 import { readEvents } from '../../lib/runtime/journal/journal.ts';
 import type { RunnerRequest } from '../../lib/runtime/payloads/index.ts';
+import { sharedCdkOut } from '../support/cdk-synth.ts';
 import { type LambdaProcess, startLambdaProcess } from './lambda-process.ts';
 import { PLAN_SECRETS, type SimulatedAws, SLACK_SECRETS, startSimulatedAws } from './simulated-aws.ts';
-import { synthesizeCdkOut } from './synth.ts';
 import { readSimulatedTemplate, type SimulatedFunction } from './template.ts';
 
 const REACH = join(import.meta.dirname, 'fixtures', 'reach-for-harness.mjs');
@@ -96,7 +96,7 @@ const PLATFORM_PLAN_AWS: NamedPolicy = {
 };
 
 beforeAll(async () => {
-  cdkOut = await synthesizeCdkOut();
+  cdkOut = (await sharedCdkOut()).dir;
   work = mkdtempSync(join(tmpdir(), 'plangate-iam-sim-run-'));
   const template = readSimulatedTemplate(cdkOut);
   const planProcess = template.functions.find(
@@ -108,12 +108,13 @@ beforeAll(async () => {
   aws.bus.subscribe({ source: ['plangate'] }, (event) => {
     published.push(event);
   });
-}, 150_000);
+}, 250_000);
 
 afterAll(async () => {
   for (const p of processes) await p.close();
   await aws?.close();
-  for (const dir of [work, cdkOut]) if (dir) rmSync(dir, { recursive: true, force: true });
+  // cdk.out is the run's shared one (tests/support/cdk-synth.ts): only this file's work goes
+  if (work) rmSync(work, { recursive: true, force: true });
 });
 
 describe("the template's policies, as the simulator reads them", () => {
