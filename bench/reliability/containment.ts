@@ -27,7 +27,8 @@ import type { JournalRecord } from '../../lib/runtime/payloads/index.ts';
 import { ANCHOR_KEY_DIR_ENV } from '../../lib/serve/anchor-key.ts';
 import { storePaths } from '../../lib/serve/store-directory.ts';
 import { openStoreReader } from '../../lib/serve/store-reader.ts';
-import { CliRun, REPO } from '../../tests/e2e/cli.ts';
+import { CliRun } from '../../tests/e2e/cli.ts';
+import { PLANGATE_SHELL_COMMAND } from '../../tests/support/plangate-cli.ts';
 import {
   type Actor,
   ATTACK_SCRIPT,
@@ -65,7 +66,7 @@ const PLANTED_CREDENTIALS = {
 const RUN_TIMEOUT_MS = 15 * 60_000;
 /** The detached children write 4 s after they start; their step ended long before this. */
 const LATE_WAIT_MS = 6_000;
-const CLI = `node --import ${join(REPO, 'node_modules/tsx/dist/loader.mjs')} ${join(REPO, 'bin/plangate.ts')}`;
+const CLI = PLANGATE_SHELL_COMMAND;
 
 export interface ClassFigures {
   attempts: number;

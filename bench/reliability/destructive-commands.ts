@@ -11,11 +11,11 @@ import { execFile } from 'node:child_process';
 import { mkdtemp, rm, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { pathToFileURL } from 'node:url';
 import { promisify } from 'node:util';
 import type { Problem } from '../../lib/plan/problems.ts';
 import { type PlanRisks, planRisks } from '../../lib/plan/risks.ts';
 import { PlanSchema } from '../../lib/plan/schema.ts';
+import { PLANGATE_NODE_ARGS } from '../../tests/support/plangate-cli.ts';
 import { DESTRUCTIVE_COMMANDS, HARMLESS_COMMANDS } from './shell-corpus.ts';
 
 const run = promisify(execFile);
@@ -122,20 +122,13 @@ function marksOf(risks: PlanRisks, place: Place, k: number): readonly string[] {
 }
 
 async function validateWithCli(
-  repo: string,
+  _repo: string,
   dir: string,
   document: Record<string, unknown>,
 ): Promise<Problem[]> {
   const file = join(dir, `${String(document.id)}.json`);
   await writeFile(file, JSON.stringify(document, null, 2));
-  const argv = [
-    '--import',
-    pathToFileURL(join(repo, 'node_modules/tsx/dist/loader.mjs')).href,
-    join(repo, 'bin/plangate.ts'),
-    'validate',
-    '--json',
-    file,
-  ];
+  const argv = [...PLANGATE_NODE_ARGS, 'validate', '--json', file];
   const output = await run(process.execPath, argv, {
     cwd: dir,
     env: { ...process.env, NODE_NO_WARNINGS: '1' },

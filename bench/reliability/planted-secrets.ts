@@ -11,11 +11,11 @@ import { randomBytes } from 'node:crypto';
 import { mkdtemp, readdir, readFile, rm, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join, relative } from 'node:path';
-import { pathToFileURL } from 'node:url';
 import { ScanCommand } from '@aws-sdk/lib-dynamodb';
 import { TABLES } from '../../lib/runtime/journal/tables.ts';
 import { storePaths } from '../../lib/serve/store-directory.ts';
 import { openStoreReader } from '../../lib/serve/store-reader.ts';
+import { PLANGATE_NODE_ARGS } from '../../tests/support/plangate-cli.ts';
 
 export interface SecretsResult {
   /** Where the secret was planted. */
@@ -75,7 +75,7 @@ async function filesUnder(dir: string): Promise<string[]> {
   return entries.filter((e) => e.isFile()).map((e) => join(e.parentPath, e.name));
 }
 
-export async function plantedSecrets(repo: string): Promise<SecretsResult> {
+export async function plantedSecrets(_repo: string): Promise<SecretsResult> {
   const secret = `plangate-planted-${randomBytes(12).toString('hex')}`;
   const needles = [secret, Buffer.from(secret).toString('base64'), Buffer.from(secret).toString('base64url')];
   const dir = await mkdtemp(join(tmpdir(), 'plangate-secrets-'));
@@ -101,9 +101,7 @@ export async function plantedSecrets(repo: string): Promise<SecretsResult> {
       const child = spawn(
         process.execPath,
         [
-          '--import',
-          pathToFileURL(join(repo, 'node_modules/tsx/dist/loader.mjs')).href,
-          join(repo, 'bin/plangate.ts'),
+          ...PLANGATE_NODE_ARGS,
           'run',
           join(dir, 'plan.yaml'),
           '--approve',

@@ -13,12 +13,12 @@ import { generateKeyPairSync } from 'node:crypto';
 import { mkdtemp, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { pathToFileURL } from 'node:url';
 import { signJwt } from '../../lib/aws-local/api-gateway/local-issuer.ts';
 import { readEvents } from '../../lib/runtime/journal/journal.ts';
 import { defaultStoreDir, storePaths } from '../../lib/serve/store-directory.ts';
 import { openStoreReader } from '../../lib/serve/store-reader.ts';
 import { writeMarkerPlan } from '../../tests/support/marker-plan.ts';
+import { PLANGATE_NODE_ARGS } from '../../tests/support/plangate-cli.ts';
 
 const SUBMITTER = 'submitter@example.test';
 /** Tries per door. */
@@ -201,17 +201,12 @@ class Cli {
   private stdout = '';
   readonly exited: Promise<number | null>;
 
-  constructor(repo: string, cwd: string, args: readonly string[]) {
-    this.child = spawn(
-      process.execPath,
-      [
-        '--import',
-        pathToFileURL(join(repo, 'node_modules/tsx/dist/loader.mjs')).href,
-        join(repo, 'bin/plangate.ts'),
-        ...args,
-      ],
-      { cwd, env: { ...process.env, NODE_NO_WARNINGS: '1' }, stdio: ['pipe', 'pipe', 'pipe'] },
-    );
+  constructor(_repo: string, cwd: string, args: readonly string[]) {
+    this.child = spawn(process.execPath, [...PLANGATE_NODE_ARGS, ...args], {
+      cwd,
+      env: { ...process.env, NODE_NO_WARNINGS: '1' },
+      stdio: ['pipe', 'pipe', 'pipe'],
+    });
     this.child.stderr?.on('data', (chunk: Buffer) => {
       this.stderr += chunk.toString();
     });

@@ -10,8 +10,8 @@ import { existsSync } from 'node:fs';
 import { mkdir, mkdtemp, rm, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { pathToFileURL } from 'node:url';
 import { analyzeShell } from '../../lib/plan/shell/index.ts';
+import { PLANGATE_NODE_ARGS } from '../../tests/support/plangate-cli.ts';
 
 /** The forms the issue names, each aimed at `victim` in the run's own directory. */
 export const UNATTENDED_SAMPLE: readonly {
@@ -80,7 +80,7 @@ steps:
 
 /** One run: until the step starts (auto-approved), a person is asked about it (left), or the run ends. */
 async function runOne(
-  repo: string,
+  _repo: string,
   dir: string,
   policies: string,
   sample: (typeof UNATTENDED_SAMPLE)[number],
@@ -93,9 +93,7 @@ async function runOne(
   const child: ChildProcess = spawn(
     process.execPath,
     [
-      '--import',
-      pathToFileURL(join(repo, 'node_modules/tsx/dist/loader.mjs')).href,
-      join(repo, 'bin/plangate.ts'),
+      ...PLANGATE_NODE_ARGS,
       'run',
       'plan.yaml',
       '--json',

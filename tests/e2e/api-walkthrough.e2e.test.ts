@@ -10,12 +10,12 @@ import { chmod, mkdir, mkdtemp, readFile, rm, writeFile } from 'node:fs/promises
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import type { Readable } from 'node:stream';
-import { pathToFileURL } from 'node:url';
 import { afterAll, describe, expect, it } from 'vitest';
 import { parseBash } from '../../lib/plan/shell/grammar.ts';
 import { readEvents } from '../../lib/runtime/journal/journal.ts';
 import { defaultStoreDir, storePaths } from '../../lib/serve/store-directory.ts';
 import { listExecutions, openStoreReader } from '../../lib/serve/store-reader.ts';
+import { PLANGATE_SHELL_COMMAND } from '../support/plangate-cli.ts';
 import { REPO } from './cli.ts';
 
 /** What the walkthrough drives besides plangate: curl's --aws-sigv4 and python3 (to read the email). */
@@ -71,14 +71,10 @@ describe.skipIf(missing.length > 0)('docs/api.md "Try it"', () => {
 
     const dir = await mkdtemp(join(tmpdir(), 'plangate-walkthrough-'));
     dirs.push(dir);
-    // `plangate` on the PATH, as `npm run build && npm link` puts it there (the sources, through tsx).
+    // `plangate` on the PATH, as `npm run build && npm link` puts it there.
     const bin = join(dir, '.bin');
     await mkdir(bin);
-    const loader = pathToFileURL(join(REPO, 'node_modules/tsx/dist/loader.mjs')).href;
-    await writeFile(
-      join(bin, 'plangate'),
-      `#!/bin/sh\nexec "${process.execPath}" --import "${loader}" "${join(REPO, 'bin/plangate.ts')}" "$@"\n`,
-    );
+    await writeFile(join(bin, 'plangate'), `#!/bin/sh\nexec ${PLANGATE_SHELL_COMMAND} "$@"\n`);
     await chmod(join(bin, 'plangate'), 0o755);
 
     // Each command announces itself on fd 3 before it runs; `set -e` stops at the first that fails.

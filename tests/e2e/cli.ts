@@ -6,18 +6,15 @@ import { type ChildProcess, spawn } from 'node:child_process';
 import { mkdtemp } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { dirname, join, resolve } from 'node:path';
-import { pathToFileURL } from 'node:url';
 import { verifyChain } from '../../lib/runtime/journal/chain.ts';
 import { readEvents } from '../../lib/runtime/journal/journal.ts';
 import type { JournalRecord } from '../../lib/runtime/payloads/index.ts';
 import { PASS_ENV_ENV, WRITE_ENV } from '../../lib/runtime/sandbox/sandbox.ts';
 import { defaultStoreDir, storePaths } from '../../lib/serve/store-directory.ts';
 import { openStoreReader } from '../../lib/serve/store-reader.ts';
+import { PLANGATE_NODE_ARGS } from '../support/plangate-cli.ts';
 
 export const REPO = resolve(import.meta.dirname, '../..');
-/** tsx as a loader of this very process, so kill -9 hits the harness itself, not a wrapper. */
-const TSX_LOADER = pathToFileURL(join(REPO, 'node_modules/tsx/dist/loader.mjs')).href;
-const CLI = join(REPO, 'bin/plangate.ts');
 
 export const scenario = (name: string): string => join(REPO, 'examples/scenarios', name);
 
@@ -68,7 +65,7 @@ export class CliRun {
     env: Readonly<Record<string, string>> = {},
     person: { readonly approvesWhenAsked?: boolean } = {},
   ) {
-    this.child = spawn(process.execPath, ['--import', TSX_LOADER, CLI, ...args], {
+    this.child = spawn(process.execPath, [...PLANGATE_NODE_ARGS, ...args], {
       cwd,
       // Node 20 is supported on purpose: the SDK's notice about its Node 22 floor is noise here.
       env: {

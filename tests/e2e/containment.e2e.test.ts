@@ -16,9 +16,10 @@ import { localClients } from '../../lib/aws-local/clients.ts';
 import { approvalsFor } from '../../lib/runtime/gate/gate.ts';
 import { DEFAULT_TABLE_NAMES } from '../../lib/runtime/journal/tables.ts';
 import { liveSession, loadSigningKey, storePaths } from '../../lib/serve/store-directory.ts';
-import { CliRun, REPO, runPlan, verifyChain, workDir } from './cli.ts';
+import { PLANGATE_SHELL_COMMAND } from '../support/plangate-cli.ts';
+import { CliRun, runPlan, verifyChain, workDir } from './cli.ts';
 
-const CLI = `node --import ${join(REPO, 'node_modules/tsx/dist/loader.mjs')} ${join(REPO, 'bin/plangate.ts')}`;
+const CLI = PLANGATE_SHELL_COMMAND;
 
 const PLAN = `id: escape-attempts
 version: 1

@@ -13,6 +13,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { LocalPrincipal } from '../../lib/aws-local/api-gateway/sigv4.ts';
 import { ApiClient } from '../support/api-client.ts';
 import { echoChainPlan } from '../support/echo-plan.ts';
+import { PLANGATE_NODE_ARGS } from '../support/plangate-cli.ts';
 import { REPO, workDir } from './cli.ts';
 import { type ServeProcess, startServe } from './serve-process.ts';
 
@@ -32,11 +33,11 @@ const HEAVY_REQUEST = planWithBigStep('heavy-request', 300_000);
 
 async function plangate(cwd: string, ...args: string[]) {
   try {
-    const { stdout, stderr } = await exec(
-      process.execPath,
-      ['--import', 'tsx', join(REPO, 'bin/plangate.ts'), ...args],
-      { cwd: REPO, env: { ...process.env, NODE_NO_WARNINGS: '1' }, maxBuffer: 64 * 1024 * 1024 },
-    );
+    const { stdout, stderr } = await exec(process.execPath, [...PLANGATE_NODE_ARGS, ...args], {
+      cwd: REPO,
+      env: { ...process.env, NODE_NO_WARNINGS: '1' },
+      maxBuffer: 64 * 1024 * 1024,
+    });
     return { code: 0, stdout, stderr, cwd };
   } catch (error) {
     const failed = error as { code: number; stdout: string; stderr: string };

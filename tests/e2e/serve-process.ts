@@ -1,9 +1,7 @@
 /** `plangate serve` as a child process, its stdout read line by line as a user would watch it. */
 import { type ChildProcess, spawn } from 'node:child_process';
-import { join } from 'node:path';
 import { createInterface } from 'node:readline';
-import { pathToFileURL } from 'node:url';
-import { REPO } from './cli.ts';
+import { PLANGATE_NODE_ARGS } from '../support/plangate-cli.ts';
 
 export interface ServeProcess {
   readonly child: ChildProcess;
@@ -15,17 +13,11 @@ export interface ServeProcess {
 }
 
 export function startServe(args: readonly string[], cwd: string): ServeProcess {
-  const child = spawn(
-    process.execPath,
-    [
-      '--import',
-      pathToFileURL(join(REPO, 'node_modules/tsx/dist/loader.mjs')).href,
-      join(REPO, 'bin/plangate.ts'),
-      'serve',
-      ...args,
-    ],
-    { cwd, stdio: ['ignore', 'pipe', 'pipe'], env: { ...process.env, NODE_NO_WARNINGS: '1' } },
-  );
+  const child = spawn(process.execPath, [...PLANGATE_NODE_ARGS, 'serve', ...args], {
+    cwd,
+    stdio: ['ignore', 'pipe', 'pipe'],
+    env: { ...process.env, NODE_NO_WARNINGS: '1' },
+  });
   const lines: string[] = [];
   const waiters: (() => void)[] = [];
   createInterface({ input: child.stdout }).on('line', (line) => {

@@ -12,10 +12,10 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { signedFetch } from '../../lib/aws-local/api-gateway/signed-fetch.ts';
 import type { LocalPrincipal } from '../../lib/aws-local/api-gateway/sigv4.ts';
 import { echoChainPlan } from '../support/echo-plan.ts';
+import { PLANGATE_NODE_ARGS, PLANGATE_SHELL_COMMAND } from '../support/plangate-cli.ts';
 
 const run = promisify(execFile);
 const ROOT = join(import.meta.dirname, '../..');
-const CLI = ['tsx', 'bin/plangate.ts'];
 
 let serve: ChildProcess;
 let store: string;
@@ -23,7 +23,7 @@ let executionArn: string;
 
 async function plangate(...args: string[]): Promise<{ code: number; stdout: string; stderr: string }> {
   try {
-    const { stdout, stderr } = await run('npx', [...CLI, ...args], { cwd: ROOT });
+    const { stdout, stderr } = await run(process.execPath, [...PLANGATE_NODE_ARGS, ...args], { cwd: ROOT });
     return { code: 0, stdout, stderr };
   } catch (error) {
     const failed = error as { code: number; stdout: string; stderr: string };
@@ -33,7 +33,7 @@ async function plangate(...args: string[]): Promise<{ code: number; stdout: stri
 
 beforeAll(async () => {
   store = await mkdtemp(join(tmpdir(), 'plangate-served-'));
-  serve = spawn('npx', [...CLI, 'serve', '--store', store], {
+  serve = spawn(process.execPath, [...PLANGATE_NODE_ARGS, 'serve', '--store', store], {
     cwd: ROOT,
     stdio: ['ignore', 'pipe', 'inherit'],
   });
@@ -82,7 +82,7 @@ describe('a store held by plangate serve', () => {
   it('ends quietly when the reader closes the pipe', async () => {
     const { stdout, stderr } = await run(
       'bash',
-      ['-c', `npx ${CLI.join(' ')} events '${executionArn}' --store '${store}' --json | head -1`],
+      ['-c', `${PLANGATE_SHELL_COMMAND} events '${executionArn}' --store '${store}' --json | head -1`],
       { cwd: ROOT },
     );
     expect(JSON.parse(stdout).event).toBe('PLAN_CREATED');

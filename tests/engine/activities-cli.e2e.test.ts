@@ -7,6 +7,7 @@ import { createInterface } from 'node:readline';
 import { promisify } from 'node:util';
 import * as sfn from '@aws-sdk/client-sfn';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { PLANGATE_NODE_ARGS } from '../support/plangate-cli.ts';
 
 const ROOT = new URL('../../', import.meta.url).pathname;
 /** AWS CLI v2 (the `aws` on PATH may be another one). */
@@ -17,11 +18,10 @@ if (!haveCli) console.warn(`skipping the AWS CLI activity test: ${AWS_CLI} (AWS 
 const run = promisify(execFile);
 
 function startServe(store: string): { child: ChildProcess; url: Promise<string> } {
-  const child = spawn(
-    process.execPath,
-    ['--import', 'tsx', join(ROOT, 'bin/plangate.ts'), 'engine', 'serve', '--store', store],
-    { cwd: ROOT, stdio: ['ignore', 'pipe', 'pipe'] },
-  );
+  const child = spawn(process.execPath, [...PLANGATE_NODE_ARGS, 'engine', 'serve', '--store', store], {
+    cwd: ROOT,
+    stdio: ['ignore', 'pipe', 'pipe'],
+  });
   const url = new Promise<string>((resolve, reject) => {
     createInterface({ input: child.stdout! }).once('line', resolve);
     child.once('exit', (code) => reject(new Error(`engine serve exited early with ${code}`)));

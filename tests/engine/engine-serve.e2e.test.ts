@@ -5,18 +5,15 @@ import { join } from 'node:path';
 import { createInterface } from 'node:readline';
 import * as sfn from '@aws-sdk/client-sfn';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { PLANGATE_NODE_ARGS } from '../support/plangate-cli.ts';
 
 const ROOT = new URL('../../', import.meta.url).pathname;
 
 function startServe(args: string[]): { child: ChildProcess; url: Promise<string> } {
-  const child = spawn(
-    process.execPath,
-    ['--import', 'tsx', join(ROOT, 'bin/plangate.ts'), 'engine', 'serve', ...args],
-    {
-      cwd: ROOT,
-      stdio: ['ignore', 'pipe', 'pipe'],
-    },
-  );
+  const child = spawn(process.execPath, [...PLANGATE_NODE_ARGS, 'engine', 'serve', ...args], {
+    cwd: ROOT,
+    stdio: ['ignore', 'pipe', 'pipe'],
+  });
   const url = new Promise<string>((resolve, reject) => {
     const lines = createInterface({ input: child.stdout! });
     lines.once('line', resolve);

@@ -38,6 +38,8 @@ try:
 except urllib.error.HTTPError as e: print(e.code)
 `;
 
+import { PLANGATE_NODE_ARGS } from '../support/plangate-cli.ts';
+
 let serve: ChildProcess;
 let url: string;
 let credentials: { accessKeyId: string; secretAccessKey: string };
@@ -45,7 +47,7 @@ let store: string;
 
 beforeAll(async () => {
   store = await mkdtemp(join(tmpdir(), 'plangate-sigv4-'));
-  serve = spawn('npx', ['tsx', 'bin/plangate.ts', 'serve', '--store', store], {
+  serve = spawn(process.execPath, [...PLANGATE_NODE_ARGS, 'serve', '--store', store], {
     cwd: ROOT,
     stdio: ['ignore', 'pipe', 'inherit'],
   });

@@ -13,6 +13,7 @@ import { createInterface } from 'node:readline';
 import { promisify } from 'node:util';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { OPERATION_NAMES } from '../../../lib/engine/operations.ts';
+import { PLANGATE_NODE_ARGS } from '../../support/plangate-cli.ts';
 
 const ROOT = new URL('../../../', import.meta.url).pathname;
 const SCRIPT = join(ROOT, 'tests/engine/boto3/drive_engine.py');
@@ -52,7 +53,7 @@ if (PYTHONS.length === 0)
 function startServe(store: string): { child: ChildProcess; url: Promise<string> } {
   const child = spawn(
     process.execPath,
-    ['--import', 'tsx', join(ROOT, 'bin/plangate.ts'), 'engine', 'serve', '--port', '0', '--store', store],
+    [...PLANGATE_NODE_ARGS, 'engine', 'serve', '--port', '0', '--store', store],
     { cwd: ROOT, stdio: ['ignore', 'pipe', 'ignore'] },
   );
   const url = new Promise<string>((resolve, reject) => {
