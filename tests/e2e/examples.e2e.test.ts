@@ -46,12 +46,11 @@ describe.concurrent('example plans', { timeout: 60_000 }, () => {
     },
   );
 
-  it("local-demo.yaml, the README's main command: the whole loop in a few seconds, in the sandbox, its server ended with its step", async () => {
+  // How long it takes is bench/cli-startup.ts's to measure, not a test's on a shared machine.
+  it("local-demo.yaml, the README's main command: the whole loop, in the sandbox, its server ended with its step", async () => {
     const cwd = await workDir();
-    const started = Date.now();
     const run = new CliRun(['run', join(REPO, 'examples/local-demo.yaml'), '--approve'], cwd);
     expect(await run.exited, run.stderr).toBe(0);
-    expect(Date.now() - started).toBeLessThan(15_000);
     const work = join(cwd, 'plangate-demo');
     expect(JSON.parse(readFileSync(join(work, 'out/report.json'), 'utf8'))).toEqual({
       total: 5050,
