@@ -25,7 +25,7 @@ import type {
   RecipeSummary,
   StepView,
 } from '../runtime/payloads/index.ts';
-import { approvalView, fitApprovalView, stepGateView, VIEW_LIMIT_BYTES } from './approval-view.ts';
+import { approvalView, fitApprovalView, stepGateView, VIEW_LIMIT_BYTES } from '../runtime/gate/approval-view.ts';
 import type { AslRetrier, CompiledDefinition } from './asl.ts';
 import { CHILD_STATES, ChildMachine } from './child-machine.ts';
 import { COMPLETION_STATES, Completion } from './completion.ts';

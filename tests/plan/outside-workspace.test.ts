@@ -5,7 +5,7 @@
  * one of them.
  */
 import { describe, expect, it } from 'vitest';
-import { approvalView } from '../../lib/compiler/approval-view.ts';
+import { approvalView } from '../../lib/runtime/gate/approval-view.ts';
 import { planRisks } from '../../lib/plan/risks.ts';
 import { PlanSchema } from '../../lib/plan/schema.ts';
 import { analyzeShell } from '../../lib/plan/shell/index.ts';

@@ -17,7 +17,7 @@ import { makeHandler as makeJoin } from '../../lambdas/join.ts';
 import { makeHandler as makeRunner } from '../../lambdas/step-runner.ts';
 import { type LocalDataPlane, startLocalDataPlane } from '../../lib/aws-local/data-plane.ts';
 import type { BusEvent } from '../../lib/aws-local/eventbus.ts';
-import { approvalView } from '../../lib/compiler/approval-view.ts';
+import { approvalView } from '../../lib/runtime/gate/approval-view.ts';
 import { canonicalJson } from '../../lib/plan/digest.ts';
 import { PlanSchema } from '../../lib/plan/schema.ts';
 import { type HarnessDeps, journalFor } from '../../lib/runtime/deps.ts';

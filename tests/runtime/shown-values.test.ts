@@ -6,7 +6,7 @@
  */
 import fc from 'fast-check';
 import { describe, expect, it } from 'vitest';
-import { approvalView, CONTEXT_VALUE_LIMIT } from '../../lib/compiler/approval-view.ts';
+import { approvalView, CONTEXT_VALUE_LIMIT } from '../../lib/runtime/gate/approval-view.ts';
 import { planDigest } from '../../lib/plan/digest.ts';
 import { valueReach } from '../../lib/plan/risks.ts';
 import { PlanSchema } from '../../lib/plan/schema.ts';
