@@ -453,8 +453,12 @@ function stepsHtml(
     return [
       `<h2 id="plangate-steps">What will run: ${total} step${total === 1 ? '' : 's'}</h2>`,
       ...pagesNavHtml(paging, view, 'top'),
-      ...onPage.map((i) => `${stepCardHtml(view.steps[i] as StepView, i + 1)}\n${change(view.steps[i] as StepView)}`),
-      ...(notListed > 0 && last ? [`<p class="pg-omitted">… ${notListed} more steps are not listed here.</p>`] : []),
+      ...onPage.map(
+        (i) => `${stepCardHtml(view.steps[i] as StepView, i + 1)}\n${change(view.steps[i] as StepView)}`,
+      ),
+      ...(notListed > 0 && last
+        ? [`<p class="pg-omitted">… ${notListed} more steps are not listed here.</p>`]
+        : []),
       problemOf(problems, SKIP_FIELD).html,
       ...pagesNavHtml(paging, view, 'bottom'),
       planFactsHtml(view),
@@ -671,7 +675,11 @@ function pagesNavHtml(paging: Paging, view: ApprovalView, where: 'top' | 'bottom
     `<nav class="pg-pages" aria-label="Pages of the plan (${where})">`,
     `<p>Page ${paging.current} of ${paging.pages.length} (${escapeHtml(range(paging.current))} of ${view.steps.length}); every command is shown whole on its page.</p>`,
     `<ol>${links.join('')}</ol>`,
-    ...(next ? [`<p><a class="pg-next" href="${escapeHtml(paging.href(next))}">Next page (${next} of ${paging.pages.length})</a></p>`] : []),
+    ...(next
+      ? [
+          `<p><a class="pg-next" href="${escapeHtml(paging.href(next))}">Next page (${next} of ${paging.pages.length})</a></p>`,
+        ]
+      : []),
     '</nav>',
   ];
 }

@@ -37,7 +37,11 @@ export async function storePlan(dynamo: DynamoDBDocumentClient, table: string, p
     let end = Math.min(text.length, at + PART_CHARACTERS);
     // Never between the two halves of a surrogate pair: each part must be valid UTF-8 on its own.
     if (end < text.length && /[\uD800-\uDBFF]/.test(text.charAt(end - 1))) end -= 1;
-    items.push({ planDigest: digest, part: String(part).padStart(PART_DIGITS, '0'), text: text.slice(at, end) });
+    items.push({
+      planDigest: digest,
+      part: String(part).padStart(PART_DIGITS, '0'),
+      text: text.slice(at, end),
+    });
     at = end;
   }
   for (let i = 0; i < items.length; i += BATCH) {
