@@ -5,6 +5,8 @@
  * gate's request) where the definition budget counts it.
  */
 import { describe, expect, it } from 'vitest';
+import { compilePlan, SUMMARY_LIMIT_BYTES } from '../../lib/compiler/compile.ts';
+import { type PlanInput, PlanSchema } from '../../lib/plan/schema.ts';
 import {
   approvalView,
   fitApprovalView,
@@ -12,8 +14,6 @@ import {
   stepGateView,
   VIEW_LIMIT_BYTES,
 } from '../../lib/runtime/gate/approval-view.ts';
-import { compilePlan, SUMMARY_LIMIT_BYTES } from '../../lib/compiler/compile.ts';
-import { type PlanInput, PlanSchema } from '../../lib/plan/schema.ts';
 import { ApprovalViewSchema, type StepView } from '../../lib/runtime/payloads/index.ts';
 
 const SECRET_REF = 'PLANGATE_VIEW_TEST_TOKEN_VARIABLE';
