@@ -33,6 +33,7 @@ import {
   GATES_TABLE,
   JOINS_TABLE,
   OUTPUTS_TABLE,
+  PLANS_TABLE,
   VERSIONS_TABLE,
 } from '../runtime/journal/tables.ts';
 import { HARNESS_ERRORS_METRIC, HARNESS_METRICS_NAMESPACE } from '../runtime/telemetry/telemetry.ts';
@@ -177,6 +178,8 @@ export class PlanPlatform extends Construct {
   public readonly draftsTable: HarnessTable;
   /** One content per plan version, claimed by whoever launches it first. */
   public readonly versionsTable: HarnessTable;
+  /** The plans submitted, whole, by digest: what the approval page shows every command from. */
+  public readonly plansTable: HarnessTable;
   public readonly eventBus: PlanEventBus;
   /** The harness Lambdas compiled state machines call, by handler name. */
   public readonly functions: { readonly [N in StateMachineHandlerName]: HarnessFunction<N> };
@@ -246,6 +249,7 @@ export class PlanPlatform extends Construct {
     this.outputsTable = new HarnessTable(this, 'Outputs', { definition: OUTPUTS_TABLE });
     this.draftsTable = new HarnessTable(this, 'Drafts', { definition: DRAFTS_TABLE });
     this.versionsTable = new HarnessTable(this, 'Versions', { definition: VERSIONS_TABLE });
+    this.plansTable = new HarnessTable(this, 'Plans', { definition: PLANS_TABLE });
     this.eventBus = new PlanEventBus(this, 'EventBus', { archiveRetention: props.eventArchiveRetention });
 
     const environment = this.commonEnvironment(props.logLevel ?? 'INFO');
@@ -370,6 +374,7 @@ export class PlanPlatform extends Construct {
       this.outputsTable.table,
       this.draftsTable.table,
       this.versionsTable.table,
+      this.plansTable.table,
     ];
     const functions = [
       ...Object.values(this.functions),
@@ -673,6 +678,7 @@ export class PlanPlatform extends Construct {
       [TABLE_NAME_ENV.outputs]: this.outputsTable.table.tableName,
       [TABLE_NAME_ENV.drafts]: this.draftsTable.table.tableName,
       [TABLE_NAME_ENV.versions]: this.versionsTable.table.tableName,
+      [TABLE_NAME_ENV.plans]: this.plansTable.table.tableName,
       PLANGATE_EVENT_BUS: this.eventBus.bus.eventBusName,
       POWERTOOLS_SERVICE_NAME: this.namePrefix,
       POWERTOOLS_METRICS_NAMESPACE: HARNESS_METRICS_NAMESPACE,
@@ -781,6 +787,8 @@ export class PlanPlatform extends Construct {
     this.grantTaskResponse(this.fn('join'));
 
     this.grantAnswerGates(this.approvalsApi.function);
+    // The page shows every command of a gate from the plan as submitted.
+    this.plansTable.grantItems(this.approvalsApi.function, 'read');
     if (this.slack) this.wireSlackInteractions(this.approvalsApi, this.slack);
     if (this.approverSignIn)
       this.approvalsApi.setEnvironment({
@@ -799,6 +807,7 @@ export class PlanPlatform extends Construct {
   ): void {
     this.grantPlanLaunch(launcher.function);
     this.versionsTable.grantItems(launcher.function, 'read', 'write');
+    this.plansTable.grantItems(launcher.function, 'read', 'write');
     launcher.setEnvironment({
       // Plans submitted at run time are `<prefix>-run-<planId>`, apart from plans deployed as code.
       PLANGATE_NAME_PREFIX: this.runtimeNamePrefix,

@@ -17,6 +17,12 @@ import { planDigest } from '../plan/digest.ts';
 import { type EffectiveRecovery, effectiveRecovery, type RecoveryTable } from '../plan/recovery.ts';
 import { FAILURE_CLASSES, type Plan, type PlanInput, PlanSchema, type Step } from '../plan/schema.ts';
 import type { ToolRegistry } from '../plan/tools.ts';
+import {
+  approvalView,
+  fitApprovalView,
+  stepGateView,
+  VIEW_LIMIT_BYTES,
+} from '../runtime/gate/approval-view.ts';
 import type {
   ApprovalView,
   BudgetLimits,
@@ -25,7 +31,6 @@ import type {
   RecipeSummary,
   StepView,
 } from '../runtime/payloads/index.ts';
-import { approvalView, fitApprovalView, stepGateView, VIEW_LIMIT_BYTES } from './approval-view.ts';
 import type { AslRetrier, CompiledDefinition } from './asl.ts';
 import { CHILD_STATES, ChildMachine } from './child-machine.ts';
 import { COMPLETION_STATES, Completion } from './completion.ts';

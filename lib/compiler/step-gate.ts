@@ -21,7 +21,7 @@ export interface StepGateProps {
   /** A critical step that nobody approved in time stops the run instead of being skipped. */
   readonly critical: boolean;
   /**
-   * The step as its approvers see it (lib/compiler/approval-view.ts); the gate also gets the
+   * The step as its approvers see it (lib/runtime/gate/approval-view.ts); the gate also gets the
    * ledger entries of the steps its call and contract read, to show the values they will consume.
    * @default - the description only
    */

@@ -17,6 +17,7 @@ import { planEntity, planFacts } from '../policy/entities.ts';
 import { type PolicyPrincipal, PolicySet } from '../policy/policy-set.ts';
 import { eventIdentity, type HarnessDeps, journalFor } from '../runtime/deps.ts';
 import { queryItems } from '../runtime/journal/journal.ts';
+import { storePlan } from '../runtime/journal/stored-plans.ts';
 import type { EVENT_DETAILS, RecordedStep } from '../runtime/payloads/index.ts';
 import { HarnessError } from '../runtime/shared/errors.ts';
 import { type DeployedPlan, type DeployPlanInput, deployPlan } from './deploy-plan.ts';
@@ -180,6 +181,8 @@ export async function launchPlan(input: LaunchPlanInput): Promise<LaunchedPlan> 
   const submission = await authorizeSubmission(input, digest);
   await checkVersionUnused(input.plan, digest, input.journal);
   await claimVersion(input.plan, digest, input.journal);
+  // Whole, by digest: the approval page shows every command from it (the gate's own view is cut to fit).
+  await storePlan(input.journal.dynamo, input.journal.tables.plans, input.plan);
   const deployed = await deployPlan(input);
   const name = input.executionName ?? randomUUID();
   const executionArn = `${deployed.stateMachineArn.replace(':stateMachine:', ':execution:')}:${name}`;

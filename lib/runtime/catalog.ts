@@ -17,6 +17,7 @@ export const TABLE_NAME_ENV = {
   outputs: 'PLANGATE_OUTPUTS_TABLE',
   drafts: 'PLANGATE_DRAFTS_TABLE',
   versions: 'PLANGATE_VERSIONS_TABLE',
+  plans: 'PLANGATE_PLANS_TABLE',
 } as const;
 
 /** The environment variable naming the policy directory of a Lambda (relative to its code) or a process. */
@@ -48,6 +49,7 @@ const HarnessEnv = z.object({
   [TABLE_NAME_ENV.outputs]: set,
   [TABLE_NAME_ENV.drafts]: set,
   [TABLE_NAME_ENV.versions]: set,
+  [TABLE_NAME_ENV.plans]: set,
   PLANGATE_EVENT_BUS: set,
   ...TelemetryEnv.shape,
   /** The platform's Cedar policies in the bundle; unset: the shipped set. */

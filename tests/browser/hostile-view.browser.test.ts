@@ -5,7 +5,8 @@
  * character of every command that runs is visible on the page and in the email's HTML part
  * (bidirectional controls, zero-width characters, 3,000 spaces: each as a labelled symbol, every
  * command wrapped inside its box), in the email's text part and in the Slack blocks; look-alike
- * hosts are marked; a view too large to show every command says which, and no channel approves it.
+ * hosts are marked; a view too large for the gate says which commands it leaves out (email, Slack),
+ * while the page shows every character of every command across its pages and approves once all were read.
  */
 import { existsSync } from 'node:fs';
 import { mkdir, mkdtemp, readFile, rm } from 'node:fs/promises';
@@ -326,46 +327,70 @@ describe.skipIf(!CHROMIUM)('hostile plans in Chromium: every character of every 
     expect(all).not.toContain('Slack cut this message');
   }, 120_000);
 
-  it('112 KB harmless, 60 KB rmtree, 200 KB: what the gate cannot show is named, and no channel approves it', async () => {
+  it('112 KB harmless, 60 KB rmtree, 200 KB: the page shows every character across its pages, the other channels name what they cannot show', async () => {
     const gate = await submit(bigPlan());
-    for (const viewport of VIEWPORTS) {
+    for (const [v, viewport] of VIEWPORTS.entries()) {
       const context = await browser.newContext({ viewport, isMobile: viewport.width < 500 });
       const page = await context.newPage();
       await page.goto(link(gate));
       await page.getByRole('heading', { name: 'Approve this plan?' }).waitFor({ timeout: 20_000 });
-      const boxes = await commandBoxes(page);
-      for (const box of boxes) expect(box.fits, box.text.slice(0, 80)).toBe(true);
-      const warning = page.locator('[data-warning="hidden-commands"]');
-      const said = (await warning.textContent()) ?? '';
-      expect(said).toContain(
-        'This view does not show every command that runs, so the gate cannot be approved',
-      );
-      // Each command is on the page whole, or the warning names its step.
-      for (const step of BIG_STEPS) {
-        const shown = boxes.some((b) => b.step === `step-${step.id}` && b.text === step.command);
-        if (!shown) expect(said, step.id).toMatch(new RegExp(`commands of steps? [^(]*\\b${step.id}\\b`));
+      // The page's own view is whole: no "not shown" warning, and Approve waits for every page.
+      expect(await page.locator('[data-warning="hidden-commands"]').count()).toBe(0);
+      if (v === 0) {
+        // An APPROVE posted before every page was read is refused by the approvals API.
+        expect(await page.getByRole('button', { name: 'Approve', exact: true }).count()).toBe(0);
+        const answered = page.waitForResponse((r) => r.request().method() === 'POST', { timeout: 60_000 });
+        await page.evaluate(() => {
+          const form = document.getElementById('plangate-answer') as HTMLFormElement;
+          const forged = document.createElement('button');
+          forged.name = 'decision';
+          forged.value = 'APPROVE';
+          forged.textContent = 'forged';
+          form.append(forged);
+          forged.click();
+        });
+        expect((await answered).status()).toBe(400);
+        await page
+          .getByText(/this gate cannot be approved here: its view does not show/i)
+          .waitFor({ timeout: 10_000 });
+        await screenshot(page, `big-refused-${viewport.width}`);
+        await page.goto(link(gate));
       }
-      // The destructive step is shown whole, whatever its size: the author cannot push it out of view.
-      const rmtree = BIG_STEPS[1];
-      expect(boxes.some((b) => b.step === 'step-rmtree' && b.text === rmtree.command)).toBe(true);
-      await screenshot(page, `big-page-${viewport.width}`);
-      // No Approve on the page; an APPROVE posted all the same is refused by the approvals API.
-      expect(await page.getByRole('button', { name: 'Approve', exact: true }).count()).toBe(0);
-      const answered = page.waitForResponse((r) => r.request().method() === 'POST', { timeout: 60_000 });
-      await page.evaluate(() => {
-        const form = document.getElementById('plangate-answer') as HTMLFormElement;
-        const forged = document.createElement('button');
-        forged.name = 'decision';
-        forged.value = 'APPROVE';
-        forged.textContent = 'forged';
-        form.append(forged);
-        forged.click();
-      });
-      expect((await answered).status()).toBe(400);
-      await page
-        .getByText(/this gate cannot be approved: its view does not show the commands? of [^.]*\bhuge\b/i)
-        .waitFor({ timeout: 10_000 });
-      await screenshot(page, `big-refused-${viewport.width}`);
+      // Page by page, as a reader goes: every command box whole inside the window, its text
+      // visible (innerText: what is rendered, not just what is in the document).
+      const seen = new Map<string, string>();
+      for (let n = 1; ; n++) {
+        await page.locator('#plangate-steps').waitFor({ timeout: 20_000 });
+        const boxes = await commandBoxes(page);
+        for (const box of boxes) expect(box.fits, box.text.slice(0, 80)).toBe(true);
+        expect(await page.evaluate(() => document.documentElement.scrollWidth <= window.innerWidth)).toBe(
+          true,
+        );
+        const shown = await page.evaluate(() =>
+          [...document.querySelectorAll('article.pg-step')].map((card) => ({
+            id: card.id,
+            // biome-ignore lint/performance/useDomNodeTextContent: the rendered text is what is checked
+            text: (card.querySelector('.pg-call pre') as HTMLElement | null)?.innerText ?? '',
+          })),
+        );
+        for (const card of shown) seen.set(card.id, card.text);
+        await screenshot(page, `big-page-${viewport.width}-${n}`);
+        const next = page.locator('nav.pg-pages').first().locator('a.pg-next');
+        if ((await next.count()) === 0) break;
+        await Promise.all([page.waitForURL(/page=/), next.click()]);
+      }
+      for (const step of BIG_STEPS) expect(seen.get(`step-${step.id}`) === step.command, step.id).toBe(true);
+      // Every page read: Approve is offered; the last viewport approves.
+      const approve = page.getByRole('button', { name: 'Approve', exact: true });
+      expect(await approve.count()).toBe(1);
+      if (v === VIEWPORTS.length - 1) {
+        await approve.click();
+        await page
+          .getByText(/recorded|approved/i)
+          .first()
+          .waitFor({ timeout: 20_000 });
+        await screenshot(page, `big-approved-${viewport.width}`);
+      }
       await context.close();
     }
     const { text } = await emailParts(gate);

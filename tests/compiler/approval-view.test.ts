@@ -1,19 +1,19 @@
 /**
- * The approval view (lib/compiler/approval-view.ts): every field a step's approvers must see,
+ * The approval view (lib/runtime/gate/approval-view.ts): every field a step's approvers must see,
  * `${steps.x.y}` references marked as filled at run time, secrets by name only, the cut to fit
  * the gate request, and its place in the compiled definition (the plan gate's summary, each step
  * gate's request) where the definition budget counts it.
  */
 import { describe, expect, it } from 'vitest';
+import { compilePlan, SUMMARY_LIMIT_BYTES } from '../../lib/compiler/compile.ts';
+import { type PlanInput, PlanSchema } from '../../lib/plan/schema.ts';
 import {
   approvalView,
   fitApprovalView,
   STEP_GATE_VIEW_LIMIT_BYTES,
   stepGateView,
   VIEW_LIMIT_BYTES,
-} from '../../lib/compiler/approval-view.ts';
-import { compilePlan, SUMMARY_LIMIT_BYTES } from '../../lib/compiler/compile.ts';
-import { type PlanInput, PlanSchema } from '../../lib/plan/schema.ts';
+} from '../../lib/runtime/gate/approval-view.ts';
 import { ApprovalViewSchema, type StepView } from '../../lib/runtime/payloads/index.ts';
 
 const SECRET_REF = 'PLANGATE_VIEW_TEST_TOKEN_VARIABLE';

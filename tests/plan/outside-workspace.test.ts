@@ -5,10 +5,10 @@
  * one of them.
  */
 import { describe, expect, it } from 'vitest';
-import { approvalView } from '../../lib/compiler/approval-view.ts';
 import { planRisks } from '../../lib/plan/risks.ts';
 import { PlanSchema } from '../../lib/plan/schema.ts';
 import { analyzeShell } from '../../lib/plan/shell/index.ts';
+import { approvalView } from '../../lib/runtime/gate/approval-view.ts';
 import { shownOfNotice } from '../../lib/runtime/gate/shown-gate.ts';
 import { stepCardsHtml } from '../../lib/runtime/gate/view-html.ts';
 import { gateText } from '../../lib/runtime/gate/view-text.ts';

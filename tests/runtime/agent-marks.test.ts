@@ -5,10 +5,10 @@
  * of who runs an agent; a revision of an agent tool's command; a policy denial in the email.
  */
 import { describe, expect, it } from 'vitest';
-import { approvalView } from '../../lib/compiler/approval-view.ts';
 import { loadPlan } from '../../lib/plan/load.ts';
 import { PlanSchema } from '../../lib/plan/schema.ts';
 import { withAgentRunners } from '../../lib/runtime/gate/agent-runners.ts';
+import { approvalView } from '../../lib/runtime/gate/approval-view.ts';
 import { revisedStep } from '../../lib/runtime/gate/revised-view.ts';
 import { approvalMessage } from '../../lib/runtime/notify/message.ts';
 import type { ApprovalNotice, ApprovalView, GateRequest } from '../../lib/runtime/payloads/index.ts';

@@ -4,9 +4,9 @@
  * its medium, from the same view the compiler builds.
  */
 import { describe, expect, it } from 'vitest';
-import { approvalView, fitApprovalView } from '../../lib/compiler/approval-view.ts';
 import { openApiDocument } from '../../lib/launch/openapi.ts';
 import { PlanSchema } from '../../lib/plan/schema.ts';
+import { approvalView, fitApprovalView } from '../../lib/runtime/gate/approval-view.ts';
 import { deadlineText, type ShownGate, shownOfNotice } from '../../lib/runtime/gate/shown-gate.ts';
 import { gateViewHtml, stepCardsHtml } from '../../lib/runtime/gate/view-html.ts';
 import { gateText } from '../../lib/runtime/gate/view-text.ts';

@@ -6,12 +6,12 @@
  */
 import fc from 'fast-check';
 import { describe, expect, it } from 'vitest';
-import { approvalView, CONTEXT_VALUE_LIMIT } from '../../lib/compiler/approval-view.ts';
 import { planDigest } from '../../lib/plan/digest.ts';
 import { valueReach } from '../../lib/plan/risks.ts';
 import { PlanSchema } from '../../lib/plan/schema.ts';
 import { decisionDetails } from '../../lib/policy/decisions.ts';
 import { abortRollback } from '../../lib/runtime/gate/abort-rollbacks.ts';
+import { approvalView, CONTEXT_VALUE_LIMIT } from '../../lib/runtime/gate/approval-view.ts';
 import { approvalMessage } from '../../lib/runtime/notify/message.ts';
 import type { ApprovalNotice } from '../../lib/runtime/payloads/index.ts';
 

@@ -7,6 +7,21 @@ export interface OpenedApprovalPage {
   readonly html: string;
   /** Posts the page's form to its action (with its form token and the session cookie). */
   answer(fields: Record<string, string>): Promise<Response>;
+  /**
+   * Reads the page's every page, following "Next page" as a reader does: each page's HTML, and
+   * the signed list of pages seen the last one carries (its form's `seen` field).
+   */
+  readEveryPage(): Promise<{ readonly pages: readonly string[]; readonly seen: string }>;
+}
+
+/** An attribute value as the page escaped it, unescaped. */
+function unescaped(value: string): string {
+  return value
+    .replace(/&quot;/g, '"')
+    .replace(/&#39;/g, "'")
+    .replace(/&lt;/g, '<')
+    .replace(/&gt;/g, '>')
+    .replace(/&amp;/g, '&');
 }
 
 /**
@@ -30,6 +45,18 @@ export async function openApprovalPage(link: string): Promise<OpenedApprovalPage
   return {
     url,
     html,
+    readEveryPage: async () => {
+      const pages = [html];
+      for (;;) {
+        const next = /<a class="pg-next" href="([^"]+)"/.exec(pages.at(-1) as string)?.[1];
+        if (!next) break;
+        const response = await fetch(new URL(unescaped(next), url), { headers: { cookie } });
+        expect(response.status).toBe(200);
+        pages.push(await response.text());
+      }
+      const seen = unescaped(/name="seen" value="([^"]*)"/.exec(pages.at(-1) as string)?.[1] ?? '');
+      return { pages, seen };
+    },
     answer: (fields) =>
       fetch(action, {
         method: 'POST',

@@ -25,19 +25,24 @@ import {
   messagePage,
   OUTPUT_FIELD_PREFIX,
   PAGE_CSP,
+  type PageState,
   SIGN_IN_CALLBACK_PATH,
   type SignInConfig,
   signInCallbackPage,
   signInPageCsp,
 } from '../gate/approval-page.ts';
 import { type ApprovalsDeps, approvalsFor } from '../gate/gate.ts';
-import type { GateView } from '../gate/gate-item.ts';
+import { contentDigest, type GateView } from '../gate/gate-item.ts';
 import { ApprovalError, recipientOf } from '../gate/links.ts';
 import { ModificationRefusedError } from '../gate/modification-check.ts';
 import { formProblemsOf, modificationsFromForm } from '../gate/modifications.ts';
 import { acceptedDecision } from '../gate/recovery-advice.ts';
 import { revisedStepGate, revisedView } from '../gate/revised-view.ts';
+import { shownOfGate } from '../gate/shown-gate.ts';
+import { gatePages, PAGE_PARAM, SEEN_FIELD, SeenPages } from '../gate/view-pages.ts';
+import { wholeGateOf } from '../gate/whole-view.ts';
 import { readEvents } from '../journal/journal.ts';
+import { StoredPlanMismatchError } from '../journal/stored-plans.ts';
 import { slackDecisionUpdater } from '../notify/slack.ts';
 import { ACCEPT_SUGGESTION } from '../payloads/index.ts';
 import {
@@ -205,8 +210,11 @@ export async function handleApprovalsRequest(event: HttpEvent, deps: ApprovalsAp
       if (session) {
         const gate = await approvals.describe(link);
         if (wantsJson) return json(200, shownGate(gate));
+        const query = event.queryStringParameters ?? {};
         return await pageOf(gate, session, `/approvals/${linkId}`, deps, {
-          timeZone: readerTimeZone(event.queryStringParameters?.tz) ?? deps.displayTimeZone,
+          timeZone: readerTimeZone(query.tz) ?? deps.displayTimeZone,
+          ...(query.tz ? { readerZone: query.tz } : {}),
+          paging: { page: pageNumber(query[PAGE_PARAM]), seen: query[SEEN_FIELD] },
         });
       }
       let until: number;
@@ -243,7 +251,12 @@ export async function handleApprovalsRequest(event: HttpEvent, deps: ApprovalsAp
     // Whoever answers is known from here on: every refusal names them in the gate's journal.
     const who = by ?? recipientOf(link);
     const form = isJsonBody(event) ? undefined : new URLSearchParams(text);
-    const answer = form ? formAnswer(form, gate) : jsonAnswer(text);
+    // The page's fields are those of the whole view it showed (a stored plan that fails its digest
+    // shows nothing: the stored view's fields then, and Approvals refuses an approval of it).
+    const whole = await wholeGateOf(gate, { dynamo: deps.dynamo, plansTable: deps.tables.plans }).catch(
+      () => undefined,
+    );
+    const answer = form ? formAnswer(form, whole ?? gate) : jsonAnswer(text);
     if (typeof answer === 'string')
       return await approvals.refuse(link, new ApprovalError('invalid', answer), who);
     // Refused and audited (refuse throws): another site's page can never read the form token.
@@ -264,6 +277,7 @@ export async function handleApprovalsRequest(event: HttpEvent, deps: ApprovalsAp
         refused: { form, problems: answer.problems },
         status: 400,
         timeZone: deps.displayTimeZone,
+        paging: { page: pageNumber(form.get(PAGE_PARAM)), seen: answer.seen },
       });
     }
     const revised = deps.reviseAnswer?.(gate, answer.decision);
@@ -275,7 +289,7 @@ export async function handleApprovalsRequest(event: HttpEvent, deps: ApprovalsAp
         return await approvals.refuse(link, new ApprovalError('invalid', accepted), who);
       decision = accepted;
     }
-    const given = { digest: answer.digest, decision };
+    const given = { digest: answer.digest, decision, ...(answer.seen ? { seen: answer.seen } : {}) };
     let outcome: Awaited<ReturnType<typeof approvals.answer>>;
     try {
       outcome = by
@@ -285,9 +299,10 @@ export async function handleApprovalsRequest(event: HttpEvent, deps: ApprovalsAp
       if (!(error instanceof ModificationRefusedError) || wantsJson || !session || !form) throw error;
       // The page again, each problem beside its field and everything typed kept; nothing recorded.
       return await pageOf(gate, session, `/approvals/${linkId}`, deps, {
-        refused: { form, problems: formProblemsOf(error.problems, editableSteps(gate)) },
+        refused: { form, problems: formProblemsOf(error.problems, editableSteps(whole ?? gate)) },
         status: 400,
         timeZone: deps.displayTimeZone,
+        paging: { page: pageNumber(form.get(PAGE_PARAM)), seen: answer.seen },
       });
     }
     revised?.onRecorded();
@@ -362,33 +377,77 @@ async function pageOf(
     refused,
     status = 200,
     timeZone,
+    readerZone,
+    paging,
   }: {
     /** An answer not recorded, shown again with its problems. */
     refused?: { form: URLSearchParams; problems: Readonly<Record<string, string>> };
     status?: number;
     timeZone?: string | undefined;
+    /** The `?tz=` the reader gave, kept in the links between pages. */
+    readerZone?: string;
+    /** The page asked for and the signed list of pages shown before it. */
+    paging?: { page: number; seen: string | null | undefined };
   } = {},
 ): Promise<HttpResult> {
+  // Every command, whatever its size: the gate made whole from the plan stored under its digest.
+  let whole: GateView | undefined;
+  try {
+    whole = await wholeGateOf(gate, { dynamo: deps.dynamo, plansTable: deps.tables.plans });
+  } catch (error) {
+    if (!(error instanceof StoredPlanMismatchError)) throw error;
+    return page(409, messagePage('This plan cannot be shown', error.message));
+  }
+  const shown = whole ?? gate;
   // describe verified the link, so the recipient it names is the one its signature binds.
   const recipient = recipientOf(session.link);
-  const hosted = (await deps.pageExtras?.(gate, recipient)) ?? {};
+  const hosted = (await deps.pageExtras?.(shown, recipient)) ?? {};
   const common = {
     ...hosted,
     formToken: session.form,
     refused,
     ...(timeZone ? { timeZone } : {}),
+    pages: pageState(shown, path, deps.signingKey, paging, readerZone),
   };
   if (recipient !== undefined)
     return page(
       status,
-      await approvalPage(gate, `${path}/${AS_RECIPIENT}`, { ...common, answeringAs: recipient }),
+      await approvalPage(shown, `${path}/${AS_RECIPIENT}`, { ...common, answeringAs: recipient }),
     );
   if (deps.signIn)
     return withCsp(
-      html(status, await approvalPage(gate, path, { ...common, signIn: deps.signIn })),
+      html(status, await approvalPage(shown, path, { ...common, signIn: deps.signIn })),
       signInPageCsp(deps.signIn),
     );
-  return page(status, await approvalPage(gate, path, common));
+  return page(status, await approvalPage(shown, path, common));
+}
+
+/**
+ * The page asked for among the gate's pages, the pages the reader was shown so far (the signed
+ * list they brought, if genuine, and this one), and the links that carry the list on.
+ */
+function pageState(
+  gate: GateView,
+  path: string,
+  signingKey: string | Buffer,
+  paging: { page: number; seen: string | null | undefined } | undefined,
+  readerZone: string | undefined,
+): PageState {
+  const count = gatePages(shownOfGate(gate)).length;
+  const current = Math.min(Math.max(1, paging?.page ?? 1), count);
+  const scope = { approvalId: gate.approvalId, digest: contentDigest(gate), pages: count };
+  const signer = new SeenPages(signingKey);
+  const seen = new Set([...signer.read(scope, paging?.seen), current]);
+  const token = signer.token(scope, seen);
+  const href = (page: number) =>
+    `${path}?${new URLSearchParams({ [PAGE_PARAM]: String(page), [SEEN_FIELD]: token, ...(readerZone ? { tz: readerZone } : {}) })}`;
+  return { current, seen, token, href };
+}
+
+/** A page number from a query or a form (1 when absent or not a number). */
+function pageNumber(value: string | null | undefined): number {
+  const n = Number.parseInt(value ?? '', 10);
+  return Number.isSafeInteger(n) && n >= 1 ? n : 1;
 }
 
 /** A time zone the reader asked for (`?tz=`), if it is one Intl knows; anything else is ignored. */
@@ -412,12 +471,15 @@ export interface FormAnswer {
   readonly decision: Record<string, unknown>;
   /** The page's form token (page-session.ts), when the answer came from a page. */
   readonly formToken?: string;
+  /** The signed list of the pages of the view the answerer was shown (view-pages.ts). */
+  readonly seen?: string;
 }
 
 /** An answer from the page with problems its person can correct, by field name; nothing is recorded. */
 export interface FormProblems {
   readonly problems: Readonly<Record<string, string>>;
   readonly formToken?: string;
+  readonly seen?: string;
 }
 
 function isJsonBody(event: HttpEvent): boolean {
@@ -438,10 +500,16 @@ function jsonAnswer(text: string): FormAnswer | string {
     digest,
     by: _ignored,
     [FORM_TOKEN_FIELD]: formToken,
+    [SEEN_FIELD]: seen,
     ...decision
   } = value as Record<string, unknown>;
   if (typeof digest !== 'string' || digest === '') return 'digest: say which plan digest you reviewed';
-  return { digest, decision, ...(typeof formToken === 'string' ? { formToken } : {}) };
+  return {
+    digest,
+    decision,
+    ...(typeof formToken === 'string' ? { formToken } : {}),
+    ...(typeof seen === 'string' ? { seen } : {}),
+  };
 }
 
 /**
@@ -458,9 +526,11 @@ export function formAnswer(form: URLSearchParams, gate: GateView): FormAnswer | 
   const text = (name: string) => (form.get(name) ?? '').trim();
   const fields: Record<string, unknown> = { decision };
   const formToken = form.get(FORM_TOKEN_FIELD) ?? undefined;
+  const seen = form.get(SEEN_FIELD) || undefined;
   const refuse = (problems: Record<string, string>): FormProblems => ({
     problems,
     ...(formToken ? { formToken } : {}),
+    ...(seen ? { seen } : {}),
   });
   const voting = gate.kind === 'plan' || gate.kind === 'step';
   switch (decision) {
@@ -501,7 +571,7 @@ export function formAnswer(form: URLSearchParams, gate: GateView): FormAnswer | 
       break;
     }
   }
-  return { digest, decision: fields, ...(formToken ? { formToken } : {}) };
+  return { digest, decision: fields, ...(formToken ? { formToken } : {}), ...(seen ? { seen } : {}) };
 }
 
 /** Refusals that verified nobody: the link was malformed or its signature wrong. */

@@ -10,7 +10,7 @@
  * answer with the ID token. The page holds only public values (domain, client id, callback).
  */
 import { createHash } from 'node:crypto';
-import { ACCEPT_SUGGESTION } from '../payloads/index.ts';
+import { ACCEPT_SUGGESTION, type ApprovalView, type StepView } from '../payloads/index.ts';
 import { escapeHtml } from '../shared/html.ts';
 import { contentDigest, type GateView } from './gate-item.ts';
 import {
@@ -23,7 +23,7 @@ import {
 } from './modifications.ts';
 import { graphSvg } from './plan-graph.ts';
 import { changesHtml, graphHtml, stepGraph } from './plan-view.ts';
-import { omitted, shownOfGate } from './shown-gate.ts';
+import { omitted, type ShownGate, shownOfGate } from './shown-gate.ts';
 import {
   abortRollbacksHtml,
   gatePeopleHtml,
@@ -34,6 +34,7 @@ import {
   VIEW_STYLE,
   visibleHtml,
 } from './view-html.ts';
+import { gatePages, PAGE_PARAM, SEEN_FIELD } from './view-pages.ts';
 
 /**
  * The pages' one stylesheet (inline, allowed by its hash): readable on a 375 px phone (nothing
@@ -80,6 +81,7 @@ export const PAGE_STYLE = [
   'button.approve{background:var(--ok);border-color:var(--ok);color:#fff}button.reject{border-color:var(--danger);color:var(--danger)}',
   ':focus-visible{outline:3px solid #f0a500;outline-offset:2px}',
   '.problem{color:var(--danger);font-weight:600;margin:.25rem 0}[aria-invalid=true]{border:2px solid var(--danger)}',
+  '.pg-pages{border-top:1px solid var(--line);border-bottom:1px solid var(--line);margin:1rem 0;padding:.25rem 0}.pg-pages ol{display:flex;flex-wrap:wrap;gap:.25rem 1rem;list-style:none;padding:0;margin:.25rem 0}',
   '.muted{color:var(--muted)}.hint{color:var(--muted);font-size:.9rem;margin:.2rem 0}',
   'table{border-collapse:collapse;max-width:100%}th,td{text-align:left;vertical-align:top;padding:.2rem .75rem .2rem 0}',
 ].join('\n');
@@ -114,6 +116,11 @@ export interface ApprovalPageExtras {
    * lost) and the problems found, by field name (`''`: the answer as a whole). @default - a fresh form
    */
   readonly refused?: { readonly form: URLSearchParams; readonly problems: Readonly<Record<string, string>> };
+  /**
+   * Which page of the gate's view this is (view-pages.ts) and the signed list of the pages shown
+   * so far, this one included. @default page 1, only page 1 shown
+   */
+  readonly pages?: PageState;
   /** @default new Date() */
   readonly now?: Date;
   /**
@@ -121,6 +128,18 @@ export interface ApprovalPageExtras {
    * "Times in" form) or the host's (`plangate run`: the machine's). @default UTC
    */
   readonly timeZone?: string;
+}
+
+/** Where the reader is in a paginated view: the page shown, the pages shown so far, and their links. */
+export interface PageState {
+  /** 1-based. */
+  readonly current: number;
+  /** The pages shown so far, this one included. */
+  readonly seen: ReadonlySet<number>;
+  /** Their signed list (view-pages.ts), posted with the answer. */
+  readonly token: string;
+  /** The address of a page, carrying the list. */
+  readonly href: (page: number) => string;
 }
 
 /** The public values of the approvers' OAuth client; nothing here is secret. */
@@ -250,6 +269,7 @@ export async function approvalPage(
   const problems = extras.refused?.problems ?? {};
   const posted = extras.refused?.form;
   const shown = shownOfGate(gate);
+  const paging = pagingOf(shown, extras.pages);
   const who = extras.answeringAs
     ? [
         `<p class="note"><strong>You are answering as ${escapeHtml(extras.answeringAs)}</strong> (this link was sent to that address only; do not forward it).</p>`,
@@ -287,8 +307,10 @@ export async function approvalPage(
     ...(extras.formToken
       ? [`<input type="hidden" name="${FORM_TOKEN_FIELD}" value="${escapeHtml(extras.formToken)}">`]
       : []),
-    ...stepsHtml(gate, posted, problems),
-    ...controlsHtml(gate, posted, problems),
+    `<input type="hidden" name="${SEEN_FIELD}" value="${escapeHtml(paging.token)}">`,
+    `<input type="hidden" name="${PAGE_PARAM}" value="${paging.current}">`,
+    ...stepsHtml(gate, posted, problems, paging),
+    ...controlsHtml(gate, posted, problems, paging),
     '</form>',
     ...(extras.signIn && !extras.answeringAs ? [signInElements(extras.signIn, 'answer')] : []),
   ].join('\n');
@@ -407,6 +429,7 @@ function stepsHtml(
   gate: GateView,
   posted: URLSearchParams | undefined,
   problems: Readonly<Record<string, string>>,
+  paging: Paging,
 ): string[] {
   const canSkip = gate.kind === 'plan';
   const change = (step: EditableStep) => changeHtml(step, canSkip, posted, problems);
@@ -424,11 +447,20 @@ function stepsHtml(
   const view = shown.view;
   if (view) {
     const { notListed } = omitted(view);
+    const total = view.truncated?.total ?? view.steps.length;
+    const onPage = paging.pages[paging.current - 1] ?? [];
+    const last = paging.current === paging.pages.length;
     return [
-      `<h2 id="plangate-steps">What will run: ${view.truncated?.total ?? view.steps.length} step${(view.truncated?.total ?? view.steps.length) === 1 ? '' : 's'}</h2>`,
-      ...view.steps.map((step, i) => `${stepCardHtml(step, i + 1)}\n${change(step)}`),
-      ...(notListed > 0 ? [`<p class="pg-omitted">… ${notListed} more steps are not listed here.</p>`] : []),
+      `<h2 id="plangate-steps">What will run: ${total} step${total === 1 ? '' : 's'}</h2>`,
+      ...pagesNavHtml(paging, view, 'top'),
+      ...onPage.map(
+        (i) => `${stepCardHtml(view.steps[i] as StepView, i + 1)}\n${change(view.steps[i] as StepView)}`,
+      ),
+      ...(notListed > 0 && last
+        ? [`<p class="pg-omitted">… ${notListed} more steps are not listed here.</p>`]
+        : []),
       problemOf(problems, SKIP_FIELD).html,
+      ...pagesNavHtml(paging, view, 'bottom'),
       planFactsHtml(view),
     ];
   }
@@ -507,6 +539,7 @@ function controlsHtml(
   gate: GateView,
   posted: URLSearchParams | undefined,
   problems: Readonly<Record<string, string>>,
+  paging: Paging,
 ): string[] {
   const button = (decision: string, label: string, kind = '') =>
     `<button type="submit" name="decision" value="${escapeHtml(decision)}"${kind ? ` class="${kind}"` : ''}>${escapeHtml(label)}</button>`;
@@ -520,11 +553,19 @@ function controlsHtml(
     case 'plan':
     case 'step': {
       const editable = gate.kind === 'plan' || editableSteps(gate).some((step) => argFields(step).length > 0);
-      // Nobody approves what they could not read: a view that hides a command offers no Approve.
-      const approvable = shownOfGate(gate).hiddenCommands === undefined;
+      // Nobody approves what they could not read: a view that hides a command offers no Approve,
+      // nor does a page before every page of the view was shown.
+      const hides = shownOfGate(gate).hiddenCommands !== undefined;
+      const unseen = paging.pages.map((_, i) => i + 1).filter((p) => !paging.seen.has(p));
+      const approvable = !hides && unseen.length === 0;
       return [
         '<h2>Your answer</h2>',
         answer.html,
+        ...(!hides && unseen.length > 0
+          ? [
+              `<p class="note" id="plangate-unseen">Approve is offered once you have seen every page of the plan: you have seen ${paging.seen.size} of ${paging.pages.length} pages; not yet ${unseen.map((p) => `<a href="${escapeHtml(paging.href(p))}">page ${p}</a>`).join(', ')}.</p>`,
+            ]
+          : []),
         ...(approvable
           ? [
               `<fieldset><legend>Approve</legend><p class="hint">${gate.kind === 'plan' ? 'The plan runs as shown' : 'The step runs as shown'}${editable ? ', or with the changes you made above' : ''}.</p>`,
@@ -532,9 +573,11 @@ function controlsHtml(
               ...(editable ? [button('APPROVE_WITH_MODIFICATIONS', 'Approve with my changes')] : []),
               '</fieldset>',
             ]
-          : [
-              '<p class="alert">This gate cannot be approved: its view does not show every command that runs (see the top of the page).</p>',
-            ]),
+          : hides
+            ? [
+                '<p class="alert">This gate cannot be approved: its view does not show every command that runs (see the top of the page).</p>',
+              ]
+            : []),
         '<fieldset><legend>Ask</legend>',
         text('question', 'Question', 'Nothing is approved: the gate asks again with your question.'),
         button('ASK_FOR_CLARIFICATION', 'Ask for clarification'),
@@ -588,6 +631,57 @@ function controlsHtml(
       ];
     }
   }
+}
+
+/** The pages of the gate's view and where the reader is in them. */
+interface Paging extends PageState {
+  readonly pages: readonly (readonly number[])[];
+}
+
+/** The page to show (clamped to the view's pages), and the pages shown so far: this one at least. */
+function pagingOf(shown: ShownGate, state: PageState | undefined): Paging {
+  const pages = gatePages(shown);
+  const current = Math.min(Math.max(1, state?.current ?? 1), pages.length);
+  return {
+    pages,
+    current,
+    seen: new Set([...(state?.seen ?? []), current]),
+    token: state?.token ?? '',
+    href: state?.href ?? ((page) => `?${PAGE_PARAM}=${page}`),
+  };
+}
+
+/**
+ * Where the reader is among the view's pages: "Page 2 of 5 (steps 8–14)", a link to every page
+ * (those seen marked), and the next page. Nothing when the view is one page.
+ */
+function pagesNavHtml(paging: Paging, view: ApprovalView, where: 'top' | 'bottom'): string[] {
+  if (paging.pages.length === 1) return [];
+  const range = (page: number) => {
+    const steps = paging.pages[page - 1] ?? [];
+    const first = (steps[0] ?? 0) + 1;
+    const last = (steps.at(-1) ?? 0) + 1;
+    return first === last ? `step ${first}` : `steps ${first}–${last}`;
+  };
+  const links = paging.pages.map((_, i) => {
+    const page = i + 1;
+    const label = `${page} (${range(page)})${paging.seen.has(page) ? ' ✓ seen' : ''}`;
+    return page === paging.current
+      ? `<li aria-current="page"><strong>${escapeHtml(label)}</strong></li>`
+      : `<li><a href="${escapeHtml(paging.href(page))}">${escapeHtml(label)}</a></li>`;
+  });
+  const next = paging.current < paging.pages.length ? paging.current + 1 : undefined;
+  return [
+    `<nav class="pg-pages" aria-label="Pages of the plan (${where})">`,
+    `<p>Page ${paging.current} of ${paging.pages.length} (${escapeHtml(range(paging.current))} of ${view.steps.length}); every command is shown whole on its page.</p>`,
+    `<ol>${links.join('')}</ol>`,
+    ...(next
+      ? [
+          `<p><a class="pg-next" href="${escapeHtml(paging.href(next))}">Next page (${next} of ${paging.pages.length})</a></p>`,
+        ]
+      : []),
+    '</nav>',
+  ];
 }
 
 /** A page with a title and a message (and, optionally, more HTML after it). */

@@ -15,6 +15,7 @@ import { outputShapeMismatch } from '../../plan/output-shapes.ts';
 import { decisionDetails } from '../../policy/decisions.ts';
 import { type PolicyPrincipal, PolicySet } from '../../policy/policy-set.ts';
 import type { Journal } from '../journal/journal.ts';
+import { StoredPlanMismatchError } from '../journal/stored-plans.ts';
 import { DEFAULT_TABLE_NAMES } from '../journal/tables.ts';
 import {
   type AbortRollback,
@@ -64,7 +65,9 @@ import {
 import { noticeOfItem } from './notice.ts';
 import type { PlanChanges } from './plan-diff.ts';
 import { notApprovableReason, shownOfGate } from './shown-gate.ts';
+import { gatePages, SeenPages } from './view-pages.ts';
 import { answerRequest, completionRequest } from './vote-policy.ts';
+import { wholeGateOf } from './whole-view.ts';
 
 export type { GateApprovers } from '../payloads/index.ts';
 
@@ -83,6 +86,12 @@ export interface ApprovalsProps {
    * @default DEFAULT_TABLE_NAMES.outputs
    */
   readonly outputsTable?: string;
+  /**
+   * The plans submitted, whole (stored-plans.ts): an approval of a gate whose stored view hides a
+   * command is taken only from a reader shown every page of the whole view (view-pages.ts).
+   * @default DEFAULT_TABLE_NAMES.plans
+   */
+  readonly plansTable?: string;
   /** @default () => new Date() */
   readonly clock?: () => Date;
   /** The platform's policy, asked about every answer and every gate's completion. @default PolicySet.fromEnvironment() */
@@ -272,6 +281,8 @@ export class Approvals {
       groups?: readonly string[];
       /** A Slack click shows its outcome in its own message: the listener is not told again. */
       via?: 'slack';
+      /** The approval page's signed list of pages shown (view-pages.ts). */
+      seen?: string;
     },
   ): Promise<AnswerOutcome> {
     return this.answerAs(linkId, () => answer.by, answer);
@@ -284,7 +295,7 @@ export class Approvals {
    */
   async answerAsRecipient(
     linkId: string,
-    answer: { digest: string; decision: unknown },
+    answer: { digest: string; decision: unknown; seen?: string },
   ): Promise<AnswerOutcome> {
     return this.answerAs(
       linkId,
@@ -300,7 +311,13 @@ export class Approvals {
   private async answerAs(
     linkId: string,
     approverOf: (link: VerifiedLink) => string,
-    answer: { digest: string; decision: unknown; groups?: readonly string[]; via?: 'slack' },
+    answer: {
+      digest: string;
+      decision: unknown;
+      groups?: readonly string[];
+      via?: 'slack';
+      seen?: string;
+    },
   ): Promise<AnswerOutcome> {
     const policy = this.props.policy ?? (await PolicySet.fromEnvironment());
     let recorded: Awaited<ReturnType<typeof recordedPlan>> | undefined;
@@ -320,7 +337,7 @@ export class Approvals {
         this.checkOpen(item);
         checkDigest(item, answer.digest);
         this.checkApprover(item, by);
-        decision = await this.parseDecision(item, answer.decision, by);
+        decision = await this.parseDecision(item, answer.decision, by, answer.seen);
         const approves =
           decision.decision === 'APPROVE' || decision.decision === 'APPROVE_WITH_MODIFICATIONS';
         if (voting && approves && item.submittedBy === by)
@@ -575,7 +592,12 @@ export class Approvals {
       throw new ApprovalError('used', `${by} has already approved this gate`);
   }
 
-  private async parseDecision(item: GateItem, raw: unknown, by: string): Promise<GateDecision> {
+  private async parseDecision(
+    item: GateItem,
+    raw: unknown,
+    by: string,
+    seen: string | undefined,
+  ): Promise<GateDecision> {
     const parsed = decisionSchemaOf(item.kind).safeParse({ ...(raw as object), by });
     if (!parsed.success) {
       const issue = parsed.error.issues[0];
@@ -591,12 +613,38 @@ export class Approvals {
         throw new ApprovalError('invalid', `decision.outputs.${mismatch.output}: ${mismatch.message}`);
     }
     if (parsed.data.decision === 'APPROVE' || parsed.data.decision === 'APPROVE_WITH_MODIFICATIONS') {
-      // Every channel renders the same stored view: one that hides a command is approvable from none.
+      // A stored view that hides a command is approvable only from the page that showed the whole
+      // plan, every page of it (the other channels render the stored view).
       const reason = notApprovableReason(shownOfGate(gateView(item)));
-      if (reason) throw new ApprovalError('invalid', reason);
+      if (reason && !(await this.shownWhole(item, seen))) throw new ApprovalError('invalid', reason);
     }
     if (parsed.data.decision === 'APPROVE_WITH_MODIFICATIONS') checkModifiedSteps(item, parsed.data);
     return parsed.data;
+  }
+
+  /**
+   * Whether `seen` proves that every page of the gate's whole view (the plan stored under its
+   * digest) was shown, for its current content. A stored plan that is not the digest's is refused.
+   */
+  private async shownWhole(item: GateItem, seen: string | undefined): Promise<boolean> {
+    if (!seen) return false;
+    let whole: GateView | undefined;
+    try {
+      whole = await wholeGateOf(gateView(item), {
+        dynamo: this.props.dynamo,
+        plansTable: this.props.plansTable ?? DEFAULT_TABLE_NAMES.plans,
+      });
+    } catch (error) {
+      if (error instanceof StoredPlanMismatchError) throw new ApprovalError('invalid', error.message);
+      throw error;
+    }
+    if (!whole) return false;
+    const shown = shownOfGate(whole);
+    if (shown.hiddenCommands) return false;
+    return new SeenPages(this.props.signingKey).coversAll(
+      { approvalId: item.approvalId, digest: contentDigest(item), pages: gatePages(shown).length },
+      seen,
+    );
   }
 
   /**

@@ -79,6 +79,7 @@ export function approvalsFor(deps: ApprovalsDeps): Approvals {
     dynamo: deps.dynamo,
     gatesTable: deps.tables.gates,
     outputsTable: deps.tables.outputs,
+    plansTable: deps.tables.plans,
     eventsTable: deps.tables.events,
     sfn: deps.sfn,
     journal: journalFor(deps),

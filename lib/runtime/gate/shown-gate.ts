@@ -216,7 +216,7 @@ function gateWarnings(gate: Omit<ShownGate, 'warnings'>, hidden: HiddenCommands 
             ]
           : []),
         ...(hidden.notListed > 0 ? [`${hidden.notListed} more steps, not listed at all`] : []),
-        `Reject it or ask: a plan whose commands fit the gate (move a long command into a file the plan runs) can be approved. \`plangate render <plan> --format text\` shows the whole plan ${gate.plan.id} v${gate.plan.version} (digest ${gate.plan.digest}).`,
+        `The approval page (this gate's link) shows every command of ${gate.plan.id} v${gate.plan.version} (digest ${gate.plan.digest}), page by page, and takes an approval once every page was shown; \`plangate render <plan> --format text\` shows the whole plan too.`,
       ],
     });
   const places = placesOf(gate);
@@ -239,8 +239,9 @@ function unique(items: readonly string[]): string[] {
 }
 
 /**
- * Why nobody may approve this gate, or undefined: its view hides a command that runs (every
- * channel renders the same view, so none could show it). The approvals API refuses with this.
+ * Why this view cannot approve the gate, or undefined: it hides a command that runs. Email, Slack,
+ * the terminal and the gate JSON render it; the approval page shows the whole plan instead
+ * (whole-view.ts), and the approvals API takes an approval only from a reader shown every page.
  */
 export function notApprovableReason(gate: ShownGate): string | undefined {
   const hidden = gate.hiddenCommands;
@@ -249,12 +250,12 @@ export function notApprovableReason(gate: ShownGate): string | undefined {
     ...(hidden.steps.length > 0 ? [`the commands of ${hidden.steps.join(', ')}`] : []),
     ...(hidden.notListed > 0 ? [`${hidden.notListed} steps not listed`] : []),
   ].join(' and ');
-  return `this gate cannot be approved: its view does not show ${what} (too large for the gate). Reject it, and submit a plan whose commands fit (move a long command into a file the plan runs)`;
+  return `this gate cannot be approved here: its view does not show ${what} (too large for the gate). Open its approval page, which shows every command page by page, and approve there once you have seen every page`;
 }
 
 /** The warnings' titles, the same on every channel. */
 export const HIDDEN_COMMANDS_TITLE =
-  'This view does not show every command that runs, so the gate cannot be approved from it. Not shown:';
+  'This view does not show every command that runs, so the gate cannot be approved from it (its approval page shows them all). Not shown:';
 export const HIDDEN_CHARACTERS_TITLE =
   'This plan contains invisible or direction-changing characters, shown here as ⟨U+…⟩ symbols, in:';
 export const LOOK_ALIKE_TITLE = 'Look-alike hosts or paths (letters that pass for others), in:';

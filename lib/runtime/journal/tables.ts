@@ -27,7 +27,7 @@ export interface IndexDefinition {
 
 export interface TableDefinition {
   /** Stable id used by CDK construct ids and by `TableNames`. */
-  readonly id: 'events' | 'gates' | 'joins' | 'outputs' | 'drafts' | 'versions';
+  readonly id: 'events' | 'gates' | 'joins' | 'outputs' | 'drafts' | 'versions' | 'plans';
   readonly partitionKey: KeyDefinition;
   readonly sortKey?: KeyDefinition;
   readonly globalSecondaryIndexes: readonly IndexDefinition[];
@@ -139,6 +139,19 @@ export const VERSIONS_TABLE: TableDefinition = {
   globalSecondaryIndexes: [],
 };
 
+/**
+ * The plans submitted, whole, by digest (lib/runtime/journal/stored-plans.ts): the canonical JSON a
+ * digest names, in parts of at most 300 KB (`part` zero-padded), written once at submission. The
+ * approval page shows every command of a gate from it (the view compiled into the definition is cut
+ * to fit Step Functions' limits), after checking that it still hashes to the gate's digest. Kept (no TTL).
+ */
+export const PLANS_TABLE: TableDefinition = {
+  id: 'plans',
+  partitionKey: { name: 'planDigest', type: 'S' },
+  sortKey: { name: 'part', type: 'S' },
+  globalSecondaryIndexes: [],
+};
+
 export const TABLES: readonly TableDefinition[] = [
   EVENTS_TABLE,
   GATES_TABLE,
@@ -146,6 +159,7 @@ export const TABLES: readonly TableDefinition[] = [
   OUTPUTS_TABLE,
   DRAFTS_TABLE,
   VERSIONS_TABLE,
+  PLANS_TABLE,
 ];
 
 /** Physical table names, by definition id. */
@@ -159,6 +173,7 @@ export const DEFAULT_TABLE_NAMES: TableNames = {
   outputs: 'plangate-outputs',
   drafts: 'plangate-drafts',
   versions: 'plangate-versions',
+  plans: 'plangate-plans',
 };
 
 /** Table names from the environment (the catalog's TABLE_NAME_ENV), falling back to the defaults. */

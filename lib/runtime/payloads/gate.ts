@@ -227,7 +227,7 @@ export const ContextEntrySchema = z.object({
 export type ContextEntry = z.infer<typeof ContextEntrySchema>;
 
 /**
- * What an approval covers, built once by the compiler from the plan (lib/compiler/approval-view.ts)
+ * What an approval covers, built once by the compiler from the plan (lib/runtime/gate/approval-view.ts)
  * and compiled into the plan gate's summary, so what approvers see is bound to what runs (same
  * digest). Every channel (page, email, Slack, terminal, the gate JSON) renders this one view.
  */
@@ -565,7 +565,7 @@ export const GateRequestSchema = z.object({
   stepId: IdSchema.optional(),
   /** That step's description, to show the person. */
   description: z.string().optional(),
-  /** Kind `step`: the step as its approvers see it, compiled with it (lib/compiler/approval-view.ts). */
+  /** Kind `step`: the step as its approvers see it, compiled with it (lib/runtime/gate/approval-view.ts). */
   view: StepViewSchema.optional(),
   /** Kind `step`: ledger entries of the steps whose outputs it reads, to show the values it will consume. */
   inputs: z.record(z.string(), StepEntrySchema).optional(),

@@ -11,14 +11,14 @@ import {
   effectiveTimeoutSeconds,
   runsOnWorker,
   workerTargetText,
-} from '../plan/agent-steps.ts';
-import { awsAccessLines } from '../plan/aws-access.ts';
-import { canonicalJson } from '../plan/digest.ts';
-import { effectiveRecovery, type RecoveryTable } from '../plan/recovery.ts';
-import { referencesInValue, stepOutputReferences } from '../plan/references.ts';
-import { type CheckMarks, type PlanRisks, planRisks, type StepRisks, valueReach } from '../plan/risks.ts';
-import { type Contract, FAILURE_CLASSES, type Plan, type Step } from '../plan/schema.ts';
-import { stepInvocation, type ToolRegistry } from '../plan/tools.ts';
+} from '../../plan/agent-steps.ts';
+import { awsAccessLines } from '../../plan/aws-access.ts';
+import { canonicalJson } from '../../plan/digest.ts';
+import { effectiveRecovery, type RecoveryTable } from '../../plan/recovery.ts';
+import { referencesInValue, stepOutputReferences } from '../../plan/references.ts';
+import { type CheckMarks, type PlanRisks, planRisks, type StepRisks, valueReach } from '../../plan/risks.ts';
+import { type Contract, FAILURE_CLASSES, type Plan, type Step } from '../../plan/schema.ts';
+import { stepInvocation, type ToolRegistry } from '../../plan/tools.ts';
 import {
   type AgentStepView,
   type ApprovalView,
@@ -28,7 +28,7 @@ import {
   type RecoveryLine,
   type ShownCall,
   type StepView,
-} from '../runtime/payloads/index.ts';
+} from '../payloads/index.ts';
 
 /**
  * Largest view, in JSON bytes: it rides in the plan gate's request, whose state payload Step
