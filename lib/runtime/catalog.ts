@@ -119,17 +119,19 @@ const GateEnv = HarnessEnv.extend(SigningKeyEnv.shape)
 
 /**
  * The step runner and the contract checker: where plan processes run on AWS (the plan-process
- * function; unset, they run in the harness Lambda itself, as locally).
+ * function; unset, they run in the harness Lambda itself, as locally) and the plan AWS role they
+ * assume, with the step's session policy, for the processes of a step that declares AWS.
  */
-const StepEnv = HarnessEnv.extend(ToolsEnv.shape).extend({ PLANGATE_PLAN_PROCESS_FUNCTION: set.optional() });
-
-/**
- * The plan-process function reads none of the harness's settings (no table, bus or function):
- * where calls run and the plan AWS role that calls declaring AWS get credentials of.
- */
-const PlanProcessEnv = TelemetryEnv.extend(ToolsEnv.shape).extend({
+const StepEnv = HarnessEnv.extend(ToolsEnv.shape).extend({
+  PLANGATE_PLAN_PROCESS_FUNCTION: set.optional(),
   PLANGATE_PLAN_AWS_ROLE_ARN: set.optional(),
 });
+
+/**
+ * The plan-process function reads none of the harness's settings (no table, bus, function or
+ * role): only where calls run. A call's AWS credentials come in its event.
+ */
+const PlanProcessEnv = TelemetryEnv.extend(ToolsEnv.shape);
 
 const NotifierEnv = HarnessEnv.extend(SigningKeyEnv.shape)
   .extend(SlackBotTokenEnv.shape)
