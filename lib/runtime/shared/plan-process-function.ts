@@ -24,7 +24,10 @@ import { NotConfiguredError, ToolFailedError } from './errors.ts';
 import { runProcess } from './process.ts';
 
 /** Assumes the plan AWS role for `session` (sts:AssumeRole with its session policy), as the harness. */
-export type PlanAwsAssumer = (session: PlanAwsSession, durationSeconds: number) => Promise<PlanAwsCredentials>;
+export type PlanAwsAssumer = (
+  session: PlanAwsSession,
+  durationSeconds: number,
+) => Promise<PlanAwsCredentials>;
 
 /** STS's bounds of a role session's duration. */
 const MIN_SESSION_SECONDS = 900;
