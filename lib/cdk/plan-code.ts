@@ -2,7 +2,7 @@
  * `PlanCode`: where a plan's own code runs on AWS, apart from the harness. The plan-process
  * function (lambdas/plan-process.ts) runs every shell step, command contract, postcondition and
  * rollback the step runner and the contract checker (its runners) hand it; its role may write its
- * log group (and X-Ray trace segments), nothing else: whatever a plan process reads of it (its
+ * log group, nothing else (it is not traced): whatever a plan process reads of it (its
  * credentials in /proc/<pid>/environ of the runtime) can assume no role and reach nothing. The
  * plan AWS role is what a step that declares `aws` gets: the runners alone may assume it, per run,
  * with the step's grants as the session policy, and hand the session's credentials to the

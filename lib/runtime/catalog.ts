@@ -207,6 +207,11 @@ export interface HarnessHandlerSpec {
   readonly memoryMb: number;
   /** Every variable the handler reads; CDK sets exactly these, and the Lambda parses them at cold start. */
   readonly env: z.ZodObject;
+  /**
+   * Whether the function sends X-Ray traces (active tracing, and the role's X-Ray writes).
+   * @default true
+   */
+  readonly traced?: boolean;
 }
 
 export const HARNESS_HANDLERS = {
@@ -241,6 +246,8 @@ export const HARNESS_HANDLERS = {
     timeoutSeconds: 15 * 60,
     memoryMb: 1024,
     env: PlanProcessEnv,
+    // Its role holds nothing plan code could use but its own log group: no X-Ray writes either.
+    traced: false,
   },
   classifier: {
     entry: 'lambdas/classifier.ts',

@@ -1,6 +1,6 @@
 /**
  * Plan code's principals on AWS, in the synthesized template: the plan-process function's role
- * may write its logs (and X-Ray segments), nothing else, no sts:AssumeRole above all; the plan AWS
+ * may write its logs, nothing else (no X-Ray, no sts:AssumeRole above all); the plan AWS
  * role is assumed by the step runner and the contract checker only, and denied every resource of
  * the harness (tables, bus, functions, keys, the anchor bucket, the platform's secrets) whatever
  * the platform's statements allow; no plan-facing policy allows a platform secret; only the step
@@ -94,16 +94,16 @@ describe('plan code on AWS (PlanCode)', () => {
     idOf(platform.approvalSigningKey),
   ];
 
-  it('gives the plan-process role writes to its own log group and X-Ray segments, nothing else: no sts:AssumeRole', () => {
+  it('gives the plan-process role writes to its own log group, nothing else: no sts:AssumeRole, no X-Ray', () => {
     const statements = statementsOf(platform.planCode.function.role);
     const actions = statements.flatMap(actionsOf);
     expect(actions.filter((a) => a.startsWith('sts:'))).toEqual([]);
-    expect([...new Set(actions)].sort()).toEqual([
-      'logs:CreateLogStream',
-      'logs:PutLogEvents',
-      'xray:PutTelemetryRecords',
-      'xray:PutTraceSegments',
-    ]);
+    expect([...new Set(actions)].sort()).toEqual(['logs:CreateLogStream', 'logs:PutLogEvents']);
+    // Not traced (its role has no X-Ray writes); the harness's functions are.
+    const tracingOf = (fn: { node: { defaultChild?: unknown } }) =>
+      resources[idOf(fn)]?.Properties.TracingConfig;
+    expect(tracingOf(platform.planCode.function.function)).toBeUndefined();
+    expect(tracingOf(platform.functions.stepRunner.function)).toEqual({ Mode: 'Active' });
     const logs = statements.filter((st) => actionsOf(st).some((a) => a.startsWith('logs:')));
     expect(JSON.stringify(logs.map((st) => st.Resource))).toContain(
       idOf(platform.planCode.function.logGroup),
