@@ -6,7 +6,13 @@
  * then runs the module's `makeHandler(deps)`, which logs it with its correlation keys.
  */
 import type { Context } from 'aws-lambda';
-import { type HandlerEnv, type HarnessHandlerName, parseHandlerEnv } from '../lib/runtime/catalog.ts';
+import {
+  HARNESS_HANDLERS,
+  type HandlerEnv,
+  type HarnessHandlerName,
+  type HarnessHandlerSpec,
+  parseHandlerEnv,
+} from '../lib/runtime/catalog.ts';
 import { Telemetry } from '../lib/runtime/telemetry/telemetry.ts';
 
 type Handler<E, R> = (event: E, context?: Context) => Promise<R>;
@@ -18,9 +24,10 @@ export function awsHandler<N extends HarnessHandlerName, D, E, R>(
 ): Handler<E, R> {
   let ready: Promise<Handler<E, R>> | undefined;
   const coldStart = async (): Promise<Handler<E, R>> => {
-    // Only Lambda loads X-Ray's SDK: the local stack imports these modules too.
-    const { Tracer } = await import('@aws-lambda-powertools/tracer');
-    const telemetry = new Telemetry({ handler: name, tracer: new Tracer() });
+    // Only Lambda loads X-Ray's SDK (the local stack imports these modules too), and only where traced.
+    const traced = (HARNESS_HANDLERS[name] as HarnessHandlerSpec).traced ?? true;
+    const tracer = traced ? new (await import('@aws-lambda-powertools/tracer')).Tracer() : undefined;
+    const telemetry = new Telemetry({ handler: name, ...(tracer ? { tracer } : {}) });
     try {
       return makeHandler(await makeDeps(parseHandlerEnv(name, process.env), telemetry));
     } catch (error) {

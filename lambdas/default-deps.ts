@@ -8,6 +8,7 @@ import { EventBridgeClient } from '@aws-sdk/client-eventbridge';
 import { InvocationType, InvokeCommand, LambdaClient } from '@aws-sdk/client-lambda';
 import { GetSecretValueCommand, SecretsManagerClient } from '@aws-sdk/client-secrets-manager';
 import { SFNClient } from '@aws-sdk/client-sfn';
+import { fromTemporaryCredentials } from '@aws-sdk/credential-providers';
 import { z } from 'zod';
 import type { RuntimeLaunchDeps } from '../lib/launch/launch-plan.ts';
 import type { CommonHandlerEnv, HandlerEnv } from '../lib/runtime/catalog.ts';
@@ -18,7 +19,7 @@ import { tableNamesFromEnv } from '../lib/runtime/journal/tables.ts';
 import { SlackClient, slackDecisionUpdater, slackEscalationUpdater } from '../lib/runtime/notify/slack.ts';
 import { configurePlanProcessFunction } from '../lib/runtime/sandbox/sandbox.ts';
 import { NotConfiguredError } from '../lib/runtime/shared/errors.ts';
-import { planProcessInvoker } from '../lib/runtime/shared/plan-process-function.ts';
+import { type PlanAwsAssumer, planProcessInvoker } from '../lib/runtime/shared/plan-process-function.ts';
 import type { Telemetry } from '../lib/runtime/telemetry/telemetry.ts';
 import { builtinRegistry } from '../lib/runtime/tools/builtins.ts';
 
@@ -51,7 +52,8 @@ export function defaultHarnessDeps(env: CommonHandlerEnv, telemetry: Telemetry):
 /**
  * The step runner's and contract checker's deps: process tools and command contracts run in
  * PLANGATE_WORKDIR, or, with PLANGATE_PLAN_PROCESS_FUNCTION, in that function (every plan
- * process of this container from now on).
+ * process of this container from now on), a step that declares AWS with a session of
+ * PLANGATE_PLAN_AWS_ROLE_ARN this function assumes for it.
  */
 export function stepDeps(env: HandlerEnv<'stepRunner'>, telemetry: Telemetry): HarnessDepsOnAws {
   const base = defaultHarnessDeps(env, telemetry);
@@ -62,9 +64,32 @@ export function stepDeps(env: HandlerEnv<'stepRunner'>, telemetry: Telemetry): H
         // One attempt: the SDK must not run a plan's command twice (a step's own recipe retries it).
         traced(telemetry, new LambdaClient({ maxAttempts: 1 })),
         env.PLANGATE_PLAN_PROCESS_FUNCTION,
+        env.PLANGATE_PLAN_AWS_ROLE_ARN ? planAwsAssumer(env.PLANGATE_PLAN_AWS_ROLE_ARN) : undefined,
       ),
     });
   return env.PLANGATE_WORKDIR ? { ...base, cwd: env.PLANGATE_WORKDIR } : base;
+}
+
+/** sts:AssumeRole of the plan AWS role with this function's own credentials and the step's session policy. */
+export function planAwsAssumer(roleArn: string): PlanAwsAssumer {
+  const region = process.env.AWS_REGION;
+  return async (session, durationSeconds) => {
+    const credentials = await fromTemporaryCredentials({
+      params: {
+        RoleArn: roleArn,
+        RoleSessionName: session.sessionName,
+        Policy: session.policy,
+        DurationSeconds: durationSeconds,
+      },
+      ...(region ? { clientConfig: { region } } : {}),
+    })();
+    if (!credentials.sessionToken) throw new NotConfiguredError('sts:AssumeRole returned no session token');
+    return {
+      accessKeyId: credentials.accessKeyId,
+      secretAccessKey: credentials.secretAccessKey,
+      sessionToken: credentials.sessionToken,
+    };
+  };
 }
 
 /** What the API handlers share: the journal's tables and bus, Step Functions, the telemetry. */

@@ -1,7 +1,7 @@
 /**
  * One harness Lambda of the catalog (lib/runtime/catalog.ts): its module from lambdas/ bundled by
- * esbuild into a single ESM file for Node 20 on arm64, with X-Ray tracing, a log group whose
- * retention we own, and only the environment variables its schema lists.
+ * esbuild into a single ESM file for Node 20 on arm64, with X-Ray tracing (unless its catalog entry
+ * says not), a log group whose retention we own, and only the environment variables its schema lists.
  */
 import { join } from 'node:path';
 import { Duration, RemovalPolicy, Validations } from 'aws-cdk-lib';
@@ -18,6 +18,7 @@ import {
   HARNESS_HANDLERS,
   type HandlerEnvInput,
   type HarnessHandlerName,
+  type HarnessHandlerSpec,
 } from '../runtime/catalog.ts';
 import { LOCK_FILE, PROJECT_ROOT } from './paths.ts';
 
@@ -89,13 +90,14 @@ export class HarnessFunction<N extends HarnessHandlerName = HarnessHandlerName> 
   public readonly handler: N;
   public readonly function: NodejsFunction;
   public readonly logGroup: LogGroup;
-  /** The function's own role: write to its log group, X-Ray, and whatever the platform grants. */
+  /** The function's own role: write to its log group, X-Ray (where traced), and whatever the platform grants. */
   public readonly role: Role;
 
   constructor(scope: Construct, id: string, props: HarnessFunctionProps<N>) {
     super(scope, id);
     this.handler = props.handler;
-    const spec = HARNESS_HANDLERS[props.handler];
+    const spec: HarnessHandlerSpec = HARNESS_HANDLERS[props.handler];
+    const traced = spec.traced ?? true;
     this.logGroup = new LogGroup(this, 'Logs', {
       retention: props.logRetention ?? RetentionDays.THREE_MONTHS,
       removalPolicy: props.logRemovalPolicy ?? RemovalPolicy.RETAIN,
@@ -117,7 +119,7 @@ export class HarnessFunction<N extends HarnessHandlerName = HarnessHandlerName> 
       architecture: Architecture.ARM_64,
       memorySize: spec.memoryMb,
       timeout: Duration.seconds(spec.timeoutSeconds),
-      tracing: Tracing.ACTIVE,
+      tracing: traced ? Tracing.ACTIVE : Tracing.DISABLED,
       logGroup: this.logGroup,
       projectRoot: PROJECT_ROOT,
       depsLockFilePath: LOCK_FILE,
@@ -147,11 +149,12 @@ export class HarnessFunction<N extends HarnessHandlerName = HarnessHandlerName> 
       ...(props.policyDir ? { [POLICY_DIR_ENV]: BUNDLED_POLICY_DIR } : {}),
       ...props.environment,
     } as HandlerEnvInput<N>);
-    Validations.of(this.role).acknowledge({
-      id: 'AwsSolutions-IAM5[Resource::*]',
-      reason:
-        'X-Ray active tracing: xray:PutTraceSegments/PutTelemetryRecords/GetSampling* support only Resource "*" (no resource-level permissions).',
-    });
+    if (traced)
+      Validations.of(this.role).acknowledge({
+        id: 'AwsSolutions-IAM5[Resource::*]',
+        reason:
+          'X-Ray active tracing: xray:PutTraceSegments/PutTelemetryRecords/GetSampling* support only Resource "*" (no resource-level permissions).',
+      });
   }
 
   /** Sets variables of the handler's environment schema (a name it does not list does not compile). */

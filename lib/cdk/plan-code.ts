@@ -1,14 +1,16 @@
 /**
  * `PlanCode`: where a plan's own code runs on AWS, apart from the harness. The plan-process
  * function (lambdas/plan-process.ts) runs every shell step, command contract, postcondition and
- * rollback the step runner and the contract checker hand it; its role may write its log group
- * and assume the plan AWS role, nothing else. The plan AWS role is what a step that declares
- * `aws` gets, assumed per run with the step's grants as the session policy: its own policy is
- * the most any plan may do (the platform's `planAws` statements, none by default), and it is
- * denied outright every resource of the harness (tables, bus, functions, keys, the anchor bucket,
- * the platform's secrets) and answering any task.
+ * rollback the step runner and the contract checker (its runners) hand it; its role may write its
+ * log group, nothing else (it is not traced): whatever a plan process reads of it (its
+ * credentials in /proc/<pid>/environ of the runtime) can assume no role and reach nothing. The
+ * plan AWS role is what a step that declares `aws` gets: the runners alone may assume it, per run,
+ * with the step's grants as the session policy, and hand the session's credentials to the
+ * function in the call. Its own policy is the most any plan may do (the platform's
+ * `planAwsStatements`, none by default), and it is denied outright every resource of the harness
+ * (tables, bus, functions, keys, the anchor bucket, the platform's secrets) and answering any task.
  */
-import { Effect, Grant, type IGrantable, type IRole, PolicyStatement, Role } from 'aws-cdk-lib/aws-iam';
+import { CompositePrincipal, Effect, Grant, type IRole, PolicyStatement, Role } from 'aws-cdk-lib/aws-iam';
 import type { RetentionDays } from 'aws-cdk-lib/aws-logs';
 import { Construct } from 'constructs';
 import type { CommonEnvInput } from './harness-function.ts';
@@ -30,12 +32,17 @@ export interface PlanCodeProps {
   readonly planAwsStatements?: readonly PolicyStatement[];
   /** ARNs of every resource of the harness (and patterns under them), denied to the plan AWS role. */
   readonly harnessResourceArns: readonly string[];
+  /**
+   * The harness roles that run plan code (the step runner's and the contract checker's): they
+   * alone may invoke the plan-process function and assume the plan AWS role.
+   */
+  readonly runners: readonly IRole[];
 }
 
 export class PlanCode extends Construct {
-  /** Runs plan processes; invoked by the step runner and the contract checker only. */
+  /** Runs plan processes; invoked by the runners only. */
   public readonly function: HarnessFunction<'planProcess'>;
-  /** Assumed per run for steps that declare `aws`; never the harness's authority. */
+  /** Assumed by the runners per run for steps that declare `aws`; never the harness's authority. */
   public readonly awsRole: Role;
 
   constructor(scope: Construct, id: string, props: PlanCodeProps) {
@@ -46,7 +53,7 @@ export class PlanCode extends Construct {
       environment: props.telemetryEnvironment,
     });
     this.awsRole = new Role(this, 'PlanAwsRole', {
-      assumedBy: this.function.role,
+      assumedBy: new CompositePrincipal(...props.runners),
       description:
         "plangate: the role a plan's steps that declare aws get, assumed per run with the step's grants as session policy",
     });
@@ -68,22 +75,17 @@ export class PlanCode extends Construct {
         resources: ['*'],
       }),
     );
-    this.awsRole.grantAssumeRole(this.function.role);
-    this.function.setEnvironment({
-      // Lambda's filesystem is read-only except /tmp.
-      PLANGATE_WORKDIR: '/tmp',
-      PLANGATE_PLAN_AWS_ROLE_ARN: this.awsRole.roleArn,
-    });
-  }
-
-  /** What a harness function needs to hand plan processes here. */
-  grantRun(grantee: IGrantable): Grant {
-    // The unqualified ARN only: harness functions invoke it by name, never a version.
-    return Grant.addToPrincipal({
-      grantee,
-      actions: ['lambda:InvokeFunction'],
-      resourceArns: [this.function.function.functionArn],
-    });
+    // Lambda's filesystem is read-only except /tmp.
+    this.function.setEnvironment({ PLANGATE_WORKDIR: '/tmp' });
+    for (const runner of props.runners) {
+      this.awsRole.grantAssumeRole(runner);
+      // The unqualified ARN only: runners invoke it by name, never a version.
+      Grant.addToPrincipal({
+        grantee: runner,
+        actions: ['lambda:InvokeFunction'],
+        resourceArns: [this.function.function.functionArn],
+      });
+    }
   }
 
   /** The roles plan code holds: the plan-process function's and the plan AWS role. */

@@ -356,6 +356,7 @@ export class PlanPlatform extends Construct {
       },
       ...(props.planAwsStatements ? { planAwsStatements: props.planAwsStatements } : {}),
       harnessResourceArns: this.harnessResourceArns(props),
+      runners: [this.functions.stepRunner.role, this.functions.contractChecker.role],
     });
 
     this.wireHandlers(props.approvalEmails ?? []);
@@ -755,9 +756,12 @@ export class PlanPlatform extends Construct {
     });
     for (const step of [this.functions.stepRunner, this.functions.contractChecker]) {
       const fn = step.function;
-      // Every plan process (shell steps, command contracts, postconditions, rollbacks) runs there.
-      this.planCode.grantRun(fn);
-      step.setEnvironment({ PLANGATE_PLAN_PROCESS_FUNCTION: this.planCode.function.function.functionName });
+      // Every plan process (shell steps, command contracts, postconditions, rollbacks) runs
+      // there; a step that declares aws gets a session of the plan AWS role this one assumes.
+      step.setEnvironment({
+        PLANGATE_PLAN_PROCESS_FUNCTION: this.planCode.function.function.functionName,
+        PLANGATE_PLAN_AWS_ROLE_ARN: this.planCode.awsRole.roleArn,
+      });
       fn.addToRolePolicy(
         new PolicyStatement({ actions: ['secretsmanager:GetSecretValue'], resources: [planSecretsArn] }),
       );

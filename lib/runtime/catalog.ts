@@ -121,17 +121,19 @@ const GateEnv = HarnessEnv.extend(SigningKeyEnv.shape)
 
 /**
  * The step runner and the contract checker: where plan processes run on AWS (the plan-process
- * function; unset, they run in the harness Lambda itself, as locally).
+ * function; unset, they run in the harness Lambda itself, as locally) and the plan AWS role they
+ * assume, with the step's session policy, for the processes of a step that declares AWS.
  */
-const StepEnv = HarnessEnv.extend(ToolsEnv.shape).extend({ PLANGATE_PLAN_PROCESS_FUNCTION: set.optional() });
-
-/**
- * The plan-process function reads none of the harness's settings (no table, bus or function):
- * where calls run and the plan AWS role that calls declaring AWS get credentials of.
- */
-const PlanProcessEnv = TelemetryEnv.extend(ToolsEnv.shape).extend({
+const StepEnv = HarnessEnv.extend(ToolsEnv.shape).extend({
+  PLANGATE_PLAN_PROCESS_FUNCTION: set.optional(),
   PLANGATE_PLAN_AWS_ROLE_ARN: set.optional(),
 });
+
+/**
+ * The plan-process function reads none of the harness's settings (no table, bus, function or
+ * role): only where calls run. A call's AWS credentials come in its event.
+ */
+const PlanProcessEnv = TelemetryEnv.extend(ToolsEnv.shape);
 
 const NotifierEnv = HarnessEnv.extend(SigningKeyEnv.shape)
   .extend(SlackBotTokenEnv.shape)
@@ -207,6 +209,11 @@ export interface HarnessHandlerSpec {
   readonly memoryMb: number;
   /** Every variable the handler reads; CDK sets exactly these, and the Lambda parses them at cold start. */
   readonly env: z.ZodObject;
+  /**
+   * Whether the function sends X-Ray traces (active tracing, and the role's X-Ray writes).
+   * @default true
+   */
+  readonly traced?: boolean;
 }
 
 export const HARNESS_HANDLERS = {
@@ -241,6 +248,8 @@ export const HARNESS_HANDLERS = {
     timeoutSeconds: 15 * 60,
     memoryMb: 1024,
     env: PlanProcessEnv,
+    // Its role holds nothing plan code could use but its own log group: no X-Ray writes either.
+    traced: false,
   },
   classifier: {
     entry: 'lambdas/classifier.ts',

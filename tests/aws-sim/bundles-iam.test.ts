@@ -4,10 +4,11 @@
  * IAM as written (deny by default, explicit Deny first): the harness can do its work; plan code
  * (a shell step, a command contract), which the step runner and the contract checker hand the
  * plan-process function (Lambda Invoke through the front, the function in its own process with
- * its own role), with whatever credentials it can find, cannot rewrite the journal, read a
- * platform secret or publish to the bus, and the run still records the step. A step that
- * declares `aws` gets a session of the plan AWS role (STS AssumeRole with its grants as the
- * session policy) that can do what it declared and still none of that.
+ * its own role), with every credential it can find in the function's execution environment,
+ * cannot assume the plan AWS role, rewrite the journal, read a platform secret or publish to the
+ * bus, and the run still records the step. A step that declares `aws` gets a session of the plan
+ * AWS role that the step runner assumed for it (STS AssumeRole with its grants as the session
+ * policy): it can do what it declared and still none of that, nor assume the role afresh.
  */
 import { mkdtempSync, readFileSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
@@ -78,6 +79,15 @@ function shellStep(executionId: string, command: string, aws?: RunnerRequest['aw
   };
 }
 
+/** How the front refuses a request with no credentials, unknown ones, or too few permissions. */
+const refused = [
+  'AccessDeniedException',
+  'MissingAuthenticationTokenException',
+  'UnrecognizedClientException',
+];
+/** The same, as STS says it. */
+const STS_REFUSED = ['AccessDenied', 'MissingAuthenticationToken', 'InvalidClientTokenId'];
+
 const eventsOf = (executionId: string) => readEvents(aws.admin.doc, aws.tables.events, executionId);
 
 /** What a platform might allow plans on AWS (`planAwsStatements`): much, to show the template's Deny holds anyway. */
@@ -99,11 +109,9 @@ beforeAll(async () => {
   cdkOut = (await sharedCdkOut()).dir;
   work = mkdtempSync(join(tmpdir(), 'plangate-iam-sim-run-'));
   const template = readSimulatedTemplate(cdkOut);
-  const planProcess = template.functions.find(
-    (f) => f.description === HARNESS_HANDLERS.planProcess.description,
-  );
-  const planAwsRole = planProcess?.environment.PLANGATE_PLAN_AWS_ROLE_ARN;
-  if (!planAwsRole) throw new Error('the plan-process function names no plan AWS role');
+  const planAwsRole = template.functions.find((f) => f.environment.PLANGATE_PLAN_AWS_ROLE_ARN)?.environment
+    .PLANGATE_PLAN_AWS_ROLE_ARN;
+  if (!planAwsRole) throw new Error('no function names the plan AWS role');
   aws = await startSimulatedAws(template, { addedPolicies: new Map([[planAwsRole, [PLATFORM_PLAN_AWS]]]) });
   aws.bus.subscribe({ source: ['plangate'] }, (event) => {
     published.push(event);
@@ -172,9 +180,27 @@ describe('the harness, with its own role', () => {
   });
 });
 
+/** What the plan code's command found and tried (fixtures/reach-for-harness.mjs). */
+interface ReachReport {
+  /** Where each credential set it found came from. */
+  readonly found: string[];
+  /** The pids of the execution environment it read. */
+  readonly processes: number[];
+  /** Values of AWS_LAMBDA_RUNTIME_API in those processes' environments. */
+  readonly runtimeApis: string[];
+  /** The names in its own environment. */
+  readonly ownEnvironment: string[];
+  readonly results: { attempt: string; credentials: string; status: number; type?: string; body: string }[];
+}
+
+const planAwsRoleArn = () =>
+  aws.template.functions.find((f) => f.environment.PLANGATE_PLAN_AWS_ROLE_ARN)?.environment
+    .PLANGATE_PLAN_AWS_ROLE_ARN as string;
+
 /** The plan code's command: what it finds and tries goes to `report`; the target is `planted`. */
 function reachCommand(executionId: string, sk: string, report: string, planSecrets: string[] = []): string {
   const vars = {
+    REACH_PLAN_ROLE: planAwsRoleArn(),
     REACH_PLAN_SECRETS: planSecrets.join(','),
     REACH_ENDPOINT: aws.front.endpoint,
     REACH_EVENTS_TABLE: aws.tables.events,
@@ -220,17 +246,20 @@ describe.each(PLAN_CODE)(
   ({ what, handler, request, recorded }) => {
     const executionId = `arn:aws:states:us-east-1:123456789012:execution:plangate-iam-sim:reach-${handler}`;
     const planted = { executionId, sk: 'planted', event: 'GATE_APPROVED', details: '{"approver":"alice"}' };
-    let report: {
-      found: string[];
-      results: { attempt: string; credentials: string; status: number; type?: string; body: string }[];
-    };
+    let report: ReachReport;
 
     beforeAll(async () => {
       await aws.admin.doc.send(new PutCommand({ TableName: aws.tables.events, Item: planted }));
       const lambda = await start(handler);
       const reportFile = join(work, `reach-${handler}.json`);
       const answer = await lambda.invoke(
-        request(executionId, reachCommand(executionId, planted.sk, reportFile)),
+        request(
+          executionId,
+          reachCommand(executionId, planted.sk, reportFile, [
+            PLAN_SECRETS.reportToken.name,
+            PLAN_SECRETS.deployKey.name,
+          ]),
+        ),
       );
       expect(answer, lambda.output()).not.toHaveProperty('error');
       report = JSON.parse(readFileSync(reportFile, 'utf8'));
@@ -240,17 +269,15 @@ describe.each(PLAN_CODE)(
       expect((await eventsOf(executionId)).map((e) => e.event)).toContain(recorded);
     });
 
-    const refused = [
-      'AccessDeniedException',
-      'MissingAuthenticationTokenException',
-      'UnrecognizedClientException',
-    ];
     it.each([
       'put an event',
       'update an event',
       'delete an event',
       'read the Slack signing secret',
       'publish to the bus',
+      // It declared no aws: not even the plan secrets the plan AWS role could read.
+      `read the plan secret ${PLAN_SECRETS.reportToken.name}`,
+      `read the plan secret ${PLAN_SECRETS.deployKey.name}`,
     ])('cannot %s: every attempt is refused (no credentials, or AccessDenied)', (attempt) => {
       const tries = report.results.filter((r) => r.attempt === attempt);
       expect(tries.length).toBeGreaterThan(0);
@@ -262,8 +289,31 @@ describe.each(PLAN_CODE)(
         new GetCommand({ TableName: aws.tables.events, Key: { executionId, sk: planted.sk } }),
       );
       expect(item.Item).toEqual(planted);
-      expect(JSON.stringify(report)).not.toContain(SLACK_SECRETS.signingSecret.value);
+      for (const secret of [SLACK_SECRETS.signingSecret, PLAN_SECRETS.reportToken, PLAN_SECRETS.deployKey])
+        expect(JSON.stringify(report)).not.toContain(secret.value);
       expect(published.some((e) => JSON.stringify(e.detail).includes('mallory'))).toBe(false);
+    });
+
+    it('holds no credentials and no Lambda runtime API in its own environment', () => {
+      expect(report.found).not.toContain('own environment');
+      expect(report.ownEnvironment.filter((name) => /^AWS_|^_X_AMZN/.test(name))).toEqual([]);
+      // Not vacuous: the function's own processes carry the runtime API's address.
+      expect(report.runtimeApis.length).toBeGreaterThan(0);
+    });
+
+    it("cannot assume the plan AWS role with anything it finds (the plan-process function's credentials included)", () => {
+      const tries = report.results.filter((r) => r.attempt === 'assume the plan AWS role');
+      expect(tries.map((t) => t.credentials)).toEqual(['none (unsigned)', ...report.found]);
+      expect(tries.filter((t) => t.status === 200 || !STS_REFUSED.includes(t.type ?? ''))).toEqual([]);
+      expect(report.results.filter((r) => r.credentials.startsWith('the plan AWS role'))).toEqual([]);
+      expect(aws.front.decisions).toContainEqual(
+        expect.objectContaining({
+          roleArn: functionOf('planProcess').roleArn,
+          action: 'sts:AssumeRole',
+          resource: planAwsRoleArn(),
+          allowed: false,
+        }),
+      );
     });
 
     it("finds the plan-process function's credentials (never the harness's), and IAM refuses them", () => {
@@ -283,10 +333,7 @@ describe('a shell step that declares aws', () => {
   const planted = { executionId, sk: 'planted', event: 'GATE_APPROVED', details: '{"approver":"alice"}' };
   const secretArn = (name: string) => `arn:aws:secretsmanager:us-east-1:123456789012:secret:${name}-*`;
   const events = () => `arn:aws:dynamodb:us-east-1:123456789012:table/${aws.tables.events}`;
-  let report: {
-    found: string[];
-    results: { attempt: string; credentials: string; type?: string; body: string }[];
-  };
+  let report: ReachReport;
   const own = (attempt: string) =>
     report.results.filter((r) => r.attempt === attempt && r.credentials === 'own environment');
 
@@ -315,15 +362,31 @@ describe('a shell step that declares aws', () => {
     report = JSON.parse(readFileSync(reportFile, 'utf8'));
   }, 60_000);
 
-  it('its processes hold a session of the plan AWS role, assumed with its grants as the session policy', () => {
+  it('its processes hold a session of the plan AWS role, assumed by the step runner with its grants as the session policy', () => {
     expect(report.found).toContain('own environment');
-    const assumed = aws.front.decisions.find((d) => d.action === 'sts:AssumeRole' && d.allowed);
-    expect(assumed).toMatchObject({
-      roleArn: functionOf('planProcess').roleArn,
-      resource: functionOf('planProcess').environment.PLANGATE_PLAN_AWS_ROLE_ARN,
-    });
+    // The only role ever let assume it (identity policy and trust policy both) is the step runner's.
+    const assumers = aws.front.decisions
+      .filter((d) => d.action === 'sts:AssumeRole' && d.allowed)
+      .map((d) => ({ roleArn: d.roleArn, resource: d.resource }));
+    expect(assumers.length).toBeGreaterThan(0);
+    expect(new Set(assumers.map((d) => JSON.stringify(d)))).toEqual(
+      new Set([JSON.stringify({ roleArn: functionOf('stepRunner').roleArn, resource: planAwsRoleArn() })]),
+    );
     expect(aws.front.decisions).toContainEqual(
       expect.objectContaining({ session: 'plangate-declares-aws', allowed: true }),
+    );
+  });
+
+  it('cannot assume the plan AWS role afresh (without its session policy), with its own session or anything else it finds', () => {
+    const tries = report.results.filter((r) => r.attempt === 'assume the plan AWS role');
+    expect(tries.map((t) => t.credentials)).toContain('own environment');
+    expect(tries.filter((t) => t.status === 200 || !STS_REFUSED.includes(t.type ?? ''))).toEqual([]);
+    expect(aws.front.decisions).toContainEqual(
+      expect.objectContaining({
+        session: 'plangate-declares-aws',
+        action: 'sts:AssumeRole',
+        allowed: false,
+      }),
     );
   });
 

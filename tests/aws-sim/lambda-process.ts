@@ -44,6 +44,8 @@ export async function startLambdaProcess(props: LambdaProcessProps): Promise<Lam
     AWS_REGION: SIM_REGION,
     AWS_DEFAULT_REGION: SIM_REGION,
     AWS_LAMBDA_FUNCTION_NAME: props.fn.name,
+    // Where Lambda's runtime API listens (nothing here: the bootstrap talks over IPC).
+    AWS_LAMBDA_RUNTIME_API: '127.0.0.1:9001',
     LAMBDA_TASK_ROOT: taskRoot,
     PATH: toolsWithoutBubblewrap(join(props.root, 'bin')),
     LANG: 'en_US.UTF-8',

@@ -1,7 +1,8 @@
 /**
  * Plan code's principals on AWS, in the synthesized template: the plan-process function's role
- * may log and assume the plan AWS role, nothing else; the plan AWS role is denied every resource
- * of the harness (tables, bus, functions, keys, the anchor bucket, the platform's secrets) whatever
+ * may write its logs, nothing else (no X-Ray, no sts:AssumeRole above all); the plan AWS
+ * role is assumed by the step runner and the contract checker only, and denied every resource of
+ * the harness (tables, bus, functions, keys, the anchor bucket, the platform's secrets) whatever
  * the platform's statements allow; no plan-facing policy allows a platform secret; only the step
  * runner and the contract checker may invoke the plan-process function; cdk-nag stays clean.
  */
@@ -93,12 +94,21 @@ describe('plan code on AWS (PlanCode)', () => {
     idOf(platform.approvalSigningKey),
   ];
 
-  it('gives the plan-process role its logs, X-Ray and sts:AssumeRole on the plan AWS role, nothing else', () => {
+  it('gives the plan-process role writes to its own log group, nothing else: no sts:AssumeRole, no X-Ray', () => {
     const statements = statementsOf(platform.planCode.function.role);
     const actions = statements.flatMap(actionsOf);
-    expect(actions.filter((a) => !/^(logs|xray):/.test(a))).toEqual(['sts:AssumeRole']);
-    const assume = statements.find((st) => actionsOf(st).includes('sts:AssumeRole'));
-    expect(assume?.Resource).toEqual({ 'Fn::GetAtt': [idOf(platform.planCode.awsRole), 'Arn'] });
+    expect(actions.filter((a) => a.startsWith('sts:'))).toEqual([]);
+    expect([...new Set(actions)].sort()).toEqual(['logs:CreateLogStream', 'logs:PutLogEvents']);
+    // Not traced (its role has no X-Ray writes); the harness's functions are.
+    const tracingOf = (fn: { node: { defaultChild?: unknown } }) =>
+      resources[idOf(fn)]?.Properties.TracingConfig;
+    expect(tracingOf(platform.planCode.function.function)).toBeUndefined();
+    expect(tracingOf(platform.functions.stepRunner.function)).toEqual({ Mode: 'Active' });
+    const logs = statements.filter((st) => actionsOf(st).some((a) => a.startsWith('logs:')));
+    expect(JSON.stringify(logs.map((st) => st.Resource))).toContain(
+      idOf(platform.planCode.function.logGroup),
+    );
+    expect(JSON.stringify(logs.map((st) => st.Resource))).not.toContain('*"');
     for (const st of statements)
       for (const id of harnessIds) expect(JSON.stringify(st.Resource)).not.toContain(`"${id}"`);
     // Its environment names nothing of the harness: no table, bus or function.
@@ -108,7 +118,6 @@ describe('plan code on AWS (PlanCode)', () => {
     if (!variables) throw new Error('the plan-process function has no environment');
     expect(Object.keys(variables).sort()).toEqual([
       'NODE_OPTIONS',
-      'PLANGATE_PLAN_AWS_ROLE_ARN',
       'PLANGATE_WORKDIR',
       'POWERTOOLS_LOG_LEVEL',
       'POWERTOOLS_METRICS_NAMESPACE',
@@ -116,11 +125,48 @@ describe('plan code on AWS (PlanCode)', () => {
     ]);
   });
 
-  it('denies the plan AWS role every harness resource, whatever the platform allows, and trusts only the plan-process role', () => {
-    const role = resources[idOf(platform.planCode.awsRole)];
-    expect(JSON.stringify(role?.Properties.AssumeRolePolicyDocument)).toContain(
-      idOf(platform.planCode.function.role),
+  it('lets the step runner and the contract checker assume the plan AWS role, and no other principal', () => {
+    const runners = [platform.functions.stepRunner.role, platform.functions.contractChecker.role].map((r) =>
+      idOf(r),
     );
+    const trust = resources[idOf(platform.planCode.awsRole)]?.Properties.AssumeRolePolicyDocument as {
+      Statement: { Effect: string; Action: string; Principal: { AWS?: unknown } }[];
+    };
+    expect(trust.Statement).toEqual(
+      runners.map((id) => ({
+        Effect: 'Allow',
+        Action: 'sts:AssumeRole',
+        Principal: { AWS: { 'Fn::GetAtt': [id, 'Arn'] } },
+      })),
+    );
+    // Which roles' own policies allow sts:AssumeRole on it: the runners', nobody else's.
+    const assumers = Object.values(resources)
+      .filter((r) => r.Type === 'AWS::IAM::Policy')
+      .filter((p) =>
+        (p.Properties.PolicyDocument as { Statement: Statement[] }).Statement.some(
+          (st) =>
+            st.Effect === 'Allow' &&
+            actionsOf(st).some((a) => a === 'sts:AssumeRole' || a === 'sts:*' || a === '*') &&
+            JSON.stringify(st.Resource).includes(idOf(platform.planCode.awsRole)),
+        ),
+      )
+      .flatMap((p) => (p.Properties.Roles as { Ref: string }[]).map((ref) => ref.Ref))
+      .sort();
+    expect(assumers).toEqual([...runners].sort());
+    // They hand its session to the plan-process function; that function is not told the role.
+    for (const fn of [platform.functions.stepRunner, platform.functions.contractChecker]) {
+      const variables = (
+        resources[idOf(fn.function)]?.Properties.Environment as
+          | { Variables: Record<string, unknown> }
+          | undefined
+      )?.Variables;
+      expect(variables?.PLANGATE_PLAN_AWS_ROLE_ARN).toEqual({
+        'Fn::GetAtt': [idOf(platform.planCode.awsRole), 'Arn'],
+      });
+    }
+  });
+
+  it('denies the plan AWS role every harness resource, whatever the platform allows', () => {
     const statements = statementsOf(platform.planCode.awsRole);
     const deny = statements.filter((st) => st.Effect === 'Deny');
     const denied = JSON.stringify(deny.map((st) => st.Resource));

@@ -175,17 +175,19 @@ describe('harness functions', () => {
     template.resourceCountIs('AWS::Lambda::Function', listed.length);
   });
 
-  it('run Node 20 on arm64 with X-Ray active tracing and their own log group', () => {
+  it('run Node 20 on arm64 with X-Ray active tracing (all but the plan-process function) and their own log group', () => {
     const functions = Object.values(template.findResources('AWS::Lambda::Function')) as Resource[];
     expect(functions.length).toBeGreaterThanOrEqual(5);
     for (const fn of functions) {
       expect(fn.Properties).toMatchObject({
         Runtime: 'nodejs24.x',
         Architectures: ['arm64'],
-        TracingConfig: { Mode: 'Active' },
         Handler: 'index.handler',
         LoggingConfig: { LogGroup: { Ref: expect.any(String) } },
       });
+      // Plan code's function holds no X-Ray writes (docs/deploy.md, "What plan code runs as").
+      const planCode = fn.Properties.Description === HARNESS_HANDLERS.planProcess.description;
+      expect(fn.Properties.TracingConfig).toEqual(planCode ? undefined : { Mode: 'Active' });
     }
     const logGroups = Object.values(template.findResources('AWS::Logs::LogGroup')) as Resource[];
     expect(logGroups.every((g) => g.Properties.RetentionInDays === 90)).toBe(true);

@@ -5,9 +5,10 @@
  * and its Lambda client's Invoke of the plan-process function reaches a local stand-in for the
  * Lambda service that runs lambdas/plan-process.ts in a child process of its own, with that
  * function's environment. A step that prints its environment and its parent's
- * (`/proc/$PPID/environ`) shows none of the harness's credentials; a step that declares AWS gets
- * the credentials of the plan AWS role, assumed for its run with the session policy it
- * declared (the STS call goes to a local stand-in that records it).
+ * (`/proc/$PPID/environ`) shows none of the harness's credentials, nor the Lambda runtime API's
+ * address; a step that declares AWS gets the credentials of the plan AWS role, which the step
+ * runner (never the plan-process function) assumed for its run with the session policy it
+ * declared (the STS call goes to a local stand-in that records it and who signed it).
  */
 import { spawn } from 'node:child_process';
 import { mkdtemp, readFile, rm } from 'node:fs/promises';
@@ -27,7 +28,7 @@ const HARNESS = {
   AWS_SECRET_ACCESS_KEY: 'harness-role-secret-9c2e',
   AWS_SESSION_TOKEN: 'harness-role-session-token-41bd',
 };
-/** The plan-process function's own credentials (its role may only assume the plan AWS role). */
+/** The plan-process function's own credentials (its role may only write its logs). */
 const PLAN_PROCESS = {
   AWS_ACCESS_KEY_ID: 'plan-process-key-id-2b8c',
   AWS_SECRET_ACCESS_KEY: 'plan-process-secret-d05f',
@@ -41,6 +42,8 @@ const PLAN_RUN = {
 };
 const PLAN_AWS_ROLE = 'arn:aws:iam::123456789012:role/plangate-plan-aws';
 const PLAN_PROCESS_FUNCTION = 'plangate-plan-process';
+/** Where Lambda's runtime API listens: plan code could answer the invocation there. */
+const RUNTIME_API = '127.0.0.1:9001';
 const REPO = join(import.meta.dirname, '../..');
 const CHILD = join(REPO, 'tests/support/lambda-child.ts');
 
@@ -49,6 +52,7 @@ let plane: LocalDataPlane;
 let lambdaService: Server;
 let sts: Server;
 const invocations: { name: string; event: unknown }[] = [];
+/** Each AssumeRole's parameters and the access key that signed it. */
 const assumed: Record<string, string>[] = [];
 
 /** Runs a lambdas/ module's handler in a child process with exactly `env`, as Lambda would. */
@@ -92,7 +96,8 @@ beforeAll(async () => {
   dir = await mkdtemp(join(tmpdir(), 'plangate-plan-process-'));
   plane = await startLocalDataPlane({ dataDir: dir });
   sts = createServer(async (req, res) => {
-    assumed.push(Object.fromEntries(new URLSearchParams(await body(req))));
+    const signer = /Credential=([^/]+)\//.exec(req.headers.authorization ?? '')?.[1] ?? '(unsigned)';
+    assumed.push({ ...Object.fromEntries(new URLSearchParams(await body(req))), signer });
     res.writeHead(200, { 'content-type': 'text/xml' });
     res.end(
       `<AssumeRoleResponse xmlns="https://sts.amazonaws.com/doc/2011-06-15/"><AssumeRoleResult><Credentials><AccessKeyId>${PLAN_RUN.AccessKeyId}</AccessKeyId><SecretAccessKey>${PLAN_RUN.SecretAccessKey}</SecretAccessKey><SessionToken>${PLAN_RUN.SessionToken}</SessionToken><Expiration>2099-01-01T00:00:00Z</Expiration></Credentials><AssumedRoleUser><Arn>${PLAN_AWS_ROLE}/run</Arn><AssumedRoleId>AROAPLANRUNTIME:run</AssumedRoleId></AssumedRoleUser></AssumeRoleResult><ResponseMetadata><RequestId>req-1</RequestId></ResponseMetadata></AssumeRoleResponse>`,
@@ -103,6 +108,7 @@ beforeAll(async () => {
     PATH: process.env.PATH ?? '/usr/bin:/bin',
     AWS_REGION: 'us-east-1',
     AWS_LAMBDA_FUNCTION_NAME: PLAN_PROCESS_FUNCTION,
+    AWS_LAMBDA_RUNTIME_API: RUNTIME_API,
     ...PLAN_PROCESS,
     AWS_ENDPOINT_URL_STS: stsEndpoint,
     AWS_SDK_JS_NODE_VERSION_SUPPORT_WARNING_DISABLED: 'true',
@@ -111,7 +117,6 @@ beforeAll(async () => {
     POWERTOOLS_SERVICE_NAME: 'plangate',
     POWERTOOLS_METRICS_NAMESPACE: 'plangate',
     PLANGATE_WORKDIR: dir,
-    PLANGATE_PLAN_AWS_ROLE_ARN: PLAN_AWS_ROLE,
     PLANGATE_TEST_PROCESS: 'plan-process-function',
   };
   // The Lambda service: Invoke runs the named function's module in a child process of its own.
@@ -148,6 +153,8 @@ beforeAll(async () => {
     PLANGATE_SANDBOX: 'off',
     PLANGATE_WORKDIR: dir,
     PLANGATE_PLAN_PROCESS_FUNCTION: PLAN_PROCESS_FUNCTION,
+    PLANGATE_PLAN_AWS_ROLE_ARN: PLAN_AWS_ROLE,
+    AWS_ENDPOINT_URL_STS: stsEndpoint,
     PLANGATE_TEST_PROCESS: 'step-runner',
   };
 }, 60_000);
@@ -214,8 +221,12 @@ describe('plan code on AWS (the plan-process function)', () => {
     // Not vacuous: the parent's environment was read, and it is the plan-process function's.
     expect(parent).toContain('PLANGATE_TEST_PROCESS=plan-process-function');
     expect(parent).not.toContain('PLANGATE_TEST_PROCESS=step-runner');
-    // A step that declares no AWS gets no credentials at all.
+    // A step that declares no AWS gets no credentials at all, nor the runtime API's address.
     expect(own).not.toMatch(/^AWS_(ACCESS_KEY_ID|SECRET_ACCESS_KEY|SESSION_TOKEN)=/m);
+    expect(own).not.toMatch(/^AWS_LAMBDA_|^_X_AMZN/m);
+    expect(parent).toContain(`AWS_LAMBDA_RUNTIME_API=${RUNTIME_API}`);
+    // The plan-process function is not told the plan AWS role: it has nothing to assume it with.
+    expect(parent).not.toContain(PLAN_AWS_ROLE);
     expect(invocations.at(-1)).toMatchObject({ name: PLAN_PROCESS_FUNCTION });
   }, 60_000);
 
@@ -230,12 +241,21 @@ describe('plan code on AWS (the plan-process function)', () => {
     expect(own).toMatch(new RegExp(`^AWS_SESSION_TOKEN=${PLAN_RUN.SessionToken}$`, 'm'));
     for (const value of [...harnessValues, ...Object.values(PLAN_PROCESS)]) expect(own).not.toContain(value);
     for (const value of harnessValues) expect(parent).not.toContain(value);
-    expect(assumed.at(-1)).toMatchObject({
-      Action: 'AssumeRole',
-      RoleArn: PLAN_AWS_ROLE,
-      RoleSessionName: 'plangate-env-2',
-      Policy: sessionPolicy(aws),
+    // The step runner assumed it, once, with its own (the harness role's) credentials.
+    expect(assumed).toEqual([
+      expect.objectContaining({
+        Action: 'AssumeRole',
+        RoleArn: PLAN_AWS_ROLE,
+        RoleSessionName: 'plangate-env-2',
+        Policy: sessionPolicy(aws),
+        signer: HARNESS.AWS_ACCESS_KEY_ID,
+      }),
+    ]);
+    // What the plan-process function was handed: the session's credentials, never a role to assume.
+    expect(invocations.at(-1)?.event).toMatchObject({
+      awsCredentials: { accessKeyId: PLAN_RUN.AccessKeyId, sessionToken: PLAN_RUN.SessionToken },
     });
+    expect(JSON.stringify(invocations.at(-1)?.event)).not.toContain(PLAN_AWS_ROLE);
   }, 60_000);
 
   it('a command contract, run by the contract-checker handler, holds none of them either', async () => {

@@ -2,7 +2,8 @@
  * One plan process as data: what the harness asks a host to run (`PlanProcessCall`) and what it
  * hands back (`PlanProcessResult`). Locally the harness's own process is the host (`runProcess`);
  * on AWS the host is the plan-process function (lambdas/plan-process.ts), whose role holds none of
- * the harness's authority, and these are its event and its result.
+ * the harness's authority: its event is the call with the AWS session already assumed by the
+ * harness (`PlanProcessEvent`: credentials, never a role to assume), and its result is the result.
  */
 import { z } from 'zod';
 
@@ -18,7 +19,8 @@ export const PlanAwsSessionSchema = z.strictObject({
 });
 export type PlanAwsSession = z.infer<typeof PlanAwsSessionSchema>;
 
-export const PlanProcessCallSchema = z.strictObject({
+/** What any host needs to run one process. */
+const PlanProcessShape = {
   /** The `bash -c` text, its run-time values in `env` (never spliced into it). */
   command: z.string(),
   cwd: z.string().min(1).optional(),
@@ -33,9 +35,32 @@ export const PlanProcessCallSchema = z.strictObject({
    * returns what was written to it.
    */
   files: z.array(z.string().min(1)).default([]),
+};
+
+export const PlanProcessCallSchema = z.strictObject({
+  ...PlanProcessShape,
   aws: PlanAwsSessionSchema.optional(),
 });
 export type PlanProcessCall = z.input<typeof PlanProcessCallSchema>;
+
+/** Temporary credentials of one plan AWS role session (what STS AssumeRole answered the harness). */
+export const PlanAwsCredentialsSchema = z.strictObject({
+  accessKeyId: z.string().min(1),
+  secretAccessKey: z.string().min(1),
+  sessionToken: z.string().min(1),
+});
+export type PlanAwsCredentials = z.infer<typeof PlanAwsCredentialsSchema>;
+
+/**
+ * The plan-process function's event: the call, its AWS session assumed by the harness (the step
+ * runner or contract checker, which alone may assume the plan AWS role, with the step's session
+ * policy). Absent credentials: the process gets none, and the function could get none either.
+ */
+export const PlanProcessEventSchema = z.strictObject({
+  ...PlanProcessShape,
+  awsCredentials: PlanAwsCredentialsSchema.optional(),
+});
+export type PlanProcessEvent = z.input<typeof PlanProcessEventSchema>;
 
 /** How one plan process ended. */
 export const ProcessResultSchema = z.strictObject({

@@ -1,32 +1,68 @@
 /**
  * The plan-process function, both sides of its one call: the harness's invoker (the step runner
  * and the contract checker hand it every plan process on AWS) and what the function does with a
- * call (lambdas/plan-process.ts). The function's role may write its own logs and assume the plan
- * AWS role, nothing else: a process it starts, and whatever that process reads of its parent,
- * holds none of the harness's authority. A call that declares AWS gets that role's credentials,
- * assumed for the run with the session policy the step declared; any other call gets none.
+ * call (lambdas/plan-process.ts). The function's role may write its own logs, nothing else: a
+ * process it starts, and whatever that process reads of its parent (/proc/<pid>/environ, the
+ * Lambda runtime API), holds none of the harness's authority and cannot assume any role. A call
+ * that declares AWS gets a session of the plan AWS role that the harness assumed for the run with
+ * the step's session policy and put in the event; any other call gets no credentials at all.
  */
 import { mkdtemp, readFile, rm, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { InvokeCommand, type LambdaClient } from '@aws-sdk/client-lambda';
 import {
+  type PlanAwsCredentials,
   type PlanAwsSession,
-  type PlanProcessCall,
   PlanProcessCallSchema,
+  type PlanProcessEvent,
+  PlanProcessEventSchema,
   type PlanProcessInvoker,
   type PlanProcessResult,
   PlanProcessResultSchema,
 } from '../sandbox/plan-process-call.ts';
-import { ToolFailedError } from './errors.ts';
+import { NotConfiguredError, ToolFailedError } from './errors.ts';
 import { runProcess } from './process.ts';
 
-/** Invokes the plan-process function synchronously with each call; its answer is checked at the edge. */
-export function planProcessInvoker(lambda: LambdaClient, functionName: string): PlanProcessInvoker {
+/** Assumes the plan AWS role for `session` (sts:AssumeRole with its session policy), as the harness. */
+export type PlanAwsAssumer = (
+  session: PlanAwsSession,
+  durationSeconds: number,
+) => Promise<PlanAwsCredentials>;
+
+/** STS's bounds of a role session's duration. */
+const MIN_SESSION_SECONDS = 900;
+const MAX_SESSION_SECONDS = 3600;
+
+/** A session long enough for the process (and a minute more), within STS's bounds. */
+export function sessionSeconds(timeoutMs: number): number {
+  return Math.min(MAX_SESSION_SECONDS, Math.max(MIN_SESSION_SECONDS, Math.ceil(timeoutMs / 1000) + 60));
+}
+
+/**
+ * Invokes the plan-process function synchronously with each call; its answer is checked at the
+ * edge. A call that declares AWS is sent with the session `assumePlanAws` assumed for it here, in
+ * the harness: the function never holds a role it could assume without the session policy.
+ */
+export function planProcessInvoker(
+  lambda: LambdaClient,
+  functionName: string,
+  assumePlanAws?: PlanAwsAssumer,
+): PlanProcessInvoker {
   return async (call, signal) => {
+    const { aws, ...rest } = PlanProcessCallSchema.parse(call);
+    let awsCredentials: PlanAwsCredentials | undefined;
+    if (aws) {
+      if (!assumePlanAws)
+        throw new NotConfiguredError(
+          'a step declares AWS access but this function has no plan AWS role to assume: set PLANGATE_PLAN_AWS_ROLE_ARN',
+        );
+      awsCredentials = await assumePlanAws(aws, sessionSeconds(rest.timeoutMs));
+    }
+    const event: PlanProcessEvent = { ...rest, ...(awsCredentials ? { awsCredentials } : {}) };
     const out = await lambda.send(
       new InvokeCommand({
         FunctionName: functionName,
-        Payload: Buffer.from(JSON.stringify(PlanProcessCallSchema.parse(call))),
+        Payload: Buffer.from(JSON.stringify(PlanProcessEventSchema.parse(event))),
       }),
       { abortSignal: signal },
     );
@@ -41,48 +77,27 @@ export function planProcessInvoker(lambda: LambdaClient, functionName: string): 
   };
 }
 
-/** Temporary credentials of the plan AWS role. */
-export interface PlanAwsCredentials {
-  readonly accessKeyId: string;
-  readonly secretAccessKey: string;
-  readonly sessionToken: string;
-}
-
 export interface PlanProcessHostDeps {
   /** Where a call without its own cwd runs (Lambda: /tmp, its only writable directory). */
   readonly workdir: string;
   /** The region the credentials are for (AWS_REGION of the process). */
   readonly region?: string;
-  /** Assumes the plan AWS role for `session` (sts:AssumeRole with its session policy). */
-  readonly assumeRole: (session: PlanAwsSession, durationSeconds: number) => Promise<PlanAwsCredentials>;
 }
-
-/** STS's bounds of a role session's duration. */
-const MIN_SESSION_SECONDS = 900;
-const MAX_SESSION_SECONDS = 3600;
 
 /**
  * Runs one call here (this host has no harness authority to protect): each of its `files` a fresh
- * file of this host's, the AWS session's credentials in its environment when it declares one.
+ * file of this host's, the AWS session's credentials in its environment when the event carries them.
  */
 export async function servePlanProcessCall(
-  call: PlanProcessCall,
+  event: PlanProcessEvent,
   deps: PlanProcessHostDeps,
 ): Promise<PlanProcessResult> {
-  const parsed = PlanProcessCallSchema.parse(call);
+  const parsed = PlanProcessEventSchema.parse(event);
   const dir = await mkdtemp(join(deps.workdir, 'plangate-call-'));
   try {
     const files = Object.fromEntries(parsed.files.map((name, i) => [name, join(dir, `file-${i}`)]));
     for (const path of Object.values(files)) await writeFile(path, '');
-    const credentials = parsed.aws
-      ? await deps.assumeRole(
-          parsed.aws,
-          Math.min(
-            MAX_SESSION_SECONDS,
-            Math.max(MIN_SESSION_SECONDS, Math.ceil(parsed.timeoutMs / 1000) + 60),
-          ),
-        )
-      : undefined;
+    const credentials = parsed.awsCredentials;
     const result = await runProcess({
       command: parsed.command,
       cwd: parsed.cwd ?? deps.workdir,
