@@ -95,6 +95,13 @@ export class FakeSlack {
   }
 
   /** The decision and page buttons of a message, as posted or last updated. */
+  /** The gate link id a message's buttons answer (their value is `{linkId, digest}`); undefined without buttons. */
+  linkIdOf(message: SlackMessage): string | undefined {
+    const value = this.buttons(message)[0]?.value;
+    if (value === undefined) return undefined;
+    return (JSON.parse(value) as { linkId?: string }).linkId;
+  }
+
   buttons(message: SlackMessage): Button[] {
     return message.blocks.flatMap((b) =>
       b.type === 'actions' ? ((b as { elements: Button[] }).elements ?? []) : [],

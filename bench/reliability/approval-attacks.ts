@@ -449,7 +449,7 @@ async function concurrentDecisions(p: Platform): Promise<ConcurrencyResult> {
   const gate = await submitAndWait(p, planWith('contested', 3600));
   const parsed = parseLinkId(gate.approvalId);
   const message = await p.slack.until("the gate's Slack message", () =>
-    p.slack.messages.find((m) => p.slack.buttons(m)[0]?.value === gate.approvalId),
+    p.slack.messages.find((m) => p.slack.linkIdOf(m) === gate.approvalId),
   );
   const body = JSON.stringify({ digest: gate.plan.digest, decision: 'APPROVE' });
   // The page's approvers opened their emailed links first; they all click at once below.

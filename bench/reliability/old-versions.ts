@@ -92,7 +92,7 @@ export async function runOldVersionAttacks(rounds = 10, races = 30): Promise<Old
       const sharedPage = await openPage(p, v1.notice.approvalId);
       const emailedPage = await openPage(p, bound);
       const slackMessage = await p.slack.until("v1's Slack message", () =>
-        p.slack.messages.find((m) => p.slack.buttons(m)[0]?.value === v1.notice.approvalId),
+        p.slack.messages.find((m) => p.slack.linkIdOf(m) === v1.notice.approvalId),
       );
       const stale = { ...slackMessage, blocks: slackMessage.history[0] ?? slackMessage.blocks };
 
