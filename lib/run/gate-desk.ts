@@ -10,6 +10,7 @@ import type {
   EscalationDecision,
   GateApprovers,
   GateKind,
+  GateRevision,
   HumanDecision,
 } from '../runtime/payloads/index.ts';
 import type { AcceptSuggestionAnswer } from './decisions.ts';
@@ -39,6 +40,8 @@ export interface PendingGate extends GateFacts {
   readonly policy: Pick<GateApprovers, 'approvers' | 'forbiddenApprovers'>;
   /** Who submitted the plan, when the gate says. */
   readonly submittedBy?: string;
+  /** The revision the gate asks about (a modification made at it, or the one its plan gate approved). */
+  readonly revision?: GateRevision;
 }
 
 export type GateAnswer = ApprovalDecision | EscalationDecision | HumanDecision | AcceptSuggestionAnswer;
@@ -69,7 +72,10 @@ export interface GateDesk {
 /** The pending gate a link id answers, from what is known about it. */
 export function pendingGate(
   linkId: string,
-  facts: GateFacts & Pick<PendingGate, 'planDigest' | 'policy' | 'submittedBy'>,
+  facts: GateFacts &
+    Pick<PendingGate, 'planDigest' | 'policy' | 'submittedBy'> & {
+      readonly revision?: GateRevision | undefined;
+    },
   expiresAtEpoch: number,
   shown?: ShownGate,
 ): PendingGate {
@@ -88,6 +94,7 @@ export function pendingGate(
     planDigest: facts.planDigest,
     policy: { approvers: facts.policy.approvers, forbiddenApprovers: facts.policy.forbiddenApprovers },
     submittedBy: facts.submittedBy,
+    ...(facts.revision ? { revision: facts.revision } : {}),
     shown,
   };
 }

@@ -19,6 +19,7 @@ import { ExecutionFilesWriter } from '../files/writer.ts';
 import { ensureActivities, planStateMachineName, workerTargets } from '../launch/deploy-plan.ts';
 import { launchPlan, type PlannerDetails } from '../launch/launch-plan.ts';
 import { renderChecklist } from '../plan/render.ts';
+import { planAsRevised } from '../plan/revision.ts';
 import { type PlanRisks, planRisks, unattendedApprovalRefusals } from '../plan/risks.ts';
 import { type Plan, PlanSchema } from '../plan/schema.ts';
 import { visibleText } from '../plan/visible-text.ts';
@@ -628,11 +629,15 @@ export class RunSession {
     const question = this.question(gate, hint);
     const approving = gate.kind === 'plan' || gate.kind === 'step';
     if (approving && options.approve && !this.autoAnswered.has(gate.linkId)) {
-      const permittedBy = plan.approval.allowAutoApprove ? this.autoApproval(gate) : undefined;
+      // What the gate approves is what will run: its revision's calls, not the plan as written.
+      const runs = gate.revision ? planAsRevised(plan, gate.revision.argOverrides) : plan;
+      const permittedBy = plan.approval.allowAutoApprove
+        ? this.autoApproval(gate, gate.revision ? planFacts(runs) : this.facts)
+        : undefined;
       // Underneath policy, whatever it permits: only what is proven read-only is approved on a
       // person's behalf.
       const unproven = unattendedApprovalRefusals(
-        this.risks,
+        gate.revision ? planRisks(runs) : this.risks,
         gate.kind === 'step' ? (gate.stepId ?? '') : undefined,
       );
       if (permittedBy && unproven.length === 0) {
@@ -678,11 +683,12 @@ export class RunSession {
 
   /**
    * The policies that let `--approve` answer this gate (AutoApprove: the plan, or the step at
-   * its own gate, as the harness judged them), named in the vote's comment; undefined, after
-   * journaling POLICY_DECISION, when policy forbids it and a person is asked.
+   * its own gate, as the harness judged them in `facts`: the gate's revision's), named in the
+   * vote's comment; undefined, after journaling POLICY_DECISION, when policy forbids it and a
+   * person is asked.
    */
-  private autoApproval(gate: PendingGate): readonly string[] | undefined {
-    const { plan, facts, options } = this;
+  private autoApproval(gate: PendingGate, facts: PlanFacts): readonly string[] | undefined {
+    const { plan, options } = this;
     const identity = { id: plan.id, version: plan.version, digest: gate.planDigest };
     const submitter = gate.submittedBy ?? options.submittedBy;
     const planResource = planEntity(identity, facts, submitter);
