@@ -14,6 +14,7 @@ import path from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { z } from 'zod';
 import { canonicalJson } from '../plan/digest.ts';
+import { principalName } from '../plan/principal-names.ts';
 import type { Problem } from '../plan/problems.ts';
 import { POLICY_DIR_ENV } from '../runtime/catalog.ts';
 import type { PolicyAction } from '../runtime/payloads/index.ts';
@@ -173,7 +174,10 @@ export class PolicySet {
     preparedSchema(wasm);
     const members = new Map<string, string[]>();
     for (const [group, names] of Object.entries(check.groups))
-      for (const name of names) members.set(name, [...(members.get(name) ?? []), group]);
+      for (const listed of names) {
+        const name = principalName(listed);
+        members.set(name, [...(members.get(name) ?? []), group]);
+      }
     const reasons = new Map(
       sources.flatMap((source): [string, PolicyReason][] => {
         const { reason, ...others } = source.annotations;
@@ -215,16 +219,20 @@ export class PolicySet {
 
   /** The groups the groups file gives `name`, with the ones the request proved. */
   groupsOf(principal: PolicyPrincipal): string[] {
-    return [...new Set([...(principal.groups ?? []), ...(this.members.get(principal.name) ?? [])])].sort();
+    const listed = this.members.get(principalName(principal.name)) ?? [];
+    return [...new Set([...(principal.groups ?? []), ...listed])].sort();
   }
 
   /** Cedar's answer to one request. A request that does not fit the schema is denied, with why. */
   authorize(request: PolicyRequest): PolicyDecision {
     const groups = this.groupsOf(request.principal);
+    // The canonical name, as every entity names people: `principal.name == resource.submitter` holds
+    // however either was spelled.
+    const name = principalName(request.principal.name);
     const principal: PolicyEntity = {
       type: 'User',
-      id: request.principal.name,
-      attrs: { name: request.principal.name },
+      id: name,
+      attrs: { name },
       parents: groups.map((id) => ({ type: 'Group', id })),
     };
     const entities = [
@@ -234,7 +242,7 @@ export class PolicySet {
       ...(request.entities ?? []),
     ];
     const answer = this.wasm.statefulIsAuthorized({
-      principal: { type: 'User', id: request.principal.name },
+      principal: { type: 'User', id: name },
       action: { type: 'Action', id: request.action },
       resource: { type: request.resource.type, id: request.resource.id },
       context: (request.context ?? {}) as Record<string, never>,

@@ -121,7 +121,7 @@ export class LocalHostedUi {
     const problem = this.authorizeProblem(form);
     if (problem) return this.html(res, 400, page('Sign-in error', `<p>${escapeHtml(problem)}</p>`));
     const user = (form.get('username') ?? '').trim();
-    const expected = this.props.users[user];
+    const expected = Object.hasOwn(this.props.users, user) ? this.props.users[user] : undefined;
     if (expected === undefined || !sameText(expected, form.get('password') ?? ''))
       return this.html(res, 200, loginPage(form, 'Incorrect username or password.'));
     const code = randomBytes(24).toString('base64url');

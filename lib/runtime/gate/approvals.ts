@@ -12,6 +12,7 @@ import { SendTaskFailureCommand, SendTaskSuccessCommand, type SFNClient } from '
 import { type DynamoDBDocumentClient, GetCommand, PutCommand, UpdateCommand } from '@aws-sdk/lib-dynamodb';
 import { canonicalJson } from '../../plan/digest.ts';
 import { outputShapeMismatch } from '../../plan/output-shapes.ts';
+import { namesPrincipal, principalName, samePrincipal } from '../../plan/principal-names.ts';
 import { decisionDetails } from '../../policy/decisions.ts';
 import { type PolicyPrincipal, PolicySet } from '../../policy/policy-set.ts';
 import type { Journal } from '../journal/journal.ts';
@@ -316,14 +317,15 @@ export class Approvals {
       let heldOpen: PolicyDecisionDetails | undefined;
       const at = this.now().toISOString();
       try {
-        by = approverOf(link);
+        // One spelling of each person from here on: the checks, the votes and the journal.
+        by = principalName(approverOf(link));
         this.checkOpen(item);
         checkDigest(item, answer.digest);
         this.checkApprover(item, by);
         decision = await this.parseDecision(item, answer.decision, by);
         const approves =
           decision.decision === 'APPROVE' || decision.decision === 'APPROVE_WITH_MODIFICATIONS';
-        if (voting && approves && item.submittedBy === by)
+        if (voting && approves && item.submittedBy !== undefined && samePrincipal(item.submittedBy, by))
           throw new ApprovalError('forbidden', `${by} submitted this plan and may not approve it`);
         recorded ??= await recordedPlan(this.props.dynamo, this.props.eventsTable, item.executionId);
         if (decision.decision === 'APPROVE_WITH_MODIFICATIONS')
@@ -566,12 +568,12 @@ export class Approvals {
 
   private checkApprover(item: GateItem, by: string): void {
     if (!by) throw new ApprovalError('forbidden', 'an answer must say who gives it');
-    if (item.policy.forbiddenApprovers.includes(by))
+    if (namesPrincipal(item.policy.forbiddenApprovers, by))
       throw new ApprovalError('forbidden', `${by} may not answer this gate`);
-    if (item.policy.approvers.length > 0 && !item.policy.approvers.includes(by)) {
+    if (item.policy.approvers.length > 0 && !namesPrincipal(item.policy.approvers, by)) {
       throw new ApprovalError('forbidden', `${by} is not one of this plan's approvers`);
     }
-    if (item.votes.some((v) => v.by === by))
+    if (item.votes.some((v) => samePrincipal(v.by, by)))
       throw new ApprovalError('used', `${by} has already approved this gate`);
   }
 
