@@ -139,7 +139,7 @@ export async function run(argv: string[]): Promise<number> {
     process.stdout.write(`${usage}\n`);
     return 0;
   }
-  const sub = name === undefined ? undefined : SUBCOMMANDS[name];
+  const sub = name !== undefined && Object.hasOwn(SUBCOMMANDS, name) ? SUBCOMMANDS[name] : undefined;
   if (!sub) {
     return usageError(
       name === undefined ? 'give a subcommand: query, export or verify' : `unknown subcommand "${name}"`,

@@ -147,7 +147,8 @@ async function test(argv: string[]): Promise<number> {
     const plans = new Map<string, Plan>();
     for (const [index, testCase] of cases.cases.entries()) {
       const where = `${file}: cases[${index}] "${testCase.name}"`;
-      const planPath = path.resolve(path.dirname(file), cases.plans[testCase.plan] ?? testCase.plan);
+      const named = Object.hasOwn(cases.plans, testCase.plan) ? cases.plans[testCase.plan] : undefined;
+      const planPath = path.resolve(path.dirname(file), named ?? testCase.plan);
       let plan = plans.get(planPath);
       if (!plan) {
         const loaded = await loadPlan(planPath).catch((error: unknown) => {

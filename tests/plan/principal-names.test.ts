@@ -21,7 +21,13 @@ describe('principalName: one spelling per person', () => {
   });
 
   it('other names are as they are: OS users, IAM ARNs (even with an @ in them), Slack names', () => {
-    for (const name of ['Root', 'alice', 'arn:aws:iam::123456789012:user/Alice@Example.com', 'U0ABC', '@home'])
+    for (const name of [
+      'Root',
+      'alice',
+      'arn:aws:iam::123456789012:user/Alice@Example.com',
+      'U0ABC',
+      '@home',
+    ])
       expect(principalName(name)).toBe(name);
   });
 

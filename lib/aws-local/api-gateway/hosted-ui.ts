@@ -169,7 +169,10 @@ export class LocalHostedUi {
     const verifier = form.get('code_verifier') ?? '';
     if (!sameText(createHash('sha256').update(verifier).digest('base64url'), pending.challenge))
       return fail('invalid_grant', 'the code_verifier does not match the code_challenge');
-    const groups = this.props.groups?.[pending.user] ?? [];
+    const groups =
+      (this.props.groups && Object.hasOwn(this.props.groups, pending.user)
+        ? this.props.groups[pending.user]
+        : undefined) ?? [];
     const claims = {
       aud: this.props.clientId,
       token_use: 'id',
