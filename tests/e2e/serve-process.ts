@@ -14,7 +14,11 @@ export interface ServeProcess {
   stop(): Promise<number | null>;
 }
 
-export function startServe(args: readonly string[], cwd: string): ServeProcess {
+export function startServe(
+  args: readonly string[],
+  cwd: string,
+  env: Readonly<Record<string, string>> = {},
+): ServeProcess {
   const child = spawn(
     process.execPath,
     [
@@ -24,7 +28,7 @@ export function startServe(args: readonly string[], cwd: string): ServeProcess {
       'serve',
       ...args,
     ],
-    { cwd, stdio: ['ignore', 'pipe', 'pipe'], env: { ...process.env, NODE_NO_WARNINGS: '1' } },
+    { cwd, stdio: ['ignore', 'pipe', 'pipe'], env: { ...process.env, NODE_NO_WARNINGS: '1', ...env } },
   );
   const lines: string[] = [];
   const waiters: (() => void)[] = [];
