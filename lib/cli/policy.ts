@@ -19,7 +19,12 @@ import {
   PolicySet,
   policyDirOf,
 } from '../policy/policy-set.ts';
-import { explainScenarios, type Scenario, scenarioRequest } from '../policy/scenarios.ts';
+import {
+  approvalBlockRefusal,
+  explainScenarios,
+  type Scenario,
+  scenarioRequest,
+} from '../policy/scenarios.ts';
 import { PolicyActionSchema } from '../runtime/payloads/index.ts';
 
 /** The `--policy` option's help line. */
@@ -292,13 +297,15 @@ async function explain(argv: string[]): Promise<number> {
   );
   for (const scenario of explainScenarios(loaded.plan, principal, values['submitted-by'])) {
     const request = scenarioRequest(loaded.plan, scenario, policy);
+    // The plan's own block first, as the gate judges it: policy is asked only about what it lets through.
+    const refused = approvalBlockRefusal(loaded.plan, scenario);
     const decided = policy.authorize(request);
     process.stdout.write(
-      `  ${decided.decision === 'allow' ? '✓' : '✗'} ${label(scenario)} ${entityName(request.resource)}: ${describe(decided)}\n`,
+      `  ${!refused && decided.decision === 'allow' ? '✓' : '✗'} ${label(scenario)} ${entityName(request.resource)}: ${refused ? `refused by the plan's approval block: ${refused} (policy alone: ${describe(decided)})` : describe(decided)}\n`,
     );
   }
   process.stdout.write(
-    '(CompleteGate: with this person as the only approver. RunStep: with the args as written; at run time they are the resolved ones.)\n',
+    "(The plan's approval block is its first group's: a gate the timeout ladder escalates asks the next group. CompleteGate: with this person as the only approver. RunStep: with the args as written; at run time they are the resolved ones.)\n",
   );
   return 0;
 }
