@@ -1,14 +1,15 @@
 /**
  * Policy configuration applies or fails loudly (docs/policy.md, "Deploying a policy set"): the
- * directory PLANGATE_POLICY_DIR names decides in `plangate run`, `serve` and `audit` as `--policy`
- * does, and a directory holding a file that is not a policy file (a .cedar in a subfolder, another
- * extension) stops the command with where it is, instead of leaving that policy out.
+ * directory PLANGATE_POLICY_DIR names decides in `plangate run` and `serve` as `--policy` does
+ * (a store's readers decide by its holder's policy: read-policy.e2e.test.ts), and a directory
+ * holding a file that is not a policy file (a .cedar in a subfolder, another extension) stops
+ * the command with where it is, instead of leaving that policy out.
  */
 import { mkdir, mkdtemp, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
-import { CliRun, runPlan, workDir } from './cli.ts';
+import { runPlan, workDir } from './cli.ts';
 import { startServe } from './serve-process.ts';
 
 const HARMLESS = {
@@ -27,7 +28,7 @@ const HARMLESS = {
   ],
 };
 
-/** An organisation's set: echo is reserved, and nobody reads the audit trail. */
+/** An organisation's set: echo is reserved. */
 async function orgPolicies(extra: Record<string, string> = {}): Promise<string> {
   const dir = await mkdtemp(join(tmpdir(), 'plangate-policy-config-'));
   const files: Record<string, string> = {
@@ -35,8 +36,6 @@ async function orgPolicies(extra: Record<string, string> = {}): Promise<string> 
 @id("echo-is-reserved")
 forbid (principal, action == Action::"SubmitPlan", resource)
 when { resource.tools.contains("echo") };
-@id("audit-is-closed")
-forbid (principal, action == Action::"ReadAudit", resource);
 `,
     ...extra,
   };
@@ -71,7 +70,7 @@ describe.concurrent('policy configuration, through the CLI', { timeout: 90_000 }
     });
     try {
       const url = await serve.line(() => true);
-      expect(await serve.line((l) => l.startsWith('policy: '))).toBe(`policy: 3 policies of ${policies}`);
+      expect(await serve.line((l) => l.startsWith('policy: '))).toBe(`policy: 2 policies of ${policies}`);
       const res = await fetch(`${url}/plans`, {
         method: 'POST',
         headers: { 'content-type': 'application/json', 'x-plangate-user': 'mallory' },
@@ -82,16 +81,6 @@ describe.concurrent('policy configuration, through the CLI', { timeout: 90_000 }
     } finally {
       await serve.stop();
     }
-  });
-
-  it('PLANGATE_POLICY_DIR decides plangate audit', async () => {
-    const cwd = await workDir();
-    const audit = new CliRun(['audit', 'query', '--store', join(cwd, '.plangate')], cwd, {
-      PLANGATE_POLICY_DIR: await orgPolicies(),
-    });
-    expect(await audit.exited).toBe(1);
-    expect(audit.stderr).toContain('ReadAudit');
-    expect(audit.stderr).toContain('audit-is-closed');
   });
 
   it('a .cedar file in a subfolder stops plangate run with where it is (other names: tests/policy/policy-files.test.ts)', async () => {
