@@ -4,7 +4,7 @@
  */
 import { type App, Validations } from 'aws-cdk-lib';
 import { AwsSolutionsChecks } from 'cdk-nag';
-import { PolicyLoadError, PolicySet } from '../policy/policy-set.ts';
+import { defaultPolicyDir, PolicyLoadError, PolicySet } from '../policy/policy-set.ts';
 import { loadExamplePlans } from './examples.ts';
 import { PlanPlatformStack } from './plan-platform-stack.ts';
 
@@ -37,7 +37,7 @@ export async function buildPlangateApp(app: App, examplesDir?: string): Promise<
   const plannerModel = context(APP_CONTEXT.plannerModel);
   const policyDir = context(APP_CONTEXT.policyDir);
   // Policies that do not load would refuse every decision: the synth fails first, every problem located.
-  const policies = await PolicySet.check(policyDir);
+  const policies = await PolicySet.check(policyDir ?? defaultPolicyDir());
   if (policies.problems.some((p) => p.severity === 'error'))
     throw new PolicyLoadError(policies.dir, policies.problems);
   const stack = new PlanPlatformStack(app, context(APP_CONTEXT.stackName) ?? 'Plangate', {

@@ -2,7 +2,6 @@
  * `plangate audit query|export|verify`: the auditor's view of the events table, on the local store
  * (default) or on AWS (`--aws --table NAME`), through the same code (lib/audit).
  */
-import { userInfo } from 'node:os';
 import { parseArgs } from 'node:util';
 import {
   type AnchorSource,
@@ -22,12 +21,11 @@ import {
   verifyExecutions,
 } from '../audit/verify.ts';
 import { characterLabel, visibleText } from '../plan/visible-text.ts';
-import { denialMessage } from '../policy/decisions.ts';
-import { AUDIT_TRAIL } from '../policy/entities.ts';
+import { PolicyLoadError, PolicySet } from '../policy/policy-set.ts';
 import { formatSeq } from '../runtime/journal/journal.ts';
 import type { JournalRecord } from '../runtime/payloads/index.ts';
-import { DEFAULT_STORE_DESCRIPTION, defaultStoreDir } from '../serve/store-directory.ts';
-import { loadPolicyOption } from './policy.ts';
+import { auditReadRequest, readRefusal, storeReadPolicy } from '../serve/read-policy.ts';
+import { DEFAULT_STORE_DESCRIPTION, defaultStoreDir, storePaths } from '../serve/store-directory.ts';
 
 const TARGET_HELP = `Where (default: the local store):
   --store DIR          the local store (default: ${DEFAULT_STORE_DESCRIPTION}); read without starting the engine
@@ -117,7 +115,9 @@ export const usage = `Usage: plangate audit <query|export|verify> [options]
 
 Query, export and verify the events table (local store by default, or --aws --table NAME).
 The platform's policy is asked first whether you (your OS user) may read the audit trail
-(ReadAudit): --policy DIR names the policies (default: the shipped set, policies/default).
+(ReadAudit): for a local store, the policy of the serve or run that holds it (recorded in the
+store; the shipped set for a store no holder recorded one in), never one the reader picks; with
+--aws, PLANGATE_POLICY_DIR or the shipped set (the table's IAM decides who reads it on AWS).
 
 ${QUERY_USAGE}
 
@@ -139,7 +139,7 @@ export async function run(argv: string[]): Promise<number> {
     process.stdout.write(`${usage}\n`);
     return 0;
   }
-  const sub = name === undefined ? undefined : SUBCOMMANDS[name];
+  const sub = name !== undefined && Object.hasOwn(SUBCOMMANDS, name) ? SUBCOMMANDS[name] : undefined;
   if (!sub) {
     return usageError(
       name === undefined ? 'give a subcommand: query, export or verify' : `unknown subcommand "${name}"`,
@@ -150,23 +150,34 @@ export async function run(argv: string[]): Promise<number> {
     process.stdout.write(`${sub.usage}\n`);
     return 0;
   }
-  const at = rest.indexOf('--policy');
-  const policyDir = at >= 0 ? rest[at + 1] : undefined;
-  if (at >= 0 && policyDir === undefined) return usageError('--policy needs a directory', usage);
-  const policy = await loadPolicyOption(policyDir, 'audit');
-  if (!policy) return 2;
-  const request = {
-    principal: { name: userInfo().username },
-    action: 'ReadAudit' as const,
-    resource: AUDIT_TRAIL,
-    context: { query: name as string },
-  };
-  const decided = policy.authorize(request);
-  if (decided.decision === 'deny') {
-    process.stderr.write(`plangate audit: ${denialMessage(request, decided)}\n`);
+  if (rest.some((arg) => arg === '--policy' || arg.startsWith('--policy=')))
+    return usageError(
+      "--policy is not the reader's to choose: the policy of the serve or run holding the store decides who reads it (docs/policy.md)",
+      usage,
+    );
+  let policy: PolicySet;
+  try {
+    policy = rest.includes('--aws')
+      ? await PolicySet.fromEnvironment()
+      : await storeReadPolicy(storePaths(optionValue(rest, '--store') ?? defaultStoreDir()));
+  } catch (error) {
+    if (!(error instanceof PolicyLoadError)) throw error;
+    process.stderr.write(`plangate audit: ${error.message}\n`);
+    return 2;
+  }
+  const refused = readRefusal(policy, auditReadRequest(name as string));
+  if (refused) {
+    process.stderr.write(`plangate audit: ${refused}\n`);
     return 1;
   }
-  return sub.run(at >= 0 ? [...rest.slice(0, at), ...rest.slice(at + 2)] : rest);
+  return sub.run(rest);
+}
+
+/** The value of `--name VALUE` or `--name=VALUE` among raw arguments. */
+function optionValue(args: readonly string[], name: string): string | undefined {
+  const at = args.indexOf(name);
+  if (at >= 0) return args[at + 1];
+  return args.find((arg) => arg.startsWith(`${name}=`))?.slice(name.length + 1);
 }
 
 class UsageError extends Error {}

@@ -13,6 +13,7 @@ import {
   type JournalRecord,
   ShellRanSchema,
 } from '../runtime/payloads/index.ts';
+import { executionReadRequest, readRefusal, storeReadPolicy } from '../serve/read-policy.ts';
 import { DEFAULT_STORE_DESCRIPTION, storePaths } from '../serve/store-directory.ts';
 import { openStoreReader, StoreNotFoundError, type StoreReader } from '../serve/store-reader.ts';
 
@@ -98,6 +99,18 @@ export async function run(argv: string[]): Promise<number> {
     const events = await readEvents(reader.doc, reader.eventsTable, executionArn);
     if (events.length === 0) {
       process.stderr.write(`plangate events: no events stored for ${executionArn}\n`);
+      return 1;
+    }
+    // The policy of the process holding the store decides who reads it (ReadExecution).
+    const created = events.find((e) => e.event === 'PLAN_CREATED');
+    const refused =
+      created &&
+      readRefusal(
+        await storeReadPolicy(storePaths(parsed.values.store)),
+        executionReadRequest(created, 'events'),
+      );
+    if (refused) {
+      process.stderr.write(`plangate events: ${refused}\n`);
       return 1;
     }
     for (const e of events) {

@@ -3,8 +3,11 @@
  * store (the same structured entries and metrics they write to CloudWatch Logs on AWS), in order.
  */
 import { parseArgs } from 'node:util';
+import { readEvents } from '../runtime/journal/journal.ts';
 import { type HarnessLogEntry, harnessLogFile, readHarnessLog } from '../serve/harness-log.ts';
-import { DEFAULT_STORE_DESCRIPTION, storePaths } from '../serve/store-directory.ts';
+import { executionReadRequest, readRefusal, storeReadPolicy } from '../serve/read-policy.ts';
+import { DEFAULT_STORE_DESCRIPTION, type StorePaths, storePaths } from '../serve/store-directory.ts';
+import { openStoreReader, StoreNotFoundError, type StoreReader } from '../serve/store-reader.ts';
 
 export const usage = `Usage: plangate logs <execution> [options]
 
@@ -63,6 +66,11 @@ export async function run(argv: string[]): Promise<number> {
     process.stderr.write(`plangate logs: no entries for ${execution}${about} in ${harnessLogFile(paths)}\n`);
     return 1;
   }
+  const refused = await logsRefusal(paths, String(entries[0]?.execution ?? execution));
+  if (refused) {
+    process.stderr.write(`plangate logs: ${refused}\n`);
+    return 1;
+  }
   // `plangate logs … | head` closes the pipe early: that is the reader's choice, not an error.
   process.stdout.on('error', (error: NodeJS.ErrnoException) => {
     if (error.code === 'EPIPE') process.exit(0);
@@ -71,6 +79,28 @@ export async function run(argv: string[]): Promise<number> {
   for (const entry of entries)
     process.stdout.write(`${parsed.values.json ? JSON.stringify(entry) : formatEntry(entry)}\n`);
   return 0;
+}
+
+/**
+ * Why the store's policy refuses the reader this execution's logs (ReadExecution, as its events),
+ * judged by its PLAN_CREATED; an execution whose journal cannot be read is refused too.
+ */
+async function logsRefusal(paths: StorePaths, executionArn: string): Promise<string | undefined> {
+  let reader: StoreReader;
+  try {
+    reader = await openStoreReader(paths);
+  } catch (error) {
+    if (!(error instanceof StoreNotFoundError)) throw error;
+    return `${error.message}: whose execution ${executionArn} is cannot be told, so its logs are not shown`;
+  }
+  try {
+    const events = await readEvents(reader.doc, reader.eventsTable, executionArn);
+    const created = events.find((e) => e.event === 'PLAN_CREATED');
+    if (!created) return `no PLAN_CREATED stored for ${executionArn}: whose execution it is cannot be told`;
+    return readRefusal(await storeReadPolicy(paths), executionReadRequest(created, 'events'));
+  } finally {
+    await reader.close();
+  }
 }
 
 /** One entry as a line: time, level, handler, step, message, and the entry's other facts. */

@@ -11,18 +11,32 @@ import { loadPlan } from '../plan/load.ts';
 import { formatProblem } from '../plan/problems.ts';
 import type { Plan } from '../plan/schema.ts';
 import { entityName } from '../policy/decisions.ts';
-import { type PolicyDecision, PolicyLoadError, PolicySet } from '../policy/policy-set.ts';
-import { explainScenarios, type Scenario, scenarioRequest } from '../policy/scenarios.ts';
+import { CASE_FILE } from '../policy/policy-files.ts';
+import {
+  POLICY_DIR_ENV,
+  type PolicyDecision,
+  PolicyLoadError,
+  PolicySet,
+  policyDirOf,
+} from '../policy/policy-set.ts';
+import {
+  approvalBlockRefusal,
+  explainScenarios,
+  type Scenario,
+  scenarioRequest,
+} from '../policy/scenarios.ts';
 import { PolicyActionSchema } from '../runtime/payloads/index.ts';
 
 /** The `--policy` option's help line. */
 export const POLICY_OPTION_HELP = `  --policy DIR       the platform's Cedar policies (and groups.json) that decide who may submit,
-                     answer, auto-approve and run what (default: the shipped set, policies/default;
-                     see docs/policy.md)`;
+                     answer, auto-approve and run what (default: $${POLICY_DIR_ENV}, else the
+                     shipped set, policies/default; see docs/policy.md)`;
 
 /**
- * The policy set of `--policy DIR` (the shipped default without it); a directory that does not
- * load is reported with every problem located, and `undefined` returned.
+ * The policy set of `--policy DIR`, else of PLANGATE_POLICY_DIR, else the shipped one
+ * ({@link policyDirOf}); a directory that does not load is reported with every problem located,
+ * and `undefined` returned. The directory chosen is named in PLANGATE_POLICY_DIR from then on, so
+ * whatever this process starts, or asks with the environment's set, decides by the same policies.
  */
 export async function loadPolicyOption(
   dir: string | undefined,
@@ -30,7 +44,9 @@ export async function loadPolicyOption(
   stderr: NodeJS.WritableStream = process.stderr,
 ): Promise<PolicySet | undefined> {
   try {
-    return await PolicySet.load(dir);
+    const set = await PolicySet.load(policyDirOf(dir));
+    process.env[POLICY_DIR_ENV] = set.dir;
+    return set;
   } catch (error) {
     if (!(error instanceof PolicyLoadError)) throw error;
     for (const problem of error.problems) stderr.write(`${formatProblem(problem)}\n`);
@@ -47,13 +63,15 @@ The platform's policies are a directory of Cedar files (*.cedar) and, optionally
 ({"<group>": ["<user>", …]}). See docs/policy.md.
 
   validate   parses every policy and validates it against plangate's Cedar schema; every
-             problem is located (file:line:col). DIR defaults to the shipped set.
+             problem is located (file:line:col). DIR defaults to $PLANGATE_POLICY_DIR, else
+             the shipped set.
              Exit 0 valid, 1 problems.
   test       runs table-driven cases against DIR: each case names a principal (and groups), an
              action, a plan (and step), and the decision expected (allow or deny, and optionally
              the deciding policies). CASES are case files or directories of them (*.cases.yaml,
              *.cases.yml, *.cases.json); default: the ones in DIR. Exit 0 all pass, 1 any fails.
-  explain    what NAME may do with this plan under the policies (default: the shipped set), and
+  explain    what NAME may do with this plan under the policies (default: $PLANGATE_POLICY_DIR,
+             else the shipped set), and
              which policies decide each answer. Exit 0.
 
 Exit 2: usage, or a file that cannot be read.`;
@@ -79,7 +97,7 @@ class UsageError extends Error {}
 
 async function validate(argv: string[]): Promise<number> {
   if (argv.length > 1) throw new UsageError('validate takes one directory');
-  const checked = await PolicySet.check(argv[0]);
+  const checked = await PolicySet.check(policyDirOf(argv[0]));
   for (const problem of checked.problems) process.stderr.write(`${formatProblem(problem)}\n`);
   const errors = checked.problems.filter((p) => p.severity === 'error').length;
   if (errors > 0) {
@@ -125,8 +143,6 @@ const CaseFileSchema = z.strictObject({
   cases: z.array(CaseSchema).min(1),
 });
 
-const CASE_FILE = /\.cases\.(ya?ml|json)$/;
-
 async function test(argv: string[]): Promise<number> {
   const [dir, ...given] = argv;
   if (dir === undefined) throw new UsageError('test needs the policy directory');
@@ -147,7 +163,8 @@ async function test(argv: string[]): Promise<number> {
     const plans = new Map<string, Plan>();
     for (const [index, testCase] of cases.cases.entries()) {
       const where = `${file}: cases[${index}] "${testCase.name}"`;
-      const planPath = path.resolve(path.dirname(file), cases.plans[testCase.plan] ?? testCase.plan);
+      const named = Object.hasOwn(cases.plans, testCase.plan) ? cases.plans[testCase.plan] : undefined;
+      const planPath = path.resolve(path.dirname(file), named ?? testCase.plan);
       let plan = plans.get(planPath);
       if (!plan) {
         const loaded = await loadPlan(planPath).catch((error: unknown) => {
@@ -280,13 +297,15 @@ async function explain(argv: string[]): Promise<number> {
   );
   for (const scenario of explainScenarios(loaded.plan, principal, values['submitted-by'])) {
     const request = scenarioRequest(loaded.plan, scenario, policy);
+    // The plan's own block first, as the gate judges it: policy is asked only about what it lets through.
+    const refused = approvalBlockRefusal(loaded.plan, scenario);
     const decided = policy.authorize(request);
     process.stdout.write(
-      `  ${decided.decision === 'allow' ? '✓' : '✗'} ${label(scenario)} ${entityName(request.resource)}: ${describe(decided)}\n`,
+      `  ${!refused && decided.decision === 'allow' ? '✓' : '✗'} ${label(scenario)} ${entityName(request.resource)}: ${refused ? `refused by the plan's approval block: ${refused} (policy alone: ${describe(decided)})` : describe(decided)}\n`,
     );
   }
   process.stdout.write(
-    '(CompleteGate: with this person as the only approver. RunStep: with the args as written; at run time they are the resolved ones.)\n',
+    "(The plan's approval block is its first group's: a gate the timeout ladder escalates asks the next group. CompleteGate: with this person as the only approver. RunStep: with the args as written; at run time they are the resolved ones.)\n",
   );
   return 0;
 }

@@ -24,6 +24,7 @@ import {
   type StorePaths,
   storePaths,
   writeSession,
+  writeStorePolicy,
 } from '../serve/store-directory.ts';
 import { loadPolicyOption, POLICY_OPTION_HELP } from './policy.ts';
 import { untilSignal } from './signals.ts';
@@ -327,6 +328,7 @@ export async function run(argv: string[]): Promise<number> {
   }
   // Announced like a `run` session, so status, events, audit and files read through this
   // process's endpoints instead of opening the database it holds.
+  await writeStorePolicy(opts.paths, policy.dir);
   await writeSession(opts.paths, {
     pid: process.pid,
     startedAt: new Date().toISOString(),

@@ -1,5 +1,6 @@
 /** `plangate status`: the executions in the local store, from their journals. */
 import { parseArgs } from 'node:util';
+import { executionReadRequest, localReader, readRefusal, storeReadPolicy } from '../serve/read-policy.ts';
 import { DEFAULT_STORE_DESCRIPTION, storePaths } from '../serve/store-directory.ts';
 import {
   listExecutions,
@@ -30,15 +31,29 @@ export async function run(argv: string[]): Promise<number> {
     process.stderr.write(`plangate status: ${(error as Error).message}\n\n${usage}\n`);
     return 2;
   }
+  const paths = storePaths(values.store);
   let reader: StoreReader | undefined;
   try {
-    reader = await openStoreReader(storePaths(values.store));
+    reader = await openStoreReader(paths);
   } catch (error) {
     // Nothing stored yet is an empty answer, like a store without executions.
     if (!(error instanceof StoreNotFoundError)) throw error;
   }
   try {
-    const executions = reader ? await listExecutions(reader) : [];
+    // The policy of the process holding the store decides who reads which execution (ReadExecution).
+    const policy = await storeReadPolicy(paths);
+    let hidden = 0;
+    const executions = reader
+      ? await listExecutions(reader, (created) => {
+          const refused = readRefusal(policy, executionReadRequest(created, 'status')) !== undefined;
+          if (refused) hidden++;
+          return !refused;
+        })
+      : [];
+    if (hidden > 0)
+      process.stderr.write(
+        `plangate status: ${hidden} execution(s) not shown: the store's policy does not let ${localReader().name} read them (ReadExecution)\n`,
+      );
     if (values.json) {
       for (const e of executions) process.stdout.write(`${JSON.stringify(e)}\n`);
       return 0;

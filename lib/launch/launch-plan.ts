@@ -11,6 +11,7 @@ import { type SFNClient, StartExecutionCommand } from '@aws-sdk/client-sfn';
 import { GetCommand, PutCommand } from '@aws-sdk/lib-dynamodb';
 import type { z } from 'zod';
 import { canonicalJson, planDigest } from '../plan/digest.ts';
+import { principalName } from '../plan/principal-names.ts';
 import type { Plan } from '../plan/schema.ts';
 import { decisionDetails, PolicyDeniedError } from '../policy/decisions.ts';
 import { planEntity, planFacts } from '../policy/entities.ts';
@@ -174,7 +175,10 @@ export async function claimVersion(
   }
 }
 
-export async function launchPlan(input: LaunchPlanInput): Promise<LaunchedPlan> {
+export async function launchPlan(given: LaunchPlanInput): Promise<LaunchedPlan> {
+  // The submitter in the one spelling every later comparison uses (no-self-approval, policy).
+  const input =
+    given.submittedBy === undefined ? given : { ...given, submittedBy: principalName(given.submittedBy) };
   const digest = `sha256:${planDigest(input.plan)}`;
   // Before anything is deployed: policy first (a refusal is journaled on its own), then the version
   // (the versions table's claim; versions launched before it existed are in the journal only).

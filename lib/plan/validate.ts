@@ -17,6 +17,7 @@ import { referencePositionProblems } from './call-kind.ts';
 import { dependsTransitively, findCycles, topologicalOrder } from './graph.ts';
 import { suggest } from './names.ts';
 import { compileOutputShape } from './output-shapes.ts';
+import { distinctPrincipals, namesPrincipal } from './principal-names.ts';
 import { hasErrors, type Problem, type Severity, sortProblems } from './problems.ts';
 import { type Reference, referencesIn, referencesInValue, wholeReferencePointers } from './references.ts';
 import { callRisks, contractRisks } from './risks.ts';
@@ -694,14 +695,15 @@ function checkApprovalLadder(plan: Plan, report: Report): void {
       '/approval/remindAfterSeconds',
     );
   escalateTo.forEach((group, i) => {
-    if (group.quorum > new Set(group.approvers).size)
+    const distinct = distinctPrincipals(group.approvers).length;
+    if (group.quorum > distinct)
       report(
         'error',
         'invalid-approval-policy',
-        `approval.escalateTo[${i}] needs ${group.quorum} distinct approvals but names ${new Set(group.approvers).size} approver(s)`,
+        `approval.escalateTo[${i}] needs ${group.quorum} distinct approvals but names ${distinct} approver(s)`,
         `/approval/escalateTo/${i}/quorum`,
       );
-    const forbidden = group.approvers.filter((a) => plan.approval.forbiddenApprovers.includes(a));
+    const forbidden = group.approvers.filter((a) => namesPrincipal(plan.approval.forbiddenApprovers, a));
     if (forbidden.length > 0)
       report(
         'error',

@@ -4,6 +4,7 @@
  * contracts reach), a step with its call, a gate being completed, an execution, a draft.
  */
 import { canonicalJson } from '../plan/digest.ts';
+import { distinctPrincipals, principalName } from '../plan/principal-names.ts';
 import { callClassification, planRisks } from '../plan/risks.ts';
 import type { Contract, Plan } from '../plan/schema.ts';
 import { createToolRegistry, stepInvocation, type ToolRegistry } from '../plan/tools.ts';
@@ -24,7 +25,10 @@ export function planUid(plan: Pick<PlanIdentity, 'id' | 'version'>): { type: 'Pl
 }
 
 /** Who submitted a plan, as policies see it: "" when nobody was recorded. */
-const submitterName = (submitter: string | undefined): string => submitter ?? '';
+// Names in their canonical form (lib/plan/principal-names.ts), as the principal's is: a rule
+// comparing `principal.name` with them compares one spelling.
+const submitterName = (submitter: string | undefined): string =>
+  submitter === undefined ? '' : principalName(submitter);
 
 /**
  * What the harness computes about a plan for policy: each step's tool, target, the hosts its call
@@ -69,9 +73,9 @@ export function planFacts(
     stepCount: plan.steps.length,
     steps,
     approval: {
-      approvers: [...approvers],
+      approvers: distinctPrincipals(approvers),
       quorum,
-      forbiddenApprovers: [...forbiddenApprovers],
+      forbiddenApprovers: distinctPrincipals(forbiddenApprovers),
       timeoutSeconds,
       allowAutoApprove,
     },
@@ -214,9 +218,15 @@ export function gateEntity(
   approvals: readonly { readonly name: string; readonly groups: readonly string[] }[],
 ): PolicyEntity {
   const destructiveSteps = Object.values(facts.steps).filter((s) => s.destructive.length > 0).length;
+  // One person counts once, however their approvals spell them: their groups together.
+  const byPerson = new Map<string, Set<string>>();
+  for (const approval of approvals) {
+    const name = principalName(approval.name);
+    byPerson.set(name, new Set([...(byPerson.get(name) ?? []), ...approval.groups]));
+  }
   const perGroup = new Map<string, number>();
-  for (const approval of approvals)
-    for (const group of new Set(approval.groups)) perGroup.set(group, (perGroup.get(group) ?? 0) + 1);
+  for (const groups of byPerson.values())
+    for (const group of groups) perGroup.set(group, (perGroup.get(group) ?? 0) + 1);
   const destructive =
     gate.stepId !== undefined
       ? (facts.steps[gate.stepId]?.destructive.length ?? 0) > 0
@@ -229,9 +239,9 @@ export function gateEntity(
       planId: gate.plan.id,
       step: gate.stepId ?? '',
       submitter: submitterName(gate.submitter),
-      approvers: approvals.map((a) => a.name),
-      approverGroups: sortedSet(approvals.flatMap((a) => a.groups)),
-      approverCount: approvals.length,
+      approvers: [...byPerson.keys()],
+      approverGroups: sortedSet([...byPerson.values()].flatMap((groups) => [...groups])),
+      approverCount: byPerson.size,
       quorum: gate.quorum,
       destructive,
       destructiveSteps,

@@ -9,16 +9,18 @@
  * `plangate policy explain` name.
  */
 import { createHash } from 'node:crypto';
-import { existsSync, readdirSync, readFileSync, statSync } from 'node:fs';
+import { existsSync, readFileSync } from 'node:fs';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { z } from 'zod';
 import { canonicalJson } from '../plan/digest.ts';
+import { principalName } from '../plan/principal-names.ts';
 import type { Problem } from '../plan/problems.ts';
 import { POLICY_DIR_ENV } from '../runtime/catalog.ts';
 import type { PolicyAction } from '../runtime/payloads/index.ts';
 import { type Cedar, cedar, type DetailedError, type EntityJson } from './cedar.ts';
 import type { PolicyEntity } from './entities.ts';
+import { GROUPS_FILE, policyFiles } from './policy-files.ts';
 import { POLICY_SCHEMA } from './schema.ts';
 
 /** Who asks: their name, and the groups the request itself proves (verified JWT claims). */
@@ -76,8 +78,6 @@ export class PolicyLoadError extends Error {
   }
 }
 
-/** The groups file of a policy directory. */
-export const GROUPS_FILE = 'groups.json';
 const GroupsFileSchema = z.record(
   z.string().regex(/^[^\s"]{1,128}$/, 'a group name is 1–128 characters without spaces or quotes'),
   z.array(z.string().min(1)),
@@ -116,12 +116,17 @@ export function defaultPolicyDir(): string {
 export { POLICY_DIR_ENV };
 
 /**
- * The policy directory an environment names: PLANGATE_POLICY_DIR, relative to the Lambda's code
- * (LAMBDA_TASK_ROOT) or the working directory; undefined (the shipped set) when unset.
+ * The policy directory a process uses, the one answer for every process (serve, run, resume,
+ * audit, the Lambdas, `plangate policy`): `--policy DIR` when given; else PLANGATE_POLICY_DIR,
+ * relative to the Lambda's code (LAMBDA_TASK_ROOT) or the working directory; else the shipped set.
  */
-export function policyDirFromEnv(env: Readonly<Record<string, string | undefined>>): string | undefined {
-  const dir = env[POLICY_DIR_ENV];
-  return dir ? path.resolve(env.LAMBDA_TASK_ROOT ?? process.cwd(), dir) : undefined;
+export function policyDirOf(
+  option: string | undefined,
+  env: Readonly<Record<string, string | undefined>> = process.env,
+): string {
+  if (option !== undefined) return path.resolve(option);
+  const named = env[POLICY_DIR_ENV];
+  return named ? path.resolve(env.LAMBDA_TASK_ROOT ?? process.cwd(), named) : defaultPolicyDir();
 }
 
 let instances = 0;
@@ -173,7 +178,10 @@ export class PolicySet {
     preparedSchema(wasm);
     const members = new Map<string, string[]>();
     for (const [group, names] of Object.entries(check.groups))
-      for (const name of names) members.set(name, [...(members.get(name) ?? []), group]);
+      for (const listed of names) {
+        const name = principalName(listed);
+        members.set(name, [...(members.get(name) ?? []), group]);
+      }
     const reasons = new Map(
       sources.flatMap((source): [string, PolicyReason][] => {
         const { reason, ...others } = source.annotations;
@@ -205,26 +213,30 @@ export class PolicySet {
   static fromEnvironment(
     env: Readonly<Record<string, string | undefined>> = process.env,
   ): Promise<PolicySet> {
-    return PolicySet.load(policyDirFromEnv(env));
+    return PolicySet.load(policyDirOf(undefined, env));
   }
 
   /** Reads and validates a directory without keeping it: what `plangate policy validate` reports. */
-  static async check(dir: string = defaultPolicyDir()): Promise<PolicyCheck> {
+  static async check(dir: string): Promise<PolicyCheck> {
     return checkSources(await cedar(), path.resolve(dir)).check;
   }
 
   /** The groups the groups file gives `name`, with the ones the request proved. */
   groupsOf(principal: PolicyPrincipal): string[] {
-    return [...new Set([...(principal.groups ?? []), ...(this.members.get(principal.name) ?? [])])].sort();
+    const listed = this.members.get(principalName(principal.name)) ?? [];
+    return [...new Set([...(principal.groups ?? []), ...listed])].sort();
   }
 
   /** Cedar's answer to one request. A request that does not fit the schema is denied, with why. */
   authorize(request: PolicyRequest): PolicyDecision {
     const groups = this.groupsOf(request.principal);
+    // The canonical name, as every entity names people: `principal.name == resource.submitter` holds
+    // however either was spelled.
+    const name = principalName(request.principal.name);
     const principal: PolicyEntity = {
       type: 'User',
-      id: request.principal.name,
-      attrs: { name: request.principal.name },
+      id: name,
+      attrs: { name },
       parents: groups.map((id) => ({ type: 'Group', id })),
     };
     const entities = [
@@ -234,7 +246,7 @@ export class PolicySet {
       ...(request.entities ?? []),
     ];
     const answer = this.wasm.statefulIsAuthorized({
-      principal: { type: 'User', id: request.principal.name },
+      principal: { type: 'User', id: name },
       action: { type: 'Action', id: request.action },
       resource: { type: request.resource.type, id: request.resource.id },
       context: (request.context ?? {}) as Record<string, never>,
@@ -304,17 +316,7 @@ function entityJson(entity: PolicyEntity): EntityJson {
 /** Every policy file of `dir` split into policies, parsed and validated; the groups file read. */
 function checkSources(wasm: Cedar, dir: string): { check: PolicyCheck; sources: SourcePolicy[] } {
   const problems: Problem[] = [];
-  let files: string[] = [];
-  try {
-    if (!statSync(dir).isDirectory()) throw new Error('not a directory');
-    files = readdirSync(dir)
-      .filter((f) => f.endsWith('.cedar'))
-      .sort();
-  } catch (error) {
-    problems.push(
-      located(dir, 'policy-dir', `cannot read the policy directory: ${(error as Error).message}`),
-    );
-  }
+  const files = policyFiles(dir, problems);
   if (files.length === 0 && problems.length === 0)
     problems.push(located(dir, 'policy-dir', 'no .cedar files: a policy set needs at least one policy'));
   const sources: SourcePolicy[] = [];

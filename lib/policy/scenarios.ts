@@ -4,6 +4,7 @@
  * explain` (every decision a person could meet with one plan). Built with the same entities as
  * the harness's own requests (entities.ts), so a case decides as the running platform would.
  */
+import { answerRefusal, quorumShortfall, selfApprovalRefusal } from '../plan/approval-block.ts';
 import { planDigest } from '../plan/digest.ts';
 import type { Plan } from '../plan/schema.ts';
 import { stepInvocation } from '../plan/tools.ts';
@@ -175,4 +176,45 @@ export function explainScenarios(plan: Plan, principal: PolicyPrincipal, submitt
     { ...common, action: 'ReadAudit' },
   );
   return scenarios;
+}
+
+/** The answers a gate takes from a person, which the plan's block judges before policy is asked. */
+const ANSWERS: ReadonlySet<PolicyAction> = new Set([
+  'ApprovePlanGate',
+  'ModifyPlanGate',
+  'ApproveStepGate',
+  'Reject',
+  'Ask',
+  'AnswerEscalation',
+  'AnswerHumanStep',
+  'AutoApprove',
+]);
+/** The answers that approve: never the submitter's. */
+const APPROVALS: ReadonlySet<PolicyAction> = new Set([
+  'ApprovePlanGate',
+  'ModifyPlanGate',
+  'ApproveStepGate',
+  'AutoApprove',
+]);
+
+/**
+ * Why the plan's own approval block refuses `scenario` before any policy is asked, as the gate
+ * and `plangate run --approve` refuse it (lib/plan/approval-block.ts), or undefined. The block's
+ * first group: a gate escalated by the timeout ladder asks the next group's approvers instead.
+ */
+export function approvalBlockRefusal(plan: Plan, scenario: Scenario): string | undefined {
+  const { approval } = plan;
+  const name = scenario.principal.name;
+  if (scenario.action === 'AutoApprove' && !approval.allowAutoApprove)
+    return "the plan's approval policy (allowAutoApprove: false) requires a person";
+  if (scenario.action === 'CompleteGate')
+    return quorumShortfall(
+      approval.quorum,
+      (scenario.approvals ?? [scenario.principal]).map((a) => a.name),
+    );
+  if (!ANSWERS.has(scenario.action)) return undefined;
+  return (
+    answerRefusal(approval, name) ??
+    (APPROVALS.has(scenario.action) ? selfApprovalRefusal(scenario.submitter, name) : undefined)
+  );
 }

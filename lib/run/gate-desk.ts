@@ -3,6 +3,8 @@
  * and a way to answer one as the run's identity. Whoever answers first wins (the gates table's
  * conditional update); a later answer is told it came too late.
  */
+
+import { namesPrincipal, samePrincipal } from '../plan/principal-names.ts';
 import type { ShownGate } from '../runtime/gate/shown-gate.ts';
 import type {
   ApprovalDecision,
@@ -111,11 +113,11 @@ export function identityHint(
 ): string | undefined {
   const verb = gate.kind === 'plan' || gate.kind === 'step' ? 'approve' : 'answer';
   const { approvers, forbiddenApprovers } = gate.policy;
-  if (approvers.length > 0 && !approvers.includes(identity))
+  if (approvers.length > 0 && !namesPrincipal(approvers, identity))
     return `${orList(approvers)} may ${verb} this gate; you are ${identity}: rerun with --as ${approvers[0]}`;
-  if (forbiddenApprovers.includes(identity))
+  if (namesPrincipal(forbiddenApprovers, identity))
     return `${identity} may not answer this gate (the plan's forbiddenApprovers): rerun with --as <another approver>`;
-  if (verb === 'approve' && gate.submittedBy === identity)
+  if (verb === 'approve' && gate.submittedBy !== undefined && samePrincipal(gate.submittedBy, identity))
     return `you (${identity}) submitted this plan, so you may not approve it; you may ask or reject, or another approver answers (rerun with --as <them>)`;
   return undefined;
 }

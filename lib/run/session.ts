@@ -54,6 +54,7 @@ import {
   type StorePaths,
   writeRunSettings,
   writeSession,
+  writeStorePolicy,
 } from '../serve/store-directory.ts';
 import { ActivityWorker } from '../worker/worker.ts';
 import { RunAgents } from './agent-runners.ts';
@@ -336,6 +337,7 @@ export class RunSession {
 
   /** Runs the execution to its end (or until interrupted), then closes everything this session started. */
   async run(): Promise<number> {
+    await writeStorePolicy(this.options.paths, this.policy.dir);
     await writeSession(this.options.paths, {
       pid: process.pid,
       startedAt: new Date().toISOString(),

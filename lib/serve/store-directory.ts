@@ -50,6 +50,8 @@ export interface StorePaths {
   readonly logs: string;
   /** The signed anchors of the journal's heads and the public key they verify with (digest-log.ts). */
   readonly anchors: string;
+  /** The policy directory the store's holder (serve, run, resume) decides by: its reads too (read-policy.ts). */
+  readonly policy: string;
 }
 
 /** The layout of the store `dir` (default: the working directory's, `defaultStoreDir`). */
@@ -63,6 +65,7 @@ export function storePaths(dir?: string): StorePaths {
     linkKey: join(root, 'approval-signing.key'),
     logs: join(root, 'logs'),
     anchors: join(root, 'anchors'),
+    policy: join(root, 'policy.json'),
   };
 }
 
@@ -169,4 +172,18 @@ export async function readRunSettings(
   const text = await readFile(runSettingsFile(paths, executionArn), 'utf8').catch(() => '');
   const parsed = RunSettingsSchema.safeParse(safeJson(text));
   return parsed.success && parsed.data.executionArn === executionArn ? parsed.data : undefined;
+}
+
+const StorePolicySchema = z.object({ dir: z.string().min(1) });
+
+/** Records the policy directory the process holding the store decides by (serve, run, resume at start). */
+export async function writeStorePolicy(paths: StorePaths, dir: string): Promise<void> {
+  await mkdir(paths.root, { recursive: true });
+  await writeFile(paths.policy, `${JSON.stringify({ dir }, null, 2)}\n`, { mode: 0o600 });
+}
+
+/** The policy directory the store's last holder decided by; undefined for a store never held since it was kept. */
+export async function readStorePolicy(paths: StorePaths): Promise<string | undefined> {
+  const parsed = StorePolicySchema.safeParse(safeJson(await readFile(paths.policy, 'utf8').catch(() => '')));
+  return parsed.success ? parsed.data.dir : undefined;
 }

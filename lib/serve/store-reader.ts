@@ -149,8 +149,11 @@ export function summarise(events: readonly JournalRecord[], live: boolean): Exec
   };
 }
 
-/** Every execution in the store (those with a PLAN_CREATED), newest first. */
-export async function listExecutions(reader: StoreReader): Promise<ExecutionSummary[]> {
+/** Every execution in the store (those with a PLAN_CREATED, and that `shown` lets through), newest first. */
+export async function listExecutions(
+  reader: StoreReader,
+  shown: (created: JournalRecord) => boolean = () => true,
+): Promise<ExecutionSummary[]> {
   const { queryEvents } = await import('../runtime/journal/journal.ts');
   const created = await queryEvents(reader.doc, reader.eventsTable, {
     index: 'byEventType',
@@ -158,6 +161,7 @@ export async function listExecutions(reader: StoreReader): Promise<ExecutionSumm
   });
   const summaries: ExecutionSummary[] = [];
   for (const c of created) {
+    if (!shown(c)) continue;
     const events = await readEvents(reader.doc, reader.eventsTable, c.executionId);
     const summary = summarise(events, reader.livePid !== undefined);
     if (summary) summaries.push(summary);

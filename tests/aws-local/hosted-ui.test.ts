@@ -114,7 +114,9 @@ describe('local hosted UI', () => {
     // are what the approvals API tells the platform's policy she is in.
     if (!verified.ok) throw new Error('not verified');
     expect(verified.claims['cognito:groups']).toBe('[sre auditors]');
+    // The list is read from the token the authorizer verified (its header), never by splitting that.
     const event = {
+      headers: { authorization: `Bearer ${id_token}` },
       requestContext: { http: { sourceIp: '127.0.0.1' }, authorizer: { jwt: { claims: verified.claims } } },
     } as unknown as HttpEvent;
     expect(groupsOf(event, { mode: 'jwt' })).toEqual(['sre', 'auditors']);

@@ -12,11 +12,15 @@ export interface ServeProcess {
   stop(): Promise<number | null>;
 }
 
-export function startServe(args: readonly string[], cwd: string): ServeProcess {
+export function startServe(
+  args: readonly string[],
+  cwd: string,
+  env: Readonly<Record<string, string>> = {},
+): ServeProcess {
   const child = spawn(process.execPath, [...PLANGATE_NODE_ARGS, 'serve', ...args], {
     cwd,
     stdio: ['ignore', 'pipe', 'pipe'],
-    env: { ...process.env, NODE_NO_WARNINGS: '1' },
+    env: { ...process.env, NODE_NO_WARNINGS: '1', ...env },
   });
   const lines: string[] = [];
   const waiters: (() => void)[] = [];

@@ -80,6 +80,9 @@ cases:
       '--submitted-by',
       'carol',
     ]);
-    expect(own.stdout).toMatch(/✗ ApprovePlanGate +Plan "cleanup@v1": deny by no-self-approval/);
+    // The plan's own block refuses it first (it names only friend), as the gate does; policy alone would too.
+    expect(own.stdout).toMatch(
+      /✗ ApprovePlanGate +Plan "cleanup@v1": refused by the plan's approval block: carol is not one of this plan's approvers \(policy alone: deny by no-self-approval\)/,
+    );
   });
 });

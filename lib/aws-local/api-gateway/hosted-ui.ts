@@ -121,7 +121,7 @@ export class LocalHostedUi {
     const problem = this.authorizeProblem(form);
     if (problem) return this.html(res, 400, page('Sign-in error', `<p>${escapeHtml(problem)}</p>`));
     const user = (form.get('username') ?? '').trim();
-    const expected = this.props.users[user];
+    const expected = Object.hasOwn(this.props.users, user) ? this.props.users[user] : undefined;
     if (expected === undefined || !sameText(expected, form.get('password') ?? ''))
       return this.html(res, 200, loginPage(form, 'Incorrect username or password.'));
     const code = randomBytes(24).toString('base64url');
@@ -169,7 +169,10 @@ export class LocalHostedUi {
     const verifier = form.get('code_verifier') ?? '';
     if (!sameText(createHash('sha256').update(verifier).digest('base64url'), pending.challenge))
       return fail('invalid_grant', 'the code_verifier does not match the code_challenge');
-    const groups = this.props.groups?.[pending.user] ?? [];
+    const groups =
+      (this.props.groups && Object.hasOwn(this.props.groups, pending.user)
+        ? this.props.groups[pending.user]
+        : undefined) ?? [];
     const claims = {
       aud: this.props.clientId,
       token_use: 'id',

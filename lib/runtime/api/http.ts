@@ -65,18 +65,67 @@ export function identityOf(event: HttpEvent, source: IdentitySource): string | u
 export const GROUPS_CLAIM = 'cognito:groups';
 
 /**
- * The groups the request itself proves its caller is in: the JWT authorizer's verified
- * `cognito:groups` claim (API Gateway passes an array claim as "[a b]"). Nothing from a header, an
- * IAM signature or a link: those callers' groups come from the policy's groups file.
+ * The groups the request itself proves its caller is in: the verified token's `cognito:groups`
+ * claim, read as a list. Nothing from a header, an IAM signature or a link: those callers' groups
+ * come from the policy's groups file.
+ *
+ * API Gateway hands an array claim on flattened, `["former sre", "ops,sre"]` as
+ * `"[former sre ops,sre]"`, which no split can read back. So the list is read from the token
+ * itself, in the Authorization header that the JWT authorizer verified, once its claims are found
+ * to be exactly the authorizer's (flattened the same way). A string claim is one group. When the
+ * token cannot be read, a claim API Gateway flattened proves no group.
  */
 export function groupsOf(event: HttpEvent, source: IdentitySource): string[] {
   if (source.mode !== 'jwt') return [];
-  const value = event.requestContext.authorizer?.jwt?.claims?.[GROUPS_CLAIM];
-  if (typeof value !== 'string') return [];
-  return value
-    .replace(/^\[|\]$/g, '')
-    .split(/[\s,]+/)
-    .filter((group) => group !== '');
+  const claims = event.requestContext.authorizer?.jwt?.claims ?? {};
+  if (!Object.hasOwn(claims, GROUPS_CLAIM)) return [];
+  const token = verifiedTokenClaims(event, claims);
+  const value = token ? token[GROUPS_CLAIM] : claims[GROUPS_CLAIM];
+  if (typeof value === 'string')
+    return value === '' || (!token && FLATTENED_ARRAY.test(value)) ? [] : [value];
+  if (Array.isArray(value) && value.every((group): group is string => typeof group === 'string'))
+    return [...new Set(value.filter((group) => group !== ''))];
+  return [];
+}
+
+/** How API Gateway passes an array claim: `[a b]`. */
+const FLATTENED_ARRAY = /^\[[\s\S]*\]$/;
+
+/** A claim as API Gateway passes it on: an array of strings flattened to `[a b]`, others as text. */
+function passedOn(value: unknown): string | undefined {
+  if (typeof value === 'string' || typeof value === 'number' || typeof value === 'boolean')
+    return String(value);
+  if (Array.isArray(value) && value.every((v) => typeof v === 'string')) return `[${value.join(' ')}]`;
+  return undefined;
+}
+
+/**
+ * The claims of the bearer token in the Authorization header, when they are the ones the JWT
+ * authorizer verified (every claim it passed on is the token's, flattened as it flattens them, and
+ * the token names its issuer and subject); else undefined. The signature was checked by the
+ * authorizer, which reads this very header (its identity source).
+ */
+function verifiedTokenClaims(
+  event: HttpEvent,
+  verified: Readonly<Record<string, string | number | boolean>>,
+): Record<string, unknown> | undefined {
+  const token = /^Bearer [A-Za-z0-9_-]+\.([A-Za-z0-9_-]+)\.[A-Za-z0-9_-]+$/.exec(
+    headerOf(event, 'authorization') ?? '',
+  )?.[1];
+  if (!token) return undefined;
+  let claims: unknown;
+  try {
+    claims = JSON.parse(Buffer.from(token, 'base64url').toString('utf8'));
+  } catch {
+    return undefined;
+  }
+  if (claims === null || typeof claims !== 'object' || Array.isArray(claims)) return undefined;
+  const read = claims as Record<string, unknown>;
+  const names = Object.keys(verified);
+  const matches =
+    ['iss', 'sub'].every((name) => names.includes(name)) &&
+    names.every((name) => Object.hasOwn(read, name) && passedOn(read[name]) === String(verified[name]));
+  return matches ? read : undefined;
 }
 
 /** Whether the caller is this machine (127.0.0.0/8, ::1, or IPv4-mapped loopback). */

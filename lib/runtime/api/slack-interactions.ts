@@ -125,7 +125,7 @@ export async function handleSlackInteraction(
 
   const client = await config.client.get();
   const tell = (text: string) => client.chat.postEphemeral({ channel, user, text });
-  const by = config.approvers[user];
+  const by = approverOf(config, user);
   if (by === undefined) {
     await tell(
       'Your Slack account is not mapped to a plangate approver, so your click was not recorded. Ask the platform team to map your Slack user id.',
@@ -187,7 +187,7 @@ async function openQuestion(
   if (!channel || !user || !payload.trigger_id) return ack();
   const client = await config.client.get();
   const tell = (text: string) => client.chat.postEphemeral({ channel, user, text });
-  if (config.approvers[user] === undefined) {
+  if (approverOf(config, user) === undefined) {
     await tell('Your Slack account is not mapped to a plangate approver, so you cannot ask here.');
     return ack();
   }
@@ -253,7 +253,7 @@ async function askQuestion(
       response_action: 'errors',
       errors: { [SLACK_ASK.block]: shortenAtWord(message, MAX_MODAL_ERROR) },
     });
-  const by = config.approvers[payload.user?.id ?? ''];
+  const by = approverOf(config, payload.user?.id ?? '');
   if (by === undefined) return refuse('Your Slack account is not mapped to a plangate approver.');
   const { linkId, digest } = parseSlackButtonValue(payload.view?.private_metadata ?? '');
   const question = payload.view?.state?.values?.[SLACK_ASK.block]?.[SLACK_ASK.input]?.value?.trim() ?? '';
@@ -311,4 +311,9 @@ function parsePayload(body: string): Interaction | undefined {
 /** Slack wants a 200 within three seconds; what the click did is shown in Slack itself. */
 function ack(): HttpResult {
   return { statusCode: 200, headers: { 'cache-control': 'no-store' }, body: '' };
+}
+
+/** The approver a Slack user id is mapped to; an id that is only an object's property (`constructor`) is no one. */
+function approverOf(config: SlackInteractionsConfig, user: string): string | undefined {
+  return Object.hasOwn(config.approvers, user) ? config.approvers[user] : undefined;
 }

@@ -10,6 +10,7 @@
  * answer with the ID token. The page holds only public values (domain, client id, callback).
  */
 import { createHash } from 'node:crypto';
+import { namesPrincipal } from '../../plan/principal-names.ts';
 import { ACCEPT_SUGGESTION, type ApprovalView, type StepView } from '../payloads/index.ts';
 import { escapeHtml } from '../shared/html.ts';
 import { contentDigest, type GateView } from './gate-item.ts';
@@ -370,10 +371,9 @@ function factsHtml(gate: GateView): string {
 
 /** Who may still approve: the approvers named who have not voted (not the submitter, not the forbidden). */
 export function awaited(gate: Pick<GateView, 'policy' | 'votes' | 'submittedBy'>): string[] {
-  const voted = new Set(gate.votes.map((v) => v.by));
-  return gate.policy.approvers.filter(
-    (who) => !voted.has(who) && who !== gate.submittedBy && !gate.policy.forbiddenApprovers.includes(who),
-  );
+  const out = [...gate.votes.map((v) => v.by), ...gate.policy.forbiddenApprovers];
+  if (gate.submittedBy !== undefined) out.push(gate.submittedBy);
+  return gate.policy.approvers.filter((who) => !namesPrincipal(out, who));
 }
 
 /** Names, escaped, as "a", "a and b", "a, b and c". */

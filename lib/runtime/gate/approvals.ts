@@ -10,8 +10,10 @@ import { randomBytes } from 'node:crypto';
 import { ConditionalCheckFailedException } from '@aws-sdk/client-dynamodb';
 import { SendTaskFailureCommand, SendTaskSuccessCommand, type SFNClient } from '@aws-sdk/client-sfn';
 import { type DynamoDBDocumentClient, GetCommand, PutCommand, UpdateCommand } from '@aws-sdk/lib-dynamodb';
+import { answerRefusal, selfApprovalRefusal } from '../../plan/approval-block.ts';
 import { canonicalJson } from '../../plan/digest.ts';
 import { outputShapeMismatch } from '../../plan/output-shapes.ts';
+import { principalName, samePrincipal } from '../../plan/principal-names.ts';
 import { decisionDetails } from '../../policy/decisions.ts';
 import { type PolicyPrincipal, PolicySet } from '../../policy/policy-set.ts';
 import type { Journal } from '../journal/journal.ts';
@@ -333,15 +335,16 @@ export class Approvals {
       let heldOpen: PolicyDecisionDetails | undefined;
       const at = this.now().toISOString();
       try {
-        by = approverOf(link);
+        // One spelling of each person from here on: the checks, the votes and the journal.
+        by = principalName(approverOf(link));
         this.checkOpen(item);
         checkDigest(item, answer.digest);
         this.checkApprover(item, by);
         decision = await this.parseDecision(item, answer.decision, by, answer.seen);
         const approves =
           decision.decision === 'APPROVE' || decision.decision === 'APPROVE_WITH_MODIFICATIONS';
-        if (voting && approves && item.submittedBy === by)
-          throw new ApprovalError('forbidden', `${by} submitted this plan and may not approve it`);
+        const own = voting && approves ? selfApprovalRefusal(item.submittedBy, by) : undefined;
+        if (own) throw new ApprovalError('forbidden', own);
         recorded ??= await recordedPlan(this.props.dynamo, this.props.eventsTable, item.executionId);
         if (decision.decision === 'APPROVE_WITH_MODIFICATIONS')
           await this.checkModification(item, decision, recorded, policy);
@@ -583,12 +586,9 @@ export class Approvals {
 
   private checkApprover(item: GateItem, by: string): void {
     if (!by) throw new ApprovalError('forbidden', 'an answer must say who gives it');
-    if (item.policy.forbiddenApprovers.includes(by))
-      throw new ApprovalError('forbidden', `${by} may not answer this gate`);
-    if (item.policy.approvers.length > 0 && !item.policy.approvers.includes(by)) {
-      throw new ApprovalError('forbidden', `${by} is not one of this plan's approvers`);
-    }
-    if (item.votes.some((v) => v.by === by))
+    const refused = answerRefusal(item.policy, by);
+    if (refused) throw new ApprovalError('forbidden', refused);
+    if (item.votes.some((v) => samePrincipal(v.by, by)))
       throw new ApprovalError('used', `${by} has already approved this gate`);
   }
 

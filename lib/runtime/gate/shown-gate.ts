@@ -5,6 +5,7 @@
  * deadline. The renderers (view-text.ts, view-html.ts, notify/view-slack.ts) take only this.
  */
 
+import { distinctPrincipals } from '../../plan/principal-names.ts';
 import { hiddenCharacters, lookAlikeWords } from '../../plan/visible-text.ts';
 import type {
   AbortRollback,
@@ -286,7 +287,10 @@ export function supersededText(supersededBy: unknown): string {
 export function approversText(gate: ShownGate): string {
   const who = gate.policy.approvers.length > 0 ? gate.policy.approvers.join(', ') : 'anyone';
   const not = [
-    ...new Set([...gate.policy.forbiddenApprovers, ...(gate.submittedBy ? [gate.submittedBy] : [])]),
+    ...distinctPrincipals([
+      ...gate.policy.forbiddenApprovers,
+      ...(gate.submittedBy ? [gate.submittedBy] : []),
+    ]),
   ];
   return not.length > 0 ? `${who} (never ${not.join(', ')})` : who;
 }

@@ -3,6 +3,7 @@
  * recipient, since each may carry that recipient's own link.
  */
 import { type SESv2Client, SendEmailCommand } from '@aws-sdk/client-sesv2';
+import { namesPrincipal } from '../../plan/principal-names.ts';
 import type { ApprovalNotice } from '../payloads/index.ts';
 import type { ApprovalMessage } from './message.ts';
 
@@ -21,9 +22,10 @@ const EMAIL = /^[^\s@<>"]+@[^\s@<>"]+\.[^\s@<>"]+$/;
 
 /** The approvers that are email addresses, plus `alwaysTo`; forbidden approvers are never told. */
 export function emailRecipients(notice: ApprovalNotice, alwaysTo: readonly string[] = []): string[] {
-  const forbidden = new Set(notice.policy.forbiddenApprovers);
   const all = [...notice.policy.approvers, ...alwaysTo];
-  return [...new Set(all.filter((a) => EMAIL.test(a) && !forbidden.has(a)))];
+  return [
+    ...new Set(all.filter((a) => EMAIL.test(a) && !namesPrincipal(notice.policy.forbiddenApprovers, a))),
+  ];
 }
 
 export class EmailNotifier {
