@@ -195,5 +195,8 @@ export function networkProblems(plan: Plan): NetworkProblem[] {
 
 /** A step's hosts as the gate shows them (one fact, every channel): `may reach: api.github.com, *.pypi.org (through plangate's proxy)`. */
 export function networkLine(access: NetworkAccess): string {
-  return `may reach: ${access.hosts.join(', ')} (through plangate's proxy)`;
+  return `${NETWORK_LINE_START}${access.hosts.join(', ')} (through plangate's proxy)`;
 }
+
+/** How {@link networkLine} starts (the gate marks it as a warning by it). */
+export const NETWORK_LINE_START = 'may reach: ';

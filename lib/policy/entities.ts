@@ -46,6 +46,7 @@ export function planFacts(
       unknown: [...(risks.steps[step.id]?.unknown ?? [])],
       exfiltration: [...(risks.steps[step.id]?.exfiltration ?? [])],
       ownGate: step.requiresApproval,
+      networkHosts: [...(step.network?.hosts ?? [])],
     };
   }
   const all = Object.values(steps);
@@ -66,6 +67,7 @@ export function planFacts(
       ...all.flatMap((s) => s.hosts),
       ...hostsIn(plan.postconditions.map((p) => p.contract)),
     ]),
+    networkHosts: sortedSet(all.flatMap((s) => s.networkHosts)),
     stepCount: plan.steps.length,
     steps,
     approval: {
@@ -84,7 +86,13 @@ export function planFacts(
  * the hosts and destructive marks of those args, not of the plan's text.
  */
 export function callFacts(
-  call: { readonly tool: string; readonly target?: string; readonly args: Record<string, unknown> },
+  call: {
+    readonly tool: string;
+    readonly target?: string;
+    readonly args: Record<string, unknown>;
+    /** The step's declared hosts: the plan's, never the call's. */
+    readonly networkHosts?: readonly string[];
+  },
   ownGate: boolean,
   tools: ToolRegistry = createToolRegistry(),
 ): StepFacts {
@@ -97,6 +105,7 @@ export function callFacts(
     unknown: [...classified.unknown],
     exfiltration: [...classified.exfiltration],
     ownGate,
+    networkHosts: [...(call.networkHosts ?? [])],
   };
 }
 
@@ -114,6 +123,7 @@ export function unknownPlanFacts(): PlanFacts {
     tools: [],
     targets: [],
     hosts: [],
+    networkHosts: [],
     stepCount: 0,
     steps: {},
     approval: {
@@ -141,6 +151,7 @@ export function planEntity(plan: PlanIdentity, facts: PlanFacts, submitter?: str
       tools: facts.tools,
       targets: facts.targets,
       hosts: facts.hosts,
+      networkHosts: facts.networkHosts,
       stepCount: facts.stepCount,
       steps: steps.map(([id]) => id),
       destructiveSteps: destructive.length,
@@ -173,6 +184,7 @@ export function stepEntity(
     unknown: ['nothing was recorded about the step'],
     exfiltration: [],
     ownGate: false,
+    networkHosts: [],
   };
   return {
     type: 'Step',
@@ -184,6 +196,7 @@ export function stepEntity(
       tool: known.tool,
       target: known.target,
       hosts: known.hosts,
+      networkHosts: known.networkHosts,
       destructive: known.destructive.length > 0,
       destructiveReasons: known.destructive,
       unproven: known.unknown.length + known.exfiltration.length > 0,

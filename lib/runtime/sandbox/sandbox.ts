@@ -15,7 +15,7 @@ import { dirname, join, resolve, sep } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import type { NetworkAccess } from '../../plan/schema.ts';
 import { planEnvironment } from './environment.ts';
-import type { PlanAwsSession, PlanProcessInvoker } from './plan-process-call.ts';
+import type { NetworkRecord, PlanAwsSession, PlanProcessInvoker } from './plan-process-call.ts';
 import { forwardedCommand, SANDBOX_PROXY_DIR, SANDBOX_PROXY_URL } from './proxy-forwarder.ts';
 
 /** Set to `off` to run plan code unsandboxed on purpose (the gate then says so). */
@@ -157,6 +157,8 @@ export interface SandboxScope {
   readonly aws?: PlanAwsSession;
   /** The hosts the processes may reach through the harness's proxy (a step that declares `network`). */
   readonly network?: NetworkAccess;
+  /** Where the proxy's records of the processes go (the caller's, read once they ended: the step's journal). */
+  readonly networkLog?: NetworkRecord[];
 }
 
 const scope = new AsyncLocalStorage<SandboxScope>();
@@ -166,12 +168,14 @@ export function withSandboxScope<T>(extra: SandboxScope, use: () => Promise<T>):
   const outer = scope.getStore();
   const aws = extra.aws ?? outer?.aws;
   const network = extra.network ?? outer?.network;
+  const networkLog = extra.networkLog ?? outer?.networkLog;
   return scope.run(
     {
       writable: [...(outer?.writable ?? []), ...(extra.writable ?? [])],
       returned: [...(outer?.returned ?? []), ...(extra.returned ?? [])],
       ...(aws ? { aws } : {}),
       ...(network ? { network } : {}),
+      ...(networkLog ? { networkLog } : {}),
     },
     use,
   );

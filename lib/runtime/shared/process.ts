@@ -114,6 +114,7 @@ async function runHere(props: RunProcessProps): Promise<ProcessResult> {
   try {
     proxy = await startNetworkProxy(join(socketDir, PROXY_SOCKET_NAME), { access });
     const result = await spawnHere(props, socketDir);
+    sandboxScope().networkLog?.push(...proxy.records);
     return { ...result, network: [...proxy.records] };
   } finally {
     await proxy?.close();
