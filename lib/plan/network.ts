@@ -76,7 +76,11 @@ export function parseHostEntry(entry: string): { rule: HostRule } | { problem: s
     };
   if (literal !== undefined) {
     if (subdomains) return { problem: `"${entry}": an IP address has no names under it; drop the *.` };
-  } else if (subdomains && !canonical.includes('.'))
+  } else if (canonical === 'localhost' || canonical.endsWith('.localhost'))
+    return {
+      problem: `"${entry}" is this machine (localhost), which plan code may never reach: declare a public host`,
+    };
+  else if (subdomains && !canonical.includes('.'))
     return { problem: `"${entry}" covers a whole top-level domain: name one under it, as in *.pypi.org` };
   return { rule: { host: canonical, subdomains, ...(port !== undefined ? { port } : {}) } };
 }

@@ -122,6 +122,9 @@ describe('declared hosts', () => {
       '[::ffff:127.0.0.1]',
       '[::ffff:a9fe:a9fe]',
       '[64:ff9b::a00:1]',
+      'localhost',
+      '*.localhost',
+      'app.localhost:8080',
     ])
       expect(parseHostEntry(entry), entry).toMatchObject({
         problem: expect.stringMatching(/may never reach/),
