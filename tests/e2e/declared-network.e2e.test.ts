@@ -79,9 +79,8 @@ describe.runIf(sandboxStatus().kind === 'bwrap')('a step that declares hosts', {
     }
 
     const completed = run.events.find((e) => e.event === 'TASK_COMPLETED' && e.task_id === 'fetch');
-    const network = (
-      completed?.details as { network?: { request: string; allowed: boolean; detail: string }[] }
-    ).network;
+    type Records = { network?: { request: string; allowed: boolean; detail: string }[] };
+    const network = ((completed?.details ?? {}) as Records).network;
     expect(network?.find((r) => r.request === 'GET http://allowed.test/')).toMatchObject({
       allowed: true,
       detail: expect.stringMatching(/could not resolve allowed\.test/),
