@@ -256,6 +256,7 @@ export class StepTask {
         timeoutSeconds,
         heartbeatSeconds,
         fallbacks: literal(handoffFallbacks(step, this.props.retryPolicy.recovery)),
+        ...(step.network !== undefined ? { network: literal(step.network) } : {}),
       },
       timeoutSeconds,
       heartbeatSeconds,

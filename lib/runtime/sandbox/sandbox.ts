@@ -63,7 +63,7 @@ export function sandboxSentence(status: SandboxStatus = sandboxStatus()): string
   if (status.kind === 'none') return `steps run unsandboxed as ${status.user} (${status.reason})`;
   const network =
     status.network === 'none'
-      ? "no network but the hosts a step declares (through plangate's proxy)"
+      ? 'no network except to the hosts a step declares (through the harness proxy)'
       : `the network shared with this machine, its loopback endpoints included (${NETWORK_ENV}=host)`;
   return `steps run sandboxed (bubblewrap): the workspace writable, the rest read-only, the store and keys hidden, ${network}`;
 }
