@@ -164,6 +164,32 @@ describe('declared hosts', () => {
     expect(problems[0]?.message).toMatch(/trailing dot/);
   });
 
+  it('are a Markdown step field too, refused at their line', async () => {
+    const text = [
+      '---',
+      'min_steps: 1',
+      '---',
+      '# Fetch notes',
+      '',
+      '**Objective:** Fetch the release notes',
+      '',
+      '## Steps',
+      '',
+      '### 1. Fetch the notes',
+      '**tool:** shell',
+      '**args:** {command: "true"}',
+      '**network:** {hosts: [api.github.com, "*.PyPI.org"]}',
+      '**contract:** `true`',
+    ].join('\n');
+    const parsed = parsePlanText(text, { filename: 'plan.md' });
+    if (!parsed.plan) throw new Error(parsed.problems.map((p) => p.message).join('; '));
+    expect(parsed.plan.steps[0]?.network).toEqual({ hosts: ['api.github.com', '*.PyPI.org'] });
+    const result = await validatePlan(parsed.plan, { sourceMap: parsed.sourceMap, checkShell: false });
+    const problem = result.problems.find((p) => p.code === 'network-host');
+    expect(problem?.message).toMatch(/write \*\.pypi\.org/);
+    expect(problem?.location.line).toBe(13);
+  });
+
   it('read at the gate as one line', () => {
     expect(networkLine({ hosts: ['api.github.com', '*.pypi.org'] })).toBe(
       "may reach: api.github.com, *.pypi.org (through plangate's proxy)",
