@@ -59,7 +59,7 @@ let cachedStatus: LocalSandboxStatus | undefined;
 /** The sentence every channel shows: what plan code runs as. */
 export function sandboxSentence(status: SandboxStatus = sandboxStatus()): string {
   if (status.kind === 'function')
-    return `steps run in the plan-process function ${status.function}, as a role without the harness's authority (no bubblewrap there)`;
+    return `steps run in the plan-process function ${status.function}, as a role without the harness's authority (no bubblewrap there: the function's own network, declared hosts not enforced)`;
   if (status.kind === 'none') return `steps run unsandboxed as ${status.user} (${status.reason})`;
   const network =
     status.network === 'none'
