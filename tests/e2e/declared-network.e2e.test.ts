@@ -65,7 +65,9 @@ describe.runIf(sandboxStatus().kind === 'bwrap')('a step that declares hosts', {
 
     // The gate showed what the step may reach, and that it runs sandboxed behind the proxy.
     expect(run.stderr).toContain("may reach: allowed.test (through plangate's proxy)");
-    expect(run.stderr).toContain("no network except to the hosts a step declares (through the harness proxy)");
+    expect(run.stderr).toContain(
+      'no network except to the hosts a step declares (through the harness proxy)',
+    );
 
     const attempt = (name: string) => readFileSync(join(ws, 'attempts', name), 'utf8');
     // The declared host reached the proxy (which could not resolve it: .test is not in DNS).
