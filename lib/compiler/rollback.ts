@@ -68,6 +68,7 @@ export class Rollback {
           description: step.description,
           timeoutSeconds: step.timeoutSeconds,
           ...(step.aws !== undefined ? { aws: step.aws } : {}),
+          ...(step.network !== undefined ? { network: step.network } : {}),
         },
       ]),
     );

@@ -163,6 +163,7 @@ export class StepCall extends StartExecution {
       timeoutSeconds: props.timeoutSeconds,
       contract: step.contract,
       ...(step.aws !== undefined ? { aws: step.aws } : {}),
+      ...(step.network !== undefined ? { network: step.network } : {}),
       ...(step.critical ? {} : { critical: false }),
       onFail: step.onFail,
     };

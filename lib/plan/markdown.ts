@@ -80,6 +80,7 @@ const STEP_FIELDS = [
   'timeout_seconds',
   'rollback',
   'aws',
+  'network',
   'status',
 ] as const;
 const POSTCONDITION_FIELDS = ['id', 'contract', 'status'] as const;
@@ -287,7 +288,8 @@ class MarkdownPlanMapper {
         break;
       case 'args':
       case 'output_shapes':
-      case 'aws': {
+      case 'aws':
+      case 'network': {
         const block = f.fences[0];
         const parsed = block
           ? this.structured(block, at)

@@ -165,6 +165,16 @@ export const AwsAccessSchema = z.strictObject({
 });
 export type AwsAccess = z.infer<typeof AwsAccessSchema>;
 
+/**
+ * The hosts a step's processes (its tool, contract and rollback) may reach, through the harness's
+ * proxy (lib/plan/network.ts says how a host is written and matched). A step without it has no
+ * network at all.
+ */
+export const NetworkAccessSchema = z.strictObject({
+  hosts: z.array(z.string().min(1).max(260)).min(1).max(50),
+});
+export type NetworkAccess = z.infer<typeof NetworkAccessSchema>;
+
 export const StepSchema = z.strictObject({
   id: IdSchema,
   /** Short imperative title, e.g. "Build the image". */
@@ -196,6 +206,8 @@ export const StepSchema = z.strictObject({
   rollback: RollbackSchema.optional(),
   /** AWS access of the step's processes (absent: none; plans without it keep their digest). */
   aws: AwsAccessSchema.optional(),
+  /** Hosts the step's processes may reach (absent: no network; plans without it keep their digest). */
+  network: NetworkAccessSchema.optional(),
 });
 export type Step = z.infer<typeof StepSchema>;
 

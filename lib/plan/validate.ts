@@ -16,6 +16,7 @@ import { awsAccessProblems } from './aws-access.ts';
 import { referencePositionProblems } from './call-kind.ts';
 import { dependsTransitively, findCycles, topologicalOrder } from './graph.ts';
 import { suggest } from './names.ts';
+import { networkProblems } from './network.ts';
 import { compileOutputShape } from './output-shapes.ts';
 import { distinctPrincipals, namesPrincipal } from './principal-names.ts';
 import { hasErrors, type Problem, type Severity, sortProblems } from './problems.ts';
@@ -209,6 +210,7 @@ export async function validatePlan(plan: Plan, options: ValidateOptions = {}): P
   }
 
   for (const { message, pointer } of awsAccessProblems(plan)) report('error', 'aws-access', message, pointer);
+  for (const { message, pointer } of networkProblems(plan)) report('error', 'network-host', message, pointer);
   checkReferences(plan, indexById, deps, cycles.length === 0, report);
   for (const { message, pointer } of referencePositionProblems(plan))
     report('error', 'reference-not-allowed', message, pointer);

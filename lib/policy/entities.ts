@@ -50,6 +50,7 @@ export function planFacts(
       unknown: [...(risks.steps[step.id]?.unknown ?? [])],
       exfiltration: [...(risks.steps[step.id]?.exfiltration ?? [])],
       ownGate: step.requiresApproval,
+      networkHosts: [...(step.network?.hosts ?? [])],
     };
   }
   const all = Object.values(steps);
@@ -70,6 +71,7 @@ export function planFacts(
       ...all.flatMap((s) => s.hosts),
       ...hostsIn(plan.postconditions.map((p) => p.contract)),
     ]),
+    networkHosts: sortedSet(all.flatMap((s) => s.networkHosts)),
     stepCount: plan.steps.length,
     steps,
     approval: {
@@ -88,7 +90,13 @@ export function planFacts(
  * the hosts and destructive marks of those args, not of the plan's text.
  */
 export function callFacts(
-  call: { readonly tool: string; readonly target?: string; readonly args: Record<string, unknown> },
+  call: {
+    readonly tool: string;
+    readonly target?: string;
+    readonly args: Record<string, unknown>;
+    /** The step's declared hosts: the plan's, never the call's. */
+    readonly networkHosts?: readonly string[];
+  },
   ownGate: boolean,
   tools: ToolRegistry = createToolRegistry(),
 ): StepFacts {
@@ -101,6 +109,7 @@ export function callFacts(
     unknown: [...classified.unknown],
     exfiltration: [...classified.exfiltration],
     ownGate,
+    networkHosts: [...(call.networkHosts ?? [])],
   };
 }
 
@@ -118,6 +127,7 @@ export function unknownPlanFacts(): PlanFacts {
     tools: [],
     targets: [],
     hosts: [],
+    networkHosts: [],
     stepCount: 0,
     steps: {},
     approval: {
@@ -145,6 +155,7 @@ export function planEntity(plan: PlanIdentity, facts: PlanFacts, submitter?: str
       tools: facts.tools,
       targets: facts.targets,
       hosts: facts.hosts,
+      networkHosts: facts.networkHosts,
       stepCount: facts.stepCount,
       steps: steps.map(([id]) => id),
       destructiveSteps: destructive.length,
@@ -177,6 +188,7 @@ export function stepEntity(
     unknown: ['nothing was recorded about the step'],
     exfiltration: [],
     ownGate: false,
+    networkHosts: [],
   };
   return {
     type: 'Step',
@@ -188,6 +200,7 @@ export function stepEntity(
       tool: known.tool,
       target: known.target,
       hosts: known.hosts,
+      networkHosts: known.networkHosts,
       destructive: known.destructive.length > 0,
       destructiveReasons: known.destructive,
       unproven: known.unknown.length + known.exfiltration.length > 0,

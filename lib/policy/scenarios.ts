@@ -75,7 +75,15 @@ export function scenarioRequest(
     const args = scenario.args ?? call?.args ?? {};
     const known =
       scenario.action === 'RunStep' && call
-        ? callFacts({ tool: call.tool, target: step.target, args: { ...args } }, step.requiresApproval)
+        ? callFacts(
+            {
+              tool: call.tool,
+              target: step.target,
+              args: { ...args },
+              networkHosts: step.network?.hosts ?? [],
+            },
+            step.requiresApproval,
+          )
         : facts.steps[step.id];
     return stepEntity(identity, step.id, known, { submitter, args });
   };

@@ -33,6 +33,8 @@ const PLAN_SHAPE = record({
   tools: STRINGS,
   targets: STRINGS,
   hosts: STRINGS,
+  /** Hosts its steps declare their processes may reach (`network.hosts`), through the harness's proxy. */
+  networkHosts: STRINGS,
   stepCount: LONG,
   steps: STRINGS,
   destructiveSteps: LONG,
@@ -64,6 +66,8 @@ const STEP_SHAPE = record({
   tool: STRING,
   target: STRING,
   hosts: STRINGS,
+  /** Hosts the step declares its processes may reach (`network.hosts`); empty: no network. */
+  networkHosts: STRINGS,
   destructive: BOOL,
   destructiveReasons: STRINGS,
   /** Its call, contract or rollback is not proven read-only, or sends data away. */

@@ -299,8 +299,10 @@ export class ActivityWorker {
     const prompt = agentPrompt(handoff);
     const timeoutSeconds = agentTimeoutSeconds(handoff);
     const before = await snapshotWorkspace(workspace);
-    // The task directory (handoff, outputs, log, report) is writable to this agent alone.
-    const agent = await withSandboxScope({ writable: [dir] }, () =>
+    // The task directory (handoff, outputs, log, report) is writable to this agent alone; the
+    // step's declared hosts are reachable through the proxy.
+    const reach = handoff.network ? { network: handoff.network } : {};
+    const agent = await withSandboxScope({ writable: [dir], ...reach }, () =>
       runProcess({
         command: agentCommand,
         cwd: workspace,
@@ -375,14 +377,16 @@ export class ActivityWorker {
       return { kind: 'failed', error: OUTPUT_SHAPE_MISMATCH, message: mismatch.message, ...spent };
     // Workspace contracts run here, where the work is; the checker runs any other kind itself.
     if (contract?.kind !== 'command') return { kind: 'done', output, ...spent };
-    const evidence = await checkContract(
-      contract,
-      {
-        output,
-        context: {},
-        steps: { ...compact(handoff.inputs), [handoff.stepId]: output },
-      },
-      { cwd: workspace },
+    const evidence = await withSandboxScope(handoff.network ? { network: handoff.network } : {}, () =>
+      checkContract(
+        contract,
+        {
+          output,
+          context: {},
+          steps: { ...compact(handoff.inputs), [handoff.stepId]: output },
+        },
+        { cwd: workspace },
+      ),
     );
     return { kind: 'done', output, evidence, ...spent };
   }
@@ -439,6 +443,7 @@ function agentRunOf(
     blockers: lines('blocker'),
     deviations: lines('deviation'),
     sandboxed: agent.sandboxed,
+    ...(agent.network.length > 0 ? { network: redactor.value(agent.network) as AgentRun['network'] } : {}),
     ...(agent.refusedWrites.length > 0
       ? {
           refusedWrites: agent.refusedWrites.map((line) =>

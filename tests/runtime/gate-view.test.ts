@@ -7,6 +7,7 @@ import { describe, expect, it } from 'vitest';
 import { openApiDocument } from '../../lib/launch/openapi.ts';
 import { PlanSchema } from '../../lib/plan/schema.ts';
 import { approvalView, fitApprovalView } from '../../lib/runtime/gate/approval-view.ts';
+import { planFacts } from '../../lib/policy/entities.ts';
 import { deadlineText, type ShownGate, shownOfNotice } from '../../lib/runtime/gate/shown-gate.ts';
 import { gateViewHtml, stepCardsHtml } from '../../lib/runtime/gate/view-html.ts';
 import { gateText } from '../../lib/runtime/gate/view-text.ts';
@@ -317,5 +318,46 @@ describe("a step's AWS access", () => {
     expect(JSON.stringify(message.slackBlocks)).toContain(`:warning: *${phrase.slice(0, -1)}`);
     // Only the step that declares it.
     expect(gateText(shownOfNotice(shown)).match(/uses AWS/g)).toHaveLength(1);
+  });
+});
+
+describe("a step's declared hosts", () => {
+  const netPlan = PlanSchema.parse({
+    id: 'fetch',
+    objective: 'Fetch the release notes',
+    steps: [
+      {
+        id: 'get',
+        description: 'Fetch the notes',
+        tool: 'shell',
+        args: { command: 'curl -sSf https://api.github.com/repos/x/y/releases -o notes.json' },
+        contract: { kind: 'command', command: 'test -s notes.json' },
+        network: { hosts: ['api.github.com', '*.pypi.org'] },
+      },
+      { id: 'local', description: 'Count them', tool: 'shell', args: { command: 'wc -l notes.json' } },
+    ],
+  });
+  const netView = approvalView(netPlan);
+  const phrase = "may reach: api.github.com, *.pypi.org (through plangate's proxy)";
+
+  it('are produced once, as data of the view, and shown as a warning on the terminal, the page and Slack', () => {
+    expect(netView.steps[0]?.network).toEqual(['api.github.com', '*.pypi.org']);
+    expect(netView.steps[1]?.network).toBeUndefined();
+    const shown = notice({
+      plan: { id: netPlan.id, version: 1, digest: 'sha256:feed' },
+      summary: { objective: netPlan.objective, steps: 2, view: netView },
+    });
+    expect(gateText(shownOfNotice(shown))).toContain(`!! ${phrase}`);
+    expect(stepCardsHtml(netView)).toContain(`<li class="pg-risk">${phrase.replace("'", '&#39;')}</li>`);
+    const message = approvalMessage(shown, 'https://approvals.example.test');
+    expect(JSON.stringify(message.slackBlocks)).toMatch(/:warning: \*may reach: api\.github\.com, /);
+    expect(gateText(shownOfNotice(shown)).match(/may reach: /g)).toHaveLength(1);
+  });
+
+  it('are in the policy facts of the step and the plan', () => {
+    const facts = planFacts(netPlan);
+    expect(facts.steps.get?.networkHosts).toEqual(['api.github.com', '*.pypi.org']);
+    expect(facts.steps.local?.networkHosts).toEqual([]);
+    expect(facts.networkHosts).toEqual(['*.pypi.org', 'api.github.com']);
   });
 });

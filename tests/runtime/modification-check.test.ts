@@ -183,6 +183,7 @@ describe('the platform policy on a revision', () => {
           unknown: [],
           exfiltration: [],
           ownGate: false,
+          networkHosts: [],
         },
       },
     };

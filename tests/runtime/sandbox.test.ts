@@ -169,7 +169,7 @@ describe('refusedWrites', () => {
 describe('what every gate says plan code runs as', () => {
   it('names the plan-process function on AWS, and says there is no bubblewrap there', () => {
     expect(sandboxSentence({ kind: 'function', function: 'Plangate-PlanProcess-1A2B' })).toBe(
-      "steps run in the plan-process function Plangate-PlanProcess-1A2B, as a role without the harness's authority (no bubblewrap there)",
+      "steps run in the plan-process function Plangate-PlanProcess-1A2B, as a role without the harness's authority (no bubblewrap there: the function's own network, declared hosts not enforced)",
     );
     expect(
       sandboxSentence({ kind: 'none', user: 'sbx_user1051', reason: 'bubblewrap (bwrap) is not installed' }),

@@ -22,12 +22,13 @@ import {
 import { classifyFailure } from '../recovery/classify.ts';
 import { recordFailure, retriedRecipe } from '../recovery/failure-events.ts';
 import { classFailure, failureCause } from '../recovery/failures.ts';
+import type { NetworkRecord } from '../sandbox/plan-process-call.ts';
 import { Redactor } from '../secrets/redact.ts';
 import { failureFacts, InvalidInputError, OutputShapeMismatchError } from '../shared/errors.ts';
 import { progressLabel } from '../shared/progress.ts';
 import { assertPinned } from '../steps/integrity.ts';
 import { entryOutput } from '../steps/outputs-table.ts';
-import { withPlanAws } from '../steps/plan-aws.ts';
+import { networkReport, withStepReach } from '../steps/step-reach.ts';
 import {
   approvedRan,
   type ContractEvidence,
@@ -61,19 +62,25 @@ export async function checkStep(req: CheckRequest, deps: HarnessDeps): Promise<C
         location: `steps.${req.stepId}.outputs.${mismatch.output}`,
       }),
     );
+  // What the step's tool asked of the network proxy, then its contract's.
+  const network: NetworkRecord[] = [...(req.run.network ?? [])];
   const evidence: ContractEvidence = req.run.evidence
     ? workerEvidence(req.run.evidence, req.contract)
     : req.contract
-      ? await withPlanAws(req.executionId, req.aws, () =>
-          checkContract(
-            req.contract as Contract,
-            { output, context: req.context ?? {}, steps },
-            {
-              secrets,
-              lambda: deps.lambda,
-              ...(deps.cwd ? { cwd: deps.cwd } : {}),
-            },
-          ),
+      ? await withStepReach(
+          req.executionId,
+          req,
+          () =>
+            checkContract(
+              req.contract as Contract,
+              { output, context: req.context ?? {}, steps },
+              {
+                secrets,
+                lambda: deps.lambda,
+                ...(deps.cwd ? { cwd: deps.cwd } : {}),
+              },
+            ),
+          network,
         )
       : noContractEvidence();
   const journal = journalFor(deps, secrets.resolvedValues);
@@ -97,6 +104,7 @@ export async function checkStep(req: CheckRequest, deps: HarnessDeps): Promise<C
         evidence,
         progress: `${progress} ✓ ${req.description} (${evidence.summary})`,
         ...workerReport(req),
+        ...networkReport(network, new Redactor(secrets.resolvedValues)),
       },
     });
     return { status: 'completed', ...pickOutput(req), evidence };
@@ -116,6 +124,7 @@ export async function checkStep(req: CheckRequest, deps: HarnessDeps): Promise<C
       progress: `${progress} ✗ ${req.description}: ${evidence.reason ?? 'contract failed'}`,
       evidence,
       ...workerReport(req),
+      ...networkReport(network, new Redactor(secrets.resolvedValues)),
     },
   });
   throw new HarnessFailure(name, cause);
@@ -151,6 +160,7 @@ async function refuseOutputs(
       taskFailed: {
         progress: `${progressLabel(req.index, req.total)} ✗ ${req.description}: ${firstLine(cause.message)}`,
         ...workerReport(req),
+        ...networkReport(req.run.network ?? [], new Redactor(secrets.resolvedValues)),
       },
     },
   );

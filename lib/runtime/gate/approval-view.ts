@@ -175,6 +175,7 @@ function stepView(step: Step, plan: Plan, risks: PlanRisks, recovery: RecoveryTa
       ? { outputShapes: step.outputShapes }
       : {}),
     ...(step.aws ? { aws: awsAccessLines(step.aws) } : {}),
+    ...(step.network ? { network: [...step.network.hosts] } : {}),
     dependsOn: [...step.dependsOn],
   };
 }

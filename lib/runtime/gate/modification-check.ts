@@ -122,7 +122,15 @@ export function revisionPolicyRequest(
 export function revisedFacts(facts: PlanFacts, revised: Readonly<Record<string, RevisedCall>>): PlanFacts {
   const steps = { ...facts.steps };
   for (const [id, call] of Object.entries(revised))
-    steps[id] = callFacts({ tool: call.tool, target: steps[id]?.target, args: call.args }, call.ownGate);
+    steps[id] = callFacts(
+      {
+        tool: call.tool,
+        target: steps[id]?.target,
+        args: call.args,
+        networkHosts: steps[id]?.networkHosts ?? [],
+      },
+      call.ownGate,
+    );
   const hosts = [...new Set([...facts.hosts, ...Object.values(steps).flatMap((s) => s.hosts)])].sort();
   return { ...facts, steps, hosts };
 }

@@ -6,6 +6,7 @@
  */
 
 import { distinctPrincipals } from '../../plan/principal-names.ts';
+import { NETWORK_LINE_START, networkLine } from '../../plan/network.ts';
 import { hiddenCharacters, lookAlikeWords } from '../../plan/visible-text.ts';
 import type {
   AbortRollback,
@@ -459,6 +460,7 @@ export function riskPhrases(step: ApprovalView['steps'][number]): string[] {
   if (step.risks.outsideWorkspace?.length)
     phrases.push(`${OUTSIDE_WORKSPACE}: ${step.risks.outsideWorkspace.join('; ')}`);
   if (step.aws?.length) phrases.push(`${AWS_ACCESS}: ${step.aws.join('; ')}`);
+  if (step.network?.length) phrases.push(networkLine({ hosts: step.network }));
   phrases.push(step.risks.ownGate ? 'own gate before it runs' : 'no gate of its own');
   return phrases;
 }
@@ -571,7 +573,8 @@ export function isWarningPhrase(phrase: string): boolean {
     phrase.startsWith(EFFECT_UNKNOWN) ||
     phrase.startsWith(EXFILTRATION) ||
     phrase.startsWith(OUTSIDE_WORKSPACE) ||
-    phrase.startsWith(AWS_ACCESS)
+    phrase.startsWith(AWS_ACCESS) ||
+    phrase.startsWith(NETWORK_LINE_START)
   );
 }
 

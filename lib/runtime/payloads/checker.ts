@@ -1,6 +1,12 @@
 /** Contract-checker Lambda (`${ContractCheckerFunctionArn}`, lambda:invoke): evidence and the run's finalization. */
 import { z } from 'zod';
-import { AwsAccessSchema, ContractSchema, IdSchema, OutputShapesSchema } from '../../plan/schema.ts';
+import {
+  AwsAccessSchema,
+  ContractSchema,
+  IdSchema,
+  NetworkAccessSchema,
+  OutputShapesSchema,
+} from '../../plan/schema.ts';
 import { RunnerResultSchema } from './runner.ts';
 import {
   ErrorOutputSchema,
@@ -30,6 +36,8 @@ export const CheckRequestSchema = z.object({
   contract: ContractSchema.optional(),
   /** The step's AWS access (`step.aws`): its command contract's process gets the run's session too. */
   aws: AwsAccessSchema.optional(),
+  /** The hosts the step's processes may reach (`step.network`), through the sandbox's proxy. */
+  network: NetworkAccessSchema.optional(),
   /** `$context`, present when the contract may read it (assert, lambda, `${context.*}`). */
   context: PlanContextSchema.optional(),
   /** `$secrets`, present when the contract references `${secrets.*}`. */

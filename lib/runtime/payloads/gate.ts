@@ -193,6 +193,8 @@ export const StepViewSchema = z.object({
    * these grants as session policy), one line per grant; absent: no AWS credentials at all.
    */
   aws: z.array(z.string()).optional(),
+  /** The hosts its processes may reach, through the harness's proxy (the step's `network.hosts`); absent: no network. */
+  network: z.array(z.string()).optional(),
   dependsOn: z.array(IdSchema),
   /** Its call, contract, rollback and recovery were left out to fit: `plangate render <plan> --format yaml` shows them. */
   detailsOmitted: z.literal(true).optional(),

@@ -6,7 +6,8 @@
  * its summary, blockers and deviations).
  */
 import { z } from 'zod';
-import { ContractSchema, IdSchema, OutputShapesSchema } from '../../plan/schema.ts';
+import { ContractSchema, IdSchema, NetworkAccessSchema, OutputShapesSchema } from '../../plan/schema.ts';
+import { NetworkRecordSchema } from '../sandbox/plan-process-call.ts';
 import { RemainingBudgetSchema } from './budget.ts';
 import { CallValueSchema } from './call.ts';
 import { ErrorOutputSchema, PlanIdentitySchema } from './shared.ts';
@@ -71,6 +72,8 @@ export const HandoffSchema = z.object({
   budget: RemainingBudgetSchema.default({}),
   /** Seed 003's fallback behaviours: what happens when the work fails or runs out (from the plan). */
   fallbacks: z.array(z.string()).default([]),
+  /** The hosts the step declares (`network`): the agent and its contract reach them through the worker's proxy. */
+  network: NetworkAccessSchema.optional(),
 });
 export type Handoff = z.infer<typeof HandoffSchema>;
 
@@ -122,5 +125,7 @@ export const AgentRunSchema = z.object({
   sandboxed: z.boolean().optional(),
   /** Its stderr lines saying a write outside the workspace was refused (read-only file system). */
   refusedWrites: z.array(z.string()).optional(),
+  /** What it asked of the network proxy (a step that declares `network`), refused or not. */
+  network: z.array(NetworkRecordSchema).optional(),
 });
 export type AgentRun = z.infer<typeof AgentRunSchema>;

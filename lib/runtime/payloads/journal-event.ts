@@ -1,6 +1,7 @@
 /** Journal events: the seed-000 event types and the shape every stored event has. */
 import { z } from 'zod';
 import { FailureClassSchema, IdSchema } from '../../plan/schema.ts';
+import { NetworkRecordSchema } from '../sandbox/plan-process-call.ts';
 import { UsageSchema } from './budget.ts';
 import { CallSchema } from './call.ts';
 import { EvidenceSchema } from './checker.ts';
@@ -203,6 +204,8 @@ export const EVENT_DETAILS = {
     worker: z.string().optional(),
     /** What the worker's agent ran and reported. */
     agent_run: AgentRunSchema.optional(),
+    /** What the step's tool and contract asked of the network proxy, refused or not (a step that declares `network`). */
+    network: z.array(NetworkRecordSchema).optional(),
   }),
   TASK_FAILED: z.object({
     error: z.string(),
@@ -214,6 +217,8 @@ export const EVENT_DETAILS = {
     worker: z.string().optional(),
     /** What the worker's agent ran and reported, when it answered. */
     agent_run: AgentRunSchema.optional(),
+    /** What the step's tool and contract asked of the network proxy, refused or not. */
+    network: z.array(NetworkRecordSchema).optional(),
   }),
   TASK_SKIPPED: z.object({ reason: z.string() }),
   TASK_BLOCKED: z.object({ blocked_by: z.array(z.string()) }),

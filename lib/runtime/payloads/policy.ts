@@ -24,6 +24,8 @@ export const StepFactsSchema = z.object({
   exfiltration: z.array(z.string()).default([]),
   /** The step has its own gate (`requiresApproval`). */
   ownGate: z.boolean(),
+  /** The hosts its processes may reach through the harness's proxy (`network.hosts`); empty: no network. */
+  networkHosts: z.array(z.string()).default([]),
 });
 export type StepFacts = z.infer<typeof StepFactsSchema>;
 
@@ -32,6 +34,8 @@ export const PlanFactsSchema = z.object({
   tools: z.array(z.string()),
   targets: z.array(z.string()),
   hosts: z.array(z.string()),
+  /** Every host a step declares its processes may reach (`network.hosts`), sorted. */
+  networkHosts: z.array(z.string()).default([]),
   stepCount: z.number().int(),
   steps: z.record(z.string(), StepFactsSchema),
   /** The plan's own approval block: it can only narrow what policy allows. */

@@ -5,7 +5,7 @@
  * TASK_COMPLETED), so the loop carries no list and a redelivered call picks up where it was.
  */
 import { z } from 'zod';
-import { AwsAccessSchema, ContractSchema, IdSchema } from '../../plan/schema.ts';
+import { AwsAccessSchema, ContractSchema, IdSchema, NetworkAccessSchema } from '../../plan/schema.ts';
 import { ExecutionScope, PlanContextSchema, SecretDeclarationsSchema } from './shared.ts';
 
 /** One step's rollback procedure, as the plan declares it (references unresolved). */
@@ -16,6 +16,8 @@ export const RollbackProcedureSchema = z.object({
   timeoutSeconds: z.number().int().positive(),
   /** The step's AWS access (`step.aws`): the rollback's process gets the run's session too. */
   aws: AwsAccessSchema.optional(),
+  /** The hosts the step's processes may reach (`step.network`), through the sandbox's proxy. */
+  network: NetworkAccessSchema.optional(),
 });
 
 /**

@@ -1,6 +1,7 @@
 /** Step-runner Lambda (`${StepRunnerFunctionArn}`, lambda:invoke). */
 import { z } from 'zod';
-import { AwsAccessSchema, IdSchema } from '../../plan/schema.ts';
+import { AwsAccessSchema, IdSchema, NetworkAccessSchema } from '../../plan/schema.ts';
+import { NetworkRecordSchema } from '../sandbox/plan-process-call.ts';
 import { BudgetLimitsSchema, RemainingBudgetSchema, UsageSchema } from './budget.ts';
 import { StepGateRejectionSchema } from './gate.ts';
 import {
@@ -70,6 +71,8 @@ export const RunnerRequestSchema = z.object({
   outputs: z.array(IdSchema).default([]),
   /** The step's AWS access (`step.aws`): its processes get the plan AWS role's session for the run. */
   aws: AwsAccessSchema.optional(),
+  /** The hosts the step's processes may reach (`step.network`), through the sandbox's proxy. */
+  network: NetworkAccessSchema.optional(),
   timeoutSeconds: z.number().int().positive(),
   /** Above this many bytes of output JSON, store it outside the payload and return `outputRef`. */
   inlineOutputLimitBytes: z.number().int().positive(),
@@ -107,6 +110,8 @@ export const RunnerResultSchema = z.object({
   durationMs: z.number().nonnegative(),
   /** What the step's agent said it used (its result's `usage`), counted against the budget. */
   usage: UsageSchema.optional(),
+  /** What its processes asked of the network proxy (a step that declares `network`), refused or not. */
+  network: z.array(NetworkRecordSchema).optional(),
   /** `dispatched`: what the worker's handoff needs that only the runner can read. */
   handoff: z
     .object({

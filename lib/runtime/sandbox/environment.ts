@@ -60,7 +60,12 @@ export interface PlanEnvironmentProps {
   readonly passed?: readonly string[];
   /** The process's HOME. */
   readonly home?: string;
+  /** The network proxy's URL inside the sandbox (a step that declares hosts): every proxy variable names it. */
+  readonly proxy?: string;
 }
+
+/** The variables clients read their proxy from (curl, pip, npm, git, Node's undici with a flag, Python's urllib). */
+const PROXY_NAMES = ['HTTP_PROXY', 'HTTPS_PROXY', 'http_proxy', 'https_proxy'] as const;
 
 /**
  * The allow-listed environment, with `given` last (it overrides). What is copied from the harness
@@ -78,5 +83,10 @@ export function planEnvironment(props: PlanEnvironmentProps): Record<string, str
   for (const name of props.passed ?? []) copy(name);
   if (props.home !== undefined) env.HOME = props.home;
   else copy('HOME');
-  return { ...env, ...props.given };
+  // The proxy last: a declared env cannot point clients past it (there is no other route anyway).
+  const proxy =
+    props.proxy === undefined
+      ? {}
+      : { ...Object.fromEntries(PROXY_NAMES.map((name) => [name, props.proxy])), NO_PROXY: '', no_proxy: '' };
+  return { ...env, ...props.given, ...proxy };
 }

@@ -61,6 +61,16 @@ export const PlanProcessEventSchema = z.strictObject({
   awsCredentials: PlanAwsCredentialsSchema.optional(),
 });
 export type PlanProcessEvent = z.input<typeof PlanProcessEventSchema>;
+/** One request a plan process made of the harness's network proxy (lib/runtime/sandbox/network-proxy.ts). */
+export const NetworkRecordSchema = z.strictObject({
+  /** What was asked: `CONNECT host:port`, `GET http://host/path`. */
+  request: z.string(),
+  /** Whether the step declared the host (and its address may be reached). */
+  allowed: z.boolean(),
+  /** Why it was refused, or what came of it. */
+  detail: z.string(),
+});
+export type NetworkRecord = z.infer<typeof NetworkRecordSchema>;
 
 /** How one plan process ended. */
 export const ProcessResultSchema = z.strictObject({
@@ -78,6 +88,8 @@ export const ProcessResultSchema = z.strictObject({
   sandboxed: z.boolean(),
   /** stderr lines saying a write was refused (outside the workspace, read-only). */
   refusedWrites: z.array(z.string()),
+  /** What it asked of the network proxy (a step that declares `network`), refused or not. */
+  network: z.array(NetworkRecordSchema).default([]),
 });
 export type ProcessResult = z.infer<typeof ProcessResultSchema>;
 

@@ -13,8 +13,10 @@ import { existsSync, readFileSync, statSync } from 'node:fs';
 import { userInfo } from 'node:os';
 import { dirname, join, resolve, sep } from 'node:path';
 import { fileURLToPath } from 'node:url';
+import type { NetworkAccess } from '../../plan/schema.ts';
 import { planEnvironment } from './environment.ts';
-import type { PlanAwsSession, PlanProcessInvoker } from './plan-process-call.ts';
+import type { NetworkRecord, PlanAwsSession, PlanProcessInvoker } from './plan-process-call.ts';
+import { forwardedCommand, SANDBOX_PROXY_DIR, SANDBOX_PROXY_URL } from './proxy-forwarder.ts';
 
 /** Set to `off` to run plan code unsandboxed on purpose (the gate then says so). */
 export const SANDBOX_ENV = 'PLANGATE_SANDBOX';
@@ -57,11 +59,11 @@ let cachedStatus: LocalSandboxStatus | undefined;
 /** The sentence every channel shows: what plan code runs as. */
 export function sandboxSentence(status: SandboxStatus = sandboxStatus()): string {
   if (status.kind === 'function')
-    return `steps run in the plan-process function ${status.function}, as a role without the harness's authority (no bubblewrap there)`;
+    return `steps run in the plan-process function ${status.function}, as a role without the harness's authority (no bubblewrap there: the function's own network, declared hosts not enforced)`;
   if (status.kind === 'none') return `steps run unsandboxed as ${status.user} (${status.reason})`;
   const network =
     status.network === 'none'
-      ? 'no network'
+      ? 'no network except to the hosts a step declares (through the harness proxy)'
       : `the network shared with this machine, its loopback endpoints included (${NETWORK_ENV}=host)`;
   return `steps run sandboxed (bubblewrap): the workspace writable, the rest read-only, the store and keys hidden, ${network}`;
 }
@@ -153,6 +155,10 @@ export interface SandboxScope {
   readonly returned?: readonly string[];
   /** The AWS session the processes get (the plan AWS role, for a step that declares AWS). */
   readonly aws?: PlanAwsSession;
+  /** The hosts the processes may reach through the harness's proxy (a step that declares `network`). */
+  readonly network?: NetworkAccess;
+  /** Where the proxy's records of the processes go (the caller's, read once they ended: the step's journal). */
+  readonly networkLog?: NetworkRecord[];
 }
 
 const scope = new AsyncLocalStorage<SandboxScope>();
@@ -161,11 +167,15 @@ const scope = new AsyncLocalStorage<SandboxScope>();
 export function withSandboxScope<T>(extra: SandboxScope, use: () => Promise<T>): Promise<T> {
   const outer = scope.getStore();
   const aws = extra.aws ?? outer?.aws;
+  const network = extra.network ?? outer?.network;
+  const networkLog = extra.networkLog ?? outer?.networkLog;
   return scope.run(
     {
       writable: [...(outer?.writable ?? []), ...(extra.writable ?? [])],
       returned: [...(outer?.returned ?? []), ...(extra.returned ?? [])],
       ...(aws ? { aws } : {}),
+      ...(network ? { network } : {}),
+      ...(networkLog ? { networkLog } : {}),
     },
     use,
   );
@@ -206,11 +216,25 @@ export function planProcessHost():
   return { kind: 'function', invoke };
 }
 
+/**
+ * The hosts the plan processes started now may reach through the harness's proxy: the scope's
+ * declared hosts, where this machine's sandbox has no network of its own (with
+ * `PLANGATE_SANDBOX_NETWORK=host` the whole network is shared anyway; unsandboxed, nothing is
+ * enforced, and the gate says steps run unsandboxed).
+ */
+export function proxiedNetwork(): NetworkAccess | undefined {
+  const access = scope.getStore()?.network;
+  const status = localSandboxStatus();
+  return access && status.kind === 'bwrap' && status.network === 'none' ? access : undefined;
+}
+
 export interface PlanProcessRequest {
   readonly command: string;
   readonly cwd: string;
   /** What the harness hands the process (declared env, PLANGATE_* of the tool). */
   readonly env?: Readonly<Record<string, string>>;
+  /** The directory of the network proxy's socket, when the process may reach declared hosts ({@link proxiedNetwork}). */
+  readonly proxySocketDir?: string;
 }
 
 /** How to spawn it: file, arguments and the whole environment. */
@@ -246,10 +270,17 @@ export function planProcess(request: PlanProcessRequest): PlanProcessSpawn {
       writable,
       hidden: settings?.hidden ?? [],
       network: status.network,
+      ...(request.proxySocketDir !== undefined ? { proxySocketDir: request.proxySocketDir } : {}),
       cwd,
       command: request.command,
     }),
-    env: planEnvironment({ harness, given: request.env, passed, home: SANDBOX_HOME }),
+    env: planEnvironment({
+      harness,
+      given: request.env,
+      passed,
+      home: SANDBOX_HOME,
+      ...(request.proxySocketDir !== undefined ? { proxy: SANDBOX_PROXY_URL } : {}),
+    }),
     sandboxed: true,
   };
 }
@@ -258,6 +289,8 @@ export interface BwrapLayout {
   readonly writable: readonly string[];
   readonly hidden: readonly string[];
   readonly network: 'none' | 'host';
+  /** Bound into the sandbox, the forwarder in front of the command: the declared hosts through the proxy. */
+  readonly proxySocketDir?: string;
   readonly cwd: string;
   readonly command: string;
 }
@@ -278,6 +311,8 @@ export function bwrapArgs(layout: BwrapLayout): string[] {
     else args.push('--ro-bind', '/dev/null', path);
   }
   if (layout.network === 'none') args.push('--unshare-net');
+  if (layout.proxySocketDir !== undefined) args.push('--bind', layout.proxySocketDir, SANDBOX_PROXY_DIR);
+  const command = ['bash', '-c', layout.command];
   args.push(
     // Run as root (CI, containers), bwrap keeps every capability: with CAP_SYS_ADMIN a process
     // unmounts what hides the store, remounts / read-write and uncovers the host's /proc.
@@ -290,9 +325,7 @@ export function bwrapArgs(layout: BwrapLayout): string[] {
     '--chdir',
     layout.cwd,
     '--',
-    'bash',
-    '-c',
-    layout.command,
+    ...(layout.proxySocketDir !== undefined ? forwardedCommand(command) : command),
   );
   return args;
 }

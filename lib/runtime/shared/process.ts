@@ -10,9 +10,19 @@
  * contract runs on as an orphan of a killed worker or run.
  */
 import { type ChildProcess, spawn } from 'node:child_process';
-import { writeFile } from 'node:fs/promises';
+import { mkdtemp, rm, writeFile } from 'node:fs/promises';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { type NetworkProxy, startNetworkProxy } from '../sandbox/network-proxy.ts';
 import type { PlanProcessInvoker, ProcessResult } from '../sandbox/plan-process-call.ts';
-import { planProcess, planProcessHost, refusedWrites, sandboxScope } from '../sandbox/sandbox.ts';
+import { PROXY_SOCKET_NAME } from '../sandbox/proxy-forwarder.ts';
+import {
+  planProcess,
+  planProcessHost,
+  proxiedNetwork,
+  refusedWrites,
+  sandboxScope,
+} from '../sandbox/sandbox.ts';
 import { BoundedBuffer, DEFAULT_OUTPUT_LIMIT_BYTES } from './truncate.ts';
 
 export interface RunProcessProps {
@@ -87,18 +97,44 @@ async function runInFunction(invoke: PlanProcessInvoker, props: RunProcessProps)
       durationMs: Math.round(performance.now() - started),
       sandboxed: false,
       refusedWrites: [],
+      network: [],
     };
   }
 }
 
-function runHere(props: RunProcessProps): Promise<ProcessResult> {
+/**
+ * Runs the process here; a step that declares hosts gets the harness's network proxy for as long
+ * as its process runs, on a socket of its own (so concurrent steps' records stay apart).
+ */
+async function runHere(props: RunProcessProps): Promise<ProcessResult> {
+  const access = proxiedNetwork();
+  if (access === undefined) return spawnHere(props);
+  const socketDir = await mkdtemp(join(tmpdir(), 'plangate-proxy-'));
+  let proxy: NetworkProxy | undefined;
+  try {
+    proxy = await startNetworkProxy(join(socketDir, PROXY_SOCKET_NAME), { access });
+    const result = await spawnHere(props, socketDir);
+    sandboxScope().networkLog?.push(...proxy.records);
+    return { ...result, network: [...proxy.records] };
+  } finally {
+    await proxy?.close();
+    await rm(socketDir, { recursive: true, force: true });
+  }
+}
+
+function spawnHere(props: RunProcessProps, proxySocketDir?: string): Promise<ProcessResult> {
   const started = performance.now();
   const limit = props.maxOutputBytes ?? DEFAULT_OUTPUT_LIMIT_BYTES;
   const stdout = new BoundedBuffer(limit);
   const stderr = new BoundedBuffer(limit);
   return new Promise<ProcessResult>((resolve, reject) => {
     const cwd = props.cwd ?? process.cwd();
-    const plan = planProcess({ command: props.command, cwd, env: props.env });
+    const plan = planProcess({
+      command: props.command,
+      cwd,
+      env: props.env,
+      ...(proxySocketDir !== undefined ? { proxySocketDir } : {}),
+    });
     const child = spawn(plan.file, plan.args, {
       cwd,
       env: plan.env,
@@ -157,6 +193,7 @@ function runHere(props: RunProcessProps): Promise<ProcessResult> {
         durationMs: Math.round(performance.now() - started),
         sandboxed: plan.sandboxed,
         refusedWrites: refusedWrites(stderr.toString()),
+        network: [],
       });
     });
   });

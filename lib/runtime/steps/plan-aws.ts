@@ -7,7 +7,6 @@
 import { sessionPolicy } from '../../plan/aws-access.ts';
 import type { AwsAccess } from '../../plan/schema.ts';
 import type { PlanAwsSession } from '../sandbox/plan-process-call.ts';
-import { withSandboxScope } from '../sandbox/sandbox.ts';
 
 /** `sts:AssumeRole`'s RoleSessionName for a run: `plangate-<execution name>`, in the characters STS takes. */
 export function sessionNameOf(executionId: string): string {
@@ -21,14 +20,4 @@ export function planAwsSession(
   access: AwsAccess | undefined,
 ): PlanAwsSession | undefined {
   return access ? { sessionName: sessionNameOf(executionId), policy: sessionPolicy(access) } : undefined;
-}
-
-/** Runs `use` with the step's session for every plan process it starts (none when it declares no AWS). */
-export function withPlanAws<T>(
-  executionId: string,
-  access: AwsAccess | undefined,
-  use: () => Promise<T>,
-): Promise<T> {
-  const aws = planAwsSession(executionId, access);
-  return aws ? withSandboxScope({ aws }, use) : use();
 }

@@ -11,8 +11,8 @@ import { failureFacts } from '../shared/errors.ts';
 import { truncateText } from '../shared/truncate.ts';
 import { callRecord, resolveCall } from './call.ts';
 import { assertPinned } from './integrity.ts';
-import { withPlanAws } from './plan-aws.ts';
 import { authorizeRun } from './run-policy.ts';
+import { withStepReach } from './step-reach.ts';
 
 /** Strings of a rollback's output kept for its contract; the rest stays in the tool's own logs. */
 const OUTPUT_TEXT_BYTES = 16 * 1024;
@@ -65,7 +65,7 @@ export async function runRollback(req: RollbackRunRequest, deps: HarnessDeps): P
       secrets.resolvedValues,
       identity,
     );
-    const result = await withPlanAws(req.executionId, procedure.aws, () =>
+    const result = await withStepReach(req.executionId, procedure, () =>
       deps.tools.call(procedure.tool, args, {
         stepId,
         subscriptions: [],

@@ -74,7 +74,10 @@ export async function authorizeRun(
   // Policy reads the args, never a secret's value.
   const args = new Redactor(secretValues).secretValues(call.args);
   const known = facts.steps[req.stepId];
-  const resolved = callFacts({ tool: call.tool, target: req.target, args }, known?.ownGate ?? false);
+  const resolved = callFacts(
+    { tool: call.tool, target: req.target, args, networkHosts: known?.networkHosts ?? [] },
+    known?.ownGate ?? false,
+  );
   const request = {
     principal: { name: submitter ?? '' },
     action: 'RunStep' as const,

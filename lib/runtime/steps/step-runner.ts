@@ -18,6 +18,7 @@ import { budgetUsedUp, enforceBudget, remainingBudget } from '../recovery/budget
 import { classifyFailure } from '../recovery/classify.ts';
 import { recordFailure } from '../recovery/failure-events.ts';
 import { classFailure } from '../recovery/failures.ts';
+import type { NetworkRecord } from '../sandbox/plan-process-call.ts';
 import { Redactor } from '../secrets/redact.ts';
 import type { SecretSource } from '../secrets/secrets.ts';
 import { failureFacts, HarnessError, InvalidInputError } from '../shared/errors.ts';
@@ -25,8 +26,8 @@ import { progressLabel } from '../shared/progress.ts';
 import { callRecord, type ResolvedCall, resolveCall } from './call.ts';
 import { assertPinned } from './integrity.ts';
 import { inlineOrStored } from './outputs-table.ts';
-import { withPlanAws } from './plan-aws.ts';
 import { authorizeRun, runOf } from './run-policy.ts';
+import { networkReport, withStepReach } from './step-reach.ts';
 import { skipOrBlock } from './step-start.ts';
 import { outputsOf, resolveTaskText } from './task-text.ts';
 
@@ -82,6 +83,7 @@ export async function runStep(req: RunnerRequest, deps: HarnessDeps): Promise<Ru
     },
   });
   const left = req.budget ? remainingBudget(req.budget, events) : {};
+  const network: NetworkRecord[] = [];
   try {
     if (prepared) {
       if ('error' in prepared) throw prepared.error;
@@ -98,24 +100,28 @@ export async function runStep(req: RunnerRequest, deps: HarnessDeps): Promise<Ru
       secrets.resolvedValues,
       identity,
     );
-    const result = await withPlanAws(req.executionId, req.aws, () =>
-      deps.tools.call(call.tool, args, {
-        stepId: req.stepId,
-        task,
-        target: req.target,
-        subscriptions: req.subscriptions,
-        // An agent gets the wall clock left, as a worker's does; then a person is asked (below).
-        timeoutMs:
-          Math.min(
-            req.timeoutSeconds,
-            call.tool === AGENT_TOOL
-              ? (left.wallClockSeconds ?? Number.POSITIVE_INFINITY)
-              : Number.POSITIVE_INFINITY,
-          ) * 1000,
-        ...(deps.cwd ? { cwd: deps.cwd } : {}),
-        env: deps.env,
-        lambda: deps.lambda,
-      }),
+    const result = await withStepReach(
+      req.executionId,
+      req,
+      () =>
+        deps.tools.call(call.tool, args, {
+          stepId: req.stepId,
+          task,
+          target: req.target,
+          subscriptions: req.subscriptions,
+          // An agent gets the wall clock left, as a worker's does; then a person is asked (below).
+          timeoutMs:
+            Math.min(
+              req.timeoutSeconds,
+              call.tool === AGENT_TOOL
+                ? (left.wallClockSeconds ?? Number.POSITIVE_INFINITY)
+                : Number.POSITIVE_INFINITY,
+            ) * 1000,
+          ...(deps.cwd ? { cwd: deps.cwd } : {}),
+          env: deps.env,
+          lambda: deps.lambda,
+        }),
+      network,
     );
     const redactor = new Redactor(secrets.resolvedValues);
     const output = redactor.value(captureOutputs(req, result));
@@ -126,6 +132,7 @@ export async function runStep(req: RunnerRequest, deps: HarnessDeps): Promise<Ru
       status: 'succeeded',
       ...(await inlineOrStored(output, req, deps)),
       ...(usage.success && result.usage !== undefined ? { usage: usage.data } : {}),
+      ...networkReport(network, redactor),
       durationMs: Math.round(performance.now() - started),
     };
   } catch (error) {
@@ -157,6 +164,7 @@ export async function runStep(req: RunnerRequest, deps: HarnessDeps): Promise<Ru
         progress: `${progressLabel(req.index, req.total)} ✗ ${req.description}: ${firstLine(message)}`,
         // Spent all the same: it counts against the budget.
         ...(usage ? { usage } : {}),
+        ...networkReport(network, redactor),
       },
     });
     throw failure;
