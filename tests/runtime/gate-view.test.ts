@@ -6,8 +6,8 @@
 import { describe, expect, it } from 'vitest';
 import { openApiDocument } from '../../lib/launch/openapi.ts';
 import { PlanSchema } from '../../lib/plan/schema.ts';
-import { approvalView, fitApprovalView } from '../../lib/runtime/gate/approval-view.ts';
 import { planFacts } from '../../lib/policy/entities.ts';
+import { approvalView, fitApprovalView } from '../../lib/runtime/gate/approval-view.ts';
 import { deadlineText, type ShownGate, shownOfNotice } from '../../lib/runtime/gate/shown-gate.ts';
 import { gateViewHtml, stepCardsHtml } from '../../lib/runtime/gate/view-html.ts';
 import { gateText } from '../../lib/runtime/gate/view-text.ts';

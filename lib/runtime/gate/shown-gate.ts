@@ -5,8 +5,8 @@
  * deadline. The renderers (view-text.ts, view-html.ts, notify/view-slack.ts) take only this.
  */
 
-import { distinctPrincipals } from '../../plan/principal-names.ts';
 import { NETWORK_LINE_START, networkLine } from '../../plan/network.ts';
+import { distinctPrincipals } from '../../plan/principal-names.ts';
 import { hiddenCharacters, lookAlikeWords } from '../../plan/visible-text.ts';
 import type {
   AbortRollback,
