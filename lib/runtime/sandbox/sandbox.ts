@@ -65,7 +65,7 @@ export function sandboxSentence(status: SandboxStatus = sandboxStatus()): string
     status.network === 'none'
       ? 'no network except to the hosts a step declares (through the harness proxy)'
       : `the network shared with this machine, its loopback endpoints included (${NETWORK_ENV}=host)`;
-  return `steps run sandboxed (bubblewrap): the workspace writable, the rest read-only, the store and keys hidden, ${network}`;
+  return `steps run sandboxed (bubblewrap): the workspace writable, a /tmp of their own, the rest read-only, the store and keys hidden, ${network}`;
 }
 
 function detect(): LocalSandboxStatus {
