@@ -6,7 +6,8 @@
  * rules.ts (destructive commands), read-only.ts (the allow-list), wrappers.ts (what is seen
  * through), interpreters.ts (code in other languages), variables.ts (variables that change what
  * runs), exfiltration.ts (data sent away); analyze.ts (the walk). Also where a plan reference
- * may stand as data (references.ts);
+ * may stand as data (references.ts); a command with its env values written in, as policy reads it
+ * at run time (written-variables.ts);
  * docs/shell-analysis.md says them in prose.
  */
 export {
@@ -30,3 +31,4 @@ export {
 } from './references.ts';
 export { executionVariable, settingReason } from './variables.ts';
 export { SHELL_WASM_FILES, shellWasmPath } from './wasm-files.ts';
+export { escapeDoubleQuoted, writeVariables } from './written-variables.ts';

@@ -51,7 +51,7 @@ export async function recordDecision(
   item: GateItem,
   decision: GateDecision,
   by: string,
-  votes: readonly { readonly by: string }[] = [],
+  votes: readonly { readonly by: string; readonly groups?: readonly string[] }[] = [],
   /** Plan gate: the hash of the definition the engine holds as it is approved (GATE_APPROVED binds it). */
   definitionHash?: string,
 ): Promise<void> {
@@ -62,6 +62,7 @@ export async function recordDecision(
     gate: item.kind,
     approver: decision.by ?? by,
     approvers: votes.map((v) => v.by),
+    ...approverGroups(votes),
     digest: contentDigest(item),
     ...(definitionHash !== undefined ? { definition_hash: definitionHash } : {}),
   });
@@ -150,4 +151,10 @@ export async function recordDecision(
         opened,
       );
   }
+}
+
+/** The groups each vote's verified request proved (GATE_APPROVED's `approver_groups`), when any did. */
+function approverGroups(votes: readonly { readonly by: string; readonly groups?: readonly string[] }[]) {
+  const proved = votes.flatMap((v) => (v.groups?.length ? [{ approver: v.by, groups: [...v.groups] }] : []));
+  return proved.length > 0 ? { approver_groups: proved } : {};
 }

@@ -156,6 +156,12 @@ export const EVENT_DETAILS = {
     approver: z.string().optional(),
     /** Every approval that counted toward the quorum, in order. */
     approvers: z.array(z.string()).optional(),
+    /**
+     * The groups a verified request proved for each approver (JWT claims; policy adds its groups
+     * file's): the step runner judges the gate's completion again with them when the call as it
+     * runs does more than the gate approved. Approvers without proven groups are absent.
+     */
+    approver_groups: z.array(z.object({ approver: z.string(), groups: z.array(z.string()) })).optional(),
     /** The content approved: the plan digest, or the revision's. */
     digest: z.string().optional(),
     /** Plan gate: the hash of the definition the engine held when the gate was approved. */

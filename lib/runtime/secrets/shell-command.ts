@@ -8,7 +8,11 @@
  * `fillShellCommand` is pure and deterministic (an auditor recomputes it from the approved command
  * and the recorded values); `resolveShellCommand` looks the values up first.
  */
-import { placeShellReferences, type ShellReferencePlace } from '../../plan/shell/index.ts';
+import {
+  escapeDoubleQuoted,
+  placeShellReferences,
+  type ShellReferencePlace,
+} from '../../plan/shell/index.ts';
 import type { CallValue } from '../payloads/index.ts';
 import { InvalidInputError } from '../shared/errors.ts';
 import { type ReferenceScope, resolveReference } from './references.ts';
@@ -116,11 +120,6 @@ function fillPlaces(
   }
   const rest = command.slice(last);
   return { command: filled + rest, env, values: recorded, shown: shown + rest };
-}
-
-/** Inside double quotes only backslash, `$`, backtick and `"` are special. */
-function escapeDoubleQuoted(value: string): string {
-  return value.replace(/[\\$`"]/g, '\\$&');
 }
 
 /**

@@ -8,11 +8,13 @@
 import type { DynamoDBDocumentClient } from '@aws-sdk/lib-dynamodb';
 import { decisionDetails, PolicyDeniedError } from '../../policy/decisions.ts';
 import { callFacts, planEntity, stepEntity, unknownPlanFacts } from '../../policy/entities.ts';
+import type { PolicyDecision, PolicyRequest } from '../../policy/policy-set.ts';
 import { type HarnessDeps, journalFor, policyFor } from '../deps.ts';
 import type { JournalEventInput } from '../journal/journal.ts';
-import type { PlanFacts, PlanIdentity, RecordedStep, RunnerRequest } from '../payloads/index.ts';
+import type { PlanFacts, PlanIdentity, RecordedStep, RunnerRequest, StepFacts } from '../payloads/index.ts';
 import { sandboxStatus } from '../sandbox/sandbox.ts';
 import { Redactor } from '../secrets/redact.ts';
+import { coveringGateCompletion } from './covering-gate.ts';
 import { planCreatedOf } from './integrity.ts';
 
 /** What an execution's PLAN_CREATED recorded for policy: the plan's facts, its submitter and its steps. */
@@ -58,26 +60,53 @@ export function runOf(req: RunnerRequest): RunOf {
   };
 }
 
+/** A call as policy judges it where it runs (call.ts's ResolvedCall, secret values still in). */
+export interface JudgedCall {
+  readonly tool: string;
+  /** The args resolved: values in their references' places, a shell step's env values in their variables'. */
+  readonly args: Record<string, unknown>;
+  /** A shell call's args with its env variables as written: what either reading finds counts. */
+  readonly argsAsWritten?: Record<string, unknown>;
+  /**
+   * The args as the step's gate approved them (its revision applied, no value filled in). When
+   * the resolved call does more (destructive, unproven, other hosts), the gate's completion is
+   * judged again on it. Absent for a rollback.
+   */
+  readonly approved?: Record<string, unknown>;
+}
+
 /**
- * Asks RunStep about the call the step (or its rollback) is about to make. Throws
- * {@link PolicyDeniedError} (after POLICY_DECISION is journaled) when policy denies it.
+ * Asks RunStep about the call the step (or its rollback) is about to make and, when the call does
+ * more than its gate approved, CompleteGate again for that gate (covering-gate.ts). Throws
+ * {@link PolicyDeniedError} (after POLICY_DECISION is journaled) when policy denies either.
  */
 export async function authorizeRun(
   req: RunOf,
   deps: HarnessDeps,
-  call: { readonly tool: string; readonly args: Record<string, unknown> },
+  call: JudgedCall,
   secretValues: Iterable<string>,
   identity: Omit<JournalEventInput, 'event' | 'details'>,
 ): Promise<void> {
   const policy = await policyFor(deps);
   const { facts, submitter } = await recordedPlan(deps.dynamo, deps.tables.events, req.executionId);
   // Policy reads the args, never a secret's value.
-  const args = new Redactor(secretValues).secretValues(call.args);
+  const redactor = new Redactor(secretValues);
+  const args = redactor.secretValues(call.args);
   const known = facts.steps[req.stepId];
-  const resolved = callFacts(
-    { tool: call.tool, target: req.target, args, networkHosts: known?.networkHosts ?? [] },
-    known?.ownGate ?? false,
-  );
+  const ownGate = known?.ownGate ?? false;
+  const factsOf = (of: Record<string, unknown>) =>
+    callFacts(
+      {
+        tool: call.tool,
+        target: req.target,
+        args: redactor.secretValues(of),
+        networkHosts: known?.networkHosts ?? [],
+      },
+      ownGate,
+    );
+  const resolved = call.argsAsWritten
+    ? unitedFacts(factsOf(call.args), factsOf(call.argsAsWritten))
+    : factsOf(call.args);
   const request = {
     principal: { name: submitter ?? '' },
     action: 'RunStep' as const,
@@ -89,17 +118,65 @@ export async function authorizeRun(
     // Whether the step's processes run in the sandbox here: a platform policy may refuse them unsandboxed.
     context: { attempt: req.attempt, rollback: req.rollback, sandboxed: sandboxStatus().kind === 'bwrap' },
   };
-  const decided = policy.authorize(request);
-  if (decided.decision === 'allow') return;
-  await journalFor(deps).append({
-    ...identity,
-    event: 'POLICY_DECISION',
-    details: decisionDetails(
-      request,
+  const refuse = async (denied: PolicyRequest, decided: PolicyDecision, reason?: string) => {
+    const details = decisionDetails(
+      denied,
       decided,
       req.rollback ? 'the rollback did not run' : 'the step did not run',
       { tool: call.tool, args },
-    ),
-  });
-  throw new PolicyDeniedError(request, decided);
+    );
+    await journalFor(deps).append({
+      ...identity,
+      event: 'POLICY_DECISION',
+      // Whatever was asked, what it decided is whether this call runs.
+      details: {
+        ...details,
+        action: 'RunStep',
+        ...(reason ? { reason: `${reason}: ${details.reason}` } : {}),
+      },
+    });
+    throw new PolicyDeniedError(denied, decided);
+  };
+  const decided = policy.authorize(request);
+  if (decided.decision === 'deny') return refuse(request, decided);
+  if (req.rollback || call.approved === undefined) return;
+  const asApproved = factsOf(call.approved);
+  if (!doesMore(resolved, asApproved)) return;
+  const completion = await coveringGateCompletion(
+    deps,
+    req,
+    { ...facts, steps: { ...facts.steps, [req.stepId]: resolved } },
+    submitter,
+    policy,
+  );
+  if (!completion) return;
+  const completed = policy.authorize(completion);
+  if (completed.decision === 'deny')
+    return refuse(
+      completion,
+      completed,
+      'the call as it runs does more than its gate approved, and its gate is judged again',
+    );
+}
+
+/** What either reading of a call finds: its destructive, unknown and exfiltration marks and hosts, united. */
+function unitedFacts(a: StepFacts, b: StepFacts): StepFacts {
+  const united = (x: readonly string[], y: readonly string[]) => [...new Set([...x, ...y])];
+  return {
+    ...a,
+    hosts: united(a.hosts, b.hosts).sort(),
+    destructive: united(a.destructive, b.destructive),
+    unknown: united(a.unknown, b.unknown),
+    exfiltration: united(a.exfiltration, b.exfiltration),
+  };
+}
+
+/** The resolved call does more than the call its gate approved: newly destructive, unproven, or reaching other hosts. */
+function doesMore(resolved: StepFacts, approved: StepFacts): boolean {
+  const unproven = (f: StepFacts) => f.unknown.length + f.exfiltration.length > 0;
+  return (
+    (resolved.destructive.length > 0 && approved.destructive.length === 0) ||
+    (unproven(resolved) && !unproven(approved)) ||
+    resolved.hosts.some((host) => !approved.hosts.includes(host))
+  );
 }

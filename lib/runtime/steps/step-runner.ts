@@ -90,13 +90,18 @@ export async function runStep(req: RunnerRequest, deps: HarnessDeps): Promise<Ru
       return prepared.result.result;
     }
     if (!resolved || 'error' in resolved) throw resolved?.error;
-    const { call, task } = resolved.result;
+    const { call, task, approved } = resolved.result;
     const args = call.args;
     // The call as it will be made, values from earlier steps included: policy has the last word.
     await authorizeRun(
       runOf(req),
       deps,
-      { tool: call.tool, args: call.judged },
+      {
+        tool: call.tool,
+        args: call.judged,
+        ...(call.judgedAsWritten ? { argsAsWritten: call.judgedAsWritten } : {}),
+        approved,
+      },
       secrets.resolvedValues,
       identity,
     );
@@ -222,7 +227,7 @@ async function dispatch(
   await authorizeRun(
     runOf(req),
     deps,
-    { tool: AGENT_TOOL, args: ran },
+    { tool: AGENT_TOOL, args: ran, approved: { ...req.args, ...req.argOverrides } },
     [],
     eventIdentity(req, { id: req.stepId, name: req.description }),
   );
@@ -248,7 +253,7 @@ async function prepareCall(
   req: RunnerRequest,
   deps: HarnessDeps,
   secrets: SecretSource,
-): Promise<{ call: ResolvedCall; task: string | undefined }> {
+): Promise<{ call: ResolvedCall; task: string | undefined; approved: Record<string, unknown> }> {
   const invocation = stepInvocation({ tool: req.tool, args: req.args, target: req.target, task: req.task });
   if (!invocation)
     throw new InvalidInputError('the step names no tool and no target', {
@@ -258,13 +263,14 @@ async function prepareCall(
   const task =
     req.task !== undefined ? await resolveTaskText(req.task, steps, req.context, req.stepId) : undefined;
   // The approved args with the gate's revisions applied, then filled: a revision's values are data too.
+  const approved = { ...invocation.args, ...req.argOverrides };
   const call = await resolveCall(
     invocation.tool,
-    { ...invocation.args, ...req.argOverrides },
+    approved,
     { steps, context: req.context ?? {}, secrets },
     `steps.${req.stepId}.args`,
   );
-  return { call, task };
+  return { call, task, approved };
 }
 
 /**
