@@ -4,16 +4,18 @@
  * fails the step as a permission failure; a rollback denied stops the rollbacks. On the local data
  * plane (dynalite, the local bus), with the runner's own handler module.
  */
+import { existsSync } from 'node:fs';
 import { mkdir, mkdtemp, readdir, rm, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import type { z } from 'zod';
 import { makeHandler as makeRunner } from '../../lambdas/step-runner.ts';
 import { type LocalDataPlane, startLocalDataPlane } from '../../lib/aws-local/data-plane.ts';
 import { PolicySet } from '../../lib/policy/policy-set.ts';
 import { type HarnessDeps, journalFor } from '../../lib/runtime/deps.ts';
 import { readEvents } from '../../lib/runtime/journal/journal.ts';
-import type { RunnerRequest } from '../../lib/runtime/payloads/index.ts';
+import type { EVENT_DETAILS, RunnerRequest } from '../../lib/runtime/payloads/index.ts';
 import { builtinRegistry } from '../../lib/runtime/tools/builtins.ts';
 
 let dir: string;
@@ -38,8 +40,13 @@ when { resource.hasTag("command") && resource.getTag("command") like "*tok-very-
 @id("no-shell-undo")
 forbid (principal, action == Action::"RunStep", resource)
 when { context.rollback && resource.tool == "shell" && resource.hasTag("command") && resource.getTag("command") like "*undo*" };
+@id("two-sre-for-destructive")
+forbid (principal, action == Action::"CompleteGate", resource)
+when { resource.destructive }
+unless { resource.hasTag("sre") && resource.getTag("sre") >= 2 };
 `,
   );
+  await writeFile(join(policies, 'groups.json'), JSON.stringify({ sre: ['sam', 'sue'] }));
   deps = {
     dynamo: plane.clients.doc,
     tables: plane.tableNames,
@@ -173,5 +180,95 @@ describe('policy where a step runs', () => {
       outcome: 'the rollback did not run',
     });
     expect(await readdir(dir)).not.toContain('undone.txt');
+  });
+
+  it("judges a shell call with the step's env values in place of their variables", async () => {
+    const failed = await makeRunner(deps)(
+      request('exec-env-host', {
+        args: {
+          command: 'curl -sS "https://$HOST/status" > fetched.txt',
+          env: { HOST: '${steps.pick.host}' },
+        },
+        dependsOn: ['pick'],
+        inputs: { pick: { status: 'completed', output: { host: 'quarantine.example.net' } } },
+      }),
+    ).catch((error: unknown) => error as Error);
+    expect((failed as Error).name).toBe('Plangate.Permission');
+    const [decision] = (await events('exec-env-host')).filter((e) => e.event === 'POLICY_DECISION');
+    expect(decision?.details).toMatchObject({ policies: ['no-quarantined-hosts'] });
+    expect(await readdir(dir)).not.toContain('fetched.txt');
+  });
+});
+
+describe("a run-time value that makes a gated call do more re-opens its gate's completion", () => {
+  /** A plan gate approved by `approvers`, then the step `find <dir> $OPT` with OPT = -delete from an earlier step. */
+  async function runApprovedBy(
+    executionId: string,
+    approved: Omit<z.input<(typeof EVENT_DETAILS)['GATE_APPROVED']>, 'gate'>,
+  ) {
+    const scratch = join(dir, executionId);
+    await mkdir(join(scratch, 'inner'), { recursive: true });
+    await journalFor(deps).append({
+      executionId,
+      planId: plan.id,
+      planVersion: plan.version,
+      planDigest: plan.digest,
+      event: 'GATE_APPROVED',
+      details: { gate: 'plan', digest: plan.digest, ...approved },
+    });
+    const outcome = await makeRunner(deps)(
+      request(executionId, {
+        args: { command: `find ${executionId} $OPT`, env: { OPT: '${steps.pick.opt}' } },
+        dependsOn: ['pick'],
+        inputs: { pick: { status: 'completed', output: { opt: '-delete' } } },
+      }),
+    ).catch((error: unknown) => error as Error);
+    return { outcome, deleted: !existsSync(join(scratch, 'inner')) };
+  }
+
+  it('one approver from outside sre: the step does not run, a permission failure naming the rule', async () => {
+    const { outcome, deleted } = await runApprovedBy('exec-one-friend', {
+      approver: 'friend',
+      approvers: ['friend'],
+    });
+    expect((outcome as Error).name).toBe('Plangate.Permission');
+    expect(deleted).toBe(false);
+    const stored = await events('exec-one-friend');
+    expect(stored.map((e) => e.event)).toEqual([
+      'GATE_APPROVED',
+      'TASK_STARTED',
+      'POLICY_DECISION',
+      'TASK_FAILED',
+      'FAILURE_DETECTED',
+      'FAILURE_CLASSIFIED',
+    ]);
+    expect(stored[2]?.details).toMatchObject({
+      action: 'RunStep',
+      principal: 'friend',
+      decision: 'deny',
+      policies: ['two-sre-for-destructive'],
+      outcome: 'the step did not run',
+      call: { tool: 'shell', args: { command: 'find exec-one-friend -delete' } },
+    });
+    expect(stored.at(-1)?.details).toMatchObject({ failure_type: 'permission' });
+  });
+
+  it('two sre approvers (from the groups file, or proved by their tokens): the step runs', async () => {
+    const byFile = await runApprovedBy('exec-two-sre', { approver: 'sam, sue', approvers: ['sam', 'sue'] });
+    expect(byFile.outcome).toMatchObject({ status: 'succeeded' });
+    expect(byFile.deleted).toBe(true);
+    const byToken = await runApprovedBy('exec-two-tokens', {
+      approvers: ['ann', 'bob'],
+      approver_groups: [
+        { approver: 'ann', groups: ['sre'] },
+        { approver: 'bob', groups: ['sre'] },
+      ],
+    });
+    expect(byToken.outcome).toMatchObject({ status: 'succeeded' });
+    const oneToken = await runApprovedBy('exec-one-token', {
+      approvers: ['ann', 'bob'],
+      approver_groups: [{ approver: 'ann', groups: ['sre'] }],
+    });
+    expect((oneToken.outcome as Error).name).toBe('Plangate.Permission');
   });
 });
