@@ -130,6 +130,10 @@ const CaseSchema = z.strictObject({
   step: z.string().optional(),
   submitter: z.string().optional(),
   args: z.record(z.string(), z.unknown()).optional(),
+  /** The gate's revision: new arg values by step id. */
+  revision: z.record(z.string(), z.record(z.string(), z.unknown())).optional(),
+  /** Steps' args as they run (values filled in), by step id. */
+  resolved: z.record(z.string(), z.record(z.string(), z.unknown())).optional(),
   approvals: z.array(PrincipalSchema).optional(),
   context: z.record(z.string(), z.unknown()).optional(),
   expect: z.enum(['allow', 'deny']),
@@ -198,6 +202,8 @@ async function test(argv: string[]): Promise<number> {
               submitter: testCase.submitter,
               step: testCase.step,
               args: testCase.args,
+              revision: testCase.revision,
+              resolved: testCase.resolved,
               ...(testCase.approvals ? { approvals: testCase.approvals.map((a) => principalOf(a, [])) } : {}),
               context: testCase.context,
             },

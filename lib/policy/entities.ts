@@ -7,6 +7,7 @@ import { canonicalJson } from '../plan/digest.ts';
 import { distinctPrincipals, principalName } from '../plan/principal-names.ts';
 import { callClassification, planRisks } from '../plan/risks.ts';
 import type { Contract, Plan } from '../plan/schema.ts';
+import { writeVariables } from '../plan/shell/index.ts';
 import { createToolRegistry, stepInvocation, type ToolRegistry } from '../plan/tools.ts';
 import type { PlanFacts, PlanIdentity, StepFacts } from '../runtime/payloads/index.ts';
 
@@ -110,6 +111,48 @@ export function callFacts(
     exfiltration: [...classified.exfiltration],
     ownGate,
     networkHosts: [...(call.networkHosts ?? [])],
+  };
+}
+
+/**
+ * A call as it runs, as policy reads it: a shell command with its step's own `env` values written
+ * in place of their variables (`find dir $OPT` with `OPT=-delete` reads `find dir -delete`:
+ * lib/plan/shell/written-variables.ts); any other call as it is.
+ */
+export function callAsRun<Call extends { readonly tool: string; readonly args: Record<string, unknown> }>(
+  call: Call,
+): Call {
+  const { command, env } = call.args;
+  if (call.tool !== 'shell' || typeof command !== 'string' || env === null || typeof env !== 'object')
+    return call;
+  const values = Object.entries(env).map(([name, value]): [string, string] => [
+    name,
+    typeof value === 'string' ? value : JSON.stringify(value),
+  ]);
+  const written = writeVariables(command, new Map(values));
+  return written === command ? call : { ...call, args: { ...call.args, command: written } };
+}
+
+/**
+ * A step's facts from the call as it runs (values filled in): what {@link callAsRun} reads and
+ * what the call does as written (its command may set a variable itself: `OPT=ls; $OPT …`), united.
+ */
+export function resolvedCallFacts(
+  call: Parameters<typeof callFacts>[0],
+  ownGate: boolean,
+  tools: ToolRegistry = createToolRegistry(),
+): StepFacts {
+  const asWritten = callFacts(call, ownGate, tools);
+  const asRun = callAsRun(call);
+  if (asRun === call) return asWritten;
+  const run = callFacts(asRun, ownGate, tools);
+  const united = (a: readonly string[], b: readonly string[]) => [...new Set([...a, ...b])];
+  return {
+    ...run,
+    hosts: sortedSet([...run.hosts, ...asWritten.hosts]),
+    destructive: united(run.destructive, asWritten.destructive),
+    unknown: united(run.unknown, asWritten.unknown),
+    exfiltration: united(run.exfiltration, asWritten.exfiltration),
   };
 }
 

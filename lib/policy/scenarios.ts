@@ -6,18 +6,20 @@
  */
 import { answerRefusal, quorumShortfall, selfApprovalRefusal } from '../plan/approval-block.ts';
 import { planDigest } from '../plan/digest.ts';
+import { planAsRevised } from '../plan/revision.ts';
 import type { Plan } from '../plan/schema.ts';
 import { stepInvocation } from '../plan/tools.ts';
 import type { PlanFacts, PolicyAction } from '../runtime/payloads/index.ts';
 import {
   AUDIT_TRAIL,
-  callFacts,
+  callAsRun,
   draftEntity,
   executionEntity,
   gateEntity,
   type PolicyEntity,
   planEntity,
   planFacts,
+  resolvedCallFacts,
   stepEntity,
 } from './entities.ts';
 import type { PolicyPrincipal, PolicyRequest, PolicySet } from './policy-set.ts';
@@ -30,8 +32,18 @@ export interface Scenario {
   readonly submitter?: string;
   /** The step, for the actions about a step (its gate, its escalation, its run). */
   readonly step?: string;
-  /** RunStep: the args as resolved at run time. @default the step's args as written */
+  /** RunStep: the args as resolved at run time. @default the step's args as `resolved` or the revision has them */
   readonly args?: Readonly<Record<string, unknown>>;
+  /**
+   * The gate's revision: new arg values by step id (an approver's modifications). Every action
+   * judges the plan as the revision runs it (lib/plan/revision.ts). @default none
+   */
+  readonly revision?: Readonly<Record<string, Readonly<Record<string, unknown>>>>;
+  /**
+   * Steps' args as they run, values filled in, by step id: what every action judges of those
+   * steps, as the step runner judges RunStep, and a gate's completion again, at run time. @default none
+   */
+  readonly resolved?: Readonly<Record<string, Readonly<Record<string, unknown>>>>;
   /** CompleteGate: the approvals so far (the principal's is the last). @default the principal's alone */
   readonly approvals?: readonly PolicyPrincipal[];
   /** Context fields to set over the defaults (e.g. `channel`, `answer`). */
@@ -65,27 +77,34 @@ export function scenarioRequest(
 ): PolicyRequest {
   const identity = { id: plan.id, version: plan.version, digest: `sha256:${planDigest(plan)}` };
   const submitter = scenario.submitter;
-  const planResource = planEntity(identity, facts, submitter);
-  const step = scenario.step === undefined ? undefined : plan.steps.find((s) => s.id === scenario.step);
-  if (scenario.step !== undefined && !step)
-    throw new Error(`step "${scenario.step}" is not a step of ${plan.id}`);
+  const stepOf = (id: string, field: string) => {
+    const found = plan.steps.find((s) => s.id === id);
+    if (!found) throw new Error(`${field}: step "${id}" is not a step of ${plan.id}`);
+    return found;
+  };
+  for (const id of Object.keys(scenario.revision ?? {})) stepOf(id, 'revision');
+  const judgedPlan = scenario.revision ? planAsRevised(plan, scenario.revision) : plan;
+  const judged = withResolved(
+    scenario.revision ? planFacts(judgedPlan, { planned: facts.planned }) : facts,
+    scenario.resolved ?? {},
+    stepOf,
+  );
+  const planResource = planEntity(identity, judged, submitter);
+  const step = scenario.step === undefined ? undefined : stepOf(scenario.step, 'step');
   const stepResource = (): PolicyEntity => {
     if (!step) throw new Error(`${scenario.action} is about a step: name it (step)`);
-    const call = stepInvocation(step);
-    const args = scenario.args ?? call?.args ?? {};
-    const known =
-      scenario.action === 'RunStep' && call
-        ? callFacts(
-            {
-              tool: call.tool,
-              target: step.target,
-              args: { ...args },
-              networkHosts: step.network?.hosts ?? [],
-            },
-            step.requiresApproval,
-          )
-        : facts.steps[step.id];
-    return stepEntity(identity, step.id, known, { submitter, args });
+    const call = stepInvocation(judgedPlan.steps.find((s) => s.id === step.id) ?? step);
+    const resolvedArgs =
+      scenario.resolved && Object.hasOwn(scenario.resolved, step.id) ? scenario.resolved[step.id] : undefined;
+    const args = { ...(scenario.args ?? resolvedArgs ?? call?.args ?? {}) };
+    if (scenario.action !== 'RunStep' || !call)
+      return stepEntity(identity, step.id, judged.steps[step.id], { submitter, args });
+    // RunStep judges the call as the step runner does: as it runs, its env values written in.
+    const resolved = { tool: call.tool, target: step.target, args, networkHosts: step.network?.hosts ?? [] };
+    return stepEntity(identity, step.id, resolvedCallFacts(resolved, step.requiresApproval), {
+      submitter,
+      args: callAsRun(resolved).args,
+    });
   };
   const base = {
     principal: scenario.principal,
@@ -125,7 +144,7 @@ export function scenarioRequest(
             submitter,
             quorum: plan.approval.quorum,
           },
-          facts,
+          judged,
           approvals.map((a) => ({ name: a.name, groups: policy.groupsOf(a) })),
         ),
         entities: [planResource],
@@ -155,6 +174,31 @@ export function scenarioRequest(
     default:
       return { ...base, resource: planResource };
   }
+}
+
+/** `facts` with each step of `resolved` judged on its args as they run (its env values written in). */
+function withResolved(
+  facts: PlanFacts,
+  resolved: Readonly<Record<string, Readonly<Record<string, unknown>>>>,
+  stepOf: (id: string, field: string) => Plan['steps'][number],
+): PlanFacts {
+  const entries = Object.entries(resolved);
+  if (entries.length === 0) return facts;
+  const steps = { ...facts.steps };
+  for (const [id, args] of entries) {
+    const step = stepOf(id, 'resolved');
+    const call = stepInvocation(step);
+    if (call)
+      steps[id] = resolvedCallFacts(
+        { tool: call.tool, target: step.target, args: { ...args } },
+        step.requiresApproval,
+      );
+  }
+  return {
+    ...facts,
+    steps,
+    hosts: [...new Set([...facts.hosts, ...Object.values(steps).flatMap((s) => s.hosts)])].sort(),
+  };
 }
 
 /** Every decision one person could meet with a plan: `plangate policy explain`. */

@@ -32,7 +32,7 @@ describe('plangate policy', () => {
   it('test: runs the table of cases, and a case that does not hold fails with what was decided', async () => {
     const passing = await runCli(['policy', 'test', ORG]);
     expect(passing.code, passing.stdout + passing.stderr).toBe(0);
-    expect(passing.stdout).toMatch(/10 passed, 0 failed/);
+    expect(passing.stdout).toMatch(/14 passed, 0 failed/);
 
     const cases = join(await mkdtemp(join(tmpdir(), 'plangate-policy-cases-')), 'wrong.cases.yaml');
     await writeFile(
@@ -50,6 +50,25 @@ cases:
     expect(failing.code).toBe(1);
     expect(failing.stdout).toContain(
       `✗ the friend completes the gate alone (${cases}: cases[0] "the friend completes the gate alone"): expected allow, got deny by two-sre-for-destructive`,
+    );
+
+    // A revision or resolved values of a step the plan does not have: located, the case fails.
+    await writeFile(
+      cases,
+      `plans: { cleanup: ${join(ORG, 'cleanup.yaml')} }
+cases:
+  - name: a revision of no step
+    principal: friend
+    action: CompleteGate
+    plan: cleanup
+    revision: { constructor: { command: ls } }
+    expect: allow
+`,
+    );
+    const unknownStep = await runCli(['policy', 'test', ORG, cases]);
+    expect(unknownStep.code).toBe(1);
+    expect(unknownStep.stderr).toContain(
+      `✗ ${cases}: cases[0] "a revision of no step": revision: step "constructor" is not a step of cleanup`,
     );
   });
 

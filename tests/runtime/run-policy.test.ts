@@ -205,6 +205,7 @@ describe("a run-time value that makes a gated call do more re-opens its gate's c
   async function runApprovedBy(
     executionId: string,
     approved: Omit<z.input<(typeof EVENT_DETAILS)['GATE_APPROVED']>, 'gate'>,
+    opt = '${steps.pick.opt}',
   ) {
     const scratch = join(dir, executionId);
     await mkdir(join(scratch, 'inner'), { recursive: true });
@@ -218,7 +219,7 @@ describe("a run-time value that makes a gated call do more re-opens its gate's c
     });
     const outcome = await makeRunner(deps)(
       request(executionId, {
-        args: { command: `find ${executionId} $OPT`, env: { OPT: '${steps.pick.opt}' } },
+        args: { command: `find ${executionId} $OPT`, env: { OPT: opt } },
         dependsOn: ['pick'],
         inputs: { pick: { status: 'completed', output: { opt: '-delete' } } },
       }),
@@ -251,6 +252,12 @@ describe("a run-time value that makes a gated call do more re-opens its gate's c
       call: { tool: 'shell', args: { command: 'find exec-one-friend -delete' } },
     });
     expect(stored.at(-1)?.details).toMatchObject({ failure_type: 'permission' });
+  });
+
+  it('a literal env value counts as a run-time one: the gate judged the command with $OPT unread', async () => {
+    const { outcome, deleted } = await runApprovedBy('exec-literal', { approvers: ['friend'] }, '-delete');
+    expect((outcome as Error).name).toBe('Plangate.Permission');
+    expect(deleted).toBe(false);
   });
 
   it('two sre approvers (from the groups file, or proved by their tokens): the step runs', async () => {

@@ -5,7 +5,6 @@
  * record TASK_STARTED / ROLLBACK_STARTED keep of it (`details.call`, payloads/call.ts).
  */
 import { referencesInValue } from '../../plan/references.ts';
-import { writeVariables } from '../../plan/shell/index.ts';
 import type { Call, CallValue } from '../payloads/index.ts';
 import { REDACTED, Redactor } from '../secrets/redact.ts';
 import { type ReferenceScope, resolveReference, resolveReferences } from '../secrets/references.ts';
@@ -24,16 +23,10 @@ export interface ResolvedCall {
   readonly values: readonly CallValue[];
   /**
    * The args as a person reads the call: each value in its reference's place, a shell command's
-   * too, with the step's own env values written in place of their variables (`$OPT`:
-   * plan/shell/written-variables.ts). What the platform's policy judges (the hosts it reaches,
-   * what it deletes); never run.
+   * too. What the platform's policy judges (the hosts it reaches, what it deletes; a shell step's
+   * env values written in place of their variables: policy/entities.ts `callAsRun`); never run.
    */
   readonly judged: Record<string, unknown>;
-  /**
-   * A shell call's judged args with its env variables left as written: judged as well, since the
-   * command may set them itself (`OPT=ls; $OPT …`). Absent when the command names none.
-   */
-  readonly judgedAsWritten?: Record<string, unknown>;
 }
 
 /** Fills `template` (the approved args, revisions applied) for `tool`; throws, located, when a value cannot be placed or found. */
@@ -48,18 +41,12 @@ export async function resolveCall(
     const filled = await resolveShellCommand(command, scope, `${location}.command`);
     const others = (await resolveReferences(rest, scope, location)) as Record<string, unknown>;
     const planEnv = (others.env ?? {}) as Record<string, unknown>;
-    const asWritten = { ...others, command: filled.shown };
-    const withEnv = writeVariables(
-      filled.shown,
-      new Map(Object.entries(planEnv).map(([name, value]) => [name, valueText(value)])),
-    );
     return {
       tool,
       // The values' variables last: nothing in the plan can override them.
       args: { ...others, command: filled.command, env: { ...planEnv, ...filled.env } },
       values: [...filled.values, ...(await valuesIn(rest, scope, location))],
-      judged: { ...others, command: withEnv },
-      ...(withEnv !== filled.shown ? { judgedAsWritten: asWritten } : {}),
+      judged: { ...others, command: filled.shown },
     };
   }
   // A URL's values fill only its path segments and query values, percent-encoded (url-binding.ts).

@@ -56,12 +56,12 @@ export async function runRollback(req: RollbackRunRequest, deps: HarnessDeps): P
     // The undo runs only under the approved definition and the pinned policy set (integrity.ts).
     await assertPinned(deps, identity, 'rollback');
     if ('error' in resolved) throw resolved.error;
-    const { args, judged, judgedAsWritten } = resolved.call;
+    const { args, judged } = resolved.call;
     // The undo as it will be made: the platform's policy has the last word here too.
     await authorizeRun(
       { executionId: req.executionId, plan: req.plan, stepId, attempt: 1, rollback: true },
       deps,
-      { tool: procedure.tool, args: judged, ...(judgedAsWritten ? { argsAsWritten: judgedAsWritten } : {}) },
+      { tool: procedure.tool, args: judged },
       secrets.resolvedValues,
       identity,
     );

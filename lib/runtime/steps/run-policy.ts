@@ -7,7 +7,14 @@
  */
 import type { DynamoDBDocumentClient } from '@aws-sdk/lib-dynamodb';
 import { decisionDetails, PolicyDeniedError } from '../../policy/decisions.ts';
-import { callFacts, planEntity, stepEntity, unknownPlanFacts } from '../../policy/entities.ts';
+import {
+  callAsRun,
+  callFacts,
+  planEntity,
+  resolvedCallFacts,
+  stepEntity,
+  unknownPlanFacts,
+} from '../../policy/entities.ts';
 import type { PolicyDecision, PolicyRequest } from '../../policy/policy-set.ts';
 import { type HarnessDeps, journalFor, policyFor } from '../deps.ts';
 import type { JournalEventInput } from '../journal/journal.ts';
@@ -63,10 +70,8 @@ export function runOf(req: RunnerRequest): RunOf {
 /** A call as policy judges it where it runs (call.ts's ResolvedCall, secret values still in). */
 export interface JudgedCall {
   readonly tool: string;
-  /** The args resolved: values in their references' places, a shell step's env values in their variables'. */
+  /** The args resolved: each value in its reference's place (ResolvedCall.judged). */
   readonly args: Record<string, unknown>;
-  /** A shell call's args with its env variables as written: what either reading finds counts. */
-  readonly argsAsWritten?: Record<string, unknown>;
   /**
    * The args as the step's gate approved them (its revision applied, no value filled in). When
    * the resolved call does more (destructive, unproven, other hosts), the gate's completion is
@@ -89,24 +94,17 @@ export async function authorizeRun(
 ): Promise<void> {
   const policy = await policyFor(deps);
   const { facts, submitter } = await recordedPlan(deps.dynamo, deps.tables.events, req.executionId);
-  // Policy reads the args, never a secret's value.
+  // Policy reads the args as they run (a shell step's env values in their variables' places), never a secret's value.
   const redactor = new Redactor(secretValues);
-  const args = redactor.secretValues(call.args);
+  const asRun = callAsRun({ tool: call.tool, args: call.args });
+  const args = redactor.secretValues(asRun.args);
   const known = facts.steps[req.stepId];
   const ownGate = known?.ownGate ?? false;
-  const factsOf = (of: Record<string, unknown>) =>
-    callFacts(
-      {
-        tool: call.tool,
-        target: req.target,
-        args: redactor.secretValues(of),
-        networkHosts: known?.networkHosts ?? [],
-      },
-      ownGate,
-    );
-  const resolved = call.argsAsWritten
-    ? unitedFacts(factsOf(call.args), factsOf(call.argsAsWritten))
-    : factsOf(call.args);
+  const networkHosts = known?.networkHosts ?? [];
+  const resolved = resolvedCallFacts(
+    { tool: call.tool, target: req.target, args: redactor.secretValues(call.args), networkHosts },
+    ownGate,
+  );
   const request = {
     principal: { name: submitter ?? '' },
     action: 'RunStep' as const,
@@ -140,7 +138,11 @@ export async function authorizeRun(
   const decided = policy.authorize(request);
   if (decided.decision === 'deny') return refuse(request, decided);
   if (req.rollback || call.approved === undefined) return;
-  const asApproved = factsOf(call.approved);
+  // As the gate judged it: its values (env's included) still references.
+  const asApproved = callFacts(
+    { tool: call.tool, target: req.target, args: call.approved, networkHosts },
+    ownGate,
+  );
   if (!doesMore(resolved, asApproved)) return;
   const completion = await coveringGateCompletion(
     deps,
@@ -157,18 +159,6 @@ export async function authorizeRun(
       completed,
       'the call as it runs does more than its gate approved, and its gate is judged again',
     );
-}
-
-/** What either reading of a call finds: its destructive, unknown and exfiltration marks and hosts, united. */
-function unitedFacts(a: StepFacts, b: StepFacts): StepFacts {
-  const united = (x: readonly string[], y: readonly string[]) => [...new Set([...x, ...y])];
-  return {
-    ...a,
-    hosts: united(a.hosts, b.hosts).sort(),
-    destructive: united(a.destructive, b.destructive),
-    unknown: united(a.unknown, b.unknown),
-    exfiltration: united(a.exfiltration, b.exfiltration),
-  };
 }
 
 /** The resolved call does more than the call its gate approved: newly destructive, unproven, or reaching other hosts. */

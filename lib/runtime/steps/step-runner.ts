@@ -99,7 +99,6 @@ export async function runStep(req: RunnerRequest, deps: HarnessDeps): Promise<Ru
       {
         tool: call.tool,
         args: call.judged,
-        ...(call.judgedAsWritten ? { argsAsWritten: call.judgedAsWritten } : {}),
         approved,
       },
       secrets.resolvedValues,
