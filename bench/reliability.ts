@@ -106,11 +106,12 @@ const goals = {
     selfApproval.gateApproved === 0 &&
     selfApproval.refusalsJournaled === selfApproval.triesThatReachedThePolicy &&
     selfApproval.rejectedAfterwards,
-  "policy bypass attempts (widened approval blocks, forged groups, changed args after approval, submitting as another principal): at least 200, none accepted; two sre approvals and a deployer's submission still work":
+  "policy bypass attempts (widened approval blocks, forged groups, changed args after approval, submitting as another principal, revisions and run-time values that make a gated call destructive): at least 200, none accepted; two sre approvals, a deployer's submission and a harmless run-time value still work":
     policyBypass.attempts >= 200 &&
     policyBypass.accepted === 0 &&
     policyBypass.controls.twoSreComplete &&
-    policyBypass.controls.deployerSubmits,
+    policyBypass.controls.deployerSubmits &&
+    policyBypass.controls.harmlessValueRuns,
   'run-time injection: values from step outputs, context, secrets and people in every documented place, through the real CLI: no injected code ran, no URL reached another endpoint, no value arrived altered, at least 90% arrived whole':
     injection.injected === 0 &&
     injection.escapedUrls === 0 &&

@@ -9,7 +9,10 @@
  * - forged groups: an answer claiming `sre` in its body, a header, a `by` field, a query string;
  * - changed args after approval: a host handed on by an earlier step (in many spellings), or put
  *   in by an approver's modification at the gate, reaching the quarantined host at run time;
- * - submitting as another principal: a deployer named in the body, a header, a query string.
+ * - submitting as another principal: a deployer named in the body, a header, a query string;
+ * - what runs is not what was approved: a gated `ls` revised at the plan gate into a destructive
+ *   call (in many spellings, an env value included), or a gated call a value filled in at run time
+ *   makes destructive (`find dir $OPT` with `-delete`, quoted, braced, inside `bash -c`, …).
  *
  * An attempt is accepted when the gate completes, the plan is submitted, or the step's tool runs,
  * against the policy. Controls: two sre approvals complete a destructive gate; a deployer submits.
@@ -29,8 +32,15 @@ export interface PolicyBypassResult {
   readonly byKind: Record<string, { attempts: number; accepted: number }>;
   /** Refusals the journal holds as POLICY_DECISION (denials), at gates and at run time. */
   readonly denialsJournaled: number;
-  /** Controls: two sre approvals complete a destructive gate; a deployer's Lambda plan is submitted. */
-  readonly controls: { readonly twoSreComplete: boolean; readonly deployerSubmits: boolean };
+  /**
+   * Controls: two sre approvals complete a destructive gate; a deployer's Lambda plan is submitted;
+   * a gated call whose run-time value adds nothing (`find dir $OPT` with `-print`) runs on one approval per gate.
+   */
+  readonly controls: {
+    readonly twoSreComplete: boolean;
+    readonly deployerSubmits: boolean;
+    readonly harmlessValueRuns: boolean;
+  };
 }
 
 const SUBMITTER = 'carol';
@@ -192,10 +202,26 @@ export async function policyBypassAttempts(repo: string): Promise<PolicyBypassRe
     for (const [i, host] of spellings.entries()) {
       const id = `bypass-handed-${i}`;
       const run = await submit(handedOnPlan(id, host));
+      // Refused at submission (a reference may not choose a URL's host) is refused too.
+      if (run.status !== 201) {
+        tally('changed args: a host handed on by an earlier step', false);
+        continue;
+      }
       await answer(await gateOf(id), 'sam');
       const events = await untilDone(eventsOf, run.executionArn as string, 'fetch');
       countDenials(events);
       tally('changed args: a host handed on by an earlier step', ranTool(events, 'fetch'));
+    }
+    for (const [i, host] of spellings.entries()) {
+      const id = `bypass-handed-env-${i}`;
+      const run = await submit(handedOnPlan(id, host, 'shell'));
+      await answer(await gateOf(id), 'sam');
+      const events = await untilDone(eventsOf, run.executionArn as string, 'fetch');
+      countDenials(events);
+      tally(
+        "changed args: a host handed on by an earlier step, through a shell step's env",
+        ranTool(events, 'fetch'),
+      );
     }
     for (const [i, url] of [
       'https://quarantine.example.net/x',
@@ -203,7 +229,7 @@ export async function policyBypassAttempts(repo: string): Promise<PolicyBypassRe
       'https://a:b@quarantine.example.net:9/',
     ].entries()) {
       const id = `bypass-modified-${i}`;
-      const run = await submit(handedOnPlan(id, 'status.example.org'));
+      const run = await submit(handedOnPlan(id, 'status.example.org', 'literal'));
       const gate = await gateOf(id);
       const modified = await call(`/approvals/${encodeURIComponent(gate.approvalId)}`, 'sam', {
         digest: gate.plan.digest,
@@ -219,6 +245,85 @@ export async function policyBypassAttempts(repo: string): Promise<PolicyBypassRe
       const events = await untilDone(eventsOf, run.executionArn as string, 'fetch');
       countDenials(events);
       tally("changed args: an approver's modification at the gate", ranTool(events, 'fetch'));
+    }
+
+    // 5. What runs is not what was approved: a revision at the gate, or a value filled in at run
+    // time, makes a gated call destructive; one approval from outside sre per gate. Accepted when
+    // the call ran.
+    const throughGates = async (
+      id: string,
+      plan: Record<string, unknown>,
+      revision?: Record<string, Record<string, unknown>>,
+    ): Promise<boolean> => {
+      const run = await submit(plan);
+      const planGate = await gateOf(id);
+      if (revision) {
+        const modified = await call(
+          `/approvals/${encodeURIComponent(planGate.approvalId)}`,
+          'dev0@example.test',
+          {
+            digest: planGate.plan.digest,
+            decision: 'APPROVE_WITH_MODIFICATIONS',
+            skipSteps: [],
+            argOverrides: revision,
+          },
+        );
+        const digest = ((await modified.json()) as { digest?: string }).digest;
+        if (digest === undefined) return false;
+        const approved = await call(
+          `/approvals/${encodeURIComponent(planGate.approvalId)}`,
+          'dev1@example.test',
+          {
+            digest,
+            decision: 'APPROVE',
+          },
+        );
+        if (((await approved.json()) as { status?: string }).status !== 'decided') return false;
+      } else if ((await answer(planGate, 'dev1@example.test')).body.status !== 'decided') return false;
+      const stepGate = await gateOf(id, 'step', 'act');
+      const stepVote = await call(
+        `/approvals/${encodeURIComponent(stepGate.approvalId)}`,
+        'dev2@example.test',
+        {
+          digest: stepGate.revision?.digest ?? stepGate.plan.digest,
+          decision: 'APPROVE',
+        },
+      );
+      if (((await stepVote.json()) as { status?: string }).status !== 'decided') return false;
+      const events = await untilDone(eventsOf, run.executionArn as string, 'act');
+      countDenials(events);
+      return ranTool(events, 'act');
+    };
+    const revisions: Record<string, unknown>[] = [
+      { command: 'rm -rf scratch-dir' },
+      { command: 'find scratch-dir -delete' },
+      { command: 'ls scratch-dir; rm -rf scratch-dir' },
+      { command: 'ls scratch-dir && find scratch-dir -delete' },
+      { command: "bash -c 'rm -rf scratch-dir'" },
+      { command: 'find scratch-dir $OPT', env: { OPT: '-delete' } },
+      { command: 'find scratch-dir "${OPT}"', env: { OPT: '-delete' } },
+    ];
+    for (const [i, args] of revisions.entries()) {
+      const id = `bypass-revised-${i}`;
+      tally(
+        'what runs: a revision made at the gate',
+        await throughGates(id, gatedPlan(id, { command: 'ls scratch-dir' }), { act: args }),
+      );
+    }
+    const runTimeValues: [string, string][] = [
+      ['find scratch-dir $OPT', '-delete'],
+      ['find scratch-dir ${OPT}', '-delete'],
+      ['find scratch-dir "$OPT"', '-delete'],
+      ['find scratch-dir ${OPT:-}', '-delete'],
+      ["bash -c 'find scratch-dir $OPT'", '-delete'],
+      ['sh -c "find scratch-dir $OPT"', '-delete'],
+      ['echo "$(find scratch-dir $OPT)"', '-delete'],
+      ['find scratch-dir -maxdepth 1 $OPT', '-delete'],
+    ];
+    for (const [i, [command, value]] of runTimeValues.entries()) {
+      const id = `bypass-value-${i}`;
+      const plan = gatedPlan(id, { command, env: { OPT: '${steps.pick.message}' } }, value);
+      tally('what runs: a value filled in at run time', await throughGates(id, plan));
     }
 
     // 4. Submitting as another principal (a deployer) to use Lambda.
@@ -254,6 +359,14 @@ export async function policyBypassAttempts(repo: string): Promise<PolicyBypassRe
       }
 
     // Controls.
+    const harmlessValueRuns = await throughGates(
+      'bypass-control-value',
+      gatedPlan(
+        'bypass-control-value',
+        { command: 'find scratch-dir $OPT', env: { OPT: '${steps.pick.message}' } },
+        '-print',
+      ),
+    );
     await answer(crowdGate, 'sam');
     const completed = await answer(crowdGate, 'sue');
     const deployer = await submit(lambdaPlan('bypass-control-deployer'), 'dora');
@@ -269,6 +382,7 @@ export async function policyBypassAttempts(repo: string): Promise<PolicyBypassRe
       controls: {
         twoSreComplete: completed.body.status === 'decided',
         deployerSubmits: deployer.status === 201,
+        harmlessValueRuns,
       },
     };
   } finally {
@@ -371,8 +485,59 @@ function lambdaInContract(id: string): Record<string, unknown> {
   return plan;
 }
 
-/** An echo step names a host; the next step fetches a URL built from it at run time. */
-function handedOnPlan(id: string, host: string) {
+/** An echo step hands on `value`; the gated step `act` runs `args` (a shell call). */
+function gatedPlan(id: string, args: Record<string, unknown>, value = 'scratch-dir') {
+  return {
+    id,
+    version: 1,
+    objective: 'Pick a value, then act on the scratch directory with it',
+    sizePolicy: { minSteps: 1 },
+    approval: { allowAutoApprove: false },
+    steps: [
+      {
+        id: 'pick',
+        description: 'Name the value',
+        tool: 'echo',
+        args: { message: value },
+        outputs: ['message'],
+        contract: { kind: 'assert', expression: '$exists(output.message)' },
+      },
+      {
+        id: 'act',
+        description: 'Act on the scratch directory',
+        tool: 'shell',
+        dependsOn: ['pick'],
+        args,
+        requiresApproval: true,
+        onFail: { retries: 0, escalation: 'abort' },
+        contract: { kind: 'assert', expression: 'true' },
+      },
+    ],
+  };
+}
+
+/**
+ * An echo step names a host; the next step fetches a URL built from it at run time: by the http
+ * tool, by curl through the step's env (`"https://$HOST/status"`), or (`literal`) a URL written out.
+ */
+function handedOnPlan(id: string, host: string, fetcher: 'http' | 'shell' | 'literal' = 'http') {
+  const fetch =
+    fetcher === 'shell'
+      ? {
+          tool: 'shell',
+          args: {
+            command: 'curl -sS --max-time 2 "https://$HOST/status"',
+            env: { HOST: '${steps.pick.message}' },
+          },
+        }
+      : {
+          tool: 'http',
+          args: {
+            method: 'GET',
+            url: fetcher === 'literal' ? `https://${host}/status` : 'https://${steps.pick.message}/status',
+            timeoutSeconds: 2,
+          },
+        };
   return {
     id,
     version: 1,
@@ -391,9 +556,8 @@ function handedOnPlan(id: string, host: string) {
       {
         id: 'fetch',
         description: 'Fetch the status page',
-        tool: 'http',
+        ...fetch,
         dependsOn: ['pick'],
-        args: { method: 'GET', url: 'https://${steps.pick.message}/status', timeoutSeconds: 2 },
         onFail: { retries: 0, escalation: 'abort' },
         contract: { kind: 'assert', expression: 'true' },
       },
