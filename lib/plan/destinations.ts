@@ -49,6 +49,7 @@ export function callDestinations(tool: string, args: Readonly<Record<string, unk
     return merge([
       { ...network, hosts: [...network.hosts, ...inStrings, ...proxies.flatMap((h) => (h ? [h] : []))] },
       ...network.hosts.map(awsOfHost),
+      ...urlsOfStrings(args).map(awsOfUrl),
     ]);
   }
   if (tool === 'http') {
@@ -124,11 +125,11 @@ function awsOfHost(host: string): CallDestinations {
   return endpoint?.[1] ? { ...NO_DESTINATIONS, awsServices: [endpoint[1]] } : NO_DESTINATIONS;
 }
 
-/** The Lambda invoke API over http names its function in the path: `/2015-03-31/functions/<name>/invocations`. */
+/** The Lambda invoke API names its function in the path: `/2015-03-31/functions/<name>/invocations`, `/2014-11-13/functions/<name>/invoke-async/`. */
 function awsOfUrl(url: URL): CallDestinations {
   const aws = awsOfHost(url.hostname);
   const invoke =
-    /^\/2015-03-31\/functions\/([^/]+)\/invoke(?:-async)?|^\/2014-11-13\/functions\/([^/]+)\/invoke-async/i.exec(
+    /^\/2015-03-31\/functions\/([^/]+)\/invocations|^\/2014-11-13\/functions\/([^/]+)\/invoke-async/i.exec(
       url.pathname,
     );
   const name = invoke?.[1] ?? invoke?.[2];
@@ -144,18 +145,23 @@ function awsOfUrl(url: URL): CallDestinations {
 
 /** Every URL in the strings of `value` (a body, a header, a command's text), its canonical host. */
 export function hostsOfStrings(value: unknown): string[] {
-  const hosts: string[] = [];
+  return sortedSet(urlsOfStrings(value).map((url) => url.hostname));
+}
+
+/** Every URL with a host in the strings of `value`, canonical; a host filled in at run time is left out. */
+function urlsOfStrings(value: unknown): URL[] {
+  const urls: URL[] = [];
   const visit = (v: unknown): void => {
     if (typeof v === 'string') {
       for (const match of v.matchAll(URL_IN_TEXT)) {
-        const host = urlHostOf(match[0]);
-        if (host) hosts.push(host);
+        const url = canonicalUrl(match[0].replace(/[.,]+$/, ''));
+        if (url?.hostname && !/[${}]/.test(url.hostname)) urls.push(url);
       }
     } else if (Array.isArray(v)) v.forEach(visit);
     else if (v !== null && typeof v === 'object') Object.values(v).forEach(visit);
   };
   visit(value);
-  return sortedSet(hosts);
+  return urls;
 }
 
 /** A URL wherever it stands in a string: a scheme, then what is not a space or a quote. */
