@@ -473,6 +473,8 @@ describe('the schema is the one model the entities are built from, and it is doc
       'permit (principal, action, resource is Step) when { resource.program == "kubectl" };',
       'permit (principal, action, resource is Plan) when { resource.approval.escalation > 1 };',
       'permit (principal, action, resource is Gate) when { resource.host == "x" };',
+      'permit (principal, action == Action::"Deploy", resource);',
+      'permit (principal, action, resource is Step) when { resource.hosts == "x" };',
     ])
       await expect(policySet(rule), rule).rejects.toBeInstanceOf(PolicyLoadError);
   });
