@@ -241,10 +241,7 @@ export async function policyBypassAttempts(repo: string): Promise<PolicyBypassRe
     for (const [i, url] of HTTP_SPELLINGS.entries()) {
       const id = `bypass-http-spelling-${i}`;
       const run = await submit(fetchPlan(id, 'http', { method: 'GET', url, timeoutSeconds: 2 }));
-      if (run.status !== 201) {
-        tally('host spellings: the http tool', false);
-        continue;
-      }
+      if (run.status !== 201) throw new Error(`${id}: not submitted (${run.status}): not a policy attempt`);
       await approveEvery(id, false);
       const events = await untilDone(eventsOf, run.executionArn as string, 'fetch');
       countDenials(events);
@@ -253,10 +250,7 @@ export async function policyBypassAttempts(repo: string): Promise<PolicyBypassRe
     for (const [i, args] of SHELL_SPELLINGS.entries()) {
       const id = `bypass-shell-spelling-${i}`;
       const run = await submit(fetchPlan(id, 'shell', args, true));
-      if (run.status !== 201) {
-        tally('host spellings: shell network programs', false);
-        continue;
-      }
+      if (run.status !== 201) throw new Error(`${id}: not submitted (${run.status}): not a policy attempt`);
       await approveEvery(id, true);
       const events = await untilDone(eventsOf, run.executionArn as string, 'fetch');
       countDenials(events);
@@ -267,20 +261,22 @@ export async function policyBypassAttempts(repo: string): Promise<PolicyBypassRe
     for (const [i, args] of KUBECTL_SPELLINGS.entries())
       tally(
         'command spellings: kubectl outside sre',
-        (await submit(fetchPlan(`bypass-kubectl-${i}`, 'shell', args, true))).status === 201,
+        policyAccepted(await submit(fetchPlan(`bypass-kubectl-${i}`, 'shell', args, true)), args),
       );
     // 3d. Lambda by another route, submitted by someone outside deployers.
     for (const [i, [tool, args]] of LAMBDA_ROUTES.entries())
       tally(
         'Lambda by another route: the aws CLI, the invoke API, a function URL',
-        (await submit(fetchPlan(`bypass-lambda-route-${i}`, tool, args, tool === 'shell'), 'mallory'))
-          .status === 201,
+        policyAccepted(
+          await submit(fetchPlan(`bypass-lambda-route-${i}`, tool, args, tool === 'shell'), 'mallory'),
+          args,
+        ),
       );
     // 3e. A ladder of one-day rungs: more than a day in all.
     for (const rungs of [1, 2, 5])
       tally(
         'ladders: one-day rungs adding up to more than a day',
-        (
+        policyAccepted(
           await submit(
             echoPlan(`bypass-ladder-${rungs}`, {
               approval: {
@@ -288,8 +284,9 @@ export async function policyBypassAttempts(repo: string): Promise<PolicyBypassRe
                 escalateTo: Array.from({ length: rungs }, (_, i) => ({ approvers: [`rung${i}`] })),
               },
             }),
-          )
-        ).status === 201,
+          ),
+          { rungs },
+        ),
       );
 
     // 4. Submitting as another principal (a deployer) to use Lambda.
@@ -346,6 +343,16 @@ export async function policyBypassAttempts(repo: string): Promise<PolicyBypassRe
     await platform.close();
     await rm(dir, { recursive: true, force: true });
   }
+}
+
+/**
+ * A submission the policy accepted (201); refused by the policy is 403. Anything else (the
+ * validator's 400) never reached the policy: the attempt is not one, and the corpus is wrong.
+ */
+function policyAccepted(submitted: { status: number }, what: unknown): boolean {
+  if (submitted.status !== 201 && submitted.status !== 403)
+    throw new Error(`${JSON.stringify(what)}: answered ${submitted.status}, not a policy attempt`);
+  return submitted.status === 201;
 }
 
 /** Waits until the step failed, completed or the run ended; the events so far. */

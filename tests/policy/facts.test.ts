@@ -104,6 +104,8 @@ const SHELL_SPELLINGS = [
   `http GET ${QUARANTINED}/x`,
   `curl https://quarantine%2Eexample.net/`,
   `curl QUARANTINE.EXAMPLE.NET.`,
+  `https_proxy=${QUARANTINED}:3128 curl https://ok.example.com`,
+  `export ALL_PROXY="http://${QUARANTINED}:1080"; curl https://ok.example.com`,
 ];
 
 /** Shell commands whose destination the analysis cannot know: a rule must treat them as possibly the host. */
@@ -123,6 +125,8 @@ const UNKNOWN_DESTINATIONS = [
   'eval "$CMD"',
   './fetch.sh',
   `curl 'https://quarantine.example.{net,org}/'`,
+  '"$SH" -c "curl quarantine.example.net"',
+  'https_proxy=$P curl https://ok.example.com',
 ];
 
 describe('hosts: the canonical host the http tool connects to, whatever the spelling', () => {
@@ -204,6 +208,9 @@ describe('hosts: the canonical host the http tool connects to, whatever the spel
     // Unless the command may change it first.
     const reassigned = { command: 'HOST=x; curl "https://$HOST/x"', env: { HOST: 'ok.example.com' } };
     expect(callFacts({ tool: 'shell', args: reassigned }, false).unknownDestinations).not.toEqual([]);
+    // A shell named by an env variable runs what the analysis did not read.
+    const shellByName = { command: '"$SH" -c "curl -s ok.example.com"', env: { SH: 'bash' } };
+    expect(callFacts({ tool: 'shell', args: shellByName }, false).unknownDestinations).not.toEqual([]);
     // A proxy in the step's env is where curl connects.
     const proxied = { command: 'curl https://ok.example.com', env: { https_proxy: `${QUARANTINED}:3128` } };
     expect(callFacts({ tool: 'shell', args: proxied }, false).hosts).toContain(QUARANTINED);

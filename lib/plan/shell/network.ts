@@ -19,7 +19,7 @@ import { UNKNOWN as CANNOT_TELL, type ShellAnalysis } from './analyze.ts';
 import { INTERPRETERS } from './interpreters.ts';
 import { optionValue, type ScannedOptions, scanOptions } from './options.ts';
 import type { ShellWord } from './words.ts';
-import { SHELLS } from './wrappers.ts';
+import { SHELLS, WRAPPERS } from './wrappers.ts';
 
 export interface ShellNetwork {
   /** Every program it runs, by name (env variables read), each once, sorted. */
@@ -70,12 +70,21 @@ export function shellNetwork(
     programs.push(name);
     const reader = NETWORK_PROGRAMS.get(name);
     if (reader) reader(program.args, resolve, found, name);
+    // A wrapper or shell named by a variable: the analysis did not read what it runs.
+    else if (program.name === undefined && (WRAPPERS.has(name) || SHELLS.has(name)))
+      found.unknown.push(`\`${program.raw}\` (${name}) runs commands the analysis did not read`);
     else if (INTERPRETERS.has(name))
       found.unknown.push(`\`${name}\` runs code in another language, which may connect anywhere`);
     else if (SHELLS.has(name) && runsScriptFile(program.args))
       found.unknown.push(`\`${name}\` runs a script the plan does not hold`);
     else if (program.raw.includes('/') && !/^\/(?:usr\/)?s?bin\//.test(program.raw))
       found.unknown.push(`runs the program \`${program.raw}\`, which the plan does not hold`);
+  }
+  // `https_proxy=… curl …`, `export ALL_PROXY=…`: where the connections of what follows go.
+  for (const [, value] of command.matchAll(PROXY_ASSIGNMENT)) {
+    const unquoted = (value ?? '').replace(/^(['"])(.*)\1$/s, '$2');
+    if (/[$`]/.test(unquoted)) found.unknown.push(`a proxy set to \`${value}\` is known only at run time`);
+    else addHost(found, asUrl(unquoted), value ?? '');
   }
   for (const redirect of analysis.redirects) {
     const target = resolve(redirect);
@@ -181,6 +190,7 @@ function remotePath(value: string): string | undefined | null {
 
 /** Variables that name a proxy (`https_proxy`, `ALL_PROXY`): the connection goes there. */
 export const PROXY_VARIABLE = /^(?:https?|all|ftp|rsync)_proxy$/i;
+const PROXY_ASSIGNMENT = /(?<![\w$])(?:https?|all|ftp|rsync)_proxy=('[^']*'|"[^"]*"|[^\s;&|)]*)/gi;
 
 const CURL_VALUED = 'bcCdDeEFHhKmoPQrtTuUwxXyYzA';
 const CURL_LONG_VALUED = [
