@@ -10,8 +10,8 @@
 
 import { canonicalUrl } from './hosts.ts';
 import type { Contract } from './schema.ts';
+import { PROXY_VARIABLE, shellNetwork } from './shell/connections.ts';
 import { analyzeShell } from './shell/index.ts';
-import { PROXY_VARIABLE, shellNetwork } from './shell/network.ts';
 
 export interface CallDestinations {
   /** Programs it runs (a shell call's, after wrappers and quoting), sorted. */

@@ -5,8 +5,13 @@
  * `https://host`), with the DNS root's trailing dot removed (`host.` is the same host). A policy
  * that names `quarantine.example.net` sees every spelling that reaches it as that name.
  */
+import { canonicalHost } from './network.ts';
 
-/** `text` parsed as fetch parses it, its host without trailing dots; undefined when it is not a URL. */
+/**
+ * `text` parsed as fetch parses it, its host in the one canonical form (network.ts
+ * `canonicalHost`, which the harness's proxy matches declared hosts by); undefined when it is not
+ * a URL, or its host is none (`https://a../`).
+ */
 export function canonicalUrl(text: string): URL | undefined {
   let url: URL;
   try {
@@ -14,11 +19,10 @@ export function canonicalUrl(text: string): URL | undefined {
   } catch {
     return undefined;
   }
-  if (url.hostname.endsWith('.')) {
-    const bare = url.hostname.replace(/\.+$/, '');
-    if (bare === '') return undefined;
-    url.hostname = bare;
-  }
+  if (url.hostname === '') return url;
+  const host = canonicalHost(url.hostname);
+  if (host === undefined) return undefined;
+  if (host !== url.hostname) url.hostname = host;
   return url;
 }
 
@@ -26,13 +30,4 @@ export function canonicalUrl(text: string): URL | undefined {
 export function urlHost(text: string): string | undefined {
   const host = canonicalUrl(text)?.hostname;
   return host === undefined || host === '' ? undefined : host;
-}
-
-/**
- * A bare host name as a network program reads it (`ssh host`, `git@host:repo`), in the same
- * canonical form as a URL's host; undefined when it is not one.
- */
-export function canonicalHost(name: string): string | undefined {
-  if (name === '' || /[/?#@\s\\]/.test(name)) return undefined;
-  return urlHost(`http://${name}/`);
 }

@@ -133,20 +133,18 @@ describe('http tool', () => {
     try {
       for (const url of [
         'https://Quarantine.Example.NET./x',
-        'https://quarantine.example.net../x',
         'https:quarantine%2Eexample.net/x',
         'https://ｑuarantine。example.net/x',
       ])
         await registry.call('http', { method: 'GET', url }, ctx());
-      await expect(registry.call('http', { method: 'GET', url: 'https://./x' }, ctx())).rejects.toMatchObject(
-        {
+      for (const url of ['https://./x', 'https://quarantine.example.net../x'])
+        await expect(registry.call('http', { method: 'GET', url }, ctx())).rejects.toMatchObject({
           name: 'InvalidInput',
-        },
-      );
+        });
     } finally {
       stub.mockRestore();
     }
-    expect(seen).toEqual(Array(4).fill('https://quarantine.example.net/x'));
+    expect(seen).toEqual(Array(3).fill('https://quarantine.example.net/x'));
   });
 
   it('surfaces the socket error code on a refused connection', async () => {

@@ -4,7 +4,7 @@
  * network programs (curl and wget with or without a scheme, their proxies, ssh/scp/sftp/rsync and
  * git remotes, nc/telnet/socat, httpie, `aws --endpoint-url`), `/dev/tcp` and `/dev/udp`
  * redirects, and the AWS services and Lambda functions the `aws` CLI calls. Each host is in the
- * canonical form of lib/plan/hosts.ts.
+ * canonical form of lib/plan/network.ts `canonicalHost` (URLs through lib/plan/hosts.ts).
  *
  * Where the analysis cannot tell where a command goes, it says so (`unknown`, with why): a
  * destination or a program known only at run time, code in another language or a script the plan
@@ -14,7 +14,8 @@
  * Variables the step's `env` sets are read with their values (`"$TOOL"`, `"https://$HOST/x"`),
  * unless the command names the variable any other way (it may assign it first).
  */
-import { canonicalHost, urlHost } from '../hosts.ts';
+import { urlHost } from '../hosts.ts';
+import { canonicalHost } from '../network.ts';
 import { UNKNOWN as CANNOT_TELL, type ShellAnalysis } from './analyze.ts';
 import { INTERPRETERS } from './interpreters.ts';
 import { optionValue, type ScannedOptions, scanOptions } from './options.ts';
