@@ -364,6 +364,7 @@ export function gateEntity(
       steps: guarded.map(([id]) => id),
       tools: sortedSet(guarded.map(([, s]) => s.tool).filter((t) => t !== '')),
       ...reachAttrs([...guarded.map(([, s]) => s), ...checks]),
+      networkHosts: sortedSet(guarded.flatMap(([, s]) => s.networkHosts)),
       risk: worstRisk(guarded.map(([, s]) => riskOf(s))),
       unproven: guarded.some(([, s]) => s.unknown.length + s.exfiltration.length > 0),
     },

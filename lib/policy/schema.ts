@@ -139,6 +139,8 @@ const GATE_SHAPE = record({
   /** The tools they call. */
   tools: STRINGS,
   ...REACH,
+  /** The hosts they declare their processes may reach (`network.hosts`). */
+  networkHosts: STRINGS,
   /** Some guarded call, contract or rollback is not proven read-only, or sends data away. */
   unproven: BOOL,
 });
