@@ -10,7 +10,7 @@
 
 import { canonicalUrl } from './hosts.ts';
 import type { Contract } from './schema.ts';
-import { PROXY_VARIABLE, shellNetwork } from './shell/connections.ts';
+import { PROXY_VARIABLE, shellConnections } from './shell/connections.ts';
 import { analyzeShell } from './shell/index.ts';
 
 export interface CallDestinations {
@@ -42,7 +42,7 @@ export function callDestinations(tool: string, args: Readonly<Record<string, unk
   const inStrings = hostsOfStrings(args);
   if (tool === 'shell' && typeof args.command === 'string') {
     const env = stringRecord(args.env);
-    const network = shellNetwork(args.command, analyzeShell(args.command), env);
+    const network = shellConnections(args.command, analyzeShell(args.command), env);
     const proxies = Object.entries(env)
       .filter(([name]) => PROXY_VARIABLE.test(name))
       .map(([, value]) => urlHostOf(/:\/\//.test(value) ? value : `http://${value}`));

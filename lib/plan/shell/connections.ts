@@ -22,7 +22,7 @@ import { optionValue, type ScannedOptions, scanOptions } from './options.ts';
 import type { ShellWord } from './words.ts';
 import { SHELLS, WRAPPERS } from './wrappers.ts';
 
-export interface ShellNetwork {
+export interface ShellConnections {
   /** Every program it runs, by name (env variables read), each once, sorted. */
   readonly programs: readonly string[];
   /** Why some program it runs is known only at run time; empty: every one is known. */
@@ -51,11 +51,11 @@ interface Found {
 type Reader = (args: readonly ShellWord[], resolve: Resolve, found: Found, name: string) => void;
 
 /** `command`'s network reach, from its analysis; `env` is the step's environment (known values). */
-export function shellNetwork(
+export function shellConnections(
   command: string,
   analysis: ShellAnalysis,
   env: Readonly<Record<string, string>> = {},
-): ShellNetwork {
+): ShellConnections {
   const resolve = resolver(command, env);
   const found: Found = { hosts: [], unknown: [], awsServices: [], lambdaFunctions: [] };
   const programs: string[] = [];
