@@ -9,6 +9,13 @@
  * - forged groups: an answer claiming `sre` in its body, a header, a `by` field, a query string;
  * - changed args after approval: a host handed on by an earlier step (in many spellings), or put
  *   in by an approver's modification at the gate, reaching the quarantined host at run time;
+ * - host spellings written in the plan: the http tool's URL (a trailing dot, `%2E`, `。`, `．`,
+ *   full-width letters, a tab, `https:host`, `https:/host`) and shell network programs (curl
+ *   without a scheme, quoting, a variable, `--proxy`, wget, ssh, scp, rsync, git, `/dev/tcp`);
+ * - command spellings: `kubectl` quoted, escaped, substituted or read from a variable, submitted
+ *   by someone outside sre;
+ * - Lambda by another route: `aws lambda invoke`, the invoke API over http, a function URL;
+ * - ladders: one-day rungs that add up to more than a day;
  * - submitting as another principal: a deployer named in the body, a header, a query string;
  * - what runs is not what was approved: a gated `ls` revised at the plan gate into a destructive
  *   call (in many spellings, an env value included), or a gated call a value filled in at run time
@@ -235,7 +242,7 @@ export async function policyBypassAttempts(repo: string): Promise<PolicyBypassRe
         digest: gate.plan.digest,
         decision: 'APPROVE_WITH_MODIFICATIONS',
         skipSteps: [],
-        argOverrides: { fetch: { url } },
+        argOverrides: { fetch: { command: `curl -sS --max-time 2 '${url}'` } },
       });
       const revision = ((await modified.json()) as { digest?: string }).digest as string;
       await call(`/approvals/${encodeURIComponent(gate.approvalId)}`, 'sue', {
@@ -326,6 +333,67 @@ export async function policyBypassAttempts(repo: string): Promise<PolicyBypassRe
       tally('what runs: a value filled in at run time', await throughGates(id, plan));
     }
 
+    // 3b. Host spellings written in the plan itself, reaching the quarantined host when the step runs.
+    const approveEvery = async (id: string, stepGate: boolean) => {
+      const gate = await gateOf(id);
+      await answer(gate, 'sam');
+      await answer(gate, 'sue');
+      if (!stepGate) return;
+      const own = await gateOf(id, 'step', 'fetch');
+      await answer(own, 'sam');
+      await answer(own, 'sue');
+    };
+    for (const [i, url] of HTTP_SPELLINGS.entries()) {
+      const id = `bypass-http-spelling-${i}`;
+      const run = await submit(fetchPlan(id, 'http', { method: 'GET', url, timeoutSeconds: 2 }));
+      if (run.status !== 201) throw new Error(`${id}: not submitted (${run.status}): not a policy attempt`);
+      await approveEvery(id, false);
+      const events = await untilDone(eventsOf, run.executionArn as string, 'fetch');
+      countDenials(events);
+      tally('host spellings: the http tool', ranTool(events, 'fetch'));
+    }
+    for (const [i, args] of SHELL_SPELLINGS.entries()) {
+      const id = `bypass-shell-spelling-${i}`;
+      const run = await submit(fetchPlan(id, 'shell', args, true));
+      if (run.status !== 201) throw new Error(`${id}: not submitted (${run.status}): not a policy attempt`);
+      await approveEvery(id, true);
+      const events = await untilDone(eventsOf, run.executionArn as string, 'fetch');
+      countDenials(events);
+      tally('host spellings: shell network programs', ranTool(events, 'fetch'));
+    }
+
+    // 3c. Command spellings: kubectl, however it is written, submitted by someone outside sre.
+    for (const [i, args] of KUBECTL_SPELLINGS.entries())
+      tally(
+        'command spellings: kubectl outside sre',
+        policyAccepted(await submit(fetchPlan(`bypass-kubectl-${i}`, 'shell', args, true)), args),
+      );
+    // 3d. Lambda by another route, submitted by someone outside deployers.
+    for (const [i, [tool, args]] of LAMBDA_ROUTES.entries())
+      tally(
+        'Lambda by another route: the aws CLI, the invoke API, a function URL',
+        policyAccepted(
+          await submit(fetchPlan(`bypass-lambda-route-${i}`, tool, args, tool === 'shell'), 'mallory'),
+          args,
+        ),
+      );
+    // 3e. A ladder of one-day rungs: more than a day in all.
+    for (const rungs of [1, 2, 5])
+      tally(
+        'ladders: one-day rungs adding up to more than a day',
+        policyAccepted(
+          await submit(
+            echoPlan(`bypass-ladder-${rungs}`, {
+              approval: {
+                timeoutSeconds: 86_400,
+                escalateTo: Array.from({ length: rungs }, (_, i) => ({ approvers: [`rung${i}`] })),
+              },
+            }),
+          ),
+          { rungs },
+        ),
+      );
+
     // 4. Submitting as another principal (a deployer) to use Lambda.
     const impostors: [string, Record<string, unknown>, Record<string, string>, string][] = [
       ['a submitter header', {}, { 'x-plangate-submitter': 'dora' }, ''],
@@ -389,6 +457,16 @@ export async function policyBypassAttempts(repo: string): Promise<PolicyBypassRe
     await platform.close();
     await rm(dir, { recursive: true, force: true });
   }
+}
+
+/**
+ * A submission the policy accepted (201); refused by the policy is 403. Anything else (the
+ * validator's 400) never reached the policy: the attempt is not one, and the corpus is wrong.
+ */
+function policyAccepted(submitted: { status: number }, what: unknown): boolean {
+  if (submitted.status !== 201 && submitted.status !== 403)
+    throw new Error(`${JSON.stringify(what)}: answered ${submitted.status}, not a policy attempt`);
+  return submitted.status === 201;
 }
 
 /** Waits until the step failed, completed or the run ended; the events so far. */
@@ -509,6 +587,102 @@ function gatedPlan(id: string, args: Record<string, unknown>, value = 'scratch-d
         dependsOn: ['pick'],
         args,
         requiresApproval: true,
+        onFail: { retries: 0, escalation: 'abort' },
+        contract: { kind: 'assert', expression: 'true' },
+      },
+    ],
+  };
+}
+
+const Q = 'quarantine.example.net';
+
+/** URLs the http tool sends to the quarantined host, each spelled as fetch would read it. */
+const HTTP_SPELLINGS = [
+  `https://${Q}./x`,
+  'https://quarantine%2Eexample.net/x',
+  'https://quarantine。example.net/x',
+  'https://quarantine．example．net/x',
+  'https://ｑｕａｒａｎｔｉｎｅ.example.net/x',
+  'https://quar\tantine.example.net/x',
+  `https:${Q}/x`,
+  `https:/${Q}/x`,
+  'https://QUARANTINE.example.net../x',
+  `https://a:b@${Q}.:9/x`,
+];
+
+/** Shell commands that reach the quarantined host (or a destination known only at run time). */
+const SHELL_SPELLINGS: Record<string, unknown>[] = [
+  `curl -sS --max-time 2 ${Q}/x`,
+  `curl -sS --max-time 2 '${Q}'`,
+  `c''url -sS --max-time 2 "https://${Q}/x"`,
+  `curl -sS --max-time 2 --proxy ${Q}:3128 https://ok.example.com`,
+  `curl -sS --max-time 2 -x ${Q.toUpperCase()}.:3128 https://ok.example.com`,
+  `wget -q -T 2 -O- ${Q}`,
+  `ssh -o ConnectTimeout=2 ops@${Q} uptime`,
+  `scp -o ConnectTimeout=2 ./f ops@${Q}:/tmp/`,
+  `rsync -a ./d ${Q}:/srv`,
+  `git ls-remote https://${Q}/r.git`,
+  `git clone git@${Q}:team/r.git`,
+  `timeout 2 bash -c 'exec 3<>/dev/tcp/${Q}/80'`,
+  `timeout 2 bash -c "curl -s ${Q}"`,
+  'curl -sS --max-time 2 "$TARGET/x"',
+  'curl -sS --max-time 2 $(echo quarantine.example.net)/x',
+].map((command) => ({ command }));
+SHELL_SPELLINGS.push({ command: 'curl -sS --max-time 2 "https://$TARGET/x"', env: { TARGET: `${Q}.` } });
+SHELL_SPELLINGS.push({
+  command: 'curl -sS --max-time 2 https://ok.example.com',
+  env: { https_proxy: `${Q}:3128` },
+});
+
+/** kubectl, however a command spells it. */
+const KUBECTL_SPELLINGS: Record<string, unknown>[] = [
+  'kubectl get pods',
+  'k\\ubectl get pods',
+  "kube''ctl get pods",
+  'kube""ctl get pods',
+  "$'kube\\x63tl' get pods",
+  '$(printf kube)ctl get pods',
+  '`printf kubectl` get pods',
+  '/usr/local/bin/kubectl get pods',
+  'sudo -E kubectl get pods',
+  'env -i kubectl get pods',
+  'bash -c "kubectl get pods"',
+  'timeout 5 nice kubectl get pods',
+  'command kubectl get pods',
+].map((command) => ({ command }));
+KUBECTL_SPELLINGS.push({ command: '"$TOOL" get pods', env: { TOOL: 'kubectl' } });
+
+/** Lambda by a route other than the lambda tool. */
+const LAMBDA_ROUTES: [string, Record<string, unknown>][] = [
+  ['shell', { command: 'aws lambda invoke --function-name plangate-cache-warmer out.json' }],
+  ['shell', { command: 'aws --region eu-west-1 lambda invoke --function-name warm o.json' }],
+  [
+    'http',
+    { method: 'POST', url: 'https://lambda.us-east-1.amazonaws.com/2015-03-31/functions/warm/invocations' },
+  ],
+  [
+    'http',
+    { method: 'POST', url: 'https://LAMBDA.us-east-1.amazonaws.com./2015-03-31/functions/warm/invocations' },
+  ],
+  ['http', { method: 'GET', url: 'https://abc123.lambda-url.eu-west-1.on.aws/' }],
+  ['shell', { command: 'curl -sS https://abc123.lambda-url.eu-west-1.on.aws/' }],
+];
+
+/** One step `fetch` calling `tool` with `args` (its own gate when `gated`). */
+function fetchPlan(id: string, tool: string, args: Record<string, unknown>, gated = false) {
+  return {
+    id,
+    version: 1,
+    objective: 'Fetch the status page the plan names',
+    sizePolicy: { minSteps: 1 },
+    approval: { allowAutoApprove: false },
+    steps: [
+      {
+        id: 'fetch',
+        description: 'Fetch the status page',
+        tool,
+        args,
+        requiresApproval: gated,
         onFail: { retries: 0, escalation: 'abort' },
         contract: { kind: 'assert', expression: 'true' },
       },

@@ -1,8 +1,17 @@
 /**
  * The entities policies judge, built from what the harness computed (never from what a plan's
- * author claims): a plan's facts (lib/plan/risks.ts for the risk marks; the hosts its calls and
- * contracts reach), a step with its call, a gate being completed, an execution, a draft.
+ * author claims): a plan's facts (lib/plan/risks.ts for the risk marks; lib/plan/destinations.ts
+ * for the programs, hosts and AWS services its calls, contracts and rollbacks reach), a step with
+ * its call, a gate being completed with the facts of what it guards, an execution, a draft.
+ * Every attribute is one of schema.ts's (a test holds them equal).
  */
+
+import {
+  type CallDestinations,
+  callDestinations,
+  contractDestinations,
+  merge,
+} from '../plan/destinations.ts';
 import { canonicalJson } from '../plan/digest.ts';
 import { distinctPrincipals, principalName } from '../plan/principal-names.ts';
 import { callClassification, planRisks } from '../plan/risks.ts';
@@ -43,17 +52,24 @@ export function planFacts(
   const steps: Record<string, StepFacts> = {};
   for (const step of plan.steps) {
     const call = stepInvocation(step);
+    const reach = merge([
+      call ? callDestinations(call.tool, call.args) : NO_CALL,
+      contractDestinations(step.contract),
+      step.rollback ? callDestinations(step.rollback.tool, step.rollback.args) : NO_CALL,
+      contractDestinations(step.rollback?.contract),
+    ]);
     steps[step.id] = {
       tool: call?.tool ?? '',
       target: step.target ?? '',
-      hosts: hostsIn([call?.args ?? {}, step.contract ?? {}, step.rollback ?? {}]),
       destructive: [...(risks.steps[step.id]?.destructive ?? [])],
       unknown: [...(risks.steps[step.id]?.unknown ?? [])],
       exfiltration: [...(risks.steps[step.id]?.exfiltration ?? [])],
       ownGate: step.requiresApproval,
       networkHosts: [...(step.network?.hosts ?? [])],
+      ...destinationFacts(reach),
     };
   }
+  const checks = destinationFacts(merge(plan.postconditions.map((p) => contractDestinations(p.contract))));
   const all = Object.values(steps);
   const { approvers, quorum, forbiddenApprovers, timeoutSeconds, allowAutoApprove } = plan.approval;
   // Every tool the harness will call for this plan: steps', rollbacks' and the checks' own.
@@ -68,19 +84,21 @@ export function planFacts(
       ...contracts.flatMap((c) => (c ? [CONTRACT_TOOL[c.kind]] : [])).filter((t) => t !== ''),
     ]),
     targets: sortedSet(all.map((s) => s.target).filter((t) => t !== '')),
-    hosts: sortedSet([
-      ...all.flatMap((s) => s.hosts),
-      ...hostsIn(plan.postconditions.map((p) => p.contract)),
-    ]),
+    hosts: sortedSet([...all.flatMap((s) => s.hosts), ...checks.hosts]),
     networkHosts: sortedSet(all.flatMap((s) => s.networkHosts)),
     stepCount: plan.steps.length,
     steps,
+    postconditions: checks,
     approval: {
       approvers: distinctPrincipals(approvers),
       quorum,
       forbiddenApprovers: distinctPrincipals(forbiddenApprovers),
       timeoutSeconds,
       allowAutoApprove,
+      escalateTo: (plan.approval.escalateTo ?? []).map((rung) => ({
+        approvers: [...rung.approvers],
+        quorum: rung.quorum,
+      })),
     },
     planned,
   };
@@ -105,12 +123,26 @@ export function callFacts(
   return {
     tool: call.tool,
     target: call.target ?? '',
-    hosts: hostsIn(call.args),
     destructive: [...classified.destructive],
     unknown: [...classified.unknown],
     exfiltration: [...classified.exfiltration],
     ownGate,
     networkHosts: [...(call.networkHosts ?? [])],
+    ...destinationFacts(callDestinations(call.tool, call.args)),
+  };
+}
+
+const NO_CALL: CallDestinations = merge([]);
+
+/** Destinations as the journal keeps them (mutable copies). */
+function destinationFacts(reach: CallDestinations): PlanFacts['postconditions'] {
+  return {
+    programs: [...reach.programs],
+    unknownPrograms: [...reach.unknownPrograms],
+    hosts: [...reach.hosts],
+    unknownDestinations: [...reach.unknownDestinations],
+    awsServices: [...reach.awsServices],
+    lambdaFunctions: [...reach.lambdaFunctions],
   };
 }
 
@@ -173,14 +205,71 @@ export function unknownPlanFacts(): PlanFacts {
     networkHosts: [],
     stepCount: 0,
     steps: {},
+    postconditions: {
+      ...destinationFacts(NO_CALL),
+      unknownPrograms: [NOTHING],
+      unknownDestinations: [NOTHING],
+    },
     approval: {
       approvers: [],
       quorum: 1,
       forbiddenApprovers: [],
       timeoutSeconds: 0,
       allowAutoApprove: false,
+      escalateTo: [],
     },
     planned: false,
+  };
+}
+
+const NOTHING = 'nothing was recorded about the plan';
+
+/** The risk class of a step's facts: destructive, else unknown (not proven read-only), else read-only. */
+function riskOf(facts: Pick<StepFacts, 'destructive' | 'unknown'>): 'destructive' | 'unknown' | 'read-only' {
+  return facts.destructive.length > 0 ? 'destructive' : facts.unknown.length > 0 ? 'unknown' : 'read-only';
+}
+
+/** The worst of several risk classes (none: read-only). */
+function worstRisk(risks: readonly string[]): string {
+  return risks.includes('destructive') ? 'destructive' : risks.includes('unknown') ? 'unknown' : 'read-only';
+}
+
+/** What several steps (and checks) reach, as the entities carry it. */
+function reachAttrs(all: readonly PlanFacts['postconditions'][]) {
+  const reach = merge(all);
+  return {
+    programs: [...reach.programs],
+    programUnknown: reach.unknownPrograms.length > 0,
+    hosts: [...reach.hosts],
+    destinationUnknown: reach.unknownDestinations.length > 0,
+    awsServices: [...reach.awsServices],
+    lambdaFunctions: [...reach.lambdaFunctions],
+  };
+}
+
+/**
+ * The plan's approval block with its whole timeout ladder: every rung (the approvers, then each
+ * of `escalateTo`), how long the gate may wait in all, the smallest quorum any rung needs and
+ * everyone any rung lets approve.
+ */
+function approvalAttrs(approval: PlanFacts['approval']) {
+  const rungs = [{ approvers: approval.approvers, quorum: approval.quorum }, ...approval.escalateTo];
+  return {
+    approvers: approval.approvers,
+    quorum: approval.quorum,
+    forbiddenApprovers: approval.forbiddenApprovers,
+    timeoutSeconds: approval.timeoutSeconds,
+    allowAutoApprove: approval.allowAutoApprove,
+    escalateTo: approval.escalateTo.map((rung) => ({
+      approvers: rung.approvers,
+      quorum: rung.quorum,
+      waitSeconds: approval.timeoutSeconds,
+    })),
+    rungs: rungs.length,
+    longestWaitSeconds: approval.timeoutSeconds * rungs.length,
+    smallestQuorum: Math.min(...rungs.map((rung) => rung.quorum)),
+    // A rung with no approver list lets anyone approve: "" stands for anyone.
+    everyApprover: sortedSet(rungs.flatMap((rung) => (rung.approvers.length > 0 ? rung.approvers : ['']))),
   };
 }
 
@@ -197,10 +286,11 @@ export function planEntity(plan: PlanIdentity, facts: PlanFacts, submitter?: str
       submitter: submitterName(submitter),
       tools: facts.tools,
       targets: facts.targets,
-      hosts: facts.hosts,
       networkHosts: facts.networkHosts,
       stepCount: facts.stepCount,
       steps: steps.map(([id]) => id),
+      ...reachAttrs([...steps.map(([, s]) => s), facts.postconditions]),
+      risk: worstRisk(steps.map(([, s]) => riskOf(s))),
       destructiveSteps: destructive.length,
       destructiveStepIds: destructive.map(([id]) => id),
       ungatedDestructiveSteps: destructive.filter(([, s]) => !s.ownGate).length,
@@ -208,7 +298,7 @@ export function planEntity(plan: PlanIdentity, facts: PlanFacts, submitter?: str
       ungatedUnprovenSteps: unproven.filter(([, s]) => !s.ownGate).length,
       gatedSteps: steps.filter(([, s]) => s.ownGate).map(([id]) => id),
       planned: facts.planned,
-      approval: facts.approval,
+      approval: approvalAttrs(facts.approval),
     },
   };
 }
@@ -223,7 +313,7 @@ export function stepEntity(
   facts: StepFacts | undefined,
   { submitter, args }: { submitter?: string; args?: Readonly<Record<string, unknown>> } = {},
 ): PolicyEntity {
-  const known = facts ?? {
+  const known: StepFacts = facts ?? {
     tool: '',
     target: '',
     hosts: [],
@@ -232,6 +322,11 @@ export function stepEntity(
     exfiltration: [],
     ownGate: false,
     networkHosts: [],
+    programs: [],
+    unknownPrograms: ['nothing was recorded about the step'],
+    unknownDestinations: ['nothing was recorded about the step'],
+    awsServices: [],
+    lambdaFunctions: [],
   };
   return {
     type: 'Step',
@@ -242,8 +337,11 @@ export function stepEntity(
       submitter: submitterName(submitter),
       tool: known.tool,
       target: known.target,
-      hosts: known.hosts,
       networkHosts: known.networkHosts,
+      ...reachAttrs([known]),
+      unknownPrograms: known.unknownPrograms,
+      unknownDestinations: known.unknownDestinations,
+      risk: riskOf(known),
       destructive: known.destructive.length > 0,
       destructiveReasons: known.destructive,
       unproven: known.unknown.length + known.exfiltration.length > 0,
@@ -287,6 +385,11 @@ export function gateEntity(
     gate.stepId !== undefined
       ? (facts.steps[gate.stepId]?.destructive.length ?? 0) > 0
       : destructiveSteps > 0;
+  // What the gate guards: its step, or at the plan gate every step and the postconditions' checks.
+  const guarded = Object.entries(facts.steps).filter(
+    ([id]) => gate.stepId === undefined || id === gate.stepId,
+  );
+  const checks = gate.stepId === undefined ? [facts.postconditions] : [];
   return {
     type: 'Gate',
     id: `${gate.plan.id}@v${gate.plan.version}#${gate.kind}${gate.stepId ? `:${gate.stepId}` : ''}`,
@@ -301,6 +404,12 @@ export function gateEntity(
       quorum: gate.quorum,
       destructive,
       destructiveSteps,
+      steps: guarded.map(([id]) => id),
+      tools: sortedSet(guarded.map(([, s]) => s.tool).filter((t) => t !== '')),
+      ...reachAttrs([...guarded.map(([, s]) => s), ...checks]),
+      networkHosts: sortedSet(guarded.flatMap(([, s]) => s.networkHosts)),
+      risk: worstRisk(guarded.map(([, s]) => riskOf(s))),
+      unproven: guarded.some(([, s]) => s.unknown.length + s.exfiltration.length > 0),
     },
     parents: [planUid(gate.plan)],
     tags: Object.fromEntries(perGroup),
@@ -339,21 +448,5 @@ export function draftEntity(draft: {
 
 /** The journal as one resource: who may query the audit trail. */
 export const AUDIT_TRAIL: PolicyEntity = { type: 'AuditTrail', id: 'journal', attrs: {} };
-
-/** URL hosts in every string of `value` (args, contracts), lower-case, each once, sorted. */
-export function hostsIn(value: unknown): string[] {
-  const hosts: string[] = [];
-  const visit = (v: unknown): void => {
-    if (typeof v === 'string') {
-      for (const match of v.matchAll(URL_HOST)) if (match[1]) hosts.push(match[1].toLowerCase());
-    } else if (Array.isArray(v)) v.forEach(visit);
-    else if (v !== null && typeof v === 'object') Object.values(v).forEach(visit);
-  };
-  visit(value);
-  return sortedSet(hosts);
-}
-
-/** `scheme://[user@]host[:port]`: the host of a URL wherever it stands in a string (a command, a body). */
-const URL_HOST = /\b[a-z][a-z0-9+.-]*:\/\/(?:[^\s/?#@'"`]*@)?(\[[0-9a-f:.]+\]|[^\s/?#:'"`$\\)]+)/gi;
 
 const sortedSet = (values: readonly string[]): string[] => [...new Set(values)].sort();

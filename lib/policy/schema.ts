@@ -23,6 +23,33 @@ const BOOL: CedarType = { type: 'Boolean' };
 const STRINGS: CedarType = { type: 'Set', element: STRING };
 const record = (attributes: Record<string, CedarType>): CedarType => ({ type: 'Record', attributes });
 
+/**
+ * Where what an entity covers goes, as the harness understands it (lib/plan/destinations.ts): the
+ * same attributes on a Plan (every step and check), a Step (its call; at RunStep the call as
+ * resolved) and a Gate (what it guards). A host rule that must hold against every spelling names
+ * the canonical host and treats an unknown destination as possibly it:
+ * `resource.hosts.contains("quarantine.example.net") || resource.destinationUnknown`.
+ */
+const REACH = {
+  /** Programs the shell calls run, after wrappers and quoting (`k\\ubectl` is `kubectl`; `"$TOOL"` read from the step's env). */
+  programs: STRINGS,
+  /** Some program is known only at run time (`$(printf kube)ctl`, `$CMD`): it may be any program. */
+  programUnknown: BOOL,
+  /** Hosts reached, canonical (WHATWG URL host: lower case, IDNA, no trailing dot): URLs, network programs' operands, proxies, `/dev/tcp`. */
+  hosts: STRINGS,
+  /** It may reach a host not in `hosts`: a destination known only at run time, code in another language, a config-named remote. */
+  destinationUnknown: BOOL,
+  /** AWS services called by any route: the lambda tool, the `aws` CLI, SDK endpoint hosts, function URLs. */
+  awsServices: STRINGS,
+  /** Lambda functions invoked, by name or ARN (a function URL: its URL id). */
+  lambdaFunctions: STRINGS,
+  /** The worst risk class: "read-only" (proven), "destructive" or "unknown". */
+  risk: STRING,
+} satisfies Record<string, CedarType>;
+
+/** A rung of the timeout ladder after the first: who may approve there, how many, how long it waits. */
+const RUNG = record({ approvers: STRINGS, quorum: LONG, waitSeconds: LONG });
+
 /** A Plan: what the harness computed about it (entities.ts `planEntity`). */
 const PLAN_SHAPE = record({
   id: STRING,
@@ -32,11 +59,11 @@ const PLAN_SHAPE = record({
   submitter: STRING,
   tools: STRINGS,
   targets: STRINGS,
-  hosts: STRINGS,
   /** Hosts its steps declare their processes may reach (`network.hosts`), through the harness's proxy. */
   networkHosts: STRINGS,
   stepCount: LONG,
   steps: STRINGS,
+  ...REACH,
   destructiveSteps: LONG,
   destructiveStepIds: STRINGS,
   /** Destructive steps without their own gate (the validator refuses them; policy may too). */
@@ -48,13 +75,24 @@ const PLAN_SHAPE = record({
   /** Steps with their own gate (`requiresApproval`). */
   gatedSteps: STRINGS,
   planned: BOOL,
-  /** The plan's own approval block (it can only narrow what policy allows). */
+  /** The plan's own approval block (it can only narrow what policy allows), with its whole ladder. */
   approval: record({
     approvers: STRINGS,
     quorum: LONG,
     forbiddenApprovers: STRINGS,
+    /** How long each rung waits. */
     timeoutSeconds: LONG,
     allowAutoApprove: BOOL,
+    /** The rungs after the first (`escalateTo`), in order. */
+    escalateTo: { type: 'Set', element: RUNG },
+    /** How many rungs: 1 + escalateTo's. */
+    rungs: LONG,
+    /** The longest a gate may wait for a decision: every rung's wait. */
+    longestWaitSeconds: LONG,
+    /** The smallest quorum of any rung: what a timeout can drop the gate to. */
+    smallestQuorum: LONG,
+    /** Everyone any rung lets approve; "" when a rung lets anyone approve. */
+    everyApprover: STRINGS,
   }),
 });
 
@@ -65,9 +103,13 @@ const STEP_SHAPE = record({
   submitter: STRING,
   tool: STRING,
   target: STRING,
-  hosts: STRINGS,
   /** Hosts the step declares its processes may reach (`network.hosts`); empty: no network. */
   networkHosts: STRINGS,
+  ...REACH,
+  /** Why a program is known only at run time. */
+  unknownPrograms: STRINGS,
+  /** Why it may reach a host not in `hosts`. */
+  unknownDestinations: STRINGS,
   destructive: BOOL,
   destructiveReasons: STRINGS,
   /** Its call, contract or rollback is not proven read-only, or sends data away. */
@@ -92,6 +134,15 @@ const GATE_SHAPE = record({
   /** What the gate approves changes or deletes things: the plan has a destructive step, or the step is destructive. */
   destructive: BOOL,
   destructiveSteps: LONG,
+  /** The steps it guards: its step, or at the plan gate every step (and the postconditions' checks). */
+  steps: STRINGS,
+  /** The tools they call. */
+  tools: STRINGS,
+  ...REACH,
+  /** The hosts they declare their processes may reach (`network.hosts`). */
+  networkHosts: STRINGS,
+  /** Some guarded call, contract or rollback is not proven read-only, or sends data away. */
+  unproven: BOOL,
 });
 
 const VOTE_CONTEXT = record({ round: LONG, votesSoFar: LONG });

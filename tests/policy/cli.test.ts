@@ -32,7 +32,7 @@ describe('plangate policy', () => {
   it('test: runs the table of cases, and a case that does not hold fails with what was decided', async () => {
     const passing = await runCli(['policy', 'test', ORG]);
     expect(passing.code, passing.stdout + passing.stderr).toBe(0);
-    expect(passing.stdout).toMatch(/14 passed, 0 failed/);
+    expect(passing.stdout).toMatch(/17 passed, 0 failed/);
 
     const cases = join(await mkdtemp(join(tmpdir(), 'plangate-policy-cases-')), 'wrong.cases.yaml');
     await writeFile(

@@ -8,15 +8,9 @@ import { mkdtemp, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
+import { hostsOfStrings as hostsIn } from '../../lib/plan/destinations.ts';
 import { PlanSchema } from '../../lib/plan/schema.ts';
-import {
-  callFacts,
-  gateEntity,
-  hostsIn,
-  planEntity,
-  planFacts,
-  stepEntity,
-} from '../../lib/policy/entities.ts';
+import { callFacts, gateEntity, planEntity, planFacts, stepEntity } from '../../lib/policy/entities.ts';
 import { defaultPolicyDir, PolicyLoadError, PolicySet, splitPolicies } from '../../lib/policy/policy-set.ts';
 
 async function policyDir(files: Record<string, string>): Promise<string> {

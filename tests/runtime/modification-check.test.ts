@@ -184,6 +184,11 @@ describe('the platform policy on a revision', () => {
           exfiltration: [],
           ownGate: false,
           networkHosts: [],
+          programs: ['echo'],
+          unknownPrograms: [],
+          unknownDestinations: [],
+          awsServices: [],
+          lambdaFunctions: [],
         },
       },
     };

@@ -1,6 +1,6 @@
 import { createServer, type Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { afterAll, beforeAll, describe, expect, it, vi } from 'vitest';
 import { runProcess } from '../../lib/runtime/shared/process.ts';
 import { builtinRegistry } from '../../lib/runtime/tools/builtins.ts';
 import type { ToolContext } from '../../lib/runtime/tools/types.ts';
@@ -121,6 +121,30 @@ describe('http tool', () => {
     await expect(
       registry.call('http', { method: 'GET', url: `${base}/slow`, timeoutSeconds: 1 }, ctx()),
     ).rejects.toMatchObject({ name: 'TimeoutError' });
+  });
+
+  it('connects to the canonical URL the policy judged, never to a spelling fetch reads otherwise', async () => {
+    // One function's unit test: fetch is stubbed to see where the tool would connect.
+    const seen: string[] = [];
+    const stub = vi.spyOn(globalThis, 'fetch').mockImplementation(async (url) => {
+      seen.push(String(url));
+      return new Response('ok');
+    });
+    try {
+      for (const url of [
+        'https://Quarantine.Example.NET./x',
+        'https:quarantine%2Eexample.net/x',
+        'https://ｑuarantine。example.net/x',
+      ])
+        await registry.call('http', { method: 'GET', url }, ctx());
+      for (const url of ['https://./x', 'https://quarantine.example.net../x'])
+        await expect(registry.call('http', { method: 'GET', url }, ctx())).rejects.toMatchObject({
+          name: 'InvalidInput',
+        });
+    } finally {
+      stub.mockRestore();
+    }
+    expect(seen).toEqual(Array(3).fill('https://quarantine.example.net/x'));
   });
 
   it('surfaces the socket error code on a refused connection', async () => {

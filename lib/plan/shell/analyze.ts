@@ -68,6 +68,24 @@ export interface ShellAnalysis {
    * home directory, a path above the workspace. Not destructive in itself: the gate marks it.
    */
   readonly outsideWorkspace: readonly ShellFinding[];
+  /**
+   * Every program it runs, as the shell will run it (quotes removed, wrappers and nested shells
+   * seen through), in the order met; what a network program reaches is read from them
+   * (destinations.ts). What it cannot read (text that does not parse, `eval`, a shell reading a
+   * pipe) is a `destructive` finding that says it cannot tell what runs.
+   */
+  readonly programs: readonly ShellProgram[];
+  /** Every file a redirect names (`> f`, `< /dev/tcp/host/80`), as the shell will open it. */
+  readonly redirects: readonly ShellWord[];
+}
+
+/** One program a command runs: its name (undefined when known only at run time) and its words. */
+export interface ShellProgram {
+  /** The program's name without its directory (`/usr/bin/curl` is `curl`); undefined: `$CMD`, `$(…)`. */
+  readonly name: string | undefined;
+  /** The name as written. */
+  readonly raw: string;
+  readonly args: readonly ShellWord[];
 }
 
 export interface AnalyzeOptions {
@@ -81,7 +99,8 @@ export const MAX_SHELL_NESTING = 8;
 /** Wrappers (`sudo env nice …`) taken off one command at most this many times. */
 const MAX_WRAPPERS = 32;
 const SHOWN_CHARACTERS = 80;
-const UNKNOWN = 'cannot tell what runs: ';
+/** How every finding about what the analysis could not read starts. */
+export const UNKNOWN = 'cannot tell what runs: ';
 /** A plan reference as the shell analysis reads it (malformed ones included: they are filled in too). */
 export const PLAN_REFERENCE = /\$\{((?:steps|context|secrets)\.[^}]*)\}/g;
 
@@ -116,6 +135,8 @@ interface Analysis {
   readonly unknown: ShellFinding[];
   readonly exfiltration: ShellFinding[];
   readonly outside: ShellFinding[];
+  readonly programs: ShellProgram[];
+  readonly redirects: ShellWord[];
   readonly seen: Set<string>;
   readonly deadline: number;
   /**
@@ -151,6 +172,8 @@ function analyzeUncached(command: string, timeBudgetMs: number): ShellAnalysis {
     unknown: [],
     exfiltration: [],
     outside: [],
+    programs: [],
+    redirects: [],
     seen: new Set(),
     deadline: performance.now() + timeBudgetMs,
     outputsFileIntact: !command.replace(/\$\{?PLANGATE_OUTPUT\}?/g, '').includes('PLANGATE_OUTPUT'),
@@ -186,7 +209,9 @@ function analyzeUncached(command: string, timeBudgetMs: number): ShellAnalysis {
   const outsideWorkspace = Object.freeze(analysis.outside.sort(byPlace));
   const effect: ShellEffect =
     destructive.length > 0 ? 'destructive' : unknown.length > 0 ? 'unknown' : 'read-only';
-  const found = { effect, destructive, unknown, exfiltration, outsideWorkspace };
+  const programs = Object.freeze(analysis.programs);
+  const redirects = Object.freeze(analysis.redirects);
+  const found = { effect, destructive, unknown, exfiltration, outsideWorkspace, programs, redirects };
   return Object.freeze(syntaxError ? { syntaxError, ...found } : found);
 }
 
@@ -270,10 +295,12 @@ function analyzeCall(
           ? `more than ${MAX_WRAPPERS} wrapper commands in a row`
           : undefined;
   if (unknown !== undefined || nameWord.value === undefined) {
+    analysis.programs.push({ name: undefined, raw: nameWord.raw, args });
     flag(`${UNKNOWN}${unknown}`);
     return;
   }
   const name = nameWord.value.slice(nameWord.value.lastIndexOf('/') + 1);
+  analysis.programs.push({ name, raw: nameWord.raw, args });
   if (args.length > 0 && args.every((word) => word.value === '--help' || word.value === '--version')) return;
   for (const { word, reason } of outsideWords(name, nameWord, args))
     report(analysis, frame, word.at, shown, reason, analysis.outside);
@@ -505,6 +532,7 @@ function checkRedirect(node: Node, frame: Frame, analysis: Analysis): void {
   const destination = node.childForFieldName('destination');
   if (!destination) return;
   const word = wordOf(destination, frame.source, frame.shown);
+  analysis.redirects.push(word);
   const at = { row: node.startPosition.row, column: node.startPosition.column };
   const statement = redirectedStatement(node);
   const shown = frame.shown.slice((statement ?? node).startIndex, (statement ?? node).endIndex);

@@ -6,6 +6,9 @@
  */
 import { z } from 'zod';
 
+/** Why a fact is unknown in facts journaled before it was computed. */
+const NOT_RECORDED = 'not recorded when the plan was launched';
+
 /** What the harness computed about one step (never the author's word): its call, where it reaches, its risk. */
 export const StepFactsSchema = z.object({
   /** The tool the step calls (`agent` for an agent target); empty for a person's step. */
@@ -26,8 +29,27 @@ export const StepFactsSchema = z.object({
   ownGate: z.boolean(),
   /** The hosts its processes may reach through the harness's proxy (`network.hosts`); empty: no network. */
   networkHosts: z.array(z.string()).default([]),
+  /**
+   * Where its call, contract and rollback go (lib/plan/destinations.ts). Facts journaled before
+   * these were computed read as knowing nothing: every program and destination unknown.
+   */
+  programs: z.array(z.string()).default([]),
+  unknownPrograms: z.array(z.string()).default([NOT_RECORDED]),
+  unknownDestinations: z.array(z.string()).default([NOT_RECORDED]),
+  awsServices: z.array(z.string()).default([]),
+  lambdaFunctions: z.array(z.string()).default([]),
 });
 export type StepFacts = z.infer<typeof StepFactsSchema>;
+
+/** Where a set of calls goes (lib/plan/destinations.ts `CallDestinations`). */
+export const DestinationFactsSchema = z.object({
+  programs: z.array(z.string()),
+  unknownPrograms: z.array(z.string()),
+  hosts: z.array(z.string()),
+  unknownDestinations: z.array(z.string()),
+  awsServices: z.array(z.string()),
+  lambdaFunctions: z.array(z.string()),
+});
 
 /** A plan as policy sees it: what it calls, where it reaches, how risky it is and what its own approval block asks. */
 export const PlanFactsSchema = z.object({
@@ -38,6 +60,15 @@ export const PlanFactsSchema = z.object({
   networkHosts: z.array(z.string()).default([]),
   stepCount: z.number().int(),
   steps: z.record(z.string(), StepFactsSchema),
+  /** Where the postconditions' checks go; absent in facts journaled before: nothing known. */
+  postconditions: DestinationFactsSchema.default({
+    programs: [],
+    unknownPrograms: [NOT_RECORDED],
+    hosts: [],
+    unknownDestinations: [NOT_RECORDED],
+    awsServices: [],
+    lambdaFunctions: [],
+  }),
   /** The plan's own approval block: it can only narrow what policy allows. */
   approval: z.object({
     approvers: z.array(z.string()),
@@ -45,6 +76,8 @@ export const PlanFactsSchema = z.object({
     forbiddenApprovers: z.array(z.string()),
     timeoutSeconds: z.number().int(),
     allowAutoApprove: z.boolean(),
+    /** The timeout ladder's later rungs (`escalateTo`), each with its own approvers and quorum. */
+    escalateTo: z.array(z.object({ approvers: z.array(z.string()), quorum: z.number().int() })).default([]),
   }),
   /** A model drafted the plan (lib/planner). */
   planned: z.boolean(),

@@ -1,5 +1,6 @@
 /** The `http` tool: one request with a timeout; status, a subset of headers and a bounded body. */
-import { TimeoutError, ToolFailedError } from '../shared/errors.ts';
+import { canonicalUrl } from '../../plan/hosts.ts';
+import { InvalidInputError, TimeoutError, ToolFailedError } from '../shared/errors.ts';
 import { DEFAULT_OUTPUT_LIMIT_BYTES, truncateText } from '../shared/truncate.ts';
 import type { ToolContext, ToolOutput } from './types.ts';
 
@@ -28,13 +29,19 @@ export interface BoundedHttpResponse {
   readonly durationMs: number;
 }
 
-/** Sends a request and reads a bounded body; throws TimeoutError on timeout and the fetch error on connection failure. */
+/**
+ * Sends a request and reads a bounded body; throws TimeoutError on timeout and the fetch error on
+ * connection failure. It sends to the URL in the canonical form the policy judged
+ * (lib/plan/hosts.ts), never to a spelling fetch would read otherwise.
+ */
 export async function sendHttp(
   input: HttpInput,
   timeoutMs: number,
   signal?: AbortSignal,
 ): Promise<BoundedHttpResponse> {
   const started = performance.now();
+  const url = canonicalUrl(input.url);
+  if (!url) throw new InvalidInputError(`${input.method ?? 'GET'} ${input.url}: not a URL`);
   const timeout = AbortSignal.timeout(timeoutMs);
   const headers: Record<string, string> = { ...input.headers };
   let body: string | undefined;
@@ -49,7 +56,7 @@ export async function sendHttp(
   }
   let response: Response;
   try {
-    response = await fetch(input.url, {
+    response = await fetch(url, {
       method: input.method ?? 'GET',
       headers,
       body,
