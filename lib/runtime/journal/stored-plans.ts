@@ -4,7 +4,8 @@
  * the definition is cut to fit Step Functions' limits). A plan read back is trusted only when it
  * still hashes to the digest it was asked for: anything else is refused, never shown.
  */
-import { BatchWriteCommand, type DynamoDBDocumentClient } from '@aws-sdk/lib-dynamodb';
+import { ConditionalCheckFailedException } from '@aws-sdk/client-dynamodb';
+import { type DynamoDBDocumentClient, PutCommand } from '@aws-sdk/lib-dynamodb';
 import { canonicalJson, planDigest } from '../../plan/digest.ts';
 import { type Plan, PlanSchema } from '../../plan/schema.ts';
 import { queryItems } from './journal.ts';
@@ -12,8 +13,6 @@ import { queryItems } from './journal.ts';
 /** UTF-16 units of canonical JSON per item: at most 3 UTF-8 bytes each, so an item stays under DynamoDB's 400 KB. */
 export const PART_CHARACTERS = 100_000;
 const PART_DIGITS = 6;
-/** BatchWriteItem takes at most 25 puts. */
-const BATCH = 25;
 
 /** A stored plan that does not hash to the digest it is stored under: shown nowhere. */
 export class StoredPlanMismatchError extends Error {
@@ -28,31 +27,39 @@ export class StoredPlanMismatchError extends Error {
   }
 }
 
-/** Stores `plan` whole under its digest (`sha256:<hex>`); storing the same plan again writes the same items. */
-export async function storePlan(dynamo: DynamoDBDocumentClient, table: string, plan: Plan): Promise<string> {
+/**
+ * Stores `plan` whole under its digest (`sha256:<hex>`), each part written once (a conditional
+ * put, as the journal's): a part already there is the same plan's, submitted before, and stays.
+ */
+export async function storePlan(
+  dynamo: DynamoDBDocumentClient,
+  plansTable: string,
+  plan: Plan,
+): Promise<string> {
   const digest = `sha256:${planDigest(plan)}`;
   const text = canonicalJson(plan);
-  const items: Record<string, unknown>[] = [];
   for (let at = 0, part = 0; at < text.length || part === 0; part++) {
     let end = Math.min(text.length, at + PART_CHARACTERS);
     // Never between the two halves of a surrogate pair: each part must be valid UTF-8 on its own.
     if (end < text.length && /[\uD800-\uDBFF]/.test(text.charAt(end - 1))) end -= 1;
-    items.push({
+    const item = {
       planDigest: digest,
       part: String(part).padStart(PART_DIGITS, '0'),
       text: text.slice(at, end),
-    });
-    at = end;
-  }
-  for (let i = 0; i < items.length; i += BATCH) {
-    let pending: Record<string, unknown>[] = items
-      .slice(i, i + BATCH)
-      .map((Item) => ({ PutRequest: { Item } }));
-    // Unprocessed puts are sent again until none is left.
-    while (pending.length > 0) {
-      const out = await dynamo.send(new BatchWriteCommand({ RequestItems: { [table]: pending } }));
-      pending = (out.UnprocessedItems?.[table] ?? []) as Record<string, unknown>[];
+    };
+    try {
+      await dynamo.send(
+        new PutCommand({
+          TableName: plansTable,
+          Item: item,
+          ConditionExpression: 'attribute_not_exists(planDigest)',
+        }),
+      );
+    } catch (error) {
+      // Stored before under this digest; a part that differs is refused when read (storedPlan).
+      if (!(error instanceof ConditionalCheckFailedException)) throw error;
     }
+    at = end;
   }
   return digest;
 }
