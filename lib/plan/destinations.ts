@@ -10,23 +10,14 @@
 
 import { canonicalUrl } from './hosts.ts';
 import type { Contract } from './schema.ts';
-import { PROXY_VARIABLE, shellConnections } from './shell/connections.ts';
+import { PROXY_VARIABLE, type ShellConnections, shellConnections } from './shell/connections.ts';
 import { analyzeShell } from './shell/index.ts';
 
-export interface CallDestinations {
-  /** Programs it runs (a shell call's, after wrappers and quoting), sorted. */
-  readonly programs: readonly string[];
-  /** Why a program it runs is known only at run time. */
-  readonly unknownPrograms: readonly string[];
-  /** Canonical hosts it reaches, sorted. */
-  readonly hosts: readonly string[];
-  /** Why it may reach a host not in `hosts`; empty: it reaches only those. */
-  readonly unknownDestinations: readonly string[];
-  /** AWS services it calls (`lambda`, `s3`), sorted. */
-  readonly awsServices: readonly string[];
-  /** Lambda functions it invokes, by name or ARN, sorted; a function URL's is its URL id. */
-  readonly lambdaFunctions: readonly string[];
-}
+/**
+ * Where a call goes: the same facts a shell command's reading gives ({@link ShellConnections}),
+ * for any call (the tools, the `aws` CLI, SDK endpoint hosts, function URLs).
+ */
+export type CallDestinations = ShellConnections;
 
 export const NO_DESTINATIONS: CallDestinations = {
   programs: [],

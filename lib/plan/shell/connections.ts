@@ -31,9 +31,9 @@ export interface ShellConnections {
   readonly hosts: readonly string[];
   /** Why it may reach a host not in `hosts`; empty: `hosts` is all it reaches. */
   readonly unknownDestinations: readonly string[];
-  /** AWS services it calls through the `aws` CLI (`lambda`, `s3`), sorted. */
+  /** AWS services it calls (`lambda`, `s3`; a shell command's, through the `aws` CLI), sorted. */
   readonly awsServices: readonly string[];
-  /** Lambda functions it invokes through the `aws` CLI, by the name or ARN written, sorted. */
+  /** Lambda functions it invokes, by the name or ARN written (a function URL's: its URL id), sorted. */
   readonly lambdaFunctions: readonly string[];
 }
 
