@@ -350,9 +350,7 @@ describe.skipIf(!CHROMIUM)('hostile plans in Chromium: every character of every 
           forged.click();
         });
         expect((await answered).status()).toBe(400);
-        await page
-          .getByText(/this gate cannot be approved here: its view does not show/i)
-          .waitFor({ timeout: 10_000 });
+        await page.getByText(/has not shown you every page of the plan/i).waitFor({ timeout: 10_000 });
         await screenshot(page, `big-refused-${viewport.width}`);
         await page.goto(link(gate));
       }

@@ -130,10 +130,19 @@ describe('the approval page of a plan too large for its gate', { timeout: 60_000
   it('refuses an approval before every page was shown, or with a forged list', async () => {
     const page = await open();
     const onlyFirst = /name="seen" value="([^"]*)"/.exec(page.html)?.[1] as string;
-    for (const seen of [onlyFirst, '', fullySeen.replace(/\.(.)/, (_, c) => `.${c === 'A' ? 'B' : 'A'}`)]) {
+    // Without a list it is told where to approve; with one that falls short, which pages are left.
+    const refusals: [string, RegExp][] = [
+      [onlyFirst, /has not shown you every page of the plan/],
+      ['', /cannot be approved here: its view does not show/],
+      [
+        fullySeen.replace(/\.(.)/, (_, c) => `.${c === 'A' ? 'B' : 'A'}`),
+        /has not shown you every page of the plan/,
+      ],
+    ];
+    for (const [seen, told] of refusals) {
       const response = await page.answer({ decision: 'APPROVE', digest: notice.plan.digest, seen });
       expect(response.status).toBe(400);
-      expect(await response.text()).toMatch(/cannot be approved here: its view does not show/);
+      expect(await response.text()).toMatch(told);
     }
   });
 

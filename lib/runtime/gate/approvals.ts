@@ -134,6 +134,10 @@ interface VerifiedLink {
   readonly recipient?: string;
 }
 
+/** An approval from the page (it sends the pages it showed) before it showed every page of a gate too large for one. */
+const UNSEEN_PAGES =
+  "this gate's approval page has not shown you every page of the plan (or the list of pages you were shown is not this gate's). Open each page with Next page, then approve on the last one";
+
 export class Approvals {
   private readonly signer: LinkSigner;
 
@@ -616,7 +620,8 @@ export class Approvals {
       // A stored view that hides a command is approvable only from the page that showed the whole
       // plan, every page of it (the other channels render the stored view).
       const reason = notApprovableReason(shownOfGate(gateView(item)));
-      if (reason && !(await this.shownWhole(item, seen))) throw new ApprovalError('invalid', reason);
+      if (reason && !(await this.shownWhole(item, seen)))
+        throw new ApprovalError('invalid', seen ? UNSEEN_PAGES : reason);
     }
     if (parsed.data.decision === 'APPROVE_WITH_MODIFICATIONS') checkModifiedSteps(item, parsed.data);
     return parsed.data;
