@@ -242,7 +242,7 @@ export async function policyBypassAttempts(repo: string): Promise<PolicyBypassRe
         digest: gate.plan.digest,
         decision: 'APPROVE_WITH_MODIFICATIONS',
         skipSteps: [],
-        argOverrides: { fetch: { command: `curl -sS --max-time 2 '${url}'` } },
+        argOverrides: { fetch: { url } },
       });
       const revision = ((await modified.json()) as { digest?: string }).digest as string;
       await call(`/approvals/${encodeURIComponent(gate.approvalId)}`, 'sue', {
