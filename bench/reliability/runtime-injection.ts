@@ -331,9 +331,9 @@ async function waitForHumanGate(
   while (!done && Date.now() < deadline) {
     for (const line of stdout().split('\n')) {
       if (!line.startsWith('{')) continue;
-      const event = JSON.parse(line) as { event?: string; execution_id?: string; task_id?: string };
+      const event = JSON.parse(line) as { event?: string; executionId?: string; task_id?: string };
       // Journaled once the human step's gate is stored (gate.ts): from then on it can be completed.
-      if (event.event === 'TASK_STARTED' && event.task_id === 'person') return event.execution_id;
+      if (event.event === 'TASK_STARTED' && event.task_id === 'person') return event.executionId;
     }
     await new Promise((r) => setTimeout(r, 200));
   }
