@@ -270,7 +270,18 @@ function readCaseFile(file: string): z.infer<typeof CaseFileSchema> | string {
 function describe(decided: PolicyDecision): string {
   const by = decided.determiningPolicies.length > 0 ? ` by ${decided.determiningPolicies.join(', ')}` : '';
   const errors = decided.errors.length > 0 ? ` (errors: ${decided.errors.join('; ')})` : '';
-  return `${decided.decision}${by}${errors}`;
+  // Which enforcement level decided: a soft denial says who may override it; advisory rules that
+  // matched are named, as they would have denied.
+  const level =
+    decided.decision === 'deny'
+      ? decided.overridable
+        ? ` [soft-mandatory: a member of ${decided.overridable.by.join(', ')} may override it with a reason]`
+        : ' [hard-mandatory]'
+      : '';
+  const advisory = decided.advisory?.length
+    ? ` [advisory, not enforced: ${decided.advisory.join(', ')} would deny]`
+    : '';
+  return `${decided.decision}${by}${level}${advisory}${errors}`;
 }
 
 async function explain(argv: string[]): Promise<number> {

@@ -74,6 +74,8 @@ ${PLANNER_OPTIONS_HELP}
   --rehearse-rollback  after the plan succeeds, run the rollbacks of its completed steps in
                      reverse order, each verified by its contract, to prove they work
   --submitted-by N   record N as the plan's submitter (PLAN_CREATED); N may not approve it
+  --policy-override R  override the soft-mandatory policies that refuse the submission, for reason R
+                     (you must be in each one's @overrideBy group; PLAN_CREATED records it)
 ${POLICY_OPTION_HELP}
   --no-workers       leave agent steps (a target, no tool) to plangate worker processes instead
                      of running workers here with $PLANGATE_AGENT_COMMAND; kept with the
@@ -99,6 +101,8 @@ export interface CommonRunArgs {
   /** How many agents of one target the run's own workers run at once. */
   agentsPerTarget: number;
   submittedBy?: string;
+  /** `--policy-override REASON`: override the soft-mandatory policies refusing the submission. */
+  policyOverride?: string;
   /** `--policy DIR`: the platform's policies. @default the shipped set */
   policyDir?: string;
   positionals: string[];
@@ -135,6 +139,7 @@ export function parseRunArgs(argv: string[]): CommonRunArgs | string {
     ...(values['no-workers'] ? { workers: false } : {}),
     agentsPerTarget,
     ...(values['submitted-by'] ? { submittedBy: values['submitted-by'] } : {}),
+    ...(values['policy-override'] !== undefined ? { policyOverride: values['policy-override'] } : {}),
     policyDir: values.policy,
     positionals,
     goal: values.goal,
@@ -170,6 +175,7 @@ function parse(argv: string[]) {
       goal: { type: 'string' },
       ...PLANNER_OPTIONS,
       'submitted-by': { type: 'string' },
+      'policy-override': { type: 'string' },
       'no-workers': { type: 'boolean' },
       policy: { type: 'string' },
       'agents-per-target': { type: 'string' },
@@ -314,6 +320,7 @@ export function sessionOptions(args: CommonRunArgs, policy: PolicySet): SessionO
     ...(args.workers !== undefined ? { workers: args.workers } : {}),
     agentsPerTarget: args.agentsPerTarget,
     ...(args.submittedBy !== undefined ? { submittedBy: args.submittedBy } : {}),
+    ...(args.policyOverride !== undefined ? { policyOverride: args.policyOverride } : {}),
     io: { stdout: process.stdout, stderr: process.stderr, stdin: process.stdin },
   };
 }

@@ -15,7 +15,7 @@ import { principalName } from '../plan/principal-names.ts';
 import type { Plan } from '../plan/schema.ts';
 import { decisionDetails, PolicyDeniedError } from '../policy/decisions.ts';
 import { planEntity, planFacts } from '../policy/entities.ts';
-import { type PolicyPrincipal, PolicySet } from '../policy/policy-set.ts';
+import { type PolicyOverride, type PolicyPrincipal, PolicySet } from '../policy/policy-set.ts';
 import { eventIdentity, type HarnessDeps, journalFor } from '../runtime/deps.ts';
 import { queryItems } from '../runtime/journal/journal.ts';
 import { storePlan } from '../runtime/journal/stored-plans.ts';
@@ -46,6 +46,11 @@ export interface LaunchPlanInput extends DeployPlanInput {
   readonly principal?: PolicyPrincipal;
   /** Where the plan comes from (the SubmitPlan context's `channel`). @default 'api' */
   readonly channel?: SubmitChannel;
+  /**
+   * The principal overrides the soft-mandatory policies that would refuse the submission, with
+   * this reason (recorded in PLAN_CREATED). @default - no override
+   */
+  readonly policyOverride?: string;
 }
 
 /** Where a submission comes from: the Plans API, `plangate run`, or the planner's draft. */
@@ -73,7 +78,7 @@ export function launchAtRunTime(
   plan: Plan,
   launch: Pick<
     LaunchPlanInput,
-    'submittedBy' | 'planner' | 'executionName' | 'compiled' | 'principal' | 'channel'
+    'submittedBy' | 'planner' | 'executionName' | 'compiled' | 'principal' | 'channel' | 'policyOverride'
   >,
 ): Promise<LaunchedPlan> {
   return launchPlan({
@@ -199,6 +204,8 @@ export async function launchPlan(given: LaunchPlanInput): Promise<LaunchedPlan> 
       ...(input.planner ? { planner: input.planner } : {}),
       policy_facts: submission.facts,
       permitted_by: [...submission.permittedBy],
+      ...(submission.override ? { policy_override: submission.override } : {}),
+      ...(submission.advisory ? { policy_advisory: submission.advisory } : {}),
       // What the gate approves and the engine must run: every later start, step and resume compares.
       integrity: {
         definition_hash: deployed.definitionHash,
@@ -231,7 +238,13 @@ export async function launchPlan(given: LaunchPlanInput): Promise<LaunchedPlan> 
 async function authorizeSubmission(
   input: LaunchPlanInput,
   digest: string,
-): Promise<{ facts: ReturnType<typeof planFacts>; permittedBy: readonly string[]; policyDigest: string }> {
+): Promise<{
+  facts: ReturnType<typeof planFacts>;
+  permittedBy: readonly string[];
+  policyDigest: string;
+  override?: PolicyOverride;
+  advisory?: string[];
+}> {
   const policy = input.policy ?? (await PolicySet.fromEnvironment());
   const facts = planFacts(input.plan, { planned: input.planner !== undefined });
   const identity = { id: input.plan.id, version: input.plan.version, digest };
@@ -241,15 +254,33 @@ async function authorizeSubmission(
     resource: planEntity(identity, facts, input.submittedBy),
     context: { channel: input.channel ?? 'api' },
   };
-  const decided = policy.authorize(request);
+  const asked = policy.authorize(request);
+  const released =
+    asked.decision === 'deny' && input.policyOverride !== undefined
+      ? policy.override(asked, request.principal, input.policyOverride)
+      : asked;
+  const decided = typeof released === 'string' ? asked : released;
   if (decided.decision === 'allow')
-    return { facts, permittedBy: decided.determiningPolicies, policyDigest: policy.digest };
+    return {
+      facts,
+      permittedBy: decided.determiningPolicies,
+      policyDigest: policy.digest,
+      ...(decided.overridden
+        ? { override: { ...decided.overridden, policies: [...decided.overridden.policies] } }
+        : {}),
+      ...(decided.advisory?.length ? { advisory: [...decided.advisory] } : {}),
+    };
+  const refusedOverride = typeof released === 'string' ? `override refused: ${released}` : undefined;
   await journalFor(input.journal).append({
     ...eventIdentity({ executionId: `submission-refused:${randomUUID()}`, plan: identity }),
     event: 'POLICY_DECISION',
-    details: decisionDetails(request, decided, 'the plan was not submitted'),
+    details: decisionDetails(
+      request,
+      decided,
+      refusedOverride ? `the plan was not submitted (${refusedOverride})` : 'the plan was not submitted',
+    ),
   });
-  throw new PolicyDeniedError(request, decided);
+  throw new PolicyDeniedError(request, decided, refusedOverride);
 }
 
 /** Seed 000's PLAN_CREATED {task_count, dependencies}, each step's tool, args and contract, and the context. */

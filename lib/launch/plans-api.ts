@@ -137,6 +137,12 @@ async function executionArnOf(id: string, deps: PlansApiDeps): Promise<string | 
   return undefined;
 }
 
+/**
+ * The header that overrides soft-mandatory policies refusing a submission, its value the reason
+ * (docs/policy.md#enforcement-levels): one line, as headers are.
+ */
+export const POLICY_OVERRIDE_HEADER = 'x-plangate-policy-override';
+
 async function submit(event: HttpEvent, deps: PlansApiDeps): Promise<HttpResult> {
   const submittedBy = identityOf(event, deps.submitter ?? { mode: 'iam' });
   if (!submittedBy)
@@ -171,10 +177,12 @@ async function submit(event: HttpEvent, deps: PlansApiDeps): Promise<HttpResult>
   if (hasErrors(problems)) return invalid(problems);
   let launched: Awaited<ReturnType<typeof launchAtRunTime>>;
   try {
+    const policyOverride = headerOf(event, POLICY_OVERRIDE_HEADER);
     launched = await launchAtRunTime(deps, parsed.plan, {
       submittedBy,
       channel: 'api',
       compiled: deployable.result,
+      ...(policyOverride !== undefined ? { policyOverride } : {}),
     });
   } catch (error) {
     if (error instanceof PlanVersionConflictError)

@@ -16,8 +16,10 @@ export class PolicyDeniedError extends HarnessError {
   constructor(
     readonly request: PolicyRequest,
     readonly decided: PolicyDecision,
+    /** Why an override given with the request did not release it. */
+    note?: string,
   ) {
-    super(POLICY_DENIED, denialMessage(request, decided), { httpStatus: 403 });
+    super(POLICY_DENIED, `${denialMessage(request, decided)}${note ? `; ${note}` : ''}`, { httpStatus: 403 });
   }
 
   /** The ids of the policies that decided (empty: no policy permits it). */
@@ -38,7 +40,10 @@ export function denialMessage(request: PolicyRequest, decided: PolicyDecision): 
       : decided.errors[0]?.startsWith(REQUEST_ERROR)
         ? `the request does not fit the policy schema: ${decided.errors[0].slice(REQUEST_ERROR.length)}`
         : 'no policy permits it';
-  return `policy denies ${request.principal.name || '(nobody)'} ${request.action} on ${entityName(request.resource)} (${why})`;
+  const soft = decided.overridable
+    ? `; soft-mandatory: a member of ${decided.overridable.by.join(', ')} may override it with a reason`
+    : '';
+  return `policy denies ${request.principal.name || '(nobody)'} ${request.action} on ${entityName(request.resource)} (${why}${soft})`;
 }
 
 /** `Step "deploy@v2#push"`: how events and messages name an entity. */
@@ -70,13 +75,25 @@ export function decisionDetails(
     ...(call
       ? { call: { tool: call.tool, args: shortenedStrings(call.args) as Record<string, unknown> } }
       : {}),
+    ...(decided.level ? { level: decided.level } : {}),
+    ...(decided.overridable
+      ? { overridable: { policies: [...decided.overridable.policies], by: [...decided.overridable.by] } }
+      : {}),
+    ...(decided.advisory?.length ? { advisory: [...decided.advisory] } : {}),
+    ...(decided.overridden
+      ? { overridden: { ...decided.overridden, policies: [...decided.overridden.policies] } }
+      : {}),
   };
 }
 
 /** `policy permits alice CompleteGate on Gate "…" (permitted by baseline-permit)`. */
 function allowMessage(request: PolicyRequest, decided: PolicyDecision): string {
   const by = decided.determiningPolicies.length > 0 ? decided.determiningPolicies.join(', ') : 'no policy';
-  return `policy permits ${request.principal.name || '(nobody)'} ${request.action} on ${entityName(request.resource)} (permitted by ${by})`;
+  const overridden = decided.overridden
+    ? `; ${decided.overridden.policies.join(', ')} overridden by ${decided.overridden.by}: ${decided.overridden.reason}`
+    : '';
+  const advisory = decided.advisory?.length ? `; advisory, not enforced: ${decided.advisory.join(', ')}` : '';
+  return `policy permits ${request.principal.name || '(nobody)'} ${request.action} on ${entityName(request.resource)} (permitted by ${by}${overridden}${advisory})`;
 }
 
 /** Longest string of a recorded call: events stay small; the plan holds the rest. */

@@ -52,8 +52,41 @@ export interface PolicyReason {
   readonly annotations?: Readonly<Record<string, string>>;
 }
 
+/**
+ * How a forbid binds (its `@enforcement("…")` annotation): `hard-mandatory` (the default) denies;
+ * `soft-mandatory` denies unless a member of its `@overrideBy("group")` overrides it with a
+ * reason; `advisory` is evaluated and journaled but never denies. A permit is always hard.
+ */
+export const ENFORCEMENT_LEVELS = ['advisory', 'soft-mandatory', 'hard-mandatory'] as const;
+export type EnforcementLevel = (typeof ENFORCEMENT_LEVELS)[number];
+
+/** A soft-mandatory denial: the policies that would have to be overridden, and who may. */
+export interface PolicyOverridable {
+  readonly policies: readonly string[];
+  /** Groups whose members may override (a member of each policy's group). */
+  readonly by: readonly string[];
+}
+
+/** A soft-mandatory denial released by a person, on the record. */
+export interface PolicyOverride {
+  readonly by: string;
+  readonly reason: string;
+  readonly policies: readonly string[];
+}
+
 export interface PolicyDecision {
   readonly decision: 'allow' | 'deny';
+  /**
+   * The level that decided a denial (`hard-mandatory`: a hard forbid, or nothing permits it;
+   * `soft-mandatory`: only overridable forbids). Absent on an allow.
+   */
+  readonly level?: Exclude<EnforcementLevel, 'advisory'>;
+  /** A soft-mandatory denial: what may be overridden, by whom. */
+  readonly overridable?: PolicyOverridable;
+  /** Advisory forbids that matched: they would have denied, and did not. */
+  readonly advisory?: readonly string[];
+  /** An allow given by overriding soft-mandatory forbids. */
+  readonly overridden?: PolicyOverride;
   /** The policies that decided: the permits that allowed, or the forbids that denied (none: nothing permits it). */
   readonly determiningPolicies: readonly string[];
   /** What the deciding policies that are annotated say of themselves (absent: none is). */
@@ -93,6 +126,9 @@ interface SourcePolicy {
   readonly text: string;
   /** Its annotations but `@id`. */
   readonly annotations: Readonly<Record<string, string>>;
+  readonly level: EnforcementLevel;
+  /** soft-mandatory: the group whose members may override it. */
+  readonly overrideBy?: string;
 }
 
 /** The result of reading a policy directory: the policies, the groups, and every problem found. */
@@ -147,6 +183,10 @@ export class PolicySet {
      * pinned to it at submission and refused when the set in force has another.
      */
     readonly digest: string,
+    /** The permits and hard-mandatory forbids alone (the whole set when every forbid is hard). */
+    private readonly bindingSetId: string,
+    /** The advisory and soft-mandatory forbids, by id. */
+    private readonly yielding: ReadonlyMap<string, { level: EnforcementLevel; overrideBy?: string }>,
   ) {}
 
   /**
@@ -169,12 +209,28 @@ export class PolicySet {
     const wasm = await cedar();
     const { check, sources } = checkSources(wasm, dir);
     if (check.problems.some((p) => p.severity === 'error')) throw new PolicyLoadError(dir, check.problems);
-    const policySetId = `plangate-${++instances}`;
-    const prepared = wasm.preparsePolicySet(policySetId, {
-      staticPolicies: Object.fromEntries(sources.map((p) => [p.id, p.text])),
-    });
-    if (prepared.type === 'failure')
-      throw new PolicyLoadError(dir, [located(dir, 'cedar-parse', prepared.errors[0]?.message ?? 'failed')]);
+    const prepare = (policies: readonly SourcePolicy[]): string => {
+      const id = `plangate-${++instances}`;
+      const prepared = wasm.preparsePolicySet(id, {
+        staticPolicies: Object.fromEntries(policies.map((p) => [p.id, p.text])),
+      });
+      if (prepared.type === 'failure')
+        throw new PolicyLoadError(dir, [
+          located(dir, 'cedar-parse', prepared.errors[0]?.message ?? 'failed'),
+        ]);
+      return id;
+    };
+    const policySetId = prepare(sources);
+    // What binds without the forbids that can give way (advisory, soft-mandatory): asked first.
+    const hard = sources.filter((p) => p.level === 'hard-mandatory');
+    const bindingSetId = hard.length === sources.length ? policySetId : prepare(hard);
+    const yielding = new Map(
+      sources.flatMap((p): [string, { level: EnforcementLevel; overrideBy?: string }][] =>
+        p.level === 'hard-mandatory'
+          ? []
+          : [[p.id, { level: p.level, ...(p.overrideBy !== undefined ? { overrideBy: p.overrideBy } : {}) }]],
+      ),
+    );
     preparedSchema(wasm);
     const members = new Map<string, string[]>();
     for (const [group, names] of Object.entries(check.groups))
@@ -206,6 +262,8 @@ export class PolicySet {
       members,
       reasons,
       policySetDigest(sources, check.groups),
+      bindingSetId,
+      yielding,
     );
   }
 
@@ -227,8 +285,78 @@ export class PolicySet {
     return [...new Set([...(principal.groups ?? []), ...listed])].sort();
   }
 
-  /** Cedar's answer to one request. A request that does not fit the schema is denied, with why. */
+  /**
+   * Cedar's answer to one request, with the enforcement levels applied: the binding policies
+   * decide first (a hard forbid, or nothing permitting, denies); then the whole set, where
+   * soft-mandatory forbids deny as overridable and advisory ones are only reported. A request
+   * that does not fit the schema is denied, with why.
+   */
   authorize(request: PolicyRequest): PolicyDecision {
+    const binding = this.evaluate(request, this.bindingSetId);
+    if (binding.decision === 'deny' || this.bindingSetId === this.policySetId)
+      return binding.decision === 'deny' ? { ...binding, level: 'hard-mandatory' } : binding;
+    const whole = this.evaluate(request, this.policySetId);
+    if (whole.decision === 'allow') return binding;
+    const matched = whole.determiningPolicies;
+    const soft = matched.filter((id) => this.yielding.get(id)?.level === 'soft-mandatory');
+    const advisory = matched.filter((id) => this.yielding.get(id)?.level === 'advisory');
+    const errors = [...new Set([...binding.errors, ...whole.errors])];
+    if (soft.length === 0) return { ...binding, errors, ...(advisory.length > 0 ? { advisory } : {}) };
+    const reasons = soft.flatMap((id) => {
+      const reason = this.reasonsById.get(id);
+      return reason ? [reason] : [];
+    });
+    return {
+      decision: 'deny',
+      level: 'soft-mandatory',
+      determiningPolicies: soft,
+      ...(reasons.length > 0 ? { reasons } : {}),
+      overridable: {
+        policies: soft,
+        by: [...new Set(soft.map((id) => this.yielding.get(id)?.overrideBy as string))].sort(),
+      },
+      ...(advisory.length > 0 ? { advisory } : {}),
+      errors,
+    };
+  }
+
+  /**
+   * A soft-mandatory denial released by `principal` with `reason`: allowed when they belong to
+   * the override group of every soft forbid that denied and give a reason. Anything else (a hard
+   * denial, someone not in the group, no reason) is refused with why, and changes nothing.
+   */
+  override(decided: PolicyDecision, principal: PolicyPrincipal, reason: string): PolicyDecision | string {
+    if (decided.decision === 'allow') return decided;
+    if (decided.level !== 'soft-mandatory' || !decided.overridable)
+      return 'a hard-mandatory policy denied it: it cannot be overridden';
+    const why = overrideReasonProblem(reason);
+    if (why) return why;
+    const groups = this.groupsOf(principal);
+    const missing = decided.overridable.policies.filter(
+      (id) => !groups.includes(this.yielding.get(id)?.overrideBy as string),
+    );
+    if (missing.length > 0)
+      return `${principalName(principal.name)} may not override ${missing.join(', ')}: members of ${[
+        ...new Set(missing.map((id) => this.yielding.get(id)?.overrideBy)),
+      ].join(', ')} may`;
+    const { level: _level, overridable: _overridable, ...rest } = decided;
+    return {
+      ...rest,
+      decision: 'allow',
+      overridden: {
+        by: principalName(principal.name),
+        reason: reason.trim(),
+        policies: [...decided.overridable.policies],
+      },
+    };
+  }
+
+  /** The enforcement level of a policy of this set (`hard-mandatory` for any it does not hold). */
+  levelOf(id: string): EnforcementLevel {
+    return this.yielding.get(id)?.level ?? 'hard-mandatory';
+  }
+
+  private evaluate(request: PolicyRequest, policySetId: string): PolicyDecision {
     const groups = this.groupsOf(request.principal);
     // The canonical name, as every entity names people: `principal.name == resource.submitter` holds
     // however either was spelled.
@@ -250,7 +378,7 @@ export class PolicySet {
       action: { type: 'Action', id: request.action },
       resource: { type: request.resource.type, id: request.resource.id },
       context: (request.context ?? {}) as Record<string, never>,
-      preparsedPolicySetId: this.policySetId,
+      preparsedPolicySetId: policySetId,
       preparsedSchemaName: SCHEMA_NAME,
       validateRequest: true,
       entities: entities.map(entityJson),
@@ -274,6 +402,17 @@ export class PolicySet {
       errors: diagnostics.errors.map((e) => `${e.policyId}: ${e.error.message}`),
     };
   }
+}
+
+/** Why an override's reason is not one (empty, too long, control characters), or undefined. */
+export function overrideReasonProblem(reason: string): string | undefined {
+  const text = reason.trim();
+  if (text.length === 0) return 'an override needs a reason: say why the rule gives way';
+  if (text.length > 500) return 'an override reason is at most 500 characters';
+  // biome-ignore lint/suspicious/noControlCharactersInRegex: control characters are what is refused
+  if (/[\u0000-\u001f\u007f\u202a-\u202e\u2066-\u2069]/u.test(text))
+    return 'an override reason is one line of text: no control or bidirectional characters';
+  return undefined;
 }
 
 /**
@@ -349,7 +488,29 @@ function checkSources(wasm: Cedar, dir: string): { check: PolicyCheck; sources: 
         });
         continue;
       }
-      sources.push({ id, file: shown, line, offset: chunk.offset, text: chunk.text, annotations });
+      const binding = enforcementOf(parsed.json.effect, annotations);
+      if (typeof binding === 'string') {
+        problems.push({
+          ...locatedIn(
+            shown,
+            text,
+            chunk.offset + firstCodeOffset(chunk.text),
+            undefined,
+            'policy-enforcement',
+          ),
+          message: `policy "${id}": ${binding}`,
+        });
+        continue;
+      }
+      sources.push({
+        id,
+        file: shown,
+        line,
+        offset: chunk.offset,
+        text: chunk.text,
+        annotations,
+        ...binding,
+      });
     }
   }
   if (sources.length > 0 && problems.length === 0) {
@@ -383,6 +544,31 @@ function checkSources(wasm: Cedar, dir: string): { check: PolicyCheck; sources: 
     },
     sources,
   };
+}
+
+/**
+ * A policy's level and override group from its annotations, or why they are wrong: a level
+ * plangate does not know, a level on a permit (a permit that did not bind would allow what it
+ * did not mean to), a soft-mandatory forbid nobody may override, an override group on a forbid
+ * that is not soft-mandatory.
+ */
+function enforcementOf(
+  effect: string,
+  annotations: Readonly<Record<string, string>>,
+): { level: EnforcementLevel; overrideBy?: string } | string {
+  const { enforcement, overrideBy } = annotations;
+  const level = enforcement ?? 'hard-mandatory';
+  if (!(ENFORCEMENT_LEVELS as readonly string[]).includes(level))
+    return `@enforcement("${level}") is not a level: use ${ENFORCEMENT_LEVELS.map((l) => `"${l}"`).join(', ')}`;
+  if (effect !== 'forbid' && level !== 'hard-mandatory')
+    return `@enforcement("${level}") applies to a forbid; a permit always binds`;
+  if (level === 'soft-mandatory') {
+    if (overrideBy === undefined || !/^[^\s"]{1,128}$/.test(overrideBy))
+      return '@enforcement("soft-mandatory") needs @overrideBy("<group>"): the group whose members may override it with a reason';
+    return { level, overrideBy };
+  }
+  if (overrideBy !== undefined) return `@overrideBy applies to a soft-mandatory forbid; this one is ${level}`;
+  return { level: level as EnforcementLevel };
 }
 
 function readGroups(dir: string, problems: Problem[]): Record<string, string[]> {

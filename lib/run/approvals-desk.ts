@@ -74,6 +74,7 @@ export class ApprovalsDesk implements GateDesk {
     if (response.ok) {
       const notes = [
         ...(body.status === 'pending' ? [`Your approval was recorded; ${String(body.votes)} so far.`] : []),
+        ...(typeof body.held === 'string' ? [`The gate still waits: ${body.held}.`] : []),
         ...(typeof body.note === 'string' ? [body.note] : []),
       ];
       return notes.length > 0 ? { ok: true, note: notes.join(' ') } : { ok: true };

@@ -14,6 +14,7 @@ import {
 
 export const GATE_CHOICES = [
   '  approve                 run the plan as shown        (a, yes, proceed, ✓)',
+  '  override <reason>       approve, overriding the soft-mandatory policies that hold the gate (their override group only)',
   '  skip <step>[,<step>…]   approve without those steps  (their dependents are blocked)',
   '  change <step> <arg> <value>  a revision with that argument changed (JSON, or text); approve it after',
   '  ask <question>          ask for clarification        (the gate asks again)',
@@ -59,6 +60,11 @@ export function parseApproval(
   const verb = word.toLowerCase();
   const tail = line.slice(word.length).trim();
   if (APPROVE.has(verb) && rest.length === 0) return { decision: 'APPROVE', by: opts.by };
+  if (verb === 'override') {
+    if (!tail) return 'write why after "override", e.g. "override incident 4711: the fix must ship now"';
+    if (tail.length > 500) return 'an override reason is at most 500 characters';
+    return { decision: 'APPROVE', by: opts.by, override: { reason: tail } };
+  }
   if (verb === 's' || verb === 'skip') {
     if (opts.kind !== 'plan') return 'only the plan gate takes skipped steps; answer approve or reject';
     const skipSteps = tail.split(/[\s,]+/).filter(Boolean);

@@ -122,6 +122,8 @@ export interface SessionOptions {
   readonly io: SessionIo;
   /** Who submits the plan (PLAN_CREATED): they may not approve it. @default - not recorded */
   readonly submittedBy?: string;
+  /** Overrides the soft-mandatory policies refusing the submission, with this reason. @default - none */
+  readonly policyOverride?: string;
   /**
    * The platform's policy (`--policy DIR`): asked who may submit, answer, auto-approve and run
    * what, by every Lambda of this run as on AWS. @default the shipped default set
@@ -476,6 +478,7 @@ export class RunSession {
       principal: { name: options.submittedBy ?? options.identity },
       channel: 'cli',
       rehearseRollback: options.rehearseRollback,
+      ...(options.policyOverride !== undefined ? { policyOverride: options.policyOverride } : {}),
     });
     return launched.executionArn;
   }

@@ -49,7 +49,7 @@ cases:
     const failing = await runCli(['policy', 'test', ORG, cases]);
     expect(failing.code).toBe(1);
     expect(failing.stdout).toContain(
-      `✗ the friend completes the gate alone (${cases}: cases[0] "the friend completes the gate alone"): expected allow, got deny by two-sre-for-destructive`,
+      `✗ the friend completes the gate alone (${cases}: cases[0] "the friend completes the gate alone"): expected allow, got deny by two-sre-for-destructive [hard-mandatory]`,
     );
 
     // A revision or resolved values of a step the plan does not have: located, the case fails.
@@ -101,7 +101,7 @@ cases:
     ]);
     // The plan's own block refuses it first (it names only friend), as the gate does; policy alone would too.
     expect(own.stdout).toMatch(
-      /✗ ApprovePlanGate +Plan "cleanup@v1": refused by the plan's approval block: carol is not one of this plan's approvers \(policy alone: deny by no-self-approval\)/,
+      /✗ ApprovePlanGate +Plan "cleanup@v1": refused by the plan's approval block: carol is not one of this plan's approvers \(policy alone: deny by no-self-approval \[hard-mandatory\]\)/,
     );
   });
 });

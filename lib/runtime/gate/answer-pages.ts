@@ -45,7 +45,9 @@ export function outcomePage(
         : `Your answer (${outcome.decision.decision}) was recorded.`;
   const next =
     outcome.status === 'pending'
-      ? stillNeeded(gate, outcome.votes, by)
+      ? outcome.held
+        ? escapeHtml(`The gate still waits: ${outcome.held}.`)
+        : stillNeeded(gate, outcome.votes, by)
       : outcome.status === 'modified'
         ? revisionNeedsQuorum(gate, outcome)
         : whatHappens(gate, outcome.decision);

@@ -220,7 +220,7 @@ const SIGN_IN_SCRIPT = `(() => {
     });
     const out = await res.json().catch(() => ({}));
     if (!res.ok) say('Not recorded: ' + (out.message || 'HTTP ' + res.status));
-    else if (out.status === 'pending') say('Your approval was recorded; ' + out.votes + ' of the required approvals so far.');
+    else if (out.status === 'pending') say('Your approval was recorded; ' + out.votes + ' of the required approvals so far.' + (out.held ? ' The gate still waits: ' + out.held + '.' : ''));
     else if (out.status === 'modified') say('Your modifications made revision ' + out.revision + ': every approver, you included, reviews and approves it again.');
     else say('Your answer (' + out.decision.decision + ') was recorded.');
   })().catch(() => say('Something went wrong; nothing was sent if no answer was confirmed. Open the approval link again.'));

@@ -15,7 +15,7 @@ import { canonicalJson } from '../../plan/digest.ts';
 import { outputShapeMismatch } from '../../plan/output-shapes.ts';
 import { principalName, samePrincipal } from '../../plan/principal-names.ts';
 import { decisionDetails } from '../../policy/decisions.ts';
-import { type PolicyPrincipal, PolicySet } from '../../policy/policy-set.ts';
+import { type PolicyDecision, type PolicyPrincipal, PolicySet } from '../../policy/policy-set.ts';
 import type { Journal } from '../journal/journal.ts';
 import { StoredPlanMismatchError } from '../journal/stored-plans.ts';
 import { DEFAULT_TABLE_NAMES } from '../journal/tables.ts';
@@ -335,7 +335,10 @@ export class Approvals {
       let by: string | undefined;
       let decision: GateDecision;
       let tally: Tally;
-      /** A gate policy kept waiting although its plan's quorum was met: journaled once the vote counts. */
+      /**
+       * A gate policy kept waiting although its plan's quorum was met, or let complete by an
+       * override or despite advisory rules: journaled once the vote counts.
+       */
       let heldOpen: PolicyDecisionDetails | undefined;
       const at = this.now().toISOString();
       try {
@@ -367,10 +370,21 @@ export class Approvals {
         if (voting && tally.outcome === 'decided' && decision.decision === 'APPROVE') {
           const completion = completionRequest(item, tally.votes, voter, facts, policy);
           const decided = policy.authorize(completion);
-          if (decided.decision === 'deny') {
+          const released =
+            decided.decision === 'deny' && decision.override
+              ? overridden(policy, decided, voter, decision.override.reason)
+              : decided;
+          if (released.decision === 'deny') {
             heldOpen = decisionDetails(completion, decided, 'the gate waits for more approvals');
             tally = { outcome: 'pending', votes: [...tally.votes] };
-          }
+          } else if (released.overridden || released.advisory?.length)
+            heldOpen = decisionDetails(
+              completion,
+              released,
+              released.overridden
+                ? 'the gate is complete: its policy was overridden'
+                : 'the gate is complete',
+            );
         }
       } catch (error) {
         // The link is genuine, so the gate is known: its journal keeps the refusal.
@@ -416,7 +430,12 @@ export class Approvals {
           event: 'POLICY_DECISION',
           details: heldOpen,
         });
-      if (tally.outcome === 'pending') return { status: 'pending', votes: tally.votes.length };
+      if (tally.outcome === 'pending')
+        return {
+          status: 'pending',
+          votes: tally.votes.length,
+          ...(heldOpen?.decision === 'deny' && heldOpen.reason ? { held: heldOpen.reason } : {}),
+        };
       if (tally.outcome === 'revised') {
         await this.revised(item, tally.revision);
         return { status: 'modified', revision: tally.revision.number, digest: tally.revision.digest };
@@ -574,8 +593,24 @@ export class Approvals {
     policy: PolicySet,
   ): Promise<void> {
     const request = answerRequest(item, decision, voter, facts);
-    const decided = policy.authorize(request);
-    if (decided.decision === 'allow') return;
+    const asked = policy.authorize(request);
+    const decided =
+      asked.decision === 'deny' && decision.decision === 'APPROVE' && decision.override
+        ? overridden(policy, asked, voter, decision.override.reason)
+        : asked;
+    if (decided.decision === 'allow') {
+      if (decided.overridden || decided.advisory?.length)
+        await this.props.journal.append({
+          ...gateEventIdentity(item),
+          event: 'POLICY_DECISION',
+          details: decisionDetails(
+            request,
+            decided,
+            decided.overridden ? 'the answer counts: its policy was overridden' : 'the answer counts',
+          ),
+        });
+      return;
+    }
     await this.props.journal.append({
       ...gateEventIdentity(item),
       event: 'POLICY_DECISION',
@@ -839,7 +874,8 @@ export class Approvals {
  */
 export type AnswerOutcome =
   | { status: 'decided'; decision: GateDecision }
-  | { status: 'pending'; votes: number }
+  /** `held`: the plan's quorum is met but the platform's policy keeps the gate waiting, and why. */
+  | { status: 'pending'; votes: number; held?: string }
   | { status: 'modified'; revision: number; digest: string };
 
 type Vote = GateItem['votes'][number];
@@ -995,4 +1031,19 @@ function modifiable(item: GateItem, recorded: ModifiableContent['recorded']): Mo
     ...(recorded ? { recorded } : {}),
     ...(item.revision ? { current: item.revision } : {}),
   };
+}
+
+/**
+ * `decided` released by `voter`'s override, or refused (`forbidden`, with why: a hard rule, not a
+ * member of the override group, no reason). A refused override changes nothing.
+ */
+function overridden(
+  policy: PolicySet,
+  decided: PolicyDecision,
+  voter: PolicyPrincipal,
+  reason: string,
+): PolicyDecision {
+  const released = policy.override(decided, voter, reason);
+  if (typeof released === 'string') throw new ApprovalError('forbidden', `override refused: ${released}`);
+  return released;
 }

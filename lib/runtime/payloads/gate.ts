@@ -320,7 +320,16 @@ export type PlanSummary = z.infer<typeof PlanSummarySchema>;
 
 /** Decisions of the plan gate and of a step gate (a step with `requiresApproval`). */
 export const ApprovalDecisionSchema = z.discriminatedUnion('decision', [
-  z.object({ decision: z.literal('APPROVE'), by: z.string().optional(), comment: z.string().optional() }),
+  z.object({
+    decision: z.literal('APPROVE'),
+    by: z.string().optional(),
+    comment: z.string().optional(),
+    /**
+     * Releases the soft-mandatory policies that would keep this gate waiting (or refuse this
+     * answer), given by a member of their override group, with why: journaled, shown at the gate.
+     */
+    override: z.object({ reason: z.string().min(1).max(500) }).optional(),
+  }),
   z.object({
     decision: z.literal('APPROVE_WITH_MODIFICATIONS'),
     by: z.string().optional(),

@@ -119,6 +119,12 @@ export const EVENT_DETAILS = {
     policy_facts: PlanFactsSchema.optional(),
     /** The policies that permitted the submission (SubmitPlan). */
     permitted_by: z.array(z.string()).optional(),
+    /** Soft-mandatory policies the submitter overrode to submit it, and why (docs/policy.md#enforcement-levels). */
+    policy_override: z
+      .object({ by: z.string(), reason: z.string(), policies: z.array(z.string()) })
+      .optional(),
+    /** Advisory policies that matched the submission: they would have refused it, and did not. */
+    policy_advisory: z.array(z.string()).optional(),
     /** The compiled definition and the policy set the execution is pinned to (absent: submitted before pinning). */
     integrity: IntegrityPinSchema.optional(),
   }),

@@ -137,6 +137,14 @@ export const PolicyDecisionDetailsSchema = z.object({
    * strings shortened): the tool and its resolved args.
    */
   call: z.object({ tool: z.string(), args: z.record(z.string(), z.unknown()) }).optional(),
+  /** The enforcement level that decided a denial (docs/policy.md#enforcement-levels). */
+  level: z.enum(['soft-mandatory', 'hard-mandatory']).optional(),
+  /** A soft-mandatory denial: the policies a member of `by`'s groups may override with a reason. */
+  overridable: z.object({ policies: z.array(z.string()), by: z.array(z.string()) }).optional(),
+  /** Advisory policies that matched: they would have denied, and did not. */
+  advisory: z.array(z.string()).optional(),
+  /** Soft-mandatory policies a person overrode, who and why: the allow this records. */
+  overridden: z.object({ by: z.string(), reason: z.string(), policies: z.array(z.string()) }).optional(),
 });
 export type PolicyDecisionDetails = z.infer<typeof PolicyDecisionDetailsSchema>;
 
