@@ -138,7 +138,12 @@ describe('the organisation policy, through plangate serve', { timeout: 120_000 }
     // The plan's quorum of one is met, but policy wants two sre approvers: the gate waits.
     expect(await answer(linkId, 'friend', { decision: 'APPROVE' })).toEqual({
       status: 200,
-      body: { status: 'pending', votes: 1 },
+      body: {
+        status: 'pending',
+        votes: 1,
+        // Why it still waits, as the answerer is told: a hard rule, so nobody may override it.
+        held: expect.stringMatching(/forbidden by two-sre-for-destructive(?!.*soft-mandatory)/),
+      },
     });
     const events = await untilEvent(executionArn, 'carol', (e) => e.event === 'POLICY_DECISION');
     expect(policyDecisions(events)).toEqual([
