@@ -5,7 +5,7 @@
  * `plangate validate` loads about 190 files (95 of them zod's) and spends most of its time
  * resolving and linking them. dist/lib and dist/lambdas stay as tsc wrote them.
  */
-import { realpathSync } from 'node:fs';
+import { chmodSync, realpathSync } from 'node:fs';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { build, type Plugin } from 'esbuild';
@@ -54,6 +54,9 @@ export async function bundleCli(outDir = join(ROOT, 'dist')): Promise<void> {
     sourcemap: true,
     logLevel: 'warning',
   });
+  // npm links `bin` entries as they are packed: without the exec bit, `npx plangate` on a fresh
+  // build fails with "Permission denied" (esbuild keeps the shebang but writes mode 0644).
+  chmodSync(join(outDir, 'bin/plangate.js'), 0o755);
 }
 
 if (process.argv[1] !== undefined && realpathSync(process.argv[1]) === fileURLToPath(import.meta.url)) {

@@ -25,6 +25,17 @@ export interface AuditTarget {
   close(): Promise<void>;
 }
 
+/**
+ * The region as the AWS CLI chooses it: the flag, else AWS_REGION, else AWS_DEFAULT_REGION. The JS
+ * SDK alone reads only AWS_REGION, so a shell set up for the AWS CLI would otherwise fail.
+ */
+export function awsRegion(
+  flag: string | undefined,
+  env: NodeJS.ProcessEnv = process.env,
+): string | undefined {
+  return flag || env.AWS_REGION || env.AWS_DEFAULT_REGION || undefined;
+}
+
 /** Opens the target; a local store (or its events table) that does not exist is an error, never created. */
 export async function openAuditTarget(spec: AuditTargetSpec): Promise<AuditTarget> {
   if (spec.kind === 'aws') {

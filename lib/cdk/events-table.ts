@@ -131,4 +131,9 @@ export class EventsTable extends Construct {
   grantRead(grantee: IGrantable): Grant {
     return Grant.addToPrincipal({ grantee, actions: READ_ACTIONS, resourceArns: this.arns });
   }
+
+  /** Lets `grantee` Scan the table: `plangate audit verify --all` walks every execution. Auditors only. */
+  grantScan(grantee: IGrantable): Grant {
+    return Grant.addToPrincipal({ grantee, actions: ['dynamodb:Scan'], resourceArns: [this.table.tableArn] });
+  }
 }

@@ -454,9 +454,12 @@ export class PlanPlatform extends Construct {
       .combine(this.eventBus.bus.grantPutEventsTo(grantee));
   }
 
-  /** What an auditor needs: read the events table and every index, and check the chain's anchors. */
+  /** What an auditor needs: read (and scan, for `verify --all`) the events table and every index, and check the chain's anchors. */
   grantReadEvents(grantee: IGrantable): Grant {
-    return this.eventsTable.grantRead(grantee).combine(this.anchors.grantVerify(grantee));
+    return this.eventsTable
+      .grantRead(grantee)
+      .combine(this.eventsTable.grantScan(grantee))
+      .combine(this.anchors.grantVerify(grantee));
   }
 
   /**

@@ -13,7 +13,7 @@ import type { AnchorCheck } from '../audit/anchors.ts';
 import { checkExport, EXPORT_FORMATS, type ExportFormat, exportEvents } from '../audit/export.ts';
 import { type AuditFilter, AuditFilterSchema, accessPlan } from '../audit/filter.ts';
 import { auditEvents } from '../audit/query.ts';
-import { AuditTargetError, type AuditTargetSpec, openAuditTarget } from '../audit/target.ts';
+import { AuditTargetError, type AuditTargetSpec, awsRegion, openAuditTarget } from '../audit/target.ts';
 import {
   checkExecution,
   type ExecutionVerdict,
@@ -31,7 +31,7 @@ const TARGET_HELP = `Where (default: the local store):
   --store DIR          the local store (default: ${DEFAULT_STORE_DESCRIPTION}); read without starting the engine
   --aws                read the events table on AWS (the SDK's usual credential chain)
   --table NAME         the events table's name (with --aws)
-  --region REGION      the AWS region (with --aws; default from the environment)`;
+  --region REGION      the AWS region (with --aws; default AWS_REGION, else AWS_DEFAULT_REGION)`;
 
 const FILTER_HELP = `Filters (combine freely; every one given must match):
   --execution ARN      one execution's events, in sequence order  (Query on the table key)
@@ -211,11 +211,8 @@ function targetOf(values: Values): AuditTargetSpec {
   if (values.aws) {
     if (typeof values.table !== 'string') throw new UsageError('--aws needs --table NAME (the events table)');
     if (values.store !== undefined) throw new UsageError('--store and --aws exclude each other');
-    return {
-      kind: 'aws',
-      table: values.table,
-      ...(typeof values.region === 'string' ? { region: values.region } : {}),
-    };
+    const region = awsRegion(typeof values.region === 'string' ? values.region : undefined);
+    return { kind: 'aws', table: values.table, ...(region !== undefined ? { region } : {}) };
   }
   if (values.table !== undefined || values.region !== undefined) {
     throw new UsageError('--table and --region go with --aws');

@@ -316,6 +316,24 @@ describe('HTTP API', () => {
 });
 
 describe('grant helpers', () => {
+  it('grantReadEvents: Scan on the events table, which `plangate audit verify --all` walks', () => {
+    const s = new PlanPlatformStack(testApp(), 'Auditor');
+    const auditor = new Role(s, 'Auditor', { assumedBy: new AccountRootPrincipal() });
+    s.platform.grantReadEvents(auditor);
+    const role = { Ref: s.getLogicalId(auditor.node.defaultChild as never) };
+    const eventsArn = JSON.stringify({
+      'Fn::GetAtt': [s.getLogicalId(s.platform.eventsTable.table.node.defaultChild as never), 'Arn'],
+    });
+    const scans = (Object.values(Template.fromStack(s).findResources('AWS::IAM::Policy')) as Resource[])
+      .filter((p) => JSON.stringify(p.Properties.Roles) === JSON.stringify([role]))
+      .flatMap(
+        (p) =>
+          (p.Properties.PolicyDocument as { Statement: { Action: unknown; Resource: unknown }[] }).Statement,
+      )
+      .filter((st) => [st.Action].flat().includes('dynamodb:Scan'));
+    expect(scans.some((st) => JSON.stringify(st.Resource).includes(eventsArn))).toBe(true);
+  });
+
   it('grantAnswerGates: gates read/write, task responses on plangate-* machines, append-only events', () => {
     const app = testApp();
     const s = new PlanPlatformStack(app, 'Grants');

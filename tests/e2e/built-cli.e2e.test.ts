@@ -5,7 +5,7 @@
  * built lambdas/ handler modules.
  */
 import { execFileSync, spawnSync } from 'node:child_process';
-import { existsSync, mkdtempSync, readFileSync, symlinkSync } from 'node:fs';
+import { existsSync, mkdtempSync, readFileSync, statSync, symlinkSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { beforeAll, describe, expect, it } from 'vitest';
@@ -52,6 +52,14 @@ describe('the built CLI (dist/)', () => {
     // One bundle: the CLI does not load plangate's modules one file at a time.
     expect(bin).not.toMatch(/['"]\.\.\/lib\//);
     expect(existsSync(join(OUT, 'lambdas/step-runner.js'))).toBe(true);
+  });
+
+  it('is executable, as npm links it: started directly, by its shebang', () => {
+    expect(statSync(CLI).mode & 0o111).toBe(0o111);
+    const help = spawnSync(CLI, ['--help'], { cwd: OUT, encoding: 'utf8', timeout: 60_000 });
+    expect(help.error).toBeUndefined();
+    expect(help.status, help.stderr).toBe(0);
+    expect(help.stdout).toContain('Usage: plangate <command>');
   });
 
   it('answers --help and validates plans (exit 0 valid, 1 invalid with located problems)', () => {
