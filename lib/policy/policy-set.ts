@@ -409,7 +409,6 @@ export function overrideReasonProblem(reason: string): string | undefined {
   const text = reason.trim();
   if (text.length === 0) return 'an override needs a reason: say why the rule gives way';
   if (text.length > 500) return 'an override reason is at most 500 characters';
-  // biome-ignore lint/suspicious/noControlCharactersInRegex: control characters are what is refused
   if (/[\u0000-\u001f\u007f\u202a-\u202e\u2066-\u2069]/u.test(text))
     return 'an override reason is one line of text: no control or bidirectional characters';
   return undefined;
@@ -472,34 +471,26 @@ function checkSources(wasm: Cedar, dir: string): { check: PolicyCheck; sources: 
         continue;
       }
       const line = lineOf(text, chunk.offset + firstCodeOffset(chunk.text));
+      // A problem of this policy as a whole, located where its code starts.
+      const atPolicy = (code: string, message: string): Problem => ({
+        ...locatedIn(shown, text, chunk.offset + firstCodeOffset(chunk.text), undefined, code),
+        message,
+      });
       const { id: annotatedId, ...annotations } = parsed.json.annotations ?? {};
       const id = annotatedId ?? `${file}:${line}`;
       const earlier = sources.find((s) => s.id === id);
       if (earlier) {
-        problems.push({
-          ...locatedIn(
-            shown,
-            text,
-            chunk.offset + firstCodeOffset(chunk.text),
-            undefined,
+        problems.push(
+          atPolicy(
             'duplicate-policy-id',
+            `policy id "${id}" is already used at ${earlier.file}:${earlier.line}`,
           ),
-          message: `policy id "${id}" is already used at ${earlier.file}:${earlier.line}`,
-        });
+        );
         continue;
       }
       const binding = enforcementOf(parsed.json.effect, annotations);
       if (typeof binding === 'string') {
-        problems.push({
-          ...locatedIn(
-            shown,
-            text,
-            chunk.offset + firstCodeOffset(chunk.text),
-            undefined,
-            'policy-enforcement',
-          ),
-          message: `policy "${id}": ${binding}`,
-        });
+        problems.push(atPolicy('policy-enforcement', `policy "${id}": ${binding}`));
         continue;
       }
       sources.push({
