@@ -15,11 +15,11 @@ import { principalName } from '../plan/principal-names.ts';
 import type { Plan } from '../plan/schema.ts';
 import { decisionDetails, PolicyDeniedError } from '../policy/decisions.ts';
 import { planEntity, planFacts } from '../policy/entities.ts';
-import { type PolicyOverride, type PolicyPrincipal, PolicySet } from '../policy/policy-set.ts';
+import { type PolicyPrincipal, PolicySet } from '../policy/policy-set.ts';
 import { eventIdentity, type HarnessDeps, journalFor } from '../runtime/deps.ts';
 import { queryItems } from '../runtime/journal/journal.ts';
 import { storePlan } from '../runtime/journal/stored-plans.ts';
-import type { EVENT_DETAILS, RecordedStep } from '../runtime/payloads/index.ts';
+import type { EVENT_DETAILS, PolicyOverride, RecordedStep } from '../runtime/payloads/index.ts';
 import { HarnessError } from '../runtime/shared/errors.ts';
 import { type DeployedPlan, type DeployPlanInput, deployPlan } from './deploy-plan.ts';
 

@@ -17,7 +17,7 @@ import { canonicalJson } from '../plan/digest.ts';
 import { principalName } from '../plan/principal-names.ts';
 import type { Problem } from '../plan/problems.ts';
 import { POLICY_DIR_ENV } from '../runtime/catalog.ts';
-import type { PolicyAction } from '../runtime/payloads/index.ts';
+import type { PolicyAction, PolicyOverride } from '../runtime/payloads/index.ts';
 import { type Cedar, cedar, type DetailedError, type EntityJson } from './cedar.ts';
 import type { PolicyEntity } from './entities.ts';
 import { GROUPS_FILE, policyFiles } from './policy-files.ts';
@@ -65,13 +65,6 @@ export interface PolicyOverridable {
   readonly policies: readonly string[];
   /** Groups whose members may override (a member of each policy's group). */
   readonly by: readonly string[];
-}
-
-/** A soft-mandatory denial released by a person, on the record. */
-export interface PolicyOverride {
-  readonly by: string;
-  readonly reason: string;
-  readonly policies: readonly string[];
 }
 
 export interface PolicyDecision {

@@ -8,7 +8,7 @@ import { EvidenceSchema } from './checker.ts';
 import { APPROVAL_DECISIONS, GateKindSchema, StepSketchSchema } from './gate.ts';
 import { AgentRunSchema, HandoffStartSchema } from './handoff.ts';
 import { IntegrityMismatchDetailsSchema, IntegrityPinSchema, Sha256Schema } from './integrity.ts';
-import { PlanFactsSchema, PolicyDecisionDetailsSchema } from './policy.ts';
+import { PlanFactsSchema, PolicyDecisionDetailsSchema, PolicyOverrideSchema } from './policy.ts';
 import { RECOVERY_STRATEGIES } from './recovery-advice.ts';
 import { ArgOverridesSchema } from './shared.ts';
 
@@ -120,9 +120,7 @@ export const EVENT_DETAILS = {
     /** The policies that permitted the submission (SubmitPlan). */
     permitted_by: z.array(z.string()).optional(),
     /** Soft-mandatory policies the submitter overrode to submit it, and why (docs/policy.md#enforcement-levels). */
-    policy_override: z
-      .object({ by: z.string(), reason: z.string(), policies: z.array(z.string()) })
-      .optional(),
+    policy_override: PolicyOverrideSchema.optional(),
     /** Advisory policies that matched the submission: they would have refused it, and did not. */
     policy_advisory: z.array(z.string()).optional(),
     /** The compiled definition and the policy set the execution is pinned to (absent: submitted before pinning). */

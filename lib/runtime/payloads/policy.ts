@@ -108,6 +108,14 @@ export type PolicyAction = z.infer<typeof PolicyActionSchema>;
  * POLICY_DECISION: a policy decision that changed an outcome (a refusal, or a gate completed or
  * auto-approved by what policy permits). Names the rule, never a secret value.
  */
+/** Soft-mandatory policies a person overrode: who, why, which (docs/policy.md#enforcement-levels). */
+export const PolicyOverrideSchema = z.object({
+  by: z.string(),
+  reason: z.string(),
+  policies: z.array(z.string()),
+});
+export type PolicyOverride = z.infer<typeof PolicyOverrideSchema>;
+
 export const PolicyDecisionDetailsSchema = z.object({
   action: PolicyActionSchema,
   principal: z.string(),
@@ -144,7 +152,7 @@ export const PolicyDecisionDetailsSchema = z.object({
   /** Advisory policies that matched: they would have denied, and did not. */
   advisory: z.array(z.string()).optional(),
   /** Soft-mandatory policies a person overrode, who and why: the allow this records. */
-  overridden: z.object({ by: z.string(), reason: z.string(), policies: z.array(z.string()) }).optional(),
+  overridden: PolicyOverrideSchema.optional(),
 });
 export type PolicyDecisionDetails = z.infer<typeof PolicyDecisionDetailsSchema>;
 
