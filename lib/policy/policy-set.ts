@@ -65,6 +65,8 @@ export interface PolicyOverridable {
   readonly policies: readonly string[];
   /** Groups whose members may override (a member of each policy's group). */
   readonly by: readonly string[];
+  /** The permits that allow the request once the soft forbids give way. */
+  readonly permits: readonly string[];
 }
 
 export interface PolicyDecision {
@@ -307,6 +309,7 @@ export class PolicySet {
       overridable: {
         policies: soft,
         by: [...new Set(soft.map((id) => this.yielding.get(id)?.overrideBy as string))].sort(),
+        permits: binding.determiningPolicies,
       },
       ...(advisory.length > 0 ? { advisory } : {}),
       errors,
@@ -332,10 +335,12 @@ export class PolicySet {
       return `${principalName(principal.name)} may not override ${missing.join(', ')}: members of ${[
         ...new Set(missing.map((id) => this.yielding.get(id)?.overrideBy)),
       ].join(', ')} may`;
-    const { level: _level, overridable: _overridable, ...rest } = decided;
+    const { level: _level, overridable: _overridable, reasons: _reasons, ...rest } = decided;
+    // What allows it now is the permits; the forbids it overrode are named in `overridden`.
     return {
       ...rest,
       decision: 'allow',
+      determiningPolicies: [...decided.overridable.permits],
       overridden: {
         by: principalName(principal.name),
         reason: reason.trim(),
