@@ -771,8 +771,6 @@ export class PlanPlatform extends Construct {
       fn.addToRolePolicy(
         new PolicyStatement({ actions: ['lambda:InvokeFunction'], resources: [planFunctionsArn] }),
       );
-      // Lambda's filesystem is read-only except /tmp: process tools and command contracts run there.
-      step.setEnvironment({ PLANGATE_WORKDIR: '/tmp' });
       acknowledgeOn(
         fn,
         planSecretsArn,

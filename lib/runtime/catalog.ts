@@ -134,7 +134,10 @@ const StepEnv = HarnessEnv.extend(ToolsEnv.shape).extend({
  * The plan-process function reads none of the harness's settings (no table, bus, function or
  * role): only where calls run. A call's AWS credentials come in its event.
  */
-const PlanProcessEnv = TelemetryEnv.extend(ToolsEnv.shape);
+const PlanProcessEnv = TelemetryEnv.extend(ToolsEnv.shape).extend({
+  /** Where the workspace file system is mounted: each run's commands run in its directory there. */
+  PLANGATE_WORKSPACE_ROOT: set.optional(),
+});
 
 const NotifierEnv = HarnessEnv.extend(SigningKeyEnv.shape)
   .extend(SlackBotTokenEnv.shape)
