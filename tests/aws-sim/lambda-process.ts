@@ -5,6 +5,10 @@
  * the region, the function's name, a PATH and locale — and the endpoint of the simulated account
  * (`AWS_ENDPOINT_URL`). The PATH holds this machine's tools except bubblewrap: Lambda has none
  * (and no user namespaces), so plan processes run there as the function's own processes.
+ *
+ * Each process has a `/tmp` of its own, as each Lambda container has, and sees the file systems
+ * its function mounts and no others: without mount namespaces here, both are directories of its
+ * own that the environment names where the template names `/tmp` or a mount path (`TMPDIR` too).
  */
 import { type ChildProcess, fork } from 'node:child_process';
 import { cpSync, existsSync, mkdirSync, readdirSync, symlinkSync } from 'node:fs';
@@ -31,13 +35,31 @@ export interface LambdaProcessProps {
   readonly endpoint: string;
   /** A fresh directory of its own. */
   readonly root: string;
+  /**
+   * The directory standing for each file system the function mounts, by its LocalMountPath.
+   * @default none
+   */
+  readonly mounts?: ReadonlyMap<string, string>;
+}
+
+/** A path of the template's, as this process sees it: its own /tmp, its mounts' directories. */
+function seenAt(value: string, tmp: string, mounts: ReadonlyMap<string, string>): string {
+  for (const [path, dir] of [['/tmp', tmp] as const, ...mounts])
+    if (value === path || value.startsWith(`${path}/`)) return dir + value.slice(path.length);
+  return value;
 }
 
 export async function startLambdaProcess(props: LambdaProcessProps): Promise<LambdaProcess> {
   const taskRoot = join(props.root, 'task');
   cpSync(props.fn.assetDir, taskRoot, { recursive: true });
+  const tmp = join(props.root, 'tmp');
+  mkdirSync(tmp);
+  const mounts = props.mounts ?? new Map<string, string>();
   const env: Record<string, string> = {
-    ...props.fn.environment,
+    ...Object.fromEntries(
+      Object.entries(props.fn.environment).map(([name, value]) => [name, seenAt(value, tmp, mounts)]),
+    ),
+    TMPDIR: tmp,
     AWS_ACCESS_KEY_ID: props.credentials.accessKeyId,
     AWS_SECRET_ACCESS_KEY: props.credentials.secretAccessKey,
     AWS_SESSION_TOKEN: props.credentials.sessionToken,
