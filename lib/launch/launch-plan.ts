@@ -51,6 +51,22 @@ export interface LaunchPlanInput extends DeployPlanInput {
    * this reason (recorded in PLAN_CREATED). @default - no override
    */
   readonly policyOverride?: string;
+  /**
+   * Who started the run on this machine (`plangate run`), recorded in PLAN_CREATED: the identity it
+   * answers as, the OS user it runs as, and whether it is a solo run (the launcher approves their own
+   * plan, on the record; the SubmitPlan context's `solo`). @default - not launched from a terminal
+   */
+  readonly launch?: PlanLaunch;
+}
+
+/** Who started a `plangate run` (PLAN_CREATED {launched_by, os_user, solo}). */
+export interface PlanLaunch {
+  /** The identity the run answers gates as (`--as`, else the OS user). */
+  readonly by: string;
+  /** The operating system's user running the command: what the machine itself says. */
+  readonly osUser: string;
+  /** No submitter is recorded: the launcher may approve their own plan (`--solo`, `--approve`). */
+  readonly solo: boolean;
 }
 
 /** Where a submission comes from: the Plans API, `plangate run`, or the planner's draft. */
@@ -201,6 +217,9 @@ export async function launchPlan(given: LaunchPlanInput): Promise<LaunchedPlan> 
     details: {
       ...planCreatedDetails(input.plan),
       ...(input.submittedBy !== undefined ? { submitted_by: input.submittedBy } : {}),
+      ...(input.launch
+        ? { launched_by: principalName(input.launch.by), os_user: input.launch.osUser, solo: input.launch.solo }
+        : {}),
       ...(input.planner ? { planner: input.planner } : {}),
       policy_facts: submission.facts,
       permitted_by: [...submission.permittedBy],
@@ -252,7 +271,7 @@ async function authorizeSubmission(
     principal: input.principal ?? { name: input.submittedBy ?? '' },
     action: 'SubmitPlan' as const,
     resource: planEntity(identity, facts, input.submittedBy),
-    context: { channel: input.channel ?? 'api' },
+    context: { channel: input.channel ?? 'api', solo: input.launch?.solo ?? false },
   };
   const asked = policy.authorize(request);
   const released =

@@ -149,7 +149,7 @@ const VOTE_CONTEXT = record({ round: LONG, votesSoFar: LONG });
 
 /** Each action: the resources it is about and its context. Every principal is a User. */
 const ACTIONS: Record<PolicyAction, { resources: readonly string[]; context: CedarType }> = {
-  SubmitPlan: { resources: ['Plan'], context: record({ channel: STRING }) },
+  SubmitPlan: { resources: ['Plan'], context: record({ channel: STRING, solo: BOOL }) },
   ApprovePlanGate: { resources: ['Plan'], context: VOTE_CONTEXT },
   ModifyPlanGate: {
     resources: ['Plan', 'Step'],

@@ -101,7 +101,7 @@ describe.concurrent('approval policy, end to end on the local stack through Slac
 
   it('no self-approval: the submitter cannot approve their own plan; someone else can', async () => {
     const { cwd, run, messages, click, told } = await runWithSlack({ approvers: ['alice', 'bob'] }, [
-      '--submitted-by',
+      '--as',
       'alice',
     ]);
     const [message] = (await messages()) as [SlackMessage];

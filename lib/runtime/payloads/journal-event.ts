@@ -101,6 +101,11 @@ export const EVENT_DETAILS = {
     context: z.record(z.string(), z.unknown()).optional(),
     /** Who submitted the plan (Plans API: the IAM caller, or local mode's header). */
     submitted_by: z.string().optional(),
+    /** `plangate run`: the identity that launched it (in canonical form) and the OS user it ran as. */
+    launched_by: z.string().optional(),
+    os_user: z.string().optional(),
+    /** `plangate run --solo`: no submitter is recorded, so the launcher may approve their own plan. */
+    solo: z.boolean().optional(),
     /** A plan a model drafted from a goal (lib/planner): how, and what it cost. */
     planner: z
       .object({
