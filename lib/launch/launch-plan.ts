@@ -218,7 +218,11 @@ export async function launchPlan(given: LaunchPlanInput): Promise<LaunchedPlan> 
       ...planCreatedDetails(input.plan),
       ...(input.submittedBy !== undefined ? { submitted_by: input.submittedBy } : {}),
       ...(input.launch
-        ? { launched_by: principalName(input.launch.by), os_user: input.launch.osUser, solo: input.launch.solo }
+        ? {
+            launched_by: principalName(input.launch.by),
+            os_user: input.launch.osUser,
+            solo: input.launch.solo,
+          }
         : {}),
       ...(input.planner ? { planner: input.planner } : {}),
       policy_facts: submission.facts,

@@ -55,7 +55,7 @@ const PLAN_SHAPE = record({
   id: STRING,
   version: LONG,
   digest: STRING,
-  /** Who submitted it ("" when nobody was recorded, e.g. a local run without --submitted-by). */
+  /** Who submitted it ("" when nobody was recorded, e.g. a solo local run: `plangate run --solo`). */
   submitter: STRING,
   tools: STRINGS,
   targets: STRINGS,

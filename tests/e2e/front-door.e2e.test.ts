@@ -54,7 +54,12 @@ describe.concurrent('plangate run: one front door, one identity, one policy', { 
     run.answer('reject not mine to approve');
     expect(await run.exited).toBe(1);
     const events = checked(await storedEvents(cwd, run.executionArn));
-    expect(events[0]?.details).toMatchObject({ submitted_by: SELF, launched_by: SELF, os_user: SELF, solo: false });
+    expect(events[0]?.details).toMatchObject({
+      submitted_by: SELF,
+      launched_by: SELF,
+      os_user: SELF,
+      solo: false,
+    });
     const refused = events.filter((e) => e.event === 'GATE_ANSWER_REFUSED');
     expect(refused.map((e) => e.details)).toEqual([
       expect.objectContaining({ gate: 'plan', reason: 'forbidden', by: SELF }),

@@ -499,6 +499,7 @@ export class Approvals {
         recorded.facts,
         recorded.submitter,
         revisedCalls(content, argOverrides),
+        recorded.solo,
       );
       const judged = policyProblems(request, policy, Object.keys(decision.argOverrides));
       if (judged.problems.length > 0)
