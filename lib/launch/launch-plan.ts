@@ -30,6 +30,11 @@ export interface LaunchPlanInput extends DeployPlanInput {
   readonly executionName?: string;
   /** Who submitted the plan (an IAM ARN, a user name), recorded in PLAN_CREATED. @default - not recorded */
   readonly submittedBy?: string;
+  /**
+   * The IAM principal that signed the submission, when the policy's people file made it the person
+   * `submittedBy` names (PLAN_CREATED {submitted_by_principal}). @default - the submitter is the principal
+   */
+  readonly submitterPrincipal?: string;
   /** How a model drafted this plan, recorded in PLAN_CREATED {planner}. @default - written by a person */
   readonly planner?: PlannerDetails;
   /**
@@ -94,7 +99,14 @@ export function launchAtRunTime(
   plan: Plan,
   launch: Pick<
     LaunchPlanInput,
-    'submittedBy' | 'planner' | 'executionName' | 'compiled' | 'principal' | 'channel' | 'policyOverride'
+    | 'submittedBy'
+    | 'submitterPrincipal'
+    | 'planner'
+    | 'executionName'
+    | 'compiled'
+    | 'principal'
+    | 'channel'
+    | 'policyOverride'
   >,
 ): Promise<LaunchedPlan> {
   return launchPlan({
@@ -217,6 +229,7 @@ export async function launchPlan(given: LaunchPlanInput): Promise<LaunchedPlan> 
     details: {
       ...planCreatedDetails(input.plan),
       ...(input.submittedBy !== undefined ? { submitted_by: input.submittedBy } : {}),
+      ...(input.submitterPrincipal !== undefined ? { submitted_by_principal: input.submitterPrincipal } : {}),
       ...(input.launch
         ? {
             launched_by: principalName(input.launch.by),

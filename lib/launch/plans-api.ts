@@ -76,7 +76,7 @@ export async function handlePlansRequest(event: HttpEvent, deps: PlansApiDeps): 
   const method = event.requestContext.http.method.toUpperCase();
   if (!segments) return refuse(400, 'malformed path', 'the path is not valid percent-encoding');
   if (method === 'POST' && segments.length === 1 && segments[0] === 'plans') return submit(event, deps);
-  const reader = { name: identityOf(event, deps.submitter ?? { mode: 'iam' }) ?? '' };
+  const reader = { name: (await callerOf(event, deps))?.name ?? '' };
   if (method === 'GET' && segments.length === 2 && segments[0] === 'drafts')
     return draft(segments[1] as string, reader, deps);
   if (method === 'GET' && segments.length === 1 && segments[0] === 'openapi.json')
@@ -143,8 +143,25 @@ async function executionArnOf(id: string, deps: PlansApiDeps): Promise<string | 
  */
 export const POLICY_OVERRIDE_HEADER = 'x-plangate-policy-override';
 
+/**
+ * Who calls, as a person where the policy's people file names the IAM principal that signed
+ * (so no-self-approval compares persons: an ARN is never an approver's email), with the principal.
+ */
+async function callerOf(
+  event: HttpEvent,
+  deps: PlansApiDeps,
+): Promise<{ name: string; principal?: string } | undefined> {
+  const source = deps.submitter ?? { mode: 'iam' };
+  const principal = identityOf(event, source);
+  if (principal === undefined || source.mode !== 'iam')
+    return principal === undefined ? undefined : { name: principal };
+  const person = (deps.policy ?? (await PolicySet.fromEnvironment())).personOf(principal);
+  return person === undefined ? { name: principal } : { name: person, principal };
+}
+
 async function submit(event: HttpEvent, deps: PlansApiDeps): Promise<HttpResult> {
-  const submittedBy = identityOf(event, deps.submitter ?? { mode: 'iam' });
+  const caller = await callerOf(event, deps);
+  const submittedBy = caller?.name;
   if (!submittedBy)
     return refuse(
       401,
@@ -180,6 +197,7 @@ async function submit(event: HttpEvent, deps: PlansApiDeps): Promise<HttpResult>
     const policyOverride = headerOf(event, POLICY_OVERRIDE_HEADER);
     launched = await launchAtRunTime(deps, parsed.plan, {
       submittedBy,
+      ...(caller?.principal !== undefined ? { submitterPrincipal: caller.principal } : {}),
       channel: 'api',
       compiled: deployable.result,
       ...(policyOverride !== undefined ? { policyOverride } : {}),

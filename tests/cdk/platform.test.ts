@@ -237,7 +237,15 @@ describe('HTTP API', () => {
     template.hasResourceProperties('AWS::Cognito::UserPool', {
       MfaConfiguration: 'ON',
       AdminCreateUserConfig: { AllowAdminCreateUserOnly: true },
+      // An email changes only once the new one is verified; the old one stays until then.
+      AutoVerifiedAttributes: ['email'],
+      UserAttributeUpdateSettings: { AttributesRequireVerificationBeforeUpdate: ['email'] },
     });
+    // No app client lets an approver write their own email.
+    const written = Object.values(template.findResources('AWS::Cognito::UserPoolClient')).map(
+      (c) => (c as Resource).Properties.WriteAttributes,
+    );
+    expect(written).toEqual([['name'], ['name']]);
     template.hasResourceProperties('AWS::ApiGatewayV2::Stage', {
       StageName: '$default',
       AutoDeploy: true,

@@ -285,6 +285,11 @@ export class Approvals {
       decision: unknown;
       /** The groups a verified request proves the approver is in (JWT claims); policy adds the groups file's. */
       groups?: readonly string[];
+      /**
+       * The person behind a verified token (`<iss>#<sub>`): one subject votes once, whichever email
+       * it names. @default - the name alone tells persons apart
+       */
+      subject?: string;
       /** A Slack click shows its outcome in its own message: the listener is not told again. */
       via?: 'slack';
       /** The approval page's signed list of pages shown (view-pages.ts). */
@@ -321,6 +326,7 @@ export class Approvals {
       digest: string;
       decision: unknown;
       groups?: readonly string[];
+      subject?: string;
       via?: 'slack';
       seen?: string;
     },
@@ -346,7 +352,7 @@ export class Approvals {
         by = principalName(approverOf(link));
         this.checkOpen(item);
         checkDigest(item, answer.digest);
-        this.checkApprover(item, by);
+        this.checkApprover(item, by, answer.subject);
         decision = await this.parseDecision(item, answer.decision, by, answer.seen);
         const approves =
           decision.decision === 'APPROVE' || decision.decision === 'APPROVE_WITH_MODIFICATIONS';
@@ -365,7 +371,7 @@ export class Approvals {
         const voter = { name: by, groups: [...(answer.groups ?? [])] };
         await this.authorizeAnswer(item, decision, voter, facts, policy);
         tally = voting
-          ? countVote(item, decision as ApprovalDecision, by, at, voter.groups)
+          ? countVote(item, decision as ApprovalDecision, by, at, voter.groups, answer.subject)
           : { outcome: 'decided', votes: [], decision };
         if (voting && tally.outcome === 'decided' && decision.decision === 'APPROVE') {
           const completion = completionRequest(item, tally.votes, voter, facts, policy);
@@ -624,12 +630,19 @@ export class Approvals {
     );
   }
 
-  private checkApprover(item: GateItem, by: string): void {
+  private checkApprover(item: GateItem, by: string, subject: string | undefined): void {
     if (!by) throw new ApprovalError('forbidden', 'an answer must say who gives it');
     const refused = answerRefusal(item.policy, by);
     if (refused) throw new ApprovalError('forbidden', refused);
     if (item.votes.some((v) => samePrincipal(v.by, by)))
       throw new ApprovalError('used', `${by} has already approved this gate`);
+    // One person, one vote: the same account under another email is not another approver.
+    const same = subject === undefined ? undefined : item.votes.find((v) => v.subject === subject);
+    if (same)
+      throw new ApprovalError(
+        'used',
+        `${by} has already approved this gate as ${same.by} (the same signed-in account): one person counts once`,
+      );
   }
 
   private async parseDecision(
@@ -899,6 +912,7 @@ function countVote(
   by: string,
   at: string,
   groups: readonly string[] = [],
+  subject?: string,
 ): Tally {
   switch (decision.decision) {
     case 'APPROVE_WITH_MODIFICATIONS':
@@ -909,6 +923,7 @@ function countVote(
         decision,
         digest: contentDigest(item),
         ...(groups.length > 0 ? { groups: [...groups] } : {}),
+        ...(subject !== undefined ? { subject } : {}),
       };
       const votes = [...item.votes, vote];
       if (votes.length < item.policy.quorum) return { outcome: 'pending', votes };

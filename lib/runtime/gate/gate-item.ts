@@ -62,7 +62,8 @@ export interface GateItem {
    * The approvals counted so far, each for the content digest its voter saw (the current one),
    * with the groups the voter's verified request proved (policy counts them at completion).
    */
-  votes: { by: string; decision: ApprovalDecision; digest: string; groups?: string[] }[];
+  /** `subject`: the signed-in account behind a vote (`<iss>#<sub>`), so one person counts once. */
+  votes: { by: string; decision: ApprovalDecision; digest: string; groups?: string[]; subject?: string }[];
   /**
    * The content as modified by approvers, when it was: votes count for it only. A step gate opens
    * with the revision its plan gate approved (`approved`); a modification here builds on it.

@@ -101,6 +101,8 @@ export const EVENT_DETAILS = {
     context: z.record(z.string(), z.unknown()).optional(),
     /** Who submitted the plan (Plans API: the IAM caller, or local mode's header). */
     submitted_by: z.string().optional(),
+    /** The IAM principal that signed, when the policy's people file names the person it is (submitted_by). */
+    submitted_by_principal: z.string().optional(),
     /** `plangate run`: the identity that launched it (in canonical form) and the OS user it ran as. */
     launched_by: z.string().optional(),
     os_user: z.string().optional(),
