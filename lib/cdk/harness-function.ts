@@ -5,7 +5,7 @@
  */
 import { join } from 'node:path';
 import { Duration, RemovalPolicy, Validations } from 'aws-cdk-lib';
-import { Role, ServicePrincipal } from 'aws-cdk-lib/aws-iam';
+import { Role } from 'aws-cdk-lib/aws-iam';
 import { Architecture, Runtime, Tracing } from 'aws-cdk-lib/aws-lambda';
 import { NodejsFunction, OutputFormat } from 'aws-cdk-lib/aws-lambda-nodejs';
 import { LogGroup, RetentionDays } from 'aws-cdk-lib/aws-logs';
@@ -21,6 +21,7 @@ import {
   type HarnessHandlerSpec,
 } from '../runtime/catalog.ts';
 import { LOCK_FILE, PROJECT_ROOT } from './paths.ts';
+import { trustedService } from './service-trust.ts';
 
 /** The variables every harness Lambda reads (the journal's tables and bus, Powertools' settings). */
 export type CommonEnvInput = CommonHandlerEnvInput;
@@ -103,8 +104,10 @@ export class HarnessFunction<N extends HarnessHandlerName = HarnessHandlerName> 
       removalPolicy: props.logRemovalPolicy ?? RemovalPolicy.RETAIN,
     });
     // Our own role instead of AWSLambdaBasicExecutionRole: logs go to this function's log group only.
+    // Lambda names no source ARN we could know here (function names are generated), so the trust
+    // is held to this account.
     this.role = new Role(this, 'Role', {
-      assumedBy: new ServicePrincipal('lambda.amazonaws.com'),
+      assumedBy: trustedService(this, 'lambda.amazonaws.com'),
       description: spec.description,
     });
     this.logGroup.grantWrite(this.role);

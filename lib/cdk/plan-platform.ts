@@ -10,7 +10,7 @@ import type { IHttpRouteAuthorizer } from 'aws-cdk-lib/aws-apigatewayv2';
 import { HttpJwtAuthorizer, HttpUserPoolAuthorizer } from 'aws-cdk-lib/aws-apigatewayv2-authorizers';
 import { Alarm, ComparisonOperator, Metric, TreatMissingData } from 'aws-cdk-lib/aws-cloudwatch';
 import type { UserPool, UserPoolClient, UserPoolDomain } from 'aws-cdk-lib/aws-cognito';
-import { Grant, type IGrantable, PolicyStatement, Role, ServicePrincipal } from 'aws-cdk-lib/aws-iam';
+import { Grant, type IGrantable, PolicyStatement, Role } from 'aws-cdk-lib/aws-iam';
 import type { IFunction } from 'aws-cdk-lib/aws-lambda';
 import { LogGroup, RetentionDays } from 'aws-cdk-lib/aws-logs';
 import { type ISecret, Secret } from 'aws-cdk-lib/aws-secretsmanager';
@@ -47,6 +47,7 @@ import { acknowledgeWildcardResource } from './nag.ts';
 import { PlanCode } from './plan-code.ts';
 import { PlanHttpApi } from './plan-http-api.ts';
 import { grantStateMachineLogging, grantXRayTracing } from './service-grants.ts';
+import { trustedService } from './service-trust.ts';
 
 /** The Slack app plangate posts approval requests as, and whose buttons it answers. */
 export interface SlackAppProps {
@@ -322,7 +323,10 @@ export class PlanPlatform extends Construct {
       removalPolicy: RemovalPolicy.RETAIN,
     });
     this.runtimePlanRole = new Role(this, 'RuntimePlanRole', {
-      assumedBy: new ServicePrincipal('states.amazonaws.com'),
+      // Only the machines the Plans API creates (`<prefix>-run-*`, their versions too), in this account.
+      assumedBy: trustedService(this, 'states.amazonaws.com', [
+        this.statesArn('stateMachine', `${this.runtimeNamePrefix}-*`),
+      ]),
       description: 'plangate: role of the state machines the Plans API creates at run time',
     });
     for (const handler of STATE_MACHINE_HANDLERS) this.grantInvokeHandler(this.runtimePlanRole, handler);
