@@ -14,6 +14,7 @@ import { Grant, type IGrantable, PolicyStatement, Role } from 'aws-cdk-lib/aws-i
 import type { IFunction } from 'aws-cdk-lib/aws-lambda';
 import { LogGroup, RetentionDays } from 'aws-cdk-lib/aws-logs';
 import { type ISecret, Secret } from 'aws-cdk-lib/aws-secretsmanager';
+import type { Queue } from 'aws-cdk-lib/aws-sqs';
 import { Activity } from 'aws-cdk-lib/aws-stepfunctions';
 import { Construct } from 'constructs';
 import { agentActivityName, agentActivityPlaceholder } from '../compiler/index.ts';
@@ -255,12 +256,16 @@ export class PlanPlatform extends Construct {
 
     const environment = this.commonEnvironment(props.logLevel ?? 'INFO');
     const policyDir = resolve(props.policyDir ?? defaultPolicyDir());
-    const harnessFunction = <N extends HarnessHandlerName>(name: N): HarnessFunction<N> =>
+    const harnessFunction = <N extends HarnessHandlerName>(
+      name: N,
+      invokedAsynchronously = false,
+    ): HarnessFunction<N> =>
       new HarnessFunction(this, `${name.charAt(0).toUpperCase()}${name.slice(1)}Handler`, {
         handler: name,
         logRetention: this.logRetention,
         environment,
         policyDir,
+        invokedAsynchronously,
       });
     this.functions = {
       gate: harnessFunction('gate'),
@@ -269,10 +274,13 @@ export class PlanPlatform extends Construct {
       classifier: harnessFunction('classifier'),
       join: harnessFunction('join'),
     };
-    this.notifier = harnessFunction('notifier');
+    // The gate and the approvals API invoke the notifier, the Plans API the planner, with
+    // InvocationType Event (lambdas/default-deps.ts, invokeAsync): a notice or a draft Lambda gives
+    // up on lands in the function's dead-letter queue.
+    this.notifier = harnessFunction('notifier', true);
     this.plansApi = harnessFunction('plansApi');
     this.approvalsApi = harnessFunction('approvalsApi');
-    if (props.planner) this.planner = harnessFunction('planner');
+    if (props.planner) this.planner = harnessFunction('planner', true);
     this.anchor = harnessFunction('anchor');
     this.anchors = new JournalAnchors(this, 'JournalAnchors', {
       eventsTable: this.eventsTable,
@@ -391,6 +399,8 @@ export class PlanPlatform extends Construct {
     ].map((fn) => fn.function.functionArn);
     return [
       ...tables.flatMap((table) => [table.tableArn, `${table.tableArn}/*`]),
+      // Undelivered notices carry the gate's shared link id; failed anchor batches name shards.
+      ...this.failureQueues.map((queue) => queue.queueArn),
       this.eventBus.bus.eventBusArn,
       ...functions.flatMap((arn) => [arn, `${arn}:*`]),
       this.anchors.key.keyArn,
@@ -399,6 +409,17 @@ export class PlanPlatform extends Construct {
       this.platformSecretsArn,
       ...platformSecretsOf(props).map(([, secret]) => secret.secretArn),
       this.approvalSigningKey.secretArn,
+    ];
+  }
+
+  /**
+   * Every queue where an asynchronous invocation's failure lands: the notifier's and the planner's
+   * dead-letter queues, the anchor stream's on-failure destination. Nothing should ever be in one.
+   */
+  get failureQueues(): Queue[] {
+    return [
+      ...[this.notifier, this.planner].flatMap((fn) => fn?.deadLetterQueue ?? []),
+      this.anchors.failureQueue,
     ];
   }
 

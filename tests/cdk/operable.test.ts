@@ -1,11 +1,14 @@
 /**
  * The platform as an operator runs it (issue 32, "Operable"), on the app's synthesized template:
  * every role a service assumes is held to this account (and to the platform's own resources where
- * they are named).
+ * they are named); every function invoked asynchronously has somewhere its failures go.
  */
+import { readdirSync, readFileSync } from 'node:fs';
+import { join } from 'node:path';
 import { App } from 'aws-cdk-lib';
 import { beforeAll, describe, expect, it } from 'vitest';
-import { buildPlangateApp } from '../../lib/cdk/app.ts';
+import { APP_CONTEXT, buildPlangateApp } from '../../lib/cdk/app.ts';
+import { LAMBDAS_DIR } from '../../lib/cdk/paths.ts';
 import type { PlanPlatformStack } from '../../lib/cdk/plan-platform-stack.ts';
 
 interface Resource {
@@ -25,7 +28,10 @@ let stack: PlanPlatformStack;
 let resources: Record<string, Resource>;
 
 beforeAll(async () => {
-  const app = new App({ context: { 'aws:cdk:bundling-stacks': [] } });
+  // With a planner, so that every asynchronously invoked function is there.
+  const app = new App({
+    context: { 'aws:cdk:bundling-stacks': [], [APP_CONTEXT.plannerModel]: 'anthropic.claude-test' },
+  });
   stack = await buildPlangateApp(app);
   resources = app.synth().getStackByName(stack.stackName).template.Resources;
 }, 120_000);
@@ -94,5 +100,104 @@ describe('trust', () => {
     expect([runtime?.statement.Condition?.ArnLike?.['aws:SourceArn']].flat().map(text)).toEqual([
       `${prefix}run-*`,
     ]);
+  });
+});
+
+/**
+ * The harness variables naming a function its reader invokes with InvocationType Event
+ * (`invokeAsync`, lambdas/default-deps.ts); the last test below keeps this list whole.
+ */
+const ASYNC_INVOKED_BY_VARIABLE = ['PLANGATE_NOTIFIER_FUNCTION', 'PLANGATE_PLANNER_FUNCTION'];
+
+describe('asynchronous invocations', () => {
+  const refId = (value: unknown): string => {
+    const v = value as { Ref?: string; 'Fn::GetAtt'?: [string, string] };
+    const id = v.Ref ?? v['Fn::GetAtt']?.[0];
+    if (!id) throw new Error(`not a reference to a resource: ${JSON.stringify(value)}`);
+    return id;
+  };
+
+  /** A queue that is encrypted and refuses requests without TLS. */
+  const expectSafeQueue = (queueId: string, what: string) => {
+    const queue = resources[queueId];
+    expect(queue?.Type, what).toBe('AWS::SQS::Queue');
+    expect(
+      queue?.Properties.SqsManagedSseEnabled === true || queue?.Properties.KmsMasterKeyId !== undefined,
+      `${what}: encrypted`,
+    ).toBe(true);
+    const tlsOnly = ofType('AWS::SQS::QueuePolicy').some(
+      ([, p]) =>
+        (p.Properties.Queues as unknown[]).some((q) => refId(q) === queueId) &&
+        (p.Properties.PolicyDocument as { Statement: TrustStatement[] }).Statement.some(
+          (st) => st.Effect === 'Deny' && st.Condition?.Bool?.['aws:SecureTransport'] === 'false',
+        ),
+    );
+    expect(tlsOnly, `${what}: TLS only`).toBe(true);
+  };
+
+  /** The functions invoked asynchronously, by logical id, with who invokes them. */
+  const asyncInvoked = (): Map<string, string> => {
+    const invoked = new Map<string, string>();
+    for (const [id, fn] of ofType('AWS::Lambda::Function')) {
+      const variables =
+        (fn.Properties.Environment as { Variables?: Record<string, unknown> } | undefined)?.Variables ?? {};
+      for (const name of ASYNC_INVOKED_BY_VARIABLE)
+        if (variables[name] !== undefined) invoked.set(refId(variables[name]), `${id} (${name})`);
+    }
+    for (const [id, rule] of ofType('AWS::Events::Rule'))
+      for (const target of (rule.Properties.Targets ?? []) as { Arn: unknown }[]) {
+        const arn = target.Arn as { 'Fn::GetAtt'?: [string, string] };
+        const targetId = arn['Fn::GetAtt']?.[0];
+        if (targetId && resources[targetId]?.Type === 'AWS::Lambda::Function')
+          invoked.set(targetId, `rule ${id}`);
+      }
+    for (const [id, permission] of ofType('AWS::Lambda::Permission'))
+      if (/^(s3|sns|events)\./.test(String(permission.Properties.Principal)))
+        invoked.set(refId(permission.Properties.FunctionName), `${id} (${permission.Properties.Principal})`);
+    return invoked;
+  };
+
+  it('sends what every asynchronously invoked function fails on to an encrypted, TLS-only dead-letter queue', () => {
+    const invoked = asyncInvoked();
+    // The notifier (by the gate and the approvals API) and the planner (by the Plans API).
+    const notifierId = stack.getLogicalId(stack.platform.notifier.function.node.defaultChild as never);
+    expect(invoked.has(notifierId)).toBe(true);
+    expect(invoked.size).toBe(2);
+    for (const [id, by] of invoked) {
+      const target = (resources[id]?.Properties.DeadLetterConfig as { TargetArn?: unknown } | undefined)
+        ?.TargetArn;
+      expect(target, `${id}, invoked by ${by}: a dead-letter queue`).toBeDefined();
+      expectSafeQueue(refId(target), `${id}'s dead-letter queue`);
+    }
+  });
+
+  it('records every stream batch the anchor could not process in an encrypted, TLS-only on-failure queue', () => {
+    const mappings = ofType('AWS::Lambda::EventSourceMapping');
+    expect(mappings.length).toBeGreaterThan(0);
+    for (const [id, mapping] of mappings) {
+      const destination = (
+        mapping.Properties.DestinationConfig as { OnFailure?: { Destination?: unknown } } | undefined
+      )?.OnFailure?.Destination;
+      expect(destination, `${id}: an on-failure destination`).toBeDefined();
+      expectSafeQueue(refId(destination), `${id}'s on-failure destination`);
+    }
+    expect(stack.platform.failureQueues).toHaveLength(3);
+  });
+
+  it('lists every variable a handler invokes asynchronously by (a new invokeAsync call fails here until it is listed)', () => {
+    const sources = readdirSync(LAMBDAS_DIR)
+      .filter((f) => f.endsWith('.ts'))
+      .map((f) => [f, readFileSync(join(LAMBDAS_DIR, f), 'utf8')] as const);
+    const callers = sources.filter(([, code]) => /\binvokeAsync\(/.test(code));
+    expect(callers.length).toBeGreaterThan(0);
+    for (const [file, code] of callers)
+      expect(
+        ASYNC_INVOKED_BY_VARIABLE.some((name) => code.includes(name)),
+        `${file} invokes asynchronously a function none of ${ASYNC_INVOKED_BY_VARIABLE.join(', ')} names`,
+      ).toBe(true);
+    const eventInvocations = sources.filter(([, code]) =>
+      /InvocationType\.Event|InvocationType: 'Event'/.test(code),
+    );
+    expect(eventInvocations.map(([file]) => file)).toEqual(['default-deps.ts']);
   });
 });
