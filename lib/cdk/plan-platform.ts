@@ -8,12 +8,13 @@ import { basename, resolve } from 'node:path';
 import { ArnFormat, type Duration, RemovalPolicy, Stack, Token, Validations } from 'aws-cdk-lib';
 import type { IHttpRouteAuthorizer } from 'aws-cdk-lib/aws-apigatewayv2';
 import { HttpJwtAuthorizer, HttpUserPoolAuthorizer } from 'aws-cdk-lib/aws-apigatewayv2-authorizers';
-import { Alarm, ComparisonOperator, Metric, TreatMissingData } from 'aws-cdk-lib/aws-cloudwatch';
+import type { Alarm } from 'aws-cdk-lib/aws-cloudwatch';
 import type { UserPool, UserPoolClient, UserPoolDomain } from 'aws-cdk-lib/aws-cognito';
 import { Grant, type IGrantable, PolicyStatement, Role } from 'aws-cdk-lib/aws-iam';
 import type { IFunction } from 'aws-cdk-lib/aws-lambda';
 import { LogGroup, RetentionDays } from 'aws-cdk-lib/aws-logs';
 import { type ISecret, Secret } from 'aws-cdk-lib/aws-secretsmanager';
+import type { ITopic } from 'aws-cdk-lib/aws-sns';
 import type { Queue } from 'aws-cdk-lib/aws-sqs';
 import { Activity } from 'aws-cdk-lib/aws-stepfunctions';
 import { Construct } from 'constructs';
@@ -37,7 +38,7 @@ import {
   PLANS_TABLE,
   VERSIONS_TABLE,
 } from '../runtime/journal/tables.ts';
-import { HARNESS_ERRORS_METRIC, HARNESS_METRICS_NAMESPACE } from '../runtime/telemetry/telemetry.ts';
+import { HARNESS_METRICS_NAMESPACE } from '../runtime/telemetry/telemetry.ts';
 import { ApproverPool } from './approver-pool.ts';
 import { PlanEventBus } from './event-bus.ts';
 import { EventsTable } from './events-table.ts';
@@ -47,6 +48,7 @@ import { JournalAnchors } from './journal-anchors.ts';
 import { acknowledgeWildcardResource } from './nag.ts';
 import { PlanCode } from './plan-code.ts';
 import { PlanHttpApi } from './plan-http-api.ts';
+import { PlatformAlarms } from './platform-alarms.ts';
 import { grantStateMachineLogging, grantXRayTracing } from './service-grants.ts';
 import { trustedService } from './service-trust.ts';
 
@@ -162,6 +164,11 @@ export interface PlanPlatformProps {
    * @default 'INFO'
    */
   readonly logLevel?: 'DEBUG' | 'INFO' | 'WARN' | 'ERROR';
+  /**
+   * The topic every alarm of the platform (`alarms`) notifies when it goes off.
+   * @default - none: the alarms change state, nobody is told
+   */
+  readonly alarmTopic?: ITopic;
 }
 
 export class PlanPlatform extends Construct {
@@ -201,10 +208,11 @@ export class PlanPlatform extends Construct {
   public readonly httpApi: PlanHttpApi;
   /**
    * Goes off when a harness Lambda fails for a reason of its own (a throttled journal write, a
-   * missing setting, a bug), not a plan's step failing: the HarnessErrors metric. Add an action
-   * (e.g. an SNS topic) to be told.
+   * missing setting, a bug), not a plan's step failing: the HarnessErrors metric (`alarms.harnessErrors`).
    */
   public readonly harnessErrorsAlarm: Alarm;
+  /** Everything an operator must be told (lib/cdk/platform-alarms.ts), notifying `alarmTopic` when given. */
+  public readonly alarms: PlatformAlarms;
   /** The approvers' user pool, created when no `approverJwt` issuer is given. */
   public readonly approverPool?: UserPool;
   public readonly approverPoolClient?: UserPoolClient;
@@ -286,19 +294,6 @@ export class PlanPlatform extends Construct {
       eventsTable: this.eventsTable,
       anchor: this.anchor,
     });
-    this.harnessErrorsAlarm = new Alarm(this, 'HarnessErrors', {
-      alarmDescription: `plangate (${this.namePrefix}): a harness Lambda failed for a reason of its own; its log entry (level ERROR) names the execution, plan, step and gate`,
-      metric: new Metric({
-        namespace: HARNESS_METRICS_NAMESPACE,
-        metricName: HARNESS_ERRORS_METRIC,
-        dimensionsMap: { service: this.namePrefix },
-        statistic: 'Sum',
-      }),
-      threshold: 1,
-      evaluationPeriods: 1,
-      comparisonOperator: ComparisonOperator.GREATER_THAN_OR_EQUAL_TO_THRESHOLD,
-      treatMissingData: TreatMissingData.NOT_BREACHING,
-    });
     const httpApi = new PlanHttpApi(this, 'HttpApi', {
       plansHandler: this.plansApi.function,
       logRetention: this.logRetention,
@@ -373,6 +368,18 @@ export class PlanPlatform extends Construct {
 
     this.wireHandlers(props.approvalEmails ?? []);
     if (this.planner && props.planner) this.wirePlanner(this.planner, this.plansApi, props.planner);
+
+    this.alarms = new PlatformAlarms(this, 'Alarms', {
+      namePrefix: this.namePrefix,
+      functions: [...this.harnessFunctions, this.planCode.function],
+      httpApi: this.httpApi,
+      failureQueues: this.failureQueues,
+      stateMachineArnPrefix: this.statesArn('stateMachine', `${this.namePrefix}-`),
+      ...(props.alarmTopic ? { alarmTopic: props.alarmTopic } : {}),
+    });
+    this.harnessErrorsAlarm = this.alarms.harnessErrors;
+    // Failed executions' status changes name executions and carry their causes.
+    this.planCode.denyHarnessResources([this.alarms.failedExecutionsQueue.queueArn]);
   }
 
   /**
@@ -389,14 +396,7 @@ export class PlanPlatform extends Construct {
       this.versionsTable.table,
       this.plansTable.table,
     ];
-    const functions = [
-      ...Object.values(this.functions),
-      this.notifier,
-      this.plansApi,
-      this.approvalsApi,
-      this.anchor,
-      ...(this.planner ? [this.planner] : []),
-    ].map((fn) => fn.function.functionArn);
+    const functions = this.harnessFunctions.map((fn) => fn.function.functionArn);
     return [
       ...tables.flatMap((table) => [table.tableArn, `${table.tableArn}/*`]),
       // Undelivered notices carry the gate's shared link id; failed anchor batches name shards.
@@ -409,6 +409,18 @@ export class PlanPlatform extends Construct {
       this.platformSecretsArn,
       ...platformSecretsOf(props).map(([, secret]) => secret.secretArn),
       this.approvalSigningKey.secretArn,
+    ];
+  }
+
+  /** The harness's own functions (not plan code's). */
+  get harnessFunctions(): HarnessFunction[] {
+    return [
+      ...Object.values(this.functions),
+      this.notifier,
+      this.plansApi,
+      this.approvalsApi,
+      this.anchor,
+      ...(this.planner ? [this.planner] : []),
     ];
   }
 

@@ -1,15 +1,21 @@
 /**
  * The platform as an operator runs it (issue 32, "Operable"), on the app's synthesized template:
  * every role a service assumes is held to this account (and to the platform's own resources where
- * they are named); every function invoked asynchronously has somewhere its failures go.
+ * they are named); every function invoked asynchronously has somewhere its failures go; what an
+ * operator must know is an alarm.
  */
 import { readdirSync, readFileSync } from 'node:fs';
 import { join } from 'node:path';
-import { App } from 'aws-cdk-lib';
+import { App, Stack } from 'aws-cdk-lib';
+import { Template } from 'aws-cdk-lib/assertions';
+import { Topic } from 'aws-cdk-lib/aws-sns';
 import { beforeAll, describe, expect, it } from 'vitest';
 import { APP_CONTEXT, buildPlangateApp } from '../../lib/cdk/app.ts';
 import { LAMBDAS_DIR } from '../../lib/cdk/paths.ts';
+import { PlanPlatform } from '../../lib/cdk/plan-platform.ts';
 import type { PlanPlatformStack } from '../../lib/cdk/plan-platform-stack.ts';
+import { STATE_MACHINE_HANDLERS } from '../../lib/runtime/catalog.ts';
+import { testApp } from './support.ts';
 
 interface Resource {
   readonly Type: string;
@@ -199,5 +205,128 @@ describe('asynchronous invocations', () => {
       /InvocationType\.Event|InvocationType: 'Event'/.test(code),
     );
     expect(eventInvocations.map(([file]) => file)).toEqual(['default-deps.ts']);
+  });
+});
+
+describe('alarms', () => {
+  const alarms = () =>
+    ofType('AWS::CloudWatch::Alarm').map(
+      ([id, r]) => ({ id, ...r.Properties }) as Record<string, unknown> & { id: string },
+    );
+  const alarmOn = (namespace: string, metricName: string, dimensions: unknown) =>
+    alarms().filter(
+      (a) =>
+        a.Namespace === namespace &&
+        a.MetricName === metricName &&
+        JSON.stringify(a.Dimensions) === JSON.stringify(dimensions),
+    );
+  const idOf = (construct: { node: { defaultChild?: unknown } }) =>
+    stack.getLogicalId(construct.node.defaultChild as never);
+
+  it('go off on the first occurrence in five minutes, none on missing data', () => {
+    const all = alarms();
+    expect(all.length).toBe(stack.platform.alarms.all.length);
+    for (const a of all)
+      expect(a, a.id).toMatchObject({
+        Threshold: 1,
+        EvaluationPeriods: 1,
+        ComparisonOperator: 'GreaterThanOrEqualToThreshold',
+        TreatMissingData: 'notBreaching',
+        Period: 300,
+      });
+  });
+
+  it("alarm on every error of each function that is no state machine's task, and on any state machine handler Lambda stopped", () => {
+    const tasks = new Set<string>(STATE_MACHINE_HANDLERS);
+    const functions = [...stack.platform.harnessFunctions, stack.platform.planCode.function];
+    for (const fn of functions) {
+      if (tasks.has(fn.handler)) continue;
+      const found = alarmOn('AWS/Lambda', 'Errors', [
+        { Name: 'FunctionName', Value: { Ref: idOf(fn.function) } },
+      ]);
+      expect(found, `${fn.handler}: an Errors alarm`).toHaveLength(1);
+    }
+    // The state machines' handlers throw step failures on purpose: their Errors would cry wolf.
+    for (const fn of functions.filter((f) => tasks.has(f.handler)))
+      expect(
+        alarmOn('AWS/Lambda', 'Errors', [{ Name: 'FunctionName', Value: { Ref: idOf(fn.function) } }]),
+      ).toEqual([]);
+    const filters = ofType('AWS::Logs::MetricFilter').map(([, r]) => r.Properties);
+    for (const fn of functions.filter((f) => tasks.has(f.handler))) {
+      const filter = filters.find(
+        (f) => JSON.stringify(f.LogGroupName) === JSON.stringify({ Ref: idOf(fn.logGroup) }),
+      );
+      expect(filter?.FilterPattern, fn.handler).toContain('"Task timed out after"');
+      expect(filter?.FilterPattern, fn.handler).toContain('"Runtime.OutOfMemory"');
+      const [transformation] = (filter?.MetricTransformations ?? []) as {
+        MetricNamespace: string;
+        MetricName: string;
+      }[];
+      expect(
+        alarmOn(transformation?.MetricNamespace ?? '', transformation?.MetricName ?? '', undefined),
+      ).toHaveLength(1);
+    }
+    // HarnessErrors, as before: what the handlers' own code counts.
+    expect(alarmOn('plangate', 'HarnessErrors', [{ Name: 'service', Value: 'plangate' }])).toHaveLength(1);
+  });
+
+  it("alarm when an execution of any of the platform's machines, CDK-deployed or created at run time, fails, times out or is aborted", () => {
+    const [[, rule]] = ofType('AWS::Events::Rule') as [[string, Resource]];
+    const pattern = rule.Properties.EventPattern as {
+      source: string[];
+      'detail-type': string[];
+      detail: { status: string[]; stateMachineArn: { prefix: unknown }[] };
+    };
+    expect(rule.Properties.EventBusName).toBeUndefined(); // the default bus, where Step Functions puts them
+    expect(pattern.source).toEqual(['aws.states']);
+    expect(pattern['detail-type']).toEqual(['Step Functions Execution Status Change']);
+    expect(pattern.detail.status.sort()).toEqual(['ABORTED', 'FAILED', 'TIMED_OUT']);
+    const prefix = text(pattern.detail.stateMachineArn[0]?.prefix);
+    const names = [
+      ...ofType('AWS::StepFunctions::StateMachine').map(([, m]) => String(m.Properties.StateMachineName)),
+      `${stack.platform.runtimeNamePrefix}-some-plan`,
+    ];
+    for (const name of names)
+      expect(`arn:aws:states:${REGION}:${ACCOUNT}:stateMachine:${name}`.startsWith(prefix), name).toBe(true);
+    const [target] = rule.Properties.Targets as { Arn: unknown }[];
+    const queue = idOf(stack.platform.alarms.failedExecutionsQueue);
+    expect(target?.Arn).toEqual({ 'Fn::GetAtt': [queue, 'Arn'] });
+    expect(
+      alarmOn('AWS/SQS', 'ApproximateNumberOfMessagesVisible', [
+        { Name: 'QueueName', Value: { 'Fn::GetAtt': [queue, 'QueueName'] } },
+      ]),
+    ).toHaveLength(1);
+  });
+
+  it('alarm on API 5xx, on anything in a failure queue, and on a notice that reached nobody', () => {
+    expect(
+      alarmOn('AWS/ApiGateway', '5xx', [{ Name: 'ApiId', Value: { Ref: idOf(stack.platform.httpApi.api) } }]),
+    ).toHaveLength(1);
+    for (const queue of stack.platform.failureQueues)
+      expect(
+        alarmOn('AWS/SQS', 'ApproximateNumberOfMessagesVisible', [
+          { Name: 'QueueName', Value: { 'Fn::GetAtt': [idOf(queue), 'QueueName'] } },
+        ]),
+        queue.node.path,
+      ).toHaveLength(1);
+    // What the notifier emits (Powertools Metrics, serviceName plangate-notifier).
+    expect(
+      alarmOn('plangate', 'GateNoticeUndelivered', [{ Name: 'service', Value: 'plangate-notifier' }]),
+    ).toHaveLength(1);
+  });
+
+  it('notify the alarm topic, every one of them, when one is given, and nobody otherwise', () => {
+    const app = testApp();
+    const s = new Stack(app, 'Told');
+    const topic = new Topic(s, 'Operators');
+    const platform = new PlanPlatform(s, 'Platform', {
+      alarmTopic: topic,
+      sesSender: 'approvals@example.com',
+    });
+    const told = Object.values(Template.fromStack(s).findResources('AWS::CloudWatch::Alarm')) as Resource[];
+    expect(told.length).toBe(platform.alarms.all.length);
+    for (const a of told)
+      expect(a.Properties.AlarmActions).toEqual([{ Ref: s.getLogicalId(topic.node.defaultChild as never) }]);
+    for (const a of alarms()) expect(a.AlarmActions).toBeUndefined();
   });
 });
