@@ -19,6 +19,7 @@ import type { Queue } from 'aws-cdk-lib/aws-sqs';
 import { Activity } from 'aws-cdk-lib/aws-stepfunctions';
 import { Construct } from 'constructs';
 import { agentActivityName, agentActivityPlaceholder } from '../compiler/index.ts';
+import { runtimeNamePrefix } from '../launch/deploy-plan.ts';
 import { PLAN_SECRETS_PREFIX, PLATFORM_SECRETS_PREFIX } from '../plan/aws-access.ts';
 import { defaultPolicyDir } from '../policy/policy-set.ts';
 import {
@@ -327,13 +328,16 @@ export class PlanPlatform extends Construct {
     });
     this.runtimePlanRole = new Role(this, 'RuntimePlanRole', {
       // Only the machines the Plans API creates (`<prefix>-run-*`, their versions too), in this account.
-      assumedBy: trustedService(this, 'states.amazonaws.com', [
-        this.statesArn('stateMachine', `${this.runtimeNamePrefix}-*`),
-      ]),
+      assumedBy: trustedService(this, 'states.amazonaws.com', [this.runtimeStateMachineArnPattern]),
       description: 'plangate: role of the state machines the Plans API creates at run time',
     });
     for (const handler of STATE_MACHINE_HANDLERS) this.grantInvokeHandler(this.runtimePlanRole, handler);
-    this.grantRunChildren(this.runtimePlanRole, this.stateMachineArnPattern, this.executionArnPattern);
+    // A run-time plan's parts and step machines are run-time machines too; never a CDK-deployed one.
+    this.grantRunChildren(
+      this.runtimePlanRole,
+      this.runtimeStateMachineArnPattern,
+      this.statesArn('execution', `${this.runtimeNamePrefix}-*`),
+    );
     grantStateMachineLogging(this.runtimePlanRole);
     grantXRayTracing(this.runtimePlanRole);
     Validations.of(this.runtimePlanRole).acknowledge({
@@ -460,7 +464,12 @@ export class PlanPlatform extends Construct {
 
   /** Name prefix of state machines created at run time (inside `<prefix>-*`, apart from code plans). */
   get runtimeNamePrefix(): string {
-    return `${this.namePrefix}-run`;
+    return runtimeNamePrefix(this.namePrefix);
+  }
+
+  /** ARN pattern of the state machines created at run time (`stateMachine:<prefix>-run-*`), their versions included. */
+  get runtimeStateMachineArnPattern(): string {
+    return this.statesArn('stateMachine', `${this.runtimeNamePrefix}-*`);
   }
 
   /** ARN pattern of every state machine of this platform (`stateMachine:<prefix>-*`). */
@@ -601,16 +610,18 @@ export class PlanPlatform extends Construct {
   }
 
   /**
-   * What launching plans needs: create, update and publish state machines named `<prefix>-*` with
-   * the runtime plan role, start them (pinned versions too), read and stop their executions.
+   * What launching plans needs: create, update and publish state machines named `<prefix>-run-*`
+   * with the runtime plan role, start them (pinned versions too), and read executions of the
+   * platform's machines. Never the machines deployed with CDK: those are not under `<prefix>-run-`
+   * (`PlanStateMachine` refuses such a name).
    */
   grantPlanLaunch(grantee: IGrantable): Grant {
-    const machines = this.stateMachineArnPattern;
+    const machines = this.runtimeStateMachineArnPattern;
     const versions = `${machines}:*`;
     acknowledgeOn(
       grantee,
       machines,
-      `Plans submitted at run time become new state machines whose names are known only then; creation and launch are scoped to the "${this.namePrefix}-" name prefix.`,
+      `Plans submitted at run time become new state machines whose names are known only then; creation and launch are scoped to the "${this.runtimeNamePrefix}-" name prefix.`,
     );
     acknowledgeOn(
       grantee,
@@ -620,7 +631,7 @@ export class PlanPlatform extends Construct {
     acknowledgeOn(
       grantee,
       this.executionArnPattern,
-      `Execution ARNs exist only once a plan is launched; status, history and stop are scoped to executions of "${this.namePrefix}-" machines.`,
+      `Execution ARNs exist only once a plan is launched; status and history are scoped to executions of "${this.namePrefix}-" machines.`,
     );
     acknowledgeOn(
       grantee,
@@ -643,7 +654,8 @@ export class PlanPlatform extends Construct {
       .combine(
         Grant.addToPrincipal({
           grantee,
-          actions: ['states:DescribeExecution', 'states:GetExecutionHistory', 'states:StopExecution'],
+          // GET /plans/{id} reads any execution of the platform's plans; nothing here stops one.
+          actions: ['states:DescribeExecution', 'states:GetExecutionHistory'],
           resourceArns: [this.executionArnPattern],
         }),
       )

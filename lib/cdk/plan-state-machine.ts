@@ -99,6 +99,11 @@ export class PlanStateMachine extends Construct {
         `stateMachineName "${rootName}" must start with "${platform.namePrefix}-": the platform's grants are scoped to that prefix`,
       );
     }
+    if (rootName.startsWith(`${platform.runtimeNamePrefix}-`)) {
+      throw new Error(
+        `stateMachineName "${rootName}" is under "${platform.runtimeNamePrefix}-", where the Plans API creates and updates the plans submitted at run time: give this plan a stateMachineName outside it (a plan id starting "run-" needs one)`,
+      );
+    }
     const [root, ...children] = this.compiled.definitions;
     if (!root) throw new Error(`plan ${this.plan.id} compiled to no definition`);
 

@@ -2,7 +2,7 @@
  * The platform as an operator runs it (issue 32, "Operable"), on the app's synthesized template:
  * every role a service assumes is held to this account (and to the platform's own resources where
  * they are named); every function invoked asynchronously has somewhere its failures go; what an
- * operator must know is an alarm.
+ * operator must know is an alarm; the Plans API can change only the machines it creates.
  */
 import { readdirSync, readFileSync } from 'node:fs';
 import { join } from 'node:path';
@@ -10,10 +10,12 @@ import { App, Stack } from 'aws-cdk-lib';
 import { Template } from 'aws-cdk-lib/assertions';
 import { Topic } from 'aws-cdk-lib/aws-sns';
 import { beforeAll, describe, expect, it } from 'vitest';
+import { matchesWildcard } from '../../lib/aws-local/iam/wildcard.ts';
 import { APP_CONTEXT, buildPlangateApp } from '../../lib/cdk/app.ts';
-import { LAMBDAS_DIR } from '../../lib/cdk/paths.ts';
+import { LAMBDAS_DIR, PROJECT_ROOT } from '../../lib/cdk/paths.ts';
 import { PlanPlatform } from '../../lib/cdk/plan-platform.ts';
-import type { PlanPlatformStack } from '../../lib/cdk/plan-platform-stack.ts';
+import { PlanPlatformStack } from '../../lib/cdk/plan-platform-stack.ts';
+import { PlanStateMachine } from '../../lib/cdk/plan-state-machine.ts';
 import { STATE_MACHINE_HANDLERS } from '../../lib/runtime/catalog.ts';
 import { testApp } from './support.ts';
 
@@ -328,5 +330,81 @@ describe('alarms', () => {
     for (const a of told)
       expect(a.Properties.AlarmActions).toEqual([{ Ref: s.getLogicalId(topic.node.defaultChild as never) }]);
     for (const a of alarms()) expect(a.AlarmActions).toBeUndefined();
+  });
+});
+
+describe('least privilege of the Plans API', () => {
+  interface Statement {
+    readonly Effect: string;
+    readonly Action: string | string[];
+    readonly Resource: unknown;
+  }
+  /** The Allow statements of a role's policies, their resources as text. */
+  const allowsOf = (role: { node: { defaultChild?: unknown } }) => {
+    const ref = JSON.stringify([{ Ref: stack.getLogicalId(role.node.defaultChild as never) }]);
+    return ofType('AWS::IAM::Policy')
+      .filter(([, p]) => JSON.stringify(p.Properties.Roles) === ref)
+      .flatMap(([, p]) => (p.Properties.PolicyDocument as { Statement: Statement[] }).Statement)
+      .filter((st) => st.Effect === 'Allow')
+      .map((st) => ({ actions: [st.Action].flat(), resources: [st.Resource].flat().map(text) }));
+  };
+  /** Every ARN of the machines deployed with CDK: each machine and a version of it. */
+  const cdkMachineArns = () =>
+    ofType('AWS::StepFunctions::StateMachine').flatMap(([, m]) => {
+      const arn = `arn:aws:states:${REGION}:${ACCOUNT}:stateMachine:${String(m.Properties.StateMachineName)}`;
+      return [arn, `${arn}:1`];
+    });
+  const CHANGES = [
+    'states:CreateStateMachine',
+    'states:UpdateStateMachine',
+    'states:PublishStateMachineVersion',
+    'states:StartExecution',
+    'states:DeleteStateMachine',
+  ];
+
+  it('may create, update, publish and start only the machines of run-time plans, never one deployed with CDK', () => {
+    const cdkArns = cdkMachineArns();
+    expect(cdkArns.length).toBeGreaterThan(4);
+    for (const [who, role] of [
+      ['the Plans API', stack.platform.plansApi.role],
+      ['the planner', stack.platform.planner?.role],
+      ['the runtime plan role', stack.platform.runtimePlanRole],
+    ] as const) {
+      if (!role) throw new Error(`${who} is deployed in this test`);
+      const changing = allowsOf(role).filter((st) => st.actions.some((a) => CHANGES.includes(a)));
+      expect(changing.length, who).toBeGreaterThan(0);
+      for (const st of changing)
+        for (const pattern of st.resources) {
+          expect(pattern, who).toContain(`:stateMachine:${stack.platform.runtimeNamePrefix}-`);
+          for (const arn of cdkArns)
+            expect(matchesWildcard(pattern, arn), `${who}: ${pattern} matches ${arn}`).toBe(false);
+        }
+    }
+    // What it does create matches: a run-time plan's machine and its version.
+    const runtimeArn = `arn:aws:states:${REGION}:${ACCOUNT}:stateMachine:${stack.platform.runtimeNamePrefix}-release-api`;
+    const create = allowsOf(stack.platform.plansApi.role).find((st) =>
+      st.actions.includes('states:UpdateStateMachine'),
+    );
+    expect(create?.resources.some((p) => matchesWildcard(p, runtimeArn))).toBe(true);
+    expect(create?.resources.some((p) => matchesWildcard(p, `${runtimeArn}:3`))).toBe(true);
+  });
+
+  it('stops no execution', () => {
+    for (const st of allowsOf(stack.platform.plansApi.role))
+      expect(st.actions).not.toContain('states:StopExecution');
+  });
+
+  it('refuses a plan deployed with CDK a name under the run-time prefix, naming the way out', () => {
+    const s = new PlanPlatformStack(testApp(), 'Apart', { platform: { sesSender: 'approvals@example.com' } });
+    expect(
+      () =>
+        new PlanStateMachine(s, 'RunLike', {
+          planFile: join(PROJECT_ROOT, 'examples/release-api.json'),
+          platform: s.platform,
+          stateMachineName: 'plangate-run-release-api',
+        }),
+    ).toThrow(
+      /"plangate-run-release-api" is under "plangate-run-".*give this plan a stateMachineName outside it/,
+    );
   });
 });
