@@ -155,7 +155,9 @@ export class HarnessFunction<N extends HarnessHandlerName = HarnessHandlerName> 
         externalModules: [],
         banner: ESM_REQUIRE_SHIM,
         minify: true,
+        // Stack traces name our files and lines; the bundle does not ship our sources a second time.
         sourceMap: true,
+        sourcesContent: false,
         forceDockerBundling: false,
         commandHooks: {
           beforeBundling: () => [],
