@@ -2,19 +2,21 @@
  * The platform as an operator runs it (issue 32, "Operable"), on the app's synthesized template:
  * every role a service assumes is held to this account (and to the platform's own resources where
  * they are named); every function invoked asynchronously has somewhere its failures go; what an
- * operator must know is an alarm; the Plans API can change only the machines it creates.
+ * operator must know is an alarm; the Plans API can change only the machines it creates; the
+ * stack's outputs name what a user needs next, as docs/deploy.md lists them.
  */
 import { readdirSync, readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { App, Stack } from 'aws-cdk-lib';
 import { Template } from 'aws-cdk-lib/assertions';
+import { Secret } from 'aws-cdk-lib/aws-secretsmanager';
 import { Topic } from 'aws-cdk-lib/aws-sns';
 import { beforeAll, describe, expect, it } from 'vitest';
 import { matchesWildcard } from '../../lib/aws-local/iam/wildcard.ts';
 import { APP_CONTEXT, buildPlangateApp } from '../../lib/cdk/app.ts';
 import { LAMBDAS_DIR, PROJECT_ROOT } from '../../lib/cdk/paths.ts';
 import { PlanPlatform } from '../../lib/cdk/plan-platform.ts';
-import { PlanPlatformStack } from '../../lib/cdk/plan-platform-stack.ts';
+import { PlanPlatformStack, planOutputName } from '../../lib/cdk/plan-platform-stack.ts';
 import { PlanStateMachine } from '../../lib/cdk/plan-state-machine.ts';
 import { STATE_MACHINE_HANDLERS } from '../../lib/runtime/catalog.ts';
 import { testApp } from './support.ts';
@@ -34,6 +36,7 @@ const REGION = 'eu-west-1';
 
 let stack: PlanPlatformStack;
 let resources: Record<string, Resource>;
+let outputs: Record<string, { Value: unknown; Description?: string }>;
 
 beforeAll(async () => {
   // With a planner, so that every asynchronously invoked function is there.
@@ -41,7 +44,7 @@ beforeAll(async () => {
     context: { 'aws:cdk:bundling-stacks': [], [APP_CONTEXT.plannerModel]: 'anthropic.claude-test' },
   });
   stack = await buildPlangateApp(app);
-  resources = app.synth().getStackByName(stack.stackName).template.Resources;
+  ({ Resources: resources, Outputs: outputs } = app.synth().getStackByName(stack.stackName).template);
 }, 120_000);
 
 /** A template value as text: pseudo parameters resolved to this test's account and region, other references named. */
@@ -406,5 +409,75 @@ describe('least privilege of the Plans API', () => {
     ).toThrow(
       /"plangate-run-release-api" is under "plangate-run-".*give this plan a stateMachineName outside it/,
     );
+  });
+});
+
+describe('stack outputs', () => {
+  const ref = (construct: { node: { defaultChild?: unknown } }) => ({
+    Ref: stack.getLogicalId(construct.node.defaultChild as never),
+  });
+
+  it('name the API and the approval page, the approvers, every table, the bus, the run-time role and every plan machine', () => {
+    const platform = stack.platform;
+    const value = (name: string) => outputs[name]?.Value;
+    expect(value('HttpApiUrl')).toEqual({
+      'Fn::GetAtt': [stack.getLogicalId(platform.httpApi.api.node.defaultChild as never), 'ApiEndpoint'],
+    });
+    expect(text(value('ApprovalPageUrl'))).toBe(`${text(value('HttpApiUrl'))}/approvals/{approvalId}`);
+    expect(value('ApproverUserPoolId')).toEqual(ref(platform.approverPool as never));
+    expect(value('ApproverScriptClientId')).toEqual(ref(platform.approverPoolClient as never));
+    expect(value('ApprovalPageClientId')).toEqual(ref(platform.approverSignIn?.pageClient as never));
+    expect(text(value('ApproverSignInUrl'))).toContain('amazoncognito.com');
+    for (const [name, table] of [
+      ['EventsTable', platform.eventsTable],
+      ['GatesTable', platform.gatesTable],
+      ['JoinsTable', platform.joinsTable],
+      ['OutputsTable', platform.outputsTable],
+      ['DraftsTable', platform.draftsTable],
+      ['VersionsTable', platform.versionsTable],
+      ['PlansTable', platform.plansTable],
+    ] as const)
+      expect(value(name), name).toEqual(ref(table.table));
+    expect(value('AnchorBucket')).toEqual(ref(platform.anchors.bucket));
+    expect(value('EventBusName')).toEqual(ref(platform.eventBus.bus));
+    expect(value('RuntimePlanRoleArn')).toEqual({
+      'Fn::GetAtt': [stack.getLogicalId(platform.runtimePlanRole.node.defaultChild as never), 'Arn'],
+    });
+    expect(value('FailedExecutionsQueueUrl')).toEqual(ref(platform.alarms.failedExecutionsQueue));
+    expect(stack.plans.size).toBeGreaterThan(4);
+    for (const [id, machine] of stack.plans) {
+      expect(value(`${planOutputName(id)}StateMachineArn`), id).toEqual(ref(machine.stateMachine));
+      expect(value(`${planOutputName(id)}VersionArn`), id).toEqual({
+        'Fn::GetAtt': [stack.getLogicalId(machine.version), 'Arn'],
+      });
+    }
+    for (const [name, output] of Object.entries(outputs)) expect(output.Description, name).toBeTruthy();
+  });
+
+  it('are the ones docs/deploy.md lists, and no other (with Slack, its request URL; with an outside issuer, no user pool)', () => {
+    const section =
+      readFileSync(join(PROJECT_ROOT, 'docs/deploy.md'), 'utf8').split('### Stack outputs')[1] ?? '';
+    const documented = [...section.split('\n### ')[0]!.matchAll(/^\| `([^`]+)` \|/gm)].map((m) => m[1]);
+    const slackStack = new PlanPlatformStack(testApp(), 'WithSlack', {
+      platform: {
+        slack: {
+          botToken: Secret.fromSecretNameV2(new Stack(), 'Bot', 'plangate-platform/bot'),
+          signingSecret: Secret.fromSecretNameV2(new Stack(), 'Signing', 'plangate-platform/signing'),
+          channel: 'C0123456789',
+          approvers: { U0ALICE: 'alice@example.com' },
+        },
+        approverJwt: { issuer: 'https://login.example.com/', audience: ['plangate'] },
+      },
+    });
+    const slackOutputs = Object.keys(Template.fromStack(slackStack).toJSON().Outputs ?? {});
+    expect(slackOutputs).toContain('SlackInteractionsUrl');
+    expect(slackOutputs).not.toContain('ApproverUserPoolId');
+    const plans = [...stack.plans.keys()].map(planOutputName);
+    const general = (name: string) => {
+      const plan = plans.find((p) => name === `${p}StateMachineArn` || name === `${p}VersionArn`);
+      return plan ? name.replace(plan, '<PlanId>') : name;
+    };
+    const synthesized = new Set([...Object.keys(outputs), ...slackOutputs].map(general));
+    expect([...synthesized].sort()).toEqual([...documented].sort());
   });
 });
