@@ -5,7 +5,7 @@
  * are `PlanStateMachine`s (deployed with CDK) or created at run time (lib/launch/deploy-plan.ts).
  */
 import { basename, resolve } from 'node:path';
-import { ArnFormat, type Duration, RemovalPolicy, Stack, Token, Validations } from 'aws-cdk-lib';
+import { Annotations, ArnFormat, type Duration, RemovalPolicy, Stack, Token, Validations } from 'aws-cdk-lib';
 import type { IHttpRouteAuthorizer } from 'aws-cdk-lib/aws-apigatewayv2';
 import { HttpJwtAuthorizer, HttpUserPoolAuthorizer } from 'aws-cdk-lib/aws-apigatewayv2-authorizers';
 import type { Alarm } from 'aws-cdk-lib/aws-cloudwatch';
@@ -94,10 +94,20 @@ export interface PlanPlatformProps {
    */
   readonly sesSender?: string;
   /**
-   * Addresses every approval email also goes to, besides the plan's approvers.
+   * Addresses every approval email also goes to, besides the plan's approvers (with `sesSender`
+   * only: without it nothing is emailed, and the platform refuses them).
    * @default []
    */
   readonly approvalEmails?: string[];
+  /**
+   * Why a platform that tells no approver of a gate (neither `sesSender` nor `slack`) is what you
+   * want, e.g. `'approvers follow GET /plans/{id} and open its approval link'`: without one of the
+   * three the platform does not synthesize, since every gate would wait unseen until it times out.
+   * Refused alongside `sesSender` or `slack` (the platform notifies; the reason would be untrue).
+   * Synth warns while it is in effect.
+   * @default - none: a platform that can reach no approver fails synth
+   */
+  readonly unnotifiedGatesAcknowledged?: string;
   /**
    * Approval requests in Slack, answered by its buttons (`POST /slack/interactions`).
    * @default - no Slack messages
@@ -225,6 +235,8 @@ export class PlanPlatform extends Construct {
   public readonly runtimePlanLogGroup: LogGroup;
   /** The address approval emails are sent from, when email is on. */
   public readonly sesSender?: string;
+  /** Why no approver is notified, when neither email nor Slack is on (the prop, trimmed). */
+  public readonly unnotifiedGatesAcknowledged?: string;
   public readonly slack?: SlackAppProps;
   public readonly planSecretsPrefix: string;
   public readonly planFunctionsPrefix: string;
@@ -253,6 +265,12 @@ export class PlanPlatform extends Construct {
     this.planFunctionsPrefix = props.planFunctionsPrefix ?? 'plangate-';
     this.slack = props.slack;
     this.sesSender = props.sesSender;
+    this.unnotifiedGatesAcknowledged = checkNotification(props);
+    if (this.unnotifiedGatesAcknowledged !== undefined)
+      Annotations.of(this).addWarningV2(
+        'plangate:unnotifiedGates',
+        `no approver is told of a gate (no sesSender, no slack): ${this.unnotifiedGatesAcknowledged}`,
+      );
 
     this.eventsTable = new EventsTable(this, 'Events');
     this.gatesTable = new HarnessTable(this, 'Gates', { definition: GATES_TABLE });
@@ -972,6 +990,40 @@ export class PlanPlatform extends Construct {
         .join(','),
     });
   }
+}
+
+/**
+ * A platform must be able to tell an approver that a gate waits (email or Slack), or say why not:
+ * returns the acknowledged reason, trimmed, when it cannot; throws naming the props that fix it.
+ */
+function checkNotification(props: PlanPlatformProps): string | undefined {
+  const reason = props.unnotifiedGatesAcknowledged;
+  const channels = [
+    ...(props.sesSender !== undefined ? ['sesSender'] : []),
+    ...(props.slack !== undefined ? ['slack'] : []),
+  ];
+  if (props.sesSender !== undefined && !Token.isUnresolved(props.sesSender) && props.sesSender.trim() === '')
+    throw new Error('PlanPlatform: sesSender is empty: give the SES identity approval emails are sent from');
+  if ((props.approvalEmails ?? []).length > 0 && props.sesSender === undefined)
+    throw new Error(
+      `PlanPlatform: approvalEmails (${(props.approvalEmails ?? []).join(', ')}) are never emailed without sesSender: set sesSender to the SES identity approval emails are sent from`,
+    );
+  if (channels.length > 0) {
+    if (reason !== undefined)
+      throw new Error(
+        `PlanPlatform: unnotifiedGatesAcknowledged is set, but approvers are notified (${channels.join(', ')}): remove it`,
+      );
+    return undefined;
+  }
+  if (reason === undefined)
+    throw new Error(
+      'PlanPlatform: no approver would ever be told that a gate waits: neither sesSender (approval emails through SES) nor slack (approval requests in Slack) is set, so every gate would wait unseen until it times out. Set sesSender or slack, or set unnotifiedGatesAcknowledged to the reason nobody is notified (e.g. "approvers follow GET /plans/{id} and open its approval link").',
+    );
+  if (Token.isUnresolved(reason) || reason.trim() === '')
+    throw new Error(
+      'PlanPlatform: unnotifiedGatesAcknowledged must say, in words known at synth, why no approver is notified of a gate',
+    );
+  return reason.trim();
 }
 
 /** The secrets the platform is given to read (Slack's, the planner's API key), by what they are. */

@@ -3,17 +3,18 @@
  * every role a service assumes is held to this account (and to the platform's own resources where
  * they are named); every function invoked asynchronously has somewhere its failures go; what an
  * operator must know is an alarm; the Plans API can change only the machines it creates; the
- * stack's outputs name what a user needs next, as docs/deploy.md lists them.
+ * stack's outputs name what a user needs next, as docs/deploy.md lists them; a platform that can
+ * tell no approver of a gate does not synthesize unless it says why.
  */
 import { readdirSync, readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { App, Stack } from 'aws-cdk-lib';
-import { Template } from 'aws-cdk-lib/assertions';
+import { Annotations, Match, Template } from 'aws-cdk-lib/assertions';
 import { Secret } from 'aws-cdk-lib/aws-secretsmanager';
 import { Topic } from 'aws-cdk-lib/aws-sns';
 import { beforeAll, describe, expect, it } from 'vitest';
 import { matchesWildcard } from '../../lib/aws-local/iam/wildcard.ts';
-import { APP_CONTEXT, buildPlangateApp } from '../../lib/cdk/app.ts';
+import { APP_CONTEXT, APP_UNNOTIFIED_REASON, buildPlangateApp } from '../../lib/cdk/app.ts';
 import { LAMBDAS_DIR, PROJECT_ROOT } from '../../lib/cdk/paths.ts';
 import { PlanPlatform } from '../../lib/cdk/plan-platform.ts';
 import { PlanPlatformStack, planOutputName } from '../../lib/cdk/plan-platform-stack.ts';
@@ -480,4 +481,58 @@ describe('stack outputs', () => {
     const synthesized = new Set([...Object.keys(outputs), ...slackOutputs].map(general));
     expect([...synthesized].sort()).toEqual([...documented].sort());
   });
+});
+
+describe('someone is always told', () => {
+  const platformIn = (props: ConstructorParameters<typeof PlanPlatform>[2]) => {
+    const s = new Stack(testApp(), 'Told');
+    return { stack: s, platform: new PlanPlatform(s, 'Platform', props) };
+  };
+
+  it('refuses a platform that can tell no approver (no sesSender, no slack), naming the props that fix it', () => {
+    expect(() => platformIn({})).toThrow(
+      /no approver would ever be told that a gate waits: neither sesSender .* nor slack .* or set unnotifiedGatesAcknowledged to the reason/,
+    );
+    expect(() =>
+      platformIn({ approverJwt: { issuer: 'https://login.example.com/', audience: ['x'] } }),
+    ).toThrow(/unnotifiedGatesAcknowledged/);
+    // Addresses to copy are no channel: without a sender nothing is emailed.
+    expect(() =>
+      platformIn({ approvalEmails: ['ops@example.com'], unnotifiedGatesAcknowledged: 'x' }),
+    ).toThrow(/approvalEmails \(ops@example\.com\) are never emailed without sesSender/);
+  });
+
+  it('takes the acknowledgement only with a reason, and only when it is true', () => {
+    expect(() => platformIn({ unnotifiedGatesAcknowledged: '  ' })).toThrow(
+      /must say, in words known at synth, why/,
+    );
+    expect(() =>
+      platformIn({ sesSender: 'approvals@example.com', unnotifiedGatesAcknowledged: 'nobody reads email' }),
+    ).toThrow(/unnotifiedGatesAcknowledged is set, but approvers are notified \(sesSender\): remove it/);
+    expect(() => platformIn({ sesSender: ' ' })).toThrow(/sesSender is empty/);
+  });
+
+  it('synthesizes with the reason, and warns while nobody is told', () => {
+    const { stack: s, platform } = platformIn({
+      unnotifiedGatesAcknowledged: ' approvers watch GET /plans/{id} ',
+    });
+    expect(platform.unnotifiedGatesAcknowledged).toBe('approvers watch GET /plans/{id}');
+    Annotations.fromStack(s).hasWarning(
+      '/Told/Platform',
+      Match.stringLikeRegexp('no approver is told of a gate .*: approvers watch GET /plans/\\{id\\}'),
+    );
+    const notifying = platformIn({ sesSender: 'approvals@example.com' });
+    expect(notifying.platform.unnotifiedGatesAcknowledged).toBeUndefined();
+    Annotations.fromStack(notifying.stack).hasNoWarning('*', Match.stringLikeRegexp('no approver is told'));
+  });
+
+  it('is said in the app: without a sender its platform acknowledges, visibly, that nobody is told; with one it emails', async () => {
+    expect(stack.platform.unnotifiedGatesAcknowledged).toBe(APP_UNNOTIFIED_REASON);
+    const app = new App({
+      context: { 'aws:cdk:bundling-stacks': [], [APP_CONTEXT.sesSender]: 'approvals@example.com' },
+    });
+    const emailing = await buildPlangateApp(app);
+    expect(emailing.platform.unnotifiedGatesAcknowledged).toBeUndefined();
+    expect(emailing.platform.sesSender).toBe('approvals@example.com');
+  }, 60_000);
 });
