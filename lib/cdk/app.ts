@@ -23,6 +23,13 @@ export const APP_CONTEXT = {
 } as const;
 
 /**
+ * Without `-c plangate:sesSender=…` the app's platform emails nobody (it has no Slack app), and
+ * says so: a platform that can reach no approver synthesizes only with the reason.
+ */
+export const APP_UNNOTIFIED_REASON =
+  'the plangate example app without -c plangate:sesSender: approvers follow GET /plans/{id} and open its approval link';
+
+/**
  * Adds the platform stack and one `PlanStateMachine` per example plan to `app`, and the
  * AwsSolutions checks. Rejects, listing every located problem, if an example does not validate
  * or the policy directory does not load.
@@ -44,7 +51,7 @@ export async function buildPlangateApp(app: App, examplesDir?: string): Promise<
     description:
       'plangate: plan-execution harness (tables, bus, harness Lambdas, Plans API) and the example plans',
     platform: {
-      sesSender,
+      ...(sesSender ? { sesSender } : { unnotifiedGatesAcknowledged: APP_UNNOTIFIED_REASON }),
       namePrefix,
       planner: plannerModel ? { model: plannerModel } : undefined,
       policyDir,

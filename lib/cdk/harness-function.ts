@@ -5,10 +5,11 @@
  */
 import { join } from 'node:path';
 import { Duration, RemovalPolicy, Validations } from 'aws-cdk-lib';
-import { Role, ServicePrincipal } from 'aws-cdk-lib/aws-iam';
+import { Role } from 'aws-cdk-lib/aws-iam';
 import { Architecture, Runtime, Tracing } from 'aws-cdk-lib/aws-lambda';
 import { NodejsFunction, OutputFormat } from 'aws-cdk-lib/aws-lambda-nodejs';
 import { LogGroup, RetentionDays } from 'aws-cdk-lib/aws-logs';
+import { Queue, QueueEncryption } from 'aws-cdk-lib/aws-sqs';
 import { Construct } from 'constructs';
 import { SHELL_WASM_FILES, shellWasmPath } from '../plan/shell/wasm-files.ts';
 import { CEDAR_WASM_FILE, cedarWasmPath } from '../policy/cedar.ts';
@@ -21,6 +22,7 @@ import {
   type HarnessHandlerSpec,
 } from '../runtime/catalog.ts';
 import { LOCK_FILE, PROJECT_ROOT } from './paths.ts';
+import { trustedService } from './service-trust.ts';
 
 /** The variables every harness Lambda reads (the journal's tables and bus, Powertools' settings). */
 export type CommonEnvInput = CommonHandlerEnvInput;
@@ -49,6 +51,13 @@ export interface HarnessFunctionProps<N extends HarnessHandlerName> {
    * @default - the function reads the policies its environment names, else the shipped set
    */
   readonly policyDir?: string;
+  /**
+   * The function is invoked asynchronously (`InvocationType: Event`): an event Lambda gives up on
+   * (its retries spent, or too old) goes to the function's dead-letter queue instead of being
+   * dropped.
+   * @default false
+   */
+  readonly invokedAsynchronously?: boolean;
 }
 
 /** Where a bundle keeps its copy of the platform's policies (relative to the function's code). */
@@ -92,6 +101,11 @@ export class HarnessFunction<N extends HarnessHandlerName = HarnessHandlerName> 
   public readonly logGroup: LogGroup;
   /** The function's own role: write to its log group, X-Ray (where traced), and whatever the platform grants. */
   public readonly role: Role;
+  /**
+   * Where the asynchronous events it failed on go (SQS-encrypted, TLS only, kept 14 days), with
+   * `invokedAsynchronously` only.
+   */
+  public readonly deadLetterQueue?: Queue;
 
   constructor(scope: Construct, id: string, props: HarnessFunctionProps<N>) {
     super(scope, id);
@@ -103,11 +117,19 @@ export class HarnessFunction<N extends HarnessHandlerName = HarnessHandlerName> 
       removalPolicy: props.logRemovalPolicy ?? RemovalPolicy.RETAIN,
     });
     // Our own role instead of AWSLambdaBasicExecutionRole: logs go to this function's log group only.
+    // Lambda names no source ARN we could know here (function names are generated), so the trust
+    // is held to this account.
     this.role = new Role(this, 'Role', {
-      assumedBy: new ServicePrincipal('lambda.amazonaws.com'),
+      assumedBy: trustedService(this, 'lambda.amazonaws.com'),
       description: spec.description,
     });
     this.logGroup.grantWrite(this.role);
+    if (props.invokedAsynchronously)
+      this.deadLetterQueue = new Queue(this, 'DeadLetters', {
+        encryption: QueueEncryption.SQS_MANAGED,
+        enforceSSL: true,
+        retentionPeriod: Duration.days(14),
+      });
     this.function = new NodejsFunction(this, 'Function', {
       role: this.role,
       entry: join(PROJECT_ROOT, spec.entry),
@@ -121,6 +143,7 @@ export class HarnessFunction<N extends HarnessHandlerName = HarnessHandlerName> 
       timeout: Duration.seconds(spec.timeoutSeconds),
       tracing: traced ? Tracing.ACTIVE : Tracing.DISABLED,
       logGroup: this.logGroup,
+      ...(this.deadLetterQueue ? { deadLetterQueue: this.deadLetterQueue } : {}),
       projectRoot: PROJECT_ROOT,
       depsLockFilePath: LOCK_FILE,
       bundling: {
@@ -132,7 +155,9 @@ export class HarnessFunction<N extends HarnessHandlerName = HarnessHandlerName> 
         externalModules: [],
         banner: ESM_REQUIRE_SHIM,
         minify: true,
+        // Stack traces name our files and lines; the bundle does not ship our sources a second time.
         sourceMap: true,
+        sourcesContent: false,
         forceDockerBundling: false,
         commandHooks: {
           beforeBundling: () => [],

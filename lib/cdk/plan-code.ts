@@ -44,6 +44,7 @@ export class PlanCode extends Construct {
   public readonly function: HarnessFunction<'planProcess'>;
   /** Assumed by the runners per run for steps that declare `aws`; never the harness's authority. */
   public readonly awsRole: Role;
+  private readonly neverTheHarness: PolicyStatement;
 
   constructor(scope: Construct, id: string, props: PlanCodeProps) {
     super(scope, id);
@@ -59,14 +60,13 @@ export class PlanCode extends Construct {
     });
     for (const statement of props.planAwsStatements ?? []) this.awsRole.addToPolicy(statement);
     // Defence in depth: whatever the platform's statements allow, never the harness's state.
-    this.awsRole.addToPolicy(
-      new PolicyStatement({
-        sid: 'NeverTheHarness',
-        effect: Effect.DENY,
-        actions: ['*'],
-        resources: [...props.harnessResourceArns],
-      }),
-    );
+    this.neverTheHarness = new PolicyStatement({
+      sid: 'NeverTheHarness',
+      effect: Effect.DENY,
+      actions: ['*'],
+      resources: [...props.harnessResourceArns],
+    });
+    this.awsRole.addToPolicy(this.neverTheHarness);
     this.awsRole.addToPolicy(
       new PolicyStatement({
         sid: 'NeverAnswerATask',
@@ -86,6 +86,11 @@ export class PlanCode extends Construct {
         resourceArns: [this.function.function.functionArn],
       });
     }
+  }
+
+  /** Denies the plan AWS role harness resources made after it (as `harnessResourceArns` are). */
+  denyHarnessResources(arns: readonly string[]): void {
+    this.neverTheHarness.addResources(...arns);
   }
 
   /** The roles plan code holds: the plan-process function's and the plan AWS role. */

@@ -7,7 +7,7 @@
  */
 import { readFileSync } from 'node:fs';
 import { RemovalPolicy, Validations } from 'aws-cdk-lib';
-import { Grant, type IGrantable } from 'aws-cdk-lib/aws-iam';
+import { Grant, type IGrantable, Role } from 'aws-cdk-lib/aws-iam';
 import { LogGroup } from 'aws-cdk-lib/aws-logs';
 import {
   CfnStateMachineVersion,
@@ -37,6 +37,7 @@ import type { Plan } from '../plan/schema.ts';
 import type { StateMachineHandlerName } from '../runtime/catalog.ts';
 import { acknowledgeWildcardResource } from './nag.ts';
 import type { PlanPlatform } from './plan-platform.ts';
+import { trustedService } from './service-trust.ts';
 
 export interface PlanStateMachineProps {
   /** The plan to deploy (parsed and validated, e.g. with lib/plan's `loadPlan`). Give this or `planFile`. */
@@ -96,6 +97,11 @@ export class PlanStateMachine extends Construct {
     if (!rootName.startsWith(`${platform.namePrefix}-`)) {
       throw new Error(
         `stateMachineName "${rootName}" must start with "${platform.namePrefix}-": the platform's grants are scoped to that prefix`,
+      );
+    }
+    if (rootName.startsWith(`${platform.runtimeNamePrefix}-`)) {
+      throw new Error(
+        `stateMachineName "${rootName}" is under "${platform.runtimeNamePrefix}-", where the Plans API creates and updates the plans submitted at run time: give this plan a stateMachineName outside it (a plan id starting "run-" needs one)`,
       );
     }
     const [root, ...children] = this.compiled.definitions;
@@ -185,8 +191,16 @@ export class PlanStateMachine extends Construct {
         childExecutions.push(platform.statesArn('execution', `${child.name}:*`));
       }
     }
+    // The role only this machine (and its published versions) may assume, in this account.
+    const role = new Role(this, `${id}Role`, {
+      assumedBy: trustedService(this, 'states.amazonaws.com', [
+        platform.statesArn('stateMachine', name),
+        platform.statesArn('stateMachine', `${name}:*`),
+      ]),
+    });
     const machine = new StateMachine(this, id, {
       stateMachineName: name,
+      role,
       stateMachineType: StateMachineType.STANDARD,
       definitionBody: DefinitionBody.fromString(definition.json),
       definitionSubstitutions: substitutions,

@@ -90,6 +90,8 @@ export function readSimulatedTemplate(cdkOut: string, stack = 'Plangate'): Simul
         return `arn:aws:s3:::${name.toLowerCase()}`;
       case 'AWS::SecretsManager::Secret':
         return `arn:aws:secretsmanager:${a}:secret:${name}-SimArn`;
+      case 'AWS::SQS::Queue':
+        return `arn:aws:sqs:${a}:${name}`;
       default:
         throw new TemplateError(`Fn::GetAtt ${id}.Arn: the simulator gives no ARN to a ${r.Type}`);
     }

@@ -14,7 +14,7 @@ import { agentActivityPlaceholder, compilePlan, PLACEHOLDERS } from '../../lib/c
 import { placeholdersIn, workerTargets } from '../../lib/launch/deploy-plan.ts';
 import { planDigest } from '../../lib/plan/digest.ts';
 import type { Plan } from '../../lib/plan/schema.ts';
-import { testApp } from './support.ts';
+import { testApp, UNNOTIFIED } from './support.ts';
 
 type Resource = { Type: string; Properties: Record<string, unknown> };
 type Statement = { Effect: string; Action: string | string[]; Resource: unknown };
@@ -25,7 +25,7 @@ let template: Template;
 
 beforeAll(async () => {
   plans = await loadExamplePlans();
-  stack = new PlanPlatformStack(testApp(), 'Plans');
+  stack = new PlanPlatformStack(testApp(), 'Plans', { platform: UNNOTIFIED });
   for (const plan of plans) stack.addPlan(plan);
   template = Template.fromStack(stack);
 });
@@ -152,7 +152,7 @@ describe('a split plan', () => {
     const compiled = compilePlan(plan, compileOptions);
     expect(compiled.definitions.length).toBeGreaterThan(1);
 
-    const splitStack = new PlanPlatformStack(testApp(), 'Split');
+    const splitStack = new PlanPlatformStack(testApp(), 'Split', { platform: UNNOTIFIED });
     const machine = splitStack.addPlan(plan, { compileOptions });
     const t = Template.fromStack(splitStack);
     expect(machine.parts).toHaveLength(compiled.definitions.length - 1);
@@ -197,7 +197,7 @@ describe('a split plan', () => {
 describe('PlanStateMachine props', () => {
   it('logs errors only when asked, and says why in the nag acknowledgement', () => {
     const app = testApp();
-    const s = new PlanPlatformStack(app, 'Errors');
+    const s = new PlanPlatformStack(app, 'Errors', { platform: UNNOTIFIED });
     const machine = s.addPlan(plans[0]!, { logLevel: LogLevel.ERROR });
     expect(resourceOf(machine.stateMachine, Template.fromStack(s), s).Properties).toMatchObject({
       LoggingConfiguration: { Level: 'ERROR', IncludeExecutionData: false },
@@ -207,7 +207,7 @@ describe('PlanStateMachine props', () => {
 
   it('reads a plan file, and refuses one that does not parse with its located problem', () => {
     const dir = mkdtempSync(join(tmpdir(), 'plangate-cdk-'));
-    const s = new PlanPlatformStack(testApp(), 'Files');
+    const s = new PlanPlatformStack(testApp(), 'Files', { platform: UNNOTIFIED });
     const fromFile = new PlanStateMachine(s, 'FromFile', {
       planFile: 'examples/release-api.json',
       platform: s.platform,
@@ -221,11 +221,11 @@ describe('PlanStateMachine props', () => {
   });
 
   it("refuses a name outside the platform's prefix (its grants would not cover it)", () => {
-    const refused = new PlanPlatformStack(testApp(), 'Refused');
+    const refused = new PlanPlatformStack(testApp(), 'Refused', { platform: UNNOTIFIED });
     expect(() => refused.addPlan(plans[0]!, { stateMachineName: 'other-name' })).toThrow(
       /must start with "plangate-"/,
     );
-    const accepted = new PlanPlatformStack(testApp(), 'Accepted');
+    const accepted = new PlanPlatformStack(testApp(), 'Accepted', { platform: UNNOTIFIED });
     const machine = accepted.addPlan(plans[0]!, { stateMachineName: 'plangate-custom' });
     expect(
       resourceOf(machine.stateMachine, Template.fromStack(accepted), accepted).Properties.StateMachineName,
@@ -236,7 +236,7 @@ describe('PlanStateMachine props', () => {
 describe('grantStartExecution', () => {
   it('allows starting the machine and its published version, nag-clean', () => {
     const app = testApp();
-    const s = new PlanPlatformStack(app, 'Start');
+    const s = new PlanPlatformStack(app, 'Start', { platform: UNNOTIFIED });
     const machine = s.addPlan(plans[0]!);
     const launcher = new Role(s, 'Launcher', { assumedBy: new AccountRootPrincipal() });
     machine.grantStartExecution(launcher);
