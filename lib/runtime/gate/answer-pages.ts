@@ -6,10 +6,11 @@
 import type { GateDecision, JournalRecord } from '../payloads/index.ts';
 import { TIMEOUT_DECIDER } from '../payloads/index.ts';
 import { escapeHtml } from '../shared/html.ts';
-import { awaited, messagePage, nameList, page, utcText } from './approval-page.ts';
+import { messagePage, nameList, page, utcText } from './approval-page.ts';
 import type { AnswerOutcome } from './approvals.ts';
 import { contentDigest, type GateView } from './gate-item.ts';
 import type { ApprovalError } from './links.ts';
+import { awaited } from './shown-gate.ts';
 
 /** How often the progress page reloads while the run goes on. */
 export const PROGRESS_REFRESH_SECONDS = 5;

@@ -155,7 +155,7 @@ export class Approvals {
 
   /**
    * Stores the gate (with its token and the plan's approval policy) and returns the approval id
-   * for links and buttons. `submittedBy`, when known, may answer but never approve; `changes`
+   * for links and buttons (the shared link id) and the gate's deadline. `submittedBy`, when known, may answer but never approve; `changes`
    * (plan gate) are shown beside the plan; `stepGate` (step gate) is what the step's approvers see.
    */
   async create(
@@ -177,7 +177,7 @@ export class Approvals {
       /** Escalation: what the model suggests, shown beside the person's choices. */
       recovery?: RecoveryAdvice;
     } = {},
-  ): Promise<string> {
+  ): Promise<{ readonly linkId: string; readonly expiresAt: string }> {
     const policy: GateApprovers = req.approval;
     const now = this.now();
     const expires = new Date(now.getTime() + req.timeoutSeconds * 1000);
@@ -236,7 +236,10 @@ export class Approvals {
         ConditionExpression: 'attribute_not_exists(approvalId)',
       }),
     );
-    return this.signer.shared(approvalId, item.expiresAtEpoch, item.planDigest);
+    return {
+      linkId: this.signer.shared(approvalId, item.expiresAtEpoch, item.planDigest),
+      expiresAt: item.expiresAt,
+    };
   }
 
   /**

@@ -28,7 +28,7 @@ import { approvedRevisionOf } from './approved-revision.ts';
 import type { DecisionListener, EscalationListener } from './gate-item.ts';
 import { climbLadder } from './ladder.ts';
 import { LinkSigner } from './links.ts';
-import { noticeOf } from './notice.ts';
+import { gateOpened, noticeOf } from './notice.ts';
 import { diffPlanGraphs, type PlanChanges, type RecordedSteps } from './plan-diff.ts';
 import { adviceAtEscalation } from './recovery-advice.ts';
 import { stepGateViewOf } from './step-gate-view.ts';
@@ -191,7 +191,7 @@ export async function openGate(request: GateRequest, deps: GateDeps): Promise<{ 
         )
       : undefined;
   const recovery = await adviceAtEscalation(req, deps.recoveryAdvisor, journal, identity);
-  const approvalId = await approvals.create(req, {
+  const opening = await approvals.create(req, {
     submittedBy: created?.submitted_by,
     changes: graph ? await changesSincePrevious(req.plan, graph, deps, created?.steps) : undefined,
     stepGate,
@@ -199,8 +199,19 @@ export async function openGate(request: GateRequest, deps: GateDeps): Promise<{ 
     abortRollsBack,
     recovery,
   });
+  const approvalId = opening.linkId;
+  const notice = noticeOf(req, approvalId, undefined, {
+    submittedBy: created?.submitted_by,
+    stepGate,
+    revision: approved,
+    abortRollsBack,
+    recovery,
+    expiresAt: opening.expiresAt,
+  });
+  // The event that opens the gate says what it asks, of whom, until when and through which link.
+  const opened = gateOpened(notice);
   if (req.kind === 'escalation') {
-    await journal.append({ ...identity, event: 'RECOVERY_ESCALATION', details: { reason } });
+    await journal.append({ ...identity, event: 'RECOVERY_ESCALATION', details: { reason, opened } });
   } else if (req.kind === 'human') {
     await journal.append({
       ...identity,
@@ -210,6 +221,7 @@ export async function openGate(request: GateRequest, deps: GateDeps): Promise<{ 
         progress: `${progressLabel(req.index ?? 1, req.total ?? 1)} ▶ ${req.description ?? req.stepId} (waiting for a person)`,
         // Seed 003's handoff.md of the step: what the person reads.
         ...(req.human ? { handoff: { task: req.human.instructions, inputs: read } } : {}),
+        opened,
       },
     });
   } else {
@@ -222,6 +234,7 @@ export async function openGate(request: GateRequest, deps: GateDeps): Promise<{ 
         round: req.round,
         // Once per execution: what a later version's gate compares itself with.
         ...(graph && req.round === 1 ? { graph } : {}),
+        opened,
       },
     });
   }
@@ -234,15 +247,7 @@ export async function openGate(request: GateRequest, deps: GateDeps): Promise<{ 
     ))
   )
     return { approvalId };
-  await deps.notify(
-    noticeOf(req, approvalId, undefined, {
-      submittedBy: created?.submitted_by,
-      stepGate,
-      revision: approved,
-      abortRollsBack,
-      recovery,
-    }),
-  );
+  await deps.notify(notice);
 
   return { approvalId };
 }

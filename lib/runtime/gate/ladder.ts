@@ -35,7 +35,7 @@ import {
   gateView,
 } from './gate-item.ts';
 import type { LinkSigner } from './links.ts';
-import { noticeOf, noticeOfItem } from './notice.ts';
+import { gateOpened, noticeOf, noticeOfItem } from './notice.ts';
 import { supersedeEarlierVersions } from './versions.ts';
 
 export interface LadderDeps {
@@ -95,16 +95,28 @@ export async function climbLadder(req: LadderRequest, deps: LadderDeps): Promise
           });
           const at = new Date().toISOString();
           // The next group is shown what the first was, changes since the last version included.
-          const approvalId = await deps.approvals.create(req, {
+          const created = await deps.approvals.create(req, {
             submittedBy: deps.submittedBy,
             changes: item.changes,
             stepGate: item.stepGate,
             approved: item.approved,
           });
+          const approvalId = created.linkId;
+          const notice = noticeOf(req, approvalId, 'escalation', {
+            submittedBy: deps.submittedBy,
+            stepGate: item.stepGate,
+            revision: item.approved,
+            expiresAt: created.expiresAt,
+          });
           await deps.journal.append({
             ...identity,
             event: 'GATE_ESCALATED',
-            details: { gate: req.kind, level: req.ladder.level, approvers: req.approval.approvers },
+            details: {
+              gate: req.kind,
+              level: req.ladder.level,
+              approvers: req.approval.approvers,
+              opened: gateOpened(notice),
+            },
           });
           // A later version gated meanwhile closes the new gate too (versions.ts); nobody is asked.
           const superseded =
@@ -113,14 +125,7 @@ export async function climbLadder(req: LadderRequest, deps: LadderDeps): Promise
               { executionId: req.executionId, plan: req.plan, linkId: approvalId },
               deps,
             ));
-          if (!superseded)
-            await deps.notify(
-              noticeOf(req, approvalId, 'escalation', {
-                submittedBy: deps.submittedBy,
-                stepGate: item.stepGate,
-                revision: item.approved,
-              }),
-            );
+          if (!superseded) await deps.notify(notice);
           // Like a decision listener's, its failure never undoes the escalation.
           await deps
             .onEscalated?.(
