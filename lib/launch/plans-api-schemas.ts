@@ -16,6 +16,7 @@ import {
   GateRevisionSchema,
   HumanDecisionSchema,
   JournalRecordSchema,
+  NoticeUndeliveredReasonSchema,
   PlanIdentitySchema,
   PlanSummarySchema,
   RecoveryAdviceSchema,
@@ -134,6 +135,14 @@ export const WaitingGateSchema = z.object({
     .describe(
       "The gate's shared approval page, the one its Slack message carries: it carries no credential, and the page asks the reader to sign in to answer",
     ),
+  undelivered: z
+    .object({
+      reason: NoticeUndeliveredReasonSchema,
+      message: z.string().describe('Why, in words'),
+      at: z.string().describe('ISO 8601 UTC'),
+    })
+    .optional()
+    .describe('The latest notice about this gate reached nobody (GATE_NOTICE_UNDELIVERED): pass its link on'),
 });
 export type WaitingGate = z.infer<typeof WaitingGateSchema>;
 

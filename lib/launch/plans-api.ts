@@ -418,6 +418,7 @@ async function gatesWaiting(
       deadline: gate.opened.expires_at,
       ...(next ? { next } : {}),
       link: approvalLink(apiUrl, gate.opened.link_id),
+      ...(gate.undelivered ? { undelivered: gate.undelivered } : {}),
     };
   });
 }

@@ -2,8 +2,8 @@
  * `GET /plans/{id}` at a waiting gate, through `plangate serve`'s platform (Plans API → compiled
  * gate → journal): the gate, what it asks, who may answer (in words and by name, fewer once one
  * approved), the deadline and its ladder's next rung, and its shared link, the one Slack gets,
- * which asks whoever opens it to sign in. Every response is checked against the served OpenAPI
- * document (ApiClient).
+ * which asks whoever opens it to sign in, and whether its notice reached nobody. Every response is
+ * checked against the served OpenAPI document (ApiClient).
  */
 import { mkdtemp, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
@@ -11,8 +11,10 @@ import { join } from 'node:path';
 import { afterAll, beforeAll, expect, it } from 'vitest';
 import { StatusResponseSchema } from '../../lib/launch/plans-api-schemas.ts';
 import { PlanSchema } from '../../lib/plan/schema.ts';
+import { journalFor } from '../../lib/runtime/deps.ts';
 import { approvalsFor } from '../../lib/runtime/gate/gate.ts';
 import { readEvents } from '../../lib/runtime/journal/journal.ts';
+import { undeliveredReporter } from '../../lib/runtime/notify/undelivered.ts';
 import type { ApprovalNotice } from '../../lib/runtime/payloads/index.ts';
 import { LocalPlatform } from '../../lib/serve/platform.ts';
 import { loadSigningKey, storePaths } from '../../lib/serve/store-directory.ts';
@@ -125,6 +127,20 @@ it('names the waiting plan gate: what it asks, who may answer, the deadline, the
   const page = await fetch(gate?.link as string, { redirect: 'manual' });
   expect(page.status).toBeLessThan(500);
   expect(await page.text()).not.toContain('value="APPROVE"');
+});
+
+it('says so beside the gate when its notice reached nobody', async () => {
+  const notice = notices[0] as ApprovalNotice;
+  expect((await status()).gates[0]?.undelivered).toBeUndefined();
+  // What the notifier Lambda of a deployment without SES or Slack journals.
+  await undeliveredReporter({ journal: journalFor(platform.stack.journalDeps()) })(notice, {
+    reason: 'no-channel',
+    message: 'no channel is configured',
+  });
+  expect((await status()).gates[0]?.undelivered).toMatchObject({
+    reason: 'no-channel',
+    message: 'no channel is configured',
+  });
 });
 
 it('says who is still awaited once one approver approved, and nothing once the gate is decided', async () => {

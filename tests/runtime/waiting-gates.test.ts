@@ -59,6 +59,17 @@ describe('waitingGates', () => {
     expect(nextRung(voted as never, LADDER)).toEqual({ action: 'remind', at: '2026-01-01T10:10:00.000Z' });
 
     records.push(record('GATE_REMINDED', { gate: 'plan', level: 0 }));
+    // The reminder reached nobody: the gate says so (the next group's gate, below, does not).
+    records.push(
+      record('GATE_NOTICE_UNDELIVERED', {
+        gate: 'plan',
+        link_id: 'first',
+        stage: 'reminder',
+        reason: 'no-channel',
+        message: 'no channel is configured',
+      }),
+    );
+    expect(waitingGates(records)[0]?.undelivered).toMatchObject({ reason: 'no-channel' });
     expect(nextRung(waitingGates(records)[0] as never, LADDER)).toEqual({
       action: 'escalate',
       at: '2026-01-01T11:00:00.000Z',
@@ -78,6 +89,7 @@ describe('waitingGates', () => {
     expect(escalated).toHaveLength(1);
     expect(escalated[0]).toMatchObject({ level: 1, round: 1, votes: [], policy: { approvers: ['ops'] } });
     expect(escalated[0]?.opened.link_id).toBe('second');
+    expect(escalated[0]?.undelivered).toBeUndefined();
     // The last group was not reminded yet; once it is, only the rejection is left.
     records.push(record('GATE_REMINDED', { gate: 'plan', level: 1 }));
     expect(nextRung(waitingGates(records)[0] as never, LADDER)).toEqual({

@@ -2,10 +2,18 @@
  * The gates of an execution still waiting for a person, read from its journal alone (what the
  * Plans API may read): each opened by an event carrying `opened` (GATE_APPROVAL_REQUESTED, a
  * human step's TASK_STARTED, a RECOVERY_ESCALATION that asks, GATE_ESCALATED, which replaces the
- * gate it escalates), counting the approvals voted since (a modification starts them again), and
- * closed by its decision, its question, its supersession or the answer of the step it asks about.
+ * gate it escalates), counting the approvals voted since (a modification starts them again), with
+ * the latest notice about it that reached nobody, and closed by its decision, its question, its
+ * supersession or the answer of the step it asks about.
  */
-import type { GateApprovers, GateKind, GateOpened, JournalRecord } from '../payloads/index.ts';
+import type { z } from 'zod';
+import type {
+  GateApprovers,
+  GateKind,
+  GateOpened,
+  JournalRecord,
+  NoticeUndeliveredReasonSchema,
+} from '../payloads/index.ts';
 import { EVENT_DETAILS } from '../payloads/index.ts';
 
 export interface WaitingGate {
@@ -24,6 +32,13 @@ export interface WaitingGate {
   /** Who voted to approve the content as it is now. */
   readonly votes: readonly { readonly by: string }[];
   readonly policy: GateApprovers;
+  /** The latest notice about this gate that reached nobody (GATE_NOTICE_UNDELIVERED), if one did. */
+  readonly undelivered?: {
+    readonly reason: z.infer<typeof NoticeUndeliveredReasonSchema>;
+    readonly message: string;
+    /** ISO 8601 UTC. */
+    readonly at: string;
+  };
 }
 
 type Open = { -readonly [K in keyof WaitingGate]: WaitingGate[K] } & { votes: { by: string }[] };
@@ -93,6 +108,18 @@ export function waitingGates(records: readonly JournalRecord[]): WaitingGate[] {
         const gate = open.get(keyOf(d.gate, record));
         const approves = d.decision === 'APPROVE' || d.decision === 'APPROVE_WITH_MODIFICATIONS';
         if (gate && approves && typeof d.voter === 'string') gate.votes.push({ by: d.voter });
+        break;
+      }
+      case 'GATE_NOTICE_UNDELIVERED': {
+        const parsed = EVENT_DETAILS.GATE_NOTICE_UNDELIVERED.safeParse(d);
+        const gate = open.get(keyOf(d.gate, record));
+        // Only a notice about the gate as it is now (not the group before an escalation).
+        if (parsed.success && gate?.opened.link_id === parsed.data.link_id)
+          gate.undelivered = {
+            reason: parsed.data.reason,
+            message: parsed.data.message,
+            at: record.timestamp,
+          };
         break;
       }
       case 'GATE_PLAN_MODIFIED': {

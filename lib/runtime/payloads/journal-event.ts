@@ -31,6 +31,8 @@ export const EVENT_TYPES = [
   'GATE_ESCALATED',
   /** A later version of the plan was gated, so this version's waiting plan gate was closed (rejected). */
   'GATE_SUPERSEDED',
+  /** The notifier could tell nobody of a gate: no channel configured, nobody to send to, or every send failed. */
+  'GATE_NOTICE_UNDELIVERED',
   'TASK_STARTED',
   'TASK_COMPLETED',
   'TASK_FAILED',
@@ -105,6 +107,13 @@ export const GateOpenedSchema = z.object({
   question: z.string().optional(),
 });
 export type GateOpened = z.infer<typeof GateOpenedSchema>;
+
+/** Why a gate's notice reached nobody (GATE_NOTICE_UNDELIVERED). */
+export const NoticeUndeliveredReasonSchema = z
+  .enum(['no-channel', 'no-recipient', 'send-failed'])
+  .describe(
+    "no-channel: neither email (an SES sender) nor Slack is configured; no-recipient: only email is, and none of the gate's approvers is an email address; send-failed: nothing could be sent (when every channel failed, the notifier tries again)",
+  );
 
 /** Details per event type (seed 000's fields, snake_case as the seed writes them). */
 export const EVENT_DETAILS = {
@@ -222,6 +231,16 @@ export const EVENT_DETAILS = {
     by_version: z.number().int(),
     by_digest: z.string(),
     by_execution: z.string(),
+  }),
+  GATE_NOTICE_UNDELIVERED: z.object({
+    gate: GateKindSchema,
+    /** The shared link id of the gate the notice was about. */
+    link_id: z.string(),
+    /** What the notice was: absent for the gate's first request. */
+    stage: z.enum(['reminder', 'escalation', 'revision']).optional(),
+    reason: NoticeUndeliveredReasonSchema,
+    /** Why, in words: what to configure, or each channel's error. */
+    message: z.string(),
   }),
   TASK_STARTED: z.object({
     attempt: z.number().int(),
