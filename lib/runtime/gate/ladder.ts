@@ -73,6 +73,8 @@ export async function climbLadder(req: LadderRequest, deps: LadderDeps): Promise
     try {
       switch (req.ladder.stage) {
         case 'remind':
+          // This rung's token already waits on the gate: a retried invocation; its group was told.
+          if (item.taskToken === req.taskToken) return;
           await update(deps, item, { set: 'taskToken = :token', values: { ':token': req.taskToken } });
           await deps.journal.append({
             ...identity,
@@ -101,31 +103,13 @@ export async function climbLadder(req: LadderRequest, deps: LadderDeps): Promise
             stepGate: item.stepGate,
             approved: item.approved,
           });
-          const approvalId = created.linkId;
-          const notice = noticeOf(req, approvalId, 'escalation', {
+          const notice = noticeOf(req, created.linkId, 'escalation', {
             submittedBy: deps.submittedBy,
             stepGate: item.stepGate,
             revision: item.approved,
-            expiresAt: created.expiresAt,
+            expiresAt: created.item.expiresAt,
           });
-          await deps.journal.append({
-            ...identity,
-            event: 'GATE_ESCALATED',
-            details: {
-              gate: req.kind,
-              level: req.ladder.level,
-              approvers: req.approval.approvers,
-              opened: gateOpened(notice),
-            },
-          });
-          // A later version gated meanwhile closes the new gate too (versions.ts); nobody is asked.
-          const superseded =
-            req.kind === 'plan' &&
-            (await supersedeEarlierVersions(
-              { executionId: req.executionId, plan: req.plan, linkId: approvalId },
-              deps,
-            ));
-          if (!superseded) await deps.notify(notice);
+          await announceEscalation(req, created.item, notice, deps);
           // Like a decision listener's, its failure never undoes the escalation.
           await deps
             .onEscalated?.(
@@ -158,6 +142,42 @@ export async function climbLadder(req: LadderRequest, deps: LadderDeps): Promise
       if (!(error instanceof ConditionalCheckFailedException)) throw error;
     }
   }
+}
+
+/**
+ * The gate an escalation opened for the next group: GATE_ESCALATED (with the gate it opened), then,
+ * unless a later version gated meanwhile closes it too (versions.ts), its notice; each once
+ * (Approvals.announce), so a retried invocation of the rung does neither twice.
+ */
+export async function announceEscalation(
+  req: LadderRequest,
+  gate: GateItem,
+  notice: ApprovalNotice,
+  deps: LadderDeps,
+): Promise<void> {
+  await deps.approvals.announce(gate, {
+    journal: async () => {
+      await deps.journal.append({
+        ...eventIdentity(req, req.stepId ? { id: req.stepId } : undefined),
+        event: 'GATE_ESCALATED',
+        details: {
+          gate: req.kind,
+          level: req.ladder.level,
+          approvers: req.approval.approvers,
+          opened: gateOpened(notice),
+        },
+      });
+    },
+    notify: async () => {
+      const superseded =
+        req.kind === 'plan' &&
+        (await supersedeEarlierVersions(
+          { executionId: req.executionId, plan: req.plan, linkId: notice.approvalId },
+          deps,
+        ));
+      if (!superseded) await deps.notify(notice);
+    },
+  });
 }
 
 /** The gate this ladder climbs: the newest not escalated of its execution, kind, step and round. */
