@@ -2,11 +2,17 @@
  * An execution's waiting gates read back from its journal (what GET /plans/{id} shows): a gate
  * escalated to the next group is that group's, with its own link and policy; a step waiting for a
  * person and an escalation of another step wait side by side; answers close them; the next rung
- * is the plan's ladder from where the gate stands.
+ * is the plan's ladder from where the gate stands. And what a gate asks, as its opening event says.
  */
 import { describe, expect, it } from 'vitest';
+import { gateAsks } from '../../lib/runtime/gate/notice.ts';
 import { nextRung, waitingGates } from '../../lib/runtime/gate/waiting-gates.ts';
-import type { EventType, GateOpened, JournalRecord } from '../../lib/runtime/payloads/index.ts';
+import type {
+  ApprovalNotice,
+  EventType,
+  GateOpened,
+  JournalRecord,
+} from '../../lib/runtime/payloads/index.ts';
 
 let seq = 0;
 function record(
@@ -143,5 +149,50 @@ describe('waitingGates', () => {
       record('HUMAN_TASK_ANSWERED', { decision: 'DONE', answered_by: 'ann' }, 'a'),
     );
     expect(waitingGates(records).map((g) => g.kind)).toEqual(['step']);
+  });
+});
+
+describe('gateAsks', () => {
+  const notice = (over: Partial<ApprovalNotice>): ApprovalNotice => ({
+    approvalId: 'l',
+    kind: 'plan',
+    executionId: 'e',
+    plan: { id: 'p', version: 2, digest: 'sha256:p' },
+    round: 1,
+    expiresAt: '2026-01-01T11:00:00.000Z',
+    policy: { approvers: [], forbiddenApprovers: [], quorum: 1 },
+    ...over,
+  });
+
+  it('says what each kind of gate asks, in one line, as its messages title it', () => {
+    expect(gateAsks(notice({ summary: { objective: 'Ship\nthe report', steps: 2 } }))).toBe(
+      'Plan approval requested: Ship the report',
+    );
+    expect(gateAsks(notice({ kind: 'step', stepId: 'deploy', description: 'Deploy it' }))).toBe(
+      'Step approval requested: deploy (Deploy it)',
+    );
+    expect(
+      gateAsks(
+        notice({
+          kind: 'escalation',
+          stepId: 'fetch',
+          failure: { failureClass: 'logic', phase: 'run', error: 'Plangate.ToolFailed', message: 'exit 1' },
+        } as Partial<ApprovalNotice>),
+      ),
+    ).toBe('A step failed: retry, skip or abort?: fetch: logic (Plangate.ToolFailed): exit 1');
+    expect(
+      gateAsks(
+        notice({ kind: 'human', stepId: 'key', human: { instructions: 'Rotate the key', outputs: [] } }),
+      ),
+    ).toBe('A step needs you to do it: key: Rotate the key');
+  });
+
+  it('never carries a credential a plan author wrote, and stays short', () => {
+    const asks = gateAsks(
+      notice({ summary: { objective: `Use AKIAIOSFODNN7EXAMPLE then ${'word '.repeat(200)}`, steps: 1 } }),
+    );
+    expect(asks).not.toContain('AKIAIOSFODNN7EXAMPLE');
+    expect([...asks].length).toBeLessThanOrEqual(500);
+    expect(asks.endsWith('…')).toBe(true);
   });
 });

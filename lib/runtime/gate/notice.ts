@@ -105,13 +105,14 @@ export function gateAsks(notice: ApprovalNotice): string {
   const step = notice.stepId
     ? `${notice.stepId}${notice.description ? ` (${notice.description})` : ''}`
     : undefined;
+  const ofStep = (text: string) => (step ? `${step}: ${text}` : text);
   const about =
     notice.kind === 'plan'
       ? (notice.summary?.objective ?? `${notice.plan.id} v${notice.plan.version}`)
       : notice.kind === 'human' && notice.human
-        ? `${step}: ${notice.human.instructions}`
+        ? ofStep(notice.human.instructions)
         : notice.kind === 'escalation' && notice.failure
-          ? `${step}: ${notice.failure.failureClass} (${notice.failure.error}): ${notice.failure.message}`
+          ? ofStep(`${notice.failure.failureClass} (${notice.failure.error}): ${notice.failure.message}`)
           : (step ?? '');
   const line = visibleText(new Redactor().text(`${GATE_TITLES[notice.kind]}: ${about}`))
     .replace(/\s+/g, ' ')
