@@ -6,7 +6,7 @@
  *
  * Link ids (shared and recipient-bound) are signed and checked by {@link LinkSigner} in links.ts.
  */
-import { randomBytes } from 'node:crypto';
+import { createHmac } from 'node:crypto';
 import { ConditionalCheckFailedException } from '@aws-sdk/client-dynamodb';
 import { SendTaskFailureCommand, SendTaskSuccessCommand, type SFNClient } from '@aws-sdk/client-sfn';
 import { type DynamoDBDocumentClient, GetCommand, PutCommand, UpdateCommand } from '@aws-sdk/lib-dynamodb';
@@ -155,7 +155,9 @@ export class Approvals {
 
   /**
    * Stores the gate (with its token and the plan's approval policy) and returns the approval id
-   * for links and buttons. `submittedBy`, when known, may answer but never approve; `changes`
+   * for links and buttons (the shared link id) and the gate as stored. The gate is keyed by its
+   * task token ({@link gateIdOf}): when a gate was already stored for it (a retried invocation of
+   * the gate Lambda), that gate is returned, `existing`, and nothing is stored. `submittedBy`, when known, may answer but never approve; `changes`
    * (plan gate) are shown beside the plan; `stepGate` (step gate) is what the step's approvers see.
    */
   async create(
@@ -177,11 +179,11 @@ export class Approvals {
       /** Escalation: what the model suggests, shown beside the person's choices. */
       recovery?: RecoveryAdvice;
     } = {},
-  ): Promise<string> {
+  ): Promise<{ readonly linkId: string; readonly item: GateItem; readonly existing: boolean }> {
     const policy: GateApprovers = req.approval;
     const now = this.now();
     const expires = new Date(now.getTime() + req.timeoutSeconds * 1000);
-    const approvalId = randomBytes(16).toString('base64url');
+    const approvalId = this.gateIdOf(req.taskToken);
     const item: GateItem = {
       approvalId,
       taskToken: req.taskToken,
@@ -229,14 +231,84 @@ export class Approvals {
       ...(submittedBy !== undefined ? { submittedBy } : {}),
       runsAs: sandboxSentence(),
     };
-    await this.props.dynamo.send(
-      new PutCommand({
+    try {
+      await this.props.dynamo.send(
+        new PutCommand({
+          TableName: this.props.gatesTable,
+          Item: item,
+          ConditionExpression: 'attribute_not_exists(approvalId)',
+        }),
+      );
+    } catch (error) {
+      if (!(error instanceof ConditionalCheckFailedException)) throw error;
+      const stored = await this.openedBy(req.taskToken);
+      if (!stored) throw error;
+      return { linkId: this.linkOf(stored), item: stored, existing: true };
+    }
+    return { linkId: this.linkOf(item), item, existing: false };
+  }
+
+  /**
+   * A gate's id, from its task token: an HMAC under the signing key, so one token opens one gate
+   * (a retried invocation finds it) and the id, which links carry, reveals nothing of the token.
+   */
+  private gateIdOf(taskToken: string): string {
+    return createHmac('sha256', this.props.signingKey)
+      .update(`gate\0${taskToken}`)
+      .digest('base64url')
+      .slice(0, 22);
+  }
+
+  /** The gate already opened for this task token, if there is one (read consistently). */
+  async openedBy(taskToken: string): Promise<GateItem | undefined> {
+    const out = await this.props.dynamo.send(
+      new GetCommand({
         TableName: this.props.gatesTable,
-        Item: item,
-        ConditionExpression: 'attribute_not_exists(approvalId)',
+        Key: { approvalId: this.gateIdOf(taskToken) },
+        ConsistentRead: true,
       }),
     );
-    return this.signer.shared(approvalId, item.expiresAtEpoch, item.planDigest);
+    return out.Item as GateItem | undefined;
+  }
+
+  /** The shared link id of a stored gate. */
+  linkOf(item: Pick<GateItem, 'approvalId' | 'expiresAtEpoch' | 'planDigest'>): string {
+    return this.signer.shared(item.approvalId, item.expiresAtEpoch, item.planDigest);
+  }
+
+  /**
+   * What follows storing a gate, each step once however often the gate Lambda is invoked for it:
+   * its opening event (`journal`), then its notice (`notify`, which may find nobody is to be asked:
+   * a later version closed the gate), each marked on the gate (`announced`) once done.
+   */
+  async announce(
+    gate: Pick<GateItem, 'approvalId' | 'announced'>,
+    steps: { readonly journal: () => Promise<void>; readonly notify: () => Promise<void> },
+  ): Promise<void> {
+    if (gate.announced === undefined) {
+      await steps.journal();
+      await this.markAnnounced(gate.approvalId, 'journaled');
+    }
+    if (gate.announced !== 'notified') {
+      await steps.notify();
+      await this.markAnnounced(gate.approvalId, 'notified');
+    }
+  }
+
+  private async markAnnounced(
+    approvalId: string,
+    announced: NonNullable<GateItem['announced']>,
+  ): Promise<void> {
+    // Not the version: an answer given meanwhile is not refused for it.
+    await this.props.dynamo.send(
+      new UpdateCommand({
+        TableName: this.props.gatesTable,
+        Key: { approvalId },
+        UpdateExpression: 'SET announced = :announced',
+        ConditionExpression: 'attribute_exists(approvalId)',
+        ExpressionAttributeValues: { ':announced': announced },
+      }),
+    );
   }
 
   /**
