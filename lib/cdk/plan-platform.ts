@@ -761,6 +761,7 @@ export class PlanPlatform extends Construct {
   get journalWriters(): HarnessFunction[] {
     const byName: Partial<Record<HarnessHandlerName, HarnessFunction>> = {
       ...this.functions,
+      notifier: this.notifier,
       plansApi: this.plansApi,
       approvalsApi: this.approvalsApi,
       ...(this.planner ? { planner: this.planner } : {}),

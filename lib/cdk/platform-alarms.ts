@@ -36,7 +36,11 @@ import {
   STATE_MACHINE_HANDLERS,
   type StateMachineHandlerName,
 } from '../runtime/catalog.ts';
-import { HARNESS_ERRORS_METRIC, HARNESS_METRICS_NAMESPACE } from '../runtime/telemetry/telemetry.ts';
+import {
+  HARNESS_ERRORS_METRIC,
+  HARNESS_METRICS_NAMESPACE,
+  NOTICE_UNDELIVERED_METRIC,
+} from '../runtime/telemetry/telemetry.ts';
 import type { HarnessFunction } from './harness-function.ts';
 import type { PlanHttpApi } from './plan-http-api.ts';
 
@@ -45,9 +49,9 @@ import type { PlanHttpApi } from './plan-http-api.ts';
  * every send failed), with Powertools Metrics' service dimension fixed to the notifier.
  */
 export const GATE_NOTICE_UNDELIVERED = {
-  namespace: HARNESS_METRICS_NAMESPACE,
-  metricName: 'GateNoticeUndelivered',
-  dimensionsMap: { service: 'plangate-notifier' },
+  namespace: NOTICE_UNDELIVERED_METRIC.namespace,
+  metricName: NOTICE_UNDELIVERED_METRIC.name,
+  dimensionsMap: { service: NOTICE_UNDELIVERED_METRIC.service },
 } as const;
 
 /** What Lambda writes to a function's log group when it stops an invocation at a limit. */

@@ -445,7 +445,11 @@ describe('page sessions: a link redeemed into a cookie and a clean URL', () => {
     const n = await openGate('exec-shared-session');
     const { handle, cookie, formToken } = await openLink(n.approvalId);
     const approve = { digest: plan.digest, decision: 'APPROVE' };
-    const without = await post(`/approvals/${handle}`, { cookie }, approve, { email: 'ana@example.com', email_verified: 'true', sub: 'ana-sub' });
+    const without = await post(`/approvals/${handle}`, { cookie }, approve, {
+      email: 'ana@example.com',
+      email_verified: 'true',
+      sub: 'ana-sub',
+    });
     expect(without.statusCode).toBe(403);
     const ok = await post(
       `/approvals/${handle}`,
