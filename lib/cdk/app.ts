@@ -3,7 +3,6 @@
  * cdk-nag's AwsSolutions rules. bin/cdk.ts runs it; tests build the same app.
  */
 import { type App, Validations } from 'aws-cdk-lib';
-import { AwsSolutionsChecks } from 'cdk-nag';
 import { defaultPolicyDir, PolicyLoadError, PolicySet } from '../policy/policy-set.ts';
 import { loadExamplePlans } from './examples.ts';
 import { PlanPlatformStack } from './plan-platform-stack.ts';
@@ -51,6 +50,8 @@ export async function buildPlangateApp(app: App, examplesDir?: string): Promise<
     },
   });
   for (const plan of await loadExamplePlans(examplesDir)) stack.addPlan(plan);
+  // Loaded here, not with the module: cdk-nag is an optional peer of the constructs (lib/cdk/index.ts).
+  const { AwsSolutionsChecks } = await import('cdk-nag');
   Validations.of(app).addPlugins(new AwsSolutionsChecks(app));
   return stack;
 }
