@@ -23,8 +23,8 @@ export const APP_CONTEXT = {
 
 /**
  * Adds the platform stack and one `PlanStateMachine` per example plan to `app`, and the
- * AwsSolutions checks. Rejects, listing every located problem, if an example does not validate
- * or the policy directory does not load.
+ * AwsSolutions checks (so it needs cdk-nag, an optional peer of the package, installed). Rejects,
+ * listing every located problem, if an example does not validate or the policy directory does not load.
  */
 export async function buildPlangateApp(app: App, examplesDir?: string): Promise<PlanPlatformStack> {
   const context = (key: string): string | undefined => {
