@@ -3,7 +3,6 @@
  * cdk-nag's AwsSolutions rules. bin/cdk.ts runs it; tests build the same app.
  */
 import { type App, Validations } from 'aws-cdk-lib';
-import { AwsSolutionsChecks } from 'cdk-nag';
 import { defaultPolicyDir, PolicyLoadError, PolicySet } from '../policy/policy-set.ts';
 import { loadExamplePlans } from './examples.ts';
 import { PlanPlatformStack } from './plan-platform-stack.ts';
@@ -31,8 +30,8 @@ export const APP_UNNOTIFIED_REASON =
 
 /**
  * Adds the platform stack and one `PlanStateMachine` per example plan to `app`, and the
- * AwsSolutions checks. Rejects, listing every located problem, if an example does not validate
- * or the policy directory does not load.
+ * AwsSolutions checks (so it needs cdk-nag, an optional peer of the package, installed). Rejects,
+ * listing every located problem, if an example does not validate or the policy directory does not load.
  */
 export async function buildPlangateApp(app: App, examplesDir?: string): Promise<PlanPlatformStack> {
   const context = (key: string): string | undefined => {
@@ -58,6 +57,8 @@ export async function buildPlangateApp(app: App, examplesDir?: string): Promise<
     },
   });
   for (const plan of await loadExamplePlans(examplesDir)) stack.addPlan(plan);
+  // Loaded here, not with the module: cdk-nag is an optional peer of the constructs (lib/cdk/index.ts).
+  const { AwsSolutionsChecks } = await import('cdk-nag');
   Validations.of(app).addPlugins(new AwsSolutionsChecks(app));
   return stack;
 }

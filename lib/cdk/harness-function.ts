@@ -3,7 +3,6 @@
  * esbuild into a single ESM file for Node 20 on arm64, with X-Ray tracing (unless its catalog entry
  * says not), a log group whose retention we own, and only the environment variables its schema lists.
  */
-import { join } from 'node:path';
 import { Duration, RemovalPolicy, Validations } from 'aws-cdk-lib';
 import { Role } from 'aws-cdk-lib/aws-iam';
 import { Architecture, Runtime, Tracing } from 'aws-cdk-lib/aws-lambda';
@@ -21,7 +20,7 @@ import {
   type HarnessHandlerName,
   type HarnessHandlerSpec,
 } from '../runtime/catalog.ts';
-import { LOCK_FILE, PROJECT_ROOT } from './paths.ts';
+import { handlerEntry, LOCK_FILE, PROJECT_ROOT } from './paths.ts';
 import { trustedService } from './service-trust.ts';
 
 /** The variables every harness Lambda reads (the journal's tables and bus, Powertools' settings). */
@@ -132,7 +131,7 @@ export class HarnessFunction<N extends HarnessHandlerName = HarnessHandlerName> 
       });
     this.function = new NodejsFunction(this, 'Function', {
       role: this.role,
-      entry: join(PROJECT_ROOT, spec.entry),
+      entry: handlerEntry(spec.entry),
       handler: 'handler',
       description: spec.description,
       // The bundle uses only Node 20 APIs (what the project tests on); Lambda runs it on the current runtime
@@ -144,8 +143,9 @@ export class HarnessFunction<N extends HarnessHandlerName = HarnessHandlerName> 
       tracing: traced ? Tracing.ACTIVE : Tracing.DISABLED,
       logGroup: this.logGroup,
       ...(this.deadLetterQueue ? { deadLetterQueue: this.deadLetterQueue } : {}),
-      projectRoot: PROJECT_ROOT,
-      depsLockFilePath: LOCK_FILE,
+      // Nothing is installed into a bundle (externalModules is empty): the lock file only roots the
+      // project, whose directory esbuild runs in. Installed in an app, CDK finds the app's.
+      ...(LOCK_FILE ? { projectRoot: PROJECT_ROOT, depsLockFilePath: LOCK_FILE } : {}),
       bundling: {
         format: OutputFormat.ESM,
         target: 'node20', // the oldest Node the bundle must run on

@@ -14,6 +14,7 @@ export { EVENT_MUTATING_ACTIONS, EventsTable, type EventsTableProps } from './ev
 export { loadExamplePlans } from './examples.ts';
 export { type CommonEnvInput, HarnessFunction, type HarnessFunctionProps } from './harness-function.ts';
 export { HarnessTable, type HarnessTableProps, type ItemAccess } from './harness-table.ts';
+export { InvalidPlanError } from './plan-check.ts';
 export { PlanHttpApi, type PlanHttpApiProps } from './plan-http-api.ts';
 export { PlanPlatform, type PlanPlatformProps } from './plan-platform.ts';
 export { PlanPlatformStack, type PlanPlatformStackProps, planOutputName } from './plan-platform-stack.ts';

@@ -1,18 +1,20 @@
 /** Plans compiled at synth time: the definition in the template is the compiler's, byte for byte. */
-import { mkdtempSync, writeFileSync } from 'node:fs';
+import { mkdtempSync, readFileSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
-import { join } from 'node:path';
+import { dirname, join } from 'node:path';
 import { Template } from 'aws-cdk-lib/assertions';
 import { AccountRootPrincipal, Role } from 'aws-cdk-lib/aws-iam';
 import { LogLevel } from 'aws-cdk-lib/aws-stepfunctions';
 import { AwsSolutionsChecks } from 'cdk-nag';
 import { beforeAll, describe, expect, it } from 'vitest';
 import { loadExamplePlans } from '../../lib/cdk/examples.ts';
+import { PROJECT_ROOT } from '../../lib/cdk/paths.ts';
 import { PlanPlatformStack } from '../../lib/cdk/plan-platform-stack.ts';
 import { PlanStateMachine } from '../../lib/cdk/plan-state-machine.ts';
 import { agentActivityPlaceholder, compilePlan, PLACEHOLDERS } from '../../lib/compiler/index.ts';
 import { placeholdersIn, workerTargets } from '../../lib/launch/deploy-plan.ts';
 import { planDigest } from '../../lib/plan/digest.ts';
+import { parsePlanBytes } from '../../lib/plan/parse.ts';
 import type { Plan } from '../../lib/plan/schema.ts';
 import { testApp, UNNOTIFIED } from './support.ts';
 
@@ -217,6 +219,46 @@ describe('PlanStateMachine props', () => {
     writeFileSync(bad, '{ "id": "x", "objective": "o", "steps": [ { "id": "a" } ] }');
     expect(() => new PlanStateMachine(s, 'Bad', { planFile: bad, platform: s.platform })).toThrow(
       new RegExp(`${bad.replace(/[.*+?^${}()|[\]\\/]/g, '\\$&')}:\\d+:\\d+ error`),
+    );
+  });
+
+  it('refuses a plan that `plangate validate` rejects, file or object, with its located problems', () => {
+    const s = new PlanPlatformStack(testApp(), 'Invalid');
+    const file = join(PROJECT_ROOT, 'tests/fixtures/invalid/destructive-without-approval.yaml');
+    // Schema-valid, but an ungated `rm -rf` is a validation error: the line the CLI prints for it.
+    const [expected] = readFileSync(`${file}.expected`, 'utf8')
+      .replaceAll('tests/fixtures/invalid/', '')
+      .split('\n');
+    expect(expected).toMatch(
+      /^destructive-without-approval\.yaml:\d+:\d+ error destructive-without-approval /,
+    );
+    expect(() => new PlanStateMachine(s, 'FromFile', { planFile: file, platform: s.platform })).toThrow(
+      `${dirname(file)}/${expected}`,
+    );
+    const plan = parsePlanBytes(readFileSync(file), { filename: file }).plan!;
+    expect(() => new PlanStateMachine(s, 'FromObject', { plan, platform: s.platform })).toThrow(
+      /plan "fixture" error destructive-without-approval .* \[\/steps\/2\/requiresApproval\]/,
+    );
+    // Nothing was added for either.
+    expect(s.node.tryFindChild('FromFile')).toBeUndefined();
+    expect(s.node.tryFindChild('FromObject')).toBeUndefined();
+  });
+
+  it('checks JSON Schema output shapes in the constructor too (Ajv is loaded with lib/cdk)', () => {
+    const s = new PlanPlatformStack(testApp(), 'Shapes');
+    const dir = mkdtempSync(join(tmpdir(), 'plangate-cdk-'));
+    const fixture = readFileSync(
+      join(PROJECT_ROOT, 'tests/fixtures/invalid/invalid-output-shape.yaml'),
+      'utf8',
+    );
+    const file = join(dir, 'schema-shape.yaml');
+    writeFileSync(file, fixture.replace('{ matches: "[0-9+" }', '{ schema: { type: strnig } }'));
+    expect(() => new PlanStateMachine(s, 'Schema', { planFile: file, platform: s.platform })).toThrow(
+      /schema-shape\.yaml:12:\d+ error invalid-output-shape output "n": not a valid JSON Schema/,
+    );
+    writeFileSync(file, fixture.replace('{ matches: "[0-9+" }', '{ schema: { type: string } }'));
+    expect(new PlanStateMachine(s, 'Valid', { planFile: file, platform: s.platform }).plan.id).toBe(
+      'fixture',
     );
   });
 
