@@ -106,12 +106,14 @@ const goals = {
     selfApproval.gateApproved === 0 &&
     selfApproval.refusalsJournaled === selfApproval.triesThatReachedThePolicy &&
     selfApproval.rejectedAfterwards,
-  "policy bypass attempts (widened approval blocks, forged groups, changed args after approval, submitting as another principal, revisions and run-time values that make a gated call destructive): at least 200, none accepted; two sre approvals, a deployer's submission and a harmless run-time value still work":
-    policyBypass.attempts >= 200 &&
+  "policy bypass attempts (widened approval blocks, forged groups, changed args after approval, host and command spellings, Lambda by another route, ladders, names spelled otherwise, submitting as another principal, revisions and run-time values that make a gated call destructive, overrides of soft and hard rules): at least 300, none accepted; two sre approvals, a deployer's submission, a harmless run-time value and an incident commander's override with a reason still work":
+    policyBypass.attempts >= 300 &&
     policyBypass.accepted === 0 &&
     policyBypass.controls.twoSreComplete &&
     policyBypass.controls.deployerSubmits &&
-    policyBypass.controls.harmlessValueRuns,
+    policyBypass.controls.harmlessValueRuns &&
+    policyBypass.controls.icOverridesGate &&
+    policyBypass.controls.icOverridesSubmission,
   'run-time injection: values from step outputs, context, secrets and people in every documented place, through the real CLI: no injected code ran, no URL reached another endpoint, no value arrived altered, at least 90% arrived whole':
     injection.injected === 0 &&
     injection.escapedUrls === 0 &&

@@ -19,14 +19,23 @@
  * - submitting as another principal: a deployer named in the body, a header, a query string;
  * - what runs is not what was approved: a gated `ls` revised at the plan gate into a destructive
  *   call (in many spellings, an env value included), or a gated call a value filled in at run time
- *   makes destructive (`find dir $OPT` with `-delete`, quoted, braced, inside `bash -c`, …).
+ *   makes destructive (`find dir $OPT` with `-delete`, quoted, braced, inside `bash -c`, …);
+ * - names spelled otherwise: the plan's forbidden approver and its submitter in another case, with
+ *   the mailbox's trailing dot (a header carries bytes: the full-width spellings IDNA maps are
+ *   tests/e2e/principal-names.e2e.test.ts's);
+ * - enforcement levels (their own platform): a soft-mandatory rule overridden by people outside its
+ *   group (a group claimed in a header or the body included), with no usable reason (empty, blank,
+ *   501 characters, a newline, bidi or control characters), or by the submitter at her own gate; a
+ *   hard rule overridden by the override group.
  *
  * An attempt is accepted when the gate completes, the plan is submitted, or the step's tool runs,
- * against the policy. Controls: two sre approvals complete a destructive gate; a deployer submits.
+ * against the policy. Controls: two sre approvals complete a destructive gate; a deployer submits;
+ * an incident commander's override with a reason releases a soft gate and a soft submission.
  */
-import { mkdtemp, rm } from 'node:fs/promises';
+import { mkdir, mkdtemp, rm, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
+import { POLICY_OVERRIDE_HEADER } from '../../lib/launch/plans-api.ts';
 import { PolicySet } from '../../lib/policy/policy-set.ts';
 import { LOCAL_IDENTITY_HEADER } from '../../lib/runtime/api/http.ts';
 import type { ApprovalNotice, JournalRecord } from '../../lib/runtime/payloads/index.ts';
@@ -47,6 +56,10 @@ export interface PolicyBypassResult {
     readonly twoSreComplete: boolean;
     readonly deployerSubmits: boolean;
     readonly harmlessValueRuns: boolean;
+    /** An incident commander's override, with a reason, releases a gate a soft rule holds. */
+    readonly icOverridesGate: boolean;
+    /** And lets a submission a soft rule refuses through. */
+    readonly icOverridesSubmission: boolean;
   };
 }
 
@@ -75,9 +88,9 @@ export async function policyBypassAttempts(repo: string): Promise<PolicyBypassRe
       },
       ...(body === undefined ? {} : { body: JSON.stringify(body) }),
     });
-  const eventsOf = async (executionArn: string): Promise<JournalRecord[]> =>
+  const eventsOf = async (executionArn: string, reader = SUBMITTER): Promise<JournalRecord[]> =>
     (
-      (await (await call(`/executions/${encodeURIComponent(executionArn)}/events`, SUBMITTER)).json()) as {
+      (await (await call(`/executions/${encodeURIComponent(executionArn)}/events`, reader)).json()) as {
         events: JournalRecord[];
       }
     ).events;
@@ -394,6 +407,21 @@ export async function policyBypassAttempts(repo: string): Promise<PolicyBypassRe
         ),
       );
 
+    // 3f. Names spelled otherwise: a forbidden approver, or the submitter, in another case or
+    // with the mailbox's trailing dot, answering a gate only their spelling would be refused at.
+    const named = await submit(
+      echoPlan('bypass-names', { approval: { forbiddenApprovers: ['mallory@example.test'] } }),
+      'carol@example.test',
+    );
+    if (named.status !== 201) throw new Error(`the names plan was not submitted: ${named.status}`);
+    const namedGate = await gateOf('bypass-names');
+    for (const who of NAME_SPELLINGS)
+      tally(
+        'names: a forbidden approver or the submitter spelled otherwise',
+        (await answer(namedGate, who)).body.status === 'decided',
+      );
+    countDenials(await eventsOf(named.executionArn as string, 'carol@example.test'));
+
     // 4. Submitting as another principal (a deployer) to use Lambda.
     const impostors: [string, Record<string, unknown>, Record<string, string>, string][] = [
       ['a submitter header', {}, { 'x-plangate-submitter': 'dora' }, ''],
@@ -426,6 +454,11 @@ export async function policyBypassAttempts(repo: string): Promise<PolicyBypassRe
         tally(`submitting as another principal: ${name}`, submitted.status === 201);
       }
 
+    // 6. Enforcement levels: a soft-mandatory rule gives way only to its override group, with a
+    // one-line reason, never for the submitter's own plan; a hard rule never does.
+    const enforcement = await enforcementAttempts(dir, tally);
+    denialsJournaled += enforcement.denialsJournaled;
+
     // Controls.
     const harmlessValueRuns = await throughGates(
       'bypass-control-value',
@@ -449,6 +482,8 @@ export async function policyBypassAttempts(repo: string): Promise<PolicyBypassRe
       denialsJournaled,
       controls: {
         twoSreComplete: completed.body.status === 'decided',
+        icOverridesGate: enforcement.icOverridesGate,
+        icOverridesSubmission: enforcement.icOverridesSubmission,
         deployerSubmits: deployer.status === 201,
         harmlessValueRuns,
       },
@@ -456,6 +491,176 @@ export async function policyBypassAttempts(repo: string): Promise<PolicyBypassRe
   } finally {
     await platform.close();
     await rm(dir, { recursive: true, force: true });
+  }
+}
+
+/** The policies of the enforcement-level attempts: one soft rule at submission, one at gates, one hard. */
+const ENFORCEMENT_POLICIES = `permit (principal, action, resource);
+
+@id("no-self-approval")
+forbid (principal, action in [Action::"ApprovePlanGate", Action::"ModifyPlanGate", Action::"ApproveStepGate"], resource)
+when { resource.submitter != "" && principal.name == resource.submitter };
+
+@id("echo-needs-an-incident")
+@enforcement("soft-mandatory")
+@overrideBy("incident-commanders")
+forbid (principal, action == Action::"SubmitPlan", resource)
+when { resource.tools.contains("echo") };
+
+@id("two-sre-for-destructive")
+@enforcement("soft-mandatory")
+@overrideBy("incident-commanders")
+forbid (principal, action == Action::"CompleteGate", resource)
+when { resource.destructive }
+unless { resource.hasTag("sre") && resource.getTag("sre") >= 2 };
+
+@id("no-lambda-ever")
+forbid (principal, action == Action::"SubmitPlan", resource)
+when { resource.tools.contains("lambda") };
+`;
+
+const GOOD_REASON = 'INC-4521: the build cache fills the disk, the on-call sre is unreachable';
+
+/** Override reasons that are not one line of text of a sensible length: refused, at any level. */
+const BAD_REASONS = [
+  '',
+  '   ',
+  'x'.repeat(501),
+  'cache\nfull',
+  'cache \u202efull',
+  'cache \u2066full',
+  'bell\u0007',
+];
+
+/**
+ * Enforcement levels on their own platform (the policies above; carol, ivy and ian are incident
+ * commanders, sam is sre): overrides by people outside the group, without a usable reason, of a
+ * hard rule, and of the submitter's own gate. Accepted: a gate decided, a plan submitted.
+ */
+export async function enforcementAttempts(
+  dir: string,
+  tally: (kind: string, broke: boolean) => void,
+): Promise<{ icOverridesGate: boolean; icOverridesSubmission: boolean; denialsJournaled: number }> {
+  const policies = join(dir, 'enforcement-policies');
+  await mkdir(policies, { recursive: true });
+  await writeFile(join(policies, 'org.cedar'), ENFORCEMENT_POLICIES);
+  await writeFile(
+    join(policies, 'groups.json'),
+    JSON.stringify({ 'incident-commanders': ['ivy', 'ian', 'carol'], sre: ['sam', 'sue'] }),
+  );
+  const gates: ApprovalNotice[] = [];
+  const platform = await LocalPlatform.start({
+    paths: storePaths(join(dir, 'enforcement-store')),
+    cwd: dir,
+    env: {},
+    identity: { mode: 'header' },
+    policy: await PolicySet.load(policies),
+    onGate: (notice) => gates.push(notice),
+  });
+  const post = async (path: string, who: string, body: unknown, headers: Record<string, string> = {}) => {
+    const res = await fetch(`${platform.url}${path}`, {
+      method: 'POST',
+      headers: { 'content-type': 'application/json', [LOCAL_IDENTITY_HEADER]: who, ...headers },
+      body: JSON.stringify(body),
+    });
+    return { status: res.status, body: (await res.json()) as { status?: string; executionArn?: string } };
+  };
+  const override = (reason: string) => ({ [POLICY_OVERRIDE_HEADER]: reason });
+  try {
+    // At submission: the soft rule refuses an echo plan unless an incident commander overrides it.
+    let n = 0;
+    const submitEcho = (who: string, headers: Record<string, string> = {}) =>
+      post('/plans', who, echoPlan(`bypass-soft-${n++}`), headers);
+    for (const who of ['mallory', 'sam', 'dev0@example.test', 'incident-commanders', 'Ivy', 'ivy2']) {
+      tally('enforcement: a soft rule at submission, not overridden', (await submitEcho(who)).status === 201);
+      tally(
+        'enforcement: a soft rule at submission, overridden from outside its group',
+        (await submitEcho(who, override(GOOD_REASON))).status === 201,
+      );
+      tally(
+        'enforcement: a soft rule at submission, overridden from outside its group',
+        (await submitEcho(who, { ...override(GOOD_REASON), 'x-plangate-groups': 'incident-commanders' }))
+          .status === 201,
+      );
+    }
+    // Header values are bytes: the reasons a header can carry.
+    for (const reason of BAD_REASONS.filter((r) => /^[\x20-\x7e]*$/.test(r)))
+      tally(
+        'enforcement: an override without a usable reason',
+        (await submitEcho('ivy', override(reason))).status === 201,
+      );
+    for (const who of ['ivy', 'carol'])
+      tally(
+        'enforcement: a hard rule overridden',
+        (await post('/plans', who, lambdaPlan(`bypass-hard-${n++}`), override(GOOD_REASON))).status === 201,
+      );
+
+    // At a gate: destructive content needs two sre unless an incident commander overrides.
+    const held = await post('/plans', 'carol', destructivePlan('bypass-soft-gate', {}));
+    if (held.status !== 201) throw new Error(`the soft gate's plan was not submitted: ${held.status}`);
+    let gate: ApprovalNotice | undefined;
+    for (let i = 0; i < 800 && !gate; i++) {
+      gate = gates.find((g) => g.plan.id === 'bypass-soft-gate' && g.kind === 'plan');
+      if (!gate) await new Promise((r) => setTimeout(r, 25));
+    }
+    if (!gate) throw new Error('no gate for bypass-soft-gate');
+    const vote = (who: string, extra: Record<string, unknown> = {}) =>
+      post(`/approvals/${encodeURIComponent((gate as ApprovalNotice).approvalId)}`, who, {
+        digest: (gate as ApprovalNotice).plan.digest,
+        decision: 'APPROVE',
+        ...extra,
+      });
+    for (const who of ['mallory', 'sam', 'dev0@example.test', 'IVY'])
+      for (const extra of [
+        {},
+        { override: { reason: GOOD_REASON } },
+        { override: { reason: GOOD_REASON }, groups: ['incident-commanders'] },
+      ])
+        tally(
+          'enforcement: a soft gate released from outside its group',
+          (await vote(who, extra)).body.status === 'decided',
+        );
+    for (const reason of BAD_REASONS)
+      tally(
+        'enforcement: an override without a usable reason',
+        (await vote('ivy', { override: { reason } })).body.status === 'decided',
+      );
+    tally(
+      'enforcement: a soft gate released without an override',
+      (await vote('ivy')).body.status === 'decided',
+    );
+    // The submitter is an incident commander: her override does not approve her own plan.
+    tally(
+      "enforcement: the submitter's override of her own gate",
+      (await vote('carol', { override: { reason: GOOD_REASON } })).body.status === 'decided',
+    );
+
+    // Controls: an incident commander who has not voted yet, with a reason, releases the gate;
+    // one lets an echo plan in.
+    const released = await vote('ian', { override: { reason: GOOD_REASON } });
+    const icOverridesGate = released.body.status === 'decided';
+    if (!icOverridesGate) process.stderr.write(`the override control: ${JSON.stringify(released)}\n`);
+    const icOverridesSubmission = (await submitEcho('ivy', override(GOOD_REASON))).status === 201;
+    // The released plan goes on to its step gate: closing the platform while it gets there would
+    // close the store under its handlers (LocalStack.close does not drain them).
+    for (let i = 0; i < 800 && icOverridesGate; i++) {
+      if (gates.some((g) => g.plan.id === 'bypass-soft-gate' && g.kind === 'step')) break;
+      await new Promise((r) => setTimeout(r, 25));
+    }
+    const events = (await (
+      await fetch(
+        `${platform.url}/executions/${encodeURIComponent(held.body.executionArn as string)}/events`,
+        {
+          headers: { accept: 'application/json', [LOCAL_IDENTITY_HEADER]: 'carol' },
+        },
+      )
+    ).json()) as { events: JournalRecord[] };
+    const denialsJournaled = events.events.filter(
+      (e) => e.event === 'POLICY_DECISION' && e.details.decision === 'deny',
+    ).length;
+    return { icOverridesGate, icOverridesSubmission, denialsJournaled };
+  } finally {
+    await platform.close();
   }
 }
 
@@ -632,6 +837,19 @@ SHELL_SPELLINGS.push({ command: 'curl -sS --max-time 2 "https://$TARGET/x"', env
 SHELL_SPELLINGS.push({
   command: 'curl -sS --max-time 2 https://ok.example.com',
   env: { https_proxy: `${Q}:3128` },
+});
+
+/** The plan's forbidden approver and its submitter, as other spellings of the same mailboxes. */
+const NAME_SPELLINGS = ['mallory@example.test', 'carol@example.test'].flatMap((mailbox) => {
+  const [local, domain] = mailbox.split('@') as [string, string];
+  return [
+    mailbox,
+    mailbox.toUpperCase(),
+    `${local}@${domain.toUpperCase()}`,
+    `${local[0]?.toUpperCase()}${local.slice(1)}@${domain}`,
+    `${mailbox}.`,
+    `${local}@${domain.toUpperCase()}.`,
+  ];
 });
 
 /** kubectl, however a command spells it. */

@@ -1,6 +1,6 @@
 /**
- * Self-approval through `plangate run`'s own doors: one run of a plan submitted by the very
- * identity that answers (`--submitted-by S --as S`), then many tries to approve it as S through
+ * Self-approval through `plangate run`'s own doors: one run of a plan launched, and so submitted,
+ * by the very identity that answers (`--as S`: the launcher is the submitter), then many tries to approve it as S through
  * every door the run opens: the printed link's page (each try a fresh page session, the form
  * posted with its cookie and form token), the terminal, and the approvals API as a script would
  * call it (the printed link id posted directly, and posts that claim S or another approver with
@@ -45,7 +45,7 @@ export async function selfApprovalThroughRun(repo: string): Promise<SelfApproval
   const plan = await writeMarkerPlan(dir, 'self-approval', {
     approvers: [SUBMITTER, 'other@example.test'],
   });
-  const run = new Cli(repo, dir, ['run', plan, '--json', '--submitted-by', SUBMITTER, '--as', SUBMITTER]);
+  const run = new Cli(repo, dir, ['run', plan, '--json', '--as', SUBMITTER]);
   const byDoor: SelfApprovalResult['byDoor'] = {};
   let accepted = 0;
   let reachedPolicy = 0;

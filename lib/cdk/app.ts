@@ -3,7 +3,6 @@
  * cdk-nag's AwsSolutions rules. bin/cdk.ts runs it; tests build the same app.
  */
 import { type App, Validations } from 'aws-cdk-lib';
-import { AwsSolutionsChecks } from 'cdk-nag';
 import { defaultPolicyDir, PolicyLoadError, PolicySet } from '../policy/policy-set.ts';
 import { loadExamplePlans } from './examples.ts';
 import { PlanPlatformStack } from './plan-platform-stack.ts';
@@ -23,9 +22,16 @@ export const APP_CONTEXT = {
 } as const;
 
 /**
+ * Without `-c plangate:sesSender=…` the app's platform emails nobody (it has no Slack app), and
+ * says so: a platform that can reach no approver synthesizes only with the reason.
+ */
+export const APP_UNNOTIFIED_REASON =
+  'the plangate example app without -c plangate:sesSender: approvers follow GET /plans/{id} and open its approval link';
+
+/**
  * Adds the platform stack and one `PlanStateMachine` per example plan to `app`, and the
- * AwsSolutions checks. Rejects, listing every located problem, if an example does not validate
- * or the policy directory does not load.
+ * AwsSolutions checks (so it needs cdk-nag, an optional peer of the package, installed). Rejects,
+ * listing every located problem, if an example does not validate or the policy directory does not load.
  */
 export async function buildPlangateApp(app: App, examplesDir?: string): Promise<PlanPlatformStack> {
   const context = (key: string): string | undefined => {
@@ -44,13 +50,15 @@ export async function buildPlangateApp(app: App, examplesDir?: string): Promise<
     description:
       'plangate: plan-execution harness (tables, bus, harness Lambdas, Plans API) and the example plans',
     platform: {
-      sesSender,
+      ...(sesSender ? { sesSender } : { unnotifiedGatesAcknowledged: APP_UNNOTIFIED_REASON }),
       namePrefix,
       planner: plannerModel ? { model: plannerModel } : undefined,
       policyDir,
     },
   });
   for (const plan of await loadExamplePlans(examplesDir)) stack.addPlan(plan);
+  // Loaded here, not with the module: cdk-nag is an optional peer of the constructs (lib/cdk/index.ts).
+  const { AwsSolutionsChecks } = await import('cdk-nag');
   Validations.of(app).addPlugins(new AwsSolutionsChecks(app));
   return stack;
 }

@@ -8,6 +8,7 @@
 import { Duration, RemovalPolicy, Validations } from 'aws-cdk-lib';
 import {
   AccountRecovery,
+  ClientAttributes,
   Mfa,
   OAuthScope,
   UserPool,
@@ -24,6 +25,9 @@ export interface ApproverPoolProps {
    */
   readonly domainPrefix: string;
 }
+
+/** What an approver may change about themselves through an app client: their display name, never their email. */
+const APPROVER_WRITABLE = new ClientAttributes().withStandardAttributes({ fullname: true });
 
 export class ApproverPool extends Construct {
   public readonly pool: UserPool;
@@ -50,6 +54,10 @@ export class ApproverPool extends Construct {
         tempPasswordValidity: Duration.days(3),
       },
       accountRecovery: AccountRecovery.EMAIL_ONLY,
+      // An email names an approver only once verified (the API takes the email claim only with
+      // email_verified): a change keeps the old, verified address until the new one is verified.
+      autoVerify: { email: true },
+      keepOriginal: { email: true },
       deletionProtection: true,
       removalPolicy: RemovalPolicy.RETAIN,
     });
@@ -59,6 +67,8 @@ export class ApproverPool extends Construct {
     Validations.of(this.pool).acknowledge({ id: 'AwsSolutions-COG8', reason: planReason });
     this.client = this.pool.addClient('Client', {
       authFlows: { userSrp: true },
+      // Approvers cannot rename themselves: only administrators change an email.
+      writeAttributes: APPROVER_WRITABLE,
       // Scripts sign in with SRP; without this CDK would also enable hosted-UI flows to a placeholder callback.
       disableOAuth: true,
       preventUserExistenceErrors: true,
@@ -84,6 +94,7 @@ export class ApproverPool extends Construct {
         callbackUrls: [callbackUrl],
       },
       supportedIdentityProviders: [UserPoolClientIdentityProvider.COGNITO],
+      writeAttributes: APPROVER_WRITABLE,
       preventUserExistenceErrors: true,
       accessTokenValidity: Duration.hours(1),
       idTokenValidity: Duration.hours(1),

@@ -1,26 +1,27 @@
 /** The example plans the CDK app deploys: every plan file in examples/, validated. */
 import { readdir } from 'node:fs/promises';
 import { join } from 'node:path';
-import { loadPlan } from '../plan/load.ts';
-import { formatProblem } from '../plan/problems.ts';
+import { hasErrors, type Problem } from '../plan/problems.ts';
 import type { Plan } from '../plan/schema.ts';
 import { EXAMPLES_DIR } from './paths.ts';
+import { checkPlanFile, InvalidPlanError } from './plan-check.ts';
 
 const PLAN_FILE = /\.(?:md|markdown|ya?ml|json)$/i;
 
 /**
- * Loads and validates each plan file in `dir` (sorted by name). Throws, listing every located
- * problem of every invalid file, if any file does not validate.
+ * Loads and validates each plan file in `dir` (sorted by name), as `plangate validate` does.
+ * Throws `InvalidPlanError`, listing every located problem of every invalid file, if any file
+ * does not validate.
  */
 export async function loadExamplePlans(dir: string = EXAMPLES_DIR): Promise<Plan[]> {
   const files = (await readdir(dir)).filter((name) => PLAN_FILE.test(name)).sort();
   const plans: Plan[] = [];
-  const failures: string[] = [];
+  const failures: Problem[] = [];
   for (const file of files) {
-    const loaded = await loadPlan(join(dir, file));
-    if (loaded.valid && loaded.plan) plans.push(loaded.plan);
-    else failures.push(...loaded.problems.filter((p) => p.severity === 'error').map(formatProblem));
+    const { plan, problems } = checkPlanFile(join(dir, file));
+    if (plan && !hasErrors(problems)) plans.push(plan);
+    else failures.push(...problems.filter((p) => p.severity === 'error'));
   }
-  if (failures.length > 0) throw new Error(`example plans do not validate:\n${failures.join('\n')}`);
+  if (failures.length > 0) throw new InvalidPlanError('example plans', failures);
   return plans;
 }

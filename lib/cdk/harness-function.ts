@@ -3,13 +3,13 @@
  * esbuild into a single ESM file for Node 20 on arm64, with X-Ray tracing (unless its catalog entry
  * says not), a log group whose retention we own, and only the environment variables its schema lists.
  */
-import { join } from 'node:path';
 import { Duration, RemovalPolicy, Validations } from 'aws-cdk-lib';
 import type { IVpc, SubnetSelection } from 'aws-cdk-lib/aws-ec2';
-import { Role, ServicePrincipal } from 'aws-cdk-lib/aws-iam';
+import { Role } from 'aws-cdk-lib/aws-iam';
 import { Architecture, type FileSystem, Runtime, Tracing } from 'aws-cdk-lib/aws-lambda';
 import { NodejsFunction, OutputFormat } from 'aws-cdk-lib/aws-lambda-nodejs';
 import { LogGroup, RetentionDays } from 'aws-cdk-lib/aws-logs';
+import { Queue, QueueEncryption } from 'aws-cdk-lib/aws-sqs';
 import { Construct } from 'constructs';
 import { SHELL_WASM_FILES, shellWasmPath } from '../plan/shell/wasm-files.ts';
 import { CEDAR_WASM_FILE, cedarWasmPath } from '../policy/cedar.ts';
@@ -21,7 +21,8 @@ import {
   type HarnessHandlerName,
   type HarnessHandlerSpec,
 } from '../runtime/catalog.ts';
-import { LOCK_FILE, PROJECT_ROOT } from './paths.ts';
+import { handlerEntry, LOCK_FILE, PROJECT_ROOT } from './paths.ts';
+import { trustedService } from './service-trust.ts';
 
 /** The variables every harness Lambda reads (the journal's tables and bus, Powertools' settings). */
 export type CommonEnvInput = CommonHandlerEnvInput;
@@ -50,6 +51,13 @@ export interface HarnessFunctionProps<N extends HarnessHandlerName> {
    * @default - the function reads the policies its environment names, else the shipped set
    */
   readonly policyDir?: string;
+  /**
+   * The function is invoked asynchronously (`InvocationType: Event`): an event Lambda gives up on
+   * (its retries spent, or too old) goes to the function's dead-letter queue instead of being
+   * dropped.
+   * @default false
+   */
+  readonly invokedAsynchronously?: boolean;
   /**
    * The network the function runs in, with the subnets it gets (the plan-process function's,
    * which mounts the workspace file system: lib/cdk/plan-code.ts). The role then needs its own
@@ -105,6 +113,11 @@ export class HarnessFunction<N extends HarnessHandlerName = HarnessHandlerName> 
   public readonly logGroup: LogGroup;
   /** The function's own role: write to its log group, X-Ray (where traced), and whatever the platform grants. */
   public readonly role: Role;
+  /**
+   * Where the asynchronous events it failed on go (SQS-encrypted, TLS only, kept 14 days), with
+   * `invokedAsynchronously` only.
+   */
+  public readonly deadLetterQueue?: Queue;
 
   constructor(scope: Construct, id: string, props: HarnessFunctionProps<N>) {
     super(scope, id);
@@ -116,14 +129,22 @@ export class HarnessFunction<N extends HarnessHandlerName = HarnessHandlerName> 
       removalPolicy: props.logRemovalPolicy ?? RemovalPolicy.RETAIN,
     });
     // Our own role instead of AWSLambdaBasicExecutionRole: logs go to this function's log group only.
+    // Lambda names no source ARN we could know here (function names are generated), so the trust
+    // is held to this account.
     this.role = new Role(this, 'Role', {
-      assumedBy: new ServicePrincipal('lambda.amazonaws.com'),
+      assumedBy: trustedService(this, 'lambda.amazonaws.com'),
       description: spec.description,
     });
     this.logGroup.grantWrite(this.role);
+    if (props.invokedAsynchronously)
+      this.deadLetterQueue = new Queue(this, 'DeadLetters', {
+        encryption: QueueEncryption.SQS_MANAGED,
+        enforceSSL: true,
+        retentionPeriod: Duration.days(14),
+      });
     this.function = new NodejsFunction(this, 'Function', {
       role: this.role,
-      entry: join(PROJECT_ROOT, spec.entry),
+      entry: handlerEntry(spec.entry),
       handler: 'handler',
       description: spec.description,
       // The bundle uses only Node 20 APIs (what the project tests on); Lambda runs it on the current runtime
@@ -136,8 +157,10 @@ export class HarnessFunction<N extends HarnessHandlerName = HarnessHandlerName> 
       logGroup: this.logGroup,
       ...(props.vpc ? { vpc: props.vpc.vpc, vpcSubnets: props.vpc.subnets } : {}),
       ...(props.filesystem ? { filesystem: props.filesystem } : {}),
-      projectRoot: PROJECT_ROOT,
-      depsLockFilePath: LOCK_FILE,
+      ...(this.deadLetterQueue ? { deadLetterQueue: this.deadLetterQueue } : {}),
+      // Nothing is installed into a bundle (externalModules is empty): the lock file only roots the
+      // project, whose directory esbuild runs in. Installed in an app, CDK finds the app's.
+      ...(LOCK_FILE ? { projectRoot: PROJECT_ROOT, depsLockFilePath: LOCK_FILE } : {}),
       bundling: {
         format: OutputFormat.ESM,
         target: 'node20', // the oldest Node the bundle must run on
@@ -147,7 +170,9 @@ export class HarnessFunction<N extends HarnessHandlerName = HarnessHandlerName> 
         externalModules: [],
         banner: ESM_REQUIRE_SHIM,
         minify: true,
+        // Stack traces name our files and lines; the bundle does not ship our sources a second time.
         sourceMap: true,
+        sourcesContent: false,
         forceDockerBundling: false,
         commandHooks: {
           beforeBundling: () => [],

@@ -26,6 +26,7 @@ import { Construct } from 'constructs';
 import type { CommonEnvInput } from './harness-function.ts';
 import { HarnessFunction } from './harness-function.ts';
 import { acknowledgeWildcardResource } from './nag.ts';
+import { trustedService } from './service-trust.ts';
 
 export interface PlanCodeProps {
   /** @default RetentionDays.THREE_MONTHS */
@@ -77,6 +78,7 @@ export class PlanCode extends Construct {
   public readonly workspaces: FileSystem;
   /** How the plan-process function mounts it (its root directory and POSIX identity). */
   public readonly workspaceAccessPoint: AccessPoint;
+  private readonly neverTheHarness: PolicyStatement;
 
   constructor(scope: Construct, id: string, props: PlanCodeProps) {
     super(scope, id);
@@ -110,14 +112,13 @@ export class PlanCode extends Construct {
     });
     for (const statement of props.planAwsStatements ?? []) this.awsRole.addToPolicy(statement);
     // Defence in depth: whatever the platform's statements allow, never the harness's state.
-    this.awsRole.addToPolicy(
-      new PolicyStatement({
-        sid: 'NeverTheHarness',
-        effect: Effect.DENY,
-        actions: ['*'],
-        resources: [...props.harnessResourceArns],
-      }),
-    );
+    this.neverTheHarness = new PolicyStatement({
+      sid: 'NeverTheHarness',
+      effect: Effect.DENY,
+      actions: ['*'],
+      resources: [...props.harnessResourceArns],
+    });
+    this.awsRole.addToPolicy(this.neverTheHarness);
     this.awsRole.addToPolicy(
       new PolicyStatement({
         sid: 'NeverAnswerATask',
@@ -149,9 +150,15 @@ export class PlanCode extends Construct {
         { name: 'plan-processes', subnetType: SubnetType.PRIVATE_WITH_EGRESS },
       ],
     });
+    // The flow log's role is ours, so its trust carries the confused-deputy condition.
+    const flowLogRole = new Role(this, 'FlowLogRole', {
+      assumedBy: trustedService(this, 'vpc-flow-logs.amazonaws.com'),
+      description: "plangate: delivers the plan-process network's flow logs to their log group",
+    });
     vpc.addFlowLog('FlowLogs', {
       destination: FlowLogDestination.toCloudWatchLogs(
         new LogGroup(this, 'FlowLogGroup', { retention: retention ?? RetentionDays.THREE_MONTHS }),
+        flowLogRole,
       ),
     });
     return vpc;
@@ -209,6 +216,11 @@ export class PlanCode extends Construct {
       interfaces,
       'Network interfaces Lambda creates for the function have no name in advance; creation is limited to its subnets and security group, deletion to interfaces in its subnets.',
     );
+  }
+
+  /** Denies the plan AWS role harness resources made after it (as `harnessResourceArns` are). */
+  denyHarnessResources(arns: readonly string[]): void {
+    this.neverTheHarness.addResources(...arns);
   }
 
   /** The roles plan code holds: the plan-process function's and the plan AWS role. */

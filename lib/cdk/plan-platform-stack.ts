@@ -10,6 +10,10 @@ export interface PlanPlatformStackProps extends StackProps {
   readonly platform?: PlanPlatformProps;
 }
 
+/**
+ * The stack's outputs (docs/deploy.md, "Stack outputs"): what a user needs next, from signing a
+ * `POST /plans` to auditing the journal. Each plan added with `addPlan` adds its machine's.
+ */
 export class PlanPlatformStack extends Stack {
   public readonly platform: PlanPlatform;
   /** The plans deployed as code, by plan id. */
@@ -17,13 +21,83 @@ export class PlanPlatformStack extends Stack {
 
   constructor(scope: Construct, id: string, props: PlanPlatformStackProps = {}) {
     super(scope, id, props);
-    this.platform = new PlanPlatform(this, 'Platform', props.platform);
+    const platform = new PlanPlatform(this, 'Platform', props.platform);
+    this.platform = platform;
+    const output = (name: string, value: string, description: string) =>
+      new CfnOutput(this, name, { value, description });
+    const api = platform.httpApi.url;
+    output('HttpApiUrl', api, 'The Plans/approvals API: POST /plans (SigV4), GET /plans/{executionId}');
+    output(
+      'ApprovalPageUrl',
+      `${api}/approvals/{approvalId}`,
+      "A gate's approval page, the gate's approval id in place of {approvalId} (the links sent and GET /plans/{executionId} give it)",
+    );
+    if (platform.slack)
+      output(
+        'SlackInteractionsUrl',
+        `${api}/slack/interactions`,
+        "The Slack app's Interactivity request URL",
+      );
+    if (platform.approverPool && platform.approverPoolClient && platform.approverSignIn) {
+      output(
+        'ApproverUserPoolId',
+        platform.approverPool.userPoolId,
+        'The approvers: add them here (admin-created, MFA)',
+      );
+      output(
+        'ApproverScriptClientId',
+        platform.approverPoolClient.userPoolClientId,
+        'The app client scripts and the CLI sign approvers in with (SRP)',
+      );
+      output(
+        'ApprovalPageClientId',
+        platform.approverSignIn.pageClient.userPoolClientId,
+        "The approval page's public app client (hosted UI, code + PKCE)",
+      );
+      output('ApproverSignInUrl', platform.approverSignIn.domain.baseUrl(), "The approvers' hosted sign-in");
+    }
     // What `plangate audit verify --aws --table T --anchor-bucket B` is given.
-    new CfnOutput(this, 'EventsTable', { value: this.platform.eventsTable.table.tableName });
-    new CfnOutput(this, 'AnchorBucket', { value: this.platform.anchors.bucket.bucketName });
+    output(
+      'EventsTable',
+      platform.eventsTable.table.tableName,
+      'The append-only journal (plangate audit --table)',
+    );
+    output(
+      'AnchorBucket',
+      platform.anchors.bucket.bucketName,
+      "The journal's anchors (plangate audit --anchor-bucket)",
+    );
+    output('GatesTable', platform.gatesTable.table.tableName, 'Pending approvals');
+    output('JoinsTable', platform.joinsTable.table.tableName, 'Exact joins across Parallel branches');
+    output('OutputsTable', platform.outputsTable.table.tableName, 'Step outputs too large for the state');
+    output('DraftsTable', platform.draftsTable.table.tableName, 'Plans drafted from goals');
+    output(
+      'VersionsTable',
+      platform.versionsTable.table.tableName,
+      'The content claimed by each plan version',
+    );
+    output('PlansTable', platform.plansTable.table.tableName, 'The plans submitted, by digest');
+    output(
+      'EventBusName',
+      platform.eventBus.bus.eventBusName,
+      'Every journal event, for consumers (source plangate)',
+    );
+    output(
+      'RuntimePlanRoleArn',
+      platform.runtimePlanRole.roleArn,
+      'The role the machines of plans submitted at run time execute with',
+    );
+    output(
+      'FailedExecutionsQueueUrl',
+      platform.alarms.failedExecutionsQueue.queueUrl,
+      'Status changes of executions that failed, timed out or were aborted (the FailedExecutions alarm)',
+    );
   }
 
-  /** Deploys `plan` on this stack's platform as a `PlanStateMachine` (construct id: `Plan-<planId>`). */
+  /**
+   * Deploys `plan` on this stack's platform as a `PlanStateMachine` (construct id: `Plan-<planId>`),
+   * with outputs `<PlanId>StateMachineArn` and `<PlanId>VersionArn` (e.g. `ReleaseApiStateMachineArn`).
+   */
   addPlan(
     plan: Plan,
     options: Omit<PlanStateMachineProps, 'plan' | 'planFile' | 'platform'> = {},
@@ -35,6 +109,24 @@ export class PlanPlatformStack extends Stack {
       platform: this.platform,
     });
     this.plans.set(plan.id, machine);
+    const name = planOutputName(plan.id);
+    new CfnOutput(this, `${name}StateMachineArn`, {
+      value: machine.stateMachine.stateMachineArn,
+      description: `Plan ${plan.id}: its state machine`,
+    });
+    new CfnOutput(this, `${name}VersionArn`, {
+      value: machine.version.attrArn,
+      description: `Plan ${plan.id} v${plan.version}: the published version, to start exactly this plan`,
+    });
     return machine;
   }
+}
+
+/** A plan id as the start of an output name: `release-api` → `ReleaseApi`. */
+export function planOutputName(planId: string): string {
+  return planId
+    .split(/[-_]/)
+    .filter(Boolean)
+    .map((part) => `${part.charAt(0).toUpperCase()}${part.slice(1)}`)
+    .join('');
 }

@@ -5,18 +5,21 @@
  * are `PlanStateMachine`s (deployed with CDK) or created at run time (lib/launch/deploy-plan.ts).
  */
 import { basename, resolve } from 'node:path';
-import { ArnFormat, type Duration, RemovalPolicy, Stack, Token, Validations } from 'aws-cdk-lib';
+import { Annotations, ArnFormat, type Duration, RemovalPolicy, Stack, Token, Validations } from 'aws-cdk-lib';
 import type { IHttpRouteAuthorizer } from 'aws-cdk-lib/aws-apigatewayv2';
 import { HttpJwtAuthorizer, HttpUserPoolAuthorizer } from 'aws-cdk-lib/aws-apigatewayv2-authorizers';
-import { Alarm, ComparisonOperator, Metric, TreatMissingData } from 'aws-cdk-lib/aws-cloudwatch';
+import type { Alarm } from 'aws-cdk-lib/aws-cloudwatch';
 import type { UserPool, UserPoolClient, UserPoolDomain } from 'aws-cdk-lib/aws-cognito';
-import { Grant, type IGrantable, PolicyStatement, Role, ServicePrincipal } from 'aws-cdk-lib/aws-iam';
+import { Grant, type IGrantable, PolicyStatement, Role } from 'aws-cdk-lib/aws-iam';
 import type { IFunction } from 'aws-cdk-lib/aws-lambda';
 import { LogGroup, RetentionDays } from 'aws-cdk-lib/aws-logs';
 import { type ISecret, Secret } from 'aws-cdk-lib/aws-secretsmanager';
+import type { ITopic } from 'aws-cdk-lib/aws-sns';
+import type { Queue } from 'aws-cdk-lib/aws-sqs';
 import { Activity } from 'aws-cdk-lib/aws-stepfunctions';
 import { Construct } from 'constructs';
 import { agentActivityName, agentActivityPlaceholder } from '../compiler/index.ts';
+import { runtimeNamePrefix } from '../launch/deploy-plan.ts';
 import { PLAN_SECRETS_PREFIX, PLATFORM_SECRETS_PREFIX } from '../plan/aws-access.ts';
 import { defaultPolicyDir } from '../policy/policy-set.ts';
 import {
@@ -36,7 +39,7 @@ import {
   PLANS_TABLE,
   VERSIONS_TABLE,
 } from '../runtime/journal/tables.ts';
-import { HARNESS_ERRORS_METRIC, HARNESS_METRICS_NAMESPACE } from '../runtime/telemetry/telemetry.ts';
+import { HARNESS_METRICS_NAMESPACE } from '../runtime/telemetry/telemetry.ts';
 import { ApproverPool } from './approver-pool.ts';
 import { PlanEventBus } from './event-bus.ts';
 import { EventsTable } from './events-table.ts';
@@ -46,7 +49,9 @@ import { JournalAnchors } from './journal-anchors.ts';
 import { acknowledgeWildcardResource } from './nag.ts';
 import { PlanCode } from './plan-code.ts';
 import { PlanHttpApi } from './plan-http-api.ts';
+import { PlatformAlarms } from './platform-alarms.ts';
 import { grantStateMachineLogging, grantXRayTracing } from './service-grants.ts';
+import { trustedService } from './service-trust.ts';
 
 /** The Slack app plangate posts approval requests as, and whose buttons it answers. */
 export interface SlackAppProps {
@@ -89,10 +94,20 @@ export interface PlanPlatformProps {
    */
   readonly sesSender?: string;
   /**
-   * Addresses every approval email also goes to, besides the plan's approvers.
+   * Addresses every approval email also goes to, besides the plan's approvers (with `sesSender`
+   * only: without it nothing is emailed, and the platform refuses them).
    * @default []
    */
   readonly approvalEmails?: string[];
+  /**
+   * Why a platform that tells no approver of a gate (neither `sesSender` nor `slack`) is what you
+   * want, e.g. `'approvers follow GET /plans/{id} and open its approval link'`: without one of the
+   * three the platform does not synthesize, since every gate would wait unseen until it times out.
+   * Refused alongside `sesSender` or `slack` (the platform notifies; the reason would be untrue).
+   * Synth warns while it is in effect.
+   * @default - none: a platform that can reach no approver fails synth
+   */
+  readonly unnotifiedGatesAcknowledged?: string;
   /**
    * Approval requests in Slack, answered by its buttons (`POST /slack/interactions`).
    * @default - no Slack messages
@@ -160,6 +175,11 @@ export interface PlanPlatformProps {
    * @default 'INFO'
    */
   readonly logLevel?: 'DEBUG' | 'INFO' | 'WARN' | 'ERROR';
+  /**
+   * The topic every alarm of the platform (`alarms`) notifies when it goes off.
+   * @default - none: the alarms change state, nobody is told
+   */
+  readonly alarmTopic?: ITopic;
 }
 
 export class PlanPlatform extends Construct {
@@ -199,10 +219,11 @@ export class PlanPlatform extends Construct {
   public readonly httpApi: PlanHttpApi;
   /**
    * Goes off when a harness Lambda fails for a reason of its own (a throttled journal write, a
-   * missing setting, a bug), not a plan's step failing: the HarnessErrors metric. Add an action
-   * (e.g. an SNS topic) to be told.
+   * missing setting, a bug), not a plan's step failing: the HarnessErrors metric (`alarms.harnessErrors`).
    */
   public readonly harnessErrorsAlarm: Alarm;
+  /** Everything an operator must be told (lib/cdk/platform-alarms.ts), notifying `alarmTopic` when given. */
+  public readonly alarms: PlatformAlarms;
   /** The approvers' user pool, created when no `approverJwt` issuer is given. */
   public readonly approverPool?: UserPool;
   public readonly approverPoolClient?: UserPoolClient;
@@ -214,6 +235,8 @@ export class PlanPlatform extends Construct {
   public readonly runtimePlanLogGroup: LogGroup;
   /** The address approval emails are sent from, when email is on. */
   public readonly sesSender?: string;
+  /** Why no approver is notified, when neither email nor Slack is on (the prop, trimmed). */
+  public readonly unnotifiedGatesAcknowledged?: string;
   public readonly slack?: SlackAppProps;
   public readonly planSecretsPrefix: string;
   public readonly planFunctionsPrefix: string;
@@ -242,6 +265,12 @@ export class PlanPlatform extends Construct {
     this.planFunctionsPrefix = props.planFunctionsPrefix ?? 'plangate-';
     this.slack = props.slack;
     this.sesSender = props.sesSender;
+    this.unnotifiedGatesAcknowledged = checkNotification(props);
+    if (this.unnotifiedGatesAcknowledged !== undefined)
+      Annotations.of(this).addWarningV2(
+        'plangate:unnotifiedGates',
+        `no approver is told of a gate (no sesSender, no slack): ${this.unnotifiedGatesAcknowledged}`,
+      );
 
     this.eventsTable = new EventsTable(this, 'Events');
     this.gatesTable = new HarnessTable(this, 'Gates', { definition: GATES_TABLE });
@@ -254,12 +283,16 @@ export class PlanPlatform extends Construct {
 
     const environment = this.commonEnvironment(props.logLevel ?? 'INFO');
     const policyDir = resolve(props.policyDir ?? defaultPolicyDir());
-    const harnessFunction = <N extends HarnessHandlerName>(name: N): HarnessFunction<N> =>
+    const harnessFunction = <N extends HarnessHandlerName>(
+      name: N,
+      invokedAsynchronously = false,
+    ): HarnessFunction<N> =>
       new HarnessFunction(this, `${name.charAt(0).toUpperCase()}${name.slice(1)}Handler`, {
         handler: name,
         logRetention: this.logRetention,
         environment,
         policyDir,
+        invokedAsynchronously,
       });
     this.functions = {
       gate: harnessFunction('gate'),
@@ -268,27 +301,17 @@ export class PlanPlatform extends Construct {
       classifier: harnessFunction('classifier'),
       join: harnessFunction('join'),
     };
-    this.notifier = harnessFunction('notifier');
+    // The gate and the approvals API invoke the notifier, the Plans API the planner, with
+    // InvocationType Event (lambdas/default-deps.ts, invokeAsync): a notice or a draft Lambda gives
+    // up on lands in the function's dead-letter queue.
+    this.notifier = harnessFunction('notifier', true);
     this.plansApi = harnessFunction('plansApi');
     this.approvalsApi = harnessFunction('approvalsApi');
-    if (props.planner) this.planner = harnessFunction('planner');
+    if (props.planner) this.planner = harnessFunction('planner', true);
     this.anchor = harnessFunction('anchor');
     this.anchors = new JournalAnchors(this, 'JournalAnchors', {
       eventsTable: this.eventsTable,
       anchor: this.anchor,
-    });
-    this.harnessErrorsAlarm = new Alarm(this, 'HarnessErrors', {
-      alarmDescription: `plangate (${this.namePrefix}): a harness Lambda failed for a reason of its own; its log entry (level ERROR) names the execution, plan, step and gate`,
-      metric: new Metric({
-        namespace: HARNESS_METRICS_NAMESPACE,
-        metricName: HARNESS_ERRORS_METRIC,
-        dimensionsMap: { service: this.namePrefix },
-        statistic: 'Sum',
-      }),
-      threshold: 1,
-      evaluationPeriods: 1,
-      comparisonOperator: ComparisonOperator.GREATER_THAN_OR_EQUAL_TO_THRESHOLD,
-      treatMissingData: TreatMissingData.NOT_BREACHING,
     });
     const httpApi = new PlanHttpApi(this, 'HttpApi', {
       plansHandler: this.plansApi.function,
@@ -322,11 +345,17 @@ export class PlanPlatform extends Construct {
       removalPolicy: RemovalPolicy.RETAIN,
     });
     this.runtimePlanRole = new Role(this, 'RuntimePlanRole', {
-      assumedBy: new ServicePrincipal('states.amazonaws.com'),
+      // Only the machines the Plans API creates (`<prefix>-run-*`, their versions too), in this account.
+      assumedBy: trustedService(this, 'states.amazonaws.com', [this.runtimeStateMachineArnPattern]),
       description: 'plangate: role of the state machines the Plans API creates at run time',
     });
     for (const handler of STATE_MACHINE_HANDLERS) this.grantInvokeHandler(this.runtimePlanRole, handler);
-    this.grantRunChildren(this.runtimePlanRole, this.stateMachineArnPattern, this.executionArnPattern);
+    // A run-time plan's parts and step machines are run-time machines too; never a CDK-deployed one.
+    this.grantRunChildren(
+      this.runtimePlanRole,
+      this.runtimeStateMachineArnPattern,
+      this.statesArn('execution', `${this.runtimeNamePrefix}-*`),
+    );
     grantStateMachineLogging(this.runtimePlanRole);
     grantXRayTracing(this.runtimePlanRole);
     Validations.of(this.runtimePlanRole).acknowledge({
@@ -361,6 +390,18 @@ export class PlanPlatform extends Construct {
 
     this.wireHandlers(props.approvalEmails ?? []);
     if (this.planner && props.planner) this.wirePlanner(this.planner, this.plansApi, props.planner);
+
+    this.alarms = new PlatformAlarms(this, 'Alarms', {
+      namePrefix: this.namePrefix,
+      functions: [...this.harnessFunctions, this.planCode.function],
+      httpApi: this.httpApi,
+      failureQueues: this.failureQueues,
+      stateMachineArnPrefix: this.statesArn('stateMachine', `${this.namePrefix}-`),
+      ...(props.alarmTopic ? { alarmTopic: props.alarmTopic } : {}),
+    });
+    this.harnessErrorsAlarm = this.alarms.harnessErrors;
+    // Failed executions' status changes name executions and carry their causes.
+    this.planCode.denyHarnessResources([this.alarms.failedExecutionsQueue.queueArn]);
   }
 
   /**
@@ -377,16 +418,11 @@ export class PlanPlatform extends Construct {
       this.versionsTable.table,
       this.plansTable.table,
     ];
-    const functions = [
-      ...Object.values(this.functions),
-      this.notifier,
-      this.plansApi,
-      this.approvalsApi,
-      this.anchor,
-      ...(this.planner ? [this.planner] : []),
-    ].map((fn) => fn.function.functionArn);
+    const functions = this.harnessFunctions.map((fn) => fn.function.functionArn);
     return [
       ...tables.flatMap((table) => [table.tableArn, `${table.tableArn}/*`]),
+      // Undelivered notices carry the gate's shared link id; failed anchor batches name shards.
+      ...this.failureQueues.map((queue) => queue.queueArn),
       this.eventBus.bus.eventBusArn,
       ...functions.flatMap((arn) => [arn, `${arn}:*`]),
       this.anchors.key.keyArn,
@@ -395,6 +431,29 @@ export class PlanPlatform extends Construct {
       this.platformSecretsArn,
       ...platformSecretsOf(props).map(([, secret]) => secret.secretArn),
       this.approvalSigningKey.secretArn,
+    ];
+  }
+
+  /** The harness's own functions (not plan code's). */
+  get harnessFunctions(): HarnessFunction[] {
+    return [
+      ...Object.values(this.functions),
+      this.notifier,
+      this.plansApi,
+      this.approvalsApi,
+      this.anchor,
+      ...(this.planner ? [this.planner] : []),
+    ];
+  }
+
+  /**
+   * Every queue where an asynchronous invocation's failure lands: the notifier's and the planner's
+   * dead-letter queues, the anchor stream's on-failure destination. Nothing should ever be in one.
+   */
+  get failureQueues(): Queue[] {
+    return [
+      ...[this.notifier, this.planner].flatMap((fn) => fn?.deadLetterQueue ?? []),
+      this.anchors.failureQueue,
     ];
   }
 
@@ -423,7 +482,12 @@ export class PlanPlatform extends Construct {
 
   /** Name prefix of state machines created at run time (inside `<prefix>-*`, apart from code plans). */
   get runtimeNamePrefix(): string {
-    return `${this.namePrefix}-run`;
+    return runtimeNamePrefix(this.namePrefix);
+  }
+
+  /** ARN pattern of the state machines created at run time (`stateMachine:<prefix>-run-*`), their versions included. */
+  get runtimeStateMachineArnPattern(): string {
+    return this.statesArn('stateMachine', `${this.runtimeNamePrefix}-*`);
   }
 
   /** ARN pattern of every state machine of this platform (`stateMachine:<prefix>-*`). */
@@ -564,16 +628,18 @@ export class PlanPlatform extends Construct {
   }
 
   /**
-   * What launching plans needs: create, update and publish state machines named `<prefix>-*` with
-   * the runtime plan role, start them (pinned versions too), read and stop their executions.
+   * What launching plans needs: create, update and publish state machines named `<prefix>-run-*`
+   * with the runtime plan role, start them (pinned versions too), and read executions of the
+   * platform's machines. Never the machines deployed with CDK: those are not under `<prefix>-run-`
+   * (`PlanStateMachine` refuses such a name).
    */
   grantPlanLaunch(grantee: IGrantable): Grant {
-    const machines = this.stateMachineArnPattern;
+    const machines = this.runtimeStateMachineArnPattern;
     const versions = `${machines}:*`;
     acknowledgeOn(
       grantee,
       machines,
-      `Plans submitted at run time become new state machines whose names are known only then; creation and launch are scoped to the "${this.namePrefix}-" name prefix.`,
+      `Plans submitted at run time become new state machines whose names are known only then; creation and launch are scoped to the "${this.runtimeNamePrefix}-" name prefix.`,
     );
     acknowledgeOn(
       grantee,
@@ -583,7 +649,7 @@ export class PlanPlatform extends Construct {
     acknowledgeOn(
       grantee,
       this.executionArnPattern,
-      `Execution ARNs exist only once a plan is launched; status, history and stop are scoped to executions of "${this.namePrefix}-" machines.`,
+      `Execution ARNs exist only once a plan is launched; status and history are scoped to executions of "${this.namePrefix}-" machines.`,
     );
     acknowledgeOn(
       grantee,
@@ -606,7 +672,8 @@ export class PlanPlatform extends Construct {
       .combine(
         Grant.addToPrincipal({
           grantee,
-          actions: ['states:DescribeExecution', 'states:GetExecutionHistory', 'states:StopExecution'],
+          // GET /plans/{id} reads any execution of the platform's plans; nothing here stops one.
+          actions: ['states:DescribeExecution', 'states:GetExecutionHistory'],
           resourceArns: [this.executionArnPattern],
         }),
       )
@@ -694,6 +761,7 @@ export class PlanPlatform extends Construct {
   get journalWriters(): HarnessFunction[] {
     const byName: Partial<Record<HarnessHandlerName, HarnessFunction>> = {
       ...this.functions,
+      notifier: this.notifier,
       plansApi: this.plansApi,
       approvalsApi: this.approvalsApi,
       ...(this.planner ? { planner: this.planner } : {}),
@@ -921,6 +989,40 @@ export class PlanPlatform extends Construct {
         .join(','),
     });
   }
+}
+
+/**
+ * A platform must be able to tell an approver that a gate waits (email or Slack), or say why not:
+ * returns the acknowledged reason, trimmed, when it cannot; throws naming the props that fix it.
+ */
+function checkNotification(props: PlanPlatformProps): string | undefined {
+  const reason = props.unnotifiedGatesAcknowledged;
+  const channels = [
+    ...(props.sesSender !== undefined ? ['sesSender'] : []),
+    ...(props.slack !== undefined ? ['slack'] : []),
+  ];
+  if (props.sesSender !== undefined && !Token.isUnresolved(props.sesSender) && props.sesSender.trim() === '')
+    throw new Error('PlanPlatform: sesSender is empty: give the SES identity approval emails are sent from');
+  if ((props.approvalEmails ?? []).length > 0 && props.sesSender === undefined)
+    throw new Error(
+      `PlanPlatform: approvalEmails (${(props.approvalEmails ?? []).join(', ')}) are never emailed without sesSender: set sesSender to the SES identity approval emails are sent from`,
+    );
+  if (channels.length > 0) {
+    if (reason !== undefined)
+      throw new Error(
+        `PlanPlatform: unnotifiedGatesAcknowledged is set, but approvers are notified (${channels.join(', ')}): remove it`,
+      );
+    return undefined;
+  }
+  if (reason === undefined)
+    throw new Error(
+      'PlanPlatform: no approver would ever be told that a gate waits: neither sesSender (approval emails through SES) nor slack (approval requests in Slack) is set, so every gate would wait unseen until it times out. Set sesSender or slack, or set unnotifiedGatesAcknowledged to the reason nobody is notified (e.g. "approvers follow GET /plans/{id} and open its approval link").',
+    );
+  if (Token.isUnresolved(reason) || reason.trim() === '')
+    throw new Error(
+      'PlanPlatform: unnotifiedGatesAcknowledged must say, in words known at synth, why no approver is notified of a gate',
+    );
+  return reason.trim();
 }
 
 /** The secrets the platform is given to read (Slack's, the planner's API key), by what they are. */

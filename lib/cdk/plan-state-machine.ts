@@ -5,9 +5,8 @@
  * functions the definition names; a split plan's parts are child state machines the root starts
  * with `startExecution.sync:2`.
  */
-import { readFileSync } from 'node:fs';
 import { RemovalPolicy, Validations } from 'aws-cdk-lib';
-import { Grant, type IGrantable } from 'aws-cdk-lib/aws-iam';
+import { Grant, type IGrantable, Role } from 'aws-cdk-lib/aws-iam';
 import { LogGroup } from 'aws-cdk-lib/aws-logs';
 import {
   CfnStateMachineVersion,
@@ -31,19 +30,22 @@ import {
   versionDescription,
 } from '../launch/deploy-plan.ts';
 import { planDigest } from '../plan/digest.ts';
-import { parsePlanBytes } from '../plan/parse.ts';
-import { formatProblem, hasErrors } from '../plan/problems.ts';
 import type { Plan } from '../plan/schema.ts';
 import type { StateMachineHandlerName } from '../runtime/catalog.ts';
 import { acknowledgeWildcardResource } from './nag.ts';
+import { checkedPlan, checkedPlanFile } from './plan-check.ts';
 import type { PlanPlatform } from './plan-platform.ts';
+import { trustedService } from './service-trust.ts';
 
 export interface PlanStateMachineProps {
-  /** The plan to deploy (parsed and validated, e.g. with lib/plan's `loadPlan`). Give this or `planFile`. */
+  /**
+   * The plan to deploy (parsed, e.g. with lib/plan's `loadPlan`). Give this or `planFile`. Checked
+   * as `plangate validate` checks it: a plan it rejects fails synth with its problems.
+   */
   readonly plan?: Plan;
   /**
-   * A plan file (Markdown, YAML or JSON) parsed at synth time; parse problems fail synth, located.
-   * Validate it first (`plangate validate`, or `loadPlan` in the app as bin/cdk.ts does).
+   * A plan file (Markdown, YAML or JSON) read at synth time and checked as `plangate validate`
+   * checks it: a plan it rejects fails synth with every problem located (file:line:column).
    */
   readonly planFile?: string;
   /** The platform whose harness functions the plan runs on. */
@@ -82,8 +84,10 @@ export class PlanStateMachine extends Construct {
   private readonly platform: PlanPlatform;
 
   constructor(scope: Construct, id: string, props: PlanStateMachineProps) {
+    // Checked first: a plan that does not validate adds nothing to the tree.
+    const plan = resolvePlan(props);
     super(scope, id);
-    this.plan = resolvePlan(props);
+    this.plan = plan;
     this.digest = planDigest(this.plan);
     this.compiled = compilePlan(this.plan, props.compileOptions);
     const platform = props.platform;
@@ -96,6 +100,11 @@ export class PlanStateMachine extends Construct {
     if (!rootName.startsWith(`${platform.namePrefix}-`)) {
       throw new Error(
         `stateMachineName "${rootName}" must start with "${platform.namePrefix}-": the platform's grants are scoped to that prefix`,
+      );
+    }
+    if (rootName.startsWith(`${platform.runtimeNamePrefix}-`)) {
+      throw new Error(
+        `stateMachineName "${rootName}" is under "${platform.runtimeNamePrefix}-", where the Plans API creates and updates the plans submitted at run time: give this plan a stateMachineName outside it (a plan id starting "run-" needs one)`,
       );
     }
     const [root, ...children] = this.compiled.definitions;
@@ -185,8 +194,16 @@ export class PlanStateMachine extends Construct {
         childExecutions.push(platform.statesArn('execution', `${child.name}:*`));
       }
     }
+    // The role only this machine (and its published versions) may assume, in this account.
+    const role = new Role(this, `${id}Role`, {
+      assumedBy: trustedService(this, 'states.amazonaws.com', [
+        platform.statesArn('stateMachine', name),
+        platform.statesArn('stateMachine', `${name}:*`),
+      ]),
+    });
     const machine = new StateMachine(this, id, {
       stateMachineName: name,
+      role,
       stateMachineType: StateMachineType.STANDARD,
       definitionBody: DefinitionBody.fromString(definition.json),
       definitionSubstitutions: substitutions,
@@ -211,16 +228,11 @@ export class PlanStateMachine extends Construct {
   }
 }
 
+/** The plan of `props`, checked as `plangate validate` checks it (throws with its located problems). */
 function resolvePlan(props: PlanStateMachineProps): Plan {
   if (props.plan && props.planFile)
     throw new Error('PlanStateMachine: give either plan or planFile, not both');
-  if (props.plan) return props.plan;
+  if (props.plan) return checkedPlan(props.plan);
   if (!props.planFile) throw new Error('PlanStateMachine: give plan or planFile');
-  const parsed = parsePlanBytes(readFileSync(props.planFile), { filename: props.planFile });
-  if (!parsed.plan || hasErrors(parsed.problems)) {
-    throw new Error(
-      `${props.planFile} is not a valid plan:\n${parsed.problems.map(formatProblem).join('\n')}`,
-    );
-  }
-  return parsed.plan;
+  return checkedPlanFile(props.planFile);
 }

@@ -45,7 +45,8 @@ export async function run(argv: string[]): Promise<number> {
   }
   const policy = await loadPolicyOption(args.policyDir, 'resume');
   if (!policy) return 2;
-  // A resumed execution was submitted already: it only carries on (no rollback rehearsal, no new submitter).
-  const { submittedBy: _submitted, ...options } = sessionOptions(args, policy);
+  // A resumed execution was submitted already: it only carries on (no rollback rehearsal; its
+  // submitter, or its solo launch, is the one PLAN_CREATED recorded).
+  const options = sessionOptions(args, policy);
   return runSession({ kind: 'execution', executionArn }, { ...options, rehearseRollback: false });
 }

@@ -73,7 +73,10 @@ Options:
 ${PLANNER_OPTIONS_HELP}
   --rehearse-rollback  after the plan succeeds, run the rollbacks of its completed steps in
                      reverse order, each verified by its contract, to prove they work
-  --submitted-by N   record N as the plan's submitter (PLAN_CREATED); N may not approve it
+  --solo             you are the only person here: you may approve the plan you launch
+                     (PLAN_CREATED records solo: true and no submitter; policy can refuse
+                     solo runs: the SubmitPlan context's solo). Without it you launch the plan
+                     as its submitter and may ask, reject or skip, not approve. --approve implies it
   --policy-override R  override the soft-mandatory policies that refuse the submission, for reason R
                      (you must be in each one's @overrideBy group; PLAN_CREATED records it)
 ${POLICY_OPTION_HELP}
@@ -100,7 +103,8 @@ export interface CommonRunArgs {
   workers?: boolean;
   /** How many agents of one target the run's own workers run at once. */
   agentsPerTarget: number;
-  submittedBy?: string;
+  /** `--solo` (or `--approve`): the launcher is not recorded as the submitter and may approve. */
+  solo: boolean;
   /** `--policy-override REASON`: override the soft-mandatory policies refusing the submission. */
   policyOverride?: string;
   /** `--policy DIR`: the platform's policies. @default the shipped set */
@@ -138,7 +142,8 @@ export function parseRunArgs(argv: string[]): CommonRunArgs | string {
     rehearseRollback: values['rehearse-rollback'] ?? false,
     ...(values['no-workers'] ? { workers: false } : {}),
     agentsPerTarget,
-    ...(values['submitted-by'] ? { submittedBy: values['submitted-by'] } : {}),
+    // Approving on one's own behalf is approving one's own plan: --approve is a solo run.
+    solo: (values.solo ?? false) || (values.approve ?? false),
     ...(values['policy-override'] !== undefined ? { policyOverride: values['policy-override'] } : {}),
     policyDir: values.policy,
     positionals,
@@ -174,7 +179,7 @@ function parse(argv: string[]) {
       'rehearse-rollback': { type: 'boolean' },
       goal: { type: 'string' },
       ...PLANNER_OPTIONS,
-      'submitted-by': { type: 'string' },
+      solo: { type: 'boolean' },
       'policy-override': { type: 'string' },
       'no-workers': { type: 'boolean' },
       policy: { type: 'string' },
@@ -319,7 +324,7 @@ export function sessionOptions(args: CommonRunArgs, policy: PolicySet): SessionO
     rehearseRollback: args.rehearseRollback,
     ...(args.workers !== undefined ? { workers: args.workers } : {}),
     agentsPerTarget: args.agentsPerTarget,
-    ...(args.submittedBy !== undefined ? { submittedBy: args.submittedBy } : {}),
+    solo: args.solo,
     ...(args.policyOverride !== undefined ? { policyOverride: args.policyOverride } : {}),
     io: { stdout: process.stdout, stderr: process.stderr, stdin: process.stdin },
   };

@@ -3,9 +3,9 @@
  * (the compiler's quotas). Exit 0 with a one-line summary, 1 with every located problem, 2 on
  * usage errors.
  */
-import { deployability } from '../compiler/index.ts';
+import { validationProblems } from '../compiler/index.ts';
 import { loadPlan } from '../plan/load.ts';
-import { formatProblem, hasErrors, sortProblems } from '../plan/problems.ts';
+import { formatProblem, hasErrors } from '../plan/problems.ts';
 
 export const usage = `Usage: plangate validate <plan.md|plan.yaml|plan.json> [options]
 
@@ -53,17 +53,7 @@ export async function run(argv: string[]): Promise<number> {
     return 2;
   }
   const { plan, digest } = loaded;
-  // Only a valid plan compiles; what Step Functions cannot take is a problem like any other.
-  const problems =
-    loaded.valid && plan
-      ? sortProblems([
-          ...loaded.problems,
-          ...deployability(plan, {
-            file: args.file,
-            sourceMap: loaded.sourceMap,
-          }).problems,
-        ])
-      : loaded.problems;
+  const problems = validationProblems(loaded, args.file);
   const valid = !hasErrors(problems) && plan !== undefined;
   if (args.json) {
     const summary = plan && { id: plan.id, version: plan.version, steps: plan.steps.length };

@@ -5,7 +5,8 @@
  * `plangate validate`, `plangate compile` and the Plans API refuse the plan before anything is
  * deployed instead of failing at deploy or run time.
  */
-import type { Problem } from '../plan/problems.ts';
+import type { LoadedPlan } from '../plan/load.ts';
+import { type Problem, sortProblems } from '../plan/problems.ts';
 import type { Plan } from '../plan/schema.ts';
 import { locateProblems, type PendingProblem, pointerOf, type SourceMap } from '../plan/source-map.ts';
 import type { AslState } from './asl.ts';
@@ -57,6 +58,22 @@ export function deployability(plan: Plan, options: DeployabilityOptions = {}): D
     ...longHistories(result),
   ];
   return { problems: locateProblems(pending, file, options.sourceMap), result };
+}
+
+/**
+ * Every problem `plangate validate` reports for a loaded plan: its parse and validation problems,
+ * then, when those leave it valid, what Step Functions cannot take. The CLI and the CDK constructs
+ * refuse a plan on this one list.
+ */
+export function validationProblems(
+  loaded: Pick<LoadedPlan, 'plan' | 'valid' | 'problems' | 'sourceMap'>,
+  file: string,
+): Problem[] {
+  if (!loaded.valid || !loaded.plan) return loaded.problems;
+  return sortProblems([
+    ...loaded.problems,
+    ...deployability(loaded.plan, { file, sourceMap: loaded.sourceMap }).problems,
+  ]);
 }
 
 function oversizedDefinitions(

@@ -7,7 +7,12 @@ export {
   compilePlan,
   EXECUTE_STATE,
 } from './compile.ts';
-export { type Deployability, type DeployabilityOptions, deployability } from './deployability.ts';
+export {
+  type Deployability,
+  type DeployabilityOptions,
+  deployability,
+  validationProblems,
+} from './deployability.ts';
 export {
   agentActivityName,
   agentActivityPlaceholder,

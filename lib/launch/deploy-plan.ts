@@ -131,6 +131,15 @@ export function stateMachineNames(
   });
 }
 
+/**
+ * The prefix of the machines plans submitted at run time get (`<namePrefix>-run-<planId>`): the
+ * Plans API deploys under it, and may create and update only machines under it, so a plan
+ * deployed as code (`<namePrefix>-<planId>`, never under it) cannot be replaced at run time.
+ */
+export function runtimeNamePrefix(namePrefix: string): string {
+  return `${namePrefix}-run`;
+}
+
 /** The default name of a plan's main state machine: `<namePrefix>-<planId>`. */
 export function planStateMachineName(namePrefix: string, planId: string): string {
   return fitName(`${namePrefix}-${planId}`, '');

@@ -30,6 +30,11 @@ export interface LaunchPlanInput extends DeployPlanInput {
   readonly executionName?: string;
   /** Who submitted the plan (an IAM ARN, a user name), recorded in PLAN_CREATED. @default - not recorded */
   readonly submittedBy?: string;
+  /**
+   * The IAM principal that signed the submission, when the policy's people file made it the person
+   * `submittedBy` names (PLAN_CREATED {submitted_by_principal}). @default - the submitter is the principal
+   */
+  readonly submitterPrincipal?: string;
   /** How a model drafted this plan, recorded in PLAN_CREATED {planner}. @default - written by a person */
   readonly planner?: PlannerDetails;
   /**
@@ -51,6 +56,22 @@ export interface LaunchPlanInput extends DeployPlanInput {
    * this reason (recorded in PLAN_CREATED). @default - no override
    */
   readonly policyOverride?: string;
+  /**
+   * Who started the run on this machine (`plangate run`), recorded in PLAN_CREATED: the identity it
+   * answers as, the OS user it runs as, and whether it is a solo run (the launcher approves their own
+   * plan, on the record; the SubmitPlan context's `solo`). @default - not launched from a terminal
+   */
+  readonly launch?: PlanLaunch;
+}
+
+/** Who started a `plangate run` (PLAN_CREATED {launched_by, os_user, solo}). */
+export interface PlanLaunch {
+  /** The identity the run answers gates as (`--as`, else the OS user). */
+  readonly by: string;
+  /** The operating system's user running the command: what the machine itself says. */
+  readonly osUser: string;
+  /** No submitter is recorded: the launcher may approve their own plan (`--solo`, `--approve`). */
+  readonly solo: boolean;
 }
 
 /** Where a submission comes from: the Plans API, `plangate run`, or the planner's draft. */
@@ -78,7 +99,14 @@ export function launchAtRunTime(
   plan: Plan,
   launch: Pick<
     LaunchPlanInput,
-    'submittedBy' | 'planner' | 'executionName' | 'compiled' | 'principal' | 'channel' | 'policyOverride'
+    | 'submittedBy'
+    | 'submitterPrincipal'
+    | 'planner'
+    | 'executionName'
+    | 'compiled'
+    | 'principal'
+    | 'channel'
+    | 'policyOverride'
   >,
 ): Promise<LaunchedPlan> {
   return launchPlan({
@@ -201,6 +229,14 @@ export async function launchPlan(given: LaunchPlanInput): Promise<LaunchedPlan> 
     details: {
       ...planCreatedDetails(input.plan),
       ...(input.submittedBy !== undefined ? { submitted_by: input.submittedBy } : {}),
+      ...(input.submitterPrincipal !== undefined ? { submitted_by_principal: input.submitterPrincipal } : {}),
+      ...(input.launch
+        ? {
+            launched_by: principalName(input.launch.by),
+            os_user: input.launch.osUser,
+            solo: input.launch.solo,
+          }
+        : {}),
       ...(input.planner ? { planner: input.planner } : {}),
       policy_facts: submission.facts,
       permitted_by: [...submission.permittedBy],
@@ -252,7 +288,7 @@ async function authorizeSubmission(
     principal: input.principal ?? { name: input.submittedBy ?? '' },
     action: 'SubmitPlan' as const,
     resource: planEntity(identity, facts, input.submittedBy),
-    context: { channel: input.channel ?? 'api' },
+    context: { channel: input.channel ?? 'api', solo: input.launch?.solo ?? false },
   };
   const asked = policy.authorize(request);
   const released =

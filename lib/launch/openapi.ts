@@ -34,6 +34,7 @@ import {
   ProblemSchema,
   StatusResponseSchema,
   SubmitResponseSchema,
+  WaitingGateSchema,
 } from './plans-api-schemas.ts';
 
 /** A component: its schema and, for one defined elsewhere without a description, what it is. */
@@ -46,7 +47,14 @@ const RESPONSE_COMPONENTS = {
   Submitted: [SubmitResponseSchema, 'A plan validated, deployed and started: it waits at its gate'],
   DraftAccepted: [DraftAcceptedSchema, 'A goal accepted: the planner drafts the plan in the background'],
   Draft: [DraftResponseSchema, 'A plan being drafted from a goal, and how that ended'],
-  Status: [StatusResponseSchema, "An execution's status and each step's progress, from its journal"],
+  Status: [
+    StatusResponseSchema,
+    "An execution's status, each step's progress and the gates waiting for a person, from its journal",
+  ],
+  WaitingGate: [
+    WaitingGateSchema,
+    'A gate waiting for a person: what it asks, who may answer, until when, what happens then, and its shared link',
+  ],
   Events: [EventsResponseSchema, "An execution's journal, in order"],
   JournalRecord: [JournalRecordSchema, 'One journal event, hash-chained to the one before it'],
   PlanIdentity: [PlanIdentitySchema, 'Which plan: id, version and content digest'],

@@ -16,6 +16,7 @@ import {
   GateRevisionSchema,
   HumanDecisionSchema,
   JournalRecordSchema,
+  NoticeUndeliveredReasonSchema,
   PlanIdentitySchema,
   PlanSummarySchema,
   RecoveryAdviceSchema,
@@ -86,12 +87,74 @@ export const StepStatusEntrySchema = z.object({
 });
 export type StepStatusEntry = z.infer<typeof StepStatusEntrySchema>;
 
+/** What a waiting gate does next if nobody answers (lib/runtime/gate/waiting-gates.ts: `nextRung`). */
+export const GateNextRungSchema = z.object({
+  action: z
+    .enum(['remind', 'escalate', 'reject', 'fail'])
+    .describe(
+      'remind: its approvers are told again (same link); escalate: the next group is asked (a new link); reject: rejected `timed out` (a gate never approves itself); fail: the escalation or human step fails `Plangate.GateTimedOut`',
+    ),
+  at: z.string().describe('When, ISO 8601 UTC'),
+  approvers: z.array(z.string()).optional().describe('escalate: the group asked next'),
+  quorum: z.number().int().optional().describe('escalate: how many of them must approve'),
+});
+
+/** A gate of the execution waiting for a person, from its journal. */
+export const WaitingGateSchema = z.object({
+  kind: GateKindSchema.describe(
+    'plan: the plan gate; step: a step with requiresApproval; escalation: a step failed and its retries are exhausted; human: a step a person does',
+  ),
+  stepId: z.string().optional().describe('The step gated, failed or to do (absent for the plan gate)'),
+  stepName: z.string().optional().describe("That step's description"),
+  round: z.number().int().optional().describe('Plan and step gates: 1, then +1 after each question'),
+  asks: z.string().describe('What the gate asks, in one line, as its messages title it'),
+  question: z.string().optional().describe("The previous round's question (ASK_FOR_CLARIFICATION)"),
+  mayAnswer: z
+    .string()
+    .describe(
+      'Who may answer, in words, as the gate shows it: the approvers (or anyone), and who never may (the forbidden, and for a plan or step gate its submitter)',
+    ),
+  awaiting: z
+    .array(z.string())
+    .describe(
+      'The approvers named who may still answer (not the forbidden, not the submitter of a plan or step gate, not who approved already); empty when anyone may',
+    ),
+  quorum: z
+    .object({
+      needed: z.number().int().describe('How many approvals decide'),
+      approvals: z.number().int().describe('How many were given to the content as it is now'),
+    })
+    .optional()
+    .describe('Plan and step gates'),
+  deadline: z.string().describe('ISO 8601 UTC: the link expires and the timeout ladder climbs'),
+  next: GateNextRungSchema.optional().describe(
+    "What happens next if nobody answers (absent when the plan's ladder is not known)",
+  ),
+  link: z
+    .string()
+    .describe(
+      "The gate's shared approval page, the one its Slack message carries: it carries no credential, and the page asks the reader to sign in to answer",
+    ),
+  undelivered: z
+    .object({
+      reason: NoticeUndeliveredReasonSchema,
+      message: z.string().describe('Why, in words'),
+      at: z.string().describe('ISO 8601 UTC'),
+    })
+    .optional()
+    .describe('The latest notice about this gate reached nobody (GATE_NOTICE_UNDELIVERED): pass its link on'),
+});
+export type WaitingGate = z.infer<typeof WaitingGateSchema>;
+
 export const StatusResponseSchema = z.object({
   executionArn: z.string(),
   /** Step Functions' execution status: RUNNING, SUCCEEDED, FAILED, TIMED_OUT, ABORTED… */
   status: z.string(),
   plan: PlanIdentitySchema.optional(),
   steps: z.array(StepStatusEntrySchema),
+  gates: z
+    .array(WaitingGateSchema)
+    .describe('The gates waiting for a person while the execution runs, in the order they opened'),
   progress: z.array(z.string()),
   summary: z.unknown().optional(),
   /** How many journal events the execution has. */

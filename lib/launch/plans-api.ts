@@ -29,9 +29,14 @@ import {
   MAX_BODY_BYTES,
   pathSegments,
 } from '../runtime/api/http.ts';
+import { requestBaseUrl } from '../runtime/api/page-session.ts';
 import { API_ROUTES } from '../runtime/api/routes.ts';
 import { eventIdentity, journalFor } from '../runtime/deps.ts';
+import { whoMayAnswer } from '../runtime/gate/shown-gate.ts';
+import { type LadderPolicy, nextRung, waitingGates } from '../runtime/gate/waiting-gates.ts';
 import { queryItems, readEvents } from '../runtime/journal/journal.ts';
+import { StoredPlanMismatchError, storedPlan } from '../runtime/journal/stored-plans.ts';
+import { approvalLink } from '../runtime/notify/message.ts';
 import type { JournalRecord } from '../runtime/payloads/index.ts';
 import { launchAtRunTime, PlanVersionConflictError, type RuntimeLaunchDeps } from './launch-plan.ts';
 import { openApiDocument } from './openapi.ts';
@@ -44,6 +49,7 @@ import {
   type StatusResponse,
   type StepStatusEntry,
   type SubmitResponse,
+  type WaitingGate,
 } from './plans-api-schemas.ts';
 
 export interface PlansApiDeps extends RuntimeLaunchDeps {
@@ -76,7 +82,7 @@ export async function handlePlansRequest(event: HttpEvent, deps: PlansApiDeps): 
   const method = event.requestContext.http.method.toUpperCase();
   if (!segments) return refuse(400, 'malformed path', 'the path is not valid percent-encoding');
   if (method === 'POST' && segments.length === 1 && segments[0] === 'plans') return submit(event, deps);
-  const reader = { name: identityOf(event, deps.submitter ?? { mode: 'iam' }) ?? '' };
+  const reader = { name: (await callerOf(event, deps))?.name ?? '' };
   if (method === 'GET' && segments.length === 2 && segments[0] === 'drafts')
     return draft(segments[1] as string, reader, deps);
   if (method === 'GET' && segments.length === 1 && segments[0] === 'openapi.json')
@@ -104,7 +110,7 @@ export async function handlePlansRequest(event: HttpEvent, deps: PlansApiDeps): 
       'no such execution',
       `no execution ${JSON.stringify(executionId)}: give its name or its whole ARN, URL-encoded`,
     );
-  if (segments[0] === 'plans') return status(executionArn, reader, deps);
+  if (segments[0] === 'plans') return status(executionArn, reader, requestBaseUrl(event), deps);
   return segments[2] === 'events'
     ? events(executionArn, reader, deps)
     : progressStream(executionArn, reader, event, deps);
@@ -143,8 +149,25 @@ async function executionArnOf(id: string, deps: PlansApiDeps): Promise<string | 
  */
 export const POLICY_OVERRIDE_HEADER = 'x-plangate-policy-override';
 
+/**
+ * Who calls, as a person where the policy's people file names the IAM principal that signed
+ * (so no-self-approval compares persons: an ARN is never an approver's email), with the principal.
+ */
+async function callerOf(
+  event: HttpEvent,
+  deps: PlansApiDeps,
+): Promise<{ name: string; principal?: string } | undefined> {
+  const source = deps.submitter ?? { mode: 'iam' };
+  const principal = identityOf(event, source);
+  if (principal === undefined || source.mode !== 'iam')
+    return principal === undefined ? undefined : { name: principal };
+  const person = (deps.policy ?? (await PolicySet.fromEnvironment())).personOf(principal);
+  return person === undefined ? { name: principal } : { name: person, principal };
+}
+
 async function submit(event: HttpEvent, deps: PlansApiDeps): Promise<HttpResult> {
-  const submittedBy = identityOf(event, deps.submitter ?? { mode: 'iam' });
+  const caller = await callerOf(event, deps);
+  const submittedBy = caller?.name;
   if (!submittedBy)
     return refuse(
       401,
@@ -180,6 +203,7 @@ async function submit(event: HttpEvent, deps: PlansApiDeps): Promise<HttpResult>
     const policyOverride = headerOf(event, POLICY_OVERRIDE_HEADER);
     launched = await launchAtRunTime(deps, parsed.plan, {
       submittedBy,
+      ...(caller?.principal !== undefined ? { submitterPrincipal: caller.principal } : {}),
       channel: 'api',
       compiled: deployable.result,
       ...(policyOverride !== undefined ? { policyOverride } : {}),
@@ -327,10 +351,11 @@ const STEP_STATUS: Partial<Record<JournalRecord['event'], StepStatusEntry['statu
   GATE_APPROVAL_REQUESTED: 'waiting',
 };
 
-/** Execution status (Step Functions) and step progress (the journal, the source of truth). */
+/** Execution status (Step Functions), step progress and the gates waiting (the journal, the source of truth). */
 async function status(
   executionArn: string,
   reader: PolicyPrincipal,
+  apiUrl: string,
   deps: PlansApiDeps,
 ): Promise<HttpResult> {
   let described: DescribeExecutionCommandOutput;
@@ -369,10 +394,62 @@ async function status(
       ? { plan: { id: records[0].planId, version: records[0].planVersion, digest: records[0].planDigest } }
       : {}),
     steps: [...steps.values()],
+    gates: described.status === 'RUNNING' ? await gatesWaiting(records, apiUrl, deps) : [],
     progress: records.flatMap((r) => (typeof r.details.progress === 'string' ? [r.details.progress] : [])),
     summary: complete?.details.summary,
     events: records.length,
   } satisfies StatusResponse);
+}
+
+/**
+ * The gates waiting in an execution, as its journal records them: who may answer, until when, what
+ * happens then (the ladder, from the plan stored under the gate's digest) and the shared link.
+ */
+async function gatesWaiting(
+  records: readonly JournalRecord[],
+  apiUrl: string,
+  deps: PlansApiDeps,
+): Promise<WaitingGate[]> {
+  const waiting = waitingGates(records);
+  if (waiting.length === 0) return [];
+  const created = records.find((r) => r.event === 'PLAN_CREATED');
+  const submittedBy =
+    typeof created?.details.submitted_by === 'string' ? created.details.submitted_by : undefined;
+  const ladder = waiting.some((gate) => gate.kind === 'plan' || gate.kind === 'step')
+    ? await ladderOf(records[0]?.planDigest, deps)
+    : undefined;
+  return waiting.map((gate) => {
+    const who = whoMayAnswer({ ...gate, submittedBy });
+    const next = nextRung(gate, ladder);
+    return {
+      kind: gate.kind,
+      ...(gate.stepId ? { stepId: gate.stepId } : {}),
+      ...(gate.stepName ? { stepName: gate.stepName } : {}),
+      ...(gate.round !== undefined ? { round: gate.round } : {}),
+      asks: gate.opened.asks,
+      ...(gate.opened.question ? { question: gate.opened.question } : {}),
+      mayAnswer: who.text,
+      awaiting: who.names,
+      ...(gate.kind === 'plan' || gate.kind === 'step'
+        ? { quorum: { needed: gate.policy.quorum, approvals: gate.votes.length } }
+        : {}),
+      deadline: gate.opened.expires_at,
+      ...(next ? { next } : {}),
+      link: approvalLink(apiUrl, gate.opened.link_id),
+      ...(gate.undelivered ? { undelivered: gate.undelivered } : {}),
+    };
+  });
+}
+
+/** The timeout ladder of the plan stored under `digest`; undefined when none is stored (or it was altered). */
+async function ladderOf(digest: string | undefined, deps: PlansApiDeps): Promise<LadderPolicy | undefined> {
+  if (!digest) return undefined;
+  try {
+    return (await storedPlan(deps.dynamo, deps.tables.plans, digest))?.approval;
+  } catch (error) {
+    if (error instanceof StoredPlanMismatchError) return undefined;
+    throw error;
+  }
 }
 
 const noEvents = (executionArn: string): HttpResult =>

@@ -4,7 +4,7 @@
  * compile); the harness checks each produced value against it (the checker, the worker, the human
  * step's answer). Reasons never contain the value: it may be a secret.
  */
-import type { OutputShape, OutputShapes } from './schema.ts';
+import type { OutputShape, OutputShapes, Plan } from './schema.ts';
 
 /** Why a value does not fit its shape (the value itself is not in it); undefined when it fits. */
 export type ShapeCheck = (value: unknown) => string | undefined;
@@ -17,12 +17,21 @@ export interface ShapeProblem {
 
 type Compiled = { readonly check: ShapeCheck } | { readonly problems: readonly ShapeProblem[] };
 
-const compiled = new Map<string, Promise<Compiled>>();
+const compiled = new Map<string, Compiled>();
 /** A long-lived harness (plangate serve) sees many plans: the cache starts over past this. */
 const MAX_COMPILED = 1000;
 
 /** Compiles `shape` once per distinct shape; problems when its regular expression or JSON Schema is invalid. */
-export function compileOutputShape(shape: OutputShape): Promise<Compiled> {
+export async function compileOutputShape(shape: OutputShape): Promise<Compiled> {
+  if (shape.schema !== undefined) await loadJsonSchemaCompiler();
+  return compileOutputShapeSync(shape);
+}
+
+/**
+ * `compileOutputShape` for a caller that cannot await (the validator inside a CDK constructor):
+ * a JSON Schema shape needs `loadJsonSchemaCompiler()` to have resolved first.
+ */
+export function compileOutputShapeSync(shape: OutputShape): Compiled {
   const key = JSON.stringify(shape);
   let found = compiled.get(key);
   if (!found) {
@@ -31,6 +40,13 @@ export function compileOutputShape(shape: OutputShape): Promise<Compiled> {
     compiled.set(key, found);
   }
   return found;
+}
+
+/** Whether any of the plan's output shapes is a JSON Schema (needs `loadJsonSchemaCompiler()`). */
+export function declaresJsonSchemaShape(plan: Plan): boolean {
+  return plan.steps.some((step) =>
+    Object.values(step.outputShapes ?? {}).some((shape) => shape.schema !== undefined),
+  );
 }
 
 /** The shape in a few words, as errors (and the gate) name it: `matches /…/`, `a JSON Schema`. */
@@ -63,7 +79,7 @@ export async function outputShapeMismatch(
   return undefined;
 }
 
-async function compile(shape: OutputShape): Promise<Compiled> {
+function compile(shape: OutputShape): Compiled {
   const problems: ShapeProblem[] = [];
   const checks: ShapeCheck[] = [];
   if (shape.matches === undefined && shape.schema === undefined)
@@ -84,7 +100,7 @@ async function compile(shape: OutputShape): Promise<Compiled> {
       );
   }
   if (shape.schema !== undefined) {
-    const validator = await jsonSchemaValidator(shape.schema);
+    const validator = jsonSchemaValidator(shape.schema);
     if (typeof validator === 'string') problems.push({ field: 'schema', message: validator });
     else checks.push(validator);
   }
@@ -112,29 +128,30 @@ function wholeValueRegex(pattern: string): RegExp | string {
 }
 
 type Ajv2020Instance = InstanceType<typeof import('ajv/dist/2020.js').Ajv2020>;
-let ajv: Promise<Ajv2020Instance> | undefined;
+let ajv: Ajv2020Instance | undefined;
+let loadingAjv: Promise<void> | undefined;
 
-/** Loaded on first use: only plans that declare a JSON Schema shape pay for Ajv. */
-function loadAjv(): Promise<Ajv2020Instance> {
-  ajv ??= import('ajv/dist/2020.js').then(
-    ({ Ajv2020 }) =>
-      // Unknown keywords and formats are errors (a typo would silently accept anything).
-      new Ajv2020({
-        strict: true,
-        strictTypes: false,
-        strictTuples: false,
-        strictRequired: false,
-        logger: false,
-      }),
-  );
-  return ajv;
+/** Loads Ajv once, on first need: only plans that declare a JSON Schema shape pay for it. */
+export function loadJsonSchemaCompiler(): Promise<void> {
+  loadingAjv ??= import('ajv/dist/2020.js').then(({ Ajv2020 }) => {
+    // Unknown keywords and formats are errors (a typo would silently accept anything).
+    ajv = new Ajv2020({
+      strict: true,
+      strictTypes: false,
+      strictTuples: false,
+      strictRequired: false,
+      logger: false,
+    });
+  });
+  return loadingAjv;
 }
 
-async function jsonSchemaValidator(schema: Record<string, unknown> | boolean): Promise<ShapeCheck | string> {
-  const instance = await loadAjv();
+function jsonSchemaValidator(schema: Record<string, unknown> | boolean): ShapeCheck | string {
+  if (!ajv)
+    throw new Error('a JSON Schema output shape is compiled before loadJsonSchemaCompiler() resolved');
   let validate: ReturnType<Ajv2020Instance['compile']>;
   try {
-    validate = instance.compile(schema);
+    validate = ajv.compile(schema);
   } catch (error) {
     return `not a valid JSON Schema (2020-12): ${(error as Error).message}`;
   }

@@ -18,7 +18,7 @@ import { functionTimeoutProblems } from './function-limits.ts';
 import { dependsTransitively, findCycles, topologicalOrder } from './graph.ts';
 import { suggest } from './names.ts';
 import { networkProblems } from './network.ts';
-import { compileOutputShape } from './output-shapes.ts';
+import { compileOutputShapeSync, declaresJsonSchemaShape, loadJsonSchemaCompiler } from './output-shapes.ts';
 import { distinctPrincipals, namesPrincipal } from './principal-names.ts';
 import { hasErrors, type Problem, type Severity, sortProblems } from './problems.ts';
 import { type Reference, referencesIn, referencesInValue, wholeReferencePointers } from './references.ts';
@@ -76,6 +76,15 @@ const CYCLE_NAMES_SHOWN = 12;
 
 /** Checks a schema-valid plan. Use `parsePlanText`/`parsePlanFile` first for documents. */
 export async function validatePlan(plan: Plan, options: ValidateOptions = {}): Promise<ValidationResult> {
+  if (declaresJsonSchemaShape(plan)) await loadJsonSchemaCompiler();
+  return validatePlanSync(plan, options);
+}
+
+/**
+ * `validatePlan` for a caller that cannot await (a CDK constructor): the same checks; a plan with
+ * a JSON Schema output shape needs `loadJsonSchemaCompiler()` to have resolved first.
+ */
+export function validatePlanSync(plan: Plan, options: ValidateOptions = {}): ValidationResult {
   const file = options.file ?? options.sourceMap?.file ?? '<plan>';
   const tools = options.tools ?? createToolRegistry();
   const pending: PendingProblem[] = [];
@@ -217,7 +226,7 @@ export async function validatePlan(plan: Plan, options: ValidateOptions = {}): P
   checkReferences(plan, indexById, deps, cycles.length === 0, report);
   for (const { message, pointer } of referencePositionProblems(plan))
     report('error', 'reference-not-allowed', message, pointer);
-  await checkOutputShapes(plan, report);
+  checkOutputShapes(plan, report);
 
   checkShellCommands(shellChecks, checkSyntax, report);
 
@@ -670,7 +679,7 @@ function checkReferences(
 }
 
 /** Each output shape names a declared output and compiles (its regular expression, its JSON Schema). */
-async function checkOutputShapes(plan: Plan, report: Report): Promise<void> {
+function checkOutputShapes(plan: Plan, report: Report): void {
   for (const [i, step] of plan.steps.entries()) {
     for (const [name, shape] of Object.entries(step.outputShapes ?? {})) {
       const at = `/steps/${i}/outputShapes${pointerOf([name])}`;
@@ -683,7 +692,7 @@ async function checkOutputShapes(plan: Plan, report: Report): Promise<void> {
         );
         continue;
       }
-      const compiled = await compileOutputShape(shape);
+      const compiled = compileOutputShapeSync(shape);
       if ('problems' in compiled)
         for (const problem of compiled.problems)
           report(

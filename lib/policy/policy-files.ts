@@ -1,6 +1,6 @@
 /**
  * What a policy directory may hold, so that nothing in it is silently ignored: its policies
- * (`*.cedar`), the groups file (`groups.json`), a `README.md`, and `plangate policy test`'s cases
+ * (`*.cedar`), the groups file (`groups.json`), the people file (`people.json`), a `README.md`, and `plangate policy test`'s cases
  * (`*.cases.yaml`, `*.cases.yml`, `*.cases.json`) with the plan files they name. Anything else (a
  * subfolder, `org.cedar.txt`, `ORG.CEDAR`, a stray file) refuses the whole directory, located, so
  * a policy never fails to apply because of where or how its file was named.
@@ -12,6 +12,8 @@ import type { Problem } from '../plan/problems.ts';
 
 /** The groups file of a policy directory. */
 export const GROUPS_FILE = 'groups.json';
+/** The people file: which IAM principals each person is (lib/policy/policy-set.ts). */
+export const PEOPLE_FILE = 'people.json';
 /** A policy directory's own documentation. */
 export const README_FILE = 'README.md';
 /** `plangate policy test`'s case files. */
@@ -49,13 +51,19 @@ export function policyFiles(dir: string, problems: Problem[]): string[] {
       continue;
     }
     if (POLICY_FILE.test(entry)) policies.push(entry);
-    else if (entry === GROUPS_FILE || entry === README_FILE || CASE_FILE.test(entry) || plans.has(entry))
+    else if (
+      entry === GROUPS_FILE ||
+      entry === PEOPLE_FILE ||
+      entry === README_FILE ||
+      CASE_FILE.test(entry) ||
+      plans.has(entry)
+    )
       continue;
     else
       problems.push(
         refused(
           file,
-          `not a policy file: a policy directory holds *.cedar policies, ${GROUPS_FILE}, ${README_FILE} and policy test cases (*.cases.yaml) with the plans they name; ${/cedar/i.test(entry) ? 'name a policy file <name>.cedar' : 'move it out'}`,
+          `not a policy file: a policy directory holds *.cedar policies, ${GROUPS_FILE}, ${PEOPLE_FILE}, ${README_FILE} and policy test cases (*.cases.yaml) with the plans they name; ${/cedar/i.test(entry) ? 'name a policy file <name>.cedar' : 'move it out'}`,
         ),
       );
   }

@@ -20,7 +20,7 @@ import { POLICY_DIR_ENV } from '../runtime/catalog.ts';
 import type { PolicyAction, PolicyOverride } from '../runtime/payloads/index.ts';
 import { type Cedar, cedar, type DetailedError, type EntityJson } from './cedar.ts';
 import type { PolicyEntity } from './entities.ts';
-import { GROUPS_FILE, policyFiles } from './policy-files.ts';
+import { GROUPS_FILE, PEOPLE_FILE, policyFiles } from './policy-files.ts';
 import { POLICY_SCHEMA } from './schema.ts';
 
 /** Who asks: their name, and the groups the request itself proves (verified JWT claims). */
@@ -106,6 +106,30 @@ export class PolicyLoadError extends Error {
   }
 }
 
+/**
+ * The people file (`people.json`): each person (as approvers are named: an email) and the IAM
+ * principals that are them, by exact ARN (an IAM user, or an assumed-role session such as an IAM
+ * Identity Center one: `arn:aws:sts::<account>:assumed-role/AWSReservedSSO_<set>_<id>/<user>`).
+ * A plan submitted through SigV4 by a listed principal is submitted by that person, so
+ * "nobody approves their own plan" compares persons, not an ARN with an email.
+ */
+const PeopleFileSchema = z.record(
+  z
+    .string()
+    .regex(
+      /^[^\s"]{1,200}$/,
+      'a person is named as approvers are: 1–200 characters without spaces or quotes',
+    ),
+  z.array(
+    z
+      .string()
+      .regex(
+        /^arn:aws[a-z-]*:(iam::\d{12}:user\/[^\s*]+|sts::\d{12}:assumed-role\/[^\s*/]+\/[^\s*/]+)$/,
+        'an IAM user ARN or an assumed-role session ARN, exactly (no wildcards)',
+      ),
+  ),
+);
+
 const GroupsFileSchema = z.record(
   z.string().regex(/^[^\s"]{1,128}$/, 'a group name is 1–128 characters without spaces or quotes'),
   z.array(z.string().min(1)),
@@ -131,6 +155,8 @@ export interface PolicyCheck {
   readonly dir: string;
   readonly policies: readonly { readonly id: string; readonly file: string; readonly line: number }[];
   readonly groups: Readonly<Record<string, readonly string[]>>;
+  /** The people file: each person's IAM principals. */
+  readonly people: Readonly<Record<string, readonly string[]>>;
   readonly problems: readonly Problem[];
 }
 
@@ -171,6 +197,8 @@ export class PolicySet {
     private readonly policySetId: string,
     readonly policies: PolicyCheck['policies'],
     private readonly members: ReadonlyMap<string, readonly string[]>,
+    /** IAM principal ARN → the person it is (the people file). */
+    private readonly persons: ReadonlyMap<string, string>,
     /** What each annotated policy says of itself, by id. */
     private readonly reasonsById: ReadonlyMap<string, PolicyReason>,
     /**
@@ -255,8 +283,13 @@ export class PolicySet {
       policySetId,
       check.policies,
       members,
+      new Map(
+        Object.entries(check.people).flatMap(([person, arns]) =>
+          arns.map((arn): [string, string] => [arn, principalName(person)]),
+        ),
+      ),
       reasons,
-      policySetDigest(sources, check.groups),
+      policySetDigest(sources, check.groups, check.people),
       bindingSetId,
       yielding,
     );
@@ -272,6 +305,11 @@ export class PolicySet {
   /** Reads and validates a directory without keeping it: what `plangate policy validate` reports. */
   static async check(dir: string): Promise<PolicyCheck> {
     return checkSources(await cedar(), path.resolve(dir)).check;
+  }
+
+  /** The person the people file says an IAM principal is, in canonical form; undefined when unlisted. */
+  personOf(principalArn: string): string | undefined {
+    return this.persons.get(principalArn);
   }
 
   /** The groups the groups file gives `name`, with the ones the request proved. */
@@ -414,17 +452,24 @@ export function overrideReasonProblem(reason: string): string | undefined {
 
 /**
  * The hash of a policy set: canonical JSON of plangate's Cedar schema (its version), every policy
- * by id with its text (line ends normalized, trimmed), sorted by id, and the groups file's content.
+ * by id with its text (line ends normalized, trimmed), sorted by id, the groups file's content, and
+ * the people file's when there is one.
  * Where a policy sits (file, line) does not change what it decides, so it is not part of it.
  */
 export function policySetDigest(
   sources: readonly { readonly id: string; readonly text: string }[],
   groups: Readonly<Record<string, readonly string[]>>,
+  people: Readonly<Record<string, readonly string[]>> = {},
 ): string {
   const policies = sources
     .map((p) => ({ id: p.id, text: p.text.replace(/\r\n?/g, '\n').trim() }))
     .sort((a, b) => (a.id < b.id ? -1 : a.id > b.id ? 1 : 0));
-  const text = canonicalJson({ schema: POLICY_SCHEMA, policies, groups });
+  const text = canonicalJson({
+    schema: POLICY_SCHEMA,
+    policies,
+    groups,
+    ...(Object.keys(people).length > 0 ? { people } : {}),
+  });
   return `sha256:${createHash('sha256').update(text, 'utf8').digest('hex')}`;
 }
 
@@ -524,11 +569,13 @@ function checkSources(wasm: Cedar, dir: string): { check: PolicyCheck; sources: 
         }
   }
   const groups = readGroups(dir, problems);
+  const people = readPeople(dir, problems);
   return {
     check: {
       dir,
       policies: sources.map(({ id, file, line }) => ({ id, file, line })),
       groups,
+      people,
       problems,
     },
     sources,
@@ -561,20 +608,50 @@ function enforcementOf(
 }
 
 function readGroups(dir: string, problems: Problem[]): Record<string, string[]> {
-  const file = path.join(dir, GROUPS_FILE);
+  return readJsonFile(path.join(dir, GROUPS_FILE), GroupsFileSchema, 'groups-file', problems);
+}
+
+/** The people file; a principal listed for two persons is refused, located. */
+function readPeople(dir: string, problems: Problem[]): Record<string, string[]> {
+  const file = path.join(dir, PEOPLE_FILE);
+  const people = readJsonFile(file, PeopleFileSchema, 'people-file', problems);
+  const seen = new Map<string, string>();
+  for (const [person, arns] of Object.entries(people))
+    for (const [i, arn] of arns.entries()) {
+      const first = seen.get(arn);
+      if (first !== undefined && first !== person)
+        problems.push({
+          ...located(
+            file,
+            'people-file',
+            `${arn} is listed for ${first} and for ${person}: a principal is one person`,
+          ),
+          location: { file, pointer: `/${person}/${i}` },
+        });
+      seen.set(arn, person);
+    }
+  return people;
+}
+
+function readJsonFile(
+  file: string,
+  schema: typeof GroupsFileSchema | typeof PeopleFileSchema,
+  code: 'groups-file' | 'people-file',
+  problems: Problem[],
+): Record<string, string[]> {
   if (!existsSync(file)) return {};
   let value: unknown;
   try {
     value = JSON.parse(readFileSync(file, 'utf8'));
   } catch (error) {
-    problems.push(located(file, 'groups-file', `not JSON: ${(error as Error).message}`));
+    problems.push(located(file, code, `not JSON: ${(error as Error).message}`));
     return {};
   }
-  const parsed = GroupsFileSchema.safeParse(value);
+  const parsed = schema.safeParse(value);
   if (parsed.success) return parsed.data;
   for (const issue of parsed.error.issues)
     problems.push({
-      ...located(file, 'groups-file', `${issue.path.join('.') || 'groups'}: ${issue.message}`),
+      ...located(file, code, `${issue.path.join('.') || code.replace('-file', '')}: ${issue.message}`),
       location: { file, pointer: `/${issue.path.join('/')}` },
     });
   return {};

@@ -52,7 +52,7 @@ export interface Scenario {
 
 /** Default context of each action (what the harness sends when nothing else is known). */
 const DEFAULT_CONTEXT: Record<PolicyAction, Record<string, unknown>> = {
-  SubmitPlan: { channel: 'api' },
+  SubmitPlan: { channel: 'api', solo: false },
   ApprovePlanGate: { round: 1, votesSoFar: 0 },
   ModifyPlanGate: { round: 1, votesSoFar: 0, skipSteps: [], modifiedSteps: [] },
   ApproveStepGate: { round: 1, votesSoFar: 0 },

@@ -55,7 +55,7 @@ const PLAN_SHAPE = record({
   id: STRING,
   version: LONG,
   digest: STRING,
-  /** Who submitted it ("" when nobody was recorded, e.g. a local run without --submitted-by). */
+  /** Who submitted it ("" when nobody was recorded, e.g. a solo local run: `plangate run --solo`). */
   submitter: STRING,
   tools: STRINGS,
   targets: STRINGS,
@@ -149,7 +149,7 @@ const VOTE_CONTEXT = record({ round: LONG, votesSoFar: LONG });
 
 /** Each action: the resources it is about and its context. Every principal is a User. */
 const ACTIONS: Record<PolicyAction, { resources: readonly string[]; context: CedarType }> = {
-  SubmitPlan: { resources: ['Plan'], context: record({ channel: STRING }) },
+  SubmitPlan: { resources: ['Plan'], context: record({ channel: STRING, solo: BOOL }) },
   ApprovePlanGate: { resources: ['Plan'], context: VOTE_CONTEXT },
   ModifyPlanGate: {
     resources: ['Plan', 'Step'],

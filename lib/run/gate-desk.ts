@@ -118,7 +118,7 @@ export function identityHint(
   if (namesPrincipal(forbiddenApprovers, identity))
     return `${identity} may not answer this gate (the plan's forbiddenApprovers): rerun with --as <another approver>`;
   if (verb === 'approve' && gate.submittedBy !== undefined && samePrincipal(gate.submittedBy, identity))
-    return `you (${identity}) submitted this plan, so you may not approve it; you may ask or reject, or another approver answers (rerun with --as <them>)`;
+    return `you (${identity}) submitted this plan, so you may not approve it (no self-approval); you may ask or reject, and another approver answers (their link or Slack, or plangate resume <execution> --as <them>); to approve a plan of your own, start it with --solo (recorded)`;
   return undefined;
 }
 

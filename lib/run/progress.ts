@@ -62,6 +62,10 @@ export class ProgressFormatter {
         return [`GATE_ANSWER_REFUSED: ${gateLabel(d.gate, id, this)}${by(d.by)}: ${str(d.message)}`];
       case 'GATE_REMINDED':
         return [`GATE_REMINDED: ${gateLabel(d.gate, id, this)}, nobody has answered yet`];
+      case 'GATE_NOTICE_UNDELIVERED':
+        return [
+          `GATE_NOTICE_UNDELIVERED: ${gateLabel(d.gate, id, this)}: nobody was told (${str(d.message)})`,
+        ];
       case 'GATE_ESCALATED':
         return [
           `GATE_ESCALATED: ${gateLabel(d.gate, id, this)} timed out; now asking ${(d.approvers as string[]).join(', ')}`,
@@ -182,6 +186,7 @@ export function seconds(ms: number): string {
 function gateLabel(gate: unknown, stepId: string, f: ProgressFormatter): string {
   if (gate === 'step') return `step gate before "${f.name(stepId)}"`;
   if (gate === 'escalation') return `escalation for "${f.name(stepId)}"`;
+  if (gate === 'human') return `human step "${f.name(stepId)}"`;
   return 'plan gate';
 }
 

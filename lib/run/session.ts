@@ -6,7 +6,7 @@
  * from how the execution ended.
  */
 import { mkdir, readFile, writeFile } from 'node:fs/promises';
-import { hostname } from 'node:os';
+import { hostname, userInfo } from 'node:os';
 import { dirname, join, resolve } from 'node:path';
 import {
   DescribeExecutionCommand,
@@ -120,8 +120,12 @@ export interface SessionOptions {
    */
   readonly onRecoveryRevision?: (advice: RecoveryAdvice) => void;
   readonly io: SessionIo;
-  /** Who submits the plan (PLAN_CREATED): they may not approve it. @default - not recorded */
-  readonly submittedBy?: string;
+  /**
+   * A new execution's launcher (`identity`) is recorded as its submitter, who may not approve it;
+   * solo: recorded as a solo launch with no submitter, so the launcher may approve. Unused when
+   * re-attaching or resuming: PLAN_CREATED already says.
+   */
+  readonly solo: boolean;
   /** Overrides the soft-mandatory policies refusing the submission, with this reason. @default - none */
   readonly policyOverride?: string;
   /**
@@ -215,6 +219,11 @@ export class RunSession {
   private readonly recording = new Set<Promise<void>>();
   /** Each failed step's classified failure, for an escalation that does not carry its own. */
   private readonly failures = new Map<string, string>();
+
+  /** Who a new execution records as its submitter: the launcher, unless the run is solo. */
+  private get launchSubmitter(): string | undefined {
+    return this.options.solo ? undefined : this.options.identity;
+  }
   /** The execution run, once started or re-attached: the way out a refusal names (plangate resume <arn> --as <name>). */
   private executionArn = '';
   private interrupted = false;
@@ -472,10 +481,11 @@ export class RunSession {
       journal: stack.journalDeps(),
       executionName: `${plan.id.slice(0, 50)}-${Date.now().toString(36)}`,
       planner,
-      submittedBy: options.submittedBy,
+      submittedBy: this.launchSubmitter,
+      launch: { by: options.identity, osUser: userInfo().username, solo: options.solo },
       policy: this.policy,
-      // Who runs it submits it, as far as policy is concerned, whoever is recorded.
-      principal: { name: options.submittedBy ?? options.identity },
+      // Who runs it submits it, as far as policy is concerned, solo or not.
+      principal: { name: options.identity },
       channel: 'cli',
       rehearseRollback: options.rehearseRollback,
       ...(options.policyOverride !== undefined ? { policyOverride: options.policyOverride } : {}),
@@ -626,8 +636,8 @@ export class RunSession {
     const { asked, options, plan, note } = this;
     if (asked.has(gate.linkId)) return;
     const hint = identityHint(
-      gate.submittedBy === undefined && options.submittedBy !== undefined
-        ? { ...gate, submittedBy: options.submittedBy }
+      gate.submittedBy === undefined && this.launchSubmitter !== undefined
+        ? { ...gate, submittedBy: this.launchSubmitter }
         : gate,
       options.identity,
     );
@@ -695,7 +705,7 @@ export class RunSession {
   private autoApproval(gate: PendingGate, facts: PlanFacts): readonly string[] | undefined {
     const { plan, options } = this;
     const identity = { id: plan.id, version: plan.version, digest: gate.planDigest };
-    const submitter = gate.submittedBy ?? options.submittedBy;
+    const submitter = gate.submittedBy ?? this.launchSubmitter;
     const planResource = planEntity(identity, facts, submitter);
     const request = {
       principal: { name: options.identity },

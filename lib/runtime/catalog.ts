@@ -324,10 +324,12 @@ export type StateMachineHandlerName = (typeof STATE_MACHINE_HANDLERS)[number];
 
 /**
  * The handlers that append to the journal: the only roles granted PutItem on the events table on
- * AWS (the notifier, the join and the anchor never write an event).
+ * AWS (the join and the anchor never write an event; the notifier writes one only when a notice
+ * reached nobody, GATE_NOTICE_UNDELIVERED).
  */
 export const JOURNAL_WRITERS = [
   'gate',
+  'notifier',
   'stepRunner',
   'contractChecker',
   'classifier',

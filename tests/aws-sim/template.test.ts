@@ -13,6 +13,7 @@ function templateDir(resources: Record<string, unknown>): string {
 
 const role = { Type: 'AWS::IAM::Role', Properties: {} };
 const table = { Type: 'AWS::DynamoDB::Table', Properties: {} };
+const queue = { Type: 'AWS::SQS::Queue', Properties: {} };
 const policy = (resource: unknown, extra: Record<string, unknown> = {}) => ({
   Type: 'AWS::IAM::Policy',
   Properties: {
@@ -56,6 +57,15 @@ describe('the simulated template', () => {
     const [p] = t.rolePolicies.get(t.arnOf('R')) ?? [];
     const arn = `arn:aws:dynamodb:us-east-1:${SIM_ACCOUNT}:table/S-T`;
     expect(p?.document.Statement[0]?.Resource).toEqual([arn, `${arn}/index/*`, arn]);
+  });
+
+  it("gives a queue (a function's dead-letter queue) its ARN", () => {
+    const t = readSimulatedTemplate(
+      templateDir({ R: role, Q: queue, P: policy({ 'Fn::GetAtt': ['Q', 'Arn'] }) }),
+      'S',
+    );
+    const [p] = t.rolePolicies.get(t.arnOf('R')) ?? [];
+    expect(p?.document.Statement[0]?.Resource).toEqual([`arn:aws:sqs:us-east-1:${SIM_ACCOUNT}:S-Q`]);
   });
 
   it("reads each role's trust policy, on the role itself", () => {

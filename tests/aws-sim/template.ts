@@ -117,6 +117,8 @@ export function readSimulatedTemplate(cdkOut: string, stack = 'Plangate'): Simul
         return `arn:aws:elasticfilesystem:${a}:file-system/fs-${id.toLowerCase()}`;
       case 'AWS::EFS::AccessPoint':
         return `arn:aws:elasticfilesystem:${a}:access-point/fsap-${id.toLowerCase()}`;
+      case 'AWS::SQS::Queue':
+        return `arn:aws:sqs:${a}:${name}`;
       default:
         throw new TemplateError(`Fn::GetAtt ${id}.Arn: the simulator gives no ARN to a ${r.Type}`);
     }

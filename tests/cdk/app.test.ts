@@ -87,4 +87,21 @@ describe('the CDK app', () => {
     }
     expect(unacknowledged(outdir)).toEqual([]);
   }, 250_000);
+
+  it('ships source maps for stack traces, without the sources in them', async () => {
+    const { dir: outdir } = await sharedCdkOut();
+    const maps = readdirSync(outdir)
+      .filter((d) => d.startsWith('asset.'))
+      .flatMap((d) =>
+        readdirSync(join(outdir, d))
+          .filter((f) => f.endsWith('.map'))
+          .map((f) => join(outdir, d, f)),
+      );
+    expect(maps.length).toBeGreaterThanOrEqual(5);
+    for (const file of maps) {
+      const map = JSON.parse(readFileSync(file, 'utf8')) as { sources?: string[]; sourcesContent?: unknown };
+      expect(map.sources?.length, `${file} maps to its sources`).toBeGreaterThan(0);
+      expect(map.sourcesContent, `${file} carries the sources`).toBeUndefined();
+    }
+  }, 250_000);
 });

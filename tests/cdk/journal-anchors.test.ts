@@ -69,8 +69,8 @@ describe('who may write the events table', () => {
       expect(mutating, `${role} may mutate events`).toEqual([]);
     }
     expect(putters.sort()).toEqual(expected);
-    // Not the notifier, the join, the anchor, the plans' state machine roles.
-    for (const fn of [stack.platform.notifier, stack.platform.functions.join, stack.platform.anchor])
+    // Not the join, the anchor, the plans' state machine roles.
+    for (const fn of [stack.platform.functions.join, stack.platform.anchor])
       expect(putters).not.toContain(idOf(fn.role));
     expect(putters).not.toContain(idOf(stack.platform.runtimePlanRole));
   });

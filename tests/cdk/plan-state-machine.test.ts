@@ -1,20 +1,22 @@
 /** Plans compiled at synth time: the definition in the template is the compiler's, byte for byte. */
-import { mkdtempSync, writeFileSync } from 'node:fs';
+import { mkdtempSync, readFileSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
-import { join } from 'node:path';
+import { dirname, join } from 'node:path';
 import { Template } from 'aws-cdk-lib/assertions';
 import { AccountRootPrincipal, Role } from 'aws-cdk-lib/aws-iam';
 import { LogLevel } from 'aws-cdk-lib/aws-stepfunctions';
 import { AwsSolutionsChecks } from 'cdk-nag';
 import { beforeAll, describe, expect, it } from 'vitest';
 import { loadExamplePlans } from '../../lib/cdk/examples.ts';
+import { PROJECT_ROOT } from '../../lib/cdk/paths.ts';
 import { PlanPlatformStack } from '../../lib/cdk/plan-platform-stack.ts';
 import { PlanStateMachine } from '../../lib/cdk/plan-state-machine.ts';
 import { agentActivityPlaceholder, compilePlan, PLACEHOLDERS } from '../../lib/compiler/index.ts';
 import { placeholdersIn, workerTargets } from '../../lib/launch/deploy-plan.ts';
 import { planDigest } from '../../lib/plan/digest.ts';
+import { parsePlanBytes } from '../../lib/plan/parse.ts';
 import type { Plan } from '../../lib/plan/schema.ts';
-import { testApp } from './support.ts';
+import { testApp, UNNOTIFIED } from './support.ts';
 
 type Resource = { Type: string; Properties: Record<string, unknown> };
 type Statement = { Effect: string; Action: string | string[]; Resource: unknown };
@@ -25,7 +27,7 @@ let template: Template;
 
 beforeAll(async () => {
   plans = await loadExamplePlans();
-  stack = new PlanPlatformStack(testApp(), 'Plans');
+  stack = new PlanPlatformStack(testApp(), 'Plans', { platform: UNNOTIFIED });
   for (const plan of plans) stack.addPlan(plan);
   template = Template.fromStack(stack);
 });
@@ -152,7 +154,7 @@ describe('a split plan', () => {
     const compiled = compilePlan(plan, compileOptions);
     expect(compiled.definitions.length).toBeGreaterThan(1);
 
-    const splitStack = new PlanPlatformStack(testApp(), 'Split');
+    const splitStack = new PlanPlatformStack(testApp(), 'Split', { platform: UNNOTIFIED });
     const machine = splitStack.addPlan(plan, { compileOptions });
     const t = Template.fromStack(splitStack);
     expect(machine.parts).toHaveLength(compiled.definitions.length - 1);
@@ -197,7 +199,7 @@ describe('a split plan', () => {
 describe('PlanStateMachine props', () => {
   it('logs errors only when asked, and says why in the nag acknowledgement', () => {
     const app = testApp();
-    const s = new PlanPlatformStack(app, 'Errors');
+    const s = new PlanPlatformStack(app, 'Errors', { platform: UNNOTIFIED });
     const machine = s.addPlan(plans[0]!, { logLevel: LogLevel.ERROR });
     expect(resourceOf(machine.stateMachine, Template.fromStack(s), s).Properties).toMatchObject({
       LoggingConfiguration: { Level: 'ERROR', IncludeExecutionData: false },
@@ -207,7 +209,7 @@ describe('PlanStateMachine props', () => {
 
   it('reads a plan file, and refuses one that does not parse with its located problem', () => {
     const dir = mkdtempSync(join(tmpdir(), 'plangate-cdk-'));
-    const s = new PlanPlatformStack(testApp(), 'Files');
+    const s = new PlanPlatformStack(testApp(), 'Files', { platform: UNNOTIFIED });
     const fromFile = new PlanStateMachine(s, 'FromFile', {
       planFile: 'examples/release-api.json',
       platform: s.platform,
@@ -220,12 +222,52 @@ describe('PlanStateMachine props', () => {
     );
   });
 
+  it('refuses a plan that `plangate validate` rejects, file or object, with its located problems', () => {
+    const s = new PlanPlatformStack(testApp(), 'Invalid');
+    const file = join(PROJECT_ROOT, 'tests/fixtures/invalid/destructive-without-approval.yaml');
+    // Schema-valid, but an ungated `rm -rf` is a validation error: the line the CLI prints for it.
+    const [expected] = readFileSync(`${file}.expected`, 'utf8')
+      .replaceAll('tests/fixtures/invalid/', '')
+      .split('\n');
+    expect(expected).toMatch(
+      /^destructive-without-approval\.yaml:\d+:\d+ error destructive-without-approval /,
+    );
+    expect(() => new PlanStateMachine(s, 'FromFile', { planFile: file, platform: s.platform })).toThrow(
+      `${dirname(file)}/${expected}`,
+    );
+    const plan = parsePlanBytes(readFileSync(file), { filename: file }).plan!;
+    expect(() => new PlanStateMachine(s, 'FromObject', { plan, platform: s.platform })).toThrow(
+      /plan "fixture" error destructive-without-approval .* \[\/steps\/2\/requiresApproval\]/,
+    );
+    // Nothing was added for either.
+    expect(s.node.tryFindChild('FromFile')).toBeUndefined();
+    expect(s.node.tryFindChild('FromObject')).toBeUndefined();
+  });
+
+  it('checks JSON Schema output shapes in the constructor too (Ajv is loaded with lib/cdk)', () => {
+    const s = new PlanPlatformStack(testApp(), 'Shapes');
+    const dir = mkdtempSync(join(tmpdir(), 'plangate-cdk-'));
+    const fixture = readFileSync(
+      join(PROJECT_ROOT, 'tests/fixtures/invalid/invalid-output-shape.yaml'),
+      'utf8',
+    );
+    const file = join(dir, 'schema-shape.yaml');
+    writeFileSync(file, fixture.replace('{ matches: "[0-9+" }', '{ schema: { type: strnig } }'));
+    expect(() => new PlanStateMachine(s, 'Schema', { planFile: file, platform: s.platform })).toThrow(
+      /schema-shape\.yaml:12:\d+ error invalid-output-shape output "n": not a valid JSON Schema/,
+    );
+    writeFileSync(file, fixture.replace('{ matches: "[0-9+" }', '{ schema: { type: string } }'));
+    expect(new PlanStateMachine(s, 'Valid', { planFile: file, platform: s.platform }).plan.id).toBe(
+      'fixture',
+    );
+  });
+
   it("refuses a name outside the platform's prefix (its grants would not cover it)", () => {
-    const refused = new PlanPlatformStack(testApp(), 'Refused');
+    const refused = new PlanPlatformStack(testApp(), 'Refused', { platform: UNNOTIFIED });
     expect(() => refused.addPlan(plans[0]!, { stateMachineName: 'other-name' })).toThrow(
       /must start with "plangate-"/,
     );
-    const accepted = new PlanPlatformStack(testApp(), 'Accepted');
+    const accepted = new PlanPlatformStack(testApp(), 'Accepted', { platform: UNNOTIFIED });
     const machine = accepted.addPlan(plans[0]!, { stateMachineName: 'plangate-custom' });
     expect(
       resourceOf(machine.stateMachine, Template.fromStack(accepted), accepted).Properties.StateMachineName,
@@ -236,7 +278,7 @@ describe('PlanStateMachine props', () => {
 describe('grantStartExecution', () => {
   it('allows starting the machine and its published version, nag-clean', () => {
     const app = testApp();
-    const s = new PlanPlatformStack(app, 'Start');
+    const s = new PlanPlatformStack(app, 'Start', { platform: UNNOTIFIED });
     const machine = s.addPlan(plans[0]!);
     const launcher = new Role(s, 'Launcher', { assumedBy: new AccountRootPrincipal() });
     machine.grantStartExecution(launcher);

@@ -20,7 +20,7 @@ import {
   OUTPUTS_TABLE,
 } from '../../lib/runtime/journal/tables.ts';
 import { HARNESS_ERRORS_METRIC } from '../../lib/runtime/telemetry/telemetry.ts';
-import { testApp } from './support.ts';
+import { testApp, UNNOTIFIED } from './support.ts';
 
 const PLANNER_MODEL = 'us.anthropic.claude-sonnet-4-5-20250929-v1:0';
 let stack: PlanPlatformStack;
@@ -237,7 +237,15 @@ describe('HTTP API', () => {
     template.hasResourceProperties('AWS::Cognito::UserPool', {
       MfaConfiguration: 'ON',
       AdminCreateUserConfig: { AllowAdminCreateUserOnly: true },
+      // An email changes only once the new one is verified; the old one stays until then.
+      AutoVerifiedAttributes: ['email'],
+      UserAttributeUpdateSettings: { AttributesRequireVerificationBeforeUpdate: ['email'] },
     });
+    // No app client lets an approver write their own email.
+    const written = Object.values(template.findResources('AWS::Cognito::UserPoolClient')).map(
+      (c) => (c as Resource).Properties.WriteAttributes,
+    );
+    expect(written).toEqual([['name'], ['name']]);
     template.hasResourceProperties('AWS::ApiGatewayV2::Stage', {
       StageName: '$default',
       AutoDeploy: true,
@@ -277,6 +285,7 @@ describe('HTTP API', () => {
     const s = new Stack(testApp(), 'Oidc');
     new PlanPlatform(s, 'Platform', {
       approverJwt: { issuer: 'https://login.example.com/', audience: ['plangate'] },
+      ...UNNOTIFIED,
     });
     const t = Template.fromStack(s);
     t.resourceCountIs('AWS::Cognito::UserPool', 0);
@@ -317,7 +326,7 @@ describe('HTTP API', () => {
 
 describe('grant helpers', () => {
   it('grantReadEvents: Scan on the events table, which `plangate audit verify --all` walks', () => {
-    const s = new PlanPlatformStack(testApp(), 'Auditor');
+    const s = new PlanPlatformStack(testApp(), 'Auditor', { platform: UNNOTIFIED });
     const auditor = new Role(s, 'Auditor', { assumedBy: new AccountRootPrincipal() });
     s.platform.grantReadEvents(auditor);
     const role = { Ref: s.getLogicalId(auditor.node.defaultChild as never) };
@@ -336,7 +345,7 @@ describe('grant helpers', () => {
 
   it('grantAnswerGates: gates read/write, task responses on plangate-* machines, append-only events', () => {
     const app = testApp();
-    const s = new PlanPlatformStack(app, 'Grants');
+    const s = new PlanPlatformStack(app, 'Grants', { platform: UNNOTIFIED });
     const approver = new Role(s, 'Approver', { assumedBy: new AccountRootPrincipal() });
     s.platform.grantAnswerGates(approver);
     const t = Template.fromStack(s);
@@ -381,7 +390,7 @@ describe('grant helpers', () => {
 
   it("grantWorker: exactly the activity worker actions (and ListActivities to find the activity by name), on every plangate-* activity or on one target's, nag-clean", () => {
     const app = testApp();
-    const s = new PlanPlatformStack(app, 'Workers');
+    const s = new PlanPlatformStack(app, 'Workers', { platform: UNNOTIFIED });
     const every = new Role(s, 'EveryWorker', { assumedBy: new AccountRootPrincipal() });
     const coder = new Role(s, 'CoderWorker', { assumedBy: new AccountRootPrincipal() });
     s.platform.grantWorker(every);
@@ -543,7 +552,7 @@ describe('planner', () => {
   it('is absent without a planner configured: goals are refused', () => {
     const app = testApp();
     const s = new Stack(app, 'NoPlanner');
-    const platform = new PlanPlatform(s, 'Platform');
+    const platform = new PlanPlatform(s, 'Platform', UNNOTIFIED);
     expect(platform.planner).toBeUndefined();
     expect(JSON.stringify(Template.fromStack(s).toJSON())).not.toContain('PLANGATE_PLANNER_FUNCTION');
   });
@@ -553,7 +562,7 @@ describe('policy', () => {
   it('ships the policy directory with every harness Lambda and names it in the environment', () => {
     const app = testApp();
     const own = new PlanPlatformStack(app, 'PolicyPlatform', {
-      platform: { policyDir: join(import.meta.dirname, '../../policies/default') },
+      platform: { policyDir: join(import.meta.dirname, '../../policies/default'), ...UNNOTIFIED },
     });
     const functions = Object.values(
       Template.fromStack(own).findResources('AWS::Lambda::Function'),
@@ -607,6 +616,7 @@ describe('harness environment', () => {
     const bare = new Stack(app, 'Bare');
     new PlanPlatform(bare, 'Platform', {
       approverJwt: { issuer: 'https://issuer.example.com', audience: ['plangate'] },
+      ...UNNOTIFIED,
     });
     return [
       ['SES and a Bedrock planner', template],

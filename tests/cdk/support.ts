@@ -16,3 +16,6 @@ export function testApp(context: Record<string, unknown> = {}): App {
 export function arnOf(logicalId: string): unknown {
   return { 'Fn::GetAtt': [logicalId, 'Arn'] };
 }
+
+/** A platform of a unit test tells no approver of its gates, and says so (PlanPlatform refuses it otherwise). */
+export const UNNOTIFIED = { unnotifiedGatesAcknowledged: 'a unit test: no approver is told' } as const;

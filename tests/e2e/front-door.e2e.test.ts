@@ -30,10 +30,13 @@ function checked(events: JournalRecord[]): JournalRecord[] {
 }
 
 describe.concurrent('plangate run: one front door, one identity, one policy', { timeout: 90_000 }, () => {
-  it('refuses self-approval through the printed page as in the terminal; ask and reject still work', async () => {
+  it('records who launched it; refuses the launcher approving, on the printed page as in the terminal; ask and reject still work', async () => {
     const cwd = await workDir();
-    const run = runPlan(await onePlan(cwd), cwd, ['--submitted-by', SELF]);
+    const run = runPlan(await onePlan(cwd), cwd);
     const link = await printedLink(run);
+    // Said with the question, before anyone tries, with the ways on.
+    expect(run.stderr).toContain(`you (${SELF}) submitted this plan, so you may not approve it`);
+    expect(run.stderr).toContain('start it with --solo');
     expect(link).not.toMatch(/token/i);
     run.answer('approve');
     await run.until('the terminal refusal', () =>
@@ -51,6 +54,12 @@ describe.concurrent('plangate run: one front door, one identity, one policy', { 
     run.answer('reject not mine to approve');
     expect(await run.exited).toBe(1);
     const events = checked(await storedEvents(cwd, run.executionArn));
+    expect(events[0]?.details).toMatchObject({
+      submitted_by: SELF,
+      launched_by: SELF,
+      os_user: SELF,
+      solo: false,
+    });
     const refused = events.filter((e) => e.event === 'GATE_ANSWER_REFUSED');
     expect(refused.map((e) => e.details)).toEqual([
       expect.objectContaining({ gate: 'plan', reason: 'forbidden', by: SELF }),
@@ -63,9 +72,37 @@ describe.concurrent('plangate run: one front door, one identity, one policy', { 
     });
   });
 
-  it('approves a plan that names its approvers from the terminal as --as alice', async () => {
+  it('a solo run records no submitter, and its launcher approves it', async () => {
+    const cwd = await workDir();
+    const run = runPlan(await onePlan(cwd), cwd, ['--solo']);
+    await printedLink(run);
+    expect(run.stderr).not.toContain('you may not approve it');
+    run.answer('approve');
+    expect(await run.exited).toBe(0);
+    const events = checked(await storedEvents(cwd, run.executionArn));
+    expect(events[0]?.details).toMatchObject({ launched_by: SELF, os_user: SELF, solo: true });
+    expect(events[0]?.details.submitted_by).toBeUndefined();
+    expect(events.find((e) => e.event === 'GATE_APPROVED')?.details).toMatchObject({ approver: SELF });
+  });
+
+  it('the launcher is the submitter under any --as name: alice launching may not approve as alice', async () => {
     const cwd = await workDir();
     const run = runPlan(await onePlan(cwd, { approvers: ['alice'] }), cwd, ['--as', 'alice']);
+    await printedLink(run);
+    run.answer('approve');
+    await run.until('the terminal refusal', () =>
+      run.stderr.includes('alice submitted this plan and may not approve it'),
+    );
+    run.answer('reject not mine to approve');
+    expect(await run.exited).toBe(1);
+    const events = checked(await storedEvents(cwd, run.executionArn));
+    expect(events[0]?.details).toMatchObject({ submitted_by: 'alice', launched_by: 'alice', os_user: SELF });
+    expect(events.filter((e) => e.event === 'GATE_APPROVED')).toEqual([]);
+  });
+
+  it('approves a plan that names its approvers from the terminal as --as alice', async () => {
+    const cwd = await workDir();
+    const run = runPlan(await onePlan(cwd, { approvers: ['alice'] }), cwd, ['--as', 'alice', '--solo']);
     await printedLink(run);
     run.answer('approve');
     expect(await run.exited).toBe(0);
@@ -76,7 +113,7 @@ describe.concurrent('plangate run: one front door, one identity, one policy', { 
 
   it('approves a plan that names its approvers on the printed page as --as alice', async () => {
     const cwd = await workDir();
-    const run = runPlan(await onePlan(cwd, { approvers: ['alice'] }), cwd, ['--as', 'alice']);
+    const run = runPlan(await onePlan(cwd, { approvers: ['alice'] }), cwd, ['--as', 'alice', '--solo']);
     const page = await openApprovalPage(await printedLink(run));
     expect(page.html).toContain('alice');
     const approved = await page.answer({ decision: 'APPROVE', digest: digestOf(page.html) });
@@ -115,7 +152,7 @@ describe.concurrent('plangate run: one front door, one identity, one policy', { 
 
   it("shows the plan's checklist on the page as the execution stands at each page load", async () => {
     const cwd = await workDir();
-    const run = runPlan(scenario('step-gates.yaml'), cwd);
+    const run = runPlan(scenario('step-gates.yaml'), cwd, ['--solo']);
     await printedLink(run, 1);
     run.answer('approve');
     const staging = await openApprovalPage(await printedLink(run, 2));

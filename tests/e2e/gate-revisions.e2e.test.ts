@@ -256,7 +256,7 @@ describe('plangate run: the terminal and the printed page', { timeout: 120_000 }
         approval: { allowAutoApprove: false },
       }),
     );
-    const run = runPlan(file, cwd);
+    const run = runPlan(file, cwd, ['--solo']);
     await run.until('the plan gate', () => run.stderr.includes('change <step> <arg> <value>'));
     run.answer('change work env {"BASH_ENV": "./evil.sh"}');
     await run.until('the refusal', () => run.stderr.includes('decision.argOverrides.work.env.BASH_ENV'));
@@ -299,7 +299,7 @@ describe('plangate run: the terminal and the printed page', { timeout: 120_000 }
       contract: 'test ! -e victim',
     });
     await writeFile(file, JSON.stringify({ ...body, approval: { allowAutoApprove: false } }));
-    const run = runPlan(file, cwd);
+    const run = runPlan(file, cwd, ['--solo']);
     await run.until('the plan gate', () => run.stderr.includes('change <step> <arg> <value>'));
     run.answer('change work command rm -rf ./victim');
     await run.until('the revision asked about', () => run.stderr.includes('Modified: revision 1'));

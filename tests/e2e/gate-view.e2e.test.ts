@@ -134,7 +134,7 @@ describe('the gate shows what will run', () => {
     const file = join(cwd, 'plan.json');
     await writeFile(file, JSON.stringify(plan({})));
     const channel = 'C0VIEW1';
-    const run = runPlan(file, cwd, [], {
+    const run = runPlan(file, cwd, ['--solo'], {
       [SECRET_ENV]: SECRET_VALUE,
       PLANGATE_SLACK_BOT_TOKEN: BOT_TOKEN,
       PLANGATE_SLACK_SIGNING_SECRET: SIGNING_SECRET,

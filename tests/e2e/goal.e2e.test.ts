@@ -42,6 +42,7 @@ it('plans, goes back to the planner with the question asked at the gate, and run
   const run = new CliRun(
     [
       'run',
+      '--solo',
       '--goal',
       GOAL,
       '--base-url',
@@ -112,7 +113,17 @@ it('sends the plan back to the planner when the question is asked on the approva
   try {
     const cwd = await workDir();
     const run = new CliRun(
-      ['run', '--goal', GOAL, '--base-url', `${pageServer.url}/v1`, '--model', 'scripted', '--json'],
+      [
+        'run',
+        '--solo',
+        '--goal',
+        GOAL,
+        '--base-url',
+        `${pageServer.url}/v1`,
+        '--model',
+        'scripted',
+        '--json',
+      ],
       cwd,
     );
     await run.until('the first gate', () => /open (http:\S+\/approvals\/\S+)/.test(run.stderr));

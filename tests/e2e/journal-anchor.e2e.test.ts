@@ -49,7 +49,7 @@ beforeAll(async () => {
   const run = runPlan(
     await writeMarkerPlan(cwd, 'anchored', { approvers: ['alice'] }),
     cwd,
-    ['--as', 'alice'],
+    ['--as', 'alice', '--solo'],
     env,
   );
   await run.untilEvent('GATE_APPROVAL_REQUESTED');

@@ -48,7 +48,7 @@ describe('policy judges the call as it runs', { timeout: 90_000 }, () => {
     });
     // friend is no sre (examples/policies/org/groups.json): one approval of a call that is not
     // destructive as written completes the gates; the call as it runs is `find … -delete`.
-    const run = runPlan(file, cwd, ['--policy', ORG_POLICY, '--as', 'friend']);
+    const run = runPlan(file, cwd, ['--policy', ORG_POLICY, '--as', 'friend', '--solo']);
     await run.until('the plan gate', () => run.stderr.includes('change <step> <arg> <value>'));
     run.answer('approve');
     await run.untilEvent('GATE_APPROVED');

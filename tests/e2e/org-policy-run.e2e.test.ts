@@ -137,6 +137,26 @@ when { resource.tools.contains("echo") } unless { principal in Group::"echoers" 
     expect(run.stderr).not.toContain('Execution:');
   });
 
+  it('an org that wants four eyes on every plan refuses solo runs (the SubmitPlan context says solo)', async () => {
+    const cwd = await workDir();
+    const policies = await mkdtemp(join(tmpdir(), 'plangate-run-policy-'));
+    await writeFile(
+      join(policies, 'org.cedar'),
+      `permit (principal, action, resource);
+@id("four-eyes-always")
+forbid (principal, action == Action::"SubmitPlan", resource) when { context.solo };
+`,
+    );
+    const plan = await planFile(cwd, HARMLESS);
+    // --approve approves one's own plan: it is a solo run too.
+    for (const flag of ['--solo', '--approve']) {
+      const run = runPlan(plan, cwd, [flag, '--policy', policies, '--as', 'mallory']);
+      expect(await run.exited).toBe(1);
+      expect(run.stderr).toContain('(forbidden by four-eyes-always): not run.');
+      expect(run.stderr).not.toContain('Execution:');
+    }
+  });
+
   it('a policy directory that does not load is refused with its problems located, exit 2', async () => {
     const cwd = await workDir();
     const policies = await mkdtemp(join(tmpdir(), 'plangate-run-policy-'));

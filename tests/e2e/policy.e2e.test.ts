@@ -101,7 +101,7 @@ describe.concurrent('approval policy, end to end on the local stack through Slac
 
   it('no self-approval: the submitter cannot approve their own plan; someone else can', async () => {
     const { cwd, run, messages, click, told } = await runWithSlack({ approvers: ['alice', 'bob'] }, [
-      '--submitted-by',
+      '--as',
       'alice',
     ]);
     const [message] = (await messages()) as [SlackMessage];
@@ -150,6 +150,8 @@ describe.concurrent('approval policy, end to end on the local stack through Slac
       gate: 'plan',
       level: 1,
       approvers: ['carol'],
+      // The gate that asks carol: its own link and policy (GET /plans/{id} shows it).
+      opened: expect.objectContaining({ policy: expect.objectContaining({ approvers: ['carol'] }) }),
     });
     expect(events.find((e) => e.event === 'GATE_APPROVED')?.details.approver).toBe('carol');
     // The first group's messages say where the gate went and offer no buttons; carol's shows her decision.

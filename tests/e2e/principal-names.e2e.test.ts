@@ -58,7 +58,7 @@ describe.concurrent('names, one way, through plangate run and Slack', { timeout:
   it('forbiddenApprovers, the submitter and the quorum compare emails case-insensitively', async () => {
     const { cwd, run, click, told } = await runWithSlack(
       { forbiddenApprovers: ['mallory@example.com'], quorum: 2 },
-      ['--submitted-by', 'carol@EXAMPLE.com'],
+      ['--as', 'carol@EXAMPLE.com'],
     );
     expect(await click('APPROVE', 'U0MAL')).toBe(200);
     expect(told('U0MAL').at(-1)).toContain('mallory@example.com may not answer this gate');

@@ -82,7 +82,7 @@ describe.concurrent('plangate run, end to end on the local stack', { timeout: 60
 
   it('escalates a contract failure; skipping it blocks its dependent while the independent branch completes', async () => {
     const cwd = await workDir();
-    const run = runPlan(scenario('contract-skip.yaml'), cwd);
+    const run = runPlan(scenario('contract-skip.yaml'), cwd, ['--solo']);
     await run.untilEvent('GATE_APPROVAL_REQUESTED');
     run.answer('approve');
     await run.until(
@@ -127,7 +127,7 @@ describe.concurrent('plangate run, end to end on the local stack', { timeout: 60
 
   it('runs nothing when the plan is rejected at the gate', async () => {
     const cwd = await workDir();
-    const run = runPlan(scenario('gated.yaml'), cwd);
+    const run = runPlan(scenario('gated.yaml'), cwd, ['--solo']);
     await run.untilEvent('GATE_APPROVAL_REQUESTED');
     run.answer('reject wrong approach, split the work differently');
     expect(await run.exited).toBe(1);
@@ -152,7 +152,7 @@ describe.concurrent('plangate run, end to end on the local stack', { timeout: 60
 
   it('asks the plan gate again after a question, then runs once approved', async () => {
     const cwd = await workDir();
-    const run = runPlan(scenario('gated.yaml'), cwd);
+    const run = runPlan(scenario('gated.yaml'), cwd, ['--solo']);
     await run.untilEvent('GATE_APPROVAL_REQUESTED');
     run.answer('ask why does c.txt copy b.txt instead of writing c?');
     await run.untilEvent('GATE_APPROVAL_REQUESTED', undefined, 2);
@@ -184,7 +184,7 @@ describe.concurrent('plangate run, end to end on the local stack', { timeout: 60
 
   it('asks each gated step: an approved one runs, a rejected one is skipped and its dependent blocked', async () => {
     const cwd = await workDir();
-    const run = runPlan(scenario('step-gates.yaml'), cwd);
+    const run = runPlan(scenario('step-gates.yaml'), cwd, ['--solo']);
     await run.untilEvent('GATE_APPROVAL_REQUESTED');
     run.answer('approve');
     await run.untilEvent('GATE_APPROVAL_REQUESTED', 'deploy-staging');
@@ -328,7 +328,7 @@ describe.concurrent('plangate run, end to end on the local stack', { timeout: 60
 
   it('applies a modification made on the approval page (a skipped step) and tells the terminal', async () => {
     const cwd = await workDir();
-    const run = runPlan(scenario('gated.yaml'), cwd);
+    const run = runPlan(scenario('gated.yaml'), cwd, ['--solo']);
     await run.untilEvent('GATE_APPROVAL_REQUESTED');
     await run.until('approval link', () =>
       /open (http:\/\/127\.0\.0\.1:\d+\/approvals\/\S+)/.test(run.stderr),
@@ -395,7 +395,7 @@ describe.concurrent('plangate run, end to end on the local stack', { timeout: 60
 
   it('asks the terminal again about a revision made on the page, and its approval there runs it', async () => {
     const cwd = await workDir();
-    const run = runPlan(scenario('gated.yaml'), cwd);
+    const run = runPlan(scenario('gated.yaml'), cwd, ['--solo']);
     await run.until('approval link', () =>
       /open (http:\/\/127\.0\.0\.1:\d+\/approvals\/\S+)/.test(run.stderr),
     );

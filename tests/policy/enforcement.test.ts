@@ -39,7 +39,7 @@ const submission = (name: string) => ({
   principal: { name },
   action: 'SubmitPlan' as const,
   resource: planEntity({ id: plan.id, version: 1, digest: 'sha256:abc' }, planFacts(plan), 'carol'),
-  context: { channel: 'api' },
+  context: { channel: 'api', solo: false },
 });
 
 const levels = {

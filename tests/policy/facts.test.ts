@@ -319,7 +319,7 @@ unless { principal in Group::"deployers" };`;
         principal: { name: 'mallory' },
         action: 'SubmitPlan',
         resource: planEntity(identity, facts, 'mallory'),
-        context: { channel: 'api' },
+        context: { channel: 'api', solo: false },
       });
       expect([JSON.stringify(args), decision.decision]).toEqual([JSON.stringify(args), 'deny']);
     }
@@ -372,7 +372,7 @@ when { resource.approval.smallestQuorum < 2 };`);
       principal: { name: 'carol' },
       action: 'SubmitPlan',
       resource: planEntity(identity, planFacts(ladderPlan), 'carol'),
-      context: { channel: 'api' },
+      context: { channel: 'api', solo: false },
     });
     expect(decision).toMatchObject({ decision: 'deny' });
     expect([...decision.determiningPolicies].sort()).toEqual([

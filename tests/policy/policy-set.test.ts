@@ -102,7 +102,7 @@ describe('PolicySet', () => {
         principal: { name: 'carol' },
         action: 'SubmitPlan',
         resource: submitted,
-        context: { channel: 'api' },
+        context: { channel: 'api', solo: false },
       }),
     ).toEqual({ decision: 'allow', determiningPolicies: ['baseline-permit'], errors: [] });
     expect(

@@ -91,6 +91,25 @@ describe('progress lines (seed 000 form)', () => {
     ).toBe('1/3 tasks completed. 1 failure. 1 skipped or blocked. Stopped: Plangate.Aborted.');
   });
 
+  it('says when a gate notice reached nobody, naming the gate', () => {
+    const f = new ProgressFormatter(outline);
+    const undelivered = (gate: string, task?: string) =>
+      f.lines(
+        event(
+          'GATE_NOTICE_UNDELIVERED',
+          '2024-01-01T00:00:00Z',
+          { gate, link_id: 'l', reason: 'no-channel', message: 'no channel is configured' },
+          task,
+        ),
+      );
+    expect(undelivered('plan')).toEqual([
+      'GATE_NOTICE_UNDELIVERED: plan gate: nobody was told (no channel is configured)',
+    ]);
+    expect(undelivered('human', 'test')).toEqual([
+      'GATE_NOTICE_UNDELIVERED: human step "Run tests": nobody was told (no channel is configured)',
+    ]);
+  });
+
   it('formats any duration without throwing', () => {
     fc.assert(
       fc.property(fc.integer({ min: -1e6, max: 1e9 }), (ms) =>

@@ -996,6 +996,8 @@ describe('gate and approvals', () => {
     const gated = async (version: number, graph: StepSketch[], executionId: string, round = 1) => {
       await makeGate(gateDeps())({
         ...gateReq(executionId),
+        // Each round is a wait of its own, with its own task token (one token opens one gate).
+        taskToken: `${TOKEN}-${executionId}-round-${round}`,
         round,
         plan: { id: 'versioned', version, digest: `sha256:v${version}` },
         summary: { objective: 'Ship', steps: graph.length, stepIds: graph.map((g) => g.id), graph },

@@ -193,13 +193,25 @@ describe('the platform policy on a revision', () => {
       },
     };
     const identity = { id: 'p', version: 1, digest: 'sha256:x' };
-    const harmless = revisionPolicyRequest(identity, facts, 'carol', {
-      write: { tool: 'shell', args: { command: 'echo hi' }, ownGate: false },
-    });
+    const harmless = revisionPolicyRequest(
+      identity,
+      facts,
+      'carol',
+      {
+        write: { tool: 'shell', args: { command: 'echo hi' }, ownGate: false },
+      },
+      false,
+    );
     expect(policyProblems(harmless, policy, ['write']).problems).toEqual([]);
-    const destructive = revisionPolicyRequest(identity, facts, 'carol', {
-      write: { tool: 'shell', args: { command: 'rm -rf ./x' }, ownGate: false },
-    });
+    const destructive = revisionPolicyRequest(
+      identity,
+      facts,
+      'carol',
+      {
+        write: { tool: 'shell', args: { command: 'rm -rf ./x' }, ownGate: false },
+      },
+      false,
+    );
     const { problems } = policyProblems(destructive, policy, ['write']);
     expect(problems).toEqual([
       {

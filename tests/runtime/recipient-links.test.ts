@@ -316,7 +316,7 @@ describe('recipient-bound links', () => {
       request('POST', `/approvals/${encodeURIComponent(bound(n, 'ana@example.com'))}`, {
         headers: { 'content-type': 'application/json' },
         body: JSON.stringify({ digest: plan.digest, decision: 'APPROVE' }),
-        claims: { email: 'ben@example.com' },
+        claims: { email: 'ben@example.com', email_verified: 'true', sub: 'ben-sub' },
       }),
     );
     expect(res.statusCode).toBe(200);
@@ -445,13 +445,17 @@ describe('page sessions: a link redeemed into a cookie and a clean URL', () => {
     const n = await openGate('exec-shared-session');
     const { handle, cookie, formToken } = await openLink(n.approvalId);
     const approve = { digest: plan.digest, decision: 'APPROVE' };
-    const without = await post(`/approvals/${handle}`, { cookie }, approve, { email: 'ana@example.com' });
+    const without = await post(`/approvals/${handle}`, { cookie }, approve, {
+      email: 'ana@example.com',
+      email_verified: 'true',
+      sub: 'ana-sub',
+    });
     expect(without.statusCode).toBe(403);
     const ok = await post(
       `/approvals/${handle}`,
       { cookie },
       { ...approve, form_token: formToken },
-      { email: 'ana@example.com' },
+      { email: 'ana@example.com', email_verified: 'true', sub: 'ana-sub' },
     );
     expect(JSON.parse(ok.body as string)).toMatchObject({ decision: { by: 'ana@example.com' } });
   });

@@ -102,7 +102,15 @@ describe('one version at a time', () => {
     });
     await expect(approvals().describe(v1.approvalId)).rejects.toBeInstanceOf(GateSupersededError);
     expect((await events('shop-v1')).map((e) => [e.event, e.details])).toEqual([
-      ['GATE_APPROVAL_REQUESTED', { plan_id: 'shop', gate: 'plan', round: 1 }],
+      [
+        'GATE_APPROVAL_REQUESTED',
+        {
+          plan_id: 'shop',
+          gate: 'plan',
+          round: 1,
+          opened: expect.objectContaining({ link_id: v1.approvalId }),
+        },
+      ],
       ['GATE_SUPERSEDED', { gate: 'plan', by_version: 2, by_digest: digestOf(2), by_execution: 'shop-v2' }],
       [
         'GATE_ANSWER_REFUSED',

@@ -17,6 +17,8 @@ export class LocalIssuer {
   readonly audience: string;
   private readonly privateKey: KeyObject;
   private readonly kid = randomUUID();
+  /** One subject per account: the first token for an email fixes it. */
+  private readonly subjects = new Map<string, string>();
   readonly jwks: { readonly keys: (JsonWebKey & { kid: string; alg: string; use: string })[] };
 
   constructor(options: LocalIssuerOptions = {}) {
@@ -29,18 +31,32 @@ export class LocalIssuer {
     };
   }
 
-  /** A signed token for `email`, valid for `ttlSeconds`; `claims` override or add any claim. */
+  /**
+   * A signed token for `email` (verified, as an issuer that checked the mailbox says), valid for
+   * `ttlSeconds`, whose subject is one per email, as an account's is; `claims` override or add any
+   * claim (`sub` for an account whose email changed, `email_verified: false` for one it did not check).
+   */
   token(email: string, claims: Record<string, unknown> = {}, ttlSeconds = 600): string {
     const now = Math.floor(Date.now() / 1000);
     return signJwt(this.privateKey, this.kid, {
       iss: this.issuer,
       aud: this.audience,
-      sub: randomUUID(),
+      sub: this.subjectOf(email),
       email,
+      email_verified: true,
       iat: now,
       exp: now + ttlSeconds,
       ...claims,
     });
+  }
+
+  private subjectOf(email: string): string {
+    let subject = this.subjects.get(email);
+    if (!subject) {
+      subject = randomUUID();
+      this.subjects.set(email, subject);
+    }
+    return subject;
   }
 }
 

@@ -57,6 +57,7 @@ import {
   json,
   MAX_BODY_BYTES,
   pathSegments,
+  subjectOf,
 } from './http.ts';
 import {
   formTokenMatches,
@@ -293,7 +294,12 @@ export async function handleApprovalsRequest(event: HttpEvent, deps: ApprovalsAp
     let outcome: Awaited<ReturnType<typeof approvals.answer>>;
     try {
       outcome = by
-        ? await approvals.answer(link, { by, groups: groupsOf(event, deps.identity), ...given })
+        ? await approvals.answer(link, {
+            by,
+            groups: groupsOf(event, deps.identity),
+            ...subjectField(subjectOf(event, deps.identity)),
+            ...given,
+          })
         : await approvals.answerAsRecipient(link, given);
     } catch (error) {
       if (!(error instanceof ModificationRefusedError) || wantsJson || !session || !form) throw error;
@@ -613,3 +619,7 @@ function approvalsOf(deps: ApprovalsApiDeps) {
     deps.slack && !deps.onDecided ? { ...deps, onDecided: slackDecisionUpdater(deps.slack.client) } : deps,
   );
 }
+
+/** `{subject}` when the caller is a token's subject. */
+const subjectField = (subject: string | undefined): { subject?: string } =>
+  subject === undefined ? {} : { subject };

@@ -18,7 +18,9 @@ export type HttpResult = APIGatewayProxyStructuredResultV2;
 
 /**
  * Where the caller's identity comes from. `jwt`: the API's JWT authorizer verified the token and
- * its claims name the caller (email, then username, then sub). `iam`: the route is IAM-authorized
+ * its claims name the caller: the email when the issuer says it is verified (`email_verified`),
+ * else only the subject (`sub:<sub>`, which no approvers list names by accident); a username or an
+ * unverified email is a claim anyone's account may make, never a name. `iam`: the route is IAM-authorized
  * (SigV4) and API Gateway names the signer (`userArn`, else `callerId`). `header`: local mode only,
  * and only from loopback (the one machine's own user is trusted to say who they are); the local
  * servers refuse a web page's requests first, by Host and Origin (lib/loopback).
@@ -54,11 +56,22 @@ export function identityOf(event: HttpEvent, source: IdentitySource): string | u
     return iam?.userArn || iam?.callerId || undefined;
   }
   const claims = event.requestContext.authorizer?.jwt?.claims ?? {};
-  for (const claim of ['email', 'cognito:username', 'username', 'sub']) {
-    const value = claims[claim];
-    if (typeof value === 'string' && value !== '') return value;
-  }
-  return undefined;
+  const { email, sub } = claims;
+  // API Gateway passes a boolean claim on as text.
+  const verified = claims.email_verified === true || claims.email_verified === 'true';
+  if (typeof email === 'string' && email !== '' && verified) return email;
+  return typeof sub === 'string' && sub !== '' ? `sub:${sub}` : undefined;
+}
+
+/**
+ * The person behind a verified token, whatever email it names: its issuer and subject
+ * (`<iss>#<sub>`). Two answers with one subject are one person (one vote toward a quorum), however
+ * the account's email changed in between. Undefined where the caller is not a token's subject.
+ */
+export function subjectOf(event: HttpEvent, source: IdentitySource): string | undefined {
+  if (source.mode !== 'jwt') return undefined;
+  const { iss, sub } = event.requestContext.authorizer?.jwt?.claims ?? {};
+  return typeof iss === 'string' && typeof sub === 'string' && sub !== '' ? `${iss}#${sub}` : undefined;
 }
 
 /** The JWT claim that lists the caller's groups (Cognito user pool groups). */

@@ -157,6 +157,16 @@ function cookiesOf(event: CookieCarrier): [string, string][] {
   });
 }
 
+/**
+ * The API's base URL as this request reached it: https (http over loopback, a local stack), its
+ * host, and its stage unless that is `$default` (links to the API's other routes, e.g. a gate's page).
+ */
+export function requestBaseUrl(event: HttpEvent): string {
+  const stage = event.requestContext.stage;
+  const path = stage && stage !== '$default' ? `/${encodeURIComponent(stage)}` : '';
+  return `${isLocalHttp(event) ? 'http' : 'https'}://${event.requestContext.domainName}${path}`;
+}
+
 /** Whether the API is reached over loopback HTTP (a local stack), where a Secure cookie would not be kept. */
 export function isLocalHttp(event: HttpEvent): boolean {
   const host = (event.requestContext.domainName ?? '').replace(/:\d+$/, '');

@@ -6,10 +6,11 @@
 import type { GateDecision, JournalRecord } from '../payloads/index.ts';
 import { TIMEOUT_DECIDER } from '../payloads/index.ts';
 import { escapeHtml } from '../shared/html.ts';
-import { awaited, messagePage, nameList, page, utcText } from './approval-page.ts';
+import { messagePage, nameList, page, utcText } from './approval-page.ts';
 import type { AnswerOutcome } from './approvals.ts';
 import { contentDigest, type GateView } from './gate-item.ts';
 import type { ApprovalError } from './links.ts';
+import { awaited } from './shown-gate.ts';
 
 /** How often the progress page reloads while the run goes on. */
 export const PROGRESS_REFRESH_SECONDS = 5;
@@ -239,8 +240,9 @@ export function progressPage(gate: GateView, records: readonly JournalRecord[]):
 
 /** What a run that has not ended is doing: waiting at a gate (its latest event asks someone), or running. */
 function waitingFor(records: readonly JournalRecord[]): string {
-  // Reminders and escalations of the gate's timeout ladder are still the same wait.
-  const last = records.filter((r) => r.event !== 'GATE_REMINDED' && r.event !== 'GATE_ESCALATED').at(-1);
+  // Reminders and escalations of the gate's timeout ladder, and a notice that reached nobody, are still the same wait.
+  const same = new Set(['GATE_REMINDED', 'GATE_ESCALATED', 'GATE_NOTICE_UNDELIVERED']);
+  const last = records.filter((r) => !same.has(r.event)).at(-1);
   const step = last?.task_id ? ` <code>${escapeHtml(last.task_id)}</code>` : '';
   if (last?.event === 'GATE_APPROVAL_REQUESTED')
     return step ? `Waiting for the approval of step${step}.` : 'Waiting for the approval of the plan.';

@@ -10,7 +10,6 @@
  * answer with the ID token. The page holds only public values (domain, client id, callback).
  */
 import { createHash } from 'node:crypto';
-import { namesPrincipal } from '../../plan/principal-names.ts';
 import { ACCEPT_SUGGESTION, type ApprovalView, type StepView } from '../payloads/index.ts';
 import { escapeHtml } from '../shared/html.ts';
 import { contentDigest, type GateView } from './gate-item.ts';
@@ -367,13 +366,6 @@ function factsHtml(gate: GateView): string {
   if (gate.question) rows.push(['Question asked', visibleHtml(gate.question)]);
   rows.push(['Plan digest', `<code>${escapeHtml(gate.planDigest)}</code>`]);
   return `<dl class="facts">${rows.map(([k, v]) => `<dt>${escapeHtml(k)}</dt><dd>${v}</dd>`).join('')}</dl>`;
-}
-
-/** Who may still approve: the approvers named who have not voted (not the submitter, not the forbidden). */
-export function awaited(gate: Pick<GateView, 'policy' | 'votes' | 'submittedBy'>): string[] {
-  const out = [...gate.votes.map((v) => v.by), ...gate.policy.forbiddenApprovers];
-  if (gate.submittedBy !== undefined) out.push(gate.submittedBy);
-  return gate.policy.approvers.filter((who) => !namesPrincipal(out, who));
 }
 
 /** Names, escaped, as "a", "a and b", "a, b and c". */

@@ -6,7 +6,7 @@
  *
  * Link ids (shared and recipient-bound) are signed and checked by {@link LinkSigner} in links.ts.
  */
-import { randomBytes } from 'node:crypto';
+import { createHmac } from 'node:crypto';
 import { ConditionalCheckFailedException } from '@aws-sdk/client-dynamodb';
 import { SendTaskFailureCommand, SendTaskSuccessCommand, type SFNClient } from '@aws-sdk/client-sfn';
 import { type DynamoDBDocumentClient, GetCommand, PutCommand, UpdateCommand } from '@aws-sdk/lib-dynamodb';
@@ -155,7 +155,9 @@ export class Approvals {
 
   /**
    * Stores the gate (with its token and the plan's approval policy) and returns the approval id
-   * for links and buttons. `submittedBy`, when known, may answer but never approve; `changes`
+   * for links and buttons (the shared link id) and the gate as stored. The gate is keyed by its
+   * task token ({@link gateIdOf}): when a gate was already stored for it (a retried invocation of
+   * the gate Lambda), that gate is returned, `existing`, and nothing is stored. `submittedBy`, when known, may answer but never approve; `changes`
    * (plan gate) are shown beside the plan; `stepGate` (step gate) is what the step's approvers see.
    */
   async create(
@@ -177,11 +179,11 @@ export class Approvals {
       /** Escalation: what the model suggests, shown beside the person's choices. */
       recovery?: RecoveryAdvice;
     } = {},
-  ): Promise<string> {
+  ): Promise<{ readonly linkId: string; readonly item: GateItem; readonly existing: boolean }> {
     const policy: GateApprovers = req.approval;
     const now = this.now();
     const expires = new Date(now.getTime() + req.timeoutSeconds * 1000);
-    const approvalId = randomBytes(16).toString('base64url');
+    const approvalId = this.gateIdOf(req.taskToken);
     const item: GateItem = {
       approvalId,
       taskToken: req.taskToken,
@@ -229,14 +231,84 @@ export class Approvals {
       ...(submittedBy !== undefined ? { submittedBy } : {}),
       runsAs: sandboxSentence(),
     };
-    await this.props.dynamo.send(
-      new PutCommand({
+    try {
+      await this.props.dynamo.send(
+        new PutCommand({
+          TableName: this.props.gatesTable,
+          Item: item,
+          ConditionExpression: 'attribute_not_exists(approvalId)',
+        }),
+      );
+    } catch (error) {
+      if (!(error instanceof ConditionalCheckFailedException)) throw error;
+      const stored = await this.openedBy(req.taskToken);
+      if (!stored) throw error;
+      return { linkId: this.linkOf(stored), item: stored, existing: true };
+    }
+    return { linkId: this.linkOf(item), item, existing: false };
+  }
+
+  /**
+   * A gate's id, from its task token: an HMAC under the signing key, so one token opens one gate
+   * (a retried invocation finds it) and the id, which links carry, reveals nothing of the token.
+   */
+  private gateIdOf(taskToken: string): string {
+    return createHmac('sha256', this.props.signingKey)
+      .update(`gate\0${taskToken}`)
+      .digest('base64url')
+      .slice(0, 22);
+  }
+
+  /** The gate already opened for this task token, if there is one (read consistently). */
+  async openedBy(taskToken: string): Promise<GateItem | undefined> {
+    const out = await this.props.dynamo.send(
+      new GetCommand({
         TableName: this.props.gatesTable,
-        Item: item,
-        ConditionExpression: 'attribute_not_exists(approvalId)',
+        Key: { approvalId: this.gateIdOf(taskToken) },
+        ConsistentRead: true,
       }),
     );
-    return this.signer.shared(approvalId, item.expiresAtEpoch, item.planDigest);
+    return out.Item as GateItem | undefined;
+  }
+
+  /** The shared link id of a stored gate. */
+  linkOf(item: Pick<GateItem, 'approvalId' | 'expiresAtEpoch' | 'planDigest'>): string {
+    return this.signer.shared(item.approvalId, item.expiresAtEpoch, item.planDigest);
+  }
+
+  /**
+   * What follows storing a gate, each step once however often the gate Lambda is invoked for it:
+   * its opening event (`journal`), then its notice (`notify`, which may find nobody is to be asked:
+   * a later version closed the gate), each marked on the gate (`announced`) once done.
+   */
+  async announce(
+    gate: Pick<GateItem, 'approvalId' | 'announced'>,
+    steps: { readonly journal: () => Promise<void>; readonly notify: () => Promise<void> },
+  ): Promise<void> {
+    if (gate.announced === undefined) {
+      await steps.journal();
+      await this.markAnnounced(gate.approvalId, 'journaled');
+    }
+    if (gate.announced !== 'notified') {
+      await steps.notify();
+      await this.markAnnounced(gate.approvalId, 'notified');
+    }
+  }
+
+  private async markAnnounced(
+    approvalId: string,
+    announced: NonNullable<GateItem['announced']>,
+  ): Promise<void> {
+    // Not the version: an answer given meanwhile is not refused for it.
+    await this.props.dynamo.send(
+      new UpdateCommand({
+        TableName: this.props.gatesTable,
+        Key: { approvalId },
+        UpdateExpression: 'SET announced = :announced',
+        ConditionExpression: 'attribute_exists(approvalId)',
+        ExpressionAttributeValues: { ':announced': announced },
+      }),
+    );
   }
 
   /**
@@ -285,6 +357,11 @@ export class Approvals {
       decision: unknown;
       /** The groups a verified request proves the approver is in (JWT claims); policy adds the groups file's. */
       groups?: readonly string[];
+      /**
+       * The person behind a verified token (`<iss>#<sub>`): one subject votes once, whichever email
+       * it names. @default - the name alone tells persons apart
+       */
+      subject?: string;
       /** A Slack click shows its outcome in its own message: the listener is not told again. */
       via?: 'slack';
       /** The approval page's signed list of pages shown (view-pages.ts). */
@@ -321,6 +398,7 @@ export class Approvals {
       digest: string;
       decision: unknown;
       groups?: readonly string[];
+      subject?: string;
       via?: 'slack';
       seen?: string;
     },
@@ -346,7 +424,7 @@ export class Approvals {
         by = principalName(approverOf(link));
         this.checkOpen(item);
         checkDigest(item, answer.digest);
-        this.checkApprover(item, by);
+        this.checkApprover(item, by, answer.subject);
         decision = await this.parseDecision(item, answer.decision, by, answer.seen);
         const approves =
           decision.decision === 'APPROVE' || decision.decision === 'APPROVE_WITH_MODIFICATIONS';
@@ -365,7 +443,7 @@ export class Approvals {
         const voter = { name: by, groups: [...(answer.groups ?? [])] };
         await this.authorizeAnswer(item, decision, voter, facts, policy);
         tally = voting
-          ? countVote(item, decision as ApprovalDecision, by, at, voter.groups)
+          ? countVote(item, decision as ApprovalDecision, by, at, voter.groups, answer.subject)
           : { outcome: 'decided', votes: [], decision };
         if (voting && tally.outcome === 'decided' && decision.decision === 'APPROVE') {
           const completion = completionRequest(item, tally.votes, voter, facts, policy);
@@ -499,6 +577,7 @@ export class Approvals {
         recorded.facts,
         recorded.submitter,
         revisedCalls(content, argOverrides),
+        recorded.solo,
       );
       const judged = policyProblems(request, policy, Object.keys(decision.argOverrides));
       if (judged.problems.length > 0)
@@ -623,12 +702,19 @@ export class Approvals {
     );
   }
 
-  private checkApprover(item: GateItem, by: string): void {
+  private checkApprover(item: GateItem, by: string, subject: string | undefined): void {
     if (!by) throw new ApprovalError('forbidden', 'an answer must say who gives it');
     const refused = answerRefusal(item.policy, by);
     if (refused) throw new ApprovalError('forbidden', refused);
     if (item.votes.some((v) => samePrincipal(v.by, by)))
       throw new ApprovalError('used', `${by} has already approved this gate`);
+    // One person, one vote: the same account under another email is not another approver.
+    const same = subject === undefined ? undefined : item.votes.find((v) => v.subject === subject);
+    if (same)
+      throw new ApprovalError(
+        'used',
+        `${by} has already approved this gate as ${same.by} (the same signed-in account): one person counts once`,
+      );
   }
 
   private async parseDecision(
@@ -898,6 +984,7 @@ function countVote(
   by: string,
   at: string,
   groups: readonly string[] = [],
+  subject?: string,
 ): Tally {
   switch (decision.decision) {
     case 'APPROVE_WITH_MODIFICATIONS':
@@ -908,6 +995,7 @@ function countVote(
         decision,
         digest: contentDigest(item),
         ...(groups.length > 0 ? { groups: [...groups] } : {}),
+        ...(subject !== undefined ? { subject } : {}),
       };
       const votes = [...item.votes, vote];
       if (votes.length < item.policy.quorum) return { outcome: 'pending', votes };

@@ -62,7 +62,8 @@ export interface GateItem {
    * The approvals counted so far, each for the content digest its voter saw (the current one),
    * with the groups the voter's verified request proved (policy counts them at completion).
    */
-  votes: { by: string; decision: ApprovalDecision; digest: string; groups?: string[] }[];
+  /** `subject`: the signed-in account behind a vote (`<iss>#<sub>`), so one person counts once. */
+  votes: { by: string; decision: ApprovalDecision; digest: string; groups?: string[]; subject?: string }[];
   /**
    * The content as modified by approvers, when it was: votes count for it only. A step gate opens
    * with the revision its plan gate approved (`approved`); a modification here builds on it.
@@ -84,6 +85,11 @@ export interface GateItem {
    * outcome wherever it was decided, and that the gate was escalated.
    */
   slackMessages?: SlackMessageRef[];
+  /**
+   * How far its opening got (Approvals.announce): `journaled` its opening event, `notified` its
+   * notice too; absent, only stored. A retried invocation of the gate Lambda does the rest only.
+   */
+  announced?: 'journaled' | 'notified';
 }
 
 /** The later version of a plan that closed an earlier version's gate, and where to review it. */
@@ -145,12 +151,12 @@ export function contentDigest(item: Pick<GateItem, 'planDigest' | 'revision'>): 
   return item.revision?.digest ?? item.planDigest;
 }
 
-/** What an approval page may show about a gate: everything stored but the token. */
-export type GateView = Omit<GateItem, 'taskToken' | 'version'>;
+/** What an approval page may show about a gate: everything stored but the token (and the gate's own bookkeeping). */
+export type GateView = Omit<GateItem, 'taskToken' | 'version' | 'announced'>;
 
-/** The gate without its task token (and its update counter). */
+/** The gate without its task token (and its update counter and how far its opening got). */
 export function gateView(item: GateItem): GateView {
-  const { taskToken: _t, version: _v, ...view } = item;
+  const { taskToken: _t, version: _v, announced: _a, ...view } = item;
   return view;
 }
 

@@ -5,7 +5,7 @@
 import { SendTaskSuccessCommand, type SFNClient } from '@aws-sdk/client-sfn';
 import type { z } from 'zod';
 import { eventIdentity, type HarnessDeps, journalFor, policyFor } from '../deps.ts';
-import { firstEvent, fromItem, queryItems, readEvents } from '../journal/journal.ts';
+import { firstEvent, fromItem, type Journal, queryItems, readEvents } from '../journal/journal.ts';
 import {
   type ApprovalNotice,
   type EscalationDecision,
@@ -25,10 +25,10 @@ import { abortRollbacksOf } from './abort-rollbacks.ts';
 import { type AgentRunners, withAgentRunners } from './agent-runners.ts';
 import { Approvals } from './approvals.ts';
 import { approvedRevisionOf } from './approved-revision.ts';
-import type { DecisionListener, EscalationListener } from './gate-item.ts';
-import { climbLadder } from './ladder.ts';
+import type { DecisionListener, EscalationListener, GateItem } from './gate-item.ts';
+import { announceEscalation, climbLadder, type LadderDeps } from './ladder.ts';
 import { LinkSigner } from './links.ts';
-import { noticeOf } from './notice.ts';
+import { gateOpened, noticeOf, noticeOfItem } from './notice.ts';
 import { diffPlanGraphs, type PlanChanges, type RecordedSteps } from './plan-diff.ts';
 import { adviceAtEscalation } from './recovery-advice.ts';
 import { stepGateViewOf } from './step-gate-view.ts';
@@ -120,6 +120,10 @@ export async function openGate(request: GateRequest, deps: GateDeps): Promise<{ 
       location: 'failure',
     });
   }
+  const approvals = approvalsFor(deps);
+  // A retried invocation (the same task token) finds the gate it opened: nobody is asked twice.
+  const existing = await approvals.openedBy(req.taskToken);
+  if (existing) return resumeOpening(req, existing, { identity, journal, approvals, reason }, deps);
   if (req.kind === 'escalation' && req.failure?.failureClass === 'permission' && req.stepId) {
     // Denied by the platform's policy, not for want of a credential: every channel says so.
     const policyDenial = policyDenialOf(
@@ -154,22 +158,10 @@ export async function openGate(request: GateRequest, deps: GateDeps): Promise<{ 
   // The plan gate is the machine's first state: an execution whose definition (or policy set) is
   // not the one pinned at submission is refused at its start, before anyone is asked.
   if (req.kind === 'plan') await assertPinned(deps, identity, 'start');
-  const approvals = approvalsFor(deps);
   if (req.ladder && (req.kind === 'plan' || req.kind === 'step')) {
     await climbLadder(
       { ...req, kind: req.kind, ladder: req.ladder },
-      {
-        approvals,
-        dynamo: deps.dynamo,
-        tables: deps.tables,
-        sfn: deps.sfn,
-        journal,
-        signer: new LinkSigner(deps.signingKey),
-        notify: deps.notify,
-        submittedBy: await submitterOf(req.executionId, deps),
-        onDecided: deps.onDecided,
-        onEscalated: deps.onEscalated,
-      },
+      await ladderDepsOf(req, deps, approvals, journal),
     );
     return {};
   }
@@ -191,7 +183,7 @@ export async function openGate(request: GateRequest, deps: GateDeps): Promise<{ 
         )
       : undefined;
   const recovery = await adviceAtEscalation(req, deps.recoveryAdvisor, journal, identity);
-  const approvalId = await approvals.create(req, {
+  const opening = await approvals.create(req, {
     submittedBy: created?.submitted_by,
     changes: graph ? await changesSincePrevious(req.plan, graph, deps, created?.steps) : undefined,
     stepGate,
@@ -199,52 +191,152 @@ export async function openGate(request: GateRequest, deps: GateDeps): Promise<{ 
     abortRollsBack,
     recovery,
   });
-  if (req.kind === 'escalation') {
-    await journal.append({ ...identity, event: 'RECOVERY_ESCALATION', details: { reason } });
-  } else if (req.kind === 'human') {
-    await journal.append({
-      ...identity,
-      event: 'TASK_STARTED',
-      details: {
-        attempt: req.attempt ?? 1,
-        progress: `${progressLabel(req.index ?? 1, req.total ?? 1)} ▶ ${req.description ?? req.stepId} (waiting for a person)`,
-        // Seed 003's handoff.md of the step: what the person reads.
-        ...(req.human ? { handoff: { task: req.human.instructions, inputs: read } } : {}),
-      },
-    });
-  } else {
-    await journal.append({
-      ...identity,
-      event: 'GATE_APPROVAL_REQUESTED',
-      details: {
-        plan_id: req.plan.id,
-        gate: req.kind,
-        round: req.round,
-        // Once per execution: what a later version's gate compares itself with.
-        ...(graph && req.round === 1 ? { graph } : {}),
-      },
-    });
-  }
-  // One version at a time: a later version gated first closes this gate at once; nobody is asked.
-  if (
-    req.kind === 'plan' &&
-    (await supersedeEarlierVersions(
-      { executionId: req.executionId, plan: req.plan, linkId: approvalId },
-      { approvals, dynamo: deps.dynamo, tables: deps.tables, signer: new LinkSigner(deps.signingKey) },
-    ))
-  )
-    return { approvalId };
-  await deps.notify(
-    noticeOf(req, approvalId, undefined, {
-      submittedBy: created?.submitted_by,
-      stepGate,
-      revision: approved,
-      abortRollsBack,
-      recovery,
-    }),
-  );
-
+  // Stored meanwhile by another invocation with this token: it is that gate.
+  if (opening.existing)
+    return resumeOpening(req, opening.item, { identity, journal, approvals, reason }, deps);
+  const approvalId = opening.linkId;
+  const notice = noticeOf(req, approvalId, undefined, {
+    submittedBy: created?.submitted_by,
+    stepGate,
+    revision: approved,
+    abortRollsBack,
+    recovery,
+    expiresAt: opening.item.expiresAt,
+  });
+  await announceOpening(req, opening.item, notice, { identity, journal, approvals, reason, read }, deps);
   return { approvalId };
+}
+
+/** What announcing a gate's opening needs beside the request. */
+interface OpeningContext {
+  readonly identity: ReturnType<typeof eventIdentity>;
+  readonly journal: Journal;
+  readonly approvals: Approvals;
+  /** An escalation's failure, in one line. */
+  readonly reason: string;
+  /** A human step's inputs, as the person reads them. */
+  readonly read?: Record<string, Record<string, unknown> | undefined>;
+}
+
+/**
+ * A stored gate's opening event (what it asks, of whom, until when and through which link), then,
+ * unless a later version closed it, its notice: each once (Approvals.announce).
+ */
+async function announceOpening(
+  req: GateRequest,
+  gate: GateItem,
+  notice: ApprovalNotice,
+  ctx: OpeningContext,
+  deps: GateDeps,
+): Promise<void> {
+  const opened = gateOpened(notice);
+  const graph = req.kind === 'plan' ? req.summary?.graph : undefined;
+  const { identity, journal, approvals } = ctx;
+  await approvals.announce(gate, {
+    journal: async () => {
+      if (req.kind === 'escalation') {
+        await journal.append({
+          ...identity,
+          event: 'RECOVERY_ESCALATION',
+          details: { reason: ctx.reason, opened },
+        });
+      } else if (req.kind === 'human') {
+        await journal.append({
+          ...identity,
+          event: 'TASK_STARTED',
+          details: {
+            attempt: req.attempt ?? 1,
+            progress: `${progressLabel(req.index ?? 1, req.total ?? 1)} ▶ ${req.description ?? req.stepId} (waiting for a person)`,
+            // Seed 003's handoff.md of the step: what the person reads.
+            ...(req.human ? { handoff: { task: req.human.instructions, inputs: ctx.read ?? {} } } : {}),
+            opened,
+          },
+        });
+      } else {
+        await journal.append({
+          ...identity,
+          event: 'GATE_APPROVAL_REQUESTED',
+          details: {
+            plan_id: req.plan.id,
+            gate: req.kind,
+            round: req.round,
+            // Once per execution: what a later version's gate compares itself with.
+            ...(graph && req.round === 1 ? { graph } : {}),
+            opened,
+          },
+        });
+      }
+    },
+    notify: async () => {
+      // One version at a time: a later version gated first closes this gate at once; nobody is asked.
+      if (
+        req.kind === 'plan' &&
+        (await supersedeEarlierVersions(
+          { executionId: req.executionId, plan: req.plan, linkId: notice.approvalId },
+          { approvals, dynamo: deps.dynamo, tables: deps.tables, signer: new LinkSigner(deps.signingKey) },
+        ))
+      )
+        return;
+      await deps.notify(notice);
+    },
+  });
+}
+
+/**
+ * A gate the gate Lambda was invoked for again with the same task token (Lambda or Step Functions
+ * retried it): the same gate, its link handed back; what its first invocation did not finish of
+ * its opening (the event, the notice) is done now, and nothing twice.
+ */
+async function resumeOpening(
+  req: GateRequest,
+  gate: GateItem,
+  ctx: OpeningContext,
+  deps: GateDeps,
+): Promise<{ approvalId: string }> {
+  const approvalId = ctx.approvals.linkOf(gate);
+  if (gate.announced === 'notified') return { approvalId };
+  if (req.ladder?.stage === 'escalate' && (req.kind === 'plan' || req.kind === 'step')) {
+    const rung = { ...req, kind: req.kind, ladder: req.ladder };
+    await announceEscalation(
+      rung,
+      gate,
+      noticeOfItem(gate, approvalId, 'escalation'),
+      await ladderDepsOf(req, deps, ctx.approvals, ctx.journal),
+    );
+    return { approvalId };
+  }
+  // What the first invocation showed: the person's task as resolved then, the values it read.
+  const human = req.human && gate.human ? { ...req.human, instructions: gate.human.instructions } : req.human;
+  const read = req.kind === 'human' && human ? await outputsOf(deps.dynamo, human.inputs) : {};
+  await announceOpening(
+    { ...req, ...(human ? { human } : {}) },
+    gate,
+    noticeOfItem(gate, approvalId, undefined),
+    { ...ctx, read },
+    deps,
+  );
+  return { approvalId };
+}
+
+/** What the timeout ladder's rungs need. */
+async function ladderDepsOf(
+  req: GateRequest,
+  deps: GateDeps,
+  approvals: Approvals,
+  journal: Journal,
+): Promise<LadderDeps> {
+  return {
+    approvals,
+    dynamo: deps.dynamo,
+    tables: deps.tables,
+    sfn: deps.sfn,
+    journal,
+    signer: new LinkSigner(deps.signingKey),
+    notify: deps.notify,
+    submittedBy: await submitterOf(req.executionId, deps),
+    onDecided: deps.onDecided,
+    onEscalated: deps.onEscalated,
+  };
 }
 
 /** Who submitted the plan of an execution, as its PLAN_CREATED says (the Plans API records it). */

@@ -35,7 +35,7 @@ import {
   gateView,
 } from './gate-item.ts';
 import type { LinkSigner } from './links.ts';
-import { noticeOf, noticeOfItem } from './notice.ts';
+import { gateOpened, noticeOf, noticeOfItem } from './notice.ts';
 import { supersedeEarlierVersions } from './versions.ts';
 
 export interface LadderDeps {
@@ -73,6 +73,8 @@ export async function climbLadder(req: LadderRequest, deps: LadderDeps): Promise
     try {
       switch (req.ladder.stage) {
         case 'remind':
+          // This rung's token already waits on the gate: a retried invocation; its group was told.
+          if (item.taskToken === req.taskToken) return;
           await update(deps, item, { set: 'taskToken = :token', values: { ':token': req.taskToken } });
           await deps.journal.append({
             ...identity,
@@ -95,32 +97,19 @@ export async function climbLadder(req: LadderRequest, deps: LadderDeps): Promise
           });
           const at = new Date().toISOString();
           // The next group is shown what the first was, changes since the last version included.
-          const approvalId = await deps.approvals.create(req, {
+          const created = await deps.approvals.create(req, {
             submittedBy: deps.submittedBy,
             changes: item.changes,
             stepGate: item.stepGate,
             approved: item.approved,
           });
-          await deps.journal.append({
-            ...identity,
-            event: 'GATE_ESCALATED',
-            details: { gate: req.kind, level: req.ladder.level, approvers: req.approval.approvers },
+          const notice = noticeOf(req, created.linkId, 'escalation', {
+            submittedBy: deps.submittedBy,
+            stepGate: item.stepGate,
+            revision: item.approved,
+            expiresAt: created.item.expiresAt,
           });
-          // A later version gated meanwhile closes the new gate too (versions.ts); nobody is asked.
-          const superseded =
-            req.kind === 'plan' &&
-            (await supersedeEarlierVersions(
-              { executionId: req.executionId, plan: req.plan, linkId: approvalId },
-              deps,
-            ));
-          if (!superseded)
-            await deps.notify(
-              noticeOf(req, approvalId, 'escalation', {
-                submittedBy: deps.submittedBy,
-                stepGate: item.stepGate,
-                revision: item.approved,
-              }),
-            );
+          await announceEscalation(req, created.item, notice, deps);
           // Like a decision listener's, its failure never undoes the escalation.
           await deps
             .onEscalated?.(
@@ -153,6 +142,42 @@ export async function climbLadder(req: LadderRequest, deps: LadderDeps): Promise
       if (!(error instanceof ConditionalCheckFailedException)) throw error;
     }
   }
+}
+
+/**
+ * The gate an escalation opened for the next group: GATE_ESCALATED (with the gate it opened), then,
+ * unless a later version gated meanwhile closes it too (versions.ts), its notice; each once
+ * (Approvals.announce), so a retried invocation of the rung does neither twice.
+ */
+export async function announceEscalation(
+  req: LadderRequest,
+  gate: GateItem,
+  notice: ApprovalNotice,
+  deps: LadderDeps,
+): Promise<void> {
+  await deps.approvals.announce(gate, {
+    journal: async () => {
+      await deps.journal.append({
+        ...eventIdentity(req, req.stepId ? { id: req.stepId } : undefined),
+        event: 'GATE_ESCALATED',
+        details: {
+          gate: req.kind,
+          level: req.ladder.level,
+          approvers: req.approval.approvers,
+          opened: gateOpened(notice),
+        },
+      });
+    },
+    notify: async () => {
+      const superseded =
+        req.kind === 'plan' &&
+        (await supersedeEarlierVersions(
+          { executionId: req.executionId, plan: req.plan, linkId: notice.approvalId },
+          deps,
+        ));
+      if (!superseded) await deps.notify(notice);
+    },
+  });
 }
 
 /** The gate this ladder climbs: the newest not escalated of its execution, kind, step and round. */

@@ -102,19 +102,21 @@ export async function modificationProblems(
 
 /**
  * What the platform's policy is asked about the revised plan, as its submission was: SubmitPlan
- * by the plan's submitter, with the facts of the revised steps' calls (context `channel: gate`).
+ * by the plan's submitter, with the facts of the revised steps' calls (context `channel: gate`,
+ * `solo` as launched).
  */
 export function revisionPolicyRequest(
   plan: PlanIdentity,
   facts: PlanFacts,
   submitter: string | undefined,
   revised: Readonly<Record<string, RevisedCall>>,
+  solo: boolean,
 ): PolicyRequest {
   return {
     principal: { name: submitter ?? '' } satisfies PolicyPrincipal,
     action: 'SubmitPlan',
     resource: planEntity(plan, revisedFacts(facts, revised), submitter),
-    context: { channel: 'gate' },
+    context: { channel: 'gate', solo },
   };
 }
 

@@ -2,9 +2,11 @@
  * What the notifier is told about a waiting gate: enough to ask a person, and the link id (an
  * opaque, signed, expiring id), never the task token.
  */
+import { visibleText } from '../../plan/visible-text.ts';
 import type {
   AbortRollback,
   ApprovalNotice,
+  GateOpened,
   GateRequest,
   GateRevision,
   PlanSummary,
@@ -12,7 +14,10 @@ import type {
   StepGateView,
 } from '../payloads/index.ts';
 import { sandboxSentence } from '../sandbox/sandbox.ts';
+import { Redactor } from '../secrets/redact.ts';
+import { shortenAtWord } from '../shared/truncate.ts';
 import type { GateItem } from './gate-item.ts';
+import { GATE_TITLES } from './shown-gate.ts';
 
 /** What the notifier is told about the gate `req` opened as `approvalId` (never the token). */
 export function noticeOf(
@@ -27,6 +32,8 @@ export function noticeOf(
     readonly revision?: GateRevision | undefined;
     readonly abortRollsBack?: readonly AbortRollback[] | undefined;
     readonly recovery?: RecoveryAdvice | undefined;
+    /** The stored gate's deadline. @default - `timeoutSeconds` from now */
+    readonly expiresAt?: string | undefined;
   } = {},
 ): ApprovalNotice {
   return {
@@ -46,7 +53,7 @@ export function noticeOf(
     ...(stored.abortRollsBack ? { abortRollsBack: [...stored.abortRollsBack] } : {}),
     recovery: stored.recovery,
     ...(req.human ? { human: { instructions: req.human.instructions, outputs: req.human.outputs } } : {}),
-    expiresAt: new Date(Date.now() + req.timeoutSeconds * 1000).toISOString(),
+    expiresAt: stored.expiresAt ?? new Date(Date.now() + req.timeoutSeconds * 1000).toISOString(),
     policy: req.approval,
     stage,
     revision: stored.revision,
@@ -85,4 +92,45 @@ export function noticeOfItem(item: GateItem, linkId: string, stage: ApprovalNoti
 /** The graph is for the page: a message names the plan and links to it (and stays small). */
 function withoutGraph({ graph: _graph, ...summary }: PlanSummary): NonNullable<ApprovalNotice['summary']> {
   return summary;
+}
+
+/** The longest `asks` line a journal event carries. */
+const ASKS_CHARACTERS = 500;
+
+/**
+ * What a gate asks, in one line: its title and what it is about (the plan's objective, the step,
+ * the failure, the person's task), redacted, its hidden characters shown, shortened at a word.
+ */
+export function gateAsks(notice: ApprovalNotice): string {
+  const step = notice.stepId
+    ? `${notice.stepId}${notice.description ? ` (${notice.description})` : ''}`
+    : undefined;
+  const ofStep = (text: string) => (step ? `${step}: ${text}` : text);
+  const about =
+    notice.kind === 'plan'
+      ? (notice.summary?.objective ?? `${notice.plan.id} v${notice.plan.version}`)
+      : notice.kind === 'human' && notice.human
+        ? ofStep(notice.human.instructions)
+        : notice.kind === 'escalation' && notice.failure
+          ? ofStep(`${notice.failure.failureClass} (${notice.failure.error}): ${notice.failure.message}`)
+          : (step ?? '');
+  const line = visibleText(new Redactor().text(`${GATE_TITLES[notice.kind]}: ${about}`))
+    .replace(/\s+/g, ' ')
+    .trim();
+  return shortenAtWord(line, ASKS_CHARACTERS);
+}
+
+/** The gate a notice asks about, as the event that opens it records it (GET /plans/{id} shows it). */
+export function gateOpened(notice: ApprovalNotice): GateOpened {
+  return {
+    link_id: notice.approvalId,
+    expires_at: notice.expiresAt,
+    policy: {
+      approvers: [...notice.policy.approvers],
+      forbiddenApprovers: [...notice.policy.forbiddenApprovers],
+      quorum: notice.policy.quorum,
+    },
+    asks: gateAsks(notice),
+    ...(notice.question ? { question: notice.question } : {}),
+  };
 }

@@ -6,7 +6,7 @@
  */
 
 import { NETWORK_LINE_START, networkLine } from '../../plan/network.ts';
-import { distinctPrincipals } from '../../plan/principal-names.ts';
+import { distinctPrincipals, namesPrincipal } from '../../plan/principal-names.ts';
 import { hiddenCharacters, lookAlikeWords } from '../../plan/visible-text.ts';
 import type {
   AbortRollback,
@@ -284,8 +284,16 @@ export function supersededText(supersededBy: unknown): string {
   return 'a newer version';
 }
 
+/** What each kind of gate asks, as every channel titles it. */
+export const GATE_TITLES: Record<GateKind, string> = {
+  plan: 'Plan approval requested',
+  step: 'Step approval requested',
+  escalation: 'A step failed: retry, skip or abort?',
+  human: 'A step needs you to do it',
+};
+
 /** Who may approve, in words: the listed approvers (or anyone), minus the forbidden and the submitter. */
-export function approversText(gate: ShownGate): string {
+export function approversText(gate: Pick<ShownGate, 'policy' | 'submittedBy'>): string {
   const who = gate.policy.approvers.length > 0 ? gate.policy.approvers.join(', ') : 'anyone';
   const not = [
     ...distinctPrincipals([
@@ -294,6 +302,37 @@ export function approversText(gate: ShownGate): string {
     ]),
   ];
   return not.length > 0 ? `${who} (never ${not.join(', ')})` : who;
+}
+
+/** Who may still approve: the approvers named who have not voted (not the submitter, not the forbidden). */
+export function awaited(gate: {
+  readonly policy: GateApprovers;
+  readonly votes: readonly { readonly by: string }[];
+  readonly submittedBy?: string | undefined;
+}): string[] {
+  const out = [...gate.votes.map((v) => v.by), ...gate.policy.forbiddenApprovers];
+  if (gate.submittedBy !== undefined) out.push(gate.submittedBy);
+  return gate.policy.approvers.filter((who) => !namesPrincipal(out, who));
+}
+
+/**
+ * Who may answer a waiting gate, in words (`approversText`) and by name (`awaited`: empty when
+ * anyone may). Only plan and step gates are approved, so only they refuse their submitter; an
+ * escalation or a human step has one answer, which the submitter may give.
+ */
+export function whoMayAnswer(gate: {
+  readonly kind: GateKind;
+  readonly policy: GateApprovers;
+  readonly votes: readonly { readonly by: string }[];
+  readonly submittedBy?: string | undefined;
+}): { readonly text: string; readonly names: string[] } {
+  const approving = gate.kind === 'plan' || gate.kind === 'step';
+  const asked = {
+    policy: gate.policy,
+    votes: approving ? gate.votes : [],
+    submittedBy: approving ? gate.submittedBy : undefined,
+  };
+  return { text: approversText(asked), names: awaited(asked) };
 }
 
 /** "1 of 2 (bob: APPROVE)", or "0 of 1". */

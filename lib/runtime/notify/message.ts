@@ -6,7 +6,7 @@
  */
 
 import { visibleText } from '../../plan/visible-text.ts';
-import { shownOfNotice } from '../gate/shown-gate.ts';
+import { GATE_TITLES, shownOfNotice } from '../gate/shown-gate.ts';
 import { gateViewHtml, VIEW_STYLE } from '../gate/view-html.ts';
 import { gateText } from '../gate/view-text.ts';
 import type { ApprovalNotice } from '../payloads/index.ts';
@@ -35,13 +35,6 @@ interface Line {
   readonly label: string;
   readonly value: string;
 }
-
-const TITLES: Record<ApprovalNotice['kind'], string> = {
-  plan: 'Plan approval requested',
-  step: 'Step approval requested',
-  escalation: 'A step failed: retry, skip or abort?',
-  human: 'A step needs you to do it',
-};
 
 /** The Slack buttons that decide at once, per kind of gate; the rest is answered on the page. */
 const SLACK_BUTTONS: Record<ApprovalNotice['kind'], readonly SlackDecision[]> = {
@@ -144,7 +137,7 @@ export function approvalMessage(
   const how = to
     ? `This link is yours alone: it answers as ${to.recipient}, works once and expires. Do not forward it.`
     : 'The link expires and carries no credentials; you sign in on the page to answer.';
-  const title = `${notice.stage ? STAGE_PREFIX[notice.stage] : ''}${TITLES[notice.kind]}`;
+  const title = `${notice.stage ? STAGE_PREFIX[notice.stage] : ''}${GATE_TITLES[notice.kind]}`;
   const lines: Line[] = [
     { label: 'Plan', value: `${notice.plan.id} v${notice.plan.version}` },
     { label: 'Digest', value: notice.plan.digest },

@@ -10,7 +10,7 @@ import { AgentRunSchema, HandoffStartSchema } from './handoff.ts';
 import { IntegrityMismatchDetailsSchema, IntegrityPinSchema, Sha256Schema } from './integrity.ts';
 import { PlanFactsSchema, PolicyDecisionDetailsSchema, PolicyOverrideSchema } from './policy.ts';
 import { RECOVERY_STRATEGIES } from './recovery-advice.ts';
-import { ArgOverridesSchema } from './shared.ts';
+import { ArgOverridesSchema, GateApproversSchema } from './shared.ts';
 
 /** Seed 000's event names, plus the few the harness needs to say what else happened. */
 export const EVENT_TYPES = [
@@ -31,6 +31,8 @@ export const EVENT_TYPES = [
   'GATE_ESCALATED',
   /** A later version of the plan was gated, so this version's waiting plan gate was closed (rejected). */
   'GATE_SUPERSEDED',
+  /** The notifier could tell nobody of a gate: no channel configured, nobody to send to, or every send failed. */
+  'GATE_NOTICE_UNDELIVERED',
   'TASK_STARTED',
   'TASK_COMPLETED',
   'TASK_FAILED',
@@ -87,6 +89,32 @@ export type RecordedStep = z.infer<typeof RecordedStepSchema>;
 /** What an approval with modifications changes: steps not to run, new arg values by step id. */
 const ModificationsSchema = z.object({ skipSteps: z.array(z.string()), argOverrides: ArgOverridesSchema });
 
+/**
+ * A gate as it opened (the event that opens it carries this): what `GET /plans/{id}` shows of it
+ * while it waits. The shared link id is what Slack and the page carry (its page asks the reader to
+ * sign in); never the task token, nor an emailed recipient's own link.
+ */
+export const GateOpenedSchema = z.object({
+  /** The gate's shared link id. */
+  link_id: z.string().min(1),
+  /** Its deadline (ISO 8601 UTC): the link expires and the gate's timeout ladder climbs. */
+  expires_at: z.string(),
+  /** Who may answer it: approvers (empty: anyone), who never may, how many approvals decide. */
+  policy: GateApproversSchema,
+  /** What it asks, in one line (lib/runtime/gate/notice.ts: `gateAsks`). */
+  asks: z.string(),
+  /** The previous round's question (ASK_FOR_CLARIFICATION), when there was one. */
+  question: z.string().optional(),
+});
+export type GateOpened = z.infer<typeof GateOpenedSchema>;
+
+/** Why a gate's notice reached nobody (GATE_NOTICE_UNDELIVERED). */
+export const NoticeUndeliveredReasonSchema = z
+  .enum(['no-channel', 'no-recipient', 'send-failed'])
+  .describe(
+    "no-channel: neither email (an SES sender) nor Slack is configured; no-recipient: only email is, and none of the gate's approvers is an email address; send-failed: nothing could be sent (when every channel failed, the notifier tries again)",
+  );
+
 /** Details per event type (seed 000's fields, snake_case as the seed writes them). */
 export const EVENT_DETAILS = {
   PLAN_CREATED: z.object({
@@ -101,6 +129,13 @@ export const EVENT_DETAILS = {
     context: z.record(z.string(), z.unknown()).optional(),
     /** Who submitted the plan (Plans API: the IAM caller, or local mode's header). */
     submitted_by: z.string().optional(),
+    /** The IAM principal that signed, when the policy's people file names the person it is (submitted_by). */
+    submitted_by_principal: z.string().optional(),
+    /** `plangate run`: the identity that launched it (in canonical form) and the OS user it ran as. */
+    launched_by: z.string().optional(),
+    os_user: z.string().optional(),
+    /** `plangate run --solo`: no submitter is recorded, so the launcher may approve their own plan. */
+    solo: z.boolean().optional(),
     /** A plan a model drafted from a goal (lib/planner): how, and what it cost. */
     planner: z
       .object({
@@ -132,6 +167,8 @@ export const EVENT_DETAILS = {
     round: z.number().int(),
     /** Plan gate, first round: the steps shown, so a later version's gate can say what changed. */
     graph: z.array(StepSketchSchema).optional(),
+    /** The gate that opened (absent in events journaled before it was recorded). */
+    opened: GateOpenedSchema.optional(),
   }),
   GATE_VOTE: z.object({
     gate: GateKindSchema,
@@ -188,7 +225,13 @@ export const EVENT_DETAILS = {
     source: z.string().optional(),
   }),
   GATE_REMINDED: z.object({ gate: GateKindSchema, level: z.number().int() }),
-  GATE_ESCALATED: z.object({ gate: GateKindSchema, level: z.number().int(), approvers: z.array(z.string()) }),
+  GATE_ESCALATED: z.object({
+    gate: GateKindSchema,
+    level: z.number().int(),
+    approvers: z.array(z.string()),
+    /** The gate that asks the next group (absent in events journaled before it was recorded). */
+    opened: GateOpenedSchema.optional(),
+  }),
   /** The version, digest and execution whose gate closed this one. */
   GATE_SUPERSEDED: z.object({
     gate: GateKindSchema,
@@ -196,11 +239,23 @@ export const EVENT_DETAILS = {
     by_digest: z.string(),
     by_execution: z.string(),
   }),
+  GATE_NOTICE_UNDELIVERED: z.object({
+    gate: GateKindSchema,
+    /** The shared link id of the gate the notice was about. */
+    link_id: z.string(),
+    /** What the notice was: absent for the gate's first request. */
+    stage: z.enum(['reminder', 'escalation', 'revision']).optional(),
+    reason: NoticeUndeliveredReasonSchema,
+    /** Why, in words: what to configure, or each channel's error. */
+    message: z.string(),
+  }),
   TASK_STARTED: z.object({
     attempt: z.number().int(),
     progress: z.string(),
     /** An agent's or a person's step: the handoff as it was when the step started (seed 003's handoff.md). */
     handoff: HandoffStartSchema.optional(),
+    /** A person's step: the gate that asks them (absent in events journaled before it was recorded). */
+    opened: GateOpenedSchema.optional(),
     /** The call as it was made: tool, run-time values (secrets redacted), what the tool received. Absent for a person's step, and when the call could not be resolved. */
     call: CallSchema.optional(),
   }),
@@ -241,6 +296,8 @@ export const EVENT_DETAILS = {
     decided_by: z.enum(['person', 'recipe']).optional(),
     /** The gate showed the model's suggestion: whether the person took it. */
     suggestion: z.enum(['accepted', 'declined']).optional(),
+    /** A person is asked (no decision yet): the gate that asks them. */
+    opened: GateOpenedSchema.optional(),
   }),
   RECOVERY_SUGGESTED: z.object({
     strategy: z.enum(RECOVERY_STRATEGIES),

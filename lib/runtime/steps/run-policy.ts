@@ -32,14 +32,17 @@ export async function recordedPlan(
 ): Promise<{
   readonly facts: PlanFacts;
   readonly submitter?: string;
+  /** A solo launch (`plangate run --solo`): its launcher approves it. */
+  readonly solo: boolean;
   readonly steps?: Readonly<Record<string, RecordedStep>>;
 }> {
   // Read once per execution (integrity.ts keeps it): PLAN_CREATED never changes.
   const details = await planCreatedOf(dynamo, eventsTable, executionId);
-  if (!details) return { facts: unknownPlanFacts() };
+  if (!details) return { facts: unknownPlanFacts(), solo: false };
   return {
     facts: details.policy_facts ?? unknownPlanFacts(),
     submitter: details.submitted_by,
+    solo: details.solo ?? false,
     steps: details.steps,
   };
 }

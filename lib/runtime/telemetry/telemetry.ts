@@ -42,6 +42,17 @@ export const METRICS = {
 
 export const HARNESS_ERRORS_METRIC = METRICS.harnessErrors;
 
+/**
+ * A gate's notice that reached nobody (the notifier: no channel, nobody to send to, every send
+ * failed): one Count in namespace `plangate`, its only dimension `service` = `plangate-notifier`,
+ * whatever the function's own service name, so the platform's alarm watches exactly this metric.
+ */
+export const NOTICE_UNDELIVERED_METRIC = {
+  namespace: HARNESS_METRICS_NAMESPACE,
+  name: 'GateNoticeUndelivered',
+  service: 'plangate-notifier',
+} as const;
+
 /** Where log lines go: stdout on Lambda, a file under the store locally. */
 export interface LogSink {
   write(line: string): void;
@@ -113,6 +124,8 @@ export class Telemetry {
   readonly logger: Logger;
   readonly metrics: Metrics;
   readonly tracer?: Tracer;
+  /** Where GateNoticeUndelivered goes: its own service, so its dimension is the alarm's. */
+  private readonly noticeMetrics: Metrics;
 
   constructor(props: TelemetryProps) {
     this.handler = props.handler;
@@ -127,6 +140,12 @@ export class Telemetry {
     });
     metrics.sink = props.sink;
     this.metrics = metrics;
+    const noticeMetrics = new SinkMetrics({
+      serviceName: NOTICE_UNDELIVERED_METRIC.service,
+      namespace: NOTICE_UNDELIVERED_METRIC.namespace,
+    });
+    noticeMetrics.sink = props.sink;
+    this.noticeMetrics = noticeMetrics;
     if (props.tracer) this.tracer = props.tracer;
   }
 
@@ -214,6 +233,22 @@ export class Telemetry {
     );
   }
 
+  /**
+   * A gate's notice reached nobody: an error entry with the correlation keys and why, and
+   * GateNoticeUndelivered (NOTICE_UNDELIVERED_METRIC).
+   */
+  noticeUndelivered(
+    correlation: Correlation,
+    why: { readonly reason: string; readonly message: string },
+  ): void {
+    this.logger.error(`gate notice undelivered: ${why.reason}`, { ...correlation, ...why });
+    this.emit(
+      { name: NOTICE_UNDELIVERED_METRIC.name, unit: MetricUnit.Count, value: 1, dimensions: {} },
+      correlation,
+      this.noticeMetrics,
+    );
+  }
+
   /** A failure of the harness itself: an error entry with the correlation keys, and HarnessErrors. */
   reportError(
     correlation: Correlation,
@@ -230,13 +265,13 @@ export class Telemetry {
   }
 
   /** One EMF document per metric: each has its own dimensions; the execution rides along as metadata. */
-  private emit(metric: MetricPoint, correlation: Correlation): void {
-    this.metrics.addDimensions(metric.dimensions);
-    this.metrics.addMetric(metric.name, metric.unit, metric.value);
-    this.metrics.addMetadata('handler', this.handler);
-    if (correlation.execution) this.metrics.addMetadata('execution', correlation.execution);
-    if (correlation.step) this.metrics.addMetadata('step', correlation.step);
-    this.metrics.publishStoredMetrics();
+  private emit(metric: MetricPoint, correlation: Correlation, metrics: Metrics = this.metrics): void {
+    metrics.addDimensions(metric.dimensions);
+    metrics.addMetric(metric.name, metric.unit, metric.value);
+    metrics.addMetadata('handler', this.handler);
+    if (correlation.execution) metrics.addMetadata('execution', correlation.execution);
+    if (correlation.step) metrics.addMetadata('step', correlation.step);
+    metrics.publishStoredMetrics();
   }
 
   /** A subsegment for the invocation, annotated with the correlation keys (on Lambda, when tracing). */
