@@ -223,7 +223,7 @@ describe('PlanStateMachine props', () => {
   });
 
   it('refuses a plan that `plangate validate` rejects, file or object, with its located problems', () => {
-    const s = new PlanPlatformStack(testApp(), 'Invalid');
+    const s = new PlanPlatformStack(testApp(), 'Invalid', { platform: UNNOTIFIED });
     const file = join(PROJECT_ROOT, 'tests/fixtures/invalid/destructive-without-approval.yaml');
     // Schema-valid, but an ungated `rm -rf` is a validation error: the line the CLI prints for it.
     const [expected] = readFileSync(`${file}.expected`, 'utf8')
@@ -245,7 +245,7 @@ describe('PlanStateMachine props', () => {
   });
 
   it('checks JSON Schema output shapes in the constructor too (Ajv is loaded with lib/cdk)', () => {
-    const s = new PlanPlatformStack(testApp(), 'Shapes');
+    const s = new PlanPlatformStack(testApp(), 'Shapes', { platform: UNNOTIFIED });
     const dir = mkdtempSync(join(tmpdir(), 'plangate-cdk-'));
     const fixture = readFileSync(
       join(PROJECT_ROOT, 'tests/fixtures/invalid/invalid-output-shape.yaml'),
