@@ -10,6 +10,7 @@
 import { join } from 'node:path';
 import { Stack } from 'aws-cdk-lib';
 import { Template } from 'aws-cdk-lib/assertions';
+import { Vpc } from 'aws-cdk-lib/aws-ec2';
 import { PolicyStatement } from 'aws-cdk-lib/aws-iam';
 import { Secret } from 'aws-cdk-lib/aws-secretsmanager';
 import { AwsSolutionsChecks } from 'cdk-nag';
@@ -19,7 +20,7 @@ import { WORKSPACE_MOUNT_PATH } from '../../lib/cdk/plan-code.ts';
 import { PlanPlatform } from '../../lib/cdk/plan-platform.ts';
 import { PlanStateMachine } from '../../lib/cdk/plan-state-machine.ts';
 import { PLATFORM_SECRETS_PREFIX } from '../../lib/plan/aws-access.ts';
-import { testApp } from './support.ts';
+import { testApp, UNNOTIFIED } from './support.ts';
 
 interface Resource {
   readonly Type: string;
@@ -168,6 +169,21 @@ describe('plan code on AWS (PlanCode)', () => {
     }
     const fileSystem = resources[idOf(platform.planCode.workspaces)]?.Properties;
     expect(fileSystem?.Encrypted).toBe(true);
+  });
+
+  it("is placed in the platform's VPC when given one (planProcessVpc), making none of its own", () => {
+    const stack = new Stack(testApp(), 'Own', { env: { account: '123456789012', region: 'us-east-1' } });
+    const vpc = new Vpc(stack, 'TeamVpc', { maxAzs: 2 });
+    const own = new PlanPlatform(stack, 'Platform', { ...UNNOTIFIED, planProcessVpc: vpc });
+    expect(own.planCode.vpc).toBe(vpc);
+    const template = Template.fromStack(stack);
+    template.resourceCountIs('AWS::EC2::VPC', 1);
+    const fn =
+      template.toJSON().Resources[
+        stack.getLogicalId(own.planCode.function.function.node.defaultChild as never)
+      ];
+    const privateSubnets = vpc.privateSubnets.map((s) => stack.getLogicalId(s.node.defaultChild as never));
+    expect(fn.Properties.VpcConfig.SubnetIds).toEqual(privateSubnets.map((id) => ({ Ref: id })));
   });
 
   it('lets the step runner and the contract checker assume the plan AWS role, and no other principal', () => {
