@@ -163,8 +163,9 @@ describe('plan code on AWS (PlanCode)', () => {
     const variables = (fn.Environment as { Variables: Record<string, unknown> }).Variables;
     expect(variables.PLANGATE_WORKSPACE_ROOT).toBe(WORKSPACE_MOUNT_PATH);
     for (const runner of [platform.functions.stepRunner, platform.functions.contractChecker]) {
-      const env = (resources[idOf(runner.function)]?.Properties.Environment as { Variables: object })
-        .Variables;
+      const env =
+        (resources[idOf(runner.function)]?.Properties.Environment as { Variables: object } | undefined)
+          ?.Variables ?? {};
       expect(Object.keys(env)).not.toContain('PLANGATE_WORKDIR');
     }
     const fileSystem = resources[idOf(platform.planCode.workspaces)]?.Properties;
