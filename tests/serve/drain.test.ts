@@ -50,7 +50,7 @@ async function submit(url: string, i: number): Promise<string> {
   return ((await response.json()) as { executionArn: string }).executionArn;
 }
 
-async function until<T>(what: string, probe: () => Promise<T | undefined>, ms = 30_000): Promise<T> {
+async function until<T>(what: string, probe: () => Promise<T | undefined>, ms = 20_000): Promise<T> {
   const end = Date.now() + ms;
   for (;;) {
     const found = await probe();
@@ -58,6 +58,38 @@ async function until<T>(what: string, probe: () => Promise<T | undefined>, ms = 
     if (Date.now() > end) throw new Error(`timed out waiting for ${what}`);
     await new Promise((r) => setTimeout(r, 50));
   }
+}
+
+/** Approves every gate as dana, with the digest each gate's view shows. */
+async function approveAll(url: string, approvalIds: readonly string[]): Promise<void> {
+  await Promise.all(
+    approvalIds.map(async (approvalId) => {
+      const page = `${url}/approvals/${encodeURIComponent(approvalId)}`;
+      const view = (await (
+        await fetch(page, { headers: { accept: 'application/json', ...APPROVER } })
+      ).json()) as { planDigest: string };
+      const answered = await fetch(page, {
+        method: 'POST',
+        headers: { 'content-type': 'application/json', ...APPROVER },
+        body: JSON.stringify({ decision: 'APPROVE', digest: view.planDigest }),
+      });
+      expect(answered.status, await answered.clone().text()).toBe(200);
+    }),
+  );
+}
+
+/** The link id of each execution's plan gate, once its GATE_APPROVAL_REQUESTED is journaled. */
+function gatesOf(platform: LocalPlatform, arns: readonly string[]): Promise<string[]> {
+  const { dynamo, tables } = platform.stack.journalDeps();
+  return Promise.all(
+    arns.map((arn) =>
+      until(`the gate of ${arn}`, async () => {
+        const events = await readEvents(dynamo, tables.events, arn);
+        const requested = events.find((e) => e.event === 'GATE_APPROVAL_REQUESTED');
+        return (requested?.details.opened as { link_id?: string } | undefined)?.link_id;
+      }),
+    ),
+  );
 }
 
 it('a close right after a burst of 201s loses none: reopened, every gate is asked, approved and run', async () => {
@@ -68,56 +100,44 @@ it('a close right after a burst of 201s loses none: reopened, every gate is aske
 
   const second = await start(dir, paths);
   open.push(second);
-  const { dynamo, tables } = second.stack.journalDeps();
-  const approvalIds = await Promise.all(
-    arns.map((arn) =>
-      until(`the gate of ${arn}`, async () => {
-        const events = await readEvents(dynamo, tables.events, arn);
-        const requested = events.find((e) => e.event === 'GATE_APPROVAL_REQUESTED');
-        return (requested?.details.opened as { link_id?: string } | undefined)?.link_id;
-      }),
-    ),
-  );
+  const approvalIds = await gatesOf(second, arns);
   for (const arn of arns) {
     const described = await second.stack.engine.describeExecution({ executionArn: arn });
     expect(described.status, arn).toBe('RUNNING');
   }
-  await Promise.all(
-    approvalIds.map(async (approvalId) => {
-      const page = `${second.url}/approvals/${encodeURIComponent(approvalId)}`;
-      const view = (await (
-        await fetch(page, { headers: { accept: 'application/json', ...APPROVER } })
-      ).json()) as {
-        planDigest: string;
-      };
-      const answered = await fetch(page, {
-        method: 'POST',
-        headers: { 'content-type': 'application/json', ...APPROVER },
-        body: JSON.stringify({ decision: 'APPROVE', digest: view.planDigest }),
-      });
-      expect(answered.status, await answered.clone().text()).toBe(200);
-    }),
-  );
+  await approveAll(second.url, approvalIds);
   const ended = await Promise.all(arns.map((arn) => second.stack.engine.awaitExecution(arn)));
   expect(ended.map((e) => e.status)).toEqual(arns.map(() => 'SUCCEEDED'));
 }, 60_000);
 
-it('a close while a gate handler is in flight ends cleanly, and the gate is asked after the restart', async () => {
+it('a close while a gate handler is in flight neither throws nor leaves an error behind; the gate waits after the restart', async () => {
   const { dir, paths } = await store();
-  let gated = 0;
-  const first = await start(dir, paths, () => {
-    gated++;
-  });
-  const arn = await submit(first.url, 0);
-  // The 201 answers once the start is durable; the gate Lambda is then under way.
-  expect(gated).toBe(0);
-  await first.close();
+  // vitest lets a closed LevelDB's refusals through (vitest.config.ts): this test does not.
+  const stray: unknown[] = [];
+  const record = (error: unknown) => stray.push(error);
+  process.on('unhandledRejection', record);
+  process.on('uncaughtException', record);
+  try {
+    let closing: Promise<void> | undefined;
+    let first: LocalPlatform | undefined;
+    // Told inside the gate handler, before it journals the gate and returns: it is in flight.
+    first = await start(dir, paths, () => {
+      closing ??= first?.close();
+    });
+    const [arn] = [await submit(first.url, 0)];
+    await until('the gate handler', async () => (closing ? true : undefined));
+    await closing;
+    await new Promise((r) => setTimeout(r, 200));
+    expect(stray).toEqual([]);
 
-  const second = await start(dir, paths);
-  open.push(second);
-  const { dynamo, tables } = second.stack.journalDeps();
-  await until('the gate', async () =>
-    (await readEvents(dynamo, tables.events, arn)).find((e) => e.event === 'GATE_APPROVAL_REQUESTED'),
-  );
-  expect((await second.stack.engine.describeExecution({ executionArn: arn })).status).toBe('RUNNING');
+    const second = await start(dir, paths);
+    open.push(second);
+    const approvalIds = await gatesOf(second, [arn as string]);
+    expect((await second.stack.engine.describeExecution({ executionArn: arn })).status).toBe('RUNNING');
+    await approveAll(second.url, approvalIds);
+    expect((await second.stack.engine.awaitExecution(arn as string)).status).toBe('SUCCEEDED');
+  } finally {
+    process.off('unhandledRejection', record);
+    process.off('uncaughtException', record);
+  }
 }, 60_000);
