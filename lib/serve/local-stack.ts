@@ -219,7 +219,12 @@ export class LocalRunStack {
    * are recorded, so none is found interrupted on the restart (a gate would fail), and none is
    * left querying a closed data plane.
    */
-  async close(options: { readonly drainMs?: number } = {}): Promise<void> {
+  async close(
+    options: {
+      /** How long the harness Lambdas under way may take to end. @default 10000 */
+      readonly drainMs?: number;
+    } = {},
+  ): Promise<void> {
     await this.engine.drain({ timeoutMs: options.drainMs });
     await this.engine.close();
     // Whatever the last batch left unanchored is anchored before the store is let go.

@@ -141,3 +141,32 @@ it('a close while a gate handler is in flight neither throws nor leaves an error
     process.off('uncaughtException', record);
   }
 }, 60_000);
+
+it('a gate whose opening a stop cut off (no drain, as kill -9 does) is opened again after the restart', async () => {
+  const { dir, paths } = await store();
+  let closing: Promise<void> | undefined;
+  let first: LocalPlatform | undefined;
+  // No drain: the gate handler in flight is cut off, its attempt found interrupted on restart.
+  first = await start(dir, paths, () => {
+    closing ??= first?.close({ drainMs: 0 });
+  });
+  const arn = await submit(first.url, 0);
+  await until('the gate handler', async () => (closing ? true : undefined));
+  await closing;
+
+  const second = await start(dir, paths);
+  open.push(second);
+  const { dynamo, tables } = second.stack.journalDeps();
+  // The retried opening asks again, with a link of its own (the latest is the one that waits).
+  const linkId = await until('the gate opened again', async () => {
+    const asked = (await readEvents(dynamo, tables.events, arn)).filter(
+      (e) => e.event === 'GATE_APPROVAL_REQUESTED',
+    );
+    return asked.length >= 2
+      ? (asked.at(-1)?.details.opened as { link_id?: string } | undefined)?.link_id
+      : undefined;
+  });
+  expect((await second.stack.engine.describeExecution({ executionArn: arn })).status).toBe('RUNNING');
+  await approveAll(second.url, [linkId]);
+  expect((await second.stack.engine.awaitExecution(arn)).status).toBe('SUCCEEDED');
+}, 60_000);
