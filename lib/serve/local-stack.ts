@@ -218,8 +218,19 @@ export class LocalRunStack {
     };
   }
 
-  /** Stops everything; running executions stay in the store and resume on the next start. */
-  async close(): Promise<void> {
+  /**
+   * Stops everything; running executions stay in the store and resume on the next start. First
+   * the engine drains: the harness Lambdas under way end (at most `drainMs`) and their outcomes
+   * are recorded, so none is found interrupted on the restart (a gate would fail), and none is
+   * left querying a closed data plane.
+   */
+  async close(
+    options: {
+      /** How long the harness Lambdas under way may take to end. @default 10000 */
+      readonly drainMs?: number;
+    } = {},
+  ): Promise<void> {
+    await this.engine.drain({ timeoutMs: options.drainMs });
     await this.engine.close();
     // Whatever the last batch left unanchored is anchored before the store is let go.
     await this.anchorer.flush();
