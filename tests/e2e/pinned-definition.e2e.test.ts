@@ -37,7 +37,8 @@ steps:
 
 /** `plangate run` up to its plan gate, then kill -9: the execution waits in the store. */
 async function waitingAtGate(cwd: string, extra: readonly string[] = []): Promise<string> {
-  const run = runPlan(writePlan(cwd), cwd, extra);
+  // A solo run: the resumed --approve approves on the launcher's behalf.
+  const run = runPlan(writePlan(cwd), cwd, ['--solo', ...extra]);
   await run.untilEvent('GATE_APPROVAL_REQUESTED');
   await run.until('the gate asked in the terminal', () => run.stderr.includes('Answer by:'));
   // The gate's task has handed its token out (TaskSubmitted) once its Lambda returned.
