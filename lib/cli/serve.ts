@@ -13,10 +13,12 @@ import { LocalHostedUi } from '../aws-local/api-gateway/hosted-ui.ts';
 import type { JwtAuthorizerConfig } from '../aws-local/api-gateway/jwt.ts';
 import { LocalIssuer } from '../aws-local/api-gateway/local-issuer.ts';
 import type { LocalPrincipal } from '../aws-local/api-gateway/sigv4.ts';
+import { describeStoreError } from '../engine/persistence/store-faults.ts';
 import type { DraftItem } from '../launch/plan-drafts.ts';
 import type { PlannerProvider } from '../planner/provider.ts';
 import { providerFrom } from '../planner/providers.ts';
 import { sandboxSentence } from '../runtime/sandbox/sandbox.ts';
+import { claimStore } from '../serve/local-stack.ts';
 import { LocalPlatform, type PlatformIdentity } from '../serve/platform.ts';
 import {
   DEFAULT_STORE_DESCRIPTION,
@@ -294,6 +296,9 @@ export async function run(argv: string[]): Promise<number> {
   let notes: string[];
   let signIn: LocalHostedUi | undefined;
   try {
+    // Before anything in the store is read or made (its credentials, its keys): of servers started
+    // on one store at once, one goes on and every other refuses, naming the holder.
+    await claimStore(opts.paths, 'plangate serve');
     const configured = await platformIdentity(opts);
     notes = configured.notes;
     signIn = configured.signIn;
@@ -323,7 +328,7 @@ export async function run(argv: string[]): Promise<number> {
     });
   } catch (error) {
     await signIn?.close();
-    process.stderr.write(`plangate serve: could not start: ${(error as Error).message}\n`);
+    process.stderr.write(`plangate serve: could not start: ${describeStoreError(error)}\n`);
     return 1;
   }
   // Announced like a `run` session, so status, events, audit and files read through this

@@ -311,6 +311,7 @@ export class RunSession {
     });
     const stack = await LocalRunStack.start({
       paths,
+      holder: target.kind === 'plan' ? 'plangate run' : 'plangate resume',
       timeScale: options.timeScale,
       signingKey,
       policy,

@@ -6,6 +6,7 @@
  * invoker with SDK v3 clients pointed at the local endpoints. They log to the store's harness log,
  * as on AWS they log to CloudWatch.
  */
+import { mkdir } from 'node:fs/promises';
 import { basename } from 'node:path';
 import { SFNClient } from '@aws-sdk/client-sfn';
 import { makeHandler as makeClassifier } from '../../lambdas/classifier.ts';
@@ -17,6 +18,12 @@ import { LOCAL_CREDENTIALS } from '../aws-local/clients.ts';
 import { type LocalDataPlane, startLocalDataPlane } from '../aws-local/data-plane.ts';
 import { type EngineServer, startEngineServer } from '../engine/api/index.ts';
 import { createEngine, type Engine } from '../engine/engine.ts';
+import {
+  acquireProcessLock,
+  LockHeldError,
+  type LockRecord,
+  type ProcessLock,
+} from '../engine/persistence/process-lock.ts';
 import { createResourceInvoker, LambdaHandlerRegistry } from '../engine/resources/index.ts';
 import type { TaskInvocation } from '../engine/types.ts';
 import type { PolicySet } from '../policy/policy-set.ts';
@@ -85,6 +92,24 @@ export interface LocalRunStackProps {
   readonly recoveryAdvisor?: GateDeps['recoveryAdvisor'];
   /** Who runs the plan's agent steps here (the run's own workers), for their gates. @default - what the plan says */
   readonly agentRunners?: GateDeps['agentRunners'];
+  /** What holds the store, as another process's refusal names it. @default 'plangate' */
+  readonly holder?: string;
+}
+
+/**
+ * The store is held by another live process (`plangate serve`, `run` or `resume`): its message is
+ * the one line a second process prints, naming the holder and the fix.
+ */
+export class StoreHeldError extends Error {
+  override readonly name = 'StoreHeldError';
+  constructor(
+    readonly root: string,
+    readonly holder: LockRecord,
+  ) {
+    super(
+      `the store ${root} is held by process ${holder.pid} (${holder.holder}, since ${holder.since}); stop that process, or give this one another --store`,
+    );
+  }
 }
 
 export class LocalRunStack {
@@ -98,6 +123,7 @@ export class LocalRunStack {
     readonly log: HarnessLog,
     /** Anchors the journal's heads in the store's digest log, signed with the key outside it. */
     readonly anchorer: Anchorer,
+    private readonly lock: ProcessLock,
   ) {}
 
   /** The role local state machines are created with (the engine does not assume it). */
@@ -124,6 +150,16 @@ export class LocalRunStack {
   }
 
   static async start(props: LocalRunStackProps): Promise<LocalRunStack> {
+    const lock = await claimStore(props.paths, props.holder ?? 'plangate');
+    try {
+      return await LocalRunStack.startHolding(props, lock);
+    } catch (error) {
+      lock.release();
+      throw error;
+    }
+  }
+
+  private static async startHolding(props: LocalRunStackProps, lock: ProcessLock): Promise<LocalRunStack> {
     const keyDir = anchorKeyDir();
     // Plan code this stack runs: its workspace writable; this store (and every store) and the
     // anchor keys hidden, so no step can re-sign a rewritten journal.
@@ -187,7 +223,7 @@ export class LocalRunStack {
       for (const handler of STATE_MACHINE_HANDLERS)
         registry.register(localFunctionName(handler), (event) => handlers[handler](event));
       release();
-      return new LocalRunStack(data, engine, server, sfn, log, anchorer);
+      return new LocalRunStack(data, engine, server, sfn, log, anchorer, lock);
     } catch (error) {
       await engine?.close();
       await server?.close();
@@ -222,5 +258,21 @@ export class LocalRunStack {
     await this.engineServer.close();
     await this.data.close();
     this.log.close();
+    this.lock.release();
+  }
+}
+
+/**
+ * Takes the store's lock before anything in it is opened: of many processes started on one store
+ * at once, one holds it and every other gets a {@link StoreHeldError}; a lock left by a process
+ * that is gone is taken over.
+ */
+export async function claimStore(paths: StorePaths, holder: string): Promise<ProcessLock> {
+  await mkdir(paths.root, { recursive: true });
+  try {
+    return acquireProcessLock(paths.lock, { holder, sameProcess: 'share' });
+  } catch (error) {
+    if (error instanceof LockHeldError) throw new StoreHeldError(paths.root, error.holder);
+    throw error;
   }
 }

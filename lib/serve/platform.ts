@@ -121,6 +121,7 @@ export class LocalPlatform {
     };
     const stack = await LocalRunStack.start({
       paths: props.paths,
+      holder: 'plangate serve',
       signingKey,
       timeScale: props.timeScale,
       cwd: props.cwd,

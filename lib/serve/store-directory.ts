@@ -40,6 +40,8 @@ export const DEFAULT_STORE_DESCRIPTION = "this directory's store under ~/.local/
 
 export interface StorePaths {
   readonly root: string;
+  /** Which process holds the store (lib/engine/persistence/process-lock.ts), taken before anything in it is opened. */
+  readonly lock: string;
   /** The embedded engine's durable store. */
   readonly engine: string;
   /** The data directory given to dynalite and the event bus (they add `dynamodb/`, `eventbus/`). */
@@ -59,6 +61,7 @@ export function storePaths(dir?: string): StorePaths {
   const root = resolve(dir ?? defaultStoreDir());
   return {
     root,
+    lock: join(root, 'LOCK'),
     engine: join(root, 'engine'),
     data: root,
     session: join(root, 'session.json'),
