@@ -319,6 +319,13 @@ export async function run(argv: string[]): Promise<number> {
             },
           }
         : {}),
+      // The operator is told what is wrong and what fixes it, and when it is fixed.
+      onStoreFault: (fault) =>
+        process.stderr.write(
+          fault
+            ? `plangate serve: the store cannot be written (${fault.advice}); new work is answered 503 until it can\n`
+            : 'plangate serve: the store can be written again; new work is taken\n',
+        ),
       onGate: (notice, link, emails) => {
         process.stdout.write(
           `gate ${notice.kind}${notice.stepId ? ` ${notice.stepId}` : ''} of ${notice.plan.id} v${notice.plan.version} waits: ${link}\n`,

@@ -164,6 +164,11 @@ export class Engine implements StepFunctionsEngine {
     return this.store.fault;
   }
 
+  /** What the store's start-up found and did about it (a torn last record of its log dropped), for the operator. */
+  storeRecoveryNotes(): readonly string[] {
+    return this.store.recoveryNotes;
+  }
+
   /** Tries what the store refused again now (an operator freed space); undefined once it can write. */
   retryStore(): StoreFault | undefined {
     this.flushes.retryNow();

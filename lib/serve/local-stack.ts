@@ -18,6 +18,7 @@ import { LOCAL_CREDENTIALS } from '../aws-local/clients.ts';
 import { type LocalDataPlane, startLocalDataPlane } from '../aws-local/data-plane.ts';
 import { type EngineServer, startEngineServer } from '../engine/api/index.ts';
 import { createEngine, type Engine } from '../engine/engine.ts';
+import type { WriteSync } from '../engine/persistence/byte-writer.ts';
 import {
   acquireProcessLock,
   LockHeldError,
@@ -94,6 +95,8 @@ export interface LocalRunStackProps {
   readonly agentRunners?: GateDeps['agentRunners'];
   /** What holds the store, as another process's refusal names it. @default 'plangate' */
   readonly holder?: string;
+  /** How the engine's write-ahead log is written. @default fs.writeSync (tests inject ENOSPC or EROFS here) */
+  readonly storeWriteSync?: WriteSync;
 }
 
 /**
@@ -193,6 +196,7 @@ export class LocalRunStack {
     try {
       engine = createEngine({
         storeDir: props.paths.engine,
+        storeWriteSync: props.storeWriteSync,
         timeScale: props.timeScale ?? 1,
         region: REGION,
         accountId: ACCOUNT,
@@ -201,6 +205,18 @@ export class LocalRunStack {
           return invoke(invocation);
         },
       });
+      // what the engine's start-up dropped (a torn last record of its log) is told, not silent
+      for (const note of engine.storeRecoveryNotes()) {
+        log.write(
+          JSON.stringify({
+            level: 'WARN',
+            message: note,
+            service: 'plangate-engine',
+            timestamp: new Date().toISOString(),
+          }),
+        );
+        process.stderr.write(`plangate: ${note}\n`);
+      }
       server = await startEngineServer({ engine });
       const sfn = new SFNClient({ region: REGION, endpoint: server.url, credentials: LOCAL_CREDENTIALS });
       const deps: GateDeps = {

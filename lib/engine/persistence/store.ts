@@ -17,7 +17,15 @@ import { EventCodec, FORMAT_2, FORMAT_3, QuotedTexts } from './event-codec.ts';
 import type { StoredEvent } from './history.ts';
 import { acquireProcessLock, LockHeldError, type ProcessLock } from './process-lock.ts';
 import { isTransientRefusal, type StoreFault, storeFault } from './store-faults.ts';
-import { parseWal, type WalOwner, WriteAheadLog, walFile, walGenerations, writeAll } from './wal.ts';
+import {
+  parseWal,
+  parseWalUpTo,
+  type WalOwner,
+  WriteAheadLog,
+  walFile,
+  walGenerations,
+  writeAll,
+} from './wal.ts';
 
 /** The history of one execution. */
 export interface ExecutionLog {
@@ -61,6 +69,8 @@ export interface EngineStore {
   readonly fault: StoreFault | undefined;
   /** Tries again what the file system refused; throws while it still refuses. */
   retry(): void;
+  /** What the start-up found and did about it (a torn last record dropped), for the operator. */
+  readonly recoveryNotes: readonly string[];
   /**
    * Keeps what a restarted engine needs to know of a finished execution without reading its
    * history (kept with the checkpoint that holds its last event).
@@ -152,6 +162,7 @@ export class MemoryEngineStore implements EngineStore {
 
   /** Memory does not fail. */
   readonly fault = undefined;
+  readonly recoveryNotes: readonly string[] = [];
 
   retry(): void {}
 
@@ -247,6 +258,11 @@ export class FileEngineStore implements EngineStore {
   private checkpointFault: StoreFault | undefined;
   private readonly counters = { bytesRead: 0, checkpoints: 0 };
   private readonly lock: ProcessLock;
+  /**
+   * What the start-up found and did about it, for the operator: a torn last record of the log
+   * (a write cut short, never acknowledged) dropped, with what was kept.
+   */
+  readonly recoveryNotes: string[] = [];
   /** @internal The quoted names every history's codec writes (names recur from history to history). */
   readonly quotes = new QuotedTexts();
 
@@ -614,7 +630,12 @@ export class FileEngineStore implements EngineStore {
       for (const generation of generations) {
         const bytes = fs.readFileSync(walFile(this.walDir, generation));
         this.counters.bytesRead += bytes.length;
-        for (const entry of parseWal(bytes)) {
+        const { entries, end } = parseWalUpTo(bytes);
+        if (end < bytes.length)
+          this.recoveryNotes.push(
+            `the write-ahead log ${walFile(this.walDir, generation)} ended in a torn record (${bytes.length - end} bytes after its last complete line): dropped; the ${entries.length} complete record(s) before it are applied`,
+          );
+        for (const entry of entries) {
           const [machineName, executionName] = entry.owner;
           const file = this.historyFile(machineName, executionName);
           touched.add(summaryKey(machineName, executionName));

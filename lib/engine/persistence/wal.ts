@@ -42,6 +42,11 @@ export interface WalEntry {
 
 /** The complete lines of a generation file, in order; stops at the first incomplete or malformed one. */
 export function parseWal(bytes: Buffer): WalEntry[] {
+  return parseWalUpTo(bytes).entries;
+}
+
+/** {@link parseWal}, and the length of the lines read: anything after `end` was dropped (a torn last record). */
+export function parseWalUpTo(bytes: Buffer): { entries: WalEntry[]; end: number } {
   const owners = new Map<number, readonly [string, string]>();
   const out: WalEntry[] = [];
   let at = 0;
@@ -77,7 +82,7 @@ export function parseWal(bytes: Buffer): WalEntry[] {
     }
     at = end + 1;
   }
-  return out;
+  return { entries: out, end: at };
 }
 
 function isOwner(value: unknown): value is readonly [string, string] {

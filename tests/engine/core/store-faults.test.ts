@@ -9,7 +9,7 @@ import * as path from 'node:path';
 import { afterEach, describe, expect, it } from 'vitest';
 import { createEngine, type Engine, StoreUnavailableError } from '../../../lib/engine/engine.ts';
 import type { WriteSync } from '../../../lib/engine/persistence/byte-writer.ts';
-import { peekStoreHistories } from '../../../lib/engine/persistence/store.ts';
+import { FileEngineStore, peekStoreHistories } from '../../../lib/engine/persistence/store.ts';
 import type { TaskInvocation } from '../../../lib/engine/types.ts';
 
 const ROLE = 'arn:aws:iam::123456789012:role/test';
@@ -118,5 +118,38 @@ describe.each(['ENOSPC', 'EROFS'])('a store that refuses writes (%s)', (code) =>
     expect(types.filter((t) => t === 'LambdaFunctionSucceeded')).toHaveLength(2);
     expect(types.at(-1)).toBe('ExecutionSucceeded');
     expect(new Set((history ?? []).map((e) => e.id)).size).toBe(types.length);
+  });
+});
+
+describe('a torn last record of the write-ahead log', () => {
+  it('is found at start-up, dropped with a note, and what was written before it is intact', () => {
+    const dir = fs.mkdtempSync(path.join(os.tmpdir(), 'plangate-torn-'));
+    dirs.push(dir);
+    const store = new FileEngineStore({ dir });
+    const log = store.openLog('m', 'e');
+    const event = (id: number) => ({
+      id,
+      prev: id - 1,
+      ts: id,
+      type: 'PassStateEntered',
+      key: `.${id}`,
+      details: { id },
+    });
+    log.append([event(1), event(2)]);
+    const generation = path.join(dir, 'wal', '0.log');
+    const acknowledged = fs.statSync(generation).size;
+    log.append([event(3)]);
+    // cut the last record in the middle (a disk that filled, a write cut short)
+    fs.truncateSync(generation, acknowledged + Math.floor((fs.statSync(generation).size - acknowledged) / 2));
+
+    const restarted = new FileEngineStore({ dir });
+    expect(restarted.recoveryNotes).toEqual([
+      expect.stringMatching(
+        /0\.log ended in a torn record \(\d+ bytes after its last complete line\): dropped; the 1 complete record\(s\) before it are applied/,
+      ),
+    ]);
+    expect(restarted.openLog('m', 'e').readAll()).toEqual([event(1), event(2)]);
+    // the next start finds nothing to note
+    expect(new FileEngineStore({ dir }).recoveryNotes).toEqual([]);
   });
 });
