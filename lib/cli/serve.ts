@@ -340,15 +340,22 @@ export async function run(argv: string[]): Promise<number> {
   }
   // Announced like a `run` session, so status, events, audit and files read through this
   // process's endpoints instead of opening the database it holds.
-  await writeStorePolicy(opts.paths, policy.dir);
-  await writeSession(opts.paths, {
-    pid: process.pid,
-    startedAt: new Date().toISOString(),
-    dynamoEndpoint: platform.stack.data.dynamo.endpoint,
-    eventsEndpoint: platform.stack.data.bus.endpoint,
-    sfnEndpoint: platform.stack.engineServer.url,
-    approvalUrl: platform.url,
-  });
+  try {
+    await writeStorePolicy(opts.paths, policy.dir);
+    await writeSession(opts.paths, {
+      pid: process.pid,
+      startedAt: new Date().toISOString(),
+      dynamoEndpoint: platform.stack.data.dynamo.endpoint,
+      eventsEndpoint: platform.stack.data.bus.endpoint,
+      sfnEndpoint: platform.stack.engineServer.url,
+      approvalUrl: platform.url,
+    });
+  } catch (error) {
+    process.stderr.write(`plangate serve: could not start: ${describeStoreError(error)}\n`);
+    await platform.close().catch(() => undefined);
+    await signIn?.close();
+    return 1;
+  }
   process.stdout.write(`${platform.url}\n`);
   for (const note of notes) process.stdout.write(`${note}\n`);
   process.stdout.write(
@@ -361,8 +368,15 @@ export async function run(argv: string[]): Promise<number> {
   process.stdout.write(`${sandboxSentence()}\n`);
   process.stdout.write(`OpenAPI: ${platform.url}/openapi.json\n`);
   await untilSignal();
-  await releaseSession(opts.paths);
-  await platform.close();
+  try {
+    await releaseSession(opts.paths);
+    await platform.close();
+  } catch (error) {
+    // e.g. a store that still cannot be written: what is written stays for the next start
+    process.stderr.write(`plangate serve: stopped, but could not close the store: ${describeStoreError(error)}\n`);
+    await signIn?.close();
+    return 1;
+  }
   await signIn?.close();
   return 0;
 }

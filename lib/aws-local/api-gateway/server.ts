@@ -133,7 +133,7 @@ async function serve(req: IncomingMessage, res: ServerResponse, props: LocalApiG
     }
     authorizer = { jwt: { claims: checked.claims } };
   }
-  if (method !== 'GET' && method !== 'HEAD') {
+  if (method !== 'GET' && method !== 'HEAD' && method !== 'OPTIONS') {
     const reason = props.unavailable?.(false);
     if (reason) return send(res, unavailableResult(reason));
   }

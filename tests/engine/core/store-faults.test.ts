@@ -10,6 +10,7 @@ import { afterEach, describe, expect, it } from 'vitest';
 import { createEngine, type Engine, StoreUnavailableError } from '../../../lib/engine/engine.ts';
 import type { WriteSync } from '../../../lib/engine/persistence/byte-writer.ts';
 import { FileEngineStore, peekStoreHistories } from '../../../lib/engine/persistence/store.ts';
+import { describeStoreError } from '../../../lib/engine/persistence/store-faults.ts';
 import type { TaskInvocation } from '../../../lib/engine/types.ts';
 
 const ROLE = 'arn:aws:iam::123456789012:role/test';
@@ -151,5 +152,17 @@ describe('a torn last record of the write-ahead log', () => {
     expect(restarted.openLog('m', 'e').readAll()).toEqual([event(1), event(2)]);
     // the next start finds nothing to note
     expect(new FileEngineStore({ dir }).recoveryNotes).toEqual([]);
+  });
+});
+
+describe('what a start-up refusal says', () => {
+  it('names the cause and the fix of a file-system error in one line, and leaves other errors as they are', () => {
+    const readOnly = Object.assign(new Error("EROFS: read-only file system, open '/store/LOCK.tmp'"), {
+      code: 'EROFS',
+    });
+    expect(describeStoreError(readOnly)).toBe(
+      "EROFS: read-only file system, open '/store/LOCK.tmp' (EROFS: the file system is read-only: remount it read-write)",
+    );
+    expect(describeStoreError(new Error('two\nlines'))).toBe('two lines');
   });
 });
