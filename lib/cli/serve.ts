@@ -81,7 +81,11 @@ Planner (POST /plans {"goal": "…"}: answered 202, drafted in the background, G
   --max-rounds N        validator rounds per draft (default 4)
   -h, --help            show this help
 
-Exit codes: 0 stopped by a signal, 1 could not start, 2 usage error.`;
+One server per store: another one started on a held store exits 1 with one line naming the
+holder. While the store cannot be written (disk full, read-only file system) new work is answered
+503 with the cause, the fix and Retry-After, and taken again once a write succeeds.
+
+Exit codes: 0 stopped by a signal, 1 could not start (or could not close its store), 2 usage error.`;
 
 const PrincipalsSchema = z
   .array(
@@ -373,7 +377,9 @@ export async function run(argv: string[]): Promise<number> {
     await platform.close();
   } catch (error) {
     // e.g. a store that still cannot be written: what is written stays for the next start
-    process.stderr.write(`plangate serve: stopped, but could not close the store: ${describeStoreError(error)}\n`);
+    process.stderr.write(
+      `plangate serve: stopped, but could not close the store: ${describeStoreError(error)}\n`,
+    );
     await signIn?.close();
     return 1;
   }
