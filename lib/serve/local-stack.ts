@@ -25,6 +25,7 @@ import {
   type LockRecord,
   type ProcessLock,
 } from '../engine/persistence/process-lock.ts';
+import type { StoreFault } from '../engine/persistence/store-faults.ts';
 import { createResourceInvoker, LambdaHandlerRegistry } from '../engine/resources/index.ts';
 import type { TaskInvocation } from '../engine/types.ts';
 import type { PolicySet } from '../policy/policy-set.ts';
@@ -45,6 +46,7 @@ import { openDigestLog } from './digest-log.ts';
 import { HarnessLog } from './harness-log.ts';
 import { hiddenFromPlanCode } from './hidden-from-plan-code.ts';
 import type { StorePaths } from './store-directory.ts';
+import { probeStoreWrite } from './store-health.ts';
 
 const REGION = 'us-east-1';
 const ACCOUNT = '123456789012';
@@ -202,7 +204,7 @@ export class LocalRunStack {
         accountId: ACCOUNT,
         invokeResource: async (invocation: TaskInvocation) => {
           await wired;
-          return invoke(invocation);
+          return invokeWhileWritable(invoke, invocation, props.paths.root);
         },
       });
       // what the engine's start-up dropped (a torn last record of its log) is told, not silent
@@ -277,6 +279,35 @@ export class LocalRunStack {
     this.lock.release();
   }
 }
+
+/**
+ * A harness Lambda's call that failed while the store cannot be written (its journal write, or
+ * the bus's, refused: disk full, read-only) is made again once it can, rather than failing the
+ * step for it: the handlers are idempotent (at-least-once, as on AWS), and the engine's own
+ * writes wait the same way. Any other failure is the call's outcome.
+ */
+export async function invokeWhileWritable(
+  invoke: (invocation: TaskInvocation) => Promise<unknown>,
+  invocation: TaskInvocation,
+  root: string,
+  probe: (root: string) => StoreFault | undefined = probeStoreWrite,
+  retryMs = STORE_RETRY_MS,
+): Promise<unknown> {
+  for (;;) {
+    try {
+      return await invoke(invocation);
+    } catch (error) {
+      if (!probe(root)) throw error;
+      while (probe(root)) {
+        if (invocation.signal.aborted) throw error;
+        await new Promise((resolve) => setTimeout(resolve, retryMs));
+      }
+    }
+  }
+}
+
+/** How often a store that cannot be written is tried again. */
+const STORE_RETRY_MS = 1000;
 
 /**
  * Takes the store's lock before anything in it is opened: of many processes started on one store

@@ -20,6 +20,21 @@ export interface StoreHealthProps {
   readonly retryMs?: number;
 }
 
+/**
+ * A small write in the store (created and removed): the fault it meets when the file system
+ * refuses it (disk full, over quota, read-only), else undefined.
+ */
+export function probeStoreWrite(root: string): StoreFault | undefined {
+  const file = join(root, '.write-probe');
+  try {
+    writeFileSync(file, 'plangate\n');
+    rmSync(file, { force: true });
+    return undefined;
+  } catch (error) {
+    return isTransientRefusal(error) ? storeFault(error as Error, true) : undefined;
+  }
+}
+
 export class StoreHealth {
   private probeFault: StoreFault | undefined;
   private told: StoreFault | undefined;
@@ -55,14 +70,8 @@ export class StoreHealth {
   }
 
   private probe(): void {
-    const file = join(this.props.root, '.write-probe');
-    try {
-      writeFileSync(file, 'plangate\n');
-      rmSync(file, { force: true });
-      this.probeFault = undefined;
-    } catch (error) {
-      if (isTransientRefusal(error)) this.probeFault ??= storeFault(error as Error, true);
-    }
+    const fault = probeStoreWrite(this.props.root);
+    this.probeFault = fault ? (this.probeFault ?? fault) : undefined;
   }
 
   private tell(fault: StoreFault | undefined): void {

@@ -12,6 +12,7 @@ import type { WriteSync } from '../../lib/engine/persistence/byte-writer.ts';
 import type { StoreFault } from '../../lib/engine/persistence/store-faults.ts';
 import { PlanSchema } from '../../lib/plan/schema.ts';
 import type { ApprovalNotice } from '../../lib/runtime/payloads/index.ts';
+import { invokeWhileWritable } from '../../lib/serve/local-stack.ts';
 import { LocalPlatform } from '../../lib/serve/platform.ts';
 import { storePaths } from '../../lib/serve/store-directory.ts';
 import { ApiClient } from '../support/api-client.ts';
@@ -104,3 +105,21 @@ it('answers new work 503 with the cause while the store cannot be written, and t
   expect(status.status).toBe(200);
   expect(status.json()).toMatchObject({ status: 'RUNNING' });
 }, 60_000);
+
+it('makes a harness call that failed on a store that cannot be written again once it can, and fails a call whose store is fine', async () => {
+  const fault = { error: new Error('ENOSPC'), code: 'ENOSPC', since: '', transient: true, advice: 'ENOSPC' };
+  const invocation = { signal: new AbortController().signal } as Parameters<typeof invokeWhileWritable>[1];
+  let calls = 0;
+  const flaky = async () => {
+    calls++;
+    if (calls === 1) throw new Error('the journal write was refused');
+    return 'done';
+  };
+  let full = 3; // the probe finds the disk full three times, then freed
+  const probe = () => (full-- > 0 ? fault : undefined);
+  expect(await invokeWhileWritable(flaky, invocation, dir, probe, 1)).toBe('done');
+  expect(calls).toBe(2);
+  calls = 0;
+  await expect(invokeWhileWritable(flaky, invocation, dir, () => undefined, 1)).rejects.toThrow('refused');
+  expect(calls).toBe(1);
+});
