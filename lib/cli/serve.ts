@@ -13,10 +13,12 @@ import { LocalHostedUi } from '../aws-local/api-gateway/hosted-ui.ts';
 import type { JwtAuthorizerConfig } from '../aws-local/api-gateway/jwt.ts';
 import { LocalIssuer } from '../aws-local/api-gateway/local-issuer.ts';
 import type { LocalPrincipal } from '../aws-local/api-gateway/sigv4.ts';
+import { describeStoreError } from '../engine/persistence/store-faults.ts';
 import type { DraftItem } from '../launch/plan-drafts.ts';
 import type { PlannerProvider } from '../planner/provider.ts';
 import { providerFrom } from '../planner/providers.ts';
 import { sandboxSentence } from '../runtime/sandbox/sandbox.ts';
+import { claimStore } from '../serve/local-stack.ts';
 import { LocalPlatform, type PlatformIdentity } from '../serve/platform.ts';
 import {
   DEFAULT_STORE_DESCRIPTION,
@@ -83,7 +85,11 @@ SIGTERM or Ctrl-C stops it without losing what it accepted: new requests are ans
 Retry-After, the requests and harness calls under way end (calls at most 10 s), and every plan
 not ended resumes at the next start on the same store; a second signal ends it at once.
 
-Exit codes: 0 stopped by a signal, 1 could not start, 2 usage error.`;
+One server per store: another one started on a held store exits 1 with one line naming the
+holder. While the store cannot be written (disk full, read-only file system) new work is answered
+503 with the cause, the fix and Retry-After, and taken again once a write succeeds.
+
+Exit codes: 0 stopped by a signal, 1 could not start (or could not close its store), 2 usage error.`;
 
 const PrincipalsSchema = z
   .array(
@@ -298,6 +304,9 @@ export async function run(argv: string[]): Promise<number> {
   let notes: string[];
   let signIn: LocalHostedUi | undefined;
   try {
+    // Before anything in the store is read or made (its credentials, its keys): of servers started
+    // on one store at once, one goes on and every other refuses, naming the holder.
+    await claimStore(opts.paths, 'plangate serve');
     const configured = await platformIdentity(opts);
     notes = configured.notes;
     signIn = configured.signIn;
@@ -318,6 +327,13 @@ export async function run(argv: string[]): Promise<number> {
             },
           }
         : {}),
+      // The operator is told what is wrong and what fixes it, and when it is fixed.
+      onStoreFault: (fault) =>
+        process.stderr.write(
+          fault
+            ? `plangate serve: the store cannot be written (${fault.advice}); new work is answered 503 until it can\n`
+            : 'plangate serve: the store can be written again; new work is taken\n',
+        ),
       onGate: (notice, link, emails) => {
         process.stdout.write(
           `gate ${notice.kind}${notice.stepId ? ` ${notice.stepId}` : ''} of ${notice.plan.id} v${notice.plan.version} waits: ${link}\n`,
@@ -327,20 +343,27 @@ export async function run(argv: string[]): Promise<number> {
     });
   } catch (error) {
     await signIn?.close();
-    process.stderr.write(`plangate serve: could not start: ${(error as Error).message}\n`);
+    process.stderr.write(`plangate serve: could not start: ${describeStoreError(error)}\n`);
     return 1;
   }
   // Announced like a `run` session, so status, events, audit and files read through this
   // process's endpoints instead of opening the database it holds.
-  await writeStorePolicy(opts.paths, policy.dir);
-  await writeSession(opts.paths, {
-    pid: process.pid,
-    startedAt: new Date().toISOString(),
-    dynamoEndpoint: platform.stack.data.dynamo.endpoint,
-    eventsEndpoint: platform.stack.data.bus.endpoint,
-    sfnEndpoint: platform.stack.engineServer.url,
-    approvalUrl: platform.url,
-  });
+  try {
+    await writeStorePolicy(opts.paths, policy.dir);
+    await writeSession(opts.paths, {
+      pid: process.pid,
+      startedAt: new Date().toISOString(),
+      dynamoEndpoint: platform.stack.data.dynamo.endpoint,
+      eventsEndpoint: platform.stack.data.bus.endpoint,
+      sfnEndpoint: platform.stack.engineServer.url,
+      approvalUrl: platform.url,
+    });
+  } catch (error) {
+    process.stderr.write(`plangate serve: could not start: ${describeStoreError(error)}\n`);
+    await platform.close().catch(() => undefined);
+    await signIn?.close();
+    return 1;
+  }
   process.stdout.write(`${platform.url}\n`);
   for (const note of notes) process.stdout.write(`${note}\n`);
   process.stdout.write(
@@ -356,8 +379,17 @@ export async function run(argv: string[]): Promise<number> {
   process.stderr.write(
     `plangate serve: ${signal}: stopping; finishing what is under way (a second signal ends it at once)\n`,
   );
-  await releaseSession(opts.paths);
-  await platform.close();
+  try {
+    await releaseSession(opts.paths);
+    await platform.close();
+  } catch (error) {
+    // e.g. a store that still cannot be written: what is written stays for the next start
+    process.stderr.write(
+      `plangate serve: stopped, but could not close the store: ${describeStoreError(error)}\n`,
+    );
+    await signIn?.close();
+    return 1;
+  }
   await signIn?.close();
   return 0;
 }

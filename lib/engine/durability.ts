@@ -7,6 +7,8 @@
 import type { TokenWaiter } from './core/task-tokens.ts';
 import type { ExecutionHistory } from './persistence/execution-history.ts';
 import type { EngineStore } from './persistence/store.ts';
+import type { StoreFault } from './persistence/store-faults.ts';
+import { SfnServiceError } from './types.ts';
 
 /** What an engine waits for before an effect outside it: see {@link FlushSchedulerProps.durability}. */
 export type Durability = 'group' | 'strict';
@@ -26,6 +28,22 @@ export interface FlushSchedulerProps {
   readonly durability: Durability;
   /** The group window: longest time pure transitions wait for their write. */
   readonly syncWindowMs: number;
+  /** How often a write the file system refused (disk full, read-only) is tried again. @default 1000 */
+  readonly retryMs?: number;
+}
+
+/**
+ * The engine's store cannot write (see store-faults.ts): answered to whoever asks for an effect
+ * that must be written first, with the cause and the fix.
+ */
+export class StoreUnavailableError extends SfnServiceError {
+  constructor(readonly fault: StoreFault) {
+    super(
+      'ServiceUnavailable',
+      `the engine store cannot write (${fault.advice}); ${fault.transient ? 'it is tried again every second, and new work is taken once a write succeeds' : 'restart the engine once it is fixed'}`,
+      503,
+    );
+  }
 }
 
 /** The flush scheduler of one engine: the histories with pending events, and the window's timer. */
@@ -39,12 +57,14 @@ export class FlushScheduler {
   /** The pending flush of events nobody waits for (see {@link scheduleFlush}). */
   private flushTimer: NodeJS.Timeout | NodeJS.Immediate | undefined;
   private stopped = false;
+  private readonly retryMs: number;
 
   constructor(props: FlushSchedulerProps) {
     this.store = props.store;
     this.memoryOnly = props.memoryOnly;
     this.strict = props.durability === 'strict' && !props.memoryOnly;
     this.syncWindowMs = props.syncWindowMs;
+    this.retryMs = props.retryMs ?? 1000;
   }
 
   /** A history's first pending event of a batch (its `onDirty`): it is flushed with the next write or the window. */
@@ -61,7 +81,66 @@ export class FlushScheduler {
     // in memory nothing outlives the process: events reach the store at the end of the turn
     if (this.memoryOnly) return undefined;
     this.flushAll();
+    const fault = this.store.fault;
+    if (fault) throw new StoreUnavailableError(fault);
     return this.strict ? this.store.durable() : undefined;
+  }
+
+  /**
+   * Refuses new work (a start, a redrive) while the store cannot write: it would be accepted in
+   * memory only. Tries the refused write once first (the fault may be gone).
+   */
+  refuseWhileFaulted(): void {
+    if (this.memoryOnly || this.store.fault === undefined) return;
+    this.retryNow();
+    const fault = this.store.fault;
+    if (fault) throw new StoreUnavailableError(fault);
+  }
+
+  /**
+   * {@link persist} for an execution's own effects (a task call, a token handed out): while the
+   * store cannot write, the effect waits (its events stay staged) until a retry writes them, so a
+   * full or read-only disk pauses executions instead of failing them.
+   */
+  persistOrWait(): Promise<void> | undefined {
+    if (this.memoryOnly) return undefined;
+    this.flushAll();
+    if (this.store.fault === undefined) return this.strict ? this.store.durable() : undefined;
+    return new Promise<void>((resolve, reject) => {
+      this.waiting.push({ resolve, reject });
+      this.scheduleRetry();
+    }).then(() => (this.strict ? this.store.durable() : undefined));
+  }
+
+  /** Effects waiting for the store to write again ({@link persistOrWait}). */
+  private readonly waiting: { resolve: () => void; reject: (error: Error) => void }[] = [];
+  private retryTimer: NodeJS.Timeout | undefined;
+
+  /** Tries the refused write again every `retryMs` until it succeeds; then the waiting effects go on. */
+  private scheduleRetry(): void {
+    if (this.retryTimer !== undefined || this.stopped) return;
+    const timer = setTimeout(() => {
+      this.retryTimer = undefined;
+      this.retryNow();
+    }, this.retryMs);
+    timer.unref();
+    this.retryTimer = timer;
+  }
+
+  /** One retry of what the store refused; resolves the waiting effects once it can write. */
+  retryNow(): void {
+    try {
+      this.store.retry();
+      this.flushAll();
+    } catch {
+      // still refused: noted in the store's fault
+    }
+    const fault = this.store.fault;
+    if (fault === undefined) {
+      for (const w of this.waiting.splice(0)) w.resolve();
+    } else if (!fault.transient) {
+      for (const w of this.waiting.splice(0)) w.reject(new StoreUnavailableError(fault));
+    } else this.scheduleRetry();
   }
 
   /**
@@ -82,14 +161,25 @@ export class FlushScheduler {
   stop(): void {
     this.flushAll();
     this.stopped = true;
+    clearTimeout(this.retryTimer);
+    this.retryTimer = undefined;
   }
 
-  /** Hands every pending event of every execution to the store and writes them with one `write(2)`. */
+  /**
+   * Hands every pending event of every execution to the store and writes them with one `write(2)`.
+   * A write the file system refuses is not thrown (it is the store's fault, which callers ask):
+   * the events stay staged for the retry, and a timer's flush never crashes the process.
+   */
   private flushAll(): void {
     if (this.stopped) return;
     for (const j of this.dirty) j.flush();
     this.dirty.clear();
-    this.store.write();
+    try {
+      this.store.write();
+    } catch {
+      if (this.store.fault === undefined) throw new Error('the engine store failed a write without a fault');
+      this.scheduleRetry();
+    }
   }
 
   /**

@@ -17,18 +17,23 @@ import { DEFAULT_SYNC_WINDOW_MS, type Durability, FlushScheduler } from './durab
 import { ExecutionOperations } from './execution-operations.ts';
 import { Executions } from './executions.ts';
 import type { OperationOptions } from './operations.ts';
+import type { WriteSync } from './persistence/byte-writer.ts';
 import { type EngineStore, FileEngineStore, MemoryEngineStore } from './persistence/store.ts';
+import type { StoreFault } from './persistence/store-faults.ts';
 import { StateMachineOperations } from './state-machine-operations.ts';
 import { TagOperations } from './tag-operations.ts';
 import type { ResourceInvoker, StepFunctionsEngine } from './types.ts';
 
-export type { Durability } from './durability.ts';
+export { type Durability, StoreUnavailableError } from './durability.ts';
 export { peekStoredDefinitions, type StoredDefinitions } from './persistence/store.ts';
+export type { StoreFault } from './persistence/store-faults.ts';
 
 /** Options of {@link createEngine}. */
 export interface EngineOptions {
   /** Store directory; `undefined` keeps everything in memory. @default '.plangate/engine' (via createEngine) */
   readonly storeDir?: string;
+  /** How the store's write-ahead log is written. @default fs.writeSync (tests inject ENOSPC or EROFS here) */
+  readonly storeWriteSync?: WriteSync;
   /** Service integrations (Lambda, DynamoDB, EventBridge, ...). */
   readonly invokeResource: ResourceInvoker;
   /** A Step Functions Local MockConfigFile (object); executions choose a test case by `<arn>#<TestCase>`. @default none */
@@ -78,7 +83,7 @@ export class Engine implements StepFunctionsEngine {
     this.store =
       options.storeDir === undefined
         ? new MemoryEngineStore()
-        : new FileEngineStore({ dir: options.storeDir, syncWindowMs });
+        : new FileEngineStore({ dir: options.storeDir, syncWindowMs, writeSync: options.storeWriteSync });
     this.flushes = new FlushScheduler({
       store: this.store,
       memoryOnly,
@@ -152,8 +157,32 @@ export class Engine implements StepFunctionsEngine {
     this.flushes.stop();
     this.activityQueues.close();
     this.executions.close();
-    this.store.write();
+    try {
+      this.store.write();
+    } catch {
+      // refused: the store's close tries once more, and keeps the log for the next start
+    }
     await this.store.close();
+  }
+
+  /**
+   * Why the store cannot write (disk full, read-only, a failed sync), while it cannot: executions
+   * wait at their next effect, API calls that must write first are refused, and a transient
+   * fault is retried every second.
+   */
+  storeFault(): StoreFault | undefined {
+    return this.store.fault;
+  }
+
+  /** What the store's start-up found and did about it (a torn last record of its log dropped), for the operator. */
+  storeRecoveryNotes(): readonly string[] {
+    return this.store.recoveryNotes;
+  }
+
+  /** Tries what the store refused again now (an operator freed space); undefined once it can write. */
+  retryStore(): StoreFault | undefined {
+    this.flushes.retryNow();
+    return this.store.fault;
   }
 
   /** What the store has done so far (bytes read, syncs, checkpoints): for the bench and tests. */

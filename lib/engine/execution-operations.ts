@@ -59,12 +59,14 @@ export class ExecutionOperations {
   }
 
   async startExecution(input: sfn.StartExecutionInput): Promise<sfn.StartExecutionOutput> {
+    this.flushes.refuseWhileFaulted();
     const record = this.begin(input, false);
     await this.flushes.persist();
     return { executionArn: record.arn, startDate: new Date(record.startDate) };
   }
 
   async startSyncExecution(input: sfn.StartSyncExecutionInput): Promise<sfn.StartSyncExecutionOutput> {
+    this.flushes.refuseWhileFaulted();
     const record = this.begin(input, true);
     await record.done;
     // METADATA_ONLY: everything but the execution's data (its input and output)
@@ -226,6 +228,7 @@ export class ExecutionOperations {
   }
 
   async redriveExecution(input: sfn.RedriveExecutionInput): Promise<sfn.RedriveExecutionOutput> {
+    this.flushes.refuseWhileFaulted();
     const e = this.executions.hydrated(this.executions.get(input.executionArn));
     const redrive = redriveState(e);
     if (redrive.status !== 'REDRIVABLE') {

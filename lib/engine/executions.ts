@@ -563,7 +563,7 @@ export class Executions {
       stored,
       now: this.props.now,
       onDirty: (history) => flushes.historyDirty(history),
-      persist: () => flushes.persist(),
+      persist: () => flushes.persistOrWait(),
       memoryOnly: this.props.memoryOnly,
     });
   }

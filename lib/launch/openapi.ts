@@ -288,7 +288,9 @@ function gatewayResponses(auth: RouteAuth): Responses {
     413: error("A body over API Gateway's payload quota (10 MB): 'Request Entity Too Large'"),
     429: error("API Gateway on AWS: over the stage's throttling limit ('Too Many Requests'); retry later"),
     500: error("The handler failed: API Gateway's generic 'Internal Server Error', nothing internal"),
-    503: error("API Gateway on AWS: the handler did not answer in time ('Service Unavailable')"),
+    503: error(
+      "API Gateway on AWS: the handler did not answer in time ('Service Unavailable'); `plangate serve`: its store cannot be written (disk full, read-only file system), with the cause and the fix in `message` and `Retry-After` in seconds: new work is refused until a write succeeds, and nothing accepted before is lost",
+    ),
   };
 }
 

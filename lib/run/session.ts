@@ -44,7 +44,7 @@ import {
 } from '../runtime/steps/integrity.ts';
 import { AGENT_COMMAND_ENV } from '../runtime/tools/agent.ts';
 import { type LocalSlackApp, localSlackApp } from '../serve/local-slack.ts';
-import { LocalRunStack } from '../serve/local-stack.ts';
+import { claimStore, LocalRunStack, StoreHeldError } from '../serve/local-stack.ts';
 import {
   liveSession,
   loadSigningKey,
@@ -271,6 +271,14 @@ export class RunSession {
     const holder = await liveSession(paths);
     if (holder)
       return `the store ${paths.root} is in use by process ${holder.pid}; wait for it or use --store.`;
+    // Before anything is started or read: a process that holds the store but has not announced
+    // its session yet (it is starting) is found here, named, and nothing of this one is left open.
+    try {
+      await claimStore(paths, target.kind === 'plan' ? 'plangate run' : 'plangate resume');
+    } catch (error) {
+      if (error instanceof StoreHeldError) return error.message;
+      throw error;
+    }
     const planned = target.kind === 'plan' ? target : await storedPlanOf(paths, target.executionArn);
     if (typeof planned === 'string') return planned;
     const { plan, digest } = planned;
@@ -311,6 +319,7 @@ export class RunSession {
     });
     const stack = await LocalRunStack.start({
       paths,
+      holder: target.kind === 'plan' ? 'plangate run' : 'plangate resume',
       timeScale: options.timeScale,
       signingKey,
       policy,

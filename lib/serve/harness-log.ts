@@ -28,9 +28,18 @@ export class HarnessLog implements LogSink {
     return new HarnessLog(openSync(harnessLogFile(paths), 'a', 0o600));
   }
 
+  /** Lines the file system refused (disk full, read-only): a log line is not state, and is dropped. */
+  dropped = 0;
+
   /** One line, written at once (entries of handlers running side by side never interleave). */
   write(line: string): void {
-    if (this.fd !== undefined) writeSync(this.fd, `${line}\n`);
+    if (this.fd === undefined) return;
+    try {
+      writeSync(this.fd, `${line}\n`);
+    } catch {
+      // a handler must not fail for a log line it could not write
+      this.dropped++;
+    }
   }
 
   /** The telemetry of one handler running in this process, writing here. */

@@ -6,7 +6,7 @@
  * invoker with SDK v3 clients pointed at the local endpoints. They log to the store's harness log,
  * as on AWS they log to CloudWatch.
  */
-
+import { mkdir } from 'node:fs/promises';
 import { basename } from 'node:path';
 import { SFNClient } from '@aws-sdk/client-sfn';
 import { makeHandler as makeClassifier } from '../../lambdas/classifier.ts';
@@ -18,6 +18,14 @@ import { LOCAL_CREDENTIALS } from '../aws-local/clients.ts';
 import { type LocalDataPlane, startLocalDataPlane } from '../aws-local/data-plane.ts';
 import { type EngineServer, startEngineServer } from '../engine/api/index.ts';
 import { createEngine, type Engine } from '../engine/engine.ts';
+import type { WriteSync } from '../engine/persistence/byte-writer.ts';
+import {
+  acquireProcessLock,
+  LockHeldError,
+  type LockRecord,
+  type ProcessLock,
+} from '../engine/persistence/process-lock.ts';
+import type { StoreFault } from '../engine/persistence/store-faults.ts';
 import { createResourceInvoker, LambdaHandlerRegistry } from '../engine/resources/index.ts';
 import type { TaskInvocation } from '../engine/types.ts';
 import type { PolicySet } from '../policy/policy-set.ts';
@@ -39,6 +47,7 @@ import { openDigestLog } from './digest-log.ts';
 import { HarnessLog } from './harness-log.ts';
 import { hiddenFromPlanCode } from './hidden-from-plan-code.ts';
 import type { StorePaths } from './store-directory.ts';
+import { probeStoreWrite } from './store-health.ts';
 
 const REGION = 'us-east-1';
 const ACCOUNT = '123456789012';
@@ -87,6 +96,26 @@ export interface LocalRunStackProps {
   readonly recoveryAdvisor?: GateDeps['recoveryAdvisor'];
   /** Who runs the plan's agent steps here (the run's own workers), for their gates. @default - what the plan says */
   readonly agentRunners?: GateDeps['agentRunners'];
+  /** What holds the store, as another process's refusal names it. @default 'plangate' */
+  readonly holder?: string;
+  /** How the engine's write-ahead log is written. @default fs.writeSync (tests inject ENOSPC or EROFS here) */
+  readonly storeWriteSync?: WriteSync;
+}
+
+/**
+ * The store is held by another live process (`plangate serve`, `run` or `resume`): its message is
+ * the one line a second process prints, naming the holder and the fix.
+ */
+export class StoreHeldError extends Error {
+  override readonly name = 'StoreHeldError';
+  constructor(
+    readonly root: string,
+    readonly holder: LockRecord,
+  ) {
+    super(
+      `the store ${root} is held by process ${holder.pid} (${holder.holder}, since ${holder.since}); stop that process, or give this one another --store`,
+    );
+  }
 }
 
 export class LocalRunStack {
@@ -100,6 +129,7 @@ export class LocalRunStack {
     readonly log: HarnessLog,
     /** Anchors the journal's heads in the store's digest log, signed with the key outside it. */
     readonly anchorer: Anchorer,
+    private readonly lock: ProcessLock,
   ) {}
 
   /** The role local state machines are created with (the engine does not assume it). */
@@ -126,6 +156,16 @@ export class LocalRunStack {
   }
 
   static async start(props: LocalRunStackProps): Promise<LocalRunStack> {
+    const lock = await claimStore(props.paths, props.holder ?? 'plangate');
+    try {
+      return await LocalRunStack.startHolding(props, lock);
+    } catch (error) {
+      lock.release();
+      throw error;
+    }
+  }
+
+  private static async startHolding(props: LocalRunStackProps, lock: ProcessLock): Promise<LocalRunStack> {
     const keyDir = anchorKeyDir();
     // Plan code this stack runs: its workspace writable; this store (and every store) and the
     // anchor keys hidden, so no step can re-sign a rewritten journal.
@@ -159,14 +199,27 @@ export class LocalRunStack {
     try {
       engine = createEngine({
         storeDir: props.paths.engine,
+        storeWriteSync: props.storeWriteSync,
         timeScale: props.timeScale ?? 1,
         region: REGION,
         accountId: ACCOUNT,
         invokeResource: async (invocation: TaskInvocation) => {
           await wired;
-          return invoke(invocation);
+          return invokeWhileWritable(invoke, invocation, props.paths.root);
         },
       });
+      // what the engine's start-up dropped (a torn last record of its log) is told, not silent
+      for (const note of engine.storeRecoveryNotes()) {
+        log.write(
+          JSON.stringify({
+            level: 'WARN',
+            message: note,
+            service: 'plangate-engine',
+            timestamp: new Date().toISOString(),
+          }),
+        );
+        process.stderr.write(`plangate: ${note}\n`);
+      }
       server = await startEngineServer({ engine });
       const sfn = new SFNClient({ region: REGION, endpoint: server.url, credentials: LOCAL_CREDENTIALS });
       const deps: GateDeps = {
@@ -192,7 +245,7 @@ export class LocalRunStack {
       // Decisions a crash cut short (the gate answered, the machine not told) are finished first;
       // each is journaled (GATE_DECISION_RECOVERED).
       await approvalsFor(deps).deliverAllDecided();
-      return new LocalRunStack(data, engine, server, sfn, log, anchorer);
+      return new LocalRunStack(data, engine, server, sfn, log, anchorer, lock);
     } catch (error) {
       await engine?.close();
       await server?.close();
@@ -238,5 +291,50 @@ export class LocalRunStack {
     await this.engineServer.close();
     await this.data.close();
     this.log.close();
+    this.lock.release();
+  }
+}
+
+/**
+ * A harness Lambda's call that failed while the store cannot be written (its journal write, or
+ * the bus's, refused: disk full, read-only) is made again once it can, rather than failing the
+ * step for it: the handlers are idempotent (at-least-once, as on AWS), and the engine's own
+ * writes wait the same way. Any other failure is the call's outcome.
+ */
+export async function invokeWhileWritable(
+  invoke: (invocation: TaskInvocation) => Promise<unknown>,
+  invocation: TaskInvocation,
+  root: string,
+  probe: (root: string) => StoreFault | undefined = probeStoreWrite,
+  retryMs = STORE_RETRY_MS,
+): Promise<unknown> {
+  for (;;) {
+    try {
+      return await invoke(invocation);
+    } catch (error) {
+      if (!probe(root)) throw error;
+      while (probe(root)) {
+        if (invocation.signal.aborted) throw error;
+        await new Promise((resolve) => setTimeout(resolve, retryMs));
+      }
+    }
+  }
+}
+
+/** How often a store that cannot be written is tried again. */
+const STORE_RETRY_MS = 1000;
+
+/**
+ * Takes the store's lock before anything in it is opened: of many processes started on one store
+ * at once, one holds it and every other gets a {@link StoreHeldError}; a lock left by a process
+ * that is gone is taken over.
+ */
+export async function claimStore(paths: StorePaths, holder: string): Promise<ProcessLock> {
+  await mkdir(paths.root, { recursive: true });
+  try {
+    return acquireProcessLock(paths.lock, { holder, sameProcess: 'share' });
+  } catch (error) {
+    if (error instanceof LockHeldError) throw new StoreHeldError(paths.root, error.holder);
+    throw error;
   }
 }

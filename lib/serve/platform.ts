@@ -12,6 +12,8 @@ import { type JwtAuthorizerConfig, JwtVerifier } from '../aws-local/api-gateway/
 import { LocalApiGateway } from '../aws-local/api-gateway/server.ts';
 import { type LocalPrincipal, SigV4Verifier } from '../aws-local/api-gateway/sigv4.ts';
 import { MailSink } from '../aws-local/mail-sink.ts';
+import type { WriteSync } from '../engine/persistence/byte-writer.ts';
+import type { StoreFault } from '../engine/persistence/store-faults.ts';
 import { type DraftItem, readDraft } from '../launch/plan-drafts.ts';
 import type { PlannerProvider } from '../planner/provider.ts';
 import type { PolicySet } from '../policy/policy-set.ts';
@@ -25,6 +27,7 @@ import type { ApprovalNotice } from '../runtime/payloads/index.ts';
 import { localSlackApp } from './local-slack.ts';
 import { LocalRunStack } from './local-stack.ts';
 import { loadSigningKey, type StorePaths } from './store-directory.ts';
+import { StoreHealth } from './store-health.ts';
 
 export const LOCAL_REGION = 'us-east-1';
 
@@ -73,6 +76,13 @@ export interface LocalPlatformProps {
    * harness Lambda. @default PolicySet.fromEnvironment()
    */
   readonly policy?: PolicySet;
+  /**
+   * Told when the store stops taking writes (disk full, read-only: with the fault) and when it
+   * takes them again (undefined); meanwhile new work is answered 503. @default - nobody
+   */
+  readonly onStoreFault?: (fault: StoreFault | undefined) => void;
+  /** How the engine's write-ahead log is written. @default fs.writeSync (tests inject ENOSPC or EROFS here) */
+  readonly storeWriteSync?: WriteSync;
   readonly planner?: {
     readonly provider: PlannerProvider;
     readonly maxRounds?: number;
@@ -88,6 +98,8 @@ export class LocalPlatform {
   private constructor(
     readonly stack: LocalRunStack,
     readonly api: LocalApiGateway,
+    /** Whether the store can be written: new work is answered 503 while it cannot. */
+    readonly health: StoreHealth,
   ) {}
 
   get url(): string {
@@ -121,6 +133,8 @@ export class LocalPlatform {
     };
     const stack = await LocalRunStack.start({
       paths: props.paths,
+      holder: 'plangate serve',
+      storeWriteSync: props.storeWriteSync,
       signingKey,
       timeScale: props.timeScale,
       cwd: props.cwd,
@@ -134,6 +148,11 @@ export class LocalPlatform {
         : {}),
       notify,
       policy: props.policy,
+    });
+    const health = new StoreHealth({
+      engine: stack.engine,
+      root: props.paths.root,
+      onChange: props.onStoreFault,
     });
     try {
       const header = props.identity.mode === 'header';
@@ -206,13 +225,17 @@ export class LocalPlatform {
         port: props.port,
         // An answer refused before the handler (plan code, no identity) is journaled in its gate.
         onRefused: async (refused) => recordRefusedAnswer(await approvalsDeps, refused),
+        // a write in the store before each new piece of work: a full or read-only disk is found
+        // before the work is taken, not half-way through it
+        unavailable: () => health.refusal(true),
       });
       apiUrl = api.url;
       props.signIn?.allowCallback(signInCallbackUrl(api.url));
       listen(api.url);
-      platform = new LocalPlatform(stack, api);
+      platform = new LocalPlatform(stack, api, health);
       return platform;
     } catch (error) {
+      health.close();
       await stack.close();
       throw error;
     }
@@ -223,6 +246,7 @@ export class LocalPlatform {
    * those under way, drafts are finished, then the stack drains and closes (LocalRunStack.close).
    */
   async close(options: { readonly drainMs?: number } = {}): Promise<void> {
+    this.health.close();
     await this.api.close();
     await Promise.all(this.drafting);
     await this.stack.close(options);

@@ -12,6 +12,7 @@ import { mkdir, readFile, rm, writeFile } from 'node:fs/promises';
 import { homedir } from 'node:os';
 import { basename, dirname, join, resolve } from 'node:path';
 import { z } from 'zod';
+import { lockHolderAlive, processStart } from '../engine/persistence/process-lock.ts';
 
 /** Where the stores of every workspace live: `$XDG_STATE_HOME/plangate`, else `~/.local/state/plangate`. */
 export function stateRoot(env: NodeJS.ProcessEnv = process.env): string {
@@ -40,6 +41,8 @@ export const DEFAULT_STORE_DESCRIPTION = "this directory's store under ~/.local/
 
 export interface StorePaths {
   readonly root: string;
+  /** Which process holds the store (lib/engine/persistence/process-lock.ts), taken before anything in it is opened. */
+  readonly lock: string;
   /** The embedded engine's durable store. */
   readonly engine: string;
   /** The data directory given to dynalite and the event bus (they add `dynamodb/`, `eventbus/`). */
@@ -59,6 +62,7 @@ export function storePaths(dir?: string): StorePaths {
   const root = resolve(dir ?? defaultStoreDir());
   return {
     root,
+    lock: join(root, 'LOCK'),
     engine: join(root, 'engine'),
     data: root,
     session: join(root, 'session.json'),
@@ -77,15 +81,28 @@ export const SessionInfoSchema = z.object({
   eventsEndpoint: z.string(),
   sfnEndpoint: z.string(),
   approvalUrl: z.string(),
+  /**
+   * The process's start time (process-lock.ts): a session file whose pid now belongs to another
+   * process is not live. Absent in files written before it was kept.
+   */
+  processStart: z.number().int().nullable().optional(),
 });
 export type SessionInfo = z.infer<typeof SessionInfoSchema>;
 
-export async function writeSession(paths: StorePaths, info: SessionInfo): Promise<void> {
+/** Announces this process's session (its start time is added: see {@link SessionInfo.processStart}). */
+export async function writeSession(
+  paths: StorePaths,
+  info: Omit<SessionInfo, 'processStart'>,
+): Promise<void> {
   await mkdir(paths.root, { recursive: true });
-  await writeFile(paths.session, `${JSON.stringify(info, null, 2)}\n`, { mode: 0o600 });
+  const session: SessionInfo = { ...info, processStart: processStart(info.pid) };
+  await writeFile(paths.session, `${JSON.stringify(session, null, 2)}\n`, { mode: 0o600 });
 }
 
-/** The live session holding the store, if any; a session file left by a killed process is ignored. */
+/**
+ * The live session holding the store, if any; a session file left by a killed process (or whose
+ * pid another process has since) is ignored.
+ */
 export async function liveSession(paths: StorePaths): Promise<SessionInfo | undefined> {
   let text: string;
   try {
@@ -94,7 +111,8 @@ export async function liveSession(paths: StorePaths): Promise<SessionInfo | unde
     return undefined;
   }
   const parsed = SessionInfoSchema.safeParse(safeJson(text));
-  if (!parsed.success || !processAlive(parsed.data.pid)) return undefined;
+  if (!parsed.success || !lockHolderAlive({ pid: parsed.data.pid, start: parsed.data.processStart ?? null }))
+    return undefined;
   return parsed.data;
 }
 
@@ -102,16 +120,6 @@ export async function liveSession(paths: StorePaths): Promise<SessionInfo | unde
 export async function releaseSession(paths: StorePaths): Promise<void> {
   const parsed = SessionInfoSchema.safeParse(safeJson(await readFile(paths.session, 'utf8').catch(() => '')));
   if (parsed.success && parsed.data.pid === process.pid) await rm(paths.session, { force: true });
-}
-
-function processAlive(pid: number): boolean {
-  if (pid === process.pid) return true;
-  try {
-    process.kill(pid, 0);
-    return true;
-  } catch (error) {
-    return (error as NodeJS.ErrnoException).code === 'EPERM';
-  }
 }
 
 function safeJson(text: string): unknown {

@@ -1,9 +1,16 @@
 /** Where a workspace's store is: outside it, under the user's state directory, one per workspace. */
-import { mkdir, mkdtemp } from 'node:fs/promises';
+import { mkdir, mkdtemp, readFile, writeFile } from 'node:fs/promises';
 import { homedir, tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterEach, describe, expect, it } from 'vitest';
-import { defaultStoreDir, stateRoot, storePaths } from '../../lib/serve/store-directory.ts';
+import { processStart } from '../../lib/engine/persistence/process-lock.ts';
+import {
+  defaultStoreDir,
+  liveSession,
+  stateRoot,
+  storePaths,
+  writeSession,
+} from '../../lib/serve/store-directory.ts';
 
 const saved = process.env.XDG_STATE_HOME;
 afterEach(() => {
@@ -36,5 +43,27 @@ describe('defaultStoreDir', () => {
     await mkdir(join(ws, '.plangate', 'engine'));
     expect(defaultStoreDir(ws)).toBe(join(ws, '.plangate'));
     expect(storePaths(join(ws, '.plangate')).linkKey).toBe(join(ws, '.plangate', 'approval-signing.key'));
+  });
+});
+
+describe('liveSession', () => {
+  it('is the session of a running process, and not one whose pid another process has now', async () => {
+    const paths = storePaths(await mkdtemp(join(tmpdir(), 'plangate-session-')));
+    const endpoints = {
+      startedAt: '2026-01-01T00:00:00.000Z',
+      dynamoEndpoint: 'http://127.0.0.1:1',
+      eventsEndpoint: 'http://127.0.0.1:2',
+      sfnEndpoint: 'http://127.0.0.1:3',
+      approvalUrl: 'http://127.0.0.1:4',
+    };
+    await writeSession(paths, { pid: process.ppid, ...endpoints });
+    expect((await liveSession(paths))?.pid).toBe(process.ppid);
+    // the same pid, started at another time: a killed session whose pid was reused
+    const text = JSON.parse(await readFile(paths.session, 'utf8'));
+    await writeFile(
+      paths.session,
+      JSON.stringify({ ...text, processStart: (processStart(process.ppid) ?? 0) + 1 }),
+    );
+    expect(await liveSession(paths)).toBeUndefined();
   });
 });

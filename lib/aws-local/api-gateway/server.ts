@@ -33,6 +33,25 @@ export interface LocalApiGatewayProps {
    * authorizer), as API Gateway's access log would be: the handler never sees it.
    */
   readonly onRefused?: (refused: RefusedRequest) => Promise<void>;
+  /**
+   * Why the platform cannot take new work now (its store cannot be written), if it cannot: asked
+   * before every request that is not a read, and after any request whose handler failed (then
+   * with `afterFailure`, so the cause can be looked for). A reason is answered 503 with it and
+   * `Retry-After`. @default - always available
+   */
+  readonly unavailable?: (afterFailure: boolean) => string | undefined;
+}
+
+/** Seconds a client is asked to wait after a 503 for a store that cannot be written. */
+export const UNAVAILABLE_RETRY_AFTER_SECONDS = 5;
+
+/** The 503 of a platform that cannot take new work, with its cause. */
+function unavailableResult(reason: string): HttpResult {
+  return {
+    statusCode: 503,
+    headers: { 'retry-after': String(UNAVAILABLE_RETRY_AFTER_SECONDS) },
+    body: JSON.stringify({ message: reason }),
+  };
 }
 
 /** A request the gateway refused before any handler ran. */
@@ -72,8 +91,14 @@ export class LocalApiGateway {
       serve(req, res, props).catch((error: unknown) => {
         // A handler that throws is API Gateway's 500 with a generic body: nothing internal leaks.
         process.stderr.write(`api: ${req.method} ${req.url?.split('?')[0]}: ${(error as Error).message}\n`);
+        const reason = props.unavailable?.(true);
         if (!res.headersSent)
-          send(res, { statusCode: 500, body: JSON.stringify({ message: 'Internal Server Error' }) });
+          send(
+            res,
+            reason
+              ? unavailableResult(reason)
+              : { statusCode: 500, body: JSON.stringify({ message: 'Internal Server Error' }) },
+          );
         else res.end();
       });
     });
@@ -125,6 +150,10 @@ async function serve(req: IncomingMessage, res: ServerResponse, props: LocalApiG
     }
     authorizer = { jwt: { claims: checked.claims } };
   }
+  if (method !== 'GET' && method !== 'HEAD' && method !== 'OPTIONS') {
+    const reason = props.unavailable?.(false);
+    if (reason) return send(res, unavailableResult(reason));
+  }
   const now = new Date();
   const event = {
     version: '2.0',
@@ -152,7 +181,9 @@ async function serve(req: IncomingMessage, res: ServerResponse, props: LocalApiG
       authorizer,
     },
   } as HttpEvent;
-  send(res, await props.handlers[matched.route.handler](event));
+  const result = await props.handlers[matched.route.handler](event);
+  const reason = (result.statusCode ?? 200) >= 500 ? props.unavailable?.(true) : undefined;
+  send(res, reason ? unavailableResult(reason) : result);
 }
 
 /** Lower-case names; repeated headers joined with commas, as API Gateway does. */

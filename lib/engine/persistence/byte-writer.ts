@@ -1,5 +1,14 @@
 import * as fs from 'node:fs';
 
+/** `fs.writeSync` with a buffer: what a store writes its log with. */
+export type WriteSync = (
+  fd: number,
+  buffer: Uint8Array,
+  offset: number,
+  length: number,
+  position: number | null,
+) => number;
+
 /**
  * Builds a line of bytes in place: numbers as ASCII digits and texts as UTF-8, straight into one
  * growing buffer that is written to the file as it is, so encoding a history line makes no
@@ -20,10 +29,13 @@ export class ByteWriter {
     return this.buf.subarray(0, this.length);
   }
 
-  /** Writes the bytes written since {@link reset} to a file at its current position (all of them: a regular file may take fewer per call). */
-  writeTo(fd: number): void {
+  /**
+   * Writes the bytes written since {@link reset} to a file at its current position (all of them:
+   * a regular file may take fewer per call), with `writeSync` (tests inject failures there).
+   */
+  writeTo(fd: number, writeSync: WriteSync = fs.writeSync): void {
     let done = 0;
-    while (done < this.length) done += fs.writeSync(fd, this.buf, done, this.length - done, null);
+    while (done < this.length) done += writeSync(fd, this.buf, done, this.length - done, null);
   }
 
   private room(n: number): void {

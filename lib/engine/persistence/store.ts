@@ -12,9 +12,20 @@
 import { createHash } from 'node:crypto';
 import * as fs from 'node:fs';
 import * as path from 'node:path';
+import type { WriteSync } from './byte-writer.ts';
 import { EventCodec, FORMAT_2, FORMAT_3, QuotedTexts } from './event-codec.ts';
 import type { StoredEvent } from './history.ts';
-import { parseWal, type WalOwner, WriteAheadLog, walFile, walGenerations, writeAll } from './wal.ts';
+import { acquireProcessLock, LockHeldError, type ProcessLock } from './process-lock.ts';
+import { isTransientRefusal, type StoreFault, storeFault } from './store-faults.ts';
+import {
+  parseWal,
+  parseWalUpTo,
+  type WalOwner,
+  WriteAheadLog,
+  walFile,
+  walGenerations,
+  writeAll,
+} from './wal.ts';
 
 /** The history of one execution. */
 export interface ExecutionLog {
@@ -54,6 +65,12 @@ export interface EngineStore {
   readonly unwritten: boolean;
   /** Resolves once everything written so far is on stable storage (survives a power loss). */
   durable(): Promise<void>;
+  /** Why the store cannot write (disk full, read-only, a failed sync), while it cannot. */
+  readonly fault: StoreFault | undefined;
+  /** Tries again what the file system refused; throws while it still refuses. */
+  retry(): void;
+  /** What the start-up found and did about it (a torn last record dropped), for the operator. */
+  readonly recoveryNotes: readonly string[];
   /**
    * Keeps what a restarted engine needs to know of a finished execution without reading its
    * history (kept with the checkpoint that holds its last event).
@@ -143,6 +160,12 @@ export class MemoryEngineStore implements EngineStore {
     return Promise.resolve();
   }
 
+  /** Memory does not fail. */
+  readonly fault = undefined;
+  readonly recoveryNotes: readonly string[] = [];
+
+  retry(): void {}
+
   noteFinished(): void {}
 
   readSummaries(): Map<string, object> {
@@ -167,6 +190,8 @@ export interface FileEngineStoreProps {
   readonly syncWindowMs?: number;
   /** Size of a write-ahead log generation that starts a checkpoint into the history files. @default 8 MiB */
   readonly checkpointBytes?: number;
+  /** How the write-ahead log's bytes are written. @default fs.writeSync (tests inject ENOSPC or EROFS here) */
+  readonly writeSync?: WriteSync;
 }
 
 /**
@@ -193,36 +218,19 @@ function summaryKey(machineName: string, executionName: string): string {
  * (wal.ts) and from there, at checkpoints, to one history file per execution.
  */
 /**
- * Claims the store for this process (`<dir>/LOCK`, holding the pid): a second engine on the same
+ * Claims the store for this process (`<dir>/LOCK`, process-lock.ts): a second engine on the same
  * directory would apply and delete the write-ahead log under the first. A lock whose process is
  * gone (killed) is taken over; one of this process is shared (a restart within one process, as
  * tests do).
  */
-function lockStore(dir: string): string {
-  const lockFile = path.join(dir, 'LOCK');
-  for (;;) {
-    try {
-      fs.writeFileSync(lockFile, `${process.pid}\n`, { flag: 'wx' });
-      return lockFile;
-    } catch (error) {
-      if ((error as NodeJS.ErrnoException).code !== 'EEXIST') throw error;
-    }
-    const holder = Number.parseInt(fs.readFileSync(lockFile, 'utf8'), 10);
-    if (holder === process.pid) return lockFile;
-    if (Number.isInteger(holder) && holder > 0 && processIsAlive(holder))
-      throw new Error(
-        `the engine store ${dir} is in use by process ${holder}; stop it, or give this engine another store (if no such process is plangate, delete ${lockFile})`,
-      );
-    fs.rmSync(lockFile, { force: true });
-  }
-}
-
-function processIsAlive(pid: number): boolean {
+function lockStore(dir: string): ProcessLock {
   try {
-    process.kill(pid, 0);
-    return true;
+    return acquireProcessLock(path.join(dir, 'LOCK'), { holder: 'a plangate engine', sameProcess: 'share' });
   } catch (error) {
-    return (error as NodeJS.ErrnoException).code === 'EPERM';
+    if (!(error instanceof LockHeldError)) throw error;
+    throw new Error(
+      `the engine store ${dir} is in use by process ${error.holder.pid} (${error.holder.holder}, since ${error.holder.since}); stop it, or give this engine another store`,
+    );
   }
 }
 
@@ -246,9 +254,15 @@ export class FileEngineStore implements EngineStore {
    */
   private readonly finished = new Map<string, { readonly line: string; readonly generation: number }>();
   private checkpointing: Promise<void> | undefined;
-  private checkpointFailure: Error | undefined;
+  /** The last checkpoint the file system refused, until one succeeds. */
+  private checkpointFault: StoreFault | undefined;
   private readonly counters = { bytesRead: 0, checkpoints: 0 };
-  private readonly lockFile: string;
+  private readonly lock: ProcessLock;
+  /**
+   * What the start-up found and did about it, for the operator: a torn last record of the log
+   * (a write cut short, never acknowledged) dropped, with what was kept.
+   */
+  readonly recoveryNotes: string[] = [];
   /** @internal The quoted names every history's codec writes (names recur from history to history). */
   readonly quotes = new QuotedTexts();
 
@@ -262,7 +276,7 @@ export class FileEngineStore implements EngineStore {
     fs.mkdirSync(this.executionsDir, { recursive: true });
     fs.mkdirSync(this.definitionsDir, { recursive: true });
     fs.mkdirSync(this.walDir, { recursive: true });
-    this.lockFile = lockStore(this.dir);
+    this.lock = lockStore(this.dir);
     // spare history files of an earlier store version: only their second names are left
     fs.rmSync(path.join(this.dir, 'spares'), { recursive: true, force: true });
     const left = walGenerations(this.walDir);
@@ -271,24 +285,44 @@ export class FileEngineStore implements EngineStore {
       dir: this.walDir,
       generation: (left.at(-1) ?? -1) + 1,
       syncWindowMs: props.syncWindowMs ?? 20,
+      writeSync: props.writeSync,
     });
   }
 
   write(): void {
-    if (this.checkpointFailure) throw this.checkpointFailure;
     this.wal.write();
+    this.checkpointIfDue();
+  }
+
+  /** Starts a checkpoint when the log is long enough (not within a second of a refused one). */
+  private checkpointIfDue(): void {
     if (
       this.checkpointing === undefined &&
+      (this.checkpointFault === undefined || Date.now() - Date.parse(this.checkpointFault.since) >= 1000) &&
       (this.wal.unappliedBytes >= this.checkpointBytes || this.wal.sealedCount >= MAX_SEALED_GENERATIONS)
     ) {
       this.checkpointing = this.checkpoint()
+        .then(() => {
+          this.checkpointFault = undefined;
+        })
         .catch((error: Error) => {
-          this.checkpointFailure = error;
+          // what the checkpoint did not apply stays in the log, and a later write tries again
+          this.checkpointFault = storeFault(error, isTransientRefusal(error));
         })
         .finally(() => {
           this.checkpointing = undefined;
         });
     }
+  }
+
+  /** Why the store cannot write, if it cannot (see store-faults.ts). */
+  get fault(): StoreFault | undefined {
+    return this.wal.fault ?? this.checkpointFault;
+  }
+
+  retry(): void {
+    this.wal.retry();
+    this.checkpointIfDue();
   }
 
   get unwritten(): boolean {
@@ -305,10 +339,17 @@ export class FileEngineStore implements EngineStore {
 
   async close(): Promise<void> {
     await this.checkpointing;
-    if (this.wal.pending || this.wal.unappliedBytes > 0) await this.checkpoint();
-    if (this.finished.size > 0) await this.appendSummaries(Number.POSITIVE_INFINITY, []);
+    try {
+      if (this.wal.pending || this.wal.unappliedBytes > 0) await this.checkpoint();
+      if (this.finished.size > 0) await this.appendSummaries(Number.POSITIVE_INFINITY, []);
+    } catch (error) {
+      // refused (disk full, read-only): what is written stays in the log for the next start to apply
+      this.wal.close(false);
+      this.lock.release();
+      throw error;
+    }
     this.wal.close(true);
-    fs.rmSync(this.lockFile, { force: true });
+    this.lock.release();
   }
 
   noteFinished(machineName: string, executionName: string, summary: object): void {
@@ -330,9 +371,9 @@ export class FileEngineStore implements EngineStore {
       try {
         entry = JSON.parse(line);
       } catch {
-        break; // torn by a kill
+        continue; // torn by a kill, or by an append the file system refused part-way
       }
-      if (!Array.isArray(entry)) break;
+      if (!Array.isArray(entry)) continue;
       lines++;
       const key = summaryKey(String(entry[0]), String(entry[1]));
       if (entry.length > 2 && typeof entry[2] === 'object' && entry[2] !== null) out.set(key, entry[2]);
@@ -589,7 +630,12 @@ export class FileEngineStore implements EngineStore {
       for (const generation of generations) {
         const bytes = fs.readFileSync(walFile(this.walDir, generation));
         this.counters.bytesRead += bytes.length;
-        for (const entry of parseWal(bytes)) {
+        const { entries, end } = parseWalUpTo(bytes);
+        if (end < bytes.length)
+          this.recoveryNotes.push(
+            `the write-ahead log ${walFile(this.walDir, generation)} ended in a torn record (${bytes.length - end} bytes after its last complete line): dropped; the ${entries.length} complete record(s) before it are applied`,
+          );
+        for (const entry of entries) {
           const [machineName, executionName] = entry.owner;
           const file = this.historyFile(machineName, executionName);
           touched.add(summaryKey(machineName, executionName));
@@ -798,10 +844,13 @@ class FileExecutionLog implements ExecutionLog, WalOwner {
     const bytes = count === 1 ? (lines[0] as Buffer) : Buffer.concat(lines, total);
     const fileSize = this.fileSize as number;
     if (fileSize === 0) this.store.creatingFile(this);
-    const handle = await fs.promises.open(this.file, 'a');
+    // at the history's end as this store knows it: a checkpoint the file system refused part-way
+    // may have left part of these bytes there, which this one writes over
+    const handle = await fs.promises.open(this.file, fs.constants.O_WRONLY | fs.constants.O_CREAT);
     try {
       let done = 0;
-      while (done < bytes.length) done += (await handle.write(bytes, done)).bytesWritten;
+      while (done < bytes.length)
+        done += (await handle.write(bytes, done, bytes.length - done, fileSize + done)).bytesWritten;
       await handle.datasync();
     } finally {
       await handle.close();

@@ -20,7 +20,8 @@
  */
 import * as fs from 'node:fs';
 import * as path from 'node:path';
-import { ByteWriter } from './byte-writer.ts';
+import { ByteWriter, type WriteSync } from './byte-writer.ts';
+import { isTransientRefusal, type StoreFault, storeFault } from './store-faults.ts';
 
 /** Who a data line belongs to; its id is assigned per generation. */
 export interface WalOwner {
@@ -41,6 +42,11 @@ export interface WalEntry {
 
 /** The complete lines of a generation file, in order; stops at the first incomplete or malformed one. */
 export function parseWal(bytes: Buffer): WalEntry[] {
+  return parseWalUpTo(bytes).entries;
+}
+
+/** {@link parseWal}, and the length of the lines read: anything after `end` was dropped (a torn last record). */
+export function parseWalUpTo(bytes: Buffer): { entries: WalEntry[]; end: number } {
   const owners = new Map<number, readonly [string, string]>();
   const out: WalEntry[] = [];
   let at = 0;
@@ -76,7 +82,7 @@ export function parseWal(bytes: Buffer): WalEntry[] {
     }
     at = end + 1;
   }
-  return out;
+  return { entries: out, end: at };
 }
 
 function isOwner(value: unknown): value is readonly [string, string] {
@@ -124,6 +130,8 @@ export interface WriteAheadLogProps {
    * a power loss loses at most the events written in the last window.
    */
   readonly syncWindowMs: number;
+  /** How the log's bytes are written. @default fs.writeSync (tests inject ENOSPC or EROFS here) */
+  readonly writeSync?: WriteSync;
 }
 
 const RESOLVED = Promise.resolve();
@@ -155,12 +163,21 @@ export class WriteAheadLog {
   private sealedBytes = 0;
   /** fdatasyncs of the log so far (for the bench and tests). */
   syncs = 0;
-  /** The first failed write or sync: the log then refuses every write (nothing could be promised). */
+  /** The first failed sync: the log then refuses every write (what the disk holds is not known). */
   private failure: Error | undefined;
+  /**
+   * The last write the file system refused (disk full, read-only), until a write succeeds: what
+   * was staged stays staged, and the next write tries again.
+   */
+  private refused: StoreFault | undefined;
+  /** A refused write may have left part of its bytes: cut back to {@link written} before the next. */
+  private mustTruncate = false;
+  private readonly writeSync: WriteSync;
 
   constructor(props: WriteAheadLogProps) {
     this.dir = props.dir;
     this.syncWindowMs = props.syncWindowMs;
+    this.writeSync = props.writeSync ?? fs.writeSync;
     this.generation = props.generation;
     this.fd = fs.openSync(walFile(this.dir, this.generation), 'a+');
   }
@@ -223,17 +240,43 @@ export class WriteAheadLog {
     return this.written + this.sealedBytes;
   }
 
-  /** Writes every staged line with one `write(2)` (kill -9 cannot undo it); starts the group window. */
+  /**
+   * Why the log cannot write: a failed sync (for good), or the last refused write (until a write
+   * succeeds).
+   */
+  get fault(): StoreFault | undefined {
+    return this.failure ? storeFault(this.failure, false) : this.refused;
+  }
+
+  /**
+   * Writes every staged line with one `write(2)` (kill -9 cannot undo it); starts the group window.
+   * A write the file system refuses (ENOSPC, EROFS) throws, leaves the file as it was before it
+   * (a part it took is cut off) and keeps the lines staged for the next write.
+   */
   write(): void {
     if (this.failure) throw this.failure;
     const w = this.staged;
-    if (w.length === 0) return;
+    if (w.length === 0 && !this.mustTruncate) return;
     try {
-      w.writeTo(this.fd);
+      if (this.mustTruncate) {
+        fs.ftruncateSync(this.fd, this.written);
+        this.mustTruncate = false;
+      }
+      w.writeTo(this.fd, this.writeSync);
     } catch (error) {
-      this.failure = error as Error;
+      this.mustTruncate = true;
+      try {
+        fs.ftruncateSync(this.fd, this.written);
+        this.mustTruncate = false;
+      } catch {
+        // cut before the next write instead
+      }
+      if (isTransientRefusal(error)) this.refused ??= storeFault(error as Error, true);
+      else this.failure = error as Error;
       throw error;
     }
+    this.refused = undefined;
+    if (w.length === 0) return;
     this.written += w.length;
     w.reset();
     this.writes++;
@@ -252,6 +295,21 @@ export class WriteAheadLog {
   }
 
   /**
+   * Tries again what the file system refused (a write, the seal of a generation); throws while it
+   * still refuses. Nothing to do once the log is writable.
+   */
+  retry(): void {
+    if (this.failure) throw this.failure;
+    if (this.refused === undefined) return;
+    this.write();
+    if (this.refused === undefined) return;
+    // refused at a seal, with nothing staged: seal again
+    this.refused = undefined;
+    this.syncInBackground();
+    if (this.refused) throw (this.refused as StoreFault).error;
+  }
+
+  /**
    * The group window's sync, which nobody waits for. Appends to a file that is being
    * fdatasync'd can stall for the length of the sync (measured: up to ~60 ms for 175 KB on this
    * machine's disk), so the generation is sealed first and synced while writes go to the next one.
@@ -259,14 +317,16 @@ export class WriteAheadLog {
   private syncInBackground(): void {
     this.unsyncedSince = -1;
     if (this.syncing || this.written === 0) return; // a strict sync of this generation is under way
-    // A failure (a write, or opening the next generation: disk full, store removed) is remembered
-    // in `failure`: the next write throws it to whoever acts, and nothing is promised any more.
-    // Thrown from here, a timer's callback, it would crash the process instead.
+    // A refused write or open (disk full, read-only) leaves the log as it was: noted in `refused`,
+    // and the window begins again with the next write that succeeds. Thrown from here, a timer's
+    // callback, it would crash the process instead.
     let sealed: SealedGeneration;
     try {
       sealed = this.seal();
     } catch (error) {
-      this.failure ??= error as Error;
+      if (!isTransientRefusal(error)) this.failure ??= error as Error;
+      else this.refused ??= storeFault(error as Error, true);
+      this.unsyncedSince = performance.now();
       return;
     }
     this.syncSealed(sealed).catch(() => undefined);
@@ -366,6 +426,8 @@ export class WriteAheadLog {
    */
   seal(): SealedGeneration {
     this.write();
+    // opened before anything changes: a refused open (no space, read-only) leaves the log as it was
+    const next = fs.openSync(walFile(this.dir, this.generation + 1), 'a+');
     const sealed: SealedGeneration = {
       generation: this.generation,
       fd: this.fd,
@@ -377,7 +439,7 @@ export class WriteAheadLog {
     this.sealed.push(sealed);
     this.sealedBytes += sealed.bytes;
     this.generation++;
-    this.fd = fs.openSync(walFile(this.dir, this.generation), 'a+');
+    this.fd = next;
     this.written = 0;
     this.nextId = 0;
     return sealed;

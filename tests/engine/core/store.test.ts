@@ -745,7 +745,9 @@ describe('one engine per store directory', () => {
       await new Promise((resolve) => holder.once('exit', resolve));
     }
     const store = new FileEngineStore({ dir: path.join(dir, 'store') });
-    expect(fs.readFileSync(path.join(dir, 'store', 'LOCK'), 'utf8')).toBe(`${process.pid}\n`);
+    expect(JSON.parse(fs.readFileSync(path.join(dir, 'store', 'LOCK'), 'utf8'))).toMatchObject({
+      pid: process.pid,
+    });
     await store.close();
     expect(fs.existsSync(path.join(dir, 'store', 'LOCK'))).toBe(false);
     fs.rmSync(dir, { recursive: true, force: true });
