@@ -23,6 +23,7 @@ const message = (n: number) => ({
   text: `gate ${n}\n${'x'.repeat(64 * 1024)}`,
   html: `<p>gate ${n}</p>`,
   slackBlocks: [],
+  link: `http://127.0.0.1/approvals/gate-${n}`,
 });
 
 describe('MailSink', () => {
