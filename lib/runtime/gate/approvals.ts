@@ -39,6 +39,7 @@ import {
 } from '../payloads/index.ts';
 import { sandboxSentence } from '../sandbox/sandbox.ts';
 import { Redactor } from '../secrets/redact.ts';
+import { ExecutionEndedError } from '../shared/errors.ts';
 import { sha256Hex } from '../shared/hash.ts';
 import { progressLabel } from '../shared/progress.ts';
 import { definitionReaderOf, planCreatedOf, runningDefinitionHash } from '../steps/integrity.ts';
@@ -918,7 +919,7 @@ export class Approvals {
 
   /**
    * An answer refused before it reached this service (no identity, plan code, a bad signature):
-   * GATE_ANSWER_REFUSED in the gate the link names, if there is one, saying where it came from. The
+   * GATE_ANSWER_REFUSED in the gate the link names, if there is one and its run has not ended, saying where it came from. The
    * link is not genuine, so nobody is named: its approval id only says which gate it tried.
    */
   async recordUnverifiedAnswer(
@@ -932,21 +933,37 @@ export class Approvals {
     );
     const item = out.Item as GateItem | undefined;
     if (!item) return false;
-    await this.props.journal.append({
-      ...gateEventIdentity(item),
-      event: 'GATE_ANSWER_REFUSED',
-      details: { gate: item.kind, reason: 'unverified', message: refused.message, source: refused.source },
+    return this.journalRefusal(item, {
+      reason: 'unverified',
+      message: refused.message,
+      source: refused.source,
     });
-    return true;
   }
 
   /** GATE_ANSWER_REFUSED in the gate's execution: who tried what, and why it changed nothing. */
   private async recordRefusal(item: GateItem, error: ApprovalError, by: string | undefined): Promise<void> {
-    await this.props.journal.append({
-      ...gateEventIdentity(item),
-      event: 'GATE_ANSWER_REFUSED',
-      details: { gate: item.kind, reason: error.reason, message: error.message, ...(by ? { by } : {}) },
-    });
+    await this.journalRefusal(item, { reason: error.reason, message: error.message, ...(by ? { by } : {}) });
+  }
+
+  /**
+   * Whether the refusal is journaled: not once the gate's execution has ended (its journal takes
+   * nothing after EXECUTION_COMPLETE); the answer is refused all the same.
+   */
+  private async journalRefusal(
+    item: GateItem,
+    details: { reason: string; message: string; by?: string; source?: string },
+  ): Promise<boolean> {
+    try {
+      await this.props.journal.append({
+        ...gateEventIdentity(item),
+        event: 'GATE_ANSWER_REFUSED',
+        details: { gate: item.kind, ...details },
+      });
+      return true;
+    } catch (error) {
+      if (error instanceof ExecutionEndedError) return false;
+      throw error;
+    }
   }
 
   private now(): Date {

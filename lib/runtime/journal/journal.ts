@@ -19,7 +19,7 @@ import {
   safeParseJournalEvent,
 } from '../payloads/index.ts';
 import { Redactor } from '../secrets/redact.ts';
-import { InvalidInputError } from '../shared/errors.ts';
+import { ExecutionEndedError, InvalidInputError } from '../shared/errors.ts';
 import { sha256Hex } from '../shared/hash.ts';
 import { truncateText } from '../shared/truncate.ts';
 import type { JournalAnchor } from './anchorer.ts';
@@ -111,6 +111,10 @@ export class Journal {
       let tail =
         lastStored.get(key) ?? (await readTail(this.props.dynamo, this.props.eventsTable, event.executionId));
       for (let attempt = 0; ; attempt++) {
+        // Checked against the tail the conditional put stands on: a writer holding an older tail
+        // loses the put, re-reads, and sees the end here.
+        if (tail?.event === 'EXECUTION_COMPLETE')
+          throw new ExecutionEndedError(event.executionId, event.event);
         const prevHash = tail?.hash ?? GENESIS_HASH;
         const record: JournalRecord = {
           ...event,
@@ -120,7 +124,7 @@ export class Journal {
         };
         try {
           await putNewEvent(this.props.dynamo, this.props.eventsTable, record);
-          remember(lastStored, key, { seq: record.seq, hash: record.hash });
+          remember(lastStored, key, { seq: record.seq, hash: record.hash, event: record.event });
           return record;
         } catch (error) {
           lastStored.delete(key);
@@ -262,7 +266,7 @@ export function fromItem(item: Record<string, unknown>): JournalRecord {
  * conditional put catches that and the append re-reads the tail.
  */
 const appendQueues = new Map<string, Promise<unknown>>();
-type Tail = Pick<JournalRecord, 'seq' | 'hash'>;
+type Tail = Pick<JournalRecord, 'seq' | 'hash' | 'event'>;
 /**
  * The tail this process last stored per execution, per client (so two DynamoDB endpoints with
  * the same table names never share one); a hint, checked by the conditional put.
