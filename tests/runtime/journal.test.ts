@@ -17,6 +17,7 @@ import {
   hashEvent,
   indexAttributes,
   Journal,
+  MAX_EVENT_BYTES,
   putNewEvent,
   queryEvents,
   readEvents,
@@ -25,7 +26,7 @@ import {
 import { ensureTables } from '../../lib/runtime/journal/tables.ts';
 import type { JournalRecord } from '../../lib/runtime/payloads/index.ts';
 import { Redactor } from '../../lib/runtime/secrets/redact.ts';
-import { ExecutionEndedError } from '../../lib/runtime/shared/errors.ts';
+import { EventTooLargeError, ExecutionEndedError } from '../../lib/runtime/shared/errors.ts';
 
 const REPO = join(import.meta.dirname, '../..');
 let dir: string;
@@ -293,6 +294,31 @@ describe('Journal', () => {
       task_id: 'a',
       details: { attempt: 1, progress: 'p' },
     });
+  });
+
+  it('refuses an event larger than one record by name, and stores nothing', async () => {
+    const facts = Object.fromEntries(Array.from({ length: 3000 }, (_, i) => [`s${i}`, ['x'.repeat(200)]]));
+    await expect(
+      journal.append({
+        ...base,
+        executionId: 'exec-huge',
+        event: 'PLAN_CREATED',
+        details: { task_count: 3000, dependencies: facts },
+      }),
+    ).rejects.toThrow(EventTooLargeError);
+    await expect(
+      journal.append({
+        ...base,
+        executionId: 'exec-huge',
+        event: 'PLAN_CREATED',
+        details: { task_count: 3000, dependencies: facts },
+      }),
+    ).rejects.toThrow(
+      new RegExp(
+        `^PLAN_CREATED is \\d+ bytes; a journal record holds at most ${MAX_EVENT_BYTES} bytes \\(DynamoDB's item limit\\)$`,
+      ),
+    );
+    expect(await readEvents(plane.clients.doc, plane.tableNames.events, 'exec-huge')).toEqual([]);
   });
 
   it('redacts declared secrets and credential shapes before storing or publishing', async () => {

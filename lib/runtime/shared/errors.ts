@@ -60,6 +60,23 @@ export class ExecutionEndedError extends HarnessError {
   }
 }
 
+/**
+ * An event larger than one journal record can hold (an item of the events table: DynamoDB's
+ * 400 KB, here and on AWS): refused by name before the table's own error would say less.
+ */
+export class EventTooLargeError extends HarnessError {
+  constructor(
+    readonly refused: string,
+    readonly bytes: number,
+    readonly limit: number,
+  ) {
+    super(
+      'EventTooLarge',
+      `${refused} is ${bytes} bytes; a journal record holds at most ${limit} bytes (DynamoDB's item limit)`,
+    );
+  }
+}
+
 /** The step's arguments (or a handler's input) do not fit their schema: classified invalid_input. */
 export class InvalidInputError extends HarnessError {
   constructor(message: string, props: HarnessErrorProps = {}) {
