@@ -6,7 +6,7 @@
  *
  * Link ids (shared and recipient-bound) are signed and checked by {@link LinkSigner} in links.ts.
  */
-import { createHmac } from 'node:crypto';
+import { createHmac, randomUUID } from 'node:crypto';
 import { ConditionalCheckFailedException } from '@aws-sdk/client-dynamodb';
 import { SendTaskFailureCommand, SendTaskSuccessCommand, type SFNClient } from '@aws-sdk/client-sfn';
 import { type DynamoDBDocumentClient, GetCommand, PutCommand, UpdateCommand } from '@aws-sdk/lib-dynamodb';
@@ -919,7 +919,7 @@ export class Approvals {
 
   /**
    * An answer refused before it reached this service (no identity, plan code, a bad signature):
-   * GATE_ANSWER_REFUSED in the gate the link names, if there is one and its run has not ended, saying where it came from. The
+   * GATE_ANSWER_REFUSED in the gate the link names, if there is one, saying where it came from. The
    * link is not genuine, so nobody is named: its approval id only says which gate it tried.
    */
   async recordUnverifiedAnswer(
@@ -946,24 +946,27 @@ export class Approvals {
   }
 
   /**
-   * Whether the refusal is journaled: not once the gate's execution has ended (its journal takes
-   * nothing after EXECUTION_COMPLETE); the answer is refused all the same.
+   * GATE_ANSWER_REFUSED in the gate's execution; once that has ended (its journal takes nothing
+   * after EXECUTION_COMPLETE), in a stream of its own (`answer-refused:<uuid>`, found by the
+   * plan's id) naming the execution, as a refused read is: every refusal stays audited.
    */
   private async journalRefusal(
     item: GateItem,
     details: { reason: string; message: string; by?: string; source?: string },
   ): Promise<boolean> {
+    const event = { event: 'GATE_ANSWER_REFUSED', details: { gate: item.kind, ...details } } as const;
     try {
+      await this.props.journal.append({ ...gateEventIdentity(item), ...event });
+    } catch (error) {
+      if (!(error instanceof ExecutionEndedError)) throw error;
       await this.props.journal.append({
         ...gateEventIdentity(item),
-        event: 'GATE_ANSWER_REFUSED',
-        details: { gate: item.kind, ...details },
+        executionId: `answer-refused:${randomUUID()}`,
+        event: event.event,
+        details: { ...event.details, execution: item.executionId },
       });
-      return true;
-    } catch (error) {
-      if (error instanceof ExecutionEndedError) return false;
-      throw error;
     }
+    return true;
   }
 
   private now(): Date {
