@@ -18,7 +18,7 @@ import type { ApprovalNotice } from '../runtime/payloads/index.ts';
 export const MAIL_SINK_SENDER = 'plangate@localhost';
 
 /** This process's messages are numbered, so a burst for one approver in one millisecond never shares a name. */
-let sent = 0;
+let numbered = 0;
 
 export class MailSink {
   constructor(private readonly dir: string) {}
@@ -41,7 +41,7 @@ export class MailSink {
     await writeFile(temporary, content, { mode: 0o600, flag: 'wx' });
     try {
       for (;;) {
-        const file = join(this.dir, `${stamp}-${sent++}-${who}.eml`);
+        const file = join(this.dir, `${stamp}-${numbered++}-${who}.eml`);
         try {
           await link(temporary, file);
           return file;
