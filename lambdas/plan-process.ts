@@ -22,13 +22,18 @@ export const makeHandler = (deps: PlanProcessHostDeps & { readonly telemetry?: T
       servePlanProcessCall(parseEvent(PlanProcessEventSchema, event), deps),
   );
 
-/** Where calls run, and the region the credentials a call carries are for. */
+/** Where calls run (a run's in its workspace), and the region the credentials a call carries are for. */
 export function planProcessDeps(
   env: HandlerEnv<'planProcess'>,
   telemetry: Telemetry,
 ): PlanProcessHostDeps & { readonly telemetry: Telemetry } {
   const region = process.env.AWS_REGION;
-  return { workdir: env.PLANGATE_WORKDIR ?? '/tmp', ...(region ? { region } : {}), telemetry };
+  return {
+    workdir: env.PLANGATE_WORKDIR ?? '/tmp',
+    ...(env.PLANGATE_WORKSPACE_ROOT ? { workspaceRoot: env.PLANGATE_WORKSPACE_ROOT } : {}),
+    ...(region ? { region } : {}),
+    telemetry,
+  };
 }
 
 export const handler = awsHandler('planProcess', makeHandler, planProcessDeps);

@@ -45,7 +45,7 @@ export async function forgeryCorpus(seed: number): Promise<ForgeryResult> {
   const run = runPlan(
     await writeMarkerPlan(cwd, 'forgery', { approvers: ['alice'] }),
     cwd,
-    ['--as', 'alice'],
+    ['--as', 'alice', '--solo'],
     env,
   );
   await run.untilEvent('GATE_APPROVAL_REQUESTED');

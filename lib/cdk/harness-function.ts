@@ -4,8 +4,9 @@
  * says not), a log group whose retention we own, and only the environment variables its schema lists.
  */
 import { Duration, RemovalPolicy, Validations } from 'aws-cdk-lib';
+import type { IVpc, SubnetSelection } from 'aws-cdk-lib/aws-ec2';
 import { Role } from 'aws-cdk-lib/aws-iam';
-import { Architecture, Runtime, Tracing } from 'aws-cdk-lib/aws-lambda';
+import { Architecture, type FileSystem, Runtime, Tracing } from 'aws-cdk-lib/aws-lambda';
 import { NodejsFunction, OutputFormat } from 'aws-cdk-lib/aws-lambda-nodejs';
 import { LogGroup, RetentionDays } from 'aws-cdk-lib/aws-logs';
 import { Queue, QueueEncryption } from 'aws-cdk-lib/aws-sqs';
@@ -57,6 +58,18 @@ export interface HarnessFunctionProps<N extends HarnessHandlerName> {
    * @default false
    */
   readonly invokedAsynchronously?: boolean;
+  /**
+   * The network the function runs in, with the subnets it gets (the plan-process function's,
+   * which mounts the workspace file system: lib/cdk/plan-code.ts). The role then needs its own
+   * network-interface grants (this construct's role is its own, not Lambda's managed one).
+   * @default - none: Lambda's own network
+   */
+  readonly vpc?: { readonly vpc: IVpc; readonly subnets: SubnetSelection };
+  /**
+   * A file system the function mounts (needs `vpc`).
+   * @default - none
+   */
+  readonly filesystem?: FileSystem;
 }
 
 /** Where a bundle keeps its copy of the platform's policies (relative to the function's code). */
@@ -142,6 +155,8 @@ export class HarnessFunction<N extends HarnessHandlerName = HarnessHandlerName> 
       timeout: Duration.seconds(spec.timeoutSeconds),
       tracing: traced ? Tracing.ACTIVE : Tracing.DISABLED,
       logGroup: this.logGroup,
+      ...(props.vpc ? { vpc: props.vpc.vpc, vpcSubnets: props.vpc.subnets } : {}),
+      ...(props.filesystem ? { filesystem: props.filesystem } : {}),
       ...(this.deadLetterQueue ? { deadLetterQueue: this.deadLetterQueue } : {}),
       // Nothing is installed into a bundle (externalModules is empty): the lock file only roots the
       // project, whose directory esbuild runs in. Installed in an app, CDK finds the app's.

@@ -4,12 +4,14 @@
  * the notification settings and the role that plans submitted at run time execute with. Plans
  * are `PlanStateMachine`s (deployed with CDK) or created at run time (lib/launch/deploy-plan.ts).
  */
+
 import { basename, resolve } from 'node:path';
 import { Annotations, ArnFormat, type Duration, RemovalPolicy, Stack, Token, Validations } from 'aws-cdk-lib';
 import type { IHttpRouteAuthorizer } from 'aws-cdk-lib/aws-apigatewayv2';
 import { HttpJwtAuthorizer, HttpUserPoolAuthorizer } from 'aws-cdk-lib/aws-apigatewayv2-authorizers';
 import type { Alarm } from 'aws-cdk-lib/aws-cloudwatch';
 import type { UserPool, UserPoolClient, UserPoolDomain } from 'aws-cdk-lib/aws-cognito';
+import type { IVpc } from 'aws-cdk-lib/aws-ec2';
 import { Grant, type IGrantable, PolicyStatement, Role } from 'aws-cdk-lib/aws-iam';
 import type { IFunction } from 'aws-cdk-lib/aws-lambda';
 import { LogGroup, RetentionDays } from 'aws-cdk-lib/aws-logs';
@@ -146,6 +148,13 @@ export interface PlanPlatformProps {
    * @default - none: a step that declares `aws` gets credentials that can do nothing
    */
   readonly planAwsStatements?: readonly PolicyStatement[];
+  /**
+   * The VPC the plan-process function and the runs' workspaces (EFS) are placed in; its
+   * `PRIVATE_WITH_EGRESS` subnets carry what plan code reaches (docs/deploy.md, "Where steps run
+   * on AWS").
+   * @default - a VPC of its own: two AZs, one NAT gateway, flow logs
+   */
+  readonly planProcessVpc?: IVpc;
   /**
    * Prefix of the Lambda function names plans may call (the `lambda` tool and `lambda` contracts);
    * the step runner and the contract checker may invoke only those.
@@ -384,6 +393,7 @@ export class PlanPlatform extends Construct {
         POWERTOOLS_LOG_LEVEL: environment.POWERTOOLS_LOG_LEVEL,
       },
       ...(props.planAwsStatements ? { planAwsStatements: props.planAwsStatements } : {}),
+      ...(props.planProcessVpc ? { vpc: props.planProcessVpc } : {}),
       harnessResourceArns: this.harnessResourceArns(props),
       runners: [this.functions.stepRunner.role, this.functions.contractChecker.role],
     });
@@ -839,8 +849,6 @@ export class PlanPlatform extends Construct {
       fn.addToRolePolicy(
         new PolicyStatement({ actions: ['lambda:InvokeFunction'], resources: [planFunctionsArn] }),
       );
-      // Lambda's filesystem is read-only except /tmp: process tools and command contracts run there.
-      step.setEnvironment({ PLANGATE_WORKDIR: '/tmp' });
       acknowledgeOn(
         fn,
         planSecretsArn,

@@ -79,6 +79,10 @@ Planner (POST /plans {"goal": "…"}: answered 202, drafted in the background, G
   --max-rounds N        validator rounds per draft (default 4)
   -h, --help            show this help
 
+SIGTERM or Ctrl-C stops it without losing what it accepted: new requests are answered 503 with
+Retry-After, the requests and harness calls under way end (calls at most 10 s), and every plan
+not ended resumes at the next start on the same store; a second signal ends it at once.
+
 Exit codes: 0 stopped by a signal, 1 could not start, 2 usage error.`;
 
 const PrincipalsSchema = z
@@ -348,7 +352,10 @@ export async function run(argv: string[]): Promise<number> {
   process.stdout.write(`store: ${opts.paths.root}\n`);
   process.stdout.write(`${sandboxSentence()}\n`);
   process.stdout.write(`OpenAPI: ${platform.url}/openapi.json\n`);
-  await untilSignal();
+  const signal = await untilSignal();
+  process.stderr.write(
+    `plangate serve: ${signal}: stopping; finishing what is under way (a second signal ends it at once)\n`,
+  );
   await releaseSession(opts.paths);
   await platform.close();
   await signIn?.close();

@@ -4,7 +4,7 @@
  * server-side) together with the plan identity and the plan's approval policy (`$approval`).
  */
 import type { GateKind } from '../runtime/payloads/index.ts';
-import { SERVICE_RETRY } from './asl.ts';
+import { INTERRUPTED_RETRY, SERVICE_RETRY } from './asl.ts';
 import { CURRENT, EXECUTION_SCOPE, type RunValues, WORKFLOW_VARIABLES } from './dataflow.ts';
 import { jsonata, quote } from './jsonata.ts';
 import { type Catcher, LambdaInvoke, type StateProps, type TaskField } from './states/index.ts';
@@ -59,7 +59,10 @@ export class GateTask extends LambdaInvoke {
       comment: props.comment,
       payload: gatePayload(props),
       timeoutSeconds: props.waitSeconds ?? props.timeoutSeconds,
-      retry: [SERVICE_RETRY],
+      // A gate whose opening the engine's stop cut short (kill -9 with the gate Lambda under
+      // way) is opened again: otherwise an accepted plan fails at a gate nobody was asked. Not a
+      // human step's: its FAILED answer is a task failure, which this retrier would match too.
+      retry: props.kind === 'human' ? [SERVICE_RETRY] : [SERVICE_RETRY, INTERRUPTED_RETRY],
       assign: props.assign,
       output: props.output,
       catch: props.catch,

@@ -135,6 +135,16 @@ export class Engine implements StepFunctionsEngine {
     this.executions.resumeStored();
   }
 
+  /**
+   * Before a clean stop ({@link close} after it): no task attempt begins any more (it runs
+   * afresh after the restart) and the calls under way end and record their outcomes, so none is
+   * found interrupted on the restart; at most `timeoutMs` (@default 10000). Answers how many
+   * calls were still under way when it gave up waiting.
+   */
+  drain(options: { readonly timeoutMs?: number } = {}): Promise<number> {
+    return this.executions.drain(options.timeoutMs ?? 10_000);
+  }
+
   /** Writes pending events and stops running executions without recording anything (they resume on restart). */
   async close(): Promise<void> {
     if (this.closed) return;

@@ -13,6 +13,7 @@ import { type MockConfig, MockedTestCase } from './core/mock-config.ts';
 import { parallelState } from './core/parallel-state.ts';
 import { RandomPool } from './core/random.ts';
 import type { CompoundStates, EngineState, ExecutionRuntime, Frame } from './core/runtime.ts';
+import { TaskCalls } from './core/task-calls.ts';
 import { TaskPlans } from './core/task-plan.ts';
 import { taskState } from './core/task-state.ts';
 import type { TaskTokenRegistry } from './core/task-tokens.ts';
@@ -106,20 +107,36 @@ const COMPOUND_STATES: CompoundStates = Object.freeze({
 export class Executions {
   private readonly records = new Map<string, ExecutionRecord>();
   /** What the interpreter keeps across this engine's executions (and no other engine's). */
-  private readonly engineState: EngineState = {
-    compoundStates: COMPOUND_STATES,
-    expressions: new ExpressionCache(),
-    taskPlans: new TaskPlans(),
-    texts: new PayloadTexts(),
-    random: new RandomPool(),
-    abortWatchers: new AbortWatchers(),
-  };
+  private readonly engineState: EngineState;
+  /** The resource invoker, with the calls under way counted (for the drain before a stop). */
+  private readonly invokeResource: ResourceInvoker;
   private readonly definitions = new ParsedDefinitions();
   /** The store's reference of each definition text started lately. */
   private readonly definitionRefs = new Map<string, string>();
   private isClosed = false;
 
-  constructor(private readonly props: ExecutionsProps) {}
+  constructor(private readonly props: ExecutionsProps) {
+    const abortWatchers = new AbortWatchers();
+    const calls = new TaskCalls(abortWatchers);
+    this.engineState = {
+      compoundStates: COMPOUND_STATES,
+      expressions: new ExpressionCache(),
+      taskPlans: new TaskPlans(),
+      texts: new PayloadTexts(),
+      random: new RandomPool(),
+      abortWatchers,
+      calls,
+    };
+    this.invokeResource = calls.tracked(props.invokeResource);
+  }
+
+  /**
+   * Before a clean stop: no task attempt begins any more, and the calls under way end and record
+   * their outcomes (at most `timeoutMs`); answers how many are still under way.
+   */
+  drain(timeoutMs: number): Promise<number> {
+    return this.engineState.calls.drain(timeoutMs);
+  }
 
   /** Whether the engine has closed: nothing begins or ends any more. */
   get closed(): boolean {
@@ -328,6 +345,7 @@ export class Executions {
       texts: state.texts,
       random: state.random,
       abortWatchers: state.abortWatchers,
+      calls: state.calls,
       executionArn: e.arn,
       stateMachineArn: e.versionArn ?? e.machineArn,
       region: props.scope.region,
@@ -345,7 +363,7 @@ export class Executions {
         },
         StateMachine: { Id: e.versionArn ?? e.machineArn, Name: e.machineName },
       },
-      invokeResource: props.invokeResource,
+      invokeResource: this.invokeResource,
       mocks: mocked,
       tokens: props.tokens,
       activities: props.activities,

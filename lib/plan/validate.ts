@@ -14,6 +14,7 @@ import {
 } from './agent-steps.ts';
 import { awsAccessProblems } from './aws-access.ts';
 import { referencePositionProblems } from './call-kind.ts';
+import { functionTimeoutProblems } from './function-limits.ts';
 import { dependsTransitively, findCycles, topologicalOrder } from './graph.ts';
 import { suggest } from './names.ts';
 import { networkProblems } from './network.ts';
@@ -220,6 +221,8 @@ export function validatePlanSync(plan: Plan, options: ValidateOptions = {}): Val
 
   for (const { message, pointer } of awsAccessProblems(plan)) report('error', 'aws-access', message, pointer);
   for (const { message, pointer } of networkProblems(plan)) report('error', 'network-host', message, pointer);
+  for (const { message, pointer } of functionTimeoutProblems(plan))
+    report('error', 'timeout-beyond-function', message, pointer);
   checkReferences(plan, indexById, deps, cycles.length === 0, report);
   for (const { message, pointer } of referencePositionProblems(plan))
     report('error', 'reference-not-allowed', message, pointer);
@@ -263,6 +266,13 @@ function checkShellCommands(checks: readonly ShellCheck[], checkSyntax: boolean,
         continue;
       }
     }
+    if (analysis.background.length > 0)
+      report(
+        'error',
+        'background-process',
+        `a plan's command must end with everything it started (on AWS its function is frozen once the command returns): ${listFindings(analysis.background)}; run it in the foreground, or \`wait\` for it before the command ends`,
+        pointer,
+      );
     if (checker === undefined || analysis.destructive.length === 0) continue;
     report(
       'error',

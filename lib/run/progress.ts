@@ -66,6 +66,10 @@ export class ProgressFormatter {
         return [
           `GATE_NOTICE_UNDELIVERED: ${gateLabel(d.gate, id, this)}: nobody was told (${str(d.message)})`,
         ];
+      case 'GATE_DECISION_RECOVERED':
+        return [
+          `GATE_DECISION_RECOVERED: ${gateLabel(d.gate, id, this)}: its ${str(d.decision)}, cut short by a crash, reached the run`,
+        ];
       case 'GATE_ESCALATED':
         return [
           `GATE_ESCALATED: ${gateLabel(d.gate, id, this)} timed out; now asking ${(d.approvers as string[]).join(', ')}`,

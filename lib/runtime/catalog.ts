@@ -7,6 +7,7 @@
  * parse of its environment at cold start (lambdas/aws-handler.ts).
  */
 import { z } from 'zod';
+import { FUNCTION_TIMEOUT_SECONDS } from '../plan/function-limits.ts';
 import { NotConfiguredError } from './shared/errors.ts';
 
 /** The environment variable carrying each table's physical name (lib/runtime/journal/tables.ts). */
@@ -133,7 +134,10 @@ const StepEnv = HarnessEnv.extend(ToolsEnv.shape).extend({
  * The plan-process function reads none of the harness's settings (no table, bus, function or
  * role): only where calls run. A call's AWS credentials come in its event.
  */
-const PlanProcessEnv = TelemetryEnv.extend(ToolsEnv.shape);
+const PlanProcessEnv = TelemetryEnv.extend(ToolsEnv.shape).extend({
+  /** Where the workspace file system is mounted: each run's commands run in its directory there. */
+  PLANGATE_WORKSPACE_ROOT: set.optional(),
+});
 
 const NotifierEnv = HarnessEnv.extend(SigningKeyEnv.shape)
   .extend(SlackBotTokenEnv.shape)
@@ -229,7 +233,7 @@ export const HARNESS_HANDLERS = {
     entry: 'lambdas/step-runner.ts',
     description: 'plangate step runner: resolves args and calls the step tool',
     placeholder: 'StepRunnerFunctionArn',
-    timeoutSeconds: 15 * 60,
+    timeoutSeconds: FUNCTION_TIMEOUT_SECONDS,
     memoryMb: 1024,
     env: StepEnv,
   },
@@ -237,7 +241,7 @@ export const HARNESS_HANDLERS = {
     entry: 'lambdas/contract-checker.ts',
     description: 'plangate contract checker: runs the step contract, records evidence, completes the step',
     placeholder: 'ContractCheckerFunctionArn',
-    timeoutSeconds: 15 * 60,
+    timeoutSeconds: FUNCTION_TIMEOUT_SECONDS,
     memoryMb: 1024,
     env: StepEnv,
   },
@@ -245,7 +249,7 @@ export const HARNESS_HANDLERS = {
     entry: 'lambdas/plan-process.ts',
     description:
       "plangate plan process: runs a plan's command (shell step, contract, rollback) without the harness's authority",
-    timeoutSeconds: 15 * 60,
+    timeoutSeconds: FUNCTION_TIMEOUT_SECONDS,
     memoryMb: 1024,
     env: PlanProcessEnv,
     // Its role holds nothing plan code could use but its own log group: no X-Ray writes either.

@@ -6,6 +6,7 @@
  * invoker with SDK v3 clients pointed at the local endpoints. They log to the store's harness log,
  * as on AWS they log to CloudWatch.
  */
+
 import { basename } from 'node:path';
 import { SFNClient } from '@aws-sdk/client-sfn';
 import { makeHandler as makeClassifier } from '../../lambdas/classifier.ts';
@@ -28,6 +29,7 @@ import {
 } from '../runtime/catalog.ts';
 import type { HarnessDeps } from '../runtime/deps.ts';
 import type { ApprovalNotice, GateDeps } from '../runtime/gate/gate.ts';
+import { approvalsFor } from '../runtime/gate/gate.ts';
 import { Anchorer } from '../runtime/journal/anchorer.ts';
 import { configureSandbox } from '../runtime/sandbox/sandbox.ts';
 import type { Telemetry } from '../runtime/telemetry/telemetry.ts';
@@ -187,6 +189,9 @@ export class LocalRunStack {
       for (const handler of STATE_MACHINE_HANDLERS)
         registry.register(localFunctionName(handler), (event) => handlers[handler](event));
       release();
+      // Decisions a crash cut short (the gate answered, the machine not told) are finished first;
+      // each is journaled (GATE_DECISION_RECOVERED).
+      await approvalsFor(deps).deliverAllDecided();
       return new LocalRunStack(data, engine, server, sfn, log, anchorer);
     } catch (error) {
       await engine?.close();
@@ -213,8 +218,19 @@ export class LocalRunStack {
     };
   }
 
-  /** Stops everything; running executions stay in the store and resume on the next start. */
-  async close(): Promise<void> {
+  /**
+   * Stops everything; running executions stay in the store and resume on the next start. First
+   * the engine drains: the harness Lambdas under way end (at most `drainMs`) and their outcomes
+   * are recorded, so none is found interrupted on the restart (a gate would fail), and none is
+   * left querying a closed data plane.
+   */
+  async close(
+    options: {
+      /** How long the harness Lambdas under way may take to end. @default 10000 */
+      readonly drainMs?: number;
+    } = {},
+  ): Promise<void> {
+    await this.engine.drain({ timeoutMs: options.drainMs });
     await this.engine.close();
     // Whatever the last batch left unanchored is anchored before the store is let go.
     await this.anchorer.flush();

@@ -218,9 +218,13 @@ export class LocalPlatform {
     }
   }
 
-  async close(): Promise<void> {
+  /**
+   * Stops without losing what was accepted: the API refuses new requests (503) and finishes
+   * those under way, drafts are finished, then the stack drains and closes (LocalRunStack.close).
+   */
+  async close(options: { readonly drainMs?: number } = {}): Promise<void> {
     await this.api.close();
     await Promise.all(this.drafting);
-    await this.stack.close();
+    await this.stack.close(options);
   }
 }

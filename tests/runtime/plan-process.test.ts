@@ -8,7 +8,9 @@
  * (`/proc/$PPID/environ`) shows none of the harness's credentials, nor the Lambda runtime API's
  * address; a step that declares AWS gets the credentials of the plan AWS role, which the step
  * runner (never the plan-process function) assumed for its run with the session policy it
- * declared (the STS call goes to a local stand-in that records it and who signed it).
+ * declared (the STS call goes to a local stand-in that records it and who signed it). Each
+ * invocation runs in a process of its own, as a container of its own may take it: what a run's
+ * step writes, its contract reads (they share the run's workspace); another run sees none of it.
  */
 import { spawn } from 'node:child_process';
 import { mkdtemp, readFile, rm } from 'node:fs/promises';
@@ -21,6 +23,7 @@ import { type LocalDataPlane, startLocalDataPlane } from '../../lib/aws-local/da
 import { sessionPolicy } from '../../lib/plan/aws-access.ts';
 import { TABLE_NAME_ENV } from '../../lib/runtime/catalog.ts';
 import { DEFAULT_TABLE_NAMES, type TableNames } from '../../lib/runtime/journal/tables.ts';
+import { workspaceDirectoryName } from '../../lib/runtime/shared/plan-process-function.ts';
 
 /** The harness role's credentials, as Lambda puts them in the step runner's environment. */
 const HARNESS = {
@@ -117,6 +120,8 @@ beforeAll(async () => {
     POWERTOOLS_SERVICE_NAME: 'plangate',
     POWERTOOLS_METRICS_NAMESPACE: 'plangate',
     PLANGATE_WORKDIR: dir,
+    // The workspace file system's mount (EFS on AWS): every child, like every container, sees it.
+    PLANGATE_WORKSPACE_ROOT: join(dir, 'workspaces'),
     PLANGATE_TEST_PROCESS: 'plan-process-function',
   };
   // The Lambda service: Invoke runs the named function's module in a child process of its own.
@@ -151,7 +156,6 @@ beforeAll(async () => {
     ...HARNESS,
     AWS_ENDPOINT_URL_LAMBDA: await listen(lambdaService),
     PLANGATE_SANDBOX: 'off',
-    PLANGATE_WORKDIR: dir,
     PLANGATE_PLAN_PROCESS_FUNCTION: PLAN_PROCESS_FUNCTION,
     PLANGATE_PLAN_AWS_ROLE_ARN: PLAN_AWS_ROLE,
     AWS_ENDPOINT_URL_STS: stsEndpoint,
@@ -256,6 +260,36 @@ describe('plan code on AWS (the plan-process function)', () => {
       awsCredentials: { accessKeyId: PLAN_RUN.AccessKeyId, sessionToken: PLAN_RUN.SessionToken },
     });
     expect(JSON.stringify(invocations.at(-1)?.event)).not.toContain(PLAN_AWS_ROLE);
+  }, 60_000);
+
+  it("a step and its contract share the run's workspace, in separate invocations; another run has its own", async () => {
+    const run = 'arn:aws:states:us-east-1:123456789012:execution:plangate-demo:shared-1';
+    const other = 'arn:aws:states:us-east-1:123456789012:execution:plangate-demo:shared-2';
+    const wrote = (await inChild(
+      'lambdas/step-runner.ts',
+      harnessEnv,
+      request(run, { args: { command: 'mkdir -p out && echo built > out/report.txt && pwd' }, outputs: [] }),
+    )) as { result?: { status: string; output?: { stdout?: string } } };
+    expect(wrote.result?.status).toBe('succeeded');
+    // It ran in the run's directory of the workspace root, not in a container's /tmp.
+    expect(wrote.result?.output?.stdout?.trim()).toBe(join(dir, 'workspaces', workspaceDirectoryName(run)));
+    const check = async (executionId: string) =>
+      (await inChild('lambdas/contract-checker.ts', harnessEnv, {
+        plan: { id: 'demo', version: 1, digest: 'sha256:feed' },
+        executionId,
+        stepId: 'look',
+        index: 1,
+        total: 1,
+        description: 'Look around',
+        attempt: 1,
+        run: { stepId: 'look', status: 'succeeded', attempt: 1, durationMs: 1, output: {} },
+        contract: { kind: 'command', command: 'grep -qx built out/report.txt', timeoutSeconds: 30 },
+      })) as { result?: { evidence?: { passed?: boolean } }; error?: unknown };
+    expect((await check(run)).result?.evidence?.passed).toBe(true);
+    // The other run's contract finds no report: the step is not completed.
+    const failed = await check(other);
+    expect(failed.result?.evidence?.passed).not.toBe(true);
+    expect(JSON.stringify(failed.error)).toMatch(/ContractFailed/);
   }, 60_000);
 
   it('a command contract, run by the contract-checker handler, holds none of them either', async () => {

@@ -45,15 +45,30 @@ export interface RefusedRequest {
   readonly source: string;
 }
 
+/** How long a client refused while the gateway stops is told to wait before it tries again. */
+export const STOPPING_RETRY_AFTER_SECONDS = 5;
+
 export class LocalApiGateway {
   private constructor(
     private readonly server: ReturnType<typeof createServer>,
     /** e.g. `http://127.0.0.1:43210` */
     readonly url: string,
+    private readonly lifecycle: { stopping: boolean },
   ) {}
 
   static async start(props: LocalApiGatewayProps): Promise<LocalApiGateway> {
+    const lifecycle = { stopping: false };
     const server = createServer((req, res) => {
+      if (lifecycle.stopping) {
+        // A request on a kept-alive connection after the stop began: refused, never half done.
+        req.resume();
+        res.shouldKeepAlive = false;
+        return send(res, {
+          statusCode: 503,
+          headers: { 'retry-after': String(STOPPING_RETRY_AFTER_SECONDS) },
+          body: JSON.stringify({ message: 'The server is stopping: retry once it is back' }),
+        });
+      }
       serve(req, res, props).catch((error: unknown) => {
         // A handler that throws is API Gateway's 500 with a generic body: nothing internal leaks.
         process.stderr.write(`api: ${req.method} ${req.url?.split('?')[0]}: ${(error as Error).message}\n`);
@@ -66,10 +81,12 @@ export class LocalApiGateway {
       refuse: (res, message) => send(res, { statusCode: 403, body: JSON.stringify({ message }) }),
       onRefused: (req, message) => reportRefused(props, req, 403, message),
     });
-    return new LocalApiGateway(server, url);
+    return new LocalApiGateway(server, url, lifecycle);
   }
 
+  /** Stops accepting (requests still arriving are answered 503 with Retry-After) and waits for those under way. */
   async close(): Promise<void> {
+    this.lifecycle.stopping = true;
     await closeServer(this.server);
   }
 }

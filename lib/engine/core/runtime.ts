@@ -11,6 +11,7 @@ import type { StateDefinition } from './definition.ts';
 import type { PayloadTexts } from './json-text.ts';
 import type { MockedTestCase } from './mock-config.ts';
 import type { RandomPool } from './random.ts';
+import type { TaskCalls } from './task-calls.ts';
 import type { TaskPlans } from './task-plan.ts';
 import type { TaskTokenRegistry } from './task-tokens.ts';
 import type { AbortWatchers } from './timers.ts';
@@ -46,6 +47,8 @@ export interface EngineState {
   readonly random: RandomPool;
   /** Who waits on each execution's and branch's abort signal. */
   readonly abortWatchers: AbortWatchers;
+  /** The task calls under way, and whether new attempts wait for a stop (the drain). */
+  readonly calls: TaskCalls;
 }
 
 /** Engine services for one running execution. */

@@ -67,6 +67,9 @@ export async function taskState(run: StateRun): Promise<StateOutcome> {
     let retries: RetryCounts | undefined;
     for (;;) {
       try {
+        // a draining engine begins no attempt: it runs afresh after the restart
+        const held = run.frame.rt.calls.admit(run.frame.signal);
+        if (held) await held;
         const attempt = new TaskAttempt(run, plan);
         const begun = attempt.begin();
         const start = begun instanceof Promise ? await begun : begun;

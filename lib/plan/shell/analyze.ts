@@ -10,7 +10,8 @@
  * `${steps.…}`, `${context.…}` and `${secrets.…}` references are filled in as text before the
  * command runs; the analysis reads each as a value known only at run time.
  */
-import type { Node } from 'web-tree-sitter';
+import type { Node, Tree } from 'web-tree-sitter';
+import { BACKGROUND_JOB, detachReason } from './background.ts';
 import { exfiltrationReasons, redirectExfiltration } from './exfiltration.ts';
 import { nodesOfTypes, parseBash } from './grammar.ts';
 import { codeDeletion, embeddedShell, INTERPRETERS, inlineCode, interpreterReason } from './interpreters.ts';
@@ -68,6 +69,11 @@ export interface ShellAnalysis {
    * home directory, a path above the workspace. Not destructive in itself: the gate marks it.
    */
   readonly outsideWorkspace: readonly ShellFinding[];
+  /**
+   * What it would leave running after it ends (background.ts): a job started with `&` that no
+   * later `wait` collects, `nohup`, `setsid`, `disown`, a daemonizing option.
+   */
+  readonly background: readonly ShellFinding[];
   /**
    * Every program it runs, as the shell will run it (quotes removed, wrappers and nested shells
    * seen through), in the order met; what a network program reaches is read from them
@@ -135,6 +141,7 @@ interface Analysis {
   readonly unknown: ShellFinding[];
   readonly exfiltration: ShellFinding[];
   readonly outside: ShellFinding[];
+  readonly background: ShellFinding[];
   readonly programs: ShellProgram[];
   readonly redirects: ShellWord[];
   readonly seen: Set<string>;
@@ -172,6 +179,7 @@ function analyzeUncached(command: string, timeBudgetMs: number): ShellAnalysis {
     unknown: [],
     exfiltration: [],
     outside: [],
+    background: [],
     programs: [],
     redirects: [],
     seen: new Set(),
@@ -207,11 +215,21 @@ function analyzeUncached(command: string, timeBudgetMs: number): ShellAnalysis {
   const unknown = Object.freeze(analysis.unknown.sort(byPlace));
   const exfiltration = Object.freeze(analysis.exfiltration.sort(byPlace));
   const outsideWorkspace = Object.freeze(analysis.outside.sort(byPlace));
+  const background = Object.freeze(analysis.background.sort(byPlace));
   const effect: ShellEffect =
     destructive.length > 0 ? 'destructive' : unknown.length > 0 ? 'unknown' : 'read-only';
   const programs = Object.freeze(analysis.programs);
   const redirects = Object.freeze(analysis.redirects);
-  const found = { effect, destructive, unknown, exfiltration, outsideWorkspace, programs, redirects };
+  const found = {
+    effect,
+    destructive,
+    unknown,
+    exfiltration,
+    outsideWorkspace,
+    background,
+    programs,
+    redirects,
+  };
   return Object.freeze(syntaxError ? { syntaxError, ...found } : found);
 }
 
@@ -250,6 +268,7 @@ function analyzeFrame(frame: Frame, analysis: Analysis): ReturnType<typeof first
     const nodes = nodesOfTypes(tree, WANTED_NODES);
     const stdin = stdinSources(nodes, frame);
     recordWrittenFiles(nodes, stdin, frame);
+    checkBackgroundJobs(tree, nodes, frame, analysis);
     for (const node of nodes) {
       if (node.type === 'command') analyzeCommandNode(node, stdin.get(node.id), frame, analysis);
       else if (node.type === 'file_redirect') checkRedirect(node, frame, analysis);
@@ -260,6 +279,19 @@ function analyzeFrame(frame: Frame, analysis: Analysis): ReturnType<typeof first
     return firstSyntaxError(tree, frame.source, candidates);
   } finally {
     tree.delete();
+  }
+}
+
+/** Each `&` job of this text that no `wait` after it collects (a `wait` anywhere later counts). */
+function checkBackgroundJobs(tree: Tree, nodes: readonly Node[], frame: Frame, analysis: Analysis): void {
+  const waits = nodes
+    .filter((node) => node.type === 'command' && node.childForFieldName('name')?.text === 'wait')
+    .map((node) => node.startIndex);
+  for (const amp of tree.rootNode.descendantsOfType(['&'])) {
+    const job = amp?.previousSibling;
+    if (!amp || !job || waits.some((at) => at > amp.startIndex)) continue;
+    const shown = `${frame.shown.slice(job.startIndex, job.endIndex)} &`;
+    report(analysis, frame, job.startPosition, shown, BACKGROUND_JOB, analysis.background);
   }
 }
 
@@ -320,6 +352,8 @@ function analyzeCall(
     (found): found is string => found !== undefined,
   );
   for (const reason of destructive) flag(reason);
+  const detached = detachReason(name, args);
+  if (detached) report(analysis, frame, nameWord.at, shown, detached, analysis.background);
   const readsPipe = stdin.kind === 'pipe' || stdin.kind === 'file';
   for (const sent of exfiltrationReasons(name, args, readsPipe))
     report(analysis, frame, nameWord.at, shown, sent, analysis.exfiltration);

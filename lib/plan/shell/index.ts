@@ -5,7 +5,8 @@
  * Synchronous; the grammar loads once when this module is imported. The rules, as tables:
  * rules.ts (destructive commands), read-only.ts (the allow-list), wrappers.ts (what is seen
  * through), interpreters.ts (code in other languages), variables.ts (variables that change what
- * runs), exfiltration.ts (data sent away); analyze.ts (the walk). Also where a plan reference
+ * runs), exfiltration.ts (data sent away), background.ts (what outlives the command); analyze.ts
+ * (the walk). Also where a plan reference
  * may stand as data (references.ts); a command with its env values written in, as policy reads it
  * at run time (written-variables.ts);
  * docs/shell-analysis.md says them in prose.

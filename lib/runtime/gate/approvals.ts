@@ -9,14 +9,20 @@
 import { createHmac, randomUUID } from 'node:crypto';
 import { ConditionalCheckFailedException } from '@aws-sdk/client-dynamodb';
 import { SendTaskFailureCommand, SendTaskSuccessCommand, type SFNClient } from '@aws-sdk/client-sfn';
-import { type DynamoDBDocumentClient, GetCommand, PutCommand, UpdateCommand } from '@aws-sdk/lib-dynamodb';
+import {
+  type DynamoDBDocumentClient,
+  GetCommand,
+  PutCommand,
+  ScanCommand,
+  UpdateCommand,
+} from '@aws-sdk/lib-dynamodb';
 import { answerRefusal, selfApprovalRefusal } from '../../plan/approval-block.ts';
 import { canonicalJson } from '../../plan/digest.ts';
 import { outputShapeMismatch } from '../../plan/output-shapes.ts';
 import { principalName, samePrincipal } from '../../plan/principal-names.ts';
 import { decisionDetails } from '../../policy/decisions.ts';
 import { type PolicyDecision, type PolicyPrincipal, PolicySet } from '../../policy/policy-set.ts';
-import type { Journal } from '../journal/journal.ts';
+import { type Journal, readEvents } from '../journal/journal.ts';
 import { StoredPlanMismatchError } from '../journal/stored-plans.ts';
 import { DEFAULT_TABLE_NAMES } from '../journal/tables.ts';
 import {
@@ -39,6 +45,7 @@ import {
 } from '../payloads/index.ts';
 import { sandboxSentence } from '../sandbox/sandbox.ts';
 import { Redactor } from '../secrets/redact.ts';
+import { crashPoint } from '../shared/crash-points.ts';
 import { ExecutionEndedError } from '../shared/errors.ts';
 import { sha256Hex } from '../shared/hash.ts';
 import { progressLabel } from '../shared/progress.ts';
@@ -74,6 +81,17 @@ import { wholeGateOf } from './whole-view.ts';
 
 export type { GateApprovers } from '../payloads/index.ts';
 
+/** How long a decider has to tell the machine before another answer may finish for it. */
+const DELIVERY_LEASE_MS = 60_000;
+
+/** The events a gate's decision is journaled as (decision-events.ts: recordDecision). */
+const DECISION_EVENTS = new Set([
+  'GATE_APPROVED',
+  'GATE_REJECTED',
+  'GATE_CLARIFICATION_REQUESTED',
+  'RECOVERY_ESCALATION',
+  'HUMAN_TASK_ANSWERED',
+]);
 /** Who rejects a gate a later version of its plan superseded, in the decision its execution gets. */
 export const SUPERSEDE_DECIDER = 'plangate-supersede';
 
@@ -409,6 +427,8 @@ export class Approvals {
     for (;;) {
       const link = await this.verify(linkId);
       const item = link.item;
+      // A decision a crash cut short is finished first; this answer is then told it came late.
+      if (await this.deliverDecided(item)) continue;
       // Only plan and step gates vote (quorum); an escalation or a human step has one answer.
       const voting = item.kind === 'plan' || item.kind === 'step';
       let by: string | undefined;
@@ -478,7 +498,9 @@ export class Approvals {
             ConditionExpression: '#status = :pending AND #version = :version',
             UpdateExpression:
               tally.outcome === 'decided'
-                ? 'SET #status = :answered, #version = :next, votes = :votes, decision = :decision, decidedAt = :at REMOVE taskToken'
+                ? // The token stays until the machine is told (undelivered): a crash in between leaves a
+                  // decision that deliverDecided finishes, never a gate nobody can answer.
+                  'SET #status = :answered, #version = :next, votes = :votes, decision = :decision, decidedAt = :at, undelivered = :undelivered, deliveringUntil = :lease'
                 : tally.outcome === 'revised'
                   ? 'SET #version = :next, votes = :votes, revision = :revision'
                   : 'SET #version = :next, votes = :votes',
@@ -489,7 +511,13 @@ export class Approvals {
               ':next': item.version + 1,
               ':votes': tally.outcome === 'revised' ? [] : tally.votes,
               ...(tally.outcome === 'decided'
-                ? { ':answered': 'answered', ':decision': tally.decision, ':at': at }
+                ? {
+                    ':answered': 'answered',
+                    ':decision': tally.decision,
+                    ':at': at,
+                    ':undelivered': true,
+                    ':lease': this.now().getTime() + DELIVERY_LEASE_MS,
+                  }
                 : {}),
               ...(tally.outcome === 'revised' ? { ':revision': tally.revision } : {}),
             },
@@ -502,6 +530,7 @@ export class Approvals {
       }
       // The update above won: the vote counts (or made a revision). Record it, and a final
       // decision, before the machine moves on, so nothing the next states write comes first.
+      if (tally.outcome === 'decided') crashPoint('gate-decided');
       if (voting) await recordVote(this.props.journal, item, decision as ApprovalDecision, by);
       if (heldOpen)
         await this.props.journal.append({
@@ -528,26 +557,140 @@ export class Approvals {
         tally.votes,
         await this.definitionApproved(item, final),
       );
-      if (item.kind === 'human') await this.completeHumanTask(item, final as HumanDecision);
-      else
-        await this.props.sfn
-          .send(
-            new SendTaskSuccessCommand({
-              taskToken: item.taskToken as string,
-              output: JSON.stringify(final),
-            }),
-          )
-          .catch((error: unknown) => {
-            // The wait timed out just before: the next rung of the timeout ladder hands the
-            // stored decision on (ladder.ts). Escalation gates have no ladder.
-            if (!(voting && error instanceof Error && error.name === 'TaskTimedOut')) throw error;
-          });
+      crashPoint('decision-journaled');
+      await this.handOn(item, final);
       if (this.props.onDecided && answer.via !== 'slack')
         await this.props
           .onDecided({ ...gateView(item), status: 'answered', decision: final, decidedAt: at }, final)
           .catch(() => {});
       return { status: 'decided', decision: final };
     }
+  }
+
+  /**
+   * Tells the machine a recorded decision (a human step's outcome, or the decision as the gate
+   * task's output), then forgets the token. A token the machine no longer waits on (its wait
+   * timed out: the timeout ladder hands the stored decision on; or a decision told before a crash)
+   * is not an error.
+   */
+  private async handOn(item: GateItem, final: GateDecision): Promise<void> {
+    const voting = item.kind === 'plan' || item.kind === 'step';
+    const gone = (error: unknown): void => {
+      const name = error instanceof Error ? error.name : '';
+      if (!(name === 'TaskTimedOut' || name === 'TaskDoesNotExist' || name === 'InvalidToken')) throw error;
+      if (name === 'TaskTimedOut' && !voting) throw error;
+    };
+    if (item.kind === 'human') await this.completeHumanTask(item, final as HumanDecision).catch(gone);
+    else
+      await this.props.sfn
+        .send(
+          new SendTaskSuccessCommand({ taskToken: item.taskToken as string, output: JSON.stringify(final) }),
+        )
+        .catch(gone);
+    await this.props.dynamo.send(
+      new UpdateCommand({
+        TableName: this.props.gatesTable,
+        Key: { approvalId: item.approvalId },
+        ConditionExpression: '#status = :answered',
+        UpdateExpression: 'REMOVE taskToken, undelivered, deliveringUntil',
+        ExpressionAttributeNames: { '#status': 'status' },
+        ExpressionAttributeValues: { ':answered': 'answered' },
+      }),
+    );
+  }
+
+  /**
+   * Finishes a decision a crash cut short (the gate answered, the machine not told): the votes and
+   * the decision the journal lacks are journaled, then the machine is told. Idempotent: the
+   * journal is read first, and a token already used is not an error. The decider holds a lease
+   * while it delivers: another answer waits it out (its process may only be slow); a restart
+   * (`takeOver`: every process that held the store is gone) does not. Returns whether it did.
+   */
+  async deliverDecided(item: GateItem, { takeOver = false } = {}): Promise<boolean> {
+    if (item.status !== 'answered' || item.undelivered !== true || item.decision === undefined) return false;
+    const now = this.now().getTime();
+    if (!takeOver && (item.deliveringUntil ?? 0) > now) return false;
+    try {
+      // One finisher: the claim holds only against the lease as read.
+      await this.props.dynamo.send(
+        new UpdateCommand({
+          TableName: this.props.gatesTable,
+          Key: { approvalId: item.approvalId },
+          ConditionExpression:
+            item.deliveringUntil === undefined
+              ? 'undelivered = :true AND attribute_not_exists(deliveringUntil)'
+              : 'undelivered = :true AND deliveringUntil = :seen',
+          UpdateExpression: 'SET deliveringUntil = :lease',
+          ExpressionAttributeValues: {
+            ':true': true,
+            ':lease': now + DELIVERY_LEASE_MS,
+            ...(item.deliveringUntil === undefined ? {} : { ':seen': item.deliveringUntil }),
+          },
+        }),
+      );
+    } catch (error) {
+      if (error instanceof ConditionalCheckFailedException) return false;
+      throw error;
+    }
+    const events = await readEvents(
+      this.props.dynamo,
+      this.props.eventsTable ?? DEFAULT_TABLE_NAMES.events,
+      item.executionId,
+    );
+    // What the journal holds about this gate since it opened (its opening event names its link).
+    const opened = events.findLastIndex(
+      (e) => (e.details.opened as { link_id?: string } | undefined)?.link_id === item.approvalId,
+    );
+    const mine = events
+      .slice(opened + 1)
+      .filter((e) => e.task_id === item.stepId || (e.task_id === undefined && item.stepId === undefined));
+    const final = item.decision;
+    const voting = item.kind === 'plan' || item.kind === 'step';
+    if (voting)
+      for (const vote of item.votes)
+        if (
+          !mine.some(
+            (e) => e.event === 'GATE_VOTE' && e.details.voter === vote.by && e.details.digest === vote.digest,
+          )
+        )
+          await recordVote(this.props.journal, item, vote.decision, vote.by);
+    if (!mine.some((e) => DECISION_EVENTS.has(e.event)))
+      await recordDecision(
+        this.props.journal,
+        item,
+        final,
+        final.by ?? item.votes.at(-1)?.by ?? '',
+        item.votes,
+        await this.definitionApproved(item, final),
+      );
+    await this.handOn(item, final);
+    await this.props.journal.append({
+      ...gateEventIdentity(item),
+      event: 'GATE_DECISION_RECOVERED',
+      details: { gate: item.kind, link_id: item.approvalId, decision: final.decision },
+    });
+    return true;
+  }
+
+  /** Every decision a crash cut short, finished (deliverDecided): what a restart does first. */
+  async deliverAllDecided(): Promise<number> {
+    let delivered = 0;
+    let start: Record<string, unknown> | undefined;
+    do {
+      const page = await this.props.dynamo.send(
+        new ScanCommand({
+          TableName: this.props.gatesTable,
+          FilterExpression: 'undelivered = :true',
+          ExpressionAttributeValues: { ':true': true },
+          ConsistentRead: true,
+          ...(start ? { ExclusiveStartKey: start } : {}),
+        }),
+      );
+      for (const item of (page.Items ?? []) as GateItem[])
+        if (await this.deliverDecided(item, { takeOver: true })) delivered++;
+      start = page.LastEvaluatedKey;
+    } while (start);
+    return delivered;
   }
 
   /**

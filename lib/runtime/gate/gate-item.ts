@@ -18,6 +18,10 @@ import type { PlanChanges } from './plan-diff.ts';
 export interface GateItem {
   approvalId: string;
   taskToken?: string;
+  /** Decided, and the machine not yet told: a restart (or the next answer) finishes it. */
+  undelivered?: boolean;
+  /** Until when (epoch ms) the one telling the machine holds the delivery. */
+  deliveringUntil?: number;
   kind: GateRequest['kind'];
   executionId: string;
   planId: string;
@@ -152,11 +156,14 @@ export function contentDigest(item: Pick<GateItem, 'planDigest' | 'revision'>): 
 }
 
 /** What an approval page may show about a gate: everything stored but the token (and the gate's own bookkeeping). */
-export type GateView = Omit<GateItem, 'taskToken' | 'version' | 'announced'>;
+export type GateView = Omit<
+  GateItem,
+  'taskToken' | 'version' | 'announced' | 'undelivered' | 'deliveringUntil'
+>;
 
 /** The gate without its task token (and its update counter and how far its opening got). */
 export function gateView(item: GateItem): GateView {
-  const { taskToken: _t, version: _v, announced: _a, ...view } = item;
+  const { taskToken: _t, version: _v, announced: _a, undelivered: _u, deliveringUntil: _d, ...view } = item;
   return view;
 }
 

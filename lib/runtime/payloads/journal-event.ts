@@ -33,6 +33,8 @@ export const EVENT_TYPES = [
   'GATE_SUPERSEDED',
   /** The notifier could tell nobody of a gate: no channel configured, nobody to send to, or every send failed. */
   'GATE_NOTICE_UNDELIVERED',
+  /** A decision a crash cut short was finished: journaled as it lacked, and told to the machine. */
+  'GATE_DECISION_RECOVERED',
   'TASK_STARTED',
   'TASK_COMPLETED',
   'TASK_FAILED',
@@ -253,6 +255,15 @@ export const EVENT_DETAILS = {
     reason: NoticeUndeliveredReasonSchema,
     /** Why, in words: what to configure, or each channel's error. */
     message: z.string(),
+  }),
+  /**
+   * A decision a crash cut short (recorded on the gate, the machine not told) was finished at the
+   * next answer or at a restart: the journal got what it lacked, the machine the decision.
+   */
+  GATE_DECISION_RECOVERED: z.object({
+    gate: GateKindSchema,
+    link_id: z.string(),
+    decision: z.string(),
   }),
   TASK_STARTED: z.object({
     attempt: z.number().int(),

@@ -35,6 +35,12 @@ const PlanProcessShape = {
    * returns what was written to it.
    */
   files: z.array(z.string().min(1)).default([]),
+  /**
+   * The run whose workspace the process shares (its execution ARN): the plan-process function
+   * runs it in that run's directory of the workspace file system (docs/deploy.md, "Where steps run
+   * on AWS"), a relative `cwd` inside it.
+   */
+  workspace: z.string().min(1).optional(),
 };
 
 export const PlanProcessCallSchema = z.strictObject({

@@ -169,6 +169,13 @@ export interface SandboxScope {
   readonly network?: NetworkAccess;
   /** Where the proxy's records of the processes go (the caller's, read once they ended: the step's journal). */
   readonly networkLog?: NetworkRecord[];
+  /**
+   * The run whose workspace the processes share (its execution ARN): where they run on another
+   * host (the plan-process function), that host runs them in the run's directory of the workspace
+   * file system, so a step, its contracts, its rollback and the postconditions see the same files.
+   * Here the processes run in the real directory and this changes nothing.
+   */
+  readonly workspace?: string;
 }
 
 const scope = new AsyncLocalStorage<SandboxScope>();
@@ -179,6 +186,7 @@ export function withSandboxScope<T>(extra: SandboxScope, use: () => Promise<T>):
   const aws = extra.aws ?? outer?.aws;
   const network = extra.network ?? outer?.network;
   const networkLog = extra.networkLog ?? outer?.networkLog;
+  const workspace = extra.workspace ?? outer?.workspace;
   return scope.run(
     {
       writable: [...(outer?.writable ?? []), ...(extra.writable ?? [])],
@@ -186,6 +194,7 @@ export function withSandboxScope<T>(extra: SandboxScope, use: () => Promise<T>):
       ...(aws ? { aws } : {}),
       ...(network ? { network } : {}),
       ...(networkLog ? { networkLog } : {}),
+      ...(workspace ? { workspace } : {}),
     },
     use,
   );

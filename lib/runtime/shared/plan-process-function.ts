@@ -7,8 +7,9 @@
  * that declares AWS gets a session of the plan AWS role that the harness assumed for the run with
  * the step's session policy and put in the event; any other call gets no credentials at all.
  */
-import { mkdtemp, readFile, rm, writeFile } from 'node:fs/promises';
-import { join } from 'node:path';
+import { createHash } from 'node:crypto';
+import { mkdir, mkdtemp, readFile, rm, writeFile } from 'node:fs/promises';
+import { join, resolve } from 'node:path';
 import { InvokeCommand, type LambdaClient } from '@aws-sdk/client-lambda';
 import {
   type PlanAwsCredentials,
@@ -78,8 +79,14 @@ export function planProcessInvoker(
 }
 
 export interface PlanProcessHostDeps {
-  /** Where a call without its own cwd runs (Lambda: /tmp, its only writable directory). */
+  /** Where the files a call returns are made, and where a call of no run's workspace runs (Lambda: /tmp). */
   readonly workdir: string;
+  /**
+   * Where the runs' workspaces live (the mount of the workspace file system, lib/cdk/plan-code.ts):
+   * a call of a run runs in that run's directory there, whichever container takes it.
+   * @default none: a call of a run is refused (its files would stay in this container's /tmp)
+   */
+  readonly workspaceRoot?: string;
   /** The region the credentials are for (AWS_REGION of the process). */
   readonly region?: string;
 }
@@ -93,6 +100,7 @@ export async function servePlanProcessCall(
   deps: PlanProcessHostDeps,
 ): Promise<PlanProcessResult> {
   const parsed = PlanProcessEventSchema.parse(event);
+  const cwd = await callDirectory(parsed.workspace, parsed.cwd, deps);
   const dir = await mkdtemp(join(deps.workdir, 'plangate-call-'));
   try {
     const files = Object.fromEntries(parsed.files.map((name, i) => [name, join(dir, `file-${i}`)]));
@@ -100,7 +108,7 @@ export async function servePlanProcessCall(
     const credentials = parsed.awsCredentials;
     const result = await runProcess({
       command: parsed.command,
-      cwd: parsed.cwd ?? deps.workdir,
+      cwd,
       env: {
         ...parsed.env,
         ...files,
@@ -124,4 +132,31 @@ export async function servePlanProcessCall(
   } finally {
     await rm(dir, { recursive: true, force: true });
   }
+}
+
+/**
+ * A run's directory under the workspace root: the execution's name (what the console shows) made
+ * safe for a path, and a digest of its whole ARN so two machines' executions of one name differ.
+ */
+export function workspaceDirectoryName(executionArn: string): string {
+  const name = (executionArn.slice(executionArn.lastIndexOf(':') + 1) || 'run')
+    .replace(/[^\w.-]/g, '_')
+    .slice(0, 80);
+  return `${name}-${createHash('sha256').update(executionArn).digest('hex').slice(0, 16)}`;
+}
+
+/** Where the call runs: in its run's workspace (made on first use), a relative cwd inside it. */
+async function callDirectory(
+  workspace: string | undefined,
+  cwd: string | undefined,
+  deps: PlanProcessHostDeps,
+): Promise<string> {
+  if (workspace === undefined) return cwd ?? deps.workdir;
+  if (!deps.workspaceRoot)
+    throw new NotConfiguredError(
+      "a run's command came to a plan-process function with no workspace file system (PLANGATE_WORKSPACE_ROOT): its files would be lost with this container",
+    );
+  const root = join(deps.workspaceRoot, workspaceDirectoryName(workspace));
+  await mkdir(root, { recursive: true });
+  return cwd === undefined ? root : resolve(root, cwd);
 }

@@ -64,7 +64,7 @@ export function runProcess(props: RunProcessProps): Promise<ProcessResult> {
  * `returned`, named by the variable that carries them) travel as contents, written here after.
  */
 async function runInFunction(invoke: PlanProcessInvoker, props: RunProcessProps): Promise<ProcessResult> {
-  const { returned = [], aws } = sandboxScope();
+  const { returned = [], aws, workspace } = sandboxScope();
   const env = props.env ?? {};
   const files = Object.entries(env).flatMap(([name, value]) => (returned.includes(value) ? [name] : []));
   const started = performance.now();
@@ -78,6 +78,7 @@ async function runInFunction(invoke: PlanProcessInvoker, props: RunProcessProps)
         ...(props.maxOutputBytes !== undefined ? { maxOutputBytes: props.maxOutputBytes } : {}),
         ...(props.stdin !== undefined ? { stdin: props.stdin } : {}),
         files,
+        ...(workspace ? { workspace } : {}),
         ...(aws ? { aws } : {}),
       },
       props.signal,

@@ -1,0 +1,19 @@
+/**
+ * Named crash points: where a test of crash consistency kills the process (SIGKILL, as kill -9
+ * does) between two writes that must survive a crash together, so recovery is proven at exactly
+ * that instant. `PLANGATE_CRASH_AT=<point>` arms one point in one process; unset, a crash point
+ * is one comparison. The points are listed here so a test can name every one.
+ */
+export const CRASH_POINTS = [
+  /** The gate is decided in its table; neither the journal nor the machine knows yet. */
+  'gate-decided',
+  /** The decision is journaled; the machine is not told yet. */
+  'decision-journaled',
+] as const;
+export type CrashPoint = (typeof CRASH_POINTS)[number];
+
+const armed = process.env.PLANGATE_CRASH_AT;
+
+export function crashPoint(point: CrashPoint): void {
+  if (armed === point) process.kill(process.pid, 'SIGKILL');
+}
