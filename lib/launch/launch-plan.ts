@@ -17,7 +17,7 @@ import { decisionDetails, PolicyDeniedError } from '../policy/decisions.ts';
 import { planEntity, planFacts } from '../policy/entities.ts';
 import { type PolicyPrincipal, PolicySet } from '../policy/policy-set.ts';
 import { eventIdentity, type HarnessDeps, journalFor } from '../runtime/deps.ts';
-import { queryItems } from '../runtime/journal/journal.ts';
+import { MAX_EVENT_BYTES, queryItems } from '../runtime/journal/journal.ts';
 import { storePlan } from '../runtime/journal/stored-plans.ts';
 import type { EVENT_DETAILS, PolicyOverride, RecordedStep } from '../runtime/payloads/index.ts';
 import { HarnessError } from '../runtime/shared/errors.ts';
@@ -208,6 +208,34 @@ export async function claimVersion(
   }
 }
 
+/**
+ * A plan whose PLAN_CREATED would not fit one journal record (MAX_EVENT_BYTES): it records every
+ * step's dependencies and the facts every later policy decision judges, so its size grows with
+ * the steps. Refused before anything is stored or deployed.
+ */
+export class PlanTooLargeError extends HarnessError {
+  constructor(message: string) {
+    super('PlanTooLarge', message, { httpStatus: 400, location: 'steps' });
+  }
+}
+
+/** Room in PLAN_CREATED for what is known only at launch: identity, submitter, policies, the machines' ARNs. */
+const LAUNCH_RECORD_ROOM_BYTES = 16 * 1024;
+
+/**
+ * Why the plan cannot be launched because its PLAN_CREATED would not fit one journal record, with
+ * the limit and how many such steps would; undefined when it fits. Cheap next to validating and
+ * compiling (a 10,000-step plan: a fifth of a second), so the Plans API asks it first.
+ */
+export function planRecordProblem(plan: Plan, facts = planFacts(plan)): string | undefined {
+  const bytes =
+    Buffer.byteLength(JSON.stringify({ ...planCreatedDetails(plan), policy_facts: facts })) +
+    LAUNCH_RECORD_ROOM_BYTES;
+  if (bytes <= MAX_EVENT_BYTES) return undefined;
+  const fits = Math.floor((plan.steps.length * MAX_EVENT_BYTES) / bytes);
+  return `the plan's ${plan.steps.length} steps are too many for one run: its PLAN_CREATED (each step's dependencies and the facts policy judges) would be about ${bytes} bytes, and a journal record holds at most ${MAX_EVENT_BYTES} bytes (DynamoDB's item limit); about ${fits} steps like these fit: split the plan into smaller plans`;
+}
+
 export async function launchPlan(given: LaunchPlanInput): Promise<LaunchedPlan> {
   // The submitter in the one spelling every later comparison uses (no-self-approval, policy).
   const input =
@@ -215,6 +243,8 @@ export async function launchPlan(given: LaunchPlanInput): Promise<LaunchedPlan> 
   const digest = `sha256:${planDigest(input.plan)}`;
   // Before anything is deployed: policy first (a refusal is journaled on its own), then the version
   // (the versions table's claim; versions launched before it existed are in the journal only).
+  const tooLarge = planRecordProblem(input.plan);
+  if (tooLarge) throw new PlanTooLargeError(tooLarge);
   const submission = await authorizeSubmission(input, digest);
   await checkVersionUnused(input.plan, digest, input.journal);
   await claimVersion(input.plan, digest, input.journal);

@@ -166,7 +166,7 @@ const RESPONSES: Readonly<Record<string, Responses>> = {
       content: { 'application/json': 'DraftAccepted' },
     },
     400: error(
-      "An invalid plan (every problem located in `problems`: the validator's, and Step Functions' quotas': definition-too-large, payload-too-large, history-too-long) or a malformed goal request; nothing was deployed",
+      "An invalid plan (every problem located in `problems`: the validator's; too-many-steps, a PLAN_CREATED larger than one journal record; and Step Functions' quotas': definition-too-large, payload-too-large, history-too-long) or a malformed goal request; nothing was deployed",
     ),
     401: error('Who submits the plan cannot be told (`plangate serve --identity header` without the header)'),
     403: error(

@@ -14,6 +14,7 @@ import {
 import { CompileError, deployability } from '../compiler/index.ts';
 import { type PlanFormat, parsePlanText } from '../plan/parse.ts';
 import { formatProblem, hasErrors, type Problem, sortProblems } from '../plan/problems.ts';
+import { locateProblems, type SourceMap } from '../plan/source-map.ts';
 import { validatePlan } from '../plan/validate.ts';
 import { decisionDetails, PolicyDeniedError } from '../policy/decisions.ts';
 import { draftEntity, executionEntity } from '../policy/entities.ts';
@@ -38,7 +39,14 @@ import { queryItems, readEvents } from '../runtime/journal/journal.ts';
 import { StoredPlanMismatchError, storedPlan } from '../runtime/journal/stored-plans.ts';
 import { approvalLink } from '../runtime/notify/message.ts';
 import type { JournalRecord } from '../runtime/payloads/index.ts';
-import { launchAtRunTime, PlanVersionConflictError, type RuntimeLaunchDeps } from './launch-plan.ts';
+import { EventTooLargeError } from '../runtime/shared/errors.ts';
+import {
+  launchAtRunTime,
+  PlanTooLargeError,
+  PlanVersionConflictError,
+  planRecordProblem,
+  type RuntimeLaunchDeps,
+} from './launch-plan.ts';
 import { openApiDocument } from './openapi.ts';
 import { createDraft, draftResponse, readDraft } from './plan-drafts.ts';
 import {
@@ -191,6 +199,10 @@ async function submit(event: HttpEvent, deps: PlansApiDeps): Promise<HttpResult>
     FORMATS.find(([pattern]) => pattern.test(contentType))?.[1];
   const parsed = parsePlanText(text, { filename: 'plan', format });
   if (!parsed.plan) return invalid(parsed.problems);
+  // A plan too large to record is refused first, in a fraction of a second, not after validating
+  // and compiling it (tens of seconds for 10,000 steps).
+  const tooLarge = planRecordProblem(parsed.plan);
+  if (tooLarge) return invalid(tooLargeProblems(tooLarge, parsed.sourceMap));
   const validation = await validatePlan(parsed.plan, { sourceMap: parsed.sourceMap, file: 'plan' });
   const validated = sortProblems([...parsed.problems, ...validation.problems]);
   if (hasErrors(validated)) return invalid(validated);
@@ -209,6 +221,8 @@ async function submit(event: HttpEvent, deps: PlansApiDeps): Promise<HttpResult>
       ...(policyOverride !== undefined ? { policyOverride } : {}),
     });
   } catch (error) {
+    if (error instanceof PlanTooLargeError || error instanceof EventTooLargeError)
+      return invalid(tooLargeProblems(error.message, parsed.sourceMap));
     if (error instanceof PlanVersionConflictError)
       return refuse(409, 'plan version already submitted', error.message);
     if (error instanceof PolicyDeniedError) return denied(error);
@@ -327,6 +341,15 @@ async function refusedRead(
 /** 403 with the ids of the policies that decided (none: no policy permits it). */
 function denied(error: PolicyDeniedError): HttpResult {
   return json(403, { error: 'denied by policy', message: error.message, policies: error.policies });
+}
+
+/** The one problem of a plan too large to record, located at its steps. */
+function tooLargeProblems(message: string, sourceMap: SourceMap | undefined): Problem[] {
+  return locateProblems(
+    [{ severity: 'error', code: 'too-many-steps', message, pointer: '/steps' }],
+    'plan',
+    sourceMap,
+  );
 }
 
 /** 400 with every problem, located; the message counts the errors and names the first. */

@@ -17,6 +17,7 @@ import {
   hashEvent,
   indexAttributes,
   Journal,
+  MAX_EVENT_BYTES,
   putNewEvent,
   queryEvents,
   readEvents,
@@ -25,6 +26,7 @@ import {
 import { ensureTables } from '../../lib/runtime/journal/tables.ts';
 import type { JournalRecord } from '../../lib/runtime/payloads/index.ts';
 import { Redactor } from '../../lib/runtime/secrets/redact.ts';
+import { EventTooLargeError, ExecutionEndedError } from '../../lib/runtime/shared/errors.ts';
 
 const REPO = join(import.meta.dirname, '../..');
 let dir: string;
@@ -237,6 +239,87 @@ describe('Journal', () => {
     expect(verifyChain(events)).toEqual({ ok: true, count: 20 });
     // Five tsx processes start slowly on a loaded machine; the race itself takes well under a second.
   }, 120_000);
+
+  it('refuses any event for an execution after its EXECUTION_COMPLETE, from this writer or another', async () => {
+    const ended = { ...base, executionId: 'exec-ended' };
+    const failure = { ...ended, task_id: 'hang', task_name: 'Hang' };
+    await journal.append({
+      ...failure,
+      event: 'TASK_STARTED',
+      details: { attempt: 1, progress: '[Task 1/1] ▶ Hang' },
+    });
+    // Another container (another client) appends first, then ends the run: this journal's
+    // remembered tail is stale and must not let it chain past the end.
+    const other = localClients({
+      dynamoEndpoint: plane.dynamo.endpoint,
+      eventsEndpoint: 'http://127.0.0.1:9',
+    });
+    try {
+      const late = new Journal({ dynamo: other.doc, eventsTable: plane.tableNames.events });
+      await late.append({
+        ...ended,
+        event: 'EXECUTION_COMPLETE',
+        details: { summary: { completed: 0, failed: 1, skipped: 0 }, succeeded: false },
+      });
+      await expect(
+        late.append({
+          ...failure,
+          event: 'FAILURE_DETECTED',
+          details: { error: 'States.Timeout', error_message: 'x', attempt: 3 },
+        }),
+      ).rejects.toThrow(ExecutionEndedError);
+    } finally {
+      other.destroy();
+    }
+    for (const writer of [
+      journal,
+      new Journal({ dynamo: plane.clients.doc, eventsTable: plane.tableNames.events }),
+    ])
+      await expect(
+        writer.append({
+          ...failure,
+          event: 'FAILURE_CLASSIFIED',
+          details: { failure_type: 'transient', error: 'Plangate.Transient' },
+        }),
+      ).rejects.toThrow(
+        'FAILURE_CLASSIFIED not journaled: execution exec-ended has ended (EXECUTION_COMPLETE)',
+      );
+    const events = await readEvents(plane.clients.doc, plane.tableNames.events, 'exec-ended');
+    expect(events.map((e) => e.event)).toEqual(['TASK_STARTED', 'EXECUTION_COMPLETE']);
+    // Other executions are untouched.
+    await journal.append({
+      ...base,
+      executionId: 'exec-after',
+      event: 'TASK_STARTED',
+      task_id: 'a',
+      details: { attempt: 1, progress: 'p' },
+    });
+  });
+
+  it('refuses an event larger than one record by name, and stores nothing', async () => {
+    const facts = Object.fromEntries(Array.from({ length: 3000 }, (_, i) => [`s${i}`, ['x'.repeat(200)]]));
+    await expect(
+      journal.append({
+        ...base,
+        executionId: 'exec-huge',
+        event: 'PLAN_CREATED',
+        details: { task_count: 3000, dependencies: facts },
+      }),
+    ).rejects.toThrow(EventTooLargeError);
+    await expect(
+      journal.append({
+        ...base,
+        executionId: 'exec-huge',
+        event: 'PLAN_CREATED',
+        details: { task_count: 3000, dependencies: facts },
+      }),
+    ).rejects.toThrow(
+      new RegExp(
+        `^PLAN_CREATED is \\d+ bytes; a journal record holds at most ${MAX_EVENT_BYTES} bytes \\(DynamoDB's item limit\\)$`,
+      ),
+    );
+    expect(await readEvents(plane.clients.doc, plane.tableNames.events, 'exec-huge')).toEqual([]);
+  });
 
   it('redacts declared secrets and credential shapes before storing or publishing', async () => {
     const { stored } = await journal.append({

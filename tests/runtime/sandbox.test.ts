@@ -12,6 +12,7 @@ import { isRefusedName, planEnvironment } from '../../lib/runtime/sandbox/enviro
 import {
   bwrapArgs,
   configureSandbox,
+  PASS_ENV_ENV,
   refusedWrites,
   sandboxSentence,
   sandboxStatus,
@@ -89,7 +90,8 @@ describe('bwrapArgs', () => {
     for (const flag of ['--unshare-net', '--unshare-pid', '--die-with-parent', '--new-session'])
       expect(args).toContain(flag);
     expect(args[args.indexOf('--cap-drop') + 1]).toBe('ALL');
-    expect(args.slice(-3)).toEqual(['bash', '-c', 'true']);
+    // No startup file: bash reads ~/.bashrc for `-c` when its stdin is a socket (Node's pipes).
+    expect(args.slice(-5)).toEqual(['bash', '--noprofile', '--norc', '-c', 'true']);
     expect(bwrapArgs({ writable: [], hidden: [], network: 'host', cwd: '/', command: 'true' })).not.toContain(
       '--unshare-net',
     );
@@ -112,6 +114,26 @@ describe.runIf(sandboxStatus().kind === 'bwrap')('runProcess in the sandbox', ()
     expect(result.stdout).toContain('net=7');
     await new Promise((r) => setTimeout(r, 1500));
     expect(existsSync(join(cwd, 'late.txt'))).toBe(false);
+  });
+
+  it("runs no startup file: not the harness's BASH_ENV, even passed on by name", async () => {
+    const cwd = await mkdtemp(join(tmpdir(), 'plangate-sandbox-'));
+    await writeFile(join(cwd, 'env.sh'), `echo ran > '${cwd}/marker'\n`);
+    const saved = { BASH_ENV: process.env.BASH_ENV, pass: process.env[PASS_ENV_ENV] };
+    process.env.BASH_ENV = join(cwd, 'env.sh');
+    process.env[PASS_ENV_ENV] = 'BASH_ENV';
+    try {
+      const result = await runProcess({ command: 'echo "${BASH_ENV-unset}"', cwd });
+      expect(result.stdout).toBe('unset\n');
+      expect(existsSync(join(cwd, 'marker'))).toBe(false);
+    } finally {
+      for (const [name, value] of [
+        ['BASH_ENV', saved.BASH_ENV],
+        [PASS_ENV_ENV, saved.pass],
+      ] as const)
+        if (value === undefined) delete process.env[name];
+        else process.env[name] = value;
+    }
   });
 });
 

@@ -15,6 +15,7 @@ import { type LocalDataPlane, startLocalDataPlane } from '../../lib/aws-local/da
 import { parseHandlerEnv, TABLE_NAME_ENV } from '../../lib/runtime/catalog.ts';
 import { DEFAULT_TABLE_NAMES, type TableNames } from '../../lib/runtime/journal/tables.ts';
 import { ERROR_NAMES, HarnessFailure, type JournalRecord } from '../../lib/runtime/payloads/index.ts';
+import { ExecutionEndedError } from '../../lib/runtime/shared/errors.ts';
 import { Telemetry } from '../../lib/runtime/telemetry/telemetry.ts';
 
 type Entry = Record<string, unknown>;
@@ -107,6 +108,21 @@ describe('an invocation', () => {
       execution: EXECUTION,
       _aws: { CloudWatchMetrics: [{ Namespace: 'plangate', Dimensions: [['service']] }] },
     });
+  });
+
+  it('logs a writer that outlived its run (the journal refused its event) as a warning, not a harness error', async () => {
+    const { telemetry: t, entries } = telemetry();
+    const late = new ExecutionEndedError(EXECUTION, 'FAILURE_DETECTED');
+    await expect(t.invoke({ execution: EXECUTION, step: 'hang' }, () => Promise.reject(late))).rejects.toBe(
+      late,
+    );
+    expect(entries.at(-1)).toMatchObject({
+      level: 'WARN',
+      message: `stepRunner ended late: FAILURE_DETECTED not journaled: execution ${EXECUTION} has ended (EXECUTION_COMPLETE)`,
+      execution: EXECUTION,
+      step: 'hang',
+    });
+    expect(entries.some((e) => e.level === 'ERROR' || e.HarnessErrors !== undefined)).toBe(false);
   });
 
   it('counts a 5xx answer of an API handler as a harness error', async () => {

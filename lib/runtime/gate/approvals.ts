@@ -6,7 +6,7 @@
  *
  * Link ids (shared and recipient-bound) are signed and checked by {@link LinkSigner} in links.ts.
  */
-import { createHmac } from 'node:crypto';
+import { createHmac, randomUUID } from 'node:crypto';
 import { ConditionalCheckFailedException } from '@aws-sdk/client-dynamodb';
 import { SendTaskFailureCommand, SendTaskSuccessCommand, type SFNClient } from '@aws-sdk/client-sfn';
 import {
@@ -46,6 +46,7 @@ import {
 import { sandboxSentence } from '../sandbox/sandbox.ts';
 import { Redactor } from '../secrets/redact.ts';
 import { crashPoint } from '../shared/crash-points.ts';
+import { ExecutionEndedError } from '../shared/errors.ts';
 import { sha256Hex } from '../shared/hash.ts';
 import { progressLabel } from '../shared/progress.ts';
 import { definitionReaderOf, planCreatedOf, runningDefinitionHash } from '../steps/integrity.ts';
@@ -1075,21 +1076,40 @@ export class Approvals {
     );
     const item = out.Item as GateItem | undefined;
     if (!item) return false;
-    await this.props.journal.append({
-      ...gateEventIdentity(item),
-      event: 'GATE_ANSWER_REFUSED',
-      details: { gate: item.kind, reason: 'unverified', message: refused.message, source: refused.source },
+    return this.journalRefusal(item, {
+      reason: 'unverified',
+      message: refused.message,
+      source: refused.source,
     });
-    return true;
   }
 
   /** GATE_ANSWER_REFUSED in the gate's execution: who tried what, and why it changed nothing. */
   private async recordRefusal(item: GateItem, error: ApprovalError, by: string | undefined): Promise<void> {
-    await this.props.journal.append({
-      ...gateEventIdentity(item),
-      event: 'GATE_ANSWER_REFUSED',
-      details: { gate: item.kind, reason: error.reason, message: error.message, ...(by ? { by } : {}) },
-    });
+    await this.journalRefusal(item, { reason: error.reason, message: error.message, ...(by ? { by } : {}) });
+  }
+
+  /**
+   * GATE_ANSWER_REFUSED in the gate's execution; once that has ended (its journal takes nothing
+   * after EXECUTION_COMPLETE), in a stream of its own (`answer-refused:<uuid>`, found by the
+   * plan's id) naming the execution, as a refused read is: every refusal stays audited.
+   */
+  private async journalRefusal(
+    item: GateItem,
+    details: { reason: string; message: string; by?: string; source?: string },
+  ): Promise<boolean> {
+    const event = { event: 'GATE_ANSWER_REFUSED', details: { gate: item.kind, ...details } } as const;
+    try {
+      await this.props.journal.append({ ...gateEventIdentity(item), ...event });
+    } catch (error) {
+      if (!(error instanceof ExecutionEndedError)) throw error;
+      await this.props.journal.append({
+        ...gateEventIdentity(item),
+        executionId: `answer-refused:${randomUUID()}`,
+        event: event.event,
+        details: { ...event.details, execution: item.executionId },
+      });
+    }
+    return true;
   }
 
   private now(): Date {

@@ -19,7 +19,7 @@ import {
   safeParseJournalEvent,
 } from '../payloads/index.ts';
 import { Redactor } from '../secrets/redact.ts';
-import { InvalidInputError } from '../shared/errors.ts';
+import { EventTooLargeError, ExecutionEndedError, InvalidInputError } from '../shared/errors.ts';
 import { sha256Hex } from '../shared/hash.ts';
 import { truncateText } from '../shared/truncate.ts';
 import type { JournalAnchor } from './anchorer.ts';
@@ -27,6 +27,13 @@ import { SEQ_DIGITS } from './tables.ts';
 
 /** EventBridge `source` of every plangate event. */
 export const EVENT_SOURCE = 'plangate';
+
+/**
+ * Largest event the journal stores, in bytes of its JSON: an item of the events table is at most
+ * 400 KB (DynamoDB, here and on AWS), and JSON's quotes and braces only overstate an item's size.
+ * Room is kept for what the journal adds (seq, both hashes, the key and index attributes).
+ */
+export const MAX_EVENT_BYTES = 400 * 1024 - 1024;
 
 /** Longest string kept in event details; EventBridge entries are limited to 256 KB. */
 const MAX_DETAIL_STRING_BYTES = 16 * 1024;
@@ -97,6 +104,8 @@ export class Journal {
       throw new InvalidInputError(parsed.issue.message, { location: parsed.issue.location });
     const clean = this.redactor.value(parsed.data);
     const event: JournalEvent = { ...clean, details: limitStrings(clean.details) as Record<string, unknown> };
+    const bytes = Buffer.byteLength(JSON.stringify(event));
+    if (bytes > MAX_EVENT_BYTES) throw new EventTooLargeError(event.event, bytes, MAX_EVENT_BYTES);
     const stored = await this.store(event);
     this.props.onAppended?.(stored, note);
     this.props.anchor?.observe(stored);
@@ -111,6 +120,10 @@ export class Journal {
       let tail =
         lastStored.get(key) ?? (await readTail(this.props.dynamo, this.props.eventsTable, event.executionId));
       for (let attempt = 0; ; attempt++) {
+        // Checked against the tail the conditional put stands on: a writer holding an older tail
+        // loses the put, re-reads, and sees the end here.
+        if (tail?.event === 'EXECUTION_COMPLETE')
+          throw new ExecutionEndedError(event.executionId, event.event);
         const prevHash = tail?.hash ?? GENESIS_HASH;
         const record: JournalRecord = {
           ...event,
@@ -120,7 +133,7 @@ export class Journal {
         };
         try {
           await putNewEvent(this.props.dynamo, this.props.eventsTable, record);
-          remember(lastStored, key, { seq: record.seq, hash: record.hash });
+          remember(lastStored, key, { seq: record.seq, hash: record.hash, event: record.event });
           return record;
         } catch (error) {
           lastStored.delete(key);
@@ -262,7 +275,7 @@ export function fromItem(item: Record<string, unknown>): JournalRecord {
  * conditional put catches that and the append re-reads the tail.
  */
 const appendQueues = new Map<string, Promise<unknown>>();
-type Tail = Pick<JournalRecord, 'seq' | 'hash'>;
+type Tail = Pick<JournalRecord, 'seq' | 'hash' | 'event'>;
 /**
  * The tail this process last stored per execution, per client (so two DynamoDB endpoints with
  * the same table names never share one); a hint, checked by the conditional put.

@@ -225,6 +225,11 @@ export const EVENT_DETAILS = {
     by: z.string().optional(),
     /** An answer refused before anyone was verified (no identity, plan code): where it came from. */
     source: z.string().optional(),
+    /**
+     * The gate's execution, when it had already ended: the refusal is then in a stream of its own
+     * (`answer-refused:<uuid>`), since nothing follows an execution's EXECUTION_COMPLETE.
+     */
+    execution: z.string().optional(),
   }),
   GATE_REMINDED: z.object({ gate: GateKindSchema, level: z.number().int() }),
   GATE_ESCALATED: z.object({

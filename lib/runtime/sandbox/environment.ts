@@ -51,6 +51,23 @@ export function isRefusedName(name: string): boolean {
   return REFUSED.some((pattern) => pattern.test(name));
 }
 
+/**
+ * Files a non-interactive shell runs before its command: never the harness's (an operator's
+ * BASH_ENV stalled or changed every step), even passed on by name; a plan that declares one in
+ * its own env gets it, as the gate showed it.
+ */
+export const STARTUP_FILE_NAMES = ['BASH_ENV', 'ENV'] as const;
+
+/** The harness's environment without {@link STARTUP_FILE_NAMES}: for the shells it starts for itself. */
+export function withoutStartupFiles(
+  env: Readonly<Record<string, string | undefined>>,
+): Record<string, string> {
+  const copy: Record<string, string> = {};
+  for (const [name, value] of Object.entries(env))
+    if (value !== undefined && !(STARTUP_FILE_NAMES as readonly string[]).includes(name)) copy[name] = value;
+  return copy;
+}
+
 export interface PlanEnvironmentProps {
   /** The harness's environment, to copy the allow-listed names from. */
   readonly harness: Readonly<Record<string, string | undefined>>;
@@ -75,7 +92,12 @@ export function planEnvironment(props: PlanEnvironmentProps): Record<string, str
   const env: Record<string, string> = {};
   const copy = (name: string): void => {
     const value = props.harness[name];
-    if (value !== undefined && !isRefusedName(name)) env[name] = value;
+    if (
+      value !== undefined &&
+      !isRefusedName(name) &&
+      !(STARTUP_FILE_NAMES as readonly string[]).includes(name)
+    )
+      env[name] = value;
   };
   for (const name of INHERITED_NAMES) copy(name);
   for (const name of Object.keys(props.harness))

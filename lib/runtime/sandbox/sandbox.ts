@@ -31,6 +31,16 @@ export const WRITE_ENV = 'PLANGATE_SANDBOX_WRITE';
  */
 export const NETWORK_ENV = 'PLANGATE_SANDBOX_NETWORK';
 
+/**
+ * The argv of every shell the harness starts (plan commands, its own watchdog): `bash -c` with no
+ * startup file. Without `--norc`, bash runs ~/.bashrc for `bash -c` whenever its stdin is a socket
+ * (Node's pipes are) and SHLVL is unset (a plan's environment has none): the operator's .bashrc
+ * in every step. BASH_ENV stays out of the environment ({@link planEnvironment}).
+ */
+export function shellArgv(command: string): [file: string, ...args: string[]] {
+  return ['bash', '--noprofile', '--norc', '-c', command];
+}
+
 /** HOME inside the sandbox: a fresh directory on the sandbox's own /tmp. */
 export const SANDBOX_HOME = '/tmp/plangate-home';
 
@@ -259,13 +269,10 @@ export function planProcess(request: PlanProcessRequest): PlanProcessSpawn {
   const harness = process.env;
   const passed = listSetting(harness[PASS_ENV_ENV], ',');
   const status = localSandboxStatus();
-  if (status.kind === 'none')
-    return {
-      file: 'bash',
-      args: ['-c', request.command],
-      env: planEnvironment({ harness, given: request.env, passed }),
-      sandboxed: false,
-    };
+  if (status.kind === 'none') {
+    const [file, ...args] = shellArgv(request.command);
+    return { file, args, env: planEnvironment({ harness, given: request.env, passed }), sandboxed: false };
+  }
   const cwd = resolve(request.cwd);
   const workspace = settings?.workspace ?? cwd;
   const writable = [
@@ -321,7 +328,7 @@ export function bwrapArgs(layout: BwrapLayout): string[] {
   }
   if (layout.network === 'none') args.push('--unshare-net');
   if (layout.proxySocketDir !== undefined) args.push('--bind', layout.proxySocketDir, SANDBOX_PROXY_DIR);
-  const command = ['bash', '-c', layout.command];
+  const command = shellArgv(layout.command);
   args.push(
     // Run as root (CI, containers), bwrap keeps every capability: with CAP_SYS_ADMIN a process
     // unmounts what hides the store, remounts / read-write and uncovers the host's /proc.

@@ -43,6 +43,40 @@ export class HarnessError extends Error {
   }
 }
 
+/**
+ * An event for an execution whose EXECUTION_COMPLETE is stored: the journal refuses it, whoever
+ * writes it (a step runner or classifier whose invocation outlived the machine's timeout), so a
+ * run's end is its last event. Nobody waits for such a writer: it is logged, not alarmed on.
+ */
+export class ExecutionEndedError extends HarnessError {
+  constructor(
+    readonly executionId: string,
+    readonly refused: string,
+  ) {
+    super(
+      'ExecutionEnded',
+      `${refused} not journaled: execution ${executionId} has ended (EXECUTION_COMPLETE)`,
+    );
+  }
+}
+
+/**
+ * An event larger than one journal record can hold (an item of the events table: DynamoDB's
+ * 400 KB, here and on AWS): refused by name before the table's own error would say less.
+ */
+export class EventTooLargeError extends HarnessError {
+  constructor(
+    readonly refused: string,
+    readonly bytes: number,
+    readonly limit: number,
+  ) {
+    super(
+      'EventTooLarge',
+      `${refused} is ${bytes} bytes; a journal record holds at most ${limit} bytes (DynamoDB's item limit)`,
+    );
+  }
+}
+
 /** The step's arguments (or a handler's input) do not fit their schema: classified invalid_input. */
 export class InvalidInputError extends HarnessError {
   constructor(message: string, props: HarnessErrorProps = {}) {

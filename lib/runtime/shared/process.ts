@@ -13,6 +13,7 @@ import { type ChildProcess, spawn } from 'node:child_process';
 import { mkdtemp, rm, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
+import { withoutStartupFiles } from '../sandbox/environment.ts';
 import { type NetworkProxy, startNetworkProxy } from '../sandbox/network-proxy.ts';
 import type { PlanProcessInvoker, ProcessResult } from '../sandbox/plan-process-call.ts';
 import { PROXY_SOCKET_NAME } from '../sandbox/proxy-forwarder.ts';
@@ -22,6 +23,7 @@ import {
   proxiedNetwork,
   refusedWrites,
   sandboxScope,
+  shellArgv,
 } from '../sandbox/sandbox.ts';
 import { BoundedBuffer, DEFAULT_OUTPUT_LIMIT_BYTES } from './truncate.ts';
 
@@ -207,17 +209,14 @@ function spawnHere(props: RunProcessProps, proxySocketDir?: string): Promise<Pro
  * once the command has ended; it keeps neither this process's event loop nor the group alive.
  */
 function groupWatchdog(pgid: number, graceMs: number): ChildProcess {
-  const watchdog = spawn(
-    'bash',
-    [
-      '-c',
-      'read -r _; kill -TERM -- "-$1" 2>/dev/null && sleep "$2" && kill -KILL -- "-$1" 2>/dev/null',
-      'plangate-watchdog',
-      String(pgid),
-      String(graceMs / 1000),
-    ],
-    { detached: true, stdio: ['pipe', 'ignore', 'ignore'] },
+  const [file, ...args] = shellArgv(
+    'read -r _; kill -TERM -- "-$1" 2>/dev/null && sleep "$2" && kill -KILL -- "-$1" 2>/dev/null',
   );
+  const watchdog = spawn(file, [...args, 'plangate-watchdog', String(pgid), String(graceMs / 1000)], {
+    detached: true,
+    stdio: ['pipe', 'ignore', 'ignore'],
+    env: withoutStartupFiles(process.env),
+  });
   watchdog.on('error', () => {
     // Without bash the command itself could not start either; its own error says so.
   });

@@ -16,6 +16,7 @@ import type { HarnessHandlerName } from '../catalog.ts';
 import type { AppendNote } from '../journal/journal.ts';
 import { HarnessFailure, type JournalRecord } from '../payloads/index.ts';
 import { Redactor } from '../secrets/redact.ts';
+import { ExecutionEndedError } from '../shared/errors.ts';
 
 /** The CloudWatch namespace of the harness metrics (POWERTOOLS_METRICS_NAMESPACE on AWS). */
 export const HARNESS_METRICS_NAMESPACE = 'plangate';
@@ -176,7 +177,13 @@ export class Telemetry {
       }
       return result;
     } catch (error) {
-      if (error instanceof HarnessFailure) {
+      if (error instanceof ExecutionEndedError) {
+        // A late writer (its invocation outlived the machine): nothing it wanted to say is kept.
+        this.logger.warn(`${this.handler} ended late: ${error.message}`, {
+          ...correlation,
+          durationMs: durationMs(),
+        });
+      } else if (error instanceof HarnessFailure) {
         // A step's failure as Step Functions will see it (retried, caught, escalated): the
         // journal's FAILURE_CLASSIFIED counted it; here it is tied to the invocation.
         this.logger.warn(`${this.handler} failed: ${error.name}`, {
