@@ -296,6 +296,36 @@ describe('Journal', () => {
     });
   });
 
+  it('never goes back in time within a chain: a clock set back stamps the event at its predecessor', async () => {
+    let now = new Date('2026-12-02T12:00:00.000Z');
+    const clocked = new Journal({
+      dynamo: plane.clients.doc,
+      eventsTable: plane.tableNames.events,
+      clock: () => now,
+    });
+    const run = { ...base, executionId: 'exec-clock-jumps' };
+    const gate = { event: 'GATE_REMINDED' as const, details: { gate: 'plan', level: 1 } };
+    await clocked.append({ ...run, ...gate });
+    now = new Date('2026-12-02T10:00:00.000Z'); // set back two hours
+    const back = await clocked.append({ ...run, ...gate });
+    // A second writer (another process) whose clock is behind stamps after the tail it chains onto.
+    const other = new Journal({
+      dynamo: plane.clients.doc,
+      eventsTable: plane.tableNames.events,
+      clock: () => new Date('2026-12-01T00:00:00.000Z'),
+    });
+    const behind = await other.append({ ...run, ...gate });
+    now = new Date('2026-12-03T14:00:00.000Z'); // then forward 26 hours
+    const forward = await clocked.append({ ...run, ...gate });
+    expect([back, behind, forward].map((a) => a.stored.timestamp)).toEqual([
+      '2026-12-02T12:00:00.000Z',
+      '2026-12-02T12:00:00.000Z',
+      '2026-12-03T14:00:00.000Z',
+    ]);
+    const events = await readEvents(plane.clients.doc, plane.tableNames.events, run.executionId);
+    expect(verifyChain(events)).toEqual({ ok: true, count: 4 });
+  });
+
   it('refuses an event larger than one record by name, and stores nothing', async () => {
     const facts = Object.fromEntries(Array.from({ length: 3000 }, (_, i) => [`s${i}`, ['x'.repeat(200)]]));
     await expect(

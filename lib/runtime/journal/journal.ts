@@ -125,15 +125,24 @@ export class Journal {
         if (tail?.event === 'EXECUTION_COMPLETE')
           throw new ExecutionEndedError(event.executionId, event.event);
         const prevHash = tail?.hash ?? GENESIS_HASH;
+        // Time in a chain never goes backwards, whatever the wall clock did (a clock set back):
+        // an event is never earlier than the one it follows.
+        const timed =
+          tail !== undefined && event.timestamp < tail.timestamp ? { ...event, timestamp: tail.timestamp } : event;
         const record: JournalRecord = {
-          ...event,
+          ...timed,
           seq: (tail?.seq ?? 0) + 1,
           prevHash,
-          hash: hashEvent(prevHash, event),
+          hash: hashEvent(prevHash, timed),
         };
         try {
           await putNewEvent(this.props.dynamo, this.props.eventsTable, record);
-          remember(lastStored, key, { seq: record.seq, hash: record.hash, event: record.event });
+          remember(lastStored, key, {
+            seq: record.seq,
+            hash: record.hash,
+            event: record.event,
+            timestamp: record.timestamp,
+          });
           return record;
         } catch (error) {
           lastStored.delete(key);
@@ -275,7 +284,7 @@ export function fromItem(item: Record<string, unknown>): JournalRecord {
  * conditional put catches that and the append re-reads the tail.
  */
 const appendQueues = new Map<string, Promise<unknown>>();
-type Tail = Pick<JournalRecord, 'seq' | 'hash' | 'event'>;
+type Tail = Pick<JournalRecord, 'seq' | 'hash' | 'event' | 'timestamp'>;
 /**
  * The tail this process last stored per execution, per client (so two DynamoDB endpoints with
  * the same table names never share one); a hint, checked by the conditional put.
