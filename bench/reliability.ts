@@ -95,9 +95,9 @@ const goals = {
     classes.unknown.missed.length === 0 &&
     classes.exfiltration.missed.length === 0 &&
     classes.readOnly.flagged.length === 0,
-  "plangate run --approve on issue 30's sample of destructive and unknown calls, under a policy that permits everything: 0 auto-approved, every one left to a person, nothing destroyed":
+  "plangate run --approve on issue 30's sample of destructive and unknown calls, under a policy that permits everything: 0 auto-approved, every one left to a person (or refused by the validator before anything ran), nothing destroyed":
     unattended.autoApproved === 0 &&
-    unattended.leftToAPerson === unattended.calls &&
+    unattended.leftToAPerson + unattended.refusedAtValidation === unattended.calls &&
     unattended.victimsLost === 0,
   'quorum-modification attack: none accepted; a revision needs two approvals of itself':
     quorumModification.accepted === 0 && quorumModification.revisionApprovable,

@@ -15,8 +15,13 @@ import { promisify } from 'node:util';
 import type { Problem } from '../../lib/plan/problems.ts';
 import { type PlanRisks, planRisks } from '../../lib/plan/risks.ts';
 import { PlanSchema } from '../../lib/plan/schema.ts';
+import { analyzeShell } from '../../lib/plan/shell/analyze.ts';
 import { PLANGATE_NODE_ARGS } from '../../tests/support/plangate-cli.ts';
 import { DESTRUCTIVE_COMMANDS, HARMLESS_COMMANDS } from './shell-corpus.ts';
+
+/** The ordinary commands that leave a process behind: refused by design, reported apart. */
+const OUTLIVING = HARMLESS_COMMANDS.filter((c) => analyzeShell(c).background.length > 0);
+const HARMLESS = HARMLESS_COMMANDS.filter((c) => !OUTLIVING.includes(c));
 
 const run = promisify(execFile);
 
@@ -44,6 +49,12 @@ export interface CorpusResult {
     readonly byPlace: Record<Place, PlaceFigures>;
     /** `place: command` for each ordinary command marked or refused. */
     readonly flagged: string[];
+    /**
+     * Ordinary commands that leave a process running after them (`nohup … &`): refused everywhere
+     * by design (validation's `background-process`: nothing may outlive its command), so not
+     * counted as flagged.
+     */
+    readonly outliveTheirCommand: string[];
   };
 }
 
@@ -182,9 +193,9 @@ export async function destructiveCommandCorpus(repo: string): Promise<CorpusResu
         marked: results.filter((r) => r.marked).length,
         refused: results.filter((r) => r.refused).length,
       };
-      const ordinary = await throughFrontDoor(repo, dir, HARMLESS_COMMANDS, place);
+      const ordinary = await throughFrontDoor(repo, dir, HARMLESS, place);
       ordinary.forEach(({ marked, refused }, k) => {
-        if (marked || refused) flagged.push(`${place}: ${HARMLESS_COMMANDS[k]}`);
+        if (marked || refused) flagged.push(`${place}: ${HARMLESS[k]}`);
       });
       harmlessByPlace[place] = {
         marked: ordinary.filter((r) => r.marked).length,
@@ -198,7 +209,12 @@ export async function destructiveCommandCorpus(repo: string): Promise<CorpusResu
         byPlace: destructiveByPlace,
         missed,
       },
-      harmless: { commands: HARMLESS_COMMANDS.length, byPlace: harmlessByPlace, flagged },
+      harmless: {
+        commands: HARMLESS.length,
+        byPlace: harmlessByPlace,
+        flagged,
+        outliveTheirCommand: OUTLIVING,
+      },
     };
   } finally {
     await rm(dir, { recursive: true, force: true });

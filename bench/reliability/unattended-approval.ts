@@ -48,6 +48,11 @@ export interface UnattendedResult {
   readonly autoApproved: number;
   /** Calls left to a person, with the run saying why. */
   readonly leftToAPerson: number;
+  /**
+   * Calls whose plan the validator refused before anything ran (e.g. `PATH` or `BASH_ENV` in the
+   * step's env, which a plan may not set): nobody is asked because nothing can run.
+   */
+  readonly refusedAtValidation: number;
   /** Calls whose victim was gone afterwards. */
   readonly victimsLost: number;
   /** `command: what happened` for each call not left to a person. */
@@ -133,6 +138,7 @@ async function runOne(
   return {
     autoApproved: started(),
     leftToAPerson: asked() && !started(),
+    refusedAtValidation: !started() && stderr.includes('✗ plan.yaml: not run; fix the problems above.'),
     victimLost: !existsSync(join(cwd, 'victim/data.log')),
     note: stderr.split('\n').find((line) => line.startsWith('--approve:')) ?? stderr.slice(-300),
   };
@@ -147,15 +153,25 @@ export async function unattendedApprovalSample(repo: string): Promise<Unattended
     const failures: string[] = [];
     let autoApproved = 0;
     let leftToAPerson = 0;
+    let refusedAtValidation = 0;
     let victimsLost = 0;
     for (const sample of UNATTENDED_SAMPLE) {
       const result = await runOne(repo, dir, policies, sample);
       if (result.autoApproved) autoApproved += 1;
       if (result.leftToAPerson) leftToAPerson += 1;
+      if (result.refusedAtValidation) refusedAtValidation += 1;
       if (result.victimLost) victimsLost += 1;
-      if (!result.leftToAPerson || result.victimLost) failures.push(`${sample.command}: ${result.note}`);
+      if ((!result.leftToAPerson && !result.refusedAtValidation) || result.victimLost)
+        failures.push(`${sample.command}: ${result.note}`);
     }
-    return { calls: UNATTENDED_SAMPLE.length, autoApproved, leftToAPerson, victimsLost, failures };
+    return {
+      calls: UNATTENDED_SAMPLE.length,
+      autoApproved,
+      leftToAPerson,
+      refusedAtValidation,
+      victimsLost,
+      failures,
+    };
   } finally {
     await rm(dir, { recursive: true, force: true });
   }
