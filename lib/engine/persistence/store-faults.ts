@@ -20,7 +20,7 @@ const FIXES: Readonly<Record<string, string>> = {
  * Codes of refusals a later try can get past once the operator acts (space freed, the file system
  * remounted read-write, files closed); any other failure (EIO, the store removed) is for good.
  */
-const TRANSIENT = new Set(['ENOSPC', 'EDQUOT', 'EROFS', 'EMFILE', 'ENFILE']);
+const TRANSIENT: ReadonlySet<string> = new Set(['ENOSPC', 'EDQUOT', 'EROFS', 'EMFILE', 'ENFILE']);
 
 /** Whether `error` is a refusal that a later try may get past (see {@link TRANSIENT}). */
 export function isTransientRefusal(error: unknown): boolean {

@@ -128,7 +128,9 @@ export class Journal {
         // Time in a chain never goes backwards, whatever the wall clock did (a clock set back):
         // an event is never earlier than the one it follows.
         const timed =
-          tail !== undefined && event.timestamp < tail.timestamp ? { ...event, timestamp: tail.timestamp } : event;
+          tail !== undefined && event.timestamp < tail.timestamp
+            ? { ...event, timestamp: tail.timestamp }
+            : event;
         const record: JournalRecord = {
           ...timed,
           seq: (tail?.seq ?? 0) + 1,
