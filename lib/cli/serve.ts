@@ -364,6 +364,8 @@ export async function run(argv: string[]): Promise<number> {
     await signIn?.close();
     return 1;
   }
+  // Listening for the stop before the URL is printed: whoever reads the URL may stop it at once.
+  const stopped = untilSignal();
   process.stdout.write(`${platform.url}\n`);
   for (const note of notes) process.stdout.write(`${note}\n`);
   process.stdout.write(
@@ -375,7 +377,7 @@ export async function run(argv: string[]): Promise<number> {
   process.stdout.write(`store: ${opts.paths.root}\n`);
   process.stdout.write(`${sandboxSentence()}\n`);
   process.stdout.write(`OpenAPI: ${platform.url}/openapi.json\n`);
-  const signal = await untilSignal();
+  const signal = await stopped;
   process.stderr.write(
     `plangate serve: ${signal}: stopping; finishing what is under way (a second signal ends it at once)\n`,
   );
