@@ -128,7 +128,9 @@ export class Journal {
         // Time in a chain never goes backwards, whatever the wall clock did (a clock set back):
         // an event is never earlier than the one it follows.
         const timed =
-          tail !== undefined && event.timestamp < tail.timestamp ? { ...event, timestamp: tail.timestamp } : event;
+          tail !== undefined && event.timestamp < tail.timestamp
+            ? { ...event, timestamp: tail.timestamp }
+            : event;
         const record: JournalRecord = {
           ...timed,
           seq: (tail?.seq ?? 0) + 1,
@@ -405,6 +407,19 @@ export async function lastTaskEvent(
   }))
     return fromItem(item);
   return undefined;
+}
+
+/**
+ * A step's latest TASK_STARTED or TASK_COMPLETED in the execution: TASK_COMPLETED means the step
+ * is done for good, whatever retries it (steps/README.md, "A step runs once").
+ */
+export function lastStartOrCompletion(
+  dynamo: DynamoDBDocumentClient,
+  table: string,
+  executionId: string,
+  stepId: string,
+): Promise<JournalRecord | undefined> {
+  return lastTaskEvent(dynamo, table, executionId, stepId, ['TASK_COMPLETED', 'TASK_STARTED']);
 }
 
 /** Every item a query matches, page after page, as they come (stop early by breaking out). */

@@ -6,7 +6,7 @@
 import { stepRetries } from '../../plan/recovery.ts';
 import type { FailureClass } from '../../plan/schema.ts';
 import { eventIdentity, type HarnessDeps, journalFor, policyFor } from '../deps.ts';
-import { readEvents } from '../journal/journal.ts';
+import { lastStartOrCompletion, readEvents } from '../journal/journal.ts';
 import {
   type AgentRun,
   AgentRunSchema,
@@ -81,19 +81,6 @@ export async function classifyStepFailure(req: ClassifyRequest, deps: HarnessDep
   const message = humanTimeout
     ? `no answer within ${req.humanTimeoutSeconds} s`
     : new Redactor().text(facts.message);
-  if (!named) {
-    // Nobody recorded this one yet (States.Timeout, Lambda.Unknown, ...): the runner never saw it.
-    await recordFailure(journal, identity, {
-      error: req.error.Error,
-      message,
-      attempt: req.attempt,
-      failureClass,
-      taskFailed: {
-        progress: `${failedLine}: ${message}`,
-        ...spentBy(req.error),
-      },
-    });
-  }
   const recipe = req.recovery[failureClass];
   // The step's effective recipe, as its gate showed it (lib/plan/recovery.ts effectiveRecovery).
   const retries = stepRetries(failureClass, recipe?.maxAttempts ?? 0, req.onFail);
@@ -107,6 +94,36 @@ export async function classifyStepFailure(req: ClassifyRequest, deps: HarnessDep
       ? 'ask'
       : (req.onFail?.escalation ?? recipe?.escalation ?? 'ask');
   const recipeApplied = recipeName(failureClass, retries);
+  if (
+    !named &&
+    action === 'RETRY' &&
+    (await lastStartOrCompletion(deps.dynamo, deps.tables.events, req.executionId, req.stepId))?.event ===
+      'TASK_COMPLETED'
+  )
+    // The step completed before this failure (a crash after its TASK_COMPLETED): nothing failed, so
+    // nothing is recorded; its runner and checker answer what it produced (steps/README.md).
+    return {
+      failureClass,
+      error: req.error.Error,
+      message,
+      phase: req.phase,
+      action,
+      policy,
+      recipe: recipeApplied,
+    };
+  if (!named) {
+    // Nobody recorded this one yet (States.Timeout, Lambda.Unknown, ...): the runner never saw it.
+    await recordFailure(journal, identity, {
+      error: req.error.Error,
+      message,
+      attempt: req.attempt,
+      failureClass,
+      taskFailed: {
+        progress: `${failedLine}: ${message}`,
+        ...spentBy(req.error),
+      },
+    });
+  }
 
   if (failureClass === 'permission') {
     // The platform's policy refusing the call is not a credential to fix: a retry is denied again.
