@@ -162,6 +162,22 @@ describe('a step runs once, whatever retries it', () => {
     expect(await lines(`${id}.ran`)).toBe(1);
   });
 
+  it("keeps a result no runner stored (a worker's, a person's) when it completes the step: a retry answers it, dispatching nothing", async () => {
+    const id = 'exec-worker';
+    const reported: RunnerResult = {
+      stepId: 'build',
+      attempt: 1,
+      status: 'succeeded',
+      output: { report: 'from the worker' },
+      durationMs: 5,
+      worker: 'host:1',
+    };
+    await makeChecker(deps)(checkReq(id, reported));
+    const again = await makeRunner(deps)({ ...runnerReq(id, 2), dispatch: true });
+    expect(again).toMatchObject({ status: 'succeeded', output: reported.output, worker: 'host:1' });
+    expect((await journal(id)).map((e) => e.event)).toEqual(['TASK_COMPLETED']);
+  });
+
   it('a result its contract refused is not answered again: the retry runs the command', async () => {
     const id = 'exec-refused';
     const run = (await makeRunner(deps)(runnerReq(id, 1))) as RunnerResult;

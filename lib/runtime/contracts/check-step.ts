@@ -99,8 +99,9 @@ export async function checkStep(req: CheckRequest, deps: HarnessDeps): Promise<C
         event: 'RECOVERY_APPLIED',
         details: { recipe_name: recovered, outcome: 'success' },
       });
-    // Kept whole before the step is completed: a retry after a crash answers it (completedBefore).
-    await storeRunResult(req.executionId, req.run, deps);
+    // Kept whole before the step is completed (a worker's or a person's result has no runner to
+    // store it): a retry after a crash answers it (completedBefore).
+    if (!req.run.stored) await storeRunResult(req.executionId, { ...req.run, stored: true }, deps);
     await journal.append({
       ...identity,
       event: 'TASK_COMPLETED',

@@ -143,6 +143,7 @@ export async function runStep(req: RunnerRequest, deps: HarnessDeps): Promise<Ru
       ...(usage.success && result.usage !== undefined ? { usage: usage.data } : {}),
       ...networkReport(network, redactor),
       durationMs: Math.round(performance.now() - started),
+      stored: true,
     };
     await storeRunResult(req.executionId, ran, deps);
     crashPoint('step-ran');
