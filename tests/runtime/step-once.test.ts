@@ -17,6 +17,7 @@ import { type HarnessDeps, journalFor } from '../../lib/runtime/deps.ts';
 import { verifyChain } from '../../lib/runtime/journal/chain.ts';
 import { readEvents } from '../../lib/runtime/journal/journal.ts';
 import type { CheckResult, RunnerRequest, RunnerResult } from '../../lib/runtime/payloads/index.ts';
+import { entryOutput } from '../../lib/runtime/steps/outputs-table.ts';
 import { builtinRegistry } from '../../lib/runtime/tools/builtins.ts';
 
 let dir: string;
@@ -132,6 +133,22 @@ describe('a step runs once, whatever retries it', () => {
     expect(events.map((e) => e.event)).toEqual(['TASK_STARTED', 'TASK_COMPLETED']);
     expect(events[1]?.details).toMatchObject({ attempt: 1 });
     expect(verifyChain(events)).toEqual({ ok: true, count: 2 });
+  });
+
+  it('answers an output stored by reference with the same reference, which reads back whole', async () => {
+    const id = 'exec-ref';
+    const small = (attempt: number) => ({
+      ...runnerReq(id, attempt, 'x'.repeat(600)),
+      inlineOutputLimitBytes: 64,
+    });
+    const run = (await makeRunner(deps)(small(1))) as RunnerResult;
+    expect(run.outputRef?.uri).toMatch(/^dynamodb:\/\//);
+    await makeChecker(deps)(checkReq(id, run));
+    const again = (await makeRunner(deps)(small(2))) as RunnerResult;
+    const checked = (await makeChecker(deps)(checkReq(id, again))) as CheckResult;
+    expect(checked.outputRef).toEqual(run.outputRef);
+    expect(JSON.stringify(await entryOutput(plane.clients.doc, checked))).toContain('x'.repeat(600));
+    expect(await lines(`${id}.ran`)).toBe(1);
   });
 
   it('a check made again in place after TASK_COMPLETED runs no contract and journals nothing', async () => {
