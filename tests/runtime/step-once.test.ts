@@ -195,6 +195,22 @@ describe('a step runs once, whatever retries it', () => {
     expect((await journal(id)).map((e) => e.event)).toEqual(['TASK_COMPLETED']);
   });
 
+  it('a check that passes when made again in place (after trouble reaching what it checks) keeps the result for a retry', async () => {
+    const id = 'exec-recheck-trouble';
+    const run = (await makeRunner(deps)(runnerReq(id, 1))) as RunnerResult;
+    const slow = {
+      ...checkReq(id, run),
+      contract: { kind: 'command' as const, command: 'sleep 5', timeoutSeconds: 1 },
+    };
+    await expect(makeChecker(deps)(slow)).rejects.toMatchObject({ name: 'Plangate.Transient' });
+    await makeChecker(deps)({ ...checkReq(id, run), checkRetries: 1 });
+    expect(await makeRunner(deps)(runnerReq(id, 2))).toMatchObject({
+      status: 'succeeded',
+      output: run.output,
+    });
+    expect(await lines(`${id}.ran`)).toBe(1);
+  });
+
   it('a result its contract refused is not answered again: the retry runs the command', async () => {
     const id = 'exec-refused';
     const run = (await makeRunner(deps)(runnerReq(id, 1))) as RunnerResult;

@@ -100,8 +100,10 @@ export async function checkStep(req: CheckRequest, deps: HarnessDeps): Promise<C
         details: { recipe_name: recovered, outcome: 'success' },
       });
     // Kept whole before the step is completed (a worker's or a person's result has no runner to
-    // store it): a retry after a crash answers it (completedBefore).
-    if (!req.run.stored) await storeRunResult(req.executionId, { ...req.run, stored: true }, deps);
+    // store it; a check made again in place follows a failed one, which forgot it): a retry after
+    // a crash answers it (completedBefore).
+    if (!req.run.stored || req.checkRetries > 0)
+      await storeRunResult(req.executionId, { ...req.run, stored: true }, deps);
     await journal.append({
       ...identity,
       event: 'TASK_COMPLETED',
