@@ -121,6 +121,11 @@ describe('a step runs once, whatever retries it', () => {
     // The checker's answer was lost with the engine: its Catch asks the classifier.
     const classified = await makeClassifier(deps)(interrupted(id, 'check', 1));
     expect(classified).toMatchObject({ action: 'RETRY' });
+    // Whatever the recipes say: a plan that never retries a transient failure does not ask a person about a completed step.
+    const noRetries = { ...recovery, transient: { maxAttempts: 0, escalation: 'ask' as const } };
+    expect(await makeClassifier(deps)({ ...interrupted(id, 'check', 1), recovery: noRetries })).toMatchObject(
+      { action: 'RETRY' },
+    );
     const again = (await makeRunner(deps)(runnerReq(id, 2, long))) as RunnerResult;
     expect(again).toMatchObject({ status: 'succeeded', attempt: 2, output: run.output });
     const checked = (await makeChecker(deps)(checkReq(id, again))) as CheckResult;

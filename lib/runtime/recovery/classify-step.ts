@@ -28,6 +28,12 @@ import { classifyFailure } from './classify.ts';
 import { recipeName, recordFailure } from './failure-events.ts';
 import { policyDenialOf } from './policy-denial.ts';
 
+/**
+ * How often a completed step's failures are retried without a recipe (each retry answers what it
+ * produced, so only repeated crashes get this far); then it is recorded and escalated like any.
+ */
+const COMPLETED_STEP_RETRIES = 6;
+
 /** The error Step Functions gives a Task that ran past its TimeoutSeconds. */
 const STATES_TIMEOUT = 'States.Timeout';
 
@@ -56,6 +62,24 @@ export async function classifyStepFailure(req: ClassifyRequest, deps: HarnessDep
     : undefined;
   const humanTimeout =
     req.humanTimeoutSeconds !== undefined && req.phase === 'run' && req.error.Error === STATES_TIMEOUT;
+  if (
+    !named &&
+    req.attempt <= COMPLETED_STEP_RETRIES &&
+    (await lastStartOrCompletion(deps.dynamo, deps.tables.events, req.executionId, req.stepId))?.event ===
+      'TASK_COMPLETED'
+  )
+    // The step completed before this failure (a crash after its TASK_COMPLETED): nothing of it
+    // failed, so nothing is recorded and neither a recipe nor the budget is asked; its runner and
+    // checker answer what it produced (steps/README.md, "A step runs once").
+    return {
+      failureClass: classifyFailure(facts, req.recovery).failureClass,
+      error: req.error.Error,
+      message: new Redactor().text(facts.message),
+      phase: req.phase,
+      action: 'RETRY',
+      policy: 'ask',
+      recipe: 'completed_before',
+    };
   // An attempt nobody recorded yet (a worker's) that used up the budget (an agent the budget's
   // wall clock stopped, say): BudgetExceeded, asked once; a retry would have nothing to run on.
   if (req.budget && !named && !humanTimeout) {
@@ -94,23 +118,6 @@ export async function classifyStepFailure(req: ClassifyRequest, deps: HarnessDep
       ? 'ask'
       : (req.onFail?.escalation ?? recipe?.escalation ?? 'ask');
   const recipeApplied = recipeName(failureClass, retries);
-  if (
-    !named &&
-    action === 'RETRY' &&
-    (await lastStartOrCompletion(deps.dynamo, deps.tables.events, req.executionId, req.stepId))?.event ===
-      'TASK_COMPLETED'
-  )
-    // The step completed before this failure (a crash after its TASK_COMPLETED): nothing failed, so
-    // nothing is recorded; its runner and checker answer what it produced (steps/README.md).
-    return {
-      failureClass,
-      error: req.error.Error,
-      message,
-      phase: req.phase,
-      action,
-      policy,
-      recipe: recipeApplied,
-    };
   if (!named) {
     // Nobody recorded this one yet (States.Timeout, Lambda.Unknown, ...): the runner never saw it.
     await recordFailure(journal, identity, {
