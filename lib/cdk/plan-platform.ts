@@ -864,7 +864,8 @@ export class PlanPlatform extends Construct {
     for (const fn of [this.fn('stepRunner'), this.fn('contractChecker'), this.approvalsApi.function])
       this.grantReadDefinitions(fn);
     this.outputsTable.grantItems(this.fn('stepRunner'), 'read', 'write');
-    this.outputsTable.grantItems(this.fn('contractChecker'), 'read');
+    // The checker keeps a completed attempt's result (and forgets a refused one): steps/README.md.
+    this.outputsTable.grantItems(this.fn('contractChecker'), 'read', 'write');
 
     this.joinsTable.grantItems(this.fn('join'), 'read', 'write');
     this.grantTaskResponse(this.fn('join'));

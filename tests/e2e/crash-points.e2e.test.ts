@@ -10,7 +10,7 @@ import { mkdtemp } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
-import { CRASH_POINTS } from '../../lib/runtime/shared/crash-points.ts';
+import { DECISION_CRASH_POINTS } from '../../lib/runtime/shared/crash-points.ts';
 import { echoChainPlan } from '../support/echo-plan.ts';
 import { verifyChain, workDir } from './cli.ts';
 import { startServe } from './serve-process.ts';
@@ -20,7 +20,7 @@ type Event = { event: string; details: Record<string, unknown> };
 describe.concurrent('a decision cut short by kill -9 is finished after the restart', {
   timeout: 120_000,
 }, () => {
-  for (const point of CRASH_POINTS)
+  for (const point of DECISION_CRASH_POINTS)
     it(`killed at ${point}`, async () => {
       const store = await mkdtemp(join(tmpdir(), `plangate-crash-${point}-`));
       const cwd = await workDir();

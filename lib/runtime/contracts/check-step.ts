@@ -6,7 +6,7 @@
 import { outputShapeMismatch } from '../../plan/output-shapes.ts';
 import type { Contract } from '../../plan/schema.ts';
 import { eventIdentity, type HarnessDeps, journalFor, secretsFor } from '../deps.ts';
-import { readEvents } from '../journal/journal.ts';
+import { lastStartOrCompletion, readEvents } from '../journal/journal.ts';
 import {
   type CheckRequest,
   type CheckResult,
@@ -24,10 +24,11 @@ import { recordFailure, retriedRecipe } from '../recovery/failure-events.ts';
 import { classFailure, failureCause } from '../recovery/failures.ts';
 import type { NetworkRecord } from '../sandbox/plan-process-call.ts';
 import { Redactor } from '../secrets/redact.ts';
+import { crashPoint } from '../shared/crash-points.ts';
 import { failureFacts, InvalidInputError, OutputShapeMismatchError } from '../shared/errors.ts';
 import { progressLabel } from '../shared/progress.ts';
 import { assertPinned } from '../steps/integrity.ts';
-import { entryOutput } from '../steps/outputs-table.ts';
+import { dropRunResult, entryOutput, loadRunResult, storeRunResult } from '../steps/outputs-table.ts';
 import { networkReport, withStepReach } from '../steps/step-reach.ts';
 import {
   approvedRan,
@@ -46,6 +47,8 @@ export async function checkStep(req: CheckRequest, deps: HarnessDeps): Promise<C
   if (req.run.status !== 'succeeded') return { status: req.run.status };
   const identity = eventIdentity(req, { id: req.stepId, name: req.description });
   await pinnedOrRefused(deps, identity);
+  const completed = await completedBefore(req, deps);
+  if (completed) return completed;
   const progress = progressLabel(req.index, req.total);
   const output = (await entryOutput(deps.dynamo, { status: 'completed', ...pickOutput(req) })) ?? {};
   const secrets = secretsFor(deps, req.secrets);
@@ -96,10 +99,16 @@ export async function checkStep(req: CheckRequest, deps: HarnessDeps): Promise<C
         event: 'RECOVERY_APPLIED',
         details: { recipe_name: recovered, outcome: 'success' },
       });
+    // Kept whole before the step is completed (a worker's or a person's result has no runner to
+    // store it; a check made again in place follows a failed one, which forgot it): a retry after
+    // a crash answers it (completedBefore).
+    if (!req.run.stored || req.checkRetries > 0)
+      await storeRunResult(req.executionId, { ...req.run, stored: true }, deps);
     await journal.append({
       ...identity,
       event: 'TASK_COMPLETED',
       details: {
+        attempt: req.run.attempt,
         result: resultSummary(output),
         evidence,
         progress: `${progress} ✓ ${req.description} (${evidence.summary})`,
@@ -107,6 +116,7 @@ export async function checkStep(req: CheckRequest, deps: HarnessDeps): Promise<C
         ...networkReport(network, new Redactor(secrets.resolvedValues)),
       },
     });
+    crashPoint('step-completed');
     return { status: 'completed', ...pickOutput(req), evidence };
   }
   const facts = contractFailure(evidence);
@@ -115,6 +125,7 @@ export async function checkStep(req: CheckRequest, deps: HarnessDeps): Promise<C
     evidence.error || evidence.timedOut ? classifyFailure(facts, req.recovery).failureClass : 'logic';
   const name = failureClass === 'logic' ? CONTRACT_FAILED : ERROR_NAMES[failureClass];
   const cause = failureCause(facts, failureClass, new Redactor(secrets.resolvedValues));
+  await dropRunResult(req.executionId, req.stepId, req.run.attempt, deps);
   await recordFailure(journal, identity, {
     error: name,
     message: cause.message,
@@ -149,6 +160,7 @@ async function refuseOutputs(
     failureClass,
     new Redactor(secrets.resolvedValues),
   );
+  await dropRunResult(req.executionId, req.stepId, req.run.attempt, deps);
   await recordFailure(
     journalFor(deps, secrets.resolvedValues),
     eventIdentity(req, { id: req.stepId, name: req.description }),
@@ -168,6 +180,25 @@ async function refuseOutputs(
 }
 
 const firstLine = (text: string): string => text.split('\n', 1)[0] ?? '';
+
+/**
+ * The step's TASK_COMPLETED is journaled already (a crash after it, then a retry): the same
+ * completed result, the attempt's whole output as stored and the evidence journaled, with no
+ * contract run and nothing journaled again (steps/README.md, "A step runs once").
+ */
+async function completedBefore(req: CheckRequest, deps: HarnessDeps): Promise<CheckResult | undefined> {
+  const last = await lastStartOrCompletion(deps.dynamo, deps.tables.events, req.executionId, req.stepId);
+  if (last?.event !== 'TASK_COMPLETED') return undefined;
+  const details = EVENT_DETAILS.TASK_COMPLETED.parse(last.details);
+  const stored =
+    details.attempt !== undefined
+      ? await loadRunResult(req.executionId, req.stepId, details.attempt, deps)
+      : undefined;
+  const run = stored ?? req.run;
+  // The evidence as journaled, whole (the schema names only the fields every kind has).
+  const evidence = last.details.evidence as CheckResult['evidence'];
+  return { status: 'completed', output: run.output, outputRef: run.outputRef, evidence };
+}
 
 /** What an agent's worker said of the attempt: what it used, who ran it, and what its agent ran and reported. */
 function workerReport(req: CheckRequest) {

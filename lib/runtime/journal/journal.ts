@@ -409,6 +409,19 @@ export async function lastTaskEvent(
   return undefined;
 }
 
+/**
+ * A step's latest TASK_STARTED or TASK_COMPLETED in the execution: TASK_COMPLETED means the step
+ * is done for good, whatever retries it (steps/README.md, "A step runs once").
+ */
+export function lastStartOrCompletion(
+  dynamo: DynamoDBDocumentClient,
+  table: string,
+  executionId: string,
+  stepId: string,
+): Promise<JournalRecord | undefined> {
+  return lastTaskEvent(dynamo, table, executionId, stepId, ['TASK_COMPLETED', 'TASK_STARTED']);
+}
+
 /** Every item a query matches, page after page, as they come (stop early by breaking out). */
 export async function* queryItems(
   dynamo: DynamoDBDocumentClient,

@@ -30,6 +30,8 @@ import {
  *   throws `Plangate.ContractFailed`. Infrastructure trouble while checking (e.g. a timeout
  *   reaching a URL) is thrown as the matching class error instead (e.g. `Plangate.Transient`).
  * A step with no contract completes when its runner succeeded (evidence `kind: 'none'`).
+ * A step whose TASK_COMPLETED is journaled (a retry after a crash) gets the same completion back:
+ * no contract is run and nothing is journaled (lib/runtime/steps/README.md, "A step runs once").
  */
 export const CheckRequestSchema = z.object({
   ...StepScope,

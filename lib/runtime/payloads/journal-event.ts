@@ -276,6 +276,8 @@ export const EVENT_DETAILS = {
     call: CallSchema.optional(),
   }),
   TASK_COMPLETED: z.object({
+    /** The attempt completed, whose whole result the outputs table keeps (steps/README.md). */
+    attempt: z.number().int().min(1).optional(),
     result: z.unknown(),
     evidence: EvidenceSchema,
     progress: z.string(),

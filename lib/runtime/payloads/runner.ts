@@ -129,5 +129,7 @@ export const RunnerResultSchema = z.object({
   worker: z.string().optional(),
   /** A worker's result: what its agent ran and said (bounded, redacted). */
   agentRun: AgentRunSchema.optional(),
+  /** The runner stored this result whole, as its attempt's (steps/README.md, "A step runs once"). */
+  stored: z.literal(true).optional(),
 });
 export type RunnerResult = z.infer<typeof RunnerResultSchema>;

@@ -6,7 +6,7 @@
 import { stepRetries } from '../../plan/recovery.ts';
 import type { FailureClass } from '../../plan/schema.ts';
 import { eventIdentity, type HarnessDeps, journalFor, policyFor } from '../deps.ts';
-import { readEvents } from '../journal/journal.ts';
+import { lastStartOrCompletion, readEvents } from '../journal/journal.ts';
 import {
   type AgentRun,
   AgentRunSchema,
@@ -27,6 +27,12 @@ import { budgetStop, WORKER_TIME_GRAIN_SECONDS } from './budget.ts';
 import { classifyFailure } from './classify.ts';
 import { recipeName, recordFailure } from './failure-events.ts';
 import { policyDenialOf } from './policy-denial.ts';
+
+/**
+ * How often a completed step's failures are retried without a recipe (each retry answers what it
+ * produced, so only repeated crashes get this far); then it is recorded and escalated like any.
+ */
+const COMPLETED_STEP_RETRIES = 6;
 
 /** The error Step Functions gives a Task that ran past its TimeoutSeconds. */
 const STATES_TIMEOUT = 'States.Timeout';
@@ -56,6 +62,24 @@ export async function classifyStepFailure(req: ClassifyRequest, deps: HarnessDep
     : undefined;
   const humanTimeout =
     req.humanTimeoutSeconds !== undefined && req.phase === 'run' && req.error.Error === STATES_TIMEOUT;
+  if (
+    !named &&
+    req.attempt <= COMPLETED_STEP_RETRIES &&
+    (await lastStartOrCompletion(deps.dynamo, deps.tables.events, req.executionId, req.stepId))?.event ===
+      'TASK_COMPLETED'
+  )
+    // The step completed before this failure (a crash after its TASK_COMPLETED): nothing of it
+    // failed, so nothing is recorded and neither a recipe nor the budget is asked; its runner and
+    // checker answer what it produced (steps/README.md, "A step runs once").
+    return {
+      failureClass: classifyFailure(facts, req.recovery).failureClass,
+      error: req.error.Error,
+      message: new Redactor().text(facts.message),
+      phase: req.phase,
+      action: 'RETRY',
+      policy: 'ask',
+      recipe: 'completed_before',
+    };
   // An attempt nobody recorded yet (a worker's) that used up the budget (an agent the budget's
   // wall clock stopped, say): BudgetExceeded, asked once; a retry would have nothing to run on.
   if (req.budget && !named && !humanTimeout) {
@@ -81,19 +105,6 @@ export async function classifyStepFailure(req: ClassifyRequest, deps: HarnessDep
   const message = humanTimeout
     ? `no answer within ${req.humanTimeoutSeconds} s`
     : new Redactor().text(facts.message);
-  if (!named) {
-    // Nobody recorded this one yet (States.Timeout, Lambda.Unknown, ...): the runner never saw it.
-    await recordFailure(journal, identity, {
-      error: req.error.Error,
-      message,
-      attempt: req.attempt,
-      failureClass,
-      taskFailed: {
-        progress: `${failedLine}: ${message}`,
-        ...spentBy(req.error),
-      },
-    });
-  }
   const recipe = req.recovery[failureClass];
   // The step's effective recipe, as its gate showed it (lib/plan/recovery.ts effectiveRecovery).
   const retries = stepRetries(failureClass, recipe?.maxAttempts ?? 0, req.onFail);
@@ -107,6 +118,19 @@ export async function classifyStepFailure(req: ClassifyRequest, deps: HarnessDep
       ? 'ask'
       : (req.onFail?.escalation ?? recipe?.escalation ?? 'ask');
   const recipeApplied = recipeName(failureClass, retries);
+  if (!named) {
+    // Nobody recorded this one yet (States.Timeout, Lambda.Unknown, ...): the runner never saw it.
+    await recordFailure(journal, identity, {
+      error: req.error.Error,
+      message,
+      attempt: req.attempt,
+      failureClass,
+      taskFailed: {
+        progress: `${failedLine}: ${message}`,
+        ...spentBy(req.error),
+      },
+    });
+  }
 
   if (failureClass === 'permission') {
     // The platform's policy refusing the call is not a credential to fix: a retry is denied again.

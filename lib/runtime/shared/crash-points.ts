@@ -4,12 +4,19 @@
  * that instant. `PLANGATE_CRASH_AT=<point>` arms one point in one process; unset, a crash point
  * is one comparison. The points are listed here so a test can name every one.
  */
-export const CRASH_POINTS = [
+export const DECISION_CRASH_POINTS = [
   /** The gate is decided in its table; neither the journal nor the machine knows yet. */
   'gate-decided',
   /** The decision is journaled; the machine is not told yet. */
   'decision-journaled',
 ] as const;
+export const STEP_CRASH_POINTS = [
+  /** The step's command returned and its result is stored; the engine does not know yet. */
+  'step-ran',
+  /** TASK_COMPLETED is journaled; the checker has not answered the engine yet. */
+  'step-completed',
+] as const;
+export const CRASH_POINTS = [...DECISION_CRASH_POINTS, ...STEP_CRASH_POINTS] as const;
 export type CrashPoint = (typeof CRASH_POINTS)[number];
 
 const armed = process.env.PLANGATE_CRASH_AT;

@@ -4,7 +4,7 @@
  */
 import { randomUUID } from 'node:crypto';
 import { type DynamoDBDocumentClient, GetCommand, PutCommand } from '@aws-sdk/lib-dynamodb';
-import type { OutputRef, StepEntry } from '../payloads/index.ts';
+import { type OutputRef, type RunnerResult, RunnerResultSchema, type StepEntry } from '../payloads/index.ts';
 import { InvalidInputError } from '../shared/errors.ts';
 import { sha256Hex } from '../shared/hash.ts';
 
@@ -76,4 +76,55 @@ export async function inlineOrStored(
   return {
     outputRef: await storeOutput(deps.dynamo, deps.tables.outputs, req.executionId, req.stepId, output),
   };
+}
+
+/**
+ * A step attempt's runner result, kept whole (not TASK_COMPLETED's shortened summary) so that a
+ * retry after a crash returns what the step produced instead of running it again
+ * (README.md, "A step runs once"). One item per execution, step and attempt.
+ */
+type OutputsDeps = { readonly dynamo: DynamoDBDocumentClient; readonly tables: { readonly outputs: string } };
+
+const runKey = (executionId: string, stepId: string, attempt: number) =>
+  `run#${executionId}#${stepId}#${attempt}`;
+
+/** Stores the attempt's result (written again with the same content, it changes nothing). */
+export async function storeRunResult(executionId: string, result: RunnerResult, deps: OutputsDeps) {
+  await deps.dynamo.send(
+    new PutCommand({
+      TableName: deps.tables.outputs,
+      Item: { outputKey: runKey(executionId, result.stepId, result.attempt), json: JSON.stringify(result) },
+    }),
+  );
+}
+
+/** The attempt's stored result, if it has one. */
+export async function loadRunResult(
+  executionId: string,
+  stepId: string,
+  attempt: number,
+  deps: OutputsDeps,
+): Promise<RunnerResult | undefined> {
+  const out = await deps.dynamo.send(
+    new GetCommand({
+      TableName: deps.tables.outputs,
+      Key: { outputKey: runKey(executionId, stepId, attempt) },
+      ConsistentRead: true,
+    }),
+  );
+  const json = out.Item?.json;
+  return typeof json === 'string' ? RunnerResultSchema.parse(JSON.parse(json)) : undefined;
+}
+
+/**
+ * Forgets the attempt's result once its contract refused it (overwritten, not deleted: the
+ * harness writes items, it never deletes them), so a retry of the step runs it again.
+ */
+export async function dropRunResult(executionId: string, stepId: string, attempt: number, deps: OutputsDeps) {
+  await deps.dynamo.send(
+    new PutCommand({
+      TableName: deps.tables.outputs,
+      Item: { outputKey: runKey(executionId, stepId, attempt), refused: true },
+    }),
+  );
 }

@@ -1,10 +1,12 @@
 /**
  * The step runner: resolves a step's tool and args, runs it, and hands the output to the
  * contract checker. It never completes a step; it only reports that the tool ran (or why not).
+ * Its result is stored before it answers, so a retry after a crash answers it again instead of
+ * running a completed step twice (README.md, "A step runs once").
  */
 import { AGENT_TOOL, stepInvocation } from '../../plan/tools.ts';
 import { eventIdentity, type HarnessDeps, journalFor, secretsFor } from '../deps.ts';
-import { readEvents } from '../journal/journal.ts';
+import { lastStartOrCompletion, readEvents } from '../journal/journal.ts';
 import {
   type Call,
   ERROR_NAMES,
@@ -21,11 +23,12 @@ import { classFailure } from '../recovery/failures.ts';
 import type { NetworkRecord } from '../sandbox/plan-process-call.ts';
 import { Redactor } from '../secrets/redact.ts';
 import type { SecretSource } from '../secrets/secrets.ts';
+import { crashPoint } from '../shared/crash-points.ts';
 import { failureFacts, HarnessError, InvalidInputError } from '../shared/errors.ts';
 import { progressLabel } from '../shared/progress.ts';
 import { callRecord, type ResolvedCall, resolveCall } from './call.ts';
 import { assertPinned } from './integrity.ts';
-import { inlineOrStored } from './outputs-table.ts';
+import { dropRunResult, inlineOrStored, loadRunResult, storeRunResult } from './outputs-table.ts';
 import { authorizeRun, runOf } from './run-policy.ts';
 import { networkReport, withStepReach } from './step-reach.ts';
 import { skipOrBlock } from './step-start.ts';
@@ -37,6 +40,8 @@ export async function runStep(req: RunnerRequest, deps: HarnessDeps): Promise<Ru
   const notRun = await skipOrBlock(req, journalFor(deps), identity);
   if (notRun) return notRun;
   await refuseUnpinned(req, deps, identity);
+  const earlier = await earlierResult(req, deps);
+  if (earlier) return earlier;
 
   const events = req.budget ? await readEvents(deps.dynamo, deps.tables.events, req.executionId) : [];
   if (req.budget) await enforceBudget(req.budget, events, journalFor(deps), identity);
@@ -130,7 +135,7 @@ export async function runStep(req: RunnerRequest, deps: HarnessDeps): Promise<Ru
     const redactor = new Redactor(secrets.resolvedValues);
     const output = redactor.value(captureOutputs(req, result));
     const usage = UsageSchema.safeParse(result.usage);
-    return {
+    const ran: RunnerResult = {
       stepId: req.stepId,
       attempt: req.attempt,
       status: 'succeeded',
@@ -138,7 +143,11 @@ export async function runStep(req: RunnerRequest, deps: HarnessDeps): Promise<Ru
       ...(usage.success && result.usage !== undefined ? { usage: usage.data } : {}),
       ...networkReport(network, redactor),
       durationMs: Math.round(performance.now() - started),
+      stored: true,
     };
+    await storeRunResult(req.executionId, ran, deps);
+    crashPoint('step-ran');
+    return ran;
   } catch (error) {
     const redactor = new Redactor(secrets.resolvedValues);
     const { failureClass } = classifyFailure(failureFacts(error), req.recovery);
@@ -173,6 +182,37 @@ export async function runStep(req: RunnerRequest, deps: HarnessDeps): Promise<Ru
     });
     throw failure;
   }
+}
+
+/**
+ * What an earlier attempt of the step produced, when the step must not run again: its
+ * TASK_COMPLETED is journaled (a completed step never runs again in its execution, whatever
+ * retried it), or the attempt last started returned and stored its result before a crash cut it
+ * short, and no contract has refused that result yet. It is answered as this attempt's (so a
+ * failure after it counts against the recipe's retries); a result carried on so is stored as this
+ * attempt's, for the contract's verdict. A first attempt has no earlier one. A crash while the
+ * command ran leaves no result: the recipe's retry runs the command again.
+ */
+async function earlierResult(req: RunnerRequest, deps: HarnessDeps): Promise<RunnerResult | undefined> {
+  if (req.attempt === 1) return undefined;
+  const last = await lastStartOrCompletion(deps.dynamo, deps.tables.events, req.executionId, req.stepId);
+  const attempt = last?.details.attempt;
+  const stored =
+    typeof attempt === 'number' ? await loadRunResult(req.executionId, req.stepId, attempt, deps) : undefined;
+  if (last?.event === 'TASK_COMPLETED') {
+    if (!stored)
+      throw new HarnessError(
+        ERROR_NAMES.unrecoverable,
+        'the step completed (TASK_COMPLETED is journaled) but its result is not stored: it is not run again',
+        { location: `steps.${req.stepId}` },
+      );
+    return { ...stored, attempt: req.attempt };
+  }
+  if (!stored || typeof attempt !== 'number' || attempt === req.attempt) return stored;
+  const again = { ...stored, attempt: req.attempt };
+  await storeRunResult(req.executionId, again, deps);
+  await dropRunResult(req.executionId, req.stepId, attempt, deps);
+  return again;
 }
 
 /**
