@@ -45,7 +45,7 @@ export interface HarnessFunctionProps<N extends HarnessHandlerName> {
    */
   readonly environment?: CommonEnvInput | HandlerEnvInput<N>;
   /**
-   * The platform's Cedar policies (a directory of .cedar files and optionally groups.json):
+   * The platform's Cedar policies (a directory of .cedar files and optionally groups.json and people.json):
    * copied into the bundle as `policies/`, named by PLANGATE_POLICY_DIR, and read once per
    * container by every decision the function makes.
    * @default - the function reads the policies its environment names, else the shipped set
