@@ -6,6 +6,7 @@ import { randomUUID } from 'node:crypto';
 import { mkdir } from 'node:fs/promises';
 import type { ServerResponse } from 'node:http';
 import { join } from 'node:path';
+import { AbstractIterator, AbstractKeyIterator, AbstractValueIterator } from 'abstract-level';
 import dynalite from 'dynalite';
 import { Level } from 'level';
 import { closeServer, listenOnLoopback } from './listen.ts';
@@ -28,6 +29,19 @@ export interface LocalDynamo {
 /** Another process holds the store's database (LevelDB allows one at a time). */
 export class StoreBusyError extends Error {
   override readonly name = 'StoreBusyError';
+}
+
+/**
+ * dynalite's key and value streams end (or are destroyed) by calling `iterator.return()`, which
+ * abstract-level's iterators do not have: every query and scan left its LevelDB iterator open,
+ * held by the database (and pinning a LevelDB snapshot) until the server closed, so steady reads
+ * grew memory without bound. Closing is what `return()` is for in an async iterator.
+ */
+for (const iterator of [AbstractIterator, AbstractKeyIterator, AbstractValueIterator]) {
+  const prototype = iterator.prototype as { return?: () => Promise<void>; close(): Promise<void> };
+  prototype.return ??= function (this: typeof prototype) {
+    return this.close();
+  };
 }
 
 export async function startLocalDynamo(props: LocalDynamoProps = {}): Promise<LocalDynamo> {
