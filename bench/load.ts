@@ -98,6 +98,7 @@ const stepMs: number[] = [];
 let inFlight = 0;
 let peakInFlight = 0;
 let succeeded = 0;
+let ended = 0;
 
 async function onePlan(i: number): Promise<void> {
   const id = `load-${i}`;
@@ -113,10 +114,13 @@ async function onePlan(i: number): Promise<void> {
   if (submitted.status !== 201) return error(`submit ${submitted.status}`);
   submitMs.push(performance.now() - t);
   const { executionArn } = (await submitted.json()) as { executionArn: string };
+  let timer: ReturnType<typeof setTimeout> | undefined;
   const approvalId = await Promise.race([
     gateOf(id),
-    new Promise<undefined>((r) => globalThis.setTimeout(r, PLAN_TIMEOUT_MS)),
-  ]);
+    new Promise<undefined>((r) => {
+      timer = setTimeout(() => r(undefined), PLAN_TIMEOUT_MS);
+    }),
+  ]).finally(() => clearTimeout(timer));
   if (!approvalId) return error('gate never reached its approver');
   const page = `${platform.url}/approvals/${encodeURIComponent(approvalId)}`;
   const view = await request(page, { headers: { accept: 'application/json', ...APPROVER } });
@@ -161,6 +165,8 @@ await Promise.all(
       error(`client: ${cause?.code ?? (failure as Error).message}`);
     } finally {
       inFlight--;
+      ended++;
+      if (ended % 50 === 0) process.stderr.write(`${ended}/${PLANS} plans ended\n`);
     }
   }),
 );
