@@ -81,9 +81,12 @@ const { dynamo, tables } = platform.stack.journalDeps();
  * A request, retried after its Retry-After while the platform answers 503 at capacity (what the
  * admission control asks of a client); any other answer is the caller's to judge.
  */
-async function request(url: string, init: RequestInit): Promise<Response> {
+async function request(stage: string, url: string, init: RequestInit): Promise<Response> {
   for (;;) {
-    const response = await fetch(url, init);
+    const response = await fetch(url, init).catch((failure: unknown) => {
+      const cause = (failure as { cause?: { code?: string } }).cause;
+      throw new Error(`${stage}: ${cause?.code ?? (failure as Error).message}`);
+    });
     if (response.status !== 503) return response;
     const body = (await response.json()) as { message?: string };
     if (!body.message?.startsWith('The server is at capacity')) return response;
@@ -106,7 +109,7 @@ async function onePlan(i: number): Promise<void> {
     approval: { approvers: ['dana'], quorum: 1, allowAutoApprove: false, timeoutSeconds: 3600 },
   });
   let t = performance.now();
-  const submitted = await request(`${platform.url}/plans`, {
+  const submitted = await request('submit', `${platform.url}/plans`, {
     method: 'POST',
     headers: { 'content-type': 'application/json', ...SUBMITTER },
     body: JSON.stringify(plan),
@@ -123,11 +126,11 @@ async function onePlan(i: number): Promise<void> {
   ]).finally(() => clearTimeout(timer));
   if (!approvalId) return error('gate never reached its approver');
   const page = `${platform.url}/approvals/${encodeURIComponent(approvalId)}`;
-  const view = await request(page, { headers: { accept: 'application/json', ...APPROVER } });
+  const view = await request('approval page', page, { headers: { accept: 'application/json', ...APPROVER } });
   if (view.status !== 200) return error(`approval page ${view.status}`);
   const { planDigest } = (await view.json()) as { planDigest: string };
   t = performance.now();
-  const answered = await request(page, {
+  const answered = await request('answer', page, {
     method: 'POST',
     headers: { 'content-type': 'application/json', ...APPROVER },
     body: JSON.stringify({ decision: 'APPROVE', digest: planDigest }),
@@ -161,8 +164,7 @@ await Promise.all(
     try {
       await onePlan(i);
     } catch (failure) {
-      const cause = (failure as { cause?: { code?: string } }).cause;
-      error(`client: ${cause?.code ?? (failure as Error).message}`);
+      error((failure as Error).message);
     } finally {
       inFlight--;
       ended++;
