@@ -8,7 +8,8 @@
  * for), the 503s at capacity that were retried after their Retry-After (counted apart: asked for
  * by the admission control, not errors), and peak RSS. Not part of `npm test`.
  *
- *   npm run bench:load [-- --plans N] [-- --ramp-seconds S] [-- --max-in-flight N] [-- --max-queued N]
+ *   npm run bench:load [-- --plans N] [-- --ramp-seconds S] [-- --max-in-flight N] [-- --max-queued N] [-- --out FILE]
+ *   npm run bench:load -- --plans 800 --ramp-seconds 1 --out bench/results/load-800.json
  */
 import { mkdirSync, writeFileSync } from 'node:fs';
 import { mkdtemp, rm } from 'node:fs/promises';
@@ -29,8 +30,10 @@ const { values } = parseArgs({
     'ramp-seconds': { type: 'string' },
     'max-in-flight': { type: 'string' },
     'max-queued': { type: 'string' },
+    out: { type: 'string' },
   },
 });
+const OUT = path.resolve(REPO, values.out ?? 'bench/results/load.json');
 const PLANS = Number(values.plans ?? 200);
 const RAMP_MS = Number(values['ramp-seconds'] ?? 10) * 1000;
 const admission = {
@@ -208,7 +211,7 @@ const output = {
   busyRetries,
   rssMiB: { atStart: Math.round(rssAtStart / MB), peak: Math.round(peakRss / MB) },
 };
-mkdirSync(path.join(REPO, 'bench/results'), { recursive: true });
-writeFileSync(path.join(REPO, 'bench/results/load.json'), `${JSON.stringify(output, null, 2)}\n`);
+mkdirSync(path.dirname(OUT), { recursive: true });
+writeFileSync(OUT, `${JSON.stringify(output, null, 2)}\n`);
 process.stdout.write(`${JSON.stringify(output, null, 2)}\n`);
 process.exitCode = output.errorCount === 0 && succeeded === PLANS ? 0 : 1;
