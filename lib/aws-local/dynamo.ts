@@ -6,7 +6,7 @@ import { randomUUID } from 'node:crypto';
 import { mkdir } from 'node:fs/promises';
 import type { ServerResponse } from 'node:http';
 import { join } from 'node:path';
-import { AbstractIterator, AbstractKeyIterator, AbstractValueIterator } from 'abstract-level';
+import { AbstractLevel } from 'abstract-level';
 import dynalite from 'dynalite';
 import { Level } from 'level';
 import { closeServer, listenOnLoopback } from './listen.ts';
@@ -35,13 +35,20 @@ export class StoreBusyError extends Error {
  * dynalite's key and value streams end (or are destroyed) by calling `iterator.return()`, which
  * abstract-level's iterators do not have: every query and scan left its LevelDB iterator open,
  * held by the database (and pinning a LevelDB snapshot) until the server closed, so steady reads
- * grew memory without bound. Closing is what `return()` is for in an async iterator.
+ * grew memory without bound. Each key and value iterator gets its own `return()` that closes it
+ * (on the instance: a `return` on abstract-level's prototypes crashed V8 under load).
  */
-for (const iterator of [AbstractIterator, AbstractKeyIterator, AbstractValueIterator]) {
-  const prototype = iterator.prototype as { return?: () => Promise<void>; close(): Promise<void> };
-  prototype.return ??= function (this: typeof prototype) {
-    return this.close();
-  };
+for (const method of ['keys', 'values'] as const) {
+  const make = AbstractLevel.prototype[method] as (...args: unknown[]) => { close(): Promise<void> };
+  Object.defineProperty(AbstractLevel.prototype, method, {
+    configurable: true,
+    writable: true,
+    value: function (this: unknown, ...args: unknown[]) {
+      const iterator = make.apply(this, args) as { close(): Promise<void>; return?: () => Promise<void> };
+      iterator.return ??= () => iterator.close();
+      return iterator;
+    },
+  });
 }
 
 export async function startLocalDynamo(props: LocalDynamoProps = {}): Promise<LocalDynamo> {
