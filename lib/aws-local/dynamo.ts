@@ -6,7 +6,6 @@ import { randomUUID } from 'node:crypto';
 import { mkdir } from 'node:fs/promises';
 import type { ServerResponse } from 'node:http';
 import { join } from 'node:path';
-import { AbstractLevel } from 'abstract-level';
 import dynalite from 'dynalite';
 import { Level } from 'level';
 import { closeServer, listenOnLoopback } from './listen.ts';
@@ -29,26 +28,6 @@ export interface LocalDynamo {
 /** Another process holds the store's database (LevelDB allows one at a time). */
 export class StoreBusyError extends Error {
   override readonly name = 'StoreBusyError';
-}
-
-/**
- * dynalite's key and value streams end (or are destroyed) by calling `iterator.return()`, which
- * abstract-level's iterators do not have: every query and scan left its LevelDB iterator open,
- * held by the database (and pinning a LevelDB snapshot) until the server closed, so steady reads
- * grew memory without bound. Each key and value iterator gets its own `return()` that closes it
- * (on the instance: a `return` on abstract-level's prototypes crashed V8 under load).
- */
-for (const method of ['keys', 'values'] as const) {
-  const make = AbstractLevel.prototype[method] as (...args: unknown[]) => { close(): Promise<void> };
-  Object.defineProperty(AbstractLevel.prototype, method, {
-    configurable: true,
-    writable: true,
-    value: function (this: unknown, ...args: unknown[]) {
-      const iterator = make.apply(this, args) as { close(): Promise<void>; return?: () => Promise<void> };
-      iterator.return ??= () => iterator.close();
-      return iterator;
-    },
-  });
 }
 
 export async function startLocalDynamo(props: LocalDynamoProps = {}): Promise<LocalDynamo> {
