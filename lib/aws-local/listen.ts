@@ -6,6 +6,13 @@ import type { Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { guardLoopback, type LoopbackGuardOptions } from '../loopback/guard.ts';
 
+/**
+ * Connections the kernel holds until they are accepted (capped by net.core.somaxconn). Node's 511
+ * overflows when hundreds of clients connect within one turn of a busy event loop, and an
+ * overflowed connection is reset: past capacity a client is to get a 503, never a reset.
+ */
+const LISTEN_BACKLOG = 4096;
+
 export async function listenOnLoopback(
   server: Server,
   port?: number,
@@ -13,7 +20,7 @@ export async function listenOnLoopback(
 ): Promise<string> {
   await new Promise<void>((resolve, reject) => {
     server.once('error', reject);
-    server.listen(port ?? 0, '127.0.0.1', () => {
+    server.listen({ port: port ?? 0, host: '127.0.0.1', backlog: LISTEN_BACKLOG }, () => {
       server.off('error', reject);
       // Here, before the first connection is read: no request reaches the server unchecked.
       guardLoopback(server, guard);

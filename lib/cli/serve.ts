@@ -12,6 +12,7 @@ import { z } from 'zod';
 import { LocalHostedUi } from '../aws-local/api-gateway/hosted-ui.ts';
 import type { JwtAuthorizerConfig } from '../aws-local/api-gateway/jwt.ts';
 import { LocalIssuer } from '../aws-local/api-gateway/local-issuer.ts';
+import { type AdmissionLimits, DEFAULT_ADMISSION } from '../aws-local/api-gateway/server.ts';
 import type { LocalPrincipal } from '../aws-local/api-gateway/sigv4.ts';
 import { describeStoreError } from '../engine/persistence/store-faults.ts';
 import type { DraftItem } from '../launch/plan-drafts.ts';
@@ -66,6 +67,9 @@ Options:
   --time-scale X        multiply Wait, retry and gate-timeout durations (default 1)
   --mail-dir DIR        where approval emails are written as .eml files, one per approver
                         with that approver's own link (default <store>/mail)
+  --max-in-flight N     requests handled at once (default ${DEFAULT_ADMISSION.maxInFlight})
+  --max-queued N        requests waiting for one of those places, in arrival order (default
+                        ${DEFAULT_ADMISSION.maxQueued}); beyond both a request is answered 503 with Retry-After: 1
 ${POLICY_OPTION_HELP}
 
 Slack: with PLANGATE_SLACK_BOT_TOKEN, PLANGATE_SLACK_SIGNING_SECRET, PLANGATE_SLACK_CHANNEL and
@@ -126,6 +130,7 @@ interface ServeOptions {
   readonly jwt?: { issuer: string; audience: string[]; jwksFile: string };
   readonly signInUsersFile?: string;
   readonly timeScale: number;
+  readonly admission: AdmissionLimits;
   readonly mailDir: string;
   readonly policyDir?: string;
   readonly planner?: { provider?: string; model?: string; baseUrl?: string; maxRounds: number };
@@ -143,6 +148,12 @@ function parseServeOptions(argv: string[]): ServeOptions | string {
     return `--port must be 0–65535, not "${values.port}"`;
   const timeScale = Number(values['time-scale'] ?? '1');
   if (!Number.isFinite(timeScale) || timeScale < 0) return `--time-scale must be a number >= 0`;
+  const maxInFlight = Number(values['max-in-flight'] ?? DEFAULT_ADMISSION.maxInFlight);
+  if (!Number.isInteger(maxInFlight) || maxInFlight < 1)
+    return `--max-in-flight must be a positive integer, not "${values['max-in-flight']}"`;
+  const maxQueued = Number(values['max-queued'] ?? DEFAULT_ADMISSION.maxQueued);
+  if (!Number.isInteger(maxQueued) || maxQueued < 0)
+    return `--max-queued must be an integer >= 0, not "${values['max-queued']}"`;
   const identity = values.identity ?? 'aws';
   if (identity !== 'aws' && identity !== 'header')
     return `--identity must be aws or header, not "${identity}"`;
@@ -171,6 +182,7 @@ function parseServeOptions(argv: string[]): ServeOptions | string {
       : {}),
     ...(values['sign-in-users'] ? { signInUsersFile: values['sign-in-users'] } : {}),
     timeScale,
+    admission: { maxInFlight, maxQueued },
     mailDir: values['mail-dir'] ?? join(storePaths(values.store).root, 'mail'),
     policyDir: values.policy,
     ...plannerOptions(values),
@@ -205,6 +217,8 @@ function options(args: string[]) {
       jwks: { type: 'string' },
       'time-scale': { type: 'string' },
       'mail-dir': { type: 'string' },
+      'max-in-flight': { type: 'string' },
+      'max-queued': { type: 'string' },
       model: { type: 'string' },
       provider: { type: 'string' },
       'base-url': { type: 'string' },
@@ -317,6 +331,7 @@ export async function run(argv: string[]): Promise<number> {
       signIn,
       port: opts.port,
       timeScale: opts.timeScale,
+      admission: opts.admission,
       mailDir: opts.mailDir,
       ...(provider && opts.planner
         ? {

@@ -289,7 +289,7 @@ function gatewayResponses(auth: RouteAuth): Responses {
     429: error("API Gateway on AWS: over the stage's throttling limit ('Too Many Requests'); retry later"),
     500: error("The handler failed: API Gateway's generic 'Internal Server Error', nothing internal"),
     503: error(
-      "API Gateway on AWS: the handler did not answer in time ('Service Unavailable'); `plangate serve`: its store cannot be written (disk full, read-only file system), with the cause and the fix in `message` and `Retry-After` in seconds: new work is refused until a write succeeds, and nothing accepted before is lost",
+      "API Gateway on AWS: the handler did not answer in time ('Service Unavailable'); `plangate serve`: its store cannot be written (disk full, read-only file system), with the cause and the fix in `message` and `Retry-After` in seconds: new work is refused until a write succeeds, and nothing accepted before is lost; or it is at capacity (its requests under way and waiting are full: `Retry-After: 1`, nothing was done) or stopping",
     ),
   };
 }

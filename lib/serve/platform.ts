@@ -9,7 +9,7 @@ import { makeHandler as plannerHandler } from '../../lambdas/planner.ts';
 import { makeHandler as plansApiHandler } from '../../lambdas/plans-api.ts';
 import type { LocalHostedUi } from '../aws-local/api-gateway/hosted-ui.ts';
 import { type JwtAuthorizerConfig, JwtVerifier } from '../aws-local/api-gateway/jwt.ts';
-import { LocalApiGateway } from '../aws-local/api-gateway/server.ts';
+import { type AdmissionLimits, LocalApiGateway } from '../aws-local/api-gateway/server.ts';
 import { type LocalPrincipal, SigV4Verifier } from '../aws-local/api-gateway/sigv4.ts';
 import { MailSink } from '../aws-local/mail-sink.ts';
 import type { WriteSync } from '../engine/persistence/byte-writer.ts';
@@ -50,6 +50,11 @@ export interface LocalPlatformProps {
   readonly mailDir?: string;
   /** @default 0 (any free port) */
   readonly port?: number;
+  /**
+   * The API's capacity: requests handled at once and waiting; beyond both, 503 with Retry-After.
+   * @default DEFAULT_ADMISSION (32 under way, 512 waiting)
+   */
+  readonly admission?: AdmissionLimits;
   /** @default 1 */
   readonly timeScale?: number;
   /** Where shell tools and command contracts run. @default process.cwd() */
@@ -223,6 +228,7 @@ export class LocalPlatform {
             }
           : { authorizers: 'none' as const }),
         port: props.port,
+        admission: props.admission,
         // An answer refused before the handler (plan code, no identity) is journaled in its gate.
         onRefused: async (refused) => recordRefusedAnswer(await approvalsDeps, refused),
         // a write in the store before each new piece of work: a full or read-only disk is found

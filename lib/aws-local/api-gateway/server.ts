@@ -40,16 +40,95 @@ export interface LocalApiGatewayProps {
    * `Retry-After`. @default - always available
    */
   readonly unavailable?: (afterFailure: boolean) => string | undefined;
+  /**
+   * How many requests are handled at once, and how many more wait their turn (in arrival order);
+   * a request beyond both is answered 503 with `Retry-After` at once, before its body is read.
+   * @default DEFAULT_ADMISSION
+   */
+  readonly admission?: AdmissionLimits;
+}
+
+/** The bounds of a gateway's admission control (docs/api.md, "Capacity"). */
+export interface AdmissionLimits {
+  /** Requests handled at once: a positive integer. */
+  readonly maxInFlight: number;
+  /** Requests waiting for one of those places: an integer >= 0. */
+  readonly maxQueued: number;
+}
+
+/**
+ * Sized for two cores: beyond a few dozen submissions at once a request only waits longer (they
+ * share one event loop, the engine and DynamoDB), and a few hundred waiting covers a burst.
+ */
+export const DEFAULT_ADMISSION: AdmissionLimits = { maxInFlight: 32, maxQueued: 512 };
+
+/** Seconds a client refused for capacity is told to wait: places free within milliseconds. */
+export const BUSY_RETRY_AFTER_SECONDS = 1;
+
+/** The problem with `limits`, naming the option, or undefined when they are valid. */
+export function admissionProblem(limits: AdmissionLimits): string | undefined {
+  if (!Number.isInteger(limits.maxInFlight) || limits.maxInFlight < 1)
+    return `maxInFlight must be a positive integer, not ${limits.maxInFlight}`;
+  if (!Number.isInteger(limits.maxQueued) || limits.maxQueued < 0)
+    return `maxQueued must be an integer >= 0, not ${limits.maxQueued}`;
+  return undefined;
+}
+
+/**
+ * A bounded number of requests under way and a bounded queue behind them. A place is held until
+ * the response is closed (sent, or its client gone); a waiting request whose client goes leaves
+ * the queue.
+ */
+class Admission {
+  private inFlight = 0;
+  private readonly waiting: (() => void)[] = [];
+
+  constructor(readonly limits: AdmissionLimits) {}
+
+  get load(): GatewayLoad {
+    return { inFlight: this.inFlight, queued: this.waiting.length };
+  }
+
+  /** Runs `handle` now or once a place frees; false (and nothing runs) when the queue is full too. */
+  admit(res: ServerResponse, handle: () => void): boolean {
+    if (this.inFlight < this.limits.maxInFlight) {
+      this.start(res, handle);
+      return true;
+    }
+    if (this.waiting.length >= this.limits.maxQueued) return false;
+    const turn = () => this.start(res, handle);
+    this.waiting.push(turn);
+    res.once('close', () => {
+      const at = this.waiting.indexOf(turn);
+      if (at >= 0) this.waiting.splice(at, 1);
+    });
+    return true;
+  }
+
+  private start(res: ServerResponse, handle: () => void): void {
+    this.inFlight++;
+    res.once('close', () => {
+      this.inFlight--;
+      this.waiting.shift()?.();
+    });
+    handle();
+  }
+}
+
+/** Requests being handled and waiting, now. */
+export interface GatewayLoad {
+  readonly inFlight: number;
+  readonly queued: number;
 }
 
 /** Seconds a client is asked to wait after a 503 for a store that cannot be written. */
 export const UNAVAILABLE_RETRY_AFTER_SECONDS = 5;
 
-/** The 503 of a platform that cannot take new work, with its cause. */
-function unavailableResult(reason: string): HttpResult {
+/** The 503 of a platform that cannot take new work now, with its cause and when to try again. */
+function unavailableResult(reason: string, retryAfterSeconds = UNAVAILABLE_RETRY_AFTER_SECONDS): HttpResult {
   return {
     statusCode: 503,
-    headers: { 'retry-after': String(UNAVAILABLE_RETRY_AFTER_SECONDS) },
+    headers: { 'retry-after': String(retryAfterSeconds) },
     body: JSON.stringify({ message: reason }),
   };
 }
@@ -73,21 +152,44 @@ export class LocalApiGateway {
     /** e.g. `http://127.0.0.1:43210` */
     readonly url: string,
     private readonly lifecycle: { stopping: boolean },
+    private readonly admission: Admission,
   ) {}
 
+  /** Requests being handled and waiting their turn, now. */
+  get load(): GatewayLoad {
+    return this.admission.load;
+  }
+
   static async start(props: LocalApiGatewayProps): Promise<LocalApiGateway> {
+    const limits = props.admission ?? DEFAULT_ADMISSION;
+    const problem = admissionProblem(limits);
+    if (problem) throw new Error(`LocalApiGateway admission: ${problem}`);
+    const admission = new Admission(limits);
     const lifecycle = { stopping: false };
     const server = createServer((req, res) => {
       if (lifecycle.stopping) {
         // A request on a kept-alive connection after the stop began: refused, never half done.
         req.resume();
         res.shouldKeepAlive = false;
-        return send(res, {
-          statusCode: 503,
-          headers: { 'retry-after': String(STOPPING_RETRY_AFTER_SECONDS) },
-          body: JSON.stringify({ message: 'The server is stopping: retry once it is back' }),
-        });
+        return send(
+          res,
+          unavailableResult('The server is stopping: retry once it is back', STOPPING_RETRY_AFTER_SECONDS),
+        );
       }
+      const admitted = admission.admit(res, () => handle(req, res));
+      if (!admitted) {
+        // Past capacity: told at once, on a connection that stays usable, rather than reset or left hanging.
+        req.resume();
+        send(
+          res,
+          unavailableResult(
+            `The server is at capacity (${limits.maxInFlight} requests under way, ${limits.maxQueued} waiting): retry after ${BUSY_RETRY_AFTER_SECONDS} s`,
+            BUSY_RETRY_AFTER_SECONDS,
+          ),
+        );
+      }
+    });
+    const handle = (req: IncomingMessage, res: ServerResponse): void => {
       serve(req, res, props).catch((error: unknown) => {
         // A handler that throws is API Gateway's 500 with a generic body: nothing internal leaks.
         process.stderr.write(`api: ${req.method} ${req.url?.split('?')[0]}: ${(error as Error).message}\n`);
@@ -101,12 +203,12 @@ export class LocalApiGateway {
           );
         else res.end();
       });
-    });
+    };
     const url = await listenOnLoopback(server, props.port, {
       refuse: (res, message) => send(res, { statusCode: 403, body: JSON.stringify({ message }) }),
       onRefused: (req, message) => reportRefused(props, req, 403, message),
     });
-    return new LocalApiGateway(server, url, lifecycle);
+    return new LocalApiGateway(server, url, lifecycle, admission);
   }
 
   /** Stops accepting (requests still arriving are answered 503 with Retry-After) and waits for those under way. */
