@@ -106,7 +106,7 @@ const goals = {
     selfApproval.gateApproved === 0 &&
     selfApproval.refusalsJournaled === selfApproval.triesThatReachedThePolicy &&
     selfApproval.rejectedAfterwards,
-  "policy bypass attempts (widened approval blocks, forged groups, changed args after approval, host and command spellings, Lambda by another route, ladders, names spelled otherwise, submitting as another principal, revisions and run-time values that make a gated call destructive, overrides of soft and hard rules): at least 300, none accepted; two sre approvals, a deployer's submission, a harmless run-time value and an incident commander's override with a reason still work":
+  "policy bypass attempts (widened approval blocks, forged groups, changed args after approval, host and command spellings, Lambda by another route, ladders, names spelled otherwise, submitting as another principal, revisions and run-time values that make a gated call destructive, overrides of soft and hard rules, configuration that would silently not apply): at least 300, none accepted; two sre approvals, a deployer's submission, a harmless run-time value and an incident commander's override with a reason still work":
     policyBypass.attempts >= 300 &&
     policyBypass.accepted === 0 &&
     policyBypass.controls.twoSreComplete &&

@@ -26,7 +26,11 @@
  * - enforcement levels (their own platform): a soft-mandatory rule overridden by people outside its
  *   group (a group claimed in a header or the body included), with no usable reason (empty, blank,
  *   501 characters, a newline, bidi or control characters), or by the submitter at her own gate; a
- *   hard rule overridden by the override group.
+ *   hard rule overridden by the override group;
+ * - configuration that would silently not apply: the rule in a subfolder, `org.cedar.txt`,
+ *   `ORG.CEDAR`, a hidden file, a stray file beside it, an attribute or level that does not exist,
+ *   a soft rule nobody may override, a malformed groups or people file: each directory is refused
+ *   whole or loaded with the rule in force (accepted: it loads without the rule);
  *
  * An attempt is accepted when the gate completes, the plan is submitted, or the step's tool runs,
  * against the policy. Controls: two sre approvals complete a destructive gate; a deployer submits;
@@ -459,6 +463,11 @@ export async function policyBypassAttempts(repo: string): Promise<PolicyBypassRe
     const enforcement = await enforcementAttempts(dir, tally);
     denialsJournaled += enforcement.denialsJournaled;
 
+    // 7. Configuration that would silently not apply: a policy directory whose rule cannot be in
+    // force as written is refused whole, never loaded without it.
+    for (const [i, [name, files]] of MISCONFIGURED.entries())
+      tally(`configuration: ${name}`, await loads(join(dir, `misconfigured-${i}`), files));
+
     // Controls.
     const harmlessValueRuns = await throughGates(
       'bypass-control-value',
@@ -492,6 +501,62 @@ export async function policyBypassAttempts(repo: string): Promise<PolicyBypassRe
     await platform.close();
     await rm(dir, { recursive: true, force: true });
   }
+}
+
+/** The org's one forbid, as it would be written. */
+const ECHO_FORBID =
+  '@id("no-echo")\nforbid (principal, action == Action::"SubmitPlan", resource) when { resource.tools.contains("echo") };\n';
+const BASELINE = 'permit (principal, action, resource);\n';
+
+/** Policy directories (path → content) in which a rule would not apply as written. */
+const MISCONFIGURED: readonly (readonly [string, Readonly<Record<string, string>>])[] = [
+  ['the rule in a subfolder', { 'base.cedar': BASELINE, 'org/org.cedar': ECHO_FORBID }],
+  ['the rule in org.cedar.txt', { 'base.cedar': BASELINE, 'org.cedar.txt': ECHO_FORBID }],
+  ['the rule in ORG.CEDAR', { 'base.cedar': BASELINE, 'ORG.CEDAR': ECHO_FORBID }],
+  ['the rule in a hidden file', { 'base.cedar': BASELINE, '.org.cedar': ECHO_FORBID }],
+  ['a stray file beside the rules', { 'base.cedar': BASELINE, 'org.cedar': ECHO_FORBID, 'notes.txt': 'x' }],
+  [
+    'a rule naming an attribute that does not exist',
+    { 'base.cedar': BASELINE, 'org.cedar': ECHO_FORBID.replace('resource.tools', 'resource.toolz') },
+  ],
+  [
+    'an enforcement level that does not exist',
+    { 'base.cedar': BASELINE, 'org.cedar': `@enforcement("log-only")\n${ECHO_FORBID}` },
+  ],
+  [
+    'a soft rule nobody may override',
+    { 'base.cedar': BASELINE, 'org.cedar': `@enforcement("soft-mandatory")\n${ECHO_FORBID}` },
+  ],
+  [
+    'a groups file that is not a list per group',
+    { 'base.cedar': BASELINE, 'org.cedar': ECHO_FORBID, 'groups.json': '{"sre": "sam,sue"}' },
+  ],
+  [
+    'a people file naming one principal for two persons',
+    {
+      'base.cedar': BASELINE,
+      'org.cedar': ECHO_FORBID,
+      'people.json': JSON.stringify({
+        'a@example.com': ['arn:aws:iam::123456789012:user/x'],
+        'b@example.com': ['arn:aws:iam::123456789012:user/x'],
+      }),
+    },
+  ],
+];
+
+/**
+ * Whether a policy directory of these files loads without its rule in force (the attempt is then
+ * accepted: the org's rule silently does not apply). Refused whole, or loaded with it, holds.
+ */
+async function loads(dir: string, files: Readonly<Record<string, string>>): Promise<boolean> {
+  for (const [file, text] of Object.entries(files)) {
+    await mkdir(join(dir, file, '..'), { recursive: true });
+    await writeFile(join(dir, file), text);
+  }
+  return PolicySet.load(dir).then(
+    (set) => !set.policies.some((p) => p.id === 'no-echo'),
+    () => false,
+  );
 }
 
 /** The policies of the enforcement-level attempts: one soft rule at submission, one at gates, one hard. */
