@@ -7,7 +7,7 @@
  *   not approved by a token claiming alice@ with `email_verified: false`;
  * - an IAM principal the policy's people file names is that person: carol submits through SigV4
  *   and may not approve her own plan with her JWT (nor as her Identity Center session's name).
- * Each refusal is journaled (GATE_ANSWER_REFUSED).
+ * Each refusal is journaled (GATE_ANSWER_REFUSED); carol is refused on the signed-in approval page too.
  */
 import { cp, mkdtemp, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
@@ -44,6 +44,8 @@ const issuer = new LocalIssuer();
 let platform: LocalPlatform;
 let api: ApiClient;
 const gates: ApprovalNotice[] = [];
+/** Each gate's shared link, as the notifier hands it on. */
+const links = new Map<string, string>();
 
 beforeAll(async () => {
   const dir = await mkdtemp(join(tmpdir(), 'plangate-identities-'));
@@ -62,7 +64,10 @@ beforeAll(async () => {
       jwt: { issuer: issuer.issuer, audience: [issuer.audience], jwks: issuer.jwks },
     },
     policy: await PolicySet.load(policies),
-    onGate: (notice) => gates.push(notice),
+    onGate: (notice, link) => {
+      links.set(notice.approvalId, link);
+      gates.push(notice);
+    },
   });
   api = new ApiClient(platform.url);
 }, 60_000);
@@ -186,7 +191,30 @@ describe.concurrent('people are who they verifiably are (plangate serve, AWS aut
         expect(own.status, email).toBe(403);
         expect(own.body.message).toContain('carol@example.test submitted this plan and may not approve it');
       }
+      // And on the approval page, signed in: the page's session, its form token, her ID token.
+      const link = links.get(gate.approvalId) as string;
+      const opened = await fetch(link, { redirect: 'manual' });
+      expect(opened.status).toBe(303);
+      const page = new URL(opened.headers.get('location') as string, link).href;
+      const cookie = (opened.headers.get('set-cookie') as string).split(';')[0] as string;
+      const html = await (await fetch(page, { headers: { cookie } })).text();
+      const formToken = /name="form_token" value="([^"]+)"/.exec(html)?.[1] as string;
+      const signedIn = await fetch(page, {
+        method: 'POST',
+        headers: {
+          cookie,
+          'content-type': 'application/json',
+          accept: 'application/json',
+          authorization: `Bearer ${issuer.token('carol@example.test')}`,
+        },
+        body: JSON.stringify({ digest: gate.plan.digest, decision: 'APPROVE', form_token: formToken }),
+      });
+      expect(signedIn.status).toBe(403);
+      expect(((await signedIn.json()) as { message: string }).message).toContain(
+        'carol@example.test submitted this plan and may not approve it',
+      );
       expect((await refusals(executionArn)).map(([reason]) => reason)).toEqual([
+        'forbidden',
         'forbidden',
         'forbidden',
         'forbidden',
