@@ -5,6 +5,7 @@
  * through the approvals API as the run's one identity: front-door.ts), and the exit code taken
  * from how the execution ended.
  */
+
 import { mkdir, readFile, writeFile } from 'node:fs/promises';
 import { hostname, userInfo } from 'node:os';
 import { dirname, join, resolve } from 'node:path';
@@ -28,6 +29,7 @@ import { planEntity, planFacts, stepEntity } from '../policy/entities.ts';
 import { PolicySet } from '../policy/policy-set.ts';
 import type { AnswerReviser, ApprovalsApiDeps } from '../runtime/api/approvals-api.ts';
 import { eventIdentity, journalFor } from '../runtime/deps.ts';
+import { DECISION_EVENTS } from '../runtime/gate/decision-events.ts';
 import { type ApprovalNotice, approvalsFor } from '../runtime/gate/gate.ts';
 import type { GateView } from '../runtime/gate/gate-item.ts';
 import { shownOfNotice } from '../runtime/gate/shown-gate.ts';
@@ -946,15 +948,6 @@ const short = (text: string | undefined): string => {
   const line = (text ?? '').replace(/\s+/g, ' ').trim();
   return line.length > 300 ? `${line.slice(0, 299)}…` : line;
 };
-
-/** Events that record a gate's answer, wherever it was given. */
-const DECISION_EVENTS: ReadonlySet<string> = new Set([
-  'GATE_APPROVED',
-  'GATE_REJECTED',
-  'GATE_CLARIFICATION_REQUESTED',
-  'HUMAN_TASK_ANSWERED',
-  'RECOVERY_ESCALATION',
-]);
 
 /**
  * Notices from the gate Lambda, each a gate that waits (a new one, or a revision of one): handed

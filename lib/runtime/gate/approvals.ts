@@ -52,7 +52,7 @@ import { progressLabel } from '../shared/progress.ts';
 import { definitionReaderOf, planCreatedOf, runningDefinitionHash } from '../steps/integrity.ts';
 import { inlineOrStored } from '../steps/outputs-table.ts';
 import { recordedPlan } from '../steps/run-policy.ts';
-import { gateEventIdentity, recordDecision, recordVote } from './decision-events.ts';
+import { DECISION_EVENTS, gateEventIdentity, recordDecision, recordVote } from './decision-events.ts';
 import {
   contentDigest,
   type DecisionListener,
@@ -84,14 +84,6 @@ export type { GateApprovers } from '../payloads/index.ts';
 /** How long a decider has to tell the machine before another answer may finish for it. */
 const DELIVERY_LEASE_MS = 60_000;
 
-/** The events a gate's decision is journaled as (decision-events.ts: recordDecision). */
-const DECISION_EVENTS = new Set([
-  'GATE_APPROVED',
-  'GATE_REJECTED',
-  'GATE_CLARIFICATION_REQUESTED',
-  'RECOVERY_ESCALATION',
-  'HUMAN_TASK_ANSWERED',
-]);
 /** Who rejects a gate a later version of its plan superseded, in the decision its execution gets. */
 export const SUPERSEDE_DECIDER = 'plangate-supersede';
 

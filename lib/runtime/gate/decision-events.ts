@@ -6,6 +6,15 @@ import { recordFailure } from '../recovery/failure-events.ts';
 import { contentDigest, type GateItem } from './gate-item.ts';
 
 /** The identity of a gate's events: its execution and plan, and its step (with the step's name). */
+/** The events a gate's answer is journaled as, wherever it was given ({@link recordDecision}). */
+export const DECISION_EVENTS: ReadonlySet<string> = new Set([
+  'GATE_APPROVED',
+  'GATE_REJECTED',
+  'GATE_CLARIFICATION_REQUESTED',
+  'RECOVERY_ESCALATION',
+  'HUMAN_TASK_ANSWERED',
+]);
+
 export function gateEventIdentity(item: GateItem): ReturnType<typeof eventIdentity> {
   return eventIdentity(
     {
