@@ -569,8 +569,9 @@ export class Approvals {
     const voting = item.kind === 'plan' || item.kind === 'step';
     const gone = (error: unknown): void => {
       const name = error instanceof Error ? error.name : '';
-      if (!(name === 'TaskTimedOut' || name === 'TaskDoesNotExist' || name === 'InvalidToken')) throw error;
-      if (name === 'TaskTimedOut' && !voting) throw error;
+      // Escalation and human gates have no ladder to hand a timed-out decision on.
+      if (!(name === 'TaskDoesNotExist' || name === 'InvalidToken' || (voting && name === 'TaskTimedOut')))
+        throw error;
     };
     if (item.kind === 'human') await this.completeHumanTask(item, final as HumanDecision).catch(gone);
     else
