@@ -116,10 +116,15 @@ export class LocalPlatform {
     const signer = new LinkSigner(signingKey);
     const mail = props.mailDir ? new MailSink(props.mailDir) : undefined;
     const slack = await localSlackApp(props.env ?? process.env);
-    let apiUrl = '';
+    // Gates the engine re-asks as it resumes come before the API listens: their links wait for its URL.
+    let listen: (url: string) => void = () => {};
+    const listening = new Promise<string>((resolve) => {
+      listen = resolve;
+    });
     let notifySlack: ((notice: ApprovalNotice) => Promise<unknown>) | undefined;
     // Every gate's approvers are told: its request, reminders, escalations and revisions.
     const notify = async (notice: ApprovalNotice): Promise<void> => {
+      const apiUrl = await listening;
       const emails = mail
         ? await mail.send(notice, (recipient) =>
             approvalMessage(notice, apiUrl, {
@@ -174,10 +179,6 @@ export class LocalPlatform {
       });
       const planner = props.planner;
       let platform: LocalPlatform | undefined;
-      let listen: (url: string) => void = () => {};
-      const listening = new Promise<string>((resolve) => {
-        listen = resolve;
-      });
       const startPlanning = planner
         ? async (draftId: string) => {
             // As the Plans API's asynchronous Lambda invocation: the request does not wait.
@@ -235,7 +236,6 @@ export class LocalPlatform {
         // before the work is taken, not half-way through it
         unavailable: () => health.refusal(true),
       });
-      apiUrl = api.url;
       props.signIn?.allowCallback(signInCallbackUrl(api.url));
       listen(api.url);
       platform = new LocalPlatform(stack, api, health);

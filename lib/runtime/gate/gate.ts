@@ -2,6 +2,7 @@
  * The gate Lambda's logic: keeps the task token server-side, records the request, and hands
  * the approval id (never the token) to whoever notifies people (email, Slack, terminal, page).
  */
+
 import { SendTaskSuccessCommand, type SFNClient } from '@aws-sdk/client-sfn';
 import type { z } from 'zod';
 import { eventIdentity, type HarnessDeps, journalFor, policyFor } from '../deps.ts';
@@ -16,6 +17,7 @@ import {
   type StepSketch,
 } from '../payloads/index.ts';
 import { policyDenialOf } from '../recovery/policy-denial.ts';
+import { crashPoint } from '../shared/crash-points.ts';
 import { NotConfiguredError } from '../shared/errors.ts';
 import { progressLabel } from '../shared/progress.ts';
 import { assertPinned } from '../steps/integrity.ts';
@@ -191,6 +193,7 @@ export async function openGate(request: GateRequest, deps: GateDeps): Promise<{ 
     abortRollsBack,
     recovery,
   });
+  if (!opening.existing) crashPoint('gate-stored');
   // Stored meanwhile by another invocation with this token: it is that gate.
   if (opening.existing)
     return resumeOpening(req, opening.item, { identity, journal, approvals, reason }, deps);

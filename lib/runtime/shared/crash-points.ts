@@ -4,6 +4,10 @@
  * that instant. `PLANGATE_CRASH_AT=<point>` arms one point in one process; unset, a crash point
  * is one comparison. The points are listed here so a test can name every one.
  */
+export const GATE_CRASH_POINTS = [
+  /** The gate is stored in its table; its opening is neither journaled nor told to anyone. */
+  'gate-stored',
+] as const;
 export const DECISION_CRASH_POINTS = [
   /** The gate is decided in its table; neither the journal nor the machine knows yet. */
   'gate-decided',
@@ -16,7 +20,7 @@ export const STEP_CRASH_POINTS = [
   /** TASK_COMPLETED is journaled; the checker has not answered the engine yet. */
   'step-completed',
 ] as const;
-export const CRASH_POINTS = [...DECISION_CRASH_POINTS, ...STEP_CRASH_POINTS] as const;
+export const CRASH_POINTS = [...GATE_CRASH_POINTS, ...DECISION_CRASH_POINTS, ...STEP_CRASH_POINTS] as const;
 export type CrashPoint = (typeof CRASH_POINTS)[number];
 
 const armed = process.env.PLANGATE_CRASH_AT;
