@@ -550,6 +550,7 @@ export class Approvals {
         await this.definitionApproved(item, final),
       );
       crashPoint('decision-journaled');
+      if (item.kind === 'human') crashPoint('human-answered');
       await this.handOn(item, final);
       if (this.props.onDecided && answer.via !== 'slack')
         await this.props
@@ -785,6 +786,7 @@ export class Approvals {
       status: 'succeeded',
       attempt: human.attempt,
       durationMs: Math.max(0, this.now().getTime() - Date.parse(item.createdAt)),
+      ...(decision.by !== undefined ? { answeredBy: decision.by } : {}),
       ...(await inlineOrStored(
         output,
         { executionId: item.executionId, stepId, inlineOutputLimitBytes: human.inlineOutputLimitBytes },
