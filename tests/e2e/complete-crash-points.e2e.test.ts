@@ -102,7 +102,10 @@ describe.concurrent('a human step cut short by kill -9 completes once after the 
         }
         const named = (type: string, step?: string) =>
           journal.filter((e) => e.event === type && (step === undefined || e.task_id === step));
-        expect(named('EXECUTION_COMPLETE').map((e) => e.details.succeeded)).toEqual([true]);
+        expect(
+          named('EXECUTION_COMPLETE').map((e) => e.details.succeeded),
+          journal.map((e) => `${e.event} ${e.task_id ?? ''}`).join('\n'),
+        ).toEqual([true]);
         // Asked once, answered once, completed once with the person's value.
         expect(named('TASK_STARTED', 'pick')).toHaveLength(1);
         expect(second.lines.filter((l) => l.startsWith(humanLine))).toEqual([]);
