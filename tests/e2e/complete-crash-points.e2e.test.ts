@@ -15,6 +15,7 @@ import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { COMPLETE_CRASH_POINTS } from '../../lib/runtime/shared/crash-points.ts';
 import { verifyChain, workDir } from './cli.ts';
+import { seedOrderProblems } from './seed-order.ts';
 import { startServe } from './serve-process.ts';
 
 type Event = { event: string; task_id?: string; details: Record<string, unknown> };
@@ -119,6 +120,7 @@ describe.concurrent('a human step cut short by kill -9 completes once after the 
         expect(journal.slice(completedAt + 1).filter((e) => e.task_id === 'pick')).toEqual([]);
         expect(named('GATE_DECISION_RECOVERED')).toHaveLength(point === 'human-answered' ? 1 : 0);
         expect(verifyChain(journal as never)).toEqual({ ok: true, count: journal.length });
+        expect(seedOrderProblems(journal as never)).toEqual([]);
         // A late answer is told the step was answered, and changes nothing.
         const late = await fetch(
           `${again}${humanGate}`,

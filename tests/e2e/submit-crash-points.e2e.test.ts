@@ -15,6 +15,7 @@ import { describe, expect, it } from 'vitest';
 import { SUBMIT_CRASH_POINTS } from '../../lib/runtime/shared/crash-points.ts';
 import { echoChainPlan } from '../support/echo-plan.ts';
 import { verifyChain, workDir } from './cli.ts';
+import { seedOrderProblems } from './seed-order.ts';
 import { type ServeProcess, startServe } from './serve-process.ts';
 
 type Event = { event: string; details: Record<string, unknown> };
@@ -68,7 +69,7 @@ describe.concurrent('a submission cut short by kill -9 waits at its gate after t
         const again = await second.line(() => true);
         // The gate is asked after the restart: nothing the submission promised was lost.
         const link = (
-          await lineWithin(second, (l) => l.startsWith(`gate plan of ${id} v1 waits: `), 30_000)
+          await lineWithin(second, (l) => l.startsWith(`gate plan of ${id} v1 waits: `), 60_000)
         ).split(' waits: ')[1];
         const approvalPath = new URL(link as string).pathname;
         const gate = (await (await fetch(`${again}${approvalPath}`, as('alice'))).json()) as {
@@ -106,6 +107,7 @@ describe.concurrent('a submission cut short by kill -9 waits at its gate after t
         expect(named('GATE_APPROVED')).toHaveLength(1);
         expect(named('TASK_COMPLETED')).toHaveLength(1);
         expect(verifyChain(journal as never)).toEqual({ ok: true, count: journal.length });
+        expect(seedOrderProblems(journal as never)).toEqual([]);
         const done = (await (
           await fetch(`${again}/plans/${encodeURIComponent(executionArn)}`, as('carol'))
         ).json()) as { status: string };
