@@ -20,6 +20,7 @@ import { eventIdentity, type HarnessDeps, journalFor } from '../runtime/deps.ts'
 import { MAX_EVENT_BYTES, queryItems } from '../runtime/journal/journal.ts';
 import { storePlan } from '../runtime/journal/stored-plans.ts';
 import type { EVENT_DETAILS, PolicyOverride, RecordedStep } from '../runtime/payloads/index.ts';
+import { crashPoint } from '../runtime/shared/crash-points.ts';
 import { HarnessError } from '../runtime/shared/errors.ts';
 import { type DeployedPlan, type DeployPlanInput, deployPlan } from './deploy-plan.ts';
 
@@ -268,6 +269,8 @@ export async function launchPlan(given: LaunchPlanInput): Promise<LaunchedPlan> 
           }
         : {}),
       ...(input.planner ? { planner: input.planner } : {}),
+      // What the execution's input says, so a start a crash cut short is made again as it was.
+      ...(input.rehearseRollback ? { rehearse_rollback: true } : {}),
       policy_facts: submission.facts,
       permitted_by: [...submission.permittedBy],
       ...(submission.override ? { policy_override: submission.override } : {}),
@@ -283,16 +286,41 @@ export async function launchPlan(given: LaunchPlanInput): Promise<LaunchedPlan> 
       },
     },
   });
-  const started = await input.sfn.send(
+  crashPoint('plan-journaled');
+  await startExecution(input.sfn, {
+    stateMachineVersionArn: deployed.stateMachineVersionArn,
+    executionArn,
+    rehearseRollback: input.rehearseRollback === true,
+  });
+  crashPoint('plan-started');
+  return { executionArn, deployed };
+}
+
+/** What starts a journaled plan's execution: the machine version PLAN_CREATED pins, the name its ARN ends in, the input. */
+export interface PlanStart {
+  readonly stateMachineVersionArn: string;
+  readonly executionArn: string;
+  readonly rehearseRollback: boolean;
+}
+
+/**
+ * Starts the execution PLAN_CREATED announced. Idempotent: Step Functions answers a start of a
+ * running execution with the same name and input with that execution, so a start made again after
+ * a crash (lib/launch/plan-start-recovery.ts) cannot make a second one.
+ */
+export async function startExecution(sfn: SFNClient, start: PlanStart): Promise<void> {
+  const name = start.executionArn.slice(start.executionArn.lastIndexOf(':') + 1);
+  const started = await sfn.send(
     new StartExecutionCommand({
-      stateMachineArn: deployed.stateMachineVersionArn,
+      stateMachineArn: start.stateMachineVersionArn,
       name,
-      input: input.rehearseRollback ? '{"rehearseRollback":true}' : '{}',
+      input: start.rehearseRollback ? '{"rehearseRollback":true}' : '{}',
     }),
   );
-  if (started.executionArn !== executionArn)
-    throw new Error(`Step Functions named the execution ${started.executionArn}, expected ${executionArn}`);
-  return { executionArn, deployed };
+  if (started.executionArn !== start.executionArn)
+    throw new Error(
+      `Step Functions named the execution ${started.executionArn}, expected ${start.executionArn}`,
+    );
 }
 
 /**

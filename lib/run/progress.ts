@@ -48,6 +48,12 @@ export class ProgressFormatter {
     switch (event.event) {
       case 'PLAN_CREATED':
         return [`PLAN_CREATED: ${event.planId} v${event.planVersion}, ${num(d.task_count)} tasks`];
+      case 'PLAN_START_RECOVERED':
+        return [
+          d.outcome === 'started'
+            ? 'PLAN_START_RECOVERED: its start, cut short by a crash, was made after the restart'
+            : `PLAN_START_RECOVERED: its start, cut short by a crash, cannot be made: ${str(d.reason)}`,
+        ];
       case 'GATE_APPROVAL_REQUESTED':
         return [`GATE_APPROVAL_REQUESTED: ${gateLabel(d.gate, id, this)} (round ${num(d.round)})`];
       case 'GATE_APPROVED':

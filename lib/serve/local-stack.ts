@@ -28,6 +28,7 @@ import {
 import type { StoreFault } from '../engine/persistence/store-faults.ts';
 import { createResourceInvoker, LambdaHandlerRegistry } from '../engine/resources/index.ts';
 import type { TaskInvocation } from '../engine/types.ts';
+import { recoverPlanStarts } from '../launch/plan-start-recovery.ts';
 import type { PolicySet } from '../policy/policy-set.ts';
 import {
   HARNESS_HANDLERS,
@@ -241,6 +242,9 @@ export class LocalRunStack {
       // The engine's stand-in Lambda context stays out of the logs: handlers run side by side here.
       for (const handler of STATE_MACHINE_HANDLERS)
         registry.register(localFunctionName(handler), (event) => handlers[handler](event));
+      // Submissions a crash cut short (PLAN_CREATED journaled, the execution not started) are
+      // started before any handler runs, so PLAN_START_RECOVERED follows PLAN_CREATED directly.
+      await recoverPlanStarts({ ...deps, telemetry: log.telemetry('plansApi') });
       release();
       // Decisions a crash cut short (the gate answered, the machine not told) are finished first;
       // each is journaled (GATE_DECISION_RECOVERED).

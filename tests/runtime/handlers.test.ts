@@ -1123,6 +1123,52 @@ describe('gate and approvals', () => {
     expect(stored[3]?.details).toEqual({ decision: 'DONE', answered_by: 'ops', outputs: ['keyId'] });
   });
 
+  it('asks nobody again when a crash made the engine retry a human step the person answered; asks again once its contract refused the answer', async () => {
+    const answered = async (executionId: string, keyId: string) => {
+      await makeGate(gateDeps())(humanReq(executionId));
+      const notice = notices.at(-1) as ApprovalNotice;
+      await approvals().answer(notice.approvalId, {
+        by: 'ops',
+        digest: plan.digest,
+        decision: { decision: 'DONE', outputs: { keyId } },
+      });
+      return recorder.successes.at(-1)?.output as RunnerResult;
+    };
+    const check = (executionId: string, run: RunnerResult, expression: string) =>
+      makeChecker(deps)({
+        ...checkReq(executionId, run, 'true'),
+        stepId: 'key',
+        description: 'Create the deploy key',
+        contract: { kind: 'assert' as const, expression },
+      });
+    const retried = async (executionId: string) => {
+      const asked = notices.length;
+      await makeGate(gateDeps())(
+        humanReq(executionId, { attempt: 2, taskToken: `${TOKEN}-${executionId}-2` }),
+      );
+      return { asked: notices.length - asked, answer: recorder.successes.at(-1) };
+    };
+    // Completed, then the checker's answer lost: the completed attempt's answer, nobody asked.
+    const done = await answered('exec-human-crash', 'k1');
+    expect(done).toMatchObject({ answeredBy: 'ops', stored: true });
+    await check('exec-human-crash', done, 'output.keyId = "k1"');
+    expect(await retried('exec-human-crash')).toMatchObject({
+      asked: 0,
+      answer: { taskToken: `${TOKEN}-exec-human-crash-2`, output: { output: { keyId: 'k1' }, attempt: 2 } },
+    });
+    // Handed on, the check cut short before its verdict: the stored answer is checked, nobody asked.
+    await answered('exec-human-handed', 'k2');
+    expect(await retried('exec-human-handed')).toMatchObject({
+      asked: 0,
+      answer: { output: { output: { keyId: 'k2' }, attempt: 2 } },
+    });
+    // An answer its contract refused is forgotten: the person is asked again.
+    const wrong = await answered('exec-human-refused', 'k3');
+    await expect(check('exec-human-refused', wrong, 'output.keyId = "k1"')).rejects.toThrow();
+    expect((await retried('exec-human-refused')).asked).toBe(1);
+    expect((await events('exec-human-crash')).filter((e) => e.event === 'TASK_STARTED')).toHaveLength(1);
+  });
+
   it('shows the person the values of earlier steps and of the context in the instructions', async () => {
     await makeGate(gateDeps())(
       humanReq('exec-human-values', {

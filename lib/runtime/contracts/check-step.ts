@@ -117,6 +117,7 @@ export async function checkStep(req: CheckRequest, deps: HarnessDeps): Promise<C
       },
     });
     crashPoint('step-completed');
+    if (req.run.answeredBy !== undefined) crashPoint('human-completed');
     return { status: 'completed', ...pickOutput(req), evidence };
   }
   const facts = contractFailure(evidence);

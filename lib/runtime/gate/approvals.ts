@@ -50,7 +50,7 @@ import { ExecutionEndedError } from '../shared/errors.ts';
 import { sha256Hex } from '../shared/hash.ts';
 import { progressLabel } from '../shared/progress.ts';
 import { definitionReaderOf, planCreatedOf, runningDefinitionHash } from '../steps/integrity.ts';
-import { inlineOrStored } from '../steps/outputs-table.ts';
+import { inlineOrStored, storeRunResult } from '../steps/outputs-table.ts';
 import { recordedPlan } from '../steps/run-policy.ts';
 import { DECISION_EVENTS, gateEventIdentity, recordDecision, recordVote } from './decision-events.ts';
 import {
@@ -550,6 +550,7 @@ export class Approvals {
         await this.definitionApproved(item, final),
       );
       crashPoint('decision-journaled');
+      if (item.kind === 'human') crashPoint('human-answered');
       await this.handOn(item, final);
       if (this.props.onDecided && answer.via !== 'slack')
         await this.props
@@ -780,21 +781,28 @@ export class Approvals {
     }
     const stepId = item.stepId as string;
     const output = new Redactor().value(decision.outputs);
+    const outputs = {
+      dynamo: this.props.dynamo,
+      tables: { outputs: this.props.outputsTable ?? DEFAULT_TABLE_NAMES.outputs },
+    };
     const result: RunnerResult = {
       stepId,
       status: 'succeeded',
       attempt: human.attempt,
       durationMs: Math.max(0, this.now().getTime() - Date.parse(item.createdAt)),
+      ...(decision.by !== undefined ? { answeredBy: decision.by } : {}),
       ...(await inlineOrStored(
         output,
         { executionId: item.executionId, stepId, inlineOutputLimitBytes: human.inlineOutputLimitBytes },
-        {
-          dynamo: this.props.dynamo,
-          tables: { outputs: this.props.outputsTable ?? DEFAULT_TABLE_NAMES.outputs },
-        },
+        outputs,
       )),
     };
-    await this.props.sfn.send(new SendTaskSuccessCommand({ taskToken, output: JSON.stringify(result) }));
+    // Kept whole as the attempt's before the engine is told, as a runner's result is: a retry of the
+    // step after a crash answers it (earlierResult) instead of asking the person again.
+    await storeRunResult(item.executionId, { ...result, stored: true }, outputs);
+    await this.props.sfn.send(
+      new SendTaskSuccessCommand({ taskToken, output: JSON.stringify({ ...result, stored: true }) }),
+    );
   }
 
   /**

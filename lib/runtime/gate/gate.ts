@@ -20,6 +20,7 @@ import { policyDenialOf } from '../recovery/policy-denial.ts';
 import { crashPoint } from '../shared/crash-points.ts';
 import { NotConfiguredError } from '../shared/errors.ts';
 import { progressLabel } from '../shared/progress.ts';
+import { earlierResult } from '../steps/earlier-result.ts';
 import { assertPinned } from '../steps/integrity.ts';
 import { skipOrBlock } from '../steps/step-start.ts';
 import { outputsOf, resolveTaskText } from '../steps/task-text.ts';
@@ -145,9 +146,17 @@ export async function openGate(request: GateRequest, deps: GateDeps): Promise<{ 
       journal,
       identity,
     );
-    if (notRun) {
+    // A retry after a crash (the person's answer handed on, or the step completed): the stored
+    // answer is the step's result, and nobody is asked again.
+    const answered =
+      notRun ??
+      (await earlierResult(
+        { executionId: req.executionId, stepId: req.stepId as string, attempt: req.attempt ?? 1 },
+        deps,
+      ));
+    if (answered) {
       await deps.sfn.send(
-        new SendTaskSuccessCommand({ taskToken: req.taskToken, output: JSON.stringify(notRun) }),
+        new SendTaskSuccessCommand({ taskToken: req.taskToken, output: JSON.stringify(answered) }),
       );
       return {};
     }

@@ -15,6 +15,8 @@ import { ArgOverridesSchema, GateApproversSchema } from './shared.ts';
 /** Seed 000's event names, plus the few the harness needs to say what else happened. */
 export const EVENT_TYPES = [
   'PLAN_CREATED',
+  /** A start a crash cut short (PLAN_CREATED journaled, the engine not asked) was made at the next start-up, or the plan closed. */
+  'PLAN_START_RECOVERED',
   'GATE_APPROVAL_REQUESTED',
   /** One approver's answer to a plan or step gate, for the content (digest) they saw. */
   'GATE_VOTE',
@@ -152,6 +154,8 @@ export const EVENT_DETAILS = {
         feedback: z.string().optional(),
       })
       .optional(),
+    /** The execution's input asks for the rollback rehearsal (`--rehearse-rollback`): a start made again after a crash asks it too. */
+    rehearse_rollback: z.boolean().optional(),
     /** What the harness computed about the plan for the platform's policy (lib/policy): every later decision judges these. */
     policy_facts: PlanFactsSchema.optional(),
     /** The policies that permitted the submission (SubmitPlan). */
@@ -163,6 +167,15 @@ export const EVENT_DETAILS = {
     /** The compiled definition and the policy set the execution is pinned to (absent: submitted before pinning). */
     integrity: IntegrityPinSchema.optional(),
   }),
+  /**
+   * The execution PLAN_CREATED announced was not started (a crash between the two writes): the
+   * next start-up started it as launched (`started`: it waits at its gate), or could not and
+   * closed the plan (`closed`, with why).
+   */
+  PLAN_START_RECOVERED: z.discriminatedUnion('outcome', [
+    z.object({ outcome: z.literal('started') }),
+    z.object({ outcome: z.literal('closed'), reason: z.string() }),
+  ]),
   GATE_APPROVAL_REQUESTED: z.object({
     plan_id: z.string(),
     gate: GateKindSchema,

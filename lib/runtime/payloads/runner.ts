@@ -129,6 +129,8 @@ export const RunnerResultSchema = z.object({
   worker: z.string().optional(),
   /** A worker's result: what its agent ran and said (bounded, redacted). */
   agentRun: AgentRunSchema.optional(),
+  /** A human step's result: the person whose answer it is. */
+  answeredBy: z.string().optional(),
   /** The runner stored this result whole, as its attempt's (steps/README.md, "A step runs once"). */
   stored: z.literal(true).optional(),
 });

@@ -20,7 +20,25 @@ export const STEP_CRASH_POINTS = [
   /** TASK_COMPLETED is journaled; the checker has not answered the engine yet. */
   'step-completed',
 ] as const;
-export const CRASH_POINTS = [...GATE_CRASH_POINTS, ...DECISION_CRASH_POINTS, ...STEP_CRASH_POINTS] as const;
+export const SUBMIT_CRASH_POINTS = [
+  /** PLAN_CREATED is journaled; the engine has not been asked to start the execution yet. */
+  'plan-journaled',
+  /** The engine started the execution; the submitter has not been answered yet. */
+  'plan-started',
+] as const;
+export const COMPLETE_CRASH_POINTS = [
+  /** A person's answer to a human step is recorded on its gate and journaled; the engine is not told yet. */
+  'human-answered',
+  /** The human step's TASK_COMPLETED is journaled; the checker has not answered the engine yet. */
+  'human-completed',
+] as const;
+export const CRASH_POINTS = [
+  ...GATE_CRASH_POINTS,
+  ...DECISION_CRASH_POINTS,
+  ...STEP_CRASH_POINTS,
+  ...SUBMIT_CRASH_POINTS,
+  ...COMPLETE_CRASH_POINTS,
+] as const;
 export type CrashPoint = (typeof CRASH_POINTS)[number];
 
 const armed = process.env.PLANGATE_CRASH_AT;

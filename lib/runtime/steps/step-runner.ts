@@ -6,7 +6,7 @@
  */
 import { AGENT_TOOL, stepInvocation } from '../../plan/tools.ts';
 import { eventIdentity, type HarnessDeps, journalFor, secretsFor } from '../deps.ts';
-import { lastStartOrCompletion, readEvents } from '../journal/journal.ts';
+import { readEvents } from '../journal/journal.ts';
 import {
   type Call,
   ERROR_NAMES,
@@ -27,8 +27,9 @@ import { crashPoint } from '../shared/crash-points.ts';
 import { failureFacts, HarnessError, InvalidInputError } from '../shared/errors.ts';
 import { progressLabel } from '../shared/progress.ts';
 import { callRecord, type ResolvedCall, resolveCall } from './call.ts';
+import { earlierResult } from './earlier-result.ts';
 import { assertPinned } from './integrity.ts';
-import { dropRunResult, inlineOrStored, loadRunResult, storeRunResult } from './outputs-table.ts';
+import { inlineOrStored, storeRunResult } from './outputs-table.ts';
 import { authorizeRun, runOf } from './run-policy.ts';
 import { networkReport, withStepReach } from './step-reach.ts';
 import { skipOrBlock } from './step-start.ts';
@@ -182,37 +183,6 @@ export async function runStep(req: RunnerRequest, deps: HarnessDeps): Promise<Ru
     });
     throw failure;
   }
-}
-
-/**
- * What an earlier attempt of the step produced, when the step must not run again: its
- * TASK_COMPLETED is journaled (a completed step never runs again in its execution, whatever
- * retried it), or the attempt last started returned and stored its result before a crash cut it
- * short, and no contract has refused that result yet. It is answered as this attempt's (so a
- * failure after it counts against the recipe's retries); a result carried on so is stored as this
- * attempt's, for the contract's verdict. A first attempt has no earlier one. A crash while the
- * command ran leaves no result: the recipe's retry runs the command again.
- */
-async function earlierResult(req: RunnerRequest, deps: HarnessDeps): Promise<RunnerResult | undefined> {
-  if (req.attempt === 1) return undefined;
-  const last = await lastStartOrCompletion(deps.dynamo, deps.tables.events, req.executionId, req.stepId);
-  const attempt = last?.details.attempt;
-  const stored =
-    typeof attempt === 'number' ? await loadRunResult(req.executionId, req.stepId, attempt, deps) : undefined;
-  if (last?.event === 'TASK_COMPLETED') {
-    if (!stored)
-      throw new HarnessError(
-        ERROR_NAMES.unrecoverable,
-        'the step completed (TASK_COMPLETED is journaled) but its result is not stored: it is not run again',
-        { location: `steps.${req.stepId}` },
-      );
-    return { ...stored, attempt: req.attempt };
-  }
-  if (!stored || typeof attempt !== 'number' || attempt === req.attempt) return stored;
-  const again = { ...stored, attempt: req.attempt };
-  await storeRunResult(req.executionId, again, deps);
-  await dropRunResult(req.executionId, req.stepId, attempt, deps);
-  return again;
 }
 
 /**
