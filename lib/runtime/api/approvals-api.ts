@@ -161,7 +161,7 @@ export async function handleApprovalsRequest(event: HttpEvent, deps: ApprovalsAp
     return withCsp(html(200, signInCallbackPage(deps.signIn)), signInPageCsp(deps.signIn));
   }
   const approvals = approvalsOf(deps);
-  const sessions = new PageSessions(deps.signingKey);
+  const sessions = new PageSessions(deps.signingKey, deps.deadlineClock);
   const secure = !isLocalHttp(event);
   // A page session's requests act through the link the session was opened with.
   const session = HANDLE.test(linkId) ? sessions.read(event, linkId) : undefined;
@@ -226,7 +226,7 @@ export async function handleApprovalsRequest(event: HttpEvent, deps: ApprovalsAp
       } catch (error) {
         // A decided gate's link still opens a page: it says who decided, and links to progress.
         if (wantsJson || !(error instanceof ApprovalError) || error.reason !== 'used') throw error;
-        until = Math.floor(Date.now() / 1000) + SESSION_SECONDS;
+        until = Math.floor((deps.deadlineClock?.() ?? new Date()).getTime() / 1000) + SESSION_SECONDS;
       }
       // A person opened the link: redeem it into a page session and leave its signature behind.
       const opened = sessions.open(linkId, until, { secure });
