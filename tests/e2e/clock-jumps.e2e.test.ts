@@ -9,11 +9,11 @@
  */
 import { existsSync } from 'node:fs';
 import { mkdtemp, writeFile } from 'node:fs/promises';
-import { tmpdir } from 'node:os';
+import { tmpdir, userInfo } from 'node:os';
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { echoChainPlan } from '../support/echo-plan.ts';
-import { verifyChain, workDir } from './cli.ts';
+import { CliRun, verifyChain, workDir } from './cli.ts';
 import { type ServeProcess, startServe } from './serve-process.ts';
 
 const LIBFAKETIME = [
@@ -33,14 +33,19 @@ const as = (who: string, body?: unknown) => ({
   ...(body === undefined ? {} : { body: JSON.stringify(body) }),
 });
 
-/** `plangate serve` on `store` whose wall clock is `offsetFile`'s offset ("+0", "-2h", "+26h") from real time. */
-function serveWithClock(store: string, cwd: string, offsetFile: string): ServeProcess {
-  return startServe(['--identity', 'header', '--store', store], cwd, {
+/** What libfaketime needs to give a process `offsetFile`'s wall clock, its monotonic clock untouched. */
+function fakedClock(offsetFile: string): Record<string, string> {
+  return {
     LD_PRELOAD: LIBFAKETIME as string,
     FAKETIME_TIMESTAMP_FILE: offsetFile,
     FAKETIME_NO_CACHE: '1',
     FAKETIME_DONT_FAKE_MONOTONIC: '1',
-  });
+  };
+}
+
+/** `plangate serve` on `store` whose wall clock is `offsetFile`'s offset ("+0", "-2h", "+26h") from real time. */
+function serveWithClock(store: string, cwd: string, offsetFile: string): ServeProcess {
+  return startServe(['--identity', 'header', '--store', store], cwd, fakedClock(offsetFile));
 }
 
 async function eventsOf(url: string, executionArn: string): Promise<Event[]> {
@@ -175,6 +180,63 @@ describe.skipIf(!LIBFAKETIME)(
         expect([409, 410]).toContain(late.status);
       } finally {
         await second.stop();
+      }
+    });
+
+    it('+26 h: plangate complete, a process started after the step, still finds the waiting human step', async () => {
+      const store = await mkdtemp(join(tmpdir(), 'plangate-clock-human-'));
+      const cwd = await workDir();
+      const offset = join(store, 'faketime-offset');
+      await writeFile(offset, '+0\n');
+      const serve = serveWithClock(store, cwd, offset);
+      try {
+        const url = await serve.line(() => true);
+        const id = 'clock-human';
+        const { executionArn } = await submit(url, {
+          id,
+          version: 1,
+          objective: 'Choose the next version by hand, then echo it back',
+          sizePolicy: { minSteps: 1 },
+          // `plangate complete` answers as the OS user
+          approval: { approvers: ['alice', userInfo().username], quorum: 1, allowAutoApprove: false },
+          steps: [
+            {
+              id: 'pick',
+              description: 'Choose the next version',
+              requiresHuman: true,
+              timeoutSeconds: 3600,
+              outputs: ['version'],
+              contract: { kind: 'assert', expression: 'true' },
+            },
+          ],
+        });
+        const link = (await serve.line((l) => l.startsWith(`gate plan of ${id} v1 waits: `))).split(
+          ' waits: ',
+        )[1];
+        const digest = (await eventsOf(url, executionArn))[0]?.planDigest;
+        const approved = await fetch(
+          `${url}${new URL(link as string).pathname}`,
+          as('alice', { digest, decision: 'APPROVE' }),
+        );
+        expect(approved.status, await approved.clone().text()).toBe(200);
+        await serve.line((l) => l.startsWith(`gate human pick of ${id} v1 waits: `));
+
+        // The machine's clock steps 26 h forward; `plangate complete` starts after it and reads it.
+        await writeFile(offset, '+26h\n');
+        const complete = new CliRun(
+          ['complete', executionArn, 'pick', '--value', 'version=1.2.0', '--store', store],
+          cwd,
+          fakedClock(offset),
+        );
+        expect(await complete.exited, complete.stderr).toBe(0);
+        const journal = await untilComplete(url, executionArn);
+        expect(
+          journal.filter((e) => e.event === 'EXECUTION_COMPLETE').map((e) => e.details.succeeded),
+        ).toEqual([true]);
+        expect(backwards(journal)).toEqual([]);
+        expect(verifyChain(journal as never)).toEqual({ ok: true, count: journal.length });
+      } finally {
+        await serve.stop();
       }
     });
   },
