@@ -5,7 +5,9 @@
  * real time. Moved back 2 h and then forward 26 h, a pending gate stays answerable until the
  * engine times it out (its link is checked on the process's own clock, not the stepped one); a
  * restart after the jump times the gate out at once (GATE_REJECTED `timed out`, its link refused);
- * in every chain no event is stamped earlier than the one before it, and the chain verifies.
+ * `plangate complete`, started after the jump, still finds its human step; a gate's own timeout is
+ * neither deferred by a step back nor brought forward. In every chain no event is stamped earlier
+ * than the one before it, and the chain verifies.
  */
 import { existsSync } from 'node:fs';
 import { mkdtemp, writeFile } from 'node:fs/promises';
@@ -235,6 +237,42 @@ describe.skipIf(!LIBFAKETIME)(
         ).toEqual([true]);
         expect(backwards(journal)).toEqual([]);
         expect(verifyChain(journal as never)).toEqual({ ok: true, count: journal.length });
+      } finally {
+        await serve.stop();
+      }
+    });
+    it('-2 h while a gate of 4 s waits: the engine still times it out 4 s on, not 2 h later', async () => {
+      const store = await mkdtemp(join(tmpdir(), 'plangate-clock-timeout-'));
+      const cwd = await workDir();
+      const offset = join(store, 'faketime-offset');
+      await writeFile(offset, '+0\n');
+      const serve = serveWithClock(store, cwd, offset);
+      try {
+        const url = await serve.line(() => true);
+        const id = 'clock-timeout';
+        const { executionArn } = await submit(
+          url,
+          echoChainPlan(id, ['only'], {
+            approval: { approvers: ['dana'], quorum: 1, allowAutoApprove: false, timeoutSeconds: 4 },
+          }),
+        );
+        const link = (await serve.line((l) => l.startsWith(`gate plan of ${id} v1 waits: `))).split(
+          ' waits: ',
+        )[1];
+        const opened = performance.now();
+        await writeFile(offset, '-2h\n');
+        const journal = await untilComplete(url, executionArn);
+        expect(performance.now() - opened).toBeGreaterThan(3_000);
+        expect(journal.filter((e) => e.event === 'GATE_REJECTED').map((e) => e.details.reason)).toEqual([
+          'timed out',
+        ]);
+        expect(backwards(journal)).toEqual([]);
+        expect(verifyChain(journal as never)).toEqual({ ok: true, count: journal.length });
+        const late = await fetch(
+          `${url}${new URL(link as string).pathname}`,
+          as('dana', { digest: journal[0]?.planDigest, decision: 'APPROVE' }),
+        );
+        expect([409, 410]).toContain(late.status);
       } finally {
         await serve.stop();
       }
