@@ -78,7 +78,8 @@ export async function run(argv: string[]): Promise<number> {
   });
   try {
     const signingKey = await loadSigningKey(paths);
-    // Only to find the waiting gate: the answer goes through the run's approvals API.
+    // Only to find the waiting gate: the answer goes through the run's approvals API, which
+    // decides on the run's clock whether the gate can still be answered (not on this process's).
     const approvals = approvalsFor({
       dynamo: clients.doc,
       tables: DEFAULT_TABLE_NAMES,
@@ -86,7 +87,7 @@ export async function run(argv: string[]): Promise<number> {
       sfn: clients.sfn as NonNullable<typeof clients.sfn>,
       signingKey,
     });
-    const waiting = await approvals.pending(executionArn);
+    const waiting = await approvals.pending(executionArn, { anyExpiry: true });
     const gate = waiting.find((w) => w.gate.kind === 'human' && w.gate.stepId === stepId);
     if (!gate) {
       const humans = waiting.filter((w) => w.gate.kind === 'human').map((w) => w.gate.stepId);

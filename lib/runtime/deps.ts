@@ -41,6 +41,12 @@ export interface HarnessDeps {
    * feeds the anchor Lambda instead). @default - not anchored by this process
    */
   readonly anchor?: JournalAnchor;
+  /**
+   * What a gate's deadlines are measured on (its link's expiry, an approval page's session): the
+   * engine's own clock, so a link never expires before the engine times its gate out
+   * (lib/runtime/shared/steady-clock.ts). @default the wall clock
+   */
+  readonly deadlineClock?: () => Date;
 }
 
 /** The deps' policy, else the one their environment names (loaded once per process). */

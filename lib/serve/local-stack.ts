@@ -41,6 +41,7 @@ import type { ApprovalNotice, GateDeps } from '../runtime/gate/gate.ts';
 import { approvalsFor } from '../runtime/gate/gate.ts';
 import { Anchorer } from '../runtime/journal/anchorer.ts';
 import { configureSandbox } from '../runtime/sandbox/sandbox.ts';
+import { steadyClock } from '../runtime/shared/steady-clock.ts';
 import type { Telemetry } from '../runtime/telemetry/telemetry.ts';
 import { builtinRegistry } from '../runtime/tools/builtins.ts';
 import { anchorKeyDir, loadAnchorKey } from './anchor-key.ts';
@@ -131,6 +132,8 @@ export class LocalRunStack {
     /** Anchors the journal's heads in the store's digest log, signed with the key outside it. */
     readonly anchorer: Anchorer,
     private readonly lock: ProcessLock,
+    /** The engine's clock, which gates' deadlines are measured on too (HarnessDeps.deadlineClock). */
+    readonly deadlineClock: () => Date,
   ) {}
 
   /** The role local state machines are created with (the engine does not assume it). */
@@ -195,10 +198,15 @@ export class LocalRunStack {
       region: REGION,
       accountId: ACCOUNT,
     });
+    // One clock that wall-clock steps do not move, for the engine's timers and the links of its
+    // gates alike: a link lives as long as the engine waits on its gate.
+    const clock = steadyClock();
+    const deadlineClock = () => new Date(clock());
     let engine: Engine | undefined;
     let server: EngineServer | undefined;
     try {
       engine = createEngine({
+        clock,
         storeDir: props.paths.engine,
         storeWriteSync: props.storeWriteSync,
         timeScale: props.timeScale ?? 1,
@@ -237,6 +245,7 @@ export class LocalRunStack {
         recoveryAdvisor: props.recoveryAdvisor,
         anchor: anchorer,
         agentRunners: props.agentRunners,
+        deadlineClock,
       };
       const handlers = stateMachineHandlers(deps, (handler) => log.telemetry(handler));
       // The engine's stand-in Lambda context stays out of the logs: handlers run side by side here.
@@ -249,7 +258,7 @@ export class LocalRunStack {
       // Decisions a crash cut short (the gate answered, the machine not told) are finished first;
       // each is journaled (GATE_DECISION_RECOVERED).
       await approvalsFor(deps).deliverAllDecided();
-      return new LocalRunStack(data, engine, server, sfn, log, anchorer, lock);
+      return new LocalRunStack(data, engine, server, sfn, log, anchorer, lock, deadlineClock);
     } catch (error) {
       await engine?.close();
       await server?.close();
@@ -265,13 +274,14 @@ export class LocalRunStack {
    */
   journalDeps(
     telemetry?: HarnessHandlerName,
-  ): Pick<HarnessDeps, 'dynamo' | 'tables' | 'events' | 'telemetry' | 'anchor'> {
+  ): Pick<HarnessDeps, 'dynamo' | 'tables' | 'events' | 'telemetry' | 'anchor' | 'deadlineClock'> {
     return {
       dynamo: this.data.clients.doc,
       tables: this.data.tableNames,
       events: this.data.clients.events,
       telemetry: telemetry ? this.log.telemetry(telemetry) : undefined,
       anchor: this.anchorer,
+      deadlineClock: this.deadlineClock,
     };
   }
 

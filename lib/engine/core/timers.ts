@@ -8,23 +8,36 @@ export class AbortedError extends Error {
   }
 }
 
-/** Resolves at `deadline` (epoch ms, already scaled) or rejects with AbortedError when `signal` aborts. */
+/** The longest delay setTimeout takes (2^31 - 1 ms, 24.8 days); a longer one fires at once. */
+const LONGEST_TIMEOUT_MS = 2_147_483_647;
+
+/**
+ * Resolves at `deadline` (epoch ms on `now`, already scaled) or rejects with AbortedError when
+ * `signal` aborts. `now` is read once: from then on the wait runs on setTimeout's monotonic clock,
+ * which a wall-clock step does not move. A wait beyond setTimeout's longest delay (an approval
+ * may wait a year) is made of parts, each armed when the one before ends.
+ */
 export function sleepUntil(deadline: number, now: () => number, signal: AbortSignal): Promise<void> {
   if (signal.aborted) return Promise.reject(new AbortedError(signal.reason));
-  const ms = deadline - now();
-  if (ms <= 0) return Promise.resolve();
+  let remaining = deadline - now();
+  if (remaining <= 0) return Promise.resolve();
   return new Promise((resolve, reject) => {
+    let timer: NodeJS.Timeout | undefined;
     const onAbort = () => {
       clearTimeout(timer);
       reject(new AbortedError(signal.reason));
     };
-    const timer = setTimeout(
-      () => {
+    const arm = () => {
+      if (remaining <= 0) {
         signal.removeEventListener('abort', onAbort);
         resolve();
-      },
-      Math.min(ms, 2_147_483_647),
-    );
+        return;
+      }
+      const part = Math.min(remaining, LONGEST_TIMEOUT_MS);
+      remaining -= part;
+      timer = setTimeout(arm, part);
+    };
+    arm();
     signal.addEventListener('abort', onAbort, { once: true });
   });
 }

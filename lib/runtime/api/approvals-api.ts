@@ -161,7 +161,7 @@ export async function handleApprovalsRequest(event: HttpEvent, deps: ApprovalsAp
     return withCsp(html(200, signInCallbackPage(deps.signIn)), signInPageCsp(deps.signIn));
   }
   const approvals = approvalsOf(deps);
-  const sessions = new PageSessions(deps.signingKey);
+  const sessions = new PageSessions(deps.signingKey, deps.deadlineClock);
   const secure = !isLocalHttp(event);
   // A page session's requests act through the link the session was opened with.
   const session = HANDLE.test(linkId) ? sessions.read(event, linkId) : undefined;
@@ -226,7 +226,7 @@ export async function handleApprovalsRequest(event: HttpEvent, deps: ApprovalsAp
       } catch (error) {
         // A decided gate's link still opens a page: it says who decided, and links to progress.
         if (wantsJson || !(error instanceof ApprovalError) || error.reason !== 'used') throw error;
-        until = Math.floor(Date.now() / 1000) + SESSION_SECONDS;
+        until = nowEpoch(deps) + SESSION_SECONDS;
       }
       // A person opened the link: redeem it into a page session and leave its signature behind.
       const opened = sessions.open(linkId, until, { secure });
@@ -326,9 +326,7 @@ export async function handleApprovalsRequest(event: HttpEvent, deps: ApprovalsAp
     return session
       ? {
           ...result,
-          cookies: [
-            sessions.renew(linkId, session, Math.floor(Date.now() / 1000) + SESSION_SECONDS, { secure }),
-          ],
+          cookies: [sessions.renew(linkId, session, nowEpoch(deps) + SESSION_SECONDS, { secure })],
         }
       : result;
   } catch (error) {
@@ -414,6 +412,8 @@ async function pageOf(
     refused,
     ...(timeZone ? { timeZone } : {}),
     pages: pageState(shown, path, deps.signingKey, paging, readerZone),
+    // the time left, on the clock the deadline is kept on
+    ...(deps.deadlineClock ? { now: deps.deadlineClock() } : {}),
   };
   if (recipient !== undefined)
     return page(
@@ -619,6 +619,10 @@ function approvalsOf(deps: ApprovalsApiDeps) {
     deps.slack && !deps.onDecided ? { ...deps, onDecided: slackDecisionUpdater(deps.slack.client) } : deps,
   );
 }
+
+/** Now in epoch seconds, on the clock the gate's deadlines are measured on. */
+const nowEpoch = (deps: ApprovalsApiDeps): number =>
+  Math.floor((deps.deadlineClock?.() ?? new Date()).getTime() / 1000);
 
 /** `{subject}` when the caller is a token's subject. */
 const subjectField = (subject: string | undefined): { subject?: string } =>

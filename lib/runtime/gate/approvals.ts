@@ -323,13 +323,20 @@ export class Approvals {
   }
 
   /**
-   * The gates of an execution still waiting for an answer (unexpired), oldest first, each with the
-   * link id it was handed out with: a session that re-attaches after a crash can ask them again.
+   * The gates of an execution still waiting for an answer, oldest first, each with the link id it
+   * was handed out with: a session that re-attaches after a crash can ask them again. Only those
+   * whose link has not expired on this clock, unless `anyExpiry`: a process whose clock is not the
+   * run's (`plangate complete`, started after a wall-clock step) finds the gate, and the run's API
+   * decides on its own clock whether it can still be answered.
    */
-  async pending(executionId: string): Promise<{ readonly linkId: string; readonly gate: GateView }[]> {
+  async pending(
+    executionId: string,
+    { anyExpiry = false }: { readonly anyExpiry?: boolean } = {},
+  ): Promise<{ readonly linkId: string; readonly gate: GateView }[]> {
     const waiting: { linkId: string; gate: GateView }[] = [];
     for await (const item of gatesOfExecution(this.props.dynamo, this.props.gatesTable, executionId)) {
-      if (item.status !== 'pending' || this.now().getTime() / 1000 > item.expiresAtEpoch) continue;
+      if (item.status !== 'pending' || (!anyExpiry && this.now().getTime() / 1000 > item.expiresAtEpoch))
+        continue;
       waiting.push({
         linkId: this.signer.shared(item.approvalId, item.expiresAtEpoch, item.planDigest),
         gate: gateView(item),

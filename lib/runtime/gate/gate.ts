@@ -69,7 +69,16 @@ export interface GateDeps extends HarnessDeps {
 /** What answering gates needs (the gate Lambda, the approvals API, the local session). */
 export type ApprovalsDeps = Pick<
   GateDeps,
-  'dynamo' | 'tables' | 'events' | 'eventBusName' | 'sfn' | 'signingKey' | 'policy' | 'env' | 'telemetry'
+  | 'dynamo'
+  | 'tables'
+  | 'events'
+  | 'eventBusName'
+  | 'sfn'
+  | 'signingKey'
+  | 'policy'
+  | 'env'
+  | 'telemetry'
+  | 'deadlineClock'
 > & {
   /** Told of each final decision (e.g. to update the gate's Slack message). @default - nobody */
   readonly onDecided?: DecisionListener;
@@ -90,6 +99,7 @@ export function approvalsFor(deps: ApprovalsDeps): Approvals {
     onDecided: deps.onDecided,
     notify: deps.notify,
     policy: deps.policy,
+    clock: deps.deadlineClock,
   });
 }
 
