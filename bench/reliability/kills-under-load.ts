@@ -201,7 +201,6 @@ export async function killsUnderLoad(options: {
       executionArn = ((await submitted.json()) as { executionArn: string }).executionArn;
       acknowledged++;
     } catch (error) {
-      if (process.env.DEBUG_KILLS) console.error(error);
       unanswered++;
       return;
     }
@@ -253,8 +252,9 @@ export async function killsUnderLoad(options: {
     const complete = events.find((e) => e.event === 'EXECUTION_COMPLETE');
     if ((complete?.details as { succeeded?: boolean } | undefined)?.succeeded !== true) {
       lost.push(id);
-      if (process.env.DEBUG_KILLS)
-        appendFileSync(process.env.DEBUG_KILLS, `${JSON.stringify({ id, events })}\n`);
+      // KILLS_LOG=<file>: each lost plan's journal, to read why
+      if (process.env.KILLS_LOG)
+        appendFileSync(process.env.KILLS_LOG, `${JSON.stringify({ id, events })}\n`);
     }
     if (events.filter((e) => e.event === 'GATE_APPROVED').length !== 1) decidedOtherThanOnce.push(id);
     for (const step of STEPS) {
