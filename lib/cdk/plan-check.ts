@@ -1,9 +1,9 @@
 /**
  * A plan the constructs deploy is checked as `plangate validate` checks it: lib/plan's validator,
- * then the compiler's Step Functions quotas (`validationProblems`, the list the CLI prints). A plan
+ * then the compiler's Step Functions quotas and a PLAN_CREATED too large to record (`launchProblems`, the list the CLI prints). A plan
  * that fails throws with every located problem, so synth fails before anything is added.
  */
-import { validationProblems } from '../compiler/index.ts';
+import { launchProblems } from '../launch/launch-problems.ts';
 import { type LoadedPlan, loadPlanSync } from '../plan/load.ts';
 import { loadJsonSchemaCompiler } from '../plan/output-shapes.ts';
 import { formatProblem, hasErrors, type Problem } from '../plan/problems.ts';
@@ -32,7 +32,7 @@ export function checkPlanFile(file: string): {
   readonly problems: Problem[];
 } {
   const loaded = loadPlanSync(file);
-  return { plan: loaded.plan, problems: validationProblems(loaded, file) };
+  return { plan: loaded.plan, problems: launchProblems(loaded, file) };
 }
 
 /** The plan in `file`, checked; throws `InvalidPlanError` with its problems when it does not validate. */
@@ -52,7 +52,7 @@ export function checkedPlan(plan: Plan): Plan {
     problems: validation.problems,
     sourceMap: undefined,
   };
-  const problems = validationProblems(loaded, file);
+  const problems = launchProblems(loaded, file);
   if (hasErrors(problems)) throw new InvalidPlanError(file, problems);
   return plan;
 }

@@ -3,7 +3,7 @@
  * (the compiler's quotas). Exit 0 with a one-line summary, 1 with every located problem, 2 on
  * usage errors.
  */
-import { validationProblems } from '../compiler/index.ts';
+import { launchProblems } from '../launch/launch-problems.ts';
 import { loadPlan } from '../plan/load.ts';
 import { formatProblem, hasErrors } from '../plan/problems.ts';
 
@@ -53,7 +53,7 @@ export async function run(argv: string[]): Promise<number> {
     return 2;
   }
   const { plan, digest } = loaded;
-  const problems = validationProblems(loaded, args.file);
+  const problems = launchProblems(loaded, args.file);
   const valid = !hasErrors(problems) && plan !== undefined;
   if (args.json) {
     const summary = plan && { id: plan.id, version: plan.version, steps: plan.steps.length };

@@ -14,7 +14,6 @@ import {
 import { CompileError, deployability } from '../compiler/index.ts';
 import { type PlanFormat, parsePlanText } from '../plan/parse.ts';
 import { formatProblem, hasErrors, type Problem, sortProblems } from '../plan/problems.ts';
-import { locateProblems, type SourceMap } from '../plan/source-map.ts';
 import { validatePlan } from '../plan/validate.ts';
 import { decisionDetails, PolicyDeniedError } from '../policy/decisions.ts';
 import { draftEntity, executionEntity } from '../policy/entities.ts';
@@ -44,9 +43,9 @@ import {
   launchAtRunTime,
   PlanTooLargeError,
   PlanVersionConflictError,
-  planRecordProblem,
   type RuntimeLaunchDeps,
 } from './launch-plan.ts';
+import { planRecordProblems, tooManySteps } from './launch-problems.ts';
 import { openApiDocument } from './openapi.ts';
 import { createDraft, draftResponse, readDraft } from './plan-drafts.ts';
 import {
@@ -201,8 +200,8 @@ async function submit(event: HttpEvent, deps: PlansApiDeps): Promise<HttpResult>
   if (!parsed.plan) return invalid(parsed.problems);
   // A plan too large to record is refused first, in a fraction of a second, not after validating
   // and compiling it (tens of seconds for 10,000 steps).
-  const tooLarge = planRecordProblem(parsed.plan);
-  if (tooLarge) return invalid(tooLargeProblems(tooLarge, parsed.sourceMap));
+  const tooLarge = planRecordProblems(parsed.plan, 'plan', parsed.sourceMap);
+  if (tooLarge.length > 0) return invalid(tooLarge);
   const validation = await validatePlan(parsed.plan, { sourceMap: parsed.sourceMap, file: 'plan' });
   const validated = sortProblems([...parsed.problems, ...validation.problems]);
   if (hasErrors(validated)) return invalid(validated);
@@ -222,7 +221,7 @@ async function submit(event: HttpEvent, deps: PlansApiDeps): Promise<HttpResult>
     });
   } catch (error) {
     if (error instanceof PlanTooLargeError || error instanceof EventTooLargeError)
-      return invalid(tooLargeProblems(error.message, parsed.sourceMap));
+      return invalid(tooManySteps(error.message, 'plan', parsed.sourceMap));
     if (error instanceof PlanVersionConflictError)
       return refuse(409, 'plan version already submitted', error.message);
     if (error instanceof PolicyDeniedError) return denied(error);
@@ -344,14 +343,6 @@ function denied(error: PolicyDeniedError): HttpResult {
 }
 
 /** The one problem of a plan too large to record, located at its steps. */
-function tooLargeProblems(message: string, sourceMap: SourceMap | undefined): Problem[] {
-  return locateProblems(
-    [{ severity: 'error', code: 'too-many-steps', message, pointer: '/steps' }],
-    'plan',
-    sourceMap,
-  );
-}
-
 /** 400 with every problem, located; the message counts the errors and names the first. */
 function invalid(problems: readonly Problem[]): HttpResult {
   const errors = problems.filter((p) => p.severity === 'error');

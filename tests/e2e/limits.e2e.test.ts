@@ -30,6 +30,11 @@ function planWithBigStep(id: string, bytes: number) {
 const UNDEPLOYABLE = planWithBigStep('undeployable', 1_200_000);
 /** ~300 KB in one step: the definition fits, the step's request does not. */
 const HEAVY_REQUEST = planWithBigStep('heavy-request', 300_000);
+/** 2,000 steps: more than one run's PLAN_CREATED can record (about 1,600 such steps fit). */
+const TOO_MANY_STEPS = echoChainPlan(
+  'too-many-steps',
+  Array.from({ length: 2_000 }, (_, i) => `s${i + 1}`),
+);
 
 async function plangate(cwd: string, ...args: string[]) {
   try {
@@ -50,7 +55,7 @@ const files: Record<string, string> = {};
 
 beforeAll(async () => {
   dir = await mkdtemp(join(tmpdir(), 'plangate-limits-'));
-  for (const [name, plan] of Object.entries({ UNDEPLOYABLE, HEAVY_REQUEST })) {
+  for (const [name, plan] of Object.entries({ UNDEPLOYABLE, HEAVY_REQUEST, TOO_MANY_STEPS })) {
     files[name] = join(dir, `${plan.id}.json`);
     await writeFile(files[name], JSON.stringify(plan, null, 2));
   }
@@ -82,6 +87,15 @@ describe('plangate validate and compile', () => {
     expect(result.problems.map((p) => p.code)).toEqual(['payload-too-large']);
     expect(result.problems[0]?.location.pointer).toBe('/steps/1/args/message');
     expect(result.problems[0]?.location.line).toBeGreaterThan(1);
+  }, 60_000);
+
+  it('validate refuses a plan with more steps than one run can record, as POST /plans does, naming the limit', async () => {
+    const { code, stdout } = await plangate(dir, 'validate', files.TOO_MANY_STEPS as string);
+    expect(code).toBe(1);
+    expect(stdout).toMatch(
+      /too-many-steps\.json:\d+:\d+ error too-many-steps the plan's 2000 steps are too many for one run: .*408576 bytes.* \[\/steps\]/,
+    );
+    expect(stdout).not.toContain('✓');
   }, 60_000);
 
   it('compile refuses the plan with the same problems and writes nothing', async () => {
