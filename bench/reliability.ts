@@ -11,7 +11,7 @@
  *
  *   npm run reliability [-- --plans N] [-- --seed S]
  */
-import { mkdirSync, writeFileSync } from 'node:fs';
+import { mkdirSync, readFileSync, writeFileSync } from 'node:fs';
 import { cpus, loadavg } from 'node:os';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
@@ -20,6 +20,7 @@ import { runApprovalAttacks } from './reliability/approval-attacks.ts';
 import { containmentCorpus } from './reliability/containment.ts';
 import { ATTEMPT_CLASSES } from './reliability/containment-attempts.ts';
 import { corpusClasses } from './reliability/corpus-classes.ts';
+import { CRASH_CONSISTENCY_GOAL, crashConsistency } from './reliability/crash-consistency.ts';
 import { destructiveCommandCorpus } from './reliability/destructive-commands.ts';
 import { forgeryCorpus } from './reliability/forgery.ts';
 import { fuzzPlans } from './reliability/fuzz-plans.ts';
@@ -32,10 +33,33 @@ import { selfApprovalThroughRun } from './reliability/self-approval.ts';
 import { unattendedApprovalSample } from './reliability/unattended-approval.ts';
 
 const REPO = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '..');
-const { values } = parseArgs({ options: { plans: { type: 'string' }, seed: { type: 'string' } } });
+const { values } = parseArgs({
+  options: { plans: { type: 'string' }, seed: { type: 'string' }, only: { type: 'string' } },
+});
 const plans = Number(values.plans ?? 100_000);
 const seed = Number(values.seed ?? Date.now() % 1_000_000);
 process.stdout.write(`seed ${seed} (rerun with --seed ${seed})\n`);
+const RESULTS = path.join(REPO, 'bench/results/reliability.json');
+
+// `--only crash-consistency`: that section alone, written into the figures of the last whole run.
+if (values.only !== undefined) {
+  if (values.only !== 'crash-consistency')
+    throw new Error(`--only takes crash-consistency, not ${values.only}`);
+  const t = performance.now();
+  const measured = await crashConsistency(seed);
+  const figures = JSON.parse(readFileSync(RESULTS, 'utf8')) as Record<string, unknown> & {
+    goals: Record<string, boolean>;
+  };
+  figures.goals[CRASH_CONSISTENCY_GOAL] = measured.held;
+  figures.crashConsistency = {
+    ...measured,
+    seconds: Math.round((performance.now() - t) / 100) / 10,
+    measuredAlone: `after the whole run: crashConsistency(${seed}) by itself (npm run reliability -- --only crash-consistency --seed ${seed}), load ${loadavg().map(round2).join(' ')}; the other sections are the whole run`,
+  };
+  writeFileSync(RESULTS, `${JSON.stringify(figures, null, 2)}\n`);
+  process.stdout.write(`${JSON.stringify({ [CRASH_CONSISTENCY_GOAL]: measured.held }, null, 2)}\n`);
+  process.exit(measured.held ? 0 : 1);
+}
 
 const started = Date.now();
 // The machine is shared: its load (1, 5, 15 minutes) is kept with the figures it shaped.
@@ -66,6 +90,7 @@ const selfApproval = await timed("self-approval through plangate run's doors", (
 const policyBypass = await timed('policy bypass attempts', () => policyBypassAttempts(REPO));
 const injection = await timed('run-time injection corpus', () => runtimeInjectionCorpus());
 const forgery = await timed('forged journal histories', () => forgeryCorpus(seed));
+const crash = await timed('crash points and random kill -9 under load', () => crashConsistency(seed));
 const containment = await timed('containment corpus (escape attempts by plan processes)', () =>
   containmentCorpus(),
 );
@@ -127,6 +152,7 @@ const goals = {
     containment.classesProvenByControl.length === ATTEMPT_CLASSES.length - 1 &&
     !containment.classesProvenByControl.includes('lift the sandbox'),
 };
+Object.assign(goals, { [CRASH_CONSISTENCY_GOAL]: crash.held });
 const output = {
   description:
     "plangate's reliability figures; every part goes through the real interfaces (HTTP edge, CLI, local stack)",
@@ -162,13 +188,14 @@ const output = {
     ...containment,
     how: "one plangate run --approve --rehearse-rollback per configuration, its human step waiting while the processes try; each attempt judged from outside (marker files, the files beside the workspace, the corpus's own listeners on loopback and on this machine's address, the run's journal and the person's own answer, ps); sandboxed is the default, 'network shared' is PLANGATE_SANDBOX_NETWORK=host, unsandboxed (PLANGATE_SANDBOX=off) is the control",
   },
+  crashConsistency: crash,
   forgedHistories: {
     ...forgery,
     how: "one plangate run, its events table forged in the store's DynamoDB; the named forgeries through `plangate audit verify --all`, seeded random re-chained edits and re-anchored forgeries through the same verification code (docs/audit.md)",
   },
 };
 mkdirSync(path.join(REPO, 'bench/results'), { recursive: true });
-writeFileSync(path.join(REPO, 'bench/results/reliability.json'), `${JSON.stringify(output, null, 2)}\n`);
+writeFileSync(RESULTS, `${JSON.stringify(output, null, 2)}\n`);
 process.stdout.write(`${JSON.stringify(goals, null, 2)}\n`);
 if (Object.values(goals).some((met) => !met)) process.exitCode = 1;
 

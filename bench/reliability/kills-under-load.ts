@@ -200,7 +200,7 @@ export async function killsUnderLoad(options: {
       }
       executionArn = ((await submitted.json()) as { executionArn: string }).executionArn;
       acknowledged++;
-    } catch (error) {
+    } catch {
       unanswered++;
       return;
     }
@@ -253,8 +253,7 @@ export async function killsUnderLoad(options: {
     if ((complete?.details as { succeeded?: boolean } | undefined)?.succeeded !== true) {
       lost.push(id);
       // KILLS_LOG=<file>: each lost plan's journal, to read why
-      if (process.env.KILLS_LOG)
-        appendFileSync(process.env.KILLS_LOG, `${JSON.stringify({ id, events })}\n`);
+      if (process.env.KILLS_LOG) appendFileSync(process.env.KILLS_LOG, `${JSON.stringify({ id, events })}\n`);
     }
     if (events.filter((e) => e.event === 'GATE_APPROVED').length !== 1) decidedOtherThanOnce.push(id);
     for (const step of STEPS) {
