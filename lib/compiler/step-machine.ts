@@ -16,6 +16,7 @@
  * Human steps (a gate where the runner would be) and agent steps (an activity per target) keep
  * their states in the plan machine (step-task.ts).
  */
+import { RUNNER_MARGIN_SECONDS } from '../plan/function-limits.ts';
 import type { Step } from '../plan/schema.ts';
 import type { BudgetLimits, PlanIdentity, RecipeSummary } from '../runtime/payloads/index.ts';
 import type { AslRetrier, AslState } from './asl.ts';
@@ -103,7 +104,8 @@ export class StepMachine {
         payload: jsonata(
           `($i := ${INPUT}; $merge([$i.step, {"inputs": {}, "total": ${props.total}}, $i.run, {"plan": ${values.plan}, "executionId": $i.executionId, "argOverrides": $merge([{}, $lookup($i.mods.argOverrides, $i.step.stepId), $lookup($i.gate.argOverrides, $i.step.stepId)]), "skip": ($i.step.stepId in $i.mods.skipSteps) or $i.gate.decision = "REJECT", "rejection": ${stepGateRejection('$i.gate')}, "attempt": ${RUN_ATTEMPT}, "inlineOutputLimitBytes": ${props.inlineOutputLimitBytes}${recovery}${props.budget ? `, "budget": ${toJsonataSource(props.budget)}` : ''}}]))`,
         ),
-        timeoutSeconds: jsonata(`${INPUT}.step.timeoutSeconds`),
+        // The runner's margin beyond its tool's timeout (RUNNER_MARGIN_SECONDS in lib/plan/function-limits.ts).
+        timeoutSeconds: jsonata(`${INPUT}.step.timeoutSeconds + ${RUNNER_MARGIN_SECONDS}`),
         output: jsonata(
           mergeCurrent('{"attempt": $states.result.Payload.attempt, "run": $states.result.Payload}'),
         ),

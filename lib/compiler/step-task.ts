@@ -9,6 +9,7 @@
  * gets the instructions, does the work and reports the outputs, which the checker then checks.
  */
 import { effectiveTimeoutSeconds, heartbeatSecondsFor, runsOnWorker } from '../plan/agent-steps.ts';
+import { RUNNER_MARGIN_SECONDS } from '../plan/function-limits.ts';
 import type { Step } from '../plan/schema.ts';
 import type { BudgetLimits } from '../runtime/payloads/index.ts';
 import { handoffFallbacks } from '../runtime/steps/handoff.ts';
@@ -212,7 +213,8 @@ export class StepTask {
         // Kept in TASK_STARTED with the rest of the handoff (the activity hands the worker the same).
         ...(dispatch ? { dispatch: true, previousFailure: jsonata(PREVIOUS_FAILURE) } : {}),
       },
-      timeoutSeconds: this.timeoutSeconds(),
+      // The runner's margin beyond its tool's timeout: the tool's timeout ends a hung attempt, once.
+      timeoutSeconds: this.timeoutSeconds() + RUNNER_MARGIN_SECONDS,
       output: jsonata(
         mergeCurrent('{"attempt": $states.result.Payload.attempt, "run": $states.result.Payload}'),
       ),

@@ -11,6 +11,17 @@ import type { Contract, Plan } from './schema.ts';
 /** Lambda's maximum timeout, the one the functions that run plan code have. */
 export const FUNCTION_TIMEOUT_SECONDS = 900;
 
+/**
+ * What the step runner needs beyond its tool's timeout to stop the tool, record the failure and
+ * answer. The step's Task state waits this much longer than the tool may run, and a tool runs at
+ * most the function's time less this, so a hung attempt is ended by the tool's own timeout, once,
+ * and not also by the machine's (or the function's) while the runner records it.
+ */
+export const RUNNER_MARGIN_SECONDS = 30;
+
+/** The longest a step's tool runs on a function: the runner's margin still fits in the function's time. */
+export const TOOL_TIME_LIMIT_SECONDS = FUNCTION_TIMEOUT_SECONDS - RUNNER_MARGIN_SECONDS;
+
 export interface FunctionTimeoutProblem {
   readonly message: string;
   readonly pointer: string;

@@ -4,6 +4,7 @@
  * Its result is stored before it answers, so a retry after a crash answers it again instead of
  * running a completed step twice (README.md, "A step runs once").
  */
+import { TOOL_TIME_LIMIT_SECONDS } from '../../plan/function-limits.ts';
 import { AGENT_TOOL, stepInvocation } from '../../plan/tools.ts';
 import { eventIdentity, type HarnessDeps, journalFor, secretsFor } from '../deps.ts';
 import { readEvents } from '../journal/journal.ts';
@@ -120,9 +121,11 @@ export async function runStep(req: RunnerRequest, deps: HarnessDeps): Promise<Ru
           target: req.target,
           subscriptions: req.subscriptions,
           // An agent gets the wall clock left, as a worker's does; then a person is asked (below).
+          // Within the function's time, the runner keeps its margin to record a timeout.
           timeoutMs:
             Math.min(
               req.timeoutSeconds,
+              TOOL_TIME_LIMIT_SECONDS,
               call.tool === AGENT_TOOL
                 ? (left.wallClockSeconds ?? Number.POSITIVE_INFINITY)
                 : Number.POSITIVE_INFINITY,
