@@ -90,6 +90,8 @@ export async function killsUnderLoad(options: {
   spawnSync('mkdir', ['-p', cwd]);
   const cli = path.join(REPO, `.bench-cli-${randomUUID()}`);
   await bundleCli(cli);
+  // Gone however this ends (a bench interrupted, a throw): it is a copy of the whole CLI.
+  process.once('exit', () => rmSync(cli, { recursive: true, force: true }));
   const bin = path.join(cli, 'bin/plangate.js');
   /** Each plan's approval link, as any server printed it (links outlive a restart: the key is the store's). */
   const links = new Map<string, string>();
