@@ -15,6 +15,7 @@ import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { COMPLETE_CRASH_POINTS } from '../../lib/runtime/shared/crash-points.ts';
 import { verifyChain, workDir } from './cli.ts';
+import { as, killedAtItsPoint } from './crash-harness.ts';
 import { seedOrderProblems } from './seed-order.ts';
 import { startServe } from './serve-process.ts';
 
@@ -28,11 +29,6 @@ describe.concurrent('a human step cut short by kill -9 completes once after the 
       const store = await mkdtemp(join(tmpdir(), `plangate-crash-${point}-`));
       const cwd = await workDir();
       const id = `crash-${point}`;
-      const as = (who: string, body?: unknown) => ({
-        method: body === undefined ? 'GET' : 'POST',
-        headers: { 'content-type': 'application/json', accept: 'application/json', 'x-plangate-user': who },
-        ...(body === undefined ? {} : { body: JSON.stringify(body) }),
-      });
       const plan = {
         id,
         version: 1,
@@ -82,11 +78,7 @@ describe.concurrent('a human step cut short by kill -9 completes once after the 
       // completion is the engine's next task) after it told them their answer was recorded.
       if (point === 'human-answered') await expect(answer).rejects.toThrow();
       else expect((await answer).status).toBe(200);
-      await new Promise<void>((resolve) => {
-        if (first.child.exitCode !== null || first.child.signalCode !== null) resolve();
-        else first.child.once('exit', () => resolve());
-      });
-      expect(first.child.signalCode).toBe('SIGKILL');
+      await killedAtItsPoint(first);
 
       const second = startServe(['--identity', 'header', '--store', store], cwd);
       try {

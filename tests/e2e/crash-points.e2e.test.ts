@@ -13,6 +13,7 @@ import { describe, expect, it } from 'vitest';
 import { DECISION_CRASH_POINTS } from '../../lib/runtime/shared/crash-points.ts';
 import { echoChainPlan } from '../support/echo-plan.ts';
 import { verifyChain, workDir } from './cli.ts';
+import { as, killedAtItsPoint } from './crash-harness.ts';
 import { startServe } from './serve-process.ts';
 
 type Event = { event: string; details: Record<string, unknown> };
@@ -27,11 +28,6 @@ describe.concurrent('a decision cut short by kill -9 is finished after the resta
       const id = `crash-${point}`;
       const first = startServe(['--identity', 'header', '--store', store], cwd, { PLANGATE_CRASH_AT: point });
       const url = await first.line(() => true);
-      const as = (who: string, body?: unknown) => ({
-        method: body === undefined ? 'GET' : 'POST',
-        headers: { 'content-type': 'application/json', accept: 'application/json', 'x-plangate-user': who },
-        ...(body === undefined ? {} : { body: JSON.stringify(body) }),
-      });
       const plan = echoChainPlan(id, ['only'], {
         approval: { approvers: ['alice', 'bob'], quorum: 2, allowAutoApprove: false },
       });
@@ -56,11 +52,7 @@ describe.concurrent('a decision cut short by kill -9 is finished after the resta
       });
       // The completing vote: the server dies at the crash point, before it answers.
       await expect(fetch(`${url}${approvalPath}`, as('bob', approve))).rejects.toThrow();
-      await new Promise<void>((resolve) => {
-        if (first.child.exitCode !== null || first.child.signalCode !== null) resolve();
-        else first.child.once('exit', () => resolve());
-      });
-      expect(first.child.signalCode).toBe('SIGKILL');
+      await killedAtItsPoint(first);
 
       const second = startServe(['--identity', 'header', '--store', store], cwd);
       try {

@@ -13,18 +13,13 @@ import { describe, expect, it } from 'vitest';
 import { GATE_CRASH_POINTS } from '../../lib/runtime/shared/crash-points.ts';
 import { echoChainPlan } from '../support/echo-plan.ts';
 import { verifyChain, workDir } from './cli.ts';
+import { as, killedAtItsPoint } from './crash-harness.ts';
 import { startServe } from './serve-process.ts';
 
 type Event = { event: string; planDigest?: string; details: Record<string, unknown> };
 
 const PLANS = 6;
 const APPROVAL = { approvers: ['alice'], quorum: 1, allowAutoApprove: false };
-
-const as = (who: string, body?: unknown) => ({
-  method: body === undefined ? 'GET' : 'POST',
-  headers: { 'content-type': 'application/json', accept: 'application/json', 'x-plangate-user': who },
-  ...(body === undefined ? {} : { body: JSON.stringify(body) }),
-});
 
 describe.concurrent('a gate whose opening kill -9 cut short is opened once after the restart', {
   timeout: 120_000,
@@ -45,11 +40,7 @@ describe.concurrent('a gate whose opening kill -9 cut short is opened once after
           ),
         ),
       );
-      await new Promise<void>((resolve) => {
-        if (first.child.exitCode !== null || first.child.signalCode !== null) resolve();
-        else first.child.once('exit', () => resolve());
-      });
-      expect(first.child.signalCode).toBe('SIGKILL');
+      await killedAtItsPoint(first);
       const acknowledged = submissions.filter((s) => s !== undefined);
       expect(acknowledged.length).toBeGreaterThan(0);
 

@@ -12,6 +12,7 @@ import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { STEP_CRASH_POINTS } from '../../lib/runtime/shared/crash-points.ts';
 import { verifyChain, workDir } from './cli.ts';
+import { as, killedAtItsPoint } from './crash-harness.ts';
 import { startServe } from './serve-process.ts';
 
 type Event = { event: string; task_id?: string; details: Record<string, unknown> };
@@ -22,11 +23,6 @@ describe.concurrent('a step cut short by kill -9 runs once after the restart', {
       const store = await mkdtemp(join(tmpdir(), `plangate-crash-${point}-`));
       const cwd = await workDir();
       const id = `crash-${point}`;
-      const as = (who: string, body?: unknown) => ({
-        method: body === undefined ? 'GET' : 'POST',
-        headers: { 'content-type': 'application/json', accept: 'application/json', 'x-plangate-user': who },
-        ...(body === undefined ? {} : { body: JSON.stringify(body) }),
-      });
       const plan = {
         id,
         version: 1,
@@ -62,11 +58,7 @@ describe.concurrent('a step cut short by kill -9 runs once after the restart', {
         as('alice', { digest: created?.planDigest, decision: 'APPROVE' }),
       );
       expect(approved.status).toBe(200);
-      await new Promise<void>((resolve) => {
-        if (first.child.exitCode !== null || first.child.signalCode !== null) resolve();
-        else first.child.once('exit', () => resolve());
-      });
-      expect(first.child.signalCode).toBe('SIGKILL');
+      await killedAtItsPoint(first);
 
       const second = startServe(['--identity', 'header', '--store', store], cwd);
       try {

@@ -15,6 +15,7 @@ import { describe, expect, it } from 'vitest';
 import { SUBMIT_CRASH_POINTS } from '../../lib/runtime/shared/crash-points.ts';
 import { echoChainPlan } from '../support/echo-plan.ts';
 import { verifyChain, workDir } from './cli.ts';
+import { as, killedAtItsPoint } from './crash-harness.ts';
 import { seedOrderProblems } from './seed-order.ts';
 import { type ServeProcess, startServe } from './serve-process.ts';
 
@@ -46,11 +47,6 @@ describe.concurrent('a submission cut short by kill -9 waits at its gate after t
       const store = await mkdtemp(join(tmpdir(), `plangate-crash-${point}-`));
       const cwd = await workDir();
       const id = `crash-${point}`;
-      const as = (who: string, body?: unknown) => ({
-        method: body === undefined ? 'GET' : 'POST',
-        headers: { 'content-type': 'application/json', accept: 'application/json', 'x-plangate-user': who },
-        ...(body === undefined ? {} : { body: JSON.stringify(body) }),
-      });
       const plan = echoChainPlan(id, ['only'], {
         approval: { approvers: ['alice'], quorum: 1, allowAutoApprove: false },
       });
@@ -58,11 +54,7 @@ describe.concurrent('a submission cut short by kill -9 waits at its gate after t
       const url = await first.line(() => true);
       // The server dies at the crash point, before it answers the submitter.
       await expect(fetch(`${url}/plans`, as('carol', plan))).rejects.toThrow();
-      await new Promise<void>((resolve) => {
-        if (first.child.exitCode !== null || first.child.signalCode !== null) resolve();
-        else first.child.once('exit', () => resolve());
-      });
-      expect(first.child.signalCode).toBe('SIGKILL');
+      await killedAtItsPoint(first);
 
       const second = startServe(['--identity', 'header', '--store', store], cwd);
       try {
