@@ -195,8 +195,6 @@ export class Approvals {
     const now = this.now();
     const expires = new Date(now.getTime() + req.timeoutSeconds * 1000);
     const approvalId = this.gateIdOf(req.taskToken);
-    const taken = await this.takeOver(req, approvalId);
-    if (taken) return { linkId: this.linkOf(taken), item: taken, existing: true };
     const item: GateItem = {
       approvalId,
       taskToken: req.taskToken,
@@ -259,62 +257,6 @@ export class Approvals {
       return { linkId: this.linkOf(stored), item: stored, existing: true };
     }
     return { linkId: this.linkOf(item), item, existing: false };
-  }
-
-  /**
-   * The same question asked again with a new task token: the machine made the gate's task again
-   * because a restart interrupted it (lib/engine's INTERRUPTED, retried as States.TaskFailed). The
-   * gate already stored for it (same execution, kind, step, round and content) is taken over by
-   * the new token instead of opening a second gate: a pending one keeps its link and votes (the
-   * approvers' links still answer it), and one answered before the machine could be told, or told
-   * through the token the machine gave up, hands its decision to the new token now (journaled
-   * GATE_DECISION_RECOVERED). Without this, the answer went to a token nobody waited on and the
-   * execution waited on a second gate: an acknowledged decision lost. Undefined when there is none.
-   */
-  private async takeOver(req: GateRequest, approvalId: string): Promise<GateItem | undefined> {
-    if (req.kind === 'human') return undefined; // a retried human step answers its stored result
-    for await (const earlier of gatesOfExecution(this.props.dynamo, this.props.gatesTable, req.executionId)) {
-      const sameQuestion =
-        earlier.approvalId !== approvalId &&
-        earlier.kind === req.kind &&
-        earlier.stepId === req.stepId &&
-        earlier.round === req.round &&
-        earlier.planDigest === req.plan.digest;
-      const unfinished =
-        earlier.status === 'pending' ||
-        (earlier.status === 'answered' && (earlier.undelivered === true || earlier.tokenGone === true));
-      if (!sameQuestion || !unfinished) continue;
-      if (earlier.taskToken === req.taskToken) return earlier;
-      const answered = earlier.status === 'answered';
-      try {
-        const out = await this.props.dynamo.send(
-          new UpdateCommand({
-            TableName: this.props.gatesTable,
-            Key: { approvalId: earlier.approvalId },
-            ConditionExpression: '#version = :v',
-            UpdateExpression: answered
-              ? 'SET taskToken = :t, undelivered = :true, #version = :next REMOVE tokenGone, deliveringUntil'
-              : 'SET taskToken = :t, #version = :next',
-            ExpressionAttributeNames: { '#version': 'version' },
-            ExpressionAttributeValues: {
-              ':t': req.taskToken,
-              ':v': earlier.version,
-              ':next': earlier.version + 1,
-              ...(answered ? { ':true': true } : {}),
-            },
-            ReturnValues: 'ALL_NEW',
-          }),
-        );
-        const taken = out.Attributes as GateItem;
-        if (answered) await this.deliverDecided(taken, { takeOver: true });
-        return taken;
-      } catch (error) {
-        // Changed meanwhile (an answer, another invocation): read again.
-        if (!(error instanceof ConditionalCheckFailedException)) throw error;
-        return this.takeOver(req, approvalId);
-      }
-    }
-    return undefined;
   }
 
   /**
@@ -633,14 +575,11 @@ export class Approvals {
    */
   private async handOn(item: GateItem, final: GateDecision): Promise<void> {
     const voting = item.kind === 'plan' || item.kind === 'step';
-    let tokenGone = false;
     const gone = (error: unknown): void => {
       const name = error instanceof Error ? error.name : '';
       // Escalation and human gates have no ladder to hand a timed-out decision on.
       if (!(name === 'TaskDoesNotExist' || name === 'InvalidToken' || (voting && name === 'TaskTimedOut')))
         throw error;
-      // A task made again (a restart interrupted it) takes the decision over (takeOver).
-      tokenGone = name !== 'TaskTimedOut';
     };
     if (item.kind === 'human') await this.completeHumanTask(item, final as HumanDecision).catch(gone);
     else
@@ -654,11 +593,9 @@ export class Approvals {
         TableName: this.props.gatesTable,
         Key: { approvalId: item.approvalId },
         ConditionExpression: '#status = :answered',
-        UpdateExpression: tokenGone
-          ? 'SET tokenGone = :true REMOVE taskToken, undelivered, deliveringUntil'
-          : 'REMOVE taskToken, undelivered, deliveringUntil',
+        UpdateExpression: 'REMOVE taskToken, undelivered, deliveringUntil',
         ExpressionAttributeNames: { '#status': 'status' },
-        ExpressionAttributeValues: { ':answered': 'answered', ...(tokenGone ? { ':true': true } : {}) },
+        ExpressionAttributeValues: { ':answered': 'answered' },
       }),
     );
   }

@@ -22,11 +22,6 @@ export interface GateItem {
   undelivered?: boolean;
   /** Until when (epoch ms) the one telling the machine holds the delivery. */
   deliveringUntil?: number;
-  /**
-   * The decision was handed on to a task token the machine no longer waited on (its task was
-   * interrupted by a restart and made again with a new token): the new task takes this gate over.
-   */
-  tokenGone?: boolean;
   kind: GateRequest['kind'];
   executionId: string;
   planId: string;
@@ -163,20 +158,12 @@ export function contentDigest(item: Pick<GateItem, 'planDigest' | 'revision'>): 
 /** What an approval page may show about a gate: everything stored but the token (and the gate's own bookkeeping). */
 export type GateView = Omit<
   GateItem,
-  'taskToken' | 'version' | 'announced' | 'undelivered' | 'deliveringUntil' | 'tokenGone'
+  'taskToken' | 'version' | 'announced' | 'undelivered' | 'deliveringUntil'
 >;
 
 /** The gate without its task token (and its update counter and how far its opening got). */
 export function gateView(item: GateItem): GateView {
-  const {
-    taskToken: _t,
-    version: _v,
-    announced: _a,
-    undelivered: _u,
-    deliveringUntil: _d,
-    tokenGone: _g,
-    ...view
-  } = item;
+  const { taskToken: _t, version: _v, announced: _a, undelivered: _u, deliveringUntil: _d, ...view } = item;
   return view;
 }
 

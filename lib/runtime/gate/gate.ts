@@ -226,7 +226,6 @@ export async function openGate(request: GateRequest, deps: GateDeps): Promise<{ 
     expiresAt: opening.item.expiresAt,
   });
   await announceOpening(req, opening.item, notice, { identity, journal, approvals, reason, read }, deps);
-  crashPoint('gate-told');
   return { approvalId };
 }
 

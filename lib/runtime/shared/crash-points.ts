@@ -7,8 +7,6 @@
 export const GATE_CRASH_POINTS = [
   /** The gate is stored in its table; its opening is neither journaled nor told to anyone. */
   'gate-stored',
-  /** The gate's opening is journaled and told; the machine does not know its task started yet. */
-  'gate-told',
 ] as const;
 export const DECISION_CRASH_POINTS = [
   /** The gate is decided in its table; neither the journal nor the machine knows yet. */
