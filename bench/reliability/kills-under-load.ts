@@ -21,24 +21,13 @@ import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { createInterface } from 'node:readline';
 import { bundleCli } from '../../scripts/bundle-cli.ts';
+import { prng } from '../dag.ts';
 
 const REPO = path.resolve(import.meta.dirname, '../..');
 const STEPS = ['fetch', 'apply'] as const;
 /** A new plan arrives this often. */
 const SUBMIT_EVERY_MS = 1_500;
 const WHO = { submitter: 'carol', approver: 'dana' };
-
-/** Deterministic PRNG (mulberry32), so a seed replays the same kill moments. */
-function random(seed: number): () => number {
-  let a = seed >>> 0;
-  return () => {
-    a = (a + 0x6d2b79f5) >>> 0;
-    let t = a;
-    t = Math.imul(t ^ (t >>> 15), t | 1);
-    t ^= t + Math.imul(t ^ (t >>> 7), t | 61);
-    return ((t ^ (t >>> 14)) >>> 0) / 4294967296;
-  };
-}
 
 const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
 
@@ -83,7 +72,8 @@ export async function killsUnderLoad(options: {
 }): Promise<KillsUnderLoad> {
   const plans = options.plans ?? 40;
   const kills = options.kills ?? 10;
-  const next = random(options.seed);
+  // seeded, so a seed replays the same kill moments
+  const next = prng(options.seed);
   const dir = await mkdtemp(path.join(tmpdir(), 'plangate-kills-'));
   const store = path.join(dir, 'store');
   const cwd = path.join(dir, 'work');

@@ -15,7 +15,7 @@ import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { COMPLETE_CRASH_POINTS } from '../../lib/runtime/shared/crash-points.ts';
 import { verifyChain, workDir } from './cli.ts';
-import { as, killedAtItsPoint } from './crash-harness.ts';
+import { as, journalWhenComplete, killedAtItsPoint } from './crash-harness.ts';
 import { seedOrderProblems } from './seed-order.ts';
 import { startServe } from './serve-process.ts';
 
@@ -83,16 +83,7 @@ describe.concurrent('a human step cut short by kill -9 completes once after the 
       const second = startServe(['--identity', 'header', '--store', store], cwd);
       try {
         const again = await second.line(() => true);
-        let journal: Event[] = [];
-        for (let i = 0; i < 300; i++) {
-          journal = (
-            (await (
-              await fetch(`${again}/executions/${encodeURIComponent(executionArn)}/events`, as('carol'))
-            ).json()) as { events: Event[] }
-          ).events;
-          if (journal.some((e) => e.event === 'EXECUTION_COMPLETE')) break;
-          await new Promise((r) => setTimeout(r, 100));
-        }
+        const journal = await journalWhenComplete<Event>(again, executionArn, 'carol');
         const named = (type: string, step?: string) =>
           journal.filter((e) => e.event === type && (step === undefined || e.task_id === step));
         expect(

@@ -13,7 +13,7 @@ import { describe, expect, it } from 'vitest';
 import { DECISION_CRASH_POINTS } from '../../lib/runtime/shared/crash-points.ts';
 import { echoChainPlan } from '../support/echo-plan.ts';
 import { verifyChain, workDir } from './cli.ts';
-import { as, killedAtItsPoint } from './crash-harness.ts';
+import { as, journalWhenComplete, killedAtItsPoint } from './crash-harness.ts';
 import { startServe } from './serve-process.ts';
 
 type Event = { event: string; details: Record<string, unknown> };
@@ -57,18 +57,7 @@ describe.concurrent('a decision cut short by kill -9 is finished after the resta
       const second = startServe(['--identity', 'header', '--store', store], cwd);
       try {
         const again = await second.line(() => true);
-        const events = async (): Promise<Event[]> =>
-          (
-            (await (
-              await fetch(`${again}/executions/${encodeURIComponent(executionArn)}/events`, as('carol'))
-            ).json()) as { events: Event[] }
-          ).events;
-        let journal: Event[] = [];
-        for (let i = 0; i < 600; i++) {
-          journal = await events();
-          if (journal.some((e) => e.event === 'EXECUTION_COMPLETE')) break;
-          await new Promise((r) => setTimeout(r, 100));
-        }
+        const journal = await journalWhenComplete<Event>(again, executionArn, 'carol');
         const named = (type: string) => journal.filter((e) => e.event === type);
         expect(named('EXECUTION_COMPLETE').map((e) => e.details.succeeded)).toEqual([true]);
         expect(named('GATE_VOTE').map((e) => e.details.voter)).toEqual(['alice', 'bob']);

@@ -13,7 +13,7 @@ import { describe, expect, it } from 'vitest';
 import { GATE_CRASH_POINTS } from '../../lib/runtime/shared/crash-points.ts';
 import { echoChainPlan } from '../support/echo-plan.ts';
 import { verifyChain, workDir } from './cli.ts';
-import { as, killedAtItsPoint } from './crash-harness.ts';
+import { as, journalWhenComplete, killedAtItsPoint } from './crash-harness.ts';
 import { startServe } from './serve-process.ts';
 
 type Event = { event: string; planDigest?: string; details: Record<string, unknown> };
@@ -67,12 +67,7 @@ describe.concurrent('a gate whose opening kill -9 cut short is opened once after
             as('alice', { digest, decision: 'APPROVE' }),
           );
           expect(answered.status, await answered.clone().text()).toBe(200);
-          let journal: Event[] = [];
-          for (let i = 0; i < 600; i++) {
-            journal = await events();
-            if (journal.some((e) => e.event === 'EXECUTION_COMPLETE')) break;
-            await new Promise((r) => setTimeout(r, 100));
-          }
+          const journal = await journalWhenComplete<Event>(again, executionArn, 'carol');
           const named = (type: string) => journal.filter((e) => e.event === type);
           expect(named('EXECUTION_COMPLETE').map((e) => e.details.succeeded)).toEqual([true]);
           expect(named('GATE_APPROVAL_REQUESTED')).toHaveLength(1);

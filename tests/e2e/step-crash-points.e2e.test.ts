@@ -12,7 +12,7 @@ import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { STEP_CRASH_POINTS } from '../../lib/runtime/shared/crash-points.ts';
 import { verifyChain, workDir } from './cli.ts';
-import { as, killedAtItsPoint } from './crash-harness.ts';
+import { as, journalWhenComplete, killedAtItsPoint } from './crash-harness.ts';
 import { startServe } from './serve-process.ts';
 
 type Event = { event: string; task_id?: string; details: Record<string, unknown> };
@@ -63,16 +63,7 @@ describe.concurrent('a step cut short by kill -9 runs once after the restart', {
       const second = startServe(['--identity', 'header', '--store', store], cwd);
       try {
         const again = await second.line(() => true);
-        let journal: Event[] = [];
-        for (let i = 0; i < 300; i++) {
-          journal = (
-            (await (
-              await fetch(`${again}/executions/${encodeURIComponent(executionArn)}/events`, as('carol'))
-            ).json()) as { events: Event[] }
-          ).events;
-          if (journal.some((e) => e.event === 'EXECUTION_COMPLETE')) break;
-          await new Promise((r) => setTimeout(r, 100));
-        }
+        const journal = await journalWhenComplete<Event>(again, executionArn, 'carol');
         const named = (type: string) => journal.filter((e) => e.event === type);
         expect(named('EXECUTION_COMPLETE').map((e) => e.details.succeeded)).toEqual([true]);
         expect((await readFile(join(cwd, 'ran.txt'), 'utf8')).split('\n').filter(Boolean)).toEqual(['ran']);

@@ -15,7 +15,7 @@ import { describe, expect, it } from 'vitest';
 import { SUBMIT_CRASH_POINTS } from '../../lib/runtime/shared/crash-points.ts';
 import { echoChainPlan } from '../support/echo-plan.ts';
 import { verifyChain, workDir } from './cli.ts';
-import { as, killedAtItsPoint } from './crash-harness.ts';
+import { as, journalWhenComplete, killedAtItsPoint } from './crash-harness.ts';
 import { seedOrderProblems } from './seed-order.ts';
 import { type ServeProcess, startServe } from './serve-process.ts';
 
@@ -80,16 +80,7 @@ describe.concurrent('a submission cut short by kill -9 waits at its gate after t
           as('alice', { digest: gate.planDigest, decision: 'APPROVE' }),
         );
         expect(approved.status, await approved.clone().text()).toBe(200);
-        let journal: Event[] = [];
-        for (let i = 0; i < 300; i++) {
-          journal = (
-            (await (
-              await fetch(`${again}/executions/${encodeURIComponent(executionArn)}/events`, as('carol'))
-            ).json()) as { events: Event[] }
-          ).events;
-          if (journal.some((e) => e.event === 'EXECUTION_COMPLETE')) break;
-          await new Promise((r) => setTimeout(r, 100));
-        }
+        const journal = await journalWhenComplete<Event>(again, executionArn, 'carol');
         const named = (type: string) => journal.filter((e) => e.event === type);
         expect(named('EXECUTION_COMPLETE').map((e) => e.details.succeeded)).toEqual([true]);
         expect(named('PLAN_CREATED')).toHaveLength(1);
